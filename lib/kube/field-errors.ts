@@ -1,0 +1,95 @@
+/**
+ * Field errors in the shape and wording of k8s.io/apimachinery's field.Error,
+ * so a rejected object reads the way kubectl users know:
+ * `spec.containers[0].image: Required value`.
+ */
+
+export type FieldErrorType =
+  | 'Required value'
+  | 'Invalid value'
+  | 'Unsupported value'
+  | 'Duplicate value'
+  | 'Forbidden'
+  | 'Not found';
+
+export interface FieldError {
+  path: string;
+  type: FieldErrorType;
+  /** The offending value, when showing it helps. */
+  value?: unknown;
+  detail?: string;
+}
+
+/** A field path builder: `root.child('spec').child('containers').index(0)`. */
+export class FieldPath {
+  readonly #text: string;
+  constructor(text: string) {
+    this.#text = text;
+  }
+  child(name: string): FieldPath {
+    return new FieldPath(this.#text === '' ? name : `${this.#text}.${name}`);
+  }
+  index(i: number): FieldPath {
+    return new FieldPath(`${this.#text}[${i}]`);
+  }
+  key(k: string): FieldPath {
+    return new FieldPath(`${this.#text}[${k}]`);
+  }
+  toString(): string {
+    return this.#text;
+  }
+
+  required(detail?: string): FieldError {
+    return withDetail({ path: this.#text, type: 'Required value' }, detail);
+  }
+  invalid(value: unknown, detail: string): FieldError {
+    return { path: this.#text, type: 'Invalid value', value, detail };
+  }
+  unsupported(value: unknown, allowed: readonly string[]): FieldError {
+    return {
+      path: this.#text,
+      type: 'Unsupported value',
+      value,
+      detail: `supported values: ${allowed.map((a) => JSON.stringify(a)).join(', ')}`,
+    };
+  }
+  duplicate(value: unknown): FieldError {
+    return { path: this.#text, type: 'Duplicate value', value };
+  }
+  forbidden(detail: string): FieldError {
+    return { path: this.#text, type: 'Forbidden', detail };
+  }
+  notFound(value: unknown): FieldError {
+    return { path: this.#text, type: 'Not found', value };
+  }
+}
+
+function withDetail(error: FieldError, detail: string | undefined): FieldError {
+  return detail === undefined ? error : { ...error, detail };
+}
+
+/** The root of a field path. */
+export const root = new FieldPath('');
+
+/** One error as `path: Type: value: detail`, matching field.Error.Error(). */
+export function formatFieldError(e: FieldError): string {
+  let s = `${e.path}: ${e.type}`;
+  if (e.value !== undefined && e.type !== 'Required value' && e.type !== 'Forbidden') {
+    s += `: ${formatValue(e.value)}`;
+  }
+  if (e.detail !== undefined && e.detail !== '') s += `: ${e.detail}`;
+  return s;
+}
+
+function formatValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  const text = JSON.stringify(value);
+  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
+}
+
+/** Several errors as one message, `[a, b]` when there is more than one, as utilerrors.NewAggregate prints them. */
+export function formatFieldErrors(errors: readonly FieldError[]): string {
+  const parts = errors.map(formatFieldError);
+  return parts.length === 1 ? (parts[0] ?? '') : `[${parts.join(', ')}]`;
+}

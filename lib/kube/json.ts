@@ -1,0 +1,50 @@
+/** Narrowing helpers for untrusted JSON: admitted objects may hold any type anywhere. */
+import type { JsonObject } from './types.ts';
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The value when it is an array, else an empty one (a wrong type is validation's business). */
+export function arrayOf<T = unknown>(value: unknown): T[] {
+  return Array.isArray(value) ? (value as T[]) : [];
+}
+
+/** The value when it is a plain object, else undefined. */
+export function objectOf(value: unknown): JsonObject | undefined {
+  return isObject(value) ? value : undefined;
+}
+
+/** The value when it is a string, else undefined. */
+export function stringOf(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** A map of string to string (labels, annotations), ignoring entries of another type. */
+export function stringMapOf(value: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!isObject(value)) return out;
+  for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v;
+  return out;
+}
+
+/** A deep copy of a JSON value (structuredClone keeps prototypes plain and is fast). */
+export function cloneJson<T>(value: T): T {
+  return structuredClone(value);
+}
+
+/** Deep equality of two JSON values; object key order does not matter. */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, i) => jsonEqual(item, b[i]));
+  }
+  if (isObject(a)) {
+    if (!isObject(b)) return false;
+    const keys = Object.keys(a);
+    if (keys.length !== Object.keys(b).length) return false;
+    return keys.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
+  }
+  return false;
+}
