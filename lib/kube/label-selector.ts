@@ -2,6 +2,8 @@
  * meta/v1 LabelSelector semantics: matchLabels and matchExpressions are ANDed;
  * an empty selector matches everything; a selector that is not well formed
  * matches nothing (as metav1.LabelSelectorAsSelector failing does in Kruise).
+ * JSON null in an optional field means unset, as Go decodes it (YAML
+ * `matchLabels:` with nothing after it arrives as null).
  */
 import { FieldPath, type FieldError } from './field-errors.ts';
 import { isObject } from './json.ts';
@@ -22,16 +24,18 @@ export function isEmptySelector(selector: LabelSelector): boolean {
  * Whether `labels` satisfy `selector`. A selector that fails {@link validateLabelSelector}
  * matches nothing, so malformed input never widens a match.
  */
-export function selectorMatches(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
+export function selectorMatches(selector: unknown, labels: Readonly<Record<string, string>>): boolean {
   if (!isObject(selector)) return false;
-  const { matchLabels, matchExpressions } = selector;
-  if (matchLabels !== undefined) {
+  // Read as unknown: the declared type is what a valid selector holds, not what JSON may carry.
+  const matchLabels: unknown = selector.matchLabels;
+  const matchExpressions: unknown = selector.matchExpressions;
+  if (matchLabels !== undefined && matchLabels !== null) {
     if (!isObject(matchLabels)) return false;
     for (const [k, v] of Object.entries(matchLabels)) {
       if (typeof v !== 'string' || !Object.hasOwn(labels, k) || labels[k] !== v) return false;
     }
   }
-  if (matchExpressions !== undefined) {
+  if (matchExpressions !== undefined && matchExpressions !== null) {
     if (!Array.isArray(matchExpressions)) return false;
     for (const req of matchExpressions) {
       if (!isObject(req) || typeof req.key !== 'string') return false;
@@ -65,7 +69,7 @@ export function validateLabelSelector(selector: unknown, path: FieldPath): Field
   const errs: FieldError[] = [];
   if (!isObject(selector)) return [path.invalid(selector, 'must be an object')];
   const { matchLabels, matchExpressions } = selector;
-  if (matchLabels !== undefined) {
+  if (matchLabels !== undefined && matchLabels !== null) {
     const p = path.child('matchLabels');
     if (!isObject(matchLabels)) {
       errs.push(p.invalid(matchLabels, 'must be a map of string to string'));
@@ -77,7 +81,7 @@ export function validateLabelSelector(selector: unknown, path: FieldPath): Field
       }
     }
   }
-  if (matchExpressions !== undefined) {
+  if (matchExpressions !== undefined && matchExpressions !== null) {
     const p = path.child('matchExpressions');
     if (!Array.isArray(matchExpressions)) {
       errs.push(p.invalid(matchExpressions, 'must be a list'));
@@ -90,7 +94,7 @@ export function validateLabelSelector(selector: unknown, path: FieldPath): Field
         }
         const values: unknown = req.values;
         const valuesPath = rp.child('values');
-        if (values !== undefined && !(Array.isArray(values) && values.every((v) => typeof v === 'string'))) {
+        if (values !== undefined && values !== null && !(Array.isArray(values) && values.every((v) => typeof v === 'string'))) {
           errs.push(valuesPath.invalid(values, 'must be a list of strings'));
         }
         const count = Array.isArray(values) ? values.length : 0;

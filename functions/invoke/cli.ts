@@ -1,0 +1,125 @@
+/**
+ * The local invoke command: one function on files, no cluster.
+ *
+ *   invoke <function> [--event FILE] [--sidecarsets FILE] [--namespaces FILE] [--pods FILE]
+ *
+ * Exit codes: 0 with the AdmissionReview response on stdout (allowed or
+ * denied); 1 when the function could not decide (what a webhook answers with
+ * HTTP 500/503); 2 for bad input (usage, unreadable file, not an AdmissionReview).
+ */
+import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
+import { ManifestError, parseObjects, parseSingleObject, requireKind } from '../../lib/kube/manifests.ts';
+import type { JsonObject } from '../../lib/kube/types.ts';
+import { systemClock, type Clock } from '../../lib/ports.ts';
+import { ADMISSION_FUNCTIONS, isAdmissionFunction, runReview } from '../../lib/webhooks/registry.ts';
+
+export const USAGE = `usage: invoke <function> [--event FILE] [--sidecarsets FILE] [--namespaces FILE] [--pods FILE]
+functions: ${ADMISSION_FUNCTIONS.join(', ')}
+The event (an AdmissionReview v1 request, JSON or YAML) is read from standard input when --event is absent.`;
+
+export interface CliIo {
+  readFile(path: string): Promise<string>;
+  readStdin(): Promise<string>;
+  stdout(text: string): void;
+  stderr(text: string): void;
+  clock?: Clock;
+}
+
+const FILE_FLAGS = ['--event', '--sidecarsets', '--namespaces', '--pods'] as const;
+type FileFlag = (typeof FILE_FLAGS)[number];
+
+/** A problem with the command line or its input: one line on stderr, exit 2. */
+class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+interface Args {
+  fn: string;
+  files: Partial<Record<FileFlag, string>>;
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  let fn: string | undefined;
+  const files: Partial<Record<FileFlag, string>> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    const eq = arg.indexOf('=');
+    const flag = (arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg) as FileFlag;
+    if ((FILE_FLAGS as readonly string[]).includes(flag)) {
+      const value = arg.startsWith('--') && eq > 0 ? arg.slice(eq + 1) : argv[++i];
+      if (value === undefined || value === '') throw new UsageError(`${flag} needs a file path`);
+      if (files[flag] !== undefined) throw new UsageError(`${flag} given twice`);
+      files[flag] = value;
+    } else if (arg.startsWith('-')) {
+      throw new UsageError(`unknown option ${arg}`);
+    } else if (fn === undefined) {
+      fn = arg;
+    } else {
+      throw new UsageError(`unexpected argument ${arg}`);
+    }
+  }
+  if (fn === undefined) throw new UsageError('missing <function>');
+  return { fn, files };
+}
+
+async function readText(io: CliIo, path: string, what: string): Promise<string> {
+  try {
+    return await io.readFile(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(`cannot read ${what} file ${path}: ${code ?? (error as Error).message}`);
+  }
+}
+
+async function readObjects(io: CliIo, path: string | undefined, kind: string, what: string): Promise<JsonObject[]> {
+  if (path === undefined) return [];
+  const objects = parseObjects(await readText(io, path, what), path);
+  requireKind(objects, kind, path);
+  return objects;
+}
+
+/** Runs the command; returns the exit code. Never throws. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  try {
+    if (argv.includes('--help') || argv.includes('-h')) {
+      io.stdout(`${USAGE}\n`);
+      return 0;
+    }
+    const { fn, files } = parseArgs(argv);
+    if (!isAdmissionFunction(fn)) throw new UsageError(`unknown function ${JSON.stringify(fn)}; expected one of ${ADMISSION_FUNCTIONS.join(', ')}`);
+    const eventPath = files['--event'];
+    const eventText = eventPath === undefined ? await io.readStdin() : await readText(io, eventPath, 'event');
+    const event = parseSingleObject(eventText, eventPath ?? 'standard input');
+    const sidecarSets = await readObjects(io, files['--sidecarsets'], 'SidecarSet', 'SidecarSets');
+    const namespaces = await readObjects(io, files['--namespaces'], 'Namespace', 'Namespaces');
+    // Pods are read (and so checked) for every function; status-sync is their user.
+    await readObjects(io, files['--pods'], 'Pod', 'Pods');
+
+    const outcome = await runReview(fn, event, {
+      sidecarSets: memorySidecarSetSource(sidecarSets),
+      namespaces: memoryNamespaceSource(namespaces),
+      clock: io.clock ?? systemClock,
+    });
+    switch (outcome.kind) {
+      case 'review':
+        io.stdout(`${JSON.stringify(outcome.review, null, 2)}\n`);
+        return 0;
+      case 'invalid':
+        io.stderr(`invoke: ${outcome.message}\n`);
+        return 2;
+      case 'failed':
+        io.stderr(`invoke: ${fn} could not decide (a webhook answers HTTP ${outcome.status}): ${outcome.message}\n`);
+        return 1;
+    }
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ManifestError) {
+      io.stderr(`invoke: ${error.message}\n`);
+      return 2;
+    }
+    io.stderr(`invoke: internal error: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}

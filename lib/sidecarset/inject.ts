@@ -1,0 +1,342 @@
+/**
+ * Sidecar injection into a Pod at creation (spec section 4), following
+ * OpenKruise's pod mutating handler, with a deterministic set order and an
+ * idempotent result (the API server may reinvoke mutating webhooks).
+ */
+import { arrayOf, cloneJson, isObject, objectOf, stringOf } from '../kube/json.ts';
+import { mergePatch, stringifySorted } from '../kube/merge-patch.ts';
+import type { Container, EnvVar, JsonObject, LocalObjectReference, Pod, Volume, VolumeMount } from '../kube/types.ts';
+import { isInjectionPaused, labelsOf, sidecarSetName, sidecarSetSelectsPod, sortByName, type NamespaceLabels } from './match.ts';
+import {
+  formatHashAnnotation,
+  formatInjectedList,
+  formatTimestamp,
+  parseHashAnnotation,
+  parseInjectedList,
+  type SidecarSetUpgradeSpec,
+} from './pod-annotations.ts';
+import {
+  ANNOTATION_HASH,
+  ANNOTATION_HASH_WITHOUT_IMAGE,
+  ANNOTATION_INJECTED_LIST,
+  type SidecarContainer,
+  type SidecarSet,
+} from './types.ts';
+
+/** The env var Kruise adds to every injected container; it also marks a container as a sidecar. */
+export const SIDECAR_ENV = 'IS_INJECTED';
+
+/** The SidecarContainer-only fields, which never reach the pod. */
+const SIDECAR_ONLY_FIELDS = ['podInjectPolicy', 'upgradeStrategy', 'shareVolumePolicy', 'transferEnv', 'resourcesPolicy'];
+
+const SUBPATH_EXPR_ENV = /\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)/g;
+
+/** A `patchPodMetadata` entry could not be applied to the pod's annotations. */
+export class PatchPodMetadataError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'PatchPodMetadataError';
+  }
+}
+
+export interface InjectionInput {
+  /** The pod as received; not modified. */
+  pod: Pod;
+  /** The namespace from the admission request (a pod created with generateName may lack metadata.namespace). */
+  namespace: string;
+  /** Every SidecarSet of the cluster; those that apply are chosen here. */
+  sidecarSets: readonly SidecarSet[];
+  namespaceLabels: NamespaceLabels;
+  now: Date;
+}
+
+export interface InjectionResult {
+  /** The injected pod, or the input itself when nothing applies. */
+  pod: Pod;
+  /** Names of the SidecarSets that applied, sorted. */
+  applied: string[];
+  /** Short notes for the user (AdmissionResponse.warnings). */
+  warnings: string[];
+}
+
+/** The SidecarSets that inject into this pod: not paused, selecting it; sorted by name. */
+export function applyingSidecarSets(input: Omit<InjectionInput, 'now' | 'pod'> & { pod: Pod }): SidecarSet[] {
+  const labels = labelsOf(input.pod);
+  return sortByName(
+    input.sidecarSets.filter(
+      (set) => !isInjectionPaused(set) && sidecarSetSelectsPod(set, labels, input.namespace, input.namespaceLabels),
+    ),
+  );
+}
+
+/**
+ * Injects every applying SidecarSet into the pod.
+ * @throws UnknownNamespaceError, InvalidHashAnnotationError, PatchPodMetadataError when the
+ * outcome cannot be decided from the input.
+ */
+export function injectPod(input: InjectionInput): InjectionResult {
+  const sets = applyingSidecarSets(input);
+  if (sets.length === 0) return { pod: input.pod, applied: [], warnings: [] };
+
+  const pod = cloneJson(input.pod);
+  const metadata = (pod.metadata ??= {});
+  const annotations = (metadata.annotations ??= {});
+  const spec = (pod.spec ??= { containers: [] });
+  const warnings: string[] = [];
+
+  for (const set of sets) patchPodMetadata(annotations, set);
+
+  // Computed from the pod as received: shared mounts and transferred env come
+  // from the app containers, never from sidecars injected in this same pass.
+  const appContainers = arrayOf<Container>(spec.containers).filter(isObject);
+  const hashes = parseHashAnnotation(ANNOTATION_HASH, annotations[ANNOTATION_HASH]);
+  const hashesWithoutImage = parseHashAnnotation(ANNOTATION_HASH_WITHOUT_IMAGE, annotations[ANNOTATION_HASH_WITHOUT_IMAGE]);
+  const timestamp = formatTimestamp(input.now);
+
+  const sidecars: SidecarContainer[] = [];
+  const initSidecars: SidecarContainer[] = [];
+  const volumes: Volume[] = [];
+  const pullSecrets: LocalObjectReference[] = [];
+
+  for (const set of sets) {
+    const name = sidecarSetName(set);
+    const setVolumes = new Map<string, Volume>();
+    for (const v of arrayOf<Volume>(set.spec?.volumes)) if (isObject(v) && typeof v.name === 'string') setVolumes.set(v.name, v);
+    const sidecarList: string[] = [];
+
+    const build = (source: SidecarContainer): SidecarContainer => {
+      const sidecar = buildSidecar(source, pod, appContainers);
+      for (const ref of [...arrayOf<JsonObject>(source.volumeMounts), ...arrayOf<JsonObject>(source.volumeDevices)]) {
+        const volume = isObject(ref) && typeof ref.name === 'string' ? setVolumes.get(ref.name) : undefined;
+        if (volume) volumes.push(volume);
+      }
+      if (objectOf(source.upgradeStrategy)?.upgradeType === 'HotUpgrade') {
+        warnings.push(`sidecar ${sidecar.name} of SidecarSet ${name}: HotUpgrade is not supported yet, injected as ColdUpgrade`);
+      }
+      return sidecar;
+    };
+
+    for (const source of arrayOf<SidecarContainer>(set.spec?.initContainers).filter(isObject)) {
+      // Only native sidecars (restartPolicy Always) are tracked for updates, as in Kruise.
+      if (source.restartPolicy === 'Always') sidecarList.push(source.name);
+      initSidecars.push(build(source));
+    }
+    pullSecrets.push(...arrayOf<LocalObjectReference>(set.spec?.imagePullSecrets));
+    for (const source of arrayOf<SidecarContainer>(set.spec?.containers).filter(isObject)) {
+      sidecarList.push(source.name);
+      sidecars.push(build(source));
+    }
+
+    sidecarList.sort();
+    const setAnnotations = objectOf(set.metadata?.annotations) ?? {};
+    const revision = stringOf(set.status?.latestRevision);
+    recordInjection(hashes, name, {
+      updateTimestamp: timestamp,
+      hash: stringOf(setAnnotations[ANNOTATION_HASH]) ?? '',
+      sidecarSetName: name,
+      sidecarList,
+      ...(revision !== undefined && revision !== '' ? { controllerRevision: revision } : {}),
+    });
+    recordInjection(hashesWithoutImage, name, {
+      updateTimestamp: timestamp,
+      hash: stringOf(setAnnotations[ANNOTATION_HASH_WITHOUT_IMAGE]) ?? '',
+      sidecarSetName: name,
+      sidecarList: [...sidecarList],
+    });
+  }
+
+  // Init sidecars are ordered by name across all sets (stable), as Kruise does.
+  initSidecars.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  if (initSidecars.length > 0) spec.initContainers = placeContainers(arrayOf<Container>(spec.initContainers), initSidecars);
+  spec.containers = placeContainers(arrayOf<Container>(spec.containers), sidecars);
+  if (volumes.length > 0) spec.volumes = mergeByKey(arrayOf<Volume>(spec.volumes), volumes, 'name');
+  if (pullSecrets.length > 0) spec.imagePullSecrets = mergeByKey(arrayOf<LocalObjectReference>(spec.imagePullSecrets), pullSecrets, 'name');
+
+  // Unchanged entries keep their timestamps (recordInjection), so a canonical
+  // annotation is rewritten byte for byte on reinvocation.
+  annotations[ANNOTATION_HASH] = formatHashAnnotation(hashes);
+  annotations[ANNOTATION_HASH_WITHOUT_IMAGE] = formatHashAnnotation(hashesWithoutImage);
+  const applied = sets.map(sidecarSetName);
+  annotations[ANNOTATION_INJECTED_LIST] = formatInjectedList([
+    ...parseInjectedList(annotations[ANNOTATION_INJECTED_LIST]),
+    ...applied,
+  ]);
+  return { pod, applied, warnings };
+}
+
+/**
+ * Records a set's entry, keeping the existing one (and its timestamp) when only
+ * the timestamp would change, so that reinvocation changes nothing.
+ */
+function recordInjection(map: Map<string, SidecarSetUpgradeSpec>, name: string, entry: SidecarSetUpgradeSpec): void {
+  const old = map.get(name);
+  if (
+    old?.updateTimestamp != null &&
+    old.hash === entry.hash &&
+    old.sidecarSetName === entry.sidecarSetName &&
+    (old.controllerRevision ?? '') === (entry.controllerRevision ?? '') &&
+    JSON.stringify(old.sidecarList) === JSON.stringify(entry.sidecarList)
+  ) {
+    return;
+  }
+  map.set(name, entry);
+}
+
+/** The container to put into the pod for one SidecarContainer (spec section 4, "Containers"). */
+function buildSidecar(source: SidecarContainer, pod: Pod, appContainers: readonly Container[]): SidecarContainer {
+  // podInjectPolicy is still needed for placement; placeContainers strips the sidecar-only fields.
+  const sidecar = cloneJson(source);
+
+  const shared = objectOf(source.shareVolumePolicy)?.type === 'enabled';
+  const sharedMounts: VolumeMount[] = [];
+  const subPathEnvs: EnvVar[] = [];
+  if (shared) {
+    for (const app of appContainers) {
+      if (isInjectedSidecar(app)) continue;
+      for (const mount of arrayOf<VolumeMount>(app.volumeMounts).filter(isObject)) {
+        sharedMounts.push(mount);
+        const expr = stringOf(mount.subPathExpr) ?? '';
+        // A mount whose subPathExpr expands $(VAR) needs VAR in the sidecar too.
+        for (const match of expr.matchAll(SUBPATH_EXPR_ENV)) {
+          const env = arrayOf<EnvVar>(app.env).find((e) => isObject(e) && e.name === match[1]);
+          if (env) subPathEnvs.push(env);
+        }
+      }
+    }
+  }
+  const transferred = mergeByKey(transferEnvs(source, pod, appContainers), subPathEnvs, 'name');
+
+  const ownEnv = arrayOf<EnvVar>(sidecar.env);
+  const env = mergeByKey(ownEnv, [{ name: SIDECAR_ENV, value: 'true' }, ...transferred], 'name');
+  sidecar.env = env;
+
+  if (sharedMounts.length > 0) {
+    const taken = new Set<unknown>([
+      ...arrayOf<VolumeMount>(sidecar.volumeMounts).map((m) => objectOf(m)?.mountPath),
+      ...arrayOf<JsonObject>(sidecar.volumeDevices).map((d) => objectOf(d)?.devicePath),
+    ]);
+    const mounts = [...arrayOf<VolumeMount>(sidecar.volumeMounts)];
+    for (const mount of sharedMounts) {
+      if (taken.has(mount.mountPath)) continue;
+      taken.add(mount.mountPath);
+      mounts.push(mount);
+    }
+    sidecar.volumeMounts = mounts;
+  }
+  return sidecar;
+}
+
+/** The env values `transferEnv` copies from app containers; missing sources are skipped. */
+function transferEnvs(source: SidecarContainer, pod: Pod, appContainers: readonly Container[]): EnvVar[] {
+  const out: EnvVar[] = [];
+  for (const t of arrayOf<JsonObject>(source.transferEnv).filter(isObject)) {
+    const names = new Set<string>();
+    const single = stringOf(t.envName);
+    if (single) names.add(single);
+    for (const n of arrayOf(t.envNames)) if (typeof n === 'string') names.add(n);
+    let containerName = stringOf(t.sourceContainerName) ?? '';
+    const fieldRef = objectOf(objectOf(t.sourceContainerNameFrom)?.fieldRef);
+    if (fieldRef) {
+      const resolved = containerNameFromFieldPath(stringOf(fieldRef.fieldPath) ?? '', pod);
+      if (resolved === undefined) continue;
+      containerName = resolved;
+    }
+    const container = appContainers.find((c) => c.name === containerName);
+    for (const envName of [...names].sort()) {
+      const env = arrayOf<EnvVar>(container?.env).find((e) => isObject(e) && e.name === envName);
+      if (env) out.push(env);
+    }
+  }
+  return out;
+}
+
+const SUBSCRIPTED_PATH = /^metadata\.(labels|annotations)\['(.+)'\]$/;
+
+/** Resolves `metadata.labels['k']` / `metadata.annotations['k']` on the pod; undefined for other paths. */
+function containerNameFromFieldPath(fieldPath: string, pod: Pod): string | undefined {
+  const m = SUBSCRIPTED_PATH.exec(fieldPath);
+  if (!m) return undefined;
+  const map = m[1] === 'labels' ? pod.metadata?.labels : pod.metadata?.annotations;
+  return (m[2] !== undefined && map?.[m[2]]) || '';
+}
+
+function isInjectedSidecar(container: Container): boolean {
+  return arrayOf<EnvVar>(container.env).some((e) => isObject(e) && e.name === SIDECAR_ENV && e.value === 'true');
+}
+
+/**
+ * Places sidecars into a container list: a container of the same name is
+ * replaced in place; otherwise BeforeAppContainer sidecars go first and the
+ * rest after, each group in the order given.
+ */
+function placeContainers(existing: readonly Container[], sidecars: readonly SidecarContainer[]): Container[] {
+  const result = [...existing];
+  const index = new Map<string, number>();
+  result.forEach((c, i) => {
+    if (isObject(c) && typeof c.name === 'string' && !index.has(c.name)) index.set(c.name, i);
+  });
+  const before: Container[] = [];
+  const after: Container[] = [];
+  for (const sidecar of sidecars) {
+    const { podInjectPolicy } = sidecar;
+    const container = withoutSidecarFields(sidecar);
+    const at = index.get(sidecar.name);
+    if (at !== undefined) result[at] = container;
+    else if (podInjectPolicy === 'BeforeAppContainer') before.push(container);
+    else after.push(container);
+  }
+  return [...before, ...result, ...after];
+}
+
+function withoutSidecarFields(sidecar: SidecarContainer): Container {
+  const container: JsonObject = { ...sidecar };
+  for (const key of SIDECAR_ONLY_FIELDS) Reflect.deleteProperty(container, key);
+  return container as Container;
+}
+
+/** `existing` followed by the `extra` items whose `key` is not taken yet (first one wins). */
+function mergeByKey<T>(existing: readonly T[], extra: readonly T[], key: string): T[] {
+  const seen = new Set<unknown>(existing.map((item) => objectOf(item)?.[key]));
+  const out = [...existing];
+  for (const item of extra) {
+    const k = objectOf(item)?.[key];
+    if (seen.has(k)) continue;
+    seen.add(k);
+    out.push(item);
+  }
+  return out;
+}
+
+/** Applies one set's `patchPodMetadata` entries to the pod's annotations. */
+function patchPodMetadata(annotations: Record<string, string>, set: SidecarSet): void {
+  for (const entry of arrayOf<JsonObject>(set.spec?.patchPodMetadata).filter(isObject)) {
+    const policy = stringOf(entry.patchPolicy) ?? '';
+    for (const [key, value] of Object.entries(objectOf(entry.annotations) ?? {})) {
+      if (typeof value !== 'string') continue;
+      const current = Object.hasOwn(annotations, key) ? annotations[key] : undefined;
+      if (policy === 'Overwrite') {
+        annotations[key] = value;
+      } else if (policy === 'MergePatchJson') {
+        annotations[key] = current === undefined || current === '' ? value : mergeJsonText(current, value, set, key);
+      } else if (current === undefined) {
+        // Retain, and "" which Kruise treats as Retain.
+        annotations[key] = value;
+      }
+    }
+  }
+}
+
+function mergeJsonText(current: string, patch: string, set: SidecarSet, key: string): string {
+  let target: unknown;
+  let patchValue: unknown;
+  try {
+    target = JSON.parse(current);
+    patchValue = JSON.parse(patch);
+  } catch (e) {
+    throw new PatchPodMetadataError(
+      `SidecarSet ${sidecarSetName(set)} merges JSON into pod annotation ${key}, but the annotation or the patch is not JSON`,
+      { cause: e },
+    );
+  }
+  return stringifySorted(mergePatch(target, patchValue));
+}

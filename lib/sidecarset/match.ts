@@ -1,0 +1,81 @@
+/**
+ * Which SidecarSets apply to a pod (spec section 4), shared by injection and
+ * the status computation so the two can never disagree.
+ */
+import { isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
+import { selectorMatches } from '../kube/label-selector.ts';
+import type { SidecarSet } from './types.ts';
+
+/** Namespace name -> its labels, as the functions see the cluster. */
+export type NamespaceLabels = ReadonlyMap<string, Readonly<Record<string, string>>>;
+
+/**
+ * A SidecarSet has a namespaceSelector but the pod's Namespace is unknown, so
+ * whether it applies cannot be decided. Kruise fails the admission here too.
+ */
+export class UnknownNamespaceError extends Error {
+  readonly namespace: string;
+  readonly sidecarSet: string;
+  constructor(namespace: string, sidecarSet: string) {
+    super(`namespace "${namespace}" is unknown, but SidecarSet "${sidecarSet}" selects pods by namespaceSelector`);
+    this.name = 'UnknownNamespaceError';
+    this.namespace = namespace;
+    this.sidecarSet = sidecarSet;
+  }
+}
+
+/** The set's name, or '' when it has none (such a set is never admitted). */
+export function sidecarSetName(set: SidecarSet): string {
+  return stringOf(set.metadata?.name) ?? '';
+}
+
+/**
+ * Whether `set` applies to a pod with `podLabels` in `namespace`, ignoring
+ * `injectionStrategy.paused` (status counts paused sets' pods too).
+ * @throws UnknownNamespaceError when the set's namespaceSelector needs labels of a namespace not in `namespaceLabels`.
+ */
+export function sidecarSetSelectsPod(
+  set: SidecarSet,
+  podLabels: Readonly<Record<string, string>>,
+  namespace: string,
+  namespaceLabels: NamespaceLabels,
+): boolean {
+  const spec = objectOf(set.spec);
+  if (!spec) return false;
+  const onlyNamespace = stringOf(spec.namespace);
+  if (onlyNamespace !== undefined && onlyNamespace !== '' && onlyNamespace !== namespace) return false;
+  // A missing or malformed selector never matches: validation forbids it, and a
+  // set that slipped through must not inject into every pod of the cluster.
+  if (!isObject(spec.selector) || !selectorMatches(spec.selector, podLabels)) return false;
+  if (hasNamespaceSelector(set)) {
+    const labels = namespaceLabels.get(namespace);
+    if (labels === undefined) throw new UnknownNamespaceError(namespace, sidecarSetName(set));
+    if (!selectorMatches(spec.namespaceSelector, labels)) return false;
+  }
+  return true;
+}
+
+/** True when the set restricts pods by their Namespace's labels (any non-null value, even a malformed one). */
+export function hasNamespaceSelector(set: SidecarSet): boolean {
+  const selector: unknown = objectOf(set.spec)?.namespaceSelector;
+  return selector !== undefined && selector !== null;
+}
+
+/** True when `injectionStrategy.paused` stops the set from injecting into new pods. */
+export function isInjectionPaused(set: SidecarSet): boolean {
+  return objectOf(set.spec?.injectionStrategy)?.paused === true;
+}
+
+/** The labels of a pod-like object, ignoring values that are not strings. */
+export function labelsOf(object: { metadata?: unknown }): Record<string, string> {
+  return stringMapOf(objectOf(object.metadata)?.labels);
+}
+
+/** Sets sorted by name: injection order is deterministic (better than Kruise). */
+export function sortByName(sets: readonly SidecarSet[]): SidecarSet[] {
+  return [...sets].sort((a, b) => {
+    const x = sidecarSetName(a);
+    const y = sidecarSetName(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+}

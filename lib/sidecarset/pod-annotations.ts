@@ -1,0 +1,136 @@
+/**
+ * The pod annotations Kruise reads and writes: `kruise.io/sidecarset-hash`
+ * and `kruise.io/sidecarset-hash-without-image` (JSON maps keyed by
+ * SidecarSet name) and `kruise.io/sidecarset-injected-list`.
+ */
+import { isObject } from '../kube/json.ts';
+
+/** One SidecarSet's entry, in the field order of Kruise's SidecarSetUpgradeSpec. */
+export interface SidecarSetUpgradeSpec {
+  /** RFC 3339 in UTC, or null for entries converted from the old string form. */
+  updateTimestamp: string | null;
+  hash: string;
+  sidecarSetName: string;
+  sidecarList: string[] | null;
+  /** Written only when non-empty (Go `omitempty`). */
+  controllerRevision?: string;
+}
+
+export type UpgradeSpecMap = Map<string, SidecarSetUpgradeSpec>;
+
+/** An annotation value that is neither the current nor the old form. */
+export class InvalidHashAnnotationError extends Error {
+  readonly annotation: string;
+  constructor(annotation: string, detail: string) {
+    super(`pod annotation ${annotation} is not a JSON object of SidecarSet entries: ${detail}`);
+    this.name = 'InvalidHashAnnotationError';
+    this.annotation = annotation;
+  }
+}
+
+function stringField(entry: Record<string, unknown>, key: string): string {
+  const v = entry[key];
+  return typeof v === 'string' ? v : '';
+}
+
+/**
+ * Parses a hash annotation. Accepts the current form (`{"set": {...}}`) and the
+ * old one (`{"set": "<hash>"}`), as Kruise does; an empty value is an empty map.
+ * @throws InvalidHashAnnotationError on anything else.
+ */
+export function parseHashAnnotation(annotation: string, value: string | undefined): UpgradeSpecMap {
+  const out: UpgradeSpecMap = new Map();
+  if (value === undefined || value === '') return out;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (e) {
+    throw new InvalidHashAnnotationError(annotation, (e as Error).message);
+  }
+  if (!isObject(parsed)) throw new InvalidHashAnnotationError(annotation, 'not an object');
+  const entries = Object.entries(parsed);
+  // Kruise decodes the whole map as one form or the other, never a mix.
+  const allStrings = entries.every(([, v]) => typeof v === 'string');
+  const allObjects = entries.every(([, v]) => isObject(v));
+  if (!allStrings && !allObjects) throw new InvalidHashAnnotationError(annotation, 'entries mix strings and objects');
+  for (const [name, v] of entries) {
+    if (typeof v === 'string') {
+      out.set(name, { updateTimestamp: null, hash: v, sidecarSetName: name, sidecarList: null });
+      continue;
+    }
+    const entry = v as Record<string, unknown>;
+    const list = entry.sidecarList;
+    const spec: SidecarSetUpgradeSpec = {
+      updateTimestamp: typeof entry.updateTimestamp === 'string' ? entry.updateTimestamp : null,
+      hash: stringField(entry, 'hash'),
+      sidecarSetName: stringField(entry, 'sidecarSetName'),
+      sidecarList: Array.isArray(list) ? list.filter((s): s is string => typeof s === 'string') : null,
+    };
+    const revision = stringField(entry, 'controllerRevision');
+    if (revision !== '') spec.controllerRevision = revision;
+    out.set(name, spec);
+  }
+  return out;
+}
+
+/**
+ * The annotation text exactly as Go's json.Marshal of Kruise's
+ * map[string]SidecarSetUpgradeSpec prints it: keys sorted, struct field order,
+ * `<`, `>`, `&` escaped.
+ */
+export function formatHashAnnotation(map: UpgradeSpecMap): string {
+  const names = [...map.keys()].sort(compareGoStrings);
+  const obj: Record<string, SidecarSetUpgradeSpec> = {};
+  for (const name of names) {
+    const e = map.get(name);
+    if (!e) continue;
+    const ordered: SidecarSetUpgradeSpec = {
+      updateTimestamp: e.updateTimestamp,
+      hash: e.hash,
+      sidecarSetName: e.sidecarSetName,
+      sidecarList: e.sidecarList,
+    };
+    if (e.controllerRevision !== undefined && e.controllerRevision !== '') ordered.controllerRevision = e.controllerRevision;
+    obj[name] = ordered;
+  }
+  return htmlEscape(JSON.stringify(obj));
+}
+
+/** Go sorts map keys by bytes (UTF-8), which differs from UTF-16 order only for astral characters. */
+export function compareGoStrings(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+function htmlEscape(json: string): string {
+  return json
+    .replaceAll('<', '\\u003c')
+    .replaceAll('>', '\\u003e')
+    .replaceAll('&', '\\u0026')
+    .replaceAll('\u2028', '\\u2028')
+    .replaceAll('\u2029', '\\u2029');
+}
+
+/** The set names of `kruise.io/sidecarset-injected-list`. */
+export function parseInjectedList(value: string | undefined): string[] {
+  if (value === undefined || value === '') return [];
+  return value.split(',');
+}
+
+/** The injected-list value: names de-duplicated, sorted, comma-joined (Kruise's sets.String.List()). */
+export function formatInjectedList(names: Iterable<string>): string {
+  return [...new Set(names)].sort(compareGoStrings).join(',');
+}
+
+/** The hash recorded for `setName` in a pod's hash annotation, or undefined when there is none or it is unreadable. */
+export function recordedHash(annotationValue: string | undefined, setName: string): string | undefined {
+  try {
+    return parseHashAnnotation('', annotationValue).get(setName)?.hash;
+  } catch {
+    return undefined;
+  }
+}
+
+/** RFC 3339 with second precision in UTC, as metav1.Time marshals. */
+export function formatTimestamp(now: Date): string {
+  return `${now.toISOString().slice(0, 19)}Z`;
+}

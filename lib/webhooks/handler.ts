@@ -1,0 +1,58 @@
+/**
+ * The one core every door calls: `(request, deps) -> result`. A handler never
+ * throws: every outcome is a value, either a response for the API server or a
+ * failure that the door turns into a failed call (non-200), so that the
+ * webhook configuration's failurePolicy decides.
+ */
+import type { AdmissionRequest, AdmissionResponse } from '../admission/review.ts';
+import type { Clock, NamespaceSource, SidecarSetSource } from '../ports.ts';
+
+export interface HandlerDeps {
+  sidecarSets: SidecarSetSource;
+  namespaces: NamespaceSource;
+  clock: Clock;
+  /** Aborted when the webhook must answer (the API server's timeout minus a margin). */
+  signal?: AbortSignal;
+}
+
+/** Why a handler could not decide; the door answers 500/503 with this message. */
+export interface HandlerFailure {
+  status: 500 | 503;
+  message: string;
+  cause?: unknown;
+}
+
+/** What a handler decided; `outcome` names it for logs. */
+export type HandlerResult =
+  | { kind: 'response'; outcome: 'allowed' | 'patched' | 'denied' | 'skipped'; response: AdmissionResponse }
+  | { kind: 'failure'; outcome: 'failed'; failure: HandlerFailure };
+
+export type AdmissionHandler = (request: AdmissionRequest, deps: HandlerDeps) => Promise<HandlerResult>;
+
+export function respond(response: AdmissionResponse, skipped = false): HandlerResult {
+  const outcome = skipped ? 'skipped' : !response.allowed ? 'denied' : response.patch !== undefined ? 'patched' : 'allowed';
+  return { kind: 'response', outcome, response };
+}
+
+export function failed(status: 500 | 503, message: string, cause?: unknown): HandlerResult {
+  return { kind: 'failure', outcome: 'failed', failure: cause === undefined ? { status, message } : { status, message, cause } };
+}
+
+/** The message of any thrown value. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Wraps a handler so that an unexpected exception becomes a 500 failure
+ * rather than a crash: the API server then applies failurePolicy.
+ */
+export function neverThrows(handler: AdmissionHandler): AdmissionHandler {
+  return async (request, deps) => {
+    try {
+      return await handler(request, deps);
+    } catch (error) {
+      return failed(500, `internal error: ${messageOf(error)}`, error);
+    }
+  };
+}

@@ -1,0 +1,46 @@
+/** The Pod injection webhook (pod CREATE): the injected pod, as a JSON Patch. */
+import { denied, patched } from '../admission/responses.ts';
+import type { AdmissionRequest } from '../admission/review.ts';
+import { objectOf, stringOf } from '../kube/json.ts';
+import type { Pod } from '../kube/types.ts';
+import { injectPod, PatchPodMetadataError } from '../sidecarset/inject.ts';
+import { hasNamespaceSelector, UnknownNamespaceError, type NamespaceLabels } from '../sidecarset/match.ts';
+import { InvalidHashAnnotationError } from '../sidecarset/pod-annotations.ts';
+import type { SidecarSet } from '../sidecarset/types.ts';
+import { failed, messageOf, neverThrows, respond, type AdmissionHandler, type HandlerDeps } from './handler.ts';
+import { onlyKind, onlyOperations, skipDeleting, skipSubresources } from './skip.ts';
+
+/** The namespace the pod is created in: the request's (a pod made from generateName may not carry it). */
+function podNamespace(request: AdmissionRequest): string {
+  const fromRequest = request.namespace ?? '';
+  if (fromRequest !== '') return fromRequest;
+  // Kruise's fallback, for requests that carry no namespace at all.
+  return stringOf(objectOf(objectOf(request.object)?.metadata)?.namespace) ?? 'default';
+}
+
+const handleInject = async (request: AdmissionRequest, deps: HandlerDeps) => {
+  const namespace = podNamespace(request);
+  let sets: readonly SidecarSet[];
+  let namespaceLabels: NamespaceLabels = new Map();
+  try {
+    sets = await deps.sidecarSets.list(deps.signal);
+    if (sets.some(hasNamespaceSelector)) namespaceLabels = await deps.namespaces.labels([namespace], deps.signal);
+  } catch (error) {
+    return failed(503, `cannot decide the injection: ${messageOf(error)}`, error);
+  }
+  try {
+    const pod = request.object as Pod;
+    const result = injectPod({ pod, namespace, sidecarSets: sets, namespaceLabels, now: deps.clock.now() });
+    return respond(patched(request.uid, pod, result.pod, result.warnings));
+  } catch (error) {
+    if (error instanceof UnknownNamespaceError) return failed(503, `cannot decide the injection: ${error.message}`, error);
+    if (error instanceof InvalidHashAnnotationError || error instanceof PatchPodMetadataError) {
+      return respond(denied(request.uid, 400, error.message, 'BadRequest'));
+    }
+    throw error;
+  }
+};
+
+export const podInjectHandler: AdmissionHandler = neverThrows(
+  onlyKind('', 'Pod', skipSubresources(onlyOperations(['CREATE'], skipDeleting(handleInject)))),
+);

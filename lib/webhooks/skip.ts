@@ -1,0 +1,41 @@
+/**
+ * Skip rules as wrappers around a handler (Kyverno style) rather than `if`s
+ * inside it: each lets a request through unchanged when the handler has
+ * nothing to say about it.
+ */
+import { allowed } from '../admission/responses.ts';
+import type { AdmissionRequest, Operation } from '../admission/review.ts';
+import { isObject } from '../kube/json.ts';
+import { respond, type AdmissionHandler } from './handler.ts';
+
+type Predicate = (request: AdmissionRequest) => boolean;
+
+function skipWhen(predicate: Predicate, handler: AdmissionHandler): AdmissionHandler {
+  return (request, deps) => (predicate(request) ? Promise.resolve(respond(allowed(request.uid), true)) : handler(request, deps));
+}
+
+/** Only these operations reach the handler. */
+export function onlyOperations(operations: readonly Operation[], handler: AdmissionHandler): AdmissionHandler {
+  return skipWhen((r) => !operations.includes(r.operation), handler);
+}
+
+/** Requests for a subresource (pods/status, pods/binding...) pass untouched. */
+export function skipSubresources(handler: AdmissionHandler): AdmissionHandler {
+  return skipWhen((r) => r.subResource !== undefined && r.subResource !== '', handler);
+}
+
+/** Objects already being deleted pass untouched. */
+export function skipDeleting(handler: AdmissionHandler): AdmissionHandler {
+  return skipWhen((r) => {
+    const metadata = isObject(r.object) ? r.object.metadata : undefined;
+    return isObject(metadata) && metadata.deletionTimestamp !== undefined && metadata.deletionTimestamp !== null;
+  }, handler);
+}
+
+/**
+ * Only requests about this kind reach the handler; a webhook configuration that
+ * sends anything else is misconfigured, and blocking those objects would be worse.
+ */
+export function onlyKind(group: string, kind: string, handler: AdmissionHandler): AdmissionHandler {
+  return skipWhen((r) => r.kind.group !== group || r.kind.kind !== kind, handler);
+}

@@ -1,0 +1,84 @@
+import { describe, expect, it } from '@jest/globals';
+import type { Pod } from '../../lib/kube/types.ts';
+import { UnknownNamespaceError } from '../../lib/sidecarset/match.ts';
+import { computeStatus, summarizePod } from '../../lib/sidecarset/status.ts';
+import type { SidecarSet } from '../../lib/sidecarset/types.ts';
+import { pod, sidecarSet } from './fixtures.ts';
+
+const set = { ...sidecarSet('s'), status: { latestRevision: 'keep-me', collisionCount: 2 } };
+const hash = set.metadata!.annotations!['kruise.io/sidecarset-hash']!;
+
+/** A pod injected by `s` with the given recorded hash, running and ready unless told otherwise. */
+function injectedPod(opts: { hash?: string; phase?: string; ready?: boolean; statuses?: number; deleting?: boolean; labels?: Record<string, string>; list?: string; containers?: string[]; oldForm?: boolean } = {}): Pod {
+  const recorded = opts.hash ?? hash;
+  const p = pod({
+    labels: opts.labels ?? { app: 'web' },
+    annotations: {
+      'kruise.io/sidecarset-injected-list': opts.list ?? 's',
+      'kruise.io/sidecarset-hash': opts.oldForm
+        ? JSON.stringify({ s: recorded })
+        : JSON.stringify({ s: { updateTimestamp: '2026-01-01T00:00:00Z', hash: recorded, sidecarSetName: 's', sidecarList: ['s-sidecar'] } }),
+    },
+    containers: (opts.containers ?? ['s-sidecar', 'app']).map((name) => ({ name, image: 'x' })),
+  });
+  if (opts.deleting) p.metadata!.deletionTimestamp = '2026-01-01T00:00:00Z';
+  p.status = {
+    phase: opts.phase ?? 'Running',
+    conditions: [{ type: 'Ready', status: opts.ready === false ? 'False' : 'True' }],
+    containerStatuses: Array.from({ length: opts.statuses ?? 2 }, () => ({})),
+  };
+  return p;
+}
+
+function status(pods: Pod[], s: SidecarSet = set, namespaces = new Map<string, Record<string, string>>()) {
+  return computeStatus(s, pods.map(summarizePod), namespaces);
+}
+
+describe('computeStatus', () => {
+  it.each<[string, Pod, { matchedPods: number; updatedPods: number; readyPods: number; updatedReadyPods: number }]>([
+    ['an updated ready pod counts everywhere', injectedPod(), { matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1 }],
+    ['an old hash is matched but not updated', injectedPod({ hash: 'old' }), { matchedPods: 1, updatedPods: 0, readyPods: 1, updatedReadyPods: 0 }],
+    ['the old annotation form is read', injectedPod({ oldForm: true }), { matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1 }],
+    ['a pod not Ready is not ready', injectedPod({ ready: false }), { matchedPods: 1, updatedPods: 1, readyPods: 0, updatedReadyPods: 0 }],
+    ['a Pending pod is not ready', injectedPod({ phase: 'Pending' }), { matchedPods: 1, updatedPods: 1, readyPods: 0, updatedReadyPods: 0 }],
+    ['missing container statuses mean not ready', injectedPod({ statuses: 1 }), { matchedPods: 1, updatedPods: 1, readyPods: 0, updatedReadyPods: 0 }],
+    ['a Succeeded pod is not matched', injectedPod({ phase: 'Succeeded' }), { matchedPods: 0, updatedPods: 0, readyPods: 0, updatedReadyPods: 0 }],
+    ['a Failed pod is not matched', injectedPod({ phase: 'Failed' }), { matchedPods: 0, updatedPods: 0, readyPods: 0, updatedReadyPods: 0 }],
+    ['a deleting pod is not matched', injectedPod({ deleting: true }), { matchedPods: 0, updatedPods: 0, readyPods: 0, updatedReadyPods: 0 }],
+    ['a pod the selector misses is not matched', injectedPod({ labels: { app: 'db' } }), { matchedPods: 0, updatedPods: 0, readyPods: 0, updatedReadyPods: 0 }],
+    ['a pod whose injected list lacks the set is not matched', injectedPod({ list: 'other' }), { matchedPods: 0, updatedPods: 0, readyPods: 0, updatedReadyPods: 0 }],
+    ['a pod missing a sidecar container is not matched', injectedPod({ containers: ['app'], statuses: 1 }), { matchedPods: 0, updatedPods: 0, readyPods: 0, updatedReadyPods: 0 }],
+  ])('%s', (_name, p, counts) => {
+    expect(status([p]).status).toMatchObject(counts);
+  });
+
+  it('sets observedGeneration and keeps the fields it does not compute', () => {
+    const s = { ...set, metadata: { ...set.metadata, generation: 7 } };
+    expect(status([], s).status).toEqual({
+      latestRevision: 'keep-me', collisionCount: 2, observedGeneration: 7, matchedPods: 0, updatedPods: 0, readyPods: 0, updatedReadyPods: 0,
+    });
+  });
+
+  it('counts a paused set pods too', () => {
+    const paused = { ...set, spec: { ...set.spec, injectionStrategy: { paused: true } } };
+    expect(status([injectedPod()], paused).status.matchedPods).toBe(1);
+  });
+
+  it('counts pods it applies to that were never injected', () => {
+    const bare = pod();
+    expect(status([bare, injectedPod()]).notInjectedPods).toBe(1);
+  });
+
+  it('does not report uninjected pods for a paused set', () => {
+    const paused = { ...set, spec: { ...set.spec, injectionStrategy: { paused: true } } };
+    expect(status([pod()], paused).notInjectedPods).toBe(0);
+  });
+
+  it('uses namespace labels for a namespaceSelector and refuses to guess when they are unknown', () => {
+    const s = sidecarSet('s', { namespaceSelector: { matchLabels: { env: 'prod' } } });
+    const p = injectedPod({ hash: s.metadata!.annotations!['kruise.io/sidecarset-hash']! });
+    expect(status([p], s, new Map([['default', { env: 'prod' }]])).status.matchedPods).toBe(1);
+    expect(status([p], s, new Map([['default', { env: 'dev' }]])).status.matchedPods).toBe(0);
+    expect(() => status([p], s)).toThrow(UnknownNamespaceError);
+  });
+});

@@ -1,0 +1,121 @@
+import { describe, expect, it } from '@jest/globals';
+import { errorsFor, startingWith } from './validate-fixture.ts';
+
+type Row = [string, Record<string, unknown>, string[]];
+
+function check(_name: string, changes: Record<string, unknown>, expected: string[]): void {
+  expect(errorsFor(changes)).toEqual(startingWith(expected));
+}
+
+const us = 'spec.updateStrategy';
+const byZone = { matchLabels: { zone: 'a' } };
+
+describe('rule 8: RollingUpdate strategy', () => {
+  it.each<Row>([
+    ['accepts NotUpdate', { [`${us}.type`]: 'NotUpdate' }, []],
+    ['rejects an unknown type', { [`${us}.type`]: 'Recreate' }, ['spec.updateStrategy.type: Unsupported value: "Recreate": supported values: "NotUpdate", "RollingUpdate"']],
+    ['rejects an unset type (the defaulting webhook sets one)', { [`${us}.type`]: undefined }, ['spec.updateStrategy.type: Unsupported value: ""']],
+    ['ignores the other fields under NotUpdate, as Kruise does', { [`${us}.type`]: 'NotUpdate', [`${us}.maxUnavailable`]: 'half' }, []],
+    ['accepts a selector with partition 0', { [`${us}.selector`]: byZone }, []],
+    [
+      'rejects a selector with a non-zero partition',
+      { [`${us}.selector`]: byZone, [`${us}.partition`]: 2 },
+      ['spec.updateStrategy.partition: Invalid value: 2: Partition and Selector cannot be used together'],
+    ],
+    [
+      'rejects a selector with a percentage partition',
+      { [`${us}.selector`]: byZone, [`${us}.partition`]: '0%' },
+      ['spec.updateStrategy.partition: Invalid value: "0%": Partition and Selector cannot be used together'],
+    ],
+    ['rejects an empty update selector', { [`${us}.selector`]: {} }, ['spec.updateStrategy.selector: Invalid value: {}: empty selector is not valid for sidecarset.']],
+    [
+      'checks update selector syntax',
+      { [`${us}.selector`]: { matchExpressions: [{ key: 'zone', operator: 'In' }] } },
+      ['spec.updateStrategy.selector.matchExpressions[0].values: Required value'],
+    ],
+    ['accepts a percentage partition', { [`${us}.partition`]: '20%' }, []],
+    ['rejects a negative partition', { [`${us}.partition`]: -1 }, ['spec.updateStrategy.partition: Invalid value: -1: must be greater than or equal to 0']],
+    ['rejects a partition that is a bare number string', { [`${us}.partition`]: '20' }, ['spec.updateStrategy.partition: Invalid value: "20": a valid percent string must be a numeric string']],
+    ['accepts a percentage maxUnavailable', { [`${us}.maxUnavailable`]: '50%' }, []],
+    ['rejects a maxUnavailable that is a word', { [`${us}.maxUnavailable`]: 'half' }, ['spec.updateStrategy.maxUnavailable: Invalid value: "half"']],
+    ['rejects a fractional maxUnavailable', { [`${us}.maxUnavailable`]: 1.5 }, ["spec.updateStrategy.maxUnavailable: Invalid value: 1.5: must be an integer or percentage (e.g '5%')"]],
+  ])('%s', check);
+});
+
+describe('rule 8: priorityStrategy and scatterStrategy', () => {
+  const ps = `${us}.priorityStrategy`;
+  const weight = (w: unknown, matchSelector: unknown = byZone): unknown => ({ weight: w, matchSelector });
+  it.each<Row>([
+    ['accepts weightPriority alone, weights 1 and 100', { [`${ps}.weightPriority`]: [weight(1), weight(100)] }, []],
+    ['accepts orderPriority alone', { [`${ps}.orderPriority`]: [{ orderedKey: 'zone' }] }, []],
+    [
+      'rejects weightPriority with orderPriority',
+      { [`${ps}.weightPriority`]: [weight(10)], [`${ps}.orderPriority`]: [{ orderedKey: 'zone' }] },
+      ['spec.updateStrategy.priorityStrategy: Forbidden: only one of weightPriority and orderPriority can be used'],
+    ],
+    [
+      'rejects weight 0',
+      { [`${ps}.weightPriority`]: [weight(0)] },
+      ['spec.updateStrategy.priorityStrategy.weightPriority[0].weight: Invalid value: 0: weight must be valid number in the range 1-100'],
+    ],
+    ['rejects weight 101', { [`${ps}.weightPriority`]: [weight(10), weight(101)] }, ['spec.updateStrategy.priorityStrategy.weightPriority[1].weight: Invalid value: 101']],
+    [
+      'rejects an empty weight selector',
+      { [`${ps}.weightPriority`]: [weight(10, {})] },
+      ['spec.updateStrategy.priorityStrategy.weightPriority[0].matchSelector: Invalid value: {}: empty selector is not valid for sidecarset.'],
+    ],
+    [
+      'requires a weight selector',
+      { [`${ps}.weightPriority`]: [{ weight: 10 }] },
+      ['spec.updateStrategy.priorityStrategy.weightPriority[0].matchSelector: Required value: selector can not be empty'],
+    ],
+    [
+      'rejects an empty orderedKey',
+      { [`${ps}.orderPriority`]: [{ orderedKey: '' }] },
+      ['spec.updateStrategy.priorityStrategy.orderPriority[0].orderedKey: Required value: order key can not be empty'],
+    ],
+    ['accepts scatter terms on one key with different values', { [`${us}.scatterStrategy`]: [{ key: 'zone', value: 'a' }, { key: 'zone', value: 'b' }] }, []],
+    ['rejects a scatter term without a key', { [`${us}.scatterStrategy`]: [{ key: '', value: 'a' }] }, ['spec.updateStrategy.scatterStrategy[0].key: Required value: key should not be empty']],
+    [
+      'rejects a scatter term given twice',
+      { [`${us}.scatterStrategy`]: [{ key: 'zone', value: 'a' }, { key: 'zone', value: 'a' }] },
+      ['spec.updateStrategy.scatterStrategy[1]: Duplicate value: {"key":"zone","value":"a"}'],
+    ],
+  ])('%s', check);
+});
+
+describe('rule 9: native sidecar init containers', () => {
+  it.each<Row>([
+    ['accepts restartPolicy Always under NotUpdate', { 'spec.initContainers.0.restartPolicy': 'Always', [`${us}.type`]: 'NotUpdate' }, []],
+    [
+      'rejects restartPolicy Always under RollingUpdate',
+      { 'spec.initContainers.0.restartPolicy': 'Always' },
+      ['spec.initContainers[0].restartPolicy: Forbidden: an init container with restartPolicy Always cannot be updated in place; use updateStrategy.type NotUpdate'],
+    ],
+  ])('%s', check);
+});
+
+describe('rule 10: injectionStrategy.revision', () => {
+  const rev = 'spec.injectionStrategy.revision';
+  it.each<Row>([
+    ['accepts customVersion alone', { [`${rev}.revisionName`]: undefined, [`${rev}.customVersion`]: 'v2' }, []],
+    ['accepts no revision at all', { 'spec.injectionStrategy': {} }, []],
+    [
+      'requires revisionName or customVersion',
+      { [`${rev}.revisionName`]: undefined },
+      ['spec.injectionStrategy.revision: Required value: revisionName and customVersion cannot be empty simultaneously'],
+    ],
+    [
+      'treats empty strings as unset',
+      { [`${rev}.revisionName`]: '', [`${rev}.customVersion`]: '' },
+      ['spec.injectionStrategy.revision: Required value: revisionName and customVersion cannot be empty simultaneously'],
+    ],
+    ['accepts policy Partial', { [`${rev}.policy`]: 'Partial' }, []],
+    ['accepts an unset policy', { [`${rev}.policy`]: undefined }, []],
+    [
+      'rejects an unknown policy',
+      { [`${rev}.policy`]: 'Never' },
+      ['spec.injectionStrategy.revision.policy: Unsupported value: "Never": supported values: "Always", "Partial"'],
+    ],
+  ])('%s', check);
+});
