@@ -189,14 +189,22 @@ export function parseQuantity(str: string): Quantity | undefined {
   return { unscaled: positive ? unscaled : -unscaled, exponent: exp, format };
 }
 
-/** Remove factors of `factor` from n: n = result × factor^times. */
-function removeFactors(n: bigint, factor: bigint): [bigint, number] {
+/** n = result × 1024^times with result not divisible by 1024 (Go's removeInt64Factors). */
+function removeFactorsOf1024(n: bigint): [bigint, number] {
   let times = 0;
-  while (n !== 0n && n % factor === 0n) {
-    n /= factor;
+  while (n !== 0n && n % 1024n === 0n) {
+    n /= 1024n;
     times++;
   }
   return [n, times];
+}
+
+/** n = result × 10^times with no trailing zero left; on the digits, since a loop of divisions is quadratic. */
+function removeFactorsOf10(n: bigint): [bigint, number] {
+  if (n === 0n) return [0n, 0];
+  const digits = n.toString();
+  const trimmed = digits.replace(/0+$/, '');
+  return [BigInt(trimmed), digits.length - trimmed.length];
 }
 
 /**
@@ -222,10 +230,10 @@ export function canonicalQuantity(q: Quantity): string {
     }
   }
   if (format === 'BinarySI') {
-    const [amount, times] = removeFactors(integer, 1024n);
+    const [amount, times] = removeFactorsOf1024(integer);
     return `${amount}${BINARY_BY_EXPONENT.get(times * 10) ?? ''}`;
   }
-  const [removed, times] = removeFactors(q.unscaled, 10n);
+  const [removed, times] = removeFactorsOf10(q.unscaled);
   let amount = removed;
   let exponent = int32(q.exponent + times);
   while (exponent % 3 !== 0) {

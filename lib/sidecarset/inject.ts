@@ -108,7 +108,7 @@ export function injectPod(input: InjectionInput): InjectionResult {
       const sidecar = buildSidecar(source, pod, appContainers);
       for (const ref of [...arrayOf<JsonObject>(source.volumeMounts), ...arrayOf<JsonObject>(source.volumeDevices)]) {
         const volume = isObject(ref) && typeof ref.name === 'string' ? setVolumes.get(ref.name) : undefined;
-        if (volume) volumes.push(volume);
+        if (volume) volumes.push(cloneJson(volume));
       }
       if (objectOf(source.upgradeStrategy)?.upgradeType === 'HotUpgrade') {
         warnings.push(`sidecar ${sidecar.name} of SidecarSet ${name}: HotUpgrade is not supported yet, injected as ColdUpgrade`);
@@ -121,7 +121,7 @@ export function injectPod(input: InjectionInput): InjectionResult {
       if (source.restartPolicy === 'Always') sidecarList.push(source.name);
       initSidecars.push(build(source));
     }
-    pullSecrets.push(...arrayOf<LocalObjectReference>(set.spec?.imagePullSecrets));
+    pullSecrets.push(...cloneJson(arrayOf<LocalObjectReference>(set.spec?.imagePullSecrets)));
     for (const source of arrayOf<SidecarContainer>(set.spec?.containers).filter(isObject)) {
       sidecarList.push(source.name);
       sidecars.push(build(source));
@@ -204,7 +204,8 @@ function buildSidecar(source: SidecarContainer, pod: Pod, appContainers: readonl
       }
     }
   }
-  const transferred = mergeByKey(transferEnvs(source, pod, appContainers), subPathEnvs, 'name');
+  // Copies, so the pod never holds one object in two places.
+  const transferred = cloneJson(mergeByKey(transferEnvs(source, pod, appContainers), subPathEnvs, 'name'));
 
   const ownEnv = arrayOf<EnvVar>(sidecar.env);
   const env = mergeByKey(ownEnv, [{ name: SIDECAR_ENV, value: 'true' }, ...transferred], 'name');
@@ -219,7 +220,7 @@ function buildSidecar(source: SidecarContainer, pod: Pod, appContainers: readonl
     for (const mount of sharedMounts) {
       if (taken.has(mount.mountPath)) continue;
       taken.add(mount.mountPath);
-      mounts.push(mount);
+      mounts.push(cloneJson(mount));
     }
     sidecar.volumeMounts = mounts;
   }

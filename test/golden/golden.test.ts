@@ -50,7 +50,7 @@ describe('injection golden files', () => {
     const injected = injectPod({ pod: c.pod, namespace: c.namespace, sidecarSets: c.sets, namespaceLabels: c.namespaceLabels, now: NOW }).pod;
 
     it('the core gives the expected pod', () => {
-      if (update) writeFileSync(expectedPath, stringify(injected, { lineWidth: 0 }));
+      if (update) writeFileSync(expectedPath, stringify(injected, { lineWidth: 0, aliasDuplicateObjects: false }));
       expect(injected).toEqual(parseSingleObject(readFileSync(expectedPath, 'utf8'), expectedPath));
     });
 

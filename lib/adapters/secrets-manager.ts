@@ -1,0 +1,37 @@
+/** Reads a secret's string value from AWS Secrets Manager (once per cold start, by the caller). */
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+
+/** The secret could not be read; start-up stops with this message. */
+export class SecretReadError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'SecretReadError';
+  }
+}
+
+export interface SecretsManagerOptions {
+  /** Overrides the service endpoint (tests point it at a local server). */
+  endpoint?: string;
+  region?: string;
+}
+
+/** Returns a reader bound to one client, so a cold start builds the client once. */
+export function secretsManagerReader(options: SecretsManagerOptions = {}): (secretId: string) => Promise<string> {
+  const client = new SecretsManagerClient({
+    ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
+    ...(options.region !== undefined ? { region: options.region } : {}),
+    maxAttempts: 3,
+  });
+  return async (secretId) => {
+    let value;
+    try {
+      value = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
+    } catch (error) {
+      throw new SecretReadError(`cannot read secret ${secretId}: ${(error as Error).message}`, { cause: error });
+    }
+    if (typeof value.SecretString !== 'string') {
+      throw new SecretReadError(`secret ${secretId} has no string value (binary secrets are not supported)`);
+    }
+    return value.SecretString;
+  };
+}

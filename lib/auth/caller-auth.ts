@@ -1,0 +1,94 @@
+/**
+ * Who may call a webhook (wire.md): a Function URL is public, so the function
+ * itself rejects strangers. The caller presents a shared secret either as the
+ * last path segment (`<url>/<secret>`) or as `Authorization: Bearer <secret>`.
+ * A current and a previous secret are accepted so that the secret can be
+ * rotated without downtime.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+/** 32 random bytes in base64url are 43 characters; anything shorter is too weak to be a URL credential. */
+export const MIN_SECRET_LENGTH = 43;
+const SECRET_CHARS = /^[A-Za-z0-9_-]+$/;
+
+export interface CallerSecrets {
+  current: string;
+  previous?: string;
+}
+
+/** The secret configuration cannot be used; start-up stops with this message. */
+export class CallerSecretError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CallerSecretError';
+  }
+}
+
+/** Checks a secret's form (it travels in URLs, so base64url only). */
+export function checkSecret(secret: string, what: string): void {
+  if (secret.length < MIN_SECRET_LENGTH) {
+    throw new CallerSecretError(`${what} is ${secret.length} characters; it must be at least ${MIN_SECRET_LENGTH} (32 random bytes, base64url)`);
+  }
+  if (!SECRET_CHARS.test(secret)) throw new CallerSecretError(`${what} must be base64url (A-Z, a-z, 0-9, '-', '_')`);
+}
+
+/**
+ * Reads `{"current": "...", "previous": "..."}` or a bare secret string, the
+ * two forms a Secrets Manager secret may hold.
+ */
+export function parseSecretValue(text: string, what: string): CallerSecrets {
+  const trimmed = text.trim();
+  let secrets: CallerSecrets;
+  if (trimmed.startsWith('{')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(trimmed);
+    } catch {
+      throw new CallerSecretError(`${what} is not valid JSON`);
+    }
+    const { current, previous } = parsed as Record<string, unknown>;
+    if (typeof current !== 'string') throw new CallerSecretError(`${what} has no string "current"`);
+    if (previous !== undefined && previous !== null && previous !== '' && typeof previous !== 'string') {
+      throw new CallerSecretError(`${what} has a "previous" that is not a string`);
+    }
+    secrets = typeof previous === 'string' && previous !== '' ? { current, previous } : { current };
+  } else {
+    secrets = { current: trimmed };
+  }
+  checkSecret(secrets.current, `${what} (current)`);
+  if (secrets.previous !== undefined) checkSecret(secrets.previous, `${what} (previous)`);
+  return secrets;
+}
+
+/** Compares in constant time: both sides are hashed first so that lengths leak nothing either. */
+function sameSecret(presented: string, expected: string): boolean {
+  const a = createHash('sha256').update(presented).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+function matchesAny(presented: string, secrets: CallerSecrets): boolean {
+  // Both comparisons always run, so timing does not tell which secret matched.
+  const current = sameSecret(presented, secrets.current);
+  const previous = secrets.previous !== undefined && sameSecret(presented, secrets.previous);
+  return current || previous;
+}
+
+export interface PresentedCredentials {
+  /** The request path after the function's own prefix, e.g. `/<secret>` or `/`. */
+  path: string;
+  authorization?: string | undefined;
+}
+
+/**
+ * Whether the caller presented a valid secret. The path must be exactly
+ * `/<secret>` (a trailing slash allowed), or `/` with a Bearer header.
+ */
+export function isAuthorizedCaller(presented: PresentedCredentials, secrets: CallerSecrets): boolean {
+  const segments = presented.path.split('/').filter((s) => s !== '');
+  if (segments.length === 1) return matchesAny(segments[0] ?? '', secrets);
+  if (segments.length > 1) return false;
+  const header = presented.authorization ?? '';
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  return match?.[1] !== undefined && matchesAny(match[1], secrets);
+}

@@ -1,0 +1,109 @@
+/**
+ * The HTTP side of an admission function, shared by the Lambda Function URL
+ * handler and the fastify route so both answer identically: caller
+ * authentication, method, content type and size checks, then the review.
+ */
+import { isAuthorizedCaller, type CallerSecrets } from '../auth/caller-auth.ts';
+import type { Logger } from '../ports.ts';
+import { messageOf, type HandlerDeps } from './handler.ts';
+import { runReview, type AdmissionFunctionName, type ReviewOutcome } from './registry.ts';
+import { deadlineFromTimeout } from './timeout.ts';
+
+/** Lambda's buffered payload limit; the API server never sends more for one object. */
+export const DEFAULT_MAX_BODY_BYTES = 6 * 1024 * 1024;
+
+export interface HttpRequest {
+  method: string;
+  /** The path after the function's own prefix: `/<secret>` or `/`. */
+  path: string;
+  /** Header names in lower case. */
+  headers: Readonly<Record<string, string | undefined>>;
+  /** The `timeout` query parameter the API server appends (`10s`). */
+  timeout?: string | undefined;
+  body: string;
+  /** The body's size in bytes as received. */
+  bodyBytes: number;
+}
+
+export interface HttpResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface HttpDoorConfig {
+  fn: AdmissionFunctionName;
+  /** `insecure` only when the operator explicitly allowed unauthenticated callers (local development). */
+  secrets: CallerSecrets | 'insecure';
+  maxBodyBytes: number;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+function message(statusCode: number, text: string, extra: Record<string, string> = {}): HttpResponse {
+  return { statusCode, headers: { ...JSON_HEADERS, ...extra }, body: JSON.stringify({ message: text }) };
+}
+
+/** What a stranger sees for any request: the same as for a path that does not exist. */
+export const NOT_FOUND: HttpResponse = message(404, 'Not Found');
+
+function isJsonContentType(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const [type] = value.split(';');
+  return type?.trim().toLowerCase() === 'application/json';
+}
+
+/** Serves one admission request. Never throws. */
+export async function serveAdmission(
+  request: HttpRequest,
+  config: HttpDoorConfig,
+  deps: Omit<HandlerDeps, 'signal'> & { logger: Logger },
+): Promise<HttpResponse> {
+  const started = performance.now();
+  const log = (outcome: string, fields: Record<string, unknown>) => {
+    deps.logger.info('admission', { function: config.fn, outcome, durationMs: Math.round(performance.now() - started), ...fields });
+  };
+  // Authentication first: a stranger learns nothing, not even which methods exist.
+  if (config.secrets !== 'insecure' && !isAuthorizedCaller({ path: request.path, authorization: request.headers.authorization }, config.secrets)) {
+    log('unauthenticated', { statusCode: 404 });
+    return NOT_FOUND;
+  }
+  if (request.method !== 'POST') {
+    log('rejected', { statusCode: 405, reason: `method ${request.method}` });
+    return message(405, 'only POST is accepted', { allow: 'POST' });
+  }
+  if (!isJsonContentType(request.headers['content-type'])) {
+    log('rejected', { statusCode: 415, reason: 'content type' });
+    return message(415, 'the body must be application/json');
+  }
+  if (request.bodyBytes > config.maxBodyBytes) {
+    log('rejected', { statusCode: 413, bytes: request.bodyBytes });
+    return message(413, `the body is ${request.bodyBytes} bytes; the limit is ${config.maxBodyBytes}`);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(request.body);
+  } catch (error) {
+    log('rejected', { statusCode: 400, reason: 'not JSON' });
+    return message(400, `the body is not JSON: ${(error as Error).message}`);
+  }
+  const deadline = deadlineFromTimeout(request.timeout);
+  let outcome: ReviewOutcome;
+  try {
+    outcome = await runReview(config.fn, body, { ...deps, signal: AbortSignal.timeout(deadline) });
+  } catch (error) {
+    // runReview does not throw; this is the last line of defence against a crash.
+    outcome = { kind: 'failed', uid: '', status: 500, message: `internal error: ${messageOf(error)}` };
+  }
+  switch (outcome.kind) {
+    case 'review':
+      log(outcome.outcome, { uid: outcome.uid, statusCode: 200 });
+      return { statusCode: 200, headers: { ...JSON_HEADERS }, body: JSON.stringify(outcome.review) };
+    case 'invalid':
+      log('rejected', { statusCode: 400, reason: outcome.message });
+      return message(400, outcome.message);
+    case 'failed':
+      deps.logger.error('admission failed', { function: config.fn, uid: outcome.uid, statusCode: outcome.status, error: outcome.message });
+      return message(outcome.status, outcome.message);
+  }
+}
