@@ -17,6 +17,7 @@ export function httpRequestFromEvent(event: LambdaFunctionURLEvent): HttpRequest
     timeout: event.queryStringParameters?.timeout,
     body: event.isBase64Encoded ? bytes.toString('utf8') : raw,
     bodyBytes: bytes.length,
+    requestId: event.requestContext.requestId,
   };
 }
 

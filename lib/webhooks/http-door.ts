@@ -23,6 +23,8 @@ export interface HttpRequest {
   body: string;
   /** The body's size in bytes as received. */
   bodyBytes: number;
+  /** The platform's id for this request (Lambda's requestId), for logs. */
+  requestId?: string | undefined;
 }
 
 export interface HttpResponse {
@@ -53,6 +55,11 @@ function isJsonContentType(value: string | undefined): boolean {
   return type?.trim().toLowerCase() === 'application/json';
 }
 
+/** Whether the caller presented the secret (always, when unauthenticated callers are explicitly allowed). */
+export function callerAllowed(config: Pick<HttpDoorConfig, 'secrets'>, path: string, authorization: string | undefined): boolean {
+  return config.secrets === 'insecure' || isAuthorizedCaller({ path, authorization }, config.secrets);
+}
+
 /** Serves one admission request. Never throws. */
 export async function serveAdmission(
   request: HttpRequest,
@@ -61,10 +68,16 @@ export async function serveAdmission(
 ): Promise<HttpResponse> {
   const started = performance.now();
   const log = (outcome: string, fields: Record<string, unknown>) => {
-    deps.logger.info('admission', { function: config.fn, outcome, durationMs: Math.round(performance.now() - started), ...fields });
+    deps.logger.info('admission', {
+      function: config.fn,
+      outcome,
+      durationMs: Math.round(performance.now() - started),
+      ...(request.requestId !== undefined ? { requestId: request.requestId } : {}),
+      ...fields,
+    });
   };
   // Authentication first: a stranger learns nothing, not even which methods exist.
-  if (config.secrets !== 'insecure' && !isAuthorizedCaller({ path: request.path, authorization: request.headers.authorization }, config.secrets)) {
+  if (!callerAllowed(config, request.path, request.headers.authorization)) {
     log('unauthenticated', { statusCode: 404 });
     return NOT_FOUND;
   }

@@ -1,0 +1,51 @@
+/** Command-line options of the local server (`npm start -- ...`). */
+
+export interface ServerOptions {
+  port: number;
+  kubeconfig?: string;
+  tlsDir: string;
+  tlsCert?: string;
+  tlsKey?: string;
+}
+
+export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE] [--tls-dir DIR] [--tls-cert FILE --tls-key FILE]
+  --port N           HTTPS port on 127.0.0.1 (default 8443; 0 picks a free one)
+  --kubeconfig FILE  the cluster to serve (default: $KUBECONFIG)
+  --tls-dir DIR      where the generated CA, certificate and secret are kept (default .cache/local-server)
+  --tls-cert/--tls-key  serve this certificate instead of a generated one`;
+
+export class OptionsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OptionsError';
+  }
+}
+
+const VALUE_FLAGS = ['--port', '--kubeconfig', '--tls-dir', '--tls-cert', '--tls-key'] as const;
+
+export function parseServerOptions(argv: readonly string[], defaults: { tlsDir: string }): ServerOptions {
+  const values = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    const eq = arg.indexOf('=');
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    if (!(VALUE_FLAGS as readonly string[]).includes(flag)) throw new OptionsError(`unknown option ${arg}`);
+    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined || value === '') throw new OptionsError(`${flag} needs a value`);
+    if (values.has(flag)) throw new OptionsError(`${flag} given twice`);
+    values.set(flag, value);
+  }
+  const portText = values.get('--port') ?? '8443';
+  const port = /^\d+$/.test(portText) ? Number(portText) : Number.NaN;
+  if (!Number.isInteger(port) || port > 65535) throw new OptionsError(`--port must be 0-65535, got ${portText}`);
+  const tlsCert = values.get('--tls-cert');
+  const tlsKey = values.get('--tls-key');
+  if ((tlsCert === undefined) !== (tlsKey === undefined)) throw new OptionsError('--tls-cert and --tls-key go together');
+  const kubeconfig = values.get('--kubeconfig');
+  return {
+    port,
+    tlsDir: values.get('--tls-dir') ?? defaults.tlsDir,
+    ...(kubeconfig !== undefined ? { kubeconfig } : {}),
+    ...(tlsCert !== undefined && tlsKey !== undefined ? { tlsCert, tlsKey } : {}),
+  };
+}

@@ -1,0 +1,22 @@
+/**
+ * A Lambda Function URL handler for one admission function, composed once per
+ * cold start. A configuration error fails the cold start, so every call fails
+ * (5xx) and the webhook's failurePolicy decides: never serve unauthenticated
+ * or blind.
+ */
+import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
+import { serveAdmission } from '../../lib/webhooks/http-door.ts';
+import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { composeAdmission, type Overrides } from './compose.ts';
+import { httpRequestFromEvent, resultFromResponse } from './lambda-door.ts';
+
+export type FunctionUrlHandler = (event: LambdaFunctionURLEvent) => Promise<LambdaFunctionURLResult>;
+
+export async function admissionLambda(
+  fn: AdmissionFunctionName,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  overrides: Overrides = {},
+): Promise<FunctionUrlHandler> {
+  const runtime = await composeAdmission(fn, env, overrides);
+  return async (event) => resultFromResponse(await serveAdmission(httpRequestFromEvent(event), runtime.config, runtime.deps));
+}
