@@ -49,7 +49,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   // Strangers are turned away before their body is read.
   app.addHook('onRequest', async (request, reply) => {
-    if (request.url === '/healthz' || request.url === '/readyz') return;
+    const path = request.url.split('?')[0];
+    if (path === '/healthz' || path === '/readyz') return;
     const target = route(request.url);
     const runtime = target ? deps.runtimes[target.fn] : undefined;
     const authorization = request.headers.authorization;

@@ -7,16 +7,15 @@
 import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
 import { serveAdmission } from '../../lib/webhooks/http-door.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
-import { composeAdmission, type Overrides } from './compose.ts';
+import { composeAdmission, type ClusterComposer, type Env, type Overrides } from './compose.ts';
 import { httpRequestFromEvent, resultFromResponse } from './lambda-door.ts';
 
 export type FunctionUrlHandler = (event: LambdaFunctionURLEvent) => Promise<LambdaFunctionURLResult>;
 
 export async function admissionLambda(
   fn: AdmissionFunctionName,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-  overrides: Overrides = {},
+  options: { env?: Env; overrides?: Overrides; cluster?: ClusterComposer } = {},
 ): Promise<FunctionUrlHandler> {
-  const runtime = await composeAdmission(fn, env, overrides);
+  const runtime = await composeAdmission(fn, options.env ?? process.env, options.overrides, options.cluster);
   return async (event) => resultFromResponse(await serveAdmission(httpRequestFromEvent(event), runtime.config, runtime.deps));
 }

@@ -5,8 +5,6 @@
  * that cannot authenticate callers or reach its cluster must not serve.
  */
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
-import { loadKubeConfig, makeKubeClients, type KubeconfigSource } from '../../lib/adapters/kubeconfig.ts';
-import { kubeNamespaceSource, kubeSidecarSetSource, sourceOptionsFromEnv } from '../../lib/adapters/kube-sources.ts';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { secretsManagerReader } from '../../lib/adapters/secrets-manager.ts';
 import { parseSecretValue, type CallerSecrets } from '../../lib/auth/caller-auth.ts';
@@ -15,11 +13,8 @@ import { systemClock, type Logger, type NamespaceSource, type SidecarSetSource }
 import { DEFAULT_MAX_BODY_BYTES, type HttpDoorConfig } from '../../lib/webhooks/http-door.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 
-type Env = Readonly<Record<string, string | undefined>>;
+export type Env = Readonly<Record<string, string | undefined>>;
 
-export const ENV_KUBECONFIG = 'KUBECONFIG';
-export const ENV_KUBECONFIG_CONTENT = 'KUBECONFIG_CONTENT';
-export const ENV_KUBECONFIG_SECRET_ARN = 'KUBECONFIG_SECRET_ARN';
 
 /** Start-up configuration that cannot be used. */
 export class ConfigurationError extends Error {
@@ -42,7 +37,10 @@ export interface Overrides {
   logger?: Logger;
 }
 
-function secretReader(overrides: Overrides): (id: string) => Promise<string> {
+/** Builds the cluster sources; only functions that read the cluster import one (it pulls in client-node). */
+export type ClusterComposer = (env: Env, logger: Logger, overrides: Overrides) => Promise<ClusterSources>;
+
+export function secretReader(overrides: Overrides): (id: string) => Promise<string> {
   return overrides.readSecret ?? secretsManagerReader();
 }
 
@@ -57,43 +55,6 @@ export async function loadCallerSecrets(env: Env, overrides: Overrides = {}): Pr
     case 'secrets-manager':
       return parseSecretValue(await secretReader(overrides)(source.secretId), `secret ${ENV_SECRET_ARN}=${source.secretId}`);
   }
-}
-
-/** Where the cluster credentials come from: exactly one of three variables. */
-export function kubeconfigSource(env: Env, overrides: Overrides = {}): KubeconfigSource {
-  const set = [ENV_KUBECONFIG, ENV_KUBECONFIG_CONTENT, ENV_KUBECONFIG_SECRET_ARN].filter((k) => (env[k] ?? '') !== '');
-  if (set.length === 0) {
-    throw new ConfigurationError(
-      `no cluster credentials: set ${ENV_KUBECONFIG} (a file), ${ENV_KUBECONFIG_CONTENT} (its YAML) or ${ENV_KUBECONFIG_SECRET_ARN} (a Secrets Manager secret)`,
-    );
-  }
-  if (set.length > 1) throw new ConfigurationError(`set only one of ${set.join(', ')}`);
-  const file = env[ENV_KUBECONFIG];
-  if (file !== undefined && file !== '') {
-    // kubectl's path list syntax is not supported: one file, said plainly.
-    if (file.includes(':')) throw new ConfigurationError(`${ENV_KUBECONFIG} must name one file, not a list: ${file}`);
-    return { file };
-  }
-  if ((env[ENV_KUBECONFIG_CONTENT] ?? '') !== '') return { envVar: ENV_KUBECONFIG_CONTENT, env };
-  const arn = env[ENV_KUBECONFIG_SECRET_ARN] ?? '';
-  return { load: () => secretReader(overrides)(arn), description: `Secrets Manager secret ${arn}` };
-}
-
-/** The live SidecarSet and Namespace sources for the configured cluster. */
-export async function clusterSources(env: Env, logger: Logger, overrides: Overrides = {}): Promise<ClusterSources> {
-  const kc = await loadKubeConfig(kubeconfigSource(env, overrides));
-  const clients = makeKubeClients(kc);
-  const options = {
-    ...sourceOptionsFromEnv(env),
-    onStale: (report: { message: string; ageMs: number }) => {
-      logger.warn('served a stale list', { detail: report.message, ageMs: report.ageMs });
-    },
-  };
-  return {
-    sidecarSets: kubeSidecarSetSource(clients, options),
-    namespaces: kubeNamespaceSource(clients, options),
-    server: clients.server,
-  };
 }
 
 /** Functions that read the cluster; defaulting needs nothing but the object. */
@@ -125,11 +86,20 @@ export function warnIfInsecure(secrets: CallerSecrets | 'insecure', logger: Logg
   if (secrets === 'insecure') logger.warn('callers are not authenticated (ALLOW_UNAUTHENTICATED_CALLERS=true): local development only');
 }
 
-/** Everything one admission function (a Lambda) needs, from the environment. */
-export async function composeAdmission(fn: AdmissionFunctionName, env: Env, overrides: Overrides = {}): Promise<AdmissionRuntime> {
+/**
+ * Everything one admission function (a Lambda) needs, from the environment.
+ * `cluster` is required exactly for the functions that read the cluster.
+ */
+export async function composeAdmission(
+  fn: AdmissionFunctionName,
+  env: Env,
+  overrides: Overrides = {},
+  cluster?: ClusterComposer,
+): Promise<AdmissionRuntime> {
   const logger = overrides.logger ?? jsonLogger({ function: fn });
   const secrets = await loadCallerSecrets(env, overrides);
   warnIfInsecure(secrets, logger);
-  const sources = needsCluster(fn) ? await clusterSources(env, logger, overrides) : undefined;
+  if (needsCluster(fn) && cluster === undefined) throw new ConfigurationError(`${fn} needs a cluster source`);
+  const sources = needsCluster(fn) && cluster ? await cluster(env, logger, overrides) : undefined;
   return admissionRuntime(fn, secrets, sources, logger);
 }

@@ -69,6 +69,16 @@ function fail(message: string): never {
   throw new InvalidReviewError(message);
 }
 
+/** Longest rendering of a received value quoted in a message (and so in a 400 body and a log line). */
+const MAX_SHOWN = 64;
+
+/** A received value as JSON, cut short: the body may be megabytes, and the message is logged. */
+function shown(value: unknown): string {
+  // JSON.stringify gives undefined (not a string) for a missing value.
+  const text = value === undefined ? 'undefined' : JSON.stringify(value);
+  return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}...` : text;
+}
+
 /**
  * Checks that `body` is an AdmissionReview v1 request and returns its request.
  * @throws InvalidReviewError naming the first problem.
@@ -76,9 +86,9 @@ function fail(message: string): never {
 export function decodeReview(body: unknown): AdmissionRequest {
   if (!isObject(body)) fail('the body is not a JSON object');
   if (body.apiVersion !== ADMISSION_API_VERSION) {
-    fail(`apiVersion is ${JSON.stringify(body.apiVersion)}, expected "${ADMISSION_API_VERSION}"`);
+    fail(`apiVersion is ${shown(body.apiVersion)}, expected "${ADMISSION_API_VERSION}"`);
   }
-  if (body.kind !== ADMISSION_KIND) fail(`kind is ${JSON.stringify(body.kind)}, expected "${ADMISSION_KIND}"`);
+  if (body.kind !== ADMISSION_KIND) fail(`kind is ${shown(body.kind)}, expected "${ADMISSION_KIND}"`);
   const request = body.request;
   if (!isObject(request)) fail('request is missing or not an object');
   if (typeof request.uid !== 'string' || request.uid === '') fail('request.uid is missing or not a non-empty string');
@@ -87,7 +97,7 @@ export function decodeReview(body: unknown): AdmissionRequest {
     fail('request.kind must be an object with string group, version and kind');
   }
   if (!(OPERATIONS as readonly unknown[]).includes(request.operation)) {
-    fail(`request.operation is ${JSON.stringify(request.operation)}, expected one of ${OPERATIONS.join(', ')}`);
+    fail(`request.operation is ${shown(request.operation)}, expected one of ${OPERATIONS.join(', ')}`);
   }
   for (const key of ['subResource', 'name', 'namespace'] as const) {
     if (request[key] !== undefined && typeof request[key] !== 'string') fail(`request.${key} must be a string`);

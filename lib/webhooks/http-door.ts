@@ -4,6 +4,7 @@
  * authentication, method, content type and size checks, then the review.
  */
 import { isAuthorizedCaller, type CallerSecrets } from '../auth/caller-auth.ts';
+import { isObject } from '../kube/json.ts';
 import type { Logger } from '../ports.ts';
 import { messageOf, type HandlerDeps } from './handler.ts';
 import { runReview, type AdmissionFunctionName, type ReviewOutcome } from './registry.ts';
@@ -46,6 +47,19 @@ function message(statusCode: number, text: string, extra: Record<string, string>
   return { statusCode, headers: { ...JSON_HEADERS, ...extra }, body: JSON.stringify({ message: text }) };
 }
 
+/**
+ * How long the door waits past the handler's deadline before answering 503
+ * itself: long enough for a handler that honours its signal to answer (a
+ * stale cached list is still a decision), well inside the deadline margin.
+ */
+export const HANDLER_GRACE_MS = 200;
+
+/** The request uid of a body that may not be an AdmissionReview, for logs ('' when there is none). */
+function uidOf(body: unknown): string {
+  const uid = isObject(body) && isObject(body.request) ? body.request.uid : undefined;
+  return typeof uid === 'string' ? uid : '';
+}
+
 /** What a stranger sees for any request: the same as for a path that does not exist. */
 export const NOT_FOUND: HttpResponse = message(404, 'Not Found');
 
@@ -67,8 +81,8 @@ export async function serveAdmission(
   deps: Omit<HandlerDeps, 'signal'> & { logger: Logger },
 ): Promise<HttpResponse> {
   const started = performance.now();
-  const log = (outcome: string, fields: Record<string, unknown>) => {
-    deps.logger.info('admission', {
+  const log = (outcome: string, fields: Record<string, unknown>, level: 'info' | 'error' = 'info') => {
+    deps.logger[level](level === 'error' ? 'admission failed' : 'admission', {
       function: config.fn,
       outcome,
       durationMs: Math.round(performance.now() - started),
@@ -101,12 +115,24 @@ export async function serveAdmission(
     return message(400, `the body is not JSON: ${(error as Error).message}`);
   }
   const deadline = deadlineFromTimeout(request.timeout);
+  // The handler's own deadline: sources stop waiting (or serve a stale cache) when it aborts.
+  const signal = AbortSignal.timeout(deadline);
+  // The door's: a handler that ignores its signal must still not make the
+  // API server wait past its timeout, so the door answers 503 itself.
+  let backstopTimer: ReturnType<typeof setTimeout> | undefined;
+  const backstop = new Promise<ReviewOutcome>((resolve) => {
+    backstopTimer = setTimeout(() => {
+      resolve({ kind: 'failed', uid: uidOf(body), status: 503, message: `no decision within the ${deadline} ms deadline` });
+    }, deadline + HANDLER_GRACE_MS);
+  });
   let outcome: ReviewOutcome;
   try {
-    outcome = await runReview(config.fn, body, { ...deps, signal: AbortSignal.timeout(deadline) });
+    outcome = await Promise.race([runReview(config.fn, body, { ...deps, signal }), backstop]);
   } catch (error) {
     // runReview does not throw; this is the last line of defence against a crash.
-    outcome = { kind: 'failed', uid: '', status: 500, message: `internal error: ${messageOf(error)}` };
+    outcome = { kind: 'failed', uid: uidOf(body), status: 500, message: `internal error: ${messageOf(error)}` };
+  } finally {
+    clearTimeout(backstopTimer);
   }
   switch (outcome.kind) {
     case 'review':
@@ -116,7 +142,7 @@ export async function serveAdmission(
       log('rejected', { statusCode: 400, reason: outcome.message });
       return message(400, outcome.message);
     case 'failed':
-      deps.logger.error('admission failed', { function: config.fn, uid: outcome.uid, statusCode: outcome.status, error: outcome.message });
+      log('failed', { uid: outcome.uid, statusCode: outcome.status, error: outcome.message }, 'error');
       return message(outcome.status, outcome.message);
   }
 }

@@ -1,0 +1,67 @@
+/**
+ * One esbuild bundle per Lambda function: dist/<function>/index.mjs, an ES
+ * module for nodejs22.x. The AWS SDK is left out (the runtime provides it)
+ * and everything else is inlined, so a cold start reads one file.
+ *
+ *   node scripts/bundle.ts [--outdir DIR] [--metafile]
+ */
+import { build, type BuildResult } from 'esbuild';
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const FUNCTIONS = ['sidecarset-default', 'sidecarset-validate', 'pod-inject'] as const;
+export type BundledFunction = (typeof FUNCTIONS)[number];
+
+const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface BundleInfo {
+  fn: BundledFunction;
+  file: string;
+  bytes: number;
+}
+
+/**
+ * Bundles every function into `outdir`; returns each bundle's path and size.
+ * Any esbuild error or warning fails the build.
+ */
+export async function bundleFunctions(outdir = join(projectRoot, 'dist'), options: { metafile?: boolean } = {}): Promise<BundleInfo[]> {
+  const out: BundleInfo[] = [];
+  for (const fn of FUNCTIONS) {
+    const dir = join(outdir, fn);
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    const file = join(dir, 'index.mjs');
+    const result: BuildResult = await build({
+      entryPoints: [join(projectRoot, 'functions', fn, 'handler.ts')],
+      outfile: file,
+      bundle: true,
+      platform: 'node',
+      target: 'node22',
+      format: 'esm',
+      minify: true,
+      sourcemap: 'linked',
+      sourcesContent: false,
+      legalComments: 'linked',
+      external: ['@aws-sdk/*'],
+      // Some CommonJS dependencies call require() for Node built-ins.
+      banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+      metafile: options.metafile === true,
+      logLevel: 'silent',
+    });
+    if (result.errors.length > 0 || result.warnings.length > 0) {
+      throw new Error(`bundling ${fn}: ${[...result.errors, ...result.warnings].map((m) => m.text).join('; ')}`);
+    }
+    if (result.metafile) await writeFile(join(dir, 'meta.json'), JSON.stringify(result.metafile));
+    out.push({ fn, file, bytes: (await stat(file)).size });
+  }
+  return out;
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const at = args.indexOf('--outdir');
+  const outdir = at >= 0 && args[at + 1] !== undefined ? resolve(args[at + 1] ?? '') : undefined;
+  const bundles = await bundleFunctions(outdir, { metafile: args.includes('--metafile') });
+  for (const b of bundles) process.stdout.write(`${b.fn}\t${(b.bytes / 1024).toFixed(1)} KiB\t${b.file}\n`);
+}
