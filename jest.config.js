@@ -16,5 +16,6 @@ export default {
       },
     ],
   },
+  globalSetup: '<rootDir>/test/global-setup.ts',
   testTimeout: 30000,
 };

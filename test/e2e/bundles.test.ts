@@ -1,0 +1,162 @@
+/**
+ * The esbuild bundles as Lambda runs them: each loaded in a fresh Node 22
+ * process and invoked with a real Function URL event. pod-inject reads a real
+ * API server as the least-privilege identity.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { LambdaFunctionURLEvent } from 'aws-lambda';
+import { applyPatch, decodePatch } from '../../lib/admission/json-patch.ts';
+import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
+import { bundleFunctions, type BundleInfo } from '../../scripts/bundle.ts';
+import { ensureControlPlaneBinaries } from '../control-plane/build.ts';
+import { startControlPlane, type ControlPlane } from '../control-plane/harness.ts';
+import { crdPath, waitForCrd } from './local-stack.ts';
+
+const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+// Inside the project so the bundles resolve the AWS SDK the way Lambda's runtime provides it.
+const outdir = join(projectRoot, '.cache', `test-bundles-${process.pid}`);
+const secret = randomBytes(32).toString('base64url');
+let bundles: BundleInfo[];
+let cp: ControlPlane;
+
+/** Runs `handler(event)` of a bundle in a fresh Node process, as a cold start. */
+function invokeBundle(file: string, event: LambdaFunctionURLEvent, env: Record<string, string>) {
+  const runner = `const { handler } = await import(process.argv[1]); const chunks = []; for await (const c of process.stdin) chunks.push(c); process.stdout.write('\\n' + JSON.stringify(await handler(JSON.parse(Buffer.concat(chunks).toString()))) + '\\n');`;
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', runner, file], {
+    input: JSON.stringify(event),
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', AWS_REGION: 'eu-west-1', ...env },
+  });
+  // The handler's own JSON log lines come first; the result is the last line.
+  const lines = result.stdout.trim().split('\n');
+  return { code: result.status, stdout: lines.at(-1) ?? '', logs: lines.slice(0, -1).filter((l) => l !== ''), stderr: result.stderr };
+}
+
+function functionUrlEvent(body: unknown, path = `/${secret}`): LambdaFunctionURLEvent {
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath: path,
+    rawQueryString: 'timeout=10s',
+    queryStringParameters: { timeout: '10s' },
+    headers: { 'content-type': 'application/json', host: 'abc.lambda-url.eu-west-1.on.aws' },
+    requestContext: {
+      accountId: 'anonymous',
+      apiId: 'abc',
+      domainName: 'abc.lambda-url.eu-west-1.on.aws',
+      domainPrefix: 'abc',
+      http: { method: 'POST', path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'kube-apiserver-admission' },
+      requestId: 'req-1',
+      routeKey: '$default',
+      stage: '$default',
+      time: '30/Nov/2026:12:00:00 +0000',
+      timeEpoch: 1796040000000,
+    },
+    body: Buffer.from(JSON.stringify(body)).toString('base64'),
+    isBase64Encoded: true,
+  };
+}
+
+const podReview = {
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  request: {
+    uid: 'bundle-uid-1',
+    kind: { group: '', version: 'v1', kind: 'Pod' },
+    resource: { group: '', version: 'v1', resource: 'pods' },
+    namespace: 'default',
+    operation: 'CREATE',
+    object: { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'web-', labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'nginx' }] } },
+  },
+};
+
+beforeAll(async () => {
+  bundles = await bundleFunctions(outdir);
+  await ensureControlPlaneBinaries();
+  cp = await startControlPlane();
+  await cp.apply(await readFile(crdPath, 'utf8'));
+  await waitForCrd(cp, 'sidecarsets.apps.kruise.io');
+  const set = defaultSidecarSet({
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'SidecarSet',
+    metadata: { name: 'mesh' },
+    spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'mesh', image: 'envoy:1.31' }] },
+  });
+  const res = await cp.request('admin', 'POST', '/apis/apps.kruise.io/v1alpha1/sidecarsets', set);
+  expect(res.status).toBe(201);
+}, 30 * 60_000);
+
+afterAll(async () => {
+  await cp.stop();
+  await rm(outdir, { recursive: true, force: true });
+});
+
+const bundle = (fn: string) => {
+  const b = bundles.find((x) => x.fn === fn);
+  if (!b) throw new Error(`no bundle for ${fn}`);
+  return b.file;
+};
+
+describe('the Lambda bundles', () => {
+  it('keeps client-node out of the sidecarset-default bundle', () => {
+    const sizes = Object.fromEntries(bundles.map((b) => [b.fn, b.bytes]));
+    expect(sizes['sidecarset-default']).toBeLessThan(200 * 1024);
+  });
+
+  it('sidecarset-default answers a Function URL event with the defaulting patch', () => {
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'default-uid',
+        kind: { group: 'apps.kruise.io', version: 'v1alpha1', kind: 'SidecarSet' },
+        operation: 'CREATE',
+        object: { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'dns' }, spec: { selector: { matchLabels: { a: 'b' } }, containers: [{ name: 'dns-f', image: 'dns:1.0' }] } },
+      },
+    };
+    const r = invokeBundle(bundle('sidecarset-default'), functionUrlEvent(review), { WEBHOOK_SECRET: secret });
+    expect(r.code).toBe(0);
+    const result = JSON.parse(r.stdout) as { statusCode: number; body: string };
+    expect(result.statusCode).toBe(200);
+    const { response } = JSON.parse(result.body);
+    expect(response.uid).toBe('default-uid');
+    const defaulted = applyPatch(review.request.object, decodePatch(response.patch)) as { metadata: { annotations: Record<string, string> } };
+    expect(defaulted.metadata.annotations['kruise.io/sidecarset-hash']).toBe('6wbd76bd7984x24fb4f44fv9222cw9v9bcf85x766744wddd4zwx927zzz2zb684');
+  });
+
+  it('pod-inject lists SidecarSets from the real API server as the functions identity and injects', () => {
+    const r = invokeBundle(bundle('pod-inject'), functionUrlEvent(podReview), { WEBHOOK_SECRET: secret, KUBECONFIG_CONTENT: cp.kubeconfig('functions') });
+    expect(r.code).toBe(0);
+    const result = JSON.parse(r.stdout) as { statusCode: number; body: string };
+    expect(result.statusCode).toBe(200);
+    const { response } = JSON.parse(result.body);
+    const pod = applyPatch(podReview.request.object, decodePatch(response.patch)) as { spec: { containers: { name: string }[] } };
+    expect(pod.spec.containers.map((c) => c.name)).toEqual(['mesh', 'app']);
+    expect(r.logs.map((l): unknown => JSON.parse(l))).toContainEqual(expect.objectContaining({ function: 'pod-inject', uid: 'bundle-uid-1', outcome: 'patched', requestId: 'req-1' }));
+    expect(r.logs.join('') + r.stderr).not.toContain(secret);
+  });
+
+  it('pod-inject answers a stranger 404', () => {
+    const r = invokeBundle(bundle('pod-inject'), functionUrlEvent(podReview, '/not-the-secret'), { WEBHOOK_SECRET: secret, KUBECONFIG_CONTENT: cp.kubeconfig('functions') });
+    expect(JSON.parse(r.stdout)).toMatchObject({ statusCode: 404, body: '{"message":"Not Found"}' });
+  });
+
+  it('sidecarset-validate refuses to start without cluster credentials', () => {
+    const r = invokeBundle(bundle('sidecarset-validate'), functionUrlEvent(podReview), { WEBHOOK_SECRET: secret });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('no cluster credentials');
+  });
+
+  it('every bundle refuses to start without a caller secret', () => {
+    for (const fn of ['sidecarset-default', 'pod-inject']) {
+      const r = invokeBundle(bundle(fn), functionUrlEvent(podReview), { KUBECONFIG_CONTENT: cp.kubeconfig('functions') });
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain('no caller secret is configured');
+    }
+  });
+});
