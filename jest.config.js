@@ -16,6 +16,6 @@ export default {
       },
     ],
   },
-  globalSetup: '<rootDir>/test/global-setup.ts',
+  globalSetup: '<rootDir>/test/global-setup.mjs',
   testTimeout: 30000,
 };

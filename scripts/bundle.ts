@@ -6,9 +6,10 @@
  *   node scripts/bundle.ts [--outdir DIR] [--metafile]
  */
 import { build, type BuildResult } from 'esbuild';
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { zip } from './zip.ts';
 
 export const FUNCTIONS = ['sidecarset-default', 'sidecarset-validate', 'pod-inject'] as const;
 export type BundledFunction = (typeof FUNCTIONS)[number];
@@ -19,13 +20,18 @@ export interface BundleInfo {
   fn: BundledFunction;
   file: string;
   bytes: number;
+  /** The Lambda deployment package: index.mjs and its source map. */
+  zipFile: string;
+  zipBytes: number;
+  /** Every source file the bundle was built from (from esbuild's metafile). */
+  inputs: string[];
 }
 
 /**
  * Bundles every function into `outdir`; returns each bundle's path and size.
  * Any esbuild error or warning fails the build.
  */
-export async function bundleFunctions(outdir = join(projectRoot, 'dist'), options: { metafile?: boolean } = {}): Promise<BundleInfo[]> {
+export async function bundleFunctions(outdir = join(projectRoot, 'dist'), options: { writeMetafile?: boolean } = {}): Promise<BundleInfo[]> {
   const out: BundleInfo[] = [];
   for (const fn of FUNCTIONS) {
     const dir = join(outdir, fn);
@@ -46,14 +52,21 @@ export async function bundleFunctions(outdir = join(projectRoot, 'dist'), option
       external: ['@aws-sdk/*'],
       // Some CommonJS dependencies call require() for Node built-ins.
       banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
-      metafile: options.metafile === true,
+      metafile: true,
       logLevel: 'silent',
     });
     if (result.errors.length > 0 || result.warnings.length > 0) {
       throw new Error(`bundling ${fn}: ${[...result.errors, ...result.warnings].map((m) => m.text).join('; ')}`);
     }
-    if (result.metafile) await writeFile(join(dir, 'meta.json'), JSON.stringify(result.metafile));
-    out.push({ fn, file, bytes: (await stat(file)).size });
+    const inputs = Object.keys(result.metafile?.inputs ?? {});
+    if (options.writeMetafile === true) await writeFile(join(dir, 'meta.json'), JSON.stringify(result.metafile));
+    const zipFile = join(outdir, `${fn}.zip`);
+    const entries = [
+      { name: 'index.mjs', data: await readFile(file) },
+      { name: 'index.mjs.map', data: await readFile(`${file}.map`) },
+    ];
+    await writeFile(zipFile, zip(entries));
+    out.push({ fn, file, bytes: (await stat(file)).size, zipFile, zipBytes: (await stat(zipFile)).size, inputs });
   }
   return out;
 }
@@ -62,6 +75,8 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
   const args = process.argv.slice(2);
   const at = args.indexOf('--outdir');
   const outdir = at >= 0 && args[at + 1] !== undefined ? resolve(args[at + 1] ?? '') : undefined;
-  const bundles = await bundleFunctions(outdir, { metafile: args.includes('--metafile') });
-  for (const b of bundles) process.stdout.write(`${b.fn}\t${(b.bytes / 1024).toFixed(1)} KiB\t${b.file}\n`);
+  const bundles = await bundleFunctions(outdir, { writeMetafile: args.includes('--metafile') });
+  for (const b of bundles) {
+    process.stdout.write(`${b.fn}\t${(b.bytes / 1024).toFixed(1)} KiB bundle\t${(b.zipBytes / 1024).toFixed(1)} KiB zip\t${b.zipFile}\n`);
+  }
 }

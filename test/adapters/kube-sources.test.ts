@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { describeWithControlPlane } from '../control-plane/availability.ts';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { stringify } from 'yaml';
@@ -390,7 +391,7 @@ const sidecarSetCrd = {
   },
 };
 
-describe('against a real kube-apiserver, as the functions identity', () => {
+describeWithControlPlane('against a real kube-apiserver, as the functions identity', () => {
   let controlPlane: ControlPlane | undefined;
   let clients: KubeClients;
 

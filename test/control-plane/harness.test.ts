@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { describeWithControlPlane } from './availability.ts';
 import { existsSync } from 'node:fs';
 import { parse } from 'yaml';
 import { controlPlaneVersions, ensureControlPlaneBinaries } from './build.ts';
@@ -19,7 +20,7 @@ function isRunning(pid: number): boolean {
   }
 }
 
-describe('the test control plane', () => {
+describeWithControlPlane('the test control plane', () => {
   let binaries: ControlPlaneBinaries;
   let controlPlane: ControlPlane | undefined;
 

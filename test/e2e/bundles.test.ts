@@ -3,16 +3,18 @@
  * process and invoked with a real Function URL event. pod-inject reads a real
  * API server as the least-privilege identity.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { crc32, inflateRawSync } from 'node:zlib';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { bundleFunctions, type BundleInfo } from '../../scripts/bundle.ts';
+import { describeWithControlPlane } from '../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../control-plane/build.ts';
 import { startControlPlane, type ControlPlane } from '../control-plane/harness.ts';
 import { crdPath, waitForCrd } from './local-stack.ts';
@@ -75,26 +77,29 @@ const podReview = {
   },
 };
 
-beforeAll(async () => {
-  bundles = await bundleFunctions(outdir);
-  await ensureControlPlaneBinaries();
-  cp = await startControlPlane();
-  await cp.apply(await readFile(crdPath, 'utf8'));
-  await waitForCrd(cp, 'sidecarsets.apps.kruise.io');
-  const set = defaultSidecarSet({
-    apiVersion: 'apps.kruise.io/v1alpha1',
-    kind: 'SidecarSet',
-    metadata: { name: 'mesh' },
-    spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'mesh', image: 'envoy:1.31' }] },
-  });
-  const res = await cp.request('admin', 'POST', '/apis/apps.kruise.io/v1alpha1/sidecarsets', set);
-  expect(res.status).toBe(201);
-}, 30 * 60_000);
 
-afterAll(async () => {
-  await cp.stop();
-  await rm(outdir, { recursive: true, force: true });
-});
+/** Reads a zip through its central directory, checking every CRC (an independent reader, not scripts/zip.ts). */
+function readZip(buf: Buffer): { name: string; data: Buffer }[] {
+  const end = buf.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  const count = buf.readUInt16LE(end + 10);
+  let at = buf.readUInt32LE(end + 16);
+  const out: { name: string; data: Buffer }[] = [];
+  for (let i = 0; i < count; i++) {
+    expect(buf.readUInt32LE(at)).toBe(0x02014b50);
+    const crc = buf.readUInt32LE(at + 16);
+    const size = buf.readUInt32LE(at + 20);
+    const nameLength = buf.readUInt16LE(at + 28);
+    const extra = buf.readUInt16LE(at + 30) + buf.readUInt16LE(at + 32);
+    const local = buf.readUInt32LE(at + 42);
+    const name = buf.subarray(at + 46, at + 46 + nameLength).toString();
+    const dataStart = local + 30 + buf.readUInt16LE(local + 26) + buf.readUInt16LE(local + 28);
+    const data = inflateRawSync(buf.subarray(dataStart, dataStart + size));
+    expect(crc32(data)).toBe(crc);
+    out.push({ name, data });
+    at += 46 + nameLength + extra;
+  }
+  return out;
+}
 
 const bundle = (fn: string) => {
   const b = bundles.find((x) => x.fn === fn);
@@ -102,10 +107,42 @@ const bundle = (fn: string) => {
   return b.file;
 };
 
-describe('the Lambda bundles', () => {
-  it('keeps client-node out of the sidecarset-default bundle', () => {
-    const sizes = Object.fromEntries(bundles.map((b) => [b.fn, b.bytes]));
-    expect(sizes['sidecarset-default']).toBeLessThan(200 * 1024);
+describeWithControlPlane('the Lambda bundles', () => {
+  beforeAll(async () => {
+    bundles = await bundleFunctions(outdir);
+    await ensureControlPlaneBinaries();
+    cp = await startControlPlane();
+    await cp.apply(await readFile(crdPath, 'utf8'));
+    await waitForCrd(cp, 'sidecarsets.apps.kruise.io');
+    const set = defaultSidecarSet({
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name: 'mesh' },
+      spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'mesh', image: 'envoy:1.31' }] },
+    });
+    const res = await cp.request('admin', 'POST', '/apis/apps.kruise.io/v1alpha1/sidecarsets', set);
+    expect(res.status).toBe(201);
+  }, 30 * 60_000);
+
+  afterAll(async () => {
+    await cp.stop();
+    await rm(outdir, { recursive: true, force: true });
+  });
+
+  it('keeps client-node out of the sidecarset-default bundle, and only there', () => {
+    const usesClientNode = (fn: string) => bundles.find((b) => b.fn === fn)?.inputs.some((i) => i.includes('node_modules/@kubernetes/client-node/'));
+    expect(usesClientNode('sidecarset-default')).toBe(false);
+    expect(usesClientNode('pod-inject')).toBe(true);
+    expect(bundles.find((b) => b.fn === 'sidecarset-default')?.bytes).toBeLessThan(200 * 1024);
+  });
+
+  it('packs each bundle and its source map into a zip that reads back intact', async () => {
+    for (const b of bundles) {
+      const entries = readZip(await readFile(b.zipFile));
+      expect(entries.map((e) => e.name)).toEqual(['index.mjs', 'index.mjs.map']);
+      expect(entries[0]?.data.equals(await readFile(b.file))).toBe(true);
+      expect(JSON.parse(entries[1]?.data.toString() ?? '').version).toBe(3);
+    }
   });
 
   it('sidecarset-default answers a Function URL event with the defaulting patch', () => {

@@ -3,29 +3,17 @@
  * over TLS, as a user would do it with kubectl. The functions read the
  * cluster as the least-privilege identity of infra/k8s/rbac.yaml.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { sidecarSetHash } from '../../lib/sidecarset/hash.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import type { Pod } from '../../lib/kube/types.ts';
+import { describeWithControlPlane } from '../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../control-plane/build.ts';
 import { startLocalStack, type LocalStack } from './local-stack.ts';
 
 const SETS = '/apis/apps.kruise.io/v1alpha1/sidecarsets';
 let stack: LocalStack;
 
-beforeAll(async () => {
-  await ensureControlPlaneBinaries();
-  stack = await startLocalStack();
-  for (const ns of ['shop', 'quiet']) {
-    const labels = ns === 'quiet' ? { 'sidecarset.kruise.io/injection': 'disabled' } : {};
-    const res = await stack.cp.request('admin', 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } });
-    expect(res.status).toBe(201);
-  }
-}, 30 * 60_000);
-
-afterAll(async () => {
-  await stack.stop();
-});
 
 const logAgent = (image = 'fluent-bit:3.1'): SidecarSet => ({
   apiVersion: 'apps.kruise.io/v1alpha1',
@@ -58,7 +46,21 @@ async function create(path: string, body: unknown): Promise<{ status: number; ob
   return { status: res.status, object: parsed, message: parsed.message ?? '' };
 }
 
-describe('the SidecarSet workflow on a real API server', () => {
+describeWithControlPlane('the SidecarSet workflow on a real API server', () => {
+  beforeAll(async () => {
+    await ensureControlPlaneBinaries();
+    stack = await startLocalStack();
+    for (const ns of ['shop', 'quiet']) {
+      const labels = ns === 'quiet' ? { 'sidecarset.kruise.io/injection': 'disabled' } : {};
+      const res = await stack.cp.request('admin', 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } });
+      expect(res.status).toBe(201);
+    }
+  }, 30 * 60_000);
+
+  afterAll(async () => {
+    await stack.stop();
+  });
+
   let stored: SidecarSet;
 
   it('1. stores a new SidecarSet with its defaults and both hash annotations', async () => {
