@@ -4,13 +4,13 @@
  * (5xx) and the webhook's failurePolicy decides: never serve unauthenticated
  * or blind.
  */
-import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
+import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { serveAdmission } from '../../lib/webhooks/http-door.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { composeAdmission, type ClusterComposer, type Env, type Overrides } from './compose.ts';
-import { httpRequestFromEvent, resultFromResponse } from './lambda-door.ts';
+import { httpRequestFromEvent, resultFromResponse, type FunctionUrlResult } from './lambda-door.ts';
 
-export type FunctionUrlHandler = (event: LambdaFunctionURLEvent) => Promise<LambdaFunctionURLResult>;
+export type FunctionUrlHandler = (event: LambdaFunctionURLEvent) => Promise<FunctionUrlResult>;
 
 export async function admissionLambda(
   fn: AdmissionFunctionName,

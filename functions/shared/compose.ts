@@ -9,7 +9,7 @@ import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapter
 import { secretsManagerReader } from '../../lib/adapters/secrets-manager.ts';
 import { parseSecretValue, type CallerSecrets } from '../../lib/auth/caller-auth.ts';
 import { callerSecretSource, ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
-import { systemClock, type Logger, type NamespaceSource, type SidecarSetSource } from '../../lib/ports.ts';
+import { systemClock, type Clock, type Logger, type NamespaceSource, type SidecarSetSource } from '../../lib/ports.ts';
 import { DEFAULT_MAX_BODY_BYTES, type HttpDoorConfig } from '../../lib/webhooks/http-door.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 
@@ -35,6 +35,8 @@ export interface Overrides {
   /** Reads a Secrets Manager secret; defaults to the AWS SDK client. */
   readSecret?: (secretId: string) => Promise<string>;
   logger?: Logger;
+  /** The time injection records in pod annotations; tests fix it. */
+  clock?: Clock;
 }
 
 /** Builds the cluster sources; only functions that read the cluster import one (it pulls in client-node). */
@@ -65,7 +67,7 @@ export function needsCluster(fn: AdmissionFunctionName): boolean {
 /** What one admission function serves with. */
 export interface AdmissionRuntime {
   config: HttpDoorConfig;
-  deps: { sidecarSets: SidecarSetSource; namespaces: NamespaceSource; clock: typeof systemClock; logger: Logger };
+  deps: { sidecarSets: SidecarSetSource; namespaces: NamespaceSource; clock: Clock; logger: Logger };
 }
 
 /** Sources for a function that never reads the cluster (defaulting). */
@@ -77,9 +79,10 @@ export function admissionRuntime(
   secrets: CallerSecrets | 'insecure',
   sources: Pick<ClusterSources, 'sidecarSets' | 'namespaces'> | undefined,
   logger: Logger,
+  clock: Clock = systemClock,
 ): AdmissionRuntime {
   const { sidecarSets, namespaces } = needsCluster(fn) && sources ? sources : NO_CLUSTER;
-  return { config: { fn, secrets, maxBodyBytes: DEFAULT_MAX_BODY_BYTES }, deps: { sidecarSets, namespaces, clock: systemClock, logger } };
+  return { config: { fn, secrets, maxBodyBytes: DEFAULT_MAX_BODY_BYTES }, deps: { sidecarSets, namespaces, clock, logger } };
 }
 
 export function warnIfInsecure(secrets: CallerSecrets | 'insecure', logger: Logger): void {
@@ -101,5 +104,5 @@ export async function composeAdmission(
   warnIfInsecure(secrets, logger);
   if (needsCluster(fn) && cluster === undefined) throw new ConfigurationError(`${fn} needs a cluster source`);
   const sources = needsCluster(fn) && cluster ? await cluster(env, logger, overrides) : undefined;
-  return admissionRuntime(fn, secrets, sources, logger);
+  return admissionRuntime(fn, secrets, sources, logger, overrides.clock);
 }

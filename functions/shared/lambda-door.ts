@@ -3,8 +3,14 @@
  * Function URL result out. The body is decoded here; everything else is the
  * same code the fastify server runs.
  */
-import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
+import type { APIGatewayProxyStructuredResultV2, LambdaFunctionURLEvent } from 'aws-lambda';
 import type { HttpDoorConfig, HttpRequest, HttpResponse } from '../../lib/webhooks/http-door.ts';
+
+/**
+ * The structured form of LambdaFunctionURLResult: always an explicit status
+ * code and a string body, never the bare-string shorthand.
+ */
+export type FunctionUrlResult = APIGatewayProxyStructuredResultV2;
 
 /** The HTTP request a Function URL event carries. */
 export function httpRequestFromEvent(event: LambdaFunctionURLEvent): HttpRequest {
@@ -21,7 +27,7 @@ export function httpRequestFromEvent(event: LambdaFunctionURLEvent): HttpRequest
   };
 }
 
-export function resultFromResponse(response: HttpResponse): LambdaFunctionURLResult {
+export function resultFromResponse(response: HttpResponse): FunctionUrlResult {
   return { statusCode: response.statusCode, headers: response.headers, body: response.body, isBase64Encoded: false };
 }
 
