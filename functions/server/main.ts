@@ -1,23 +1,32 @@
 /**
- * `npm start`: the three admission webhooks over HTTPS on 127.0.0.1, serving
- * the cluster of --kubeconfig / $KUBECONFIG, with the same paths and caller
- * authentication as the Lambda functions.
+ * `npm start`: the three admission webhooks over HTTPS on 127.0.0.1, with the
+ * same paths and caller authentication as the Lambda functions.
+ *
+ * - With a cluster (--kubeconfig, $KUBECONFIG, $KUBECONFIG_CONTENT or
+ *   $KUBECONFIG_SECRET_ARN): serves it, and writes the manifests to apply.
+ * - Without one: starts an embedded cluster (etcd and kube-apiserver built
+ *   from Go modules), installs the CRD, RBAC and webhook configurations, and
+ *   writes a kubeconfig for the user.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { stringify } from 'yaml';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
-import { callerSecretSource } from '../../lib/auth/caller-config.ts';
 import { CallerSecretError } from '../../lib/auth/caller-auth.ts';
-import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
-import { clusterSources } from '../shared/cluster.ts';
+import { callerSecretSource } from '../../lib/auth/caller-config.ts';
+import { renderWebhookConfigurations } from '../../lib/manifests/webhook-configurations.ts';
+import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { clusterSources, ENV_KUBECONFIG, ENV_KUBECONFIG_CONTENT, ENV_KUBECONFIG_SECRET_ARN } from '../shared/cluster.ts';
 import { admissionRuntime, loadCallerSecrets, warnIfInsecure } from '../shared/compose.ts';
 import { buildApp } from './app.ts';
-import { OptionsError, parseServerOptions, SERVER_USAGE } from './options.ts';
+import { startLocalStack } from './local-stack.ts';
+import { OptionsError, parseServerOptions, SERVER_USAGE, type ServerOptions } from './options.ts';
 import { CA_FILE, ensureServingTls } from './tls.ts';
 
 const SECRET_FILE = 'webhook-secret';
 const logger = jsonLogger({ function: 'server' });
+const say = (text: string) => process.stderr.write(`${text}\n`);
 
 /** The local server's caller secret: configured, or generated once and kept beside the certificate. */
 async function localSecretEnv(tlsDir: string, env: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv> {
@@ -39,25 +48,46 @@ async function localSecretEnv(tlsDir: string, env: NodeJS.ProcessEnv): Promise<N
   return { ...env, WEBHOOK_SECRET: secret };
 }
 
-async function main(): Promise<void> {
-  const options = parseServerOptions(process.argv.slice(2), { tlsDir: resolve('.cache/local-server') });
-  const env = await localSecretEnv(options.tlsDir, {
-    ...process.env,
-    ...(options.kubeconfig !== undefined ? { KUBECONFIG: options.kubeconfig, KUBECONFIG_CONTENT: '', KUBECONFIG_SECRET_ARN: '' } : {}),
+function clusterConfigured(env: NodeJS.ProcessEnv): boolean {
+  return [ENV_KUBECONFIG, ENV_KUBECONFIG_CONTENT, ENV_KUBECONFIG_SECRET_ARN].some((k) => (env[k] ?? '') !== '');
+}
+
+/** Stops `stop` on SIGINT/SIGTERM; a second signal exits at once. */
+function onShutdown(stop: () => Promise<void>): void {
+  let closing = false;
+  const handler = (signal: string) => {
+    if (closing) process.exit(1);
+    closing = true;
+    logger.info('shutting down', { signal });
+    stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error('shutdown failed', { error: (error as Error).message });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => {
+    handler('SIGINT');
   });
+  process.on('SIGTERM', () => {
+    handler('SIGTERM');
+  });
+}
+
+/** Serves a cluster the user already has. */
+async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv): Promise<void> {
+  const env = await localSecretEnv(options.tlsDir, baseEnv);
   const secrets = await loadCallerSecrets(env);
   warnIfInsecure(secrets, logger);
   const sources = await clusterSources(env, logger);
   const runtimes = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, secrets, sources, jsonLogger({ function: fn }))]));
-
-  const tls =
-    options.tlsCert !== undefined && options.tlsKey !== undefined
-      ? { cert: await readFile(options.tlsCert, 'utf8'), key: await readFile(options.tlsKey, 'utf8'), caPath: undefined }
-      : await ensureServingTls(options.tlsDir).then((t) => ({ cert: t.certPem, key: t.keyPem, caPath: join(options.tlsDir, CA_FILE) }));
-
+  const generated = options.tlsCert === undefined ? await ensureServingTls(options.tlsDir) : undefined;
+  const cert = generated?.certPem ?? (await readFile(options.tlsCert ?? '', 'utf8'));
+  const key = generated?.keyPem ?? (await readFile(options.tlsKey ?? '', 'utf8'));
   const app = buildApp({
     runtimes,
-    https: { cert: tls.cert, key: tls.key },
+    https: { cert, key },
     readiness: async () => {
       try {
         await sources.sidecarSets.list(AbortSignal.timeout(5000));
@@ -71,36 +101,50 @@ async function main(): Promise<void> {
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   const secretPath = secrets === 'insecure' ? '' : `/${secrets.current}`;
-  logger.info('serving', {
-    cluster: sources.server,
-    urls: Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, `https://127.0.0.1:${port}/${fn}${secretPath}`])),
-    ...(tls.caPath !== undefined ? { caBundleFile: tls.caPath } : {}),
-  });
+  const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:${port}/${fn}${secretPath}` }])) as Record<AdmissionFunctionName, { url: string }>;
+  logger.info('serving', { cluster: sources.server, port });
+  if (generated !== undefined) {
+    const webhooksFile = join(options.tlsDir, 'webhooks.yaml');
+    const manifests = renderWebhookConfigurations({ targets, caPem: generated.caPem });
+    await writeFile(webhooksFile, manifests.map((m) => stringify(m)).join('---\n'), { mode: 0o600 });
+    say(`\nServing ${sources.server} on https://127.0.0.1:${port} (CA: ${join(options.tlsDir, CA_FILE)}).`);
+    say(`Install the CRD, the RBAC and the webhook configurations in that cluster:\n`);
+    say(`  kubectl apply -f infra/k8s/crd.yaml -f infra/k8s/rbac.yaml -f ${webhooksFile}\n`);
+    say('The API server must reach 127.0.0.1 on this machine. Press Ctrl-C to stop.');
+  }
+  onShutdown(() => app.close());
+}
 
-  let closing = false;
-  const shutdown = (signal: string) => {
-    if (closing) process.exit(1);
-    closing = true;
-    logger.info('shutting down', { signal });
-    // close() stops accepting and waits for requests in flight.
-    app.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error('shutdown failed', { error: (error as Error).message });
-        process.exit(1);
-      },
-    );
+/** Starts an embedded cluster with everything installed. */
+async function serveEmbedded(options: ServerOptions): Promise<void> {
+  say('No cluster configured: starting an embedded one (etcd and kube-apiserver; the first start builds them from Go modules, which takes minutes).');
+  const stack = await startLocalStack({ port: options.port, echo: (line) => process.stdout.write(`${line}\n`) });
+  const dir = resolve('.cache/local-cluster');
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const kubeconfig = join(dir, 'kubeconfig');
+  await writeFile(kubeconfig, stack.cp.kubeconfig('admin'), { mode: 0o600 });
+  say(`\nThe embedded cluster is ready at ${stack.cp.url}, its webhooks served on ${stack.serverUrl}.`);
+  say(`Use it with:\n`);
+  say(`  kubectl --kubeconfig ${kubeconfig} apply -f examples/sidecarset.yaml`);
+  say(`  kubectl --kubeconfig ${kubeconfig} apply -f examples/pod.yaml`);
+  say(`  kubectl --kubeconfig ${kubeconfig} get pod web -o yaml`);
+  say(`  kubectl --kubeconfig ${kubeconfig} get sidecarsets\n`);
+  say('Press Ctrl-C to stop; the cluster and its data are removed.');
+  onShutdown(() => stack.stop());
+}
+
+async function main(): Promise<void> {
+  const options = parseServerOptions(process.argv.slice(2), { tlsDir: resolve('.cache/local-server') });
+  const env = {
+    ...process.env,
+    ...(options.kubeconfig !== undefined ? { KUBECONFIG: options.kubeconfig, KUBECONFIG_CONTENT: '', KUBECONFIG_SECRET_ARN: '' } : {}),
   };
-  process.once('SIGINT', () => {
-    shutdown('SIGINT');
-  });
-  process.once('SIGTERM', () => {
-    shutdown('SIGTERM');
-  });
+  if (clusterConfigured(env)) await serveCluster(options, env);
+  else await serveEmbedded(options);
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof OptionsError) process.stderr.write(`${error.message}\n${SERVER_USAGE}\n`);
-  else process.stderr.write(`server: ${(error as Error).message}\n`);
+  if (error instanceof OptionsError) say(`${error.message}\n${SERVER_USAGE}`);
+  else say(`server: ${(error as Error).message}`);
   process.exitCode = 2;
 });

@@ -17,7 +17,7 @@ import { bundleFunctions, type BundleInfo } from '../../scripts/bundle.ts';
 import { describeWithControlPlane } from '../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../control-plane/build.ts';
 import { startControlPlane, type ControlPlane } from '../control-plane/harness.ts';
-import { crdPath, waitForCrd } from './local-stack.ts';
+import { crdPath, waitForCrd } from '../../functions/server/local-stack.ts';
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // Inside the project so the bundles resolve the AWS SDK the way Lambda's runtime provides it.

@@ -9,7 +9,7 @@ import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { describeWithControlPlane } from '../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../control-plane/build.ts';
-import { startLocalStack, type LocalStack } from './local-stack.ts';
+import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
 
 const SETS = '/apis/apps.kruise.io/v1alpha1/sidecarsets';
 let stack: LocalStack;
@@ -49,7 +49,9 @@ async function create(path: string, body: unknown): Promise<{ status: number; ob
 describeWithControlPlane('the SidecarSet workflow on a real API server', () => {
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
-    stack = await startLocalStack();
+    // No list cache: each step sees the previous one at once (the 2 s default
+    // lifetime is covered by the source's own tests).
+    stack = await startLocalStack({ cacheTtlMs: 0 });
     for (const ns of ['shop', 'quiet']) {
       const labels = ns === 'quiet' ? { 'sidecarset.kruise.io/injection': 'disabled' } : {};
       const res = await stack.cp.request('admin', 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } });

@@ -1,8 +1,10 @@
 /**
- * A real cluster with this project installed, for end-to-end tests: the
- * control plane, the project's CRD and RBAC, the fastify webhook server
- * (HTTPS on 127.0.0.1, the functions reading the cluster as the
- * least-privilege identity) and the webhook configurations pointing at it.
+ * A real cluster with this project installed, for `npm start` without a
+ * cluster, `npm run demo` and the end-to-end tests: the control plane built
+ * from Go modules (test/control-plane), the project's CRD and RBAC, the
+ * fastify webhook server (HTTPS on 127.0.0.1, the functions reading the
+ * cluster as the least-privilege identity) and the webhook configurations
+ * pointing at it.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -14,13 +16,14 @@ import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { renderWebhookConfigurations } from '../../lib/manifests/webhook-configurations.ts';
 import type { Logger } from '../../lib/ports.ts';
 import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
-import { buildApp } from '../../functions/server/app.ts';
-import { clusterSources } from '../../functions/shared/cluster.ts';
-import { admissionRuntime } from '../../functions/shared/compose.ts';
-import { ensureServingTls } from '../../functions/server/tls.ts';
-import { startControlPlane, type ControlPlane } from '../control-plane/harness.ts';
+import { startControlPlane, type ControlPlane } from '../../test/control-plane/harness.ts';
+import { clusterSources } from '../shared/cluster.ts';
+import { admissionRuntime } from '../shared/compose.ts';
+import { buildApp } from './app.ts';
+import { ensureServingTls } from './tls.ts';
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
 export const crdPath = join(projectRoot, 'infra', 'k8s', 'crd.yaml');
 
 export interface LocalStack {
@@ -48,7 +51,17 @@ export async function waitForCrd(cp: ControlPlane, name: string, timeoutMs = 30_
   }
 }
 
-export async function startLocalStack(options: { podFailurePolicy?: 'Fail' | 'Ignore' } = {}): Promise<LocalStack> {
+export interface LocalStackOptions {
+  podFailurePolicy?: 'Fail' | 'Ignore';
+  /** Lifetime of the SidecarSet list cache; tests use 0 so each step sees the last at once. */
+  cacheTtlMs?: number;
+  /** Also write each log line here (the server's stdout, for `npm start`). */
+  echo?: (line: string) => void;
+  /** The webhook server's port on 127.0.0.1; 0 (the default) picks a free one. */
+  port?: number;
+}
+
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const cp = await startControlPlane();
   const tlsDir = await mkdtemp(join(tmpdir(), 'sidecarset-tls-'));
   const logs: string[] = [];
@@ -59,16 +72,18 @@ export async function startLocalStack(options: { podFailurePolicy?: 'Fail' | 'Ig
     const secret = randomBytes(32).toString('base64url');
     const sink = (line: string) => {
       logs.push(line);
+      options.echo?.(line);
     };
     const logger: Logger = jsonLogger({ function: 'server' }, sink);
-    // No list cache: each step sees the previous one at once (the 2 s default
-    // lifetime is covered by the source's own tests).
-    const sources = await clusterSources({ KUBECONFIG_CONTENT: cp.kubeconfig('functions'), SIDECARSET_CACHE_TTL_MS: '0' }, logger);
+    const sources = await clusterSources(
+      { KUBECONFIG_CONTENT: cp.kubeconfig('functions'), ...(options.cacheTtlMs !== undefined ? { SIDECARSET_CACHE_TTL_MS: String(options.cacheTtlMs) } : {}) },
+      logger,
+    );
     const runtimes = Object.fromEntries(
       ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, { current: secret }, sources, jsonLogger({ function: fn }, sink))]),
     );
     const app = buildApp({ runtimes, https: { cert: tls.certPem, key: tls.keyPem }, readiness: () => Promise.resolve({ ready: true, message: '' }) });
-    await app.listen({ host: '127.0.0.1', port: 0 });
+    await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
     const address = app.server.address();
     if (address === null || typeof address !== 'object') throw new Error('server has no address');
     const serverUrl = `https://127.0.0.1:${address.port}`;
