@@ -123,6 +123,7 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const kubeconfig = join(dir, 'kubeconfig');
   await writeFile(kubeconfig, stack.cp.kubeconfig('admin'), { mode: 0o600 });
+  logger.info('embedded cluster', { apiServer: stack.cp.url, webhooks: stack.serverUrl, kubeconfig, etcdPid: stack.cp.pids.etcd, apiServerPid: stack.cp.pids.kubeApiserver });
   say(`\nThe embedded cluster is ready at ${stack.cp.url}, its webhooks served on ${stack.serverUrl}.`);
   say(`Use it with:\n`);
   say(`  kubectl --kubeconfig ${kubeconfig} apply -f examples/sidecarset.yaml`);

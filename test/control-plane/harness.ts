@@ -106,8 +106,9 @@ function killAllNow(): void {
 function onSignal(signal: NodeJS.Signals): void {
   killAllNow();
   uninstallExitHooks();
-  // Let the signal do what it would have done without our handler.
-  process.kill(process.pid, signal);
+  // Let the signal do what it would have done without our handler, unless
+  // someone else (npm start's graceful shutdown) handles it and exits.
+  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
 }
 
 let hooksInstalled = false;

@@ -1,0 +1,74 @@
+/**
+ * `npm start` as a user runs it, in a real process. Serving a real cluster is
+ * covered by the end-to-end tests; here, the ways it refuses to start.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SECRET } from '../webhooks/fixtures.ts';
+
+const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+interface Exit {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `npm start -- <args>` with a caller secret set, so that nothing is generated into the project. */
+function npmStart(args: readonly string[]): Promise<Exit> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('npm', ['--silent', 'start', '--', ...args], {
+      cwd: projectRoot,
+      env: { ...process.env, WEBHOOK_SECRET: SECRET, WEBHOOK_SECRET_ARN: '', ALLOW_UNAUTHENTICATED_CALLERS: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('npm start', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sidecarset-main-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('exits non-zero with one line naming a --kubeconfig file that does not exist', async () => {
+    const missing = join(dir, 'no-such-kubeconfig.yaml');
+    const run = await npmStart(['--kubeconfig', missing, '--tls-dir', join(dir, 'tls'), '--port', '0']);
+    expect(run.code).not.toBe(0);
+    expect(run.code).not.toBeNull();
+    const lines = run.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(missing);
+    expect(lines[0]).toMatch(/^server: kubeconfig from file .*: the file cannot be read \(ENOENT/);
+    expect(run.stdout).toBe('');
+    // It stopped before generating a certificate for a server it will not run.
+    await expect(readdir(join(dir, 'tls'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it.each([['--bogus'], ['--port', '8443', '--verbose'], ['--port']])('exits 2 with the usage for %j', async (...args) => {
+    const run = await npmStart(args);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('usage: npm start -- [--port N] [--kubeconfig FILE]');
+    expect(run.stdout).toBe('');
+  });
+
+  it('names the unknown option', async () => {
+    const run = await npmStart(['--bogus']);
+    expect(run.stderr.split('\n')[0]).toBe('unknown option --bogus');
+  });
+});
