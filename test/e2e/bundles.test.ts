@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32, inflateRawSync } from 'node:zlib';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
+import { functionUrlEvent } from '../webhooks/fixtures.ts';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { bundleFunctions, type BundleInfo } from '../../scripts/bundle.ts';
@@ -37,31 +38,6 @@ function invokeBundle(file: string, event: LambdaFunctionURLEvent, env: Record<s
   // The handler's own JSON log lines come first; the result is the last line.
   const lines = result.stdout.trim().split('\n');
   return { code: result.status, stdout: lines.at(-1) ?? '', logs: lines.slice(0, -1).filter((l) => l !== ''), stderr: result.stderr };
-}
-
-function functionUrlEvent(body: unknown, path = `/${secret}`): LambdaFunctionURLEvent {
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: path,
-    rawQueryString: 'timeout=10s',
-    queryStringParameters: { timeout: '10s' },
-    headers: { 'content-type': 'application/json', host: 'abc.lambda-url.eu-west-1.on.aws' },
-    requestContext: {
-      accountId: 'anonymous',
-      apiId: 'abc',
-      domainName: 'abc.lambda-url.eu-west-1.on.aws',
-      domainPrefix: 'abc',
-      http: { method: 'POST', path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'kube-apiserver-admission' },
-      requestId: 'req-1',
-      routeKey: '$default',
-      stage: '$default',
-      time: '30/Nov/2026:12:00:00 +0000',
-      timeEpoch: 1796040000000,
-    },
-    body: Buffer.from(JSON.stringify(body)).toString('base64'),
-    isBase64Encoded: true,
-  };
 }
 
 const podReview = {
@@ -156,7 +132,7 @@ describeWithControlPlane('the Lambda bundles', () => {
         object: { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'dns' }, spec: { selector: { matchLabels: { a: 'b' } }, containers: [{ name: 'dns-f', image: 'dns:1.0' }] } },
       },
     };
-    const r = invokeBundle(bundle('sidecarset-default'), functionUrlEvent(review), { WEBHOOK_SECRET: secret });
+    const r = invokeBundle(bundle('sidecarset-default'), functionUrlEvent({ body: JSON.stringify(review), secret }), { WEBHOOK_SECRET: secret });
     expect(r.code).toBe(0);
     const result = JSON.parse(r.stdout) as { statusCode: number; body: string };
     expect(result.statusCode).toBe(200);
@@ -167,7 +143,7 @@ describeWithControlPlane('the Lambda bundles', () => {
   });
 
   it('pod-inject lists SidecarSets from the real API server as the functions identity and injects', () => {
-    const r = invokeBundle(bundle('pod-inject'), functionUrlEvent(podReview), { WEBHOOK_SECRET: secret, KUBECONFIG_CONTENT: cp.kubeconfig('functions') });
+    const r = invokeBundle(bundle('pod-inject'), functionUrlEvent({ body: JSON.stringify(podReview), secret, requestId: 'req-1' }), { WEBHOOK_SECRET: secret, KUBECONFIG_CONTENT: cp.kubeconfig('functions') });
     expect(r.code).toBe(0);
     const result = JSON.parse(r.stdout) as { statusCode: number; body: string };
     expect(result.statusCode).toBe(200);
@@ -179,19 +155,19 @@ describeWithControlPlane('the Lambda bundles', () => {
   });
 
   it('pod-inject answers a stranger 404', () => {
-    const r = invokeBundle(bundle('pod-inject'), functionUrlEvent(podReview, '/not-the-secret'), { WEBHOOK_SECRET: secret, KUBECONFIG_CONTENT: cp.kubeconfig('functions') });
+    const r = invokeBundle(bundle('pod-inject'), functionUrlEvent({ body: JSON.stringify(podReview), path: '/not-the-secret' }), { WEBHOOK_SECRET: secret, KUBECONFIG_CONTENT: cp.kubeconfig('functions') });
     expect(JSON.parse(r.stdout)).toMatchObject({ statusCode: 404, body: '{"message":"Not Found"}' });
   });
 
   it('sidecarset-validate refuses to start without cluster credentials', () => {
-    const r = invokeBundle(bundle('sidecarset-validate'), functionUrlEvent(podReview), { WEBHOOK_SECRET: secret });
+    const r = invokeBundle(bundle('sidecarset-validate'), functionUrlEvent({ body: JSON.stringify(podReview), secret }), { WEBHOOK_SECRET: secret });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('no cluster credentials');
   });
 
   it('every bundle refuses to start without a caller secret', () => {
     for (const fn of ['sidecarset-default', 'pod-inject']) {
-      const r = invokeBundle(bundle(fn), functionUrlEvent(podReview), { KUBECONFIG_CONTENT: cp.kubeconfig('functions') });
+      const r = invokeBundle(bundle(fn), functionUrlEvent({ body: JSON.stringify(podReview), secret }), { KUBECONFIG_CONTENT: cp.kubeconfig('functions') });
       expect(r.code).not.toBe(0);
       expect(r.stderr).toContain('no caller secret is configured');
     }

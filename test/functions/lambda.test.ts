@@ -5,7 +5,7 @@
  * servers on 127.0.0.1 speaking their real protocols.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
+import type { LambdaFunctionURLResult } from 'aws-lambda';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { stringify } from 'yaml';
@@ -19,62 +19,7 @@ import { admissionLambda } from '../../functions/shared/admission-lambda.ts';
 import { clusterSources } from '../../functions/shared/cluster.ts';
 import { ConfigurationError } from '../../functions/shared/compose.ts';
 import { sidecarSet } from '../sidecarset/fixtures.ts';
-import { appPod, capturingLogger, podReview, PREVIOUS_SECRET, SECRET, sidecarSetReview, STRANGER_SECRET, userSidecarSet } from '../webhooks/fixtures.ts';
-
-const HOST = 'abcdefghijklmnopqrstuvwxyz234567.lambda-url.eu-west-1.on.aws';
-
-interface EventOptions {
-  body?: string;
-  base64?: boolean;
-  path?: string;
-  method?: string;
-  headers?: Record<string, string>;
-  query?: string;
-  requestId?: string;
-}
-
-/** A Function URL event as Lambda delivers the API server's call: payload 2.0, lower-case headers. */
-function functionUrlEvent(options: EventOptions = {}): LambdaFunctionURLEvent {
-  const text = options.body ?? '';
-  const body = options.base64 === false ? text : Buffer.from(text, 'utf8').toString('base64');
-  const query = options.query ?? 'timeout=10s';
-  const path = options.path ?? `/${SECRET}`;
-  const method = options.method ?? 'POST';
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: path,
-    rawQueryString: query,
-    headers: {
-      'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(text)),
-      accept: 'application/json, */*',
-      'accept-encoding': 'gzip',
-      host: HOST,
-      'user-agent': 'kube-apiserver-admission',
-      'x-amzn-trace-id': 'Root=1-6752b0c0-0123456789abcdef01234567',
-      'x-forwarded-for': '203.0.113.7',
-      'x-forwarded-port': '443',
-      'x-forwarded-proto': 'https',
-      ...options.headers,
-    },
-    ...(query === '' ? {} : { queryStringParameters: Object.fromEntries(new URLSearchParams(query)) }),
-    requestContext: {
-      accountId: 'anonymous',
-      apiId: 'abcdefghijklmnopqrstuvwxyz234567',
-      domainName: HOST,
-      domainPrefix: 'abcdefghijklmnopqrstuvwxyz234567',
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'kube-apiserver-admission' },
-      requestId: options.requestId ?? 'c1b6d3a0-6f0e-4b4e-9a53-3f4b9f0d2a11',
-      routeKey: '$default',
-      stage: '$default',
-      time: '30/Nov/2026:12:00:00 +0000',
-      timeEpoch: 1_796_040_000_000,
-    },
-    ...(options.method === 'GET' && text === '' ? {} : { body }),
-    isBase64Encoded: options.base64 !== false,
-  };
-}
+import { appPod, capturingLogger, functionUrlEvent, podReview, PREVIOUS_SECRET, SECRET, sidecarSetReview, STRANGER_SECRET, userSidecarSet } from '../webhooks/fixtures.ts';
 
 /** A Function URL result is a structured object here, never Lambda's bare-string shorthand. */
 function structured(result: LambdaFunctionURLResult) {

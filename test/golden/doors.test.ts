@@ -13,7 +13,6 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import type { FastifyInstance } from 'fastify';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
@@ -27,6 +26,7 @@ import { buildApp } from '../../functions/server/app.ts';
 import { ensureServingTls } from '../../functions/server/tls.ts';
 import { admissionLambda, type FunctionUrlHandler } from '../../functions/shared/admission-lambda.ts';
 import { admissionRuntime } from '../../functions/shared/compose.ts';
+import { functionUrlEvent } from '../webhooks/fixtures.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const NOW = new Date('2026-11-30T12:00:00Z');
@@ -85,31 +85,13 @@ function loadCases(): Case[] {
 const cases = loadCases();
 const sourcesOf = (c: Case) => ({ sidecarSets: memorySidecarSetSource(c.sets), namespaces: memoryNamespaceSource(c.namespaces), server: 'memory' });
 
-function functionUrlEvent(body: string): LambdaFunctionURLEvent {
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: `/${secret}`,
-    rawQueryString: 'timeout=10s',
-    queryStringParameters: { timeout: '10s' },
-    headers: { 'content-type': 'application/json' },
-    requestContext: {
-      accountId: 'anonymous', apiId: 'id', domainName: 'id.lambda-url.eu-west-1.on.aws', domainPrefix: 'id',
-      http: { method: 'POST', path: `/${secret}`, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'kube-apiserver-admission' },
-      requestId: 'r', routeKey: '$default', stage: '$default', time: '', timeEpoch: 0,
-    },
-    body: Buffer.from(body).toString('base64'),
-    isBase64Encoded: true,
-  };
-}
-
 async function viaLambda(c: Case): Promise<unknown> {
   const handler: FunctionUrlHandler = await admissionLambda(c.fn, {
     env: { WEBHOOK_SECRET: secret },
     overrides: { clock, logger: silent },
     cluster: () => Promise.resolve(sourcesOf(c)),
   });
-  const result = await handler(functionUrlEvent(JSON.stringify(c.review)));
+  const result = await handler(functionUrlEvent({ body: JSON.stringify(c.review), secret }));
   expect(result.statusCode).toBe(200);
   return JSON.parse(result.body ?? '');
 }

@@ -1,0 +1,302 @@
+/**
+ * The AWS stack as CloudFormation sees it, synthesized offline from the
+ * project's own bundles with the feature flags of cdk.json.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Token, type CfnElement } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { randomInt } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createApp } from '../../infra/aws/app.ts';
+import { distBundles, MissingBundleError, type BundleDirectories } from '../../infra/aws/bundles.ts';
+import { ENV_KUBECONFIG_SECRET_ARN, FUNCTION_SPECS, STACK_FUNCTIONS, type StackFunctionName } from '../../infra/aws/functions.ts';
+import { OUTPUT_KEYS, WEBHOOK_SECRET_LENGTH, type SidecarSetStack } from '../../infra/aws/stack.ts';
+import { parseSecretValue } from '../../lib/auth/caller-auth.ts';
+import { ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
+import { projectBundles, projectRoot } from './bundles.ts';
+
+const scratch = join(projectRoot, '.cache', `infra-stack-test-${process.pid}`);
+let bundles: BundleDirectories;
+let outdirs = 0;
+
+const ADMISSION = STACK_FUNCTIONS.filter((fn) => FUNCTION_SPECS[fn].trigger === 'function-url');
+const CLUSTER_READERS = STACK_FUNCTIONS.filter((fn) => FUNCTION_SPECS[fn].readsCluster);
+const WEBHOOK_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:sidecarset/webhook-AbCdEf';
+const KUBECONFIG_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:sidecarset/kubeconfig-GhIjKl';
+const TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:sidecarset-alarms';
+
+interface Synth {
+  stack: SidecarSetStack;
+  template: Template;
+  /** Logical ID of a function's AWS::Lambda::Function. */
+  fnId: (fn: StackFunctionName) => string;
+  /** Properties of a function's AWS::Lambda::Function. */
+  props: (fn: StackFunctionName) => Record<string, any>;
+}
+
+async function synth(context: Record<string, unknown> = {}): Promise<Synth> {
+  const { stack } = await createApp({ context, bundles, outdir: join(scratch, `out-${++outdirs}`) });
+  const template = Template.fromStack(stack);
+  const resources = template.toJSON().Resources as Record<string, { Properties: Record<string, any> }>;
+  const fnId = (fn: StackFunctionName) => stack.getLogicalId(stack.functions[fn].node.defaultChild as CfnElement);
+  return { stack, template, fnId, props: (fn) => resources[fnId(fn)]!.Properties };
+}
+
+const ref = (s: Synth, id: string) => ({ Ref: s.stack.getLogicalId(s.stack.node.findChild(id).node.defaultChild as CfnElement) });
+
+/** Every statement of the IAM policies attached to a function's role. */
+function roleStatements(s: Synth, fn: StackFunctionName): Record<string, any>[] {
+  const roleId = s.props(fn).Role['Fn::GetAtt'][0] as string;
+  const policies = Object.values(s.template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } }));
+  return policies.flatMap((p) => p.Properties.PolicyDocument.Statement as Record<string, any>[]);
+}
+
+const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : [v]);
+
+let defaults: Synth;
+
+beforeAll(async () => {
+  bundles = await projectBundles(join(scratch, 'bundles'));
+  defaults = await synth();
+}, 120_000);
+
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe('functions', () => {
+  it('deploys the four functions on nodejs22.x and arm64 with handler index.handler', () => {
+    defaults.template.resourceCountIs('AWS::Lambda::Function', 4);
+    for (const fn of STACK_FUNCTIONS) {
+      expect(defaults.props(fn)).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler' });
+    }
+  });
+
+  it('gives the admission functions a 10 s timeout and status-sync 5 minutes, each configurable', async () => {
+    for (const fn of ADMISSION) expect(defaults.props(fn)).toMatchObject({ Timeout: 10, MemorySize: 512 });
+    expect(defaults.props('status-sync')).toMatchObject({ Timeout: 300, MemorySize: 512 });
+    const s = await synth({ admissionTimeoutSeconds: '20', admissionMemoryMb: 1024, statusSyncTimeoutSeconds: '600', statusSyncMemoryMb: '256' });
+    for (const fn of ADMISSION) expect(s.props(fn)).toMatchObject({ Timeout: 20, MemorySize: 1024 });
+    expect(s.props('status-sync')).toMatchObject({ Timeout: 600, MemorySize: 256 });
+  });
+
+  it('caps concurrency: 20 per admission function and 1 reconciler by default, configurable or off', async () => {
+    for (const fn of ADMISSION) expect(defaults.props(fn).ReservedConcurrentExecutions).toBe(20);
+    expect(defaults.props('status-sync').ReservedConcurrentExecutions).toBe(1);
+    const s = await synth({ admissionReservedConcurrency: '5', statusSyncReservedConcurrency: 'none' });
+    for (const fn of ADMISSION) expect(s.props(fn).ReservedConcurrentExecutions).toBe(5);
+    expect(s.props('status-sync')).not.toHaveProperty('ReservedConcurrentExecutions');
+  });
+
+  it('names the secrets each function reads in its environment, and only those', () => {
+    for (const fn of STACK_FUNCTIONS) {
+      const env = (defaults.props(fn).Environment?.Variables ?? {}) as Record<string, unknown>;
+      const spec = FUNCTION_SPECS[fn];
+      expect(env[ENV_SECRET_ARN]).toEqual(spec.readsWebhookSecret ? ref(defaults, 'WebhookSecret') : undefined);
+      expect(env[ENV_KUBECONFIG_SECRET_ARN]).toEqual(spec.readsCluster ? ref(defaults, 'KubeconfigSecret') : undefined);
+      expect(Object.keys(env).sort()).toEqual([...(spec.readsWebhookSecret ? [ENV_SECRET_ARN] : []), ...(spec.readsCluster ? [ENV_KUBECONFIG_SECRET_ARN] : [])].sort());
+    }
+  });
+
+  it('passes Kubernetes client settings to the functions that read the cluster', async () => {
+    const s = await synth({ kubeApiTimeoutMs: '3000', sidecarSetCacheTtlMs: 500, sidecarSetCacheMaxStalenessMs: '0' });
+    for (const fn of STACK_FUNCTIONS) {
+      const env = (s.props(fn).Environment?.Variables ?? {}) as Record<string, unknown>;
+      const expected = FUNCTION_SPECS[fn].readsCluster
+        ? { KUBE_API_TIMEOUT_MS: '3000', SIDECARSET_CACHE_TTL_MS: '500', SIDECARSET_CACHE_MAX_STALENESS_MS: '0' }
+        : {};
+      for (const variable of ['KUBE_API_TIMEOUT_MS', 'SIDECARSET_CACHE_TTL_MS', 'SIDECARSET_CACHE_MAX_STALENESS_MS'] as const) {
+        expect(env[variable]).toBe(expected[variable as keyof typeof expected]);
+      }
+    }
+  });
+
+  it('stops synth with the functions whose bundle is missing', async () => {
+    const missing = { ...bundles, 'status-sync': join(scratch, 'no-such-bundle') };
+    const error = await createApp({ bundles: missing, outdir: join(scratch, 'out-missing') }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MissingBundleError);
+    expect((error as MissingBundleError).functions).toEqual(['status-sync']);
+    expect((error as Error).message).toMatch(/no bundle for status-sync .*no-such-bundle\/index\.mjs.*npm run build/);
+  });
+
+  it('uses the bundles under dist/ unless told otherwise', () => {
+    expect(distBundles('/x')).toEqual({
+      'sidecarset-default': '/x/sidecarset-default',
+      'sidecarset-validate': '/x/sidecarset-validate',
+      'pod-inject': '/x/pod-inject',
+      'status-sync': '/x/status-sync',
+    });
+  });
+});
+
+describe('Function URLs and schedule', () => {
+  it('gives each admission function a Function URL with auth type NONE, and status-sync none', () => {
+    const urls = Object.values(defaults.template.findResources('AWS::Lambda::Url'));
+    expect(urls).toHaveLength(3);
+    for (const url of urls) expect(url.Properties.AuthType).toBe('NONE');
+    const targets = urls.map((u) => u.Properties.TargetFunctionArn['Fn::GetAtt'][0] as string).sort();
+    expect(targets).toEqual(ADMISSION.map(defaults.fnId).sort());
+  });
+
+  it('lets anyone invoke the admission functions through their URL only', () => {
+    for (const fn of ADMISSION) {
+      defaults.template.hasResourceProperties('AWS::Lambda::Permission', {
+        FunctionName: { 'Fn::GetAtt': [defaults.fnId(fn), 'Arn'] },
+        Action: 'lambda:InvokeFunctionUrl',
+        Principal: '*',
+        FunctionUrlAuthType: 'NONE',
+      });
+      defaults.template.hasResourceProperties('AWS::Lambda::Permission', {
+        FunctionName: { 'Fn::GetAtt': [defaults.fnId(fn), 'Arn'] },
+        Action: 'lambda:InvokeFunction',
+        Principal: '*',
+        InvokedViaFunctionUrl: true,
+      });
+    }
+    const statusSyncPermissions = defaults.template.findResources('AWS::Lambda::Permission', {
+      Properties: { FunctionName: { 'Fn::GetAtt': [defaults.fnId('status-sync'), 'Arn'] } },
+    });
+    expect(Object.values(statusSyncPermissions).map((p) => p.Properties.Principal)).toEqual(['events.amazonaws.com']);
+  });
+
+  it('runs status-sync every minute by default, and drops ticks rather than retrying them', () => {
+    defaults.template.resourceCountIs('AWS::Events::Rule', 1);
+    defaults.template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [defaults.fnId('status-sync'), 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 } })],
+    });
+    defaults.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: defaults.fnId('status-sync') },
+      MaximumRetryAttempts: 0,
+      MaximumEventAgeInSeconds: 60,
+    });
+  });
+
+  it('runs status-sync at the configured rate', async () => {
+    const s = await synth({ statusSyncRateMinutes: '5' });
+    s.template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)' });
+    s.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumEventAgeInSeconds: 300 });
+  });
+});
+
+describe('secrets and IAM', () => {
+  it('generates a webhook secret the functions accept: {"current": <64 letters and digits>}', () => {
+    defaults.template.resourceCountIs('AWS::SecretsManager::Secret', 2);
+    defaults.template.hasResourceProperties('AWS::SecretsManager::Secret', {
+      GenerateSecretString: { SecretStringTemplate: '{}', GenerateStringKey: 'current', PasswordLength: WEBHOOK_SECRET_LENGTH, ExcludePunctuation: true, IncludeSpace: false },
+    });
+    // What Secrets Manager can generate with those settings: any string of that length over letters and digits.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+    const generated = Array.from({ length: WEBHOOK_SECRET_LENGTH }, () => alphabet[randomInt(alphabet.length)]).join('');
+    expect(parseSecretValue(JSON.stringify({ current: generated }), 'generated secret')).toEqual({ current: generated });
+  });
+
+  it('creates the kubeconfig secret with a placeholder that a cold start reports as not a kubeconfig', () => {
+    defaults.template.hasResourceProperties('AWS::SecretsManager::Secret', { SecretString: Match.stringLikeRegexp('^PLACEHOLDER\\. Replace this value with the kubeconfig') });
+  });
+
+  it('grants each function secretsmanager:GetSecretValue on its own secrets only', () => {
+    for (const fn of STACK_FUNCTIONS) {
+      const spec = FUNCTION_SPECS[fn];
+      const statements = roleStatements(defaults, fn).filter((st) => asList(st.Action).some((a) => String(a).startsWith('secretsmanager:')));
+      expect(statements.flatMap((st) => asList(st.Action))).toEqual(statements.map(() => 'secretsmanager:GetSecretValue'));
+      const expected = [...(spec.readsWebhookSecret ? [ref(defaults, 'WebhookSecret')] : []), ...(spec.readsCluster ? [ref(defaults, 'KubeconfigSecret')] : [])];
+      const granted = statements.flatMap((st) => asList(st.Resource));
+      expect(granted).toHaveLength(expected.length);
+      expect(granted).toEqual(expect.arrayContaining(expected));
+    }
+  });
+
+  it('gives each role its log group and its secrets, nothing else: no wildcard resource, no managed policy', () => {
+    for (const fn of STACK_FUNCTIONS) {
+      const statements = roleStatements(defaults, fn);
+      const logGroupArn = { 'Fn::GetAtt': [defaults.props(fn).LoggingConfig.LogGroup.Ref, 'Arn'] };
+      for (const st of statements) {
+        expect(st.Effect).toBe('Allow');
+        for (const resource of asList(st.Resource)) expect(JSON.stringify(resource)).not.toMatch(/"\*"|^"\*/);
+        for (const action of asList(st.Action)) expect(String(action)).not.toContain('*');
+      }
+      const logs = statements.filter((st) => asList(st.Action).some((a) => String(a).startsWith('logs:')));
+      expect(logs).toEqual([{ Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: logGroupArn }]);
+      expect(statements.every((st) => asList(st.Action).every((a) => /^(logs|secretsmanager):/.test(String(a))))).toBe(true);
+    }
+    for (const role of Object.values(defaults.template.findResources('AWS::IAM::Role'))) {
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+      expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
+        { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } },
+      ]);
+    }
+  });
+
+  it('imports secrets by ARN instead of creating them, and grants exactly those ARNs', async () => {
+    const s = await synth({ webhookSecretArn: WEBHOOK_SECRET_ARN, kubeconfigSecretArn: KUBECONFIG_SECRET_ARN });
+    s.template.resourceCountIs('AWS::SecretsManager::Secret', 0);
+    expect(s.props('pod-inject').Environment.Variables).toEqual({ [ENV_SECRET_ARN]: WEBHOOK_SECRET_ARN, [ENV_KUBECONFIG_SECRET_ARN]: KUBECONFIG_SECRET_ARN });
+    const granted = roleStatements(s, 'pod-inject')
+      .filter((st) => asList(st.Action).includes('secretsmanager:GetSecretValue'))
+      .flatMap((st) => asList(st.Resource));
+    expect(granted.sort()).toEqual([KUBECONFIG_SECRET_ARN, WEBHOOK_SECRET_ARN]);
+    s.template.hasOutput(OUTPUT_KEYS.webhookSecretArn, { Value: WEBHOOK_SECRET_ARN });
+  });
+});
+
+describe('operations', () => {
+  it('writes each function to its own log group kept 30 days by default', async () => {
+    const groups = defaults.template.findResources('AWS::Logs::LogGroup');
+    expect(Object.values(groups).map((g) => g.Properties.RetentionInDays)).toEqual([30, 30, 30, 30]);
+    expect(STACK_FUNCTIONS.map((fn) => defaults.props(fn).LoggingConfig.LogGroup.Ref as string).sort()).toEqual(Object.keys(groups).sort());
+    const s = await synth({ logRetentionDays: '7' });
+    expect(Object.values(s.template.findResources('AWS::Logs::LogGroup')).map((g) => g.Properties.RetentionInDays)).toEqual([7, 7, 7, 7]);
+  });
+
+  it('alarms on Errors and Throttles of every function', () => {
+    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 8);
+    for (const fn of STACK_FUNCTIONS) {
+      for (const metric of ['Errors', 'Throttles']) {
+        defaults.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+          Namespace: 'AWS/Lambda',
+          MetricName: metric,
+          Dimensions: [{ Name: 'FunctionName', Value: { Ref: defaults.fnId(fn) } }],
+          Statistic: 'Sum',
+          Period: 300,
+          Threshold: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+          TreatMissingData: 'notBreaching',
+          AlarmActions: Match.absent(),
+        });
+      }
+    }
+  });
+
+  it('notifies the configured SNS topic when an alarm fires and clears', async () => {
+    const s = await synth({ alarmTopicArn: TOPIC_ARN });
+    const alarms = Object.values(s.template.findResources('AWS::CloudWatch::Alarm'));
+    expect(alarms).toHaveLength(8);
+    for (const alarm of alarms) expect(alarm.Properties).toMatchObject({ AlarmActions: [TOPIC_ARN], OKActions: [TOPIC_ARN] });
+  });
+
+  it('outputs the Function URLs, the secret ARNs and the roles to map in the cluster', () => {
+    for (const fn of ADMISSION) {
+      const key = OUTPUT_KEYS.functionUrl(FUNCTION_SPECS[fn]);
+      // The manifests renderer finds a URL by the function name in the output key.
+      expect(key.toLowerCase()).toContain(fn.replace(/-/g, ''));
+      defaults.template.hasOutput(key, { Value: { 'Fn::GetAtt': [Match.anyValue(), 'FunctionUrl'] } });
+    }
+    for (const fn of CLUSTER_READERS) {
+      defaults.template.hasOutput(OUTPUT_KEYS.roleArn(FUNCTION_SPECS[fn]), { Value: defaults.props(fn).Role });
+    }
+    defaults.template.hasOutput(OUTPUT_KEYS.webhookSecretArn, { Value: ref(defaults, 'WebhookSecret') });
+    defaults.template.hasOutput(OUTPUT_KEYS.kubeconfigSecretArn, { Value: ref(defaults, 'KubeconfigSecret') });
+    expect(Object.keys(defaults.template.toJSON().Outputs as object)).toHaveLength(ADMISSION.length + CLUSTER_READERS.length + 2);
+  });
+
+  it('is environment-agnostic and synthesizes without warnings', () => {
+    // Deployed wherever the credentials point: synth looked nothing up.
+    expect(Token.isUnresolved(defaults.stack.account) && Token.isUnresolved(defaults.stack.region)).toBe(true);
+    expect(defaults.stack.stackName).toBe('ServerlessSidecarSet');
+    Annotations.fromStack(defaults.stack).hasNoError('*', Match.anyValue());
+    Annotations.fromStack(defaults.stack).hasNoWarning('*', Match.anyValue());
+  });
+});
