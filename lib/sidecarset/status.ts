@@ -11,6 +11,8 @@ import { ANNOTATION_HASH, ANNOTATION_INJECTED_LIST, type SidecarSet, type Sideca
 
 /** What status needs to know about one pod. */
 export interface PodSummary {
+  /** For reports naming pods; not used in counting. */
+  name: string;
   namespace: string;
   labels: Readonly<Record<string, string>>;
   /** Terminal (Succeeded/Failed) or being deleted. */
@@ -35,6 +37,7 @@ export function summarizePod(pod: Pod): PodSummary {
   );
   const deleting = metadata.deletionTimestamp !== undefined && metadata.deletionTimestamp !== null;
   return {
+    name: stringOf(metadata.name) ?? '',
     namespace: stringOf(metadata.namespace) ?? '',
     labels: stringMapOf(metadata.labels),
     inactive: deleting || phase === 'Succeeded' || phase === 'Failed',
@@ -52,6 +55,117 @@ export interface StatusComputation {
   notInjectedPods: number;
 }
 
+/** What one pod counted as for one set. */
+export type PodOutcome =
+  /** Matched (section 6): counted in matchedPods and possibly the other counts. */
+  | 'matched'
+  /** The set applies to the pod but never injected it (created while the webhook was down). */
+  | 'not-injected'
+  /** Inactive, not selected, or missing one of the set's containers. */
+  | 'ignored';
+
+/** Matched pods that carry one recorded hash for the set. */
+interface HashCounts {
+  matched: number;
+  ready: number;
+}
+
+/**
+ * One set's status built one pod at a time, so that a reconciler can stream
+ * a paged pod list and keep only counts. Matched pods are counted per
+ * recorded hash: {@link StatusAccumulator.status} can then answer for a newer
+ * version of the set whose hash changed (an image update that raced the
+ * pass) without seeing the pods again.
+ */
+export interface StatusAccumulator {
+  /**
+   * Counts one pod.
+   * @throws UnknownNamespaceError when the set's namespaceSelector needs labels of a namespace not in `namespaceLabels`.
+   */
+  add(pod: PodSummary, namespaceLabels: NamespaceLabels): PodOutcome;
+  /**
+   * The status for `current`, a version of the set with the same
+   * {@link statusInputsKey} (by default the set the accumulator was made
+   * for): its hash decides updatedPods, its generation observedGeneration,
+   * and its stored status supplies the fields this project does not compute.
+   */
+  status(current?: SidecarSet): SidecarSetStatus;
+  /** Active pods the set applies to that it never injected (0 while injection is paused). */
+  readonly notInjectedPods: number;
+}
+
+/** The set's container names: a matched pod must have every one of them. */
+function containerNamesOf(set: SidecarSet): string[] {
+  return arrayOf(set.spec?.containers)
+    .filter(isObject)
+    .map((c) => stringOf(c.name) ?? '');
+}
+
+/** Starts counting pods for `set`. */
+export function statusAccumulator(set: SidecarSet): StatusAccumulator {
+  const name = sidecarSetName(set);
+  const containerNames = containerNamesOf(set);
+  const paused = isInjectionPaused(set);
+  // Keyed by the hash the pod records for this set (undefined when none is readable).
+  const byHash = new Map<string | undefined, HashCounts>();
+  let notInjected = 0;
+  return {
+    add(pod, namespaceLabels) {
+      if (pod.inactive || !sidecarSetSelectsPod(set, pod.labels, pod.namespace, namespaceLabels)) return 'ignored';
+      if (!pod.injectedSets.has(name)) {
+        if (paused) return 'ignored';
+        notInjected++;
+        return 'not-injected';
+      }
+      if (!containerNames.every((c) => pod.containerNames.has(c))) return 'ignored';
+      const hash = recordedHash(pod.hashAnnotation, name);
+      let counts = byHash.get(hash);
+      if (counts === undefined) {
+        counts = { matched: 0, ready: 0 };
+        byHash.set(hash, counts);
+      }
+      counts.matched++;
+      if (pod.ready) counts.ready++;
+      return 'matched';
+    },
+    status(current = set) {
+      const currentHash = stringOf(objectOf(current.metadata?.annotations)?.[ANNOTATION_HASH]);
+      let matched = 0;
+      let ready = 0;
+      for (const counts of byHash.values()) {
+        matched += counts.matched;
+        ready += counts.ready;
+      }
+      // A set without a hash annotation has no current version, so no pod is updated.
+      const updated = currentHash === undefined ? undefined : byHash.get(currentHash);
+      const previous = objectOf(current.status) ?? {};
+      return {
+        ...previous,
+        observedGeneration: typeof current.metadata?.generation === 'number' ? current.metadata.generation : 0,
+        matchedPods: matched,
+        updatedPods: updated?.matched ?? 0,
+        readyPods: ready,
+        updatedReadyPods: updated?.ready ?? 0,
+      };
+    },
+    get notInjectedPods() {
+      return notInjected;
+    },
+  };
+}
+
+/**
+ * What decides which pods a set matches: two versions of a set with the same
+ * key match the same pods, so counts made for one serve the other (a
+ * reconciler that lost a write race re-reads the set and checks this).
+ * The hash and generation are not part of it: {@link StatusAccumulator.status}
+ * takes them from whichever version it is given.
+ */
+export function statusInputsKey(set: SidecarSet): string {
+  const spec = objectOf(set.spec) ?? {};
+  return JSON.stringify([sidecarSetName(set), spec.selector ?? null, spec.namespace ?? null, spec.namespaceSelector ?? null, containerNamesOf(set)]);
+}
+
 /**
  * The set's new status. Fields this project does not compute yet
  * (latestRevision, collisionCount) are carried over from the stored status.
@@ -62,38 +176,7 @@ export function computeStatus(
   pods: Iterable<PodSummary>,
   namespaceLabels: NamespaceLabels,
 ): StatusComputation {
-  const name = sidecarSetName(set);
-  const currentHash = stringOf(objectOf(set.metadata?.annotations)?.[ANNOTATION_HASH]);
-  const containerNames = arrayOf(set.spec?.containers)
-    .filter(isObject)
-    .map((c) => stringOf(c.name) ?? '');
-  const paused = isInjectionPaused(set);
-  let matched = 0;
-  let updated = 0;
-  let ready = 0;
-  let updatedReady = 0;
-  let notInjected = 0;
-  for (const pod of pods) {
-    if (pod.inactive || !sidecarSetSelectsPod(set, pod.labels, pod.namespace, namespaceLabels)) continue;
-    if (!pod.injectedSets.has(name)) {
-      if (!paused) notInjected++;
-      continue;
-    }
-    if (!containerNames.every((c) => pod.containerNames.has(c))) continue;
-    matched++;
-    const isUpdated = currentHash !== undefined && recordedHash(pod.hashAnnotation, name) === currentHash;
-    if (isUpdated) updated++;
-    if (pod.ready) ready++;
-    if (isUpdated && pod.ready) updatedReady++;
-  }
-  const previous = objectOf(set.status) ?? {};
-  const status: SidecarSetStatus = {
-    ...previous,
-    observedGeneration: typeof set.metadata?.generation === 'number' ? set.metadata.generation : 0,
-    matchedPods: matched,
-    updatedPods: updated,
-    readyPods: ready,
-    updatedReadyPods: updatedReady,
-  };
-  return { status, notInjectedPods: notInjected };
+  const accumulator = statusAccumulator(set);
+  for (const pod of pods) accumulator.add(pod, namespaceLabels);
+  return { status: accumulator.status(), notInjectedPods: accumulator.notInjectedPods };
 }

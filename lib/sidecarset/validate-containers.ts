@@ -7,18 +7,14 @@ import { isObject } from '../kube/json.ts';
 import { dns1123LabelErrors, qualifiedNameErrors } from '../kube/names.ts';
 import type { JsonObject } from '../kube/types.ts';
 import { validateContainerName, validateCoreContainer } from './validate-core-container.ts';
-import { enumAt, isUnset, listAt, objectAt, stringAt } from './validate-shape.ts';
+import { enumAt, isUnset, listAt, objectAt, stringAt, forEachObjectAt } from './validate-shape.ts';
 import { POD_INJECT_POLICIES, SHARE_VOLUME_POLICIES, UPGRADE_TYPES } from './types.ts';
 
 /** Rule 5: volume names are unique DNS-1123 labels. Returns the names, for the volumeMount check. */
 function validateVolumes(value: unknown, path: FieldPath, errs: FieldError[]): Set<string> {
   const names = new Set<string>();
-  listAt(value, path, errs).forEach((volume, i) => {
-    const p = path.index(i).child('name');
-    if (!isObject(volume)) {
-      errs.push(path.index(i).invalid(volume, 'must be an object'));
-      return;
-    }
+  forEachObjectAt(value, path, errs, (volume, itemPath) => {
+    const p = itemPath.child('name');
     const name = stringAt(volume.name, p, errs);
     if (isUnset(volume.name) || name === '') {
       errs.push(p.required());
@@ -85,12 +81,7 @@ function validateSidecarFields(c: JsonObject, path: FieldPath, errs: FieldError[
   enumAt(share?.type, SHARE_VOLUME_POLICIES, path.child('shareVolumePolicy').child('type'), errs);
 
   const tePath = path.child('transferEnv');
-  listAt(c.transferEnv, tePath, errs).forEach((item, i) => {
-    const p = tePath.index(i);
-    if (!isObject(item)) {
-      errs.push(p.invalid(item, 'must be an object'));
-      return;
-    }
+  forEachObjectAt(c.transferEnv, tePath, errs, (item, p) => {
     const from = objectAt(item.sourceContainerNameFrom, p.child('sourceContainerNameFrom'), errs);
     const refPath = p.child('sourceContainerNameFrom').child('fieldRef');
     const ref = objectAt(from?.fieldRef, refPath, errs);

@@ -6,13 +6,13 @@
  * probes, resources), with Kubernetes' paths and messages.
  */
 import type { FieldError, FieldPath } from '../kube/field-errors.ts';
-import { isObject } from '../kube/json.ts';
+import { } from '../kube/json.ts';
 import { dns1123LabelErrors } from '../kube/names.ts';
 import type { JsonObject } from '../kube/types.ts';
 import { validateContainerPorts } from './validate-ports.ts';
 import { PROBE_KINDS, validateProbe } from './validate-probes.ts';
 import { validateResources } from './validate-resources.ts';
-import { isUnset, listAt, objectAt, optionalEnumAt, stringAt } from './validate-shape.ts';
+import {isUnset, objectAt, optionalEnumAt, stringAt, forEachObjectAt } from './validate-shape.ts';
 
 const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 const TERMINATION_MESSAGE_POLICIES = ['File', 'FallbackToLogsOnError'] as const;
@@ -56,12 +56,8 @@ function envNameErrors(name: string): string[] {
 }
 
 function validateEnv(value: unknown, path: FieldPath, errs: FieldError[]): void {
-  listAt(value, path, errs).forEach((item, i) => {
-    const p = path.index(i).child('name');
-    if (!isObject(item)) {
-      errs.push(path.index(i).invalid(item, 'must be an object'));
-      return;
-    }
+  forEachObjectAt(value, path, errs, (item, itemPath) => {
+    const p = itemPath.child('name');
     const name = stringAt(item.name, p, errs);
     if (isUnset(item.name) || name === '') errs.push(p.required());
     else if (name !== undefined) for (const msg of envNameErrors(name)) errs.push(p.invalid(name, msg));
@@ -70,12 +66,7 @@ function validateEnv(value: unknown, path: FieldPath, errs: FieldError[]): void 
 
 function validateVolumeMounts(value: unknown, path: FieldPath, volumeNames: ReadonlySet<string>, errs: FieldError[]): void {
   const mountPaths = new Set<string>();
-  listAt(value, path, errs).forEach((item, i) => {
-    const p = path.index(i);
-    if (!isObject(item)) {
-      errs.push(p.invalid(item, 'must be an object'));
-      return;
-    }
+  forEachObjectAt(value, path, errs, (item, p) => {
     const name = stringAt(item.name, p.child('name'), errs);
     if (isUnset(item.name) || name === '') errs.push(p.child('name').required());
     else if (name !== undefined && !volumeNames.has(name)) errs.push(p.child('name').notFound(name));

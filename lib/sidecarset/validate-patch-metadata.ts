@@ -10,7 +10,7 @@ import type { FieldError, FieldPath } from '../kube/field-errors.ts';
 import { isObject } from '../kube/json.ts';
 import { qualifiedNameErrors } from '../kube/names.ts';
 import type { JsonObject } from '../kube/types.ts';
-import { isUnset, listAt, stringMapAt } from './validate-shape.ts';
+import {isUnset, stringMapAt, forEachObjectAt } from './validate-shape.ts';
 import { PATCH_POLICIES } from './types.ts';
 
 /** Rule 11 for `spec` at `path`. */
@@ -18,12 +18,7 @@ export function validatePatchPodMetadata(spec: JsonObject, path: FieldPath, errs
   const listPath = path.child('patchPodMetadata');
   // annotation key -> index of the entry that first wrote it
   const firstEntry = new Map<string, number>();
-  listAt(spec.patchPodMetadata, listPath, errs).forEach((entry, i) => {
-    const p = listPath.index(i);
-    if (!isObject(entry)) {
-      errs.push(p.invalid(entry, 'must be an object'));
-      return;
-    }
+  forEachObjectAt(spec.patchPodMetadata, listPath, errs, (entry, p, i) => {
     const policyPath = p.child('patchPolicy');
     if (isUnset(entry.patchPolicy) || entry.patchPolicy === '') {
       errs.push(policyPath.required('no patchPolicy defined for patchPodMetadata'));

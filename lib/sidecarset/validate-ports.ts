@@ -3,8 +3,8 @@
  * (validateContainerPorts, ValidatePortNumOrName), with its messages.
  */
 import type { FieldError, FieldPath } from '../kube/field-errors.ts';
-import { isObject } from '../kube/json.ts';
-import { integerAt, isUnset, listAt, optionalEnumAt, stringAt } from './validate-shape.ts';
+import { } from '../kube/json.ts';
+import {integerAt, isUnset, optionalEnumAt, stringAt, forEachObjectAt } from './validate-shape.ts';
 
 const PROTOCOLS = ['SCTP', 'TCP', 'UDP'] as const;
 
@@ -41,12 +41,7 @@ export function validatePortNumOrName(value: unknown, path: FieldPath, errs: Fie
 /** `ports` of one container: numbers in range, protocol known, names valid and unique within the container. */
 export function validateContainerPorts(value: unknown, path: FieldPath, errs: FieldError[]): void {
   const names = new Set<string>();
-  listAt(value, path, errs).forEach((item, i) => {
-    const p = path.index(i);
-    if (!isObject(item)) {
-      errs.push(p.invalid(item, 'must be an object'));
-      return;
-    }
+  forEachObjectAt(value, path, errs, (item, p) => {
     const name = stringAt(item.name, p.child('name'), errs);
     if (name !== undefined && name !== '') {
       for (const msg of portNameErrors(name)) errs.push(p.child('name').invalid(name, msg));

@@ -21,6 +21,20 @@ export function listAt(value: unknown, path: FieldPath, errs: FieldError[]): unk
   return [];
 }
 
+/** Calls `fn` for each item of a list field that is an object; any other item is an error at its path. */
+export function forEachObjectAt(
+  value: unknown,
+  path: FieldPath,
+  errs: FieldError[],
+  fn: (item: JsonObject, itemPath: FieldPath, index: number) => void,
+): void {
+  listAt(value, path, errs).forEach((item, i) => {
+    const itemPath = path.index(i);
+    if (isObject(item)) fn(item, itemPath, i);
+    else errs.push(itemPath.invalid(item, 'must be an object'));
+  });
+}
+
 /** An object field: undefined when unset, undefined plus an error when it is not an object. */
 export function objectAt(value: unknown, path: FieldPath, errs: FieldError[]): JsonObject | undefined {
   if (isUnset(value)) return undefined;

@@ -6,7 +6,7 @@ import type { FieldError, FieldPath } from '../kube/field-errors.ts';
 import { isObject } from '../kube/json.ts';
 import type { JsonObject } from '../kube/types.ts';
 import { validateNonEmptySelector } from './validate-selectors.ts';
-import { enumAt, integerAt, isUnset, listAt, objectAt, stringAt } from './validate-shape.ts';
+import { enumAt, integerAt, isUnset, listAt, objectAt, stringAt, forEachObjectAt } from './validate-shape.ts';
 import { REVISION_POLICIES, UPDATE_STRATEGY_TYPES } from './types.ts';
 
 const PERCENT = /^[0-9]+%$/;
@@ -58,12 +58,7 @@ function validatePriorityStrategy(strategy: JsonObject, path: FieldPath, errs: F
 /** UpdateScatterStrategy.FieldsValidation: non-empty keys, no term twice. */
 function validateScatterStrategy(value: unknown, path: FieldPath, errs: FieldError[]): void {
   const seen = new Set<string>();
-  listAt(value, path, errs).forEach((term, i) => {
-    const p = path.index(i);
-    if (!isObject(term)) {
-      errs.push(p.invalid(term, 'must be an object'));
-      return;
-    }
+  forEachObjectAt(value, path, errs, (term, p) => {
     const key = stringAt(term.key, p.child('key'), errs);
     const termValue = stringAt(term.value, p.child('value'), errs) ?? '';
     if (isUnset(term.key) || key === '') {
