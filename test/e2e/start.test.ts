@@ -5,13 +5,15 @@
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { waitForCrd } from '../../functions/server/local-stack.ts';
 import { describeWithControlPlane } from '../control-plane/availability.ts';
+import { startControlPlane, type ControlPlane } from '../control-plane/harness.ts';
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -101,5 +103,67 @@ describeWithControlPlane('npm start without a cluster', () => {
     const kc = parse(await readFile(kubeconfigPath, 'utf8')) as Kubeconfig;
     await expect(api(kc, 'GET', '/readyz')).rejects.toThrow();
     for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+  });
+});
+
+describeWithControlPlane('npm start with a cluster given', () => {
+  let cp: ControlPlane;
+  let child: ChildProcess;
+  let output = '';
+  let workdir: string;
+
+  beforeAll(async () => {
+    workdir = await mkdtemp(join(tmpdir(), 'npm-start-given-'));
+    cp = await startControlPlane();
+    const kubeconfig = join(workdir, 'kubeconfig');
+    await writeFile(kubeconfig, cp.kubeconfig('functions'));
+    child = spawn(process.execPath, [join(projectRoot, 'functions/server/main.ts'), '--kubeconfig', kubeconfig, '--port', '0', '--tls-dir', join(workdir, 'tls')], {
+      cwd: workdir,
+      env: { ...process.env, SIDECARSET_CACHE_TTL_MS: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+    const deadline = Date.now() + 60_000;
+    while (!output.includes('Press Ctrl-C to stop')) {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not come up:\n${output}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }, 180_000);
+
+  afterAll(async () => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await cp.stop();
+    await rm(workdir, { recursive: true, force: true });
+  });
+
+  it('prints the manifests to apply, and once applied the cluster calls it and pods are injected', async () => {
+    const webhooks = join(workdir, 'tls', 'webhooks.yaml');
+    expect(output).toContain(`kubectl apply -f infra/k8s/crd.yaml -f infra/k8s/rbac.yaml -f ${webhooks}`);
+    await cp.apply(await readFile(join(projectRoot, 'infra/k8s/crd.yaml'), 'utf8'));
+    await waitForCrd(cp, 'sidecarsets.apps.kruise.io');
+    await cp.apply(await readFile(webhooks, 'utf8'));
+    const set = parse(await readFile(join(projectRoot, 'examples/sidecarset.yaml'), 'utf8')) as unknown;
+    const created = await cp.request('admin', 'POST', '/apis/apps.kruise.io/v1alpha1/sidecarsets', set);
+    expect(created.status).toBe(201);
+    expect(created.body).toContain('kruise.io/sidecarset-hash');
+    const pod = parse(await readFile(join(projectRoot, 'examples/pod.yaml'), 'utf8')) as unknown;
+    const res = await cp.request('admin', 'POST', '/api/v1/namespaces/default/pods', pod);
+    expect(res.status).toBe(201);
+    expect((JSON.parse(res.body) as { spec: { containers: { name: string }[] } }).spec.containers.map((c) => c.name)).toEqual(['log-agent', 'app']);
+  });
+
+  it('answers /readyz once it can list SidecarSets', async () => {
+    const port = / on https:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1];
+    const ca = await readFile(join(workdir, 'tls', 'ca.crt'));
+    const status = await new Promise<number>((resolve, reject) => {
+      httpsRequest({ host: '127.0.0.1', port, path: '/readyz', ca }, (r) => {
+        r.resume();
+        resolve(r.statusCode ?? 0);
+      })
+        .on('error', reject)
+        .end();
+    });
+    expect(status).toBe(200);
   });
 });
