@@ -11,7 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { zip } from './zip.ts';
 
-export const FUNCTIONS = ['sidecarset-default', 'sidecarset-validate', 'pod-inject'] as const;
+export const FUNCTIONS = ['sidecarset-default', 'sidecarset-validate', 'pod-inject', 'status-sync'] as const;
 export type BundledFunction = (typeof FUNCTIONS)[number];
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');

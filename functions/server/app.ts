@@ -4,7 +4,7 @@
  * Lambda Function URLs, because both call the same HTTP door. buildApp does
  * not listen: tests drive it with app.inject().
  */
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { callerAllowed, NOT_FOUND, serveAdmission, type HttpResponse } from '../../lib/webhooks/http-door.ts';
 import { isAdmissionFunction, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import type { AdmissionRuntime } from '../shared/compose.ts';
@@ -67,7 +67,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', message });
   });
 
-  app.all('/*', async (request, reply) => {
+  const serve = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const target = route(request.url);
     const runtime = target ? deps.runtimes[target.fn] : undefined;
     if (!target || !runtime) return send(reply, NOT_FOUND);
@@ -89,9 +89,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       runtime.deps,
     );
     return send(reply, response);
-  });
+  };
+  app.all('/*', serve);
 
-  app.setNotFoundHandler(async (_request, reply) => send(reply, NOT_FOUND));
+  // Methods `all` does not route (PROPFIND, SEARCH...) land here: from a
+  // caller with the secret they get the door's 405, as on Lambda; a stranger
+  // was already turned away by the onRequest hook.
+  app.setNotFoundHandler(serve);
   app.setErrorHandler(async (error: { statusCode?: number; message: string }, _request, reply) => {
     // Fastify's own refusals (a body over the transport limit, a broken
     // connection): a short message, never a stack trace.

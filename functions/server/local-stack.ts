@@ -3,8 +3,9 @@
  * cluster, `npm run demo` and the end-to-end tests: the control plane built
  * from Go modules (test/control-plane), the project's CRD and RBAC, the
  * fastify webhook server (HTTPS on 127.0.0.1, the functions reading the
- * cluster as the least-privilege identity) and the webhook configurations
- * pointing at it.
+ * cluster as the least-privilege identity), the webhook configurations
+ * pointing at it and, when asked for, the status reconciler's loop (as the
+ * same identity).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -19,6 +20,9 @@ import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
 import { startControlPlane, type ControlPlane } from '../../test/control-plane/harness.ts';
 import { clusterSources } from '../shared/cluster.ts';
 import { admissionRuntime } from '../shared/compose.ts';
+import { STATUS_SYNC } from '../../lib/status-sync/pass.ts';
+import { composeStatusSync } from '../status-sync/compose.ts';
+import { startStatusLoop, type StatusLoop } from '../status-sync/loop.ts';
 import { buildApp } from './app.ts';
 import { ensureServingTls } from './tls.ts';
 
@@ -32,8 +36,10 @@ export interface LocalStack {
   serverUrl: string;
   secret: string;
   caPem: string;
-  /** Lines the webhook server logged. */
+  /** Lines the webhook server (and the status loop, if any) logged. */
   logs: string[];
+  /** The status reconciler's loop, when {@link LocalStackOptions.statusSyncIntervalMs} asked for one. */
+  statusLoop: StatusLoop | undefined;
   stop(): Promise<void>;
 }
 
@@ -51,6 +57,24 @@ export async function waitForCrd(cp: ControlPlane, name: string, timeoutMs = 30_
   }
 }
 
+/**
+ * Waits until the functions identity can read what the functions read. The
+ * API server's RBAC authorizer learns new bindings from a watch, so for a
+ * moment after rbac.yaml is applied the identity is refused, and a pod
+ * created then would fail its admission (the webhook cannot list SidecarSets).
+ */
+export async function waitForFunctionsAccess(cp: ControlPlane, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const path of ['/apis/apps.kruise.io/v1alpha1/sidecarsets', '/api/v1/pods?limit=1', '/api/v1/namespaces?limit=1']) {
+    for (;;) {
+      const res = await cp.request('functions', 'GET', path);
+      if (res.status === 200) break;
+      if (Date.now() > deadline) throw new Error(`the functions identity still cannot GET ${path} after ${timeoutMs} ms: ${res.status} ${res.body}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
 export interface LocalStackOptions {
   podFailurePolicy?: 'Fail' | 'Ignore';
   /** Lifetime of the SidecarSet list cache; tests use 0 so each step sees the last at once. */
@@ -59,6 +83,8 @@ export interface LocalStackOptions {
   echo?: (line: string) => void;
   /** The webhook server's port on 127.0.0.1; 0 (the default) picks a free one. */
   port?: number;
+  /** Runs the status reconciler every this many ms (a pass at once); unset or 0 runs none. */
+  statusSyncIntervalMs?: number;
 }
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
@@ -68,6 +94,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   try {
     await cp.apply(await readFile(crdPath, 'utf8'));
     await waitForCrd(cp, 'sidecarsets.apps.kruise.io');
+    await waitForFunctionsAccess(cp);
     const tls = await ensureServingTls(tlsDir);
     const secret = randomBytes(32).toString('base64url');
     const sink = (line: string) => {
@@ -90,13 +117,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `${serverUrl}/${fn}/${secret}` }])) as Record<(typeof ADMISSION_FUNCTIONS)[number], { url: string }>;
     const manifests = renderWebhookConfigurations({ targets, caPem: tls.caPem, ...(options.podFailurePolicy ? { podFailurePolicy: options.podFailurePolicy } : {}) });
     await cp.apply(manifests.map((m) => stringify(m)).join('---\n'));
+    let statusLoop: StatusLoop | undefined;
+    if (options.statusSyncIntervalMs !== undefined && options.statusSyncIntervalMs > 0) {
+      const statusSync = await composeStatusSync({ KUBECONFIG_CONTENT: cp.kubeconfig('functions') }, { logger: jsonLogger({ function: STATUS_SYNC }, sink) });
+      statusLoop = startStatusLoop({ runPass: statusSync.runPass, intervalMs: options.statusSyncIntervalMs, logger: statusSync.logger });
+    }
     return {
       cp,
       serverUrl,
       secret,
       caPem: tls.caPem,
       logs,
+      statusLoop,
       stop: async () => {
+        await statusLoop?.stop();
         await app.close();
         await cp.stop();
         await rm(tlsDir, { recursive: true, force: true });

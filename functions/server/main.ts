@@ -1,9 +1,12 @@
 /**
  * `npm start`: the three admission webhooks over HTTPS on 127.0.0.1, with the
- * same paths and caller authentication as the Lambda functions.
+ * same paths and caller authentication as the Lambda functions, and the
+ * status reconciler as a loop (every STATUS_SYNC_INTERVAL_MS, default 30 s;
+ * 0 turns it off).
  *
- * - With a cluster (--kubeconfig, $KUBECONFIG, $KUBECONFIG_CONTENT or
- *   $KUBECONFIG_SECRET_ARN): serves it, and writes the manifests to apply.
+ * - With a cluster (--kubeconfig, $KUBECONFIG, $KUBECONFIG_CONTENT,
+ *   $KUBECONFIG_SECRET_ARN or $EKS_CLUSTER_NAME): serves it, and writes the
+ *   manifests to apply.
  * - Without one: starts an embedded cluster (etcd and kube-apiserver built
  *   from Go modules), installs the CRD, RBAC and webhook configurations, and
  *   writes a kubeconfig for the user.
@@ -17,8 +20,10 @@ import { CallerSecretError } from '../../lib/auth/caller-auth.ts';
 import { callerSecretSource } from '../../lib/auth/caller-config.ts';
 import { renderWebhookConfigurations } from '../../lib/manifests/webhook-configurations.ts';
 import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
-import { clusterSources, ENV_KUBECONFIG, ENV_KUBECONFIG_CONTENT, ENV_KUBECONFIG_SECRET_ARN } from '../shared/cluster.ts';
+import { clusterConfigured, clusterSources } from '../shared/cluster.ts';
 import { admissionRuntime, loadCallerSecrets, warnIfInsecure } from '../shared/compose.ts';
+import { composeStatusSync, statusSyncIntervalFromEnv } from '../status-sync/compose.ts';
+import { startStatusLoop, type StatusLoop } from '../status-sync/loop.ts';
 import { buildApp } from './app.ts';
 import { startLocalStack } from './local-stack.ts';
 import { OptionsError, parseServerOptions, SERVER_USAGE, type ServerOptions } from './options.ts';
@@ -48,8 +53,10 @@ async function localSecretEnv(tlsDir: string, env: NodeJS.ProcessEnv): Promise<N
   return { ...env, WEBHOOK_SECRET: secret };
 }
 
-function clusterConfigured(env: NodeJS.ProcessEnv): boolean {
-  return [ENV_KUBECONFIG, ENV_KUBECONFIG_CONTENT, ENV_KUBECONFIG_SECRET_ARN].some((k) => (env[k] ?? '') !== '');
+function statusLoopNote(intervalMs: number): string {
+  return intervalMs === 0
+    ? 'SidecarSet statuses are not reconciled (STATUS_SYNC_INTERVAL_MS=0).'
+    : `SidecarSet statuses are reconciled every ${intervalMs / 1000} s (STATUS_SYNC_INTERVAL_MS).`;
 }
 
 /** Stops `stop` on SIGINT/SIGTERM; a second signal exits at once. */
@@ -77,6 +84,7 @@ function onShutdown(stop: () => Promise<void>): void {
 
 /** Serves a cluster the user already has. */
 async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv): Promise<void> {
+  const intervalMs = statusSyncIntervalFromEnv(baseEnv);
   const env = await localSecretEnv(options.tlsDir, baseEnv);
   const secrets = await loadCallerSecrets(env);
   warnIfInsecure(secrets, logger);
@@ -103,6 +111,11 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   const secretPath = secrets === 'insecure' ? '' : `/${secrets.current}`;
   const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:${port}/${fn}${secretPath}` }])) as Record<AdmissionFunctionName, { url: string }>;
   logger.info('serving', { cluster: sources.server, port });
+  let statusLoop: StatusLoop | undefined;
+  if (intervalMs > 0) {
+    const statusSync = await composeStatusSync(env);
+    statusLoop = startStatusLoop({ runPass: statusSync.runPass, intervalMs, logger: statusSync.logger });
+  }
   if (generated !== undefined) {
     const webhooksFile = join(options.tlsDir, 'webhooks.yaml');
     const manifests = renderWebhookConfigurations({ targets, caPem: generated.caPem });
@@ -110,15 +123,20 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
     say(`\nServing ${sources.server} on https://127.0.0.1:${port} (CA: ${join(options.tlsDir, CA_FILE)}).`);
     say(`Install the CRD, the RBAC and the webhook configurations in that cluster:\n`);
     say(`  kubectl apply -f infra/k8s/crd.yaml -f infra/k8s/rbac.yaml -f ${webhooksFile}\n`);
-    say('The API server must reach 127.0.0.1 on this machine. Press Ctrl-C to stop.');
+    say('The API server must reach 127.0.0.1 on this machine.');
+    say(`${statusLoopNote(intervalMs)} Press Ctrl-C to stop.`);
   }
-  onShutdown(() => app.close());
+  onShutdown(async () => {
+    await statusLoop?.stop();
+    await app.close();
+  });
 }
 
 /** Starts an embedded cluster with everything installed. */
 async function serveEmbedded(options: ServerOptions): Promise<void> {
+  const intervalMs = statusSyncIntervalFromEnv(process.env);
   say('No cluster configured: starting an embedded one (etcd and kube-apiserver; the first start builds them from Go modules, which takes minutes).');
-  const stack = await startLocalStack({ port: options.port, echo: (line) => process.stdout.write(`${line}\n`) });
+  const stack = await startLocalStack({ port: options.port, echo: (line) => process.stdout.write(`${line}\n`), statusSyncIntervalMs: intervalMs });
   const dir = resolve('.cache/local-cluster');
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const kubeconfig = join(dir, 'kubeconfig');
@@ -130,6 +148,7 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
   say(`  kubectl --kubeconfig ${kubeconfig} apply -f examples/pod.yaml`);
   say(`  kubectl --kubeconfig ${kubeconfig} get pod web -o yaml`);
   say(`  kubectl --kubeconfig ${kubeconfig} get sidecarsets\n`);
+  say(statusLoopNote(intervalMs));
   say('Press Ctrl-C to stop; the cluster and its data are removed.');
   onShutdown(() => stack.stop());
 }
@@ -138,7 +157,7 @@ async function main(): Promise<void> {
   const options = parseServerOptions(process.argv.slice(2), { tlsDir: resolve('.cache/local-server') });
   const env = {
     ...process.env,
-    ...(options.kubeconfig !== undefined ? { KUBECONFIG: options.kubeconfig, KUBECONFIG_CONTENT: '', KUBECONFIG_SECRET_ARN: '' } : {}),
+    ...(options.kubeconfig !== undefined ? { KUBECONFIG: options.kubeconfig, KUBECONFIG_CONTENT: '', KUBECONFIG_SECRET_ARN: '', EKS_CLUSTER_NAME: '' } : {}),
   };
   if (clusterConfigured(env)) await serveCluster(options, env);
   else await serveEmbedded(options);

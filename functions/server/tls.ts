@@ -38,8 +38,12 @@ function certificate(options: {
 }): forge.pki.Certificate {
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(options.publicKeyPem);
-  // A positive serial: the top bit clear.
-  cert.serialNumber = `0${randomBytes(16).toString('hex')}`;
+  // DER INTEGERs must be minimal and positive: a first byte of 0x40-0x7f is
+  // neither negative nor padded. (A leading "0" on an odd-length hex string
+  // made OpenSSL reject some certificates with "illegal padding".)
+  const serial = randomBytes(16);
+  serial[0] = ((serial[0] ?? 0) & 0x3f) | 0x40;
+  cert.serialNumber = serial.toString('hex');
   const now = Date.now();
   cert.validity.notBefore = new Date(now - 60_000);
   cert.validity.notAfter = new Date(now + VALIDITY_DAYS * 24 * 60 * 60 * 1000);

@@ -12,17 +12,28 @@ import type { HttpDoorConfig, HttpRequest, HttpResponse } from '../../lib/webhoo
  */
 export type FunctionUrlResult = APIGatewayProxyStructuredResultV2;
 
-/** The HTTP request a Function URL event carries. */
+/**
+ * The HTTP request a Function URL event carries. The body is decoded only
+ * when the door reads it, which it does after checking the caller, the
+ * method and the content type: a stranger's megabytes cost nothing but their
+ * arrival.
+ */
 export function httpRequestFromEvent(event: LambdaFunctionURLEvent): HttpRequest {
-  const raw = event.body ?? '';
-  const bytes = event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
+  let decoded: string | undefined;
   return {
     method: event.requestContext.http.method,
     path: event.rawPath,
     headers: event.headers,
     timeout: event.queryStringParameters?.timeout,
-    body: event.isBase64Encoded ? bytes.toString('utf8') : raw,
-    bodyBytes: bytes.length,
+    get body() {
+      const raw = event.body ?? '';
+      decoded ??= event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+      return decoded;
+    },
+    // Counted without decoding: base64's length gives the size it decodes to.
+    get bodyBytes() {
+      return Buffer.byteLength(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8');
+    },
     requestId: event.requestContext.requestId,
   };
 }

@@ -59,7 +59,11 @@ export class SourceOptionsError extends Error {
   }
 }
 
-function millisecondsFromEnv(
+/**
+ * A duration setting from the environment; unset or empty means `fallback`.
+ * @throws SourceOptionsError naming the variable when it is not whole milliseconds >= `min`.
+ */
+export function millisecondsFromEnv(
   env: Readonly<Record<string, string | undefined>>,
   variable: string,
   fallback: number,
@@ -130,7 +134,7 @@ function fromApiException(operation: string, error: ApiException<unknown>): Kube
  * server answer as status and explanation, anything else (undici's "fetch
  * failed", which hides the reason in its causes) with its chain of causes.
  */
-function asKubeApiError(operation: string, error: unknown): KubeApiError {
+export function asKubeApiError(operation: string, error: unknown): KubeApiError {
   if (error instanceof KubeApiError) return error;
   if (error instanceof ApiException) return fromApiException(operation, error);
   const parts: string[] = [];
@@ -147,7 +151,7 @@ function asKubeApiError(operation: string, error: unknown): KubeApiError {
  * client-node 2.x has no per-call timeout parameter, but its RequestContext
  * carries an AbortSignal to undici's fetch; a middleware sets it.
  */
-function abortWith(signal: AbortSignal): ConfigurationOptions {
+export function abortWith(signal: AbortSignal): ConfigurationOptions {
   const middleware: ObservableMiddleware = {
     pre: (context) => {
       context.setSignal(signal);

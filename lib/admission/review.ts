@@ -3,7 +3,7 @@
  * wrapping a response. The checks name the first problem found so a caller
  * (or a person running the invoke command) can fix it.
  */
-import { isObject } from '../kube/json.ts';
+import { isObject, nestsDeeperThan } from '../kube/json.ts';
 import type { JsonObject } from '../kube/types.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
@@ -80,11 +80,21 @@ function shown(value: unknown): string {
 }
 
 /**
+ * The deepest nesting a review may have. The handlers copy, default, hash and
+ * diff objects recursively, and V8 runs out of stack a little past 2,000
+ * levels (structuredClone first), which would answer 500 as if the webhook
+ * had crashed. Real objects nest a few dozen levels at most, so a request
+ * beyond this is refused as malformed, before any of that work starts.
+ */
+export const MAX_REVIEW_DEPTH = 1000;
+
+/**
  * Checks that `body` is an AdmissionReview v1 request and returns its request.
  * @throws InvalidReviewError naming the first problem.
  */
 export function decodeReview(body: unknown): AdmissionRequest {
   if (!isObject(body)) fail('the body is not a JSON object');
+  if (nestsDeeperThan(body, MAX_REVIEW_DEPTH)) fail(`the body nests deeper than ${MAX_REVIEW_DEPTH} levels`);
   if (body.apiVersion !== ADMISSION_API_VERSION) {
     fail(`apiVersion is ${shown(body.apiVersion)}, expected "${ADMISSION_API_VERSION}"`);
   }

@@ -71,25 +71,42 @@ function withDetail(error: FieldError, detail: string | undefined): FieldError {
 /** The root of a field path. */
 export const root = new FieldPath('');
 
-/** One error as `path: Type: value: detail`, matching field.Error.Error(). */
+/**
+ * Bounds on what a message quotes. The message goes back in the denial, which
+ * must fit Lambda's 6 MB response and be read by a person: a field holding
+ * megabytes, a path through a huge map key, or thousands of bad containers
+ * would otherwise be echoed whole, once per error.
+ */
+const MAX_VALUE_SHOWN = 200;
+const MAX_ERROR_TEXT = 1_000;
+const MAX_ERRORS_LISTED = 100;
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}...` : text;
+}
+
+/** One error as `path: Type: value: detail`, matching field.Error.Error(), cut short when very long. */
 export function formatFieldError(e: FieldError): string {
   let s = `${e.path}: ${e.type}`;
   if (e.value !== undefined && e.type !== 'Required value' && e.type !== 'Forbidden') {
     s += `: ${formatValue(e.value)}`;
   }
   if (e.detail !== undefined && e.detail !== '') s += `: ${e.detail}`;
-  return s;
+  return cut(s, MAX_ERROR_TEXT);
 }
 
 function formatValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  const text = JSON.stringify(value);
-  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
+  return cut(JSON.stringify(value), MAX_VALUE_SHOWN);
 }
 
-/** Several errors as one message, `[a, b]` when there is more than one, as utilerrors.NewAggregate prints them. */
+/**
+ * Several errors as one message, `[a, b]` when there is more than one, as
+ * utilerrors.NewAggregate prints them; past the first hundred, only their
+ * number.
+ */
 export function formatFieldErrors(errors: readonly FieldError[]): string {
-  const parts = errors.map(formatFieldError);
+  const parts = errors.slice(0, MAX_ERRORS_LISTED).map(formatFieldError);
+  if (errors.length > MAX_ERRORS_LISTED) parts.push(`and ${errors.length - MAX_ERRORS_LISTED} more errors`);
   return parts.length === 1 ? (parts[0] ?? '') : `[${parts.join(', ')}]`;
 }

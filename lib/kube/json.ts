@@ -48,3 +48,21 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * Whether a JSON value nests deeper than `limit` levels, an object or array
+ * being one level (`1` is 0 deep, `[[1]]` is 2). Iterative, so that it never
+ * overflows the stack on the very input it is meant to catch.
+ */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const pending: { node: unknown; depth: number }[] = [{ node: value, depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { node, depth } = next;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === 'object' && child !== null) pending.push({ node: child, depth: depth + 1 });
+    }
+  }
+  return false;
+}

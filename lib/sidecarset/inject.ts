@@ -11,6 +11,7 @@ import {
   formatHashAnnotation,
   formatInjectedList,
   formatTimestamp,
+  INJECTION_ANNOTATIONS,
   parseHashAnnotation,
   parseInjectedList,
   type SidecarSetUpgradeSpec,
@@ -37,6 +38,43 @@ export class PatchPodMetadataError extends Error {
     super(message, options);
     this.name = 'PatchPodMetadataError';
   }
+}
+
+/**
+ * A field injection reads or writes holds the wrong JSON type, so the pod
+ * cannot be injected (Kruise fails to decode such a pod and refuses it, 400).
+ */
+export class InvalidPodError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidPodError';
+  }
+}
+
+function isUnsetOr(value: unknown, test: (v: unknown) => boolean): boolean {
+  return value === undefined || value === null || test(value);
+}
+
+/**
+ * The first field injection touches that has the wrong type, as the path and
+ * the type it needs; undefined when all are usable. Only these fields are
+ * checked: the API server has decoded the pod already, so this guards against
+ * hand-made requests, which must get an answer rather than a crash.
+ */
+function podShapeProblem(pod: unknown): string | undefined {
+  if (!isObject(pod)) return 'the pod must be an object';
+  if (!isUnsetOr(pod.metadata, isObject)) return 'metadata must be an object';
+  const metadata = objectOf(pod.metadata);
+  const annotations: unknown = metadata?.annotations;
+  if (!isUnsetOr(annotations, (a) => isObject(a) && Object.values(a).every((v) => typeof v === 'string'))) {
+    return 'metadata.annotations must be a map of strings';
+  }
+  if (!isUnsetOr(pod.spec, isObject)) return 'spec must be an object';
+  const spec = objectOf(pod.spec);
+  for (const key of ['containers', 'initContainers', 'volumes', 'imagePullSecrets']) {
+    if (!isUnsetOr(spec?.[key], (list) => Array.isArray(list) && list.every(isObject))) return `spec.${key} must be a list of objects`;
+  }
+  return undefined;
 }
 
 export interface InjectionInput {
@@ -71,12 +109,14 @@ export function applyingSidecarSets(input: Omit<InjectionInput, 'now' | 'pod'> &
 
 /**
  * Injects every applying SidecarSet into the pod.
- * @throws UnknownNamespaceError, InvalidHashAnnotationError, PatchPodMetadataError when the
- * outcome cannot be decided from the input.
+ * @throws UnknownNamespaceError, InvalidHashAnnotationError, PatchPodMetadataError, InvalidPodError
+ * when the outcome cannot be decided from the input.
  */
 export function injectPod(input: InjectionInput): InjectionResult {
   const sets = applyingSidecarSets(input);
   if (sets.length === 0) return { pod: input.pod, applied: [], warnings: [] };
+  const problem = podShapeProblem(input.pod);
+  if (problem !== undefined) throw new InvalidPodError(`the pod cannot be injected: ${problem}`);
 
   const pod = cloneJson(input.pod);
   const metadata = (pod.metadata ??= {});
@@ -86,9 +126,16 @@ export function injectPod(input: InjectionInput): InjectionResult {
 
   for (const set of sets) patchPodMetadata(annotations, set);
 
-  // Computed from the pod as received: shared mounts and transferred env come
-  // from the app containers, never from sidecars injected in this same pass.
-  const appContainers = arrayOf<Container>(spec.containers).filter(isObject);
+  // Shared mounts and transferred env come from the app containers of the pod
+  // as received: not from a sidecar (one injected earlier carries
+  // IS_INJECTED), and not from a container a sidecar of this pass replaces by
+  // name, which will not exist once injected. Otherwise a reinvocation, which
+  // sees the first pass's sidecars where those containers were, would give
+  // another result.
+  const replaced = new Set(sets.flatMap((set) => arrayOf<SidecarContainer>(set.spec?.containers).filter(isObject).map((c) => c.name)));
+  const appContainers = arrayOf<Container>(spec.containers).filter(
+    (c) => isObject(c) && !isInjectedSidecar(c) && !replaced.has(c.name),
+  );
   const hashes = parseHashAnnotation(ANNOTATION_HASH, annotations[ANNOTATION_HASH]);
   const hashesWithoutImage = parseHashAnnotation(ANNOTATION_HASH_WITHOUT_IMAGE, annotations[ANNOTATION_HASH_WITHOUT_IMAGE]);
   const timestamp = formatTimestamp(input.now);
@@ -121,7 +168,8 @@ export function injectPod(input: InjectionInput): InjectionResult {
       if (source.restartPolicy === 'Always') sidecarList.push(source.name);
       initSidecars.push(build(source));
     }
-    pullSecrets.push(...cloneJson(arrayOf<LocalObjectReference>(set.spec?.imagePullSecrets)));
+    // Objects only: a stored set is not re-validated, and a stray item would make the pod unreadable.
+    pullSecrets.push(...cloneJson(arrayOf<LocalObjectReference>(set.spec?.imagePullSecrets).filter(isObject)));
     for (const source of arrayOf<SidecarContainer>(set.spec?.containers).filter(isObject)) {
       sidecarList.push(source.name);
       sidecars.push(build(source));
@@ -192,7 +240,6 @@ function buildSidecar(source: SidecarContainer, pod: Pod, appContainers: readonl
   const subPathEnvs: EnvVar[] = [];
   if (shared) {
     for (const app of appContainers) {
-      if (isInjectedSidecar(app)) continue;
       for (const mount of arrayOf<VolumeMount>(app.volumeMounts).filter(isObject)) {
         sharedMounts.push(mount);
         const expr = stringOf(mount.subPathExpr) ?? '';
@@ -313,12 +360,20 @@ function patchPodMetadata(annotations: Record<string, string>, set: SidecarSet):
   for (const entry of arrayOf<JsonObject>(set.spec?.patchPodMetadata).filter(isObject)) {
     const policy = stringOf(entry.patchPolicy) ?? '';
     for (const [key, value] of Object.entries(objectOf(entry.annotations) ?? {})) {
-      if (typeof value !== 'string') continue;
+      // Validation refuses these keys; a set stored before it did must not
+      // break the bookkeeping this injection parses back.
+      if (typeof value !== 'string' || INJECTION_ANNOTATIONS.includes(key)) continue;
       const current = Object.hasOwn(annotations, key) ? annotations[key] : undefined;
       if (policy === 'Overwrite') {
         annotations[key] = value;
       } else if (policy === 'MergePatchJson') {
-        annotations[key] = current === undefined || current === '' ? value : mergeJsonText(current, value, set, key);
+        // An absent or empty annotation gets the patch text as is, as in Kruise.
+        // Finding that same text again means a reinvocation is looking at that
+        // write: merging the patch into itself would rewrite it (keys sorted,
+        // nulls dropped) or, for text that is not JSON, fail and deny the pod
+        // the first call admitted.
+        if (current === undefined || current === '') annotations[key] = value;
+        else if (current !== value) annotations[key] = mergeJsonText(current, value, set, key);
       } else if (current === undefined) {
         // Retain, and "" which Kruise treats as Retain.
         annotations[key] = value;

@@ -4,6 +4,10 @@
  * SidecarSet name) and `kruise.io/sidecarset-injected-list`.
  */
 import { isObject } from '../kube/json.ts';
+import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST } from './types.ts';
+
+/** The pod annotations injection maintains; `patchPodMetadata` may not write them. */
+export const INJECTION_ANNOTATIONS: readonly string[] = [ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST];
 
 /** One SidecarSet's entry, in the field order of Kruise's SidecarSetUpgradeSpec. */
 export interface SidecarSetUpgradeSpec {

@@ -11,6 +11,7 @@ import { isObject } from '../kube/json.ts';
 import { qualifiedNameErrors } from '../kube/names.ts';
 import type { JsonObject } from '../kube/types.ts';
 import {isUnset, stringMapAt, forEachObjectAt } from './validate-shape.ts';
+import { INJECTION_ANNOTATIONS } from './pod-annotations.ts';
 import { PATCH_POLICIES } from './types.ts';
 
 /** Rule 11 for `spec` at `path`. */
@@ -35,6 +36,9 @@ export function validatePatchPodMetadata(spec: JsonObject, path: FieldPath, errs
     for (const key of Object.keys(annotations)) {
       // Annotation keys are case-insensitive to Kubernetes' validation (ValidateAnnotations lower-cases them).
       for (const msg of qualifiedNameErrors(key.toLowerCase())) errs.push(annPath.invalid(key, msg));
+      // Injection writes these itself, from what it parses back: a set writing
+      // them too would refuse every pod it selects, or make a reinvocation do so.
+      if (INJECTION_ANNOTATIONS.includes(key)) errs.push(annPath.key(key).forbidden(`${key} is written by the injection itself`));
       const first = firstEntry.get(key);
       if (first === undefined) {
         firstEntry.set(key, i);

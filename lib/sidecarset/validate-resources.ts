@@ -5,7 +5,7 @@
  */
 import type { FieldError, FieldPath } from '../kube/field-errors.ts';
 import { qualifiedNameErrors } from '../kube/names.ts';
-import { canonicalQuantity, compareQuantities, quantityFromJson, type Quantity } from '../kube/quantity.ts';
+import { canonicalQuantity, compareQuantities, MAX_QUANTITY_LENGTH, quantityFromJson, type Quantity } from '../kube/quantity.ts';
 import type { JsonObject } from '../kube/types.ts';
 import { objectAt } from './validate-shape.ts';
 
@@ -33,7 +33,9 @@ function validateResourceList(value: unknown, path: FieldPath, errs: FieldError[
     const p = path.key(name);
     for (const msg of resourceNameErrors(name)) errs.push(p.invalid(name, msg));
     const q = quantityFromJson(raw);
-    if (q === undefined) {
+    if (typeof raw === 'string' && raw.length > MAX_QUANTITY_LENGTH) {
+      errs.push(p.invalid(raw, `must be no more than ${MAX_QUANTITY_LENGTH} characters`));
+    } else if (q === undefined) {
       errs.push(p.invalid(raw, FORMAT_WRONG));
     } else if (compareQuantities(q, ZERO) < 0) {
       errs.push(p.invalid(canonicalQuantity(q), 'must be greater than or equal to 0'));

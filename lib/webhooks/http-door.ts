@@ -13,6 +13,13 @@ import { deadlineFromTimeout } from './timeout.ts';
 /** Lambda's buffered payload limit; the API server never sends more for one object. */
 export const DEFAULT_MAX_BODY_BYTES = 6 * 1024 * 1024;
 
+/**
+ * The largest review answer either door sends. Lambda refuses a result over
+ * 6 MB, counted as the result's JSON, where the body is a string escaped once
+ * more; what remains is kept for the status code and headers around it.
+ */
+export const MAX_ANSWER_BYTES = 6 * 1024 * 1024 - 4 * 1024;
+
 export interface HttpRequest {
   method: string;
   /** The path after the function's own prefix: `/<secret>` or `/`. */
@@ -135,9 +142,20 @@ export async function serveAdmission(
     clearTimeout(backstopTimer);
   }
   switch (outcome.kind) {
-    case 'review':
+    case 'review': {
+      const body = JSON.stringify(outcome.review);
+      // A patch can be many times its object (defaults for thousands of
+      // containers). Past Lambda's limit the platform would fail the call
+      // with its own error; failing it here says why, and the same on both doors.
+      const bytes = Buffer.byteLength(JSON.stringify(body));
+      if (bytes > MAX_ANSWER_BYTES) {
+        const text = `the answer would be ${bytes} bytes, over the ${MAX_ANSWER_BYTES} a webhook answer may carry`;
+        log('failed', { uid: outcome.uid, statusCode: 500, error: text }, 'error');
+        return message(500, text);
+      }
       log(outcome.outcome, { uid: outcome.uid, statusCode: 200 });
-      return { statusCode: 200, headers: { ...JSON_HEADERS }, body: JSON.stringify(outcome.review) };
+      return { statusCode: 200, headers: { ...JSON_HEADERS }, body };
+    }
     case 'invalid':
       log('rejected', { statusCode: 400, reason: outcome.message });
       return message(400, outcome.message);

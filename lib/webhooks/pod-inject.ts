@@ -3,7 +3,7 @@ import { denied, patched } from '../admission/responses.ts';
 import type { AdmissionRequest } from '../admission/review.ts';
 import { objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
-import { injectPod, PatchPodMetadataError } from '../sidecarset/inject.ts';
+import { injectPod, InvalidPodError, PatchPodMetadataError } from '../sidecarset/inject.ts';
 import { hasNamespaceSelector, UnknownNamespaceError, type NamespaceLabels } from '../sidecarset/match.ts';
 import { InvalidHashAnnotationError } from '../sidecarset/pod-annotations.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
@@ -34,7 +34,7 @@ const handleInject = async (request: AdmissionRequest, deps: HandlerDeps) => {
     return respond(patched(request.uid, pod, result.pod, result.warnings));
   } catch (error) {
     if (error instanceof UnknownNamespaceError) return failed(503, `cannot decide the injection: ${error.message}`, error);
-    if (error instanceof InvalidHashAnnotationError || error instanceof PatchPodMetadataError) {
+    if (error instanceof InvalidHashAnnotationError || error instanceof PatchPodMetadataError || error instanceof InvalidPodError) {
       return respond(denied(request.uid, 400, error.message, 'BadRequest'));
     }
     throw error;

@@ -159,6 +159,20 @@ describeWithControlPlane('the Lambda bundles', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ statusCode: 404, body: '{"message":"Not Found"}' });
   });
 
+  it('status-sync runs a pass for a scheduled event, as the functions identity, and logs it as one line', () => {
+    const runner = `const { handler } = await import(process.argv[1]); const result = await handler(JSON.parse(process.argv[2]), { awsRequestId: 'req-s', getRemainingTimeInMillis: () => 60000 }); process.stdout.write('\\n' + JSON.stringify(result) + '\\n');`;
+    const event = { version: '0', id: 'e-1', 'detail-type': 'Scheduled Event', source: 'aws.events', account: '1', time: '2026-11-30T12:00:00Z', region: 'eu-west-1', resources: [], detail: {} };
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', runner, bundle('status-sync'), JSON.stringify(event)], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', AWS_REGION: 'eu-west-1', KUBECONFIG_CONTENT: cp.kubeconfig('functions') },
+    });
+    expect(r.stderr).toBe('');
+    const lines = r.stdout.trim().split('\n');
+    const result = JSON.parse(lines.at(-1) ?? '');
+    expect(result).toMatchObject({ setsSeen: 1, statusesWritten: 1, errors: [] });
+    expect(lines.slice(0, -1).filter((l) => l !== '').map((l): unknown => JSON.parse(l))).toEqual([expect.objectContaining({ function: 'status-sync', message: 'status pass', requestId: 'req-s', setsSeen: 1 })]);
+  });
+
   it('sidecarset-validate refuses to start without cluster credentials', () => {
     const r = invokeBundle(bundle('sidecarset-validate'), functionUrlEvent({ body: JSON.stringify(podReview), secret }), { WEBHOOK_SECRET: secret });
     expect(r.code).not.toBe(0);

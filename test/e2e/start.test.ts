@@ -57,8 +57,9 @@ describeWithControlPlane('npm start without a cluster', () => {
   beforeAll(async () => {
     // A working directory of its own, so its .cache/local-cluster is not shared.
     workdir = await mkdtemp(join(tmpdir(), 'npm-start-'));
-    const env = { ...process.env };
-    for (const k of ['KUBECONFIG', 'KUBECONFIG_CONTENT', 'KUBECONFIG_SECRET_ARN']) Reflect.deleteProperty(env, k);
+    // A 1 s status loop instead of the default 30 s, so the test sees a pass soon.
+    const env = { ...process.env, STATUS_SYNC_INTERVAL_MS: '1000' };
+    for (const k of ['KUBECONFIG', 'KUBECONFIG_CONTENT', 'KUBECONFIG_SECRET_ARN', 'EKS_CLUSTER_NAME']) Reflect.deleteProperty(env, k);
     child = spawn(process.execPath, [join(projectRoot, 'functions/server/main.ts'), '--port', '0', '--tls-dir', join(workdir, 'tls')], { cwd: workdir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
@@ -94,6 +95,19 @@ describeWithControlPlane('npm start without a cluster', () => {
     expect(created.spec.containers.map((c) => c.name)).toEqual(['log-agent', 'app']);
   });
 
+  it('keeps the SidecarSet\'s status current: the injected pod is MATCHED', async () => {
+    expect(output).toContain('SidecarSet statuses are reconciled every 1 s');
+    const kc = parse(await readFile(kubeconfigPath, 'utf8')) as Kubeconfig;
+    const deadline = Date.now() + 20_000;
+    let status: unknown;
+    do {
+      await new Promise((r) => setTimeout(r, 250));
+      status = (JSON.parse((await api(kc, 'GET', '/apis/apps.kruise.io/v1alpha1/sidecarsets/log-agent')).body) as { status?: unknown }).status;
+    } while ((status as { matchedPods?: number } | undefined)?.matchedPods !== 1 && Date.now() < deadline);
+    expect(status).toEqual({ observedGeneration: 1, matchedPods: 1, updatedPods: 1, readyPods: 0, updatedReadyPods: 0 });
+    expect(output).toContain('"message":"status pass","function":"status-sync"');
+  });
+
   it('stops the cluster and exits cleanly on Ctrl-C', async () => {
     const pids = [...output.matchAll(/"(?:etcd|apiServer)Pid":(\d+)/g)].map((m) => Number(m[1]));
     expect(pids).toHaveLength(2);
@@ -119,7 +133,7 @@ describeWithControlPlane('npm start with a cluster given', () => {
     await writeFile(kubeconfig, cp.kubeconfig('functions'));
     child = spawn(process.execPath, [join(projectRoot, 'functions/server/main.ts'), '--kubeconfig', kubeconfig, '--port', '0', '--tls-dir', join(workdir, 'tls')], {
       cwd: workdir,
-      env: { ...process.env, SIDECARSET_CACHE_TTL_MS: '0' },
+      env: { ...process.env, SIDECARSET_CACHE_TTL_MS: '0', STATUS_SYNC_INTERVAL_MS: '1000' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
@@ -151,6 +165,16 @@ describeWithControlPlane('npm start with a cluster given', () => {
     const res = await cp.request('admin', 'POST', '/api/v1/namespaces/default/pods', pod);
     expect(res.status).toBe(201);
     expect((JSON.parse(res.body) as { spec: { containers: { name: string }[] } }).spec.containers.map((c) => c.name)).toEqual(['log-agent', 'app']);
+  });
+
+  it('keeps the status of that cluster\'s SidecarSets current', async () => {
+    const deadline = Date.now() + 20_000;
+    let status: unknown;
+    do {
+      await new Promise((r) => setTimeout(r, 250));
+      status = (JSON.parse((await cp.request('admin', 'GET', '/apis/apps.kruise.io/v1alpha1/sidecarsets/log-agent')).body) as { status?: unknown }).status;
+    } while ((status as { matchedPods?: number } | undefined)?.matchedPods !== 1 && Date.now() < deadline);
+    expect(status).toMatchObject({ matchedPods: 1, updatedPods: 1 });
   });
 
   it('answers /readyz once it can list SidecarSets', async () => {

@@ -1,16 +1,26 @@
 /** The stack's table of functions agrees with the functions themselves. */
 import { describe, expect, it } from '@jest/globals';
-import { ENV_KUBECONFIG_SECRET_ARN, FUNCTION_SPECS, functionEnvironment, STACK_FUNCTIONS } from '../../infra/aws/functions.ts';
-import { ENV_KUBECONFIG_SECRET_ARN as CLUSTER_ENV_KUBECONFIG_SECRET_ARN } from '../../functions/shared/cluster.ts';
+import { CLUSTER_ENV, FUNCTION_SPECS, functionAccess, STACK_FUNCTIONS, type StackInputs } from '../../infra/aws/functions.ts';
+import { ENV_EKS_CA_DATA, ENV_EKS_CLUSTER_NAME, ENV_EKS_ENDPOINT, ENV_KUBECONFIG_SECRET_ARN } from '../../functions/shared/cluster.ts';
 import { needsCluster } from '../../functions/shared/compose.ts';
 import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
+
+const kubeconfigInputs: StackInputs = {
+  webhookSecretArn: 'webhook-arn',
+  cluster: { kind: 'kubeconfig-secret', secretArn: 'kubeconfig-arn' },
+  kubeSettings: { KUBE_API_TIMEOUT_MS: '3000' },
+};
+const eksInputs: StackInputs = {
+  ...kubeconfigInputs,
+  cluster: { kind: 'eks', clusterName: 'prod', endpoint: 'https://abc.eks.example', caData: 'Q0E=' },
+};
 
 describe('function table', () => {
   it('puts exactly the admission functions behind Function URLs', () => {
     expect(STACK_FUNCTIONS.filter((fn) => FUNCTION_SPECS[fn].trigger === 'function-url')).toEqual([...ADMISSION_FUNCTIONS]);
   });
 
-  it.each(ADMISSION_FUNCTIONS)('gives %s the kubeconfig exactly when it reads the cluster, and the webhook secret always', (fn) => {
+  it.each(ADMISSION_FUNCTIONS)('gives %s the cluster exactly when it reads the cluster, and the webhook secret always', (fn) => {
     expect(FUNCTION_SPECS[fn]).toMatchObject({ readsCluster: needsCluster(fn), readsWebhookSecret: true });
   });
 
@@ -18,14 +28,46 @@ describe('function table', () => {
     expect(FUNCTION_SPECS['status-sync']).toMatchObject({ trigger: 'schedule', readsCluster: true, readsWebhookSecret: false });
   });
 
-  it('names the kubeconfig secret with the variable cluster.ts reads', () => {
-    expect(ENV_KUBECONFIG_SECRET_ARN).toBe(CLUSTER_ENV_KUBECONFIG_SECRET_ARN);
+  it('gives the Kubernetes client settings to the functions that read the cluster through the cached sources', () => {
+    expect(STACK_FUNCTIONS.filter((fn) => FUNCTION_SPECS[fn].takesKubeSettings)).toEqual(ADMISSION_FUNCTIONS.filter(needsCluster));
   });
 
-  it('adds the Kubernetes client settings only where the cluster is read', () => {
-    const secrets = { webhook: 'w', kubeconfig: 'k' };
-    const settings = { KUBE_API_TIMEOUT_MS: '3000' };
-    expect(functionEnvironment(FUNCTION_SPECS['sidecarset-default'], secrets, settings)).toEqual({ WEBHOOK_SECRET_ARN: 'w' });
-    expect(functionEnvironment(FUNCTION_SPECS['status-sync'], secrets, settings)).toEqual({ KUBECONFIG_SECRET_ARN: 'k', KUBE_API_TIMEOUT_MS: '3000' });
+  it('names the cluster with the variables cluster.ts reads', () => {
+    expect(CLUSTER_ENV).toEqual({
+      kubeconfigSecretArn: ENV_KUBECONFIG_SECRET_ARN,
+      eksClusterName: ENV_EKS_CLUSTER_NAME,
+      eksEndpoint: ENV_EKS_ENDPOINT,
+      eksCaData: ENV_EKS_CA_DATA,
+    });
+  });
+});
+
+describe('functionAccess', () => {
+  it('lets the defaulting webhook read the caller secret and nothing of the cluster', () => {
+    expect(functionAccess(FUNCTION_SPECS['sidecarset-default'], kubeconfigInputs)).toEqual({
+      environment: { WEBHOOK_SECRET_ARN: 'webhook-arn' },
+      secretArns: ['webhook-arn'],
+    });
+  });
+
+  it('lets the reconciler read the kubeconfig secret', () => {
+    expect(functionAccess(FUNCTION_SPECS['status-sync'], kubeconfigInputs)).toEqual({
+      environment: { KUBECONFIG_SECRET_ARN: 'kubeconfig-arn' },
+      secretArns: ['kubeconfig-arn'],
+    });
+  });
+
+  it('gives the cluster readers the EKS settings and no cluster secret on EKS', () => {
+    expect(functionAccess(FUNCTION_SPECS['pod-inject'], eksInputs)).toEqual({
+      environment: {
+        WEBHOOK_SECRET_ARN: 'webhook-arn',
+        EKS_CLUSTER_NAME: 'prod',
+        EKS_ENDPOINT: 'https://abc.eks.example',
+        EKS_CA_DATA: 'Q0E=',
+        KUBE_API_TIMEOUT_MS: '3000',
+      },
+      secretArns: ['webhook-arn'],
+    });
+    expect(functionAccess(FUNCTION_SPECS['status-sync'], eksInputs).secretArns).toEqual([]);
   });
 });

@@ -10,7 +10,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createApp } from '../../infra/aws/app.ts';
 import { distBundles, MissingBundleError, type BundleDirectories } from '../../infra/aws/bundles.ts';
-import { ENV_KUBECONFIG_SECRET_ARN, FUNCTION_SPECS, STACK_FUNCTIONS, type StackFunctionName } from '../../infra/aws/functions.ts';
+import { CLUSTER_ENV, FUNCTION_SPECS, STACK_FUNCTIONS, type StackFunctionName } from '../../infra/aws/functions.ts';
 import { OUTPUT_KEYS, WEBHOOK_SECRET_LENGTH, type SidecarSetStack } from '../../infra/aws/stack.ts';
 import { parseSecretValue } from '../../lib/auth/caller-auth.ts';
 import { ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
@@ -24,7 +24,11 @@ const ADMISSION = STACK_FUNCTIONS.filter((fn) => FUNCTION_SPECS[fn].trigger === 
 const CLUSTER_READERS = STACK_FUNCTIONS.filter((fn) => FUNCTION_SPECS[fn].readsCluster);
 const WEBHOOK_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:sidecarset/webhook-AbCdEf';
 const KUBECONFIG_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:sidecarset/kubeconfig-GhIjKl';
+const ENV_KUBECONFIG_SECRET_ARN = CLUSTER_ENV.kubeconfigSecretArn;
 const TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:sidecarset-alarms';
+
+/** A resource or property bag, typed as the assertions library returns it. */
+type Json = ReturnType<Template['findResources']>[string];
 
 interface Synth {
   stack: SidecarSetStack;
@@ -32,24 +36,24 @@ interface Synth {
   /** Logical ID of a function's AWS::Lambda::Function. */
   fnId: (fn: StackFunctionName) => string;
   /** Properties of a function's AWS::Lambda::Function. */
-  props: (fn: StackFunctionName) => Record<string, any>;
+  props: (fn: StackFunctionName) => Json;
 }
 
 async function synth(context: Record<string, unknown> = {}): Promise<Synth> {
   const { stack } = await createApp({ context, bundles, outdir: join(scratch, `out-${++outdirs}`) });
   const template = Template.fromStack(stack);
-  const resources = template.toJSON().Resources as Record<string, { Properties: Record<string, any> }>;
+  const resources = template.findResources('AWS::Lambda::Function');
   const fnId = (fn: StackFunctionName) => stack.getLogicalId(stack.functions[fn].node.defaultChild as CfnElement);
-  return { stack, template, fnId, props: (fn) => resources[fnId(fn)]!.Properties };
+  return { stack, template, fnId, props: (fn) => resources[fnId(fn)]!.Properties as Json };
 }
 
 const ref = (s: Synth, id: string) => ({ Ref: s.stack.getLogicalId(s.stack.node.findChild(id).node.defaultChild as CfnElement) });
 
 /** Every statement of the IAM policies attached to a function's role. */
-function roleStatements(s: Synth, fn: StackFunctionName): Record<string, any>[] {
+function roleStatements(s: Synth, fn: StackFunctionName): Json[] {
   const roleId = s.props(fn).Role['Fn::GetAtt'][0] as string;
   const policies = Object.values(s.template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } }));
-  return policies.flatMap((p) => p.Properties.PolicyDocument.Statement as Record<string, any>[]);
+  return policies.flatMap((p) => p.Properties.PolicyDocument.Statement as Json[]);
 }
 
 const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : [v]);
@@ -99,15 +103,15 @@ describe('functions', () => {
     }
   });
 
-  it('passes Kubernetes client settings to the functions that read the cluster', async () => {
+  it('passes Kubernetes client settings to the admission functions that read the cluster', async () => {
     const s = await synth({ kubeApiTimeoutMs: '3000', sidecarSetCacheTtlMs: 500, sidecarSetCacheMaxStalenessMs: '0' });
     for (const fn of STACK_FUNCTIONS) {
       const env = (s.props(fn).Environment?.Variables ?? {}) as Record<string, unknown>;
-      const expected = FUNCTION_SPECS[fn].readsCluster
+      const expected = FUNCTION_SPECS[fn].takesKubeSettings
         ? { KUBE_API_TIMEOUT_MS: '3000', SIDECARSET_CACHE_TTL_MS: '500', SIDECARSET_CACHE_MAX_STALENESS_MS: '0' }
         : {};
-      for (const variable of ['KUBE_API_TIMEOUT_MS', 'SIDECARSET_CACHE_TTL_MS', 'SIDECARSET_CACHE_MAX_STALENESS_MS'] as const) {
-        expect(env[variable]).toBe(expected[variable as keyof typeof expected]);
+      for (const variable of ['KUBE_API_TIMEOUT_MS', 'SIDECARSET_CACHE_TTL_MS', 'SIDECARSET_CACHE_MAX_STALENESS_MS']) {
+        expect(env[variable]).toBe((expected as Record<string, string>)[variable]);
       }
     }
   });
@@ -157,7 +161,7 @@ describe('Function URLs and schedule', () => {
     const statusSyncPermissions = defaults.template.findResources('AWS::Lambda::Permission', {
       Properties: { FunctionName: { 'Fn::GetAtt': [defaults.fnId('status-sync'), 'Arn'] } },
     });
-    expect(Object.values(statusSyncPermissions).map((p) => p.Properties.Principal)).toEqual(['events.amazonaws.com']);
+    expect(Object.values(statusSyncPermissions).map((p): unknown => p.Properties.Principal)).toEqual(['events.amazonaws.com']);
   });
 
   it('runs status-sync every minute by default, and drops ticks rather than retrying them', () => {
@@ -240,15 +244,34 @@ describe('secrets and IAM', () => {
     expect(granted.sort()).toEqual([KUBECONFIG_SECRET_ARN, WEBHOOK_SECRET_ARN]);
     s.template.hasOutput(OUTPUT_KEYS.webhookSecretArn, { Value: WEBHOOK_SECRET_ARN });
   });
+  it('on EKS stores no cluster credential: the cluster readers get the EKS settings and their role is what the cluster maps', async () => {
+    const caData = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIBdummy\n-----END CERTIFICATE-----\n').toString('base64');
+    const endpoint = 'https://ABC123.gr7.eu-west-1.eks.amazonaws.com';
+    const s = await synth({ eksClusterName: 'prod', eksEndpoint: endpoint, eksCaData: caData });
+    s.template.resourceCountIs('AWS::SecretsManager::Secret', 1);
+    for (const fn of CLUSTER_READERS) {
+      const env = s.props(fn).Environment.Variables as Record<string, unknown>;
+      expect(env).toMatchObject({ EKS_CLUSTER_NAME: 'prod', EKS_ENDPOINT: endpoint, EKS_CA_DATA: caData });
+      expect(env).not.toHaveProperty(ENV_KUBECONFIG_SECRET_ARN);
+      s.template.hasOutput(OUTPUT_KEYS.roleArn(FUNCTION_SPECS[fn]), { Value: s.props(fn).Role });
+    }
+    const secretGrants = (fn: StackFunctionName) =>
+      roleStatements(s, fn)
+        .filter((st) => asList(st.Action).includes('secretsmanager:GetSecretValue'))
+        .flatMap((st) => asList(st.Resource));
+    expect(secretGrants('pod-inject')).toEqual([ref(s, 'WebhookSecret')]);
+    expect(secretGrants('status-sync')).toEqual([]);
+    expect(s.template.toJSON().Outputs).not.toHaveProperty(OUTPUT_KEYS.kubeconfigSecretArn);
+  });
 });
 
 describe('operations', () => {
   it('writes each function to its own log group kept 30 days by default', async () => {
     const groups = defaults.template.findResources('AWS::Logs::LogGroup');
-    expect(Object.values(groups).map((g) => g.Properties.RetentionInDays)).toEqual([30, 30, 30, 30]);
+    expect(Object.values(groups).map((g): unknown => g.Properties.RetentionInDays)).toEqual([30, 30, 30, 30]);
     expect(STACK_FUNCTIONS.map((fn) => defaults.props(fn).LoggingConfig.LogGroup.Ref as string).sort()).toEqual(Object.keys(groups).sort());
     const s = await synth({ logRetentionDays: '7' });
-    expect(Object.values(s.template.findResources('AWS::Logs::LogGroup')).map((g) => g.Properties.RetentionInDays)).toEqual([7, 7, 7, 7]);
+    expect(Object.values(s.template.findResources('AWS::Logs::LogGroup')).map((g): unknown => g.Properties.RetentionInDays)).toEqual([7, 7, 7, 7]);
   });
 
   it('alarms on Errors and Throttles of every function', () => {

@@ -1,0 +1,257 @@
+/**
+ * The stack's settings, read from CDK context values (`-c key=value` on the
+ * command line, cdk.json's "context", or App props in tests) and checked
+ * before any resource is made, so that a typo fails synth with a message
+ * naming the key instead of failing a deploy, or worse, deploying.
+ */
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { DEFAULT_MAX_LOAD_MS } from '../../lib/adapters/cached-list.ts';
+
+/** A context value that cannot be used; synth stops with this message. */
+export class ContextError extends Error {
+  readonly key: string;
+  constructor(key: string, problem: string) {
+    super(`context "${key}" ${problem} (set it with -c ${key}=VALUE)`);
+    this.name = 'ContextError';
+    this.key = key;
+  }
+}
+
+export interface FunctionSettings {
+  timeoutSeconds: number;
+  memoryMb: number;
+  /** Reserved concurrency: a cost cap; undefined leaves the function unreserved. */
+  reservedConcurrency: number | undefined;
+}
+
+/**
+ * How the cluster-reading functions reach the cluster: a kubeconfig in a
+ * Secrets Manager secret (the user's, or one created with a placeholder), or
+ * on EKS a token made from each function's IAM role, so no long-lived
+ * credential is stored at all.
+ */
+export type ClusterCredentials =
+  | { kind: 'kubeconfig-secret'; secretArn: string | undefined }
+  | { kind: 'eks'; clusterName: string; endpoint: string; caData: string };
+
+export interface StackConfig {
+  stackName: string;
+  /** The three admission functions share one setting each. */
+  admission: FunctionSettings;
+  statusSync: FunctionSettings & { rateMinutes: number };
+  logRetentionDays: RetentionDays;
+  /** Complete ARN of a caller secret the user manages; one is generated when absent. */
+  webhookSecretArn: string | undefined;
+  cluster: ClusterCredentials;
+  /** SNS topic the alarms notify; alarms only show in the console without one. */
+  alarmTopicArn: string | undefined;
+  /** Kubernetes client settings for the admission functions that read the cluster, as given (unset ones keep the functions' defaults). */
+  kubeSettings: Readonly<Record<string, string>>;
+}
+
+/**
+ * Every context key with its default, for errors and documentation.
+ * `undefined` defaults mean "absent unless set".
+ */
+export const CONTEXT_DEFAULTS = {
+  stackName: 'ServerlessSidecarSet',
+  admissionTimeoutSeconds: 10,
+  admissionMemoryMb: 512,
+  admissionReservedConcurrency: 20,
+  statusSyncRateMinutes: 1,
+  statusSyncTimeoutSeconds: 300,
+  statusSyncMemoryMb: 512,
+  statusSyncReservedConcurrency: 1,
+  logRetentionDays: 30,
+  webhookSecretArn: undefined,
+  kubeconfigSecretArn: undefined,
+  eksClusterName: undefined,
+  eksEndpoint: undefined,
+  eksCaData: undefined,
+  alarmTopicArn: undefined,
+  kubeApiTimeoutMs: undefined,
+  sidecarSetCacheTtlMs: undefined,
+  sidecarSetCacheMaxStalenessMs: undefined,
+} as const;
+
+export type ContextKey = keyof typeof CONTEXT_DEFAULTS;
+
+/** Context keys that become environment variables of the cluster-reading admission functions (read by lib/adapters/kube-sources.ts). */
+export const KUBE_SETTING_VARIABLES = {
+  kubeApiTimeoutMs: 'KUBE_API_TIMEOUT_MS',
+  sidecarSetCacheTtlMs: 'SIDECARSET_CACHE_TTL_MS',
+  sidecarSetCacheMaxStalenessMs: 'SIDECARSET_CACHE_MAX_STALENESS_MS',
+} as const satisfies Partial<Record<ContextKey, string>>;
+
+/** Reads one context value; App#node.tryGetContext in the app, a map in tests. */
+export type ContextReader = (key: string) => unknown;
+
+/** Absent, null and '' all mean "use the default": the CLI can only pass strings. */
+function raw(read: ContextReader, key: ContextKey): unknown {
+  const value = read(key);
+  return value === undefined || value === null || value === '' ? undefined : value;
+}
+
+/**
+ * A whole number from a number or a string of digits (the CLI passes `-c`
+ * values as strings, cdk.json may hold numbers). Digits only: "1m" or "1e3"
+ * are someone guessing a format.
+ */
+function wholeNumber(read: ContextReader, key: ContextKey, fallback: number, min: number, max: number, unit: string, orElse = ''): number {
+  const value = raw(read, key);
+  if (value === undefined) return fallback;
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ContextError(key, `must be a whole number of ${unit} from ${min} to ${max}${orElse}; got ${JSON.stringify(value)}`);
+  }
+  return n;
+}
+
+/** Reserved concurrency, or "none" for accounts whose concurrency quota leaves nothing to reserve. */
+function reservedConcurrency(read: ContextReader, key: ContextKey, fallback: number): number | undefined {
+  const value = raw(read, key);
+  if (value === 'none') return undefined;
+  // Zero would throttle every call: a disabled webhook, never a cost cap.
+  return wholeNumber(read, key, fallback, 1, 10_000, 'concurrent executions', ', or "none"');
+}
+
+function optionalString(read: ContextReader, key: ContextKey): string | undefined {
+  const value = raw(read, key);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new ContextError(key, `must be a string; got ${JSON.stringify(value)}`);
+  return value.trim();
+}
+
+/**
+ * A complete secret ARN, with the 6-character suffix Secrets Manager adds:
+ * the IAM grant is then exactly that secret, where a partial ARN would need
+ * a wildcard suffix.
+ */
+const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
+const TOPIC_ARN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/;
+
+function arn(read: ContextReader, key: ContextKey, pattern: RegExp, what: string): string | undefined {
+  const value = optionalString(read, key);
+  if (value !== undefined && !pattern.test(value)) throw new ContextError(key, `must be ${what}; got ${JSON.stringify(value)}`);
+  return value;
+}
+
+const secretArn = (read: ContextReader, key: ContextKey) =>
+  arn(read, key, SECRET_ARN, 'the complete ARN of a Secrets Manager secret (ending in its 6-character suffix)');
+
+/** CloudWatch Logs accepts only these retention periods. */
+const RETENTION_DAYS = new Map<number, RetentionDays>(
+  Object.values(RetentionDays)
+    .filter((v): v is RetentionDays => typeof v === 'number' && v !== RetentionDays.INFINITE)
+    .map((d) => [d, d]),
+);
+
+function retentionDays(read: ContextReader): RetentionDays {
+  const key = 'logRetentionDays';
+  const days = wholeNumber(read, key, CONTEXT_DEFAULTS.logRetentionDays, 1, 3653, 'days');
+  const retention = RETENTION_DAYS.get(days);
+  if (retention === undefined) throw new ContextError(key, `must be one of ${[...RETENTION_DAYS.keys()].join(', ')}; got ${days}`);
+  return retention;
+}
+
+/**
+ * The Kubernetes client settings, checked by the functions' own parser so
+ * that synth accepts exactly what a cold start accepts. That parser lives
+ * beside client-node, which takes about a second to load, so it is loaded
+ * only when a setting is given.
+ */
+async function kubeSettings(read: ContextReader): Promise<{ env: Record<string, string>; apiTimeoutMs: number }> {
+  const env: Record<string, string> = {};
+  const keyOf: Record<string, ContextKey> = {};
+  for (const [key, variable] of Object.entries(KUBE_SETTING_VARIABLES) as [ContextKey, string][]) {
+    const value = raw(read, key);
+    if (value === undefined) continue;
+    if (typeof value !== 'number' && typeof value !== 'string') throw new ContextError(key, `must be a number; got ${JSON.stringify(value)}`);
+    env[variable] = String(value).trim();
+    keyOf[variable] = key;
+  }
+  if (Object.keys(env).length === 0) return { env, apiTimeoutMs: DEFAULT_MAX_LOAD_MS };
+  const { sourceOptionsFromEnv, SourceOptionsError } = await import('../../lib/adapters/kube-sources.ts');
+  try {
+    return { env, apiTimeoutMs: sourceOptionsFromEnv(env).apiTimeoutMs };
+  } catch (error) {
+    const key = error instanceof SourceOptionsError ? keyOf[error.variable] : undefined;
+    if (error instanceof SourceOptionsError && key !== undefined) {
+      throw new ContextError(key, error.message.slice(error.variable.length + 1));
+    }
+    throw error;
+  }
+}
+
+const EKS_KEYS = ['eksClusterName', 'eksEndpoint', 'eksCaData'] as const;
+const EKS_CLUSTER_NAME = /^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$/;
+
+/**
+ * The cluster credentials: EKS when its settings are given (all three, as
+ * `aws eks describe-cluster` shows them), else the kubeconfig secret.
+ */
+function clusterCredentials(read: ContextReader): ClusterCredentials {
+  const kubeconfigSecretArn = secretArn(read, 'kubeconfigSecretArn');
+  const given = EKS_KEYS.filter((key) => raw(read, key) !== undefined);
+  if (given.length === 0) return { kind: 'kubeconfig-secret', secretArn: kubeconfigSecretArn };
+  if (kubeconfigSecretArn !== undefined) {
+    throw new ContextError('kubeconfigSecretArn', `cannot be set together with ${given.join(', ')}: the functions reach the cluster either with a kubeconfig or with their EKS role`);
+  }
+  const missing = EKS_KEYS.find((key) => !given.includes(key));
+  if (missing !== undefined) throw new ContextError(missing, `must be set too when ${given.join(', ')} is (EKS needs the cluster's name, endpoint and CA data)`);
+  const clusterName = optionalString(read, 'eksClusterName') ?? '';
+  if (!EKS_CLUSTER_NAME.test(clusterName)) throw new ContextError('eksClusterName', `must be an EKS cluster name; got ${JSON.stringify(clusterName)}`);
+  const endpoint = optionalString(read, 'eksEndpoint') ?? '';
+  if (!URL.canParse(endpoint) || new URL(endpoint).protocol !== 'https:') {
+    throw new ContextError('eksEndpoint', `must be the cluster's https:// endpoint (aws eks describe-cluster: .cluster.endpoint); got ${JSON.stringify(endpoint)}`);
+  }
+  const caData = optionalString(read, 'eksCaData') ?? '';
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(caData) || !Buffer.from(caData, 'base64').toString('utf8').includes('-----BEGIN CERTIFICATE-----')) {
+    throw new ContextError('eksCaData', 'must be base64 of the cluster CA\'s PEM certificate (aws eks describe-cluster: .cluster.certificateAuthority.data)');
+  }
+  return { kind: 'eks', clusterName, endpoint, caData };
+}
+
+const STACK_NAME = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
+
+/**
+ * The stack's configuration from context values, every one checked.
+ * @throws ContextError naming the key, what it must be and what it was.
+ */
+export async function readStackConfig(read: ContextReader): Promise<StackConfig> {
+  const stackName = optionalString(read, 'stackName') ?? CONTEXT_DEFAULTS.stackName;
+  if (!STACK_NAME.test(stackName)) {
+    throw new ContextError('stackName', `must start with a letter and hold only letters, digits and '-' (at most 128); got ${JSON.stringify(stackName)}`);
+  }
+  // The API server waits at most 30 s for a webhook (timeoutSeconds 1-30).
+  const admissionTimeoutSeconds = wholeNumber(read, 'admissionTimeoutSeconds', CONTEXT_DEFAULTS.admissionTimeoutSeconds, 1, 30, 'seconds');
+  const kube = await kubeSettings(read);
+  // A Kubernetes call that outlives the function turns a clean 503 into a
+  // Lambda timeout; both reach failurePolicy, but only one says why.
+  if (kube.apiTimeoutMs >= admissionTimeoutSeconds * 1000) {
+    throw new ContextError(
+      'admissionTimeoutSeconds',
+      `(${admissionTimeoutSeconds} s) must be longer than the Kubernetes API timeout (kubeApiTimeoutMs, ${kube.apiTimeoutMs} ms), so that a slow API server is answered with a 503 before Lambda cuts the call off`,
+    );
+  }
+  return {
+    stackName,
+    admission: {
+      timeoutSeconds: admissionTimeoutSeconds,
+      memoryMb: wholeNumber(read, 'admissionMemoryMb', CONTEXT_DEFAULTS.admissionMemoryMb, 128, 10_240, 'MB'),
+      reservedConcurrency: reservedConcurrency(read, 'admissionReservedConcurrency', CONTEXT_DEFAULTS.admissionReservedConcurrency),
+    },
+    statusSync: {
+      // EventBridge rates start at one minute; beyond a day statuses are too stale to be worth showing.
+      rateMinutes: wholeNumber(read, 'statusSyncRateMinutes', CONTEXT_DEFAULTS.statusSyncRateMinutes, 1, 1440, 'minutes'),
+      timeoutSeconds: wholeNumber(read, 'statusSyncTimeoutSeconds', CONTEXT_DEFAULTS.statusSyncTimeoutSeconds, 1, 900, 'seconds'),
+      memoryMb: wholeNumber(read, 'statusSyncMemoryMb', CONTEXT_DEFAULTS.statusSyncMemoryMb, 128, 10_240, 'MB'),
+      reservedConcurrency: reservedConcurrency(read, 'statusSyncReservedConcurrency', CONTEXT_DEFAULTS.statusSyncReservedConcurrency),
+    },
+    logRetentionDays: retentionDays(read),
+    webhookSecretArn: secretArn(read, 'webhookSecretArn'),
+    cluster: clusterCredentials(read),
+    alarmTopicArn: arn(read, 'alarmTopicArn', TOPIC_ARN, 'the ARN of an SNS topic'),
+    kubeSettings: kube.env,
+  };
+}

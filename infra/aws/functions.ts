@@ -1,0 +1,117 @@
+/**
+ * The four functions the stack deploys and what each one needs: the trigger,
+ * the secrets it reads, its environment. The environment and the IAM grants
+ * both come from functionAccess, so a function may read a secret exactly
+ * when its environment names it.
+ */
+import { ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
+import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import type { ClusterCredentials } from './config.ts';
+
+export const STACK_FUNCTIONS = ['sidecarset-default', 'sidecarset-validate', 'pod-inject', 'status-sync'] as const;
+export type StackFunctionName = (typeof STACK_FUNCTIONS)[number];
+
+/**
+ * The cluster variables of functions/shared/cluster.ts, spelt out because
+ * that module loads client-node; test/infra checks that the two agree.
+ */
+export const CLUSTER_ENV = {
+  kubeconfigSecretArn: 'KUBECONFIG_SECRET_ARN',
+  eksClusterName: 'EKS_CLUSTER_NAME',
+  eksEndpoint: 'EKS_ENDPOINT',
+  eksCaData: 'EKS_CA_DATA',
+} as const;
+
+export interface FunctionSpec {
+  /** Construct id, and the prefix of its outputs (PascalCase of the name). */
+  id: string;
+  description: string;
+  /** An admission webhook behind a Function URL, or the scheduled reconciler. */
+  trigger: 'function-url' | 'schedule';
+  readsWebhookSecret: boolean;
+  /** Reads the cluster, so it needs the cluster credentials. */
+  readsCluster: boolean;
+  /**
+   * Reads it through the cached sources of functions/shared/cluster.ts, which
+   * take the Kubernetes client settings; the reconciler reads uncached with
+   * its own timeouts.
+   */
+  takesKubeSettings: boolean;
+}
+
+type AdmissionSpec = FunctionSpec & { trigger: 'function-url' };
+
+export const FUNCTION_SPECS: Readonly<Record<AdmissionFunctionName, AdmissionSpec> & Record<'status-sync', FunctionSpec>> = {
+  'sidecarset-default': {
+    id: 'SidecarsetDefault',
+    description: 'SidecarSet defaulting webhook (mutating admission, Function URL)',
+    trigger: 'function-url',
+    readsWebhookSecret: true,
+    readsCluster: false,
+    takesKubeSettings: false,
+  },
+  'sidecarset-validate': {
+    id: 'SidecarsetValidate',
+    description: 'SidecarSet validating webhook (validating admission, Function URL)',
+    trigger: 'function-url',
+    readsWebhookSecret: true,
+    readsCluster: true,
+    takesKubeSettings: true,
+  },
+  'pod-inject': {
+    id: 'PodInject',
+    description: 'Pod sidecar injection webhook (mutating admission, Function URL)',
+    trigger: 'function-url',
+    readsWebhookSecret: true,
+    readsCluster: true,
+    takesKubeSettings: true,
+  },
+  'status-sync': {
+    id: 'StatusSync',
+    description: 'SidecarSet status reconciler (EventBridge schedule)',
+    trigger: 'schedule',
+    readsWebhookSecret: false,
+    readsCluster: true,
+    takesKubeSettings: false,
+  },
+};
+
+/** What the stack hands its functions: the caller secret and the way to the cluster. */
+export interface StackInputs {
+  webhookSecretArn: string;
+  /** The kubeconfig secret's ARN, or the EKS settings (no secret). */
+  cluster: { kind: 'kubeconfig-secret'; secretArn: string } | Extract<ClusterCredentials, { kind: 'eks' }>;
+  /** Kubernetes client settings for the functions that take them, by variable name. */
+  kubeSettings: Readonly<Record<string, string>>;
+}
+
+export interface FunctionAccess {
+  /** The function's environment: secret ARNs (never values: those are read once per cold start) and settings. */
+  environment: Record<string, string>;
+  /** The secrets it may read (secretsmanager:GetSecretValue). */
+  secretArns: string[];
+}
+
+/** One function's environment and the secrets it may read, from one place. */
+export function functionAccess(spec: FunctionSpec, inputs: StackInputs): FunctionAccess {
+  const environment: Record<string, string> = {};
+  const secretArns: string[] = [];
+  if (spec.readsWebhookSecret) {
+    environment[ENV_SECRET_ARN] = inputs.webhookSecretArn;
+    secretArns.push(inputs.webhookSecretArn);
+  }
+  if (spec.readsCluster) {
+    const { cluster } = inputs;
+    if (cluster.kind === 'kubeconfig-secret') {
+      environment[CLUSTER_ENV.kubeconfigSecretArn] = cluster.secretArn;
+      secretArns.push(cluster.secretArn);
+    } else {
+      // The token is made from the role's own credentials (a presigned sts:GetCallerIdentity, which needs no IAM grant).
+      environment[CLUSTER_ENV.eksClusterName] = cluster.clusterName;
+      environment[CLUSTER_ENV.eksEndpoint] = cluster.endpoint;
+      environment[CLUSTER_ENV.eksCaData] = cluster.caData;
+    }
+  }
+  if (spec.takesKubeSettings) Object.assign(environment, inputs.kubeSettings);
+  return { environment, secretArns };
+}

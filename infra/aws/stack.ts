@@ -1,0 +1,231 @@
+/**
+ * The SidecarSet functions on AWS: three admission webhooks behind public
+ * Function URLs (they authenticate callers themselves, wire.md), the status
+ * reconciler on an EventBridge schedule, the two secrets they read, and the
+ * logs and alarms to run them. Environment-agnostic: nothing is looked up in
+ * an account, so synth works offline.
+ */
+import { CfnOutput, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Code, Function as LambdaFn, FunctionUrlAuthType, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
+import type { Construct } from 'constructs';
+import { checkBundles, type BundleDirectories } from './bundles.ts';
+import type { FunctionSettings, StackConfig } from './config.ts';
+import { FUNCTION_SPECS, functionAccess, STACK_FUNCTIONS, type FunctionSpec, type StackFunctionName, type StackInputs } from './functions.ts';
+
+/**
+ * Length of the generated webhook secret. Letters and digits only (see
+ * webhookSecret), so 64 characters carry about 381 random bits, well over the
+ * 32 bytes wire.md asks for, and the value is valid base64url of at least
+ * MIN_SECRET_LENGTH characters as lib/auth/caller-auth.ts checks.
+ */
+export const WEBHOOK_SECRET_LENGTH = 64;
+
+/**
+ * The kubeconfig secret's first value. CloudFormation writes SecretString
+ * only when this text changes, so the kubeconfig a user puts in the secret
+ * survives later deploys: never change this text. A function reading it
+ * fails its cold start with "it is not a kubeconfig", naming the secret.
+ */
+export const KUBECONFIG_PLACEHOLDER =
+  'PLACEHOLDER. Replace this value with the kubeconfig (YAML) the SidecarSet functions use to reach the cluster, ' +
+  'e.g. aws secretsmanager put-secret-value --secret-id <this secret> --secret-string file://kubeconfig.yaml';
+
+/** Output keys other tools read (the manifests renderer matches the function name in the key). */
+export const OUTPUT_KEYS = {
+  functionUrl: (spec: FunctionSpec) => `${spec.id}FunctionUrl`,
+  roleArn: (spec: FunctionSpec) => `${spec.id}RoleArn`,
+  webhookSecretArn: 'WebhookSecretArn',
+  kubeconfigSecretArn: 'KubeconfigSecretArn',
+} as const;
+
+/** Alarms look at five-minute sums: a single failed call is worth a look. */
+const ALARM_PERIOD = Duration.minutes(5);
+
+export interface SidecarSetStackProps extends StackProps {
+  config: StackConfig;
+  /** The directory holding each function's bundle (`index.mjs`). */
+  bundles: BundleDirectories;
+}
+
+export class SidecarSetStack extends Stack {
+  readonly functions: Readonly<Record<StackFunctionName, LambdaFn>>;
+
+  constructor(scope: Construct, id: string, props: SidecarSetStackProps) {
+    super(scope, id, props);
+    const { config, bundles } = props;
+    checkBundles(bundles);
+
+    const webhookSecret = this.webhookSecret(config.webhookSecretArn);
+    // On EKS the functions need no stored credential, so no kubeconfig secret exists.
+    const cluster: StackInputs['cluster'] =
+      config.cluster.kind === 'eks' ? config.cluster : { kind: 'kubeconfig-secret', secretArn: this.kubeconfigSecret(config.cluster.secretArn).secretArn };
+    const inputs: StackInputs = { webhookSecretArn: webhookSecret.secretArn, cluster, kubeSettings: config.kubeSettings };
+    const alarmTopic = config.alarmTopicArn === undefined ? undefined : Topic.fromTopicArn(this, 'AlarmTopic', config.alarmTopicArn);
+
+    const functions = {} as Record<StackFunctionName, LambdaFn>;
+    for (const name of STACK_FUNCTIONS) {
+      const spec = FUNCTION_SPECS[name];
+      const settings = spec.trigger === 'schedule' ? config.statusSync : config.admission;
+      const { fn, role } = this.lambdaFunction(spec, settings, bundles[name], config.logRetentionDays, inputs);
+      functions[name] = fn;
+      this.alarms(spec, fn, alarmTopic);
+      if (spec.trigger === 'function-url') {
+        // NONE: the API server cannot sign requests (SigV4), so the functions check the caller secret themselves.
+        const url = fn.addFunctionUrl({ authType: FunctionUrlAuthType.NONE });
+        new CfnOutput(this, OUTPUT_KEYS.functionUrl(spec), {
+          value: url.url,
+          description: `${spec.description}: point the webhook at <this URL><webhook secret>`,
+        });
+      } else {
+        this.schedule(fn, config.statusSync.rateMinutes);
+      }
+      if (spec.readsCluster) {
+        new CfnOutput(this, OUTPUT_KEYS.roleArn(spec), {
+          value: role.roleArn,
+          description: `IAM role of ${name}: on EKS, map it to the sidecarset-functions user with an access entry (infra/k8s/rbac.yaml)`,
+        });
+      }
+    }
+    this.functions = functions;
+
+    new CfnOutput(this, OUTPUT_KEYS.webhookSecretArn, {
+      value: webhookSecret.secretArn,
+      description: 'Caller secret of the webhooks: {"current": ..., "previous": ...}',
+    });
+    if (cluster.kind === 'kubeconfig-secret') {
+      new CfnOutput(this, OUTPUT_KEYS.kubeconfigSecretArn, {
+        value: cluster.secretArn,
+        description: 'kubeconfig the functions use to reach the cluster',
+      });
+    }
+  }
+
+  /**
+   * The caller secret, generated unless the user brings one. The JSON shape
+   * {"current": ...} is the one rotation needs (add "previous").
+   * GetRandomPassword's character classes do not include exactly
+   * base64url's '-' and '_', so punctuation is excluded altogether: letters
+   * and digits are a subset of base64url.
+   */
+  private webhookSecret(arn: string | undefined): ISecret {
+    if (arn !== undefined) return Secret.fromSecretCompleteArn(this, 'WebhookSecret', arn);
+    return new Secret(this, 'WebhookSecret', {
+      description: 'Caller secret of the SidecarSet webhooks: {"current": "<base64url>", "previous": "<base64url, during rotation>"}',
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify({}),
+        generateStringKey: 'current',
+        passwordLength: WEBHOOK_SECRET_LENGTH,
+        excludePunctuation: true,
+        includeSpace: false,
+      },
+    });
+  }
+
+  /** The cluster credentials: the user's secret, or a placeholder for them to fill after the first deploy. */
+  private kubeconfigSecret(arn: string | undefined): ISecret {
+    if (arn !== undefined) return Secret.fromSecretCompleteArn(this, 'KubeconfigSecret', arn);
+    return new Secret(this, 'KubeconfigSecret', {
+      description: 'kubeconfig (YAML) the SidecarSet functions use to reach the cluster',
+      // Not a secret: instructions the user overwrites (see KUBECONFIG_PLACEHOLDER).
+      secretStringValue: SecretValue.unsafePlainText(KUBECONFIG_PLACEHOLDER),
+    });
+  }
+
+  /**
+   * One function with its own role and log group. The role can write to its
+   * log group and read the secrets its environment names, nothing else (no
+   * AWSLambdaBasicExecutionRole: that one may write to every log group).
+   */
+  private lambdaFunction(
+    spec: FunctionSpec,
+    settings: FunctionSettings,
+    bundleDir: string,
+    retention: RetentionDays,
+    inputs: StackInputs,
+  ): { fn: LambdaFn; role: Role } {
+    const logGroup = new LogGroup(this, `${spec.id}Logs`, { retention });
+    const role = new Role(this, `${spec.id}Role`, {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `${spec.description}: its logs and its secrets`,
+    });
+    logGroup.grantWrite(role);
+    const { environment, secretArns } = functionAccess(spec, inputs);
+    if (secretArns.length > 0) role.addToPrincipalPolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: secretArns }));
+
+    const fn = new LambdaFn(this, spec.id, {
+      description: spec.description,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      handler: 'index.handler',
+      // meta.json is esbuild's build report (npm run build -- --metafile), not code.
+      code: Code.fromAsset(bundleDir, { exclude: ['meta.json'] }),
+      memorySize: settings.memoryMb,
+      timeout: Duration.seconds(settings.timeoutSeconds),
+      ...(settings.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: settings.reservedConcurrency }),
+      role,
+      logGroup,
+      environment,
+    });
+    return { fn, role };
+  }
+
+  /**
+   * Runs the reconciler every `rateMinutes`. A tick that cannot start within
+   * one interval (the previous run still holds the reserved concurrency) or
+   * that fails is dropped, not retried: the next tick does the same work on
+   * fresher data.
+   */
+  private schedule(fn: LambdaFn, rateMinutes: number): void {
+    // Lambda's async queue keeps an event 60 s to 6 h.
+    const maxEventAge = Duration.seconds(Math.min(Math.max(rateMinutes * 60, 60), 6 * 3600));
+    fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge });
+    new Rule(this, 'StatusSyncSchedule', {
+      description: `Runs the SidecarSet status reconciler every ${rateMinutes} minute(s)`,
+      schedule: Schedule.rate(Duration.minutes(rateMinutes)),
+      targets: [new LambdaFunction(fn, { retryAttempts: 0, maxEventAge })],
+    });
+  }
+
+  private alarms(spec: FunctionSpec, fn: LambdaFn, topic: ITopic | undefined): void {
+    const admission = spec.trigger === 'function-url';
+    const alarms: [string, IMetric, string][] = [
+      [
+        'Errors',
+        fn.metricErrors({ period: ALARM_PERIOD, statistic: 'Sum' }),
+        admission
+          ? 'calls failed (cold-start configuration error, crash or timeout): the API server applied the webhook\'s failurePolicy'
+          : 'reconciler runs failed or timed out: SidecarSet statuses may be stale',
+      ],
+      [
+        'Throttles',
+        fn.metricThrottles({ period: ALARM_PERIOD, statistic: 'Sum' }),
+        admission
+          ? 'calls were refused at the reserved concurrency cap (admissionReservedConcurrency): the API server applied the webhook\'s failurePolicy'
+          : 'a reconciler run was held back by the previous one (statusSyncReservedConcurrency)',
+      ],
+    ];
+    for (const [metricName, metric, meaning] of alarms) {
+      const alarm = new Alarm(this, `${spec.id}${metricName}Alarm`, {
+        alarmDescription: `${fn.node.path} ${metricName}: ${meaning}`,
+        metric,
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        // No invocations is not a failure.
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      if (topic !== undefined) {
+        alarm.addAlarmAction(new SnsAction(topic));
+        alarm.addOkAction(new SnsAction(topic));
+      }
+    }
+  }
+}

@@ -1,0 +1,264 @@
+/**
+ * One reconciler pass (spec section 6): list every SidecarSet, stream every
+ * pod once, count per set, and write each status that differs from the
+ * stored one. Everything outside the process goes through ports, so every
+ * rule below is table-testable with in-memory adapters.
+ *
+ * - A status is never computed from an incomplete pod list: a list whose
+ *   continue token expired (410) starts over, up to `maxListAttempts`; any
+ *   other list failure skips every set this pass (they all need the list).
+ * - Namespace labels are read only when a set has a namespaceSelector; when
+ *   they cannot be read, only those sets are skipped.
+ * - A write is conditional on the resourceVersion the set was read at. On a
+ *   conflict the set is read again: if it still matches the same pods
+ *   (statusInputsKey) the counts are reused for the new version (its hash and
+ *   generation may differ); if not, the set waits for the next pass.
+ * - One set's failure never stops the others; every failure is in the result.
+ */
+import { errorMessage } from '../adapters/cached-list.ts';
+import { jsonEqual, objectOf, stringOf } from '../kube/json.ts';
+import type { NamespaceSource, PodPages, SidecarSetEventSink, SidecarSetSource, SidecarSetStatusWriter } from '../ports.ts';
+import { sidecarSetName } from '../sidecarset/match.ts';
+import { statusAccumulator, statusInputsKey, type StatusAccumulator } from '../sidecarset/status.ts';
+import type { SidecarSet } from '../sidecarset/types.ts';
+import { ListExpiredError, StatusConflictError, StatusNotWrittenError } from './errors.ts';
+import type { NotInjectedFinding, NotInjectedNotices } from './not-injected.ts';
+import { buildSetIndex, type SetIndex } from './set-index.ts';
+
+/** The reconciler's name as a function: the Lambda, its bundle, its log lines, the invoke command. */
+export const STATUS_SYNC = 'status-sync';
+
+export interface StatusPassDeps {
+  sidecarSets: SidecarSetSource;
+  pods: PodPages;
+  /** Labels of the namespaces pods are in; asked only when a set has a namespaceSelector. */
+  namespaces: NamespaceSource;
+  statuses: SidecarSetStatusWriter;
+  events: SidecarSetEventSink;
+  /** What was already reported about uninjected pods; lives as long as the process. */
+  notices: NotInjectedNotices;
+  /** Monotonic milliseconds, for durationMs. Default performance.now. */
+  nowMs?: () => number;
+}
+
+export interface StatusPassOptions {
+  /** Stops the pass (the pod list, pending writes) when aborted, e.g. near the Lambda deadline. */
+  signal?: AbortSignal;
+  /** How many times the pod list is started when its continue token keeps expiring. Default 3. */
+  maxListAttempts?: number;
+  /** Writes of one status, the first included, before a conflict counts as an error. Default 4. */
+  maxWriteAttempts?: number;
+  /** Status writes in flight at once. Default 4. */
+  writeConcurrency?: number;
+  /** Uninjected pods named per set in events. Default 5. */
+  samplePods?: number;
+}
+
+/** Something the pass could not do; the rest of the pass went on. */
+export interface PassError {
+  /** The set affected, when it is one set. */
+  sidecarSet?: string;
+  /** `list pods`, `patch status`, ... */
+  operation: string;
+  message: string;
+}
+
+/** What a pass did: returned, and logged as one JSON line. */
+export interface PassResult {
+  setsSeen: number;
+  /** Pods in the (last) pod list. */
+  podsSeen: number;
+  statusesWritten: number;
+  /** Sets whose stored status was already right. */
+  statusesUnchanged: number;
+  /** Times the pod list was started (more than 1 after expired continue tokens). */
+  podListAttempts: number;
+  errors: PassError[];
+  durationMs: number;
+  /** Uninjected pods per set, for sets that have any. */
+  notInjected: Record<string, number>;
+}
+
+/** Per-set state of one attempt at listing pods. */
+interface Counting {
+  accumulators: StatusAccumulator[];
+  samples: string[][];
+  /** Sets that cannot get a status this pass, with why. */
+  failed: Map<number, PassError>;
+  podsSeen: number;
+}
+
+const DEFAULTS = { maxListAttempts: 3, maxWriteAttempts: 4, writeConcurrency: 4, samplePods: 5 };
+
+/** Runs `fn` over `items`, at most `limit` at a time. */
+async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await fn(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
+}
+
+/** Streams the pod list once into fresh counters. Throws when the list fails; namespace-label failures only fail the sets that need them. */
+async function countPods(sets: readonly SidecarSet[], index: SetIndex, deps: StatusPassDeps, samplePods: number, signal: AbortSignal | undefined): Promise<Counting> {
+  const counting: Counting = {
+    accumulators: sets.map((set) => statusAccumulator(set)),
+    samples: sets.map(() => []),
+    failed: new Map(),
+    podsSeen: 0,
+  };
+  const fail = (i: number, operation: string, error: unknown) => {
+    if (!counting.failed.has(i)) counting.failed.set(i, { sidecarSet: sidecarSetName(sets[i] ?? {}), operation, message: errorMessage(error) });
+  };
+  const needLabels = index.withNamespaceSelector.length > 0;
+  const labels = new Map<string, Readonly<Record<string, string>>>();
+  const asked = new Set<string>();
+  for await (const page of deps.pods.pages(signal)) {
+    signal?.throwIfAborted();
+    counting.podsSeen += page.length;
+    // Once every set that needs labels has failed, reading more is pointless.
+    if (needLabels && index.withNamespaceSelector.some((i) => !counting.failed.has(i))) {
+      const unknown = [...new Set(page.map((pod) => pod.namespace))].filter((ns) => !asked.has(ns));
+      for (const ns of unknown) asked.add(ns);
+      if (unknown.length > 0) {
+        try {
+          for (const [ns, nsLabels] of await deps.namespaces.labels(unknown, signal)) labels.set(ns, nsLabels);
+        } catch (error) {
+          for (const i of index.withNamespaceSelector) fail(i, 'read namespace labels', error);
+        }
+      }
+    }
+    for (const pod of page) {
+      index.forEachCandidate(pod, (i) => {
+        if (counting.failed.has(i)) return;
+        const accumulator = counting.accumulators[i];
+        const samples = counting.samples[i];
+        if (accumulator === undefined || samples === undefined) return;
+        try {
+          if (accumulator.add(pod, labels) === 'not-injected' && samples.length < samplePods) samples.push(`${pod.namespace}/${pod.name}`);
+        } catch (error) {
+          // A namespace that vanished between the pod list and the label read: decide next pass.
+          fail(i, 'match pods', error);
+        }
+      });
+    }
+  }
+  return counting;
+}
+
+/**
+ * Runs one pass. Never throws: whatever fails is in `errors`.
+ */
+export async function runStatusPass(deps: StatusPassDeps, options: StatusPassOptions = {}): Promise<PassResult> {
+  const nowMs = deps.nowMs ?? (() => performance.now());
+  const started = nowMs();
+  const { signal } = options;
+  const maxListAttempts = options.maxListAttempts ?? DEFAULTS.maxListAttempts;
+  const maxWriteAttempts = options.maxWriteAttempts ?? DEFAULTS.maxWriteAttempts;
+  const result: PassResult = { setsSeen: 0, podsSeen: 0, statusesWritten: 0, statusesUnchanged: 0, podListAttempts: 0, errors: [], durationMs: 0, notInjected: {} };
+  const finish = (): PassResult => {
+    result.durationMs = Math.round(nowMs() - started);
+    return result;
+  };
+
+  let listed: readonly SidecarSet[];
+  try {
+    listed = await deps.sidecarSets.list(signal);
+  } catch (error) {
+    result.errors.push({ operation: 'list SidecarSets', message: errorMessage(error) });
+    return finish();
+  }
+  // A set without a name was never admitted and cannot be written to.
+  const sets = listed.filter((set) => sidecarSetName(set) !== '');
+  result.setsSeen = sets.length;
+  const index = buildSetIndex(sets);
+
+  let counting: Counting | undefined;
+  while (counting === undefined) {
+    result.podListAttempts++;
+    try {
+      counting = await countPods(sets, index, deps, options.samplePods ?? DEFAULTS.samplePods, signal);
+    } catch (error) {
+      if (error instanceof ListExpiredError && result.podListAttempts < maxListAttempts) continue;
+      const detail = error instanceof ListExpiredError ? ` (the list expired ${result.podListAttempts} times in a row)` : '';
+      result.errors.push({ operation: 'list pods', message: `${errorMessage(error)}${detail}; no status is written this pass` });
+      return finish();
+    }
+  }
+  result.podsSeen = counting.podsSeen;
+  result.errors.push(...counting.failed.values());
+
+  const findings = new Map<string, NotInjectedFinding>();
+  const toWrite: number[] = [];
+  sets.forEach((set, i) => {
+    const accumulator = counting.accumulators[i];
+    if (counting.failed.has(i) || accumulator === undefined) return;
+    const name = sidecarSetName(set);
+    const count = accumulator.notInjectedPods;
+    if (count > 0) result.notInjected[name] = count;
+    findings.set(name, { uid: stringOf(set.metadata?.uid) ?? '', count, samples: counting.samples[i] ?? [] });
+    toWrite.push(i);
+  });
+
+  /** Writes one set's status if it differs, re-reading on conflict. */
+  const write = async (set: SidecarSet, accumulator: StatusAccumulator): Promise<void> => {
+    const name = sidecarSetName(set);
+    const inputs = statusInputsKey(set);
+    let current = set;
+    for (let attempt = 1; ; attempt++) {
+      const status = accumulator.status(current);
+      if (jsonEqual(objectOf(current.status) ?? {}, status)) {
+        result.statusesUnchanged++;
+        return;
+      }
+      try {
+        if ((await deps.statuses.patchStatus(name, stringOf(current.metadata?.resourceVersion), status, signal)) === 'written') result.statusesWritten++;
+        return;
+      } catch (error) {
+        if (!(error instanceof StatusConflictError)) throw error;
+        if (attempt >= maxWriteAttempts) throw new StatusNotWrittenError(name, `the SidecarSet kept changing: ${maxWriteAttempts} writes conflicted`, { cause: error });
+      }
+      const fresh = await deps.statuses.get(name, signal);
+      if (fresh === undefined) return;
+      if (statusInputsKey(fresh) !== inputs) {
+        throw new StatusNotWrittenError(name, 'the SidecarSet changed which pods it selects during the pass; its status is computed again next pass');
+      }
+      current = fresh;
+    }
+  };
+
+  let outOfTime = 0;
+  await forEachLimited(toWrite, options.writeConcurrency ?? DEFAULTS.writeConcurrency, async (i) => {
+    const set = sets[i];
+    const accumulator = counting.accumulators[i];
+    if (set === undefined || accumulator === undefined) return;
+    // Once the deadline passed, one error says so rather than one per set.
+    if (signal?.aborted === true) {
+      outOfTime++;
+      return;
+    }
+    try {
+      await write(set, accumulator);
+    } catch (error) {
+      result.errors.push({ sidecarSet: sidecarSetName(set), operation: 'patch status', message: errorMessage(error) });
+    }
+  });
+  if (outOfTime > 0) {
+    result.errors.push({ operation: 'patch status', message: `the pass was stopped (${errorMessage(signal?.reason)}) before ${outOfTime} statuses were compared and written` });
+    return finish();
+  }
+
+  const present = new Set(sets.map((set) => sidecarSetName(set)));
+  for (const notice of deps.notices.due(findings, present)) {
+    try {
+      await deps.events.record(notice.event, signal);
+      deps.notices.reported(notice);
+    } catch (error) {
+      result.errors.push({ sidecarSet: notice.set, operation: 'record event', message: errorMessage(error) });
+    }
+  }
+  return finish();
+}

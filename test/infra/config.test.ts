@@ -1,0 +1,104 @@
+/** Context values: defaults, accepted spellings, and the message for each mistake. */
+import { describe, expect, it } from '@jest/globals';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { ContextError, CONTEXT_DEFAULTS, readStackConfig } from '../../infra/aws/config.ts';
+
+const read = (context: Record<string, unknown>) => readStackConfig((key) => context[key]);
+
+const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:sidecarset/kubeconfig-GhIjKl';
+const CA_DATA = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIBdummy\n-----END CERTIFICATE-----\n').toString('base64');
+const EKS = { eksClusterName: 'prod-1', eksEndpoint: 'https://ABC123.gr7.eu-west-1.eks.amazonaws.com', eksCaData: CA_DATA };
+
+describe('readStackConfig', () => {
+  it('uses the documented defaults when nothing is set', async () => {
+    await expect(read({})).resolves.toEqual({
+      stackName: 'ServerlessSidecarSet',
+      admission: { timeoutSeconds: 10, memoryMb: 512, reservedConcurrency: 20 },
+      statusSync: { rateMinutes: 1, timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 1 },
+      logRetentionDays: RetentionDays.ONE_MONTH,
+      webhookSecretArn: undefined,
+      cluster: { kind: 'kubeconfig-secret', secretArn: undefined },
+      alarmTopicArn: undefined,
+      kubeSettings: {},
+    });
+  });
+
+  it('reads numbers given as strings (the CLI) or numbers (cdk.json), and treats empty as unset', async () => {
+    const config = await read({ statusSyncRateMinutes: ' 15 ', admissionMemoryMb: 1024, stackName: '', logRetentionDays: '90' });
+    expect(config.statusSync.rateMinutes).toBe(15);
+    expect(config.admission.memoryMb).toBe(1024);
+    expect(config.stackName).toBe(CONTEXT_DEFAULTS.stackName);
+    expect(config.logRetentionDays).toBe(RetentionDays.THREE_MONTHS);
+  });
+
+  it('leaves a function unreserved when its concurrency is "none"', async () => {
+    const config = await read({ admissionReservedConcurrency: 'none', statusSyncReservedConcurrency: 'none' });
+    expect(config.admission.reservedConcurrency).toBeUndefined();
+    expect(config.statusSync.reservedConcurrency).toBeUndefined();
+  });
+
+  it('passes Kubernetes client settings through under the variable names the functions read', async () => {
+    const config = await read({ kubeApiTimeoutMs: 2000, sidecarSetCacheTtlMs: '0', sidecarSetCacheMaxStalenessMs: '120000' });
+    expect(config.kubeSettings).toEqual({ KUBE_API_TIMEOUT_MS: '2000', SIDECARSET_CACHE_TTL_MS: '0', SIDECARSET_CACHE_MAX_STALENESS_MS: '120000' });
+  });
+
+  it('accepts complete secret ARNs and an SNS topic ARN', async () => {
+    const config = await read({ kubeconfigSecretArn: SECRET_ARN, alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:alarms' });
+    expect(config.cluster).toEqual({ kind: 'kubeconfig-secret', secretArn: SECRET_ARN });
+    expect(config.alarmTopicArn).toBe('arn:aws:sns:eu-west-1:123456789012:alarms');
+  });
+
+  it('reaches an EKS cluster with the cluster name, endpoint and CA data', async () => {
+    await expect(read(EKS)).resolves.toMatchObject({
+      cluster: { kind: 'eks', clusterName: 'prod-1', endpoint: 'https://ABC123.gr7.eu-west-1.eks.amazonaws.com', caData: CA_DATA },
+    });
+  });
+
+  it.each([
+    [{ eksClusterName: 'prod' }, 'eksEndpoint', /"eksEndpoint" must be set too when eksClusterName is/],
+    [{ eksEndpoint: EKS.eksEndpoint, eksCaData: CA_DATA }, 'eksClusterName', /must be set too when eksEndpoint, eksCaData is/],
+    [{ ...EKS, kubeconfigSecretArn: SECRET_ARN }, 'kubeconfigSecretArn', /cannot be set together with eksClusterName, eksEndpoint, eksCaData/],
+    [{ ...EKS, eksClusterName: 'prod cluster' }, 'eksClusterName', /must be an EKS cluster name; got "prod cluster"/],
+    [{ ...EKS, eksEndpoint: 'http://10.0.0.1' }, 'eksEndpoint', /must be the cluster's https:\/\/ endpoint/],
+    [{ ...EKS, eksEndpoint: 'ABC123.eks.amazonaws.com' }, 'eksEndpoint', /must be the cluster's https:\/\/ endpoint/],
+    [{ ...EKS, eksCaData: Buffer.from('not a certificate').toString('base64') }, 'eksCaData', /must be base64 of the cluster CA's PEM certificate/],
+  ])('rejects the EKS settings %j, naming %s', async (context, key, message) => {
+    const error = await read(context).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ContextError);
+    expect((error as ContextError).key).toBe(key);
+    expect((error as Error).message).toMatch(message);
+  });
+
+  it.each([
+    ['statusSyncRateMinutes', '0', /"statusSyncRateMinutes" must be a whole number of minutes from 1 to 1440; got "0"/],
+    ['statusSyncRateMinutes', '1m', /whole number of minutes .* got "1m"/],
+    ['statusSyncRateMinutes', 2.5, /whole number of minutes .* got 2\.5/],
+    ['statusSyncTimeoutSeconds', '901', /"statusSyncTimeoutSeconds" must be a whole number of seconds from 1 to 900/],
+    ['admissionTimeoutSeconds', '31', /"admissionTimeoutSeconds" must be a whole number of seconds from 1 to 30/],
+    ['admissionMemoryMb', '64', /"admissionMemoryMb" must be a whole number of MB from 128 to 10240/],
+    ['admissionReservedConcurrency', '0', /"admissionReservedConcurrency" must be a whole number of concurrent executions from 1 to 10000, or "none"; got "0"/],
+    ['statusSyncReservedConcurrency', 'off', /"statusSyncReservedConcurrency" .* or "none"; got "off"/],
+    ['logRetentionDays', '10', /"logRetentionDays" must be one of 1, 3, 5, 7, 14, 30, .*; got 10/],
+    ['stackName', '1stack', /"stackName" must start with a letter/],
+    ['stackName', 42, /"stackName" must be a string; got 42/],
+    ['webhookSecretArn', 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:webhook', /"webhookSecretArn" must be the complete ARN .* 6-character suffix/],
+    ['kubeconfigSecretArn', 'my-kubeconfig', /"kubeconfigSecretArn" must be the complete ARN/],
+    ['alarmTopicArn', 'arn:aws:sqs:eu-west-1:123456789012:q', /"alarmTopicArn" must be the ARN of an SNS topic/],
+    ['kubeApiTimeoutMs', '5s', /"kubeApiTimeoutMs" must be a whole number of milliseconds, at least 1; got "5s"/],
+    ['sidecarSetCacheTtlMs', '-1', /"sidecarSetCacheTtlMs" must be a whole number of milliseconds/],
+    ['sidecarSetCacheMaxStalenessMs', true, /"sidecarSetCacheMaxStalenessMs" must be a number; got true/],
+  ])('rejects %s=%j with a message naming the key', async (key, value, message) => {
+    const error = await read({ [key]: value }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ContextError);
+    expect((error as ContextError).key).toBe(key);
+    expect((error as Error).message).toMatch(message);
+    expect((error as Error).message).toContain(`(set it with -c ${key}=VALUE)`);
+  });
+
+  it('rejects an admission timeout that a Kubernetes API call could outlast', async () => {
+    await expect(read({ admissionTimeoutSeconds: '5' })).rejects.toThrow(
+      /"admissionTimeoutSeconds" \(5 s\) must be longer than the Kubernetes API timeout \(kubeApiTimeoutMs, 5000 ms\)/,
+    );
+    await expect(read({ admissionTimeoutSeconds: '3', kubeApiTimeoutMs: '2000' })).resolves.toMatchObject({ admission: { timeoutSeconds: 3 } });
+  });
+});

@@ -1,0 +1,80 @@
+/**
+ * The status-sync Lambda as Lambda runs it: composed once from the
+ * environment, invoked with EventBridge scheduled events, against a local
+ * server speaking the Kubernetes API.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import type { ScheduledEvent } from 'aws-lambda';
+import { ConfigurationError } from '../../functions/shared/compose.ts';
+import { statusSyncLambda } from '../../functions/status-sync/lambda.ts';
+import { capturingLogger } from '../webhooks/fixtures.ts';
+import { apiStatus, startFakeApiServer, type FakeApiServer } from './fake-api-server.ts';
+import { hashOf, listedPod, storedSet } from './fixtures.ts';
+
+const event: ScheduledEvent = {
+  version: '0',
+  id: '53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa',
+  'detail-type': 'Scheduled Event',
+  source: 'aws.events',
+  account: '123456789012',
+  time: '2026-11-30T12:00:00Z',
+  region: 'eu-west-1',
+  resources: ['arn:aws:events:eu-west-1:123456789012:rule/sidecarset-status-sync'],
+  detail: {},
+};
+const context = { awsRequestId: 'req-1', getRemainingTimeInMillis: () => 60_000 };
+
+const set = storedSet('log-agent');
+let fake: FakeApiServer;
+
+beforeAll(async () => {
+  fake = await startFakeApiServer();
+});
+
+afterAll(async () => {
+  await fake.close();
+});
+
+beforeEach(() => {
+  fake.seen.length = 0;
+  fake.route = (req) => {
+    if (req.method === 'GET' && req.url.startsWith('/apis/apps.kruise.io/v1alpha1/sidecarsets')) return { status: 200, body: { kind: 'SidecarSetList', metadata: {}, items: [set] } };
+    if (req.method === 'GET' && req.url.startsWith('/api/v1/pods')) {
+      return { status: 200, body: { kind: 'PodList', metadata: {}, items: [listedPod({ name: 'a', injected: { 'log-agent': hashOf(set) } }), listedPod({ name: 'b', namespace: 'shop' })] } };
+    }
+    if (req.method === 'PATCH') return { status: 200, body: set };
+    if (req.method === 'POST' && req.url === '/api/v1/namespaces/default/events') return { status: 201, body: req.body };
+    return apiStatus(404, 'NotFound', 'not found');
+  };
+});
+
+describe('the status-sync Lambda', () => {
+  it('runs one pass per scheduled event, returns its result and logs it as one JSON line', async () => {
+    const { logger, entries } = capturingLogger();
+    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger } });
+    const result = await handler(event, context);
+    expect(result).toMatchObject({ setsSeen: 1, podsSeen: 2, statusesWritten: 1, errors: [], notInjected: { 'log-agent': 1 } });
+    expect(fake.seen.filter((r) => r.method === 'PATCH').map((r) => r.body)).toEqual([
+      { metadata: { resourceVersion: '1' }, status: { observedGeneration: 1, matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1 } },
+    ]);
+    expect(fake.seen.filter((r) => r.method === 'POST').map((r) => (r.body as { reason: string }).reason)).toEqual(['PodsNotInjected']);
+    expect(entries()).toEqual([{ ...result, time: expect.any(String), level: 'info', message: 'status pass', requestId: 'req-1', scheduledAt: '2026-11-30T12:00:00Z' }]);
+  });
+
+  it('logs a pass that could not list pods at error level and still returns its result', async () => {
+    const { logger, entries } = capturingLogger();
+    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger } });
+    const list = fake.route;
+    fake.route = (req) => (req.url.startsWith('/api/v1/pods') ? apiStatus(403, 'Forbidden', 'pods is forbidden') : list(req));
+    const result = await handler(event, context);
+    expect(result.errors).toEqual([{ operation: 'list pods', message: 'the API server answered 403: pods is forbidden; no status is written this pass' }]);
+    expect(fake.seen.some((r) => r.method === 'PATCH')).toBe(false);
+    expect(entries()).toEqual([expect.objectContaining({ level: 'error', message: 'status pass' })]);
+  });
+
+  it('fails its cold start without cluster credentials', async () => {
+    const start = statusSyncLambda({ env: {}, overrides: { logger: capturingLogger().logger } });
+    await expect(start).rejects.toThrow(ConfigurationError);
+    await expect(statusSyncLambda({ env: {} })).rejects.toThrow(/no cluster credentials/);
+  });
+});

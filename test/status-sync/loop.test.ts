@@ -1,0 +1,87 @@
+import { describe, expect, it } from '@jest/globals';
+import type { PassResult } from '../../lib/status-sync/pass.ts';
+import { startStatusLoop } from '../../functions/status-sync/loop.ts';
+import { passDeadlineMs } from '../../functions/status-sync/lambda.ts';
+import { capturingLogger } from '../webhooks/fixtures.ts';
+
+const result = (errors: PassResult['errors'] = []): PassResult => ({ setsSeen: 1, podsSeen: 2, statusesWritten: 1, statusesUnchanged: 0, podListAttempts: 1, errors, durationMs: 3, notInjected: {} });
+
+const until = async (condition: () => boolean) => {
+  const deadline = Date.now() + 5000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+describe('the status loop of npm start', () => {
+  it('runs a pass at once, then one per interval, logging each as one line', async () => {
+    const { logger, entries } = capturingLogger();
+    let passes = 0;
+    const loop = startStatusLoop({ runPass: () => Promise.resolve(result(passes++ === 1 ? [{ operation: 'list pods', message: 'x' }] : [])), intervalMs: 10, logger });
+    await until(() => passes >= 3);
+    await loop.stop();
+    const stoppedAt = passes;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(passes).toBe(stoppedAt);
+    expect(entries().slice(0, 2)).toEqual([
+      expect.objectContaining({ level: 'info', message: 'status pass', setsSeen: 1, podsSeen: 2, statusesWritten: 1, errors: [] }),
+      expect.objectContaining({ level: 'error', message: 'status pass', errors: [{ operation: 'list pods', message: 'x' }] }),
+    ]);
+  });
+
+  it('never overlaps passes', async () => {
+    let running = 0;
+    let most = 0;
+    let passes = 0;
+    const loop = startStatusLoop({
+      runPass: async () => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise((r) => setTimeout(r, 30));
+        running--;
+        passes++;
+        return result();
+      },
+      intervalMs: 1,
+      logger: capturingLogger().logger,
+    });
+    await until(() => passes >= 3);
+    await loop.stop();
+    expect(most).toBe(1);
+  });
+
+  it('cuts a running pass short when stopped', async () => {
+    let aborted = false;
+    const loop = startStatusLoop({
+      runPass: (signal) =>
+        new Promise((resolve) => {
+          signal.addEventListener('abort', () => {
+            aborted = true;
+            resolve(result());
+          });
+        }),
+      intervalMs: 1000,
+      logger: capturingLogger().logger,
+    });
+    await loop.stop();
+    expect(aborted).toBe(true);
+  });
+
+  it('goes on after a pass whose reporting throws', async () => {
+    let passes = 0;
+    const loop = startStatusLoop({ runPass: () => Promise.resolve(result()), intervalMs: 1, logger: capturingLogger().logger, onPass: () => { passes++; throw new Error('boom'); } });
+    await until(() => passes >= 2);
+    await loop.stop();
+  });
+});
+
+describe('the Lambda pass deadline', () => {
+  it.each([
+    [900_000, 810_000],
+    [20_000, 17_000],
+    [2_000, 1_000],
+  ])('with %i ms left, stops the pass after %i ms', (remaining, deadline) => {
+    expect(passDeadlineMs(remaining)).toBe(deadline);
+  });
+});

@@ -1,0 +1,312 @@
+/**
+ * The pass's rules, table by table: what is written, what is not, and how it
+ * reacts to a list that fails, expires (410) or a write that conflicts (409).
+ */
+import { describe, expect, it } from '@jest/globals';
+import { memorySidecarSetSource } from '../../lib/adapters/memory.ts';
+import { memoryPodPages, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
+import type { Pod } from '../../lib/kube/types.ts';
+import type { NamespaceSource, PodPages, SidecarSetEventSink, SidecarSetStatusWriter } from '../../lib/ports.ts';
+import { summarizePod } from '../../lib/sidecarset/status.ts';
+import type { SidecarSet } from '../../lib/sidecarset/types.ts';
+import { ListExpiredError, StatusConflictError } from '../../lib/status-sync/errors.ts';
+import { runStatusPass } from '../../lib/status-sync/pass.ts';
+import { hashOf, listedPod, memoryDeps, namespace, storedSet } from './fixtures.ts';
+
+const web = storedSet('web-agent');
+const db = storedSet('db-agent', { selector: { matchLabels: { app: 'db' } } });
+
+/** web-agent: 3 matched (2 updated, 1 of them ready... see below); db-agent: 1 matched. */
+const pods: Pod[] = [
+  listedPod({ name: 'w1', injected: { 'web-agent': hashOf(web) } }),
+  listedPod({ name: 'w2', injected: { 'web-agent': hashOf(web) }, ready: false }),
+  listedPod({ name: 'w3', injected: { 'web-agent': 'old-hash' } }),
+  listedPod({ name: 'd1', labels: { app: 'db' }, injected: { 'db-agent': hashOf(db) } }),
+];
+const webStatus = { observedGeneration: 1, matchedPods: 3, updatedPods: 2, readyPods: 2, updatedReadyPods: 1 };
+const dbStatus = { observedGeneration: 1, matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1 };
+
+/** Pages of 2 pods; the list throws `error` instead of page `failAt` (0-based) on the first `times` lists. */
+function failingPods(all: Pod[], failAt: number, error: () => Error, times = Infinity): PodPages & { lists: number } {
+  const state = {
+    lists: 0,
+    async *pages() {
+      state.lists++;
+      const failing = state.lists <= times;
+      for (let page = 0; page * 2 < all.length; page++) {
+        await Promise.resolve();
+        if (failing && page === failAt) throw error();
+        yield all.slice(page * 2, page * 2 + 2).map(summarizePod);
+      }
+    },
+  };
+  return state;
+}
+
+describe('a status pass', () => {
+  it('writes every status that differs and reports what it did', async () => {
+    const { deps, statuses } = memoryDeps([web, db], pods);
+    const result = await runStatusPass(deps);
+    expect(statuses.writes).toEqual([
+      { name: 'web-agent', status: webStatus },
+      { name: 'db-agent', status: dbStatus },
+    ]);
+    expect(result).toMatchObject({ setsSeen: 2, podsSeen: 4, statusesWritten: 2, statusesUnchanged: 0, podListAttempts: 1, errors: [], notInjected: {} });
+    expect(result.durationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('writes nothing when every stored status is already right', async () => {
+    const { deps, statuses } = memoryDeps([{ ...web, status: webStatus }, { ...db, status: dbStatus }], pods);
+    const result = await runStatusPass(deps);
+    expect(statuses.writes).toEqual([]);
+    expect(result).toMatchObject({ statusesWritten: 0, statusesUnchanged: 2, errors: [] });
+  });
+
+  it('writes nothing on a second pass over what the first one wrote', async () => {
+    const first = memoryDeps([web, db], pods);
+    await runStatusPass(first.deps);
+    const second = memoryDeps(first.statuses.sets(), pods);
+    expect((await runStatusPass(second.deps)).statusesWritten).toBe(0);
+    expect(second.statuses.writes).toEqual([]);
+  });
+
+  it('keeps the status fields it does not compute and sends the whole status', async () => {
+    const { deps, statuses } = memoryDeps([{ ...web, status: { latestRevision: 'web-agent-7c9', collisionCount: 1, matchedPods: 9 } }], pods);
+    await runStatusPass(deps);
+    expect(statuses.writes[0]?.status).toEqual({ latestRevision: 'web-agent-7c9', collisionCount: 1, ...webStatus });
+  });
+
+  it.each<[string, number, () => Error]>([
+    ['the first page is refused', 0, () => new Error('the API server answered 403: pods is forbidden')],
+    ['the connection drops on the second page', 1, () => new Error('the request failed: fetch failed: other side closed')],
+    ['the deadline passes halfway', 1, () => new DOMException('The operation was aborted due to timeout', 'TimeoutError')],
+  ])('writes no status at all when %s', async (_name, failAt, error) => {
+    const { deps, statuses } = memoryDeps([web, db], pods, { pods: failingPods(pods, failAt, error) });
+    const result = await runStatusPass(deps);
+    expect(statuses.writes).toEqual([]);
+    expect(result.statusesWritten).toBe(0);
+    expect(result.podListAttempts).toBe(1);
+    expect(result.errors).toEqual([{ operation: 'list pods', message: expect.stringContaining(error().message) }]);
+    expect(result.errors[0]?.message).toContain('no status is written this pass');
+  });
+
+  it('starts the list again when its continue token expires, and counts each pod once', async () => {
+    const list = failingPods(pods, 1, () => new ListExpiredError('continue token expired'), 2);
+    const { deps, statuses } = memoryDeps([web, db], pods, { pods: list });
+    const result = await runStatusPass(deps);
+    expect(list.lists).toBe(3);
+    expect(result).toMatchObject({ podListAttempts: 3, podsSeen: 4, statusesWritten: 2, errors: [] });
+    expect(statuses.writes.map((w) => w.status)).toEqual([webStatus, dbStatus]);
+  });
+
+  it('gives up after three expired lists and writes nothing', async () => {
+    const list = failingPods(pods, 1, () => new ListExpiredError('continue token expired'));
+    const { deps, statuses } = memoryDeps([web, db], pods, { pods: list });
+    const result = await runStatusPass(deps);
+    expect(list.lists).toBe(3);
+    expect(statuses.writes).toEqual([]);
+    expect(result.errors).toEqual([{ operation: 'list pods', message: expect.stringContaining('the list expired 3 times in a row') }]);
+  });
+
+  it('writes nothing when the SidecarSets cannot be listed', async () => {
+    const { deps, statuses } = memoryDeps([web], pods, { sidecarSets: { list: () => Promise.reject(new Error('the API server answered 503')) } });
+    const result = await runStatusPass(deps);
+    expect(statuses.writes).toEqual([]);
+    expect(result).toMatchObject({ setsSeen: 0, podListAttempts: 0, errors: [{ operation: 'list SidecarSets', message: 'the API server answered 503' }] });
+  });
+
+  describe('on a conflict (409)', () => {
+    it('reads the set again and writes for its new version when only its image changed', async () => {
+      // Listed at resourceVersion 1; by the time of the write the image (so the hash) changed.
+      const newer = storedSet('web-agent', { containers: [{ name: 'web-agent-sidecar', image: 'web-agent:2.0' }] });
+      newer.metadata = { ...newer.metadata, generation: 2, resourceVersion: '2' };
+      const statuses = memoryStatusWriter([newer]);
+      const { deps } = memoryDeps([web], pods, { statuses });
+      const result = await runStatusPass(deps);
+      expect(result).toMatchObject({ statusesWritten: 1, errors: [] });
+      // No pod runs the new hash yet: nothing is updated any more.
+      expect(statuses.writes).toEqual([{ name: 'web-agent', status: { observedGeneration: 2, matchedPods: 3, updatedPods: 0, readyPods: 2, updatedReadyPods: 0 } }]);
+    });
+
+    it('writes nothing when the new version already has the right status', async () => {
+      const newer = { ...web, metadata: { ...web.metadata, resourceVersion: '2' }, status: webStatus };
+      const statuses = memoryStatusWriter([newer]);
+      const result = await runStatusPass(memoryDeps([web], pods, { statuses }).deps);
+      expect(result).toMatchObject({ statusesWritten: 0, statusesUnchanged: 1, errors: [] });
+    });
+
+    it('leaves a set whose selector changed for the next pass, and writes the others', async () => {
+      const newer = storedSet('web-agent', { selector: { matchLabels: { app: 'shop' } } });
+      newer.metadata = { ...newer.metadata, resourceVersion: '2' };
+      const statuses = memoryStatusWriter([newer, db]);
+      const result = await runStatusPass(memoryDeps([web, db], pods, { statuses }).deps);
+      expect(statuses.writes.map((w) => w.name)).toEqual(['db-agent']);
+      expect(result.errors).toEqual([{ sidecarSet: 'web-agent', operation: 'patch status', message: expect.stringContaining('changed which pods it selects') }]);
+    });
+
+    it('gives up after four conflicting writes', async () => {
+      let attempts = 0;
+      const statuses: SidecarSetStatusWriter = {
+        patchStatus: (name) => {
+          attempts++;
+          return Promise.reject(new StatusConflictError(name, 'changed'));
+        },
+        get: () => Promise.resolve(web),
+      };
+      const result = await runStatusPass(memoryDeps([web], pods, { statuses }).deps);
+      expect(attempts).toBe(4);
+      expect(result.errors).toEqual([{ sidecarSet: 'web-agent', operation: 'patch status', message: 'the SidecarSet kept changing: 4 writes conflicted' }]);
+    });
+
+    it('forgets a set deleted in the meantime, without an error', async () => {
+      const statuses: SidecarSetStatusWriter = {
+        patchStatus: (name) => Promise.reject(new StatusConflictError(name, 'changed')),
+        get: () => Promise.resolve(undefined),
+      };
+      const result = await runStatusPass(memoryDeps([web], pods, { statuses }).deps);
+      expect(result).toMatchObject({ statusesWritten: 0, errors: [] });
+    });
+  });
+
+  it('writes the other sets when one write fails', async () => {
+    const memory = memoryStatusWriter([web, db]);
+    const statuses: SidecarSetStatusWriter = {
+      patchStatus: (name, ...rest) => (name === 'web-agent' ? Promise.reject(new Error('the API server answered 500')) : memory.patchStatus(name, ...rest)),
+      get: (name) => memory.get(name),
+    };
+    const result = await runStatusPass(memoryDeps([web, db], pods, { statuses }).deps);
+    expect(memory.writes.map((w) => w.name)).toEqual(['db-agent']);
+    expect(result).toMatchObject({ statusesWritten: 1, errors: [{ sidecarSet: 'web-agent', operation: 'patch status', message: 'the API server answered 500' }] });
+  });
+
+  it('does not count a set deleted before its write as written', async () => {
+    const statuses = memoryStatusWriter([db]);
+    const result = await runStatusPass(memoryDeps([web, db], pods, { statuses }).deps);
+    expect(result).toMatchObject({ statusesWritten: 1, errors: [] });
+  });
+
+  it('writes nothing more once its deadline has passed, and says so once', async () => {
+    const controller = new AbortController();
+    const list = memoryPodPages(pods);
+    const { deps, statuses } = memoryDeps([web, db], pods, {
+      pods: {
+        async *pages(signal) {
+          yield* list.pages(signal);
+          controller.abort(new Error('deadline'));
+        },
+      },
+    });
+    const result = await runStatusPass(deps, { signal: controller.signal });
+    expect(statuses.writes).toEqual([]);
+    expect(result.errors).toEqual([{ operation: 'patch status', message: 'the pass was stopped (deadline) before 2 statuses were compared and written' }]);
+  });
+
+  describe('with a namespaceSelector', () => {
+    const prodOnly = storedSet('prod-agent', { namespaceSelector: { matchLabels: { env: 'prod' } } });
+    const nsPods = [
+      listedPod({ name: 'a', namespace: 'shop', injected: { 'prod-agent': hashOf(prodOnly), 'web-agent': hashOf(web) } }),
+      listedPod({ name: 'b', namespace: 'lab', injected: { 'web-agent': hashOf(web) } }),
+    ];
+
+    it('counts pods by their Namespace labels, reading each namespace once', async () => {
+      const asked: string[][] = [];
+      const source: NamespaceSource = {
+        labels(names) {
+          asked.push([...names]);
+          return Promise.resolve(new Map(names.map((n) => [n, n === 'shop' ? { env: 'prod' } : { env: 'dev' }])));
+        },
+      };
+      const { deps, statuses } = memoryDeps([prodOnly, web], [...nsPods, ...nsPods], { namespaces: source });
+      await runStatusPass(deps);
+      expect(statuses.writes.map((w) => [w.name, w.status.matchedPods])).toEqual([
+        ['prod-agent', 2],
+        ['web-agent', 4],
+      ]);
+      expect(asked).toEqual([['shop', 'lab']]);
+    });
+
+    it('never reads namespaces when no set needs their labels', async () => {
+      const source: NamespaceSource = { labels: () => Promise.reject(new Error('must not be called')) };
+      const result = await runStatusPass(memoryDeps([web], nsPods, { namespaces: source }).deps);
+      expect(result.errors).toEqual([]);
+    });
+
+    it('skips only the sets that need labels when they cannot be read', async () => {
+      const source: NamespaceSource = { labels: () => Promise.reject(new Error('the API server answered 403')) };
+      const { deps, statuses } = memoryDeps([prodOnly, web], nsPods, { namespaces: source });
+      const result = await runStatusPass(deps);
+      expect(statuses.writes.map((w) => w.name)).toEqual(['web-agent']);
+      expect(result.errors).toEqual([{ sidecarSet: 'prod-agent', operation: 'read namespace labels', message: 'the API server answered 403' }]);
+    });
+
+    it('skips a set whose pod is in a namespace that no longer exists', async () => {
+      const { deps, statuses } = memoryDeps([prodOnly, web], nsPods, { namespaceList: [namespace('lab')] });
+      const result = await runStatusPass(deps);
+      expect(statuses.writes.map((w) => w.name)).toEqual(['web-agent']);
+      expect(result.errors).toEqual([{ sidecarSet: 'prod-agent', operation: 'match pods', message: expect.stringContaining('namespace "shop" is unknown') }]);
+    });
+  });
+
+  describe('pods a set applies to but never injected', () => {
+    const bare = (name: string) => listedPod({ name, namespace: 'shop' });
+
+    it('counts them per set and raises one warning event naming them', async () => {
+      const { deps, events } = memoryDeps([web, db], [...pods, bare('x1'), bare('x2')]);
+      const result = await runStatusPass(deps);
+      expect(result.notInjected).toEqual({ 'web-agent': 2 });
+      expect(events.events).toEqual([
+        {
+          sidecarSet: { name: 'web-agent', uid: 'uid-web-agent' },
+          type: 'Warning',
+          reason: 'PodsNotInjected',
+          message: expect.stringMatching(/^2 pods match this SidecarSet but were created without its sidecars .*: shop\/x1, shop\/x2$/),
+        },
+      ]);
+    });
+
+    it('names a few of many and says how many more', async () => {
+      const many = Array.from({ length: 8 }, (_, i) => bare(`x${i}`));
+      const { deps, events } = memoryDeps([web], many);
+      await runStatusPass(deps);
+      expect(events.events[0]?.message).toMatch(/shop\/x0, shop\/x1, shop\/x2, shop\/x3, shop\/x4 and 3 more$/);
+    });
+
+    it('does not repeat the event while nothing changes, and says when they are gone', async () => {
+      const { deps, events } = memoryDeps([web], [...pods, bare('x1')]);
+      await runStatusPass(deps);
+      await runStatusPass(deps);
+      expect(events.events.map((e) => e.reason)).toEqual(['PodsNotInjected']);
+      await runStatusPass({ ...deps, pods: memoryPodPages(pods) });
+      expect(events.events.map((e) => [e.type, e.reason])).toEqual([
+        ['Warning', 'PodsNotInjected'],
+        ['Normal', 'PodsInjected'],
+      ]);
+    });
+
+    it('reports an event that cannot be recorded, still writes the status, and tries again next pass', async () => {
+      let fail = true;
+      const recorded: string[] = [];
+      const sink: SidecarSetEventSink = {
+        record: (event) => {
+          if (fail) return Promise.reject(new Error('the API server answered 403: events is forbidden'));
+          recorded.push(event.reason);
+          return Promise.resolve();
+        },
+      };
+      const { deps, statuses } = memoryDeps([web], [...pods, bare('x1')], { events: sink });
+      const result = await runStatusPass(deps);
+      expect(statuses.writes).toHaveLength(1);
+      expect(result.errors).toEqual([{ sidecarSet: 'web-agent', operation: 'record event', message: 'the API server answered 403: events is forbidden' }]);
+      fail = false;
+      await runStatusPass({ ...deps, sidecarSets: memorySidecarSetSource(statuses.sets()) });
+      expect(recorded).toEqual(['PodsNotInjected']);
+    });
+
+    it('are not reported for a set whose injection is paused', async () => {
+      const paused: SidecarSet = storedSet('web-agent', { injectionStrategy: { paused: true } });
+      const { deps, events } = memoryDeps([paused], [bare('x1')]);
+      expect((await runStatusPass(deps)).notInjected).toEqual({});
+      expect(events.events).toEqual([]);
+    });
+  });
+});
