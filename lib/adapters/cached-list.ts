@@ -17,6 +17,8 @@
  * - A failure is never cached: the next caller starts a new load.
  */
 
+import { errorMessage } from '../errors.ts';
+
 /** Default time a loaded value is served without asking again. */
 export const DEFAULT_TTL_MS = 2_000;
 /** Default age beyond which a cached value is no longer served when a load fails. */
@@ -87,14 +89,6 @@ export interface CachedList<T> {
   idle(): boolean;
 }
 
-/**
- * The message of any thrown value. Duck-typed: a DOMException from another
- * realm (jest's VM contexts) is not `instanceof Error`.
- */
-export function errorMessage(error: unknown): string {
-  const message: unknown = typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : undefined;
-  return typeof message === 'string' ? message : String(error);
-}
 
 /** A value could not be read and nothing cached was recent enough to serve instead. */
 export class SourceUnavailableError extends Error {

@@ -10,6 +10,7 @@ import {
   type ConfigurationOptions,
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
+import { errorMessage } from '../errors.ts';
 import { isObject, stringMapOf } from '../kube/json.ts';
 import type { NamespaceSource, SidecarSetSource } from '../ports.ts';
 import type { NamespaceLabels } from '../sidecarset/match.ts';
@@ -19,7 +20,6 @@ import {
   DEFAULT_MAX_LOAD_MS,
   DEFAULT_MAX_STALENESS_MS,
   DEFAULT_TTL_MS,
-  errorMessage,
   type CacheClock,
   type CachedList,
   type StaleReport,

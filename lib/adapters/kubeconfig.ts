@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { LineCounter, parseDocument } from 'yaml';
 import { isObject } from '../kube/json.ts';
-import { errorMessage } from './cached-list.ts';
+import { errorMessage } from '../errors.ts';
 
 /** Where a kubeconfig comes from. */
 export type KubeconfigSource =

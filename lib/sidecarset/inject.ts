@@ -132,7 +132,7 @@ export function injectPod(input: InjectionInput): InjectionResult {
   // name, which will not exist once injected. Otherwise a reinvocation, which
   // sees the first pass's sidecars where those containers were, would give
   // another result.
-  const replaced = new Set(sets.flatMap((set) => arrayOf<SidecarContainer>(set.spec?.containers).filter(isObject).map((c) => c.name)));
+  const replaced = new Set(sets.flatMap((set) => namedSidecars(set.spec?.containers).map((c) => c.name)));
   const appContainers = arrayOf<Container>(spec.containers).filter(
     (c) => isObject(c) && !isInjectedSidecar(c) && !replaced.has(c.name),
   );
@@ -163,14 +163,15 @@ export function injectPod(input: InjectionInput): InjectionResult {
       return sidecar;
     };
 
-    for (const source of arrayOf<SidecarContainer>(set.spec?.initContainers).filter(isObject)) {
+    if (unnamedSidecars(set) > 0) warnings.push(`SidecarSet ${name}: a sidecar without a name was not injected`);
+    for (const source of namedSidecars(set.spec?.initContainers)) {
       // Only native sidecars (restartPolicy Always) are tracked for updates, as in Kruise.
       if (source.restartPolicy === 'Always') sidecarList.push(source.name);
       initSidecars.push(build(source));
     }
     // Objects only: a stored set is not re-validated, and a stray item would make the pod unreadable.
     pullSecrets.push(...cloneJson(arrayOf<LocalObjectReference>(set.spec?.imagePullSecrets).filter(isObject)));
-    for (const source of arrayOf<SidecarContainer>(set.spec?.containers).filter(isObject)) {
+    for (const source of namedSidecars(set.spec?.containers)) {
       sidecarList.push(source.name);
       sidecars.push(build(source));
     }
@@ -210,6 +211,25 @@ export function injectPod(input: InjectionInput): InjectionResult {
     ...applied,
   ]);
   return { pod, applied, warnings };
+}
+
+function isNamedSidecar(value: unknown): value is SidecarContainer {
+  return isObject(value) && typeof value.name === 'string' && value.name !== '';
+}
+
+/**
+ * The sidecars of a list that have a name. Validation refuses the others, but
+ * a stored set is not validated again (nor is one read from a file by the
+ * invoke command): a container without a name would make the pod invalid and
+ * be appended again on every call, and one whose name is not text cannot
+ * even be sorted.
+ */
+function namedSidecars(list: unknown): SidecarContainer[] {
+  return arrayOf(list).filter(isNamedSidecar);
+}
+
+function unnamedSidecars(set: SidecarSet): number {
+  return [...arrayOf(set.spec?.initContainers), ...arrayOf(set.spec?.containers)].filter((c) => !isNamedSidecar(c)).length;
 }
 
 /**

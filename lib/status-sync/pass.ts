@@ -15,7 +15,7 @@
  *   generation may differ); if not, the set waits for the next pass.
  * - One set's failure never stops the others; every failure is in the result.
  */
-import { errorMessage } from '../adapters/cached-list.ts';
+import { errorMessage } from '../errors.ts';
 import { jsonEqual, objectOf, stringOf } from '../kube/json.ts';
 import type { NamespaceSource, PodPages, SidecarSetEventSink, SidecarSetSource, SidecarSetStatusWriter } from '../ports.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';

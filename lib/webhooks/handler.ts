@@ -5,6 +5,7 @@
  * webhook configuration's failurePolicy decides.
  */
 import type { AdmissionRequest, AdmissionResponse } from '../admission/review.ts';
+import { errorMessage } from '../errors.ts';
 import type { Clock, NamespaceSource, SidecarSetSource } from '../ports.ts';
 
 export interface HandlerDeps {
@@ -38,11 +39,6 @@ export function failed(status: 500 | 503, message: string, cause?: unknown): Han
   return { kind: 'failure', outcome: 'failed', failure: cause === undefined ? { status, message } : { status, message, cause } };
 }
 
-/** The message of any thrown value. */
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /**
  * Wraps a handler so that an unexpected exception becomes a 500 failure
  * rather than a crash: the API server then applies failurePolicy.
@@ -52,7 +48,7 @@ export function neverThrows(handler: AdmissionHandler): AdmissionHandler {
     try {
       return await handler(request, deps);
     } catch (error) {
-      return failed(500, `internal error: ${messageOf(error)}`, error);
+      return failed(500, `internal error: ${errorMessage(error)}`, error);
     }
   };
 }

@@ -3,10 +3,11 @@
  * handler and the fastify route so both answer identically: caller
  * authentication, method, content type and size checks, then the review.
  */
+import { errorMessage } from '../errors.ts';
 import { isAuthorizedCaller, type CallerSecrets } from '../auth/caller-auth.ts';
 import { isObject } from '../kube/json.ts';
 import type { Logger } from '../ports.ts';
-import { messageOf, type HandlerDeps } from './handler.ts';
+import type { HandlerDeps } from './handler.ts';
 import { runReview, type AdmissionFunctionName, type ReviewOutcome } from './registry.ts';
 import { deadlineFromTimeout } from './timeout.ts';
 
@@ -137,7 +138,7 @@ export async function serveAdmission(
     outcome = await Promise.race([runReview(config.fn, body, { ...deps, signal }), backstop]);
   } catch (error) {
     // runReview does not throw; this is the last line of defence against a crash.
-    outcome = { kind: 'failed', uid: uidOf(body), status: 500, message: `internal error: ${messageOf(error)}` };
+    outcome = { kind: 'failed', uid: uidOf(body), status: 500, message: `internal error: ${errorMessage(error)}` };
   } finally {
     clearTimeout(backstopTimer);
   }

@@ -1,4 +1,5 @@
 /** The Pod injection webhook (pod CREATE): the injected pod, as a JSON Patch. */
+import { errorMessage } from '../errors.ts';
 import { denied, patched } from '../admission/responses.ts';
 import type { AdmissionRequest } from '../admission/review.ts';
 import { objectOf, stringOf } from '../kube/json.ts';
@@ -7,7 +8,7 @@ import { injectPod, InvalidPodError, PatchPodMetadataError } from '../sidecarset
 import { hasNamespaceSelector, UnknownNamespaceError, type NamespaceLabels } from '../sidecarset/match.ts';
 import { InvalidHashAnnotationError } from '../sidecarset/pod-annotations.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
-import { failed, messageOf, neverThrows, respond, type AdmissionHandler, type HandlerDeps } from './handler.ts';
+import { failed, neverThrows, respond, type AdmissionHandler, type HandlerDeps } from './handler.ts';
 import { onlyKind, onlyOperations, skipDeleting, skipSubresources } from './skip.ts';
 
 /** The namespace the pod is created in: the request's (a pod made from generateName may not carry it). */
@@ -26,7 +27,7 @@ const handleInject = async (request: AdmissionRequest, deps: HandlerDeps) => {
     sets = await deps.sidecarSets.list(deps.signal);
     if (sets.some(hasNamespaceSelector)) namespaceLabels = await deps.namespaces.labels([namespace], deps.signal);
   } catch (error) {
-    return failed(503, `cannot decide the injection: ${messageOf(error)}`, error);
+    return failed(503, `cannot decide the injection: ${errorMessage(error)}`, error);
   }
   try {
     const pod = request.object as Pod;

@@ -1,4 +1,5 @@
 /** The SidecarSet validating webhook: every field error at once, as a 422 denial. */
+import { errorMessage } from '../errors.ts';
 import { allowed, denied } from '../admission/responses.ts';
 import type { AdmissionRequest } from '../admission/review.ts';
 import { formatFieldErrors } from '../kube/field-errors.ts';
@@ -6,7 +7,7 @@ import { objectOf, stringOf } from '../kube/json.ts';
 import { hasNamespaceSelector, type NamespaceLabels } from '../sidecarset/match.ts';
 import { GROUP, KIND, type SidecarSet } from '../sidecarset/types.ts';
 import { validateSidecarSet, type ValidationContext } from '../sidecarset/validate.ts';
-import { failed, messageOf, neverThrows, respond, type AdmissionHandler, type HandlerDeps } from './handler.ts';
+import { failed, neverThrows, respond, type AdmissionHandler, type HandlerDeps } from './handler.ts';
 import { onlyKind, onlyOperations } from './skip.ts';
 
 /** The namespaces whose labels the cross-set rules may compare with a namespaceSelector. */
@@ -38,7 +39,7 @@ const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {
       others = await deps.sidecarSets.list(deps.signal);
       namespaceLabels = await deps.namespaces.labels(namespacesToLabel([object, ...others]), deps.signal);
     } catch (error) {
-      return failed(503, `cannot check conflicts with other SidecarSets: ${messageOf(error)}`, error);
+      return failed(503, `cannot check conflicts with other SidecarSets: ${errorMessage(error)}`, error);
     }
     errors = validateSidecarSet(object, { ...base, others, namespaceLabels });
   }
