@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32, inflateRawSync } from 'node:zlib';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
-import { functionUrlEvent } from '../webhooks/fixtures.ts';
+import { appPod, functionUrlEvent, podReview as podReviewOf, sidecarSetReview } from '../webhooks/fixtures.ts';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { bundleFunctions, type BundleInfo } from '../../scripts/bundle.ts';
@@ -40,18 +40,8 @@ function invokeBundle(file: string, event: LambdaFunctionURLEvent, env: Record<s
   return { code: result.status, stdout: lines.at(-1) ?? '', logs: lines.slice(0, -1).filter((l) => l !== ''), stderr: result.stderr };
 }
 
-const podReview = {
-  apiVersion: 'admission.k8s.io/v1',
-  kind: 'AdmissionReview',
-  request: {
-    uid: 'bundle-uid-1',
-    kind: { group: '', version: 'v1', kind: 'Pod' },
-    resource: { group: '', version: 'v1', resource: 'pods' },
-    namespace: 'default',
-    operation: 'CREATE',
-    object: { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'web-', labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'nginx' }] } },
-  },
-};
+const podObject = appPod();
+const podReview = podReviewOf('bundle-uid-1', podObject);
 
 
 /** Reads a zip through its central directory, checking every CRC (an independent reader, not scripts/zip.ts). */
@@ -122,23 +112,15 @@ describeWithControlPlane('the Lambda bundles', () => {
   });
 
   it('sidecarset-default answers a Function URL event with the defaulting patch', () => {
-    const review = {
-      apiVersion: 'admission.k8s.io/v1',
-      kind: 'AdmissionReview',
-      request: {
-        uid: 'default-uid',
-        kind: { group: 'apps.kruise.io', version: 'v1alpha1', kind: 'SidecarSet' },
-        operation: 'CREATE',
-        object: { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'dns' }, spec: { selector: { matchLabels: { a: 'b' } }, containers: [{ name: 'dns-f', image: 'dns:1.0' }] } },
-      },
-    };
+    const object = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'dns' }, spec: { selector: { matchLabels: { a: 'b' } }, containers: [{ name: 'dns-f', image: 'dns:1.0' }] } };
+    const review = sidecarSetReview('default-uid', object);
     const r = invokeBundle(bundle('sidecarset-default'), functionUrlEvent({ body: JSON.stringify(review), secret }), { WEBHOOK_SECRET: secret });
     expect(r.code).toBe(0);
     const result = JSON.parse(r.stdout) as { statusCode: number; body: string };
     expect(result.statusCode).toBe(200);
     const { response } = JSON.parse(result.body);
     expect(response.uid).toBe('default-uid');
-    const defaulted = applyPatch(review.request.object, decodePatch(response.patch)) as { metadata: { annotations: Record<string, string> } };
+    const defaulted = applyPatch(object, decodePatch(response.patch)) as { metadata: { annotations: Record<string, string> } };
     expect(defaulted.metadata.annotations['kruise.io/sidecarset-hash']).toBe('6wbd76bd7984x24fb4f44fv9222cw9v9bcf85x766744wddd4zwx927zzz2zb684');
   });
 
@@ -148,7 +130,7 @@ describeWithControlPlane('the Lambda bundles', () => {
     const result = JSON.parse(r.stdout) as { statusCode: number; body: string };
     expect(result.statusCode).toBe(200);
     const { response } = JSON.parse(result.body);
-    const pod = applyPatch(podReview.request.object, decodePatch(response.patch)) as { spec: { containers: { name: string }[] } };
+    const pod = applyPatch(podObject, decodePatch(response.patch)) as { spec: { containers: { name: string }[] } };
     expect(pod.spec.containers.map((c) => c.name)).toEqual(['mesh', 'app']);
     expect(r.logs.map((l): unknown => JSON.parse(l))).toContainEqual(expect.objectContaining({ function: 'pod-inject', uid: 'bundle-uid-1', outcome: 'patched', requestId: 'req-1' }));
     expect(r.logs.join('') + r.stderr).not.toContain(secret);
