@@ -92,6 +92,29 @@ describeWithControlPlane('the test control plane', () => {
   });
 
   it(
+    'restarts the API server alone on the same address and CA, keeping what etcd stored',
+    async () => {
+      const cp = controlPlane!;
+      const created = await cp.request('admin', 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'survives-restart' } });
+      expect(created.status).toBe(201);
+      const before = cp.pids.kubeApiserver;
+
+      await cp.stopApiServer();
+      expect(isRunning(before)).toBe(false);
+      expect(isRunning(cp.pids.etcd)).toBe(true);
+      await expect(cp.request('admin', 'GET', '/readyz')).rejects.toThrow(/ECONNREFUSED/);
+
+      await cp.startApiServer();
+      expect(cp.pids.kubeApiserver).not.toBe(before);
+      expect(isRunning(cp.pids.kubeApiserver)).toBe(true);
+      // request() pins the original CA: the restarted server serves the same certificate chain.
+      const again = await cp.request('admin', 'GET', '/api/v1/namespaces/survives-restart');
+      expect(again.status).toBe(200);
+    },
+    startTimeoutMs,
+  );
+
+  it(
     'stops both processes and removes its directory',
     async () => {
       const cp = controlPlane!;
@@ -107,6 +130,31 @@ describeWithControlPlane('the test control plane', () => {
       expect(existsSync(cp.dir)).toBe(false);
       // stop() may be called again (afterAll, signal hooks) without effect.
       await cp.stop();
+    },
+    startTimeoutMs,
+  );
+  it(
+    'compacts etcd so that a continue token of a list read from etcd expires with 410 Gone',
+    async () => {
+      const cp = await startControlPlane({ binaries, apiServerArgs: ['--watch-cache=false'] });
+      try {
+        for (const name of ['compact-a', 'compact-b', 'compact-c']) {
+          expect((await cp.request('admin', 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } })).status).toBe(201);
+        }
+        const first = JSON.parse((await cp.request('admin', 'GET', '/api/v1/namespaces?limit=1')).body);
+        const token: string = first.metadata.continue;
+        expect(token).not.toBe('');
+        // A write moves the revision past the token's, so the compaction covers it.
+        await cp.request('admin', 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'compact-d' } });
+
+        const revision = await cp.compactEtcd();
+        expect(revision).toBeGreaterThan(0);
+        const next = await cp.request('admin', 'GET', `/api/v1/namespaces?limit=1&continue=${encodeURIComponent(token)}`);
+        expect(next.status).toBe(410);
+        expect(JSON.parse(next.body).reason).toBe('Expired');
+      } finally {
+        await cp.stop();
+      }
     },
     startTimeoutMs,
   );

@@ -35,6 +35,12 @@ export interface ControlPlaneOptions {
   readyTimeoutMs?: number;
   /** Prebuilt binaries; by default they are built (once) with ensureControlPlaneBinaries(). */
   binaries?: ControlPlaneBinaries;
+  /**
+   * More kube-apiserver flags, e.g. `--watch-cache=false`: lists are then read
+   * from etcd, as before Kubernetes 1.34 served paginated lists from the
+   * watch cache, so that compactEtcd() expires their continue tokens at once.
+   */
+  apiServerArgs?: readonly string[];
 }
 
 export interface ControlPlaneResponse {
@@ -66,6 +72,24 @@ export interface ControlPlane {
   ): Promise<ControlPlaneResponse>;
   /** Server-side applies every object in a YAML (or JSON) text as the admin. */
   apply(manifests: string): Promise<void>;
+  /** http://127.0.0.1:<port> of etcd's client API (no TLS, no auth: loopback only). */
+  etcdUrl: string;
+  /**
+   * Stops kube-apiserver alone (SIGTERM, as a rolling restart does); etcd and
+   * everything stored stay. Connections to the URL are refused until
+   * startApiServer().
+   */
+  stopApiServer(): Promise<void>;
+  /** Starts kube-apiserver again on the same port, certificates and etcd, and waits for /readyz. */
+  startApiServer(): Promise<void>;
+  /**
+   * Compacts etcd up to its current revision, as kube-apiserver does every
+   * five minutes: list continue tokens and resourceVersions from before now
+   * become too old (410 Gone) for lists read from etcd (see apiServerArgs;
+   * the watch cache keeps serving its own snapshots for a while). Returns
+   * the revision compacted to.
+   */
+  compactEtcd(): Promise<number>;
   /** Stops both processes (SIGTERM, then SIGKILL after a grace period) and removes dir. Idempotent. */
   stop(): Promise<void>;
 }
@@ -385,40 +409,45 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       return res.status === 200 && (JSON.parse(res.body) as { health?: unknown }).health === 'true';
     });
 
-    const kubeApiserver = await start(
-      'kube-apiserver',
-      binaries.kubeApiserver,
-      [
-        `--etcd-servers=${etcdUrl}`,
-        `--bind-address=${loopback}`,
-        `--advertise-address=${loopback}`,
-        `--secure-port=${apiPort}`,
-        `--cert-dir=${certDir}`,
-        '--service-cluster-ip-range=10.0.0.0/24',
-        `--service-account-issuer=${url}`,
-        `--service-account-key-file=${serviceAccountKeyFile}`,
-        `--service-account-signing-key-file=${serviceAccountKeyFile}`,
-        `--token-auth-file=${tokensFile}`,
-        '--authorization-mode=RBAC',
-        // No controller-manager creates default service accounts to admit pods against.
-        '--disable-admission-plugins=ServiceAccount',
-        '--allow-privileged=true',
-        // Nothing else serves the kubernetes Service's endpoints on 127.0.0.1.
-        '--endpoint-reconciler-type=none',
-      ],
-      dir,
-    );
-    entry.processes.push(kubeApiserver);
-    entry.watchdog = startWatchdog([etcd.pid, kubeApiserver.pid], dir);
+    const apiServerArgs = [
+      `--etcd-servers=${etcdUrl}`,
+      `--bind-address=${loopback}`,
+      `--advertise-address=${loopback}`,
+      `--secure-port=${apiPort}`,
+      // A restart finds the certificates here and keeps serving with them.
+      `--cert-dir=${certDir}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+      `--service-account-issuer=${url}`,
+      `--service-account-key-file=${serviceAccountKeyFile}`,
+      `--service-account-signing-key-file=${serviceAccountKeyFile}`,
+      `--token-auth-file=${tokensFile}`,
+      '--authorization-mode=RBAC',
+      // No controller-manager creates default service accounts to admit pods against.
+      '--disable-admission-plugins=ServiceAccount',
+      '--allow-privileged=true',
+      // Nothing else serves the kubernetes Service's endpoints on 127.0.0.1.
+      '--endpoint-reconciler-type=none',
+      ...(options.apiServerArgs ?? []),
+    ];
 
     // The API server writes its self-signed serving certificate before it
     // listens; until the file appears the probe just fails and is retried.
     let caCert: string | undefined;
-    await waitUntilReady(kubeApiserver, readyTimeoutMs, async () => {
-      caCert ??= caFromServingBundle(await readFile(join(certDir, 'apiserver.crt'), 'utf8'));
-      const res = await httpCall({ method: 'GET', url: `${url}/readyz`, ca: caCert, token: adminToken });
-      return res.status === 200;
-    });
+    let kubeApiserver: Managed | undefined;
+    const launchApiServer = async (): Promise<void> => {
+      const managed = await start('kube-apiserver', binaries.kubeApiserver, apiServerArgs, dir);
+      entry.processes = [...entry.processes.filter((p) => p.name !== 'kube-apiserver'), managed];
+      kubeApiserver = managed;
+      // The watchdog knows pids: a new API server needs a new watchdog.
+      entry.watchdog?.kill('SIGKILL');
+      entry.watchdog = startWatchdog([etcd.pid, managed.pid], dir);
+      await waitUntilReady(managed, readyTimeoutMs, async () => {
+        caCert ??= caFromServingBundle(await readFile(join(certDir, 'apiserver.crt'), 'utf8'));
+        const res = await httpCall({ method: 'GET', url: `${url}/readyz`, ca: caCert, token: adminToken });
+        return res.status === 200;
+      });
+    };
+    await launchApiServer();
     if (caCert === undefined) throw new Error('unreachable: ready without a CA');
     const ca = caCert;
 
@@ -499,7 +528,29 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       adminToken,
       functionsToken,
       dir,
-      pids: { etcd: etcd.pid, kubeApiserver: kubeApiserver.pid },
+      pids: {
+        etcd: etcd.pid,
+        get kubeApiserver() {
+          return kubeApiserver?.pid ?? 0;
+        },
+      },
+      etcdUrl,
+      async stopApiServer() {
+        if (kubeApiserver !== undefined) await terminate(kubeApiserver);
+      },
+      async startApiServer() {
+        if (kubeApiserver !== undefined && !kubeApiserver.hasExited()) throw new Error('kube-apiserver is already running');
+        await launchApiServer();
+      },
+      async compactEtcd() {
+        // etcd's JSON gateway: read the current revision, then compact to it.
+        const range = await httpCall({ method: 'POST', url: `${etcdUrl}/v3/kv/range`, body: JSON.stringify({ key: Buffer.from('/').toString('base64') }) });
+        const revision = Number((JSON.parse(range.body) as { header?: { revision?: string } }).header?.revision);
+        if (range.status !== 200 || !Number.isSafeInteger(revision)) throw new Error(`cannot read etcd's revision: ${range.status} ${range.body}`);
+        const compacted = await httpCall({ method: 'POST', url: `${etcdUrl}/v3/kv/compaction`, body: JSON.stringify({ revision: String(revision), physical: true }) });
+        if (compacted.status !== 200) throw new Error(`etcd compaction to ${revision} failed: ${compacted.status} ${compacted.body}`);
+        return revision;
+      },
       kubeconfig,
       request,
       apply,
