@@ -31,6 +31,39 @@ export interface BundleInfo {
  * Bundles every function into `outdir`; returns each bundle's path and size.
  * Any esbuild error or warning fails the build.
  */
+/**
+ * Bundles one entry point into `outfile` the way every Lambda bundle is built
+ * (also used for the benchmarks' empty-handler bundle, so that it differs
+ * from the functions in its code only). Any esbuild error or warning fails.
+ */
+export async function bundleEntry(entryPoint: string, outfile: string): Promise<{ bytes: number; inputs: string[]; metafile: unknown }> {
+  const result: BuildResult = await build({
+    entryPoints: [entryPoint],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'esm',
+    minify: true,
+    sourcemap: 'linked',
+    sourcesContent: false,
+    legalComments: 'linked',
+    external: ['@aws-sdk/*'],
+    // Some CommonJS dependencies call require() for Node built-ins.
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    metafile: true,
+    logLevel: 'silent',
+  });
+  if (result.errors.length > 0 || result.warnings.length > 0) {
+    throw new Error(`bundling ${entryPoint}: ${[...result.errors, ...result.warnings].map((m) => m.text).join('; ')}`);
+  }
+  return { bytes: (await stat(outfile)).size, inputs: Object.keys(result.metafile?.inputs ?? {}), metafile: result.metafile };
+}
+
+/**
+ * Bundles every function into `outdir`; returns each bundle's path and size.
+ * Any esbuild error or warning fails the build.
+ */
 export async function bundleFunctions(outdir = join(projectRoot, 'dist'), options: { writeMetafile?: boolean } = {}): Promise<BundleInfo[]> {
   const out: BundleInfo[] = [];
   for (const fn of FUNCTIONS) {
@@ -38,35 +71,15 @@ export async function bundleFunctions(outdir = join(projectRoot, 'dist'), option
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     const file = join(dir, 'index.mjs');
-    const result: BuildResult = await build({
-      entryPoints: [join(projectRoot, 'functions', fn, 'handler.ts')],
-      outfile: file,
-      bundle: true,
-      platform: 'node',
-      target: 'node22',
-      format: 'esm',
-      minify: true,
-      sourcemap: 'linked',
-      sourcesContent: false,
-      legalComments: 'linked',
-      external: ['@aws-sdk/*'],
-      // Some CommonJS dependencies call require() for Node built-ins.
-      banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
-      metafile: true,
-      logLevel: 'silent',
-    });
-    if (result.errors.length > 0 || result.warnings.length > 0) {
-      throw new Error(`bundling ${fn}: ${[...result.errors, ...result.warnings].map((m) => m.text).join('; ')}`);
-    }
-    const inputs = Object.keys(result.metafile?.inputs ?? {});
-    if (options.writeMetafile === true) await writeFile(join(dir, 'meta.json'), JSON.stringify(result.metafile));
+    const { bytes, inputs, metafile } = await bundleEntry(join(projectRoot, 'functions', fn, 'handler.ts'), file);
+    if (options.writeMetafile === true) await writeFile(join(dir, 'meta.json'), JSON.stringify(metafile));
     const zipFile = join(outdir, `${fn}.zip`);
     const entries = [
       { name: 'index.mjs', data: await readFile(file) },
       { name: 'index.mjs.map', data: await readFile(`${file}.map`) },
     ];
     await writeFile(zipFile, zip(entries));
-    out.push({ fn, file, bytes: (await stat(file)).size, zipFile, zipBytes: (await stat(zipFile)).size, inputs });
+    out.push({ fn, file, bytes, zipFile, zipBytes: (await stat(zipFile)).size, inputs });
   }
   return out;
 }

