@@ -10,7 +10,7 @@ import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { admissionLambda } from '../../functions/shared/admission-lambda.ts';
 import { clusterSources } from '../../functions/shared/cluster.ts';
 import type { ControlPlane } from '../control-plane/harness.ts';
-import { functionUrlEvent, podReview, SECRET, sidecarSetReview } from '../webhooks/fixtures.ts';
+import { functionUrlEvent, podReview, SECRET, sidecarSetReview, userSidecarSet } from '../webhooks/fixtures.ts';
 import { assertFlat, flatness, round, sampleMemory, type FlatLimits, type MemorySample } from './memory.ts';
 import { sidecar, sidecarSet } from '../sidecarset/fixtures.ts';
 import { realisticPod } from './realistic.ts';
@@ -36,6 +36,8 @@ interface Expected {
 /** The review a caller of `fn` sends, with the request's uid. */
 function reviewBody(fn: AdmissionFunctionName, uid: string): string {
   if (fn === 'pod-inject') return JSON.stringify(podReview(uid, realisticPod()));
+  // As a user applies it: defaulting has work to do and answers a patch.
+  if (fn === 'sidecarset-default') return JSON.stringify(sidecarSetReview(uid, userSidecarSet('soak-new')));
   // A new set with three sidecars, defaulted as the API server's mutating
   // call left it, validated against the 50 stored ones.
   const object = sidecarSet('soak-new', { selector: { matchLabels: { app: 'soak' } }, containers: ['a', 'b', 'c'].map((c) => sidecar(`soak-${c}`)) });

@@ -1,0 +1,172 @@
+/**
+ * Every case docs/RELIABILITY.md reports, with what it claims and how long a
+ * run it gets (`quick` for a smoke run, the full one for the document). Each
+ * case runs the same scenario function its short version in `npm test` runs,
+ * and throws when an invariant breaks.
+ */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { startControlPlane, type ControlPlane } from '../../test/control-plane/harness.ts';
+import { injectionUnderApiFaults, podCreationUnderApiFaults } from '../../test/faults/pod-inject-faults.ts';
+import { apiServerRestarts, continueTokenExpires, podListFailsHalfway, writeConflicts } from '../../test/faults/status-sync-faults.ts';
+import { startFaultCluster, type FaultCluster } from '../../test/faults/status-sync-fixture.ts';
+import { httpsSoak } from '../../test/load/https-soak.ts';
+import { lambdaSoak } from '../../test/load/lambda-soak.ts';
+import { seedRealisticCluster } from '../../test/load/realistic.ts';
+import { checkRefusals } from '../../test/reliability/refusals.ts';
+
+export type Figures = Record<string, number | string>;
+/** A case's result: figures, or rows of a table. */
+export type CaseOutput = Figures | Figures[];
+
+export const SECTIONS = ['bad-input', 'faults', 'load'] as const;
+export type SectionId = (typeof SECTIONS)[number];
+
+export interface RunSettings {
+  quick: boolean;
+  /** The fuzzer's seed. */
+  seed: number;
+}
+
+export interface Case {
+  section: SectionId;
+  name: string;
+  /** What passing shows, in a sentence. */
+  claim: string;
+  run(settings: RunSettings, shared: Shared): Promise<CaseOutput>;
+}
+
+/** Clusters started once and shared by the cases of a section. */
+export class Shared {
+  #seeded: Promise<ControlPlane> | undefined;
+  #faultCluster: Promise<FaultCluster> | undefined;
+
+  /** A control plane holding the realistic 50 SidecarSets (test/load/realistic.ts). */
+  seeded(): Promise<ControlPlane> {
+    this.#seeded ??= startControlPlane().then(async (cp) => {
+      await seedRealisticCluster(cp);
+      return cp;
+    });
+    return this.#seeded;
+  }
+
+  /** The reconciler's fault cluster, lists read from etcd so that continue tokens can expire. */
+  faultCluster(): Promise<FaultCluster> {
+    this.#faultCluster ??= startFaultCluster({ listsFromEtcd: true });
+    return this.#faultCluster;
+  }
+
+  async stop(): Promise<void> {
+    const all = await Promise.allSettled([this.#seeded, this.#faultCluster]);
+    for (const result of all) if (result.status === 'fulfilled') await result.value?.stop();
+  }
+}
+
+const FUZZ_SCRIPT = fileURLToPath(new URL('../fuzz.ts', import.meta.url));
+
+interface FuzzSummary {
+  ok: boolean;
+  seed: number;
+  inputs: number;
+  durationMs: number;
+  unhandledRejections: number;
+  properties: { name: string; description: string; inputs: number; durationMs: number; ok: boolean; failure?: string }[];
+}
+
+/** The fuzzer in a process of its own (as `npm run fuzz` runs), its summary line parsed. */
+function runFuzz(args: readonly string[]): Promise<FuzzSummary> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--no-warnings=ExperimentalWarning', FUZZ_SCRIPT, ...args], { maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => {
+      const line = stdout.split('\n').find((l) => l.startsWith('{"fuzzSummary"'));
+      if (line === undefined) {
+        reject(new Error(`the fuzzer printed no summary${error ? `: ${error.message}` : ''}\n${stdout.slice(-2000)}`));
+        return;
+      }
+      const summary = (JSON.parse(line) as { fuzzSummary: FuzzSummary }).fuzzSummary;
+      if (!summary.ok) {
+        const failed = summary.properties.filter((p) => !p.ok).map((p) => `${p.name}: ${p.failure ?? ''}`);
+        reject(new Error(`the fuzzer found failures (seed ${summary.seed}; unhandled rejections ${summary.unhandledRejections}):\n${failed.join('\n')}`));
+        return;
+      }
+      resolve(summary);
+    });
+  });
+}
+
+export const CASES: readonly Case[] = [
+  {
+    section: 'bad-input',
+    name: 'Fuzzing both doors',
+    claim:
+      'Random bytes, truncated JSON, wrong types in every field, huge and deeply nested values, awkward keys, random Pods and SidecarSets, strangers and bad requests, through the Lambda handler and the HTTPS server: no crash, no unhandled rejection, a well-formed answer echoing the uid, and every patch applies to its object.',
+    async run({ quick, seed }) {
+      const summary = await runFuzz(quick ? ['--runs', '20', '--size', 'quick', '--seed', String(seed)] : ['--seed', String(seed)]);
+      return summary.properties.map((p) => ({ property: p.name, inputs: p.inputs, durationMs: p.durationMs, result: p.ok ? 'pass' : 'FAIL', what: p.description }));
+    },
+  },
+  {
+    section: 'bad-input',
+    name: 'Refusals',
+    claim: 'Strangers get the bare 404 without their body being read; callers with the secret but a wrong method, content type, size or body get 405/415/413/400 with a one-line message; no answer carries a stack, a path, a version or part of the secret.',
+    run: ({ quick }) => checkRefusals(quick ? 2 : 20),
+  },
+  {
+    section: 'faults',
+    name: 'Pod injection while the API server is slow or down',
+    claim:
+      'Reviews sent to both doors while a fault proxy delays, resets or blackholes the functions\' API calls, or is stopped, and while the API server itself is stopped: every answer inside the webhook timeout; the same injection as with the API up while the cached list is within its staleness bound; past it a failed call (so failurePolicy decides); never a denial, never an injection from a wrong list; fresh answers after recovery.',
+    run: ({ quick }) => injectionUnderApiFaults({ rounds: quick ? 1 : 3 }),
+  },
+  {
+    section: 'faults',
+    name: 'Pod creation through the API server under faults',
+    claim:
+      'Pods created through the real API server with the webhooks registered while the functions\' reads are faulted: with failurePolicy Fail each pod is created with exactly the right sidecars or refused by the API server; with Ignore it is created with the right sidecars or none; never a denial by the webhook.',
+    run: ({ quick }) => podCreationUnderApiFaults({ rounds: quick ? 1 : 3 }),
+  },
+  {
+    section: 'faults',
+    name: 'Reconciler: the pod list fails halfway',
+    claim: 'The API server stops (or the connection is reset) in the middle of the paged pod list: the pass reports it and writes nothing; every status the API server stored stayed true; the next pass converges and a further one writes nothing.',
+    run: async ({ quick }, shared) => podListFailsHalfway(await shared.faultCluster(), { repetitions: quick ? 1 : 3 }),
+  },
+  {
+    section: 'faults',
+    name: 'Reconciler: the continue token expires',
+    claim: 'etcd is compacted between pages (410 Expired): the list starts over and the statuses written are complete; when it expires every time, nothing is written.',
+    run: async ({ quick }, shared) => continueTokenExpires(await shared.faultCluster(), { repetitions: quick ? 1 : 3 }),
+  },
+  {
+    section: 'faults',
+    name: 'Reconciler: write conflicts',
+    claim: 'A SidecarSet changes between the pass reading it and writing its status (a real 409): the pass reads it again and writes the right counts; when its selector changed, its status waits for the next pass.',
+    run: async ({ quick }, shared) => writeConflicts(await shared.faultCluster(), { repetitions: quick ? 1 : 3 }),
+  },
+  {
+    section: 'faults',
+    name: 'Reconciler: the API server restarts mid-pass',
+    claim: 'The API server is stopped and started again between pages and between writes: nothing partial is written, the errors are reported, the next pass converges.',
+    run: async ({ quick }, shared) => apiServerRestarts(await shared.faultCluster(), { repetitions: quick ? 1 : 3 }),
+  },
+  {
+    section: 'load',
+    name: 'A warm Lambda handler invoked 100,000 times',
+    claim: 'pod-inject invoked 100,000 times in one process (and the two SidecarSet functions 20,000 times each), reading a real API server holding 50 SidecarSets: every answer right, reachable heap, handles and process listeners flat.',
+    async run({ quick }, shared) {
+      const cp = await shared.seeded();
+      return [
+        await lambdaSoak({ cp, fn: 'pod-inject', invocations: quick ? 5_000 : 100_000 }),
+        await lambdaSoak({ cp, fn: 'sidecarset-validate', invocations: quick ? 1_000 : 20_000 }),
+        await lambdaSoak({ cp, fn: 'sidecarset-default', invocations: quick ? 1_000 : 20_000 }),
+      ];
+    },
+  },
+  {
+    section: 'load',
+    name: 'The HTTPS server under autocannon',
+    claim: 'Three minutes of autocannon (16 connections, as fast as the server answers) sending the three functions\' reviews in turn over TLS to the server in its own process, reading a real API server: zero errors, the same answers before and after, reachable heap and handles flat.',
+    async run({ quick }, shared) {
+      return httpsSoak({ cp: await shared.seeded(), durationSeconds: quick ? 10 : 180, warmUpSeconds: quick ? 3 : 10 });
+    },
+  },
+];
