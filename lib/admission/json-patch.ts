@@ -46,6 +46,8 @@ class PatchFailure extends Error {}
 
 /** Escapes one reference token: `~` becomes `~0` first, so the `~` of `~1` is not escaped again. */
 export function escapePointerToken(token: string): string {
+  // Nearly every key has neither character; the diff escapes every key it visits.
+  if (!token.includes('~') && !token.includes('/')) return token;
   return token.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
@@ -110,17 +112,37 @@ function toPublicError(error: unknown): unknown {
  */
 export function createPatch(from: unknown, to: unknown): JsonPatchOperation[] {
   const out: JsonPatchOperation[] = [];
-  diffValues(from, to, '', out);
+  diffValues(from, to, '', out, cloneJson);
   return out;
 }
 
-function diffValues(from: unknown, to: unknown, path: string, out: JsonPatchOperation[]): void {
+/**
+ * {@link createPatch}, but the emitted values are `to`'s own subtrees, not
+ * copies: for a caller that serializes the patch at once (an admission
+ * answer), where copying `to`'s new parts only to print them would be most
+ * of the diff's cost.
+ */
+export function createPatchSharingValues(from: unknown, to: unknown): JsonPatchOperation[] {
+  const out: JsonPatchOperation[] = [];
+  diffValues(from, to, '', out, shared);
+  return out;
+}
+
+/** How an emitted value is taken from `to`: copied, or shared. */
+type TakeValue = (value: unknown) => unknown;
+
+const shared: TakeValue = (value) => value;
+
+function diffValues(from: unknown, to: unknown, path: string, out: JsonPatchOperation[], take: TakeValue): void {
+  // One object in both places (a mutation that copies on write leaves the
+  // untouched subtrees shared) has nothing to diff.
+  if (from === to) return;
   if (Array.isArray(from) && Array.isArray(to)) {
-    diffArrays(from, to, path, out);
+    diffArrays(from, to, path, out, take);
   } else if (isObject(from) && isObject(to)) {
-    diffObjects(from, to, path, out);
+    diffObjects(from, to, path, out, take);
   } else if (!jsonEqual(from, to)) {
-    out.push({ op: 'replace', path, value: cloneJson(to) });
+    out.push({ op: 'replace', path, value: take(to) });
   }
 }
 
@@ -133,16 +155,22 @@ function diffObjects(
   to: Record<string, unknown>,
   path: string,
   out: JsonPatchOperation[],
+  take: TakeValue,
 ): void {
   for (const key of Object.keys(from)) {
     if (!hasMember(from, key)) continue;
-    const child = `${path}/${escapePointerToken(key)}`;
-    if (hasMember(to, key)) diffValues(from[key], to[key], child, out);
-    else out.push({ op: 'remove', path: child });
+    if (hasMember(to, key)) {
+      const a = from[key];
+      const b = to[key];
+      // Checked here too, so that an unchanged member costs no path string.
+      if (a !== b) diffValues(a, b, `${path}/${escapePointerToken(key)}`, out, take);
+    } else {
+      out.push({ op: 'remove', path: `${path}/${escapePointerToken(key)}` });
+    }
   }
   for (const key of Object.keys(to)) {
     if (hasMember(to, key) && !hasMember(from, key)) {
-      out.push({ op: 'add', path: `${path}/${escapePointerToken(key)}`, value: cloneJson(to[key]) });
+      out.push({ op: 'add', path: `${path}/${escapePointerToken(key)}`, value: take(to[key]) });
     }
   }
 }
@@ -166,7 +194,19 @@ function diffObjects(
  * anything), then inserts in ascending order, or removals from the highest
  * index down. Indices are explicit, never `-`.
  */
-function diffArrays(from: readonly unknown[], to: readonly unknown[], path: string, out: JsonPatchOperation[]): void {
+function diffArrays(
+  from: readonly unknown[],
+  to: readonly unknown[],
+  path: string,
+  out: JsonPatchOperation[],
+  take: TakeValue,
+): void {
+  if (from.length === to.length) {
+    // Steps 1 and 2 in one walk: equal elements of the prefix and suffix give
+    // no ops in the element-wise diff either, so they need no separate pass.
+    for (let i = 0; i < from.length; i++) diffValues(from[i], to[i], `${path}/${i}`, out, take);
+    return;
+  }
   let start = 0;
   while (start < from.length && start < to.length && jsonEqual(from[start], to[start])) start++;
   let fromEnd = from.length;
@@ -180,8 +220,19 @@ function diffArrays(from: readonly unknown[], to: readonly unknown[], path: stri
 
   if (fromMiddle.length === toMiddle.length) {
     fromMiddle.forEach((item, i) => {
-      diffValues(item, toMiddle[i], `${path}/${start + i}`, out);
+      diffValues(item, toMiddle[i], `${path}/${start + i}`, out, take);
     });
+    return;
+  }
+  if (fromMiddle.length === 0 || toMiddle.length === 0) {
+    // A pure insertion or removal: the block has one possible position, so
+    // there is nothing to weigh (the general case below would choose it too,
+    // after serialising the block to price it).
+    if (toMiddle.length > 0) {
+      toMiddle.forEach((item, x) => out.push({ op: 'add', path: `${path}/${start + x}`, value: take(item) }));
+    } else {
+      for (let x = fromMiddle.length - 1; x >= 0; x--) out.push({ op: 'remove', path: `${path}/${start + x}` });
+    }
     return;
   }
 
@@ -194,8 +245,8 @@ function diffArrays(from: readonly unknown[], to: readonly unknown[], path: stri
     shorter.map((item, i) => {
       const other = longer[i + shift];
       const ops: JsonPatchOperation[] = [];
-      if (inserting) diffValues(item, other, '', ops);
-      else diffValues(other, item, '', ops);
+      if (inserting) diffValues(item, other, '', ops, take);
+      else diffValues(other, item, '', ops, take);
       return ops;
     }),
   );
@@ -225,7 +276,7 @@ function diffArrays(from: readonly unknown[], to: readonly unknown[], path: stri
   });
   if (inserting) {
     for (let x = 0; x < k; x++) {
-      out.push({ op: 'add', path: `${path}/${start + best + x}`, value: cloneJson(longer[best + x]) });
+      out.push({ op: 'add', path: `${path}/${start + best + x}`, value: take(longer[best + x]) });
     }
   } else {
     for (let x = k - 1; x >= 0; x--) out.push({ op: 'remove', path: `${path}/${start + best + x}` });

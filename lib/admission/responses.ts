@@ -4,7 +4,7 @@
  * (see HandlerResult in lib/webhooks/handler.ts): an AdmissionReview with
  * `allowed: false` is a denial, whatever its code.
  */
-import { createPatch, encodePatch } from './json-patch.ts';
+import { createPatchSharingValues, encodePatch } from './json-patch.ts';
 import type { AdmissionResponse } from './review.ts';
 
 /** Kubernetes truncates nothing, but users read warnings in a terminal; keep each short. */
@@ -36,7 +36,8 @@ export function denied(uid: string, code: number, message: string, reason?: stri
  * allow when they are equal.
  */
 export function patched(uid: string, received: unknown, mutated: unknown, warnings: readonly string[] = []): AdmissionResponse {
-  const ops = createPatch(received, mutated);
+  // The ops are encoded right here, so they may hold `mutated`'s own values.
+  const ops = createPatchSharingValues(received, mutated);
   if (ops.length === 0) return allowed(uid, warnings);
   return withWarnings({ uid, allowed: true, patchType: 'JSONPatch', patch: encodePatch(ops) }, warnings);
 }

@@ -73,13 +73,21 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
  * overflows the stack on the very input it is meant to catch.
  */
 export function nestsDeeperThan(value: unknown, limit: number): boolean {
-  const pending: { node: unknown; depth: number }[] = [{ node: value, depth: 0 }];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const { node, depth } = next;
-    if (typeof node !== 'object' || node === null) continue;
-    if (depth + 1 > limit) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (typeof child === 'object' && child !== null) pending.push({ node: child, depth: depth + 1 });
+  if (typeof value !== 'object' || value === null) return false;
+  if (limit < 1) return true;
+  // Two parallel stacks of containers and their depths: every request is
+  // walked here, and an object per node was most of this walk's cost.
+  const nodes: object[] = [value];
+  const depths: number[] = [1];
+  while (nodes.length > 0) {
+    const node = nodes.pop() as object;
+    const depth = depths.pop() as number;
+    const children: unknown[] = Array.isArray(node) ? node : Object.values(node);
+    for (const child of children) {
+      if (typeof child !== 'object' || child === null) continue;
+      if (depth + 1 > limit) return true;
+      nodes.push(child);
+      depths.push(depth + 1);
     }
   }
   return false;

@@ -31,7 +31,9 @@ export function selectorMatches(selector: unknown, labels: Readonly<Record<strin
   const matchExpressions: unknown = selector.matchExpressions;
   if (matchLabels !== undefined && matchLabels !== null) {
     if (!isObject(matchLabels)) return false;
-    for (const [k, v] of Object.entries(matchLabels)) {
+    // Keys, not entries: every stored set is matched against every pod, and entries allocate a pair per label.
+    for (const k of Object.keys(matchLabels)) {
+      const v = matchLabels[k];
       if (typeof v !== 'string' || !Object.hasOwn(labels, k) || labels[k] !== v) return false;
     }
   }

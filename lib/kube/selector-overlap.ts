@@ -30,22 +30,30 @@ import type { LabelSelector } from './types.ts';
 const ABSENT = Symbol('absent');
 type LabelState = string | typeof ABSENT;
 
-/** Allowed states of one label: exactly `states` (finite), or every state except `states`. */
+/**
+ * Allowed states of one label: exactly `states` (finite), or every state
+ * except `states`. Lists rather than Sets: they hold one to a few values,
+ * and duplicates do not change whether an intersection is empty, which is
+ * all that is asked of them.
+ */
 interface StateSet {
   finite: boolean;
-  states: ReadonlySet<LabelState>;
+  states: readonly LabelState[];
 }
 
 function intersect(a: StateSet, b: StateSet): StateSet {
-  if (a.finite && b.finite) return { finite: true, states: new Set([...a.states].filter((s) => b.states.has(s))) };
-  if (a.finite) return { finite: true, states: new Set([...a.states].filter((s) => !b.states.has(s))) };
+  if (a.finite && b.finite) return { finite: true, states: a.states.filter((s) => b.states.includes(s)) };
+  if (a.finite) return { finite: true, states: a.states.filter((s) => !b.states.includes(s)) };
   if (b.finite) return intersect(b, a);
-  return { finite: false, states: new Set([...a.states, ...b.states]) };
+  return { finite: false, states: [...a.states, ...b.states] };
 }
 
 function stringList(value: unknown): string[] | undefined {
   return Array.isArray(value) && value.every((v) => typeof v === 'string') ? value : undefined;
 }
+
+const ONLY_ABSENT: StateSet = { finite: true, states: [ABSENT] };
+const ANY_PRESENT: StateSet = { finite: false, states: [ABSENT] };
 
 /** The states one requirement allows, or undefined when it is not well formed (and so ignored). */
 function requirementStates(operator: unknown, rawValues: unknown): StateSet | undefined {
@@ -53,37 +61,52 @@ function requirementStates(operator: unknown, rawValues: unknown): StateSet | un
   if (values === undefined) return undefined;
   switch (operator) {
     case 'In':
-      return values.length > 0 ? { finite: true, states: new Set(values) } : undefined;
+      return values.length > 0 ? { finite: true, states: values } : undefined;
     case 'NotIn':
-      return values.length > 0 ? { finite: false, states: new Set(values) } : undefined;
+      return values.length > 0 ? { finite: false, states: values } : undefined;
     case 'Exists':
-      return values.length === 0 ? { finite: false, states: new Set([ABSENT]) } : undefined;
+      return values.length === 0 ? ANY_PRESENT : undefined;
     case 'DoesNotExist':
-      return values.length === 0 ? { finite: true, states: new Set([ABSENT]) } : undefined;
+      return values.length === 0 ? ONLY_ABSENT : undefined;
     default:
       return undefined;
   }
 }
 
-/** Adds one selector's requirements to `byKey`, intersecting with what is already there. */
-function addConstraints(byKey: Map<string, StateSet>, selector: unknown): void {
+type Constraints = Map<string, StateSet>;
+
+/**
+ * Adds one selector's requirements to `byKey`, intersecting with what is
+ * there already, or with what `base` holds for a key `byKey` does not have
+ * yet (so that a precomputed selector is never copied).
+ */
+function addConstraints(byKey: Constraints, selector: unknown, base?: Constraints): void {
   if (!isObject(selector)) return;
   const add = (key: string, states: StateSet): void => {
-    const current = byKey.get(key);
+    const current = byKey.get(key) ?? base?.get(key);
     byKey.set(key, current === undefined ? states : intersect(current, states));
   };
-  if (isObject(selector.matchLabels)) {
-    for (const [key, value] of Object.entries(selector.matchLabels)) {
-      if (typeof value === 'string') add(key, { finite: true, states: new Set([value]) });
+  const { matchLabels, matchExpressions } = selector;
+  if (isObject(matchLabels)) {
+    for (const key of Object.keys(matchLabels)) {
+      const value = matchLabels[key];
+      if (typeof value === 'string') add(key, { finite: true, states: [value] });
     }
   }
-  if (Array.isArray(selector.matchExpressions)) {
-    for (const req of selector.matchExpressions as unknown[]) {
+  if (Array.isArray(matchExpressions)) {
+    for (const req of matchExpressions as unknown[]) {
       if (!isObject(req) || typeof req.key !== 'string') continue;
       const states = requirementStates(req.operator, req.values);
       if (states !== undefined) add(req.key, states);
     }
   }
+}
+
+function anyEmpty(byKey: Constraints): boolean {
+  for (const states of byKey.values()) {
+    if (states.finite && states.states.length === 0) return true;
+  }
+  return false;
 }
 
 /**
@@ -95,11 +118,22 @@ function addConstraints(byKey: Map<string, StateSet>, selector: unknown): void {
  * as matching more, never less.
  */
 export function selectorsMayOverlap(a: LabelSelector | undefined, b: LabelSelector | undefined): boolean {
-  const byKey = new Map<string, StateSet>();
-  addConstraints(byKey, a);
-  addConstraints(byKey, b);
-  for (const states of byKey.values()) {
-    if (states.finite && states.states.size === 0) return false;
-  }
-  return true;
+  return selectorOverlapTest(a)(b);
+}
+
+/**
+ * {@link selectorsMayOverlap} with `a` fixed, for comparing one selector with
+ * many: `a`'s requirements are read once. Intersection is commutative, so
+ * adding `b`'s requirements onto `a`'s gives the same answer in any order.
+ */
+export function selectorOverlapTest(a: LabelSelector | undefined): (b: LabelSelector | undefined) => boolean {
+  const fixed: Constraints = new Map();
+  addConstraints(fixed, a);
+  // Keys only `a` constrains keep their states, so they are checked once here.
+  if (anyEmpty(fixed)) return () => false;
+  return (b) => {
+    const touched: Constraints = new Map();
+    addConstraints(touched, b, fixed);
+    return !anyEmpty(touched);
+  };
 }

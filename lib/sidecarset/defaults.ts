@@ -7,7 +7,7 @@
 import { arrayOf, cloneJson, isObject, objectOf } from '../kube/json.ts';
 import { imageTag } from '../kube/image-reference.ts';
 import type { JsonObject } from '../kube/types.ts';
-import { sidecarSetHash, sidecarSetHashWithoutImage } from './hash.ts';
+import { sidecarSetHashes } from './hash.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, type SidecarSet } from './types.ts';
 
 /** Sets `obj[key] = value` when the key is absent, null or the empty string (Go's zero value for these fields). */
@@ -160,8 +160,9 @@ export function defaultSidecarSet(input: SidecarSet): SidecarSet {
   if (metadata) {
     const annotations = ensureObject(metadata, 'annotations');
     if (annotations) {
-      annotations[ANNOTATION_HASH] = sidecarSetHash(set);
-      annotations[ANNOTATION_HASH_WITHOUT_IMAGE] = sidecarSetHashWithoutImage(set);
+      const hashes = sidecarSetHashes(set);
+      annotations[ANNOTATION_HASH] = hashes.hash;
+      annotations[ANNOTATION_HASH_WITHOUT_IMAGE] = hashes.withoutImage;
     }
   }
   return set;

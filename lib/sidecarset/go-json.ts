@@ -272,8 +272,13 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Any surrogate: only a string holding one can be ill-formed. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+
 /** Go decodes a lone UTF-16 surrogate escape to U+FFFD. */
 function wellFormed(s: string): string {
+  // Every decoded string passes here; nearly none holds a surrogate at all.
+  if (!SURROGATE.test(s)) return s;
   return s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
 
@@ -372,6 +377,8 @@ const ESCAPES: Readonly<Record<string, string>> = {
  * which Kruise v1.8 is built with.
  */
 export function goJsonString(s: string): string {
+  // One test per string: most need no escape at all (names, images, paths).
+  if (!NEEDS_ESCAPE.test(s)) return `"${s}"`;
   // eslint-disable-next-line no-control-regex -- control characters are what must be escaped
   const escaped = wellFormed(s).replace(/["\\\u0000-\u001f<>&\u2028\u2029]/g, (c) => {
     return ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
@@ -379,8 +386,30 @@ export function goJsonString(s: string): string {
   return `"${escaped}"`;
 }
 
+/** What {@link goJsonString} must rewrite: an escaped character, or a surrogate that may be a lone one. */
+// eslint-disable-next-line no-control-regex -- control characters are what must be escaped
+const NEEDS_ESCAPE = /["\\\u0000-\u001f<>&\u2028\u2029\uD800-\uDFFF]/;
+
 /** Go sorts map keys by their UTF-8 bytes, which is code point order, not UTF-16 order. */
 function compareCodePoints(a: string, b: string): number {
+  // UTF-16 order is code point order up to the first difference unless a
+  // surrogate is involved there (astral characters sort after U+E000-U+FFFF).
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i < n) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x < 0xd800 && y < 0xd800) return x - y;
+  } else {
+    const last = n === 0 ? 0 : a.charCodeAt(n - 1);
+    // A prefix, not ending inside a surrogate pair: its code points are a prefix too.
+    if (last < 0xd800 || last > 0xdbff) return a.length - b.length;
+  }
+  return compareCodePointArrays(a, b);
+}
+
+function compareCodePointArrays(a: string, b: string): number {
   const x = Array.from(a, (c) => c.codePointAt(0) ?? 0);
   const y = Array.from(b, (c) => c.codePointAt(0) ?? 0);
   for (let i = 0; i < Math.min(x.length, y.length); i++) {
@@ -416,6 +445,18 @@ function isQuantity(value: GoValue): value is Quantity {
   return typeof value === 'object' && !Array.isArray(value) && !(value instanceof Map);
 }
 
+/** `"name":` for each struct field, the way Go prints the key; fields are module constants, so this stays small. */
+const fieldKeys = new WeakMap<GoField, string>();
+
+function fieldKey(field: GoField): string {
+  let key = fieldKeys.get(field);
+  if (key === undefined) {
+    key = `${goJsonString(field.name)}:`;
+    fieldKeys.set(field, key);
+  }
+  return key;
+}
+
 /** The bytes json.Marshal writes for a value of `type` (from `decodeGo`). */
 export function encodeGo(type: GoType, value: GoValue): string {
   switch (type.kind) {
@@ -432,22 +473,34 @@ export function encodeGo(type: GoType, value: GoValue): string {
       return typeof value === 'string' ? goJsonString(value) : typeof value === 'bigint' ? value.toString() : '0';
     case 'ptr':
       return value === undefined ? 'null' : encodeGo(type.elem, value);
-    case 'slice':
-      return Array.isArray(value) ? `[${value.map((item) => encodeGo(type.elem, item)).join(',')}]` : 'null';
+    // Concatenation rather than map/join: no array per value on this hot path.
+    case 'slice': {
+      if (!Array.isArray(value)) return 'null';
+      let out = '[';
+      for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + encodeGo(type.elem, value[i]);
+      return `${out}]`;
+    }
     case 'map': {
       if (!(value instanceof Map)) return 'null';
       const keys = [...value.keys()].sort(compareCodePoints);
-      return `{${keys.map((k) => `${goJsonString(k)}:${encodeGo(type.elem, value.get(k))}`).join(',')}}`;
+      let out = '{';
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i] as string;
+        out += `${i === 0 ? '' : ','}${goJsonString(k)}:${encodeGo(type.elem, value.get(k))}`;
+      }
+      return `${out}}`;
     }
     case 'struct': {
-      const fields = value instanceof Map ? value : new Map<string, GoValue>();
-      const parts: string[] = [];
+      const fields = value instanceof Map ? value : undefined;
+      let out = '{';
+      let first = true;
       for (const field of type.fields) {
-        const v = fields.get(field.name);
+        const v = fields?.get(field.name);
         if (field.omitempty && isEmpty(field.type, v)) continue;
-        parts.push(`${goJsonString(field.name)}:${encodeGo(field.type, v)}`);
+        out += (first ? '' : ',') + fieldKey(field) + encodeGo(field.type, v);
+        first = false;
       }
-      return `{${parts.join(',')}}`;
+      return `${out}}`;
     }
   }
 }

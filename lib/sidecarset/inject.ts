@@ -118,10 +118,14 @@ export function injectPod(input: InjectionInput): InjectionResult {
   const problem = podShapeProblem(input.pod);
   if (problem !== undefined) throw new InvalidPodError(`the pod cannot be injected: ${problem}`);
 
-  const pod = cloneJson(input.pod);
-  const metadata = (pod.metadata ??= {});
-  const annotations = (metadata.annotations ??= {});
-  const spec = (pod.spec ??= { containers: [] });
+  // Copy on write: only the objects injection writes to are copied (the pod,
+  // its metadata, annotations and spec; the lists it changes are rebuilt
+  // below). The rest stays shared with the pod as received, which is never
+  // written to, and the answer's diff skips shared subtrees without walking them.
+  const pod: Pod = { ...input.pod };
+  const metadata = (pod.metadata = { ...pod.metadata });
+  const annotations = (metadata.annotations = { ...metadata.annotations });
+  const spec = (pod.spec = pod.spec == null ? { containers: [] } : { ...pod.spec });
   const warnings: string[] = [];
 
   for (const set of sets) patchPodMetadata(annotations, set);
@@ -263,6 +267,8 @@ function buildSidecar(source: SidecarContainer, pod: Pod, appContainers: readonl
       for (const mount of arrayOf<VolumeMount>(app.volumeMounts).filter(isObject)) {
         sharedMounts.push(mount);
         const expr = stringOf(mount.subPathExpr) ?? '';
+        // matchAll copies the regular expression on every call; most mounts have no expression.
+        if (!expr.includes('$(')) continue;
         // A mount whose subPathExpr expands $(VAR) needs VAR in the sidecar too.
         for (const match of expr.matchAll(SUBPATH_EXPR_ENV)) {
           const env = arrayOf<EnvVar>(app.env).find((e) => isObject(e) && e.name === match[1]);

@@ -11,7 +11,7 @@
 import { root, type FieldError, type FieldPath } from '../kube/field-errors.ts';
 import { arrayOf, isObject, jsonEqual, objectOf, stringOf } from '../kube/json.ts';
 import { selectorMatches, validateLabelSelector } from '../kube/label-selector.ts';
-import { selectorsMayOverlap } from '../kube/selector-overlap.ts';
+import { selectorOverlapTest, selectorsMayOverlap } from '../kube/selector-overlap.ts';
 import type { JsonObject, LabelSelector } from '../kube/types.ts';
 
 /** The label every Namespace carries (set by the API server since Kubernetes 1.21). */
@@ -61,8 +61,14 @@ function namespacesMayOverlap(a: JsonObject, b: JsonObject, labels: CrossSetCont
   return true;
 }
 
-function setsMayShareAPod(a: JsonObject, b: JsonObject, labels: CrossSetContext['namespaceLabels']): boolean {
-  return namespacesMayOverlap(a, b, labels) && selectorsMayOverlap(selectorAt(a.selector), selectorAt(b.selector));
+/**
+ * Whether a set with `spec` may share a pod with another set, as a test of
+ * the other's spec: the set's own pod selector is read once, not once per
+ * other set of the cluster.
+ */
+function mayShareAPodWith(spec: JsonObject, labels: CrossSetContext['namespaceLabels']): (other: JsonObject) => boolean {
+  const podSelectorsMayOverlap = selectorOverlapTest(selectorAt(spec.selector));
+  return (other) => namespacesMayOverlap(spec, other, labels) && podSelectorsMayOverlap(selectorAt(other.selector));
 }
 
 /** The names of all containers and init containers of a spec. */
@@ -148,12 +154,18 @@ function checkAnnotations(spec: JsonObject, path: FieldPath, other: JsonObject, 
  * stored version (same name) is skipped.
  */
 export function validateAgainstOthers(name: string, spec: JsonObject, path: FieldPath, ctx: CrossSetContext, errs: FieldError[]): void {
-  const others = ctx.others
-    .map((o) => ({ otherName: stringOf(objectOf(objectOf(o)?.metadata)?.name) ?? '', otherSpec: objectOf(objectOf(o)?.spec) }))
-    .filter((o): o is { otherName: string; otherSpec: JsonObject } => o.otherSpec !== undefined && o.otherName !== name)
-    .sort((x, y) => (x.otherName < y.otherName ? -1 : x.otherName > y.otherName ? 1 : 0));
-  for (const { otherName, otherSpec } of others) {
-    if (!setsMayShareAPod(spec, otherSpec, ctx.namespaceLabels)) continue;
+  const mayShareAPod = mayShareAPodWith(spec, ctx.namespaceLabels);
+  // Filtered before sorting: usually only a few of the cluster's sets can
+  // share a pod with this one, and the (stable) sort keeps their order either way.
+  const sharing: { otherName: string; otherSpec: JsonObject }[] = [];
+  for (const o of ctx.others) {
+    const object = objectOf(o);
+    const otherSpec = objectOf(object?.spec);
+    const otherName = stringOf(objectOf(object?.metadata)?.name) ?? '';
+    if (otherSpec !== undefined && otherName !== name && mayShareAPod(otherSpec)) sharing.push({ otherName, otherSpec });
+  }
+  sharing.sort((x, y) => (x.otherName < y.otherName ? -1 : x.otherName > y.otherName ? 1 : 0));
+  for (const { otherName, otherSpec } of sharing) {
     checkContainers(spec, path, otherSpec, otherName, errs);
     checkVolumes(spec, path, otherSpec, otherName, errs);
     checkAnnotations(spec, path, otherSpec, otherName, errs);

@@ -86,3 +86,20 @@ export function validateSidecarSet(object: unknown, ctx: ValidationContext): Fie
   validateAgainstOthers(name, spec, specPath, ctx, errs);
   return errs;
 }
+
+/**
+ * Rule 13 alone, for an object {@link validateSidecarSet} found nothing wrong
+ * with when given no other sets: rules 1-12 read only the object and, on
+ * UPDATE, the old one, so with the cluster's sets they would find nothing
+ * again. The result is then what validateSidecarSet gives with `ctx`.
+ */
+export function validateSidecarSetAgainstCluster(object: unknown, ctx: ValidationContext): FieldError[] {
+  const metadata = isObject(object) ? object.metadata : undefined;
+  const name = isObject(metadata) ? metadata.name : undefined;
+  const spec = isObject(object) ? object.spec : undefined;
+  // Not an object that passed rules 1-12: run them all rather than trust the caller.
+  if (typeof name !== 'string' || name === '' || !isObject(spec)) return validateSidecarSet(object, ctx);
+  const errs: FieldError[] = [];
+  validateAgainstOthers(name, spec, root.child('spec'), ctx, errs);
+  return errs;
+}

@@ -6,7 +6,7 @@ import { formatFieldErrors } from '../kube/field-errors.ts';
 import { objectOf, stringOf } from '../kube/json.ts';
 import { hasNamespaceSelector, type NamespaceLabels } from '../sidecarset/match.ts';
 import { GROUP, KIND, type SidecarSet } from '../sidecarset/types.ts';
-import { validateSidecarSet, type ValidationContext } from '../sidecarset/validate.ts';
+import { validateSidecarSet, validateSidecarSetAgainstCluster, type ValidationContext } from '../sidecarset/validate.ts';
 import { failed, neverThrows, respond, type AdmissionHandler, type HandlerDeps } from './handler.ts';
 import { onlyKind, onlyOperations } from './skip.ts';
 
@@ -41,7 +41,8 @@ const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {
     } catch (error) {
       return failed(503, `cannot check conflicts with other SidecarSets: ${errorMessage(error)}`, error);
     }
-    errors = validateSidecarSet(object, { ...base, others, namespaceLabels });
+    // Rules 1-12 just passed and do not read the cluster: only rule 13 is left.
+    errors = validateSidecarSetAgainstCluster(object, { ...base, others, namespaceLabels });
   }
   if (errors.length === 0) return respond(allowed(request.uid));
   return respond(denied(request.uid, 422, formatFieldErrors(errors), 'Invalid'));
