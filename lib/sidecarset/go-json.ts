@@ -390,10 +390,11 @@ export function goJsonString(s: string): string {
 // eslint-disable-next-line no-control-regex -- control characters are what must be escaped
 const NEEDS_ESCAPE = /["\\\u0000-\u001f<>&\u2028\u2029\uD800-\uDFFF]/;
 
-/** Go sorts map keys by their UTF-8 bytes, which is code point order, not UTF-16 order. */
-function compareCodePoints(a: string, b: string): number {
-  // UTF-16 order is code point order up to the first difference unless a
-  // surrogate is involved there (astral characters sort after U+E000-U+FFFF).
+/** Go sorts map keys by bytes (UTF-8), which differs from UTF-16 order only for astral characters. */
+export function compareGoStrings(a: string, b: string): number {
+  // UTF-16 order is byte order up to the first difference unless a surrogate
+  // (U+D800 and above, where astral characters sort after U+E000-U+FFFF) is
+  // involved; only then are the strings encoded, as sorting runs per pair.
   const n = Math.min(a.length, b.length);
   let i = 0;
   while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
@@ -402,21 +403,12 @@ function compareCodePoints(a: string, b: string): number {
     const y = b.charCodeAt(i);
     if (x < 0xd800 && y < 0xd800) return x - y;
   } else {
+    if (a.length === b.length) return 0;
+    // One is a prefix of the other: so are their bytes, unless a surrogate pair is split there.
     const last = n === 0 ? 0 : a.charCodeAt(n - 1);
-    // A prefix, not ending inside a surrogate pair: its code points are a prefix too.
     if (last < 0xd800 || last > 0xdbff) return a.length - b.length;
   }
-  return compareCodePointArrays(a, b);
-}
-
-function compareCodePointArrays(a: string, b: string): number {
-  const x = Array.from(a, (c) => c.codePointAt(0) ?? 0);
-  const y = Array.from(b, (c) => c.codePointAt(0) ?? 0);
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = (x[i] ?? 0) - (y[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return x.length - y.length;
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
 function isEmpty(type: GoType, value: GoValue): boolean {
@@ -482,7 +474,7 @@ export function encodeGo(type: GoType, value: GoValue): string {
     }
     case 'map': {
       if (!(value instanceof Map)) return 'null';
-      const keys = [...value.keys()].sort(compareCodePoints);
+      const keys = [...value.keys()].sort(compareGoStrings);
       let out = '{';
       for (let i = 0; i < keys.length; i++) {
         const k = keys[i] as string;

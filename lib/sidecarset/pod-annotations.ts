@@ -4,6 +4,7 @@
  * SidecarSet name) and `kruise.io/sidecarset-injected-list`.
  */
 import { isObject } from '../kube/json.ts';
+import { compareGoStrings } from './go-json.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST } from './types.ts';
 
 /** The pod annotations injection maintains; `patchPodMetadata` may not write them. */
@@ -98,27 +99,6 @@ export function formatHashAnnotation(map: UpgradeSpecMap): string {
     obj[name] = ordered;
   }
   return htmlEscape(JSON.stringify(obj));
-}
-
-/** Go sorts map keys by bytes (UTF-8), which differs from UTF-16 order only for astral characters. */
-export function compareGoStrings(a: string, b: string): number {
-  // UTF-16 order is byte order up to the first difference unless a surrogate
-  // (U+D800 and above, where astral characters sort after U+E000-U+FFFF) is
-  // involved; only then are the strings encoded, as sorting runs per pair.
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
-  if (i < n) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x < 0xd800 && y < 0xd800) return x - y;
-  } else {
-    if (a.length === b.length) return 0;
-    // One is a prefix of the other: so are their bytes, unless a surrogate pair is split there.
-    const last = n === 0 ? 0 : a.charCodeAt(n - 1);
-    if (last < 0xd800 || last > 0xdbff) return a.length - b.length;
-  }
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
 /** What {@link htmlEscape} rewrites; a value with none of them (the usual case) is returned as is. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { compareGoStrings } from '../../lib/sidecarset/pod-annotations.ts';
+import { compareGoStrings } from '../../lib/sidecarset/go-json.ts';
 
 /** Go's order: the strings' UTF-8 bytes (lone surrogates encode as U+FFFD, as Buffer.from does). */
 function byteOrder(a: string, b: string): number {
