@@ -1,12 +1,19 @@
 /**
- * The live cluster sources (client-node), kept apart from compose.ts so that
- * functions that never read the cluster do not bundle or load client-node.
+ * The live cluster sources, kept apart from compose.ts so that functions that
+ * never read the cluster (defaulting) do not bundle them.
+ *
+ * The webhooks read the cluster with the project's own HTTPS client
+ * (kube-https.ts) and load client-node only when the kubeconfig needs it
+ * (an exec plugin, an auth provider, ...): through a dynamic import, so that
+ * the bundler puts client-node in a chunk of its own that a cold start loads
+ * only then. Its import alone was most of a webhook's cold start.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { eksKubeConfig } from '../../lib/adapters/eks-kubeconfig.ts';
+import { checkEksCluster } from '../../lib/adapters/eks-cluster.ts';
 import { credentialsFromEnv, eksTokenSource } from '../../lib/adapters/eks-token.ts';
-import { loadKubeConfig, makeKubeClients, type KubeconfigSource } from '../../lib/adapters/kubeconfig.ts';
-import { kubeNamespaceSource, kubeSidecarSetSource, sourceOptionsFromEnv } from '../../lib/adapters/kube-sources.ts';
+import { kubeHttpsClient } from '../../lib/adapters/kube-https.ts';
+import { httpsClusterReader, kubeNamespaceSource, kubeSidecarSetSource, sourceOptionsFromEnv, type ServerReader } from '../../lib/adapters/kube-sources.ts';
+import type { KubeconfigSource } from '../../lib/adapters/kubeconfig-reader.ts';
 import type { Logger } from '../../lib/ports.ts';
 import { ConfigurationError, secretReader, type ClusterSources, type Env, type Overrides } from './compose.ts';
 
@@ -53,35 +60,66 @@ export function kubeconfigSource(env: Env, overrides: Overrides = {}): Kubeconfi
  * role (the credentials Lambda puts in AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
  * and AWS_SESSION_TOKEN, read again at every token refresh).
  */
-function eksClusterKubeConfig(env: Env): KubeConfig {
+function eksCluster(env: Env) {
   const missing = [ENV_EKS_ENDPOINT, ENV_EKS_CA_DATA, 'AWS_REGION'].filter((k) => !isSet(env, k));
   if (missing.length > 0) throw new ConfigurationError(`${ENV_EKS_CLUSTER_NAME} is set, so ${missing.join(' and ')} must be too`);
+  const settings = { clusterName: env[ENV_EKS_CLUSTER_NAME] ?? '', endpoint: env[ENV_EKS_ENDPOINT] ?? '', caData: env[ENV_EKS_CA_DATA] ?? '' };
   // Checked now, so that a function without role credentials fails its cold start, not its first request.
   credentialsFromEnv(env);
-  const region = env.AWS_REGION ?? '';
-  const clusterName = env[ENV_EKS_CLUSTER_NAME] ?? '';
-  const tokens = eksTokenSource({ clusterName, region, credentials: () => credentialsFromEnv(env) });
-  return eksKubeConfig({ clusterName, endpoint: env[ENV_EKS_ENDPOINT] ?? '', caData: env[ENV_EKS_CA_DATA] ?? '' }, tokens);
+  const cluster = checkEksCluster(settings);
+  const tokens = eksTokenSource({ clusterName: cluster.clusterName, region: env.AWS_REGION ?? '', credentials: () => credentialsFromEnv(env) });
+  return { settings, cluster, tokens };
+}
+
+/** True when EKS is configured; refuses EKS and a kubeconfig together. */
+function usesEks(env: Env): boolean {
+  if (!isSet(env, ENV_EKS_CLUSTER_NAME)) return false;
+  const both = KUBECONFIG_VARIABLES.filter((k) => isSet(env, k));
+  if (both.length > 0) throw new ConfigurationError(`set either ${ENV_EKS_CLUSTER_NAME} or ${both.join(', ')}, not both`);
+  return true;
 }
 
 /**
- * The configured cluster's KubeConfig: EKS with the function's IAM role when
- * EKS_CLUSTER_NAME is set, else a kubeconfig (see {@link kubeconfigSource}).
+ * The configured cluster as client-node's KubeConfig, for the status
+ * reconciler: EKS with the function's IAM role when EKS_CLUSTER_NAME is set,
+ * else a kubeconfig (see {@link kubeconfigSource}).
  * @throws ConfigurationError, KubeconfigError or EksAuthError naming what is wrong.
  */
 export async function clusterKubeConfig(env: Env, overrides: Overrides = {}): Promise<KubeConfig> {
-  if (isSet(env, ENV_EKS_CLUSTER_NAME)) {
-    const both = KUBECONFIG_VARIABLES.filter((k) => isSet(env, k));
-    if (both.length > 0) throw new ConfigurationError(`set either ${ENV_EKS_CLUSTER_NAME} or ${both.join(', ')}, not both`);
-    return eksClusterKubeConfig(env);
+  if (usesEks(env)) {
+    const { settings, tokens } = eksCluster(env);
+    const { eksKubeConfig } = await import('../../lib/adapters/eks-kubeconfig.ts');
+    return eksKubeConfig(settings, tokens);
   }
-  return loadKubeConfig(kubeconfigSource(env, overrides));
+  const { readKubeconfig } = await import('../../lib/adapters/kubeconfig-reader.ts');
+  const kubeconfig = await readKubeconfig(kubeconfigSource(env, overrides));
+  const { kubeConfigOf } = await import('../../lib/adapters/kubeconfig.ts');
+  return kubeConfigOf(kubeconfig);
+}
+
+/**
+ * What the webhooks read the cluster through: the project's HTTPS client,
+ * or client-node when the kubeconfig needs what only client-node does.
+ * @throws ConfigurationError, KubeconfigError or EksAuthError naming what is wrong.
+ */
+export async function clusterReader(env: Env, logger: Logger, overrides: Overrides = {}): Promise<ServerReader> {
+  if (usesEks(env)) {
+    const { cluster, tokens } = eksCluster(env);
+    return httpsClusterReader(kubeHttpsClient({ server: cluster.server, ca: cluster.caPem, token: () => tokens.token() }));
+  }
+  // Imported here: a YAML parser is all it adds, and on EKS nothing needs one.
+  const { kubeconfigHttpsSettings, readKubeconfig } = await import('../../lib/adapters/kubeconfig-reader.ts');
+  const kubeconfig = await readKubeconfig(kubeconfigSource(env, overrides));
+  if (kubeconfig.clientNodeOnly.length === 0) return httpsClusterReader(kubeHttpsClient(await kubeconfigHttpsSettings(kubeconfig)));
+  // Said once per cold start: it explains a slower one.
+  logger.info('reading the cluster through client-node', { needs: kubeconfig.clientNodeOnly.join(', ') });
+  const { kubeConfigOf, makeKubeClients } = await import('../../lib/adapters/kubeconfig.ts');
+  return makeKubeClients(kubeConfigOf(kubeconfig));
 }
 
 /** The live SidecarSet and Namespace sources for the configured cluster. */
 export async function clusterSources(env: Env, logger: Logger, overrides: Overrides = {}): Promise<ClusterSources> {
-  const kc = await clusterKubeConfig(env, overrides);
-  const clients = makeKubeClients(kc);
+  const reader = await clusterReader(env, logger, overrides);
   const options = {
     ...sourceOptionsFromEnv(env),
     onStale: (report: { message: string; ageMs: number }) => {
@@ -89,9 +127,8 @@ export async function clusterSources(env: Env, logger: Logger, overrides: Overri
     },
   };
   return {
-    sidecarSets: kubeSidecarSetSource(clients, options),
-    namespaces: kubeNamespaceSource(clients, options),
-    server: clients.server,
+    sidecarSets: kubeSidecarSetSource(reader, options),
+    namespaces: kubeNamespaceSource(reader, options),
+    server: reader.server,
   };
 }
-

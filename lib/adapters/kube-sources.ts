@@ -1,16 +1,16 @@
 /**
  * The live sources: SidecarSets and Namespace labels read from the API server
- * with client-node, each behind a short-lived cache (cached-list.ts) so that a
- * burst of admissions costs one call, concurrent requests share it, and a
- * brief API outage is bridged with a recent answer.
+ * through a small port ({@link ClusterReader}), each behind a short-lived
+ * cache (cached-list.ts) so that a burst of admissions costs one call,
+ * concurrent requests share it, and a brief API outage is bridged with a
+ * recent answer.
+ *
+ * Two clients implement the port: the project's own HTTPS client
+ * ({@link httpsClusterReader}, kube-https.ts), which the webhooks use, and
+ * client-node (makeKubeClients in kubeconfig.ts), for kubeconfigs that need
+ * what only client-node does and for the status reconciler. This module
+ * loads neither.
  */
-import {
-  ApiException,
-  Observable,
-  type ConfigurationOptions,
-  type ObservableMiddleware,
-} from '@kubernetes/client-node';
-import { errorMessage } from '../errors.ts';
 import { isObject, stringMapOf } from '../kube/json.ts';
 import type { NamespaceSource, SidecarSetSource } from '../ports.ts';
 import type { NamespaceLabels } from '../sidecarset/match.ts';
@@ -24,7 +24,11 @@ import {
   type CachedList,
   type StaleReport,
 } from './cached-list.ts';
-import type { KubeClients } from './kubeconfig.ts';
+import { asKubeApiError, KubeApiError } from './kube-api-error.ts';
+import type { KubeHttpsClient } from './kube-https.ts';
+
+// Where the sources' callers have always found it.
+export { KubeApiError } from './kube-api-error.ts';
 
 /** The resource name of SidecarSets in apps.kruise.io. */
 export const SIDECARSET_PLURAL = 'sidecarsets';
@@ -95,75 +99,6 @@ export function sourceOptionsFromEnv(env: Readonly<Record<string, string | undef
   };
 }
 
-/**
- * The API server refused a read or answered something unusable. The message
- * is the problem alone: the cache's SourceUnavailableError names the operation.
- */
-export class KubeApiError extends Error {
-  /** The read, e.g. `list SidecarSets`. */
-  readonly operation: string;
-  /** The HTTP status, when the server answered with an error status. */
-  readonly code: number | undefined;
-  constructor(operation: string, problem: string, code?: number, options?: { cause?: unknown }) {
-    super(problem, options);
-    this.name = 'KubeApiError';
-    this.operation = operation;
-    this.code = code;
-  }
-}
-
-/**
- * client-node's ApiException message carries every response header; keep the
- * status and the API server's own explanation from its Status body.
- */
-function fromApiException(operation: string, error: ApiException<unknown>): KubeApiError {
-  let body: unknown = error.body;
-  if (typeof body === 'string') {
-    try {
-      body = JSON.parse(body);
-    } catch {
-      // Not a Status object: the status code alone has to do.
-    }
-  }
-  const explanation = isObject(body) && typeof body.message === 'string' ? `: ${body.message.slice(0, 300)}` : '';
-  return new KubeApiError(operation, `the API server answered ${error.code}${explanation}`, error.code, { cause: error });
-}
-
-/**
- * The error a read fails with, its message complete on its own: an API
- * server answer as status and explanation, anything else (undici's "fetch
- * failed", which hides the reason in its causes) with its chain of causes.
- */
-export function asKubeApiError(operation: string, error: unknown): KubeApiError {
-  if (error instanceof KubeApiError) return error;
-  if (error instanceof ApiException) return fromApiException(operation, error);
-  const parts: string[] = [];
-  for (let current: unknown = error; current !== undefined && current !== null && parts.length < 5; ) {
-    const message = errorMessage(current);
-    if (!parts.some((part) => part.includes(message))) parts.push(message);
-    current = typeof current === 'object' ? (current as { cause?: unknown }).cause : undefined;
-  }
-  return new KubeApiError(operation, `the request failed: ${parts.join(': ')}`, undefined, { cause: error });
-}
-
-/**
- * Per-call client-node options that abort the request when `signal` does.
- * client-node 2.x has no per-call timeout parameter, but its RequestContext
- * carries an AbortSignal to undici's fetch; a middleware sets it.
- */
-export function abortWith(signal: AbortSignal): ConfigurationOptions {
-  const middleware: ObservableMiddleware = {
-    pre: (context) => {
-      context.setSignal(signal);
-      return new Observable(Promise.resolve(context));
-    },
-    post: (response) => new Observable(Promise.resolve(response)),
-  };
-  // 'append' keeps the User-Agent middleware makeApiClient installs; the
-  // default, 'replace', would drop it.
-  return { middleware: [middleware], middlewareMergeStrategy: 'append' };
-}
-
 /** Makes the cached items immutable: one list is shared by every request until it expires. */
 function deepFreeze(value: unknown): void {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
@@ -181,7 +116,45 @@ function cacheSettings(options: KubeSourceOptions) {
   };
 }
 
-const LIST_SIDECARSETS = 'list SidecarSets';
+/** The reads, as errors and logs name them. */
+export const LIST_SIDECARSETS = 'list SidecarSets';
+export const getNamespaceOperation = (name: string): string => `get namespace "${name}"`;
+
+/**
+ * What the live sources read from the API server. Implementations fail with
+ * a KubeApiError named for the read (anything else is wrapped as one).
+ */
+export interface ClusterReader {
+  /** The SidecarSetList (`apps.kruise.io/v1alpha1`, cluster-scoped) as the API server sent it, parsed but untouched. */
+  listSidecarSets(signal: AbortSignal): Promise<unknown>;
+  /** The Namespace object, or undefined when there is none of that name (404). */
+  readNamespace(name: string, signal: AbortSignal): Promise<object | undefined>;
+}
+
+/** The API server's URL, for logs; every reader the functions compose has one. */
+export interface ServerReader extends ClusterReader {
+  readonly server: string;
+}
+
+/** The port over the project's own HTTPS client (kube-https.ts): what the webhooks read with. */
+export function httpsClusterReader(client: KubeHttpsClient): ServerReader {
+  return {
+    server: client.server,
+    listSidecarSets: (signal) => client.getJson(`/apis/${GROUP}/${VERSION}/${SIDECARSET_PLURAL}`, LIST_SIDECARSETS, signal),
+    async readNamespace(name, signal) {
+      const operation = getNamespaceOperation(name);
+      let namespace: unknown;
+      try {
+        namespace = await client.getJson(`/api/v1/namespaces/${encodeURIComponent(name)}`, operation, signal);
+      } catch (error) {
+        if (error instanceof KubeApiError && error.code === 404) return undefined;
+        throw error;
+      }
+      if (!isObject(namespace)) throw new KubeApiError(operation, 'the answer is not an object');
+      return namespace;
+    },
+  };
+}
 
 /** The items of a SidecarSetList, exactly as the API server sent them. */
 function sidecarSetsOf(body: unknown): readonly SidecarSet[] {
@@ -195,22 +168,18 @@ function sidecarSetsOf(body: unknown): readonly SidecarSet[] {
 }
 
 /**
- * Every SidecarSet in the cluster (`apps.kruise.io/v1alpha1`, cluster-scoped),
- * through CustomObjectsApi: it returns the parsed JSON untouched, so fields
- * this project does not know about survive (the typed APIs' serializer would
- * drop them). One list, no pagination, so the answer is one consistent
- * snapshot. The items are frozen: they are shared between requests.
+ * Every SidecarSet in the cluster, read as raw JSON so that fields this
+ * project does not know about survive (a typed client's serializer would drop
+ * them). One list, no pagination, so the answer is one consistent snapshot.
+ * The items are frozen: they are shared between requests.
  */
-export function kubeSidecarSetSource(clients: Pick<KubeClients, 'customObjects'>, options: KubeSourceOptions = {}): SidecarSetSource {
+export function kubeSidecarSetSource(reader: Pick<ClusterReader, 'listSidecarSets'>, options: KubeSourceOptions = {}): SidecarSetSource {
   const cache = cachedList<readonly SidecarSet[]>({
     what: LIST_SIDECARSETS,
     async load(signal) {
       let body: unknown;
       try {
-        body = await clients.customObjects.listClusterCustomObject(
-          { group: GROUP, version: VERSION, plural: SIDECARSET_PLURAL },
-          abortWith(signal),
-        );
+        body = await reader.listSidecarSets(signal);
       } catch (error) {
         throw asKubeApiError(LIST_SIDECARSETS, error);
       }
@@ -235,23 +204,25 @@ type Labels = Readonly<Record<string, string>>;
  * megabytes to read one. Entries that could no longer be served are dropped
  * on the next call, so the map holds only recently asked-for names.
  */
-export function kubeNamespaceSource(clients: Pick<KubeClients, 'core'>, options: KubeSourceOptions = {}): NamespaceSource {
+export function kubeNamespaceSource(reader: Pick<ClusterReader, 'readNamespace'>, options: KubeSourceOptions = {}): NamespaceSource {
   const caches = new Map<string, CachedList<Labels | undefined>>();
 
   const cacheFor = (name: string): CachedList<Labels | undefined> => {
     let cache = caches.get(name);
     if (cache === undefined) {
-      const operation = `get namespace "${name}"`;
+      const operation = getNamespaceOperation(name);
       cache = cachedList<Labels | undefined>({
         what: operation,
         async load(signal) {
+          let namespace: object | undefined;
           try {
-            const namespace = await clients.core.readNamespace({ name }, abortWith(signal));
-            return Object.freeze(stringMapOf(namespace.metadata?.labels));
+            namespace = await reader.readNamespace(name, signal);
           } catch (error) {
-            if (error instanceof ApiException && error.code === 404) return undefined;
             throw asKubeApiError(operation, error);
           }
+          if (namespace === undefined) return undefined;
+          const metadata = (namespace as { metadata?: unknown }).metadata;
+          return Object.freeze(stringMapOf(isObject(metadata) ? metadata.labels : undefined));
         },
         ...cacheSettings(options),
       });

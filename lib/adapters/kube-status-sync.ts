@@ -23,8 +23,9 @@ import type { NamespaceLabels } from '../sidecarset/match.ts';
 import { summarizePod, type PodSummary } from '../sidecarset/status.ts';
 import { API_VERSION, GROUP, KIND, VERSION } from '../sidecarset/types.ts';
 import { ListExpiredError, StatusConflictError } from '../status-sync/errors.ts';
-import type { KubeClients } from './kubeconfig.ts';
-import { abortWith, asKubeApiError, KubeApiError, SIDECARSET_PLURAL } from './kube-sources.ts';
+import { apiServerAnswered, KubeApiError } from './kube-api-error.ts';
+import { abortWith, clientNodeError, type KubeClients } from './kubeconfig.ts';
+import { SIDECARSET_PLURAL } from './kube-sources.ts';
 
 /** Pods per page: the API server's recommended chunk size, as kubectl uses. */
 export const DEFAULT_POD_PAGE_SIZE = 500;
@@ -77,10 +78,10 @@ export function kubePodPages(kc: KubeConfig, options: StatusSyncAdapterOptions &
       status = response.httpStatusCode;
       text = await response.body.text();
     } catch (error) {
-      throw asKubeApiError(LIST_PODS, error);
+      throw clientNodeError(LIST_PODS, error);
     }
     if (status === 410) throw new ListExpiredError(`the pod list's continue token expired: ${text.slice(0, 300)}`);
-    if (status !== 200) throw asKubeApiError(LIST_PODS, new ApiException(status, `HTTP ${status}`, text, {}));
+    if (status !== 200) throw apiServerAnswered(LIST_PODS, status, text);
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -127,7 +128,7 @@ export function kubeNamespaceSnapshot(clients: Pick<KubeClients, 'core'>, option
         for (const ns of list.items) if (ns.metadata?.name !== undefined) all.set(ns.metadata.name, stringMapOf(ns.metadata.labels));
         next = list.metadata?._continue === '' ? undefined : list.metadata?._continue;
       } catch (error) {
-        throw asKubeApiError('list namespaces', error);
+        throw clientNodeError('list namespaces', error);
       }
     } while (next !== undefined);
     return all;
@@ -139,7 +140,7 @@ export function kubeNamespaceSnapshot(clients: Pick<KubeClients, 'core'>, option
       return stringMapOf(ns.metadata?.labels);
     } catch (error) {
       if (error instanceof ApiException && error.code === 404) return undefined;
-      throw asKubeApiError(`get namespace "${name}"`, error);
+      throw clientNodeError(`get namespace "${name}"`, error);
     }
   }
 
@@ -193,7 +194,7 @@ export function kubeStatusWriter(clients: Pick<KubeClients, 'customObjects'>, op
           throw new StatusConflictError(name, `SidecarSet "${name}" changed since resourceVersion ${resourceVersion ?? '(none)'}`, { cause: error });
         }
         if (error instanceof ApiException && error.code === 404) return 'gone';
-        throw asKubeApiError(`patch status of SidecarSet "${name}"`, error);
+        throw clientNodeError(`patch status of SidecarSet "${name}"`, error);
       }
     },
     async get(name, signal) {
@@ -206,7 +207,7 @@ export function kubeStatusWriter(clients: Pick<KubeClients, 'customObjects'>, op
         return set;
       } catch (error) {
         if (error instanceof ApiException && error.code === 404) return undefined;
-        throw asKubeApiError(`get SidecarSet "${name}"`, error);
+        throw clientNodeError(`get SidecarSet "${name}"`, error);
       }
     },
   };
@@ -252,7 +253,7 @@ export function kubeEventSink(clients: Pick<KubeClients, 'core'>, options: Statu
       try {
         await clients.core.createNamespacedEvent({ namespace: EVENT_NAMESPACE, body }, abortWith(callSignal(signal, timeoutMs)));
       } catch (error) {
-        throw asKubeApiError(`create event on SidecarSet "${event.sidecarSet.name}"`, error);
+        throw clientNodeError(`create event on SidecarSet "${event.sidecarSet.name}"`, error);
       }
     },
   };

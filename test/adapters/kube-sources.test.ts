@@ -5,14 +5,18 @@ import type { AddressInfo } from 'node:net';
 import { stringify } from 'yaml';
 import { DeadlineExceededError, SourceUnavailableError, type StaleReport } from '../../lib/adapters/cached-list.ts';
 import {
+  httpsClusterReader,
   KubeApiError,
   kubeNamespaceSource,
   kubeSidecarSetSource,
   sourceOptionsFromEnv,
   SourceOptionsError,
   type KubeSourceOptions,
+  type ServerReader,
 } from '../../lib/adapters/kube-sources.ts';
-import { makeKubeClients, parseKubeConfig, type KubeClients } from '../../lib/adapters/kubeconfig.ts';
+import { kubeHttpsClient } from '../../lib/adapters/kube-https.ts';
+import { checkKubeconfig, kubeconfigHttpsSettings } from '../../lib/adapters/kubeconfig-reader.ts';
+import { makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import { ensureControlPlaneBinaries } from '../control-plane/build.ts';
 import { startControlPlane, type ControlPlane } from '../control-plane/harness.ts';
 
@@ -44,6 +48,24 @@ describe('sourceOptionsFromEnv', () => {
   });
 });
 
+/**
+ * Both implementations of the sources' port, each made from a kubeconfig as
+ * the functions make it: every behaviour below must hold for either.
+ */
+const READERS = [
+  {
+    name: 'the HTTPS client',
+    make: async (kubeconfig: string): Promise<ServerReader> => httpsClusterReader(kubeHttpsClient(await kubeconfigHttpsSettings(checkKubeconfig(kubeconfig, 'test')))),
+    userAgent: /^serverless-sidecarset$/,
+  },
+  {
+    name: 'client-node',
+    make: (kubeconfig: string): Promise<ServerReader> => Promise.resolve(makeKubeClients(parseKubeConfig(kubeconfig, 'test'))),
+    // The per-call middleware is appended: makeApiClient's User-Agent survives.
+    userAgent: /kubernetes/i,
+  },
+];
+
 /** Everything the stand-in API server saw. */
 interface Seen {
   method: string;
@@ -68,14 +90,14 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** A plain HTTP server standing in for the API server: real client-node, real requests, answers chosen per test. */
-describe('against a stand-in API server', () => {
+/** A plain HTTP server standing in for the API server: real clients, real requests, answers chosen per test. */
+describe.each(READERS)('against a stand-in API server, through $name', ({ make, userAgent }) => {
   let server: Server;
   let seen: Seen[] = [];
   let respond: Respond = (_request, response) => {
     json(response, 500, status(500, 'InternalError', 'no answer configured'));
   };
-  let clients: KubeClients;
+  let reader: ServerReader;
   const token = 'stand-in-token';
 
   beforeAll(async () => {
@@ -96,7 +118,7 @@ describe('against a stand-in API server', () => {
       contexts: [{ name: 'stand-in', context: { cluster: 'stand-in', user: 'fn' } }],
       'current-context': 'stand-in',
     });
-    clients = makeKubeClients(parseKubeConfig(kubeconfig, 'stand-in'));
+    reader = await make(kubeconfig);
   });
 
   afterEach(() => {
@@ -138,20 +160,19 @@ describe('against a stand-in API server', () => {
       respond = (_request, response) => {
         json(response, 200, sidecarSetList);
       };
-      const sets = await kubeSidecarSetSource(clients).list();
+      const sets = await kubeSidecarSetSource(reader).list();
       expect(sets).toEqual(sidecarSetList.items);
       expect(seen).toHaveLength(1);
       expect(seen[0]).toMatchObject({ method: 'GET', url: '/apis/apps.kruise.io/v1alpha1/sidecarsets' });
       expect(seen[0]?.headers.authorization).toBe(`Bearer ${token}`);
-      // The per-call middleware is appended: makeApiClient's User-Agent survives.
-      expect(seen[0]?.headers['user-agent']).toMatch(/kubernetes/i);
+      expect(seen[0]?.headers['user-agent']).toMatch(userAgent);
     });
 
     it('freezes the listed sets, which later requests share', async () => {
       respond = (_request, response) => {
         json(response, 200, sidecarSetList);
       };
-      const [set] = await kubeSidecarSetSource(clients).list();
+      const [set] = await kubeSidecarSetSource(reader).list();
       expect(Object.isFrozen(set)).toBe(true);
       expect(Object.isFrozen(set?.spec?.containers?.[0])).toBe(true);
     });
@@ -160,7 +181,7 @@ describe('against a stand-in API server', () => {
       respond = (_request, response) => {
         json(response, 200, sidecarSetList);
       };
-      const source = kubeSidecarSetSource(clients, { ttlMs: 60_000 });
+      const source = kubeSidecarSetSource(reader, { ttlMs: 60_000 });
       await source.list();
       await source.list();
       await Promise.all([source.list(), source.list()]);
@@ -204,7 +225,7 @@ describe('against a stand-in API server', () => {
       respond = (_request, response) => {
         json(response, code, body);
       };
-      const error = await kubeSidecarSetSource(clients).list().catch((e: unknown) => e);
+      const error = await kubeSidecarSetSource(reader).list().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(SourceUnavailableError);
       expect((error as Error).message).toBe(message);
       expect((error as Error).cause).toBeInstanceOf(KubeApiError);
@@ -220,26 +241,24 @@ describe('against a stand-in API server', () => {
           resolve();
         });
       });
-      const unreachable = makeKubeClients(
-        parseKubeConfig(
-          stringify({
-            clusters: [{ name: 'c', cluster: { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } }],
-            users: [{ name: 'u', user: { token } }],
-            contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
-            'current-context': 'x',
-          }),
-          'unreachable',
-        ),
+      const unreachable = await make(
+        stringify({
+          clusters: [{ name: 'c', cluster: { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } }],
+          users: [{ name: 'u', user: { token } }],
+          contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+          'current-context': 'x',
+        }),
       );
+      // client-node's undici says "fetch failed" first; either way the reason is named.
       await expect(kubeSidecarSetSource(unreachable).list()).rejects.toThrow(
-        /^cannot list SidecarSets: the request failed: fetch failed: .*ECONNREFUSED.*; nothing cached to serve instead$/,
+        /^cannot list SidecarSets: the request failed: (fetch failed: )?.*ECONNREFUSED.*; nothing cached to serve instead$/,
       );
     });
 
     it('gives up on a call that takes longer than the API timeout, and aborts the request', async () => {
       respond = () => undefined;
       const started = performance.now();
-      const error = await kubeSidecarSetSource(clients, { apiTimeoutMs: 200 }).list().catch((e: unknown) => e);
+      const error = await kubeSidecarSetSource(reader, { apiTimeoutMs: 200 }).list().catch((e: unknown) => e);
       expect(performance.now() - started).toBeLessThan(2_000);
       expect(error).toBeInstanceOf(SourceUnavailableError);
       expect((error as Error).cause).toBeInstanceOf(DeadlineExceededError);
@@ -257,7 +276,7 @@ describe('against a stand-in API server', () => {
           json(response, 200, sidecarSetList);
         };
       };
-      const source = kubeSidecarSetSource(clients);
+      const source = kubeSidecarSetSource(reader);
       const error = await source.list(AbortSignal.timeout(100)).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(SourceUnavailableError);
       expect((error as Error).message).toMatch(/the caller's deadline passed before "list SidecarSets" answered/);
@@ -274,7 +293,7 @@ describe('against a stand-in API server', () => {
         else json(response, 200, sidecarSetList);
       };
       const stale: StaleReport[] = [];
-      const source = kubeSidecarSetSource(clients, { ttlMs: 0, onStale: (report) => stale.push(report) });
+      const source = kubeSidecarSetSource(reader, { ttlMs: 0, onStale: (report) => stale.push(report) });
       await source.list();
       fail = true;
       await expect(source.list()).resolves.toEqual(sidecarSetList.items);
@@ -303,7 +322,7 @@ describe('against a stand-in API server', () => {
 
     it('returns the labels of namespaces that exist and leaves out those that do not', async () => {
       respond = serveNamespaces;
-      const labels = await kubeNamespaceSource(clients).labels(['web', 'bare', 'gone']);
+      const labels = await kubeNamespaceSource(reader).labels(['web', 'bare', 'gone']);
       expect(labels).toEqual(
         new Map<string, Record<string, string>>([
           ['web', { team: 'web', 'kubernetes.io/metadata.name': 'web' }],
@@ -319,7 +338,7 @@ describe('against a stand-in API server', () => {
 
     it('reads each namespace once within the lifetime, absent ones included', async () => {
       respond = serveNamespaces;
-      const source = kubeNamespaceSource(clients, { ttlMs: 60_000 });
+      const source = kubeNamespaceSource(reader, { ttlMs: 60_000 });
       await source.labels(['web', 'web', 'gone']);
       await source.labels(['gone', 'web']);
       await Promise.all([source.labels(['web']), source.labels(['gone'])]);
@@ -328,7 +347,7 @@ describe('against a stand-in API server', () => {
 
     it('asks nothing for an empty name', async () => {
       respond = serveNamespaces;
-      await expect(kubeNamespaceSource(clients).labels(['', ''])).resolves.toEqual(new Map());
+      await expect(kubeNamespaceSource(reader).labels(['', ''])).resolves.toEqual(new Map());
       expect(seen).toHaveLength(0);
     });
 
@@ -336,7 +355,7 @@ describe('against a stand-in API server', () => {
       respond = (_request, response) => {
         json(response, 403, status(403, 'Forbidden', 'namespaces "web" is forbidden'));
       };
-      const error = await kubeNamespaceSource(clients).labels(['web']).catch((e: unknown) => e);
+      const error = await kubeNamespaceSource(reader).labels(['web']).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(SourceUnavailableError);
       expect(error).toMatchObject({
         message: 'cannot get namespace "web": the API server answered 403: namespaces "web" is forbidden; nothing cached to serve instead',
@@ -350,7 +369,7 @@ describe('against a stand-in API server', () => {
         if (!hang) serveNamespaces(request, response);
       };
       const options: KubeSourceOptions = { ttlMs: 0, apiTimeoutMs: 100 };
-      const source = kubeNamespaceSource(clients, options);
+      const source = kubeNamespaceSource(reader, options);
       const before = await source.labels(['web']);
       hang = true;
       await expect(source.labels(['web'])).resolves.toEqual(before);
@@ -393,7 +412,12 @@ const sidecarSetCrd = {
 
 describeWithControlPlane('against a real kube-apiserver, as the functions identity', () => {
   let controlPlane: ControlPlane | undefined;
-  let clients: KubeClients;
+  const readers = new Map<string, ServerReader>();
+  const readerFor = (name: string): ServerReader => {
+    const reader = readers.get(name);
+    if (reader === undefined) throw new Error(`no reader ${name}`);
+    return reader;
+  };
 
   const running = (): ControlPlane => {
     if (controlPlane === undefined) throw new Error('the control plane did not start');
@@ -411,7 +435,7 @@ describeWithControlPlane('against a real kube-apiserver, as the functions identi
       if (res.status === 200) break;
       await sleep(100);
     }
-    clients = makeKubeClients(parseKubeConfig(controlPlane.kubeconfig('functions'), 'the control plane'));
+    for (const { name, make } of READERS) readers.set(name, await make(controlPlane.kubeconfig('functions')));
   }, 35 * 60_000);
 
   afterAll(async () => {
@@ -445,28 +469,31 @@ describeWithControlPlane('against a real kube-apiserver, as the functions identi
     );
     expect(status.status).toBe(200);
 
-    const listed = await kubeSidecarSetSource(clients).list();
-
-    // The same list, read raw: the source must hand back every field as is.
+    // The same list, read raw: each source must hand back every field as is.
     const raw = await running().request('admin', 'GET', '/apis/apps.kruise.io/v1alpha1/sidecarsets');
     const expected = (JSON.parse(raw.body) as { items: unknown[] }).items;
-    expect(listed).toEqual(expected);
-    const alpha = listed.find((set) => set.metadata?.name === 'alpha');
-    expect(alpha).toMatchObject({
-      spec: {
-        aFieldFromTheFuture: 'kept',
-        containers: [{ notInKruise: { nested: [1, 'two', { three: true }] } }],
-      },
-      status: { statusFromTheFuture: { x: 1 } },
-      metadata: { labels: { from: 'test' }, uid: expect.any(String), resourceVersion: expect.any(String) },
-    });
+    for (const { name } of READERS) {
+      const listed = await kubeSidecarSetSource(readerFor(name)).list();
+      expect(listed).toEqual(expected);
+      const alpha = listed.find((set) => set.metadata?.name === 'alpha');
+      expect(alpha).toMatchObject({
+        spec: {
+          aFieldFromTheFuture: 'kept',
+          containers: [{ notInKruise: { nested: [1, 'two', { three: true }] } }],
+        },
+        status: { statusFromTheFuture: { x: 1 } },
+        metadata: { labels: { from: 'test' }, uid: expect.any(String), resourceVersion: expect.any(String) },
+      });
+    }
   });
 
   it('reads namespace labels, and leaves out a namespace that does not exist', async () => {
     await create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { team: 'a' } } });
-    const labels = await kubeNamespaceSource(clients).labels(['team-a', 'no-such-namespace']);
-    expect([...labels.keys()]).toEqual(['team-a']);
-    // The API server adds the name label to every namespace.
-    expect(labels.get('team-a')).toEqual({ team: 'a', 'kubernetes.io/metadata.name': 'team-a' });
+    for (const { name } of READERS) {
+      const labels = await kubeNamespaceSource(readerFor(name)).labels(['team-a', 'no-such-namespace']);
+      expect([...labels.keys()]).toEqual(['team-a']);
+      // The API server adds the name label to every namespace.
+      expect(labels.get('team-a')).toEqual({ team: 'a', 'kubernetes.io/metadata.name': 'team-a' });
+    }
   });
 });

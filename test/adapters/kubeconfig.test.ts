@@ -3,13 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import {
-  KubeconfigError,
-  loadKubeConfig,
-  makeKubeClients,
-  parseKubeConfig,
-  type KubeconfigSource,
-} from '../../lib/adapters/kubeconfig.ts';
+import { loadKubeConfig, makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { KubeconfigError, type KubeconfigSource } from '../../lib/adapters/kubeconfig-reader.ts';
 
 const SECRET = 's3cr3t-token-value';
 
@@ -208,7 +203,7 @@ describe('reporting what is wrong with a kubeconfig', () => {
       content: kubeconfigYaml((config) => {
         config.clusters = [{ name: 'prod', cluster: { server: 'http://127.0.0.1:8001' } }];
       }),
-      message: 'cluster "prod" has a plain http:// server, which client-node uses only with insecure-skip-tls-verify: true',
+      message: 'cluster "prod" has a plain http:// server, which is used only with insecure-skip-tls-verify: true',
     },
     {
       problem: 'a context naming an undefined user',

@@ -6,11 +6,12 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32, inflateRawSync } from 'node:zlib';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
+import { stringify } from 'yaml';
 import { appPod, functionUrlEvent, podReview as podReviewOf, sidecarSetReview } from '../webhooks/fixtures.ts';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
@@ -95,18 +96,32 @@ describeWithControlPlane('the Lambda bundles', () => {
     await rm(outdir, { recursive: true, force: true });
   });
 
-  it('keeps client-node out of the sidecarset-default bundle, and only there', () => {
-    const usesClientNode = (fn: string) => bundles.find((b) => b.fn === fn)?.inputs.some((i) => i.includes('node_modules/@kubernetes/client-node/'));
-    expect(usesClientNode('sidecarset-default')).toBe(false);
-    expect(usesClientNode('pod-inject')).toBe(true);
-    expect(bundles.find((b) => b.fn === 'sidecarset-default')?.bytes).toBeLessThan(200 * 1024);
+  it('keeps client-node out of what the webhooks load at a cold start', () => {
+    const clientNode = (inputs: string[] | undefined) => inputs?.some((i) => i.includes('node_modules/@kubernetes/client-node/'));
+    const info = (fn: string) => {
+      const b = bundles.find((x) => x.fn === fn);
+      if (b === undefined) throw new Error(`no bundle for ${fn}`);
+      return b;
+    };
+    expect(clientNode(info('sidecarset-default').inputs)).toBe(false);
+    for (const fn of ['pod-inject', 'sidecarset-validate']) {
+      // In a chunk of its own, loaded only for a kubeconfig that needs it.
+      expect(clientNode(info(fn).startupInputs)).toBe(false);
+      expect(clientNode(info(fn).inputs)).toBe(true);
+      expect(info(fn).startupBytes).toBeLessThan(400 * 1024);
+    }
+    // The reconciler keeps using client-node from the start.
+    expect(clientNode(info('status-sync').startupInputs)).toBe(true);
+    expect(info('sidecarset-default').bytes).toBeLessThan(200 * 1024);
   });
 
-  it('packs each bundle and its source map into a zip that reads back intact', async () => {
+  it('packs each bundle, its chunks and source maps into a zip that reads back intact', async () => {
     for (const b of bundles) {
       const entries = readZip(await readFile(b.zipFile));
-      expect(entries.map((e) => e.name)).toEqual(['index.mjs', 'index.mjs.map']);
-      expect(entries[0]?.data.equals(await readFile(b.file))).toBe(true);
+      expect(entries.map((e) => e.name).slice(0, 2)).toEqual(['index.mjs', 'index.mjs.map']);
+      for (const entry of entries) expect(entry.data.equals(await readFile(join(dirname(b.file), entry.name)))).toBe(true);
+      const names = new Set(entries.map((e) => e.name));
+      for (const chunk of b.chunks) expect(names.has(relative(dirname(b.file), chunk.file))).toBe(true);
       expect(JSON.parse(entries[1]?.data.toString() ?? '').version).toBe(3);
     }
   });
@@ -134,6 +149,25 @@ describeWithControlPlane('the Lambda bundles', () => {
     expect(pod.spec.containers.map((c) => c.name)).toEqual(['mesh', 'app']);
     expect(r.logs.map((l): unknown => JSON.parse(l))).toContainEqual(expect.objectContaining({ function: 'pod-inject', uid: 'bundle-uid-1', outcome: 'patched', requestId: 'req-1' }));
     expect(r.logs.join('') + r.stderr).not.toContain(secret);
+  });
+
+  it('pod-inject loads client-node for a kubeconfig with an exec plugin, and injects', async () => {
+    // A real plugin process printing an ExecCredential with the functions token.
+    const plugin = join(outdir, 'credential-plugin.mjs');
+    await writeFile(plugin, `process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: ${JSON.stringify(cp.functionsToken)} } }));\n`);
+    const kubeconfig = stringify({
+      clusters: [{ name: 'c', cluster: { server: cp.url, 'certificate-authority-data': Buffer.from(cp.caCert).toString('base64') } }],
+      users: [{ name: 'fn', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [plugin], interactiveMode: 'Never' } } }],
+      contexts: [{ name: 'x', context: { cluster: 'c', user: 'fn' } }],
+      'current-context': 'x',
+    });
+    const r = invokeBundle(bundle('pod-inject'), functionUrlEvent({ body: JSON.stringify(podReview), secret }), { WEBHOOK_SECRET: secret, KUBECONFIG_CONTENT: kubeconfig });
+    expect(r.code).toBe(0);
+    const result = JSON.parse(r.stdout) as { statusCode: number; body: string };
+    expect(result.statusCode).toBe(200);
+    const pod = applyPatch(podObject, decodePatch(JSON.parse(result.body).response.patch)) as { spec: { containers: { name: string }[] } };
+    expect(pod.spec.containers.map((c) => c.name)).toEqual(['mesh', 'app']);
+    expect(r.logs.map((l): unknown => JSON.parse(l))).toContainEqual(expect.objectContaining({ message: 'reading the cluster through client-node', needs: 'users[].user.exec' }));
   });
 
   it('pod-inject answers a stranger 404', () => {
