@@ -303,7 +303,8 @@ async function referencePod(cp: ControlPlane, pod: Pod): Promise<Pod> {
     metadata?: { labels?: Record<string, string> };
   };
   const namespaceLabels = new Map([[NAMESPACE, namespace.metadata?.labels ?? {}]]);
-  return injectPod({ pod: structuredClone(pod), namespace: NAMESPACE, sidecarSets: list.items, namespaceLabels, now: FIXED_NOW }).pod;
+  // A JSON copy, not structuredClone: under jest that makes objects of another realm (another Object.prototype), which isDeepStrictEqual tells apart.
+  return injectPod({ pod: JSON.parse(JSON.stringify(pod)) as Pod, namespace: NAMESPACE, sidecarSets: list.items, namespaceLabels, now: FIXED_NOW }).pod;
 }
 
 /** What an injection is judged by when the stored pod carries the API server's defaults: names, images, annotations. */
