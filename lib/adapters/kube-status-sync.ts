@@ -3,6 +3,7 @@
  * Namespace labels of one pass, status patches and events. Reads are never
  * cached here: a status must come from the cluster as it is now.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ApiException,
   CoreV1Event,
@@ -37,6 +38,9 @@ export interface StatusSyncAdapterOptions {
   callTimeoutMs?: number;
 }
 
+/** Pauses before a pod page that got no answer is asked for again; one more attempt per entry. */
+export const DEFAULT_PAGE_RETRY_DELAYS_MS: readonly number[] = [250, 1_000];
+
 /** The caller's signal, if any, bounded by a per-call timeout. */
 function callSignal(signal: AbortSignal | undefined, timeoutMs: number): AbortSignal {
   const timeout = AbortSignal.timeout(timeoutMs);
@@ -56,12 +60,13 @@ const LIST_PODS = 'list pods';
  * through the same KubeConfig authentication and TLS settings, keeps what
  * status needs, and lets the page go before asking for the next one.
  */
-export function kubePodPages(kc: KubeConfig, options: StatusSyncAdapterOptions & { pageSize?: number } = {}): PodPages {
+export function kubePodPages(kc: KubeConfig, options: StatusSyncAdapterOptions & { pageSize?: number; retryDelaysMs?: readonly number[] } = {}): PodPages {
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new KubeApiError(LIST_PODS, 'the KubeConfig has no current cluster');
   const server = cluster.server.replace(/\/$/, '');
   const pageSize = options.pageSize ?? DEFAULT_POD_PAGE_SIZE;
   const timeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  const retryDelaysMs = options.retryDelaysMs ?? DEFAULT_PAGE_RETRY_DELAYS_MS;
   const http = new IsomorphicFetchHttpLibrary();
 
   async function page(continueToken: string | undefined, signal: AbortSignal | undefined): Promise<{ pods: PodSummary[]; next: string | undefined }> {
@@ -71,14 +76,17 @@ export function kubePodPages(kc: KubeConfig, options: StatusSyncAdapterOptions &
     context.setHeaderParam('Accept', 'application/json');
     let status: number;
     let text: string;
+    const bounded = callSignal(signal, timeoutMs);
     try {
       await kc.applySecurityAuthentication(context);
-      context.setSignal(callSignal(signal, timeoutMs));
+      context.setSignal(bounded);
       const response = await http.send(context).toPromise();
       status = response.httpStatusCode;
       text = await response.body.text();
     } catch (error) {
-      throw clientNodeError(LIST_PODS, error);
+      const failure = clientNodeError(LIST_PODS, error);
+      // No answer, or one cut off: worth asking again, unless time ran out.
+      throw bounded.aborted ? failure : new TransportFailure(failure);
     }
     if (status === 410) throw new ListExpiredError(`the pod list's continue token expired: ${text.slice(0, 300)}`);
     if (status !== 200) throw apiServerAnswered(LIST_PODS, status, text);
@@ -95,16 +103,50 @@ export function kubePodPages(kc: KubeConfig, options: StatusSyncAdapterOptions &
     return { pods, next };
   }
 
+  /**
+   * A page read again after a connection failure: the continue token names
+   * the same snapshot, so the list goes on where it was instead of failing
+   * the whole pass (at 100,000 pods, 200 pages) on one dropped connection.
+   */
+  async function pageWithRetries(continueToken: string | undefined, signal: AbortSignal | undefined): Promise<{ pods: PodSummary[]; next: string | undefined }> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await page(continueToken, signal);
+      } catch (error) {
+        if (!(error instanceof TransportFailure)) throw error;
+        const delay = retryDelaysMs[attempt];
+        if (delay === undefined || signal?.aborted === true) {
+          throw new KubeApiError(LIST_PODS, `${error.failure.message} (${attempt + 1} attempts)`, undefined, { cause: error.failure });
+        }
+        try {
+          await sleep(delay, undefined, signal === undefined ? {} : { signal });
+        } catch {
+          throw error.failure;
+        }
+      }
+    }
+  }
+
   return {
     async *pages(signal) {
       let next: string | undefined;
       do {
-        const result = await page(next, signal);
+        const result = await pageWithRetries(next, signal);
         next = result.next;
         yield result.pods;
       } while (next !== undefined);
     },
   };
+}
+
+/** A page that got no (complete) answer; the adapter reads it again. */
+class TransportFailure extends Error {
+  readonly failure: KubeApiError;
+  constructor(failure: KubeApiError) {
+    super(failure.message, { cause: failure });
+    this.name = 'TransportFailure';
+    this.failure = failure;
+  }
 }
 
 type Labels = Readonly<Record<string, string>>;
