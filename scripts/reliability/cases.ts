@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startControlPlane, type ControlPlane } from '../../test/control-plane/harness.ts';
 import { injectionUnderApiFaults, podCreationUnderApiFaults } from '../../test/faults/pod-inject-faults.ts';
+import { podListRetry } from '../../test/faults/pod-list-retry.ts';
 import { apiServerRestarts, continueTokenExpires, podListFailsHalfway, writeConflicts } from '../../test/faults/status-sync-faults.ts';
 import { startFaultCluster, type FaultCluster } from '../../test/faults/status-sync-fixture.ts';
 import { httpsSoak } from '../../test/load/https-soak.ts';
@@ -127,8 +128,14 @@ export const CASES: readonly Case[] = [
   {
     section: 'faults',
     name: 'Reconciler: the pod list fails halfway',
-    claim: 'The API server stops (or the connection is reset) in the middle of the paged pod list: the pass reports it and writes nothing; every status the API server stored stayed true; the next pass converges and a further one writes nothing.',
+    claim: 'The API server stops (or the connection keeps being reset) in the middle of the paged pod list: the pass reports it and writes nothing; every status the API server stored stayed true; the next pass converges and a further one writes nothing.',
     run: async ({ quick }, shared) => podListFailsHalfway(await shared.faultCluster(), { repetitions: quick ? 1 : 3 }),
+  },
+  {
+    section: 'faults',
+    name: 'Reconciler: a dropped connection mid-list',
+    claim: 'The connection is reset for a moment in the middle of the paged pod list: the page is read again with the same continue token and the list misses or repeats no pod; when the connection keeps dropping, the list fails after three attempts with the reason.',
+    run: ({ quick }) => podListRetry({ pods: quick ? 45 : 300, pageSize: quick ? 10 : 25, lists: quick ? 2 : 10 }),
   },
   {
     section: 'faults',
