@@ -87,7 +87,7 @@ export async function httpSection(settings: HttpSettings): Promise<SectionReport
       verdicts,
       notes: verdicts.some((v) => !v.met)
         ? [
-            'Why: the server is one Node event loop, so at saturation its rate is about 1 / (HTTP work + review CPU); the floor\'s HTTP work is a fraction of a millisecond while a pod-inject review is about a millisecond or more (section 1), so the ratio follows section 1\'s. At the moderate rate the p99 is a review plus queueing behind the reviews of other connections and, on a shared machine, behind other processes. The fixes are section 1\'s; on Lambda each request gets its own instance, so only the review time adds to the latency.',
+            'Why: the server is one Node event loop, so at saturation its rate is about 1 / (HTTP work + review CPU). The floor pays the HTTP work alone (TLS, parsing, the body, the caller check); pod-inject adds a review (its per-review time is in section 1), so the ratio is HTTP work / (HTTP work + review), and reaching 0.8 would need a review under a quarter of the HTTP work of one request. At the moderate rate the p99 is a review plus queueing behind other connections\' requests and, on a shared machine, behind other processes. On Lambda each request gets an instance of its own, so no request queues behind another\'s review.',
           ]
         : [],
     };
