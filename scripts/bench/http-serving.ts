@@ -11,6 +11,7 @@ import { benchBodies } from './admission-inputs.ts';
 import { startChild, stopChild } from './child.ts';
 import { bytesText, num, ratioText, withSpread } from './format.ts';
 import { FLOOR_PATH, MEASURED_PATH } from './http-paths.ts';
+import { pacedLoad } from './paced.ts';
 import type { SectionReport } from './report.ts';
 import { alternate, ratioOfMedians, summarize, type Summary } from './stats.ts';
 
@@ -35,14 +36,18 @@ interface Load {
 const serverFile = join(dirname(fileURLToPath(import.meta.url)), 'http-server.ts');
 
 async function load(port: number, path: string, body: string, settings: HttpSettings, rate: number | undefined): Promise<Load> {
+  if (rate !== undefined) {
+    const paced = await pacedLoad({ url: `https://127.0.0.1:${port}${path}?timeout=10s`, body, rate, durationSeconds: settings.durationSeconds, connections: settings.moderateConnections });
+    if (paced.failures > 0) throw new Error(`${path}: ${paced.failures} requests failed at ${rate}/s`);
+    return { rps: paced.rps, p50: paced.p50, p99: paced.p99 };
+  }
   const result = await autocannon({
     url: `https://127.0.0.1:${port}${path}?timeout=10s`,
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body,
     duration: settings.durationSeconds,
-    connections: rate === undefined ? settings.saturationConnections : settings.moderateConnections,
-    ...(rate === undefined ? {} : { overallRate: rate }),
+    connections: settings.saturationConnections,
   });
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
     throw new Error(`${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`);
@@ -70,8 +75,8 @@ export async function httpSection(settings: HttpSettings): Promise<SectionReport
       const m = figures(runs.measured);
       const f = figures(runs.floor);
       const ratio = ratioOfMedians(m.rps, f.rps);
-      rows.push([mode, 'pod-inject', withSpread(m.rps, '/s', 0), withSpread(m.p50, 'ms', 1), withSpread(m.p99, 'ms', 1), ratioText(ratio)]);
-      rows.push([mode, 'floor', withSpread(f.rps, '/s', 0), withSpread(f.p50, 'ms', 1), withSpread(f.p99, 'ms', 1), '']);
+      rows.push([mode, 'pod-inject', withSpread(m.rps, '/s', 0), withSpread(m.p50, 'ms', 2), withSpread(m.p99, 'ms', 2), ratioText(ratio)]);
+      rows.push([mode, 'floor', withSpread(f.rps, '/s', 0), withSpread(f.p50, 'ms', 2), withSpread(f.p99, 'ms', 2), '']);
       if (rate === undefined) verdicts.push({ target: `HTTP at saturation: pod-inject req/s ≥ ${HTTP_RATE_TARGET} × floor`, figure: ratioText(ratio), met: ratio >= HTTP_RATE_TARGET });
       else verdicts.push({ target: `HTTP at ${rate}/s: pod-inject p99 < ${HTTP_P99_TARGET_MS} ms`, figure: `${num(m.p99.median)} ms`, met: m.p99.median < HTTP_P99_TARGET_MS });
     }
@@ -81,7 +86,7 @@ export async function httpSection(settings: HttpSettings): Promise<SectionReport
       method: [
         `autocannon 9 (in the benchmark process) against the project's fastify app (functions/server/app.ts, in its own Node process) over HTTPS on 127.0.0.1, keep-alive connections, POSTing the pod-inject review of section 1 (${bytesText(Buffer.byteLength(body))}); the answer is ${bytesText(first.answerBytes)}. pod-inject reads its 50 SidecarSets from memory, as the live source serves them from its cache between refreshes.`,
         `Floor: a route on the same server instance answering that same AdmissionReview as a fixed string. It sits at \`/sidecarset-default/<secret>\` (shadowing that function on this instance only), because the app's onRequest hook admits no other path; so the floor pays the same TLS, HTTP parsing, body read and caller check, and nothing of the review.`,
-        `Each run lasts ${settings.durationSeconds} s; the moderate load is a fixed ${settings.moderateRate} requests/s over ${settings.moderateConnections} connections (a burst of pod creations far above a typical cluster's), saturation is ${settings.saturationConnections} connections sending as fast as answered. Latencies are autocannon's (whole milliseconds).`,
+        `Each run lasts ${settings.durationSeconds} s. The moderate load is ${settings.moderateRate} requests/s (a burst of pod creations far above a typical cluster's) sent open-loop by scripts/bench/paced.ts over up to ${settings.moderateConnections} kept-alive connections: request i leaves at start + i/${settings.moderateRate} s whatever became of the others, and its latency runs from that planned moment to the answer's last byte (autocannon's rate limit sends each second's quota in one burst, which measures the queue behind the burst). Saturation is autocannon with ${settings.saturationConnections} connections sending as fast as answered (its latencies are whole milliseconds).`,
       ],
       table: { headers: ['load', 'route', 'req/s', 'p50', 'p99', 'ratio'], rows },
       verdicts,
