@@ -94,6 +94,11 @@ function runFuzz(args: readonly string[]): Promise<FuzzSummary> {
   });
 }
 
+/**
+ * The reconciler's scenarios report `writtenBelowTruth` (statuses written
+ * with fewer pods than exist, the invariant: always 0 when they pass) and
+ * the smallest matched count the widest set showed against its true count.
+ */
 export const CASES: readonly Case[] = [
   {
     section: 'bad-input',
@@ -146,7 +151,7 @@ export const CASES: readonly Case[] = [
   {
     section: 'faults',
     name: 'Reconciler: write conflicts',
-    claim: 'A SidecarSet changes between the pass reading it and writing its status (a real 409): the pass reads it again and writes the right counts; when its selector changed, its status waits for the next pass.',
+    claim: 'A SidecarSet changes between the pass reading it and writing its status (a real 409): the pass reads it again and writes the right counts; when its selector changed, its status waits for the next pass. (The smallest matched count seen here is the true count under the narrower canary selector the scenario switches to, not a shortfall.)',
     run: async ({ quick }, shared) => writeConflicts(await shared.faultCluster(), { repetitions: quick ? 1 : 3 }),
   },
   {

@@ -51,6 +51,8 @@ class Tally {
   podListAttempts = 0;
   conflicts = 0;
   statusObservations = 0;
+  /** Written statuses with a count under the truth for the set as it was then: the invariant, always 0 in a passing run. */
+  writtenBelowTruth = 0;
   minObservedMatched = Number.POSITIVE_INFINITY;
   expectedMatched = 0;
   convergedAfterPasses = 0;
@@ -81,6 +83,7 @@ class Tally {
       podListAttempts: this.podListAttempts,
       conflicts: this.conflicts,
       statusObservations: this.statusObservations,
+      writtenBelowTruth: this.writtenBelowTruth,
       minObservedMatched: Number.isFinite(this.minObservedMatched) ? this.minObservedMatched : -1,
       expectedMatched: this.expectedMatched,
       convergedAfterPasses: this.convergedAfterPasses,
@@ -162,6 +165,7 @@ function checkRecord(cluster: FaultCluster, recorder: SetRecorder, label: string
       allowed.push(truth);
       if (!sameStatus(version.status, previous)) {
         observations++;
+        if (STATUS_FIELDS.some((field) => field !== 'observedGeneration' && (version.status?.[field] ?? 0) < (truth[field] ?? 0))) tally.writtenBelowTruth++;
         if (plan.name === WIDE_SET) tally.minObservedMatched = Math.min(tally.minObservedMatched, version.status?.matchedPods ?? 0);
       }
       if (!allowed.some((status) => sameStatus(status, version.status))) {
