@@ -48,4 +48,15 @@ describe('the memory flatness check', () => {
       process.off('SIGUSR2', listener);
     }
   });
+
+  it('allows a pooled connection to come and go, but not a handle kept per call', () => {
+    const base = sampleMemory(0);
+    const at = (handles: number, n: number): MemorySample => ({ ...base, at: n, activeResources: base.activeResources + handles });
+    expect(() => {
+      assertFlat('a pool', flatness([at(0, 1), at(2, 2), at(1, 3)]), LIMITS);
+    }).not.toThrow();
+    expect(() => {
+      assertFlat('a handle per call', flatness([at(0, 1), at(50, 2), at(100, 3)]), LIMITS);
+    }).toThrow(/100 more active handles/);
+  });
 });

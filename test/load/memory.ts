@@ -94,12 +94,17 @@ export interface FlatLimits {
   maxRssGrowthMiB: number;
 }
 
+/** Handles that may come and go between samples: a kept-alive connection to the API server, its TLS wrap, its timer. */
+const MAX_HANDLE_DRIFT = 4;
+
 /** Throws naming every figure that grew beyond its limit. */
 export function assertFlat(what: string, result: Flatness, limits: FlatLimits): void {
   const problems: string[] = [];
   if (result.heapGrowthMiB > limits.maxHeapGrowthMiB) problems.push(`the reachable heap grew ${result.heapGrowthMiB.toFixed(2)} MiB (limit ${limits.maxHeapGrowthMiB} MiB, slope ${Math.round(result.heapSlopeBytes)} bytes per unit)`);
   if (result.rssGrowthMiB > limits.maxRssGrowthMiB) problems.push(`RSS grew ${result.rssGrowthMiB.toFixed(1)} MiB (limit ${limits.maxRssGrowthMiB} MiB)`);
-  if (result.activeResourcesGrowth > 0) problems.push(`${result.activeResourcesGrowth} more active handles than after warm-up`);
+  // A pooled keep-alive connection (and its TLS wrap) may be open at one
+  // sample and not another; a handle leaked per call would show thousands.
+  if (result.activeResourcesGrowth > MAX_HANDLE_DRIFT) problems.push(`${result.activeResourcesGrowth} more active handles than after warm-up (${MAX_HANDLE_DRIFT} allowed for pooled connections)`);
   if (result.processListenersGrowth > 0) problems.push(`${result.processListenersGrowth} more process listeners than after warm-up`);
   if (problems.length > 0) throw new Error(`${what}: memory is not flat: ${problems.join('; ')}`);
 }
