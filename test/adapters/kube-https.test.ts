@@ -23,6 +23,7 @@ import { ensureControlPlaneBinaries } from '../control-plane/build.ts';
 import { startControlPlane, type ControlPlane } from '../control-plane/harness.ts';
 import { capturingLogger } from '../webhooks/fixtures.ts';
 import { testCa, type TestCa } from './certificates.ts';
+import { sidecarSetCrd } from './permissive-crd.ts';
 
 function json(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { 'content-type': 'application/json' });
@@ -221,34 +222,6 @@ describe('the HTTPS client, against a stand-in server', () => {
   });
 });
 
-/** A minimal SidecarSet CRD: spec and status kept as given. */
-const sidecarSetCrd = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'sidecarsets.apps.kruise.io' },
-  spec: {
-    group: 'apps.kruise.io',
-    scope: 'Cluster',
-    names: { plural: 'sidecarsets', singular: 'sidecarset', kind: 'SidecarSet', listKind: 'SidecarSetList' },
-    versions: [
-      {
-        name: 'v1alpha1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-              status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
 
 describeWithControlPlane('the HTTPS client, against a real kube-apiserver as the functions identity', () => {
   let cp: ControlPlane | undefined;

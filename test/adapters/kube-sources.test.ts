@@ -19,6 +19,7 @@ import { checkKubeconfig, kubeconfigHttpsSettings } from '../../lib/adapters/kub
 import { makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import { ensureControlPlaneBinaries } from '../control-plane/build.ts';
 import { startControlPlane, type ControlPlane } from '../control-plane/harness.ts';
+import { sidecarSetCrd } from './permissive-crd.ts';
 
 describe('sourceOptionsFromEnv', () => {
   it('uses the defaults when nothing is set, or a variable is empty', () => {
@@ -377,38 +378,6 @@ describe.each(READERS)('against a stand-in API server, through $name', ({ make, 
   });
 });
 
-/**
- * The CRD the SidecarSets are created under: minimal, with spec and status
- * kept as given, so that the fields this project does not know survive
- * storage and the test can check that our client does not drop them either.
- */
-const sidecarSetCrd = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'sidecarsets.apps.kruise.io' },
-  spec: {
-    group: 'apps.kruise.io',
-    scope: 'Cluster',
-    names: { plural: 'sidecarsets', singular: 'sidecarset', kind: 'SidecarSet', listKind: 'SidecarSetList' },
-    versions: [
-      {
-        name: 'v1alpha1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-              status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
 
 describeWithControlPlane('against a real kube-apiserver, as the functions identity', () => {
   let controlPlane: ControlPlane | undefined;
