@@ -6,6 +6,7 @@
 import type { Container, Namespace, Pod } from '../../lib/kube/types.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarContainer, SidecarSet } from '../../lib/sidecarset/types.ts';
+import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { podReview, sidecarSetReview } from '../../test/webhooks/fixtures.ts';
 
 export const POD_NAMESPACE = 'shop';
@@ -123,12 +124,24 @@ export function newSidecarSet(): SidecarSet {
   return userSidecarSet('observability', 3, { app: 'checkout' }, 7);
 }
 
+/** The review the API server sends `fn` for the bench inputs (JSON text), with the request's uid. */
+export function benchReview(fn: AdmissionFunctionName, uid: string): string {
+  switch (fn) {
+    case 'pod-inject':
+      return JSON.stringify(podReview(uid, benchPod()));
+    case 'sidecarset-default':
+      return JSON.stringify(sidecarSetReview(uid, newSidecarSet()));
+    case 'sidecarset-validate':
+      // Validation sees the set after defaulting (mutating webhooks run first).
+      return JSON.stringify(sidecarSetReview(uid, defaultSidecarSet(newSidecarSet())));
+  }
+}
+
 /** The request bodies, as the API server sends them (JSON text). */
 export function benchBodies(): { podInject: string; sidecarSetDefault: string; sidecarSetValidate: string } {
   return {
-    podInject: JSON.stringify(podReview('bench-pod-uid', benchPod())),
-    sidecarSetDefault: JSON.stringify(sidecarSetReview('bench-default-uid', newSidecarSet())),
-    // Validation sees the set after defaulting (mutating webhooks run first).
-    sidecarSetValidate: JSON.stringify(sidecarSetReview('bench-validate-uid', defaultSidecarSet(newSidecarSet()))),
+    podInject: benchReview('pod-inject', 'bench-pod-uid'),
+    sidecarSetDefault: benchReview('sidecarset-default', 'bench-default-uid'),
+    sidecarSetValidate: benchReview('sidecarset-validate', 'bench-validate-uid'),
   };
 }

@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { crdPath, waitForCrd, waitForFunctionsAccess } from '../../functions/server/local-stack.ts';
 import { startControlPlane, type ControlPlane } from '../../test/control-plane/harness.ts';
+import { benchNamespaces, clusterSidecarSets } from './admission-inputs.ts';
 
 export async function benchControlPlane(): Promise<ControlPlane> {
   const cp = await startControlPlane();
@@ -45,4 +46,10 @@ export function forCreate<T extends { metadata?: Record<string, unknown> }>(obje
   const metadata = { ...object.metadata };
   for (const key of ['resourceVersion', 'uid', 'creationTimestamp', 'generation']) Reflect.deleteProperty(metadata, key);
   return { ...object, metadata };
+}
+
+/** The admission benchmarks' cluster: the pod's namespace and the 50 stored SidecarSets. */
+export async function seedAdmissionCluster(cp: ControlPlane): Promise<void> {
+  for (const ns of benchNamespaces()) await create(cp, '/api/v1/namespaces', ns);
+  await inParallel(clusterSidecarSets(), 8, (set) => create(cp, SIDECARSETS_PATH, forCreate(set)));
 }

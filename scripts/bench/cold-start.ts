@@ -11,9 +11,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleEntry, bundleFunctions } from '../bundle.ts';
 import { functionUrlEvent, SECRET } from '../../test/webhooks/fixtures.ts';
-import type { ControlPlane } from '../../test/control-plane/harness.ts';
-import { benchBodies, benchNamespaces, clusterSidecarSets } from './admission-inputs.ts';
-import { benchControlPlane, create, forCreate, inParallel, SIDECARSETS_PATH } from './cluster.ts';
+import { benchBodies } from './admission-inputs.ts';
+import { benchControlPlane, seedAdmissionCluster } from './cluster.ts';
 import { bytesText, num, withSpread } from './format.ts';
 import type { SectionReport } from './report.ts';
 import { summarize } from './stats.ts';
@@ -78,11 +77,6 @@ function coldStart(file: string, body: string, env: Record<string, string>): Pro
   });
 }
 
-async function seed(cp: ControlPlane): Promise<void> {
-  for (const ns of benchNamespaces()) await create(cp, '/api/v1/namespaces', ns);
-  await inParallel(clusterSidecarSets(), 8, (set) => create(cp, SIDECARSETS_PATH, forCreate(set)));
-}
-
 export async function coldStartSection(settings: ColdStartSettings): Promise<SectionReport> {
   const outdir = join(root, '.cache', 'bench', 'bundles');
   await rm(outdir, { recursive: true, force: true });
@@ -97,7 +91,7 @@ export async function coldStartSection(settings: ColdStartSettings): Promise<Sec
   };
   const cp = await benchControlPlane();
   try {
-    await seed(cp);
+    await seedAdmissionCluster(cp);
     const bodies = benchBodies();
     const clusterEnv = { WEBHOOK_SECRET: SECRET, KUBECONFIG_CONTENT: cp.kubeconfig('functions') };
     // Sizes as a cold start sees them: what it loads (the entry and its static

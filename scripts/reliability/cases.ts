@@ -6,17 +6,17 @@
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { startControlPlane, type ControlPlane } from '../../test/control-plane/harness.ts';
+import type { ControlPlane } from '../../test/control-plane/harness.ts';
+import { benchControlPlane, seedAdmissionCluster } from '../bench/cluster.ts';
 import { injectionUnderApiFaults, podCreationUnderApiFaults } from '../../test/faults/pod-inject-faults.ts';
 import { podListRetry } from '../../test/faults/pod-list-retry.ts';
 import { apiServerRestarts, continueTokenExpires, podListFailsHalfway, writeConflicts } from '../../test/faults/status-sync-faults.ts';
 import { startFaultCluster, type FaultCluster } from '../../test/faults/status-sync-fixture.ts';
 import { httpsSoak } from '../../test/load/https-soak.ts';
 import { lambdaSoak } from '../../test/load/lambda-soak.ts';
-import { seedRealisticCluster } from '../../test/load/realistic.ts';
 import { checkRefusals } from '../../test/reliability/refusals.ts';
 
-export type Figures = Record<string, number | string>;
+import type { Figures } from '../../test/reliability/figures.ts';
 /** A case's result: figures, or rows of a table. */
 export type CaseOutput = Figures | Figures[];
 
@@ -42,10 +42,10 @@ export class Shared {
   #seeded: Promise<ControlPlane> | undefined;
   #faultCluster: Promise<FaultCluster> | undefined;
 
-  /** A control plane holding the realistic 50 SidecarSets (test/load/realistic.ts). */
+  /** A control plane holding the benchmarks' 50 SidecarSets, 5 of them selecting the pod (scripts/bench/cluster.ts). */
   seeded(): Promise<ControlPlane> {
-    this.#seeded ??= startControlPlane().then(async (cp) => {
-      await seedRealisticCluster(cp);
+    this.#seeded ??= benchControlPlane().then(async (cp) => {
+      await seedAdmissionCluster(cp);
       return cp;
     });
     return this.#seeded;

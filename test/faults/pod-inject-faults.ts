@@ -50,6 +50,7 @@ import { admissionRuntime, type Env } from '../../functions/shared/compose.ts';
 import { startControlPlane, type ControlPlane } from '../control-plane/harness.ts';
 import { functionUrlEvent, podReview, SECRET } from '../webhooks/fixtures.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
+import type { Figures } from '../reliability/figures.ts';
 
 /**
  * The flat figures a scenario reports. Scenario a: `requests`,
@@ -64,7 +65,6 @@ import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
  * `wrongInjections`, `unexpected`, `maxCreateMs`, the checked counts,
  * `freshRetries` and the `webhookTimeout` the API server last sent.
  */
-export type Figures = Record<string, number | string>;
 
 /** The time injection records in pod annotations, fixed so that answers compare byte for byte. */
 export const FIXED_NOW = new Date('2026-11-30T12:00:00.000Z');

@@ -11,8 +11,8 @@ import { kubePodPages } from '../../lib/adapters/kube-status-sync.ts';
 import type { PodPages } from '../../lib/ports.ts';
 import { startControlPlane } from '../control-plane/harness.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
+import type { Figures } from '../reliability/figures.ts';
 
-export type Figures = Record<string, number | string>;
 
 export interface PodListRetryOptions {
   pods?: number;

@@ -27,8 +27,8 @@ import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 import { admin, CANARY_SELECTOR, OLD_LOG_HASH, SET_PLANS, SETS_PATH, setPlan, trueStatus, type FaultCluster } from './status-sync-fixture.ts';
 import { recordSets, type SetRecorder } from './status-sync-recorder.ts';
 import { podPagesCutShort, podPagesWithFault, statusWriterWithFault, type BetweenPages, type FaultyPodPages, type FaultyStatusWriter, type WriteHooks } from './status-sync-triggers.ts';
+import type { Figures } from '../reliability/figures.ts';
 
-export type Figures = Record<string, number | string>;
 
 export interface ScenarioOptions {
   /** Pods per page of the pod list; the list must span several pages. Default 20. */

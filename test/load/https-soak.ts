@@ -10,15 +10,14 @@ import autocannon from 'autocannon';
 import { fork, type ChildProcess } from 'node:child_process';
 import { request } from 'node:https';
 import { fileURLToPath } from 'node:url';
+import { benchReview } from '../../scripts/bench/admission-inputs.ts';
 import type { ControlPlane } from '../control-plane/harness.ts';
-import { sidecar, sidecarSet } from '../sidecarset/fixtures.ts';
-import { podReview, SECRET, sidecarSetReview, userSidecarSet } from '../webhooks/fixtures.ts';
-import type { Figures } from './lambda-soak.ts';
+import { SECRET } from '../webhooks/fixtures.ts';
+import type { Figures } from '../reliability/figures.ts';
 import { assertFlat, flatness, round, type FlatLimits, type MemorySample } from './memory.ts';
-import { realisticPod } from './realistic.ts';
 
 export interface HttpsSoakOptions {
-  /** A control plane seeded with seedRealisticCluster(). */
+  /** A control plane holding the benchmarks' cluster (scripts/bench/cluster.ts seedAdmissionCluster). */
   cp: ControlPlane;
   durationSeconds: number;
   /** Load before the measured run, so that the baseline sample is of a warm server. Default 5. */
@@ -34,12 +33,7 @@ const CHILD = fileURLToPath(new URL('./server-child.ts', import.meta.url));
 
 /** The requests of the mix: what the API server sends each function. */
 function mix(): { fn: string; body: string }[] {
-  const newSet = sidecarSet('soak-new', { selector: { matchLabels: { app: 'soak' } }, containers: ['a', 'b', 'c'].map((c) => sidecar(`soak-${c}`)) });
-  return [
-    { fn: 'pod-inject', body: JSON.stringify(podReview('soak-pod', realisticPod())) },
-    { fn: 'sidecarset-validate', body: JSON.stringify(sidecarSetReview('soak-validate', newSet)) },
-    { fn: 'sidecarset-default', body: JSON.stringify(sidecarSetReview('soak-default', userSidecarSet('soak-default'))) },
-  ];
+  return (['pod-inject', 'sidecarset-validate', 'sidecarset-default'] as const).map((fn) => ({ fn, body: benchReview(fn, `soak-${fn}`) }));
 }
 
 const path = (fn: string): string => `/${fn}/${SECRET}?timeout=10s`;

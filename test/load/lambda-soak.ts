@@ -9,14 +9,14 @@ import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { admissionLambda } from '../../functions/shared/admission-lambda.ts';
 import { clusterSources } from '../../functions/shared/cluster.ts';
+import { benchReview } from '../../scripts/bench/admission-inputs.ts';
 import type { ControlPlane } from '../control-plane/harness.ts';
-import { functionUrlEvent, podReview, SECRET, sidecarSetReview, userSidecarSet } from '../webhooks/fixtures.ts';
+import { functionUrlEvent, SECRET } from '../webhooks/fixtures.ts';
 import { assertFlat, flatness, round, sampleMemory, type FlatLimits, type MemorySample } from './memory.ts';
-import { sidecar, sidecarSet } from '../sidecarset/fixtures.ts';
-import { realisticPod } from './realistic.ts';
+import type { Figures } from '../reliability/figures.ts';
 
 export interface LambdaSoakOptions {
-  /** A control plane seeded with seedRealisticCluster(). */
+  /** A control plane holding the benchmarks' cluster (scripts/bench/cluster.ts seedAdmissionCluster). */
   cp: ControlPlane;
   fn: AdmissionFunctionName;
   invocations: number;
@@ -25,23 +25,11 @@ export interface LambdaSoakOptions {
   limits?: Partial<FlatLimits>;
 }
 
-export type Figures = Record<string, number | string>;
 
 interface Expected {
   allowed: boolean;
   /** Length of the base64 patch: timestamps in annotations change, their length does not. */
   patchLength: number;
-}
-
-/** The review a caller of `fn` sends, with the request's uid. */
-function reviewBody(fn: AdmissionFunctionName, uid: string): string {
-  if (fn === 'pod-inject') return JSON.stringify(podReview(uid, realisticPod()));
-  // As a user applies it: defaulting has work to do and answers a patch.
-  if (fn === 'sidecarset-default') return JSON.stringify(sidecarSetReview(uid, userSidecarSet('soak-new')));
-  // A new set with three sidecars, defaulted as the API server's mutating
-  // call left it, validated against the 50 stored ones.
-  const object = sidecarSet('soak-new', { selector: { matchLabels: { app: 'soak' } }, containers: ['a', 'b', 'c'].map((c) => sidecar(`soak-${c}`)) });
-  return JSON.stringify(sidecarSetReview(uid, object));
 }
 
 /** The answer's verdict, or a reason it is wrong. */
@@ -77,7 +65,7 @@ export async function lambdaSoak(options: LambdaSoakOptions): Promise<Figures> {
   for (let i = 0; i < invocations; i++) {
     const uid = `soak-${i}`;
     const t0 = performance.now();
-    const result = await handler(functionUrlEvent({ body: reviewBody(fn, uid), requestId: `req-${i}` }));
+    const result = await handler(functionUrlEvent({ body: benchReview(fn, uid), requestId: `req-${i}` }));
     slowestMs = Math.max(slowestMs, performance.now() - t0);
     const verdict = check(uid, result);
     if (typeof verdict === 'string') throw new Error(`${fn} invocation ${i + 1} of ${invocations} was answered wrongly: ${verdict}`);

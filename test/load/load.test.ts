@@ -7,17 +7,17 @@
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../control-plane/availability.ts';
-import { startControlPlane, type ControlPlane } from '../control-plane/harness.ts';
+import type { ControlPlane } from '../control-plane/harness.ts';
+import { benchControlPlane, seedAdmissionCluster } from '../../scripts/bench/cluster.ts';
 import { httpsSoak } from './https-soak.ts';
 import { lambdaSoak } from './lambda-soak.ts';
-import { seedRealisticCluster } from './realistic.ts';
 
 describeWithControlPlane('under sustained load', () => {
   let cp: ControlPlane;
 
   beforeAll(async () => {
-    cp = await startControlPlane();
-    await seedRealisticCluster(cp);
+    cp = await benchControlPlane();
+    await seedAdmissionCluster(cp);
   }, 180_000);
 
   afterAll(async () => {

@@ -6,6 +6,7 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { median } from '../../scripts/bench/stats.ts';
 
 const MIB = 1024 * 1024;
 
@@ -55,12 +56,6 @@ export interface Flatness {
   rssGrowthMiB: number;
   activeResourcesGrowth: number;
   processListenersGrowth: number;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
 }
 
 /** Growth between samples taken after warm-up (the first sample is the baseline). */

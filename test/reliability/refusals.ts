@@ -6,10 +6,11 @@
  * part of a secret was wrong).
  */
 import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-door.ts';
+import { median } from '../../scripts/bench/stats.ts';
 import { ClusterView, httpsDoor, lambdaDoor, type Door, type DoorAnswer, type DoorRequest } from '../fuzz/doors.ts';
 import { podReview, SECRET, STRANGER_SECRET } from '../webhooks/fixtures.ts';
+import type { Figures } from './figures.ts';
 
-export type Row = Record<string, number | string>;
 
 interface Refusal {
   what: string;
@@ -49,11 +50,6 @@ function leakIn(body: string): string | undefined {
   return LEAKS.find(([pattern]) => pattern.test(body))?.[1];
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)] ?? Number.NaN;
-}
-
 async function check(door: Door, refusal: Refusal, repetitions: number): Promise<{ answer: DoorAnswer; medianMs: number }> {
   const times: number[] = [];
   let answer: DoorAnswer | undefined;
@@ -76,12 +72,12 @@ async function check(door: Door, refusal: Refusal, repetitions: number): Promise
  * Sends every refusal `repetitions` times through both doors.
  * @throws Error naming the first answer that is not as documented.
  */
-export async function checkRefusals(repetitions = 5): Promise<Row[]> {
+export async function checkRefusals(repetitions = 5): Promise<Figures[]> {
   const view = new ClusterView();
   const https = await httpsDoor(view);
   try {
     const lambda = await lambdaDoor(view);
-    const rows: Row[] = [];
+    const rows: Figures[] = [];
     for (const refusal of REFUSALS) {
       const viaLambda = await check(lambda, refusal, repetitions);
       const viaHttps = await check(https, refusal, repetitions);
