@@ -182,6 +182,13 @@ function checkRecord(cluster: FaultCluster, recorder: SetRecorder, label: string
   tally.statusObservations += observations;
 }
 
+/** Every version stored so far is true (checkRecord), then the next pass converges (converge). */
+async function recordTrueThenConverge(cluster: FaultCluster, recon: Reconciler, recorder: SetRecorder, label: string, tally: Tally): Promise<void> {
+  await recorder.caughtUp();
+  checkRecord(cluster, recorder, label, tally);
+  await converge(cluster, recon, recorder, label, tally);
+}
+
 /** Every set's stored status must be its true status now. */
 async function checkConverged(cluster: FaultCluster, label: string): Promise<void> {
   for (const plan of SET_PLANS) {
@@ -300,9 +307,7 @@ export async function podListFailsHalfway(cluster: FaultCluster, options: Scenar
         await startApiServer(cluster, recorder);
         ensure(listErrors(run.result).length === 1 && run.result.statusesWritten === 0 && run.writer.patches === 0, stopped, 'expected one "list pods" error and no status write', run.result);
         ensure(run.pods.pagesRead === k, stopped, `the pass read ${run.pods.pagesRead} pages, expected the ${k} before the stop`);
-        await recorder.caughtUp();
-        checkRecord(cluster, recorder, stopped, tally);
-        await converge(cluster, recon, recorder, stopped, tally);
+        await recordTrueThenConverge(cluster, recon, recorder, stopped, tally);
       });
 
       const kr = faultPage(proxiedPages, rep);
@@ -325,9 +330,7 @@ export async function podListFailsHalfway(cluster: FaultCluster, options: Scenar
         tally.bump('connectionResets', proxy.counters().resets);
         // fetch() fails while it waits for the status line; a reset after it fails reading the body.
         tally.bump(error?.message.includes('fetch failed') === true ? 'resetsBeforeResponse' : 'resetsInsideResponse');
-        await recorder.caughtUp();
-        checkRecord(cluster, recorder, reset, tally);
-        await converge(cluster, proxied, recorder, reset, tally);
+        await recordTrueThenConverge(cluster, proxied, recorder, reset, tally);
       });
     }
   } finally {
@@ -403,9 +406,7 @@ export async function continueTokenExpires(cluster: FaultCluster, options: Scena
       const [error] = listErrors(run.result);
       ensure(run.result.podListAttempts === 3 && error?.message.includes('expired 3 times in a row') === true, always, 'expected the pass to give up after 3 expired lists', run.result);
       ensure(run.result.statusesWritten === 0 && run.writer.patches === 0, always, 'a status was written although no list completed', run.result);
-      await recorder.caughtUp();
-      checkRecord(cluster, recorder, always, tally);
-      await converge(cluster, recon, recorder, always, tally);
+      await recordTrueThenConverge(cluster, recon, recorder, always, tally);
     });
   }
   return tally.figures('continue token expires', repetitions, started);
@@ -448,9 +449,7 @@ export async function writeConflicts(cluster: FaultCluster, options: ScenarioOpt
       ensure(run.writer.conflicts === 1, labelled, `expected exactly one 409, got ${run.writer.conflicts}`, run.result);
       ensure(run.result.errors.length === 0 && run.result.statusesWritten === SET_PLANS.length, labelled, 'expected every status written after the re-read', run.result);
       await checkConverged(cluster, labelled);
-      await recorder.caughtUp();
-      checkRecord(cluster, recorder, labelled, tally);
-      await converge(cluster, recon, recorder, labelled, tally);
+      await recordTrueThenConverge(cluster, recon, recorder, labelled, tally);
     });
 
     const rehashed = `conflict: ${WIDE_SET} gets a new hash before its status write (run ${rep + 1})`;
@@ -467,9 +466,7 @@ export async function writeConflicts(cluster: FaultCluster, options: ScenarioOpt
       ensure(run.writer.conflicts === 1 && run.result.errors.length === 0 && run.result.statusesWritten === SET_PLANS.length, rehashed, 'expected one 409, then every status written', run.result);
       // updatedPods now counts the pods on the old hash: the counts were reused for the new version.
       await checkConverged(cluster, rehashed);
-      await recorder.caughtUp();
-      checkRecord(cluster, recorder, rehashed, tally);
-      await converge(cluster, recon, recorder, rehashed, tally);
+      await recordTrueThenConverge(cluster, recon, recorder, rehashed, tally);
     });
 
     const k = faultPage(pages, rep);
@@ -509,9 +506,7 @@ export async function writeConflicts(cluster: FaultCluster, options: ScenarioOpt
       const [error] = run.result.errors;
       ensure(run.result.errors.length === 1 && error?.sidecarSet === target && error.message.includes('kept changing'), restless, `expected one error: ${target} kept changing`, run.result);
       ensure(run.writer.conflicts === 4 && run.result.statusesWritten === SET_PLANS.length - 1, restless, `expected 4 conflicts on ${target} and the other statuses written`, run.result);
-      await recorder.caughtUp();
-      checkRecord(cluster, recorder, restless, tally);
-      await converge(cluster, recon, recorder, restless, tally);
+      await recordTrueThenConverge(cluster, recon, recorder, restless, tally);
     });
   }
   return tally.figures('write conflicts', repetitions, started);
@@ -552,9 +547,7 @@ export async function apiServerRestarts(cluster: FaultCluster, options: Scenario
         ensure(listErrors(run.result).length === 1 && run.writer.patches === 0, betweenPages, 'a pass whose list failed must write nothing', run.result);
         tally.bump('listFailedAtRestart');
       }
-      await recorder.caughtUp();
-      checkRecord(cluster, recorder, betweenPages, tally);
-      await converge(cluster, recon, recorder, betweenPages, tally);
+      await recordTrueThenConverge(cluster, recon, recorder, betweenPages, tally);
     });
 
     const background = `API server restarts in the background from page ${k} of ${pages} (run ${rep + 1})`;
@@ -571,9 +564,7 @@ export async function apiServerRestarts(cluster: FaultCluster, options: Scenario
       const written = run.result.statusesWritten;
       ensure(listErrors(run.result).length === 0 || written === 0, background, 'a pass whose list failed wrote statuses', run.result);
       tally.bump(run.result.errors.length === 0 ? 'passSurvivedBackgroundRestart' : 'passFailedAtBackgroundRestart');
-      await recorder.caughtUp();
-      checkRecord(cluster, recorder, background, tally);
-      await converge(cluster, recon, recorder, background, tally);
+      await recordTrueThenConverge(cluster, recon, recorder, background, tally);
     });
 
     const writes = SET_PLANS.length;
@@ -592,9 +583,7 @@ export async function apiServerRestarts(cluster: FaultCluster, options: Scenario
       await startApiServer(cluster, recorder);
       const patchErrors = run.result.errors.filter((error) => error.operation === 'patch status');
       ensure(run.result.statusesWritten === w && patchErrors.length === writes - w, stoppedBetweenWrites, `expected ${w} statuses written and ${writes - w} write errors`, run.result);
-      await recorder.caughtUp();
-      checkRecord(cluster, recorder, stoppedBetweenWrites, tally);
-      await converge(cluster, recon, recorder, stoppedBetweenWrites, tally);
+      await recordTrueThenConverge(cluster, recon, recorder, stoppedBetweenWrites, tally);
     });
 
     const restartedBetweenWrites = `API server restarts after status write ${w} of ${writes} (run ${rep + 1})`;
@@ -610,9 +599,7 @@ export async function apiServerRestarts(cluster: FaultCluster, options: Scenario
       tally.add(run);
       ensure(run.result.errors.length === 0 && run.result.statusesWritten === writes, restartedBetweenWrites, 'expected every status written, on both sides of the restart', run.result);
       await checkConverged(cluster, restartedBetweenWrites);
-      await recorder.caughtUp();
-      checkRecord(cluster, recorder, restartedBetweenWrites, tally);
-      await converge(cluster, recon, recorder, restartedBetweenWrites, tally);
+      await recordTrueThenConverge(cluster, recon, recorder, restartedBetweenWrites, tally);
     });
   }
   return tally.figures('API server restarts mid-pass', repetitions, started);
