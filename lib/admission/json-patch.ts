@@ -251,8 +251,11 @@ function diffArrays(
     }),
   );
   const [unshifted = [], shifted = []] = pairs;
-  const blockCost = (j: number): number =>
-    inserting ? longer.slice(j, j + k).reduce<number>((sum, item) => sum + jsonSize(item), 0) : 0;
+  // The cost of inserting the block at j is the size of longer[j, j + k):
+  // prefix sums, so each element is measured once rather than once per j.
+  const prefix = [0];
+  if (inserting) for (const item of longer) prefix.push((prefix[prefix.length - 1] ?? 0) + jsonSize(item));
+  const blockCost = (j: number): number => (inserting ? (prefix[j + k] ?? 0) - (prefix[j] ?? 0) : 0);
 
   let best = 0;
   let bestCost = Infinity;

@@ -51,6 +51,21 @@ export class InvalidPodError extends Error {
   }
 }
 
+/**
+ * The injected pod would be larger than an answer may carry: its JSON text
+ * would grow by at least `growthBytes`, and a JSON Patch is never shorter than
+ * the growth it describes.
+ */
+export class InjectionTooLargeError extends Error {
+  readonly growthBytes: number;
+
+  constructor(growthBytes: number) {
+    super(`the injected pod would grow by at least ${growthBytes} bytes`);
+    this.name = 'InjectionTooLargeError';
+    this.growthBytes = growthBytes;
+  }
+}
+
 function isUnsetOr(value: unknown, test: (v: unknown) => boolean): boolean {
   return value === undefined || value === null || test(value);
 }
@@ -86,6 +101,13 @@ export interface InjectionInput {
   sidecarSets: readonly SidecarSet[];
   namespaceLabels: NamespaceLabels;
   now: Date;
+  /**
+   * The most the pod's JSON text may grow. Sidecars sharing volumes copy
+   * every app mount, so a pod of many mounts and a few sharing sets can make
+   * an answer many times the pod; past this bound injection stops with
+   * {@link InjectionTooLargeError} before copying them. Unbounded when absent.
+   */
+  maxGrowthBytes?: number;
 }
 
 export interface InjectionResult {
@@ -140,6 +162,8 @@ export function injectPod(input: InjectionInput): InjectionResult {
   const appContainers = arrayOf<Container>(spec.containers).filter(
     (c) => isObject(c) && !isInjectedSidecar(c) && !replaced.has(c.name),
   );
+  const apps = new AppContainers(appContainers);
+  if (input.maxGrowthBytes !== undefined) checkSharedGrowth(sets, apps, input.pod, input.maxGrowthBytes);
   const hashes = parseHashAnnotation(ANNOTATION_HASH, annotations[ANNOTATION_HASH]);
   const hashesWithoutImage = parseHashAnnotation(ANNOTATION_HASH_WITHOUT_IMAGE, annotations[ANNOTATION_HASH_WITHOUT_IMAGE]);
   const timestamp = formatTimestamp(input.now);
@@ -156,7 +180,7 @@ export function injectPod(input: InjectionInput): InjectionResult {
     const sidecarList: string[] = [];
 
     const build = (source: SidecarContainer): SidecarContainer => {
-      const sidecar = buildSidecar(source, pod, appContainers);
+      const sidecar = buildSidecar(source, pod, apps);
       for (const ref of [...arrayOf<JsonObject>(source.volumeMounts), ...arrayOf<JsonObject>(source.volumeDevices)]) {
         const volume = isObject(ref) && typeof ref.name === 'string' ? setVolumes.get(ref.name) : undefined;
         if (volume) volumes.push(cloneJson(volume));
@@ -254,41 +278,93 @@ function recordInjection(map: Map<string, SidecarSetUpgradeSpec>, name: string, 
   map.set(name, entry);
 }
 
-/** The container to put into the pod for one SidecarContainer (spec section 4, "Containers"). */
-function buildSidecar(source: SidecarContainer, pod: Pod, appContainers: readonly Container[]): SidecarContainer {
-  // podInjectPolicy is still needed for placement; placeContainers strips the sidecar-only fields.
-  const sidecar = cloneJson(source);
+/**
+ * What the app containers of the pod offer to the sidecars: their mounts (for
+ * `shareVolumePolicy`), the env vars those mounts' subPathExpr names, and
+ * each container's env by name (for `transferEnv`). Read once per injection,
+ * however many sidecars share or transfer: every lookup is then a map read,
+ * so the work stays linear in the pod (a `$(VAR)` repeated thousands of
+ * times against thousands of env vars was quadratic, seconds per review).
+ */
+class AppContainers {
+  readonly #containers: readonly Container[];
+  #byName: Map<string, Container> | undefined;
+  readonly #envByContainer = new Map<Container, Map<string, EnvVar>>();
+  #shared: { mounts: VolumeMount[]; subPathEnvs: EnvVar[] } | undefined;
 
-  const shared = objectOf(source.shareVolumePolicy)?.type === 'enabled';
-  const sharedMounts: VolumeMount[] = [];
-  const subPathEnvs: EnvVar[] = [];
-  if (shared) {
-    for (const app of appContainers) {
-      for (const mount of arrayOf<VolumeMount>(app.volumeMounts).filter(isObject)) {
-        sharedMounts.push(mount);
+  constructor(containers: readonly Container[]) {
+    this.#containers = containers;
+  }
+
+  /** The first app container of that name, as a linear search would find it. */
+  named(name: string): Container | undefined {
+    if (this.#byName === undefined) {
+      this.#byName = new Map();
+      for (const c of this.#containers) if (!this.#byName.has(c.name)) this.#byName.set(c.name, c);
+    }
+    return this.#byName.get(name);
+  }
+
+  /** The container's first env var of that name (later duplicates are ignored, as by a linear search). */
+  env(container: Container, name: string): EnvVar | undefined {
+    let byName = this.#envByContainer.get(container);
+    if (byName === undefined) {
+      byName = new Map();
+      for (const e of arrayOf<EnvVar>(container.env)) {
+        if (isObject(e) && typeof e.name === 'string' && !byName.has(e.name)) byName.set(e.name, e);
+      }
+      this.#envByContainer.set(container, byName);
+    }
+    return byName.get(name);
+  }
+
+  /**
+   * Every app mount, in order, and the env vars their subPathExpr expands
+   * (each name once: a sidecar's env keeps the first of a name anyway).
+   */
+  shared(): { mounts: VolumeMount[]; subPathEnvs: EnvVar[] } {
+    if (this.#shared !== undefined) return this.#shared;
+    const mounts: VolumeMount[] = [];
+    const subPathEnvs: EnvVar[] = [];
+    const taken = new Set<string>();
+    for (const app of this.#containers) {
+      for (const mount of arrayOf<VolumeMount>(app.volumeMounts)) {
+        if (!isObject(mount)) continue;
+        mounts.push(mount);
         const expr = stringOf(mount.subPathExpr) ?? '';
         // matchAll copies the regular expression on every call; most mounts have no expression.
         if (!expr.includes('$(')) continue;
         // A mount whose subPathExpr expands $(VAR) needs VAR in the sidecar too.
         for (const match of expr.matchAll(SUBPATH_EXPR_ENV)) {
-          const env = arrayOf<EnvVar>(app.env).find((e) => isObject(e) && e.name === match[1]);
-          if (env) subPathEnvs.push(env);
+          const name = match[1] ?? '';
+          if (taken.has(name)) continue;
+          const env = this.env(app, name);
+          if (env === undefined) continue;
+          taken.add(name);
+          subPathEnvs.push(env);
         }
       }
     }
+    this.#shared = { mounts, subPathEnvs };
+    return this.#shared;
   }
+}
+
+/** The container to put into the pod for one SidecarContainer (spec section 4, "Containers"). */
+function buildSidecar(source: SidecarContainer, pod: Pod, apps: AppContainers): SidecarContainer {
+  // podInjectPolicy is still needed for placement; placeContainers strips the sidecar-only fields.
+  const sidecar = cloneJson(source);
+
+  const { mounts: sharedMounts, subPathEnvs } = isSharing(source) ? apps.shared() : { mounts: [], subPathEnvs: [] };
   // Copies, so the pod never holds one object in two places.
-  const transferred = cloneJson(mergeByKey(transferEnvs(source, pod, appContainers), subPathEnvs, 'name'));
+  const transferred = cloneJson(mergeByKey(transferEnvs(source, pod, apps), subPathEnvs, 'name'));
 
   const ownEnv = arrayOf<EnvVar>(sidecar.env);
   const env = mergeByKey(ownEnv, [{ name: SIDECAR_ENV, value: 'true' }, ...transferred], 'name');
   sidecar.env = env;
 
   if (sharedMounts.length > 0) {
-    const taken = new Set<unknown>([
-      ...arrayOf<VolumeMount>(sidecar.volumeMounts).map((m) => objectOf(m)?.mountPath),
-      ...arrayOf<JsonObject>(sidecar.volumeDevices).map((d) => objectOf(d)?.devicePath),
-    ]);
+    const taken = takenMountPaths(sidecar);
     const mounts = [...arrayOf<VolumeMount>(sidecar.volumeMounts)];
     for (const mount of sharedMounts) {
       if (taken.has(mount.mountPath)) continue;
@@ -300,8 +376,51 @@ function buildSidecar(source: SidecarContainer, pod: Pod, appContainers: readonl
   return sidecar;
 }
 
+/**
+ * Throws {@link InjectionTooLargeError} when the mounts the sharing sidecars
+ * copy would grow the pod's JSON by more than `limit`, before any is copied.
+ * A lower bound, so only an answer that could not be sent is refused: each
+ * sharing sidecar carries every app mount at a path it does not use itself
+ * (JSON size plus a comma), and whatever the injection replaces or drops is
+ * at most the pod as received.
+ */
+function checkSharedGrowth(sets: readonly SidecarSet[], apps: AppContainers, pod: Pod, limit: number): void {
+  const sharing = sets.flatMap((set) => [...namedSidecars(set.spec?.initContainers), ...namedSidecars(set.spec?.containers)]).filter(isSharing);
+  if (sharing.length === 0) return;
+  // The bytes of the first mount at each path: the one a sidecar copies.
+  const bytesAt = new Map<unknown, number>();
+  let all = 0;
+  for (const mount of apps.shared().mounts) {
+    if (bytesAt.has(mount.mountPath)) continue;
+    const bytes = JSON.stringify(mount).length + 1;
+    bytesAt.set(mount.mountPath, bytes);
+    all += bytes;
+  }
+  let copied = 0;
+  for (const source of sharing) {
+    copied += all;
+    for (const path of takenMountPaths(source)) copied -= bytesAt.get(path) ?? 0;
+  }
+  if (copied <= limit) return;
+  // Only now is the pod measured: most pods are refused or passed above.
+  const growth = copied - JSON.stringify(pod).length;
+  if (growth > limit) throw new InjectionTooLargeError(growth);
+}
+
+function isSharing(source: SidecarContainer): boolean {
+  return objectOf(source.shareVolumePolicy)?.type === 'enabled';
+}
+
+/** The mount and device paths a sidecar uses itself; a shared mount at one of them is not added. */
+function takenMountPaths(sidecar: SidecarContainer): Set<unknown> {
+  return new Set<unknown>([
+    ...arrayOf<VolumeMount>(sidecar.volumeMounts).map((m) => objectOf(m)?.mountPath),
+    ...arrayOf<JsonObject>(sidecar.volumeDevices).map((d) => objectOf(d)?.devicePath),
+  ]);
+}
+
 /** The env values `transferEnv` copies from app containers; missing sources are skipped. */
-function transferEnvs(source: SidecarContainer, pod: Pod, appContainers: readonly Container[]): EnvVar[] {
+function transferEnvs(source: SidecarContainer, pod: Pod, apps: AppContainers): EnvVar[] {
   const out: EnvVar[] = [];
   for (const t of arrayOf<JsonObject>(source.transferEnv).filter(isObject)) {
     const names = new Set<string>();
@@ -315,9 +434,10 @@ function transferEnvs(source: SidecarContainer, pod: Pod, appContainers: readonl
       if (resolved === undefined) continue;
       containerName = resolved;
     }
-    const container = appContainers.find((c) => c.name === containerName);
+    const container = apps.named(containerName);
+    if (container === undefined) continue;
     for (const envName of [...names].sort()) {
-      const env = arrayOf<EnvVar>(container?.env).find((e) => isObject(e) && e.name === envName);
+      const env = apps.env(container, envName);
       if (env) out.push(env);
     }
   }

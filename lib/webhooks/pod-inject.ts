@@ -4,10 +4,11 @@ import { denied, patched } from '../admission/responses.ts';
 import type { AdmissionRequest } from '../admission/review.ts';
 import { objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
-import { injectPod, InvalidPodError, PatchPodMetadataError } from '../sidecarset/inject.ts';
+import { injectPod, InjectionTooLargeError, InvalidPodError, PatchPodMetadataError } from '../sidecarset/inject.ts';
 import { hasNamespaceSelector, UnknownNamespaceError, type NamespaceLabels } from '../sidecarset/match.ts';
 import { InvalidHashAnnotationError } from '../sidecarset/pod-annotations.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
+import { MAX_ANSWER_BYTES, patchBytesOverAnswerLimit, smallestAnswerBytes } from './answer-size.ts';
 import { failed, neverThrows, respond, type AdmissionHandler, type HandlerDeps } from './handler.ts';
 import { onlyKind, onlyOperations, skipDeleting, skipSubresources } from './skip.ts';
 
@@ -31,9 +32,13 @@ const handleInject = async (request: AdmissionRequest, deps: HandlerDeps) => {
   }
   try {
     const pod = request.object as Pod;
-    const result = injectPod({ pod, namespace, sidecarSets: sets, namespaceLabels, now: deps.clock.now() });
+    const result = injectPod({ pod, namespace, sidecarSets: sets, namespaceLabels, now: deps.clock.now(), maxGrowthBytes: patchBytesOverAnswerLimit - 1 });
     return respond(patched(request.uid, pod, result.pod, result.warnings));
   } catch (error) {
+    if (error instanceof InjectionTooLargeError) {
+      // What the door answers for an answer over the limit, said before building it.
+      return failed(500, `the answer would be at least ${smallestAnswerBytes(error.growthBytes)} bytes, over the ${MAX_ANSWER_BYTES} a webhook answer may carry`, error);
+    }
     if (error instanceof UnknownNamespaceError) return failed(503, `cannot decide the injection: ${error.message}`, error);
     if (error instanceof InvalidHashAnnotationError || error instanceof PatchPodMetadataError || error instanceof InvalidPodError) {
       return respond(denied(request.uid, 400, error.message, 'BadRequest'));

@@ -1,0 +1,22 @@
+/**
+ * How large an admission answer may be, and the smallest answer a JSON Patch
+ * of a given size makes: for refusing an answer before building it.
+ */
+
+/**
+ * The largest review answer either door sends. Lambda refuses a result over
+ * 6 MB, counted as the result's JSON, where the body is a string escaped once
+ * more; what remains is kept for the status code and headers around it.
+ */
+export const MAX_ANSWER_BYTES = 6 * 1024 * 1024 - 4 * 1024;
+
+/**
+ * The fewest bytes of an answer carrying a JSON Patch of `patchBytes`: its
+ * base64 (four characters per three bytes), which nothing around it shortens.
+ */
+export function smallestAnswerBytes(patchBytes: number): number {
+  return 4 * Math.ceil(patchBytes / 3);
+}
+
+/** The smallest patch whose answer is over {@link MAX_ANSWER_BYTES}. */
+export const patchBytesOverAnswerLimit = 3 * Math.floor(MAX_ANSWER_BYTES / 4) + 1;
