@@ -4,7 +4,7 @@
  * `npm test` runs, for longer. Prints a summary and writes the document;
  * exits 1 when a case failed, 2 on a usage error.
  *
- *   npm run reliability -- [--quick] [--only bad-input|faults|load[,...]] [--seed N] [--out FILE]
+ *   npm run reliability -- [--quick] [--only bad-input|adversarial|faults|load[,...]] [--seed N] [--out FILE]
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';

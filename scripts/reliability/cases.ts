@@ -15,12 +15,13 @@ import { startFaultCluster, type FaultCluster } from '../../test/faults/status-s
 import { httpsSoak } from '../../test/load/https-soak.ts';
 import { lambdaSoak } from '../../test/load/lambda-soak.ts';
 import { checkRefusals } from '../../test/reliability/refusals.ts';
+import { adversarialRows, MB, RELIABILITY_SIZES } from '../../test/reliability/adversarial.ts';
 
 import type { Figures } from '../../test/reliability/figures.ts';
 /** A case's result: figures, or rows of a table. */
 export type CaseOutput = Figures | Figures[];
 
-export const SECTIONS = ['bad-input', 'faults', 'load'] as const;
+export const SECTIONS = ['bad-input', 'adversarial', 'faults', 'load'] as const;
 export type SectionId = (typeof SECTIONS)[number];
 
 export interface RunSettings {
@@ -116,6 +117,12 @@ export const CASES: readonly Case[] = [
     claim: 'Strangers get the bare 404 without their body being read; callers with the secret but a wrong method, content type, size or body get 405/415/413/400 with a one-line message; no answer carries a stack, a path, a version or part of the secret.',
     run: ({ quick }) => checkRefusals(quick ? 2 : 20),
   },
+  ...(['pod-inject', 'sidecarset-validate', 'sidecarset-default'] as const).map((fn): Case => ({
+    section: 'adversarial',
+    name: `The worst reviews for ${fn}`,
+    claim: `The reviews of ${fn} built to make its work grow faster than its input (test/reliability/adversarial.ts), at 1 MB, 3 MB and just under the 6 MB body limit, through the door both the Lambda handler and the server use: every one answered inside its deadline, the time per byte not growing with the size, the median time shown against JSON.parse of the same body (target: at most 20 times).`,
+    run: ({ quick }) => adversarialRows(fn, quick ? [MB / 4, MB] : RELIABILITY_SIZES, quick ? 2 : 5),
+  })),
   {
     section: 'faults',
     name: 'Pod injection while the API server is slow or down',

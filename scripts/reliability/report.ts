@@ -25,6 +25,7 @@ export interface ReliabilityRun {
 
 const SECTION_TITLES: Record<SectionId, string> = {
   'bad-input': 'Bad input',
+  adversarial: 'Adversarial input',
   faults: 'Faults (against the real control plane)',
   load: 'Load',
 };
