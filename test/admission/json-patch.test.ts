@@ -451,4 +451,17 @@ describe('createPatch properties', () => {
       runs,
     );
   });
+
+  // Before: every candidate position re-measured the whole inserted block,
+  // n × k serialisations (minutes for these 20,000 and 40,000 items). After:
+  // each item measured once, well under a second.
+  it('weighs an inserted block of 20,000 items among 20,000 edited ones in linear time', () => {
+    const n = 20_000;
+    const from = Array.from({ length: n }, (_, i) => ({ name: `X${i}`, value: 'w' }));
+    const to = [{ name: 'IS_INJECTED', value: 'true' }, ...Array.from({ length: 2 * n }, (_, i) => ({ name: `E${i}`, value: 'v' }))];
+    const started = performance.now();
+    const ops = createPatch({ env: from }, { env: to });
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(applyPatch({ env: from }, ops)).toEqual({ env: to });
+  });
 });
