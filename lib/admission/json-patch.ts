@@ -509,9 +509,14 @@ function checkOperation(raw: unknown, index: number): JsonPatchOperation {
  * it (with `patchType: "JSONPatch"`). Validates each operation's shape first.
  */
 export function encodePatch(ops: readonly JsonPatchOperation[]): string {
+  return Buffer.from(patchText(ops), 'utf8').toString('base64');
+}
+
+/** The patch's JSON text, what {@link encodePatch} encodes. Validates each operation's shape first. */
+export function patchText(ops: readonly JsonPatchOperation[]): string {
   if (!Array.isArray(ops)) throw new JsonPatchError('a JSON Patch must be an array of operations');
   ops.forEach((op: unknown, index) => checkOperation(op, index));
-  return Buffer.from(JSON.stringify(ops), 'utf8').toString('base64');
+  return JSON.stringify(ops);
 }
 
 // Standard alphabet with padding, as Go's encoding/json decodes []byte;

@@ -5,6 +5,7 @@
  * webhook configuration's failurePolicy decides.
  */
 import type { AdmissionRequest, AdmissionResponse } from '../admission/review.ts';
+import { AnswerTooLargeError } from '../admission/answer-size.ts';
 import { errorMessage } from '../errors.ts';
 import type { Clock, NamespaceSource, SidecarSetSource } from '../ports.ts';
 
@@ -48,6 +49,8 @@ export function neverThrows(handler: AdmissionHandler): AdmissionHandler {
     try {
       return await handler(request, deps);
     } catch (error) {
+      // A decision after all, only too large to send: said as the door says it.
+      if (error instanceof AnswerTooLargeError) return failed(500, error.message, error);
       return failed(500, `internal error: ${errorMessage(error)}`, error);
     }
   };

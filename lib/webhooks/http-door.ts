@@ -9,13 +9,13 @@ import { isObject } from '../kube/json.ts';
 import type { Logger } from '../ports.ts';
 import type { HandlerDeps } from './handler.ts';
 import { runReview, type AdmissionFunctionName, type ReviewOutcome } from './registry.ts';
-import { MAX_ANSWER_BYTES } from './answer-size.ts';
+import { MAX_ANSWER_BYTES } from '../admission/answer-size.ts';
 import { deadlineFromTimeout } from './timeout.ts';
 
 /** Lambda's buffered payload limit; the API server never sends more for one object. */
 export const DEFAULT_MAX_BODY_BYTES = 6 * 1024 * 1024;
 
-export { MAX_ANSWER_BYTES } from './answer-size.ts';
+export { MAX_ANSWER_BYTES } from '../admission/answer-size.ts';
 
 export interface HttpRequest {
   method: string;

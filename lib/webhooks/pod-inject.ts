@@ -1,5 +1,6 @@
 /** The Pod injection webhook (pod CREATE): the injected pod, as a JSON Patch. */
 import { errorMessage } from '../errors.ts';
+import { AnswerTooLargeError, patchBytesOverAnswerLimit, smallestAnswerBytes } from '../admission/answer-size.ts';
 import { denied, patched } from '../admission/responses.ts';
 import type { AdmissionRequest } from '../admission/review.ts';
 import { objectOf, stringOf } from '../kube/json.ts';
@@ -8,7 +9,6 @@ import { injectPod, InjectionTooLargeError, InvalidPodError, PatchPodMetadataErr
 import { hasNamespaceSelector, UnknownNamespaceError, type NamespaceLabels } from '../sidecarset/match.ts';
 import { InvalidHashAnnotationError } from '../sidecarset/pod-annotations.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
-import { MAX_ANSWER_BYTES, patchBytesOverAnswerLimit, smallestAnswerBytes } from './answer-size.ts';
 import { failed, neverThrows, respond, type AdmissionHandler, type HandlerDeps } from './handler.ts';
 import { onlyKind, onlyOperations, skipDeleting, skipSubresources } from './skip.ts';
 
@@ -37,7 +37,8 @@ const handleInject = async (request: AdmissionRequest, deps: HandlerDeps) => {
   } catch (error) {
     if (error instanceof InjectionTooLargeError) {
       // What the door answers for an answer over the limit, said before building it.
-      return failed(500, `the answer would be at least ${smallestAnswerBytes(error.growthBytes)} bytes, over the ${MAX_ANSWER_BYTES} a webhook answer may carry`, error);
+      const tooLarge = new AnswerTooLargeError(smallestAnswerBytes(error.growthBytes));
+      return failed(500, tooLarge.message, tooLarge);
     }
     if (error instanceof UnknownNamespaceError) return failed(503, `cannot decide the injection: ${error.message}`, error);
     if (error instanceof InvalidHashAnnotationError || error instanceof PatchPodMetadataError || error instanceof InvalidPodError) {

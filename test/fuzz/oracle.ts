@@ -94,7 +94,7 @@ function checkStatus(input: BodyInput, parsed: { value: unknown } | undefined, a
   }
   if (answer.status === 200 || answer.status === 400) return;
   // The documented failed call for an answer too large to send (a patch many times its object).
-  if (answer.status === 500 && /^\{"message":"the answer would be \d+ bytes, over the \d+ a webhook answer may carry"\}$/.test(answer.body)) return;
+  if (answer.status === 500 && /^\{"message":"the answer would be (?:at least )?\d+ bytes, over the \d+ a webhook answer may carry"\}$/.test(answer.body)) return;
   // The one documented way these inputs cannot be decided: a namespaceSelector
   // and a namespace the cluster does not know (failurePolicy then decides).
   if (answer.status === 503 && input.fn === 'pod-inject' && answer.body.includes('cannot decide the injection: namespace')) return;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { goJsonString, marshalGo, SIDECAR_CONTAINER, SIDECAR_CONTAINER_LIST } from '../../lib/sidecarset/go-json.ts';
 
 // Every expected string was printed by Go: kruise-api v1.8.0 apps/v1alpha1
@@ -307,7 +308,29 @@ describe('goJsonString', () => {
     ['leaves DEL raw', '\u007F', '"\u007F"'],
     ['escapes quote and backslash', '"\\', '"\\"\\\\"'],
     ['leaves other Unicode raw', '\u00E9\u{1F600}', '"\u00E9\u{1F600}"'],
+    ['writes a lone high surrogate as U+FFFD', 'a\uD800b', '"a\uFFFDb"'],
+    ['writes a lone low surrogate as U+FFFD', '\uDC00\uD83D\uDE00\uDE00', '"\uFFFD\u{1F600}\uFFFD"'],
+    ['writes a high surrogate at the end as U+FFFD', '<\uD83D', '"\\u003c\uFFFD"'],
   ])('%s', (_name, input, expected) => {
     expect(goJsonString(input)).toBe(expected);
+  });
+
+  /** What Go writes, the slow way: lone surrogates replaced, then one escape per character. */
+  function reference(s: string): string {
+    const wellFormed = s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+    const short: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+    // eslint-disable-next-line no-control-regex -- control characters are what must be escaped
+    return `"${wellFormed.replace(/["\\\u0000-\u001f<>&\u2028\u2029]/g, (c) => short[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
+  }
+
+  it('matches the character-by-character definition on any string', () => {
+    const awkward = fc.constantFrom('<', '>', '&', '"', '\\', '\u2028', '\u2029', '\uD800', '\uDBFF', '\uDC00', '\uDFFF', '\uD83D\uDE00', '\u0000', '\u001f', '\n', 'a', '\u00e9');
+    const text = fc.oneof(fc.string({ unit: 'binary' }), fc.array(awkward, { maxLength: 40 }).map((parts) => parts.join('')));
+    fc.assert(
+      fc.property(text, (s) => {
+        expect(goJsonString(s)).toBe(reference(s));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

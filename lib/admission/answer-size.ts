@@ -1,6 +1,7 @@
 /**
  * How large an admission answer may be, and the smallest answer a JSON Patch
- * of a given size makes: for refusing an answer before building it.
+ * of a given size makes: so that an answer too large to send is refused
+ * before it is built (encoded, wrapped, escaped), not after.
  */
 
 /**
@@ -20,3 +21,18 @@ export function smallestAnswerBytes(patchBytes: number): number {
 
 /** The smallest patch whose answer is over {@link MAX_ANSWER_BYTES}. */
 export const patchBytesOverAnswerLimit = 3 * Math.floor(MAX_ANSWER_BYTES / 4) + 1;
+
+/**
+ * The answer would be over {@link MAX_ANSWER_BYTES}: the call fails (500,
+ * so failurePolicy decides) with the message the door gives for an answer
+ * it measured too large.
+ */
+export class AnswerTooLargeError extends Error {
+  readonly atLeastBytes: number;
+
+  constructor(atLeastBytes: number) {
+    super(`the answer would be at least ${atLeastBytes} bytes, over the ${MAX_ANSWER_BYTES} a webhook answer may carry`);
+    this.name = 'AnswerTooLargeError';
+    this.atLeastBytes = atLeastBytes;
+  }
+}
