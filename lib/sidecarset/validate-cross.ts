@@ -81,13 +81,16 @@ function containerNames(spec: JsonObject): Set<string> {
   return names;
 }
 
-/** annotation key -> the patch policies the spec writes it with. */
-function annotationPolicies(spec: JsonObject): Map<string, string[]> {
-  const out = new Map<string, string[]>();
+/**
+ * annotation key -> whether the spec overwrites it (in any of its entries: a
+ * stored set may repeat a key, so this is a flag, not a list searched per key).
+ */
+function annotationOverwrites(spec: JsonObject): Map<string, boolean> {
+  const out = new Map<string, boolean>();
   for (const entry of arrayOf(spec.patchPodMetadata)) {
     const e = objectOf(entry);
-    const policy = stringOf(e?.patchPolicy) ?? '';
-    for (const key of Object.keys(objectOf(e?.annotations) ?? {})) out.set(key, [...(out.get(key) ?? []), policy]);
+    const overwrites = stringOf(e?.patchPolicy) === 'Overwrite';
+    for (const key of Object.keys(objectOf(e?.annotations) ?? {})) out.set(key, overwrites || out.get(key) === true);
   }
   return out;
 }
@@ -127,14 +130,14 @@ function checkVolumes(spec: JsonObject, path: FieldPath, other: JsonObject, othe
 
 /** The same annotation may come from both sets only when neither overwrites it. */
 function checkAnnotations(spec: JsonObject, path: FieldPath, other: JsonObject, otherName: string, errs: FieldError[]): void {
-  const theirs = annotationPolicies(other);
+  const theirs = annotationOverwrites(other);
   arrayOf(spec.patchPodMetadata).forEach((entry, i) => {
     const e = objectOf(entry);
     const mine = stringOf(e?.patchPolicy);
     for (const key of Object.keys(objectOf(e?.annotations) ?? {})) {
-      const policies = theirs.get(key);
-      if (policies === undefined) continue;
-      if (mine === 'Overwrite' || policies.includes('Overwrite')) {
+      const overwrites = theirs.get(key);
+      if (overwrites === undefined) continue;
+      if (mine === 'Overwrite' || overwrites) {
         errs.push(
           path
             .child('patchPodMetadata')
