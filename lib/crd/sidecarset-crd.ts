@@ -13,9 +13,11 @@
  *   here they have the full core/v1 schema.
  * - Quantities keep any value (see openapi-structural.ts), as the server reads
  *   `cpu: 0.5`; the validating webhook parses them.
- * - Kruise's status requires matchedPods, updatedPods and readyPods; nothing
- *   in it is required here, so a status patch never fails on a field the
- *   reconciler did not change.
+ * - The core types require nothing (see openapi-structural.ts); Kruise's own
+ *   types require what Kruise's CRD requires, except in the status, where
+ *   Kruise requires matchedPods, updatedPods and readyPods: nothing is
+ *   required there, so a status patch never fails on a field the reconciler
+ *   did not change.
  */
 import type { JsonObject } from '../kube/types.ts';
 import { GROUP, KIND, VERSION } from '../sidecarset/types.ts';
@@ -75,10 +77,9 @@ function sidecarContainer(types: OpenApiSchemas, description: string): JsonObjec
         object('One variable, or several, copied from a named container.', {
           sourceContainerName: string('The pod container to copy from.'),
           sourceContainerNameFrom: object('Reads the name of the container to copy from the pod\'s own metadata.', {
-            fieldRef: structuralSchema(
-              types,
-              OBJECT_FIELD_SELECTOR,
-              "The pod field holding the container name: metadata.labels['<key>'] or metadata.annotations['<key>'].",
+            fieldRef: requiring(
+              structuralSchema(types, OBJECT_FIELD_SELECTOR, "The pod field holding the container name: metadata.labels['<key>'] or metadata.annotations['<key>']."),
+              ['fieldPath'],
             ),
           }),
           envName: string('The name of one variable to copy.'),
@@ -89,8 +90,20 @@ function sidecarContainer(types: OpenApiSchemas, description: string): JsonObjec
   };
 }
 
+/** `schema` with these fields required, as OpenKruise's CRD requires them in its own types. */
+function requiring(schema: JsonObject, required: string[]): JsonObject {
+  return { ...schema, required };
+}
+
+/** A LabelSelector; like Kruise's CRD, an expression needs its key and operator (a pod's selector does too). */
 function selector(types: OpenApiSchemas, description: string): JsonObject {
-  return structuralSchema(types, LABEL_SELECTOR, description);
+  const schema = structuralSchema(types, LABEL_SELECTOR, description);
+  const properties = schema.properties as Record<string, JsonObject>;
+  const expressions = properties.matchExpressions as JsonObject;
+  return {
+    ...schema,
+    properties: { ...properties, matchExpressions: { ...expressions, items: requiring(expressions.items as JsonObject, ['key', 'operator']) } },
+  };
 }
 
 function spec(types: OpenApiSchemas): JsonObject {
@@ -120,19 +133,23 @@ function spec(types: OpenApiSchemas): JsonObject {
       priorityStrategy: object('Which pods are updated first. Use only one of weightPriority and orderPriority.', {
         weightPriority: array(
           'Pods matching a term with a higher weight are updated first.',
-          object('A weight and the pods it applies to.', {
-            weight: int32('From 1 to 100.'),
-            matchSelector: selector(types, 'The pods this weight applies to. Must not be empty.'),
-          }),
+          object(
+            'A weight and the pods it applies to.',
+            {
+              weight: int32('From 1 to 100.'),
+              matchSelector: selector(types, 'The pods this weight applies to. Must not be empty.'),
+            },
+            ['weight', 'matchSelector'],
+          ),
         ),
         orderPriority: array(
           'Pods are ordered by the value of these labels, in turn.',
-          object('A label whose value orders the pods.', { orderedKey: string('The label key.') }),
+          object('A label whose value orders the pods.', { orderedKey: string('The label key.') }, ['orderedKey']),
         ),
       }),
       scatterStrategy: array(
         'Spreads the updated pods evenly among the pods carrying each of these labels.',
-        object('A label key and value.', { key: string('The label key.'), value: string('The label value.') }),
+        object('A label key and value.', { key: string('The label key.'), value: string('The label value.') }, ['key', 'value']),
       ),
     }),
     injectionStrategy: object('How new pods are injected.', {

@@ -91,7 +91,17 @@ describe('infra/k8s/crd.yaml', () => {
     expect(defaults).toEqual([['.spec.injectionStrategy.revision.policy', 'Always']]);
     const enums = all.filter(([, node]) => 'enum' in node).map(([path, node]) => [path, node.enum]);
     expect(enums).toEqual([['.spec.injectionStrategy.revision.policy', ['Always', 'Partial']]]);
-    expect(all.filter(([, node]) => 'required' in node).map(([path]) => path)).toEqual([]);
+    expect(all.filter(([, node]) => 'required' in node).map(([path, node]) => [path, node.required])).toEqual([
+      ['.spec.selector.matchExpressions[]', ['key', 'operator']],
+      ['.spec.namespaceSelector.matchExpressions[]', ['key', 'operator']],
+      ['.spec.initContainers[].transferEnv[].sourceContainerNameFrom.fieldRef', ['fieldPath']],
+      ['.spec.containers[].transferEnv[].sourceContainerNameFrom.fieldRef', ['fieldPath']],
+      ['.spec.updateStrategy.selector.matchExpressions[]', ['key', 'operator']],
+      ['.spec.updateStrategy.priorityStrategy.weightPriority[]', ['weight', 'matchSelector']],
+      ['.spec.updateStrategy.priorityStrategy.weightPriority[].matchSelector.matchExpressions[]', ['key', 'operator']],
+      ['.spec.updateStrategy.priorityStrategy.orderPriority[]', ['orderedKey']],
+      ['.spec.updateStrategy.scatterStrategy[]', ['key', 'value']],
+    ]);
   });
 
   it('describes every field, for kubectl explain', () => {
