@@ -33,8 +33,8 @@ export function generateCrd(subset: OpenApiSubset): string {
   return renderCrdYaml(sidecarSetCrd(subset.schemas), subset.server);
 }
 
-export async function readOpenApiSubset(): Promise<OpenApiSubset> {
-  return parseOpenApiSubset(await readFile(openApiFile, 'utf8'), relative(projectRoot, openApiFile));
+export async function readOpenApiSubset(file = openApiFile): Promise<OpenApiSubset> {
+  return parseOpenApiSubset(await readFile(file, 'utf8'), relative(projectRoot, file));
 }
 
 /** What the running API server serves of the types the CRD embeds. */
@@ -52,21 +52,27 @@ export async function fetchOpenApiSubset(cp: ControlPlane): Promise<OpenApiSubse
   return openApiSubset(await get(url), EMBEDDED_TYPES, version.gitVersion, DOCUMENT);
 }
 
-async function refresh(): Promise<void> {
+/** Where the script reads and writes; tests point it elsewhere. */
+export interface CrdFiles {
+  crd: string;
+  openApi: string;
+}
+
+async function refresh(file: string): Promise<void> {
   // Loaded here so that generating and checking never build or start a control plane.
   const { startControlPlane } = await import('../test/control-plane/harness.ts');
   const cp = await startControlPlane();
   try {
     const subset = await fetchOpenApiSubset(cp);
-    await writeFile(openApiFile, formatOpenApiSubset(subset));
-    process.stdout.write(`wrote ${relative(projectRoot, openApiFile)}: ${Object.keys(subset.schemas).length} definitions from kube-apiserver ${subset.server}\n`);
+    await writeFile(file, formatOpenApiSubset(subset));
+    process.stdout.write(`wrote ${relative(projectRoot, file)}: ${Object.keys(subset.schemas).length} definitions from kube-apiserver ${subset.server}\n`);
   } finally {
     await cp.stop();
   }
 }
 
 /** Exit code: 0 done, 1 --check found a difference, 2 bad usage. */
-export async function main(argv: readonly string[]): Promise<number> {
+export async function main(argv: readonly string[], files: CrdFiles = { crd: crdFile, openApi: openApiFile }): Promise<number> {
   const unknown = argv.filter((arg) => !['--check', '--refresh', '--help', '-h'].includes(arg));
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(usage);
@@ -76,16 +82,16 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${unknown.length > 0 ? `unknown option ${unknown.join(' ')}` : '--check and --refresh cannot be combined'}\n${usage}`);
     return 2;
   }
-  if (argv.includes('--refresh')) await refresh();
-  const text = generateCrd(await readOpenApiSubset());
-  const name = relative(projectRoot, crdFile);
+  if (argv.includes('--refresh')) await refresh(files.openApi);
+  const text = generateCrd(await readOpenApiSubset(files.openApi));
+  const name = relative(projectRoot, files.crd);
   if (argv.includes('--check')) {
-    const current = await readFile(crdFile, 'utf8').catch(() => '');
+    const current = await readFile(files.crd, 'utf8').catch(() => '');
     if (current === text) return 0;
     process.stderr.write(`${name} is not what lib/crd/sidecarset-crd.ts generates: run npm run crd and commit the result\n`);
     return 1;
   }
-  await writeFile(crdFile, text);
+  await writeFile(files.crd, text);
   process.stdout.write(`wrote ${name}: ${Buffer.byteLength(text)} bytes\n`);
   return 0;
 }

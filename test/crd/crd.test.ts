@@ -6,6 +6,9 @@
  */
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parse } from 'yaml';
 import { isObject } from '../../lib/kube/json.ts';
 import type { JsonObject } from '../../lib/kube/types.ts';
@@ -52,6 +55,25 @@ describe('infra/k8s/crd.yaml', () => {
     expect(await main(['--chek'])).toBe(2);
     expect(String(err.mock.calls[0]?.[0])).toContain('unknown option --chek');
     expect(await main(['--check', '--refresh'])).toBe(2);
+  });
+
+  it('npm run crd -- --check exits 1 on a stale CRD, and npm run crd rewrites it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crd-'));
+    try {
+      const files = { crd: join(dir, 'crd.yaml'), openApi: openApiFile };
+      await writeFile(files.crd, committed.replace('description: SidecarSet injects', 'description: edited by hand'));
+      const err = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+      jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
+      expect(await main(['--check'], files)).toBe(1);
+      expect(String(err.mock.calls[0]?.[0])).toMatch(/is not what lib\/crd\/sidecarset-crd.ts generates: run npm run crd/);
+      expect(await main([], files)).toBe(0);
+      expect(await readFile(files.crd, 'utf8')).toBe(committed);
+      expect(await main(['--check'], files)).toBe(0);
+      await writeFile(join(dir, 'bad.json'), '{"server": "v1.36.3"}');
+      await expect(main(['--check'], { ...files, openApi: join(dir, 'bad.json') })).rejects.toThrow(/bad.json: expected \{"server": string/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('keeps the resource OpenKruise defines: name, group, version, scope, status subresource, printer columns', () => {
