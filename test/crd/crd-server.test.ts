@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
+import { parse } from 'yaml';
 import { crdPath, startLocalStack, waitForCrd, type LocalStack } from '../../functions/server/local-stack.ts';
 import { cloneJson, isObject } from '../../lib/kube/json.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
@@ -89,7 +90,7 @@ describeWithControlPlane('the CRD on the pinned kube-apiserver, without webhooks
   });
 
   it('is itself valid without a warning under strict field validation', async () => {
-    const crd = (await import('yaml')).parse(await readFile(crdPath, 'utf8')) as { metadata: { name: string } };
+    const crd = parse(await readFile(crdPath, 'utf8')) as { metadata: { name: string } };
     const res = await cp.request(
       'admin',
       'PATCH',
