@@ -40,7 +40,7 @@ describeWithControlPlane('the test control plane', () => {
       expect(controlPlane.caCert).toContain('-----BEGIN CERTIFICATE-----');
 
       const ready = await controlPlane.request('admin', 'GET', '/readyz');
-      expect(ready).toEqual({ status: 200, body: 'ok' });
+      expect(ready).toEqual({ status: 200, body: 'ok', warnings: [] });
       const version = await controlPlane.request('admin', 'GET', '/version');
       // The build stamps the version pinned in tools/kube-apiserver/go.mod.
       const { kubernetes } = await controlPlaneVersions();

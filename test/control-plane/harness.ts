@@ -46,6 +46,8 @@ export interface ControlPlaneOptions {
 export interface ControlPlaneResponse {
   status: number;
   body: string;
+  /** The response's `Warning` headers (unknown fields, deprecations), as the API server wrote them. */
+  warnings: string[];
 }
 
 export interface ControlPlane {
@@ -284,7 +286,9 @@ function httpCall(options: HttpOptions): Promise<ControlPlaneResponse> {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => {
-          resolvePromise({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
+          // rawHeaders keeps each Warning header apart (headers.warning joins them with commas).
+          const warnings = res.rawHeaders.filter((_, i) => i % 2 === 1 && res.rawHeaders[i - 1]?.toLowerCase() === 'warning');
+          resolvePromise({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), warnings });
         });
         res.on('error', reject);
       },

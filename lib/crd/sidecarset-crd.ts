@@ -1,0 +1,239 @@
+/**
+ * The SidecarSet CustomResourceDefinition (apps.kruise.io/v1alpha1), built
+ * from the SidecarSet's own fields, described here, and the Kubernetes types
+ * it embeds, taken from the API server's OpenAPI document (see
+ * openapi-structural.ts). The schema accepts every field OpenKruise v1.8's
+ * Go types have, so that a SidecarSet written for Kruise applies unchanged;
+ * anything else is an unknown field, which the API server reports to kubectl
+ * and prunes.
+ *
+ * Where this differs from Kruise's own CRD, on purpose:
+ * - Kruise keeps containers and volumes whole
+ *   (`x-kubernetes-preserve-unknown-fields`), so a typo is stored silently;
+ *   here they have the full core/v1 schema.
+ * - Quantities keep any value (see openapi-structural.ts), as the server reads
+ *   `cpu: 0.5`; the validating webhook parses them.
+ * - The core types require nothing (see openapi-structural.ts); Kruise's own
+ *   types require what Kruise's CRD requires, except in the status, where
+ *   Kruise requires matchedPods, updatedPods and readyPods: nothing is
+ *   required there, so a status patch never fails on a field the reconciler
+ *   did not change.
+ */
+import type { JsonObject } from '../kube/types.ts';
+import { GROUP, KIND, VERSION } from '../sidecarset/types.ts';
+import { structuralSchema, type OpenApiSchemas } from './openapi-structural.ts';
+
+export const CONTAINER = 'io.k8s.api.core.v1.Container';
+export const VOLUME = 'io.k8s.api.core.v1.Volume';
+export const LOCAL_OBJECT_REFERENCE = 'io.k8s.api.core.v1.LocalObjectReference';
+export const OBJECT_FIELD_SELECTOR = 'io.k8s.api.core.v1.ObjectFieldSelector';
+export const LABEL_SELECTOR = 'io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector';
+
+/** The OpenAPI definitions the CRD embeds; the fixture holds these and everything they refer to. */
+export const EMBEDDED_TYPES = [CONTAINER, VOLUME, LOCAL_OBJECT_REFERENCE, OBJECT_FIELD_SELECTOR, LABEL_SELECTOR] as const;
+
+export const CRD_NAME = `sidecarsets.${GROUP}`;
+
+const string = (description: string): JsonObject => ({ description, type: 'string' });
+const boolean = (description: string): JsonObject => ({ description, type: 'boolean' });
+const int32 = (description: string): JsonObject => ({ description, type: 'integer', format: 'int32' });
+const int64 = (description: string): JsonObject => ({ description, type: 'integer', format: 'int64' });
+const intOrString = (description: string): JsonObject => ({
+  description,
+  anyOf: [{ type: 'integer' }, { type: 'string' }],
+  'x-kubernetes-int-or-string': true,
+});
+const object = (description: string, properties: JsonObject, required?: string[]): JsonObject => ({
+  description,
+  type: 'object',
+  ...(required === undefined ? {} : { required }),
+  properties,
+});
+const array = (description: string, items: JsonObject): JsonObject => ({ description, type: 'array', items });
+
+function sidecarContainer(types: OpenApiSchemas, description: string): JsonObject {
+  const container = structuralSchema(types, CONTAINER, description);
+  const properties = container.properties as JsonObject;
+  return {
+    ...container,
+    properties: {
+      ...properties,
+      podInjectPolicy: string(
+        'Where the sidecar goes among the pod\'s containers: "BeforeAppContainer" (the default for containers) puts it before the ' +
+          'application containers, "AfterAppContainer" (the default for init containers) after them.',
+      ),
+      upgradeStrategy: object('How a running sidecar is upgraded to a new image.', {
+        upgradeType: string(
+          '"ColdUpgrade" (the default) replaces the sidecar; "HotUpgrade" runs two copies and switches between them ' +
+            '(injected as ColdUpgrade by this project, with a warning).',
+        ),
+        hotUpgradeEmptyImage: string('For HotUpgrade: the image of the idle copy of the sidecar.'),
+      }),
+      shareVolumePolicy: object('Whether the sidecar also mounts the volumes of the pod\'s application containers.', {
+        type: string('"enabled" mounts every volumeMount of the application containers into the sidecar too; "disabled" (the default) does not.'),
+      }),
+      transferEnv: array(
+        'Environment variables copied from an application container of the pod into the sidecar; the sidecar\'s own env wins.',
+        object('One variable, or several, copied from a named container.', {
+          sourceContainerName: string('The pod container to copy from.'),
+          sourceContainerNameFrom: object('Reads the name of the container to copy from the pod\'s own metadata.', {
+            fieldRef: requiring(
+              structuralSchema(types, OBJECT_FIELD_SELECTOR, "The pod field holding the container name: metadata.labels['<key>'] or metadata.annotations['<key>']."),
+              ['fieldPath'],
+            ),
+          }),
+          envName: string('The name of one variable to copy.'),
+          envNames: array('The names of several variables to copy.', { type: 'string' }),
+        }),
+      ),
+    },
+  };
+}
+
+/** `schema` with these fields required, as OpenKruise's CRD requires them in its own types. */
+function requiring(schema: JsonObject, required: string[]): JsonObject {
+  return { ...schema, required };
+}
+
+/** A LabelSelector; like Kruise's CRD, an expression needs its key and operator (a pod's selector does too). */
+function selector(types: OpenApiSchemas, description: string): JsonObject {
+  const schema = structuralSchema(types, LABEL_SELECTOR, description);
+  const properties = schema.properties as Record<string, JsonObject>;
+  const expressions = properties.matchExpressions as JsonObject;
+  return {
+    ...schema,
+    properties: { ...properties, matchExpressions: { ...expressions, items: requiring(expressions.items as JsonObject, ['key', 'operator']) } },
+  };
+}
+
+function spec(types: OpenApiSchemas): JsonObject {
+  return object('What the SidecarSet injects and into which pods.', {
+    selector: selector(types, 'The pods to inject, by their labels. Required, and must not be empty.'),
+    namespace: string('Injects only pods in this namespace. Cannot be combined with namespaceSelector.'),
+    namespaceSelector: selector(types, 'Injects only pods whose Namespace has matching labels. Cannot be combined with namespace.'),
+    initContainers: array(
+      'Init containers to inject. They are added when a pod is created, sorted by name, after the pod\'s own init containers unless ' +
+        'podInjectPolicy says otherwise. One with restartPolicy Always is a native sidecar.',
+      sidecarContainer(types, 'An init container to inject: a core/v1 Container plus the SidecarSet\'s injection settings.'),
+    ),
+    containers: array(
+      'Sidecar containers to inject when a pod is created. A pod container of the same name is replaced in place.',
+      sidecarContainer(types, 'A container to inject: a core/v1 Container plus the SidecarSet\'s injection settings.'),
+    ),
+    volumes: array(
+      'Volumes the sidecars may mount. Only those an injected container mounts are added to the pod; a pod volume of the same name wins.',
+      structuralSchema(types, VOLUME, 'A core/v1 Volume.'),
+    ),
+    updateStrategy: object('How pods that already run the sidecar get a new version of it.', {
+      type: string('"RollingUpdate" (the default) or "NotUpdate".'),
+      paused: boolean('Stops updating pods while true.'),
+      selector: selector(types, 'Updates only the pods matching these labels. Cannot be combined with a non-zero partition.'),
+      partition: intOrString('How many matched pods, or which percentage of them ("20%"), keep the old version. Defaults to 0.'),
+      maxUnavailable: intOrString('How many matched pods, or which percentage ("10%"), may be unavailable during an update. Defaults to 1.'),
+      priorityStrategy: object('Which pods are updated first. Use only one of weightPriority and orderPriority.', {
+        weightPriority: array(
+          'Pods matching a term with a higher weight are updated first.',
+          object(
+            'A weight and the pods it applies to.',
+            {
+              weight: int32('From 1 to 100.'),
+              matchSelector: selector(types, 'The pods this weight applies to. Must not be empty.'),
+            },
+            ['weight', 'matchSelector'],
+          ),
+        ),
+        orderPriority: array(
+          'Pods are ordered by the value of these labels, in turn.',
+          object('A label whose value orders the pods.', { orderedKey: string('The label key.') }, ['orderedKey']),
+        ),
+      }),
+      scatterStrategy: array(
+        'Spreads the updated pods evenly among the pods carrying each of these labels.',
+        object('A label key and value.', { key: string('The label key.'), value: string('The label value.') }, ['key', 'value']),
+      ),
+    }),
+    injectionStrategy: object('How new pods are injected.', {
+      paused: boolean('Stops injecting into new pods while true.'),
+      revision: object('Injects a recorded revision of the SidecarSet instead of the current one (not implemented by this project yet).', {
+        customVersion: string('The revision, by the value of its apps.kruise.io/sidecarset-custom-version label.'),
+        revisionName: string('The revision, by the name of its ControllerRevision.'),
+        policy: {
+          ...string('"Always" (the default) always injects that revision; "Partial" injects it only into pods the update strategy has not reached.'),
+          // As OpenKruise's CRD: the API server itself defaults and checks it.
+          default: 'Always',
+          enum: ['Always', 'Partial'],
+        },
+      }),
+    }),
+    imagePullSecrets: array(
+      'Image pull secrets added to injected pods, after the pod\'s own, without duplicates.',
+      structuralSchema(types, LOCAL_OBJECT_REFERENCE, 'A Secret in the pod\'s namespace, by name.'),
+    ),
+    revisionHistoryLimit: int32('How many old revisions of the SidecarSet are kept. Defaults to 10.'),
+    patchPodMetadata: array(
+      'Annotations written onto every injected pod.',
+      object('Annotations and how they are written.', {
+        annotations: {
+          description: 'The annotations to write. A key may appear in one entry only.',
+          type: 'object',
+          additionalProperties: { type: 'string' },
+        },
+        patchPolicy: string(
+          '"Retain" (the default) sets a key only when the pod does not have it; "Overwrite" always sets it; "MergePatchJson" merges the ' +
+            'value, a JSON object, into the pod\'s (RFC 7386).',
+        ),
+      }),
+    ),
+  });
+}
+
+const status = object('What the SidecarSet\'s pods currently run, as last observed.', {
+  observedGeneration: int64('The metadata.generation of the SidecarSet this status was computed from.'),
+  matchedPods: int32('How many pods the SidecarSet selects.'),
+  updatedPods: int32('How many of them run the current version of the sidecars.'),
+  readyPods: int32('How many of them are ready.'),
+  updatedReadyPods: int32('How many of them run the current version and are ready.'),
+  latestRevision: string('The name of the ControllerRevision of the current version.'),
+  collisionCount: int32('A count of revision name collisions, used to make the next revision name unique.'),
+});
+
+/** The CustomResourceDefinition object, ready to serialise. `types` is components.schemas of the server's OpenAPI v3 document (or its subset). */
+export function sidecarSetCrd(types: OpenApiSchemas): JsonObject {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: CRD_NAME, labels: { 'app.kubernetes.io/part-of': 'serverless-sidecarset' } },
+    spec: {
+      group: GROUP,
+      scope: 'Cluster',
+      names: { kind: KIND, listKind: `${KIND}List`, plural: 'sidecarsets', singular: 'sidecarset' },
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            { name: 'MATCHED', type: 'integer', description: 'The number of Pods matched.', jsonPath: '.status.matchedPods' },
+            { name: 'UPDATED', type: 'integer', description: 'The number of matched Pods that run the current sidecar.', jsonPath: '.status.updatedPods' },
+            { name: 'READY', type: 'integer', description: 'The number of matched Pods that are ready.', jsonPath: '.status.readyPods' },
+            { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+          ],
+          schema: {
+            openAPIV3Schema: {
+              description: 'SidecarSet injects sidecar containers, volumes and annotations into the pods it selects, when they are created.',
+              type: 'object',
+              properties: {
+                apiVersion: string('The versioned schema of this object: apps.kruise.io/v1alpha1.'),
+                kind: string('SidecarSet.'),
+                metadata: { type: 'object' },
+                spec: spec(types),
+                status,
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
