@@ -1,9 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { CallerSecretError } from '../../lib/auth/caller-auth.ts';
 import { callerSecretSource } from '../../lib/auth/caller-config.ts';
+import { fixedSecret } from '../webhooks/fixtures.ts';
 
-const CURRENT = Buffer.alloc(32, 0x11).toString('base64url');
-const PREVIOUS = Buffer.alloc(32, 0x22).toString('base64url');
+const CURRENT = fixedSecret('caller-config.test.ts 11');
+const PREVIOUS = fixedSecret('caller-config.test.ts 22');
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:webhook-caller-AbCdEf';
 
 describe('callerSecretSource', () => {

@@ -2,14 +2,23 @@
  * Shared by the door, Lambda and server tests: AdmissionReviews shaped as the
  * API server sends them, the caller secrets, and a logger that keeps its lines.
  */
+import { createHash } from 'node:crypto';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import type { Logger } from '../../lib/ports.ts';
 
-/** 32 bytes in base64url, as operators generate them; fixed so that failures reproduce. */
-export const SECRET = Buffer.alloc(32, 0x5e).toString('base64url');
-export const PREVIOUS_SECRET = Buffer.alloc(32, 0x9d).toString('base64url');
-export const STRANGER_SECRET = Buffer.alloc(32, 0x01).toString('base64url');
+/**
+ * 32 random-looking bytes in base64url, as operators generate them, derived
+ * from a label so that failures reproduce (a repeated byte would be refused
+ * as too predictable).
+ */
+export function fixedSecret(label: string): string {
+  return createHash('sha256').update(`serverless-sidecarset test secret: ${label}`).digest('base64url');
+}
+
+export const SECRET = fixedSecret('current');
+export const PREVIOUS_SECRET = fixedSecret('previous');
+export const STRANGER_SECRET = fixedSecret('stranger');
 
 /** A SidecarSet as a user applies it: nothing defaulted yet. */
 export function userSidecarSet(name = 'dns'): Record<string, unknown> {
