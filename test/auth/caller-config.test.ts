@@ -71,6 +71,19 @@ describe('callerSecretSource', () => {
     expect(() => callerSecretSource(env)).toThrow(message);
   });
 
+  it.each([
+    { why: 'the runtime names the Lambda function', env: { ALLOW_UNAUTHENTICATED_CALLERS: 'true', AWS_LAMBDA_FUNCTION_NAME: 'pod-inject' }, platform: 'local' as const },
+    { why: 'the Lambda entry point composes', env: { ALLOW_UNAUTHENTICATED_CALLERS: 'true' }, platform: 'lambda' as const },
+    { why: 'a secret is configured beside it', env: { ALLOW_UNAUTHENTICATED_CALLERS: 'true', WEBHOOK_SECRET: CURRENT }, platform: 'lambda' as const },
+  ])('refuses ALLOW_UNAUTHENTICATED_CALLERS=true on Lambda when $why', ({ env, platform }) => {
+    expect(() => callerSecretSource(env, platform)).toThrow('ALLOW_UNAUTHENTICATED_CALLERS=true is refused on Lambda: a Function URL is public');
+  });
+
+  it('keeps ALLOW_UNAUTHENTICATED_CALLERS=true for the local server, and "false" on Lambda', () => {
+    expect(callerSecretSource({ ALLOW_UNAUTHENTICATED_CALLERS: 'true' }, 'local')).toEqual({ kind: 'insecure' });
+    expect(callerSecretSource({ ALLOW_UNAUTHENTICATED_CALLERS: 'false', WEBHOOK_SECRET: CURRENT }, 'lambda')).toEqual({ kind: 'env', secrets: { current: CURRENT } });
+  });
+
   it('never quotes a weak secret in its message', () => {
     expect(() => callerSecretSource({ WEBHOOK_SECRET: 'changeme' })).not.toThrow(/changeme/);
     expect(() => callerSecretSource({ WEBHOOK_SECRET: CURRENT, WEBHOOK_SECRET_PREVIOUS: 'oldpassword' })).not.toThrow(/oldpassword/);

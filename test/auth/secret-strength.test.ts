@@ -11,7 +11,7 @@ function randomFrom(alphabet: string, length: number): string {
   let out = '';
   while (out.length < length) {
     for (const byte of randomBytes(length * 2)) {
-      if (byte < 256 - (256 % alphabet.length) && out.length < length) out += alphabet[byte % alphabet.length];
+      if (byte < 256 - (256 % alphabet.length) && out.length < length) out += alphabet.charAt(byte % alphabet.length);
     }
   }
   return out;

@@ -118,15 +118,10 @@ describe('sidecarset-default on Lambda', () => {
     await expect(admissionLambda('sidecarset-default', { env: { WEBHOOK_SECRET: 'changeme' } })).rejects.toThrow('WEBHOOK_SECRET is 8 characters');
   });
 
-  it('serves any caller when ALLOW_UNAUTHENTICATED_CALLERS=true, and warns at start', async () => {
-    const { logger, entries } = capturingLogger();
-    const handler = await admissionLambda('sidecarset-default', { env: { ALLOW_UNAUTHENTICATED_CALLERS: 'true' }, overrides: { logger } });
-    expect(entries()).toEqual([
-      expect.objectContaining({ level: 'warn', message: 'callers are not authenticated (ALLOW_UNAUTHENTICATED_CALLERS=true): local development only' }),
-    ]);
-    const result = structured(await handler(functionUrlEvent({ body: JSON.stringify(review), path: '/' })));
-    expect(result.statusCode).toBe(200);
-    expect(result.json.response.uid).toBe('a8e4e1c6-3e4b-4c59-9f1e-0b5c1d7e2f30');
+  it('refuses to start with ALLOW_UNAUTHENTICATED_CALLERS=true: a Function URL is public', async () => {
+    const start = admissionLambda('sidecarset-default', { env: { ALLOW_UNAUTHENTICATED_CALLERS: 'true' }, overrides: { logger: capturingLogger().logger } });
+    await expect(start).rejects.toThrow(CallerSecretError);
+    await expect(start).rejects.toThrow('ALLOW_UNAUTHENTICATED_CALLERS=true is refused on Lambda');
   });
 });
 

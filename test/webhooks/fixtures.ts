@@ -123,6 +123,8 @@ export interface EventOptions {
   requestId?: string;
   /** The secret in the default path (`/<secret>`). */
   secret?: string;
+  /** The caller's address as the Function URL service saw the connection. */
+  sourceIp?: string;
 }
 
 /** A Function URL event as Lambda delivers the API server's call: payload 2.0, lower-case headers. */
@@ -156,7 +158,7 @@ export function functionUrlEvent(options: EventOptions = {}): LambdaFunctionURLE
       apiId: 'abcdefghijklmnopqrstuvwxyz234567',
       domainName: HOST,
       domainPrefix: 'abcdefghijklmnopqrstuvwxyz234567',
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'kube-apiserver-admission' },
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: options.sourceIp ?? '203.0.113.7', userAgent: 'kube-apiserver-admission' },
       requestId: options.requestId ?? 'c1b6d3a0-6f0e-4b4e-9a53-3f4b9f0d2a11',
       routeKey: '$default',
       stage: '$default',
