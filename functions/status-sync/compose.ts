@@ -13,7 +13,7 @@ import { rotateWebhookSecret, type RotationResult, type SecretStore } from '../.
 import { makeKubeClients } from '../../lib/adapters/kubeconfig.ts';
 import { kubeSidecarSetSource, millisecondsFromEnv, SourceOptionsError } from '../../lib/adapters/kube-sources.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, kubeEventSink, kubeNamespaceSnapshot, kubePodPages, kubeStatusWriter } from '../../lib/adapters/kube-status-sync.ts';
-import type { Logger } from '../../lib/ports.ts';
+import { systemClock, type Logger } from '../../lib/ports.ts';
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass, STATUS_SYNC, type PassResult } from '../../lib/status-sync/pass.ts';
 import { clusterKubeConfig } from '../shared/cluster.ts';
@@ -74,7 +74,8 @@ function secretRotation(env: Env, overrides: StatusSyncOverrides, kc: Parameters
   const settings = rotationSettingsFromEnv(env);
   if (store === undefined || settings.periodMs === 0) return undefined;
   const webhooks = kubeWebhookUrls(kc, { callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS });
-  const now = overrides.clock === undefined ? () => new Date() : () => overrides.clock?.now() ?? new Date();
+  const clock = overrides.clock ?? systemClock;
+  const now = () => clock.now();
   return (signal) => rotateWebhookSecret({ store, webhooks, now }, settings, signal);
 }
 
