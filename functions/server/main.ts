@@ -17,7 +17,7 @@ import { stringify } from 'yaml';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { ensureSecretFile, fileSecretStore } from '../../lib/adapters/secret-file.ts';
 import { CallerSecretError } from '../../lib/auth/caller-auth.ts';
-import { callerNetworksFromEnv } from '../../lib/auth/caller-config.ts';
+import { callerNetworksFromEnv, ENV_ALLOWED_CALLER_CIDRS, ENV_ROTATION_MARGIN_MS, ENV_ROTATION_PERIOD_MS, ENV_SECRET_REFRESH_MS } from '../../lib/auth/caller-config.ts';
 import type { SecretStore } from '../../lib/auth/rotation.ts';
 import { renderWebhookConfigurations } from '../../lib/manifests/webhook-configurations.ts';
 import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
@@ -137,7 +137,9 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
 async function serveEmbedded(options: ServerOptions): Promise<void> {
   const intervalMs = statusSyncIntervalFromEnv(process.env);
   say('No cluster configured: starting an embedded one (etcd and kube-apiserver; the first start builds them from Go modules, which takes minutes).');
-  const stack = await startLocalStack({ port: options.port, echo: (line) => process.stdout.write(`${line}\n`), statusSyncIntervalMs: intervalMs });
+  // The caller and rotation settings only: the embedded cluster brings its own credentials.
+  const env = Object.fromEntries([ENV_ALLOWED_CALLER_CIDRS, ENV_SECRET_REFRESH_MS, ENV_ROTATION_PERIOD_MS, ENV_ROTATION_MARGIN_MS].map((key) => [key, process.env[key]]));
+  const stack = await startLocalStack({ port: options.port, echo: (line) => process.stdout.write(`${line}\n`), statusSyncIntervalMs: intervalMs, env });
   const dir = resolve('.cache/local-cluster');
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const kubeconfig = join(dir, 'kubeconfig');
