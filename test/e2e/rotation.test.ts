@@ -11,6 +11,8 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
+import { parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { kubeWebhookUrls } from '../../lib/adapters/kube-webhook-urls.ts';
 import { parseSecretDocument, secretOfUrl } from '../../lib/auth/rotation.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { describeWithControlPlane } from '../control-plane/availability.ts';
@@ -131,4 +133,26 @@ describeWithControlPlane('webhook secret rotation on a real API server', () => {
     expect(stack.logs.join('\n')).not.toContain(initial);
     expect(stack.logs.join('\n')).not.toContain(doc.current);
   }, 5 * 60_000);
+
+  it('lets the functions identity repoint only an unchanged URL, and only of the project\'s own configurations', async () => {
+    const urls = kubeWebhookUrls(parseKubeConfig(stack.cp.kubeconfig('functions'), 'functions kubeconfig'));
+    const endpoints = (await urls.list()) ?? [];
+    expect(endpoints.map((e) => e.webhook).sort()).toEqual(['pod-inject.sidecarset.kruise.io', 'sidecarset-default.sidecarset.kruise.io', 'sidecarset-validate.sidecarset.kruise.io']);
+    const pod = endpoints.find((e) => e.webhook === 'pod-inject.sidecarset.kruise.io');
+    if (pod?.url === undefined) throw new Error('no pod-inject webhook');
+    // Someone changed the URL since it was read: the conditional patch is refused, nothing is overwritten.
+    await expect(urls.setUrl({ ...pod, url: `${pod.url}-stale` }, `${pod.url}-mine`)).rejects.toThrow(/the API server answered 422/);
+    expect((await urls.list())?.find((e) => e.webhook === pod.webhook)?.url).toBe(pod.url);
+
+    // Another team's configuration: RBAC's resourceNames keep the functions out.
+    const other = await stack.cp.request('admin', 'POST', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: 'someone-else' },
+      webhooks: [],
+    });
+    expect(other.status).toBe(201);
+    const foreign = kubeWebhookUrls(parseKubeConfig(stack.cp.kubeconfig('functions'), 'functions kubeconfig'), { name: 'someone-else' });
+    await expect(foreign.list()).rejects.toThrow(/the API server answered 403/);
+  });
 });
