@@ -55,6 +55,12 @@ function isRefreshing(secrets: CallerSecretsHandle): secrets is RefreshingSecret
   return typeof secrets === 'object' && 'refresh' in secrets;
 }
 
+/** The secrets a handle holds now; undefined when callers are not authenticated. */
+export function currentSecrets(secrets: CallerSecretsHandle): CallerSecrets | undefined {
+  if (secrets === 'insecure') return undefined;
+  return isRefreshing(secrets) ? secrets.current() : secrets;
+}
+
 /**
  * Secrets read from a store (Secrets Manager, the local server's file) and
  * re-read every WEBHOOK_SECRET_REFRESH_MS, so a rotation reaches this process
