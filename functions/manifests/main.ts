@@ -11,7 +11,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
-import { checkSecret } from '../../lib/auth/caller-auth.ts';
+import { checkSecret, parseSecretValue } from '../../lib/auth/caller-auth.ts';
 import { parseObjects } from '../../lib/kube/manifests.ts';
 import { renderWebhookConfigurations } from '../../lib/manifests/webhook-configurations.ts';
 import { functionUrlsFromOutputs, ManifestsCliError, webhookUrl } from '../../lib/manifests/targets.ts';
@@ -68,10 +68,20 @@ async function readText(path: string, what: string): Promise<string> {
   }
 }
 
+/** The current secret of a secret file: a bare secret or the stored JSON form (`{"current": …}`, as Secrets Manager and the local server keep it). */
+function currentSecretOf(text: string): string {
+  try {
+    return parseSecretValue(text, 'the caller secret').current;
+  } catch (error) {
+    throw new ManifestsCliError((error as Error).message);
+  }
+}
+
 async function callerSecret(args: Args): Promise<string> {
   const file = args.values.get('--secret-file');
   const secret = file !== undefined ? (await readText(file, 'secret file')).trim() : (process.env.WEBHOOK_SECRET ?? '');
   if (secret === '') throw new ManifestsCliError('the caller secret is needed: --secret-file FILE or $WEBHOOK_SECRET');
+  if (file !== undefined) return currentSecretOf(secret);
   try {
     checkSecret(secret, 'the caller secret');
   } catch (error) {
@@ -86,7 +96,7 @@ async function targetsAndCa(args: Args): Promise<{ targets: Record<AdmissionFunc
     const port = args.values.get('--port') ?? '8443';
     const caPem = await readText(join(tlsDir, CA_FILE), 'the local server CA (run npm start once with a cluster to create it)');
     const fileSecret = await readFile(join(tlsDir, 'webhook-secret'), 'utf8').then((s) => s.trim(), () => undefined);
-    const secret = args.values.has('--secret-file') || fileSecret === undefined ? await callerSecret(args) : fileSecret;
+    const secret = args.values.has('--secret-file') || fileSecret === undefined ? await callerSecret(args) : currentSecretOf(fileSecret);
     const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:${port}/${fn}/${secret}` }]));
     return { targets: targets as Record<AdmissionFunctionName, { url: string }>, caPem };
   }

@@ -53,8 +53,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     if (path === '/healthz' || path === '/readyz') return;
     const target = route(request.url);
     const runtime = target ? deps.runtimes[target.fn] : undefined;
-    const authorization = request.headers.authorization;
-    if (!target || !runtime || !callerAllowed(runtime.config, target.path, authorization)) {
+    // The socket's peer, never X-Forwarded-For: a header is whatever the caller writes.
+    const caller = { path: target?.path ?? '', authorization: request.headers.authorization, sourceIp: request.socket.remoteAddress };
+    if (!target || !runtime || !(await callerAllowed(runtime.config, caller))) {
       await send(reply, NOT_FOUND);
       return reply;
     }
@@ -84,6 +85,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         body,
         bodyBytes: Buffer.byteLength(body),
         requestId: request.id,
+        sourceIp: request.socket.remoteAddress,
       },
       runtime.config,
       runtime.deps,

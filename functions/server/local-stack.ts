@@ -5,21 +5,24 @@
  * fastify webhook server (HTTPS on 127.0.0.1, the functions reading the
  * cluster as the least-privilege identity), the webhook configurations
  * pointing at it and, when asked for, the status reconciler's loop (as the
- * same identity).
+ * same identity), which also rotates the webhook secret kept in the TLS
+ * directory, as on AWS.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
+import { ensureSecretFile, fileSecretStore } from '../../lib/adapters/secret-file.ts';
+import { parseSecretValue } from '../../lib/auth/caller-auth.ts';
+import { callerNetworksFromEnv } from '../../lib/auth/caller-config.ts';
 import { renderWebhookConfigurations } from '../../lib/manifests/webhook-configurations.ts';
 import type { Logger } from '../../lib/ports.ts';
 import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
 import { startControlPlane, type ControlPlane } from '../../test/control-plane/harness.ts';
 import { clusterSources } from '../shared/cluster.ts';
-import { admissionRuntime } from '../shared/compose.ts';
+import { admissionRuntime, storedCallerSecrets, type Env } from '../shared/compose.ts';
 import { STATUS_SYNC } from '../../lib/status-sync/pass.ts';
 import { composeStatusSync } from '../status-sync/compose.ts';
 import { startStatusLoop, type StatusLoop } from '../status-sync/loop.ts';
@@ -34,7 +37,10 @@ export interface LocalStack {
   cp: ControlPlane;
   /** https://127.0.0.1:<port> of the webhook server. */
   serverUrl: string;
+  /** The secret the webhooks were installed with (rotation replaces it in {@link secretFile}). */
   secret: string;
+  /** Where the secret is kept: the same JSON as the Secrets Manager secret. */
+  secretFile: string;
   caPem: string;
   /** Lines the webhook server (and the status loop, if any) logged. */
   logs: string[];
@@ -85,6 +91,12 @@ export interface LocalStackOptions {
   port?: number;
   /** Runs the status reconciler every this many ms (a pass at once); unset or 0 runs none. */
   statusSyncIntervalMs?: number;
+  /**
+   * Caller and rotation settings, as the functions' environment holds them:
+   * ALLOWED_CALLER_CIDRS, WEBHOOK_SECRET_REFRESH_MS,
+   * WEBHOOK_SECRET_ROTATION_PERIOD_MS, WEBHOOK_SECRET_ROTATION_MARGIN_MS.
+   */
+  env?: Env;
 }
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
@@ -96,7 +108,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await waitForCrd(cp, 'sidecarsets.apps.kruise.io');
     await waitForFunctionsAccess(cp);
     const tls = await ensureServingTls(tlsDir);
-    const secret = randomBytes(32).toString('base64url');
+    const env = options.env ?? {};
+    const secretFile = join(tlsDir, 'webhook-secret');
+    await ensureSecretFile(secretFile);
+    const store = fileSecretStore(secretFile);
+    const secret = parseSecretValue(await store.read(), secretFile).current;
     const sink = (line: string) => {
       logs.push(line);
       options.echo?.(line);
@@ -106,8 +122,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       { KUBECONFIG_CONTENT: cp.kubeconfig('functions'), ...(options.cacheTtlMs !== undefined ? { SIDECARSET_CACHE_TTL_MS: String(options.cacheTtlMs) } : {}) },
       logger,
     );
+    const secrets = await storedCallerSecrets(() => store.read(), `secret file ${secretFile}`, env, logger);
+    const networks = callerNetworksFromEnv(env);
     const runtimes = Object.fromEntries(
-      ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, { current: secret }, sources, jsonLogger({ function: fn }, sink))]),
+      ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, secrets, sources, jsonLogger({ function: fn }, sink), undefined, networks)]),
     );
     const app = buildApp({ runtimes, https: { cert: tls.certPem, key: tls.keyPem }, readiness: () => Promise.resolve({ ready: true, message: '' }) });
     await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
@@ -119,13 +137,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await cp.apply(manifests.map((m) => stringify(m)).join('---\n'));
     let statusLoop: StatusLoop | undefined;
     if (options.statusSyncIntervalMs !== undefined && options.statusSyncIntervalMs > 0) {
-      const statusSync = await composeStatusSync({ KUBECONFIG_CONTENT: cp.kubeconfig('functions') }, { logger: jsonLogger({ function: STATUS_SYNC }, sink) });
+      const statusSync = await composeStatusSync({ ...env, KUBECONFIG_CONTENT: cp.kubeconfig('functions') }, { logger: jsonLogger({ function: STATUS_SYNC }, sink), secretStore: store });
       statusLoop = startStatusLoop({ runPass: statusSync.runPass, intervalMs: options.statusSyncIntervalMs, logger: statusSync.logger });
     }
     return {
       cp,
       serverUrl,
       secret,
+      secretFile,
       caPem: tls.caPem,
       logs,
       statusLoop,

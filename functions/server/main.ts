@@ -11,17 +11,18 @@
  *   from Go modules), installs the CRD, RBAC and webhook configurations, and
  *   writes a kubeconfig for the user.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
+import { ensureSecretFile, fileSecretStore } from '../../lib/adapters/secret-file.ts';
 import { CallerSecretError } from '../../lib/auth/caller-auth.ts';
-import { callerSecretSource } from '../../lib/auth/caller-config.ts';
+import { callerNetworksFromEnv, ENV_ALLOWED_CALLER_CIDRS, ENV_ROTATION_MARGIN_MS, ENV_ROTATION_PERIOD_MS, ENV_SECRET_REFRESH_MS } from '../../lib/auth/caller-config.ts';
+import type { SecretStore } from '../../lib/auth/rotation.ts';
 import { renderWebhookConfigurations } from '../../lib/manifests/webhook-configurations.ts';
 import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { clusterConfigured, clusterSources } from '../shared/cluster.ts';
-import { admissionRuntime, loadCallerSecrets, warnIfInsecure } from '../shared/compose.ts';
+import { admissionRuntime, currentSecrets, loadCallerAccess, storedCallerSecrets, warnIfInsecure, type CallerAccess } from '../shared/compose.ts';
 import { composeStatusSync, statusSyncIntervalFromEnv } from '../status-sync/compose.ts';
 import { startStatusLoop, type StatusLoop } from '../status-sync/loop.ts';
 import { buildApp } from './app.ts';
@@ -33,24 +34,21 @@ const SECRET_FILE = 'webhook-secret';
 const logger = jsonLogger({ function: 'server' });
 const say = (text: string) => process.stderr.write(`${text}\n`);
 
-/** The local server's caller secret: configured, or generated once and kept beside the certificate. */
-async function localSecretEnv(tlsDir: string, env: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv> {
+/**
+ * The local server's caller access: a configured secret, or the secret kept
+ * beside the certificate (generated once), which the server re-reads on an
+ * interval and its status loop rotates, as on AWS.
+ */
+async function localCallerAccess(tlsDir: string, env: NodeJS.ProcessEnv): Promise<CallerAccess & { store?: SecretStore }> {
   try {
-    callerSecretSource(env);
-    return env;
+    return await loadCallerAccess(env, logger);
   } catch (error) {
     if (!(error instanceof CallerSecretError) || !error.message.startsWith('no caller secret')) throw error;
   }
   const path = join(tlsDir, SECRET_FILE);
-  let secret: string;
-  try {
-    secret = (await readFile(path, 'utf8')).trim();
-  } catch {
-    secret = randomBytes(32).toString('base64url');
-    await mkdir(tlsDir, { recursive: true, mode: 0o700 });
-    await writeFile(path, `${secret}\n`, { mode: 0o600 });
-  }
-  return { ...env, WEBHOOK_SECRET: secret };
+  await ensureSecretFile(path);
+  const store = fileSecretStore(path);
+  return { secrets: await storedCallerSecrets(() => store.read(), `secret file ${path}`, env, logger), networks: callerNetworksFromEnv(env), store };
 }
 
 function statusLoopNote(intervalMs: number): string {
@@ -85,11 +83,13 @@ function onShutdown(stop: () => Promise<void>): void {
 /** Serves a cluster the user already has. */
 async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv): Promise<void> {
   const intervalMs = statusSyncIntervalFromEnv(baseEnv);
-  const env = await localSecretEnv(options.tlsDir, baseEnv);
-  const secrets = await loadCallerSecrets(env);
-  warnIfInsecure(secrets, logger);
+  const env = baseEnv;
+  const access = await localCallerAccess(options.tlsDir, env);
+  warnIfInsecure(access, logger);
   const sources = await clusterSources(env, logger);
-  const runtimes = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, secrets, sources, jsonLogger({ function: fn }))]));
+  const runtimes = Object.fromEntries(
+    ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, access.secrets, sources, jsonLogger({ function: fn }), undefined, access.networks)]),
+  );
   const generated = options.tlsCert === undefined ? await ensureServingTls(options.tlsDir) : undefined;
   const cert = generated?.certPem ?? (await readFile(options.tlsCert ?? '', 'utf8'));
   const key = generated?.keyPem ?? (await readFile(options.tlsKey ?? '', 'utf8'));
@@ -108,12 +108,13 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   await app.listen({ host: '127.0.0.1', port: options.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
-  const secretPath = secrets === 'insecure' ? '' : `/${secrets.current}`;
+  const secrets = currentSecrets(access.secrets);
+  const secretPath = secrets === undefined ? '' : `/${secrets.current}`;
   const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:${port}/${fn}${secretPath}` }])) as Record<AdmissionFunctionName, { url: string }>;
   logger.info('serving', { cluster: sources.server, port });
   let statusLoop: StatusLoop | undefined;
   if (intervalMs > 0) {
-    const statusSync = await composeStatusSync(env);
+    const statusSync = await composeStatusSync(env, access.store !== undefined ? { secretStore: access.store } : {});
     statusLoop = startStatusLoop({ runPass: statusSync.runPass, intervalMs, logger: statusSync.logger });
   }
   if (generated !== undefined) {
@@ -136,7 +137,9 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
 async function serveEmbedded(options: ServerOptions): Promise<void> {
   const intervalMs = statusSyncIntervalFromEnv(process.env);
   say('No cluster configured: starting an embedded one (etcd and kube-apiserver; the first start builds them from Go modules, which takes minutes).');
-  const stack = await startLocalStack({ port: options.port, echo: (line) => process.stdout.write(`${line}\n`), statusSyncIntervalMs: intervalMs });
+  // The caller and rotation settings only: the embedded cluster brings its own credentials.
+  const env = Object.fromEntries([ENV_ALLOWED_CALLER_CIDRS, ENV_SECRET_REFRESH_MS, ENV_ROTATION_PERIOD_MS, ENV_ROTATION_MARGIN_MS].map((key) => [key, process.env[key]]));
+  const stack = await startLocalStack({ port: options.port, echo: (line) => process.stdout.write(`${line}\n`), statusSyncIntervalMs: intervalMs, env });
   const dir = resolve('.cache/local-cluster');
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const kubeconfig = join(dir, 'kubeconfig');

@@ -8,7 +8,9 @@ import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { secretsManagerReader } from '../../lib/adapters/secrets-manager.ts';
 import { parseSecretValue, type CallerSecrets } from '../../lib/auth/caller-auth.ts';
-import { callerSecretSource, ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
+import { callerNetworksFromEnv, callerSecretSource, ENV_SECRET_ARN, secretRefreshMsFromEnv, type Platform } from '../../lib/auth/caller-config.ts';
+import type { CallerNetworks } from '../../lib/auth/caller-network.ts';
+import { refreshingSecrets, type RefreshingSecrets } from '../../lib/auth/secret-refresh.ts';
 import { systemClock, type Clock, type Logger, type NamespaceSource, type SidecarSetSource } from '../../lib/ports.ts';
 import { DEFAULT_MAX_BODY_BYTES, type HttpDoorConfig } from '../../lib/webhooks/http-door.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
@@ -46,16 +48,51 @@ export function secretReader(overrides: Overrides): (id: string) => Promise<stri
   return overrides.readSecret ?? secretsManagerReader();
 }
 
-/** The caller secrets, or 'insecure' when explicitly allowed. */
-export async function loadCallerSecrets(env: Env, overrides: Overrides = {}): Promise<CallerSecrets | 'insecure'> {
-  const source = callerSecretSource(env);
+/** The caller secrets: fixed (the environment), re-read on an interval (a stored secret), or 'insecure' when explicitly allowed. */
+export type CallerSecretsHandle = CallerSecrets | 'insecure' | RefreshingSecrets;
+
+function isRefreshing(secrets: CallerSecretsHandle): secrets is RefreshingSecrets {
+  return typeof secrets === 'object' && 'refresh' in secrets;
+}
+
+/** The secrets a handle holds now; undefined when callers are not authenticated. */
+export function currentSecrets(secrets: CallerSecretsHandle): CallerSecrets | undefined {
+  if (secrets === 'insecure') return undefined;
+  return isRefreshing(secrets) ? secrets.current() : secrets;
+}
+
+/**
+ * Secrets read from a store (Secrets Manager, the local server's file) and
+ * re-read every WEBHOOK_SECRET_REFRESH_MS, so a rotation reaches this process
+ * in bounded time. The first read happens here: a bad value stops start-up.
+ */
+export async function storedCallerSecrets(read: () => Promise<string>, what: string, env: Env, logger: Logger): Promise<RefreshingSecrets> {
+  const readParsed = async () => parseSecretValue(await read(), what);
+  return refreshingSecrets({ initial: await readParsed(), read: readParsed, intervalMs: secretRefreshMsFromEnv(env), logger });
+}
+
+/** Who may call: the caller secrets and the network allowlist, from the environment. */
+export interface CallerAccess {
+  secrets: CallerSecretsHandle;
+  networks: CallerNetworks | undefined;
+}
+
+/**
+ * The caller access the environment configures.
+ * @throws CallerSecretError, CallerNetworkError or SecretReadError naming what is wrong.
+ */
+export async function loadCallerAccess(env: Env, logger: Logger, overrides: Overrides = {}, platform: Platform = 'local'): Promise<CallerAccess> {
+  const source = callerSecretSource(env, platform);
+  const networks = callerNetworksFromEnv(env);
   switch (source.kind) {
     case 'env':
-      return source.secrets;
+      return { secrets: source.secrets, networks };
     case 'insecure':
-      return 'insecure';
-    case 'secrets-manager':
-      return parseSecretValue(await secretReader(overrides)(source.secretId), `secret ${ENV_SECRET_ARN}=${source.secretId}`);
+      return { secrets: 'insecure', networks };
+    case 'secrets-manager': {
+      const reader = secretReader(overrides);
+      return { secrets: await storedCallerSecrets(() => reader(source.secretId), `secret ${ENV_SECRET_ARN}=${source.secretId}`, env, logger), networks };
+    }
   }
 }
 
@@ -73,20 +110,35 @@ export interface AdmissionRuntime {
 /** Sources for a function that never reads the cluster (defaulting). */
 const NO_CLUSTER = { sidecarSets: memorySidecarSetSource([]), namespaces: memoryNamespaceSource([]) };
 
+/** The door's view of the caller access: re-read secrets are read through a getter, so every request sees the latest. */
+function doorConfig(fn: AdmissionFunctionName, secrets: CallerSecretsHandle, networks: CallerNetworks | undefined): HttpDoorConfig {
+  const common = { fn, maxBodyBytes: DEFAULT_MAX_BODY_BYTES, ...(networks !== undefined ? { callerNetworks: networks } : {}) };
+  if (!isRefreshing(secrets)) return { ...common, secrets };
+  return {
+    ...common,
+    get secrets() {
+      return secrets.current();
+    },
+    refreshSecrets: () => secrets.refresh(),
+  };
+}
+
 /** One function's runtime from parts composed once (shared by the functions of one server). */
 export function admissionRuntime(
   fn: AdmissionFunctionName,
-  secrets: CallerSecrets | 'insecure',
+  secrets: CallerSecretsHandle,
   sources: Pick<ClusterSources, 'sidecarSets' | 'namespaces'> | undefined,
   logger: Logger,
   clock: Clock = systemClock,
+  networks?: CallerNetworks,
 ): AdmissionRuntime {
   const { sidecarSets, namespaces } = needsCluster(fn) && sources ? sources : NO_CLUSTER;
-  return { config: { fn, secrets, maxBodyBytes: DEFAULT_MAX_BODY_BYTES }, deps: { sidecarSets, namespaces, clock, logger } };
+  return { config: doorConfig(fn, secrets, networks), deps: { sidecarSets, namespaces, clock, logger } };
 }
 
-export function warnIfInsecure(secrets: CallerSecrets | 'insecure', logger: Logger): void {
-  if (secrets === 'insecure') logger.warn('callers are not authenticated (ALLOW_UNAUTHENTICATED_CALLERS=true): local development only');
+export function warnIfInsecure(access: CallerAccess, logger: Logger): void {
+  if (access.secrets === 'insecure') logger.warn('callers are not authenticated (ALLOW_UNAUTHENTICATED_CALLERS=true): local development only');
+  if (access.networks !== undefined) logger.info('callers limited to networks', { networks: access.networks.entries });
 }
 
 /**
@@ -100,9 +152,10 @@ export async function composeAdmission(
   cluster?: ClusterComposer,
 ): Promise<AdmissionRuntime> {
   const logger = overrides.logger ?? jsonLogger({ function: fn });
-  const secrets = await loadCallerSecrets(env, overrides);
-  warnIfInsecure(secrets, logger);
+  // This composes the Lambda functions: a Function URL is public, so never unauthenticated.
+  const access = await loadCallerAccess(env, logger, overrides, 'lambda');
+  warnIfInsecure(access, logger);
   if (needsCluster(fn) && cluster === undefined) throw new ConfigurationError(`${fn} needs a cluster source`);
   const sources = needsCluster(fn) && cluster ? await cluster(env, logger, overrides) : undefined;
-  return admissionRuntime(fn, secrets, sources, logger, overrides.clock);
+  return admissionRuntime(fn, access.secrets, sources, logger, overrides.clock, access.networks);
 }

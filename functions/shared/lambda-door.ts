@@ -35,6 +35,8 @@ export function httpRequestFromEvent(event: LambdaFunctionURLEvent): HttpRequest
       return Buffer.byteLength(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8');
     },
     requestId: event.requestContext.requestId,
+    // Set by the Function URL service from the connection, not from a header the caller controls.
+    sourceIp: event.requestContext.http.sourceIp,
   };
 }
 

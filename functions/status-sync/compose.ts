@@ -6,14 +6,23 @@
  * all run passes through this.
  */
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
+import { kubeWebhookUrls } from '../../lib/adapters/kube-webhook-urls.ts';
+import { secretsManagerStore } from '../../lib/adapters/secrets-manager.ts';
+import { ENV_SECRET_ARN, rotationSettingsFromEnv } from '../../lib/auth/caller-config.ts';
+import { rotateWebhookSecret, type RotationResult, type SecretStore } from '../../lib/auth/rotation.ts';
 import { makeKubeClients } from '../../lib/adapters/kubeconfig.ts';
 import { kubeSidecarSetSource, millisecondsFromEnv, SourceOptionsError } from '../../lib/adapters/kube-sources.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, kubeEventSink, kubeNamespaceSnapshot, kubePodPages, kubeStatusWriter } from '../../lib/adapters/kube-status-sync.ts';
-import type { Logger } from '../../lib/ports.ts';
+import { systemClock, type Logger } from '../../lib/ports.ts';
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass, STATUS_SYNC, type PassResult } from '../../lib/status-sync/pass.ts';
 import { clusterKubeConfig } from '../shared/cluster.ts';
 import type { Env, Overrides } from '../shared/compose.ts';
+
+export interface StatusSyncOverrides extends Overrides {
+  /** Where the webhook secret is kept when not in Secrets Manager (the local server's file). */
+  secretStore?: SecretStore;
+}
 
 /** How often `npm start` runs a pass; 0 turns the loop off. */
 export const ENV_STATUS_SYNC_INTERVAL_MS = 'STATUS_SYNC_INTERVAL_MS';
@@ -31,7 +40,7 @@ export interface StatusSyncRuntime {
  * Composes the reconciler for the cluster the environment names.
  * @throws ConfigurationError, KubeconfigError or EksAuthError naming what is missing or wrong.
  */
-export async function composeStatusSync(env: Env, overrides: Overrides = {}): Promise<StatusSyncRuntime> {
+export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides = {}): Promise<StatusSyncRuntime> {
   const logger = overrides.logger ?? jsonLogger({ function: STATUS_SYNC });
   const kc = await clusterKubeConfig(env, overrides);
   const clients = makeKubeClients(kc);
@@ -42,12 +51,38 @@ export async function composeStatusSync(env: Env, overrides: Overrides = {}): Pr
   const statuses = kubeStatusWriter(clients, options);
   const events = kubeEventSink(clients, options);
   const notices = notInjectedNotices();
+  const rotate = secretRotation(env, overrides, kc);
   return {
     logger,
     server: clients.server,
-    // Namespace labels are read afresh for every pass.
-    runPass: (signal) => runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(clients, options), statuses, events, notices }, signal === undefined ? {} : { signal }),
+    runPass: async (signal) => {
+      // Namespace labels are read afresh for every pass.
+      const result = await runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(clients, options), statuses, events, notices }, signal === undefined ? {} : { signal });
+      return rotate === undefined ? result : withRotation(result, await rotate(signal));
+    },
   };
+}
+
+/**
+ * The webhook secret's rotation, one step per pass, when the secret is stored
+ * (Secrets Manager, or the local server's file) and rotation is not off.
+ * @throws CallerSecretError naming a bad rotation setting.
+ */
+function secretRotation(env: Env, overrides: StatusSyncOverrides, kc: Parameters<typeof kubeWebhookUrls>[0]): ((signal?: AbortSignal) => Promise<RotationResult>) | undefined {
+  const arn = env[ENV_SECRET_ARN];
+  const store = overrides.secretStore ?? (arn !== undefined && arn !== '' ? secretsManagerStore(arn) : undefined);
+  const settings = rotationSettingsFromEnv(env);
+  if (store === undefined || settings.periodMs === 0) return undefined;
+  const webhooks = kubeWebhookUrls(kc, { callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS });
+  const clock = overrides.clock ?? systemClock;
+  const now = () => clock.now();
+  return (signal) => rotateWebhookSecret({ store, webhooks, now }, settings, signal);
+}
+
+/** The pass result with the rotation's step; a failed step is one of its errors, so the pass logs at error level. */
+function withRotation(result: PassResult, rotation: RotationResult): PassResult {
+  const errors = rotation.step === 'failed' ? [...result.errors, { operation: 'rotate the webhook secret', message: rotation.detail ?? 'failed' }] : result.errors;
+  return { ...result, errors, secretRotation: rotation };
 }
 
 /** Logs a pass as one JSON line: at error level when anything failed, so a log filter can alarm on it. */

@@ -5,8 +5,8 @@
  */
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import type { PassResult } from '../../lib/status-sync/pass.ts';
-import type { Env, Overrides } from '../shared/compose.ts';
-import { composeStatusSync, logPass } from './compose.ts';
+import type { Env } from '../shared/compose.ts';
+import { composeStatusSync, logPass, type StatusSyncOverrides } from './compose.ts';
 
 /** What the handler uses of Lambda's context. */
 export type StatusSyncContext = Pick<Context, 'getRemainingTimeInMillis' | 'awsRequestId'>;
@@ -21,7 +21,7 @@ export function passDeadlineMs(remainingMs: number): number {
   return Math.max(1_000, remainingMs - Math.max(3_000, Math.round(remainingMs / 10)));
 }
 
-export async function statusSyncLambda(options: { env?: Env; overrides?: Overrides } = {}): Promise<ScheduledStatusHandler> {
+export async function statusSyncLambda(options: { env?: Env; overrides?: StatusSyncOverrides } = {}): Promise<ScheduledStatusHandler> {
   const runtime = await composeStatusSync(options.env ?? process.env, options.overrides);
   return async (event, context) => {
     const result = await runtime.runPass(AbortSignal.timeout(passDeadlineMs(context.getRemainingTimeInMillis())));

@@ -6,6 +6,7 @@
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DEFAULT_MAX_LOAD_MS } from '../../lib/adapters/cached-list.ts';
+import { CallerNetworkError, parseCallerNetworks } from '../../lib/auth/caller-network.ts';
 
 /** A context value that cannot be used; synth stops with this message. */
 export class ContextError extends Error {
@@ -47,6 +48,10 @@ export interface StackConfig {
   alarmTopicArn: string | undefined;
   /** Kubernetes client settings for the admission functions that read the cluster, as given (unset ones keep the functions' defaults). */
   kubeSettings: Readonly<Record<string, string>>;
+  /** Addresses and CIDR blocks that may call the Function URLs at all (normalised, comma-separated); undefined allows any. */
+  allowedCallerCidrs: string | undefined;
+  /** How often status-sync rotates the webhook secret, in hours; 0 never does. */
+  webhookSecretRotationHours: number;
 }
 
 /**
@@ -72,6 +77,8 @@ export const CONTEXT_DEFAULTS = {
   kubeApiTimeoutMs: undefined,
   sidecarSetCacheTtlMs: undefined,
   sidecarSetCacheMaxStalenessMs: undefined,
+  allowedCallerCidrs: undefined,
+  webhookSecretRotationHours: 24,
 } as const;
 
 export type ContextKey = keyof typeof CONTEXT_DEFAULTS;
@@ -212,6 +219,21 @@ function clusterCredentials(read: ContextReader): ClusterCredentials {
   return { kind: 'eks', clusterName, endpoint, caData };
 }
 
+/** The allowlist, checked by the functions' own parser so that synth accepts exactly what a cold start accepts. */
+function allowedCallerCidrs(read: ContextReader): string | undefined {
+  const key = 'allowedCallerCidrs';
+  const value = raw(read, key);
+  if (value === undefined) return undefined;
+  const text = Array.isArray(value) && value.every((v) => typeof v === 'string') ? value.join(',') : value;
+  if (typeof text !== 'string') throw new ContextError(key, `must be a comma-separated list of addresses and CIDR blocks; got ${JSON.stringify(value)}`);
+  try {
+    return parseCallerNetworks(text, key)?.entries.join(',');
+  } catch (error) {
+    if (error instanceof CallerNetworkError) throw new ContextError(key, error.message.slice(key.length + 2));
+    throw error;
+  }
+}
+
 const STACK_NAME = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
 
 /**
@@ -253,5 +275,8 @@ export async function readStackConfig(read: ContextReader): Promise<StackConfig>
     cluster: clusterCredentials(read),
     alarmTopicArn: arn(read, 'alarmTopicArn', TOPIC_ARN, 'the ARN of an SNS topic'),
     kubeSettings: kube.env,
+    allowedCallerCidrs: allowedCallerCidrs(read),
+    // A year at most; 0 turns rotation off.
+    webhookSecretRotationHours: wholeNumber(read, 'webhookSecretRotationHours', CONTEXT_DEFAULTS.webhookSecretRotationHours, 0, 8784, 'hours', ' (0 turns rotation off)'),
   };
 }

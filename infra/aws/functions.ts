@@ -4,7 +4,7 @@
  * both come from functionAccess, so a function may read a secret exactly
  * when its environment names it.
  */
-import { ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
+import { ENV_ALLOWED_CALLER_CIDRS, ENV_ROTATION_PERIOD_MS, ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import type { ClusterCredentials } from './config.ts';
 
@@ -29,6 +29,8 @@ export interface FunctionSpec {
   /** An admission webhook behind a Function URL, or the scheduled reconciler. */
   trigger: 'function-url' | 'schedule';
   readsWebhookSecret: boolean;
+  /** Rotates the webhook secret (reads and writes it) when rotation is on. */
+  rotatesWebhookSecret: boolean;
   /** Reads the cluster, so it needs the cluster credentials. */
   readsCluster: boolean;
   /**
@@ -47,6 +49,7 @@ export const FUNCTION_SPECS: Readonly<Record<AdmissionFunctionName, AdmissionSpe
     description: 'SidecarSet defaulting webhook (mutating admission, Function URL)',
     trigger: 'function-url',
     readsWebhookSecret: true,
+    rotatesWebhookSecret: false,
     readsCluster: false,
     takesKubeSettings: false,
   },
@@ -55,6 +58,7 @@ export const FUNCTION_SPECS: Readonly<Record<AdmissionFunctionName, AdmissionSpe
     description: 'SidecarSet validating webhook (validating admission, Function URL)',
     trigger: 'function-url',
     readsWebhookSecret: true,
+    rotatesWebhookSecret: false,
     readsCluster: true,
     takesKubeSettings: true,
   },
@@ -63,6 +67,7 @@ export const FUNCTION_SPECS: Readonly<Record<AdmissionFunctionName, AdmissionSpe
     description: 'Pod sidecar injection webhook (mutating admission, Function URL)',
     trigger: 'function-url',
     readsWebhookSecret: true,
+    rotatesWebhookSecret: false,
     readsCluster: true,
     takesKubeSettings: true,
   },
@@ -71,6 +76,7 @@ export const FUNCTION_SPECS: Readonly<Record<AdmissionFunctionName, AdmissionSpe
     description: 'SidecarSet status reconciler (EventBridge schedule)',
     trigger: 'schedule',
     readsWebhookSecret: false,
+    rotatesWebhookSecret: true,
     readsCluster: true,
     takesKubeSettings: false,
   },
@@ -83,6 +89,10 @@ export interface StackInputs {
   cluster: { kind: 'kubeconfig-secret'; secretArn: string } | Extract<ClusterCredentials, { kind: 'eks' }>;
   /** Kubernetes client settings for the functions that take them, by variable name. */
   kubeSettings: Readonly<Record<string, string>>;
+  /** The caller network allowlist for the Function URLs, when there is one. */
+  allowedCallerCidrs?: string | undefined;
+  /** How often the webhook secret is rotated, in hours; 0 never. */
+  webhookSecretRotationHours: number;
 }
 
 export interface FunctionAccess {
@@ -90,16 +100,25 @@ export interface FunctionAccess {
   environment: Record<string, string>;
   /** The secrets it may read (secretsmanager:GetSecretValue). */
   secretArns: string[];
+  /** The secrets it may also write (secretsmanager:PutSecretValue): the webhook secret, for the rotator only. */
+  writableSecretArns: string[];
 }
 
 /** One function's environment and the secrets it may read, from one place. */
 export function functionAccess(spec: FunctionSpec, inputs: StackInputs): FunctionAccess {
   const environment: Record<string, string> = {};
   const secretArns: string[] = [];
-  if (spec.readsWebhookSecret) {
+  const writableSecretArns: string[] = [];
+  const rotates = spec.rotatesWebhookSecret && inputs.webhookSecretRotationHours > 0;
+  if (spec.readsWebhookSecret || rotates) {
     environment[ENV_SECRET_ARN] = inputs.webhookSecretArn;
     secretArns.push(inputs.webhookSecretArn);
   }
+  if (rotates) {
+    environment[ENV_ROTATION_PERIOD_MS] = String(inputs.webhookSecretRotationHours * 3_600_000);
+    writableSecretArns.push(inputs.webhookSecretArn);
+  }
+  if (spec.trigger === 'function-url' && inputs.allowedCallerCidrs !== undefined) environment[ENV_ALLOWED_CALLER_CIDRS] = inputs.allowedCallerCidrs;
   if (spec.readsCluster) {
     const { cluster } = inputs;
     if (cluster.kind === 'kubeconfig-secret') {
@@ -113,5 +132,5 @@ export function functionAccess(spec: FunctionSpec, inputs: StackInputs): Functio
     }
   }
   if (spec.takesKubeSettings) Object.assign(environment, inputs.kubeSettings);
-  return { environment, secretArns };
+  return { environment, secretArns, writableSecretArns };
 }

@@ -67,7 +67,13 @@ export class SidecarSetStack extends Stack {
     // On EKS the functions need no stored credential, so no kubeconfig secret exists.
     const cluster: StackInputs['cluster'] =
       config.cluster.kind === 'eks' ? config.cluster : { kind: 'kubeconfig-secret', secretArn: this.kubeconfigSecret(config.cluster.secretArn).secretArn };
-    const inputs: StackInputs = { webhookSecretArn: webhookSecret.secretArn, cluster, kubeSettings: config.kubeSettings };
+    const inputs: StackInputs = {
+      webhookSecretArn: webhookSecret.secretArn,
+      cluster,
+      kubeSettings: config.kubeSettings,
+      allowedCallerCidrs: config.allowedCallerCidrs,
+      webhookSecretRotationHours: config.webhookSecretRotationHours,
+    };
     const alarmTopic = config.alarmTopicArn === undefined ? undefined : Topic.fromTopicArn(this, 'AlarmTopic', config.alarmTopicArn);
 
     const functions = {} as Record<StackFunctionName, LambdaFn>;
@@ -110,7 +116,10 @@ export class SidecarSetStack extends Stack {
 
   /**
    * The caller secret, generated unless the user brings one. The JSON shape
-   * {"current": ...} is the one rotation needs (add "previous").
+   * {"current": ...} is the one rotation needs (it adds "previous" and its
+   * state). CloudFormation generates the value when the secret is created
+   * and again only if GenerateSecretString itself changes, so later deploys
+   * leave the rotated value alone: never change these settings.
    * GetRandomPassword's character classes do not include exactly
    * base64url's '-' and '_', so punctuation is excluded altogether: letters
    * and digits are a subset of base64url.
@@ -157,8 +166,10 @@ export class SidecarSetStack extends Stack {
       description: `${spec.description}: its logs and its secrets`,
     });
     logGroup.grantWrite(role);
-    const { environment, secretArns } = functionAccess(spec, inputs);
+    const { environment, secretArns, writableSecretArns } = functionAccess(spec, inputs);
     if (secretArns.length > 0) role.addToPrincipalPolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: secretArns }));
+    // The rotator stores each new webhook secret (status-sync only, that secret only).
+    if (writableSecretArns.length > 0) role.addToPrincipalPolicy(new PolicyStatement({ actions: ['secretsmanager:PutSecretValue'], resources: writableSecretArns }));
 
     const fn = new LambdaFn(this, spec.id, {
       description: spec.description,

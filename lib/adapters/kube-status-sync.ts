@@ -42,7 +42,7 @@ export interface StatusSyncAdapterOptions {
 export const DEFAULT_PAGE_RETRY_DELAYS_MS: readonly number[] = [250, 1_000];
 
 /** The caller's signal, if any, bounded by a per-call timeout. */
-function callSignal(signal: AbortSignal | undefined, timeoutMs: number): AbortSignal {
+export function callSignal(signal: AbortSignal | undefined, timeoutMs: number): AbortSignal {
   const timeout = AbortSignal.timeout(timeoutMs);
   return signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
 }

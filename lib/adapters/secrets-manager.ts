@@ -1,5 +1,6 @@
 /**
- * Reads a secret's string value from AWS Secrets Manager (once per cold start, by the caller).
+ * Reads a secret's string value from AWS Secrets Manager (at cold start and
+ * on the caller's re-read interval), and writes one (secret rotation).
  *
  * The SDK is imported when the first secret is read, not with this module:
  * loading it costs some 130 ms of every cold start (measured by
@@ -45,5 +46,35 @@ export function secretsManagerReader(options: SecretsManagerOptions = {}): (secr
       throw new SecretReadError(`secret ${secretId} has no string value (binary secrets are not supported)`);
     }
     return value.SecretString;
+  };
+}
+
+/**
+ * The webhook secret as a store the rotation reads and writes: GetSecretValue
+ * and PutSecretValue on one secret (the status reconciler's role may do both
+ * on that secret only).
+ */
+export function secretsManagerStore(secretId: string, options: SecretsManagerOptions = {}): import('../auth/rotation.ts').SecretStore {
+  const read = secretsManagerReader(options);
+  let sdk: Promise<{ client: import('@aws-sdk/client-secrets-manager').SecretsManagerClient; Command: typeof import('@aws-sdk/client-secrets-manager').PutSecretValueCommand }> | undefined;
+  const load = () =>
+    (sdk ??= import('@aws-sdk/client-secrets-manager').then(({ SecretsManagerClient, PutSecretValueCommand }) => ({
+      client: new SecretsManagerClient({
+        ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
+        ...(options.region !== undefined ? { region: options.region } : {}),
+        maxAttempts: 3,
+      }),
+      Command: PutSecretValueCommand,
+    })));
+  return {
+    read: () => read(secretId),
+    async write(text, signal) {
+      try {
+        const { client, Command } = await load();
+        await client.send(new Command({ SecretId: secretId, SecretString: text }), signal === undefined ? {} : { abortSignal: signal });
+      } catch (error) {
+        throw new SecretReadError(`cannot write secret ${secretId}: ${(error as Error).message}`, { cause: error });
+      }
+    },
   };
 }

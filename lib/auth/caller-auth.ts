@@ -6,6 +6,7 @@
  * rotated without downtime.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { estimatedSecretBits, MIN_SECRET_BITS, SECRET_HOWTO } from './secret-strength.ts';
 
 /** 32 random bytes in base64url are 43 characters; anything shorter is too weak to be a URL credential. */
 export const MIN_SECRET_LENGTH = 43;
@@ -24,12 +25,18 @@ export class CallerSecretError extends Error {
   }
 }
 
-/** Checks a secret's form (it travels in URLs, so base64url only). */
+/** Checks a secret's form (it travels in URLs, so base64url only) and that it is not obviously guessable. */
 export function checkSecret(secret: string, what: string): void {
   if (secret.length < MIN_SECRET_LENGTH) {
-    throw new CallerSecretError(`${what} is ${secret.length} characters; it must be at least ${MIN_SECRET_LENGTH} (32 random bytes, base64url)`);
+    throw new CallerSecretError(`${what} is ${secret.length} characters; it must be at least ${MIN_SECRET_LENGTH} (32 random bytes, base64url); ${SECRET_HOWTO}`);
   }
-  if (!SECRET_CHARS.test(secret)) throw new CallerSecretError(`${what} must be base64url (A-Z, a-z, 0-9, '-', '_')`);
+  if (!SECRET_CHARS.test(secret)) throw new CallerSecretError(`${what} must be base64url (A-Z, a-z, 0-9, '-', '_'); ${SECRET_HOWTO}`);
+  const bits = estimatedSecretBits(secret);
+  if (bits < MIN_SECRET_BITS) {
+    throw new CallerSecretError(
+      `${what} is too predictable (repeated or sequential characters, or too few distinct ones: about ${Math.floor(bits)} random bits, at least ${MIN_SECRET_BITS} needed); ${SECRET_HOWTO}`,
+    );
+  }
 }
 
 /**

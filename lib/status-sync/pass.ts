@@ -15,6 +15,7 @@
  *   generation may differ); if not, the set waits for the next pass.
  * - One set's failure never stops the others; every failure is in the result.
  */
+import type { RotationResult } from '../auth/rotation.ts';
 import { errorMessage } from '../errors.ts';
 import { jsonEqual, objectOf, stringOf } from '../kube/json.ts';
 import type { NamespaceSource, PodPages, SidecarSetEventSink, SidecarSetSource, SidecarSetStatusWriter } from '../ports.ts';
@@ -77,6 +78,8 @@ export interface PassResult {
   durationMs: number;
   /** Uninjected pods per set, for sets that have any. */
   notInjected: Record<string, number>;
+  /** The webhook secret rotation's step, when the pass rotates it (functions/status-sync/compose.ts). */
+  secretRotation?: RotationResult;
 }
 
 /** Per-set state of one attempt at listing pods. */

@@ -5,6 +5,7 @@
  */
 import { errorMessage } from '../errors.ts';
 import { isAuthorizedCaller, type CallerSecrets } from '../auth/caller-auth.ts';
+import type { CallerNetworks } from '../auth/caller-network.ts';
 import { isObject } from '../kube/json.ts';
 import type { Logger } from '../ports.ts';
 import type { HandlerDeps } from './handler.ts';
@@ -30,6 +31,8 @@ export interface HttpRequest {
   bodyBytes: number;
   /** The platform's id for this request (Lambda's requestId), for logs. */
   requestId?: string | undefined;
+  /** The address the request came from (the Function URL's sourceIp, the socket's peer): never a header. */
+  sourceIp?: string | undefined;
 }
 
 export interface HttpResponse {
@@ -42,6 +45,10 @@ export interface HttpDoorConfig {
   fn: AdmissionFunctionName;
   /** `insecure` only when the operator explicitly allowed unauthenticated callers (local development). */
   secrets: CallerSecrets | 'insecure';
+  /** Source addresses that may call at all; undefined allows any (the secret still decides). */
+  callerNetworks?: CallerNetworks | undefined;
+  /** Re-reads `secrets` when due (see lib/auth/secret-refresh.ts); never rejects. */
+  refreshSecrets?: (() => Promise<void>) | undefined;
   maxBodyBytes: number;
 }
 
@@ -73,9 +80,22 @@ function isJsonContentType(value: string | undefined): boolean {
   return type?.trim().toLowerCase() === 'application/json';
 }
 
-/** Whether the caller presented the secret (always, when unauthenticated callers are explicitly allowed). */
-export function callerAllowed(config: Pick<HttpDoorConfig, 'secrets'>, path: string, authorization: string | undefined): boolean {
-  return config.secrets === 'insecure' || isAuthorizedCaller({ path, authorization }, config.secrets);
+export interface CallerPresented {
+  path: string;
+  authorization: string | undefined;
+  sourceIp: string | undefined;
+}
+
+/**
+ * Whether the caller may be served: its source address is in the allowlist
+ * (when there is one), checked first, then it presented the secret (always
+ * true when unauthenticated callers are explicitly allowed). The secrets are
+ * re-read first when due.
+ */
+export async function callerAllowed(config: Pick<HttpDoorConfig, 'secrets' | 'callerNetworks' | 'refreshSecrets'>, caller: CallerPresented): Promise<boolean> {
+  if (config.callerNetworks !== undefined && !config.callerNetworks.allows(caller.sourceIp)) return false;
+  if (config.refreshSecrets !== undefined) await config.refreshSecrets();
+  return config.secrets === 'insecure' || isAuthorizedCaller(caller, config.secrets);
 }
 
 /** Serves one admission request. Never throws. */
@@ -95,7 +115,7 @@ export async function serveAdmission(
     });
   };
   // Authentication first: a stranger learns nothing, not even which methods exist.
-  if (!callerAllowed(config, request.path, request.headers.authorization)) {
+  if (!(await callerAllowed(config, { path: request.path, authorization: request.headers.authorization, sourceIp: request.sourceIp }))) {
     log('unauthenticated', { statusCode: 404 });
     return NOT_FOUND;
   }

@@ -1,10 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { CallerSecretError, checkSecret, isAuthorizedCaller, MIN_SECRET_LENGTH, parseSecretValue, type CallerSecrets } from '../../lib/auth/caller-auth.ts';
+import { fixedSecret } from '../webhooks/fixtures.ts';
 
 // 32 bytes in base64url, as the operator is told to generate them; fixed so failures reproduce.
-const CURRENT = Buffer.alloc(32, 0xa1).toString('base64url');
-const PREVIOUS = Buffer.alloc(32, 0xb2).toString('base64url');
-const STRANGER = Buffer.alloc(32, 0xc3).toString('base64url');
+const CURRENT = fixedSecret('caller-auth.test.ts a1');
+const PREVIOUS = fixedSecret('caller-auth.test.ts b2');
+const STRANGER = fixedSecret('caller-auth.test.ts c3');
 
 const both: CallerSecrets = { current: CURRENT, previous: PREVIOUS };
 const currentOnly: CallerSecrets = { current: CURRENT };

@@ -1,9 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { CallerSecretError } from '../../lib/auth/caller-auth.ts';
 import { callerSecretSource } from '../../lib/auth/caller-config.ts';
+import { fixedSecret } from '../webhooks/fixtures.ts';
 
-const CURRENT = Buffer.alloc(32, 0x11).toString('base64url');
-const PREVIOUS = Buffer.alloc(32, 0x22).toString('base64url');
+const CURRENT = fixedSecret('caller-config.test.ts 11');
+const PREVIOUS = fixedSecret('caller-config.test.ts 22');
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:webhook-caller-AbCdEf';
 
 describe('callerSecretSource', () => {
@@ -68,6 +69,19 @@ describe('callerSecretSource', () => {
   ])('refuses to start when $why', ({ env, message }) => {
     expect(() => callerSecretSource(env)).toThrow(CallerSecretError);
     expect(() => callerSecretSource(env)).toThrow(message);
+  });
+
+  it.each([
+    { why: 'the runtime names the Lambda function', env: { ALLOW_UNAUTHENTICATED_CALLERS: 'true', AWS_LAMBDA_FUNCTION_NAME: 'pod-inject' }, platform: 'local' as const },
+    { why: 'the Lambda entry point composes', env: { ALLOW_UNAUTHENTICATED_CALLERS: 'true' }, platform: 'lambda' as const },
+    { why: 'a secret is configured beside it', env: { ALLOW_UNAUTHENTICATED_CALLERS: 'true', WEBHOOK_SECRET: CURRENT }, platform: 'lambda' as const },
+  ])('refuses ALLOW_UNAUTHENTICATED_CALLERS=true on Lambda when $why', ({ env, platform }) => {
+    expect(() => callerSecretSource(env, platform)).toThrow('ALLOW_UNAUTHENTICATED_CALLERS=true is refused on Lambda: a Function URL is public');
+  });
+
+  it('keeps ALLOW_UNAUTHENTICATED_CALLERS=true for the local server, and "false" on Lambda', () => {
+    expect(callerSecretSource({ ALLOW_UNAUTHENTICATED_CALLERS: 'true' }, 'local')).toEqual({ kind: 'insecure' });
+    expect(callerSecretSource({ ALLOW_UNAUTHENTICATED_CALLERS: 'false', WEBHOOK_SECRET: CURRENT }, 'lambda')).toEqual({ kind: 'env', secrets: { current: CURRENT } });
   });
 
   it('never quotes a weak secret in its message', () => {

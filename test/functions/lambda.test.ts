@@ -9,7 +9,7 @@ import type { LambdaFunctionURLResult } from 'aws-lambda';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { stringify } from 'yaml';
-import { SecretReadError, secretsManagerReader } from '../../lib/adapters/secrets-manager.ts';
+import { SecretReadError, secretsManagerReader, secretsManagerStore } from '../../lib/adapters/secrets-manager.ts';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch.ts';
 import { CallerSecretError } from '../../lib/auth/caller-auth.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
@@ -118,15 +118,25 @@ describe('sidecarset-default on Lambda', () => {
     await expect(admissionLambda('sidecarset-default', { env: { WEBHOOK_SECRET: 'changeme' } })).rejects.toThrow('WEBHOOK_SECRET is 8 characters');
   });
 
-  it('serves any caller when ALLOW_UNAUTHENTICATED_CALLERS=true, and warns at start', async () => {
-    const { logger, entries } = capturingLogger();
-    const handler = await admissionLambda('sidecarset-default', { env: { ALLOW_UNAUTHENTICATED_CALLERS: 'true' }, overrides: { logger } });
-    expect(entries()).toEqual([
-      expect.objectContaining({ level: 'warn', message: 'callers are not authenticated (ALLOW_UNAUTHENTICATED_CALLERS=true): local development only' }),
-    ]);
-    const result = structured(await handler(functionUrlEvent({ body: JSON.stringify(review), path: '/' })));
-    expect(result.statusCode).toBe(200);
-    expect(result.json.response.uid).toBe('a8e4e1c6-3e4b-4c59-9f1e-0b5c1d7e2f30');
+  it('turns away a caller outside ALLOWED_CALLER_CIDRS with the bare 404, secret or not, by the event\'s sourceIp', async () => {
+    const handler = await admissionLambda('sidecarset-default', { env: { ...secretEnv, ALLOWED_CALLER_CIDRS: '198.51.100.0/24' }, overrides: { logger: capturingLogger().logger } });
+    const outside = structured(await handler(functionUrlEvent({ body: JSON.stringify(review), sourceIp: '203.0.113.7', headers: { 'x-forwarded-for': '198.51.100.1' } })));
+    expect(outside.statusCode).toBe(404);
+    expect(outside.body).toBe('{"message":"Not Found"}');
+    const inside = structured(await handler(functionUrlEvent({ body: JSON.stringify(review), sourceIp: '198.51.100.1' })));
+    expect(inside.statusCode).toBe(200);
+  });
+
+  it('refuses to start with a bad ALLOWED_CALLER_CIDRS entry, naming it', async () => {
+    await expect(admissionLambda('sidecarset-default', { env: { ...secretEnv, ALLOWED_CALLER_CIDRS: '10.0.0.0/8,nat-gateway' } })).rejects.toThrow(
+      'ALLOWED_CALLER_CIDRS: "nat-gateway" is not an IPv4 or IPv6 address or CIDR block',
+    );
+  });
+
+  it('refuses to start with ALLOW_UNAUTHENTICATED_CALLERS=true: a Function URL is public', async () => {
+    const start = admissionLambda('sidecarset-default', { env: { ALLOW_UNAUTHENTICATED_CALLERS: 'true' }, overrides: { logger: capturingLogger().logger } });
+    await expect(start).rejects.toThrow(CallerSecretError);
+    await expect(start).rejects.toThrow('ALLOW_UNAUTHENTICATED_CALLERS=true is refused on Lambda');
   });
 });
 
@@ -295,7 +305,10 @@ describe('secrets from a Secrets Manager endpoint', () => {
       const headers = { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-requestid': 'f00d' };
       const id = typeof body.SecretId === 'string' ? body.SecretId : '';
       const stored = secrets.get(id);
-      if (request.method !== 'POST' || request.url !== '/' || target !== 'secretsmanager.GetSecretValue') {
+      if (request.method === 'POST' && request.url === '/' && target === 'secretsmanager.PutSecretValue' && stored !== undefined && typeof body.SecretString === 'string') {
+        secrets.set(id, { SecretString: body.SecretString });
+        reply(response, 200, { ARN: id, Name: id.split(':').at(-1), VersionId: 'v2', VersionStages: ['AWSCURRENT'] }, headers);
+      } else if (request.method !== 'POST' || request.url !== '/' || target !== 'secretsmanager.GetSecretValue') {
         reply(response, 400, { __type: 'UnknownOperationException' }, headers);
       } else if (stored === undefined) {
         reply(response, 400, { __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." }, headers);
@@ -357,8 +370,59 @@ describe('secrets from a Secrets Manager endpoint', () => {
     });
   });
 
+  describe('secretsManagerStore', () => {
+    it('writes the secret with a signed PutSecretValue call and reads it back', async () => {
+      secrets.set(callerArn, { SecretString: SECRET });
+      const store = secretsManagerStore(callerArn, { endpoint, region });
+      await store.write(JSON.stringify({ current: PREVIOUS_SECRET }));
+      await expect(store.read()).resolves.toBe(JSON.stringify({ current: PREVIOUS_SECRET }));
+      expect(calls.map((c) => c.target)).toEqual(['secretsmanager.PutSecretValue', 'secretsmanager.GetSecretValue']);
+      expect(calls[0]?.body).toMatchObject({ SecretId: callerArn, SecretString: JSON.stringify({ current: PREVIOUS_SECRET }) });
+      expect(calls[0]?.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE\/\d{8}\/eu-west-1\/secretsmanager\/aws4_request, /);
+    });
+
+    it('says which secret could not be written', async () => {
+      await expect(secretsManagerStore(missingArn, { endpoint, region }).write('{}')).rejects.toThrow(`cannot write secret ${missingArn}: `);
+    });
+  });
+
   describe('admissionLambda with WEBHOOK_SECRET_ARN', () => {
     const review = sidecarSetReview('uid-arn');
+
+    it('re-reads the secret after WEBHOOK_SECRET_REFRESH_MS, so a rotation reaches a warm function', async () => {
+      secrets.set(callerArn, { SecretString: JSON.stringify({ current: SECRET }) });
+      const handler = await admissionLambda('sidecarset-default', {
+        env: { WEBHOOK_SECRET_ARN: callerArn, WEBHOOK_SECRET_REFRESH_MS: '1000' },
+        overrides: { readSecret: secretsManagerReader({ endpoint, region }), logger: capturingLogger().logger },
+      });
+      const statusFor = async (secret: string) => structured(await handler(functionUrlEvent({ body: JSON.stringify(review), secret }))).statusCode;
+      // Rotation phase 1: the new secret beside the old one.
+      secrets.set(callerArn, { SecretString: JSON.stringify({ current: STRANGER_SECRET, previous: SECRET, rotation: { phase: 'propagating', since: new Date().toISOString() } }) });
+      expect(await statusFor(STRANGER_SECRET)).toBe(404);
+      expect(calls).toHaveLength(1);
+      await new Promise((r) => setTimeout(r, 1_100));
+      expect(await statusFor(STRANGER_SECRET)).toBe(200);
+      expect(await statusFor(SECRET)).toBe(200);
+      expect(calls).toHaveLength(2);
+      // Rotation phase 3: the old secret dropped.
+      secrets.set(callerArn, { SecretString: JSON.stringify({ current: STRANGER_SECRET }) });
+      await new Promise((r) => setTimeout(r, 1_100));
+      expect(await statusFor(SECRET)).toBe(404);
+      expect(await statusFor(STRANGER_SECRET)).toBe(200);
+    });
+
+    it('keeps serving with the last secrets read when a re-read fails', async () => {
+      secrets.set(callerArn, { SecretString: JSON.stringify({ current: SECRET }) });
+      const { logger, entries } = capturingLogger();
+      const handler = await admissionLambda('sidecarset-default', {
+        env: { WEBHOOK_SECRET_ARN: callerArn, WEBHOOK_SECRET_REFRESH_MS: '1000' },
+        overrides: { readSecret: secretsManagerReader({ endpoint, region }), logger },
+      });
+      secrets.set(callerArn, { SecretString: JSON.stringify({ current: 'a'.repeat(43) }) });
+      await new Promise((r) => setTimeout(r, 1_100));
+      expect(structured(await handler(functionUrlEvent({ body: JSON.stringify(review) }))).statusCode).toBe(200);
+      expect(entries()).toContainEqual(expect.objectContaining({ level: 'error', message: 'caller secrets not re-read; serving with the last ones read' }));
+    });
 
     it('accepts the current and the previous secret held in the secret as JSON, and no other', async () => {
       secrets.set(callerArn, { SecretString: JSON.stringify({ current: SECRET, previous: PREVIOUS_SECRET }) });

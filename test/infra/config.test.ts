@@ -20,7 +20,19 @@ describe('readStackConfig', () => {
       cluster: { kind: 'kubeconfig-secret', secretArn: undefined },
       alarmTopicArn: undefined,
       kubeSettings: {},
+      allowedCallerCidrs: undefined,
+      webhookSecretRotationHours: 24,
     });
+  });
+
+  it('reads the caller network allowlist as the functions do, normalised, from a string or a cdk.json list', async () => {
+    expect((await read({ allowedCallerCidrs: '203.0.113.7, 198.51.100.0/24' })).allowedCallerCidrs).toBe('203.0.113.7/32,198.51.100.0/24');
+    expect((await read({ allowedCallerCidrs: ['2001:db8::/32', '::ffff:192.0.2.1'] })).allowedCallerCidrs).toBe('2001:db8::/32,192.0.2.1/32');
+  });
+
+  it('reads the rotation period in hours, 0 turning it off', async () => {
+    expect((await read({ webhookSecretRotationHours: '0' })).webhookSecretRotationHours).toBe(0);
+    expect((await read({ webhookSecretRotationHours: 168 })).webhookSecretRotationHours).toBe(168);
   });
 
   it('reads numbers given as strings (the CLI) or numbers (cdk.json), and treats empty as unset', async () => {
@@ -82,6 +94,9 @@ describe('readStackConfig', () => {
     ['stackName', '1stack', /"stackName" must start with a letter/],
     ['stackName', 42, /"stackName" must be a string; got 42/],
     ['webhookSecretArn', 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:webhook', /"webhookSecretArn" must be the complete ARN .* 6-character suffix/],
+    ['allowedCallerCidrs', '10.0.0.0/8,nat-gw', /^context "allowedCallerCidrs" "nat-gw" is not an IPv4 or IPv6 address or CIDR block/],
+    ['allowedCallerCidrs', '10.0.0.0/40', /"10.0.0.0\/40" has a prefix length that is not 0-32/],
+    ['webhookSecretRotationHours', '1.5', /"webhookSecretRotationHours" must be a whole number of hours from 0 to 8784 \(0 turns rotation off\)/],
     ['kubeconfigSecretArn', 'my-kubeconfig', /"kubeconfigSecretArn" must be the complete ARN/],
     ['alarmTopicArn', 'arn:aws:sqs:eu-west-1:123456789012:q', /"alarmTopicArn" must be the ARN of an SNS topic/],
     ['kubeApiTimeoutMs', '5s', /"kubeApiTimeoutMs" must be a whole number of milliseconds, at least 1; got "5s"/],

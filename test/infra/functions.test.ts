@@ -9,6 +9,7 @@ const kubeconfigInputs: StackInputs = {
   webhookSecretArn: 'webhook-arn',
   cluster: { kind: 'kubeconfig-secret', secretArn: 'kubeconfig-arn' },
   kubeSettings: { KUBE_API_TIMEOUT_MS: '3000' },
+  webhookSecretRotationHours: 24,
 };
 const eksInputs: StackInputs = {
   ...kubeconfigInputs,
@@ -24,8 +25,9 @@ describe('function table', () => {
     expect(FUNCTION_SPECS[fn]).toMatchObject({ readsCluster: needsCluster(fn), readsWebhookSecret: true });
   });
 
-  it('gives the reconciler the cluster and not the webhook secret', () => {
-    expect(FUNCTION_SPECS['status-sync']).toMatchObject({ trigger: 'schedule', readsCluster: true, readsWebhookSecret: false });
+  it('gives the reconciler the cluster and the webhook secret only to rotate it', () => {
+    expect(FUNCTION_SPECS['status-sync']).toMatchObject({ trigger: 'schedule', readsCluster: true, readsWebhookSecret: false, rotatesWebhookSecret: true });
+    for (const fn of ADMISSION_FUNCTIONS) expect(FUNCTION_SPECS[fn].rotatesWebhookSecret).toBe(false);
   });
 
   it('gives the Kubernetes client settings to the functions that read the cluster through the cached sources', () => {
@@ -47,14 +49,30 @@ describe('functionAccess', () => {
     expect(functionAccess(FUNCTION_SPECS['sidecarset-default'], kubeconfigInputs)).toEqual({
       environment: { WEBHOOK_SECRET_ARN: 'webhook-arn' },
       secretArns: ['webhook-arn'],
+      writableSecretArns: [],
     });
   });
 
-  it('lets the reconciler read the kubeconfig secret', () => {
+  it('lets the reconciler read the kubeconfig secret, and read and write the webhook secret to rotate it', () => {
     expect(functionAccess(FUNCTION_SPECS['status-sync'], kubeconfigInputs)).toEqual({
+      environment: { KUBECONFIG_SECRET_ARN: 'kubeconfig-arn', WEBHOOK_SECRET_ARN: 'webhook-arn', WEBHOOK_SECRET_ROTATION_PERIOD_MS: String(24 * 3_600_000) },
+      secretArns: ['webhook-arn', 'kubeconfig-arn'],
+      writableSecretArns: ['webhook-arn'],
+    });
+  });
+
+  it('gives the reconciler nothing of the webhook secret when rotation is off', () => {
+    expect(functionAccess(FUNCTION_SPECS['status-sync'], { ...kubeconfigInputs, webhookSecretRotationHours: 0 })).toEqual({
       environment: { KUBECONFIG_SECRET_ARN: 'kubeconfig-arn' },
       secretArns: ['kubeconfig-arn'],
+      writableSecretArns: [],
     });
+  });
+
+  it('gives the caller network allowlist to the Function URL functions only', () => {
+    const inputs = { ...kubeconfigInputs, allowedCallerCidrs: '198.51.100.0/24' };
+    for (const fn of ADMISSION_FUNCTIONS) expect(functionAccess(FUNCTION_SPECS[fn], inputs).environment.ALLOWED_CALLER_CIDRS).toBe('198.51.100.0/24');
+    expect(functionAccess(FUNCTION_SPECS['status-sync'], inputs).environment.ALLOWED_CALLER_CIDRS).toBeUndefined();
   });
 
   it('gives the cluster readers the EKS settings and no cluster secret on EKS', () => {
@@ -67,7 +85,8 @@ describe('functionAccess', () => {
         KUBE_API_TIMEOUT_MS: '3000',
       },
       secretArns: ['webhook-arn'],
+      writableSecretArns: [],
     });
-    expect(functionAccess(FUNCTION_SPECS['status-sync'], eksInputs).secretArns).toEqual([]);
+    expect(functionAccess(FUNCTION_SPECS['status-sync'], eksInputs).secretArns).toEqual(['webhook-arn']);
   });
 });

@@ -13,7 +13,7 @@ import { distBundles, MissingBundleError, type BundleDirectories } from '../../i
 import { CLUSTER_ENV, FUNCTION_SPECS, STACK_FUNCTIONS, type StackFunctionName } from '../../infra/aws/functions.ts';
 import { OUTPUT_KEYS, WEBHOOK_SECRET_LENGTH, type SidecarSetStack } from '../../infra/aws/stack.ts';
 import { parseSecretValue } from '../../lib/auth/caller-auth.ts';
-import { ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
+import { ENV_ROTATION_PERIOD_MS, ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
 import { projectBundles, projectRoot } from './bundles.ts';
 
 const scratch = join(projectRoot, '.cache', `infra-stack-test-${process.pid}`);
@@ -97,9 +97,13 @@ describe('functions', () => {
     for (const fn of STACK_FUNCTIONS) {
       const env = (defaults.props(fn).Environment?.Variables ?? {}) as Record<string, unknown>;
       const spec = FUNCTION_SPECS[fn];
-      expect(env[ENV_SECRET_ARN]).toEqual(spec.readsWebhookSecret ? ref(defaults, 'WebhookSecret') : undefined);
+      const webhookSecret = spec.readsWebhookSecret || spec.rotatesWebhookSecret;
+      expect(env[ENV_SECRET_ARN]).toEqual(webhookSecret ? ref(defaults, 'WebhookSecret') : undefined);
       expect(env[ENV_KUBECONFIG_SECRET_ARN]).toEqual(spec.readsCluster ? ref(defaults, 'KubeconfigSecret') : undefined);
-      expect(Object.keys(env).sort()).toEqual([...(spec.readsWebhookSecret ? [ENV_SECRET_ARN] : []), ...(spec.readsCluster ? [ENV_KUBECONFIG_SECRET_ARN] : [])].sort());
+      expect(env[ENV_ROTATION_PERIOD_MS]).toEqual(spec.rotatesWebhookSecret ? String(24 * 3_600_000) : undefined);
+      expect(Object.keys(env).sort()).toEqual(
+        [...(webhookSecret ? [ENV_SECRET_ARN] : []), ...(spec.readsCluster ? [ENV_KUBECONFIG_SECRET_ARN] : []), ...(spec.rotatesWebhookSecret ? [ENV_ROTATION_PERIOD_MS] : [])].sort(),
+      );
     }
   });
 
@@ -201,16 +205,30 @@ describe('secrets and IAM', () => {
     defaults.template.hasResourceProperties('AWS::SecretsManager::Secret', { SecretString: Match.stringLikeRegexp('^PLACEHOLDER\\. Replace this value with the kubeconfig') });
   });
 
-  it('grants each function secretsmanager:GetSecretValue on its own secrets only', () => {
+  it('grants each function secretsmanager:GetSecretValue on its own secrets only, and PutSecretValue on the webhook secret to the rotator only', () => {
     for (const fn of STACK_FUNCTIONS) {
       const spec = FUNCTION_SPECS[fn];
       const statements = roleStatements(defaults, fn).filter((st) => asList(st.Action).some((a) => String(a).startsWith('secretsmanager:')));
-      expect(statements.flatMap((st) => asList(st.Action))).toEqual(statements.map(() => 'secretsmanager:GetSecretValue'));
-      const expected = [...(spec.readsWebhookSecret ? [ref(defaults, 'WebhookSecret')] : []), ...(spec.readsCluster ? [ref(defaults, 'KubeconfigSecret')] : [])];
-      const granted = statements.flatMap((st) => asList(st.Resource));
+      const reads = statements.filter((st) => asList(st.Action).includes('secretsmanager:GetSecretValue'));
+      const writes = statements.filter((st) => asList(st.Action).includes('secretsmanager:PutSecretValue'));
+      expect(statements.flatMap((st) => asList(st.Action)).sort()).toEqual([...reads.map(() => 'secretsmanager:GetSecretValue'), ...writes.map(() => 'secretsmanager:PutSecretValue')].sort());
+      const webhookSecret = spec.readsWebhookSecret || spec.rotatesWebhookSecret;
+      const expected = [...(webhookSecret ? [ref(defaults, 'WebhookSecret')] : []), ...(spec.readsCluster ? [ref(defaults, 'KubeconfigSecret')] : [])];
+      const granted = reads.flatMap((st) => asList(st.Resource));
       expect(granted).toHaveLength(expected.length);
       expect(granted).toEqual(expect.arrayContaining(expected));
+      expect(writes.flatMap((st) => asList(st.Resource))).toEqual(spec.rotatesWebhookSecret ? [ref(defaults, 'WebhookSecret')] : []);
     }
+  });
+
+  it('gives the rotator no access to the webhook secret when rotation is off, and the allowlist to the Function URL functions', async () => {
+    const s = await synth({ webhookSecretRotationHours: '0', allowedCallerCidrs: '198.51.100.0/24' });
+    const env = (fn: StackFunctionName) => (s.props(fn).Environment?.Variables ?? {}) as Record<string, unknown>;
+    expect(env('status-sync')[ENV_SECRET_ARN]).toBeUndefined();
+    const actions = roleStatements(s, 'status-sync').flatMap((st) => asList(st.Action));
+    expect(actions).not.toContain('secretsmanager:PutSecretValue');
+    for (const fn of ADMISSION) expect(env(fn).ALLOWED_CALLER_CIDRS).toBe('198.51.100.0/24');
+    expect(env('status-sync').ALLOWED_CALLER_CIDRS).toBeUndefined();
   });
 
   it('gives each role its log group and its secrets, nothing else: no wildcard resource, no managed policy', () => {
@@ -260,7 +278,8 @@ describe('secrets and IAM', () => {
         .filter((st) => asList(st.Action).includes('secretsmanager:GetSecretValue'))
         .flatMap((st) => asList(st.Resource));
     expect(secretGrants('pod-inject')).toEqual([ref(s, 'WebhookSecret')]);
-    expect(secretGrants('status-sync')).toEqual([]);
+    // No cluster credential: only the webhook secret it rotates.
+    expect(secretGrants('status-sync')).toEqual([ref(s, 'WebhookSecret')]);
     expect(s.template.toJSON().Outputs).not.toHaveProperty(OUTPUT_KEYS.kubeconfigSecretArn);
   });
 });

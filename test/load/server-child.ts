@@ -12,7 +12,7 @@ import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
 import { buildApp } from '../../functions/server/app.ts';
 import { generateServingTls } from '../../functions/server/tls.ts';
 import { clusterSources } from '../../functions/shared/cluster.ts';
-import { admissionRuntime, loadCallerSecrets } from '../../functions/shared/compose.ts';
+import { admissionRuntime, loadCallerAccess } from '../../functions/shared/compose.ts';
 import { sampleMemory } from './memory.ts';
 
 const send = (message: unknown): void => {
@@ -22,7 +22,7 @@ const send = (message: unknown): void => {
 try {
   // Every request logs a line; the lines would only measure the pipe.
   const logger = jsonLogger({ function: 'server' }, () => undefined);
-  const secrets = await loadCallerSecrets(process.env);
+  const { secrets } = await loadCallerAccess(process.env, jsonLogger({ function: 'server' }, () => undefined));
   const sources = await clusterSources(process.env, logger);
   const runtimes = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, secrets, sources, jsonLogger({ function: fn }, () => undefined))]));
   const tls = generateServingTls();

@@ -5,13 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { renderManifests } from '../../functions/manifests/main.ts';
 import { ensureServingTls } from '../../functions/server/tls.ts';
 import { functionUrlsFromOutputs, webhookUrl } from '../../lib/manifests/targets.ts';
+import { WEBHOOK_CONFIGURATION_NAME } from '../../lib/manifests/webhook-configurations.ts';
 import { describeWithControlPlane } from '../control-plane/availability.ts';
 import { startControlPlane, type ControlPlane } from '../control-plane/harness.ts';
 
@@ -19,6 +20,8 @@ const secret = randomBytes(32).toString('base64url');
 let dir: string;
 let outputsFile: string;
 let secretFile: string;
+let predictableFile: string;
+let storedFile: string;
 
 const outputs = {
   SidecarSetStack: {
@@ -35,6 +38,10 @@ beforeAll(async () => {
   secretFile = join(dir, 'secret');
   await writeFile(outputsFile, JSON.stringify(outputs));
   await writeFile(secretFile, `${secret}\n`);
+  predictableFile = join(dir, 'predictable');
+  await writeFile(predictableFile, `${'a'.repeat(43)}\n`);
+  storedFile = join(dir, 'stored.json');
+  await writeFile(storedFile, JSON.stringify({ current: secret, previous: randomBytes(32).toString('base64url'), rotatedAt: '2026-01-01T00:00:00.000Z' }));
   await ensureServingTls(join(dir, 'tls'));
   await writeFile(join(dir, 'tls', 'webhook-secret'), `${secret}\n`);
 });
@@ -102,10 +109,18 @@ describe('renderManifests', () => {
     expect(Buffer.from(hooks[0]?.clientConfig.caBundle ?? '', 'base64').toString()).toContain('BEGIN CERTIFICATE');
   });
 
+  it('takes the current secret of a file in the stored JSON form (as Secrets Manager and the local server keep it)', async () => {
+    const out = docs(await renderManifests(['--function-urls', outputsFile, '--secret-file', storedFile]));
+    const urls = out.flatMap((d) => d.webhooks ?? []).map((w) => w.clientConfig.url);
+    expect(urls).toHaveLength(3);
+    for (const url of urls) expect(url.endsWith(`/${secret}`)).toBe(true);
+  });
+
   it.each<[string, () => string[], RegExp]>([
     ['no URLs', () => ['--secret-file', secretFile], /no Function URL for sidecarset-default, sidecarset-validate, pod-inject/],
     ['no secret', () => ['--url-sidecarset-default', 'https://a/', '--url-sidecarset-validate', 'https://b/', '--url-pod-inject', 'https://c/'], /caller secret is needed/],
-    ['a weak secret', () => ['--function-urls', outputsFile, '--secret-file', outputsFile], /at least 43|base64url/],
+    ['a JSON secret file without "current"', () => ['--function-urls', outputsFile, '--secret-file', outputsFile], /the caller secret has no string "current"/],
+    ['a predictable secret', () => ['--function-urls', outputsFile, '--secret-file', predictableFile], /the caller secret \(current\) is too predictable.*openssl rand/],
     ['a bad failure policy', () => ['--pod-failure-policy', 'Sometimes'], /must be Fail or Ignore/],
     ['a timeout out of range', () => ['--function-urls', outputsFile, '--secret-file', secretFile, '--timeout', '99'], /timeoutSeconds must be an integer from 1 to 30/],
     ['an unknown argument', () => ['--frobnicate'], /unknown argument --frobnicate/],
@@ -139,5 +154,15 @@ describeWithControlPlane('the rendered manifests on a real API server', () => {
     expect(mutating.status).toBe(200);
     const crd = await cp.request('admin', 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/sidecarsets.apps.kruise.io');
     expect(crd.status).toBe(200);
+  });
+});
+
+describe('infra/k8s/rbac.yaml', () => {
+  it('lets the functions get and patch only the project\'s own webhook configurations, by name', async () => {
+    const rbac = parseAllDocuments(await readFile(join(process.cwd(), 'infra', 'k8s', 'rbac.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; rules?: { apiGroups: string[]; resources: string[]; resourceNames?: string[]; verbs: string[] }[] });
+    const rules = rbac.flatMap((d) => d.rules ?? []).filter((r) => r.apiGroups.includes('admissionregistration.k8s.io'));
+    expect(rules).toEqual([
+      { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], resourceNames: [WEBHOOK_CONFIGURATION_NAME], verbs: ['get', 'patch'] },
+    ]);
   });
 });

@@ -15,6 +15,7 @@ import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webho
 import { buildApp } from '../../functions/server/app.ts';
 import { admissionRuntime, type AdmissionRuntime } from '../../functions/shared/compose.ts';
 import { sidecarSet } from '../sidecarset/fixtures.ts';
+import { parseCallerNetworks } from '../../lib/auth/caller-network.ts';
 import { appPod, capturingLogger, podReview, PREVIOUS_SECRET, SECRET, sidecarSetReview, STRANGER_SECRET, userSidecarSet } from '../webhooks/fixtures.ts';
 
 // app.inject() loads light-my-request, which require()s the ESM-only `cookie`
@@ -262,6 +263,43 @@ describe('buildApp when the cluster cannot be read', () => {
       expect(response.statusCode).toBe(503);
     } finally {
       await app.close();
+    }
+  });
+});
+
+describe('buildApp with a caller network allowlist', () => {
+  const networks = parseCallerNetworks('198.51.100.0/24', 'ALLOWED_CALLER_CIDRS');
+  let app: FastifyInstance;
+  beforeAll(async () => {
+    const sidecarSets = memorySidecarSetSource([sidecarSet('log-agent')]);
+    app = buildApp({
+      runtimes: Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, secrets, { sidecarSets, namespaces }, capturingLogger().logger, undefined, networks)])),
+      readiness: () => Promise.resolve({ ready: true, message: '' }),
+    });
+    await app.ready();
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('turns away a caller whose socket is outside the list with the bare 404, whatever X-Forwarded-For says', async () => {
+    for (const remoteAddress of ['203.0.113.7', '::ffff:203.0.113.7', '127.0.0.1']) {
+      const response = await app.inject({
+        method: 'POST',
+        url: `/sidecarset-default/${SECRET}`,
+        headers: { ...json, 'x-forwarded-for': '198.51.100.1' },
+        payload: sidecarSetReview('uid-net'),
+        remoteAddress,
+      });
+      expect(response.statusCode).toBe(404);
+      expect(response.body).toBe('{"message":"Not Found"}');
+    }
+  });
+
+  it('serves a caller whose socket is inside the list, also as IPv4-mapped IPv6', async () => {
+    for (const remoteAddress of ['198.51.100.1', '::ffff:198.51.100.1']) {
+      const response = await app.inject({ method: 'POST', url: `/sidecarset-default/${SECRET}`, headers: json, payload: sidecarSetReview('uid-net'), remoteAddress });
+      expect(response.statusCode).toBe(200);
     }
   });
 });

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,11 +19,11 @@ interface Exit {
 }
 
 /** Runs `npm start -- <args>` with a caller secret set, so that nothing is generated into the project. */
-function npmStart(args: readonly string[]): Promise<Exit> {
+function npmStart(args: readonly string[], extraEnv: Record<string, string> = {}): Promise<Exit> {
   return new Promise((resolve, reject) => {
     const child = spawn('npm', ['--silent', 'start', '--', ...args], {
       cwd: projectRoot,
-      env: { ...process.env, WEBHOOK_SECRET: SECRET, WEBHOOK_SECRET_ARN: '', ALLOW_UNAUTHENTICATED_CALLERS: '' },
+      env: { ...process.env, WEBHOOK_SECRET: SECRET, WEBHOOK_SECRET_ARN: '', ALLOW_UNAUTHENTICATED_CALLERS: '', ALLOWED_CALLER_CIDRS: '', ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -58,6 +58,23 @@ describe('npm start', () => {
     expect(run.stdout).toBe('');
     // It stopped before generating a certificate for a server it will not run.
     await expect(readdir(join(dir, 'tls'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('exits non-zero with one line naming a bad ALLOWED_CALLER_CIDRS entry', async () => {
+    const run = await npmStart(['--kubeconfig', join(dir, 'no-such-kubeconfig.yaml'), '--tls-dir', join(dir, 'tls-cidr'), '--port', '0'], { ALLOWED_CALLER_CIDRS: '127.0.0.1,localhost' });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr.trimEnd()).toBe('server: ALLOWED_CALLER_CIDRS: "localhost" is not an IPv4 or IPv6 address or CIDR block (e.g. 203.0.113.7 or 198.51.100.0/24)');
+  });
+
+  it('refuses a predictable secret kept in the TLS directory, naming the file and how to make a good one', async () => {
+    const tls = join(dir, 'tls-weak');
+    await mkdir(tls, { recursive: true });
+    await writeFile(join(tls, 'webhook-secret'), `${'abc'.repeat(15)}\n`);
+    const run = await npmStart(['--kubeconfig', join(dir, 'no-such-kubeconfig.yaml'), '--tls-dir', tls, '--port', '0'], { WEBHOOK_SECRET: '' });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain(`server: secret file ${join(tls, 'webhook-secret')} (current) is too predictable`);
+    expect(run.stderr).toContain('openssl rand -base64 32');
+    expect(run.stderr).not.toContain('abcabc');
   });
 
   it.each([['--bogus'], ['--port', '8443', '--verbose'], ['--port']])('exits 2 with the usage for %j', async (...args) => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import type { ScheduledEvent } from 'aws-lambda';
 import { ConfigurationError } from '../../functions/shared/compose.ts';
 import { statusSyncLambda } from '../../functions/status-sync/lambda.ts';
-import { capturingLogger } from '../webhooks/fixtures.ts';
+import { capturingLogger, fixedSecret } from '../webhooks/fixtures.ts';
 import { apiStatus, startFakeApiServer, type FakeApiServer } from './fake-api-server.ts';
 import { hashOf, listedPod, storedSet } from './fixtures.ts';
 
@@ -76,5 +76,47 @@ describe('the status-sync Lambda', () => {
     const start = statusSyncLambda({ env: {}, overrides: { logger: capturingLogger().logger } });
     await expect(start).rejects.toThrow(ConfigurationError);
     await expect(statusSyncLambda({ env: {} })).rejects.toThrow(/no cluster credentials/);
+  });
+});
+
+describe('the status-sync Lambda rotating the webhook secret', () => {
+  const secret = fixedSecret('status-sync rotation');
+  const memoryStore = (text: string) => {
+    const store = { text, read: () => Promise.resolve(store.text), write: (next: string) => { store.text = next; return Promise.resolve(); } };
+    return store;
+  };
+
+  it('runs a rotation step after the pass and reports it: not installed is a skip, not an error', async () => {
+    const { logger, entries } = capturingLogger();
+    const store = memoryStore(JSON.stringify({ current: secret }));
+    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger, secretStore: store } });
+    const result = await handler(event, context);
+    expect(result.secretRotation).toEqual({ step: 'skipped', detail: 'the webhook configurations are not installed' });
+    expect(result.errors).toEqual([]);
+    expect(fake.seen.map((r) => `${r.method} ${r.url}`)).toContain('GET /apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/serverless-sidecarset');
+    expect(store.text).toBe(JSON.stringify({ current: secret }));
+    expect(entries().at(-1)).toMatchObject({ level: 'info', message: 'status pass', secretRotation: { step: 'skipped' } });
+  });
+
+  it('counts a failed step among the pass errors, so the line is logged at error level, without the secret', async () => {
+    const { logger, entries } = capturingLogger();
+    const store = { read: () => Promise.reject(new Error('AccessDeniedException: not authorized')), write: () => Promise.resolve() };
+    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger, secretStore: store } });
+    const result = await handler(event, context);
+    expect(result.errors).toEqual([{ operation: 'rotate the webhook secret', message: 'AccessDeniedException: not authorized' }]);
+    expect(entries().at(-1)).toMatchObject({ level: 'error', message: 'status pass' });
+  });
+
+  it('does not rotate when rotation is off or the secret is not stored', async () => {
+    const off = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig(), WEBHOOK_SECRET_ROTATION_PERIOD_MS: '0' }, overrides: { logger: capturingLogger().logger, secretStore: memoryStore(secret) } });
+    expect((await off(event, context)).secretRotation).toBeUndefined();
+    const unstored = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger: capturingLogger().logger } });
+    expect((await unstored(event, context)).secretRotation).toBeUndefined();
+  });
+
+  it('refuses to start with a rotation period shorter than a rotation, naming the variable', async () => {
+    await expect(statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig(), WEBHOOK_SECRET_ROTATION_PERIOD_MS: '60000' }, overrides: { secretStore: memoryStore(secret) } })).rejects.toThrow(
+      'WEBHOOK_SECRET_ROTATION_PERIOD_MS must be whole milliseconds from 180000 to 31622400000, or 0 (off); got "60000"',
+    );
   });
 });

@@ -2,14 +2,23 @@
  * Shared by the door, Lambda and server tests: AdmissionReviews shaped as the
  * API server sends them, the caller secrets, and a logger that keeps its lines.
  */
+import { createHash } from 'node:crypto';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import type { Logger } from '../../lib/ports.ts';
 
-/** 32 bytes in base64url, as operators generate them; fixed so that failures reproduce. */
-export const SECRET = Buffer.alloc(32, 0x5e).toString('base64url');
-export const PREVIOUS_SECRET = Buffer.alloc(32, 0x9d).toString('base64url');
-export const STRANGER_SECRET = Buffer.alloc(32, 0x01).toString('base64url');
+/**
+ * 32 random-looking bytes in base64url, as operators generate them, derived
+ * from a label so that failures reproduce (a repeated byte would be refused
+ * as too predictable).
+ */
+export function fixedSecret(label: string): string {
+  return createHash('sha256').update(`serverless-sidecarset test secret: ${label}`).digest('base64url');
+}
+
+export const SECRET = fixedSecret('current');
+export const PREVIOUS_SECRET = fixedSecret('previous');
+export const STRANGER_SECRET = fixedSecret('stranger');
 
 /** A SidecarSet as a user applies it: nothing defaulted yet. */
 export function userSidecarSet(name = 'dns'): Record<string, unknown> {
@@ -114,6 +123,8 @@ export interface EventOptions {
   requestId?: string;
   /** The secret in the default path (`/<secret>`). */
   secret?: string;
+  /** The caller's address as the Function URL service saw the connection. */
+  sourceIp?: string;
 }
 
 /** A Function URL event as Lambda delivers the API server's call: payload 2.0, lower-case headers. */
@@ -147,7 +158,7 @@ export function functionUrlEvent(options: EventOptions = {}): LambdaFunctionURLE
       apiId: 'abcdefghijklmnopqrstuvwxyz234567',
       domainName: HOST,
       domainPrefix: 'abcdefghijklmnopqrstuvwxyz234567',
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'kube-apiserver-admission' },
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: options.sourceIp ?? '203.0.113.7', userAgent: 'kube-apiserver-admission' },
       requestId: options.requestId ?? 'c1b6d3a0-6f0e-4b4e-9a53-3f4b9f0d2a11',
       routeKey: '$default',
       stage: '$default',

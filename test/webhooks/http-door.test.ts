@@ -13,6 +13,7 @@ import {
   type HttpResponse,
 } from '../../lib/webhooks/http-door.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { parseCallerNetworks } from '../../lib/auth/caller-network.ts';
 import { NOW, sidecarSet } from '../sidecarset/fixtures.ts';
 import { appPod, capturingLogger, podReview, PREVIOUS_SECRET, SECRET, sidecarSetReview, STRANGER_SECRET, userSidecarSet } from './fixtures.ts';
 
@@ -36,6 +37,8 @@ function httpRequest(review: unknown, overrides: Partial<HttpRequest> = {}): Htt
 interface Setup {
   fn?: AdmissionFunctionName;
   secrets?: HttpDoorConfig['secrets'];
+  callerNetworks?: HttpDoorConfig['callerNetworks'];
+  refreshSecrets?: HttpDoorConfig['refreshSecrets'];
   maxBodyBytes?: number;
   sidecarSets?: SidecarSetSource;
   clock?: Clock;
@@ -49,6 +52,8 @@ async function serve(request: HttpRequest, setup: Setup = {}) {
     {
       fn: setup.fn ?? 'sidecarset-default',
       secrets: setup.secrets ?? { current: SECRET, previous: PREVIOUS_SECRET },
+      callerNetworks: setup.callerNetworks,
+      refreshSecrets: setup.refreshSecrets,
       maxBodyBytes: setup.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     },
     {
@@ -91,6 +96,42 @@ describe('serveAdmission: strangers', () => {
       expect(line).not.toContain(SECRET);
       expect(line).not.toContain(STRANGER_SECRET);
     }
+  });
+
+  describe('with a caller network allowlist', () => {
+    const callerNetworks = parseCallerNetworks('198.51.100.0/24, 2001:db8::/32', 'ALLOWED_CALLER_CIDRS');
+
+    it.each([
+      { why: 'an address outside the list', sourceIp: '203.0.113.7' },
+      { why: 'an IPv4-mapped address outside the list', sourceIp: '::ffff:203.0.113.7' },
+      { why: 'an IPv6 address outside the list', sourceIp: '2001:db9::1' },
+      { why: 'no known address', sourceIp: undefined },
+    ])('answers the same bare 404 to $why, even with the secret and before re-reading secrets', async ({ sourceIp }) => {
+      let rereads = 0;
+      const refreshSecrets = () => {
+        rereads++;
+        return Promise.resolve();
+      };
+      const { response, logs } = await serve(httpRequest(review, { sourceIp }), { callerNetworks, refreshSecrets });
+      expect(response).toEqual(NOT_FOUND);
+      expect(rereads).toBe(0);
+      expect(logs).toEqual([expect.objectContaining({ outcome: 'unauthenticated', statusCode: 404 })]);
+    });
+
+    it.each(['198.51.100.20', '::ffff:198.51.100.20', '2001:db8:5::1'])('serves a caller from %s that presents the secret', async (sourceIp) => {
+      const { response } = await serve(httpRequest(review, { sourceIp }), { callerNetworks });
+      expect(response.statusCode).toBe(200);
+    });
+
+    it('still wants the secret from an allowed address', async () => {
+      const { response } = await serve(httpRequest(review, { sourceIp: '198.51.100.20', path: `/${STRANGER_SECRET}` }), { callerNetworks });
+      expect(response).toEqual(NOT_FOUND);
+    });
+
+    it('applies even when unauthenticated callers are allowed', async () => {
+      const { response } = await serve(httpRequest(review, { sourceIp: '203.0.113.7', path: '/' }), { callerNetworks, secrets: 'insecure' });
+      expect(response).toEqual(NOT_FOUND);
+    });
   });
 
   it('serves anyone, on any path, when unauthenticated callers are explicitly allowed', async () => {

@@ -1,0 +1,236 @@
+/**
+ * Automatic rotation of the webhook caller secret, one step per scheduled
+ * pass (status-sync on AWS, the status loop of `npm start`). The state lives
+ * in the secret itself, beside `current` and `previous`, so every step is a
+ * function of what is stored and what the cluster shows, and a crash or a
+ * repeated pass at any point only repeats a step:
+ *
+ * 1. idle, due (`rotatedAt` + period passed, or never rotated), and every
+ *    webhook of the project's configurations carries `current`: store
+ *    `{current: <new>, previous: <old>, rotatedAt, rotation: propagating}`
+ *    in one write. Functions accept both from their next re-read on.
+ * 2. propagating, once the functions' re-read interval plus a margin has
+ *    passed (every warm function has re-read, so all accept the new secret):
+ *    point each webhook whose URL carries the old secret at the new one (a
+ *    conditional patch, nothing else is touched), read them back, and when
+ *    every one carries the new secret store `rotation: draining`.
+ * 3. draining, once the margin has passed again (API servers pick up webhook
+ *    configuration changes within seconds): check again, then drop
+ *    `previous`. A webhook found carrying the old secret is pointed at the
+ *    new one and the wait starts over.
+ *
+ * The current secret is never lost: the new one is stored together with the
+ * old one before anything points at it. A failure is reported in the result
+ * and the same step is tried on the next pass. Messages never carry a
+ * secret.
+ */
+import { randomBytes } from 'node:crypto';
+import { errorMessage } from '../errors.ts';
+import { isObject } from '../kube/json.ts';
+import { CallerSecretError, parseSecretValue } from './caller-auth.ts';
+
+/** Where the secret is kept: Secrets Manager on AWS, a file for `npm start`. */
+export interface SecretStore {
+  read(signal?: AbortSignal): Promise<string>;
+  write(text: string, signal?: AbortSignal): Promise<void>;
+}
+
+/** One webhook of the project's own configurations. */
+export interface WebhookEndpoint {
+  configuration: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration';
+  /** The webhook's name, e.g. `pod-inject.sidecarset.kruise.io`. */
+  webhook: string;
+  /** Its position in the configuration's `webhooks` list. */
+  index: number;
+  /** `clientConfig.url`; undefined for a service reference. */
+  url: string | undefined;
+}
+
+/** The project's webhook configurations in the cluster. */
+export interface WebhookUrls {
+  /** Every webhook of the project's configurations; undefined when neither configuration exists. */
+  list(signal?: AbortSignal): Promise<readonly WebhookEndpoint[] | undefined>;
+  /** Sets one webhook's URL on condition that it still is `endpoint.url`. */
+  setUrl(endpoint: WebhookEndpoint, url: string, signal?: AbortSignal): Promise<void>;
+}
+
+export interface RotationSettings {
+  /** How often to rotate; 0 never does. */
+  periodMs: number;
+  /** How often the functions re-read the secret (WEBHOOK_SECRET_REFRESH_MS). */
+  refreshMs: number;
+  /** Added to each wait: clock skew, a slow re-read, the API servers' informers. */
+  marginMs: number;
+}
+
+export const DEFAULT_ROTATION_PERIOD_MS = 24 * 60 * 60 * 1000;
+export const DEFAULT_ROTATION_MARGIN_MS = 60_000;
+
+export type RotationStep =
+  /** Nothing to do yet (not due, or waiting for the functions or the API servers). */
+  | 'waiting'
+  /** Stored a new secret beside the old one. */
+  | 'started'
+  /** Pointed the webhooks at the new secret. */
+  | 'webhooks-updated'
+  /** Dropped the old secret: the rotation is complete. */
+  | 'finished'
+  /** Not rotating: the webhooks are not where the secret says (not installed, or pointing elsewhere). */
+  | 'skipped'
+  | 'failed';
+
+export interface RotationResult {
+  step: RotationStep;
+  /** What is awaited or why nothing was done. */
+  detail?: string;
+  /** When the next step may run (ISO 8601), when waiting. */
+  nextStepAt?: string;
+}
+
+export interface RotationPorts {
+  store: SecretStore;
+  webhooks: WebhookUrls;
+  now: () => Date;
+  /** A new secret; 32 random bytes in base64url unless a test fixes it. */
+  newSecret?: () => string;
+}
+
+type Phase = 'propagating' | 'draining';
+
+/** The stored secret with its rotation state; other fields are kept as they are. */
+interface SecretDocument {
+  current: string;
+  previous?: string;
+  rotatedAt?: string;
+  rotation?: { phase: Phase; since: string };
+  [field: string]: unknown;
+}
+
+const WHAT = 'the webhook secret';
+
+function without(doc: Record<string, unknown>, ...fields: string[]): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(doc).filter(([field]) => !fields.includes(field)));
+}
+
+/** Reads the stored value: a bare secret or the JSON form, keeping unknown fields. */
+export function parseSecretDocument(text: string): SecretDocument {
+  const secrets = parseSecretValue(text, WHAT);
+  const trimmed = text.trim();
+  const raw: Record<string, unknown> = trimmed.startsWith('{') ? (JSON.parse(trimmed) as Record<string, unknown>) : {};
+  const { rotation, rotatedAt } = raw;
+  const doc: SecretDocument = { ...without(raw, 'previous', 'rotation', 'rotatedAt'), current: secrets.current };
+  if (secrets.previous !== undefined) doc.previous = secrets.previous;
+  if (typeof rotatedAt === 'string' && !Number.isNaN(Date.parse(rotatedAt))) doc.rotatedAt = rotatedAt;
+  if (isObject(rotation) && (rotation.phase === 'propagating' || rotation.phase === 'draining') && typeof rotation.since === 'string' && !Number.isNaN(Date.parse(rotation.since))) {
+    doc.rotation = { phase: rotation.phase, since: rotation.since };
+  }
+  return doc;
+}
+
+/** The secret a webhook URL carries: its last path segment. */
+export function secretOfUrl(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  const path = url.split(/[?#]/)[0] ?? '';
+  const segment = path.slice(path.lastIndexOf('/') + 1);
+  return segment === '' ? undefined : segment;
+}
+
+function withSecret(url: string, secret: string): string {
+  const path = url.split(/[?#]/)[0] ?? '';
+  return `${path.slice(0, path.lastIndexOf('/') + 1)}${secret}${url.slice(path.length)}`;
+}
+
+function describe(endpoint: WebhookEndpoint): string {
+  return `${endpoint.configuration} webhook "${endpoint.webhook}"`;
+}
+
+/** Messages may quote a URL (an API server's error); the secrets in it are replaced. */
+function redact(text: string, secrets: readonly (string | undefined)[]): string {
+  let out = text;
+  for (const s of secrets) if (s !== undefined && s !== '') out = out.split(s).join('<secret>');
+  return out;
+}
+
+const elapsed = (now: Date, since: string) => now.getTime() - Date.parse(since);
+const later = (since: string, ms: number) => new Date(Date.parse(since) + ms).toISOString();
+
+/**
+ * Points every webhook carrying `from` at `to`; the others are left alone.
+ * @returns the webhooks that carry neither (pointing elsewhere: not ours to change).
+ */
+async function repoint(webhooks: WebhookUrls, endpoints: readonly WebhookEndpoint[], from: string, to: string, signal?: AbortSignal): Promise<WebhookEndpoint[]> {
+  const foreign: WebhookEndpoint[] = [];
+  for (const endpoint of endpoints) {
+    const secret = secretOfUrl(endpoint.url);
+    if (secret === from && endpoint.url !== undefined) await webhooks.setUrl(endpoint, withSecret(endpoint.url, to), signal);
+    else if (secret !== to) foreign.push(endpoint);
+  }
+  return foreign;
+}
+
+/** Runs the step that is due, if any. Never throws: a failure is the result. */
+export async function rotateWebhookSecret(ports: RotationPorts, settings: RotationSettings, signal?: AbortSignal): Promise<RotationResult> {
+  let known: (string | undefined)[] = [];
+  try {
+    const doc = parseSecretDocument(await ports.store.read(signal));
+    known = [doc.current, doc.previous];
+    const now = ports.now();
+    const write = (next: SecretDocument) => ports.store.write(JSON.stringify(next), signal);
+
+    if (doc.previous === undefined) {
+      if (settings.periodMs === 0) return { step: 'waiting', detail: 'rotation is off' };
+      if (doc.rotation !== undefined) {
+        // A state without an old secret has nothing left to do.
+        await write(without(doc, 'rotation') as SecretDocument);
+        return { step: 'finished' };
+      }
+      if (doc.rotatedAt !== undefined && elapsed(now, doc.rotatedAt) < settings.periodMs) {
+        return { step: 'waiting', detail: 'not due', nextStepAt: later(doc.rotatedAt, settings.periodMs) };
+      }
+      const endpoints = await ports.webhooks.list(signal);
+      if (endpoints === undefined || endpoints.length === 0) return { step: 'skipped', detail: 'the webhook configurations are not installed' };
+      const elsewhere = endpoints.filter((e) => secretOfUrl(e.url) !== doc.current);
+      if (elsewhere.length > 0) {
+        return { step: 'skipped', detail: `${elsewhere.map(describe).join(', ')} do not carry the current secret: re-render and apply the manifests` };
+      }
+      const next = (ports.newSecret ?? (() => randomBytes(32).toString('base64url')))();
+      known.push(next);
+      const at = now.toISOString();
+      await write({ ...doc, current: next, previous: doc.current, rotatedAt: at, rotation: { phase: 'propagating', since: at } });
+      return { step: 'started', nextStepAt: later(at, settings.refreshMs + settings.marginMs) };
+    }
+
+    if (doc.rotation === undefined) {
+      // An old secret without a state: a rotation by hand, or one begun before this version; finish it.
+      const at = now.toISOString();
+      await write({ ...doc, rotation: { phase: 'propagating', since: at } });
+      return { step: 'started', detail: 'adopted a rotation in progress', nextStepAt: later(at, settings.refreshMs + settings.marginMs) };
+    }
+
+    const { since, phase } = doc.rotation;
+    const wait = phase === 'propagating' ? settings.refreshMs + settings.marginMs : settings.marginMs;
+    if (elapsed(now, since) < wait) {
+      return { step: 'waiting', detail: phase === 'propagating' ? 'for every function to re-read the secret' : 'for the API servers to use the new URLs', nextStepAt: later(since, wait) };
+    }
+    const endpoints = await ports.webhooks.list(signal);
+    if (endpoints === undefined) return { step: 'failed', detail: 'the webhook configurations are gone; the old secret is kept until they are back' };
+    const carryingOld = endpoints.filter((e) => secretOfUrl(e.url) === doc.previous);
+    const foreign = await repoint(ports.webhooks, endpoints, doc.previous, doc.current, signal);
+    if (foreign.length > 0) {
+      return { step: 'failed', detail: `${foreign.map(describe).join(', ')} carry neither the old nor the new secret; not touched` };
+    }
+    const after = (await ports.webhooks.list(signal)) ?? [];
+    const unchanged = after.filter((e) => secretOfUrl(e.url) !== doc.current);
+    if (unchanged.length > 0) return { step: 'failed', detail: `${unchanged.map(describe).join(', ')} still do not carry the new secret after the patch` };
+    if (phase === 'propagating' || carryingOld.length > 0) {
+      const at = now.toISOString();
+      await write({ ...doc, rotation: { phase: 'draining', since: at } });
+      return { step: 'webhooks-updated', nextStepAt: later(at, settings.marginMs) };
+    }
+    await write(without(doc, 'previous', 'rotation') as SecretDocument);
+    return { step: 'finished' };
+  } catch (error) {
+    const problem = error instanceof CallerSecretError ? error.message : errorMessage(error);
+    return { step: 'failed', detail: redact(problem, known) };
+  }
+}
