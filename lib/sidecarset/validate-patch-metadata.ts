@@ -43,8 +43,8 @@ export function validatePatchPodMetadata(spec: JsonObject, path: FieldPath, errs
   const listPath = path.child('patchPodMetadata');
   // annotation key -> index of the entry that first wrote it
   const firstEntry = new Map<string, number>();
-  let totalBytes = 0;
-  let entryTooLong = false;
+  // bytes of each entry's annotations
+  const entryBytes: number[] = [];
   forEachObjectAt(spec.patchPodMetadata, listPath, errs, (entry, p, i) => {
     const policyPath = p.child('patchPolicy');
     if (isUnset(entry.patchPolicy) || entry.patchPolicy === '') {
@@ -60,11 +60,8 @@ export function validatePatchPodMetadata(spec: JsonObject, path: FieldPath, errs
     }
     const annotations = stringMapAt(entry.annotations, annPath, errs) ?? {};
     const bytes = annotationBytes(annotations);
-    totalBytes += bytes;
-    if (bytes > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES) {
-      entryTooLong = true;
-      errs.push(annPath.tooLong(TOTAL_ANNOTATION_SIZE_LIMIT_BYTES));
-    }
+    entryBytes.push(bytes);
+    if (bytes > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES) errs.push(annPath.tooLong(TOTAL_ANNOTATION_SIZE_LIMIT_BYTES));
     for (const [key, value] of Object.entries(annotations)) {
       // Annotation keys are case-insensitive to Kubernetes' validation (ValidateAnnotations lower-cases them).
       for (const msg of qualifiedNameErrors(key.toLowerCase())) errs.push(annPath.invalid(key, msg));
@@ -86,7 +83,8 @@ export function validatePatchPodMetadata(spec: JsonObject, path: FieldPath, errs
     }
   });
   // One entry over the limit was reported at that entry.
-  if (!entryTooLong && totalBytes > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES) {
+  const totalBytes = entryBytes.reduce((a, b) => a + b, 0);
+  if (entryBytes.every((b) => b <= TOTAL_ANNOTATION_SIZE_LIMIT_BYTES) && totalBytes > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES) {
     const error = listPath.tooLong(TOTAL_ANNOTATION_SIZE_LIMIT_BYTES);
     errs.push({ ...error, detail: `${error.detail ?? ''}: the annotations of all entries together are ${totalBytes} bytes` });
   }
