@@ -13,10 +13,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import type { FastifyInstance } from 'fastify';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
-import { connect as tcpConnect, type AddressInfo, type Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { HANDLER_GRACE_MS } from '../../lib/webhooks/http-door.ts';
 import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
@@ -25,6 +24,7 @@ import { buildApp, SERVER_TIMEOUTS, type ServerTimeouts } from '../../functions/
 import { ensureServingTls, type ServingTls } from '../../functions/server/tls.ts';
 import { admissionRuntime } from '../../functions/shared/compose.ts';
 import { capturingLogger, SECRET, sidecarSetReview, STRANGER_SECRET } from '../webhooks/fixtures.ts';
+import { closedWithin, openConnections, openTcp, openTls as openRawTls, postHeaders as post, trickle, type RawConnection } from './tls-client.ts';
 
 /** Far above every short timeout below (at most 600 ms), far below every production one (10 s and more is not reached: see the stranger cases). */
 const PROMPTLY_MS = 5_000;
@@ -48,6 +48,13 @@ afterEach(() => {
   for (const socket of opened.splice(0)) socket.destroy();
 });
 
+/** A TLS connection to the app, closed after the test. */
+async function openTls(port: number): Promise<RawConnection> {
+  const connection = await openRawTls(port, tls.caPem);
+  opened.push(connection.socket);
+  return connection;
+}
+
 async function startApp(timeouts?: Partial<ServerTimeouts>): Promise<{ app: FastifyInstance; port: number }> {
   const sources = { sidecarSets: memorySidecarSetSource([]), namespaces: memoryNamespaceSource([]) };
   const logger = capturingLogger().logger;
@@ -60,45 +67,6 @@ async function startApp(timeouts?: Partial<ServerTimeouts>): Promise<{ app: Fast
   await app.listen({ host: '127.0.0.1', port: 0 });
   return { app, port: (app.server.address() as AddressInfo).port };
 }
-
-/** A verified TLS connection to the server, everything it receives collected in `received()`. */
-async function openTls(port: number): Promise<{ socket: TLSSocket; received: () => string; closed: Promise<number> }> {
-  const socket = tlsConnect({ host: '127.0.0.1', port, ca: tls.caPem, servername: 'localhost' });
-  opened.push(socket);
-  const chunks: Buffer[] = [];
-  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-  socket.on('error', () => undefined);
-  const started = performance.now();
-  const closed = new Promise<number>((resolve) => {
-    socket.once('close', () => {
-      resolve(performance.now() - started);
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    socket.once('secureConnect', resolve);
-    socket.once('error', reject);
-  });
-  return { socket, received: () => Buffer.concat(chunks).toString('latin1'), closed };
-}
-
-/** How long until `closed` settles, or undefined when it is still open after `ms`. */
-async function closedWithin(closed: Promise<number>, ms: number): Promise<number | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const gaveUp = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => {
-      resolve(undefined);
-    }, ms);
-  });
-  try {
-    return await Promise.race([closed, gaveUp]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Headers of a POST declaring a body of `length` bytes. */
-const post = (path: string, length: number, extra = ''): string =>
-  `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n${extra}\r\n`;
 
 const ONE_GB = 1_000_000_000;
 
@@ -146,12 +114,7 @@ describe('a stranger to the server (production timeouts)', () => {
       answers.push(...conns.map((conn) => conn.received().split('\r\n')[0] ?? ''));
     }
     expect(new Set(answers)).toEqual(new Set(['HTTP/1.1 404 Not Found']));
-    const open = await new Promise<number>((resolve, reject) => {
-      app.server.getConnections((error, count) => {
-        if (error) reject(error);
-        else resolve(count);
-      });
-    });
+    const open = await openConnections(app.server);
     expect(open).toBe(0);
   }, 120_000);
 });
@@ -233,27 +196,10 @@ describe('a slow client (short timeouts)', () => {
     await app.close();
   });
 
-  /** Writes one byte of `text` every 100 ms until the socket closes or the text runs out. */
-  const trickle = (socket: Socket, text: string): void => {
-    let i = 0;
-    const timer = setInterval(() => {
-      if (socket.destroyed || i >= text.length) clearInterval(timer);
-      else socket.write(text.charAt(i++));
-    }, 100);
-    socket.once('close', () => { clearInterval(timer); });
-  };
-
   it('is cut off when it opens a TCP connection and never starts TLS', async () => {
-    const socket = tcpConnect({ host: '127.0.0.1', port });
-    opened.push(socket);
-    socket.on('error', () => undefined);
-    const started = performance.now();
-    const closed = new Promise<number>((resolve) => {
-    socket.once('close', () => {
-      resolve(performance.now() - started);
-    });
-  });
-    expect(await closedWithin(closed, CUT_OFF_MS)).toBeDefined();
+    const conn = openTcp(port);
+    opened.push(conn.socket);
+    expect(await closedWithin(conn.closed, CUT_OFF_MS)).toBeDefined();
   });
 
   it('is cut off when it finishes TLS and sends nothing', async () => {
