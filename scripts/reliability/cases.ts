@@ -15,6 +15,7 @@ import { startFaultCluster, type FaultCluster } from '../../test/faults/status-s
 import { httpsSoak } from '../../test/load/https-soak.ts';
 import { lambdaSoak } from '../../test/load/lambda-soak.ts';
 import { checkRefusals } from '../../test/reliability/refusals.ts';
+import { QUICK_TIMEOUTS, strangerConnections } from '../../test/reliability/stranger-connections.ts';
 
 import type { Figures } from '../../test/reliability/figures.ts';
 /** A case's result: figures, or rows of a table. */
@@ -115,6 +116,13 @@ export const CASES: readonly Case[] = [
     name: 'Refusals',
     claim: 'Strangers get the bare 404 without their body being read; callers with the secret but a wrong method, content type, size or body get 405/415/413/400 with a one-line message; no answer carries a stack, a path, a version or part of the secret.',
     run: ({ quick }) => checkRefusals(quick ? 2 : 20),
+  },
+  {
+    section: 'bad-input',
+    name: 'Connections before authentication',
+    claim:
+      'Strangers declaring a 1 GB body they never send, and slow clients (TCP without TLS, TLS then silence, headers a byte every 100 ms, a body with the secret trickled and never finished), against the local server over TLS with its production timeouts: every stranger gets the bare 404 and a closed connection at once, every slow client is cut off by its timeout (handshake and headers 10 s, body 30 s), and the server holds no connection afterwards. Close times count from opening the connection.',
+    run: ({ quick }) => strangerConnections(quick ? { strangers: 300, slowClients: 10, timeouts: QUICK_TIMEOUTS } : { strangers: 1500, slowClients: 50 }),
   },
   {
     section: 'faults',

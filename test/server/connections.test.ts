@@ -23,6 +23,7 @@ import { MAX_WEBHOOK_TIMEOUT_MS } from '../../lib/webhooks/timeout.ts';
 import { buildApp, SERVER_TIMEOUTS, type ServerTimeouts } from '../../functions/server/app.ts';
 import { ensureServingTls, type ServingTls } from '../../functions/server/tls.ts';
 import { admissionRuntime } from '../../functions/shared/compose.ts';
+import { QUICK_TIMEOUTS } from '../reliability/stranger-connections.ts';
 import { capturingLogger, SECRET, sidecarSetReview, STRANGER_SECRET } from '../webhooks/fixtures.ts';
 import { closedWithin, openConnections, openTcp, openTls as openRawTls, postHeaders as post, trickle, type RawConnection } from './tls-client.ts';
 
@@ -31,7 +32,6 @@ const PROMPTLY_MS = 5_000;
 /** The bound for a slow client cut off by a short timeout: over 10x the longest of them. */
 const CUT_OFF_MS = 10_000;
 
-const SHORT: Partial<ServerTimeouts> = { handshakeMs: 300, headersMs: 300, requestMs: 600, idleMs: 3_000, checkIntervalMs: 50 };
 
 let dir: string;
 let tls: ServingTls;
@@ -190,7 +190,7 @@ describe('a slow client (short timeouts)', () => {
   let app: FastifyInstance;
   let port: number;
   beforeAll(async () => {
-    ({ app, port } = await startApp(SHORT));
+    ({ app, port } = await startApp(QUICK_TIMEOUTS));
   });
   afterAll(async () => {
     await app.close();
