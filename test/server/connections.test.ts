@@ -6,7 +6,7 @@
  * expects.
  *
  * The slow-client cases run with short timeouts injected through the app's
- * options (hundreds of ms, asserted with a 10 s bound); the production
+ * options (about a second, asserted with a 20 s bound); the production
  * values are asserted separately.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
@@ -27,10 +27,10 @@ import { QUICK_TIMEOUTS } from '../reliability/stranger-connections.ts';
 import { capturingLogger, SECRET, sidecarSetReview, STRANGER_SECRET } from '../webhooks/fixtures.ts';
 import { closedWithin, openConnections, openTcp, openTls as openRawTls, postHeaders as post, trickle, type RawConnection } from './tls-client.ts';
 
-/** Far above every short timeout below (at most 600 ms), far below every production one (10 s and more is not reached: see the stranger cases). */
+/** Half the shortest production timeout (10 s): a stranger's connection closed within it was not closed by a timeout. */
 const PROMPTLY_MS = 5_000;
-/** The bound for a slow client cut off by a short timeout: over 10x the longest of them. */
-const CUT_OFF_MS = 10_000;
+/** The bound for a slow client cut off by a short timeout (QUICK_TIMEOUTS, at most 1.5 s): over 10x the longest of them. */
+const CUT_OFF_MS = 20_000;
 
 
 let dir: string;
