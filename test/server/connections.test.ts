@@ -17,6 +17,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
+import type { SidecarSetSource } from '../../lib/ports.ts';
 import { HANDLER_GRACE_MS } from '../../lib/webhooks/http-door.ts';
 import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
 import { MAX_WEBHOOK_TIMEOUT_MS } from '../../lib/webhooks/timeout.ts';
@@ -24,7 +25,7 @@ import { buildApp, SERVER_TIMEOUTS, type ServerTimeouts } from '../../functions/
 import { ensureServingTls, type ServingTls } from '../../functions/server/tls.ts';
 import { admissionRuntime } from '../../functions/shared/compose.ts';
 import { QUICK_TIMEOUTS } from '../reliability/stranger-connections.ts';
-import { capturingLogger, SECRET, sidecarSetReview, STRANGER_SECRET } from '../webhooks/fixtures.ts';
+import { capturingLogger, podReview, SECRET, sidecarSetReview, STRANGER_SECRET } from '../webhooks/fixtures.ts';
 import { closedWithin, openConnections, openTcp, openTls as openRawTls, postHeaders as post, trickle, type RawConnection } from './tls-client.ts';
 
 /** Half the shortest production timeout (10 s): a stranger's connection closed within it was not closed by a timeout. */
@@ -55,8 +56,8 @@ async function openTls(port: number): Promise<RawConnection> {
   return connection;
 }
 
-async function startApp(timeouts?: Partial<ServerTimeouts>): Promise<{ app: FastifyInstance; port: number }> {
-  const sources = { sidecarSets: memorySidecarSetSource([]), namespaces: memoryNamespaceSource([]) };
+async function startApp(timeouts?: Partial<ServerTimeouts>, sidecarSets: SidecarSetSource = memorySidecarSetSource([])): Promise<{ app: FastifyInstance; port: number }> {
+  const sources = { sidecarSets, namespaces: memoryNamespaceSource([]) };
   const logger = capturingLogger().logger;
   const app = buildApp({
     runtimes: Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, { current: SECRET }, sources, logger)])),
@@ -151,6 +152,34 @@ describe('a caller with the secret (production timeouts)', () => {
       expect(await review()).toEqual({ status: 200, reused: true });
     } finally {
       agent.destroy();
+    }
+  });
+});
+
+describe('a caller with the secret (short timeouts)', () => {
+  it('gets the answer of a review that takes longer than the request timeout: it bounds receiving the request, not deciding it', async () => {
+    const requestMs = QUICK_TIMEOUTS.requestMs ?? 0;
+    const slowList: SidecarSetSource = {
+      list: () =>
+        new Promise((resolve) => {
+          setTimeout(() => {
+            resolve([]);
+          }, 2 * requestMs);
+        }),
+    };
+    const { app, port } = await startApp(QUICK_TIMEOUTS, slowList);
+    try {
+      const conn = await openTls(port);
+      const body = JSON.stringify(podReview('uid-slow'));
+      conn.socket.write(`${post(`/pod-inject/${SECRET}?timeout=10s`, Buffer.byteLength(body))}${body}`);
+      // The answer, not the connection's end: a caller's connection is kept alive.
+      for (const deadline = performance.now() + 10 * requestMs; !conn.received().includes('uid-slow') && performance.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(conn.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(conn.received()).toContain('"uid":"uid-slow"');
+    } finally {
+      await app.close();
     }
   });
 });
