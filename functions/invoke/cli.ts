@@ -77,6 +77,7 @@ async function readText(io: CliIo, path: string, what: string): Promise<string> 
   try {
     return await io.readFile(path);
   } catch (error) {
+    if (error instanceof ManifestError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     throw new UsageError(`cannot read ${what} file ${path}: ${code ?? (error as Error).message}`);
   }

@@ -1,11 +1,12 @@
 /** Entry point of `npm run -s invoke -- <function> ...` (see cli.ts). */
 import { readFile } from 'node:fs/promises';
-import { text } from 'node:stream/consumers';
+import { buffer } from 'node:stream/consumers';
+import { decodeUtf8 } from '../../lib/kube/manifests.ts';
 import { runCli } from './cli.ts';
 
 const code = await runCli(process.argv.slice(2), {
-  readFile: (path) => readFile(path, 'utf8'),
-  readStdin: () => text(process.stdin),
+  readFile: async (path) => decodeUtf8(await readFile(path), path),
+  readStdin: async () => decodeUtf8(await buffer(process.stdin), 'standard input'),
   stdout: (s) => process.stdout.write(s),
   stderr: (s) => process.stderr.write(s),
 });

@@ -7,13 +7,51 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { callerAllowed, NOT_FOUND, serveAdmission, type HttpResponse } from '../../lib/webhooks/http-door.ts';
 import { isAdmissionFunction, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { MAX_WEBHOOK_TIMEOUT_MS } from '../../lib/webhooks/timeout.ts';
 import type { AdmissionRuntime } from '../shared/compose.ts';
+
+/**
+ * How long the server waits on a connection, in ms. Fastify's defaults turn
+ * Node's request timeout off, so without these a client that declares a body
+ * and never sends it, or trickles its headers, holds a connection (and its
+ * TLS state) as long as it likes.
+ */
+export interface ServerTimeouts {
+  /** For the TLS handshake: on loopback or a LAN it takes milliseconds. */
+  handshakeMs: number;
+  /** From the connection (or a kept-alive request's first byte) to the end of the headers, which the API server sends at once. */
+  headersMs: number;
+  /** To the end of the body: at most 6 MB, from a client that gives up after its own timeout (at most 30 s) anyway. */
+  requestMs: number;
+  /** Socket inactivity while a request is open: above the longest review (the 30 s webhook timeout), which sends nothing until it answers. */
+  idleMs: number;
+  /**
+   * An idle connection kept for the caller's next request. Above the API
+   * server's own idle limit (Go's http.Transport, 90 s) so that the client
+   * always closes first: a server closing a pooled connection just as the
+   * client reuses it fails that webhook call.
+   */
+  keepAliveMs: number;
+  /** How often Node checks headersMs and requestMs on open connections. */
+  checkIntervalMs: number;
+}
+
+export const SERVER_TIMEOUTS: Readonly<ServerTimeouts> = {
+  handshakeMs: 10_000,
+  headersMs: 10_000,
+  requestMs: MAX_WEBHOOK_TIMEOUT_MS,
+  idleMs: MAX_WEBHOOK_TIMEOUT_MS + 10_000,
+  keepAliveMs: 100_000,
+  checkIntervalMs: 1_000,
+};
 
 export interface AppDeps {
   runtimes: Readonly<Partial<Record<AdmissionFunctionName, AdmissionRuntime>>>;
-  /** Ready when every cluster source answers; the message says what is not. */
+  /** Ready when every cluster source answers. The message is for the server's log: /readyz never shows it. */
   readiness: () => Promise<{ ready: boolean; message: string }>;
   https?: { key: string; cert: string };
+  /** Defaults to {@link SERVER_TIMEOUTS}; tests shorten them. */
+  timeouts?: Partial<ServerTimeouts>;
 }
 
 /** Fastify's own limit sits above the door's so that the door answers 413 with its message. */
@@ -32,12 +70,29 @@ function route(url: string): { fn: AdmissionFunctionName; path: string } | undef
   return { fn, path: match?.[2] ?? '/' };
 }
 
+/**
+ * Answers `response` and closes the connection once it is sent, without
+ * reading the request's body: for anyone who has not shown the secret, so a
+ * stranger declaring a large body cannot keep the connection open.
+ */
+async function sendAndClose(reply: FastifyReply, response: HttpResponse): Promise<FastifyReply> {
+  // Node ends the socket after a response carrying `Connection: close` and
+  // does not wait for the rest of the body.
+  return send(reply.header('connection', 'close'), response);
+}
+
 export function buildApp(deps: AppDeps): FastifyInstance {
   const maxBody = Math.max(0, ...Object.values(deps.runtimes).map((r) => r.config.maxBodyBytes));
+  const timeouts = { ...SERVER_TIMEOUTS, ...deps.timeouts };
+  // Node's own options, read when the server is created (fastify does not set these two).
+  const nodeServerOptions = { headersTimeout: timeouts.headersMs, connectionsCheckingInterval: timeouts.checkIntervalMs };
   const app = Fastify({
     logger: false,
     bodyLimit: maxBody * TRANSPORT_BODY_LIMIT_FACTOR,
-    ...(deps.https ? { https: deps.https } : {}),
+    requestTimeout: timeouts.requestMs,
+    connectionTimeout: timeouts.idleMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    ...(deps.https ? { https: { ...deps.https, ...nodeServerOptions, handshakeTimeout: timeouts.handshakeMs } } : { http: nodeServerOptions }),
   }) as unknown as FastifyInstance;
 
   // The door parses and checks the body itself (content type, size, JSON),
@@ -56,16 +111,20 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // The socket's peer, never X-Forwarded-For: a header is whatever the caller writes.
     const caller = { path: target?.path ?? '', authorization: request.headers.authorization, sourceIp: request.socket.remoteAddress };
     if (!target || !runtime || !(await callerAllowed(runtime.config, caller))) {
-      await send(reply, NOT_FOUND);
+      await sendAndClose(reply, NOT_FOUND);
       return reply;
     }
     return undefined;
   });
 
-  app.get('/healthz', async (_request, reply) => reply.code(200).send({ status: 'ok' }));
+  // Health answers are for anyone, so they close the connection too: only
+  // callers with the secret keep one open.
+  const status = (statusCode: number, text: string): HttpResponse => ({ statusCode, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: text }) });
+  app.get('/healthz', async (_request, reply) => sendAndClose(reply, status(200, 'ok')));
   app.get('/readyz', async (_request, reply) => {
-    const { ready, message } = await deps.readiness();
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', message });
+    // Why it is not ready (the API server's address, its error) is in the log, not here.
+    const { ready } = await deps.readiness();
+    return sendAndClose(reply, ready ? status(200, 'ready') : status(503, 'not ready'));
   });
 
   const serve = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {

@@ -16,6 +16,7 @@ import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { ensureSecretFile, fileSecretStore } from '../../lib/adapters/secret-file.ts';
+import { sidecarSetReadiness } from '../../lib/adapters/readiness.ts';
 import { CallerSecretError } from '../../lib/auth/caller-auth.ts';
 import { callerNetworksFromEnv, ENV_ALLOWED_CALLER_CIDRS, ENV_ROTATION_MARGIN_MS, ENV_ROTATION_PERIOD_MS, ENV_SECRET_REFRESH_MS } from '../../lib/auth/caller-config.ts';
 import type { SecretStore } from '../../lib/auth/rotation.ts';
@@ -96,14 +97,7 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   const app = buildApp({
     runtimes,
     https: { cert, key },
-    readiness: async () => {
-      try {
-        await sources.sidecarSets.list(AbortSignal.timeout(5000));
-        return { ready: true, message: `SidecarSets readable from ${sources.server}` };
-      } catch (error) {
-        return { ready: false, message: (error as Error).message };
-      }
-    },
+    readiness: sidecarSetReadiness(sources.sidecarSets, sources.server, logger),
   });
   await app.listen({ host: '127.0.0.1', port: options.port });
   const address = app.server.address();

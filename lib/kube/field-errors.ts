@@ -10,7 +10,8 @@ export type FieldErrorType =
   | 'Unsupported value'
   | 'Duplicate value'
   | 'Forbidden'
-  | 'Not found';
+  | 'Not found'
+  | 'Too long';
 
 export interface FieldError {
   path: string;
@@ -61,6 +62,10 @@ export class FieldPath {
   }
   notFound(value: unknown): FieldError {
     return { path: this.#text, type: 'Not found', value };
+  }
+  /** field.TooLong: the value itself is never shown. */
+  tooLong(maxBytes: number): FieldError {
+    return { path: this.#text, type: 'Too long', detail: `may not be more than ${maxBytes} ${maxBytes === 1 ? 'byte' : 'bytes'}` };
   }
 }
 

@@ -2,6 +2,13 @@
  * Rule 11 of the SidecarSet validation: the annotations a set writes onto the
  * pods it injects.
  *
+ * Each entry's annotations must be what a pod may carry (Kubernetes'
+ * ValidateAnnotations: qualified-name keys, at most 256 KiB of keys and
+ * values), and all entries together too: Kruise checks neither, so a set
+ * breaking them is stored and every pod it selects is then refused by the
+ * API server. A MergePatchJson value must be a JSON object, the only patch
+ * that merges; anything else would be refused at injection instead.
+ *
  * Kruise also checks keys against a whitelist from its own configuration
  * (the SidecarSet_PatchPodMetadata_WhiteList ConfigMap); this project has no
  * such configuration, so any valid key is accepted.
@@ -10,15 +17,34 @@ import type { FieldError, FieldPath } from '../kube/field-errors.ts';
 import { isObject } from '../kube/json.ts';
 import { qualifiedNameErrors } from '../kube/names.ts';
 import type { JsonObject } from '../kube/types.ts';
-import {isUnset, stringMapAt, forEachObjectAt } from './validate-shape.ts';
+import { isUnset, stringMapAt, forEachObjectAt } from './validate-shape.ts';
 import { INJECTION_ANNOTATIONS } from './pod-annotations.ts';
 import { PATCH_POLICIES } from './types.ts';
+
+/** Kubernetes' TotalAnnotationSizeLimitB: the sum of the keys' and values' lengths in bytes. */
+export const TOTAL_ANNOTATION_SIZE_LIMIT_BYTES = 256 * 1024;
+
+function annotationBytes(annotations: Readonly<Record<string, string>>): number {
+  let total = 0;
+  for (const [k, v] of Object.entries(annotations)) total += Buffer.byteLength(k) + Buffer.byteLength(v);
+  return total;
+}
+
+function isJsonObjectText(text: string): boolean {
+  try {
+    return isObject(JSON.parse(text));
+  } catch {
+    return false;
+  }
+}
 
 /** Rule 11 for `spec` at `path`. */
 export function validatePatchPodMetadata(spec: JsonObject, path: FieldPath, errs: FieldError[]): void {
   const listPath = path.child('patchPodMetadata');
   // annotation key -> index of the entry that first wrote it
   const firstEntry = new Map<string, number>();
+  // bytes of each entry's annotations
+  const entryBytes: number[] = [];
   forEachObjectAt(spec.patchPodMetadata, listPath, errs, (entry, p, i) => {
     const policyPath = p.child('patchPolicy');
     if (isUnset(entry.patchPolicy) || entry.patchPolicy === '') {
@@ -33,12 +59,18 @@ export function validatePatchPodMetadata(spec: JsonObject, path: FieldPath, errs
       return;
     }
     const annotations = stringMapAt(entry.annotations, annPath, errs) ?? {};
-    for (const key of Object.keys(annotations)) {
+    const bytes = annotationBytes(annotations);
+    entryBytes.push(bytes);
+    if (bytes > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES) errs.push(annPath.tooLong(TOTAL_ANNOTATION_SIZE_LIMIT_BYTES));
+    for (const [key, value] of Object.entries(annotations)) {
       // Annotation keys are case-insensitive to Kubernetes' validation (ValidateAnnotations lower-cases them).
       for (const msg of qualifiedNameErrors(key.toLowerCase())) errs.push(annPath.invalid(key, msg));
       // Injection writes these itself, from what it parses back: a set writing
       // them too would refuse every pod it selects, or make a reinvocation do so.
       if (INJECTION_ANNOTATIONS.includes(key)) errs.push(annPath.key(key).forbidden(`${key} is written by the injection itself`));
+      if (entry.patchPolicy === 'MergePatchJson' && !isJsonObjectText(value)) {
+        errs.push(annPath.key(key).invalid(value, 'must be a JSON object for patchPolicy MergePatchJson'));
+      }
       const first = firstEntry.get(key);
       if (first === undefined) {
         firstEntry.set(key, i);
@@ -50,4 +82,10 @@ export function validatePatchPodMetadata(spec: JsonObject, path: FieldPath, errs
       }
     }
   });
+  // One entry over the limit was reported at that entry.
+  const totalBytes = entryBytes.reduce((a, b) => a + b, 0);
+  if (entryBytes.every((b) => b <= TOTAL_ANNOTATION_SIZE_LIMIT_BYTES) && totalBytes > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES) {
+    const error = listPath.tooLong(TOTAL_ANNOTATION_SIZE_LIMIT_BYTES);
+    errs.push({ ...error, detail: `${error.detail ?? ''}: the annotations of all entries together are ${totalBytes} bytes` });
+  }
 }

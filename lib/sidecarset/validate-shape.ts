@@ -63,12 +63,14 @@ export function integerAt(value: unknown, path: FieldPath, errs: FieldError[]): 
 export function stringMapAt(value: unknown, path: FieldPath, errs: FieldError[]): Record<string, string> | undefined {
   const map = objectAt(value, path, errs);
   if (map === undefined) return undefined;
-  const out: Record<string, string> = {};
+  const entries: [string, string][] = [];
   for (const [k, v] of Object.entries(map)) {
-    if (typeof v === 'string') out[k] = v;
+    if (typeof v === 'string') entries.push([k, v]);
     else errs.push(path.key(k).invalid(v, 'must be a string'));
   }
-  return out;
+  // Object.fromEntries defines own properties: `out[k] = v` would drop a
+  // `__proto__` key (an own key of a parsed body, as in Go's map) unseen.
+  return Object.fromEntries(entries);
 }
 
 /**

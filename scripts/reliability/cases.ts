@@ -16,6 +16,7 @@ import { httpsSoak } from '../../test/load/https-soak.ts';
 import { lambdaSoak } from '../../test/load/lambda-soak.ts';
 import { checkRefusals } from '../../test/reliability/refusals.ts';
 import { adversarialRows, MB, RELIABILITY_SIZES } from '../../test/reliability/adversarial.ts';
+import { QUICK_TIMEOUTS, strangerConnections } from '../../test/reliability/stranger-connections.ts';
 
 import type { Figures } from '../../test/reliability/figures.ts';
 /** A case's result: figures, or rows of a table. */
@@ -123,6 +124,13 @@ export const CASES: readonly Case[] = [
     claim: `The reviews of ${fn} built to make its work grow faster than its input (test/reliability/adversarial.ts), at 1 MB, 3 MB and just under the 6 MB body limit, through the door both the Lambda handler and the server use: every one answered inside its deadline, its ratio to the parse floor not growing more than 3 times from 1 to 6 MB (a quadratic step grows it 6 times), the median time shown against JSON.parse of the same body (target: at most 20 times).`,
     run: ({ quick }) => adversarialRows(fn, quick ? [MB / 4, MB] : RELIABILITY_SIZES, quick ? 2 : 5),
   })),
+  {
+    section: 'bad-input',
+    name: 'Connections before authentication',
+    claim:
+      'Strangers declaring a 1 GB body they never send, and slow clients (TCP without TLS, TLS then silence, headers a byte every 100 ms, a body with the secret trickled and never finished), against the local server over TLS with its production timeouts: every stranger gets the bare 404 and a closed connection at once, every slow client is cut off by its timeout (handshake and headers 10 s, body 30 s), and the server holds no connection afterwards. Close times count from opening the connection.',
+    run: ({ quick }) => strangerConnections(quick ? { strangers: 300, slowClients: 10, timeouts: QUICK_TIMEOUTS } : { strangers: 1500, slowClients: 50 }),
+  },
   {
     section: 'faults',
     name: 'Pod injection while the API server is slow or down',

@@ -4,46 +4,10 @@ import {
   DeadlineExceededError,
   SourceUnavailableError,
   systemCacheClock,
-  type CacheClock,
   type CachedListOptions,
   type StaleReport,
 } from '../../lib/adapters/cached-list.ts';
-
-/** A clock that moves only when told to, firing due timers as it passes them. */
-function fakeClock() {
-  let now = 0;
-  const timers = new Set<{ at: number; fire: () => void }>();
-  const clock: CacheClock = {
-    nowMs: () => now,
-    setTimer(ms, fire) {
-      const timer = { at: now + ms, fire };
-      timers.add(timer);
-      return () => {
-        timers.delete(timer);
-      };
-    },
-  };
-  return {
-    clock,
-    /** Moves time on, fires what fell due, and lets the promise callbacks run. */
-    async advance(ms: number) {
-      now += ms;
-      for (const timer of [...timers].sort((a, b) => a.at - b.at)) {
-        if (timer.at <= now) {
-          timers.delete(timer);
-          timer.fire();
-        }
-      }
-      await settle();
-    },
-    pendingTimers: () => timers.size,
-  };
-}
-
-/** Lets every queued promise callback run. */
-function settle(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
+import { fakeClock, settle } from './fake-clock.ts';
 
 interface LoadCall<T> {
   resolve(value: T): void;

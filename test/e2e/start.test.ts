@@ -177,17 +177,25 @@ describeWithControlPlane('npm start with a cluster given', () => {
     expect(status).toMatchObject({ matchedPods: 1, updatedPods: 1 });
   });
 
-  it('answers /readyz once it can list SidecarSets', async () => {
+  it('answers /readyz once it can list SidecarSets, saying only that, and logs from where once', async () => {
     const port = / on https:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1];
     const ca = await readFile(join(workdir, 'tls', 'ca.crt'));
-    const status = await new Promise<number>((resolve, reject) => {
-      httpsRequest({ host: '127.0.0.1', port, path: '/readyz', ca }, (r) => {
-        r.resume();
-        resolve(r.statusCode ?? 0);
-      })
-        .on('error', reject)
-        .end();
-    });
-    expect(status).toBe(200);
+    const probe = () =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        httpsRequest({ host: '127.0.0.1', port, path: '/readyz', ca }, (r) => {
+          const chunks: Buffer[] = [];
+          r.on('data', (c: Buffer) => chunks.push(c));
+          r.on('end', () => {
+            resolve({ status: r.statusCode ?? 0, body: Buffer.concat(chunks).toString() });
+          });
+        })
+          .on('error', reject)
+          .end();
+      });
+    const answers = await Promise.all(Array.from({ length: 20 }, probe));
+    expect(new Set(answers.map((a) => `${a.status} ${a.body}`))).toEqual(new Set(['200 {"status":"ready"}']));
+    const readyLines = output.split('\n').filter((line) => line.includes('"message":"ready"'));
+    expect(readyLines).toHaveLength(1);
+    expect(readyLines[0]).toContain(`SidecarSets readable from ${cp.url}`);
   });
 });

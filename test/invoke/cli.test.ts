@@ -2,9 +2,10 @@
  * The invoke command's interface, exercised as a user runs it: a real
  * Node 22 process on files and standard input.
  */
-import { describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch.ts';
@@ -16,7 +17,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = join(here, '..', '..');
 const fixture = (name: string) => join(here, 'fixtures', name);
 
-function invoke(args: string[], stdin = '') {
+function invoke(args: string[], stdin: string | Buffer = '') {
   const result = spawnSync(process.execPath, [join(projectRoot, 'functions/invoke/main.ts'), ...args], {
     input: stdin,
     encoding: 'utf8',
@@ -120,6 +121,70 @@ describe('invoke errors: one line on stderr, exit 2, nothing on stdout', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(message);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+/** Nine levels of nine-fold aliases: 387 million strings if expanded. */
+const ALIAS_BOMB = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+  .concat(['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].map((k, i) => `${k}: &${k} [${Array(9).fill(`*${String.fromCharCode(97 + i)}`).join(',')}]`))
+  .join('\n');
+
+describe('invoke on hostile YAML: one line naming the file and the problem, exit 2', () => {
+  let dir: string;
+  const file = (name: string, content: string | Buffer): string => {
+    const path = join(dir, name);
+    writeFileSync(path, content);
+    return path;
+  };
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'invoke-hostile-'));
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.each<[string, string, string | Buffer, string]>([
+    ['an alias bomb', 'bomb.yaml', ALIAS_BOMB, 'not valid JSON or YAML: its aliases expand more than 100 times (a YAML alias bomb?)'],
+    ['flow collections nested 100,000 deep', 'deep-flow.yaml', `a: ${'['.repeat(100_000)}${']'.repeat(100_000)}`, 'not valid JSON or YAML: it nests more than 200 levels deep'],
+    ['JSON nested 100,000 deep', 'deep.json', `{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}`, 'not valid JSON or YAML: it nests more than 200 levels deep'],
+    ['block mappings nested 2,000 deep', 'deep-block.yaml', Array.from({ length: 2000 }, (_, i) => `${' '.repeat(i)}k:`).join('\n'), 'not valid JSON or YAML: it nests more than 200 levels deep'],
+    ['!!binary', 'binary.yaml', 'kind: SidecarSet\ndata: !!binary aGVsbG8=\n', 'not valid JSON or YAML: Unresolved tag: tag:yaml.org,2002:binary at line 2, column 7 (only JSON\'s types are accepted)'],
+    ['!!binary under a YAML 1.1 directive', 'binary11.yaml', '%YAML 1.1\n---\nkind: SidecarSet\ndata: !!binary aGVsbG8=\n', 'not valid JSON or YAML: "data" holds binary data (!!binary), which JSON cannot'],
+    ['a timestamp under a YAML 1.1 directive', 'time11.yaml', '%YAML 1.1\n---\nkind: SidecarSet\nwhen: 2001-12-14\n', 'not valid JSON or YAML: "when" holds a timestamp (!!timestamp), which JSON cannot'],
+    ['a custom tag', 'custom.yaml', 'kind: SidecarSet\nspec: !include other.yaml\n', 'not valid JSON or YAML: Unresolved tag: !include at line 2, column 7 (only JSON\'s types are accepted)'],
+    ['.inf', 'inf.yaml', 'kind: SidecarSet\nspec: {n: .inf}\n', 'not valid JSON or YAML: "n" holds the number Infinity, which JSON cannot'],
+    ['a collection as a key', 'key.yaml', 'kind: SidecarSet\n? [a, b]\n: 1\n', 'not valid JSON or YAML: With stringKeys, all keys must be strings at line 2, column 3'],
+    ['a duplicate key', 'dup.yaml', 'kind: SidecarSet\nspec: {}\nspec: {}\n', 'not valid JSON or YAML: Map keys must be unique at line 3, column 1'],
+    ['bytes that are not UTF-8', 'latin1.yaml', Buffer.from('kind: SidecarSet\nmetadata: {name: caf\xe9}\n', 'latin1'), 'not UTF-8 text'],
+  ])('refuses %s in the SidecarSets file', (_name, name, content, problem) => {
+    const path = file(name, content);
+    const r = invoke(['pod-inject', '--event', fixture('pod-create.json'), '--sidecarsets', path]);
+    expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 2, stdout: '', stderr: `invoke: ${path}: ${problem}\n` });
+  });
+
+  it('refuses an alias bomb as the event on standard input', () => {
+    const r = invoke(['pod-inject'], ALIAS_BOMB);
+    expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'invoke: standard input: not valid JSON or YAML: its aliases expand more than 100 times (a YAML alias bomb?)\n',
+    });
+  });
+
+  it('refuses standard input that is not UTF-8', () => {
+    const r = invoke(['pod-inject'], Buffer.from([0x7b, 0xff, 0xfe, 0x7d]));
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 2, stderr: 'invoke: standard input: not UTF-8 text\n' });
+  });
+
+  it('still reads anchors and aliases used as intended, after a byte order mark', () => {
+    const withAlias = readFileSync(fixture('sidecarsets.yaml'), 'utf8')
+      .replace('metadata:\n', 'metadata:\n  labels: &labels\n    app: web\n')
+      .replace('    matchLabels:\n      app: web\n', '    matchLabels: *labels\n');
+    expect(withAlias).toContain('*labels');
+    const r = invoke(['pod-inject', '--event', fixture('pod-create.json'), '--sidecarsets', file('aliases.yaml', `\ufeff${withAlias}`)]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).response.patchType).toBe('JSONPatch');
   });
 });
 
