@@ -1,0 +1,246 @@
+/**
+ * `spec.volumes`, as Kubernetes 1.30's ValidateVolumes checks a pod's volumes
+ * for Kruise 1.8: a valid unique name, exactly one volume source, and that
+ * source well formed, with Kubernetes' paths and messages (including its
+ * `downwarAPI` spelling in one path).
+ *
+ * As in Kubernetes, a volume with any error is left out of the names the
+ * volume mounts may use, so its mounts are also reported as not found.
+ */
+import type { FieldError, FieldPath } from '../kube/field-errors.ts';
+import { dns1123LabelErrors, dns1123SubdomainErrors } from '../kube/names.ts';
+import { compareQuantities, quantityFromJson } from '../kube/quantity.ts';
+import type { JsonObject } from '../kube/types.ts';
+import { isObject } from '../kube/json.ts';
+import { validateDownwardFieldRef, validateResourceFieldRef } from './validate-env.ts';
+import { forEachObjectAt, integerAt, isUnset, listAt, objectAt, stringAt } from './validate-shape.ts';
+
+const FILE_MODE_MESSAGE = 'must be a number between 0 and 0777 (octal), both inclusive';
+const MAX_FILE_MODE = 0o777;
+
+/** The volume sources in the order Kubernetes tests them; the second one found is the one reported. */
+const VOLUME_SOURCES = [
+  'emptyDir',
+  'hostPath',
+  'gitRepo',
+  'gcePersistentDisk',
+  'awsElasticBlockStore',
+  'secret',
+  'nfs',
+  'iscsi',
+  'glusterfs',
+  'flocker',
+  'persistentVolumeClaim',
+  'rbd',
+  'cinder',
+  'cephfs',
+  'quobyte',
+  'downwardAPI',
+  'fc',
+  'flexVolume',
+  'configMap',
+  'azureFile',
+  'vsphereVolume',
+  'photonPersistentDisk',
+  'portworxVolume',
+  'azureDisk',
+  'storageos',
+  'projected',
+  'scaleIO',
+  'csi',
+  'ephemeral',
+] as const;
+type VolumeSource = (typeof VOLUME_SOURCES)[number];
+
+/** Where Kubernetes reports a second source; it spells two of them differently from the JSON field. */
+const EXTRA_SOURCE_PATH: Partial<Record<VolumeSource, string>> = { cephfs: 'cephFS', downwardAPI: 'downwarAPI' };
+
+/** Sorted as Go's sets.List prints them; "" is Kubernetes' HostPathUnset. */
+const HOST_PATH_TYPES = ['', 'BlockDevice', 'CharDevice', 'Directory', 'DirectoryOrCreate', 'File', 'FileOrCreate', 'Socket'] as const;
+const HOST_PATH_TYPE_SET: ReadonlySet<string> = new Set(HOST_PATH_TYPES);
+
+const VOLUME_FIELD_PATHS = ['metadata.annotations', 'metadata.labels', 'metadata.name', 'metadata.namespace', 'metadata.uid'] as const;
+
+/** A string field as Go's struct holds it: "" when unset or (reported) of another type. */
+function text(value: unknown, path: FieldPath, errs: FieldError[]): string {
+  return stringAt(value, path, errs) ?? '';
+}
+
+/** validatePathNoBacksteps: no `..` element. */
+function noBackstepErrors(target: string, path: FieldPath, errs: FieldError[]): void {
+  if (target.split('/').includes('..')) errs.push(path.invalid(target, "must not contain '..'"));
+}
+
+/** validateLocalDescendingPath: relative, and no `..` element. Exported for volume mounts' subPath. */
+export function validateLocalDescendingPath(target: string, path: FieldPath, errs: FieldError[]): void {
+  if (target.startsWith('/')) errs.push(path.invalid(target, 'must be a relative path'));
+  noBackstepErrors(target, path, errs);
+}
+
+/** ValidateLocalNonReservedPath: a descending path that does not start with `..` either. */
+function validateLocalNonReservedPath(target: string, path: FieldPath, errs: FieldError[]): void {
+  validateLocalDescendingPath(target, path, errs);
+  if (target.startsWith('..') && !target.startsWith('../')) errs.push(path.invalid(target, "must not start with '..'"));
+}
+
+function validateFileMode(value: unknown, path: FieldPath, errs: FieldError[]): void {
+  const mode = integerAt(value, path, errs);
+  if (mode !== undefined && (mode < 0 || mode > MAX_FILE_MODE)) errs.push(path.invalid(mode, FILE_MODE_MESSAGE));
+}
+
+/** validateKeyToPath, for the items of secret and configMap volumes. */
+function validateKeyToPathItems(value: unknown, path: FieldPath, errs: FieldError[]): void {
+  forEachObjectAt(value, path, errs, (item, p) => {
+    if (text(item.key, p.child('key'), errs) === '') errs.push(p.child('key').required());
+    const target = text(item.path, p.child('path'), errs);
+    if (target === '') errs.push(p.child('path').required());
+    validateLocalNonReservedPath(target, p.child('path'), errs);
+    validateFileMode(item.mode, p.child('mode'), errs);
+  });
+}
+
+function validateEmptyDir(source: JsonObject, path: FieldPath, errs: FieldError[]): void {
+  if (isUnset(source.sizeLimit)) return;
+  const limit = quantityFromJson(source.sizeLimit);
+  if (limit === undefined) errs.push(path.child('sizeLimit').invalid(source.sizeLimit, 'must be a quantity'));
+  else if (compareQuantities(limit, { unscaled: 0n, exponent: 0, format: 'DecimalSI' }) < 0) {
+    errs.push(path.child('sizeLimit').forbidden('SizeLimit field must be a valid resource quantity'));
+  }
+}
+
+function validateHostPath(source: JsonObject, path: FieldPath, errs: FieldError[]): void {
+  const hostPath = text(source.path, path.child('path'), errs);
+  if (hostPath === '') {
+    errs.push(path.child('path').required());
+    return;
+  }
+  noBackstepErrors(hostPath, path.child('path'), errs);
+  const type = stringAt(source.type, path.child('type'), errs);
+  if (type !== undefined && !HOST_PATH_TYPE_SET.has(type)) errs.push(path.child('type').unsupported(type, HOST_PATH_TYPES));
+}
+
+function validateGitRepo(source: JsonObject, path: FieldPath, errs: FieldError[]): void {
+  if (text(source.repository, path.child('repository'), errs) === '') errs.push(path.child('repository').required());
+  validateLocalDescendingPath(text(source.directory, path.child('directory'), errs), path.child('directory'), errs);
+}
+
+function validateSecret(source: JsonObject, path: FieldPath, errs: FieldError[]): void {
+  if (text(source.secretName, path.child('secretName'), errs) === '') errs.push(path.child('secretName').required());
+  validateFileMode(source.defaultMode, path.child('defaultMode'), errs);
+  validateKeyToPathItems(source.items, path.child('items'), errs);
+}
+
+function validateConfigMap(source: JsonObject, path: FieldPath, errs: FieldError[]): void {
+  if (text(source.name, path.child('name'), errs) === '') errs.push(path.child('name').required());
+  validateFileMode(source.defaultMode, path.child('defaultMode'), errs);
+  validateKeyToPathItems(source.items, path.child('items'), errs);
+}
+
+function validateNfs(source: JsonObject, path: FieldPath, errs: FieldError[]): void {
+  if (text(source.server, path.child('server'), errs) === '') errs.push(path.child('server').required());
+  const nfsPath = text(source.path, path.child('path'), errs);
+  if (nfsPath === '') errs.push(path.child('path').required());
+  if (!nfsPath.startsWith('/')) errs.push(path.child('path').invalid(nfsPath, 'must be an absolute path'));
+}
+
+function validatePersistentVolumeClaim(source: JsonObject, path: FieldPath, errs: FieldError[]): void {
+  if (text(source.claimName, path.child('claimName'), errs) === '') errs.push(path.child('claimName').required());
+}
+
+/**
+ * validateDownwardAPIVolumeSource. Kubernetes reports each item's problems
+ * on the volume source's path, without the item's index; so does this.
+ */
+function validateDownwardAPI(source: JsonObject, path: FieldPath, errs: FieldError[]): void {
+  validateFileMode(source.defaultMode, path.child('defaultMode'), errs);
+  forEachObjectAt(source.items, path.child('items'), errs, (file) => {
+    const target = text(file.path, path.child('path'), errs);
+    if (target === '') errs.push(path.child('path').required());
+    validateLocalNonReservedPath(target, path.child('path'), errs);
+    const fieldRef = objectAt(file.fieldRef, path.child('fieldRef'), errs);
+    const resourceRef = objectAt(file.resourceFieldRef, path.child('resourceFieldRef'), errs);
+    if (fieldRef !== undefined) {
+      validateDownwardFieldRef(fieldRef, VOLUME_FIELD_PATHS, path.child('fieldRef'), errs);
+      if (resourceRef !== undefined) {
+        errs.push(path.invalid('resource', 'fieldRef and resourceFieldRef can not be specified simultaneously'));
+      }
+    } else if (resourceRef !== undefined) {
+      validateResourceFieldRef(resourceRef, path.child('resourceFieldRef'), true, errs);
+    } else {
+      errs.push(path.required('one of fieldRef and resourceFieldRef is required'));
+    }
+    validateFileMode(file.mode, path.child('mode'), errs);
+  });
+}
+
+/** ValidateCSIDriverName, and the secret reference a CSI volume may carry. */
+function validateCsi(source: JsonObject, path: FieldPath, errs: FieldError[]): void {
+  const p = path.child('driver');
+  const driver = text(source.driver, p, errs);
+  if (driver === '') errs.push(p.required());
+  if (driver.length > 63) errs.push(p.tooLong(driver, 63));
+  for (const msg of dns1123SubdomainErrors(driver.toLowerCase())) errs.push(p.invalid(driver, msg));
+  const ref = objectAt(source.nodePublishSecretRef, path.child('nodePublishSecretRef'), errs);
+  if (ref === undefined) return;
+  const name = text(ref.name, path.child('nodePublishSecretRef').child('name'), errs);
+  if (name === '') errs.push(path.child('nodePublishSecretRef').child('name').required());
+  else for (const msg of dns1123SubdomainErrors(name)) errs.push(path.child('name').invalid(name, msg));
+}
+
+/**
+ * The sources whose own fields are checked here. The others (cloud and
+ * network disks, projected and ephemeral volumes) are counted for the
+ * one-source rule only; see docs/DIFFERENCES-FROM-KRUISE.md.
+ */
+const SOURCE_CHECKS: Partial<Record<VolumeSource, (source: JsonObject, path: FieldPath, errs: FieldError[]) => void>> = {
+  emptyDir: validateEmptyDir,
+  hostPath: validateHostPath,
+  gitRepo: validateGitRepo,
+  secret: validateSecret,
+  nfs: validateNfs,
+  persistentVolumeClaim: validatePersistentVolumeClaim,
+  downwardAPI: validateDownwardAPI,
+  configMap: validateConfigMap,
+  csi: validateCsi,
+};
+
+/** validateVolumeSource: exactly one source, checked. */
+function validateVolumeSource(volume: JsonObject, path: FieldPath, errs: FieldError[]): void {
+  let sources = 0;
+  for (const key of VOLUME_SOURCES) {
+    if (isUnset(volume[key])) continue;
+    if (sources > 0) {
+      errs.push(path.child(EXTRA_SOURCE_PATH[key] ?? key).forbidden('may not specify more than 1 volume type'));
+      continue;
+    }
+    sources++;
+    const source = objectAt(volume[key], path.child(key), errs);
+    const check = SOURCE_CHECKS[key];
+    if (source !== undefined && check !== undefined) check(source, path.child(key), errs);
+  }
+  if (sources === 0) errs.push(path.required('must specify a volume type'));
+}
+
+/**
+ * Every problem with `spec.volumes` at `path`. Returns the names of the
+ * volumes without problems, which are the ones a volume mount may use.
+ */
+export function validateVolumes(value: unknown, path: FieldPath, errs: FieldError[]): Set<string> {
+  const names = new Set<string>();
+  listAt(value, path, errs).forEach((volume, i) => {
+    const p = path.index(i);
+    if (!isObject(volume)) {
+      errs.push(p.invalid(volume, 'must be an object'));
+      return;
+    }
+    const own: FieldError[] = [];
+    validateVolumeSource(volume, p, own);
+    const name = text(volume.name, p.child('name'), own);
+    if (name === '') own.push(p.child('name').required());
+    else for (const msg of dns1123LabelErrors(name)) own.push(p.child('name').invalid(name, msg));
+    if (names.has(name)) own.push(p.child('name').duplicate(name));
+    if (own.length === 0) names.add(name);
+    else errs.push(...own);
+  });
+  return names;
+}
