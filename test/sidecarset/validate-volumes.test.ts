@@ -1,0 +1,134 @@
+/**
+ * `spec.volumes` and the mounts that use them, as Kruise 1.8 gets them
+ * checked by Kubernetes 1.30's ValidateVolumes and ValidateVolumeMounts
+ * (issue 15 items 4-5): whole messages, byte for byte.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { errorsFor } from './validate-fixture.ts';
+
+type Row = [string, Record<string, unknown>, string[]];
+const vol = 'spec.volumes.0';
+// The fixture's first container mounts spec.volumes[0] at volumeMounts[0].
+const mountGone = 'spec.containers[0].volumeMounts[0].name: Not found: "logging-logs"';
+
+describe('volume sources (issue 15 items 4-5)', () => {
+  it.each<Row>([
+    [
+      'item 4: rejects two sources, and the volume is then unknown to its mounts',
+      { [`${vol}.hostPath`]: { path: '/x' } },
+      ['spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type', mountGone],
+    ],
+    [
+      'reports the Kubernetes spelling for a second downwardAPI source',
+      { [`${vol}.downwardAPI`]: {} },
+      ['spec.volumes[0].downwarAPI: Forbidden: may not specify more than 1 volume type', mountGone],
+    ],
+    ['requires a source', { [`${vol}.emptyDir`]: undefined }, ['spec.volumes[0]: Required value: must specify a volume type', mountGone]],
+    ['item 5: requires a hostPath path', { [`${vol}.emptyDir`]: undefined, [`${vol}.hostPath`]: { path: '' } }, ['spec.volumes[0].hostPath.path: Required value', mountGone]],
+    ['accepts a hostPath with a known type', { [`${vol}.emptyDir`]: undefined, [`${vol}.hostPath`]: { path: '/var/log', type: 'DirectoryOrCreate' } }, []],
+    [
+      'rejects a hostPath with ..',
+      { [`${vol}.emptyDir`]: undefined, [`${vol}.hostPath`]: { path: '/var/../etc' } },
+      ['spec.volumes[0].hostPath.path: Invalid value: "/var/../etc": must not contain \'..\'', mountGone],
+    ],
+    [
+      'rejects an unknown hostPath type',
+      { [`${vol}.emptyDir`]: undefined, [`${vol}.hostPath`]: { path: '/x', type: 'Dir' } },
+      [
+        'spec.volumes[0].hostPath.type: Unsupported value: "Dir": supported values: "", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"',
+        mountGone,
+      ],
+    ],
+    [
+      'rejects a negative emptyDir size',
+      { [`${vol}.emptyDir`]: { sizeLimit: '-1Gi' } },
+      ['spec.volumes[0].emptyDir.sizeLimit: Forbidden: SizeLimit field must be a valid resource quantity', mountGone],
+    ],
+    [
+      'requires a secret name and checks modes and item paths',
+      { [`${vol}.emptyDir`]: undefined, [`${vol}.secret`]: { defaultMode: 1000, items: [{ key: 'k', path: '/abs' }, { key: '', path: '..x' }] } },
+      [
+        'spec.volumes[0].secret.secretName: Required value',
+        'spec.volumes[0].secret.defaultMode: Invalid value: 1000: must be a number between 0 and 0777 (octal), both inclusive',
+        'spec.volumes[0].secret.items[0].path: Invalid value: "/abs": must be a relative path',
+        'spec.volumes[0].secret.items[1].key: Required value',
+        'spec.volumes[0].secret.items[1].path: Invalid value: "..x": must not start with \'..\'',
+        mountGone,
+      ],
+    ],
+    [
+      // Kubernetes checks app containers before init containers.
+      'requires a configMap name',
+      { 'spec.volumes.1.configMap.name': '' },
+      [
+        'spec.volumes[1].configMap.name: Required value',
+        'spec.containers[0].volumeMounts[1].name: Not found: "logging-config"',
+        'spec.initContainers[0].volumeMounts[0].name: Not found: "logging-config"',
+      ],
+    ],
+    ['requires a claim name', { [`${vol}.emptyDir`]: undefined, [`${vol}.persistentVolumeClaim`]: {} }, ['spec.volumes[0].persistentVolumeClaim.claimName: Required value', mountGone]],
+    [
+      'requires an absolute nfs path and a server',
+      { [`${vol}.emptyDir`]: undefined, [`${vol}.nfs`]: { path: 'x' } },
+      ['spec.volumes[0].nfs.server: Required value', 'spec.volumes[0].nfs.path: Invalid value: "x": must be an absolute path', mountGone],
+    ],
+    [
+      'checks downward API files on the volume path, as Kubernetes does',
+      { [`${vol}.emptyDir`]: undefined, [`${vol}.downwardAPI`]: { items: [{ path: 'a' }, { path: 'b', fieldRef: { apiVersion: 'v1', fieldPath: 'spec.nodeName' } }] } },
+      [
+        'spec.volumes[0].downwardAPI: Required value: one of fieldRef and resourceFieldRef is required',
+        'spec.volumes[0].downwardAPI.fieldRef.fieldPath: Unsupported value: "spec.nodeName": supported values: "metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid"',
+        mountGone,
+      ],
+    ],
+    [
+      'requires the container of a downward API resource',
+      { [`${vol}.emptyDir`]: undefined, [`${vol}.downwardAPI`]: { items: [{ path: 'a', resourceFieldRef: { resource: 'limits.cpu' } }] } },
+      ['spec.volumes[0].downwardAPI.resourceFieldRef.containerName: Required value', mountGone],
+    ],
+    [
+      'checks a CSI driver name',
+      { [`${vol}.emptyDir`]: undefined, [`${vol}.csi`]: { driver: 'bad_driver' } },
+      [
+        "spec.volumes[0].csi.driver: Invalid value: \"bad_driver\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+        mountGone,
+      ],
+    ],
+    ['rejects a duplicate volume name', { 'spec.volumes.2': { name: 'logging-logs', emptyDir: {} } }, ['spec.volumes[2].name: Duplicate value: "logging-logs"']],
+  ])('%s', (_name, changes, expected) => {
+    expect(errorsFor(changes)).toEqual(expected);
+  });
+});
+
+describe('volume mounts', () => {
+  const m = 'spec.containers.0.volumeMounts.0';
+  it.each<Row>([
+    ['accepts a relative subPath', { [`${m}.subPath`]: 'app/logs' }, []],
+    // Kubernetes reports these on the list path, without the mount's index.
+    ['rejects an absolute subPath', { [`${m}.subPath`]: '/etc' }, ['spec.containers[0].volumeMounts.subPath: Invalid value: "/etc": must be a relative path']],
+    ['rejects a subPath with ..', { [`${m}.subPath`]: 'a/../../b' }, ['spec.containers[0].volumeMounts.subPath: Invalid value: "a/../../b": must not contain \'..\'']],
+    [
+      'rejects subPath beside subPathExpr',
+      { [`${m}.subPath`]: 'a', [`${m}.subPathExpr`]: '$(POD_NAME)' },
+      ['spec.containers[0].volumeMounts[0].subPathExpr: Invalid value: "$(POD_NAME)": subPathExpr and subPath are mutually exclusive'],
+    ],
+    [
+      'rejects an unknown mount propagation',
+      { [`${m}.mountPropagation`]: 'Shared' },
+      ['spec.containers[0].volumeMounts.mountPropagation: Unsupported value: "Shared": supported values: "Bidirectional", "HostToContainer", "None"'],
+    ],
+    [
+      'allows Bidirectional propagation to privileged containers only',
+      { [`${m}.mountPropagation`]: 'Bidirectional' },
+      ['spec.containers[0].volumeMounts.mountPropagation: Forbidden: Bidirectional mount propagation is available only to privileged containers'],
+    ],
+    ['accepts Bidirectional propagation in a privileged container', { [`${m}.mountPropagation`]: 'Bidirectional', 'spec.containers.0.securityContext': { privileged: true } }, []],
+    [
+      'allows recursive read-only on read-only mounts only',
+      { [`${m}.recursiveReadOnly`]: 'Enabled' },
+      ['spec.containers[0].volumeMounts.recursiveReadOnly: Forbidden: may only be specified when readOnly is true'],
+    ],
+  ])('%s', (_name, changes, expected) => {
+    expect(errorsFor(changes)).toEqual(expected);
+  });
+});
