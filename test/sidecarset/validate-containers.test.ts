@@ -165,7 +165,8 @@ describe('rule 5: resources', () => {
     [
       'rejects a request above its limit',
       { [`${res}.requests.memory`]: '1Gi' },
-      ['spec.containers[0].resources.requests[memory]: Invalid value: "1Gi": must be less than or equal to memory limit of 128Mi'],
+      // Kubernetes reports this on the requests map, not on the entry.
+      ['spec.containers[0].resources.requests: Invalid value: "1Gi": must be less than or equal to memory limit of 128Mi'],
     ],
     [
       'rejects a quantity that does not parse',
@@ -173,7 +174,40 @@ describe('rule 5: resources', () => {
       ['spec.containers[0].resources.limits[cpu]: Invalid value: "lots": quantities must match the regular expression'],
     ],
     ['rejects a negative quantity', { [`${res}.requests.cpu`]: '-1' }, ['spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0']],
-    ['rejects an unknown resource without a domain', { [`${res}.limits.gpu`]: '1' }, ['spec.containers[0].resources.limits[gpu]: Invalid value: "gpu": must be a standard resource for containers']],
+    [
+      'rejects an unknown resource without a domain',
+      { [`${res}.limits.gpu`]: '1' },
+      [
+        'spec.containers[0].resources.limits[gpu]: Invalid value: "gpu": must be a standard resource type or fully qualified',
+        'spec.containers[0].resources.limits[gpu]: Invalid value: "gpu": must be a standard resource for containers',
+      ],
+    ],
+    [
+      'rejects a quota resource in a container',
+      { [`${res}.limits.pods`]: '1' },
+      ['spec.containers[0].resources.limits[pods]: Invalid value: "pods": must be a standard resource for containers'],
+    ],
+    ['rejects a fraction of a vendor resource', { [`${res}.limits`]: { 'example.com/gpu': '500m' } }, ['spec.containers[0].resources.limits[example.com/gpu]: Invalid value: "500m": must be an integer']],
+    [
+      'requires a limit for a vendor resource',
+      { [`${res}.requests`]: { 'example.com/gpu': '1' } },
+      ['spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources'],
+    ],
+    [
+      'requires a vendor request to equal its limit',
+      { [`${res}.requests`]: { 'example.com/gpu': '1' }, [`${res}.limits`]: { 'example.com/gpu': '2' } },
+      ['spec.containers[0].resources.requests: Invalid value: "1": must be equal to example.com/gpu limit of 2'],
+    ],
+    [
+      'requires cpu or memory beside hugepages',
+      { [res]: { limits: { 'hugepages-2Mi': '4Mi' }, requests: { 'hugepages-2Mi': '4Mi' } } },
+      ['spec.containers[0].resources: Forbidden: HugePages require cpu or memory'],
+    ],
+    [
+      'rejects a resource claim (the pod Kruise validates in has none)',
+      { [`${res}.claims`]: [{ name: 'gpu' }] },
+      ['spec.containers[0].resources.claims[0]: Not found: "gpu": must be one of the names in pod.spec.resourceClaims which is empty'],
+    ],
   ])('%s', check);
 });
 
