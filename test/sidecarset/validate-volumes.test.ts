@@ -132,3 +132,44 @@ describe('volume mounts', () => {
     expect(errorsFor(changes)).toEqual(expected);
   });
 });
+
+describe('projected volumes', () => {
+  const projected = (sources: unknown[]) => ({ [`${vol}.emptyDir`]: undefined, [`${vol}.projected`]: { defaultMode: 420, sources } });
+  it.each<Row>([
+    [
+      'accepts a token, a config map and pod labels',
+      projected([
+        { serviceAccountToken: { path: 'token', expirationSeconds: 3600 } },
+        { configMap: { name: 'ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+        { downwardAPI: { items: [{ path: 'labels', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.labels' } }] } },
+      ]),
+      [],
+    ],
+    [
+      'rejects a short-lived token and reports its missing path on the volume source',
+      projected([{ serviceAccountToken: { expirationSeconds: 60 } }]),
+      [
+        'spec.volumes[0].projected.sources[0].serviceAccountToken.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes',
+        'spec.volumes[0].projected.path: Required value',
+        mountGone,
+      ],
+    ],
+    [
+      'rejects two files at one path',
+      projected([{ secret: { name: 's', items: [{ key: 'a', path: 'x' }] } }, { configMap: { name: 'c', items: [{ key: 'b', path: 'x' }] } }]),
+      ['spec.volumes[0].projected: Invalid value: "c": conflicting duplicate paths', mountGone],
+    ],
+    [
+      'rejects two kinds in one source',
+      projected([{ secret: { name: 's' }, configMap: { name: 'c' } }]),
+      ['spec.volumes[0].projected.sources[0]: Forbidden: may not specify more than 1 volume type', mountGone],
+    ],
+    [
+      'requires a trust bundle name or signer',
+      projected([{ clusterTrustBundle: { path: 'ca.pem' } }]),
+      ['spec.volumes[0].projected.sources[0].clusterTrustBundlePEM: Required value: either name or signerName must be specified', mountGone],
+    ],
+  ])('%s', (_name, changes, expected) => {
+    expect(errorsFor(changes)).toEqual(expected);
+  });
+});
