@@ -9,7 +9,7 @@
  */
 import type { FieldError, FieldPath } from '../kube/field-errors.ts';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from '../kube/names.ts';
-import { compareQuantities, quantityFromJson } from '../kube/quantity.ts';
+import { canonicalQuantity, compareQuantities, quantityFromJson } from '../kube/quantity.ts';
 import type { JsonObject } from '../kube/types.ts';
 import { isObject } from '../kube/json.ts';
 import { validateDownwardFieldRef, validateResourceFieldRef } from './validate-env.ts';
@@ -278,10 +278,57 @@ function validateCsi(source: JsonObject, path: FieldPath, errs: FieldError[]): v
   else for (const msg of dns1123SubdomainErrors(name)) errs.push(path.child('name').invalid(name, msg));
 }
 
+const ACCESS_MODES = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'] as const;
+const VOLUME_MODES = ['Block', 'Filesystem'] as const;
+
+/**
+ * validateEphemeralVolumeSource: a claim template whose spec asks for some
+ * storage in known access and volume modes (Kubernetes'
+ * ValidatePersistentVolumeClaimSpec; the template's metadata, selector and
+ * data sources are not checked here).
+ */
+function validateEphemeral(source: JsonObject, path: FieldPath, errs: FieldError[]): void {
+  const tp = path.child('volumeClaimTemplate');
+  const template = objectAt(source.volumeClaimTemplate, tp, errs);
+  if (template === undefined) {
+    errs.push(tp.required());
+    return;
+  }
+  const sp = tp.child('spec');
+  const spec = objectAt(template.spec, sp, errs) ?? {};
+  const modes = listAt(spec.accessModes, sp.child('accessModes'), errs);
+  if (modes.length === 0) errs.push(sp.child('accessModes').required('at least 1 access mode is required'));
+  let oncePod = false;
+  let other = false;
+  for (const mode of modes) {
+    if (!(ACCESS_MODES as readonly unknown[]).includes(mode)) errs.push(sp.child('accessModes').unsupported(mode, ACCESS_MODES));
+    else if (mode === 'ReadWriteOncePod') oncePod = true;
+    else other = true;
+  }
+  if (oncePod && other) errs.push(sp.child('accessModes').forbidden('may not use ReadWriteOncePod with other access modes'));
+  const requests = objectAt(objectAt(spec.resources, sp.child('resources'), errs)?.requests, sp.child('resources').child('requests'), errs);
+  // Kubernetes reports the storage request under `resources`, without `requests`.
+  const storagePath = sp.child('resources').key('storage');
+  const storage = requests === undefined || isUnset(requests.storage) ? undefined : quantityFromJson(requests.storage);
+  if (requests === undefined || isUnset(requests.storage)) errs.push(storagePath.required());
+  else if (storage === undefined) errs.push(storagePath.invalid(requests.storage, 'must be a quantity'));
+  else if (compareQuantities(storage, { unscaled: 0n, exponent: 0, format: 'DecimalSI' }) <= 0) {
+    errs.push(storagePath.invalid(canonicalQuantity(storage), 'must be greater than zero'));
+  }
+  const className = stringAt(spec.storageClassName, sp.child('storageClassName'), errs);
+  if (className !== undefined && className !== '') {
+    for (const msg of dns1123SubdomainErrors(className)) errs.push(sp.child('storageClassName').invalid(className, msg));
+  }
+  const volumeMode = stringAt(spec.volumeMode, sp.child('volumeMode'), errs);
+  if (volumeMode !== undefined && !(VOLUME_MODES as readonly string[]).includes(volumeMode)) {
+    errs.push(sp.child('volumeMode').unsupported(volumeMode, VOLUME_MODES));
+  }
+}
+
 /**
  * The sources whose own fields are checked here. The others (cloud and
- * network disks, ephemeral volumes) are counted for the one-source rule
- * only; see docs/DIFFERENCES-FROM-KRUISE.md.
+ * network disks) are counted for the one-source rule only; see
+ * docs/DIFFERENCES-FROM-KRUISE.md.
  */
 const SOURCE_CHECKS: Partial<Record<VolumeSource, (source: JsonObject, path: FieldPath, errs: FieldError[]) => void>> = {
   emptyDir: validateEmptyDir,
@@ -294,6 +341,7 @@ const SOURCE_CHECKS: Partial<Record<VolumeSource, (source: JsonObject, path: Fie
   configMap: validateConfigMap,
   projected: validateProjected,
   csi: validateCsi,
+  ephemeral: validateEphemeral,
 };
 
 /** validateVolumeSource: exactly one source, checked. */

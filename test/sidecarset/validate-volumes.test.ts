@@ -173,3 +173,35 @@ describe('projected volumes', () => {
     expect(errorsFor(changes)).toEqual(expected);
   });
 });
+
+describe('ephemeral volumes', () => {
+  const ephemeral = (spec: unknown) => ({ [`${vol}.emptyDir`]: undefined, [`${vol}.ephemeral`]: { volumeClaimTemplate: { spec } } });
+  it.each<Row>([
+    ['accepts a claim for some storage', ephemeral({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'gp3' }), []],
+    [
+      'requires an access mode and a storage request',
+      ephemeral({}),
+      [
+        'spec.volumes[0].ephemeral.volumeClaimTemplate.spec.accessModes: Required value: at least 1 access mode is required',
+        'spec.volumes[0].ephemeral.volumeClaimTemplate.spec.resources[storage]: Required value',
+        mountGone,
+      ],
+    ],
+    [
+      'rejects ReadWriteOncePod beside another mode, and a zero request',
+      ephemeral({ accessModes: ['ReadWriteOncePod', 'ReadOnlyMany'], resources: { requests: { storage: '0' } } }),
+      [
+        'spec.volumes[0].ephemeral.volumeClaimTemplate.spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes',
+        'spec.volumes[0].ephemeral.volumeClaimTemplate.spec.resources[storage]: Invalid value: "0": must be greater than zero',
+        mountGone,
+      ],
+    ],
+    [
+      'requires the claim template',
+      { [`${vol}.emptyDir`]: undefined, [`${vol}.ephemeral`]: {} },
+      ['spec.volumes[0].ephemeral.volumeClaimTemplate: Required value', mountGone],
+    ],
+  ])('%s', (_name, changes, expected) => {
+    expect(errorsFor(changes)).toEqual(expected);
+  });
+});
