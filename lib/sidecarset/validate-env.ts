@@ -11,7 +11,8 @@ import type { FieldError, FieldPath } from '../kube/field-errors.ts';
 import { configMapKeyErrors, dns1123SubdomainErrors, dns1123SubdomainPrefixErrors, envVarNameErrors, qualifiedNameErrors } from '../kube/names.ts';
 import { canonicalQuantity, compareQuantities, quantityFromJson } from '../kube/quantity.ts';
 import type { JsonObject } from '../kube/types.ts';
-import { forEachObjectAt, isUnset, objectAt, stringAt } from './validate-shape.ts';
+import { text } from './validate-paths.ts';
+import { forEachObjectAt, isUnset, objectAt } from './validate-shape.ts';
 
 /** The pod fields an env var may read through the downward API (validEnvDownwardAPIFieldPathExpressions), sorted as Go lists them. */
 const ENV_FIELD_PATHS = [
@@ -58,11 +59,6 @@ const HUGEPAGES_PREFIXES = ['limits.hugepages-', 'requests.hugepages-'] as const
 const CPU_DIVISORS: ReadonlySet<string> = new Set(['1m', '1']);
 const BYTE_DIVISORS: ReadonlySet<string> = new Set(['1', '1k', '1M', '1G', '1T', '1P', '1E', '1Ki', '1Mi', '1Gi', '1Ti', '1Pi', '1Ei']);
 const BYTE_DIVISORS_TEXT = '1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei';
-
-/** A string field as Go's struct holds it: "" when unset or (reported) of another type. */
-function text(value: unknown, path: FieldPath, errs: FieldError[]): string {
-  return stringAt(value, path, errs) ?? '';
-}
 
 /** Splits `metadata.labels['k']` as Kubernetes' fieldpath.SplitMaybeSubscriptedPath does. */
 export function splitSubscript(fieldPath: string): [string, string] | undefined {

@@ -7,7 +7,7 @@
 import type { FieldError, FieldPath } from '../kube/field-errors.ts';
 import { dns1123SubdomainErrors } from '../kube/names.ts';
 import type { JsonObject } from '../kube/types.ts';
-import { validateLocalDescendingPath } from './validate-volumes.ts';
+import { validateLocalDescendingPath } from './validate-paths.ts';
 import { integerAt, isUnset, listAt, objectAt, stringAt } from './validate-shape.ts';
 
 const MAX_ID = 2147483647;

@@ -8,7 +8,7 @@
 import type { FieldError, FieldPath } from '../kube/field-errors.ts';
 import type { JsonObject } from '../kube/types.ts';
 import { forEachObjectAt, stringAt } from './validate-shape.ts';
-import { validateLocalDescendingPath } from './validate-volumes.ts';
+import { validateLocalDescendingPath } from './validate-paths.ts';
 
 const PROPAGATIONS = ['Bidirectional', 'HostToContainer', 'None'] as const;
 const RECURSIVE_READ_ONLY = ['Disabled', 'Enabled', 'IfPossible'] as const;

@@ -10,13 +10,12 @@
 import type { FieldError, FieldPath } from '../kube/field-errors.ts';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from '../kube/names.ts';
 import { canonicalQuantity, compareQuantities, quantityFromJson } from '../kube/quantity.ts';
-import type { JsonObject } from '../kube/types.ts';
 import { isObject } from '../kube/json.ts';
-import { validateDownwardFieldRef, validateResourceFieldRef } from './validate-env.ts';
-import { forEachObjectAt, integerAt, isUnset, listAt, objectAt, stringAt } from './validate-shape.ts';
-
-const FILE_MODE_MESSAGE = 'must be a number between 0 and 0777 (octal), both inclusive';
-const MAX_FILE_MODE = 0o777;
+import type { JsonObject } from '../kube/types.ts';
+import { noBackstepErrors, text, validateFileMode, validateKeyToPathItems, validateLocalDescendingPath } from './validate-paths.ts';
+import { isUnset, listAt, objectAt, stringAt } from './validate-shape.ts';
+import { DISK_CHECKS, validateIscsiNameLength } from './validate-volume-disks.ts';
+import { validateDownwardAPI, validateProjected } from './validate-volume-projected.ts';
 
 /** The volume sources in the order Kubernetes tests them; the second one found is the one reported. */
 const VOLUME_SOURCES = [
@@ -59,49 +58,6 @@ const EXTRA_SOURCE_PATH: Partial<Record<VolumeSource, string>> = { cephfs: 'ceph
 const HOST_PATH_TYPES = ['', 'BlockDevice', 'CharDevice', 'Directory', 'DirectoryOrCreate', 'File', 'FileOrCreate', 'Socket'] as const;
 const HOST_PATH_TYPE_SET: ReadonlySet<string> = new Set(HOST_PATH_TYPES);
 
-const VOLUME_FIELD_PATHS = ['metadata.annotations', 'metadata.labels', 'metadata.name', 'metadata.namespace', 'metadata.uid'] as const;
-
-/** A string field as Go's struct holds it: "" when unset or (reported) of another type. */
-function text(value: unknown, path: FieldPath, errs: FieldError[]): string {
-  return stringAt(value, path, errs) ?? '';
-}
-
-/** validatePathNoBacksteps: no `..` element. */
-function noBackstepErrors(target: string, path: FieldPath, errs: FieldError[]): void {
-  if (target.split('/').includes('..')) errs.push(path.invalid(target, "must not contain '..'"));
-}
-
-/** validateLocalDescendingPath: relative, and no `..` element. Exported for volume mounts' subPath. */
-export function validateLocalDescendingPath(target: string, path: FieldPath, errs: FieldError[]): void {
-  if (target.startsWith('/')) errs.push(path.invalid(target, 'must be a relative path'));
-  noBackstepErrors(target, path, errs);
-}
-
-/** ValidateLocalNonReservedPath: a descending path that does not start with `..` either. */
-function validateLocalNonReservedPath(target: string, path: FieldPath, errs: FieldError[]): void {
-  validateLocalDescendingPath(target, path, errs);
-  if (target.startsWith('..') && !target.startsWith('../')) errs.push(path.invalid(target, "must not start with '..'"));
-}
-
-function validateFileMode(value: unknown, path: FieldPath, errs: FieldError[]): void {
-  const mode = integerAt(value, path, errs);
-  if (mode !== undefined && (mode < 0 || mode > MAX_FILE_MODE)) errs.push(path.invalid(mode, FILE_MODE_MESSAGE));
-}
-
-/** validateKeyToPath: one item of a secret or configMap volume or projection. */
-function validateKeyToPath(item: JsonObject, p: FieldPath, errs: FieldError[]): void {
-  if (text(item.key, p.child('key'), errs) === '') errs.push(p.child('key').required());
-  const target = text(item.path, p.child('path'), errs);
-  if (target === '') errs.push(p.child('path').required());
-  validateLocalNonReservedPath(target, p.child('path'), errs);
-  validateFileMode(item.mode, p.child('mode'), errs);
-}
-
-function validateKeyToPathItems(value: unknown, path: FieldPath, errs: FieldError[]): void {
-  forEachObjectAt(value, path, errs, (item, p) => {
-    validateKeyToPath(item, p, errs);
-  });
-}
 
 function validateEmptyDir(source: JsonObject, path: FieldPath, errs: FieldError[]): void {
   if (isUnset(source.sizeLimit)) return;
@@ -149,119 +105,6 @@ function validateNfs(source: JsonObject, path: FieldPath, errs: FieldError[]): v
 
 function validatePersistentVolumeClaim(source: JsonObject, path: FieldPath, errs: FieldError[]): void {
   if (text(source.claimName, path.child('claimName'), errs) === '') errs.push(path.child('claimName').required());
-}
-
-/** validateDownwardAPIVolumeFile. Kubernetes reports a file's problems on `path`, without the file's index. */
-function validateDownwardAPIFile(file: JsonObject, path: FieldPath, errs: FieldError[]): string {
-  const target = text(file.path, path.child('path'), errs);
-  if (target === '') errs.push(path.child('path').required());
-  validateLocalNonReservedPath(target, path.child('path'), errs);
-  const fieldRef = objectAt(file.fieldRef, path.child('fieldRef'), errs);
-  const resourceRef = objectAt(file.resourceFieldRef, path.child('resourceFieldRef'), errs);
-  if (fieldRef !== undefined) {
-    validateDownwardFieldRef(fieldRef, VOLUME_FIELD_PATHS, path.child('fieldRef'), errs);
-    if (resourceRef !== undefined) {
-      errs.push(path.invalid('resource', 'fieldRef and resourceFieldRef can not be specified simultaneously'));
-    }
-  } else if (resourceRef !== undefined) {
-    validateResourceFieldRef(resourceRef, path.child('resourceFieldRef'), true, errs);
-  } else {
-    errs.push(path.required('one of fieldRef and resourceFieldRef is required'));
-  }
-  validateFileMode(file.mode, path.child('mode'), errs);
-  return target;
-}
-
-function validateDownwardAPI(source: JsonObject, path: FieldPath, errs: FieldError[]): void {
-  validateFileMode(source.defaultMode, path.child('defaultMode'), errs);
-  forEachObjectAt(source.items, path.child('items'), errs, (file) => {
-    validateDownwardAPIFile(file, path, errs);
-  });
-}
-
-const MIN_TOKEN_SECONDS = 10 * 60;
-const MAX_TOKEN_SECONDS = 2 ** 32;
-
-/**
- * validateProjectionSources: each source is one kind, and no two files of
- * the volume share a path. Kubernetes reports path clashes and a token's
- * missing path on the volume source itself (`projected`, `projected.path`).
- */
-function validateProjected(source: JsonObject, path: FieldPath, errs: FieldError[]): void {
-  validateFileMode(source.defaultMode, path.child('defaultMode'), errs);
-  const paths = new Set<string>();
-  const claim = (filePath: string, shown: unknown): void => {
-    if (paths.has(filePath)) errs.push(path.invalid(shown, 'conflicting duplicate paths'));
-    else paths.add(filePath);
-  };
-  forEachObjectAt(source.sources, path.child('sources'), errs, (projection, srcPath) => {
-    let kinds = 0;
-    for (const kind of ['secret', 'configMap'] as const) {
-      const ref = objectAt(projection[kind], srcPath.child(kind), errs);
-      if (ref === undefined) continue;
-      kinds++;
-      const name = text(ref.name, srcPath.child(kind).child('name'), errs);
-      if (name === '') errs.push(srcPath.child(kind).child('name').required());
-      forEachObjectAt(ref.items, srcPath.child(kind).child('items'), errs, (item, itemPath) => {
-        validateKeyToPath(item, itemPath, errs);
-        const filePath = typeof item.path === 'string' ? item.path : '';
-        if (filePath !== '') claim(filePath, name);
-      });
-    }
-    const downward = objectAt(projection.downwardAPI, srcPath.child('downwardAPI'), errs);
-    if (downward !== undefined) {
-      kinds++;
-      forEachObjectAt(downward.items, srcPath.child('downwardAPI').child('items'), errs, (file) => {
-        const filePath = validateDownwardAPIFile(file, srcPath.child('downwardAPI'), errs);
-        if (filePath !== '') claim(filePath, filePath);
-      });
-    }
-    const token = objectAt(projection.serviceAccountToken, srcPath.child('serviceAccountToken'), errs);
-    if (token !== undefined) {
-      kinds++;
-      const tp = srcPath.child('serviceAccountToken').child('expirationSeconds');
-      const seconds = isUnset(token.expirationSeconds) ? 0 : integerAt(token.expirationSeconds, tp, errs);
-      if (seconds !== undefined && seconds < MIN_TOKEN_SECONDS) errs.push(tp.invalid(seconds, 'may not specify a duration less than 10 minutes'));
-      if (seconds !== undefined && seconds > MAX_TOKEN_SECONDS) errs.push(tp.invalid(seconds, 'may not specify a duration larger than 2^32 seconds'));
-      const tokenPath = text(token.path, srcPath.child('serviceAccountToken').child('path'), errs);
-      if (tokenPath === '') errs.push(path.child('path').required());
-      else validateLocalNonReservedPath(tokenPath, path.child('path'), errs);
-    }
-    const bundle = objectAt(projection.clusterTrustBundle, srcPath.child('clusterTrustBundle'), errs);
-    if (bundle !== undefined) {
-      kinds++;
-      validateClusterTrustBundle(bundle, srcPath.child('clusterTrustBundlePEM'), errs);
-      const bundlePath = typeof bundle.path === 'string' ? bundle.path : '';
-      claim(bundlePath, bundlePath);
-    }
-    if (kinds > 1) errs.push(srcPath.forbidden('may not specify more than 1 volume type'));
-  });
-}
-
-/**
- * The shape rules of a clusterTrustBundle projection (Kubernetes reports
- * them under `clusterTrustBundlePEM`): exactly one of name and signerName,
- * and a local path. The syntax of the name and signer name is not checked
- * here; see docs/DIFFERENCES-FROM-KRUISE.md.
- */
-function validateClusterTrustBundle(bundle: JsonObject, path: FieldPath, errs: FieldError[]): void {
-  const name = stringAt(bundle.name, path.child('name'), errs);
-  const signer = stringAt(bundle.signerName, path.child('signerName'), errs);
-  if (name !== undefined && signer !== undefined) {
-    errs.push(path.invalid(bundle, 'only one of name and signerName may be used'));
-  } else if (name !== undefined) {
-    if (name === '') errs.push(path.child('name').required('must be a valid object name'));
-    if (!isUnset(bundle.labelSelector)) {
-      errs.push(path.child('labelSelector').invalid(bundle.labelSelector, 'labelSelector must be unset if name is specified'));
-    }
-  } else if (signer !== undefined) {
-    if (signer === '') errs.push(path.child('signerName').required('must be a valid signer name'));
-  } else {
-    errs.push(path.required('either name or signerName must be specified'));
-  }
-  const target = text(bundle.path, path.child('path'), errs);
-  if (target === '') errs.push(path.child('path').required());
-  validateLocalNonReservedPath(target, path.child('path'), errs);
 }
 
 /** ValidateCSIDriverName, and the secret reference a CSI volume may carry. */
@@ -326,9 +169,8 @@ function validateEphemeral(source: JsonObject, path: FieldPath, errs: FieldError
 }
 
 /**
- * The sources whose own fields are checked here. The others (cloud and
- * network disks) are counted for the one-source rule only; see
- * docs/DIFFERENCES-FROM-KRUISE.md.
+ * The sources whose own fields are checked here; the cloud and network
+ * disks are in validate-volume-disks.ts.
  */
 const SOURCE_CHECKS: Partial<Record<VolumeSource, (source: JsonObject, path: FieldPath, errs: FieldError[]) => void>> = {
   emptyDir: validateEmptyDir,
@@ -344,6 +186,16 @@ const SOURCE_CHECKS: Partial<Record<VolumeSource, (source: JsonObject, path: Fie
   ephemeral: validateEphemeral,
 };
 
+/** The checks of one volume source; the disk sources report under their own path name. */
+function checkSource(key: VolumeSource, value: unknown, path: FieldPath, errs: FieldError[]): void {
+  const source = objectAt(value, path.child(key), errs);
+  if (source === undefined) return;
+  const check = SOURCE_CHECKS[key];
+  const disk = DISK_CHECKS[key];
+  if (check !== undefined) check(source, path.child(key), errs);
+  else if (disk !== undefined) disk.check(source, path.child(disk.pathName ?? key), errs);
+}
+
 /** validateVolumeSource: exactly one source, checked. */
 function validateVolumeSource(volume: JsonObject, path: FieldPath, errs: FieldError[]): void {
   let sources = 0;
@@ -351,12 +203,11 @@ function validateVolumeSource(volume: JsonObject, path: FieldPath, errs: FieldEr
     if (isUnset(volume[key])) continue;
     if (sources > 0) {
       errs.push(path.child(EXTRA_SOURCE_PATH[key] ?? key).forbidden('may not specify more than 1 volume type'));
-      continue;
+    } else {
+      sources++;
+      checkSource(key, volume[key], path, errs);
     }
-    sources++;
-    const source = objectAt(volume[key], path.child(key), errs);
-    const check = SOURCE_CHECKS[key];
-    if (source !== undefined && check !== undefined) check(source, path.child(key), errs);
+    if (key === 'iscsi') validateIscsiNameLength(volume, path.child('name'), errs);
   }
   if (sources === 0) errs.push(path.required('must specify a volume type'));
 }

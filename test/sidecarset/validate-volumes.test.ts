@@ -205,3 +205,59 @@ describe('ephemeral volumes', () => {
     expect(errorsFor(changes)).toEqual(expected);
   });
 });
+
+describe('cloud and network disk volumes', () => {
+  const disk = (key: string, source: unknown) => ({ [`${vol}.emptyDir`]: undefined, [`${vol}.${key}`]: source });
+  it.each<Row>([
+    ['accepts an EBS volume', disk('awsElasticBlockStore', { volumeID: 'vol-1', fsType: 'ext4' }), []],
+    [
+      'reports a GCE disk under persistentDisk, as Kubernetes does',
+      disk('gcePersistentDisk', { partition: 300 }),
+      [
+        'spec.volumes[0].persistentDisk.pdName: Required value',
+        'spec.volumes[0].persistentDisk.partition: Invalid value: 300: must be between 1 and 255, inclusive',
+        mountGone,
+      ],
+    ],
+    ['requires rbd monitors and image', disk('rbd', { monitors: [] }), ['spec.volumes[0].rbd.monitors: Required value', 'spec.volumes[0].rbd.image: Required value', mountGone]],
+    [
+      'checks an iSCSI qualified name and lun',
+      disk('iscsi', { targetPortal: '10.0.0.1:3260', iqn: 'iqn.bad', lun: 256 }),
+      ['spec.volumes[0].iscsi.iqn: Invalid value: "iqn.bad": must be valid format', 'spec.volumes[0].iscsi.lun: Invalid value: 256: must be between 0 and 255, inclusive', mountGone],
+    ],
+    ['accepts a good iSCSI name', disk('iscsi', { targetPortal: '10.0.0.1:3260', iqn: 'iqn.2001-04.com.example:storage', lun: 0 }), []],
+    [
+      'requires a lun with fibre channel target WWNs',
+      disk('fc', { targetWWNs: ['500a0982991b8dc5'] }),
+      ['spec.volumes[0].fc.lun: Required value: lun is required if targetWWNs is specified', mountGone],
+    ],
+    [
+      'rejects reserved flexVolume option domains',
+      disk('flexVolume', { driver: 'example/flex', options: { 'kubernetes.io/x': 'y' } }),
+      ['spec.volumes[0].flexVolume.options[kubernetes.io/x]: Invalid value: "kubernetes.io/x": kubernetes.io and k8s.io namespaces are reserved', mountGone],
+    ],
+    [
+      'checks an Azure managed disk URI',
+      disk('azureDisk', { diskName: 'd', diskURI: 'https://x/y.vhd', kind: 'Managed' }),
+      [
+        'spec.volumes[0].azureDisk.diskURI: Unsupported value: "https://x/y.vhd": supported values: "/subscriptions/{sub-id}/resourcegroups/{group-name}/providers/microsoft.compute/disks/{disk-id}"',
+        mountGone,
+      ],
+    ],
+    [
+      'rejects a quobyte registry without a port',
+      disk('quobyte', { registry: 'registry', volume: 'v' }),
+      ['spec.volumes[0].quobyte.registry: Invalid value: "registry": must be a host:port pair or multiple pairs separated by commas', mountGone],
+    ],
+    [
+      'rejects a long iSCSI volume name and portal with an initiator name',
+      disk('iscsi', { targetPortal: `${'1'.repeat(60)}:3260`, iqn: 'iqn.2001-04.com.example:storage', initiatorName: 'iqn.2001-04.com.example:node' }),
+      [
+        'spec.volumes[0].name: Invalid value: "logging-logs": Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if iscsi.initiatorName is specified.',
+        mountGone,
+      ],
+    ],
+  ])('%s', (_name, changes, expected) => {
+    expect(errorsFor(changes)).toEqual(expected);
+  });
+});
