@@ -16,6 +16,7 @@ import { PROBE_KINDS, validateProbe } from './validate-probes.ts';
 import { validateResources } from './validate-resources.ts';
 import { validateSecurityContext } from './validate-security-context.ts';
 import { forEachObjectAt, isUnset, listAt, objectAt, optionalEnumAt, stringAt } from './validate-shape.ts';
+import { namedPaths, validateVolumeDevices } from './validate-volume-devices.ts';
 import { validateVolumeMounts } from './validate-volume-mounts.ts';
 
 const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
@@ -52,10 +53,11 @@ function validateResizePolicy(value: unknown, path: FieldPath, errs: FieldError[
 }
 
 /**
- * validateContainerCommon for one container at `path`; `volumeNames` are
- * the volumes a mount may use. Returns the container's name.
+ * validateContainerCommon for one container at `path`; `volumes` are the
+ * volumes a mount may use (name to whether it is a claim, which a block
+ * device needs). Returns the container's name.
  */
-export function validateContainerCommon(c: JsonObject, path: FieldPath, volumeNames: ReadonlySet<string>, errs: FieldError[]): string | undefined {
+export function validateContainerCommon(c: JsonObject, path: FieldPath, volumes: ReadonlyMap<string, boolean>, errs: FieldError[]): string | undefined {
   const name = validateContainerName(c, path, errs);
   // An image of only spaces is not "required" in Kubernetes; it fails the whitespace rule (validateImageWhitespace).
   const image = stringAt(c.image, path.child('image'), errs);
@@ -64,7 +66,10 @@ export function validateContainerCommon(c: JsonObject, path: FieldPath, volumeNa
   validateContainerPorts(c.ports, path.child('ports'), errs);
   validateEnv(c.env, path.child('env'), errs);
   validateEnvFrom(c.envFrom, path.child('envFrom'), errs);
-  validateVolumeMounts(c, path.child('volumeMounts'), volumeNames, errs);
+  const mounts = namedPaths(c.volumeMounts, 'mountPath');
+  const devices = namedPaths(c.volumeDevices, 'devicePath');
+  validateVolumeMounts(c, path.child('volumeMounts'), volumes, devices, errs);
+  validateVolumeDevices(c, path.child('volumeDevices'), volumes, mounts, errs);
   optionalEnumAt(c.imagePullPolicy, PULL_POLICIES, path.child('imagePullPolicy'), errs);
   const resources = objectAt(c.resources, path.child('resources'), errs);
   if (resources) validateResources(resources, path.child('resources'), errs);

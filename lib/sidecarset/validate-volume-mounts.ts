@@ -8,6 +8,7 @@
 import type { FieldError, FieldPath } from '../kube/field-errors.ts';
 import type { JsonObject } from '../kube/types.ts';
 import { forEachObjectAt, stringAt } from './validate-shape.ts';
+import type { NamedPaths } from './validate-volume-devices.ts';
 import { validateLocalDescendingPath } from './validate-paths.ts';
 
 const PROPAGATIONS = ['Bidirectional', 'HostToContainer', 'None'] as const;
@@ -38,9 +39,16 @@ function validateRecursiveReadOnly(mount: JsonObject, value: string, propagation
 
 /**
  * `volumeMounts` of `container` at `path`; `volumeNames` are the volumes
- * without errors (see validate-volumes.ts).
+ * without errors (see validate-volumes.ts), `devices` the container's
+ * volumeDevices, whose names and paths a mount may not reuse.
  */
-export function validateVolumeMounts(container: JsonObject, path: FieldPath, volumeNames: ReadonlySet<string>, errs: FieldError[]): void {
+export function validateVolumeMounts(
+  container: JsonObject,
+  path: FieldPath,
+  volumeNames: ReadonlyMap<string, boolean>,
+  devices: NamedPaths,
+  errs: FieldError[],
+): void {
   const mountPaths = new Set<string>();
   forEachObjectAt(container.volumeMounts, path, errs, (mount, p) => {
     const name = stringAt(mount.name, p.child('name'), errs) ?? '';
@@ -50,6 +58,8 @@ export function validateVolumeMounts(container: JsonObject, path: FieldPath, vol
     if (mountPath === '') errs.push(p.child('mountPath').required());
     if (mountPaths.has(mountPath)) errs.push(p.child('mountPath').invalid(mountPath, 'must be unique'));
     mountPaths.add(mountPath);
+    if (devices.byName.has(name)) errs.push(p.child('name').invalid(name, 'must not already exist in volumeDevices'));
+    if (devices.paths.has(mountPath)) errs.push(p.child('mountPath').invalid(mountPath, 'must not already exist as a path in volumeDevices'));
 
     const subPath = stringAt(mount.subPath, p.child('subPath'), errs) ?? '';
     if (subPath !== '') validateLocalDescendingPath(subPath, path.child('subPath'), errs);

@@ -213,11 +213,12 @@ function validateVolumeSource(volume: JsonObject, path: FieldPath, errs: FieldEr
 }
 
 /**
- * Every problem with `spec.volumes` at `path`. Returns the names of the
- * volumes without problems, which are the ones a volume mount may use.
+ * Every problem with `spec.volumes` at `path`. Returns the volumes without
+ * problems, which are the ones a volume mount or device may use: name to
+ * whether it is a claim (persistentVolumeClaim or ephemeral).
  */
-export function validateVolumes(value: unknown, path: FieldPath, errs: FieldError[]): Set<string> {
-  const names = new Set<string>();
+export function validateVolumes(value: unknown, path: FieldPath, errs: FieldError[]): Map<string, boolean> {
+  const names = new Map<string, boolean>();
   listAt(value, path, errs).forEach((volume, i) => {
     const p = path.index(i);
     if (!isObject(volume)) {
@@ -230,7 +231,7 @@ export function validateVolumes(value: unknown, path: FieldPath, errs: FieldErro
     if (name === '') own.push(p.child('name').required());
     else for (const msg of dns1123LabelErrors(name)) own.push(p.child('name').invalid(name, msg));
     if (names.has(name)) own.push(p.child('name').duplicate(name));
-    if (own.length === 0) names.add(name);
+    if (own.length === 0) names.set(name, !isUnset(volume.persistentVolumeClaim) || !isUnset(volume.ephemeral));
     else errs.push(...own);
   });
   return names;

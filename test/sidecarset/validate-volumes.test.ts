@@ -261,3 +261,36 @@ describe('cloud and network disk volumes', () => {
     expect(errorsFor(changes)).toEqual(expected);
   });
 });
+
+describe('volume devices', () => {
+  const claim = { 'spec.volumes.2': { name: 'block', persistentVolumeClaim: { claimName: 'disk' } } };
+  const devices = 'spec.containers.1.volumeDevices';
+  it.each<Row>([
+    ['accepts a block device from a claim', { ...claim, [devices]: [{ name: 'block', devicePath: '/dev/xvda' }] }, []],
+    [
+      'rejects a device from a volume that is not a claim',
+      { [devices]: [{ name: 'logging-logs', devicePath: '/dev/xvda' }] },
+      ['spec.containers[1].volumeDevices[0].name: Invalid value: "logging-logs": can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode'],
+    ],
+    [
+      'requires a known volume and a path without backsteps',
+      { [devices]: [{ name: 'nothing', devicePath: '/dev/../x' }] },
+      [
+        'spec.containers[1].volumeDevices[0].name: Not found: "nothing"',
+        "spec.containers[1].volumeDevices[0].devicePath: Invalid value: \"/dev/../x\": can not contain backsteps ('..')",
+      ],
+    ],
+    [
+      'rejects a device and a mount of one volume at one path',
+      { ...claim, [devices]: [{ name: 'block', devicePath: '/data' }], 'spec.containers.1.volumeMounts': [{ name: 'block', mountPath: '/data' }] },
+      [
+        'spec.containers[1].volumeMounts[0].name: Invalid value: "block": must not already exist in volumeDevices',
+        'spec.containers[1].volumeMounts[0].mountPath: Invalid value: "/data": must not already exist as a path in volumeDevices',
+        'spec.containers[1].volumeDevices[0].name: Invalid value: "block": must not already exist in volumeMounts',
+        'spec.containers[1].volumeDevices[0].devicePath: Invalid value: "/data": must not already exist as a path in volumeMounts',
+      ],
+    ],
+  ])('%s', (_name, changes, expected) => {
+    expect(errorsFor(changes)).toEqual(expected);
+  });
+});
