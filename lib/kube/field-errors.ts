@@ -63,9 +63,9 @@ export class FieldPath {
   notFound(value: unknown): FieldError {
     return { path: this.#text, type: 'Not found', value };
   }
-  /** field.TooLong: the value itself is never shown. */
-  tooLong(maxBytes: number): FieldError {
-    return { path: this.#text, type: 'Too long', detail: `may not be more than ${maxBytes} ${maxBytes === 1 ? 'byte' : 'bytes'}` };
+  /** field.TooLong: printed without the value, as Go does. */
+  tooLong(value: unknown, maxLength: number): FieldError {
+    return { path: this.#text, type: 'Too long', value, detail: `must have at most ${maxLength} bytes` };
   }
 }
 
@@ -93,7 +93,7 @@ function cut(text: string, max: number): string {
 /** One error as `path: Type: value: detail`, matching field.Error.Error(), cut short when very long. */
 export function formatFieldError(e: FieldError): string {
   let s = `${e.path}: ${e.type}`;
-  if (e.value !== undefined && e.type !== 'Required value' && e.type !== 'Forbidden') {
+  if (e.value !== undefined && e.type !== 'Required value' && e.type !== 'Forbidden' && e.type !== 'Too long') {
     s += `: ${formatValue(e.value)}`;
   }
   if (e.detail !== undefined && e.detail !== '') s += `: ${e.detail}`;

@@ -70,3 +70,49 @@ export function labelValueErrors(value: string): string[] {
   }
   return errs;
 }
+
+/** validation.hasChDirPrefix: names that would step out of a directory. */
+function chDirPrefixErrors(value: string): string[] {
+  if (value === '.') return ["must not be '.'"];
+  if (value === '..') return ["must not be '..'"];
+  return value.startsWith('..') ? ["must not start with '..'"] : [];
+}
+
+const ENV_VAR_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
+const CONFIG_MAP_KEY = /^[-._a-zA-Z0-9]+$/;
+
+/**
+ * Problems with an environment variable name under the strict rule
+ * (validation.IsEnvVarName). Kubernetes 1.30, which Kruise 1.8 validates
+ * with, uses it unless the RelaxedEnvironmentVariableValidation option is
+ * passed, and Kruise does not pass it.
+ */
+export function envVarNameErrors(value: string): string[] {
+  const errs = ENV_VAR_NAME.test(value)
+    ? []
+    : [
+        "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')",
+      ];
+  return [...errs, ...chDirPrefixErrors(value)];
+}
+
+/** Problems with a ConfigMap or Secret key (validation.IsConfigMapKey); empty when valid. */
+export function configMapKeyErrors(value: string): string[] {
+  const errs: string[] = [];
+  if (value.length > 253) errs.push('must be no more than 253 characters');
+  if (!CONFIG_MAP_KEY.test(value)) {
+    errs.push(
+      "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+    );
+  }
+  return [...errs, ...chDirPrefixErrors(value)];
+}
+
+/**
+ * Problems with an object name that may be a generateName prefix
+ * (NameIsDNSSubdomain with prefix=true): a trailing '-' is allowed.
+ */
+export function dns1123SubdomainPrefixErrors(value: string): string[] {
+  const masked = value.length > 1 && value.endsWith('-') ? `${value.slice(0, -1)}a` : value;
+  return dns1123SubdomainErrors(masked);
+}

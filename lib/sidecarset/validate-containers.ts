@@ -4,36 +4,20 @@
  */
 import type { FieldError, FieldPath } from '../kube/field-errors.ts';
 import { isObject } from '../kube/json.ts';
-import { dns1123LabelErrors, qualifiedNameErrors } from '../kube/names.ts';
+import { qualifiedNameErrors } from '../kube/names.ts';
 import type { JsonObject } from '../kube/types.ts';
-import { validateContainerName, validateCoreContainer } from './validate-core-container.ts';
+import {
+  validateAppContainerRules,
+  validateContainerCommon,
+  validateImageWhitespace,
+  validateInitContainerRules,
+  validateInitRestartPolicy,
+} from './validate-core-container.ts';
+import { splitSubscript } from './validate-env.ts';
+import { validateHostPortConflicts } from './validate-ports.ts';
 import { enumAt, isUnset, listAt, objectAt, stringAt, forEachObjectAt } from './validate-shape.ts';
+import { validateVolumes } from './validate-volumes.ts';
 import { POD_INJECT_POLICIES, SHARE_VOLUME_POLICIES, UPGRADE_TYPES } from './types.ts';
-
-/** Rule 5: volume names are unique DNS-1123 labels. Returns the names, for the volumeMount check. */
-function validateVolumes(value: unknown, path: FieldPath, errs: FieldError[]): Set<string> {
-  const names = new Set<string>();
-  forEachObjectAt(value, path, errs, (volume, itemPath) => {
-    const p = itemPath.child('name');
-    const name = stringAt(volume.name, p, errs);
-    if (isUnset(volume.name) || name === '') {
-      errs.push(p.required());
-    } else if (name !== undefined) {
-      for (const msg of dns1123LabelErrors(name)) errs.push(p.invalid(name, msg));
-      if (names.has(name)) errs.push(p.duplicate(name));
-      names.add(name);
-    }
-  });
-  return names;
-}
-
-/** Splits `metadata.labels['k']` as Kubernetes' fieldpath.SplitMaybeSubscriptedPath does. */
-function splitSubscript(fieldPath: string): [string, string] | undefined {
-  if (!fieldPath.endsWith("']")) return undefined;
-  const at = fieldPath.indexOf("['");
-  if (at <= 0) return undefined;
-  return [fieldPath.slice(0, at), fieldPath.slice(at + 2, -2)];
-}
 
 /**
  * Rule 7: a transferEnv source name read from the pod must come from one
@@ -72,11 +56,14 @@ function validateTransferEnvFieldRef(ref: JsonObject, path: FieldPath, errs: Fie
   for (const msg of msgs) errs.push(fpPath.invalid(fieldPath, msg));
 }
 
-/** Rules 6 and 7: the fields a SidecarContainer adds to a core Container. */
+/**
+ * Rules 6 and 7: the fields a SidecarContainer adds to a core Container.
+ * Kruise checks podInjectPolicy, shareVolumePolicy and transferEnv on
+ * `spec.containers` only, and so do we: an init container with any other
+ * value is accepted and injected as Kruise injects it.
+ */
 function validateSidecarFields(c: JsonObject, path: FieldPath, errs: FieldError[]): void {
   enumAt(c.podInjectPolicy, POD_INJECT_POLICIES, path.child('podInjectPolicy'), errs);
-  const upgrade = objectAt(c.upgradeStrategy, path.child('upgradeStrategy'), errs);
-  enumAt(upgrade?.upgradeType, UPGRADE_TYPES, path.child('upgradeStrategy').child('upgradeType'), errs);
   const share = objectAt(c.shareVolumePolicy, path.child('shareVolumePolicy'), errs);
   enumAt(share?.type, SHARE_VOLUME_POLICIES, path.child('shareVolumePolicy').child('type'), errs);
 
@@ -89,41 +76,72 @@ function validateSidecarFields(c: JsonObject, path: FieldPath, errs: FieldError[
   });
 }
 
+/** The upgrade type, checked on every sidecar (the status and update logic read it for both lists). */
+function validateUpgradeType(c: JsonObject, path: FieldPath, errs: FieldError[]): void {
+  const upgrade = objectAt(c.upgradeStrategy, path.child('upgradeStrategy'), errs);
+  enumAt(upgrade?.upgradeType, UPGRADE_TYPES, path.child('upgradeStrategy').child('upgradeType'), errs);
+}
+
+function goName(c: JsonObject): string {
+  return typeof c.name === 'string' ? c.name : '';
+}
+
+/** The items of a container list, each either an object or reported. */
+function containerObjects(items: readonly unknown[], path: FieldPath, errs: FieldError[]): { c: JsonObject; p: FieldPath }[] {
+  const out: { c: JsonObject; p: FieldPath }[] = [];
+  items.forEach((c, i) => {
+    const p = path.index(i);
+    if (isObject(c)) out.push({ c, p });
+    else errs.push(p.invalid(c, 'must be an object'));
+  });
+  return out;
+}
+
 /**
- * Rules 4-7 for `spec` at `path`: at least one sidecar; names unique across
- * init and normal containers (as they must be in the pod); each container
- * well formed, mounting only `spec.volumes`, with valid SidecarContainer
- * fields. Kruise checks podInjectPolicy, shareVolumePolicy and transferEnv
- * only on normal containers; init containers are injected with the same
- * fields, so they are checked the same way here.
+ * Rules 4-7 for `spec` at `path`: at least one sidecar; the SidecarContainer
+ * fields of the app sidecars; then what Kubernetes' pod validation finds in
+ * the volumes, app containers and init containers, in its order: each
+ * container well formed, names unique across both lists (as in the pod),
+ * host ports not taken twice, and images without surrounding spaces last.
  */
 export function validateContainers(spec: JsonObject, path: FieldPath, errs: FieldError[]): void {
-  const volumeNames = validateVolumes(spec.volumes, path.child('volumes'), errs);
-  const initContainers = listAt(spec.initContainers, path.child('initContainers'), errs);
-  const containers = listAt(spec.containers, path.child('containers'), errs);
-  if (initContainers.length === 0 && containers.length === 0) {
-    errs.push(path.child('containers').required('no initContainer or container defined for SidecarSet'));
+  const initPath = path.child('initContainers');
+  const appPath = path.child('containers');
+  const initItems = listAt(spec.initContainers, initPath, errs);
+  const appItems = listAt(spec.containers, appPath, errs);
+  if (initItems.length === 0 && appItems.length === 0) {
+    errs.push(appPath.required('no initContainer or container defined for SidecarSet'));
     return;
   }
-  const names = new Set<string>();
-  const groups = [
-    { key: 'initContainers', init: true, items: initContainers },
-    { key: 'containers', init: false, items: containers },
-  ];
-  for (const { key, init, items } of groups) {
-    items.forEach((c, i) => {
-      const p = path.child(key).index(i);
-      if (!isObject(c)) {
-        errs.push(p.invalid(c, 'must be an object'));
-        return;
-      }
-      const name = validateContainerName(c, p, errs);
-      if (name !== undefined) {
-        if (names.has(name)) errs.push(p.child('name').duplicate(name));
-        names.add(name);
-      }
-      validateCoreContainer(c, p, { init, volumeNames }, errs);
-      validateSidecarFields(c, p, errs);
-    });
+  const inits = containerObjects(initItems, initPath, errs);
+  const apps = containerObjects(appItems, appPath, errs);
+  for (const { c, p } of apps) validateSidecarFields(c, p, errs);
+  for (const { c, p } of [...inits, ...apps]) validateUpgradeType(c, p, errs);
+
+  const volumeNames = validateVolumes(spec.volumes, path.child('volumes'), errs);
+
+  const appNames = new Set<string>();
+  for (const { c, p } of apps) {
+    validateContainerCommon(c, p, volumeNames, errs);
+    // Go compares the names it decoded, so an empty (or, for us, mistyped) name is "".
+    const name = goName(c);
+    if (appNames.has(name)) errs.push(p.child('name').duplicate(name));
+    appNames.add(name);
+    validateAppContainerRules(c, p, errs);
   }
+  validateHostPortConflicts(appItems, appPath, errs);
+
+  const allNames = new Set(appNames);
+  for (const { c, p } of inits) {
+    validateContainerCommon(c, p, volumeNames, errs);
+    const restartAlways = validateInitRestartPolicy(c, p, errs);
+    const name = goName(c);
+    if (allNames.has(name)) errs.push(p.child('name').duplicate(name));
+    else if (name !== '') allNames.add(name);
+    validateHostPortConflicts([c], initPath, errs);
+    validateInitContainerRules(c, p, restartAlways, errs);
+  }
+
+  for (const { c, p } of apps) validateImageWhitespace(c, p, errs);
+  for (const { c, p } of inits) validateImageWhitespace(c, p, errs);
 }

@@ -61,7 +61,7 @@ export function validatePatchPodMetadata(spec: JsonObject, path: FieldPath, errs
     const annotations = stringMapAt(entry.annotations, annPath, errs) ?? {};
     const bytes = annotationBytes(annotations);
     entryBytes.push(bytes);
-    if (bytes > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES) errs.push(annPath.tooLong(TOTAL_ANNOTATION_SIZE_LIMIT_BYTES));
+    if (bytes > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES) errs.push(annPath.tooLong("", TOTAL_ANNOTATION_SIZE_LIMIT_BYTES));
     for (const [key, value] of Object.entries(annotations)) {
       // Annotation keys are case-insensitive to Kubernetes' validation (ValidateAnnotations lower-cases them).
       for (const msg of qualifiedNameErrors(key.toLowerCase())) errs.push(annPath.invalid(key, msg));
@@ -85,7 +85,7 @@ export function validatePatchPodMetadata(spec: JsonObject, path: FieldPath, errs
   // One entry over the limit was reported at that entry.
   const totalBytes = entryBytes.reduce((a, b) => a + b, 0);
   if (entryBytes.every((b) => b <= TOTAL_ANNOTATION_SIZE_LIMIT_BYTES) && totalBytes > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES) {
-    const error = listPath.tooLong(TOTAL_ANNOTATION_SIZE_LIMIT_BYTES);
+    const error = listPath.tooLong("", TOTAL_ANNOTATION_SIZE_LIMIT_BYTES);
     errs.push({ ...error, detail: `${error.detail ?? ''}: the annotations of all entries together are ${totalBytes} bytes` });
   }
 }

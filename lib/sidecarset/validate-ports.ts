@@ -3,7 +3,7 @@
  * (validateContainerPorts, ValidatePortNumOrName), with its messages.
  */
 import type { FieldError, FieldPath } from '../kube/field-errors.ts';
-import { } from '../kube/json.ts';
+import { isObject } from '../kube/json.ts';
 import {integerAt, isUnset, optionalEnumAt, stringAt, forEachObjectAt } from './validate-shape.ts';
 
 const PROTOCOLS = ['SCTP', 'TCP', 'UDP'] as const;
@@ -24,28 +24,16 @@ export function portNameErrors(name: string): string[] {
   return errs;
 }
 
-/** An IntOrString port (probe handlers): a number in range or a valid port name. */
-export function validatePortNumOrName(value: unknown, path: FieldPath, errs: FieldError[]): void {
-  if (isUnset(value)) {
-    errs.push(path.required());
-  } else if (typeof value === 'number') {
-    const msgs = Number.isInteger(value) ? portNumberErrors(value) : ['must be an integer'];
-    for (const msg of msgs) errs.push(path.invalid(value, msg));
-  } else if (typeof value === 'string') {
-    for (const msg of portNameErrors(value)) errs.push(path.invalid(value, msg));
-  } else {
-    errs.push(path.invalid(value, 'must be an integer or a port name'));
-  }
-}
-
 /** `ports` of one container: numbers in range, protocol known, names valid and unique within the container. */
 export function validateContainerPorts(value: unknown, path: FieldPath, errs: FieldError[]): void {
   const names = new Set<string>();
   forEachObjectAt(value, path, errs, (item, p) => {
     const name = stringAt(item.name, p.child('name'), errs);
     if (name !== undefined && name !== '') {
-      for (const msg of portNameErrors(name)) errs.push(p.child('name').invalid(name, msg));
-      if (names.has(name)) errs.push(p.child('name').duplicate(name));
+      // As in Kubernetes, an invalid name is not also reported as a duplicate.
+      const msgs = portNameErrors(name);
+      for (const msg of msgs) errs.push(p.child('name').invalid(name, msg));
+      if (msgs.length === 0 && names.has(name)) errs.push(p.child('name').duplicate(name));
       names.add(name);
     }
     const containerPort = integerAt(item.containerPort, p.child('containerPort'), errs);
@@ -60,5 +48,26 @@ export function validateContainerPorts(value: unknown, path: FieldPath, errs: Fi
     }
     // The defaulting webhook sets TCP; left unset, the API server defaults it on the pod.
     optionalEnumAt(item.protocol, PROTOCOLS, p.child('protocol'), errs);
+  });
+}
+
+/**
+ * AccumulateUniqueHostPorts: no two ports of `containers` (the app containers
+ * together, or one init container alone) take the same host port, protocol
+ * and host IP. `listPath` is where Kubernetes indexes them from: for an init
+ * container, checked on its own, that index is always 0.
+ */
+export function validateHostPortConflicts(containers: readonly unknown[], listPath: FieldPath, errs: FieldError[]): void {
+  const seen = new Set<string>();
+  containers.forEach((c, ci) => {
+    if (!isObject(c) || !Array.isArray(c.ports)) return;
+    c.ports.forEach((port: unknown, pi: number) => {
+      if (!isObject(port) || typeof port.hostPort !== 'number' || port.hostPort === 0) return;
+      const protocol = typeof port.protocol === 'string' ? port.protocol : '';
+      const hostIP = typeof port.hostIP === 'string' ? port.hostIP : '';
+      const key = `${protocol}/${hostIP}/${port.hostPort}`;
+      if (seen.has(key)) errs.push(listPath.index(ci).child('ports').index(pi).child('hostPort').duplicate(key));
+      else seen.add(key);
+    });
   });
 }

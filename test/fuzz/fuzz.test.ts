@@ -172,8 +172,9 @@ describe('size', () => {
     const answer = await doors[0]!.send({ fn: 'sidecarset-validate', body });
     expect(answer.status).toBe(200);
     const message = JSON.parse(answer.body).response.status.message as string;
-    // Six errors for each container, of which the first hundred are listed.
-    expect(message.endsWith('"HotUpgrade", and 119900 more errors]')).toBe(true);
+    // About six errors for each container, the sidecar fields first (as in
+    // Kruise); only the first hundred are listed.
+    expect(message.endsWith('"enabled", "disabled", and 119900 more errors]')).toBe(true);
     expect(Buffer.byteLength(answer.body)).toBeLessThan(MAX_RESPONSE_BYTES / 100);
   });
 });

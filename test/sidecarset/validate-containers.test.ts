@@ -11,9 +11,10 @@ describe('rule 5: container names, images, mounts and volumes', () => {
   it.each<Row>([
     ['accepts distinct names across init and normal containers', { 'spec.containers.1.name': 'other' }, []],
     [
-      'rejects a container named like an init container',
+      // Kubernetes checks app containers first, so the init container is the duplicate.
+      'rejects a container named like an init container, reporting the init container',
       { 'spec.containers.1.name': 'logging-init' },
-      ['spec.containers[1].name: Duplicate value: "logging-init"'],
+      ['spec.initContainers[0].name: Duplicate value: "logging-init"'],
     ],
     [
       'rejects two containers with one name',
@@ -25,7 +26,13 @@ describe('rule 5: container names, images, mounts and volumes', () => {
     ['requires a name', { 'spec.initContainers.0.name': '' }, ['spec.initContainers[0].name: Required value']],
     ['accepts any image reference', { 'spec.containers.1.image': 'registry.example.com/x@sha256:abc' }, []],
     ['requires an image', { 'spec.containers.1.image': undefined }, ['spec.containers[1].image: Required value']],
-    ['requires a non-blank image', { 'spec.initContainers.0.image': '  ' }, ['spec.initContainers[0].image: Required value']],
+    // Kubernetes requires only a non-empty image; one of spaces fails the whitespace rule.
+    ['requires an image', { 'spec.initContainers.0.image': '' }, ['spec.initContainers[0].image: Required value']],
+    [
+      'rejects a blank image as surrounded by spaces',
+      { 'spec.initContainers.0.image': '  ' },
+      ['spec.initContainers[0].image: Invalid value: "  ": must not have leading or trailing whitespace'],
+    ],
     [
       'rejects an image with surrounding spaces',
       { 'spec.containers.1.image': ' x:1' },
@@ -38,9 +45,14 @@ describe('rule 5: container names, images, mounts and volumes', () => {
       ['spec.containers[1].volumeMounts[0].name: Not found: "missing"'],
     ],
     [
+      // As in Kubernetes, the empty name is also not a volume's.
       'requires a mount name and path',
       { 'spec.containers.1.volumeMounts': [{ readOnly: true }] },
-      ['spec.containers[1].volumeMounts[0].name: Required value', 'spec.containers[1].volumeMounts[0].mountPath: Required value'],
+      [
+        'spec.containers[1].volumeMounts[0].name: Required value',
+        'spec.containers[1].volumeMounts[0].name: Not found: ""',
+        'spec.containers[1].volumeMounts[0].mountPath: Required value',
+      ],
     ],
     ['accepts one path mounted by two containers', { 'spec.containers.1.volumeMounts': [{ name: 'logging-logs', mountPath: '/var/log/app' }] }, []],
     [
@@ -50,7 +62,12 @@ describe('rule 5: container names, images, mounts and volumes', () => {
     ],
     ['accepts distinct volume names', { 'spec.volumes.1.name': 'cfg', 'spec.containers.0.volumeMounts.1.name': 'cfg', 'spec.initContainers.0.volumeMounts.0.name': 'cfg' }, []],
     ['rejects a volume defined twice', { 'spec.volumes.2': { name: 'logging-logs', emptyDir: {} } }, ['spec.volumes[2].name: Duplicate value: "logging-logs"']],
-    ['rejects a volume name that is not a DNS-1123 label', { 'spec.volumes.0.name': 'logs.d', 'spec.containers.0.volumeMounts.0.name': 'logs.d' }, ['spec.volumes[0].name: Invalid value: "logs.d"']],
+    [
+      // A volume with errors is not one a mount may use, as in Kubernetes.
+      'rejects a volume name that is not a DNS-1123 label, and its mounts',
+      { 'spec.volumes.0.name': 'logs.d', 'spec.containers.0.volumeMounts.0.name': 'logs.d' },
+      ['spec.volumes[0].name: Invalid value: "logs.d"', 'spec.containers[0].volumeMounts[0].name: Not found: "logs.d"'],
+    ],
     ['requires a volume name', { 'spec.volumes.2': { emptyDir: {} } }, ['spec.volumes[2].name: Required value']],
   ])('%s', check);
 });
@@ -148,7 +165,8 @@ describe('rule 5: resources', () => {
     [
       'rejects a request above its limit',
       { [`${res}.requests.memory`]: '1Gi' },
-      ['spec.containers[0].resources.requests[memory]: Invalid value: "1Gi": must be less than or equal to memory limit of 128Mi'],
+      // Kubernetes reports this on the requests map, not on the entry.
+      ['spec.containers[0].resources.requests: Invalid value: "1Gi": must be less than or equal to memory limit of 128Mi'],
     ],
     [
       'rejects a quantity that does not parse',
@@ -156,7 +174,40 @@ describe('rule 5: resources', () => {
       ['spec.containers[0].resources.limits[cpu]: Invalid value: "lots": quantities must match the regular expression'],
     ],
     ['rejects a negative quantity', { [`${res}.requests.cpu`]: '-1' }, ['spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0']],
-    ['rejects an unknown resource without a domain', { [`${res}.limits.gpu`]: '1' }, ['spec.containers[0].resources.limits[gpu]: Invalid value: "gpu": must be a standard resource for containers']],
+    [
+      'rejects an unknown resource without a domain',
+      { [`${res}.limits.gpu`]: '1' },
+      [
+        'spec.containers[0].resources.limits[gpu]: Invalid value: "gpu": must be a standard resource type or fully qualified',
+        'spec.containers[0].resources.limits[gpu]: Invalid value: "gpu": must be a standard resource for containers',
+      ],
+    ],
+    [
+      'rejects a quota resource in a container',
+      { [`${res}.limits.pods`]: '1' },
+      ['spec.containers[0].resources.limits[pods]: Invalid value: "pods": must be a standard resource for containers'],
+    ],
+    ['rejects a fraction of a vendor resource', { [`${res}.limits`]: { 'example.com/gpu': '500m' } }, ['spec.containers[0].resources.limits[example.com/gpu]: Invalid value: "500m": must be an integer']],
+    [
+      'requires a limit for a vendor resource',
+      { [`${res}.requests`]: { 'example.com/gpu': '1' } },
+      ['spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources'],
+    ],
+    [
+      'requires a vendor request to equal its limit',
+      { [`${res}.requests`]: { 'example.com/gpu': '1' }, [`${res}.limits`]: { 'example.com/gpu': '2' } },
+      ['spec.containers[0].resources.requests: Invalid value: "1": must be equal to example.com/gpu limit of 2'],
+    ],
+    [
+      'requires cpu or memory beside hugepages',
+      { [res]: { limits: { 'hugepages-2Mi': '4Mi' }, requests: { 'hugepages-2Mi': '4Mi' } } },
+      ['spec.containers[0].resources: Forbidden: HugePages require cpu or memory'],
+    ],
+    [
+      'rejects a resource claim (the pod Kruise validates in has none)',
+      { [`${res}.claims`]: [{ name: 'gpu' }] },
+      ['spec.containers[0].resources.claims[0]: Not found: "gpu": must be one of the names in pod.spec.resourceClaims which is empty'],
+    ],
   ])('%s', check);
 });
 
@@ -170,8 +221,8 @@ describe('rule 6: SidecarContainer policies', () => {
     ],
     [
       'rejects an unset podInjectPolicy (the defaulting webhook sets one)',
-      { 'spec.initContainers.0.podInjectPolicy': undefined },
-      ['spec.initContainers[0].podInjectPolicy: Unsupported value: ""'],
+      { 'spec.containers.0.podInjectPolicy': undefined },
+      ['spec.containers[0].podInjectPolicy: Unsupported value: ""'],
     ],
     ['accepts shareVolumePolicy enabled', { 'spec.containers.0.shareVolumePolicy.type': 'enabled' }, []],
     [

@@ -32,7 +32,7 @@ describe('validateSidecarSet as a whole', () => {
         'spec.containers.1.podInjectPolicy': 'Sideways',
         'spec.injectionStrategy.revision.policy': 'Never',
       }),
-    ).toEqual(['spec.containers[0].image', 'spec.containers[1].podInjectPolicy', 'spec.injectionStrategy.revision.policy']);
+    ).toEqual(['spec.containers[1].podInjectPolicy', 'spec.containers[0].image', 'spec.injectionStrategy.revision.policy']);
   });
 
   it('reads as Kubernetes field errors do when aggregated', () => {

@@ -1,0 +1,56 @@
+/**
+ * A container's `volumeDevices` (raw block devices), as Kubernetes 1.30's
+ * ValidateVolumeDevices checks them for Kruise 1.8, with its paths and
+ * messages; and the names and paths a container's mounts and devices may
+ * not share.
+ */
+import { root, type FieldError, type FieldPath } from '../kube/field-errors.ts';
+import { isObject } from '../kube/json.ts';
+import type { JsonObject } from '../kube/types.ts';
+import { forEachObjectAt, listAt, stringAt } from './validate-shape.ts';
+
+/** Name to path of a container's mounts or devices (Go's GetVolumeMountMap/GetVolumeDeviceMap: the last of a name wins), with the set of paths. */
+export interface NamedPaths {
+  byName: ReadonlyMap<string, string>;
+  paths: ReadonlySet<string>;
+}
+
+/** The names and paths of a container's `volumeMounts` (pathKey `mountPath`) or `volumeDevices` (`devicePath`), read once. */
+export function namedPaths(list: unknown, pathKey: 'mountPath' | 'devicePath'): NamedPaths {
+  const byName = new Map<string, string>();
+  for (const item of listAt(list, root, [])) {
+    if (!isObject(item)) continue;
+    const name = typeof item.name === 'string' ? item.name : '';
+    byName.set(name, typeof item[pathKey] === 'string' ? item[pathKey] : '');
+  }
+  return { byName, paths: new Set(byName.values()) };
+}
+
+/**
+ * `volumeDevices` of `container` at `path`. `volumes` maps the names of the
+ * volumes without errors to whether they are claims (persistentVolumeClaim
+ * or ephemeral), the only kind a block device may use.
+ */
+export function validateVolumeDevices(container: JsonObject, path: FieldPath, volumes: ReadonlyMap<string, boolean>, mounts: NamedPaths, errs: FieldError[]): void {
+  const names = new Set<string>();
+  const paths = new Set<string>();
+  forEachObjectAt(container.volumeDevices, path, errs, (device, p) => {
+    const name = stringAt(device.name, p.child('name'), errs) ?? '';
+    const devicePath = stringAt(device.devicePath, p.child('devicePath'), errs) ?? '';
+    const isClaim = volumes.get(name);
+    if (name === '') errs.push(p.child('name').required());
+    if (names.has(name)) errs.push(p.child('name').invalid(name, 'must be unique'));
+    if (isClaim === false) errs.push(p.child('name').invalid(name, 'can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode'));
+    if (isClaim === undefined) errs.push(p.child('name').notFound(name));
+    if (devicePath === '') errs.push(p.child('devicePath').required());
+    if (paths.has(devicePath)) errs.push(p.child('devicePath').invalid(devicePath, 'must be unique'));
+    if (devicePath !== '' && devicePath.split('/').includes('..')) {
+      errs.push(p.child('devicePath').invalid(devicePath, "can not contain backsteps ('..')"));
+    } else {
+      paths.add(devicePath);
+    }
+    if (mounts.byName.has(name)) errs.push(p.child('name').invalid(name, 'must not already exist in volumeMounts'));
+    if (mounts.paths.has(devicePath)) errs.push(p.child('devicePath').invalid(devicePath, 'must not already exist as a path in volumeMounts'));
+    if (name !== '') names.add(name);
+  });
+}
