@@ -30,7 +30,8 @@ export type ConformanceCase =
 /** The time our injection records; Kruise records its own clock (normalised away). */
 export const CONFORMANCE_NOW = new Date('2026-11-30T12:00:00.000Z');
 
-const NAMESPACES: Namespace[] = [
+/** The cluster's namespaces: two labelled, one not. */
+export const NAMESPACES: Namespace[] = [
   { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop', labels: { env: 'prod', team: 'shop' } } },
   { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { env: 'dev' } } },
   { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } },
@@ -298,7 +299,7 @@ function imageIdOf(image: string, stale: boolean): string {
 }
 
 /** The pod as it runs: injected when created (by the sets of that time), then scheduled and started. */
-function runningPod(pod: Pod, name: string, createdWith: readonly SidecarSet[], state: string): Pod {
+export function runningPod(pod: Pod, name: string, createdWith: readonly SidecarSet[], state: 'ready' | 'not-ready' | 'pending' | 'succeeded' | 'stale-digest'): Pod {
   const injected = injectPod({ pod, namespace: pod.metadata?.namespace ?? 'default', sidecarSets: createdWith, namespaceLabels, now: CONFORMANCE_NOW }).pod;
   const running = structuredClone(injected);
   if (running.metadata !== undefined) {
@@ -356,7 +357,7 @@ const injectCaseArb: fc.Arbitrary<ConformanceCase> = fc
 const statusCaseArb: fc.Arbitrary<ConformanceCase> = fc
   .record({
     sets: clusterSetsArb.filter((sets) => sets.length > 0),
-    pods: fc.array(fc.record({ pod: podArb, createdWithOld: fc.boolean(), state: fc.constantFrom('ready', 'ready', 'ready', 'not-ready', 'pending', 'succeeded', 'stale-digest') }), { minLength: 1, maxLength: 5 }),
+    pods: fc.array(fc.record({ pod: podArb, createdWithOld: fc.boolean(), state: fc.constantFrom<'ready' | 'not-ready' | 'pending' | 'succeeded' | 'stale-digest'>('ready', 'ready', 'ready', 'not-ready', 'pending', 'succeeded', 'stale-digest') }), { minLength: 1, maxLength: 5 }),
     which: fc.nat(),
   })
   .map(({ sets, pods, which }) => {
