@@ -32,7 +32,7 @@ export function fieldErrorsOf(message: string): string[] {
 /**
  * Denial codes are not compared: this project denies an invalid SidecarSet
  * with 422 and a pod it cannot inject with 400, where Kruise answers 500
- * (admission.Errored) or 403 (admission.Denied) for the same decision.
+ * (admission.Errored) for the same decision.
  * Both are `allowed: false` with the message shown to the user.
  */
 export function denialIgnoringCode(verdict: Extract<Verdict, { kind: 'denied' }>): { kind: 'denied'; errors: string[] } {

@@ -88,7 +88,7 @@ const probe = fc.oneof(
 );
 
 const resources = fc.oneof(
-  { weight: 10, arbitrary: fc.constantFrom({ limits: { cpu: '100m', memory: '64Mi' } }, { requests: { cpu: '50m', memory: '32Mi' }, limits: { cpu: '200m', memory: '128Mi' } }) },
+  { weight: 30, arbitrary: fc.constantFrom({ limits: { cpu: '100m', memory: '64Mi' } }, { requests: { cpu: '50m', memory: '32Mi' }, limits: { cpu: '200m', memory: '128Mi' } }) },
   // A request above its limit: invalid.
   { weight: 1, arbitrary: fc.constant({ requests: { cpu: '500m' }, limits: { cpu: '100m' } }) },
 );
@@ -114,7 +114,7 @@ function sidecarContainer(init: boolean) {
       startupProbe: init ? fc.constant(undefined) : probe,
       // Kruise checks these three on spec.containers only (issue 15 item 6): rarely on init containers.
       podInjectPolicy: init
-        ? fc.oneof({ weight: 6, arbitrary: fc.constant('BeforeAppContainer') }, { weight: 1, arbitrary: fc.constant('Middle') })
+        ? fc.oneof({ weight: 15, arbitrary: fc.constant('BeforeAppContainer') }, { weight: 1, arbitrary: fc.constant('Middle') })
         : fc.constantFrom('BeforeAppContainer', 'AfterAppContainer'),
       shareVolumePolicy: fc.record({ type: fc.constantFrom('enabled', 'disabled') }),
       transferEnv: fc.array(transferEnv, { maxLength: 2 }),

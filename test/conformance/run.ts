@@ -26,8 +26,8 @@ export interface ClassTally {
   expected: number;
   /** Unexpected mismatches. */
   mismatches: Mismatch[];
-  /** The first expected mismatch of each issue item, for the report. */
-  expectedExamples: Map<string, Mismatch>;
+  /** Per issue item: how many mismatches it explained, and the first, for the report. */
+  expectedExamples: Map<string, { count: number; first: Mismatch }>;
 }
 
 export interface RunReport {
@@ -66,7 +66,11 @@ export async function runConformance(binary: string, runs: number, seed: number)
         continue;
       }
       counts.expected++;
-      for (const entry of expected) if (!counts.expectedExamples.has(entry.item)) counts.expectedExamples.set(entry.item, { index, case: c, comparison, expected: expected.map((e) => e.item) });
+      for (const entry of expected) {
+        const seen = counts.expectedExamples.get(entry.item);
+        if (seen === undefined) counts.expectedExamples.set(entry.item, { count: 1, first: { index, case: c, comparison, expected: expected.map((e) => e.item) } });
+        else seen.count++;
+      }
     }
   } finally {
     await reference.close();
@@ -139,7 +143,7 @@ export function formatReport(report: RunReport, verbose = false): string {
     }
     for (const [kind, { count, first }] of kinds) lines.push('', `mismatch kind (${count}x) ${kind}:`, describeMismatch(first));
     for (const k of CASE_CLASSES) {
-      for (const [item, m] of report.byClass[k].expectedExamples) lines.push('', `known bug in ${k}, ${item}:`, describeMismatch(m));
+      for (const [item, { count, first }] of report.byClass[k].expectedExamples) lines.push('', `known bug in ${k} (${count}x), ${item}:`, describeMismatch(first));
     }
   }
   return lines.join('\n');

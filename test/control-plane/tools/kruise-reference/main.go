@@ -102,7 +102,7 @@ func init() {
 // patchMetadataWhitelist is the kruise-configuration ConfigMap that allows
 // every annotation key. Kruise refuses patchPodMetadata unless an operator
 // whitelists the keys (or enables a non-default gate); this project
-// deliberately has no whitelist (docs/differences-from-kruise.md), so the
+// deliberately has no whitelist (docs/CONFORMANCE.md), so the
 // reference runs with one that allows all keys.
 func patchMetadataWhitelist() *corev1.ConfigMap {
 	rules, _ := json.Marshal(configuration.SidecarSetPatchMetadataWhiteList{
