@@ -141,6 +141,13 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
       'issue 15 items 1-5, consequence',
       () => validate(sidecarSet('a', {}, [{ env: [{ name: '1BAD', value: 'x' }] }]), [sidecarSet('b', {})]),
     ],
+    [
+      'issue 15 item 6, consequence',
+      () =>
+        validate(sidecarSet('a', { initContainers: [{ name: 'init', image: 'busybox:1.36', imagePullPolicy: 'IfNotPresent', podInjectPolicy: 'Middle' }] }), [
+          sidecarSet('b', {}),
+        ]),
+    ],
     ['issue 15 item 6:', () => validate(sidecarSet('a', { initContainers: [{ name: 'init', image: 'busybox:1.36', imagePullPolicy: 'IfNotPresent', podInjectPolicy: 'Middle' }] }))],
     [
       'NEW (not in issue 15): a native sidecar',

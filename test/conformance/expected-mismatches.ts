@@ -75,6 +75,11 @@ export const EXPECTED_MISMATCHES: readonly ExpectedMismatch[] = [
     consequence: true,
   },
   {
+    item: 'issue 15 item 6, consequence: a set wrongly refused on its own is never checked against the other sets',
+    kruiseOnlyError: /^spec\.(?:containers|volumes|patchPodMetadata): Invalid value: ".*": (?:container .* already exist in|(?:volume|annotation) .* is in conflict with sidecarset) \S+$/,
+    consequence: true,
+  },
+  {
     // Both deny; only the wording differs. Found by this suite, not in issue 15.
     item: 'NEW (not in issue 15): a native sidecar under RollingUpdate is denied at spec.initContainers[i].restartPolicy (Forbidden) where Kruise says spec.updateStrategy: Required value, once per such init container',
     kruiseOnlyError: /^spec\.updateStrategy: Required value: The initContainer in-place upgrade is not currently supported\.$/,
@@ -108,29 +113,30 @@ function entryFor(error: string, side: 'ours' | 'kruise', comparison: Comparison
 
 /**
  * The field errors of a mismatch that no entry explains. An entry marked
- * `consequence` explains an error only next to one a primary entry
- * explains: this project checks other SidecarSets only when the set itself
- * is valid, so a set it wrongly admits on its own (items 1-5) then gets
- * cross-set errors Kruise never reaches.
+ * `consequence` explains an error only when a primary entry explains an
+ * error of the other side: a set is checked against the other SidecarSets
+ * only when it is valid on its own (on both sides), so when one side wrongly
+ * admits it on its own (items 1-5: this project) or wrongly refuses it
+ * (item 6: this project), the other side's cross-set errors differ too.
  */
 export function unexplainedErrors(comparison: Comparison): { oursOnly: string[]; kruiseOnly: string[]; used: Set<ExpectedMismatch> } {
   const used = new Set<ExpectedMismatch>();
-  const pick = (errors: readonly string[], side: 'ours' | 'kruise') =>
-    errors.filter((error) => {
-      const entry = entryFor(error, side, comparison);
-      if (entry !== undefined) used.add(entry);
-      return entry === undefined;
-    });
-  let oursOnly = pick(comparison.oursOnly ?? [], 'ours');
-  const kruiseOnly = pick(comparison.kruiseOnly ?? [], 'kruise');
-  const primaryKruiseOnly = [...used].some((e) => e.kruiseOnlyError !== undefined && e.consequence !== true);
-  if (!primaryKruiseOnly) {
-    // Without a primary Kruise-only error, consequences explain nothing.
-    const consequences = [...used].filter((e) => e.consequence === true);
-    for (const e of consequences) used.delete(e);
-    oursOnly = [...oursOnly, ...(comparison.oursOnly ?? []).filter((error) => entryFor(error, 'ours', comparison)?.consequence === true)];
-  }
-  return { oursOnly, kruiseOnly, used };
+  const explain = (errors: readonly string[], side: 'ours' | 'kruise') =>
+    errors.map((error) => ({ error, entry: entryFor(error, side, comparison) }));
+  const ours = explain(comparison.oursOnly ?? [], 'ours');
+  const kruise = explain(comparison.kruiseOnly ?? [], 'kruise');
+  const primary = (list: typeof ours) => list.some(({ entry }) => entry !== undefined && entry.consequence !== true);
+  const keep = (list: typeof ours, otherHasPrimary: boolean) =>
+    list
+      .filter(({ entry }) => {
+        if (entry === undefined || (entry.consequence === true && !otherHasPrimary)) return true;
+        used.add(entry);
+        return false;
+      })
+      .map(({ error }) => error);
+  const oursPrimary = primary(ours);
+  const kruisePrimary = primary(kruise);
+  return { oursOnly: keep(ours, kruisePrimary), kruiseOnly: keep(kruise, oursPrimary), used };
 }
 
 /** The entries that explain this mismatch, or undefined when it is not (entirely) expected. */

@@ -110,8 +110,15 @@ function sidecarContainer(init: boolean) {
       ports: init ? fc.constant([]) : fc.constantFrom([], [{ name: 'metrics', containerPort: 9090 }], [{ containerPort: 15001, protocol: 'TCP' }]),
       resources,
       readinessProbe: init ? fc.constant(undefined) : probe,
-      // No successThreshold: Kruise's defaulting leaves it 0 and denies (issue 15 item 7).
-      startupProbe: init ? fc.constant(undefined) : probe,
+      // Mostly none; without successThreshold Kruise's defaulting leaves it 0
+      // and denies (issue 15 item 7), so some carry it as Kubernetes defaults it.
+      startupProbe: init
+        ? fc.constant(undefined)
+        : fc.oneof(
+            { weight: 8, arbitrary: fc.constant(undefined) },
+            { weight: 1, arbitrary: probe },
+            { weight: 1, arbitrary: probe.map((p) => ({ ...p, successThreshold: 1, timeoutSeconds: 1, periodSeconds: 10, failureThreshold: 3, ...('httpGet' in p ? { httpGet: { ...p.httpGet, scheme: 'HTTP' } } : {}) })) },
+          ),
       // Kruise checks these three on spec.containers only (issue 15 item 6): rarely on init containers.
       podInjectPolicy: init
         ? fc.oneof({ weight: 15, arbitrary: fc.constant('BeforeAppContainer') }, { weight: 1, arbitrary: fc.constant('Middle') })
@@ -345,12 +352,22 @@ const validateCaseArb: fc.Arbitrary<ConformanceCase> = fc
     return { class: 'validate', operation: 'UPDATE', object: defaultSidecarSet(edited(old, edit)), oldObject: old, cluster };
   });
 
+/**
+ * A pod created from a manifest copied off a live pod (`kubectl get -o
+ * yaml`, then created again): it already carries sidecars and injection
+ * annotations, from the sets as they were then.
+ */
+function copiedFromLivePod(pod: Pod, sets: readonly SidecarSet[], editImages: boolean): Pod {
+  const then = editImages ? sets.map((s) => defaultSidecarSet(edited(s, 'image'))) : sets;
+  return injectPod({ pod, namespace: pod.metadata?.namespace ?? 'default', sidecarSets: then, namespaceLabels, now: CONFORMANCE_NOW }).pod;
+}
+
 const injectCaseArb: fc.Arbitrary<ConformanceCase> = fc
-  .record({ sets: clusterSetsArb, pod: podArb })
-  .map(({ sets, pod }) => ({
+  .record({ sets: clusterSetsArb, pod: podArb, copied: fc.constantFrom('no', 'no', 'no', 'no', 'same-sets', 'older-sets') })
+  .map(({ sets, pod, copied }) => ({
     class: 'inject',
     namespace: pod.metadata?.namespace ?? 'default',
-    pod,
+    pod: copied === 'no' ? pod : copiedFromLivePod(pod, sets, copied === 'older-sets'),
     cluster: { sidecarSets: sets, namespaces: NAMESPACES, pods: [] },
   }));
 
