@@ -1,7 +1,8 @@
 /**
  * Runs once before any test worker: builds the control plane (etcd and
- * kube-apiserver from Go modules) if the pinned versions are not in the cache
- * yet, so that suites running in parallel never build it concurrently.
+ * kube-apiserver from Go modules) and the Kruise reference of the
+ * conformance suite if they are not in the cache yet, so that suites running
+ * in parallel never build them concurrently.
  *
  * Without a Go toolchain: under CI=true the run fails loudly; elsewhere the
  * suites that need the control plane are skipped and say why (the reason is
@@ -20,9 +21,13 @@ export default async function globalSetup() {
     const reason = `no Go toolchain (go version: ${go.error?.message ?? go.stderr.trim()}); the control plane cannot be built`;
     if (process.env.CI === 'true') throw new Error(`${reason}: CI needs it`);
     process.env.SIDECARSET_NO_CONTROL_PLANE = reason;
-    process.stderr.write(`\n*** The control-plane suites will NOT run: ${reason}. Install Go 1.26 to run them. ***\n\n`);
+    process.stderr.write(`\n*** The control-plane and conformance suites will NOT run: ${reason}. Install Go 1.26 to run them. ***\n\n`);
     return;
   }
   const { ensureControlPlaneBinaries } = await import('./control-plane/build.ts');
   await ensureControlPlaneBinaries();
+  // The Kruise reference of the conformance suite (test/conformance/) is
+  // built the same way, once, for the same reason.
+  const { ensureKruiseReference } = await import('./conformance/kruise-reference.ts');
+  await ensureKruiseReference();
 }

@@ -61,7 +61,7 @@ export async function controlPlaneCacheDir(): Promise<string> {
   return join(repoRoot, '.cache', 'control-plane', `${versions.etcd}-${versions.kubernetes}`);
 }
 
-async function isExecutable(path: string): Promise<boolean> {
+export async function isExecutable(path: string): Promise<boolean> {
   try {
     await access(path, constants.X_OK);
     return true;
@@ -90,7 +90,8 @@ function goBuild(moduleDir: string, args: readonly string[]): Promise<void> {
   });
 }
 
-async function buildOne(
+/** Builds one Go package of a tool module to `target` (atomically: a private name, then a rename). */
+export async function buildOne(
   name: string,
   moduleDir: string,
   target: string,

@@ -1,0 +1,175 @@
+/**
+ * The comparison's normalisations, one by one, without Kruise: each sets
+ * aside exactly its documented difference and nothing next to it.
+ */
+import { describe, expect, it } from '@jest/globals';
+import type { Namespace, Pod } from '../../lib/kube/types.ts';
+import type { SidecarSet } from '../../lib/sidecarset/types.ts';
+import {
+  compareVerdicts,
+  fieldErrorsOf,
+  firstDifference,
+  goEmptyValues,
+  injectionAnnotations,
+  keptFieldsKruiseDrops,
+  pinnedImageQualified,
+  sidecarOrderBySetName,
+  startupProbeNotDefaulted,
+} from './compare.ts';
+import { expectedBy } from './expected-mismatches.ts';
+import type { ConformanceCase } from './generator.ts';
+
+const set = (name: string, spec: Record<string, unknown>): SidecarSet =>
+  ({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name }, spec: { containers: [{ name: 'log', image: 'busybox' }], ...spec } });
+const validateCase = (object: SidecarSet, others: SidecarSet[] = [], namespaces: Namespace[] = []): ConformanceCase => ({
+  class: 'validate',
+  operation: 'CREATE',
+  object,
+  cluster: { sidecarSets: others, namespaces, pods: [] },
+});
+const denied = (...errors: string[]) => ({ kind: 'denied' as const, code: 500, message: errors.length === 1 ? (errors[0] ?? '') : `[${errors.join(', ')}]` });
+const allowedAs = (result: unknown) => ({ kind: 'allowed' as const, result });
+
+describe('denials', () => {
+  it('are compared as sets of field errors, a ", " inside a message not splitting it', () => {
+    const envName = `spec.containers[0].env[0].name: Invalid value: "1BAD": a valid environment variable name must consist of alphabetic characters (e.g. 'my.env-name',  or 'MY_ENV.NAME')`;
+    expect(fieldErrorsOf(`[spec.b: Required value, ${envName}]`)).toEqual(['spec.b: Required value', envName]);
+    expect(fieldErrorsOf('spec.a: Required value')).toEqual(['spec.a: Required value']);
+  });
+
+  it('agree whatever their codes (422 here, 500 in Kruise) when the errors are the same', () => {
+    const c = validateCase(set('a', {}));
+    const ours = { kind: 'denied' as const, code: 422, message: '[spec.a: Required value, spec.b: Required value]' };
+    expect(compareVerdicts(c, ours, denied('spec.b: Required value', 'spec.a: Required value')).agree).toBe(true);
+  });
+
+  it('disagree when one error differs, and say which side alone gave it', () => {
+    const c = validateCase(set('a', {}));
+    const comparison = compareVerdicts(c, denied('spec.a: Required value'), denied('spec.a: Required value', 'spec.b: Required value'));
+    expect(comparison.agree).toBe(false);
+    expect(comparison.kruiseOnly).toEqual(['spec.b: Required value']);
+    expect(comparison.oursOnly).toEqual([]);
+  });
+});
+
+describe('issue 15 item 7: a startup probe Kruise never defaulted', () => {
+  it('sets aside only the successThreshold and httpGet.scheme errors of a startupProbe', () => {
+    expect(startupProbeNotDefaulted('spec.containers[1].startupProbe.successThreshold: Invalid value: 0: must be 1')).toBe(true);
+    expect(startupProbeNotDefaulted('spec.initContainers[0].startupProbe.httpGet.scheme: Unsupported value: "": supported values: "HTTP", "HTTPS"')).toBe(true);
+    expect(startupProbeNotDefaulted('spec.containers[1].readinessProbe.successThreshold: Invalid value: 0: must be 1')).toBe(false);
+    expect(startupProbeNotDefaulted('spec.containers[1].startupProbe.successThreshold: Invalid value: 2: must be 1')).toBe(false);
+  });
+
+  it('agrees when Kruise denies for that alone and this project allows', () => {
+    const object = set('a', {});
+    const c = validateCase(object);
+    expect(compareVerdicts(c, allowedAs(object), denied('spec.containers[0].startupProbe.successThreshold: Invalid value: 0: must be 1')).agree).toBe(true);
+  });
+
+  it('then also sets aside the cross-set errors Kruise never reached', () => {
+    const c = validateCase(set('a', { selector: { matchLabels: { app: 'web' } } }), [set('b', { selector: { matchLabels: { app: 'web' } } })]);
+    const ours = denied('spec.containers[0].name: Invalid value: "log": container log already exist in b');
+    expect(compareVerdicts(c, ours, denied('spec.containers[0].startupProbe.successThreshold: Invalid value: 0: must be 1')).agree).toBe(true);
+    // Without the item-7 error, the same extra error is a mismatch.
+    expect(compareVerdicts(c, ours, allowedAs(c.class === 'validate' ? c.object : undefined)).agree).toBe(false);
+  });
+});
+
+describe('issue 15 items 8 and 9: overlaps Kruise misses', () => {
+  const clash = 'spec.containers[0].name: Invalid value: "log": container log already exist in b';
+
+  it('sets aside this project\'s clash when a selector uses Exists (item 8)', () => {
+    const c = validateCase(set('a', { selector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] } }), [set('b', { selector: { matchLabels: { tier: 'x' } } })]);
+    expect(compareVerdicts(c, denied(clash), allowedAs(c.class === 'validate' ? c.object : undefined)).agree).toBe(true);
+  });
+
+  it('sets aside this project\'s clash when a set has a namespaceSelector (item 9)', () => {
+    const c = validateCase(set('a', { selector: { matchLabels: { app: 'web' } }, namespaceSelector: { matchLabels: { env: 'prod' } } }), [
+      set('b', { selector: { matchLabels: { app: 'web' } }, namespace: 'shop' }),
+    ]);
+    expect(compareVerdicts(c, denied(clash), allowedAs(c.class === 'validate' ? c.object : undefined)).agree).toBe(true);
+  });
+
+  it('does not set it aside for plain label selectors, where Kruise sees the overlap too', () => {
+    const c = validateCase(set('a', { selector: { matchLabels: { app: 'web' } } }), [set('b', { selector: { matchLabels: { app: 'web' } } })]);
+    expect(compareVerdicts(c, denied(clash), allowedAs(c.class === 'validate' ? c.object : undefined)).agree).toBe(false);
+  });
+
+  it('does not set it aside when Kruise found the same pair clashing (only the path differs)', () => {
+    const c = validateCase(set('a', { selector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] } }), [set('b', { selector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] } })]);
+    const comparison = compareVerdicts(c, denied(clash), denied('spec.containers: Invalid value: "log": container log already exist in b'));
+    expect(comparison.agree).toBe(false);
+    // ...and that path difference is a listed known difference, paired by message.
+    expect(expectedBy(c, comparison)?.map((e) => e.item)).toEqual([expect.stringContaining('a clash with another set is reported at the item')]);
+  });
+});
+
+describe('admitted objects', () => {
+  it('drop what Kruise\'s Go types drop only when it is as received or a zero value', () => {
+    const input = { spec: { futureField: 1, containers: [{ name: 'a', env: [{ name: 'X', value: '' }] }] } };
+    const ours = { spec: { futureField: 1, added: 'yes', containers: [{ name: 'a', env: [{ name: 'X', value: '' }] }] } };
+    const kruise = { spec: { containers: [{ name: 'a', env: [{ name: 'X' }] }] } };
+    expect(keptFieldsKruiseDrops(ours, kruise, input)).toEqual({ spec: { added: 'yes', containers: [{ name: 'a', env: [{ name: 'X' }] }] } });
+  });
+
+  it('drop what Go writes for an unset field (null, {}, zero counts) only where this project has no such field', () => {
+    const kruise = { metadata: { creationTimestamp: null }, spec: { injectionStrategy: {}, a: { b: 0 }, kept: {} }, status: { matchedPods: 0 } };
+    const ours = { metadata: {}, spec: { kept: {} } };
+    expect(goEmptyValues(kruise, ours)).toEqual({ metadata: {}, spec: { kept: {} } });
+    expect(goEmptyValues({ spec: { a: { b: 1 } } }, { spec: {} })).toEqual({ spec: { a: { b: 1 } } });
+  });
+});
+
+describe('injected pods', () => {
+  const hash = (entries: Record<string, string[]>, time: string) =>
+    JSON.stringify(Object.fromEntries(Object.entries(entries).map(([name, list]) => [name, { updateTimestamp: time, hash: 'h', sidecarSetName: name, sidecarList: list }])));
+  const pod = (containers: string[], time: string, list: string): Pod =>
+    ({
+      metadata: { annotations: { 'kruise.io/sidecarset-hash': hash({ b: ['b1'], a: ['a1', 'a2'] }, time), 'kruise.io/sidecarset-injected-list': list } },
+      spec: { containers: containers.map((name) => ({ name })) },
+    });
+
+  it('compare the hash annotations without their times and the injected-list as a set', () => {
+    const ours = injectionAnnotations(pod([], '2026-11-30T12:00:00Z', 'a,b'));
+    const kruise = injectionAnnotations(pod([], '2026-12-01T03:00:00Z', 'b,a'));
+    expect(firstDifference(ours, kruise)).toBeUndefined();
+  });
+
+  it('compare sidecars of several sets in set name order, each set keeping its own order', () => {
+    const kruise = sidecarOrderBySetName(pod(['b1', 'a1', 'a2', 'app', 'b1x'], 't', 'a,b'));
+    expect((kruise as Pod).spec?.containers.map((c) => c.name)).toEqual(['a1', 'a2', 'b1', 'app', 'b1x']);
+    const swapped = sidecarOrderBySetName(pod(['a2', 'a1', 'b1', 'app'], 't', 'a,b'));
+    expect((swapped as Pod).spec?.containers.map((c) => c.name)).toEqual(['a2', 'a1', 'b1', 'app']);
+  });
+
+  it('still differ when a sidecar differs', () => {
+    const c: ConformanceCase = { class: 'inject', namespace: 'default', pod: { spec: { containers: [{ name: 'app', image: 'x' }] } }, cluster: { sidecarSets: [], namespaces: [], pods: [] } };
+    const withImage = (image: string) => allowedAs({ spec: { containers: [{ name: 'app', image: 'x' }, { name: 'log', image }] } });
+    const comparison = compareVerdicts(c, withImage('busybox:1'), withImage('busybox:2'));
+    expect(comparison.agree).toBe(false);
+    expect(comparison.difference).toBe('/result/spec/containers/1/image: "busybox:1" vs "busybox:2"');
+  });
+});
+
+describe('status', () => {
+  const statusCase = (image: string, imageID: string): ConformanceCase => ({
+    class: 'status',
+    sidecarSet: set('a', {}),
+    cluster: { sidecarSets: [], namespaces: [], pods: [{ status: { containerStatuses: [{ name: 'log', image, imageID }] } }] },
+  });
+
+  it('compares counts and observedGeneration, not the revision this project does not keep yet, absent counts being 0', () => {
+    const c = statusCase('busybox', 'docker.io/library/busybox@sha256:1');
+    const ours = { kind: 'status' as const, status: { observedGeneration: 1, matchedPods: 1, updatedPods: 1, readyPods: 0, updatedReadyPods: 0 } };
+    const kruise = { kind: 'status' as const, status: { observedGeneration: 1, matchedPods: 1, updatedPods: 1, readyPods: 0, latestRevision: 'a-5f7', collisionCount: 0 } };
+    expect(compareVerdicts(c, ours, kruise).agree).toBe(true);
+    expect(compareVerdicts(c, ours, { kind: 'status', status: { ...kruise.status, updatedPods: 0 } }).agree).toBe(false);
+  });
+
+  it('leaves the ready counts out only for a pinned image the runtime reports fully qualified (sidecarset.md §7)', () => {
+    const digest = `sha256:${'d'.repeat(64)}`;
+    expect(pinnedImageQualified(statusCase(`agent@${digest}`, `docker.io/library/agent@${digest}`))).toBe(true);
+    expect(pinnedImageQualified(statusCase(`docker.io/library/agent@${digest}`, `docker.io/library/agent@${digest}`))).toBe(false);
+    expect(pinnedImageQualified(statusCase(`myagent@${digest}`, `docker.io/library/agent@${digest}`))).toBe(false);
+  });
+});

@@ -1,0 +1,372 @@
+/**
+ * Whether this project and Kruise agree on a case. Only documented
+ * differences are normalised away, each by one small function below that
+ * says why; anything else is a mismatch.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST } from '../../lib/sidecarset/types.ts';
+import type { ConformanceCase } from './generator.ts';
+import type { Verdict } from './verdict.ts';
+
+type Json = Record<string, unknown>;
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+// ---------------------------------------------------------------------------
+// Denials
+
+/**
+ * The field errors of a denial message, as a sorted list. Both sides print
+ * several errors as `[a, b]` (utilerrors.NewAggregate); errors are compared
+ * as a set because the order of Kruise's checks is not part of its contract.
+ * An error starts with a field path, so a `, ` inside a message (Kubernetes'
+ * env-name message has some) does not split it.
+ */
+export function fieldErrorsOf(message: string): string[] {
+  const inner = message.startsWith('[') && message.endsWith(']') ? message.slice(1, -1) : message;
+  return inner.split(/, (?=(?:spec|metadata|status)[.[:])/).sort();
+}
+
+/**
+ * Denial codes are not compared: this project denies an invalid SidecarSet
+ * with 422 and a pod it cannot inject with 400, where Kruise answers 500
+ * (admission.Errored) for the same decision.
+ * Both are `allowed: false` with the message shown to the user.
+ */
+export function denialIgnoringCode(verdict: Extract<Verdict, { kind: 'denied' }>): { kind: 'denied'; errors: string[] } {
+  return { kind: 'denied', errors: fieldErrorsOf(verdict.message) };
+}
+
+/**
+ * Issue 15 item 7 (better than Kruise): Kruise's defaulting fills liveness and
+ * readiness probes but not a startup probe, so its validation then denies a
+ * startupProbe without successThreshold (`must be 1`) or, for an httpGet
+ * probe, without scheme. This project allows it; the API server defaults
+ * those fields in the pod.
+ */
+export function startupProbeNotDefaulted(error: string): boolean {
+  return /^spec\.(?:init)?[cC]ontainers\[\d+\]\.startupProbe\.(?:successThreshold: Invalid value: 0: must be 1|httpGet\.scheme: Unsupported value: "": supported values: "HTTP", "HTTPS")$/.test(error);
+}
+
+/** A cross-set error of rule 13 (sidecarset.md §3) as this project words it. */
+function isCrossSetError(error: string): boolean {
+  return / already exist in |is in conflict with sidecarset /.test(error);
+}
+
+/** The other set a cross-set error names. */
+function otherSetOf(error: string): string | undefined {
+  return / (?:already exist in|is in conflict with sidecarset) (\S+)$/.exec(error)?.[1];
+}
+
+function selectorsOf(c: ConformanceCase): Json[] {
+  if (c.class !== 'validate') return [];
+  return [c.object, ...c.cluster.sidecarSets].map((s) => (isRecord(s.spec) ? s.spec : {}));
+}
+
+/**
+ * Issue 15 items 8 and 9 (better than Kruise): Kruise takes an `Exists`
+ * requirement on a key the other selector does not mention as disjoint, and
+ * compares a namespaceSelector with a nil selector so a set with
+ * `namespaceSelector` never overlaps one with `namespace`. This project finds
+ * those overlaps and denies the colliding names. Only in cases that have
+ * such a selector or such a pair are this project's extra cross-set errors
+ * taken as this difference.
+ */
+export function overlapKruiseMisses(c: ConformanceCase, error: string, kruiseErrors: readonly string[]): boolean {
+  if (!isCrossSetError(error)) return false;
+  // Kruise found this pair of sets overlapping after all: not this difference.
+  const other = otherSetOf(error);
+  if (kruiseErrors.some((e) => isCrossSetError(e) && otherSetOf(e) === other)) return false;
+  const specs = selectorsOf(c);
+  const hasExists = specs.some((spec) => JSON.stringify(spec.selector ?? {}).includes('"operator":"Exists"'));
+  const hasNamespaceSelector = specs.some((spec) => spec.namespaceSelector !== undefined);
+  return hasExists || hasNamespaceSelector;
+}
+
+// ---------------------------------------------------------------------------
+// Admitted objects
+
+/**
+ * Kruise re-serialises the SidecarSet from its Go types, so its patch drops
+ * what the types do not know (unknown fields; this project keeps them, as
+ * the API server's own pruning decides what is stored) and what Go omits
+ * (omitempty zero values such as `paused: false` or an env var's `value: ""`,
+ * also when they reach a pod from a stored SidecarSet). A field of this
+ * project's result that Kruise's lacks is dropped when it is exactly as
+ * received or a zero value.
+ */
+export function keptFieldsKruiseDrops(ours: unknown, kruise: unknown, input: unknown): unknown {
+  if (Array.isArray(ours) && Array.isArray(kruise)) {
+    return ours.map((item, i) => keptFieldsKruiseDrops(item, kruise[i], Array.isArray(input) ? input[i] : undefined));
+  }
+  if (!isRecord(ours) || !isRecord(kruise)) return ours;
+  const inputRecord = isRecord(input) ? input : {};
+  const out: Json = {};
+  for (const [key, value] of Object.entries(ours)) {
+    if (!(key in kruise) && ((key in inputRecord && isDeepStrictEqual(inputRecord[key], value)) || isGoZero(value))) continue;
+    out[key] = keptFieldsKruiseDrops(value, kruise[key], inputRecord[key]);
+  }
+  return out;
+}
+
+/**
+ * What Go's encoding writes for a field that is not set: `null` for a
+ * struct pointer or time without omitempty (`metadata.creationTimestamp`),
+ * `{}` for a struct field (`resources`, `injectionStrategy`), and all-zero
+ * counts for a status the set was received without. Each means what the
+ * field's absence means, so a field of Kruise's result that this project's
+ * lacks is dropped when it holds only such a value.
+ */
+export function goEmptyValues(kruise: unknown, ours: unknown): unknown {
+  if (Array.isArray(kruise) && Array.isArray(ours)) return kruise.map((item, i) => goEmptyValues(item, ours[i]));
+  if (!isRecord(kruise) || !isRecord(ours)) return kruise;
+  const out: Json = {};
+  for (const [key, value] of Object.entries(kruise)) {
+    if (!(key in ours) && isGoEmpty(value)) continue;
+    out[key] = goEmptyValues(value, ours[key]);
+  }
+  return out;
+}
+
+/** A value Go's omitempty leaves out: "", false, 0, null, or an empty list or object. */
+function isGoZero(value: unknown): boolean {
+  if (value === '' || value === false || value === 0 || value === null) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return isRecord(value) && Object.keys(value).length === 0;
+}
+
+function isGoEmpty(value: unknown): boolean {
+  if (value === null) return true;
+  if (!isRecord(value)) return false;
+  return Object.values(value).every((v) => v === 0 || isGoEmpty(v));
+}
+
+/**
+ * The time of injection is recorded in the hash annotations
+ * (`updateTimestamp`); each side records its own clock. The annotations are
+ * compared as parsed JSON with the times blanked (key order is not part of
+ * their meaning), and the injected-list as a set of names (Kruise builds it
+ * in the order its informer lists sets, which is not deterministic).
+ */
+export function injectionAnnotations(pod: unknown): unknown {
+  if (!isRecord(pod) || !isRecord(pod.metadata) || !isRecord(pod.metadata.annotations)) return pod;
+  const annotations: Json = { ...pod.metadata.annotations };
+  for (const key of [ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE]) {
+    const value = annotations[key];
+    if (typeof value !== 'string') continue;
+    try {
+      const parsed: unknown = JSON.parse(value);
+      if (isRecord(parsed)) {
+        for (const entry of Object.values(parsed)) if (isRecord(entry) && 'updateTimestamp' in entry) entry.updateTimestamp = '<time>';
+      }
+      annotations[key] = parsed;
+    } catch {
+      // Not JSON: compared as it is.
+    }
+  }
+  const list = annotations[ANNOTATION_INJECTED_LIST];
+  if (typeof list === 'string') annotations[ANNOTATION_INJECTED_LIST] = list.split(',').sort().join(',');
+  return { ...pod, metadata: { ...pod.metadata, annotations } };
+}
+
+/** Which set injected each sidecar, from the pod's hash annotation (`sidecarList`). */
+function sidecarOwners(pod: Json): Map<string, string> {
+  const owners = new Map<string, string>();
+  const annotations = isRecord(pod.metadata) && isRecord(pod.metadata.annotations) ? pod.metadata.annotations : {};
+  const hash = annotations[ANNOTATION_HASH];
+  const parsed: unknown = typeof hash === 'string' ? safeParse(hash) : hash;
+  if (!isRecord(parsed)) return owners;
+  for (const [setName, entry] of Object.entries(parsed)) {
+    if (!isRecord(entry) || !Array.isArray(entry.sidecarList)) continue;
+    for (const container of entry.sidecarList) if (typeof container === 'string') owners.set(container, setName);
+  }
+  return owners;
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Kruise injects the sidecars of several sets in the order its informer
+ * lists the sets, which is not deterministic; this project injects in set
+ * name order (sidecarset.md §4). Within each run of consecutive sidecars
+ * the containers are put in set name order (stable, so a set's own order
+ * stays compared).
+ */
+export function sidecarOrderBySetName(pod: unknown): unknown {
+  if (!isRecord(pod) || !isRecord(pod.spec)) return pod;
+  const owners = sidecarOwners(pod);
+  const spec: Json = { ...pod.spec };
+  for (const field of ['containers', 'initContainers']) {
+    const list = spec[field];
+    if (!Array.isArray(list)) continue;
+    const out: unknown[] = [];
+    let run: { owner: string; item: unknown }[] = [];
+    const flush = () => {
+      run.sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0));
+      out.push(...run.map((r) => r.item));
+      run = [];
+    };
+    for (const item of list) {
+      const owner = isRecord(item) && typeof item.name === 'string' ? owners.get(item.name) : undefined;
+      if (owner === undefined) {
+        flush();
+        out.push(item);
+      } else {
+        run.push({ owner, item });
+      }
+    }
+    flush();
+    spec[field] = out;
+  }
+  return { ...pod, spec };
+}
+
+// ---------------------------------------------------------------------------
+// Status
+
+/**
+ * This project does not keep ControllerRevision history yet (README: "What
+ * differs"), so it neither computes `latestRevision` nor `collisionCount`;
+ * only the counts and observedGeneration are compared.
+ */
+export function statusWithoutRevision(status: Record<string, unknown>): Record<string, unknown> {
+  return without(status, ['latestRevision', 'collisionCount']);
+}
+
+/** Kruise's `updatedReadyPods` is omitempty: absent means 0. */
+export function statusCountsWithZeros(status: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...status };
+  for (const key of ['observedGeneration', 'matchedPods', 'updatedPods', 'readyPods', 'updatedReadyPods']) out[key] ??= 0;
+  return out;
+}
+
+/**
+ * sidecarset.md §7 (better than Kruise): image references are normalised
+ * before a spec image is compared with a status imageID, where Kruise
+ * compares strings, so `agent@sha256:…` running as
+ * `docker.io/library/agent@sha256:…` is consistent here and not in Kruise.
+ * In a case with such a pod the ready counts are not compared.
+ */
+export function pinnedImageQualified(c: ConformanceCase): boolean {
+  if (c.class !== 'status') return false;
+  return c.cluster.pods.some((pod) => {
+    const statuses = isRecord(pod.status) && Array.isArray(pod.status.containerStatuses) ? pod.status.containerStatuses : [];
+    return statuses.some((s) => isRecord(s) && typeof s.image === 'string' && s.image.includes('@') && typeof s.imageID === 'string' && s.imageID !== s.image && s.imageID.endsWith(`/${s.image}`));
+  });
+}
+
+function readyCountsDropped(status: Record<string, unknown>): Record<string, unknown> {
+  return without(status, ['readyPods', 'updatedReadyPods']);
+}
+
+// ---------------------------------------------------------------------------
+// The comparison
+
+/**
+ * Both answers are JSON documents: compared as such (a key holding
+ * `undefined` is no key), with a path to the first difference for the report.
+ */
+export function firstDifference(a: unknown, b: unknown, path = ''): string | undefined {
+  if (isRecord(a) && isRecord(b)) {
+    for (const key of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+      if (a[key] === undefined && b[key] === undefined) continue;
+      const found = firstDifference(a[key], b[key], `${path}/${key}`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (Array.isArray(a) && Array.isArray(b)) {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      const found = firstDifference(a[i], b[i], `${path}/${i}`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  return isDeepStrictEqual(a, b) ? undefined : `${path === '' ? '/' : path}: ${shown(a)} vs ${shown(b)}`;
+}
+
+function shown(value: unknown): string {
+  return value === undefined ? 'absent' : JSON.stringify(value);
+}
+
+/** The object without these keys. */
+function without(object: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(object).filter(([key]) => !keys.includes(key)));
+}
+
+export interface Comparison {
+  agree: boolean;
+  /** Where the two answers first differ (ours vs Kruise's), when they do. */
+  difference?: string;
+  /** The two answers after normalisation, for the report. */
+  ours: unknown;
+  kruise: unknown;
+  /** For denials: the field errors only one side gave. */
+  oursOnly?: string[];
+  kruiseOnly?: string[];
+}
+
+function inputOf(c: ConformanceCase): unknown {
+  return c.class === 'inject' ? c.pod : c.class === 'status' ? c.sidecarSet : c.object;
+}
+
+/** Puts one side's verdict in the form compared (denials as field error sets, objects normalised). */
+function normalised(c: ConformanceCase, verdict: Verdict): unknown {
+  switch (verdict.kind) {
+    case 'denied':
+      return denialIgnoringCode(verdict);
+    case 'failed':
+      // Why it failed is not compared (each side words it its own way), only that it did.
+      return { kind: 'failed' };
+    case 'status': {
+      const counts = statusCountsWithZeros(statusWithoutRevision(verdict.status));
+      return { kind: 'status', status: pinnedImageQualified(c) ? readyCountsDropped(counts) : counts };
+    }
+    case 'allowed':
+      return { kind: 'allowed', result: c.class === 'inject' ? sidecarOrderBySetName(injectionAnnotations(verdict.result)) : verdict.result };
+  }
+}
+
+/** Compares the two sides' verdicts on a case, after the documented normalisations. */
+export function compareVerdicts(c: ConformanceCase, oursVerdict: Verdict, kruiseVerdict: Verdict): Comparison {
+  let ours = normalised(c, oursVerdict) as { kind: string; errors?: string[]; result?: unknown };
+  let kruise = normalised(c, kruiseVerdict) as { kind: string; errors?: string[]; result?: unknown };
+
+  // Items 7-9: errors only one side reports, for documented reasons, are set aside.
+  let kruiseStoppedEarly = false;
+  if (kruise.kind === 'denied') {
+    const errors = (kruise.errors ?? []).filter((e) => !startupProbeNotDefaulted(e));
+    // Kruise checks other sets only when the set is valid on its own, so
+    // with an item-7 error it never compared this set with the others.
+    kruiseStoppedEarly = errors.length < (kruise.errors ?? []).length && !(kruise.errors ?? []).some(isCrossSetError);
+    kruise = errors.length === 0 ? { kind: 'allowed', result: inputOf(c) } : { kind: 'denied', errors };
+  }
+  if (ours.kind === 'denied' && (kruise.kind === 'allowed' || kruise.kind === 'denied')) {
+    const kruiseErrors = new Set(kruise.errors ?? []);
+    const errors = (ours.errors ?? []).filter(
+      (e) => kruiseErrors.has(e) || !(overlapKruiseMisses(c, e, kruise.errors ?? []) || (kruiseStoppedEarly && isCrossSetError(e))),
+    );
+    ours = errors.length === 0 ? { kind: 'allowed', result: inputOf(c) } : { kind: 'denied', errors };
+  }
+
+  if (ours.kind === 'allowed' && kruise.kind === 'allowed') {
+    ours = { kind: 'allowed', result: keptFieldsKruiseDrops(ours.result, kruise.result, inputOf(c)) };
+    kruise = { kind: 'allowed', result: goEmptyValues(kruise.result, ours.result) };
+  }
+  const difference = firstDifference(ours, kruise);
+  const comparison: Comparison = difference === undefined ? { agree: true, ours, kruise } : { agree: false, difference, ours, kruise };
+  if (ours.kind === 'denied' || kruise.kind === 'denied') {
+    const o = new Set(ours.errors ?? []);
+    const k = new Set(kruise.errors ?? []);
+    return { ...comparison, oursOnly: [...o].filter((e) => !k.has(e)), kruiseOnly: [...k].filter((e) => !o.has(e)) };
+  }
+  return comparison;
+}

@@ -1,0 +1,399 @@
+/**
+ * Seeded cases for the differential suite: SidecarSets, pods and clusters as
+ * users and controllers write them (not the fuzzer's awkward bytes), with a
+ * realistic share of invalid SidecarSets so that validation disagreements
+ * surface. The same seed gives the same cases, on both sides.
+ */
+import fc from 'fast-check';
+import type { JsonObject, Namespace, Pod } from '../../lib/kube/types.ts';
+import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
+import { injectPod } from '../../lib/sidecarset/inject.ts';
+import type { SidecarSet } from '../../lib/sidecarset/types.ts';
+import { validateSidecarSet } from '../../lib/sidecarset/validate.ts';
+
+export const CASE_CLASSES = ['default', 'validate', 'inject', 'status'] as const;
+export type CaseClass = (typeof CASE_CLASSES)[number];
+
+export interface Cluster {
+  sidecarSets: SidecarSet[];
+  namespaces: Namespace[];
+  pods: Pod[];
+}
+
+/** One case; both sides get exactly this. */
+export type ConformanceCase =
+  | { class: 'default'; operation: 'CREATE' | 'UPDATE'; object: SidecarSet; oldObject?: SidecarSet }
+  | { class: 'validate'; operation: 'CREATE' | 'UPDATE'; object: SidecarSet; oldObject?: SidecarSet; cluster: Cluster }
+  | { class: 'inject'; namespace: string; pod: Pod; cluster: Cluster }
+  | { class: 'status'; sidecarSet: SidecarSet; cluster: Cluster };
+
+/** The time our injection records; Kruise records its own clock (normalised away). */
+export const CONFORMANCE_NOW = new Date('2026-11-30T12:00:00.000Z');
+
+/** The cluster's namespaces: two labelled, one not. */
+export const NAMESPACES: Namespace[] = [
+  { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop', labels: { env: 'prod', team: 'shop' } } },
+  { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { env: 'dev' } } },
+  { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } },
+];
+const namespaceLabels = new Map(NAMESPACES.map((ns) => [ns.metadata?.name ?? '', { ...ns.metadata?.labels }]));
+
+// ---------------------------------------------------------------------------
+// Containers
+
+const appName = fc.constantFrom('app', 'web', 'worker');
+const sidecarName = fc.constantFrom('log-agent', 'proxy', 'dns-f', 'metrics', 'vault-agent');
+const initName = fc.constantFrom('init-config', 'wait-db', 'mesh-init');
+const image = fc.constantFrom(
+  'nginx:1.27',
+  'busybox:1.36',
+  'fluent/fluent-bit:3.1',
+  'envoyproxy/envoy:v1.31.0',
+  'registry.example.com/team/agent@sha256:' + 'a'.repeat(64),
+  'docker.io/library/agent@sha256:' + 'b'.repeat(64),
+  'agent@sha256:' + 'd'.repeat(64),
+);
+const envName = fc.constantFrom('LOG_LEVEL', 'POD_IP', 'POD_NAME', 'REGION', 'TOKEN');
+
+/** Valid env vars, and now and then one Kubernetes' validation refuses (issue 15 items 1-3). */
+const envVar = fc.oneof(
+  { weight: 60, arbitrary: fc.record({ name: envName, value: fc.constantFrom('info', 'debug', 'eu-west-1', '') }) },
+  { weight: 30, arbitrary: fc.record({ name: envName, valueFrom: fc.constantFrom({ fieldRef: { fieldPath: 'status.podIP' } }, { fieldRef: { fieldPath: 'metadata.name' } }) }) },
+  { weight: 1, arbitrary: fc.constant({ name: 'BOTH', value: 'x', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }) },
+  { weight: 1, arbitrary: fc.constant({ name: '1BAD', value: 'x' }) },
+  { weight: 1, arbitrary: fc.constant({ name: 'BOGUS', valueFrom: { fieldRef: { fieldPath: 'spec.bogus' } } }) },
+);
+
+const volumeName = fc.constantFrom('logs', 'config', 'certs', 'cache');
+const mountPath: Record<string, string> = { logs: '/var/log/app', config: '/etc/config', certs: '/etc/certs', cache: '/cache' };
+const volumeMount = volumeName.chain((name) =>
+  fc.record({ name: fc.constant(name), mountPath: fc.constant(mountPath[name] ?? '/x'), readOnly: fc.boolean() }, { requiredKeys: ['name', 'mountPath'] }),
+);
+
+/** A volume, now and then one Kubernetes' validation refuses (issue 15 items 4-5). */
+function volume(name: string): fc.Arbitrary<JsonObject> {
+  return fc.oneof(
+    { weight: 40, arbitrary: fc.constant({ name, emptyDir: {} }) },
+    { weight: 12, arbitrary: fc.constant({ name, configMap: { name: `${name}-cm` } }) },
+    { weight: 8, arbitrary: fc.constant({ name, hostPath: { path: '/var/log', type: 'DirectoryOrCreate' } }) },
+    { weight: 1, arbitrary: fc.constant({ name, emptyDir: {}, hostPath: { path: '/x' } }) },
+    { weight: 1, arbitrary: fc.constant({ name, hostPath: { path: '' } }) },
+  );
+}
+
+const probe = fc.oneof(
+  fc.constant({ httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 10 }),
+  fc.constant({ tcpSocket: { port: 9000 }, initialDelaySeconds: 5 }),
+  fc.constant({ exec: { command: ['cat', '/tmp/ready'] } }),
+);
+
+const resources = fc.oneof(
+  { weight: 30, arbitrary: fc.constantFrom({ limits: { cpu: '100m', memory: '64Mi' } }, { requests: { cpu: '50m', memory: '32Mi' }, limits: { cpu: '200m', memory: '128Mi' } }) },
+  // A request above its limit: invalid.
+  { weight: 1, arbitrary: fc.constant({ requests: { cpu: '500m' }, limits: { cpu: '100m' } }) },
+);
+
+const transferEnv = fc.oneof(
+  fc.record({ sourceContainerName: appName, envName }),
+  fc.record({ sourceContainerName: appName, envNames: fc.uniqueArray(envName, { minLength: 1, maxLength: 2 }) }),
+  fc.record({ sourceContainerNameFrom: fc.constant({ fieldRef: { fieldPath: "metadata.labels['app']" } }), envNames: fc.constant(['REGION']) }),
+);
+
+function sidecarContainer(init: boolean) {
+  return fc.record(
+    {
+      name: init ? initName : sidecarName,
+      image,
+      command: fc.constantFrom(['/bin/agent'], ['sh', '-c', 'sleep 3600']),
+      env: fc.uniqueArray(envVar, { maxLength: 3, selector: (e) => e.name }),
+      volumeMounts: fc.uniqueArray(volumeMount, { maxLength: 2, selector: (m) => m.name }),
+      ports: init ? fc.constant([]) : fc.constantFrom([], [{ name: 'metrics', containerPort: 9090 }], [{ containerPort: 15001, protocol: 'TCP' }]),
+      resources,
+      readinessProbe: init ? fc.constant(undefined) : probe,
+      // Mostly none; without successThreshold Kruise's defaulting leaves it 0
+      // and denies (issue 15 item 7), so some carry it as Kubernetes defaults it.
+      startupProbe: init
+        ? fc.constant(undefined)
+        : fc.oneof(
+            { weight: 8, arbitrary: fc.constant(undefined) },
+            { weight: 1, arbitrary: probe },
+            { weight: 1, arbitrary: probe.map((p) => ({ ...p, successThreshold: 1, timeoutSeconds: 1, periodSeconds: 10, failureThreshold: 3, ...('httpGet' in p ? { httpGet: { ...p.httpGet, scheme: 'HTTP' } } : {}) })) },
+          ),
+      // Kruise checks these three on spec.containers only (issue 15 item 6): rarely on init containers.
+      podInjectPolicy: init
+        ? fc.oneof({ weight: 15, arbitrary: fc.constant('BeforeAppContainer') }, { weight: 1, arbitrary: fc.constant('Middle') })
+        : fc.constantFrom('BeforeAppContainer', 'AfterAppContainer'),
+      shareVolumePolicy: fc.record({ type: fc.constantFrom('enabled', 'disabled') }),
+      transferEnv: fc.array(transferEnv, { maxLength: 2 }),
+      upgradeStrategy: fc.constant({ upgradeType: 'ColdUpgrade' }),
+      restartPolicy: init ? fc.constantFrom('Always', undefined) : fc.constant(undefined),
+      imagePullPolicy: fc.constantFrom('IfNotPresent', 'Always'),
+    },
+    {
+      requiredKeys: init ? ['name', 'image'] : ['name', 'image', 'imagePullPolicy'],
+    },
+  ).map((c) => {
+    // Optional fields that came out undefined are left out, as a user would.
+    const out: JsonObject = {};
+    for (const [k, v] of Object.entries(c) as [string, unknown][]) if (v !== undefined) out[k] = v;
+    return out;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// SidecarSets
+
+const labelValue = fc.constantFrom('web', 'api', 'db');
+const selector = fc.oneof(
+  { weight: 5, arbitrary: fc.record({ matchLabels: fc.record({ app: labelValue }) }) },
+  { weight: 2, arbitrary: fc.record({ matchLabels: fc.record({ app: labelValue, tier: fc.constantFrom('frontend', 'backend') }) }) },
+  { weight: 2, arbitrary: fc.record({ matchExpressions: fc.tuple(fc.record({ key: fc.constant('app'), operator: fc.constantFrom('In', 'NotIn'), values: fc.uniqueArray(labelValue, { minLength: 1, maxLength: 2 }) })) }) },
+  { weight: 1, arbitrary: fc.constant({ matchExpressions: [{ key: 'sidecar.example.com/inject', operator: 'Exists' }] }) },
+);
+
+const scope = fc.oneof(
+  { weight: 3, arbitrary: fc.constant({}) },
+  { weight: 3, arbitrary: fc.record({ namespace: fc.constantFrom('shop', 'team-a', 'default') }) },
+  { weight: 2, arbitrary: fc.record({ namespaceSelector: fc.constantFrom({ matchLabels: { env: 'prod' } }, { matchExpressions: [{ key: 'env', operator: 'Exists' }] }) }) },
+);
+
+const updateStrategy = fc.oneof(
+  fc.constant(undefined),
+  fc.constant({ type: 'NotUpdate' }),
+  fc.record({ type: fc.constant('RollingUpdate'), maxUnavailable: fc.constantFrom(1, 2, '20%'), partition: fc.constantFrom(undefined, 0, 1, '50%') }).map((s) =>
+    s.partition === undefined ? { type: s.type, maxUnavailable: s.maxUnavailable } : s,
+  ),
+);
+
+const patchPodMetadata = fc.oneof(
+  fc.record({ annotations: fc.constant({ 'example.com/sidecar-config': 'v1' }), patchPolicy: fc.constantFrom('Retain', 'Overwrite') }),
+  fc.record({ annotations: fc.constant({ 'example.com/merged': '{"log":{"level":"info"}}' }), patchPolicy: fc.constant('MergePatchJson') }),
+);
+
+export const sidecarSetArb: fc.Arbitrary<SidecarSet> = fc
+  .record(
+    {
+      name: fc.constantFrom('log-agent', 'mesh', 'dns', 'metrics', 'vault'),
+      labels: fc.constantFrom(undefined, { team: 'platform' }),
+      selector,
+      scope,
+      containers: fc.uniqueArray(sidecarContainer(false), { minLength: 1, maxLength: 2, selector: (c) => c.name }),
+      initContainers: fc.uniqueArray(sidecarContainer(true), { maxLength: 2, selector: (c) => c.name }),
+      volumes: fc.tuple(volume('logs'), volume('config'), volume('certs'), volume('cache')),
+      unmountedVolume: fc.boolean(),
+      imagePullSecrets: fc.constantFrom(undefined, [{ name: 'regcred' }]),
+      patchPodMetadata: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.tuple(patchPodMetadata) }),
+      updateStrategy,
+      // Native sidecars cannot be updated in place: most users say NotUpdate, some forget.
+      nativeSidecarsNotUpdate: fc.boolean().chain((b) => (b ? fc.constant(true) : fc.constantFrom(true, true, true, false))),
+      paused: fc.constantFrom(undefined, false, true),
+    },
+    { requiredKeys: ['name', 'selector', 'scope', 'containers', 'volumes', 'nativeSidecarsNotUpdate'] },
+  )
+  .map((s): SidecarSet => {
+    const containerNames = new Set(s.containers.map((c) => c.name));
+    const initContainers = (s.initContainers ?? []).filter((c) => !containerNames.has(c.name));
+    const mounted = new Set([...s.containers, ...initContainers].flatMap((c) => ((c.volumeMounts as { name: string }[] | undefined) ?? []).map((m) => m.name)));
+    const native = initContainers.some((c) => c.restartPolicy === 'Always');
+    const strategy = native && s.nativeSidecarsNotUpdate ? { type: 'NotUpdate' } : s.updateStrategy;
+    const volumes = s.volumes.filter((v) => mounted.has(v.name as string) || (s.unmountedVolume === true && v.name === 'cache'));
+    return {
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name: s.name, generation: 1, ...(s.labels === undefined ? {} : { labels: s.labels }) },
+      spec: {
+        selector: s.selector,
+        ...s.scope,
+        containers: s.containers,
+        ...(initContainers.length === 0 ? {} : { initContainers }),
+        ...(volumes.length === 0 ? {} : { volumes }),
+        ...(s.imagePullSecrets === undefined ? {} : { imagePullSecrets: s.imagePullSecrets }),
+        ...(s.patchPodMetadata === undefined ? {} : { patchPodMetadata: s.patchPodMetadata }),
+        ...(strategy === undefined ? {} : { updateStrategy: strategy }),
+        ...(s.paused === undefined ? {} : { injectionStrategy: { paused: s.paused } }),
+      },
+    } as unknown as SidecarSet;
+  });
+
+/** The same set with an edit a user makes (image bump, an added env var, a selector change). */
+const editArb = fc.constantFrom('image', 'env', 'selector', 'none');
+function edited(set: SidecarSet, edit: string): SidecarSet {
+  const copy = structuredClone(set);
+  const first = copy.spec?.containers?.[0];
+  if (edit === 'image' && first !== undefined) first.image = 'nginx:1.28';
+  if (edit === 'env' && first !== undefined) first.env = [...(first.env ?? []), { name: 'ADDED', value: '1' }];
+  if (edit === 'selector' && copy.spec !== undefined) copy.spec.selector = { matchLabels: { app: 'edited' } };
+  return copy;
+}
+
+/** What a cluster holds after these were created in order: defaulted, and kept when valid next to those kept. */
+function admitted(sets: readonly SidecarSet[]): SidecarSet[] {
+  const kept: SidecarSet[] = [];
+  for (const set of sets) {
+    if (kept.some((k) => k.metadata?.name === set.metadata?.name)) continue;
+    const stored = defaultSidecarSet(set);
+    if (validateSidecarSet(stored, { operation: 'CREATE', others: kept, namespaceLabels }).length === 0) kept.push(stored);
+  }
+  return kept;
+}
+
+const clusterSetsArb = fc.array(sidecarSetArb, { maxLength: 3 }).map(admitted);
+
+// ---------------------------------------------------------------------------
+// Pods
+
+const appContainer = fc
+  .record(
+    {
+      name: appName,
+      image: fc.constantFrom('shop/web:2.4.1', 'shop/api:1.0.0', 'redis:7'),
+      env: fc.uniqueArray(fc.record({ name: envName, value: fc.constantFrom('info', 'eu-west-1') }), { maxLength: 2, selector: (e) => e.name }),
+      volumeMounts: fc.uniqueArray(volumeMount, { maxLength: 2, selector: (m) => m.name }),
+      ports: fc.constantFrom([], [{ containerPort: 8080, name: 'http' }]),
+    },
+    { requiredKeys: ['name', 'image'] },
+  );
+
+const podArb = fc
+  .record({
+    namespace: fc.constantFrom('shop', 'team-a', 'default'),
+    app: fc.constantFrom('web', 'api', 'db', undefined),
+    tier: fc.constantFrom('frontend', 'backend', undefined),
+    injectLabel: fc.constantFrom(undefined, undefined, 'true'),
+    annotations: fc.constantFrom(undefined, { 'example.com/owner': 'shop' }, { 'example.com/merged': '{"log":{"format":"json"}}' }),
+    containers: fc.uniqueArray(appContainer, { minLength: 1, maxLength: 3, selector: (c) => c.name }),
+    initContainers: fc.constantFrom([], [{ name: 'migrate', image: 'shop/migrate:1' }]),
+    unknownField: fc.boolean(),
+  })
+  .map((p): Pod => {
+    const labels: Record<string, string> = {};
+    if (p.app !== undefined) labels.app = p.app;
+    if (p.tier !== undefined) labels.tier = p.tier;
+    if (p.injectLabel !== undefined) labels['sidecar.example.com/inject'] = p.injectLabel;
+    const mounted = new Set(p.containers.flatMap((c) => (c.volumeMounts ?? []).map((m) => m.name)));
+    return {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        generateName: `${p.app ?? 'job'}-7d9c6b-`,
+        namespace: p.namespace,
+        labels,
+        ...(p.annotations === undefined ? {} : { annotations: p.annotations }),
+      },
+      spec: {
+        containers: p.containers,
+        ...(p.initContainers.length === 0 ? {} : { initContainers: p.initContainers }),
+        ...(mounted.size === 0 ? {} : { volumes: [...mounted].map((name) => ({ name, emptyDir: {} })) }),
+        restartPolicy: 'Always',
+        // A field neither side knows (a newer API, or a typo a client sent): both must keep it.
+        ...(p.unknownField ? { futureField: { enabled: true } } : {}),
+      },
+    } as Pod;
+  });
+
+/**
+ * What a runtime reports as a container's imageID: the fully qualified
+ * repository and the digest it pulled (for a pinned image, the pinned one;
+ * `stale` gives an older digest, as after an update that did not restart).
+ */
+function imageIdOf(image: string, stale: boolean): string {
+  const at = image.indexOf('@');
+  const repository = at >= 0 ? image.slice(0, at) : image.replace(/:[^:/]+$/, '');
+  const firstPart = repository.split('/')[0] ?? '';
+  const qualified = repository.includes('/') ? (/[.:]/.test(firstPart) ? repository : `docker.io/${repository}`) : `docker.io/library/${repository}`;
+  const digest = at >= 0 && !stale ? image.slice(at + 1) : `sha256:${(stale ? 'e' : 'c').repeat(64)}`;
+  return `${qualified}@${digest}`;
+}
+
+/** The pod as it runs: injected when created (by the sets of that time), then scheduled and started. */
+export function runningPod(pod: Pod, name: string, createdWith: readonly SidecarSet[], state: 'ready' | 'not-ready' | 'pending' | 'succeeded' | 'stale-digest'): Pod {
+  const injected = injectPod({ pod, namespace: pod.metadata?.namespace ?? 'default', sidecarSets: createdWith, namespaceLabels, now: CONFORMANCE_NOW }).pod;
+  const running = structuredClone(injected);
+  if (running.metadata !== undefined) {
+    delete running.metadata.generateName;
+    running.metadata.name = name;
+  }
+  const containers = (running.spec?.containers ?? []) as { name: string; image: string }[];
+  const ready = state === 'ready' || state === 'stale-digest';
+  running.status = {
+    phase: state === 'pending' ? 'Pending' : state === 'succeeded' ? 'Succeeded' : 'Running',
+    conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
+    containerStatuses: state === 'pending'
+      ? []
+      : containers.map((c) => ({
+          name: c.name,
+          image: c.image,
+          imageID: imageIdOf(c.image, state === 'stale-digest'),
+          ready,
+          restartCount: 0,
+        })),
+  };
+  return running;
+}
+
+// ---------------------------------------------------------------------------
+// Cases
+
+const defaultCaseArb: fc.Arbitrary<ConformanceCase> = fc
+  .record({ set: sidecarSetArb, update: fc.boolean(), edit: editArb })
+  .map(({ set, update, edit }) =>
+    update
+      ? { class: 'default', operation: 'UPDATE', object: edited(defaultSidecarSet(set), edit), oldObject: defaultSidecarSet(set) }
+      : { class: 'default', operation: 'CREATE', object: set },
+  );
+
+const validateCaseArb: fc.Arbitrary<ConformanceCase> = fc
+  .record({ set: sidecarSetArb, others: clusterSetsArb, update: fc.boolean(), edit: editArb })
+  .map(({ set, others, update, edit }) => {
+    const cluster = { sidecarSets: others.filter((o) => o.metadata?.name !== set.metadata?.name), namespaces: NAMESPACES, pods: [] };
+    // The validating webhook sees the object after defaulting, as the API server sends it.
+    if (!update) return { class: 'validate', operation: 'CREATE', object: defaultSidecarSet(set), cluster };
+    const old = defaultSidecarSet(set);
+    return { class: 'validate', operation: 'UPDATE', object: defaultSidecarSet(edited(old, edit)), oldObject: old, cluster };
+  });
+
+/**
+ * A pod created from a manifest copied off a live pod (`kubectl get -o
+ * yaml`, then created again): it already carries sidecars and injection
+ * annotations, from the sets as they were then.
+ */
+function copiedFromLivePod(pod: Pod, sets: readonly SidecarSet[], editImages: boolean): Pod {
+  const then = editImages ? sets.map((s) => defaultSidecarSet(edited(s, 'image'))) : sets;
+  return injectPod({ pod, namespace: pod.metadata?.namespace ?? 'default', sidecarSets: then, namespaceLabels, now: CONFORMANCE_NOW }).pod;
+}
+
+const injectCaseArb: fc.Arbitrary<ConformanceCase> = fc
+  .record({ sets: clusterSetsArb, pod: podArb, copied: fc.constantFrom('no', 'no', 'no', 'no', 'same-sets', 'older-sets') })
+  .map(({ sets, pod, copied }) => ({
+    class: 'inject',
+    namespace: pod.metadata?.namespace ?? 'default',
+    pod: copied === 'no' ? pod : copiedFromLivePod(pod, sets, copied === 'older-sets'),
+    cluster: { sidecarSets: sets, namespaces: NAMESPACES, pods: [] },
+  }));
+
+const statusCaseArb: fc.Arbitrary<ConformanceCase> = fc
+  .record({
+    sets: clusterSetsArb.filter((sets) => sets.length > 0),
+    pods: fc.array(fc.record({ pod: podArb, createdWithOld: fc.boolean(), state: fc.constantFrom<'ready' | 'not-ready' | 'pending' | 'succeeded' | 'stale-digest'>('ready', 'ready', 'ready', 'not-ready', 'pending', 'succeeded', 'stale-digest') }), { minLength: 1, maxLength: 5 }),
+    which: fc.nat(),
+  })
+  .map(({ sets, pods, which }) => {
+    const set = sets[which % sets.length] as SidecarSet;
+    // Some pods were created before the set's last image change: they carry an older hash.
+    const olderSets = sets.map((s) => (s === set ? defaultSidecarSet(edited(s, 'image')) : s));
+    const running = pods.map((p, i) => runningPod(p.pod, `pod-${i}`, p.createdWithOld ? olderSets : sets, p.state));
+    return { class: 'status', sidecarSet: set, cluster: { sidecarSets: sets, namespaces: NAMESPACES, pods: running } };
+  });
+
+export const caseArb: fc.Arbitrary<ConformanceCase> = fc.oneof(
+  { weight: 2, arbitrary: defaultCaseArb },
+  { weight: 3, arbitrary: validateCaseArb },
+  { weight: 4, arbitrary: injectCaseArb },
+  { weight: 2, arbitrary: statusCaseArb },
+);
+
+/** `runs` cases from `seed`; the same pair always gives the same cases. */
+export function generateCases(runs: number, seed: number): ConformanceCase[] {
+  if (runs <= 0) return [];
+  return fc.sample(caseArb, { seed, numRuns: runs });
+}
