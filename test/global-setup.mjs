@@ -23,6 +23,6 @@ export default async function globalSetup() {
     process.stderr.write(`\n*** The control-plane suites will NOT run: ${reason}. Install Go 1.26 to run them. ***\n\n`);
     return;
   }
-  const { ensureControlPlaneBinaries } = await import('./control-plane/build.ts');
+  const { ensureControlPlaneBinaries } = await import('../control-plane/build.ts');
   await ensureControlPlaneBinaries();
 }

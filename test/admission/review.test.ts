@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch.ts';
 import { allowed, denied, patched } from '../../lib/admission/responses.ts';
 import { decodeReview, decodeReviewText, InvalidReviewError, reviewOf } from '../../lib/admission/review.ts';
-import { podReview, sidecarSetReview } from '../webhooks/fixtures.ts';
+import { podReview, sidecarSetReview } from '../../testkit/reviews.ts';
 
 type Review = Record<string, unknown> & { request: Record<string, unknown> };
 

@@ -18,8 +18,8 @@ import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-door.ts';
 import { admissionLambda } from '../../functions/shared/admission-lambda.ts';
 import { clusterSources } from '../../functions/shared/cluster.ts';
 import { ConfigurationError } from '../../functions/shared/compose.ts';
-import { sidecarSet } from '../sidecarset/fixtures.ts';
-import { appPod, capturingLogger, functionUrlEvent, podReview, PREVIOUS_SECRET, SECRET, sidecarSetReview, STRANGER_SECRET, userSidecarSet } from '../webhooks/fixtures.ts';
+import { sidecarSet } from '../../testkit/sidecarset-objects.ts';
+import { appPod, capturingLogger, functionUrlEvent, podReview, PREVIOUS_SECRET, SECRET, sidecarSetReview, STRANGER_SECRET, userSidecarSet } from '../../testkit/reviews.ts';
 
 /** A Function URL result is a structured object here, never Lambda's bare-string shorthand. */
 function structured(result: LambdaFunctionURLResult) {

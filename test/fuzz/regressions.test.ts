@@ -15,8 +15,8 @@ import type { Pod } from '../../lib/kube/types.ts';
 import { injectPod } from '../../lib/sidecarset/inject.ts';
 import type { SidecarSet, SidecarSetSpec } from '../../lib/sidecarset/types.ts';
 import { runReview } from '../../lib/webhooks/registry.ts';
-import { NOW, pod, sidecar, sidecarSet } from '../sidecarset/fixtures.ts';
-import { appPod, podReview, userSidecarSet } from '../webhooks/fixtures.ts';
+import { NOW, pod, sidecar, sidecarSet } from '../../testkit/sidecarset-objects.ts';
+import { appPod, podReview, userSidecarSet } from '../../testkit/reviews.ts';
 
 function inject(p: Pod, sets: SidecarSet[]): Pod {
   return injectPod({ pod: p, namespace: 'default', sidecarSets: sets, namespaceLabels: new Map(), now: NOW }).pod;

@@ -16,7 +16,7 @@ import { stringify } from 'yaml';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch.ts';
 import { stringMapOf, stringOf } from '../../lib/kube/json.ts';
-import { parseObjects, parseSingleObject } from '../../lib/kube/manifests.ts';
+import { parseObjects, parseSingleObject } from '../../lib/kube/yaml-objects.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { injectPod } from '../../lib/sidecarset/inject.ts';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch.ts';
-import { parseSingleObject } from '../../lib/kube/manifests.ts';
+import { parseSingleObject } from '../../lib/kube/yaml-objects.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 

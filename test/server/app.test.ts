@@ -15,9 +15,9 @@ import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-door.ts';
 import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { buildApp } from '../../functions/server/app.ts';
 import { admissionRuntime, type AdmissionRuntime } from '../../functions/shared/compose.ts';
-import { sidecarSet } from '../sidecarset/fixtures.ts';
+import { sidecarSet } from '../../testkit/sidecarset-objects.ts';
 import { parseCallerNetworks } from '../../lib/auth/caller-network.ts';
-import { appPod, capturingLogger, podReview, PREVIOUS_SECRET, SECRET, sidecarSetReview, STRANGER_SECRET, userSidecarSet } from '../webhooks/fixtures.ts';
+import { appPod, capturingLogger, podReview, PREVIOUS_SECRET, SECRET, sidecarSetReview, STRANGER_SECRET, userSidecarSet } from '../../testkit/reviews.ts';
 
 // app.inject() loads light-my-request, which require()s the ESM-only `cookie`
 // package; jest's CommonJS loader cannot require an ES module on Node 22 (it

@@ -14,8 +14,8 @@ import {
 } from '../../lib/webhooks/http-door.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { parseCallerNetworks } from '../../lib/auth/caller-network.ts';
-import { NOW, sidecarSet } from '../sidecarset/fixtures.ts';
-import { appPod, capturingLogger, podReview, PREVIOUS_SECRET, SECRET, sidecarSetReview, STRANGER_SECRET, userSidecarSet } from './fixtures.ts';
+import { NOW, sidecarSet } from '../../testkit/sidecarset-objects.ts';
+import { appPod, capturingLogger, podReview, PREVIOUS_SECRET, SECRET, sidecarSetReview, STRANGER_SECRET, userSidecarSet } from '../../testkit/reviews.ts';
 
 const fixedClock: Clock = { now: () => NOW };
 const logAgent = sidecarSet('log-agent');
