@@ -1,6 +1,8 @@
 /**
- * RFC 6902 JSON Patch: generation (what a mutating webhook returns) and
- * strict application (how we verify a patch before returning it).
+ * The half of RFC 6902 JSON Patch that tests and benchmarks need and
+ * production does not: reading an `AdmissionResponse.patch` back, applying it
+ * strictly, and a diff whose values are copies. The diff and the wire text a
+ * webhook answers with are lib/admission/json-patch.ts.
  *
  * The API server applies admission patches with evanphx/json-patch (v4). A
  * patch that decodes but does not apply fails the user's request even under
@@ -11,45 +13,14 @@
  * `replace` of a missing object key, `test` of a missing value against
  * null) we keep to the RFC.
  */
-import { cloneJson, isObject, jsonEqual } from '../kube/json.ts';
-
-/** One RFC 6902 operation. {@link createPatch} emits only add, remove and replace. */
-export type JsonPatchOperation =
-  | { op: 'add'; path: string; value: unknown }
-  | { op: 'remove'; path: string }
-  | { op: 'replace'; path: string; value: unknown }
-  | { op: 'move'; from: string; path: string }
-  | { op: 'copy'; from: string; path: string }
-  | { op: 'test'; path: string; value: unknown };
-
-/**
- * A patch that is malformed or does not apply.
- *
- * `opIndex` is the position of the failing operation in the patch, or
- * undefined when the failure concerns the patch or document as a whole.
- */
-export class JsonPatchError extends Error {
-  readonly opIndex: number | undefined;
-
-  constructor(message: string, opIndex?: number, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'JsonPatchError';
-    this.opIndex = opIndex;
-  }
-}
+import { cloneJson, isObject, jsonEqual } from '../lib/kube/json.ts';
+import { checkOperation, createPatchSharingValues, escapePointerToken, JsonPatchError, patchText, type JsonPatchOperation } from '../lib/admission/json-patch.ts';
 
 /** Internal failure without operation context; applyPatch adds the context. */
 class PatchFailure extends Error {}
 
 // ---------------------------------------------------------------------------
 // JSON Pointer (RFC 6901)
-
-/** Escapes one reference token: `~` becomes `~0` first, so the `~` of `~1` is not escaped again. */
-export function escapePointerToken(token: string): string {
-  // Nearly every key has neither character; the diff escapes every key it visits.
-  if (!token.includes('~') && !token.includes('/')) return token;
-  return token.replaceAll('~', '~0').replaceAll('/', '~1');
-}
 
 /**
  * Unescapes one reference token: `~1` to `/` before `~0` to `~`, so that
@@ -99,200 +70,11 @@ function toPublicError(error: unknown): unknown {
 // Generation
 
 /**
- * The patch that turns `from` into `to`; empty when they are deep-equal
- * (object key order is irrelevant). Pure: neither input is modified and the
- * emitted values are copies.
- *
- * - Objects are compared key by key. A key missing in `from` is added whole
- *   (one `add` of an entire map or array, never adds into something absent),
- *   a key missing in `to` is removed. Keys whose value is `undefined` count
- *   as absent, as they do once serialised.
- * - A change of type, or of a scalar, is one `replace` (path `""` at the root).
- * - Arrays: see {@link diffArrays}.
+ * {@link createPatchSharingValues}, but the emitted values are copies: for a
+ * caller that keeps the patch, or changes `to` afterwards.
  */
 export function createPatch(from: unknown, to: unknown): JsonPatchOperation[] {
-  const out: JsonPatchOperation[] = [];
-  diffValues(from, to, '', out, cloneJson);
-  return out;
-}
-
-/**
- * {@link createPatch}, but the emitted values are `to`'s own subtrees, not
- * copies: for a caller that serializes the patch at once (an admission
- * answer), where copying `to`'s new parts only to print them would be most
- * of the diff's cost.
- */
-export function createPatchSharingValues(from: unknown, to: unknown): JsonPatchOperation[] {
-  const out: JsonPatchOperation[] = [];
-  diffValues(from, to, '', out, shared);
-  return out;
-}
-
-/** How an emitted value is taken from `to`: copied, or shared. */
-type TakeValue = (value: unknown) => unknown;
-
-const shared: TakeValue = (value) => value;
-
-function diffValues(from: unknown, to: unknown, path: string, out: JsonPatchOperation[], take: TakeValue): void {
-  // One object in both places (a mutation that copies on write leaves the
-  // untouched subtrees shared) has nothing to diff.
-  if (from === to) return;
-  if (Array.isArray(from) && Array.isArray(to)) {
-    diffArrays(from, to, path, out, take);
-  } else if (isObject(from) && isObject(to)) {
-    diffObjects(from, to, path, out, take);
-  } else if (!jsonEqual(from, to)) {
-    out.push({ op: 'replace', path, value: take(to) });
-  }
-}
-
-function hasMember(object: Record<string, unknown>, key: string): boolean {
-  return Object.hasOwn(object, key) && object[key] !== undefined;
-}
-
-function diffObjects(
-  from: Record<string, unknown>,
-  to: Record<string, unknown>,
-  path: string,
-  out: JsonPatchOperation[],
-  take: TakeValue,
-): void {
-  for (const key of Object.keys(from)) {
-    if (!hasMember(from, key)) continue;
-    if (hasMember(to, key)) {
-      const a = from[key];
-      const b = to[key];
-      // Checked here too, so that an unchanged member costs no path string.
-      if (a !== b) diffValues(a, b, `${path}/${escapePointerToken(key)}`, out, take);
-    } else {
-      out.push({ op: 'remove', path: `${path}/${escapePointerToken(key)}` });
-    }
-  }
-  for (const key of Object.keys(to)) {
-    if (hasMember(to, key) && !hasMember(from, key)) {
-      out.push({ op: 'add', path: `${path}/${escapePointerToken(key)}`, value: take(to[key]) });
-    }
-  }
-}
-
-/**
- * Array diff, aimed at the edits webhooks make (an element inserted at the
- * front, middle or end, elements appended, an element changed in place)
- * rather than at a minimal edit script:
- *
- * 1. Drop the common prefix and suffix (deep equality).
- * 2. Equal remaining lengths: diff element-wise at the same positions.
- * 3. Otherwise assume one contiguous block of `k` elements was inserted
- *    (or removed) somewhere in the remainder and the other elements were
- *    edited in place. Each remaining element of the shorter side then pairs
- *    with the element at the same offset or `k` further on, so only two
- *    diffs per element are computed; the block position with the smallest
- *    serialised patch wins (ties go to the later position, i.e. appending).
- *
- * Operation order keeps every index right when the ops are applied in
- * sequence: in-place edits first, at original indices (they do not shift
- * anything), then inserts in ascending order, or removals from the highest
- * index down. Indices are explicit, never `-`.
- */
-function diffArrays(
-  from: readonly unknown[],
-  to: readonly unknown[],
-  path: string,
-  out: JsonPatchOperation[],
-  take: TakeValue,
-): void {
-  if (from.length === to.length) {
-    // Steps 1 and 2 in one walk: equal elements of the prefix and suffix give
-    // no ops in the element-wise diff either, so they need no separate pass.
-    for (let i = 0; i < from.length; i++) diffValues(from[i], to[i], `${path}/${i}`, out, take);
-    return;
-  }
-  let start = 0;
-  while (start < from.length && start < to.length && jsonEqual(from[start], to[start])) start++;
-  let fromEnd = from.length;
-  let toEnd = to.length;
-  while (fromEnd > start && toEnd > start && jsonEqual(from[fromEnd - 1], to[toEnd - 1])) {
-    fromEnd--;
-    toEnd--;
-  }
-  const fromMiddle = from.slice(start, fromEnd);
-  const toMiddle = to.slice(start, toEnd);
-
-  if (fromMiddle.length === toMiddle.length) {
-    fromMiddle.forEach((item, i) => {
-      diffValues(item, toMiddle[i], `${path}/${start + i}`, out, take);
-    });
-    return;
-  }
-  if (fromMiddle.length === 0 || toMiddle.length === 0) {
-    // A pure insertion or removal: the block has one possible position, so
-    // there is nothing to weigh (the general case below would choose it too,
-    // after serialising the block to price it).
-    if (toMiddle.length > 0) {
-      toMiddle.forEach((item, x) => out.push({ op: 'add', path: `${path}/${start + x}`, value: take(item) }));
-    } else {
-      for (let x = fromMiddle.length - 1; x >= 0; x--) out.push({ op: 'remove', path: `${path}/${start + x}` });
-    }
-    return;
-  }
-
-  const inserting = toMiddle.length > fromMiddle.length;
-  const [shorter, longer] = inserting ? [fromMiddle, toMiddle] : [toMiddle, fromMiddle];
-  const k = longer.length - shorter.length;
-  // pairs[s][i]: the ops turning the pair (shorter[i], longer[i + s * k]) into
-  // the to-side, relative to the element's path.
-  const pairs = [0, k].map((shift) =>
-    shorter.map((item, i) => {
-      const other = longer[i + shift];
-      const ops: JsonPatchOperation[] = [];
-      if (inserting) diffValues(item, other, '', ops, take);
-      else diffValues(other, item, '', ops, take);
-      return ops;
-    }),
-  );
-  const [unshifted = [], shifted = []] = pairs;
-  // The cost of inserting the block at j is the size of longer[j, j + k):
-  // prefix sums, so each element is measured once rather than once per j.
-  const prefix = [0];
-  if (inserting) for (const item of longer) prefix.push((prefix[prefix.length - 1] ?? 0) + jsonSize(item));
-  const blockCost = (j: number): number => (inserting ? (prefix[j + k] ?? 0) - (prefix[j] ?? 0) : 0);
-
-  let best = 0;
-  let bestCost = Infinity;
-  let before = 0;
-  let after = shifted.reduce((sum, ops) => sum + jsonSize(ops), 0);
-  for (let j = 0; j <= shorter.length; j++) {
-    const cost = before + after + blockCost(j);
-    if (cost <= bestCost) {
-      best = j;
-      bestCost = cost;
-    }
-    before += jsonSize(unshifted[j] ?? []);
-    after -= jsonSize(shifted[j] ?? []);
-  }
-
-  // In-place edits at the indices the elements have before any insert or removal.
-  shorter.forEach((_item, i) => {
-    const ops = (i < best ? unshifted : shifted)[i] ?? [];
-    const index = start + (inserting || i < best ? i : i + k);
-    for (const op of ops) out.push(rebase(op, `${path}/${index}`));
-  });
-  if (inserting) {
-    for (let x = 0; x < k; x++) {
-      out.push({ op: 'add', path: `${path}/${start + best + x}`, value: take(longer[best + x]) });
-    }
-  } else {
-    for (let x = k - 1; x >= 0; x--) out.push({ op: 'remove', path: `${path}/${start + best + x}` });
-  }
-}
-
-function rebase(op: JsonPatchOperation, prefix: string): JsonPatchOperation {
-  return { ...op, path: prefix + op.path };
-}
-
-function jsonSize(value: unknown): number {
-  // JSON.stringify returns undefined for undefined, despite its declared type.
-  return (JSON.stringify(value) as string | undefined)?.length ?? 0;
+  return createPatchSharingValues(from, to).map((op) => cloneJson(op));
 }
 
 // ---------------------------------------------------------------------------
@@ -479,30 +261,7 @@ function overwrite(root: unknown, tokens: readonly string[], value: unknown): vo
 }
 
 // ---------------------------------------------------------------------------
-// Shape validation and wire encoding
-
-const OPS = new Set(['add', 'remove', 'replace', 'move', 'copy', 'test']);
-
-/**
- * Checks one operation's shape (RFC 6902 section 4): a known `op`, a string
- * `path`, a string `from` for move/copy, a `value` for add/replace/test.
- * An undefined `value` counts as missing: it would vanish from the JSON and
- * evanphx/json-patch would then add null. Other members are ignored.
- */
-function checkOperation(raw: unknown, index: number): JsonPatchOperation {
-  const fail = (detail: string): never => {
-    throw new JsonPatchError(`operation ${index}: ${detail}`, index);
-  };
-  if (!isObject(raw)) return fail('must be a JSON object');
-  const { op, path } = raw;
-  if (typeof op !== 'string' || !OPS.has(op)) return fail(`unknown op ${typeof op === 'string' ? JSON.stringify(op) : typeof op}`);
-  if (typeof path !== 'string') return fail(`${op} needs a string "path"`);
-  if ((op === 'move' || op === 'copy') && typeof raw.from !== 'string') return fail(`${op} needs a string "from"`);
-  if ((op === 'add' || op === 'replace' || op === 'test') && (!Object.hasOwn(raw, 'value') || raw.value === undefined)) {
-    return fail(`${op} ${JSON.stringify(path)} needs a "value"`);
-  }
-  return raw as JsonPatchOperation;
-}
+// Wire encoding
 
 /**
  * The base64 of the patch's JSON text, as `AdmissionResponse.patch` carries
@@ -510,13 +269,6 @@ function checkOperation(raw: unknown, index: number): JsonPatchOperation {
  */
 export function encodePatch(ops: readonly JsonPatchOperation[]): string {
   return Buffer.from(patchText(ops), 'utf8').toString('base64');
-}
-
-/** The patch's JSON text, what {@link encodePatch} encodes. Validates each operation's shape first. */
-export function patchText(ops: readonly JsonPatchOperation[]): string {
-  if (!Array.isArray(ops)) throw new JsonPatchError('a JSON Patch must be an array of operations');
-  ops.forEach((op: unknown, index) => checkOperation(op, index));
-  return JSON.stringify(ops);
 }
 
 // Standard alphabet with padding, as Go's encoding/json decodes []byte;

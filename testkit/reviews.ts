@@ -1,10 +1,12 @@
 /**
- * Shared by the door, Lambda and server tests: AdmissionReviews shaped as the
- * API server sends them, the caller secrets, and a logger that keeps its lines.
+ * Shared by tests, benchmarks and reliability runs: AdmissionReviews shaped
+ * as the API server sends them (and read back from text), Function URL
+ * events, the caller secrets, and a logger that keeps its lines.
  */
 import { createHash } from 'node:crypto';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { jsonLogger } from '../lib/adapters/json-logger.ts';
+import { decodeReview, InvalidReviewError, type AdmissionRequest } from '../lib/admission/review.ts';
 import type { Logger } from '../lib/ports.ts';
 
 /**
@@ -168,4 +170,15 @@ export function functionUrlEvent(options: EventOptions = {}): LambdaFunctionURLE
     ...(options.method === 'GET' && text === '' ? {} : { body }),
     isBase64Encoded: options.base64 !== false,
   };
+}
+
+/** Parses JSON text and decodes it; a syntax error is an InvalidReviewError too. */
+export function decodeReviewText(text: string): AdmissionRequest {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (e) {
+    throw new InvalidReviewError(`the body is not JSON: ${(e as Error).message}`);
+  }
+  return decodeReview(body);
 }

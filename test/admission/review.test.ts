@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { applyPatch, decodePatch } from '../../lib/admission/json-patch.ts';
+import { applyPatch, decodePatch } from '../../testkit/json-patch.ts';
 import { allowed, denied, patched } from '../../lib/admission/responses.ts';
-import { decodeReview, decodeReviewText, InvalidReviewError, reviewOf } from '../../lib/admission/review.ts';
-import { podReview, sidecarSetReview } from '../../testkit/reviews.ts';
+import { decodeReview, InvalidReviewError, reviewOf } from '../../lib/admission/review.ts';
+import { decodeReviewText, podReview, sidecarSetReview } from '../../testkit/reviews.ts';
 
 type Review = Record<string, unknown> & { request: Record<string, unknown> };
 

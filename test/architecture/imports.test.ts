@@ -28,7 +28,7 @@ const allowed: Record<Layer, readonly Layer[]> = {
   scripts: ['scripts', 'testkit', 'control-plane', 'functions', 'infra', 'lib'],
   infra: ['infra', 'lib', 'functions'],
   test: ['test', 'testkit', 'control-plane', 'scripts', 'infra', 'functions', 'lib'],
-  root: ['lib', 'functions', 'control-plane', 'testkit', 'scripts', 'infra'],
+  root: ['root', 'lib', 'functions', 'control-plane', 'testkit', 'scripts', 'infra'],
 };
 
 const skippedDirectories = new Set(['node_modules', '.git', '.cache', 'dist', 'cdk.out', 'coverage']);

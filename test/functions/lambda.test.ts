@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { stringify } from 'yaml';
 import { SecretReadError, secretsManagerReader, secretsManagerStore } from '../../lib/adapters/secrets-manager.ts';
-import { applyPatch, decodePatch } from '../../lib/admission/json-patch.ts';
+import { applyPatch, decodePatch } from '../../testkit/json-patch.ts';
 import { CallerSecretError } from '../../lib/auth/caller-auth.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';

@@ -3,7 +3,8 @@
  * smallest case and kept here so that they stay fixed whatever the seed.
  */
 import { describe, expect, it } from '@jest/globals';
-import { createPatch, decodePatch, encodePatch, type JsonPatchOperation } from '../../lib/admission/json-patch.ts';
+import { type JsonPatchOperation } from '../../lib/admission/json-patch.ts';
+import { createPatch, decodePatch, encodePatch } from '../../testkit/json-patch.ts';
 import { decodeReview, InvalidReviewError, MAX_REVIEW_DEPTH } from '../../lib/admission/review.ts';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { formatFieldErrors, root } from '../../lib/kube/field-errors.ts';
