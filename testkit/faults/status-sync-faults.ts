@@ -527,8 +527,6 @@ export async function apiServerRestarts(cluster: FaultCluster, options: Scenario
   const pages = pageCount(cluster, pageSize);
   const tally = startTally(cluster);
   const recon = reconciler(cluster.cp.kubeconfig('functions'), pageSize);
-  // One at a time, so that "between two writes" is a point in time.
-  const serialWrites: StatusPassOptions = { writeConcurrency: 1 };
   for (let rep = 0; rep < repetitions; rep++) {
     const k = faultPage(pages, rep);
     const betweenPages = `API server restarts between pages ${k} and ${k + 1} of ${pages} (run ${rep + 1})`;
@@ -567,42 +565,46 @@ export async function apiServerRestarts(cluster: FaultCluster, options: Scenario
       await recordTrueThenConverge(cluster, recon, recorder, background, tally);
     });
 
-    const writes = SET_PLANS.length;
-    const w = 1 + (rep % (writes - 1));
-    const stoppedBetweenWrites = `API server stops after status write ${w} of ${writes} (run ${rep + 1})`;
-    await repetition(cluster, stoppedBetweenWrites, tally, async (recorder) => {
-      const run = await recon.pass(
-        {
-          afterPatch: async (_name, call) => {
-            if (call === w) await stopApiServer(cluster, recorder);
-          },
-        },
-        serialWrites,
-      );
-      tally.add(run);
-      await startApiServer(cluster, recorder);
-      const patchErrors = run.result.errors.filter((error) => error.operation === 'patch status');
-      ensure(run.result.statusesWritten === w && patchErrors.length === writes - w, stoppedBetweenWrites, `expected ${w} statuses written and ${writes - w} write errors`, run.result);
-      await recordTrueThenConverge(cluster, recon, recorder, stoppedBetweenWrites, tally);
-    });
-
-    const restartedBetweenWrites = `API server restarts after status write ${w} of ${writes} (run ${rep + 1})`;
-    await repetition(cluster, restartedBetweenWrites, tally, async (recorder) => {
-      const run = await recon.pass(
-        {
-          afterPatch: async (_name, call) => {
-            if (call === w) await restartApiServer(cluster, recorder);
-          },
-        },
-        serialWrites,
-      );
-      tally.add(run);
-      ensure(run.result.errors.length === 0 && run.result.statusesWritten === writes, restartedBetweenWrites, 'expected every status written, on both sides of the restart', run.result);
-      await checkConverged(cluster, restartedBetweenWrites);
-      await recordTrueThenConverge(cluster, recon, recorder, restartedBetweenWrites, tally);
-    });
+    for (const outage of ['stops', 'restarts'] as const) {
+      await apiServerOutageBetweenWrites(cluster, recon, tally, outage, 1 + (rep % (SET_PLANS.length - 1)), rep);
+    }
   }
   return tally.figures('API server restarts mid-pass', repetitions, started);
+}
+
+/**
+ * One status write of (d): the API server stops, or restarts, after status
+ * write `w` of a pass that writes one at a time. Stopped, the rest of the
+ * writes fail and are reported; restarted, the rest are written. Either way
+ * the pass writes nothing partial and the next pass converges.
+ */
+async function apiServerOutageBetweenWrites(cluster: FaultCluster, recon: Reconciler, tally: Tally, outage: 'stops' | 'restarts', w: number, rep: number): Promise<void> {
+  const writes = SET_PLANS.length;
+  const label = `API server ${outage} after status write ${w} of ${writes} (run ${rep + 1})`;
+  // One at a time, so that "between two writes" is a point in time.
+  const serialWrites: StatusPassOptions = { writeConcurrency: 1 };
+  await repetition(cluster, label, tally, async (recorder) => {
+    const run = await recon.pass(
+      {
+        afterPatch: async (_name, call) => {
+          if (call !== w) return;
+          if (outage === 'stops') await stopApiServer(cluster, recorder);
+          else await restartApiServer(cluster, recorder);
+        },
+      },
+      serialWrites,
+    );
+    tally.add(run);
+    if (outage === 'stops') {
+      await startApiServer(cluster, recorder);
+      const patchErrors = run.result.errors.filter((error) => error.operation === 'patch status');
+      ensure(run.result.statusesWritten === w && patchErrors.length === writes - w, label, `expected ${w} statuses written and ${writes - w} write errors`, run.result);
+    } else {
+      ensure(run.result.errors.length === 0 && run.result.statusesWritten === writes, label, 'expected every status written, on both sides of the restart', run.result);
+      await checkConverged(cluster, label);
+    }
+    await recordTrueThenConverge(cluster, recon, recorder, label, tally);
+  });
 }
 
 /**
