@@ -98,12 +98,23 @@ export async function callerAllowed(config: Pick<HttpDoorConfig, 'secrets' | 'ca
   return config.secrets === 'insecure' || isAuthorizedCaller(caller, config.secrets);
 }
 
-/** Serves one admission request. Never throws. */
-export async function serveAdmission(
-  request: HttpRequest,
-  config: HttpDoorConfig,
-  deps: Omit<HandlerDeps, 'signal'> & { logger: Logger },
-): Promise<HttpResponse> {
+type DoorDeps = Omit<HandlerDeps, 'signal'> & { logger: Logger };
+
+/** Serves one admission request, checking the caller first (the Lambda door). Never throws. */
+export async function serveAdmission(request: HttpRequest, config: HttpDoorConfig, deps: DoorDeps): Promise<HttpResponse> {
+  return serve(request, config, deps, true);
+}
+
+/**
+ * Serves one admission request whose caller a server already checked with
+ * {@link callerAllowed} before reading the body (the fastify onRequest hook),
+ * so the secret is not re-read and compared a second time. Never throws.
+ */
+export async function serveAuthenticatedAdmission(request: HttpRequest, config: HttpDoorConfig, deps: DoorDeps): Promise<HttpResponse> {
+  return serve(request, config, deps, false);
+}
+
+async function serve(request: HttpRequest, config: HttpDoorConfig, deps: DoorDeps, authenticate: boolean): Promise<HttpResponse> {
   const started = performance.now();
   const log = (outcome: string, fields: Record<string, unknown>, level: 'info' | 'error' = 'info') => {
     deps.logger[level](level === 'error' ? 'admission failed' : 'admission', {
@@ -115,7 +126,7 @@ export async function serveAdmission(
     });
   };
   // Authentication first: a stranger learns nothing, not even which methods exist.
-  if (!(await callerAllowed(config, { path: request.path, authorization: request.headers.authorization, sourceIp: request.sourceIp }))) {
+  if (authenticate && !(await callerAllowed(config, { path: request.path, authorization: request.headers.authorization, sourceIp: request.sourceIp }))) {
     log('unauthenticated', { statusCode: 404 });
     return NOT_FOUND;
   }

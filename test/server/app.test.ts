@@ -324,3 +324,33 @@ describe('buildApp with a caller network allowlist', () => {
     }
   });
 });
+
+describe('buildApp checks each caller once', () => {
+  const networks = parseCallerNetworks('198.51.100.0/24', 'ALLOWED_CALLER_CIDRS');
+  const checks = { network: 0, secretRefresh: 0 };
+  let app: FastifyInstance;
+  beforeAll(async () => {
+    const sidecarSets = memorySidecarSetSource([sidecarSet('log-agent')]);
+    const runtime = admissionRuntime('sidecarset-default', secrets, { sidecarSets, namespaces }, capturingLogger().logger, undefined, networks);
+    const counted: AdmissionRuntime = {
+      ...runtime,
+      config: {
+        ...runtime.config,
+        callerNetworks: { entries: networks!.entries, allows: (address) => (checks.network++, networks!.allows(address)) },
+        refreshSecrets: () => (checks.secretRefresh++, Promise.resolve()),
+      },
+    };
+    app = buildApp({ runtimes: { 'sidecarset-default': counted }, readiness: () => Promise.resolve({ ready: true, message: '' }) });
+    await app.ready();
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('the hook that lets a caller in is the only check: the network and the secret are consulted once per review', async () => {
+    const response = await app.inject({ method: 'POST', url: `/sidecarset-default/${SECRET}`, headers: json, payload: sidecarSetReview('uid-once'), remoteAddress: '198.51.100.1' });
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(response.body).response.uid).toBe('uid-once');
+    expect(checks).toEqual({ network: 1, secretRefresh: 1 });
+  });
+});
