@@ -15,13 +15,16 @@ export interface SeenRequest {
   body: unknown;
 }
 
-export type Route = (req: SeenRequest) => { status: number; body: unknown };
+/** The answer to one request; 'no answer' leaves it hanging (an API server that stopped responding). */
+export type Route = (req: SeenRequest) => { status: number; body: unknown } | 'no answer';
 
 export interface FakeApiServer {
   route: Route;
   seen: SeenRequest[];
   /** Kubeconfig YAML for it (plain http, which client-node accepts with insecure-skip-tls-verify). */
   kubeconfig(): string;
+  /** Drops every open connection (a hanging request included). */
+  dropConnections(): void;
   close(): Promise<void>;
 }
 
@@ -45,8 +48,12 @@ export async function startFakeApiServer(): Promise<FakeApiServer> {
         'current-context': 'fake',
       });
     },
+    dropConnections() {
+      server.closeAllConnections();
+    },
     close: () =>
       new Promise((resolve) => {
+        server.closeAllConnections();
         server.close(() => {
           resolve();
         });
@@ -59,6 +66,7 @@ export async function startFakeApiServer(): Promise<FakeApiServer> {
     const request: SeenRequest = { method: req.method ?? '', url: req.url ?? '', contentType: req.headers['content-type'], authorization: req.headers.authorization, body: text === '' ? undefined : JSON.parse(text) };
     fake.seen.push(request);
     const answer = fake.route(request);
+    if (answer === 'no answer') return;
     res.statusCode = answer.status;
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify(answer.body));
