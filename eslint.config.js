@@ -16,8 +16,9 @@ export default tseslint.config(
   },
   { files: ['**/*.js', '**/*.mjs'], extends: [tseslint.configs.disableTypeChecked] },
   {
-    // Tests build fixtures by hand and index into known shapes.
-    files: ['test/**/*.ts'],
+    // Tests and their scenario libraries (testkit/, control-plane/) build
+    // fixtures by hand and index into known shapes.
+    files: ['test/**/*.ts', 'testkit/**/*.ts', 'control-plane/**/*.ts'],
     // JSON.parse results are inspected freely; the assertions check their shape.
     rules: {
       '@typescript-eslint/no-non-null-assertion': 'off',

@@ -1,7 +1,7 @@
 /**
  * The differential suite, longer than the seeded run in `npm test`: seeded
  * SidecarSets, pods and clusters answered by this project and by OpenKruise
- * v1.8.2's own handlers and controller (test/conformance/).
+ * v1.8.2's own handlers and controller (testkit/conformance/).
  *
  *   npm run conformance -- [--runs N] [--seed S] [--verbose]
  *
@@ -13,8 +13,8 @@
  * when the reference cannot be built or run.
  */
 import { parseArgs } from 'node:util';
-import { ensureKruiseReference } from '../test/conformance/kruise-reference.ts';
-import { formatReport, runConformance } from '../test/conformance/run.ts';
+import { ensureKruiseReference } from '../testkit/conformance/kruise-reference.ts';
+import { formatReport, runConformance } from '../testkit/conformance/run.ts';
 
 const USAGE = 'usage: npm run conformance -- [--runs N] [--seed S] [--verbose]';
 

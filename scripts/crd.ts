@@ -14,7 +14,7 @@ import { OpenApiSchemaError } from '../lib/crd/openapi-structural.ts';
 import { formatOpenApiSubset, openApiSubset, parseOpenApiSubset, type OpenApiSubset } from '../lib/crd/openapi-subset.ts';
 import { renderCrdYaml } from '../lib/crd/render.ts';
 import { EMBEDDED_TYPES, sidecarSetCrd } from '../lib/crd/sidecarset-crd.ts';
-import type { ControlPlane } from '../test/control-plane/harness.ts';
+import type { ControlPlane } from '../control-plane/harness.ts';
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const crdFile = join(projectRoot, 'infra', 'k8s', 'crd.yaml');
@@ -60,7 +60,7 @@ export interface CrdFiles {
 
 async function refresh(file: string): Promise<void> {
   // Loaded here so that generating and checking never build or start a control plane.
-  const { startControlPlane } = await import('../test/control-plane/harness.ts');
+  const { startControlPlane } = await import('../control-plane/harness.ts');
   const cp = await startControlPlane();
   try {
     const subset = await fetchOpenApiSubset(cp);

@@ -1,6 +1,6 @@
 /**
  * The admission fuzzer, longer than the seeded run in `npm test`: the same
- * properties (test/fuzz/properties.ts) through the Lambda handler and the
+ * properties (testkit/fuzz/properties.ts) through the Lambda handler and the
  * HTTPS server, with N inputs each.
  *
  *   npm run fuzz -- [--runs N] [--seed S] [--only name,name] [--size quick|full] [--path P]
@@ -12,9 +12,9 @@
  */
 import fc from 'fast-check';
 import { parseArgs } from 'node:util';
-import { FULL_SIZE, QUICK_SIZE } from '../test/fuzz/arbitraries.ts';
-import { ClusterView, httpsDoor, lambdaDoor } from '../test/fuzz/doors.ts';
-import { everyFieldEveryType, fuzzProperties, sweep } from '../test/fuzz/properties.ts';
+import { FULL_SIZE, QUICK_SIZE } from '../testkit/fuzz/arbitraries.ts';
+import { ClusterView, httpsDoor, lambdaDoor } from '../testkit/fuzz/doors.ts';
+import { everyFieldEveryType, fuzzProperties, sweep } from '../testkit/fuzz/properties.ts';
 
 /** The deterministic sweep, run after the random properties (and selectable with --only). */
 const SWEEP = 'every-field';

@@ -24,10 +24,10 @@ export default async function globalSetup() {
     process.stderr.write(`\n*** The control-plane and conformance suites will NOT run: ${reason}. Install Go 1.26 to run them. ***\n\n`);
     return;
   }
-  const { ensureControlPlaneBinaries } = await import('./control-plane/build.ts');
+  const { ensureControlPlaneBinaries } = await import('../control-plane/build.ts');
   await ensureControlPlaneBinaries();
-  // The Kruise reference of the conformance suite (test/conformance/) is
+  // The Kruise reference of the conformance suite (testkit/conformance/) is
   // built the same way, once, for the same reason.
-  const { ensureKruiseReference } = await import('./conformance/kruise-reference.ts');
+  const { ensureKruiseReference } = await import('../testkit/conformance/kruise-reference.ts');
   await ensureKruiseReference();
 }

@@ -12,7 +12,7 @@
  */
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { memoryEventSink, memoryPodPages, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
-import { ManifestError, parseObjects, parseSingleObject, requireKind } from '../../lib/kube/manifests.ts';
+import { ManifestError, parseObjects, parseSingleObject, requireKind } from '../../lib/kube/yaml-objects.ts';
 import type { JsonObject } from '../../lib/kube/types.ts';
 import { systemClock, type Clock } from '../../lib/ports.ts';
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';

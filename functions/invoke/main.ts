@@ -1,7 +1,7 @@
 /** Entry point of `npm run -s invoke -- <function> ...` (see cli.ts). */
 import { readFile } from 'node:fs/promises';
 import { buffer } from 'node:stream/consumers';
-import { decodeUtf8 } from '../../lib/kube/manifests.ts';
+import { decodeUtf8 } from '../../lib/kube/yaml-objects.ts';
 import { runCli } from './cli.ts';
 
 const code = await runCli(process.argv.slice(2), {

@@ -5,7 +5,7 @@
  * not listen: tests drive it with app.inject().
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { callerAllowed, NOT_FOUND, serveAdmission, type HttpResponse } from '../../lib/webhooks/http-door.ts';
+import { callerAllowed, NOT_FOUND, serveAuthenticatedAdmission, type HttpResponse } from '../../lib/webhooks/http-door.ts';
 import { isAdmissionFunction, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { MAX_WEBHOOK_TIMEOUT_MS } from '../../lib/webhooks/timeout.ts';
 import type { AdmissionRuntime } from '../shared/compose.ts';
@@ -102,7 +102,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done(null, body);
   });
 
-  // Strangers are turned away before their body is read.
+  // Strangers are turned away before their body is read. A caller let in
+  // is remembered with its route, so the handler neither routes nor checks
+  // the caller (re-reading the secret) again.
+  const admitted = new WeakMap<FastifyRequest, { path: string; runtime: AdmissionRuntime }>();
   app.addHook('onRequest', async (request, reply) => {
     const path = request.url.split('?')[0];
     if (path === '/healthz' || path === '/readyz') return;
@@ -114,6 +117,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       await sendAndClose(reply, NOT_FOUND);
       return reply;
     }
+    admitted.set(request, { path: target.path, runtime });
     return undefined;
   });
 
@@ -128,17 +132,18 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
 
   const serve = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-    const target = route(request.url);
-    const runtime = target ? deps.runtimes[target.fn] : undefined;
-    if (!target || !runtime) return send(reply, NOT_FOUND);
+    const caller = admitted.get(request);
+    // Only a health path gets here without the hook's admission (e.g. POST /healthz).
+    if (caller === undefined) return send(reply, NOT_FOUND);
+    const { path, runtime } = caller;
     const body = typeof request.body === 'string' ? request.body : '';
     const query = request.query as Record<string, string | undefined>;
     const headers: Record<string, string | undefined> = {};
     for (const [k, v] of Object.entries(request.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-    const response = await serveAdmission(
+    const response = await serveAuthenticatedAdmission(
       {
         method: request.method,
-        path: target.path,
+        path,
         headers,
         timeout: query.timeout,
         body,

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
-import { parseSingleObject } from '../../lib/kube/manifests.ts';
+import { parseSingleObject } from '../../lib/kube/yaml-objects.ts';
 import type { JsonObject, Pod } from '../../lib/kube/types.ts';
 import { startLocalStack } from './local-stack.ts';
 

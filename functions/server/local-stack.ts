@@ -1,7 +1,7 @@
 /**
  * A real cluster with this project installed, for `npm start` without a
  * cluster, `npm run demo` and the end-to-end tests: the control plane built
- * from Go modules (test/control-plane), the project's CRD and RBAC, the
+ * from Go modules (control-plane/), the project's CRD and RBAC, the
  * fastify webhook server (HTTPS on 127.0.0.1, the functions reading the
  * cluster as the least-privilege identity), the webhook configurations
  * pointing at it and, when asked for, the status reconciler's loop (as the
@@ -17,10 +17,10 @@ import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { ensureSecretFile, fileSecretStore } from '../../lib/adapters/secret-file.ts';
 import { parseSecretValue } from '../../lib/auth/caller-auth.ts';
 import { callerNetworksFromEnv } from '../../lib/auth/caller-config.ts';
-import { renderWebhookConfigurations } from '../../lib/manifests/webhook-configurations.ts';
+import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
 import type { Logger } from '../../lib/ports.ts';
 import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
-import { startControlPlane, type ControlPlane } from '../../test/control-plane/harness.ts';
+import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
 import { clusterSources } from '../shared/cluster.ts';
 import { admissionRuntime, storedCallerSecrets, type Env } from '../shared/compose.ts';
 import { STATUS_SYNC } from '../../lib/status-sync/pass.ts';

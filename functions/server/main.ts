@@ -20,7 +20,7 @@ import { sidecarSetReadiness } from '../../lib/adapters/readiness.ts';
 import { CallerSecretError } from '../../lib/auth/caller-auth.ts';
 import { callerNetworksFromEnv, ENV_ALLOWED_CALLER_CIDRS, ENV_ROTATION_MARGIN_MS, ENV_ROTATION_PERIOD_MS, ENV_SECRET_REFRESH_MS } from '../../lib/auth/caller-config.ts';
 import type { SecretStore } from '../../lib/auth/rotation.ts';
-import { renderWebhookConfigurations } from '../../lib/manifests/webhook-configurations.ts';
+import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
 import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { clusterConfigured, clusterSources } from '../shared/cluster.ts';
 import { admissionRuntime, currentSecrets, loadCallerAccess, storedCallerSecrets, warnIfInsecure, type CallerAccess } from '../shared/compose.ts';

@@ -11,7 +11,7 @@
  */
 import { AdmissionregistrationV1Api, ApiException, type KubeConfig } from '@kubernetes/client-node';
 import type { WebhookEndpoint, WebhookUrls } from '../auth/rotation.ts';
-import { WEBHOOK_CONFIGURATION_NAME } from '../manifests/webhook-configurations.ts';
+import { WEBHOOK_CONFIGURATION_NAME } from '../webhook-config/webhook-configurations.ts';
 import { abortWith, clientNodeError } from './kubeconfig.ts';
 import { callSignal, DEFAULT_CALL_TIMEOUT_MS } from './kube-status-sync.ts';
 

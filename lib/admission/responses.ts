@@ -1,8 +1,11 @@
 /**
  * The response vocabulary (controller-runtime style): allowed, denied,
- * patched. A webhook that cannot decide does not answer with a response at all
- * (see HandlerResult in lib/webhooks/handler.ts): an AdmissionReview with
- * `allowed: false` is a denial, whatever its code.
+ * patched, skipped. Each builder decides the outcome once, and none takes the
+ * request's uid: {@link complete} sets it when the response is addressed to
+ * its request, the one place that knows it (controller-runtime's
+ * Response.Complete). A webhook that cannot decide does not answer with a
+ * response at all (see HandlerResult in lib/webhooks/handler.ts): an
+ * AdmissionReview with `allowed: false` is a denial, whatever its code.
  */
 import { AnswerTooLargeError, MAX_ANSWER_BYTES, smallestAnswerBytes } from './answer-size.ts';
 import { createPatchSharingValues, patchText } from './json-patch.ts';
@@ -11,7 +14,16 @@ import type { AdmissionResponse } from './review.ts';
 /** Kubernetes truncates nothing, but users read warnings in a terminal; keep each short. */
 const MAX_WARNING = 120;
 
-function withWarnings(response: AdmissionResponse, warnings: readonly string[]): AdmissionResponse {
+/** A response before it is addressed to a request. */
+export type Decision = Omit<AdmissionResponse, 'uid'>;
+
+/** What a webhook decided: the response, and the outcome's name for logs. */
+export interface Verdict {
+  outcome: 'allowed' | 'patched' | 'denied' | 'skipped';
+  response: Decision;
+}
+
+function withWarnings(response: Decision, warnings: readonly string[]): Decision {
   if (warnings.length === 0) return response;
   return {
     ...response,
@@ -19,16 +31,23 @@ function withWarnings(response: AdmissionResponse, warnings: readonly string[]):
   };
 }
 
-export function allowed(uid: string, warnings: readonly string[] = []): AdmissionResponse {
-  return withWarnings({ uid, allowed: true }, warnings);
+export function allowed(warnings: readonly string[] = []): Verdict {
+  return { outcome: 'allowed', response: withWarnings({ allowed: true }, warnings) };
+}
+
+/** Allowed unchanged because the webhook has nothing to say about the request (see lib/webhooks/skip.ts). */
+export function skipped(): Verdict {
+  return { outcome: 'skipped', response: { allowed: true } };
 }
 
 /** A denial the user sees as `admission webhook "..." denied the request: <message>`. */
-export function denied(uid: string, code: number, message: string, reason?: string): AdmissionResponse {
+export function denied(code: number, message: string, reason?: string): Verdict {
   return {
-    uid,
-    allowed: false,
-    status: reason === undefined ? { code, message } : { code, message, reason },
+    outcome: 'denied',
+    response: {
+      allowed: false,
+      status: reason === undefined ? { code, message } : { code, message, reason },
+    },
   };
 }
 
@@ -39,12 +58,17 @@ export function denied(uid: string, code: number, message: string, reason?: stri
  * to send (defaults for thousands of containers): said before the patch is
  * encoded and wrapped, which would cost more than building it.
  */
-export function patched(uid: string, received: unknown, mutated: unknown, warnings: readonly string[] = []): AdmissionResponse {
+export function patched(received: unknown, mutated: unknown, warnings: readonly string[] = []): Verdict {
   // The ops are encoded right here, so they may hold `mutated`'s own values.
   const ops = createPatchSharingValues(received, mutated);
-  if (ops.length === 0) return allowed(uid, warnings);
+  if (ops.length === 0) return allowed(warnings);
   const text = patchText(ops);
   const answerBytes = smallestAnswerBytes(Buffer.byteLength(text));
   if (answerBytes > MAX_ANSWER_BYTES) throw new AnswerTooLargeError(answerBytes);
-  return withWarnings({ uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(text, 'utf8').toString('base64') }, warnings);
+  return { outcome: 'patched', response: withWarnings({ allowed: true, patchType: 'JSONPatch', patch: Buffer.from(text, 'utf8').toString('base64') }, warnings) };
+}
+
+/** The response to the request whose uid is `uid`: the uid is set here, once, first among the keys. */
+export function complete(uid: string, verdict: Verdict): AdmissionResponse {
+  return { uid, ...verdict.response };
 }

@@ -121,17 +121,6 @@ export function decodeReview(body: unknown): AdmissionRequest {
   return request as AdmissionRequest;
 }
 
-/** Parses JSON text and decodes it; a syntax error is an InvalidReviewError too. */
-export function decodeReviewText(text: string): AdmissionRequest {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (e) {
-    throw new InvalidReviewError(`the body is not JSON: ${(e as Error).message}`);
-  }
-  return decodeReview(body);
-}
-
 /** Wraps a response in the AdmissionReview envelope the API server expects. */
 export function reviewOf(response: AdmissionResponse): AdmissionReviewResponse {
   return { apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_KIND, response };

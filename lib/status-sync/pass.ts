@@ -153,47 +153,67 @@ async function countPods(sets: readonly SidecarSet[], index: SetIndex, deps: Sta
 }
 
 /**
- * Runs one pass. Never throws: whatever fails is in `errors`.
+ * Runs one pass. Never throws: whatever fails is in `errors`. The steps:
+ * list the sets, count the pods for each (starting the list over when its
+ * continue token expires), write the statuses that differ, report the
+ * uninjected pods that are due.
  */
 export async function runStatusPass(deps: StatusPassDeps, options: StatusPassOptions = {}): Promise<PassResult> {
   const nowMs = deps.nowMs ?? (() => performance.now());
   const started = nowMs();
-  const { signal } = options;
-  const maxListAttempts = options.maxListAttempts ?? DEFAULTS.maxListAttempts;
-  const maxWriteAttempts = options.maxWriteAttempts ?? DEFAULTS.maxWriteAttempts;
   const result: PassResult = { setsSeen: 0, podsSeen: 0, statusesWritten: 0, statusesUnchanged: 0, podListAttempts: 0, errors: [], durationMs: 0, notInjected: {} };
   const finish = (): PassResult => {
     result.durationMs = Math.round(nowMs() - started);
     return result;
   };
 
+  const sets = await listSets(deps, options, result);
+  if (sets === undefined) return finish();
+  const counting = await countPodsRetryingExpiredLists(sets, deps, options, result);
+  if (counting === undefined) return finish();
+  const { findings, toWrite } = findingsOf(sets, counting, result);
+  if (!(await writeStatuses(sets, counting, toWrite, deps, options, result))) return finish();
+  await reportNotInjected(sets, findings, deps, options, result);
+  return finish();
+}
+
+/** The sets to reconcile; undefined (and the error in the result) when they cannot be listed. */
+async function listSets(deps: StatusPassDeps, options: StatusPassOptions, result: PassResult): Promise<readonly SidecarSet[] | undefined> {
   let listed: readonly SidecarSet[];
   try {
-    listed = await deps.sidecarSets.list(signal);
+    listed = await deps.sidecarSets.list(options.signal);
   } catch (error) {
     result.errors.push({ operation: 'list SidecarSets', message: errorMessage(error) });
-    return finish();
+    return undefined;
   }
   // A set without a name was never admitted and cannot be written to.
   const sets = listed.filter((set) => sidecarSetName(set) !== '');
   result.setsSeen = sets.length;
-  const index = buildSetIndex(sets);
+  return sets;
+}
 
-  let counting: Counting | undefined;
-  while (counting === undefined) {
+/** {@link countPods}, started over while the continue token expires (up to maxListAttempts); undefined (and the error in the result) when the list fails. */
+async function countPodsRetryingExpiredLists(sets: readonly SidecarSet[], deps: StatusPassDeps, options: StatusPassOptions, result: PassResult): Promise<Counting | undefined> {
+  const maxListAttempts = options.maxListAttempts ?? DEFAULTS.maxListAttempts;
+  const index = buildSetIndex(sets);
+  for (;;) {
     result.podListAttempts++;
     try {
-      counting = await countPods(sets, index, deps, options.samplePods ?? DEFAULTS.samplePods, signal);
+      const counting = await countPods(sets, index, deps, options.samplePods ?? DEFAULTS.samplePods, options.signal);
+      result.podsSeen = counting.podsSeen;
+      result.errors.push(...counting.failed.values());
+      return counting;
     } catch (error) {
       if (error instanceof ListExpiredError && result.podListAttempts < maxListAttempts) continue;
       const detail = error instanceof ListExpiredError ? ` (the list expired ${result.podListAttempts} times in a row)` : '';
       result.errors.push({ operation: 'list pods', message: `${errorMessage(error)}${detail}; no status is written this pass` });
-      return finish();
+      return undefined;
     }
   }
-  result.podsSeen = counting.podsSeen;
-  result.errors.push(...counting.failed.values());
+}
 
+/** The uninjected pods of each counted set (also into the result), and which sets get their status compared and written. */
+function findingsOf(sets: readonly SidecarSet[], counting: Counting, result: PassResult): { findings: Map<string, NotInjectedFinding>; toWrite: number[] } {
   const findings = new Map<string, NotInjectedFinding>();
   const toWrite: number[] = [];
   sets.forEach((set, i) => {
@@ -205,34 +225,12 @@ export async function runStatusPass(deps: StatusPassDeps, options: StatusPassOpt
     findings.set(name, { uid: stringOf(set.metadata?.uid) ?? '', count, samples: counting.samples[i] ?? [] });
     toWrite.push(i);
   });
+  return { findings, toWrite };
+}
 
-  /** Writes one set's status if it differs, re-reading on conflict. */
-  const write = async (set: SidecarSet, accumulator: StatusAccumulator): Promise<void> => {
-    const name = sidecarSetName(set);
-    const inputs = statusInputsKey(set);
-    let current = set;
-    for (let attempt = 1; ; attempt++) {
-      const status = accumulator.status(current);
-      if (jsonEqual(objectOf(current.status) ?? {}, status)) {
-        result.statusesUnchanged++;
-        return;
-      }
-      try {
-        if ((await deps.statuses.patchStatus(name, stringOf(current.metadata?.resourceVersion), status, signal)) === 'written') result.statusesWritten++;
-        return;
-      } catch (error) {
-        if (!(error instanceof StatusConflictError)) throw error;
-        if (attempt >= maxWriteAttempts) throw new StatusNotWrittenError(name, `the SidecarSet kept changing: ${maxWriteAttempts} writes conflicted`, { cause: error });
-      }
-      const fresh = await deps.statuses.get(name, signal);
-      if (fresh === undefined) return;
-      if (statusInputsKey(fresh) !== inputs) {
-        throw new StatusNotWrittenError(name, 'the SidecarSet changed which pods it selects during the pass; its status is computed again next pass');
-      }
-      current = fresh;
-    }
-  };
-
+/** Writes the statuses that differ, writeConcurrency at a time. False when the pass was stopped before every one was compared. */
+async function writeStatuses(sets: readonly SidecarSet[], counting: Counting, toWrite: readonly number[], deps: StatusPassDeps, options: StatusPassOptions, result: PassResult): Promise<boolean> {
+  const { signal } = options;
   let outOfTime = 0;
   await forEachLimited(toWrite, options.writeConcurrency ?? DEFAULTS.writeConcurrency, async (i) => {
     const set = sets[i];
@@ -244,24 +242,56 @@ export async function runStatusPass(deps: StatusPassDeps, options: StatusPassOpt
       return;
     }
     try {
-      await write(set, accumulator);
+      await writeStatus(set, accumulator, deps, options, result);
     } catch (error) {
       result.errors.push({ sidecarSet: sidecarSetName(set), operation: 'patch status', message: errorMessage(error) });
     }
   });
   if (outOfTime > 0) {
     result.errors.push({ operation: 'patch status', message: `the pass was stopped (${errorMessage(signal?.reason)}) before ${outOfTime} statuses were compared and written` });
-    return finish();
+    return false;
   }
+  return true;
+}
 
+/** Writes one set's status if it differs, re-reading on conflict. */
+async function writeStatus(set: SidecarSet, accumulator: StatusAccumulator, deps: StatusPassDeps, options: StatusPassOptions, result: PassResult): Promise<void> {
+  const { signal } = options;
+  const maxWriteAttempts = options.maxWriteAttempts ?? DEFAULTS.maxWriteAttempts;
+  const name = sidecarSetName(set);
+  const inputs = statusInputsKey(set);
+  let current = set;
+  for (let attempt = 1; ; attempt++) {
+    const status = accumulator.status(current);
+    if (jsonEqual(objectOf(current.status) ?? {}, status)) {
+      result.statusesUnchanged++;
+      return;
+    }
+    try {
+      if ((await deps.statuses.patchStatus(name, stringOf(current.metadata?.resourceVersion), status, signal)) === 'written') result.statusesWritten++;
+      return;
+    } catch (error) {
+      if (!(error instanceof StatusConflictError)) throw error;
+      if (attempt >= maxWriteAttempts) throw new StatusNotWrittenError(name, `the SidecarSet kept changing: ${maxWriteAttempts} writes conflicted`, { cause: error });
+    }
+    const fresh = await deps.statuses.get(name, signal);
+    if (fresh === undefined) return;
+    if (statusInputsKey(fresh) !== inputs) {
+      throw new StatusNotWrittenError(name, 'the SidecarSet changed which pods it selects during the pass; its status is computed again next pass');
+    }
+    current = fresh;
+  }
+}
+
+/** Records the events about uninjected pods that are due; a failed event is an error and is due again next pass. */
+async function reportNotInjected(sets: readonly SidecarSet[], findings: Map<string, NotInjectedFinding>, deps: StatusPassDeps, options: StatusPassOptions, result: PassResult): Promise<void> {
   const present = new Set(sets.map((set) => sidecarSetName(set)));
   for (const notice of deps.notices.due(findings, present)) {
     try {
-      await deps.events.record(notice.event, signal);
+      await deps.events.record(notice.event, options.signal);
       deps.notices.reported(notice);
     } catch (error) {
       result.errors.push({ sidecarSet: notice.set, operation: 'record event', message: errorMessage(error) });
     }
   }
-  return finish();
 }

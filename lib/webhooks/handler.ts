@@ -4,7 +4,8 @@
  * failure that the door turns into a failed call (non-200), so that the
  * webhook configuration's failurePolicy decides.
  */
-import type { AdmissionRequest, AdmissionResponse } from '../admission/review.ts';
+import type { AdmissionRequest } from '../admission/review.ts';
+import type { Verdict } from '../admission/responses.ts';
 import { AnswerTooLargeError } from '../admission/answer-size.ts';
 import { errorMessage } from '../errors.ts';
 import type { Clock, NamespaceSource, SidecarSetSource } from '../ports.ts';
@@ -24,20 +25,13 @@ export interface HandlerFailure {
   cause?: unknown;
 }
 
-/** What a handler decided; `outcome` names it for logs. */
-export type HandlerResult =
-  | { kind: 'response'; outcome: 'allowed' | 'patched' | 'denied' | 'skipped'; response: AdmissionResponse }
-  | { kind: 'failure'; outcome: 'failed'; failure: HandlerFailure };
+/** What a handler decided (a verdict from lib/admission/responses.ts, not yet addressed to the request's uid), or why it could not; `outcome` names it for logs. */
+export type HandlerResult = Verdict | { outcome: 'failed'; failure: HandlerFailure };
 
 export type AdmissionHandler = (request: AdmissionRequest, deps: HandlerDeps) => Promise<HandlerResult>;
 
-export function respond(response: AdmissionResponse, skipped = false): HandlerResult {
-  const outcome = skipped ? 'skipped' : !response.allowed ? 'denied' : response.patch !== undefined ? 'patched' : 'allowed';
-  return { kind: 'response', outcome, response };
-}
-
 export function failed(status: 500 | 503, message: string, cause?: unknown): HandlerResult {
-  return { kind: 'failure', outcome: 'failed', failure: cause === undefined ? { status, message } : { status, message, cause } };
+  return { outcome: 'failed', failure: cause === undefined ? { status, message } : { status, message, cause } };
 }
 
 /**

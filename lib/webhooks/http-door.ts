@@ -6,10 +6,9 @@
 import { errorMessage } from '../errors.ts';
 import { isAuthorizedCaller, type CallerSecrets } from '../auth/caller-auth.ts';
 import type { CallerNetworks } from '../auth/caller-network.ts';
-import { isObject } from '../kube/json.ts';
 import type { Logger } from '../ports.ts';
 import type { HandlerDeps } from './handler.ts';
-import { runReview, type AdmissionFunctionName, type ReviewOutcome } from './registry.ts';
+import { admissionRequestOf, reviewRequest, type AdmissionFunctionName, type ReviewedOutcome } from './registry.ts';
 import { MAX_ANSWER_BYTES } from '../admission/answer-size.ts';
 import { deadlineFromTimeout } from './timeout.ts';
 
@@ -65,11 +64,6 @@ function message(statusCode: number, text: string, extra: Record<string, string>
  */
 export const HANDLER_GRACE_MS = 200;
 
-/** The request uid of a body that may not be an AdmissionReview, for logs ('' when there is none). */
-function uidOf(body: unknown): string {
-  const uid = isObject(body) && isObject(body.request) ? body.request.uid : undefined;
-  return typeof uid === 'string' ? uid : '';
-}
 
 /** What a stranger sees for any request: the same as for a path that does not exist. */
 export const NOT_FOUND: HttpResponse = message(404, 'Not Found');
@@ -98,12 +92,23 @@ export async function callerAllowed(config: Pick<HttpDoorConfig, 'secrets' | 'ca
   return config.secrets === 'insecure' || isAuthorizedCaller(caller, config.secrets);
 }
 
-/** Serves one admission request. Never throws. */
-export async function serveAdmission(
-  request: HttpRequest,
-  config: HttpDoorConfig,
-  deps: Omit<HandlerDeps, 'signal'> & { logger: Logger },
-): Promise<HttpResponse> {
+type DoorDeps = Omit<HandlerDeps, 'signal'> & { logger: Logger };
+
+/** Serves one admission request, checking the caller first (the Lambda door). Never throws. */
+export async function serveAdmission(request: HttpRequest, config: HttpDoorConfig, deps: DoorDeps): Promise<HttpResponse> {
+  return serve(request, config, deps, true);
+}
+
+/**
+ * Serves one admission request whose caller a server already checked with
+ * {@link callerAllowed} before reading the body (the fastify onRequest hook),
+ * so the secret is not re-read and compared a second time. Never throws.
+ */
+export async function serveAuthenticatedAdmission(request: HttpRequest, config: HttpDoorConfig, deps: DoorDeps): Promise<HttpResponse> {
+  return serve(request, config, deps, false);
+}
+
+async function serve(request: HttpRequest, config: HttpDoorConfig, deps: DoorDeps, authenticate: boolean): Promise<HttpResponse> {
   const started = performance.now();
   const log = (outcome: string, fields: Record<string, unknown>, level: 'info' | 'error' = 'info') => {
     deps.logger[level](level === 'error' ? 'admission failed' : 'admission', {
@@ -115,7 +120,7 @@ export async function serveAdmission(
     });
   };
   // Authentication first: a stranger learns nothing, not even which methods exist.
-  if (!(await callerAllowed(config, { path: request.path, authorization: request.headers.authorization, sourceIp: request.sourceIp }))) {
+  if (authenticate && !(await callerAllowed(config, { path: request.path, authorization: request.headers.authorization, sourceIp: request.sourceIp }))) {
     log('unauthenticated', { statusCode: 404 });
     return NOT_FOUND;
   }
@@ -138,6 +143,12 @@ export async function serveAdmission(
     log('rejected', { statusCode: 400, reason: 'not JSON' });
     return message(400, `the body is not JSON: ${(error as Error).message}`);
   }
+  const decoded = admissionRequestOf(body);
+  if ('invalid' in decoded) {
+    log('rejected', { statusCode: 400, reason: decoded.invalid });
+    return message(400, decoded.invalid);
+  }
+  const review = decoded.request;
   const deadline = deadlineFromTimeout(request.timeout);
   // The handler's own deadline: sources stop waiting (or serve a stale cache)
   // when it aborts. Not AbortSignal.timeout(): its timer and signal would
@@ -151,17 +162,17 @@ export async function serveAdmission(
   // The door's: a handler that ignores its signal must still not make the
   // API server wait past its timeout, so the door answers 503 itself.
   let backstopTimer: ReturnType<typeof setTimeout> | undefined;
-  const backstop = new Promise<ReviewOutcome>((resolve) => {
+  const backstop = new Promise<ReviewedOutcome>((resolve) => {
     backstopTimer = setTimeout(() => {
-      resolve({ kind: 'failed', uid: uidOf(body), status: 503, message: `no decision within the ${deadline} ms deadline` });
+      resolve({ kind: 'failed', uid: review.uid, status: 503, message: `no decision within the ${deadline} ms deadline` });
     }, deadline + HANDLER_GRACE_MS);
   });
-  let outcome: ReviewOutcome;
+  let outcome: ReviewedOutcome;
   try {
-    outcome = await Promise.race([runReview(config.fn, body, { ...deps, signal }), backstop]);
+    outcome = await Promise.race([reviewRequest(config.fn, review, { ...deps, signal }), backstop]);
   } catch (error) {
-    // runReview does not throw; this is the last line of defence against a crash.
-    outcome = { kind: 'failed', uid: uidOf(body), status: 500, message: `internal error: ${errorMessage(error)}` };
+    // reviewRequest does not throw; this is the last line of defence against a crash.
+    outcome = { kind: 'failed', uid: review.uid, status: 500, message: `internal error: ${errorMessage(error)}` };
   } finally {
     clearTimeout(deadlineTimer);
     clearTimeout(backstopTimer);
@@ -184,9 +195,6 @@ export async function serveAdmission(
       log(outcome.outcome, { uid: outcome.uid, statusCode: 200 });
       return { statusCode: 200, headers: { ...JSON_HEADERS }, body };
     }
-    case 'invalid':
-      log('rejected', { statusCode: 400, reason: outcome.message });
-      return message(400, outcome.message);
     case 'failed':
       log('failed', { uid: outcome.uid, statusCode: outcome.status, error: outcome.message }, 'error');
       return message(outcome.status, outcome.message);

@@ -9,7 +9,7 @@ import { injectPod, InjectionTooLargeError, InvalidPodError, PatchPodMetadataErr
 import { hasNamespaceSelector, UnknownNamespaceError, type NamespaceLabels } from '../sidecarset/match.ts';
 import { InvalidHashAnnotationError } from '../sidecarset/pod-annotations.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
-import { failed, neverThrows, respond, type AdmissionHandler, type HandlerDeps } from './handler.ts';
+import { failed, neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
 import { onlyKind, onlyOperations, skipDeleting, skipSubresources } from './skip.ts';
 
 /** The namespace the pod is created in: the request's (a pod made from generateName may not carry it). */
@@ -33,7 +33,7 @@ const handleInject = async (request: AdmissionRequest, deps: HandlerDeps) => {
   try {
     const pod = request.object as Pod;
     const result = injectPod({ pod, namespace, sidecarSets: sets, namespaceLabels, now: deps.clock.now(), maxGrowthBytes: patchBytesOverAnswerLimit - 1 });
-    return respond(patched(request.uid, pod, result.pod, result.warnings));
+    return patched(pod, result.pod, result.warnings);
   } catch (error) {
     if (error instanceof InjectionTooLargeError) {
       // What the door answers for an answer over the limit, said before building it.
@@ -42,7 +42,7 @@ const handleInject = async (request: AdmissionRequest, deps: HandlerDeps) => {
     }
     if (error instanceof UnknownNamespaceError) return failed(503, `cannot decide the injection: ${error.message}`, error);
     if (error instanceof InvalidHashAnnotationError || error instanceof PatchPodMetadataError || error instanceof InvalidPodError) {
-      return respond(denied(request.uid, 400, error.message, 'BadRequest'));
+      return denied(400, error.message, 'BadRequest');
     }
     throw error;
   }

@@ -1,9 +1,11 @@
 /**
  * The admission functions by name, and the request path every door shares:
- * body -> decode -> handler -> AdmissionReview or failure.
+ * body -> decode -> handler -> AdmissionReview (the uid set here, once) or
+ * failure.
  */
-import { decodeReview, InvalidReviewError, reviewOf, type AdmissionReviewResponse } from '../admission/review.ts';
-import type { AdmissionHandler, HandlerDeps, HandlerResult } from './handler.ts';
+import { complete, type Verdict } from '../admission/responses.ts';
+import { decodeReview, InvalidReviewError, reviewOf, type AdmissionRequest, type AdmissionReviewResponse } from '../admission/review.ts';
+import type { AdmissionHandler, HandlerDeps } from './handler.ts';
 import { podInjectHandler } from './pod-inject.ts';
 import { sidecarSetDefaultHandler } from './sidecarset-default.ts';
 import { sidecarSetValidateHandler } from './sidecarset-validate.ts';
@@ -22,25 +24,35 @@ export function isAdmissionFunction(name: string): name is AdmissionFunctionName
 }
 
 /** The outcome of one review, ready for any door to render. */
-export type ReviewOutcome =
-  | { kind: 'review'; uid: string; outcome: Exclude<HandlerResult['outcome'], 'failed'>; review: AdmissionReviewResponse }
-  /** Not an AdmissionReview request: HTTP 400, exit 2. */
-  | { kind: 'invalid'; message: string }
+export type ReviewOutcome = ReviewedOutcome | { kind: 'invalid'; message: string };
+
+/** The outcome of a review of a decoded request. */
+export type ReviewedOutcome =
+  | { kind: 'review'; uid: string; outcome: Verdict['outcome']; review: AdmissionReviewResponse }
   /** The handler could not decide: HTTP 500/503, so failurePolicy applies. */
   | { kind: 'failed'; uid: string; status: 500 | 503; message: string };
 
-/** Runs one admission function on a decoded JSON body. Never throws. */
-export async function runReview(name: AdmissionFunctionName, body: unknown, deps: HandlerDeps): Promise<ReviewOutcome> {
-  let request;
+/** The AdmissionReview request in a decoded JSON body, or why it is none: not an AdmissionReview request is HTTP 400, exit 2. */
+export function admissionRequestOf(body: unknown): { request: AdmissionRequest } | { invalid: string } {
   try {
-    request = decodeReview(body);
+    return { request: decodeReview(body) };
   } catch (error) {
-    if (error instanceof InvalidReviewError) return { kind: 'invalid', message: `not an AdmissionReview v1 request: ${error.message}` };
+    if (error instanceof InvalidReviewError) return { invalid: `not an AdmissionReview v1 request: ${error.message}` };
     throw error;
   }
+}
+
+/** Runs one admission function on a decoded JSON body. Never throws. */
+export async function runReview(name: AdmissionFunctionName, body: unknown, deps: HandlerDeps): Promise<ReviewOutcome> {
+  const decoded = admissionRequestOf(body);
+  return 'invalid' in decoded ? { kind: 'invalid', message: decoded.invalid } : reviewRequest(name, decoded.request, deps);
+}
+
+/** Runs one admission function on a decoded request; the answer carries the request's uid. Never throws. */
+export async function reviewRequest(name: AdmissionFunctionName, request: AdmissionRequest, deps: HandlerDeps): Promise<ReviewedOutcome> {
   const result = await admissionHandlers[name](request, deps);
-  if (result.kind === 'failure') {
+  if (result.outcome === 'failed') {
     return { kind: 'failed', uid: request.uid, status: result.failure.status, message: result.failure.message };
   }
-  return { kind: 'review', uid: request.uid, outcome: result.outcome, review: reviewOf(result.response) };
+  return { kind: 'review', uid: request.uid, outcome: result.outcome, review: reviewOf(complete(request.uid, result)) };
 }

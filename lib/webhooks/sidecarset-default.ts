@@ -2,12 +2,12 @@
 import { patched } from '../admission/responses.ts';
 import { defaultSidecarSet } from '../sidecarset/defaults.ts';
 import { GROUP, KIND, type SidecarSet } from '../sidecarset/types.ts';
-import { neverThrows, respond, type AdmissionHandler } from './handler.ts';
+import { neverThrows, type AdmissionHandler } from './handler.ts';
 import { onlyKind, onlyOperations } from './skip.ts';
 
 const handleDefault: AdmissionHandler = (request) => {
   const received = request.object as SidecarSet;
-  return Promise.resolve(respond(patched(request.uid, received, defaultSidecarSet(received))));
+  return Promise.resolve(patched(received, defaultSidecarSet(received)));
 };
 
 export const sidecarSetDefaultHandler: AdmissionHandler = neverThrows(

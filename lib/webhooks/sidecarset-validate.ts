@@ -7,7 +7,7 @@ import { objectOf, stringOf } from '../kube/json.ts';
 import { hasNamespaceSelector, type NamespaceLabels } from '../sidecarset/match.ts';
 import { GROUP, KIND, type SidecarSet } from '../sidecarset/types.ts';
 import { validateSidecarSet, validateSidecarSetAgainstCluster, type ValidationContext } from '../sidecarset/validate.ts';
-import { failed, neverThrows, respond, type AdmissionHandler, type HandlerDeps } from './handler.ts';
+import { failed, neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
 import { onlyKind, onlyOperations } from './skip.ts';
 
 /** The namespaces whose labels the cross-set rules may compare with a namespaceSelector. */
@@ -44,8 +44,8 @@ const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {
     // Rules 1-12 just passed and do not read the cluster: only rule 13 is left.
     errors = validateSidecarSetAgainstCluster(object, { ...base, others, namespaceLabels });
   }
-  if (errors.length === 0) return respond(allowed(request.uid));
-  return respond(denied(request.uid, 422, formatFieldErrors(errors), 'Invalid'));
+  if (errors.length === 0) return allowed();
+  return denied(422, formatFieldErrors(errors), 'Invalid');
 };
 
 export const sidecarSetValidateHandler: AdmissionHandler = neverThrows(

@@ -3,15 +3,15 @@
  * inside it: each lets a request through unchanged when the handler has
  * nothing to say about it.
  */
-import { allowed } from '../admission/responses.ts';
+import { skipped } from '../admission/responses.ts';
 import type { AdmissionRequest, Operation } from '../admission/review.ts';
 import { isObject } from '../kube/json.ts';
-import { respond, type AdmissionHandler } from './handler.ts';
+import type { AdmissionHandler } from './handler.ts';
 
 type Predicate = (request: AdmissionRequest) => boolean;
 
 function skipWhen(predicate: Predicate, handler: AdmissionHandler): AdmissionHandler {
-  return (request, deps) => (predicate(request) ? Promise.resolve(respond(allowed(request.uid), true)) : handler(request, deps));
+  return (request, deps) => (predicate(request) ? Promise.resolve(skipped()) : handler(request, deps));
 }
 
 /** Only these operations reach the handler. */

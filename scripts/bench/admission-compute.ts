@@ -11,12 +11,12 @@ import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapter
 import { serveAdmission, type HttpRequest } from '../../lib/webhooks/http-door.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { admissionRuntime } from '../../functions/shared/compose.ts';
-import { SECRET } from '../../test/webhooks/fixtures.ts';
-import { benchBodies, benchNamespaces, clusterSidecarSets } from './admission-inputs.ts';
+import { SECRET } from '../../testkit/reviews.ts';
+import { benchBodies, benchNamespaces, clusterSidecarSets } from '../../testkit/bench/admission-inputs.ts';
 import { bytesText, num, ratioText, withSpread } from './format.ts';
 import { opsPerSecond } from './rate.ts';
 import type { SectionReport } from './report.ts';
-import { alternate, ratioOfMedians, summarize } from './stats.ts';
+import { alternate, ratioOfMedians, summarize } from '../../testkit/bench/stats.ts';
 
 export interface AdmissionSettings {
   runs: number;

@@ -4,7 +4,7 @@
  * resources the reconciler touches are counted, so the server's own
  * background requests (leases) and the scrapes do not blur the figure.
  */
-import type { ControlPlane } from '../../test/control-plane/harness.ts';
+import type { ControlPlane } from '../../control-plane/harness.ts';
 
 export const COUNTED_RESOURCES = ['pods', 'sidecarsets', 'namespaces', 'events'] as const;
 

@@ -10,12 +10,12 @@ import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleEntry, bundleFunctions } from '../bundle.ts';
-import { functionUrlEvent, SECRET } from '../../test/webhooks/fixtures.ts';
-import { benchBodies } from './admission-inputs.ts';
-import { benchControlPlane, seedAdmissionCluster } from './cluster.ts';
+import { functionUrlEvent, SECRET } from '../../testkit/reviews.ts';
+import { benchBodies } from '../../testkit/bench/admission-inputs.ts';
+import { benchControlPlane, seedAdmissionCluster } from '../../testkit/bench/cluster.ts';
 import { bytesText, num, withSpread } from './format.ts';
 import type { SectionReport } from './report.ts';
-import { summarize } from './stats.ts';
+import { summarize } from '../../testkit/bench/stats.ts';
 
 export interface ColdStartSettings {
   runs: number;

@@ -1,5 +1,5 @@
 /** How figures are written in the table and the document: a median with its spread. */
-import type { Summary } from './stats.ts';
+import type { Summary } from '../../testkit/bench/stats.ts';
 
 /** A number with `digits` decimals below 100 and none above, grouped by thousands. */
 export function num(value: number, digits = 1): string {

@@ -21,10 +21,10 @@ import { serveAdmission } from '../../lib/webhooks/http-door.ts';
 import { buildApp } from '../../functions/server/app.ts';
 import { ensureServingTls } from '../../functions/server/tls.ts';
 import { admissionRuntime } from '../../functions/shared/compose.ts';
-import { SECRET } from '../../test/webhooks/fixtures.ts';
+import { SECRET } from '../../testkit/reviews.ts';
 import { FLOOR_PATH } from './http-paths.ts';
 import { doorRequest } from './admission-compute.ts';
-import { benchBodies, benchNamespaces, clusterSidecarSets } from './admission-inputs.ts';
+import { benchBodies, benchNamespaces, clusterSidecarSets } from '../../testkit/bench/admission-inputs.ts';
 
 
 const tlsDir = await mkdtemp(join(tmpdir(), 'sidecarset-bench-tls-'));

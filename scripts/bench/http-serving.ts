@@ -7,13 +7,13 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { benchBodies } from './admission-inputs.ts';
+import { benchBodies } from '../../testkit/bench/admission-inputs.ts';
 import { startChild, stopChild } from './child.ts';
 import { bytesText, num, ratioText, withSpread } from './format.ts';
 import { FLOOR_PATH, MEASURED_PATH } from './http-paths.ts';
 import { pacedLoad } from './paced.ts';
 import type { SectionReport } from './report.ts';
-import { alternate, ratioOfMedians, summarize, type Summary } from './stats.ts';
+import { alternate, ratioOfMedians, summarize, type Summary } from '../../testkit/bench/stats.ts';
 
 export interface HttpSettings {
   runs: number;

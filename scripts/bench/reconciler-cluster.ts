@@ -4,16 +4,16 @@
  * have stored them (each injected in-process with the project's own handler,
  * then created directly: no webhook is registered).
  */
-import { applyPatch, decodePatch } from '../../lib/admission/json-patch.ts';
+import { applyPatch, decodePatch } from '../../testkit/json-patch.ts';
 import type { Namespace, Pod } from '../../lib/kube/types.ts';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { runReview } from '../../lib/webhooks/registry.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { systemClock } from '../../lib/ports.ts';
-import { podReview } from '../../test/webhooks/fixtures.ts';
-import type { ControlPlane } from '../../test/control-plane/harness.ts';
-import { benchPod, storedSidecarSet, userSidecarSet } from './admission-inputs.ts';
-import { create, forCreate, inParallel, SIDECARSETS_PATH } from './cluster.ts';
+import { podReview } from '../../testkit/reviews.ts';
+import type { ControlPlane } from '../../control-plane/harness.ts';
+import { benchPod, storedSidecarSet, userSidecarSet } from '../../testkit/bench/admission-inputs.ts';
+import { create, forCreate, inParallel, SIDECARSETS_PATH } from '../../testkit/bench/cluster.ts';
 
 const APPS = 50;
 const NAMESPACES = 10;

@@ -9,14 +9,14 @@ import { fileURLToPath } from 'node:url';
 import { CONTEXT_DEFAULTS } from '../../infra/aws/config.ts';
 import { DEFAULT_POD_PAGE_SIZE } from '../../lib/adapters/kube-status-sync.ts';
 import type { PassResult } from '../../lib/status-sync/pass.ts';
-import type { ControlPlane } from '../../test/control-plane/harness.ts';
+import type { ControlPlane } from '../../control-plane/harness.ts';
 import { countRequests } from './api-requests.ts';
 import { runChild } from './child.ts';
-import { benchControlPlane } from './cluster.ts';
+import { benchControlPlane } from '../../testkit/bench/cluster.ts';
 import { num, ratioText, withSpread } from './format.ts';
 import { seedReconcilerCluster } from './reconciler-cluster.ts';
 import type { SectionReport } from './report.ts';
-import { ratioOfMedians, summarize } from './stats.ts';
+import { ratioOfMedians, summarize } from '../../testkit/bench/stats.ts';
 
 export interface ReconcilerSettings {
   runs: number;
@@ -82,7 +82,7 @@ export async function reconcilerSection(settings: ReconcilerSettings, log: (line
       id: 'reconciler',
       title: `4. Reconciler (${settings.pods.toLocaleString('en-US')} pods, ${seeded.sets} SidecarSets, real control plane)`,
       method: [
-        `A real etcd and kube-apiserver on 127.0.0.1 (test/control-plane) hold ${seeded.sets} SidecarSets over 50 apps (each pod is selected by two; every tenth set has a namespaceSelector) and ${settings.pods.toLocaleString('en-US')} pods in 10 namespaces, each stored as pod-inject would have made it (three app containers and the sidecars of its sets, about 9 kB of JSON). Pods have no kubelet, so none is ready.`,
+        `A real etcd and kube-apiserver on 127.0.0.1 (control-plane/) hold ${seeded.sets} SidecarSets over 50 apps (each pod is selected by two; every tenth set has a namespaceSelector) and ${settings.pods.toLocaleString('en-US')} pods in 10 namespaces, each stored as pod-inject would have made it (three app containers and the sidecars of its sets, about 9 kB of JSON). Pods have no kubelet, so none is ready.`,
         `Pass: \`composeStatusSync\` (the Lambda's composition, as the least-privilege functions identity) then one timed \`runPass()\`: list the SidecarSets, stream the pods in pages of ${DEFAULT_POD_PAGE_SIZE}, list namespace labels, count, compare and write changed statuses. Each run is a fresh Node process (a cold Lambda container); peak RSS is that process's \`process.resourceUsage().maxRSS\`.`,
         `Floor: in the same kind of process, after the same kubeconfig loading, the same SidecarSet list and the same pod pages (limit ${DEFAULT_POD_PAGE_SIZE}, following continue tokens) through the same transport (client-node's IsomorphicFetchHttpLibrary with the KubeConfig's authentication), each answer read as text and \`JSON.parse\`d, and nothing else.`,
         'API requests are the API server\'s own count (`apiserver_request_total` from /metrics, for pods, sidecarsets, namespaces and events) before and after each run.',

@@ -6,19 +6,19 @@
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { ControlPlane } from '../../test/control-plane/harness.ts';
-import { benchControlPlane, seedAdmissionCluster } from '../bench/cluster.ts';
-import { injectionUnderApiFaults, podCreationUnderApiFaults } from '../../test/faults/pod-inject-faults.ts';
-import { podListRetry } from '../../test/faults/pod-list-retry.ts';
-import { apiServerRestarts, continueTokenExpires, podListFailsHalfway, writeConflicts } from '../../test/faults/status-sync-faults.ts';
-import { startFaultCluster, type FaultCluster } from '../../test/faults/status-sync-fixture.ts';
-import { httpsSoak } from '../../test/load/https-soak.ts';
-import { lambdaSoak } from '../../test/load/lambda-soak.ts';
-import { checkRefusals } from '../../test/reliability/refusals.ts';
-import { adversarialRows, MB, RELIABILITY_SIZES } from '../../test/reliability/adversarial.ts';
-import { QUICK_TIMEOUTS, strangerConnections } from '../../test/reliability/stranger-connections.ts';
+import type { ControlPlane } from '../../control-plane/harness.ts';
+import { benchControlPlane, seedAdmissionCluster } from '../../testkit/bench/cluster.ts';
+import { injectionUnderApiFaults, podCreationUnderApiFaults } from '../../testkit/faults/pod-inject-faults.ts';
+import { podListRetry } from '../../testkit/faults/pod-list-retry.ts';
+import { apiServerRestarts, continueTokenExpires, podListFailsHalfway, writeConflicts } from '../../testkit/faults/status-sync-faults.ts';
+import { startFaultCluster, type FaultCluster } from '../../testkit/faults/status-sync-fixture.ts';
+import { httpsSoak } from '../../testkit/load/https-soak.ts';
+import { lambdaSoak } from '../../testkit/load/lambda-soak.ts';
+import { checkRefusals } from '../../testkit/reliability/refusals.ts';
+import { adversarialRows, MB, RELIABILITY_SIZES } from '../../testkit/reliability/adversarial.ts';
+import { QUICK_TIMEOUTS, strangerConnections } from '../../testkit/reliability/stranger-connections.ts';
 
-import type { Figures } from '../../test/reliability/figures.ts';
+import type { Figures } from '../../testkit/reliability/figures.ts';
 /** A case's result: figures, or rows of a table. */
 export type CaseOutput = Figures | Figures[];
 
@@ -44,7 +44,7 @@ export class Shared {
   #seeded: Promise<ControlPlane> | undefined;
   #faultCluster: Promise<FaultCluster> | undefined;
 
-  /** A control plane holding the benchmarks' 50 SidecarSets, 5 of them selecting the pod (scripts/bench/cluster.ts). */
+  /** A control plane holding the benchmarks' 50 SidecarSets, 5 of them selecting the pod (testkit/bench/cluster.ts). */
   seeded(): Promise<ControlPlane> {
     this.#seeded ??= benchControlPlane().then(async (cp) => {
       await seedAdmissionCluster(cp);
@@ -121,7 +121,7 @@ export const CASES: readonly Case[] = [
   ...(['pod-inject', 'sidecarset-validate', 'sidecarset-default'] as const).map((fn): Case => ({
     section: 'adversarial',
     name: `The worst reviews for ${fn}`,
-    claim: `The reviews of ${fn} built to make its work grow faster than its input (test/reliability/adversarial.ts), at 1 MB, 3 MB and just under the 6 MB body limit, through the door both the Lambda handler and the server use: every one answered inside its deadline, its ratio to the parse floor not growing more than 3 times from 1 to 6 MB (a quadratic step grows it 6 times), the median time shown against JSON.parse of the same body (target: at most 20 times).`,
+    claim: `The reviews of ${fn} built to make its work grow faster than its input (testkit/reliability/adversarial.ts), at 1 MB, 3 MB and just under the 6 MB body limit, through the door both the Lambda handler and the server use: every one answered inside its deadline, its ratio to the parse floor not growing more than 3 times from 1 to 6 MB (a quadratic step grows it 6 times), the median time shown against JSON.parse of the same body (target: at most 20 times).`,
     run: ({ quick }) => adversarialRows(fn, quick ? [MB / 4, MB] : RELIABILITY_SIZES, quick ? 2 : 5),
   })),
   {

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { cachedReadiness, READINESS_MAX_CHECK_MS, READINESS_TTL_MS, sidecarSetReadiness } from '../../lib/adapters/readiness.ts';
 import type { SidecarSetSource } from '../../lib/ports.ts';
-import { capturingLogger } from '../webhooks/fixtures.ts';
+import { capturingLogger } from '../../testkit/reviews.ts';
 import { fakeClock, settle } from './fake-clock.ts';
 
 /** A SidecarSet source that counts its lists, each failing while `down` says so. */

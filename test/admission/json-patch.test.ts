@@ -1,16 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import {
-  applyPatch,
-  createPatch,
-  decodePatch,
-  encodePatch,
-  escapePointerToken,
-  JsonPatchError,
-  parsePointer,
-  pointer,
-  unescapePointerToken,
-} from '../../lib/admission/json-patch.ts';
+import { escapePointerToken, JsonPatchError } from '../../lib/admission/json-patch.ts';
+import { applyPatch, createPatch, decodePatch, encodePatch, parsePointer, pointer, unescapePointerToken } from '../../testkit/json-patch.ts';
 import type { JsonPatchOperation } from '../../lib/admission/json-patch.ts';
 import { cloneJson, isObject, jsonEqual } from '../../lib/kube/json.ts';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { applyPatch, decodePatch } from '../../lib/admission/json-patch.ts';
-import { allowed, denied, patched } from '../../lib/admission/responses.ts';
-import { decodeReview, decodeReviewText, InvalidReviewError, reviewOf } from '../../lib/admission/review.ts';
-import { podReview, sidecarSetReview } from '../webhooks/fixtures.ts';
+import { applyPatch, decodePatch } from '../../testkit/json-patch.ts';
+import { allowed, complete, denied, patched, skipped } from '../../lib/admission/responses.ts';
+import { decodeReview, InvalidReviewError, reviewOf } from '../../lib/admission/review.ts';
+import { decodeReviewText, podReview, sidecarSetReview } from '../../testkit/reviews.ts';
 
 type Review = Record<string, unknown> & { request: Record<string, unknown> };
 
@@ -118,11 +118,11 @@ describe('reviewOf', () => {
 
 describe('response builders', () => {
   it('allowed is the uid and allowed: true, with no other key', () => {
-    expect(allowed('u1')).toStrictEqual({ uid: 'u1', allowed: true });
+    expect(complete('u1', allowed())).toStrictEqual({ uid: 'u1', allowed: true });
   });
 
   it('denied carries the status code, message and reason', () => {
-    expect(denied('u2', 422, 'spec.containers[0].name: Invalid value', 'Invalid')).toStrictEqual({
+    expect(complete('u2', denied(422, 'spec.containers[0].name: Invalid value', 'Invalid'))).toStrictEqual({
       uid: 'u2',
       allowed: false,
       status: { code: 422, message: 'spec.containers[0].name: Invalid value', reason: 'Invalid' },
@@ -130,18 +130,18 @@ describe('response builders', () => {
   });
 
   it('denied without a reason has no reason key', () => {
-    expect(denied('u3', 403, 'no')).toStrictEqual({ uid: 'u3', allowed: false, status: { code: 403, message: 'no' } });
+    expect(complete('u3', denied(403, 'no'))).toStrictEqual({ uid: 'u3', allowed: false, status: { code: 403, message: 'no' } });
   });
 
   it('patched with no change is a plain allow, without patchType or patch', () => {
     const object = { metadata: { name: 'a' }, spec: { x: [1, 2] } };
-    expect(patched('u4', object, structuredClone(object))).toStrictEqual({ uid: 'u4', allowed: true });
+    expect(complete('u4', patched(object, structuredClone(object)))).toStrictEqual({ uid: 'u4', allowed: true });
   });
 
   it('patched with a change carries a JSONPatch that turns the received object into the mutated one', () => {
     const received = { metadata: { name: 'a' }, spec: { containers: [{ name: 'app' }] } };
     const mutated = { metadata: { name: 'a', annotations: { k: 'v' } }, spec: { containers: [{ name: 'side' }, { name: 'app' }] } };
-    const response = patched('u5', received, mutated);
+    const response = complete('u5', patched(received, mutated));
     expect(response).toMatchObject({ uid: 'u5', allowed: true, patchType: 'JSONPatch' });
     expect(response.status).toBeUndefined();
     expect(applyPatch(received, decodePatch(response.patch!))).toEqual(mutated);
@@ -152,9 +152,9 @@ describe('response builders', () => {
   const long = `${'y'.repeat(150)}TAIL`;
 
   it.each([
-    { builder: 'allowed', build: (w: string[]) => allowed('u', w) },
-    { builder: 'patched without a change', build: (w: string[]) => patched('u', { a: 1 }, { a: 1 }, w) },
-    { builder: 'patched with a change', build: (w: string[]) => patched('u', { a: 1 }, { a: 2 }, w) },
+    { builder: 'allowed', build: (w: string[]) => complete('u', allowed(w)) },
+    { builder: 'patched without a change', build: (w: string[]) => complete('u', patched({ a: 1 }, { a: 1 }, w)) },
+    { builder: 'patched with a change', build: (w: string[]) => complete('u', patched({ a: 1 }, { a: 2 }, w)) },
   ])('$builder keeps warnings of up to 120 characters and cuts longer ones to 120', ({ build }) => {
     const warnings = build([short, exact, long]).warnings!;
     expect(warnings[0]).toBe(short);
@@ -163,8 +163,20 @@ describe('response builders', () => {
     expect(warnings[2]).toBe(`${'y'.repeat(117)}...`);
   });
 
+  it.each([
+    { builder: 'allowed', verdict: () => allowed(), outcome: 'allowed' },
+    { builder: 'skipped', verdict: () => skipped(), outcome: 'skipped' },
+    { builder: 'denied', verdict: () => denied(403, 'no'), outcome: 'denied' },
+    { builder: 'patched without a change', verdict: () => patched({ a: 1 }, { a: 1 }), outcome: 'allowed' },
+    { builder: 'patched with a change', verdict: () => patched({ a: 1 }, { a: 2 }), outcome: 'patched' },
+  ])('$builder decides the outcome $outcome, once, with no uid until the response is completed', ({ verdict, outcome }) => {
+    expect(verdict().outcome).toBe(outcome);
+    expect(verdict().response).not.toHaveProperty('uid');
+    expect(Object.keys(complete('u', verdict()))[0]).toBe('uid');
+  });
+
   it('adds no warnings key when there are none', () => {
-    expect(Object.keys(allowed('u', []))).toEqual(['uid', 'allowed']);
-    expect(Object.keys(patched('u', { a: 1 }, { a: 2 }, []))).toEqual(['uid', 'allowed', 'patchType', 'patch']);
+    expect(Object.keys(complete('u', allowed([])))).toEqual(['uid', 'allowed']);
+    expect(Object.keys(complete('u', patched({ a: 1 }, { a: 2 }, [])))).toEqual(['uid', 'allowed', 'patchType', 'patch']);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { CallerSecretError, checkSecret, isAuthorizedCaller, MIN_SECRET_LENGTH, parseSecretValue, type CallerSecrets } from '../../lib/auth/caller-auth.ts';
-import { fixedSecret } from '../webhooks/fixtures.ts';
+import { fixedSecret } from '../../testkit/reviews.ts';
 
 // 32 bytes in base64url, as the operator is told to generate them; fixed so failures reproduce.
 const CURRENT = fixedSecret('caller-auth.test.ts a1');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { CallerSecretError } from '../../lib/auth/caller-auth.ts';
 import { callerSecretSource } from '../../lib/auth/caller-config.ts';
-import { fixedSecret } from '../webhooks/fixtures.ts';
+import { fixedSecret } from '../../testkit/reviews.ts';
 
 const CURRENT = fixedSecret('caller-config.test.ts 11');
 const PREVIOUS = fixedSecret('caller-config.test.ts 22');

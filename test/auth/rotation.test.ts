@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { parseSecretDocument, rotateWebhookSecret, secretOfUrl, type RotationSettings, type SecretStore, type WebhookEndpoint, type WebhookUrls } from '../../lib/auth/rotation.ts';
-import { fixedSecret } from '../webhooks/fixtures.ts';
+import { fixedSecret } from '../../testkit/reviews.ts';
 
 const OLD = fixedSecret('rotation old');
 const NEW = fixedSecret('rotation new');

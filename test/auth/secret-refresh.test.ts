@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { CallerSecrets } from '../../lib/auth/caller-auth.ts';
 import { refreshingSecrets } from '../../lib/auth/secret-refresh.ts';
-import { capturingLogger, fixedSecret } from '../webhooks/fixtures.ts';
+import { capturingLogger, fixedSecret } from '../../testkit/reviews.ts';
 
 const A: CallerSecrets = { current: fixedSecret('refresh A') };
 const B: CallerSecrets = { current: fixedSecret('refresh B'), previous: fixedSecret('refresh A') };

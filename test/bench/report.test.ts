@@ -3,7 +3,7 @@ import { countDelta, requestCounts } from '../../scripts/bench/api-requests.ts';
 import { withSpread } from '../../scripts/bench/format.ts';
 import { BenchUsageError, parseBenchOptions } from '../../scripts/bench/options.ts';
 import { renderConsole, renderDocument, type SectionReport } from '../../scripts/bench/report.ts';
-import { summarize } from '../../scripts/bench/stats.ts';
+import { summarize } from '../../testkit/bench/stats.ts';
 import { renderMarkdownTable, renderTextTable } from '../../scripts/bench/table.ts';
 
 const section: SectionReport = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { alternate, median, quantile, ratioOfMedians, summarize } from '../../scripts/bench/stats.ts';
+import { alternate, median, quantile, ratioOfMedians, summarize } from '../../testkit/bench/stats.ts';
 
 describe('benchmark statistics', () => {
   it('takes the middle value of an odd count and the mean of the middle two of an even count', () => {

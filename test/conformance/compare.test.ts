@@ -15,9 +15,9 @@ import {
   pinnedImageQualified,
   sidecarOrderBySetName,
   startupProbeNotDefaulted,
-} from './compare.ts';
-import { expectedBy } from './expected-mismatches.ts';
-import type { ConformanceCase } from './generator.ts';
+} from '../../testkit/conformance/compare.ts';
+import { expectedBy } from '../../testkit/conformance/expected-mismatches.ts';
+import type { ConformanceCase } from '../../testkit/conformance/generator.ts';
 
 const set = (name: string, spec: Record<string, unknown>): SidecarSet =>
   ({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name }, spec: { containers: [{ name: 'log', image: 'busybox' }], ...spec } });

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isObject } from '../../lib/kube/json.ts';
-import { parseObjects } from '../../lib/kube/manifests.ts';
+import { parseObjects } from '../../lib/kube/yaml-objects.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { request, createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
+import { startFaultProxy, type FaultProxy } from '../../testkit/faults/fault-proxy.ts';
 
 const LOOPBACK = '127.0.0.1';
 

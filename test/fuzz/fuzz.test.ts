@@ -10,12 +10,12 @@ import { runInThisContext } from 'node:vm';
 import { MAX_REVIEW_DEPTH } from '../../lib/admission/review.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-door.ts';
 import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
-import { sidecarSet } from '../sidecarset/fixtures.ts';
-import { appPod, podReview, sidecarSetReview, userSidecarSet } from '../webhooks/fixtures.ts';
-import { bodyInput, QUICK_SIZE } from './arbitraries.ts';
-import { ClusterView, httpsDoor, lambdaDoor, type Door } from './doors.ts';
-import { MAX_RESPONSE_BYTES } from './oracle.ts';
-import { everyFieldEveryType, fuzzProperties, sweep, type FuzzEnv } from './properties.ts';
+import { sidecarSet } from '../../testkit/sidecarset-objects.ts';
+import { appPod, podReview, sidecarSetReview, userSidecarSet } from '../../testkit/reviews.ts';
+import { bodyInput, QUICK_SIZE } from '../../testkit/fuzz/arbitraries.ts';
+import { ClusterView, httpsDoor, lambdaDoor, type Door } from '../../testkit/fuzz/doors.ts';
+import { MAX_RESPONSE_BYTES } from '../../testkit/fuzz/oracle.ts';
+import { everyFieldEveryType, fuzzProperties, sweep, type FuzzEnv } from '../../testkit/fuzz/properties.ts';
 
 /** Fixed, so that a failure here reproduces: `npm run fuzz -- --seed 20261130 --only <name>`. */
 const SEED = 20261130;

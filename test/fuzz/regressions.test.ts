@@ -3,7 +3,8 @@
  * smallest case and kept here so that they stay fixed whatever the seed.
  */
 import { describe, expect, it } from '@jest/globals';
-import { createPatch, decodePatch, encodePatch, type JsonPatchOperation } from '../../lib/admission/json-patch.ts';
+import { type JsonPatchOperation } from '../../lib/admission/json-patch.ts';
+import { createPatch, decodePatch, encodePatch } from '../../testkit/json-patch.ts';
 import { decodeReview, InvalidReviewError, MAX_REVIEW_DEPTH } from '../../lib/admission/review.ts';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { formatFieldErrors, root } from '../../lib/kube/field-errors.ts';
@@ -15,8 +16,8 @@ import type { Pod } from '../../lib/kube/types.ts';
 import { injectPod } from '../../lib/sidecarset/inject.ts';
 import type { SidecarSet, SidecarSetSpec } from '../../lib/sidecarset/types.ts';
 import { runReview } from '../../lib/webhooks/registry.ts';
-import { NOW, pod, sidecar, sidecarSet } from '../sidecarset/fixtures.ts';
-import { appPod, podReview, userSidecarSet } from '../webhooks/fixtures.ts';
+import { NOW, pod, sidecar, sidecarSet } from '../../testkit/sidecarset-objects.ts';
+import { appPod, podReview, userSidecarSet } from '../../testkit/reviews.ts';
 
 function inject(p: Pod, sets: SidecarSet[]): Pod {
   return injectPod({ pod: p, namespace: 'default', sidecarSets: sets, namespaceLabels: new Map(), now: NOW }).pod;

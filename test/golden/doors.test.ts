@@ -17,7 +17,7 @@ import type { FastifyInstance } from 'fastify';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { isObject } from '../../lib/kube/json.ts';
-import { parseObjects, parseSingleObject } from '../../lib/kube/manifests.ts';
+import { parseObjects, parseSingleObject } from '../../lib/kube/yaml-objects.ts';
 import type { JsonObject, Namespace } from '../../lib/kube/types.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
@@ -26,7 +26,7 @@ import { buildApp } from '../../functions/server/app.ts';
 import { ensureServingTls } from '../../functions/server/tls.ts';
 import { admissionLambda, type FunctionUrlHandler } from '../../functions/shared/admission-lambda.ts';
 import { admissionRuntime } from '../../functions/shared/compose.ts';
-import { functionUrlEvent } from '../webhooks/fixtures.ts';
+import { functionUrlEvent } from '../../testkit/reviews.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const NOW = new Date('2026-11-30T12:00:00Z');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { MAX_NESTING_DEPTH, parseObjects, parseSingleObject } from '../../lib/kube/manifests.ts';
+import { MAX_NESTING_DEPTH, parseObjects, parseSingleObject } from '../../lib/kube/yaml-objects.ts';
 import { yamlNestingDepth } from '../../lib/kube/yaml-nesting.ts';
 
 /** `{"a":[[...]]}`: the object plus `arrays` levels of arrays. */

@@ -1,6 +1,6 @@
 /**
  * The short version of the adversarial section of `npm run reliability`:
- * the same inputs (test/reliability/adversarial.ts), smaller, with limits far
+ * the same inputs (testkit/reliability/adversarial.ts), smaller, with limits far
  * above what the linear code takes and far below what the quadratic code it
  * replaced took at the same size (measured on the 2-core test machine).
  */
@@ -9,8 +9,8 @@ import { createPatchSharingValues, patchText } from '../../lib/admission/json-pa
 import type { Pod } from '../../lib/kube/types.ts';
 import { injectPod, InjectionTooLargeError } from '../../lib/sidecarset/inject.ts';
 import { MAX_ANSWER_BYTES, patchBytesOverAnswerLimit, smallestAnswerBytes } from '../../lib/admission/answer-size.ts';
-import { FUZZ_NOW } from '../fuzz/doors.ts';
-import { ADVERSARIAL, MB, measure, type AdversarialCase } from './adversarial.ts';
+import { FUZZ_NOW } from '../../testkit/fuzz/doors.ts';
+import { ADVERSARIAL, MB, measure, type AdversarialCase } from '../../testkit/reliability/adversarial.ts';
 
 function adversarialCase(name: string): AdversarialCase {
   const found = ADVERSARIAL.find((c) => c.name === name);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { checkRefusals } from './refusals.ts';
+import { checkRefusals } from '../../testkit/reliability/refusals.ts';
 
 describe('refusals through the Lambda handler and the HTTPS server', () => {
   it('give every stranger and broken caller its documented status and a short answer that leaks nothing', async () => {

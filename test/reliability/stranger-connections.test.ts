@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { QUICK_TIMEOUTS, strangerConnections } from './stranger-connections.ts';
+import { QUICK_TIMEOUTS, strangerConnections } from '../../testkit/reliability/stranger-connections.ts';
 
 describe('connections before authentication, against the local server over TLS', () => {
   it('closes every stranger\'s at once and cuts off every slow client (short timeouts), holding none afterwards', async () => {

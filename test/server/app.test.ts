@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { sidecarSetReadiness } from '../../lib/adapters/readiness.ts';
-import { applyPatch, decodePatch } from '../../lib/admission/json-patch.ts';
+import { applyPatch, decodePatch } from '../../testkit/json-patch.ts';
 import type { CallerSecrets } from '../../lib/auth/caller-auth.ts';
 import type { SidecarSetSource } from '../../lib/ports.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
@@ -15,9 +15,9 @@ import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-door.ts';
 import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { buildApp } from '../../functions/server/app.ts';
 import { admissionRuntime, type AdmissionRuntime } from '../../functions/shared/compose.ts';
-import { sidecarSet } from '../sidecarset/fixtures.ts';
+import { sidecarSet } from '../../testkit/sidecarset-objects.ts';
 import { parseCallerNetworks } from '../../lib/auth/caller-network.ts';
-import { appPod, capturingLogger, podReview, PREVIOUS_SECRET, SECRET, sidecarSetReview, STRANGER_SECRET, userSidecarSet } from '../webhooks/fixtures.ts';
+import { appPod, capturingLogger, podReview, PREVIOUS_SECRET, SECRET, sidecarSetReview, STRANGER_SECRET, userSidecarSet } from '../../testkit/reviews.ts';
 
 // app.inject() loads light-my-request, which require()s the ESM-only `cookie`
 // package; jest's CommonJS loader cannot require an ES module on Node 22 (it
@@ -322,5 +322,35 @@ describe('buildApp with a caller network allowlist', () => {
       const response = await app.inject({ method: 'POST', url: `/sidecarset-default/${SECRET}`, headers: json, payload: sidecarSetReview('uid-net'), remoteAddress });
       expect(response.statusCode).toBe(200);
     }
+  });
+});
+
+describe('buildApp checks each caller once', () => {
+  const networks = parseCallerNetworks('198.51.100.0/24', 'ALLOWED_CALLER_CIDRS');
+  const checks = { network: 0, secretRefresh: 0 };
+  let app: FastifyInstance;
+  beforeAll(async () => {
+    const sidecarSets = memorySidecarSetSource([sidecarSet('log-agent')]);
+    const runtime = admissionRuntime('sidecarset-default', secrets, { sidecarSets, namespaces }, capturingLogger().logger, undefined, networks);
+    const counted: AdmissionRuntime = {
+      ...runtime,
+      config: {
+        ...runtime.config,
+        callerNetworks: { entries: networks!.entries, allows: (address) => (checks.network++, networks!.allows(address)) },
+        refreshSecrets: () => (checks.secretRefresh++, Promise.resolve()),
+      },
+    };
+    app = buildApp({ runtimes: { 'sidecarset-default': counted }, readiness: () => Promise.resolve({ ready: true, message: '' }) });
+    await app.ready();
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('the hook that lets a caller in is the only check: the network and the secret are consulted once per review', async () => {
+    const response = await app.inject({ method: 'POST', url: `/sidecarset-default/${SECRET}`, headers: json, payload: sidecarSetReview('uid-once'), remoteAddress: '198.51.100.1' });
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(response.body).response.uid).toBe('uid-once');
+    expect(checks).toEqual({ network: 1, secretRefresh: 1 });
   });
 });

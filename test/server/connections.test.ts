@@ -24,9 +24,9 @@ import { MAX_WEBHOOK_TIMEOUT_MS } from '../../lib/webhooks/timeout.ts';
 import { buildApp, SERVER_TIMEOUTS, type ServerTimeouts } from '../../functions/server/app.ts';
 import { ensureServingTls, type ServingTls } from '../../functions/server/tls.ts';
 import { admissionRuntime } from '../../functions/shared/compose.ts';
-import { QUICK_TIMEOUTS } from '../reliability/stranger-connections.ts';
-import { capturingLogger, podReview, SECRET, sidecarSetReview, STRANGER_SECRET } from '../webhooks/fixtures.ts';
-import { closedWithin, openConnections, openTcp, openTls as openRawTls, postHeaders as post, trickle, type RawConnection } from './tls-client.ts';
+import { QUICK_TIMEOUTS } from '../../testkit/reliability/stranger-connections.ts';
+import { capturingLogger, podReview, SECRET, sidecarSetReview, STRANGER_SECRET } from '../../testkit/reviews.ts';
+import { closedWithin, openConnections, openTcp, openTls as openRawTls, postHeaders as post, trickle, type RawConnection } from '../../testkit/tls-client.ts';
 
 /** Half the shortest production timeout (10 s): a stranger's connection closed within it was not closed by a timeout. */
 const PROMPTLY_MS = 5_000;

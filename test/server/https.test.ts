@@ -15,7 +15,7 @@ import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
 import { buildApp } from '../../functions/server/app.ts';
 import { CA_FILE, CERT_FILE, ensureServingTls, KEY_FILE, type ServingTls } from '../../functions/server/tls.ts';
 import { admissionRuntime } from '../../functions/shared/compose.ts';
-import { capturingLogger, SECRET, sidecarSetReview } from '../webhooks/fixtures.ts';
+import { capturingLogger, SECRET, sidecarSetReview } from '../../testkit/reviews.ts';
 
 interface Answer {
   status: number;

@@ -9,7 +9,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { createPatchSharingValues, patchText } from '../../lib/admission/json-patch.ts';
 import { injectPod, InjectionTooLargeError } from '../../lib/sidecarset/inject.ts';
-import { NOW, pod, sidecar, sidecarSet } from './fixtures.ts';
+import { NOW, pod, sidecar, sidecarSet } from '../../testkit/sidecarset-objects.ts';
 
 // Paths repeat (the first mount at a path is the one shared), and are long enough for the bound to matter.
 const mountPath = fc.integer({ min: 0, max: 40 }).map((i) => `/mnt/volume-${i}/with/a/longer/path`);

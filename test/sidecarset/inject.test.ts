@@ -4,7 +4,7 @@ import { injectPod, PatchPodMetadataError, type InjectionInput } from '../../lib
 import { UnknownNamespaceError } from '../../lib/sidecarset/match.ts';
 import { InvalidHashAnnotationError } from '../../lib/sidecarset/pod-annotations.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { NOW, pod, sidecar, sidecarSet } from './fixtures.ts';
+import { NOW, pod, sidecar, sidecarSet } from '../../testkit/sidecarset-objects.ts';
 
 function inject(p: Pod, sets: SidecarSet[], extra: Partial<InjectionInput> = {}) {
   return injectPod({ pod: p, namespace: 'default', sidecarSets: sets, namespaceLabels: new Map(), now: NOW, ...extra });

@@ -3,7 +3,7 @@ import type { Pod } from '../../lib/kube/types.ts';
 import { UnknownNamespaceError } from '../../lib/sidecarset/match.ts';
 import { computeStatus, summarizePod } from '../../lib/sidecarset/status.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { pod, sidecarSet } from './fixtures.ts';
+import { pod, sidecarSet } from '../../testkit/sidecarset-objects.ts';
 
 const set = { ...sidecarSet('s'), status: { latestRevision: 'keep-me', collisionCount: 2 } };
 const hash = set.metadata!.annotations!['kruise.io/sidecarset-hash']!;

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import type { ScheduledEvent } from 'aws-lambda';
 import { ConfigurationError } from '../../functions/shared/compose.ts';
 import { statusSyncLambda } from '../../functions/status-sync/lambda.ts';
-import { capturingLogger, fixedSecret } from '../webhooks/fixtures.ts';
-import { apiStatus, startFakeApiServer, type FakeApiServer } from './fake-api-server.ts';
-import { hashOf, listedPod, storedSet } from './fixtures.ts';
+import { capturingLogger, fixedSecret } from '../../testkit/reviews.ts';
+import { apiStatus, startFakeApiServer, type FakeApiServer } from '../adapters/fake-api-server.ts';
+import { hashOf, listedPod, storedSet } from '../../testkit/status-sync-objects.ts';
 
 const event: ScheduledEvent = {
   version: '0',

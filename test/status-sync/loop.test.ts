@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { PassResult } from '../../lib/status-sync/pass.ts';
 import { startStatusLoop } from '../../functions/status-sync/loop.ts';
 import { passDeadlineMs } from '../../functions/status-sync/lambda.ts';
-import { capturingLogger } from '../webhooks/fixtures.ts';
+import { capturingLogger } from '../../testkit/reviews.ts';
 
 const result = (errors: PassResult['errors'] = []): PassResult => ({ setsSeen: 1, podsSeen: 2, statusesWritten: 1, statusesUnchanged: 0, podListAttempts: 1, errors, durationMs: 3, notInjected: {} });
 

@@ -11,7 +11,7 @@ import { summarizePod } from '../../lib/sidecarset/status.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { ListExpiredError, StatusConflictError } from '../../lib/status-sync/errors.ts';
 import { runStatusPass } from '../../lib/status-sync/pass.ts';
-import { hashOf, listedPod, memoryDeps, namespace, storedSet } from './fixtures.ts';
+import { hashOf, listedPod, memoryDeps, namespace, storedSet } from '../../testkit/status-sync-objects.ts';
 
 const web = storedSet('web-agent');
 const db = storedSet('db-agent', { selector: { matchLabels: { app: 'db' } } });

@@ -14,7 +14,7 @@ import { computeStatus, summarizePod } from '../../lib/sidecarset/status.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { runStatusPass } from '../../lib/status-sync/pass.ts';
 import { buildSetIndex } from '../../lib/status-sync/set-index.ts';
-import { listedPod, memoryDeps, namespace } from './fixtures.ts';
+import { listedPod, memoryDeps, namespace } from '../../testkit/status-sync-objects.ts';
 
 const KEYS = ['app', 'tier', 'team'];
 const VALUES = ['a', 'b', 'c'];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
-import { applyPatch, decodePatch } from '../../lib/admission/json-patch.ts';
+import { applyPatch, decodePatch } from '../../testkit/json-patch.ts';
 import type { Clock, SidecarSetSource } from '../../lib/ports.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
@@ -14,8 +14,8 @@ import {
 } from '../../lib/webhooks/http-door.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { parseCallerNetworks } from '../../lib/auth/caller-network.ts';
-import { NOW, sidecarSet } from '../sidecarset/fixtures.ts';
-import { appPod, capturingLogger, podReview, PREVIOUS_SECRET, SECRET, sidecarSetReview, STRANGER_SECRET, userSidecarSet } from './fixtures.ts';
+import { NOW, sidecarSet } from '../../testkit/sidecarset-objects.ts';
+import { appPod, capturingLogger, podReview, PREVIOUS_SECRET, SECRET, sidecarSetReview, STRANGER_SECRET, userSidecarSet } from '../../testkit/reviews.ts';
 
 const fixedClock: Clock = { now: () => NOW };
 const logAgent = sidecarSet('log-agent');

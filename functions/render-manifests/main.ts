@@ -1,0 +1,149 @@
+/**
+ * `npm run manifests -- ...`: the Kubernetes manifests for one deployment,
+ * as YAML on standard output: the CRD, the RBAC for the functions' identity,
+ * and the webhook configurations pointing at the functions.
+ *
+ *   Lambda:  --function-urls FILE (CDK outputs JSON) | --url-<function> URL ...,
+ *            with the caller secret from --secret-file FILE or $WEBHOOK_SECRET
+ *   Local:   --local [--port N] [--tls-dir DIR]  (the npm start server)
+ *   Both:    [--pod-failure-policy Fail|Ignore] [--timeout SECONDS] [--exclude-namespace NS ...] [--only webhooks]
+ */
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { stringify } from 'yaml';
+import { checkSecret, parseSecretValue } from '../../lib/auth/caller-auth.ts';
+import { parseObjects } from '../../lib/kube/yaml-objects.ts';
+import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
+import { functionUrlsFromOutputs, ManifestsCliError, webhookUrl } from '../../lib/webhook-config/targets.ts';
+import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { CA_FILE } from '../server/tls.ts';
+
+const projectRoot = resolve(import.meta.dirname, '..', '..');
+
+export const MANIFESTS_USAGE = `usage: npm run -s manifests -- (--function-urls FILE | --url-sidecarset-default URL --url-sidecarset-validate URL --url-pod-inject URL | --local [--port N] [--tls-dir DIR])
+       [--secret-file FILE] [--pod-failure-policy Fail|Ignore] [--timeout SECONDS] [--exclude-namespace NS]... [--only webhooks]`;
+
+interface Args {
+  values: Map<string, string>;
+  excluded: string[];
+  local: boolean;
+}
+
+const VALUE_FLAGS = [
+  '--function-urls', '--url-sidecarset-default', '--url-sidecarset-validate', '--url-pod-inject', '--port', '--tls-dir',
+  '--secret-file', '--pod-failure-policy', '--timeout', '--only',
+];
+
+function parseArgs(argv: readonly string[]): Args {
+  const values = new Map<string, string>();
+  const excluded: string[] = [];
+  let local = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (arg === '--local') {
+      local = true;
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    const value = eq > 0 ? arg.slice(eq + 1) : argv[i + 1];
+    if (flag === '--exclude-namespace' || VALUE_FLAGS.includes(flag)) {
+      if (eq <= 0) i++;
+      if (value === undefined || value === '') throw new ManifestsCliError(`${flag} needs a value`);
+      if (flag === '--exclude-namespace') excluded.push(value);
+      else if (values.has(flag)) throw new ManifestsCliError(`${flag} given twice`);
+      else values.set(flag, value);
+      continue;
+    }
+    throw new ManifestsCliError(`unknown argument ${arg}`);
+  }
+  return { values, excluded, local };
+}
+
+async function readText(path: string, what: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new ManifestsCliError(`cannot read ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
+/** The current secret of a secret file: a bare secret or the stored JSON form (`{"current": …}`, as Secrets Manager and the local server keep it). */
+function currentSecretOf(text: string): string {
+  try {
+    return parseSecretValue(text, 'the caller secret').current;
+  } catch (error) {
+    throw new ManifestsCliError((error as Error).message);
+  }
+}
+
+async function callerSecret(args: Args): Promise<string> {
+  const file = args.values.get('--secret-file');
+  const secret = file !== undefined ? (await readText(file, 'secret file')).trim() : (process.env.WEBHOOK_SECRET ?? '');
+  if (secret === '') throw new ManifestsCliError('the caller secret is needed: --secret-file FILE or $WEBHOOK_SECRET');
+  if (file !== undefined) return currentSecretOf(secret);
+  try {
+    checkSecret(secret, 'the caller secret');
+  } catch (error) {
+    throw new ManifestsCliError((error as Error).message);
+  }
+  return secret;
+}
+
+async function targetsAndCa(args: Args): Promise<{ targets: Record<AdmissionFunctionName, { url: string }>; caPem?: string }> {
+  if (args.local) {
+    const tlsDir = resolve(args.values.get('--tls-dir') ?? '.cache/local-server');
+    const port = args.values.get('--port') ?? '8443';
+    const caPem = await readText(join(tlsDir, CA_FILE), 'the local server CA (run npm start once with a cluster to create it)');
+    const fileSecret = await readFile(join(tlsDir, 'webhook-secret'), 'utf8').then((s) => s.trim(), () => undefined);
+    const secret = args.values.has('--secret-file') || fileSecret === undefined ? await callerSecret(args) : currentSecretOf(fileSecret);
+    const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:${port}/${fn}/${secret}` }]));
+    return { targets: targets as Record<AdmissionFunctionName, { url: string }>, caPem };
+  }
+  const outputsFile = args.values.get('--function-urls');
+  const urls: Partial<Record<AdmissionFunctionName, string>> = outputsFile !== undefined ? functionUrlsFromOutputs(JSON.parse(await readText(outputsFile, 'outputs file')) as unknown) : {};
+  for (const fn of ADMISSION_FUNCTIONS) {
+    const flag = args.values.get(`--url-${fn}`);
+    if (flag !== undefined) urls[fn] = flag;
+  }
+  const missing = ADMISSION_FUNCTIONS.filter((fn) => urls[fn] === undefined);
+  if (missing.length > 0) throw new ManifestsCliError(`no Function URL for ${missing.join(', ')}: give --function-urls FILE or --url-<function> URL`);
+  const secret = await callerSecret(args);
+  const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: webhookUrl(urls[fn] ?? '', secret) }]));
+  return { targets: targets as Record<AdmissionFunctionName, { url: string }> };
+}
+
+export async function renderManifests(argv: readonly string[]): Promise<string> {
+  const args = parseArgs(argv);
+  const policy = args.values.get('--pod-failure-policy') ?? 'Fail';
+  if (policy !== 'Fail' && policy !== 'Ignore') throw new ManifestsCliError(`--pod-failure-policy must be Fail or Ignore, not ${policy}`);
+  const timeoutText = args.values.get('--timeout') ?? '10';
+  const timeoutSeconds = /^\d+$/.test(timeoutText) ? Number(timeoutText) : Number.NaN;
+  const only = args.values.get('--only');
+  if (only !== undefined && only !== 'webhooks') throw new ManifestsCliError(`--only takes "webhooks", not ${only}`);
+  const { targets, caPem } = await targetsAndCa(args);
+  const webhooks = renderWebhookConfigurations({
+    targets,
+    ...(caPem !== undefined ? { caPem } : {}),
+    podFailurePolicy: policy,
+    timeoutSeconds,
+    excludedNamespaces: args.excluded,
+  });
+  const docs: unknown[] = [];
+  if (only === undefined) {
+    for (const file of ['crd.yaml', 'rbac.yaml']) docs.push(...parseObjects(await readText(join(projectRoot, 'infra', 'k8s', file), file), file));
+  }
+  docs.push(...webhooks);
+  return docs.map((d) => stringify(d, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(import.meta.filename)) {
+  renderManifests(process.argv.slice(2)).then(
+    (yaml) => process.stdout.write(yaml),
+    (error: unknown) => {
+      const message = error instanceof Error ? error.message : String(error);
+      process.stderr.write(`manifests: ${message}\n${error instanceof ManifestsCliError ? `${MANIFESTS_USAGE}\n` : ''}`);
+      process.exitCode = 2;
+    },
+  );
+}

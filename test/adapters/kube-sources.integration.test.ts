@@ -1,0 +1,468 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { describeWithControlPlane } from '../../control-plane/availability.ts';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { stringify } from 'yaml';
+import { DeadlineExceededError, SourceUnavailableError, type StaleReport } from '../../lib/adapters/cached-list.ts';
+import {
+  httpsClusterReader,
+  KubeApiError,
+  kubeNamespaceSource,
+  kubeSidecarSetSource,
+  sourceOptionsFromEnv,
+  SourceOptionsError,
+  type KubeSourceOptions,
+  type ServerReader,
+} from '../../lib/adapters/kube-sources.ts';
+import { kubeHttpsClient } from '../../lib/adapters/kube-https.ts';
+import { checkKubeconfig, kubeconfigHttpsSettings } from '../../lib/adapters/kubeconfig-reader.ts';
+import { makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
+import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
+import { sidecarSetCrd } from './permissive-crd.ts';
+
+describe('sourceOptionsFromEnv', () => {
+  it('uses the defaults when nothing is set, or a variable is empty', () => {
+    const defaults = { ttlMs: 2_000, maxStalenessMs: 60_000, apiTimeoutMs: 5_000 };
+    expect(sourceOptionsFromEnv({})).toEqual(defaults);
+    expect(sourceOptionsFromEnv({ SIDECARSET_CACHE_TTL_MS: '', KUBE_API_TIMEOUT_MS: '  ' })).toEqual(defaults);
+  });
+
+  it('reads every setting', () => {
+    expect(
+      sourceOptionsFromEnv({ SIDECARSET_CACHE_TTL_MS: '0', SIDECARSET_CACHE_MAX_STALENESS_MS: ' 120000 ', KUBE_API_TIMEOUT_MS: '2500' }),
+    ).toEqual({ ttlMs: 0, maxStalenessMs: 120_000, apiTimeoutMs: 2_500 });
+  });
+
+  it.each([
+    ['SIDECARSET_CACHE_TTL_MS', '2s', 0],
+    ['SIDECARSET_CACHE_TTL_MS', '-1', 0],
+    ['SIDECARSET_CACHE_TTL_MS', '1.5', 0],
+    ['SIDECARSET_CACHE_MAX_STALENESS_MS', '1e3', 0],
+    ['SIDECARSET_CACHE_MAX_STALENESS_MS', 'sixty', 0],
+    ['KUBE_API_TIMEOUT_MS', '0', 1],
+    ['KUBE_API_TIMEOUT_MS', '99999999999999999999', 1],
+  ])('refuses %s=%j with a message naming it', (variable, value, min) => {
+    const read = () => sourceOptionsFromEnv({ [variable]: value });
+    expect(read).toThrow(SourceOptionsError);
+    expect(read).toThrow(`${variable} must be a whole number of milliseconds, at least ${min}; got "${value}"`);
+  });
+});
+
+/**
+ * Both implementations of the sources' port, each made from a kubeconfig as
+ * the functions make it: every behaviour below must hold for either.
+ */
+const READERS = [
+  {
+    name: 'the HTTPS client',
+    make: async (kubeconfig: string): Promise<ServerReader> => httpsClusterReader(kubeHttpsClient(await kubeconfigHttpsSettings(checkKubeconfig(kubeconfig, 'test')))),
+    userAgent: /^serverless-sidecarset$/,
+  },
+  {
+    name: 'client-node',
+    make: (kubeconfig: string): Promise<ServerReader> => Promise.resolve(makeKubeClients(parseKubeConfig(kubeconfig, 'test'))),
+    // The per-call middleware is appended: makeApiClient's User-Agent survives.
+    userAgent: /kubernetes/i,
+  },
+];
+
+/** Everything the stand-in API server saw. */
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  /** Resolves when the client closed the request before an answer was sent. */
+  aborted: Promise<void>;
+}
+
+type Respond = (request: IncomingMessage, response: ServerResponse) => void;
+
+function json(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { 'content-type': 'application/json' });
+  response.end(JSON.stringify(body));
+}
+
+function status(code: number, reason: string, message: string) {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A plain HTTP server standing in for the API server: real clients, real requests, answers chosen per test. */
+describe.each(READERS)('against a stand-in API server, through $name', ({ make, userAgent }) => {
+  let server: Server;
+  let seen: Seen[] = [];
+  let respond: Respond = (_request, response) => {
+    json(response, 500, status(500, 'InternalError', 'no answer configured'));
+  };
+  let reader: ServerReader;
+  const token = 'stand-in-token';
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      const aborted = new Promise<void>((resolve) => {
+        response.once('close', () => {
+          if (!response.writableEnded) resolve();
+        });
+      });
+      seen.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, aborted });
+      respond(request, response);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const kubeconfig = stringify({
+      clusters: [{ name: 'stand-in', cluster: { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'fn', user: { token } }],
+      contexts: [{ name: 'stand-in', context: { cluster: 'stand-in', user: 'fn' } }],
+      'current-context': 'stand-in',
+    });
+    reader = await make(kubeconfig);
+  });
+
+  afterEach(() => {
+    seen = [];
+    // Ends requests a test left hanging, so the next test starts clean.
+    server.closeAllConnections();
+  });
+
+  afterAll(async () => {
+    await new Promise<void>((resolve) => {
+      server.close(() => {
+        resolve();
+      });
+    });
+  });
+
+  const sidecarSetList = {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'SidecarSetList',
+    metadata: { resourceVersion: '42' },
+    items: [
+      {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'SidecarSet',
+        metadata: { name: 'log-agent', futureMetadataField: { kept: true } },
+        spec: {
+          selector: { matchLabels: { app: 'web' } },
+          containers: [{ name: 'agent', image: 'agent:1', futureContainerField: ['x', { y: 1 }] }],
+          futureSpecField: 'kept',
+        },
+        status: { observedGeneration: 1, futureStatusField: 7 },
+        futureTopLevelField: null,
+      },
+    ],
+  };
+
+  describe('kubeSidecarSetSource', () => {
+    it('lists SidecarSets exactly as served, unknown fields included, with the kubeconfig credentials', async () => {
+      respond = (_request, response) => {
+        json(response, 200, sidecarSetList);
+      };
+      const sets = await kubeSidecarSetSource(reader).list();
+      expect(sets).toEqual(sidecarSetList.items);
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toMatchObject({ method: 'GET', url: '/apis/apps.kruise.io/v1alpha1/sidecarsets' });
+      expect(seen[0]?.headers.authorization).toBe(`Bearer ${token}`);
+      expect(seen[0]?.headers['user-agent']).toMatch(userAgent);
+    });
+
+    it('freezes the listed sets, which later requests share', async () => {
+      respond = (_request, response) => {
+        json(response, 200, sidecarSetList);
+      };
+      const [set] = await kubeSidecarSetSource(reader).list();
+      expect(Object.isFrozen(set)).toBe(true);
+      expect(Object.isFrozen(set?.spec?.containers?.[0])).toBe(true);
+    });
+
+    it('serves the list from its cache within the lifetime', async () => {
+      respond = (_request, response) => {
+        json(response, 200, sidecarSetList);
+      };
+      const source = kubeSidecarSetSource(reader, { ttlMs: 60_000 });
+      await source.list();
+      await source.list();
+      await Promise.all([source.list(), source.list()]);
+      expect(seen).toHaveLength(1);
+    });
+
+    it.each([
+      {
+        answer: 'a 403 Status',
+        status: 403,
+        body: status(403, 'Forbidden', 'sidecarsets.apps.kruise.io is forbidden: User "fn" cannot list resource "sidecarsets"'),
+        message:
+          'cannot list SidecarSets: the API server answered 403: sidecarsets.apps.kruise.io is forbidden: User "fn" cannot list resource "sidecarsets"; nothing cached to serve instead',
+      },
+      {
+        answer: 'a 404 (the CRD is not installed)',
+        status: 404,
+        body: status(404, 'NotFound', 'the server could not find the requested resource'),
+        message:
+          'cannot list SidecarSets: the API server answered 404: the server could not find the requested resource; nothing cached to serve instead',
+      },
+      {
+        answer: 'a 500 without a Status',
+        status: 500,
+        body: 'oops',
+        message: 'cannot list SidecarSets: the API server answered 500; nothing cached to serve instead',
+      },
+      {
+        answer: 'a 200 that is not a list',
+        status: 200,
+        body: { kind: 'Status' },
+        message: 'cannot list SidecarSets: the answer is not a list (no items array); nothing cached to serve instead',
+      },
+      {
+        answer: 'a list holding a non-object',
+        status: 200,
+        body: { items: [{ metadata: { name: 'a' } }, 'b'] },
+        message: 'cannot list SidecarSets: the list holds an item that is not an object; nothing cached to serve instead',
+      },
+    ])('rejects with SourceUnavailableError on $answer', async ({ status: code, body, message }) => {
+      respond = (_request, response) => {
+        json(response, code, body);
+      };
+      const error = await kubeSidecarSetSource(reader).list().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SourceUnavailableError);
+      expect((error as Error).message).toBe(message);
+      expect((error as Error).cause).toBeInstanceOf(KubeApiError);
+      expect((error as Error).cause).toMatchObject({ operation: 'list SidecarSets' });
+    });
+
+    it('names the network error when the API server cannot be reached', async () => {
+      const closed = createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      const { port } = closed.address() as AddressInfo;
+      await new Promise<void>((resolve) => {
+        closed.close(() => {
+          resolve();
+        });
+      });
+      const unreachable = await make(
+        stringify({
+          clusters: [{ name: 'c', cluster: { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } }],
+          users: [{ name: 'u', user: { token } }],
+          contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+          'current-context': 'x',
+        }),
+      );
+      // client-node's undici says "fetch failed" first; either way the reason is named.
+      await expect(kubeSidecarSetSource(unreachable).list()).rejects.toThrow(
+        /^cannot list SidecarSets: the request failed: (fetch failed: )?.*ECONNREFUSED.*; nothing cached to serve instead$/,
+      );
+    });
+
+    it('gives up on a call that takes longer than the API timeout, and aborts the request', async () => {
+      respond = () => undefined;
+      const started = performance.now();
+      const error = await kubeSidecarSetSource(reader, { apiTimeoutMs: 200 }).list().catch((e: unknown) => e);
+      expect(performance.now() - started).toBeLessThan(2_000);
+      expect(error).toBeInstanceOf(SourceUnavailableError);
+      expect((error as Error).cause).toBeInstanceOf(DeadlineExceededError);
+      expect((error as Error).message).toBe(
+        'cannot list SidecarSets: "list SidecarSets" did not answer within 200 ms; nothing cached to serve instead',
+      );
+      // The HTTP request itself was cancelled, not just forgotten.
+      await seen[0]?.aborted;
+    });
+
+    it("rejects a caller at its deadline while the call completes and fills the cache", async () => {
+      let answer: () => void = () => undefined;
+      respond = (_request, response) => {
+        answer = () => {
+          json(response, 200, sidecarSetList);
+        };
+      };
+      const source = kubeSidecarSetSource(reader);
+      const error = await source.list(AbortSignal.timeout(100)).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SourceUnavailableError);
+      expect((error as Error).message).toMatch(/the caller's deadline passed before "list SidecarSets" answered/);
+      answer();
+      // The next caller joins the same request, still in flight, and gets its result.
+      await expect(source.list()).resolves.toEqual(sidecarSetList.items);
+      expect(seen).toHaveLength(1);
+    });
+
+    it('serves the last list when the API server fails, and reports it', async () => {
+      let fail = false;
+      respond = (_request, response) => {
+        if (fail) json(response, 503, status(503, 'ServiceUnavailable', 'etcd is down'));
+        else json(response, 200, sidecarSetList);
+      };
+      const stale: StaleReport[] = [];
+      const source = kubeSidecarSetSource(reader, { ttlMs: 0, onStale: (report) => stale.push(report) });
+      await source.list();
+      fail = true;
+      await expect(source.list()).resolves.toEqual(sidecarSetList.items);
+      expect(stale).toHaveLength(1);
+      expect(stale[0]?.message).toMatch(
+        /^served stale "list SidecarSets", age \d+ ms, because: the API server answered 503: etcd is down$/,
+      );
+    });
+  });
+
+  describe('kubeNamespaceSource', () => {
+    const namespaces: Record<string, Record<string, string> | undefined> = {
+      web: { team: 'web', 'kubernetes.io/metadata.name': 'web' },
+      bare: undefined,
+    };
+
+    const serveNamespaces: Respond = (request, response) => {
+      const name = decodeURIComponent(request.url?.replace(/^\/api\/v1\/namespaces\//, '') ?? '');
+      if (!(name in namespaces)) {
+        json(response, 404, status(404, 'NotFound', `namespaces "${name}" not found`));
+        return;
+      }
+      const labels = namespaces[name];
+      json(response, 200, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(labels ? { labels } : {}) } });
+    };
+
+    it('returns the labels of namespaces that exist and leaves out those that do not', async () => {
+      respond = serveNamespaces;
+      const labels = await kubeNamespaceSource(reader).labels(['web', 'bare', 'gone']);
+      expect(labels).toEqual(
+        new Map<string, Record<string, string>>([
+          ['web', { team: 'web', 'kubernetes.io/metadata.name': 'web' }],
+          ['bare', {}],
+        ]),
+      );
+      expect(seen.map((request) => request.url).sort()).toEqual([
+        '/api/v1/namespaces/bare',
+        '/api/v1/namespaces/gone',
+        '/api/v1/namespaces/web',
+      ]);
+    });
+
+    it('reads each namespace once within the lifetime, absent ones included', async () => {
+      respond = serveNamespaces;
+      const source = kubeNamespaceSource(reader, { ttlMs: 60_000 });
+      await source.labels(['web', 'web', 'gone']);
+      await source.labels(['gone', 'web']);
+      await Promise.all([source.labels(['web']), source.labels(['gone'])]);
+      expect(seen).toHaveLength(2);
+    });
+
+    it('asks nothing for an empty name', async () => {
+      respond = serveNamespaces;
+      await expect(kubeNamespaceSource(reader).labels(['', ''])).resolves.toEqual(new Map());
+      expect(seen).toHaveLength(0);
+    });
+
+    it('rejects with SourceUnavailableError when a namespace cannot be read', async () => {
+      respond = (_request, response) => {
+        json(response, 403, status(403, 'Forbidden', 'namespaces "web" is forbidden'));
+      };
+      const error = await kubeNamespaceSource(reader).labels(['web']).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SourceUnavailableError);
+      expect(error).toMatchObject({
+        message: 'cannot get namespace "web": the API server answered 403: namespaces "web" is forbidden; nothing cached to serve instead',
+        cause: { name: 'KubeApiError', code: 403, operation: 'get namespace "web"' },
+      });
+    });
+
+    it('serves a namespace read before when the API server stops answering', async () => {
+      let hang = false;
+      respond = (request, response) => {
+        if (!hang) serveNamespaces(request, response);
+      };
+      const options: KubeSourceOptions = { ttlMs: 0, apiTimeoutMs: 100 };
+      const source = kubeNamespaceSource(reader, options);
+      const before = await source.labels(['web']);
+      hang = true;
+      await expect(source.labels(['web'])).resolves.toEqual(before);
+    });
+  });
+});
+
+
+describeWithControlPlane('against a real kube-apiserver, as the functions identity', () => {
+  let controlPlane: ControlPlane | undefined;
+  const readers = new Map<string, ServerReader>();
+  const readerFor = (name: string): ServerReader => {
+    const reader = readers.get(name);
+    if (reader === undefined) throw new Error(`no reader ${name}`);
+    return reader;
+  };
+
+  const running = (): ControlPlane => {
+    if (controlPlane === undefined) throw new Error('the control plane did not start');
+    return controlPlane;
+  };
+
+  beforeAll(async () => {
+    // The first run builds etcd and kube-apiserver from source: minutes, not seconds.
+    const binaries = await ensureControlPlaneBinaries();
+    controlPlane = await startControlPlane({ binaries });
+    await controlPlane.apply(JSON.stringify(sidecarSetCrd));
+    // The CRD serves only once it is Established.
+    for (;;) {
+      const res = await controlPlane.request('admin', 'GET', '/apis/apps.kruise.io/v1alpha1/sidecarsets');
+      if (res.status === 200) break;
+      await sleep(100);
+    }
+    for (const { name, make } of READERS) readers.set(name, await make(controlPlane.kubeconfig('functions')));
+  }, 35 * 60_000);
+
+  afterAll(async () => {
+    await controlPlane?.stop();
+  }, 5 * 60_000);
+
+  async function create(path: string, object: unknown): Promise<void> {
+    const res = await running().request('admin', 'POST', path, object);
+    if (res.status !== 201) throw new Error(`creating at ${path} failed: ${res.status} ${res.body}`);
+  }
+
+  it('lists SidecarSets with every field the API server returns', async () => {
+    const sets = ['alpha', 'beta'].map((name) => ({
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name, labels: { from: 'test' } },
+      spec: {
+        selector: { matchLabels: { app: name } },
+        containers: [{ name: 'agent', image: 'agent:1', notInKruise: { nested: [1, 'two', { three: true }] } }],
+        injectionStrategy: { paused: false, revision: { policy: 'Always' } },
+        aFieldFromTheFuture: 'kept',
+      },
+    }));
+    for (const set of sets) await create('/apis/apps.kruise.io/v1alpha1/sidecarsets', set);
+    const status = await running().request(
+      'admin',
+      'PATCH',
+      '/apis/apps.kruise.io/v1alpha1/sidecarsets/alpha/status',
+      { status: { observedGeneration: 1, matchedPods: 0, statusFromTheFuture: { x: 1 } } },
+      'application/merge-patch+json',
+    );
+    expect(status.status).toBe(200);
+
+    // The same list, read raw: each source must hand back every field as is.
+    const raw = await running().request('admin', 'GET', '/apis/apps.kruise.io/v1alpha1/sidecarsets');
+    const expected = (JSON.parse(raw.body) as { items: unknown[] }).items;
+    for (const { name } of READERS) {
+      const listed = await kubeSidecarSetSource(readerFor(name)).list();
+      expect(listed).toEqual(expected);
+      const alpha = listed.find((set) => set.metadata?.name === 'alpha');
+      expect(alpha).toMatchObject({
+        spec: {
+          aFieldFromTheFuture: 'kept',
+          containers: [{ notInKruise: { nested: [1, 'two', { three: true }] } }],
+        },
+        status: { statusFromTheFuture: { x: 1 } },
+        metadata: { labels: { from: 'test' }, uid: expect.any(String), resourceVersion: expect.any(String) },
+      });
+    }
+  });
+
+  it('reads namespace labels, and leaves out a namespace that does not exist', async () => {
+    await create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { team: 'a' } } });
+    for (const { name } of READERS) {
+      const labels = await kubeNamespaceSource(readerFor(name)).labels(['team-a', 'no-such-namespace']);
+      expect([...labels.keys()]).toEqual(['team-a']);
+      // The API server adds the name label to every namespace.
+      expect(labels.get('team-a')).toEqual({ team: 'a', 'kubernetes.io/metadata.name': 'team-a' });
+    }
+  });
+});

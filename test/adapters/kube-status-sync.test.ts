@@ -1,0 +1,150 @@
+/**
+ * The reconciler's client-node adapters against a local HTTP server that
+ * answers as the API server does, so that what goes over the wire (paths,
+ * query, content type, precondition) and how answers become typed errors is
+ * checked without a cluster. The end-to-end suite runs them against a real one.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { KubeApiError } from '../../lib/adapters/kube-sources.ts';
+import { kubeEventSink, kubeNamespaceSnapshot, kubePodPages, kubeStatusWriter } from '../../lib/adapters/kube-status-sync.ts';
+import type { PodSummary } from '../../lib/sidecarset/status.ts';
+import { ListExpiredError, StatusConflictError } from '../../lib/status-sync/errors.ts';
+import { apiStatus as status, startFakeApiServer, type FakeApiServer, type Route } from './fake-api-server.ts';
+import { listedPod } from '../../testkit/status-sync-objects.ts';
+
+let fake: FakeApiServer;
+
+function clients() {
+  const kc = parseKubeConfig(fake.kubeconfig(), 'test');
+  return { kc, clients: makeKubeClients(kc) };
+}
+
+async function collect(pages: AsyncIterable<readonly PodSummary[]>): Promise<string[][]> {
+  const out: string[][] = [];
+  for await (const page of pages) out.push(page.map((p) => `${p.namespace}/${p.name}`));
+  return out;
+}
+
+beforeAll(async () => {
+  fake = await startFakeApiServer();
+});
+
+afterAll(async () => {
+  await fake.close();
+});
+
+beforeEach(() => {
+  fake.seen.length = 0;
+});
+
+describe('the pod list', () => {
+  const podsPage = (names: string[], next?: string) => ({
+    status: 200,
+    body: { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: '7', ...(next !== undefined ? { continue: next } : {}) }, items: names.map((name) => listedPod({ name, namespace: 'shop' })) },
+  });
+
+  it('reads every page in chunks of 500, following continue tokens, as the functions identity', async () => {
+    fake.route = (req) => (req.url.includes('continue=') ? podsPage(['c']) : podsPage(['a', 'b'], 'token/+1'));
+    const pages = await collect(kubePodPages(clients().kc).pages());
+    expect(pages).toEqual([['shop/a', 'shop/b'], ['shop/c']]);
+    expect(fake.seen.map((r) => [r.method, r.url])).toEqual([
+      ['GET', '/api/v1/pods?limit=500'],
+      ['GET', '/api/v1/pods?limit=500&continue=token%2F%2B1'],
+    ]);
+    expect(fake.seen.every((r) => r.authorization === 'Bearer functions-token')).toBe(true);
+  });
+
+  it('keeps only the summary of each pod', async () => {
+    fake.route = () => podsPage(['a']);
+    const [page] = await (async () => {
+      const out: (readonly PodSummary[])[] = [];
+      for await (const p of kubePodPages(clients().kc).pages()) out.push(p);
+      return out;
+    })();
+    expect(page?.[0]).toEqual({ name: 'a', namespace: 'shop', labels: { app: 'web' }, inactive: false, ready: true, containerNames: new Set(['app']), injectedSets: new Set(), hashAnnotation: undefined });
+  });
+
+  it('says the list expired when a continue token is answered 410', async () => {
+    fake.route = (req) => (req.url.includes('continue=') ? status(410, 'Expired', 'The provided continue parameter is too old') : podsPage(['a'], 'old'));
+    await expect(collect(kubePodPages(clients().kc).pages())).rejects.toThrow(ListExpiredError);
+  });
+
+  it.each<[string, Route, RegExp]>([
+    ['a refusal', () => status(403, 'Forbidden', 'pods is forbidden: User "x" cannot list resource "pods"'), /the API server answered 403: pods is forbidden/],
+    ['an answer that is not a list', () => ({ status: 200, body: { kind: 'Status' } }), /not a list/],
+  ])('fails with a KubeApiError on %s', async (_name, answer, message) => {
+    fake.route = answer;
+    const list = collect(kubePodPages(clients().kc).pages());
+    await expect(list).rejects.toThrow(KubeApiError);
+    await expect(collect(kubePodPages(clients().kc).pages())).rejects.toThrow(message);
+  });
+});
+
+describe('status writes', () => {
+  it('merge-patch the status subresource with the resourceVersion as a precondition', async () => {
+    fake.route = () => ({ status: 200, body: { metadata: { name: 'log-agent' } } });
+    const writer = kubeStatusWriter(clients().clients);
+    expect(await writer.patchStatus('log-agent', '42', { matchedPods: 3 })).toBe('written');
+    expect(fake.seen).toEqual([
+      {
+        method: 'PATCH',
+        url: '/apis/apps.kruise.io/v1alpha1/sidecarsets/log-agent/status',
+        contentType: 'application/merge-patch+json',
+        authorization: 'Bearer functions-token',
+        body: { metadata: { resourceVersion: '42' }, status: { matchedPods: 3 } },
+      },
+    ]);
+  });
+
+  it('turn 409 into a StatusConflictError and 404 into gone', async () => {
+    const writer = kubeStatusWriter(clients().clients);
+    fake.route = () => status(409, 'Conflict', 'the object has been modified');
+    await expect(writer.patchStatus('log-agent', '42', {})).rejects.toThrow(StatusConflictError);
+    fake.route = () => status(404, 'NotFound', 'sidecarsets "log-agent" not found');
+    expect(await writer.patchStatus('log-agent', '42', {})).toBe('gone');
+    expect(await writer.get('log-agent')).toBeUndefined();
+  });
+
+  it('read a set again as it is stored', async () => {
+    fake.route = () => ({ status: 200, body: { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'log-agent', resourceVersion: '43' }, spec: { x: 1 } } });
+    expect(await kubeStatusWriter(clients().clients).get('log-agent')).toMatchObject({ metadata: { resourceVersion: '43' }, spec: { x: 1 } });
+    expect(fake.seen.map((r) => [r.method, r.url])).toEqual([['GET', '/apis/apps.kruise.io/v1alpha1/sidecarsets/log-agent']]);
+  });
+});
+
+describe('events', () => {
+  it('are created in default about the SidecarSet, with a generated name', async () => {
+    fake.route = (req) => ({ status: 201, body: req.body });
+    const at = new Date('2026-11-30T12:00:00Z');
+    await kubeEventSink(clients().clients, { now: () => at }).record({ sidecarSet: { name: '-Log-Agent', uid: 'u-1' }, type: 'Warning', reason: 'PodsNotInjected', message: 'm' });
+    expect(fake.seen[0]).toMatchObject({
+      method: 'POST',
+      url: '/api/v1/namespaces/default/events',
+      body: {
+        metadata: { generateName: 'log-agent.', namespace: 'default' },
+        involvedObject: { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', name: '-Log-Agent', uid: 'u-1' },
+        type: 'Warning',
+        reason: 'PodsNotInjected',
+        message: 'm',
+        source: { component: 'sidecarset-status-sync' },
+        firstTimestamp: '2026-11-30T12:00:00.000Z',
+        count: 1,
+      },
+    });
+  });
+});
+
+describe('namespace labels for a pass', () => {
+  it('come from one list, and a namespace created since is read on its own', async () => {
+    fake.route = (req) => {
+      if (req.url.startsWith('/api/v1/namespaces?')) return { status: 200, body: { kind: 'NamespaceList', metadata: {}, items: [{ metadata: { name: 'shop', labels: { env: 'prod' } } }] } };
+      if (req.url === '/api/v1/namespaces/new') return { status: 200, body: { metadata: { name: 'new', labels: { env: 'dev' } } } };
+      return status(404, 'NotFound', 'not found');
+    };
+    const source = kubeNamespaceSnapshot(clients().clients);
+    expect(await source.labels(['shop', 'new', 'gone'])).toEqual(new Map([['shop', { env: 'prod' }], ['new', { env: 'dev' }]]));
+    expect(await source.labels(['shop', 'new'])).toEqual(new Map([['shop', { env: 'prod' }], ['new', { env: 'dev' }]]));
+    expect(fake.seen.map((r) => r.url)).toEqual(['/api/v1/namespaces?limit=500', '/api/v1/namespaces/new', '/api/v1/namespaces/gone']);
+  });
+});

@@ -1,0 +1,143 @@
+/**
+ * The status reconciler against a real kube-apiserver, as a user sees it:
+ * pods created through the webhook, their status set as a kubelet would,
+ * then `kubectl get sidecarsets` (the same Table request kubectl makes)
+ * shows MATCHED, UPDATED and READY. The passes run as the least-privilege
+ * identity of infra/k8s/rbac.yaml, so a missing permission fails here.
+ */
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { request as httpsRequest } from 'node:https';
+import type { Pod } from '../../lib/kube/types.ts';
+import type { SidecarSet } from '../../lib/sidecarset/types.ts';
+import type { PassResult } from '../../lib/status-sync/pass.ts';
+import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
+import { composeStatusSync, type StatusSyncRuntime } from '../../functions/status-sync/compose.ts';
+import { describeWithControlPlane } from '../../control-plane/availability.ts';
+import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
+import { capturingLogger } from '../../testkit/reviews.ts';
+
+const SETS = '/apis/apps.kruise.io/v1alpha1/sidecarsets';
+const PODS = '/api/v1/namespaces/shop/pods';
+let stack: LocalStack;
+let statusSync: StatusSyncRuntime;
+
+/** A GET as the admin with the Accept header kubectl sends for `get` (a server-side Table). */
+function getTable(path: string): Promise<{ columns: string[]; rows: unknown[][] }> {
+  const url = new URL(`${stack.cp.url}${path}`);
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      url,
+      { ca: stack.cp.caCert, headers: { authorization: `Bearer ${stack.cp.adminToken}`, accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const table = JSON.parse(Buffer.concat(chunks).toString()) as { kind: string; columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
+          if (table.kind !== 'Table') reject(new Error(`not a Table: ${JSON.stringify(table)}`));
+          resolve({ columns: table.columnDefinitions.map((c) => c.name), rows: table.rows.map((r) => r.cells) });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** What `kubectl get sidecarsets` shows, without AGE. */
+async function kubectlGetSidecarSets(): Promise<Record<string, unknown>[]> {
+  const { columns, rows } = await getTable(SETS);
+  return rows.map((cells) => Object.fromEntries(columns.flatMap((c, i) => (c === 'Age' || c === 'AGE' ? [] : [[c, cells[i]]]))));
+}
+
+async function admin(method: string, path: string, body?: unknown, contentType?: string): Promise<unknown> {
+  const res = await stack.cp.request('admin', method, path, body, contentType);
+  // The webhook server's last lines say why an admission failed.
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.body}\nwebhook log:\n${stack.logs.slice(-5).join('\n')}`);
+  return JSON.parse(res.body);
+}
+
+const webPod = (name: string): Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'nginx:1.27' }] } });
+
+/** Sets the pod's status as a kubelet would on the pods/status subresource: Running, and Ready or not. */
+async function kubeletReports(name: string, ready: boolean): Promise<void> {
+  const pod = (await admin('GET', `${PODS}/${name}`)) as Pod;
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const containerStatuses = (pod.spec?.containers ?? []).map((c) => ({ name: c.name, image: c.image, imageID: '', ready, restartCount: 0, started: true, state: { running: { startedAt: now } } }));
+  const status = { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: now }], containerStatuses };
+  await admin('PATCH', `${PODS}/${name}/status`, { status }, 'application/merge-patch+json');
+}
+
+async function storedSet(): Promise<SidecarSet> {
+  return (await admin('GET', `${SETS}/log-agent`)) as SidecarSet;
+}
+
+describeWithControlPlane('the status reconciler on a real API server', () => {
+  let first: PassResult;
+
+  beforeAll(async () => {
+    await ensureControlPlaneBinaries();
+    stack = await startLocalStack({ cacheTtlMs: 0 });
+    await admin('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } });
+    // Created before the SidecarSet exists: nothing injects it, as when the webhook was down.
+    await admin('POST', PODS, webPod('early'));
+    await admin('POST', SETS, {
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name: 'log-agent' },
+      spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'log-agent', image: 'fluent-bit:3.1' }] },
+    });
+    for (const name of ['web-1', 'web-2']) {
+      const pod = (await admin('POST', PODS, webPod(name))) as Pod;
+      expect(pod.spec?.containers.map((c) => c.name)).toEqual(['log-agent', 'app']);
+    }
+    await kubeletReports('web-1', true);
+    await kubeletReports('web-2', false);
+    statusSync = await composeStatusSync({ KUBECONFIG_CONTENT: stack.cp.kubeconfig('functions') }, { logger: capturingLogger().logger });
+    first = await statusSync.runPass();
+  }, 30 * 60_000);
+
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  it('writes the status as the functions identity, without an error', () => {
+    expect(first).toMatchObject({ setsSeen: 1, podsSeen: 3, statusesWritten: 1, podListAttempts: 1, errors: [] });
+  });
+
+  it('shows MATCHED, UPDATED and READY in kubectl get sidecarsets', async () => {
+    expect(await kubectlGetSidecarSets()).toEqual([{ Name: 'log-agent', MATCHED: 2, UPDATED: 2, READY: 1 }]);
+    expect((await storedSet()).status).toEqual({ observedGeneration: 1, matchedPods: 2, updatedPods: 2, readyPods: 1, updatedReadyPods: 1 });
+  });
+
+  it('reports the pod it never injected, in the result and as a Warning event on the SidecarSet', async () => {
+    expect(first.notInjected).toEqual({ 'log-agent': 1 });
+    const uid = (await storedSet()).metadata?.uid;
+    const events = (await admin('GET', `/api/v1/events?fieldSelector=${encodeURIComponent('involvedObject.kind=SidecarSet,involvedObject.name=log-agent')}`)) as {
+      items: { type: string; reason: string; message: string; involvedObject: { uid: string }; source: { component: string } }[];
+    };
+    expect(events.items).toEqual([
+      expect.objectContaining({ type: 'Warning', reason: 'PodsNotInjected', involvedObject: expect.objectContaining({ uid }), source: { component: 'sidecarset-status-sync' } }),
+    ]);
+    expect(events.items[0]?.message).toMatch(/^1 pod matches this SidecarSet but was created without its sidecars .*: shop\/early$/);
+  });
+
+  it('writes nothing on a second pass: the resourceVersion does not change', async () => {
+    const before = (await storedSet()).metadata?.resourceVersion;
+    const second = await statusSync.runPass();
+    expect(second).toMatchObject({ statusesWritten: 0, statusesUnchanged: 1, errors: [] });
+    expect((await storedSet()).metadata?.resourceVersion).toBe(before);
+  });
+
+  it('counts a pod that becomes ready on the next pass', async () => {
+    await kubeletReports('web-2', true);
+    expect(await statusSync.runPass()).toMatchObject({ statusesWritten: 1, errors: [] });
+    expect(await kubectlGetSidecarSets()).toEqual([{ Name: 'log-agent', MATCHED: 2, UPDATED: 2, READY: 2 }]);
+  });
+
+  it('drops UPDATED after the sidecar image changes, and records the new generation', async () => {
+    await admin('PATCH', `${SETS}/log-agent`, [{ op: 'replace', path: '/spec/containers/0/image', value: 'fluent-bit:3.2' }], 'application/json-patch+json');
+    expect(await statusSync.runPass()).toMatchObject({ statusesWritten: 1, errors: [] });
+    expect(await kubectlGetSidecarSets()).toEqual([{ Name: 'log-agent', MATCHED: 2, UPDATED: 0, READY: 2 }]);
+    expect((await storedSet()).status).toMatchObject({ observedGeneration: 2, updatedReadyPods: 0 });
+  });
+});

@@ -1,0 +1,168 @@
+/**
+ * `npm run manifests`: the rendered YAML for a Lambda deployment and for the
+ * local server, its errors, and proof that the output applies cleanly to a
+ * real API server.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { renderManifests } from '../../functions/render-manifests/main.ts';
+import { ensureServingTls } from '../../functions/server/tls.ts';
+import { functionUrlsFromOutputs, webhookUrl } from '../../lib/webhook-config/targets.ts';
+import { WEBHOOK_CONFIGURATION_NAME } from '../../lib/webhook-config/webhook-configurations.ts';
+import { describeWithControlPlane } from '../../control-plane/availability.ts';
+import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
+
+const secret = randomBytes(32).toString('base64url');
+let dir: string;
+let outputsFile: string;
+let secretFile: string;
+let predictableFile: string;
+let storedFile: string;
+
+const outputs = {
+  SidecarSetStack: {
+    SidecarSetDefaultFunctionUrl: 'https://aaa.lambda-url.eu-west-1.on.aws/',
+    SidecarSetValidateFunctionUrl: 'https://bbb.lambda-url.eu-west-1.on.aws/',
+    PodInjectFunctionUrl: 'https://ccc.lambda-url.eu-west-1.on.aws/',
+    WebhookSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:webhook',
+  },
+};
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'manifests-'));
+  outputsFile = join(dir, 'outputs.json');
+  secretFile = join(dir, 'secret');
+  await writeFile(outputsFile, JSON.stringify(outputs));
+  await writeFile(secretFile, `${secret}\n`);
+  predictableFile = join(dir, 'predictable');
+  await writeFile(predictableFile, `${'a'.repeat(43)}\n`);
+  storedFile = join(dir, 'stored.json');
+  await writeFile(storedFile, JSON.stringify({ current: secret, previous: randomBytes(32).toString('base64url'), rotatedAt: '2026-01-01T00:00:00.000Z' }));
+  await ensureServingTls(join(dir, 'tls'));
+  await writeFile(join(dir, 'tls', 'webhook-secret'), `${secret}\n`);
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+interface Hook {
+  name: string;
+  failurePolicy: string;
+  timeoutSeconds: number;
+  clientConfig: { url: string; caBundle?: string };
+  namespaceSelector?: unknown;
+}
+
+function docs(yaml: string): { kind: string; webhooks?: Hook[] }[] {
+  return parseAllDocuments(yaml).map((d) => d.toJS() as { kind: string; webhooks?: Hook[] });
+}
+
+describe('functionUrlsFromOutputs and webhookUrl', () => {
+  it('finds each function URL in CDK outputs by its key', () => {
+    expect(functionUrlsFromOutputs(outputs)).toEqual({
+      'sidecarset-default': 'https://aaa.lambda-url.eu-west-1.on.aws/',
+      'sidecarset-validate': 'https://bbb.lambda-url.eu-west-1.on.aws/',
+      'pod-inject': 'https://ccc.lambda-url.eu-west-1.on.aws/',
+    });
+  });
+  it('appends the secret as the last path segment', () => {
+    expect(webhookUrl('https://aaa.lambda-url.eu-west-1.on.aws/', secret)).toBe(`https://aaa.lambda-url.eu-west-1.on.aws/${secret}`);
+  });
+  it.each([['http://x/', /not https/], ['https://x/?a=b', /query/], ['nope', /not a URL/]])('rejects %s', (url, message) => {
+    expect(() => webhookUrl(url, secret)).toThrow(message);
+  });
+});
+
+describe('renderManifests', () => {
+  it('renders the CRD, RBAC and webhooks for Lambda Function URLs with the secret path and no caBundle', async () => {
+    const out = docs(await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile]));
+    expect(out.map((d) => d.kind)).toEqual(['CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+    const hooks = out.flatMap((d) => d.webhooks ?? []);
+    expect(hooks.map((h) => h.clientConfig.url)).toEqual([
+      `https://aaa.lambda-url.eu-west-1.on.aws/${secret}`,
+      `https://ccc.lambda-url.eu-west-1.on.aws/${secret}`,
+      `https://bbb.lambda-url.eu-west-1.on.aws/${secret}`,
+    ]);
+    expect(hooks.every((h) => h.clientConfig.caBundle === undefined)).toBe(true);
+  });
+
+  it('applies the pod failure policy, timeout and extra excluded namespaces', async () => {
+    const out = docs(await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile, '--pod-failure-policy', 'Ignore', '--timeout', '5', '--exclude-namespace', 'infra', '--only', 'webhooks']));
+    const hooks = out.flatMap((d) => d.webhooks ?? []);
+    expect(hooks.map((h) => [h.name, h.failurePolicy, h.timeoutSeconds])).toEqual([
+      ['sidecarset-default.sidecarset.kruise.io', 'Fail', 5],
+      ['pod-inject.sidecarset.kruise.io', 'Ignore', 5],
+      ['sidecarset-validate.sidecarset.kruise.io', 'Fail', 5],
+    ]);
+    expect(JSON.stringify(hooks[1]?.namespaceSelector)).toContain('infra');
+  });
+
+  it('renders for the local server with its caBundle and secret', async () => {
+    const out = docs(await renderManifests(['--local', '--tls-dir', join(dir, 'tls'), '--port', '9443', '--only', 'webhooks']));
+    const hooks = out.flatMap((d) => d.webhooks ?? []);
+    expect(hooks[0]?.clientConfig.url).toBe(`https://127.0.0.1:9443/sidecarset-default/${secret}`);
+    expect(Buffer.from(hooks[0]?.clientConfig.caBundle ?? '', 'base64').toString()).toContain('BEGIN CERTIFICATE');
+  });
+
+  it('takes the current secret of a file in the stored JSON form (as Secrets Manager and the local server keep it)', async () => {
+    const out = docs(await renderManifests(['--function-urls', outputsFile, '--secret-file', storedFile]));
+    const urls = out.flatMap((d) => d.webhooks ?? []).map((w) => w.clientConfig.url);
+    expect(urls).toHaveLength(3);
+    for (const url of urls) expect(url.endsWith(`/${secret}`)).toBe(true);
+  });
+
+  it.each<[string, () => string[], RegExp]>([
+    ['no URLs', () => ['--secret-file', secretFile], /no Function URL for sidecarset-default, sidecarset-validate, pod-inject/],
+    ['no secret', () => ['--url-sidecarset-default', 'https://a/', '--url-sidecarset-validate', 'https://b/', '--url-pod-inject', 'https://c/'], /caller secret is needed/],
+    ['a JSON secret file without "current"', () => ['--function-urls', outputsFile, '--secret-file', outputsFile], /the caller secret has no string "current"/],
+    ['a predictable secret', () => ['--function-urls', outputsFile, '--secret-file', predictableFile], /the caller secret \(current\) is too predictable.*openssl rand/],
+    ['a bad failure policy', () => ['--pod-failure-policy', 'Sometimes'], /must be Fail or Ignore/],
+    ['a timeout out of range', () => ['--function-urls', outputsFile, '--secret-file', secretFile, '--timeout', '99'], /timeoutSeconds must be an integer from 1 to 30/],
+    ['an unknown argument', () => ['--frobnicate'], /unknown argument --frobnicate/],
+    ['an unreadable outputs file', () => ['--function-urls', '/nonexistent.json'], /cannot read outputs file/],
+  ])('refuses %s with a clear message', async (_name, argv, message) => {
+    const saved = process.env.WEBHOOK_SECRET;
+    Reflect.deleteProperty(process.env, 'WEBHOOK_SECRET');
+    try {
+      await expect(renderManifests(argv())).rejects.toThrow(message);
+    } finally {
+      if (saved !== undefined) process.env.WEBHOOK_SECRET = saved;
+    }
+  });
+});
+
+describeWithControlPlane('the rendered manifests on a real API server', () => {
+  let cp: ControlPlane;
+  beforeAll(async () => {
+    cp = await startControlPlane();
+  }, 30 * 60_000);
+  afterAll(async () => {
+    await cp.stop();
+  });
+
+  it.each([
+    ['Lambda', () => ['--function-urls', outputsFile, '--secret-file', secretFile, '--pod-failure-policy', 'Ignore']],
+    ['local', () => ['--local', '--tls-dir', join(dir, 'tls')]],
+  ])('applies cleanly (%s)', async (_name, argv) => {
+    await cp.apply(await renderManifests(argv()));
+    const mutating = await cp.request('admin', 'GET', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/serverless-sidecarset');
+    expect(mutating.status).toBe(200);
+    const crd = await cp.request('admin', 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/sidecarsets.apps.kruise.io');
+    expect(crd.status).toBe(200);
+  });
+});
+
+describe('infra/k8s/rbac.yaml', () => {
+  it('lets the functions get and patch only the project\'s own webhook configurations, by name', async () => {
+    const rbac = parseAllDocuments(await readFile(join(process.cwd(), 'infra', 'k8s', 'rbac.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; rules?: { apiGroups: string[]; resources: string[]; resourceNames?: string[]; verbs: string[] }[] });
+    const rules = rbac.flatMap((d) => d.rules ?? []).filter((r) => r.apiGroups.includes('admissionregistration.k8s.io'));
+    expect(rules).toEqual([
+      { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], resourceNames: [WEBHOOK_CONFIGURATION_NAME], verbs: ['get', 'patch'] },
+    ]);
+  });
+});

@@ -1,0 +1,129 @@
+/**
+ * OpenKruise v1.8.2's own answers, from the Go program under
+ * control-plane/tools/kruise-reference/ (its main.go documents the
+ * protocol from the Go side): built once like the control plane's binaries
+ * (control-plane/build.ts), then one long-lived process per run that
+ * answers one JSON line per case, in order.
+ *
+ * The binary is cached under .cache/kruise-reference/<kruise version>-<hash
+ * of the module's go.mod, go.sum and main.go>, so any change to the module
+ * builds again, and nothing is fetched once it is built (runs offline).
+ */
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { buildOne, isExecutable, requiredVersion } from '../../control-plane/build.ts';
+import type { ReferenceAnswer, ReferenceRequest } from './reference-protocol.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repoRoot = resolve(here, '..', '..');
+export const KRUISE_REFERENCE_MODULE_DIR = join(repoRoot, 'control-plane', 'tools', 'kruise-reference');
+const KRUISE_MODULE = 'github.com/openkruise/kruise';
+const MODULE_FILES = ['go.mod', 'go.sum', 'main.go'] as const;
+
+/** The Kruise version the module pins, e.g. `v1.8.2`. */
+export async function kruiseReferenceVersion(): Promise<string> {
+  return requiredVersion(await readFile(join(KRUISE_REFERENCE_MODULE_DIR, 'go.mod'), 'utf8'), KRUISE_MODULE);
+}
+
+/** Where the binary for the module as it is now lives. */
+export async function kruiseReferenceBinaryPath(): Promise<string> {
+  const hash = createHash('sha256');
+  for (const file of MODULE_FILES) hash.update(file).update('\0').update(await readFile(join(KRUISE_REFERENCE_MODULE_DIR, file)));
+  const key = `${await kruiseReferenceVersion()}-${hash.digest('hex').slice(0, 12)}`;
+  return join(repoRoot, '.cache', 'kruise-reference', key, 'kruise-reference');
+}
+
+let pendingBuild: Promise<string> | undefined;
+
+/** Builds the reference (once per module content; minutes on a cold Go cache) and returns its path. */
+export function ensureKruiseReference(): Promise<string> {
+  pendingBuild ??= (async () => {
+    const binary = await kruiseReferenceBinaryPath();
+    if (await isExecutable(binary)) return binary;
+    await mkdir(dirname(binary), { recursive: true });
+    await buildOne(`kruise-reference (OpenKruise ${await kruiseReferenceVersion()})`, KRUISE_REFERENCE_MODULE_DIR, binary, '-s -w', '.');
+    return binary;
+  })().catch((error: unknown) => {
+    pendingBuild = undefined;
+    throw error;
+  });
+  return pendingBuild;
+}
+
+/** A running reference: `ask` sends one case and resolves with Kruise's answer. */
+export interface KruiseReference {
+  ask(request: ReferenceRequest): Promise<ReferenceAnswer>;
+  close(): Promise<void>;
+}
+
+/** Starts the reference binary; answers come back in the order cases were sent. */
+export function startKruiseReference(binary: string): KruiseReference {
+  const child: ChildProcessByStdio<Writable, Readable, Readable> = spawn(binary, [], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const waiting: { id: string; resolve: (a: ReferenceAnswer) => void; reject: (e: Error) => void }[] = [];
+  let stderr = '';
+  let ended: Error | undefined;
+  let nextId = 0;
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    // Kept short: only the tail explains a crash.
+    stderr = (stderr + chunk).slice(-4000);
+  });
+  const fail = (error: Error) => {
+    ended ??= error;
+    for (const w of waiting.splice(0)) w.reject(error);
+  };
+  child.on('error', (error) => {
+    fail(new Error(`cannot run the Kruise reference ${binary}: ${error.message}`));
+  });
+  child.on('exit', (code, signal) => {
+    fail(new Error(`the Kruise reference exited (${signal ?? `exit ${code}`})${stderr === '' ? '' : `: ${stderr.trim()}`}`));
+  });
+  child.stdin.on('error', (error) => {
+    fail(new Error(`cannot write to the Kruise reference: ${error.message}`));
+  });
+  createInterface({ input: child.stdout, crlfDelay: Infinity }).on('line', (line) => {
+    const next = waiting.shift();
+    if (next === undefined) {
+      fail(new Error(`the Kruise reference answered with nothing asked: ${line.slice(0, 200)}`));
+      return;
+    }
+    let answer: ReferenceAnswer;
+    try {
+      answer = JSON.parse(line) as ReferenceAnswer;
+    } catch {
+      next.reject(new Error(`the Kruise reference answered with something that is not JSON: ${line.slice(0, 200)}`));
+      return;
+    }
+    if (answer.id !== next.id) {
+      fail(new Error(`the Kruise reference answered case ${answer.id} when ${next.id} was next`));
+      return;
+    }
+    next.resolve(answer);
+  });
+  return {
+    ask(request) {
+      if (ended !== undefined) return Promise.reject(ended);
+      const id = String(nextId++);
+      return new Promise<ReferenceAnswer>((resolveAnswer, reject) => {
+        waiting.push({ id, resolve: resolveAnswer, reject });
+        child.stdin.write(`${JSON.stringify({ id, ...request })}\n`);
+      });
+    },
+    close() {
+      return new Promise<void>((resolveClose) => {
+        if (child.exitCode !== null || child.signalCode !== null) {
+          resolveClose();
+          return;
+        }
+        child.once('exit', () => {
+          resolveClose();
+        });
+        child.stdin.end();
+      });
+    },
+  };
+}
