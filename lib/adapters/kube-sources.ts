@@ -1,9 +1,11 @@
 /**
  * The live sources: SidecarSets and Namespace labels read from the API server
- * through a small port ({@link ClusterReader}), each behind a short-lived
- * cache (cached-list.ts) so that a burst of admissions costs one call,
- * concurrent requests share it, and a brief API outage is bridged with a
- * recent answer.
+ * through a small port ({@link ClusterReader}), fresh for every review
+ * (cached-list.ts): a pod created after a SidecarSet's CREATE or UPDATE has
+ * returned is admitted against that version of the set, on a warm Lambda and
+ * on the local server alike. Concurrent reviews share a read only when it
+ * started after each of them arrived, and the last good answer bridges a
+ * brief API outage (bounded, reported through `onStale`).
  *
  * Two clients implement the port: the project's own HTTPS client
  * ({@link httpsClusterReader}, kube-https.ts), which the webhooks use, and
@@ -19,7 +21,6 @@ import {
   cachedList,
   DEFAULT_MAX_LOAD_MS,
   DEFAULT_MAX_STALENESS_MS,
-  DEFAULT_TTL_MS,
   type CacheClock,
   type CachedList,
   type StaleReport,
@@ -33,11 +34,9 @@ export { KubeApiError } from './kube-api-error.ts';
 /** The resource name of SidecarSets in apps.kruise.io. */
 export const SIDECARSET_PLURAL = 'sidecarsets';
 
-/** How the live sources cache and bound their calls. */
+/** How the live sources bound their calls and bridge outages. */
 export interface KubeSourceOptions {
-  /** How long a read is served from the cache without asking again. Default 2000 ms. */
-  ttlMs?: number;
-  /** The oldest cached answer served when the API cannot be read. Default 60000 ms. */
+  /** The oldest answer served when the API cannot be read. Default 60000 ms. */
   maxStalenessMs?: number;
   /** The longest one API call may take, whatever the caller's own deadline. Default 5000 ms. */
   apiTimeoutMs?: number;
@@ -48,7 +47,6 @@ export interface KubeSourceOptions {
 
 /** The settings {@link sourceOptionsFromEnv} reads. */
 export interface KubeSourceSettings {
-  ttlMs: number;
   maxStalenessMs: number;
   apiTimeoutMs: number;
 }
@@ -85,21 +83,36 @@ export function millisecondsFromEnv(
 }
 
 /**
- * The sources' settings from the environment: SIDECARSET_CACHE_TTL_MS
- * (default 2000), SIDECARSET_CACHE_MAX_STALENESS_MS (default 60000; 0 never
- * serves a stale answer) and KUBE_API_TIMEOUT_MS (default 5000, the cap on one
- * API call). Unset or empty means the default.
+ * The variable that once set how long a SidecarSet list was reused. Every
+ * review now reads the sets fresh, so it is no longer read; the functions
+ * say so at cold start (see {@link retiredSourceSettings}) rather than
+ * ignore it without a word.
+ */
+export const RETIRED_CACHE_TTL_VARIABLE = 'SIDECARSET_CACHE_TTL_MS';
+
+/** Why a variable the environment still sets is no longer read; one line each, for a cold-start warning. */
+export function retiredSourceSettings(env: Readonly<Record<string, string | undefined>>): string[] {
+  const value = env[RETIRED_CACHE_TTL_VARIABLE]?.trim();
+  if (value === undefined || value === '') return [];
+  return [
+    `${RETIRED_CACHE_TTL_VARIABLE}=${value} is no longer read: every review reads the SidecarSets fresh from the API server, and a recent list is served only while the API server cannot be read (SIDECARSET_CACHE_MAX_STALENESS_MS); remove it`,
+  ];
+}
+
+/**
+ * The sources' settings from the environment: SIDECARSET_CACHE_MAX_STALENESS_MS
+ * (default 60000; 0 never serves a stale answer) and KUBE_API_TIMEOUT_MS
+ * (default 5000, the cap on one API call). Unset or empty means the default.
  * @throws SourceOptionsError naming the variable and the value it could not use.
  */
 export function sourceOptionsFromEnv(env: Readonly<Record<string, string | undefined>>): KubeSourceSettings {
   return {
-    ttlMs: millisecondsFromEnv(env, 'SIDECARSET_CACHE_TTL_MS', DEFAULT_TTL_MS, 0),
     maxStalenessMs: millisecondsFromEnv(env, 'SIDECARSET_CACHE_MAX_STALENESS_MS', DEFAULT_MAX_STALENESS_MS, 0),
     apiTimeoutMs: millisecondsFromEnv(env, 'KUBE_API_TIMEOUT_MS', DEFAULT_MAX_LOAD_MS, 1),
   };
 }
 
-/** Makes the cached items immutable: one list is shared by every request until it expires. */
+/** Makes the listed items immutable: one list is shared by every request it answers. */
 function deepFreeze(value: unknown): void {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
   Object.freeze(value);
@@ -108,7 +121,6 @@ function deepFreeze(value: unknown): void {
 
 function cacheSettings(options: KubeSourceOptions) {
   return {
-    ttlMs: options.ttlMs,
     maxStalenessMs: options.maxStalenessMs,
     maxLoadMs: options.apiTimeoutMs,
     clock: options.clock,
@@ -170,8 +182,12 @@ function sidecarSetsOf(body: unknown): readonly SidecarSet[] {
 /**
  * Every SidecarSet in the cluster, read as raw JSON so that fields this
  * project does not know about survive (a typed client's serializer would drop
- * them). One list, no pagination, so the answer is one consistent snapshot.
- * The items are frozen: they are shared between requests.
+ * them). One list per review (shared only by reviews that arrived before it
+ * started), no pagination, so the answer is one consistent snapshot that
+ * holds every write returned before the review arrived: the API server
+ * answers a LIST without a resourceVersion with a consistent read (from etcd,
+ * or from its watch cache once that has caught up with etcd's current
+ * revision). The items are frozen: they are shared between requests.
  */
 export function kubeSidecarSetSource(reader: Pick<ClusterReader, 'listSidecarSets'>, options: KubeSourceOptions = {}): SidecarSetSource {
   const cache = cachedList<readonly SidecarSet[]>({
@@ -193,16 +209,18 @@ export function kubeSidecarSetSource(reader: Pick<ClusterReader, 'listSidecarSet
 type Labels = Readonly<Record<string, string>>;
 
 /**
- * Namespace labels, one GET per namespace, each cached with the same rules as
- * the SidecarSet list; a namespace that does not exist (404) is cached as
- * absent.
+ * Namespace labels, one GET per namespace, each read fresh with the same
+ * rules as the SidecarSet list (a label just added to a namespace applies to
+ * the next pod, as a new set does); a namespace that does not exist (404) is
+ * remembered as absent for outages.
  *
  * Why GET each name rather than list them all: a webhook needs the labels of
- * one namespace per pod (a few for a SidecarSet check), so the cost stays
- * that of one small object however many namespaces the cluster has, where a
- * list every two seconds in a cluster of thousands of namespaces would move
- * megabytes to read one. Entries that could no longer be served are dropped
- * on the next call, so the map holds only recently asked-for names.
+ * one namespace per pod (a few for a SidecarSet check), and only when a set
+ * has a namespaceSelector, so the cost stays that of one small object
+ * however many namespaces the cluster has, where a list per review in a
+ * cluster of thousands of namespaces would move megabytes to read one.
+ * Entries that could no longer be served are dropped on the next call, so
+ * the map holds only recently asked-for names.
  */
 export function kubeNamespaceSource(reader: Pick<ClusterReader, 'readNamespace'>, options: KubeSourceOptions = {}): NamespaceSource {
   const caches = new Map<string, CachedList<Labels | undefined>>();
