@@ -27,6 +27,7 @@ import {
 } from './cached-list.ts';
 import { asKubeApiError, KubeApiError } from './kube-api-error.ts';
 import type { KubeHttpsClient } from './kube-https.ts';
+import { applyDelta, indexSnapshot, listedVersions, METADATA_LIST_ACCEPT, planDelta, type SnapshotIndex } from './sidecarset-delta.ts';
 
 // Where the sources' callers have always found it.
 export { KubeApiError } from './kube-api-error.ts';
@@ -131,6 +132,7 @@ function cacheSettings(options: KubeSourceOptions) {
 /** The reads, as errors and logs name them. */
 export const LIST_SIDECARSETS = 'list SidecarSets';
 export const getNamespaceOperation = (name: string): string => `get namespace "${name}"`;
+export const getSidecarSetOperation = (name: string): string => `get SidecarSet "${name}"`;
 
 /**
  * What the live sources read from the API server. Implementations fail with
@@ -141,6 +143,14 @@ export interface ClusterReader {
   listSidecarSets(signal: AbortSignal): Promise<unknown>;
   /** The Namespace object, or undefined when there is none of that name (404). */
   readNamespace(name: string, signal: AbortSignal): Promise<object | undefined>;
+  /**
+   * The SidecarSets as a PartialObjectMetadataList (names and resourceVersions),
+   * so that only changed sets need reading (sidecarset-delta.ts). Optional:
+   * without it and {@link readSidecarSet}, every read is a full list.
+   */
+  readonly listSidecarSetMetadata?: (signal: AbortSignal) => Promise<unknown>;
+  /** One SidecarSet as stored, or undefined when there is none of that name (404). */
+  readonly readSidecarSet?: (name: string, signal: AbortSignal) => Promise<object | undefined>;
 }
 
 /** The API server's URL, for logs; every reader the functions compose has one. */
@@ -148,23 +158,28 @@ export interface ServerReader extends ClusterReader {
   readonly server: string;
 }
 
+/** GETs one object; undefined when the API server answers 404. */
+async function readObject(client: KubeHttpsClient, path: string, operation: string, signal: AbortSignal): Promise<object | undefined> {
+  let object: unknown;
+  try {
+    object = await client.getJson(path, operation, signal);
+  } catch (error) {
+    if (error instanceof KubeApiError && error.code === 404) return undefined;
+    throw error;
+  }
+  if (!isObject(object)) throw new KubeApiError(operation, 'the answer is not an object');
+  return object;
+}
+
 /** The port over the project's own HTTPS client (kube-https.ts): what the webhooks read with. */
 export function httpsClusterReader(client: KubeHttpsClient): ServerReader {
+  const sets = `/apis/${GROUP}/${VERSION}/${SIDECARSET_PLURAL}`;
   return {
     server: client.server,
-    listSidecarSets: (signal) => client.getJson(`/apis/${GROUP}/${VERSION}/${SIDECARSET_PLURAL}`, LIST_SIDECARSETS, signal),
-    async readNamespace(name, signal) {
-      const operation = getNamespaceOperation(name);
-      let namespace: unknown;
-      try {
-        namespace = await client.getJson(`/api/v1/namespaces/${encodeURIComponent(name)}`, operation, signal);
-      } catch (error) {
-        if (error instanceof KubeApiError && error.code === 404) return undefined;
-        throw error;
-      }
-      if (!isObject(namespace)) throw new KubeApiError(operation, 'the answer is not an object');
-      return namespace;
-    },
+    listSidecarSets: (signal) => client.getJson(sets, LIST_SIDECARSETS, signal),
+    listSidecarSetMetadata: (signal) => client.getJson(sets, LIST_SIDECARSETS, signal, METADATA_LIST_ACCEPT),
+    readSidecarSet: (name, signal) => readObject(client, `${sets}/${encodeURIComponent(name)}`, getSidecarSetOperation(name), signal),
+    readNamespace: (name, signal) => readObject(client, `/api/v1/namespaces/${encodeURIComponent(name)}`, getNamespaceOperation(name), signal),
   };
 }
 
@@ -179,30 +194,69 @@ function sidecarSetsOf(body: unknown): readonly SidecarSet[] {
   return items;
 }
 
+/** Runs one read, naming it in the KubeApiError it fails with. */
+async function named<T>(operation: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    throw asKubeApiError(operation, error);
+  }
+}
+
 /**
  * Every SidecarSet in the cluster, read as raw JSON so that fields this
  * project does not know about survive (a typed client's serializer would drop
- * them). One list per review (shared only by reviews that arrived before it
- * started), no pagination, so the answer is one consistent snapshot that
- * holds every write returned before the review arrived: the API server
- * answers a LIST without a resourceVersion with a consistent read (from etcd,
- * or from its watch cache once that has caught up with etcd's current
- * revision). The items are frozen: they are shared between requests.
+ * them). Read for every review (shared only by reviews that arrived before
+ * the read started), with no pagination: the API server answers a LIST
+ * without a resourceVersion with a consistent read (from etcd, or from its
+ * watch cache once that has caught up with etcd's current revision), so the
+ * answer holds every write that returned before the review arrived.
+ *
+ * When the reader can (the project's HTTPS client), a read after the first
+ * is a metadata-only list plus a GET of each set whose resourceVersion
+ * changed (a full list when more than a few did): about a third of the
+ * cost of a full list of 50 sets (sidecarset-delta.ts,
+ * docs/BENCHMARKS.md). The items are frozen: they are shared between
+ * requests and kept as the base of the next read.
  */
-export function kubeSidecarSetSource(reader: Pick<ClusterReader, 'listSidecarSets'>, options: KubeSourceOptions = {}): SidecarSetSource {
-  const cache = cachedList<readonly SidecarSet[]>({
-    what: LIST_SIDECARSETS,
-    async load(signal) {
-      let body: unknown;
-      try {
-        body = await reader.listSidecarSets(signal);
-      } catch (error) {
-        throw asKubeApiError(LIST_SIDECARSETS, error);
-      }
-      return sidecarSetsOf(body);
-    },
-    ...cacheSettings(options),
-  });
+export function kubeSidecarSetSource(
+  reader: Pick<ClusterReader, 'listSidecarSets' | 'listSidecarSetMetadata' | 'readSidecarSet'>,
+  options: KubeSourceOptions = {},
+): SidecarSetSource {
+  // The last snapshot read; any earlier one would be as correct (see sidecarset-delta.ts).
+  let held: SnapshotIndex | undefined;
+  const remember = (sets: readonly SidecarSet[]): readonly SidecarSet[] => {
+    held = indexSnapshot(sets);
+    return sets;
+  };
+  const fullList = async (signal: AbortSignal) => remember(sidecarSetsOf(await named(LIST_SIDECARSETS, () => reader.listSidecarSets(signal))));
+
+  async function read(signal: AbortSignal): Promise<readonly SidecarSet[]> {
+    const { listSidecarSetMetadata, readSidecarSet } = reader;
+    if (held === undefined || listSidecarSetMetadata === undefined || readSidecarSet === undefined) return fullList(signal);
+    const base = held;
+    const body = await named(LIST_SIDECARSETS, () => listSidecarSetMetadata(signal));
+    const listed = listedVersions(body);
+    // Not a metadata list: a server that ignored the `as=` parameter sent the full list.
+    if (listed === undefined) return isObject(body) && body.kind === 'SidecarSetList' ? remember(sidecarSetsOf(body)) : fullList(signal);
+    const plan = planDelta(listed, base);
+    if (plan.kind === 'full') return fullList(signal);
+    const fetched = new Map<string, SidecarSet | undefined>();
+    await Promise.all(
+      plan.names.map(async (name) => {
+        const operation = getSidecarSetOperation(name);
+        const set: unknown = await named(operation, () => readSidecarSet(name, signal));
+        if (set === undefined) fetched.set(name, undefined);
+        else if (isObject(set)) {
+          deepFreeze(set);
+          fetched.set(name, set);
+        } else throw new KubeApiError(operation, 'the answer is not an object');
+      }),
+    );
+    return remember(applyDelta(listed, base, fetched));
+  }
+
+  const cache = cachedList<readonly SidecarSet[]>({ what: LIST_SIDECARSETS, load: read, ...cacheSettings(options) });
   return { list: (signal) => cache.get(signal) };
 }
 

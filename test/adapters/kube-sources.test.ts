@@ -12,9 +12,11 @@ import {
   retiredSourceSettings,
   sourceOptionsFromEnv,
   SourceOptionsError,
+  type ClusterReader,
   type KubeSourceOptions,
   type ServerReader,
 } from '../../lib/adapters/kube-sources.ts';
+import { MAX_FETCHED_BY_NAME } from '../../lib/adapters/sidecarset-delta.ts';
 import { kubeHttpsClient } from '../../lib/adapters/kube-https.ts';
 import { checkKubeconfig, kubeconfigHttpsSettings } from '../../lib/adapters/kubeconfig-reader.ts';
 import { makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
@@ -469,6 +471,69 @@ describeWithControlPlane('against a real kube-apiserver, as the functions identi
         metadata: { labels: { from: 'test' }, uid: expect.any(String), resourceVersion: expect.any(String) },
       });
     }
+  });
+
+  it('reads again only the sets that changed (metadata list, then a GET each), and equals a full list every time', async () => {
+    const calls: string[] = [];
+    const real = readerFor('the HTTPS client');
+    const { listSidecarSetMetadata, readSidecarSet } = real;
+    if (listSidecarSetMetadata === undefined || readSidecarSet === undefined) throw new Error('the HTTPS reader reads metadata lists');
+    // The real reader, with each call recorded.
+    const counted: ClusterReader = {
+      listSidecarSets: (signal) => {
+        calls.push('full list');
+        return real.listSidecarSets(signal);
+      },
+      listSidecarSetMetadata: (signal) => {
+        calls.push('metadata list');
+        return listSidecarSetMetadata(signal);
+      },
+      readSidecarSet: (name, signal) => {
+        calls.push(`get ${name}`);
+        return readSidecarSet(name, signal);
+      },
+      readNamespace: (name, signal) => real.readNamespace(name, signal),
+    };
+    const source = kubeSidecarSetSource(counted);
+    const path = '/apis/apps.kruise.io/v1alpha1/sidecarsets';
+    const fullList = async () => (JSON.parse((await running().request('admin', 'GET', path)).body) as { items: unknown[] }).items;
+    const delta = (name: string) => ({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name }, spec: { selector: { matchLabels: { app: name } }, containers: [{ name: 'c', image: 'c:1' }] } });
+    const step = async (change: () => Promise<unknown>) => {
+      await change();
+      calls.length = 0;
+      const listed = await source.list();
+      expect(listed).toEqual(await fullList());
+      return [...calls];
+    };
+
+    expect(await step(() => create(path, delta('delta-a')))).toEqual(['full list']);
+    expect(await step(() => Promise.resolve())).toEqual(['metadata list']);
+    const patched = () => running().request('admin', 'PATCH', `${path}/delta-a`, { spec: { containers: [{ name: 'c', image: 'c:2' }] } }, 'application/merge-patch+json');
+    expect(await step(patched)).toEqual(['metadata list', 'get delta-a']);
+    expect(await step(() => create(path, delta('delta-b')))).toEqual(['metadata list', 'get delta-b']);
+    expect(await step(() => running().request('admin', 'DELETE', `${path}/delta-b`))).toEqual(['metadata list']);
+    const many = async () => {
+      for (let i = 0; i <= MAX_FETCHED_BY_NAME; i++) await create(path, delta(`delta-many-${i}`));
+    };
+    expect(await step(many)).toEqual(['metadata list', 'full list']);
+  });
+
+  it('uses a full list sent in answer to the metadata list as it is (a server that ignores the as= parameter)', async () => {
+    const real = readerFor('the HTTPS client');
+    let fullLists = 0;
+    const ignoring: ClusterReader = {
+      listSidecarSets: (signal) => {
+        fullLists += 1;
+        return real.listSidecarSets(signal);
+      },
+      listSidecarSetMetadata: (signal) => real.listSidecarSets(signal),
+      readSidecarSet: () => Promise.reject(new Error('not asked')),
+      readNamespace: (name, signal) => real.readNamespace(name, signal),
+    };
+    const source = kubeSidecarSetSource(ignoring);
+    const first = await source.list();
+    await expect(source.list()).resolves.toEqual(first);
+    expect(fullLists).toBe(1);
   });
 
   it('reads namespace labels, and leaves out a namespace that does not exist', async () => {
