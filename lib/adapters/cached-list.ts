@@ -10,8 +10,9 @@
  *   before it (an admission must see the SidecarSet created just before its
  *   pod). Concurrent callers share a load only on that condition: while a
  *   load runs, callers wait together for the next one, which starts as soon
- *   as the running one ends. At most one load runs at a time, so a burst of
- *   N requests costs about two loads' time and a handful of loads, not N.
+ *   as the running one ends. At most one load is waited on at a time (one
+ *   abandoned at `maxLoadMs` may still be finishing), so a burst of N
+ *   requests costs about two loads' time and a handful of loads, not N.
  * - With `ttlMs` > 0 (readiness probes), the value is served without a call
  *   within `ttlMs` of the start of the load that produced it, and any load
  *   in flight is shared.
