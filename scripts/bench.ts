@@ -2,13 +2,14 @@
  * `npm run bench`: every benchmark of issue 8 with its floor, measured in the
  * same run; prints the tables and writes docs/BENCHMARKS.md.
  *
- *   npm run bench -- [--only admission|http|cold-start|reconciler[,...]] [--quick] [--out FILE]
+ *   npm run bench -- [--only admission|http|cold-start|reconciler|freshness[,...]] [--quick] [--out FILE]
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { admissionSection } from './bench/admission-compute.ts';
 import { coldStartSection } from './bench/cold-start.ts';
+import { freshnessSection } from './bench/freshness.ts';
 import { httpSection } from './bench/http-serving.ts';
 import { machineInfo } from './bench/machine.ts';
 import { BenchUsageError, parseBenchOptions, USAGE } from './bench/options.ts';
@@ -34,6 +35,7 @@ const runners: Record<SectionId, () => Promise<SectionReport>> = {
   http: () => httpSection(settings.http),
   'cold-start': () => coldStartSection(settings.coldStart),
   reconciler: () => reconcilerSection(settings.reconciler, log),
+  freshness: () => freshnessSection(settings.freshness, log),
 };
 
 const date = new Date();

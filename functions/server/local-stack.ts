@@ -83,8 +83,6 @@ export async function waitForFunctionsAccess(cp: ControlPlane, timeoutMs = 30_00
 
 export interface LocalStackOptions {
   podFailurePolicy?: 'Fail' | 'Ignore';
-  /** Lifetime of the SidecarSet list cache; tests use 0 so each step sees the last at once. */
-  cacheTtlMs?: number;
   /** Also write each log line here (the server's stdout, for `npm start`). */
   echo?: (line: string) => void;
   /** The webhook server's port on 127.0.0.1; 0 (the default) picks a free one. */
@@ -118,10 +116,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       options.echo?.(line);
     };
     const logger: Logger = jsonLogger({ function: 'server' }, sink);
-    const sources = await clusterSources(
-      { KUBECONFIG_CONTENT: cp.kubeconfig('functions'), ...(options.cacheTtlMs !== undefined ? { SIDECARSET_CACHE_TTL_MS: String(options.cacheTtlMs) } : {}) },
-      logger,
-    );
+    const sources = await clusterSources({ KUBECONFIG_CONTENT: cp.kubeconfig('functions') }, logger);
     const secrets = await storedCallerSecrets(() => store.read(), `secret file ${secretFile}`, env, logger);
     const networks = callerNetworksFromEnv(env);
     const runtimes = Object.fromEntries(

@@ -12,7 +12,14 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { checkEksCluster } from '../../lib/adapters/eks-cluster.ts';
 import { credentialsFromEnv, eksTokenSource } from '../../lib/adapters/eks-token.ts';
 import { kubeHttpsClient } from '../../lib/adapters/kube-https.ts';
-import { httpsClusterReader, kubeNamespaceSource, kubeSidecarSetSource, sourceOptionsFromEnv, type ServerReader } from '../../lib/adapters/kube-sources.ts';
+import {
+  httpsClusterReader,
+  kubeNamespaceSource,
+  kubeSidecarSetSource,
+  retiredSourceSettings,
+  sourceOptionsFromEnv,
+  type ServerReader,
+} from '../../lib/adapters/kube-sources.ts';
 import type { KubeconfigSource } from '../../lib/adapters/kubeconfig-reader.ts';
 import type { Logger } from '../../lib/ports.ts';
 import { ConfigurationError, secretReader, type ClusterSources, type Env, type Overrides } from './compose.ts';
@@ -117,11 +124,14 @@ export async function clusterReader(env: Env, logger: Logger, overrides: Overrid
   return makeKubeClients(kubeConfigOf(kubeconfig));
 }
 
-/** The live SidecarSet and Namespace sources for the configured cluster. */
+/** The live SidecarSet and Namespace sources for the configured cluster, read fresh for every review. */
 export async function clusterSources(env: Env, logger: Logger, overrides: Overrides = {}): Promise<ClusterSources> {
+  const settings = sourceOptionsFromEnv(env);
+  // Said once per cold start: a setting that no longer does anything is not ignored silently.
+  for (const detail of retiredSourceSettings(env)) logger.warn('setting no longer read', { detail });
   const reader = await clusterReader(env, logger, overrides);
   const options = {
-    ...sourceOptionsFromEnv(env),
+    ...settings,
     onStale: (report: { message: string; ageMs: number }) => {
       logger.warn('served a stale list', { detail: report.message, ageMs: report.ageMs });
     },

@@ -45,8 +45,8 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const kc = await clusterKubeConfig(env, overrides);
   const clients = makeKubeClients(kc);
   const options = { callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS };
-  // Never served from a cache: a status must be written against the set as stored now.
-  const sidecarSets = kubeSidecarSetSource(clients, { ttlMs: 0, maxStalenessMs: 0, apiTimeoutMs: DEFAULT_CALL_TIMEOUT_MS });
+  // Never a stale list: a status must be written against the set as stored now.
+  const sidecarSets = kubeSidecarSetSource(clients, { maxStalenessMs: 0, apiTimeoutMs: DEFAULT_CALL_TIMEOUT_MS });
   const pods = kubePodPages(kc, options);
   const statuses = kubeStatusWriter(clients, options);
   const events = kubeEventSink(clients, options);

@@ -11,8 +11,9 @@ import { CallerNetworkError, parseCallerNetworks } from '../../lib/auth/caller-n
 /** A context value that cannot be used; synth stops with this message. */
 export class ContextError extends Error {
   readonly key: string;
-  constructor(key: string, problem: string) {
-    super(`context "${key}" ${problem} (set it with -c ${key}=VALUE)`);
+  /** @param howToSet false for a key that must not be set at all. */
+  constructor(key: string, problem: string, howToSet = true) {
+    super(`context "${key}" ${problem}${howToSet ? ` (set it with -c ${key}=VALUE)` : ''}`);
     this.name = 'ContextError';
     this.key = key;
   }
@@ -75,7 +76,6 @@ export const CONTEXT_DEFAULTS = {
   eksCaData: undefined,
   alarmTopicArn: undefined,
   kubeApiTimeoutMs: undefined,
-  sidecarSetCacheTtlMs: undefined,
   sidecarSetCacheMaxStalenessMs: undefined,
   allowedCallerCidrs: undefined,
   webhookSecretRotationHours: 24,
@@ -86,9 +86,17 @@ export type ContextKey = keyof typeof CONTEXT_DEFAULTS;
 /** Context keys that become environment variables of the cluster-reading admission functions (read by lib/adapters/kube-sources.ts). */
 export const KUBE_SETTING_VARIABLES = {
   kubeApiTimeoutMs: 'KUBE_API_TIMEOUT_MS',
-  sidecarSetCacheTtlMs: 'SIDECARSET_CACHE_TTL_MS',
   sidecarSetCacheMaxStalenessMs: 'SIDECARSET_CACHE_MAX_STALENESS_MS',
 } as const satisfies Partial<Record<ContextKey, string>>;
+
+/**
+ * Keys that once meant something and no longer do, with why: synth refuses
+ * them rather than deploy a setting that is silently ignored.
+ */
+export const RETIRED_CONTEXT_KEYS: Readonly<Record<string, string>> = {
+  sidecarSetCacheTtlMs:
+    'is no longer used: every review reads the SidecarSets fresh from the API server, and a recent list is served only while the API server cannot be read (sidecarSetCacheMaxStalenessMs); remove it',
+};
 
 /** Reads one context value; App#node.tryGetContext in the app, a map in tests. */
 export type ContextReader = (key: string) => unknown;
@@ -241,6 +249,10 @@ const STACK_NAME = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
  * @throws ContextError naming the key, what it must be and what it was.
  */
 export async function readStackConfig(read: ContextReader): Promise<StackConfig> {
+  for (const [key, why] of Object.entries(RETIRED_CONTEXT_KEYS)) {
+    const value: unknown = read(key);
+    if (value !== undefined && value !== null && value !== '') throw new ContextError(key, why, false);
+  }
   const stackName = optionalString(read, 'stackName') ?? CONTEXT_DEFAULTS.stackName;
   if (!STACK_NAME.test(stackName)) {
     throw new ContextError('stackName', `must start with a letter and hold only letters, digits and '-' (at most 128); got ${JSON.stringify(stackName)}`);

@@ -1,11 +1,21 @@
 /**
- * A short-lived cache in front of one expensive read ("list every
- * SidecarSet", "get namespace x"). Pure logic: time and timers come from an
- * injected clock, so every rule below is table-testable without waiting.
+ * One expensive read ("list every SidecarSet", "get namespace x") made safe
+ * to call from every request: fresh answers shared only where that is
+ * correct, and the last good answer kept for outages. Pure logic: time and
+ * timers come from an injected clock, so every rule below is table-testable
+ * without waiting.
  *
- * - Within `ttlMs` of the last successful load the cached value is served
- *   without a call: a burst of pod creations costs one list, not one each.
- * - Concurrent callers share one in-flight load.
+ * - Fresh (`ttlMs` 0, the default): every caller is answered by a load that
+ *   started after it called, so that it sees every write that returned
+ *   before it (an admission must see the SidecarSet created just before its
+ *   pod). Concurrent callers share a load only on that condition: while a
+ *   load runs, callers wait together for the next one, which starts as soon
+ *   as the running one ends. At most one load is waited on at a time (one
+ *   abandoned at `maxLoadMs` may still be finishing), so a burst of N
+ *   requests costs about two loads' time and a handful of loads, not N.
+ * - With `ttlMs` > 0 (readiness probes), the value is served without a call
+ *   within `ttlMs` of the start of the load that produced it, and any load
+ *   in flight is shared.
  * - A load is abandoned (and its signal aborted) after `maxLoadMs`; a caller
  *   also stops waiting when its own signal aborts, while the load carries on
  *   for the others and still fills the cache.
@@ -19,8 +29,6 @@
 
 import { errorMessage } from '../errors.ts';
 
-/** Default time a loaded value is served without asking again. */
-export const DEFAULT_TTL_MS = 2_000;
 /** Default age beyond which a cached value is no longer served when a load fails. */
 export const DEFAULT_MAX_STALENESS_MS = 60_000;
 /** Default cap on one load. */
@@ -65,7 +73,11 @@ export interface CachedListOptions<T> {
   what: string;
   /** Performs the read; should stop when `signal` aborts (the cache stops waiting regardless). */
   load: (signal: AbortSignal) => Promise<T>;
-  /** Default {@link DEFAULT_TTL_MS}; 0 disables serving from the cache while it is fresh. */
+  /**
+   * Default 0: every caller gets a load that started after it called (see the
+   * module comment). Above 0, a value is reused that long and loads in flight
+   * are shared whenever they started.
+   */
   ttlMs?: number;
   /** Default {@link DEFAULT_MAX_STALENESS_MS}; 0 never serves a stale value. */
   maxStalenessMs?: number;
@@ -148,7 +160,7 @@ function until<T>(outcome: Promise<Outcome<T>>, what: string, signal: AbortSigna
 /** A cache for one read; see the module comment for the rules. */
 export function cachedList<T>(options: CachedListOptions<T>): CachedList<T> {
   const { what, load, onStale } = options;
-  const ttlMs = requireDuration('ttlMs', options.ttlMs ?? DEFAULT_TTL_MS, 0);
+  const ttlMs = requireDuration('ttlMs', options.ttlMs ?? 0, 0);
   const maxStalenessMs = requireDuration('maxStalenessMs', options.maxStalenessMs ?? DEFAULT_MAX_STALENESS_MS, 0);
   const maxLoadMs = requireDuration('maxLoadMs', options.maxLoadMs ?? DEFAULT_MAX_LOAD_MS, 1);
   const clock = options.clock ?? systemCacheClock;
@@ -159,9 +171,13 @@ export function cachedList<T>(options: CachedListOptions<T>): CachedList<T> {
   // Resolves (never rejects) so that a load nobody waits for any more cannot
   // become an unhandled rejection.
   let inflight: Promise<Outcome<T>> | undefined;
+  // Fresh mode: the load that starts when `inflight` ends, shared by every
+  // caller who arrived while `inflight` ran (it started too early for them).
+  let queued: Promise<Outcome<T>> | undefined;
 
   const ageMs = (): number | undefined => (cached === undefined ? undefined : clock.nowMs() - cached.at);
 
+  /** Starts a load and makes it the one in flight. */
   function startLoad(): Promise<Outcome<T>> {
     const startedAt = clock.nowMs();
     const controller = new AbortController();
@@ -196,7 +212,20 @@ export function cachedList<T>(options: CachedListOptions<T>): CachedList<T> {
         settle({ ok: false, error });
       },
     );
+    inflight = outcome;
     return outcome;
+  }
+
+  /** A load that starts no earlier than now: a new one, or the one queued behind the load in flight. */
+  function loadStartingNow(): Promise<Outcome<T>> {
+    if (queued !== undefined) return queued;
+    if (inflight === undefined) return startLoad();
+    const next = inflight.then(() => {
+      queued = undefined;
+      return startLoad();
+    });
+    queued = next;
+    return next;
   }
 
   function fallBack(error: unknown): T {
@@ -219,13 +248,13 @@ export function cachedList<T>(options: CachedListOptions<T>): CachedList<T> {
       if (cached !== undefined && age !== undefined && age < ttlMs) return cached.value;
       // A caller that is already out of time starts no work of its own.
       if (signal?.aborted === true) return fallBack(callerDeadline(what, signal));
-      inflight ??= startLoad();
-      const result = await until(inflight, what, signal);
+      const load = ttlMs === 0 ? loadStartingNow() : (inflight ?? startLoad());
+      const result = await until(load, what, signal);
       return result.ok ? result.value : fallBack(result.error);
     },
     idle() {
       const age = ageMs();
-      return inflight === undefined && (age === undefined || age > maxStalenessMs);
+      return inflight === undefined && queued === undefined && (age === undefined || age > maxStalenessMs);
     },
   };
 }

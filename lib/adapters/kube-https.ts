@@ -52,10 +52,12 @@ export interface KubeHttpsClient {
    * GETs an API path and parses the JSON answer.
    * @param path absolute, its segments already URI-encoded.
    * @param operation names the read in errors (`list SidecarSets`).
+   * @param accept the Accept header; default `application/json` (another form of answer, such as
+   *   a PartialObjectMetadataList, is asked for with its media type parameters).
    * @throws KubeApiError with the status code and the API server's explanation for a non-2xx
    *   answer, or the cause for anything else (network, TLS, abort, size, not JSON).
    */
-  getJson(path: string, operation: string, signal?: AbortSignal): Promise<unknown>;
+  getJson(path: string, operation: string, signal?: AbortSignal, accept?: string): Promise<unknown>;
   /** Closes the kept-alive connections (a process that wants to exit, a test). */
   close(): void;
 }
@@ -183,12 +185,12 @@ export function kubeHttpsClient(settings: KubeHttpsSettings): KubeHttpsClient {
 
   return {
     server: settings.server,
-    async getJson(path, operation, signal) {
+    async getJson(path, operation, signal, accept = 'application/json') {
       if (signal?.aborted === true) throw asKubeApiError(operation, abandoned(signal));
       let answer: Answer;
       try {
         const token = settings.token === undefined ? '' : await settings.token();
-        const headers: Record<string, string> = { Accept: 'application/json', 'Accept-Encoding': 'gzip', 'User-Agent': USER_AGENT };
+        const headers: Record<string, string> = { Accept: accept, 'Accept-Encoding': 'gzip', 'User-Agent': USER_AGENT };
         if (token !== '') headers.Authorization = `Bearer ${token}`;
         answer = await get(new URL(`${prefix}${path}`, base), headers, signal);
       } catch (error) {

@@ -1,9 +1,11 @@
 /**
  * The live sources: SidecarSets and Namespace labels read from the API server
- * through a small port ({@link ClusterReader}), each behind a short-lived
- * cache (cached-list.ts) so that a burst of admissions costs one call,
- * concurrent requests share it, and a brief API outage is bridged with a
- * recent answer.
+ * through a small port ({@link ClusterReader}), fresh for every review
+ * (cached-list.ts): a pod created after a SidecarSet's CREATE or UPDATE has
+ * returned is admitted against that version of the set, on a warm Lambda and
+ * on the local server alike. Concurrent reviews share a read only when it
+ * started after each of them arrived, and the last good answer bridges a
+ * brief API outage (bounded, reported through `onStale`).
  *
  * Two clients implement the port: the project's own HTTPS client
  * ({@link httpsClusterReader}, kube-https.ts), which the webhooks use, and
@@ -19,13 +21,13 @@ import {
   cachedList,
   DEFAULT_MAX_LOAD_MS,
   DEFAULT_MAX_STALENESS_MS,
-  DEFAULT_TTL_MS,
   type CacheClock,
   type CachedList,
   type StaleReport,
 } from './cached-list.ts';
 import { asKubeApiError, KubeApiError } from './kube-api-error.ts';
 import type { KubeHttpsClient } from './kube-https.ts';
+import { applyDelta, indexSnapshot, listedVersions, METADATA_LIST_ACCEPT, planDelta, type SnapshotIndex } from './sidecarset-delta.ts';
 
 // Where the sources' callers have always found it.
 export { KubeApiError } from './kube-api-error.ts';
@@ -33,11 +35,9 @@ export { KubeApiError } from './kube-api-error.ts';
 /** The resource name of SidecarSets in apps.kruise.io. */
 export const SIDECARSET_PLURAL = 'sidecarsets';
 
-/** How the live sources cache and bound their calls. */
+/** How the live sources bound their calls and bridge outages. */
 export interface KubeSourceOptions {
-  /** How long a read is served from the cache without asking again. Default 2000 ms. */
-  ttlMs?: number;
-  /** The oldest cached answer served when the API cannot be read. Default 60000 ms. */
+  /** The oldest answer served when the API cannot be read. Default 60000 ms. */
   maxStalenessMs?: number;
   /** The longest one API call may take, whatever the caller's own deadline. Default 5000 ms. */
   apiTimeoutMs?: number;
@@ -48,7 +48,6 @@ export interface KubeSourceOptions {
 
 /** The settings {@link sourceOptionsFromEnv} reads. */
 export interface KubeSourceSettings {
-  ttlMs: number;
   maxStalenessMs: number;
   apiTimeoutMs: number;
 }
@@ -85,21 +84,36 @@ export function millisecondsFromEnv(
 }
 
 /**
- * The sources' settings from the environment: SIDECARSET_CACHE_TTL_MS
- * (default 2000), SIDECARSET_CACHE_MAX_STALENESS_MS (default 60000; 0 never
- * serves a stale answer) and KUBE_API_TIMEOUT_MS (default 5000, the cap on one
- * API call). Unset or empty means the default.
+ * The variable that once set how long a SidecarSet list was reused. Every
+ * review now reads the sets fresh, so it is no longer read; the functions
+ * say so at cold start (see {@link retiredSourceSettings}) rather than
+ * ignore it without a word.
+ */
+export const RETIRED_CACHE_TTL_VARIABLE = 'SIDECARSET_CACHE_TTL_MS';
+
+/** Why a variable the environment still sets is no longer read; one line each, for a cold-start warning. */
+export function retiredSourceSettings(env: Readonly<Record<string, string | undefined>>): string[] {
+  const value = env[RETIRED_CACHE_TTL_VARIABLE]?.trim();
+  if (value === undefined || value === '') return [];
+  return [
+    `${RETIRED_CACHE_TTL_VARIABLE}=${value} is no longer read: every review reads the SidecarSets fresh from the API server, and a recent list is served only while the API server cannot be read (SIDECARSET_CACHE_MAX_STALENESS_MS); remove it`,
+  ];
+}
+
+/**
+ * The sources' settings from the environment: SIDECARSET_CACHE_MAX_STALENESS_MS
+ * (default 60000; 0 never serves a stale answer) and KUBE_API_TIMEOUT_MS
+ * (default 5000, the cap on one API call). Unset or empty means the default.
  * @throws SourceOptionsError naming the variable and the value it could not use.
  */
 export function sourceOptionsFromEnv(env: Readonly<Record<string, string | undefined>>): KubeSourceSettings {
   return {
-    ttlMs: millisecondsFromEnv(env, 'SIDECARSET_CACHE_TTL_MS', DEFAULT_TTL_MS, 0),
     maxStalenessMs: millisecondsFromEnv(env, 'SIDECARSET_CACHE_MAX_STALENESS_MS', DEFAULT_MAX_STALENESS_MS, 0),
     apiTimeoutMs: millisecondsFromEnv(env, 'KUBE_API_TIMEOUT_MS', DEFAULT_MAX_LOAD_MS, 1),
   };
 }
 
-/** Makes the cached items immutable: one list is shared by every request until it expires. */
+/** Makes the listed items immutable: one list is shared by every request it answers. */
 function deepFreeze(value: unknown): void {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
   Object.freeze(value);
@@ -108,7 +122,6 @@ function deepFreeze(value: unknown): void {
 
 function cacheSettings(options: KubeSourceOptions) {
   return {
-    ttlMs: options.ttlMs,
     maxStalenessMs: options.maxStalenessMs,
     maxLoadMs: options.apiTimeoutMs,
     clock: options.clock,
@@ -119,6 +132,7 @@ function cacheSettings(options: KubeSourceOptions) {
 /** The reads, as errors and logs name them. */
 export const LIST_SIDECARSETS = 'list SidecarSets';
 export const getNamespaceOperation = (name: string): string => `get namespace "${name}"`;
+export const getSidecarSetOperation = (name: string): string => `get SidecarSet "${name}"`;
 
 /**
  * What the live sources read from the API server. Implementations fail with
@@ -129,6 +143,14 @@ export interface ClusterReader {
   listSidecarSets(signal: AbortSignal): Promise<unknown>;
   /** The Namespace object, or undefined when there is none of that name (404). */
   readNamespace(name: string, signal: AbortSignal): Promise<object | undefined>;
+  /**
+   * The SidecarSets as a PartialObjectMetadataList (names and resourceVersions),
+   * so that only changed sets need reading (sidecarset-delta.ts). Optional:
+   * without it and {@link readSidecarSet}, every read is a full list.
+   */
+  readonly listSidecarSetMetadata?: (signal: AbortSignal) => Promise<unknown>;
+  /** One SidecarSet as stored, or undefined when there is none of that name (404). */
+  readonly readSidecarSet?: (name: string, signal: AbortSignal) => Promise<object | undefined>;
 }
 
 /** The API server's URL, for logs; every reader the functions compose has one. */
@@ -136,23 +158,28 @@ export interface ServerReader extends ClusterReader {
   readonly server: string;
 }
 
+/** GETs one object; undefined when the API server answers 404. */
+async function readObject(client: KubeHttpsClient, path: string, operation: string, signal: AbortSignal): Promise<object | undefined> {
+  let object: unknown;
+  try {
+    object = await client.getJson(path, operation, signal);
+  } catch (error) {
+    if (error instanceof KubeApiError && error.code === 404) return undefined;
+    throw error;
+  }
+  if (!isObject(object)) throw new KubeApiError(operation, 'the answer is not an object');
+  return object;
+}
+
 /** The port over the project's own HTTPS client (kube-https.ts): what the webhooks read with. */
 export function httpsClusterReader(client: KubeHttpsClient): ServerReader {
+  const sets = `/apis/${GROUP}/${VERSION}/${SIDECARSET_PLURAL}`;
   return {
     server: client.server,
-    listSidecarSets: (signal) => client.getJson(`/apis/${GROUP}/${VERSION}/${SIDECARSET_PLURAL}`, LIST_SIDECARSETS, signal),
-    async readNamespace(name, signal) {
-      const operation = getNamespaceOperation(name);
-      let namespace: unknown;
-      try {
-        namespace = await client.getJson(`/api/v1/namespaces/${encodeURIComponent(name)}`, operation, signal);
-      } catch (error) {
-        if (error instanceof KubeApiError && error.code === 404) return undefined;
-        throw error;
-      }
-      if (!isObject(namespace)) throw new KubeApiError(operation, 'the answer is not an object');
-      return namespace;
-    },
+    listSidecarSets: (signal) => client.getJson(sets, LIST_SIDECARSETS, signal),
+    listSidecarSetMetadata: (signal) => client.getJson(sets, LIST_SIDECARSETS, signal, METADATA_LIST_ACCEPT),
+    readSidecarSet: (name, signal) => readObject(client, `${sets}/${encodeURIComponent(name)}`, getSidecarSetOperation(name), signal),
+    readNamespace: (name, signal) => readObject(client, `/api/v1/namespaces/${encodeURIComponent(name)}`, getNamespaceOperation(name), signal),
   };
 }
 
@@ -167,42 +194,87 @@ function sidecarSetsOf(body: unknown): readonly SidecarSet[] {
   return items;
 }
 
+/** Runs one read, naming it in the KubeApiError it fails with. */
+async function named<T>(operation: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    throw asKubeApiError(operation, error);
+  }
+}
+
 /**
  * Every SidecarSet in the cluster, read as raw JSON so that fields this
  * project does not know about survive (a typed client's serializer would drop
- * them). One list, no pagination, so the answer is one consistent snapshot.
- * The items are frozen: they are shared between requests.
+ * them). Read for every review (shared only by reviews that arrived before
+ * the read started), with no pagination: the API server answers a LIST
+ * without a resourceVersion with a consistent read (from etcd, or from its
+ * watch cache once that has caught up with etcd's current revision), so the
+ * answer holds every write that returned before the review arrived.
+ *
+ * When the reader can (the project's HTTPS client), a read after the first
+ * is a metadata-only list plus a GET of each set whose resourceVersion
+ * changed (a full list when more than a few did): about a third of the
+ * cost of a full list of 50 sets (sidecarset-delta.ts,
+ * docs/BENCHMARKS.md). The items are frozen: they are shared between
+ * requests and kept as the base of the next read.
  */
-export function kubeSidecarSetSource(reader: Pick<ClusterReader, 'listSidecarSets'>, options: KubeSourceOptions = {}): SidecarSetSource {
-  const cache = cachedList<readonly SidecarSet[]>({
-    what: LIST_SIDECARSETS,
-    async load(signal) {
-      let body: unknown;
-      try {
-        body = await reader.listSidecarSets(signal);
-      } catch (error) {
-        throw asKubeApiError(LIST_SIDECARSETS, error);
-      }
-      return sidecarSetsOf(body);
-    },
-    ...cacheSettings(options),
-  });
+export function kubeSidecarSetSource(
+  reader: Pick<ClusterReader, 'listSidecarSets' | 'listSidecarSetMetadata' | 'readSidecarSet'>,
+  options: KubeSourceOptions = {},
+): SidecarSetSource {
+  // The last snapshot read; any earlier one would be as correct (see sidecarset-delta.ts).
+  let held: SnapshotIndex | undefined;
+  const remember = (sets: readonly SidecarSet[]): readonly SidecarSet[] => {
+    held = indexSnapshot(sets);
+    return sets;
+  };
+  const fullList = async (signal: AbortSignal) => remember(sidecarSetsOf(await named(LIST_SIDECARSETS, () => reader.listSidecarSets(signal))));
+
+  async function read(signal: AbortSignal): Promise<readonly SidecarSet[]> {
+    const { listSidecarSetMetadata, readSidecarSet } = reader;
+    if (held === undefined || listSidecarSetMetadata === undefined || readSidecarSet === undefined) return fullList(signal);
+    const base = held;
+    const body = await named(LIST_SIDECARSETS, () => listSidecarSetMetadata(signal));
+    const listed = listedVersions(body);
+    // Not a metadata list: a server that ignored the `as=` parameter sent the full list.
+    if (listed === undefined) return isObject(body) && body.kind === 'SidecarSetList' ? remember(sidecarSetsOf(body)) : fullList(signal);
+    const plan = planDelta(listed, base);
+    if (plan.kind === 'full') return fullList(signal);
+    const fetched = new Map<string, SidecarSet | undefined>();
+    await Promise.all(
+      plan.names.map(async (name) => {
+        const operation = getSidecarSetOperation(name);
+        const set: unknown = await named(operation, () => readSidecarSet(name, signal));
+        if (set === undefined) fetched.set(name, undefined);
+        else if (isObject(set)) {
+          deepFreeze(set);
+          fetched.set(name, set);
+        } else throw new KubeApiError(operation, 'the answer is not an object');
+      }),
+    );
+    return remember(applyDelta(listed, base, fetched));
+  }
+
+  const cache = cachedList<readonly SidecarSet[]>({ what: LIST_SIDECARSETS, load: read, ...cacheSettings(options) });
   return { list: (signal) => cache.get(signal) };
 }
 
 type Labels = Readonly<Record<string, string>>;
 
 /**
- * Namespace labels, one GET per namespace, each cached with the same rules as
- * the SidecarSet list; a namespace that does not exist (404) is cached as
- * absent.
+ * Namespace labels, one GET per namespace, each read fresh with the same
+ * rules as the SidecarSet list (a label just added to a namespace applies to
+ * the next pod, as a new set does); a namespace that does not exist (404) is
+ * remembered as absent for outages.
  *
  * Why GET each name rather than list them all: a webhook needs the labels of
- * one namespace per pod (a few for a SidecarSet check), so the cost stays
- * that of one small object however many namespaces the cluster has, where a
- * list every two seconds in a cluster of thousands of namespaces would move
- * megabytes to read one. Entries that could no longer be served are dropped
- * on the next call, so the map holds only recently asked-for names.
+ * one namespace per pod (a few for a SidecarSet check), and only when a set
+ * has a namespaceSelector, so the cost stays that of one small object
+ * however many namespaces the cluster has, where a list per review in a
+ * cluster of thousands of namespaces would move megabytes to read one.
+ * Entries that could no longer be served are dropped on the next call, so
+ * the map holds only recently asked-for names.
  */
 export function kubeNamespaceSource(reader: Pick<ClusterReader, 'readNamespace'>, options: KubeSourceOptions = {}): NamespaceSource {
   const caches = new Map<string, CachedList<Labels | undefined>>();

@@ -1,6 +1,7 @@
 /** Repetitions and durations of a full run and of `--quick` (a smoke test of the tooling). */
 import type { AdmissionSettings } from './admission-compute.ts';
 import type { ColdStartSettings } from './cold-start.ts';
+import type { FreshnessSettings } from './freshness.ts';
 import type { HttpSettings } from './http-serving.ts';
 import type { ReconcilerSettings } from './reconciler.ts';
 import type { SectionId } from './report.ts';
@@ -10,6 +11,7 @@ export interface BenchSettings {
   http: HttpSettings;
   coldStart: ColdStartSettings;
   reconciler: ReconcilerSettings;
+  freshness: FreshnessSettings;
   describe(sections: readonly SectionId[]): string;
 }
 
@@ -20,12 +22,14 @@ export function settingsFor(quick: boolean): BenchSettings {
     // The issue asks for the median of 20 starts; the reconciler for 10,000 pods, even in a smoke test.
     coldStart: { runs: quick ? 5 : 20 },
     reconciler: { runs: quick ? 2 : 5, pods: 10_000 },
+    freshness: { firstAnswers: quick ? 5 : 20, runs: quick ? 2 : 5, reviewsPerRun: quick ? 200 : 500, concurrency: 8 },
   };
   const parts: Record<SectionId, string> = {
     admission: `admission ${s.admission.runs} runs of ${s.admission.runMs} ms each`,
     http: `HTTP ${s.http.runs} runs of ${s.http.durationSeconds} s per load and route`,
     'cold-start': `cold start ${s.coldStart.runs} starts per bundle`,
     reconciler: `reconciler ${s.reconciler.runs} runs each of pass and floor`,
+    freshness: `freshness ${s.freshness.firstAnswers} first answers, ${s.freshness.runs} runs of ${s.freshness.reviewsPerRun} warm reviews per row`,
   };
   return { ...s, describe: (sections) => sections.map((id) => parts[id]).join('; ') };
 }

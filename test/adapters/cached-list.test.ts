@@ -60,14 +60,134 @@ afterEach(async () => {
   expect(unhandled).toEqual([]);
 });
 
-describe('serving from the cache', () => {
+describe('fresh (the default): a caller is answered only by a load that started after it called', () => {
+  it('loads for every call, even right after a load', async () => {
+    const { loader, cache, prime } = setup();
+    await prime(['a']);
+    const got = cache.get();
+    expect(loader.calls).toHaveLength(2);
+    loader.last().resolve(['b']);
+    await expect(got).resolves.toEqual(['b']);
+  });
+
+  it('never gives a caller the result of a load that was already running when it called', async () => {
+    const { loader, cache } = setup();
+    const early = cache.get();
+    const late = cache.get();
+    // The write the late caller must see may have returned after the first load read the cluster.
+    loader.calls[0]?.resolve(['before']);
+    await expect(early).resolves.toEqual(['before']);
+    await settle();
+    expect(loader.calls).toHaveLength(2);
+    loader.calls[1]?.resolve(['after']);
+    await expect(late).resolves.toEqual(['after']);
+  });
+
+  it('runs one load at a time: callers who arrive while one runs share the single next load, started when it ends', async () => {
+    const { loader, cache } = setup();
+    const first = cache.get();
+    const waiting = Promise.all([cache.get(), cache.get(), cache.get()]);
+    await settle();
+    expect(loader.calls).toHaveLength(1);
+    loader.calls[0]?.resolve(['1']);
+    await expect(first).resolves.toEqual(['1']);
+    await settle();
+    expect(loader.calls).toHaveLength(2);
+    loader.calls[1]?.resolve(['2']);
+    await expect(waiting).resolves.toEqual([['2'], ['2'], ['2']]);
+    expect(loader.calls).toHaveLength(2);
+  });
+
+  it('does not let a caller join the next load once it has started: it waits for the one after', async () => {
+    const { loader, cache } = setup();
+    const first = cache.get();
+    const second = cache.get();
+    loader.calls[0]?.resolve(['1']);
+    await expect(first).resolves.toEqual(['1']);
+    await settle();
+    expect(loader.calls).toHaveLength(2);
+    const third = cache.get();
+    loader.calls[1]?.resolve(['2']);
+    await expect(second).resolves.toEqual(['2']);
+    await settle();
+    expect(loader.calls).toHaveLength(3);
+    loader.calls[2]?.resolve(['3']);
+    await expect(third).resolves.toEqual(['3']);
+  });
+
+  it('lets callers who arrive in the gap before a queued load starts share it', async () => {
+    const { loader, cache } = setup();
+    const first = cache.get();
+    const second = cache.get();
+    loader.calls[0]?.resolve(['1']);
+    // The running load has ended but the queued one has not started yet.
+    const third = cache.get();
+    await expect(first).resolves.toEqual(['1']);
+    await settle();
+    expect(loader.calls).toHaveLength(2);
+    loader.calls[1]?.resolve(['2']);
+    await expect(Promise.all([second, third])).resolves.toEqual([['2'], ['2']]);
+  });
+
+  it('answers callers queued behind a failed load with the next load, not with that failure', async () => {
+    const { loader, stale, cache } = setup();
+    const first = cache.get();
+    const queued = cache.get();
+    loader.calls[0]?.reject(new Error('connection reset'));
+    await expect(first).rejects.toThrow(SourceUnavailableError);
+    await settle();
+    loader.calls[1]?.resolve(['a']);
+    await expect(queued).resolves.toEqual(['a']);
+    expect(stale).toEqual([]);
+  });
+
+  it('serves the last value as stale to a queued caller whose deadline passes while the running load hangs', async () => {
+    const { loader, stale, cache, prime } = setup();
+    await prime(['old']);
+    const running = cache.get();
+    const caller = new AbortController();
+    const queued = cache.get(caller.signal);
+    caller.abort(new Error('the webhook must answer'));
+    await expect(queued).resolves.toEqual(['old']);
+    expect(stale.map((report) => report.message)).toEqual([
+      'served stale "list things", age 0 ms, because: the caller\'s deadline passed before "list things" answered (the webhook must answer)',
+    ]);
+    loader.calls[1]?.resolve(['new']);
+    await expect(running).resolves.toEqual(['new']);
+  });
+
+  it('keeps a value for outages from a load that outlived every caller', async () => {
+    const { loader, stale, cache } = setup();
+    const caller = new AbortController();
+    const got = cache.get(caller.signal);
+    caller.abort();
+    await expect(got).rejects.toThrow(SourceUnavailableError);
+    loader.last().resolve(['late']);
+    await settle();
+    const next = cache.get();
+    loader.last().reject(new Error('down'));
+    await expect(next).resolves.toEqual(['late']);
+    expect(loader.calls).toHaveLength(2);
+    expect(stale).toHaveLength(1);
+  });
+
+  it('serves a caller whose deadline has already passed the last value, as stale, without loading', async () => {
+    const { loader, stale, cache, prime } = setup();
+    await prime(['a']);
+    await expect(cache.get(AbortSignal.abort())).resolves.toEqual(['a']);
+    expect(loader.calls).toHaveLength(1);
+    expect(stale).toHaveLength(1);
+  });
+});
+
+describe('with a lifetime (ttlMs > 0, as readiness probes use it)', () => {
   it.each([
     { ageMs: 0, loads: 1 },
     { ageMs: 1_999, loads: 1 },
     { ageMs: 2_000, loads: 2 },
     { ageMs: 10_000, loads: 2 },
-  ])('after $ageMs ms with the default 2000 ms lifetime, $loads load(s) in all', async ({ ageMs, loads }) => {
-    const { time, loader, cache, prime } = setup();
+  ])('after $ageMs ms with a 2000 ms lifetime, $loads load(s) in all', async ({ ageMs, loads }) => {
+    const { time, loader, cache, prime } = setup({ ttlMs: 2_000 });
     await prime(['a']);
     await time.advance(ageMs);
     const got = cache.get();
@@ -87,17 +207,8 @@ describe('serving from the cache', () => {
     loader.last().resolve(['b']);
   });
 
-  it('loads every time when the lifetime is 0, still sharing concurrent loads', async () => {
-    const { loader, cache, prime } = setup({ ttlMs: 0 });
-    await prime(['a']);
-    const both = Promise.all([cache.get(), cache.get()]);
-    expect(loader.calls).toHaveLength(2);
-    loader.last().resolve(['b']);
-    await expect(both).resolves.toEqual([['b'], ['b']]);
-  });
-
   it('counts the age from when the load started, not when it answered', async () => {
-    const { time, loader, cache } = setup();
+    const { time, loader, cache } = setup({ ttlMs: 2_000 });
     const got = cache.get();
     await time.advance(1_500);
     loader.last().resolve(['a']);
@@ -107,11 +218,9 @@ describe('serving from the cache', () => {
     expect(loader.calls).toHaveLength(2);
     loader.last().resolve(['b']);
   });
-});
 
-describe('sharing one load', () => {
   it('gives concurrent callers the result of a single load', async () => {
-    const { loader, cache } = setup();
+    const { loader, cache } = setup({ ttlMs: 2_000 });
     const all = Promise.all([cache.get(), cache.get(), cache.get()]);
     expect(loader.calls).toHaveLength(1);
     loader.last().resolve(['a']);
@@ -119,12 +228,20 @@ describe('sharing one load', () => {
   });
 
   it('gives concurrent callers the same failure of a single load', async () => {
-    const { loader, cache } = setup();
+    const { loader, cache } = setup({ ttlMs: 2_000 });
     const all = Promise.allSettled([cache.get(), cache.get()]);
     loader.last().reject(new Error('connection refused'));
     const results = await all;
     expect(loader.calls).toHaveLength(1);
     expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+  });
+
+  it('serves a fresh value even to a caller whose deadline has passed', async () => {
+    const { loader, stale, cache, prime } = setup({ ttlMs: 2_000 });
+    await prime(['a']);
+    await expect(cache.get(AbortSignal.abort())).resolves.toEqual(['a']);
+    expect(loader.calls).toHaveLength(1);
+    expect(stale).toEqual([]);
   });
 });
 
@@ -212,7 +329,7 @@ describe('when a load fails', () => {
   });
 
   it('keeps the last good value through a failure, for its full lifetime afterwards', async () => {
-    const { time, loader, cache, prime } = setup();
+    const { time, loader, cache, prime } = setup({ ttlMs: 2_000 });
     await prime(['a']);
     await time.advance(2_500);
     const failed = cache.get();
@@ -241,8 +358,8 @@ describe('when a load fails', () => {
 });
 
 describe('deadlines', () => {
-  it("rejects a caller at its deadline while the load runs on and fills the cache for the next", async () => {
-    const { loader, cache } = setup();
+  it("rejects a caller at its deadline while the load runs on for the others", async () => {
+    const { loader, cache } = setup({ ttlMs: 2_000 });
     const caller = new AbortController();
     const impatient = cache.get(caller.signal);
     const patient = cache.get();
@@ -258,18 +375,6 @@ describe('deadlines', () => {
     loader.last().resolve(['a']);
     await expect(patient).resolves.toEqual(['a']);
     await expect(cache.get()).resolves.toEqual(['a']);
-    expect(loader.calls).toHaveLength(1);
-  });
-
-  it('fills the cache from a load that outlived every caller', async () => {
-    const { loader, cache } = setup();
-    const caller = new AbortController();
-    const got = cache.get(caller.signal);
-    caller.abort();
-    await expect(got).rejects.toThrow(SourceUnavailableError);
-    loader.last().resolve(['late']);
-    await settle();
-    await expect(cache.get()).resolves.toEqual(['late']);
     expect(loader.calls).toHaveLength(1);
   });
 
@@ -290,13 +395,6 @@ describe('deadlines', () => {
     const { loader, cache } = setup();
     await expect(cache.get(AbortSignal.abort())).rejects.toThrow(SourceUnavailableError);
     expect(loader.calls).toHaveLength(0);
-  });
-
-  it('serves a fresh value even to a caller whose deadline has passed', async () => {
-    const { loader, cache, prime } = setup();
-    await prime(['a']);
-    await expect(cache.get(AbortSignal.abort())).resolves.toEqual(['a']);
-    expect(loader.calls).toHaveLength(1);
   });
 
   it('abandons a load after the configured maximum, aborting its signal', async () => {

@@ -339,6 +339,26 @@ describeWithControlPlane('the HTTPS client, against a real kube-apiserver as the
       await expect(reader.listSidecarSets(new AbortController().signal)).resolves.toMatchObject({ items: [{ metadata: { name: 'mesh' } }] });
     });
 
+    it('says once at cold start that SIDECARSET_CACHE_TTL_MS is no longer read, and reads fresh all the same', async () => {
+      const { logger, entries } = capturingLogger();
+      const sources = await clusterSources({ KUBECONFIG_CONTENT: running().kubeconfig('functions'), SIDECARSET_CACHE_TTL_MS: '60000' }, logger);
+      expect(entries()).toEqual([
+        expect.objectContaining({ level: 'warn', message: 'setting no longer read', detail: expect.stringMatching(/^SIDECARSET_CACHE_TTL_MS=60000 is no longer read: /) as unknown }),
+      ]);
+      const before = await sources.sidecarSets.list();
+      const name = 'fresh-after-retired-ttl';
+      const res = await running().request('admin', 'POST', '/apis/apps.kruise.io/v1alpha1/sidecarsets', {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'SidecarSet',
+        metadata: { name },
+        spec: { selector: { matchLabels: { app: 'x' } }, containers: [{ name: 'c', image: 'c:1' }] },
+      });
+      expect(res.status).toBe(201);
+      const after = await sources.sidecarSets.list();
+      expect(after.map((set) => set.metadata?.name)).toEqual([...before.map((set) => set.metadata?.name), name].sort());
+      expect((await running().request('admin', 'DELETE', `/apis/apps.kruise.io/v1alpha1/sidecarsets/${name}`)).status).toBe(200);
+    });
+
     it('uses the HTTPS client for a kubeconfig file with a token-file and a CA file beside it', async () => {
       await writeFile(join(dir, 'token'), `${running().functionsToken}\n`);
       await writeFile(join(dir, 'ca.crt'), running().caCert);

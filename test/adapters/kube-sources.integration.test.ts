@@ -9,11 +9,14 @@ import {
   KubeApiError,
   kubeNamespaceSource,
   kubeSidecarSetSource,
+  retiredSourceSettings,
   sourceOptionsFromEnv,
   SourceOptionsError,
+  type ClusterReader,
   type KubeSourceOptions,
   type ServerReader,
 } from '../../lib/adapters/kube-sources.ts';
+import { MAX_FETCHED_BY_NAME } from '../../lib/adapters/sidecarset-delta.ts';
 import { kubeHttpsClient } from '../../lib/adapters/kube-https.ts';
 import { checkKubeconfig, kubeconfigHttpsSettings } from '../../lib/adapters/kubeconfig-reader.ts';
 import { makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
@@ -23,21 +26,28 @@ import { sidecarSetCrd } from './permissive-crd.ts';
 
 describe('sourceOptionsFromEnv', () => {
   it('uses the defaults when nothing is set, or a variable is empty', () => {
-    const defaults = { ttlMs: 2_000, maxStalenessMs: 60_000, apiTimeoutMs: 5_000 };
+    const defaults = { maxStalenessMs: 60_000, apiTimeoutMs: 5_000 };
     expect(sourceOptionsFromEnv({})).toEqual(defaults);
-    expect(sourceOptionsFromEnv({ SIDECARSET_CACHE_TTL_MS: '', KUBE_API_TIMEOUT_MS: '  ' })).toEqual(defaults);
+    expect(sourceOptionsFromEnv({ SIDECARSET_CACHE_MAX_STALENESS_MS: '', KUBE_API_TIMEOUT_MS: '  ' })).toEqual(defaults);
   });
 
   it('reads every setting', () => {
-    expect(
-      sourceOptionsFromEnv({ SIDECARSET_CACHE_TTL_MS: '0', SIDECARSET_CACHE_MAX_STALENESS_MS: ' 120000 ', KUBE_API_TIMEOUT_MS: '2500' }),
-    ).toEqual({ ttlMs: 0, maxStalenessMs: 120_000, apiTimeoutMs: 2_500 });
+    expect(sourceOptionsFromEnv({ SIDECARSET_CACHE_MAX_STALENESS_MS: ' 120000 ', KUBE_API_TIMEOUT_MS: '2500' })).toEqual({
+      maxStalenessMs: 120_000,
+      apiTimeoutMs: 2_500,
+    });
+  });
+
+  it('no longer reads the retired list lifetime, and says so for a cold-start warning', () => {
+    expect(sourceOptionsFromEnv({ SIDECARSET_CACHE_TTL_MS: '2000' })).toEqual(sourceOptionsFromEnv({}));
+    expect(retiredSourceSettings({ SIDECARSET_CACHE_TTL_MS: ' 2000 ' })).toEqual([
+      expect.stringMatching(/^SIDECARSET_CACHE_TTL_MS=2000 is no longer read: every review reads the SidecarSets fresh .*; remove it$/),
+    ]);
+    expect(retiredSourceSettings({ SIDECARSET_CACHE_TTL_MS: '' })).toEqual([]);
+    expect(retiredSourceSettings({})).toEqual([]);
   });
 
   it.each([
-    ['SIDECARSET_CACHE_TTL_MS', '2s', 0],
-    ['SIDECARSET_CACHE_TTL_MS', '-1', 0],
-    ['SIDECARSET_CACHE_TTL_MS', '1.5', 0],
     ['SIDECARSET_CACHE_MAX_STALENESS_MS', '1e3', 0],
     ['SIDECARSET_CACHE_MAX_STALENESS_MS', 'sixty', 0],
     ['KUBE_API_TIMEOUT_MS', '0', 1],
@@ -178,15 +188,16 @@ describe.each(READERS)('against a stand-in API server, through $name', ({ make, 
       expect(Object.isFrozen(set?.spec?.containers?.[0])).toBe(true);
     });
 
-    it('serves the list from its cache within the lifetime', async () => {
+    it('lists again for every review, so a set created just before is seen', async () => {
+      let items: unknown[] = [];
       respond = (_request, response) => {
-        json(response, 200, sidecarSetList);
+        json(response, 200, { ...sidecarSetList, items });
       };
-      const source = kubeSidecarSetSource(reader, { ttlMs: 60_000 });
-      await source.list();
-      await source.list();
-      await Promise.all([source.list(), source.list()]);
-      expect(seen).toHaveLength(1);
+      const source = kubeSidecarSetSource(reader);
+      await expect(source.list()).resolves.toEqual([]);
+      items = sidecarSetList.items;
+      await expect(source.list()).resolves.toEqual(sidecarSetList.items);
+      expect(seen).toHaveLength(2);
     });
 
     it.each([
@@ -270,21 +281,27 @@ describe.each(READERS)('against a stand-in API server, through $name', ({ make, 
       await seen[0]?.aborted;
     });
 
-    it("rejects a caller at its deadline while the call completes and fills the cache", async () => {
+    it("rejects a caller at its deadline, and gives a later caller a request of its own rather than the one in flight", async () => {
       let answer: () => void = () => undefined;
       respond = (_request, response) => {
-        answer = () => {
-          json(response, 200, sidecarSetList);
-        };
+        // The first request waits for the test; any later one is answered at once.
+        if (seen.length > 1) json(response, 200, sidecarSetList);
+        else
+          answer = () => {
+            json(response, 200, sidecarSetList);
+          };
       };
-      const source = kubeSidecarSetSource(reader);
+      const stale: StaleReport[] = [];
+      const source = kubeSidecarSetSource(reader, { onStale: (report) => stale.push(report) });
       const error = await source.list(AbortSignal.timeout(100)).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(SourceUnavailableError);
       expect((error as Error).message).toMatch(/the caller's deadline passed before "list SidecarSets" answered/);
+      // The next caller arrived after that request started: it waits for a request of its own.
+      const next = source.list();
       answer();
-      // The next caller joins the same request, still in flight, and gets its result.
-      await expect(source.list()).resolves.toEqual(sidecarSetList.items);
-      expect(seen).toHaveLength(1);
+      await expect(next).resolves.toEqual(sidecarSetList.items);
+      expect(seen).toHaveLength(2);
+      expect(stale).toEqual([]);
     });
 
     it('serves the last list when the API server fails, and reports it', async () => {
@@ -294,7 +311,7 @@ describe.each(READERS)('against a stand-in API server, through $name', ({ make, 
         else json(response, 200, sidecarSetList);
       };
       const stale: StaleReport[] = [];
-      const source = kubeSidecarSetSource(reader, { ttlMs: 0, onStale: (report) => stale.push(report) });
+      const source = kubeSidecarSetSource(reader, { onStale: (report) => stale.push(report) });
       await source.list();
       fail = true;
       await expect(source.list()).resolves.toEqual(sidecarSetList.items);
@@ -337,13 +354,13 @@ describe.each(READERS)('against a stand-in API server, through $name', ({ make, 
       ]);
     });
 
-    it('reads each namespace once within the lifetime, absent ones included', async () => {
+    it('reads each namespace once per review (named twice, once), and again for the next review', async () => {
       respond = serveNamespaces;
-      const source = kubeNamespaceSource(reader, { ttlMs: 60_000 });
+      const source = kubeNamespaceSource(reader);
       await source.labels(['web', 'web', 'gone']);
-      await source.labels(['gone', 'web']);
-      await Promise.all([source.labels(['web']), source.labels(['gone'])]);
       expect(seen).toHaveLength(2);
+      await source.labels(['gone', 'web']);
+      expect(seen).toHaveLength(4);
     });
 
     it('asks nothing for an empty name', async () => {
@@ -369,7 +386,7 @@ describe.each(READERS)('against a stand-in API server, through $name', ({ make, 
       respond = (request, response) => {
         if (!hang) serveNamespaces(request, response);
       };
-      const options: KubeSourceOptions = { ttlMs: 0, apiTimeoutMs: 100 };
+      const options: KubeSourceOptions = { apiTimeoutMs: 100 };
       const source = kubeNamespaceSource(reader, options);
       const before = await source.labels(['web']);
       hang = true;
@@ -454,6 +471,69 @@ describeWithControlPlane('against a real kube-apiserver, as the functions identi
         metadata: { labels: { from: 'test' }, uid: expect.any(String), resourceVersion: expect.any(String) },
       });
     }
+  });
+
+  it('reads again only the sets that changed (metadata list, then a GET each), and equals a full list every time', async () => {
+    const calls: string[] = [];
+    const real = readerFor('the HTTPS client');
+    const { listSidecarSetMetadata, readSidecarSet } = real;
+    if (listSidecarSetMetadata === undefined || readSidecarSet === undefined) throw new Error('the HTTPS reader reads metadata lists');
+    // The real reader, with each call recorded.
+    const counted: ClusterReader = {
+      listSidecarSets: (signal) => {
+        calls.push('full list');
+        return real.listSidecarSets(signal);
+      },
+      listSidecarSetMetadata: (signal) => {
+        calls.push('metadata list');
+        return listSidecarSetMetadata(signal);
+      },
+      readSidecarSet: (name, signal) => {
+        calls.push(`get ${name}`);
+        return readSidecarSet(name, signal);
+      },
+      readNamespace: (name, signal) => real.readNamespace(name, signal),
+    };
+    const source = kubeSidecarSetSource(counted);
+    const path = '/apis/apps.kruise.io/v1alpha1/sidecarsets';
+    const fullList = async () => (JSON.parse((await running().request('admin', 'GET', path)).body) as { items: unknown[] }).items;
+    const delta = (name: string) => ({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name }, spec: { selector: { matchLabels: { app: name } }, containers: [{ name: 'c', image: 'c:1' }] } });
+    const step = async (change: () => Promise<unknown>) => {
+      await change();
+      calls.length = 0;
+      const listed = await source.list();
+      expect(listed).toEqual(await fullList());
+      return [...calls];
+    };
+
+    expect(await step(() => create(path, delta('delta-a')))).toEqual(['full list']);
+    expect(await step(() => Promise.resolve())).toEqual(['metadata list']);
+    const patched = () => running().request('admin', 'PATCH', `${path}/delta-a`, { spec: { containers: [{ name: 'c', image: 'c:2' }] } }, 'application/merge-patch+json');
+    expect(await step(patched)).toEqual(['metadata list', 'get delta-a']);
+    expect(await step(() => create(path, delta('delta-b')))).toEqual(['metadata list', 'get delta-b']);
+    expect(await step(() => running().request('admin', 'DELETE', `${path}/delta-b`))).toEqual(['metadata list']);
+    const many = async () => {
+      for (let i = 0; i <= MAX_FETCHED_BY_NAME; i++) await create(path, delta(`delta-many-${i}`));
+    };
+    expect(await step(many)).toEqual(['metadata list', 'full list']);
+  });
+
+  it('uses a full list sent in answer to the metadata list as it is (a server that ignores the as= parameter)', async () => {
+    const real = readerFor('the HTTPS client');
+    let fullLists = 0;
+    const ignoring: ClusterReader = {
+      listSidecarSets: (signal) => {
+        fullLists += 1;
+        return real.listSidecarSets(signal);
+      },
+      listSidecarSetMetadata: (signal) => real.listSidecarSets(signal),
+      readSidecarSet: () => Promise.reject(new Error('not asked')),
+      readNamespace: (name, signal) => real.readNamespace(name, signal),
+    };
+    const source = kubeSidecarSetSource(ignoring);
+    const first = await source.list();
+    await expect(source.list()).resolves.toEqual(first);
+    expect(fullLists).toBe(1);
   });
 
   it('reads namespace labels, and leaves out a namespace that does not exist', async () => {

@@ -50,7 +50,7 @@ describe('benchmark tables and document', () => {
 
 describe('benchmark options', () => {
   it('runs every section into docs/BENCHMARKS.md by default', () => {
-    expect(parseBenchOptions([], '/p')).toEqual({ sections: ['admission', 'http', 'cold-start', 'reconciler'], quick: false, out: '/p/docs/BENCHMARKS.md' });
+    expect(parseBenchOptions([], '/p')).toEqual({ sections: ['admission', 'http', 'cold-start', 'reconciler', 'freshness'], quick: false, out: '/p/docs/BENCHMARKS.md' });
   });
 
   it('keeps the sections named by --only in their usual order', () => {

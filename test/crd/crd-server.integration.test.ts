@@ -177,7 +177,7 @@ describeWithControlPlane('the CRD on the pinned kube-apiserver, without webhooks
 describeWithControlPlane('the CRD behind the webhooks', () => {
   let stack: LocalStack;
   beforeAll(async () => {
-    stack = await startLocalStack({ cacheTtlMs: 0 });
+    stack = await startLocalStack();
   }, 30 * 60_000);
   afterAll(async () => {
     await stack.stop();

@@ -63,7 +63,6 @@ describeWithControlPlane('webhook secret rotation on a real API server', () => {
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
     stack = await startLocalStack({
-      cacheTtlMs: 0,
       podFailurePolicy: 'Fail',
       statusSyncIntervalMs: 1_000,
       env: { WEBHOOK_SECRET_REFRESH_MS: '1000', WEBHOOK_SECRET_ROTATION_MARGIN_MS: '2000', WEBHOOK_SECRET_ROTATION_PERIOD_MS: '8000' },

@@ -87,7 +87,7 @@ describeWithControlPlane('npm start without a cluster', () => {
     const kc = parse(await readFile(kubeconfigPath, 'utf8')) as Kubeconfig;
     const set = parse(await readFile(join(projectRoot, 'examples/sidecarset.yaml'), 'utf8')) as unknown;
     expect((await api(kc, 'POST', '/apis/apps.kruise.io/v1alpha1/sidecarsets', set)).status).toBe(201);
-    await new Promise((r) => setTimeout(r, 2100)); // the webhooks' 2 s SidecarSet cache
+    // At once: the pod's admission reads the set just created (no cache to wait for).
     const pod = parse(await readFile(join(projectRoot, 'examples/pod.yaml'), 'utf8')) as unknown;
     const res = await api(kc, 'POST', '/api/v1/namespaces/default/pods', pod);
     expect(res.status).toBe(201);
@@ -133,7 +133,7 @@ describeWithControlPlane('npm start with a cluster given', () => {
     await writeFile(kubeconfig, cp.kubeconfig('functions'));
     child = spawn(process.execPath, [join(projectRoot, 'functions/server/main.ts'), '--kubeconfig', kubeconfig, '--port', '0', '--tls-dir', join(workdir, 'tls')], {
       cwd: workdir,
-      env: { ...process.env, SIDECARSET_CACHE_TTL_MS: '0', STATUS_SYNC_INTERVAL_MS: '1000' },
+      env: { ...process.env, STATUS_SYNC_INTERVAL_MS: '1000' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout?.on('data', (d: Buffer) => (output += d.toString()));

@@ -49,9 +49,7 @@ async function create(path: string, body: unknown): Promise<{ status: number; ob
 describeWithControlPlane('the SidecarSet workflow on a real API server', () => {
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
-    // No list cache: each step sees the previous one at once (the 2 s default
-    // lifetime is covered by the source's own tests).
-    stack = await startLocalStack({ cacheTtlMs: 0 });
+    stack = await startLocalStack();
     for (const ns of ['shop', 'quiet']) {
       const labels = ns === 'quiet' ? { 'sidecarset.kruise.io/injection': 'disabled' } : {};
       const res = await stack.cp.request('admin', 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } });

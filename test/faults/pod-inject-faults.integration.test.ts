@@ -21,7 +21,7 @@ describeWithControlPlane('pod injection while the API server is slow or unreacha
     await stack.stop();
   });
 
-  it('answers every review in time, from a fresh-enough cache or with a failed call, and reads the new list after recovery', async () => {
+  it('answers every review in time: read fresh while the API server is reachable, from the last list (within max staleness) or with a failed call while it is not, and the new list after recovery', async () => {
     const figures = await injectionUnderApiFaults({ stack, pastStalenessMs: 600 });
     process.stdout.write(`injectionUnderApiFaults ${JSON.stringify(figures)}\n`);
     expect(figures.answeredInTime).toBe(figures.requests);

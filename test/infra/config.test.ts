@@ -50,8 +50,15 @@ describe('readStackConfig', () => {
   });
 
   it('passes Kubernetes client settings through under the variable names the functions read', async () => {
-    const config = await read({ kubeApiTimeoutMs: 2000, sidecarSetCacheTtlMs: '0', sidecarSetCacheMaxStalenessMs: '120000' });
-    expect(config.kubeSettings).toEqual({ KUBE_API_TIMEOUT_MS: '2000', SIDECARSET_CACHE_TTL_MS: '0', SIDECARSET_CACHE_MAX_STALENESS_MS: '120000' });
+    const config = await read({ kubeApiTimeoutMs: 2000, sidecarSetCacheMaxStalenessMs: '120000' });
+    expect(config.kubeSettings).toEqual({ KUBE_API_TIMEOUT_MS: '2000', SIDECARSET_CACHE_MAX_STALENESS_MS: '120000' });
+  });
+
+  it('refuses the retired SidecarSet cache lifetime, saying why and to remove it', async () => {
+    const error = await read({ sidecarSetCacheTtlMs: '2000' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ContextError);
+    expect((error as ContextError).key).toBe('sidecarSetCacheTtlMs');
+    expect((error as Error).message).toMatch(/^context "sidecarSetCacheTtlMs" is no longer used: every review reads the SidecarSets fresh .*; remove it$/);
   });
 
   it('accepts complete secret ARNs and an SNS topic ARN', async () => {
@@ -100,7 +107,7 @@ describe('readStackConfig', () => {
     ['kubeconfigSecretArn', 'my-kubeconfig', /"kubeconfigSecretArn" must be the complete ARN/],
     ['alarmTopicArn', 'arn:aws:sqs:eu-west-1:123456789012:q', /"alarmTopicArn" must be the ARN of an SNS topic/],
     ['kubeApiTimeoutMs', '5s', /"kubeApiTimeoutMs" must be a whole number of milliseconds, at least 1; got "5s"/],
-    ['sidecarSetCacheTtlMs', '-1', /"sidecarSetCacheTtlMs" must be a whole number of milliseconds/],
+    ['sidecarSetCacheMaxStalenessMs', '-1', /"sidecarSetCacheMaxStalenessMs" must be a whole number of milliseconds/],
     ['sidecarSetCacheMaxStalenessMs', true, /"sidecarSetCacheMaxStalenessMs" must be a number; got true/],
   ])('rejects %s=%j with a message naming the key', async (key, value, message) => {
     const error = await read({ [key]: value }).catch((e: unknown) => e);

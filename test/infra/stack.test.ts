@@ -108,12 +108,13 @@ describe('functions', () => {
   });
 
   it('passes Kubernetes client settings to the admission functions that read the cluster', async () => {
-    const s = await synth({ kubeApiTimeoutMs: '3000', sidecarSetCacheTtlMs: 500, sidecarSetCacheMaxStalenessMs: '0' });
+    const s = await synth({ kubeApiTimeoutMs: '3000', sidecarSetCacheMaxStalenessMs: '0' });
     for (const fn of STACK_FUNCTIONS) {
       const env = (s.props(fn).Environment?.Variables ?? {}) as Record<string, unknown>;
       const expected = FUNCTION_SPECS[fn].takesKubeSettings
-        ? { KUBE_API_TIMEOUT_MS: '3000', SIDECARSET_CACHE_TTL_MS: '500', SIDECARSET_CACHE_MAX_STALENESS_MS: '0' }
+        ? { KUBE_API_TIMEOUT_MS: '3000', SIDECARSET_CACHE_MAX_STALENESS_MS: '0' }
         : {};
+      // SIDECARSET_CACHE_TTL_MS is retired: no function is given it.
       for (const variable of ['KUBE_API_TIMEOUT_MS', 'SIDECARSET_CACHE_TTL_MS', 'SIDECARSET_CACHE_MAX_STALENESS_MS']) {
         expect(env[variable]).toBe((expected as Record<string, string>)[variable]);
       }

@@ -76,7 +76,7 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
 
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
-    stack = await startLocalStack({ cacheTtlMs: 0 });
+    stack = await startLocalStack();
     await admin('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } });
     // Created before the SidecarSet exists: nothing injects it, as when the webhook was down.
     await admin('POST', PODS, webPod('early'));

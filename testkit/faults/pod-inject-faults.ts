@@ -6,20 +6,26 @@
  * Error naming every broken invariant:
  *
  * - every answer arrives inside the webhook timeout (the `?timeout=` sent);
- * - while the cached SidecarSet list is within max staleness, the answer is
- *   the injection the API-up cluster gives (the same pod, byte for byte);
+ * - with the API server reachable, every answer is read fresh: nothing is
+ *   served from the cache (the priming requests, before each fault and
+ *   after recovery, must not be served a stale list);
+ * - while the API server cannot be read and the last list read is within
+ *   max staleness, the answer is the injection the API-up cluster gives
+ *   (the same pod, byte for byte), reported as a stale list served;
  * - past max staleness, with the API unreachable, it is a failed call (HTTP
  *   5xx), so that failurePolicy decides;
  * - never a denial, never an injection from another list than the last one
  *   read (a SidecarSet changed during an outage shows only after recovery);
- * - after recovery, the first answer past the cache's lifetime is fresh.
+ * - after recovery, the answer is fresh and shows that change.
  *
- * "Within max staleness" is decided from the request's own times and the
- * priming request's, on the clock the cache uses (performance.now): the
- * cached list was loaded between the priming request's send and answer, so
- * an answer received less than max staleness after that send was served a
- * list young enough, and a request sent more than max staleness after that
- * answer could only be served one too old. No wall-clock guesses.
+ * "Within max staleness" is decided from the request's own times and those
+ * of the last request answered from a fresh read (the priming one, or a
+ * later one while the fault was not yet total), on the clock the cache uses
+ * (performance.now): a fresh answer's list was loaded between that request's
+ * send and answer, so an answer received less than max staleness after that
+ * send was served a list young enough, and a request sent more than max
+ * staleness after that answer could only be served one too old. No
+ * wall-clock guesses.
  *
  * Used by pod-inject-faults.test.ts (short, in npm test) and by
  * scripts/reliability.ts (longer).
@@ -54,12 +60,12 @@ import type { Figures } from '../reliability/figures.ts';
 
 /**
  * The flat figures a scenario reports. Scenario a: `requests`,
- * `answeredInTime`, `maxLatencyMs`, `injectedNotStale` (fresh, or within the
- * cache's lifetime), `servedFromCache` (a stale list within max staleness),
+ * `answeredInTime`, `maxLatencyMs`, `injectedNotStale` (read fresh),
+ * `servedFromCache` (a stale list within max staleness),
  * `failedCalls` (HTTP 500/503), `wrongDenials`, `wrongInjections`,
  * `malformed`, `withinStalenessChecked` / `pastStalenessChecked` (requests
- * whose outcome was certain and checked), `freshRetries` (fresh answers that
- * took more than one try with the API up), `recoveries`, the same per fault
+ * whose outcome was certain and checked), `freshRetries` (priming requests
+ * that had to be repeated with the API up: a failed call on a busy machine), `recoveries`, the same per fault
  * as `<fault>.<figure>`, and the proxy's counters. Scenario b: `pods`,
  * `podsInjected`, `podsRefused`, `podsNotInjected`, `wrongDenials`,
  * `wrongInjections`, `unexpected`, `maxCreateMs`, the checked counts,
@@ -76,10 +82,8 @@ const STALE_MESSAGE = '"message":"served a stale list"';
 /** The SidecarSet added and removed during outages. */
 const TOGGLED_SET = 'metrics';
 
-/** The cache settings the functions are given (the variables clusterSources reads). */
+/** The outage settings the functions are given (the variables clusterSources reads). */
 export interface CacheSettings {
-  /** SIDECARSET_CACHE_TTL_MS */
-  ttlMs: number;
   /** SIDECARSET_CACHE_MAX_STALENESS_MS */
   maxStalenessMs: number;
   /** KUBE_API_TIMEOUT_MS */
@@ -87,7 +91,7 @@ export interface CacheSettings {
 }
 
 /** Short values, so that a test crosses max staleness in seconds. */
-export const SHORT_CACHE: CacheSettings = { ttlMs: 200, maxStalenessMs: 2_000, apiTimeoutMs: 500 };
+export const SHORT_CACHE: CacheSettings = { maxStalenessMs: 2_000, apiTimeoutMs: 500 };
 
 export interface FaultStackOptions {
   /** A running control plane to use (kept running on stop()); by default one is started and stopped. */
@@ -215,14 +219,13 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
     };
     const logger: Logger = jsonLogger({ function: 'faults' }, sink);
     const cacheEnv: Env = {
-      SIDECARSET_CACHE_TTL_MS: String(cache.ttlMs),
       SIDECARSET_CACHE_MAX_STALENESS_MS: String(cache.maxStalenessMs),
       KUBE_API_TIMEOUT_MS: String(cache.apiTimeoutMs),
     };
     const proxiedEnv: Env = { KUBECONFIG_CONTENT: kubeconfigThrough(cp, proxy), WEBHOOK_SECRET: SECRET, ...cacheEnv };
-    // Defaulting and validation read the cluster directly and without a cache:
-    // a SidecarSet change during an outage of pod injection's reads must go through.
-    const direct = await clusterSources({ KUBECONFIG_CONTENT: cp.kubeconfig('functions'), SIDECARSET_CACHE_TTL_MS: '0' }, logger);
+    // Defaulting and validation read the cluster directly: a SidecarSet change
+    // during an outage of pod injection's reads must go through.
+    const direct = await clusterSources({ KUBECONFIG_CONTENT: cp.kubeconfig('functions') }, logger);
     const proxied = await clusterSources(proxiedEnv, logger);
     const lambda = await admissionLambda('pod-inject', { env: proxiedEnv, overrides: { logger, clock: fixedClock }, cluster: clusterSources });
 
@@ -497,9 +500,9 @@ function maxInto(figures: Figures, key: string, value: number): void {
   figures[key] = Math.max(typeof current === 'number' ? current : 0, Math.round(value));
 }
 
-/** Long enough for every load begun before now to have ended, and for the cache to want a fresh one. */
+/** Long enough for every load begun before now (during a fault) to have ended. */
 function settleMs(cache: CacheSettings): number {
-  return Math.max(cache.ttlMs, cache.apiTimeoutMs) + 100;
+  return cache.apiTimeoutMs + 100;
 }
 
 const PRIME_ATTEMPTS = 5;
@@ -507,9 +510,10 @@ const PRIME_ATTEMPTS = 5;
 const GIVE_UP_MS = 60_000;
 
 /**
- * Asks until an answer is a fresh injection of `expected` (no stale list
- * served): the cache then holds a list loaded between that request's send
- * and answer. A slow machine may need a few tries; each is counted.
+ * Asks, with the API up, until an answer is a fresh injection of `expected`:
+ * the cache then holds a list loaded between that request's send and answer.
+ * A stale list served is a broken invariant (the API server is reachable);
+ * a failed call on a slow machine is tried again, and counted.
  */
 async function prime(stack: FaultStack, agent: Agent, door: Door, uid: string, timeout: string, expected: Pod, figures: Figures, what: string): Promise<Answer> {
   let last = '';
@@ -517,12 +521,13 @@ async function prime(stack: FaultStack, agent: Agent, door: Door, uid: string, t
     await sleep(settleMs(stack.cache));
     const answer = await ask(stack, agent, door, `${uid}-${attempt}`, timeout);
     const verdict = judge(answer, expected);
-    if (verdict.kind === 'injected' && answer.stale === 0) return answer;
+    if (answer.stale > 0) throw new Error(`${what}: with the API up, ${door} was served a stale list (${verdict.kind})`);
+    if (verdict.kind === 'injected') return answer;
     if (verdict.kind === 'denied' || verdict.kind === 'wrong-injection') {
       throw new Error(`${what}: with the API up, ${door} answered ${verdict.kind}: ${verdict.detail}`);
     }
     bump(figures, 'freshRetries');
-    last = `${verdict.kind}${answer.stale > 0 ? ' (stale list served)' : ''}: ${JSON.stringify(verdict)}`;
+    last = `${verdict.kind}: ${JSON.stringify(verdict)}`;
   }
   throw new Error(`${what}: no fresh injection from ${door} in ${PRIME_ATTEMPTS} tries with the API up; last: ${last}\nlogs:\n${stack.recentLogs().slice(-5).join('\n')}`);
 }
@@ -594,6 +599,8 @@ export async function injectionUnderApiFaults(options: InjectionFaultOptions = {
         step += 1;
         const label = `round ${round}, ${fault} via ${door}`;
         const primed = await prime(stack, agent, door, uid(`prime-${fault}`), longestTimeout, expected, figures, label);
+        // The last answer read fresh: the stale list served later is at least as young as its send.
+        let lastFresh = primed;
         const primedList = sidecarNames(expected);
 
         const active = startFault(stack, fault);
@@ -616,7 +623,7 @@ export async function injectionUnderApiFaults(options: InjectionFaultOptions = {
         let sent = 0;
         const endAfter = () => {
           const since = active.failingSince();
-          return since === undefined ? Number.POSITIVE_INFINITY : Math.max(primed.answeredAt + maxStalenessMs, since) + pastStalenessMs;
+          return since === undefined ? Number.POSITIVE_INFINITY : Math.max(lastFresh.answeredAt + maxStalenessMs, since) + pastStalenessMs;
         };
         const giveUpAt = performance.now() + maxStalenessMs + pastStalenessMs + GIVE_UP_MS;
         while (performance.now() < endAfter() || pastChecked === 0) {
@@ -637,9 +644,9 @@ export async function injectionUnderApiFaults(options: InjectionFaultOptions = {
 
           const verdict = judge(answer, expected);
           const failingSince = active.failingSince();
-          // The list was loaded between primed.sentAt and primed.answeredAt (see the module comment).
-          const surelyWithin = answer.answeredAt - primed.sentAt < maxStalenessMs;
-          const surelyPast = failingSince !== undefined && answer.sentAt > failingSince && answer.sentAt - primed.answeredAt > maxStalenessMs;
+          // The list was loaded between lastFresh.sentAt and lastFresh.answeredAt (see the module comment).
+          const surelyWithin = answer.answeredAt - lastFresh.sentAt < maxStalenessMs;
+          const surelyPast = failingSince !== undefined && answer.sentAt > failingSince && answer.sentAt - lastFresh.answeredAt > maxStalenessMs;
           switch (verdict.kind) {
             case 'injected':
               if (answer.stale > 0) {
@@ -647,6 +654,8 @@ export async function injectionUnderApiFaults(options: InjectionFaultOptions = {
                 bump(figures, `${fault}.servedFromCache`);
               } else {
                 bump(figures, 'injectedNotStale');
+                // A read that still got through (the API server draining before it exits).
+                lastFresh = answer;
               }
               if (surelyPast) violations.add(`${where}: injected from a list older than max staleness (${maxStalenessMs} ms) instead of failing the call`);
               break;
@@ -689,7 +698,7 @@ export async function injectionUnderApiFaults(options: InjectionFaultOptions = {
           changed = await referencePod(stack.cp, webPod());
         }
         expected = changed ?? expected;
-        // The first answer past the cache's lifetime reads the list again.
+        // The API server is reachable again: the answer is read fresh and shows the change.
         await prime(stack, agent, door, uid(`recovered-${fault}`), longestTimeout, expected, figures, `${label}, after recovery`);
         bump(figures, 'recoveries');
       }
@@ -792,17 +801,18 @@ export async function podCreationUnderApiFaults(options: PodCreationFaultOptions
     const res = await stack.cp.request('admin', 'POST', `${podsPath}?dryRun=All`, webPod(`dry-${run}-${(podCounter += 1)}`));
     return { ...res, sentAt, answeredAt: performance.now(), stale: stack.staleServed() - staleBefore };
   };
-  /** Creations until one is a fresh injection: the cache then holds a list loaded during it. */
+  /** Creations, with the API up, until one is injected; a stale list served is a broken invariant. The cache then holds a list loaded during it. */
   const primeCreation = async (expected: Pod, what: string) => {
     let last = '';
     for (let attempt = 1; attempt <= PRIME_ATTEMPTS; attempt += 1) {
       await sleep(settleMs(stack.cache));
       const res = await dryRun();
       const { outcome, detail } = judgeCreation(res.status, res.body, expected);
-      if (outcome === 'injected' && res.stale === 0) return res;
+      if (res.stale > 0) throw new Error(`${what}: with the API up, a pod creation was served a stale list (${outcome})`);
+      if (outcome === 'injected') return res;
       if (outcome === 'denied' || outcome === 'wrong-injection') throw new Error(`${what}: with the API up, a pod was ${outcome}: ${detail}`);
       bump(figures, 'freshRetries');
-      last = `${outcome}${res.stale > 0 ? ' (stale list served)' : ''} ${detail}`;
+      last = `${outcome} ${detail}`;
     }
     throw new Error(`${what}: no fresh injection in ${PRIME_ATTEMPTS} creations with the API up; last: ${last}`);
   };

@@ -114,7 +114,7 @@ function reconciler(kubeconfig: string, pageSize: number): Reconciler {
   const kc = parseKubeConfig(kubeconfig, 'the functions kubeconfig');
   const clients = makeKubeClients(kc);
   const options = { callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS };
-  const sidecarSets = kubeSidecarSetSource(clients, { ttlMs: 0, maxStalenessMs: 0, apiTimeoutMs: DEFAULT_CALL_TIMEOUT_MS });
+  const sidecarSets = kubeSidecarSetSource(clients, { maxStalenessMs: 0, apiTimeoutMs: DEFAULT_CALL_TIMEOUT_MS });
   const pods = kubePodPages(kc, { ...options, pageSize });
   const statuses = kubeStatusWriter(clients, options);
   const events = kubeEventSink(clients, options);
