@@ -15,6 +15,7 @@ import {
   parseHashAnnotation,
   parseInjectedList,
   type SidecarSetUpgradeSpec,
+  type UpgradeSpecMap,
 } from './pod-annotations.ts';
 import {
   ANNOTATION_HASH,
@@ -140,105 +141,140 @@ export function injectPod(input: InjectionInput): InjectionResult {
   const problem = podShapeProblem(input.pod);
   if (problem !== undefined) throw new InvalidPodError(`the pod cannot be injected: ${problem}`);
 
-  // Copy on write: only the objects injection writes to are copied (the pod,
-  // its metadata, annotations and spec; the lists it changes are rebuilt
-  // below). The rest stays shared with the pod as received, which is never
-  // written to, and the answer's diff skips shared subtrees without walking them.
-  const pod: Pod = { ...input.pod };
+  const { pod, annotations, spec } = writableCopy(input.pod);
+  for (const set of sets) patchPodMetadata(annotations, set);
+  const apps = appContainersOf(sets, spec);
+  if (input.maxGrowthBytes !== undefined) checkSharedGrowth(sets, apps, input.pod, input.maxGrowthBytes);
+
+  const records = injectionRecords(annotations, input.now);
+  const parts: InjectedParts = { sidecars: [], initSidecars: [], volumes: [], pullSecrets: [], warnings: [] };
+  for (const set of sets) collectSet(set, pod, apps, parts, records);
+  placeParts(spec, parts);
+
+  const applied = sets.map(sidecarSetName);
+  writeInjectionAnnotations(annotations, records, applied);
+  return { pod, applied, warnings: parts.warnings };
+}
+
+/**
+ * Copy on write: only the objects injection writes to are copied (the pod,
+ * its metadata, annotations and spec; the lists it changes are rebuilt by
+ * {@link placeParts}). The rest stays shared with the pod as received, which
+ * is never written to, and the answer's diff skips shared subtrees without
+ * walking them.
+ */
+function writableCopy(received: Pod): { pod: Pod; annotations: Record<string, string>; spec: NonNullable<Pod['spec']> } {
+  const pod: Pod = { ...received };
   const metadata = (pod.metadata = { ...pod.metadata });
   const annotations = (metadata.annotations = { ...metadata.annotations });
   const spec = (pod.spec = pod.spec == null ? { containers: [] } : { ...pod.spec });
-  const warnings: string[] = [];
+  return { pod, annotations, spec };
+}
 
-  for (const set of sets) patchPodMetadata(annotations, set);
-
-  // Shared mounts and transferred env come from the app containers of the pod
-  // as received: not from a sidecar (one injected earlier carries
-  // IS_INJECTED), and not from a container a sidecar of this pass replaces by
-  // name, which will not exist once injected. Otherwise a reinvocation, which
-  // sees the first pass's sidecars where those containers were, would give
-  // another result.
+/**
+ * The app containers that shared mounts and transferred env come from: those
+ * of the pod as received, not a sidecar (one injected earlier carries
+ * IS_INJECTED), and not a container a sidecar of this pass replaces by name,
+ * which will not exist once injected. Otherwise a reinvocation, which sees
+ * the first pass's sidecars where those containers were, would give another
+ * result.
+ */
+function appContainersOf(sets: readonly SidecarSet[], spec: NonNullable<Pod['spec']>): AppContainers {
   const replaced = new Set(sets.flatMap((set) => namedSidecars(set.spec?.containers).map((c) => c.name)));
-  const appContainers = arrayOf<Container>(spec.containers).filter(
-    (c) => isObject(c) && !isInjectedSidecar(c) && !replaced.has(c.name),
-  );
-  const apps = new AppContainers(appContainers);
-  if (input.maxGrowthBytes !== undefined) checkSharedGrowth(sets, apps, input.pod, input.maxGrowthBytes);
-  const hashes = parseHashAnnotation(ANNOTATION_HASH, annotations[ANNOTATION_HASH]);
-  const hashesWithoutImage = parseHashAnnotation(ANNOTATION_HASH_WITHOUT_IMAGE, annotations[ANNOTATION_HASH_WITHOUT_IMAGE]);
-  const timestamp = formatTimestamp(input.now);
+  return new AppContainers(arrayOf<Container>(spec.containers).filter((c) => isObject(c) && !isInjectedSidecar(c) && !replaced.has(c.name)));
+}
 
-  const sidecars: SidecarContainer[] = [];
-  const initSidecars: SidecarContainer[] = [];
-  const volumes: Volume[] = [];
-  const pullSecrets: LocalObjectReference[] = [];
+/** What the sets add to the pod, gathered set by set and placed once. */
+interface InjectedParts {
+  sidecars: SidecarContainer[];
+  initSidecars: SidecarContainer[];
+  volumes: Volume[];
+  pullSecrets: LocalObjectReference[];
+  warnings: string[];
+}
 
-  for (const set of sets) {
-    const name = sidecarSetName(set);
-    const setVolumes = new Map<string, Volume>();
-    for (const v of arrayOf<Volume>(set.spec?.volumes)) if (isObject(v) && typeof v.name === 'string') setVolumes.set(v.name, v);
-    const sidecarList: string[] = [];
+/** The pod's two hash annotations as parsed, updated set by set, and the time this injection records. */
+interface InjectionRecords {
+  hashes: UpgradeSpecMap;
+  hashesWithoutImage: UpgradeSpecMap;
+  timestamp: string;
+}
 
-    const build = (source: SidecarContainer): SidecarContainer => {
-      const sidecar = buildSidecar(source, pod, apps);
-      for (const ref of [...arrayOf<JsonObject>(source.volumeMounts), ...arrayOf<JsonObject>(source.volumeDevices)]) {
-        const volume = isObject(ref) && typeof ref.name === 'string' ? setVolumes.get(ref.name) : undefined;
-        if (volume) volumes.push(cloneJson(volume));
-      }
-      if (objectOf(source.upgradeStrategy)?.upgradeType === 'HotUpgrade') {
-        warnings.push(`sidecar ${sidecar.name} of SidecarSet ${name}: HotUpgrade is not supported yet, injected as ColdUpgrade`);
-      }
-      return sidecar;
-    };
+function injectionRecords(annotations: Record<string, string>, now: Date): InjectionRecords {
+  return {
+    hashes: parseHashAnnotation(ANNOTATION_HASH, annotations[ANNOTATION_HASH]),
+    hashesWithoutImage: parseHashAnnotation(ANNOTATION_HASH_WITHOUT_IMAGE, annotations[ANNOTATION_HASH_WITHOUT_IMAGE]),
+    timestamp: formatTimestamp(now),
+  };
+}
 
-    if (unnamedSidecars(set) > 0) warnings.push(`SidecarSet ${name}: a sidecar without a name was not injected`);
-    for (const source of namedSidecars(set.spec?.initContainers)) {
-      // Only native sidecars (restartPolicy Always) are tracked for updates, as in Kruise.
-      if (source.restartPolicy === 'Always') sidecarList.push(source.name);
-      initSidecars.push(build(source));
+/** One set's sidecars, the volumes they mount, its pull secrets and its entries in the hash annotations. */
+function collectSet(set: SidecarSet, pod: Pod, apps: AppContainers, parts: InjectedParts, records: InjectionRecords): void {
+  const name = sidecarSetName(set);
+  const setVolumes = new Map<string, Volume>();
+  for (const v of arrayOf<Volume>(set.spec?.volumes)) if (isObject(v) && typeof v.name === 'string') setVolumes.set(v.name, v);
+  const sidecarList: string[] = [];
+
+  const build = (source: SidecarContainer): SidecarContainer => {
+    const sidecar = buildSidecar(source, pod, apps);
+    for (const ref of [...arrayOf<JsonObject>(source.volumeMounts), ...arrayOf<JsonObject>(source.volumeDevices)]) {
+      const volume = isObject(ref) && typeof ref.name === 'string' ? setVolumes.get(ref.name) : undefined;
+      if (volume) parts.volumes.push(cloneJson(volume));
     }
-    // Objects only: a stored set is not re-validated, and a stray item would make the pod unreadable.
-    pullSecrets.push(...cloneJson(arrayOf<LocalObjectReference>(set.spec?.imagePullSecrets).filter(isObject)));
-    for (const source of namedSidecars(set.spec?.containers)) {
-      sidecarList.push(source.name);
-      sidecars.push(build(source));
+    if (objectOf(source.upgradeStrategy)?.upgradeType === 'HotUpgrade') {
+      parts.warnings.push(`sidecar ${sidecar.name} of SidecarSet ${name}: HotUpgrade is not supported yet, injected as ColdUpgrade`);
     }
+    return sidecar;
+  };
 
-    sidecarList.sort();
-    const setAnnotations = objectOf(set.metadata?.annotations) ?? {};
-    const revision = stringOf(set.status?.latestRevision);
-    recordInjection(hashes, name, {
-      updateTimestamp: timestamp,
-      hash: stringOf(setAnnotations[ANNOTATION_HASH]) ?? '',
-      sidecarSetName: name,
-      sidecarList,
-      ...(revision !== undefined && revision !== '' ? { controllerRevision: revision } : {}),
-    });
-    recordInjection(hashesWithoutImage, name, {
-      updateTimestamp: timestamp,
-      hash: stringOf(setAnnotations[ANNOTATION_HASH_WITHOUT_IMAGE]) ?? '',
-      sidecarSetName: name,
-      sidecarList: [...sidecarList],
-    });
+  if (unnamedSidecars(set) > 0) parts.warnings.push(`SidecarSet ${name}: a sidecar without a name was not injected`);
+  for (const source of namedSidecars(set.spec?.initContainers)) {
+    // Only native sidecars (restartPolicy Always) are tracked for updates, as in Kruise.
+    if (source.restartPolicy === 'Always') sidecarList.push(source.name);
+    parts.initSidecars.push(build(source));
+  }
+  // Objects only: a stored set is not re-validated, and a stray item would make the pod unreadable.
+  parts.pullSecrets.push(...cloneJson(arrayOf<LocalObjectReference>(set.spec?.imagePullSecrets).filter(isObject)));
+  for (const source of namedSidecars(set.spec?.containers)) {
+    sidecarList.push(source.name);
+    parts.sidecars.push(build(source));
   }
 
-  // Init sidecars are ordered by name across all sets (stable), as Kruise does.
-  initSidecars.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  if (initSidecars.length > 0) spec.initContainers = placeContainers(arrayOf<Container>(spec.initContainers), initSidecars);
-  spec.containers = placeContainers(arrayOf<Container>(spec.containers), sidecars);
-  if (volumes.length > 0) spec.volumes = mergeByKey(arrayOf<Volume>(spec.volumes), volumes, 'name');
-  if (pullSecrets.length > 0) spec.imagePullSecrets = mergeByKey(arrayOf<LocalObjectReference>(spec.imagePullSecrets), pullSecrets, 'name');
+  sidecarList.sort();
+  const setAnnotations = objectOf(set.metadata?.annotations) ?? {};
+  const revision = stringOf(set.status?.latestRevision);
+  recordInjection(records.hashes, name, {
+    updateTimestamp: records.timestamp,
+    hash: stringOf(setAnnotations[ANNOTATION_HASH]) ?? '',
+    sidecarSetName: name,
+    sidecarList,
+    ...(revision !== undefined && revision !== '' ? { controllerRevision: revision } : {}),
+  });
+  recordInjection(records.hashesWithoutImage, name, {
+    updateTimestamp: records.timestamp,
+    hash: stringOf(setAnnotations[ANNOTATION_HASH_WITHOUT_IMAGE]) ?? '',
+    sidecarSetName: name,
+    sidecarList: [...sidecarList],
+  });
+}
 
-  // Unchanged entries keep their timestamps (recordInjection), so a canonical
-  // annotation is rewritten byte for byte on reinvocation.
-  annotations[ANNOTATION_HASH] = formatHashAnnotation(hashes);
-  annotations[ANNOTATION_HASH_WITHOUT_IMAGE] = formatHashAnnotation(hashesWithoutImage);
-  const applied = sets.map(sidecarSetName);
-  annotations[ANNOTATION_INJECTED_LIST] = formatInjectedList([
-    ...parseInjectedList(annotations[ANNOTATION_INJECTED_LIST]),
-    ...applied,
-  ]);
-  return { pod, applied, warnings };
+/** Puts what the sets add into the pod's lists (rebuilt, never written in place). */
+function placeParts(spec: NonNullable<Pod['spec']>, parts: InjectedParts): void {
+  // Init sidecars are ordered by name across all sets (stable), as Kruise does.
+  parts.initSidecars.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  if (parts.initSidecars.length > 0) spec.initContainers = placeContainers(arrayOf<Container>(spec.initContainers), parts.initSidecars);
+  spec.containers = placeContainers(arrayOf<Container>(spec.containers), parts.sidecars);
+  if (parts.volumes.length > 0) spec.volumes = mergeByKey(arrayOf<Volume>(spec.volumes), parts.volumes, 'name');
+  if (parts.pullSecrets.length > 0) {
+    spec.imagePullSecrets = mergeByKey(arrayOf<LocalObjectReference>(spec.imagePullSecrets), parts.pullSecrets, 'name');
+  }
+}
+
+/** The three bookkeeping annotations. Unchanged entries keep their timestamps (recordInjection), so a canonical annotation is rewritten byte for byte on reinvocation. */
+function writeInjectionAnnotations(annotations: Record<string, string>, records: InjectionRecords, applied: readonly string[]): void {
+  annotations[ANNOTATION_HASH] = formatHashAnnotation(records.hashes);
+  annotations[ANNOTATION_HASH_WITHOUT_IMAGE] = formatHashAnnotation(records.hashesWithoutImage);
+  annotations[ANNOTATION_INJECTED_LIST] = formatInjectedList([...parseInjectedList(annotations[ANNOTATION_INJECTED_LIST]), ...applied]);
 }
 
 function isNamedSidecar(value: unknown): value is SidecarContainer {
@@ -511,21 +547,32 @@ function patchPodMetadata(annotations: Record<string, string>, set: SidecarSet):
       if (typeof value !== 'string' || INJECTION_ANNOTATIONS.includes(key)) continue;
       const current = Object.hasOwn(annotations, key) ? annotations[key] : undefined;
       if (policy === 'Overwrite') {
-        annotations[key] = value;
+        setAnnotation(annotations, key, value);
       } else if (policy === 'MergePatchJson') {
         // An absent or empty annotation gets the patch text as is, as in Kruise.
         // Finding that same text again means a reinvocation is looking at that
         // write: merging the patch into itself would rewrite it (keys sorted,
         // nulls dropped) or, for text that is not JSON, fail and deny the pod
         // the first call admitted.
-        if (current === undefined || current === '') annotations[key] = value;
-        else if (current !== value) annotations[key] = mergeJsonText(current, value, set, key);
+        if (current === undefined || current === '') setAnnotation(annotations, key, value);
+        else if (current !== value) setAnnotation(annotations, key, mergeJsonText(current, value, set, key));
       } else if (current === undefined) {
         // Retain, and "" which Kruise treats as Retain.
-        annotations[key] = value;
+        setAnnotation(annotations, key, value);
       }
     }
   }
+}
+
+/**
+ * Writes an annotation as an own property: a plain assignment to a key such
+ * as `__proto__` would change the object's prototype (or do nothing) instead
+ * of adding the key, and the annotation would vanish from the pod unseen.
+ * Validation refuses such keys now; a set stored before it did still gets its
+ * key written, so the API server names it when it refuses the pod.
+ */
+function setAnnotation(annotations: Record<string, string>, key: string, value: string): void {
+  Object.defineProperty(annotations, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
 function mergeJsonText(current: string, patch: string, set: SidecarSet, key: string): string {

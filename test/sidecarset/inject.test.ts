@@ -186,6 +186,15 @@ describe('patchPodMetadata', () => {
     expect(out.pod.metadata!.annotations!.k).toBe(expected);
   });
 
+  it.each(['Retain', 'Overwrite', 'MergePatchJson'])('%s writes a key named __proto__ as an annotation, not as the prototype', (policy) => {
+    // A set stored before validation refused such keys; JSON.parse makes the key an own property, as the API server's JSON does.
+    const annotations = JSON.parse('{"__proto__": "{\\"x\\":1}"}') as Record<string, string>;
+    const out = inject(pod(), [withPatch(policy, annotations)]).pod.metadata!.annotations!;
+    expect(Object.hasOwn(out, '__proto__')).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(out, '__proto__')?.value).toBe('{"x":1}');
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+  });
+
   it('refuses to merge into an annotation that is not JSON', () => {
     expect(() => inject(pod({ annotations: { k: 'plain' } }), [withPatch('MergePatchJson', { k: '{"b":2}' })])).toThrow(PatchPodMetadataError);
   });
