@@ -6,17 +6,20 @@ import { describe, expect, it } from '@jest/globals';
 import type { Namespace, Pod } from '../../lib/kube/types.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import {
+  clashesWithEverySet,
   compareVerdicts,
+  containerNameAcrossKinds,
+  crossSetErrorAtList,
   fieldErrorsOf,
   firstDifference,
   goEmptyValues,
   injectionAnnotations,
   keptFieldsKruiseDrops,
+  nativeSidecarRollingInKruiseWords,
   pinnedImageQualified,
   sidecarOrderBySetName,
   startupProbeNotDefaulted,
 } from './compare.ts';
-import { expectedBy } from './expected-mismatches.ts';
 import type { ConformanceCase } from './generator.ts';
 
 const set = (name: string, spec: Record<string, unknown>): SidecarSet =>
@@ -53,9 +56,12 @@ describe('denials', () => {
 });
 
 describe('issue 15 item 7: a startup probe Kruise never defaulted', () => {
-  it('sets aside only the successThreshold and httpGet.scheme errors of a startupProbe', () => {
+  it('sets aside only the successThreshold and httpGet path and scheme errors of a startupProbe', () => {
     expect(startupProbeNotDefaulted('spec.containers[1].startupProbe.successThreshold: Invalid value: 0: must be 1')).toBe(true);
     expect(startupProbeNotDefaulted('spec.initContainers[0].startupProbe.httpGet.scheme: Unsupported value: "": supported values: "HTTP", "HTTPS"')).toBe(true);
+    expect(startupProbeNotDefaulted('spec.containers[0].startupProbe.httpGet.path: Required value')).toBe(true);
+    expect(startupProbeNotDefaulted('spec.containers[0].startupProbe.httpGet.scheme: Unsupported value: "FTP": supported values: "HTTP", "HTTPS"')).toBe(false);
+    expect(startupProbeNotDefaulted('spec.containers[0].livenessProbe.httpGet.path: Required value')).toBe(false);
     expect(startupProbeNotDefaulted('spec.containers[1].readinessProbe.successThreshold: Invalid value: 0: must be 1')).toBe(false);
     expect(startupProbeNotDefaulted('spec.containers[1].startupProbe.successThreshold: Invalid value: 2: must be 1')).toBe(false);
   });
@@ -95,12 +101,91 @@ describe('issue 15 items 8 and 9: overlaps Kruise misses', () => {
     expect(compareVerdicts(c, denied(clash), allowedAs(c.class === 'validate' ? c.object : undefined)).agree).toBe(false);
   });
 
-  it('does not set it aside when Kruise found the same pair clashing (only the path differs)', () => {
+  it('does not set it aside when Kruise found the same pair clashing; then only the path differs, which is normalised', () => {
     const c = validateCase(set('a', { selector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] } }), [set('b', { selector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] } })]);
-    const comparison = compareVerdicts(c, denied(clash), denied('spec.containers: Invalid value: "log": container log already exist in b'));
-    expect(comparison.agree).toBe(false);
-    // ...and that path difference is a listed known difference, paired by message.
-    expect(expectedBy(c, comparison)?.map((e) => e.item)).toEqual([expect.stringContaining('a clash with another set is reported at the item')]);
+    expect(compareVerdicts(c, denied(clash), denied('spec.containers: Invalid value: "log": container log already exist in b')).agree).toBe(true);
+    expect(compareVerdicts(c, denied(clash), denied('spec.containers: Invalid value: "log": container log already exist in c')).agree).toBe(false);
+  });
+});
+
+describe('clashes with another set, reported at the item here and at the list in Kruise', () => {
+  const plain = { selector: { matchLabels: { app: 'web' } } };
+  const c = validateCase(set('a', plain), [set('b', plain)]);
+
+  it('puts each kind of clash in Kruise\'s words (spec.containers also for an init container)', () => {
+    expect(crossSetErrorAtList('spec.initContainers[2].name: Invalid value: "init": container init already exist in b')).toBe(
+      'spec.containers: Invalid value: "init": container init already exist in b',
+    );
+    expect(crossSetErrorAtList('spec.volumes[1]: Invalid value: "logs": volume logs is in conflict with sidecarset b')).toBe('spec.volumes: Invalid value: "logs": volume logs is in conflict with sidecarset b');
+    expect(crossSetErrorAtList('spec.patchPodMetadata[0].annotations[x.io/k]: Invalid value: "x.io/k": annotation x.io/k is in conflict with sidecarset b')).toBe(
+      'spec.patchPodMetadata: Invalid value: "x.io/k": annotation x.io/k is in conflict with sidecarset b',
+    );
+    expect(crossSetErrorAtList('spec.containers[0].name: Invalid value: "log": must be unique')).toBeUndefined();
+  });
+
+  it('agrees when both deny for the same clash', () => {
+    const ours = denied('spec.volumes[0]: Invalid value: "logs": volume logs is in conflict with sidecarset b', 'spec.containers[0].name: Invalid value: "log": container log already exist in b');
+    const kruise = denied('spec.containers: Invalid value: "log": container log already exist in b', 'spec.volumes: Invalid value: "logs": volume logs is in conflict with sidecarset b');
+    expect(compareVerdicts(c, ours, kruise).agree).toBe(true);
+  });
+
+  it('still disagrees when only one side denies, or for another clash', () => {
+    const ours = denied('spec.volumes[0]: Invalid value: "logs": volume logs is in conflict with sidecarset b');
+    expect(compareVerdicts(c, ours, allowedAs(c.class === 'validate' ? c.object : undefined)).agree).toBe(false);
+    expect(compareVerdicts(c, ours, denied('spec.volumes: Invalid value: "data": volume data is in conflict with sidecarset b')).agree).toBe(false);
+    expect(compareVerdicts(c, ours, denied('spec.containers[0].image: Required value', 'spec.volumes: Invalid value: "logs": volume logs is in conflict with sidecarset b')).agree).toBe(false);
+  });
+});
+
+describe('a clash with several sets', () => {
+  const withSet = (set: string) => `spec.volumes: Invalid value: "cache": volume cache is in conflict with sidecarset ${set}`;
+  const c = validateCase(set('a', {}));
+
+  it('is named once per set here and once in Kruise: the other sets are set aside when Kruise named one of ours', () => {
+    expect(clashesWithEverySet([withSet('b'), withSet('c'), 'spec.containers[0].image: Required value'], [withSet('c'), 'spec.containers[0].image: Required value'])).toEqual([
+      withSet('c'),
+      'spec.containers[0].image: Required value',
+    ]);
+    expect(compareVerdicts(c, denied('spec.volumes[1]: Invalid value: "cache": volume cache is in conflict with sidecarset b', 'spec.volumes[1]: Invalid value: "cache": volume cache is in conflict with sidecarset c'), denied(withSet('c'))).agree).toBe(true);
+  });
+
+  it('still disagrees when Kruise names a set this project does not, or reports no clash', () => {
+    expect(compareVerdicts(c, denied(withSet('b')), denied(withSet('c'))).agree).toBe(false);
+    expect(compareVerdicts(c, denied(withSet('b'), withSet('c')), denied('spec.containers[0].image: Required value')).agree).toBe(false);
+  });
+});
+
+describe('container names across kinds (stricter here)', () => {
+  const plain = { selector: { matchLabels: { app: 'web' } } };
+  const initClash = 'spec.initContainers[0].name: Invalid value: "log": container log already exist in b';
+
+  it('sets aside this project\'s clash of an init container with the other set\'s container', () => {
+    const c = validateCase(set('a', { ...plain, initContainers: [{ name: 'log', image: 'busybox' }], containers: [{ name: 'agent', image: 'busybox' }] }), [set('b', plain)]);
+    expect(containerNameAcrossKinds(c, initClash)).toBe(true);
+    expect(compareVerdicts(c, denied(initClash), allowedAs(c.class === 'validate' ? c.object : undefined)).agree).toBe(true);
+  });
+
+  it('does not when the other set has that name in the same kind (Kruise sees that clash too)', () => {
+    const c = validateCase(set('a', { ...plain, initContainers: [{ name: 'log', image: 'busybox' }] }), [set('b', { ...plain, initContainers: [{ name: 'log', image: 'busybox' }] })]);
+    expect(containerNameAcrossKinds(c, initClash)).toBe(false);
+    expect(compareVerdicts(c, denied(initClash), allowedAs(c.class === 'validate' ? c.object : undefined)).agree).toBe(false);
+  });
+});
+
+describe('native sidecars under RollingUpdate', () => {
+  const ours = (i: number) => `spec.initContainers[${i}].restartPolicy: Forbidden: an init container with restartPolicy Always cannot be updated in place; use updateStrategy.type NotUpdate`;
+  const kruise = 'spec.updateStrategy: Required value: The initContainer in-place upgrade is not currently supported.';
+  const c = validateCase(set('a', {}));
+
+  it('take Kruise\'s wording when Kruise denies for it too (its error list prints the repeated message once)', () => {
+    expect(nativeSidecarRollingInKruiseWords([ours(0), ours(1)], [kruise])).toEqual([kruise]);
+    expect(compareVerdicts(c, denied(ours(0), ours(1), 'spec.containers[0].image: Required value'), denied(kruise, 'spec.containers[0].image: Required value')).agree).toBe(true);
+  });
+
+  it('still disagree when only one side denies for it', () => {
+    expect(nativeSidecarRollingInKruiseWords([ours(0)], ['spec.containers[0].image: Required value'])).toEqual([ours(0)]);
+    expect(compareVerdicts(c, denied(ours(0)), allowedAs(c.class === 'validate' ? c.object : undefined)).agree).toBe(false);
+    expect(compareVerdicts(c, denied('spec.containers[0].image: Required value'), denied(kruise, 'spec.containers[0].image: Required value')).agree).toBe(false);
   });
 });
 
