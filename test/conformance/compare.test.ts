@@ -20,6 +20,7 @@ import {
   sidecarOrderBySetName,
   startupProbeNotDefaulted,
 } from './compare.ts';
+import { expectedBy } from './expected-mismatches.ts';
 import type { ConformanceCase } from './generator.ts';
 
 const set = (name: string, spec: Record<string, unknown>): SidecarSet =>
@@ -249,6 +250,16 @@ describe('status', () => {
     const kruise = { kind: 'status' as const, status: { observedGeneration: 1, matchedPods: 1, updatedPods: 1, readyPods: 0, latestRevision: 'a-5f7', collisionCount: 0 } };
     expect(compareVerdicts(c, ours, kruise).agree).toBe(true);
     expect(compareVerdicts(c, ours, { kind: 'status', status: { ...kruise.status, updatedPods: 0 } }).agree).toBe(false);
+  });
+
+  it('takes a difference as the known pinned-digest bug (item 10) only in the ready counts, by at most one per such pod', () => {
+    const digest = `sha256:${'d'.repeat(64)}`;
+    const c = statusCase(`registry.example.com/agent@${digest}`, `registry.example.com/agent@sha256:${'e'.repeat(64)}`);
+    const counts = (ready: number, matched = 1) => ({ kind: 'status' as const, status: { observedGeneration: 1, matchedPods: matched, updatedPods: 1, readyPods: ready, updatedReadyPods: ready } });
+    expect(expectedBy(c, compareVerdicts(c, counts(1), counts(0)))?.map((e) => e.item)).toEqual([expect.stringContaining('issue 15 item 10')]);
+    expect(expectedBy(c, compareVerdicts(c, counts(1, 2), counts(0)))).toBeUndefined();
+    expect(expectedBy(c, compareVerdicts(c, counts(0), counts(1)))).toBeUndefined();
+    expect(expectedBy(c, compareVerdicts(c, counts(2, 2), counts(0, 2)))).toBeUndefined();
   });
 
   it('leaves the ready counts out only for a pinned image the runtime reports fully qualified (sidecarset.md §7)', () => {
