@@ -82,13 +82,16 @@ function containerNames(spec: JsonObject): Set<string> {
 }
 
 /**
- * annotation key -> whether the spec overwrites it (in any of its entries: a
- * stored set may repeat a key, so this is a flag, not a list searched per key).
+ * annotation key -> whether the spec overwrites it, for the keys of its
+ * entries that are not Retain (a stored set may repeat a key, so this is a
+ * flag, not a list searched per key).
  */
 function annotationOverwrites(spec: JsonObject): Map<string, boolean> {
   const out = new Map<string, boolean>();
   for (const entry of arrayOf(spec.patchPodMetadata)) {
     const e = objectOf(entry);
+    // A Retain entry never changes a key another set wrote: no conflict.
+    if (stringOf(e?.patchPolicy) === 'Retain') continue;
     const overwrites = stringOf(e?.patchPolicy) === 'Overwrite';
     for (const key of Object.keys(objectOf(e?.annotations) ?? {})) out.set(key, overwrites || out.get(key) === true);
   }
@@ -128,12 +131,18 @@ function checkVolumes(spec: JsonObject, path: FieldPath, other: JsonObject, othe
   });
 }
 
-/** The same annotation may come from both sets only when neither overwrites it. */
+/**
+ * Two sets conflict on an annotation key when neither Retains it and one
+ * overwrites it, as Kruise decides: the pod's value then depends on which
+ * set is applied last. A Retain entry only fills a missing key, so beside
+ * an Overwrite the result is the Overwrite's value in either order.
+ */
 function checkAnnotations(spec: JsonObject, path: FieldPath, other: JsonObject, otherName: string, errs: FieldError[]): void {
   const theirs = annotationOverwrites(other);
   arrayOf(spec.patchPodMetadata).forEach((entry, i) => {
     const e = objectOf(entry);
     const mine = stringOf(e?.patchPolicy);
+    if (mine === 'Retain') return;
     for (const key of Object.keys(objectOf(e?.annotations) ?? {})) {
       const overwrites = theirs.get(key);
       if (overwrites === undefined) continue;

@@ -33,12 +33,19 @@ function validatePort(value: unknown, path: FieldPath, errs: FieldError[]): void
   for (const msg of portNumberErrors(port)) errs.push(path.invalid(port, msg));
 }
 
-function validateHttpGet(body: JsonObject, path: FieldPath, errs: FieldError[]): void {
-  const httpPath = stringAt(body.path, path.child('path'), errs);
-  if (httpPath === undefined || httpPath === '') errs.push(path.child('path').required());
+/**
+ * `unsetDefaulted`: an empty path or scheme is allowed because the API
+ * server fills them in the pod (SetDefaults_HTTPGetAction: "/" and "HTTP").
+ * Set for startup probes, which neither Kruise's defaulting nor ours fills
+ * (the hash depends on it); Kruise then denies them, this project does not
+ * (issue 15 item 7, docs/DIFFERENCES-FROM-KRUISE.md).
+ */
+function validateHttpGet(body: JsonObject, path: FieldPath, errs: FieldError[], unsetDefaulted: boolean): void {
+  const httpPath = stringAt(body.path, path.child('path'), errs) ?? '';
+  if (httpPath === '' && !unsetDefaulted) errs.push(path.child('path').required());
   validatePort(body.port, path.child('port'), errs);
   const scheme = stringAt(body.scheme, path.child('scheme'), errs) ?? '';
-  if (!(SCHEMES as readonly string[]).includes(scheme)) errs.push(path.child('scheme').unsupported(scheme, SCHEMES));
+  if (!(SCHEMES as readonly string[]).includes(scheme) && !(scheme === '' && unsetDefaulted)) errs.push(path.child('scheme').unsupported(scheme, SCHEMES));
   forEachObjectAt(body.httpHeaders, path.child('httpHeaders'), errs, (header, p) => {
     const name = stringAt(header.name, p.child('name'), errs) ?? '';
     // Kubernetes reports header names on the list, without the index.
@@ -53,13 +60,13 @@ function validateSleep(body: JsonObject, path: FieldPath, errs: FieldError[]): v
   if (seconds !== undefined && seconds <= 0) errs.push(path.invalid(seconds, 'must be greater than 0'));
 }
 
-function validateBody(kind: HandlerKind, body: JsonObject, path: FieldPath, errs: FieldError[]): void {
+function validateBody(kind: HandlerKind, body: JsonObject, path: FieldPath, errs: FieldError[], unsetDefaulted: boolean): void {
   switch (kind) {
     case 'exec':
       if (listAt(body.command, path.child('command'), errs).length === 0) errs.push(path.child('command').required());
       break;
     case 'httpGet':
-      validateHttpGet(body, path, errs);
+      validateHttpGet(body, path, errs, unsetDefaulted);
       break;
     case 'tcpSocket':
       validatePort(body.port, path.child('port'), errs);
@@ -74,8 +81,12 @@ function validateBody(kind: HandlerKind, body: JsonObject, path: FieldPath, errs
   }
 }
 
-/** validateHandler for the probe or hook `holder` at `path`, among the `allowed` handler kinds. */
-export function validateHandler(holder: JsonObject, allowed: readonly HandlerKind[], path: FieldPath, errs: FieldError[]): void {
+/**
+ * validateHandler for the probe or hook `holder` at `path`, among the
+ * `allowed` handler kinds. `unsetDefaulted`: an httpGet may leave out what
+ * the API server defaults in the pod (see validateHttpGet).
+ */
+export function validateHandler(holder: JsonObject, allowed: readonly HandlerKind[], path: FieldPath, errs: FieldError[], unsetDefaulted = false): void {
   let found = 0;
   for (const kind of allowed) {
     if (isUnset(holder[kind])) continue;
@@ -86,7 +97,7 @@ export function validateHandler(holder: JsonObject, allowed: readonly HandlerKin
     }
     found++;
     const body = objectAt(holder[kind], p, errs);
-    if (body) validateBody(kind, body, p, errs);
+    if (body) validateBody(kind, body, p, errs, unsetDefaulted);
   }
   if (found === 0) errs.push(path.required('must specify a handler type'));
 }

@@ -1,7 +1,9 @@
 /**
  * Liveness, readiness and startup probes, as Kubernetes' validateProbe and
  * validateHandler check them: exactly one handler (validate-handlers.ts),
- * and no negative counts.
+ * and no negative counts. A startup probe may leave out what the API server
+ * defaults in the pod (successThreshold, httpGet path and scheme), where
+ * Kruise, whose defaulting skips startup probes, denies it.
  */
 import type { FieldError, FieldPath } from '../kube/field-errors.ts';
 import type { JsonObject } from '../kube/types.ts';
@@ -17,7 +19,9 @@ const NON_NEGATIVE = ['initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 
 
 /** One probe of a container, at `path` (e.g. `spec.containers[0].livenessProbe`). */
 export function validateProbe(probe: JsonObject, kind: ProbeKind, path: FieldPath, errs: FieldError[]): void {
-  validateHandler(probe, PROBE_HANDLERS, path, errs);
+  // Nothing defaults a startup probe before the pod reaches the API server,
+  // which then fills its httpGet path and scheme (issue 15 item 7).
+  validateHandler(probe, PROBE_HANDLERS, path, errs, kind === 'startupProbe');
 
   for (const key of NON_NEGATIVE) {
     const n = integerAt(probe[key], path.child(key), errs);

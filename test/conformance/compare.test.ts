@@ -6,12 +6,16 @@ import { describe, expect, it } from '@jest/globals';
 import type { Namespace, Pod } from '../../lib/kube/types.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import {
+  clashesWithEverySet,
   compareVerdicts,
+  containerNameAcrossKinds,
+  crossSetErrorAtList,
   fieldErrorsOf,
   firstDifference,
   goEmptyValues,
   injectionAnnotations,
   keptFieldsKruiseDrops,
+  nativeSidecarRollingInKruiseWords,
   pinnedImageQualified,
   sidecarOrderBySetName,
   startupProbeNotDefaulted,
@@ -53,9 +57,12 @@ describe('denials', () => {
 });
 
 describe('issue 15 item 7: a startup probe Kruise never defaulted', () => {
-  it('sets aside only the successThreshold and httpGet.scheme errors of a startupProbe', () => {
+  it('sets aside only the successThreshold and httpGet path and scheme errors of a startupProbe', () => {
     expect(startupProbeNotDefaulted('spec.containers[1].startupProbe.successThreshold: Invalid value: 0: must be 1')).toBe(true);
     expect(startupProbeNotDefaulted('spec.initContainers[0].startupProbe.httpGet.scheme: Unsupported value: "": supported values: "HTTP", "HTTPS"')).toBe(true);
+    expect(startupProbeNotDefaulted('spec.containers[0].startupProbe.httpGet.path: Required value')).toBe(true);
+    expect(startupProbeNotDefaulted('spec.containers[0].startupProbe.httpGet.scheme: Unsupported value: "FTP": supported values: "HTTP", "HTTPS"')).toBe(false);
+    expect(startupProbeNotDefaulted('spec.containers[0].livenessProbe.httpGet.path: Required value')).toBe(false);
     expect(startupProbeNotDefaulted('spec.containers[1].readinessProbe.successThreshold: Invalid value: 0: must be 1')).toBe(false);
     expect(startupProbeNotDefaulted('spec.containers[1].startupProbe.successThreshold: Invalid value: 2: must be 1')).toBe(false);
   });
@@ -95,12 +102,91 @@ describe('issue 15 items 8 and 9: overlaps Kruise misses', () => {
     expect(compareVerdicts(c, denied(clash), allowedAs(c.class === 'validate' ? c.object : undefined)).agree).toBe(false);
   });
 
-  it('does not set it aside when Kruise found the same pair clashing (only the path differs)', () => {
+  it('does not set it aside when Kruise found the same pair clashing; then only the path differs, which is normalised', () => {
     const c = validateCase(set('a', { selector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] } }), [set('b', { selector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] } })]);
-    const comparison = compareVerdicts(c, denied(clash), denied('spec.containers: Invalid value: "log": container log already exist in b'));
-    expect(comparison.agree).toBe(false);
-    // ...and that path difference is a listed known difference, paired by message.
-    expect(expectedBy(c, comparison)?.map((e) => e.item)).toEqual([expect.stringContaining('a clash with another set is reported at the item')]);
+    expect(compareVerdicts(c, denied(clash), denied('spec.containers: Invalid value: "log": container log already exist in b')).agree).toBe(true);
+    expect(compareVerdicts(c, denied(clash), denied('spec.containers: Invalid value: "log": container log already exist in c')).agree).toBe(false);
+  });
+});
+
+describe('clashes with another set, reported at the item here and at the list in Kruise', () => {
+  const plain = { selector: { matchLabels: { app: 'web' } } };
+  const c = validateCase(set('a', plain), [set('b', plain)]);
+
+  it('puts each kind of clash in Kruise\'s words (spec.containers also for an init container)', () => {
+    expect(crossSetErrorAtList('spec.initContainers[2].name: Invalid value: "init": container init already exist in b')).toBe(
+      'spec.containers: Invalid value: "init": container init already exist in b',
+    );
+    expect(crossSetErrorAtList('spec.volumes[1]: Invalid value: "logs": volume logs is in conflict with sidecarset b')).toBe('spec.volumes: Invalid value: "logs": volume logs is in conflict with sidecarset b');
+    expect(crossSetErrorAtList('spec.patchPodMetadata[0].annotations[x.io/k]: Invalid value: "x.io/k": annotation x.io/k is in conflict with sidecarset b')).toBe(
+      'spec.patchPodMetadata: Invalid value: "x.io/k": annotation x.io/k is in conflict with sidecarset b',
+    );
+    expect(crossSetErrorAtList('spec.containers[0].name: Invalid value: "log": must be unique')).toBeUndefined();
+  });
+
+  it('agrees when both deny for the same clash', () => {
+    const ours = denied('spec.volumes[0]: Invalid value: "logs": volume logs is in conflict with sidecarset b', 'spec.containers[0].name: Invalid value: "log": container log already exist in b');
+    const kruise = denied('spec.containers: Invalid value: "log": container log already exist in b', 'spec.volumes: Invalid value: "logs": volume logs is in conflict with sidecarset b');
+    expect(compareVerdicts(c, ours, kruise).agree).toBe(true);
+  });
+
+  it('still disagrees when only one side denies, or for another clash', () => {
+    const ours = denied('spec.volumes[0]: Invalid value: "logs": volume logs is in conflict with sidecarset b');
+    expect(compareVerdicts(c, ours, allowedAs(c.class === 'validate' ? c.object : undefined)).agree).toBe(false);
+    expect(compareVerdicts(c, ours, denied('spec.volumes: Invalid value: "data": volume data is in conflict with sidecarset b')).agree).toBe(false);
+    expect(compareVerdicts(c, ours, denied('spec.containers[0].image: Required value', 'spec.volumes: Invalid value: "logs": volume logs is in conflict with sidecarset b')).agree).toBe(false);
+  });
+});
+
+describe('a clash with several sets', () => {
+  const withSet = (set: string) => `spec.volumes: Invalid value: "cache": volume cache is in conflict with sidecarset ${set}`;
+  const c = validateCase(set('a', {}));
+
+  it('is named once per set here and once in Kruise: the other sets are set aside when Kruise named one of ours', () => {
+    expect(clashesWithEverySet([withSet('b'), withSet('c'), 'spec.containers[0].image: Required value'], [withSet('c'), 'spec.containers[0].image: Required value'])).toEqual([
+      withSet('c'),
+      'spec.containers[0].image: Required value',
+    ]);
+    expect(compareVerdicts(c, denied('spec.volumes[1]: Invalid value: "cache": volume cache is in conflict with sidecarset b', 'spec.volumes[1]: Invalid value: "cache": volume cache is in conflict with sidecarset c'), denied(withSet('c'))).agree).toBe(true);
+  });
+
+  it('still disagrees when Kruise names a set this project does not, or reports no clash', () => {
+    expect(compareVerdicts(c, denied(withSet('b')), denied(withSet('c'))).agree).toBe(false);
+    expect(compareVerdicts(c, denied(withSet('b'), withSet('c')), denied('spec.containers[0].image: Required value')).agree).toBe(false);
+  });
+});
+
+describe('container names across kinds (stricter here)', () => {
+  const plain = { selector: { matchLabels: { app: 'web' } } };
+  const initClash = 'spec.initContainers[0].name: Invalid value: "log": container log already exist in b';
+
+  it('sets aside this project\'s clash of an init container with the other set\'s container', () => {
+    const c = validateCase(set('a', { ...plain, initContainers: [{ name: 'log', image: 'busybox' }], containers: [{ name: 'agent', image: 'busybox' }] }), [set('b', plain)]);
+    expect(containerNameAcrossKinds(c, initClash)).toBe(true);
+    expect(compareVerdicts(c, denied(initClash), allowedAs(c.class === 'validate' ? c.object : undefined)).agree).toBe(true);
+  });
+
+  it('does not when the other set has that name in the same kind (Kruise sees that clash too)', () => {
+    const c = validateCase(set('a', { ...plain, initContainers: [{ name: 'log', image: 'busybox' }] }), [set('b', { ...plain, initContainers: [{ name: 'log', image: 'busybox' }] })]);
+    expect(containerNameAcrossKinds(c, initClash)).toBe(false);
+    expect(compareVerdicts(c, denied(initClash), allowedAs(c.class === 'validate' ? c.object : undefined)).agree).toBe(false);
+  });
+});
+
+describe('native sidecars under RollingUpdate', () => {
+  const ours = (i: number) => `spec.initContainers[${i}].restartPolicy: Forbidden: an init container with restartPolicy Always cannot be updated in place; use updateStrategy.type NotUpdate`;
+  const kruise = 'spec.updateStrategy: Required value: The initContainer in-place upgrade is not currently supported.';
+  const c = validateCase(set('a', {}));
+
+  it('take Kruise\'s wording when Kruise denies for it too (its error list prints the repeated message once)', () => {
+    expect(nativeSidecarRollingInKruiseWords([ours(0), ours(1)], [kruise])).toEqual([kruise]);
+    expect(compareVerdicts(c, denied(ours(0), ours(1), 'spec.containers[0].image: Required value'), denied(kruise, 'spec.containers[0].image: Required value')).agree).toBe(true);
+  });
+
+  it('still disagree when only one side denies for it', () => {
+    expect(nativeSidecarRollingInKruiseWords([ours(0)], ['spec.containers[0].image: Required value'])).toEqual([ours(0)]);
+    expect(compareVerdicts(c, denied(ours(0)), allowedAs(c.class === 'validate' ? c.object : undefined)).agree).toBe(false);
+    expect(compareVerdicts(c, denied('spec.containers[0].image: Required value'), denied(kruise, 'spec.containers[0].image: Required value')).agree).toBe(false);
   });
 });
 
@@ -164,6 +250,16 @@ describe('status', () => {
     const kruise = { kind: 'status' as const, status: { observedGeneration: 1, matchedPods: 1, updatedPods: 1, readyPods: 0, latestRevision: 'a-5f7', collisionCount: 0 } };
     expect(compareVerdicts(c, ours, kruise).agree).toBe(true);
     expect(compareVerdicts(c, ours, { kind: 'status', status: { ...kruise.status, updatedPods: 0 } }).agree).toBe(false);
+  });
+
+  it('takes a difference as the known pinned-digest bug (item 10) only in the ready counts, by at most one per such pod', () => {
+    const digest = `sha256:${'d'.repeat(64)}`;
+    const c = statusCase(`registry.example.com/agent@${digest}`, `registry.example.com/agent@sha256:${'e'.repeat(64)}`);
+    const counts = (ready: number, matched = 1) => ({ kind: 'status' as const, status: { observedGeneration: 1, matchedPods: matched, updatedPods: 1, readyPods: ready, updatedReadyPods: ready } });
+    expect(expectedBy(c, compareVerdicts(c, counts(1), counts(0)))?.map((e) => e.item)).toEqual([expect.stringContaining('issue 15 item 10')]);
+    expect(expectedBy(c, compareVerdicts(c, counts(1, 2), counts(0)))).toBeUndefined();
+    expect(expectedBy(c, compareVerdicts(c, counts(0), counts(1)))).toBeUndefined();
+    expect(expectedBy(c, compareVerdicts(c, counts(2, 2), counts(0, 2)))).toBeUndefined();
   });
 
   it('leaves the ready counts out only for a pinned image the runtime reports fully qualified (sidecarset.md §7)', () => {

@@ -107,6 +107,26 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
   it.each<[string, () => ConformanceCase]>([
     ['item 7: a startupProbe without successThreshold', () => validate(sidecarSet('a', {}, [{ startupProbe: { exec: { command: ['true'] } } }]))],
     ['item 7: an httpGet startupProbe without scheme', () => validate(sidecarSet('a', {}, [{ startupProbe: { httpGet: { path: '/', port: 80 } } }]))],
+    ['item 7: an httpGet startupProbe without path or scheme', () => validate(sidecarSet('a', {}, [{ startupProbe: { httpGet: { port: 80 }, successThreshold: 1 } }]))],
+    [
+      'a clash with another set, reported at the item',
+      () =>
+        validate(sidecarSet('a', { volumes: [{ name: 'logs', emptyDir: {} }], initContainers: [{ name: 'log', image: 'busybox:1.36', imagePullPolicy: 'IfNotPresent' }] }, [{ name: 'agent' }]), [
+          sidecarSet('b', { volumes: [{ name: 'logs', hostPath: { path: '/var/log' } }] }),
+        ]),
+    ],
+    [
+      'native sidecars under RollingUpdate, denied at their restartPolicy',
+      () =>
+        validate(
+          sidecarSet('a', {
+            initContainers: [
+              { name: 'init', image: 'busybox:1.36', imagePullPolicy: 'IfNotPresent', restartPolicy: 'Always' },
+              { name: 'init2', image: 'busybox:1.36', imagePullPolicy: 'IfNotPresent', restartPolicy: 'Always' },
+            ],
+          }),
+        ),
+    ],
     [
       'item 8: an Exists requirement overlapping another set',
       () => validate(sidecarSet('a', { selector: { matchExpressions: [{ key: 'sidecar', operator: 'Exists' }] } }), [sidecarSet('b', {})]),
@@ -120,40 +140,48 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
     const c = make();
     const [ours, answer] = await Promise.all([ourVerdict(c), reference.ask(referenceRequest(c))]);
     const comparison = compareVerdicts(c, ours, kruiseVerdict(c, answer));
-    expect(comparison).toMatchObject({ agree: true });
+    // On failure, the comparison (both answers) is the message.
+    expect(comparison.agree ? 'agree' : comparison).toBe('agree');
     // ...and it is a difference: the raw answers do not agree.
     expect(JSON.stringify(ours)).not.toBe(JSON.stringify(kruiseVerdict(c, answer)));
   });
 
-  // One case per entry of expected-mismatches.ts. When a fix lands, its case
-  // agrees and this fails: delete the entry (and its line here).
-  const knownBugs: [string, () => ConformanceCase][] = [
-    ['issue 15 item 1:', () => validate(sidecarSet('a', {}, [{ env: [{ name: 'BOTH', value: 'x', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }] }]))],
-    ['issue 15 item 2:', () => validate(sidecarSet('a', {}, [{ env: [{ name: '1BAD', value: 'x' }] }]))],
-    ['issue 15 item 3:', () => validate(sidecarSet('a', {}, [{ env: [{ name: 'B', valueFrom: { fieldRef: { fieldPath: 'spec.bogus' } } }] }]))],
+  // Issue 15 items 1-6, once known bugs here: each case now agrees with Kruise.
+  it.each<[string, () => ConformanceCase]>([
+    ['item 1: env var with both value and valueFrom', () => validate(sidecarSet('a', {}, [{ env: [{ name: 'BOTH', value: 'x', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }] }]))],
+    ['item 2: invalid env var name', () => validate(sidecarSet('a', {}, [{ env: [{ name: '1BAD', value: 'x' }] }]))],
+    ['item 3: unsupported env fieldRef.fieldPath', () => validate(sidecarSet('a', {}, [{ env: [{ name: 'B', valueFrom: { fieldRef: { fieldPath: 'spec.bogus' } } }] }]))],
     [
-      'issue 15 item 4:',
+      'item 4: a volume with two sources, and its mounts',
       () => validate(sidecarSet('a', { volumes: [{ name: 'logs', emptyDir: {}, hostPath: { path: '/x' } }] }, [{ volumeMounts: [{ name: 'logs', mountPath: '/logs' }] }])),
     ],
-    ['issue 15 item 5:', () => validate(sidecarSet('a', { volumes: [{ name: 'logs', hostPath: { path: '' } }] }, [{ volumeMounts: [{ name: 'logs', mountPath: '/logs' }] }]))],
-    ['issue 15 items 1-5 (Kubernetes 1.30 paths)', () => validate(sidecarSet('a', {}, [{ resources: { requests: { cpu: '500m' }, limits: { cpu: '100m' } } }]))],
+    ['item 5: hostPath with an empty path', () => validate(sidecarSet('a', { volumes: [{ name: 'logs', hostPath: { path: '' } }] }, [{ volumeMounts: [{ name: 'logs', mountPath: '/logs' }] }]))],
+    ['items 1-5: a request above its limit, at Kubernetes 1.30\'s path', () => validate(sidecarSet('a', {}, [{ resources: { requests: { cpu: '500m' }, limits: { cpu: '100m' } } }]))],
+    ['items 1-5: a set invalid on its own is not checked against the others', () => validate(sidecarSet('a', {}, [{ env: [{ name: '1BAD', value: 'x' }] }]), [sidecarSet('b', {})])],
+    ['item 6: podInjectPolicy Middle on an init container', () => validate(sidecarSet('a', { initContainers: [{ name: 'init', image: 'busybox:1.36', imagePullPolicy: 'IfNotPresent', podInjectPolicy: 'Middle' }] }))],
     [
-      'issue 15 items 1-5, consequence',
-      () => validate(sidecarSet('a', {}, [{ env: [{ name: '1BAD', value: 'x' }] }]), [sidecarSet('b', {})]),
-    ],
-    [
-      'issue 15 item 6, consequence',
+      'item 6: such a set is then checked against the others',
       () =>
         validate(sidecarSet('a', { initContainers: [{ name: 'init', image: 'busybox:1.36', imagePullPolicy: 'IfNotPresent', podInjectPolicy: 'Middle' }] }), [
           sidecarSet('b', {}),
         ]),
     ],
-    ['issue 15 item 6:', () => validate(sidecarSet('a', { initContainers: [{ name: 'init', image: 'busybox:1.36', imagePullPolicy: 'IfNotPresent', podInjectPolicy: 'Middle' }] }))],
     [
-      'NEW (not in issue 15): a native sidecar',
-      () => validate(sidecarSet('a', { initContainers: [{ name: 'init', image: 'busybox:1.36', imagePullPolicy: 'IfNotPresent', restartPolicy: 'Always' }] })),
+      'found by this suite: an annotation one set overwrites and another Retains is no conflict',
+      () =>
+        validate(sidecarSet('a', { patchPodMetadata: [{ annotations: { 'example.com/config': 'a' }, patchPolicy: 'Overwrite' }] }), [
+          sidecarSet('b', { patchPodMetadata: [{ annotations: { 'example.com/config': 'b' }, patchPolicy: 'Retain' }] }, [{ name: 'agent' }]),
+        ]),
     ],
-    ['NEW (not in issue 15): a clash', () => validate(sidecarSet('a', {}), [sidecarSet('b', {})])],
+  ])('a fixed bug stays fixed: %s', async (_name, make) => {
+    const c = make();
+    const comparison = await judge(c);
+    expect({ agree: comparison.agree, difference: comparison.difference }).toEqual({ agree: true, difference: undefined });
+  });
+
+  // One case per entry of expected-mismatches.ts. When a fix lands, its case
+  // agrees and this fails: delete the entry (and its line here).
+  const knownBugs: [string, () => ConformanceCase][] = [
     ['issue 15 item 10:', () => status(sidecarSet('a', {}, [{ image: `registry.example.com/agent@${DIGEST}` }]), 'stale-digest')],
   ];
 

@@ -133,6 +133,24 @@ describe('rule 5: env, probes and policies', () => {
       { 'spec.containers.1.startupProbe': { exec: { command: ['true'] }, successThreshold: 2 } },
       ['spec.containers[1].startupProbe.successThreshold: Invalid value: 2: must be 1'],
     ],
+    // Issue 15 item 7: nothing defaults a startup probe before the API server does.
+    ['accepts an httpGet startupProbe without path or scheme (the API server defaults them)', { 'spec.containers.1.startupProbe': { httpGet: { port: 8080 } } }, []],
+    ['accepts an httpGet startupProbe with an empty scheme', { 'spec.containers.1.startupProbe': { httpGet: { path: '/healthz', port: 8080, scheme: '' } } }, []],
+    [
+      'still rejects an unknown startupProbe scheme',
+      { 'spec.containers.1.startupProbe': { httpGet: { path: '/healthz', port: 8080, scheme: 'FTP' } } },
+      ['spec.containers[1].startupProbe.httpGet.scheme: Unsupported value: "FTP": supported values: "HTTP", "HTTPS"'],
+    ],
+    [
+      'still requires path and scheme on a liveness probe (defaulting fills them, so missing ones were removed)',
+      { 'spec.containers.0.livenessProbe.httpGet': { port: 8080 } },
+      ['spec.containers[0].livenessProbe.httpGet.path: Required value', 'spec.containers[0].livenessProbe.httpGet.scheme: Unsupported value: "": supported values: "HTTP", "HTTPS"'],
+    ],
+    [
+      'accepts an httpGet startupProbe without scheme on a native sidecar',
+      { 'spec.initContainers.0.restartPolicy': 'Always', 'spec.updateStrategy.type': 'NotUpdate', 'spec.initContainers.0.startupProbe': { httpGet: { path: '/', port: 80 } } },
+      [],
+    ],
     ['accepts a restartable init container with a probe', { 'spec.initContainers.0.restartPolicy': 'Always', 'spec.updateStrategy.type': 'NotUpdate', 'spec.initContainers.0.startupProbe': { exec: { command: ['true'] } } }, []],
     [
       'rejects a probe on a run-to-completion init container',

@@ -111,16 +111,26 @@ describe('rule 13: volumes and pod annotations', () => {
       tweak(validSidecarSet('other'), { 'spec.patchPodMetadata.0.patchPolicy': 'MergePatchJson' }),
       [],
     ],
+    // Kruise's rule: a Retain entry only fills a missing key, so beside an
+    // Overwrite the pod gets the Overwrite's value whichever set comes first.
+    ['allows a key this set Retains and the other overwrites', {}, tweak(validSidecarSet('other'), { 'spec.patchPodMetadata.0.patchPolicy': 'Overwrite' }), []],
+    ['allows a key this set overwrites and the other Retains', { 'spec.patchPodMetadata.0.patchPolicy': 'Overwrite' }, validSidecarSet('other'), []],
     [
-      'rejects a key the other set overwrites',
-      {},
+      'rejects a key the other set overwrites and this set merges',
+      { 'spec.patchPodMetadata.0': { annotations: { 'example.com/logging': '{"on":true}' }, patchPolicy: 'MergePatchJson' } },
       tweak(validSidecarSet('other'), { 'spec.patchPodMetadata.0.patchPolicy': 'Overwrite' }),
       ['spec.patchPodMetadata[0].annotations[example.com/logging]: Invalid value: "example.com/logging": annotation example.com/logging is in conflict with sidecarset other'],
     ],
     [
-      'rejects a key this set overwrites',
+      'rejects a key both sets overwrite',
       { 'spec.patchPodMetadata.0.patchPolicy': 'Overwrite' },
-      validSidecarSet('other'),
+      tweak(validSidecarSet('other'), { 'spec.patchPodMetadata.0.patchPolicy': 'Overwrite' }),
+      ['spec.patchPodMetadata[0].annotations[example.com/logging]: Invalid value: "example.com/logging": annotation example.com/logging is in conflict with sidecarset other'],
+    ],
+    [
+      'rejects a key this set overwrites and the other merges',
+      { 'spec.patchPodMetadata.0.patchPolicy': 'Overwrite' },
+      tweak(validSidecarSet('other'), { 'spec.patchPodMetadata.0.patchPolicy': 'MergePatchJson' }),
       ['spec.patchPodMetadata[0].annotations[example.com/logging]: Invalid value: "example.com/logging": annotation example.com/logging is in conflict with sidecarset other'],
     ],
   ])('%s', (_name, mine, other, expected) => {

@@ -40,14 +40,17 @@ export function denialIgnoringCode(verdict: Extract<Verdict, { kind: 'denied' }>
 }
 
 /**
- * Issue 15 item 7 (better than Kruise): Kruise's defaulting fills liveness and
- * readiness probes but not a startup probe, so its validation then denies a
- * startupProbe without successThreshold (`must be 1`) or, for an httpGet
- * probe, without scheme. This project allows it; the API server defaults
- * those fields in the pod.
+ * Issue 15 item 7 (better than Kruise): Kruise's defaulting
+ * (setDefaultContainer) fills liveness and readiness probes but not a
+ * startup probe, so Kubernetes' validateStartupProbe then sees Go's zero
+ * values and Kruise denies a startupProbe without successThreshold
+ * (`must be 1`) or, for an httpGet probe, without scheme (`Unsupported
+ * value: ""`) or path (`Required value`). This project allows them; the API
+ * server defaults those fields in the pod (SetDefaults_Probe,
+ * SetDefaults_HTTPGetAction).
  */
 export function startupProbeNotDefaulted(error: string): boolean {
-  return /^spec\.(?:init)?[cC]ontainers\[\d+\]\.startupProbe\.(?:successThreshold: Invalid value: 0: must be 1|httpGet\.scheme: Unsupported value: "": supported values: "HTTP", "HTTPS")$/.test(error);
+  return /^spec\.(?:init)?[cC]ontainers\[\d+\]\.startupProbe\.(?:successThreshold: Invalid value: 0: must be 1|httpGet\.scheme: Unsupported value: "": supported values: "HTTP", "HTTPS"|httpGet\.path: Required value)$/.test(error);
 }
 
 /** A cross-set error of rule 13 (sidecarset.md §3) as this project words it. */
@@ -83,6 +86,97 @@ export function overlapKruiseMisses(c: ConformanceCase, error: string, kruiseErr
   const hasExists = specs.some((spec) => JSON.stringify(spec.selector ?? {}).includes('"operator":"Exists"'));
   const hasNamespaceSelector = specs.some((spec) => spec.namespaceSelector !== undefined);
   return hasExists || hasNamespaceSelector;
+}
+
+/**
+ * Better than Kruise (docs/DIFFERENCES-FROM-KRUISE.md): a clash with another
+ * set is reported here at the item that clashes
+ * (`spec.containers[i].name`, `spec.initContainers[i].name`,
+ * `spec.volumes[i]`, `spec.patchPodMetadata[i].annotations[key]`), where
+ * Kruise names only the list (`spec.containers`, also for an init container;
+ * `spec.volumes`; `spec.patchPodMetadata`). The error in Kruise's words, or
+ * undefined when it is not such an error. Only the path changes: the value,
+ * the name and the other set must still be the same.
+ */
+export function crossSetErrorAtList(error: string): string | undefined {
+  const m = /^spec\.(?:(?:containers|initContainers)\[\d+\]\.name|volumes\[\d+\]|patchPodMetadata\[\d+\]\.annotations\[[^\]]+\])(: Invalid value: .*)$/.exec(error);
+  if (m === null || !isCrossSetError(error)) return undefined;
+  const list = error.startsWith('spec.volumes') ? 'volumes' : error.startsWith('spec.patchPodMetadata') ? 'patchPodMetadata' : 'containers';
+  return `spec.${list}${m[1]}`;
+}
+
+const NATIVE_SIDECAR_ROLLING_OURS =
+  /^spec\.initContainers\[\d+\]\.restartPolicy: Forbidden: an init container with restartPolicy Always cannot be updated in place; use updateStrategy\.type NotUpdate$/;
+const NATIVE_SIDECAR_ROLLING_KRUISE = 'spec.updateStrategy: Required value: The initContainer in-place upgrade is not currently supported.';
+
+/**
+ * Better than Kruise (docs/DIFFERENCES-FROM-KRUISE.md): a native sidecar
+ * (an init container with restartPolicy Always) under a RollingUpdate
+ * strategy is denied here at its `restartPolicy` with a message that says
+ * what to do; Kruise denies the same set at `spec.updateStrategy`, once per
+ * such init container, and its error list (utilerrors.NewAggregate) prints
+ * a repeated message once. That message names no init container, so this
+ * project's errors take Kruise's wording only when Kruise gave it: a denial
+ * on one side only stays a mismatch.
+ */
+export function nativeSidecarRollingInKruiseWords(ours: readonly string[], kruise: readonly string[]): string[] {
+  if (!kruise.includes(NATIVE_SIDECAR_ROLLING_KRUISE)) return [...ours];
+  return [...new Set(ours.map((e) => (NATIVE_SIDECAR_ROLLING_OURS.test(e) ? NATIVE_SIDECAR_ROLLING_KRUISE : e)))];
+}
+
+/** A cross-set error without the other set's name: what it clashes on. */
+function clashOf(error: string): string | undefined {
+  if (!isCrossSetError(error)) return undefined;
+  const atList = crossSetErrorAtList(error) ?? error;
+  return atList.slice(0, atList.lastIndexOf(' '));
+}
+
+/**
+ * Better than Kruise (docs/DIFFERENCES-FROM-KRUISE.md): a name or key that
+ * clashes with several sets is reported here once per set. Kruise keeps one
+ * set per name (the last overlapping set of its list that has it) and names
+ * only that one. When Kruise reported the clash with a set this project also
+ * reports, this project's errors on the same name against other sets are
+ * that difference.
+ */
+export function clashesWithEverySet(ours: readonly string[], kruise: readonly string[]): string[] {
+  const named = new Set(ours.filter((e) => kruise.includes(e)).map(clashOf));
+  return ours.filter((e) => {
+    const clash = clashOf(e);
+    return kruise.includes(e) || clash === undefined || !named.has(clash);
+  });
+}
+
+/** Both sides deny: this project's errors in Kruise's words where only the wording differs (the functions above). */
+export function oursInKruiseWords(ours: readonly string[], kruise: readonly string[]): string[] {
+  const kruiseErrors = new Set(kruise);
+  const reworded = ours.map((e) => {
+    const atList = crossSetErrorAtList(e);
+    return atList !== undefined && kruiseErrors.has(atList) ? atList : e;
+  });
+  return clashesWithEverySet(nativeSidecarRollingInKruiseWords(reworded, kruise), kruise).sort();
+}
+
+/**
+ * Better than Kruise ("Container names across kinds" in
+ * docs/DIFFERENCES-FROM-KRUISE.md): Kruise compares an overlapping set's
+ * init containers only with the other set's init containers, and containers
+ * only with containers; a pod may not hold an init container and a container
+ * of one name, so both kinds are compared here. This project's clash error
+ * is this difference when the other set holds that name only in the other
+ * kind (so Kruise, comparing like with like, cannot have reported it).
+ */
+export function containerNameAcrossKinds(c: ConformanceCase, error: string): boolean {
+  const m = /^spec\.(containers|initContainers)\[\d+\]\.name: Invalid value: "([^"]*)": container \S+ already exist in (\S+)$/.exec(error);
+  if (m === null || c.class !== 'validate') return false;
+  const [, kind = '', name, otherName] = m;
+  const spec: unknown = c.cluster.sidecarSets.find((s) => s.metadata?.name === otherName)?.spec;
+  if (!isRecord(spec)) return false;
+  const namesOf = (key: string) => {
+    const list = spec[key];
+    return new Set((Array.isArray(list) ? list : []).map((x: unknown) => (isRecord(x) ? x.name : undefined)));
+  };
+  return !namesOf(kind).has(name) && namesOf(kind === 'containers' ? 'initContainers' : 'containers').has(name);
 }
 
 // ---------------------------------------------------------------------------
@@ -340,7 +434,7 @@ export function compareVerdicts(c: ConformanceCase, oursVerdict: Verdict, kruise
   let ours = normalised(c, oursVerdict) as { kind: string; errors?: string[]; result?: unknown };
   let kruise = normalised(c, kruiseVerdict) as { kind: string; errors?: string[]; result?: unknown };
 
-  // Items 7-9: errors only one side reports, for documented reasons, are set aside.
+  // Items 7-9 and names across kinds: errors only one side reports, for documented reasons, are set aside.
   let kruiseStoppedEarly = false;
   if (kruise.kind === 'denied') {
     const errors = (kruise.errors ?? []).filter((e) => !startupProbeNotDefaulted(e));
@@ -352,10 +446,14 @@ export function compareVerdicts(c: ConformanceCase, oursVerdict: Verdict, kruise
   if (ours.kind === 'denied' && (kruise.kind === 'allowed' || kruise.kind === 'denied')) {
     const kruiseErrors = new Set(kruise.errors ?? []);
     const errors = (ours.errors ?? []).filter(
-      (e) => kruiseErrors.has(e) || !(overlapKruiseMisses(c, e, kruise.errors ?? []) || (kruiseStoppedEarly && isCrossSetError(e))),
+      (e) =>
+        kruiseErrors.has(e) ||
+        !(overlapKruiseMisses(c, e, kruise.errors ?? []) || containerNameAcrossKinds(c, e) || (kruiseStoppedEarly && isCrossSetError(e))),
     );
     ours = errors.length === 0 ? { kind: 'allowed', result: inputOf(c) } : { kind: 'denied', errors };
   }
+
+  if (ours.kind === 'denied' && kruise.kind === 'denied') ours = { kind: 'denied', errors: oursInKruiseWords(ours.errors ?? [], kruise.errors ?? []) };
 
   if (ours.kind === 'allowed' && kruise.kind === 'allowed') {
     ours = { kind: 'allowed', result: keptFieldsKruiseDrops(ours.result, kruise.result, inputOf(c)) };

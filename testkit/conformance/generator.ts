@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import type { JsonObject, Namespace, Pod } from '../../lib/kube/types.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { injectPod } from '../../lib/sidecarset/inject.ts';
+import { sidecarSetSelectsPod } from '../../lib/sidecarset/match.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { validateSidecarSet } from '../../lib/sidecarset/validate.ts';
 
@@ -305,8 +306,11 @@ function imageIdOf(image: string, stale: boolean): string {
   return `${qualified}@${digest}`;
 }
 
+/** How a generated pod is running: `terminating` is ready but being deleted. */
+export type PodState = 'ready' | 'not-ready' | 'pending' | 'succeeded' | 'failed' | 'terminating' | 'stale-digest';
+
 /** The pod as it runs: injected when created (by the sets of that time), then scheduled and started. */
-export function runningPod(pod: Pod, name: string, createdWith: readonly SidecarSet[], state: 'ready' | 'not-ready' | 'pending' | 'succeeded' | 'stale-digest'): Pod {
+export function runningPod(pod: Pod, name: string, createdWith: readonly SidecarSet[], state: PodState): Pod {
   const injected = injectPod({ pod, namespace: pod.metadata?.namespace ?? 'default', sidecarSets: createdWith, namespaceLabels, now: CONFORMANCE_NOW }).pod;
   const running = structuredClone(injected);
   if (running.metadata !== undefined) {
@@ -314,9 +318,15 @@ export function runningPod(pod: Pod, name: string, createdWith: readonly Sidecar
     running.metadata.name = name;
   }
   const containers = (running.spec?.containers ?? []) as { name: string; image: string }[];
-  const ready = state === 'ready' || state === 'stale-digest';
+  const ready = state === 'ready' || state === 'stale-digest' || state === 'terminating';
+  if (state === 'terminating' && running.metadata !== undefined) {
+    // A pod being deleted that is still listed: a finalizer holds it (the
+    // fake client, like the API server, refuses a deletionTimestamp without one).
+    running.metadata.deletionTimestamp = CONFORMANCE_NOW.toISOString();
+    running.metadata.finalizers = ['example.com/drain'];
+  }
   running.status = {
-    phase: state === 'pending' ? 'Pending' : state === 'succeeded' ? 'Succeeded' : 'Running',
+    phase: state === 'pending' ? 'Pending' : state === 'succeeded' ? 'Succeeded' : state === 'failed' ? 'Failed' : 'Running',
     conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
     containerStatuses: state === 'pending'
       ? []
@@ -371,17 +381,65 @@ const injectCaseArb: fc.Arbitrary<ConformanceCase> = fc
     cluster: { sidecarSets: sets, namespaces: NAMESPACES, pods: [] },
   }));
 
+/**
+ * The pod moved into a namespace and relabelled so that `set` selects it
+ * (its matchLabels copied, each requirement met), or unchanged when no
+ * namespace of the cluster fits. Most status cases are about pods the set
+ * selects; random labels alone rarely give one.
+ */
+function selectedBy(pod: Pod, set: SidecarSet): Pod {
+  const spec = (set.spec ?? {}) as JsonObject;
+  const selector = (spec.selector ?? {}) as { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+  const labels = new Map(Object.entries({ ...pod.metadata?.labels, ...selector.matchLabels }));
+  for (const { key, operator, values = [] } of selector.matchExpressions ?? []) {
+    const value = labels.get(key);
+    if (operator === 'In' && (value === undefined || !values.includes(value)) && values[0] !== undefined) labels.set(key, values[0]);
+    else if (operator === 'Exists' && value === undefined) labels.set(key, 'true');
+    else if ((operator === 'NotIn' && value !== undefined && values.includes(value)) || operator === 'DoesNotExist') labels.delete(key);
+  }
+  const relabelled = Object.fromEntries(labels);
+  const namespace = NAMESPACES.map((ns) => ns.metadata?.name ?? '').find((ns) => {
+    try {
+      return sidecarSetSelectsPod(set, relabelled, ns, namespaceLabels);
+    } catch {
+      return false;
+    }
+  });
+  if (namespace === undefined) return pod;
+  return { ...pod, metadata: { ...pod.metadata, namespace, labels: relabelled } };
+}
+
+const podStateArb = fc.constantFrom<PodState>('ready', 'ready', 'ready', 'not-ready', 'not-ready', 'pending', 'succeeded', 'failed', 'terminating', 'stale-digest');
+
+/**
+ * A set's status among several pods: most of them selected by the set
+ * (ready or not, of the current or an older hash, created before the set
+ * existed, also injected by the other sets, finished, being deleted), some
+ * not.
+ */
 const statusCaseArb: fc.Arbitrary<ConformanceCase> = fc
   .record({
     sets: clusterSetsArb.filter((sets) => sets.length > 0),
-    pods: fc.array(fc.record({ pod: podArb, createdWithOld: fc.boolean(), state: fc.constantFrom<'ready' | 'not-ready' | 'pending' | 'succeeded' | 'stale-digest'>('ready', 'ready', 'ready', 'not-ready', 'pending', 'succeeded', 'stale-digest') }), { minLength: 1, maxLength: 5 }),
+    pods: fc.array(
+      fc.record({
+        pod: podArb,
+        selected: fc.constantFrom(true, true, true, true, false),
+        createdWith: fc.constantFrom('current', 'current', 'older', 'before-the-set'),
+        state: podStateArb,
+      }),
+      { minLength: 2, maxLength: 6 },
+    ),
     which: fc.nat(),
   })
   .map(({ sets, pods, which }) => {
     const set = sets[which % sets.length] as SidecarSet;
     // Some pods were created before the set's last image change: they carry an older hash.
     const olderSets = sets.map((s) => (s === set ? defaultSidecarSet(edited(s, 'image')) : s));
-    const running = pods.map((p, i) => runningPod(p.pod, `pod-${i}`, p.createdWithOld ? olderSets : sets, p.state));
+    const withoutSet = sets.filter((s) => s !== set);
+    const running = pods.map((p, i) => {
+      const createdWith = p.createdWith === 'current' ? sets : p.createdWith === 'older' ? olderSets : withoutSet;
+      return runningPod(p.selected ? selectedBy(p.pod, set) : p.pod, `pod-${i}`, createdWith, p.state);
+    });
     return { class: 'status', sidecarSet: set, cluster: { sidecarSets: sets, namespaces: NAMESPACES, pods: running } };
   });
 
