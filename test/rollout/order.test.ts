@@ -55,7 +55,7 @@ describe("scatter sort: Kruise's TestSort", () => {
   });
 
   it('"*" becomes one term per distinct value among all matched pods, in list order, duplicates dropped', () => {
-    const pods = [{ zone: 'b' }, {}, { zone: 'a' }, { zone: 'b' }].map((l, i) => labelled(l, i));
+    const pods = ([{ zone: 'b' }, {}, { zone: 'a' }, { zone: 'b' }] as Record<string, string>[]).map((l, i) => labelled(l, i));
     expect(scatterTerms([{ key: 'zone', value: '*' }, { key: 'zone', value: 'a' }, { key: 'x', value: '1' }], pods)).toEqual([
       { key: 'zone', value: 'b' },
       { key: 'zone', value: 'a' },
@@ -98,13 +98,18 @@ describe('active-pods order (rollout.md §1.3 step 1, k8s ActivePods.Less)', () 
 
 describe('priority order (rollout.md §1.3 step 2, priority_sort.go)', () => {
   it('weight: the sum over matching terms, higher first; equal weight: the higher list index first', () => {
-    const pods = [{ a: '1' }, { a: '1', b: '1' }, {}, { b: '1' }, {}].map((l, i) => labelled(l, i));
-    const strategy = { weightPriority: [{ weight: 50, matchSelector: { matchLabels: { a: '1' } } }, { weight: 30, matchSelector: { matchLabels: { b: '1' } } }] };
+    const pods = ([{ a: '1' }, { a: '1', b: '1' }, {}, { b: '1' }, {}] as Record<string, string>[]).map((l, i) => labelled(l, i));
+    const strategy = {
+      weightPriority: [
+        { weight: 50, matchSelector: { matchLabels: { a: '1' } as Record<string, string> } },
+        { weight: 30, matchSelector: { matchLabels: { b: '1' } as Record<string, string> } },
+      ],
+    };
     expect(sortByPriority(pods, [0, 1, 2, 3, 4], strategy)).toEqual([1, 0, 3, 4, 2]);
   });
 
   it('order: pods without any key come first (level -1), then lower level, then the higher numeric suffix; ties by higher index', () => {
-    const pods = [{ rank: 'x-2' }, { rank: 'x-10' }, {}, { tier: '9' }, { rank: 'none' }, {}, { rank: 'y10' }].map((l, i) => labelled(l, i));
+    const pods = ([{ rank: 'x-2' }, { rank: 'x-10' }, {}, { tier: '9' }, { rank: 'none' }, {}, { rank: 'y10' }] as Record<string, string>[]).map((l, i) => labelled(l, i));
     const strategy = { orderPriority: [{ orderedKey: 'rank' }, { orderedKey: 'tier' }] };
     expect(sortByPriority(pods, [0, 1, 2, 3, 4, 5, 6], strategy)).toEqual([5, 2, 6, 1, 0, 4, 3]);
   });

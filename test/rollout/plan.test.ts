@@ -5,7 +5,7 @@ import { UnknownNamespaceError } from '../../lib/sidecarset/match.ts';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
 import { NO_NAMESPACES, rolloutPod, rolloutSet, type PodOptions } from './fixtures.ts';
 
-const names = (pods: { pod: Pod }[] | Pod[]) => pods.map((p) => ('pod' in p ? p.pod : p).metadata!.name);
+const names = (items: readonly ({ pod: Pod } | Pod)[]) => items.map((p) => ((p as { pod?: Pod }).pod ?? (p as Pod)).metadata!.name);
 const setWith = (strategy: SidecarSetUpdateStrategy) => rolloutSet({ strategy: { type: 'RollingUpdate', ...strategy } });
 const plan = (set: SidecarSet, pods: PodOptions[]) => planRollout(set, pods.map((o) => rolloutPod(set, o)), NO_NAMESPACES);
 
