@@ -5,7 +5,7 @@
 import { selectorMatches } from '../kube/label-selector.ts';
 import { objectOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
-import { labelsOf, sidecarSetSelectsPod, type NamespaceLabels } from '../sidecarset/match.ts';
+import { sidecarSetSelectsPod, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import {
   isActivePod,
@@ -15,6 +15,7 @@ import {
   isPodStateConsistent,
   podHasSetContainers,
   podKey,
+  podLabels,
   recordedHashWithoutImage,
   setHashWithoutImage,
   sidecarContainerNames,
@@ -33,7 +34,7 @@ export function matchedPods(set: SidecarSet, pods: readonly Pod[], namespaceLabe
   for (const pod of pods) {
     if (!isActivePod(pod) || !isInjectedBy(pod, set) || !podHasSetContainers(pod, set)) continue;
     const namespace = objectOf(pod.metadata)?.namespace;
-    if (!sidecarSetSelectsPod(set, labelsOf(pod), typeof namespace === 'string' ? namespace : '', namespaceLabels)) continue;
+    if (!sidecarSetSelectsPod(set, podLabels(pod), typeof namespace === 'string' ? namespace : '', namespaceLabels)) continue;
     out.push({ key: podKey(pod), pod });
   }
   out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -58,10 +59,10 @@ export type Standing =
  * GetNextUpgradePods filter with IsSidecarSetUpgradable. An invalid
  * `updateStrategy.selector` selects nothing.
  */
-export function podStanding(pod: Pod, set: SidecarSet, withoutImageHash = setHashWithoutImage(set)): Standing {
-  if (isPodSidecarUpdated(pod, set)) return 'updated';
+export function podStanding(pod: Pod, set: SidecarSet, withoutImageHash = setHashWithoutImage(set), updated = isPodSidecarUpdated(pod, set)): Standing {
+  if (updated) return 'updated';
   const selector = objectOf(set.spec?.updateStrategy)?.selector;
-  if (selector !== undefined && selector !== null && !selectorMatches(selector, labelsOf(pod))) return 'not-selected';
+  if (selector !== undefined && selector !== null && !selectorMatches(selector, podLabels(pod))) return 'not-selected';
   if (recordedHashWithoutImage(pod, set) !== withoutImageHash) return 'not-upgradable';
   for (const name of sidecarContainerNames(set)) {
     if (isContainerReady(pod, name) && !isPodStateConsistent(pod, set, new Set([name]))) return 'in-flight';

@@ -7,9 +7,8 @@
 import { selectorMatches } from '../kube/label-selector.ts';
 import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
-import { labelsOf } from '../sidecarset/match.ts';
 import type { SidecarSetUpdateStrategy } from '../sidecarset/types.ts';
-import { hasReadyCondition, maxContainerRestarts, readyTransitionTime, timeOf } from './pod-state.ts';
+import { hasReadyCondition, maxContainerRestarts, podLabels as labelsOf, readyTransitionTime, timeOf } from './pod-state.ts';
 
 /** What the active-pods order reads from a pod, computed once per pod. */
 interface ActiveKey {
@@ -61,8 +60,9 @@ function compareActive(a: ActiveKey, b: ActiveKey): number {
  * ascending (sidecarset.md §7; what Kruise does for up to 12 candidates).
  */
 export function sortActive(pods: readonly Pod[], indexes: readonly number[]): number[] {
-  const keys = new Map(indexes.map((i) => [i, activeKey(pods[i] as Pod)]));
-  return [...indexes].sort((x, y) => compareActive(keys.get(x) as ActiveKey, keys.get(y) as ActiveKey) || x - y);
+  const keys: ActiveKey[] = [];
+  for (const i of indexes) keys[i] = activeKey(pods[i] as Pod);
+  return [...indexes].sort((x, y) => compareActive(keys[x] as ActiveKey, keys[y] as ActiveKey) || x - y);
 }
 
 /** Kruise's getIntFromStringSuffix: the trailing digits of a label value, 0 when none. */
@@ -134,7 +134,7 @@ export function scatterTerms(strategy: SidecarSetUpdateStrategy['scatterStrategy
   const out: ScatterTerm[] = [];
   const seen = new Set<string>();
   const add = (key: string, value: string): void => {
-    const id = JSON.stringify([key, value]);
+    const id = termId({ key, value });
     if (seen.has(id)) return;
     seen.add(id);
     out.push({ key, value });
@@ -183,12 +183,13 @@ export function scatterSort(pods: readonly Pod[], indexes: readonly number[], te
   return out;
 }
 
+/** Label keys and values never hold NUL (nor SOH), so these ids cannot collide. */
 function termId(term: ScatterTerm): string {
-  return JSON.stringify([term.key, term.value]);
+  return `${term.key}\u0000${term.value}`;
 }
 
 function presentId(key: string): string {
-  return JSON.stringify([key]);
+  return `${key}\u0001`;
 }
 
 /** Per term, how many pods carry `key=value`; per key, how many carry the key at all. */
@@ -215,37 +216,35 @@ function matches(pod: Pod, term: ScatterTerm): boolean {
 }
 
 function scatterByTerm(pods: readonly Pod[], indexes: readonly number[], term: ScatterTerm, allMatched: number): number[] {
-  let matched: number[] = [];
-  let unmatched: number[] = [];
+  const matched: number[] = [];
+  const unmatched: number[] = [];
   for (const i of indexes) (matches(pods[i] as Pod, term) ? matched : unmatched).push(i);
   if (matched.length <= 1 || unmatched.length <= 1) return [...indexes];
   let totalMatched = allMatched;
   const totalUnmatched = pods.length - allMatched;
-  const lastMatched = matched[matched.length - 1] as number;
-  matched = matched.slice(0, -1);
+  const lastMatched = matched.pop() as number;
   totalMatched--;
   const group = groupByDensity(totalMatched, totalUnmatched, matched.length, unmatched.length);
+  // Go re-slices (src = src[size:]); read cursors do the same without copying the rest each time.
+  const m = { list: matched, at: 0 };
+  const u = { list: unmatched, at: 0 };
   const out: number[] = [];
-  if (group.unmatchedRemainder > 0) {
-    out.push(...unmatched.slice(0, group.unmatchedRemainder));
-    unmatched = unmatched.slice(group.unmatchedRemainder);
-  }
+  if (group.unmatchedRemainder > 0) migrate(u, out, group.unmatchedRemainder);
   for (let g = 0; g < group.groupNum; g++) {
-    matched = migrate(matched, out, group.matchedGroupSize);
-    unmatched = migrate(unmatched, out, group.unmatchedGroupSize);
+    migrate(m, out, group.matchedGroupSize);
+    migrate(u, out, group.unmatchedGroupSize);
   }
-  out.push(...matched, ...unmatched, lastMatched);
+  migrate(m, out, Number.POSITIVE_INFINITY);
+  migrate(u, out, Number.POSITIVE_INFINITY);
+  out.push(lastMatched);
   return out;
 }
 
-function migrate(src: number[], dst: number[], size: number): number[] {
-  if (src.length === 0) return src;
-  if (src.length < size) {
-    dst.push(...src);
-    return [];
-  }
-  dst.push(...src.slice(0, size));
-  return src.slice(size);
+/** Go's migrateItems: moves `size` items (all that are left when fewer) from the cursor to `dst`. */
+function migrate(src: { list: readonly number[]; at: number }, dst: number[], size: number): void {
+  const end = Math.min(src.list.length, src.at + size);
+  for (let i = src.at; i < end; i++) dst.push(src.list[i] as number);
+  src.at = end;
 }
 
 interface ScatterGroup {

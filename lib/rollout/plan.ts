@@ -17,7 +17,9 @@ import {
   isPodStateConsistent,
   podContainers,
   setContainers,
+  setHash,
   setHashWithoutImage,
+  sidecarContainerNames,
 } from './pod-state.ts';
 
 /** One pod to update, with the images its containers get (only those that change). */
@@ -53,22 +55,47 @@ export interface RolloutPlan {
   waiting?: WaitingReason;
 }
 
-/**
- * The status counts of §1.9: matched; updated (hash equality); ready
- * (consistent and Kruise's IsPodReady); updated and ready.
- */
-export function rolloutStatus(set: SidecarSet, matched: readonly Pod[]): RolloutCounts {
+/** What the plan reads from each matched pod, computed once per pod. */
+interface PodFacts {
+  /** The recorded hash is the set's (IsPodSidecarUpdated). */
+  updated: boolean;
+  /** Kruise's IsPodReady. */
+  ready: boolean;
+  /** IsPodStateConsistent over all of the set's sidecars. */
+  consistent: boolean;
+}
+
+function podFacts(set: SidecarSet, matched: readonly Pod[]): PodFacts[] {
+  // Per-set inputs once, not per pod.
+  const hash = setHash(set);
+  const hot = setContainers(set).filter(isHotUpgrade);
+  const names = sidecarContainerNames(set);
+  return matched.map((pod) => ({
+    updated: isPodSidecarUpdated(pod, set, hash),
+    ready: isPodReady(pod, set, hot),
+    consistent: isPodStateConsistent(pod, set, names),
+  }));
+}
+
+function countsOf(facts: readonly PodFacts[]): RolloutCounts {
   let updated = 0;
   let ready = 0;
   let updatedReady = 0;
-  for (const pod of matched) {
-    const u = isPodSidecarUpdated(pod, set);
-    const r = isPodStateConsistent(pod, set) && isPodReady(pod, set);
-    if (u) updated++;
+  for (const f of facts) {
+    const r = f.consistent && f.ready;
+    if (f.updated) updated++;
     if (r) ready++;
-    if (u && r) updatedReady++;
+    if (f.updated && r) updatedReady++;
   }
-  return { matchedPods: matched.length, updatedPods: updated, readyPods: ready, updatedReadyPods: updatedReady };
+  return { matchedPods: facts.length, updatedPods: updated, readyPods: ready, updatedReadyPods: updatedReady };
+}
+
+/**
+ * The status counts of §1.9 over the set's matched pods: matched; updated
+ * (hash equality); ready (consistent and Kruise's IsPodReady); updated and ready.
+ */
+export function rolloutStatus(set: SidecarSet, matched: readonly Pod[]): RolloutCounts {
+  return countsOf(podFacts(set, matched));
 }
 
 /** The images a pod's cold sidecars get: the set's image where it differs from the pod's (§1.5 step 1). */
@@ -91,7 +118,8 @@ export function imageChanges(pod: Pod, set: SidecarSet): Record<string, string> 
  */
 export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels): RolloutPlan {
   const matched = matchedPods(set, pods, namespaceLabels);
-  const status = rolloutStatus(set, matched);
+  const facts = podFacts(set, matched);
+  const status = countsOf(facts);
   const done = (waiting: WaitingReason, notUpgradable: Pod[] = []): RolloutPlan => ({ status, updates: [], notUpgradable, waiting });
   const strategy = objectOf(set.spec?.updateStrategy) ?? {};
   if (strategy.type === 'NotUpdate') return done({ kind: 'not-update' });
@@ -104,7 +132,7 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
   let notSelected = 0;
   let inFlight = 0;
   matched.forEach((pod, i) => {
-    const standing = podStanding(pod, set, withoutImage);
+    const standing = podStanding(pod, set, withoutImage, (facts[i] as PodFacts).updated);
     if (standing === 'waiting') waiting.push(i);
     else if (standing === 'not-upgradable') notUpgradable.push(pod);
     else if (standing === 'not-selected') notSelected++;
@@ -128,11 +156,9 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
   if (set.spec?.updateStrategy?.scatterStrategy) order = scatterSort(matched, order, scatterTerms(set.spec.updateStrategy.scatterStrategy, matched));
 
   let unavailable = 0;
-  for (const pod of matched) {
-    if (isPodSidecarUpdated(pod, set) && (!isPodStateConsistent(pod, set) || !isPodReady(pod, set))) unavailable++;
-  }
+  for (const f of facts) if (f.updated && (!f.consistent || !f.ready)) unavailable++;
   const batch = batchSize({
-    waitingReady: order.map((i) => isPodReady(matched[i] as Pod, set)),
+    waitingReady: order.map((i) => (facts[i] as PodFacts).ready),
     total: matched.length,
     unavailable,
     partition,

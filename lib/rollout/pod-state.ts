@@ -7,7 +7,7 @@ import { imageDigestParts, normalizeImageReference } from '../kube/image-referen
 import { arrayOf, isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
 import type { Container, JsonObject, Pod } from '../kube/types.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
-import { parseHashAnnotation, parseInjectedList, recordedHash } from '../sidecarset/pod-annotations.ts';
+import { parseInjectedList } from '../sidecarset/pod-annotations.ts';
 import {
   ANNOTATION_HASH,
   ANNOTATION_HASH_WITHOUT_IMAGE,
@@ -24,6 +24,31 @@ export const ANNOTATION_INPLACE_UPDATE_STATE = 'kruise.io/sidecarset-inplace-upd
 /** The pod's annotations, `{}` when absent. */
 export function podAnnotations(pod: Pod): Record<string, string> {
   return stringMapOf(objectOf(pod.metadata)?.annotations);
+}
+
+/**
+ * One annotation of the pod, read in place (no copy of the map: a plan reads
+ * several annotations of every pod of a large set).
+ */
+export function podAnnotation(pod: Pod, key: string): string | undefined {
+  const annotations = objectOf(objectOf(pod.metadata)?.annotations);
+  if (annotations === undefined || !Object.hasOwn(annotations, key)) return undefined;
+  const value = annotations[key];
+  return typeof value === 'string' ? value : undefined;
+}
+
+const labelCache = new WeakMap<Pod, Record<string, string>>();
+
+/** The pod's labels (string values only), computed once per pod object: the sorts read them per comparison. */
+export function podLabels(pod: Pod): Record<string, string> {
+  let labels = labelCache.get(pod);
+  if (labels === undefined) {
+    const raw = objectOf(objectOf(pod.metadata)?.labels);
+    // Listed pods hold string labels: use the map itself (read only) rather than a copy per pod.
+    labels = raw !== undefined && Object.values(raw).every((v) => typeof v === 'string') ? (raw as Record<string, string>) : stringMapOf(raw);
+    labelCache.set(pod, labels);
+  }
+  return labels;
 }
 
 /** `namespace/name`, for reports and tie-breaking. */
@@ -70,7 +95,7 @@ function parseJsonMap(value: string | undefined): JsonObject | undefined {
 
 /** The pod's working HotUpgrade containers, `{}` when absent or unreadable. */
 export function workingHotUpgradeContainers(pod: Pod): Record<string, string> {
-  return stringMapOf(parseJsonMap(podAnnotations(pod)[ANNOTATION_WORKING_HOTUPGRADE]));
+  return stringMapOf(parseJsonMap(podAnnotation(pod, ANNOTATION_WORKING_HOTUPGRADE)));
 }
 
 export function podContainers(pod: Pod): Container[] {
@@ -99,7 +124,7 @@ export function podHasSetContainers(pod: Pod, set: SidecarSet): boolean {
 
 /** The pod's injected-list names the set. */
 export function isInjectedBy(pod: Pod, set: SidecarSet): boolean {
-  return parseInjectedList(podAnnotations(pod)[ANNOTATION_INJECTED_LIST]).includes(sidecarSetName(set));
+  return parseInjectedList(podAnnotation(pod, ANNOTATION_INJECTED_LIST)).includes(sidecarSetName(set));
 }
 
 /** The set's current hash (its `kruise.io/sidecarset-hash` annotation). */
@@ -112,19 +137,37 @@ export function setHashWithoutImage(set: SidecarSet): string {
   return stringMapOf(set.metadata?.annotations)[ANNOTATION_HASH_WITHOUT_IMAGE] ?? '';
 }
 
+/**
+ * The hash recorded for the set in a hash annotation, read without building
+ * the whole map (a plan reads it for every pod). As Kruise decodes it: the
+ * current form or the old `{"set":"<hash>"}` form, never a mix; undefined
+ * when absent or unreadable.
+ */
+export function recordedSetHash(value: string | undefined, setName: string): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+  if (!isObject(parsed) || !Object.hasOwn(parsed, setName)) return undefined;
+  const values = Object.values(parsed);
+  if (values.every((v) => typeof v === 'string')) return parsed[setName] as string;
+  if (!values.every(isObject)) return undefined;
+  const hash = (parsed[setName] as JsonObject).hash;
+  return typeof hash === 'string' ? hash : '';
+}
+
 /** IsPodSidecarUpdated: the hash recorded for the set equals the set's (rollout.md §1.2). */
-export function isPodSidecarUpdated(pod: Pod, set: SidecarSet): boolean {
-  const recorded = recordedHash(podAnnotations(pod)[ANNOTATION_HASH], sidecarSetName(set));
-  return recorded !== undefined && recorded === setHash(set);
+export function isPodSidecarUpdated(pod: Pod, set: SidecarSet, currentHash = setHash(set)): boolean {
+  const recorded = recordedSetHash(podAnnotation(pod, ANNOTATION_HASH), sidecarSetName(set));
+  return recorded !== undefined && recorded === currentHash;
 }
 
 /** The without-image hash recorded for the set; '' when none or unreadable (Kruise then sees a difference). */
 export function recordedHashWithoutImage(pod: Pod, set: SidecarSet): string {
-  try {
-    return parseHashAnnotation(ANNOTATION_HASH_WITHOUT_IMAGE, podAnnotations(pod)[ANNOTATION_HASH_WITHOUT_IMAGE]).get(sidecarSetName(set))?.hash ?? '';
-  } catch {
-    return '';
-  }
+  return recordedSetHash(podAnnotation(pod, ANNOTATION_HASH_WITHOUT_IMAGE), sidecarSetName(set)) ?? '';
 }
 
 function conditionOf(pod: Pod, type: string): JsonObject | undefined {
@@ -153,14 +196,14 @@ export function timeOf(value: unknown): number {
  * the empty container carries `hotUpgradeEmptyImage` (skipped when that is
  * empty), and the pod is Running, Ready=True and not being deleted.
  */
-export function isPodReady(pod: Pod, set: SidecarSet): boolean {
+export function isPodReady(pod: Pod, set: SidecarSet, hotContainers: readonly SidecarContainer[] = setContainers(set).filter(isHotUpgrade)): boolean {
   const deletion: unknown = objectOf(pod.metadata)?.deletionTimestamp;
   if (stringOf(objectOf(pod.status)?.phase) !== 'Running' || !hasReadyCondition(pod)) return false;
   if (deletion !== undefined && deletion !== null) return false;
+  if (hotContainers.length === 0) return true;
   const working = workingHotUpgradeContainers(pod);
   const images = new Map(podContainers(pod).map((c) => [c.name, c.image]));
-  for (const c of setContainers(set)) {
-    if (!isHotUpgrade(c)) continue;
+  for (const c of hotContainers) {
     const emptyImage = stringOf(objectOf(c.upgradeStrategy)?.hotUpgradeEmptyImage) ?? '';
     if (emptyImage === '') continue;
     const empty = working[c.name] === `${c.name}-1` ? `${c.name}-2` : `${c.name}-1`;
@@ -171,7 +214,7 @@ export function isPodReady(pod: Pod, set: SidecarSet): boolean {
 
 /** The imageIDs recorded for the set in the in-place update state; undefined when the annotation is absent, null when unreadable. */
 function recordedImageIds(pod: Pod, set: SidecarSet): Map<string, string> | undefined | null {
-  const raw = podAnnotations(pod)[ANNOTATION_INPLACE_UPDATE_STATE];
+  const raw = podAnnotation(pod, ANNOTATION_INPLACE_UPDATE_STATE);
   if (raw === undefined) return undefined;
   const state = parseJsonMap(raw);
   if (state === undefined) return null;

@@ -12,7 +12,7 @@ import { parseHashAnnotation } from '../sidecarset/pod-annotations.ts';
 import { ANNOTATION_HASH, API_VERSION, KIND, type SidecarSet } from '../sidecarset/types.ts';
 import { revisionData, revisionDataObject, storedRevisionData } from './revision-data.ts';
 import { revisionHash, revisionName } from './revision-name.ts';
-import { podAnnotations } from './pod-state.ts';
+import { podAnnotation } from './pod-state.ts';
 
 /** Kruise's default ControllerRevision namespace (its manager's). */
 export const DEFAULT_REVISION_NAMESPACE = 'kruise-system';
@@ -174,7 +174,7 @@ export function activeRevisions(set: SidecarSet, matched: readonly Pod[], histor
   for (const pod of matched) {
     let revision: string | undefined;
     try {
-      revision = parseHashAnnotation(ANNOTATION_HASH, podAnnotations(pod)[ANNOTATION_HASH]).get(name)?.controllerRevision;
+      revision = parseHashAnnotation(ANNOTATION_HASH, podAnnotation(pod, ANNOTATION_HASH)).get(name)?.controllerRevision;
     } catch {
       revision = undefined;
     }
