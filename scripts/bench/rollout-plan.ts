@@ -36,8 +36,8 @@ function set(image: string, strategy: SidecarSetUpdateStrategy): SidecarSet {
 
 /** A third of the pods updated (a tenth of those still restarting), the rest on the old hash; three zones. */
 function pods(current: SidecarSet, old: SidecarSet): Pod[] {
-  const hashOf = (s: SidecarSet) => s.metadata!.annotations!['kruise.io/sidecarset-hash']!;
-  const withoutImage = current.metadata!.annotations!['kruise.io/sidecarset-hash-without-image']!;
+  const hashOf = (s: SidecarSet) => s.metadata?.annotations?.['kruise.io/sidecarset-hash'] ?? '';
+  const withoutImage = current.metadata?.annotations?.['kruise.io/sidecarset-hash-without-image'] ?? '';
   const entry = (hash: string) => JSON.stringify({ bench: { updateTimestamp: '2026-01-01T00:00:00Z', hash, sidecarSetName: 'bench', sidecarList: ['log-agent'] } });
   const newHash = entry(hashOf(current));
   const oldHash = entry(hashOf(old));
@@ -81,7 +81,7 @@ const cases: [string, SidecarSetUpdateStrategy][] = [
 ];
 
 const old = set('agent:1', {});
-process.stdout.write(`rollout plan, ${POD_COUNT} pods, ${RUNS} runs each (node ${process.version}, load average ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} CPUs)\n`);
+process.stdout.write(`rollout plan, ${POD_COUNT} pods, ${RUNS} runs each (node ${process.version}, load average ${(os.loadavg()[0] ?? 0).toFixed(1)} on ${os.availableParallelism()} CPUs)\n`);
 for (const [name, strategy] of cases) {
   const current = set('agent:2', strategy);
   const list = pods(current, old);
