@@ -34,6 +34,11 @@ export type WaitingReason =
   | { kind: 'finished' }
   | { kind: 'paused' }
   | { kind: 'hot-upgrade-unsupported' }
+  /**
+   * partition or maxUnavailable is not an int or percent (validation refuses
+   * that; a set stored before may carry it). Kruise ignores the parse error
+   * and uses 0; updating nothing and saying why is the safer reading.
+   */
   | { kind: 'invalid-strategy'; message: string }
   /** Ready pods would exceed maxUnavailable: `unavailable` updated pods are not yet consistent and ready. */
   | { kind: 'max-unavailable'; unavailable: number; maxUnavailable: number }
