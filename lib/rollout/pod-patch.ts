@@ -13,6 +13,7 @@ import { sidecarSetName } from '../sidecarset/match.ts';
 import {
   formatHashAnnotation,
   formatTimestamp,
+  InvalidHashAnnotationError,
   parseHashAnnotation,
   type UpgradeSpecMap,
 } from '../sidecarset/pod-annotations.ts';
@@ -80,6 +81,20 @@ function converted(map: UpgradeSpecMap, timestamp: string): UpgradeSpecMap {
   return map;
 }
 
+/**
+ * An unreadable hash annotation starts from an empty map, as in Kruise (it
+ * logs and rewrites the annotation with this set's entry only); refusing
+ * would leave the pod waiting forever.
+ */
+function readableOrEmpty(parse: () => UpgradeSpecMap): UpgradeSpecMap {
+  try {
+    return parse();
+  } catch (e) {
+    if (e instanceof InvalidHashAnnotationError) return new Map();
+    throw e;
+  }
+}
+
 /** One set's entry of the in-place update state, in Go's field order. */
 interface InPlaceUpdateState {
   revision: string;
@@ -138,7 +153,8 @@ export function parseInPlaceUpdateState(value: string | undefined): Map<string, 
  * form too); the set's in-place update state (an existing entry kept, the
  * changed containers' imageIDs recorded); the injected list when missing;
  * `patchPodMetadata` applied again. Nothing else is touched.
- * @throws UnpatchablePodError without a resourceVersion; InvalidHashAnnotationError, PatchPodMetadataError.
+ * An unreadable hash annotation is replaced by this set's entry alone (Kruise does the same).
+ * @throws UnpatchablePodError without a resourceVersion; PatchPodMetadataError.
  */
 export function podUpdatePatch(input: PodUpdateInput): JsonPatchOperation[] {
   const { pod, set, now } = input;
@@ -160,7 +176,7 @@ export function podUpdatePatch(input: PodUpdateInput): JsonPatchOperation[] {
   const after: Record<string, string> = { ...before };
   const hashValue = before[ANNOTATION_HASH];
   const oldForm = isOldForm(hashValue);
-  const hashes = parseHashAnnotation(ANNOTATION_HASH, hashValue);
+  const hashes = readableOrEmpty(() => parseHashAnnotation(ANNOTATION_HASH, hashValue));
   if (oldForm) converted(hashes, timestamp);
   hashes.set(name, { updateTimestamp: timestamp, hash: setHash(set), sidecarSetName: name, sidecarList: sidecarList(set), controllerRevision: input.latestRevision });
   after[ANNOTATION_HASH] = formatHashAnnotation(hashes);

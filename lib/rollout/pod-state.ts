@@ -216,7 +216,8 @@ export function isPodReady(pod: Pod, set: SidecarSet, hotContainers: readonly Si
 function recordedImageIds(pod: Pod, set: SidecarSet): Map<string, string> | undefined | null {
   const raw = podAnnotation(pod, ANNOTATION_INPLACE_UPDATE_STATE);
   if (raw === undefined) return undefined;
-  const state = parseJsonMap(raw);
+  // Go decodes `null` into an empty map; anything else that is not an object is an error.
+  const state = raw.trim() === 'null' ? {} : parseJsonMap(raw);
   if (state === undefined) return null;
   const out = new Map<string, string>();
   const entry = objectOf(state[sidecarSetName(set)]);

@@ -66,6 +66,9 @@ describe('IsPodStateConsistent (rollout.md §1.8, §1.8a)', () => {
     expect(isPodStateConsistent(pod([{ name: 'a', image: 'x:2' }]), cold)).toBe(true);
     expect(isPodStateConsistent(pod([{ name: 'a', image: 'x:2' }], { 'kruise.io/sidecarset-inplace-update-state': '' }), cold)).toBe(false);
     expect(isPodStateConsistent(pod([{ name: 'a', image: 'x:2' }], { 'kruise.io/sidecarset-inplace-update-state': '{' }), cold)).toBe(false);
+    expect(isPodStateConsistent(pod([{ name: 'a', image: 'x:2' }], { 'kruise.io/sidecarset-inplace-update-state': '[]' }), cold)).toBe(false);
+    // Go decodes null into an empty map: nothing recorded, consistent.
+    expect(isPodStateConsistent(pod([{ name: 'a', image: 'x:2' }], { 'kruise.io/sidecarset-inplace-update-state': 'null' }), cold)).toBe(true);
   });
 
   it('tag images: inconsistent while the recorded imageID is still current and the status image is not the spec image', () => {

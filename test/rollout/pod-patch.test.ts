@@ -113,6 +113,11 @@ describe('the in-place update patch (rollout.md §1.5, §5)', () => {
     );
   });
 
+  it('an unreadable hash annotation is replaced by this set’s entry alone, as Kruise does', () => {
+    const hash = update(pod1({ 'kruise.io/sidecarset-hash': '{"a":"x","b":{}}' })).find((o) => o.path.endsWith('sidecarset-hash')) as { value: string };
+    expect(Object.keys(JSON.parse(hash.value))).toEqual(['test-sidecarset']);
+  });
+
   it('the injected list is written only when missing or empty', () => {
     expect(update(pod1({ 'kruise.io/sidecarset-injected-list': '' })).find((o) => o.path.endsWith('injected-list'))).toEqual({
       op: 'replace',
