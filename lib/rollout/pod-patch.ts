@@ -24,7 +24,7 @@ import {
   type SidecarSet,
 } from '../sidecarset/types.ts';
 import { imageChanges } from './plan.ts';
-import { ANNOTATION_INPLACE_UPDATE_STATE, containerImageId, podAnnotations, podContainers, setContainers, setHash } from './pod-state.ts';
+import { ANNOTATION_INPLACE_UPDATE_STATE, containerImageId, podAnnotations, setContainers, setHash } from './pod-state.ts';
 
 /** The pod cannot be patched as listed (no resourceVersion to guard the write with). */
 export class UnpatchablePodError extends Error {
@@ -167,8 +167,10 @@ export function podUpdatePatch(input: PodUpdateInput): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [{ op: 'test', path: '/metadata/resourceVersion', value: resourceVersion }];
 
   const images = imageChanges(pod, set);
-  podContainers(pod).forEach((c, i) => {
-    const image = images[c.name];
+  // Indexes into the pod's own list: a malformed entry must not shift the path to another container.
+  arrayOf(objectOf(pod.spec)?.containers).forEach((c, i) => {
+    const name = objectOf(c)?.name;
+    const image = typeof name === 'string' && Object.hasOwn(images, name) ? images[name] : undefined;
     if (image !== undefined) ops.push({ op: 'replace', path: pointer(['spec', 'containers', i, 'image']), value: image });
   });
 

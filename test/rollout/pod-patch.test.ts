@@ -152,6 +152,12 @@ describe('the in-place update patch (rollout.md §1.5, §5)', () => {
     expect(byKey.merged).toEqual({ op: 'replace', path: '/metadata/annotations/merged', value: '{"a":1,"b":2}' });
   });
 
+  it('the image path indexes the pod’s own container list, even past a malformed entry', () => {
+    const p = pod1();
+    (p.spec!.containers as unknown[]).unshift(null);
+    expect(update(p)[1]).toEqual({ op: 'replace', path: '/spec/containers/2/image', value: 'centos:6.8' });
+  });
+
   it('a pod without a resourceVersion is refused with a clear error', () => {
     const p = pod1();
     delete p.metadata!.resourceVersion;
