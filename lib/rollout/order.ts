@@ -88,29 +88,29 @@ export function sortByPriority(
   const weights = arrayOf(priority?.weightPriority).filter(isObject);
   const orders = arrayOf(priority?.orderPriority).filter(isObject);
   if (weights.length > 0) {
-    const weight = new Map(
-      indexes.map((i) => {
-        const labels = labelsOf(pods[i] as Pod);
-        let sum = 0;
-        for (const term of weights) if (typeof term.weight === 'number' && selectorMatches(term.matchSelector, labels)) sum += term.weight;
-        return [i, sum];
-      }),
-    );
-    return stable(indexes, (x, y) => (weight.get(y) as number) - (weight.get(x) as number));
+    // Arrays indexed by pod index: the comparator runs n log n times.
+    const weight: number[] = [];
+    for (const i of indexes) {
+      const labels = labelsOf(pods[i] as Pod);
+      let sum = 0;
+      for (const term of weights) if (typeof term.weight === 'number' && selectorMatches(term.matchSelector, labels)) sum += term.weight;
+      weight[i] = sum;
+    }
+    return stable(indexes, (x, y) => (weight[y] as number) - (weight[x] as number));
   }
   if (orders.length > 0) {
     const keys = orders.map((t) => stringOf(t.orderedKey) ?? '');
-    const rank = new Map(
-      indexes.map((i) => {
-        const labels = labelsOf(pods[i] as Pod);
-        const level = keys.findIndex((k) => Object.hasOwn(labels, k));
-        return [i, { level, order: level < 0 ? 0 : orderSuffix(labels[keys[level] as string] as string) }];
-      }),
-    );
+    const level: number[] = [];
+    const order: number[] = [];
+    for (const i of indexes) {
+      const labels = labelsOf(pods[i] as Pod);
+      const l = keys.findIndex((k) => Object.hasOwn(labels, k));
+      level[i] = l;
+      order[i] = l < 0 ? 0 : orderSuffix(labels[keys[l] as string] as string);
+    }
     return stable(indexes, (x, y) => {
-      const a = rank.get(x) as { level: number; order: number };
-      const b = rank.get(y) as { level: number; order: number };
-      return a.level !== b.level ? a.level - b.level : b.order - a.order;
+      const dl = (level[x] as number) - (level[y] as number);
+      return dl !== 0 ? dl : (order[y] as number) - (order[x] as number);
     });
   }
   return [...indexes];
@@ -166,8 +166,9 @@ export function scatterSort(pods: readonly Pod[], indexes: readonly number[], te
   // One pass each over the candidates and all matched pods gives every term's
   // counts; the candidate set never changes under reordering, so terms that
   // cannot move anything are skipped without a pass of their own.
-  const candidateCount = countByLabel(indexes.map((i) => pods[i] as Pod), terms);
-  const totalCount = countByLabel(pods, terms);
+  const labels = pods.map(labelsOf);
+  const candidateCount = countByLabel(indexes.map((i) => labels[i] as Record<string, string>), terms);
+  const totalCount = countByLabel(labels, terms);
   let ordered = terms.map((term, position) => ({ term, position, count: candidateCount.get(termId(term)) ?? 0 }));
   if (terms.length > 1) {
     ordered = ordered.filter((t) => t.count > 0);
@@ -178,7 +179,7 @@ export function scatterSort(pods: readonly Pod[], indexes: readonly number[], te
     const matched = term.value === '' ? indexes.length - (candidateCount.get(presentId(term.key)) ?? 0) + (candidateCount.get(termId(term)) ?? 0) : (candidateCount.get(termId(term)) ?? 0);
     if (matched <= 1 || indexes.length - matched <= 1) continue;
     const totalMatched = term.value === '' ? pods.length - (totalCount.get(presentId(term.key)) ?? 0) + (totalCount.get(termId(term)) ?? 0) : (totalCount.get(termId(term)) ?? 0);
-    out = scatterByTerm(pods, out, term, totalMatched);
+    out = scatterByTerm(labels, out, term, totalMatched);
   }
   return out;
 }
@@ -193,14 +194,13 @@ function presentId(key: string): string {
 }
 
 /** Per term, how many pods carry `key=value`; per key, how many carry the key at all. */
-function countByLabel(pods: readonly Pod[], terms: readonly ScatterTerm[]): Map<string, number> {
+function countByLabel(podLabels: readonly Record<string, string>[], terms: readonly ScatterTerm[]): Map<string, number> {
   const keys = [...new Set(terms.map((t) => t.key))];
   const counts = new Map<string, number>();
   const bump = (id: string): void => {
     counts.set(id, (counts.get(id) ?? 0) + 1);
   };
-  for (const pod of pods) {
-    const labels = labelsOf(pod);
+  for (const labels of podLabels) {
     for (const key of keys) {
       if (!Object.hasOwn(labels, key)) continue;
       bump(presentId(key));
@@ -210,18 +210,18 @@ function countByLabel(pods: readonly Pod[], terms: readonly ScatterTerm[]): Map<
   return counts;
 }
 
-function matches(pod: Pod, term: ScatterTerm): boolean {
+function matches(labels: Record<string, string>, term: ScatterTerm): boolean {
   // Go's `pods[i].Labels[key] == value`: a missing label reads as "".
-  return (labelsOf(pod)[term.key] ?? '') === term.value;
+  return (Object.hasOwn(labels, term.key) ? labels[term.key] : '') === term.value;
 }
 
-function scatterByTerm(pods: readonly Pod[], indexes: readonly number[], term: ScatterTerm, allMatched: number): number[] {
+function scatterByTerm(labels: readonly Record<string, string>[], indexes: readonly number[], term: ScatterTerm, allMatched: number): number[] {
   const matched: number[] = [];
   const unmatched: number[] = [];
-  for (const i of indexes) (matches(pods[i] as Pod, term) ? matched : unmatched).push(i);
+  for (const i of indexes) (matches(labels[i] as Record<string, string>, term) ? matched : unmatched).push(i);
   if (matched.length <= 1 || unmatched.length <= 1) return [...indexes];
   let totalMatched = allMatched;
-  const totalUnmatched = pods.length - allMatched;
+  const totalUnmatched = labels.length - allMatched;
   const lastMatched = matched.pop() as number;
   totalMatched--;
   const group = groupByDensity(totalMatched, totalUnmatched, matched.length, unmatched.length);
