@@ -48,6 +48,11 @@ export function escapePointerToken(token: string): string {
 // ---------------------------------------------------------------------------
 // Generation
 
+/** The JSON Pointer of a token list: `pointer(['metadata', 'annotations', 'a/b'])` is `/metadata/annotations/a~1b`. */
+export function pointer(tokens: readonly (string | number)[]): string {
+  return tokens.map((token) => `/${escapePointerToken(String(token))}`).join('');
+}
+
 /**
  * The patch that turns `from` into `to`; empty when they are deep-equal
  * (object key order is irrelevant). Neither input is modified; the emitted

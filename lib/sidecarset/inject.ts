@@ -538,7 +538,7 @@ function mergeByKey<T>(existing: readonly T[], extra: readonly T[], key: string)
 }
 
 /** Applies one set's `patchPodMetadata` entries to the pod's annotations. */
-function patchPodMetadata(annotations: Record<string, string>, set: SidecarSet): void {
+export function patchPodMetadata(annotations: Record<string, string>, set: SidecarSet): void {
   for (const entry of arrayOf<JsonObject>(set.spec?.patchPodMetadata).filter(isObject)) {
     const policy = stringOf(entry.patchPolicy) ?? '';
     for (const [key, value] of Object.entries(objectOf(entry.annotations) ?? {})) {

@@ -4,7 +4,7 @@
  * have stored them (each injected in-process with the project's own handler,
  * then created directly: no webhook is registered).
  */
-import { applyPatch, decodePatch } from '../../testkit/json-patch.ts';
+import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import type { Namespace, Pod } from '../../lib/kube/types.ts';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { runReview } from '../../lib/webhooks/registry.ts';

@@ -1,7 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { escapePointerToken, JsonPatchError } from '../../lib/admission/json-patch.ts';
-import { applyPatch, createPatch, decodePatch, encodePatch, parsePointer, pointer, unescapePointerToken } from '../../testkit/json-patch.ts';
+import { applyPatch, decodePatch, parsePointer, unescapePointerToken } from '../../lib/admission/json-patch-apply.ts';
+import { createPatch, encodePatch } from '../../testkit/json-patch.ts';
+import { pointer } from '../../lib/admission/json-patch.ts';
 import type { JsonPatchOperation } from '../../lib/admission/json-patch.ts';
 import { cloneJson, isObject, jsonEqual } from '../../lib/kube/json.ts';
 

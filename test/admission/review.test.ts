@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { applyPatch, decodePatch } from '../../testkit/json-patch.ts';
+import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { allowed, complete, denied, patched, skipped } from '../../lib/admission/responses.ts';
 import { decodeReview, InvalidReviewError, reviewOf } from '../../lib/admission/review.ts';
 import { decodeReviewText, podReview, sidecarSetReview } from '../../testkit/reviews.ts';

@@ -13,7 +13,7 @@ import { crc32, inflateRawSync } from 'node:zlib';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { stringify } from 'yaml';
 import { appPod, functionUrlEvent, podReview as podReviewOf, sidecarSetReview } from '../../testkit/reviews.ts';
-import { applyPatch, decodePatch } from '../../testkit/json-patch.ts';
+import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { bundleFunctions, type BundleInfo } from '../../scripts/bundle.ts';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';

@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { Pod } from '../../lib/kube/types.ts';
-import { applyPatch, decodePatch } from '../../testkit/json-patch.ts';
+import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';

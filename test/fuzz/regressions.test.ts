@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { type JsonPatchOperation } from '../../lib/admission/json-patch.ts';
-import { createPatch, decodePatch, encodePatch } from '../../testkit/json-patch.ts';
+import { createPatch, encodePatch } from '../../testkit/json-patch.ts';
+import { decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { decodeReview, InvalidReviewError, MAX_REVIEW_DEPTH } from '../../lib/admission/review.ts';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { formatFieldErrors, root } from '../../lib/kube/field-errors.ts';

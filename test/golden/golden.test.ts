@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
-import { applyPatch, decodePatch } from '../../testkit/json-patch.ts';
+import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { stringMapOf, stringOf } from '../../lib/kube/json.ts';
 import { parseObjects, parseSingleObject } from '../../lib/kube/yaml-objects.ts';
 import type { Pod } from '../../lib/kube/types.ts';

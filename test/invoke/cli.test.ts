@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { applyPatch, decodePatch } from '../../testkit/json-patch.ts';
+import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { parseSingleObject } from '../../lib/kube/yaml-objects.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';

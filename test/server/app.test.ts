@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { sidecarSetReadiness } from '../../lib/adapters/readiness.ts';
-import { applyPatch, decodePatch } from '../../testkit/json-patch.ts';
+import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import type { CallerSecrets } from '../../lib/auth/caller-auth.ts';
 import type { SidecarSetSource } from '../../lib/ports.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';

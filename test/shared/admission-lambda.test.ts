@@ -5,7 +5,7 @@
  * them.
  */
 import { describe, expect, it } from '@jest/globals';
-import { applyPatch, decodePatch } from '../../testkit/json-patch.ts';
+import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { CallerSecretError } from '../../lib/auth/caller-auth.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-door.ts';

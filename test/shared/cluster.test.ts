@@ -4,7 +4,7 @@
  * local server on 127.0.0.1 speaking its protocol) as the API server answers.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { applyPatch, decodePatch } from '../../testkit/json-patch.ts';
+import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { CallerSecretError } from '../../lib/auth/caller-auth.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
-import { applyPatch, decodePatch } from '../../testkit/json-patch.ts';
+import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import type { Clock, SidecarSetSource } from '../../lib/ports.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';

@@ -7,7 +7,7 @@
  * lib/sidecarset/status.ts, what the status-sync pass counts with.
  */
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
-import { applyPatch, decodePatch } from '../json-patch.ts';
+import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { computeStatus, summarizePod } from '../../lib/sidecarset/status.ts';
 import { runReview, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { CONFORMANCE_NOW, type ConformanceCase } from './generator.ts';

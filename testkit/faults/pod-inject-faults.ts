@@ -36,7 +36,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { stringify } from 'yaml';
-import { applyPatch, decodePatch } from '../json-patch.ts';
+import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { isObject } from '../../lib/kube/json.ts';
 import type { Pod } from '../../lib/kube/types.ts';

@@ -5,7 +5,8 @@
  * for and gives exactly what the core computes (and nothing more on a second
  * call, as the API server may reinvoke the webhook).
  */
-import { applyPatch, createPatch, decodePatch } from '../json-patch.ts';
+import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
+import { createPatch } from '../json-patch.ts';
 import { MAX_REVIEW_DEPTH } from '../../lib/admission/review.ts';
 import { isObject, jsonEqual, nestsDeeperThan, objectOf, stringOf } from '../../lib/kube/json.ts';
 import type { Pod } from '../../lib/kube/types.ts';

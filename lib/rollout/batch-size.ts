@@ -1,0 +1,92 @@
+/**
+ * How many waiting pods this round updates (rollout.md §1.4, Kruise's
+ * calculateUpgradeCount): partition, maxUnavailable and the unavailable count.
+ */
+import type { IntOrString } from '../sidecarset/types.ts';
+
+/** An IntOrString the rollout cannot use (validation refuses it; a stored set may still carry it). */
+export class InvalidIntOrPercentError extends Error {
+  constructor(field: string, value: unknown) {
+    super(`updateStrategy.${field} must be a non-negative integer or a percentage such as "20%", not ${JSON.stringify(value)}`);
+    this.name = 'InvalidIntOrPercentError';
+  }
+}
+
+/** An int, or a percent's number (intstr's Atoi of the text before `%`); throws on anything else. */
+function parseIntOrPercent(field: string, value: IntOrString): { percent: boolean; n: number } {
+  if (typeof value === 'number') {
+    if (!Number.isInteger(value)) throw new InvalidIntOrPercentError(field, value);
+    return { percent: false, n: value };
+  }
+  if (typeof value === 'string') {
+    const m = /^([+-]?\d+)%$/.exec(value);
+    if (m !== null) return { percent: true, n: Number.parseInt(m[1] as string, 10) };
+  }
+  throw new InvalidIntOrPercentError(field, value);
+}
+
+/**
+ * util.CalculatePartitionReplicas: an int as is; a percent rounded up, and
+ * when that reaches `total` (> 1) for anything but exactly "100%", one less;
+ * clamped to [0, total]. Unset is 0.
+ */
+export function partitionCount(partition: IntOrString | undefined | null, total: number): number {
+  if (partition === undefined || partition === null) return 0;
+  const { percent, n } = parseIntOrPercent('partition', partition);
+  let out = percent ? Math.ceil((n * total) / 100) : n;
+  if (percent && total > 1 && out === total && partition !== '100%') out = total - 1;
+  return Math.min(Math.max(out, 0), total);
+}
+
+/** intstr.GetValueFromIntOrPercent(mu, total, roundUp=true); 1 when unset. */
+export function maxUnavailableCount(maxUnavailable: IntOrString | undefined | null, total: number): number {
+  if (maxUnavailable === undefined || maxUnavailable === null) return 1;
+  const { percent, n } = parseIntOrPercent('maxUnavailable', maxUnavailable);
+  return percent ? Math.ceil((n * total) / 100) : n;
+}
+
+/** What the count needs to know about one waiting pod. */
+export interface BatchInput {
+  /** Waiting pods in update order: whether each is ready (Kruise's IsPodReady). */
+  waitingReady: readonly boolean[];
+  /** All matched pods. */
+  total: number;
+  /** Matched pods already updated and (not consistent or not ready). */
+  unavailable: number;
+  partition: number;
+  maxUnavailable: number;
+}
+
+/** The outcome of {@link batchSize}. */
+export interface Batch {
+  /** Take this many waiting pods from the front of the order. */
+  count: number;
+  /** Waiting pods held back by partition. */
+  heldByPartition: number;
+  /** A ready pod did not fit in maxUnavailable (the walk stopped there). */
+  blockedByMaxUnavailable: boolean;
+}
+
+/**
+ * calculateUpgradeCount: the last `partition` waiting pods are held back;
+ * then the walk takes every not-ready pod for free and ready pods while the
+ * unavailable count stays under maxUnavailable, stopping at the first ready
+ * pod that does not fit (even if later ones are not ready).
+ */
+export function batchSize(input: BatchInput): Batch {
+  const waiting = input.waitingReady.length;
+  if (waiting - input.partition <= 0) return { count: 0, heldByPartition: waiting, blockedByMaxUnavailable: false };
+  const eligible = waiting - input.partition;
+  let unavailable = input.unavailable;
+  let count = 0;
+  for (let i = 0; i < eligible; i++) {
+    if (!input.waitingReady[i]) {
+      count++;
+      continue;
+    }
+    if (unavailable >= input.maxUnavailable) return { count, heldByPartition: input.partition, blockedByMaxUnavailable: true };
+    unavailable++;
+    count++;
+  }
+  return { count, heldByPartition: input.partition, blockedByMaxUnavailable: false };
+}

@@ -1,0 +1,284 @@
+/**
+ * The order in which waiting pods are updated (rollout.md §1.3 with the fine
+ * points of §1.8a): Kruise's SortUpdateIndexes — the active-pods order, then a
+ * stable priority sort, then the scatter sort — over indexes into the matched
+ * pod list (namespace/name ascending, the API server's list order).
+ */
+import { selectorMatches } from '../kube/label-selector.ts';
+import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
+import type { Pod } from '../kube/types.ts';
+import type { SidecarSetUpdateStrategy } from '../sidecarset/types.ts';
+import { hasReadyCondition, maxContainerRestarts, podLabels as labelsOf, readyTransitionTime, timeOf } from './pod-state.ts';
+
+/** What the active-pods order reads from a pod, computed once per pod. */
+interface ActiveKey {
+  assigned: boolean;
+  phase: number;
+  ready: boolean;
+  readyTime: number;
+  restarts: number;
+  created: number;
+}
+
+/** Pending (and any other phase, §1.8a) < Unknown < Running. */
+function phaseOrdinal(phase: unknown): number {
+  return phase === 'Running' ? 2 : phase === 'Unknown' ? 1 : 0;
+}
+
+function activeKey(pod: Pod): ActiveKey {
+  const ready = hasReadyCondition(pod);
+  return {
+    assigned: (stringOf(objectOf(pod.spec)?.nodeName) ?? '') !== '',
+    phase: phaseOrdinal(objectOf(pod.status)?.phase),
+    ready,
+    readyTime: ready ? readyTransitionTime(pod) : 0,
+    restarts: maxContainerRestarts(pod),
+    created: timeOf(objectOf(pod.metadata)?.creationTimestamp),
+  };
+}
+
+/** k8s afterOrZero: a zero time first, otherwise the later time first. */
+function afterOrZero(a: number, b: number): number {
+  if (a === 0 || b === 0) return a === 0 ? -1 : 1;
+  return b - a;
+}
+
+/** k8s controller_utils ActivePods.Less as a comparator (negative: `a` is updated first). */
+function compareActive(a: ActiveKey, b: ActiveKey): number {
+  if (a.assigned !== b.assigned) return a.assigned ? 1 : -1;
+  if (a.phase !== b.phase) return a.phase - b.phase;
+  if (a.ready !== b.ready) return a.ready ? 1 : -1;
+  if (a.ready && b.ready && a.readyTime !== b.readyTime) return afterOrZero(a.readyTime, b.readyTime);
+  if (a.restarts !== b.restarts) return b.restarts - a.restarts;
+  if (a.created !== b.created) return afterOrZero(a.created, b.created);
+  return 0;
+}
+
+/**
+ * The active-pods order of `indexes` (§1.3 step 1). Full ties, which Go's
+ * unstable sort leaves undefined, keep list order, i.e. namespace/name
+ * ascending (sidecarset.md §7; what Kruise does for up to 12 candidates).
+ */
+export function sortActive(pods: readonly Pod[], indexes: readonly number[]): number[] {
+  const keys: ActiveKey[] = [];
+  for (const i of indexes) keys[i] = activeKey(pods[i] as Pod);
+  return [...indexes].sort((x, y) => compareActive(keys[x] as ActiveKey, keys[y] as ActiveKey) || x - y);
+}
+
+/** Kruise's getIntFromStringSuffix: the trailing digits of a label value, 0 when none. */
+export function orderSuffix(value: string): number {
+  const m = /(\d+)$/.exec(value);
+  if (m === null) return 0;
+  const n = Number.parseInt(m[1] as string, 10);
+  return Number.isSafeInteger(n) ? n : 0;
+}
+
+/**
+ * The priority sort (§1.3 step 2, pkg/util/updatesort/priority_sort.go): a
+ * stable sort, higher weight sum first, or lower orderPriority level then
+ * higher order first — a pod with none of the keys has level -1 and comes
+ * before all others (Kruise's quirk). Equal priority: the higher index in the
+ * matched list first, which discards the active-pods order for those pods.
+ */
+export function sortByPriority(
+  pods: readonly Pod[],
+  indexes: readonly number[],
+  priority: SidecarSetUpdateStrategy['priorityStrategy'],
+): number[] {
+  const weights = arrayOf(priority?.weightPriority).filter(isObject);
+  const orders = arrayOf(priority?.orderPriority).filter(isObject);
+  if (weights.length > 0) {
+    // Arrays indexed by pod index: the comparator runs n log n times.
+    const weight: number[] = [];
+    for (const i of indexes) {
+      const labels = labelsOf(pods[i] as Pod);
+      let sum = 0;
+      for (const term of weights) if (typeof term.weight === 'number' && selectorMatches(term.matchSelector, labels)) sum += term.weight;
+      weight[i] = sum;
+    }
+    return stable(indexes, (x, y) => (weight[y] as number) - (weight[x] as number));
+  }
+  if (orders.length > 0) {
+    const keys = orders.map((t) => stringOf(t.orderedKey) ?? '');
+    const level: number[] = [];
+    const order: number[] = [];
+    for (const i of indexes) {
+      const labels = labelsOf(pods[i] as Pod);
+      const l = keys.findIndex((k) => Object.hasOwn(labels, k));
+      level[i] = l;
+      order[i] = l < 0 ? 0 : orderSuffix(labels[keys[l] as string] as string);
+    }
+    return stable(indexes, (x, y) => {
+      const dl = (level[x] as number) - (level[y] as number);
+      return dl !== 0 ? dl : (order[y] as number) - (order[x] as number);
+    });
+  }
+  return [...indexes];
+}
+
+/** A stable sort whose ties put the higher list index first (Kruise's `indexes[i] > indexes[j]`). */
+function stable(indexes: readonly number[], compare: (x: number, y: number) => number): number[] {
+  return [...indexes].sort((x, y) => compare(x, y) || y - x);
+}
+
+interface ScatterTerm {
+  key: string;
+  value: string;
+}
+
+/**
+ * parseUpdateScatterTerms: `{key, value: "*"}` becomes one term per distinct
+ * value of the label among all matched pods, in list order; duplicates are dropped.
+ */
+export function scatterTerms(strategy: SidecarSetUpdateStrategy['scatterStrategy'], pods: readonly Pod[]): ScatterTerm[] {
+  const out: ScatterTerm[] = [];
+  const seen = new Set<string>();
+  const add = (key: string, value: string): void => {
+    const id = termId({ key, value });
+    if (seen.has(id)) return;
+    seen.add(id);
+    out.push({ key, value });
+  };
+  for (const term of arrayOf(strategy).filter(isObject)) {
+    const key = stringOf(term.key) ?? '';
+    const value = stringOf(term.value) ?? '';
+    if (value !== '*') {
+      add(key, value);
+      continue;
+    }
+    for (const pod of pods) {
+      const labels = labelsOf(pod);
+      if (Object.hasOwn(labels, key)) add(key, labels[key] as string);
+    }
+  }
+  return out;
+}
+
+/**
+ * Kruise's scatterSort.Sort (pkg/util/updatesort/scatter_sort.go, the
+ * CloneSet algorithm), ported step for step: spreads the candidates matching
+ * each term evenly through the queue. With several terms, they are ordered
+ * by their match count among the candidates (descending, stable) and terms
+ * matching no candidate are dropped; "total" counts use all matched pods.
+ */
+export function scatterSort(pods: readonly Pod[], indexes: readonly number[], terms: readonly ScatterTerm[]): number[] {
+  if (terms.length === 0 || indexes.length <= 1) return [...indexes];
+  // One pass each over the candidates and all matched pods gives every term's
+  // counts; the candidate set never changes under reordering, so terms that
+  // cannot move anything are skipped without a pass of their own.
+  const labels = pods.map(labelsOf);
+  const candidateCount = countByLabel(indexes.map((i) => labels[i] as Record<string, string>), terms);
+  const totalCount = countByLabel(labels, terms);
+  let ordered = terms.map((term, position) => ({ term, position, count: candidateCount.get(termId(term)) ?? 0 }));
+  if (terms.length > 1) {
+    ordered = ordered.filter((t) => t.count > 0);
+    ordered.sort((a, b) => b.count - a.count || a.position - b.position);
+  }
+  let out = [...indexes];
+  for (const { term } of ordered) {
+    const matched = term.value === '' ? indexes.length - (candidateCount.get(presentId(term.key)) ?? 0) + (candidateCount.get(termId(term)) ?? 0) : (candidateCount.get(termId(term)) ?? 0);
+    if (matched <= 1 || indexes.length - matched <= 1) continue;
+    const totalMatched = term.value === '' ? pods.length - (totalCount.get(presentId(term.key)) ?? 0) + (totalCount.get(termId(term)) ?? 0) : (totalCount.get(termId(term)) ?? 0);
+    out = scatterByTerm(labels, out, term, totalMatched);
+  }
+  return out;
+}
+
+/** Label keys and values never hold NUL (nor SOH), so these ids cannot collide. */
+function termId(term: ScatterTerm): string {
+  return `${term.key}\u0000${term.value}`;
+}
+
+function presentId(key: string): string {
+  return `${key}\u0001`;
+}
+
+/** Per term, how many pods carry `key=value`; per key, how many carry the key at all. */
+function countByLabel(podLabels: readonly Record<string, string>[], terms: readonly ScatterTerm[]): Map<string, number> {
+  const keys = [...new Set(terms.map((t) => t.key))];
+  const counts = new Map<string, number>();
+  const bump = (id: string): void => {
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  };
+  for (const labels of podLabels) {
+    for (const key of keys) {
+      if (!Object.hasOwn(labels, key)) continue;
+      bump(presentId(key));
+      bump(termId({ key, value: labels[key] as string }));
+    }
+  }
+  return counts;
+}
+
+function matches(labels: Record<string, string>, term: ScatterTerm): boolean {
+  // Go's `pods[i].Labels[key] == value`: a missing label reads as "".
+  return (Object.hasOwn(labels, term.key) ? labels[term.key] : '') === term.value;
+}
+
+function scatterByTerm(labels: readonly Record<string, string>[], indexes: readonly number[], term: ScatterTerm, allMatched: number): number[] {
+  const matched: number[] = [];
+  const unmatched: number[] = [];
+  for (const i of indexes) (matches(labels[i] as Record<string, string>, term) ? matched : unmatched).push(i);
+  if (matched.length <= 1 || unmatched.length <= 1) return [...indexes];
+  let totalMatched = allMatched;
+  const totalUnmatched = labels.length - allMatched;
+  const lastMatched = matched.pop() as number;
+  totalMatched--;
+  const group = groupByDensity(totalMatched, totalUnmatched, matched.length, unmatched.length);
+  // Go re-slices (src = src[size:]); read cursors do the same without copying the rest each time.
+  const m = { list: matched, at: 0 };
+  const u = { list: unmatched, at: 0 };
+  const out: number[] = [];
+  if (group.unmatchedRemainder > 0) migrate(u, out, group.unmatchedRemainder);
+  for (let g = 0; g < group.groupNum; g++) {
+    migrate(m, out, group.matchedGroupSize);
+    migrate(u, out, group.unmatchedGroupSize);
+  }
+  migrate(m, out, Number.POSITIVE_INFINITY);
+  migrate(u, out, Number.POSITIVE_INFINITY);
+  out.push(lastMatched);
+  return out;
+}
+
+/** Go's migrateItems: moves `size` items (all that are left when fewer) from the cursor to `dst`. */
+function migrate(src: { list: readonly number[]; at: number }, dst: number[], size: number): void {
+  const end = Math.min(src.list.length, src.at + size);
+  for (let i = src.at; i < end; i++) dst.push(src.list[i] as number);
+  src.at = end;
+}
+
+interface ScatterGroup {
+  groupNum: number;
+  matchedGroupSize: number;
+  unmatchedGroupSize: number;
+  unmatchedRemainder: number;
+}
+
+/** Go's math.Round: half away from zero (sizes here are never negative). */
+function goRound(x: number): number {
+  return Math.round(x);
+}
+
+/** Go's int(float64 / float64) for a division by zero gives a huge or NaN-derived value; a group of 0 means no groups. */
+function newGroup(matched: number, unmatched: number): ScatterGroup {
+  const groupNum = Math.min(matched, unmatched);
+  return {
+    groupNum,
+    matchedGroupSize: groupNum === 0 ? 0 : goRound(matched / groupNum),
+    unmatchedGroupSize: groupNum === 0 ? 0 : goRound(unmatched / groupNum),
+    unmatchedRemainder: 0,
+  };
+}
+
+function groupByDensity(totalMatched: number, totalUnmatched: number, updateMatched: number, updateUnmatched: number): ScatterGroup {
+  const total = newGroup(totalMatched, totalUnmatched);
+  const update = newGroup(updateMatched, updateUnmatched);
+  // float32 in Go; the ratios here are of small integers, where float64 agrees.
+  if (Math.fround(totalUnmatched / totalMatched) >= Math.fround(updateUnmatched / updateMatched)) return update;
+  const g: ScatterGroup = { groupNum: 0, matchedGroupSize: total.matchedGroupSize, unmatchedGroupSize: total.unmatchedGroupSize, unmatchedRemainder: 0 };
+  const byMatched = Math.trunc(updateMatched / g.matchedGroupSize);
+  const byUnmatched = Math.trunc(updateUnmatched / g.unmatchedGroupSize);
+  g.groupNum = byMatched < byUnmatched ? byMatched : byUnmatched;
+  g.unmatchedRemainder = updateUnmatched - g.groupNum * g.unmatchedGroupSize;
+  return g;
+}

@@ -1,0 +1,178 @@
+/**
+ * One SidecarSet's rollout decision for one pass (rollout.md §0 steps 7-10,
+ * §1.2-§1.4, §1.6) and its status counts (§1.9), from fresh lists only.
+ */
+import { objectOf } from '../kube/json.ts';
+import type { Pod } from '../kube/types.ts';
+import type { NamespaceLabels } from '../sidecarset/match.ts';
+import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
+import { batchSize, maxUnavailableCount, partitionCount } from './batch-size.ts';
+import { matchedPods, podStanding } from './candidates.ts';
+import { scatterSort, scatterTerms, sortActive, sortByPriority } from './order.ts';
+import {
+  hasHotUpgrade,
+  isHotUpgrade,
+  isPodReady,
+  isPodSidecarUpdated,
+  isPodStateConsistent,
+  podContainers,
+  setContainers,
+  setHash,
+  setHashWithoutImage,
+  sidecarContainerNames,
+} from './pod-state.ts';
+
+/** One pod to update, with the images its containers get (only those that change). */
+export interface PlannedUpdate {
+  pod: Pod;
+  images: Record<string, string>;
+}
+
+/** Why a set updates nothing (more) this pass. */
+export type WaitingReason =
+  | { kind: 'not-update' }
+  | { kind: 'finished' }
+  | { kind: 'paused' }
+  | { kind: 'hot-upgrade-unsupported' }
+  /**
+   * partition or maxUnavailable is not an int or percent (validation refuses
+   * that; a set stored before may carry it). Kruise ignores the parse error
+   * and uses 0; updating nothing and saying why is the safer reading.
+   */
+  | { kind: 'invalid-strategy'; message: string }
+  /** Ready pods would exceed maxUnavailable: `unavailable` updated pods are not yet consistent and ready. */
+  | { kind: 'max-unavailable'; unavailable: number; maxUnavailable: number }
+  /** Every waiting pod is held back by partition. */
+  | { kind: 'partition'; held: number }
+  /** Nothing waits: the rest are not upgradable, outside the selector or still restarting. */
+  | { kind: 'nothing-waiting'; notUpgradable: number; notSelected: number; inFlight: number };
+
+/** The pod counts of a set's status (§1.9). */
+export type RolloutCounts = Required<Pick<SidecarSetStatus, 'matchedPods' | 'updatedPods' | 'readyPods' | 'updatedReadyPods'>>;
+
+export interface RolloutPlan {
+  status: RolloutCounts;
+  /** Pods to patch, in write order. */
+  updates: PlannedUpdate[];
+  /** Pods whose sidecars changed in more than the image (§1.6); reported only when the round runs. */
+  notUpgradable: Pod[];
+  /** Set when this pass updates nothing (further); absent while pods are being updated without a limit reached. */
+  waiting?: WaitingReason;
+}
+
+/** What the plan reads from each matched pod, computed once per pod. */
+interface PodFacts {
+  /** The recorded hash is the set's (IsPodSidecarUpdated). */
+  updated: boolean;
+  /** Kruise's IsPodReady. */
+  ready: boolean;
+  /** IsPodStateConsistent over all of the set's sidecars. */
+  consistent: boolean;
+}
+
+function podFacts(set: SidecarSet, matched: readonly Pod[]): PodFacts[] {
+  // Per-set inputs once, not per pod.
+  const hash = setHash(set);
+  const hot = setContainers(set).filter(isHotUpgrade);
+  const names = sidecarContainerNames(set);
+  return matched.map((pod) => ({
+    updated: isPodSidecarUpdated(pod, set, hash),
+    ready: isPodReady(pod, set, hot),
+    consistent: isPodStateConsistent(pod, set, names),
+  }));
+}
+
+function countsOf(facts: readonly PodFacts[]): RolloutCounts {
+  let updated = 0;
+  let ready = 0;
+  let updatedReady = 0;
+  for (const f of facts) {
+    const r = f.consistent && f.ready;
+    if (f.updated) updated++;
+    if (r) ready++;
+    if (f.updated && r) updatedReady++;
+  }
+  return { matchedPods: facts.length, updatedPods: updated, readyPods: ready, updatedReadyPods: updatedReady };
+}
+
+/**
+ * The status counts of §1.9 over the set's matched pods: matched; updated
+ * (hash equality); ready (consistent and Kruise's IsPodReady); updated and ready.
+ */
+export function rolloutStatus(set: SidecarSet, matched: readonly Pod[]): RolloutCounts {
+  return countsOf(podFacts(set, matched));
+}
+
+/** The images a pod's cold sidecars get: the set's image where it differs from the pod's (§1.5 step 1). */
+export function imageChanges(pod: Pod, set: SidecarSet): Record<string, string> {
+  const current = new Map(podContainers(pod).map((c) => [c.name, c.image ?? '']));
+  const out: Record<string, string> = {};
+  for (const c of setContainers(set)) {
+    if (isHotUpgrade(c)) continue;
+    const image = c.image ?? '';
+    if (current.has(c.name) && current.get(c.name) !== image) out[c.name] = image;
+  }
+  return out;
+}
+
+/**
+ * The pass's decision for one set (§0 steps 7-10). `pods` is every pod
+ * listed for the set, in any order; `namespaceLabels` the labels of the
+ * namespaces its namespaceSelector needs.
+ * @throws UnknownNamespaceError when a namespaceSelector needs a namespace missing from `namespaceLabels`.
+ */
+export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels): RolloutPlan {
+  const matched = matchedPods(set, pods, namespaceLabels);
+  const facts = podFacts(set, matched);
+  const status = countsOf(facts);
+  const done = (waiting: WaitingReason, notUpgradable: Pod[] = []): RolloutPlan => ({ status, updates: [], notUpgradable, waiting });
+  const strategy = objectOf(set.spec?.updateStrategy) ?? {};
+  if (strategy.type === 'NotUpdate') return done({ kind: 'not-update' });
+  if (status.updatedPods >= status.matchedPods) return done({ kind: 'finished' });
+  if (strategy.paused === true) return done({ kind: 'paused' });
+
+  const withoutImage = setHashWithoutImage(set);
+  const waiting: number[] = [];
+  const notUpgradable: Pod[] = [];
+  let notSelected = 0;
+  let inFlight = 0;
+  matched.forEach((pod, i) => {
+    const standing = podStanding(pod, set, withoutImage, (facts[i] as PodFacts).updated);
+    if (standing === 'waiting') waiting.push(i);
+    else if (standing === 'not-upgradable') notUpgradable.push(pod);
+    else if (standing === 'not-selected') notSelected++;
+    else if (standing === 'in-flight') inFlight++;
+  });
+  // The in-place swap of HotUpgrade sidecars (§3.4) is not built yet: never
+  // half-update such a set by rolling only its cold containers.
+  if (hasHotUpgrade(set)) return done({ kind: 'hot-upgrade-unsupported' }, notUpgradable);
+
+  let partition: number;
+  let maxUnavailable: number;
+  try {
+    partition = partitionCount(set.spec?.updateStrategy?.partition, matched.length);
+    maxUnavailable = maxUnavailableCount(set.spec?.updateStrategy?.maxUnavailable, matched.length);
+  } catch (e) {
+    return done({ kind: 'invalid-strategy', message: (e as Error).message }, notUpgradable);
+  }
+
+  let order = sortActive(matched, waiting);
+  if (set.spec?.updateStrategy?.priorityStrategy) order = sortByPriority(matched, order, set.spec.updateStrategy.priorityStrategy);
+  if (set.spec?.updateStrategy?.scatterStrategy) order = scatterSort(matched, order, scatterTerms(set.spec.updateStrategy.scatterStrategy, matched));
+
+  let unavailable = 0;
+  for (const f of facts) if (f.updated && (!f.consistent || !f.ready)) unavailable++;
+  const batch = batchSize({
+    waitingReady: order.map((i) => (facts[i] as PodFacts).ready),
+    total: matched.length,
+    unavailable,
+    partition,
+    maxUnavailable,
+  });
+  const updates = order.slice(0, batch.count).map((i) => ({ pod: matched[i] as Pod, images: imageChanges(matched[i] as Pod, set) }));
+  const plan: RolloutPlan = { status, updates, notUpgradable };
+  if (batch.blockedByMaxUnavailable) plan.waiting = { kind: 'max-unavailable', unavailable, maxUnavailable };
+  else if (waiting.length === 0) plan.waiting = { kind: 'nothing-waiting', notUpgradable: notUpgradable.length, notSelected, inFlight };
+  else if (batch.count === 0 || batch.heldByPartition > 0) plan.waiting = { kind: 'partition', held: Math.min(batch.heldByPartition, waiting.length) };
+  return plan;
+}

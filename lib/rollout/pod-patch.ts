@@ -1,0 +1,213 @@
+/**
+ * What an in-place update writes to one pod (rollout.md §1.5, formats §5):
+ * a JSON Patch of exactly the changed paths, guarded by a `test` of
+ * `metadata.resourceVersion` (sidecarset.md §7), so a pod changed since it was
+ * listed is skipped rather than overwritten.
+ */
+import { pointer, type JsonPatchOperation } from '../admission/json-patch.ts';
+import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
+import type { Pod } from '../kube/types.ts';
+import { compareGoStrings, goJsonString } from '../sidecarset/go-json.ts';
+import { patchPodMetadata } from '../sidecarset/inject.ts';
+import { sidecarSetName } from '../sidecarset/match.ts';
+import {
+  formatHashAnnotation,
+  formatTimestamp,
+  InvalidHashAnnotationError,
+  parseHashAnnotation,
+  type UpgradeSpecMap,
+} from '../sidecarset/pod-annotations.ts';
+import {
+  ANNOTATION_HASH,
+  ANNOTATION_HASH_WITHOUT_IMAGE,
+  ANNOTATION_INJECTED_LIST,
+  type SidecarSet,
+} from '../sidecarset/types.ts';
+import { imageChanges } from './plan.ts';
+import { ANNOTATION_INPLACE_UPDATE_STATE, containerImageId, podAnnotations, setContainers, setHash } from './pod-state.ts';
+
+/** The pod cannot be patched as listed (no resourceVersion to guard the write with). */
+export class UnpatchablePodError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnpatchablePodError';
+  }
+}
+
+export interface PodUpdateInput {
+  pod: Pod;
+  set: SidecarSet;
+  /** The set's latest ControllerRevision name (written as `controllerRevision`). */
+  latestRevision: string;
+  /**
+   * The injected-list value to write when the pod's is missing or empty:
+   * the sets currently matching the pod, namespace-scoped first (§1.5 step 4,
+   * {@link backfillInjectedList}).
+   */
+  injectedList: string;
+  now: Date;
+}
+
+/** Kruise's sidecarList: the set's container names plus native-sidecar init containers, sorted. */
+export function sidecarList(set: SidecarSet): string[] {
+  const init = arrayOf(objectOf(set.spec)?.initContainers)
+    .filter(isObject)
+    .filter((c) => c.restartPolicy === 'Always')
+    .map((c) => stringOf(c.name) ?? '');
+  return [...setContainers(set).map((c) => c.name), ...init].sort(compareGoStrings);
+}
+
+/** The injected list Kruise backfills: names of `matching` sets, namespace-scoped ones first, each group in list order. */
+export function backfillInjectedList(matching: readonly SidecarSet[]): string {
+  const scoped = matching.filter((s) => (stringOf(s.spec?.namespace) ?? '') !== '');
+  const cluster = matching.filter((s) => (stringOf(s.spec?.namespace) ?? '') === '');
+  return [...scoped, ...cluster].map(sidecarSetName).join(',');
+}
+
+/** Whether a hash annotation is in the old `{"set":"<hash>"}` form. */
+function isOldForm(value: string | undefined): boolean {
+  if (value === undefined || value === '') return false;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return isObject(parsed) && Object.keys(parsed).length > 0 && Object.values(parsed).every((v) => typeof v === 'string');
+  } catch {
+    return false;
+  }
+}
+
+/** Old-form entries get the conversion's timestamp; each keeps its own set name (Kruise writes the updating set's: a bug, §1.8a). */
+function converted(map: UpgradeSpecMap, timestamp: string): UpgradeSpecMap {
+  for (const entry of map.values()) entry.updateTimestamp = timestamp;
+  return map;
+}
+
+/**
+ * An unreadable hash annotation starts from an empty map, as in Kruise (it
+ * logs and rewrites the annotation with this set's entry only); refusing
+ * would leave the pod waiting forever.
+ */
+function readableOrEmpty(parse: () => UpgradeSpecMap): UpgradeSpecMap {
+  try {
+    return parse();
+  } catch (e) {
+    if (e instanceof InvalidHashAnnotationError) return new Map();
+    throw e;
+  }
+}
+
+/** One set's entry of the in-place update state, in Go's field order. */
+interface InPlaceUpdateState {
+  revision: string;
+  updateTimestamp: string | null;
+  lastContainerStatuses: Record<string, { imageID?: string }>;
+}
+
+/** The annotation text: Go's json.Marshal of map[string]InPlaceUpdateState (keys sorted, HTML-safe). */
+export function formatInPlaceUpdateState(state: ReadonlyMap<string, InPlaceUpdateState>): string {
+  const sets = [...state.keys()].sort(compareGoStrings);
+  const parts = sets.map((name) => {
+    const e = state.get(name) as InPlaceUpdateState;
+    const containers = Object.keys(e.lastContainerStatuses).sort(compareGoStrings);
+    const statuses = containers.map((c) => {
+      const id = e.lastContainerStatuses[c]?.imageID ?? '';
+      return `${goJsonString(c)}:${id === '' ? '{}' : `{"imageID":${goJsonString(id)}}`}`;
+    });
+    const ts = e.updateTimestamp === null ? 'null' : goJsonString(e.updateTimestamp);
+    return `${goJsonString(name)}:{"revision":${goJsonString(e.revision)},"updateTimestamp":${ts},"lastContainerStatuses":{${statuses.join(',')}}}`;
+  });
+  return `{${parts.join(',')}}`;
+}
+
+/** Parses the in-place update state; an unreadable value counts as empty (Kruise logs and carries on). */
+export function parseInPlaceUpdateState(value: string | undefined): Map<string, InPlaceUpdateState> {
+  const out = new Map<string, InPlaceUpdateState>();
+  if (value === undefined || value === '') return out;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return out;
+  }
+  if (!isObject(parsed)) return out;
+  for (const [name, raw] of Object.entries(parsed)) {
+    const entry = objectOf(raw) ?? {};
+    const statuses: Record<string, { imageID?: string }> = {};
+    for (const [c, s] of Object.entries(objectOf(entry.lastContainerStatuses) ?? {})) {
+      const id = stringOf(objectOf(s)?.imageID);
+      statuses[c] = id === undefined || id === '' ? {} : { imageID: id };
+    }
+    out.set(name, {
+      revision: stringOf(entry.revision) ?? '',
+      updateTimestamp: stringOf(entry.updateTimestamp) ?? null,
+      lastContainerStatuses: statuses,
+    });
+  }
+  return out;
+}
+
+/**
+ * The JSON Patch that updates one pod in place for one set (§1.5): a `test`
+ * of resourceVersion; the changed cold sidecar images; the set's entry in
+ * `kruise.io/sidecarset-hash` (new hash, timestamp, controllerRevision; an
+ * old-form annotation converted, and its without-image twin when that is old
+ * form too); the set's in-place update state (an existing entry kept, the
+ * changed containers' imageIDs recorded); the injected list when missing;
+ * `patchPodMetadata` applied again. Nothing else is touched.
+ * An unreadable hash annotation is replaced by this set's entry alone (Kruise does the same).
+ * @throws UnpatchablePodError without a resourceVersion; PatchPodMetadataError.
+ */
+export function podUpdatePatch(input: PodUpdateInput): JsonPatchOperation[] {
+  const { pod, set, now } = input;
+  const resourceVersion = stringOf(objectOf(pod.metadata)?.resourceVersion);
+  if (resourceVersion === undefined || resourceVersion === '') {
+    throw new UnpatchablePodError('the pod has no metadata.resourceVersion to guard its update with');
+  }
+  const timestamp = formatTimestamp(now);
+  const name = sidecarSetName(set);
+  const ops: JsonPatchOperation[] = [{ op: 'test', path: '/metadata/resourceVersion', value: resourceVersion }];
+
+  const images = imageChanges(pod, set);
+  // Indexes into the pod's own list: a malformed entry must not shift the path to another container.
+  arrayOf(objectOf(pod.spec)?.containers).forEach((c, i) => {
+    const name = objectOf(c)?.name;
+    const image = typeof name === 'string' && Object.hasOwn(images, name) ? images[name] : undefined;
+    if (image !== undefined) ops.push({ op: 'replace', path: pointer(['spec', 'containers', i, 'image']), value: image });
+  });
+
+  const before = podAnnotations(pod);
+  const after: Record<string, string> = { ...before };
+  const hashValue = before[ANNOTATION_HASH];
+  const oldForm = isOldForm(hashValue);
+  const hashes = readableOrEmpty(() => parseHashAnnotation(ANNOTATION_HASH, hashValue));
+  if (oldForm) converted(hashes, timestamp);
+  hashes.set(name, { updateTimestamp: timestamp, hash: setHash(set), sidecarSetName: name, sidecarList: sidecarList(set), controllerRevision: input.latestRevision });
+  after[ANNOTATION_HASH] = formatHashAnnotation(hashes);
+  if (oldForm && isOldForm(before[ANNOTATION_HASH_WITHOUT_IMAGE])) {
+    after[ANNOTATION_HASH_WITHOUT_IMAGE] = formatHashAnnotation(
+      converted(parseHashAnnotation(ANNOTATION_HASH_WITHOUT_IMAGE, before[ANNOTATION_HASH_WITHOUT_IMAGE]), timestamp),
+    );
+  }
+
+  const state = parseInPlaceUpdateState(before[ANNOTATION_INPLACE_UPDATE_STATE]);
+  const entry = state.get(name) ?? { revision: setHash(set), updateTimestamp: timestamp, lastContainerStatuses: {} };
+  for (const container of Object.keys(images)) {
+    const id = containerImageId(pod, container);
+    entry.lastContainerStatuses[container] = id === '' ? {} : { imageID: id };
+  }
+  state.set(name, entry);
+  after[ANNOTATION_INPLACE_UPDATE_STATE] = formatInPlaceUpdateState(state);
+
+  if ((before[ANNOTATION_INJECTED_LIST] ?? '') === '') after[ANNOTATION_INJECTED_LIST] = input.injectedList;
+  patchPodMetadata(after, set);
+
+  const annotations: unknown = objectOf(pod.metadata)?.annotations;
+  if (!isObject(annotations)) {
+    ops.push({ op: 'add', path: '/metadata/annotations', value: after });
+    return ops;
+  }
+  for (const [key, value] of Object.entries(after)) {
+    if (before[key] === value) continue;
+    ops.push({ op: Object.hasOwn(before, key) ? 'replace' : 'add', path: pointer(['metadata', 'annotations', key]), value });
+  }
+  return ops;
+}

@@ -1,0 +1,295 @@
+/**
+ * What the rollout reads from one pod for one SidecarSet (rollout.md §1.1,
+ * §1.4, §1.8, §1.8a): the set's sidecar container names on the pod, whether it
+ * is matched, its recorded hashes, readiness and consistency.
+ */
+import { imageDigestParts, normalizeImageReference } from '../kube/image-reference.ts';
+import { arrayOf, isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
+import type { Container, JsonObject, Pod } from '../kube/types.ts';
+import { sidecarSetName } from '../sidecarset/match.ts';
+import { parseInjectedList } from '../sidecarset/pod-annotations.ts';
+import {
+  ANNOTATION_HASH,
+  ANNOTATION_HASH_WITHOUT_IMAGE,
+  ANNOTATION_INJECTED_LIST,
+  type SidecarContainer,
+  type SidecarSet,
+} from '../sidecarset/types.ts';
+
+/** Per pod, which of a HotUpgrade sidecar's two containers is working (`{"<sidecar>":"<sidecar>-1"}`). */
+export const ANNOTATION_WORKING_HOTUPGRADE = 'kruise.io/sidecarset-working-hotupgrade-container';
+/** Per pod and set, the in-place update record (rollout.md §5). */
+export const ANNOTATION_INPLACE_UPDATE_STATE = 'kruise.io/sidecarset-inplace-update-state';
+
+/** The pod's annotations, `{}` when absent. */
+export function podAnnotations(pod: Pod): Record<string, string> {
+  return stringMapOf(objectOf(pod.metadata)?.annotations);
+}
+
+/**
+ * One annotation of the pod, read in place (no copy of the map: a plan reads
+ * several annotations of every pod of a large set).
+ */
+export function podAnnotation(pod: Pod, key: string): string | undefined {
+  const annotations = objectOf(objectOf(pod.metadata)?.annotations);
+  if (annotations === undefined || !Object.hasOwn(annotations, key)) return undefined;
+  const value = annotations[key];
+  return typeof value === 'string' ? value : undefined;
+}
+
+const labelCache = new WeakMap<Pod, Record<string, string>>();
+
+/** The pod's labels (string values only), computed once per pod object: the sorts read them per comparison. */
+export function podLabels(pod: Pod): Record<string, string> {
+  let labels = labelCache.get(pod);
+  if (labels === undefined) {
+    const raw = objectOf(objectOf(pod.metadata)?.labels);
+    // Listed pods hold string labels: use the map itself (read only) rather than a copy per pod.
+    labels = raw !== undefined && Object.values(raw).every((v) => typeof v === 'string') ? (raw as Record<string, string>) : stringMapOf(raw);
+    labelCache.set(pod, labels);
+  }
+  return labels;
+}
+
+/** `namespace/name`, for reports and tie-breaking. */
+export function podKey(pod: Pod): string {
+  const m = objectOf(pod.metadata);
+  return `${stringOf(m?.namespace) ?? ''}/${stringOf(m?.name) ?? ''}`;
+}
+
+/** The set's `spec.containers` (named ones only). */
+export function setContainers(set: SidecarSet): SidecarContainer[] {
+  return arrayOf<SidecarContainer>(objectOf(set.spec)?.containers).filter((c) => isObject(c) && typeof c.name === 'string');
+}
+
+export function isHotUpgrade(container: SidecarContainer): boolean {
+  return objectOf(container.upgradeStrategy)?.upgradeType === 'HotUpgrade';
+}
+
+/** Whether any of the set's containers is HotUpgrade. */
+export function hasHotUpgrade(set: SidecarSet): boolean {
+  return setContainers(set).some(isHotUpgrade);
+}
+
+/** The pod container names the set's sidecars occupy: `x` (Cold) or `x-1`, `x-2` (Hot) (rollout.md §1.8). */
+export function sidecarContainerNames(set: SidecarSet): Set<string> {
+  const out = new Set<string>();
+  for (const c of setContainers(set)) {
+    if (isHotUpgrade(c)) {
+      out.add(`${c.name}-1`);
+      out.add(`${c.name}-2`);
+    } else out.add(c.name);
+  }
+  return out;
+}
+
+function parseJsonMap(value: string | undefined): JsonObject | undefined {
+  if (value === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return isObject(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The pod's working HotUpgrade containers, `{}` when absent or unreadable. */
+export function workingHotUpgradeContainers(pod: Pod): Record<string, string> {
+  return stringMapOf(parseJsonMap(podAnnotation(pod, ANNOTATION_WORKING_HOTUPGRADE)));
+}
+
+export function podContainers(pod: Pod): Container[] {
+  return arrayOf<Container>(objectOf(pod.spec)?.containers).filter(isObject);
+}
+
+function containerStatuses(pod: Pod): JsonObject[] {
+  return arrayOf(objectOf(pod.status)?.containerStatuses).filter(isObject);
+}
+
+/** Not Succeeded/Failed and not being deleted (k8s IsPodActive). */
+export function isActivePod(pod: Pod): boolean {
+  const phase = stringOf(objectOf(pod.status)?.phase);
+  const deletion: unknown = objectOf(pod.metadata)?.deletionTimestamp;
+  return phase !== 'Succeeded' && phase !== 'Failed' && (deletion === undefined || deletion === null);
+}
+
+/** The pod carries every sidecar of the set, with the HotUpgrade rule (rollout.md §1.1 IsPodConsistentWithSidecarSet). */
+export function podHasSetContainers(pod: Pod, set: SidecarSet): boolean {
+  const names = new Set(podContainers(pod).map((c) => c.name));
+  const working = workingHotUpgradeContainers(pod);
+  return setContainers(set).every((c) =>
+    isHotUpgrade(c) ? names.has(`${c.name}-1`) && names.has(`${c.name}-2`) && Object.hasOwn(working, c.name) : names.has(c.name),
+  );
+}
+
+/** The pod's injected-list names the set. */
+export function isInjectedBy(pod: Pod, set: SidecarSet): boolean {
+  return parseInjectedList(podAnnotation(pod, ANNOTATION_INJECTED_LIST)).includes(sidecarSetName(set));
+}
+
+/** The set's current hash (its `kruise.io/sidecarset-hash` annotation). */
+export function setHash(set: SidecarSet): string {
+  return stringMapOf(set.metadata?.annotations)[ANNOTATION_HASH] ?? '';
+}
+
+/** The set's current without-image hash. */
+export function setHashWithoutImage(set: SidecarSet): string {
+  return stringMapOf(set.metadata?.annotations)[ANNOTATION_HASH_WITHOUT_IMAGE] ?? '';
+}
+
+/**
+ * The hash recorded for the set in a hash annotation, read without building
+ * the whole map (a plan reads it for every pod). As Kruise decodes it: the
+ * current form or the old `{"set":"<hash>"}` form, never a mix; undefined
+ * when absent or unreadable.
+ */
+export function recordedSetHash(value: string | undefined, setName: string): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+  if (!isObject(parsed) || !Object.hasOwn(parsed, setName)) return undefined;
+  const values = Object.values(parsed);
+  if (values.every((v) => typeof v === 'string')) return parsed[setName] as string;
+  if (!values.every(isObject)) return undefined;
+  const hash = (parsed[setName] as JsonObject).hash;
+  return typeof hash === 'string' ? hash : '';
+}
+
+/** IsPodSidecarUpdated: the hash recorded for the set equals the set's (rollout.md §1.2). */
+export function isPodSidecarUpdated(pod: Pod, set: SidecarSet, currentHash = setHash(set)): boolean {
+  const recorded = recordedSetHash(podAnnotation(pod, ANNOTATION_HASH), sidecarSetName(set));
+  return recorded !== undefined && recorded === currentHash;
+}
+
+/** The without-image hash recorded for the set; '' when none or unreadable (Kruise then sees a difference). */
+export function recordedHashWithoutImage(pod: Pod, set: SidecarSet): string {
+  return recordedSetHash(podAnnotation(pod, ANNOTATION_HASH_WITHOUT_IMAGE), sidecarSetName(set)) ?? '';
+}
+
+function conditionOf(pod: Pod, type: string): JsonObject | undefined {
+  return arrayOf(objectOf(pod.status)?.conditions).find((c): c is JsonObject => isObject(c) && c.type === type);
+}
+
+/** PodReady condition True (k8s podutil.IsPodReady). */
+export function hasReadyCondition(pod: Pod): boolean {
+  return conditionOf(pod, 'Ready')?.status === 'True';
+}
+
+/** The Ready condition's lastTransitionTime in ms, 0 (Go's zero time) when absent or unparsable. */
+export function readyTransitionTime(pod: Pod): number {
+  return timeOf(conditionOf(pod, 'Ready')?.lastTransitionTime);
+}
+
+/** An RFC 3339 time in ms; 0 for absent or unparsable (Go's zero time). */
+export function timeOf(value: unknown): number {
+  if (typeof value !== 'string') return 0;
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? 0 : t;
+}
+
+/**
+ * Kruise's IsPodReady (rollout.md §1.4, §1.8a): for each HotUpgrade sidecar
+ * the empty container carries `hotUpgradeEmptyImage` (skipped when that is
+ * empty), and the pod is Running, Ready=True and not being deleted.
+ */
+export function isPodReady(pod: Pod, set: SidecarSet, hotContainers: readonly SidecarContainer[] = setContainers(set).filter(isHotUpgrade)): boolean {
+  const deletion: unknown = objectOf(pod.metadata)?.deletionTimestamp;
+  if (stringOf(objectOf(pod.status)?.phase) !== 'Running' || !hasReadyCondition(pod)) return false;
+  if (deletion !== undefined && deletion !== null) return false;
+  if (hotContainers.length === 0) return true;
+  const working = workingHotUpgradeContainers(pod);
+  const images = new Map(podContainers(pod).map((c) => [c.name, c.image]));
+  for (const c of hotContainers) {
+    const emptyImage = stringOf(objectOf(c.upgradeStrategy)?.hotUpgradeEmptyImage) ?? '';
+    if (emptyImage === '') continue;
+    const empty = working[c.name] === `${c.name}-1` ? `${c.name}-2` : `${c.name}-1`;
+    if (images.get(empty) !== emptyImage) return false;
+  }
+  return true;
+}
+
+/** The imageIDs recorded for the set in the in-place update state; undefined when the annotation is absent, null when unreadable. */
+function recordedImageIds(pod: Pod, set: SidecarSet): Map<string, string> | undefined | null {
+  const raw = podAnnotation(pod, ANNOTATION_INPLACE_UPDATE_STATE);
+  if (raw === undefined) return undefined;
+  // Go decodes `null` into an empty map; anything else that is not an object is an error.
+  const state = raw.trim() === 'null' ? {} : parseJsonMap(raw);
+  if (state === undefined) return null;
+  const out = new Map<string, string>();
+  const entry = objectOf(state[sidecarSetName(set)]);
+  for (const [name, status] of Object.entries(objectOf(entry?.lastContainerStatuses) ?? {})) {
+    out.set(name, stringOf(objectOf(status)?.imageID) ?? '');
+  }
+  return out;
+}
+
+/**
+ * IsPodStateConsistent (rollout.md §1.8 with §1.8a), for the sidecar
+ * containers `names` (default: all of the set's). Walking the pod's
+ * containers in order, a digest image must match its status imageID; the
+ * first tag image hands the decision to the in-place update state: a
+ * container whose recorded imageID is still its status imageID while its
+ * spec image differs from its status image has not restarted yet. Images are
+ * compared normalised (sidecarset.md §7), so a runtime reporting
+ * `docker.io/library/nginx:1` for `nginx:1` does not hang the rollout.
+ */
+export function isPodStateConsistent(pod: Pod, set: SidecarSet, names: ReadonlySet<string> = sidecarContainerNames(set)): boolean {
+  const statuses = containerStatuses(pod);
+  const containers = podContainers(pod);
+  if (containers.length !== statuses.length) return false;
+  const statusByName = new Map(statuses.map((s) => [stringOf(s.name) ?? '', s]));
+  for (const c of containers) {
+    if (!names.has(c.name)) continue;
+    const image = c.image ?? '';
+    const digest = imageDigestParts(image);
+    if (digest === undefined) return inPlaceUpdateCompleted(pod, set, names, containers, statuses);
+    const id = imageDigestParts(stringOf(statusByName.get(c.name)?.imageID) ?? '');
+    if (id === undefined || id.repository !== digest.repository || id.digest !== digest.digest) return false;
+  }
+  return true;
+}
+
+function inPlaceUpdateCompleted(
+  pod: Pod,
+  set: SidecarSet,
+  names: ReadonlySet<string>,
+  containers: readonly Container[],
+  statuses: readonly JsonObject[],
+): boolean {
+  const recorded = recordedImageIds(pod, set);
+  if (recorded === undefined) return true;
+  if (recorded === null) return false;
+  const specImages = new Map(containers.map((c) => [c.name, c.image ?? '']));
+  for (const s of statuses) {
+    const name = stringOf(s.name) ?? '';
+    if (!names.has(name)) continue;
+    const last = recorded.get(name);
+    if (last === undefined) continue;
+    const statusImage = stringOf(s.image) ?? '';
+    if (last === (stringOf(s.imageID) ?? '') && normalizeImageReference(specImages.get(name) ?? '') !== normalizeImageReference(statusImage)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** `containerStatuses[name].ready === true`. */
+export function isContainerReady(pod: Pod, name: string): boolean {
+  return containerStatuses(pod).some((s) => s.name === name && s.ready === true);
+}
+
+/** The status imageID of a container, '' when none. */
+export function containerImageId(pod: Pod, name: string): string {
+  return stringOf(containerStatuses(pod).find((s) => s.name === name)?.imageID) ?? '';
+}
+
+/** The highest restartCount among the pod's container statuses (k8s maxContainerRestarts). */
+export function maxContainerRestarts(pod: Pod): number {
+  let max = 0;
+  for (const s of containerStatuses(pod)) if (typeof s.restartCount === 'number' && s.restartCount > max) max = s.restartCount;
+  return max;
+}

@@ -1,0 +1,111 @@
+/**
+ * One round's writes and reports from a plan (rollout.md §0 step 4, §1.5
+ * step 7, §1.6, §1.7; sidecarset.md §7 "Why is it waiting?"), pure: the pass
+ * sends them in this order and skips a pod whose patch meets a conflict.
+ */
+import type { JsonPatchOperation } from '../admission/json-patch.ts';
+import type { Pod } from '../kube/types.ts';
+import { sidecarSetName } from '../sidecarset/match.ts';
+import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
+import { podUpdatePatch } from './pod-patch.ts';
+import type { RolloutCounts, RolloutPlan, WaitingReason } from './plan.ts';
+import { upgradableConditionPatch } from './upgradable-condition.ts';
+
+/** Kruise's Event on the SidecarSet when a round meets not-upgradable pods (type Normal). */
+export const NOT_UPGRADABLE_EVENT_REASON = 'NotUpgradablePods';
+
+export function notUpgradableEventMessage(count: number): string {
+  return `SidecarSet in-place update detected ${count} not upgradable pod(s) in this round, will skip them.`;
+}
+
+/** A `pods/status` strategic-merge patch, or none when the condition already says it. */
+type ConditionPatch = ReturnType<typeof upgradableConditionPatch>;
+
+export interface RoundWrites {
+  /** First: the not-upgradable pods' `SidecarSetUpgradable` (false) patches, where they change anything. */
+  notUpgradable: { pod: Pod; condition: NonNullable<ConditionPatch> }[];
+  /** Then one Normal Event when there were any not-upgradable pods. */
+  event?: { reason: typeof NOT_UPGRADABLE_EVENT_REASON; message: string };
+  /** Then, per pod in order: the guarded JSON Patch, and after it the condition (true) patch if it changes anything. */
+  updates: { pod: Pod; patch: JsonPatchOperation[]; condition: ConditionPatch }[];
+}
+
+/**
+ * The writes of Kruise's updatePods for a plan. `injectedListFor` gives the
+ * injected-list backfill of a pod (see `backfillInjectedList`).
+ * @throws UnpatchablePodError, PatchPodMetadataError from the pod patch: the pass skips that pod.
+ */
+export function roundWrites(
+  set: SidecarSet,
+  plan: RolloutPlan,
+  latestRevision: string,
+  injectedListFor: (pod: Pod) => string,
+  now: Date,
+): RoundWrites {
+  const name = sidecarSetName(set);
+  const notUpgradable = plan.notUpgradable.flatMap((pod) => {
+    const condition = upgradableConditionPatch(pod, name, false, now);
+    return condition === undefined ? [] : [{ pod, condition }];
+  });
+  const out: RoundWrites = {
+    notUpgradable,
+    updates: plan.updates.map(({ pod }) => ({
+      pod,
+      patch: podUpdatePatch({ pod, set, latestRevision, injectedList: injectedListFor(pod), now }),
+      condition: upgradableConditionPatch(pod, name, true, now),
+    })),
+  };
+  if (plan.notUpgradable.length > 0) out.event = { reason: NOT_UPGRADABLE_EVENT_REASON, message: notUpgradableEventMessage(plan.notUpgradable.length) };
+  return out;
+}
+
+/** The status a pass writes (§1.9): the counts, observedGeneration, latestRevision and collisionCount. */
+export function rolloutStatusFields(set: SidecarSet, counts: RolloutCounts, latestRevision: string, collisionCount: number): SidecarSetStatus {
+  return {
+    observedGeneration: typeof set.metadata?.generation === 'number' ? set.metadata.generation : 0,
+    ...counts,
+    latestRevision,
+    collisionCount,
+  };
+}
+
+/** Kruise's inconsistentStatus: write only when observedGeneration goes up or another field differs. */
+export function statusNeedsWrite(stored: SidecarSetStatus | undefined, next: SidecarSetStatus): boolean {
+  const s = stored ?? {};
+  return (
+    (next.observedGeneration ?? 0) > (s.observedGeneration ?? 0) ||
+    next.matchedPods !== (s.matchedPods ?? 0) ||
+    next.updatedPods !== (s.updatedPods ?? 0) ||
+    next.readyPods !== (s.readyPods ?? 0) ||
+    next.updatedReadyPods !== (s.updatedReadyPods ?? 0) ||
+    next.latestRevision !== (s.latestRevision ?? '') ||
+    next.collisionCount !== s.collisionCount
+  );
+}
+
+/** The user-facing line for why a set's rollout updates nothing more this pass (sidecarset.md §7). */
+export function waitingMessage(reason: WaitingReason): string {
+  switch (reason.kind) {
+    case 'not-update':
+      return 'updateStrategy.type is NotUpdate: running pods keep their sidecars';
+    case 'finished':
+      return 'finished: every matched pod runs the current sidecars';
+    case 'paused':
+      return 'paused (updateStrategy.paused)';
+    case 'hot-upgrade-unsupported':
+      return 'HotUpgrade sidecars are not rolled in place yet; new pods get the current spec';
+    case 'invalid-strategy':
+      return `cannot roll: ${reason.message}`;
+    case 'max-unavailable':
+      return `waiting for ${reason.unavailable} updated pod(s) to become ready (maxUnavailable ${reason.maxUnavailable})`;
+    case 'partition':
+      return `${reason.held} pod(s) held back by partition`;
+    case 'nothing-waiting': {
+      const parts: string[] = [];
+      if (reason.notUpgradable > 0) parts.push(`${reason.notUpgradable} pod(s) not upgradable because fields other than the image changed (recreate them)`);
+      if (reason.notSelected > 0) parts.push(`${reason.notSelected} pod(s) outside updateStrategy.selector`);
+      if (reason.inFlight > 0) parts.push(`${reason.inFlight} pod(s) still restarting from an earlier update`);
+      return parts.length > 0 ? parts.join('; ') : 'nothing to update';
+    }
+  }
+}

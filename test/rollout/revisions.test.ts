@@ -1,0 +1,197 @@
+import { describe, expect, it } from '@jest/globals';
+import { revisionData } from '../../lib/rollout/revision-data.ts';
+import { revisionHash, revisionName } from '../../lib/rollout/revision-name.ts';
+import {
+  activeRevisions,
+  currentRevisionName,
+  customVersionPatch,
+  newRevision,
+  resolveCollision,
+  revisionAction,
+  revisionsToDelete,
+  setHistory,
+  type ControllerRevision,
+} from '../../lib/rollout/revisions.ts';
+import type { SidecarSet } from '../../lib/sidecarset/types.ts';
+import { hashOf, OLD_IMAGE, rolloutPod, rolloutSet, withoutImageOf } from './fixtures.ts';
+
+/** rollout.md §2.2, exact bytes. */
+const DATA_6_7 =
+  '{"spec":{"$patch":"replace","containers":[{"command":["sleep","999d"],"image":"centos:6.7","imagePullPolicy":"IfNotPresent","name":"sidecar1","podInjectPolicy":"BeforeAppContainer","resources":{},"shareVolumePolicy":{"type":"disabled"},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File","upgradeStrategy":{"upgradeType":"ColdUpgrade"},"volumeMounts":[{"mountPath":"/var/log","name":"log-volume"}]}],"imagePullSecrets":null,"initContainers":null,"patchPodMetadata":null,"volumes":[{"emptyDir":{},"name":"log-volume"}]}}';
+
+describe('revision data and name (rollout.md §2.2)', () => {
+  const set67 = rolloutSet({ image: OLD_IMAGE });
+  const set68 = rolloutSet();
+
+  it('the set hashes are the example ones', () => {
+    expect(hashOf(set67)).toBe('4zbdc2xzc8w7c4x2c6984266bc9d7zf87x946v7xdfv988f6c6fc9b7dz47w8zd5');
+    expect(withoutImageOf(set67)).toBe('wcv47954b7xv5w4fbw682bbf78cw2449448vbf4fvvwv77947bc7fcv7fw89f98x');
+    expect(hashOf(set68)).toBe('88v5cd6b6bb8vwf45wfd54w62c9xb4wxv4v7cc4zf6xfv9xb9w96cbv8wb7z2vbw');
+    expect(withoutImageOf(set68)).toBe(withoutImageOf(set67));
+  });
+
+  it('Data.Raw is byte for byte Kruise’s', () => {
+    expect(revisionData(set67)).toBe(DATA_6_7);
+  });
+
+  it.each<[string, string, number, string]>([
+    ['centos:6.7, collisionCount 0', OLD_IMAGE, 0, 'test-sidecarset-cf4bf7796'],
+    ['centos:6.7, collisionCount 1', OLD_IMAGE, 1, 'test-sidecarset-cf4bf7797'],
+    ['centos:6.8, collisionCount 0', 'centos:6.8', 0, 'test-sidecarset-78bb8d68cc'],
+  ])('name for %s', (_n, image, collisions, name) => {
+    expect(currentRevisionName(rolloutSet({ image }), collisions)).toBe(name);
+  });
+
+  it('FNV-1 (not FNV-1a) over the data then the decimal collision count', () => {
+    // fnv.New32 over nothing is the offset basis 2166136261; SafeEncodeString maps
+    // each digit's code point mod 27 into "bcdfghjklmnpqrstvwxz2456789".
+    expect(revisionHash('')).toBe('65bb57b6b5');
+    // One byte tells FNV-1 (multiply, then xor) from FNV-1a: 'a' gives 0x050c5d7e (FNV-1a: 0xe40c292c).
+    expect(revisionHash('a')).toBe(String(0x050c5d7e).replace(/\d/g, (d) => 'bcdfghjklmnpqrstvwxz2456789'.charAt(d.charCodeAt(0) % 27)));
+    expect(revisionHash(DATA_6_7, 0)).toBe('cf4bf7796');
+  });
+
+  it('a long set name is cut to 223 characters before the hash', () => {
+    expect(revisionName('a'.repeat(250), 'h')).toBe(`${'a'.repeat(223)}-h`);
+  });
+
+  it('absent fields are null, present ones sorted and Go-escaped; selector and strategies are not recorded', () => {
+    const set: SidecarSet = {
+      ...set67,
+      spec: {
+        ...set67.spec,
+        imagePullSecrets: [{ name: 'reg' }, {}],
+        patchPodMetadata: [{ patchPolicy: 'Overwrite', annotations: { 'b<': 'x&y', a: '1' } }],
+        selector: { matchLabels: { other: 'x' } },
+      },
+    };
+    const data = revisionData(set);
+    expect(data).toContain('"imagePullSecrets":[{"name":"reg"},{}]');
+    expect(data).toContain('"patchPodMetadata":[{"annotations":{"a":"1","b\\u003c":"x\\u0026y"},"patchPolicy":"Overwrite"}]');
+    expect(data).not.toContain('selector');
+  });
+
+  it('the ControllerRevision object carries the set’s labels and annotations, the name and hash labels, and a controlling owner', () => {
+    const set: SidecarSet = { ...set67, metadata: { ...set67.metadata, labels: { team: 'a', 'apps.kruise.io/sidecarset-custom-version': 'v1' } } };
+    expect(newRevision(set, 'kruise-system', 1, 0)).toEqual({
+      apiVersion: 'apps/v1',
+      kind: 'ControllerRevision',
+      metadata: {
+        name: 'test-sidecarset-cf4bf7796',
+        namespace: 'kruise-system',
+        labels: {
+          team: 'a',
+          'apps.kruise.io/sidecarset-custom-version': 'v1',
+          'kruise.io/sidecarset-name': 'test-sidecarset',
+          'controller.kubernetes.io/hash': 'cf4bf7796',
+        },
+        annotations: set67.metadata!.annotations,
+        ownerReferences: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', name: 'test-sidecarset', uid: 'uid-1', controller: true, blockOwnerDeletion: true }],
+      },
+      data: JSON.parse(DATA_6_7),
+      revision: 1,
+    });
+  });
+});
+
+/** Stored revisions as the API server returns them (data parsed, a creation time). */
+function stored(set: SidecarSet, number: number, collision = 0): ControllerRevision {
+  const r = newRevision(set, 'kruise-system', number, collision);
+  return { ...r, metadata: { ...r.metadata, creationTimestamp: '2026-01-01T00:00:00Z' } };
+}
+
+function withSecret(n: number): SidecarSet {
+  const base = rolloutSet();
+  return { ...base, spec: { ...base.spec, imagePullSecrets: [{ name: `secret-${n}` }] } };
+}
+
+describe('registering the latest revision (rollout.md §2.1)', () => {
+  it('no history: create revision 1', () => {
+    const action = revisionAction(rolloutSet(), [], 'kruise-system');
+    expect(action.kind).toBe('create');
+    expect(action.revision.revision).toBe(1);
+  });
+
+  it('the newest revision records the spec: reuse, no write', () => {
+    const set = rolloutSet();
+    const history = [stored(rolloutSet({ image: OLD_IMAGE }), 1), stored(set, 2)];
+    expect(revisionAction(set, history, 'kruise-system')).toEqual({ kind: 'reuse', revision: history[1] });
+  });
+
+  it('an older revision records it (rollback): bump that revision to max + 1, same name', () => {
+    const old = rolloutSet({ image: OLD_IMAGE });
+    const history = [stored(old, 1), stored(rolloutSet(), 2)];
+    const action = revisionAction(old, history, 'kruise-system');
+    expect(action).toEqual({ kind: 'bump', revision: history[0], number: 3 });
+  });
+
+  it('a spec change after history: create max + 1', () => {
+    const history = [stored(withSecret(1), 4), stored(withSecret(2), 7)];
+    const action = revisionAction(withSecret(3), history, 'kruise-system');
+    expect(action.kind).toBe('create');
+    expect(action.revision.revision).toBe(8);
+  });
+
+  it('AlreadyExists with the same data: use it; with other data: collisionCount + 1 and a new name', () => {
+    const set = rolloutSet({ image: OLD_IMAGE });
+    const attempted = newRevision(set, 'kruise-system', 1, 0);
+    expect(resolveCollision(set, attempted, stored(set, 5), 0)).toEqual({ kind: 'use', revision: stored(set, 5) });
+    const other = { ...stored(rolloutSet(), 1), metadata: { ...attempted.metadata } };
+    const retry = resolveCollision(set, attempted, other, 0);
+    expect(retry.kind).toBe('retry');
+    if (retry.kind === 'retry') {
+      expect(retry.collisionCount).toBe(1);
+      expect(retry.revision.metadata!.name).toBe('test-sidecarset-cf4bf7797');
+      expect(retry.revision.revision).toBe(1);
+    }
+  });
+
+  it('history keeps revisions the set controls or that have no controller, sorted by revision, time, name', () => {
+    const set = rolloutSet();
+    const a = stored(withSecret(1), 2);
+    const b = { ...stored(withSecret(2), 1), metadata: { ...stored(withSecret(2), 1).metadata, ownerReferences: [] } };
+    const foreign = { ...stored(withSecret(3), 3), metadata: { ...stored(withSecret(3), 3).metadata, ownerReferences: [{ uid: 'other', controller: true }] } };
+    const otherSet = { ...stored(withSecret(4), 0), metadata: { ...stored(withSecret(4), 0).metadata, labels: { 'kruise.io/sidecarset-name': 'x' } } };
+    expect(setHistory(set, [a, foreign, otherSet, b])).toEqual([b, a]);
+  });
+
+  it('the custom-version label moves to the latest revision only when it differs', () => {
+    const set: SidecarSet = { ...rolloutSet(), metadata: { ...rolloutSet().metadata, labels: { 'apps.kruise.io/sidecarset-custom-version': 'v2' } } };
+    const latest = stored(rolloutSet(), 1);
+    expect(customVersionPatch(set, latest)).toEqual({ metadata: { labels: { 'apps.kruise.io/sidecarset-custom-version': 'v2' } } });
+    expect(customVersionPatch(set, stored(set, 1))).toBeUndefined();
+    expect(customVersionPatch(rolloutSet(), latest)).toBeUndefined();
+  });
+});
+
+describe('history trimming (rollout.md §2.1 truncateHistory, e2e "history revision checker")', () => {
+  const history = (numbers: number[]): ControllerRevision[] => numbers.map((n) => stored(withSecret(n), n));
+  const names = (rs: ControllerRevision[]) => rs.map((r) => r.revision);
+
+  it('16 revisions with the default limit of 10: delete the 6 oldest', () => {
+    const h = history([...Array(16).keys()].map((i) => i + 1));
+    expect(names(revisionsToDelete(withSecret(16), h, new Set()).delete)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('e2e: revisions 6..15 plus 12 bumped to 16 keep [6,7,8,9,10,11,13,14,15,16]', () => {
+    const h = history([6, 7, 8, 9, 10, 11, 13, 14, 15]).concat([{ ...stored(withSecret(12), 16) }]);
+    expect(revisionsToDelete(withSecret(12), h, new Set()).delete).toEqual([]);
+  });
+
+  it('active revisions are kept, the newest is never deleted, and a shortfall is reported', () => {
+    const set: SidecarSet = { ...withSecret(3), spec: { ...withSecret(3).spec, revisionHistoryLimit: 1 } };
+    const h = history([1, 2, 3]);
+    const active = new Set([h[0]!.metadata!.name!]);
+    expect(revisionsToDelete(set, h, active)).toEqual({ delete: [h[1]], short: 1 });
+    const zero: SidecarSet = { ...set, spec: { ...set.spec, revisionHistoryLimit: 0 } };
+    expect(revisionsToDelete(zero, h, new Set()).delete).toEqual([h[0], h[1]]);
+  });
+
+  it('active: controllerRevision on matched pods, the pinned name, the newest revision with the pinned custom version', () => {
+    const base = rolloutSet();
+    const set: SidecarSet = { ...base, spec: { ...base.spec, injectionStrategy: { revision: { revisionName: 'pinned', customVersion: 'v1' } } } };
+    const h = history([1, 2, 3]).map((r, i) => (i < 2 ? { ...r, metadata: { ...r.metadata, labels: { ...r.metadata!.labels, 'apps.kruise.io/sidecarset-custom-version': 'v1' } } } : r));
+    const pod = rolloutPod(set, { name: 'a' });
+    expect(activeRevisions(set, [pod], h)).toEqual(new Set(['rev-old', 'pinned', h[1]!.metadata!.name!]));
+  });
+});
