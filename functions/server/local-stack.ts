@@ -91,6 +91,8 @@ export interface LocalStackOptions {
   port?: number;
   /** Runs the status reconciler every this many ms (a pass at once); unset or 0 runs none. */
   statusSyncIntervalMs?: number;
+  /** The status loop's longest silence while passes change nothing (see pass-log.ts). */
+  statusSyncHeartbeatMs?: number;
   /**
    * Caller and rotation settings, as the functions' environment holds them:
    * ALLOWED_CALLER_CIDRS, WEBHOOK_SECRET_REFRESH_MS,
@@ -138,7 +140,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     let statusLoop: StatusLoop | undefined;
     if (options.statusSyncIntervalMs !== undefined && options.statusSyncIntervalMs > 0) {
       const statusSync = await composeStatusSync({ ...env, KUBECONFIG_CONTENT: cp.kubeconfig('functions') }, { logger: jsonLogger({ function: STATUS_SYNC }, sink), secretStore: store });
-      statusLoop = startStatusLoop({ runPass: statusSync.runPass, intervalMs: options.statusSyncIntervalMs, logger: statusSync.logger });
+      statusLoop = startStatusLoop({ runPass: statusSync.runPass, intervalMs: options.statusSyncIntervalMs, logger: statusSync.logger, ...(options.statusSyncHeartbeatMs !== undefined ? { heartbeatMs: options.statusSyncHeartbeatMs } : {}) });
     }
     return {
       cp,

@@ -24,7 +24,7 @@ import { renderWebhookConfigurations } from '../../lib/manifests/webhook-configu
 import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { clusterConfigured, clusterSources } from '../shared/cluster.ts';
 import { admissionRuntime, currentSecrets, loadCallerAccess, storedCallerSecrets, warnIfInsecure, type CallerAccess } from '../shared/compose.ts';
-import { composeStatusSync, statusSyncIntervalFromEnv } from '../status-sync/compose.ts';
+import { composeStatusSync, statusSyncHeartbeatFromEnv, statusSyncIntervalFromEnv } from '../status-sync/compose.ts';
 import { startStatusLoop, type StatusLoop } from '../status-sync/loop.ts';
 import { buildApp } from './app.ts';
 import { startLocalStack } from './local-stack.ts';
@@ -109,7 +109,7 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   let statusLoop: StatusLoop | undefined;
   if (intervalMs > 0) {
     const statusSync = await composeStatusSync(env, access.store !== undefined ? { secretStore: access.store } : {});
-    statusLoop = startStatusLoop({ runPass: statusSync.runPass, intervalMs, logger: statusSync.logger });
+    statusLoop = startStatusLoop({ runPass: statusSync.runPass, intervalMs, heartbeatMs: statusSyncHeartbeatFromEnv(env), logger: statusSync.logger });
   }
   if (generated !== undefined) {
     const webhooksFile = join(options.tlsDir, 'webhooks.yaml');
@@ -133,7 +133,7 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
   say('No cluster configured: starting an embedded one (etcd and kube-apiserver; the first start builds them from Go modules, which takes minutes).');
   // The caller and rotation settings only: the embedded cluster brings its own credentials.
   const env = Object.fromEntries([ENV_ALLOWED_CALLER_CIDRS, ENV_SECRET_REFRESH_MS, ENV_ROTATION_PERIOD_MS, ENV_ROTATION_MARGIN_MS].map((key) => [key, process.env[key]]));
-  const stack = await startLocalStack({ port: options.port, echo: (line) => process.stdout.write(`${line}\n`), statusSyncIntervalMs: intervalMs, env });
+  const stack = await startLocalStack({ port: options.port, echo: (line) => process.stdout.write(`${line}\n`), statusSyncIntervalMs: intervalMs, statusSyncHeartbeatMs: statusSyncHeartbeatFromEnv(process.env), env });
   const dir = resolve('.cache/local-cluster');
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const kubeconfig = join(dir, 'kubeconfig');
