@@ -87,6 +87,12 @@ export interface LocalStackOptions {
   cacheTtlMs?: number;
   /** Also write each log line here (the server's stdout, for `npm start`). */
   echo?: (line: string) => void;
+  /**
+   * Where the CA, serving certificate and webhook secret are kept, and kept
+   * after stop() (npm start's --tls-dir); by default a temporary directory
+   * removed by stop().
+   */
+  tlsDir?: string;
   /** The webhook server's port on 127.0.0.1; 0 (the default) picks a free one. */
   port?: number;
   /** Runs the status reconciler every this many ms (a pass at once); unset or 0 runs none. */
@@ -103,7 +109,8 @@ export interface LocalStackOptions {
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const cp = await startControlPlane();
-  const tlsDir = await mkdtemp(join(tmpdir(), 'sidecarset-tls-'));
+  const tlsDir = options.tlsDir ?? (await mkdtemp(join(tmpdir(), 'sidecarset-tls-')));
+  const removeTlsDir = () => (options.tlsDir === undefined ? rm(tlsDir, { recursive: true, force: true }) : Promise.resolve());
   const logs: string[] = [];
   try {
     await cp.apply(await readFile(crdPath, 'utf8'));
@@ -154,12 +161,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         await statusLoop?.stop();
         await app.close();
         await cp.stop();
-        await rm(tlsDir, { recursive: true, force: true });
+        await removeTlsDir();
       },
     };
   } catch (error) {
     await cp.stop();
-    await rm(tlsDir, { recursive: true, force: true });
+    await removeTlsDir();
     throw error;
   }
 }
