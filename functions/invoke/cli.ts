@@ -65,8 +65,6 @@ export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
   clock?: Clock;
-  /** The uid of a wrapped review (random by default). */
-  uid?: () => string;
 }
 
 const FILE_FLAGS = ['--event', '--sidecarsets', '--namespaces', '--pods', '--old'] as const;
@@ -241,17 +239,16 @@ async function requestOf(fn: AdmissionFunctionName, args: Args, io: CliIo, deps:
   const oldPath = args.files['--old'];
   let oldObject = oldPath === undefined ? undefined : parseSingleObject(await readText(io, oldPath, 'old object'), oldPath);
   let object = given;
-  const uid = io.uid ?? randomUUID;
   if (fn === 'sidecarset-validate') {
     // The API server calls mutating webhooks before validating ones: the set validated is the defaulted one.
-    const defaultingEvent = wrapInReview({ object, operation, ...(oldObject !== undefined ? { oldObject } : {}), uid: uid() });
+    const defaultingEvent = wrapInReview({ object, operation, ...(oldObject !== undefined ? { oldObject } : {}), uid: randomUUID() });
     const defaulting = await runReview('sidecarset-default', defaultingEvent, deps);
     if (defaulting.kind !== 'review' || !defaulting.review.response.allowed) return { denied: defaulting };
     object = resultingObject(defaultingEvent, defaulting.review) as JsonObject;
     // The old object is the stored one; one written by hand is taken as it would have been stored.
     if (oldObject !== undefined && wrappableKind(oldObject) === 'SidecarSet') oldObject = asStored(oldObject);
   }
-  return { event: wrapInReview({ object, operation, ...(oldObject !== undefined ? { oldObject } : {}), ...(namespace !== undefined ? { namespace } : {}), uid: uid() }) };
+  return { event: wrapInReview({ object, operation, ...(oldObject !== undefined ? { oldObject } : {}), ...(namespace !== undefined ? { namespace } : {}), uid: randomUUID() }) };
 }
 
 /** Prints an outcome; returns the exit code. */

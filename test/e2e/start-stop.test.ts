@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -30,7 +30,9 @@ const GONE_WITHIN_MS = 60_000;
 async function projectCopy(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'npm-start-stop-'));
   await copyFile(join(projectRoot, 'package.json'), join(dir, 'package.json'));
-  for (const entry of ['node_modules', 'functions', 'lib', 'infra', 'examples', 'test']) await symlink(join(projectRoot, entry), join(dir, entry));
+  for (const entry of await readdir(projectRoot)) {
+    if (entry !== 'package.json' && entry !== '.cache' && entry !== '.git') await symlink(join(projectRoot, entry), join(dir, entry));
+  }
   await mkdir(join(dir, '.cache'));
   await symlink(join(projectRoot, '.cache', 'control-plane'), join(dir, '.cache', 'control-plane'));
   return dir;
