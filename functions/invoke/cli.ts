@@ -1,28 +1,62 @@
 /**
  * The local invoke command: one function on files, no cluster.
  *
- *   invoke <function> [--event FILE] [--sidecarsets FILE] [--namespaces FILE] [--pods FILE]
+ *   invoke <function> [-f|--event FILE] [--operation CREATE|UPDATE --old FILE] [--namespace NS]
+ *          [--sidecarsets FILE] [--namespaces FILE] [--pods FILE] [-o|--output yaml|json]
  *   invoke status-sync --sidecarsets FILE --pods FILE [--namespaces FILE]
  *
+ * The event is an AdmissionReview v1 request, or a plain SidecarSet or Pod
+ * that is wrapped in the review the API server would send (lib/admission/wrap.ts).
+ *
  * Exit codes: 0 with the AdmissionReview response on stdout (allowed or
- * denied), or for status-sync the statuses that would change; 1 when the
- * function could not decide (what a webhook answers with HTTP 500/503, or a
- * set whose status cannot be computed); 2 for bad input (usage, unreadable
- * file, not an AdmissionReview).
+ * denied), or with -o the resulting object (allowed), or for status-sync the
+ * statuses that would change; 1 when the function could not decide (what a
+ * webhook answers with HTTP 500/503, or a set whose status cannot be
+ * computed); 2 for bad input (usage, unreadable file, not an AdmissionReview
+ * or an object of the function's kind); 3 when, with -o, the request was
+ * denied (the reasons on stderr).
  */
+import { randomUUID } from 'node:crypto';
+import { stringify } from 'yaml';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { memoryEventSink, memoryPodPages, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
+import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
+import { ADMISSION_KIND, type AdmissionReviewResponse } from '../../lib/admission/review.ts';
+import { wrapInReview, wrappableKind, WrapError, type WrappableKind } from '../../lib/admission/wrap.ts';
+import { isObject } from '../../lib/kube/json.ts';
 import { ManifestError, parseObjects, parseSingleObject, requireKind } from '../../lib/kube/yaml-objects.ts';
 import type { JsonObject } from '../../lib/kube/types.ts';
+import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
+import { ANNOTATION_HASH } from '../../lib/sidecarset/types.ts';
 import { systemClock, type Clock } from '../../lib/ports.ts';
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass, STATUS_SYNC } from '../../lib/status-sync/pass.ts';
-import { ADMISSION_FUNCTIONS, isAdmissionFunction, runReview } from '../../lib/webhooks/registry.ts';
+import type { HandlerDeps } from '../../lib/webhooks/handler.ts';
+import { ADMISSION_FUNCTIONS, isAdmissionFunction, runReview, type AdmissionFunctionName, type ReviewOutcome } from '../../lib/webhooks/registry.ts';
 
-export const USAGE = `usage: invoke <function> [--event FILE] [--sidecarsets FILE] [--namespaces FILE] [--pods FILE]
+export const USAGE = `usage: invoke <function> [-f|--event FILE] [--operation CREATE|UPDATE] [--old FILE] [--namespace NS]
+              [--sidecarsets FILE] [--namespaces FILE] [--pods FILE] [-o|--output yaml|json]
        invoke ${STATUS_SYNC} --sidecarsets FILE --pods FILE [--namespaces FILE]
 functions: ${ADMISSION_FUNCTIONS.join(', ')}, ${STATUS_SYNC}
-The event (an AdmissionReview v1 request, JSON or YAML) is read from standard input when --event is absent.
+
+  -f, --event FILE   the request, JSON or YAML (standard input when absent or "-"): an AdmissionReview v1
+                     request, or a plain SidecarSet (sidecarset-*) or Pod (pod-inject), which is wrapped in
+                     the review the API server would send: CREATE, or UPDATE with --operation UPDATE --old FILE
+                     (the object as stored). sidecarset-validate defaults a plain SidecarSet first, as the
+                     API server runs mutating webhooks before validating ones.
+  --namespace NS     the namespace of a plain Pod that names none (default "default")
+  --sidecarsets, --namespaces, --pods FILE
+                     what the function sees of the cluster: one object, an array, a List or several YAML
+                     documents. A SidecarSet without the kruise.io/sidecarset-hash annotation is defaulted
+                     on read, as sidecarset-default would have stored it; one with it is used as given.
+  -o, --output yaml|json
+                     print the resulting object (the defaulted SidecarSet, the injected Pod) instead of the
+                     review; warnings and a denial's reasons go to standard error.
+
+exit codes: 0 the review printed (allowed or denied), or with -o the allowed object printed;
+            1 the function could not decide (a webhook answers HTTP 500/503, so failurePolicy applies);
+            2 bad input (usage, unreadable file, not JSON/YAML, not a request the function takes);
+            3 with -o, the request was denied.
 ${STATUS_SYNC} prints [{"name": <SidecarSet>, "status": <its new status>}] for the sets whose status would change.`;
 
 export interface CliIo {
@@ -33,8 +67,15 @@ export interface CliIo {
   clock?: Clock;
 }
 
-const FILE_FLAGS = ['--event', '--sidecarsets', '--namespaces', '--pods'] as const;
+const FILE_FLAGS = ['--event', '--sidecarsets', '--namespaces', '--pods', '--old'] as const;
 type FileFlag = (typeof FILE_FLAGS)[number];
+const VALUE_FLAGS = ['--operation', '--namespace', '--output'] as const;
+type ValueFlag = (typeof VALUE_FLAGS)[number];
+type Flag = FileFlag | ValueFlag;
+const SHORT_FLAGS: Readonly<Record<string, Flag>> = { '-f': '--event', '-o': '--output' };
+
+/** Exit code of a denial with -o. */
+const EXIT_DENIED = 3;
 
 /** A problem with the command line or its input: one line on stderr, exit 2. */
 class UsageError extends Error {
@@ -47,20 +88,35 @@ class UsageError extends Error {
 interface Args {
   fn: string;
   files: Partial<Record<FileFlag, string>>;
+  values: Partial<Record<ValueFlag, string>>;
+}
+
+/** Splits `--flag=value`, `-oyaml` and `-o yaml` into the long flag and its inline value, if any. */
+function splitFlag(arg: string): { flag: string; inline?: string } {
+  if (arg.startsWith('--')) {
+    const eq = arg.indexOf('=');
+    return eq > 0 ? { flag: arg.slice(0, eq), inline: arg.slice(eq + 1) } : { flag: arg };
+  }
+  const short = SHORT_FLAGS[arg.slice(0, 2)];
+  if (short === undefined) return { flag: arg };
+  const rest = arg.slice(2);
+  return rest === '' ? { flag: short } : { flag: short, inline: rest.startsWith('=') ? rest.slice(1) : rest };
 }
 
 function parseArgs(argv: readonly string[]): Args {
   let fn: string | undefined;
   const files: Partial<Record<FileFlag, string>> = {};
+  const values: Partial<Record<ValueFlag, string>> = {};
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
-    const eq = arg.indexOf('=');
-    const flag = (arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg) as FileFlag;
-    if ((FILE_FLAGS as readonly string[]).includes(flag)) {
-      const value = arg.startsWith('--') && eq > 0 ? arg.slice(eq + 1) : argv[++i];
-      if (value === undefined || value === '') throw new UsageError(`${flag} needs a file path`);
-      if (files[flag] !== undefined) throw new UsageError(`${flag} given twice`);
-      files[flag] = value;
+    const { flag, inline } = arg === '-' ? { flag: arg } : splitFlag(arg);
+    const isFile = (FILE_FLAGS as readonly string[]).includes(flag);
+    if (isFile || (VALUE_FLAGS as readonly string[]).includes(flag)) {
+      const value = inline ?? argv[++i];
+      if (value === undefined || value === '') throw new UsageError(`${flag} needs ${isFile ? 'a file path' : 'a value'}`);
+      const target: Partial<Record<Flag, string>> = isFile ? files : values;
+      if (target[flag as Flag] !== undefined) throw new UsageError(`${flag} given twice`);
+      target[flag as Flag] = value;
     } else if (arg.startsWith('-')) {
       throw new UsageError(`unknown option ${arg}`);
     } else if (fn === undefined) {
@@ -70,7 +126,7 @@ function parseArgs(argv: readonly string[]): Args {
     }
   }
   if (fn === undefined) throw new UsageError('missing <function>');
-  return { fn, files };
+  return { fn, files, values };
 }
 
 async function readText(io: CliIo, path: string, what: string): Promise<string> {
@@ -91,16 +147,34 @@ async function readObjects(io: CliIo, path: string | undefined, kind: string, wh
 }
 
 /**
+ * A SidecarSet as the cluster stores it: every stored set went through
+ * sidecarset-default, which writes the hash annotation. A set without it is
+ * one written by hand, and injecting or counting with it as it is would use
+ * no defaults and no hash (pods would record an empty one), so it is
+ * defaulted as it would have been stored. A set with the annotation is used
+ * as given, so files taken from a cluster are read exactly.
+ */
+function asStored(set: JsonObject): JsonObject {
+  const annotations = isObject(set.metadata) && isObject(set.metadata.annotations) ? set.metadata.annotations : {};
+  return typeof annotations[ANNOTATION_HASH] === 'string' ? set : (defaultSidecarSet(set));
+}
+
+async function readSidecarSets(io: CliIo, path: string | undefined): Promise<JsonObject[]> {
+  return (await readObjects(io, path, 'SidecarSet', 'SidecarSets')).map(asStored);
+}
+
+/**
  * One reconciler pass over the files, nothing written anywhere: prints the
  * statuses that would change, and on stderr the sets that apply to pods
  * they never injected.
  */
-async function runStatusSync(files: Partial<Record<FileFlag, string>>, io: CliIo): Promise<number> {
-  if (files['--event'] !== undefined) throw new UsageError(`${STATUS_SYNC} takes no --event`);
+async function runStatusSync({ files, values }: Args, io: CliIo): Promise<number> {
+  for (const flag of ['--event', '--old'] as const) if (files[flag] !== undefined) throw new UsageError(`${STATUS_SYNC} takes no ${flag}`);
+  for (const flag of VALUE_FLAGS) if (values[flag] !== undefined) throw new UsageError(`${STATUS_SYNC} takes no ${flag}`);
   for (const flag of ['--sidecarsets', '--pods'] as const) {
     if (files[flag] === undefined) throw new UsageError(`${STATUS_SYNC} needs ${flag} FILE`);
   }
-  const sidecarSets = await readObjects(io, files['--sidecarsets'], 'SidecarSet', 'SidecarSets');
+  const sidecarSets = await readSidecarSets(io, files['--sidecarsets']);
   const namespaces = await readObjects(io, files['--namespaces'], 'Namespace', 'Namespaces');
   const pods = await readObjects(io, files['--pods'], 'Pod', 'Pods');
   const statuses = memoryStatusWriter(sidecarSets);
@@ -124,6 +198,86 @@ async function runStatusSync(files: Partial<Record<FileFlag, string>>, io: CliIo
   return 0;
 }
 
+/** The kind of object each admission function is called for. */
+const KIND_OF: Readonly<Record<AdmissionFunctionName, WrappableKind>> = {
+  'sidecarset-default': 'SidecarSet',
+  'sidecarset-validate': 'SidecarSet',
+  'pod-inject': 'Pod',
+};
+
+/** An AdmissionReview (or something trying to be one), as opposed to a plain object. */
+function looksLikeReview(object: JsonObject): boolean {
+  return object.kind === ADMISSION_KIND || (typeof object.apiVersion === 'string' && object.apiVersion.startsWith('admission.k8s.io/'));
+}
+
+/** The object a review's answer leaves: the request's object with the patch applied. */
+function resultingObject(event: JsonObject, review: AdmissionReviewResponse): unknown {
+  const request = isObject(event.request) ? event.request : {};
+  const { patch } = review.response;
+  return patch === undefined ? request.object : applyPatch(request.object, decodePatch(patch));
+}
+
+/** The request as the function receives it: the review given, or one made around the plain object. */
+async function requestOf(fn: AdmissionFunctionName, args: Args, io: CliIo, deps: HandlerDeps): Promise<{ event: JsonObject } | { denied: ReviewOutcome }> {
+  const eventPath = args.files['--event'] === '-' ? undefined : args.files['--event'];
+  const source = eventPath ?? 'standard input';
+  const eventText = eventPath === undefined ? await io.readStdin() : await readText(io, eventPath, 'event');
+  const given = parseSingleObject(eventText, source);
+  const { '--operation': operation = 'CREATE', '--namespace': namespace } = args.values;
+  if (looksLikeReview(given)) {
+    const plainOnly = [...(['--operation', '--namespace'] as const).filter((f) => args.values[f] !== undefined), ...(args.files['--old'] !== undefined ? ['--old'] : [])];
+    if (plainOnly.length > 0) throw new UsageError(`${plainOnly.join(', ')} ${plainOnly.length === 1 ? 'is' : 'are'} for a plain object; ${source} is an AdmissionReview, which says it already`);
+    return { event: given };
+  }
+  const kind = wrappableKind(given);
+  const expected = KIND_OF[fn];
+  if (kind === undefined) {
+    throw new UsageError(`${source}: not an AdmissionReview v1 request nor a ${expected} (apiVersion ${JSON.stringify(given.apiVersion)}, kind ${JSON.stringify(given.kind)})`);
+  }
+  if (kind !== expected) throw new UsageError(`${source}: ${fn} is called for a ${expected}, not a ${kind}`);
+  if (operation !== 'CREATE' && operation !== 'UPDATE') throw new UsageError(`--operation must be CREATE or UPDATE, got ${JSON.stringify(operation)}`);
+  const oldPath = args.files['--old'];
+  let oldObject = oldPath === undefined ? undefined : parseSingleObject(await readText(io, oldPath, 'old object'), oldPath);
+  let object = given;
+  if (fn === 'sidecarset-validate') {
+    // The API server calls mutating webhooks before validating ones: the set validated is the defaulted one.
+    const defaultingEvent = wrapInReview({ object, operation, ...(oldObject !== undefined ? { oldObject } : {}), uid: randomUUID() });
+    const defaulting = await runReview('sidecarset-default', defaultingEvent, deps);
+    if (defaulting.kind !== 'review' || !defaulting.review.response.allowed) return { denied: defaulting };
+    object = resultingObject(defaultingEvent, defaulting.review) as JsonObject;
+    // The old object is the stored one; one written by hand is taken as it would have been stored.
+    if (oldObject !== undefined && wrappableKind(oldObject) === 'SidecarSet') oldObject = asStored(oldObject);
+  }
+  return { event: wrapInReview({ object, operation, ...(oldObject !== undefined ? { oldObject } : {}), ...(namespace !== undefined ? { namespace } : {}), uid: randomUUID() }) };
+}
+
+/** Prints an outcome; returns the exit code. */
+function report(fn: AdmissionFunctionName, outcome: ReviewOutcome, event: JsonObject | undefined, output: 'yaml' | 'json' | undefined, io: CliIo): number {
+  switch (outcome.kind) {
+    case 'review': {
+      if (output === undefined) {
+        io.stdout(`${JSON.stringify(outcome.review, null, 2)}\n`);
+        return 0;
+      }
+      const { response } = outcome.review;
+      for (const warning of response.warnings ?? []) io.stderr(`Warning: ${warning}\n`);
+      if (!response.allowed) {
+        io.stderr(`invoke: ${fn} denied the request (${response.status?.code ?? 403}): ${response.status?.message ?? 'no reason given'}\n`);
+        return EXIT_DENIED;
+      }
+      const object = event === undefined ? undefined : resultingObject(event, outcome.review);
+      io.stdout(output === 'json' ? `${JSON.stringify(object, null, 2)}\n` : stringify(object));
+      return 0;
+    }
+    case 'invalid':
+      io.stderr(`invoke: ${outcome.message}\n`);
+      return 2;
+    case 'failed':
+      io.stderr(`invoke: ${fn} could not decide (a webhook answers HTTP ${outcome.status}): ${outcome.message}\n`);
+      return 1;
+  }
+}
+
 /** Runs the command; returns the exit code. Never throws. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   try {
@@ -131,35 +285,26 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.stdout(`${USAGE}\n`);
       return 0;
     }
-    const { fn, files } = parseArgs(argv);
-    if (fn === STATUS_SYNC) return await runStatusSync(files, io);
+    const args = parseArgs(argv);
+    const { fn, files, values } = args;
+    if (fn === STATUS_SYNC) return await runStatusSync(args, io);
     if (!isAdmissionFunction(fn)) throw new UsageError(`unknown function ${JSON.stringify(fn)}; expected one of ${[...ADMISSION_FUNCTIONS, STATUS_SYNC].join(', ')}`);
-    const eventPath = files['--event'];
-    const eventText = eventPath === undefined ? await io.readStdin() : await readText(io, eventPath, 'event');
-    const event = parseSingleObject(eventText, eventPath ?? 'standard input');
-    const sidecarSets = await readObjects(io, files['--sidecarsets'], 'SidecarSet', 'SidecarSets');
+    const output = values['--output'];
+    if (output !== undefined && output !== 'yaml' && output !== 'json') throw new UsageError(`--output must be yaml or json, got ${JSON.stringify(output)}`);
+    const sidecarSets = await readSidecarSets(io, files['--sidecarsets']);
     const namespaces = await readObjects(io, files['--namespaces'], 'Namespace', 'Namespaces');
     // Pods are read (and so checked) for every function; status-sync is their user.
     await readObjects(io, files['--pods'], 'Pod', 'Pods');
-
-    const outcome = await runReview(fn, event, {
+    const deps: HandlerDeps = {
       sidecarSets: memorySidecarSetSource(sidecarSets),
       namespaces: memoryNamespaceSource(namespaces),
       clock: io.clock ?? systemClock,
-    });
-    switch (outcome.kind) {
-      case 'review':
-        io.stdout(`${JSON.stringify(outcome.review, null, 2)}\n`);
-        return 0;
-      case 'invalid':
-        io.stderr(`invoke: ${outcome.message}\n`);
-        return 2;
-      case 'failed':
-        io.stderr(`invoke: ${fn} could not decide (a webhook answers HTTP ${outcome.status}): ${outcome.message}\n`);
-        return 1;
-    }
+    };
+    const request = await requestOf(fn, args, io, deps);
+    if ('denied' in request) return report('sidecarset-default', request.denied, undefined, output, io);
+    return report(fn, await runReview(fn, request.event, deps), request.event, output, io);
   } catch (error) {
-    if (error instanceof UsageError || error instanceof ManifestError) {
+    if (error instanceof UsageError || error instanceof ManifestError || error instanceof WrapError) {
       io.stderr(`invoke: ${error.message}\n`);
       return 2;
     }

@@ -94,7 +94,7 @@ async function targetsAndCa(args: Args): Promise<{ targets: Record<AdmissionFunc
   if (args.local) {
     const tlsDir = resolve(args.values.get('--tls-dir') ?? '.cache/local-server');
     const port = args.values.get('--port') ?? '8443';
-    const caPem = await readText(join(tlsDir, CA_FILE), 'the local server CA (run npm start once with a cluster to create it)');
+    const caPem = await readText(join(tlsDir, CA_FILE), 'the local server CA (run npm start once to create it, with the same --tls-dir)');
     const fileSecret = await readFile(join(tlsDir, 'webhook-secret'), 'utf8').then((s) => s.trim(), () => undefined);
     const secret = args.values.has('--secret-file') || fileSecret === undefined ? await callerSecret(args) : currentSecretOf(fileSecret);
     const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:${port}/${fn}/${secret}` }]));
@@ -138,7 +138,8 @@ export async function renderManifests(argv: readonly string[]): Promise<string> 
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(import.meta.filename)) {
-  renderManifests(process.argv.slice(2)).then(
+  if (process.argv.includes('--help') || process.argv.includes('-h')) process.stdout.write(`${MANIFESTS_USAGE}\n`);
+  else renderManifests(process.argv.slice(2)).then(
     (yaml) => process.stdout.write(yaml),
     (error: unknown) => {
       const message = error instanceof Error ? error.message : String(error);

@@ -85,10 +85,18 @@ export interface LocalStackOptions {
   podFailurePolicy?: 'Fail' | 'Ignore';
   /** Also write each log line here (the server's stdout, for `npm start`). */
   echo?: (line: string) => void;
+  /**
+   * Where the CA, serving certificate and webhook secret are kept, and kept
+   * after stop() (npm start's --tls-dir); by default a temporary directory
+   * removed by stop().
+   */
+  tlsDir?: string;
   /** The webhook server's port on 127.0.0.1; 0 (the default) picks a free one. */
   port?: number;
   /** Runs the status reconciler every this many ms (a pass at once); unset or 0 runs none. */
   statusSyncIntervalMs?: number;
+  /** The status loop's longest silence while passes change nothing (see pass-log.ts). */
+  statusSyncHeartbeatMs?: number;
   /**
    * Caller and rotation settings, as the functions' environment holds them:
    * ALLOWED_CALLER_CIDRS, WEBHOOK_SECRET_REFRESH_MS,
@@ -99,7 +107,8 @@ export interface LocalStackOptions {
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const cp = await startControlPlane();
-  const tlsDir = await mkdtemp(join(tmpdir(), 'sidecarset-tls-'));
+  const tlsDir = options.tlsDir ?? (await mkdtemp(join(tmpdir(), 'sidecarset-tls-')));
+  const removeTlsDir = () => (options.tlsDir === undefined ? rm(tlsDir, { recursive: true, force: true }) : Promise.resolve());
   const logs: string[] = [];
   try {
     await cp.apply(await readFile(crdPath, 'utf8'));
@@ -133,7 +142,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     let statusLoop: StatusLoop | undefined;
     if (options.statusSyncIntervalMs !== undefined && options.statusSyncIntervalMs > 0) {
       const statusSync = await composeStatusSync({ ...env, KUBECONFIG_CONTENT: cp.kubeconfig('functions') }, { logger: jsonLogger({ function: STATUS_SYNC }, sink), secretStore: store });
-      statusLoop = startStatusLoop({ runPass: statusSync.runPass, intervalMs: options.statusSyncIntervalMs, logger: statusSync.logger });
+      statusLoop = startStatusLoop({ runPass: statusSync.runPass, intervalMs: options.statusSyncIntervalMs, logger: statusSync.logger, ...(options.statusSyncHeartbeatMs !== undefined ? { heartbeatMs: options.statusSyncHeartbeatMs } : {}) });
     }
     return {
       cp,
@@ -147,12 +156,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         await statusLoop?.stop();
         await app.close();
         await cp.stop();
-        await rm(tlsDir, { recursive: true, force: true });
+        await removeTlsDir();
       },
     };
   } catch (error) {
     await cp.stop();
-    await rm(tlsDir, { recursive: true, force: true });
+    await removeTlsDir();
     throw error;
   }
 }

@@ -11,6 +11,7 @@
  *   from Go modules), installs the CRD, RBAC and webhook configurations, and
  *   writes a kubeconfig for the user.
  */
+import { rmSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
@@ -24,11 +25,13 @@ import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-co
 import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { clusterConfigured, clusterSources } from '../shared/cluster.ts';
 import { admissionRuntime, currentSecrets, loadCallerAccess, storedCallerSecrets, warnIfInsecure, type CallerAccess } from '../shared/compose.ts';
-import { composeStatusSync, statusSyncIntervalFromEnv } from '../status-sync/compose.ts';
+import { composeStatusSync, statusSyncHeartbeatFromEnv, statusSyncIntervalFromEnv } from '../status-sync/compose.ts';
 import { startStatusLoop, type StatusLoop } from '../status-sync/loop.ts';
 import { buildApp } from './app.ts';
-import { startLocalStack } from './local-stack.ts';
+import { watchLifetime } from './lifetime.ts';
+import { startLocalStack, type LocalStack } from './local-stack.ts';
 import { OptionsError, parseServerOptions, SERVER_USAGE, type ServerOptions } from './options.ts';
+import { assertPortFree } from './port-check.ts';
 import { CA_FILE, ensureServingTls } from './tls.ts';
 
 const SECRET_FILE = 'webhook-secret';
@@ -58,32 +61,10 @@ function statusLoopNote(intervalMs: number): string {
     : `SidecarSet statuses are reconciled every ${intervalMs / 1000} s (STATUS_SYNC_INTERVAL_MS).`;
 }
 
-/** Stops `stop` on SIGINT/SIGTERM; a second signal exits at once. */
-function onShutdown(stop: () => Promise<void>): void {
-  let closing = false;
-  const handler = (signal: string) => {
-    if (closing) process.exit(1);
-    closing = true;
-    logger.info('shutting down', { signal });
-    stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error('shutdown failed', { error: (error as Error).message });
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', () => {
-    handler('SIGINT');
-  });
-  process.on('SIGTERM', () => {
-    handler('SIGTERM');
-  });
-}
-
 /** Serves a cluster the user already has. */
 async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv): Promise<void> {
   const intervalMs = statusSyncIntervalFromEnv(baseEnv);
+  await assertPortFree(options.port);
   const env = baseEnv;
   const access = await localCallerAccess(options.tlsDir, env);
   warnIfInsecure(access, logger);
@@ -109,7 +90,7 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   let statusLoop: StatusLoop | undefined;
   if (intervalMs > 0) {
     const statusSync = await composeStatusSync(env, access.store !== undefined ? { secretStore: access.store } : {});
-    statusLoop = startStatusLoop({ runPass: statusSync.runPass, intervalMs, logger: statusSync.logger });
+    statusLoop = startStatusLoop({ runPass: statusSync.runPass, intervalMs, heartbeatMs: statusSyncHeartbeatFromEnv(env), logger: statusSync.logger });
   }
   if (generated !== undefined) {
     const webhooksFile = join(options.tlsDir, 'webhooks.yaml');
@@ -121,23 +102,55 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
     say('The API server must reach 127.0.0.1 on this machine.');
     say(`${statusLoopNote(intervalMs)} Press Ctrl-C to stop.`);
   }
-  onShutdown(async () => {
-    await statusLoop?.stop();
-    await app.close();
+  watchLifetime({
+    logger,
+    stop: async () => {
+      await statusLoop?.stop();
+      await app.close();
+    },
   });
 }
 
-/** Starts an embedded cluster with everything installed. */
+/** Starts an embedded cluster with everything installed; it and the kubeconfig go when the server does. */
 async function serveEmbedded(options: ServerOptions): Promise<void> {
   const intervalMs = statusSyncIntervalFromEnv(process.env);
+  const heartbeatMs = statusSyncHeartbeatFromEnv(process.env);
+  await assertPortFree(options.port);
+  const dir = resolve('.cache/local-cluster');
+  const kubeconfig = join(dir, 'kubeconfig');
+  const started: { stack?: LocalStack } = {};
+  // From here on, a signal or the parent's death stops whatever has started
+  // (during the boot, the exit that follows lets the control plane harness
+  // kill what it started).
+  watchLifetime({
+    logger,
+    stop: async () => {
+      await started.stack?.stop();
+    },
+    cleanupSync: () => {
+      rmSync(kubeconfig, { force: true });
+    },
+  });
   say('No cluster configured: starting an embedded one (etcd and kube-apiserver; the first start builds them from Go modules, which takes minutes).');
   // The caller and rotation settings only: the embedded cluster brings its own credentials.
   const env = Object.fromEntries([ENV_ALLOWED_CALLER_CIDRS, ENV_SECRET_REFRESH_MS, ENV_ROTATION_PERIOD_MS, ENV_ROTATION_MARGIN_MS].map((key) => [key, process.env[key]]));
-  const stack = await startLocalStack({ port: options.port, echo: (line) => process.stdout.write(`${line}\n`), statusSyncIntervalMs: intervalMs, env });
-  const dir = resolve('.cache/local-cluster');
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const kubeconfig = join(dir, 'kubeconfig');
-  await writeFile(kubeconfig, stack.cp.kubeconfig('admin'), { mode: 0o600 });
+  const stack = await startLocalStack({
+    port: options.port,
+    echo: (line) => process.stdout.write(`${line}\n`),
+    statusSyncIntervalMs: intervalMs,
+    statusSyncHeartbeatMs: heartbeatMs,
+    env,
+    // Kept, like a given cluster's: `npm run manifests -- --local` reads the CA and the secret there.
+    tlsDir: options.tlsDir,
+  });
+  started.stack = stack;
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await writeFile(kubeconfig, stack.cp.kubeconfig('admin'), { mode: 0o600 });
+  } catch (error) {
+    await stack.stop();
+    throw error;
+  }
   logger.info('embedded cluster', { apiServer: stack.cp.url, webhooks: stack.serverUrl, kubeconfig, etcdPid: stack.cp.pids.etcd, apiServerPid: stack.cp.pids.kubeApiserver });
   say(`\nThe embedded cluster is ready at ${stack.cp.url}, its webhooks served on ${stack.serverUrl}.`);
   say(`Use it with:\n`);
@@ -146,12 +159,16 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
   say(`  kubectl --kubeconfig ${kubeconfig} get pod web -o yaml`);
   say(`  kubectl --kubeconfig ${kubeconfig} get sidecarsets\n`);
   say(statusLoopNote(intervalMs));
-  say('Press Ctrl-C to stop; the cluster and its data are removed.');
-  onShutdown(() => stack.stop());
+  say('Press Ctrl-C to stop; the cluster, its data and the kubeconfig are removed.');
 }
 
 async function main(): Promise<void> {
-  const options = parseServerOptions(process.argv.slice(2), { tlsDir: resolve('.cache/local-server') });
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${SERVER_USAGE}\n`);
+    return;
+  }
+  const options = parseServerOptions(argv, { tlsDir: resolve('.cache/local-server') });
   const env = {
     ...process.env,
     ...(options.kubeconfig !== undefined ? { KUBECONFIG: options.kubeconfig, KUBECONFIG_CONTENT: '', KUBECONFIG_SECRET_ARN: '', EKS_CLUSTER_NAME: '' } : {}),
@@ -163,5 +180,7 @@ async function main(): Promise<void> {
 main().catch((error: unknown) => {
   if (error instanceof OptionsError) say(`${error.message}\n${SERVER_USAGE}`);
   else say(`server: ${(error as Error).message}`);
-  process.exitCode = 2;
+  // Exit rather than wait: whatever did start (a half-booted cluster) is
+  // killed by the exit hooks, and nothing else must keep the process alive.
+  process.exit(2);
 });

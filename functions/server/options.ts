@@ -12,7 +12,10 @@ export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE] 
   --port N           HTTPS port on 127.0.0.1 (default 8443; 0 picks a free one)
   --kubeconfig FILE  the cluster to serve (default: $KUBECONFIG)
   --tls-dir DIR      where the generated CA, certificate and secret are kept (default .cache/local-server)
-  --tls-cert/--tls-key  serve this certificate instead of a generated one`;
+  --tls-cert/--tls-key  serve this certificate instead of a generated one
+  --help             this text
+The port is checked before anything starts. SIGINT, SIGTERM, SIGHUP or the death of the parent process
+(npm) stop the server and an embedded cluster, and remove its data and .cache/local-cluster/kubeconfig.`;
 
 export class OptionsError extends Error {
   constructor(message: string) {

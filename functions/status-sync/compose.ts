@@ -15,6 +15,7 @@ import { kubeSidecarSetSource, millisecondsFromEnv, SourceOptionsError } from '.
 import { DEFAULT_CALL_TIMEOUT_MS, kubeEventSink, kubeNamespaceSnapshot, kubePodPages, kubeStatusWriter } from '../../lib/adapters/kube-status-sync.ts';
 import { systemClock, type Logger } from '../../lib/ports.ts';
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
+import { DEFAULT_HEARTBEAT_MS } from '../../lib/status-sync/pass-log.ts';
 import { runStatusPass, STATUS_SYNC, type PassResult } from '../../lib/status-sync/pass.ts';
 import { clusterKubeConfig } from '../shared/cluster.ts';
 import type { Env, Overrides } from '../shared/compose.ts';
@@ -27,6 +28,7 @@ export interface StatusSyncOverrides extends Overrides {
 /** How often `npm start` runs a pass; 0 turns the loop off. */
 export const ENV_STATUS_SYNC_INTERVAL_MS = 'STATUS_SYNC_INTERVAL_MS';
 export const DEFAULT_STATUS_SYNC_INTERVAL_MS = 30_000;
+export const ENV_STATUS_SYNC_HEARTBEAT_MS = 'STATUS_SYNC_HEARTBEAT_MS';
 
 export interface StatusSyncRuntime {
   /** One pass against the cluster; never throws (failures are in the result). */
@@ -90,6 +92,15 @@ export function logPass(logger: Logger, result: PassResult, fields: Record<strin
   const line = { ...fields, ...result };
   if (result.errors.length > 0) logger.error('status pass', line);
   else logger.info('status pass', line);
+}
+
+/**
+ * The `npm start` loop's longest silence from STATUS_SYNC_HEARTBEAT_MS
+ * (default 5 minutes; 0 logs every pass).
+ * @throws SourceOptionsError when the value is not whole milliseconds.
+ */
+export function statusSyncHeartbeatFromEnv(env: Env): number {
+  return millisecondsFromEnv(env, ENV_STATUS_SYNC_HEARTBEAT_MS, DEFAULT_HEARTBEAT_MS, 0);
 }
 
 /**

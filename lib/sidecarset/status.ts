@@ -23,6 +23,19 @@ export interface PodSummary {
   injectedSets: ReadonlySet<string>;
   /** The raw `kruise.io/sidecarset-hash` annotation, parsed only for sets that match. */
   hashAnnotation: string | undefined;
+  /** metadata.creationTimestamp in epoch milliseconds; undefined when absent or unreadable. */
+  createdAtMs: number | undefined;
+}
+
+/**
+ * A creationTimestamp (RFC 3339, as the API server writes it, to the second)
+ * in epoch milliseconds; undefined when absent or not a timestamp.
+ */
+export function creationTimeMs(metadata: unknown): number | undefined {
+  const text = stringOf(objectOf(metadata)?.creationTimestamp);
+  if (text === undefined || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(text)) return undefined;
+  const ms = Date.parse(text);
+  return Number.isNaN(ms) ? undefined : ms;
 }
 
 /** Reduces a pod to its {@link PodSummary}. */
@@ -45,13 +58,18 @@ export function summarizePod(pod: Pod): PodSummary {
     containerNames: new Set(containers.map((c) => stringOf(c.name) ?? '')),
     injectedSets: new Set(parseInjectedList(annotations[ANNOTATION_INJECTED_LIST])),
     hashAnnotation: annotations[ANNOTATION_HASH],
+    createdAtMs: creationTimeMs(metadata),
   };
 }
 
 /** The counts of section 6 plus what the user should hear about. */
 export interface StatusComputation {
   status: SidecarSetStatus;
-  /** Active pods the set applies to that carry no injection by it (created while the webhook was down). */
+  /**
+   * Active pods the set applies to that carry no injection by it and were
+   * created after it (created while the webhook was down); see
+   * {@link StatusAccumulator.notInjectedPods}.
+   */
   notInjectedPods: number;
 }
 
@@ -61,7 +79,7 @@ export type PodOutcome =
   | 'matched'
   /** The set applies to the pod but never injected it (created while the webhook was down). */
   | 'not-injected'
-  /** Inactive, not selected, or missing one of the set's containers. */
+  /** Inactive, not selected, missing one of the set's containers, or uninjected but not created after the set. */
   | 'ignored';
 
 /** Matched pods that carry one recorded hash for the set. */
@@ -90,7 +108,15 @@ export interface StatusAccumulator {
    * and its stored status supplies the fields this project does not compute.
    */
   status(current?: SidecarSet): SidecarSetStatus;
-  /** Active pods the set applies to that it never injected (0 while injection is paused). */
+  /**
+   * Active pods the set applies to that it never injected (0 while injection
+   * is paused). Only pods created strictly after the set count: the webhook
+   * injects at creation, so a pod that existed before the set (or was created
+   * in the same second, which timestamps cannot order) was never the set's to
+   * inject (spec section 8). When the pod or the set has no readable
+   * creationTimestamp (hand-written files; the API server always sets one),
+   * the pod counts: nothing shows it predates the set.
+   */
   readonly notInjectedPods: number;
 }
 
@@ -106,6 +132,7 @@ export function statusAccumulator(set: SidecarSet): StatusAccumulator {
   const name = sidecarSetName(set);
   const containerNames = containerNamesOf(set);
   const paused = isInjectionPaused(set);
+  const setCreatedAtMs = creationTimeMs(set.metadata);
   // Keyed by the hash the pod records for this set (undefined when none is readable).
   const byHash = new Map<string | undefined, HashCounts>();
   let notInjected = 0;
@@ -114,6 +141,7 @@ export function statusAccumulator(set: SidecarSet): StatusAccumulator {
       if (pod.inactive || !sidecarSetSelectsPod(set, pod.labels, pod.namespace, namespaceLabels)) return 'ignored';
       if (!pod.injectedSets.has(name)) {
         if (paused) return 'ignored';
+        if (setCreatedAtMs !== undefined && pod.createdAtMs !== undefined && pod.createdAtMs <= setCreatedAtMs) return 'ignored';
         notInjected++;
         return 'not-injected';
       }

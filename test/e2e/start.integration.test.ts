@@ -111,11 +111,13 @@ describeWithControlPlane('npm start without a cluster', () => {
   it('stops the cluster and exits cleanly on Ctrl-C', async () => {
     const pids = [...output.matchAll(/"(?:etcd|apiServer)Pid":(\d+)/g)].map((m) => Number(m[1]));
     expect(pids).toHaveLength(2);
+    const kc = parse(await readFile(kubeconfigPath, 'utf8')) as Kubeconfig;
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { resolve(code); }));
     child.kill('SIGINT');
     expect(await exited).toBe(0);
-    const kc = parse(await readFile(kubeconfigPath, 'utf8')) as Kubeconfig;
     await expect(api(kc, 'GET', '/readyz')).rejects.toThrow();
+    // The kubeconfig pointed at the server that is gone: it is removed with it.
+    await expect(readFile(kubeconfigPath, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
     for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
   });
 });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { parse, stringify } from 'yaml';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
@@ -101,6 +102,111 @@ describe('invoke sidecarset-default and sidecarset-validate', () => {
   });
 });
 
+describe('invoke on plain objects, as kubectl apply -f takes them', () => {
+  const example = (name: string) => join(projectRoot, 'examples', name);
+  const exampleSet = () => parseSingleObject(readFileSync(example('sidecarset.yaml'), 'utf8'), 'example') as SidecarSet;
+  let dir: string;
+  const file = (name: string, content: unknown): string => {
+    const path = join(dir, name);
+    writeFileSync(path, typeof content === 'string' ? content : stringify(content));
+    return path;
+  };
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'invoke-plain-'));
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sidecarset-default wraps a plain SidecarSet in a CREATE review and answers with the defaulting patch', () => {
+    const r = invoke(['sidecarset-default', '--event', example('sidecarset.yaml')]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const { response } = JSON.parse(r.stdout);
+    expect(response).toMatchObject({ allowed: true, patchType: 'JSONPatch', uid: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(applyPatch(exampleSet(), decodePatch(response.patch))).toEqual(defaultSidecarSet(exampleSet()));
+  });
+
+  it('-o yaml prints the defaulted SidecarSet', () => {
+    const r = invoke(['sidecarset-default', '-f', example('sidecarset.yaml'), '-o', 'yaml']);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(parse(r.stdout)).toEqual(defaultSidecarSet(exampleSet()));
+  });
+
+  it('sidecarset-validate defaults a plain SidecarSet first, as the API server runs mutating webhooks before validating ones', () => {
+    const r = invoke(['sidecarset-validate', '-f', example('sidecarset.yaml')]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).response).toEqual({ uid: expect.any(String), allowed: true });
+    // With -o, the object printed is the one validated: the defaulted set.
+    const o = invoke(['sidecarset-validate', '-f', example('sidecarset.yaml'), '-o', 'json']);
+    expect(JSON.parse(o.stdout)).toEqual(defaultSidecarSet(exampleSet()));
+  });
+
+  it('with -o, a denial prints its reasons on stderr and exits 3; without -o the review is printed and the exit is 0', () => {
+    const invalid = file('invalid.yaml', { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'bad' }, spec: { containers: [{ name: 'x' }] } });
+    const o = invoke(['sidecarset-validate', '-f', invalid, '-o', 'yaml']);
+    expect(o.code).toBe(3);
+    expect(o.stdout).toBe('');
+    expect(o.stderr).toMatch(/^invoke: sidecarset-validate denied the request \(422\): .*spec\.containers\[0\]\.image: Required value/);
+    expect(o.stderr).not.toContain('Unsupported value');
+    const r = invoke(['sidecarset-validate', '-f', invalid]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).response).toMatchObject({ allowed: false, status: { code: 422 } });
+  });
+
+  it('pod-inject -f pod.yaml --sidecarsets sets.yaml -o yaml shows the pod as it would be stored, plain sets defaulted on read', () => {
+    const r = invoke(['pod-inject', '-f', example('pod.yaml'), '--sidecarsets', example('sidecarset.yaml'), '-o', 'yaml']);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    const pod = parse(r.stdout) as { metadata: { namespace: string; annotations: Record<string, string> }; spec: { containers: { name: string; env?: { name: string }[] }[] } };
+    expect(pod.spec.containers.map((c) => c.name)).toEqual(['log-agent', 'app']);
+    expect(pod.spec.containers[0]!.env?.map((e) => e.name)).toEqual(['LOG_LEVEL', 'IS_INJECTED']);
+    expect(pod.metadata.namespace).toBe('default');
+    const hash = defaultSidecarSet(exampleSet()).metadata!.annotations!['kruise.io/sidecarset-hash'];
+    expect(JSON.parse(pod.metadata.annotations['kruise.io/sidecarset-hash']!)['log-agent'].hash).toBe(hash);
+  });
+
+  it('uses a set that carries its hash annotation as given', () => {
+    const r = invoke(['pod-inject', '-f', example('pod.yaml'), '--sidecarsets', fixture('sidecarsets.yaml'), '-o', 'json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(JSON.parse(r.stdout).metadata.annotations['kruise.io/sidecarset-hash'])['log-agent'].hash).toBe('hash-a');
+  });
+
+  it('reads a plain pod from standard input (-f -), puts it in --namespace and keeps generateName', () => {
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'web-', labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'nginx:1.27' }] } };
+    const r = invoke(['pod-inject', '-f', '-', '--namespace', 'shop', '--sidecarsets', example('sidecarset.yaml'), '-ojson'], JSON.stringify(pod));
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    const injected = JSON.parse(r.stdout) as { metadata: Record<string, unknown>; spec: { containers: { name: string }[] } };
+    expect(injected.metadata).toMatchObject({ generateName: 'web-', namespace: 'shop' });
+    expect(injected.metadata).not.toHaveProperty('name');
+    expect(injected.spec.containers.map((c) => c.name)).toEqual(['log-agent', 'app']);
+  });
+
+  it('prints the object a review leaves with -o as well', () => {
+    const r = invoke(['pod-inject', '--event', fixture('pod-create.json'), '--sidecarsets', fixture('sidecarsets.yaml'), '--output=yaml']);
+    expect(r.code).toBe(0);
+    expect((parse(r.stdout) as { spec: { containers: { name: string }[] } }).spec.containers.map((c) => c.name)).toEqual(['log-agent', 'app']);
+  });
+
+  it('validates an UPDATE against the old object (--operation UPDATE --old FILE)', () => {
+    const old = file('old.yaml', exampleSet());
+    const newImage = file('new-image.yaml', { ...exampleSet(), spec: { ...exampleSet().spec, containers: [{ ...exampleSet().spec!.containers![0]!, image: 'fluent/fluent-bit:3.2' }] } });
+    const allowed = invoke(['sidecarset-validate', '-f', newImage, '--operation', 'UPDATE', '--old', old, '-o', 'yaml']);
+    expect({ code: allowed.code, stderr: allowed.stderr }).toEqual({ code: 0, stderr: '' });
+    const added = file('new-container.yaml', { ...exampleSet(), spec: { ...exampleSet().spec, containers: [...exampleSet().spec!.containers!, { name: 'metrics', image: 'metrics:1' }] } });
+    const denied = invoke(['sidecarset-validate', '-f', added, '--operation', 'UPDATE', '--old', old, '-o', 'yaml']);
+    expect(denied.code).toBe(3);
+    expect(denied.stderr).toMatch(/spec\.containers\[1\]/);
+  });
+
+  it.each(['sidecarset-default', 'sidecarset-validate', 'pod-inject', 'status-sync'])('%s --help prints the usage and exits 0', (fn) => {
+    const r = invoke([fn, '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^usage: invoke <function>/);
+    expect(r.stdout).toContain('exit codes:');
+  });
+});
+
 describe('invoke errors: one line on stderr, exit 2, nothing on stdout', () => {
   it.each<[string, string[], string, RegExp]>([
     ['an unknown function', ['pod-eject', '--event', fixture('pod-create.json')], '', /unknown function "pod-eject"/],
@@ -110,7 +216,19 @@ describe('invoke errors: one line on stderr, exit 2, nothing on stdout', () => {
     ['an unreadable event file', ['pod-inject', '--event', fixture('nope.json')], '', /cannot read event file .*nope\.json: ENOENT/],
     ['an unreadable SidecarSets file', ['pod-inject', '--event', fixture('pod-create.json'), '--sidecarsets', '/nonexistent/sets.yaml'], '', /cannot read SidecarSets file/],
     ['standard input that is not JSON or YAML', ['pod-inject'], '{"apiVersion": ', /standard input: not valid JSON or YAML/],
-    ['an event that is not an AdmissionReview', ['pod-inject'], '{"apiVersion":"v1","kind":"Pod"}', /not an AdmissionReview v1 request: apiVersion is "v1"/],
+    ['an event that is not an AdmissionReview', ['pod-inject'], '{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview"}', /not an AdmissionReview v1 request: apiVersion is "admission.k8s.io\/v1beta1"/],
+    ['a plain Pod without a name', ['pod-inject'], '{"apiVersion":"v1","kind":"Pod"}', /the Pod has no metadata\.name \(nor metadata\.generateName\)/],
+    ['an object of another kind', ['pod-inject'], '{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"}}', /standard input: not an AdmissionReview v1 request nor a Pod \(apiVersion "apps\/v1", kind "Deployment"\)/],
+    ['a Pod given to a SidecarSet function', ['sidecarset-default', '--event', join(projectRoot, 'examples/pod.yaml')], '', /sidecarset-default is called for a SidecarSet, not a Pod/],
+    ['a SidecarSet of another apiVersion', ['sidecarset-default'], '{"apiVersion":"apps.kruise.io/v1beta1","kind":"SidecarSet","metadata":{"name":"s"}}', /a SidecarSet has apiVersion "apps\.kruise\.io\/v1alpha1", not "apps\.kruise\.io\/v1beta1"/],
+    ['--operation with a review', ['pod-inject', '--event', fixture('pod-create.json'), '--operation', 'UPDATE'], '', /--operation is for a plain object; .*pod-create\.json is an AdmissionReview/],
+    ['an UPDATE without --old', ['sidecarset-default', '-f', join(projectRoot, 'examples/sidecarset.yaml'), '--operation', 'UPDATE'], '', /UPDATE needs the stored object \(--old FILE\)/],
+    ['--old without UPDATE', ['sidecarset-default', '-f', join(projectRoot, 'examples/sidecarset.yaml'), '--old', join(projectRoot, 'examples/sidecarset.yaml')], '', /an old object is only for UPDATE/],
+    ['an operation the CLI cannot make', ['sidecarset-default', '-f', join(projectRoot, 'examples/sidecarset.yaml'), '--operation', 'DELETE'], '', /--operation must be CREATE or UPDATE, got "DELETE"/],
+    ['--namespace for a cluster-scoped SidecarSet', ['sidecarset-default', '-f', join(projectRoot, 'examples/sidecarset.yaml'), '--namespace', 'shop'], '', /a SidecarSet is cluster-scoped: --namespace does not apply/],
+    ['a namespace that disagrees with the Pod\'s', ['pod-inject', '-f', join(projectRoot, 'examples/pod.yaml'), '--namespace', 'shop'], '', /the Pod's namespace "default" does not match --namespace "shop"/],
+    ['an output format other than yaml or json', ['pod-inject', '-f', join(projectRoot, 'examples/pod.yaml'), '-o', 'wide'], '', /--output must be yaml or json, got "wide"/],
+    ['-o without a format', ['pod-inject', '-f', join(projectRoot, 'examples/pod.yaml'), '-o'], '', /--output needs a value/],
     ['an AdmissionReview without a uid', ['pod-inject'], '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{}}', /request\.uid/],
     ['an empty event', ['pod-inject'], '', /expected one JSON or YAML document, found 0/],
     ['a SidecarSets file holding something else', ['pod-inject', '--event', fixture('pod-create.json'), '--sidecarsets', fixture('namespaces.yaml')], '', /is a "Namespace", expected SidecarSet/],

@@ -69,6 +69,34 @@ describe('computeStatus', () => {
     expect(status([bare, injectedPod()]).notInjectedPods).toBe(1);
   });
 
+  describe('reports only uninjected pods created after the set (spec section 8)', () => {
+    const at = (metadata: Record<string, unknown>, creationTimestamp: unknown) => (creationTimestamp === undefined ? metadata : { ...metadata, creationTimestamp });
+    it.each<[string, unknown, unknown, number]>([
+      ['a pod created a second after the set', '2026-03-01T10:00:00Z', '2026-03-01T10:00:01Z', 1],
+      ['a pod created a day after the set', '2026-03-01T10:00:00Z', '2026-03-02T10:00:00Z', 1],
+      ['a pod created before the set', '2026-03-01T10:00:00Z', '2026-03-01T09:59:59Z', 0],
+      ['a pod created in the same second (timestamps cannot order them)', '2026-03-01T10:00:00Z', '2026-03-01T10:00:00Z', 0],
+      ['offsets are compared as instants: 11:00+01:00 is 10:00Z', '2026-03-01T10:00:00Z', '2026-03-01T11:00:00+01:00', 0],
+      ['fractional seconds are read', '2026-03-01T10:00:00Z', '2026-03-01T10:00:00.5Z', 1],
+      ['a pod without a creationTimestamp counts', '2026-03-01T10:00:00Z', undefined, 1],
+      ['a set without a creationTimestamp counts every uninjected pod', undefined, '2020-01-01T00:00:00Z', 1],
+      ['an unreadable pod timestamp counts', '2026-03-01T10:00:00Z', 'yesterday', 1],
+      ['a timestamp that is not a string counts', '2026-03-01T10:00:00Z', 1_772_000_000, 1],
+    ])('%s', (_name, setCreated, podCreated, expected) => {
+      const s = { ...set, metadata: at(set.metadata!, setCreated) };
+      const bare = pod();
+      bare.metadata = at(bare.metadata!, podCreated);
+      expect(status([bare], s).notInjectedPods).toBe(expected);
+    });
+
+    it('still matches injected pods that predate the set', () => {
+      const s = { ...set, metadata: { ...set.metadata, creationTimestamp: '2026-03-01T10:00:00Z' } };
+      const p = injectedPod();
+      p.metadata = { ...p.metadata, creationTimestamp: '2026-01-01T00:00:00Z' };
+      expect(status([p], s).status.matchedPods).toBe(1);
+    });
+  });
+
   it('does not report uninjected pods for a paused set', () => {
     const paused = { ...set, spec: { ...set.spec, injectionStrategy: { paused: true } } };
     expect(status([pod()], paused).notInjectedPods).toBe(0);

@@ -67,6 +67,32 @@ async function kubeletReports(name: string, ready: boolean): Promise<void> {
   await admin('PATCH', `${PODS}/${name}/status`, { status }, 'application/merge-patch+json');
 }
 
+const WEBHOOKS = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/serverless-sidecarset';
+
+/**
+ * Creates `pod` after the SidecarSet, as if the pod-inject webhook were down
+ * (failurePolicy Ignore): the webhook is taken out of the configuration, the
+ * pod is created once a dry run shows the API server no longer calls it (it
+ * picks up configuration changes within moments), and the webhook is put back.
+ */
+async function createWhilePodInjectIsDown(pod: Pod): Promise<void> {
+  // Timestamps have one-second resolution: the pod must be created in a later second than the set.
+  await new Promise((r) => setTimeout(r, 1100));
+  const original = (await admin('GET', WEBHOOKS)) as { webhooks: { name: string }[] };
+  const index = original.webhooks.findIndex((w) => w.name.startsWith('pod-inject.'));
+  await admin('PATCH', WEBHOOKS, [{ op: 'test', path: `/webhooks/${index}/name`, value: original.webhooks[index]?.name }, { op: 'remove', path: `/webhooks/${index}` }], 'application/json-patch+json');
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const dry = (await admin('POST', `${PODS}?dryRun=All`, pod)) as Pod;
+    if (dry.spec?.containers.length === 1) break;
+    if (Date.now() > deadline) throw new Error('the API server still calls the pod-inject webhook 30 s after it was removed');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await admin('POST', PODS, pod);
+  const current = (await admin('GET', WEBHOOKS)) as { webhooks: unknown[] };
+  await admin('PUT', WEBHOOKS, { ...current, webhooks: original.webhooks });
+}
+
 async function storedSet(): Promise<SidecarSet> {
   return (await admin('GET', `${SETS}/log-agent`)) as SidecarSet;
 }
@@ -78,7 +104,7 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
     await ensureControlPlaneBinaries();
     stack = await startLocalStack();
     await admin('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } });
-    // Created before the SidecarSet exists: nothing injects it, as when the webhook was down.
+    // Created before the SidecarSet exists: not the set's to inject, and never reported (spec section 8).
     await admin('POST', PODS, webPod('early'));
     await admin('POST', SETS, {
       apiVersion: 'apps.kruise.io/v1alpha1',
@@ -92,6 +118,7 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
     }
     await kubeletReports('web-1', true);
     await kubeletReports('web-2', false);
+    await createWhilePodInjectIsDown(webPod('late'));
     statusSync = await composeStatusSync({ KUBECONFIG_CONTENT: stack.cp.kubeconfig('functions') }, { logger: capturingLogger().logger });
     first = await statusSync.runPass();
   }, 30 * 60_000);
@@ -101,7 +128,7 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
   });
 
   it('writes the status as the functions identity, without an error', () => {
-    expect(first).toMatchObject({ setsSeen: 1, podsSeen: 3, statusesWritten: 1, podListAttempts: 1, errors: [] });
+    expect(first).toMatchObject({ setsSeen: 1, podsSeen: 4, statusesWritten: 1, podListAttempts: 1, errors: [] });
   });
 
   it('shows MATCHED, UPDATED and READY in kubectl get sidecarsets', async () => {
@@ -109,7 +136,7 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
     expect((await storedSet()).status).toEqual({ observedGeneration: 1, matchedPods: 2, updatedPods: 2, readyPods: 1, updatedReadyPods: 1 });
   });
 
-  it('reports the pod it never injected, in the result and as a Warning event on the SidecarSet', async () => {
+  it('reports the pod created after the set that it never injected, not the one from before the set, in the result and as a Warning event on the SidecarSet', async () => {
     expect(first.notInjected).toEqual({ 'log-agent': 1 });
     const uid = (await storedSet()).metadata?.uid;
     const events = (await admin('GET', `/api/v1/events?fieldSelector=${encodeURIComponent('involvedObject.kind=SidecarSet,involvedObject.name=log-agent')}`)) as {
@@ -118,7 +145,7 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
     expect(events.items).toEqual([
       expect.objectContaining({ type: 'Warning', reason: 'PodsNotInjected', involvedObject: expect.objectContaining({ uid }), source: { component: 'sidecarset-status-sync' } }),
     ]);
-    expect(events.items[0]?.message).toMatch(/^1 pod matches this SidecarSet but was created without its sidecars .*: shop\/early$/);
+    expect(events.items[0]?.message).toMatch(/^1 pod matches this SidecarSet but was created without its sidecars .*: shop\/late$/);
   });
 
   it('writes nothing on a second pass: the resourceVersion does not change', async () => {

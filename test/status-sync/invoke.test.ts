@@ -46,6 +46,17 @@ describe('invoke status-sync', () => {
     expect(JSON.parse(r.stdout)).toEqual([]);
   });
 
+  it('defaults a SidecarSet without its hash annotation on read, so pods injected with it count as updated', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'invoke-status-plain-'));
+    const plainSet = join(projectRoot, 'examples', 'sidecarset.yaml');
+    const injected = invoke(['pod-inject', '-f', join(projectRoot, 'examples', 'pod.yaml'), '--sidecarsets', plainSet, '-o', 'json']);
+    expect(injected.code).toBe(0);
+    writeFileSync(join(dir, 'pods.json'), injected.stdout);
+    const r = invoke(['status-sync', '--sidecarsets', plainSet, '--pods', join(dir, 'pods.json')]);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(JSON.parse(r.stdout)).toEqual([{ name: 'log-agent', status: { observedGeneration: 0, matchedPods: 1, updatedPods: 1, readyPods: 0, updatedReadyPods: 0 } }]);
+  });
+
   it('reads Namespace labels for a namespaceSelector', () => {
     const r = invoke(['status-sync', '--sidecarsets', fixture('sidecarsets-ns-selector.yaml'), '--pods', fixture('pods.yaml'), '--namespaces', fixture('namespaces.yaml')]);
     expect(r.code).toBe(0);

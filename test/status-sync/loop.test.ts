@@ -18,7 +18,7 @@ describe('the status loop of npm start', () => {
   it('runs a pass at once, then one per interval, logging each as one line', async () => {
     const { logger, entries } = capturingLogger();
     let passes = 0;
-    const loop = startStatusLoop({ runPass: () => Promise.resolve(result(passes++ === 1 ? [{ operation: 'list pods', message: 'x' }] : [])), intervalMs: 10, logger });
+    const loop = startStatusLoop({ runPass: () => Promise.resolve(result(passes++ === 1 ? [{ operation: 'list pods', message: 'x' }] : [])), intervalMs: 10, heartbeatMs: 0, logger });
     await until(() => passes >= 3);
     await loop.stop();
     const stoppedAt = passes;
@@ -27,6 +27,20 @@ describe('the status loop of npm start', () => {
     expect(entries().slice(0, 2)).toEqual([
       expect.objectContaining({ level: 'info', message: 'status pass', setsSeen: 1, podsSeen: 2, statusesWritten: 1, errors: [] }),
       expect.objectContaining({ level: 'error', message: 'status pass', errors: [{ operation: 'list pods', message: 'x' }] }),
+    ]);
+  });
+
+  it('logs only the passes that change something, and says how many it left out', async () => {
+    const { logger, entries } = capturingLogger();
+    let passes = 0;
+    const quiet = { ...result(), statusesWritten: 0, statusesUnchanged: 1 };
+    // Passes 0-5 change nothing, pass 6 writes a status; an hour's heartbeat never comes due.
+    const loop = startStatusLoop({ runPass: () => Promise.resolve(passes++ === 6 ? result() : quiet), intervalMs: 1, heartbeatMs: 3_600_000, logger });
+    await until(() => passes >= 8);
+    await loop.stop();
+    expect(entries()).toEqual([
+      expect.objectContaining({ level: 'info', message: 'status pass', logged: 'first', quietPasses: 0, statusesWritten: 0 }),
+      expect.objectContaining({ level: 'info', message: 'status pass', logged: 'changed', quietPasses: 5, statusesWritten: 1 }),
     ]);
   });
 
