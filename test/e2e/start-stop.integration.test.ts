@@ -149,7 +149,7 @@ describeWithControlPlane('npm start stops and cleans up however its parent goes 
     if (signal === 'SIGINT') {
       // The CA and secret of the embedded start are where `npm run manifests -- --local` looks.
       // `npm run -s manifests -- --local` in that directory, by the real path: main.ts runs only as the main module, which a symlink is not.
-      const manifests = spawnSync(process.execPath, [join(projectRoot, 'functions/manifests/main.ts'), '--local', '--port', String(port), '--only', 'webhooks'], { cwd: dir, encoding: 'utf8' });
+      const manifests = spawnSync(process.execPath, [join(projectRoot, 'functions/render-manifests/main.ts'), '--local', '--port', String(port), '--only', 'webhooks'], { cwd: dir, encoding: 'utf8' });
       expect({ code: manifests.status, stderr: manifests.stderr }).toEqual({ code: 0, stderr: '' });
       expect(manifests.stdout).toContain('kind: MutatingWebhookConfiguration');
       const ca = Buffer.from(await readFile(join(dir, '.cache', 'local-server', CA_FILE))).toString('base64');
