@@ -2,7 +2,10 @@
  * `npm run bench`: every benchmark of issue 8 with its floor, measured in the
  * same run; prints the tables and writes docs/BENCHMARKS.md.
  *
- *   npm run bench -- [--only admission|http|cold-start|reconciler|freshness[,...]] [--quick] [--out FILE]
+ *   npm run bench -- [--only admission|http|cold-start|reconciler|freshness[,...]] [--quick] [--out FILE] [--strict]
+ *
+ * Exits 0 whether targets are met or missed unless --strict is given, then 1
+ * on any MISS (after the report is written); 2 on a bad command line.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
@@ -14,7 +17,7 @@ import { httpSection } from './bench/http-serving.ts';
 import { machineInfo } from './bench/machine.ts';
 import { BenchUsageError, parseBenchOptions, USAGE } from './bench/options.ts';
 import { reconcilerSection } from './bench/reconciler.ts';
-import { renderConsole, renderDocument, type SectionId, type SectionReport } from './bench/report.ts';
+import { missedTargets, renderConsole, renderDocument, type SectionId, type SectionReport } from './bench/report.ts';
 import { settingsFor } from './bench/settings.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -26,6 +29,10 @@ try {
   if (!(error instanceof BenchUsageError)) throw error;
   process.stderr.write(`${error.message}\nusage: ${USAGE}\n`);
   process.exit(2);
+}
+if (options.help) {
+  process.stdout.write(`usage: ${USAGE}\n`);
+  process.exit(0);
 }
 const settings = settingsFor(options.quick);
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -56,3 +63,10 @@ const document = renderDocument(
 await mkdir(dirname(options.out), { recursive: true });
 await writeFile(options.out, document);
 log(`bench: wrote ${relative(process.cwd(), options.out)}`);
+
+const missed = missedTargets(reports);
+if (options.strict && missed.length > 0) {
+  log(`bench: --strict: ${missed.length} target${missed.length === 1 ? '' : 's'} missed:`);
+  for (const line of missed) log(`  MISS ${line}`);
+  process.exitCode = 1;
+}

@@ -6,6 +6,9 @@ export interface BenchOptions {
   sections: SectionId[];
   quick: boolean;
   out: string;
+  /** Exit 1 when any target is missed, so a CI job can fail on it; off by default, as the report is the product. */
+  strict: boolean;
+  help: boolean;
 }
 
 export class BenchUsageError extends Error {
@@ -15,7 +18,13 @@ export class BenchUsageError extends Error {
   }
 }
 
-export const USAGE = `npm run bench -- [--only ${SECTIONS.join('|')}[,...]] [--quick] [--out FILE]`;
+export const USAGE = `npm run bench -- [--only ${SECTIONS.join('|')}[,...]] [--quick] [--out FILE] [--strict] [--help]
+
+  --only SECTIONS  run these sections only (comma-separated), in their usual order
+  --quick          fewer repetitions and shorter runs: a smoke test, not figures to quote
+  --out FILE       write the report to FILE instead of docs/BENCHMARKS.md
+  --strict         exit 1 when any target is missed (MISS); without it a run exits 0 either way
+  --help           print this and exit`;
 
 function isSection(name: string): name is SectionId {
   return (SECTIONS as readonly string[]).includes(name);
@@ -23,7 +32,7 @@ function isSection(name: string): name is SectionId {
 
 /** Parses the arguments; `root` resolves the default output, docs/BENCHMARKS.md. */
 export function parseBenchOptions(args: readonly string[], root: string): BenchOptions {
-  const options: BenchOptions = { sections: [...SECTIONS], quick: false, out: resolve(root, 'docs', 'BENCHMARKS.md') };
+  const options: BenchOptions = { sections: [...SECTIONS], quick: false, out: resolve(root, 'docs', 'BENCHMARKS.md'), strict: false, help: false };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const value = () => {
@@ -32,6 +41,8 @@ export function parseBenchOptions(args: readonly string[], root: string): BenchO
       return v;
     };
     if (arg === '--quick') options.quick = true;
+    else if (arg === '--strict') options.strict = true;
+    else if (arg === '--help' || arg === '-h') options.help = true;
     else if (arg === '--out') options.out = resolve(value());
     else if (arg === '--only') {
       const names = value().split(',').map((s) => s.trim()).filter((s) => s !== '');

@@ -39,6 +39,11 @@ function verdictTable(verdicts: readonly Verdict[]): Table {
   return { headers: ['target', 'figure', 'result'], rows: verdicts.map((v) => [v.target, v.figure, v.met ? 'PASS' : 'MISS']) };
 }
 
+/** The targets a run missed, each named with its section: what `--strict` fails on. */
+export function missedTargets(sections: readonly SectionReport[]): string[] {
+  return sections.flatMap((s) => s.verdicts.filter((v) => !v.met).map((v) => `${s.title}: ${v.target} (${v.figure})`));
+}
+
 /** The terminal rendering: every section's table and its verdicts. */
 export function renderConsole(sections: readonly SectionReport[]): string {
   const parts: string[] = [];

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { countDelta, requestCounts } from '../../scripts/bench/api-requests.ts';
 import { withSpread } from '../../scripts/bench/format.ts';
 import { BenchUsageError, parseBenchOptions } from '../../scripts/bench/options.ts';
-import { renderConsole, renderDocument, type SectionReport } from '../../scripts/bench/report.ts';
+import { missedTargets, renderConsole, renderDocument, type SectionReport } from '../../scripts/bench/report.ts';
 import { summarize } from '../../testkit/bench/stats.ts';
 import { renderMarkdownTable, renderTextTable } from '../../scripts/bench/table.ts';
 
@@ -41,6 +41,12 @@ describe('benchmark tables and document', () => {
     expect(doc).toContain('- The hashes dominate.');
   });
 
+  it('names every missed target with its section, and nothing when all are met', () => {
+    const met: SectionReport = { ...section, title: '2. HTTP', verdicts: [{ target: 'p99 ≤ 10 ms', figure: '3 ms', met: true }] };
+    expect(missedTargets([section, met])).toEqual(['1. Admission compute: pod-inject ≥ 0.5 × floor (0.05×)']);
+    expect(missedTargets([met])).toEqual([]);
+  });
+
   it('prints each section with its verdicts on the terminal', () => {
     const out = renderConsole([section]);
     expect(out).toContain('== 1. Admission compute ==');
@@ -50,7 +56,19 @@ describe('benchmark tables and document', () => {
 
 describe('benchmark options', () => {
   it('runs every section into docs/BENCHMARKS.md by default', () => {
-    expect(parseBenchOptions([], '/p')).toEqual({ sections: ['admission', 'http', 'cold-start', 'reconciler', 'freshness'], quick: false, out: '/p/docs/BENCHMARKS.md' });
+    expect(parseBenchOptions([], '/p')).toEqual({
+      sections: ['admission', 'http', 'cold-start', 'reconciler', 'freshness'], quick: false, out: '/p/docs/BENCHMARKS.md', strict: false, help: false,
+    });
+  });
+
+  it('fails on a missed target only with --strict, and writes where --out says', () => {
+    expect(parseBenchOptions(['--strict', '--out', '/tmp/bench.md'], '/p')).toMatchObject({ strict: true, out: '/tmp/bench.md' });
+    expect(() => parseBenchOptions(['--out'], '/p')).toThrow('--out needs a value');
+  });
+
+  it('asks for help with --help or -h', () => {
+    expect(parseBenchOptions(['--help'], '/p').help).toBe(true);
+    expect(parseBenchOptions(['-h'], '/p').help).toBe(true);
   });
 
   it('keeps the sections named by --only in their usual order', () => {
