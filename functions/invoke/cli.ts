@@ -4,15 +4,16 @@
  *   invoke <function> [-f|--event FILE] [--operation CREATE|UPDATE --old FILE] [--namespace NS]
  *          [--sidecarsets FILE] [--namespaces FILE] [--pods FILE] [-o|--output yaml|json]
  *   invoke status-sync --sidecarsets FILE --pods FILE [--namespaces FILE]
+ *   invoke rollout --sidecarsets FILE --pods FILE [--namespaces FILE]
  *
  * The event is an AdmissionReview v1 request, or a plain SidecarSet or Pod
  * that is wrapped in the review the API server would send (lib/admission/wrap.ts).
  *
  * Exit codes: 0 with the AdmissionReview response on stdout (allowed or
  * denied), or with -o the resulting object (allowed), or for status-sync the
- * statuses that would change; 1 when the function could not decide (what a
+ * statuses that would change, for rollout the pass's decisions; 1 when the function could not decide (what a
  * webhook answers with HTTP 500/503, or a set whose status cannot be
- * computed); 2 for bad input (usage, unreadable file, not an AdmissionReview
+ * computed or whose rollout cannot be decided); 2 for bad input (usage, unreadable file, not an AdmissionReview
  * or an object of the function's kind); 3 when, with -o, the request was
  * denied (the reasons on stderr).
  */
@@ -23,9 +24,10 @@ import { memoryEventSink, memoryPodPages, memoryStatusWriter } from '../../lib/a
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { ADMISSION_KIND, type AdmissionReviewResponse } from '../../lib/admission/review.ts';
 import { wrapInReview, wrappableKind, WrapError, type WrappableKind } from '../../lib/admission/wrap.ts';
-import { isObject } from '../../lib/kube/json.ts';
+import { isObject, stringOf } from '../../lib/kube/json.ts';
 import { ManifestError, parseObjects, parseSingleObject, requireKind } from '../../lib/kube/yaml-objects.ts';
-import type { JsonObject } from '../../lib/kube/types.ts';
+import type { JsonObject, Pod } from '../../lib/kube/types.ts';
+import { offlinePlan } from '../../lib/rollout/offline-plan.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { ANNOTATION_HASH } from '../../lib/sidecarset/types.ts';
 import { systemClock, type Clock } from '../../lib/ports.ts';
@@ -34,10 +36,14 @@ import { runStatusPass, STATUS_SYNC } from '../../lib/status-sync/pass.ts';
 import type { HandlerDeps } from '../../lib/webhooks/handler.ts';
 import { ADMISSION_FUNCTIONS, isAdmissionFunction, runReview, type AdmissionFunctionName, type ReviewOutcome } from '../../lib/webhooks/registry.ts';
 
+/** The offline rollout plan: what one pass would update, nothing written. */
+const ROLLOUT = 'rollout';
+
 export const USAGE = `usage: invoke <function> [-f|--event FILE] [--operation CREATE|UPDATE] [--old FILE] [--namespace NS]
               [--sidecarsets FILE] [--namespaces FILE] [--pods FILE] [-o|--output yaml|json]
        invoke ${STATUS_SYNC} --sidecarsets FILE --pods FILE [--namespaces FILE]
-functions: ${ADMISSION_FUNCTIONS.join(', ')}, ${STATUS_SYNC}
+       invoke ${ROLLOUT} --sidecarsets FILE --pods FILE [--namespaces FILE]
+functions: ${ADMISSION_FUNCTIONS.join(', ')}, ${STATUS_SYNC}, ${ROLLOUT}
 
   -f, --event FILE   the request, JSON or YAML (standard input when absent or "-"): an AdmissionReview v1
                      request, or a plain SidecarSet (sidecarset-*) or Pod (pod-inject), which is wrapped in
@@ -54,10 +60,16 @@ functions: ${ADMISSION_FUNCTIONS.join(', ')}, ${STATUS_SYNC}
                      review; warnings and a denial's reasons go to standard error.
 
 exit codes: 0 the review printed (allowed or denied), or with -o the allowed object printed;
-            1 the function could not decide (a webhook answers HTTP 500/503, so failurePolicy applies);
+            1 the function could not decide (a webhook answers HTTP 500/503, so failurePolicy applies),
+              or a set's status or rollout needs a Namespace that was not given;
             2 bad input (usage, unreadable file, not JSON/YAML, not a request the function takes);
             3 with -o, the request was denied.
-${STATUS_SYNC} prints [{"name": <SidecarSet>, "status": <its new status>}] for the sets whose status would change.`;
+${STATUS_SYNC} prints [{"name": <SidecarSet>, "status": <its new status>}] for the sets whose status would change.
+${ROLLOUT} prints what one rollout pass would do, sets by name, nothing written:
+  {"updates": [{"sidecarSet", "namespace", "name", "images": {<container>: <new image>}}]  (in write order),
+   "notUpgradable": [{"sidecarSet", "namespace", "name"}],
+   "waiting": [{"sidecarSet", "reason", "message"}]}  (sets updating nothing more this pass; reason is one of
+  not-update, finished, paused, partition, max-unavailable, nothing-waiting, invalid-strategy, hot-upgrade-unsupported).`;
 
 export interface CliIo {
   readFile(path: string): Promise<string>;
@@ -168,12 +180,9 @@ async function readSidecarSets(io: CliIo, path: string | undefined): Promise<Jso
  * statuses that would change, and on stderr the sets that apply to pods
  * they never injected.
  */
-async function runStatusSync({ files, values }: Args, io: CliIo): Promise<number> {
-  for (const flag of ['--event', '--old'] as const) if (files[flag] !== undefined) throw new UsageError(`${STATUS_SYNC} takes no ${flag}`);
-  for (const flag of VALUE_FLAGS) if (values[flag] !== undefined) throw new UsageError(`${STATUS_SYNC} takes no ${flag}`);
-  for (const flag of ['--sidecarsets', '--pods'] as const) {
-    if (files[flag] === undefined) throw new UsageError(`${STATUS_SYNC} needs ${flag} FILE`);
-  }
+async function runStatusSync(args: Args, io: CliIo): Promise<number> {
+  const { files } = args;
+  requireClusterFiles(STATUS_SYNC, args);
   const sidecarSets = await readSidecarSets(io, files['--sidecarsets']);
   const namespaces = await readObjects(io, files['--namespaces'], 'Namespace', 'Namespaces');
   const pods = await readObjects(io, files['--pods'], 'Pod', 'Pods');
@@ -195,6 +204,37 @@ async function runStatusSync({ files, values }: Args, io: CliIo): Promise<number
     io.stderr(`invoke: SidecarSet ${name} applies to ${count} pod${count === 1 ? '' : 's'} it never injected\n`);
   }
   io.stdout(`${JSON.stringify(statuses.writes.map(({ name, status }) => ({ name, status })), null, 2)}\n`);
+  return 0;
+}
+
+/** The commands on cluster files take --sidecarsets and --pods, optionally --namespaces, and nothing else. */
+function requireClusterFiles(command: string, { files, values }: Args): void {
+  for (const flag of ['--event', '--old'] as const) if (files[flag] !== undefined) throw new UsageError(`${command} takes no ${flag}`);
+  for (const flag of VALUE_FLAGS) if (values[flag] !== undefined) throw new UsageError(`${command} takes no ${flag}`);
+  for (const flag of ['--sidecarsets', '--pods'] as const) {
+    if (files[flag] === undefined) throw new UsageError(`${command} needs ${flag} FILE`);
+  }
+}
+
+/**
+ * One rollout pass's decisions over the files, nothing written: which pods
+ * it would update (in write order) with which images, which are not
+ * upgradable, and why each set that stops waits.
+ */
+async function runRollout(args: Args, io: CliIo): Promise<number> {
+  const { files } = args;
+  requireClusterFiles(ROLLOUT, args);
+  const sidecarSets = await readSidecarSets(io, files['--sidecarsets']);
+  const namespaces = await readObjects(io, files['--namespaces'], 'Namespace', 'Namespaces');
+  const pods = (await readObjects(io, files['--pods'], 'Pod', 'Pods')) as Pod[];
+  const podNamespaces = [...new Set(pods.map((pod) => stringOf(isObject(pod.metadata) ? pod.metadata.namespace : undefined) ?? ''))];
+  const labels = await memoryNamespaceSource(namespaces).labels(podNamespaces);
+  const { plan, undecided } = offlinePlan(sidecarSets, pods, labels);
+  if (undecided.length > 0) {
+    io.stderr(`invoke: ${ROLLOUT} cannot decide: ${undecided.map((u) => `SidecarSet ${u.sidecarSet}: ${u.message}`).join('; ')}\n`);
+    return 1;
+  }
+  io.stdout(`${JSON.stringify(plan, null, 2)}\n`);
   return 0;
 }
 
@@ -288,7 +328,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const args = parseArgs(argv);
     const { fn, files, values } = args;
     if (fn === STATUS_SYNC) return await runStatusSync(args, io);
-    if (!isAdmissionFunction(fn)) throw new UsageError(`unknown function ${JSON.stringify(fn)}; expected one of ${[...ADMISSION_FUNCTIONS, STATUS_SYNC].join(', ')}`);
+    if (fn === ROLLOUT) return await runRollout(args, io);
+    if (!isAdmissionFunction(fn)) throw new UsageError(`unknown function ${JSON.stringify(fn)}; expected one of ${[...ADMISSION_FUNCTIONS, STATUS_SYNC, ROLLOUT].join(', ')}`);
     const output = values['--output'];
     if (output !== undefined && output !== 'yaml' && output !== 'json') throw new UsageError(`--output must be yaml or json, got ${JSON.stringify(output)}`);
     const sidecarSets = await readSidecarSets(io, files['--sidecarsets']);

@@ -97,7 +97,8 @@ export function waitingMessage(reason: WaitingReason): string {
     case 'invalid-strategy':
       return `cannot roll: ${reason.message}`;
     case 'max-unavailable':
-      return `waiting for ${reason.unavailable} updated pod(s) to become ready (maxUnavailable ${reason.maxUnavailable})`;
+      // `unavailable` is counted before this pass's writes, which may add to it: say so, lest "0" read as nothing pending.
+      return `maxUnavailable ${reason.maxUnavailable} reached: the next pods wait until updated ones are ready (${reason.unavailable} updated and not ready before this pass)`;
     case 'partition':
       return `${reason.held} pod(s) held back by partition`;
     case 'nothing-waiting': {

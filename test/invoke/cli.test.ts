@@ -65,6 +65,71 @@ describe('invoke pod-inject', () => {
   });
 });
 
+describe('invoke rollout', () => {
+  const example = (name: string) => join(projectRoot, 'examples/rollout', name);
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'invoke-rollout-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  /** examples/rollout/sidecarset.yaml restricted to namespaces labelled env=prod. */
+  const scopedSet = () => {
+    const set = parse(readFileSync(example('sidecarset.yaml'), 'utf8'));
+    set.spec.namespaceSelector = { matchLabels: { env: 'prod' } };
+    const path = join(dir, 'scoped.yaml');
+    writeFileSync(path, stringify(set));
+    return path;
+  };
+
+  it('prints the pass’s decisions: one pod updated to the new image (maxUnavailable 1), the set waiting', () => {
+    const r = invoke(['rollout', '--sidecarsets', example('sidecarset.yaml'), '--pods', example('pods.yaml')]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      updates: [{ sidecarSet: 'log-agent', namespace: 'default', name: 'web-0', images: { 'log-agent': 'fluent/fluent-bit:3.2' } }],
+      notUpgradable: [],
+      waiting: [{ sidecarSet: 'log-agent', reason: 'max-unavailable', message: expect.stringMatching(/^maxUnavailable 1 reached/) }],
+    });
+  });
+
+  it('says the rollout is finished when the pods already run the set’s image', () => {
+    const r = invoke(['rollout', '--sidecarsets', join(projectRoot, 'examples/sidecarset.yaml'), '--pods', example('pods.yaml')]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ updates: [], notUpgradable: [], waiting: [{ sidecarSet: 'log-agent', reason: 'finished', message: expect.any(String) }] });
+  });
+
+  it('uses the Namespaces file for a namespaceSelector', () => {
+    const namespaces = join(dir, 'namespaces.yaml');
+    writeFileSync(namespaces, stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default', labels: { env: 'prod' } } }));
+    const r = invoke(['rollout', '--sidecarsets', scopedSet(), '--pods', example('pods.yaml'), '--namespaces', namespaces]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).updates.map((u: { name: string }) => u.name)).toEqual(['web-0']);
+  });
+
+  it('exits 1 with one line and nothing on stdout when a namespaceSelector needs a Namespace that was not given', () => {
+    const r = invoke(['rollout', '--sidecarsets', scopedSet(), '--pods', example('pods.yaml')]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^invoke: rollout cannot decide: SidecarSet log-agent: namespace "default" is unknown[^\n]*\n$/);
+  });
+
+  it.each<[string, string[], RegExp]>([
+    ['missing --pods', ['rollout', '--sidecarsets', example('sidecarset.yaml')], /rollout needs --pods FILE/],
+    ['missing --sidecarsets', ['rollout', '--pods', example('pods.yaml')], /rollout needs --sidecarsets FILE/],
+    ['an unreadable Pods file', ['rollout', '--sidecarsets', example('sidecarset.yaml'), '--pods', '/nonexistent/pods.yaml'], /cannot read Pods file \/nonexistent\/pods\.yaml: ENOENT/],
+    ['a Pods file holding a SidecarSet', ['rollout', '--sidecarsets', example('sidecarset.yaml'), '--pods', example('sidecarset.yaml')], /is a "SidecarSet", expected Pod/],
+    ['a Namespaces file holding a Pod', ['rollout', '--sidecarsets', example('sidecarset.yaml'), '--pods', example('pods.yaml'), '--namespaces', example('pods.yaml')], /is a "Pod", expected Namespace/],
+    ['an event', ['rollout', '-f', example('sidecarset.yaml'), '--sidecarsets', example('sidecarset.yaml'), '--pods', example('pods.yaml')], /rollout takes no --event/],
+    ['-o', ['rollout', '--sidecarsets', example('sidecarset.yaml'), '--pods', example('pods.yaml'), '-o', 'yaml'], /rollout takes no --output/],
+  ])('exits 2 with one line on stderr for %s', (_d, args, message) => {
+    const r = invoke(args);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+});
+
 describe('invoke sidecarset-default and sidecarset-validate', () => {
   it('reads a YAML event from standard input and returns the defaulting patch', () => {
     const r = invoke(['sidecarset-default'], readFileSync(fixture('sidecarset-create.yaml'), 'utf8'));
@@ -199,11 +264,12 @@ describe('invoke on plain objects, as kubectl apply -f takes them', () => {
     expect(denied.stderr).toMatch(/spec\.containers\[1\]/);
   });
 
-  it.each(['sidecarset-default', 'sidecarset-validate', 'pod-inject', 'status-sync'])('%s --help prints the usage and exits 0', (fn) => {
+  it.each(['sidecarset-default', 'sidecarset-validate', 'pod-inject', 'status-sync', 'rollout'])('%s --help prints the usage and exits 0', (fn) => {
     const r = invoke([fn, '--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^usage: invoke <function>/);
     expect(r.stdout).toContain('exit codes:');
+    expect(r.stdout).toContain('invoke rollout --sidecarsets FILE --pods FILE [--namespaces FILE]');
   });
 });
 

@@ -51,7 +51,7 @@ describe('status writes (rollout.md §0 step 4, §1.9)', () => {
 
 describe('why is it waiting (sidecarset.md §7)', () => {
   it.each<[Parameters<typeof waitingMessage>[0], string]>([
-    [{ kind: 'max-unavailable', unavailable: 3, maxUnavailable: 3 }, 'waiting for 3 updated pod(s) to become ready (maxUnavailable 3)'],
+    [{ kind: 'max-unavailable', unavailable: 3, maxUnavailable: 3 }, 'maxUnavailable 3 reached: the next pods wait until updated ones are ready (3 updated and not ready before this pass)'],
     [{ kind: 'partition', held: 4 }, '4 pod(s) held back by partition'],
     [{ kind: 'paused' }, 'paused (updateStrategy.paused)'],
     [{ kind: 'nothing-waiting', notUpgradable: 2, notSelected: 0, inFlight: 1 }, '2 pod(s) not upgradable because fields other than the image changed (recreate them); 1 pod(s) still restarting from an earlier update'],
