@@ -71,7 +71,9 @@ describe('invoke rollout', () => {
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'invoke-rollout-'));
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
   /** examples/rollout/sidecarset.yaml restricted to namespaces labelled env=prod. */
   const scopedSet = () => {
     const set = parse(readFileSync(example('sidecarset.yaml'), 'utf8'));
@@ -103,7 +105,8 @@ describe('invoke rollout', () => {
     writeFileSync(namespaces, stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default', labels: { env: 'prod' } } }));
     const r = invoke(['rollout', '--sidecarsets', scopedSet(), '--pods', example('pods.yaml'), '--namespaces', namespaces]);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout).updates.map((u: { name: string }) => u.name)).toEqual(['web-0']);
+    const plan = JSON.parse(r.stdout) as { updates: { name: string }[] };
+    expect(plan.updates.map((u) => u.name)).toEqual(['web-0']);
   });
 
   it('exits 1 with one line and nothing on stdout when a namespaceSelector needs a Namespace that was not given', () => {
