@@ -30,6 +30,12 @@ const SECTION_TITLES: Record<SectionId, string> = {
   load: 'Load',
 };
 
+/** What a reader needs before a section's figures, where the figures alone would mislead. */
+const SECTION_NOTES: Partial<Record<SectionId, string>> = {
+  adversarial:
+    'Inputs built to make a review\'s work grow faster than its body. The figure to read is the ratio: a step whose cost grows with the square of its input shows as a ratio that grows from 1 to 6 MB. One input stays above the 20-times target while growing linearly: long strings made of characters Go escapes (`<`, `>`, `&`) in every hashed field. JSON.parse copies such a string at memory speed, while defaulting must write each character as a six-byte escape for the Go encoding both hashes are computed over and digest the result twice; the time is bounded by that output, far inside the deadline.',
+};
+
 const cell = (value: unknown): string => (typeof value === 'number' ? value.toLocaleString('en-US') : String(value));
 
 /** Figures as a two-column table; rows (an array) as a table with their keys as headers. */
@@ -71,6 +77,8 @@ export function renderDocument(run: ReliabilityRun, results: readonly CaseResult
     const cases = results.filter((r) => r.section === section);
     if (cases.length === 0) continue;
     lines.push('', `## ${SECTION_TITLES[section]}`);
+    const note = SECTION_NOTES[section];
+    if (note !== undefined) lines.push('', note);
     for (const result of cases) {
       lines.push('', `### ${result.name}: ${result.passed ? 'PASS' : 'FAIL'}`, '', result.claim, '');
       if (result.output !== undefined) lines.push(renderMarkdownTable(outputTable(result.output)));
