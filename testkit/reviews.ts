@@ -182,3 +182,34 @@ export function decodeReviewText(text: string): AdmissionRequest {
   }
   return decodeReview(body);
 }
+
+export const GVK_POD = { group: '', version: 'v1', kind: 'Pod' };
+export const GVK_SET = { group: 'apps.kruise.io', version: 'v1alpha1', kind: 'SidecarSet' };
+
+/**
+ * A bare review envelope around any object, valid or not (fuzzing and the
+ * conformance suite feed objects a user-facing wrapper such as
+ * lib/admission/wrap.ts would refuse): empty name, the namespace on the
+ * request only, an administrator as the caller.
+ */
+export function reviewAround(uidValue: string, gvk: typeof GVK_POD, resource: string, operation: string, object: unknown, oldObject: unknown, namespace: string | undefined) {
+  return {
+    kind: 'AdmissionReview',
+    apiVersion: 'admission.k8s.io/v1',
+    request: {
+      uid: uidValue,
+      kind: gvk,
+      resource: { group: gvk.group, version: gvk.version, resource },
+      requestKind: gvk,
+      requestResource: { group: gvk.group, version: gvk.version, resource },
+      name: '',
+      ...(namespace === undefined ? {} : { namespace }),
+      operation,
+      userInfo: { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] },
+      object,
+      oldObject,
+      dryRun: false,
+      options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' },
+    },
+  };
+}

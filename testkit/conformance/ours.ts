@@ -10,32 +10,9 @@ import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapter
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { computeStatus, summarizePod } from '../../lib/sidecarset/status.ts';
 import { runReview, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { GVK_POD, GVK_SET, reviewAround } from '../reviews.ts';
 import { CONFORMANCE_NOW, type ConformanceCase } from './generator.ts';
 import type { Verdict } from './verdict.ts';
-
-const GVK_POD = { group: '', version: 'v1', kind: 'Pod' };
-const GVK_SET = { group: 'apps.kruise.io', version: 'v1alpha1', kind: 'SidecarSet' };
-
-function review(gvk: typeof GVK_POD, resource: string, operation: string, object: unknown, oldObject: unknown, namespace: string | undefined) {
-  return {
-    kind: 'AdmissionReview',
-    apiVersion: 'admission.k8s.io/v1',
-    request: {
-      uid: 'conformance',
-      kind: gvk,
-      resource: { group: gvk.group, version: gvk.version, resource },
-      requestKind: gvk,
-      requestResource: { group: gvk.group, version: gvk.version, resource },
-      name: '',
-      ...(namespace === undefined ? {} : { namespace }),
-      operation,
-      userInfo: { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] },
-      object,
-      oldObject: oldObject ?? null,
-      dryRun: false,
-    },
-  };
-}
 
 async function admission(fn: AdmissionFunctionName, body: unknown, object: unknown, c: ConformanceCase): Promise<Verdict> {
   const cluster = 'cluster' in c ? c.cluster : { sidecarSets: [], namespaces: [] };
@@ -62,11 +39,11 @@ async function admission(fn: AdmissionFunctionName, body: unknown, object: unkno
 export async function ourVerdict(c: ConformanceCase): Promise<Verdict> {
   switch (c.class) {
     case 'default':
-      return admission('sidecarset-default', review(GVK_SET, 'sidecarsets', c.operation, c.object, c.oldObject, undefined), c.object, c);
+      return admission('sidecarset-default', reviewAround('conformance', GVK_SET, 'sidecarsets', c.operation, c.object, c.oldObject ?? null, undefined), c.object, c);
     case 'validate':
-      return admission('sidecarset-validate', review(GVK_SET, 'sidecarsets', c.operation, c.object, c.oldObject, undefined), c.object, c);
+      return admission('sidecarset-validate', reviewAround('conformance', GVK_SET, 'sidecarsets', c.operation, c.object, c.oldObject ?? null, undefined), c.object, c);
     case 'inject':
-      return admission('pod-inject', review(GVK_POD, 'pods', 'CREATE', c.pod, undefined, c.namespace), c.pod, c);
+      return admission('pod-inject', reviewAround('conformance', GVK_POD, 'pods', 'CREATE', c.pod, null, c.namespace), c.pod, c);
     case 'status': {
       const labels = new Map(c.cluster.namespaces.map((ns) => [ns.metadata?.name ?? '', { ...ns.metadata?.labels }]));
       const { status } = computeStatus(c.sidecarSet, c.cluster.pods.map(summarizePod), labels);

@@ -11,6 +11,7 @@ import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { validateSidecarSet } from '../../lib/sidecarset/validate.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { GVK_POD, GVK_SET, reviewAround as review } from '../reviews.ts';
 import type { Cluster } from './doors.ts';
 
 /** How large "huge" gets: small enough for `npm test`, larger for `npm run fuzz`. */
@@ -348,31 +349,6 @@ export const clusterArb: fc.Arbitrary<Cluster> = fc
 
 // ---------------------------------------------------------------------------
 // AdmissionReviews
-
-const GVK_POD = { group: '', version: 'v1', kind: 'Pod' };
-const GVK_SET = { group: 'apps.kruise.io', version: 'v1alpha1', kind: 'SidecarSet' };
-
-function review(uidValue: string, gvk: typeof GVK_POD, resource: string, operation: string, object: unknown, oldObject: unknown, namespace: string | undefined) {
-  return {
-    kind: 'AdmissionReview',
-    apiVersion: 'admission.k8s.io/v1',
-    request: {
-      uid: uidValue,
-      kind: gvk,
-      resource: { group: gvk.group, version: gvk.version, resource },
-      requestKind: gvk,
-      requestResource: { group: gvk.group, version: gvk.version, resource },
-      name: '',
-      ...(namespace === undefined ? {} : { namespace }),
-      operation,
-      userInfo: { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] },
-      object,
-      oldObject,
-      dryRun: false,
-      options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' },
-    },
-  };
-}
 
 /** A Pod CREATE review (sometimes another operation or a subresource), the namespace on the request. */
 export const podReviewArb = fc
