@@ -5,10 +5,9 @@
 import { selectorMatches } from '../kube/label-selector.ts';
 import { objectOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
-import { sidecarSetSelectsPod, type NamespaceLabels } from '../sidecarset/match.ts';
+import { isActivePod, sidecarSetSelectsPod, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import {
-  isActivePod,
   isContainerReady,
   isInjectedBy,
   isPodSidecarUpdated,

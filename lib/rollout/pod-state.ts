@@ -7,7 +7,7 @@ import { imageDigestParts, normalizeImageReference } from '../kube/image-referen
 import { arrayOf, isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
 import type { Container, JsonObject, Pod } from '../kube/types.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
-import { parseInjectedList } from '../sidecarset/pod-annotations.ts';
+import { parseInjectedList, recordedHash } from '../sidecarset/pod-annotations.ts';
 import {
   ANNOTATION_HASH,
   ANNOTATION_HASH_WITHOUT_IMAGE,
@@ -106,13 +106,6 @@ function containerStatuses(pod: Pod): JsonObject[] {
   return arrayOf(objectOf(pod.status)?.containerStatuses).filter(isObject);
 }
 
-/** Not Succeeded/Failed and not being deleted (k8s IsPodActive). */
-export function isActivePod(pod: Pod): boolean {
-  const phase = stringOf(objectOf(pod.status)?.phase);
-  const deletion: unknown = objectOf(pod.metadata)?.deletionTimestamp;
-  return phase !== 'Succeeded' && phase !== 'Failed' && (deletion === undefined || deletion === null);
-}
-
 /** The pod carries every sidecar of the set, with the HotUpgrade rule (rollout.md §1.1 IsPodConsistentWithSidecarSet). */
 export function podHasSetContainers(pod: Pod, set: SidecarSet): boolean {
   const names = new Set(podContainers(pod).map((c) => c.name));
@@ -137,37 +130,15 @@ export function setHashWithoutImage(set: SidecarSet): string {
   return stringMapOf(set.metadata?.annotations)[ANNOTATION_HASH_WITHOUT_IMAGE] ?? '';
 }
 
-/**
- * The hash recorded for the set in a hash annotation, read without building
- * the whole map (a plan reads it for every pod). As Kruise decodes it: the
- * current form or the old `{"set":"<hash>"}` form, never a mix; undefined
- * when absent or unreadable.
- */
-export function recordedSetHash(value: string | undefined, setName: string): string | undefined {
-  if (value === undefined || value === '') return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    return undefined;
-  }
-  if (!isObject(parsed) || !Object.hasOwn(parsed, setName)) return undefined;
-  const values = Object.values(parsed);
-  if (values.every((v) => typeof v === 'string')) return parsed[setName] as string;
-  if (!values.every(isObject)) return undefined;
-  const hash = (parsed[setName] as JsonObject).hash;
-  return typeof hash === 'string' ? hash : '';
-}
-
 /** IsPodSidecarUpdated: the hash recorded for the set equals the set's (rollout.md §1.2). */
 export function isPodSidecarUpdated(pod: Pod, set: SidecarSet, currentHash = setHash(set)): boolean {
-  const recorded = recordedSetHash(podAnnotation(pod, ANNOTATION_HASH), sidecarSetName(set));
+  const recorded = recordedHash(podAnnotation(pod, ANNOTATION_HASH), sidecarSetName(set));
   return recorded !== undefined && recorded === currentHash;
 }
 
 /** The without-image hash recorded for the set; '' when none or unreadable (Kruise then sees a difference). */
 export function recordedHashWithoutImage(pod: Pod, set: SidecarSet): string {
-  return recordedSetHash(podAnnotation(pod, ANNOTATION_HASH_WITHOUT_IMAGE), sidecarSetName(set)) ?? '';
+  return recordedHash(podAnnotation(pod, ANNOTATION_HASH_WITHOUT_IMAGE), sidecarSetName(set)) ?? '';
 }
 
 function conditionOf(pod: Pod, type: string): JsonObject | undefined {

@@ -4,6 +4,7 @@
  */
 import { isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
 import { selectorMatches } from '../kube/label-selector.ts';
+import type { Pod } from '../kube/types.ts';
 import type { SidecarSet } from './types.ts';
 
 /** Namespace name -> its labels, as the functions see the cluster. */
@@ -78,4 +79,11 @@ export function sortByName(sets: readonly SidecarSet[]): SidecarSet[] {
     const y = sidecarSetName(b);
     return x < y ? -1 : x > y ? 1 : 0;
   });
+}
+
+/** Not Succeeded/Failed and not being deleted (k8s IsPodActive). */
+export function isActivePod(pod: Pod): boolean {
+  const phase = stringOf(objectOf(pod.status)?.phase);
+  const deletion: unknown = objectOf(pod.metadata)?.deletionTimestamp;
+  return phase !== 'Succeeded' && phase !== 'Failed' && (deletion === undefined || deletion === null);
 }

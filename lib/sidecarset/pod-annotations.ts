@@ -125,13 +125,26 @@ export function formatInjectedList(names: Iterable<string>): string {
   return [...new Set(names)].sort(compareGoStrings).join(',');
 }
 
-/** The hash recorded for `setName` in a pod's hash annotation, or undefined when there is none or it is unreadable. */
+/**
+ * The hash recorded for `setName` in a pod's hash annotation, read without
+ * building the whole map (the status pass and a rollout plan read it for
+ * every pod). As {@link parseHashAnnotation} reads it: the current form or the
+ * old `{"set":"<hash>"}` form, never a mix; undefined when absent or
+ * unreadable, '' for an entry whose hash is not a string.
+ */
 export function recordedHash(annotationValue: string | undefined, setName: string): string | undefined {
+  if (annotationValue === undefined || annotationValue === '') return undefined;
+  let parsed: unknown;
   try {
-    return parseHashAnnotation('', annotationValue).get(setName)?.hash;
+    parsed = JSON.parse(annotationValue);
   } catch {
     return undefined;
   }
+  if (!isObject(parsed) || !Object.hasOwn(parsed, setName)) return undefined;
+  const values = Object.values(parsed);
+  if (values.every((v) => typeof v === 'string')) return parsed[setName] as string;
+  if (!values.every(isObject)) return undefined;
+  return stringField(parsed[setName] as Record<string, unknown>, 'hash');
 }
 
 /** RFC 3339 with second precision in UTC, as metav1.Time marshals. */

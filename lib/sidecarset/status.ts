@@ -5,7 +5,7 @@
  */
 import { arrayOf, isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
-import { isInjectionPaused, sidecarSetName, sidecarSetSelectsPod, type NamespaceLabels } from './match.ts';
+import { isActivePod, isInjectionPaused, sidecarSetName, sidecarSetSelectsPod, type NamespaceLabels } from './match.ts';
 import { parseInjectedList, recordedHash } from './pod-annotations.ts';
 import { ANNOTATION_HASH, ANNOTATION_INJECTED_LIST, type SidecarSet, type SidecarSetStatus } from './types.ts';
 
@@ -48,12 +48,11 @@ export function summarizePod(pod: Pod): PodSummary {
   const readyCondition = arrayOf(status.conditions).some(
     (c) => isObject(c) && c.type === 'Ready' && c.status === 'True',
   );
-  const deleting = metadata.deletionTimestamp !== undefined && metadata.deletionTimestamp !== null;
   return {
     name: stringOf(metadata.name) ?? '',
     namespace: stringOf(metadata.namespace) ?? '',
     labels: stringMapOf(metadata.labels),
-    inactive: deleting || phase === 'Succeeded' || phase === 'Failed',
+    inactive: !isActivePod(pod),
     ready: phase === 'Running' && readyCondition && arrayOf(status.containerStatuses).length === containers.length,
     containerNames: new Set(containers.map((c) => stringOf(c.name) ?? '')),
     injectedSets: new Set(parseInjectedList(annotations[ANNOTATION_INJECTED_LIST])),
