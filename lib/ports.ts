@@ -2,6 +2,7 @@
  * The small interfaces the pure core needs from the outside world. Adapters in
  * lib/adapters/ implement them over files, memory, or the Kubernetes API.
  */
+import type { ControllerRevision } from './rollout/revisions.ts';
 import type { NamespaceLabels } from './sidecarset/match.ts';
 import type { PodSummary } from './sidecarset/status.ts';
 import type { SidecarSet, SidecarSetStatus } from './sidecarset/types.ts';
@@ -57,6 +58,55 @@ export interface SidecarSetEvent {
 /** Where events about SidecarSets go. */
 export interface SidecarSetEventSink {
   record(event: SidecarSetEvent, signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * Reads the ControllerRevisions that record SidecarSet specs (rollout.md §2),
+ * in the one namespace they live in (default `kruise-system`, Kruise's).
+ */
+export interface RevisionSource {
+  /** The namespace the revisions are read from. */
+  readonly namespace: string;
+  /**
+   * The revision of that name; undefined when it does not exist.
+   * @throws when it cannot be read (the caller answers "cannot decide").
+   */
+  get(name: string, signal?: AbortSignal): Promise<ControllerRevision | undefined>;
+  /**
+   * Every revision labelled `kruise.io/sidecarset-name=<setName>` that also
+   * carries every label of `labels`, in any order.
+   * @throws when they cannot be listed.
+   */
+  list(setName: string, labels?: Readonly<Record<string, string>>, signal?: AbortSignal): Promise<readonly ControllerRevision[]>;
+}
+
+/**
+ * A SidecarSet CREATE or UPDATE the webhooks admitted (never a dry run): the
+ * reconciler should run that set's pass now rather than at the next tick.
+ * Admission is not yet the write, so the pass first waits (bounded) until the
+ * change is visible in the API server.
+ */
+export interface AdmittedSidecarSet {
+  sidecarSet: string;
+  /** metadata.uid of the admitted object ('' when the request carried none). */
+  uid: string;
+  operation: 'CREATE' | 'UPDATE';
+  /**
+   * metadata.resourceVersion of the admitted object: '' on CREATE; on UPDATE
+   * the stored version the change replaces, so the change is visible once the
+   * stored version differs from it.
+   */
+  resourceVersion: string;
+}
+
+/** Starts a reconciler pass for an admitted SidecarSet change; fire and forget. */
+export interface RolloutTrigger {
+  /**
+   * Resolves once the request to start the pass was handed over (not when the
+   * pass ends). Rejects when it could not be; the admission answer never
+   * depends on it.
+   */
+  admitted(change: AdmittedSidecarSet, signal?: AbortSignal): Promise<void>;
 }
 
 export interface Clock {

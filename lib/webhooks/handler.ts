@@ -8,12 +8,16 @@ import type { AdmissionRequest } from '../admission/review.ts';
 import type { Verdict } from '../admission/responses.ts';
 import { AnswerTooLargeError } from '../admission/answer-size.ts';
 import { errorMessage } from '../errors.ts';
-import type { Clock, NamespaceSource, SidecarSetSource } from '../ports.ts';
+import type { Clock, NamespaceSource, RevisionSource, RolloutTrigger, SidecarSetSource } from '../ports.ts';
 
 export interface HandlerDeps {
   sidecarSets: SidecarSetSource;
   namespaces: NamespaceSource;
   clock: Clock;
+  /** ControllerRevisions, for pinned revisions (pod-inject, sidecarset-validate); absent where none are read. */
+  revisions?: RevisionSource;
+  /** Told about admitted SidecarSet changes (sidecarset-validate); absent where nothing listens. */
+  rollout?: RolloutTrigger;
   /** Aborted when the webhook must answer (the API server's timeout minus a margin). */
   signal?: AbortSignal;
 }
