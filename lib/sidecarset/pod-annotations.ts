@@ -133,6 +133,15 @@ export function formatInjectedList(names: Iterable<string>): string {
  * unreadable, '' for an entry whose hash is not a string.
  */
 export function recordedHash(annotationValue: string | undefined, setName: string): string | undefined {
+  return recordedEntry(annotationValue, setName)?.hash;
+}
+
+/**
+ * The hash and controllerRevision a pod records for a set in its hash
+ * annotation (either form; the old form has no revision), parsed once;
+ * undefined when the annotation is absent, unreadable or has no entry.
+ */
+export function recordedEntry(annotationValue: string | undefined, setName: string): { hash: string | undefined; controllerRevision: string | undefined } | undefined {
   if (annotationValue === undefined || annotationValue === '') return undefined;
   let parsed: unknown;
   try {
@@ -142,9 +151,10 @@ export function recordedHash(annotationValue: string | undefined, setName: strin
   }
   if (!isObject(parsed) || !Object.hasOwn(parsed, setName)) return undefined;
   const values = Object.values(parsed);
-  if (values.every((v) => typeof v === 'string')) return parsed[setName] as string;
+  if (values.every((v) => typeof v === 'string')) return { hash: parsed[setName] as string, controllerRevision: undefined };
   if (!values.every(isObject)) return undefined;
-  return stringField(parsed[setName] as Record<string, unknown>, 'hash');
+  const entry = parsed[setName] as Record<string, unknown>;
+  return { hash: stringField(entry, 'hash'), controllerRevision: stringField(entry, 'controllerRevision') };
 }
 
 /** RFC 3339 with second precision in UTC, as metav1.Time marshals. */

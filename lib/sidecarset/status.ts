@@ -6,7 +6,8 @@
 import { arrayOf, isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import { isActivePod, isInjectionPaused, sidecarSetName, sidecarSetSelectsPod, type NamespaceLabels } from './match.ts';
-import { parseInjectedList, recordedHash } from './pod-annotations.ts';
+import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE, isHotUpgrade, isPodReady, isPodStateConsistent, podHasSetContainers, setContainers, sidecarContainerNames } from '../rollout/pod-state.ts';
+import { parseInjectedList, recordedEntry } from './pod-annotations.ts';
 import { ANNOTATION_HASH, ANNOTATION_INJECTED_LIST, type SidecarSet, type SidecarSetStatus } from './types.ts';
 
 /** What status needs to know about one pod. */
@@ -17,14 +18,46 @@ export interface PodSummary {
   labels: Readonly<Record<string, string>>;
   /** Terminal (Succeeded/Failed) or being deleted. */
   inactive: boolean;
-  /** Running, Ready=True, and a container status for every container. */
-  ready: boolean;
-  containerNames: ReadonlySet<string>;
+  /**
+   * The pod reduced to what matching, readiness and consistency read
+   * (rollout.md §1.1, §1.4, §1.8): container names and images, container
+   * statuses, phase, the Ready condition and the rollout's annotations.
+   */
+  slim: Pod;
   injectedSets: ReadonlySet<string>;
   /** The raw `kruise.io/sidecarset-hash` annotation, parsed only for sets that match. */
   hashAnnotation: string | undefined;
   /** metadata.creationTimestamp in epoch milliseconds; undefined when absent or unreadable. */
   createdAtMs: number | undefined;
+}
+
+/** The annotations the rollout's readiness and consistency rules read. */
+const SLIM_ANNOTATIONS = [ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE];
+
+/**
+ * A copy of the pod with only what {@link PodSummary.slim} promises, so a
+ * streamed page of whole pods is not kept alive by its summaries.
+ */
+export function slimPod(pod: Pod): Pod {
+  const metadata = objectOf(pod.metadata) ?? {};
+  const annotations = objectOf(metadata.annotations) ?? {};
+  const kept: Record<string, string> = {};
+  for (const key of SLIM_ANNOTATIONS) {
+    const value = annotations[key];
+    if (typeof value === 'string') kept[key] = value;
+  }
+  const status = objectOf(pod.status) ?? {};
+  const ready = arrayOf(status.conditions).find((c) => isObject(c) && c.type === 'Ready');
+  return {
+    // Any deletionTimestamp value makes the pod inactive and not ready; its type does not matter.
+    metadata: { ...(metadata.deletionTimestamp == null ? {} : { deletionTimestamp: stringOf(metadata.deletionTimestamp) ?? 'set' }), annotations: kept },
+    spec: { containers: arrayOf(objectOf(pod.spec)?.containers).filter(isObject).map((c) => ({ name: stringOf(c.name) ?? '', image: stringOf(c.image) ?? '' })) },
+    status: {
+      ...(typeof status.phase === 'string' ? { phase: status.phase } : {}),
+      conditions: ready === undefined ? [] : [{ type: 'Ready', status: stringOf(objectOf(ready)?.status) ?? '' }],
+      containerStatuses: arrayOf(status.containerStatuses).filter(isObject).map((c) => ({ name: c.name, image: c.image, imageID: c.imageID, ready: c.ready })),
+    },
+  };
 }
 
 /**
@@ -42,19 +75,12 @@ export function creationTimeMs(metadata: unknown): number | undefined {
 export function summarizePod(pod: Pod): PodSummary {
   const metadata = objectOf(pod.metadata) ?? {};
   const annotations = stringMapOf(metadata.annotations);
-  const status = objectOf(pod.status) ?? {};
-  const phase = stringOf(status.phase);
-  const containers = arrayOf(objectOf(pod.spec)?.containers).filter(isObject);
-  const readyCondition = arrayOf(status.conditions).some(
-    (c) => isObject(c) && c.type === 'Ready' && c.status === 'True',
-  );
   return {
     name: stringOf(metadata.name) ?? '',
     namespace: stringOf(metadata.namespace) ?? '',
     labels: stringMapOf(metadata.labels),
     inactive: !isActivePod(pod),
-    ready: phase === 'Running' && readyCondition && arrayOf(status.containerStatuses).length === containers.length,
-    containerNames: new Set(containers.map((c) => stringOf(c.name) ?? '')),
+    slim: slimPod(pod),
     injectedSets: new Set(parseInjectedList(annotations[ANNOTATION_INJECTED_LIST])),
     hashAnnotation: annotations[ANNOTATION_HASH],
     createdAtMs: creationTimeMs(metadata),
@@ -117,9 +143,14 @@ export interface StatusAccumulator {
    * the pod counts: nothing shows it predates the set.
    */
   readonly notInjectedPods: number;
+  /**
+   * The `controllerRevision` names matched pods record for the set: revisions
+   * in use, which trimming the history keeps (rollout.md §2.1).
+   */
+  readonly revisionsInUse: ReadonlySet<string>;
 }
 
-/** The set's container names: a matched pod must have every one of them. */
+/** The set's container names, as the user wrote them (a HotUpgrade sidecar by its own name). */
 function containerNamesOf(set: SidecarSet): string[] {
   return arrayOf(set.spec?.containers)
     .filter(isObject)
@@ -129,9 +160,12 @@ function containerNamesOf(set: SidecarSet): string[] {
 /** Starts counting pods for `set`. */
 export function statusAccumulator(set: SidecarSet): StatusAccumulator {
   const name = sidecarSetName(set);
-  const containerNames = containerNamesOf(set);
   const paused = isInjectionPaused(set);
   const setCreatedAtMs = creationTimeMs(set.metadata);
+  // Per-set inputs of the readiness rule, once rather than per pod.
+  const sidecarNames = sidecarContainerNames(set);
+  const hotContainers = setContainers(set).filter(isHotUpgrade);
+  const revisionsInUse = new Set<string>();
   // Keyed by the hash the pod records for this set (undefined when none is readable).
   const byHash = new Map<string | undefined, HashCounts>();
   let notInjected = 0;
@@ -144,15 +178,18 @@ export function statusAccumulator(set: SidecarSet): StatusAccumulator {
         notInjected++;
         return 'not-injected';
       }
-      if (!containerNames.every((c) => pod.containerNames.has(c))) return 'ignored';
-      const hash = recordedHash(pod.hashAnnotation, name);
+      if (!podHasSetContainers(pod.slim, set)) return 'ignored';
+      const entry = recordedEntry(pod.hashAnnotation, name);
+      const hash = entry?.hash;
+      if (entry?.controllerRevision) revisionsInUse.add(entry.controllerRevision);
       let counts = byHash.get(hash);
       if (counts === undefined) {
         counts = { matched: 0, ready: 0 };
         byHash.set(hash, counts);
       }
       counts.matched++;
-      if (pod.ready) counts.ready++;
+      // rollout.md §1.9: ready is Kruise's IsPodReady and the sidecars consistent with their spec images.
+      if (isPodReady(pod.slim, set, hotContainers) && isPodStateConsistent(pod.slim, set, sidecarNames)) counts.ready++;
       return 'matched';
     },
     status(current = set) {
@@ -178,6 +215,7 @@ export function statusAccumulator(set: SidecarSet): StatusAccumulator {
     get notInjectedPods() {
       return notInjected;
     },
+    revisionsInUse,
   };
 }
 

@@ -166,6 +166,7 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
           sidecarSet('b', {}),
         ]),
     ],
+    ['issue 15 item 10: a pinned sidecar running an older digest is not ready (issue 16\'s readiness rule)', () => status(sidecarSet('a', {}, [{ image: `registry.example.com/agent@${DIGEST}` }]), 'stale-digest')],
     [
       'found by this suite: an annotation one set overwrites and another Retains is no conflict',
       () =>
@@ -181,20 +182,21 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
 
   // One case per entry of expected-mismatches.ts. When a fix lands, its case
   // agrees and this fails: delete the entry (and its line here).
-  const knownBugs: [string, () => ConformanceCase][] = [
-    ['issue 15 item 10:', () => status(sidecarSet('a', {}, [{ image: `registry.example.com/agent@${DIGEST}` }]), 'stale-digest')],
-  ];
+  const knownBugs: [string, () => ConformanceCase][] = [];
 
   it('has one case here for every known bug listed', () => {
     expect(EXPECTED_MISMATCHES.map((e) => knownBugs.filter(([prefix]) => e.item.startsWith(prefix)).length)).toEqual(EXPECTED_MISMATCHES.map(() => 1));
   });
 
-  it.each(knownBugs)('a known bug still disagrees and is explained by its entry: %s', async (prefix, make) => {
-    const c = make();
-    const comparison = await judge(c);
-    expect(comparison.agree).toBe(false);
-    expect(expectedBy(c, comparison)?.map((e) => e.item)).toContainEqual(expect.stringMatching(new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`)));
-  });
+  // jest refuses an empty table: with no known bug left, there is nothing to run.
+  if (knownBugs.length > 0) {
+    it.each(knownBugs)('a known bug still disagrees and is explained by its entry: %s', async (prefix, make) => {
+      const c = make();
+      const comparison = await judge(c);
+      expect(comparison.agree).toBe(false);
+      expect(expectedBy(c, comparison)?.map((e) => e.item)).toContainEqual(expect.stringMatching(new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`)));
+    });
+  }
 
   it('answers a case it cannot read with an error, and the next case still', async () => {
     const bad = await reference.ask({ op: 'bogus' } as unknown as Parameters<KruiseReference['ask']>[0]);

@@ -52,6 +52,29 @@ describe('computeStatus', () => {
     expect(status([p]).status).toMatchObject(counts);
   });
 
+  it('counts a pod whose sidecar has not restarted since its in-place update as not ready (rollout.md §1.8, §1.9)', () => {
+    const p = injectedPod();
+    p.spec!.containers[0]!.image = 'agent:2';
+    p.metadata!.annotations!['kruise.io/sidecarset-inplace-update-state'] = JSON.stringify({ s: { revision: hash, updateTimestamp: '2026-01-01T00:00:00Z', lastContainerStatuses: { 's-sidecar': { imageID: 'agent@sha256:1' } } } });
+    p.status!.containerStatuses = [{ name: 's-sidecar', image: 'agent:1', imageID: 'agent@sha256:1' }, { name: 'app', image: 'x', imageID: 'x@sha256:2' }];
+    expect(status([p]).status).toMatchObject({ matchedPods: 1, updatedPods: 1, readyPods: 0, updatedReadyPods: 0 });
+    // Once the runtime reports the new image (and a new imageID), it is ready.
+    p.status!.containerStatuses[0] = { name: 's-sidecar', image: 'docker.io/library/agent:2', imageID: 'agent@sha256:3' };
+    expect(status([p]).status).toMatchObject({ matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1 });
+  });
+
+  it('matches a HotUpgrade sidecar as its two containers and the working-container entry (rollout.md §1.1)', () => {
+    const hot = sidecarSet('s', { containers: [{ name: 's-sidecar', image: 'agent:1', upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } }] });
+    const p = injectedPod({ containers: ['s-sidecar-1', 's-sidecar-2', 'app'], statuses: 3, hash: hot.metadata!.annotations!['kruise.io/sidecarset-hash']! });
+    expect(status([p], hot).status).toMatchObject({ matchedPods: 0 });
+    p.metadata!.annotations!['kruise.io/sidecarset-working-hotupgrade-container'] = JSON.stringify({ 's-sidecar': 's-sidecar-1' });
+    p.spec!.containers[1]!.image = 'empty:1';
+    expect(status([p], hot).status).toMatchObject({ matchedPods: 1, readyPods: 1 });
+    // Ready needs the empty container to hold the empty image.
+    p.spec!.containers[1]!.image = 'agent:2';
+    expect(status([p], hot).status).toMatchObject({ matchedPods: 1, readyPods: 0 });
+  });
+
   it('sets observedGeneration and keeps the fields it does not compute', () => {
     const s = { ...set, metadata: { ...set.metadata, generation: 7 } };
     expect(status([], s).status).toEqual({
