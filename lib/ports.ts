@@ -2,6 +2,8 @@
  * The small interfaces the pure core needs from the outside world. Adapters in
  * lib/adapters/ implement them over files, memory, or the Kubernetes API.
  */
+import type { JsonPatchOperation } from './admission/json-patch.ts';
+import type { JsonObject, Pod } from './kube/types.ts';
 import type { ControllerRevision } from './rollout/revisions.ts';
 import type { NamespaceLabels } from './sidecarset/match.ts';
 import type { PodSummary } from './sidecarset/status.ts';
@@ -78,6 +80,67 @@ export interface RevisionSource {
    * @throws when they cannot be listed.
    */
   list(setName: string, labels?: Readonly<Record<string, string>>, signal?: AbortSignal): Promise<readonly ControllerRevision[]>;
+}
+
+/**
+ * ControllerRevisions as the reconciler keeps them (rollout.md §2.1): the
+ * reads of {@link RevisionSource} and the writes of registering and trimming.
+ */
+export interface RevisionStore extends RevisionSource {
+  /** Every revision labelled with a SidecarSet name, in one list (a pass reads them once for all sets). */
+  listAll(signal?: AbortSignal): Promise<readonly ControllerRevision[]>;
+  /** @throws ObjectExistsError (lib/status-sync/errors.ts) when the name is taken. */
+  create(revision: ControllerRevision, signal?: AbortSignal): Promise<ControllerRevision>;
+  /**
+   * Sets `.revision` (a rollback makes an old revision the newest), on
+   * condition that the revision is unchanged since it was read.
+   * @throws WriteConflictError when it changed or is gone.
+   */
+  setNumber(revision: ControllerRevision, number: number, signal?: AbortSignal): Promise<ControllerRevision>;
+  /** Merges labels into the revision's (the custom-version label). */
+  patchLabels(name: string, labels: Readonly<Record<string, string>>, signal?: AbortSignal): Promise<void>;
+  /** Deletes the revision if it is still the one read (same uid); already gone is fine. */
+  delete(revision: ControllerRevision, signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * Where one SidecarSet's pods are (rollout.md §1.1): one namespace or all,
+ * and a label selector ('' selects every pod; the caller filters again).
+ */
+export interface PodScope {
+  namespace?: string;
+  labelSelector: string;
+}
+
+/** Whole pods of one set's scope, for its rollout. */
+export interface SetPodSource {
+  /**
+   * One complete, consistent list and its resourceVersion.
+   * @throws when the list cannot be completed (a rollout never decides from part of a list).
+   */
+  list(scope: PodScope, signal?: AbortSignal): Promise<{ pods: readonly Pod[]; resourceVersion: string }>;
+  /**
+   * Waits until a pod in scope changes after `resourceVersion`, other than by
+   * a write whose resulting resourceVersion is in `ignore` (this process's
+   * own), or until `timeoutMs` passes. Never rejects: a watch that fails
+   * answers 'error' and the caller falls back to waiting out its interval.
+   */
+  changed(scope: PodScope, resourceVersion: string, ignore: ReadonlySet<string>, timeoutMs: number, signal?: AbortSignal): Promise<'changed' | 'timeout' | 'error'>;
+}
+
+/** A write that went through, with the object's new resourceVersion; or the object was gone. */
+export type PodWrite = { outcome: 'written'; resourceVersion: string } | { outcome: 'gone' };
+
+/** The rollout's pod writes. */
+export interface PodWriter {
+  /**
+   * Applies a JSON Patch (the rollout's carry a `test` of the pod's
+   * resourceVersion first).
+   * @throws WriteConflictError when the pod changed since it was read.
+   */
+  patch(namespace: string, name: string, operations: readonly JsonPatchOperation[], signal?: AbortSignal): Promise<PodWrite>;
+  /** A strategic-merge patch of the pod's `status` subresource (the SidecarSetUpgradable condition). */
+  patchStatus(namespace: string, name: string, patch: JsonObject, signal?: AbortSignal): Promise<PodWrite>;
 }
 
 /**

@@ -35,3 +35,23 @@ export class StatusNotWrittenError extends Error {
     this.sidecarSet = sidecarSet;
   }
 }
+
+/** A create met an object of the same name (HTTP 409 AlreadyExists). */
+export class ObjectExistsError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ObjectExistsError';
+  }
+}
+
+/**
+ * A guarded write found the object changed since it was read (HTTP 409, or
+ * a JSON Patch `test` that failed): the object is skipped this pass and
+ * decided again from a fresh read.
+ */
+export class WriteConflictError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'WriteConflictError';
+  }
+}

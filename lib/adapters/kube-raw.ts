@@ -1,0 +1,84 @@
+/**
+ * One request to the API server with a JSON body and a JSON answer, through
+ * a KubeConfig's authentication and TLS settings, without client-node's typed
+ * models: they turn timestamps into Date objects and drop fields they do not
+ * know, and a pod read and written back here must stay exactly as stored.
+ */
+import { HttpMethod, IsomorphicFetchHttpLibrary, RequestContext, type KubeConfig } from '@kubernetes/client-node';
+import { isObject } from '../kube/json.ts';
+import { apiServerAnswered, KubeApiError } from './kube-api-error.ts';
+import { clientNodeError } from './kubeconfig.ts';
+
+/** The content types of the patches the API server takes. */
+export const JSON_PATCH = 'application/json-patch+json';
+export const MERGE_PATCH = 'application/merge-patch+json';
+export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
+
+export interface RawAnswer {
+  status: number;
+  /** The parsed answer; the raw text when it is not JSON. */
+  body: unknown;
+}
+
+/** A request that got no answer (connection refused, reset, timed out): the caller may ask again. */
+export class NoAnswerError extends KubeApiError {}
+
+export interface RawKubeClient {
+  readonly server: string;
+  /**
+   * Sends one request; every HTTP status is an answer (the caller decides).
+   * @throws NoAnswerError when there was no complete answer.
+   */
+  request(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, operation: string, signal: AbortSignal, body?: unknown, contentType?: string): Promise<RawAnswer>;
+  /**
+   * Like {@link request}, and a non-2xx status is a KubeApiError carrying the
+   * status code and the API server's explanation.
+   */
+  expect2xx(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, operation: string, signal: AbortSignal, body?: unknown, contentType?: string): Promise<unknown>;
+}
+
+const METHODS = { GET: HttpMethod.GET, POST: HttpMethod.POST, PATCH: HttpMethod.PATCH, DELETE: HttpMethod.DELETE } as const;
+
+export function rawKubeClient(kc: KubeConfig): RawKubeClient {
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null) throw new KubeApiError('connect to the API server', 'the KubeConfig has no current cluster');
+  const server = cluster.server.replace(/\/$/, '');
+  const http = new IsomorphicFetchHttpLibrary();
+  const request: RawKubeClient['request'] = async (method, path, operation, signal, body, contentType) => {
+    const context = new RequestContext(`${server}${path}`, METHODS[method]);
+    context.setHeaderParam('Accept', 'application/json');
+    if (body !== undefined) {
+      context.setHeaderParam('Content-Type', contentType ?? 'application/json');
+      context.setBody(JSON.stringify(body));
+    }
+    let status: number;
+    let text: string;
+    try {
+      await kc.applySecurityAuthentication(context);
+      context.setSignal(signal);
+      const response = await http.send(context).toPromise();
+      status = response.httpStatusCode;
+      text = await response.body.text();
+    } catch (error) {
+      const failure = clientNodeError(operation, error);
+      throw new NoAnswerError(operation, failure.message.replace(/^[^:]*: /, ''), undefined, { cause: error });
+    }
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // Not JSON (a proxy's error page): kept as text for the message.
+    }
+    return { status, body: parsed };
+  };
+  return {
+    server,
+    request,
+    async expect2xx(method, path, operation, signal, body, contentType) {
+      const answer = await request(method, path, operation, signal, body, contentType);
+      if (answer.status < 200 || answer.status > 299) throw apiServerAnswered(operation, answer.status, answer.body);
+      if (!isObject(answer.body)) throw new KubeApiError(operation, 'the answer is not a JSON object', answer.status);
+      return answer.body;
+    },
+  };
+}

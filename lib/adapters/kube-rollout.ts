@@ -1,0 +1,206 @@
+/**
+ * The rollout's I/O with the API server (rollout.md §0, §1.5, §2.1): whole
+ * pods of one set's scope, the guarded pod writes, a watch that says when a
+ * set's pods changed, and the ControllerRevisions. Plain JSON throughout
+ * (kube-raw.ts): a pod's JSON Patch paths are computed from the pod exactly
+ * as stored.
+ */
+import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import type { JsonPatchOperation } from '../admission/json-patch.ts';
+import { isObject, objectOf, stringOf } from '../kube/json.ts';
+import type { Pod } from '../kube/types.ts';
+import type { PodScope, PodWrite, PodWriter, RevisionStore, SetPodSource } from '../ports.ts';
+import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../rollout/revisions.ts';
+import { ListExpiredError, ObjectExistsError, WriteConflictError } from '../status-sync/errors.ts';
+import { apiServerAnswered, KubeApiError } from './kube-api-error.ts';
+import { JSON_PATCH, rawKubeClient, STRATEGIC_MERGE_PATCH, type RawAnswer, type RawKubeClient } from './kube-raw.ts';
+import { callSignal, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_POD_PAGE_SIZE, type StatusSyncAdapterOptions } from './kube-status-sync.ts';
+
+const enc = encodeURIComponent;
+
+function podsPath(namespace: string | undefined): string {
+  return namespace === undefined ? '/api/v1/pods' : `/api/v1/namespaces/${enc(namespace)}/pods`;
+}
+
+/** A failed `test` operation is answered 422 with the patch library's words; a precondition 409. */
+function isConflict(answer: RawAnswer): boolean {
+  if (answer.status === 409) return true;
+  if (answer.status !== 422) return false;
+  const message = stringOf(objectOf(answer.body)?.message) ?? (typeof answer.body === 'string' ? answer.body : '');
+  return /test(ing value)? .*failed|test operation/i.test(message);
+}
+
+function resourceVersionOf(body: unknown): string {
+  return stringOf(objectOf(objectOf(body)?.metadata)?.resourceVersion) ?? '';
+}
+
+/** The attempts at a pod list whose continue token keeps expiring. */
+const MAX_LIST_ATTEMPTS = 3;
+
+export function kubeSetPods(kc: KubeConfig, options: StatusSyncAdapterOptions & { pageSize?: number } = {}): SetPodSource {
+  const client = rawKubeClient(kc);
+  const timeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  const pageSize = options.pageSize ?? DEFAULT_POD_PAGE_SIZE;
+  const watch = new Watch(kc);
+
+  async function listOnce(scope: PodScope, signal: AbortSignal | undefined): Promise<{ pods: Pod[]; resourceVersion: string }> {
+    const operation = `list pods${scope.namespace === undefined ? '' : ` in namespace "${scope.namespace}"`}${scope.labelSelector === '' ? '' : ` with selector "${scope.labelSelector}"`}`;
+    const pods: Pod[] = [];
+    let next: string | undefined;
+    let resourceVersion = '';
+    do {
+      const query = new URLSearchParams({ limit: String(pageSize) });
+      if (scope.labelSelector !== '') query.set('labelSelector', scope.labelSelector);
+      if (next !== undefined) query.set('continue', next);
+      const answer = await client.request('GET', `${podsPath(scope.namespace)}?${query.toString()}`, operation, callSignal(signal, timeoutMs));
+      if (answer.status === 410) throw new ListExpiredError(`the pod list's continue token expired`);
+      if (answer.status !== 200) throw apiServerAnswered(operation, answer.status, answer.body);
+      const body = objectOf(answer.body);
+      if (body === undefined || !Array.isArray(body.items)) throw new KubeApiError(operation, 'the answer is not a list (no items array)', answer.status);
+      for (const item of body.items) if (isObject(item)) pods.push(item);
+      resourceVersion = resourceVersionOf(body);
+      const token = stringOf(objectOf(body.metadata)?.continue);
+      next = token === undefined || token === '' ? undefined : token;
+    } while (next !== undefined);
+    return { pods, resourceVersion };
+  }
+
+  return {
+    async list(scope, signal) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await listOnce(scope, signal);
+        } catch (error) {
+          if (!(error instanceof ListExpiredError) || attempt >= MAX_LIST_ATTEMPTS) throw error;
+        }
+      }
+    },
+    changed(scope, resourceVersion, ignore, timeoutMs, signal) {
+      return new Promise((resolve) => {
+        let settled = false;
+        let controller: AbortController | undefined;
+        const finish = (result: 'changed' | 'timeout' | 'error') => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          controller?.abort();
+          resolve(result);
+        };
+        const onAbort = () => { finish('timeout'); };
+        const timer = setTimeout(() => { finish('timeout'); }, timeoutMs);
+        if (signal?.aborted === true) { finish('timeout'); return; }
+        signal?.addEventListener('abort', onAbort, { once: true });
+        const query: Record<string, string | number | boolean> = { resourceVersion, allowWatchBookmarks: true, timeoutSeconds: Math.max(1, Math.ceil(timeoutMs / 1000)) };
+        if (scope.labelSelector !== '') query.labelSelector = scope.labelSelector;
+        watch
+          .watch(
+            podsPath(scope.namespace),
+            query,
+            (type: string, object: unknown) => {
+              if (type === 'BOOKMARK') return;
+              // An ERROR event (410: the version is too old) means a fresh list is due: that is a change too.
+              if (type === 'ERROR' || !ignore.has(resourceVersionOf(object))) finish('changed');
+            },
+            (error: unknown) => { finish(error === null || error === undefined ? 'timeout' : 'error'); },
+          )
+          .then((c) => {
+            controller = c;
+            if (settled) c.abort();
+          })
+          .catch(() => { finish('error'); });
+      });
+    },
+  };
+}
+
+export function kubePodWriter(kc: KubeConfig, options: StatusSyncAdapterOptions = {}): PodWriter {
+  const client = rawKubeClient(kc);
+  const timeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  async function send(path: string, operation: string, body: unknown, contentType: string, signal: AbortSignal | undefined): Promise<PodWrite> {
+    const answer = await client.request('PATCH', path, operation, callSignal(signal, timeoutMs), body, contentType);
+    if (answer.status === 404) return { outcome: 'gone' };
+    if (isConflict(answer)) throw new WriteConflictError(`${operation}: the pod changed since it was read`);
+    if (answer.status < 200 || answer.status > 299) throw apiServerAnswered(operation, answer.status, answer.body);
+    return { outcome: 'written', resourceVersion: resourceVersionOf(answer.body) };
+  }
+  return {
+    patch(namespace, name, operations: readonly JsonPatchOperation[], signal) {
+      return send(`/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}`, `patch pod "${namespace}/${name}"`, operations, JSON_PATCH, signal);
+    },
+    patchStatus(namespace, name, patch, signal) {
+      return send(`/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}/status`, `patch status of pod "${namespace}/${name}"`, patch, STRATEGIC_MERGE_PATCH, signal);
+    },
+  };
+}
+
+/** A label selector value as the API server reads it in a query: only label-value characters are allowed. */
+function selectorValue(value: string, what: string): string {
+  if (!/^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/.test(value) || value.length > 63) {
+    throw new KubeApiError(`list ControllerRevisions`, `${what} ${JSON.stringify(value)} cannot be a label value`);
+  }
+  return value;
+}
+
+export function kubeRevisionStore(kc: KubeConfig, namespace: string, options: StatusSyncAdapterOptions = {}): RevisionStore {
+  const client: RawKubeClient = rawKubeClient(kc);
+  const timeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  const base = `/apis/apps/v1/namespaces/${enc(namespace)}/controllerrevisions`;
+  const items = (body: unknown, operation: string): ControllerRevision[] => {
+    const list = objectOf(body)?.items;
+    if (!Array.isArray(list)) throw new KubeApiError(operation, 'the answer is not a list (no items array)');
+    return list.filter(isObject);
+  };
+  const listWith = async (selector: string, operation: string, signal: AbortSignal | undefined) =>
+    items(await client.expect2xx('GET', `${base}?labelSelector=${enc(selector)}`, operation, callSignal(signal, timeoutMs)), operation);
+  return {
+    namespace,
+    async get(name, signal) {
+      const operation = `get ControllerRevision "${namespace}/${name}"`;
+      const answer = await client.request('GET', `${base}/${enc(name)}`, operation, callSignal(signal, timeoutMs));
+      if (answer.status === 404) return undefined;
+      if (answer.status !== 200 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body);
+      return answer.body;
+    },
+    list(setName, labels = {}, signal) {
+      const parts = [`${LABEL_SIDECARSET_NAME}=${selectorValue(setName, 'the SidecarSet name')}`, ...Object.entries(labels).map(([k, v]) => `${k}=${selectorValue(v, `label ${k}`)}`)];
+      return listWith(parts.join(','), `list ControllerRevisions of SidecarSet "${setName}"`, signal);
+    },
+    listAll(signal) {
+      return listWith(LABEL_SIDECARSET_NAME, `list ControllerRevisions in "${namespace}"`, signal);
+    },
+    async create(revision, signal) {
+      const name = stringOf(revision.metadata?.name) ?? '';
+      const operation = `create ControllerRevision "${namespace}/${name}"`;
+      const answer = await client.request('POST', base, operation, callSignal(signal, timeoutMs), revision);
+      if (answer.status === 409) throw new ObjectExistsError(`${operation}: a ControllerRevision of that name exists`);
+      if (answer.status < 200 || answer.status > 299 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body);
+      return answer.body;
+    },
+    async setNumber(revision, number, signal) {
+      const name = stringOf(revision.metadata?.name) ?? '';
+      const operation = `renumber ControllerRevision "${namespace}/${name}"`;
+      const ops = [
+        { op: 'test', path: '/metadata/resourceVersion', value: stringOf(revision.metadata?.resourceVersion) ?? '' },
+        { op: 'replace', path: '/revision', value: number },
+      ];
+      const answer = await client.request('PATCH', `${base}/${enc(name)}`, operation, callSignal(signal, timeoutMs), ops, JSON_PATCH);
+      if (answer.status === 404 || isConflict(answer)) throw new WriteConflictError(`${operation}: it changed since it was read`);
+      if (answer.status < 200 || answer.status > 299 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body);
+      return answer.body;
+    },
+    async patchLabels(name, labels, signal) {
+      await client.expect2xx('PATCH', `${base}/${enc(name)}`, `label ControllerRevision "${namespace}/${name}"`, callSignal(signal, timeoutMs), { metadata: { labels } }, STRATEGIC_MERGE_PATCH);
+    },
+    async delete(revision, signal) {
+      const name = stringOf(revision.metadata?.name) ?? '';
+      const operation = `delete ControllerRevision "${namespace}/${name}"`;
+      const uid = stringOf(revision.metadata?.uid);
+      const body = { apiVersion: 'v1', kind: 'DeleteOptions', ...(uid === undefined ? {} : { preconditions: { uid } }) };
+      const answer = await client.request('DELETE', `${base}/${enc(name)}`, operation, callSignal(signal, timeoutMs), body);
+      // Gone already, or replaced by another of the same name (a precondition 409): either way not ours to delete now.
+      if (answer.status === 404 || answer.status === 409) return;
+      if (answer.status < 200 || answer.status > 299) throw apiServerAnswered(operation, answer.status, answer.body);
+    },
+  };
+}
