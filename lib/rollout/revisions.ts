@@ -170,7 +170,7 @@ export function customVersionPatch(set: SidecarSet, latest: ControllerRevision):
  */
 export function activeRevisions(set: SidecarSet, matched: readonly Pod[], history: readonly ControllerRevision[]): Set<string> {
   const name = sidecarSetName(set);
-  const out = new Set<string>();
+  const recorded: string[] = [];
   for (const pod of matched) {
     let revision: string | undefined;
     try {
@@ -178,8 +178,15 @@ export function activeRevisions(set: SidecarSet, matched: readonly Pod[], histor
     } catch {
       revision = undefined;
     }
-    if (revision !== undefined && revision !== '') out.add(revision);
+    if (revision !== undefined) recorded.push(revision);
   }
+  return activeRevisionNames(set, recorded, history);
+}
+
+/** {@link activeRevisions} from the revision names matched pods record (a streamed pass keeps only those). */
+export function activeRevisionNames(set: SidecarSet, recorded: Iterable<string>, history: readonly ControllerRevision[]): Set<string> {
+  const out = new Set<string>();
+  for (const revision of recorded) if (revision !== '') out.add(revision);
   const pinned = objectOf(set.spec?.injectionStrategy?.revision);
   const pinnedName = stringOf(pinned?.revisionName);
   if (pinnedName !== undefined) out.add(pinnedName);

@@ -17,11 +17,16 @@
  */
 import type { RotationResult } from '../auth/rotation.ts';
 import { errorMessage } from '../errors.ts';
-import { jsonEqual, objectOf, stringOf } from '../kube/json.ts';
+import { jsonEqual, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
 import type { NamespaceSource, PodPages, SidecarSetEventSink, SidecarSetSource, SidecarSetStatusWriter } from '../ports.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import { statusAccumulator, statusInputsKey, type StatusAccumulator } from '../sidecarset/status.ts';
-import type { SidecarSet } from '../sidecarset/types.ts';
+import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
+import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../rollout/revisions.ts';
+import { registerRevision, trimHistory, type Registration } from './revision-register.ts';
+import { rolloutState } from './rollout-state.ts';
+import { runSetPass, type RolloutDeps } from './set-pass.ts';
+import { forEachLimited } from './concurrency.ts';
 import { ListExpiredError, StatusConflictError, StatusNotWrittenError } from './errors.ts';
 import type { NotInjectedFinding, NotInjectedNotices } from './not-injected.ts';
 import { buildSetIndex, type SetIndex } from './set-index.ts';
@@ -40,6 +45,11 @@ export interface StatusPassDeps {
   notices: NotInjectedNotices;
   /** Monotonic milliseconds, for durationMs. Default performance.now. */
   nowMs?: () => number;
+  /**
+   * Revisions and the in-place rollout (rollout.md §0). Absent, the pass
+   * computes and writes statuses only (the offline `invoke status-sync`).
+   */
+  rollout?: RolloutDeps;
 }
 
 export interface StatusPassOptions {
@@ -80,6 +90,23 @@ export interface PassResult {
   notInjected: Record<string, number>;
   /** The webhook secret rotation's step, when the pass rotates it (functions/status-sync/compose.ts). */
   secretRotation?: RotationResult;
+  /** What the rollout did, when the pass runs it. */
+  rollout?: RolloutSummary;
+}
+
+/** The rollout's part of a pass. */
+export interface RolloutSummary {
+  /** Sets whose pods were listed for a rollout round. */
+  setsRolled: number;
+  podsUpdated: number;
+  /** Pods skipped because they changed since their list (decided again next pass). */
+  conflicts: number;
+  /** ControllerRevisions created, renumbered, labelled or deleted. */
+  revisionWrites: number;
+  /** Sets whose rollout state changed, with the new state in words. */
+  states: Record<string, string>;
+  /** Sets with work in flight: the pace loop runs their pass again soon. */
+  inFlight: string[];
 }
 
 /** Per-set state of one attempt at listing pods. */
@@ -92,18 +119,6 @@ interface Counting {
 }
 
 const DEFAULTS = { maxListAttempts: 3, maxWriteAttempts: 4, writeConcurrency: 4, samplePods: 5 };
-
-/** Runs `fn` over `items`, at most `limit` at a time. */
-async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await fn(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
-}
 
 /** Streams the pod list once into fresh counters. Throws when the list fails; namespace-label failures only fail the sets that need them. */
 async function countPods(sets: readonly SidecarSet[], index: SetIndex, deps: StatusPassDeps, samplePods: number, signal: AbortSignal | undefined): Promise<Counting> {
@@ -172,7 +187,9 @@ export async function runStatusPass(deps: StatusPassDeps, options: StatusPassOpt
   const counting = await countPodsRetryingExpiredLists(sets, deps, options, result);
   if (counting === undefined) return finish();
   const { findings, toWrite } = findingsOf(sets, counting, result);
-  if (!(await writeStatuses(sets, counting, toWrite, deps, options, result))) return finish();
+  const revisions = deps.rollout === undefined ? undefined : await revisionsOf(sets, counting, toWrite, deps.rollout, options, result);
+  if (!(await writeStatuses(sets, counting, revisions?.idle ?? toWrite, deps, options, result, revisions))) return finish();
+  if (revisions !== undefined && deps.rollout !== undefined) await rollSets(sets, revisions, deps, deps.rollout, options, result);
   await reportNotInjected(sets, findings, deps, options, result);
   return finish();
 }
@@ -229,7 +246,15 @@ function findingsOf(sets: readonly SidecarSet[], counting: Counting, result: Pas
 }
 
 /** Writes the statuses that differ, writeConcurrency at a time. False when the pass was stopped before every one was compared. */
-async function writeStatuses(sets: readonly SidecarSet[], counting: Counting, toWrite: readonly number[], deps: StatusPassDeps, options: StatusPassOptions, result: PassResult): Promise<boolean> {
+async function writeStatuses(
+  sets: readonly SidecarSet[],
+  counting: Counting,
+  toWrite: readonly number[],
+  deps: StatusPassDeps,
+  options: StatusPassOptions,
+  result: PassResult,
+  revisions?: PassRevisions,
+): Promise<boolean> {
   const { signal } = options;
   let outOfTime = 0;
   await forEachLimited(toWrite, options.writeConcurrency ?? DEFAULTS.writeConcurrency, async (i) => {
@@ -241,11 +266,13 @@ async function writeStatuses(sets: readonly SidecarSet[], counting: Counting, to
       outOfTime++;
       return;
     }
+    const registration = revisions?.registrations.get(i);
     try {
-      await writeStatus(set, accumulator, deps, options, result);
+      await writeStatus(set, accumulator, deps, options, result, registration === undefined ? {} : { latestRevision: registration.latestRevision, collisionCount: registration.collisionCount });
     } catch (error) {
       result.errors.push({ sidecarSet: sidecarSetName(set), operation: 'patch status', message: errorMessage(error) });
     }
+    if (revisions !== undefined && deps.rollout !== undefined) await settleIdleSet(set, accumulator, registration, deps, deps.rollout, options, result);
   });
   if (outOfTime > 0) {
     result.errors.push({ operation: 'patch status', message: `the pass was stopped (${errorMessage(signal?.reason)}) before ${outOfTime} statuses were compared and written` });
@@ -255,14 +282,21 @@ async function writeStatuses(sets: readonly SidecarSet[], counting: Counting, to
 }
 
 /** Writes one set's status if it differs, re-reading on conflict. */
-async function writeStatus(set: SidecarSet, accumulator: StatusAccumulator, deps: StatusPassDeps, options: StatusPassOptions, result: PassResult): Promise<void> {
+async function writeStatus(
+  set: SidecarSet,
+  accumulator: StatusAccumulator,
+  deps: StatusPassDeps,
+  options: StatusPassOptions,
+  result: PassResult,
+  revisionFields: Pick<SidecarSetStatus, 'latestRevision' | 'collisionCount'>,
+): Promise<void> {
   const { signal } = options;
   const maxWriteAttempts = options.maxWriteAttempts ?? DEFAULTS.maxWriteAttempts;
   const name = sidecarSetName(set);
   const inputs = statusInputsKey(set);
   let current = set;
   for (let attempt = 1; ; attempt++) {
-    const status = accumulator.status(current);
+    const status = { ...accumulator.status(current), ...revisionFields };
     if (jsonEqual(objectOf(current.status) ?? {}, status)) {
       result.statusesUnchanged++;
       return;
@@ -293,5 +327,139 @@ async function reportNotInjected(sets: readonly SidecarSet[], findings: Map<stri
     } catch (error) {
       result.errors.push({ sidecarSet: notice.set, operation: 'record event', message: errorMessage(error) });
     }
+  }
+}
+
+/** The revisions a pass read, and which sets roll and which only get a status. */
+interface PassRevisions {
+  /** Per set index, the revisions labelled with its name. */
+  bySet: Map<number, ControllerRevision[]>;
+  /** Registrations of the idle sets, by index; a set missing here could not register and keeps its stored revision fields. */
+  registrations: Map<number, Registration>;
+  /** Sets that only get a status this pass. */
+  idle: number[];
+  /** Sets with rollout work: their own pass lists their pods and writes their status. */
+  rolling: number[];
+}
+
+/**
+ * Whether a set has rollout work by the streamed counts (rollout.md §0 steps
+ * 7-9): not NotUpdate, not every matched pod updated, not paused.
+ */
+function hasRolloutWork(set: SidecarSet, status: SidecarSetStatus): boolean {
+  const strategy = objectOf(set.spec?.updateStrategy) ?? {};
+  if (strategy.type === 'NotUpdate' || strategy.paused === true) return false;
+  return (status.updatedPods ?? 0) < (status.matchedPods ?? 0);
+}
+
+/**
+ * Lists every revision once and registers each idle set's latest revision
+ * (rollout.md §2.1). When the revisions cannot be listed, no set rolls this
+ * pass and statuses keep their stored revision fields (the counts are still
+ * written: they do not depend on revisions).
+ */
+async function revisionsOf(
+  sets: readonly SidecarSet[],
+  counting: Counting,
+  toWrite: readonly number[],
+  rollout: RolloutDeps,
+  options: StatusPassOptions,
+  result: PassResult,
+): Promise<PassRevisions> {
+  result.rollout = { setsRolled: 0, podsUpdated: 0, conflicts: 0, revisionWrites: 0, states: {}, inFlight: [] };
+  const out: PassRevisions = { bySet: new Map(), registrations: new Map(), idle: [], rolling: [] };
+  let all: readonly ControllerRevision[];
+  try {
+    all = await rollout.revisions.listAll(options.signal);
+  } catch (error) {
+    result.errors.push({ operation: 'list ControllerRevisions', message: `${errorMessage(error)}; no set rolls this pass` });
+    out.idle = [...toWrite];
+    return out;
+  }
+  const byName = new Map<string, ControllerRevision[]>();
+  for (const revision of all) {
+    const owner = stringMapOf(revision.metadata?.labels)[LABEL_SIDECARSET_NAME];
+    if (owner === undefined) continue;
+    const list = byName.get(owner) ?? [];
+    list.push(revision);
+    byName.set(owner, list);
+  }
+  for (const i of toWrite) {
+    const set = sets[i] as SidecarSet;
+    const accumulator = counting.accumulators[i] as StatusAccumulator;
+    out.bySet.set(i, byName.get(sidecarSetName(set)) ?? []);
+    if (hasRolloutWork(set, accumulator.status(set))) {
+      out.rolling.push(i);
+      continue;
+    }
+    out.idle.push(i);
+    try {
+      const registration = await registerRevision(set, out.bySet.get(i) ?? [], rollout.revisions, options.signal);
+      out.registrations.set(i, registration);
+      result.rollout.revisionWrites += registration.writes;
+    } catch (error) {
+      result.errors.push({ sidecarSet: sidecarSetName(set), operation: 'register the revision', message: errorMessage(error) });
+    }
+  }
+  return out;
+}
+
+/** After an idle set's status: trim its history and report its state (finished, paused, NotUpdate). */
+async function settleIdleSet(
+  set: SidecarSet,
+  accumulator: StatusAccumulator,
+  registration: Registration | undefined,
+  deps: StatusPassDeps,
+  rollout: RolloutDeps,
+  options: StatusPassOptions,
+  result: PassResult,
+): Promise<void> {
+  const name = sidecarSetName(set);
+  const summary = result.rollout;
+  if (summary === undefined) return;
+  if (registration !== undefined) {
+    const trimmed = await trimHistory(set, registration.history, accumulator.revisionsInUse, rollout.revisions, options.signal);
+    summary.revisionWrites += trimmed.deleted;
+    if (trimmed.problem?.startsWith('delete') === true) result.errors.push({ sidecarSet: name, operation: 'trim revision history', message: trimmed.problem });
+  }
+  const status = accumulator.status(set);
+  const counts = { matchedPods: status.matchedPods ?? 0, updatedPods: status.updatedPods ?? 0, readyPods: status.readyPods ?? 0, updatedReadyPods: status.updatedReadyPods ?? 0 };
+  const strategy = objectOf(set.spec?.updateStrategy) ?? {};
+  const waiting = strategy.type === 'NotUpdate' ? ({ kind: 'not-update' } as const) : counts.updatedPods >= counts.matchedPods ? ({ kind: 'finished' } as const) : ({ kind: 'paused' } as const);
+  const state = rolloutState(counts, 0, waiting);
+  const ref = { name, uid: stringOf(set.metadata?.uid) ?? '' };
+  const event = rollout.states.due(ref, state);
+  // Updated pods still restarting: the pace loop watches them to the end.
+  if (counts.updatedReadyPods < counts.updatedPods && strategy.type !== 'NotUpdate') summary.inFlight.push(name);
+  if (event === undefined) return;
+  summary.states[name] = state.message;
+  try {
+    await deps.events.record(event, options.signal);
+    rollout.states.reported(name, state);
+  } catch (error) {
+    result.errors.push({ sidecarSet: name, operation: 'record event', message: errorMessage(error) });
+  }
+}
+
+/** Runs the whole pass of each set with rollout work (set-pass.ts), one set at a time. */
+async function rollSets(sets: readonly SidecarSet[], revisions: PassRevisions, deps: StatusPassDeps, rollout: RolloutDeps, options: StatusPassOptions, result: PassResult): Promise<void> {
+  const summary = result.rollout;
+  if (summary === undefined) return;
+  for (const i of revisions.rolling) {
+    if (options.signal?.aborted === true) {
+      result.errors.push({ operation: 'roll out', message: `the pass was stopped (${errorMessage(options.signal.reason)}) before every set rolled` });
+      return;
+    }
+    const set = sets[i] as SidecarSet;
+    const setResult = await runSetPass(set, { statuses: deps.statuses, events: deps.events, namespaces: deps.namespaces, rollout }, options.signal === undefined ? {} : { signal: options.signal }, revisions.bySet.get(i));
+    summary.setsRolled++;
+    summary.podsUpdated += setResult.podsUpdated;
+    summary.conflicts += setResult.conflicts;
+    summary.revisionWrites += setResult.revisionWrites;
+    if (setResult.status === 'written') result.statusesWritten++;
+    else if (setResult.status === 'unchanged') result.statusesUnchanged++;
+    if (setResult.stateChange !== undefined) summary.states[setResult.sidecarSet] = setResult.stateChange;
+    if (setResult.inFlight) summary.inFlight.push(setResult.sidecarSet);
+    result.errors.push(...setResult.errors);
   }
 }

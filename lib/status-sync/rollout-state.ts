@@ -1,0 +1,81 @@
+/**
+ * "Why is it waiting?" (sidecarset.md §7): each set's rollout state in words,
+ * reported when it changes, as a log field and an Event on the SidecarSet,
+ * because Kruise's users cannot see why an image change does not reach their
+ * pods (openkruise/kruise #242, #365, #1003, #1307).
+ *
+ * A state is reported when its kind or its lasting figures change (the
+ * maxUnavailable in force, pods held by partition, pods not upgradable), not
+ * when only the moving count of pods still restarting does: an Event per
+ * batch would bury the ones that matter. Memory is per process, like the
+ * uninjected-pod notices: a new process reports the current state once more.
+ */
+import type { SidecarSetEvent } from '../ports.ts';
+import type { RolloutCounts, WaitingReason } from '../rollout/plan.ts';
+import { waitingMessage } from '../rollout/round.ts';
+
+export interface RolloutState {
+  /** What the Event's reason says. */
+  reason: 'RolloutProgressing' | 'RolloutWaiting' | 'RolloutPaused' | 'RolloutFinished' | 'RolloutNotUpdate' | 'RolloutBlocked';
+  type: 'Normal' | 'Warning';
+  message: string;
+  /** Equal keys are the same state for reporting. */
+  key: string;
+}
+
+function counted(counts: RolloutCounts): string {
+  return `${counts.updatedPods} of ${counts.matchedPods} pod(s) updated, ${counts.updatedReadyPods} updated and ready`;
+}
+
+/** The state of a set after a pass: `updated` pods were written this pass; `waiting` why it stops. */
+export function rolloutState(counts: RolloutCounts, updated: number, waiting: WaitingReason | undefined): RolloutState {
+  if (waiting === undefined || (updated > 0 && waiting.kind === 'max-unavailable')) {
+    return { reason: 'RolloutProgressing', type: 'Normal', message: `rolling out: ${updated} pod(s) updated in this pass; ${counted(counts)}`, key: 'progressing' };
+  }
+  const message = `${waitingMessage(waiting)}; ${counted(counts)}`;
+  switch (waiting.kind) {
+    case 'finished':
+      // Finished with pods still restarting is progress; finished once they are ready.
+      if (counts.updatedReadyPods < counts.updatedPods) return { reason: 'RolloutProgressing', type: 'Normal', message: `every pod is updated; ${counted(counts)}`, key: 'progressing' };
+      return { reason: 'RolloutFinished', type: 'Normal', message, key: 'finished' };
+    case 'paused':
+      return { reason: 'RolloutPaused', type: 'Normal', message, key: 'paused' };
+    case 'not-update':
+      return { reason: 'RolloutNotUpdate', type: 'Normal', message, key: 'not-update' };
+    case 'max-unavailable':
+      return { reason: 'RolloutWaiting', type: 'Normal', message, key: `max-unavailable:${waiting.maxUnavailable}` };
+    case 'partition':
+      return { reason: 'RolloutWaiting', type: 'Normal', message, key: `partition:${waiting.held}` };
+    case 'nothing-waiting':
+      if (waiting.notUpgradable > 0) return { reason: 'RolloutBlocked', type: 'Warning', message, key: `blocked:${waiting.notUpgradable}:${waiting.notSelected}` };
+      return { reason: 'RolloutWaiting', type: 'Normal', message, key: `nothing-waiting:${waiting.notSelected}:${waiting.inFlight > 0}` };
+    case 'invalid-strategy':
+    case 'hot-upgrade-unsupported':
+      return { reason: 'RolloutBlocked', type: 'Warning', message, key: `blocked:${waiting.kind}` };
+  }
+}
+
+export interface RolloutStateNotices {
+  /** The Event to record when the set's state changed since the last recorded one; undefined otherwise. */
+  due(set: { name: string; uid: string }, state: RolloutState): SidecarSetEvent | undefined;
+  /** Remembers a state whose Event was recorded (a failed one is due again). */
+  reported(set: string, state: RolloutState): void;
+  /** Forgets sets no longer present. */
+  keepOnly(present: ReadonlySet<string>): void;
+}
+
+export function rolloutStateNotices(): RolloutStateNotices {
+  const last = new Map<string, string>();
+  return {
+    due(set, state) {
+      if (last.get(set.name) === state.key) return undefined;
+      return { sidecarSet: set, type: state.type, reason: state.reason, message: state.message };
+    },
+    reported(set, state) {
+      last.set(set, state.key);
+    },
+    keepOnly(present) {
+      for (const name of last.keys()) if (!present.has(name)) last.delete(name);
+    },
+  };
+}

@@ -1,0 +1,212 @@
+/**
+ * One SidecarSet's whole pass (rollout.md §0), from fresh reads: register
+ * the latest revision, list the set's pods, write the status, then, unless
+ * the rollout stops (NotUpdate, finished, paused), update the next batch of
+ * pods with guarded writes, trim the revision history and report the
+ * rollout's state. The full pass runs it for every set with rollout work;
+ * the pace loop runs it again for sets with work in flight.
+ *
+ * Safety: every decision comes from the list this pass made, and every pod
+ * write is a JSON Patch guarded by a `test` of the resourceVersion that list
+ * showed. A pod that changed since is skipped (decided again next pass), so
+ * two passes, a restart mid-pass or a concurrent writer can never update a
+ * pod from a stale view, and maxUnavailable holds at every stored moment.
+ */
+import { errorMessage } from '../errors.ts';
+import { jsonEqual, objectOf, stringOf } from '../kube/json.ts';
+import type { Pod } from '../kube/types.ts';
+import type { Clock, NamespaceSource, PodScope, PodWriter, RevisionStore, SetPodSource, SidecarSetEventSink, SidecarSetStatusWriter } from '../ports.ts';
+import { planRollout, type RolloutPlan } from '../rollout/plan.ts';
+import { podScope } from '../rollout/pod-scope.ts';
+import { backfillInjectedList } from '../rollout/pod-patch.ts';
+import { activeRevisions, type ControllerRevision } from '../rollout/revisions.ts';
+import { rolloutStatusFields, roundWrites, type RoundWrites } from '../rollout/round.ts';
+import { hasNamespaceSelector, sidecarSetName } from '../sidecarset/match.ts';
+import type { SidecarSet } from '../sidecarset/types.ts';
+import { forEachLimited } from './concurrency.ts';
+import { StatusConflictError, WriteConflictError } from './errors.ts';
+import type { PassError } from './pass.ts';
+import { registerRevision, trimHistory } from './revision-register.ts';
+import { rolloutState, type RolloutStateNotices } from './rollout-state.ts';
+
+/** What the rollout needs besides the status pass's ports. */
+export interface RolloutDeps {
+  revisions: RevisionStore;
+  setPods: SetPodSource;
+  pods: PodWriter;
+  /** The time written into pod annotations and conditions. */
+  clock: Clock;
+  /** What was last reported of each set's rollout state; lives as long as the process. */
+  states: RolloutStateNotices;
+}
+
+export interface SetPassDeps {
+  statuses: SidecarSetStatusWriter;
+  events: SidecarSetEventSink;
+  namespaces: NamespaceSource;
+  rollout: RolloutDeps;
+}
+
+export interface SetPassOptions {
+  signal?: AbortSignal;
+  /** Pod writes in flight at once. Default 8. */
+  writeConcurrency?: number;
+}
+
+/** What one set's pass did. */
+export interface SetPassResult {
+  sidecarSet: string;
+  /** Whether the status was written, already right, or not written (see errors). */
+  status: 'written' | 'unchanged' | 'not-written';
+  podsUpdated: number;
+  /** Pods skipped because they changed since the list (decided again next pass). */
+  conflicts: number;
+  /** ControllerRevisions created, renumbered, labelled or deleted. */
+  revisionWrites: number;
+  /** The rollout state, when it changed since last reported (the pass logs it). */
+  stateChange?: string;
+  /** The counts the pass saw, for telling progress from a stall. */
+  counts?: RolloutPlan['status'];
+  /** Work in flight: pods written, or updated pods not yet ready; the pace loop comes back soon. */
+  inFlight: boolean;
+  /** For waiting on the set's pods: the scope and the list's resourceVersion, and the versions this pass wrote. */
+  watch?: { scope: PodScope; resourceVersion: string; own: Set<string> };
+  errors: PassError[];
+}
+
+const DEFAULT_WRITE_CONCURRENCY = 8;
+
+function podRef(pod: Pod): { namespace: string; name: string } {
+  return { namespace: stringOf(pod.metadata?.namespace) ?? '', name: stringOf(pod.metadata?.name) ?? '' };
+}
+
+/**
+ * Runs the pass for `set` (as just read from the API server).
+ * @param stored the set's ControllerRevisions when the caller already listed them (the full pass lists all at once).
+ */
+export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: SetPassOptions = {}, stored?: readonly ControllerRevision[]): Promise<SetPassResult> {
+  const { signal } = options;
+  const { rollout } = deps;
+  const name = sidecarSetName(set);
+  const result: SetPassResult = { sidecarSet: name, status: 'not-written', podsUpdated: 0, conflicts: 0, revisionWrites: 0, inFlight: false, errors: [] };
+  const fail = (operation: string, error: unknown) => {
+    result.errors.push({ sidecarSet: name, operation, message: errorMessage(error) });
+    return result;
+  };
+
+  let registration;
+  try {
+    registration = await registerRevision(set, stored ?? (await rollout.revisions.list(name, {}, signal)), rollout.revisions, signal);
+    result.revisionWrites += registration.writes;
+  } catch (error) {
+    // Kruise writes no status when the revision cannot be registered: the status names it.
+    return fail('register the revision', error);
+  }
+
+  const scope = podScope(set);
+  let pods: readonly Pod[] = [];
+  let resourceVersion = '';
+  let plan: RolloutPlan;
+  try {
+    if (scope !== undefined) ({ pods, resourceVersion } = await rollout.setPods.list(scope, signal));
+    const labels = hasNamespaceSelector(set) ? await deps.namespaces.labels([...new Set(pods.map((p) => podRef(p).namespace))], signal) : new Map<string, Record<string, string>>();
+    plan = planRollout(set, pods, labels);
+  } catch (error) {
+    result.inFlight = true;
+    return fail('list pods', error);
+  }
+  result.counts = plan.status;
+
+  const status = rolloutStatusFields(set, plan.status, registration.latestRevision, registration.collisionCount);
+  if (jsonEqual({ ...objectOf(set.status) }, { ...objectOf(set.status), ...status })) result.status = 'unchanged';
+  else {
+    try {
+      if ((await deps.statuses.patchStatus(name, stringOf(set.metadata?.resourceVersion), { ...set.status, ...status }, signal)) === 'written') result.status = 'written';
+      else return result;
+    } catch (error) {
+      // The set changed since it was read: its next pass decides from the new version.
+      result.inFlight = true;
+      return fail('patch status', error instanceof StatusConflictError ? new Error('the SidecarSet changed during the pass; it is decided again next pass') : error);
+    }
+  }
+
+  const own = new Set<string>();
+  const stops = plan.waiting?.kind === 'not-update' || plan.waiting?.kind === 'finished' || plan.waiting?.kind === 'paused';
+  if (!stops) {
+    let writes: RoundWrites;
+    try {
+      // Matched pods carry the injected list; the backfill is only Kruise's guard for ones that lost it.
+      writes = roundWrites(set, plan, registration.latestRevision, () => backfillInjectedList([set]), rollout.clock.now());
+    } catch (error) {
+      return fail('plan pod writes', error);
+    }
+    await sendRound(writes, { name, uid: stringOf(set.metadata?.uid) ?? '' }, deps, options, result, own);
+  }
+
+  const trimmed = await trimHistory(set, registration.history, [...activeRevisions(set, pods, registration.history)], rollout.revisions, signal);
+  result.revisionWrites += trimmed.deleted;
+  if (trimmed.problem !== undefined && trimmed.problem.startsWith('delete')) result.errors.push({ sidecarSet: name, operation: 'trim revision history', message: trimmed.problem });
+
+  await reportState(set, rolloutState(plan.status, result.podsUpdated, plan.waiting), deps, result, signal);
+  result.inFlight = result.podsUpdated > 0 || result.conflicts > 0 || plan.status.updatedReadyPods < plan.status.updatedPods;
+  if (scope !== undefined) result.watch = { scope, resourceVersion, own };
+  return result;
+}
+
+/** Sends a round's writes in Kruise's order: not-upgradable conditions, their Event, then each pod's patch and condition. */
+async function sendRound(writes: RoundWrites, set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, own: Set<string>): Promise<void> {
+  const { signal } = options;
+  const { pods } = deps.rollout;
+  const concurrency = options.writeConcurrency ?? DEFAULT_WRITE_CONCURRENCY;
+  const record = (write: { outcome: string; resourceVersion?: string }) => {
+    if (write.resourceVersion !== undefined) own.add(write.resourceVersion);
+  };
+  await forEachLimited(writes.notUpgradable, concurrency, async ({ pod, condition }) => {
+    const { namespace, name } = podRef(pod);
+    try {
+      record(await pods.patchStatus(namespace, name, condition, signal));
+    } catch (error) {
+      result.errors.push({ sidecarSet: result.sidecarSet, operation: `mark pod ${namespace}/${name} not upgradable`, message: errorMessage(error) });
+    }
+  });
+  if (writes.event !== undefined) {
+    try {
+      await deps.events.record({ sidecarSet: set, type: 'Normal', reason: writes.event.reason, message: writes.event.message }, signal);
+    } catch (error) {
+      result.errors.push({ sidecarSet: result.sidecarSet, operation: 'record event', message: errorMessage(error) });
+    }
+  }
+  await forEachLimited(writes.updates, concurrency, async ({ pod, patch, condition }) => {
+    const { namespace, name } = podRef(pod);
+    if (signal?.aborted === true) return;
+    try {
+      const write = await pods.patch(namespace, name, patch, signal);
+      if (write.outcome === 'gone') return;
+      record(write);
+      result.podsUpdated++;
+    } catch (error) {
+      if (error instanceof WriteConflictError) result.conflicts++;
+      else result.errors.push({ sidecarSet: result.sidecarSet, operation: `update pod ${namespace}/${name}`, message: errorMessage(error) });
+      return;
+    }
+    if (condition === undefined) return;
+    try {
+      record(await pods.patchStatus(namespace, name, condition, signal));
+    } catch (error) {
+      result.errors.push({ sidecarSet: result.sidecarSet, operation: `set condition on pod ${namespace}/${name}`, message: errorMessage(error) });
+    }
+  });
+}
+
+async function reportState(set: SidecarSet, state: ReturnType<typeof rolloutState>, deps: SetPassDeps, result: SetPassResult, signal: AbortSignal | undefined): Promise<void> {
+  const ref = { name: result.sidecarSet, uid: stringOf(set.metadata?.uid) ?? '' };
+  const event = deps.rollout.states.due(ref, state);
+  if (event === undefined) return;
+  result.stateChange = state.message;
+  try {
+    await deps.events.record(event, signal);
+    deps.rollout.states.reported(ref.name, state);
+  } catch (error) {
+    result.errors.push({ sidecarSet: ref.name, operation: 'record event', message: errorMessage(error) });
+  }
+}
