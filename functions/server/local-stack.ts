@@ -27,6 +27,7 @@ import { STATUS_SYNC } from '../../lib/status-sync/pass.ts';
 import { composeStatusSync } from '../status-sync/compose.ts';
 import { startStatusLoop, type StatusLoop } from '../status-sync/loop.ts';
 import { buildApp } from './app.ts';
+import { localRolloutTrigger, statusLoopTrigger, type AdmittedListener } from './local-trigger.ts';
 import { ensureServingTls } from './tls.ts';
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -98,6 +99,12 @@ export interface LocalStackOptions {
   /** The status loop's longest silence while passes change nothing (see pass-log.ts). */
   statusSyncHeartbeatMs?: number;
   /**
+   * Told about each SidecarSet change the validating webhook admits, in
+   * place of the status loop (tests record them); by default the status
+   * loop, when one runs.
+   */
+  admitted?: AdmittedListener;
+  /**
    * Caller and rotation settings, as the functions' environment holds them:
    * ALLOWED_CALLER_CIDRS, WEBHOOK_SECRET_REFRESH_MS,
    * WEBHOOK_SECRET_ROTATION_PERIOD_MS, WEBHOOK_SECRET_ROTATION_MARGIN_MS.
@@ -110,6 +117,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const tlsDir = options.tlsDir ?? (await mkdtemp(join(tmpdir(), 'sidecarset-tls-')));
   const removeTlsDir = () => (options.tlsDir === undefined ? rm(tlsDir, { recursive: true, force: true }) : Promise.resolve());
   const logs: string[] = [];
+  let statusLoop: StatusLoop | undefined;
   try {
     await cp.apply(await readFile(crdPath, 'utf8'));
     await waitForCrd(cp, 'sidecarsets.apps.kruise.io');
@@ -128,8 +136,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const sources = await clusterSources({ KUBECONFIG_CONTENT: cp.kubeconfig('functions') }, logger);
     const secrets = await storedCallerSecrets(() => store.read(), `secret file ${secretFile}`, env, logger);
     const networks = callerNetworksFromEnv(env);
+    // Started before the webhooks serve, so that the first admitted change already has a loop to start.
+    if (options.statusSyncIntervalMs !== undefined && options.statusSyncIntervalMs > 0) {
+      const statusSync = await composeStatusSync({ ...env, KUBECONFIG_CONTENT: cp.kubeconfig('functions') }, { logger: jsonLogger({ function: STATUS_SYNC }, sink), secretStore: store });
+      statusLoop = startStatusLoop({ runPass: statusSync.runPass, intervalMs: options.statusSyncIntervalMs, logger: statusSync.logger, ...(options.statusSyncHeartbeatMs !== undefined ? { heartbeatMs: options.statusSyncHeartbeatMs } : {}) });
+    }
+    const rollout = options.admitted !== undefined ? localRolloutTrigger(options.admitted) : statusLoopTrigger(statusLoop);
     const runtimes = Object.fromEntries(
-      ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, secrets, sources, jsonLogger({ function: fn }, sink), undefined, networks)]),
+      ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, secrets, sources, jsonLogger({ function: fn }, sink), undefined, networks, rollout)]),
     );
     const app = buildApp({ runtimes, https: { cert: tls.certPem, key: tls.keyPem }, readiness: () => Promise.resolve({ ready: true, message: '' }) });
     await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
@@ -139,11 +153,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `${serverUrl}/${fn}/${secret}` }])) as Record<(typeof ADMISSION_FUNCTIONS)[number], { url: string }>;
     const manifests = renderWebhookConfigurations({ targets, caPem: tls.caPem, ...(options.podFailurePolicy ? { podFailurePolicy: options.podFailurePolicy } : {}) });
     await cp.apply(manifests.map((m) => stringify(m)).join('---\n'));
-    let statusLoop: StatusLoop | undefined;
-    if (options.statusSyncIntervalMs !== undefined && options.statusSyncIntervalMs > 0) {
-      const statusSync = await composeStatusSync({ ...env, KUBECONFIG_CONTENT: cp.kubeconfig('functions') }, { logger: jsonLogger({ function: STATUS_SYNC }, sink), secretStore: store });
-      statusLoop = startStatusLoop({ runPass: statusSync.runPass, intervalMs: options.statusSyncIntervalMs, logger: statusSync.logger, ...(options.statusSyncHeartbeatMs !== undefined ? { heartbeatMs: options.statusSyncHeartbeatMs } : {}) });
-    }
     return {
       cp,
       serverUrl,
@@ -160,6 +169,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       },
     };
   } catch (error) {
+    await statusLoop?.stop();
     await cp.stop();
     await removeTlsDir();
     throw error;

@@ -30,6 +30,7 @@ import { startStatusLoop, type StatusLoop } from '../status-sync/loop.ts';
 import { buildApp } from './app.ts';
 import { watchLifetime } from './lifetime.ts';
 import { startLocalStack, type LocalStack } from './local-stack.ts';
+import { statusLoopTrigger } from './local-trigger.ts';
 import { OptionsError, parseServerOptions, SERVER_USAGE, type ServerOptions } from './options.ts';
 import { assertPortFree } from './port-check.ts';
 import { CA_FILE, ensureServingTls } from './tls.ts';
@@ -69,8 +70,15 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   const access = await localCallerAccess(options.tlsDir, env);
   warnIfInsecure(access, logger);
   const sources = await clusterSources(env, logger);
+  // Started before the webhooks serve, so that an admitted SidecarSet change can start its pass at once.
+  let statusLoop: StatusLoop | undefined;
+  if (intervalMs > 0) {
+    const statusSync = await composeStatusSync(env, access.store !== undefined ? { secretStore: access.store } : {});
+    statusLoop = startStatusLoop({ runPass: statusSync.runPass, intervalMs, heartbeatMs: statusSyncHeartbeatFromEnv(env), logger: statusSync.logger });
+  }
+  const rollout = statusLoopTrigger(statusLoop);
   const runtimes = Object.fromEntries(
-    ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, access.secrets, sources, jsonLogger({ function: fn }), undefined, access.networks)]),
+    ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, access.secrets, sources, jsonLogger({ function: fn }), undefined, access.networks, rollout)]),
   );
   const generated = options.tlsCert === undefined ? await ensureServingTls(options.tlsDir) : undefined;
   const cert = generated?.certPem ?? (await readFile(options.tlsCert ?? '', 'utf8'));
@@ -87,11 +95,6 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   const secretPath = secrets === undefined ? '' : `/${secrets.current}`;
   const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:${port}/${fn}${secretPath}` }])) as Record<AdmissionFunctionName, { url: string }>;
   logger.info('serving', { cluster: sources.server, port });
-  let statusLoop: StatusLoop | undefined;
-  if (intervalMs > 0) {
-    const statusSync = await composeStatusSync(env, access.store !== undefined ? { secretStore: access.store } : {});
-    statusLoop = startStatusLoop({ runPass: statusSync.runPass, intervalMs, heartbeatMs: statusSyncHeartbeatFromEnv(env), logger: statusSync.logger });
-  }
   if (generated !== undefined) {
     const webhooksFile = join(options.tlsDir, 'webhooks.yaml');
     const manifests = renderWebhookConfigurations({ targets, caPem: generated.caPem });

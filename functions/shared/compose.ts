@@ -7,11 +7,12 @@
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { secretsManagerReader } from '../../lib/adapters/secrets-manager.ts';
+import { statusSyncTriggerFromEnv } from '../../lib/adapters/lambda-rollout-trigger.ts';
 import { parseSecretValue, type CallerSecrets } from '../../lib/auth/caller-auth.ts';
 import { callerNetworksFromEnv, callerSecretSource, ENV_SECRET_ARN, secretRefreshMsFromEnv, type Platform } from '../../lib/auth/caller-config.ts';
 import type { CallerNetworks } from '../../lib/auth/caller-network.ts';
 import { refreshingSecrets, type RefreshingSecrets } from '../../lib/auth/secret-refresh.ts';
-import { systemClock, type Clock, type Logger, type NamespaceSource, type SidecarSetSource } from '../../lib/ports.ts';
+import { systemClock, type Clock, type Logger, type NamespaceSource, type RolloutTrigger, type SidecarSetSource } from '../../lib/ports.ts';
 import { DEFAULT_MAX_BODY_BYTES, type HttpDoorConfig } from '../../lib/webhooks/http-door.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 
@@ -39,6 +40,21 @@ export interface Overrides {
   logger?: Logger;
   /** The time injection records in pod annotations; tests fix it. */
   clock?: Clock;
+  /** Where the rollout trigger invokes Lambda; defaults to the AWS SDK's endpoint (tests point it at a local server). */
+  lambdaEndpoint?: string;
+}
+
+/**
+ * The trigger STATUS_SYNC_FUNCTION configures (an asynchronous invoke of
+ * the status-sync function), or none when it is unset.
+ * @throws ConfigurationError when it names no function.
+ */
+function rolloutTrigger(env: Env, overrides: Overrides): RolloutTrigger | undefined {
+  try {
+    return statusSyncTriggerFromEnv(env, overrides.lambdaEndpoint !== undefined ? { endpoint: overrides.lambdaEndpoint } : {});
+  } catch (error) {
+    throw new ConfigurationError((error as Error).message, { cause: error });
+  }
 }
 
 /** Builds the cluster sources; only functions that read the cluster import one (it pulls in client-node). */
@@ -104,7 +120,12 @@ export function needsCluster(fn: AdmissionFunctionName): boolean {
 /** What one admission function serves with. */
 export interface AdmissionRuntime {
   config: HttpDoorConfig;
-  deps: { sidecarSets: SidecarSetSource; namespaces: NamespaceSource; clock: Clock; logger: Logger };
+  deps: { sidecarSets: SidecarSetSource; namespaces: NamespaceSource; clock: Clock; logger: Logger; rollout?: RolloutTrigger };
+}
+
+/** Only the SidecarSet validating webhook tells the reconciler about admitted changes (it sees every admitted one, after defaulting). */
+export function triggersRollout(fn: AdmissionFunctionName): boolean {
+  return fn === 'sidecarset-validate';
 }
 
 /** Sources for a function that never reads the cluster (defaulting). */
@@ -131,9 +152,11 @@ export function admissionRuntime(
   logger: Logger,
   clock: Clock = systemClock,
   networks?: CallerNetworks,
+  rollout?: RolloutTrigger,
 ): AdmissionRuntime {
   const { sidecarSets, namespaces } = needsCluster(fn) && sources ? sources : NO_CLUSTER;
-  return { config: doorConfig(fn, secrets, networks), deps: { sidecarSets, namespaces, clock, logger } };
+  const trigger = triggersRollout(fn) ? rollout : undefined;
+  return { config: doorConfig(fn, secrets, networks), deps: { sidecarSets, namespaces, clock, logger, ...(trigger !== undefined ? { rollout: trigger } : {}) } };
 }
 
 export function warnIfInsecure(access: CallerAccess, logger: Logger): void {
@@ -157,5 +180,6 @@ export async function composeAdmission(
   warnIfInsecure(access, logger);
   if (needsCluster(fn) && cluster === undefined) throw new ConfigurationError(`${fn} needs a cluster source`);
   const sources = needsCluster(fn) && cluster ? await cluster(env, logger, overrides) : undefined;
-  return admissionRuntime(fn, access.secrets, sources, logger, overrides.clock, access.networks);
+  const rollout = triggersRollout(fn) ? rolloutTrigger(env, overrides) : undefined;
+  return admissionRuntime(fn, access.secrets, sources, logger, overrides.clock, access.networks, rollout);
 }

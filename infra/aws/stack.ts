@@ -16,6 +16,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import { ENV_STATUS_SYNC_FUNCTION } from '../../lib/adapters/lambda-rollout-trigger.ts';
 import { checkBundles, type BundleDirectories } from './bundles.ts';
 import type { FunctionSettings, StackConfig } from './config.ts';
 import { FUNCTION_SPECS, functionAccess, STACK_FUNCTIONS, type FunctionSpec, type StackFunctionName, type StackInputs } from './functions.ts';
@@ -101,6 +102,7 @@ export class SidecarSetStack extends Stack {
       }
     }
     this.functions = functions;
+    this.rolloutTrigger(functions['sidecarset-validate'], functions['status-sync']);
 
     new CfnOutput(this, OUTPUT_KEYS.webhookSecretArn, {
       value: webhookSecret.secretArn,
@@ -189,15 +191,31 @@ export class SidecarSetStack extends Stack {
   }
 
   /**
-   * Runs the reconciler every `rateMinutes`. A tick that cannot start within
-   * one interval (the previous run still holds the reserved concurrency) or
-   * that fails is dropped, not retried: the next tick does the same work on
-   * fresher data.
+   * An admitted SidecarSet change starts the reconciler's pass at once: the
+   * validating webhook invokes status-sync asynchronously (lib/adapters/
+   * lambda-rollout-trigger.ts), so it may invoke that one function and
+   * nothing else. The pass is never run beside another one: status-sync's
+   * reserved concurrency (1 by default) makes a triggered invoke wait in
+   * Lambda's queue behind a running pass, because two passes at once, each
+   * counting the other's pods as still available, could together take more
+   * pods down than maxUnavailable allows.
+   */
+  private rolloutTrigger(validate: LambdaFn, statusSync: LambdaFn): void {
+    validate.addEnvironment(ENV_STATUS_SYNC_FUNCTION, statusSync.functionName);
+    statusSync.grantInvoke(validate);
+  }
+
+  /**
+   * Runs the reconciler every `rateMinutes`. A tick or a webhook's trigger
+   * that fails is dropped, not retried, and one that cannot start within 60 s
+   * (the previous pass still holds the reserved concurrency; 60 s is the
+   * shortest age Lambda's queue allows) is dropped too: a stale trigger is
+   * worth nothing, and the next tick does the same work on fresher data.
    */
   private schedule(fn: LambdaFn, rateMinutes: number): void {
-    // Lambda's async queue keeps an event 60 s to 6 h.
+    fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.seconds(60) });
+    // EventBridge's own window for handing a tick to Lambda: one interval (60 s to 6 h).
     const maxEventAge = Duration.seconds(Math.min(Math.max(rateMinutes * 60, 60), 6 * 3600));
-    fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge });
     new Rule(this, 'StatusSyncSchedule', {
       description: `Runs the SidecarSet status reconciler every ${rateMinutes} minute(s)`,
       schedule: Schedule.rate(Duration.minutes(rateMinutes)),

@@ -122,6 +122,11 @@ export function renderWebhookConfigurations(options: WebhookRenderOptions): Reco
           rules: [SIDECARSET_RULE],
           failurePolicy: 'Fail',
           ...common,
+          // An admitted change starts the reconciler's pass at once (an
+          // asynchronous invoke of status-sync, or the local loop), a side
+          // effect the webhook skips on dry runs; "None" would tell the API
+          // server there is none to skip.
+          sideEffects: 'NoneOnDryRun',
         },
       ],
     },

@@ -8,7 +8,7 @@ import type { AdmissionRequest } from '../admission/review.ts';
 import type { Verdict } from '../admission/responses.ts';
 import { AnswerTooLargeError } from '../admission/answer-size.ts';
 import { errorMessage } from '../errors.ts';
-import type { Clock, NamespaceSource, RevisionSource, RolloutTrigger, SidecarSetSource } from '../ports.ts';
+import type { Clock, Logger, NamespaceSource, RevisionSource, RolloutTrigger, SidecarSetSource } from '../ports.ts';
 
 export interface HandlerDeps {
   sidecarSets: SidecarSetSource;
@@ -18,6 +18,8 @@ export interface HandlerDeps {
   revisions?: RevisionSource;
   /** Told about admitted SidecarSet changes (sidecarset-validate); absent where nothing listens. */
   rollout?: RolloutTrigger;
+  /** For what goes wrong without changing the answer (a trigger that failed); the doors pass theirs. */
+  logger?: Logger;
   /** Aborted when the webhook must answer (the API server's timeout minus a margin). */
   signal?: AbortSignal;
 }

@@ -21,6 +21,57 @@ function namespacesToLabel(sets: readonly SidecarSet[]): string[] {
   return [...names];
 }
 
+/**
+ * How long an admission waits, at most, to hand an admitted change to the
+ * reconciler. The answer must not wait on it for long: a missed trigger only
+ * means the pass starts at the next scheduled tick.
+ */
+export const ADMITTED_NOTICE_MS = 1000;
+
+/**
+ * Tells the reconciler (deps.rollout) about an admitted SidecarSet change so
+ * its pass starts now, not at the next tick. Never on a dry run: nothing is
+ * written, which is why the webhook declares `sideEffects: NoneOnDryRun`.
+ * Awaited before answering because on Lambda nothing runs after the answer
+ * (the sandbox freezes), and so bounded by ADMITTED_NOTICE_MS or the review's
+ * own deadline, whichever comes first. A failure is a warning and the answer
+ * stays "allowed": the schedule is the safety net.
+ */
+async function announceAdmitted(request: AdmissionRequest, object: SidecarSet, deps: HandlerDeps): Promise<void> {
+  const { rollout } = deps;
+  if (rollout === undefined || request.dryRun === true) return;
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return;
+  const metadata = objectOf(object.metadata);
+  // Validation denies a set without a name (and validating webhooks run
+  // after a generateName is resolved), so an admitted set has one.
+  const sidecarSet = stringOf(metadata?.name) ?? '';
+  if (sidecarSet === '') return;
+  const change = { sidecarSet, uid: stringOf(metadata?.uid) ?? '', operation: request.operation, resourceVersion: stringOf(metadata?.resourceVersion) ?? '' };
+  const bound = new AbortController();
+  const timer = setTimeout(() => {
+    bound.abort(new DOMException(`no answer within ${ADMITTED_NOTICE_MS} ms`, 'TimeoutError'));
+  }, ADMITTED_NOTICE_MS);
+  const signal = deps.signal === undefined ? bound.signal : AbortSignal.any([deps.signal, bound.signal]);
+  // A trigger that ignores its signal must not hold the answer either.
+  const cutOff = new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(signal.reason as Error);
+    signal.addEventListener(
+      'abort',
+      () => {
+        reject(signal.reason as Error);
+      },
+      { once: true },
+    );
+  });
+  try {
+    await Promise.race([rollout.admitted(change, signal), cutOff]);
+  } catch (error) {
+    deps.logger?.warn('could not start the pass for an admitted SidecarSet now; the schedule will', { sidecarSet, operation: change.operation, error: errorMessage(error) });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {
   const object = request.object as SidecarSet;
   const base: ValidationContext = {
@@ -44,7 +95,10 @@ const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {
     // Rules 1-12 just passed and do not read the cluster: only rule 13 is left.
     errors = validateSidecarSetAgainstCluster(object, { ...base, others, namespaceLabels });
   }
-  if (errors.length === 0) return allowed();
+  if (errors.length === 0) {
+    await announceAdmitted(request, object, deps);
+    return allowed();
+  }
   return denied(422, formatFieldErrors(errors), 'Invalid');
 };
 

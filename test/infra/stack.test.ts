@@ -12,6 +12,7 @@ import { createApp } from '../../infra/aws/app.ts';
 import { distBundles, MissingBundleError, type BundleDirectories } from '../../infra/aws/bundles.ts';
 import { CLUSTER_ENV, FUNCTION_SPECS, STACK_FUNCTIONS, type StackFunctionName } from '../../infra/aws/functions.ts';
 import { OUTPUT_KEYS, WEBHOOK_SECRET_LENGTH, type SidecarSetStack } from '../../infra/aws/stack.ts';
+import { ENV_STATUS_SYNC_FUNCTION } from '../../lib/adapters/lambda-rollout-trigger.ts';
 import { parseSecretValue } from '../../lib/auth/caller-auth.ts';
 import { ENV_ROTATION_PERIOD_MS, ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
 import { projectBundles, projectRoot } from './bundles.ts';
@@ -101,9 +102,22 @@ describe('functions', () => {
       expect(env[ENV_SECRET_ARN]).toEqual(webhookSecret ? ref(defaults, 'WebhookSecret') : undefined);
       expect(env[ENV_KUBECONFIG_SECRET_ARN]).toEqual(spec.readsCluster ? ref(defaults, 'KubeconfigSecret') : undefined);
       expect(env[ENV_ROTATION_PERIOD_MS]).toEqual(spec.rotatesWebhookSecret ? String(24 * 3_600_000) : undefined);
+      const triggers = fn === 'sidecarset-validate';
       expect(Object.keys(env).sort()).toEqual(
-        [...(webhookSecret ? [ENV_SECRET_ARN] : []), ...(spec.readsCluster ? [ENV_KUBECONFIG_SECRET_ARN] : []), ...(spec.rotatesWebhookSecret ? [ENV_ROTATION_PERIOD_MS] : [])].sort(),
+        [
+          ...(webhookSecret ? [ENV_SECRET_ARN] : []),
+          ...(spec.readsCluster ? [ENV_KUBECONFIG_SECRET_ARN] : []),
+          ...(spec.rotatesWebhookSecret ? [ENV_ROTATION_PERIOD_MS] : []),
+          ...(triggers ? [ENV_STATUS_SYNC_FUNCTION] : []),
+        ].sort(),
       );
+    }
+  });
+
+  it('tells sidecarset-validate, and only it, which function runs the reconciler pass (STATUS_SYNC_FUNCTION)', () => {
+    for (const fn of STACK_FUNCTIONS) {
+      const env = (defaults.props(fn).Environment?.Variables ?? {}) as Record<string, unknown>;
+      expect(env[ENV_STATUS_SYNC_FUNCTION]).toEqual(fn === 'sidecarset-validate' ? { Ref: defaults.fnId('status-sync') } : undefined);
     }
   });
 
@@ -176,6 +190,7 @@ describe('Function URLs and schedule', () => {
       State: 'ENABLED',
       Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [defaults.fnId('status-sync'), 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 } })],
     });
+    defaults.template.resourceCountIs('AWS::Lambda::EventInvokeConfig', 1);
     defaults.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
       FunctionName: { Ref: defaults.fnId('status-sync') },
       MaximumRetryAttempts: 0,
@@ -183,10 +198,24 @@ describe('Function URLs and schedule', () => {
     });
   });
 
-  it('runs status-sync at the configured rate', async () => {
+  it('runs status-sync at the configured rate; a queued tick or trigger still expires after 60 s, not retried', async () => {
     const s = await synth({ statusSyncRateMinutes: '5' });
-    s.template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)' });
-    s.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumEventAgeInSeconds: 300 });
+    s.template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(5 minutes)',
+      Targets: [Match.objectLike({ RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 300 } })],
+    });
+    s.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: s.fnId('status-sync') }, MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 });
+  });
+
+  it('lets sidecarset-validate invoke status-sync (its admitted-change trigger) and nothing else invoke any function', () => {
+    const invokes = (fn: StackFunctionName) => roleStatements(defaults, fn).filter((st) => asList(st.Action).some((a) => String(a).startsWith('lambda:')));
+    const statusSyncArn = { 'Fn::GetAtt': [defaults.fnId('status-sync'), 'Arn'] };
+    expect(invokes('sidecarset-validate')).toEqual([
+      { Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: [statusSyncArn, { 'Fn::Join': ['', [statusSyncArn, ':*']] }] },
+    ]);
+    for (const fn of STACK_FUNCTIONS.filter((name) => name !== 'sidecarset-validate')) expect(invokes(fn)).toEqual([]);
+    // Lambda's queue holds a triggered invoke behind a running pass rather than running it beside one.
+    expect(defaults.props('status-sync').ReservedConcurrentExecutions).toBe(1);
   });
 });
 
@@ -243,7 +272,9 @@ describe('secrets and IAM', () => {
       }
       const logs = statements.filter((st) => asList(st.Action).some((a) => String(a).startsWith('logs:')));
       expect(logs).toEqual([{ Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: logGroupArn }]);
-      expect(statements.every((st) => asList(st.Action).every((a) => /^(logs|secretsmanager):/.test(String(a))))).toBe(true);
+      // Besides: sidecarset-validate's lambda:InvokeFunction on status-sync, checked above.
+      const allowed = fn === 'sidecarset-validate' ? /^(logs|secretsmanager|lambda):/ : /^(logs|secretsmanager):/;
+      expect(statements.every((st) => asList(st.Action).every((a) => allowed.test(String(a))))).toBe(true);
     }
     for (const role of Object.values(defaults.template.findResources('AWS::IAM::Role'))) {
       expect(role.Properties.ManagedPolicyArns).toBeUndefined();

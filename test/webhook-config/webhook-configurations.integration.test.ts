@@ -53,6 +53,7 @@ afterAll(async () => {
 interface Hook {
   name: string;
   failurePolicy: string;
+  sideEffects: string;
   timeoutSeconds: number;
   clientConfig: { url: string; caBundle?: string };
   namespaceSelector?: unknown;
@@ -100,6 +101,16 @@ describe('renderManifests', () => {
       ['sidecarset-validate.sidecarset.kruise.io', 'Fail', 5],
     ]);
     expect(JSON.stringify(hooks[1]?.namespaceSelector)).toContain('infra');
+  });
+
+  it('declares the side effect of the SidecarSet validating webhook (NoneOnDryRun: it starts a pass, never on a dry run), and none for the others', async () => {
+    const out = docs(await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile, '--only', 'webhooks']));
+    const hooks = out.flatMap((d) => d.webhooks ?? []);
+    expect(hooks.map((h) => [h.name, h.sideEffects])).toEqual([
+      ['sidecarset-default.sidecarset.kruise.io', 'None'],
+      ['pod-inject.sidecarset.kruise.io', 'None'],
+      ['sidecarset-validate.sidecarset.kruise.io', 'NoneOnDryRun'],
+    ]);
   });
 
   it('renders for the local server with its caBundle and secret', async () => {

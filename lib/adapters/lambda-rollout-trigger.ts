@@ -1,0 +1,91 @@
+/**
+ * Starts the reconciler's pass for an admitted SidecarSet change on AWS: an
+ * asynchronous invoke (InvocationType `Event`) of the status-sync function
+ * with the admitted-change event as its payload. Lambda queues the event and
+ * answers 202 at once, so the webhook waits for the hand-over only, never
+ * for the pass.
+ *
+ * The SDK is imported on the first admitted change, not with this module:
+ * the functions that never trigger (pod-inject, defaulting, and validation
+ * without STATUS_SYNC_FUNCTION) pay nothing for it at cold start.
+ */
+import { errorMessage } from '../errors.ts';
+import type { AdmittedSidecarSet, RolloutTrigger } from '../ports.ts';
+import { admittedEvent } from '../status-sync/admitted-event.ts';
+
+/** The status-sync function's name or ARN; set (by the CDK stack) on sidecarset-validate only. */
+export const ENV_STATUS_SYNC_FUNCTION = 'STATUS_SYNC_FUNCTION';
+
+/**
+ * A function name, a partial ARN (`123456789012:function:name`) or a full
+ * ARN, with an optional version or alias: the pattern the Lambda API
+ * documents for `FunctionName`.
+ */
+const FUNCTION_NAME = /^(arn:(aws[a-zA-Z-]*)?:lambda:)?([a-z]{2}(-gov)?-[a-z]+-\d{1}:)?(\d{12}:)?(function:)?([a-zA-Z0-9-_.]+)(:(\$LATEST|[a-zA-Z0-9-_]+))?$/;
+
+/** STATUS_SYNC_FUNCTION holds something that cannot name a function; start-up stops with this message. */
+export class StatusSyncFunctionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StatusSyncFunctionError';
+  }
+}
+
+/** The status-sync function could not be invoked; the webhook logs this and answers anyway. */
+export class RolloutTriggerError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RolloutTriggerError';
+  }
+}
+
+export interface LambdaTriggerOptions {
+  /** Overrides the service endpoint (tests point it at a local server). */
+  endpoint?: string;
+  region?: string;
+}
+
+/**
+ * The trigger STATUS_SYNC_FUNCTION configures; undefined when it is unset or
+ * empty (nothing listens: the schedule alone starts passes).
+ * @throws StatusSyncFunctionError when it is set to something that is not a function name or ARN.
+ */
+export function statusSyncTriggerFromEnv(env: Readonly<Record<string, string | undefined>>, options: LambdaTriggerOptions = {}): RolloutTrigger | undefined {
+  const name = env[ENV_STATUS_SYNC_FUNCTION]?.trim() ?? '';
+  if (name === '') return undefined;
+  if (name.length > 170 || !FUNCTION_NAME.test(name)) {
+    throw new StatusSyncFunctionError(`${ENV_STATUS_SYNC_FUNCTION} must be a Lambda function name or ARN, got ${JSON.stringify(name.slice(0, 200))}`);
+  }
+  return lambdaRolloutTrigger(name, options);
+}
+
+/** Invokes `functionName` asynchronously for each admitted change; one client per cold start. */
+export function lambdaRolloutTrigger(functionName: string, options: LambdaTriggerOptions = {}): RolloutTrigger {
+  let sdk: Promise<{ client: import('@aws-sdk/client-lambda').LambdaClient; Command: typeof import('@aws-sdk/client-lambda').InvokeCommand }> | undefined;
+  const load = () =>
+    (sdk ??= import('@aws-sdk/client-lambda').then(({ LambdaClient, InvokeCommand }) => ({
+      client: new LambdaClient({
+        ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
+        ...(options.region !== undefined ? { region: options.region } : {}),
+        // One attempt: the webhook's answer waits for this, and a missed
+        // trigger only delays the pass to the next scheduled tick.
+        maxAttempts: 1,
+      }),
+      Command: InvokeCommand,
+    })));
+  return {
+    async admitted(change: AdmittedSidecarSet, signal?: AbortSignal): Promise<void> {
+      let statusCode: number | undefined;
+      try {
+        const { client, Command } = await load();
+        const payload = new TextEncoder().encode(JSON.stringify(admittedEvent(change)));
+        const answer = await client.send(new Command({ FunctionName: functionName, InvocationType: 'Event', Payload: payload }), signal === undefined ? {} : { abortSignal: signal });
+        statusCode = answer.StatusCode;
+      } catch (error) {
+        throw new RolloutTriggerError(`cannot invoke ${functionName} for SidecarSet ${change.sidecarSet}: ${errorMessage(error)}`, { cause: error });
+      }
+      // An asynchronous invoke that was queued answers 202, and nothing else.
+      if (statusCode !== 202) throw new RolloutTriggerError(`invoking ${functionName} for SidecarSet ${change.sidecarSet} answered ${String(statusCode)}, not 202 (queued)`);
+    },
+  };
+}
