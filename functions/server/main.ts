@@ -74,7 +74,7 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   let statusLoop: StatusLoop | undefined;
   if (intervalMs > 0) {
     const statusSync = await composeStatusSync(env, access.store !== undefined ? { secretStore: access.store } : {});
-    statusLoop = startStatusLoop({ runPass: statusSync.runPass, intervalMs, heartbeatMs: statusSyncHeartbeatFromEnv(env), logger: statusSync.logger });
+    statusLoop = startStatusLoop({ runPass: statusSync.runPass, follow: statusSync.follow, intervalMs, heartbeatMs: statusSyncHeartbeatFromEnv(env), logger: statusSync.logger });
   }
   const rollout = statusLoopTrigger(statusLoop);
   const runtimes = Object.fromEntries(

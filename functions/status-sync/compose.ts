@@ -17,6 +17,11 @@ import { systemClock, type Logger } from '../../lib/ports.ts';
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { DEFAULT_HEARTBEAT_MS } from '../../lib/status-sync/pass-log.ts';
 import { runStatusPass, STATUS_SYNC, type PassResult } from '../../lib/status-sync/pass.ts';
+import { DEFAULT_PACE, followSets, type AdmittedQueue, type PaceSummary } from '../../lib/status-sync/pace.ts';
+import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import type { RolloutDeps } from '../../lib/status-sync/set-pass.ts';
+import { kubePodWriter, kubeRevisionStore, kubeSetPods } from '../../lib/adapters/kube-rollout.ts';
+import { DEFAULT_REVISION_NAMESPACE } from '../../lib/rollout/revisions.ts';
 import { clusterKubeConfig } from '../shared/cluster.ts';
 import type { Env, Overrides } from '../shared/compose.ts';
 
@@ -30,9 +35,18 @@ export const ENV_STATUS_SYNC_INTERVAL_MS = 'STATUS_SYNC_INTERVAL_MS';
 export const DEFAULT_STATUS_SYNC_INTERVAL_MS = 30_000;
 export const ENV_STATUS_SYNC_HEARTBEAT_MS = 'STATUS_SYNC_HEARTBEAT_MS';
 
+/** The longest wait between two passes of a set whose rollout is in flight (sidecarset.md §7 "Pace"). */
+export const ENV_ROLLOUT_PACE_MS = 'ROLLOUT_PACE_MS';
+
 export interface StatusSyncRuntime {
   /** One pass against the cluster; never throws (failures are in the result). */
   runPass: (signal?: AbortSignal) => Promise<PassResult>;
+  /**
+   * Follows sets with rollout work in flight (and admitted changes from
+   * `queue`) with their own passes until none is in flight or `signal` ends;
+   * never throws.
+   */
+  follow: (names: readonly string[], signal?: AbortSignal, queue?: AdmittedQueue) => Promise<PaceSummary>;
   logger: Logger;
   /** The API server, for logs. */
   server: string;
@@ -54,14 +68,24 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const events = kubeEventSink(clients, options);
   const notices = notInjectedNotices();
   const rotate = secretRotation(env, overrides, kc);
+  const rollout: RolloutDeps = {
+    revisions: kubeRevisionStore(kc, env.SIDECARSET_REVISION_NAMESPACE ?? DEFAULT_REVISION_NAMESPACE, options),
+    setPods: kubeSetPods(kc, options),
+    pods: kubePodWriter(kc, options),
+    clock: overrides.clock ?? systemClock,
+    states: rolloutStateNotices(),
+  };
+  const intervalMs = millisecondsFromEnv(env, ENV_ROLLOUT_PACE_MS, DEFAULT_PACE.intervalMs, 100);
   return {
     logger,
     server: clients.server,
     runPass: async (signal) => {
       // Namespace labels are read afresh for every pass.
-      const result = await runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(clients, options), statuses, events, notices }, signal === undefined ? {} : { signal });
+      const result = await runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(clients, options), statuses, events, notices, rollout }, signal === undefined ? {} : { signal });
       return rotate === undefined ? result : withRotation(result, await rotate(signal));
     },
+    follow: (names, signal, queue) =>
+      followSets(names, { statuses, events, namespaces: kubeNamespaceSnapshot(clients, options), rollout }, { intervalMs }, signal, queue),
   };
 }
 
@@ -85,6 +109,18 @@ function secretRotation(env: Env, overrides: StatusSyncOverrides, kc: Parameters
 function withRotation(result: PassResult, rotation: RotationResult): PassResult {
   const errors = rotation.step === 'failed' ? [...result.errors, { operation: 'rotate the webhook secret', message: rotation.detail ?? 'failed' }] : result.errors;
   return { ...result, errors, secretRotation: rotation };
+}
+
+/** Whether following did anything worth a log line. */
+export function followWasNews(summary: PaceSummary): boolean {
+  return summary.passes > 0 || summary.errors.length > 0;
+}
+
+/** Logs what following in-flight rollouts did as one JSON line (error level when anything failed). */
+export function logFollow(logger: Logger, summary: PaceSummary, fields: Record<string, unknown> = {}): void {
+  const line = { ...fields, ...summary };
+  if (summary.errors.length > 0) logger.error('rollout follow-up', line);
+  else logger.info('rollout follow-up', line);
 }
 
 /** Logs a pass as one JSON line: at error level when anything failed, so a log filter can alarm on it. */

@@ -3,13 +3,16 @@
  * `intervalMs` after the previous one ended, so passes never overlap. Passes
  * that change nothing are not logged, except as a heartbeat (pass-log.ts).
  */
-import type { Logger } from '../../lib/ports.ts';
+import type { AdmittedSidecarSet, Logger } from '../../lib/ports.ts';
+import type { AdmittedQueue, PaceSummary } from '../../lib/status-sync/pace.ts';
 import { passLog } from '../../lib/status-sync/pass-log.ts';
 import type { PassResult } from '../../lib/status-sync/pass.ts';
-import { logPass } from './compose.ts';
+import { followWasNews, logFollow, logPass } from './compose.ts';
 
 export interface StatusLoopOptions {
   runPass: (signal: AbortSignal) => Promise<PassResult>;
+  /** Follows in-flight rollouts and admitted changes after a pass (compose.ts); absent, passes only. */
+  follow?: (names: readonly string[], signal: AbortSignal, queue: AdmittedQueue) => Promise<PaceSummary>;
   intervalMs: number;
   logger: Logger;
   /** Longest time without a log line while passes change nothing (default 5 minutes; 0 logs every pass). */
@@ -23,6 +26,40 @@ export interface StatusLoopOptions {
 export interface StatusLoop {
   /** Stops the loop, cutting a running pass short, and waits for it. */
   stop(): Promise<void>;
+  /**
+   * A SidecarSet change the webhooks admitted: its pass runs at once (or, when
+   * a pass or follow-up is running, as soon as that one looks at its queue).
+   */
+  admitted(change: AdmittedSidecarSet): void;
+}
+
+/** The admitted changes not yet taken, and a promise for the next one. */
+function admittedQueue(): AdmittedQueue & { push(change: AdmittedSidecarSet): void; size(): number } {
+  let changes: AdmittedSidecarSet[] = [];
+  let wake: (() => void) | undefined;
+  return {
+    push(change) {
+      changes.push(change);
+      wake?.();
+      wake = undefined;
+    },
+    take() {
+      const taken = changes;
+      changes = [];
+      return taken;
+    },
+    arrival() {
+      if (changes.length > 0) return Promise.resolve();
+      return new Promise((resolve) => {
+        const previous = wake;
+        wake = () => {
+          previous?.();
+          resolve();
+        };
+      });
+    },
+    size: () => changes.length,
+  };
 }
 
 export function startStatusLoop(options: StatusLoopOptions): StatusLoop {
@@ -32,13 +69,30 @@ export function startStatusLoop(options: StatusLoopOptions): StatusLoop {
   let running: Promise<void> | undefined;
   const log = passLog(options.heartbeatMs);
 
+  const queue = admittedQueue();
+  // Set when the loop runs only for admitted changes, so the full pass keeps its interval.
+  let nextFullPassAt = 0;
+
+  const follow = async (names: readonly string[]) => {
+    if (options.follow === undefined || (names.length === 0 && queue.size() === 0)) return;
+    // Following has its own budget per round: the pass timeout again.
+    const summary = await options.follow(names, AbortSignal.any([stopping.signal, AbortSignal.timeout(passTimeoutMs)]), queue);
+    if (followWasNews(summary)) logFollow(options.logger, summary);
+  };
+
   const tick = (): void => {
     timer = undefined;
     running = (async () => {
+      if (performance.now() < nextFullPassAt) {
+        await follow([]);
+        return;
+      }
       const result = await options.runPass(AbortSignal.any([stopping.signal, AbortSignal.timeout(passTimeoutMs)]));
+      nextFullPassAt = performance.now() + options.intervalMs;
       const logged = log.decide(result);
       if (logged !== undefined) logPass(options.logger, result, { logged: logged.reason, quietPasses: logged.quietPasses });
       options.onPass?.(result);
+      await follow(result.rollout?.inFlight ?? []);
     })()
       .catch((error: unknown) => {
         // runPass never throws; a throwing onPass or logger must not end the loop.
@@ -46,12 +100,22 @@ export function startStatusLoop(options: StatusLoopOptions): StatusLoop {
       })
       .finally(() => {
         running = undefined;
-        if (!stopping.signal.aborted) timer = setTimeout(tick, options.intervalMs);
+        if (stopping.signal.aborted) return;
+        // A change admitted while the loop was busy and not taken yet runs at once.
+        timer = setTimeout(tick, queue.size() > 0 ? 0 : Math.max(0, nextFullPassAt - performance.now()));
       });
   };
   tick();
 
   return {
+    admitted(change) {
+      queue.push(change);
+      // Idle until the next full pass: run the admitted change's pass now.
+      if (running === undefined && timer !== undefined && !stopping.signal.aborted) {
+        clearTimeout(timer);
+        timer = setTimeout(tick, 0);
+      }
+    },
     async stop() {
       stopping.abort(new Error('the status loop is stopping'));
       if (timer !== undefined) clearTimeout(timer);

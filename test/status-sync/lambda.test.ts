@@ -10,6 +10,7 @@ import { statusSyncLambda } from '../../functions/status-sync/lambda.ts';
 import { capturingLogger, fixedSecret } from '../../testkit/reviews.ts';
 import { apiStatus, startFakeApiServer, type FakeApiServer } from '../adapters/fake-api-server.ts';
 import { hashOf, listedPod, storedSet } from '../../testkit/status-sync-objects.ts';
+import { currentRevisionName } from '../../lib/rollout/revisions.ts';
 
 const event: ScheduledEvent = {
   version: '0',
@@ -42,6 +43,8 @@ beforeEach(() => {
     if (req.method === 'GET' && req.url.startsWith('/api/v1/pods')) {
       return { status: 200, body: { kind: 'PodList', metadata: {}, items: [listedPod({ name: 'a', injected: { 'log-agent': hashOf(set) } }), listedPod({ name: 'b', namespace: 'shop' })] } };
     }
+    if (req.method === 'GET' && req.url.startsWith('/apis/apps/v1/namespaces/kruise-system/controllerrevisions')) return { status: 200, body: { kind: 'ControllerRevisionList', metadata: {}, items: [] } };
+    if (req.method === 'POST' && req.url === '/apis/apps/v1/namespaces/kruise-system/controllerrevisions') return { status: 201, body: req.body };
     if (req.method === 'PATCH') return { status: 200, body: set };
     if (req.method === 'POST' && req.url === '/api/v1/namespaces/default/events') return { status: 201, body: req.body };
     return apiStatus(404, 'NotFound', 'not found');
@@ -54,11 +57,36 @@ describe('the status-sync Lambda', () => {
     const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger } });
     const result = await handler(event, context);
     expect(result).toMatchObject({ setsSeen: 1, podsSeen: 2, statusesWritten: 1, errors: [], notInjected: { 'log-agent': 1 } });
+    const revision = currentRevisionName(set);
     expect(fake.seen.filter((r) => r.method === 'PATCH').map((r) => r.body)).toEqual([
-      { metadata: { resourceVersion: '1' }, status: { observedGeneration: 1, matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1 } },
+      { metadata: { resourceVersion: '1' }, status: { observedGeneration: 1, matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1, latestRevision: revision, collisionCount: 0 } },
     ]);
-    expect(fake.seen.filter((r) => r.method === 'POST').map((r) => (r.body as { reason: string }).reason)).toEqual(['PodsNotInjected']);
+    // The first revision, then the Events: the set's rollout state and the uninjected pod.
+    expect(fake.seen.filter((r) => r.method === 'POST').map((r) => (r.body as { reason?: string; metadata?: { name?: string } }).reason ?? r.body.metadata?.name)).toEqual([revision, 'RolloutFinished', 'PodsNotInjected']);
     expect(entries()).toEqual([{ ...result, time: expect.any(String), level: 'info', message: 'status pass', requestId: 'req-1', scheduledAt: '2026-11-30T12:00:00Z' }]);
+  });
+
+  it('runs the admitted set\'s pass at once for a SidecarSetAdmitted event, after seeing the change stored', async () => {
+    const { logger, entries } = capturingLogger();
+    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger } });
+    const list = fake.route;
+    fake.route = (req) => (req.method === 'GET' && req.url === '/apis/apps.kruise.io/v1alpha1/sidecarsets/log-agent' ? { status: 200, body: set } : list(req));
+    const result = await handler({ kind: 'SidecarSetAdmitted', sidecarSet: 'log-agent', uid: '', operation: 'UPDATE', resourceVersion: '0' }, context);
+    expect(result.followUp).toMatchObject({ passes: 1, errors: [], unfinished: [] });
+    const urls = fake.seen.map((r) => `${r.method} ${r.url.split('?')[0] ?? ''}`);
+    // One set's pass: no list of every SidecarSet, and pods listed by the set's selector.
+    expect(urls).not.toContain('GET /apis/apps.kruise.io/v1alpha1/sidecarsets');
+    expect(fake.seen.some((r) => r.url.startsWith('/api/v1/pods?') && r.url.includes('labelSelector=app%3Dweb'))).toBe(true);
+    expect(entries()).toEqual([expect.objectContaining({ level: 'info', message: 'rollout follow-up', admitted: expect.objectContaining({ sidecarSet: 'log-agent' }) })]);
+  });
+
+  it('logs and drops a malformed SidecarSetAdmitted event without calling the API server', async () => {
+    const { logger, entries } = capturingLogger();
+    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger } });
+    fake.seen.length = 0;
+    expect(await handler({ kind: 'SidecarSetAdmitted', operation: 'DELETE' }, context)).toEqual({});
+    expect(fake.seen).toEqual([]);
+    expect(entries()).toEqual([expect.objectContaining({ level: 'error', message: 'status-sync event refused', error: expect.stringContaining('sidecarSet') })]);
   });
 
   it('logs a pass that could not list pods at error level and still returns its result', async () => {
