@@ -277,7 +277,12 @@ function httpCall(options: HttpOptions): Promise<ControlPlaneResponse> {
     }
     const headers: Record<string, string> = { Accept: 'application/json' };
     if (options.token !== undefined) headers.Authorization = `Bearer ${options.token}`;
-    if (options.body !== undefined) headers['Content-Type'] = options.contentType ?? 'application/json';
+    if (options.body !== undefined) {
+      headers['Content-Type'] = options.contentType ?? 'application/json';
+      // Node sends a DELETE's (or GET's) body without a length unless told
+      // one: the API server would ignore it, and read it as the next request.
+      headers['Content-Length'] = String(Buffer.byteLength(options.body));
+    }
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const req = send(
       url,

@@ -6,7 +6,9 @@
  * cluster as the least-privilege identity), the webhook configurations
  * pointing at it and, when asked for, the status reconciler's loop (as the
  * same identity), which also rotates the webhook secret kept in the TLS
- * directory, as on AWS.
+ * directory, as on AWS, and when asked for, the test kubelet
+ * (control-plane/test-kubelet.ts), which starts pods and restarts containers
+ * whose image changed, so that in-place sidecar updates complete.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,6 +23,7 @@ import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-co
 import type { Logger } from '../../lib/ports.ts';
 import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
 import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
+import { startTestKubelet, type TestKubelet, type TestKubeletOptions } from '../../control-plane/test-kubelet.ts';
 import { clusterSources } from '../shared/cluster.ts';
 import { admissionRuntime, storedCallerSecrets, type Env } from '../shared/compose.ts';
 import { STATUS_SYNC } from '../../lib/status-sync/pass.ts';
@@ -47,6 +50,8 @@ export interface LocalStack {
   logs: string[];
   /** The status reconciler's loop, when {@link LocalStackOptions.statusSyncIntervalMs} asked for one. */
   statusLoop: StatusLoop | undefined;
+  /** The test kubelet, when {@link LocalStackOptions.testKubelet} asked for one. */
+  kubelet: TestKubelet | undefined;
   stop(): Promise<void>;
 }
 
@@ -98,6 +103,8 @@ export interface LocalStackOptions {
   statusSyncIntervalMs?: number;
   /** The status loop's longest silence while passes change nothing (see pass-log.ts). */
   statusSyncHeartbeatMs?: number;
+  /** Runs the test kubelet with these options (its errors go to the log); unset runs none. */
+  testKubelet?: TestKubeletOptions;
   /**
    * Told about each SidecarSet change the validating webhook admits, in
    * place of the status loop (tests record them); by default the status
@@ -153,6 +160,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `${serverUrl}/${fn}/${secret}` }])) as Record<(typeof ADMISSION_FUNCTIONS)[number], { url: string }>;
     const manifests = renderWebhookConfigurations({ targets, caPem: tls.caPem, ...(options.podFailurePolicy ? { podFailurePolicy: options.podFailurePolicy } : {}) });
     await cp.apply(manifests.map((m) => stringify(m)).join('---\n'));
+    let kubelet: TestKubelet | undefined;
+    if (options.testKubelet !== undefined) {
+      const kubeletLogger = jsonLogger({ function: 'test-kubelet' }, sink);
+      kubelet = startTestKubelet(cp, {
+        onError: (message) => {
+          kubeletLogger.warn(message);
+        },
+        ...options.testKubelet,
+      });
+    }
     return {
       cp,
       serverUrl,
@@ -161,7 +178,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       caPem: tls.caPem,
       logs,
       statusLoop,
+      kubelet,
       stop: async () => {
+        await kubelet?.stop();
         await statusLoop?.stop();
         await app.close();
         await cp.stop();

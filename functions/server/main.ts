@@ -145,6 +145,7 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
     env,
     // Kept, like a given cluster's: `npm run manifests -- --local` reads the CA and the secret there.
     tlsDir: options.tlsDir,
+    ...(options.testKubelet !== undefined ? { testKubelet: { readyDelayMs: options.testKubelet.readyDelayMs } } : {}),
   });
   started.stack = stack;
   try {
@@ -162,6 +163,9 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
   say(`  kubectl --kubeconfig ${kubeconfig} get pod web -o yaml`);
   say(`  kubectl --kubeconfig ${kubeconfig} get sidecarsets\n`);
   say(statusLoopNote(intervalMs));
+  if (options.testKubelet !== undefined) {
+    say(`A test kubelet starts new pods and restarts containers whose image changes, ready ${options.testKubelet.readyDelayMs} ms later (--test-kubelet).`);
+  }
   say('Press Ctrl-C to stop; the cluster, its data and the kubeconfig are removed.');
 }
 
@@ -176,7 +180,12 @@ async function main(): Promise<void> {
     ...process.env,
     ...(options.kubeconfig !== undefined ? { KUBECONFIG: options.kubeconfig, KUBECONFIG_CONTENT: '', KUBECONFIG_SECRET_ARN: '', EKS_CLUSTER_NAME: '' } : {}),
   };
-  if (clusterConfigured(env)) await serveCluster(options, env);
+  if (clusterConfigured(env)) {
+    if (options.testKubelet !== undefined) {
+      throw new Error('--test-kubelet runs only with the embedded cluster, and a cluster is configured (--kubeconfig or the environment): a real cluster has real kubelets');
+    }
+    await serveCluster(options, env);
+  }
   else await serveEmbedded(options);
 }
 

@@ -6,13 +6,20 @@ export interface ServerOptions {
   tlsDir: string;
   tlsCert?: string;
   tlsKey?: string;
+  /** Run the test kubelet on the embedded cluster (--test-kubelet[=<readyDelayMs>]). */
+  testKubelet?: { readyDelayMs: number };
 }
 
-export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE] [--tls-dir DIR] [--tls-cert FILE --tls-key FILE]
+/** The test kubelet's readiness delay when --test-kubelet gives none. */
+export const DEFAULT_TEST_KUBELET_READY_DELAY_MS = 1000;
+
+export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE] [--tls-dir DIR] [--tls-cert FILE --tls-key FILE] [--test-kubelet[=MS]]
   --port N           HTTPS port on 127.0.0.1 (default 8443; 0 picks a free one)
   --kubeconfig FILE  the cluster to serve (default: $KUBECONFIG)
   --tls-dir DIR      where the generated CA, certificate and secret are kept (default .cache/local-server)
   --tls-cert/--tls-key  serve this certificate instead of a generated one
+  --test-kubelet[=MS]  embedded cluster only: a test kubelet starts new pods and restarts containers whose
+                     image changes, ready MS ms later (default 1000), so in-place sidecar updates complete
   --help             this text
 The port is checked before anything starts. SIGINT, SIGTERM, SIGHUP or the death of the parent process
 (npm) stop the server and an embedded cluster, and remove its data and .cache/local-cluster/kubeconfig.`;
@@ -24,14 +31,30 @@ export class OptionsError extends Error {
   }
 }
 
+const TEST_KUBELET_FLAG = '--test-kubelet';
+
+/** Up to an hour: a longer delay is a typo, and would look like a hang. */
+function readyDelayOf(text: string): number {
+  const ms = /^\d{1,7}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(ms <= 3_600_000)) throw new OptionsError(`${TEST_KUBELET_FLAG}= takes a readiness delay in milliseconds (0-3600000), got ${JSON.stringify(text)}`);
+  return ms;
+}
+
 const VALUE_FLAGS = ['--port', '--kubeconfig', '--tls-dir', '--tls-cert', '--tls-key'] as const;
 
 export function parseServerOptions(argv: readonly string[], defaults: { tlsDir: string }): ServerOptions {
   const values = new Map<string, string>();
+  let testKubelet: ServerOptions['testKubelet'];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     const eq = arg.indexOf('=');
     const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    if (flag === TEST_KUBELET_FLAG) {
+      // Its value is optional, so only the `=` form takes one: the next argument is never consumed.
+      if (testKubelet !== undefined) throw new OptionsError(`${TEST_KUBELET_FLAG} given twice`);
+      testKubelet = { readyDelayMs: eq > 0 ? readyDelayOf(arg.slice(eq + 1)) : DEFAULT_TEST_KUBELET_READY_DELAY_MS };
+      continue;
+    }
     if (!(VALUE_FLAGS as readonly string[]).includes(flag)) throw new OptionsError(`unknown option ${arg}`);
     const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
     if (value === undefined || value === '') throw new OptionsError(`${flag} needs a value`);
@@ -50,5 +73,6 @@ export function parseServerOptions(argv: readonly string[], defaults: { tlsDir: 
     tlsDir: values.get('--tls-dir') ?? defaults.tlsDir,
     ...(kubeconfig !== undefined ? { kubeconfig } : {}),
     ...(tlsCert !== undefined && tlsKey !== undefined ? { tlsCert, tlsKey } : {}),
+    ...(testKubelet !== undefined ? { testKubelet } : {}),
   };
 }

@@ -77,6 +77,16 @@ describe('npm start', () => {
     expect(run.stderr).not.toContain('abcabc');
   });
 
+  it('refuses --test-kubelet with a cluster of its own, in one line: a real cluster has real kubelets', async () => {
+    const run = await npmStart(['--kubeconfig', join(dir, 'no-such-kubeconfig.yaml'), '--tls-dir', join(dir, 'tls-kubelet'), '--port', '0', '--test-kubelet=2000']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(
+      'server: --test-kubelet runs only with the embedded cluster, and a cluster is configured (--kubeconfig or the environment): a real cluster has real kubelets\n',
+    );
+    expect(run.stdout).toBe('');
+    await expect(readdir(join(dir, 'tls-kubelet'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it.each([['--bogus'], ['--port', '8443', '--verbose'], ['--port']])('exits 2 with the usage for %j', async (...args) => {
     const run = await npmStart(args);
     expect(run.code).toBe(2);

@@ -62,7 +62,10 @@ describe('the status-sync Lambda', () => {
       { metadata: { resourceVersion: '1' }, status: { observedGeneration: 1, matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1, latestRevision: revision, collisionCount: 0 } },
     ]);
     // The first revision, then the Events: the set's rollout state and the uninjected pod.
-    expect(fake.seen.filter((r) => r.method === 'POST').map((r) => (r.body as { reason?: string; metadata?: { name?: string } }).reason ?? r.body.metadata?.name)).toEqual([revision, 'RolloutFinished', 'PodsNotInjected']);
+    expect(fake.seen.filter((r) => r.method === 'POST').map((r) => {
+      const body = r.body as { reason?: string; metadata?: { name?: string } };
+      return body.reason ?? body.metadata?.name;
+    })).toEqual([revision, 'RolloutFinished', 'PodsNotInjected']);
     expect(entries()).toEqual([{ ...result, time: expect.any(String), level: 'info', message: 'status pass', requestId: 'req-1', scheduledAt: '2026-11-30T12:00:00Z' }]);
   });
 
@@ -84,7 +87,7 @@ describe('the status-sync Lambda', () => {
     const { logger, entries } = capturingLogger();
     const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger } });
     fake.seen.length = 0;
-    expect(await handler({ kind: 'SidecarSetAdmitted', operation: 'DELETE' }, context)).toEqual({});
+    expect(await handler({ kind: 'SidecarSetAdmitted', operation: 'DELETE' } as unknown as Parameters<typeof handler>[0], context)).toEqual({});
     expect(fake.seen).toEqual([]);
     expect(entries()).toEqual([expect.objectContaining({ level: 'error', message: 'status-sync event refused', error: expect.stringContaining('sidecarSet') })]);
   });

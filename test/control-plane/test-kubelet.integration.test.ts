@@ -1,0 +1,183 @@
+/**
+ * The test kubelet on the real control plane: what it writes to a new pod,
+ * to a pod whose image changes (good, bad, the same image spelled another
+ * way), to a pod being deleted, and that stop() leaves nothing running.
+ */
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { describeWithControlPlane } from '../../control-plane/availability.ts';
+import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
+import { imageIdOf } from '../../control-plane/kubelet-status.ts';
+import { startTestKubelet, type TestKubelet } from '../../control-plane/test-kubelet.ts';
+import type { Container, JsonObject, Pod } from '../../lib/kube/types.ts';
+import { createNamespace, createPod, isReady, podPath, readPod, setImage, waitForPod } from '../../testkit/cluster-pods.ts';
+import { pod as podObject } from '../../testkit/sidecarset-objects.ts';
+
+const startTimeoutMs = 5 * 60_000;
+// The kubelet's readiness delay: long enough to see the not-ready state by polling, short enough to wait for.
+const readyDelayMs = 1_500;
+const namespace = 'kubelet';
+
+function newPod(name: string, containers: Container[], initContainers?: Container[], spec: Record<string, unknown> = {}): Pod {
+  const pod = podObject({ containers, ...(initContainers ? { initContainers } : {}), spec });
+  return { ...pod, metadata: { ...pod.metadata, name, namespace } };
+}
+
+function statusOf(pod: Pod | undefined, name: string): JsonObject {
+  const found = [...(pod?.status?.containerStatuses ?? []), ...((pod?.status?.initContainerStatuses as JsonObject[] | undefined) ?? [])].find((s) => s.name === name);
+  if (found === undefined) throw new Error(`no status for container ${name}: ${JSON.stringify(pod?.status)}`);
+  return found;
+}
+
+function conditionOf(pod: Pod | undefined, type: string): string | undefined {
+  return pod?.status?.conditions?.find((c) => c.type === type)?.status;
+}
+
+const restartedOnce = (name: string) => (pod: Pod | undefined) => pod?.status?.containerStatuses?.find((s) => s.name === name)?.restartCount === 1;
+
+describeWithControlPlane('the test kubelet', () => {
+  let cp: ControlPlane;
+  let kubelet: TestKubelet;
+  const errors: string[] = [];
+
+  beforeAll(async () => {
+    cp = await startControlPlane();
+    await createNamespace(cp, namespace);
+    kubelet = startTestKubelet(cp, { namespaces: [namespace], readyDelayMs, onError: (message) => errors.push(message) });
+  }, startTimeoutMs);
+
+  afterAll(async () => {
+    await kubelet.stop();
+    await cp.stop();
+  }, startTimeoutMs);
+
+  it('starts a new pod: Running, Ready, every container running and ready with its image and a digest', async () => {
+    await createPod(
+      cp,
+      newPod('fresh', [{ name: 'app', image: 'nginx:1.25' }, { name: 'log', image: 'busybox' }], [
+        { name: 'setup', image: 'busybox:1.36' },
+        { name: 'proxy', image: 'envoy:v1', restartPolicy: 'Always' },
+      ]),
+    );
+    const pod = await waitForPod(cp, namespace, 'fresh', isReady);
+    expect(pod?.status?.phase).toBe('Running');
+    for (const type of ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready']) expect(conditionOf(pod, type)).toBe('True');
+    expect(statusOf(pod, 'app')).toMatchObject({
+      image: 'nginx:1.25',
+      imageID: imageIdOf('nginx:1.25'),
+      ready: true,
+      started: true,
+      restartCount: 0,
+      state: { running: { startedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) } },
+    });
+    expect(statusOf(pod, 'app').imageID).toMatch(/^docker\.io\/library\/nginx@sha256:[0-9a-f]{64}$/);
+    expect(statusOf(pod, 'log')).toMatchObject({ image: 'busybox', imageID: imageIdOf('docker.io/library/busybox:latest'), ready: true });
+    expect(statusOf(pod, 'setup')).toMatchObject({ ready: false, state: { terminated: { exitCode: 0, reason: 'Completed' } } });
+    expect(statusOf(pod, 'proxy')).toMatchObject({ image: 'envoy:v1', ready: true, started: true, state: { running: {} } });
+    // Binding is a scheduler's job.
+    expect(pod?.spec?.nodeName).toBeUndefined();
+  });
+
+  it('restarts a container whose image changed: restart count 1, not ready, then ready after the delay', async () => {
+    const created = await createPod(cp, newPod('update', [{ name: 'app', image: 'app:1' }, { name: 'sidecar', image: 'nginx:1.25' }]));
+    await waitForPod(cp, namespace, 'update', isReady);
+    const changedAt = Date.now();
+    await setImage(cp, created, 'sidecar', 'nginx:1.27');
+    const restarted = await waitForPod(cp, namespace, 'update', restartedOnce('sidecar'));
+    expect(statusOf(restarted, 'sidecar')).toMatchObject({
+      image: 'nginx:1.27',
+      imageID: imageIdOf('nginx:1.27'),
+      ready: false,
+      restartCount: 1,
+      lastState: { terminated: { reason: 'Completed' } },
+      state: { running: {} },
+    });
+    expect(imageIdOf('nginx:1.27')).not.toBe(imageIdOf('nginx:1.25'));
+    expect(conditionOf(restarted, 'Ready')).toBe('False');
+    expect(conditionOf(restarted, 'ContainersReady')).toBe('False');
+    // The other container was not touched.
+    expect(statusOf(restarted, 'app')).toMatchObject({ ready: true, restartCount: 0 });
+
+    const ready = await waitForPod(cp, namespace, 'update', isReady);
+    // Not before the delay (the kubelet may only count it from when it saw the change).
+    expect(Date.now() - changedAt).toBeGreaterThanOrEqual(readyDelayMs);
+    expect(statusOf(ready, 'sidecar')).toMatchObject({ image: 'nginx:1.27', ready: true, restartCount: 1 });
+    expect(conditionOf(ready, 'ContainersReady')).toBe('True');
+  });
+
+  it('keeps a bad image waiting, never Ready, and recovers once the image is fixed', async () => {
+    const created = await createPod(cp, newPod('bad', [{ name: 'app', image: 'app:1' }, { name: 'sidecar', image: 'nginx:1.25' }]));
+    await waitForPod(cp, namespace, 'bad', isReady);
+    await setImage(cp, created, 'sidecar', 'nginx:invalid');
+    const backingOff = await waitForPod(cp, namespace, 'bad', (pod) => (statusOf(pod, 'sidecar').state as JsonObject).waiting !== undefined && JSON.stringify(pod?.status).includes('ImagePullBackOff'));
+    expect(statusOf(backingOff, 'sidecar')).toMatchObject({ image: 'nginx:invalid', imageID: '', ready: false, restartCount: 1, state: { waiting: { reason: 'ImagePullBackOff' } } });
+    expect(conditionOf(backingOff, 'Ready')).toBe('False');
+    // Well past the readiness delay, still not ready.
+    await new Promise((resolve) => setTimeout(resolve, 2 * readyDelayMs));
+    await kubelet.idle();
+    const still = await readPod(cp, namespace, 'bad');
+    expect(conditionOf(still, 'Ready')).toBe('False');
+    expect(statusOf(still, 'sidecar')).toMatchObject({ ready: false, imageID: '' });
+
+    const stored = await readPod(cp, namespace, 'bad');
+    await setImage(cp, stored!, 'sidecar', 'nginx:1.27');
+    const fixed = await waitForPod(cp, namespace, 'bad', isReady);
+    // The bad image never ran, so fixing it stops nothing: still one restart.
+    expect(statusOf(fixed, 'sidecar')).toMatchObject({ image: 'nginx:1.27', imageID: imageIdOf('nginx:1.27'), ready: true, restartCount: 1 });
+  });
+
+  it('gives the same image spelled another way the same image ID, and still restarts the container', async () => {
+    const created = await createPod(cp, newPod('same', [{ name: 'sidecar', image: 'nginx' }]));
+    const before = await waitForPod(cp, namespace, 'same', isReady);
+    await setImage(cp, created, 'sidecar', 'docker.io/library/nginx:latest');
+    const after = await waitForPod(cp, namespace, 'same', (pod) => restartedOnce('sidecar')(pod) && isReady(pod));
+    expect(statusOf(after, 'sidecar')).toMatchObject({ image: 'docker.io/library/nginx:latest', imageID: statusOf(before, 'sidecar').imageID });
+  });
+
+  it('confirms the deletion of a pod bound to a node', async () => {
+    // Only a bound pod waits for its kubelet; the API server deletes an unbound one at once.
+    await createPod(cp, newPod('doomed', [{ name: 'app', image: 'app:1' }], undefined, { nodeName: 'node-1', terminationGracePeriodSeconds: 3600 }));
+    await waitForPod(cp, namespace, 'doomed', isReady);
+    const deletions = kubelet.counters.deletions;
+    const res = await cp.request('admin', 'DELETE', podPath(namespace, 'doomed'));
+    expect(res.status).toBe(200);
+    expect((JSON.parse(res.body) as Pod).metadata?.deletionTimestamp).toBeDefined();
+    await waitForPod(cp, namespace, 'doomed', (pod) => pod === undefined);
+    expect(kubelet.counters.deletions).toBe(deletions + 1);
+  });
+
+  it('counts what it did, with no errors on the way', async () => {
+    await kubelet.idle();
+    expect(kubelet.counters.podsStarted).toBe(5);
+    // update, bad (to bad and to good: one instance stopped), same.
+    expect(kubelet.counters.restarts).toBe(4);
+    expect(kubelet.counters.writes).toBeGreaterThanOrEqual(5 + 4);
+    expect(errors).toEqual([]);
+  });
+
+  it('stop() ends its watch, timers and requests, even with a step pending', async () => {
+    const other = 'kubelet-stop';
+    await createNamespace(cp, other);
+    await kubelet.idle();
+    const count = (type: string) => process.getActiveResourcesInfo().filter((t) => t === type).length;
+    const before = { timers: count('Timeout'), sockets: count('TCPSocketWrap') };
+    const second = startTestKubelet(cp, { namespaces: [other], readyDelayMs: 3_600_000 });
+    try {
+      const created = await createPod(cp, { ...newPod('pending', [{ name: 'app', image: 'app:1' }]), metadata: { name: 'pending', namespace: other } });
+      await waitForPod(cp, other, 'pending', isReady);
+      await setImage(cp, created, 'app', 'app:2');
+      await waitForPod(cp, other, 'pending', restartedOnce('app'));
+      // The hour-long readiness timer and the watch's socket are live (a TLS socket counts as TCPSocketWrap).
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(count('Timeout')).toBeGreaterThan(before.timers);
+      expect(count('TCPSocketWrap')).toBeGreaterThan(before.sockets);
+    } finally {
+      await second.stop();
+    }
+    expect(count('Timeout')).toBeLessThanOrEqual(before.timers);
+    expect(count('TCPSocketWrap')).toBeLessThanOrEqual(before.sockets);
+    // Nothing pending after stop: idle() answers at once, and stop() again is harmless.
+    await second.idle();
+    await second.stop();
+    expect(conditionOf(await readPod(cp, other, 'pending'), 'Ready')).toBe('False');
+  });
+});

@@ -1,0 +1,36 @@
+import { describe, expect, it } from '@jest/globals';
+import { DEFAULT_TEST_KUBELET_READY_DELAY_MS, OptionsError, parseServerOptions } from '../../functions/server/options.ts';
+
+const defaults = { tlsDir: '/tmp/tls' };
+
+describe('npm start options: --test-kubelet', () => {
+  it('is off unless given', () => {
+    expect(parseServerOptions([], defaults).testKubelet).toBeUndefined();
+  });
+
+  it('takes the default readiness delay when given bare, without consuming the next argument', () => {
+    const options = parseServerOptions(['--test-kubelet', '--port', '0'], defaults);
+    expect(options.testKubelet).toEqual({ readyDelayMs: DEFAULT_TEST_KUBELET_READY_DELAY_MS });
+    expect(options.port).toBe(0);
+  });
+
+  it.each([
+    ['--test-kubelet=2000', 2000],
+    ['--test-kubelet=0', 0],
+    ['--test-kubelet=3600000', 3_600_000],
+  ])('reads the readiness delay of %s', (arg, readyDelayMs) => {
+    expect(parseServerOptions([arg], defaults).testKubelet).toEqual({ readyDelayMs });
+  });
+
+  it.each(['--test-kubelet=', '--test-kubelet=1.5', '--test-kubelet=-1', '--test-kubelet=2s', '--test-kubelet=3600001'])('refuses %s, naming what it takes', (arg) => {
+    expect(() => parseServerOptions([arg], defaults)).toThrow(new OptionsError(`--test-kubelet= takes a readiness delay in milliseconds (0-3600000), got ${JSON.stringify(arg.slice('--test-kubelet='.length))}`));
+  });
+
+  it('refuses it twice', () => {
+    expect(() => parseServerOptions(['--test-kubelet', '--test-kubelet=5'], defaults)).toThrow(new OptionsError('--test-kubelet given twice'));
+  });
+
+  it('parses alongside --kubeconfig (npm start refuses the pair, with the reason)', () => {
+    expect(parseServerOptions(['--kubeconfig', 'k.yaml', '--test-kubelet'], defaults)).toMatchObject({ kubeconfig: 'k.yaml', testKubelet: { readyDelayMs: 1000 } });
+  });
+});
