@@ -7,10 +7,14 @@
  *            with the caller secret from --secret-file FILE or $WEBHOOK_SECRET
  *   Local:   --local [--port N] [--tls-dir DIR]  (the npm start server)
  *   Both:    [--pod-failure-policy Fail|Ignore] [--timeout SECONDS] [--exclude-namespace NS ...] [--only webhooks]
+ *            [--revision-namespace NS] (default $SIDECARSET_REVISION_NAMESPACE, else kruise-system:
+ *            where the RBAC lets the functions keep ControllerRevisions)
  */
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
+import { SourceOptionsError } from '../../lib/adapters/kube-sources.ts';
+import { ENV_REVISION_NAMESPACE, inRevisionNamespace, revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
 import { checkSecret, parseSecretValue } from '../../lib/auth/caller-auth.ts';
 import { parseObjects } from '../../lib/kube/yaml-objects.ts';
 import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
@@ -21,7 +25,8 @@ import { CA_FILE } from '../server/tls.ts';
 const projectRoot = resolve(import.meta.dirname, '..', '..');
 
 export const MANIFESTS_USAGE = `usage: npm run -s manifests -- (--function-urls FILE | --url-sidecarset-default URL --url-sidecarset-validate URL --url-pod-inject URL | --local [--port N] [--tls-dir DIR])
-       [--secret-file FILE] [--pod-failure-policy Fail|Ignore] [--timeout SECONDS] [--exclude-namespace NS]... [--only webhooks]`;
+       [--secret-file FILE] [--pod-failure-policy Fail|Ignore] [--timeout SECONDS] [--exclude-namespace NS]... [--only webhooks]
+       [--revision-namespace NS]  (default $${ENV_REVISION_NAMESPACE}, else kruise-system)`;
 
 interface Args {
   values: Map<string, string>;
@@ -31,7 +36,7 @@ interface Args {
 
 const VALUE_FLAGS = [
   '--function-urls', '--url-sidecarset-default', '--url-sidecarset-validate', '--url-pod-inject', '--port', '--tls-dir',
-  '--secret-file', '--pod-failure-policy', '--timeout', '--only',
+  '--secret-file', '--pod-failure-policy', '--timeout', '--only', '--revision-namespace',
 ];
 
 function parseArgs(argv: readonly string[]): Args {
@@ -113,8 +118,21 @@ async function targetsAndCa(args: Args): Promise<{ targets: Record<AdmissionFunc
   return { targets: targets as Record<AdmissionFunctionName, { url: string }> };
 }
 
-export async function renderManifests(argv: readonly string[]): Promise<string> {
+/** The revision namespace: the flag, else the functions' variable, else Kruise's; checked as the functions check it. */
+function revisionNamespace(args: Args, env: Readonly<Record<string, string | undefined>>): string {
+  const flag = args.values.get('--revision-namespace');
+  try {
+    return revisionNamespaceFromEnv({ [ENV_REVISION_NAMESPACE]: flag ?? env[ENV_REVISION_NAMESPACE] });
+  } catch (error) {
+    if (error instanceof SourceOptionsError && flag !== undefined) throw new ManifestsCliError(`--revision-namespace ${error.message.slice(error.variable.length + 1)}`);
+    if (error instanceof SourceOptionsError) throw new ManifestsCliError(error.message);
+    throw error;
+  }
+}
+
+export async function renderManifests(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = process.env): Promise<string> {
   const args = parseArgs(argv);
+  const namespace = revisionNamespace(args, env);
   const policy = args.values.get('--pod-failure-policy') ?? 'Fail';
   if (policy !== 'Fail' && policy !== 'Ignore') throw new ManifestsCliError(`--pod-failure-policy must be Fail or Ignore, not ${policy}`);
   const timeoutText = args.values.get('--timeout') ?? '10';
@@ -131,7 +149,8 @@ export async function renderManifests(argv: readonly string[]): Promise<string> 
   });
   const docs: unknown[] = [];
   if (only === undefined) {
-    for (const file of ['crd.yaml', 'rbac.yaml']) docs.push(...parseObjects(await readText(join(projectRoot, 'infra', 'k8s', file), file), file));
+    docs.push(...parseObjects(await readText(join(projectRoot, 'infra', 'k8s', 'crd.yaml'), 'crd.yaml'), 'crd.yaml'));
+    docs.push(...inRevisionNamespace(parseObjects(await readText(join(projectRoot, 'infra', 'k8s', 'rbac.yaml'), 'rbac.yaml'), 'rbac.yaml'), namespace));
   }
   docs.push(...webhooks);
   return docs.map((d) => stringify(d, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');

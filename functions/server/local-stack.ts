@@ -16,13 +16,16 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
+import { ENV_REVISION_NAMESPACE, inRevisionNamespace, revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
+import { parseObjects } from '../../lib/kube/yaml-objects.ts';
+import { DEFAULT_REVISION_NAMESPACE } from '../../lib/rollout/revisions.ts';
 import { ensureSecretFile, fileSecretStore } from '../../lib/adapters/secret-file.ts';
 import { parseSecretValue } from '../../lib/auth/caller-auth.ts';
 import { callerNetworksFromEnv } from '../../lib/auth/caller-config.ts';
 import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
 import type { Logger } from '../../lib/ports.ts';
 import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
-import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
+import { rbacManifestPath, startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
 import { startTestKubelet, type TestKubelet, type TestKubeletOptions } from '../../control-plane/test-kubelet.ts';
 import { clusterSources } from '../shared/cluster.ts';
 import { admissionRuntime, storedCallerSecrets, type Env } from '../shared/compose.ts';
@@ -75,9 +78,10 @@ export async function waitForCrd(cp: ControlPlane, name: string, timeoutMs = 30_
  * moment after rbac.yaml is applied the identity is refused, and a pod
  * created then would fail its admission (the webhook cannot list SidecarSets).
  */
-export async function waitForFunctionsAccess(cp: ControlPlane, timeoutMs = 30_000): Promise<void> {
+export async function waitForFunctionsAccess(cp: ControlPlane, timeoutMs = 30_000, revisionNamespace = DEFAULT_REVISION_NAMESPACE): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  for (const path of ['/apis/apps.kruise.io/v1alpha1/sidecarsets', '/api/v1/pods?limit=1', '/api/v1/namespaces?limit=1']) {
+  const revisions = `/apis/apps/v1/namespaces/${revisionNamespace}/controllerrevisions?limit=1`;
+  for (const path of ['/apis/apps.kruise.io/v1alpha1/sidecarsets', '/api/v1/pods?limit=1', '/api/v1/namespaces?limit=1', revisions]) {
     for (;;) {
       const res = await cp.request('functions', 'GET', path);
       if (res.status === 200) break;
@@ -114,9 +118,16 @@ export interface LocalStackOptions {
   /**
    * Caller and rotation settings, as the functions' environment holds them:
    * ALLOWED_CALLER_CIDRS, WEBHOOK_SECRET_REFRESH_MS,
-   * WEBHOOK_SECRET_ROTATION_PERIOD_MS, WEBHOOK_SECRET_ROTATION_MARGIN_MS.
+   * WEBHOOK_SECRET_ROTATION_PERIOD_MS, WEBHOOK_SECRET_ROTATION_MARGIN_MS;
+   * and SIDECARSET_REVISION_NAMESPACE (its RBAC is installed there).
    */
   env?: Env;
+}
+
+/** infra/k8s/rbac.yaml with its ControllerRevision objects in `namespace`, as YAML. */
+export async function revisionRbacYaml(namespace: string): Promise<string> {
+  const objects = inRevisionNamespace(parseObjects(await readFile(rbacManifestPath, 'utf8'), 'rbac.yaml'), namespace);
+  return objects.map((o) => stringify(o)).join('---\n');
 }
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
@@ -126,11 +137,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const logs: string[] = [];
   let statusLoop: StatusLoop | undefined;
   try {
-    await cp.apply(await readFile(crdPath, 'utf8'));
-    await waitForCrd(cp, 'sidecarsets.apps.kruise.io');
-    await waitForFunctionsAccess(cp);
-    const tls = await ensureServingTls(tlsDir);
     const env = options.env ?? {};
+    const revisionNamespace = revisionNamespaceFromEnv(env);
+    await cp.apply(await readFile(crdPath, 'utf8'));
+    // The harness installed rbac.yaml as it is (kruise-system); another revision namespace gets its own Role.
+    if (revisionNamespace !== DEFAULT_REVISION_NAMESPACE) await cp.apply(await revisionRbacYaml(revisionNamespace));
+    await waitForCrd(cp, 'sidecarsets.apps.kruise.io');
+    await waitForFunctionsAccess(cp, undefined, revisionNamespace);
+    const tls = await ensureServingTls(tlsDir);
     const secretFile = join(tlsDir, 'webhook-secret');
     await ensureSecretFile(secretFile);
     const store = fileSecretStore(secretFile);
@@ -140,7 +154,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       options.echo?.(line);
     };
     const logger: Logger = jsonLogger({ function: 'server' }, sink);
-    const sources = await clusterSources({ KUBECONFIG_CONTENT: cp.kubeconfig('functions') }, logger);
+    const sources = await clusterSources({ KUBECONFIG_CONTENT: cp.kubeconfig('functions'), [ENV_REVISION_NAMESPACE]: revisionNamespace }, logger);
     const secrets = await storedCallerSecrets(() => store.read(), `secret file ${secretFile}`, env, logger);
     const networks = callerNetworksFromEnv(env);
     // Started before the webhooks serve, so that the first admitted change already has a loop to start.

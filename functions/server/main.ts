@@ -17,6 +17,8 @@ import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { ensureSecretFile, fileSecretStore } from '../../lib/adapters/secret-file.ts';
+import { ENV_REVISION_NAMESPACE, revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
+import { DEFAULT_REVISION_NAMESPACE } from '../../lib/rollout/revisions.ts';
 import { sidecarSetReadiness } from '../../lib/adapters/readiness.ts';
 import { CallerSecretError } from '../../lib/auth/caller-auth.ts';
 import { callerNetworksFromEnv, ENV_ALLOWED_CALLER_CIDRS, ENV_ROTATION_MARGIN_MS, ENV_ROTATION_PERIOD_MS, ENV_SECRET_REFRESH_MS } from '../../lib/auth/caller-config.ts';
@@ -29,7 +31,7 @@ import { composeStatusSync, statusSyncHeartbeatFromEnv, statusSyncIntervalFromEn
 import { startStatusLoop, type StatusLoop } from '../status-sync/loop.ts';
 import { buildApp } from './app.ts';
 import { watchLifetime } from './lifetime.ts';
-import { startLocalStack, type LocalStack } from './local-stack.ts';
+import { revisionRbacYaml, startLocalStack, type LocalStack } from './local-stack.ts';
 import { statusLoopTrigger } from './local-trigger.ts';
 import { OptionsError, parseServerOptions, SERVER_USAGE, type ServerOptions } from './options.ts';
 import { assertPortFree } from './port-check.ts';
@@ -99,9 +101,16 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
     const webhooksFile = join(options.tlsDir, 'webhooks.yaml');
     const manifests = renderWebhookConfigurations({ targets, caPem: generated.caPem });
     await writeFile(webhooksFile, manifests.map((m) => stringify(m)).join('---\n'), { mode: 0o600 });
+    // The RBAC as shipped grants the ControllerRevisions in kruise-system; another namespace gets its own copy.
+    const revisionNamespace = revisionNamespaceFromEnv(env);
+    let rbacFile = 'infra/k8s/rbac.yaml';
+    if (revisionNamespace !== DEFAULT_REVISION_NAMESPACE) {
+      rbacFile = join(options.tlsDir, 'rbac.yaml');
+      await writeFile(rbacFile, await revisionRbacYaml(revisionNamespace), { mode: 0o600 });
+    }
     say(`\nServing ${sources.server} on https://127.0.0.1:${port} (CA: ${join(options.tlsDir, CA_FILE)}).`);
     say(`Install the CRD, the RBAC and the webhook configurations in that cluster:\n`);
-    say(`  kubectl apply -f infra/k8s/crd.yaml -f infra/k8s/rbac.yaml -f ${webhooksFile}\n`);
+    say(`  kubectl apply -f infra/k8s/crd.yaml -f ${rbacFile} -f ${webhooksFile}\n`);
     say('The API server must reach 127.0.0.1 on this machine.');
     say(`${statusLoopNote(intervalMs)} Press Ctrl-C to stop.`);
   }
@@ -135,8 +144,10 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
     },
   });
   say('No cluster configured: starting an embedded one (etcd and kube-apiserver; the first start builds them from Go modules, which takes minutes).');
-  // The caller and rotation settings only: the embedded cluster brings its own credentials.
-  const env = Object.fromEntries([ENV_ALLOWED_CALLER_CIDRS, ENV_SECRET_REFRESH_MS, ENV_ROTATION_PERIOD_MS, ENV_ROTATION_MARGIN_MS].map((key) => [key, process.env[key]]));
+  // The caller, rotation and revision-namespace settings only: the embedded cluster brings its own credentials.
+  const env = Object.fromEntries(
+    [ENV_ALLOWED_CALLER_CIDRS, ENV_SECRET_REFRESH_MS, ENV_ROTATION_PERIOD_MS, ENV_ROTATION_MARGIN_MS, ENV_REVISION_NAMESPACE].map((key) => [key, process.env[key]]),
+  );
   const stack = await startLocalStack({
     port: options.port,
     echo: (line) => process.stdout.write(`${line}\n`),

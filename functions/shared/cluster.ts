@@ -21,6 +21,8 @@ import {
   type ServerReader,
 } from '../../lib/adapters/kube-sources.ts';
 import type { KubeconfigSource } from '../../lib/adapters/kubeconfig-reader.ts';
+import { kubeRevisionSource } from '../../lib/adapters/kube-revisions.ts';
+import { revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
 import type { Logger } from '../../lib/ports.ts';
 import { ConfigurationError, secretReader, type ClusterSources, type Env, type Overrides } from './compose.ts';
 
@@ -124,9 +126,14 @@ export async function clusterReader(env: Env, logger: Logger, overrides: Overrid
   return makeKubeClients(kubeConfigOf(kubeconfig));
 }
 
-/** The live SidecarSet and Namespace sources for the configured cluster, read fresh for every review. */
+/**
+ * The live SidecarSet, Namespace and ControllerRevision sources for the
+ * configured cluster, read fresh for every review; the revisions in
+ * SIDECARSET_REVISION_NAMESPACE (default kruise-system).
+ */
 export async function clusterSources(env: Env, logger: Logger, overrides: Overrides = {}): Promise<ClusterSources> {
   const settings = sourceOptionsFromEnv(env);
+  const revisionNamespace = revisionNamespaceFromEnv(env);
   // Said once per cold start: a setting that no longer does anything is not ignored silently.
   for (const detail of retiredSourceSettings(env)) logger.warn('setting no longer read', { detail });
   const reader = await clusterReader(env, logger, overrides);
@@ -139,6 +146,7 @@ export async function clusterSources(env: Env, logger: Logger, overrides: Overri
   return {
     sidecarSets: kubeSidecarSetSource(reader, options),
     namespaces: kubeNamespaceSource(reader, options),
+    revisions: kubeRevisionSource(reader, revisionNamespace, { apiTimeoutMs: settings.apiTimeoutMs }),
     server: reader.server,
   };
 }

@@ -12,7 +12,7 @@ import { parseSecretValue, type CallerSecrets } from '../../lib/auth/caller-auth
 import { callerNetworksFromEnv, callerSecretSource, ENV_SECRET_ARN, secretRefreshMsFromEnv, type Platform } from '../../lib/auth/caller-config.ts';
 import type { CallerNetworks } from '../../lib/auth/caller-network.ts';
 import { refreshingSecrets, type RefreshingSecrets } from '../../lib/auth/secret-refresh.ts';
-import { systemClock, type Clock, type Logger, type NamespaceSource, type RolloutTrigger, type SidecarSetSource } from '../../lib/ports.ts';
+import { systemClock, type Clock, type Logger, type NamespaceSource, type RevisionSource, type RolloutTrigger, type SidecarSetSource } from '../../lib/ports.ts';
 import { DEFAULT_MAX_BODY_BYTES, type HttpDoorConfig } from '../../lib/webhooks/http-door.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 
@@ -30,6 +30,8 @@ export class ConfigurationError extends Error {
 export interface ClusterSources {
   sidecarSets: SidecarSetSource;
   namespaces: NamespaceSource;
+  /** The ControllerRevisions pinned revisions are read from (absent: a pinning set cannot be decided). */
+  revisions?: RevisionSource;
   /** The API server the sources read, for logs. */
   server: string;
 }
@@ -117,10 +119,15 @@ export function needsCluster(fn: AdmissionFunctionName): boolean {
   return fn !== 'sidecarset-default';
 }
 
+/** Functions that read pinned ControllerRevisions (rollout.md §2.4): injection, and validation of the pin. */
+export function readsRevisions(fn: AdmissionFunctionName): boolean {
+  return fn === 'pod-inject' || fn === 'sidecarset-validate';
+}
+
 /** What one admission function serves with. */
 export interface AdmissionRuntime {
   config: HttpDoorConfig;
-  deps: { sidecarSets: SidecarSetSource; namespaces: NamespaceSource; clock: Clock; logger: Logger; rollout?: RolloutTrigger };
+  deps: { sidecarSets: SidecarSetSource; namespaces: NamespaceSource; revisions?: RevisionSource; clock: Clock; logger: Logger; rollout?: RolloutTrigger };
 }
 
 /** Only the SidecarSet validating webhook tells the reconciler about admitted changes (it sees every admitted one, after defaulting). */
@@ -148,7 +155,7 @@ function doorConfig(fn: AdmissionFunctionName, secrets: CallerSecretsHandle, net
 export function admissionRuntime(
   fn: AdmissionFunctionName,
   secrets: CallerSecretsHandle,
-  sources: Pick<ClusterSources, 'sidecarSets' | 'namespaces'> | undefined,
+  sources: Pick<ClusterSources, 'sidecarSets' | 'namespaces' | 'revisions'> | undefined,
   logger: Logger,
   clock: Clock = systemClock,
   networks?: CallerNetworks,
@@ -156,7 +163,11 @@ export function admissionRuntime(
 ): AdmissionRuntime {
   const { sidecarSets, namespaces } = needsCluster(fn) && sources ? sources : NO_CLUSTER;
   const trigger = triggersRollout(fn) ? rollout : undefined;
-  return { config: doorConfig(fn, secrets, networks), deps: { sidecarSets, namespaces, clock, logger, ...(trigger !== undefined ? { rollout: trigger } : {}) } };
+  const revisions = readsRevisions(fn) ? sources?.revisions : undefined;
+  return {
+    config: doorConfig(fn, secrets, networks),
+    deps: { sidecarSets, namespaces, ...(revisions !== undefined ? { revisions } : {}), clock, logger, ...(trigger !== undefined ? { rollout: trigger } : {}) },
+  };
 }
 
 export function warnIfInsecure(access: CallerAccess, logger: Logger): void {

@@ -21,7 +21,7 @@ import { DEFAULT_PACE, followSets, type AdmittedQueue, type PaceSummary } from '
 import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
 import type { RolloutDeps } from '../../lib/status-sync/set-pass.ts';
 import { kubePodWriter, kubeRevisionStore, kubeSetPods } from '../../lib/adapters/kube-rollout.ts';
-import { DEFAULT_REVISION_NAMESPACE } from '../../lib/rollout/revisions.ts';
+import { revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
 import { clusterKubeConfig } from '../shared/cluster.ts';
 import type { Env, Overrides } from '../shared/compose.ts';
 
@@ -69,7 +69,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const notices = notInjectedNotices();
   const rotate = secretRotation(env, overrides, kc);
   const rollout: RolloutDeps = {
-    revisions: kubeRevisionStore(kc, env.SIDECARSET_REVISION_NAMESPACE ?? DEFAULT_REVISION_NAMESPACE, options),
+    revisions: kubeRevisionStore(kc, revisionNamespaceFromEnv(env), options),
     setPods: kubeSetPods(kc, options),
     pods: kubePodWriter(kc, options),
     clock: overrides.clock ?? systemClock,

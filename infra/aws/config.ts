@@ -6,6 +6,8 @@
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DEFAULT_MAX_LOAD_MS } from '../../lib/adapters/cached-list.ts';
+import { ENV_REVISION_NAMESPACE, revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
+import { SourceOptionsError } from '../../lib/adapters/kube-sources.ts';
 import { CallerNetworkError, parseCallerNetworks } from '../../lib/auth/caller-network.ts';
 
 /** A context value that cannot be used; synth stops with this message. */
@@ -53,6 +55,8 @@ export interface StackConfig {
   allowedCallerCidrs: string | undefined;
   /** How often status-sync rotates the webhook secret, in hours; 0 never does. */
   webhookSecretRotationHours: number;
+  /** The namespace of the SidecarSets' ControllerRevisions (SIDECARSET_REVISION_NAMESPACE of the functions that read the cluster). */
+  revisionNamespace: string;
 }
 
 /**
@@ -79,6 +83,7 @@ export const CONTEXT_DEFAULTS = {
   sidecarSetCacheMaxStalenessMs: undefined,
   allowedCallerCidrs: undefined,
   webhookSecretRotationHours: 24,
+  revisionNamespace: 'kruise-system',
 } as const;
 
 export type ContextKey = keyof typeof CONTEXT_DEFAULTS;
@@ -242,6 +247,20 @@ function allowedCallerCidrs(read: ContextReader): string | undefined {
   }
 }
 
+/** The revision namespace, checked by the functions' own parser so that synth accepts exactly what a cold start accepts. */
+function revisionNamespace(read: ContextReader): string {
+  const key = 'revisionNamespace';
+  const value = raw(read, key);
+  if (value === undefined) return CONTEXT_DEFAULTS.revisionNamespace;
+  if (typeof value !== 'string') throw new ContextError(key, `must be a namespace name; got ${JSON.stringify(value)}`);
+  try {
+    return revisionNamespaceFromEnv({ [ENV_REVISION_NAMESPACE]: value.trim() });
+  } catch (error) {
+    if (error instanceof SourceOptionsError) throw new ContextError(key, error.message.slice(error.variable.length + 1));
+    throw error;
+  }
+}
+
 const STACK_NAME = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
 
 /**
@@ -290,5 +309,6 @@ export async function readStackConfig(read: ContextReader): Promise<StackConfig>
     allowedCallerCidrs: allowedCallerCidrs(read),
     // A year at most; 0 turns rotation off.
     webhookSecretRotationHours: wholeNumber(read, 'webhookSecretRotationHours', CONTEXT_DEFAULTS.webhookSecretRotationHours, 0, 8784, 'hours', ' (0 turns rotation off)'),
+    revisionNamespace: revisionNamespace(read),
   };
 }

@@ -4,6 +4,7 @@
  * both come from functionAccess, so a function may read a secret exactly
  * when its environment names it.
  */
+import { ENV_REVISION_NAMESPACE } from '../../lib/adapters/revision-namespace.ts';
 import { ENV_ALLOWED_CALLER_CIDRS, ENV_ROTATION_PERIOD_MS, ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import type { ClusterCredentials } from './config.ts';
@@ -93,6 +94,8 @@ export interface StackInputs {
   allowedCallerCidrs?: string | undefined;
   /** How often the webhook secret is rotated, in hours; 0 never. */
   webhookSecretRotationHours: number;
+  /** Where the SidecarSets' ControllerRevisions live. */
+  revisionNamespace: string;
 }
 
 export interface FunctionAccess {
@@ -130,6 +133,8 @@ export function functionAccess(spec: FunctionSpec, inputs: StackInputs): Functio
       environment[CLUSTER_ENV.eksEndpoint] = cluster.endpoint;
       environment[CLUSTER_ENV.eksCaData] = cluster.caData;
     }
+    // The webhooks read pinned revisions there, the reconciler writes them: one namespace for all.
+    environment[ENV_REVISION_NAMESPACE] = inputs.revisionNamespace;
   }
   if (spec.takesKubeSettings) Object.assign(environment, inputs.kubeSettings);
   return { environment, secretArns, writableSecretArns };

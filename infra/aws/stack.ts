@@ -74,6 +74,7 @@ export class SidecarSetStack extends Stack {
       kubeSettings: config.kubeSettings,
       allowedCallerCidrs: config.allowedCallerCidrs,
       webhookSecretRotationHours: config.webhookSecretRotationHours,
+      revisionNamespace: config.revisionNamespace,
     };
     const alarmTopic = config.alarmTopicArn === undefined ? undefined : Topic.fromTopicArn(this, 'AlarmTopic', config.alarmTopicArn);
 

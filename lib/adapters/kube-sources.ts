@@ -133,6 +133,9 @@ function cacheSettings(options: KubeSourceOptions) {
 export const LIST_SIDECARSETS = 'list SidecarSets';
 export const getNamespaceOperation = (name: string): string => `get namespace "${name}"`;
 export const getSidecarSetOperation = (name: string): string => `get SidecarSet "${name}"`;
+export const getControllerRevisionOperation = (namespace: string, name: string): string => `get ControllerRevision "${namespace}/${name}"`;
+export const listControllerRevisionsOperation = (namespace: string, labelSelector: string): string =>
+  `list ControllerRevisions in namespace "${namespace}" labelled ${labelSelector}`;
 
 /**
  * What the live sources read from the API server. Implementations fail with
@@ -153,8 +156,20 @@ export interface ClusterReader {
   readonly readSidecarSet?: (name: string, signal: AbortSignal) => Promise<object | undefined>;
 }
 
-/** The API server's URL, for logs; every reader the functions compose has one. */
-export interface ServerReader extends ClusterReader {
+/**
+ * The ControllerRevisions (apps/v1) that record SidecarSet specs, read as
+ * raw JSON (a typed client could drop fields of `data`). Implementations
+ * fail with a KubeApiError named for the read.
+ */
+export interface RevisionReader {
+  /** The ControllerRevision, or undefined when there is none of that name (404). */
+  readControllerRevision(namespace: string, name: string, signal: AbortSignal): Promise<object | undefined>;
+  /** The ControllerRevisionList matching `labelSelector` (already a valid selector), as the API server sent it. */
+  listControllerRevisions(namespace: string, labelSelector: string, signal: AbortSignal): Promise<unknown>;
+}
+
+/** The API server's URL, for logs; every reader the functions compose has one, and reads revisions too. */
+export interface ServerReader extends ClusterReader, RevisionReader {
   readonly server: string;
 }
 
@@ -174,12 +189,17 @@ async function readObject(client: KubeHttpsClient, path: string, operation: stri
 /** The port over the project's own HTTPS client (kube-https.ts): what the webhooks read with. */
 export function httpsClusterReader(client: KubeHttpsClient): ServerReader {
   const sets = `/apis/${GROUP}/${VERSION}/${SIDECARSET_PLURAL}`;
+  const revisions = (namespace: string) => `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/controllerrevisions`;
   return {
     server: client.server,
     listSidecarSets: (signal) => client.getJson(sets, LIST_SIDECARSETS, signal),
     listSidecarSetMetadata: (signal) => client.getJson(sets, LIST_SIDECARSETS, signal, METADATA_LIST_ACCEPT),
     readSidecarSet: (name, signal) => readObject(client, `${sets}/${encodeURIComponent(name)}`, getSidecarSetOperation(name), signal),
     readNamespace: (name, signal) => readObject(client, `/api/v1/namespaces/${encodeURIComponent(name)}`, getNamespaceOperation(name), signal),
+    readControllerRevision: (namespace, name, signal) =>
+      readObject(client, `${revisions(namespace)}/${encodeURIComponent(name)}`, getControllerRevisionOperation(namespace, name), signal),
+    listControllerRevisions: (namespace, labelSelector, signal) =>
+      client.getJson(`${revisions(namespace)}?labelSelector=${encodeURIComponent(labelSelector)}`, listControllerRevisionsOperation(namespace, labelSelector), signal),
   };
 }
 

@@ -20,8 +20,15 @@ import {
 import { errorMessage } from '../errors.ts';
 import { isObject } from '../kube/json.ts';
 import { GROUP, VERSION } from '../sidecarset/types.ts';
-import { apiServerAnswered, asKubeApiError, type KubeApiError } from './kube-api-error.ts';
-import { getNamespaceOperation, LIST_SIDECARSETS, SIDECARSET_PLURAL, type ServerReader } from './kube-sources.ts';
+import { apiServerAnswered, asKubeApiError, KubeApiError } from './kube-api-error.ts';
+import {
+  getControllerRevisionOperation,
+  getNamespaceOperation,
+  LIST_SIDECARSETS,
+  listControllerRevisionsOperation,
+  SIDECARSET_PLURAL,
+  type ServerReader,
+} from './kube-sources.ts';
 import {
   checkKubeconfig,
   KubeconfigError,
@@ -148,6 +155,25 @@ export function makeKubeClients(kc: KubeConfig): KubeClients {
       } catch (error) {
         if (error instanceof ApiException && error.code === 404) return undefined;
         throw clientNodeError(getNamespaceOperation(name), error);
+      }
+    },
+    // Through CustomObjectsApi, which works for any group: it returns the JSON untouched (AppsV1Api would type `data`).
+    async readControllerRevision(namespace, name, signal) {
+      try {
+        const revision: unknown = await customObjects.getNamespacedCustomObject({ group: 'apps', version: 'v1', namespace, plural: 'controllerrevisions', name }, abortWith(signal));
+        if (!isObject(revision)) throw new KubeApiError(getControllerRevisionOperation(namespace, name), 'the answer is not an object');
+        return revision;
+      } catch (error) {
+        if (error instanceof ApiException && error.code === 404) return undefined;
+        throw clientNodeError(getControllerRevisionOperation(namespace, name), error);
+      }
+    },
+    async listControllerRevisions(namespace, labelSelector, signal) {
+      try {
+        const list: unknown = await customObjects.listNamespacedCustomObject({ group: 'apps', version: 'v1', namespace, plural: 'controllerrevisions', labelSelector }, abortWith(signal));
+        return list;
+      } catch (error) {
+        throw clientNodeError(listControllerRevisionsOperation(namespace, labelSelector), error);
       }
     },
   };

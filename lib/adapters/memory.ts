@@ -1,7 +1,8 @@
 /** In-memory sources: the cluster as given (the invoke command's files, tests). */
 import { stringMapOf, stringOf } from '../kube/json.ts';
 import type { Namespace } from '../kube/types.ts';
-import type { NamespaceSource, SidecarSetSource } from '../ports.ts';
+import type { NamespaceSource, RevisionSource, SidecarSetSource } from '../ports.ts';
+import { DEFAULT_REVISION_NAMESPACE, LABEL_SIDECARSET_NAME, type ControllerRevision } from '../rollout/revisions.ts';
 import type { NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 
@@ -24,6 +25,23 @@ export function memoryNamespaceSource(namespaces: readonly Namespace[]): Namespa
         if (labels) out.set(name, labels);
       }
       return Promise.resolve(out as NamespaceLabels);
+    },
+  };
+}
+
+/**
+ * ControllerRevisions as given: those of `namespace` (a revision without a
+ * namespace counts as in it), found by name or by labels as the API server
+ * would select them.
+ */
+export function memoryRevisionSource(revisions: readonly ControllerRevision[], namespace = DEFAULT_REVISION_NAMESPACE): RevisionSource {
+  const here = revisions.filter((r) => (stringOf(r.metadata?.namespace) ?? namespace) === namespace);
+  return {
+    namespace,
+    get: (name) => Promise.resolve(here.find((r) => r.metadata?.name === name)),
+    list(setName, labels = {}) {
+      const wanted = Object.entries({ ...labels, [LABEL_SIDECARSET_NAME]: setName });
+      return Promise.resolve(here.filter((r) => wanted.every(([key, value]) => stringMapOf(r.metadata?.labels)[key] === value)));
     },
   };
 }

@@ -4,6 +4,7 @@
  * idempotent result (the API server may reinvoke mutating webhooks).
  */
 import { arrayOf, cloneJson, isObject, objectOf, stringOf } from '../kube/json.ts';
+import { currentRevisionName } from '../rollout/revisions.ts';
 import { mergePatch, stringifySorted } from '../kube/merge-patch.ts';
 import type { Container, EnvVar, JsonObject, LocalObjectReference, Pod, Volume, VolumeMount } from '../kube/types.ts';
 import { isInjectionPaused, labelsOf, sidecarSetName, sidecarSetSelectsPod, sortByName, type NamespaceLabels } from './match.ts';
@@ -109,6 +110,12 @@ export interface InjectionInput {
    * {@link InjectionTooLargeError} before copying them. Unbounded when absent.
    */
   maxGrowthBytes?: number;
+  /**
+   * The set to inject in place of an applying set of that name: a pinned
+   * revision restored onto it (lib/rollout/revision-pick.ts), chosen for
+   * this pod. Which sets apply is still decided by the sets as stored.
+   */
+  revisions?: ReadonlyMap<string, SidecarSet>;
 }
 
 export interface InjectionResult {
@@ -136,8 +143,9 @@ export function applyingSidecarSets(input: Omit<InjectionInput, 'now' | 'pod'> &
  * when the outcome cannot be decided from the input.
  */
 export function injectPod(input: InjectionInput): InjectionResult {
-  const sets = applyingSidecarSets(input);
-  if (sets.length === 0) return { pod: input.pod, applied: [], warnings: [] };
+  const applying = applyingSidecarSets(input);
+  if (applying.length === 0) return { pod: input.pod, applied: [], warnings: [] };
+  const sets = applying.map((set) => input.revisions?.get(sidecarSetName(set)) ?? set);
   const problem = podShapeProblem(input.pod);
   if (problem !== undefined) throw new InvalidPodError(`the pod cannot be injected: ${problem}`);
 
@@ -148,7 +156,12 @@ export function injectPod(input: InjectionInput): InjectionResult {
 
   const records = injectionRecords(annotations, input.now);
   const parts: InjectedParts = { sidecars: [], initSidecars: [], volumes: [], pullSecrets: [], warnings: [] };
-  for (const set of sets) collectSet(set, pod, apps, parts, records);
+  sets.forEach((set, i) => {
+    // A restored revision carries its own name; the current set's is computed from its spec
+    // (status.latestRevision lags a spec change until the reconciler runs).
+    const revision = set === applying[i] ? currentRevisionName(set) : (stringOf(set.status?.latestRevision) ?? '');
+    collectSet(set, revision, pod, apps, parts, records);
+  });
   placeParts(spec, parts);
 
   const applied = sets.map(sidecarSetName);
@@ -208,8 +221,12 @@ function injectionRecords(annotations: Record<string, string>, now: Date): Injec
   };
 }
 
-/** One set's sidecars, the volumes they mount, its pull secrets and its entries in the hash annotations. */
-function collectSet(set: SidecarSet, pod: Pod, apps: AppContainers, parts: InjectedParts, records: InjectionRecords): void {
+/**
+ * One set's sidecars, the volumes they mount, its pull secrets and its
+ * entries in the hash annotations, which record `revision` as its
+ * controllerRevision.
+ */
+function collectSet(set: SidecarSet, revision: string, pod: Pod, apps: AppContainers, parts: InjectedParts, records: InjectionRecords): void {
   const name = sidecarSetName(set);
   const setVolumes = new Map<string, Volume>();
   for (const v of arrayOf<Volume>(set.spec?.volumes)) if (isObject(v) && typeof v.name === 'string') setVolumes.set(v.name, v);
@@ -242,13 +259,12 @@ function collectSet(set: SidecarSet, pod: Pod, apps: AppContainers, parts: Injec
 
   sidecarList.sort();
   const setAnnotations = objectOf(set.metadata?.annotations) ?? {};
-  const revision = stringOf(set.status?.latestRevision);
   recordInjection(records.hashes, name, {
     updateTimestamp: records.timestamp,
     hash: stringOf(setAnnotations[ANNOTATION_HASH]) ?? '',
     sidecarSetName: name,
     sidecarList,
-    ...(revision !== undefined && revision !== '' ? { controllerRevision: revision } : {}),
+    ...(revision !== '' ? { controllerRevision: revision } : {}),
   });
   recordInjection(records.hashesWithoutImage, name, {
     updateTimestamp: records.timestamp,

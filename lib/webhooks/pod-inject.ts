@@ -5,11 +5,13 @@ import { denied, patched } from '../admission/responses.ts';
 import type { AdmissionRequest } from '../admission/review.ts';
 import { objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
-import { injectPod, InjectionTooLargeError, InvalidPodError, PatchPodMetadataError } from '../sidecarset/inject.ts';
-import { hasNamespaceSelector, UnknownNamespaceError, type NamespaceLabels } from '../sidecarset/match.ts';
+import { RevisionUnavailableError } from '../rollout/revision-pick.ts';
+import { applyingSidecarSets, injectPod, InjectionTooLargeError, InvalidPodError, PatchPodMetadataError } from '../sidecarset/inject.ts';
+import { hasNamespaceSelector, labelsOf, UnknownNamespaceError, type NamespaceLabels } from '../sidecarset/match.ts';
 import { InvalidHashAnnotationError } from '../sidecarset/pod-annotations.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { failed, neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
+import { injectionRevisions, RevisionReadError } from './pinned-revisions.ts';
 import { onlyKind, onlyOperations, skipDeleting, skipSubresources } from './skip.ts';
 
 /** The namespace the pod is created in: the request's (a pod made from generateName may not carry it). */
@@ -20,7 +22,7 @@ function podNamespace(request: AdmissionRequest): string {
   return stringOf(objectOf(objectOf(request.object)?.metadata)?.namespace) ?? 'default';
 }
 
-const handleInject = async (request: AdmissionRequest, deps: HandlerDeps) => {
+const handleInject = (draw: () => number) => async (request: AdmissionRequest, deps: HandlerDeps) => {
   const namespace = podNamespace(request);
   let sets: readonly SidecarSet[];
   let namespaceLabels: NamespaceLabels = new Map();
@@ -32,7 +34,10 @@ const handleInject = async (request: AdmissionRequest, deps: HandlerDeps) => {
   }
   try {
     const pod = request.object as Pod;
-    const result = injectPod({ pod, namespace, sidecarSets: sets, namespaceLabels, now: deps.clock.now(), maxGrowthBytes: patchBytesOverAnswerLimit - 1 });
+    const input = { pod, namespace, sidecarSets: sets, namespaceLabels };
+    // The pinned revisions of the sets that apply (rollout.md §2.4); no read for a set that pins none.
+    const revisions = await injectionRevisions(applyingSidecarSets(input), labelsOf(pod), deps.revisions, draw, deps.signal);
+    const result = injectPod({ ...input, revisions, now: deps.clock.now(), maxGrowthBytes: patchBytesOverAnswerLimit - 1 });
     return patched(pod, result.pod, result.warnings);
   } catch (error) {
     if (error instanceof InjectionTooLargeError) {
@@ -41,6 +46,9 @@ const handleInject = async (request: AdmissionRequest, deps: HandlerDeps) => {
       return failed(500, tooLarge.message, tooLarge);
     }
     if (error instanceof UnknownNamespaceError) return failed(503, `cannot decide the injection: ${error.message}`, error);
+    // Never the current set instead of a pinned revision: the webhook's failurePolicy decides.
+    if (error instanceof RevisionReadError) return failed(503, `cannot decide the injection: ${error.message}`, error);
+    if (error instanceof RevisionUnavailableError) return failed(500, `cannot decide the injection: ${error.message}`, error);
     if (error instanceof InvalidHashAnnotationError || error instanceof PatchPodMetadataError || error instanceof InvalidPodError) {
       return denied(400, error.message, 'BadRequest');
     }
@@ -48,6 +56,12 @@ const handleInject = async (request: AdmissionRequest, deps: HandlerDeps) => {
   }
 };
 
-export const podInjectHandler: AdmissionHandler = neverThrows(
-  onlyKind('', 'Pod', skipSubresources(onlyOperations(['CREATE'], skipDeleting(handleInject)))),
-);
+/**
+ * The pod webhook with its random draw for a `Partial` pinned revision's
+ * percent partition (a number in [0, 1), as Go's rand.Float64); tests fix it.
+ */
+export function podInjectHandlerWith(draw: () => number): AdmissionHandler {
+  return neverThrows(onlyKind('', 'Pod', skipSubresources(onlyOperations(['CREATE'], skipDeleting(handleInject(draw))))));
+}
+
+export const podInjectHandler: AdmissionHandler = podInjectHandlerWith(Math.random);

@@ -8,6 +8,7 @@ import { hasNamespaceSelector, type NamespaceLabels } from '../sidecarset/match.
 import { GROUP, KIND, type SidecarSet } from '../sidecarset/types.ts';
 import { validateSidecarSet, validateSidecarSetAgainstCluster, type ValidationContext } from '../sidecarset/validate.ts';
 import { failed, neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
+import { pinnedRevisionErrors } from './pinned-revisions.ts';
 import { onlyKind, onlyOperations } from './skip.ts';
 
 /** The namespaces whose labels the cross-set rules may compare with a namespaceSelector. */
@@ -94,6 +95,12 @@ const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {
     }
     // Rules 1-12 just passed and do not read the cluster: only rule 13 is left.
     errors = validateSidecarSetAgainstCluster(object, { ...base, others, namespaceLabels });
+    // A pinned revision must resolve now (rollout.md §2.4); reading it is the one more call.
+    try {
+      errors = [...errors, ...(await pinnedRevisionErrors(object, deps.revisions, deps.signal))];
+    } catch (error) {
+      return failed(503, `cannot check the pinned revision: ${errorMessage(error)}`, error);
+    }
   }
   if (errors.length === 0) {
     await announceAdmitted(request, object, deps);

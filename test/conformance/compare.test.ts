@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import type { Namespace, Pod } from '../../lib/kube/types.ts';
+import { currentRevisionName } from '../../lib/rollout/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import {
   clashesWithEverySet,
@@ -234,6 +235,34 @@ describe('injected pods', () => {
     const comparison = compareVerdicts(c, withImage('busybox:1'), withImage('busybox:2'));
     expect(comparison.agree).toBe(false);
     expect(comparison.difference).toBe('/result/spec/containers/1/image: "busybox:1" vs "busybox:2"');
+  });
+});
+
+describe('§7: the revision name computed at injection, where Kruise copies status.latestRevision', () => {
+  const stored = set('a', { selector: { matchLabels: { app: 'web' } } });
+  const computed = currentRevisionName(stored);
+  const injected = (controllerRevision: string | undefined) =>
+    allowedAs({
+      metadata: { annotations: { 'kruise.io/sidecarset-hash': JSON.stringify({ a: { updateTimestamp: 't', hash: 'h', sidecarSetName: 'a', sidecarList: ['log'], ...(controllerRevision === undefined ? {} : { controllerRevision }) } }) } },
+      spec: { containers: [{ name: 'log' }] },
+    });
+  const caseWith = (latestRevision: string | undefined): ConformanceCase => ({
+    class: 'inject',
+    namespace: 'default',
+    pod: { spec: { containers: [] } },
+    cluster: { sidecarSets: [latestRevision === undefined ? stored : { ...stored, status: { latestRevision } }], namespaces: [], pods: [] },
+  });
+
+  it('sets aside the computed name against a lagging or absent status.latestRevision', () => {
+    expect(compareVerdicts(caseWith('a-previous'), injected(computed), injected('a-previous')).agree).toBe(true);
+    expect(compareVerdicts(caseWith(undefined), injected(computed), injected(undefined)).agree).toBe(true);
+  });
+
+  it('sets aside nothing else: another name here, or Kruise not recording the status, still differs', () => {
+    expect(compareVerdicts(caseWith('a-previous'), injected('a-other'), injected('a-previous')).difference).toMatch(/controllerRevision: "a-other" vs "a-previous"$/);
+    expect(compareVerdicts(caseWith('a-previous'), injected(computed), injected('a-third')).agree).toBe(false);
+    // With the status naming the current revision, both sides must record it.
+    expect(compareVerdicts(caseWith(computed), injected(computed), injected(undefined)).agree).toBe(false);
   });
 });
 

@@ -12,7 +12,7 @@ import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { compareVerdicts, type Comparison } from '../../testkit/conformance/compare.ts';
 import { EXPECTED_MISMATCHES, expectedBy } from '../../testkit/conformance/expected-mismatches.ts';
-import { CASE_CLASSES, NAMESPACES, runningPod, type ConformanceCase } from '../../testkit/conformance/generator.ts';
+import { CASE_CLASSES, NAMESPACES, runningPod, withRevisionStatus, type ConformanceCase } from '../../testkit/conformance/generator.ts';
 import { ensureKruiseReference, kruiseReferenceVersion, startKruiseReference, type KruiseReference } from '../../testkit/conformance/kruise-reference.ts';
 import { ourVerdict } from '../../testkit/conformance/ours.ts';
 import { formatReport, runConformance } from '../../testkit/conformance/run.ts';
@@ -45,6 +45,10 @@ function validate(object: SidecarSet, others: SidecarSet[] = []): ConformanceCas
 
 const webPod = (image = 'shop/web:2.4.1'): Pod =>
   ({ apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'web-', namespace: 'shop', labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image }] } });
+
+function inject(set: SidecarSet): ConformanceCase {
+  return { class: 'inject', namespace: 'shop', pod: webPod(), cluster: { sidecarSets: [set], namespaces: NAMESPACES, pods: [] } };
+}
 
 function status(set: SidecarSet, state: Parameters<typeof runningPod>[3]): ConformanceCase {
   return { class: 'status', sidecarSet: set, cluster: { sidecarSets: [set], namespaces: NAMESPACES, pods: [runningPod(webPod(), 'web-0', [set], state)] } };
@@ -86,12 +90,13 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
     const set = sidecarSet('log-agent', {});
     expect((await judge(validate(set))).agree).toBe(true);
     expect((await judge({ class: 'default', operation: 'CREATE', object: { ...set, metadata: { name: 'log-agent' } } })).agree).toBe(true);
-    const inject = await judge({ class: 'inject', namespace: 'shop', pod: webPod(), cluster: { sidecarSets: [set], namespaces: NAMESPACES, pods: [] } });
+    // Its revision registered, as a running reconciler leaves it: both sides record that name.
+    const inject = await judge({ class: 'inject', namespace: 'shop', pod: webPod(), cluster: { sidecarSets: [withRevisionStatus(set, 'registered')], namespaces: NAMESPACES, pods: [] } });
     expect(inject).toMatchObject({ agree: true, kruise: { kind: 'allowed' } });
   });
 
   it('sees a real disagreement: a pod injected with another image is a mismatch', async () => {
-    const set = sidecarSet('log-agent', {});
+    const set = withRevisionStatus(sidecarSet('log-agent', {}), 'registered');
     const c: ConformanceCase = { class: 'inject', namespace: 'shop', pod: webPod(), cluster: { sidecarSets: [set], namespaces: NAMESPACES, pods: [] } };
     const [ours, answer] = await Promise.all([ourVerdict(c), reference.ask(referenceRequest(c))]);
     const edited = structuredClone(ours) as { kind: 'allowed'; result: Pod };
@@ -136,6 +141,8 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
       () => validate(sidecarSet('a', { namespaceSelector: { matchLabels: { env: 'prod' } } }), [sidecarSet('b', { namespace: 'shop' })]),
     ],
     ['§7: a pinned image the runtime reports fully qualified', () => status(sidecarSet('a', {}, [{ image: `agent@${DIGEST}` }]), 'ready')],
+    ['§7: the revision name computed where status.latestRevision lags a spec change', () => inject(withRevisionStatus(sidecarSet('a', {}), 'lagging'))],
+    ['§7: the revision name computed before the reconciler first ran', () => inject(withRevisionStatus(sidecarSet('a', {}), 'none'))],
   ])('a documented difference is set aside: %s', async (_name, make) => {
     const c = make();
     const [ours, answer] = await Promise.all([ourVerdict(c), reference.ask(referenceRequest(c))]);

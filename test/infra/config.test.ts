@@ -22,7 +22,16 @@ describe('readStackConfig', () => {
       kubeSettings: {},
       allowedCallerCidrs: undefined,
       webhookSecretRotationHours: 24,
+      revisionNamespace: 'kruise-system',
     });
+  });
+
+  it('reads the revision namespace, checked as the functions check SIDECARSET_REVISION_NAMESPACE', async () => {
+    expect((await read({ revisionNamespace: ' sidecarset-history ' })).revisionNamespace).toBe('sidecarset-history');
+    const error = await read({ revisionNamespace: 'Kruise_System' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ContextError);
+    expect((error as ContextError).message).toMatch(/^context "revisionNamespace" must be a namespace name \(a lowercase RFC 1123 label .*\); got "Kruise_System" \(set it with -c revisionNamespace=VALUE\)$/);
+    await expect(read({ revisionNamespace: 7 })).rejects.toThrow('context "revisionNamespace" must be a namespace name; got 7');
   });
 
   it('reads the caller network allowlist as the functions do, normalised, from a string or a cdk.json list', async () => {

@@ -10,6 +10,7 @@ const kubeconfigInputs: StackInputs = {
   cluster: { kind: 'kubeconfig-secret', secretArn: 'kubeconfig-arn' },
   kubeSettings: { KUBE_API_TIMEOUT_MS: '3000' },
   webhookSecretRotationHours: 24,
+  revisionNamespace: 'kruise-system',
 };
 const eksInputs: StackInputs = {
   ...kubeconfigInputs,
@@ -55,7 +56,7 @@ describe('functionAccess', () => {
 
   it('lets the reconciler read the kubeconfig secret, and read and write the webhook secret to rotate it', () => {
     expect(functionAccess(FUNCTION_SPECS['status-sync'], kubeconfigInputs)).toEqual({
-      environment: { KUBECONFIG_SECRET_ARN: 'kubeconfig-arn', WEBHOOK_SECRET_ARN: 'webhook-arn', WEBHOOK_SECRET_ROTATION_PERIOD_MS: String(24 * 3_600_000) },
+      environment: { KUBECONFIG_SECRET_ARN: 'kubeconfig-arn', SIDECARSET_REVISION_NAMESPACE: 'kruise-system', WEBHOOK_SECRET_ARN: 'webhook-arn', WEBHOOK_SECRET_ROTATION_PERIOD_MS: String(24 * 3_600_000) },
       secretArns: ['webhook-arn', 'kubeconfig-arn'],
       writableSecretArns: ['webhook-arn'],
     });
@@ -63,7 +64,7 @@ describe('functionAccess', () => {
 
   it('gives the reconciler nothing of the webhook secret when rotation is off', () => {
     expect(functionAccess(FUNCTION_SPECS['status-sync'], { ...kubeconfigInputs, webhookSecretRotationHours: 0 })).toEqual({
-      environment: { KUBECONFIG_SECRET_ARN: 'kubeconfig-arn' },
+      environment: { KUBECONFIG_SECRET_ARN: 'kubeconfig-arn', SIDECARSET_REVISION_NAMESPACE: 'kruise-system' },
       secretArns: ['kubeconfig-arn'],
       writableSecretArns: [],
     });
@@ -82,11 +83,19 @@ describe('functionAccess', () => {
         EKS_CLUSTER_NAME: 'prod',
         EKS_ENDPOINT: 'https://abc.eks.example',
         EKS_CA_DATA: 'Q0E=',
+        SIDECARSET_REVISION_NAMESPACE: 'kruise-system',
         KUBE_API_TIMEOUT_MS: '3000',
       },
       secretArns: ['webhook-arn'],
       writableSecretArns: [],
     });
     expect(functionAccess(FUNCTION_SPECS['status-sync'], eksInputs).secretArns).toEqual(['webhook-arn']);
+  });
+
+  it('tells every function that reads the cluster where the ControllerRevisions live, the one it is given', () => {
+    const inputs = { ...kubeconfigInputs, revisionNamespace: 'sidecarset-history' };
+    for (const fn of STACK_FUNCTIONS) {
+      expect(functionAccess(FUNCTION_SPECS[fn], inputs).environment.SIDECARSET_REVISION_NAMESPACE).toBe(FUNCTION_SPECS[fn].readsCluster ? 'sidecarset-history' : undefined);
+    }
   });
 });

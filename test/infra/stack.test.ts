@@ -13,6 +13,7 @@ import { distBundles, MissingBundleError, type BundleDirectories } from '../../i
 import { CLUSTER_ENV, FUNCTION_SPECS, STACK_FUNCTIONS, type StackFunctionName } from '../../infra/aws/functions.ts';
 import { OUTPUT_KEYS, WEBHOOK_SECRET_LENGTH, type SidecarSetStack } from '../../infra/aws/stack.ts';
 import { ENV_STATUS_SYNC_FUNCTION } from '../../lib/adapters/lambda-rollout-trigger.ts';
+import { ENV_REVISION_NAMESPACE } from '../../lib/adapters/revision-namespace.ts';
 import { parseSecretValue } from '../../lib/auth/caller-auth.ts';
 import { ENV_ROTATION_PERIOD_MS, ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
 import { projectBundles, projectRoot } from './bundles.ts';
@@ -94,7 +95,7 @@ describe('functions', () => {
     expect(s.props('status-sync')).not.toHaveProperty('ReservedConcurrentExecutions');
   });
 
-  it('names the secrets each function reads in its environment, and only those', () => {
+  it('names the secrets each function reads in its environment, and only those (plus the revision namespace for the cluster readers)', () => {
     for (const fn of STACK_FUNCTIONS) {
       const env = (defaults.props(fn).Environment?.Variables ?? {}) as Record<string, unknown>;
       const spec = FUNCTION_SPECS[fn];
@@ -103,10 +104,11 @@ describe('functions', () => {
       expect(env[ENV_KUBECONFIG_SECRET_ARN]).toEqual(spec.readsCluster ? ref(defaults, 'KubeconfigSecret') : undefined);
       expect(env[ENV_ROTATION_PERIOD_MS]).toEqual(spec.rotatesWebhookSecret ? String(24 * 3_600_000) : undefined);
       const triggers = fn === 'sidecarset-validate';
+      expect(env[ENV_REVISION_NAMESPACE]).toEqual(spec.readsCluster ? 'kruise-system' : undefined);
       expect(Object.keys(env).sort()).toEqual(
         [
           ...(webhookSecret ? [ENV_SECRET_ARN] : []),
-          ...(spec.readsCluster ? [ENV_KUBECONFIG_SECRET_ARN] : []),
+          ...(spec.readsCluster ? [ENV_KUBECONFIG_SECRET_ARN, ENV_REVISION_NAMESPACE] : []),
           ...(spec.rotatesWebhookSecret ? [ENV_ROTATION_PERIOD_MS] : []),
           ...(triggers ? [ENV_STATUS_SYNC_FUNCTION] : []),
         ].sort(),
@@ -287,7 +289,11 @@ describe('secrets and IAM', () => {
   it('imports secrets by ARN instead of creating them, and grants exactly those ARNs', async () => {
     const s = await synth({ webhookSecretArn: WEBHOOK_SECRET_ARN, kubeconfigSecretArn: KUBECONFIG_SECRET_ARN });
     s.template.resourceCountIs('AWS::SecretsManager::Secret', 0);
-    expect(s.props('pod-inject').Environment.Variables).toEqual({ [ENV_SECRET_ARN]: WEBHOOK_SECRET_ARN, [ENV_KUBECONFIG_SECRET_ARN]: KUBECONFIG_SECRET_ARN });
+    expect(s.props('pod-inject').Environment.Variables).toEqual({
+      [ENV_SECRET_ARN]: WEBHOOK_SECRET_ARN,
+      [ENV_KUBECONFIG_SECRET_ARN]: KUBECONFIG_SECRET_ARN,
+      [ENV_REVISION_NAMESPACE]: 'kruise-system',
+    });
     const granted = roleStatements(s, 'pod-inject')
       .filter((st) => asList(st.Action).includes('secretsmanager:GetSecretValue'))
       .flatMap((st) => asList(st.Resource));

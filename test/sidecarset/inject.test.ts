@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Container, Pod } from '../../lib/kube/types.ts';
+import { currentRevisionName } from '../../lib/rollout/revisions.ts';
 import { injectPod, PatchPodMetadataError, type InjectionInput } from '../../lib/sidecarset/inject.ts';
 import { UnknownNamespaceError } from '../../lib/sidecarset/match.ts';
 import { InvalidHashAnnotationError } from '../../lib/sidecarset/pod-annotations.ts';
@@ -206,7 +207,7 @@ describe('annotations', () => {
     const hash = set.metadata!.annotations!['kruise.io/sidecarset-hash']!;
     const annotations = inject(pod(), [set]).pod.metadata!.annotations!;
     expect(JSON.parse(annotations['kruise.io/sidecarset-hash']!)).toEqual({
-      s: { updateTimestamp: '2026-11-30T12:00:00Z', hash, sidecarSetName: 's', sidecarList: ['a', 'b'] },
+      s: { updateTimestamp: '2026-11-30T12:00:00Z', hash, sidecarSetName: 's', sidecarList: ['a', 'b'], controllerRevision: currentRevisionName(set) },
     });
     expect(JSON.parse(annotations['kruise.io/sidecarset-hash-without-image']!).s.hash).toBe(
       set.metadata!.annotations!['kruise.io/sidecarset-hash-without-image'],
@@ -214,12 +215,23 @@ describe('annotations', () => {
     expect(annotations['kruise.io/sidecarset-injected-list']).toBe('s');
   });
 
-  it('writes the fields in Kruise order and controllerRevision only when the set has one', () => {
-    const set = { ...sidecarSet('s'), status: { latestRevision: 's-rev1' } };
+  it('writes the fields in Kruise order, controllerRevision in the hash annotation only', () => {
+    const set = { ...sidecarSet('s'), status: { latestRevision: currentRevisionName(sidecarSet('s')) } };
     const text = inject(pod(), [set]).pod.metadata!.annotations!['kruise.io/sidecarset-hash']!;
     expect(Object.keys(JSON.parse(text).s)).toEqual(['updateTimestamp', 'hash', 'sidecarSetName', 'sidecarList', 'controllerRevision']);
     const without = inject(pod(), [set]).pod.metadata!.annotations!['kruise.io/sidecarset-hash-without-image']!;
     expect(JSON.parse(without).s).not.toHaveProperty('controllerRevision');
+  });
+
+  it('records the revision name computed from the spec and collisionCount, not a lagging status.latestRevision', () => {
+    const before = sidecarSet('s');
+    const changed = sidecarSet('s', { containers: [sidecar('s-sidecar', { image: 'sidecar:2' })] });
+    // The spec just changed: status still names the previous revision until the reconciler runs.
+    const lagging = { ...changed, status: { latestRevision: currentRevisionName(before), collisionCount: 1 } };
+    const recorded = (set: SidecarSet): unknown => (JSON.parse(inject(pod(), [set]).pod.metadata!.annotations!['kruise.io/sidecarset-hash']!) as Record<string, { controllerRevision?: string }>).s?.controllerRevision;
+    expect(recorded(lagging)).toBe(currentRevisionName(changed, 1));
+    expect(recorded(lagging)).not.toBe(currentRevisionName(before));
+    expect(currentRevisionName(changed, 1)).not.toBe(currentRevisionName(changed, 0));
   });
 
   it('lists native-sidecar init containers in sidecarList, not plain ones', () => {

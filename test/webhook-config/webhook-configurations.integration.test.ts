@@ -82,7 +82,9 @@ describe('functionUrlsFromOutputs and webhookUrl', () => {
 describe('renderManifests', () => {
   it('renders the CRD, RBAC and webhooks for Lambda Function URLs with the secret path and no caBundle', async () => {
     const out = docs(await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile]));
-    expect(out.map((d) => d.kind)).toEqual(['CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+    expect(out.map((d) => d.kind)).toEqual([
+      'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'Namespace', 'Role', 'RoleBinding', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration',
+    ]);
     const hooks = out.flatMap((d) => d.webhooks ?? []);
     expect(hooks.map((h) => h.clientConfig.url)).toEqual([
       `https://aaa.lambda-url.eu-west-1.on.aws/${secret}`,
@@ -111,6 +113,19 @@ describe('renderManifests', () => {
       ['pod-inject.sidecarset.kruise.io', 'None'],
       ['sidecarset-validate.sidecarset.kruise.io', 'NoneOnDryRun'],
     ]);
+  });
+
+  it('puts the ControllerRevision RBAC in the configured revision namespace: the flag, else SIDECARSET_REVISION_NAMESPACE, else kruise-system', async () => {
+    const placed = async (argv: string[], env: Record<string, string>) =>
+      (parseAllDocuments(await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile, ...argv], env)).map((d) => d.toJS() as unknown) as { kind: string; metadata: { name: string; namespace?: string } }[])
+        .filter((d) => ['Namespace', 'Role', 'RoleBinding'].includes(d.kind))
+        .map((d) => `${d.kind} ${d.metadata.namespace ?? ''}/${d.metadata.name}`);
+    expect(await placed([], {})).toEqual(['Namespace /kruise-system', 'Role kruise-system/sidecarset-functions-revisions', 'RoleBinding kruise-system/sidecarset-functions-revisions']);
+    const moved = ['Namespace /sidecarset-history', 'Role sidecarset-history/sidecarset-functions-revisions', 'RoleBinding sidecarset-history/sidecarset-functions-revisions'];
+    expect(await placed([], { SIDECARSET_REVISION_NAMESPACE: 'sidecarset-history' })).toEqual(moved);
+    expect(await placed(['--revision-namespace', 'sidecarset-history'], { SIDECARSET_REVISION_NAMESPACE: 'elsewhere' })).toEqual(moved);
+    await expect(renderManifests(['--revision-namespace', 'Not_A_Namespace'], {})).rejects.toThrow(/^--revision-namespace must be a namespace name \(a lowercase RFC 1123 label/);
+    await expect(renderManifests([], { SIDECARSET_REVISION_NAMESPACE: 'a.b' })).rejects.toThrow(/^SIDECARSET_REVISION_NAMESPACE must be a namespace name .*; got "a.b"$/);
   });
 
   it('renders for the local server with its caBundle and secret', async () => {

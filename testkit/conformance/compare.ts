@@ -4,6 +4,7 @@
  * says why; anything else is a mismatch.
  */
 import { isDeepStrictEqual } from 'node:util';
+import { currentRevisionName } from '../../lib/rollout/revisions.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST } from '../../lib/sidecarset/types.ts';
 import type { ConformanceCase } from './generator.ts';
 import type { Verdict } from './verdict.ts';
@@ -323,6 +324,44 @@ export function sidecarOrderBySetName(pod: unknown): unknown {
   return { ...pod, spec };
 }
 
+/**
+ * sidecarset.md §7 (better than Kruise): a pod injected with a set's
+ * current spec records as `controllerRevision` the revision name computed
+ * from that spec and `status.collisionCount`, where Kruise copies
+ * `status.latestRevision`, which lags a spec change until its controller
+ * runs (and is absent before it first does). For each set whose status does
+ * not name its current revision, an entry of ours that records the computed
+ * name while Kruise's records the status's (or nothing) is taken as
+ * Kruise's; any other difference stays.
+ */
+export function revisionNameComputed(c: ConformanceCase, ours: unknown, kruise: unknown): unknown {
+  if (c.class !== 'inject') return ours;
+  const entries = (pod: unknown): Json | undefined => {
+    const annotations = isRecord(pod) && isRecord(pod.metadata) && isRecord(pod.metadata.annotations) ? pod.metadata.annotations : undefined;
+    const hash = annotations?.[ANNOTATION_HASH];
+    return isRecord(hash) ? hash : undefined;
+  };
+  const theirs = entries(kruise);
+  const mine = entries(ours);
+  if (theirs === undefined || mine === undefined) return ours;
+  const replaced: Json = { ...mine };
+  for (const set of c.cluster.sidecarSets) {
+    const name = set.metadata?.name ?? '';
+    const computed = currentRevisionName(set);
+    const latest = typeof set.status?.latestRevision === 'string' && set.status.latestRevision !== '' ? set.status.latestRevision : undefined;
+    const entry = mine[name];
+    const their = theirs[name];
+    if (latest === computed || !isRecord(entry) || !isRecord(their)) continue;
+    if (entry.controllerRevision !== computed || their.controllerRevision !== latest) continue;
+    const rest: Json = { ...entry };
+    if (latest === undefined) delete rest.controllerRevision;
+    else rest.controllerRevision = latest;
+    replaced[name] = rest;
+  }
+  const pod = ours as Json & { metadata: Json & { annotations: Json } };
+  return { ...pod, metadata: { ...pod.metadata, annotations: { ...pod.metadata.annotations, [ANNOTATION_HASH]: replaced } } };
+}
+
 // ---------------------------------------------------------------------------
 // Status
 
@@ -456,7 +495,7 @@ export function compareVerdicts(c: ConformanceCase, oursVerdict: Verdict, kruise
   if (ours.kind === 'denied' && kruise.kind === 'denied') ours = { kind: 'denied', errors: oursInKruiseWords(ours.errors ?? [], kruise.errors ?? []) };
 
   if (ours.kind === 'allowed' && kruise.kind === 'allowed') {
-    ours = { kind: 'allowed', result: keptFieldsKruiseDrops(ours.result, kruise.result, inputOf(c)) };
+    ours = { kind: 'allowed', result: revisionNameComputed(c, keptFieldsKruiseDrops(ours.result, kruise.result, inputOf(c)), kruise.result) };
     kruise = { kind: 'allowed', result: goEmptyValues(kruise.result, ours.result) };
   }
   const difference = firstDifference(ours, kruise);

@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import type { JsonObject, Namespace, Pod } from '../../lib/kube/types.ts';
+import { currentRevisionName } from '../../lib/rollout/revisions.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { injectPod } from '../../lib/sidecarset/inject.ts';
 import { sidecarSetSelectsPod } from '../../lib/sidecarset/match.ts';
@@ -372,13 +373,35 @@ function copiedFromLivePod(pod: Pod, sets: readonly SidecarSet[], editImages: bo
   return injectPod({ pod, namespace: pod.metadata?.namespace ?? 'default', sidecarSets: then, namespaceLabels, now: CONFORMANCE_NOW }).pod;
 }
 
+/**
+ * How far the reconciler got with a set's revision, as its status says:
+ * `registered` (status.latestRevision names the current spec's revision,
+ * what a running reconciler leaves, so both sides record the same name),
+ * `lagging` (the spec changed since: it still names the previous spec's
+ * revision) or `none` (a set just created, no status yet). The last two are
+ * where this project deliberately records another controllerRevision than
+ * Kruise (compare.ts, revisionNameComputed).
+ */
+export type RevisionState = 'registered' | 'lagging' | 'none';
+
+export function withRevisionStatus(set: SidecarSet, state: RevisionState): SidecarSet {
+  if (state === 'none') return set;
+  const spec = state === 'registered' ? set : defaultSidecarSet(edited(set, 'image'));
+  return { ...set, status: { ...set.status, latestRevision: currentRevisionName(spec) } };
+}
+
 const injectCaseArb: fc.Arbitrary<ConformanceCase> = fc
-  .record({ sets: clusterSetsArb, pod: podArb, copied: fc.constantFrom('no', 'no', 'no', 'no', 'same-sets', 'older-sets') })
-  .map(({ sets, pod, copied }) => ({
+  .record({
+    sets: clusterSetsArb,
+    pod: podArb,
+    copied: fc.constantFrom('no', 'no', 'no', 'no', 'same-sets', 'older-sets'),
+    revisions: fc.constantFrom<RevisionState>('registered', 'registered', 'registered', 'lagging', 'none'),
+  })
+  .map(({ sets, pod, copied, revisions }) => ({
     class: 'inject',
     namespace: pod.metadata?.namespace ?? 'default',
     pod: copied === 'no' ? pod : copiedFromLivePod(pod, sets, copied === 'older-sets'),
-    cluster: { sidecarSets: sets, namespaces: NAMESPACES, pods: [] },
+    cluster: { sidecarSets: sets.map((set) => withRevisionStatus(set, revisions)), namespaces: NAMESPACES, pods: [] },
   }));
 
 /**

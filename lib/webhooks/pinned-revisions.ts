@@ -1,0 +1,129 @@
+/**
+ * The revisions a SidecarSet pins with `injectionStrategy.revision`
+ * (rollout.md §2.3, §2.4), read for the two webhooks that need them: the
+ * pod webhook injects the pinned revision (or the current set), the
+ * validating webhook refuses a pin that does not resolve. A set that pins
+ * nothing costs no API call; a pinning set costs one (a GET by name, or a
+ * list by custom version).
+ */
+import { errorMessage } from '../errors.ts';
+import type { FieldError } from '../kube/field-errors.ts';
+import { root } from '../kube/field-errors.ts';
+import { objectOf, stringOf } from '../kube/json.ts';
+import { labelValueErrors } from '../kube/names.ts';
+import type { RevisionSource } from '../ports.ts';
+import { pinnedRevision, revisionForInjection, RevisionUnavailableError } from '../rollout/revision-pick.ts';
+import { LABEL_CUSTOM_VERSION, type ControllerRevision } from '../rollout/revisions.ts';
+import { sidecarSetName } from '../sidecarset/match.ts';
+import type { SidecarSet } from '../sidecarset/types.ts';
+
+/** The pinned revision could not be read (the API server, not the pin): nobody can decide now. */
+export class RevisionReadError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RevisionReadError';
+  }
+}
+
+/** What `injectionStrategy.revision` pins; undefined when it pins nothing (Kruise then injects the current set). */
+export type RevisionPin = { revisionName: string } | { customVersion: string };
+
+export function revisionPin(set: SidecarSet): RevisionPin | undefined {
+  const pin = objectOf(set.spec?.injectionStrategy?.revision);
+  const revisionName = stringOf(pin?.revisionName);
+  if (revisionName !== undefined) return { revisionName };
+  const customVersion = stringOf(pin?.customVersion);
+  return customVersion === undefined ? undefined : { customVersion };
+}
+
+/** The pin in words, for messages: `ControllerRevision "x"` or `custom version "3"`. */
+export function describePin(pin: RevisionPin): string {
+  return 'revisionName' in pin ? `ControllerRevision ${JSON.stringify(pin.revisionName)}` : `custom version ${JSON.stringify(pin.customVersion)}`;
+}
+
+/**
+ * The stored revisions the set's pin can resolve to: the one of that name,
+ * or those labelled with the set's name and the custom version. Empty when
+ * none exists (the pure pick then says what is missing).
+ * @throws RevisionUnavailableError when no revision can carry the pin (a name or version that no
+ *   label selector can select) or when `source` is absent.
+ * @throws RevisionReadError when the API server could not be read.
+ */
+export async function readPinnedRevisions(
+  set: SidecarSet,
+  pin: RevisionPin,
+  source: RevisionSource | undefined,
+  signal?: AbortSignal,
+): Promise<readonly ControllerRevision[]> {
+  const name = sidecarSetName(set);
+  if (source === undefined) throw new RevisionUnavailableError(`SidecarSet ${name} pins ${describePin(pin)}, but ControllerRevisions are not read here`);
+  const where = `SidecarSet ${name} pins ${describePin(pin)} (namespace ${source.namespace})`;
+  if ('revisionName' in pin) {
+    // "" names no object (a GET of "" would be the list of all of them).
+    if (pin.revisionName === '') return [];
+    const found = await read(where, () => source.get(pin.revisionName, signal));
+    return found === undefined ? [] : [found];
+  }
+  // Kruise labels each revision with the set's name and lists by it: a name or version no label can hold has no revision.
+  for (const [what, value] of [['its name', name], ['the custom version', pin.customVersion]] as const) {
+    const problems = labelValueErrors(value);
+    if (problems.length > 0) throw new RevisionUnavailableError(`${where}, but ${what} cannot be a label value, so no ControllerRevision carries it: ${problems.join('; ')}`);
+  }
+  return read(where, () => source.list(name, { [LABEL_CUSTOM_VERSION]: pin.customVersion }, signal));
+}
+
+async function read<T>(where: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw new RevisionReadError(`${where}, which cannot be read: ${errorMessage(error)}`, { cause: error });
+  }
+}
+
+/**
+ * For each set (already known to apply to the pod) that pins a revision,
+ * the set to inject instead of it when the pick (§2.4) chooses the pinned
+ * revision: the revision restored onto the set. Sets that pin nothing, or
+ * whose pick is the current set, are absent. The sets' revisions are read
+ * at once, one read per pinning set; `draw` is called once per pinning set, in order.
+ * @throws RevisionUnavailableError (the pin does not resolve, a malformed selector or partition)
+ * @throws RevisionReadError (the revisions could not be read)
+ */
+export async function injectionRevisions(
+  sets: readonly SidecarSet[],
+  podLabels: Readonly<Record<string, string>>,
+  source: RevisionSource | undefined,
+  draw: () => number,
+  signal?: AbortSignal,
+): Promise<Map<string, SidecarSet>> {
+  const pinning = sets.flatMap((set) => {
+    const pin = revisionPin(set);
+    return pin === undefined ? [] : [{ set, pin }];
+  });
+  const read = await Promise.all(pinning.map(async ({ set, pin }) => ({ set, revisions: await readPinnedRevisions(set, pin, source, signal) })));
+  const chosen = new Map<string, SidecarSet>();
+  for (const { set, revisions } of read) {
+    const choice = revisionForInjection(set, podLabels, revisions, draw());
+    if (choice.kind === 'pinned') chosen.set(sidecarSetName(set), choice.set);
+  }
+  return chosen;
+}
+
+/**
+ * Validation's check that a pinned revision resolves now (Kruise's
+ * "Cannot find specific ControllerRevision"): empty when the set pins
+ * nothing or its pin resolves, else one error on spec.injectionStrategy.revision.
+ * @throws RevisionReadError when the revisions could not be read.
+ */
+export async function pinnedRevisionErrors(set: SidecarSet, source: RevisionSource | undefined, signal?: AbortSignal): Promise<FieldError[]> {
+  const pin = revisionPin(set);
+  if (pin === undefined) return [];
+  const path = root.child('spec').child('injectionStrategy').child('revision');
+  try {
+    pinnedRevision(set, await readPinnedRevisions(set, pin, source, signal));
+    return [];
+  } catch (error) {
+    if (!(error instanceof RevisionUnavailableError)) throw error;
+    return [path.invalid(set.spec?.injectionStrategy?.revision, `Cannot find specific ControllerRevision: ${error.message}`)];
+  }
+}

@@ -1,0 +1,82 @@
+import { describe, expect, it } from '@jest/globals';
+import { KubeApiError } from '../../lib/adapters/kube-api-error.ts';
+import { kubeRevisionSource, revisionSelector, RevisionSelectorError } from '../../lib/adapters/kube-revisions.ts';
+import type { RevisionReader } from '../../lib/adapters/kube-sources.ts';
+
+describe('revisionSelector', () => {
+  it('selects the set by name, then every label given', () => {
+    expect(revisionSelector('agent')).toBe('kruise.io/sidecarset-name=agent');
+    expect(revisionSelector('agent', { 'apps.kruise.io/sidecarset-custom-version': 'v1.2_3' })).toBe(
+      'kruise.io/sidecarset-name=agent,apps.kruise.io/sidecarset-custom-version=v1.2_3',
+    );
+  });
+
+  it.each([
+    ['a value with a comma, which would add a requirement', 'agent', { v: 'a,b=c' }, /^label v="a,b=c" cannot be selected: a valid label must be/],
+    ['a value with a space', 'agent', { v: 'a b' }, /^label v="a b" cannot be selected/],
+    ['a set name longer than a label value', 'a'.repeat(64), {}, /^label kruise.io\/sidecarset-name="a{64}" cannot be selected: must be no more than 63 characters/],
+    ['a key that is not a label key', 'agent', { 'a=b': 'c' }, /^"a=b" is not a label key/],
+  ])('refuses %s, naming it', (_name, set, labels, message) => {
+    expect(() => revisionSelector(set, labels)).toThrow(RevisionSelectorError);
+    expect(() => revisionSelector(set, labels)).toThrow(message);
+  });
+});
+
+describe('kubeRevisionSource over a reader', () => {
+  const reader = (answers: Partial<RevisionReader>): RevisionReader => ({
+    readControllerRevision: () => Promise.reject(new Error('not expected')),
+    listControllerRevisions: () => Promise.reject(new Error('not expected')),
+    ...answers,
+  });
+
+  it('lists with the selector in its namespace and returns the items', async () => {
+    const asked: string[] = [];
+    const source = kubeRevisionSource(
+      reader({
+        listControllerRevisions: (namespace, selector) => {
+          asked.push(`${namespace} ${selector}`);
+          return Promise.resolve({ kind: 'ControllerRevisionList', items: [{ metadata: { name: 'agent-1' } }] });
+        },
+      }),
+      'history',
+    );
+    expect(source.namespace).toBe('history');
+    await expect(source.list('agent', { k: 'v' })).resolves.toEqual([{ metadata: { name: 'agent-1' } }]);
+    expect(asked).toEqual(['history kruise.io/sidecarset-name=agent,k=v']);
+  });
+
+  it.each([
+    ['not a list', { items: 'x' }, 'the answer is not a list (no items array)'],
+    ['an item that is not an object', { items: [1] }, 'the list holds an item that is not an object'],
+  ])('refuses an answer that is %s, naming the read', async (_name, body, message) => {
+    const error = (await kubeRevisionSource(reader({ listControllerRevisions: () => Promise.resolve(body) }), 'h').list('agent').catch((e: unknown) => e)) as KubeApiError;
+    expect(error).toBeInstanceOf(KubeApiError);
+    expect(error.operation).toBe('list ControllerRevisions in namespace "h" labelled kruise.io/sidecarset-name=agent');
+    expect(error.message).toBe(message);
+  });
+
+  it('names the read in a failure, and never asks for an empty name (that would be the list)', async () => {
+    const source = kubeRevisionSource(reader({ readControllerRevision: () => Promise.reject(new Error('socket hang up')) }), 'h');
+    const error = (await source.get('agent-1').catch((e: unknown) => e)) as KubeApiError;
+    expect(error.operation).toBe('get ControllerRevision "h/agent-1"');
+    expect(error.message).toBe('the request failed: socket hang up');
+    await expect(source.get('')).rejects.toThrow('a ControllerRevision name cannot be empty');
+  });
+
+  it('gives up on a read that outlives its timeout, whatever the caller\'s signal', async () => {
+    const source = kubeRevisionSource(
+      reader({
+        readControllerRevision: (_ns, _name, signal) =>
+          new Promise((_resolve, reject) => {
+            signal.addEventListener('abort', () => {
+              reject(signal.reason as Error);
+            });
+          }),
+      }),
+      'h',
+      { apiTimeoutMs: 50 },
+    );
+    // 50 ms against a 10 s test timeout: no flake on a busy machine.
+    await expect(source.get('agent-1')).rejects.toThrow(/no answer within 50 ms/);
+  });
+});
