@@ -11,6 +11,7 @@ import type { Pod } from '../../lib/kube/types.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import type { PassResult } from '../../lib/status-sync/pass.ts';
 import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
+import { currentRevisionName } from '../../lib/rollout/revisions.ts';
 import { composeStatusSync, type StatusSyncRuntime } from '../../functions/status-sync/compose.ts';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
@@ -133,7 +134,9 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
 
   it('shows MATCHED, UPDATED and READY in kubectl get sidecarsets', async () => {
     expect(await kubectlGetSidecarSets()).toEqual([{ Name: 'log-agent', MATCHED: 2, UPDATED: 2, READY: 1 }]);
-    expect((await storedSet()).status).toEqual({ observedGeneration: 1, matchedPods: 2, updatedPods: 2, readyPods: 1, updatedReadyPods: 1 });
+    const stored = await storedSet();
+    // The revision registered in this pass (rollout.md §2.1) is the one the spec names.
+    expect(stored.status).toEqual({ observedGeneration: 1, matchedPods: 2, updatedPods: 2, readyPods: 1, updatedReadyPods: 1, latestRevision: currentRevisionName(stored), collisionCount: 0 });
   });
 
   it('reports the pod created after the set that it never injected, not the one from before the set, in the result and as a Warning event on the SidecarSet', async () => {
@@ -142,10 +145,13 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
     const events = (await admin('GET', `/api/v1/events?fieldSelector=${encodeURIComponent('involvedObject.kind=SidecarSet,involvedObject.name=log-agent')}`)) as {
       items: { type: string; reason: string; message: string; involvedObject: { uid: string }; source: { component: string } }[];
     };
-    expect(events.items).toEqual([
+    const notInjected = events.items.filter((e) => e.reason !== 'RolloutProgressing');
+    expect(notInjected).toEqual([
       expect.objectContaining({ type: 'Warning', reason: 'PodsNotInjected', involvedObject: expect.objectContaining({ uid }), source: { component: 'sidecarset-status-sync' } }),
     ]);
-    expect(events.items[0]?.message).toMatch(/^1 pod matches this SidecarSet but was created without its sidecars .*: shop\/late$/);
+    // Beside it, the rollout's state: every pod updated, one still not ready.
+    expect(events.items.filter((e) => e.reason === 'RolloutProgressing').map((e) => e.message)).toEqual(['every pod is updated; 2 of 2 pod(s) updated, 1 updated and ready']);
+    expect(notInjected[0]?.message).toMatch(/^1 pod matches this SidecarSet but was created without its sidecars .*: shop\/late$/);
   });
 
   it('writes nothing on a second pass: the resourceVersion does not change', async () => {
