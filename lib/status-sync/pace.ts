@@ -16,6 +16,7 @@ import { stringOf } from '../kube/json.ts';
 import type { AdmittedSidecarSet } from '../ports.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import type { PassError } from './pass.ts';
+import { stalledState } from './rollout-state.ts';
 import { runSetPass, type SetPassDeps, type SetPassResult } from './set-pass.ts';
 
 export interface PaceOptions {
@@ -60,6 +61,8 @@ interface Tracked {
   watch?: SetPassResult['watch'];
   progress: string;
   progressAt: number;
+  counts?: SetPassResult['counts'];
+  uid?: string;
 }
 
 /** An admitted change is visible once the stored set is the admitted object or newer. */
@@ -135,9 +138,23 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
     } else if (now - state.progressAt >= stallMs) {
       tracked.delete(name);
       summary.stalled.push(name);
+      await reportStall(name, stringOf(set.metadata?.uid) ?? '', stallMs, result.counts);
       return;
     }
     state.watch = result.watch;
+  };
+
+  const reportStall = async (name: string, uid: string, stalledMs: number, counts: SetPassResult['counts']) => {
+    const state = stalledState(stalledMs, counts);
+    const event = deps.rollout.states.due({ name, uid }, state);
+    if (event === undefined) return;
+    summary.states[name] = state.message;
+    try {
+      await deps.events.record(event, signal);
+      deps.rollout.states.reported(name, state);
+    } catch (error) {
+      summary.errors.push({ sidecarSet: name, operation: 'record event', message: errorMessage(error) });
+    }
   };
 
   const admit = async () => {

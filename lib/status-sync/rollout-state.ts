@@ -4,10 +4,13 @@
  * because Kruise's users cannot see why an image change does not reach their
  * pods (openkruise/kruise #242, #365, #1003, #1307).
  *
- * A state is reported when its kind or its lasting figures change (the
- * maxUnavailable in force, pods held by partition, pods not upgradable), not
- * when only the moving count of pods still restarting does: an Event per
- * batch would bury the ones that matter. Memory is per process, like the
+ * A state is reported when its kind or its lasting figures change (pods held
+ * by partition, pods not upgradable), not when only the moving counts do:
+ * a rollout that updates a batch, waits for it under maxUnavailable, and
+ * updates the next is one state, "progressing", from its first batch to its
+ * last pod ready (an Event per batch would bury the ones that matter). A
+ * rollout that stops moving while waiting on maxUnavailable (an image that
+ * never becomes ready) is reported by the pace loop as stalled. Memory is per process, like the
  * uninjected-pod notices: a new process reports the current state once more.
  */
 import type { SidecarSetEvent } from '../ports.ts';
@@ -16,11 +19,13 @@ import { waitingMessage } from '../rollout/round.ts';
 
 export interface RolloutState {
   /** What the Event's reason says. */
-  reason: 'RolloutProgressing' | 'RolloutWaiting' | 'RolloutPaused' | 'RolloutFinished' | 'RolloutNotUpdate' | 'RolloutBlocked';
+  reason: 'RolloutProgressing' | 'RolloutWaiting' | 'RolloutPaused' | 'RolloutFinished' | 'RolloutNotUpdate' | 'RolloutBlocked' | 'RolloutStalled';
   type: 'Normal' | 'Warning';
   message: string;
   /** Equal keys are the same state for reporting. */
   key: string;
+  /** The counts it was seen with (progressing and stalled states): a stalled rollout seen again unmoved is no news. */
+  progress?: string;
 }
 
 function counted(counts: RolloutCounts): string {
@@ -29,21 +34,20 @@ function counted(counts: RolloutCounts): string {
 
 /** The state of a set after a pass: `updated` pods were written this pass; `waiting` why it stops. */
 export function rolloutState(counts: RolloutCounts, updated: number, waiting: WaitingReason | undefined): RolloutState {
-  if (waiting === undefined || (updated > 0 && waiting.kind === 'max-unavailable')) {
-    return { reason: 'RolloutProgressing', type: 'Normal', message: `rolling out: ${updated} pod(s) updated in this pass; ${counted(counts)}`, key: 'progressing' };
+  if (waiting === undefined || waiting.kind === 'max-unavailable') {
+    const limit = waiting?.kind === 'max-unavailable' ? `, at most ${waiting.maxUnavailable} unavailable at a time (maxUnavailable)` : '';
+    return { reason: 'RolloutProgressing', type: 'Normal', message: `rolling out${limit}: ${updated} pod(s) updated in this pass; ${counted(counts)}`, key: 'progressing', progress: JSON.stringify(counts) };
   }
   const message = `${waitingMessage(waiting)}; ${counted(counts)}`;
   switch (waiting.kind) {
     case 'finished':
       // Finished with pods still restarting is progress; finished once they are ready.
-      if (counts.updatedReadyPods < counts.updatedPods) return { reason: 'RolloutProgressing', type: 'Normal', message: `every pod is updated; ${counted(counts)}`, key: 'progressing' };
+      if (counts.updatedReadyPods < counts.updatedPods) return { reason: 'RolloutProgressing', type: 'Normal', message: `every pod is updated; ${counted(counts)}`, key: 'progressing', progress: JSON.stringify(counts) };
       return { reason: 'RolloutFinished', type: 'Normal', message, key: 'finished' };
     case 'paused':
       return { reason: 'RolloutPaused', type: 'Normal', message, key: 'paused' };
     case 'not-update':
       return { reason: 'RolloutNotUpdate', type: 'Normal', message, key: 'not-update' };
-    case 'max-unavailable':
-      return { reason: 'RolloutWaiting', type: 'Normal', message, key: `max-unavailable:${waiting.maxUnavailable}` };
     case 'partition':
       return { reason: 'RolloutWaiting', type: 'Normal', message, key: `partition:${waiting.held}` };
     case 'nothing-waiting':
@@ -65,17 +69,38 @@ export interface RolloutStateNotices {
 }
 
 export function rolloutStateNotices(): RolloutStateNotices {
-  const last = new Map<string, string>();
+  const last = new Map<string, { key: string; progress: string | undefined }>();
   return {
     due(set, state) {
-      if (last.get(set.name) === state.key) return undefined;
+      const previous = last.get(set.name);
+      if (previous?.key === state.key) return undefined;
+      // The schedule's next pass of a stalled rollout finds it as it was: still stalled, not progressing again.
+      if (previous?.key.startsWith('stalled:') === true && state.key === 'progressing' && state.progress === previous.progress) return undefined;
       return { sidecarSet: set, type: state.type, reason: state.reason, message: state.message };
     },
     reported(set, state) {
-      last.set(set, state.key);
+      last.set(set, { key: state.key, progress: state.progress });
     },
     keepOnly(present) {
       for (const name of last.keys()) if (!present.has(name)) last.delete(name);
     },
+  };
+}
+
+/**
+ * The state of a rollout the pace loop stopped following because nothing
+ * moved for `stalledMs`: updated pods that do not become ready hold every
+ * further batch under maxUnavailable (typically an image that cannot be
+ * pulled or a sidecar that crashes). The schedule still passes it.
+ */
+export function stalledState(stalledMs: number, counts: RolloutCounts | undefined): RolloutState {
+  const waiting = counts === undefined ? 0 : counts.updatedPods - counts.updatedReadyPods;
+  const seconds = Math.round(stalledMs / 1000);
+  return {
+    reason: 'RolloutStalled',
+    type: 'Warning',
+    message: `no progress for ${seconds} s: ${waiting} updated pod(s) are not ready (check their sidecar image and logs); the next pods wait under maxUnavailable${counts === undefined ? '' : `; ${counted(counts)}`}`,
+    key: `stalled:${waiting}`,
+    ...(counts === undefined ? {} : { progress: JSON.stringify(counts) }),
   };
 }
