@@ -32,6 +32,14 @@ export function passDeadlineMs(remainingMs: number): number {
   return Math.max(1_000, remainingMs - Math.max(3_000, Math.round(remainingMs / 10)));
 }
 
+/**
+ * The longest an invocation follows rollouts after its pass. Under Lambda's
+ * 60 s maximum event age for status-sync's queued invokes (infra/aws), so an
+ * admitted change or a tick queued behind this invocation is still run, not
+ * dropped; a rollout still in flight is taken up by that next invocation.
+ */
+export const FOLLOW_BUDGET_MS = 50_000;
+
 export async function statusSyncLambda(options: { env?: Env; overrides?: StatusSyncOverrides } = {}): Promise<ScheduledStatusHandler> {
   const runtime = await composeStatusSync(options.env ?? process.env, options.overrides);
   return async (event, context) => {
@@ -56,7 +64,7 @@ export async function statusSyncLambda(options: { env?: Env; overrides?: StatusS
         // Nothing else arrives in this invocation: the next change is another invoke.
         arrival: () => new Promise<void>(() => undefined),
       };
-      const followUp = await runtime.follow([], signal, queue);
+      const followUp = await runtime.follow([], AbortSignal.any([signal, AbortSignal.timeout(FOLLOW_BUDGET_MS)]), queue);
       logFollow(runtime.logger, followUp, { requestId: context.awsRequestId, admitted: change });
       return { followUp };
     }
@@ -65,7 +73,7 @@ export async function statusSyncLambda(options: { env?: Env; overrides?: StatusS
     logPass(runtime.logger, result, { requestId: context.awsRequestId, scheduledAt: (event as ScheduledEvent).time });
     const inFlight = result.rollout?.inFlight ?? [];
     if (inFlight.length === 0 || signal.aborted) return result;
-    const followUp = await runtime.follow(inFlight, signal);
+    const followUp = await runtime.follow(inFlight, AbortSignal.any([signal, AbortSignal.timeout(FOLLOW_BUDGET_MS)]));
     if (followWasNews(followUp)) logFollow(runtime.logger, followUp, { requestId: context.awsRequestId });
     return { ...result, followUp };
   };
