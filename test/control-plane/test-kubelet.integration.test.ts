@@ -3,10 +3,10 @@
  * to a pod whose image changes (good, bad, the same image spelled another
  * way), to a pod being deleted, and that stop() leaves nothing running.
  */
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
-import { imageIdOf } from '../../control-plane/kubelet-status.ts';
+import { defaultBadImage, imageIdOf } from '../../control-plane/kubelet-status.ts';
 import { startTestKubelet, type TestKubelet } from '../../control-plane/test-kubelet.ts';
 import type { Container, JsonObject, Pod } from '../../lib/kube/types.ts';
 import { createNamespace, createPod, isReady, podPath, readPod, setImage, waitForPod } from '../../testkit/cluster-pods.ts';
@@ -33,6 +33,32 @@ function conditionOf(pod: Pod | undefined, type: string): string | undefined {
 }
 
 const restartedOnce = (name: string) => (pod: Pod | undefined) => pod?.status?.containerStatuses?.find((s) => s.name === name)?.restartCount === 1;
+
+describe('the test kubelet\'s image IDs and bad images', () => {
+  it('gives one image, however spelled, one ID, and another image another', () => {
+    expect(imageIdOf('nginx')).toBe(imageIdOf('docker.io/library/nginx:latest'));
+    expect(imageIdOf('index.docker.io/library/nginx:latest')).toBe(imageIdOf('nginx:latest'));
+    expect(imageIdOf('nginx:1.25')).not.toBe(imageIdOf('nginx:1.27'));
+    expect(imageIdOf('registry.example.com:5000/team/proxy:v2')).toMatch(/^registry\.example\.com:5000\/team\/proxy@sha256:[0-9a-f]{64}$/);
+  });
+
+  it('reports the digest a reference names', () => {
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    expect(imageIdOf(`nginx@${digest}`)).toBe(`docker.io/library/nginx@${digest}`);
+    expect(imageIdOf(`nginx:1.25@${digest}`)).toBe(`docker.io/library/nginx@${digest}`);
+  });
+
+  it.each([
+    ['nginx:invalid', true],
+    ['busybox:bad', true],
+    ['example.com/bad-proxy:1', true],
+    ['nginx:1.25', false],
+    // The registry is not part of the name.
+    ['badregistry.example.com/proxy:1', false],
+  ])('treats %s as bad: %s', (image, bad) => {
+    expect(defaultBadImage(image)).toBe(bad);
+  });
+});
 
 describeWithControlPlane('the test kubelet', () => {
   let cp: ControlPlane;
@@ -180,4 +206,43 @@ describeWithControlPlane('the test kubelet', () => {
     await second.stop();
     expect(conditionOf(await readPod(cp, other, 'pending'), 'Ready')).toBe('False');
   });
+
+  it('redoes a status write refused for a concurrent change (409) from a fresh read, keeping that change', async () => {
+    const other = 'kubelet-race';
+    await createNamespace(cp, other);
+    let raced = 0;
+    // A writer that changes the pod just before the kubelet's first status write lands: a real 409, on cue.
+    const racing: ControlPlane = {
+      ...cp,
+      request: async (user, method, path, body, contentType) => {
+        if (method === 'PATCH' && path.endsWith('/status') && raced === 0) {
+          raced++;
+          const res = await cp.request('admin', 'PATCH', path.slice(0, -'/status'.length), { metadata: { labels: { raced: 'yes' } } }, 'application/merge-patch+json');
+          expect(res.status).toBe(200);
+        }
+        return cp.request(user, method, path, body, contentType);
+      },
+    };
+    const racer = startTestKubelet(racing, { namespaces: [other] });
+    try {
+      await createPod(cp, { ...newPod('raced', [{ name: 'app', image: 'app:1' }]), metadata: { name: 'raced', namespace: other } });
+      const pod = await waitForPod(cp, other, 'raced', isReady);
+      expect(pod?.metadata?.labels).toMatchObject({ raced: 'yes' });
+      await racer.idle();
+      expect(raced).toBe(1);
+      expect(racer.counters).toMatchObject({ conflicts: 1, podsStarted: 1, errors: 0 });
+    } finally {
+      await racer.stop();
+    }
+  });
+
+  it('keeps serving after the API server restarts: its watch resumes or lists again', async () => {
+    errors.length = 0;
+    await cp.stopApiServer();
+    await cp.startApiServer();
+    await createPod(cp, newPod('after-restart', [{ name: 'app', image: 'app:1' }]));
+    await waitForPod(cp, namespace, 'after-restart', isReady);
+    // The watch was cut off, and said so.
+    expect(errors.length).toBeGreaterThan(0);
+  }, startTimeoutMs);
 });
