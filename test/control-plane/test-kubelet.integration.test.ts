@@ -13,8 +13,8 @@ import { createNamespace, createPod, isReady, podPath, readPod, setImage, waitFo
 import { pod as podObject } from '../../testkit/sidecarset-objects.ts';
 
 const startTimeoutMs = 5 * 60_000;
-// The kubelet's readiness delay: long enough to see the not-ready state by polling, short enough to wait for.
-const readyDelayMs = 1_500;
+// The kubelet's readiness delay: 60 polls (50 ms) to see the not-ready state in, short enough to wait for.
+const readyDelayMs = 3_000;
 const namespace = 'kubelet';
 
 function newPod(name: string, containers: Container[], initContainers?: Container[], spec: Record<string, unknown> = {}): Pod {
@@ -137,8 +137,8 @@ describeWithControlPlane('the test kubelet', () => {
     const backingOff = await waitForPod(cp, namespace, 'bad', (pod) => (statusOf(pod, 'sidecar').state as JsonObject).waiting !== undefined && JSON.stringify(pod?.status).includes('ImagePullBackOff'));
     expect(statusOf(backingOff, 'sidecar')).toMatchObject({ image: 'nginx:invalid', imageID: '', ready: false, restartCount: 1, state: { waiting: { reason: 'ImagePullBackOff' } } });
     expect(conditionOf(backingOff, 'Ready')).toBe('False');
-    // Well past the readiness delay, still not ready.
-    await new Promise((resolve) => setTimeout(resolve, 2 * readyDelayMs));
+    // A readiness delay after the back-off (itself a delay after the change), still not ready.
+    await new Promise((resolve) => setTimeout(resolve, readyDelayMs));
     await kubelet.idle();
     const still = await readPod(cp, namespace, 'bad');
     expect(conditionOf(still, 'Ready')).toBe('False');
