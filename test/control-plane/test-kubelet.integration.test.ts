@@ -236,6 +236,56 @@ describeWithControlPlane('the test kubelet', () => {
     }
   });
 
+  it('starts a new pod only after startDelayMs', async () => {
+    const other = 'kubelet-slow';
+    await createNamespace(cp, other);
+    const startDelayMs = 5_000;
+    const slow = startTestKubelet(cp, { namespaces: [other], startDelayMs });
+    try {
+      const createdAt = Date.now();
+      await createPod(cp, { ...newPod('slow', [{ name: 'app', image: 'app:1' }]), metadata: { name: 'slow', namespace: other } });
+      await new Promise((resolve) => setTimeout(resolve, startDelayMs / 10));
+      expect((await readPod(cp, other, 'slow'))?.status?.containerStatuses).toBeUndefined();
+      await waitForPod(cp, other, 'slow', isReady);
+      expect(Date.now() - createdAt).toBeGreaterThanOrEqual(startDelayMs);
+    } finally {
+      await slow.stop();
+    }
+  });
+
+  it('never has more than writeConcurrency requests in flight', async () => {
+    const other = 'kubelet-bounded';
+    await createNamespace(cp, other);
+    let inFlight = 0;
+    let most = 0;
+    const counting: ControlPlane = {
+      ...cp,
+      request: async (...args) => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        try {
+          return await cp.request(...args);
+        } finally {
+          inFlight--;
+        }
+      },
+    };
+    const bounded = startTestKubelet(counting, { namespaces: [other], writeConcurrency: 2, readyDelayMs: 0 });
+    try {
+      const names = Array.from({ length: 40 }, (_, i) => `pod-${i}`);
+      const created = await Promise.all(names.map((name) => createPod(cp, { ...newPod(name, [{ name: 'app', image: 'app:1' }]), metadata: { name, namespace: other } })));
+      await Promise.all(names.map((name) => waitForPod(cp, other, name, isReady)));
+      await Promise.all(created.map((pod) => setImage(cp, pod, 'app', 'app:2')));
+      await Promise.all(names.map((name) => waitForPod(cp, other, name, (pod) => restartedOnce('app')(pod) && isReady(pod))));
+      await bounded.idle();
+      expect(bounded.counters).toMatchObject({ podsStarted: 40, restarts: 40 });
+      // Up to the bound, never past it (the watch's list goes through the same client, before any write).
+      expect(most).toBe(2);
+    } finally {
+      await bounded.stop();
+    }
+  });
+
   it('keeps serving after the API server restarts, listing again when its version is too old to resume from', async () => {
     errors.length = 0;
     const relists = kubelet.counters.relists;
