@@ -118,7 +118,15 @@ export function watchPods(cp: ControlPlane, namespaces: readonly string[] | unde
             const line = buffered.slice(0, newline).trim();
             buffered = buffered.slice(newline + 1);
             if (line === '') continue;
-            const event = JSON.parse(line) as { type: string; object: Pod & { code?: number; message?: string } };
+            let event: { type: string; object: Pod & { code?: number; message?: string } };
+            try {
+              event = JSON.parse(line) as typeof event;
+            } catch {
+              // Not a watch event: drop this stream and resume from the last version seen.
+              req.destroy();
+              end(new Error(`the pod watch sent a line that is not JSON: ${line.slice(0, 100)}`));
+              return;
+            }
             if (event.type === 'ERROR') {
               if (event.object.code === 410) expired = true;
               else handlers.failed(`the pod watch ended with ${event.object.code ?? '?'}: ${event.object.message ?? ''}`);

@@ -3,18 +3,18 @@
  * to a pod whose image changes (good, bad, the same image spelled another
  * way), to a pod being deleted, and that stop() leaves nothing running.
  */
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
-import { imageIdOf } from '../../control-plane/kubelet-status.ts';
+import { defaultBadImage, imageIdOf } from '../../control-plane/kubelet-status.ts';
 import { startTestKubelet, type TestKubelet } from '../../control-plane/test-kubelet.ts';
 import type { Container, JsonObject, Pod } from '../../lib/kube/types.ts';
 import { createNamespace, createPod, isReady, podPath, readPod, setImage, waitForPod } from '../../testkit/cluster-pods.ts';
 import { pod as podObject } from '../../testkit/sidecarset-objects.ts';
 
 const startTimeoutMs = 5 * 60_000;
-// The kubelet's readiness delay: long enough to see the not-ready state by polling, short enough to wait for.
-const readyDelayMs = 1_500;
+// The kubelet's readiness delay: 60 polls (50 ms) to see the not-ready state in, short enough to wait for.
+const readyDelayMs = 3_000;
 const namespace = 'kubelet';
 
 function newPod(name: string, containers: Container[], initContainers?: Container[], spec: Record<string, unknown> = {}): Pod {
@@ -33,6 +33,32 @@ function conditionOf(pod: Pod | undefined, type: string): string | undefined {
 }
 
 const restartedOnce = (name: string) => (pod: Pod | undefined) => pod?.status?.containerStatuses?.find((s) => s.name === name)?.restartCount === 1;
+
+describe('the test kubelet\'s image IDs and bad images', () => {
+  it('gives one image, however spelled, one ID, and another image another', () => {
+    expect(imageIdOf('nginx')).toBe(imageIdOf('docker.io/library/nginx:latest'));
+    expect(imageIdOf('index.docker.io/library/nginx:latest')).toBe(imageIdOf('nginx:latest'));
+    expect(imageIdOf('nginx:1.25')).not.toBe(imageIdOf('nginx:1.27'));
+    expect(imageIdOf('registry.example.com:5000/team/proxy:v2')).toMatch(/^registry\.example\.com:5000\/team\/proxy@sha256:[0-9a-f]{64}$/);
+  });
+
+  it('reports the digest a reference names', () => {
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    expect(imageIdOf(`nginx@${digest}`)).toBe(`docker.io/library/nginx@${digest}`);
+    expect(imageIdOf(`nginx:1.25@${digest}`)).toBe(`docker.io/library/nginx@${digest}`);
+  });
+
+  it.each([
+    ['nginx:invalid', true],
+    ['busybox:bad', true],
+    ['example.com/bad-proxy:1', true],
+    ['nginx:1.25', false],
+    // The registry is not part of the name.
+    ['badregistry.example.com/proxy:1', false],
+  ])('treats %s as bad: %s', (image, bad) => {
+    expect(defaultBadImage(image)).toBe(bad);
+  });
+});
 
 describeWithControlPlane('the test kubelet', () => {
   let cp: ControlPlane;
@@ -111,8 +137,8 @@ describeWithControlPlane('the test kubelet', () => {
     const backingOff = await waitForPod(cp, namespace, 'bad', (pod) => (statusOf(pod, 'sidecar').state as JsonObject).waiting !== undefined && JSON.stringify(pod?.status).includes('ImagePullBackOff'));
     expect(statusOf(backingOff, 'sidecar')).toMatchObject({ image: 'nginx:invalid', imageID: '', ready: false, restartCount: 1, state: { waiting: { reason: 'ImagePullBackOff' } } });
     expect(conditionOf(backingOff, 'Ready')).toBe('False');
-    // Well past the readiness delay, still not ready.
-    await new Promise((resolve) => setTimeout(resolve, 2 * readyDelayMs));
+    // A readiness delay after the back-off (itself a delay after the change), still not ready.
+    await new Promise((resolve) => setTimeout(resolve, readyDelayMs));
     await kubelet.idle();
     const still = await readPod(cp, namespace, 'bad');
     expect(conditionOf(still, 'Ready')).toBe('False');
@@ -180,4 +206,99 @@ describeWithControlPlane('the test kubelet', () => {
     await second.stop();
     expect(conditionOf(await readPod(cp, other, 'pending'), 'Ready')).toBe('False');
   });
+
+  it('redoes a status write refused for a concurrent change (409) from a fresh read, keeping that change', async () => {
+    const other = 'kubelet-race';
+    await createNamespace(cp, other);
+    let raced = 0;
+    // A writer that changes the pod just before the kubelet's first status write lands: a real 409, on cue.
+    const racing: ControlPlane = {
+      ...cp,
+      request: async (user, method, path, body, contentType) => {
+        if (method === 'PATCH' && path.endsWith('/status') && raced === 0) {
+          raced++;
+          const res = await cp.request('admin', 'PATCH', path.slice(0, -'/status'.length), { metadata: { labels: { raced: 'yes' } } }, 'application/merge-patch+json');
+          expect(res.status).toBe(200);
+        }
+        return cp.request(user, method, path, body, contentType);
+      },
+    };
+    const racer = startTestKubelet(racing, { namespaces: [other] });
+    try {
+      await createPod(cp, { ...newPod('raced', [{ name: 'app', image: 'app:1' }]), metadata: { name: 'raced', namespace: other } });
+      const pod = await waitForPod(cp, other, 'raced', isReady);
+      expect(pod?.metadata?.labels).toMatchObject({ raced: 'yes' });
+      await racer.idle();
+      expect(raced).toBe(1);
+      expect(racer.counters).toMatchObject({ conflicts: 1, podsStarted: 1, errors: 0 });
+    } finally {
+      await racer.stop();
+    }
+  });
+
+  it('starts a new pod only after startDelayMs', async () => {
+    const other = 'kubelet-slow';
+    await createNamespace(cp, other);
+    const startDelayMs = 5_000;
+    const slow = startTestKubelet(cp, { namespaces: [other], startDelayMs });
+    try {
+      const createdAt = Date.now();
+      await createPod(cp, { ...newPod('slow', [{ name: 'app', image: 'app:1' }]), metadata: { name: 'slow', namespace: other } });
+      await new Promise((resolve) => setTimeout(resolve, startDelayMs / 10));
+      expect((await readPod(cp, other, 'slow'))?.status?.containerStatuses).toBeUndefined();
+      await waitForPod(cp, other, 'slow', isReady);
+      expect(Date.now() - createdAt).toBeGreaterThanOrEqual(startDelayMs);
+    } finally {
+      await slow.stop();
+    }
+  });
+
+  it('never has more than writeConcurrency requests in flight', async () => {
+    const other = 'kubelet-bounded';
+    await createNamespace(cp, other);
+    let inFlight = 0;
+    let most = 0;
+    const counting: ControlPlane = {
+      ...cp,
+      request: async (...args) => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        try {
+          return await cp.request(...args);
+        } finally {
+          inFlight--;
+        }
+      },
+    };
+    const bounded = startTestKubelet(counting, { namespaces: [other], writeConcurrency: 2, readyDelayMs: 0 });
+    try {
+      const names = Array.from({ length: 40 }, (_, i) => `pod-${i}`);
+      const created = await Promise.all(names.map((name) => createPod(cp, { ...newPod(name, [{ name: 'app', image: 'app:1' }]), metadata: { name, namespace: other } })));
+      await Promise.all(names.map((name) => waitForPod(cp, other, name, isReady)));
+      await Promise.all(created.map((pod) => setImage(cp, pod, 'app', 'app:2')));
+      await Promise.all(names.map((name) => waitForPod(cp, other, name, (pod) => restartedOnce('app')(pod) && isReady(pod))));
+      await bounded.idle();
+      expect(bounded.counters).toMatchObject({ podsStarted: 40, restarts: 40 });
+      // Up to the bound, never past it (the watch's list goes through the same client, before any write).
+      expect(most).toBe(2);
+    } finally {
+      await bounded.stop();
+    }
+  });
+
+  it('keeps serving after the API server restarts, listing again when its version is too old to resume from', async () => {
+    errors.length = 0;
+    const relists = kubelet.counters.relists;
+    // A write the kubelet's watch does not see, then a compaction past it:
+    // the version the kubelet last saw is gone (410), so it must list again.
+    await createNamespace(cp, 'kubelet-elsewhere');
+    await cp.stopApiServer();
+    await cp.compactEtcd();
+    await cp.startApiServer();
+    await createPod(cp, newPod('after-restart', [{ name: 'app', image: 'app:1' }]));
+    await waitForPod(cp, namespace, 'after-restart', isReady);
+    // The watch was cut off, and said so; then the list was taken again.
+    expect(errors.length).toBeGreaterThan(0);
+    expect(kubelet.counters.relists).toBeGreaterThanOrEqual(relists + 1);
+  }, startTimeoutMs);
 });
