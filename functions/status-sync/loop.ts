@@ -75,8 +75,9 @@ export function startStatusLoop(options: StatusLoopOptions): StatusLoop {
 
   const follow = async (names: readonly string[]) => {
     if (options.follow === undefined || (names.length === 0 && queue.size() === 0)) return;
-    // Following has its own budget per round: the pass timeout again.
-    const summary = await options.follow(names, AbortSignal.any([stopping.signal, AbortSignal.timeout(passTimeoutMs)]), queue);
+    // Following ends when the next full pass is due, so the schedule of full passes (and the secret rotation they carry) keeps its pace.
+    const budgetMs = Math.max(1_000, Math.min(passTimeoutMs, nextFullPassAt - performance.now()));
+    const summary = await options.follow(names, AbortSignal.any([stopping.signal, AbortSignal.timeout(budgetMs)]), queue);
     if (followWasNews(summary)) logFollow(options.logger, summary);
   };
 

@@ -61,8 +61,8 @@ interface Tracked {
   watch?: SetPassResult['watch'];
   progress: string;
   progressAt: number;
-  counts?: SetPassResult['counts'];
-  uid?: string;
+  /** This loop wrote pods of the set: its last batch is followed until ready, for the status to show it. */
+  wrote?: boolean;
 }
 
 /** An admitted change is visible once the stored set is the admitted object or newer. */
@@ -100,10 +100,8 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
   const nowMs = deps.nowMs ?? (() => performance.now());
   const summary: PaceSummary = { passes: 0, podsUpdated: 0, conflicts: 0, stalled: [], unfinished: [], states: {}, errors: [] };
   const tracked = new Map<string, Tracked>();
-  const track = (name: string) => {
-    if (!tracked.has(name)) tracked.set(name, { progress: '', progressAt: nowMs() });
-  };
-  for (const name of names) track(name);
+  // Sets handed over are in flight by a pass that rolled them: their last batch is followed until ready.
+  for (const name of names) if (!tracked.has(name)) tracked.set(name, { progress: '', progressAt: nowMs(), wrote: true });
   // Sets just passed (the full pass) are passed again at once: that pass gives the watch's starting point.
   const fresh = new Map<string, SidecarSet>();
 
@@ -126,7 +124,9 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
     summary.conflicts += result.conflicts;
     summary.errors.push(...result.errors);
     if (result.stateChange !== undefined) summary.states[name] = result.stateChange;
-    if (!result.inFlight) {
+    if (result.podsUpdated > 0) state.wrote = true;
+    // Pods unready for reasons of their own (an app that never starts) are not the rollout's: only a batch this loop wrote is waited for.
+    if (!result.inFlight && !(result.restarting && state.wrote === true)) {
       tracked.delete(name);
       return;
     }

@@ -429,8 +429,6 @@ async function settleIdleSet(
   const state = rolloutState(counts, 0, waiting);
   const ref = { name, uid: stringOf(set.metadata?.uid) ?? '' };
   const event = rollout.states.due(ref, state);
-  // Updated pods still restarting: the pace loop watches them to the end.
-  if (counts.updatedReadyPods < counts.updatedPods && strategy.type !== 'NotUpdate') summary.inFlight.push(name);
   if (event === undefined) return;
   summary.states[name] = state.message;
   try {

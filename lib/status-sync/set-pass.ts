@@ -67,8 +67,14 @@ export interface SetPassResult {
   stateChange?: string;
   /** The counts the pass saw, for telling progress from a stall. */
   counts?: RolloutPlan['status'];
-  /** Work in flight: pods written, or updated pods not yet ready; the pace loop comes back soon. */
+  /**
+   * Work in flight: pods written or skipped on a conflict this pass, or the
+   * next batch waiting for updated pods to become ready (maxUnavailable); the
+   * pace loop comes back soon.
+   */
   inFlight: boolean;
+  /** Updated pods not ready yet (the last batch restarting, or pods unready for reasons of their own). */
+  restarting: boolean;
   /** For waiting on the set's pods: the scope and the list's resourceVersion, and the versions this pass wrote. */
   watch?: { scope: PodScope; resourceVersion: string; own: Set<string> };
   errors: PassError[];
@@ -88,7 +94,7 @@ export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: Se
   const { signal } = options;
   const { rollout } = deps;
   const name = sidecarSetName(set);
-  const result: SetPassResult = { sidecarSet: name, status: 'not-written', podsUpdated: 0, conflicts: 0, revisionWrites: 0, inFlight: false, errors: [] };
+  const result: SetPassResult = { sidecarSet: name, status: 'not-written', podsUpdated: 0, conflicts: 0, revisionWrites: 0, inFlight: false, restarting: false, errors: [] };
   const fail = (operation: string, error: unknown) => {
     result.errors.push({ sidecarSet: name, operation, message: errorMessage(error) });
     return result;
@@ -148,7 +154,8 @@ export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: Se
   if (trimmed.problem !== undefined && trimmed.problem.startsWith('delete')) result.errors.push({ sidecarSet: name, operation: 'trim revision history', message: trimmed.problem });
 
   await reportState(set, rolloutState(plan.status, result.podsUpdated, plan.waiting), deps, result, signal);
-  result.inFlight = result.podsUpdated > 0 || result.conflicts > 0 || plan.status.updatedReadyPods < plan.status.updatedPods;
+  result.inFlight = result.podsUpdated > 0 || result.conflicts > 0 || plan.waiting?.kind === 'max-unavailable';
+  result.restarting = plan.status.updatedReadyPods < plan.status.updatedPods;
   if (scope !== undefined) result.watch = { scope, resourceVersion, own };
   return result;
 }
