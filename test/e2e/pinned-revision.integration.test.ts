@@ -50,20 +50,21 @@ const pod = (name: string): Pod => ({
   spec: { containers: [{ name: 'main', image: 'busybox:latest', command: ['/bin/sh', '-c', 'sleep 10000000'] }] },
 });
 
-async function call<T>(method: string, path: string, body?: unknown, contentType?: string): Promise<{ status: number; object: T; message: string }> {
+/** One request as the admin; the answer's object is a SidecarSet, a Pod, a ControllerRevision or a Status, as the path says. */
+async function call(method: string, path: string, body?: unknown, contentType?: string): Promise<{ status: number; object: SidecarSet & Pod; message: string }> {
   const res = await stack.cp.request('admin', method, path, body, contentType);
-  const parsed = JSON.parse(res.body) as T & { message?: string };
+  const parsed = JSON.parse(res.body) as SidecarSet & Pod & { message?: string };
   return { status: res.status, object: parsed, message: parsed.message ?? '' };
 }
 
-const patchSet = (patch: unknown) => call<SidecarSet>('PATCH', `${SETS}/${SET}`, patch, 'application/merge-patch+json');
+const patchSet = (patch: unknown) => call('PATCH', `${SETS}/${SET}`, patch, 'application/merge-patch+json');
 
 /** Registers the stored set's current spec as the reconciler would: the next revision number, collision count 0. */
 async function register(number: number): Promise<ControllerRevision> {
-  const stored = (await call<SidecarSet>('GET', `${SETS}/${SET}`)).object;
-  const created = await call<ControllerRevision>('POST', REVISIONS, newRevision(stored, 'kruise-system', number, 0));
+  const stored = (await call('GET', `${SETS}/${SET}`)).object;
+  const created = await call('POST', REVISIONS, newRevision(stored, 'kruise-system', number, 0));
   expect(created.status).toBe(201);
-  return created.object;
+  return created.object as ControllerRevision;
 }
 
 interface Recorded {
@@ -101,7 +102,7 @@ describeWithControlPlane('scenario 22: injection of a pinned revision, on a real
   });
 
   it('injects the current spec into a pod while nothing is pinned, recording the revision name computed from it', async () => {
-    const created = await call<Pod>('POST', `/api/v1/namespaces/${NAMESPACE}/pods`, pod('unpinned'));
+    const created = await call('POST', `/api/v1/namespaces/${NAMESPACE}/pods`, pod('unpinned'));
     expect(created.status).toBe(201);
     expect(created.object.spec?.containers.map((c) => [c.name, c.image])).toEqual([['nginx-sidecar', TAGS[5]], ['main', 'busybox:latest'], ['busybox-sidecar', 'busybox:latest']]);
     // The name the reconciler registered for the current spec, with no status.latestRevision to copy.
@@ -113,7 +114,7 @@ describeWithControlPlane('scenario 22: injection of a pinned revision, on a real
     expect(pinned.status).toBe(200);
     // Pinning changes no recorded field: the current spec's revision name is still the newest one.
     expect(currentRevisionName(pinned.object)).toBe(history[5]?.metadata?.name);
-    const created = await call<Pod>('POST', `/api/v1/namespaces/${NAMESPACE}/pods`, pod('pinned'));
+    const created = await call('POST', `/api/v1/namespaces/${NAMESPACE}/pods`, pod('pinned'));
     expect(created.status).toBe(201);
     expect(created.object.spec?.containers.find((c) => c.name === 'nginx-sidecar')?.image).toBe(TAGS[3]);
     expect(created.object.spec?.initContainers?.map((c) => c.name)).toEqual(['init-sidecar']);
@@ -136,7 +137,7 @@ describeWithControlPlane('scenario 22: injection of a pinned revision, on a real
 
   it('refuses a pod (failurePolicy Fail) rather than inject the current spec when the pinned revision is gone', async () => {
     expect((await call('DELETE', `${REVISIONS}/${history[3]?.metadata?.name ?? ''}`)).status).toBe(200);
-    const created = await call<Pod>('POST', `/api/v1/namespaces/${NAMESPACE}/pods`, pod('pinned-but-gone'));
+    const created = await call('POST', `/api/v1/namespaces/${NAMESPACE}/pods`, pod('pinned-but-gone'));
     expect(created.status).toBe(500);
     expect(created.message).toContain('failed calling webhook "pod-inject.sidecarset.kruise.io"');
     // The API server does not pass the webhook's words on; its log has them.
