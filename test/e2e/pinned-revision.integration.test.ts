@@ -64,7 +64,7 @@ async function register(number: number): Promise<ControllerRevision> {
   const stored = (await call('GET', `${SETS}/${SET}`)).object;
   const created = await call('POST', REVISIONS, newRevision(stored, 'kruise-system', number, 0));
   expect(created.status).toBe(201);
-  return created.object as ControllerRevision;
+  return created.object;
 }
 
 interface Recorded {
