@@ -144,3 +144,37 @@ describeWithControlPlane('scenario 22: injection of a pinned revision, on a real
     expect(stack.logs.some((line) => line.includes(`SidecarSet ${SET} pins custom version 3, but no ControllerRevision carries it`))).toBe(true);
   });
 });
+
+describeWithControlPlane('npm start with SIDECARSET_REVISION_NAMESPACE, on a real API server', () => {
+  const HISTORY_NAMESPACE = 'sidecarset-history';
+
+  beforeAll(async () => {
+    await ensureControlPlaneBinaries();
+    // The embedded stack installs the revision RBAC in the configured namespace, and reads revisions there.
+    stack = await startLocalStack({ env: { SIDECARSET_REVISION_NAMESPACE: HISTORY_NAMESPACE } });
+    expect((await call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } })).status).toBe(201);
+  }, 30 * 60_000);
+
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  it('injects a revision pinned by name from the configured namespace, and validates pins against it', async () => {
+    expect((await call('POST', SETS, baseSidecarSet())).status).toBe(201);
+    const stored = (await call('GET', `${SETS}/${SET}`)).object;
+    const revision = newRevision(stored, HISTORY_NAMESPACE, 1, 0);
+    expect((await call('POST', `/apis/apps/v1/namespaces/${HISTORY_NAMESPACE}/controllerrevisions`, revision)).status).toBe(201);
+    const name = revision.metadata?.name ?? '';
+    // A revision in kruise-system does not count: only the configured namespace is read.
+    const inKruiseSystem = newRevision({ ...stored, spec: { ...stored.spec, containers: [{ ...stored.spec?.containers?.[0], name: 'nginx-sidecar', image: TAGS[2] ?? '' }] } }, 'kruise-system', 1, 0);
+    expect((await call('POST', REVISIONS, inKruiseSystem)).status).toBe(201);
+    const refused = await patchSet({ spec: { injectionStrategy: { revision: { revisionName: inKruiseSystem.metadata?.name } } } });
+    expect(refused.status).toBe(422);
+    expect(refused.message).toContain('Cannot find specific ControllerRevision');
+    expect((await patchSet({ spec: { containers: [{ ...baseSidecarSet().spec?.containers?.[0], image: TAGS[5] }, baseSidecarSet().spec?.containers?.[1]], injectionStrategy: { revision: { revisionName: name } } } })).status).toBe(200);
+    const created = await call('POST', `/api/v1/namespaces/${NAMESPACE}/pods`, pod('pinned-elsewhere'));
+    expect(created.status).toBe(201);
+    expect(created.object.spec?.containers.find((c) => c.name === 'nginx-sidecar')?.image).toBe(TAGS[0]);
+    expect(recorded(created.object)?.controllerRevision).toBe(name);
+  });
+});
