@@ -166,7 +166,8 @@ describeWithControlPlane('npm start with SIDECARSET_REVISION_NAMESPACE, on a rea
     expect((await call('POST', `/apis/apps/v1/namespaces/${HISTORY_NAMESPACE}/controllerrevisions`, revision)).status).toBe(201);
     const name = revision.metadata?.name ?? '';
     // A revision in kruise-system does not count: only the configured namespace is read.
-    const inKruiseSystem = newRevision({ ...stored, spec: { ...stored.spec, containers: [{ ...stored.spec?.containers?.[0], name: 'nginx-sidecar', image: TAGS[2] ?? '' }] } }, 'kruise-system', 1, 0);
+    const otherSpec = JSON.parse(JSON.stringify(stored).replace(`"${TAGS[0] ?? ''}"`, `"${TAGS[2] ?? ''}"`)) as SidecarSet;
+    const inKruiseSystem = newRevision(otherSpec, 'kruise-system', 1, 0);
     expect((await call('POST', REVISIONS, inKruiseSystem)).status).toBe(201);
     const refused = await patchSet({ spec: { injectionStrategy: { revision: { revisionName: inKruiseSystem.metadata?.name } } } });
     expect(refused.status).toBe(422);
