@@ -46,8 +46,8 @@ export function describePin(pin: RevisionPin): string {
  * or those labelled with the set's name and the custom version. Empty when
  * none exists (the pure pick then says what is missing).
  * @throws RevisionUnavailableError when no revision can carry the pin (a name or version that no
- *   label selector can select) or when `source` is absent.
- * @throws RevisionReadError when the API server could not be read.
+ *   label selector can select).
+ * @throws RevisionReadError when the API server could not be read, or `source` is absent.
  */
 export async function readPinnedRevisions(
   set: SidecarSet,
@@ -56,7 +56,8 @@ export async function readPinnedRevisions(
   signal?: AbortSignal,
 ): Promise<readonly ControllerRevision[]> {
   const name = sidecarSetName(set);
-  if (source === undefined) throw new RevisionUnavailableError(`SidecarSet ${name} pins ${describePin(pin)}, but ControllerRevisions are not read here`);
+  // Nothing to read from (the invoke command): nobody can decide here, whether the pin resolves or not.
+  if (source === undefined) throw new RevisionReadError(`SidecarSet ${name} pins ${describePin(pin)}, but ControllerRevisions are not read here`);
   const where = `SidecarSet ${name} pins ${describePin(pin)} (namespace ${source.namespace})`;
   if ('revisionName' in pin) {
     // "" names no object (a GET of "" would be the list of all of them).

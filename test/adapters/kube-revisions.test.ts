@@ -1,7 +1,11 @@
-import { describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KubeApiError } from '../../lib/adapters/kube-api-error.ts';
+import { kubeHttpsClient } from '../../lib/adapters/kube-https.ts';
 import { kubeRevisionSource, revisionSelector, RevisionSelectorError } from '../../lib/adapters/kube-revisions.ts';
-import type { RevisionReader } from '../../lib/adapters/kube-sources.ts';
+import { httpsClusterReader, type RevisionReader, type ServerReader } from '../../lib/adapters/kube-sources.ts';
+import { checkKubeconfig, kubeconfigHttpsSettings } from '../../lib/adapters/kubeconfig-reader.ts';
+import { makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { apiStatus, startFakeApiServer, type FakeApiServer } from './fake-api-server.ts';
 
 describe('revisionSelector', () => {
   it('selects the set by name, then every label given', () => {
@@ -78,5 +82,44 @@ describe('kubeRevisionSource over a reader', () => {
     );
     // 50 ms against a 10 s test timeout: no flake on a busy machine.
     await expect(source.get('agent-1')).rejects.toThrow(/no answer within 50 ms/);
+  });
+});
+
+describe('what goes over the wire, through both readers', () => {
+  const readers = [
+    { name: 'the HTTPS client', make: async (kubeconfig: string): Promise<ServerReader> => httpsClusterReader(kubeHttpsClient(await kubeconfigHttpsSettings(checkKubeconfig(kubeconfig, 'test')))) },
+    { name: 'client-node', make: (kubeconfig: string): Promise<ServerReader> => Promise.resolve(makeKubeClients(parseKubeConfig(kubeconfig, 'test'))) },
+  ];
+  let api: FakeApiServer;
+  beforeAll(async () => {
+    api = await startFakeApiServer();
+  });
+  afterAll(async () => {
+    await api.close();
+  });
+
+  it.each(readers)('$name asks for one revision by its encoded path and lists with the selector URI-encoded', async ({ make }) => {
+    api.seen.length = 0;
+    api.route = (req) =>
+      req.url.includes('?') ? { status: 200, body: { kind: 'ControllerRevisionList', items: [] } } : apiStatus(404, 'NotFound', 'controllerrevisions "x" not found');
+    const source = kubeRevisionSource(await make(api.kubeconfig()), 'kruise-system');
+    await expect(source.get('agent-5d4b')).resolves.toBeUndefined();
+    await expect(source.list('agent', { 'apps.kruise.io/sidecarset-custom-version': 'v1.2_3' })).resolves.toEqual([]);
+    const [get, list] = api.seen.map((req) => new URL(req.url, 'http://x'));
+    expect(get?.pathname).toBe('/apis/apps/v1/namespaces/kruise-system/controllerrevisions/agent-5d4b');
+    expect(list?.pathname).toBe('/apis/apps/v1/namespaces/kruise-system/controllerrevisions');
+    // Decoded by the server exactly as written: "," "=" and "/" are data of the parameter, not URL syntax.
+    expect(list?.searchParams.get('labelSelector')).toBe('kruise.io/sidecarset-name=agent,apps.kruise.io/sidecarset-custom-version=v1.2_3');
+    expect([...(list?.searchParams.keys() ?? [])]).toEqual(['labelSelector']);
+  });
+
+  it.each(readers)('$name names the read and the API server\'s words in a failure', async ({ make }) => {
+    api.route = () => apiStatus(403, 'Forbidden', 'controllerrevisions is forbidden: User "sidecarset-functions" cannot list resource "controllerrevisions"');
+    const source = kubeRevisionSource(await make(api.kubeconfig()), 'kruise-system');
+    await expect(source.list('agent')).rejects.toMatchObject({
+      code: 403,
+      operation: 'list ControllerRevisions in namespace "kruise-system" labelled kruise.io/sidecarset-name=agent',
+      message: expect.stringContaining('the API server answered 403: controllerrevisions is forbidden') as unknown,
+    });
   });
 });

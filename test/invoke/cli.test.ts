@@ -63,6 +63,21 @@ describe('invoke pod-inject', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/namespace "shop" is unknown/);
   });
+
+  it('exits 1 (cannot decide), never injecting the current spec, for a set that pins a revision: it reads no revisions', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'invoke-pinned-'));
+    try {
+      const sets = join(dir, 'sets.yaml');
+      const set = parse(readFileSync(fixture('sidecarsets.yaml'), 'utf8')) as SidecarSet;
+      writeFileSync(sets, stringify({ ...set, spec: { ...set.spec, injectionStrategy: { revision: { customVersion: '3' } } } }));
+      const r = invoke(['pod-inject', '--event', fixture('pod-create.json'), '--sidecarsets', sets]);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/SidecarSet log-agent pins custom version "3", but ControllerRevisions are not read here/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('invoke rollout', () => {

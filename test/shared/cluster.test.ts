@@ -11,7 +11,8 @@ import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { admissionLambda } from '../../functions/shared/admission-lambda.ts';
 import { clusterSources } from '../../functions/shared/cluster.ts';
 import { ConfigurationError } from '../../functions/shared/compose.ts';
-import { sidecarSet } from '../../testkit/sidecarset-objects.ts';
+import { newRevision } from '../../lib/rollout/revisions.ts';
+import { sidecar, sidecarSet } from '../../testkit/sidecarset-objects.ts';
 import { appPod, capturingLogger, functionUrlEvent, podReview, sidecarSetReview, userSidecarSet } from '../../testkit/reviews.ts';
 import { apiStatus, startFakeApiServer, type FakeApiServer, type Route } from '../adapters/fake-api-server.ts';
 import { secretEnv, structured } from './function-url-result.ts';
@@ -41,6 +42,15 @@ describe('the functions that read the cluster', () => {
       cluster: clusterSources,
     });
     await expect(start).rejects.toThrow('kubeconfig from file /nonexistent/kubeconfig.yaml: the file cannot be read');
+  });
+
+  it.each(['pod-inject', 'sidecarset-validate'] as const)('%s refuses to start with a revision namespace that is not a namespace name, naming the variable', async (fn) => {
+    const start = admissionLambda(fn, {
+      env: { ...secretEnv, KUBECONFIG_CONTENT: 'apiVersion: v1', SIDECARSET_REVISION_NAMESPACE: 'Kruise_System' },
+      overrides: { logger: capturingLogger().logger },
+      cluster: clusterSources,
+    });
+    await expect(start).rejects.toThrow(/^SIDECARSET_REVISION_NAMESPACE must be a namespace name .*; got "Kruise_System"$/);
   });
 
   it('checks the caller secret before the cluster credentials', async () => {
@@ -94,6 +104,31 @@ describe('pod-inject and sidecarset-validate against a stand-in API server', () 
     expect(result.json).not.toHaveProperty('response');
     expect(result.json.message).toContain('etcd is down');
     expect(entries()).toEqual([expect.objectContaining({ level: 'error', function: fn, uid: 'uid-503', outcome: 'failed', statusCode: 503 })]);
+  });
+
+  it('pod-inject injects a pinned revision read from SIDECARSET_REVISION_NAMESPACE, one GET, composed as on Lambda', async () => {
+    const revision = newRevision(sidecarSet('log-agent', { containers: [sidecar('log-agent-sidecar', { image: 'log-agent:0.9' })] }), 'sidecarset-history', 1, 0);
+    const name = revision.metadata?.name ?? '';
+    const pinning = sidecarSet('log-agent', { injectionStrategy: { revision: { revisionName: name } } });
+    const route = api.route;
+    api.route = (req) => {
+      if (req.url.startsWith('/apis/apps.kruise.io/v1alpha1/sidecarsets')) return { status: 200, body: { ...sidecarSetList, items: [pinning] } };
+      if (req.url === `/apis/apps/v1/namespaces/sidecarset-history/controllerrevisions/${name}`) return { status: 200, body: revision };
+      return apiStatus(404, 'NotFound', 'not found');
+    };
+    try {
+      const handler = await admissionLambda('pod-inject', { env: { ...env, SIDECARSET_REVISION_NAMESPACE: 'sidecarset-history' }, overrides: { logger: capturingLogger().logger }, cluster: clusterSources });
+      const result = structured(await handler(functionUrlEvent({ body: JSON.stringify(podReview('uid-pinned')) })));
+      expect(result.statusCode).toBe(200);
+      const pod = applyPatch(appPod(), decodePatch(result.json.response.patch)) as { spec: { containers: { name: string; image: string }[] } };
+      expect(pod.spec.containers[0]).toMatchObject({ name: 'log-agent-sidecar', image: 'log-agent:0.9' });
+      expect(api.seen.map((req) => `${req.method} ${req.url}`)).toEqual([
+        'GET /apis/apps.kruise.io/v1alpha1/sidecarsets',
+        `GET /apis/apps/v1/namespaces/sidecarset-history/controllerrevisions/${name}`,
+      ]);
+    } finally {
+      api.route = route;
+    }
   });
 
   it('pod-inject answers 503 inside the ?timeout= deadline when the API server hangs', async () => {

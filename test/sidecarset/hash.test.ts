@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { currentRevisionName } from '../../lib/rollout/revisions.ts';
 import { sidecarSetHash, sidecarSetHashDocument, sidecarSetHashWithoutImage } from '../../lib/sidecarset/hash.ts';
 import type { SidecarContainer, SidecarSet } from '../../lib/sidecarset/types.ts';
 
@@ -133,5 +134,15 @@ describe('sidecarSetHashDocument', () => {
     const before = JSON.stringify(set);
     sidecarSetHashWithoutImage(set);
     expect(JSON.stringify(set)).toBe(before);
+  });
+});
+
+describe('what the defaulted revisionHistoryLimit changes', () => {
+  it('changes neither hash nor the revision name, as in Kruise (the hashes cover the containers, the revision its five recorded fields)', () => {
+    const base: SidecarSet = { metadata: { name: 's' }, spec: { containers: [{ name: 'c', image: 'busybox:1.36' }] } };
+    const limited: SidecarSet = { ...base, spec: { ...base.spec, revisionHistoryLimit: 10 } };
+    expect(sidecarSetHash(limited)).toBe(sidecarSetHash(base));
+    expect(sidecarSetHashWithoutImage(limited)).toBe(sidecarSetHashWithoutImage(base));
+    expect(currentRevisionName(limited)).toBe(currentRevisionName(base));
   });
 });

@@ -131,9 +131,9 @@ describe('pod-inject with a pinned revision (rollout.md §2.4)', () => {
     });
   });
 
-  it('answers 500 where no ControllerRevisions are read at all, for a set that pins one', async () => {
+  it('cannot decide (503) where no ControllerRevisions are read at all, for a set that pins one', async () => {
     expect(await inject(pinning({ revisionName: nameOf(REV1) }), { revisions: null })).toEqual({
-      failed: 500,
+      failed: 503,
       message: `cannot decide the injection: SidecarSet agent pins ControllerRevision "${nameOf(REV1)}", but ControllerRevisions are not read here`,
     });
   });
@@ -182,6 +182,11 @@ describe('sidecarset-validate: a pinned revision must resolve now (rollout.md §
     expect(result).toMatchObject({ outcome: 'denied', response: { status: { code: 422, reason: 'Invalid' } } });
     const message = result.outcome === 'failed' ? '' : (result.response.status?.message ?? '');
     expect(message).toBe(`spec.injectionStrategy.revision: Invalid value: ${JSON.stringify({ ...pin, policy: 'Always' })}: Cannot find specific ControllerRevision: ${reason}`);
+  });
+
+  it('cannot decide (503), rather than refuse, where no ControllerRevisions are read at all', async () => {
+    const result = await sidecarSetValidateHandler(decodeReview(sidecarSetReview('uid', pinning({ customVersion: 'old' }))), deps([], undefined));
+    expect(result).toMatchObject({ outcome: 'failed', failure: { status: 503, message: 'cannot check the pinned revision: SidecarSet agent pins custom version "old", but ControllerRevisions are not read here' } });
   });
 
   it('cannot decide (503) when the revisions cannot be read', async () => {
