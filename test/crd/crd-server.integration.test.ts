@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 import { crdPath, startLocalStack, waitForCrd, type LocalStack } from '../../functions/server/local-stack.ts';
 import { cloneJson, isObject } from '../../lib/kube/json.ts';
+import { DEFAULT_REVISION_NAMESPACE, LABEL_CUSTOM_VERSION, newRevision } from '../../lib/rollout/revisions.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { fetchOpenApiSubset, readOpenApiSubset } from '../../scripts/crd.ts';
@@ -178,6 +179,18 @@ describeWithControlPlane('the CRD behind the webhooks', () => {
   let stack: LocalStack;
   beforeAll(async () => {
     stack = await startLocalStack();
+    // Validation refuses a pin that does not resolve (as Kruise does): store the revisions the samples pin.
+    for (const { set } of corpus) {
+      const pin = set.spec?.injectionStrategy?.revision;
+      if (!isObject(pin)) continue;
+      const revision = newRevision(defaultSidecarSet(forCreate(set)), DEFAULT_REVISION_NAMESPACE, 1, 0);
+      if (typeof pin.revisionName === 'string') revision.metadata = { ...revision.metadata, name: pin.revisionName };
+      if (typeof pin.customVersion === 'string') revision.metadata = { ...revision.metadata, labels: { ...revision.metadata?.labels, [LABEL_CUSTOM_VERSION]: pin.customVersion } };
+      // No owner: the set it names is created and deleted by the tests below.
+      revision.metadata = { ...revision.metadata, ownerReferences: [] };
+      const res = await stack.cp.request('admin', 'POST', `/apis/apps/v1/namespaces/${DEFAULT_REVISION_NAMESPACE}/controllerrevisions`, revision);
+      expect([201, 409]).toContain(res.status);
+    }
   }, 30 * 60_000);
   afterAll(async () => {
     await stack.stop();
