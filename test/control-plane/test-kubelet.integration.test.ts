@@ -199,6 +199,11 @@ describeWithControlPlane('the test kubelet', () => {
     } finally {
       await second.stop();
     }
+    // Other short-lived handles of the process (the harness's own requests) may still be closing: give them
+    // a few seconds; the kubelet's hour-long timer or its watch would still be there.
+    for (const deadline = Date.now() + 5_000; Date.now() < deadline && (count('Timeout') > before.timers || count('TCPSocketWrap') > before.sockets); ) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     expect(count('Timeout')).toBeLessThanOrEqual(before.timers);
     expect(count('TCPSocketWrap')).toBeLessThanOrEqual(before.sockets);
     // Nothing pending after stop: idle() answers at once, and stop() again is harmless.
