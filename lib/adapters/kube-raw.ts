@@ -20,14 +20,11 @@ export interface RawAnswer {
   body: unknown;
 }
 
-/** A request that got no answer (connection refused, reset, timed out): the caller may ask again. */
-export class NoAnswerError extends KubeApiError {}
-
 export interface RawKubeClient {
   readonly server: string;
   /**
    * Sends one request; every HTTP status is an answer (the caller decides).
-   * @throws NoAnswerError when there was no complete answer.
+   * @throws KubeApiError without a status code when there was no complete answer (refused, reset, timed out).
    */
   request(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, operation: string, signal: AbortSignal, body?: unknown, contentType?: string): Promise<RawAnswer>;
   /**
@@ -60,8 +57,7 @@ export function rawKubeClient(kc: KubeConfig): RawKubeClient {
       status = response.httpStatusCode;
       text = await response.body.text();
     } catch (error) {
-      const failure = clientNodeError(operation, error);
-      throw new NoAnswerError(operation, failure.message.replace(/^[^:]*: /, ''), undefined, { cause: error });
+      throw clientNodeError(operation, error);
     }
     let parsed: unknown = text;
     try {

@@ -7,10 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ApiException,
   CoreV1Event,
-  HttpMethod,
-  IsomorphicFetchHttpLibrary,
   PatchStrategy,
-  RequestContext,
   setHeaderOptions,
   V1EventSource,
   V1ObjectMeta,
@@ -25,6 +22,7 @@ import { summarizePod, type PodSummary } from '../sidecarset/status.ts';
 import { API_VERSION, GROUP, KIND, VERSION } from '../sidecarset/types.ts';
 import { ListExpiredError, StatusConflictError } from '../status-sync/errors.ts';
 import { apiServerAnswered, KubeApiError } from './kube-api-error.ts';
+import { rawKubeClient, type RawAnswer } from './kube-raw.ts';
 import { abortWith, clientNodeError, type KubeClients } from './kubeconfig.ts';
 import { SIDECARSET_PLURAL } from './kube-sources.ts';
 
@@ -63,39 +61,27 @@ const LIST_PODS = 'list pods';
 export function kubePodPages(kc: KubeConfig, options: StatusSyncAdapterOptions & { pageSize?: number; retryDelaysMs?: readonly number[] } = {}): PodPages {
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new KubeApiError(LIST_PODS, 'the KubeConfig has no current cluster');
-  const server = cluster.server.replace(/\/$/, '');
   const pageSize = options.pageSize ?? DEFAULT_POD_PAGE_SIZE;
   const timeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   const retryDelaysMs = options.retryDelaysMs ?? DEFAULT_PAGE_RETRY_DELAYS_MS;
-  const http = new IsomorphicFetchHttpLibrary();
+  const client = rawKubeClient(kc);
 
   async function page(continueToken: string | undefined, signal: AbortSignal | undefined): Promise<{ pods: PodSummary[]; next: string | undefined }> {
     const query = new URLSearchParams({ limit: String(pageSize) });
     if (continueToken !== undefined) query.set('continue', continueToken);
-    const context = new RequestContext(`${server}/api/v1/pods?${query.toString()}`, HttpMethod.GET);
-    context.setHeaderParam('Accept', 'application/json');
-    let status: number;
-    let text: string;
     const bounded = callSignal(signal, timeoutMs);
+    let answer: RawAnswer;
     try {
-      await kc.applySecurityAuthentication(context);
-      context.setSignal(bounded);
-      const response = await http.send(context).toPromise();
-      status = response.httpStatusCode;
-      text = await response.body.text();
+      answer = await client.request('GET', `/api/v1/pods?${query.toString()}`, LIST_PODS, bounded);
     } catch (error) {
-      const failure = clientNodeError(LIST_PODS, error);
       // No answer, or one cut off: worth asking again, unless time ran out.
+      const failure = error instanceof KubeApiError ? error : clientNodeError(LIST_PODS, error);
       throw bounded.aborted ? failure : new TransportFailure(failure);
     }
-    if (status === 410) throw new ListExpiredError(`the pod list's continue token expired: ${text.slice(0, 300)}`);
-    if (status !== 200) throw apiServerAnswered(LIST_PODS, status, text);
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch (error) {
-      throw new KubeApiError(LIST_PODS, 'the answer is not JSON', status, { cause: error });
-    }
+    const { status, body } = answer;
+    if (status === 410) throw new ListExpiredError(`the pod list's continue token expired: ${(typeof body === 'string' ? body : JSON.stringify(body)).slice(0, 300)}`);
+    if (status !== 200) throw apiServerAnswered(LIST_PODS, status, body);
+    if (typeof body === 'string') throw new KubeApiError(LIST_PODS, 'the answer is not JSON', status);
     if (!isObject(body) || !Array.isArray(body.items)) throw new KubeApiError(LIST_PODS, 'the answer is not a list (no items array)', status);
     const items: unknown[] = body.items;
     const pods = items.filter(isObject).map((item) => summarizePod(item as Pod));
