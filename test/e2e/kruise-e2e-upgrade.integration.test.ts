@@ -31,7 +31,7 @@ import type { Pod } from '../../lib/kube/types.ts';
 import { CONDITION_SIDECARSET_UPGRADABLE } from '../../lib/rollout/upgradable-condition.ts';
 import { parseHashAnnotation, recordedEntry } from '../../lib/sidecarset/pod-annotations.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, type SidecarSet } from '../../lib/sidecarset/types.ts';
-import { baseSidecarSet, conditionOf, counts, deploymentPod, IMAGES, imageOf, ScenarioCluster, sidecarAt, specOf } from '../../testkit/rollout-e2e.ts';
+import { baseSidecarSet, conditionOf, counts, deploymentPod, IMAGES, imageOf, ScenarioCluster, sidecarAt, specOf } from '../../testkit/kruise-e2e.ts';
 
 /** Long enough for several passes (a full pass every second, in-flight sets every 500 ms). */
 const HOLD_MS = 2_500;

@@ -23,7 +23,7 @@ import type { Pod } from '../../lib/kube/types.ts';
 import { LABEL_CUSTOM_VERSION, type ControllerRevision } from '../../lib/rollout/revisions.ts';
 import { recordedEntry } from '../../lib/sidecarset/pod-annotations.ts';
 import { ANNOTATION_HASH, type SidecarSet } from '../../lib/sidecarset/types.ts';
-import { baseSidecarSet, counts, deploymentPod, imageOf, ScenarioCluster, sidecarAt, specOf } from '../../testkit/rollout-e2e.ts';
+import { baseSidecarSet, counts, deploymentPod, imageOf, ScenarioCluster, sidecarAt, specOf } from '../../testkit/kruise-e2e.ts';
 
 const SCENARIO_TIMEOUT_MS = 180_000;
 const NAMESPACES = ['history', 'history-data', 'injection-revision', 'canary'];
