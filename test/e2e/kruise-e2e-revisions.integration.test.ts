@@ -8,10 +8,11 @@
  * `npm start` composes it (a full pass every second, an admitted SidecarSet
  * change at once, in-flight sets followed every ROLLOUT_PACE_MS).
  *
- * Deliberate difference: the history is trimmed at the end of a set's pass,
- * after its status is written (Kruise trims before), so the revision list is
- * read once it has settled rather than at the instant observedGeneration
- * catches up.
+ * One difference in timing, not in outcome: the reconciler trims the history
+ * at the end of a set's pass, just after writing its status (Kruise trims
+ * just before), so for a moment after observedGeneration catches up an
+ * eleventh revision may still be listed; the checks read the list once it
+ * has settled (within a bounded wait) rather than at that instant.
  */
 import { afterAll, afterEach, beforeAll, expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
