@@ -17,6 +17,12 @@ export const SETS = '/apis/apps.kruise.io/v1alpha1/sidecarsets';
 /** Kruise's e2e images (NginxImage, NewNginxImage, BusyboxImage, InvalidImage); the test kubelet never pulls `invalid`. */
 export const IMAGES = { nginx: 'nginx:1.25', newNginx: 'nginx:1.27', busybox: 'busybox:1.36', invalid: 'busybox:invalid' } as const;
 
+/**
+ * How long a held state is watched: several passes of the reconciler as the
+ * e2e suites run it (a full pass every second, in-flight sets every 500 ms).
+ */
+const HOLD_MS = 2_500;
+
 /** The labels of the base Deployment's pods, which the base SidecarSet selects. */
 export const APP_LABELS = { app: 'sidecarset' } as const;
 
@@ -180,7 +186,7 @@ export class ScenarioCluster {
    * partition, selector or an unready pod), checks that it still holds
    * `forMs` later, after the reconciler had time for several more passes.
    */
-  async expectStatusHolds(name: string, expected: Counts, forMs: number): Promise<void> {
+  async expectStatusHolds(name: string, expected: Counts, forMs = HOLD_MS): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, forMs));
     const set = await this.getSet(name);
     if (!statusIs(set, expected)) throw new Error(`SidecarSet ${name}: ${JSON.stringify(expected)} did not hold for ${forMs} ms; now ${JSON.stringify(set.status)}`);

@@ -183,6 +183,10 @@ describeWithControlPlane("Kruise's SidecarSet revision e2e scenarios on a real A
       const [pod] = await cluster.createPods([deploymentPod('injection-revision', 'deployment-test-0')]);
       expect(pod?.spec?.containers[0]?.image).toBe(nginx(tags[pick]!));
       expect(recordedEntry(pod?.metadata?.annotations?.[ANNOTATION_HASH], name)?.controllerRevision).toBe(list[pick]?.metadata?.name);
+      // Not in Kruise's scenario: while paused, the pod on the old revision is left alone.
+      await cluster.waitForStatus(name, counts(1, 0, 0, 1));
+      await cluster.expectStatusHolds(name, counts(1, 0, 0, 1));
+      expect((await cluster.pods('injection-revision'))[0]?.spec?.containers[0]?.image).toBe(nginx(tags[pick]!));
 
       await cluster.updateSet(name, (s) => {
         specOf(s).updateStrategy = { ...specOf(s).updateStrategy, paused: false };

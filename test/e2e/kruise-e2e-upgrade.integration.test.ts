@@ -33,8 +33,6 @@ import { parseHashAnnotation, recordedEntry } from '../../lib/sidecarset/pod-ann
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, type SidecarSet } from '../../lib/sidecarset/types.ts';
 import { baseSidecarSet, conditionOf, counts, deploymentPod, IMAGES, imageOf, ScenarioCluster, sidecarAt, specOf } from '../../testkit/kruise-e2e.ts';
 
-/** Long enough for several passes (a full pass every second, in-flight sets every 500 ms). */
-const HOLD_MS = 2_500;
 const SCENARIO_TIMEOUT_MS = 180_000;
 /** The paused scenario's kubelet: a restarted sidecar is ready only after this long. */
 const SLOW_READY_MS = 3_000;
@@ -187,7 +185,7 @@ describeWithControlPlane("Kruise's SidecarSet upgrade e2e scenarios on a real AP
         sidecarAt(s).image = IMAGES.invalid;
       });
       await cluster.waitForStatus(name, counts(2, 1, 0, 1));
-      await cluster.expectStatusHolds(name, counts(2, 1, 0, 1), HOLD_MS);
+      await cluster.expectStatusHolds(name, counts(2, 1, 0, 1));
       expect((await cluster.pods(ns)).map((p) => imageOf(p, 'nginx-sidecar')).sort()).toEqual([IMAGES.invalid, IMAGES.nginx].sort());
 
       await cluster.updateSet(name, (s) => {
@@ -225,7 +223,7 @@ describeWithControlPlane("Kruise's SidecarSet upgrade e2e scenarios on a real AP
         sidecarAt(s).image = IMAGES.newNginx;
       });
       await cluster.waitForStatus(name, counts(2, 1, 1, 2));
-      await cluster.expectStatusHolds(name, counts(2, 1, 1, 2), HOLD_MS);
+      await cluster.expectStatusHolds(name, counts(2, 1, 1, 2));
       const [old, scaled] = await cluster.pods(ns);
       expect(imageOf(old!, 'nginx-sidecar')).toBe(IMAGES.nginx);
       expect(imageOf(scaled!, 'nginx-sidecar')).toBe(IMAGES.newNginx);
@@ -298,7 +296,7 @@ describeWithControlPlane("Kruise's SidecarSet upgrade e2e scenarios on a real AP
         specOf(s).updateStrategy = { ...specOf(s).updateStrategy, paused: true };
       });
       await cluster.waitForStatus(name, counts(2, 1, 1, 2));
-      await cluster.expectStatusHolds(name, counts(2, 1, 1, 2), HOLD_MS);
+      await cluster.expectStatusHolds(name, counts(2, 1, 1, 2));
       expect((await cluster.pods(ns)).map((p) => imageOf(p, 'nginx-sidecar')).sort()).toEqual([IMAGES.busybox, IMAGES.nginx]);
 
       await cluster.updateSet(name, (s) => {
@@ -324,7 +322,7 @@ describeWithControlPlane("Kruise's SidecarSet upgrade e2e scenarios on a real AP
         specOf(s).updateStrategy = { ...specOf(s).updateStrategy, selector: { matchLabels: { 'canary.release': 'true' } } };
       });
       await cluster.waitForStatus(name, counts(2, 1, 1, 2));
-      await cluster.expectStatusHolds(name, counts(2, 1, 1, 2), HOLD_MS);
+      await cluster.expectStatusHolds(name, counts(2, 1, 1, 2));
       const pods = await cluster.pods(ns);
       expect(pods).toHaveLength(2);
       for (const pod of pods) {
@@ -353,7 +351,7 @@ describeWithControlPlane("Kruise's SidecarSet upgrade e2e scenarios on a real AP
         specOf(s).updateStrategy = { ...specOf(s).updateStrategy, partition: '50%' };
       });
       await cluster.waitForStatus(name, counts(2, 1, 1, 2));
-      await cluster.expectStatusHolds(name, counts(2, 1, 1, 2), HOLD_MS);
+      await cluster.expectStatusHolds(name, counts(2, 1, 1, 2));
 
       await cluster.updateSet(name, (s) => {
         delete specOf(s).updateStrategy!.partition;
@@ -377,7 +375,7 @@ describeWithControlPlane("Kruise's SidecarSet upgrade e2e scenarios on a real AP
         specOf(s).updateStrategy = { ...specOf(s).updateStrategy, maxUnavailable: '50%' };
       });
       await cluster.waitForStatus(name, counts(4, 2, 0, 2));
-      await cluster.expectStatusHolds(name, counts(4, 2, 0, 2), HOLD_MS);
+      await cluster.expectStatusHolds(name, counts(4, 2, 0, 2));
 
       await cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.busybox;
