@@ -239,6 +239,12 @@ describeWithControlPlane("Kruise's SidecarSet revision e2e scenarios on a real A
       const fresh = canaryPods.find((p) => p.metadata?.name === 'deployment-test-canary-1');
       expect(imageOf(fresh!, 'nginx-sidecar')).toBe(canaryImage);
       expect(fresh?.spec?.containers.find((c) => c.name === 'nginx-sidecar')?.env).toEqual(expect.arrayContaining([{ name: 'SOME_ENV', value: 'SOME_VAL' }]));
+      // Not in Kruise's scenario: each new pod records the revision it was injected from (custom version 0, or the newest).
+      const [pinned, newest] = await cluster.revisions(name);
+      expect([pinned?.metadata?.labels?.[LABEL_CUSTOM_VERSION], newest?.metadata?.labels?.[LABEL_CUSTOM_VERSION]]).toEqual(['0', '1']);
+      const revisionOf = (pod: Pod | undefined) => recordedEntry(pod?.metadata?.annotations?.[ANNOTATION_HASH], name)?.controllerRevision;
+      expect(revisionOf(fresh)).toBe(newest?.metadata?.name);
+      expect(revisionOf(stablePods.find((p) => p.metadata?.name === 'deployment-test-stable-1'))).toBe(pinned?.metadata?.name);
     },
     SCENARIO_TIMEOUT_MS,
   );
