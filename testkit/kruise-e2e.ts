@@ -192,6 +192,18 @@ export class ScenarioCluster {
     if (!statusIs(set, expected)) throw new Error(`SidecarSet ${name}: ${JSON.stringify(expected)} did not hold for ${forMs} ms; now ${JSON.stringify(set.status)}`);
   }
 
+  /** Waits (bounded) until the set has Events of this reason and returns them; throws when none comes. */
+  async waitForEvents(setName: string, reason: string, timeoutMs = 10_000): Promise<{ type: string; reason: string; message: string }[]> {
+    const selector = encodeURIComponent(`involvedObject.kind=SidecarSet,involvedObject.name=${setName},reason=${reason}`);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const events = await this.admin<{ items: { type: string; reason: string; message: string }[] }>('GET', `/api/v1/events?fieldSelector=${selector}`);
+      if (events.items.length > 0) return events.items;
+      if (Date.now() > deadline) throw new Error(`SidecarSet ${setName}: no ${reason} Event within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
   /** ListControllerRevisions, sorted as SortControllerRevisions does (revision, creation time, name). */
   async revisions(setName: string, namespace = 'kruise-system'): Promise<ControllerRevision[]> {
     const selector = encodeURIComponent(`${LABEL_SIDECARSET_NAME}=${setName}`);
