@@ -12,15 +12,19 @@
  * (held by pause, selector, partition or an unready pod) is also checked to
  * still hold after several more passes.
  *
- * Deliberate differences (docs/DIFFERENCES-FROM-KRUISE.md):
+ * Where these scenarios depart from Kruise's:
  * - 10: Kruise first creates its patchPodMetadata whitelist ConfigMap; this
- *   project has no whitelist, so the scenario runs without one.
+ *   project has no whitelist (a deliberate difference,
+ *   docs/DIFFERENCES-FROM-KRUISE.md), so the scenario runs without one.
  * - 15: Kruise pauses after sleeping 5 s and relies on its image pull being
  *   slower than that; here the pause is sent as soon as the first pod has
  *   the new image, and that namespace's kubelet takes 3 s to make a
  *   restarted sidecar ready, so the pause always lands mid-rollout.
  * - 19: instead of sleeping 5 s, the hash is read once the reconciler has
  *   seen the new generation.
+ * - Pods are named deployment-test-<n> and created by hand: there is no
+ *   Deployment controller ("scaling" creates the next pod, 11 recreates the
+ *   deleted ones).
  */
 import { afterAll, afterEach, beforeAll, expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
