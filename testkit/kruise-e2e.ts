@@ -6,7 +6,7 @@
  * through the API server (the pod-inject webhook injects them) with the
  * labels its template would give them.
  */
-import type { Container, Pod, Volume } from '../lib/kube/types.ts';
+import type { Container, Pod } from '../lib/kube/types.ts';
 import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../lib/rollout/revisions.ts';
 import type { SidecarContainer, SidecarSet, SidecarSetSpec, SidecarSetStatus } from '../lib/sidecarset/types.ts';
 import type { ControlPlane } from '../control-plane/harness.ts';
@@ -54,14 +54,13 @@ export function baseSidecarSet(ns: string): SidecarSet {
 }
 
 /** One pod of NewBaseDeployment(ns) (`deployment-test`, container `main`). */
-export function deploymentPod(ns: string, name: string, extra: { labels?: Record<string, string>; annotations?: Record<string, string>; main?: Partial<Container>; volumes?: Volume[] } = {}): Pod {
+export function deploymentPod(ns: string, name: string, extra: { labels?: Record<string, string>; annotations?: Record<string, string>; main?: Partial<Container> } = {}): Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace: ns, labels: { ...APP_LABELS, ...extra.labels }, ...(extra.annotations ? { annotations: extra.annotations } : {}) },
     spec: {
       containers: [{ name: 'main', image: 'busybox:latest', command: ['/bin/sh', '-c', 'sleep 10000000'], ...extra.main }],
-      ...(extra.volumes ? { volumes: extra.volumes } : {}),
     },
   };
 }
