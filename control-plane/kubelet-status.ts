@@ -208,6 +208,9 @@ function condition(previous: readonly PodCondition[], type: string, value: boole
   };
 }
 
+/** The pod conditions the kubelet writes (k8s pkg/kubelet/types PodConditionsByKubelet, without the feature-gated ones). */
+const KUBELET_CONDITIONS: ReadonlySet<string> = new Set(['PodScheduled', 'Initialized', 'ContainersReady', 'Ready']);
+
 /** Phase and conditions from the container statuses, as the kubelet's status manager derives them. */
 function withPodState(pod: Pod, initStatuses: JsonObject[], containerStatuses: JsonObject[], now: Date): PodStatus {
   const live = liveContainers(pod).map(({ container, init }) => (init ? initStatuses : containerStatuses).find((s) => s.name === container.name));
@@ -219,6 +222,9 @@ function withPodState(pod: Pod, initStatuses: JsonObject[], containerStatuses: J
   return {
     phase,
     conditions: [
+      // The kubelet's status manager keeps the conditions it does not own (a reconciler's SidecarSetUpgradable, readiness gates) ahead of its own;
+      // the status goes out as a merge patch, which replaces the whole list.
+      ...previous.filter((c) => !KUBELET_CONDITIONS.has(c.type)),
       condition(previous, 'PodScheduled', true, now),
       condition(previous, 'Initialized', true, now),
       condition(previous, 'ContainersReady', allReady, now),

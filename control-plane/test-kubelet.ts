@@ -12,6 +12,8 @@
  *   the spec image, imageID = a digest of the normalised image
  *   (kubelet-status.ts imageIdOf: `nginx` and `docker.io/library/nginx:latest`
  *   get the same ID). It is not bound to a node: that is a scheduler's job.
+ *   Conditions it does not own (a reconciler's SidecarSetUpgradable) are
+ *   kept through every status it writes, as the kubelet's status manager does.
  * - A container whose spec image differs from its status image (an in-place
  *   update) restarts at once: the new image and its ID (unchanged when the
  *   normalised image is the same), restart count + 1, the old instance as

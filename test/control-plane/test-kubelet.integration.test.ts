@@ -130,6 +130,18 @@ describeWithControlPlane('the test kubelet', () => {
     expect(conditionOf(ready, 'ContainersReady')).toBe('True');
   });
 
+  it("keeps conditions other writers own (a reconciler's SidecarSetUpgradable) through a restart, as the kubelet's status manager does", async () => {
+    const created = await createPod(cp, newPod('foreign-condition', [{ name: 'app', image: 'app:1' }, { name: 'sidecar', image: 'nginx:1.25' }]));
+    await waitForPod(cp, namespace, 'foreign-condition', isReady);
+    const upgradable = { type: 'SidecarSetUpgradable', status: 'True', lastProbeTime: null, lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'AllSidecarsetUpgradable', message: '{"log":true}' };
+    const res = await cp.request('admin', 'PATCH', `${podPath(namespace, 'foreign-condition')}/status`, { status: { conditions: [upgradable] } }, 'application/strategic-merge-patch+json');
+    expect(res.status).toBe(200);
+    await setImage(cp, created, 'sidecar', 'nginx:1.27');
+    await waitForPod(cp, namespace, 'foreign-condition', restartedOnce('sidecar'));
+    const ready = await waitForPod(cp, namespace, 'foreign-condition', (pod) => isReady(pod) && statusOf(pod, 'sidecar').restartCount === 1);
+    expect(ready?.status?.conditions?.find((c) => c.type === 'SidecarSetUpgradable')).toEqual(upgradable);
+  });
+
   it('keeps a bad image waiting, never Ready, and recovers once the image is fixed', async () => {
     const created = await createPod(cp, newPod('bad', [{ name: 'app', image: 'app:1' }, { name: 'sidecar', image: 'nginx:1.25' }]));
     await waitForPod(cp, namespace, 'bad', isReady);
@@ -173,10 +185,10 @@ describeWithControlPlane('the test kubelet', () => {
 
   it('counts what it did, with no errors on the way', async () => {
     await kubelet.idle();
-    expect(kubelet.counters.podsStarted).toBe(5);
-    // update, bad (to bad and to good: one instance stopped), same.
-    expect(kubelet.counters.restarts).toBe(4);
-    expect(kubelet.counters.writes).toBeGreaterThanOrEqual(5 + 4);
+    expect(kubelet.counters.podsStarted).toBe(6);
+    // update, foreign-condition, bad (to bad and to good: one instance stopped), same.
+    expect(kubelet.counters.restarts).toBe(5);
+    expect(kubelet.counters.writes).toBeGreaterThanOrEqual(6 + 5);
     expect(errors).toEqual([]);
   });
 
