@@ -139,7 +139,7 @@ describe('trimHistory', () => {
       extra(set);
     });
   const five = () => historyOf(at('agent:1'), V2, V3, at('agent:4'), at('agent:5'));
-  const stored = async (store: ReturnType<typeof memoryRevisionStore>) => (await store.list('test-sidecarset')).sort((a, b) => (a.revision ?? 0) - (b.revision ?? 0));
+  const stored = async (store: ReturnType<typeof memoryRevisionStore>) => [...(await store.list('test-sidecarset'))].sort((a, b) => (a.revision ?? 0) - (b.revision ?? 0));
 
   it('deletes the oldest revisions past revisionHistoryLimit', async () => {
     const store = memoryRevisionStore(five());

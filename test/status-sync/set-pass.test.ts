@@ -1,0 +1,267 @@
+/**
+ * One set's whole pass against the rollout's ports in memory: what it
+ * writes, in which order, and what it leaves alone when a pod, the set or a
+ * revision write gets in the way.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
+import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
+import { memoryEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
+import type { Pod } from '../../lib/kube/types.ts';
+import type { PodWriter, SetPodSource, SidecarSetEventSink, SidecarSetStatusWriter } from '../../lib/ports.ts';
+import { currentRevisionName, newRevision } from '../../lib/rollout/revisions.ts';
+import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
+import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { runSetPass, type SetPassDeps, type SetPassOptions } from '../../lib/status-sync/set-pass.ts';
+import { NEW_IMAGE, OLD_IMAGE, podsOf, rolloutPod, rolloutSet } from '../rollout/fixtures.ts';
+
+const NOW = new Date('2026-12-01T00:00:00Z');
+
+function storedRolloutSet(strategy: SidecarSetUpdateStrategy = { type: 'RollingUpdate', maxUnavailable: 2 }, extra: (set: SidecarSet) => void = () => undefined): SidecarSet {
+  const set = rolloutSet({ strategy });
+  set.metadata = { ...set.metadata, resourceVersion: '1' };
+  extra(set);
+  return set;
+}
+
+/** The set's ports in memory, each write also logged in one list in the order it was made. */
+function world(set: SidecarSet, pods: Pod[], overrides: { statuses?: Partial<SidecarSetStatusWriter>; setPods?: Partial<SetPodSource>; writer?: Partial<PodWriter>; events?: Partial<SidecarSetEventSink> } = {}) {
+  const log: string[] = [];
+  const statuses = memoryStatusWriter([set]);
+  const events = memoryEventSink();
+  const cluster = memoryPods(pods);
+  const revisions = memoryRevisionStore();
+  const writer: PodWriter = { ...cluster.writer, ...overrides.writer };
+  const deps: SetPassDeps = {
+    statuses: {
+      ...statuses,
+      ...overrides.statuses,
+      async patchStatus(name, resourceVersion, status, signal) {
+        const outcome = await (overrides.statuses?.patchStatus ?? statuses.patchStatus)(name, resourceVersion, status, signal);
+        log.push(`status ${name}`);
+        return outcome;
+      },
+    },
+    events: {
+      async record(event, signal) {
+        await (overrides.events?.record ?? events.record)(event, signal);
+        log.push(`event ${event.reason}`);
+      },
+    },
+    namespaces: memoryNamespaceSource([]),
+    rollout: {
+      revisions,
+      setPods: { ...cluster.source, ...overrides.setPods },
+      pods: {
+        async patch(namespace, name, operations, signal) {
+          const write = await writer.patch(namespace, name, operations, signal);
+          log.push(`patch ${name}`);
+          return write;
+        },
+        async patchStatus(namespace, name, patch, signal) {
+          const write = await writer.patchStatus(namespace, name, patch, signal);
+          log.push(`condition ${name} ${String((patch as { status: { conditions: { status: string }[] } }).status.conditions[0]?.status)}`);
+          return write;
+        },
+      },
+      clock: { now: () => NOW },
+      states: rolloutStateNotices(),
+    },
+  };
+  return { deps, log, statuses, events, cluster, revisions };
+}
+
+const ONE_AT_A_TIME: SetPassOptions = { writeConcurrency: 1 };
+const imageOf = (cluster: ReturnType<typeof memoryPods>, name: string) => cluster.pods().find((p) => p.metadata?.name === name)?.spec?.containers.find((c) => c.name === 'sidecar1')?.image;
+
+describe('runSetPass', () => {
+  it('writes the status first, then each pod of the batch (patch, then its condition), then the rollout state', async () => {
+    const set = storedRolloutSet();
+    const { deps, log, statuses, cluster, events } = world(set, podsOf(set, 5, 0, 0));
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(log).toEqual(['status test-sidecarset', 'patch p-00000', 'condition p-00000 True', 'patch p-00001', 'condition p-00001 True', 'event RolloutProgressing']);
+    expect(statuses.writes).toEqual([
+      { name: 'test-sidecarset', status: { observedGeneration: 2, matchedPods: 5, updatedPods: 0, readyPods: 5, updatedReadyPods: 0, latestRevision: currentRevisionName(set), collisionCount: 0 } },
+    ]);
+    expect(['p-00000', 'p-00001', 'p-00002'].map((name) => imageOf(cluster, name))).toEqual([NEW_IMAGE, NEW_IMAGE, OLD_IMAGE]);
+    expect(result).toMatchObject({ sidecarSet: 'test-sidecarset', status: 'written', podsUpdated: 2, conflicts: 0, revisionWrites: 1, inFlight: true, errors: [] });
+    expect(result.stateChange).toMatch(/^rolling out: 2 pod\(s\) updated in this pass/);
+    expect(events.events.at(-1)).toMatchObject({ sidecarSet: { name: 'test-sidecarset', uid: 'uid-1' }, reason: 'RolloutProgressing' });
+  });
+
+  it("hands the pace loop the scope, the list's resourceVersion and the versions it wrote", async () => {
+    const set = storedRolloutSet();
+    const { deps, cluster } = world(set, podsOf(set, 5, 0, 0));
+    const listed = cluster.resourceVersion();
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const written = cluster.pods().filter((p) => imageOf(cluster, p.metadata?.name ?? '') === NEW_IMAGE).map((p) => p.metadata?.resourceVersion);
+    expect(result.watch).toEqual({ scope: { labelSelector: 'app=web' }, resourceVersion: listed, own: expect.any(Set) });
+    // Each pod's patch and its condition: the condition's version is the pod's last.
+    expect(result.watch?.own.size).toBe(4);
+    for (const version of written) expect(result.watch?.own.has(version ?? '')).toBe(true);
+  });
+
+  it('skips a pod that changed since the list (its test fails), counts it and updates the rest', async () => {
+    const set = storedRolloutSet();
+    const pods = podsOf(set, 5, 0, 0);
+    const { deps, cluster } = world(set, pods, {
+      setPods: {
+        list: async (scope) => {
+          const listed = await cluster.source.list(scope);
+          cluster.update('default', 'p-00000', (pod) => {
+            pod.metadata = { ...pod.metadata, labels: { ...pod.metadata?.labels, touched: 'yes' } };
+          });
+          return listed;
+        },
+      },
+    });
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ podsUpdated: 1, conflicts: 1, inFlight: true, errors: [] });
+    expect(['p-00000', 'p-00001'].map((name) => imageOf(cluster, name))).toEqual([OLD_IMAGE, NEW_IMAGE]);
+  });
+
+  it('passes over a pod deleted since the list: not updated, not an error', async () => {
+    const set = storedRolloutSet();
+    const { deps, cluster, log } = world(set, podsOf(set, 5, 0, 0));
+    deps.rollout.setPods = {
+      ...deps.rollout.setPods,
+      list: async (scope) => {
+        const listed = await cluster.source.list(scope);
+        cluster.remove('default', 'p-00000');
+        return listed;
+      },
+    };
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ podsUpdated: 1, conflicts: 0, errors: [] });
+    expect(log).not.toContain('condition p-00000 True');
+  });
+
+  it('stops the set at a status conflict: no pod is written and the set is decided again next pass', async () => {
+    const set = storedRolloutSet();
+    const stale = { ...set, metadata: { ...set.metadata, resourceVersion: '0' } };
+    const { deps, log, cluster } = world(set, podsOf(set, 5, 0, 0));
+    const result = await runSetPass(stale, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ status: 'not-written', podsUpdated: 0, inFlight: true, errors: [{ sidecarSet: 'test-sidecarset', operation: 'patch status', message: 'the SidecarSet changed during the pass; it is decided again next pass' }] });
+    expect(log).toEqual([]);
+    expect(cluster.writes).toEqual([]);
+  });
+
+  it('writes no status and no pod when the revision cannot be registered', async () => {
+    const set = storedRolloutSet();
+    const { deps, log, revisions } = world(set, podsOf(set, 5, 0, 0));
+    deps.rollout.revisions = { ...revisions, create: () => Promise.reject(new Error('the API server answered 403: forbidden')) };
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ status: 'not-written', podsUpdated: 0, errors: [{ operation: 'register the revision', message: 'the API server answered 403: forbidden' }] });
+    expect(log).toEqual([]);
+  });
+
+  it('writes no status and no pod when the pods cannot be listed, and comes back soon', async () => {
+    const set = storedRolloutSet();
+    const { deps, log } = world(set, podsOf(set, 5, 0, 0), { setPods: { list: () => Promise.reject(new Error('the API server answered 500')) } });
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ status: 'not-written', inFlight: true, errors: [{ operation: 'list pods', message: 'the API server answered 500' }] });
+    expect(log).toEqual([]);
+  });
+
+  it.each<[string, SidecarSetUpdateStrategy, number, string]>([
+    ['NotUpdate', { type: 'NotUpdate' }, 0, 'RolloutNotUpdate'],
+    ['paused', { type: 'RollingUpdate', paused: true, maxUnavailable: 2 }, 0, 'RolloutPaused'],
+    ['finished', { type: 'RollingUpdate', maxUnavailable: 2 }, 5, 'RolloutFinished'],
+  ])('%s: writes the status and the state, and no pod', async (_, strategy, updated, reason) => {
+    const set = storedRolloutSet(strategy);
+    const { deps, log, cluster } = world(set, podsOf(set, 5, updated, updated));
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(log).toEqual(['status test-sidecarset', `event ${reason}`]);
+    expect(cluster.writes).toEqual([]);
+    expect(result).toMatchObject({ podsUpdated: 0, inFlight: false, errors: [] });
+  });
+
+  it('marks pods whose sidecars changed in more than the image not upgradable, records the Event, then updates the others', async () => {
+    const set = storedRolloutSet();
+    const pods = [rolloutPod(set, { name: 'p-00000', otherFields: true }), ...podsOf(set, 3, 0, 0).slice(1)];
+    const { deps, log, cluster, events } = world(set, pods);
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(log).toEqual(['status test-sidecarset', 'condition p-00000 False', 'event NotUpgradablePods', 'patch p-00001', 'condition p-00001 True', 'patch p-00002', 'condition p-00002 True', 'event RolloutProgressing']);
+    expect(events.events.find((e) => e.reason === 'NotUpgradablePods')).toMatchObject({ sidecarSet: { name: 'test-sidecarset', uid: 'uid-1' }, type: 'Normal' });
+    const condition = cluster.pods()[0]?.status?.conditions?.find((c) => c.type === 'SidecarSetUpgradable');
+    expect(condition).toMatchObject({ status: 'False', reason: 'UpdateImmutableField', message: '{"test-sidecarset":false}' });
+    expect(imageOf(cluster, 'p-00000')).toBe(OLD_IMAGE);
+    expect(result.podsUpdated).toBe(2);
+  });
+
+  it('reports the rollout state once per change across passes', async () => {
+    const set = storedRolloutSet();
+    const { deps, statuses, events } = world(set, podsOf(set, 5, 0, 0));
+    const states: (string | undefined)[] = [];
+    for (let pass = 0; pass < 3; pass++) {
+      const current = (await statuses.get('test-sidecarset')) as SidecarSet;
+      const result = await runSetPass(current, deps, ONE_AT_A_TIME);
+      states.push(result.stateChange === undefined ? undefined : result.stateChange.split(':')[0]);
+    }
+    // The updated pods have not restarted (no kubelet): the second pass waits on maxUnavailable, the third says nothing new.
+    expect(states).toEqual(['rolling out', 'maxUnavailable 2 reached', undefined]);
+    expect(events.events.map((e) => e.reason)).toEqual(['RolloutProgressing', 'RolloutWaiting']);
+  });
+
+  it('reports a state Event that failed again next pass, and the failure as an error', async () => {
+    const set = storedRolloutSet({ type: 'NotUpdate' });
+    let fail = true;
+    const { deps, events, statuses } = world(set, podsOf(set, 2, 0, 0), {
+      events: {
+        record: (event) => {
+          if (fail) return Promise.reject(new Error('the API server answered 403'));
+          return memoryEventSink().record(event);
+        },
+      },
+    });
+    const first = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(first.errors).toEqual([{ sidecarSet: 'test-sidecarset', operation: 'record event', message: 'the API server answered 403' }]);
+    fail = false;
+    const second = await runSetPass((await statuses.get('test-sidecarset')) as SidecarSet, deps, ONE_AT_A_TIME);
+    expect(second).toMatchObject({ stateChange: expect.stringMatching(/NotUpdate/), errors: [] });
+    const third = await runSetPass((await statuses.get('test-sidecarset')) as SidecarSet, deps, ONE_AT_A_TIME);
+    expect(third.stateChange).toBeUndefined();
+    // The sink the world logs through is the override: the memory sink saw nothing.
+    expect(events.events).toEqual([]);
+  });
+
+  it('reports a failed pod write as an error naming the pod, and carries on with the others', async () => {
+    const set = storedRolloutSet();
+    const { deps, cluster } = world(set, podsOf(set, 5, 0, 0));
+    const pods = deps.rollout.pods;
+    deps.rollout.pods = { ...pods, patch: (ns, name, ops) => (name === 'p-00000' ? Promise.reject(new Error('the API server answered 500')) : pods.patch(ns, name, ops)) };
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ podsUpdated: 1, conflicts: 0, errors: [{ sidecarSet: 'test-sidecarset', operation: 'update pod default/p-00000', message: 'the API server answered 500' }] });
+    expect(imageOf(cluster, 'p-00001')).toBe(NEW_IMAGE);
+  });
+
+  it('trims the history past revisionHistoryLimit after the round, keeping the revision pods record', async () => {
+    const old = storedRolloutSet(undefined, (s) => {
+      s.spec = { ...s.spec!, containers: (s.spec!.containers ?? []).map((c) => ({ ...c, image: 'centos:6.5' })) };
+    });
+    const set = storedRolloutSet(undefined, (s) => {
+      s.spec = { ...s.spec!, revisionHistoryLimit: 1 };
+    });
+    const { deps, revisions } = world(set, podsOf(set, 5, 0, 0));
+    const seeded = await revisions.create(newRevision(old, 'kruise-system', 1, 0));
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result.revisionWrites).toBe(2);
+    expect(revisions.revisions().map((r) => r.metadata?.name)).toEqual([currentRevisionName(set)]);
+    expect(revisions.writes.at(-1)).toEqual({ kind: 'delete', target: seeded.metadata?.name });
+  });
+
+  it('reports a failed revision delete as an error and finishes the pass', async () => {
+    const old = storedRolloutSet(undefined, (s) => {
+      s.spec = { ...s.spec!, containers: (s.spec!.containers ?? []).map((c) => ({ ...c, image: 'centos:6.5' })) };
+    });
+    const set = storedRolloutSet(undefined, (s) => {
+      s.spec = { ...s.spec!, revisionHistoryLimit: 1 };
+    });
+    const { deps, revisions } = world(set, podsOf(set, 5, 0, 0));
+    await revisions.create(newRevision(old, 'kruise-system', 1, 0));
+    deps.rollout.revisions = { ...revisions, delete: () => Promise.reject(new Error('the API server answered 500')) };
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result.errors).toEqual([{ sidecarSet: 'test-sidecarset', operation: 'trim revision history', message: expect.stringMatching(/^delete ControllerRevision .*: the API server answered 500$/) }]);
+    expect(result.podsUpdated).toBe(2);
+  });
+});
