@@ -80,8 +80,10 @@ export async function visibleSet(change: AdmittedSidecarSet, deps: Pick<SetPassD
   for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
     const set = await deps.statuses.get(change.sidecarSet, signal);
     if (set !== undefined && isVisible(set, change)) return set;
-    if (performance.now() + delay > deadline) return set;
-    await sleep(delay, undefined, signal === undefined ? {} : { signal });
+    // The last wait is cut to the deadline, so the change gets its whole timeout.
+    const left = deadline - performance.now();
+    if (left <= 0) return set;
+    await sleep(Math.min(delay, left), undefined, signal === undefined ? {} : { signal });
   }
 }
 
