@@ -117,6 +117,17 @@ describe('runSetPass', () => {
     expect(result).toMatchObject({ podsUpdated: 0, inFlight: false, errors: [] });
   });
 
+  it.each<[string, SidecarSetUpdateStrategy]>([
+    ['NotUpdate', { type: 'NotUpdate' }],
+    ['paused', { type: 'RollingUpdate', paused: true }],
+  ])('%s: marks no pod not upgradable and records no NotUpgradablePods Event (no round runs)', async (_, strategy) => {
+    const set = storedRolloutSet(strategy);
+    const { deps, log, cluster } = world(set, [rolloutPod(set, { name: 'p-00000', otherFields: true }), ...podsOf(set, 3, 0, 0).slice(1)]);
+    await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(log).not.toContain('event NotUpgradablePods');
+    expect(cluster.writes).toEqual([]);
+  });
+
   it('marks pods whose sidecars changed in more than the image not upgradable, records the Event, then updates the others', async () => {
     const set = storedRolloutSet();
     const pods = [rolloutPod(set, { name: 'p-00000', otherFields: true }), ...podsOf(set, 3, 0, 0).slice(1)];
