@@ -216,6 +216,26 @@ describeWithControlPlane('the rollout adapters on a real kube-apiserver, as the 
     });
   });
 
+  describe('a watch that breaks', () => {
+    it("answers 'error', not a change, when the API server goes away mid-watch, and answers again once it is back", async () => {
+      const scope = { namespace: 'roll-a', labelSelector: 'app=web' };
+      const source = kubeSetPods(kc);
+      const { resourceVersion } = await source.list(scope);
+      const waiting = source.changed(scope, resourceVersion, new Set(), 60_000);
+      // Let the watch be established before the server goes.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const started = performance.now();
+      await cp().stopApiServer();
+      try {
+        expect(await waiting).toBe('error');
+        expect(performance.now() - started).toBeLessThan(30_000);
+      } finally {
+        await cp().startApiServer();
+      }
+      expect((await source.list(scope)).pods).toHaveLength(5);
+    }, 120_000);
+  });
+
   describe('ControllerRevisions', () => {
     const set = (image: string, name = 'agent') => {
       const s = sidecarSet(name, { containers: [sidecar(name, { image })] });
