@@ -74,6 +74,16 @@ describe('followSets', () => {
     expect(summary.passes).toBeGreaterThanOrEqual(2);
   });
 
+  it("waits out its interval when the watch fails at once ('error'), rather than passing again and again", async () => {
+    const set = storedRolloutSet();
+    const w = world(set, podsOf(set, 5, 0, 0));
+    w.deps.rollout.setPods = { ...w.deps.rollout.setPods, changed: () => Promise.resolve('error' as const) };
+    const summary = await followSets([SET], w.deps, { intervalMs: 200, settleMs: 0, stallMs: 1_000 }, safety());
+    // About 1 s / 200 ms = 6 passes until the stall; a loop that did not wait would make thousands.
+    expect(summary.stalled).toEqual([SET]);
+    expect(summary.passes).toBeLessThanOrEqual(20);
+  });
+
   it('returns at once for a set with nothing in flight, and drops a set that no longer exists', async () => {
     const set = storedRolloutSet({ type: 'NotUpdate' });
     const w = world(set, podsOf(set, 2, 0, 0));
