@@ -4,8 +4,10 @@
  * writer patches. They behave as the API server does for the parts a pass
  * relies on: every write bumps one cluster-wide resourceVersion, a JSON
  * Patch is applied strictly (lib/admission/json-patch-apply.ts) and a failed
- * `test` is a conflict, a guarded renumber or delete refuses a changed
- * revision, and a watch from a resourceVersion sees every later change.
+ * `test` is a conflict (any other failure stays a JsonPatchError, so a
+ * table sees a malformed patch the API server would also refuse), a guarded
+ * renumber or delete refuses a changed revision, and a watch from a
+ * resourceVersion sees every later change.
  */
 import { applyPatch } from '../admission/json-patch-apply.ts';
 import { JsonPatchError, type JsonPatchOperation } from '../admission/json-patch.ts';
