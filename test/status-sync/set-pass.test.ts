@@ -4,6 +4,7 @@
  * revision write gets in the way.
  */
 import { describe, expect, it } from '@jest/globals';
+import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
 import type { memoryPods } from '../../lib/adapters/memory-rollout.ts';
 import { memoryEventSink } from '../../lib/adapters/memory-status-sync.ts';
 import { currentRevisionName, newRevision } from '../../lib/rollout/revisions.ts';
@@ -102,6 +103,44 @@ describe('runSetPass', () => {
     const result = await runSetPass(set, deps, ONE_AT_A_TIME);
     expect(result).toMatchObject({ status: 'not-written', inFlight: true, errors: [{ operation: 'list pods', message: 'the API server answered 500' }] });
     expect(log).toEqual([]);
+  });
+
+  it("rolls only pods in namespaces its namespaceSelector picks, reading those namespaces' labels", async () => {
+    const set = storedRolloutSet(undefined, (s) => {
+      s.spec = { ...s.spec!, namespaceSelector: { matchLabels: { team: 'a' } } };
+    });
+    const pods = [rolloutPod(set, { name: 'a-0', namespace: 'team-a' }), rolloutPod(set, { name: 'b-0', namespace: 'team-b' })];
+    const { deps, cluster } = world(set, pods);
+    deps.namespaces = memoryNamespaceSource([
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { team: 'a' } } },
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-b', labels: { team: 'b' } } },
+    ]);
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ podsUpdated: 1, counts: { matchedPods: 1 }, errors: [] });
+    expect(cluster.writes.filter((x) => x.kind === 'patch')).toEqual([{ kind: 'patch', target: 'team-a/a-0' }]);
+  });
+
+  it('writes nothing when the namespace labels its namespaceSelector needs cannot be read', async () => {
+    const set = storedRolloutSet(undefined, (s) => {
+      s.spec = { ...s.spec!, namespaceSelector: { matchLabels: { team: 'a' } } };
+    });
+    const { deps, log } = world(set, podsOf(set, 2, 0, 0));
+    deps.namespaces = { labels: () => Promise.reject(new Error('the API server answered 403')) };
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ status: 'not-written', inFlight: true, errors: [{ operation: 'list pods', message: 'the API server answered 403' }] });
+    expect(log).toEqual([]);
+  });
+
+  it('lists no pod for a selector that selects none (malformed), and writes the zero counts', async () => {
+    const set = storedRolloutSet(undefined, (s) => {
+      s.spec = { ...s.spec!, selector: { matchExpressions: [{ key: 'app', operator: 'Equals', values: ['web'] }] } };
+    });
+    const { deps, log } = world(set, podsOf(set, 2, 0, 0));
+    deps.rollout.setPods = { ...deps.rollout.setPods, list: () => Promise.reject(new Error('listed although nothing is selected')) };
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ status: 'written', podsUpdated: 0, counts: { matchedPods: 0 }, inFlight: false, errors: [] });
+    expect(result.watch).toBeUndefined();
+    expect(log[0]).toBe('status test-sidecarset');
   });
 
   it.each<[string, SidecarSetUpdateStrategy, number, string]>([
