@@ -13,7 +13,7 @@ import type { PodScope, PodWrite, PodWriter, RevisionStore, SetPodSource } from 
 import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../rollout/revisions.ts';
 import { ListExpiredError, ObjectExistsError, WriteConflictError } from '../status-sync/errors.ts';
 import { apiServerAnswered, KubeApiError } from './kube-api-error.ts';
-import { JSON_PATCH, rawKubeClient, STRATEGIC_MERGE_PATCH, type RawAnswer, type RawKubeClient } from './kube-raw.ts';
+import { JSON_PATCH, MERGE_PATCH, rawKubeClient, STRATEGIC_MERGE_PATCH, type RawAnswer, type RawKubeClient } from './kube-raw.ts';
 import { callSignal, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_POD_PAGE_SIZE, type StatusSyncAdapterOptions } from './kube-status-sync.ts';
 
 const enc = encodeURIComponent;
@@ -22,11 +22,23 @@ function podsPath(namespace: string | undefined): string {
   return namespace === undefined ? '/api/v1/pods' : `/api/v1/namespaces/${enc(namespace)}/pods`;
 }
 
-/** A failed `test` operation is answered 422 with the patch library's words; a precondition 409. */
+/**
+ * Whether the API server refused a guarded write because the object changed:
+ * a precondition answers 409; a JSON Patch that no longer applies (its
+ * `test` of the resourceVersion failed) answers 422 Invalid with a Status
+ * that names no object ("the server rejected our request due to an error in
+ * our request", without the patch library's words, as kube-apiserver 1.36
+ * does), whereas a 422 from validation names the object and its fields. The
+ * rollout's patches are computed from the version they test, so a patch
+ * that does not apply means that version is gone.
+ */
 function isConflict(answer: RawAnswer): boolean {
   if (answer.status === 409) return true;
   if (answer.status !== 422) return false;
-  const message = stringOf(objectOf(answer.body)?.message) ?? (typeof answer.body === 'string' ? answer.body : '');
+  const status = objectOf(answer.body);
+  const details = objectOf(status?.details) ?? {};
+  if (status?.reason === 'Invalid' && details.name === undefined && details.kind === undefined) return true;
+  const message = stringOf(status?.message) ?? (typeof answer.body === 'string' ? answer.body : '');
   return /test(ing value)? .*failed|test operation/i.test(message);
 }
 
@@ -162,7 +174,8 @@ export function kubeRevisionStore(kc: KubeConfig, namespace: string, options: St
       if (answer.status !== 200 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body);
       return answer.body;
     },
-    list(setName, labels = {}, signal) {
+    // Async, so that a name that cannot be selected rejects rather than throws.
+    async list(setName, labels = {}, signal) {
       const parts = [`${LABEL_SIDECARSET_NAME}=${selectorValue(setName, 'the SidecarSet name')}`, ...Object.entries(labels).map(([k, v]) => `${k}=${selectorValue(v, `label ${k}`)}`)];
       return listWith(parts.join(','), `list ControllerRevisions of SidecarSet "${setName}"`, signal);
     },
@@ -190,7 +203,9 @@ export function kubeRevisionStore(kc: KubeConfig, namespace: string, options: St
       return answer.body;
     },
     async patchLabels(name, labels, signal) {
-      await client.expect2xx('PATCH', `${base}/${enc(name)}`, `label ControllerRevision "${namespace}/${name}"`, callSignal(signal, timeoutMs), { metadata: { labels } }, STRATEGIC_MERGE_PATCH);
+      // A JSON merge patch: a strategic-merge patch of a revision as stored (its `data` holds
+      // `$patch: replace` directives) is refused 422 as a change of the immutable `data`.
+      await client.expect2xx('PATCH', `${base}/${enc(name)}`, `label ControllerRevision "${namespace}/${name}"`, callSignal(signal, timeoutMs), { metadata: { labels } }, MERGE_PATCH);
     },
     async delete(revision, signal) {
       const name = stringOf(revision.metadata?.name) ?? '';

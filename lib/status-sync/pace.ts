@@ -83,8 +83,10 @@ export async function visibleSet(change: AdmittedSidecarSet, deps: Pick<SetPassD
   for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
     const set = await deps.statuses.get(change.sidecarSet, signal);
     if (set !== undefined && isVisible(set, change)) return set;
-    if (performance.now() + delay > deadline) return set;
-    await sleep(delay, undefined, signal === undefined ? {} : { signal });
+    // The last wait is cut to the deadline, so the change gets its whole timeout.
+    const left = deadline - performance.now();
+    if (left <= 0) return set;
+    await sleep(Math.min(delay, left), undefined, signal === undefined ? {} : { signal });
   }
 }
 
@@ -195,8 +197,11 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
 async function waitForChange(tracked: ReadonlyMap<string, Tracked>, deps: PaceDeps, intervalMs: number, settleMs: number, signal: AbortSignal | undefined, queue: AdmittedQueue | undefined): Promise<void> {
   const stop = new AbortController();
   const bounded = signal === undefined ? stop.signal : AbortSignal.any([signal, stop.signal]);
-  const watches = [...tracked.values()].flatMap((t) => (t.watch === undefined ? [] : [deps.rollout.setPods.changed(t.watch.scope, t.watch.resourceVersion, t.watch.own, intervalMs, bounded)]));
   const timer = sleep(intervalMs, 'timeout' as const, { signal: bounded }).catch(() => 'stopped' as const);
+  // A watch that failed ('error', e.g. refused at once) says nothing: wait out the interval instead of passing again at once.
+  const watches = [...tracked.values()].flatMap((t) =>
+    t.watch === undefined ? [] : [deps.rollout.setPods.changed(t.watch.scope, t.watch.resourceVersion, t.watch.own, intervalMs, bounded).then((r) => (r === 'error' ? timer : r))],
+  );
   const arrival = queue === undefined ? [] : [queue.arrival().then(() => 'admitted' as const)];
   const first = await Promise.race([timer, ...watches, ...arrival]);
   stop.abort();

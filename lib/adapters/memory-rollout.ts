@@ -1,0 +1,309 @@
+/**
+ * The rollout's ports over objects in memory, for tests: ControllerRevisions,
+ * and one set of pods that the pod source lists and watches and the pod
+ * writer patches. They behave as the API server does for the parts a pass
+ * relies on: every write bumps one cluster-wide resourceVersion, a JSON
+ * Patch is applied strictly (lib/admission/json-patch-apply.ts) and a failed
+ * `test` is a conflict (any other failure stays a JsonPatchError, so a
+ * table sees a malformed patch the API server would also refuse), a guarded
+ * renumber or delete refuses a changed revision, and a watch from a
+ * resourceVersion sees every later change.
+ */
+import { applyPatch } from '../admission/json-patch-apply.ts';
+import { JsonPatchError, type JsonPatchOperation } from '../admission/json-patch.ts';
+import { arrayOf, cloneJson, isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
+import { selectorMatches } from '../kube/label-selector.ts';
+import type { JsonObject, LabelSelector, Pod } from '../kube/types.ts';
+import type { PodScope, PodWrite, PodWriter, RevisionStore, SetPodSource } from '../ports.ts';
+import { DEFAULT_REVISION_NAMESPACE, LABEL_SIDECARSET_NAME, type ControllerRevision } from '../rollout/revisions.ts';
+import { ObjectExistsError, WriteConflictError } from '../status-sync/errors.ts';
+
+/** A write a memory adapter accepted, in order: what a table asserts on. */
+export interface MemoryWrite {
+  kind: 'create' | 'renumber' | 'label' | 'delete' | 'patch' | 'patch status';
+  /** `namespace/name` for pods, the name for revisions. */
+  target: string;
+}
+
+export interface MemoryRevisionStore extends RevisionStore {
+  /** The revisions as stored now (copies), in creation order. */
+  revisions(): ControllerRevision[];
+  readonly writes: readonly MemoryWrite[];
+}
+
+/**
+ * A RevisionStore over copies of `initial` (those of `namespace`; a revision
+ * without a namespace counts as in it). Stored revisions get a uid, a
+ * resourceVersion and a creationTimestamp when they lack them.
+ */
+export function memoryRevisionStore(initial: readonly ControllerRevision[] = [], namespace = DEFAULT_REVISION_NAMESPACE): MemoryRevisionStore {
+  const stored = new Map<string, ControllerRevision>();
+  const writes: MemoryWrite[] = [];
+  let version = 0;
+  let uids = 0;
+  const stamp = (revision: ControllerRevision): ControllerRevision => {
+    const copy = cloneJson(revision);
+    copy.metadata = {
+      ...copy.metadata,
+      namespace,
+      uid: stringOf(copy.metadata?.uid) ?? `revision-uid-${++uids}`,
+      resourceVersion: String(++version),
+      creationTimestamp: stringOf(copy.metadata?.creationTimestamp) ?? new Date(Date.UTC(2026, 0, 1, 0, 0, version)).toISOString().replace('.000', ''),
+    };
+    return copy;
+  };
+  for (const revision of initial) {
+    const name = stringOf(revision.metadata?.name) ?? '';
+    if ((stringOf(revision.metadata?.namespace) ?? namespace) === namespace) stored.set(name, stamp(revision));
+  }
+  const labelled = (labels: Readonly<Record<string, string>>) =>
+    [...stored.values()].filter((r) => Object.entries(labels).every(([k, v]) => stringMapOf(r.metadata?.labels)[k] === v)).map((r) => cloneJson(r));
+  return {
+    namespace,
+    writes,
+    revisions: () => [...stored.values()].map((r) => cloneJson(r)),
+    get: (name) => Promise.resolve(stored.has(name) ? cloneJson(stored.get(name)) : undefined),
+    list: (setName, labels = {}) => Promise.resolve(labelled({ ...labels, [LABEL_SIDECARSET_NAME]: setName })),
+    listAll: () => Promise.resolve([...stored.values()].filter((r) => stringMapOf(r.metadata?.labels)[LABEL_SIDECARSET_NAME] !== undefined).map((r) => cloneJson(r))),
+    create(revision) {
+      const name = stringOf(revision.metadata?.name) ?? '';
+      if (name === '') return Promise.reject(new Error('create ControllerRevision: metadata.name is required'));
+      if (stored.has(name)) return Promise.reject(new ObjectExistsError(`create ControllerRevision "${namespace}/${name}": a ControllerRevision of that name exists`));
+      const created = stamp({ ...revision, metadata: { ...revision.metadata, uid: undefined, resourceVersion: undefined } });
+      stored.set(name, created);
+      writes.push({ kind: 'create', target: name });
+      return Promise.resolve(cloneJson(created));
+    },
+    setNumber(revision, number) {
+      const name = stringOf(revision.metadata?.name) ?? '';
+      const current = stored.get(name);
+      if (current === undefined || current.metadata?.resourceVersion !== revision.metadata?.resourceVersion) {
+        return Promise.reject(new WriteConflictError(`renumber ControllerRevision "${namespace}/${name}": it changed since it was read`));
+      }
+      const renumbered = stamp({ ...current, revision: number });
+      stored.set(name, renumbered);
+      writes.push({ kind: 'renumber', target: name });
+      return Promise.resolve(cloneJson(renumbered));
+    },
+    patchLabels(name, labels) {
+      const current = stored.get(name);
+      if (current === undefined) return Promise.reject(new Error(`label ControllerRevision "${namespace}/${name}": not found`));
+      stored.set(name, stamp({ ...current, metadata: { ...current.metadata, labels: { ...stringMapOf(current.metadata?.labels), ...labels } } }));
+      writes.push({ kind: 'label', target: name });
+      return Promise.resolve();
+    },
+    delete(revision) {
+      const name = stringOf(revision.metadata?.name) ?? '';
+      const current = stored.get(name);
+      const uid = stringOf(revision.metadata?.uid);
+      if (current === undefined || (uid !== undefined && current.metadata?.uid !== uid)) return Promise.resolve();
+      stored.delete(name);
+      writes.push({ kind: 'delete', target: name });
+      return Promise.resolve();
+    },
+  };
+}
+
+/** A comma outside parentheses separates requirements: `a in (x,y),b`. */
+function splitRequirements(query: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < query.length; i++) {
+    if (query[i] === '(') depth++;
+    else if (query[i] === ')') depth--;
+    else if (query[i] === ',' && depth === 0) {
+      parts.push(query.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(query.slice(start));
+  return parts.map((p) => p.trim());
+}
+
+/**
+ * A label selector query (the API server's `labelSelector` parameter, in the
+ * forms {@link podScope} writes: `k=v`, `k in (a,b)`, `k notin (a,b)`, `k`,
+ * `!k`) as a LabelSelector.
+ * @throws naming the requirement it cannot read.
+ */
+export function parseSelectorQuery(query: string): LabelSelector {
+  const matchLabels: Record<string, string> = {};
+  const matchExpressions: NonNullable<LabelSelector['matchExpressions']> = [];
+  if (query.trim() === '') return {};
+  for (const part of splitRequirements(query)) {
+    const set = /^(\S+)\s+(in|notin)\s+\(([^()]*)\)$/.exec(part);
+    const equal = /^([^=!\s]+)==?([^=!\s]*)$/.exec(part);
+    if (set !== null) matchExpressions.push({ key: set[1] ?? '', operator: set[2] === 'in' ? 'In' : 'NotIn', values: (set[3] ?? '').split(',').map((v) => v.trim()) });
+    else if (equal !== null) matchLabels[equal[1] ?? ''] = equal[2] ?? '';
+    else if (/^![^=!\s(),]+$/.test(part)) matchExpressions.push({ key: part.slice(1), operator: 'DoesNotExist' });
+    else if (/^[^=!\s(),]+$/.test(part)) matchExpressions.push({ key: part, operator: 'Exists' });
+    else throw new Error(`label selector ${JSON.stringify(query)}: cannot read the requirement ${JSON.stringify(part)}`);
+  }
+  return { matchLabels, matchExpressions };
+}
+
+function podKey(pod: Pod): string {
+  return `${stringOf(pod.metadata?.namespace) ?? ''}/${stringOf(pod.metadata?.name) ?? ''}`;
+}
+
+function inScope(pod: Pod, scope: PodScope, selector: LabelSelector): boolean {
+  if (scope.namespace !== undefined && stringOf(pod.metadata?.namespace) !== scope.namespace) return false;
+  return selectorMatches(selector, stringMapOf(pod.metadata?.labels));
+}
+
+/** Strategic merge of a pod status patch as the API server does it for the parts the rollout sends: conditions merge by type. */
+function mergeStatus(status: JsonObject, patch: JsonObject): JsonObject {
+  const out: JsonObject = { ...status };
+  for (const [key, value] of Object.entries(patch)) {
+    if (key === 'conditions' && Array.isArray(value)) {
+      const conditions = arrayOf(status.conditions).filter(isObject).map((c) => ({ ...c }));
+      for (const condition of value.filter(isObject)) {
+        const at = conditions.findIndex((c) => c.type === condition.type);
+        if (at === -1) conditions.push(cloneJson(condition));
+        else conditions[at] = { ...conditions[at], ...cloneJson(condition) };
+      }
+      out.conditions = conditions;
+    } else if (isObject(value) && isObject(out[key])) out[key] = mergeStatus(objectOf(out[key]) ?? {}, value);
+    else out[key] = cloneJson(value);
+  }
+  return out;
+}
+
+export interface MemoryPods {
+  source: SetPodSource;
+  writer: PodWriter;
+  /** The pods as stored now (copies), in insertion order. */
+  pods(): Pod[];
+  /** Every write through `writer` that went through, in order. */
+  readonly writes: readonly MemoryWrite[];
+  /** Another writer changes a stored pod (e.g. a kubelet making it ready): a new resourceVersion, and watchers see it. */
+  update(namespace: string, name: string, change: (pod: Pod) => void): string;
+  /** Another writer deletes a pod. */
+  remove(namespace: string, name: string): void;
+  /** The cluster's current resourceVersion. */
+  resourceVersion(): string;
+}
+
+/**
+ * One cluster's pods in memory: `source` lists and watches them, `writer`
+ * patches them. Every change (through the writer or {@link MemoryPods.update})
+ * takes the next cluster-wide resourceVersion, and a pending `changed`
+ * resolves on the first change in its scope it does not ignore.
+ */
+export function memoryPods(initial: readonly Pod[] = []): MemoryPods {
+  let version = 0;
+  const stored = new Map<string, Pod>();
+  const writes: MemoryWrite[] = [];
+  /** Each change: the version it made and the pod before and after (a watch in a scope sees either side). */
+  const changes: { version: number; before?: Pod; after?: Pod }[] = [];
+  const listeners = new Set<() => void>();
+  const commit = (key: string, after: Pod | undefined): string => {
+    const before = stored.get(key);
+    version++;
+    if (after === undefined) stored.delete(key);
+    else {
+      after.metadata = { ...after.metadata, resourceVersion: String(version) };
+      stored.set(key, after);
+    }
+    changes.push({ version, ...(before === undefined ? {} : { before }), ...(after === undefined ? {} : { after: cloneJson(after) }) });
+    for (const listener of [...listeners]) listener();
+    return String(version);
+  };
+  for (const pod of initial) commit(podKey(pod), cloneJson(pod));
+
+  const write = (namespace: string, name: string, kind: MemoryWrite['kind'], change: (pod: Pod) => Pod): PodWrite => {
+    const key = `${namespace}/${name}`;
+    const current = stored.get(key);
+    if (current === undefined) return { outcome: 'gone' };
+    const next = change(cloneJson(current));
+    writes.push({ kind, target: key });
+    return { outcome: 'written', resourceVersion: commit(key, next) };
+  };
+
+  const source: SetPodSource = {
+    list(scope) {
+      const selector = parseSelectorQuery(scope.labelSelector);
+      const pods = [...stored.values()].filter((pod) => inScope(pod, scope, selector)).map((pod) => cloneJson(pod));
+      return Promise.resolve({ pods, resourceVersion: String(version) });
+    },
+    changed(scope, resourceVersion, ignore, timeoutMs, signal) {
+      let selector: LabelSelector;
+      try {
+        selector = parseSelectorQuery(scope.labelSelector);
+      } catch {
+        return Promise.resolve('error');
+      }
+      const from = Number(resourceVersion);
+      if (!Number.isInteger(from)) return Promise.resolve('error');
+      const seen = (): boolean =>
+        changes.some(
+          (c) =>
+            c.version > from &&
+            !ignore.has(String(c.version)) &&
+            ((c.before !== undefined && inScope(c.before, scope, selector)) || (c.after !== undefined && inScope(c.after, scope, selector))),
+        );
+      if (seen()) return Promise.resolve('changed');
+      return new Promise((resolve) => {
+        const finish = (outcome: 'changed' | 'timeout') => {
+          clearTimeout(timer);
+          listeners.delete(listener);
+          signal?.removeEventListener('abort', onAbort);
+          resolve(outcome);
+        };
+        const listener = () => {
+          if (seen()) finish('changed');
+        };
+        const onAbort = () => {
+          finish('timeout');
+        };
+        const timer = setTimeout(onAbort, timeoutMs);
+        if (signal?.aborted === true) {
+          finish('timeout');
+          return;
+        }
+        listeners.add(listener);
+        signal?.addEventListener('abort', onAbort, { once: true });
+      });
+    },
+  };
+
+  const writer: PodWriter = {
+    patch(namespace, name, operations: readonly JsonPatchOperation[]) {
+      try {
+        return Promise.resolve(write(namespace, name, 'patch', (pod) => applyPatch(pod, operations) as Pod));
+      } catch (error) {
+        if (error instanceof JsonPatchError && error.opIndex !== undefined && operations[error.opIndex]?.op === 'test') {
+          return Promise.reject(new WriteConflictError(`patch pod "${namespace}/${name}": the pod changed since it was read`, { cause: error }));
+        }
+        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      }
+    },
+    patchStatus(namespace, name, patch) {
+      return Promise.resolve(
+        write(namespace, name, 'patch status', (pod) => ({ ...pod, status: mergeStatus(objectOf(pod.status) ?? {}, objectOf(objectOf(patch)?.status) ?? {}) })),
+      );
+    },
+  };
+
+  return {
+    source,
+    writer,
+    writes,
+    pods: () => [...stored.values()].map((pod) => cloneJson(pod)),
+    update(namespace, name, change) {
+      const key = `${namespace}/${name}`;
+      const current = stored.get(key);
+      if (current === undefined) throw new Error(`memory pods: no pod ${key}`);
+      const next = cloneJson(current);
+      change(next);
+      return commit(key, next);
+    },
+    remove(namespace, name) {
+      const key = `${namespace}/${name}`;
+      if (!stored.has(key)) throw new Error(`memory pods: no pod ${key}`);
+      commit(key, undefined);
+    },
+    resourceVersion: () => String(version),
+  };
+}

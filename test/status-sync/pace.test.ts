@@ -1,0 +1,179 @@
+/**
+ * The pace loop over one set's ports in memory: it follows a set while its
+ * pods change until the rollout finishes, lets a stalled set go, runs an
+ * admitted change once it is visible, never runs two passes of one set at
+ * once, and ends with its signal.
+ */
+import { describe, expect, it } from '@jest/globals';
+import type { Pod } from '../../lib/kube/types.ts';
+import type { AdmittedSidecarSet } from '../../lib/ports.ts';
+import { followSets, type AdmittedQueue, type PaceOptions } from '../../lib/status-sync/pace.ts';
+import { NEW_IMAGE, podsOf } from '../rollout/fixtures.ts';
+import { storedRolloutSet, world } from './rollout-world.ts';
+
+const SET = 'test-sidecarset';
+/** Only a watched change (or an admitted one) wakes the loop: the interval is far beyond any test. */
+const WATCH_ONLY: PaceOptions = { intervalMs: 600_000, settleMs: 0, stallMs: 600_000, visibleTimeoutMs: 20_000 };
+/** Ends a loop a failing test left running, well after any passing one is done. */
+const safety = () => AbortSignal.timeout(20_000);
+
+/** What a kubelet does after an image change: the sidecar restarts on the new image and the pod is ready again. */
+function restarted(pod: Pod): void {
+  pod.status = {
+    ...pod.status,
+    conditions: (pod.status?.conditions ?? []).map((c) => (c.type === 'Ready' ? { ...c, status: 'True' } : c)),
+    containerStatuses: (pod.status?.containerStatuses ?? []).map((s) => (s.name === 'sidecar1' ? { ...s, image: NEW_IMAGE, imageID: `id-new-${NEW_IMAGE}`, ready: true } : s)),
+  };
+}
+
+/** A queue the test hands changes to. */
+function queueOf(): AdmittedQueue & { push(change: AdmittedSidecarSet): void } {
+  const pending: AdmittedSidecarSet[] = [];
+  let wake: (() => void) | undefined;
+  return {
+    push(change) {
+      pending.push(change);
+      wake?.();
+    },
+    take: () => pending.splice(0),
+    arrival: () =>
+      pending.length > 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            wake = resolve;
+          }),
+  };
+}
+
+describe('followSets', () => {
+  it('follows a set, pass after pass as its updated pods restart, until the rollout finished', async () => {
+    const set = storedRolloutSet();
+    const w = world(set, podsOf(set, 5, 0, 0));
+    // The kubelet: each pod patched restarts a moment later (a change the loop did not make).
+    const pods = w.deps.rollout.pods;
+    w.deps.rollout.pods = {
+      ...pods,
+      patch: async (namespace, name, operations, signal) => {
+        const write = await pods.patch(namespace, name, operations, signal);
+        setTimeout(() => w.cluster.update(namespace, name, restarted), 5);
+        return write;
+      },
+    };
+    const summary = await followSets([SET], w.deps, WATCH_ONLY, safety());
+    expect(summary).toMatchObject({ podsUpdated: 5, conflicts: 0, stalled: [], unfinished: [], errors: [] });
+    expect(summary.passes).toBeGreaterThanOrEqual(3);
+    expect(summary.states[SET]).toMatch(/^finished/);
+    expect(w.cluster.pods().every((p) => p.spec?.containers[0]?.image === NEW_IMAGE)).toBe(true);
+  });
+
+  it('lets a set whose counts stop moving go (a bad image), naming it', async () => {
+    const set = storedRolloutSet();
+    const w = world(set, podsOf(set, 5, 0, 0));
+    const summary = await followSets([SET], w.deps, { intervalMs: 10, settleMs: 0, stallMs: 200 }, safety());
+    expect(summary).toMatchObject({ podsUpdated: 2, stalled: [SET], unfinished: [] });
+    expect(summary.passes).toBeGreaterThanOrEqual(2);
+  });
+
+  it("waits out its interval when the watch fails at once ('error'), rather than passing again and again", async () => {
+    const set = storedRolloutSet();
+    const w = world(set, podsOf(set, 5, 0, 0));
+    w.deps.rollout.setPods = { ...w.deps.rollout.setPods, changed: () => Promise.resolve('error' as const) };
+    const summary = await followSets([SET], w.deps, { intervalMs: 200, settleMs: 0, stallMs: 1_000 }, safety());
+    // About 1 s / 200 ms = 6 passes until the stall; a loop that did not wait would make thousands.
+    expect(summary.stalled).toEqual([SET]);
+    expect(summary.passes).toBeLessThanOrEqual(20);
+  });
+
+  it('returns at once for a set with nothing in flight, and drops a set that no longer exists', async () => {
+    const set = storedRolloutSet({ type: 'NotUpdate' });
+    const w = world(set, podsOf(set, 2, 0, 0));
+    const summary = await followSets([SET, 'deleted-set'], w.deps, WATCH_ONLY, safety());
+    expect(summary).toMatchObject({ passes: 1, podsUpdated: 0, stalled: [], unfinished: [], errors: [] });
+  });
+
+  it('waits until an admitted change is visible in the API server, then runs its pass', async () => {
+    const set = storedRolloutSet();
+    const w = world(set, podsOf(set, 5, 0, 0));
+    const log: string[] = [];
+    const pods = w.deps.rollout.pods;
+    w.deps.rollout.pods = {
+      ...pods,
+      patch: (...args) => {
+        log.push('pod write');
+        return pods.patch(...args);
+      },
+    };
+    const queue = queueOf();
+    // Admitted against the stored version '1': visible once the stored set is another version.
+    queue.push({ sidecarSet: SET, uid: 'uid-1', operation: 'UPDATE', resourceVersion: '1' });
+    setTimeout(() => {
+      log.push('stored');
+      void w.statuses.patchStatus(SET, undefined, {});
+    }, 300);
+    const summary = await followSets([], w.deps, { ...WATCH_ONLY, intervalMs: 10, stallMs: 0 }, safety(), queue);
+    expect(log[0]).toBe('stored');
+    expect(log.filter((l) => l === 'pod write')).toHaveLength(2);
+    expect(summary).toMatchObject({ podsUpdated: 2, stalled: [SET] });
+  });
+
+  it('runs the pass on what is stored when an admitted change never shows (another webhook denied it)', async () => {
+    const set = storedRolloutSet();
+    const w = world(set, podsOf(set, 5, 0, 0));
+    const queue = queueOf();
+    queue.push({ sidecarSet: SET, uid: 'uid-1', operation: 'UPDATE', resourceVersion: '1' });
+    const started = performance.now();
+    const summary = await followSets([], w.deps, { ...WATCH_ONLY, intervalMs: 10, stallMs: 0, visibleTimeoutMs: 300 }, safety(), queue);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(250);
+    expect(summary).toMatchObject({ podsUpdated: 2, stalled: [SET] });
+  });
+
+  it('never runs two passes of one set at once, with changes admitted and pods changing meanwhile', async () => {
+    const set = storedRolloutSet();
+    const w = world(set, podsOf(set, 5, 0, 0));
+    let active = 0;
+    let most = 0;
+    const setPods = w.deps.rollout.setPods;
+    w.deps.rollout.setPods = {
+      ...setPods,
+      list: async (scope, signal) => {
+        active++;
+        most = Math.max(most, active);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        try {
+          return await setPods.list(scope, signal);
+        } finally {
+          active--;
+        }
+      },
+    };
+    const queue = queueOf();
+    const controller = new AbortController();
+    const timers = [50, 80, 120, 160].map((ms, i) =>
+      setTimeout(() => {
+        if (i % 2 === 0) queue.push({ sidecarSet: SET, uid: 'uid-1', operation: 'CREATE', resourceVersion: '' });
+        else w.cluster.update('default', 'p-00004', (pod) => void (pod.metadata = { ...pod.metadata, labels: { ...pod.metadata?.labels, touched: String(i) } }));
+      }, ms),
+    );
+    setTimeout(() => {
+      controller.abort(new Error('test over'));
+    }, 500);
+    const summary = await followSets([SET], w.deps, { intervalMs: 30, settleMs: 0, stallMs: 600_000 }, controller.signal, queue);
+    for (const timer of timers) clearTimeout(timer);
+    expect(summary.passes).toBeGreaterThanOrEqual(3);
+    expect(most).toBe(1);
+  });
+
+  it('ends when its signal does, naming the sets still in flight', async () => {
+    const set = storedRolloutSet();
+    const w = world(set, podsOf(set, 5, 0, 0));
+    const controller = new AbortController();
+    setTimeout(() => {
+      controller.abort(new Error('the budget ended'));
+    }, 100);
+    const started = performance.now();
+    const summary = await followSets([SET], w.deps, WATCH_ONLY, controller.signal);
+    // The interval is ten minutes: only the signal can have ended it this soon.
+    expect(performance.now() - started).toBeLessThan(30_000);
+    expect(summary).toMatchObject({ unfinished: [SET], stalled: [] });
+  });
+});

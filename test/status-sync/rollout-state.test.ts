@@ -1,0 +1,78 @@
+/**
+ * "Why is it waiting?": each rollout state in words, and reported once per
+ * change of its kind or lasting figures, never per moving count.
+ */
+import { describe, expect, it } from '@jest/globals';
+import type { RolloutCounts, WaitingReason } from '../../lib/rollout/plan.ts';
+import { rolloutState, rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+
+const counts = (updatedPods: number, updatedReadyPods = updatedPods, matchedPods = 10): RolloutCounts => ({ matchedPods, updatedPods, readyPods: matchedPods, updatedReadyPods });
+const SET = { name: 'agent', uid: 'uid-agent' };
+
+describe('rolloutState', () => {
+  it.each<[string, RolloutCounts, number, WaitingReason | undefined, { reason: string; type: string; key: string; message: RegExp }]>([
+    ['pods written and no limit reached', counts(3, 1), 2, undefined, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out: 2 pod\(s\) updated in this pass; 3 of 10 pod\(s\) updated, 1 updated and ready$/ }],
+    ['pods written up to maxUnavailable', counts(3, 1), 2, { kind: 'max-unavailable', unavailable: 0, maxUnavailable: 2 }, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out: 2 pod/ }],
+    ['maxUnavailable reached, nothing written', counts(3, 1), 0, { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2 }, { reason: 'RolloutWaiting', type: 'Normal', key: 'max-unavailable:2', message: /^maxUnavailable 2 reached.*; 3 of 10 pod\(s\) updated/ }],
+    ['every pod updated and ready', counts(10), 0, { kind: 'finished' }, { reason: 'RolloutFinished', type: 'Normal', key: 'finished', message: /^finished: every matched pod runs the current sidecars; 10 of 10/ }],
+    ['every pod updated, some still restarting', counts(10, 8), 0, { kind: 'finished' }, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^every pod is updated; 10 of 10 pod\(s\) updated, 8 updated and ready$/ }],
+    ['paused', counts(2), 0, { kind: 'paused' }, { reason: 'RolloutPaused', type: 'Normal', key: 'paused', message: /^paused \(updateStrategy\.paused\); 2 of 10/ }],
+    ['NotUpdate', counts(0), 0, { kind: 'not-update' }, { reason: 'RolloutNotUpdate', type: 'Normal', key: 'not-update', message: /^updateStrategy\.type is NotUpdate/ }],
+    ['held by partition', counts(4), 0, { kind: 'partition', held: 6 }, { reason: 'RolloutWaiting', type: 'Normal', key: 'partition:6', message: /^6 pod\(s\) held back by partition; 4 of 10/ }],
+    ['pods not upgradable', counts(8), 0, { kind: 'nothing-waiting', notUpgradable: 2, notSelected: 0, inFlight: 0 }, { reason: 'RolloutBlocked', type: 'Warning', key: 'blocked:2:0', message: /^2 pod\(s\) not upgradable because fields other than the image changed/ }],
+    ['pods outside updateStrategy.selector', counts(8), 0, { kind: 'nothing-waiting', notUpgradable: 0, notSelected: 2, inFlight: 0 }, { reason: 'RolloutWaiting', type: 'Normal', key: 'nothing-waiting:2:false', message: /^2 pod\(s\) outside updateStrategy\.selector/ }],
+    ['only pods still restarting', counts(8, 6), 0, { kind: 'nothing-waiting', notUpgradable: 0, notSelected: 0, inFlight: 2 }, { reason: 'RolloutWaiting', type: 'Normal', key: 'nothing-waiting:0:true', message: /^2 pod\(s\) still restarting/ }],
+    ['an invalid strategy', counts(0), 0, { kind: 'invalid-strategy', message: 'partition "x" is not an int or percent' }, { reason: 'RolloutBlocked', type: 'Warning', key: 'blocked:invalid-strategy', message: /^cannot roll: partition "x"/ }],
+    ['HotUpgrade sidecars', counts(0), 0, { kind: 'hot-upgrade-unsupported' }, { reason: 'RolloutBlocked', type: 'Warning', key: 'blocked:hot-upgrade-unsupported', message: /^HotUpgrade sidecars are not rolled in place yet/ }],
+  ])('%s', (_, c, updated, waiting, expected) => {
+    const state = rolloutState(c, updated, waiting);
+    expect(state).toEqual({ reason: expected.reason, type: expected.type, key: expected.key, message: expect.stringMatching(expected.message) });
+  });
+});
+
+describe('rolloutStateNotices', () => {
+  it('reports a state once, and again only when its kind or lasting figures change', () => {
+    const notices = rolloutStateNotices();
+    const report = (c: RolloutCounts, updated: number, waiting: WaitingReason | undefined) => {
+      const state = rolloutState(c, updated, waiting);
+      const event = notices.due(SET, state);
+      if (event !== undefined) notices.reported(SET.name, state);
+      return event?.reason;
+    };
+    const limit = { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2 } as const;
+    expect([
+      report(counts(2, 0), 2, limit),
+      report(counts(4, 2), 2, limit),
+      report(counts(4, 2), 0, limit),
+      report(counts(4, 3), 0, { ...limit, unavailable: 1 }),
+      report(counts(6, 4), 0, { ...limit, maxUnavailable: 3 }),
+      report(counts(10), 0, { kind: 'finished' }),
+      report(counts(10), 0, { kind: 'finished' }),
+    ]).toEqual(['RolloutProgressing', undefined, 'RolloutWaiting', undefined, 'RolloutWaiting', 'RolloutFinished', undefined]);
+  });
+
+  it('carries the set, the type, the reason and the message in the Event', () => {
+    const state = rolloutState(counts(8), 0, { kind: 'nothing-waiting', notUpgradable: 2, notSelected: 0, inFlight: 0 });
+    expect(rolloutStateNotices().due(SET, state)).toEqual({ sidecarSet: SET, type: 'Warning', reason: 'RolloutBlocked', message: state.message });
+  });
+
+  it('keeps a state due until it is reported (a failed Event is recorded again)', () => {
+    const notices = rolloutStateNotices();
+    const state = rolloutState(counts(0), 0, { kind: 'paused' });
+    expect(notices.due(SET, state)).toBeDefined();
+    expect(notices.due(SET, state)).toBeDefined();
+    notices.reported(SET.name, state);
+    expect(notices.due(SET, state)).toBeUndefined();
+  });
+
+  it('forgets sets no longer present, so a set of the same name is reported afresh', () => {
+    const notices = rolloutStateNotices();
+    const state = rolloutState(counts(0), 0, { kind: 'paused' });
+    const other = { name: 'other', uid: 'uid-other' };
+    notices.reported(SET.name, state);
+    notices.reported(other.name, state);
+    notices.keepOnly(new Set(['other']));
+    expect(notices.due(SET, state)).toBeDefined();
+    expect(notices.due(other, state)).toBeUndefined();
+  });
+});

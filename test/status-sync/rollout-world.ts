@@ -1,0 +1,67 @@
+/** One SidecarSet's rollout world in memory for the set-pass and pace tables: its ports, and every write logged in order. */
+import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
+import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
+import { memoryEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
+import type { Pod } from '../../lib/kube/types.ts';
+import type { PodWriter, SetPodSource, SidecarSetEventSink, SidecarSetStatusWriter } from '../../lib/ports.ts';
+import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
+import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import type { SetPassDeps } from '../../lib/status-sync/set-pass.ts';
+import { rolloutSet } from '../rollout/fixtures.ts';
+
+export const NOW = new Date('2026-12-01T00:00:00Z');
+
+export function storedRolloutSet(strategy: SidecarSetUpdateStrategy = { type: 'RollingUpdate', maxUnavailable: 2 }, extra: (set: SidecarSet) => void = () => undefined): SidecarSet {
+  const set = rolloutSet({ strategy });
+  set.metadata = { ...set.metadata, resourceVersion: '1' };
+  extra(set);
+  return set;
+}
+
+/** The set's ports in memory, each write also logged in one list in the order it was made. */
+export function world(set: SidecarSet, pods: Pod[], overrides: { statuses?: Partial<SidecarSetStatusWriter>; setPods?: Partial<SetPodSource>; writer?: Partial<PodWriter>; events?: Partial<SidecarSetEventSink> } = {}) {
+  const log: string[] = [];
+  const statuses = memoryStatusWriter([set]);
+  const events = memoryEventSink();
+  const cluster = memoryPods(pods);
+  const revisions = memoryRevisionStore();
+  const writer: PodWriter = { ...cluster.writer, ...overrides.writer };
+  const deps: SetPassDeps = {
+    statuses: {
+      ...statuses,
+      ...overrides.statuses,
+      async patchStatus(name, resourceVersion, status, signal) {
+        const outcome = await (overrides.statuses?.patchStatus ?? statuses.patchStatus)(name, resourceVersion, status, signal);
+        log.push(`status ${name}`);
+        return outcome;
+      },
+    },
+    events: {
+      async record(event, signal) {
+        await (overrides.events?.record ?? events.record)(event, signal);
+        log.push(`event ${event.reason}`);
+      },
+    },
+    namespaces: memoryNamespaceSource([]),
+    rollout: {
+      revisions,
+      setPods: { ...cluster.source, ...overrides.setPods },
+      pods: {
+        async patch(namespace, name, operations, signal) {
+          const write = await writer.patch(namespace, name, operations, signal);
+          log.push(`patch ${name}`);
+          return write;
+        },
+        async patchStatus(namespace, name, patch, signal) {
+          const write = await writer.patchStatus(namespace, name, patch, signal);
+          log.push(`condition ${name} ${String((patch as { status: { conditions: { status: string }[] } }).status.conditions[0]?.status)}`);
+          return write;
+        },
+      },
+      clock: { now: () => NOW },
+      states: rolloutStateNotices(),
+    },
+  };
+  return { deps, log, statuses, events, cluster, revisions };
+}
+

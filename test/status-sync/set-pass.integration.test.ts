@@ -1,0 +1,102 @@
+/**
+ * One set's pass with the rollout's real adapters against a real
+ * kube-apiserver, as the functions' identity: the revision is created in
+ * kruise-system, the batch's pods take the guarded JSON Patch (new image,
+ * Kruise's annotations) and the SidecarSetUpgradable condition, and a pod
+ * changed behind the pass's back is skipped as a conflict. The SidecarSet's
+ * status and events stay in memory: their adapters are not the point here.
+ */
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { describeWithControlPlane } from '../../control-plane/availability.ts';
+import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
+import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
+import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
+import { kubePodWriter, kubeRevisionStore, kubeSetPods } from '../../lib/adapters/kube-rollout.ts';
+import { parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { memoryEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
+import type { Pod } from '../../lib/kube/types.ts';
+import { currentRevisionName } from '../../lib/rollout/revisions.ts';
+import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { runSetPass, type SetPassDeps } from '../../lib/status-sync/set-pass.ts';
+import { createNamespace, createPod, podPath, readPod } from '../../testkit/cluster-pods.ts';
+import { hashOf, NEW_IMAGE, OLD_IMAGE, rolloutPod, rolloutSet } from '../rollout/fixtures.ts';
+
+const NS = 'rolling';
+
+describeWithControlPlane('one set’s pass on a real kube-apiserver, as the functions identity', () => {
+  let controlPlane: ControlPlane | undefined;
+  const cp = (): ControlPlane => {
+    if (controlPlane === undefined) throw new Error('the control plane did not start');
+    return controlPlane;
+  };
+  const set = rolloutSet({ strategy: { type: 'RollingUpdate', maxUnavailable: 2 } });
+  set.metadata = { ...set.metadata, resourceVersion: '1' };
+
+  /** Creates the fixture pod as stored by the API server, with its status (ready, on the old image) as a kubelet would report it. */
+  async function seed(name: string): Promise<void> {
+    const fixture = rolloutPod(set, { name, namespace: NS });
+    const { status, ...object } = fixture;
+    object.metadata = { ...object.metadata, resourceVersion: undefined };
+    await createPod(cp(), JSON.parse(JSON.stringify(object)) as Pod);
+    const res = await cp().request('admin', 'PATCH', `${podPath(NS, name)}/status`, { status }, 'application/strategic-merge-patch+json');
+    if (res.status !== 200) throw new Error(`status of ${name}: ${res.status} ${res.body}`);
+  }
+
+  beforeAll(async () => {
+    controlPlane = await startControlPlane({ binaries: await ensureControlPlaneBinaries() });
+    await createNamespace(controlPlane, NS);
+    for (const name of ['p-0', 'p-1', 'p-2', 'p-3']) await seed(name);
+    for (const deadline = Date.now() + 30_000; ; ) {
+      const res = await controlPlane.request('functions', 'GET', `/api/v1/namespaces/${NS}/pods?limit=1`);
+      if (res.status === 200) break;
+      if (Date.now() > deadline) throw new Error(`the functions identity still cannot list pods: ${res.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }, 30 * 60_000);
+
+  afterAll(async () => {
+    await controlPlane?.stop();
+  });
+
+  it('registers the revision, updates the batch with guarded patches, marks them upgradable, and skips a pod that changed meanwhile', async () => {
+    const kc = parseKubeConfig(cp().kubeconfig('functions'), 'test');
+    const setPods = kubeSetPods(kc, { pageSize: 2 });
+    const statuses = memoryStatusWriter([set]);
+    const deps: SetPassDeps = {
+      statuses,
+      events: memoryEventSink(),
+      namespaces: memoryNamespaceSource([]),
+      rollout: {
+        revisions: kubeRevisionStore(kc, 'kruise-system'),
+        // Another writer changes p-0 right after the pass listed it: its guarded patch must fail.
+        setPods: {
+          ...setPods,
+          list: async (scope, signal) => {
+            const listed = await setPods.list(scope, signal);
+            const res = await cp().request('admin', 'PATCH', podPath(NS, 'p-0'), { metadata: { labels: { touched: 'yes' } } }, 'application/merge-patch+json');
+            if (res.status !== 200) throw new Error(`touching p-0: ${res.status}`);
+            return listed;
+          },
+        },
+        pods: kubePodWriter(kc),
+        clock: { now: () => new Date('2026-12-01T00:00:00Z') },
+        states: rolloutStateNotices(),
+      },
+    };
+    const result = await runSetPass(set, deps, { writeConcurrency: 1 });
+    expect(result).toMatchObject({ status: 'written', podsUpdated: 1, conflicts: 1, inFlight: true, errors: [] });
+    expect(statuses.writes[0]?.status).toMatchObject({ matchedPods: 4, updatedPods: 0, latestRevision: currentRevisionName(set) });
+
+    const revision = await cp().request('admin', 'GET', `/apis/apps/v1/namespaces/kruise-system/controllerrevisions/${currentRevisionName(set)}`);
+    expect(revision.status).toBe(200);
+
+    const [p0, p1, p2] = await Promise.all(['p-0', 'p-1', 'p-2'].map((name) => readPod(cp(), NS, name)));
+    const image = (pod: Pod | undefined) => pod?.spec?.containers.find((c) => c.name === 'sidecar1')?.image;
+    expect([image(p0), image(p1), image(p2)]).toEqual([OLD_IMAGE, NEW_IMAGE, OLD_IMAGE]);
+    const recorded = JSON.parse(p1?.metadata?.annotations?.['kruise.io/sidecarset-hash'] ?? '{}') as Record<string, { hash: string; controllerRevision: string }>;
+    expect(recorded['test-sidecarset']).toMatchObject({ hash: hashOf(set), controllerRevision: currentRevisionName(set) });
+    expect(p1?.status?.conditions?.find((c) => c.type === 'SidecarSetUpgradable')).toMatchObject({ status: 'True', reason: 'AllSidecarsetUpgradable' });
+    // The pod the pass wrote is not a change the pace loop waits for.
+    expect(result.watch?.own.has(p1?.metadata?.resourceVersion ?? '')).toBe(true);
+  });
+});

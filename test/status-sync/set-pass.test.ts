@@ -1,0 +1,258 @@
+/**
+ * One set's whole pass against the rollout's ports in memory: what it
+ * writes, in which order, and what it leaves alone when a pod, the set or a
+ * revision write gets in the way.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
+import type { memoryPods } from '../../lib/adapters/memory-rollout.ts';
+import { memoryEventSink } from '../../lib/adapters/memory-status-sync.ts';
+import { currentRevisionName, newRevision } from '../../lib/rollout/revisions.ts';
+import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
+import { runSetPass, type SetPassOptions } from '../../lib/status-sync/set-pass.ts';
+import { NEW_IMAGE, OLD_IMAGE, podsOf, rolloutPod } from '../rollout/fixtures.ts';
+import { storedRolloutSet, world } from './rollout-world.ts';
+
+const ONE_AT_A_TIME: SetPassOptions = { writeConcurrency: 1 };
+const imageOf = (cluster: ReturnType<typeof memoryPods>, name: string) => cluster.pods().find((p) => p.metadata?.name === name)?.spec?.containers.find((c) => c.name === 'sidecar1')?.image;
+
+describe('runSetPass', () => {
+  it('writes the status first, then each pod of the batch (patch, then its condition), then the rollout state', async () => {
+    const set = storedRolloutSet();
+    const { deps, log, statuses, cluster, events } = world(set, podsOf(set, 5, 0, 0));
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(log).toEqual(['status test-sidecarset', 'patch p-00000', 'condition p-00000 True', 'patch p-00001', 'condition p-00001 True', 'event RolloutProgressing']);
+    expect(statuses.writes).toEqual([
+      { name: 'test-sidecarset', status: { observedGeneration: 2, matchedPods: 5, updatedPods: 0, readyPods: 5, updatedReadyPods: 0, latestRevision: currentRevisionName(set), collisionCount: 0 } },
+    ]);
+    expect(['p-00000', 'p-00001', 'p-00002'].map((name) => imageOf(cluster, name))).toEqual([NEW_IMAGE, NEW_IMAGE, OLD_IMAGE]);
+    expect(result).toMatchObject({ sidecarSet: 'test-sidecarset', status: 'written', podsUpdated: 2, conflicts: 0, revisionWrites: 1, inFlight: true, errors: [] });
+    expect(result.stateChange).toMatch(/^rolling out: 2 pod\(s\) updated in this pass/);
+    expect(events.events.at(-1)).toMatchObject({ sidecarSet: { name: 'test-sidecarset', uid: 'uid-1' }, reason: 'RolloutProgressing' });
+  });
+
+  it("hands the pace loop the scope, the list's resourceVersion and the versions it wrote", async () => {
+    const set = storedRolloutSet();
+    const { deps, cluster } = world(set, podsOf(set, 5, 0, 0));
+    const listed = cluster.resourceVersion();
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const written = cluster.pods().filter((p) => imageOf(cluster, p.metadata?.name ?? '') === NEW_IMAGE).map((p) => p.metadata?.resourceVersion);
+    expect(result.watch).toEqual({ scope: { labelSelector: 'app=web' }, resourceVersion: listed, own: expect.any(Set) });
+    // Each pod's patch and its condition: the condition's version is the pod's last.
+    expect(result.watch?.own.size).toBe(4);
+    for (const version of written) expect(result.watch?.own.has(version ?? '')).toBe(true);
+  });
+
+  it('skips a pod that changed since the list (its test fails), counts it and updates the rest', async () => {
+    const set = storedRolloutSet();
+    const pods = podsOf(set, 5, 0, 0);
+    const { deps, cluster } = world(set, pods, {
+      setPods: {
+        list: async (scope) => {
+          const listed = await cluster.source.list(scope);
+          cluster.update('default', 'p-00000', (pod) => {
+            pod.metadata = { ...pod.metadata, labels: { ...pod.metadata?.labels, touched: 'yes' } };
+          });
+          return listed;
+        },
+      },
+    });
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ podsUpdated: 1, conflicts: 1, inFlight: true, errors: [] });
+    expect(['p-00000', 'p-00001'].map((name) => imageOf(cluster, name))).toEqual([OLD_IMAGE, NEW_IMAGE]);
+  });
+
+  it('passes over a pod deleted since the list: not updated, not an error', async () => {
+    const set = storedRolloutSet();
+    const { deps, cluster, log } = world(set, podsOf(set, 5, 0, 0));
+    deps.rollout.setPods = {
+      ...deps.rollout.setPods,
+      list: async (scope) => {
+        const listed = await cluster.source.list(scope);
+        cluster.remove('default', 'p-00000');
+        return listed;
+      },
+    };
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ podsUpdated: 1, conflicts: 0, errors: [] });
+    expect(log).not.toContain('condition p-00000 True');
+  });
+
+  it('stops the set at a status conflict: no pod is written and the set is decided again next pass', async () => {
+    const set = storedRolloutSet();
+    const stale = { ...set, metadata: { ...set.metadata, resourceVersion: '0' } };
+    const { deps, log, cluster } = world(set, podsOf(set, 5, 0, 0));
+    const result = await runSetPass(stale, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ status: 'not-written', podsUpdated: 0, inFlight: true, errors: [{ sidecarSet: 'test-sidecarset', operation: 'patch status', message: 'the SidecarSet changed during the pass; it is decided again next pass' }] });
+    expect(log).toEqual([]);
+    expect(cluster.writes).toEqual([]);
+  });
+
+  it('writes no status and no pod when the revision cannot be registered', async () => {
+    const set = storedRolloutSet();
+    const { deps, log, revisions } = world(set, podsOf(set, 5, 0, 0));
+    deps.rollout.revisions = { ...revisions, create: () => Promise.reject(new Error('the API server answered 403: forbidden')) };
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ status: 'not-written', podsUpdated: 0, errors: [{ operation: 'register the revision', message: 'the API server answered 403: forbidden' }] });
+    expect(log).toEqual([]);
+  });
+
+  it('writes no status and no pod when the pods cannot be listed, and comes back soon', async () => {
+    const set = storedRolloutSet();
+    const { deps, log } = world(set, podsOf(set, 5, 0, 0), { setPods: { list: () => Promise.reject(new Error('the API server answered 500')) } });
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ status: 'not-written', inFlight: true, errors: [{ operation: 'list pods', message: 'the API server answered 500' }] });
+    expect(log).toEqual([]);
+  });
+
+  it("rolls only pods in namespaces its namespaceSelector picks, reading those namespaces' labels", async () => {
+    const set = storedRolloutSet(undefined, (s) => {
+      s.spec = { ...s.spec!, namespaceSelector: { matchLabels: { team: 'a' } } };
+    });
+    const pods = [rolloutPod(set, { name: 'a-0', namespace: 'team-a' }), rolloutPod(set, { name: 'b-0', namespace: 'team-b' })];
+    const { deps, cluster } = world(set, pods);
+    deps.namespaces = memoryNamespaceSource([
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { team: 'a' } } },
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-b', labels: { team: 'b' } } },
+    ]);
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ podsUpdated: 1, counts: { matchedPods: 1 }, errors: [] });
+    expect(cluster.writes.filter((x) => x.kind === 'patch')).toEqual([{ kind: 'patch', target: 'team-a/a-0' }]);
+  });
+
+  it('writes nothing when the namespace labels its namespaceSelector needs cannot be read', async () => {
+    const set = storedRolloutSet(undefined, (s) => {
+      s.spec = { ...s.spec!, namespaceSelector: { matchLabels: { team: 'a' } } };
+    });
+    const { deps, log } = world(set, podsOf(set, 2, 0, 0));
+    deps.namespaces = { labels: () => Promise.reject(new Error('the API server answered 403')) };
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ status: 'not-written', inFlight: true, errors: [{ operation: 'list pods', message: 'the API server answered 403' }] });
+    expect(log).toEqual([]);
+  });
+
+  it('lists no pod for a selector that selects none (malformed), and writes the zero counts', async () => {
+    const set = storedRolloutSet(undefined, (s) => {
+      s.spec = { ...s.spec!, selector: { matchExpressions: [{ key: 'app', operator: 'Equals', values: ['web'] }] } };
+    });
+    const { deps, log } = world(set, podsOf(set, 2, 0, 0));
+    deps.rollout.setPods = { ...deps.rollout.setPods, list: () => Promise.reject(new Error('listed although nothing is selected')) };
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ status: 'written', podsUpdated: 0, counts: { matchedPods: 0 }, inFlight: false, errors: [] });
+    expect(result.watch).toBeUndefined();
+    expect(log[0]).toBe('status test-sidecarset');
+  });
+
+  it.each<[string, SidecarSetUpdateStrategy, number, string]>([
+    ['NotUpdate', { type: 'NotUpdate' }, 0, 'RolloutNotUpdate'],
+    ['paused', { type: 'RollingUpdate', paused: true, maxUnavailable: 2 }, 0, 'RolloutPaused'],
+    ['finished', { type: 'RollingUpdate', maxUnavailable: 2 }, 5, 'RolloutFinished'],
+  ])('%s: writes the status and the state, and no pod', async (_, strategy, updated, reason) => {
+    const set = storedRolloutSet(strategy);
+    const { deps, log, cluster } = world(set, podsOf(set, 5, updated, updated));
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(log).toEqual(['status test-sidecarset', `event ${reason}`]);
+    expect(cluster.writes).toEqual([]);
+    expect(result).toMatchObject({ podsUpdated: 0, inFlight: false, errors: [] });
+  });
+
+  it.each<[string, SidecarSetUpdateStrategy]>([
+    ['NotUpdate', { type: 'NotUpdate' }],
+    ['paused', { type: 'RollingUpdate', paused: true }],
+  ])('%s: marks no pod not upgradable and records no NotUpgradablePods Event (no round runs)', async (_, strategy) => {
+    const set = storedRolloutSet(strategy);
+    const { deps, log, cluster } = world(set, [rolloutPod(set, { name: 'p-00000', otherFields: true }), ...podsOf(set, 3, 0, 0).slice(1)]);
+    await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(log).not.toContain('event NotUpgradablePods');
+    expect(cluster.writes).toEqual([]);
+  });
+
+  it('marks pods whose sidecars changed in more than the image not upgradable, records the Event, then updates the others', async () => {
+    const set = storedRolloutSet();
+    const pods = [rolloutPod(set, { name: 'p-00000', otherFields: true }), ...podsOf(set, 3, 0, 0).slice(1)];
+    const { deps, log, cluster, events } = world(set, pods);
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(log).toEqual(['status test-sidecarset', 'condition p-00000 False', 'event NotUpgradablePods', 'patch p-00001', 'condition p-00001 True', 'patch p-00002', 'condition p-00002 True', 'event RolloutProgressing']);
+    expect(events.events.find((e) => e.reason === 'NotUpgradablePods')).toMatchObject({ sidecarSet: { name: 'test-sidecarset', uid: 'uid-1' }, type: 'Normal' });
+    const condition = cluster.pods()[0]?.status?.conditions?.find((c) => c.type === 'SidecarSetUpgradable');
+    expect(condition).toMatchObject({ status: 'False', reason: 'UpdateImmutableField', message: '{"test-sidecarset":false}' });
+    expect(imageOf(cluster, 'p-00000')).toBe(OLD_IMAGE);
+    expect(result.podsUpdated).toBe(2);
+  });
+
+  it('reports the rollout state once per change across passes', async () => {
+    const set = storedRolloutSet();
+    const { deps, statuses, events } = world(set, podsOf(set, 5, 0, 0));
+    const states: (string | undefined)[] = [];
+    for (let pass = 0; pass < 3; pass++) {
+      const current = (await statuses.get('test-sidecarset')) as SidecarSet;
+      const result = await runSetPass(current, deps, ONE_AT_A_TIME);
+      states.push(result.stateChange === undefined ? undefined : result.stateChange.split(':')[0]);
+    }
+    // The updated pods have not restarted (no kubelet): the second pass waits on maxUnavailable, the third says nothing new.
+    expect(states).toEqual(['rolling out', 'maxUnavailable 2 reached', undefined]);
+    expect(events.events.map((e) => e.reason)).toEqual(['RolloutProgressing', 'RolloutWaiting']);
+  });
+
+  it('reports a state Event that failed again next pass, and the failure as an error', async () => {
+    const set = storedRolloutSet({ type: 'NotUpdate' });
+    let fail = true;
+    const { deps, events, statuses } = world(set, podsOf(set, 2, 0, 0), {
+      events: {
+        record: (event) => {
+          if (fail) return Promise.reject(new Error('the API server answered 403'));
+          return memoryEventSink().record(event);
+        },
+      },
+    });
+    const first = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(first.errors).toEqual([{ sidecarSet: 'test-sidecarset', operation: 'record event', message: 'the API server answered 403' }]);
+    fail = false;
+    const second = await runSetPass((await statuses.get('test-sidecarset')) as SidecarSet, deps, ONE_AT_A_TIME);
+    expect(second).toMatchObject({ stateChange: expect.stringMatching(/NotUpdate/), errors: [] });
+    const third = await runSetPass((await statuses.get('test-sidecarset')) as SidecarSet, deps, ONE_AT_A_TIME);
+    expect(third.stateChange).toBeUndefined();
+    // The sink the world logs through is the override: the memory sink saw nothing.
+    expect(events.events).toEqual([]);
+  });
+
+  it('reports a failed pod write as an error naming the pod, and carries on with the others', async () => {
+    const set = storedRolloutSet();
+    const { deps, cluster } = world(set, podsOf(set, 5, 0, 0));
+    const pods = deps.rollout.pods;
+    deps.rollout.pods = { ...pods, patch: (ns, name, ops) => (name === 'p-00000' ? Promise.reject(new Error('the API server answered 500')) : pods.patch(ns, name, ops)) };
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ podsUpdated: 1, conflicts: 0, errors: [{ sidecarSet: 'test-sidecarset', operation: 'update pod default/p-00000', message: 'the API server answered 500' }] });
+    expect(imageOf(cluster, 'p-00001')).toBe(NEW_IMAGE);
+  });
+
+  it('trims the history past revisionHistoryLimit after the round, keeping the revision pods record', async () => {
+    const old = storedRolloutSet(undefined, (s) => {
+      s.spec = { ...s.spec!, containers: (s.spec!.containers ?? []).map((c) => ({ ...c, image: 'centos:6.5' })) };
+    });
+    const set = storedRolloutSet(undefined, (s) => {
+      s.spec = { ...s.spec!, revisionHistoryLimit: 1 };
+    });
+    const { deps, revisions } = world(set, podsOf(set, 5, 0, 0));
+    const seeded = await revisions.create(newRevision(old, 'kruise-system', 1, 0));
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result.revisionWrites).toBe(2);
+    expect(revisions.revisions().map((r) => r.metadata?.name)).toEqual([currentRevisionName(set)]);
+    expect(revisions.writes.at(-1)).toEqual({ kind: 'delete', target: seeded.metadata?.name });
+  });
+
+  it('reports a failed revision delete as an error and finishes the pass', async () => {
+    const old = storedRolloutSet(undefined, (s) => {
+      s.spec = { ...s.spec!, containers: (s.spec!.containers ?? []).map((c) => ({ ...c, image: 'centos:6.5' })) };
+    });
+    const set = storedRolloutSet(undefined, (s) => {
+      s.spec = { ...s.spec!, revisionHistoryLimit: 1 };
+    });
+    const { deps, revisions } = world(set, podsOf(set, 5, 0, 0));
+    await revisions.create(newRevision(old, 'kruise-system', 1, 0));
+    deps.rollout.revisions = { ...revisions, delete: () => Promise.reject(new Error('the API server answered 500')) };
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result.errors).toEqual([{ sidecarSet: 'test-sidecarset', operation: 'trim revision history', message: expect.stringMatching(/^delete ControllerRevision .*: the API server answered 500$/) }]);
+    expect(result.podsUpdated).toBe(2);
+  });
+});
