@@ -267,12 +267,13 @@ async function writeStatuses(
       return;
     }
     const registration = revisions?.registrations.get(i);
+    if (registration !== undefined && deps.rollout !== undefined) await trimBeforeStatus(set, accumulator, registration, deps.rollout, options, result);
     try {
       await writeStatus(set, accumulator, deps, options, result, registration === undefined ? {} : { latestRevision: registration.latestRevision, collisionCount: registration.collisionCount });
     } catch (error) {
       result.errors.push({ sidecarSet: sidecarSetName(set), operation: 'patch status', message: errorMessage(error) });
     }
-    if (revisions !== undefined && deps.rollout !== undefined) await settleIdleSet(set, accumulator, registration, deps, deps.rollout, options, result);
+    if (revisions !== undefined && deps.rollout !== undefined) await settleIdleSet(set, accumulator, deps, deps.rollout, options, result);
   });
   if (outOfTime > 0) {
     result.errors.push({ operation: 'patch status', message: `the pass was stopped (${errorMessage(signal?.reason)}) before ${outOfTime} statuses were compared and written` });
@@ -404,11 +405,17 @@ async function revisionsOf(
   return out;
 }
 
-/** After an idle set's status: trim its history and report its state (finished, paused, NotUpdate). */
+/** An idle set's history trimmed past its limit, as Kruise does while registering, before the status names the revision. */
+async function trimBeforeStatus(set: SidecarSet, accumulator: StatusAccumulator, registration: Registration, rollout: RolloutDeps, options: StatusPassOptions, result: PassResult): Promise<void> {
+  const trimmed = await trimHistory(set, registration.history, accumulator.revisionsInUse, rollout.revisions, options.signal);
+  if (result.rollout !== undefined) result.rollout.revisionWrites += trimmed.deleted;
+  if (trimmed.problem?.startsWith('delete') === true) result.errors.push({ sidecarSet: sidecarSetName(set), operation: 'trim revision history', message: trimmed.problem });
+}
+
+/** After an idle set's status: report its state (finished, paused, NotUpdate). */
 async function settleIdleSet(
   set: SidecarSet,
   accumulator: StatusAccumulator,
-  registration: Registration | undefined,
   deps: StatusPassDeps,
   rollout: RolloutDeps,
   options: StatusPassOptions,
@@ -417,11 +424,6 @@ async function settleIdleSet(
   const name = sidecarSetName(set);
   const summary = result.rollout;
   if (summary === undefined) return;
-  if (registration !== undefined) {
-    const trimmed = await trimHistory(set, registration.history, accumulator.revisionsInUse, rollout.revisions, options.signal);
-    summary.revisionWrites += trimmed.deleted;
-    if (trimmed.problem?.startsWith('delete') === true) result.errors.push({ sidecarSet: name, operation: 'trim revision history', message: trimmed.problem });
-  }
   const status = accumulator.status(set);
   const counts = { matchedPods: status.matchedPods ?? 0, updatedPods: status.updatedPods ?? 0, readyPods: status.readyPods ?? 0, updatedReadyPods: status.updatedReadyPods ?? 0 };
   const strategy = objectOf(set.spec?.updateStrategy) ?? {};

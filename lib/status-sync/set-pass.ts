@@ -123,6 +123,12 @@ export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: Se
   }
   result.counts = plan.status;
 
+  // Kruise trims the history as part of registering, before the status: a status showing the new revision never
+  // comes with more revisions listed than the limit.
+  const trimmed = await trimHistory(set, registration.history, [...activeRevisions(set, pods, registration.history)], rollout.revisions, signal);
+  result.revisionWrites += trimmed.deleted;
+  if (trimmed.problem !== undefined && trimmed.problem.startsWith('delete')) result.errors.push({ sidecarSet: name, operation: 'trim revision history', message: trimmed.problem });
+
   const status = rolloutStatusFields(set, plan.status, registration.latestRevision, registration.collisionCount);
   if (jsonEqual({ ...objectOf(set.status) }, { ...objectOf(set.status), ...status })) result.status = 'unchanged';
   else {
@@ -148,10 +154,6 @@ export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: Se
     }
     await sendRound(writes, { name, uid: stringOf(set.metadata?.uid) ?? '' }, deps, options, result, own);
   }
-
-  const trimmed = await trimHistory(set, registration.history, [...activeRevisions(set, pods, registration.history)], rollout.revisions, signal);
-  result.revisionWrites += trimmed.deleted;
-  if (trimmed.problem !== undefined && trimmed.problem.startsWith('delete')) result.errors.push({ sidecarSet: name, operation: 'trim revision history', message: trimmed.problem });
 
   await reportState(set, rolloutState(plan.status, result.podsUpdated, plan.waiting), deps, result, signal);
   result.inFlight = result.podsUpdated > 0 || result.conflicts > 0 || plan.waiting?.kind === 'max-unavailable';

@@ -74,7 +74,7 @@ describe('a status pass with the rollout', () => {
     expect(w.statuses.sets().map((s) => s.status?.latestRevision)).toEqual([undefined, undefined]);
   });
 
-  it('names idle sets whose updated pods are still restarting as in flight, but not NotUpdate ones', async () => {
+  it('does not follow idle sets whose updated pods are not ready (nothing of theirs was rolled by this pass), and reports their states', async () => {
     const restarting = set('restarting', 'api');
     const frozen = set('frozen', 'queue', { type: 'NotUpdate' });
     const pods = [
@@ -83,7 +83,7 @@ describe('a status pass with the rollout', () => {
     ];
     const w = passWorld([restarting, frozen], pods);
     const result = await runStatusPass(w.deps);
-    expect(result.rollout).toMatchObject({ setsRolled: 0, inFlight: ['restarting'] });
+    expect(result.rollout).toMatchObject({ setsRolled: 0, inFlight: [] });
     expect(result.rollout?.states).toEqual({ restarting: expect.stringMatching(/^every pod is updated/), frozen: expect.stringMatching(/NotUpdate/) });
   });
 

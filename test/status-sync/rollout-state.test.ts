@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import type { RolloutCounts, WaitingReason } from '../../lib/rollout/plan.ts';
-import { rolloutState, rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { rolloutState, rolloutStateNotices, stalledState } from '../../lib/status-sync/rollout-state.ts';
 
 const counts = (updatedPods: number, updatedReadyPods = updatedPods, matchedPods = 10): RolloutCounts => ({ matchedPods, updatedPods, readyPods: matchedPods, updatedReadyPods });
 const SET = { name: 'agent', uid: 'uid-agent' };
@@ -12,8 +12,9 @@ const SET = { name: 'agent', uid: 'uid-agent' };
 describe('rolloutState', () => {
   it.each<[string, RolloutCounts, number, WaitingReason | undefined, { reason: string; type: string; key: string; message: RegExp }]>([
     ['pods written and no limit reached', counts(3, 1), 2, undefined, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out: 2 pod\(s\) updated in this pass; 3 of 10 pod\(s\) updated, 1 updated and ready$/ }],
-    ['pods written up to maxUnavailable', counts(3, 1), 2, { kind: 'max-unavailable', unavailable: 0, maxUnavailable: 2 }, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out: 2 pod/ }],
-    ['maxUnavailable reached, nothing written', counts(3, 1), 0, { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2 }, { reason: 'RolloutWaiting', type: 'Normal', key: 'max-unavailable:2', message: /^maxUnavailable 2 reached.*; 3 of 10 pod\(s\) updated/ }],
+    ['pods written up to maxUnavailable', counts(3, 1), 2, { kind: 'max-unavailable', unavailable: 0, maxUnavailable: 2 }, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out, at most 2 unavailable at a time \(maxUnavailable\): 2 pod/ }],
+    // Waiting for a batch under maxUnavailable is the rollout's normal progress: the same state, not an Event per batch.
+    ['maxUnavailable reached, nothing written', counts(3, 1), 0, { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2 }, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out, at most 2 unavailable at a time \(maxUnavailable\): 0 pod\(s\) updated in this pass; 3 of 10 pod\(s\) updated/ }],
     ['every pod updated and ready', counts(10), 0, { kind: 'finished' }, { reason: 'RolloutFinished', type: 'Normal', key: 'finished', message: /^finished: every matched pod runs the current sidecars; 10 of 10/ }],
     ['every pod updated, some still restarting', counts(10, 8), 0, { kind: 'finished' }, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^every pod is updated; 10 of 10 pod\(s\) updated, 8 updated and ready$/ }],
     ['paused', counts(2), 0, { kind: 'paused' }, { reason: 'RolloutPaused', type: 'Normal', key: 'paused', message: /^paused \(updateStrategy\.paused\); 2 of 10/ }],
@@ -26,7 +27,7 @@ describe('rolloutState', () => {
     ['HotUpgrade sidecars', counts(0), 0, { kind: 'hot-upgrade-unsupported' }, { reason: 'RolloutBlocked', type: 'Warning', key: 'blocked:hot-upgrade-unsupported', message: /^HotUpgrade sidecars are not rolled in place yet/ }],
   ])('%s', (_, c, updated, waiting, expected) => {
     const state = rolloutState(c, updated, waiting);
-    expect(state).toEqual({ reason: expected.reason, type: expected.type, key: expected.key, message: expect.stringMatching(expected.message) });
+    expect({ ...state, progress: undefined }).toEqual({ reason: expected.reason, type: expected.type, key: expected.key, message: expect.stringMatching(expected.message), progress: undefined });
   });
 });
 
@@ -48,7 +49,28 @@ describe('rolloutStateNotices', () => {
       report(counts(6, 4), 0, { ...limit, maxUnavailable: 3 }),
       report(counts(10), 0, { kind: 'finished' }),
       report(counts(10), 0, { kind: 'finished' }),
-    ]).toEqual(['RolloutProgressing', undefined, 'RolloutWaiting', undefined, 'RolloutWaiting', 'RolloutFinished', undefined]);
+    ]).toEqual(['RolloutProgressing', undefined, undefined, undefined, undefined, 'RolloutFinished', undefined]);
+  });
+
+  it('reports a stalled rollout once, and not again while a pass finds it unmoved', () => {
+    const notices = rolloutStateNotices();
+    const limit = { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2 } as const;
+    const seen = (state: ReturnType<typeof rolloutState>) => {
+      const event = notices.due(SET, state);
+      if (event !== undefined) notices.reported(SET.name, state);
+      return event?.reason;
+    };
+    expect(seen(rolloutState(counts(2, 0), 2, limit))).toBe('RolloutProgressing');
+    expect(seen(stalledState(60_000, counts(2, 0)))).toBe('RolloutStalled');
+    expect(notices.due(SET, stalledState(60_000, counts(2, 0)))).toBeUndefined();
+    // The schedule's next pass finds the same counts: still stalled, no Event.
+    expect(seen(rolloutState(counts(2, 0), 0, limit))).toBeUndefined();
+    // Once a pod becomes ready and the rollout moves, it is progressing again.
+    expect(seen(rolloutState(counts(2, 1), 0, limit))).toBe('RolloutProgressing');
+  });
+
+  it('says in a stalled state how many updated pods are not ready', () => {
+    expect(stalledState(60_000, counts(5, 2))).toMatchObject({ reason: 'RolloutStalled', type: 'Warning', message: expect.stringMatching(/^no progress for 60 s: 3 updated pod\(s\) are not ready/) });
   });
 
   it('carries the set, the type, the reason and the message in the Event', () => {

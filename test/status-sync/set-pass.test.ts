@@ -27,7 +27,7 @@ describe('runSetPass', () => {
     ]);
     expect(['p-00000', 'p-00001', 'p-00002'].map((name) => imageOf(cluster, name))).toEqual([NEW_IMAGE, NEW_IMAGE, OLD_IMAGE]);
     expect(result).toMatchObject({ sidecarSet: 'test-sidecarset', status: 'written', podsUpdated: 2, conflicts: 0, revisionWrites: 1, inFlight: true, errors: [] });
-    expect(result.stateChange).toMatch(/^rolling out: 2 pod\(s\) updated in this pass/);
+    expect(result.stateChange).toMatch(/^rolling out, at most 2 unavailable at a time \(maxUnavailable\): 2 pod\(s\) updated in this pass/);
     expect(events.events.at(-1)).toMatchObject({ sidecarSet: { name: 'test-sidecarset', uid: 'uid-1' }, reason: 'RolloutProgressing' });
   });
 
@@ -189,9 +189,10 @@ describe('runSetPass', () => {
       const result = await runSetPass(current, deps, ONE_AT_A_TIME);
       states.push(result.stateChange === undefined ? undefined : result.stateChange.split(':')[0]);
     }
-    // The updated pods have not restarted (no kubelet): the second pass waits on maxUnavailable, the third says nothing new.
-    expect(states).toEqual(['rolling out', 'maxUnavailable 2 reached', undefined]);
-    expect(events.events.map((e) => e.reason)).toEqual(['RolloutProgressing', 'RolloutWaiting']);
+    // The updated pods have not restarted (no kubelet): the next passes wait on maxUnavailable, which is the same
+    // progressing state, so nothing new is said.
+    expect(states).toEqual(['rolling out, at most 2 unavailable at a time (maxUnavailable)', undefined, undefined]);
+    expect(events.events.map((e) => e.reason)).toEqual(['RolloutProgressing']);
   });
 
   it('reports a state Event that failed again next pass, and the failure as an error', async () => {
