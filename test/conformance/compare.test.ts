@@ -273,12 +273,14 @@ describe('status', () => {
     cluster: { sidecarSets: [], namespaces: [], pods: [{ status: { containerStatuses: [{ name: 'log', image, imageID }] } }] },
   });
 
-  it('compares counts and observedGeneration, not the revision this project does not keep yet, absent counts being 0', () => {
+  it('compares the counts, observedGeneration and the registered revision, absent counts being 0', () => {
     const c = statusCase('busybox', 'docker.io/library/busybox@sha256:1');
-    const ours = { kind: 'status' as const, status: { observedGeneration: 1, matchedPods: 1, updatedPods: 1, readyPods: 0, updatedReadyPods: 0 } };
+    const ours = { kind: 'status' as const, status: { observedGeneration: 1, matchedPods: 1, updatedPods: 1, readyPods: 0, updatedReadyPods: 0, latestRevision: 'a-5f7', collisionCount: 0 } };
     const kruise = { kind: 'status' as const, status: { observedGeneration: 1, matchedPods: 1, updatedPods: 1, readyPods: 0, latestRevision: 'a-5f7', collisionCount: 0 } };
     expect(compareVerdicts(c, ours, kruise).agree).toBe(true);
     expect(compareVerdicts(c, ours, { kind: 'status', status: { ...kruise.status, updatedPods: 0 } }).agree).toBe(false);
+    expect(compareVerdicts(c, ours, { kind: 'status', status: { ...kruise.status, latestRevision: 'a-5f8' } }).agree).toBe(false);
+    expect(compareVerdicts(c, ours, { kind: 'status', status: { ...kruise.status, collisionCount: 1 } }).agree).toBe(false);
   });
 
   it('takes no difference in the ready counts as expected now that the pinned-digest bug (item 10) is fixed', () => {

@@ -365,15 +365,6 @@ export function revisionNameComputed(c: ConformanceCase, ours: unknown, kruise: 
 // ---------------------------------------------------------------------------
 // Status
 
-/**
- * This project does not keep ControllerRevision history yet (README: "What
- * differs"), so it neither computes `latestRevision` nor `collisionCount`;
- * only the counts and observedGeneration are compared.
- */
-export function statusWithoutRevision(status: Record<string, unknown>): Record<string, unknown> {
-  return without(status, ['latestRevision', 'collisionCount']);
-}
-
 /** Kruise's `updatedReadyPods` is omitempty: absent means 0. */
 export function statusCountsWithZeros(status: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...status };
@@ -460,7 +451,8 @@ function normalised(c: ConformanceCase, verdict: Verdict): unknown {
       // Why it failed is not compared (each side words it its own way), only that it did.
       return { kind: 'failed' };
     case 'status': {
-      const counts = statusCountsWithZeros(statusWithoutRevision(verdict.status));
+      // Every field, latestRevision and collisionCount included: the revision name must be Kruise's byte for byte.
+      const counts = statusCountsWithZeros(verdict.status);
       return { kind: 'status', status: pinnedImageQualified(c) ? readyCountsDropped(counts) : counts };
     }
     case 'allowed':

@@ -8,6 +8,7 @@
  */
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
+import { currentRevisionName } from '../../lib/rollout/revisions.ts';
 import { computeStatus, summarizePod } from '../../lib/sidecarset/status.ts';
 import { runReview, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { GVK_POD, GVK_SET, reviewAround } from '../reviews.ts';
@@ -47,7 +48,10 @@ export async function ourVerdict(c: ConformanceCase): Promise<Verdict> {
     case 'status': {
       const labels = new Map(c.cluster.namespaces.map((ns) => [ns.metadata?.name ?? '', { ...ns.metadata?.labels }]));
       const { status } = computeStatus(c.sidecarSet, c.cluster.pods.map(summarizePod), labels);
-      return { kind: 'status', status };
+      // The reference registers the set's first revision (its fake client holds none), as a pass here would:
+      // the name comes from the spec and the collision count alone.
+      const collisionCount = c.sidecarSet.status?.collisionCount ?? 0;
+      return { kind: 'status', status: { ...status, latestRevision: currentRevisionName(c.sidecarSet, collisionCount), collisionCount } };
     }
   }
 }
