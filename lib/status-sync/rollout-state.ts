@@ -26,6 +26,12 @@ export interface RolloutState {
   key: string;
   /** The counts it was seen with (progressing and stalled states): a stalled rollout seen again unmoved is no news. */
   progress?: string;
+  /**
+   * A resting state (finished; NotUpdate with every pod updated): news only as
+   * the end of another state this process saw, not at first sight, or every
+   * cold start would post one Event per SidecarSet of the cluster.
+   */
+  resting?: boolean;
 }
 
 function counted(counts: RolloutCounts): string {
@@ -43,11 +49,11 @@ export function rolloutState(counts: RolloutCounts, updated: number, waiting: Wa
     case 'finished':
       // Finished with pods still restarting is progress; finished once they are ready.
       if (counts.updatedReadyPods < counts.updatedPods) return { reason: 'RolloutProgressing', type: 'Normal', message: `every pod is updated; ${counted(counts)}`, key: 'progressing', progress: JSON.stringify(counts) };
-      return { reason: 'RolloutFinished', type: 'Normal', message, key: 'finished' };
+      return { reason: 'RolloutFinished', type: 'Normal', message, key: 'finished', resting: true };
     case 'paused':
       return { reason: 'RolloutPaused', type: 'Normal', message, key: 'paused' };
     case 'not-update':
-      return { reason: 'RolloutNotUpdate', type: 'Normal', message, key: 'not-update' };
+      return { reason: 'RolloutNotUpdate', type: 'Normal', message, key: 'not-update', ...(counts.updatedPods >= counts.matchedPods ? { resting: true } : {}) };
     case 'partition':
       return { reason: 'RolloutWaiting', type: 'Normal', message, key: `partition:${waiting.held}` };
     case 'nothing-waiting':
@@ -74,6 +80,7 @@ export function rolloutStateNotices(): RolloutStateNotices {
     due(set, state) {
       const previous = last.get(set.name);
       if (previous?.key === state.key) return undefined;
+      if (previous === undefined && state.resting === true) return undefined;
       // The schedule's next pass of a stalled rollout finds it as it was: still stalled, not progressing again.
       if (previous?.key.startsWith('stalled:') === true && state.key === 'progressing' && state.progress === previous.progress) return undefined;
       return { sidecarSet: set, type: state.type, reason: state.reason, message: state.message };

@@ -6,7 +6,7 @@
  */
 import type { ControlPlane } from '../../control-plane/harness.ts';
 
-export const COUNTED_RESOURCES = ['pods', 'sidecarsets', 'namespaces', 'events'] as const;
+export const COUNTED_RESOURCES = ['pods', 'sidecarsets', 'namespaces', 'events', 'controllerrevisions'] as const;
 
 /** `VERB resource[/subresource]` → count, from the Prometheus text format. */
 export function requestCounts(metrics: string): Map<string, number> {

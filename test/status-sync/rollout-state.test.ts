@@ -27,7 +27,7 @@ describe('rolloutState', () => {
     ['HotUpgrade sidecars', counts(0), 0, { kind: 'hot-upgrade-unsupported' }, { reason: 'RolloutBlocked', type: 'Warning', key: 'blocked:hot-upgrade-unsupported', message: /^HotUpgrade sidecars are not rolled in place yet/ }],
   ])('%s', (_, c, updated, waiting, expected) => {
     const state = rolloutState(c, updated, waiting);
-    expect({ ...state, progress: undefined }).toEqual({ reason: expected.reason, type: expected.type, key: expected.key, message: expect.stringMatching(expected.message), progress: undefined });
+    expect({ ...state, progress: undefined, resting: undefined }).toEqual({ reason: expected.reason, type: expected.type, key: expected.key, message: expect.stringMatching(expected.message), progress: undefined, resting: undefined });
   });
 });
 
@@ -71,6 +71,18 @@ describe('rolloutStateNotices', () => {
 
   it('says in a stalled state how many updated pods are not ready', () => {
     expect(stalledState(60_000, counts(5, 2))).toMatchObject({ reason: 'RolloutStalled', type: 'Warning', message: expect.stringMatching(/^no progress for 60 s: 3 updated pod\(s\) are not ready/) });
+  });
+
+  it('says nothing of a resting state at first sight, and reports it as the end of a state it saw', () => {
+    const notices = rolloutStateNotices();
+    const finished = rolloutState(counts(10), 0, { kind: 'finished' });
+    expect(finished.resting).toBe(true);
+    expect(notices.due(SET, finished)).toBeUndefined();
+    expect(rolloutState(counts(0), 0, { kind: 'not-update' }).resting).toBeUndefined();
+    expect(rolloutState(counts(10), 0, { kind: 'not-update' }).resting).toBe(true);
+    const progressing = rolloutState(counts(3, 1), 2, undefined);
+    notices.reported(SET.name, progressing);
+    expect(notices.due(SET, finished)?.reason).toBe('RolloutFinished');
   });
 
   it('carries the set, the type, the reason and the message in the Event', () => {
