@@ -47,8 +47,8 @@ export function rolloutState(counts: RolloutCounts, updated: number, waiting: Wa
   const message = `${waitingMessage(waiting)}; ${counted(counts)}`;
   switch (waiting.kind) {
     case 'finished':
-      // Finished with pods still restarting is progress; finished once they are ready.
-      if (counts.updatedReadyPods < counts.updatedPods) return { reason: 'RolloutProgressing', type: 'Normal', message: `every pod is updated; ${counted(counts)}`, key: 'progressing', progress: JSON.stringify(counts) };
+      // Every pod updated is the end, whatever their readiness (which the status shows): pods may be unready for
+      // reasons of their own, and a cold start must not take them for a rollout in progress.
       return { reason: 'RolloutFinished', type: 'Normal', message, key: 'finished', resting: true };
     case 'paused':
       return { reason: 'RolloutPaused', type: 'Normal', message, key: 'paused' };

@@ -16,7 +16,7 @@ describe('rolloutState', () => {
     // Waiting for a batch under maxUnavailable is the rollout's normal progress: the same state, not an Event per batch.
     ['maxUnavailable reached, nothing written', counts(3, 1), 0, { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2 }, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out, at most 2 unavailable at a time \(maxUnavailable\): 0 pod\(s\) updated in this pass; 3 of 10 pod\(s\) updated/ }],
     ['every pod updated and ready', counts(10), 0, { kind: 'finished' }, { reason: 'RolloutFinished', type: 'Normal', key: 'finished', message: /^finished: every matched pod runs the current sidecars; 10 of 10/ }],
-    ['every pod updated, some still restarting', counts(10, 8), 0, { kind: 'finished' }, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^every pod is updated; 10 of 10 pod\(s\) updated, 8 updated and ready$/ }],
+    ['every pod updated, some not ready', counts(10, 8), 0, { kind: 'finished' }, { reason: 'RolloutFinished', type: 'Normal', key: 'finished', message: /^finished: every matched pod runs the current sidecars; 10 of 10 pod\(s\) updated, 8 updated and ready$/ }],
     ['paused', counts(2), 0, { kind: 'paused' }, { reason: 'RolloutPaused', type: 'Normal', key: 'paused', message: /^paused \(updateStrategy\.paused\); 2 of 10/ }],
     ['NotUpdate', counts(0), 0, { kind: 'not-update' }, { reason: 'RolloutNotUpdate', type: 'Normal', key: 'not-update', message: /^updateStrategy\.type is NotUpdate/ }],
     ['held by partition', counts(4), 0, { kind: 'partition', held: 6 }, { reason: 'RolloutWaiting', type: 'Normal', key: 'partition:6', message: /^6 pod\(s\) held back by partition; 4 of 10/ }],
