@@ -178,7 +178,11 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
 async function waitForChange(tracked: ReadonlyMap<string, Tracked>, deps: PaceDeps, intervalMs: number, settleMs: number, signal: AbortSignal | undefined, queue: AdmittedQueue | undefined): Promise<void> {
   const stop = new AbortController();
   const bounded = signal === undefined ? stop.signal : AbortSignal.any([signal, stop.signal]);
-  const watches = [...tracked.values()].flatMap((t) => (t.watch === undefined ? [] : [deps.rollout.setPods.changed(t.watch.scope, t.watch.resourceVersion, t.watch.own, intervalMs, bounded)]));
+  // A failed watch (the API server down, a connection reset) is no change: waking on it would pass again at once, and again.
+  const never = new Promise<never>(() => undefined);
+  const watches = [...tracked.values()].flatMap((t) =>
+    t.watch === undefined ? [] : [deps.rollout.setPods.changed(t.watch.scope, t.watch.resourceVersion, t.watch.own, intervalMs, bounded).then((result) => (result === 'error' ? never : result))],
+  );
   const timer = sleep(intervalMs, 'timeout' as const, { signal: bounded }).catch(() => 'stopped' as const);
   const arrival = queue === undefined ? [] : [queue.arrival().then(() => 'admitted' as const)];
   const first = await Promise.race([timer, ...watches, ...arrival]);

@@ -1,0 +1,85 @@
+/**
+ * The pace loop's waiting between passes of a set in flight, with the
+ * rollout's ports in memory: a watch that fails (the API server is down or
+ * restarting, a connection reset) must not wake the loop at once, or it
+ * spins passes as fast as the failures come back.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
+import { memoryEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
+import type { Pod } from '../../lib/kube/types.ts';
+import type { RevisionStore, SetPodSource } from '../../lib/ports.ts';
+import type { ControllerRevision } from '../../lib/rollout/revisions.ts';
+import { followSets } from '../../lib/status-sync/pace.ts';
+import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import type { SetPassDeps } from '../../lib/status-sync/set-pass.ts';
+import { hashOf, listedPod, storedSet } from '../../testkit/status-sync-objects.ts';
+
+/** Revisions kept in an array: enough for a set whose revision is registered once. */
+function revisionStore(): RevisionStore {
+  const stored: ControllerRevision[] = [];
+  return {
+    namespace: 'kruise-system',
+    get: (name) => Promise.resolve(stored.find((r) => r.metadata?.name === name)),
+    list: (setName) => Promise.resolve(stored.filter((r) => r.metadata?.labels?.['kruise.io/sidecarset-name'] === setName)),
+    listAll: () => Promise.resolve([...stored]),
+    create: (revision) => {
+      const created = { ...revision, metadata: { ...revision.metadata, resourceVersion: String(stored.length + 1) } };
+      stored.push(created);
+      return Promise.resolve(created);
+    },
+    setNumber: (revision, number) => Promise.resolve({ ...revision, revision: number }),
+    patchLabels: () => Promise.resolve(),
+    delete: () => Promise.resolve(),
+  };
+}
+
+/** One set whose only pod is updated but not ready: in flight, with nothing to write. */
+function inFlight(changed: SetPodSource['changed']): { deps: SetPassDeps; lists: () => number } {
+  const set = storedSet('log-agent');
+  const pods: Pod[] = [listedPod({ name: 'restarting', injected: { 'log-agent': hashOf(set) }, ready: false })];
+  let lists = 0;
+  const setPods: SetPodSource = {
+    list: () => {
+      lists++;
+      return Promise.resolve({ pods, resourceVersion: String(100 + lists) });
+    },
+    changed,
+  };
+  const deps: SetPassDeps = {
+    statuses: memoryStatusWriter([set]),
+    events: memoryEventSink(),
+    namespaces: memoryNamespaceSource([]),
+    rollout: {
+      revisions: revisionStore(),
+      setPods,
+      pods: { patch: () => Promise.resolve({ outcome: 'gone' }), patchStatus: () => Promise.resolve({ outcome: 'gone' }) },
+      clock: { now: () => new Date('2026-11-30T12:00:00Z') },
+      states: rolloutStateNotices(),
+    },
+  };
+  return { deps, lists: () => lists };
+}
+
+describe('following a set in flight', () => {
+  it('waits out the interval when the watch fails at once, rather than passing again and again', async () => {
+    const { deps, lists } = inFlight(() => Promise.resolve('error'));
+    // 1 s at a 200 ms interval: about 6 passes; a loop woken by every failure makes thousands.
+    const summary = await followSets(['log-agent'], deps, { intervalMs: 200, settleMs: 0, stallMs: 5_000 }, AbortSignal.timeout(1_000));
+    expect(summary.unfinished).toEqual(['log-agent']);
+    expect(lists()).toBeGreaterThanOrEqual(1);
+    expect(lists()).toBeLessThanOrEqual(12);
+  });
+
+  it('passes again as soon as the watch sees a change', async () => {
+    let watched = 0;
+    const { deps, lists } = inFlight(() => {
+      watched++;
+      return Promise.resolve('changed');
+    });
+    // A 60 s interval never ends within the second: every pass after the first is the watch's doing.
+    await followSets(['log-agent'], deps, { intervalMs: 60_000, settleMs: 0 }, AbortSignal.timeout(1_000));
+    expect(watched).toBeGreaterThan(3);
+    expect(lists()).toBeGreaterThan(3);
+  });
+});
