@@ -275,6 +275,7 @@ export async function rolloutUnderFault(cluster: RolloutCluster, scenario: Rollo
       podsUpdated: tally.podsUpdated,
       conflicts: tally.conflicts,
       errorsReported: tally.errors.length,
+      firstError: tally.errors[0] ?? '',
       ...faultFigures,
       rolloutMs: Math.round(rolloutMs),
       durationMs: Math.round(performance.now() - started),

@@ -143,7 +143,7 @@ export async function seedRollout(cluster: RolloutCluster, seed: RolloutSeed): P
  */
 export async function updateSidecarImage(cp: ControlPlane, set: SidecarSet, image: string): Promise<SidecarSet> {
   const containers = (set.spec?.containers ?? []).map((c) => (c.name === SIDECAR ? { ...c, image } : c));
-  const next = defaultSidecarSet({ ...set, spec: { ...set.spec, containers } as SidecarSet['spec'] });
+  const next = defaultSidecarSet({ ...set, spec: { ...set.spec, containers } });
   const annotations = next.metadata?.annotations ?? {};
   const ops = [
     { op: 'test', path: '/metadata/resourceVersion', value: set.metadata?.resourceVersion },

@@ -124,8 +124,20 @@ export async function recordRollout(cp: ControlPlane, namespace: string, set: Si
     else unavailable.delete(key);
     if (unavailable.size > maxSeen) maxSeen = unavailable.size;
     if (unavailable.size > budget) {
-      violations.push(`at resourceVersion ${rv} (pod ${key}) ${unavailable.size} updated pods were unavailable, over maxUnavailable ${budget}: ${[...unavailable].sort().join(', ')}`);
+      const why = isPodReady(pod, set) ? 'not consistent' : 'not ready';
+      violations.push(`at resourceVersion ${rv} (pod ${key}, ${why}) ${unavailable.size} updated pods were unavailable, over maxUnavailable ${budget}: ${[...unavailable].sort().join(', ')}`);
     }
+  };
+
+  // The watch may deliver a version again when it resumes after an error: only newer versions of a pod count.
+  const latest = new Map<string, string>();
+  const isNew = (pod: Pod): boolean => {
+    const key = keyOf(pod);
+    const rv = pod.metadata?.resourceVersion ?? '';
+    const seen = latest.get(key);
+    if (seen !== undefined && atLeast(seen, rv)) return false;
+    latest.set(key, rv);
+    return true;
   };
 
   const watch = watchPods(cp, [namespace], {
@@ -135,10 +147,11 @@ export async function recordRollout(cp: ControlPlane, namespace: string, set: Si
         updated = new Set();
         unavailable.clear();
       }
-      for (const pod of listed) observe(pod, !listedOnce);
+      for (const pod of listed) if (isNew(pod)) observe(pod, !listedOnce);
       listedOnce = true;
     },
     changed(type, pod) {
+      if (!isNew(pod)) return;
       versions++;
       if (type === 'DELETED') {
         const key = keyOf(pod);
