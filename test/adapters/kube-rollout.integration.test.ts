@@ -17,6 +17,7 @@ import { newRevision } from '../../lib/rollout/revisions.ts';
 import { WriteConflictError } from '../../lib/status-sync/errors.ts';
 import { crdPath, waitForCrd, waitForFunctionsAccess } from '../../functions/server/local-stack.ts';
 import { createNamespace, createPod, readPod } from '../../testkit/cluster-pods.ts';
+import { startFaultProxy } from '../../testkit/faults/fault-proxy.ts';
 import { sidecarSet } from '../../testkit/sidecarset-objects.ts';
 
 const NAMESPACE = 'writes';
@@ -79,6 +80,25 @@ describeWithControlPlane('the rollout\'s guarded writes on a real kube-apiserver
 
   it('answers gone for a pod that no longer exists', async () => {
     expect(await writer().patch(NAMESPACE, 'never-was', imagePatch('1', 'agent:2'))).toEqual({ outcome: 'gone' });
+  });
+
+  it('sends one client\'s requests over a few kept-alive connections, not one connection each', async () => {
+    const cp = running();
+    const proxy = await startFaultProxy({ targetPort: Number(new URL(cp.url).port) });
+    try {
+      const pods = kubePodWriter(parseKubeConfig(cp.kubeconfig('functions').replace(cp.url, `https://127.0.0.1:${proxy.port}`), 'test'));
+      const rv = await freshPod('kept-alive');
+      let version = rv;
+      for (let i = 0; i < 20; i++) {
+        const write = await pods.patch(NAMESPACE, 'kept-alive', imagePatch(version, `agent:${i + 2}`));
+        if (write.outcome !== 'written') throw new Error('the pod is gone');
+        version = write.resourceVersion;
+      }
+      // 20 writes one after another: one connection would do; client-node alone opened one per request.
+      expect(proxy.counters().connections).toBeLessThanOrEqual(2);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('reports a ControllerRevision renumbered since it was read as a conflict', async () => {
