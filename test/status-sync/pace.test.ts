@@ -5,60 +5,17 @@
  * spins passes as fast as the failures come back.
  */
 import { describe, expect, it } from '@jest/globals';
-import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
-import { memoryEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import type { Pod } from '../../lib/kube/types.ts';
-import type { RevisionStore, SetPodSource } from '../../lib/ports.ts';
-import type { ControllerRevision } from '../../lib/rollout/revisions.ts';
+import type { SetPodSource } from '../../lib/ports.ts';
 import { followSets } from '../../lib/status-sync/pace.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
-import type { SetPassDeps } from '../../lib/status-sync/set-pass.ts';
+import { memorySetPassDeps } from '../../testkit/rollout-ports.ts';
 import { hashOf, listedPod, storedSet } from '../../testkit/status-sync-objects.ts';
 
-/** Revisions kept in an array: enough for a set whose revision is registered once. */
-function revisionStore(): RevisionStore {
-  const stored: ControllerRevision[] = [];
-  return {
-    namespace: 'kruise-system',
-    get: (name) => Promise.resolve(stored.find((r) => r.metadata?.name === name)),
-    list: (setName) => Promise.resolve(stored.filter((r) => r.metadata?.labels?.['kruise.io/sidecarset-name'] === setName)),
-    listAll: () => Promise.resolve([...stored]),
-    create: (revision) => {
-      const created = { ...revision, metadata: { ...revision.metadata, resourceVersion: String(stored.length + 1) } };
-      stored.push(created);
-      return Promise.resolve(created);
-    },
-    setNumber: (revision, number) => Promise.resolve({ ...revision, revision: number }),
-    patchLabels: () => Promise.resolve(),
-    delete: () => Promise.resolve(),
-  };
-}
-
 /** One set whose only pod is updated but not ready: in flight, with nothing to write. */
-function inFlight(changed: SetPodSource['changed']): { deps: SetPassDeps; lists: () => number } {
+function inFlight(changed: SetPodSource['changed']) {
   const set = storedSet('log-agent');
   const pods: Pod[] = [listedPod({ name: 'restarting', injected: { 'log-agent': hashOf(set) }, ready: false })];
-  let lists = 0;
-  const setPods: SetPodSource = {
-    list: () => {
-      lists++;
-      return Promise.resolve({ pods, resourceVersion: String(100 + lists) });
-    },
-    changed,
-  };
-  const deps: SetPassDeps = {
-    statuses: memoryStatusWriter([set]),
-    events: memoryEventSink(),
-    namespaces: memoryNamespaceSource([]),
-    rollout: {
-      revisions: revisionStore(),
-      setPods,
-      pods: { patch: () => Promise.resolve({ outcome: 'gone' }), patchStatus: () => Promise.resolve({ outcome: 'gone' }) },
-      clock: { now: () => new Date('2026-11-30T12:00:00Z') },
-      states: rolloutStateNotices(),
-    },
-  };
-  return { deps, lists: () => lists };
+  return memorySetPassDeps(set, pods, changed);
 }
 
 describe('following a set in flight', () => {
