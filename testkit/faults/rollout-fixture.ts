@@ -31,6 +31,8 @@ export interface RolloutClusterOptions {
   readyDelayMs: number;
   /** Serve lists and watches from etcd (default true): watches resume from any version after a restart. */
   listsFromEtcd?: boolean;
+  /** More kube-apiserver flags (the benchmark's audit log). */
+  apiServerArgs?: readonly string[];
 }
 
 export interface RolloutCluster {
@@ -41,7 +43,7 @@ export interface RolloutCluster {
 }
 
 export async function startRolloutCluster(options: RolloutClusterOptions): Promise<RolloutCluster> {
-  const cp = await startControlPlane(options.listsFromEtcd === false ? {} : { apiServerArgs: ['--watch-cache=false'] });
+  const cp = await startControlPlane({ apiServerArgs: [...(options.listsFromEtcd === false ? [] : ['--watch-cache=false']), ...(options.apiServerArgs ?? [])] });
   try {
     await cp.apply(await readFile(crdPath, 'utf8'));
     await waitForCrd(cp, 'sidecarsets.apps.kruise.io');

@@ -45,6 +45,8 @@ export interface RolloutRecorder {
   imageChanges(): { pods: number; repeated: number };
   /** Pods deleted while recording. */
   deleted(): readonly string[];
+  /** Per pod, when (performance.now()) it was first seen updated, and first seen updated and available again. */
+  timeline(): { updatedAt: number; availableAt: number | undefined }[];
   /** Waits until every pod as listed now has been seen at that version (and every pod not listed as deleted). */
   caughtUp(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -96,6 +98,8 @@ export async function recordRollout(cp: ControlPlane, namespace: string, set: Si
   let maxSeen = 0;
   let updated = new Set<string>();
   let listedOnce = false;
+  const updatedAt = new Map<string, number>();
+  const availableAt = new Map<string, number>();
 
   const observe = (pod: Pod, initial: boolean): void => {
     const key = keyOf(pod);
@@ -122,6 +126,8 @@ export async function recordRollout(cp: ControlPlane, namespace: string, set: Si
     else updated.delete(key);
     if (isUpdated && (!isPodReady(pod, set) || !isPodStateConsistent(pod, set))) unavailable.add(key);
     else unavailable.delete(key);
+    if (isUpdated && !updatedAt.has(key)) updatedAt.set(key, performance.now());
+    if (isUpdated && !unavailable.has(key) && !availableAt.has(key)) availableAt.set(key, performance.now());
     if (unavailable.size > maxSeen) maxSeen = unavailable.size;
     if (unavailable.size > budget) {
       const why = isPodReady(pod, set) ? 'not consistent' : 'not ready';
@@ -186,6 +192,7 @@ export async function recordRollout(cp: ControlPlane, namespace: string, set: Si
       return { pods: changed, repeated };
     },
     deleted: () => deleted,
+    timeline: () => [...updatedAt].map(([key, at]) => ({ updatedAt: at, availableAt: availableAt.get(key) })),
     async caughtUp(timeoutMs = 60_000) {
       const { items } = await listPods(cp, namespace);
       const listed = new Map(items.map((pod) => [keyOf(pod), pod.metadata?.resourceVersion ?? '']));
