@@ -130,7 +130,7 @@ interface FaultRun {
 }
 
 /** Starts the scenario's fault in the background; it strikes when the recorder shows the rollout under way. */
-function startFault(fault: RolloutFault, cluster: RolloutCluster, proxy: FaultProxy, recorder: RolloutRecorder, namespace: string, pods: number, budget: number, rand: () => number, signal: AbortSignal): FaultRun {
+function startFault(fault: RolloutFault, cluster: RolloutCluster, proxy: FaultProxy, recorder: RolloutRecorder, namespace: string, pods: number, rand: () => number, signal: AbortSignal): FaultRun {
   // Strikes while pods are being updated: after the first batch, before the last.
   const threshold = (low: number, high: number) => Math.max(1, Math.min(pods - 1, Math.floor(pods * (low + (high - low) * rand()))));
   switch (fault) {
@@ -192,7 +192,7 @@ function startFault(fault: RolloutFault, cluster: RolloutCluster, proxy: FaultPr
           await when(() => recorder.updatedNow() >= at && recorder.unavailableNow().length > 0, signal);
           const restarting = recorder.unavailableNow()[0] ?? '';
           const { items } = await listPods(cluster.cp, namespace);
-          const waiting = items.map((p) => p.metadata?.name ?? '').filter((name) => sidecarImage(items.find((p) => p.metadata?.name === name) as Pod) !== NEW_IMAGE);
+          const waiting = items.filter((p) => sidecarImage(p) !== NEW_IMAGE).map((p) => p.metadata?.name ?? '');
           const old = waiting[Math.floor(rand() * waiting.length)] ?? '';
           for (const name of [restarting, old].filter((n) => n !== '')) {
             await adminRequest(cluster.cp, 'DELETE', `/api/v1/namespaces/${namespace}/pods/${name}`, { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0 });
@@ -227,7 +227,7 @@ export async function rolloutUnderFault(cluster: RolloutCluster, scenario: Rollo
     const target = await updateSidecarImage(cluster.cp, seeded.set, NEW_IMAGE);
     recorder = await recordRollout(cluster.cp, seeded.namespace, target, budget, SIDECAR);
     const rec = recorder;
-    fault = startFault(scenario.fault, cluster, proxy, rec, seeded.namespace, scenario.pods, budget, rand, rollout.signal);
+    fault = startFault(scenario.fault, cluster, proxy, rec, seeded.namespace, scenario.pods, rand, rollout.signal);
     // A fault that fails fails the scenario at once, not at the deadline.
     const faultFailed = fault.done.then(
       () => new Promise<never>(() => undefined),
