@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
-import { rolloutUnderFault } from '../../testkit/faults/rollout-faults.ts';
+import { brokenRolloutIsCaught, rolloutUnderFault } from '../../testkit/faults/rollout-faults.ts';
 import { startRolloutCluster, type RolloutCluster } from '../../testkit/faults/rollout-fixture.ts';
 
 // Seeding, restarts and the rollout itself take tens of seconds on a busy two-core machine.
@@ -34,6 +34,14 @@ describeWithControlPlane('the in-place rollout under faults, on a real API serve
   afterAll(async () => {
     await cluster?.stop();
   }, 60_000);
+
+  it('catches a rollout over maxUnavailable and a sidecar written twice, so that the other checks can fail', async () => {
+    const figures = await brokenRolloutIsCaught(theCluster());
+    expect(figures.podsWritten).toBe(8);
+    expect(figures.maxUnavailableSeen).toBeGreaterThan(2);
+    expect(figures.overBudgetCaught).toBeGreaterThan(0);
+    expect(figures.writtenTwiceCaught).toBeGreaterThan(0);
+  }, SCENARIO_TIMEOUT_MS);
 
   it('rolls out without a fault within maxUnavailable, each pod written once', async () => {
     const figures = await rolloutUnderFault(theCluster(), { fault: 'none', pods: 24, maxUnavailable: '25%', seed: 1 });

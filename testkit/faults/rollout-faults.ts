@@ -26,6 +26,9 @@
 import type { ScheduledEvent } from 'aws-lambda';
 import type { Pod } from '../../lib/kube/types.ts';
 import { isPodReady, isPodSidecarUpdated, isPodStateConsistent, podContainers } from '../../lib/rollout/pod-state.ts';
+import { planRollout } from '../../lib/rollout/plan.ts';
+import { currentRevisionName } from '../../lib/rollout/revisions.ts';
+import { roundWrites } from '../../lib/rollout/round.ts';
 import { admittedEvent } from '../../lib/status-sync/admitted-event.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { statusSyncLambda, type InvocationResult } from '../../functions/status-sync/lambda.ts';
@@ -285,6 +288,43 @@ export async function rolloutUnderFault(cluster: RolloutCluster, scenario: Rollo
     await fault?.done.catch(() => undefined);
     await recorder?.stop();
     await proxy.close();
+    await deleteSet(cluster.cp, name).catch(() => undefined);
+  }
+}
+
+/**
+ * The checks can fail: a broken reconciler (the round Kruise's plan gives
+ * for maxUnavailable 100%, every pod's patch at once, against a set whose
+ * maxUnavailable is 2) and one pod's sidecar written a second time must be
+ * reported by the recorder as the broken rules they are.
+ * @throws Error when the recorder let either through.
+ */
+export async function brokenRolloutIsCaught(cluster: RolloutCluster): Promise<Figures> {
+  const name = 'rollout-checks-fail';
+  const seeded = await seedRollout(cluster, { name, pods: 8, maxUnavailable: 2 });
+  const target = await updateSidecarImage(cluster.cp, seeded.set, NEW_IMAGE);
+  const recorder = await recordRollout(cluster.cp, seeded.namespace, target, 2, SIDECAR);
+  try {
+    const { items } = await listPods(cluster.cp, seeded.namespace);
+    const reckless = { ...target, spec: { ...target.spec, updateStrategy: { type: 'RollingUpdate' as const, maxUnavailable: '100%' } } };
+    const writes = roundWrites(reckless, planRollout(reckless, items, new Map([[seeded.namespace, {}]])), currentRevisionName(target), () => name, new Date());
+    for (const { pod, patch } of writes.updates) {
+      await adminRequest(cluster.cp, 'PATCH', `/api/v1/namespaces/${seeded.namespace}/pods/${pod.metadata?.name ?? ''}`, patch, 'application/json-patch+json');
+    }
+    // One pod's sidecar written again (away and back), as a second write of the same batch would.
+    const again = writes.updates[0]?.pod.metadata?.name ?? '';
+    for (const image of ['agent:2.0-again', NEW_IMAGE]) {
+      await adminRequest(cluster.cp, 'PATCH', `/api/v1/namespaces/${seeded.namespace}/pods/${again}`, [{ op: 'replace', path: '/spec/containers/0/image', value: image }], 'application/json-patch+json');
+    }
+    await recorder.caughtUp();
+    return {
+      podsWritten: writes.updates.length,
+      maxUnavailableSeen: recorder.maxUnavailableSeen(),
+      overBudgetCaught: recorder.violations.filter((v) => v.includes('over maxUnavailable 2')).length,
+      writtenTwiceCaught: recorder.violations.filter((v) => v.includes(`pod ${seeded.namespace}/${again} was written by the rollout again`)).length,
+    };
+  } finally {
+    await recorder.stop();
     await deleteSet(cluster.cp, name).catch(() => undefined);
   }
 }
