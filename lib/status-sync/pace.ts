@@ -25,7 +25,8 @@ export interface PaceOptions {
    * After a watched change, how long to let related changes land before the
    * pass. Default 50 ms: every ms of it delays reusing a slot a pod just
    * freed (250 ms made a 1,000-pod, 10% rollout 1.43 times its ideal, 50 ms
-   * 1.30 times, for about twice the passes; docs/BENCHMARKS.md).
+   * 1.26 times at the median of three runs, for about twice the passes;
+   * docs/BENCHMARKS.md).
    */
   settleMs?: number;
   /** A set whose counts have not moved for this long leaves the loop (a bad image; the schedule keeps an eye on it). Default 60 s. */
