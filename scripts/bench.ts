@@ -2,7 +2,7 @@
  * `npm run bench`: every benchmark of issue 8 with its floor, measured in the
  * same run; prints the tables and writes docs/BENCHMARKS.md.
  *
- *   npm run bench -- [--only admission|http|cold-start|reconciler|freshness[,...]] [--quick] [--out FILE] [--strict]
+ *   npm run bench -- [--only admission|http|cold-start|reconciler|freshness|rollout[,...]] [--quick] [--out FILE] [--strict]
  *
  * Exits 0 whether targets are met or missed unless --strict is given, then 1
  * on any MISS (after the report is written); 2 on a bad command line.
@@ -17,6 +17,7 @@ import { httpSection } from './bench/http-serving.ts';
 import { machineInfo } from './bench/machine.ts';
 import { BenchUsageError, parseBenchOptions, USAGE } from './bench/options.ts';
 import { reconcilerSection } from './bench/reconciler.ts';
+import { rolloutSection } from './bench/rollout.ts';
 import { missedTargets, renderConsole, renderDocument, type SectionId, type SectionReport } from './bench/report.ts';
 import { settingsFor } from './bench/settings.ts';
 
@@ -43,6 +44,7 @@ const runners: Record<SectionId, () => Promise<SectionReport>> = {
   'cold-start': () => coldStartSection(settings.coldStart),
   reconciler: () => reconcilerSection(settings.reconciler, log),
   freshness: () => freshnessSection(settings.freshness, log),
+  rollout: () => rolloutSection(settings.rollout, log),
 };
 
 const date = new Date();

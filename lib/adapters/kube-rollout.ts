@@ -22,24 +22,35 @@ function podsPath(namespace: string | undefined): string {
   return namespace === undefined ? '/api/v1/pods' : `/api/v1/namespaces/${enc(namespace)}/pods`;
 }
 
-/**
- * Whether the API server refused a guarded write because the object changed:
- * a precondition answers 409; a JSON Patch that no longer applies (its
- * `test` of the resourceVersion failed) answers 422 Invalid with a Status
- * that names no object ("the server rejected our request due to an error in
- * our request", without the patch library's words, as kube-apiserver 1.36
- * does), whereas a 422 from validation names the object and its fields. The
- * rollout's patches are computed from the version they test, so a patch
- * that does not apply means that version is gone.
- */
+/** A precondition answers 409; some API servers answer a failed `test` operation 422 with the patch library's words. */
 function isConflict(answer: RawAnswer): boolean {
   if (answer.status === 409) return true;
   if (answer.status !== 422) return false;
-  const status = objectOf(answer.body);
-  const details = objectOf(status?.details) ?? {};
-  if (status?.reason === 'Invalid' && details.name === undefined && details.kind === undefined) return true;
-  const message = stringOf(status?.message) ?? (typeof answer.body === 'string' ? answer.body : '');
+  const message = stringOf(objectOf(answer.body)?.message) ?? (typeof answer.body === 'string' ? answer.body : '');
   return /test(ing value)? .*failed|test operation/i.test(message);
+}
+
+/**
+ * kube-apiserver 1.36 answers a JSON Patch it cannot apply, a failed `test`
+ * included, with a bare 422 (reason Invalid, no causes), the same for any op.
+ * Whether the tested version moved on is then read from the object itself.
+ */
+function isBareInvalid(answer: RawAnswer): boolean {
+  const body = objectOf(answer.body);
+  return answer.status === 422 && stringOf(body?.reason) === 'Invalid' && !Array.isArray(objectOf(body?.details)?.causes);
+}
+
+/** The resourceVersion a patch's first op tests, if it does. */
+function testedVersion(operations: readonly JsonPatchOperation[]): string | undefined {
+  const first = operations[0];
+  return first?.op === 'test' && first.path === '/metadata/resourceVersion' && typeof first.value === 'string' ? first.value : undefined;
+}
+
+/** Whether the object at `path` is gone or stored at another version than `tested`: the patch's test failed. */
+async function movedOn(client: RawKubeClient, path: string, tested: string, operation: string, signal: AbortSignal): Promise<boolean> {
+  const answer = await client.request('GET', path, `${operation} (reading it after a refused patch)`, signal);
+  if (answer.status === 404) return true;
+  return answer.status === 200 && resourceVersionOf(answer.body) !== tested;
 }
 
 function resourceVersionOf(body: unknown): string {
@@ -129,16 +140,17 @@ export function kubeSetPods(kc: KubeConfig, options: StatusSyncAdapterOptions & 
 export function kubePodWriter(kc: KubeConfig, options: StatusSyncAdapterOptions = {}): PodWriter {
   const client = rawKubeClient(kc);
   const timeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
-  async function send(path: string, operation: string, body: unknown, contentType: string, signal: AbortSignal | undefined): Promise<PodWrite> {
+  async function send(path: string, operation: string, body: unknown, contentType: string, signal: AbortSignal | undefined, tested?: string): Promise<PodWrite> {
     const answer = await client.request('PATCH', path, operation, callSignal(signal, timeoutMs), body, contentType);
     if (answer.status === 404) return { outcome: 'gone' };
-    if (isConflict(answer)) throw new WriteConflictError(`${operation}: the pod changed since it was read`);
+    const conflict = isConflict(answer) || (tested !== undefined && isBareInvalid(answer) && (await movedOn(client, path, tested, operation, callSignal(signal, timeoutMs))));
+    if (conflict) throw new WriteConflictError(`${operation}: the pod changed since it was read`);
     if (answer.status < 200 || answer.status > 299) throw apiServerAnswered(operation, answer.status, answer.body);
     return { outcome: 'written', resourceVersion: resourceVersionOf(answer.body) };
   }
   return {
     patch(namespace, name, operations: readonly JsonPatchOperation[], signal) {
-      return send(`/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}`, `patch pod "${namespace}/${name}"`, operations, JSON_PATCH, signal);
+      return send(`/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}`, `patch pod "${namespace}/${name}"`, operations, JSON_PATCH, signal, testedVersion(operations));
     },
     patchStatus(namespace, name, patch, signal) {
       return send(`/api/v1/namespaces/${enc(namespace)}/pods/${enc(name)}/status`, `patch status of pod "${namespace}/${name}"`, patch, STRATEGIC_MERGE_PATCH, signal);
@@ -193,12 +205,14 @@ export function kubeRevisionStore(kc: KubeConfig, namespace: string, options: St
     async setNumber(revision, number, signal) {
       const name = stringOf(revision.metadata?.name) ?? '';
       const operation = `renumber ControllerRevision "${namespace}/${name}"`;
+      const tested = stringOf(revision.metadata?.resourceVersion) ?? '';
       const ops = [
-        { op: 'test', path: '/metadata/resourceVersion', value: stringOf(revision.metadata?.resourceVersion) ?? '' },
+        { op: 'test', path: '/metadata/resourceVersion', value: tested },
         { op: 'replace', path: '/revision', value: number },
       ];
       const answer = await client.request('PATCH', `${base}/${enc(name)}`, operation, callSignal(signal, timeoutMs), ops, JSON_PATCH);
-      if (answer.status === 404 || isConflict(answer)) throw new WriteConflictError(`${operation}: it changed since it was read`);
+      const conflict = answer.status === 404 || isConflict(answer) || (isBareInvalid(answer) && (await movedOn(client, `${base}/${enc(name)}`, tested, operation, callSignal(signal, timeoutMs))));
+      if (conflict) throw new WriteConflictError(`${operation}: it changed since it was read`);
       if (answer.status < 200 || answer.status > 299 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body);
       return answer.body;
     },

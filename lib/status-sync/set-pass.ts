@@ -185,6 +185,9 @@ async function sendRound(writes: RoundWrites, set: { name: string; uid: string }
       result.errors.push({ sidecarSet: result.sidecarSet, operation: 'record event', message: errorMessage(error) });
     }
   }
+  // Every pod's image first, then the conditions of those written: a pod's restart (and so the rollout) waits
+  // for its image patch alone, not for the condition patches of the pods before it.
+  const written: { pod: Pod; condition: NonNullable<RoundWrites['updates'][number]['condition']> }[] = [];
   await forEachLimited(writes.updates, concurrency, async ({ pod, patch, condition }) => {
     const { namespace, name } = podRef(pod);
     if (signal?.aborted === true) return;
@@ -198,7 +201,10 @@ async function sendRound(writes: RoundWrites, set: { name: string; uid: string }
       else result.errors.push({ sidecarSet: result.sidecarSet, operation: `update pod ${namespace}/${name}`, message: errorMessage(error) });
       return;
     }
-    if (condition === undefined) return;
+    if (condition !== undefined) written.push({ pod, condition });
+  });
+  await forEachLimited(written, concurrency, async ({ pod, condition }) => {
+    const { namespace, name } = podRef(pod);
     try {
       record(await pods.patchStatus(namespace, name, condition, signal));
     } catch (error) {

@@ -5,7 +5,7 @@
 import type { MachineInfo } from './machine.ts';
 import { renderMarkdownTable, renderTextTable, type Table } from './table.ts';
 
-export const SECTIONS = ['admission', 'http', 'cold-start', 'reconciler', 'freshness'] as const;
+export const SECTIONS = ['admission', 'http', 'cold-start', 'reconciler', 'freshness', 'rollout'] as const;
 export type SectionId = (typeof SECTIONS)[number];
 
 /** One target of the issue, with the figure it is judged on. */

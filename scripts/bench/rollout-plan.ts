@@ -1,15 +1,12 @@
 /**
  * The rollout plan's compute time for a large set (issue 16: a 100,000-pod
  * plan within 1 s), pure and in-process: prints the figures, asserts nothing.
+ * `npm run bench`'s rollout section reports the same figures.
  *
  *   node scripts/bench/rollout-plan.ts [--pods N] [--runs N]
  */
 import os from 'node:os';
-import { performance } from 'node:perf_hooks';
-import type { Pod } from '../../lib/kube/types.ts';
-import { planRollout } from '../../lib/rollout/plan.ts';
-import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
-import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
+import { planTimes } from '../../testkit/bench/rollout-plan.ts';
 
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -25,81 +22,7 @@ function flag(name: string, fallback: number): number {
 const POD_COUNT = flag('pods', 100_000);
 const RUNS = flag('runs', 5);
 
-function set(image: string, strategy: SidecarSetUpdateStrategy): SidecarSet {
-  return defaultSidecarSet({
-    apiVersion: 'apps.kruise.io/v1alpha1',
-    kind: 'SidecarSet',
-    metadata: { name: 'bench', uid: 'u' },
-    spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'log-agent', image }], updateStrategy: { type: 'RollingUpdate', ...strategy } },
-  });
-}
-
-/** A third of the pods updated (a tenth of those still restarting), the rest on the old hash; three zones. */
-function pods(current: SidecarSet, old: SidecarSet): Pod[] {
-  const hashOf = (s: SidecarSet) => s.metadata?.annotations?.['kruise.io/sidecarset-hash'] ?? '';
-  const withoutImage = current.metadata?.annotations?.['kruise.io/sidecarset-hash-without-image'] ?? '';
-  const entry = (hash: string) => JSON.stringify({ bench: { updateTimestamp: '2026-01-01T00:00:00Z', hash, sidecarSetName: 'bench', sidecarList: ['log-agent'] } });
-  const newHash = entry(hashOf(current));
-  const oldHash = entry(hashOf(old));
-  const without = entry(withoutImage);
-  return Array.from({ length: POD_COUNT }, (_, i) => {
-    const updated = i % 3 === 0;
-    const restarting = updated && i % 30 === 0;
-    const image = updated ? 'agent:2' : 'agent:1';
-    return {
-      metadata: {
-        name: `pod-${String(i).padStart(6, '0')}`,
-        namespace: `ns-${i % 50}`,
-        resourceVersion: String(1000 + i),
-        creationTimestamp: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
-        labels: { app: 'web', zone: `z${i % 3}`, tier: `t-${i % 7}` },
-        annotations: {
-          'kruise.io/sidecarset-injected-list': 'bench',
-          'kruise.io/sidecarset-hash': updated ? newHash : oldHash,
-          'kruise.io/sidecarset-hash-without-image': without,
-          ...(restarting
-            ? { 'kruise.io/sidecarset-inplace-update-state': '{"bench":{"revision":"r","updateTimestamp":"2026-01-01T00:00:00Z","lastContainerStatuses":{"log-agent":{"imageID":"id-1"}}}}' }
-            : {}),
-        },
-      },
-      spec: { nodeName: `node-${i % 500}`, containers: [{ name: 'log-agent', image }, { name: 'app', image: 'app:1' }] },
-      status: {
-        phase: 'Running',
-        conditions: [{ type: 'Ready', status: i % 11 === 0 ? 'False' : 'True', lastTransitionTime: '2026-01-01T00:00:00Z' }],
-        containerStatuses: [
-          { name: 'log-agent', image: restarting ? 'agent:1' : image, imageID: restarting ? 'id-1' : `id-${image}`, ready: true, restartCount: i % 4 },
-          { name: 'app', image: 'app:1', imageID: 'id-app', ready: true, restartCount: 0 },
-        ],
-      },
-    };
-  });
-}
-
-const cases: [string, SidecarSetUpdateStrategy][] = [
-  ['maxUnavailable 10%', { maxUnavailable: '10%' }],
-  ['maxUnavailable 10%, partition 20%, orderPriority, scatter zone=*', { maxUnavailable: '10%', partition: '20%', priorityStrategy: { orderPriority: [{ orderedKey: 'tier' }] }, scatterStrategy: [{ key: 'zone', value: '*' }] }],
-];
-
-const old = set('agent:1', {});
 process.stdout.write(`rollout plan, ${POD_COUNT} pods, ${RUNS} runs each (node ${process.version}, load average ${(os.loadavg()[0] ?? 0).toFixed(1)} on ${os.availableParallelism()} CPUs)\n`);
-for (const [name, strategy] of cases) {
-  const current = set('agent:2', strategy);
-  const list = pods(current, old);
-  const times: number[] = [];
-  const cpu: number[] = [];
-  let updates = 0;
-  for (let r = 0; r < RUNS; r++) {
-    const start = performance.now();
-    const cpuStart = process.cpuUsage();
-    const plan = planRollout(current, list, new Map());
-    const used = process.cpuUsage(cpuStart);
-    times.push(performance.now() - start);
-    // CPU time of this process (GC threads included): what the plan costs when the machine is shared.
-    cpu.push((used.user + used.system) / 1000);
-    updates = plan.updates.length;
-  }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-  process.stdout.write(
-    `  ${name}: wall median ${median(times).toFixed(0)} ms (min ${Math.min(...times).toFixed(0)}), CPU median ${median(cpu).toFixed(0)} ms (min ${Math.min(...cpu).toFixed(0)}); ${updates} updates planned\n`,
-  );
+for (const { name, wall, cpu, updates } of planTimes(POD_COUNT, RUNS)) {
+  process.stdout.write(`  ${name}: wall median ${wall.median.toFixed(0)} ms (min ${wall.min.toFixed(0)}), CPU median ${cpu.median.toFixed(0)} ms (min ${cpu.min.toFixed(0)}); ${updates} updates planned\n`);
 }

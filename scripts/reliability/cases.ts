@@ -12,6 +12,8 @@ import { injectionUnderApiFaults, podCreationUnderApiFaults } from '../../testki
 import { podListRetry } from '../../testkit/faults/pod-list-retry.ts';
 import { apiServerRestarts, continueTokenExpires, podListFailsHalfway, writeConflicts } from '../../testkit/faults/status-sync-faults.ts';
 import { startFaultCluster, type FaultCluster } from '../../testkit/faults/status-sync-fixture.ts';
+import { rolloutUnderFault, type RolloutFault } from '../../testkit/faults/rollout-faults.ts';
+import { startRolloutCluster, type RolloutCluster } from '../../testkit/faults/rollout-fixture.ts';
 import { httpsSoak } from '../../testkit/load/https-soak.ts';
 import { lambdaSoak } from '../../testkit/load/lambda-soak.ts';
 import { checkRefusals } from '../../testkit/reliability/refusals.ts';
@@ -43,6 +45,7 @@ export interface Case {
 export class Shared {
   #seeded: Promise<ControlPlane> | undefined;
   #faultCluster: Promise<FaultCluster> | undefined;
+  #rolloutCluster: Promise<RolloutCluster> | undefined;
 
   /** A control plane holding the benchmarks' 50 SidecarSets, 5 of them selecting the pod (testkit/bench/cluster.ts). */
   seeded(): Promise<ControlPlane> {
@@ -59,8 +62,14 @@ export class Shared {
     return this.#faultCluster;
   }
 
+  /** The rollout's cluster: the test kubelet restarting updated sidecars (ready 300 ms later), lists and watches read from etcd. */
+  rolloutCluster(): Promise<RolloutCluster> {
+    this.#rolloutCluster ??= startRolloutCluster({ readyDelayMs: 300 });
+    return this.#rolloutCluster;
+  }
+
   async stop(): Promise<void> {
-    const all = await Promise.allSettled([this.#seeded, this.#faultCluster]);
+    const all = await Promise.allSettled([this.#seeded, this.#faultCluster, this.#rolloutCluster]);
     for (const result of all) if (result.status === 'fulfilled') await result.value?.stop();
   }
 }
@@ -174,6 +183,22 @@ export const CASES: readonly Case[] = [
     name: 'Reconciler: the API server restarts mid-pass',
     claim: 'The API server is stopped and started again between pages and between writes: nothing partial is written, the errors are reported, the next pass converges.',
     run: async ({ quick }, shared) => apiServerRestarts(await shared.faultCluster(), { repetitions: quick ? 1 : 3 }),
+  },
+  {
+    section: 'faults',
+    name: 'In-place rollout under faults',
+    claim:
+      'SidecarSet image updates rolled out by the reconciler as the Lambda runs it, with the test kubelet restarting the sidecars, while the API server restarts, the reconciler\'s connections are reset, another writer patches the same pods, or pods are deleted: at no stored version of any pod were more updated pods unavailable than maxUnavailable, no pod\'s sidecar was written twice, and every rollout converged (all pods updated and Ready, the status N/N/N/N).',
+    async run({ quick }, shared) {
+      const cluster = await shared.rolloutCluster();
+      const faults: RolloutFault[] = ['none', 'api-server-restarts', 'connection-resets', 'concurrent-writer', 'pods-deleted'];
+      const sizes = quick ? [{ pods: 20, maxUnavailable: '20%' }] : [{ pods: 60, maxUnavailable: '10%' }, { pods: 25, maxUnavailable: 3 }, { pods: 150, maxUnavailable: '25%' }];
+      const rows: Figures[] = [];
+      for (const [i, size] of sizes.entries()) {
+        for (const [j, fault] of faults.entries()) rows.push(await rolloutUnderFault(cluster, { fault, ...size, seed: 1000 + 10 * i + j }));
+      }
+      return rows;
+    },
   },
   {
     section: 'load',

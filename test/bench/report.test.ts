@@ -57,7 +57,7 @@ describe('benchmark tables and document', () => {
 describe('benchmark options', () => {
   it('runs every section into docs/BENCHMARKS.md by default', () => {
     expect(parseBenchOptions([], '/p')).toEqual({
-      sections: ['admission', 'http', 'cold-start', 'reconciler', 'freshness'], quick: false, out: '/p/docs/BENCHMARKS.md', strict: false, help: false,
+      sections: ['admission', 'http', 'cold-start', 'reconciler', 'freshness', 'rollout'], quick: false, out: '/p/docs/BENCHMARKS.md', strict: false, help: false,
     });
   });
 

@@ -17,11 +17,12 @@ const ONE_AT_A_TIME: SetPassOptions = { writeConcurrency: 1 };
 const imageOf = (cluster: ReturnType<typeof memoryPods>, name: string) => cluster.pods().find((p) => p.metadata?.name === name)?.spec?.containers.find((c) => c.name === 'sidecar1')?.image;
 
 describe('runSetPass', () => {
-  it('writes the status first, then each pod of the batch (patch, then its condition), then the rollout state', async () => {
+  it('writes the status first, then every image patch of the batch, then their conditions, then the rollout state', async () => {
     const set = storedRolloutSet();
     const { deps, log, statuses, cluster, events } = world(set, podsOf(set, 5, 0, 0));
     const result = await runSetPass(set, deps, ONE_AT_A_TIME);
-    expect(log).toEqual(['status test-sidecarset', 'patch p-00000', 'condition p-00000 True', 'patch p-00001', 'condition p-00001 True', 'event RolloutProgressing']);
+    // A pod restarts as soon as its own patch lands: no patch waits behind another pod's condition, which only reports.
+    expect(log).toEqual(['status test-sidecarset', 'patch p-00000', 'patch p-00001', 'condition p-00000 True', 'condition p-00001 True', 'event RolloutProgressing']);
     expect(statuses.writes).toEqual([
       { name: 'test-sidecarset', status: { observedGeneration: 2, matchedPods: 5, updatedPods: 0, readyPods: 5, updatedReadyPods: 0, latestRevision: currentRevisionName(set), collisionCount: 0 } },
     ]);
@@ -174,7 +175,7 @@ describe('runSetPass', () => {
     const pods = [rolloutPod(set, { name: 'p-00000', otherFields: true }), ...podsOf(set, 3, 0, 0).slice(1)];
     const { deps, log, cluster, events } = world(set, pods);
     const result = await runSetPass(set, deps, ONE_AT_A_TIME);
-    expect(log).toEqual(['status test-sidecarset', 'condition p-00000 False', 'event NotUpgradablePods', 'patch p-00001', 'condition p-00001 True', 'patch p-00002', 'condition p-00002 True', 'event RolloutProgressing']);
+    expect(log).toEqual(['status test-sidecarset', 'condition p-00000 False', 'event NotUpgradablePods', 'patch p-00001', 'patch p-00002', 'condition p-00001 True', 'condition p-00002 True', 'event RolloutProgressing']);
     expect(events.events.find((e) => e.reason === 'NotUpgradablePods')).toMatchObject({ sidecarSet: { name: 'test-sidecarset', uid: 'uid-1' }, type: 'Normal' });
     const condition = cluster.pods()[0]?.status?.conditions?.find((c) => c.type === 'SidecarSetUpgradable');
     expect(condition).toMatchObject({ status: 'False', reason: 'UpdateImmutableField', message: '{"test-sidecarset":false}' });

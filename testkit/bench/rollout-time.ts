@@ -1,0 +1,163 @@
+/**
+ * How long an in-place rollout takes on the real control plane, against its
+ * ideal: N pods, maxUnavailable M, the test kubelet making a restarted
+ * sidecar ready `readyDelayMs` after its image changed. Nothing can finish
+ * faster than ceil(N / M) batches of that delay; the figure is the time from
+ * the SidecarSet update to every pod updated, Ready and consistent, with the
+ * reconciler composed as the Lambda runs it (the validating webhook's
+ * SidecarSetAdmitted event, then following the set).
+ *
+ * The API requests are the API server's own count for the functions'
+ * identity alone, from its audit log (the kubelet and the watcher write as
+ * the admin), so they are what the reconciler asked for and nothing else.
+ * The rollout recorder (testkit/faults/rollout-recorder.ts) watches every
+ * pod meanwhile: maxUnavailable must hold at this size too.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { functionsUserName } from '../../control-plane/harness.ts';
+import { admittedEvent } from '../../lib/status-sync/admitted-event.ts';
+import { statusSyncLambda } from '../../functions/status-sync/lambda.ts';
+import { budgetOf } from '../faults/rollout-faults.ts';
+import { NEW_IMAGE, SIDECAR, seedRollout, startRolloutCluster, updateSidecarImage } from '../faults/rollout-fixture.ts';
+import { recordRollout } from '../faults/rollout-recorder.ts';
+import { capturingLogger } from '../reviews.ts';
+import { median } from './stats.ts';
+
+export interface RolloutTimeOptions {
+  pods: number;
+  maxUnavailable: string | number;
+  readyDelayMs: number;
+  /** ROLLOUT_PACE_MS for the reconciler; its default when unset. */
+  paceMs?: number;
+}
+
+export interface RolloutTimeResult {
+  pods: number;
+  budget: number;
+  batches: number;
+  idealMs: number;
+  /** From the update to every pod updated, Ready and consistent. */
+  rolloutMs: number;
+  /** From the update to the invocation's return (the final status written). */
+  invocationMs: number;
+  passes: number;
+  podsUpdated: number;
+  conflicts: number;
+  errors: number;
+  maxUnavailableSeen: number;
+  violations: number;
+  /** From the update to the first pod's image write seen. */
+  firstWriteMs: number;
+  /** Median time from a pod's write to it being Ready and consistent again (the kubelet's restart and readyDelayMs). */
+  podCycleMs: number;
+  /**
+   * How long a slot freed by a pod becoming available stayed unused before the
+   * next pod's write landed (the reconciler's reaction: watch, settle, list,
+   * plan, write): median, and the sum over the rollout divided by the budget
+   * (the time the rollout lost to it, as the slots run in parallel).
+   */
+  slotIdleMedianMs: number;
+  slotIdleTotalMs: number;
+  /** `VERB resource[/subresource]` → requests by the functions' identity during the rollout, largest first. */
+  requests: [string, number][];
+  finalStatus: unknown;
+}
+
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived", "ResponseStarted"]
+rules:
+  - level: Metadata
+    users: ["${functionsUserName}"]
+  - level: None
+`;
+
+/** Counts the audit log's requests by verb and resource. */
+function countAudit(text: string): [string, number][] {
+  const counts = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    const event = JSON.parse(line) as { verb?: string; objectRef?: { resource?: string; subresource?: string } };
+    const ref = event.objectRef;
+    const key = `${event.verb ?? '?'} ${ref?.resource ?? '?'}${ref?.subresource === undefined ? '' : `/${ref.subresource}`}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+}
+
+const medianOrNaN = (values: readonly number[]): number => (values.length === 0 ? Number.NaN : median(values));
+
+export async function rolloutTime(options: RolloutTimeOptions, log: (line: string) => void = () => undefined): Promise<RolloutTimeResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'rollout-bench-'));
+  const policy = join(dir, 'audit-policy.yaml');
+  const auditLog = join(dir, 'audit.log');
+  await writeFile(policy, AUDIT_POLICY);
+  // The watch cache on, as in a real cluster.
+  const cluster = await startRolloutCluster({ readyDelayMs: options.readyDelayMs, listsFromEtcd: false, apiServerArgs: [`--audit-policy-file=${policy}`, `--audit-log-path=${auditLog}`, '--audit-log-mode=blocking'] });
+  try {
+    const budget = budgetOf(options.maxUnavailable, options.pods);
+    const seedStarted = performance.now();
+    const seeded = await seedRollout(cluster, { name: 'bench', pods: options.pods, maxUnavailable: options.maxUnavailable });
+    log(`  ${options.pods} pods created and Ready in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+    const env: Record<string, string> = { KUBECONFIG_CONTENT: cluster.cp.kubeconfig('functions') };
+    if (options.paceMs !== undefined) env.ROLLOUT_PACE_MS = String(options.paceMs);
+    const handler = await statusSyncLambda({ env, overrides: { logger: capturingLogger().logger } });
+    // The cold start's reads are not the rollout's: the audit log is counted from here.
+    const auditBefore = (await readFile(auditLog, 'utf8').catch(() => '')).length;
+
+    const started = performance.now();
+    const target = await updateSidecarImage(cluster.cp, seeded.set, NEW_IMAGE);
+    const recorder = await recordRollout(cluster.cp, seeded.namespace, target, budget, SIDECAR);
+    let invocationMs = 0;
+    const invocation = handler(admittedEvent({ sidecarSet: 'bench', uid: target.metadata?.uid ?? '', operation: 'UPDATE', resourceVersion: seeded.set.metadata?.resourceVersion ?? '' }), {
+      awsRequestId: 'bench',
+      getRemainingTimeInMillis: () => Math.round(900_000 - (performance.now() - started)),
+    }).then((result) => {
+      invocationMs = performance.now() - started;
+      return result;
+    });
+    let rolloutMs = 0;
+    const deadline = Date.now() + 600_000;
+    while (!(recorder.updatedNow() === options.pods && recorder.unavailableNow().length === 0)) {
+      if (Date.now() > deadline) throw new Error(`the rollout did not finish in 600 s: ${recorder.updatedNow()} of ${options.pods} updated`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    rolloutMs = performance.now() - started;
+    const timeline = recorder.timeline();
+    const updated = timeline.map((p) => p.updatedAt).sort((a, b) => a - b);
+    const available = timeline.flatMap((p) => (p.availableAt === undefined ? [] : [p.availableAt])).sort((a, b) => a - b);
+    const idle = updated.slice(budget).map((u, k) => u - (available[k] ?? u));
+    const result = await invocation;
+    await recorder.caughtUp();
+    await recorder.stop();
+    const audit = (await readFile(auditLog, 'utf8')).slice(auditBefore);
+    const stored = await cluster.cp.request('admin', 'GET', '/apis/apps.kruise.io/v1alpha1/sidecarsets/bench');
+    const follow = result.followUp;
+    const batches = Math.ceil(options.pods / budget);
+    return {
+      pods: options.pods,
+      budget,
+      batches,
+      idealMs: batches * options.readyDelayMs,
+      rolloutMs,
+      invocationMs,
+      passes: follow?.passes ?? 0,
+      podsUpdated: follow?.podsUpdated ?? 0,
+      conflicts: follow?.conflicts ?? 0,
+      errors: follow?.errors.length ?? 0,
+      firstWriteMs: (updated[0] ?? started) - started,
+      podCycleMs: medianOrNaN(timeline.flatMap((p) => (p.availableAt === undefined ? [] : [p.availableAt - p.updatedAt]))),
+      slotIdleMedianMs: medianOrNaN(idle),
+      slotIdleTotalMs: idle.reduce((sum, ms) => sum + Math.max(0, ms), 0) / budget,
+      maxUnavailableSeen: recorder.maxUnavailableSeen(),
+      violations: recorder.violations.length + recorder.gaps.length,
+      requests: countAudit(audit),
+      finalStatus: (JSON.parse(stored.body) as { status?: unknown }).status,
+    };
+  } finally {
+    await cluster.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
