@@ -64,10 +64,10 @@ function sidecarContainer(types: OpenApiSchemas, description: string): JsonObjec
       ),
       upgradeStrategy: object('How a running sidecar is upgraded to a new image.', {
         upgradeType: string(
-          '"ColdUpgrade" (the default) replaces the sidecar; "HotUpgrade" runs two copies and switches between them ' +
-            '(injected as ColdUpgrade by this project, with a warning).',
+          '"ColdUpgrade" (the default) replaces the sidecar; "HotUpgrade" runs two copies, <name>-1 and <name>-2, and switches ' +
+            'between them (this project injects the two copies; the switch is not built yet).',
         ),
-        hotUpgradeEmptyImage: string('For HotUpgrade: the image of the idle copy of the sidecar.'),
+        hotUpgradeEmptyImage: string('For HotUpgrade (required there): the image of the idle copy of the sidecar.'),
       }),
       shareVolumePolicy: object('Whether the sidecar also mounts the volumes of the pod\'s application containers.', {
         type: string('"enabled" mounts every volumeMount of the application containers into the sidecar too; "disabled" (the default) does not.'),

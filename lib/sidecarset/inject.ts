@@ -4,9 +4,11 @@
  * idempotent result (the API server may reinvoke mutating webhooks).
  */
 import { arrayOf, cloneJson, isObject, objectOf, stringOf } from '../kube/json.ts';
+import { ANNOTATION_WORKING_HOTUPGRADE, isHotUpgrade } from '../rollout/pod-state.ts';
 import { currentRevisionName } from '../rollout/revisions.ts';
 import { mergePatch, stringifySorted } from '../kube/merge-patch.ts';
 import type { Container, EnvVar, JsonObject, LocalObjectReference, Pod, Volume, VolumeMount } from '../kube/types.ts';
+import { formatWorkingHotUpgrade, hotUpgradeContainerNames, initialVersionAnnotations, parseWorkingHotUpgrade, splitHotUpgradeSidecar } from './hot-upgrade.ts';
 import { isInjectionPaused, labelsOf, sidecarSetName, sidecarSetSelectsPod, sortByName, type NamespaceLabels } from './match.ts';
 import {
   formatHashAnnotation,
@@ -155,7 +157,7 @@ export function injectPod(input: InjectionInput): InjectionResult {
   if (input.maxGrowthBytes !== undefined) checkSharedGrowth(sets, apps, input.pod, input.maxGrowthBytes);
 
   const records = injectionRecords(annotations, input.now);
-  const parts: InjectedParts = { sidecars: [], initSidecars: [], volumes: [], pullSecrets: [], warnings: [] };
+  const parts: InjectedParts = { sidecars: [], initSidecars: [], volumes: [], pullSecrets: [], hotSidecars: [], warnings: [] };
   sets.forEach((set, i) => {
     // A restored revision carries its own name; the current set's is computed from its spec
     // (status.latestRevision lags a spec change until the reconciler runs).
@@ -165,6 +167,7 @@ export function injectPod(input: InjectionInput): InjectionResult {
   placeParts(spec, parts);
 
   const applied = sets.map(sidecarSetName);
+  writeHotUpgradeAnnotations(annotations, parts.hotSidecars);
   writeInjectionAnnotations(annotations, records, applied);
   return { pod, applied, warnings: parts.warnings };
 }
@@ -193,7 +196,7 @@ function writableCopy(received: Pod): { pod: Pod; annotations: Record<string, st
  * result.
  */
 function appContainersOf(sets: readonly SidecarSet[], spec: NonNullable<Pod['spec']>): AppContainers {
-  const replaced = new Set(sets.flatMap((set) => namedSidecars(set.spec?.containers).map((c) => c.name)));
+  const replaced = new Set(sets.flatMap((set) => namedSidecars(set.spec?.containers).flatMap((c) => podContainerNames(c, false))));
   return new AppContainers(arrayOf<Container>(spec.containers).filter((c) => isObject(c) && !isInjectedSidecar(c) && !replaced.has(c.name)));
 }
 
@@ -203,6 +206,8 @@ interface InjectedParts {
   initSidecars: SidecarContainer[];
   volumes: Volume[];
   pullSecrets: LocalObjectReference[];
+  /** The names of the HotUpgrade sidecars injected, each as two containers. */
+  hotSidecars: string[];
   warnings: string[];
 }
 
@@ -232,29 +237,30 @@ function collectSet(set: SidecarSet, revision: string, pod: Pod, apps: AppContai
   for (const v of arrayOf<Volume>(set.spec?.volumes)) if (isObject(v) && typeof v.name === 'string') setVolumes.set(v.name, v);
   const sidecarList: string[] = [];
 
-  const build = (source: SidecarContainer): SidecarContainer => {
+  /** The pod containers for one sidecar: itself, or its two HotUpgrade containers. */
+  const build = (source: SidecarContainer, init: boolean): SidecarContainer[] => {
     const sidecar = buildSidecar(source, pod, apps);
     for (const ref of [...arrayOf<JsonObject>(source.volumeMounts), ...arrayOf<JsonObject>(source.volumeDevices)]) {
       const volume = isObject(ref) && typeof ref.name === 'string' ? setVolumes.get(ref.name) : undefined;
       if (volume) parts.volumes.push(cloneJson(volume));
     }
-    if (objectOf(source.upgradeStrategy)?.upgradeType === 'HotUpgrade') {
-      parts.warnings.push(`sidecar ${sidecar.name} of SidecarSet ${name}: HotUpgrade is not supported yet, injected as ColdUpgrade`);
-    }
-    return sidecar;
+    if (!isHotSplit(source, init)) return [sidecar];
+    parts.hotSidecars.push(source.name);
+    return splitHotUpgradeSidecar(sidecar);
   };
 
   if (unnamedSidecars(set) > 0) parts.warnings.push(`SidecarSet ${name}: a sidecar without a name was not injected`);
   for (const source of namedSidecars(set.spec?.initContainers)) {
     // Only native sidecars (restartPolicy Always) are tracked for updates, as in Kruise.
-    if (source.restartPolicy === 'Always') sidecarList.push(source.name);
-    parts.initSidecars.push(build(source));
+    if (isNativeSidecar(source)) sidecarList.push(source.name);
+    parts.initSidecars.push(...build(source, true));
   }
   // Objects only: a stored set is not re-validated, and a stray item would make the pod unreadable.
   parts.pullSecrets.push(...cloneJson(arrayOf<LocalObjectReference>(set.spec?.imagePullSecrets).filter(isObject)));
   for (const source of namedSidecars(set.spec?.containers)) {
+    // A HotUpgrade sidecar is listed by its own name, not its two containers'.
     sidecarList.push(source.name);
-    parts.sidecars.push(build(source));
+    parts.sidecars.push(...build(source, false));
   }
 
   sidecarList.sort();
@@ -284,6 +290,40 @@ function placeParts(spec: NonNullable<Pod['spec']>, parts: InjectedParts): void 
   if (parts.pullSecrets.length > 0) {
     spec.imagePullSecrets = mergeByKey(arrayOf<LocalObjectReference>(spec.imagePullSecrets), parts.pullSecrets, 'name');
   }
+}
+
+function isNativeSidecar(source: SidecarContainer): boolean {
+  return source.restartPolicy === 'Always';
+}
+
+/**
+ * Whether the sidecar goes into the pod as two containers: a HotUpgrade one
+ * in `spec.containers`, or a native sidecar among the init containers (a
+ * plain init container runs once and is injected as written, as in Kruise).
+ */
+function isHotSplit(source: SidecarContainer, init: boolean): boolean {
+  return isHotUpgrade(source) && (!init || isNativeSidecar(source));
+}
+
+/** The names a sidecar takes in the pod: its own, or `x-1` and `x-2` for a HotUpgrade one. */
+function podContainerNames(source: SidecarContainer, init: boolean): string[] {
+  return isHotSplit(source, init) ? hotUpgradeContainerNames(source.name) : [source.name];
+}
+
+/**
+ * The version annotations of the hot containers just injected and the
+ * working-container map, the pod's own entries kept (Kruise merges them), as
+ * Kruise writes them: over whatever `patchPodMetadata` put there. Written only
+ * when a hot sidecar was injected.
+ */
+function writeHotUpgradeAnnotations(annotations: Record<string, string>, hotSidecars: readonly string[]): void {
+  if (hotSidecars.length === 0) return;
+  const working = parseWorkingHotUpgrade(Object.hasOwn(annotations, ANNOTATION_WORKING_HOTUPGRADE) ? annotations[ANNOTATION_WORKING_HOTUPGRADE] : undefined);
+  for (const name of hotSidecars) {
+    for (const [key, value] of initialVersionAnnotations(name)) setAnnotation(annotations, key, value);
+    working.set(name, hotUpgradeContainerNames(name)[0]);
+  }
+  annotations[ANNOTATION_WORKING_HOTUPGRADE] = formatWorkingHotUpgrade(working);
 }
 
 /** The three bookkeeping annotations. Unchanged entries keep their timestamps (recordInjection), so a canonical annotation is rewritten byte for byte on reinvocation. */
@@ -437,7 +477,13 @@ function buildSidecar(source: SidecarContainer, pod: Pod, apps: AppContainers): 
  * at most the pod as received.
  */
 function checkSharedGrowth(sets: readonly SidecarSet[], apps: AppContainers, pod: Pod, limit: number): void {
-  const sharing = sets.flatMap((set) => [...namedSidecars(set.spec?.initContainers), ...namedSidecars(set.spec?.containers)]).filter(isSharing);
+  // Each pod container of a sharing sidecar carries the copies: a HotUpgrade one twice.
+  const sharing = sets
+    .flatMap((set) => [
+      ...namedSidecars(set.spec?.initContainers).map((source) => ({ source, copies: podContainerNames(source, true).length })),
+      ...namedSidecars(set.spec?.containers).map((source) => ({ source, copies: podContainerNames(source, false).length })),
+    ])
+    .filter(({ source }) => isSharing(source));
   if (sharing.length === 0) return;
   // The bytes of the first mount at each path: the one a sidecar copies.
   const bytesAt = new Map<unknown, number>();
@@ -449,9 +495,10 @@ function checkSharedGrowth(sets: readonly SidecarSet[], apps: AppContainers, pod
     all += bytes;
   }
   let copied = 0;
-  for (const source of sharing) {
-    copied += all;
-    for (const path of takenMountPaths(source)) copied -= bytesAt.get(path) ?? 0;
+  for (const { source, copies } of sharing) {
+    let bytes = all;
+    for (const path of takenMountPaths(source)) bytes -= bytesAt.get(path) ?? 0;
+    copied += copies * bytes;
   }
   if (copied <= limit) return;
   // Only now is the pod measured: most pods are refused or passed above.

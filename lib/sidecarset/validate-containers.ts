@@ -76,10 +76,24 @@ function validateSidecarFields(c: JsonObject, path: FieldPath, errs: FieldError[
   });
 }
 
-/** The upgrade type, checked on every sidecar (the status and update logic read it for both lists). */
-function validateUpgradeType(c: JsonObject, path: FieldPath, errs: FieldError[]): void {
-  const upgrade = objectAt(c.upgradeStrategy, path.child('upgradeStrategy'), errs);
-  enumAt(upgrade?.upgradeType, UPGRADE_TYPES, path.child('upgradeStrategy').child('upgradeType'), errs);
+/**
+ * The upgrade type, checked on every sidecar (the status and update logic
+ * read it for both lists). A HotUpgrade sidecar that injection splits in two
+ * (any in `containers`, a native sidecar among the init containers) needs
+ * `hotUpgradeEmptyImage` for its idle copy: Kruise does not check, and every
+ * pod it selects is then refused at creation for a container without an
+ * image. A plain init container runs once and is injected as written, so
+ * there it is not needed.
+ */
+function validateUpgradeType(c: JsonObject, path: FieldPath, init: boolean, errs: FieldError[]): void {
+  const up = path.child('upgradeStrategy');
+  const upgrade = objectAt(c.upgradeStrategy, up, errs);
+  const type = enumAt(upgrade?.upgradeType, UPGRADE_TYPES, up.child('upgradeType'), errs);
+  if (type !== 'HotUpgrade' || (init && c.restartPolicy !== 'Always')) return;
+  const emptyImage = stringAt(upgrade?.hotUpgradeEmptyImage, up.child('hotUpgradeEmptyImage'), errs);
+  if (isUnset(upgrade?.hotUpgradeEmptyImage) || emptyImage === '') {
+    errs.push(up.child('hotUpgradeEmptyImage').required('a HotUpgrade sidecar needs the image of its idle copy'));
+  }
 }
 
 function goName(c: JsonObject): string {
@@ -116,7 +130,8 @@ export function validateContainers(spec: JsonObject, path: FieldPath, errs: Fiel
   const inits = containerObjects(initItems, initPath, errs);
   const apps = containerObjects(appItems, appPath, errs);
   for (const { c, p } of apps) validateSidecarFields(c, p, errs);
-  for (const { c, p } of [...inits, ...apps]) validateUpgradeType(c, p, errs);
+  for (const { c, p } of inits) validateUpgradeType(c, p, true, errs);
+  for (const { c, p } of apps) validateUpgradeType(c, p, false, errs);
 
   const volumeNames = validateVolumes(spec.volumes, path.child('volumes'), errs);
 

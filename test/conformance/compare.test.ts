@@ -18,6 +18,7 @@ import {
   keptFieldsKruiseDrops,
   nativeSidecarRollingInKruiseWords,
   pinnedImageQualified,
+  hotUpgradeEmptyImageRequired,
   sidecarOrderBySetName,
   startupProbeNotDefaulted,
 } from '../../testkit/conformance/compare.ts';
@@ -66,6 +67,13 @@ describe('issue 15 item 7: a startup probe Kruise never defaulted', () => {
     expect(startupProbeNotDefaulted('spec.containers[0].livenessProbe.httpGet.path: Required value')).toBe(false);
     expect(startupProbeNotDefaulted('spec.containers[1].readinessProbe.successThreshold: Invalid value: 0: must be 1')).toBe(false);
     expect(startupProbeNotDefaulted('spec.containers[1].startupProbe.successThreshold: Invalid value: 2: must be 1')).toBe(false);
+  });
+
+  it('set aside only the required hotUpgradeEmptyImage (sidecarset.md §7)', () => {
+    expect(hotUpgradeEmptyImageRequired('spec.containers[0].upgradeStrategy.hotUpgradeEmptyImage: Required value: a HotUpgrade sidecar needs the image of its idle copy')).toBe(true);
+    expect(hotUpgradeEmptyImageRequired('spec.initContainers[1].upgradeStrategy.hotUpgradeEmptyImage: Required value: a HotUpgrade sidecar needs the image of its idle copy')).toBe(true);
+    expect(hotUpgradeEmptyImageRequired('spec.containers[0].upgradeStrategy.hotUpgradeEmptyImage: Invalid value: 5: must be a string')).toBe(false);
+    expect(hotUpgradeEmptyImageRequired('spec.containers[0].upgradeStrategy.upgradeType: Unsupported value: "Warm"')).toBe(false);
   });
 
   it('agrees when Kruise denies for that alone and this project allows', () => {
@@ -227,6 +235,19 @@ describe('injected pods', () => {
     expect((kruise as Pod).spec?.containers.map((c) => c.name)).toEqual(['a1', 'a2', 'b1', 'app', 'b1x']);
     const swapped = sidecarOrderBySetName(pod(['a2', 'a1', 'b1', 'app'], 't', 'a,b'));
     expect((swapped as Pod).spec?.containers.map((c) => c.name)).toEqual(['a2', 'a1', 'b1', 'app']);
+  });
+
+  it('order the two containers of a HotUpgrade sidecar with its set', () => {
+    const hot: Pod = {
+      metadata: {
+        annotations: {
+          'kruise.io/sidecarset-hash': hash({ b: ['b1'], a: ['mesh'] }, 't'),
+          'kruise.io/sidecarset-working-hotupgrade-container': '{"mesh":"mesh-1"}',
+        },
+      },
+      spec: { containers: ['b1', 'mesh-1', 'mesh-2', 'app'].map((name) => ({ name })) },
+    };
+    expect((sidecarOrderBySetName(hot) as Pod).spec?.containers.map((c) => c.name)).toEqual(['mesh-1', 'mesh-2', 'b1', 'app']);
   });
 
   it('still differ when a sidecar differs', () => {

@@ -95,6 +95,30 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
     expect(inject).toMatchObject({ agree: true, kruise: { kind: 'allowed' } });
   });
 
+  const HOT = { upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'openkruise/hotupgrade-sample:empty' } };
+
+  it.each<[string, () => SidecarSet]>([
+    ['a HotUpgrade sidecar beside a cold one', () => sidecarSet('mesh', {}, [HOT, { env: [{ name: 'A', value: '1' }] }])],
+    [
+      'a HotUpgrade native init sidecar and a plain init container marked HotUpgrade',
+      () =>
+        sidecarSet('mesh', {
+          updateStrategy: { type: 'NotUpdate' },
+          initContainers: [
+            { name: 'proxy', image: 'envoyproxy/envoy:v1.31.0', imagePullPolicy: 'IfNotPresent', restartPolicy: 'Always', ...HOT },
+            { name: 'setup', image: 'busybox:1.36', imagePullPolicy: 'IfNotPresent', ...HOT },
+          ],
+        }),
+    ],
+  ])('agrees on HotUpgrade: %s, validated, injected and counted', async (_name, make) => {
+    const set = withRevisionStatus(make(), 'registered');
+    expect((await judge(validate(set))).agree).toBe(true);
+    const injected = await judge(inject(set));
+    expect(injected).toMatchObject({ agree: true, kruise: { kind: 'allowed' } });
+    expect(JSON.stringify(injected.kruise)).toContain('kruise.io/sidecarset-working-hotupgrade-container');
+    for (const state of ['ready', 'not-ready'] as const) expect((await judge(status(set, state))).agree).toBe(true);
+  });
+
   it('sees a real disagreement: a pod injected with another image is a mismatch', async () => {
     const set = withRevisionStatus(sidecarSet('log-agent', {}), 'registered');
     const c: ConformanceCase = { class: 'inject', namespace: 'shop', pod: webPod(), cluster: { sidecarSets: [set], namespaces: NAMESPACES, pods: [] } };
@@ -143,6 +167,7 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
     ['§7: a pinned image the runtime reports fully qualified', () => status(sidecarSet('a', {}, [{ image: `agent@${DIGEST}` }]), 'ready')],
     ['§7: the revision name computed where status.latestRevision lags a spec change', () => inject(withRevisionStatus(sidecarSet('a', {}), 'lagging'))],
     ['§7: the revision name computed before the reconciler first ran', () => inject(withRevisionStatus(sidecarSet('a', {}), 'none'))],
+    ['§7: hotUpgradeEmptyImage required for HotUpgrade', () => validate(sidecarSet('a', {}, [{ upgradeStrategy: { upgradeType: 'HotUpgrade' } }]))],
   ])('a documented difference is set aside: %s', async (_name, make) => {
     const c = make();
     const [ours, answer] = await Promise.all([ourVerdict(c), reference.ask(referenceRequest(c))]);

@@ -16,6 +16,7 @@
  * | 7 | transfer Envs, source from a label | test/golden/inject/transfer-env; test/sidecarset/inject.test.ts "resolves the transferEnv source container from a pod label" |
  * | 8 | transfer Envs, source from an annotation | here |
  * | 9 | native-sidecar init container (commented out in Kruise) | test/sidecarset/inject.test.ts "lists native-sidecar init containers in sidecarList, not plain ones"; test/golden/inject/init-containers |
+ * | 24 | inject hot upgrade (test/e2e/apps/sidecarset_hotupgrade.go) | here; test/sidecarset/inject-hot-upgrade.test.ts; test/golden/inject/hot-upgrade |
  */
 import { afterAll, afterEach, beforeAll, expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
@@ -23,7 +24,7 @@ import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { createPod } from '../../testkit/cluster-pods.ts';
 import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { baseSidecarSet, deploymentPod, ScenarioCluster, sidecarAt, specOf } from '../../testkit/kruise-e2e.ts';
+import { baseSidecarSet, deploymentPod, IMAGES, ScenarioCluster, sidecarAt, specOf } from '../../testkit/kruise-e2e.ts';
 
 let stack: LocalStack;
 let cluster: ScenarioCluster;
@@ -84,5 +85,44 @@ describeWithControlPlane("Kruise's SidecarSet injection e2e scenarios on a real 
     expect(value('OD_NAME')).toBe('sidecar_name');
     expect(value('PROXY_IP')).toBe('127.0.0.1');
     expect(env.filter((e) => e.name === 'OD_NAME')).toHaveLength(1);
+  });
+
+  it('24. inject hot upgrade: the HotUpgrade sidecar becomes nginx-sidecar-1 (nginx, working) and nginx-sidecar-2 (the empty image), with the initial versions', async () => {
+    const ns = 'hot-upgrade-inject';
+    await cluster.namespace(ns);
+    const set = baseSidecarSet(ns);
+    specOf(set).containers = [{ ...sidecarAt(set), upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: IMAGES.busybox } }];
+    await createSet(set);
+
+    const pod = await createPod(stack.cp, deploymentPod(ns, 'deployment-test-0'));
+    // Kruise: one sidecar, its second copy and the app container.
+    expect(pod.spec?.containers.map((c) => c.name)).toEqual(['nginx-sidecar-1', 'nginx-sidecar-2', 'main']);
+    const annotations = pod.metadata?.annotations ?? {};
+    expect({
+      v1: annotations['version.sidecarset.kruise.io/nginx-sidecar-1'],
+      alt1: annotations['versionalt.sidecarset.kruise.io/nginx-sidecar-1'],
+      v2: annotations['version.sidecarset.kruise.io/nginx-sidecar-2'],
+      alt2: annotations['versionalt.sidecarset.kruise.io/nginx-sidecar-2'],
+      working: annotations['kruise.io/sidecarset-working-hotupgrade-container'],
+    }).toEqual({ v1: '1', alt1: '0', v2: '0', alt2: '1', working: '{"nginx-sidecar":"nginx-sidecar-1"}' });
+    const imageOf = (name: string) => pod.spec?.containers.find((c) => c.name === name)?.image;
+    expect({ working: imageOf('nginx-sidecar-1'), empty: imageOf('nginx-sidecar-2') }).toEqual({ working: IMAGES.nginx, empty: IMAGES.busybox });
+    // The env the two processes hand over by, resolved from the annotations by the API server's own field path rules.
+    const versionEnv = pod.spec?.containers.find((c) => c.name === 'nginx-sidecar-2')?.env?.slice(-2);
+    expect(versionEnv).toEqual([
+      { name: 'SIDECARSET_VERSION', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: "metadata.annotations['version.sidecarset.kruise.io/nginx-sidecar-2']" } } },
+      { name: 'SIDECARSET_VERSION_ALT', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: "metadata.annotations['versionalt.sidecarset.kruise.io/nginx-sidecar-2']" } } },
+    ]);
+    expect(JSON.parse(annotations['kruise.io/sidecarset-hash'] ?? '{}')[`test-sidecarset-${ns}`].sidecarList).toEqual(['nginx-sidecar']);
+  });
+
+  it('24, better than Kruise: a HotUpgrade SidecarSet without hotUpgradeEmptyImage is refused at the field, not its pods later', async () => {
+    const ns = 'hot-upgrade-no-empty';
+    await cluster.namespace(ns);
+    const set = baseSidecarSet(ns);
+    specOf(set).containers = [{ ...sidecarAt(set), upgradeStrategy: { upgradeType: 'HotUpgrade' } }];
+    const res = await stack.cp.request('admin', 'POST', '/apis/apps.kruise.io/v1alpha1/sidecarsets', set);
+    expect(res.status).toBe(422);
+    expect(res.body).toContain('spec.containers[0].upgradeStrategy.hotUpgradeEmptyImage: Required value');
   });
 });

@@ -1,8 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../lib/kube/types.ts';
 import { planRollout } from '../../lib/rollout/plan.ts';
+import { injectPod } from '../../lib/sidecarset/inject.ts';
 import { UnknownNamespaceError } from '../../lib/sidecarset/match.ts';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
+import { NOW, pod, sidecarSet } from '../../testkit/sidecarset-objects.ts';
 import { NO_NAMESPACES, rolloutPod, rolloutSet, type PodOptions } from './fixtures.ts';
 
 const names = (items: readonly ({ pod: Pod } | Pod)[]) => items.map((p) => ((p as { pod?: Pod }).pod ?? (p as Pod)).metadata!.name);
@@ -152,5 +154,20 @@ describe('matched pods and status (rollout.md §1.1, §1.9)', () => {
     const p = planRollout(set, [pod], NO_NAMESPACES);
     expect(p.status.matchedPods).toBe(1);
     expect(p.waiting).toEqual({ kind: 'hot-upgrade-unsupported' });
+  });
+
+  it('a pod HotUpgrade injection produced is matched, and a new image is still not rolled into it', () => {
+    const hot = (image: string) =>
+      sidecarSet('hot', { updateStrategy: { type: 'RollingUpdate' }, containers: [{ name: 'mesh', image, upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } }] });
+    const injected = injectPod({ pod: pod(), namespace: 'default', sidecarSets: [hot('mesh:1')], namespaceLabels: new Map(), now: NOW }).pod;
+    injected.status = {
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: 'True' }],
+      containerStatuses: injected.spec!.containers.map((c) => ({ name: c.name, image: c.image, imageID: `${c.image}@sha256:${'a'.repeat(64)}`, ready: true })),
+    };
+    const p = planRollout(hot('mesh:2'), [injected], NO_NAMESPACES);
+    expect(p.status).toMatchObject({ matchedPods: 1, updatedPods: 0, readyPods: 1 });
+    expect(p.waiting).toEqual({ kind: 'hot-upgrade-unsupported' });
+    expect(p.updates).toEqual([]);
   });
 });

@@ -2,7 +2,8 @@
  * The bound pod-inject refuses oversize answers with before building them
  * must be a lower bound: whenever injection stops with InjectionTooLargeError,
  * the patch it would have answered is at least that large, whatever the pod
- * holds (containers named like the sidecars, sidecars injected earlier,
+ * holds (containers named like the sidecars or their HotUpgrade containers,
+ * sidecars injected earlier, HotUpgrade sidecars,
  * repeated mount paths, sidecars using some of the paths themselves).
  */
 import { describe, expect, it } from '@jest/globals';
@@ -21,14 +22,23 @@ describe('the answer-size bound of injection', () => {
     const sharingSets = fc.integer({ min: 1, max: 4 }).chain((n) =>
       fc.tuple(
         ...Array.from({ length: n }, (_, i) =>
-          fc.array(mount, { maxLength: 2 }).map((own) =>
-            sidecarSet(`s${i}`, { containers: [sidecar(`s${i}-sidecar`, { shareVolumePolicy: { type: 'enabled' }, volumeMounts: own })] }),
+          // Some HotUpgrade: their two containers each carry the copies.
+          fc.tuple(fc.array(mount, { maxLength: 2 }), fc.boolean()).map(([own, hot]) =>
+            sidecarSet(`s${i}`, {
+              containers: [
+                sidecar(`s${i}-sidecar`, {
+                  shareVolumePolicy: { type: 'enabled' },
+                  volumeMounts: own,
+                  ...(hot ? { upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } } : {}),
+                }),
+              ],
+            }),
           ),
         ),
       ),
     );
     const container = fc.record({
-      name: fc.constantFrom('app', 'web', 's0-sidecar', 's1-sidecar'),
+      name: fc.constantFrom('app', 'web', 's0-sidecar', 's1-sidecar', 's0-sidecar-1', 's1-sidecar-2'),
       image: fc.constant('app:1'),
       env,
       volumeMounts: fc.array(mount, { maxLength: 30 }),

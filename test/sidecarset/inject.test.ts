@@ -132,11 +132,6 @@ describe('containers', () => {
     const injected = containers(inject(pod(), [set]).pod)[0]!;
     for (const key of ['podInjectPolicy', 'upgradeStrategy', 'shareVolumePolicy', 'transferEnv']) expect(injected).not.toHaveProperty(key);
   });
-
-  it('warns that HotUpgrade sidecars are injected as ColdUpgrade', () => {
-    const set = sidecarSet('s', { containers: [sidecar('s-sidecar', { upgradeStrategy: { upgradeType: 'HotUpgrade' } })] });
-    expect(inject(pod(), [set]).warnings).toEqual([expect.stringContaining('HotUpgrade is not supported yet')]);
-  });
 });
 
 describe('init containers', () => {

@@ -1,9 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../lib/kube/types.ts';
+import { injectPod } from '../../lib/sidecarset/inject.ts';
 import { UnknownNamespaceError } from '../../lib/sidecarset/match.ts';
 import { computeStatus, summarizePod } from '../../lib/sidecarset/status.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { pod, sidecarSet } from '../../testkit/sidecarset-objects.ts';
+import { NOW, pod, sidecarSet } from '../../testkit/sidecarset-objects.ts';
 
 const set = { ...sidecarSet('s'), status: { latestRevision: 'keep-me', collisionCount: 2 } };
 const hash = set.metadata!.annotations!['kruise.io/sidecarset-hash']!;
@@ -73,6 +74,28 @@ describe('computeStatus', () => {
     // Ready needs the empty container to hold the empty image.
     p.spec!.containers[1]!.image = 'agent:2';
     expect(status([p], hot).status).toMatchObject({ matchedPods: 1, readyPods: 0 });
+  });
+
+  it('matches a pod HotUpgrade injection produced, and counts it ready only while the idle copy holds the empty image', () => {
+    const hot = sidecarSet('s', { containers: [{ name: 'mesh', image: 'mesh:1', upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } }] });
+    const injected = injectPod({ pod: pod(), namespace: 'default', sidecarSets: [hot], namespaceLabels: new Map(), now: NOW }).pod;
+    const running = (p: Pod): Pod => ({
+      ...p,
+      status: {
+        phase: 'Running',
+        conditions: [{ type: 'Ready', status: 'True' }],
+        containerStatuses: p.spec!.containers.map((c) => ({ name: c.name, image: c.image, imageID: `${c.image}@sha256:${'a'.repeat(64)}`, ready: true })),
+      },
+    });
+    expect(status([running(injected)], hot).status).toMatchObject({ matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1 });
+    // Mid-swap: the idle copy (by the annotation, mesh-2) runs a real image, so the pod is not ready.
+    const swapping = structuredClone(injected);
+    swapping.spec!.containers.find((c) => c.name === 'mesh-2')!.image = 'mesh:2';
+    expect(status([running(swapping)], hot).status).toMatchObject({ matchedPods: 1, readyPods: 0 });
+    // Without the working-container entry the pod does not carry the set's sidecars (rollout.md §1.1).
+    const unmarked = structuredClone(injected);
+    delete unmarked.metadata!.annotations!['kruise.io/sidecarset-working-hotupgrade-container'];
+    expect(status([running(unmarked)], hot).status).toMatchObject({ matchedPods: 0 });
   });
 
   it('sets observedGeneration and keeps the fields it does not compute', () => {

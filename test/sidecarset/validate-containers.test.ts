@@ -248,7 +248,33 @@ describe('rule 6: SidecarContainer policies', () => {
       { 'spec.containers.0.shareVolumePolicy.type': 'Enabled' },
       ['spec.containers[0].shareVolumePolicy.type: Unsupported value: "Enabled": supported values: "enabled", "disabled"'],
     ],
-    ['accepts upgradeType HotUpgrade', { 'spec.containers.0.upgradeStrategy.upgradeType': 'HotUpgrade' }, []],
+    [
+      'accepts upgradeType HotUpgrade with an empty image',
+      { 'spec.containers.0.upgradeStrategy': { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } },
+      [],
+    ],
+    [
+      'requires hotUpgradeEmptyImage for HotUpgrade (Kruise does not, and its pods are then refused)',
+      { 'spec.containers.0.upgradeStrategy.upgradeType': 'HotUpgrade' },
+      ['spec.containers[0].upgradeStrategy.hotUpgradeEmptyImage: Required value: a HotUpgrade sidecar needs the image of its idle copy'],
+    ],
+    [
+      'requires a non-empty hotUpgradeEmptyImage',
+      { 'spec.containers.0.upgradeStrategy': { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: '' } },
+      ['spec.containers[0].upgradeStrategy.hotUpgradeEmptyImage: Required value: a HotUpgrade sidecar needs the image of its idle copy'],
+    ],
+    [
+      'reports a hotUpgradeEmptyImage that is not text once',
+      { 'spec.containers.0.upgradeStrategy': { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 5 } },
+      ['spec.containers[0].upgradeStrategy.hotUpgradeEmptyImage: Invalid value: 5: must be a string'],
+    ],
+    [
+      'requires hotUpgradeEmptyImage for a HotUpgrade native init sidecar',
+      { 'spec.updateStrategy.type': 'NotUpdate', 'spec.initContainers.0.restartPolicy': 'Always', 'spec.initContainers.0.upgradeStrategy.upgradeType': 'HotUpgrade' },
+      ['spec.initContainers[0].upgradeStrategy.hotUpgradeEmptyImage: Required value: a HotUpgrade sidecar needs the image of its idle copy'],
+    ],
+    ['does not need hotUpgradeEmptyImage on a plain init container, which is injected as written', { 'spec.initContainers.0.upgradeStrategy.upgradeType': 'HotUpgrade' }, []],
+    ['ignores hotUpgradeEmptyImage for ColdUpgrade', { 'spec.containers.0.upgradeStrategy.hotUpgradeEmptyImage': 'empty:1' }, []],
     [
       'rejects an unknown upgradeType',
       { 'spec.containers.0.upgradeStrategy.upgradeType': 'WarmUpgrade' },

@@ -1,6 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { context, errorsFor, startingWith, tweak, validSidecarSet } from './validate-fixture.ts';
 
+const HOT = { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' };
+
 const update = (oldChanges: Record<string, unknown> = {}) =>
   context({ operation: 'UPDATE', oldObject: tweak(validSidecarSet(), oldChanges), others: [validSidecarSet()] });
 
@@ -9,13 +11,20 @@ describe('rule 12: what an UPDATE may not change', () => {
     ['allows a change of image only', {}, { 'spec.containers.0.image': 'fluent/fluent-bit:3.0' }, []],
     ['allows removing a container', {}, { 'spec.containers.1': undefined }, []],
     ['allows adding an init container (injected at pod creation only)', {}, { 'spec.initContainers.1': { ...validSidecarSet().spec?.initContainers?.[0], name: 'late-init' } }, []],
-    ['allows an upgradeType when the old object had none', { 'spec.containers.1.upgradeStrategy': {} }, { 'spec.containers.1.upgradeStrategy.upgradeType': 'HotUpgrade' }, []],
+    ['allows an upgradeType when the old object had none', { 'spec.containers.1.upgradeStrategy': {} }, { 'spec.containers.1.upgradeStrategy': HOT }, []],
     [
       'rejects a changed upgradeType',
       {},
-      { 'spec.containers.1.upgradeStrategy.upgradeType': 'HotUpgrade' },
+      { 'spec.containers.1.upgradeStrategy': HOT },
       ['spec.containers[1].upgradeStrategy.upgradeType: Invalid value: "HotUpgrade": container logging-metrics upgradeType is immutable'],
     ],
+    [
+      'rejects HotUpgrade turned back into ColdUpgrade (the pods hold two containers)',
+      { 'spec.containers.1.upgradeStrategy': HOT },
+      {},
+      ['spec.containers[1].upgradeStrategy.upgradeType: Invalid value: "ColdUpgrade": container logging-metrics upgradeType is immutable'],
+    ],
+    ['allows a changed hotUpgradeEmptyImage', { 'spec.containers.1.upgradeStrategy': HOT }, { 'spec.containers.1.upgradeStrategy': { ...HOT, hotUpgradeEmptyImage: 'empty:2' } }, []],
     [
       'rejects an added container',
       { 'spec.containers.1': undefined },

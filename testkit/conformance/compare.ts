@@ -5,6 +5,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { currentRevisionName } from '../../lib/rollout/revisions.ts';
+import { ANNOTATION_WORKING_HOTUPGRADE } from '../../lib/rollout/pod-state.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST } from '../../lib/sidecarset/types.ts';
 import type { ConformanceCase } from './generator.ts';
 import type { Verdict } from './verdict.ts';
@@ -52,6 +53,15 @@ export function denialIgnoringCode(verdict: Extract<Verdict, { kind: 'denied' }>
  */
 export function startupProbeNotDefaulted(error: string): boolean {
   return /^spec\.(?:init)?[cC]ontainers\[\d+\]\.startupProbe\.(?:successThreshold: Invalid value: 0: must be 1|httpGet\.scheme: Unsupported value: "": supported values: "HTTP", "HTTPS"|httpGet\.path: Required value)$/.test(error);
+}
+
+/**
+ * sidecarset.md §7 (better than Kruise): a HotUpgrade sidecar requires
+ * `hotUpgradeEmptyImage`. Kruise admits the set without it, and the pods it
+ * selects are then refused at creation (their idle copy has no image).
+ */
+export function hotUpgradeEmptyImageRequired(error: string): boolean {
+  return /^spec\.(?:init)?[cC]ontainers\[\d+\]\.upgradeStrategy\.hotUpgradeEmptyImage: Required value: /.test(error);
 }
 
 /** A cross-set error of rule 13 (sidecarset.md §3) as this project words it. */
@@ -266,16 +276,26 @@ export function injectionAnnotations(pod: unknown): unknown {
   return { ...pod, metadata: { ...pod.metadata, annotations } };
 }
 
-/** Which set injected each sidecar, from the pod's hash annotation (`sidecarList`). */
+/**
+ * Which set injected each sidecar, from the pod's hash annotation
+ * (`sidecarList`); a HotUpgrade sidecar `x` (an entry of the working-container
+ * map) is listed as `x` but occupies `x-1` and `x-2`.
+ */
 function sidecarOwners(pod: Json): Map<string, string> {
   const owners = new Map<string, string>();
   const annotations = isRecord(pod.metadata) && isRecord(pod.metadata.annotations) ? pod.metadata.annotations : {};
   const hash = annotations[ANNOTATION_HASH];
   const parsed: unknown = typeof hash === 'string' ? safeParse(hash) : hash;
   if (!isRecord(parsed)) return owners;
+  const working = annotations[ANNOTATION_WORKING_HOTUPGRADE];
+  const hot = typeof working === 'string' ? safeParse(working) : undefined;
   for (const [setName, entry] of Object.entries(parsed)) {
     if (!isRecord(entry) || !Array.isArray(entry.sidecarList)) continue;
-    for (const container of entry.sidecarList) if (typeof container === 'string') owners.set(container, setName);
+    for (const container of entry.sidecarList) {
+      if (typeof container !== 'string') continue;
+      const names = isRecord(hot) && Object.hasOwn(hot, container) ? [`${container}-1`, `${container}-2`] : [container];
+      for (const name of names) owners.set(name, setName);
+    }
   }
   return owners;
 }
@@ -479,7 +499,12 @@ export function compareVerdicts(c: ConformanceCase, oursVerdict: Verdict, kruise
     const errors = (ours.errors ?? []).filter(
       (e) =>
         kruiseErrors.has(e) ||
-        !(overlapKruiseMisses(c, e, kruise.errors ?? []) || containerNameAcrossKinds(c, e) || (kruiseStoppedEarly && isCrossSetError(e))),
+        !(
+          overlapKruiseMisses(c, e, kruise.errors ?? []) ||
+          containerNameAcrossKinds(c, e) ||
+          hotUpgradeEmptyImageRequired(e) ||
+          (kruiseStoppedEarly && isCrossSetError(e))
+        ),
     );
     ours = errors.length === 0 ? { kind: 'allowed', result: inputOf(c) } : { kind: 'denied', errors };
   }

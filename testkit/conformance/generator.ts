@@ -127,7 +127,12 @@ function sidecarContainer(init: boolean) {
         : fc.constantFrom('BeforeAppContainer', 'AfterAppContainer'),
       shareVolumePolicy: fc.record({ type: fc.constantFrom('enabled', 'disabled') }),
       transferEnv: fc.array(transferEnv, { maxLength: 2 }),
-      upgradeStrategy: fc.constant({ upgradeType: 'ColdUpgrade' }),
+      // Some HotUpgrade, always with the image of the idle copy: this project requires it (Kruise does
+      // not check, and refuses the pods instead), a deliberate difference left out of the comparison.
+      upgradeStrategy: fc.oneof(
+        { weight: 3, arbitrary: fc.constant({ upgradeType: 'ColdUpgrade' }) },
+        { weight: 1, arbitrary: fc.record({ upgradeType: fc.constant('HotUpgrade'), hotUpgradeEmptyImage: fc.constantFrom('openkruise/hotupgrade-sample:empty', 'busybox:1.36') }) },
+      ),
       restartPolicy: init ? fc.constantFrom('Always', undefined) : fc.constant(undefined),
       imagePullPolicy: fc.constantFrom('IfNotPresent', 'Always'),
     },

@@ -231,7 +231,13 @@ function sidecarContainer(init: boolean) {
       resources: containerFields.resources,
       podInjectPolicy: fc.constantFrom('BeforeAppContainer', 'AfterAppContainer'),
       shareVolumePolicy: fc.record({ type: fc.constantFrom('enabled', 'disabled') }),
-      upgradeStrategy: fc.record({ upgradeType: fc.constantFrom('ColdUpgrade', 'ColdUpgrade', 'ColdUpgrade', 'HotUpgrade') }),
+      // HotUpgrade needs the image of its idle copy (validation requires it).
+      upgradeStrategy: fc.constantFrom(
+        { upgradeType: 'ColdUpgrade' },
+        { upgradeType: 'ColdUpgrade' },
+        { upgradeType: 'ColdUpgrade' },
+        { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' },
+      ),
       transferEnv: fc.array(transferEnv, { maxLength: 2 }),
       ...(init ? { restartPolicy: fc.constant('Always') } : {}),
     },
