@@ -28,7 +28,8 @@ describe('estimatedSecretBits', () => {
   it('passes secrets shaped as the CDK stack generates them (64 letters and digits) and long hex ones', () => {
     for (let i = 0; i < 2_000; i++) {
       expect(estimatedSecretBits(randomFrom(ALNUM, 64))).toBeGreaterThan(MIN_SECRET_BITS * 2);
-      expect(estimatedSecretBits(randomBytes(32).toString('hex'))).toBeGreaterThan(MIN_SECRET_BITS * 1.5);
+      // The lowest of 300,000 such hex secrets measured 186 bits: 1.5x (192) failed now and then; 1.25x keeps a wide margin.
+      expect(estimatedSecretBits(randomBytes(32).toString('hex'))).toBeGreaterThan(MIN_SECRET_BITS * 1.25);
     }
   });
 
