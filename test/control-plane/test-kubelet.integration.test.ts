@@ -204,9 +204,9 @@ describeWithControlPlane('the test kubelet', () => {
       await waitForPod(cp, other, 'pending', isReady);
       await setImage(cp, created, 'app', 'app:2');
       await waitForPod(cp, other, 'pending', restartedOnce('app'));
-      // The hour-long readiness timer and the watch's socket are live (a TLS socket counts as TCPSocketWrap).
+      // The watch's socket is live (a TLS socket counts as TCPSocketWrap). The hour-long readiness timer is too, but
+      // other timers of the process come and go meanwhile, so the timer count is only checked after stop().
       await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(count('Timeout')).toBeGreaterThan(before.timers);
       expect(count('TCPSocketWrap')).toBeGreaterThan(before.sockets);
     } finally {
       await second.stop();
