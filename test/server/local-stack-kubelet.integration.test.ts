@@ -34,6 +34,8 @@ describeWithControlPlane('the local stack with the test kubelet', () => {
     for (const container of pod?.spec?.containers ?? []) {
       expect(pod?.status?.containerStatuses?.find((s) => s.name === container.name)).toMatchObject({ image: container.image, imageID: imageIdOf(container.image ?? ''), ready: true });
     }
+    // The counter moves once the kubelet has read its write's answer, which may come after the pod is seen ready.
+    await stack!.kubelet?.idle();
     expect(stack!.kubelet?.counters.podsStarted).toBe(1);
   });
 });
