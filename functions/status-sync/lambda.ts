@@ -11,7 +11,7 @@ import type { Context, ScheduledEvent } from 'aws-lambda';
 import { AdmittedEventError, parseAdmittedEvent } from '../../lib/status-sync/admitted-event.ts';
 import type { PassResult } from '../../lib/status-sync/pass.ts';
 import type { AdmittedSidecarSet } from '../../lib/ports.ts';
-import type { PaceSummary } from '../../lib/status-sync/pace.ts';
+import { admittedQueue, type PaceSummary } from '../../lib/status-sync/pace.ts';
 import type { Env } from '../shared/compose.ts';
 import { composeStatusSync, followWasNews, logFollow, logPass, type StatusSyncOverrides } from './compose.ts';
 
@@ -53,19 +53,9 @@ export async function statusSyncLambda(options: { env?: Env; overrides?: StatusS
       return {};
     }
     if (admitted !== undefined) {
-      const change = admitted;
-      let pending = [change];
-      const queue = {
-        take: () => {
-          const taken = pending;
-          pending = [];
-          return taken;
-        },
-        // Nothing else arrives in this invocation: the next change is another invoke.
-        arrival: () => new Promise<void>(() => undefined),
-      };
-      const followUp = await runtime.follow([], AbortSignal.any([signal, AbortSignal.timeout(FOLLOW_BUDGET_MS)]), queue);
-      logFollow(runtime.logger, followUp, { requestId: context.awsRequestId, admitted: change });
+      // Nothing else arrives in this invocation: the next change is another invoke.
+      const followUp = await runtime.follow([], AbortSignal.any([signal, AbortSignal.timeout(FOLLOW_BUDGET_MS)]), admittedQueue([admitted]));
+      logFollow(runtime.logger, followUp, { requestId: context.awsRequestId, admitted });
       return { followUp };
     }
     const result = await runtime.runPass(signal);

@@ -4,7 +4,7 @@
  * that change nothing are not logged, except as a heartbeat (pass-log.ts).
  */
 import type { AdmittedSidecarSet, Logger } from '../../lib/ports.ts';
-import type { AdmittedQueue, PaceSummary } from '../../lib/status-sync/pace.ts';
+import { admittedQueue, type AdmittedQueue, type PaceSummary } from '../../lib/status-sync/pace.ts';
 import { passLog } from '../../lib/status-sync/pass-log.ts';
 import type { PassResult } from '../../lib/status-sync/pass.ts';
 import { followWasNews, logFollow, logPass } from './compose.ts';
@@ -33,34 +33,6 @@ export interface StatusLoop {
   admitted(change: AdmittedSidecarSet): void;
 }
 
-/** The admitted changes not yet taken, and a promise for the next one. */
-function admittedQueue(): AdmittedQueue & { push(change: AdmittedSidecarSet): void; size(): number } {
-  let changes: AdmittedSidecarSet[] = [];
-  let wake: (() => void) | undefined;
-  return {
-    push(change) {
-      changes.push(change);
-      wake?.();
-      wake = undefined;
-    },
-    take() {
-      const taken = changes;
-      changes = [];
-      return taken;
-    },
-    arrival() {
-      if (changes.length > 0) return Promise.resolve();
-      return new Promise((resolve) => {
-        const previous = wake;
-        wake = () => {
-          previous?.();
-          resolve();
-        };
-      });
-    },
-    size: () => changes.length,
-  };
-}
 
 export function startStatusLoop(options: StatusLoopOptions): StatusLoop {
   const stopping = new AbortController();

@@ -35,6 +35,17 @@ export function stringMapOf(value: unknown): Record<string, string> {
  * four times faster on pods. A `__proto__` key (JSON.parse makes it an own
  * property) is defined, not assigned, so it stays data.
  */
+/** The JSON object a text holds; undefined when it is absent, not JSON, or JSON of another kind (annotations hold such texts). */
+export function parseJsonObject(text: string | undefined): JsonObject | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return isObject(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function cloneJson<T>(value: T): T {
   return cloneValue(value) as T;
 }

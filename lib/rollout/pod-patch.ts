@@ -5,7 +5,7 @@
  * listed is skipped rather than overwritten.
  */
 import { pointer, type JsonPatchOperation } from '../admission/json-patch.ts';
-import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
+import { arrayOf, isObject, objectOf, parseJsonObject, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import { compareGoStrings, goJsonString } from '../sidecarset/go-json.ts';
 import { patchPodMetadata } from '../sidecarset/inject.ts';
@@ -121,15 +121,7 @@ export function formatInPlaceUpdateState(state: ReadonlyMap<string, InPlaceUpdat
 /** Parses the in-place update state; an unreadable value counts as empty (Kruise logs and carries on). */
 export function parseInPlaceUpdateState(value: string | undefined): Map<string, InPlaceUpdateState> {
   const out = new Map<string, InPlaceUpdateState>();
-  if (value === undefined || value === '') return out;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    return out;
-  }
-  if (!isObject(parsed)) return out;
-  for (const [name, raw] of Object.entries(parsed)) {
+  for (const [name, raw] of Object.entries(parseJsonObject(value) ?? {})) {
     const entry = objectOf(raw) ?? {};
     const statuses: Record<string, { imageID?: string }> = {};
     for (const [c, s] of Object.entries(objectOf(entry.lastContainerStatuses) ?? {})) {

@@ -4,7 +4,7 @@
  * is matched, its recorded hashes, readiness and consistency.
  */
 import { imageDigestParts, normalizeImageReference } from '../kube/image-reference.ts';
-import { arrayOf, isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
+import { arrayOf, isObject, objectOf, parseJsonObject, stringMapOf, stringOf } from '../kube/json.ts';
 import type { Container, JsonObject, Pod } from '../kube/types.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import { parseInjectedList, recordedHash } from '../sidecarset/pod-annotations.ts';
@@ -83,19 +83,9 @@ export function sidecarContainerNames(set: SidecarSet): Set<string> {
   return out;
 }
 
-function parseJsonMap(value: string | undefined): JsonObject | undefined {
-  if (value === undefined) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(value);
-    return isObject(parsed) ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The pod's working HotUpgrade containers, `{}` when absent or unreadable. */
 export function workingHotUpgradeContainers(pod: Pod): Record<string, string> {
-  return stringMapOf(parseJsonMap(podAnnotation(pod, ANNOTATION_WORKING_HOTUPGRADE)));
+  return stringMapOf(parseJsonObject(podAnnotation(pod, ANNOTATION_WORKING_HOTUPGRADE)));
 }
 
 export function podContainers(pod: Pod): Container[] {
@@ -188,7 +178,7 @@ function recordedImageIds(pod: Pod, set: SidecarSet): Map<string, string> | unde
   const raw = podAnnotation(pod, ANNOTATION_INPLACE_UPDATE_STATE);
   if (raw === undefined) return undefined;
   // Go decodes `null` into an empty map; anything else that is not an object is an error.
-  const state = raw.trim() === 'null' ? {} : parseJsonMap(raw);
+  const state = raw.trim() === 'null' ? {} : parseJsonObject(raw);
   if (state === undefined) return null;
   const out = new Map<string, string>();
   const entry = objectOf(state[sidecarSetName(set)]);

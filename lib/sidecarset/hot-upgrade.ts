@@ -4,7 +4,7 @@
  * working container with the set's image, and `x-2`, the same container with
  * `hotUpgradeEmptyImage`; the pod records their versions and which one works.
  */
-import { cloneJson, isObject, objectOf, stringOf } from '../kube/json.ts';
+import { cloneJson, objectOf, parseJsonObject, stringOf } from '../kube/json.ts';
 import type { EnvVar } from '../kube/types.ts';
 import { compareGoStrings, goJsonString } from './go-json.ts';
 import type { SidecarContainer } from './types.ts';
@@ -78,15 +78,7 @@ export function initialVersionAnnotations(name: string): [string, string][] {
  */
 export function parseWorkingHotUpgrade(value: string | undefined): Map<string, string> {
   const out = new Map<string, string>();
-  if (value === undefined) return out;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    return out;
-  }
-  if (!isObject(parsed)) return out;
-  for (const [key, entry] of Object.entries(parsed)) out.set(key, typeof entry === 'string' ? entry : '');
+  for (const [key, entry] of Object.entries(parseJsonObject(value) ?? {})) out.set(key, typeof entry === 'string' ? entry : '');
   return out;
 }
 

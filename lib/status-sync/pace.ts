@@ -50,6 +50,41 @@ export interface AdmittedQueue {
   arrival(): Promise<void>;
 }
 
+/** A queue of admitted changes: `push` hands one over, `size` says how many wait. */
+export interface AdmittedChanges extends AdmittedQueue {
+  push(change: AdmittedSidecarSet): void;
+  size(): number;
+}
+
+/** The admitted changes not yet taken (starting with `initial`), and a promise for the next one. */
+export function admittedQueue(initial: readonly AdmittedSidecarSet[] = []): AdmittedChanges {
+  let changes: AdmittedSidecarSet[] = [...initial];
+  let wake: (() => void) | undefined;
+  return {
+    push(change) {
+      changes.push(change);
+      wake?.();
+      wake = undefined;
+    },
+    take() {
+      const taken = changes;
+      changes = [];
+      return taken;
+    },
+    arrival() {
+      if (changes.length > 0) return Promise.resolve();
+      return new Promise((resolve) => {
+        const previous = wake;
+        wake = () => {
+          previous?.();
+          resolve();
+        };
+      });
+    },
+    size: () => changes.length,
+  };
+}
+
 /** What the following did, for the invocation's log line. */
 export interface PaceSummary {
   passes: number;

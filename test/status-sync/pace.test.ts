@@ -6,8 +6,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../lib/kube/types.ts';
-import type { AdmittedSidecarSet } from '../../lib/ports.ts';
-import { followSets, type AdmittedQueue, type PaceOptions } from '../../lib/status-sync/pace.ts';
+import { admittedQueue, followSets, type PaceOptions } from '../../lib/status-sync/pace.ts';
 import { NEW_IMAGE, podsOf } from '../rollout/fixtures.ts';
 import { storedRolloutSet, world } from './rollout-world.ts';
 
@@ -26,24 +25,6 @@ function restarted(pod: Pod): void {
   };
 }
 
-/** A queue the test hands changes to. */
-function queueOf(): AdmittedQueue & { push(change: AdmittedSidecarSet): void } {
-  const pending: AdmittedSidecarSet[] = [];
-  let wake: (() => void) | undefined;
-  return {
-    push(change) {
-      pending.push(change);
-      wake?.();
-    },
-    take: () => pending.splice(0),
-    arrival: () =>
-      pending.length > 0
-        ? Promise.resolve()
-        : new Promise<void>((resolve) => {
-            wake = resolve;
-          }),
-  };
-}
 
 describe('followSets', () => {
   it('follows a set, pass after pass as its updated pods restart, until the rollout finished', async () => {
@@ -103,7 +84,7 @@ describe('followSets', () => {
         return pods.patch(...args);
       },
     };
-    const queue = queueOf();
+    const queue = admittedQueue();
     // Admitted against the stored version '1': visible once the stored set is another version.
     queue.push({ sidecarSet: SET, uid: 'uid-1', operation: 'UPDATE', resourceVersion: '1' });
     setTimeout(() => {
@@ -119,7 +100,7 @@ describe('followSets', () => {
   it('runs the pass on what is stored when an admitted change never shows (another webhook denied it)', async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 5, 0, 0));
-    const queue = queueOf();
+    const queue = admittedQueue();
     queue.push({ sidecarSet: SET, uid: 'uid-1', operation: 'UPDATE', resourceVersion: '1' });
     const started = performance.now();
     const summary = await followSets([], w.deps, { ...WATCH_ONLY, intervalMs: 10, stallMs: 0, visibleTimeoutMs: 300 }, safety(), queue);
@@ -146,7 +127,7 @@ describe('followSets', () => {
         }
       },
     };
-    const queue = queueOf();
+    const queue = admittedQueue();
     const controller = new AbortController();
     const timers = [50, 80, 120, 160].map((ms, i) =>
       setTimeout(() => {
