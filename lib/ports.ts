@@ -62,6 +62,19 @@ export interface SidecarSetEventSink {
   record(event: SidecarSetEvent, signal?: AbortSignal): Promise<void>;
 }
 
+/** An event about a pod (the HotUpgrade flip's outcome), for `kubectl describe pod`. */
+export interface PodEvent {
+  pod: { namespace: string; name: string; uid: string };
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+/** Where events about pods go (in the pod's namespace). */
+export interface PodEventSink {
+  record(event: PodEvent, signal?: AbortSignal): Promise<void>;
+}
+
 /**
  * Reads the ControllerRevisions that record SidecarSet specs (rollout.md §2),
  * in the one namespace they live in (default `kruise-system`, Kruise's).

@@ -12,7 +12,7 @@ import { ENV_SECRET_ARN, rotationSettingsFromEnv } from '../../lib/auth/caller-c
 import { rotateWebhookSecret, type RotationResult, type SecretStore } from '../../lib/auth/rotation.ts';
 import { makeKubeClients } from '../../lib/adapters/kubeconfig.ts';
 import { kubeSidecarSetSource, millisecondsFromEnv, SourceOptionsError } from '../../lib/adapters/kube-sources.ts';
-import { DEFAULT_CALL_TIMEOUT_MS, kubeEventSink, kubeNamespaceSnapshot, kubePodPages, kubeStatusWriter } from '../../lib/adapters/kube-status-sync.ts';
+import { DEFAULT_CALL_TIMEOUT_MS, kubeEventSink, kubePodEventSink, kubeNamespaceSnapshot, kubePodPages, kubeStatusWriter } from '../../lib/adapters/kube-status-sync.ts';
 import { systemClock, type Logger } from '../../lib/ports.ts';
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { DEFAULT_HEARTBEAT_MS } from '../../lib/status-sync/pass-log.ts';
@@ -72,6 +72,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
     revisions: kubeRevisionStore(kc, revisionNamespaceFromEnv(env), options),
     setPods: kubeSetPods(kc, options),
     pods: kubePodWriter(kc, options),
+    podEvents: kubePodEventSink(clients, options),
     clock: overrides.clock ?? systemClock,
     states: rolloutStateNotices(),
   };

@@ -16,7 +16,7 @@ import {
 } from '@kubernetes/client-node';
 import { isObject, stringMapOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
-import type { NamespaceSource, PodPages, SidecarSetEventSink, SidecarSetStatusWriter } from '../ports.ts';
+import type { NamespaceSource, PodEventSink, PodPages, SidecarSetEventSink, SidecarSetStatusWriter } from '../ports.ts';
 import type { NamespaceLabels } from '../sidecarset/match.ts';
 import { summarizePod, type PodSummary } from '../sidecarset/status.ts';
 import { API_VERSION, GROUP, KIND, VERSION } from '../sidecarset/types.ts';
@@ -249,40 +249,81 @@ export const EVENT_SOURCE = 'sidecarset-status-sync';
  */
 export const EVENT_NAMESPACE = 'default';
 
-/** A DNS-1123 label from a SidecarSet name (which may hold upper case and edge dashes). */
-function eventNamePrefix(setName: string): string {
-  const label = setName.toLowerCase().replace(/[^a-z0-9-]/g, '').replace(/^-+|-+$/g, '');
-  return `${label === '' ? 'sidecarset' : label}.`;
+/** A DNS-1123 label from an object name (a SidecarSet name may hold upper case and edge dashes). */
+function eventNamePrefix(objectName: string, fallback: string): string {
+  const label = objectName.toLowerCase().replace(/[^a-z0-9-]/g, '').replace(/^-+|-+$/g, '');
+  return `${label === '' ? fallback : label}.`;
+}
+
+interface EventTarget {
+  namespace: string;
+  involvedObject: { apiVersion: string; kind: string; name: string; uid: string; namespace?: string };
+  /** For the error message, e.g. `SidecarSet "agent"`. */
+  what: string;
+}
+
+type EventOptions = StatusSyncAdapterOptions & { now?: () => Date };
+
+/** Creates one new core/v1 Event (generated name, never updated). */
+function eventCreator(clients: Pick<KubeClients, 'core'>, options: EventOptions) {
+  const timeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  const now = options.now ?? (() => new Date());
+  return async (target: EventTarget, event: { type: string; reason: string; message: string }, signal: AbortSignal | undefined): Promise<void> => {
+    const at = now();
+    // The typed API serialises through its model classes, so the body is built from them.
+    const body = Object.assign(new CoreV1Event(), {
+      metadata: Object.assign(new V1ObjectMeta(), { generateName: eventNamePrefix(target.involvedObject.name, target.involvedObject.kind.toLowerCase()), namespace: target.namespace }),
+      involvedObject: Object.assign(new V1ObjectReference(), target.involvedObject),
+      type: event.type,
+      reason: event.reason,
+      // events.k8s.io caps notes at 1 kB; stay inside it for either API.
+      message: event.message.slice(0, 1024),
+      source: Object.assign(new V1EventSource(), { component: EVENT_SOURCE }),
+      firstTimestamp: at,
+      lastTimestamp: at,
+      count: 1,
+    });
+    try {
+      await clients.core.createNamespacedEvent({ namespace: target.namespace, body }, abortWith(callSignal(signal, timeoutMs)));
+    } catch (error) {
+      throw clientNodeError(`create event on ${target.what}`, error);
+    }
+  };
 }
 
 /**
  * Core/v1 Events about SidecarSets (needs `create` on events, and nothing
  * more: each event is new, with a generated name, never updated).
  */
-export function kubeEventSink(clients: Pick<KubeClients, 'core'>, options: StatusSyncAdapterOptions & { now?: () => Date } = {}): SidecarSetEventSink {
-  const timeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
-  const now = options.now ?? (() => new Date());
+export function kubeEventSink(clients: Pick<KubeClients, 'core'>, options: EventOptions = {}): SidecarSetEventSink {
+  const create = eventCreator(clients, options);
   return {
-    async record(event, signal) {
-      const at = now();
-      // The typed API serialises through its model classes, so the body is built from them.
-      const body = Object.assign(new CoreV1Event(), {
-        metadata: Object.assign(new V1ObjectMeta(), { generateName: eventNamePrefix(event.sidecarSet.name), namespace: EVENT_NAMESPACE }),
-        involvedObject: Object.assign(new V1ObjectReference(), { apiVersion: API_VERSION, kind: KIND, name: event.sidecarSet.name, uid: event.sidecarSet.uid }),
-        type: event.type,
-        reason: event.reason,
-        // events.k8s.io caps notes at 1 kB; stay inside it for either API.
-        message: event.message.slice(0, 1024),
-        source: Object.assign(new V1EventSource(), { component: EVENT_SOURCE }),
-        firstTimestamp: at,
-        lastTimestamp: at,
-        count: 1,
-      });
-      try {
-        await clients.core.createNamespacedEvent({ namespace: EVENT_NAMESPACE, body }, abortWith(callSignal(signal, timeoutMs)));
-      } catch (error) {
-        throw clientNodeError(`create event on SidecarSet "${event.sidecarSet.name}"`, error);
-      }
-    },
+    record: (event, signal) =>
+      create(
+        {
+          namespace: EVENT_NAMESPACE,
+          involvedObject: { apiVersion: API_VERSION, kind: KIND, name: event.sidecarSet.name, uid: event.sidecarSet.uid },
+          what: `SidecarSet "${event.sidecarSet.name}"`,
+        },
+        event,
+        signal,
+      ),
+  };
+}
+
+/** Core/v1 Events about pods, in the pod's namespace, as Kruise's recorder writes them for a HotUpgrade flip. */
+export function kubePodEventSink(clients: Pick<KubeClients, 'core'>, options: EventOptions = {}): PodEventSink {
+  const create = eventCreator(clients, options);
+  return {
+    record: (event, signal) =>
+      create(
+        {
+          namespace: event.pod.namespace,
+          involvedObject: { apiVersion: 'v1', kind: 'Pod', namespace: event.pod.namespace, name: event.pod.name, uid: event.pod.uid },
+          what: `pod ${event.pod.namespace}/${event.pod.name}`,
+        },
+        event,
+        signal,
+      ),
   };
 }

@@ -6,7 +6,7 @@
  */
 import { cloneJson, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
-import type { PodPages, SidecarSetEvent, SidecarSetEventSink, SidecarSetStatusWriter } from '../ports.ts';
+import type { PodEvent, PodEventSink, PodPages, SidecarSetEvent, SidecarSetEventSink, SidecarSetStatusWriter } from '../ports.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import { summarizePod } from '../sidecarset/status.ts';
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
@@ -69,6 +69,18 @@ export function memoryStatusWriter(sets: readonly SidecarSet[]): MemoryStatusWri
 /** Keeps every event recorded. */
 export function memoryEventSink(): SidecarSetEventSink & { readonly events: readonly SidecarSetEvent[] } {
   const events: SidecarSetEvent[] = [];
+  return {
+    events,
+    record(event) {
+      events.push(event);
+      return Promise.resolve();
+    },
+  };
+}
+
+/** Keeps every pod event recorded. */
+export function memoryPodEventSink(): PodEventSink & { readonly events: readonly PodEvent[] } {
+  const events: PodEvent[] = [];
   return {
     events,
     record(event) {

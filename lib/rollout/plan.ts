@@ -8,6 +8,7 @@ import type { NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
 import { batchSize, maxUnavailableCount, partitionCount } from './batch-size.ts';
 import { matchedPods, podStanding } from './candidates.ts';
+import { dueFlips, hotUpgradeChanges, swappingContainers, type HotFlip } from './hot-swap.ts';
 import { scatterSort, scatterTerms, sortActive, sortByPriority } from './order.ts';
 import {
   hasHotUpgrade,
@@ -28,12 +29,22 @@ export interface PlannedUpdate {
   images: Record<string, string>;
 }
 
+/** One pod whose hot sidecars finished their swap: the old containers go back to the empty image (rollout.md §3.4). */
+export interface PlannedFlip {
+  pod: Pod;
+  flips: HotFlip[];
+}
+
 /** Why a set updates nothing (more) this pass. */
 export type WaitingReason =
   | { kind: 'not-update' }
   | { kind: 'finished' }
   | { kind: 'paused' }
-  | { kind: 'hot-upgrade-unsupported' }
+  /**
+   * Every pod is updated, but `pods` are still mid hot upgrade: their old
+   * containers are reset to the empty image once the new ones run ready.
+   */
+  | { kind: 'hot-swapping'; pods: number }
   /**
    * partition or maxUnavailable is not an int or percent (validation refuses
    * that; a set stored before may carry it). Kruise ignores the parse error
@@ -56,6 +67,14 @@ export interface RolloutPlan {
   updates: PlannedUpdate[];
   /** Pods whose sidecars changed in more than the image (§1.6); reported only when the round runs. */
   notUpgradable: Pod[];
+  /**
+   * Pods whose hot upgrade is done (new container consistent and ready): the
+   * flip, written before anything else and even when the set is paused or
+   * NotUpdate (§0 step 6).
+   */
+  flips: PlannedFlip[];
+  /** Matched pods mid hot upgrade (flippable now or not yet). */
+  swapping: number;
   /** Set when this pass updates nothing (further); absent while pods are being updated without a limit reached. */
   waiting?: WaitingReason;
 }
@@ -103,7 +122,11 @@ export function rolloutStatus(set: SidecarSet, matched: readonly Pod[]): Rollout
   return countsOf(podFacts(set, matched));
 }
 
-/** The images a pod's cold sidecars get: the set's image where it differs from the pod's (§1.5 step 1). */
+/**
+ * The images a pod's sidecars get (§1.5 step 1): a cold sidecar the set's
+ * image where it differs from the pod's; a hot one's image goes into the
+ * container §3.3 picks, unless its partner already runs it.
+ */
 export function imageChanges(pod: Pod, set: SidecarSet): Record<string, string> {
   const current = new Map(podContainers(pod).map((c) => [c.name, c.image ?? '']));
   const out: Record<string, string> = {};
@@ -112,7 +135,22 @@ export function imageChanges(pod: Pod, set: SidecarSet): Record<string, string> 
     const image = c.image ?? '';
     if (current.has(c.name) && current.get(c.name) !== image) out[c.name] = image;
   }
+  for (const change of hotUpgradeChanges(pod, set)) out[change.container] = change.image;
   return out;
+}
+
+/** The flips due on the matched pods, and how many pods are mid hot upgrade. */
+function hotSwaps(set: SidecarSet, matched: readonly Pod[]): { flips: PlannedFlip[]; swapping: number } {
+  const flips: PlannedFlip[] = [];
+  let swapping = 0;
+  if (!hasHotUpgrade(set)) return { flips, swapping };
+  for (const pod of matched) {
+    if (swappingContainers(pod, set).length === 0) continue;
+    swapping++;
+    const due = dueFlips(pod, set);
+    if (due.length > 0) flips.push({ pod, flips: due });
+  }
+  return { flips, swapping };
 }
 
 /**
@@ -125,10 +163,11 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
   const matched = matchedPods(set, pods, namespaceLabels);
   const facts = podFacts(set, matched);
   const status = countsOf(facts);
-  const done = (waiting: WaitingReason, notUpgradable: Pod[] = []): RolloutPlan => ({ status, updates: [], notUpgradable, waiting });
+  const { flips, swapping } = hotSwaps(set, matched);
+  const done = (waiting: WaitingReason, notUpgradable: Pod[] = []): RolloutPlan => ({ status, updates: [], notUpgradable, flips, swapping, waiting });
   const strategy = objectOf(set.spec?.updateStrategy) ?? {};
   if (strategy.type === 'NotUpdate') return done({ kind: 'not-update' });
-  if (status.updatedPods >= status.matchedPods) return done({ kind: 'finished' });
+  if (status.updatedPods >= status.matchedPods) return done(swapping > 0 ? { kind: 'hot-swapping', pods: swapping } : { kind: 'finished' });
   if (strategy.paused === true) return done({ kind: 'paused' });
 
   const withoutImage = setHashWithoutImage(set);
@@ -143,10 +182,6 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
     else if (standing === 'not-selected') notSelected++;
     else if (standing === 'in-flight') inFlight++;
   });
-  // The in-place swap of HotUpgrade sidecars (§3.4) is not built yet: never
-  // half-update such a set by rolling only its cold containers.
-  if (hasHotUpgrade(set)) return done({ kind: 'hot-upgrade-unsupported' }, notUpgradable);
-
   let partition: number;
   let maxUnavailable: number;
   try {
@@ -170,7 +205,7 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
     maxUnavailable,
   });
   const updates = order.slice(0, batch.count).map((i) => ({ pod: matched[i] as Pod, images: imageChanges(matched[i] as Pod, set) }));
-  const plan: RolloutPlan = { status, updates, notUpgradable };
+  const plan: RolloutPlan = { status, updates, notUpgradable, flips, swapping };
   if (batch.blockedByMaxUnavailable) plan.waiting = { kind: 'max-unavailable', unavailable, maxUnavailable };
   else if (waiting.length === 0) plan.waiting = { kind: 'nothing-waiting', notUpgradable: notUpgradable.length, notSelected, inFlight };
   else if (batch.count === 0 || batch.heldByPartition > 0) plan.waiting = { kind: 'partition', held: Math.min(batch.heldByPartition, waiting.length) };

@@ -8,6 +8,7 @@ import { pointer, type JsonPatchOperation } from '../admission/json-patch.ts';
 import { arrayOf, isObject, objectOf, parseJsonObject, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import { compareGoStrings, goJsonString } from '../sidecarset/go-json.ts';
+import { formatWorkingHotUpgrade, parseWorkingHotUpgrade, versionAltAnnotation, versionAnnotation } from '../sidecarset/hot-upgrade.ts';
 import { patchPodMetadata } from '../sidecarset/inject.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import {
@@ -23,8 +24,9 @@ import {
   ANNOTATION_INJECTED_LIST,
   type SidecarSet,
 } from '../sidecarset/types.ts';
+import { hotUpgradeChanges, type HotFlip } from './hot-swap.ts';
 import { imageChanges } from './plan.ts';
-import { ANNOTATION_INPLACE_UPDATE_STATE, containerImageId, podAnnotations, setContainers, setHash } from './pod-state.ts';
+import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE, containerImageId, podAnnotations, setContainers, setHash } from './pod-state.ts';
 
 /** The pod cannot be patched as listed (no resourceVersion to guard the write with). */
 export class UnpatchablePodError extends Error {
@@ -137,37 +139,107 @@ export function parseInPlaceUpdateState(value: string | undefined): Map<string, 
   return out;
 }
 
-/**
- * The JSON Patch that updates one pod in place for one set (§1.5): a `test`
- * of resourceVersion; the changed cold sidecar images; the set's entry in
- * `kruise.io/sidecarset-hash` (new hash, timestamp, controllerRevision; an
- * old-form annotation converted, and its without-image twin when that is old
- * form too); the set's in-place update state (an existing entry kept, the
- * changed containers' imageIDs recorded); the injected list when missing;
- * `patchPodMetadata` applied again. Nothing else is touched.
- * An unreadable hash annotation is replaced by this set's entry alone (Kruise does the same).
- * @throws UnpatchablePodError without a resourceVersion; PatchPodMetadataError.
- */
-export function podUpdatePatch(input: PodUpdateInput): JsonPatchOperation[] {
-  const { pod, set, now } = input;
+/** The first op of every rollout write: the pod must still be the one listed. */
+function guard(pod: Pod): JsonPatchOperation {
   const resourceVersion = stringOf(objectOf(pod.metadata)?.resourceVersion);
   if (resourceVersion === undefined || resourceVersion === '') {
     throw new UnpatchablePodError('the pod has no metadata.resourceVersion to guard its update with');
   }
-  const timestamp = formatTimestamp(now);
-  const name = sidecarSetName(set);
-  const ops: JsonPatchOperation[] = [{ op: 'test', path: '/metadata/resourceVersion', value: resourceVersion }];
+  return { op: 'test', path: '/metadata/resourceVersion', value: resourceVersion };
+}
 
-  const images = imageChanges(pod, set);
+/** `replace` ops for the containers of `images`, by index into the pod's own list. */
+function imageOps(pod: Pod, images: Readonly<Record<string, string>>): JsonPatchOperation[] {
+  const ops: JsonPatchOperation[] = [];
   // Indexes into the pod's own list: a malformed entry must not shift the path to another container.
   arrayOf(objectOf(pod.spec)?.containers).forEach((c, i) => {
     const name = objectOf(c)?.name;
     const image = typeof name === 'string' && Object.hasOwn(images, name) ? images[name] : undefined;
     if (image !== undefined) ops.push({ op: 'replace', path: pointer(['spec', 'containers', i, 'image']), value: image });
   });
+  return ops;
+}
+
+/** The ops turning the pod's annotations `before` into `after` (only the keys that change). */
+function annotationOps(pod: Pod, before: Readonly<Record<string, string>>, after: Readonly<Record<string, string>>): JsonPatchOperation[] {
+  if (!isObject(objectOf(pod.metadata)?.annotations)) return [{ op: 'add', path: '/metadata/annotations', value: { ...after } }];
+  const ops: JsonPatchOperation[] = [];
+  for (const [key, value] of Object.entries(after)) {
+    if (before[key] === value) continue;
+    ops.push({ op: Object.hasOwn(before, key) ? 'replace' : 'add', path: pointer(['metadata', 'annotations', key]), value });
+  }
+  return ops;
+}
+
+/**
+ * Kruise's UpdatePodAnnotationsInUpgrade: the set's entry of the in-place
+ * update state (an existing entry kept, a new one with the set's hash and
+ * `timestamp`) records the status imageID each of `containers` has before
+ * its image changes, so the restart can be told apart later.
+ */
+function recordImageIds(annotations: Record<string, string>, pod: Pod, set: SidecarSet, containers: readonly string[], timestamp: string): void {
+  const name = sidecarSetName(set);
+  const state = parseInPlaceUpdateState(annotations[ANNOTATION_INPLACE_UPDATE_STATE]);
+  const entry = state.get(name) ?? { revision: setHash(set), updateTimestamp: timestamp, lastContainerStatuses: {} };
+  for (const container of containers) {
+    const id = containerImageId(pod, container);
+    entry.lastContainerStatuses[container] = id === '' ? {} : { imageID: id };
+  }
+  state.set(name, entry);
+  annotations[ANNOTATION_INPLACE_UPDATE_STATE] = formatInPlaceUpdateState(state);
+}
+
+/** The set's resourceVersion, which versions a hot sidecar's new container (rollout.md §3.2). */
+function setVersion(set: SidecarSet): string {
+  const version = stringOf(objectOf(set.metadata)?.resourceVersion) ?? '';
+  if (version === '') throw new UnpatchablePodError('the SidecarSet has no metadata.resourceVersion to version its hot sidecars with');
+  return version;
+}
+
+/**
+ * A hot upgrade's annotations (§3.4 pass N): the working-container map
+ * switches to the new container at once, which is versioned with the set's
+ * resourceVersion and learns its partner's version, and the partner learns the new one.
+ */
+function switchWorking(annotations: Record<string, string>, pod: Pod, set: SidecarSet): void {
+  const changes = hotUpgradeChanges(pod, set);
+  if (changes.length === 0) return;
+  const version = setVersion(set);
+  const working = parseWorkingHotUpgrade(annotations[ANNOTATION_WORKING_HOTUPGRADE]);
+  for (const change of changes) {
+    working.set(change.sidecar, change.container);
+    annotations[versionAnnotation(change.container)] = version;
+    // Go reads a missing annotation as "".
+    annotations[versionAltAnnotation(change.container)] = annotations[versionAnnotation(change.other)] ?? '';
+    annotations[versionAltAnnotation(change.other)] = version;
+  }
+  annotations[ANNOTATION_WORKING_HOTUPGRADE] = formatWorkingHotUpgrade(working);
+}
+
+/**
+ * The JSON Patch that updates one pod in place for one set (§1.5, §3.4): a
+ * `test` of resourceVersion; the changed sidecar images (a hot sidecar's into
+ * the container §3.3 picks, with its working-container switch and versions);
+ * the set's entry in `kruise.io/sidecarset-hash` (new hash, timestamp,
+ * controllerRevision; an old-form annotation converted, and its
+ * without-image twin when that is old form too); the set's in-place update
+ * state (an existing entry kept, the changed containers' imageIDs recorded);
+ * the injected list when missing; `patchPodMetadata` applied again. Nothing
+ * else is touched. An unreadable hash annotation is replaced by this set's
+ * entry alone (Kruise does the same).
+ * @throws UnpatchablePodError without a resourceVersion on the pod (or, for hot sidecars, on the set); PatchPodMetadataError.
+ */
+export function podUpdatePatch(input: PodUpdateInput): JsonPatchOperation[] {
+  const { pod, set, now } = input;
+  const ops: JsonPatchOperation[] = [guard(pod)];
+  const timestamp = formatTimestamp(now);
+  const name = sidecarSetName(set);
+  const images = imageChanges(pod, set);
+  ops.push(...imageOps(pod, images));
 
   const before = podAnnotations(pod);
   const after: Record<string, string> = { ...before };
+  switchWorking(after, pod, set);
   const hashValue = before[ANNOTATION_HASH];
   const oldForm = isOldForm(hashValue);
   const hashes = readableOrEmpty(() => parseHashAnnotation(ANNOTATION_HASH, hashValue));
@@ -179,27 +251,41 @@ export function podUpdatePatch(input: PodUpdateInput): JsonPatchOperation[] {
       converted(parseHashAnnotation(ANNOTATION_HASH_WITHOUT_IMAGE, before[ANNOTATION_HASH_WITHOUT_IMAGE]), timestamp),
     );
   }
-
-  const state = parseInPlaceUpdateState(before[ANNOTATION_INPLACE_UPDATE_STATE]);
-  const entry = state.get(name) ?? { revision: setHash(set), updateTimestamp: timestamp, lastContainerStatuses: {} };
-  for (const container of Object.keys(images)) {
-    const id = containerImageId(pod, container);
-    entry.lastContainerStatuses[container] = id === '' ? {} : { imageID: id };
-  }
-  state.set(name, entry);
-  after[ANNOTATION_INPLACE_UPDATE_STATE] = formatInPlaceUpdateState(state);
-
+  recordImageIds(after, pod, set, Object.keys(images), timestamp);
   if ((before[ANNOTATION_INJECTED_LIST] ?? '') === '') after[ANNOTATION_INJECTED_LIST] = input.injectedList;
   patchPodMetadata(after, set);
+  ops.push(...annotationOps(pod, before, after));
+  return ops;
+}
 
-  const annotations: unknown = objectOf(pod.metadata)?.annotations;
-  if (!isObject(annotations)) {
-    ops.push({ op: 'add', path: '/metadata/annotations', value: after });
-    return ops;
+export interface PodFlipInput {
+  pod: Pod;
+  set: SidecarSet;
+  /** The containers to reset (lib/rollout/hot-swap.ts dueFlips). */
+  flips: readonly HotFlip[];
+  now: Date;
+}
+
+/**
+ * The JSON Patch that ends a hot upgrade (§3.4 pass N+k, Kruise's
+ * flipPodSidecarContainerDo): a `test` of resourceVersion; each old
+ * container's image back to the empty image; its version "0" and its
+ * working partner's alt version "0"; their pre-flip imageIDs in the in-place
+ * update state. The hash annotations are not touched (the pod was counted
+ * updated by its upgrade).
+ * @throws UnpatchablePodError without a resourceVersion.
+ */
+export function podFlipPatch(input: PodFlipInput): JsonPatchOperation[] {
+  const { pod, set, flips } = input;
+  const ops: JsonPatchOperation[] = [guard(pod)];
+  ops.push(...imageOps(pod, Object.fromEntries(flips.map((f) => [f.container, f.emptyImage]))));
+  const before = podAnnotations(pod);
+  const after: Record<string, string> = { ...before };
+  for (const flip of flips) {
+    after[versionAnnotation(flip.container)] = '0';
+    after[versionAltAnnotation(flip.working)] = '0';
   }
-  for (const [key, value] of Object.entries(after)) {
-    if (before[key] === value) continue;
-    ops.push({ op: Object.hasOwn(before, key) ? 'replace' : 'add', path: pointer(['metadata', 'annotations', key]), value });
-  }
+  recordImageIds(after, pod, set, flips.map((f) => f.container), formatTimestamp(input.now));
+  ops.push(...annotationOps(pod, before, after));
   return ops;
 }

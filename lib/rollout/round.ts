@@ -7,7 +7,7 @@ import type { JsonPatchOperation } from '../admission/json-patch.ts';
 import type { Pod } from '../kube/types.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
-import { podUpdatePatch } from './pod-patch.ts';
+import { podFlipPatch, podUpdatePatch } from './pod-patch.ts';
 import type { RolloutCounts, RolloutPlan, WaitingReason } from './plan.ts';
 import { upgradableConditionPatch } from './upgradable-condition.ts';
 
@@ -21,7 +21,18 @@ export function notUpgradableEventMessage(count: number): string {
 /** A `pods/status` strategic-merge patch, or none when the condition already says it. */
 type ConditionPatch = ReturnType<typeof upgradableConditionPatch>;
 
+/** Kruise's Events on a pod whose hot upgrade was ended by the flip (rollout.md §3.4). */
+export const FLIP_EVENT = {
+  succeeded: { reason: 'ResetContainerSucceed', type: 'Normal', message: 'reset sidecar container image empty successfully' },
+  failed: { reason: 'ResetContainerFailed', type: 'Warning', message: (error: string) => `reset sidecar container image empty failed: ${error}` },
+} as const;
+
 export interface RoundWrites {
+  /**
+   * Before anything else, even when the round updates nothing: the flips
+   * ending finished hot upgrades (§0 step 6), each a guarded JSON Patch.
+   */
+  flips: { pod: Pod; patch: JsonPatchOperation[] }[];
   /** First: the not-upgradable pods' `SidecarSetUpgradable` (false) patches, where they change anything. */
   notUpgradable: { pod: Pod; condition: NonNullable<ConditionPatch> }[];
   /** Then one Normal Event when there were any not-upgradable pods. */
@@ -48,6 +59,7 @@ export function roundWrites(
     return condition === undefined ? [] : [{ pod, condition }];
   });
   const out: RoundWrites = {
+    flips: plan.flips.map(({ pod, flips }) => ({ pod, patch: podFlipPatch({ pod, set, flips, now }) })),
     notUpgradable,
     updates: plan.updates.map(({ pod }) => ({
       pod,
@@ -92,8 +104,8 @@ export function waitingMessage(reason: WaitingReason): string {
       return 'finished: every matched pod runs the current sidecars';
     case 'paused':
       return 'paused (updateStrategy.paused)';
-    case 'hot-upgrade-unsupported':
-      return 'HotUpgrade sidecars are not rolled in place yet; new pods get the current spec';
+    case 'hot-swapping':
+      return `every pod is updated; ${reason.pods} pod(s) finishing a hot upgrade: their old sidecar containers go back to the empty image once the new ones run ready`;
     case 'invalid-strategy':
       return `cannot roll: ${reason.message}`;
     case 'max-unavailable':

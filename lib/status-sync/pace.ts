@@ -89,6 +89,7 @@ export function admittedQueue(initial: readonly AdmittedSidecarSet[] = []): Admi
 export interface PaceSummary {
   passes: number;
   podsUpdated: number;
+  podsFlipped: number;
   conflicts: number;
   /** Sets that left because their progress stalled. */
   stalled: string[];
@@ -141,7 +142,7 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
   const stallMs = options.stallMs ?? DEFAULT_PACE.stallMs;
   const visibleTimeoutMs = options.visibleTimeoutMs ?? DEFAULT_PACE.visibleTimeoutMs;
   const nowMs = deps.nowMs ?? (() => performance.now());
-  const summary: PaceSummary = { passes: 0, podsUpdated: 0, conflicts: 0, stalled: [], unfinished: [], states: {}, errors: [] };
+  const summary: PaceSummary = { passes: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, stalled: [], unfinished: [], states: {}, errors: [] };
   const tracked = new Map<string, Tracked>();
   // Sets handed over are in flight by a pass that rolled them: their last batch is followed until ready.
   for (const name of names) if (!tracked.has(name)) tracked.set(name, { progress: '', progressAt: nowMs(), wrote: true });
@@ -164,18 +165,19 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
     const result = await runSetPass(set, deps, signal === undefined ? {} : { signal });
     summary.passes++;
     summary.podsUpdated += result.podsUpdated;
+    summary.podsFlipped += result.podsFlipped;
     summary.conflicts += result.conflicts;
     summary.errors.push(...result.errors);
     if (result.stateChange !== undefined) summary.states[name] = result.stateChange;
-    if (result.podsUpdated > 0) state.wrote = true;
+    if (result.podsUpdated > 0 || result.podsFlipped > 0) state.wrote = true;
     // Pods unready for reasons of their own (an app that never starts) are not the rollout's: only a batch this loop wrote is waited for.
     if (!result.inFlight && !(result.restarting && state.wrote === true)) {
       tracked.delete(name);
       return;
     }
-    const progress = JSON.stringify([result.counts, result.podsUpdated]);
+    const progress = JSON.stringify([result.counts, result.podsUpdated, result.podsFlipped]);
     const now = nowMs();
-    if (progress !== state.progress || result.podsUpdated > 0) {
+    if (progress !== state.progress || result.podsUpdated > 0 || result.podsFlipped > 0) {
       state.progress = progress;
       state.progressAt = now;
     } else if (now - state.progressAt >= stallMs) {

@@ -41,7 +41,7 @@ function rotationNews(result: PassResult): unknown {
 function isNews(result: PassResult, previous: PassResult): boolean {
   if (result.errors.length > 0 || result.statusesWritten > 0) return true;
   // A rollout step (pods written, a state reported) is news; a pass that only follows one in flight is not.
-  if ((result.rollout?.podsUpdated ?? 0) > 0 || (result.rollout?.revisionWrites ?? 0) > 0 || Object.keys(result.rollout?.states ?? {}).length > 0) return true;
+  if ((result.rollout?.podsUpdated ?? 0) > 0 || (result.rollout?.podsFlipped ?? 0) > 0 || (result.rollout?.revisionWrites ?? 0) > 0 || Object.keys(result.rollout?.states ?? {}).length > 0) return true;
   if (!jsonEqual(result.notInjected, previous.notInjected)) return true;
   const step = result.secretRotation?.step;
   if (step !== undefined && step !== 'waiting' && step !== 'skipped') return true;

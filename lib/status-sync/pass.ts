@@ -99,6 +99,8 @@ export interface RolloutSummary {
   /** Sets whose pods were listed for a rollout round. */
   setsRolled: number;
   podsUpdated: number;
+  /** Pods whose finished hot upgrade was flipped. */
+  podsFlipped: number;
   /** Pods skipped because they changed since their list (decided again next pass). */
   conflicts: number;
   /** ControllerRevisions created, renumbered, labelled or deleted. */
@@ -367,7 +369,7 @@ async function revisionsOf(
   options: StatusPassOptions,
   result: PassResult,
 ): Promise<PassRevisions> {
-  result.rollout = { setsRolled: 0, podsUpdated: 0, conflicts: 0, revisionWrites: 0, states: {}, inFlight: [] };
+  result.rollout = { setsRolled: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, revisionWrites: 0, states: {}, inFlight: [] };
   const out: PassRevisions = { bySet: new Map(), registrations: new Map(), idle: [], rolling: [] };
   let all: readonly ControllerRevision[];
   try {
@@ -454,6 +456,7 @@ async function rollSets(sets: readonly SidecarSet[], revisions: PassRevisions, d
     const setResult = await runSetPass(set, { statuses: deps.statuses, events: deps.events, namespaces: deps.namespaces, rollout }, options.signal === undefined ? {} : { signal: options.signal }, revisions.bySet.get(i));
     summary.setsRolled++;
     summary.podsUpdated += setResult.podsUpdated;
+    summary.podsFlipped += setResult.podsFlipped;
     summary.conflicts += setResult.conflicts;
     summary.revisionWrites += setResult.revisionWrites;
     if (setResult.status === 'written') result.statusesWritten++;

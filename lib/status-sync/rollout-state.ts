@@ -40,9 +40,17 @@ function counted(counts: RolloutCounts): string {
 
 /** The state of a set after a pass: `updated` pods were written this pass; `waiting` why it stops. */
 export function rolloutState(counts: RolloutCounts, updated: number, waiting: WaitingReason | undefined): RolloutState {
-  if (waiting === undefined || waiting.kind === 'max-unavailable') {
+  // The last pods finishing a hot upgrade are still the rollout moving, not its end.
+  if (waiting === undefined || waiting.kind === 'max-unavailable' || waiting.kind === 'hot-swapping') {
     const limit = waiting?.kind === 'max-unavailable' ? `, at most ${waiting.maxUnavailable} unavailable at a time (maxUnavailable)` : '';
-    return { reason: 'RolloutProgressing', type: 'Normal', message: `rolling out${limit}: ${updated} pod(s) updated in this pass; ${counted(counts)}`, key: 'progressing', progress: JSON.stringify(counts) };
+    const swapping = waiting?.kind === 'hot-swapping' ? `; ${waiting.pods} pod(s) finishing a hot upgrade` : '';
+    return {
+      reason: 'RolloutProgressing',
+      type: 'Normal',
+      message: `rolling out${limit}: ${updated} pod(s) updated in this pass; ${counted(counts)}${swapping}`,
+      key: 'progressing',
+      progress: JSON.stringify(counts),
+    };
   }
   const message = `${waitingMessage(waiting)}; ${counted(counts)}`;
   switch (waiting.kind) {
@@ -60,7 +68,6 @@ export function rolloutState(counts: RolloutCounts, updated: number, waiting: Wa
       if (waiting.notUpgradable > 0) return { reason: 'RolloutBlocked', type: 'Warning', message, key: `blocked:${waiting.notUpgradable}:${waiting.notSelected}` };
       return { reason: 'RolloutWaiting', type: 'Normal', message, key: `nothing-waiting:${waiting.notSelected}:${waiting.inFlight > 0}` };
     case 'invalid-strategy':
-    case 'hot-upgrade-unsupported':
       return { reason: 'RolloutBlocked', type: 'Warning', message, key: `blocked:${waiting.kind}` };
   }
 }

@@ -15,12 +15,12 @@
 import { errorMessage } from '../errors.ts';
 import { jsonEqual, objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
-import type { Clock, NamespaceSource, PodScope, PodWriter, RevisionStore, SetPodSource, SidecarSetEventSink, SidecarSetStatusWriter } from '../ports.ts';
+import type { Clock, NamespaceSource, PodEvent, PodEventSink, PodScope, PodWriter, RevisionStore, SetPodSource, SidecarSetEventSink, SidecarSetStatusWriter } from '../ports.ts';
 import { planRollout, type RolloutPlan } from '../rollout/plan.ts';
 import { podScope } from '../rollout/pod-scope.ts';
 import { backfillInjectedList } from '../rollout/pod-patch.ts';
 import { activeRevisions, type ControllerRevision } from '../rollout/revisions.ts';
-import { rolloutStatusFields, roundWrites, type RoundWrites } from '../rollout/round.ts';
+import { FLIP_EVENT, rolloutStatusFields, roundWrites, type RoundWrites } from '../rollout/round.ts';
 import { hasNamespaceSelector, sidecarSetName } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { forEachLimited } from './concurrency.ts';
@@ -34,6 +34,8 @@ export interface RolloutDeps {
   revisions: RevisionStore;
   setPods: SetPodSource;
   pods: PodWriter;
+  /** Where a HotUpgrade flip's outcome is told, on the pod. */
+  podEvents: PodEventSink;
   /** The time written into pod annotations and conditions. */
   clock: Clock;
   /** What was last reported of each set's rollout state; lives as long as the process. */
@@ -59,6 +61,8 @@ export interface SetPassResult {
   /** Whether the status was written, already right, or not written (see errors). */
   status: 'written' | 'unchanged' | 'not-written';
   podsUpdated: number;
+  /** Pods whose finished hot upgrade was flipped (old containers back to the empty image). */
+  podsFlipped: number;
   /** Pods skipped because they changed since the list (decided again next pass). */
   conflicts: number;
   /** ControllerRevisions created, renumbered, labelled or deleted. */
@@ -68,9 +72,9 @@ export interface SetPassResult {
   /** The counts the pass saw, for telling progress from a stall. */
   counts?: RolloutPlan['status'];
   /**
-   * Work in flight: pods written or skipped on a conflict this pass, or the
-   * next batch waiting for updated pods to become ready (maxUnavailable); the
-   * pace loop comes back soon.
+   * Work in flight: pods written or skipped on a conflict this pass, the
+   * next batch waiting for updated pods to become ready (maxUnavailable), or
+   * pods mid hot upgrade waiting for their flip; the pace loop comes back soon.
    */
   inFlight: boolean;
   /** Updated pods not ready yet (the last batch restarting, or pods unready for reasons of their own). */
@@ -94,7 +98,7 @@ export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: Se
   const { signal } = options;
   const { rollout } = deps;
   const name = sidecarSetName(set);
-  const result: SetPassResult = { sidecarSet: name, status: 'not-written', podsUpdated: 0, conflicts: 0, revisionWrites: 0, inFlight: false, restarting: false, errors: [] };
+  const result: SetPassResult = { sidecarSet: name, status: 'not-written', podsUpdated: 0, podsFlipped: 0, conflicts: 0, revisionWrites: 0, inFlight: false, restarting: false, errors: [] };
   const fail = (operation: string, error: unknown) => {
     result.errors.push({ sidecarSet: name, operation, message: errorMessage(error) });
     return result;
@@ -143,26 +147,29 @@ export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: Se
   }
 
   const own = new Set<string>();
-  const stops = plan.waiting?.kind === 'not-update' || plan.waiting?.kind === 'finished' || plan.waiting?.kind === 'paused';
-  if (!stops) {
-    let writes: RoundWrites;
-    try {
-      // Matched pods carry the injected list; the backfill is only Kruise's guard for ones that lost it.
-      writes = roundWrites(set, plan, registration.latestRevision, () => backfillInjectedList([set]), rollout.clock.now());
-    } catch (error) {
-      return fail('plan pod writes', error);
-    }
-    await sendRound(writes, { name, uid: stringOf(set.metadata?.uid) ?? '' }, deps, options, result, own);
+  let writes: RoundWrites;
+  try {
+    // Matched pods carry the injected list; the backfill is only Kruise's guard for ones that lost it.
+    writes = roundWrites(set, plan, registration.latestRevision, () => backfillInjectedList([set]), rollout.clock.now());
+  } catch (error) {
+    return fail('plan pod writes', error);
   }
+  await sendRound(writes, { name, uid: stringOf(set.metadata?.uid) ?? '' }, deps, options, result, own);
 
   await reportState(set, rolloutState(plan.status, result.podsUpdated, plan.waiting), deps, result, signal);
-  result.inFlight = result.podsUpdated > 0 || result.conflicts > 0 || plan.waiting?.kind === 'max-unavailable';
+  result.inFlight = result.podsUpdated > 0 || result.podsFlipped > 0 || result.conflicts > 0 || plan.waiting?.kind === 'max-unavailable' || plan.swapping > 0;
   result.restarting = plan.status.updatedReadyPods < plan.status.updatedPods;
   if (scope !== undefined) result.watch = { scope, resourceVersion, own };
   return result;
 }
 
-/** Sends a round's writes in Kruise's order: not-upgradable conditions, their Event, then each pod's patch and condition. */
+/**
+ * Sends a round's writes in Kruise's order: the flips (each told on its pod
+ * by an Event), the not-upgradable conditions, their Event, then each pod's
+ * patch and condition. A pod flipped this pass is not updated in the same
+ * pass: its update was planned from the version the flip replaced, so it
+ * waits for the next pass's list.
+ */
 async function sendRound(writes: RoundWrites, set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, own: Set<string>): Promise<void> {
   const { signal } = options;
   const { pods } = deps.rollout;
@@ -170,6 +177,33 @@ async function sendRound(writes: RoundWrites, set: { name: string; uid: string }
   const record = (write: { outcome: string; resourceVersion?: string }) => {
     if (write.resourceVersion !== undefined) own.add(write.resourceVersion);
   };
+  const flipped = new Set<Pod>();
+  await forEachLimited(writes.flips, concurrency, async ({ pod, patch }) => {
+    const ref = { ...podRef(pod), uid: stringOf(pod.metadata?.uid) ?? '' };
+    if (signal?.aborted === true) return;
+    let event: PodEvent;
+    try {
+      const write = await pods.patch(ref.namespace, ref.name, patch, signal);
+      if (write.outcome === 'gone') return;
+      record(write);
+      flipped.add(pod);
+      result.podsFlipped++;
+      event = { pod: ref, ...FLIP_EVENT.succeeded };
+    } catch (error) {
+      // A pod changed since the list is decided again next pass: no failure to tell.
+      if (error instanceof WriteConflictError) {
+        result.conflicts++;
+        return;
+      }
+      result.errors.push({ sidecarSet: result.sidecarSet, operation: `flip hot sidecars of pod ${ref.namespace}/${ref.name}`, message: errorMessage(error) });
+      event = { pod: ref, type: FLIP_EVENT.failed.type, reason: FLIP_EVENT.failed.reason, message: FLIP_EVENT.failed.message(errorMessage(error)) };
+    }
+    try {
+      await deps.rollout.podEvents.record(event, signal);
+    } catch (error) {
+      result.errors.push({ sidecarSet: result.sidecarSet, operation: `record event on pod ${ref.namespace}/${ref.name}`, message: errorMessage(error) });
+    }
+  });
   await forEachLimited(writes.notUpgradable, concurrency, async ({ pod, condition }) => {
     const { namespace, name } = podRef(pod);
     try {
@@ -190,7 +224,7 @@ async function sendRound(writes: RoundWrites, set: { name: string; uid: string }
   const written: { pod: Pod; condition: NonNullable<RoundWrites['updates'][number]['condition']> }[] = [];
   await forEachLimited(writes.updates, concurrency, async ({ pod, patch, condition }) => {
     const { namespace, name } = podRef(pod);
-    if (signal?.aborted === true) return;
+    if (signal?.aborted === true || flipped.has(pod)) return;
     try {
       const write = await pods.patch(namespace, name, patch, signal);
       if (write.outcome === 'gone') return;

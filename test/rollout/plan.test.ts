@@ -1,10 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../lib/kube/types.ts';
 import { planRollout } from '../../lib/rollout/plan.ts';
-import { injectPod } from '../../lib/sidecarset/inject.ts';
 import { UnknownNamespaceError } from '../../lib/sidecarset/match.ts';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
-import { NOW, pod, sidecarSet } from '../../testkit/sidecarset-objects.ts';
 import { NO_NAMESPACES, rolloutPod, rolloutSet, type PodOptions } from './fixtures.ts';
 
 const names = (items: readonly ({ pod: Pod } | Pod)[]) => items.map((p) => ((p as { pod?: Pod }).pod ?? (p as Pod)).metadata!.name);
@@ -142,32 +140,5 @@ describe('matched pods and status (rollout.md §1.1, §1.9)', () => {
     const pods = ['c', 'a', 'b', 'e', 'd'].map((name) => rolloutPod(set, { name }));
     expect(names(planRollout(set, pods, NO_NAMESPACES).updates)).toEqual(['a', 'b', 'c']);
     expect(names(planRollout(set, [...pods].reverse(), NO_NAMESPACES).updates)).toEqual(['a', 'b', 'c']);
-  });
-
-  it('a HotUpgrade set is not rolled by this core (its swap is not built): it says so and writes nothing', () => {
-    const set = rolloutSet();
-    set.spec!.containers![0]!.upgradeStrategy = { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' };
-    const pod = rolloutPod(set, { name: 'a' });
-    pod.spec!.containers = [{ name: 'sidecar1-1', image: 'centos:6.7' }, { name: 'sidecar1-2', image: 'empty:1' }, { name: 'app', image: 'nginx:1' }];
-    pod.status!.containerStatuses = pod.spec!.containers.map((c) => ({ name: c.name, image: c.image, imageID: 'i', ready: true }));
-    pod.metadata!.annotations!['kruise.io/sidecarset-working-hotupgrade-container'] = '{"sidecar1":"sidecar1-1"}';
-    const p = planRollout(set, [pod], NO_NAMESPACES);
-    expect(p.status.matchedPods).toBe(1);
-    expect(p.waiting).toEqual({ kind: 'hot-upgrade-unsupported' });
-  });
-
-  it('a pod HotUpgrade injection produced is matched, and a new image is still not rolled into it', () => {
-    const hot = (image: string) =>
-      sidecarSet('hot', { updateStrategy: { type: 'RollingUpdate' }, containers: [{ name: 'mesh', image, upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } }] });
-    const injected = injectPod({ pod: pod(), namespace: 'default', sidecarSets: [hot('mesh:1')], namespaceLabels: new Map(), now: NOW }).pod;
-    injected.status = {
-      phase: 'Running',
-      conditions: [{ type: 'Ready', status: 'True' }],
-      containerStatuses: injected.spec!.containers.map((c) => ({ name: c.name, image: c.image, imageID: `${c.image}@sha256:${'a'.repeat(64)}`, ready: true })),
-    };
-    const p = planRollout(hot('mesh:2'), [injected], NO_NAMESPACES);
-    expect(p.status).toMatchObject({ matchedPods: 1, updatedPods: 0, readyPods: 1 });
-    expect(p.waiting).toEqual({ kind: 'hot-upgrade-unsupported' });
-    expect(p.updates).toEqual([]);
   });
 });

@@ -7,7 +7,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
-import { memoryEventSink, memoryPodPages, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
+import { memoryEventSink, memoryPodEventSink, memoryPodPages, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { currentRevisionName } from '../../lib/rollout/revisions.ts';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
@@ -37,7 +37,7 @@ function passWorld(sets: SidecarSet[], pods: Pod[]) {
     statuses,
     events,
     notices: notInjectedNotices(),
-    rollout: { revisions, setPods: cluster.source, pods: cluster.writer, clock: { now: () => NOW }, states: rolloutStateNotices() },
+    rollout: { revisions, setPods: cluster.source, pods: cluster.writer, podEvents: memoryPodEventSink(), clock: { now: () => NOW }, states: rolloutStateNotices() },
   };
   return { deps, statuses, events, cluster, revisions };
 }
@@ -52,7 +52,7 @@ describe('a status pass with the rollout', () => {
     const w = passWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
     const result = await runStatusPass(w.deps);
     expect(result).toMatchObject({ setsSeen: 2, statusesWritten: 2, errors: [] });
-    expect(result.rollout).toEqual({ setsRolled: 1, podsUpdated: 1, conflicts: 0, revisionWrites: 2, states: { rolling: expect.stringMatching(/^rolling out/) }, inFlight: ['rolling'] });
+    expect(result.rollout).toEqual({ setsRolled: 1, podsUpdated: 1, podsFlipped: 0, conflicts: 0, revisionWrites: 2, states: { rolling: expect.stringMatching(/^rolling out/) }, inFlight: ['rolling'] });
     const stored = new Map(w.statuses.sets().map((s) => [s.metadata?.name, s.status]));
     expect(stored.get('idle')).toMatchObject({ matchedPods: 2, updatedPods: 2, latestRevision: currentRevisionName(IDLE), collisionCount: 0 });
     expect(stored.get('rolling')).toMatchObject({ matchedPods: 3, updatedPods: 0, latestRevision: currentRevisionName(ROLLING) });

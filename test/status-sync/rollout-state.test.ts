@@ -24,7 +24,8 @@ describe('rolloutState', () => {
     ['pods outside updateStrategy.selector', counts(8), 0, { kind: 'nothing-waiting', notUpgradable: 0, notSelected: 2, inFlight: 0 }, { reason: 'RolloutWaiting', type: 'Normal', key: 'nothing-waiting:2:false', message: /^2 pod\(s\) outside updateStrategy\.selector/ }],
     ['only pods still restarting', counts(8, 6), 0, { kind: 'nothing-waiting', notUpgradable: 0, notSelected: 0, inFlight: 2 }, { reason: 'RolloutWaiting', type: 'Normal', key: 'nothing-waiting:0:true', message: /^2 pod\(s\) still restarting/ }],
     ['an invalid strategy', counts(0), 0, { kind: 'invalid-strategy', message: 'partition "x" is not an int or percent' }, { reason: 'RolloutBlocked', type: 'Warning', key: 'blocked:invalid-strategy', message: /^cannot roll: partition "x"/ }],
-    ['HotUpgrade sidecars', counts(0), 0, { kind: 'hot-upgrade-unsupported' }, { reason: 'RolloutBlocked', type: 'Warning', key: 'blocked:hot-upgrade-unsupported', message: /^HotUpgrade sidecars are not rolled in place yet/ }],
+    // The last flips are the rollout still moving: the same state as its batches, so no Event until it finishes.
+    ['every pod updated, two finishing a hot upgrade', counts(10, 8), 0, { kind: 'hot-swapping', pods: 2 }, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out: 0 pod\(s\) updated in this pass; 10 of 10 pod\(s\) updated, 8 updated and ready; 2 pod\(s\) finishing a hot upgrade$/ }],
   ])('%s', (_, c, updated, waiting, expected) => {
     const state = rolloutState(c, updated, waiting);
     expect({ ...state, progress: undefined, resting: undefined }).toEqual({ reason: expected.reason, type: expected.type, key: expected.key, message: expect.stringMatching(expected.message), progress: undefined, resting: undefined });

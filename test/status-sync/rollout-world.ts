@@ -1,7 +1,7 @@
 /** One SidecarSet's rollout world in memory for the set-pass and pace tables: its ports, and every write logged in order. */
 import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
 import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
-import { memoryEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
+import { memoryEventSink, memoryPodEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import type { PodWriter, SetPodSource, SidecarSetEventSink, SidecarSetStatusWriter } from '../../lib/ports.ts';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
@@ -23,6 +23,7 @@ export function world(set: SidecarSet, pods: Pod[], overrides: { statuses?: Part
   const log: string[] = [];
   const statuses = memoryStatusWriter([set]);
   const events = memoryEventSink();
+  const podEvents = memoryPodEventSink();
   const cluster = memoryPods(pods);
   const revisions = memoryRevisionStore();
   const writer: PodWriter = { ...cluster.writer, ...overrides.writer };
@@ -58,10 +59,16 @@ export function world(set: SidecarSet, pods: Pod[], overrides: { statuses?: Part
           return write;
         },
       },
+      podEvents: {
+        async record(event, signal) {
+          await podEvents.record(event, signal);
+          log.push(`pod event ${event.reason} ${event.pod.name}`);
+        },
+      },
       clock: { now: () => NOW },
       states: rolloutStateNotices(),
     },
   };
-  return { deps, log, statuses, events, cluster, revisions };
+  return { deps, log, statuses, events, podEvents, cluster, revisions };
 }
 

@@ -13,7 +13,7 @@ import { startControlPlane, type ControlPlane } from '../../control-plane/harnes
 import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
 import { kubePodWriter, kubeRevisionStore, kubeSetPods } from '../../lib/adapters/kube-rollout.ts';
 import { parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
-import { memoryEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
+import { memoryEventSink, memoryPodEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { currentRevisionName } from '../../lib/rollout/revisions.ts';
 import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
@@ -79,6 +79,7 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
           },
         },
         pods: kubePodWriter(kc),
+        podEvents: memoryPodEventSink(),
         clock: { now: () => new Date('2026-12-01T00:00:00Z') },
         states: rolloutStateNotices(),
       },
