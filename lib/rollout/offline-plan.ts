@@ -1,8 +1,8 @@
 /**
  * The offline plan (`invoke rollout`): every set's rollout decision for one
  * pass over given lists, as plain JSON, nothing written. Sets are taken by
- * name; within a set, updates keep the pass's write order and not-upgradable
- * pods the list order (namespace/name).
+ * name; within a set, updates keep the pass's write order, and flips and
+ * not-upgradable pods the list order (namespace/name).
  */
 import { stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
@@ -22,15 +22,22 @@ export interface OfflineUpdate extends OfflinePodRef {
   images: Record<string, string>;
 }
 
+/** A hot sidecar container the pass resets to the empty image, its new twin now serving (one entry per container). */
+export interface OfflineFlip extends OfflinePodRef {
+  container: string;
+}
+
 export interface OfflineWaiting {
   sidecarSet: string;
-  /** The plan's reason kind: not-update, finished, paused, hot-upgrade-unsupported, invalid-strategy, max-unavailable, partition, nothing-waiting. */
+  /** The plan's reason kind: not-update, finished, hot-swapping, paused, invalid-strategy, max-unavailable, partition, nothing-waiting. */
   reason: WaitingReason['kind'];
   /** The line the pass logs for it. */
   message: string;
 }
 
 export interface OfflinePlan {
+  /** Written first in a pass, even when the set is paused or NotUpdate. */
+  flips: OfflineFlip[];
   updates: OfflineUpdate[];
   notUpgradable: OfflinePodRef[];
   waiting: OfflineWaiting[];
@@ -57,7 +64,7 @@ function byName(a: SidecarSet, b: SidecarSet): number {
  * the plan and named in `undecided`; the others are planned regardless.
  */
 export function offlinePlan(sets: readonly SidecarSet[], pods: readonly Pod[], namespaceLabels: NamespaceLabels): { plan: OfflinePlan; undecided: UndecidedSet[] } {
-  const plan: OfflinePlan = { updates: [], notUpgradable: [], waiting: [] };
+  const plan: OfflinePlan = { flips: [], updates: [], notUpgradable: [], waiting: [] };
   const undecided: UndecidedSet[] = [];
   for (const set of [...sets].sort(byName)) {
     const name = sidecarSetName(set);
@@ -69,6 +76,7 @@ export function offlinePlan(sets: readonly SidecarSet[], pods: readonly Pod[], n
       undecided.push({ sidecarSet: name, message: error.message });
       continue;
     }
+    for (const { pod, flips } of setPlan.flips) for (const flip of flips) plan.flips.push({ ...podRef(name, pod), container: flip.container });
     for (const { pod, images } of setPlan.updates) plan.updates.push({ ...podRef(name, pod), images });
     for (const pod of setPlan.notUpgradable) plan.notUpgradable.push(podRef(name, pod));
     if (setPlan.waiting !== undefined) plan.waiting.push({ sidecarSet: name, reason: setPlan.waiting.kind, message: waitingMessage(setPlan.waiting) });

@@ -103,6 +103,7 @@ describe('invoke rollout', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({
+      flips: [],
       updates: [{ sidecarSet: 'log-agent', namespace: 'default', name: 'web-0', images: { 'log-agent': 'fluent/fluent-bit:3.2' } }],
       notUpgradable: [],
       waiting: [{ sidecarSet: 'log-agent', reason: 'max-unavailable', message: expect.stringMatching(/^maxUnavailable 1 reached/) }],
@@ -112,7 +113,7 @@ describe('invoke rollout', () => {
   it('says the rollout is finished when the pods already run the set’s image', () => {
     const r = invoke(['rollout', '--sidecarsets', join(projectRoot, 'examples/sidecarset.yaml'), '--pods', example('pods.yaml')]);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ updates: [], notUpgradable: [], waiting: [{ sidecarSet: 'log-agent', reason: 'finished', message: expect.any(String) }] });
+    expect(JSON.parse(r.stdout)).toEqual({ flips: [], updates: [], notUpgradable: [], waiting: [{ sidecarSet: 'log-agent', reason: 'finished', message: expect.any(String) }] });
   });
 
   it('uses the Namespaces file for a namespaceSelector', () => {

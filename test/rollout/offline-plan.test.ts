@@ -3,16 +3,27 @@ import type { Pod } from '../../lib/kube/types.ts';
 import { offlinePlan } from '../../lib/rollout/offline-plan.ts';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
 import { NEW_IMAGE, NO_NAMESPACES, rolloutPod, rolloutSet, type PodOptions } from './fixtures.ts';
+import { hotSet, injected, kubelet } from './hot-fixtures.ts';
+import { podUpdatePatch } from '../../lib/rollout/pod-patch.ts';
+import { applyPatch } from '../../lib/admission/json-patch-apply.ts';
 
 const setNamed = (name: string, strategy: SidecarSetUpdateStrategy = {}) => rolloutSet({ name, strategy: { type: 'RollingUpdate', ...strategy } });
 const podsFor = (set: SidecarSet, pods: PodOptions[]): Pod[] => pods.map((o) => rolloutPod(set, o));
 
 describe('the offline plan’s JSON (invoke rollout)', () => {
+  it('lists hot upgrades with the container that takes the image, and the flips due, one per container', () => {
+    const set = hotSet('mesh:v2', '999', { type: 'RollingUpdate', maxUnavailable: 2 });
+    const upgraded = kubelet(applyPatch(injected('mesh:v1', 'a'), podUpdatePatch({ pod: injected('mesh:v1', 'a'), set, latestRevision: 'r', injectedList: 'hot-set', now: new Date() })) as Pod);
+    const { plan } = offlinePlan([set], [upgraded, injected('mesh:v1', 'b')], NO_NAMESPACES);
+    expect(plan.flips).toEqual([{ sidecarSet: 'hot-set', namespace: 'default', name: 'a', container: 'mesh-1' }]);
+    expect(plan.updates).toEqual([{ sidecarSet: 'hot-set', namespace: 'default', name: 'b', images: { 'mesh-2': 'mesh:v2' } }]);
+  });
+
   it('maps each update to the set, the pod and the images it gets', () => {
     const set = setNamed('logs');
     const { plan, undecided } = offlinePlan([set], podsFor(set, [{ name: 'a' }]), NO_NAMESPACES);
     expect(undecided).toEqual([]);
-    expect(plan).toEqual({ updates: [{ sidecarSet: 'logs', namespace: 'default', name: 'a', images: { sidecar1: NEW_IMAGE } }], notUpgradable: [], waiting: [] });
+    expect(plan).toEqual({ flips: [], updates: [{ sidecarSet: 'logs', namespace: 'default', name: 'a', images: { sidecar1: NEW_IMAGE } }], notUpgradable: [], waiting: [] });
   });
 
   it.each<[string, SidecarSetUpdateStrategy, PodOptions[], string, RegExp]>([
