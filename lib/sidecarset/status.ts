@@ -7,6 +7,7 @@ import { arrayOf, isObject, objectOf, stringMapOf, stringOf } from '../kube/json
 import type { Pod } from '../kube/types.ts';
 import { isActivePod, isInjectionPaused, sidecarSetName, sidecarSetSelectsPod, type NamespaceLabels } from './match.ts';
 import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE, isHotUpgrade, isPodReady, isPodStateConsistent, podHasSetContainers, setContainers, sidecarContainerNames } from '../rollout/pod-state.ts';
+import { swappingContainers } from '../rollout/hot-swap.ts';
 import { parseInjectedList, recordedEntry } from './pod-annotations.ts';
 import { ANNOTATION_HASH, ANNOTATION_INJECTED_LIST, type SidecarSet, type SidecarSetStatus } from './types.ts';
 
@@ -148,6 +149,12 @@ export interface StatusAccumulator {
    * in use, which trimming the history keeps (rollout.md §2.1).
    */
   readonly revisionsInUse: ReadonlySet<string>;
+  /**
+   * Matched pods mid hot upgrade (a HotUpgrade sidecar's non-working
+   * container does not hold the empty image): their flip is rollout work
+   * even when every pod is updated, the set paused or NotUpdate.
+   */
+  readonly hotSwappingPods: number;
 }
 
 /** The set's container names, as the user wrote them (a HotUpgrade sidecar by its own name). */
@@ -169,6 +176,7 @@ export function statusAccumulator(set: SidecarSet): StatusAccumulator {
   // Keyed by the hash the pod records for this set (undefined when none is readable).
   const byHash = new Map<string | undefined, HashCounts>();
   let notInjected = 0;
+  let hotSwapping = 0;
   return {
     add(pod, namespaceLabels) {
       if (pod.inactive || !sidecarSetSelectsPod(set, pod.labels, pod.namespace, namespaceLabels)) return 'ignored';
@@ -190,6 +198,7 @@ export function statusAccumulator(set: SidecarSet): StatusAccumulator {
       counts.matched++;
       // rollout.md §1.9: ready is Kruise's IsPodReady and the sidecars consistent with their spec images.
       if (isPodReady(pod.slim, set, hotContainers) && isPodStateConsistent(pod.slim, set, sidecarNames)) counts.ready++;
+      if (hotContainers.length > 0 && swappingContainers(pod.slim, set).length > 0) hotSwapping++;
       return 'matched';
     },
     status(current = set) {
@@ -214,6 +223,9 @@ export function statusAccumulator(set: SidecarSet): StatusAccumulator {
     },
     get notInjectedPods() {
       return notInjected;
+    },
+    get hotSwappingPods() {
+      return hotSwapping;
     },
     revisionsInUse,
   };

@@ -347,9 +347,11 @@ interface PassRevisions {
 
 /**
  * Whether a set has rollout work by the streamed counts (rollout.md §0 steps
- * 7-9): not NotUpdate, not every matched pod updated, not paused.
+ * 6-9): pods mid hot upgrade to flip (whatever the strategy), or not
+ * NotUpdate, not every matched pod updated, not paused.
  */
-function hasRolloutWork(set: SidecarSet, status: SidecarSetStatus): boolean {
+function hasRolloutWork(set: SidecarSet, status: SidecarSetStatus, hotSwappingPods: number): boolean {
+  if (hotSwappingPods > 0) return true;
   const strategy = objectOf(set.spec?.updateStrategy) ?? {};
   if (strategy.type === 'NotUpdate' || strategy.paused === true) return false;
   return (status.updatedPods ?? 0) < (status.matchedPods ?? 0);
@@ -391,7 +393,7 @@ async function revisionsOf(
     const set = sets[i] as SidecarSet;
     const accumulator = counting.accumulators[i] as StatusAccumulator;
     out.bySet.set(i, byName.get(sidecarSetName(set)) ?? []);
-    if (hasRolloutWork(set, accumulator.status(set))) {
+    if (hasRolloutWork(set, accumulator.status(set), accumulator.hotSwappingPods)) {
       out.rolling.push(i);
       continue;
     }

@@ -14,7 +14,10 @@ import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass, type StatusPassDeps } from '../../lib/status-sync/pass.ts';
 import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { applyPatch } from '../../lib/admission/json-patch-apply.ts';
+import { podUpdatePatch } from '../../lib/rollout/pod-patch.ts';
 import { podsOf, rolloutPod, rolloutSet } from '../rollout/fixtures.ts';
+import { EMPTY, hotSet, injected, kubelet } from '../rollout/hot-fixtures.ts';
 import { NOW } from './rollout-world.ts';
 
 /** A stored set selecting `app=<app>`. */
@@ -48,6 +51,15 @@ const rollingPods = podsOf(ROLLING, 3, 0, 0);
 const idlePods = podsOf(IDLE, 2, 2, 2, { labels: { app: 'db' } }).map((p) => ({ ...p, metadata: { ...p.metadata, name: `db-${p.metadata?.name ?? ''}` } }));
 
 describe('a status pass with the rollout', () => {
+  it('flips pods mid hot upgrade even when every pod is updated and the set is paused (its only work is the flip)', async () => {
+    const hot = hotSet('mesh:v2', '999', { type: 'RollingUpdate', paused: true });
+    const upgraded = kubelet(applyPatch(injected('mesh:v1', 'a'), podUpdatePatch({ pod: injected('mesh:v1', 'a'), set: hot, latestRevision: 'r', injectedList: 'hot-set', now: NOW })) as Pod);
+    const w = passWorld([hot], [upgraded]);
+    const result = await runStatusPass(w.deps);
+    expect(result.rollout).toMatchObject({ setsRolled: 1, podsFlipped: 1, podsUpdated: 0, inFlight: ['hot-set'] });
+    expect(w.cluster.pods()[0]?.spec?.containers.find((c) => c.name === 'mesh-1')?.image).toBe(EMPTY);
+  });
+
   it('registers and writes idle sets from the counts and runs the whole pass of sets with rollout work', async () => {
     const w = passWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
     const result = await runStatusPass(w.deps);
