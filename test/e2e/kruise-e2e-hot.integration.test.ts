@@ -62,7 +62,9 @@ function watchWorkingNeverEmpty(ns: string): { stop: () => Promise<string[]> } {
     if (pair.workingImage === IMAGES.busybox) problems.push(`${pod.metadata?.name}@${pod.metadata?.resourceVersion}: the working container ${pair.working} holds the empty image`);
   };
   const watch = watchPods(cluster.cp, [ns], {
-    listed: (_namespace, pods) => pods.forEach(check),
+    listed: (_namespace, pods) => {
+      pods.forEach(check);
+    },
     changed: (type, pod) => {
       if (type !== 'DELETED') check(pod);
     },
