@@ -9,10 +9,10 @@
  * the figures checked here say the fault really happened.
  * `npm run reliability` runs more seeds and larger sets (rollout-faults.ts).
  */
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
-import { brokenRolloutIsCaught, rolloutUnderFault } from '../../testkit/faults/rollout-faults.ts';
+import { brokenHotSwapIsCaught, brokenRolloutIsCaught, rolloutUnderFault } from '../../testkit/faults/rollout-faults.ts';
 import { startRolloutCluster, type RolloutCluster } from '../../testkit/faults/rollout-fixture.ts';
 
 // Seeding, restarts and the rollout itself take tens of seconds on a busy two-core machine.
@@ -88,4 +88,33 @@ describeWithControlPlane('the in-place rollout under faults, on a real API serve
     const figures = await rolloutUnderFault(theCluster(), { fault: 'pods-deleted', ...size });
     expect(figures).toMatchObject({ podsDeleted: 2, repeatedImageWrites: 0 });
   }, SCENARIO_TIMEOUT_MS);
+
+  describe('HotUpgrade: upgrade, then flip, each pod', () => {
+    it('catches a working container given the empty image and a pod with nothing serving, so that the hot checks can fail', async () => {
+      // Each stored version while the fault lasts is one violation (the test kubelet restarts the emptied container meanwhile).
+      const figures = await brokenHotSwapIsCaught(theCluster());
+      expect(figures.workingEmptyCaught).toBeGreaterThan(0);
+      expect(figures.nothingServingCaught).toBeGreaterThan(0);
+    }, SCENARIO_TIMEOUT_MS);
+
+    it('swaps every pod without a fault: one write into the empty container, one flip, within maxUnavailable', async () => {
+      const figures = await rolloutUnderFault(theCluster(), { fault: 'none', pods: 12, maxUnavailable: 3, seed: 51, hot: true });
+      expect(figures).toMatchObject({ budget: 3, imageWrites: 12, repeatedImageWrites: 0, podsUpdated: 12, podsFlipped: 12, flipsSeen: 12, errorsReported: 0 });
+    }, SCENARIO_TIMEOUT_MS);
+
+    it.each([
+      { pods: 16, maxUnavailable: 4, seed: 52 },
+      { pods: 9, maxUnavailable: 1, seed: 53 },
+    ])('survives an API server restart between pods’ upgrade and flip ($pods pods, maxUnavailable $maxUnavailable, seed $seed)', async (size) => {
+      const figures = await rolloutUnderFault(theCluster(), { fault: 'api-server-restarts', hot: true, ...size });
+      expect(figures).toMatchObject({ restarts: 1, repeatedImageWrites: 0, flipsSeen: size.pods });
+      expect(figures.restartAtSwapping).toBeGreaterThan(0);
+    }, SCENARIO_TIMEOUT_MS);
+
+    it('skips upgrades and flips another writer got in the way of, and does them later', async () => {
+      const figures = await rolloutUnderFault(theCluster(), { fault: 'concurrent-writer', pods: 16, maxUnavailable: 4, seed: 54, hot: true });
+      expect(figures).toMatchObject({ repeatedImageWrites: 0, imageWrites: 16, flipsSeen: 16 });
+      expect(figures.conflicts).toBeGreaterThan(0);
+    }, SCENARIO_TIMEOUT_MS);
+  });
 });

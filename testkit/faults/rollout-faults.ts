@@ -16,15 +16,21 @@
  * - `pods-deleted`: a pod being restarted and a pod not yet updated are
  *   deleted mid-rollout.
  *
+ * With `hot`, the sidecar is HotUpgrade: each pod takes two writes (the
+ * upgrade into the empty container, then the flip of the old one), and the
+ * faults strike between them for the pods mid-swap.
+ *
  * Every stored version of every pod is checked as it happens
  * (rollout-recorder.ts): never more updated pods unavailable than
- * maxUnavailable, never a pod's sidecar written twice; and the rollout must
- * converge: every pod updated, Ready and consistent, the status
- * {N, N, N, N}. A broken rule throws, naming it. Figures say what the fault
+ * maxUnavailable, never a pod's sidecar written twice, and for a hot
+ * sidecar never the working container empty nor both containers without a
+ * real image running; and the rollout must converge: every pod updated,
+ * Ready and consistent (a hot pod flipped), the status {N, N, N, N}. A broken rule throws, naming it. Figures say what the fault
  * did, so the jest suite can check it really happened.
  */
 import type { ScheduledEvent } from 'aws-lambda';
 import type { Pod } from '../../lib/kube/types.ts';
+import { hotContainersOf } from '../../lib/rollout/hot-swap.ts';
 import { isPodReady, isPodSidecarUpdated, isPodStateConsistent, podContainers } from '../../lib/rollout/pod-state.ts';
 import { planRollout } from '../../lib/rollout/plan.ts';
 import { currentRevisionName } from '../../lib/rollout/revisions.ts';
@@ -33,7 +39,7 @@ import { admittedEvent } from '../../lib/status-sync/admitted-event.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { statusSyncLambda, type InvocationResult } from '../../functions/status-sync/lambda.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
-import { adminRequest, deleteSet, listPods, NEW_IMAGE, readSet, SIDECAR, seedRollout, updateSidecarImage, type RolloutCluster } from './rollout-fixture.ts';
+import { adminRequest, deleteSet, EMPTY_IMAGE, listPods, NEW_IMAGE, readSet, SIDECAR, seedRollout, updateSidecarImage, type RolloutCluster } from './rollout-fixture.ts';
 import { recordRollout, type RolloutRecorder } from './rollout-recorder.ts';
 import type { Figures } from '../reliability/figures.ts';
 import { capturingLogger } from '../reviews.ts';
@@ -49,6 +55,8 @@ export interface RolloutScenario {
   seed: number;
   /** How long the whole rollout may take before the scenario fails (default 240 s). */
   timeoutMs?: number;
+  /** The sidecar is HotUpgrade. */
+  hot?: boolean;
 }
 
 /** The reconciler's longest wait between two passes of a set in flight (ROLLOUT_PACE_MS), short so scenarios stay short. */
@@ -90,6 +98,7 @@ interface Tally {
   invocations: number;
   passes: number;
   podsUpdated: number;
+  podsFlipped: number;
   conflicts: number;
   errors: string[];
 }
@@ -99,6 +108,7 @@ function add(tally: Tally, result: InvocationResult): void {
   if (result.rollout !== undefined) {
     tally.passes += 1;
     tally.podsUpdated += result.rollout.podsUpdated;
+    tally.podsFlipped += result.rollout.podsFlipped;
     tally.conflicts += result.rollout.conflicts;
   }
   for (const error of result.errors ?? []) tally.errors.push(`${error.sidecarSet ?? ''} ${error.operation}: ${error.message}`);
@@ -106,18 +116,30 @@ function add(tally: Tally, result: InvocationResult): void {
   if (follow === undefined) return;
   tally.passes += follow.passes;
   tally.podsUpdated += follow.podsUpdated;
+  tally.podsFlipped += follow.podsFlipped;
   tally.conflicts += follow.conflicts;
   for (const error of follow.errors) tally.errors.push(`${error.sidecarSet ?? ''} ${error.operation}: ${error.message}`);
 }
 
-function sidecarImage(pod: Pod): string {
-  return podContainers(pod).find((c) => c.name === SIDECAR)?.image ?? '';
+/** The image the sidecar serves with: its own, or a hot sidecar's working container's. */
+function sidecarImage(pod: Pod, hot: boolean): string {
+  const name = hot ? hotContainersOf(pod, SIDECAR).working : SIDECAR;
+  return podContainers(pod).find((c) => c.name === name)?.image ?? '';
+}
+
+/** A hot sidecar's other container holds the empty image (the swap is over); always true for a cold one. */
+function swapDone(pod: Pod, hot: boolean): boolean {
+  if (!hot) return true;
+  const { other } = hotContainersOf(pod, SIDECAR);
+  return podContainers(pod).find((c) => c.name === other)?.image === EMPTY_IMAGE;
 }
 
 /** What is not yet converged, in words; undefined when every pod is updated, Ready and consistent and the status says {N, N, N, N}. */
-async function notConverged(cluster: RolloutCluster, namespace: string, target: SidecarSet): Promise<string | undefined> {
+async function notConverged(cluster: RolloutCluster, namespace: string, target: SidecarSet, hot: boolean): Promise<string | undefined> {
   const { items } = await listPods(cluster.cp, namespace);
-  const behind = items.filter((pod) => !isPodSidecarUpdated(pod, target) || sidecarImage(pod) !== NEW_IMAGE || !isPodReady(pod, target) || !isPodStateConsistent(pod, target));
+  const behind = items.filter(
+    (pod) => !isPodSidecarUpdated(pod, target) || sidecarImage(pod, hot) !== NEW_IMAGE || !swapDone(pod, hot) || !isPodReady(pod, target) || !isPodStateConsistent(pod, target),
+  );
   if (behind.length > 0) return `${behind.length} of ${items.length} pods not updated, Ready and consistent (e.g. ${behind[0]?.metadata?.name ?? ''})`;
   const set = await readSet(cluster.cp, target.metadata?.name ?? '');
   const n = items.length;
@@ -133,7 +155,7 @@ interface FaultRun {
 }
 
 /** Starts the scenario's fault in the background; it strikes when the recorder shows the rollout under way. */
-function startFault(fault: RolloutFault, cluster: RolloutCluster, proxy: FaultProxy, recorder: RolloutRecorder, namespace: string, pods: number, rand: () => number, signal: AbortSignal): FaultRun {
+function startFault(fault: RolloutFault, cluster: RolloutCluster, proxy: FaultProxy, recorder: RolloutRecorder, namespace: string, pods: number, hot: boolean, rand: () => number, signal: AbortSignal): FaultRun {
   // Strikes while pods are being updated: after the first batch, before the last.
   const threshold = (low: number, high: number) => Math.max(1, Math.min(pods - 1, Math.floor(pods * (low + (high - low) * rand()))));
   switch (fault) {
@@ -143,12 +165,14 @@ function startFault(fault: RolloutFault, cluster: RolloutCluster, proxy: FaultPr
       const at = threshold(0.2, 0.6);
       return {
         done: (async () => {
-          await when(() => recorder.updatedNow() >= at, signal);
+          // A hot rollout's restart strikes with pods between their upgrade and their flip.
+          await when(() => recorder.updatedNow() >= at && (!hot || recorder.swappingNow() > 0), signal);
           const updatedAt = recorder.updatedNow();
+          const swappingAt = recorder.swappingNow();
           await cluster.cp.stopApiServer();
           await sleep(200 + Math.floor(800 * rand()));
           await cluster.cp.startApiServer();
-          return { restarts: 1, restartAtUpdated: updatedAt };
+          return { restarts: 1, restartAtUpdated: updatedAt, ...(hot ? { restartAtSwapping: swappingAt } : {}) };
         })(),
       };
     }
@@ -195,7 +219,7 @@ function startFault(fault: RolloutFault, cluster: RolloutCluster, proxy: FaultPr
           await when(() => recorder.updatedNow() >= at && recorder.unavailableNow().length > 0, signal);
           const restarting = recorder.unavailableNow()[0] ?? '';
           const { items } = await listPods(cluster.cp, namespace);
-          const waiting = items.filter((p) => sidecarImage(p) !== NEW_IMAGE).map((p) => p.metadata?.name ?? '');
+          const waiting = items.filter((p) => sidecarImage(p, hot) !== NEW_IMAGE).map((p) => p.metadata?.name ?? '');
           const old = waiting[Math.floor(rand() * waiting.length)] ?? '';
           for (const name of [restarting, old].filter((n) => n !== '')) {
             await adminRequest(cluster.cp, 'DELETE', `/api/v1/namespaces/${namespace}/pods/${name}`, { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0 });
@@ -214,23 +238,24 @@ function startFault(fault: RolloutFault, cluster: RolloutCluster, proxy: FaultPr
 export async function rolloutUnderFault(cluster: RolloutCluster, scenario: RolloutScenario): Promise<Figures> {
   const started = performance.now();
   const rand = random(scenario.seed);
-  const name = `rollout-${scenario.fault}-${scenario.seed}`.slice(0, 63);
-  const label = `rollout of ${scenario.pods} pods (maxUnavailable ${scenario.maxUnavailable}) under ${scenario.fault}, seed ${scenario.seed}`;
+  const hot = scenario.hot === true;
+  const name = `${hot ? 'hot-' : ''}rollout-${scenario.fault}-${scenario.seed}`.slice(0, 63);
+  const label = `${hot ? 'hot ' : ''}rollout of ${scenario.pods} pods (maxUnavailable ${scenario.maxUnavailable}) under ${scenario.fault}, seed ${scenario.seed}`;
   const budget = budgetOf(scenario.maxUnavailable, scenario.pods);
-  const seeded = await seedRollout(cluster, { name, pods: scenario.pods, maxUnavailable: scenario.maxUnavailable });
+  const seeded = await seedRollout(cluster, { name, pods: scenario.pods, maxUnavailable: scenario.maxUnavailable, hot });
   const proxy = await startFaultProxy({ targetPort: Number(new URL(cluster.cp.url).port) });
   const logs = capturingLogger();
   const kubeconfig = cluster.cp.kubeconfig('functions').replace(cluster.cp.url, `https://127.0.0.1:${proxy.port}`);
   const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: kubeconfig, ROLLOUT_PACE_MS: String(PACE_MS) }, overrides: { logger: logs.logger } });
-  const tally: Tally = { invocations: 0, passes: 0, podsUpdated: 0, conflicts: 0, errors: [] };
+  const tally: Tally = { invocations: 0, passes: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, errors: [] };
   const rollout = new AbortController();
   let recorder: RolloutRecorder | undefined;
   let fault: FaultRun | undefined;
   try {
     const target = await updateSidecarImage(cluster.cp, seeded.set, NEW_IMAGE);
-    recorder = await recordRollout(cluster.cp, seeded.namespace, target, budget, SIDECAR);
+    recorder = await recordRollout(cluster.cp, seeded.namespace, target, budget, SIDECAR, hot ? { emptyImage: EMPTY_IMAGE } : undefined);
     const rec = recorder;
-    fault = startFault(scenario.fault, cluster, proxy, rec, seeded.namespace, scenario.pods, rand, rollout.signal);
+    fault = startFault(scenario.fault, cluster, proxy, rec, seeded.namespace, scenario.pods, hot, rand, rollout.signal);
     // A fault that fails fails the scenario at once, not at the deadline.
     const faultFailed = fault.done.then(
       () => new Promise<never>(() => undefined),
@@ -248,11 +273,11 @@ export async function rolloutUnderFault(cluster: RolloutCluster, scenario: Rollo
     };
     // The validating webhook's asynchronous invoke after the update, then EventBridge's schedule until done.
     await invoke(admittedEvent({ sidecarSet: name, uid: target.metadata?.uid ?? '', operation: 'UPDATE', resourceVersion: seeded.set.metadata?.resourceVersion ?? '' }));
-    let behind = await notConverged(cluster, seeded.namespace, target);
+    let behind = await notConverged(cluster, seeded.namespace, target, hot);
     while (behind !== undefined) {
       if (Date.now() > deadline) throw new Error(`${label}: not converged after ${scenario.timeoutMs ?? 240_000} ms: ${behind}; errors reported: ${tally.errors.slice(-5).join(' | ') || 'none'}; last log lines:\n${logs.lines.slice(-3).join('\n')}`);
       await invoke({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString() } as unknown as ScheduledEvent);
-      behind = await notConverged(cluster, seeded.namespace, target);
+      behind = await notConverged(cluster, seeded.namespace, target, hot);
     }
     const rolloutMs = performance.now() - rolloutStarted;
     rollout.abort();
@@ -262,6 +287,7 @@ export async function rolloutUnderFault(cluster: RolloutCluster, scenario: Rollo
     if (rec.violations.length > 0) throw new Error(`${label}: ${rec.violations.length} broken rule(s); first: ${rec.violations.slice(0, 3).join(' | ')}`);
     const images = rec.imageChanges();
     const remaining = scenario.pods - rec.deleted().length;
+    if (hot && rec.flips() < remaining) throw new Error(`${label}: only ${rec.flips()} pods were seen flipping their old container to the empty image, but ${remaining} pods finished`);
     if (images.pods < remaining) throw new Error(`${label}: only ${images.pods} pods' sidecar images were seen changing, but ${remaining} pods run the new image`);
     return {
       scenario: scenario.fault,
@@ -276,6 +302,7 @@ export async function rolloutUnderFault(cluster: RolloutCluster, scenario: Rollo
       invocations: tally.invocations,
       passes: tally.passes,
       podsUpdated: tally.podsUpdated,
+      ...(hot ? { podsFlipped: tally.podsFlipped, flipsSeen: rec.flips() } : {}),
       conflicts: tally.conflicts,
       errorsReported: tally.errors.length,
       firstError: tally.errors[0] ?? '',
@@ -322,6 +349,38 @@ export async function brokenRolloutIsCaught(cluster: RolloutCluster): Promise<Fi
       maxUnavailableSeen: recorder.maxUnavailableSeen(),
       overBudgetCaught: recorder.violations.filter((v) => v.includes('over maxUnavailable 2')).length,
       writtenTwiceCaught: recorder.violations.filter((v) => v.includes(`pod ${seeded.namespace}/${again} was written by the rollout again`)).length,
+    };
+  } finally {
+    await recorder.stop();
+    await deleteSet(cluster.cp, name).catch(() => undefined);
+  }
+}
+
+/**
+ * The hot checks can fail: the working container given the empty image (as
+ * a flip of the wrong container would) must be reported as such, and a pod
+ * whose working container stops being ready while its partner is empty as
+ * one with no container running a real image.
+ * @throws Error when the recorder let it through.
+ */
+export async function brokenHotSwapIsCaught(cluster: RolloutCluster): Promise<Figures> {
+  const name = 'hot-rollout-checks-fail';
+  const seeded = await seedRollout(cluster, { name, pods: 2, maxUnavailable: 1, hot: true });
+  const recorder = await recordRollout(cluster.cp, seeded.namespace, seeded.set, 1, SIDECAR, { emptyImage: EMPTY_IMAGE });
+  try {
+    const pod = seeded.podNames[0] ?? '';
+    const { items } = await listPods(cluster.cp, seeded.namespace);
+    const listed = items.find((p) => p.metadata?.name === pod);
+    const index = (listed?.spec?.containers ?? []).findIndex((c) => c.name === hotContainersOf(listed as Pod, SIDECAR).working);
+    await adminRequest(cluster.cp, 'PATCH', `/api/v1/namespaces/${seeded.namespace}/pods/${pod}`, [{ op: 'replace', path: `/spec/containers/${index}/image`, value: EMPTY_IMAGE }], 'application/json-patch+json');
+    // The other pod's working container stops being ready while its partner holds the empty image: nothing serves.
+    const other = seeded.podNames[1] ?? '';
+    const working = hotContainersOf(items.find((p) => p.metadata?.name === other) as Pod, SIDECAR).working;
+    await adminRequest(cluster.cp, 'PATCH', `/api/v1/namespaces/${seeded.namespace}/pods/${other}/status`, { status: { containerStatuses: [{ name: working, ready: false }] } }, 'application/strategic-merge-patch+json');
+    await recorder.caughtUp();
+    return {
+      workingEmptyCaught: recorder.violations.filter((v) => v.includes(`pod ${seeded.namespace}/${pod}`) && v.includes('holds the empty image')).length,
+      nothingServingCaught: recorder.violations.filter((v) => v.includes(`pod ${seeded.namespace}/${other}`) && v.includes('runs a real image ready')).length,
     };
   } finally {
     await recorder.stop();

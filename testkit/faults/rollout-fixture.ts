@@ -25,6 +25,8 @@ import { createNamespace, createPod, isReady } from '../cluster-pods.ts';
 export const SIDECAR = 'agent';
 export const OLD_IMAGE = 'agent:1.0';
 export const NEW_IMAGE = 'agent:2.0';
+/** A hot sidecar's placeholder image (`hotUpgradeEmptyImage`). */
+export const EMPTY_IMAGE = 'agent-empty:1.0';
 
 export interface RolloutClusterOptions {
   /** How long a restarted container takes to become ready again. */
@@ -69,6 +71,8 @@ export interface RolloutSeed {
   name: string;
   pods: number;
   maxUnavailable: number | string;
+  /** The sidecar is HotUpgrade (runs as agent-1 and agent-2, EMPTY_IMAGE its placeholder). */
+  hot?: boolean;
 }
 
 /** One scenario's set and pods as created: the set as stored before the update. */
@@ -113,7 +117,7 @@ export async function seedRollout(cluster: RolloutCluster, seed: RolloutSeed): P
     spec: {
       namespace,
       selector: { matchLabels: { app: seed.name } },
-      containers: [{ name: SIDECAR, image: OLD_IMAGE }],
+      containers: [{ name: SIDECAR, image: OLD_IMAGE, ...(seed.hot === true ? { upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: EMPTY_IMAGE } } : {}) }],
       updateStrategy: { type: 'RollingUpdate', maxUnavailable: seed.maxUnavailable },
     },
   });

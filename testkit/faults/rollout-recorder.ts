@@ -10,7 +10,11 @@
  * - each pod is written by the rollout at most once for the set's version:
  *   one change of its sidecar image, one change of the set's entry in its
  *   hash annotation (a second write of the same batch would stamp a new
- *   updateTimestamp there).
+ *   updateTimestamp there); for a HotUpgrade sidecar, one change of each of
+ *   its two containers' images (the upgrade, then the flip);
+ * - HotUpgrade: the working container (by the pod's annotation) never holds
+ *   the empty image, and one of the two containers always runs a real image
+ *   ready (its status image is its spec image, not the empty one).
  *
  * A watch rather than polling: a pod unavailable for a moment between two
  * polls would go unseen. Watches resume from the last version seen across
@@ -19,7 +23,9 @@
  * and fails the scenario rather than pass on incomplete evidence.
  */
 import type { Pod } from '../../lib/kube/types.ts';
+import { hotContainersOf } from '../../lib/rollout/hot-swap.ts';
 import { isPodReady, isPodSidecarUpdated, isPodStateConsistent, podAnnotation, podContainers } from '../../lib/rollout/pod-state.ts';
+import { hotUpgradeContainerNames } from '../../lib/sidecarset/hot-upgrade.ts';
 import { sidecarSetName } from '../../lib/sidecarset/match.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import type { ControlPlane } from '../../control-plane/harness.ts';
@@ -41,8 +47,12 @@ export interface RolloutRecorder {
   updatedNow(): number;
   /** Updated pods now unavailable. */
   unavailableNow(): readonly string[];
-  /** Pods whose sidecar image the rollout changed, and pods it changed more than once. */
+  /** Pods whose sidecar image the rollout changed, and pods it changed more than once (per container for a hot sidecar). */
   imageChanges(): { pods: number; repeated: number };
+  /** HotUpgrade: pods whose old container was flipped to the empty image. */
+  flips(): number;
+  /** HotUpgrade: pods now updated whose old container was not flipped yet (between the two writes). */
+  swappingNow(): number;
   /** Pods deleted while recording. */
   deleted(): readonly string[];
   /** Per pod, when (performance.now()) it was first seen updated, and first seen updated and available again. */
@@ -54,10 +64,17 @@ export interface RolloutRecorder {
 
 interface PodRecord {
   resourceVersion: string;
-  image: string;
+  /** Per tracked container (the sidecar, or a hot sidecar's two), its spec image and how often it changed. */
+  images: Record<string, string>;
+  imageChanges: Record<string, number>;
   hashEntry: string;
-  imageChanges: number;
   hashChanges: number;
+  flipped: boolean;
+}
+
+/** A HotUpgrade sidecar's containers and placeholder, when the rollout is a hot one. */
+export interface HotSidecar {
+  emptyImage: string;
 }
 
 const keyOf = (pod: Pod): string => pod.metadata?.name ?? '';
@@ -67,8 +84,20 @@ function atLeast(seen: string | undefined, wanted: string): boolean {
   return seen !== undefined && /^\d+$/.test(seen) && /^\d+$/.test(wanted) && BigInt(seen) >= BigInt(wanted);
 }
 
-function sidecarImage(pod: Pod, sidecar: string): string {
-  return podContainers(pod).find((c) => c.name === sidecar)?.image ?? '';
+function imagesOf(pod: Pod, containers: readonly string[]): Record<string, string> {
+  const specs = new Map(podContainers(pod).map((c) => [c.name, c.image ?? '']));
+  return Object.fromEntries(containers.map((name) => [name, specs.get(name) ?? '']));
+}
+
+/** What is wrong with a hot pod's pair at this version, if anything. */
+function hotProblem(pod: Pod, sidecar: string, hot: HotSidecar): string | undefined {
+  const { working } = hotContainersOf(pod, sidecar);
+  const specs = new Map(podContainers(pod).map((c) => [c.name, c.image ?? '']));
+  if (specs.get(working) === hot.emptyImage) return `the working container ${working} holds the empty image`;
+  const pair: readonly string[] = hotUpgradeContainerNames(sidecar);
+  const statuses = (pod.status?.containerStatuses ?? []).map((s) => ({ name: String(s.name), image: typeof s.image === 'string' ? s.image : '', ready: s.ready === true })).filter((s) => pair.includes(s.name));
+  const serving = statuses.some((s) => s.ready && s.image === specs.get(s.name) && s.image !== hot.emptyImage);
+  return serving ? undefined : `neither ${pair.join(' nor ')} runs a real image ready (${statuses.map((s) => `${s.name}=${s.image}${s.ready ? ' ready' : ''}`).join(', ')})`;
 }
 
 /** The set's entry in the pod's hash annotation, as text: a rewrite changes its updateTimestamp. */
@@ -87,8 +116,9 @@ function hashEntry(pod: Pod, setName: string): string {
  * the update under test), with `budget` the most updated pods that may be
  * unavailable at once. Resolves once the first list has been seen.
  */
-export async function recordRollout(cp: ControlPlane, namespace: string, set: SidecarSet, budget: number, sidecar: string): Promise<RolloutRecorder> {
+export async function recordRollout(cp: ControlPlane, namespace: string, set: SidecarSet, budget: number, sidecar: string, hot?: HotSidecar): Promise<RolloutRecorder> {
   const setName = sidecarSetName(set);
+  const tracked = hot === undefined ? [sidecar] : hotUpgradeContainerNames(sidecar);
   const pods = new Map<string, PodRecord>();
   const unavailable = new Set<string>();
   const deleted: string[] = [];
@@ -104,23 +134,35 @@ export async function recordRollout(cp: ControlPlane, namespace: string, set: Si
   const observe = (pod: Pod, initial: boolean): void => {
     const key = keyOf(pod);
     const rv = pod.metadata?.resourceVersion ?? '';
-    const image = sidecarImage(pod, sidecar);
+    const images = imagesOf(pod, tracked);
     const entry = hashEntry(pod, setName);
     const previous = pods.get(key);
-    const record: PodRecord = previous === undefined ? { resourceVersion: rv, image, hashEntry: entry, imageChanges: 0, hashChanges: 0 } : { ...previous, resourceVersion: rv };
+    const record: PodRecord =
+      previous === undefined
+        ? { resourceVersion: rv, images, imageChanges: Object.fromEntries(tracked.map((c) => [c, 0])), hashEntry: entry, hashChanges: 0, flipped: false }
+        : { ...previous, resourceVersion: rv, imageChanges: { ...previous.imageChanges } };
     if (previous !== undefined && !initial) {
-      if (image !== previous.image) record.imageChanges++;
+      for (const c of tracked) {
+        if (images[c] === previous.images[c]) continue;
+        record.imageChanges[c] = (record.imageChanges[c] ?? 0) + 1;
+        if (hot !== undefined && images[c] === hot.emptyImage) record.flipped = true;
+      }
       if (entry !== previous.hashEntry) record.hashChanges++;
-      record.image = image;
+      record.images = images;
       record.hashEntry = entry;
-      if (record.imageChanges > 1 || record.hashChanges > 1) {
+      const most = Math.max(...Object.values(record.imageChanges));
+      if (most > 1 || record.hashChanges > 1) {
         violations.push(
-          `pod ${namespace}/${key} was written by the rollout again at resourceVersion ${rv}: its sidecar image changed ${record.imageChanges} times ` +
-            `(now ${image}), its hash entry for ${setName} ${record.hashChanges} times`,
+          `pod ${namespace}/${key} was written by the rollout again at resourceVersion ${rv}: its sidecar image changed ${most} times ` +
+            `(now ${JSON.stringify(images)}), its hash entry for ${setName} ${record.hashChanges} times`,
         );
       }
     }
     pods.set(key, record);
+    if (hot !== undefined) {
+      const problem = hotProblem(pod, sidecar, hot);
+      if (problem !== undefined) violations.push(`pod ${namespace}/${key} at resourceVersion ${rv}: ${problem}`);
+    }
     const isUpdated = isPodSidecarUpdated(pod, set);
     if (isUpdated) updated.add(key);
     else updated.delete(key);
@@ -186,11 +228,14 @@ export async function recordRollout(cp: ControlPlane, namespace: string, set: Si
       let changed = 0;
       let repeated = 0;
       for (const record of pods.values()) {
-        if (record.imageChanges > 0) changed++;
-        if (record.imageChanges > 1) repeated++;
+        const counts = Object.values(record.imageChanges);
+        if (counts.some((n) => n > 0)) changed++;
+        if (counts.some((n) => n > 1)) repeated++;
       }
       return { pods: changed, repeated };
     },
+    flips: () => [...pods.values()].filter((r) => r.flipped).length,
+    swappingNow: () => [...updated].filter((key) => pods.get(key)?.flipped !== true).length,
     deleted: () => deleted,
     timeline: () => [...updatedAt].map(([key, at]) => ({ updatedAt: at, availableAt: availableAt.get(key) })),
     async caughtUp(timeoutMs = 60_000) {
