@@ -14,6 +14,8 @@ import type { SectionReport } from './report.ts';
 
 export interface RolloutSettings {
   runs: number;
+  /** Runs of the same rollout with the sidecar HotUpgrade. */
+  hotRuns: number;
   pods: number;
   maxUnavailable: string;
   readyDelayMs: number;
@@ -35,6 +37,15 @@ export async function rolloutSection(settings: RolloutSettings, log: (line: stri
     log(`  rollout ${i + 1}: ${num(run.rolloutMs / 1000)} s (ideal ${num(run.idealMs / 1000)} s), ${run.passes} passes`);
     runs.push(run);
   }
+  const hotRuns: RolloutTimeResult[] = [];
+  for (let i = 0; i < settings.hotRuns; i++) {
+    const run = await rolloutTime({ pods: settings.pods, maxUnavailable: settings.maxUnavailable, readyDelayMs: settings.readyDelayMs, hot: true }, log);
+    if (run.violations > 0) throw new Error(`the hot rollout broke a rule or was recorded incompletely (${run.violations})`);
+    if (run.errors > 0) throw new Error(`the hot rollout reported ${run.errors} errors`);
+    if (run.flipsSeen !== settings.pods) throw new Error(`the hot rollout flipped ${run.flipsSeen} of ${settings.pods} pods`);
+    log(`  hot rollout ${i + 1}: ${num(run.rolloutMs / 1000)} s (ideal ${num(run.idealMs / 1000)} s), ${run.passes} passes, ${run.podsFlipped} flips`);
+    hotRuns.push(run);
+  }
   const plans = planTimes(settings.planPods, settings.planRuns);
   const time = summarize(runs.map((r) => r.rolloutMs / 1000));
   const first = runs[0];
@@ -45,6 +56,9 @@ export async function rolloutSection(settings: RolloutSettings, log: (line: stri
   const perPass = summarize(runs.map((r) => r.requests.reduce((n, [, c]) => n + c, 0) / r.passes));
   const last = runs.at(-1) ?? first;
   const worstPlan = Math.max(...plans.map((p) => p.wall.median));
+  const hotTime = hotRuns.length === 0 ? undefined : summarize(hotRuns.map((r) => r.rolloutMs / 1000));
+  const hotIdeal = (hotRuns[0]?.idealMs ?? 0) / 1000;
+  const hotRatio = hotTime === undefined ? Number.NaN : hotTime.median / hotIdeal;
   return {
     id: 'rollout',
     title: `6. In-place rollout (${settings.pods.toLocaleString('en-US')} pods, maxUnavailable ${settings.maxUnavailable}, real control plane)`,
@@ -68,11 +82,22 @@ export async function rolloutSection(settings: RolloutSettings, log: (line: stri
         ['API requests (last run)', requestsText(last.requests)],
         ['most updated pods unavailable at once', String(Math.max(...runs.map((r) => r.maxUnavailableSeen)))],
         ['final status (last run)', JSON.stringify(last.finalStatus)],
+        ...(hotTime === undefined
+          ? []
+          : ([
+              ['HotUpgrade: update → all pods flipped, Ready and consistent', `${withSpread(hotTime, 's')} (ideal ${num(hotIdeal)} s: two restarts per batch)`],
+              ['HotUpgrade: ratio to the ideal', ratioText(hotRatio)],
+              ['HotUpgrade: passes; API requests per pass', `${withSpread(summarize(hotRuns.map((r) => r.passes)), '', 0)}; ${withSpread(summarize(hotRuns.map((r) => r.requests.reduce((n, [, c]) => n + c, 0) / r.passes)), '', 1)}`],
+              ['HotUpgrade: most updated pods unavailable at once', String(Math.max(...hotRuns.map((r) => r.maxUnavailableSeen)))],
+            ] satisfies [string, string][])),
         ...plans.map((p): [string, string] => [`plan, ${settings.planPods.toLocaleString('en-US')} pods, ${p.name}`, `wall ${withSpread(p.wall, 'ms', 0)}, CPU ${withSpread(p.cpu, 'ms', 0)}; ${p.updates.toLocaleString('en-US')} updates planned`]),
       ],
     },
     verdicts: [
       { target: `rollout ≤ ${ROLLOUT_TARGET} × ideal (${settings.pods.toLocaleString('en-US')} pods, ${settings.maxUnavailable}, ready ${settings.readyDelayMs / 1000} s after a restart)`, figure: `${ratioText(ratio)} (${num(time.median)} s of ${num(ideal)} s)`, met: ratio <= ROLLOUT_TARGET },
+      ...(hotTime === undefined
+        ? []
+        : [{ target: `HotUpgrade rollout ≤ ${ROLLOUT_TARGET} × ideal (the same ${settings.pods.toLocaleString('en-US')} pods, two restarts per batch)`, figure: `${ratioText(hotRatio)} (${num(hotTime.median)} s of ${num(hotIdeal)} s)`, met: hotRatio <= ROLLOUT_TARGET }]),
       { target: `rollout plan for ${settings.planPods.toLocaleString('en-US')} pods ≤ ${PLAN_TARGET_MS / 1000} s`, figure: `${num(worstPlan, 0)} ms`, met: worstPlan <= PLAN_TARGET_MS },
     ],
     notes: [

@@ -26,7 +26,7 @@ export function settingsFor(quick: boolean): BenchSettings {
     reconciler: { runs: quick ? 2 : 5, pods: 10_000 },
     freshness: { firstAnswers: quick ? 5 : 20, runs: quick ? 2 : 5, reviewsPerRun: quick ? 200 : 500, concurrency: 8 },
     // The issue's figures: 1,000 pods at 10%, ready 2 s after a restart; the plan over 100,000 pods.
-    rollout: { runs: quick ? 1 : 3, pods: 1_000, maxUnavailable: '10%', readyDelayMs: 2_000, planPods: 100_000, planRuns: quick ? 3 : 5 },
+    rollout: { runs: quick ? 1 : 3, hotRuns: quick ? 1 : 2, pods: 1_000, maxUnavailable: '10%', readyDelayMs: 2_000, planPods: 100_000, planRuns: quick ? 3 : 5 },
   };
   const parts: Record<SectionId, string> = {
     admission: `admission ${s.admission.runs} runs of ${s.admission.runMs} ms each`,
@@ -34,7 +34,7 @@ export function settingsFor(quick: boolean): BenchSettings {
     'cold-start': `cold start ${s.coldStart.runs} starts per bundle`,
     reconciler: `reconciler ${s.reconciler.runs} runs each of pass and floor`,
     freshness: `freshness ${s.freshness.firstAnswers} first answers, ${s.freshness.runs} runs of ${s.freshness.reviewsPerRun} warm reviews per row`,
-    rollout: `rollout ${s.rollout.runs} runs of ${s.rollout.pods} pods, plan ${s.rollout.planRuns} runs`,
+    rollout: `rollout ${s.rollout.runs} runs (HotUpgrade ${s.rollout.hotRuns}) of ${s.rollout.pods} pods, plan ${s.rollout.planRuns} runs`,
   };
   return { ...s, describe: (sections) => sections.map((id) => parts[id]).join('; ') };
 }

@@ -188,7 +188,7 @@ export const CASES: readonly Case[] = [
     section: 'faults',
     name: 'In-place rollout under faults',
     claim:
-      'SidecarSet image updates rolled out by the reconciler as the Lambda runs it, with the test kubelet restarting the sidecars, while the API server restarts, the reconciler\'s connections are reset, another writer patches the same pods, or pods are deleted: at no stored version of any pod were more updated pods unavailable than maxUnavailable, no pod\'s sidecar was written twice, and every rollout converged (all pods updated and Ready, the status N/N/N/N).',
+      'SidecarSet image updates rolled out by the reconciler as the Lambda runs it, with the test kubelet restarting the sidecars, while the API server restarts, the reconciler\'s connections are reset, another writer patches the same pods, or pods are deleted: at no stored version of any pod were more updated pods unavailable than maxUnavailable, no pod\'s sidecar was written twice, and every rollout converged (all pods updated and Ready, the status N/N/N/N). The same for HotUpgrade sidecars, where also the working container never held the empty image and one of the two containers always ran a real image ready.',
     async run({ quick }, shared) {
       const cluster = await shared.rolloutCluster();
       const faults: RolloutFault[] = ['none', 'api-server-restarts', 'connection-resets', 'concurrent-writer', 'pods-deleted'];
@@ -197,6 +197,8 @@ export const CASES: readonly Case[] = [
       for (const [i, size] of sizes.entries()) {
         for (const [j, fault] of faults.entries()) rows.push(await rolloutUnderFault(cluster, { fault, ...size, seed: 1000 + 10 * i + j }));
       }
+      // HotUpgrade sidecars: two writes per pod (upgrade, flip), the faults striking between them.
+      for (const [j, fault] of faults.entries()) rows.push(await rolloutUnderFault(cluster, { fault, pods: quick ? 12 : 40, maxUnavailable: quick ? 3 : '20%', seed: 2000 + j, hot: true }));
       return rows;
     },
   },

@@ -20,7 +20,7 @@ import { functionsUserName } from '../../control-plane/harness.ts';
 import { admittedEvent } from '../../lib/status-sync/admitted-event.ts';
 import { statusSyncLambda } from '../../functions/status-sync/lambda.ts';
 import { budgetOf } from '../faults/rollout-faults.ts';
-import { NEW_IMAGE, SIDECAR, seedRollout, startRolloutCluster, updateSidecarImage } from '../faults/rollout-fixture.ts';
+import { EMPTY_IMAGE, NEW_IMAGE, SIDECAR, seedRollout, startRolloutCluster, updateSidecarImage } from '../faults/rollout-fixture.ts';
 import { recordRollout } from '../faults/rollout-recorder.ts';
 import { capturingLogger } from '../reviews.ts';
 import { median } from './stats.ts';
@@ -31,6 +31,12 @@ export interface RolloutTimeOptions {
   readyDelayMs: number;
   /** ROLLOUT_PACE_MS for the reconciler; its default when unset. */
   paceMs?: number;
+  /**
+   * The sidecar is HotUpgrade: each pod is written twice (the new image into
+   * the empty container, then the old one flipped to the empty image once
+   * the new one is ready), so each batch takes two restarts at the least.
+   */
+  hot?: boolean;
 }
 
 export interface RolloutTimeResult {
@@ -44,6 +50,9 @@ export interface RolloutTimeResult {
   invocationMs: number;
   passes: number;
   podsUpdated: number;
+  /** HotUpgrade: flips the reconciler wrote, and pods the recorder saw flipped. */
+  podsFlipped: number;
+  flipsSeen: number;
   conflicts: number;
   errors: number;
   maxUnavailableSeen: number;
@@ -99,7 +108,8 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
   try {
     const budget = budgetOf(options.maxUnavailable, options.pods);
     const seedStarted = performance.now();
-    const seeded = await seedRollout(cluster, { name: 'bench', pods: options.pods, maxUnavailable: options.maxUnavailable });
+    const hot = options.hot === true;
+    const seeded = await seedRollout(cluster, { name: 'bench', pods: options.pods, maxUnavailable: options.maxUnavailable, hot });
     log(`  ${options.pods} pods created and Ready in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
     const env: Record<string, string> = { KUBECONFIG_CONTENT: cluster.cp.kubeconfig('functions') };
     if (options.paceMs !== undefined) env.ROLLOUT_PACE_MS = String(options.paceMs);
@@ -109,7 +119,8 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
 
     const started = performance.now();
     const target = await updateSidecarImage(cluster.cp, seeded.set, NEW_IMAGE);
-    const recorder = await recordRollout(cluster.cp, seeded.namespace, target, budget, SIDECAR);
+    // Updated and available means flipped for a hot sidecar: Kruise's readiness wants the empty container empty again.
+    const recorder = await recordRollout(cluster.cp, seeded.namespace, target, budget, SIDECAR, hot ? { emptyImage: EMPTY_IMAGE } : undefined);
     let invocationMs = 0;
     const invocation = handler(admittedEvent({ sidecarSet: 'bench', uid: target.metadata?.uid ?? '', operation: 'UPDATE', resourceVersion: seeded.set.metadata?.resourceVersion ?? '' }), {
       awsRequestId: 'bench',
@@ -140,11 +151,13 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
       pods: options.pods,
       budget,
       batches,
-      idealMs: batches * options.readyDelayMs,
+      idealMs: batches * options.readyDelayMs * (hot ? 2 : 1),
       rolloutMs,
       invocationMs,
       passes: follow?.passes ?? 0,
       podsUpdated: follow?.podsUpdated ?? 0,
+      podsFlipped: follow?.podsFlipped ?? 0,
+      flipsSeen: recorder.flips(),
       conflicts: follow?.conflicts ?? 0,
       errors: follow?.errors.length ?? 0,
       firstWriteMs: (updated[0] ?? started) - started,
