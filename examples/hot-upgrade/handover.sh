@@ -145,6 +145,8 @@ put() {
   printf '%s\n' "$2" >"$tmp" && mv -f "$tmp" "$DIR/$1" || die "cannot write $DIR/$1"
 }
 
+# Whole seconds: a wait of N seconds ends when the clock is past start + N,
+# after at least N and at most N + 1 seconds.
 now() {
   date +%s
 }
@@ -175,7 +177,7 @@ stop_server() {
   deadline=$(($(now) + STOP_GRACE))
   killed=
   while server_running; do
-    if [ -z "$killed" ] && [ "$(now)" -ge "$deadline" ]; then
+    if [ -z "$killed" ] && [ "$(now)" -gt "$deadline" ]; then
       log "the server (pid $server) did not exit within ${STOP_GRACE}s of SIGTERM: killing it"
       kill -KILL "$server" 2>/dev/null
       killed=1
@@ -246,7 +248,7 @@ take_over() {
       log 'stopping (signal) before taking over'
       exit 0
     fi
-    if [ "$(now)" -ge "$deadline" ]; then
+    if [ "$(now)" -gt "$deadline" ]; then
       log "no release from version $ALT within ${TIMEOUT}s: taking over anyway (the partner is gone or does not run handover.sh)"
       break
     fi
@@ -260,8 +262,18 @@ take_over() {
 # stops by itself, so that the kubelet restarts the container.
 serve_until_released() {
   put owner "$VERSION"
-  "$@" &
+  # `exec` in a subshell, so that $! is the server itself: some shells (busybox
+  # ash with traps set) fork once more for a plain `"$@" &`, and a SIGTERM to
+  # that intermediate shell would leave the server running. The traps are
+  # lifted around the fork: a child still holding this shell's handler when
+  # an early SIGTERM comes (a takeover request already waiting) would swallow
+  # it and exec the server anyway; without them the signal ends the child, as
+  # it would end the server. (A SIGTERM to this shell in that instant ends it
+  # at once; the container is being stopped then.)
+  trap - TERM INT
+  (exec "$@") &
   server=$!
+  trap on_signal TERM INT
   log "serving (pid $server): $*"
   # Ready from now on (`handover.sh ready`): the rollout may reset the partner.
   if [ "$ROLE" = new ]; then put "took-over.$VERSION" "$VERSION"; fi

@@ -18,7 +18,7 @@ import { runCli } from '../../functions/invoke/cli.ts';
 import { parseObjects, parseSingleObject } from '../../lib/kube/yaml-objects.ts';
 import type { Container, Pod } from '../../lib/kube/types.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
-import type { SidecarSet } from '../../lib/sidecarset/types.ts';
+import type { SidecarSet, SidecarSetSpec } from '../../lib/sidecarset/types.ts';
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const example = (name: string): string => join(projectRoot, 'examples/hot-upgrade', name);
@@ -58,13 +58,19 @@ async function invoke(args: string[]): Promise<{ code: number; stdout: string; s
   return { code, stdout, stderr };
 }
 
-const exampleSet = (): SidecarSet => parseSingleObject(readFileSync(example('sidecarset.yaml'), 'utf8'), 'sidecarset.yaml') as SidecarSet;
+const exampleSet = (): SidecarSet => parseSingleObject(readFileSync(example('sidecarset.yaml'), 'utf8'), 'sidecarset.yaml');
+
+/** The set's spec, which the example has. */
+function specOf(set: SidecarSet): SidecarSetSpec {
+  expect(set.spec).toBeDefined();
+  return set.spec!;
+}
 
 /** The fields of a container this suite reads. */
 type ExampleContainer = Container & { command?: string[]; readinessProbe?: { exec?: { command?: string[] } } };
 
 const exampleSidecar = (): ExampleContainer => {
-  const containers = exampleSet().spec.containers ?? [];
+  const containers = specOf(exampleSet()).containers ?? [];
   expect(containers).toHaveLength(1);
   return containers[0] as ExampleContainer;
 };
@@ -91,7 +97,7 @@ describe('examples/hot-upgrade', () => {
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     const set = JSON.parse(r.stdout) as SidecarSet;
     expect(set).toEqual(defaultSidecarSet(exampleSet()));
-    expect(set.spec.containers?.[0]?.upgradeStrategy).toEqual({ upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'busybox:1.36.1' });
+    expect(specOf(set).containers?.[0]?.upgradeStrategy).toEqual({ upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'busybox:1.36.1' });
   });
 
   it('pod-inject gives pod.yaml the two containers, each with its version variables, the shared directory and the script', async () => {
@@ -134,7 +140,7 @@ describe('examples/hot-upgrade', () => {
     const set = exampleSet();
     const sidecar = exampleSidecar();
     const mountOf = (volume: string) => sidecar.volumeMounts?.find((m) => m.name === volume)?.mountPath;
-    const volumes = new Map((set.spec.volumes ?? []).map((v) => [v.name, v]));
+    const volumes = new Map((specOf(set).volumes ?? []).map((v) => [v.name, v]));
     const scriptVolume = [...volumes.values()].find((v) => (v.configMap as { name?: string } | undefined)?.name === 'handover-script');
     expect(scriptVolume).toBeDefined();
     const scriptPath = `${mountOf(scriptVolume!.name)}/handover.sh`;
@@ -145,6 +151,6 @@ describe('examples/hot-upgrade', () => {
     expect(stateVolume?.emptyDir).toEqual({});
     // The pod's labels are the ones the set selects.
     const pod = parseSingleObject(readFileSync(example('pod.yaml'), 'utf8'), 'pod.yaml') as Pod;
-    expect(pod.metadata?.labels).toMatchObject(set.spec.selector?.matchLabels ?? { missing: 'selector' });
+    expect(pod.metadata?.labels).toMatchObject(specOf(set).selector?.matchLabels ?? { missing: 'selector' });
   });
 });
