@@ -77,18 +77,20 @@ server=   # the server's pid while it runs
 nap_pid=  # the pid of the current sleep, so a signal can cut it short
 term=     # set by SIGTERM/SIGINT
 
+# printf, not echo: some shells' echo reads backslashes in the text (the
+# server's command line is logged as given).
 usage() {
-  echo 'usage: handover.sh serve -- COMMAND [ARG...] | handover.sh ready' >&2
+  printf '%s\n' 'usage: handover.sh serve -- COMMAND [ARG...] | handover.sh ready' >&2
   exit 2
 }
 
 die() {
-  echo "handover: $*" >&2
+  printf 'handover: %s\n' "$*" >&2
   exit 2
 }
 
 log() {
-  echo "handover (version $VERSION, $ROLE): $*" >&2
+  printf 'handover (version %s, %s): %s\n' "$VERSION" "$ROLE" "$*" >&2
 }
 
 # A version is a decimal number (a SidecarSet's resourceVersion, "1" or "0").
@@ -215,9 +217,9 @@ idle() {
 
 # A fresh start is the only container with the sidecar's image (its partner
 # is empty), so what the directory holds is left from earlier containers:
-# forget it. A takeover request from a higher version stays: its partner
-# will release to it as soon as it looks (it was written while this one was
-# restarting).
+# forget it. A takeover request from a higher version stays (it was written
+# while this one was restarting): this container releases to it at its first
+# look.
 reset_state() {
   rm -f "$DIR/released" "$DIR"/took-over.*
   if get takeover && [ "$got" -le "$VERSION" ]; then rm -f "$DIR/takeover"; fi
@@ -268,8 +270,9 @@ serve_until_released() {
   # lifted around the fork: a child still holding this shell's handler when
   # an early SIGTERM comes (a takeover request already waiting) would swallow
   # it and exec the server anyway; without them the signal ends the child, as
-  # it would end the server. (A SIGTERM to this shell in that instant ends it
-  # at once; the container is being stopped then.)
+  # it would end the server. (A SIGTERM to this shell in that instant goes
+  # unhandled: it ends the shell, or, as a container's pid 1, is dropped, and
+  # the kubelet kills the container when its grace period is over.)
   trap - TERM INT
   (exec "$@") &
   server=$!
@@ -330,7 +333,7 @@ serve() {
 # all its containers are.
 ready() {
   if [ "$ROLE" = new ] && [ ! -f "$DIR/took-over.$VERSION" ]; then
-    echo "not ready: version $VERSION has not taken over from version $ALT yet"
+    printf 'not ready: version %s has not taken over from version %s yet\n' "$VERSION" "$ALT"
     exit 1
   fi
   exit 0
