@@ -2,7 +2,8 @@
  * examples/hot-upgrade/handover.sh, run for real: child processes play a hot
  * sidecar's two containers through the steps of a swap, each with the
  * SIDECARSET_VERSION/_ALT values the pod's annotations give a container that
- * starts at that step, sharing one HANDOVER_DIR. The "server" is a stand-in
+ * starts at that step, sharing one HANDOVER_DIR; as in a pod, at most two of
+ * them (one per container) live at once. The "server" is a stand-in
  * that notes its start and stop in a log, so the suite sees which version
  * serves and that the two never serve at once.
  *
@@ -241,11 +242,17 @@ describe.each(shells)('handover.sh under $name', (shell) => {
   });
 
   it('the next upgrade goes the other way: the container that took over hands over in turn, and stays ready', async () => {
-    start(fresh1);
+    const first = start(fresh1);
     await waitFor('version 1 serves', () => serving().join() === '1');
     const x2 = start(new2);
     await waitFor('version 48213 serves', () => serving().join() === '48213');
-    // x-1 is flipped to the empty copy, then the next upgrade gives it version 50117; x-2 runs on with its first values.
+    // The flip restarts x-1 as the empty copy; the next upgrade restarts it with version 50117. x-2 runs on with its first values.
+    process.kill(first.child.pid!, 'SIGTERM');
+    await first.exited;
+    const emptied = start(emptied1);
+    await logged(emptied, 'the empty copy: idle');
+    process.kill(emptied.child.pid!, 'SIGTERM');
+    expect(await emptied.exited).toEqual({ code: 0, signal: null });
     const x1 = start(new1);
     await waitFor('version 50117 serves', () => serving().join() === '50117');
     await waitFor('the newest one is ready', () => ready(new1).code === 0);
