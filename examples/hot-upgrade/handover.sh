@@ -1,6 +1,8 @@
 #!/bin/sh
 # handover.sh: hands a HotUpgrade sidecar's server over from the old container
-# to the new one, so that at most one of the two runs it at any moment.
+# to the new one: the old one stops it, then the new one starts it, so that
+# the two never both hold the port (unless the old one does not answer; see
+# HANDOVER_TIMEOUT below).
 #
 #   handover.sh serve -- COMMAND [ARG...]   run as the container's command
 #   handover.sh ready                       the container's readiness probe
