@@ -68,7 +68,7 @@ async function remove(cp: ControlPlane, name: string): Promise<void> {
 
 it('the corpus holds the examples, every golden case and the samples', () => {
   const sources = corpus.map((entry) => entry.source);
-  expect(sources).toContain('examples/sidecarset.yaml');
+  expect(sources).toEqual(expect.arrayContaining(['examples/sidecarset.yaml', 'examples/rollout/sidecarset.yaml', 'examples/hot-upgrade/sidecarset.yaml']));
   expect(sources.filter((s) => s.startsWith('test/golden/inject/')).length).toBeGreaterThanOrEqual(11);
   expect(sources.filter((s) => s.startsWith('test/golden/reviews/')).length).toBeGreaterThanOrEqual(5);
   expect(sources.filter((s) => s.startsWith('test/crd/kruise-samples.yaml')).length).toBe(4);

@@ -64,10 +64,20 @@ const yamlFiles = (dir: string): string[] =>
     .sort()
     .map((name) => join(projectRoot, dir, name));
 
+/** The YAML files of a directory and of its subdirectories (examples/rollout/, examples/hot-upgrade/), in name order. */
+const yamlFilesBelow = (dir: string): string[] => [
+  ...yamlFiles(dir),
+  ...readdirSync(join(projectRoot, dir), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort()
+    .flatMap((name) => yamlFilesBelow(join(dir, name))),
+];
+
 export function sidecarSetCorpus(): CorpusEntry[] {
   const injectCases = readdirSync(join(projectRoot, 'test/golden/inject')).sort();
   return [
-    ...yamlFiles('examples').flatMap((file) => fromFile(file, true)),
+    ...yamlFilesBelow('examples').flatMap((file) => fromFile(file, true)),
     ...injectCases.flatMap((name) => fromFile(join(projectRoot, 'test/golden/inject', name, 'sidecarsets.yaml'), true)),
     ...yamlFiles('test/golden/reviews').flatMap((file) => fromFile(file, !file.endsWith('validate-invalid.yaml'))),
     ...fromFile(join(projectRoot, 'test/crd/kruise-samples.yaml'), true),
