@@ -15,6 +15,7 @@ import { ListExpiredError, ObjectExistsError, WriteConflictError } from '../stat
 import { apiServerAnswered, KubeApiError } from './kube-api-error.ts';
 import { JSON_PATCH, MERGE_PATCH, rawKubeClient, STRATEGIC_MERGE_PATCH, type RawAnswer, type RawKubeClient } from './kube-raw.ts';
 import { callSignal, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_POD_PAGE_SIZE, type StatusSyncAdapterOptions } from './kube-status-sync.ts';
+import { revisionSelector } from './kube-revisions.ts';
 
 const enc = encodeURIComponent;
 
@@ -158,14 +159,6 @@ export function kubePodWriter(kc: KubeConfig, options: StatusSyncAdapterOptions 
   };
 }
 
-/** A label selector value as the API server reads it in a query: only label-value characters are allowed. */
-function selectorValue(value: string, what: string): string {
-  if (!/^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/.test(value) || value.length > 63) {
-    throw new KubeApiError(`list ControllerRevisions`, `${what} ${JSON.stringify(value)} cannot be a label value`);
-  }
-  return value;
-}
-
 export function kubeRevisionStore(kc: KubeConfig, namespace: string, options: StatusSyncAdapterOptions = {}): RevisionStore {
   const client: RawKubeClient = rawKubeClient(kc);
   const timeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
@@ -188,8 +181,8 @@ export function kubeRevisionStore(kc: KubeConfig, namespace: string, options: St
     },
     // Async, so that a name that cannot be selected rejects rather than throws.
     async list(setName, labels = {}, signal) {
-      const parts = [`${LABEL_SIDECARSET_NAME}=${selectorValue(setName, 'the SidecarSet name')}`, ...Object.entries(labels).map(([k, v]) => `${k}=${selectorValue(v, `label ${k}`)}`)];
-      return listWith(parts.join(','), `list ControllerRevisions of SidecarSet "${setName}"`, signal);
+      // The webhooks' selector builder: one rule for what can be selected, keys checked too.
+      return listWith(revisionSelector(setName, labels), `list ControllerRevisions of SidecarSet "${setName}"`, signal);
     },
     listAll(signal) {
       return listWith(LABEL_SIDECARSET_NAME, `list ControllerRevisions in "${namespace}"`, signal);

@@ -300,7 +300,7 @@ describeWithControlPlane('the rollout adapters on a real kube-apiserver, as the 
 
     it('refuses a list by a name that cannot be a label value before asking', async () => {
       const listed = store().list('agent,other');
-      await expect(listed).rejects.toThrow(/the SidecarSet name "agent,other" cannot be a label value/);
+      await expect(listed).rejects.toThrow(/label kruise\.io\/sidecarset-name="agent,other" cannot be selected/);
     });
   });
 });
