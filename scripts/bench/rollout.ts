@@ -33,7 +33,7 @@ export async function rolloutSection(settings: RolloutSettings, log: (line: stri
   for (let i = 0; i < settings.runs; i++) {
     const run = await rolloutTime({ pods: settings.pods, maxUnavailable: settings.maxUnavailable, readyDelayMs: settings.readyDelayMs }, log);
     if (run.violations > 0) throw new Error(`the rollout broke maxUnavailable or was recorded incompletely (${run.violations})`);
-    if (run.errors > 0) throw new Error(`the rollout reported ${run.errors} errors`);
+    if (run.errors > 0) throw new Error(`the rollout reported ${run.errors} errors: ${run.errorMessages.slice(0, 3).join(' | ')}`);
     log(`  rollout ${i + 1}: ${num(run.rolloutMs / 1000)} s (ideal ${num(run.idealMs / 1000)} s), ${run.passes} passes`);
     runs.push(run);
   }
@@ -41,9 +41,9 @@ export async function rolloutSection(settings: RolloutSettings, log: (line: stri
   for (let i = 0; i < settings.hotRuns; i++) {
     const run = await rolloutTime({ pods: settings.pods, maxUnavailable: settings.maxUnavailable, readyDelayMs: settings.readyDelayMs, hot: true }, log);
     if (run.violations > 0) throw new Error(`the hot rollout broke a rule or was recorded incompletely (${run.violations})`);
-    if (run.errors > 0) throw new Error(`the hot rollout reported ${run.errors} errors`);
+    if (run.errors > 0) throw new Error(`the hot rollout reported ${run.errors} errors: ${run.errorMessages.slice(0, 3).join(' | ')}`);
     if (run.flipsSeen !== settings.pods) throw new Error(`the hot rollout flipped ${run.flipsSeen} of ${settings.pods} pods`);
-    log(`  hot rollout ${i + 1}: ${num(run.rolloutMs / 1000)} s (ideal ${num(run.idealMs / 1000)} s), ${run.passes} passes, ${run.podsFlipped} flips`);
+    log(`  hot rollout ${i + 1}: ${num(run.rolloutMs / 1000)} s (ideal ${num(run.idealMs / 1000)} s), ${run.invocations} invocations, ${run.passes} passes, ${run.podsFlipped} flips`);
     hotRuns.push(run);
   }
   const plans = planTimes(settings.planPods, settings.planRuns);
@@ -87,6 +87,7 @@ export async function rolloutSection(settings: RolloutSettings, log: (line: stri
           : ([
               ['HotUpgrade: update → all pods flipped, Ready and consistent', `${withSpread(hotTime, 's')} (ideal ${num(hotIdeal)} s: two restarts per batch)`],
               ['HotUpgrade: ratio to the ideal', ratioText(hotRatio)],
+              ['HotUpgrade: Lambda invocations (admitted, then the 1-minute schedule)', withSpread(summarize(hotRuns.map((r) => r.invocations)), '', 0)],
               ['HotUpgrade: passes; API requests per pass', `${withSpread(summarize(hotRuns.map((r) => r.passes)), '', 0)}; ${withSpread(summarize(hotRuns.map((r) => r.requests.reduce((n, [, c]) => n + c, 0) / r.passes)), '', 1)}`],
               ['HotUpgrade: most updated pods unavailable at once', String(Math.max(...hotRuns.map((r) => r.maxUnavailableSeen)))],
             ] satisfies [string, string][])),

@@ -18,7 +18,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { functionsUserName } from '../../control-plane/harness.ts';
 import { admittedEvent } from '../../lib/status-sync/admitted-event.ts';
-import { statusSyncLambda } from '../../functions/status-sync/lambda.ts';
+import type { ScheduledEvent } from 'aws-lambda';
+import { statusSyncLambda, type InvocationResult } from '../../functions/status-sync/lambda.ts';
 import { budgetOf } from '../faults/rollout-faults.ts';
 import { EMPTY_IMAGE, NEW_IMAGE, SIDECAR, seedRollout, startRolloutCluster, updateSidecarImage } from '../faults/rollout-fixture.ts';
 import { recordRollout } from '../faults/rollout-recorder.ts';
@@ -48,6 +49,8 @@ export interface RolloutTimeResult {
   rolloutMs: number;
   /** From the update to the invocation's return (the final status written). */
   invocationMs: number;
+  /** Lambda invocations: the admitted event's, then the schedule's while the rollout outlasted the follow budget. */
+  invocations: number;
   passes: number;
   podsUpdated: number;
   /** HotUpgrade: flips the reconciler wrote, and pods the recorder saw flipped. */
@@ -55,6 +58,8 @@ export interface RolloutTimeResult {
   flipsSeen: number;
   conflicts: number;
   errors: number;
+  /** The errors the invocations reported, as `set operation: message`. */
+  errorMessages: string[];
   maxUnavailableSeen: number;
   violations: number;
   /** From the update to the first pod's image write seen. */
@@ -96,6 +101,9 @@ function countAudit(text: string): [string, number][] {
   return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
 }
 
+/** EventBridge's rate for status-sync (the stack's default statusSyncRateMinutes). */
+const SCHEDULE_MS = 60_000;
+
 const medianOrNaN = (values: readonly number[]): number => (values.length === 0 ? Number.NaN : median(values));
 
 export async function rolloutTime(options: RolloutTimeOptions, log: (line: string) => void = () => undefined): Promise<RolloutTimeResult> {
@@ -121,17 +129,26 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
     const target = await updateSidecarImage(cluster.cp, seeded.set, NEW_IMAGE);
     // Updated and available means flipped for a hot sidecar: Kruise's readiness wants the empty container empty again.
     const recorder = await recordRollout(cluster.cp, seeded.namespace, target, budget, SIDECAR, hot ? { emptyImage: EMPTY_IMAGE } : undefined);
+    const done = () => recorder.updatedNow() === options.pods && recorder.unavailableNow().length === 0;
     let invocationMs = 0;
-    const invocation = handler(admittedEvent({ sidecarSet: 'bench', uid: target.metadata?.uid ?? '', operation: 'UPDATE', resourceVersion: seeded.set.metadata?.resourceVersion ?? '' }), {
-      awsRequestId: 'bench',
-      getRemainingTimeInMillis: () => Math.round(900_000 - (performance.now() - started)),
-    }).then((result) => {
+    const results: InvocationResult[] = [];
+    const context = (id: string) => ({ awsRequestId: id, getRemainingTimeInMillis: () => Math.round(900_000 - (performance.now() - started)) });
+    // As on AWS: the webhook's SidecarSetAdmitted invoke, which follows the set for at most FOLLOW_BUDGET_MS; then,
+    // if the rollout outlasts it, EventBridge's schedule (rate 1 minute, from the update) invokes again, one at a time
+    // (reserved concurrency 1).
+    const invocations = (async () => {
+      results.push(await handler(admittedEvent({ sidecarSet: 'bench', uid: target.metadata?.uid ?? '', operation: 'UPDATE', resourceVersion: seeded.set.metadata?.resourceVersion ?? '' }), context('bench')));
+      for (let tick = 1; !done(); tick++) {
+        const at = started + tick * SCHEDULE_MS;
+        if (performance.now() < at) await new Promise((resolve) => setTimeout(resolve, at - performance.now()));
+        if (done()) break;
+        results.push(await handler({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString() } as unknown as ScheduledEvent, context(`bench-${tick}`)));
+      }
       invocationMs = performance.now() - started;
-      return result;
-    });
+    })();
     let rolloutMs = 0;
     const deadline = Date.now() + 600_000;
-    while (!(recorder.updatedNow() === options.pods && recorder.unavailableNow().length === 0)) {
+    while (!done()) {
       if (Date.now() > deadline) throw new Error(`the rollout did not finish in 600 s: ${recorder.updatedNow()} of ${options.pods} updated`);
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
@@ -140,12 +157,12 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
     const updated = timeline.map((p) => p.updatedAt).sort((a, b) => a - b);
     const available = timeline.flatMap((p) => (p.availableAt === undefined ? [] : [p.availableAt])).sort((a, b) => a - b);
     const idle = updated.slice(budget).map((u, k) => u - (available[k] ?? u));
-    const result = await invocation;
+    await invocations;
     await recorder.caughtUp();
     await recorder.stop();
     const audit = (await readFile(auditLog, 'utf8')).slice(auditBefore);
     const stored = await cluster.cp.request('admin', 'GET', '/apis/apps.kruise.io/v1alpha1/sidecarsets/bench');
-    const follow = result.followUp;
+    const sum = (pick: (r: InvocationResult) => number) => results.reduce((n, r) => n + pick(r), 0);
     const batches = Math.ceil(options.pods / budget);
     return {
       pods: options.pods,
@@ -154,12 +171,14 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
       idealMs: batches * options.readyDelayMs * (hot ? 2 : 1),
       rolloutMs,
       invocationMs,
-      passes: follow?.passes ?? 0,
-      podsUpdated: follow?.podsUpdated ?? 0,
-      podsFlipped: follow?.podsFlipped ?? 0,
+      invocations: results.length,
+      passes: sum((r) => (r.rollout === undefined ? 0 : 1) + (r.followUp?.passes ?? 0)),
+      podsUpdated: sum((r) => (r.rollout?.podsUpdated ?? 0) + (r.followUp?.podsUpdated ?? 0)),
+      podsFlipped: sum((r) => (r.rollout?.podsFlipped ?? 0) + (r.followUp?.podsFlipped ?? 0)),
       flipsSeen: recorder.flips(),
-      conflicts: follow?.conflicts ?? 0,
-      errors: follow?.errors.length ?? 0,
+      conflicts: sum((r) => (r.rollout?.conflicts ?? 0) + (r.followUp?.conflicts ?? 0)),
+      errors: sum((r) => (r.errors?.length ?? 0) + (r.followUp?.errors.length ?? 0)),
+      errorMessages: results.flatMap((r) => [...(r.errors ?? []), ...(r.followUp?.errors ?? [])].map((e) => `${e.sidecarSet ?? ''} ${e.operation}: ${e.message}`)),
       firstWriteMs: (updated[0] ?? started) - started,
       podCycleMs: medianOrNaN(timeline.flatMap((p) => (p.availableAt === undefined ? [] : [p.availableAt - p.updatedAt]))),
       slotIdleMedianMs: medianOrNaN(idle),
