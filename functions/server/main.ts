@@ -25,6 +25,7 @@ import { callerNetworksFromEnv, ENV_ALLOWED_CALLER_CIDRS, ENV_ROTATION_MARGIN_MS
 import type { SecretStore } from '../../lib/auth/rotation.ts';
 import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
 import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { localMetrics } from './local-metrics.ts';
 import { clusterConfigured, clusterSources } from '../shared/cluster.ts';
 import { admissionRuntime, currentSecrets, loadCallerAccess, storedCallerSecrets, warnIfInsecure, type CallerAccess } from '../shared/compose.ts';
 import { composeStatusSync, statusSyncHeartbeatFromEnv, statusSyncIntervalFromEnv } from '../status-sync/compose.ts';
@@ -71,22 +72,24 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   const env = baseEnv;
   const access = await localCallerAccess(options.tlsDir, env);
   warnIfInsecure(access, logger);
-  const sources = await clusterSources(env, logger);
+  const metrics = localMetrics();
+  const sources = await clusterSources(env, logger, { staleServed: metrics.staleServed });
   // Started before the webhooks serve, so that an admitted SidecarSet change can start its pass at once.
   let statusLoop: StatusLoop | undefined;
   if (intervalMs > 0) {
-    const statusSync = await composeStatusSync(env, access.store !== undefined ? { secretStore: access.store } : {});
+    const statusSync = await composeStatusSync(env, { metrics: metrics.recorder, ...(access.store !== undefined ? { secretStore: access.store } : {}) });
     statusLoop = startStatusLoop({ runPass: statusSync.runPass, follow: statusSync.follow, intervalMs, heartbeatMs: statusSyncHeartbeatFromEnv(env), logger: statusSync.logger });
   }
   const rollout = statusLoopTrigger(statusLoop);
   const runtimes = Object.fromEntries(
-    ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, access.secrets, sources, jsonLogger({ function: fn }), undefined, access.networks, rollout)]),
+    ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, access.secrets, sources, jsonLogger({ function: fn }), undefined, access.networks, rollout, metrics.recorder.admission(fn))]),
   );
   const generated = options.tlsCert === undefined ? await ensureServingTls(options.tlsDir) : undefined;
   const cert = generated?.certPem ?? (await readFile(options.tlsCert ?? '', 'utf8'));
   const key = generated?.keyPem ?? (await readFile(options.tlsKey ?? '', 'utf8'));
   const app = buildApp({
     runtimes,
+    metrics: metrics.registry,
     https: { cert, key },
     readiness: sidecarSetReadiness(sources.sidecarSets, sources.server, logger),
   });
