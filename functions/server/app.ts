@@ -140,6 +140,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // The socket's peer, never X-Forwarded-For: a header is whatever the caller writes.
     const caller = { path: target?.path ?? '', authorization: request.headers.authorization, sourceIp: request.socket.remoteAddress };
     if (!target || !runtime || !(await callerAllowed(runtime.config, caller))) {
+      // Counted as the Lambda door counts a stranger at a function's URL.
+      if (runtime !== undefined) runtime.deps.metrics?.review({ outcome: 'RefusedCaller' });
       await sendAndClose(reply, NOT_FOUND);
       return reply;
     }
