@@ -1,9 +1,9 @@
 /**
- * Each SidecarSet's rollout state as last seen, for metrics. The passes ask
- * their RolloutStateNotices about every set's state each time (whether or
- * not it is news worth an Event), so a wrapper that watches those questions
- * knows the current state of every set without the passes reporting it
- * twice.
+ * Each SidecarSet's rollout state, for metrics. The passes ask their
+ * RolloutStateNotices about every set's state each time (whether or not it
+ * is news worth an Event), so a wrapper that watches those questions knows
+ * the state of every set, the same one its Events show, without the passes
+ * reporting it twice.
  */
 import type { RolloutStateName } from '../metrics/catalogue.ts';
 import type { RolloutState, RolloutStateNotices } from './rollout-state.ts';
@@ -22,8 +22,12 @@ export function observedStates(inner: RolloutStateNotices): ObservedStates {
   const seen = new Map<string, RolloutStateName>();
   return {
     due(set, state) {
-      seen.set(set.name, rolloutStateName(state));
-      return inner.due(set, state);
+      const event = inner.due(set, state);
+      // A state that is no news is the one already seen: a stalled rollout
+      // passed again unmoved stays Stalled, as its Events say. A set seen for
+      // the first time is in whatever state it is (a resting one is no news).
+      if (event !== undefined || !seen.has(set.name)) seen.set(set.name, rolloutStateName(state));
+      return event;
     },
     reported: (set, state) => {
       inner.reported(set, state);
