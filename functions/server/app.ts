@@ -1,8 +1,9 @@
 /**
  * The fastify app serving the three admission functions locally, with the
  * same paths (`/<function>/<secret>`), authentication and answers as the
- * Lambda Function URLs, because both call the same HTTP door. buildApp does
- * not listen: tests drive it with app.inject().
+ * Lambda Function URLs, because both call the same HTTP door, and their
+ * metrics as Prometheus text on `/metrics` behind the same caller check.
+ * buildApp does not listen: tests drive it with app.inject().
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { callerAllowed, NOT_FOUND, serveAuthenticatedAdmission, type HttpResponse } from '../../lib/webhooks/http-door.ts';

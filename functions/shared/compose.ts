@@ -4,7 +4,7 @@
  * missing or malformed stops start-up with a message naming it; a function
  * that cannot authenticate callers or reach its cluster must not serve.
  */
-import { jsonLogger, type LogSink } from '../../lib/adapters/json-logger.ts';
+import { jsonLogger, stdoutSink } from '../../lib/adapters/json-logger.ts';
 import { metricsNamespaceFromEnv } from '../../lib/metrics/catalogue.ts';
 import { emfRecorder } from '../../lib/metrics/emf-recorder.ts';
 import { NO_METRICS, type AdmissionMetrics, type MetricsRecorder } from '../../lib/metrics/facts.ts';
@@ -57,10 +57,6 @@ export interface Overrides {
   /** Told the age of each stale list a cluster source serves (the function's StaleListAge metric). */
   staleServed?: (ageMs: number) => void;
 }
-
-const stdoutSink: LogSink = (line) => {
-  process.stdout.write(`${line}\n`);
-};
 
 /**
  * The metrics recorder of a Lambda function: the override, else EMF lines on

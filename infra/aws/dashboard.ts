@@ -29,8 +29,11 @@ function search(namespace: string, spec: Pick<MetricSpec, 'name' | 'dimensions'>
   return new MathExpression({ expression: searchExpression(namespace, spec, statistic, extra), usingMetrics: {}, label, period: PERIOD });
 }
 
-/** One of the functions' own metrics. */
-export function functionMetric(namespace: string, spec: Pick<MetricSpec, 'name' | 'unit'>, dimensions: Record<string, string>, statistic: string, label?: string): Metric {
+/**
+ * One of the functions' own metrics. No unit is given: an alarm or graph
+ * with a unit sees only data points written with exactly that unit.
+ */
+export function functionMetric(namespace: string, spec: Pick<MetricSpec, 'name'>, dimensions: Record<string, string>, statistic: string, label?: string): Metric {
   return new Metric({ namespace, metricName: spec.name, dimensionsMap: dimensions, statistic, period: PERIOD, ...(label !== undefined ? { label } : {}) });
 }
 

@@ -6,8 +6,7 @@
 import { errorMessage } from '../errors.ts';
 import { isAuthorizedCaller, type CallerSecrets } from '../auth/caller-auth.ts';
 import type { CallerNetworks } from '../auth/caller-network.ts';
-import type { AdmissionMetrics } from '../metrics/facts.ts';
-import { reviewOutcomeOf } from '../metrics/facts.ts';
+import { reviewOutcomeOf, type AdmissionMetrics } from '../metrics/facts.ts';
 import type { Logger, SidecarSetSource } from '../ports.ts';
 import type { HandlerDeps } from './handler.ts';
 import { admissionRequestOf, reviewRequest, type AdmissionFunctionName, type ReviewedOutcome } from './registry.ts';
