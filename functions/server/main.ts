@@ -115,6 +115,7 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
     say(`Install the CRD, the RBAC and the webhook configurations in that cluster:\n`);
     say(`  kubectl apply -f infra/k8s/crd.yaml -f ${rbacFile} -f ${webhooksFile}\n`);
     say('The API server must reach 127.0.0.1 on this machine.');
+    say(`Metrics as Prometheus text: https://127.0.0.1:${port}/metrics, with the webhook secret as a Bearer token (README: Metrics and alarms).`);
     say(`${statusLoopNote(intervalMs)} Press Ctrl-C to stop.`);
   }
   watchLifetime({
@@ -177,6 +178,7 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
   say(`  kubectl --kubeconfig ${kubeconfig} get pod web -o yaml`);
   say(`  kubectl --kubeconfig ${kubeconfig} get sidecarsets\n`);
   say(statusLoopNote(intervalMs));
+  say(`Metrics as Prometheus text: ${stack.serverUrl}/metrics, with the webhook secret as a Bearer token (README: Metrics and alarms).`);
   if (options.testKubelet !== undefined) {
     say(`A test kubelet starts new pods and restarts containers whose image changes, ready ${options.testKubelet.readyDelayMs} ms later (--test-kubelet).`);
   }

@@ -185,7 +185,7 @@ describeWithControlPlane('the Lambda bundles', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ statusCode: 404, body: '{"message":"Not Found"}' });
   });
 
-  it('status-sync runs a pass for a scheduled event, as the functions identity, and logs it as one line', () => {
+  it('status-sync runs a pass for a scheduled event, as the functions identity, logs it as one line and writes its metrics', () => {
     const runner = `const { handler } = await import(process.argv[1]); const result = await handler(JSON.parse(process.argv[2]), { awsRequestId: 'req-s', getRemainingTimeInMillis: () => 60000 }); process.stdout.write('\\n' + JSON.stringify(result) + '\\n');`;
     const event = { version: '0', id: 'e-1', 'detail-type': 'Scheduled Event', source: 'aws.events', account: '1', time: '2026-11-30T12:00:00Z', region: 'eu-west-1', resources: [], detail: {} };
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', runner, bundle('status-sync'), JSON.stringify(event)], {
@@ -197,13 +197,13 @@ describeWithControlPlane('the Lambda bundles', () => {
     const result = JSON.parse(lines.at(-1) ?? '');
     expect(result).toMatchObject({ setsSeen: 1, statusesWritten: 1, errors: [] });
     const written = lines.slice(0, -1).filter((l) => l !== '');
-    // The pass's line, then its metrics and the one set's as EMF lines.
+    // The pass's metrics and the one set's as EMF lines (written as the pass ends), then its log line.
     expect(written.map((l): unknown => JSON.parse(l))).toEqual([
-      expect.objectContaining({ function: 'status-sync', message: 'status pass', requestId: 'req-s', setsSeen: 1 }),
       expect.objectContaining({ _aws: expect.anything(), Function: 'status-sync', StatusesWritten: 1 }),
       expect.objectContaining({ _aws: expect.anything(), SidecarSet: expect.any(String), MatchedPods: expect.any(Number) }),
+      expect.objectContaining({ function: 'status-sync', message: 'status pass', requestId: 'req-s', setsSeen: 1 }),
     ]);
-    for (const line of written.slice(1)) expect(checkEmfDocument(line)).toEqual([]);
+    for (const line of written.slice(0, 2)) expect(checkEmfDocument(line)).toEqual([]);
   });
 
   it('sidecarset-validate refuses to start without cluster credentials', () => {
