@@ -1,13 +1,15 @@
 /**
  * The fastify app serving the three admission functions locally, with the
  * same paths (`/<function>/<secret>`), authentication and answers as the
- * Lambda Function URLs, because both call the same HTTP door. buildApp does
- * not listen: tests drive it with app.inject().
+ * Lambda Function URLs, because both call the same HTTP door, and their
+ * metrics as Prometheus text on `/metrics` behind the same caller check.
+ * buildApp does not listen: tests drive it with app.inject().
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { callerAllowed, NOT_FOUND, serveAuthenticatedAdmission, type HttpResponse } from '../../lib/webhooks/http-door.ts';
 import { isAdmissionFunction, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { MAX_WEBHOOK_TIMEOUT_MS } from '../../lib/webhooks/timeout.ts';
+import { PROMETHEUS_CONTENT_TYPE } from '../../lib/metrics/prometheus.ts';
 import type { AdmissionRuntime } from '../shared/compose.ts';
 
 /**
@@ -52,6 +54,18 @@ export interface AppDeps {
   https?: { key: string; cert: string };
   /** Defaults to {@link SERVER_TIMEOUTS}; tests shorten them. */
   timeouts?: Partial<ServerTimeouts>;
+  /**
+   * The counters `/metrics` shows as Prometheus text, to callers with the
+   * webhook secret (as `/metrics/<secret>` or a Bearer token); without it
+   * `/metrics` is a path like any other unknown one.
+   */
+  metrics?: { render(): string };
+}
+
+/** The path after `/metrics` (`/` or `/<secret>`), or undefined when the path is not the metrics one. */
+function metricsRoute(path: string): string | undefined {
+  const match = /^\/metrics(\/.*)?$/.exec(path);
+  return match === null ? undefined : (match[1] ?? '/');
 }
 
 /** Fastify's own limit sits above the door's so that the door answers 413 with its message. */
@@ -106,14 +120,29 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // is remembered with its route, so the handler neither routes nor checks
   // the caller (re-reading the secret) again.
   const admitted = new WeakMap<FastifyRequest, { path: string; runtime: AdmissionRuntime }>();
+  const metricsReaders = new WeakSet<FastifyRequest>();
+  // The functions share one caller access, so any one's configuration checks a metrics reader.
+  const anyRuntime = Object.values(deps.runtimes)[0];
   app.addHook('onRequest', async (request, reply) => {
-    const path = request.url.split('?')[0];
+    const path = request.url.split('?')[0] ?? '';
     if (path === '/healthz' || path === '/readyz') return;
+    const metricsPath = deps.metrics === undefined ? undefined : metricsRoute(path);
+    if (metricsPath !== undefined) {
+      const caller = { path: metricsPath, authorization: request.headers.authorization, sourceIp: request.socket.remoteAddress };
+      if (anyRuntime === undefined || !(await callerAllowed(anyRuntime.config, caller))) {
+        await sendAndClose(reply, NOT_FOUND);
+        return reply;
+      }
+      metricsReaders.add(request);
+      return undefined;
+    }
     const target = route(request.url);
     const runtime = target ? deps.runtimes[target.fn] : undefined;
     // The socket's peer, never X-Forwarded-For: a header is whatever the caller writes.
     const caller = { path: target?.path ?? '', authorization: request.headers.authorization, sourceIp: request.socket.remoteAddress };
     if (!target || !runtime || !(await callerAllowed(runtime.config, caller))) {
+      // Counted as the Lambda door counts a stranger at a function's URL.
+      if (runtime !== undefined) runtime.deps.metrics?.review({ outcome: 'RefusedCaller' });
       await sendAndClose(reply, NOT_FOUND);
       return reply;
     }
@@ -130,6 +159,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     const { ready } = await deps.readiness();
     return sendAndClose(reply, ready ? status(200, 'ready') : status(503, 'not ready'));
   });
+
+  const metrics = deps.metrics;
+  if (metrics !== undefined) {
+    const scrape = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+      if (!metricsReaders.has(request)) return send(reply, NOT_FOUND);
+      return reply.code(200).header('content-type', PROMETHEUS_CONTENT_TYPE).send(metrics.render());
+    };
+    app.get('/metrics', scrape);
+    app.get('/metrics/*', scrape);
+  }
 
   const serve = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const caller = admitted.get(request);

@@ -35,6 +35,8 @@ import { startStatusLoop, type StatusLoop } from '../status-sync/loop.ts';
 import { buildApp } from './app.ts';
 import { localRolloutTrigger, statusLoopTrigger, type AdmittedListener } from './local-trigger.ts';
 import { ensureServingTls } from './tls.ts';
+import { localMetrics } from './local-metrics.ts';
+import type { MetricsRegistry } from '../../lib/metrics/registry.ts';
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -55,6 +57,8 @@ export interface LocalStack {
   statusLoop: StatusLoop | undefined;
   /** The test kubelet, when {@link LocalStackOptions.testKubelet} asked for one. */
   kubelet: TestKubelet | undefined;
+  /** What `/metrics` shows: the webhooks' and the status loop's counters. */
+  metrics: MetricsRegistry;
   stop(): Promise<void>;
 }
 
@@ -154,19 +158,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       options.echo?.(line);
     };
     const logger: Logger = jsonLogger({ function: 'server' }, sink);
-    const sources = await clusterSources({ KUBECONFIG_CONTENT: cp.kubeconfig('functions'), [ENV_REVISION_NAMESPACE]: revisionNamespace }, logger);
+    const metrics = localMetrics();
+    const sources = await clusterSources({ KUBECONFIG_CONTENT: cp.kubeconfig('functions'), [ENV_REVISION_NAMESPACE]: revisionNamespace }, logger, { staleServed: metrics.staleServed });
     const secrets = await storedCallerSecrets(() => store.read(), `secret file ${secretFile}`, env, logger);
     const networks = callerNetworksFromEnv(env);
     // Started before the webhooks serve, so that the first admitted change already has a loop to start.
     if (options.statusSyncIntervalMs !== undefined && options.statusSyncIntervalMs > 0) {
-      const statusSync = await composeStatusSync({ ...env, KUBECONFIG_CONTENT: cp.kubeconfig('functions') }, { logger: jsonLogger({ function: STATUS_SYNC }, sink), secretStore: store });
+      const statusSync = await composeStatusSync({ ...env, KUBECONFIG_CONTENT: cp.kubeconfig('functions') }, { logger: jsonLogger({ function: STATUS_SYNC }, sink), secretStore: store, metrics: metrics.recorder });
       statusLoop = startStatusLoop({ runPass: statusSync.runPass, follow: statusSync.follow, intervalMs: options.statusSyncIntervalMs, logger: statusSync.logger, ...(options.statusSyncHeartbeatMs !== undefined ? { heartbeatMs: options.statusSyncHeartbeatMs } : {}) });
     }
     const rollout = options.admitted !== undefined ? localRolloutTrigger(options.admitted) : statusLoopTrigger(statusLoop);
     const runtimes = Object.fromEntries(
-      ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, secrets, sources, jsonLogger({ function: fn }, sink), undefined, networks, rollout)]),
+      ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, secrets, sources, jsonLogger({ function: fn }, sink), undefined, networks, rollout, metrics.recorder.admission(fn))]),
     );
-    const app = buildApp({ runtimes, https: { cert: tls.certPem, key: tls.keyPem }, readiness: () => Promise.resolve({ ready: true, message: '' }) });
+    const app = buildApp({ runtimes, metrics: metrics.registry, https: { cert: tls.certPem, key: tls.keyPem }, readiness: () => Promise.resolve({ ready: true, message: '' }) });
     await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
     const address = app.server.address();
     if (address === null || typeof address !== 'object') throw new Error('server has no address');
@@ -193,6 +198,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       logs,
       statusLoop,
       kubelet,
+      metrics: metrics.registry,
       stop: async () => {
         await kubelet?.stop();
         await statusLoop?.stop();

@@ -25,6 +25,7 @@ import { callerNetworksFromEnv, ENV_ALLOWED_CALLER_CIDRS, ENV_ROTATION_MARGIN_MS
 import type { SecretStore } from '../../lib/auth/rotation.ts';
 import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
 import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { localMetrics } from './local-metrics.ts';
 import { clusterConfigured, clusterSources } from '../shared/cluster.ts';
 import { admissionRuntime, currentSecrets, loadCallerAccess, storedCallerSecrets, warnIfInsecure, type CallerAccess } from '../shared/compose.ts';
 import { composeStatusSync, statusSyncHeartbeatFromEnv, statusSyncIntervalFromEnv } from '../status-sync/compose.ts';
@@ -71,22 +72,24 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   const env = baseEnv;
   const access = await localCallerAccess(options.tlsDir, env);
   warnIfInsecure(access, logger);
-  const sources = await clusterSources(env, logger);
+  const metrics = localMetrics();
+  const sources = await clusterSources(env, logger, { staleServed: metrics.staleServed });
   // Started before the webhooks serve, so that an admitted SidecarSet change can start its pass at once.
   let statusLoop: StatusLoop | undefined;
   if (intervalMs > 0) {
-    const statusSync = await composeStatusSync(env, access.store !== undefined ? { secretStore: access.store } : {});
+    const statusSync = await composeStatusSync(env, { metrics: metrics.recorder, ...(access.store !== undefined ? { secretStore: access.store } : {}) });
     statusLoop = startStatusLoop({ runPass: statusSync.runPass, follow: statusSync.follow, intervalMs, heartbeatMs: statusSyncHeartbeatFromEnv(env), logger: statusSync.logger });
   }
   const rollout = statusLoopTrigger(statusLoop);
   const runtimes = Object.fromEntries(
-    ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, access.secrets, sources, jsonLogger({ function: fn }), undefined, access.networks, rollout)]),
+    ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, access.secrets, sources, jsonLogger({ function: fn }), undefined, access.networks, rollout, metrics.recorder.admission(fn))]),
   );
   const generated = options.tlsCert === undefined ? await ensureServingTls(options.tlsDir) : undefined;
   const cert = generated?.certPem ?? (await readFile(options.tlsCert ?? '', 'utf8'));
   const key = generated?.keyPem ?? (await readFile(options.tlsKey ?? '', 'utf8'));
   const app = buildApp({
     runtimes,
+    metrics: metrics.registry,
     https: { cert, key },
     readiness: sidecarSetReadiness(sources.sidecarSets, sources.server, logger),
   });
@@ -112,6 +115,7 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
     say(`Install the CRD, the RBAC and the webhook configurations in that cluster:\n`);
     say(`  kubectl apply -f infra/k8s/crd.yaml -f ${rbacFile} -f ${webhooksFile}\n`);
     say('The API server must reach 127.0.0.1 on this machine.');
+    say(`Metrics as Prometheus text: https://127.0.0.1:${port}/metrics, with the webhook secret as a Bearer token (README: Metrics and alarms).`);
     say(`${statusLoopNote(intervalMs)} Press Ctrl-C to stop.`);
   }
   watchLifetime({
@@ -174,6 +178,7 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
   say(`  kubectl --kubeconfig ${kubeconfig} get pod web -o yaml`);
   say(`  kubectl --kubeconfig ${kubeconfig} get sidecarsets\n`);
   say(statusLoopNote(intervalMs));
+  say(`Metrics as Prometheus text: ${stack.serverUrl}/metrics, with the webhook secret as a Bearer token (README: Metrics and alarms).`);
   if (options.testKubelet !== undefined) {
     say(`A test kubelet starts new pods and restarts containers whose image changes, ready ${options.testKubelet.readyDelayMs} ms later (--test-kubelet).`);
   }

@@ -141,6 +141,7 @@ export async function clusterSources(env: Env, logger: Logger, overrides: Overri
     ...settings,
     onStale: (report: { message: string; ageMs: number }) => {
       logger.warn('served a stale list', { detail: report.message, ageMs: report.ageMs });
+      overrides.staleServed?.(report.ageMs);
     },
   };
   return {

@@ -4,7 +4,10 @@
  * missing or malformed stops start-up with a message naming it; a function
  * that cannot authenticate callers or reach its cluster must not serve.
  */
-import { jsonLogger } from '../../lib/adapters/json-logger.ts';
+import { jsonLogger, stdoutSink } from '../../lib/adapters/json-logger.ts';
+import { metricsNamespaceFromEnv } from '../../lib/metrics/catalogue.ts';
+import { emfRecorder } from '../../lib/metrics/emf-recorder.ts';
+import { NO_METRICS, type AdmissionMetrics, type MetricsRecorder } from '../../lib/metrics/facts.ts';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { secretsManagerReader } from '../../lib/adapters/secrets-manager.ts';
 import { statusSyncTriggerFromEnv } from '../../lib/adapters/lambda-rollout-trigger.ts';
@@ -44,6 +47,39 @@ export interface Overrides {
   clock?: Clock;
   /** Where the rollout trigger invokes Lambda; defaults to the AWS SDK's endpoint (tests point it at a local server). */
   lambdaEndpoint?: string;
+  /**
+   * Where metrics go. By default a Lambda function writes them as EMF lines
+   * to standard output, beside its log lines; a caller that gives its own
+   * logger (a test, a tool) took the output over, so it gets no metric lines
+   * unless it gives a recorder too.
+   */
+  metrics?: MetricsRecorder;
+  /** Told the age of each stale list a cluster source serves (the function's StaleListAge metric). */
+  staleServed?: (ageMs: number) => void;
+}
+
+/**
+ * The metrics recorder of a Lambda function: the override, else EMF lines on
+ * standard output in the METRICS_NAMESPACE namespace (see
+ * {@link Overrides.metrics} for when there are none).
+ * @throws ConfigurationError when METRICS_NAMESPACE cannot be a CloudWatch namespace.
+ */
+export function lambdaMetrics(env: Env, overrides: Overrides, logger: Logger): MetricsRecorder {
+  if (overrides.metrics !== undefined) return overrides.metrics;
+  if (overrides.logger !== undefined) return NO_METRICS;
+  let namespace: string;
+  try {
+    namespace = metricsNamespaceFromEnv(env);
+  } catch (error) {
+    throw new ConfigurationError((error as Error).message, { cause: error });
+  }
+  return emfRecorder({
+    namespace,
+    write: stdoutSink,
+    onError: (message) => {
+      logger.warn('metrics not written', { error: message });
+    },
+  });
 }
 
 /**
@@ -127,7 +163,7 @@ export function readsRevisions(fn: AdmissionFunctionName): boolean {
 /** What one admission function serves with. */
 export interface AdmissionRuntime {
   config: HttpDoorConfig;
-  deps: { sidecarSets: SidecarSetSource; namespaces: NamespaceSource; revisions?: RevisionSource; clock: Clock; logger: Logger; rollout?: RolloutTrigger };
+  deps: { sidecarSets: SidecarSetSource; namespaces: NamespaceSource; revisions?: RevisionSource; clock: Clock; logger: Logger; rollout?: RolloutTrigger; metrics?: AdmissionMetrics };
 }
 
 /** Only the SidecarSet validating webhook tells the reconciler about admitted changes (it sees every admitted one, after defaulting). */
@@ -160,13 +196,22 @@ export function admissionRuntime(
   clock: Clock = systemClock,
   networks?: CallerNetworks,
   rollout?: RolloutTrigger,
+  metrics?: AdmissionMetrics,
 ): AdmissionRuntime {
   const { sidecarSets, namespaces } = needsCluster(fn) && sources ? sources : NO_CLUSTER;
   const trigger = triggersRollout(fn) ? rollout : undefined;
   const revisions = readsRevisions(fn) ? sources?.revisions : undefined;
   return {
     config: doorConfig(fn, secrets, networks),
-    deps: { sidecarSets, namespaces, ...(revisions !== undefined ? { revisions } : {}), clock, logger, ...(trigger !== undefined ? { rollout: trigger } : {}) },
+    deps: {
+      sidecarSets,
+      namespaces,
+      ...(revisions !== undefined ? { revisions } : {}),
+      clock,
+      logger,
+      ...(trigger !== undefined ? { rollout: trigger } : {}),
+      ...(metrics !== undefined ? { metrics } : {}),
+    },
   };
 }
 
@@ -190,7 +235,11 @@ export async function composeAdmission(
   const access = await loadCallerAccess(env, logger, overrides, 'lambda');
   warnIfInsecure(access, logger);
   if (needsCluster(fn) && cluster === undefined) throw new ConfigurationError(`${fn} needs a cluster source`);
-  const sources = needsCluster(fn) && cluster ? await cluster(env, logger, overrides) : undefined;
+  const metrics = lambdaMetrics(env, overrides, logger).admission(fn);
+  const staleServed = (ageMs: number) => {
+    metrics.staleServed(ageMs);
+  };
+  const sources = needsCluster(fn) && cluster ? await cluster(env, logger, { ...overrides, staleServed }) : undefined;
   const rollout = triggersRollout(fn) ? rolloutTrigger(env, overrides) : undefined;
-  return admissionRuntime(fn, access.secrets, sources, logger, overrides.clock, access.networks, rollout);
+  return admissionRuntime(fn, access.secrets, sources, logger, overrides.clock, access.networks, rollout, metrics);
 }

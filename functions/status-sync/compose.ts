@@ -19,11 +19,14 @@ import { DEFAULT_HEARTBEAT_MS } from '../../lib/status-sync/pass-log.ts';
 import { runStatusPass, STATUS_SYNC, type PassResult } from '../../lib/status-sync/pass.ts';
 import { DEFAULT_PACE, followSets, type AdmittedQueue, type PaceSummary } from '../../lib/status-sync/pace.ts';
 import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { observedStates } from '../../lib/status-sync/observed-states.ts';
+import { passFactOf } from '../../lib/metrics/facts.ts';
+import { countRequests } from '../../lib/adapters/request-count.ts';
 import type { RolloutDeps } from '../../lib/status-sync/set-pass.ts';
 import { kubePodWriter, kubeRevisionStore, kubeSetPods } from '../../lib/adapters/kube-rollout.ts';
 import { revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
 import { clusterKubeConfig } from '../shared/cluster.ts';
-import type { Env, Overrides } from '../shared/compose.ts';
+import { lambdaMetrics, type Env, type Overrides } from '../shared/compose.ts';
 
 export interface StatusSyncOverrides extends Overrides {
   /** Where the webhook secret is kept when not in Secrets Manager (the local server's file). */
@@ -58,7 +61,9 @@ export interface StatusSyncRuntime {
  */
 export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides = {}): Promise<StatusSyncRuntime> {
   const logger = overrides.logger ?? jsonLogger({ function: STATUS_SYNC });
+  const metrics = lambdaMetrics(env, overrides, logger).statusSync();
   const kc = await clusterKubeConfig(env, overrides);
+  const requests = countRequests(kc);
   const clients = makeKubeClients(kc);
   const options = { callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS };
   // Never a stale list: a status must be written against the set as stored now.
@@ -68,22 +73,27 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const events = kubeEventSink(clients, options);
   const notices = notInjectedNotices();
   const rotate = secretRotation(env, overrides, kc);
+  const states = observedStates(rolloutStateNotices());
   const rollout: RolloutDeps = {
     revisions: kubeRevisionStore(kc, revisionNamespaceFromEnv(env), options),
     setPods: kubeSetPods(kc, options),
     pods: kubePodWriter(kc, options),
     podEvents: kubePodEventSink(clients, options),
     clock: overrides.clock ?? systemClock,
-    states: rolloutStateNotices(),
+    states,
   };
   const intervalMs = millisecondsFromEnv(env, ENV_ROLLOUT_PACE_MS, DEFAULT_PACE.intervalMs, 100);
   return {
     logger,
     server: clients.server,
     runPass: async (signal) => {
+      const requestsBefore = requests.count();
       // Namespace labels are read afresh for every pass.
-      const result = await runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(clients, options), statuses, events, notices, rollout }, signal === undefined ? {} : { signal });
-      return rotate === undefined ? result : withRotation(result, await rotate(signal));
+      const pass = await runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(clients, options), statuses, events, notices, rollout }, signal === undefined ? {} : { signal });
+      const result = rotate === undefined ? pass : withRotation(pass, await rotate(signal));
+      // Every door (the Lambda, the npm start loop) runs passes through here, so every pass is measured once.
+      metrics.pass(passFactOf(result, requests.count() - requestsBefore, states.current()));
+      return result;
     },
     follow: (names, signal, queue) =>
       followSets(names, { statuses, events, namespaces: kubeNamespaceSnapshot(clients, options), rollout }, { intervalMs }, signal, queue),
@@ -126,7 +136,10 @@ export function logFollow(logger: Logger, summary: PaceSummary, fields: Record<s
 
 /** Logs a pass as one JSON line: at error level when anything failed, so a log filter can alarm on it. */
 export function logPass(logger: Logger, result: PassResult, fields: Record<string, unknown> = {}): void {
-  const line = { ...fields, ...result };
+  // Each set's counts are metrics (and the sets' statuses); one line per pass stays short however many sets there are.
+  const logged: Partial<PassResult> = { ...result };
+  delete logged.sets;
+  const line = { ...fields, ...logged };
   if (result.errors.length > 0) logger.error('status pass', line);
   else logger.info('status pass', line);
 }

@@ -9,6 +9,7 @@ import { DEFAULT_MAX_LOAD_MS } from '../../lib/adapters/cached-list.ts';
 import { ENV_REVISION_NAMESPACE, revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
 import { SourceOptionsError } from '../../lib/adapters/kube-sources.ts';
 import { CallerNetworkError, parseCallerNetworks } from '../../lib/auth/caller-network.ts';
+import { DEFAULT_METRICS_NAMESPACE, ENV_METRICS_NAMESPACE, metricsNamespaceFromEnv } from '../../lib/metrics/catalogue.ts';
 
 /** A context value that cannot be used; synth stops with this message. */
 export class ContextError extends Error {
@@ -57,6 +58,8 @@ export interface StackConfig {
   webhookSecretRotationHours: number;
   /** The namespace of the SidecarSets' ControllerRevisions (SIDECARSET_REVISION_NAMESPACE of the functions that read the cluster). */
   revisionNamespace: string;
+  /** The CloudWatch namespace of the functions' metrics (METRICS_NAMESPACE), and of the dashboard and alarms that read them. */
+  metricsNamespace: string;
 }
 
 /**
@@ -84,6 +87,7 @@ export const CONTEXT_DEFAULTS = {
   allowedCallerCidrs: undefined,
   webhookSecretRotationHours: 24,
   revisionNamespace: 'kruise-system',
+  metricsNamespace: DEFAULT_METRICS_NAMESPACE,
 } as const;
 
 export type ContextKey = keyof typeof CONTEXT_DEFAULTS;
@@ -261,6 +265,19 @@ function revisionNamespace(read: ContextReader): string {
   }
 }
 
+/** The metrics namespace, checked by the functions' own parser so that synth accepts exactly what a cold start accepts. */
+function metricsNamespace(read: ContextReader): string {
+  const key = 'metricsNamespace';
+  const value = raw(read, key);
+  if (value === undefined) return CONTEXT_DEFAULTS.metricsNamespace;
+  if (typeof value !== 'string') throw new ContextError(key, `must be a CloudWatch namespace; got ${JSON.stringify(value)}`);
+  try {
+    return metricsNamespaceFromEnv({ [ENV_METRICS_NAMESPACE]: value });
+  } catch (error) {
+    throw new ContextError(key, (error as Error).message.slice(ENV_METRICS_NAMESPACE.length + 1));
+  }
+}
+
 const STACK_NAME = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
 
 /**
@@ -310,5 +327,6 @@ export async function readStackConfig(read: ContextReader): Promise<StackConfig>
     // A year at most; 0 turns rotation off.
     webhookSecretRotationHours: wholeNumber(read, 'webhookSecretRotationHours', CONTEXT_DEFAULTS.webhookSecretRotationHours, 0, 8784, 'hours', ' (0 turns rotation off)'),
     revisionNamespace: revisionNamespace(read),
+    metricsNamespace: metricsNamespace(read),
   };
 }

@@ -6,6 +6,7 @@
  */
 import { ENV_REVISION_NAMESPACE } from '../../lib/adapters/revision-namespace.ts';
 import { ENV_ALLOWED_CALLER_CIDRS, ENV_ROTATION_PERIOD_MS, ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
+import { ENV_METRICS_NAMESPACE } from '../../lib/metrics/catalogue.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import type { ClusterCredentials } from './config.ts';
 
@@ -96,6 +97,8 @@ export interface StackInputs {
   webhookSecretRotationHours: number;
   /** Where the SidecarSets' ControllerRevisions live. */
   revisionNamespace: string;
+  /** The CloudWatch namespace every function writes its metrics to. */
+  metricsNamespace: string;
 }
 
 export interface FunctionAccess {
@@ -109,7 +112,8 @@ export interface FunctionAccess {
 
 /** One function's environment and the secrets it may read, from one place. */
 export function functionAccess(spec: FunctionSpec, inputs: StackInputs): FunctionAccess {
-  const environment: Record<string, string> = {};
+  // Every function writes metrics; the dashboard and alarms read the same namespace.
+  const environment: Record<string, string> = { [ENV_METRICS_NAMESPACE]: inputs.metricsNamespace };
   const secretArns: string[] = [];
   const writableSecretArns: string[] = [];
   const rotates = spec.rotatesWebhookSecret && inputs.webhookSecretRotationHours > 0;

@@ -2,7 +2,7 @@
  * The SidecarSet functions on AWS: three admission webhooks behind public
  * Function URLs (they authenticate callers themselves, wire.md), the status
  * reconciler on an EventBridge schedule, the two secrets they read, and the
- * logs and alarms to run them. Environment-agnostic: nothing is looked up in
+ * logs, dashboard and alarms to run them. Environment-agnostic: nothing is looked up in
  * an account, so synth works offline.
  */
 import { CfnOutput, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
@@ -18,6 +18,7 @@ import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { ENV_STATUS_SYNC_FUNCTION } from '../../lib/adapters/lambda-rollout-trigger.ts';
 import { checkBundles, type BundleDirectories } from './bundles.ts';
+import { ALARM_PERIOD, metricAlarm, metricAlarmSpecs, sidecarSetDashboard } from './dashboard.ts';
 import type { FunctionSettings, StackConfig } from './config.ts';
 import { FUNCTION_SPECS, functionAccess, STACK_FUNCTIONS, type FunctionSpec, type StackFunctionName, type StackInputs } from './functions.ts';
 
@@ -47,8 +48,6 @@ export const OUTPUT_KEYS = {
   kubeconfigSecretArn: 'KubeconfigSecretArn',
 } as const;
 
-/** Alarms look at five-minute sums: a single failed call is worth a look. */
-const ALARM_PERIOD = Duration.minutes(5);
 
 export interface SidecarSetStackProps extends StackProps {
   config: StackConfig;
@@ -75,6 +74,7 @@ export class SidecarSetStack extends Stack {
       allowedCallerCidrs: config.allowedCallerCidrs,
       webhookSecretRotationHours: config.webhookSecretRotationHours,
       revisionNamespace: config.revisionNamespace,
+      metricsNamespace: config.metricsNamespace,
     };
     const alarmTopic = config.alarmTopicArn === undefined ? undefined : Topic.fromTopicArn(this, 'AlarmTopic', config.alarmTopicArn);
 
@@ -104,6 +104,7 @@ export class SidecarSetStack extends Stack {
     }
     this.functions = functions;
     this.rolloutTrigger(functions['sidecarset-validate'], functions['status-sync']);
+    this.monitoring(config, functions, alarmTopic);
 
     new CfnOutput(this, OUTPUT_KEYS.webhookSecretArn, {
       value: webhookSecret.secretArn,
@@ -224,6 +225,20 @@ export class SidecarSetStack extends Stack {
     });
   }
 
+  /**
+   * The dashboard (named after the stack and region: dashboards are global
+   * to an account) and the alarms on the functions' own metrics.
+   */
+  private monitoring(config: StackConfig, functions: Record<StackFunctionName, LambdaFn>, topic: ITopic | undefined): void {
+    sidecarSetDashboard(this, 'Dashboard', {
+      namespace: config.metricsNamespace,
+      dashboardName: `${config.stackName}-${this.region}`,
+      admission: { 'sidecarset-default': functions['sidecarset-default'], 'sidecarset-validate': functions['sidecarset-validate'], 'pod-inject': functions['pod-inject'] },
+      statusSync: functions['status-sync'],
+    });
+    for (const spec of metricAlarmSpecs(config.metricsNamespace)) notify(metricAlarm(this, spec, this.node.path), topic);
+  }
+
   private alarms(spec: FunctionSpec, fn: LambdaFn, topic: ITopic | undefined): void {
     const admission = spec.trigger === 'function-url';
     const alarms: [string, IMetric, string][] = [
@@ -252,10 +267,14 @@ export class SidecarSetStack extends Stack {
         // No invocations is not a failure.
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
-      if (topic !== undefined) {
-        alarm.addAlarmAction(new SnsAction(topic));
-        alarm.addOkAction(new SnsAction(topic));
-      }
+      notify(alarm, topic);
     }
   }
+}
+
+/** The topic, when there is one, hears when an alarm fires and when it clears. */
+function notify(alarm: Alarm, topic: ITopic | undefined): void {
+  if (topic === undefined) return;
+  alarm.addAlarmAction(new SnsAction(topic));
+  alarm.addOkAction(new SnsAction(topic));
 }

@@ -7,7 +7,8 @@ import type { Logger } from '../ports.ts';
 
 export type LogSink = (line: string) => void;
 
-const stdoutSink: LogSink = (line) => {
+/** One line to standard output, where Lambda's log agent reads it. */
+export const stdoutSink: LogSink = (line) => {
   process.stdout.write(`${line}\n`);
 };
 

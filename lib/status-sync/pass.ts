@@ -22,6 +22,7 @@ import type { NamespaceSource, PodPages, SidecarSetEventSink, SidecarSetSource, 
 import { sidecarSetName } from '../sidecarset/match.ts';
 import { statusAccumulator, statusInputsKey, type StatusAccumulator } from '../sidecarset/status.ts';
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
+import type { RolloutCounts } from '../rollout/plan.ts';
 import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../rollout/revisions.ts';
 import { registerRevision, trimHistory, type Registration } from './revision-register.ts';
 import { rolloutState } from './rollout-state.ts';
@@ -88,6 +89,11 @@ export interface PassResult {
   durationMs: number;
   /** Uninjected pods per set, for sets that have any. */
   notInjected: Record<string, number>;
+  /**
+   * Each counted set's pod counts, as its status shows them after this pass
+   * (for metrics; the pass's log line leaves them out).
+   */
+  sets?: Record<string, RolloutCounts>;
   /** The webhook secret rotation's step, when the pass rotates it (functions/status-sync/compose.ts). */
   secretRotation?: RotationResult;
   /** What the rollout did, when the pass runs it. */
@@ -178,7 +184,7 @@ async function countPods(sets: readonly SidecarSet[], index: SetIndex, deps: Sta
 export async function runStatusPass(deps: StatusPassDeps, options: StatusPassOptions = {}): Promise<PassResult> {
   const nowMs = deps.nowMs ?? (() => performance.now());
   const started = nowMs();
-  const result: PassResult = { setsSeen: 0, podsSeen: 0, statusesWritten: 0, statusesUnchanged: 0, podListAttempts: 0, errors: [], durationMs: 0, notInjected: {} };
+  const result: PassResult = { setsSeen: 0, podsSeen: 0, statusesWritten: 0, statusesUnchanged: 0, podListAttempts: 0, errors: [], durationMs: 0, notInjected: {}, sets: {} };
   const finish = (): PassResult => {
     result.durationMs = Math.round(nowMs() - started);
     return result;
@@ -241,6 +247,8 @@ function findingsOf(sets: readonly SidecarSet[], counting: Counting, result: Pas
     const name = sidecarSetName(set);
     const count = accumulator.notInjectedPods;
     if (count > 0) result.notInjected[name] = count;
+    const { matchedPods = 0, updatedPods = 0, readyPods = 0, updatedReadyPods = 0 } = accumulator.status(set);
+    if (result.sets !== undefined) result.sets[name] = { matchedPods, updatedPods, readyPods, updatedReadyPods };
     findings.set(name, { uid: stringOf(set.metadata?.uid) ?? '', count, samples: counting.samples[i] ?? [] });
     toWrite.push(i);
   });
@@ -464,6 +472,8 @@ async function rollSets(sets: readonly SidecarSet[], revisions: PassRevisions, d
     if (setResult.status === 'written') result.statusesWritten++;
     else if (setResult.status === 'unchanged') result.statusesUnchanged++;
     if (setResult.stateChange !== undefined) summary.states[setResult.sidecarSet] = setResult.stateChange;
+    // The set's own list is newer than the streamed one.
+    if (setResult.counts !== undefined && result.sets !== undefined) result.sets[setResult.sidecarSet] = { ...setResult.counts };
     if (setResult.inFlight) summary.inFlight.push(setResult.sidecarSet);
     result.errors.push(...setResult.errors);
   }

@@ -6,7 +6,8 @@
 import { errorMessage } from '../errors.ts';
 import { isAuthorizedCaller, type CallerSecrets } from '../auth/caller-auth.ts';
 import type { CallerNetworks } from '../auth/caller-network.ts';
-import type { Logger } from '../ports.ts';
+import { reviewOutcomeOf, type AdmissionMetrics } from '../metrics/facts.ts';
+import type { Logger, SidecarSetSource } from '../ports.ts';
 import type { HandlerDeps } from './handler.ts';
 import { admissionRequestOf, reviewRequest, type AdmissionFunctionName, type ReviewedOutcome } from './registry.ts';
 import { MAX_ANSWER_BYTES } from '../admission/answer-size.ts';
@@ -92,7 +93,22 @@ export async function callerAllowed(config: Pick<HttpDoorConfig, 'secrets' | 'ca
   return config.secrets === 'insecure' || isAuthorizedCaller(caller, config.secrets);
 }
 
-type DoorDeps = Omit<HandlerDeps, 'signal'> & { logger: Logger };
+/** What the door serves with: the handler's dependencies, where its lines go, and where its metrics go (none when absent). */
+type DoorDeps = Omit<HandlerDeps, 'signal'> & { logger: Logger; metrics?: AdmissionMetrics | undefined };
+
+/** The source, timing each list into `spent` (a review may list more than once). */
+function timedSidecarSets(source: SidecarSetSource, spent: (ms: number) => void): SidecarSetSource {
+  return {
+    async list(signal) {
+      const started = performance.now();
+      try {
+        return await source.list(signal);
+      } finally {
+        spent(performance.now() - started);
+      }
+    },
+  };
+}
 
 /** Serves one admission request, checking the caller first (the Lambda door). Never throws. */
 export async function serveAdmission(request: HttpRequest, config: HttpDoorConfig, deps: DoorDeps): Promise<HttpResponse> {
@@ -110,13 +126,23 @@ export async function serveAuthenticatedAdmission(request: HttpRequest, config: 
 
 async function serve(request: HttpRequest, config: HttpDoorConfig, deps: DoorDeps, authenticate: boolean): Promise<HttpResponse> {
   const started = performance.now();
+  let listMs: number | undefined;
+  // The metrics come from the same facts as the log line, at the same moment.
   const log = (outcome: string, fields: Record<string, unknown>, level: 'info' | 'error' = 'info') => {
+    const elapsed = performance.now() - started;
     deps.logger[level](level === 'error' ? 'admission failed' : 'admission', {
       function: config.fn,
       outcome,
-      durationMs: Math.round(performance.now() - started),
+      durationMs: Math.round(elapsed),
       ...(request.requestId !== undefined ? { requestId: request.requestId } : {}),
       ...fields,
+    });
+    if (deps.metrics === undefined) return;
+    const metricOutcome = reviewOutcomeOf(outcome);
+    deps.metrics.review({
+      outcome: metricOutcome,
+      ...(metricOutcome !== 'RefusedCaller' ? { latencyMs: elapsed } : {}),
+      ...(listMs !== undefined ? { listMs } : {}),
     });
   };
   // Authentication first: a stranger learns nothing, not even which methods exist.
@@ -169,7 +195,10 @@ async function serve(request: HttpRequest, config: HttpDoorConfig, deps: DoorDep
   });
   let outcome: ReviewedOutcome;
   try {
-    outcome = await Promise.race([reviewRequest(config.fn, review, { ...deps, signal }), backstop]);
+    const sidecarSets = deps.metrics === undefined ? deps.sidecarSets : timedSidecarSets(deps.sidecarSets, (ms) => {
+      listMs = (listMs ?? 0) + ms;
+    });
+    outcome = await Promise.race([reviewRequest(config.fn, review, { ...deps, sidecarSets, signal }), backstop]);
   } catch (error) {
     // reviewRequest does not throw; this is the last line of defence against a crash.
     outcome = { kind: 'failed', uid: review.uid, status: 500, message: `internal error: ${errorMessage(error)}` };

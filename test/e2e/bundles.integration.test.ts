@@ -20,6 +20,7 @@ import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
 import { crdPath, waitForCrd } from '../../functions/server/local-stack.ts';
+import { checkEmfDocument, extractedMetrics } from '../metrics/emf-check.ts';
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // Inside the project so the bundles resolve the AWS SDK the way Lambda's runtime provides it.
@@ -149,6 +150,15 @@ describeWithControlPlane('the Lambda bundles', () => {
     expect(pod.spec.containers.map((c) => c.name)).toEqual(['mesh', 'app']);
     expect(r.logs.map((l): unknown => JSON.parse(l))).toContainEqual(expect.objectContaining({ function: 'pod-inject', uid: 'bundle-uid-1', outcome: 'patched', requestId: 'req-1' }));
     expect(r.logs.join('') + r.stderr).not.toContain(secret);
+    // Its metrics: one EMF line on standard output, as CloudWatch Logs extracts them.
+    const metricLines = r.logs.filter((l) => l.startsWith('{"_aws"'));
+    expect(metricLines).toHaveLength(1);
+    expect(checkEmfDocument(metricLines[0] ?? '')).toEqual([]);
+    expect(extractedMetrics(metricLines[0] ?? '').map((m) => `${Object.values(m.dimensions).join('/')} ${m.name}`)).toEqual([
+      'pod-inject/Patched Reviews',
+      'pod-inject AnswerLatency',
+      'pod-inject SidecarSetListLatency',
+    ]);
   });
 
   it('pod-inject loads client-node for a kubeconfig with an exec plugin, and injects', async () => {
@@ -175,7 +185,7 @@ describeWithControlPlane('the Lambda bundles', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ statusCode: 404, body: '{"message":"Not Found"}' });
   });
 
-  it('status-sync runs a pass for a scheduled event, as the functions identity, and logs it as one line', () => {
+  it('status-sync runs a pass for a scheduled event, as the functions identity, logs it as one line and writes its metrics', () => {
     const runner = `const { handler } = await import(process.argv[1]); const result = await handler(JSON.parse(process.argv[2]), { awsRequestId: 'req-s', getRemainingTimeInMillis: () => 60000 }); process.stdout.write('\\n' + JSON.stringify(result) + '\\n');`;
     const event = { version: '0', id: 'e-1', 'detail-type': 'Scheduled Event', source: 'aws.events', account: '1', time: '2026-11-30T12:00:00Z', region: 'eu-west-1', resources: [], detail: {} };
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', runner, bundle('status-sync'), JSON.stringify(event)], {
@@ -186,7 +196,14 @@ describeWithControlPlane('the Lambda bundles', () => {
     const lines = r.stdout.trim().split('\n');
     const result = JSON.parse(lines.at(-1) ?? '');
     expect(result).toMatchObject({ setsSeen: 1, statusesWritten: 1, errors: [] });
-    expect(lines.slice(0, -1).filter((l) => l !== '').map((l): unknown => JSON.parse(l))).toEqual([expect.objectContaining({ function: 'status-sync', message: 'status pass', requestId: 'req-s', setsSeen: 1 })]);
+    const written = lines.slice(0, -1).filter((l) => l !== '');
+    // The pass's metrics and the one set's as EMF lines (written as the pass ends), then its log line.
+    expect(written.map((l): unknown => JSON.parse(l))).toEqual([
+      expect.objectContaining({ _aws: expect.anything(), Function: 'status-sync', StatusesWritten: 1 }),
+      expect.objectContaining({ _aws: expect.anything(), SidecarSet: expect.any(String), MatchedPods: expect.any(Number) }),
+      expect.objectContaining({ function: 'status-sync', message: 'status pass', requestId: 'req-s', setsSeen: 1 }),
+    ]);
+    for (const line of written.slice(0, 2)) expect(checkEmfDocument(line)).toEqual([]);
   });
 
   it('sidecarset-validate refuses to start without cluster credentials', () => {

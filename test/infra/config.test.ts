@@ -23,7 +23,18 @@ describe('readStackConfig', () => {
       allowedCallerCidrs: undefined,
       webhookSecretRotationHours: 24,
       revisionNamespace: 'kruise-system',
+      metricsNamespace: 'ServerlessSidecarSet',
     });
+  });
+
+  it('reads the metrics namespace, checked as the functions check METRICS_NAMESPACE', async () => {
+    expect((await read({ metricsNamespace: ' Team/Sidecars ' })).metricsNamespace).toBe('Team/Sidecars');
+    const error = await read({ metricsNamespace: ':Sidecars' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ContextError);
+    expect((error as ContextError).message).toBe(
+      'context "metricsNamespace" must be 1 to 255 printable ASCII characters not starting with \':\'; got ":Sidecars" (set it with -c metricsNamespace=VALUE)',
+    );
+    await expect(read({ metricsNamespace: 7 })).rejects.toThrow('context "metricsNamespace" must be a CloudWatch namespace; got 7');
   });
 
   it('reads the revision namespace, checked as the functions check SIDECARSET_REVISION_NAMESPACE', async () => {

@@ -11,6 +11,7 @@ const kubeconfigInputs: StackInputs = {
   kubeSettings: { KUBE_API_TIMEOUT_MS: '3000' },
   webhookSecretRotationHours: 24,
   revisionNamespace: 'kruise-system',
+  metricsNamespace: 'Team/Sidecars',
 };
 const eksInputs: StackInputs = {
   ...kubeconfigInputs,
@@ -48,7 +49,7 @@ describe('function table', () => {
 describe('functionAccess', () => {
   it('lets the defaulting webhook read the caller secret and nothing of the cluster', () => {
     expect(functionAccess(FUNCTION_SPECS['sidecarset-default'], kubeconfigInputs)).toEqual({
-      environment: { WEBHOOK_SECRET_ARN: 'webhook-arn' },
+      environment: { METRICS_NAMESPACE: 'Team/Sidecars', WEBHOOK_SECRET_ARN: 'webhook-arn' },
       secretArns: ['webhook-arn'],
       writableSecretArns: [],
     });
@@ -56,7 +57,7 @@ describe('functionAccess', () => {
 
   it('lets the reconciler read the kubeconfig secret, and read and write the webhook secret to rotate it', () => {
     expect(functionAccess(FUNCTION_SPECS['status-sync'], kubeconfigInputs)).toEqual({
-      environment: { KUBECONFIG_SECRET_ARN: 'kubeconfig-arn', SIDECARSET_REVISION_NAMESPACE: 'kruise-system', WEBHOOK_SECRET_ARN: 'webhook-arn', WEBHOOK_SECRET_ROTATION_PERIOD_MS: String(24 * 3_600_000) },
+      environment: { METRICS_NAMESPACE: 'Team/Sidecars', KUBECONFIG_SECRET_ARN: 'kubeconfig-arn', SIDECARSET_REVISION_NAMESPACE: 'kruise-system', WEBHOOK_SECRET_ARN: 'webhook-arn', WEBHOOK_SECRET_ROTATION_PERIOD_MS: String(24 * 3_600_000) },
       secretArns: ['webhook-arn', 'kubeconfig-arn'],
       writableSecretArns: ['webhook-arn'],
     });
@@ -64,7 +65,7 @@ describe('functionAccess', () => {
 
   it('gives the reconciler nothing of the webhook secret when rotation is off', () => {
     expect(functionAccess(FUNCTION_SPECS['status-sync'], { ...kubeconfigInputs, webhookSecretRotationHours: 0 })).toEqual({
-      environment: { KUBECONFIG_SECRET_ARN: 'kubeconfig-arn', SIDECARSET_REVISION_NAMESPACE: 'kruise-system' },
+      environment: { METRICS_NAMESPACE: 'Team/Sidecars', KUBECONFIG_SECRET_ARN: 'kubeconfig-arn', SIDECARSET_REVISION_NAMESPACE: 'kruise-system' },
       secretArns: ['kubeconfig-arn'],
       writableSecretArns: [],
     });
@@ -79,6 +80,7 @@ describe('functionAccess', () => {
   it('gives the cluster readers the EKS settings and no cluster secret on EKS', () => {
     expect(functionAccess(FUNCTION_SPECS['pod-inject'], eksInputs)).toEqual({
       environment: {
+        METRICS_NAMESPACE: 'Team/Sidecars',
         WEBHOOK_SECRET_ARN: 'webhook-arn',
         EKS_CLUSTER_NAME: 'prod',
         EKS_ENDPOINT: 'https://abc.eks.example',
@@ -97,5 +99,9 @@ describe('functionAccess', () => {
     for (const fn of STACK_FUNCTIONS) {
       expect(functionAccess(FUNCTION_SPECS[fn], inputs).environment.SIDECARSET_REVISION_NAMESPACE).toBe(FUNCTION_SPECS[fn].readsCluster ? 'sidecarset-history' : undefined);
     }
+  });
+
+  it('tells every function the CloudWatch namespace of its metrics', () => {
+    for (const fn of STACK_FUNCTIONS) expect(functionAccess(FUNCTION_SPECS[fn], kubeconfigInputs).environment.METRICS_NAMESPACE).toBe('Team/Sidecars');
   });
 });

@@ -16,6 +16,7 @@ import { ENV_STATUS_SYNC_FUNCTION } from '../../lib/adapters/lambda-rollout-trig
 import { ENV_REVISION_NAMESPACE } from '../../lib/adapters/revision-namespace.ts';
 import { parseSecretValue } from '../../lib/auth/caller-auth.ts';
 import { ENV_ROTATION_PERIOD_MS, ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
+import { ENV_METRICS_NAMESPACE } from '../../lib/metrics/catalogue.ts';
 import { projectBundles, projectRoot } from './bundles.ts';
 
 const scratch = join(projectRoot, '.cache', `infra-stack-test-${process.pid}`);
@@ -107,6 +108,7 @@ describe('functions', () => {
       expect(env[ENV_REVISION_NAMESPACE]).toEqual(spec.readsCluster ? 'kruise-system' : undefined);
       expect(Object.keys(env).sort()).toEqual(
         [
+          ENV_METRICS_NAMESPACE,
           ...(webhookSecret ? [ENV_SECRET_ARN] : []),
           ...(spec.readsCluster ? [ENV_KUBECONFIG_SECRET_ARN, ENV_REVISION_NAMESPACE] : []),
           ...(spec.rotatesWebhookSecret ? [ENV_ROTATION_PERIOD_MS] : []),
@@ -290,6 +292,7 @@ describe('secrets and IAM', () => {
     const s = await synth({ webhookSecretArn: WEBHOOK_SECRET_ARN, kubeconfigSecretArn: KUBECONFIG_SECRET_ARN });
     s.template.resourceCountIs('AWS::SecretsManager::Secret', 0);
     expect(s.props('pod-inject').Environment.Variables).toEqual({
+      [ENV_METRICS_NAMESPACE]: 'ServerlessSidecarSet',
       [ENV_SECRET_ARN]: WEBHOOK_SECRET_ARN,
       [ENV_KUBECONFIG_SECRET_ARN]: KUBECONFIG_SECRET_ARN,
       [ENV_REVISION_NAMESPACE]: 'kruise-system',
@@ -332,7 +335,8 @@ describe('operations', () => {
   });
 
   it('alarms on Errors and Throttles of every function', () => {
-    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 8);
+    // And the two alarms on the functions' own metrics (below).
+    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 8 + 2);
     for (const fn of STACK_FUNCTIONS) {
       for (const metric of ['Errors', 'Throttles']) {
         defaults.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
@@ -353,8 +357,81 @@ describe('operations', () => {
   it('notifies the configured SNS topic when an alarm fires and clears', async () => {
     const s = await synth({ alarmTopicArn: TOPIC_ARN });
     const alarms = Object.values(s.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(8);
+    expect(alarms).toHaveLength(8 + 2);
     for (const alarm of alarms) expect(alarm.Properties).toMatchObject({ AlarmActions: [TOPIC_ARN], OKActions: [TOPIC_ARN] });
+  });
+
+  it.each([
+    { id: 'PodInjectCannotDecideAlarm', metric: 'Reviews', dimensions: [{ Name: 'Function', Value: 'pod-inject' }, { Name: 'Outcome', Value: 'CannotDecide' }], statistic: 'Sum' },
+    { id: 'PodsNotInjectedAlarm', metric: 'PodsNotInjected', dimensions: [{ Name: 'Function', Value: 'status-sync' }], statistic: 'Maximum' },
+  ])('alarms on $metric ($id) from the functions\' own metrics, in their namespace', async ({ id, metric, dimensions, statistic }) => {
+    const expected = { MetricName: metric, Dimensions: dimensions, Statistic: statistic, Period: 300, Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' };
+    const alarm = defaults.template.findResources('AWS::CloudWatch::Alarm')[defaults.stack.getLogicalId(defaults.stack.node.findChild(id).node.defaultChild as CfnElement)];
+    expect(alarm?.Properties).toMatchObject({ ...expected, Namespace: 'ServerlessSidecarSet', AlarmDescription: expect.stringMatching(new RegExp(`^ServerlessSidecarSet ${id.replace(/Alarm$/, '')}: `)) });
+    const s = await synth({ metricsNamespace: 'Team/Sidecars', alarmTopicArn: TOPIC_ARN });
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { ...expected, Namespace: 'Team/Sidecars', AlarmActions: [TOPIC_ARN], OKActions: [TOPIC_ARN] });
+  });
+
+  describe('the dashboard', () => {
+    /** The dashboard's body with every CloudFormation reference written as <Ref:logical id>, parsed. */
+    function dashboardBody(s: Synth): { widgets: { properties: { title?: string; markdown?: string; metrics?: unknown[] } }[] } {
+      const dashboards = Object.values(s.template.findResources('AWS::CloudWatch::Dashboard'));
+      expect(dashboards).toHaveLength(1);
+      const parts = (dashboards[0]?.Properties.DashboardBody as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+      return JSON.parse(parts.map((part) => (typeof part === 'string' ? part : `<Ref:${String((part as { Ref?: string }).Ref)}>`)).join('')) as ReturnType<typeof dashboardBody>;
+    }
+    const widget = (s: Synth, title: string) => {
+      const found = dashboardBody(s).widgets.find((w) => w.properties.title === title);
+      if (found === undefined) throw new Error(`no widget titled ${title}`);
+      return JSON.stringify(found.properties.metrics);
+    };
+
+    it('is named after the stack and its region', () => {
+      const dashboard = Object.values(defaults.template.findResources('AWS::CloudWatch::Dashboard'))[0];
+      expect(dashboard?.Properties.DashboardName).toEqual({ 'Fn::Join': ['', ['ServerlessSidecarSet-', { Ref: 'AWS::Region' }]] });
+    });
+
+    it('shows answers per function and outcome, latency p50 and p99 per function, failures and throttles, the reconciler and each set', () => {
+      expect(dashboardBody(defaults).widgets.map((w) => w.properties.title ?? 'text')).toEqual([
+        'text',
+        'Answers per function and outcome (per minute)',
+        'Answer latency, p50 and p99 (ms)',
+        'Failures: cannot decide (failurePolicy applied), Lambda errors and throttles',
+        'SidecarSet list latency p99 and stale list age (ms)',
+        'Rollout progress per SidecarSet: matched, updated, updated and ready pods',
+        'Rollout state per SidecarSet (1 = in that state)',
+        'Pods not injected (all sets, and per SidecarSet)',
+        'Reconciler passes: duration (ms), API requests, statuses written, errors',
+      ]);
+      expect(widget(defaults, 'Answers per function and outcome (per minute)')).toContain(JSON.stringify(`SEARCH('{"ServerlessSidecarSet",Function,Outcome} MetricName="Reviews"', 'Sum', 60)`));
+      const latency = widget(defaults, 'Answer latency, p50 and p99 (ms)');
+      for (const fn of ADMISSION) {
+        for (const stat of ['p50', 'p99']) expect(latency).toContain(JSON.stringify(['ServerlessSidecarSet', 'AnswerLatency', 'Function', fn, { label: `${fn} ${stat}`, period: 60, stat }]));
+      }
+      const failures = widget(defaults, 'Failures: cannot decide (failurePolicy applied), Lambda errors and throttles');
+      for (const fn of ADMISSION) expect(failures).toContain(JSON.stringify(['ServerlessSidecarSet', 'Reviews', 'Function', fn, 'Outcome', 'CannotDecide', { label: `${fn} cannot decide`, period: 60, stat: 'Sum' }]));
+      for (const fn of STACK_FUNCTIONS) {
+        for (const metric of ['Errors', 'Throttles']) expect(failures).toContain(JSON.stringify(['AWS/Lambda', metric, 'FunctionName', `<Ref:${defaults.fnId(fn)}>`, { label: `${fn} ${metric.toLowerCase()}`, period: 60, stat: 'Sum' }]));
+      }
+    });
+
+    it('follows every SidecarSet with SEARCH expressions over the SidecarSet dimension (sets cannot be listed at synth)', () => {
+      const progress = widget(defaults, 'Rollout progress per SidecarSet: matched, updated, updated and ready pods');
+      for (const metric of ['MatchedPods', 'UpdatedPods', 'UpdatedReadyPods']) {
+        expect(progress).toContain(JSON.stringify(`SEARCH('{"ServerlessSidecarSet",SidecarSet} MetricName="${metric}"', 'Maximum', 60)`));
+      }
+      expect(widget(defaults, 'Rollout state per SidecarSet (1 = in that state)')).toContain(JSON.stringify(`SEARCH('{"ServerlessSidecarSet",SidecarSet,State} MetricName="RolloutState"', 'Maximum', 60)`));
+      const notInjected = widget(defaults, 'Pods not injected (all sets, and per SidecarSet)');
+      expect(notInjected).toContain(JSON.stringify(['ServerlessSidecarSet', 'PodsNotInjected', 'Function', 'status-sync', { label: 'all sets', period: 60, stat: 'Maximum' }]));
+      expect(notInjected).toContain(JSON.stringify(`SEARCH('{"ServerlessSidecarSet",SidecarSet} MetricName="NotInjectedPods"', 'Maximum', 60)`));
+    });
+
+    it('reads the metrics namespace the functions are given (metricsNamespace)', async () => {
+      const s = await synth({ metricsNamespace: 'Team/Sidecars' });
+      for (const fn of STACK_FUNCTIONS) expect(s.props(fn).Environment.Variables.METRICS_NAMESPACE).toBe('Team/Sidecars');
+      expect(widget(s, 'Answers per function and outcome (per minute)')).toContain(JSON.stringify(`SEARCH('{"Team/Sidecars",Function,Outcome} MetricName="Reviews"', 'Sum', 60)`));
+      expect(JSON.stringify(dashboardBody(s))).not.toContain('ServerlessSidecarSet"');
+    });
   });
 
   it('outputs the Function URLs, the secret ARNs and the roles to map in the cluster', () => {

@@ -16,11 +16,16 @@ import { composeStatusSync, type StatusSyncRuntime } from '../../functions/statu
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { capturingLogger } from '../../testkit/reviews.ts';
+import { emfRecorder } from '../../lib/metrics/emf-recorder.ts';
+import { countRequests } from '../../scripts/bench/api-requests.ts';
+import { checkEmfDocument, extractedMetrics } from '../metrics/emf-check.ts';
 
 const SETS = '/apis/apps.kruise.io/v1alpha1/sidecarsets';
 const PODS = '/api/v1/namespaces/shop/pods';
 let stack: LocalStack;
 let statusSync: StatusSyncRuntime;
+/** The EMF lines the passes wrote, as the Lambda writes them to standard output. */
+const metricLines: string[] = [];
 
 /** A GET as the admin with the Accept header kubectl sends for `get` (a server-side Table). */
 function getTable(path: string): Promise<{ columns: string[]; rows: unknown[][] }> {
@@ -120,7 +125,8 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
     await kubeletReports('web-1', true);
     await kubeletReports('web-2', false);
     await createWhilePodInjectIsDown(webPod('late'));
-    statusSync = await composeStatusSync({ KUBECONFIG_CONTENT: stack.cp.kubeconfig('functions') }, { logger: capturingLogger().logger });
+    const metrics = emfRecorder({ namespace: 'ServerlessSidecarSet', write: (line) => metricLines.push(line) });
+    statusSync = await composeStatusSync({ KUBECONFIG_CONTENT: stack.cp.kubeconfig('functions') }, { logger: capturingLogger().logger, metrics });
     first = await statusSync.runPass();
   }, 30 * 60_000);
 
@@ -151,6 +157,33 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
       expect.objectContaining({ type: 'Warning', reason: 'PodsNotInjected', involvedObject: expect.objectContaining({ uid }), source: { component: 'sidecarset-status-sync' } }),
     ]);
     expect(notInjected[0]?.message).toMatch(/^1 pod matches this SidecarSet but was created without its sidecars .*: shop\/late$/);
+  });
+
+  it("writes the pass's metrics and the set's as EMF lines CloudWatch accepts", () => {
+    expect(metricLines).toHaveLength(2);
+    for (const line of metricLines) expect(checkEmfDocument(line)).toEqual([]);
+    const [passLine, setLine] = metricLines.map((line) => Object.fromEntries(extractedMetrics(line).map((m) => [`${Object.values(m.dimensions).join('/')} ${m.name}`, m.value])));
+    expect(passLine).toMatchObject({ 'status-sync StatusesWritten': 1, 'status-sync PodsNotInjected': 1, 'status-sync PodsUpdated': 0, 'status-sync PassErrors': 0 });
+    expect(passLine?.['status-sync ApiRequests']).toBeGreaterThanOrEqual(4);
+    expect(passLine?.['status-sync PassDuration']).toBeGreaterThan(0);
+    // Every pod updated: the rollout rests in Finished.
+    expect(setLine).toEqual({
+      'log-agent MatchedPods': 2,
+      'log-agent UpdatedPods': 2,
+      'log-agent ReadyPods': 1,
+      'log-agent UpdatedReadyPods': 1,
+      'log-agent NotInjectedPods': 1,
+      'log-agent/Finished RolloutState': 1,
+    });
+  });
+
+  it('counts the API requests of a pass as the API server counts them', async () => {
+    metricLines.length = 0;
+    const { requests } = await countRequests(stack.cp, () => statusSync.runPass());
+    const served = requests.reduce((sum, [, n]) => sum + n, 0);
+    const apiRequests = extractedMetrics(metricLines[0] ?? '').find((m) => m.name === 'ApiRequests')?.value;
+    expect(served).toBeGreaterThan(0);
+    expect(apiRequests).toBe(served);
   });
 
   it('writes nothing on a second pass: the resourceVersion does not change', async () => {

@@ -11,6 +11,8 @@ import { capturingLogger, fixedSecret } from '../../testkit/reviews.ts';
 import { apiStatus, startFakeApiServer, type FakeApiServer } from '../adapters/fake-api-server.ts';
 import { hashOf, listedPod, storedSet } from '../../testkit/status-sync-objects.ts';
 import { currentRevisionName } from '../../lib/rollout/revisions.ts';
+import { emfRecorder } from '../../lib/metrics/emf-recorder.ts';
+import { checkEmfDocument, extractedMetrics } from '../metrics/emf-check.ts';
 
 const event: ScheduledEvent = {
   version: '0',
@@ -66,7 +68,40 @@ describe('the status-sync Lambda', () => {
       const body = r.body as { reason?: string; metadata?: { name?: string } };
       return body.reason ?? body.metadata?.name;
     })).toEqual([revision, 'PodsNotInjected']);
-    expect(entries()).toEqual([{ ...result, time: expect.any(String), level: 'info', message: 'status pass', requestId: 'req-1', scheduledAt: '2026-11-30T12:00:00Z' }]);
+    // Each set's counts are metrics, not part of the line.
+    const logged: Partial<typeof result> = { ...result };
+    delete logged.sets;
+    expect(entries()).toEqual([{ ...logged, time: expect.any(String), level: 'info', message: 'status pass', requestId: 'req-1', scheduledAt: '2026-11-30T12:00:00Z' }]);
+  });
+
+  it("writes the pass's metrics and each set's as EMF lines, counting the requests the pass sent", async () => {
+    const lines: string[] = [];
+    const metrics = emfRecorder({ namespace: 'ServerlessSidecarSet', write: (line) => lines.push(line) });
+    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger: capturingLogger().logger, metrics } });
+    await handler(event, context);
+    for (const line of lines) expect(checkEmfDocument(line)).toEqual([]);
+    const values = lines.map((line) => Object.fromEntries(extractedMetrics(line).map((m) => [`${Object.values(m.dimensions).join('/')} ${m.name}`, m.value])));
+    expect(values).toEqual([
+      {
+        'status-sync PassDuration': expect.any(Number),
+        // As the stand-in saw them: the sets, the pods, the revisions, the revision created, the status, the Event.
+        'status-sync ApiRequests': fake.seen.length,
+        'status-sync StatusesWritten': 1,
+        'status-sync PodsUpdated': 0,
+        'status-sync PodsFlipped': 0,
+        'status-sync PodsNotInjected': 1,
+        'status-sync PassErrors': 0,
+      },
+      {
+        'log-agent MatchedPods': 1,
+        'log-agent UpdatedPods': 1,
+        'log-agent ReadyPods': 1,
+        'log-agent UpdatedReadyPods': 1,
+        'log-agent NotInjectedPods': 1,
+        'log-agent/Finished RolloutState': 1,
+      },
+    ]);
+    expect(fake.seen).toHaveLength(6);
   });
 
   it('runs the admitted set\'s pass at once for a SidecarSetAdmitted event, after seeing the change stored', async () => {

@@ -16,6 +16,7 @@ import { runStatusPass, type StatusPassDeps } from '../../lib/status-sync/pass.t
 import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
 import { applyPatch } from '../../lib/admission/json-patch-apply.ts';
 import { podUpdatePatch } from '../../lib/rollout/pod-patch.ts';
+import { observedStates } from '../../lib/status-sync/observed-states.ts';
 import { podsOf, rolloutPod, rolloutSet } from '../rollout/fixtures.ts';
 import { EMPTY, hotSet, injected, kubelet } from '../rollout/hot-fixtures.ts';
 import { NOW } from './rollout-world.ts';
@@ -71,6 +72,20 @@ describe('a status pass with the rollout', () => {
     // Only the rolling set's pods are written (maxUnavailable 1).
     expect(w.cluster.writes.filter((x) => x.kind === 'patch').map((x) => x.target)).toEqual(['default/p-00000']);
     expect(w.revisions.revisions().map((r) => r.metadata?.name).sort()).toEqual([currentRevisionName(IDLE), currentRevisionName(ROLLING)].sort());
+  });
+
+  it("reports each set's counts, a rolled set's from its own list, and the state each set was seen in", async () => {
+    const w = passWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
+    const states = observedStates(rolloutStateNotices());
+    w.deps.rollout.states = states;
+    const result = await runStatusPass(w.deps);
+    expect(result.sets).toEqual({
+      idle: { matchedPods: 2, updatedPods: 2, readyPods: 2, updatedReadyPods: 2 },
+      rolling: { matchedPods: 3, updatedPods: 0, readyPods: 3, updatedReadyPods: 0 },
+    });
+    expect(states.current()).toEqual(new Map([['idle', 'Finished'], ['rolling', 'Progressing']]));
+    states.keepOnly(new Set(['rolling']));
+    expect([...states.current().keys()]).toEqual(['rolling']);
   });
 
   it('keeps writing the counts but rolls nothing when the revisions cannot be listed', async () => {

@@ -55,6 +55,13 @@ describe('a status pass', () => {
     expect(result.durationMs).toBeGreaterThanOrEqual(0);
   });
 
+  it("reports each counted set's pod counts, as its status shows them, for metrics", async () => {
+    const { deps } = memoryDeps([web, db], pods);
+    const result = await runStatusPass(deps);
+    const counts = ({ matchedPods, updatedPods, readyPods, updatedReadyPods }: typeof webStatus) => ({ matchedPods, updatedPods, readyPods, updatedReadyPods });
+    expect(result.sets).toEqual({ 'web-agent': counts(webStatus), 'db-agent': counts(dbStatus) });
+  });
+
   it('writes nothing when every stored status is already right', async () => {
     const { deps, statuses } = memoryDeps([{ ...web, status: webStatus }, { ...db, status: dbStatus }], pods);
     const result = await runStatusPass(deps);

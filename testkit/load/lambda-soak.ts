@@ -6,6 +6,8 @@
  * per call would show here long before it exhausted a real function).
  */
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
+import { DEFAULT_METRICS_NAMESPACE } from '../../lib/metrics/catalogue.ts';
+import { emfRecorder } from '../../lib/metrics/emf-recorder.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { admissionLambda } from '../../functions/shared/admission-lambda.ts';
 import { clusterSources } from '../../functions/shared/cluster.ts';
@@ -51,8 +53,8 @@ export async function lambdaSoak(options: LambdaSoakOptions): Promise<Figures> {
   const limits: FlatLimits = { maxHeapGrowthMiB: 4, maxRssGrowthMiB: 32, ...options.limits };
   const handler = await admissionLambda(fn, {
     env: { WEBHOOK_SECRET: SECRET, KUBECONFIG_CONTENT: cp.kubeconfig('functions') },
-    // Every call logs one line; writing 100,000 lines to a test's output would measure the terminal.
-    overrides: { logger: jsonLogger({ function: fn }, () => undefined) },
+    // Every call logs one line and one metrics line, formatted as on Lambda; writing 100,000 of them to a test's output would measure the terminal.
+    overrides: { logger: jsonLogger({ function: fn }, () => undefined), metrics: emfRecorder({ namespace: DEFAULT_METRICS_NAMESPACE, write: () => undefined }) },
     cluster: clusterSources,
   });
 

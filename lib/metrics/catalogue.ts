@@ -1,0 +1,96 @@
+/**
+ * Every metric the functions emit, in one place: its CloudWatch name, unit
+ * and dimensions (the embedded-metric-format lines on Lambda, the dashboard
+ * and alarms of infra/aws), and its Prometheus family (the local server's
+ * `/metrics`). Both come from the same facts (review.ts, pass.ts), so the
+ * two views always count the same things.
+ *
+ * Dimensions are kept few, because each distinct combination is a metric
+ * CloudWatch bills for: {Function}, {Function, Outcome}, {SidecarSet} and
+ * {SidecarSet, State}.
+ */
+
+/** The CloudWatch namespace when METRICS_NAMESPACE is unset. */
+export const DEFAULT_METRICS_NAMESPACE = 'ServerlessSidecarSet';
+/** The variable naming the CloudWatch namespace (the CDK stack sets it). */
+export const ENV_METRICS_NAMESPACE = 'METRICS_NAMESPACE';
+
+/** CloudWatch's units, those used here. */
+export type MetricUnit = 'Count' | 'Milliseconds';
+
+export const DIMENSIONS = {
+  function: 'Function',
+  outcome: 'Outcome',
+  sidecarSet: 'SidecarSet',
+  state: 'State',
+} as const;
+
+/** How one admission request ended, as the `Outcome` dimension names it. */
+export const REVIEW_OUTCOMES = ['Patched', 'Allowed', 'Skipped', 'Denied', 'CannotDecide', 'RefusedCaller', 'BadRequest'] as const;
+export type ReviewOutcome = (typeof REVIEW_OUTCOMES)[number];
+
+/** A SidecarSet's rollout state, as the `State` dimension names it (the Event reasons of lib/status-sync/rollout-state.ts without "Rollout"). */
+export const ROLLOUT_STATES = ['Progressing', 'Waiting', 'Paused', 'Finished', 'NotUpdate', 'Blocked', 'Stalled'] as const;
+export type RolloutStateName = (typeof ROLLOUT_STATES)[number];
+
+export interface MetricSpec {
+  /** The CloudWatch metric name. */
+  name: string;
+  unit: MetricUnit;
+  /** Its CloudWatch dimension set. */
+  dimensions: readonly string[];
+  /** What it counts, for HELP lines and the README. */
+  help: string;
+}
+
+const fn = [DIMENSIONS.function] as const;
+const set = [DIMENSIONS.sidecarSet] as const;
+
+/** The admission functions' metrics, one set of values per request. */
+export const ADMISSION_METRICS = {
+  reviews: { name: 'Reviews', unit: 'Count', dimensions: [DIMENSIONS.function, DIMENSIONS.outcome], help: 'Admission requests answered, by function and outcome.' },
+  answerLatency: { name: 'AnswerLatency', unit: 'Milliseconds', dimensions: fn, help: 'Time from the request to its answer, for every request from an authenticated caller.' },
+  listLatency: { name: 'SidecarSetListLatency', unit: 'Milliseconds', dimensions: fn, help: 'Time a review spent reading the SidecarSets from the API server (pod-inject, sidecarset-validate).' },
+  staleListAge: { name: 'StaleListAge', unit: 'Milliseconds', dimensions: fn, help: 'Age of the cached list served because the API server could not be read in time.' },
+} as const satisfies Record<string, MetricSpec>;
+
+/** The reconciler's metrics, one set of values per full pass. */
+export const PASS_METRICS = {
+  duration: { name: 'PassDuration', unit: 'Milliseconds', dimensions: fn, help: 'Duration of a full status pass.' },
+  apiRequests: { name: 'ApiRequests', unit: 'Count', dimensions: fn, help: 'Requests a full pass made to the API server.' },
+  statusesWritten: { name: 'StatusesWritten', unit: 'Count', dimensions: fn, help: 'SidecarSet statuses a full pass wrote (the others were already right).' },
+  podsUpdated: { name: 'PodsUpdated', unit: 'Count', dimensions: fn, help: 'Pods whose sidecars a full pass updated in place.' },
+  podsFlipped: { name: 'PodsFlipped', unit: 'Count', dimensions: fn, help: 'Pods whose finished hot upgrade a full pass flipped (old container back to the empty image).' },
+  podsNotInjected: { name: 'PodsNotInjected', unit: 'Count', dimensions: fn, help: 'Pods a SidecarSet selects that carry none of its sidecars, over every set, as the last full pass counted them.' },
+  errors: { name: 'PassErrors', unit: 'Count', dimensions: fn, help: 'Things a full pass could not do (a list, a write, an event).' },
+} as const satisfies Record<string, MetricSpec>;
+
+/** One SidecarSet's figures, per full pass. */
+export const SET_METRICS = {
+  matchedPods: { name: 'MatchedPods', unit: 'Count', dimensions: set, help: 'Pods the SidecarSet selects (status.matchedPods).' },
+  updatedPods: { name: 'UpdatedPods', unit: 'Count', dimensions: set, help: "Matched pods running the set's current sidecars (status.updatedPods)." },
+  readyPods: { name: 'ReadyPods', unit: 'Count', dimensions: set, help: 'Matched pods that are ready (status.readyPods).' },
+  updatedReadyPods: { name: 'UpdatedReadyPods', unit: 'Count', dimensions: set, help: 'Updated pods that are ready (status.updatedReadyPods).' },
+  notInjectedPods: { name: 'NotInjectedPods', unit: 'Count', dimensions: set, help: "Matched pods that carry none of the set's sidecars." },
+} as const satisfies Record<string, MetricSpec>;
+
+/** 1 for the rollout state a set is in, with the state as a dimension. */
+export const ROLLOUT_STATE_METRIC = {
+  name: 'RolloutState',
+  unit: 'Count',
+  dimensions: [DIMENSIONS.sidecarSet, DIMENSIONS.state],
+  help: 'The rollout state of each SidecarSet: 1 for the state it is in.',
+} as const satisfies MetricSpec;
+
+/** The CloudWatch metric names, for the checks that every name is documented and has a value. */
+export const ALL_METRICS: readonly MetricSpec[] = [...Object.values(ADMISSION_METRICS), ...Object.values(PASS_METRICS), ...Object.values(SET_METRICS), ROLLOUT_STATE_METRIC];
+
+/** The namespace METRICS_NAMESPACE names, or the default; CloudWatch allows 1 to 255 characters and no leading colon. */
+export function metricsNamespaceFromEnv(env: Readonly<Record<string, string | undefined>>): string {
+  const value = env[ENV_METRICS_NAMESPACE]?.trim() ?? '';
+  if (value === '') return DEFAULT_METRICS_NAMESPACE;
+  if (value.length > 255 || value.startsWith(':') || !/^[\x21-\x7e ]+$/.test(value)) {
+    throw new RangeError(`${ENV_METRICS_NAMESPACE} must be 1 to 255 printable ASCII characters not starting with ':'; got "${value}"`);
+  }
+  return value;
+}

@@ -1,0 +1,108 @@
+/**
+ * The facts metrics are made of, as the code that knows them hands them
+ * over (the HTTP door for a review, the reconciler for a pass), and the
+ * recorders that turn them into EMF lines (Lambda) or registry counts (the
+ * local server). A recorder never throws into its caller: metrics must not
+ * change an answer.
+ */
+import type { PassResult } from '../status-sync/pass.ts';
+import type { ReviewOutcome, RolloutStateName } from './catalogue.ts';
+
+/** One admission request's answer. */
+export interface ReviewFact {
+  outcome: ReviewOutcome;
+  /** From the request to the answer; absent for a refused caller (a stranger's timing is noise). */
+  latencyMs?: number;
+  /** Time spent listing SidecarSets, when the review read them. */
+  listMs?: number;
+}
+
+/** What one admission function reports. */
+export interface AdmissionMetrics {
+  review(fact: ReviewFact): void;
+  /** A cached SidecarSet (or Namespace) read served because a fresh one failed, and its age. */
+  staleServed(ageMs: number): void;
+}
+
+/** One SidecarSet's figures after a full pass. */
+export interface SetFigures {
+  matchedPods: number;
+  updatedPods: number;
+  readyPods: number;
+  updatedReadyPods: number;
+  notInjectedPods: number;
+  /** Its rollout state, when the pass ran the rollout. */
+  state?: RolloutStateName;
+}
+
+/** One full reconciler pass. */
+export interface PassFact {
+  durationMs: number;
+  apiRequests: number;
+  statusesWritten: number;
+  podsUpdated: number;
+  podsFlipped: number;
+  podsNotInjected: number;
+  errors: number;
+  sets: Readonly<Record<string, SetFigures>>;
+}
+
+export interface StatusSyncMetrics {
+  pass(fact: PassFact): void;
+}
+
+/** Where a process's metrics go: per admission function, and the reconciler's. */
+export interface MetricsRecorder {
+  admission(fn: string): AdmissionMetrics;
+  statusSync(): StatusSyncMetrics;
+}
+
+/** The outcome a door's log line names, as the `Outcome` dimension names it. */
+export function reviewOutcomeOf(logged: string): ReviewOutcome {
+  switch (logged) {
+    case 'patched':
+      return 'Patched';
+    case 'allowed':
+      return 'Allowed';
+    case 'skipped':
+      return 'Skipped';
+    case 'denied':
+      return 'Denied';
+    case 'unauthenticated':
+      return 'RefusedCaller';
+    case 'rejected':
+      return 'BadRequest';
+    default:
+      // 'failed', and anything new: the API server applied the failurePolicy.
+      return 'CannotDecide';
+  }
+}
+
+/**
+ * The pass's figures: `result` as runStatusPass returned it, the API
+ * requests it made, and each set's rollout state as last seen (sets the
+ * pass did not count are left out).
+ */
+export function passFactOf(result: PassResult, apiRequests: number, states: ReadonlyMap<string, RolloutStateName>): PassFact {
+  const sets: Record<string, SetFigures> = {};
+  for (const [name, counts] of Object.entries(result.sets ?? {})) {
+    const state = states.get(name);
+    sets[name] = { ...counts, notInjectedPods: result.notInjected[name] ?? 0, ...(state !== undefined ? { state } : {}) };
+  }
+  return {
+    durationMs: result.durationMs,
+    apiRequests,
+    statusesWritten: result.statusesWritten,
+    podsUpdated: result.rollout?.podsUpdated ?? 0,
+    podsFlipped: result.rollout?.podsFlipped ?? 0,
+    podsNotInjected: Object.values(result.notInjected).reduce((sum, n) => sum + n, 0),
+    errors: result.errors.length,
+    sets,
+  };
+}
+
+/** A recorder that records nothing (the invoke command, tests that do not look). */
+export const NO_METRICS: MetricsRecorder = {
+  admission: () => ({ review: () => undefined, staleServed: () => undefined }),
+  statusSync: () => ({ pass: () => undefined }),
+};

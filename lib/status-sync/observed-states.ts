@@ -1,0 +1,41 @@
+/**
+ * Each SidecarSet's rollout state, for metrics. The passes ask their
+ * RolloutStateNotices about every set's state each time (whether or not it
+ * is news worth an Event), so a wrapper that watches those questions knows
+ * the state of every set, the same one its Events show, without the passes
+ * reporting it twice.
+ */
+import type { RolloutStateName } from '../metrics/catalogue.ts';
+import type { RolloutState, RolloutStateNotices } from './rollout-state.ts';
+
+export interface ObservedStates extends RolloutStateNotices {
+  /** The state each set was last seen in. */
+  current(): ReadonlyMap<string, RolloutStateName>;
+}
+
+/** The state's name without the Events' "Rollout" prefix: RolloutStalled is Stalled. */
+export function rolloutStateName(state: Pick<RolloutState, 'reason'>): RolloutStateName {
+  return state.reason.slice('Rollout'.length) as RolloutStateName;
+}
+
+export function observedStates(inner: RolloutStateNotices): ObservedStates {
+  const seen = new Map<string, RolloutStateName>();
+  return {
+    due(set, state) {
+      const event = inner.due(set, state);
+      // A state that is no news is the one already seen: a stalled rollout
+      // passed again unmoved stays Stalled, as its Events say. A set seen for
+      // the first time is in whatever state it is (a resting one is no news).
+      if (event !== undefined || !seen.has(set.name)) seen.set(set.name, rolloutStateName(state));
+      return event;
+    },
+    reported: (set, state) => {
+      inner.reported(set, state);
+    },
+    keepOnly(present) {
+      for (const name of seen.keys()) if (!present.has(name)) seen.delete(name);
+      inner.keepOnly(present);
+    },
+    current: () => seen,
+  };
+}

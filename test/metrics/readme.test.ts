@@ -1,0 +1,33 @@
+/** The README's "Metrics and alarms" names every metric the functions write, under the names they write. */
+import { describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ALL_METRICS, REVIEW_OUTCOMES, ROLLOUT_STATES } from '../../lib/metrics/catalogue.ts';
+import { PROMETHEUS_NAMES } from '../../lib/metrics/registry-recorder.ts';
+import { metricAlarmSpecs } from '../../infra/aws/dashboard.ts';
+
+const readme = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'README.md'), 'utf8');
+const section = readme.slice(readme.indexOf('## Metrics and alarms'), readme.indexOf('## Configuration reference'));
+
+describe('README: Metrics and alarms', () => {
+  it('exists', () => {
+    expect(section.length).toBeGreaterThan(1000);
+  });
+
+  it.each(ALL_METRICS.map((m) => m.name))('documents the CloudWatch metric %s', (name) => {
+    expect(section).toContain(`\`${name}\``);
+  });
+
+  it.each(Object.values(PROMETHEUS_NAMES))('documents the /metrics family %s', (name) => {
+    expect(section).toContain(`\`${name}`);
+  });
+
+  it.each([...REVIEW_OUTCOMES, ...ROLLOUT_STATES])('names the dimension value %s', (value) => {
+    expect(section).toContain(`\`${value}\``);
+  });
+
+  it.each(metricAlarmSpecs('ServerlessSidecarSet').map((a) => a.id.replace(/Alarm$/, '')))('says what to do when %s fires', (alarm) => {
+    expect(section).toContain(`| \`${alarm}\` |`);
+  });
+});

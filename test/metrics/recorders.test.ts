@@ -1,0 +1,194 @@
+/**
+ * The facts turned into metrics: EMF documents (Lambda) and registry series
+ * (the local server's /metrics) from the same review and pass facts.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { ALL_METRICS, DEFAULT_METRICS_NAMESPACE, metricsNamespaceFromEnv, ROLLOUT_STATES } from '../../lib/metrics/catalogue.ts';
+import { emfRecorder, passDocuments, RECONCILER_FUNCTION, reviewDocument } from '../../lib/metrics/emf-recorder.ts';
+import { passFactOf, reviewOutcomeOf, type PassFact } from '../../lib/metrics/facts.ts';
+import { metricsRegistry } from '../../lib/metrics/registry.ts';
+import { PROMETHEUS_NAMES, registryRecorder } from '../../lib/metrics/registry-recorder.ts';
+import { STATUS_SYNC, type PassResult } from '../../lib/status-sync/pass.ts';
+import { checkEmfDocument, extractedMetrics } from './emf-check.ts';
+
+const NS = 'ServerlessSidecarSet';
+const TS = 1_796_000_000_000;
+
+const pass: PassFact = {
+  durationMs: 812.4,
+  apiRequests: 7,
+  statusesWritten: 1,
+  podsUpdated: 2,
+  podsFlipped: 1,
+  podsNotInjected: 3,
+  errors: 0,
+  sets: {
+    web: { matchedPods: 10, updatedPods: 4, readyPods: 9, updatedReadyPods: 3, notInjectedPods: 3, state: 'Progressing' },
+    db: { matchedPods: 2, updatedPods: 2, readyPods: 2, updatedReadyPods: 2, notInjectedPods: 0 },
+  },
+};
+
+describe('review outcomes', () => {
+  it.each([
+    ['patched', 'Patched'],
+    ['allowed', 'Allowed'],
+    ['skipped', 'Skipped'],
+    ['denied', 'Denied'],
+    ['failed', 'CannotDecide'],
+    ['unauthenticated', 'RefusedCaller'],
+    ['rejected', 'BadRequest'],
+  ] as const)('the door logs %s, the metric says %s', (logged, outcome) => {
+    expect(reviewOutcomeOf(logged)).toBe(outcome);
+  });
+});
+
+describe('EMF documents', () => {
+  it('a review: Reviews by {Function, Outcome}, its latencies by {Function}', () => {
+    const line = JSON.stringify(reviewDocument(NS, TS, 'pod-inject', { outcome: 'Patched', latencyMs: 4.2, listMs: 1.1 }));
+    expect(checkEmfDocument(line)).toEqual([]);
+    expect(extractedMetrics(line)).toEqual([
+      { name: 'Reviews', unit: 'Count', dimensions: { Function: 'pod-inject', Outcome: 'Patched' }, value: 1 },
+      { name: 'AnswerLatency', unit: 'Milliseconds', dimensions: { Function: 'pod-inject' }, value: 4.2 },
+      { name: 'SidecarSetListLatency', unit: 'Milliseconds', dimensions: { Function: 'pod-inject' }, value: 1.1 },
+    ]);
+  });
+
+  it('a refused caller counts, without a latency', () => {
+    const line = JSON.stringify(reviewDocument(NS, TS, 'pod-inject', { outcome: 'RefusedCaller' }));
+    expect(extractedMetrics(line)).toEqual([{ name: 'Reviews', unit: 'Count', dimensions: { Function: 'pod-inject', Outcome: 'RefusedCaller' }, value: 1 }]);
+  });
+
+  it('a pass: its own figures by {Function}, then each set by {SidecarSet} and its state by {SidecarSet, State}, sets by name', () => {
+    const lines = passDocuments(NS, TS, RECONCILER_FUNCTION, pass).map((d) => JSON.stringify(d));
+    for (const line of lines) expect(checkEmfDocument(line)).toEqual([]);
+    expect(lines.map((l) => extractedMetrics(l).map((m) => `${Object.values(m.dimensions).join('/')} ${m.name}=${m.value}`))).toEqual([
+      ['status-sync PassDuration=812.4', 'status-sync ApiRequests=7', 'status-sync StatusesWritten=1', 'status-sync PodsUpdated=2', 'status-sync PodsFlipped=1', 'status-sync PodsNotInjected=3', 'status-sync PassErrors=0'],
+      ['db MatchedPods=2', 'db UpdatedPods=2', 'db ReadyPods=2', 'db UpdatedReadyPods=2', 'db NotInjectedPods=0'],
+      ['web MatchedPods=10', 'web UpdatedPods=4', 'web ReadyPods=9', 'web UpdatedReadyPods=3', 'web NotInjectedPods=3', 'web/Progressing RolloutState=1'],
+    ]);
+  });
+
+  it('the reconciler is named as lib/status-sync names it', () => {
+    expect(RECONCILER_FUNCTION).toBe(STATUS_SYNC);
+  });
+
+  it('the recorder writes one line per document, and a document it cannot build is reported, not thrown', () => {
+    const lines: string[] = [];
+    const errors: string[] = [];
+    const recorder = emfRecorder({ namespace: NS, write: (l) => lines.push(l), nowMs: () => TS + 0.7, onError: (m) => errors.push(m) });
+    recorder.admission('sidecarset-default').review({ outcome: 'Allowed', latencyMs: 2 });
+    recorder.admission('pod-inject').staleServed(1234.5);
+    recorder.statusSync().pass(pass);
+    recorder.admission('pod-inject').review({ outcome: 'Patched', latencyMs: Number.NaN });
+    expect(lines).toHaveLength(1 + 1 + 3);
+    expect(lines.map((l) => (JSON.parse(l) as { _aws: { Timestamp: number } })._aws.Timestamp)).toEqual([TS, TS, TS, TS, TS]);
+    expect(extractedMetrics(lines[1] ?? '')).toEqual([{ name: 'StaleListAge', unit: 'Milliseconds', dimensions: { Function: 'pod-inject' }, value: 1234.5 }]);
+    expect(errors).toEqual(['metric AnswerLatency has the value NaN, which is not a finite number']);
+  });
+
+  it('a writer that throws does not reach the caller', () => {
+    const recorder = emfRecorder({ namespace: NS, write: () => { throw new Error('EPIPE'); }, onError: () => { throw new Error('and the report fails too'); } });
+    expect(() => { recorder.admission('pod-inject').review({ outcome: 'Patched' }); }).not.toThrow();
+  });
+});
+
+describe('the local registry', () => {
+  it('counts reviews by function and outcome and observes latencies in seconds', () => {
+    const registry = metricsRegistry();
+    const recorder = registryRecorder(registry);
+    const inject = recorder.admission('pod-inject');
+    inject.review({ outcome: 'Patched', latencyMs: 3, listMs: 1 });
+    inject.review({ outcome: 'Patched', latencyMs: 40 });
+    inject.review({ outcome: 'CannotDecide', latencyMs: 9000 });
+    inject.review({ outcome: 'RefusedCaller' });
+    const text = registry.render();
+    expect(text).toContain('sidecarset_admission_reviews_total{function="pod-inject",outcome="Patched"} 2\n');
+    expect(text).toContain('sidecarset_admission_reviews_total{function="pod-inject",outcome="CannotDecide"} 1\n');
+    expect(text).toContain('sidecarset_admission_reviews_total{function="pod-inject",outcome="RefusedCaller"} 1\n');
+    expect(text).toContain('sidecarset_admission_answer_duration_seconds_bucket{function="pod-inject",le="0.005"} 1\n');
+    expect(text).toContain('sidecarset_admission_answer_duration_seconds_bucket{function="pod-inject",le="0.05"} 2\n');
+    expect(text).toContain('sidecarset_admission_answer_duration_seconds_count{function="pod-inject"} 3\n');
+    expect(text).toContain('sidecarset_admission_answer_duration_seconds_sum{function="pod-inject"} 9.043\n');
+    expect(text).toContain('sidecarset_admission_sidecarset_list_duration_seconds_count{function="pod-inject"} 1\n');
+  });
+
+  it('shows each set of the last pass only, with its rollout state as a state set', () => {
+    const registry = metricsRegistry();
+    const status = registryRecorder(registry).statusSync();
+    status.pass({ ...pass, sets: { ...pass.sets, deleted: { matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1, notInjectedPods: 0 } } });
+    status.pass(pass);
+    const text = registry.render();
+    expect(text).not.toContain('deleted');
+    expect(text).toContain('sidecarset_status_passes_total 2\n');
+    expect(text).toContain('sidecarset_status_api_requests_total 14\n');
+    expect(text).toContain('sidecarset_pods_not_injected 3\n');
+    expect(text).toContain('sidecarset_matched_pods{sidecarset="web"} 10\n');
+    expect(text).toContain('sidecarset_updated_ready_pods{sidecarset="db"} 2\n');
+    expect(text).toContain('sidecarset_set_not_injected_pods{sidecarset="web"} 3\n');
+    for (const state of ROLLOUT_STATES) expect(text).toContain(`sidecarset_rollout_state{sidecarset="web",state="${state}"} ${state === 'Progressing' ? 1 : 0}\n`);
+    expect(text).not.toContain('sidecarset_rollout_state{sidecarset="db"');
+  });
+
+  it('registers every family under its documented name', () => {
+    const registry = metricsRegistry();
+    registryRecorder(registry);
+    expect(registry.snapshot().map((f) => f.name).sort()).toEqual(Object.values(PROMETHEUS_NAMES).sort());
+  });
+});
+
+describe('a pass result as metrics', () => {
+  const result: PassResult = {
+    setsSeen: 2,
+    podsSeen: 12,
+    statusesWritten: 1,
+    statusesUnchanged: 1,
+    podListAttempts: 1,
+    errors: [{ operation: 'record event', message: 'refused' }],
+    durationMs: 120,
+    notInjected: { web: 3 },
+    sets: { web: { matchedPods: 10, updatedPods: 4, readyPods: 9, updatedReadyPods: 3 }, db: { matchedPods: 2, updatedPods: 2, readyPods: 2, updatedReadyPods: 2 } },
+    rollout: { setsRolled: 1, podsUpdated: 2, podsFlipped: 1, conflicts: 0, revisionWrites: 0, states: {}, inFlight: ['web'] },
+  };
+
+  it('takes the counts, the uninjected pods and the state each set was last seen in', () => {
+    expect(passFactOf(result, 7, new Map([['web', 'Progressing'], ['gone', 'Finished']]))).toEqual({
+      durationMs: 120,
+      apiRequests: 7,
+      statusesWritten: 1,
+      podsUpdated: 2,
+      podsFlipped: 1,
+      podsNotInjected: 3,
+      errors: 1,
+      sets: {
+        web: { matchedPods: 10, updatedPods: 4, readyPods: 9, updatedReadyPods: 3, notInjectedPods: 3, state: 'Progressing' },
+        db: { matchedPods: 2, updatedPods: 2, readyPods: 2, updatedReadyPods: 2, notInjectedPods: 0 },
+      },
+    });
+  });
+
+  it('a pass that listed nothing has no sets and no updates', () => {
+    const bare: PassResult = { ...result, notInjected: {} };
+    delete bare.sets;
+    delete bare.rollout;
+    expect(passFactOf(bare, 1, new Map())).toMatchObject({ podsUpdated: 0, podsNotInjected: 0, sets: {} });
+  });
+});
+
+describe('the catalogue', () => {
+  it('names every CloudWatch metric once', () => {
+    const names = ALL_METRICS.map((m) => m.name);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it.each([
+    { env: {}, namespace: DEFAULT_METRICS_NAMESPACE },
+    { env: { METRICS_NAMESPACE: '' }, namespace: DEFAULT_METRICS_NAMESPACE },
+    { env: { METRICS_NAMESPACE: ' Team/SidecarSets ' }, namespace: 'Team/SidecarSets' },
+  ])('METRICS_NAMESPACE $env gives $namespace', ({ env, namespace }) => {
+    expect(metricsNamespaceFromEnv(env)).toBe(namespace);
+  });
+
+  it.each([':leading-colon', 'x'.repeat(256), 'tab\there', 'naïve'])('refuses the namespace %j, naming the variable', (value) => {
+    expect(() => metricsNamespaceFromEnv({ METRICS_NAMESPACE: value })).toThrow(/^METRICS_NAMESPACE must be 1 to 255 printable ASCII characters not starting with ':'/);
+  });
+});
