@@ -42,7 +42,9 @@ const NOTHING_IGNORED: ReadonlySet<string> = new Set();
 async function nextChange(deps: StatusViewDeps, look: Look, timeoutMs: number, signal: AbortSignal): Promise<'changed' | 'timeout' | 'error'> {
   const controller = new AbortController();
   const stop = () => { controller.abort(); };
-  signal.addEventListener('abort', stop, { once: true });
+  // An abort listener added after the abort never runs.
+  if (signal.aborted) stop();
+  else signal.addEventListener('abort', stop, { once: true });
   try {
     return await Promise.race([
       deps.sets.changed(look.setsVersion, timeoutMs, controller.signal),
@@ -76,6 +78,7 @@ export async function followLooks(deps: StatusViewDeps, first: Look, show: (look
   // Read afresh after each await (the signal ends from outside).
   const stopped = (): boolean => signal.aborted;
   for (;;) {
+    if (stopped()) return { end: 'stopped' };
     const outcome = await nextChange(deps, current, resyncMs, signal);
     if (stopped()) return { end: 'stopped' };
     if (outcome === 'error') failedWatches++;
