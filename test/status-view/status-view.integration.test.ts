@@ -74,6 +74,10 @@ async function until(test: () => boolean | Promise<boolean>, what: string, timeo
   }
 }
 
+/** The table of the set with every pod updated and ready. */
+const HEADER = 'NAME   MATCHED   UPDATED   READY   UPDATED-READY   STATE      WHY';
+const FINISHED = (mark: string) => `view   3${mark.padEnd(9)}3${mark.padEnd(9)}3${mark.padEnd(7)}3${mark.padEnd(15)}Finished   finished: every matched pod runs the current sidecars`;
+
 const sidecarImage = (pod: Pod): unknown => pod.status?.containerStatuses?.find((c) => c.name === SIDECAR)?.image;
 const specImage = (pod: Pod): string | undefined => pod.spec?.containers.find((c) => c.name === SIDECAR)?.image;
 
@@ -107,8 +111,8 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
       code: 0,
       stderr: '',
       stdout: [
-        'NAME   MATCHED   UPDATED   READY   UPDATED-READY   STATE      WHY',
-        'view   3*        3*        3*      3*              Finished   finished: every matched pod runs the current sidecars',
+        HEADER,
+        FINISHED('*'),
         STALE_NOTE,
         '',
       ].join('\n'),
@@ -118,7 +122,7 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
   it('shows no mark once the reconciler has written the status', async () => {
     await statusSync.runPass();
     const result = await run(['--kubeconfig', kubeconfig]);
-    expect(result.stdout.split('\n')[1]).toBe('view   3         3         3       3               Finished   finished: every matched pod runs the current sidecars');
+    expect(result.stdout.split('\n')[1]).toBe(FINISHED(''));
     expect(result.stdout).not.toContain(STALE_NOTE);
   });
 
@@ -148,8 +152,8 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
       code: 0,
       stderr: '',
       stdout: [
-        'NAME   MATCHED   UPDATED   READY   UPDATED-READY   STATE      WHY',
-        'view   3         3         3       3               Finished   finished: every matched pod runs the current sidecars',
+        HEADER,
+        FINISHED(''),
         '',
       ].join('\n'),
     });
