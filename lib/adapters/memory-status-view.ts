@@ -6,6 +6,7 @@
 import { cloneJson } from '../kube/json.ts';
 import type { SidecarSetWatchSource } from '../ports.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
+import { waitForSeen } from './memory-watch.ts';
 
 export interface MemorySidecarSets extends SidecarSetWatchSource {
   /** Replaces the stored sets (a change watchers see). */
@@ -47,25 +48,7 @@ export function memorySidecarSets(initial: readonly SidecarSet[] = []): MemorySi
     },
     changed(resourceVersion, timeoutMs, signal) {
       if (watchesFail) return Promise.resolve('error');
-      if (version > Number(resourceVersion)) return Promise.resolve('changed');
-      return new Promise((resolve) => {
-        const finish = (outcome: 'changed' | 'timeout') => {
-          clearTimeout(timer);
-          listeners.delete(listener);
-          signal?.removeEventListener('abort', onAbort);
-          resolve(outcome);
-        };
-        const listener = () => {
-          finish('changed');
-        };
-        const onAbort = () => {
-          finish('timeout');
-        };
-        const timer = setTimeout(onAbort, timeoutMs);
-        listeners.add(listener);
-        if (signal?.aborted === true) onAbort();
-        else signal?.addEventListener('abort', onAbort, { once: true });
-      });
+      return waitForSeen(() => version > Number(resourceVersion), listeners, timeoutMs, signal);
     },
   };
 }
