@@ -109,7 +109,7 @@ export async function runStatusView(argv: readonly string[], io: StatusIo, conne
     io.err(`status: ${describeFailure(error)}\n`);
     return 1;
   }
-  const display = viewDisplay(io.out);
+  const display = viewDisplay(io.out, options.watch);
   display.show(first.rows);
   if (!options.watch) return 0;
   const unsubscribe = io.onResize(() => { display.resized(); });

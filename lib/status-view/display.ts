@@ -46,7 +46,12 @@ export function redrawInPlace(previousHeight: number, lines: readonly string[]):
   return `${previousHeight > 0 ? cursorUp(previousHeight) : ''}${lines.map((line) => `${line}${CLEAR_LINE_END}\n`).join('')}${CLEAR_SCREEN_END}`;
 }
 
-export function viewDisplay(out: ViewOutput): Display {
+/**
+ * @param live whether tables will follow (--watch): on a terminal they then
+ *   replace each other in place; a single table is printed plainly (fitted to
+ *   the width, not the height: the terminal scrolls).
+ */
+export function viewDisplay(out: ViewOutput, live = true): Display {
   let lastRows: readonly ViewRow[] | undefined;
   let shown: string | undefined;
   let height = 0;
@@ -59,7 +64,8 @@ export function viewDisplay(out: ViewOutput): Display {
    */
   const frame = (rows: readonly ViewRow[]): string[] => {
     const width = out.isTTY && out.columns !== undefined && out.columns > 1 ? out.columns - 1 : undefined;
-    return out.isTTY ? fitHeight(renderTable(rows, { width }), out.rows, width) : renderTable(rows, {});
+    const table = renderTable(rows, { width });
+    return live && out.isTTY ? fitHeight(table, out.rows, width) : table;
   };
 
   const draw = (rows: readonly ViewRow[], force: boolean): void => {
@@ -67,7 +73,7 @@ export function viewDisplay(out: ViewOutput): Display {
     const lines = frame(rows);
     const text = lines.join('\n');
     if (!force && text === shown) return;
-    if (!out.isTTY) out.write(`${shown === undefined ? '' : '\n'}${text}\n`);
+    if (!out.isTTY || !live) out.write(`${shown === undefined ? '' : '\n'}${text}\n`);
     else if (force && drawnColumns !== undefined && out.columns !== undefined && out.columns < drawnColumns) {
       // A narrower terminal may have re-wrapped what was drawn, so the lines to move up over are unknown: start afresh.
       out.write(`${CLEAR_SCREEN}${redrawInPlace(0, lines)}`);
@@ -80,7 +86,7 @@ export function viewDisplay(out: ViewOutput): Display {
   return {
     show: (rows) => { draw(rows, false); },
     resized: () => {
-      if (lastRows !== undefined && out.isTTY) draw(lastRows, true);
+      if (lastRows !== undefined && out.isTTY && live) draw(lastRows, true);
     },
   };
 }

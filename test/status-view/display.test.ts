@@ -65,6 +65,15 @@ describe('on a terminal', () => {
   });
 });
 
+describe('a single table (no --watch)', () => {
+  it('is printed plainly on a terminal, fitted to its width, not its height', () => {
+    const out = recorder({ isTTY: true, columns: 80, rows: 3 });
+    viewDisplay(out, false).show([row('a', 1), row('b', 4)]);
+    expect(out.writes).toEqual([`${renderTable([row('a', 1), row('b', 4)], { width: 79 }).join('\n')}\n`]);
+    expect(out.writes.join('')).not.toContain('\u001b');
+  });
+});
+
 describe('not on a terminal (a pipe, a file)', () => {
   it('appends each table that differs, after a blank line, never moving the cursor or cutting a line', () => {
     const out = recorder({ isTTY: false });
