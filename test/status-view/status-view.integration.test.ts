@@ -10,8 +10,8 @@
  * without the CRD.
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -174,6 +174,38 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
     } finally {
       watch.child.kill('SIGKILL');
     }
+  });
+
+  // util-linux `script` runs the CLI on a pseudo-terminal, as a user's terminal would; without it this case cannot run.
+  const onPty = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0 ? it : it.skip;
+  onPty('--watch on a terminal draws the table in place, fitted to its width, and redraws it when the set changes', async () => {
+    // The shell becomes `timeout` (a backstop), which passes the SIGINT sent to its pid on to the CLI; script -e exits with its code.
+    const pidFile = join(dir, 'pty.pid');
+    const command = `stty cols 100 rows 30; echo $$ > ${pidFile}; exec timeout -s INT --preserve-status 120 ${process.execPath} ${MAIN} --kubeconfig ${kubeconfig} --watch`;
+    const pty = spawn('script', ['-qfec', command, '/dev/null'], { cwd: projectRoot, env: { ...process.env, KUBECONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let screen = '';
+    pty.stdout.on('data', (chunk: Buffer) => (screen += chunk.toString()));
+    const closed = new Promise<number | null>((r) => pty.on('close', (code) => { r(code); }));
+    let code: number | null | undefined;
+    try {
+      await until(() => screen.includes('Progressing'), 'the first table');
+      const paused = await cluster.cp.request('admin', 'PATCH', `/apis/apps.kruise.io/v1alpha1/sidecarsets/${SET}`, { spec: { updateStrategy: { paused: true } } }, 'application/merge-patch+json');
+      expect(paused.status).toBe(200);
+      await until(() => screen.includes('Paused'), 'the redrawn table');
+      process.kill(Number((await readFile(pidFile, 'utf8')).trim()), 'SIGINT');
+      code = await closed;
+    } finally {
+      pty.kill('SIGKILL');
+    }
+    const [first, second] = screen.split('\u001b[J');
+    // The first table: lines cleared to their end, none wider than the terminal less one column.
+    const lines = (first ?? '').split('\r\n').filter((l) => l !== '');
+    expect(lines[0]).toBe('NAME   MATCHED   UPDATED   READY   UPDATED-READY   STATE\u001b[K');
+    for (const line of lines) expect(Array.from(line.replace('\u001b[K', '')).length).toBeLessThanOrEqual(99);
+    // The second: the cursor up over the first (header, set, its bar and why), then the new lines.
+    expect(second?.startsWith(`\u001b[${lines.length}A\r`)).toBe(true);
+    expect(second).toContain('Paused');
+    expect(code).toBe(0);
   });
 
   it('names a kubeconfig it cannot use in one line, exit 2', async () => {
