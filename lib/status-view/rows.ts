@@ -7,13 +7,14 @@
  * scope (lib/rollout/pod-scope.ts), and the labels of their namespaces when
  * the set has a namespaceSelector. Pure: the lists come from the caller.
  */
+import { errorMessage } from '../errors.ts';
 import { objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import type { PodScope } from '../ports.ts';
 import { planRollout, type RolloutCounts } from '../rollout/plan.ts';
 import { podScope } from '../rollout/pod-scope.ts';
 import { waitingMessage } from '../rollout/round.ts';
-import { hasNamespaceSelector, sidecarSetName, UnknownNamespaceError, type NamespaceLabels } from '../sidecarset/match.ts';
+import { hasNamespaceSelector, sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { rolloutState } from '../status-sync/rollout-state.ts';
 
@@ -84,9 +85,9 @@ export function viewRow(set: SidecarSet, pods: readonly Pod[], namespaceLabels: 
   try {
     plan = planRollout(set, pods, namespaceLabels);
   } catch (error) {
-    // A namespace deleted between the pod list and the namespace list: the next look decides.
-    if (!(error instanceof UnknownNamespaceError)) throw error;
-    return { name, staleCounts: [], state: 'Unknown', why: `cannot decide: ${error.message}`, rolling: false };
+    // Typically a namespace deleted between the pod list and the namespace list (UnknownNamespaceError): the next
+    // look decides. Whatever it is, it is this set's alone, as the pass fails only this set's round.
+    return { name, staleCounts: [], state: 'Unknown', why: `cannot decide: ${errorMessage(error)}`, rolling: false };
   }
   // The pass that follows this look would write `updates`; the view writes nothing, so it says they are due.
   const state = rolloutState(plan.status, 0, plan.waiting);
