@@ -197,3 +197,18 @@ export interface Logger {
   warn(message: string, fields?: Record<string, unknown>): void;
   error(message: string, fields?: Record<string, unknown>): void;
 }
+
+/**
+ * Every SidecarSet as one list with its resourceVersion, and a wait for the
+ * next change after it: what the rollout view (`npm run -s status --
+ * --watch`) follows.
+ */
+export interface SidecarSetWatchSource {
+  /** @throws when the SidecarSets cannot be listed (unreachable, forbidden, no CRD), naming why. */
+  list(signal?: AbortSignal): Promise<{ sets: readonly SidecarSet[]; resourceVersion: string }>;
+  /**
+   * Waits until a SidecarSet changes after `resourceVersion`, or `timeoutMs`
+   * passes. Never rejects: a watch that fails answers 'error'.
+   */
+  changed(resourceVersion: string, timeoutMs: number, signal?: AbortSignal): Promise<'changed' | 'timeout' | 'error'>;
+}

@@ -16,6 +16,7 @@ import { apiServerAnswered, KubeApiError } from './kube-api-error.ts';
 import { JSON_PATCH, MERGE_PATCH, rawKubeClient, STRATEGIC_MERGE_PATCH, type RawAnswer, type RawKubeClient } from './kube-raw.ts';
 import { callSignal, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_POD_PAGE_SIZE, type StatusSyncAdapterOptions } from './kube-status-sync.ts';
 import { revisionSelector } from './kube-revisions.ts';
+import { watchForChange } from './kube-watch.ts';
 
 const enc = encodeURIComponent;
 
@@ -100,40 +101,7 @@ export function kubeSetPods(kc: KubeConfig, options: StatusSyncAdapterOptions & 
       }
     },
     changed(scope, resourceVersion, ignore, timeoutMs, signal) {
-      return new Promise((resolve) => {
-        let settled = false;
-        let controller: AbortController | undefined;
-        const finish = (result: 'changed' | 'timeout' | 'error') => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-          controller?.abort();
-          resolve(result);
-        };
-        const onAbort = () => { finish('timeout'); };
-        const timer = setTimeout(() => { finish('timeout'); }, timeoutMs);
-        if (signal?.aborted === true) { finish('timeout'); return; }
-        signal?.addEventListener('abort', onAbort, { once: true });
-        const query: Record<string, string | number | boolean> = { resourceVersion, allowWatchBookmarks: true, timeoutSeconds: Math.max(1, Math.ceil(timeoutMs / 1000)) };
-        if (scope.labelSelector !== '') query.labelSelector = scope.labelSelector;
-        watch
-          .watch(
-            podsPath(scope.namespace),
-            query,
-            (type: string, object: unknown) => {
-              if (type === 'BOOKMARK') return;
-              // An ERROR event (410: the version is too old) means a fresh list is due: that is a change too.
-              if (type === 'ERROR' || !ignore.has(resourceVersionOf(object))) finish('changed');
-            },
-            (error: unknown) => { finish(error === null || error === undefined ? 'timeout' : 'error'); },
-          )
-          .then((c) => {
-            controller = c;
-            if (settled) c.abort();
-          })
-          .catch(() => { finish('error'); });
-      });
+      return watchForChange(watch, podsPath(scope.namespace), scope.labelSelector === '' ? {} : { labelSelector: scope.labelSelector }, resourceVersion, ignore, timeoutMs, signal);
     },
   };
 }

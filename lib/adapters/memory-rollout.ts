@@ -17,6 +17,7 @@ import type { JsonObject, LabelSelector, Pod } from '../kube/types.ts';
 import type { PodScope, PodWrite, PodWriter, RevisionStore, SetPodSource } from '../ports.ts';
 import { DEFAULT_REVISION_NAMESPACE, LABEL_SIDECARSET_NAME, type ControllerRevision } from '../rollout/revisions.ts';
 import { ObjectExistsError, WriteConflictError } from '../status-sync/errors.ts';
+import { waitForSeen } from './memory-watch.ts';
 
 /** A write a memory adapter accepted, in order: what a table asserts on. */
 export interface MemoryWrite {
@@ -243,28 +244,7 @@ export function memoryPods(initial: readonly Pod[] = []): MemoryPods {
             !ignore.has(String(c.version)) &&
             ((c.before !== undefined && inScope(c.before, scope, selector)) || (c.after !== undefined && inScope(c.after, scope, selector))),
         );
-      if (seen()) return Promise.resolve('changed');
-      return new Promise((resolve) => {
-        const finish = (outcome: 'changed' | 'timeout') => {
-          clearTimeout(timer);
-          listeners.delete(listener);
-          signal?.removeEventListener('abort', onAbort);
-          resolve(outcome);
-        };
-        const listener = () => {
-          if (seen()) finish('changed');
-        };
-        const onAbort = () => {
-          finish('timeout');
-        };
-        const timer = setTimeout(onAbort, timeoutMs);
-        if (signal?.aborted === true) {
-          finish('timeout');
-          return;
-        }
-        listeners.add(listener);
-        signal?.addEventListener('abort', onAbort, { once: true });
-      });
+      return waitForSeen(seen, listeners, timeoutMs, signal);
     },
   };
 

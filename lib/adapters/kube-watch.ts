@@ -1,0 +1,64 @@
+/**
+ * "Tell me when this list changes": one watch from a list's resourceVersion
+ * that settles on the first event that is news, or after a timeout. The
+ * rollout's pace loop waits on a set's pods with it (kube-rollout.ts), the
+ * rollout view on the SidecarSets and their pods (kube-status-view.ts).
+ */
+import type { Watch } from '@kubernetes/client-node';
+import { objectOf, stringOf } from '../kube/json.ts';
+
+/** How a wait ended; a watch that failed answers 'error' (never rejects), and the caller decides what to do. */
+export type WatchOutcome = 'changed' | 'timeout' | 'error';
+
+function resourceVersionOf(object: unknown): string {
+  return stringOf(objectOf(objectOf(object)?.metadata)?.resourceVersion) ?? '';
+}
+
+/**
+ * Watches `path` from `resourceVersion` until an object changes other than
+ * by a write whose resulting resourceVersion is in `ignore`, or `timeoutMs`
+ * passes, or `signal` aborts ('timeout'). An ERROR event (410: the version
+ * is too old) means a fresh list is due: that is a change too.
+ */
+export function watchForChange(
+  watch: Watch,
+  path: string,
+  query: Record<string, string | number | boolean>,
+  resourceVersion: string,
+  ignore: ReadonlySet<string>,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<WatchOutcome> {
+  return new Promise((resolve) => {
+    let settled = false;
+    let controller: AbortController | undefined;
+    const finish = (result: WatchOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      controller?.abort();
+      resolve(result);
+    };
+    const onAbort = () => { finish('timeout'); };
+    const timer = setTimeout(() => { finish('timeout'); }, timeoutMs);
+    if (signal?.aborted === true) { finish('timeout'); return; }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const params = { ...query, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: Math.max(1, Math.ceil(timeoutMs / 1000)) };
+    watch
+      .watch(
+        path,
+        params,
+        (type: string, object: unknown) => {
+          if (type === 'BOOKMARK') return;
+          if (type === 'ERROR' || !ignore.has(resourceVersionOf(object))) finish('changed');
+        },
+        (error: unknown) => { finish(error === null || error === undefined ? 'timeout' : 'error'); },
+      )
+      .then((c) => {
+        controller = c;
+        if (settled) c.abort();
+      })
+      .catch(() => { finish('error'); });
+  });
+}

@@ -1,0 +1,44 @@
+/**
+ * One look at the cluster for the rollout view: the SidecarSets, then the
+ * pods of each distinct pod scope (lib/rollout/pod-scope.ts, as the
+ * reconciler lists a set's pods), then, only when a set has a
+ * namespaceSelector, the labels of its pods' namespaces; then the rows.
+ * Linear in what is listed: a few lists, no read per pod or per set.
+ */
+import type { Pod } from '../kube/types.ts';
+import type { NamespaceSource, PodScope, SetPodSource, SidecarSetWatchSource } from '../ports.ts';
+import type { NamespaceLabels } from '../sidecarset/match.ts';
+import { forEachLimited } from '../status-sync/concurrency.ts';
+import { namespacesNeeded, podScopes, scopeKey, viewRows, type ViewRow } from './rows.ts';
+
+export interface StatusViewDeps {
+  sets: SidecarSetWatchSource;
+  pods: SetPodSource;
+  /** Namespace labels for one look (labels are read afresh for each). */
+  namespaces: () => NamespaceSource;
+}
+
+/** What one look saw: the rows, and the versions a watch for the next change starts from. */
+export interface Look {
+  rows: ViewRow[];
+  setsVersion: string;
+  scopes: { scope: PodScope; resourceVersion: string }[];
+}
+
+/** Pod lists in flight at once. */
+const LIST_CONCURRENCY = 4;
+
+/** @throws whatever a list throws (the caller says it and stops): a view is never drawn from part of the cluster. */
+export async function lookOnce(deps: StatusViewDeps, signal?: AbortSignal): Promise<Look> {
+  const { sets, resourceVersion } = await deps.sets.list(signal);
+  const podsByScope = new Map<string, readonly Pod[]>();
+  const scopes: Look['scopes'] = [];
+  await forEachLimited(podScopes(sets), LIST_CONCURRENCY, async (scope) => {
+    const listed = await deps.pods.list(scope, signal);
+    podsByScope.set(scopeKey(scope), listed.pods);
+    scopes.push({ scope, resourceVersion: listed.resourceVersion });
+  });
+  const needed = namespacesNeeded(sets, podsByScope);
+  const labels: NamespaceLabels = needed.length === 0 ? new Map() : await deps.namespaces().labels(needed, signal);
+  return { rows: viewRows(sets, podsByScope, labels), setsVersion: resourceVersion, scopes };
+}
