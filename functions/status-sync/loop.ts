@@ -44,11 +44,13 @@ export function startStatusLoop(options: StatusLoopOptions): StatusLoop {
   const queue = admittedQueue();
   // Set when the loop runs only for admitted changes, so the full pass keeps its interval.
   let nextFullPassAt = 0;
+  let failed = false;
 
   const follow = async (names: readonly string[]) => {
     if (options.follow === undefined || (names.length === 0 && queue.size() === 0)) return;
     // Following ends when the next full pass is due, so the schedule of full passes (and the secret rotation they carry) keeps its pace.
-    const budgetMs = Math.max(1_000, Math.min(passTimeoutMs, nextFullPassAt - performance.now()));
+    // Whole milliseconds: AbortSignal.timeout refuses a fraction (performance.now() has them).
+    const budgetMs = Math.ceil(Math.max(1_000, Math.min(passTimeoutMs, nextFullPassAt - performance.now())));
     const summary = await options.follow(names, AbortSignal.any([stopping.signal, AbortSignal.timeout(budgetMs)]), queue);
     if (followWasNews(summary)) logFollow(options.logger, summary);
   };
@@ -69,13 +71,17 @@ export function startStatusLoop(options: StatusLoopOptions): StatusLoop {
     })()
       .catch((error: unknown) => {
         // runPass never throws; a throwing onPass or logger must not end the loop.
+        failed = true;
         options.logger.error('status pass failed', { error: error instanceof Error ? error.message : String(error) });
       })
       .finally(() => {
         running = undefined;
         if (stopping.signal.aborted) return;
-        // A change admitted while the loop was busy and not taken yet runs at once.
-        timer = setTimeout(tick, queue.size() > 0 ? 0 : Math.max(0, nextFullPassAt - performance.now()));
+        // A change admitted while the loop was busy and not taken yet runs at once, unless this tick failed: then
+        // it waits a second rather than fail again in a tight loop.
+        const again = queue.size() > 0 ? (failed ? 1_000 : 0) : Math.max(0, nextFullPassAt - performance.now());
+        failed = false;
+        timer = setTimeout(tick, again);
       });
   };
   tick();

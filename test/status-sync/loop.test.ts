@@ -82,6 +82,29 @@ describe('the status loop of npm start', () => {
     expect(aborted).toBe(true);
   });
 
+  it('follows an admitted change between full passes an interval apart (a budget in whole milliseconds)', async () => {
+    const { logger, entries } = capturingLogger();
+    const budgets: unknown[] = [];
+    let passes = 0;
+    const loop = startStatusLoop({
+      runPass: () => Promise.resolve({ ...result(), rollout: { setsRolled: 1, podsUpdated: 1, podsFlipped: 0, conflicts: 0, revisionWrites: 0, states: {}, inFlight: ['agent'] } }).finally(() => passes++),
+      intervalMs: 30_000,
+      logger,
+      follow: (names, signal, queue) => {
+        budgets.push(names);
+        queue.take();
+        return Promise.resolve({ passes: 1, podsUpdated: 0, podsFlipped: 0, conflicts: 0, stalled: [], unfinished: [], states: {}, errors: signal.aborted ? [{ operation: 'x', message: 'aborted' }] : [] });
+      },
+    });
+    await until(() => budgets.length >= 1);
+    loop.admitted({ sidecarSet: 'agent', uid: 'u', operation: 'UPDATE', resourceVersion: '1' });
+    await until(() => budgets.length >= 2);
+    await loop.stop();
+    expect(passes).toBe(1);
+    expect(budgets).toEqual([['agent'], []]);
+    expect(entries().filter((e) => e.message === 'status pass failed')).toEqual([]);
+  });
+
   it('goes on after a pass whose reporting throws', async () => {
     let passes = 0;
     const loop = startStatusLoop({ runPass: () => Promise.resolve(result()), intervalMs: 1, logger: capturingLogger().logger, onPass: () => { passes++; throw new Error('boom'); } });
