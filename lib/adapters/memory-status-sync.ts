@@ -66,9 +66,10 @@ export function memoryStatusWriter(sets: readonly SidecarSet[]): MemoryStatusWri
   };
 }
 
-/** Keeps every event recorded. */
-export function memoryEventSink(): SidecarSetEventSink & { readonly events: readonly SidecarSetEvent[] } {
-  const events: SidecarSetEvent[] = [];
+
+/** A sink that keeps every event it is given, in order. */
+function keepingSink<T>(): { readonly events: readonly T[]; record(event: T): Promise<void> } {
+  const events: T[] = [];
   return {
     events,
     record(event) {
@@ -78,14 +79,12 @@ export function memoryEventSink(): SidecarSetEventSink & { readonly events: read
   };
 }
 
+/** Keeps every event recorded. */
+export function memoryEventSink(): SidecarSetEventSink & { readonly events: readonly SidecarSetEvent[] } {
+  return keepingSink<SidecarSetEvent>();
+}
+
 /** Keeps every pod event recorded. */
 export function memoryPodEventSink(): PodEventSink & { readonly events: readonly PodEvent[] } {
-  const events: PodEvent[] = [];
-  return {
-    events,
-    record(event) {
-      events.push(event);
-      return Promise.resolve();
-    },
-  };
+  return keepingSink<PodEvent>();
 }
