@@ -3,7 +3,7 @@
  * aside exactly its documented difference and nothing next to it.
  */
 import { describe, expect, it } from '@jest/globals';
-import type { Namespace, Pod } from '../../lib/kube/types.ts';
+import type { Namespace, Pod, PodCondition } from '../../lib/kube/types.ts';
 import { currentRevisionName } from '../../lib/rollout/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import {
@@ -13,12 +13,14 @@ import {
   crossSetErrorAtList,
   fieldErrorsOf,
   firstDifference,
+  flippedPodUpdatedLater,
   goEmptyValues,
   injectionAnnotations,
   keptFieldsKruiseDrops,
   nativeSidecarRollingInKruiseWords,
   pinnedImageQualified,
   hotUpgradeEmptyImageRequired,
+  rolloutPodView,
   sidecarOrderBySetName,
   startupProbeNotDefaulted,
 } from '../../testkit/conformance/compare.ts';
@@ -317,5 +319,86 @@ describe('status', () => {
     expect(pinnedImageQualified(statusCase(`agent@${digest}`, `docker.io/library/agent@${digest}`))).toBe(true);
     expect(pinnedImageQualified(statusCase(`docker.io/library/agent@${digest}`, `docker.io/library/agent@${digest}`))).toBe(false);
     expect(pinnedImageQualified(statusCase(`myagent@${digest}`, `docker.io/library/agent@${digest}`))).toBe(false);
+  });
+});
+
+describe('rollout', () => {
+  const hash = (time: string, h = 'h2') => JSON.stringify({ a: { updateTimestamp: time, hash: h, sidecarSetName: 'a', sidecarList: ['log'] }, other: { updateTimestamp: '2026-01-01T00:00:00Z', hash: 'o', sidecarSetName: 'other', sidecarList: ['x'] } });
+  const state = (time: string) => JSON.stringify({ a: { revision: 'h1', updateTimestamp: time, lastContainerStatuses: { log: { imageID: 'docker.io/library/busybox@sha256:1' } } } });
+  const pod = (image: string, annotations: Record<string, string>, conditions: PodCondition[] = []): Pod => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { namespace: 'shop', name: 'web-0', annotations, resourceVersion: '7' },
+    spec: { containers: [{ name: 'log', image, env: [{ name: 'A', value: '1' }] }, { name: 'app', image: 'shop/web:1' }] },
+    status: { phase: 'Running', conditions },
+  });
+  const before = pod('busybox:1.36', { 'kruise.io/sidecarset-hash': hash('2026-11-30T12:00:00Z', 'h1'), 'kruise.io/sidecarset-inplace-update-state': state('2026-11-30T12:00:00Z') });
+  const condition = (status: string, message: string, time: string) => ({ type: 'SidecarSetUpgradable', status, reason: status === 'True' ? 'AllSidecarsetUpgradable' : 'UpdateImmutableField', message, lastTransitionTime: time, lastProbeTime: null });
+  const after = (time: string, kept = '2026-11-30T12:00:00Z') =>
+    pod('busybox:1.37', { 'kruise.io/sidecarset-hash': hash(time), 'kruise.io/sidecarset-inplace-update-state': state(kept) }, [condition('True', '{"a":true}', time)]);
+  const rolloutCase: ConformanceCase = { class: 'rollout', sidecarSet: set('a', {}), cluster: { sidecarSets: [], namespaces: [], pods: [before] } };
+  const pods = (...list: Pod[]) => ({ kind: 'pods' as const, pods: list, writes: [] });
+
+  it('compares images, annotations and the condition, each side\'s clock set aside only where the pass wrote a time', () => {
+    expect(compareVerdicts(rolloutCase, pods(after('2026-11-30T12:30:00Z')), pods(after('2026-12-01T09:20:13Z'))).agree).toBe(true);
+    // The condition's message is compared parsed, its times not at all.
+    const spaced = after('2026-12-01T09:20:13Z');
+    const [upgradable] = spaced.status?.conditions ?? [];
+    if (upgradable !== undefined) upgradable.message = '{ "a": true }';
+    expect(compareVerdicts(rolloutCase, pods(after('2026-11-30T12:30:00Z')), pods(spaced)).agree).toBe(true);
+    const view = rolloutPodView(after('2026-12-01T09:20:13Z'), before);
+    expect(view).toEqual({
+      pod: 'shop/web-0',
+      containers: [{ name: 'log', image: 'busybox:1.37' }, { name: 'app', image: 'shop/web:1' }],
+      initContainers: [],
+      annotations: {
+        'kruise.io/sidecarset-hash': {
+          a: { updateTimestamp: '<time>', hash: 'h2', sidecarSetName: 'a', sidecarList: ['log'] },
+          other: { updateTimestamp: '2026-01-01T00:00:00Z', hash: 'o', sidecarSetName: 'other', sidecarList: ['x'] },
+        },
+        'kruise.io/sidecarset-inplace-update-state': { a: { revision: 'h1', updateTimestamp: '2026-11-30T12:00:00Z', lastContainerStatuses: { log: { imageID: 'docker.io/library/busybox@sha256:1' } } } },
+      },
+      condition: { status: 'True', reason: 'AllSidecarsetUpgradable', message: { a: true } },
+    });
+  });
+
+  it('still differs on an image, an annotation, a time the pass should have kept, the condition, or a pass that stopped', () => {
+    const ours = pods(after('2026-11-30T12:30:00Z'));
+    const differs = (kruise: Pod, where: RegExp, stopped = false) => {
+      const comparison = compareVerdicts(rolloutCase, ours, { ...pods(kruise), ...(stopped ? { passError: 'conflict' } : {}) });
+      expect(comparison.agree).toBe(false);
+      expect(comparison.difference).toMatch(where);
+    };
+    differs(pod('busybox:1.36', after('x').metadata?.annotations as Record<string, string>, [condition('True', '{"a":true}', 'x')]), /containers\/0\/image/);
+    // The in-place update state's first time is kept by Kruise: a rewritten one is a difference.
+    differs(after('2026-12-01T09:20:13Z', '2026-12-01T09:20:13Z'), /inplace-update-state\/a\/updateTimestamp: "2026-11-30T12:00:00Z" vs "<time>"/);
+    const otherSetTouched = after('2026-12-01T09:20:13Z');
+    otherSetTouched.metadata!.annotations!['kruise.io/sidecarset-hash'] = hash('2026-12-01T09:20:13Z').replace('2026-01-01T00:00:00Z', '2026-12-01T09:20:13Z');
+    differs(otherSetTouched, /sidecarset-hash\/other\/updateTimestamp/);
+    differs(pod('busybox:1.37', after('x').metadata?.annotations as Record<string, string>, [condition('False', '{"a":true,"b":false}', 'x')]), /condition\/message\/b/);
+    differs(pod('busybox:1.37', after('x').metadata?.annotations as Record<string, string>), /condition: .* vs absent$/);
+    differs(after('2026-12-01T09:20:13Z'), /stopped: false vs true/, true);
+  });
+
+  describe('a pod flipped this pass and in its batch: updated here in a later pass, by Kruise right after the flip', () => {
+    const flipped = pod('busybox:1.36', { 'version.sidecarset.kruise.io/log-1': '0' });
+    const updatedToo = pod('busybox:1.37', { 'version.sidecarset.kruise.io/log-1': '0', 'kruise.io/sidecarset-hash': hash('t') }, [condition('True', '{"a":true}', 't')]);
+    const kruise = { kind: 'pods' as const, pods: [updatedToo], writes: [{ kind: 'update' as const, pod: flipped }, { kind: 'update' as const, pod: updatedToo }, { kind: 'status' as const, pod: updatedToo }] };
+
+    it('takes Kruise\'s pod as after its flip when this project deferred that pod', () => {
+      const ours = { kind: 'pods' as const, pods: [flipped], writes: [{ kind: 'update' as const, pod: flipped }], deferred: ['shop/web-0'] };
+      expect(flippedPodUpdatedLater(ours, kruise).pods).toEqual([flipped]);
+      expect(compareVerdicts(rolloutCase, ours, kruise).agree).toBe(true);
+    });
+
+    it('sets nothing aside when this project did not defer it, or Kruise did not write a flip and then an update', () => {
+      const ours = { kind: 'pods' as const, pods: [flipped], writes: [{ kind: 'update' as const, pod: flipped }] };
+      expect(compareVerdicts(rolloutCase, ours, kruise).agree).toBe(false);
+      const deferred = { ...ours, deferred: ['shop/web-0'] };
+      const updateOnly = { ...kruise, writes: [{ kind: 'update' as const, pod: updatedToo }, { kind: 'status' as const, pod: updatedToo }] };
+      expect(compareVerdicts(rolloutCase, deferred, updateOnly).agree).toBe(false);
+      const twice = { ...kruise, writes: [...kruise.writes, { kind: 'update' as const, pod: updatedToo }] };
+      expect(compareVerdicts(rolloutCase, deferred, twice).agree).toBe(false);
+    });
   });
 });
