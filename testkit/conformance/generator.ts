@@ -599,7 +599,7 @@ const setHistoryArb: fc.Arbitrary<SetHistory> = fc
 export type RolloutPodHistory = 'fresh' | 'restarted' | 'restarting' | 'failed' | 'flipped' | 'flipped-restarting';
 
 /** The kubelet reports the containers whose spec image changed as running it (or failing to pull it). */
-function kubeletRestarts(pod: Pod, outcome: 'restarted' | 'failed', ready: boolean): void {
+export function kubeletRestarts(pod: Pod, outcome: 'restarted' | 'failed', ready: boolean): void {
   const images = new Map((pod.spec?.containers ?? []).map((c) => [c.name, c.image ?? '']));
   const statuses = pod.status?.containerStatuses ?? [];
   for (const status of statuses) {
@@ -619,14 +619,14 @@ function kubeletRestarts(pod: Pod, outcome: 'restarted' | 'failed', ready: boole
   }
 }
 
-function setReady(pod: Pod, ready: 'ready' | 'pod-not-ready' | 'not-ready'): void {
+export function setReady(pod: Pod, ready: 'ready' | 'pod-not-ready' | 'not-ready'): void {
   const conditions = (pod.status?.conditions ?? []) as JsonObject[];
   for (const c of conditions) if (c.type === 'Ready') c.status = ready === 'ready' ? 'True' : 'False';
   for (const s of pod.status?.containerStatuses ?? []) if (ready === 'not-ready') s.ready = false;
 }
 
 /** This project's in-place update of `pod` to `set` (the rollout's own patch), as written before the case. */
-function updatedInPlace(pod: Pod, set: SidecarSet): Pod {
+export function updatedInPlace(pod: Pod, set: SidecarSet): Pod {
   const guarded = { ...pod, metadata: { ...pod.metadata, resourceVersion: '1' } };
   const patch = podUpdatePatch({ pod: guarded, set, latestRevision: currentRevisionName(set), injectedList: set.metadata?.name ?? '', now: CONFORMANCE_NOW });
   return applyPatch(guarded, patch) as Pod;
