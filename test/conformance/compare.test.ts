@@ -20,6 +20,7 @@ import {
   nativeSidecarRollingInKruiseWords,
   pinnedImageQualified,
   hotUpgradeEmptyImageRequired,
+  oldFormEntriesNamed,
   rolloutPodView,
   sidecarOrderBySetName,
   startupProbeNotDefaulted,
@@ -399,6 +400,30 @@ describe('rollout', () => {
       expect(compareVerdicts(rolloutCase, deferred, updateOnly).agree).toBe(false);
       const twice = { ...kruise, writes: [...kruise.writes, { kind: 'update' as const, pod: updatedToo }] };
       expect(compareVerdicts(rolloutCase, deferred, twice).agree).toBe(false);
+    });
+  });
+
+  describe('hash annotations converted from the old form: each converted entry names its own set here, the rolled set in Kruise', () => {
+    const oldForm = pod('busybox:1.36', { 'kruise.io/sidecarset-hash': '{"a":"h1","other":"o"}', 'kruise.io/sidecarset-hash-without-image': '{"a":"w1","other":"wo"}' });
+    const converted = (otherName: string) =>
+      pod('busybox:1.37', {
+        'kruise.io/sidecarset-hash': JSON.stringify({ a: { updateTimestamp: 't', hash: 'h2', sidecarSetName: 'a', sidecarList: ['log'] }, other: { updateTimestamp: 't', hash: 'o', sidecarSetName: otherName, sidecarList: null } }),
+        'kruise.io/sidecarset-hash-without-image': JSON.stringify({ a: { updateTimestamp: 't', hash: 'w1', sidecarSetName: 'a', sidecarList: null }, other: { updateTimestamp: 't', hash: 'wo', sidecarSetName: otherName, sidecarList: null } }),
+      });
+    const oldFormCase: ConformanceCase = { class: 'rollout', sidecarSet: set('a', {}), cluster: { sidecarSets: [], namespaces: [], pods: [oldForm] } };
+
+    it('names the other set\'s entries by their own set in Kruise\'s view, in both annotations', () => {
+      const kruise = rolloutPodView(converted('a'), oldForm);
+      const renamed = oldFormEntriesNamed(oldFormCase, kruise, rolloutPodView(converted('other'), oldForm));
+      expect(renamed).toEqual(rolloutPodView(converted('other'), oldForm));
+      expect(compareVerdicts(oldFormCase, pods(converted('other')), pods(converted('a'))).agree).toBe(true);
+    });
+
+    it('sets nothing aside for a pod that was not in the old form, or a name that is neither set\'s', () => {
+      const newForm: ConformanceCase = { ...oldFormCase, cluster: { ...oldFormCase.cluster, pods: [{ ...oldForm, metadata: { ...oldForm.metadata, annotations: {} } }] } };
+      expect(compareVerdicts(newForm, pods(converted('other')), pods(converted('a'))).agree).toBe(false);
+      expect(compareVerdicts(oldFormCase, pods(converted('other')), pods(converted('b'))).agree).toBe(false);
+      expect(compareVerdicts(oldFormCase, pods(converted('b')), pods(converted('a'))).agree).toBe(false);
     });
   });
 });

@@ -17,6 +17,7 @@ import {
   HOT_EMPTY_IMAGE,
   kubeletRestarts,
   NAMESPACES,
+  OTHER_SET,
   runningPod,
   setReady,
   updatedInPlace,
@@ -343,6 +344,27 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
       expect(kruise.writes.map((w) => w.kind)).toEqual(['update', 'update', 'status']);
       expect(imagesOf(podNamed(kruise, 'web-0'))).toMatchObject({ 'mesh-1': 'nginx:1.29', 'mesh-2': 'nginx:1.28' });
       expect(imagesOf(podNamed(ours, 'web-0'))).toMatchObject({ 'mesh-1': HOT_EMPTY_IMAGE, 'mesh-2': 'nginx:1.28' });
+    });
+
+    it('sets aside a documented difference: hash annotations converted from the old form keep each set\'s name here; Kruise names the rolled set in every entry', async () => {
+      const v1 = sidecarSet('log-agent', {});
+      const v2 = stored(sidecarSet('log-agent', {}, [{ image: 'busybox:1.37' }]), '500');
+      const labelled = webPod();
+      labelled.metadata = { ...labelled.metadata, labels: { app: 'web', other: 'true' } };
+      const pod = runningPod(labelled, 'web-0', [v1, OTHER_SET], 'ready');
+      const annotations = pod.metadata?.annotations ?? {};
+      // As Kruise before 0.9 wrote them: {"<set>":"<hash>"}.
+      for (const key of ['kruise.io/sidecarset-hash', 'kruise.io/sidecarset-hash-without-image']) {
+        const entries = JSON.parse(annotations[key] ?? '{}') as Record<string, { hash: string }>;
+        annotations[key] = JSON.stringify(Object.fromEntries(Object.entries(entries).map(([set, entry]) => [set, entry.hash])));
+      }
+      const c: ConformanceCase = { class: 'rollout', sidecarSet: v2, cluster: { sidecarSets: [v2, OTHER_SET], namespaces: NAMESPACES, pods: [pod] } };
+      const { comparison, ours, kruise } = await answers(c);
+      expect(comparison.agree ? 'agree' : comparison).toBe('agree');
+      const otherEntry = (verdict: Pods, key: string) => (JSON.parse(annotationsOf(podNamed(verdict, 'web-0'))[key] ?? '{}') as Record<string, { sidecarSetName?: string }>).other?.sidecarSetName;
+      for (const key of ['kruise.io/sidecarset-hash', 'kruise.io/sidecarset-hash-without-image']) {
+        expect({ key, ours: otherEntry(ours, key), kruise: otherEntry(kruise, key) }).toEqual({ key, ours: 'other', kruise: 'log-agent' });
+      }
     });
 
     // Differences the generator does not produce (so no normalisation sets them aside), each shown here as it is.

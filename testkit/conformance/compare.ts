@@ -500,6 +500,44 @@ export function flippedPodUpdatedLater(ours: Extract<Verdict, { kind: 'pods' }>,
   return { ...kruise, pods };
 }
 
+/** Whether a hash annotation is in the form Kruise before 0.9 wrote, `{"<set>":"<hash>"}`. */
+function isOldFormHash(value: unknown): boolean {
+  const parsed: unknown = typeof value === 'string' ? safeParse(value) : undefined;
+  return isRecord(parsed) && Object.keys(parsed).length > 0 && Object.values(parsed).every((v) => typeof v === 'string');
+}
+
+/**
+ * Better than Kruise (docs/ROLLOUT.md, "Where this differs"): when a pass
+ * converts a pod's hash annotations from the old form `{"<set>":"<hash>"}`,
+ * Kruise names the set it is rolling as `sidecarSetName` of every converted
+ * entry, other sets' included; each entry names its own set here. In
+ * Kruise's view of a pod whose annotation was in the old form, an entry of
+ * another set that carries the rolled set's name, where this project's
+ * entry names its own set, is given that name; nothing else changes.
+ */
+export function oldFormEntriesNamed(c: ConformanceCase, kruise: Json, ours: Json | undefined): Json {
+  if (c.class !== 'rollout' || ours === undefined) return kruise;
+  const rolled = c.sidecarSet.metadata?.name ?? '';
+  const input = c.cluster.pods.find((p) => keyOf(p) === kruise.pod);
+  const inputAnnotations = annotationsOf(input);
+  if (!isOldFormHash(inputAnnotations[ANNOTATION_HASH])) return kruise;
+  const annotations: Json = { ...(kruise.annotations as Json) };
+  const oursAnnotations = isRecord(ours.annotations) ? ours.annotations : {};
+  for (const key of [ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE]) {
+    const theirs = annotations[key];
+    const mine = oursAnnotations[key];
+    if (!isRecord(theirs) || !isRecord(mine)) continue;
+    const renamed: Json = { ...theirs };
+    for (const [set, entry] of Object.entries(theirs)) {
+      const own = mine[set];
+      if (set === rolled || !isRecord(entry) || !isRecord(own) || entry.sidecarSetName !== rolled || own.sidecarSetName !== set) continue;
+      renamed[set] = { ...entry, sidecarSetName: set };
+    }
+    annotations[key] = renamed;
+  }
+  return { ...kruise, annotations };
+}
+
 function rolloutView(c: ConformanceCase, verdict: Extract<Verdict, { kind: 'pods' }>): Json {
   const before = new Map(c.class === 'rollout' ? c.cluster.pods.map((p) => [keyOf(p), p]) : []);
   const pods = [...verdict.pods].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0)).map((p) => rolloutPodView(p, before.get(keyOf(p))));
@@ -613,6 +651,11 @@ export function compareVerdicts(c: ConformanceCase, oursVerdict: Verdict, kruise
   if (ours.kind === 'allowed' && kruise.kind === 'allowed') {
     ours = { kind: 'allowed', result: revisionNameComputed(c, keptFieldsKruiseDrops(ours.result, kruise.result, inputOf(c)), kruise.result) };
     kruise = { kind: 'allowed', result: goEmptyValues(kruise.result, ours.result) };
+  }
+  if (c.class === 'rollout' && ours.kind === 'pods' && kruise.kind === 'pods') {
+    const mine = new Map(((ours as { pods?: Json[] }).pods ?? []).map((v) => [v.pod, v]));
+    const theirs = kruise as { pods?: Json[] };
+    kruise = { ...kruise, pods: (theirs.pods ?? []).map((v) => oldFormEntriesNamed(c, v, mine.get(v.pod))) } as typeof kruise;
   }
   const difference = firstDifference(ours, kruise);
   const comparison: Comparison = difference === undefined ? { agree: true, ours, kruise } : { agree: false, difference, ours, kruise };

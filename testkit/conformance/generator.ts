@@ -14,7 +14,7 @@ import { currentRevisionName } from '../../lib/rollout/revisions.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { injectPod } from '../../lib/sidecarset/inject.ts';
 import { sidecarSetSelectsPod } from '../../lib/sidecarset/match.ts';
-import type { SidecarSet } from '../../lib/sidecarset/types.ts';
+import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, type SidecarSet } from '../../lib/sidecarset/types.ts';
 import { validateSidecarSet } from '../../lib/sidecarset/validate.ts';
 
 export const CASE_CLASSES = ['default', 'validate', 'inject', 'status', 'rollout'] as const;
@@ -657,22 +657,58 @@ const rolloutPodArb = fc.record({
   readySince: fc.constantFrom(undefined, 0, 1, 2),
   restarts: fc.integer({ min: 0, max: 2 }),
   otherSetCondition: fc.constantFrom(false, false, false, false, false, true),
+  // Also injected by another set (its entries beside this set's in the annotations).
+  alsoOther: fc.constantFrom(false, false, false, true),
+  // Injected by a Kruise older than 0.9: the hash annotations in their old form, {"<set>":"<hash>"}.
+  oldFormHash: fc.constantFrom(false, false, false, false, false, false, false, false, false, true),
+  // Finished or being deleted: not the set's to roll.
+  inactive: fc.constantFrom<PodState | undefined>(...Array<undefined>(14).fill(undefined), 'terminating', 'succeeded'),
 });
+
+/**
+ * Another set in the cluster, selecting the pods labelled `other: true`:
+ * its sidecar beside the rolled set's, its entries in their annotations.
+ */
+export const OTHER_SET: SidecarSet = defaultSidecarSet({
+  apiVersion: 'apps.kruise.io/v1alpha1',
+  kind: 'SidecarSet',
+  metadata: { name: 'other', generation: 1, resourceVersion: '77' },
+  spec: {
+    selector: { matchLabels: { other: 'true' } },
+    containers: [{ name: 'other-agent', image: 'busybox:1.36', imagePullPolicy: 'IfNotPresent' }],
+    updateStrategy: { type: 'NotUpdate' },
+  },
+});
+
+/** The annotation's entries in the form Kruise before 0.9 wrote, `{"<set>":"<hash>"}`. */
+function oldForm(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const entries = JSON.parse(value) as Record<string, { hash: string }>;
+  return JSON.stringify(Object.fromEntries(Object.entries(entries).map(([set, entry]) => [set, entry.hash])));
+}
 
 type RolloutPodChoice = typeof rolloutPodArb extends fc.Arbitrary<infer T> ? T : never;
 
 /** One rollout pod as the cluster holds it before the pass. */
-function rolloutPod(p: RolloutPodChoice, i: number, history: SetHistory): Pod {
+function rolloutPod(p: RolloutPodChoice, i: number, history: SetHistory, others: readonly SidecarSet[]): Pod {
   const set = history.current;
   const base = structuredClone(p.selected ? selectedBy(p.pod, set) : p.pod);
   const labels: Record<string, string> = { ...base.metadata?.labels };
   if (p.canary) labels.canary = 'true';
+  if (p.alsoOther) labels.other = 'true';
   if (p.zone !== undefined) labels.zone = p.zone;
   if (p.rank !== undefined) labels.rank = p.rank;
   base.metadata = { ...base.metadata, labels };
   const order = ['oldest', 'previous', 'current'] as const;
   const injectedBy = history[p.injectedBy];
-  let pod = runningPod(base, `pod-${i}`, [injectedBy], p.pending ? 'pending' : 'ready');
+  let pod = runningPod(base, `pod-${i}`, [injectedBy, ...others], p.pending ? 'pending' : 'ready');
+  if (p.oldFormHash && pod.metadata?.annotations !== undefined) {
+    const annotations = pod.metadata.annotations;
+    for (const key of [ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE]) {
+      const value = oldForm(annotations[key]);
+      if (value !== undefined) annotations[key] = value;
+    }
+  }
   const updateTo = p.updatedTo !== undefined && order.indexOf(p.updatedTo) > order.indexOf(p.injectedBy) ? history[p.updatedTo] : undefined;
   // Only a pod the set injected is updated in place.
   if (updateTo !== undefined && !p.pending && podHasSetContainers(pod, injectedBy) && isInjectedBy(pod, injectedBy)) {
@@ -696,6 +732,7 @@ function rolloutPod(p: RolloutPodChoice, i: number, history: SetHistory): Pod {
     if (c.type === 'Ready' && p.readySince !== undefined) c.lastTransitionTime = new Date(Date.UTC(2026, 10, 10, p.readySince)).toISOString().replace('.000', '');
   }
   for (const s of (status.containerStatuses ?? []) as JsonObject[]) s.restartCount = (s.restartCount as number) + p.restarts;
+  if (p.inactive !== undefined) pod = runningPod(pod, `pod-${i}`, [], p.inactive);
   if (p.otherSetCondition) {
     // Another set found this pod not upgradable earlier: the condition stays False whatever this set says.
     (status.conditions as JsonObject[]).push({ type: 'SidecarSetUpgradable', status: 'False', reason: 'UpdateImmutableField', message: '{"other-set":false}', lastTransitionTime: '2026-11-20T00:00:00Z' });
@@ -715,7 +752,8 @@ const rolloutCaseArb: fc.Arbitrary<ConformanceCase> = fc
   .record({ history: setHistoryArb, pods: fc.array(rolloutPodArb, { minLength: 1, maxLength: 8 }) })
   .map(({ history, pods }) => {
     const set = withRevisionStatus(history.current, 'registered');
-    return { class: 'rollout', sidecarSet: set, cluster: { sidecarSets: [set], namespaces: NAMESPACES, pods: pods.map((p, i) => rolloutPod(p, i, history)) } };
+    const others = validateSidecarSet(OTHER_SET, { operation: 'CREATE', others: [set], namespaceLabels }).length === 0 ? [OTHER_SET] : [];
+    return { class: 'rollout', sidecarSet: set, cluster: { sidecarSets: [set, ...others], namespaces: NAMESPACES, pods: pods.map((p, i) => rolloutPod(p, i, history, others)) } };
   });
 
 export const caseArb: fc.Arbitrary<ConformanceCase> = fc.oneof(
