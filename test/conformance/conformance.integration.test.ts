@@ -353,7 +353,7 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
       labelled.metadata = { ...labelled.metadata, labels: { app: 'web', other: 'true' } };
       const pod = runningPod(labelled, 'web-0', [v1, OTHER_SET], 'ready');
       const annotations = pod.metadata?.annotations ?? {};
-      // As Kruise before 0.9 wrote them: {"<set>":"<hash>"}.
+      // As older Kruise versions wrote them: {"<set>":"<hash>"}.
       for (const key of ['kruise.io/sidecarset-hash', 'kruise.io/sidecarset-hash-without-image']) {
         const entries = JSON.parse(annotations[key] ?? '{}') as Record<string, { hash: string }>;
         annotations[key] = JSON.stringify(Object.fromEntries(Object.entries(entries).map(([set, entry]) => [set, entry.hash])));

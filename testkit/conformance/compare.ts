@@ -500,7 +500,7 @@ export function flippedPodUpdatedLater(ours: Extract<Verdict, { kind: 'pods' }>,
   return { ...kruise, pods };
 }
 
-/** Whether a hash annotation is in the form Kruise before 0.9 wrote, `{"<set>":"<hash>"}`. */
+/** Whether a hash annotation is in the form older Kruise versions wrote, `{"<set>":"<hash>"}`. */
 function isOldFormHash(value: unknown): boolean {
   const parsed: unknown = typeof value === 'string' ? safeParse(value) : undefined;
   return isRecord(parsed) && Object.keys(parsed).length > 0 && Object.values(parsed).every((v) => typeof v === 'string');

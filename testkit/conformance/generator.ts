@@ -659,7 +659,7 @@ const rolloutPodArb = fc.record({
   otherSetCondition: fc.constantFrom(false, false, false, false, false, true),
   // Also injected by another set (its entries beside this set's in the annotations).
   alsoOther: fc.constantFrom(false, false, false, true),
-  // Injected by a Kruise older than 0.9: the hash annotations in their old form, {"<set>":"<hash>"}.
+  // Injected by an older Kruise: the hash annotations in their old form, {"<set>":"<hash>"}.
   oldFormHash: fc.constantFrom(false, false, false, false, false, false, false, false, false, true),
   // Finished or being deleted: not the set's to roll.
   inactive: fc.constantFrom<PodState | undefined>(...Array<undefined>(14).fill(undefined), 'terminating', 'succeeded'),
@@ -680,7 +680,7 @@ export const OTHER_SET: SidecarSet = defaultSidecarSet({
   },
 });
 
-/** The annotation's entries in the form Kruise before 0.9 wrote, `{"<set>":"<hash>"}`. */
+/** The annotation's entries in the form older Kruise versions wrote, `{"<set>":"<hash>"}`. */
 function oldForm(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   const entries = JSON.parse(value) as Record<string, { hash: string }>;
