@@ -24,6 +24,7 @@ import {
   rolloutPodView,
   sidecarOrderBySetName,
   startupProbeNotDefaulted,
+  volumesInKruiseSetOrder,
 } from '../../testkit/conformance/compare.ts';
 import { expectedBy } from '../../testkit/conformance/expected-mismatches.ts';
 import type { ConformanceCase } from '../../testkit/conformance/generator.ts';
@@ -259,6 +260,31 @@ describe('injected pods', () => {
     const comparison = compareVerdicts(c, withImage('busybox:1'), withImage('busybox:2'));
     expect(comparison.agree).toBe(false);
     expect(comparison.difference).toBe('/result/spec/containers/1/image: "busybox:1" vs "busybox:2"');
+  });
+});
+
+describe('volumes of several sets, injected in set name order here and in Kruise\'s list order there', () => {
+  const vol = (name: string) => ({ name, emptyDir: {} });
+  const injectCase = (sets: SidecarSet[], own: string[] = []): ConformanceCase => ({
+    class: 'inject',
+    namespace: 'shop',
+    pod: { apiVersion: 'v1', kind: 'Pod', metadata: {}, spec: { containers: [{ name: 'app' }], ...(own.length > 0 ? { volumes: own.map(vol) } : {}) } },
+    cluster: { sidecarSets: sets, namespaces: [], pods: [] },
+  });
+  const withVolumes = (...names: string[]) => ({ spec: { containers: [{ name: 'app' }], volumes: names.map(vol) } });
+  // "config" is defined by both sets; "certs" by a alone, "logs" by b alone.
+  const shared = injectCase([set('a', { volumes: [vol('config'), vol('certs')] }), set('b', { volumes: [vol('logs'), vol('config')] })], ['data']);
+
+  it('puts this project\'s injected volumes in Kruise\'s order when each set\'s own volumes keep their order', () => {
+    expect(volumesInKruiseSetOrder(shared, withVolumes('data', 'config', 'logs', 'certs'), withVolumes('data', 'certs', 'config', 'logs'))).toEqual(withVolumes('data', 'certs', 'config', 'logs'));
+    expect(compareVerdicts(shared, allowedAs(withVolumes('data', 'config', 'logs', 'certs')), allowedAs(withVolumes('data', 'certs', 'config', 'logs'))).agree).toBe(true);
+  });
+
+  it('still differs when a set\'s own volumes change order, a volume is missing, or the pod\'s own volumes move', () => {
+    const one = injectCase([set('a', { volumes: [vol('certs'), vol('cache')] })]);
+    expect(compareVerdicts(one, allowedAs(withVolumes('certs', 'cache')), allowedAs(withVolumes('cache', 'certs'))).agree).toBe(false);
+    expect(compareVerdicts(shared, allowedAs(withVolumes('data', 'config', 'logs')), allowedAs(withVolumes('data', 'certs', 'config', 'logs'))).agree).toBe(false);
+    expect(compareVerdicts(shared, allowedAs(withVolumes('config', 'data', 'logs', 'certs')), allowedAs(withVolumes('data', 'certs', 'config', 'logs'))).agree).toBe(false);
   });
 });
 

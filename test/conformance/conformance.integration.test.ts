@@ -205,6 +205,15 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
     ['§7: the revision name computed where status.latestRevision lags a spec change', () => inject(withRevisionStatus(sidecarSet('a', {}), 'lagging'))],
     ['§7: the revision name computed before the reconciler first ran', () => inject(withRevisionStatus(sidecarSet('a', {}), 'none'))],
     ['§7: hotUpgradeEmptyImage required for HotUpgrade', () => validate(sidecarSet('a', {}, [{ upgradeStrategy: { upgradeType: 'HotUpgrade' } }]))],
+    [
+      'sidecars and volumes of several sets in set name order (Kruise: namespace-scoped sets first)',
+      () => {
+        const mounts = (...names: string[]) => ({ volumeMounts: names.map((name) => ({ name, mountPath: `/${name}` })) });
+        const clusterScoped = sidecarSet('a-cluster', { volumes: [{ name: 'certs', emptyDir: {} }, { name: 'config', emptyDir: {} }] }, [mounts('certs', 'config')]);
+        const namespaced = sidecarSet('z-shop', { namespace: 'shop', volumes: [{ name: 'config', emptyDir: {} }, { name: 'logs', emptyDir: {} }] }, [{ name: 'agent', ...mounts('config', 'logs') }]);
+        return { class: 'inject', namespace: 'shop', pod: webPod(), cluster: { sidecarSets: [clusterScoped, namespaced].map((s) => withRevisionStatus(s, 'registered')), namespaces: NAMESPACES, pods: [] } };
+      },
+    ],
   ])('a documented difference is set aside: %s', async (_name, make) => {
     const c = make();
     const [ours, answer] = await Promise.all([ourVerdict(c), reference.ask(referenceRequest(c))]);

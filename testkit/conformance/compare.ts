@@ -345,6 +345,42 @@ export function sidecarOrderBySetName(pod: unknown): unknown {
 }
 
 /**
+ * The volumes of several sets come in the order their sets are injected in:
+ * set name order here, the order Kruise's informer lists the sets there
+ * (namespace-scoped sets first). When both sides injected the same volumes,
+ * and each volume that only one set of the cluster defines keeps, on both
+ * sides, its order among that set's own, this project's injected volumes
+ * (those the pod did not have) are put in Kruise's order; a volume two sets
+ * define goes wherever its first set put it. Anything else stays compared.
+ */
+export function volumesInKruiseSetOrder(c: ConformanceCase, ours: unknown, kruise: unknown): unknown {
+  if (c.class !== 'inject' || !isRecord(ours) || !isRecord(kruise) || !isRecord(ours.spec) || !isRecord(kruise.spec)) return ours;
+  const mine: unknown = ours.spec.volumes;
+  const theirs: unknown = kruise.spec.volumes;
+  if (!Array.isArray(mine) || !Array.isArray(theirs)) return ours;
+  const nameOf = (v: unknown) => (isRecord(v) && typeof v.name === 'string' ? v.name : '');
+  const names = (list: readonly unknown[]) => list.map(nameOf);
+  // The pod's own volumes come first on both sides, in its order; the injected ones after them.
+  const own = names(c.pod.spec?.volumes ?? []);
+  const [mineOwn, theirsOwn] = [(mine as unknown[]).slice(0, own.length), (theirs as unknown[]).slice(0, own.length)];
+  if (!isDeepStrictEqual(names(mineOwn), own) || !isDeepStrictEqual(names(theirsOwn), own)) return ours;
+  const mineInjected = (mine as unknown[]).slice(own.length);
+  const theirsInjected = (theirs as unknown[]).slice(own.length);
+  if (!isDeepStrictEqual(names(mineInjected).sort(), names(theirsInjected).sort())) return ours;
+  const definers = (name: string) => c.cluster.sidecarSets.filter((set) => (set.spec?.volumes ?? []).some((v) => v.name === name));
+  for (const set of c.cluster.sidecarSets) {
+    const alone = (list: readonly unknown[]) =>
+      names(list).filter((name) => {
+        const sets = definers(name);
+        return sets.length === 1 && sets[0] === set;
+      });
+    if (!isDeepStrictEqual(alone(mineInjected), alone(theirsInjected))) return ours;
+  }
+  const byName = new Map(mineInjected.map((v) => [nameOf(v), v]));
+  return { ...ours, spec: { ...ours.spec, volumes: [...mineOwn, ...theirsInjected.map((v) => byName.get(nameOf(v)))] } };
+}
+
+/**
  * sidecarset.md §7 (better than Kruise): a pod injected with a set's
  * current spec records as `controllerRevision` the revision name computed
  * from that spec and `status.collisionCount`, where Kruise copies
@@ -649,7 +685,7 @@ export function compareVerdicts(c: ConformanceCase, oursVerdict: Verdict, kruise
   if (ours.kind === 'denied' && kruise.kind === 'denied') ours = { kind: 'denied', errors: oursInKruiseWords(ours.errors ?? [], kruise.errors ?? []) };
 
   if (ours.kind === 'allowed' && kruise.kind === 'allowed') {
-    ours = { kind: 'allowed', result: revisionNameComputed(c, keptFieldsKruiseDrops(ours.result, kruise.result, inputOf(c)), kruise.result) };
+    ours = { kind: 'allowed', result: volumesInKruiseSetOrder(c, revisionNameComputed(c, keptFieldsKruiseDrops(ours.result, kruise.result, inputOf(c)), kruise.result), kruise.result) };
     kruise = { kind: 'allowed', result: goEmptyValues(kruise.result, ours.result) };
   }
   if (c.class === 'rollout' && ours.kind === 'pods' && kruise.kind === 'pods') {
