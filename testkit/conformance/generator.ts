@@ -554,7 +554,8 @@ function withImages(set: SidecarSet, images: readonly string[], envChanged: bool
 const setHistoryArb: fc.Arbitrary<SetHistory> = fc
   .record({
     base: sidecarSetArb,
-    hot: fc.constantFrom(false, false, true),
+    // HotUpgrade on no sidecar, on the first, or on all of them.
+    hot: fc.constantFrom('none', 'none', 'none', 'none', 'first', 'all'),
     strategy: rolloutStrategyArb,
     images: fc.tuple(fc.array(fc.constantFrom(...ROLLOUT_IMAGES), { minLength: 2, maxLength: 2 }), fc.array(fc.constantFrom(...ROLLOUT_IMAGES), { minLength: 2, maxLength: 2 }), fc.array(fc.constantFrom(...ROLLOUT_IMAGES), { minLength: 2, maxLength: 2 })),
     // The env of the first sidecar changed since older pods were injected: they cannot be updated in place.
@@ -564,10 +565,10 @@ const setHistoryArb: fc.Arbitrary<SetHistory> = fc
   .map(({ base, hot, strategy, images, envChanged, resourceVersion }) => {
     const set = structuredClone(base);
     const spec = set.spec ?? {};
-    // HotUpgrade on the first sidecar of about one set in three, ColdUpgrade elsewhere.
+    // About one set in three has HotUpgrade sidecars (the first, or all), ColdUpgrade elsewhere.
     spec.containers = (spec.containers ?? []).map((c, i) => ({
       ...c,
-      upgradeStrategy: hot && i === 0 ? { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: HOT_EMPTY_IMAGE } : { upgradeType: 'ColdUpgrade' },
+      upgradeStrategy: hot === 'all' || (hot === 'first' && i === 0) ? { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: HOT_EMPTY_IMAGE } : { upgradeType: 'ColdUpgrade' },
     }));
     // Native sidecars are never rolled (validation refuses them with RollingUpdate): plain init containers only.
     const init = (spec.initContainers ?? []).filter((c) => c.restartPolicy !== 'Always');
