@@ -20,6 +20,7 @@ import {
   nativeSidecarRollingInKruiseWords,
   pinnedImageQualified,
   hotUpgradeEmptyImageRequired,
+  kruiseReasonEvents,
   oldFormEntriesNamed,
   rolloutPodView,
   sidecarOrderBySetName,
@@ -364,7 +365,7 @@ describe('rollout', () => {
   const after = (time: string, kept = '2026-11-30T12:00:00Z') =>
     pod('busybox:1.37', { 'kruise.io/sidecarset-hash': hash(time), 'kruise.io/sidecarset-inplace-update-state': state(kept) }, [condition('True', '{"a":true}', time)]);
   const rolloutCase: ConformanceCase = { class: 'rollout', sidecarSet: set('a', {}), cluster: { sidecarSets: [], namespaces: [], pods: [before] } };
-  const pods = (...list: Pod[]) => ({ kind: 'pods' as const, pods: list, writes: [] });
+  const pods = (...list: Pod[]) => ({ kind: 'pods' as const, pods: list, writes: [], events: [] });
 
   it('compares images, annotations and the condition, each side\'s clock set aside only where the pass wrote a time', () => {
     expect(compareVerdicts(rolloutCase, pods(after('2026-11-30T12:30:00Z')), pods(after('2026-12-01T09:20:13Z'))).agree).toBe(true);
@@ -409,19 +410,31 @@ describe('rollout', () => {
     differs(after('2026-12-01T09:20:13Z'), /stopped: false vs true/, true);
   });
 
+  it('compares Kruise\'s Events (not-upgradable pods, flips) in order, and sets aside this project\'s rollout-state Events', () => {
+    const flip = { object: 'Pod/shop/web-0', type: 'Normal', reason: 'ResetContainerSucceed', message: 'reset sidecar container image empty successfully' };
+    const notUpgradable = { object: 'SidecarSet/a', type: 'Normal', reason: 'NotUpgradablePods', message: 'SidecarSet in-place update detected 1 not upgradable pod(s) in this round, will skip them.' };
+    const state = { object: 'SidecarSet/a', type: 'Normal', reason: 'RolloutProgressing', message: 'updating' };
+    expect(kruiseReasonEvents([flip, state, notUpgradable])).toEqual([flip, notUpgradable]);
+    const withEvents = (...events: (typeof flip)[]) => ({ ...pods(after('2026-11-30T12:30:00Z')), events });
+    expect(compareVerdicts(rolloutCase, withEvents(flip, notUpgradable, state), withEvents(flip, notUpgradable)).agree).toBe(true);
+    expect(compareVerdicts(rolloutCase, withEvents(flip), withEvents(flip, notUpgradable)).agree).toBe(false);
+    expect(compareVerdicts(rolloutCase, withEvents(notUpgradable, flip), withEvents(flip, notUpgradable)).agree).toBe(false);
+    expect(compareVerdicts(rolloutCase, withEvents({ ...flip, object: 'Pod/shop/web-1' }), withEvents(flip)).agree).toBe(false);
+  });
+
   describe('a pod flipped this pass and in its batch: updated here in a later pass, by Kruise right after the flip', () => {
     const flipped = pod('busybox:1.36', { 'version.sidecarset.kruise.io/log-1': '0' });
     const updatedToo = pod('busybox:1.37', { 'version.sidecarset.kruise.io/log-1': '0', 'kruise.io/sidecarset-hash': hash('t') }, [condition('True', '{"a":true}', 't')]);
-    const kruise = { kind: 'pods' as const, pods: [updatedToo], writes: [{ kind: 'update' as const, pod: flipped }, { kind: 'update' as const, pod: updatedToo }, { kind: 'status' as const, pod: updatedToo }] };
+    const kruise = { kind: 'pods' as const, pods: [updatedToo], events: [], writes: [{ kind: 'update' as const, pod: flipped }, { kind: 'update' as const, pod: updatedToo }, { kind: 'status' as const, pod: updatedToo }] };
 
     it('takes Kruise\'s pod as after its flip when this project deferred that pod', () => {
-      const ours = { kind: 'pods' as const, pods: [flipped], writes: [{ kind: 'update' as const, pod: flipped }], deferred: ['shop/web-0'] };
+      const ours = { kind: 'pods' as const, pods: [flipped], events: [], writes: [{ kind: 'update' as const, pod: flipped }], deferred: ['shop/web-0'] };
       expect(flippedPodUpdatedLater(ours, kruise).pods).toEqual([flipped]);
       expect(compareVerdicts(rolloutCase, ours, kruise).agree).toBe(true);
     });
 
     it('sets nothing aside when this project did not defer it, or Kruise did not write a flip and then an update', () => {
-      const ours = { kind: 'pods' as const, pods: [flipped], writes: [{ kind: 'update' as const, pod: flipped }] };
+      const ours = { kind: 'pods' as const, pods: [flipped], events: [], writes: [{ kind: 'update' as const, pod: flipped }] };
       expect(compareVerdicts(rolloutCase, ours, kruise).agree).toBe(false);
       const deferred = { ...ours, deferred: ['shop/web-0'] };
       const updateOnly = { ...kruise, writes: [{ kind: 'update' as const, pod: updatedToo }, { kind: 'status' as const, pod: updatedToo }] };

@@ -320,6 +320,7 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
       const flipped = podNamed(passNk.kruise, 'web-0');
       expect(imagesOf(flipped)).toMatchObject({ 'mesh-1': HOT_EMPTY_IMAGE, 'mesh-2': 'nginx:1.28' });
       expect(annotationsOf(flipped)).toMatchObject({ 'version.sidecarset.kruise.io/mesh-1': '0', 'versionalt.sidecarset.kruise.io/mesh-2': '0' });
+      expect(passNk.kruise.events).toEqual([{ object: 'Pod/shop/web-0', type: 'Normal', reason: 'ResetContainerSucceed', message: 'reset sidecar container image empty successfully' }]);
       // The flip does not touch the hash (Kruise #1054).
       expect(annotationsOf(flipped)['kruise.io/sidecarset-hash']).toBe(annotationsOf(running)['kruise.io/sidecarset-hash']);
     });

@@ -574,11 +574,24 @@ export function oldFormEntriesNamed(c: ConformanceCase, kruise: Json, ours: Json
   return { ...kruise, annotations };
 }
 
+/** The Events Kruise's pass records: on the set for not-upgradable pods, on a pod for its HotUpgrade flip. */
+const KRUISE_ROLLOUT_EVENTS = new Set(['NotUpgradablePods', 'ResetContainerSucceed', 'ResetContainerFailed']);
+
+/**
+ * Better than Kruise (docs/ROLLOUT.md, "Watching a rollout"): this project
+ * also tells on the set why its rollout is where it is (`Rollout…` Events),
+ * which Kruise only logs. The Events compared are Kruise's own reasons, in
+ * the order recorded.
+ */
+export function kruiseReasonEvents(events: readonly { object: string; type: string; reason: string; message: string }[]): unknown[] {
+  return events.filter((e) => KRUISE_ROLLOUT_EVENTS.has(e.reason)).map((e) => ({ object: e.object, type: e.type, reason: e.reason, message: e.message }));
+}
+
 function rolloutView(c: ConformanceCase, verdict: Extract<Verdict, { kind: 'pods' }>): Json {
   const before = new Map(c.class === 'rollout' ? c.cluster.pods.map((p) => [keyOf(p), p]) : []);
   const pods = [...verdict.pods].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0)).map((p) => rolloutPodView(p, before.get(keyOf(p))));
   // Why a pass stopped is worded by each side; only that it did is compared.
-  return { kind: 'pods', pods, stopped: verdict.passError !== undefined };
+  return { kind: 'pods', pods, events: kruiseReasonEvents(verdict.events), stopped: verdict.passError !== undefined };
 }
 
 // ---------------------------------------------------------------------------

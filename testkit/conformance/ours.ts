@@ -9,7 +9,7 @@
  */
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
-import { memoryEventSink, memoryPodEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
+import { memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import type { JsonObject } from '../../lib/kube/types.ts';
 import type { PodWriter } from '../../lib/ports.ts';
@@ -23,7 +23,7 @@ import { runSetPass } from '../../lib/status-sync/set-pass.ts';
 import { runReview, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { GVK_POD, GVK_SET, reviewAround } from '../reviews.ts';
 import { CONFORMANCE_NOW, ROLLOUT_NOW, type Cluster, type ConformanceCase } from './generator.ts';
-import type { PodWrite, Verdict } from './verdict.ts';
+import type { PodWrite, RolloutEvent, Verdict } from './verdict.ts';
 
 async function admission(fn: AdmissionFunctionName, body: unknown, object: unknown, c: ConformanceCase): Promise<Verdict> {
   const cluster = 'cluster' in c ? c.cluster : { sidecarSets: [], namespaces: [] };
@@ -67,18 +67,30 @@ async function rolloutPass(set: SidecarSet, cluster: Cluster): Promise<Verdict> 
       return write;
     },
   };
+  // The set's and the pods' Events in one list, in the order the pass recorded them.
+  const events: RolloutEvent[] = [];
   const namespaces = memoryNamespaceSource(cluster.namespaces);
   const result = await runSetPass(
     set,
     {
       statuses: memoryStatusWriter(cluster.sidecarSets.some((s) => s.metadata?.name === set.metadata?.name) ? cluster.sidecarSets : [...cluster.sidecarSets, set]),
-      events: memoryEventSink(),
+      events: {
+        record(event) {
+          events.push({ object: `SidecarSet/${event.sidecarSet.name}`, type: event.type, reason: event.reason, message: event.message });
+          return Promise.resolve();
+        },
+      },
       namespaces,
       rollout: {
         revisions: memoryRevisionStore(),
         setPods: pods.source,
         pods: writer,
-        podEvents: memoryPodEventSink(),
+        podEvents: {
+          record(event) {
+            events.push({ object: `Pod/${event.pod.namespace}/${event.pod.name}`, type: event.type, reason: event.reason, message: event.message });
+            return Promise.resolve();
+          },
+        },
         clock: { now: () => ROLLOUT_NOW },
         states: rolloutStateNotices(),
       },
@@ -93,7 +105,7 @@ async function rolloutPass(set: SidecarSet, cluster: Cluster): Promise<Verdict> 
   const deferred = plan.flips.map((f) => podKey(f.pod)).filter((key) => planned.has(key));
   const sorted = pods.pods().sort((a, b) => (podKey(a) < podKey(b) ? -1 : podKey(a) > podKey(b) ? 1 : 0)) as JsonObject[];
   const passError = result.errors.map((e) => `${e.operation}: ${e.message}`).join('; ');
-  return { kind: 'pods', pods: sorted, writes, ...(passError === '' ? {} : { passError }), ...(deferred.length === 0 ? {} : { deferred }) };
+  return { kind: 'pods', pods: sorted, writes, events, ...(passError === '' ? {} : { passError }), ...(deferred.length === 0 ? {} : { deferred }) };
 }
 
 /** What this project answers for one case. */

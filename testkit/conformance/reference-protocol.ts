@@ -38,6 +38,8 @@ export interface ReferenceAnswer {
   pods?: JsonObject[];
   /** rollout: the pod writes of the pass, in order. */
   writes?: ReferencePodWrite[];
+  /** rollout: the Events the pass recorded, in order. */
+  events?: { kind: string; namespace?: string; name: string; type: string; reason: string; message: string }[];
   /** rollout: the error the pass stopped with (the pods show what it wrote before). */
   passError?: string;
   /** Kruise's code panicked or the case could not be decoded. */

@@ -9,6 +9,14 @@ import type { JsonObject } from '../../lib/kube/types.ts';
 import type { ConformanceCase } from './generator.ts';
 import type { ReferenceAnswer, ReferenceRequest } from './reference-protocol.ts';
 
+/** An Event a rollout pass recorded: `object` is `SidecarSet/<name>` or `Pod/<namespace>/<name>`. */
+export interface RolloutEvent {
+  object: string;
+  type: string;
+  reason: string;
+  message: string;
+}
+
 /** One pod write of a rollout pass, with the pod after it; `kind` is `update` (images, annotations) or `status` (the condition). */
 export interface PodWrite {
   kind: 'update' | 'status';
@@ -24,12 +32,12 @@ export type Verdict =
   | { kind: 'failed'; code?: number; message: string }
   | { kind: 'status'; status: Record<string, unknown> }
   /**
-   * A rollout pass: the pods as stored after it, the writes it made in order,
-   * and whether it stopped on an error. `deferred` (this project only) names
+   * A rollout pass: the pods as stored after it, the writes it made and the
+   * Events it recorded in order, and whether it stopped on an error. `deferred` (this project only) names
    * the pods (`namespace/name`) the pass flipped and planned to update too:
    * their update waits for a later pass (compare.ts, flippedPodUpdatedLater).
    */
-  | { kind: 'pods'; pods: JsonObject[]; writes: PodWrite[]; passError?: string; deferred?: string[] };
+  | { kind: 'pods'; pods: JsonObject[]; writes: PodWrite[]; events: RolloutEvent[]; passError?: string; deferred?: string[] };
 
 /** The case as the Kruise reference reads it. */
 export function referenceRequest(c: ConformanceCase): ReferenceRequest {
@@ -72,7 +80,13 @@ export function kruiseVerdict(c: ConformanceCase, answer: ReferenceAnswer): Verd
   if (answer.status !== undefined) return { kind: 'status', status: answer.status };
   if (c.class === 'rollout') {
     const writes = (answer.writes ?? []).map((w): PodWrite => ({ kind: w.kind === 'status' ? 'status' : 'update', pod: w.pod }));
-    return { kind: 'pods', pods: answer.pods ?? [], writes, ...(answer.passError === undefined ? {} : { passError: answer.passError }) };
+    const events = (answer.events ?? []).map((e): RolloutEvent => ({
+      object: e.kind === 'Pod' ? `Pod/${e.namespace ?? ''}/${e.name}` : `${e.kind}/${e.name}`,
+      type: e.type,
+      reason: e.reason,
+      message: e.message,
+    }));
+    return { kind: 'pods', pods: answer.pods ?? [], writes, events, ...(answer.passError === undefined ? {} : { passError: answer.passError }) };
   }
   if (answer.allowed !== true) return { kind: 'denied', code: answer.code ?? 0, message: answer.message ?? '' };
   // The reference applied its patch to what Kruise diffed against (see main.go).

@@ -16,8 +16,8 @@
 //   - status:   Kruise's SidecarSet controller processor (UpdateSidecarSet),
 //     answering the status it computed
 //   - rollout:  the same pass, answering the pods as stored after it (the
-//     in-place updates and HotUpgrade flips it wrote), and each pod write
-//     it made, in order
+//     in-place updates and HotUpgrade flips it wrote), each pod write it
+//     made and each Event it recorded, in order
 //
 // A case that Kruise's code panics on, or that cannot be decoded, gets an
 // answer with "error" set; the run goes on.
@@ -53,11 +53,11 @@ import (
 	sidecarsetvalidating "github.com/openkruise/kruise/pkg/webhook/sidecarset/validating"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -102,10 +102,50 @@ type answer struct {
 	// pass made, in order, each with the pod as stored after it.
 	Pods   []corev1.Pod `json:"pods,omitempty"`
 	Writes []podWrite   `json:"writes,omitempty"`
+	// Events (rollout) are the Events the pass recorded, in order.
+	Events []event `json:"events,omitempty"`
 	// PassError (rollout) is the error UpdateSidecarSet returned: the pass
 	// stopped there, and Pods show what it wrote before.
 	PassError string `json:"passError,omitempty"`
 	Error     string `json:"error,omitempty"`
+}
+
+// event is one Event a pass recorded, on the object it names.
+type event struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	Type      string `json:"type"`
+	Reason    string `json:"reason"`
+	Message   string `json:"message"`
+}
+
+// eventLog is an EventRecorder that keeps every Event with the object it is
+// about (client-go's FakeRecorder keeps no object name).
+type eventLog struct{ events []event }
+
+func (l *eventLog) Event(object runtime.Object, eventtype, reason, message string) {
+	e := event{Kind: object.GetObjectKind().GroupVersionKind().Kind, Type: eventtype, Reason: reason, Message: message}
+	if accessor, err := meta.Accessor(object); err == nil {
+		e.Namespace, e.Name = accessor.GetNamespace(), accessor.GetName()
+	}
+	if e.Kind == "" {
+		switch object.(type) {
+		case *corev1.Pod:
+			e.Kind = "Pod"
+		case *appsv1alpha1.SidecarSet:
+			e.Kind = "SidecarSet"
+		}
+	}
+	l.events = append(l.events, e)
+}
+
+func (l *eventLog) Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{}) {
+	l.Event(object, eventtype, reason, fmt.Sprintf(messageFmt, args...))
+}
+
+func (l *eventLog) AnnotatedEventf(object runtime.Object, _ map[string]string, eventtype, reason, messageFmt string, args ...interface{}) {
+	l.Eventf(object, eventtype, reason, messageFmt, args...)
 }
 
 // podWrite is one write of a pass to a pod: "update" (the whole pod, as
@@ -329,8 +369,8 @@ func handle(req *request) (out answer) {
 		}
 		var writes []podWrite
 		c := newClientWith(req.Cluster, recordPodWrites(&writes), extra...)
-		// A recorder without a channel drops events instead of blocking.
-		processor := sidecarsetcontroller.NewSidecarSetProcessor(c, &record.FakeRecorder{})
+		events := &eventLog{}
+		processor := sidecarsetcontroller.NewSidecarSetProcessor(c, events)
 		_, passErr := processor.UpdateSidecarSet(set)
 		if req.Op == "status" {
 			if passErr != nil {
@@ -343,7 +383,7 @@ func handle(req *request) (out answer) {
 		if err := c.List(ctx, pods); err != nil {
 			return answer{ID: req.ID, Error: fmt.Sprintf("list pods after the pass: %v", err)}
 		}
-		out := answer{ID: req.ID, Pods: pods.Items, Writes: writes}
+		out := answer{ID: req.ID, Pods: pods.Items, Writes: writes, Events: events.events}
 		if passErr != nil {
 			out.PassError = passErr.Error()
 		}
