@@ -587,17 +587,17 @@ const setHistoryArb: fc.Arbitrary<SetHistory> = fc
   .filter(({ current }) => validateSidecarSet(current, { operation: 'CREATE', others: [], namespaceLabels }).length === 0);
 
 /**
- * How a rollout pod got where it is. `fresh`: injected by that version and
- * running it. `upgraded`: injected by an earlier version, then updated in
- * place to that version by this project's own patch (the one the rollout
- * writes), after which the kubelet `restarted` the changed containers, is
- * still `restarting` them (the old image and image ID still reported) or
- * `failed` (the new image cannot be pulled: no image ID, not ready). A hot
- * sidecar's upgrade leaves the pod mid-swap; `flipped` ends the swap with
- * the flip patch, and the kubelet restarted the old container on the empty
- * image or not yet (`flipped-restarting`).
+ * What happened to a rollout pod after it was updated in place to a later
+ * version by this project's own patch (the one the rollout writes; a pod
+ * not so updated still runs the version that injected it): the kubelet
+ * `restarted` the changed containers, is still `restarting` them (the old
+ * image and image ID still reported) or `failed` (the new image cannot be
+ * pulled: no image ID, not ready). A hot sidecar's upgrade leaves the pod
+ * mid-swap; `flipped` ends the swap with the flip patch, and the kubelet
+ * restarted the old container on the empty image or not yet
+ * (`flipped-restarting`).
  */
-export type RolloutPodHistory = 'fresh' | 'restarted' | 'restarting' | 'failed' | 'flipped' | 'flipped-restarting';
+export type RolloutPodHistory = 'restarted' | 'restarting' | 'failed' | 'flipped' | 'flipped-restarting';
 
 /** The kubelet reports the containers whose spec image changed as running it (or failing to pull it). */
 export function kubeletRestarts(pod: Pod, outcome: 'restarted' | 'failed', ready: boolean): void {
@@ -620,6 +620,7 @@ export function kubeletRestarts(pod: Pod, outcome: 'restarted' | 'failed', ready
   }
 }
 
+/** The pod's Ready condition: `ready`, `pod-not-ready` (False, its containers as reported) or `not-ready` (no container ready either). */
 export function setReady(pod: Pod, ready: 'ready' | 'pod-not-ready' | 'not-ready'): void {
   const conditions = (pod.status?.conditions ?? []) as JsonObject[];
   for (const c of conditions) if (c.type === 'Ready') c.status = ready === 'ready' ? 'True' : 'False';
@@ -733,12 +734,12 @@ function rolloutPod(p: RolloutPodChoice, i: number, history: SetHistory, others:
     if (c.type === 'Ready' && p.readySince !== undefined) c.lastTransitionTime = new Date(Date.UTC(2026, 10, 10, p.readySince)).toISOString().replace('.000', '');
   }
   for (const s of (status.containerStatuses ?? []) as JsonObject[]) s.restartCount = (s.restartCount as number) + p.restarts;
-  if (p.inactive !== undefined) pod = runningPod(pod, `pod-${i}`, [], p.inactive);
   if (p.otherSetCondition) {
     // Another set found this pod not upgradable earlier: the condition stays False whatever this set says.
     (status.conditions as JsonObject[]).push({ type: 'SidecarSetUpgradable', status: 'False', reason: 'UpdateImmutableField', message: '{"other-set":false}', lastTransitionTime: '2026-11-20T00:00:00Z' });
   }
-  return pod;
+  // A pod that finished or is being deleted, its sidecars as they were.
+  return p.inactive === undefined ? pod : runningPod(pod, `pod-${i}`, [], p.inactive);
 }
 
 /**
