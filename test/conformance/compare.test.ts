@@ -3,7 +3,7 @@
  * aside exactly its documented difference and nothing next to it.
  */
 import { describe, expect, it } from '@jest/globals';
-import type { Namespace, Pod } from '../../lib/kube/types.ts';
+import type { Namespace, Pod, PodCondition } from '../../lib/kube/types.ts';
 import { currentRevisionName } from '../../lib/rollout/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import {
@@ -13,14 +13,19 @@ import {
   crossSetErrorAtList,
   fieldErrorsOf,
   firstDifference,
+  flippedPodUpdatedLater,
   goEmptyValues,
   injectionAnnotations,
   keptFieldsKruiseDrops,
   nativeSidecarRollingInKruiseWords,
   pinnedImageQualified,
   hotUpgradeEmptyImageRequired,
+  kruiseReasonEvents,
+  oldFormEntriesNamed,
+  rolloutPodView,
   sidecarOrderBySetName,
   startupProbeNotDefaulted,
+  volumesInKruiseSetOrder,
 } from '../../testkit/conformance/compare.ts';
 import { expectedBy } from '../../testkit/conformance/expected-mismatches.ts';
 import type { ConformanceCase } from '../../testkit/conformance/generator.ts';
@@ -259,6 +264,31 @@ describe('injected pods', () => {
   });
 });
 
+describe('volumes of several sets, injected in set name order here and in Kruise\'s list order there', () => {
+  const vol = (name: string) => ({ name, emptyDir: {} });
+  const injectCase = (sets: SidecarSet[], own: string[] = []): ConformanceCase => ({
+    class: 'inject',
+    namespace: 'shop',
+    pod: { apiVersion: 'v1', kind: 'Pod', metadata: {}, spec: { containers: [{ name: 'app' }], ...(own.length > 0 ? { volumes: own.map(vol) } : {}) } },
+    cluster: { sidecarSets: sets, namespaces: [], pods: [] },
+  });
+  const withVolumes = (...names: string[]) => ({ spec: { containers: [{ name: 'app' }], volumes: names.map(vol) } });
+  // "config" is defined by both sets; "certs" by a alone, "logs" by b alone.
+  const shared = injectCase([set('a', { volumes: [vol('config'), vol('certs')] }), set('b', { volumes: [vol('logs'), vol('config')] })], ['data']);
+
+  it('puts this project\'s injected volumes in Kruise\'s order when each set\'s own volumes keep their order', () => {
+    expect(volumesInKruiseSetOrder(shared, withVolumes('data', 'config', 'logs', 'certs'), withVolumes('data', 'certs', 'config', 'logs'))).toEqual(withVolumes('data', 'certs', 'config', 'logs'));
+    expect(compareVerdicts(shared, allowedAs(withVolumes('data', 'config', 'logs', 'certs')), allowedAs(withVolumes('data', 'certs', 'config', 'logs'))).agree).toBe(true);
+  });
+
+  it('still differs when a set\'s own volumes change order, a volume is missing, or the pod\'s own volumes move', () => {
+    const one = injectCase([set('a', { volumes: [vol('certs'), vol('cache')] })]);
+    expect(compareVerdicts(one, allowedAs(withVolumes('certs', 'cache')), allowedAs(withVolumes('cache', 'certs'))).agree).toBe(false);
+    expect(compareVerdicts(shared, allowedAs(withVolumes('data', 'config', 'logs')), allowedAs(withVolumes('data', 'certs', 'config', 'logs'))).agree).toBe(false);
+    expect(compareVerdicts(shared, allowedAs(withVolumes('config', 'data', 'logs', 'certs')), allowedAs(withVolumes('data', 'certs', 'config', 'logs'))).agree).toBe(false);
+  });
+});
+
 describe('§7: the revision name computed at injection, where Kruise copies status.latestRevision', () => {
   const stored = set('a', { selector: { matchLabels: { app: 'web' } } });
   const computed = currentRevisionName(stored);
@@ -317,5 +347,124 @@ describe('status', () => {
     expect(pinnedImageQualified(statusCase(`agent@${digest}`, `docker.io/library/agent@${digest}`))).toBe(true);
     expect(pinnedImageQualified(statusCase(`docker.io/library/agent@${digest}`, `docker.io/library/agent@${digest}`))).toBe(false);
     expect(pinnedImageQualified(statusCase(`myagent@${digest}`, `docker.io/library/agent@${digest}`))).toBe(false);
+  });
+});
+
+describe('rollout', () => {
+  const hash = (time: string, h = 'h2') => JSON.stringify({ a: { updateTimestamp: time, hash: h, sidecarSetName: 'a', sidecarList: ['log'] }, other: { updateTimestamp: '2026-01-01T00:00:00Z', hash: 'o', sidecarSetName: 'other', sidecarList: ['x'] } });
+  const state = (time: string) => JSON.stringify({ a: { revision: 'h1', updateTimestamp: time, lastContainerStatuses: { log: { imageID: 'docker.io/library/busybox@sha256:1' } } } });
+  const pod = (image: string, annotations: Record<string, string>, conditions: PodCondition[] = []): Pod => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { namespace: 'shop', name: 'web-0', annotations, resourceVersion: '7' },
+    spec: { containers: [{ name: 'log', image, env: [{ name: 'A', value: '1' }] }, { name: 'app', image: 'shop/web:1' }] },
+    status: { phase: 'Running', conditions },
+  });
+  const before = pod('busybox:1.36', { 'kruise.io/sidecarset-hash': hash('2026-11-30T12:00:00Z', 'h1'), 'kruise.io/sidecarset-inplace-update-state': state('2026-11-30T12:00:00Z') });
+  const condition = (status: string, message: string, time: string) => ({ type: 'SidecarSetUpgradable', status, reason: status === 'True' ? 'AllSidecarsetUpgradable' : 'UpdateImmutableField', message, lastTransitionTime: time, lastProbeTime: null });
+  const after = (time: string, kept = '2026-11-30T12:00:00Z') =>
+    pod('busybox:1.37', { 'kruise.io/sidecarset-hash': hash(time), 'kruise.io/sidecarset-inplace-update-state': state(kept) }, [condition('True', '{"a":true}', time)]);
+  const rolloutCase: ConformanceCase = { class: 'rollout', sidecarSet: set('a', {}), cluster: { sidecarSets: [], namespaces: [], pods: [before] } };
+  const pods = (...list: Pod[]) => ({ kind: 'pods' as const, pods: list, writes: [], events: [] });
+
+  it('compares images, annotations and the condition, each side\'s clock set aside only where the pass wrote a time', () => {
+    expect(compareVerdicts(rolloutCase, pods(after('2026-11-30T12:30:00Z')), pods(after('2026-12-01T09:20:13Z'))).agree).toBe(true);
+    // The condition's message is compared parsed, its times not at all.
+    const spaced = after('2026-12-01T09:20:13Z');
+    const [upgradable] = spaced.status?.conditions ?? [];
+    if (upgradable !== undefined) upgradable.message = '{ "a": true }';
+    expect(compareVerdicts(rolloutCase, pods(after('2026-11-30T12:30:00Z')), pods(spaced)).agree).toBe(true);
+    const view = rolloutPodView(after('2026-12-01T09:20:13Z'), before);
+    expect(view).toEqual({
+      pod: 'shop/web-0',
+      containers: [{ name: 'log', image: 'busybox:1.37' }, { name: 'app', image: 'shop/web:1' }],
+      initContainers: [],
+      annotations: {
+        'kruise.io/sidecarset-hash': {
+          a: { updateTimestamp: '<time>', hash: 'h2', sidecarSetName: 'a', sidecarList: ['log'] },
+          other: { updateTimestamp: '2026-01-01T00:00:00Z', hash: 'o', sidecarSetName: 'other', sidecarList: ['x'] },
+        },
+        'kruise.io/sidecarset-inplace-update-state': { a: { revision: 'h1', updateTimestamp: '2026-11-30T12:00:00Z', lastContainerStatuses: { log: { imageID: 'docker.io/library/busybox@sha256:1' } } } },
+      },
+      condition: { status: 'True', reason: 'AllSidecarsetUpgradable', message: { a: true } },
+    });
+  });
+
+  it('still differs on an image, an annotation, a time the pass should have kept, the condition, or a pass that stopped', () => {
+    const ours = pods(after('2026-11-30T12:30:00Z'));
+    const differs = (kruise: Pod, where: RegExp, stopped = false) => {
+      const comparison = compareVerdicts(rolloutCase, ours, { ...pods(kruise), ...(stopped ? { passError: 'conflict' } : {}) });
+      expect(comparison.agree).toBe(false);
+      expect(comparison.difference).toMatch(where);
+      // No known bug explains a rollout mismatch: each is unexpected.
+      expect(expectedBy(rolloutCase, comparison)).toBeUndefined();
+    };
+    differs(pod('busybox:1.36', after('x').metadata?.annotations as Record<string, string>, [condition('True', '{"a":true}', 'x')]), /containers\/0\/image/);
+    // The in-place update state's first time is kept by Kruise: a rewritten one is a difference.
+    differs(after('2026-12-01T09:20:13Z', '2026-12-01T09:20:13Z'), /inplace-update-state\/a\/updateTimestamp: "2026-11-30T12:00:00Z" vs "<time>"/);
+    const otherSetTouched = after('2026-12-01T09:20:13Z');
+    otherSetTouched.metadata!.annotations!['kruise.io/sidecarset-hash'] = hash('2026-12-01T09:20:13Z').replace('2026-01-01T00:00:00Z', '2026-12-01T09:20:13Z');
+    differs(otherSetTouched, /sidecarset-hash\/other\/updateTimestamp/);
+    differs(pod('busybox:1.37', after('x').metadata?.annotations as Record<string, string>, [condition('False', '{"a":true,"b":false}', 'x')]), /condition\/message\/b/);
+    differs(pod('busybox:1.37', after('x').metadata?.annotations as Record<string, string>), /condition: .* vs absent$/);
+    differs(after('2026-12-01T09:20:13Z'), /stopped: false vs true/, true);
+  });
+
+  it('compares Kruise\'s Events (not-upgradable pods, flips) in order, and sets aside this project\'s rollout-state Events', () => {
+    const flip = { object: 'Pod/shop/web-0', type: 'Normal', reason: 'ResetContainerSucceed', message: 'reset sidecar container image empty successfully' };
+    const notUpgradable = { object: 'SidecarSet/a', type: 'Normal', reason: 'NotUpgradablePods', message: 'SidecarSet in-place update detected 1 not upgradable pod(s) in this round, will skip them.' };
+    const state = { object: 'SidecarSet/a', type: 'Normal', reason: 'RolloutProgressing', message: 'updating' };
+    expect(kruiseReasonEvents([flip, state, notUpgradable])).toEqual([flip, notUpgradable]);
+    const withEvents = (...events: (typeof flip)[]) => ({ ...pods(after('2026-11-30T12:30:00Z')), events });
+    expect(compareVerdicts(rolloutCase, withEvents(flip, notUpgradable, state), withEvents(flip, notUpgradable)).agree).toBe(true);
+    expect(compareVerdicts(rolloutCase, withEvents(flip), withEvents(flip, notUpgradable)).agree).toBe(false);
+    expect(compareVerdicts(rolloutCase, withEvents(notUpgradable, flip), withEvents(flip, notUpgradable)).agree).toBe(false);
+    expect(compareVerdicts(rolloutCase, withEvents({ ...flip, object: 'Pod/shop/web-1' }), withEvents(flip)).agree).toBe(false);
+  });
+
+  describe('a pod flipped this pass and in its batch: updated here in a later pass, by Kruise right after the flip', () => {
+    const flipped = pod('busybox:1.36', { 'version.sidecarset.kruise.io/log-1': '0' });
+    const updatedToo = pod('busybox:1.37', { 'version.sidecarset.kruise.io/log-1': '0', 'kruise.io/sidecarset-hash': hash('t') }, [condition('True', '{"a":true}', 't')]);
+    const kruise = { kind: 'pods' as const, pods: [updatedToo], events: [], writes: [{ kind: 'update' as const, pod: flipped }, { kind: 'update' as const, pod: updatedToo }, { kind: 'status' as const, pod: updatedToo }] };
+
+    it('takes Kruise\'s pod as after its flip when this project deferred that pod', () => {
+      const ours = { kind: 'pods' as const, pods: [flipped], events: [], writes: [{ kind: 'update' as const, pod: flipped }], deferred: ['shop/web-0'] };
+      expect(flippedPodUpdatedLater(ours, kruise).pods).toEqual([flipped]);
+      expect(compareVerdicts(rolloutCase, ours, kruise).agree).toBe(true);
+    });
+
+    it('sets nothing aside when this project did not defer it, or Kruise did not write a flip and then an update', () => {
+      const ours = { kind: 'pods' as const, pods: [flipped], events: [], writes: [{ kind: 'update' as const, pod: flipped }] };
+      expect(compareVerdicts(rolloutCase, ours, kruise).agree).toBe(false);
+      const deferred = { ...ours, deferred: ['shop/web-0'] };
+      const updateOnly = { ...kruise, writes: [{ kind: 'update' as const, pod: updatedToo }, { kind: 'status' as const, pod: updatedToo }] };
+      expect(compareVerdicts(rolloutCase, deferred, updateOnly).agree).toBe(false);
+      const twice = { ...kruise, writes: [...kruise.writes, { kind: 'update' as const, pod: updatedToo }] };
+      expect(compareVerdicts(rolloutCase, deferred, twice).agree).toBe(false);
+    });
+  });
+
+  describe('hash annotations converted from the old form: each converted entry names its own set here, the rolled set in Kruise', () => {
+    const oldForm = pod('busybox:1.36', { 'kruise.io/sidecarset-hash': '{"a":"h1","other":"o"}', 'kruise.io/sidecarset-hash-without-image': '{"a":"w1","other":"wo"}' });
+    const converted = (otherName: string) =>
+      pod('busybox:1.37', {
+        'kruise.io/sidecarset-hash': JSON.stringify({ a: { updateTimestamp: 't', hash: 'h2', sidecarSetName: 'a', sidecarList: ['log'] }, other: { updateTimestamp: 't', hash: 'o', sidecarSetName: otherName, sidecarList: null } }),
+        'kruise.io/sidecarset-hash-without-image': JSON.stringify({ a: { updateTimestamp: 't', hash: 'w1', sidecarSetName: 'a', sidecarList: null }, other: { updateTimestamp: 't', hash: 'wo', sidecarSetName: otherName, sidecarList: null } }),
+      });
+    const oldFormCase: ConformanceCase = { class: 'rollout', sidecarSet: set('a', {}), cluster: { sidecarSets: [], namespaces: [], pods: [oldForm] } };
+
+    it('names the other set\'s entries by their own set in Kruise\'s view, in both annotations', () => {
+      const kruise = rolloutPodView(converted('a'), oldForm);
+      const renamed = oldFormEntriesNamed(oldFormCase, kruise, rolloutPodView(converted('other'), oldForm));
+      expect(renamed).toEqual(rolloutPodView(converted('other'), oldForm));
+      expect(compareVerdicts(oldFormCase, pods(converted('other')), pods(converted('a'))).agree).toBe(true);
+    });
+
+    it('sets nothing aside for a pod that was not in the old form, or a name that is neither set\'s', () => {
+      const newForm: ConformanceCase = { ...oldFormCase, cluster: { ...oldFormCase.cluster, pods: [{ ...oldForm, metadata: { ...oldForm.metadata, annotations: {} } }] } };
+      expect(compareVerdicts(newForm, pods(converted('other')), pods(converted('a'))).agree).toBe(false);
+      expect(compareVerdicts(oldFormCase, pods(converted('other')), pods(converted('b'))).agree).toBe(false);
+      expect(compareVerdicts(oldFormCase, pods(converted('b')), pods(converted('a'))).agree).toBe(false);
+    });
   });
 });

@@ -5,7 +5,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { currentRevisionName } from '../../lib/rollout/revisions.ts';
-import { ANNOTATION_WORKING_HOTUPGRADE } from '../../lib/rollout/pod-state.ts';
+import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE } from '../../lib/rollout/pod-state.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST } from '../../lib/sidecarset/types.ts';
 import type { ConformanceCase } from './generator.ts';
 import type { Verdict } from './verdict.ts';
@@ -345,6 +345,42 @@ export function sidecarOrderBySetName(pod: unknown): unknown {
 }
 
 /**
+ * The volumes of several sets come in the order their sets are injected in:
+ * set name order here, the order Kruise's informer lists the sets there
+ * (namespace-scoped sets first). When both sides injected the same volumes,
+ * and each volume that only one set of the cluster defines keeps, on both
+ * sides, its order among that set's own, this project's injected volumes
+ * (those the pod did not have) are put in Kruise's order; a volume two sets
+ * define goes wherever its first set put it. Anything else stays compared.
+ */
+export function volumesInKruiseSetOrder(c: ConformanceCase, ours: unknown, kruise: unknown): unknown {
+  if (c.class !== 'inject' || !isRecord(ours) || !isRecord(kruise) || !isRecord(ours.spec) || !isRecord(kruise.spec)) return ours;
+  const mine: unknown = ours.spec.volumes;
+  const theirs: unknown = kruise.spec.volumes;
+  if (!Array.isArray(mine) || !Array.isArray(theirs)) return ours;
+  const nameOf = (v: unknown) => (isRecord(v) && typeof v.name === 'string' ? v.name : '');
+  const names = (list: readonly unknown[]) => list.map(nameOf);
+  // The pod's own volumes come first on both sides, in its order; the injected ones after them.
+  const own = names(c.pod.spec?.volumes ?? []);
+  const [mineOwn, theirsOwn] = [(mine as unknown[]).slice(0, own.length), (theirs as unknown[]).slice(0, own.length)];
+  if (!isDeepStrictEqual(names(mineOwn), own) || !isDeepStrictEqual(names(theirsOwn), own)) return ours;
+  const mineInjected = (mine as unknown[]).slice(own.length);
+  const theirsInjected = (theirs as unknown[]).slice(own.length);
+  if (!isDeepStrictEqual(names(mineInjected).sort(), names(theirsInjected).sort())) return ours;
+  const definers = (name: string) => c.cluster.sidecarSets.filter((set) => (set.spec?.volumes ?? []).some((v) => v.name === name));
+  for (const set of c.cluster.sidecarSets) {
+    const alone = (list: readonly unknown[]) =>
+      names(list).filter((name) => {
+        const sets = definers(name);
+        return sets.length === 1 && sets[0] === set;
+      });
+    if (!isDeepStrictEqual(alone(mineInjected), alone(theirsInjected))) return ours;
+  }
+  const byName = new Map(mineInjected.map((v) => [nameOf(v), v]));
+  return { ...ours, spec: { ...ours.spec, volumes: [...mineOwn, ...theirsInjected.map((v) => byName.get(nameOf(v)))] } };
+}
+
+/**
  * sidecarset.md §7 (better than Kruise): a pod injected with a set's
  * current spec records as `controllerRevision` the revision name computed
  * from that spec and `status.collisionCount`, where Kruise copies
@@ -412,6 +448,153 @@ function readyCountsDropped(status: Record<string, unknown>): Record<string, unk
 }
 
 // ---------------------------------------------------------------------------
+// Rollout
+
+/** The SidecarSetUpgradable condition the rollout writes (rollout.md §1.7). */
+const UPGRADABLE_CONDITION = 'SidecarSetUpgradable';
+
+/** A pod's `namespace/name`. */
+function keyOf(pod: unknown): string {
+  const metadata = isRecord(pod) && isRecord(pod.metadata) ? pod.metadata : {};
+  return `${typeof metadata.namespace === 'string' ? metadata.namespace : ''}/${typeof metadata.name === 'string' ? metadata.name : ''}`;
+}
+
+function annotationsOf(pod: unknown): Json {
+  return isRecord(pod) && isRecord(pod.metadata) && isRecord(pod.metadata.annotations) ? pod.metadata.annotations : {};
+}
+
+/**
+ * The times a pass writes (`updateTimestamp` in the hash annotations and in
+ * the in-place update state) are each side's clock. In an annotation holding
+ * per-set entries, an entry's time is blanked only when it is not the time
+ * the pod carried for that entry before the pass: a time the pass should have
+ * kept (another set's entry, or the in-place update state's first update,
+ * which Kruise keeps) is still compared.
+ */
+function passTimes(value: unknown, before: unknown): unknown {
+  const parsed: unknown = typeof value === 'string' ? safeParse(value) : undefined;
+  if (!isRecord(parsed)) return value;
+  const old: unknown = typeof before === 'string' ? safeParse(before) : undefined;
+  const out: Json = {};
+  for (const [set, entry] of Object.entries(parsed)) {
+    const previous = isRecord(old) ? old[set] : undefined;
+    if (isRecord(entry) && 'updateTimestamp' in entry && !(isRecord(previous) && previous.updateTimestamp === entry.updateTimestamp)) {
+      out[set] = { ...entry, updateTimestamp: '<time>' };
+    } else out[set] = entry;
+  }
+  return out;
+}
+
+/**
+ * What a rollout pass decides about a pod, in the form compared: the images
+ * of its containers and init containers, every annotation (the hash and
+ * in-place update state parsed, with the pass's times set aside as
+ * {@link passTimes} says), and the SidecarSetUpgradable condition without its
+ * times (its message parsed). Everything else of a pod is the kubelet's or
+ * the user's and no rollout writes it.
+ */
+export function rolloutPodView(pod: unknown, before: unknown): Json {
+  const spec = isRecord(pod) && isRecord(pod.spec) ? pod.spec : {};
+  const images = (list: unknown): unknown[] => (Array.isArray(list) ? (list as unknown[]).map((c) => (isRecord(c) ? { name: c.name, image: c.image } : c)) : []);
+  const annotations: Json = { ...annotationsOf(pod) };
+  const old = annotationsOf(before);
+  for (const key of [ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INPLACE_UPDATE_STATE]) {
+    if (key in annotations) annotations[key] = passTimes(annotations[key], old[key]);
+  }
+  const conditions = isRecord(pod) && isRecord(pod.status) && Array.isArray(pod.status.conditions) ? pod.status.conditions : [];
+  const condition = conditions.find((c) => isRecord(c) && c.type === UPGRADABLE_CONDITION) as Json | undefined;
+  const view: Json = { pod: keyOf(pod), containers: images(spec.containers), initContainers: images(spec.initContainers), annotations };
+  if (condition !== undefined) {
+    view.condition = { status: condition.status, reason: condition.reason, message: typeof condition.message === 'string' ? (safeParse(condition.message) ?? condition.message) : condition.message };
+  }
+  return view;
+}
+
+/**
+ * Better than Kruise (docs/ROLLOUT.md, "Where this differs"): a pod whose hot
+ * upgrade this pass flips, and which the same pass's batch also takes, is
+ * updated here in a later pass, once its old container has restarted on the
+ * empty image; Kruise writes the update right after the flip, over a
+ * container the kubelet has not reset yet. For each pod this project
+ * deferred so (`deferred`: flipped, and in its planned batch), Kruise's pod
+ * is taken as it was after its first write, the flip, when Kruise wrote it
+ * exactly so (the flip, then the update, then perhaps the condition); its
+ * flip is compared, the update it made in the same pass is not.
+ */
+export function flippedPodUpdatedLater(ours: Extract<Verdict, { kind: 'pods' }>, kruise: Extract<Verdict, { kind: 'pods' }>): Extract<Verdict, { kind: 'pods' }> {
+  const deferred = new Set(ours.deferred ?? []);
+  if (deferred.size === 0) return kruise;
+  const pods = kruise.pods.map((pod) => {
+    const key = keyOf(pod);
+    if (!deferred.has(key)) return pod;
+    const writes = kruise.writes.filter((w) => keyOf(w.pod) === key);
+    const shape = writes.map((w) => w.kind).join(',');
+    const flip = writes[0];
+    if (flip === undefined || !(shape === 'update,update' || shape === 'update,update,status')) return pod;
+    return flip.pod;
+  });
+  return { ...kruise, pods };
+}
+
+/** Whether a hash annotation is in the form older Kruise versions wrote, `{"<set>":"<hash>"}`. */
+function isOldFormHash(value: unknown): boolean {
+  const parsed: unknown = typeof value === 'string' ? safeParse(value) : undefined;
+  return isRecord(parsed) && Object.keys(parsed).length > 0 && Object.values(parsed).every((v) => typeof v === 'string');
+}
+
+/**
+ * Better than Kruise (docs/ROLLOUT.md, "Where this differs"): when a pass
+ * converts a pod's hash annotations from the old form `{"<set>":"<hash>"}`,
+ * Kruise names the set it is rolling as `sidecarSetName` of every converted
+ * entry, other sets' included; each entry names its own set here. In
+ * Kruise's view of a pod whose annotation was in the old form, an entry of
+ * another set that carries the rolled set's name, where this project's
+ * entry names its own set, is given that name; nothing else changes.
+ */
+export function oldFormEntriesNamed(c: ConformanceCase, kruise: Json, ours: Json | undefined): Json {
+  if (c.class !== 'rollout' || ours === undefined) return kruise;
+  const rolled = c.sidecarSet.metadata?.name ?? '';
+  const input = c.cluster.pods.find((p) => keyOf(p) === kruise.pod);
+  const inputAnnotations = annotationsOf(input);
+  if (!isOldFormHash(inputAnnotations[ANNOTATION_HASH])) return kruise;
+  const annotations: Json = { ...(kruise.annotations as Json) };
+  const oursAnnotations = isRecord(ours.annotations) ? ours.annotations : {};
+  for (const key of [ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE]) {
+    const theirs = annotations[key];
+    const mine = oursAnnotations[key];
+    if (!isRecord(theirs) || !isRecord(mine)) continue;
+    const renamed: Json = { ...theirs };
+    for (const [set, entry] of Object.entries(theirs)) {
+      const own = mine[set];
+      if (set === rolled || !isRecord(entry) || !isRecord(own) || entry.sidecarSetName !== rolled || own.sidecarSetName !== set) continue;
+      renamed[set] = { ...entry, sidecarSetName: set };
+    }
+    annotations[key] = renamed;
+  }
+  return { ...kruise, annotations };
+}
+
+/** The Events Kruise's pass records: on the set for not-upgradable pods, on a pod for its HotUpgrade flip. */
+const KRUISE_ROLLOUT_EVENTS = new Set(['NotUpgradablePods', 'ResetContainerSucceed', 'ResetContainerFailed']);
+
+/**
+ * Better than Kruise (docs/ROLLOUT.md, "Watching a rollout"): this project
+ * also tells on the set why its rollout is where it is (`Rollout…` Events),
+ * which Kruise only logs. The Events compared are Kruise's own reasons, in
+ * the order recorded.
+ */
+export function kruiseReasonEvents(events: readonly { object: string; type: string; reason: string; message: string }[]): unknown[] {
+  return events.filter((e) => KRUISE_ROLLOUT_EVENTS.has(e.reason)).map((e) => ({ object: e.object, type: e.type, reason: e.reason, message: e.message }));
+}
+
+function rolloutView(c: ConformanceCase, verdict: Extract<Verdict, { kind: 'pods' }>): Json {
+  const before = new Map(c.class === 'rollout' ? c.cluster.pods.map((p) => [keyOf(p), p]) : []);
+  const pods = [...verdict.pods].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0)).map((p) => rolloutPodView(p, before.get(keyOf(p))));
+  // Why a pass stopped is worded by each side; only that it did is compared.
+  return { kind: 'pods', pods, events: kruiseReasonEvents(verdict.events), stopped: verdict.passError !== undefined };
+}
+
+// ---------------------------------------------------------------------------
 // The comparison
 
 /**
@@ -459,7 +642,7 @@ export interface Comparison {
 }
 
 function inputOf(c: ConformanceCase): unknown {
-  return c.class === 'inject' ? c.pod : c.class === 'status' ? c.sidecarSet : c.object;
+  return c.class === 'inject' ? c.pod : c.class === 'status' || c.class === 'rollout' ? c.sidecarSet : c.object;
 }
 
 /** Puts one side's verdict in the form compared (denials as field error sets, objects normalised). */
@@ -477,13 +660,16 @@ function normalised(c: ConformanceCase, verdict: Verdict): unknown {
     }
     case 'allowed':
       return { kind: 'allowed', result: c.class === 'inject' ? sidecarOrderBySetName(injectionAnnotations(verdict.result)) : verdict.result };
+    case 'pods':
+      return rolloutView(c, verdict);
   }
 }
 
 /** Compares the two sides' verdicts on a case, after the documented normalisations. */
 export function compareVerdicts(c: ConformanceCase, oursVerdict: Verdict, kruiseVerdict: Verdict): Comparison {
+  const kruiseLater = oursVerdict.kind === 'pods' && kruiseVerdict.kind === 'pods' ? flippedPodUpdatedLater(oursVerdict, kruiseVerdict) : kruiseVerdict;
   let ours = normalised(c, oursVerdict) as { kind: string; errors?: string[]; result?: unknown };
-  let kruise = normalised(c, kruiseVerdict) as { kind: string; errors?: string[]; result?: unknown };
+  let kruise = normalised(c, kruiseLater) as { kind: string; errors?: string[]; result?: unknown };
 
   // Items 7-9 and names across kinds: errors only one side reports, for documented reasons, are set aside.
   let kruiseStoppedEarly = false;
@@ -512,8 +698,13 @@ export function compareVerdicts(c: ConformanceCase, oursVerdict: Verdict, kruise
   if (ours.kind === 'denied' && kruise.kind === 'denied') ours = { kind: 'denied', errors: oursInKruiseWords(ours.errors ?? [], kruise.errors ?? []) };
 
   if (ours.kind === 'allowed' && kruise.kind === 'allowed') {
-    ours = { kind: 'allowed', result: revisionNameComputed(c, keptFieldsKruiseDrops(ours.result, kruise.result, inputOf(c)), kruise.result) };
+    ours = { kind: 'allowed', result: volumesInKruiseSetOrder(c, revisionNameComputed(c, keptFieldsKruiseDrops(ours.result, kruise.result, inputOf(c)), kruise.result), kruise.result) };
     kruise = { kind: 'allowed', result: goEmptyValues(kruise.result, ours.result) };
+  }
+  if (c.class === 'rollout' && ours.kind === 'pods' && kruise.kind === 'pods') {
+    const mine = new Map(((ours as { pods?: Json[] }).pods ?? []).map((v) => [v.pod, v]));
+    const theirs = kruise as { pods?: Json[] };
+    kruise = { ...kruise, pods: (theirs.pods ?? []).map((v) => oldFormEntriesNamed(c, v, mine.get(v.pod))) } as typeof kruise;
   }
   const difference = firstDifference(ours, kruise);
   const comparison: Comparison = difference === undefined ? { agree: true, ours, kruise } : { agree: false, difference, ours, kruise };

@@ -2,7 +2,7 @@
  * Disagreements with Kruise that are known bugs of this project, each with
  * the issue item that fixes it. A mismatch counts as expected only when
  * every field error one side alone reports is explained by an entry here
- * (or, for status, the entry recognises the case). When an item is fixed,
+ * (or, for status and rollout, the entry recognises the case). When an item is fixed,
  * delete its entry: the suite then requires agreement on those cases.
  */
 import type { Comparison } from './compare.ts';
@@ -17,6 +17,8 @@ export interface ExpectedMismatch {
   oursOnlyError?: RegExp;
   /** A status case this entry explains. */
   statusCase?: (c: ConformanceCase, comparison: Comparison) => boolean;
+  /** A rollout case this entry explains (the pods the pass left, compared as in compare.ts). */
+  rolloutCase?: (c: ConformanceCase, comparison: Comparison) => boolean;
   /** Explains an error only next to one a primary entry explains (see {@link unexplainedErrors}). */
   consequence?: boolean;
   /**
@@ -75,8 +77,8 @@ export function unexplainedErrors(comparison: Comparison): { oursOnly: string[];
 
 /** The entries that explain this mismatch, or undefined when it is not (entirely) expected. */
 export function expectedBy(c: ConformanceCase, comparison: Comparison): ExpectedMismatch[] | undefined {
-  if (c.class === 'status') {
-    const entries = EXPECTED_MISMATCHES.filter((e) => e.statusCase?.(c, comparison) === true);
+  if (c.class === 'status' || c.class === 'rollout') {
+    const entries = EXPECTED_MISMATCHES.filter((e) => (c.class === 'status' ? e.statusCase : e.rolloutCase)?.(c, comparison) === true);
     return entries.length === 0 ? undefined : entries;
   }
   if ((comparison.kruiseOnly ?? []).length === 0 && (comparison.oursOnly ?? []).length === 0) return undefined;

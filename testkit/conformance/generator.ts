@@ -5,15 +5,19 @@
  * surface. The same seed gives the same cases, on both sides.
  */
 import fc from 'fast-check';
+import { applyPatch } from '../../lib/admission/json-patch-apply.ts';
 import type { JsonObject, Namespace, Pod } from '../../lib/kube/types.ts';
+import { dueFlips } from '../../lib/rollout/hot-swap.ts';
+import { podFlipPatch, podUpdatePatch } from '../../lib/rollout/pod-patch.ts';
+import { isInjectedBy, podHasSetContainers } from '../../lib/rollout/pod-state.ts';
 import { currentRevisionName } from '../../lib/rollout/revisions.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { injectPod } from '../../lib/sidecarset/inject.ts';
 import { sidecarSetSelectsPod } from '../../lib/sidecarset/match.ts';
-import type { SidecarSet } from '../../lib/sidecarset/types.ts';
+import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, type SidecarSet } from '../../lib/sidecarset/types.ts';
 import { validateSidecarSet } from '../../lib/sidecarset/validate.ts';
 
-export const CASE_CLASSES = ['default', 'validate', 'inject', 'status'] as const;
+export const CASE_CLASSES = ['default', 'validate', 'inject', 'status', 'rollout'] as const;
 export type CaseClass = (typeof CASE_CLASSES)[number];
 
 export interface Cluster {
@@ -27,10 +31,19 @@ export type ConformanceCase =
   | { class: 'default'; operation: 'CREATE' | 'UPDATE'; object: SidecarSet; oldObject?: SidecarSet }
   | { class: 'validate'; operation: 'CREATE' | 'UPDATE'; object: SidecarSet; oldObject?: SidecarSet; cluster: Cluster }
   | { class: 'inject'; namespace: string; pod: Pod; cluster: Cluster }
-  | { class: 'status'; sidecarSet: SidecarSet; cluster: Cluster };
+  | { class: 'status'; sidecarSet: SidecarSet; cluster: Cluster }
+  /** One reconcile pass of `sidecarSet` over the cluster: what it writes to the pods. */
+  | { class: 'rollout'; sidecarSet: SidecarSet; cluster: Cluster };
 
 /** The time our injection records; Kruise records its own clock (normalised away). */
 export const CONFORMANCE_NOW = new Date('2026-11-30T12:00:00.000Z');
+
+/**
+ * The clock of this project's rollout pass: later than anything the
+ * generator records on a pod, so a time the pass writes never equals one the
+ * pod carried (compare.ts tells the two apart by that).
+ */
+export const ROLLOUT_NOW = new Date('2026-11-30T12:30:00.000Z');
 
 /** The cluster's namespaces: two labelled, one not. */
 export const NAMESPACES: Namespace[] = [
@@ -303,7 +316,7 @@ const podArb = fc
  * repository and the digest it pulled (for a pinned image, the pinned one;
  * `stale` gives an older digest, as after an update that did not restart).
  */
-function imageIdOf(image: string, stale: boolean): string {
+export function imageIdOf(image: string, stale = false): string {
   const at = image.indexOf('@');
   const repository = at >= 0 ? image.slice(0, at) : image.replace(/:[^:/]+$/, '');
   const firstPart = repository.split('/')[0] ?? '';
@@ -471,11 +484,286 @@ const statusCaseArb: fc.Arbitrary<ConformanceCase> = fc
     return { class: 'status', sidecarSet: set, cluster: { sidecarSets: sets, namespaces: NAMESPACES, pods: running } };
   });
 
+// ---------------------------------------------------------------------------
+// Rollout cases
+
+/**
+ * Sidecar images of rollout sets. A short-name digest (`agent@sha256:…`),
+ * which the runtime reports fully qualified, is left out: image references
+ * are normalised here and not in Kruise (sidecarset.md §7), which changes
+ * which pods are consistent and so the whole batch. That difference is shown
+ * on Kruise's answer by a hand-written case instead.
+ */
+const ROLLOUT_IMAGES = [
+  'nginx:1.27',
+  'nginx:1.28',
+  'busybox:1.36',
+  'fluent/fluent-bit:3.1',
+  'envoyproxy/envoy:v1.31.0',
+  'registry.example.com/team/agent@sha256:' + 'a'.repeat(64),
+  'docker.io/library/agent@sha256:' + 'b'.repeat(64),
+];
+/** The idle image of a rollout set's HotUpgrade sidecar (never one of ROLLOUT_IMAGES). */
+export const HOT_EMPTY_IMAGE = 'openkruise/hotupgrade-sample:empty';
+
+const weightPriority = { weightPriority: [{ weight: 50, matchSelector: { matchLabels: { tier: 'frontend' } } }, { weight: 10, matchSelector: { matchLabels: { canary: 'true' } } }] };
+
+/** Update strategies as users write them: batches, partitions, a canary selector, priorities and scatter, paused, NotUpdate. */
+const rolloutStrategyArb: fc.Arbitrary<JsonObject> = fc.oneof(
+  { weight: 1, arbitrary: fc.constant({ type: 'NotUpdate' }) },
+  {
+    weight: 9,
+    arbitrary: fc
+      .record({
+        maxUnavailable: fc.constantFrom(undefined, 1, 1, 2, 3, 0, '20%', '50%', '100%'),
+        partition: fc.constantFrom(undefined, undefined, undefined, 0, 1, 2, '30%', '50%', '100%'),
+        paused: fc.constantFrom(undefined, undefined, undefined, undefined, true, false),
+        selector: fc.constantFrom(undefined, undefined, undefined, { matchLabels: { canary: 'true' } }),
+        priorityStrategy: fc.constantFrom(undefined, undefined, undefined, weightPriority, { orderPriority: [{ orderedKey: 'rank' }] }),
+        scatterStrategy: fc.constantFrom(undefined, undefined, undefined, [{ key: 'zone', value: 'a' }], [{ key: 'zone', value: 'a' }, { key: 'zone', value: 'b' }]),
+      })
+      .map((s) => {
+        const out: JsonObject = { type: 'RollingUpdate' };
+        for (const [k, v] of Object.entries(s) as [string, unknown][]) if (v !== undefined) out[k] = v;
+        // Validation refuses a partition beside a selector.
+        if (out.selector !== undefined) delete out.partition;
+        return out;
+      }),
+  },
+);
+
+/** A set's versions: the current one, and two earlier ones whose images (and, now and then, env) differ. */
+interface SetHistory {
+  current: SidecarSet;
+  /** The version just before the current one. */
+  previous: SidecarSet;
+  /** The one before that. */
+  oldest: SidecarSet;
+}
+
+function withImages(set: SidecarSet, images: readonly string[], envChanged: boolean, resourceVersion: number): SidecarSet {
+  const copy = structuredClone(set);
+  (copy.spec?.containers ?? []).forEach((c, i) => {
+    c.image = images[i % images.length] ?? c.image;
+    if (envChanged && i === 0) c.env = [...(c.env ?? []), { name: 'BEFORE', value: '1' }];
+  });
+  copy.metadata = { ...copy.metadata, resourceVersion: String(resourceVersion) };
+  return defaultSidecarSet(copy);
+}
+
+const setHistoryArb: fc.Arbitrary<SetHistory> = fc
+  .record({
+    base: sidecarSetArb,
+    // HotUpgrade on no sidecar, on the first, or on all of them.
+    hot: fc.constantFrom('none', 'none', 'none', 'none', 'first', 'all'),
+    strategy: rolloutStrategyArb,
+    images: fc.tuple(fc.array(fc.constantFrom(...ROLLOUT_IMAGES), { minLength: 2, maxLength: 2 }), fc.array(fc.constantFrom(...ROLLOUT_IMAGES), { minLength: 2, maxLength: 2 }), fc.array(fc.constantFrom(...ROLLOUT_IMAGES), { minLength: 2, maxLength: 2 })),
+    // The env of the first sidecar changed since older pods were injected: they cannot be updated in place.
+    envChanged: fc.constantFrom(false, false, false, false, true),
+    resourceVersion: fc.integer({ min: 200, max: 99_999 }),
+  })
+  .map(({ base, hot, strategy, images, envChanged, resourceVersion }) => {
+    const set = structuredClone(base);
+    const spec = set.spec ?? {};
+    // About one set in three has HotUpgrade sidecars (the first, or all), ColdUpgrade elsewhere.
+    spec.containers = (spec.containers ?? []).map((c, i) => ({
+      ...c,
+      upgradeStrategy: hot === 'all' || (hot === 'first' && i === 0) ? { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: HOT_EMPTY_IMAGE } : { upgradeType: 'ColdUpgrade' },
+    }));
+    // Native sidecars are never rolled (validation refuses them with RollingUpdate): plain init containers only.
+    const init = (spec.initContainers ?? []).filter((c) => c.restartPolicy !== 'Always');
+    if (init.length > 0) spec.initContainers = init;
+    else delete spec.initContainers;
+    spec.updateStrategy = strategy;
+    // Pods were injected (injection is not paused): the rollout is what is looked at.
+    delete spec.injectionStrategy;
+    const [current, previous, oldest] = images;
+    return {
+      current: withImages(set, current, false, resourceVersion),
+      previous: withImages(set, previous, envChanged, resourceVersion - 50),
+      oldest: withImages(set, oldest, envChanged, resourceVersion - 90),
+    };
+  })
+  .filter(({ current }) => validateSidecarSet(current, { operation: 'CREATE', others: [], namespaceLabels }).length === 0);
+
+/**
+ * What happened to a rollout pod after it was updated in place to a later
+ * version by this project's own patch (the one the rollout writes; a pod
+ * not so updated still runs the version that injected it): the kubelet
+ * `restarted` the changed containers, is still `restarting` them (the old
+ * image and image ID still reported) or `failed` (the new image cannot be
+ * pulled: no image ID, not ready). A hot sidecar's upgrade leaves the pod
+ * mid-swap; `flipped` ends the swap with the flip patch, and the kubelet
+ * restarted the old container on the empty image or not yet
+ * (`flipped-restarting`).
+ */
+export type RolloutPodHistory = 'restarted' | 'restarting' | 'failed' | 'flipped' | 'flipped-restarting';
+
+/** The kubelet reports the containers whose spec image changed as running it (or failing to pull it). */
+export function kubeletRestarts(pod: Pod, outcome: 'restarted' | 'failed', ready: boolean): void {
+  const images = new Map((pod.spec?.containers ?? []).map((c) => [c.name, c.image ?? '']));
+  const statuses = pod.status?.containerStatuses ?? [];
+  for (const status of statuses) {
+    const image = images.get(status.name as string);
+    if (image === undefined || image === status.image) continue;
+    status.image = image;
+    if (outcome === 'failed') {
+      status.imageID = '';
+      status.ready = false;
+      status.restartCount = (status.restartCount as number) + 1;
+      status.state = { waiting: { reason: 'ImagePullBackOff' } };
+    } else {
+      status.imageID = imageIdOf(image);
+      status.ready = ready;
+      status.restartCount = (status.restartCount as number) + 1;
+    }
+  }
+}
+
+/** The pod's Ready condition: `ready`, `pod-not-ready` (False, its containers as reported) or `not-ready` (no container ready either). */
+export function setReady(pod: Pod, ready: 'ready' | 'pod-not-ready' | 'not-ready'): void {
+  const conditions = (pod.status?.conditions ?? []) as JsonObject[];
+  for (const c of conditions) if (c.type === 'Ready') c.status = ready === 'ready' ? 'True' : 'False';
+  for (const s of pod.status?.containerStatuses ?? []) if (ready === 'not-ready') s.ready = false;
+}
+
+/** This project's in-place update of `pod` to `set` (the rollout's own patch), as written before the case. */
+export function updatedInPlace(pod: Pod, set: SidecarSet): Pod {
+  const guarded = { ...pod, metadata: { ...pod.metadata, resourceVersion: '1' } };
+  const patch = podUpdatePatch({ pod: guarded, set, latestRevision: currentRevisionName(set), injectedList: set.metadata?.name ?? '', now: CONFORMANCE_NOW });
+  return applyPatch(guarded, patch) as Pod;
+}
+
+function flippedInPlace(pod: Pod, set: SidecarSet): Pod {
+  const flips = dueFlips(pod, set);
+  if (flips.length === 0) return pod;
+  const guarded = { ...pod, metadata: { ...pod.metadata, resourceVersion: '1' } };
+  return applyPatch(guarded, podFlipPatch({ pod: guarded, set, flips, now: CONFORMANCE_NOW })) as Pod;
+}
+
+const rolloutPodArb = fc.record({
+  pod: podArb,
+  selected: fc.constantFrom(true, true, true, true, true, true, false),
+  // Which version injected it, and which version it was updated to in place since (none: still the injecting one).
+  injectedBy: fc.constantFrom('oldest', 'oldest', 'previous', 'previous', 'current'),
+  updatedTo: fc.constantFrom(undefined, undefined, 'previous', 'current', 'current'),
+  history: fc.constantFrom<RolloutPodHistory>('restarted', 'restarted', 'restarted', 'restarting', 'restarting', 'failed', 'flipped', 'flipped-restarting'),
+  // Ready; Ready=False with the containers as reported (a readiness gate, a probe that just recovered); nothing ready.
+  ready: fc.constantFrom('ready', 'ready', 'ready', 'pod-not-ready', 'not-ready'),
+  pending: fc.constantFrom(false, false, false, false, false, false, false, false, false, true),
+  canary: fc.boolean(),
+  zone: fc.constantFrom('a', 'b', undefined),
+  rank: fc.constantFrom('r-1', 'r-3', 'r-10', 'x', undefined),
+  nodeName: fc.constantFrom('node-1', 'node-1', 'node-1', undefined),
+  created: fc.integer({ min: 0, max: 3 }),
+  readySince: fc.constantFrom(undefined, 0, 1, 2),
+  restarts: fc.integer({ min: 0, max: 2 }),
+  otherSetCondition: fc.constantFrom(false, false, false, false, false, true),
+  // Also injected by another set (its entries beside this set's in the annotations).
+  alsoOther: fc.constantFrom(false, false, false, true),
+  // Injected by an older Kruise: the hash annotations in their old form, {"<set>":"<hash>"}.
+  oldFormHash: fc.constantFrom(false, false, false, false, false, false, false, false, false, true),
+  // Finished or being deleted: not the set's to roll.
+  inactive: fc.constantFrom<PodState | undefined>(...Array<undefined>(14).fill(undefined), 'terminating', 'succeeded'),
+});
+
+/**
+ * Another set in the cluster, selecting the pods labelled `other: true`:
+ * its sidecar beside the rolled set's, its entries in their annotations.
+ */
+export const OTHER_SET: SidecarSet = defaultSidecarSet({
+  apiVersion: 'apps.kruise.io/v1alpha1',
+  kind: 'SidecarSet',
+  metadata: { name: 'other', generation: 1, resourceVersion: '77' },
+  spec: {
+    selector: { matchLabels: { other: 'true' } },
+    containers: [{ name: 'other-agent', image: 'busybox:1.36', imagePullPolicy: 'IfNotPresent' }],
+    updateStrategy: { type: 'NotUpdate' },
+  },
+});
+
+/** The annotation's entries in the form older Kruise versions wrote, `{"<set>":"<hash>"}`. */
+function oldForm(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const entries = JSON.parse(value) as Record<string, { hash: string }>;
+  return JSON.stringify(Object.fromEntries(Object.entries(entries).map(([set, entry]) => [set, entry.hash])));
+}
+
+type RolloutPodChoice = typeof rolloutPodArb extends fc.Arbitrary<infer T> ? T : never;
+
+/** One rollout pod as the cluster holds it before the pass. */
+function rolloutPod(p: RolloutPodChoice, i: number, history: SetHistory, others: readonly SidecarSet[]): Pod {
+  const set = history.current;
+  const base = structuredClone(p.selected ? selectedBy(p.pod, set) : p.pod);
+  const labels: Record<string, string> = { ...base.metadata?.labels };
+  if (p.canary) labels.canary = 'true';
+  if (p.alsoOther) labels.other = 'true';
+  if (p.zone !== undefined) labels.zone = p.zone;
+  if (p.rank !== undefined) labels.rank = p.rank;
+  base.metadata = { ...base.metadata, labels };
+  const order = ['oldest', 'previous', 'current'] as const;
+  const injectedBy = history[p.injectedBy];
+  let pod = runningPod(base, `pod-${i}`, [injectedBy, ...others], p.pending ? 'pending' : 'ready');
+  if (p.oldFormHash && pod.metadata?.annotations !== undefined) {
+    const annotations = pod.metadata.annotations;
+    for (const key of [ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE]) {
+      const value = oldForm(annotations[key]);
+      if (value !== undefined) annotations[key] = value;
+    }
+  }
+  const updateTo = p.updatedTo !== undefined && order.indexOf(p.updatedTo) > order.indexOf(p.injectedBy) ? history[p.updatedTo] : undefined;
+  // Only a pod the set injected is updated in place.
+  if (updateTo !== undefined && !p.pending && podHasSetContainers(pod, injectedBy) && isInjectedBy(pod, injectedBy)) {
+    pod = updatedInPlace(pod, updateTo);
+    if (p.history === 'failed') kubeletRestarts(pod, 'failed', false);
+    else if (p.history !== 'restarting') kubeletRestarts(pod, 'restarted', true);
+    if (p.history === 'flipped' || p.history === 'flipped-restarting') {
+      pod = flippedInPlace(pod, updateTo);
+      if (p.history === 'flipped') kubeletRestarts(pod, 'restarted', true);
+    }
+  }
+  const failed = (pod.status?.containerStatuses ?? []).some((s) => s.ready === false);
+  if (!p.pending) setReady(pod, failed && p.ready === 'ready' ? 'pod-not-ready' : p.ready);
+  // What orders the batch (rollout.md §1.3): scheduling, Ready since when, restarts, age.
+  const spec = pod.spec as JsonObject;
+  if (p.nodeName !== undefined && !p.pending) spec.nodeName = p.nodeName;
+  pod.metadata = { ...pod.metadata, creationTimestamp: new Date(Date.UTC(2026, 10, 1 + p.created)).toISOString().replace('.000', '') };
+  delete pod.metadata.resourceVersion;
+  const status = pod.status as JsonObject;
+  for (const c of (status.conditions ?? []) as JsonObject[]) {
+    if (c.type === 'Ready' && p.readySince !== undefined) c.lastTransitionTime = new Date(Date.UTC(2026, 10, 10, p.readySince)).toISOString().replace('.000', '');
+  }
+  for (const s of (status.containerStatuses ?? []) as JsonObject[]) s.restartCount = (s.restartCount as number) + p.restarts;
+  if (p.otherSetCondition) {
+    // Another set found this pod not upgradable earlier: the condition stays False whatever this set says.
+    (status.conditions as JsonObject[]).push({ type: 'SidecarSetUpgradable', status: 'False', reason: 'UpdateImmutableField', message: '{"other-set":false}', lastTransitionTime: '2026-11-20T00:00:00Z' });
+  }
+  // A pod that finished or is being deleted, its sidecars as they were.
+  return p.inactive === undefined ? pod : runningPod(pod, `pod-${i}`, [], p.inactive);
+}
+
+/**
+ * One set's reconcile pass over one to eight pods it injected at some
+ * version (most of them selected by it), after its image changed: some still
+ * run the version that injected them, some were updated in place since and
+ * are restarted, restarting or failed, HotUpgrade ones mid-swap (the new
+ * container ready, so a flip is due, or not ready yet) or flipped; in any
+ * mix of readiness, scheduling, age and labels the strategy looks at.
+ */
+const rolloutCaseArb: fc.Arbitrary<ConformanceCase> = fc
+  .record({ history: setHistoryArb, pods: fc.array(rolloutPodArb, { minLength: 1, maxLength: 8 }) })
+  .map(({ history, pods }) => {
+    const set = withRevisionStatus(history.current, 'registered');
+    const others = validateSidecarSet(OTHER_SET, { operation: 'CREATE', others: [set], namespaceLabels }).length === 0 ? [OTHER_SET] : [];
+    return { class: 'rollout', sidecarSet: set, cluster: { sidecarSets: [set, ...others], namespaces: NAMESPACES, pods: pods.map((p, i) => rolloutPod(p, i, history, others)) } };
+  });
+
 export const caseArb: fc.Arbitrary<ConformanceCase> = fc.oneof(
   { weight: 2, arbitrary: defaultCaseArb },
   { weight: 3, arbitrary: validateCaseArb },
   { weight: 4, arbitrary: injectCaseArb },
   { weight: 2, arbitrary: statusCaseArb },
+  { weight: 3, arbitrary: rolloutCaseArb },
 );
 
 /** `runs` cases from `seed`; the same pair always gives the same cases. */

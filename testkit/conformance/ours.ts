@@ -4,16 +4,26 @@
  * /cli.ts decodes its files and calls runReview with the same memory
  * sources), so calling it in-process is equivalent to spawning the CLI per
  * case, and thousands of cases take seconds instead of minutes. Status is
- * lib/sidecarset/status.ts, what the status-sync pass counts with.
+ * lib/sidecarset/status.ts, what the status-sync pass counts with; a
+ * rollout is one pass of lib/status-sync/set-pass.ts over memory adapters.
  */
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
+import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
+import { memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
+import type { JsonObject } from '../../lib/kube/types.ts';
+import type { PodWriter } from '../../lib/ports.ts';
+import { planRollout } from '../../lib/rollout/plan.ts';
+import { podKey } from '../../lib/rollout/pod-state.ts';
 import { currentRevisionName } from '../../lib/rollout/revisions.ts';
 import { computeStatus, summarizePod } from '../../lib/sidecarset/status.ts';
+import type { SidecarSet } from '../../lib/sidecarset/types.ts';
+import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { runSetPass } from '../../lib/status-sync/set-pass.ts';
 import { runReview, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { GVK_POD, GVK_SET, reviewAround } from '../reviews.ts';
-import { CONFORMANCE_NOW, type ConformanceCase } from './generator.ts';
-import type { Verdict } from './verdict.ts';
+import { CONFORMANCE_NOW, ROLLOUT_NOW, type Cluster, type ConformanceCase } from './generator.ts';
+import type { PodWrite, RolloutEvent, Verdict } from './verdict.ts';
 
 async function admission(fn: AdmissionFunctionName, body: unknown, object: unknown, c: ConformanceCase): Promise<Verdict> {
   const cluster = 'cluster' in c ? c.cluster : { sidecarSets: [], namespaces: [] };
@@ -36,6 +46,68 @@ async function admission(fn: AdmissionFunctionName, body: unknown, object: unkno
   }
 }
 
+/**
+ * One reconcile pass of the set (lib/status-sync/set-pass.ts, the pass the
+ * status-sync function runs) over the case's cluster held by the memory
+ * adapters, and the pods as stored after it.
+ */
+async function rolloutPass(set: SidecarSet, cluster: Cluster): Promise<Verdict> {
+  const pods = memoryPods(cluster.pods);
+  const writes: PodWrite[] = [];
+  const stored = (namespace: string, name: string) => pods.pods().find((p) => podKey(p) === `${namespace}/${name}`) as JsonObject;
+  const writer: PodWriter = {
+    async patch(namespace, name, operations, signal) {
+      const write = await pods.writer.patch(namespace, name, operations, signal);
+      if (write.outcome === 'written') writes.push({ kind: 'update', pod: stored(namespace, name) });
+      return write;
+    },
+    async patchStatus(namespace, name, patch, signal) {
+      const write = await pods.writer.patchStatus(namespace, name, patch, signal);
+      if (write.outcome === 'written') writes.push({ kind: 'status', pod: stored(namespace, name) });
+      return write;
+    },
+  };
+  // The set's and the pods' Events in one list, in the order the pass recorded them.
+  const events: RolloutEvent[] = [];
+  const namespaces = memoryNamespaceSource(cluster.namespaces);
+  const result = await runSetPass(
+    set,
+    {
+      statuses: memoryStatusWriter(cluster.sidecarSets.some((s) => s.metadata?.name === set.metadata?.name) ? cluster.sidecarSets : [...cluster.sidecarSets, set]),
+      events: {
+        record(event) {
+          events.push({ object: `SidecarSet/${event.sidecarSet.name}`, type: event.type, reason: event.reason, message: event.message });
+          return Promise.resolve();
+        },
+      },
+      namespaces,
+      rollout: {
+        revisions: memoryRevisionStore(),
+        setPods: pods.source,
+        pods: writer,
+        podEvents: {
+          record(event) {
+            events.push({ object: `Pod/${event.pod.namespace}/${event.pod.name}`, type: event.type, reason: event.reason, message: event.message });
+            return Promise.resolve();
+          },
+        },
+        clock: { now: () => ROLLOUT_NOW },
+        states: rolloutStateNotices(),
+      },
+    },
+    // One write at a time, in the pass's order, as Kruise writes them.
+    { writeConcurrency: 1 },
+  );
+  // Pods the pass flipped that its plan also updates: the pass leaves their update to a later pass.
+  const labels = new Map(cluster.namespaces.map((ns) => [ns.metadata?.name ?? '', { ...ns.metadata?.labels }]));
+  const plan = planRollout(set, cluster.pods, labels);
+  const planned = new Set(plan.updates.map((u) => podKey(u.pod)));
+  const deferred = plan.flips.map((f) => podKey(f.pod)).filter((key) => planned.has(key));
+  const sorted = pods.pods().sort((a, b) => (podKey(a) < podKey(b) ? -1 : podKey(a) > podKey(b) ? 1 : 0)) as JsonObject[];
+  const passError = result.errors.map((e) => `${e.operation}: ${e.message}`).join('; ');
+  return { kind: 'pods', pods: sorted, writes, events, ...(passError === '' ? {} : { passError }), ...(deferred.length === 0 ? {} : { deferred }) };
+}
+
 /** What this project answers for one case. */
 export async function ourVerdict(c: ConformanceCase): Promise<Verdict> {
   switch (c.class) {
@@ -53,5 +125,7 @@ export async function ourVerdict(c: ConformanceCase): Promise<Verdict> {
       const collisionCount = c.sidecarSet.status?.collisionCount ?? 0;
       return { kind: 'status', status: { ...status, latestRevision: currentRevisionName(c.sidecarSet, collisionCount), collisionCount } };
     }
+    case 'rollout':
+      return rolloutPass(c.sidecarSet, c.cluster);
   }
 }

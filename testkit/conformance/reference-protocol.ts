@@ -16,7 +16,13 @@ export interface ReferenceCluster {
 export type ReferenceRequest =
   | { op: 'default' | 'validate'; operation: 'CREATE' | 'UPDATE'; object: unknown; oldObject?: unknown; cluster: ReferenceCluster }
   | { op: 'inject'; operation: 'CREATE'; namespace: string; object: unknown; cluster: ReferenceCluster }
-  | { op: 'status'; sidecarSet: unknown; cluster: ReferenceCluster };
+  | { op: 'status' | 'rollout'; sidecarSet: unknown; cluster: ReferenceCluster };
+
+/** One pod write of a rollout pass: the whole pod (`update`) or its `status` (the SidecarSetUpgradable condition), with the pod after it. */
+export interface ReferencePodWrite {
+  kind: string;
+  pod: JsonObject;
+}
 
 /** One answer on the wire (the Go side's `answer`). */
 export interface ReferenceAnswer {
@@ -28,6 +34,14 @@ export interface ReferenceAnswer {
   /** The object after the patch (absent when there is no patch). */
   result?: unknown;
   status?: Record<string, unknown>;
+  /** rollout: the pods as stored after the pass (namespace, name order). */
+  pods?: JsonObject[];
+  /** rollout: the pod writes of the pass, in order. */
+  writes?: ReferencePodWrite[];
+  /** rollout: the Events the pass recorded, in order. */
+  events?: { kind: string; namespace?: string; name: string; type: string; reason: string; message: string }[];
+  /** rollout: the error the pass stopped with (the pods show what it wrote before). */
+  passError?: string;
   /** Kruise's code panicked or the case could not be decoded. */
   error?: string;
 }

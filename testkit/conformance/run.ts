@@ -41,7 +41,7 @@ export interface RunReport {
 export async function runConformance(binary: string, runs: number, seed: number): Promise<RunReport> {
   const cases = generateCases(runs, seed);
   const tally = (): ClassTally => ({ agree: 0, total: 0, expected: 0, mismatches: [], expectedExamples: new Map() });
-  const byClass: Record<CaseClass, ClassTally> = { default: tally(), validate: tally(), inject: tally(), status: tally() };
+  const byClass: Record<CaseClass, ClassTally> = { default: tally(), validate: tally(), inject: tally(), status: tally(), rollout: tally() };
   const reference = startKruiseReference(binary);
   try {
     // All cases are sent at once: the reference answers in order while ours are computed.

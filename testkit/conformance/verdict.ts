@@ -5,8 +5,23 @@
  * (Kruise diffs Go-typed JSON, this project diffs the object as received).
  * Kruise's patch is applied by the reference itself, to the JSON it diffed.
  */
+import type { JsonObject } from '../../lib/kube/types.ts';
 import type { ConformanceCase } from './generator.ts';
 import type { ReferenceAnswer, ReferenceRequest } from './reference-protocol.ts';
+
+/** An Event a rollout pass recorded: `object` is `SidecarSet/<name>` or `Pod/<namespace>/<name>`. */
+export interface RolloutEvent {
+  object: string;
+  type: string;
+  reason: string;
+  message: string;
+}
+
+/** One pod write of a rollout pass, with the pod after it; `kind` is `update` (images, annotations) or `status` (the condition). */
+export interface PodWrite {
+  kind: 'update' | 'status';
+  pod: JsonObject;
+}
 
 export type Verdict =
   /** Allowed; `result` is the object after the answer's patch (the input when none). */
@@ -15,7 +30,14 @@ export type Verdict =
   | { kind: 'denied'; code: number; message: string }
   /** No decision (HTTP 500/503, a panic, a case the side could not read). */
   | { kind: 'failed'; code?: number; message: string }
-  | { kind: 'status'; status: Record<string, unknown> };
+  | { kind: 'status'; status: Record<string, unknown> }
+  /**
+   * A rollout pass: the pods as stored after it, the writes it made and the
+   * Events it recorded in order, and whether it stopped on an error. `deferred` (this project only) names
+   * the pods (`namespace/name`) the pass flipped and planned to update too:
+   * their update waits for a later pass (compare.ts, flippedPodUpdatedLater).
+   */
+  | { kind: 'pods'; pods: JsonObject[]; writes: PodWrite[]; events: RolloutEvent[]; passError?: string; deferred?: string[] };
 
 /** The case as the Kruise reference reads it. */
 export function referenceRequest(c: ConformanceCase): ReferenceRequest {
@@ -34,6 +56,8 @@ export function referenceRequest(c: ConformanceCase): ReferenceRequest {
       return { op: 'inject', operation: 'CREATE', namespace: c.namespace, object: c.pod, cluster: { sidecarSets: c.cluster.sidecarSets, namespaces: c.cluster.namespaces } };
     case 'status':
       return { op: 'status', sidecarSet: c.sidecarSet, cluster: c.cluster };
+    case 'rollout':
+      return { op: 'rollout', sidecarSet: c.sidecarSet, cluster: c.cluster };
   }
 }
 
@@ -45,6 +69,7 @@ function inputObject(c: ConformanceCase): unknown {
     case 'inject':
       return c.pod;
     case 'status':
+    case 'rollout':
       return c.sidecarSet;
   }
 }
@@ -53,6 +78,16 @@ function inputObject(c: ConformanceCase): unknown {
 export function kruiseVerdict(c: ConformanceCase, answer: ReferenceAnswer): Verdict {
   if (answer.error !== undefined) return { kind: 'failed', message: answer.error };
   if (answer.status !== undefined) return { kind: 'status', status: answer.status };
+  if (c.class === 'rollout') {
+    const writes = (answer.writes ?? []).map((w): PodWrite => ({ kind: w.kind === 'status' ? 'status' : 'update', pod: w.pod }));
+    const events = (answer.events ?? []).map((e): RolloutEvent => ({
+      object: e.kind === 'Pod' ? `Pod/${e.namespace ?? ''}/${e.name}` : `${e.kind}/${e.name}`,
+      type: e.type,
+      reason: e.reason,
+      message: e.message,
+    }));
+    return { kind: 'pods', pods: answer.pods ?? [], writes, events, ...(answer.passError === undefined ? {} : { passError: answer.passError }) };
+  }
   if (answer.allowed !== true) return { kind: 'denied', code: answer.code ?? 0, message: answer.message ?? '' };
   // The reference applied its patch to what Kruise diffed against (see main.go).
   return { kind: 'allowed', result: answer.result ?? inputObject(c) };

@@ -15,9 +15,18 @@
 //     as the API server would call it)
 //   - status:   Kruise's SidecarSet controller processor (UpdateSidecarSet),
 //     answering the status it computed
+//   - rollout:  the same pass, answering the pods as stored after it (the
+//     in-place updates and HotUpgrade flips it wrote), each pod write it
+//     made and each Event it recorded, in order
 //
 // A case that Kruise's code panics on, or that cannot be decoded, gets an
 // answer with "error" set; the run goes on.
+//
+// Kruise keeps in-memory state between passes that would leak from one case
+// into the next: its update expectations (sidecarcontrol.UpdateExpectations,
+// keyed by SidecarSet name, which make a pass stop early while pods it
+// updated before still show an old hash). They are reset before every case,
+// so each case is judged as by a controller that just started.
 package main
 
 import (
@@ -33,23 +42,26 @@ import (
 	jsonpatch "github.com/evanphx/json-patch"
 	"github.com/openkruise/kruise/apis"
 	appsv1alpha1 "github.com/openkruise/kruise/apis/apps/v1alpha1"
+	"github.com/openkruise/kruise/pkg/control/sidecarcontrol"
 	sidecarsetcontroller "github.com/openkruise/kruise/pkg/controller/sidecarset"
 	"github.com/openkruise/kruise/pkg/util"
 	"github.com/openkruise/kruise/pkg/util/configuration"
+	"github.com/openkruise/kruise/pkg/util/expectations"
 	"github.com/openkruise/kruise/pkg/util/fieldindex"
 	podmutating "github.com/openkruise/kruise/pkg/webhook/pod/mutating"
 	sidecarsetmutating "github.com/openkruise/kruise/pkg/webhook/sidecarset/mutating"
 	sidecarsetvalidating "github.com/openkruise/kruise/pkg/webhook/sidecarset/validating"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
@@ -62,7 +74,7 @@ type request struct {
 	Object     json.RawMessage `json:"object,omitempty"`
 	OldObject  json.RawMessage `json:"oldObject,omitempty"`
 	Cluster    clusterState    `json:"cluster"`
-	SidecarSet json.RawMessage `json:"sidecarSet,omitempty"` // status: the set whose status is computed
+	SidecarSet json.RawMessage `json:"sidecarSet,omitempty"` // status, rollout: the set whose pass runs
 }
 
 type clusterState struct {
@@ -85,7 +97,63 @@ type answer struct {
 	// object, would apply it), not the case's raw JSON.
 	Result json.RawMessage                `json:"result,omitempty"`
 	Status *appsv1alpha1.SidecarSetStatus `json:"status,omitempty"`
-	Error  string                         `json:"error,omitempty"`
+	// Pods (rollout) are the case's pods as stored after the pass, in the
+	// fake client's list order (namespace, name); Writes the pod writes the
+	// pass made, in order, each with the pod as stored after it.
+	Pods   []corev1.Pod `json:"pods,omitempty"`
+	Writes []podWrite   `json:"writes,omitempty"`
+	// Events (rollout) are the Events the pass recorded, in order.
+	Events []event `json:"events,omitempty"`
+	// PassError (rollout) is the error UpdateSidecarSet returned: the pass
+	// stopped there, and Pods show what it wrote before.
+	PassError string `json:"passError,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+// event is one Event a pass recorded, on the object it names.
+type event struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	Type      string `json:"type"`
+	Reason    string `json:"reason"`
+	Message   string `json:"message"`
+}
+
+// eventLog is an EventRecorder that keeps every Event with the object it is
+// about (client-go's FakeRecorder keeps no object name).
+type eventLog struct{ events []event }
+
+func (l *eventLog) Event(object runtime.Object, eventtype, reason, message string) {
+	e := event{Kind: object.GetObjectKind().GroupVersionKind().Kind, Type: eventtype, Reason: reason, Message: message}
+	if accessor, err := meta.Accessor(object); err == nil {
+		e.Namespace, e.Name = accessor.GetNamespace(), accessor.GetName()
+	}
+	if e.Kind == "" {
+		switch object.(type) {
+		case *corev1.Pod:
+			e.Kind = "Pod"
+		case *appsv1alpha1.SidecarSet:
+			e.Kind = "SidecarSet"
+		}
+	}
+	l.events = append(l.events, e)
+}
+
+func (l *eventLog) Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{}) {
+	l.Event(object, eventtype, reason, fmt.Sprintf(messageFmt, args...))
+}
+
+func (l *eventLog) AnnotatedEventf(object runtime.Object, _ map[string]string, eventtype, reason, messageFmt string, args ...interface{}) {
+	l.Eventf(object, eventtype, reason, messageFmt, args...)
+}
+
+// podWrite is one write of a pass to a pod: "update" (the whole pod, as
+// Kruise writes images and annotations) or "status" (the pods/status patch
+// of the SidecarSetUpgradable condition).
+type podWrite struct {
+	Kind string     `json:"kind"`
+	Pod  corev1.Pod `json:"pod"`
 }
 
 // Kruise's controller code looks kinds up in client-go's global scheme (as
@@ -115,6 +183,10 @@ func patchMetadataWhitelist() *corev1.ConfigMap {
 }
 
 func newClient(cluster clusterState, extra ...client.Object) client.Client {
+	return newClientWith(cluster, interceptor.Funcs{}, extra...)
+}
+
+func newClientWith(cluster clusterState, funcs interceptor.Funcs, extra ...client.Object) client.Client {
 	objects := []client.Object{patchMetadataWhitelist()}
 	for i := range cluster.SidecarSets {
 		objects = append(objects, &cluster.SidecarSets[i])
@@ -133,7 +205,33 @@ func newClient(cluster clusterState, extra ...client.Object) client.Client {
 		WithObjects(objects...).
 		WithStatusSubresource(&appsv1alpha1.SidecarSet{}).
 		WithIndex(&appsv1alpha1.SidecarSet{}, fieldindex.IndexNameForSidecarSetNamespace, fieldindex.IndexSidecarSet).
+		WithInterceptorFuncs(funcs).
 		Build()
+}
+
+// recordPodWrites appends each pod write that went through to writes, with
+// the pod as stored after it.
+func recordPodWrites(writes *[]podWrite) interceptor.Funcs {
+	return interceptor.Funcs{
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if err := c.Update(ctx, obj, opts...); err != nil {
+				return err
+			}
+			if pod, ok := obj.(*corev1.Pod); ok {
+				*writes = append(*writes, podWrite{Kind: "update", Pod: *pod.DeepCopy()})
+			}
+			return nil
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, subResource string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if err := c.SubResource(subResource).Patch(ctx, obj, patch, opts...); err != nil {
+				return err
+			}
+			if pod, ok := obj.(*corev1.Pod); ok {
+				*writes = append(*writes, podWrite{Kind: subResource, Pod: *pod.DeepCopy()})
+			}
+			return nil
+		},
+	}
 }
 
 func admissionRequest(req *request, resource, kind string) (admission.Request, error) {
@@ -213,6 +311,8 @@ func handle(req *request) (out answer) {
 			out = answer{ID: req.ID, Error: fmt.Sprintf("kruise panicked: %v\n%s", recovered, debug.Stack())}
 		}
 	}()
+	// A controller that just started: no expectations from earlier cases.
+	sidecarcontrol.UpdateExpectations = expectations.NewUpdateExpectations(sidecarcontrol.RevisionAdapterImpl)
 	decoder := admission.NewDecoder(scheme)
 	ctx := context.Background()
 	switch req.Op {
@@ -252,7 +352,7 @@ func handle(req *request) (out answer) {
 			return answer{ID: req.ID, Error: fmt.Sprintf("pod: %v", err)}
 		}
 		return withResult(admissionAnswer(req.ID, response), base, response)
-	case "status":
+	case "status", "rollout":
 		set := &appsv1alpha1.SidecarSet{}
 		if err := json.Unmarshal(req.SidecarSet, set); err != nil {
 			return answer{ID: req.ID, Error: fmt.Sprintf("sidecarSet: %v", err)}
@@ -267,16 +367,29 @@ func handle(req *request) (out answer) {
 		if !listed {
 			extra = append(extra, set.DeepCopy())
 		}
-		c := newClient(req.Cluster, extra...)
-		// A recorder without a channel drops events instead of blocking.
-		processor := sidecarsetcontroller.NewSidecarSetProcessor(c, &record.FakeRecorder{})
-		if _, err := processor.UpdateSidecarSet(set); err != nil {
-			return answer{ID: req.ID, Error: fmt.Sprintf("UpdateSidecarSet: %v", err)}
+		var writes []podWrite
+		c := newClientWith(req.Cluster, recordPodWrites(&writes), extra...)
+		events := &eventLog{}
+		processor := sidecarsetcontroller.NewSidecarSetProcessor(c, events)
+		_, passErr := processor.UpdateSidecarSet(set)
+		if req.Op == "status" {
+			if passErr != nil {
+				return answer{ID: req.ID, Error: fmt.Sprintf("UpdateSidecarSet: %v", passErr)}
+			}
+			status := set.Status
+			return answer{ID: req.ID, Status: &status}
 		}
-		status := set.Status
-		return answer{ID: req.ID, Status: &status}
+		pods := &corev1.PodList{}
+		if err := c.List(ctx, pods); err != nil {
+			return answer{ID: req.ID, Error: fmt.Sprintf("list pods after the pass: %v", err)}
+		}
+		out := answer{ID: req.ID, Pods: pods.Items, Writes: writes, Events: events.events}
+		if passErr != nil {
+			out.PassError = passErr.Error()
+		}
+		return out
 	default:
-		return answer{ID: req.ID, Error: fmt.Sprintf("unknown op %q (want default, validate, inject or status)", req.Op)}
+		return answer{ID: req.ID, Error: fmt.Sprintf("unknown op %q (want default, validate, inject, status or rollout)", req.Op)}
 	}
 }
 
