@@ -3,7 +3,8 @@
  * kube-apiserver, as the functions' identity: the revision is created in
  * kruise-system, the batch's pods take the guarded JSON Patch (new image,
  * Kruise's annotations) and the SidecarSetUpgradable condition, and a pod
- * changed behind the pass's back is skipped as a conflict. The SidecarSet's
+ * changed behind the pass's back is skipped as a conflict (a HotUpgrade flip too,
+ * whose Event then lands on the pod only when the flip does). The SidecarSet's
  * status and events stay in memory: their adapters are not the point here.
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
@@ -12,7 +13,11 @@ import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
 import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
 import { kubePodWriter, kubeRevisionStore, kubeSetPods } from '../../lib/adapters/kube-rollout.ts';
-import { parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { kubePodEventSink } from '../../lib/adapters/kube-status-sync.ts';
+import { applyPatch } from '../../lib/admission/json-patch-apply.ts';
+import { podUpdatePatch } from '../../lib/rollout/pod-patch.ts';
+import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { memoryEventSink, memoryPodEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { currentRevisionName } from '../../lib/rollout/revisions.ts';
@@ -20,6 +25,7 @@ import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
 import { runSetPass, type SetPassDeps } from '../../lib/status-sync/set-pass.ts';
 import { createNamespace, createPod, podPath, readPod } from '../../testkit/cluster-pods.ts';
 import { hashOf, NEW_IMAGE, OLD_IMAGE, rolloutPod, rolloutSet } from '../rollout/fixtures.ts';
+import { EMPTY, hotSet, injected, kubelet } from '../rollout/hot-fixtures.ts';
 
 const NS = 'rolling';
 
@@ -99,5 +105,62 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
     expect(p1?.status?.conditions?.find((c) => c.type === 'SidecarSetUpgradable')).toMatchObject({ status: 'True', reason: 'AllSidecarsetUpgradable' });
     // The pod the pass wrote is not a change the pace loop waits for.
     expect(result.watch?.own.has(p1?.metadata?.resourceVersion ?? '')).toBe(true);
+  });
+
+  it('does not flip a hot pod that changed behind the pass (a conflict, no event); the next pass flips it and tells the pod', async () => {
+    const ns = 'hot-flip';
+    await createNamespace(cp(), ns);
+    const hot = hotSet('mesh:v2', '999');
+    // Mid-swap: upgraded to mesh:v2 by the set's pass N, and the kubelet has run mesh-2 ready since.
+    const upgraded = kubelet(applyPatch(injected('mesh:v1', 'h-0'), podUpdatePatch({ pod: injected('mesh:v1', 'h-0'), set: hot, latestRevision: 'r', injectedList: 'hot-set', now: new Date() })) as Pod);
+    const { status, ...object } = upgraded;
+    object.metadata = { ...object.metadata, namespace: ns, resourceVersion: undefined, uid: undefined };
+    await createPod(cp(), JSON.parse(JSON.stringify(object)) as Pod);
+    const res = await cp().request('admin', 'PATCH', `${podPath(ns, 'h-0')}/status`, { status }, 'application/strategic-merge-patch+json');
+    expect(res.status).toBe(200);
+
+    const kc = parseKubeConfig(cp().kubeconfig('functions'), 'test');
+    const setPods = kubeSetPods(kc);
+    const statuses = memoryStatusWriter([hot]);
+    let touch = true;
+    const deps: SetPassDeps = {
+      statuses,
+      events: memoryEventSink(),
+      namespaces: memoryNamespaceSource([]),
+      rollout: {
+        revisions: kubeRevisionStore(kc, 'kruise-system'),
+        setPods: {
+          ...setPods,
+          list: async (scope, signal) => {
+            const listed = await setPods.list(scope, signal);
+            if (touch) {
+              touch = false;
+              const touched = await cp().request('admin', 'PATCH', podPath(ns, 'h-0'), { metadata: { labels: { touched: 'yes' } } }, 'application/merge-patch+json');
+              if (touched.status !== 200) throw new Error(`touching h-0: ${touched.status}`);
+            }
+            return listed;
+          },
+        },
+        pods: kubePodWriter(kc),
+        podEvents: kubePodEventSink(makeKubeClients(kc)),
+        clock: { now: () => new Date('2026-12-01T00:00:00Z') },
+        states: rolloutStateNotices(),
+      },
+    };
+    const imagesOf = async () => Object.fromEntries(((await readPod(cp(), ns, 'h-0'))?.spec?.containers ?? []).map((c) => [c.name, c.image]));
+    const events = async () => {
+      const list = await cp().request('admin', 'GET', `/api/v1/namespaces/${ns}/events`);
+      return (JSON.parse(list.body) as { items: { reason: string; type: string; involvedObject: { kind: string; name: string } }[] }).items.map((e) => [e.involvedObject.kind, e.involvedObject.name, e.type, e.reason]);
+    };
+
+    const first = await runSetPass((await statuses.get('hot-set')) as SidecarSet, deps);
+    expect(first).toMatchObject({ podsFlipped: 0, conflicts: 1, inFlight: true, errors: [] });
+    expect(await imagesOf()).toMatchObject({ 'mesh-1': 'mesh:v1', 'mesh-2': 'mesh:v2' });
+    expect(await events()).toEqual([]);
+
+    const second = await runSetPass((await statuses.get('hot-set')) as SidecarSet, deps);
+    expect(second).toMatchObject({ podsFlipped: 1, conflicts: 0, errors: [] });
+    expect(await imagesOf()).toMatchObject({ 'mesh-1': EMPTY, 'mesh-2': 'mesh:v2' });
+    expect(await events()).toEqual([['Pod', 'h-0', 'Normal', 'ResetContainerSucceed']]);
   });
 });
