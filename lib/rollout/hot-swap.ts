@@ -7,33 +7,19 @@
  */
 import { objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
-import { hotUpgradeContainerNames } from '../sidecarset/hot-upgrade.ts';
+import { hotUpgradeContainerNames, hotUpgradeEmptyImage } from '../sidecarset/hot-upgrade.ts';
 import type { SidecarContainer, SidecarSet } from '../sidecarset/types.ts';
 import {
-  hasReadyCondition,
+  hotContainersOf,
   isContainerReady,
   isHotUpgrade,
   isPodStateConsistent,
+  isRunningAndReady,
   podContainers,
   setContainers,
   sidecarContainerNames,
   workingHotUpgradeContainers,
 } from './pod-state.ts';
-
-/** The sidecar's `hotUpgradeEmptyImage` ('' when unset: validation refuses that, a stored set may still carry it). */
-export function emptyImageOf(sidecar: SidecarContainer): string {
-  return stringOf(objectOf(sidecar.upgradeStrategy)?.hotUpgradeEmptyImage) ?? '';
-}
-
-/**
- * The working and the other ("empty") container of a hot sidecar on a pod, by
- * its working-container map: `x-1` works only when the map says so, as in
- * Kruise (GetPodHotUpgradeContainers), so a missing entry means `x-2`.
- */
-export function hotContainersOf(pod: Pod, sidecar: string, working: Readonly<Record<string, string>> = workingHotUpgradeContainers(pod)): { working: string; other: string } {
-  const [one, two] = hotUpgradeContainerNames(sidecar);
-  return working[sidecar] === one ? { working: one, other: two } : { working: two, other: one };
-}
 
 /** One hot sidecar's upgrade on a pod: `container` gets `image`; `other` keeps serving until the flip. */
 export interface HotUpgradeChange {
@@ -52,7 +38,7 @@ export interface HotUpgradeChange {
  */
 export function hotUpgradeChange(pod: Pod, set: SidecarSet, sidecar: SidecarContainer, images: ReadonlyMap<string, string>): HotUpgradeChange | undefined {
   const [one, two] = hotUpgradeContainerNames(sidecar.name);
-  const empty = emptyImageOf(sidecar);
+  const empty = hotUpgradeEmptyImage(sidecar);
   let target: { container: string; other: string };
   if ((images.get(one) ?? '') === empty) target = { container: one, other: two };
   else if ((images.get(two) ?? '') === empty) target = { container: two, other: one };
@@ -97,12 +83,12 @@ export interface HotFlip {
 /**
  * The flips due on a pod (rollout.md §0 step 6, §3.4 pass N+k): some hot
  * sidecar's non-working container does not hold the empty image (the pod is
- * mid-swap), every other sidecar container of the set is consistent with its
- * spec (the new one has restarted), and the pod is Running and Ready or every
- * container but the non-working ones is ready. Empty when none is due.
+ * mid-swap: `swapping`, from {@link swappingContainers}), every other sidecar
+ * container of the set is consistent with its spec (the new one has
+ * restarted), and the pod is Running and Ready or every container but the
+ * non-working ones is ready. Empty when none is due.
  */
-export function dueFlips(pod: Pod, set: SidecarSet): HotFlip[] {
-  const swapping = swappingContainers(pod, set);
+export function dueFlips(pod: Pod, set: SidecarSet, swapping: readonly HotFlip[] = swappingContainers(pod, set)): readonly HotFlip[] {
   if (swapping.length === 0) return [];
   const working = workingHotUpgradeContainers(pod);
   const others = new Set(setContainers(set).filter(isHotUpgrade).map((c) => hotContainersOf(pod, c.name, working).other));
@@ -112,16 +98,19 @@ export function dueFlips(pod: Pod, set: SidecarSet): HotFlip[] {
   return swapping;
 }
 
-/** The hot sidecars whose non-working container does not hold the empty image (isPodSidecarInHotUpgrading). */
-export function swappingContainers(pod: Pod, set: SidecarSet): HotFlip[] {
-  const hot = setContainers(set).filter(isHotUpgrade);
+/**
+ * The hot sidecars whose non-working container does not hold the empty image
+ * (isPodSidecarInHotUpgrading). `hot` is the set's HotUpgrade containers, when
+ * the caller has them for every pod.
+ */
+export function swappingContainers(pod: Pod, set: SidecarSet, hot: readonly SidecarContainer[] = setContainers(set).filter(isHotUpgrade)): HotFlip[] {
   if (hot.length === 0) return [];
   const working = workingHotUpgradeContainers(pod);
   const images = new Map(podContainers(pod).map((c) => [c.name, c.image ?? '']));
   const out: HotFlip[] = [];
   for (const sidecar of hot) {
     const pair = hotContainersOf(pod, sidecar.name, working);
-    const emptyImage = emptyImageOf(sidecar);
+    const emptyImage = hotUpgradeEmptyImage(sidecar);
     // A container missing from the pod reads as image "" (Go's zero value), as in Kruise.
     if ((images.get(pair.other) ?? '') !== emptyImage) out.push({ sidecar: sidecar.name, container: pair.other, working: pair.working, emptyImage });
   }
@@ -130,8 +119,7 @@ export function swappingContainers(pod: Pod, set: SidecarSet): HotFlip[] {
 
 /** isHotUpgradingReady: Running, Ready and not being deleted, or every container status but `others` ready. */
 function isHotUpgradingReady(pod: Pod, others: ReadonlySet<string>): boolean {
-  const deleting = objectOf(pod.metadata)?.deletionTimestamp;
-  if (stringOf(objectOf(pod.status)?.phase) === 'Running' && hasReadyCondition(pod) && (deleting === undefined || deleting === null)) return true;
+  if (isRunningAndReady(pod)) return true;
   const statuses = objectOf(pod.status)?.containerStatuses;
   if (!Array.isArray(statuses)) return true;
   return statuses.every((s) => {

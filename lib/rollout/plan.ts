@@ -11,7 +11,6 @@ import { matchedPods, podStanding } from './candidates.ts';
 import { dueFlips, hotUpgradeChanges, swappingContainers, type HotFlip } from './hot-swap.ts';
 import { scatterSort, scatterTerms, sortActive, sortByPriority } from './order.ts';
 import {
-  hasHotUpgrade,
   isHotUpgrade,
   isPodReady,
   isPodSidecarUpdated,
@@ -32,7 +31,7 @@ export interface PlannedUpdate {
 /** One pod whose hot sidecars finished their swap: the old containers go back to the empty image (rollout.md §3.4). */
 export interface PlannedFlip {
   pod: Pod;
-  flips: HotFlip[];
+  flips: readonly HotFlip[];
 }
 
 /** Why a set updates nothing (more) this pass. */
@@ -143,11 +142,13 @@ export function imageChanges(pod: Pod, set: SidecarSet): Record<string, string> 
 function hotSwaps(set: SidecarSet, matched: readonly Pod[]): { flips: PlannedFlip[]; swapping: number } {
   const flips: PlannedFlip[] = [];
   let swapping = 0;
-  if (!hasHotUpgrade(set)) return { flips, swapping };
+  const hot = setContainers(set).filter(isHotUpgrade);
+  if (hot.length === 0) return { flips, swapping };
   for (const pod of matched) {
-    if (swappingContainers(pod, set).length === 0) continue;
+    const mid = swappingContainers(pod, set, hot);
+    if (mid.length === 0) continue;
     swapping++;
-    const due = dueFlips(pod, set);
+    const due = dueFlips(pod, set, mid);
     if (due.length > 0) flips.push({ pod, flips: due });
   }
   return { flips, swapping };

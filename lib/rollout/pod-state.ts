@@ -6,6 +6,7 @@
 import { imageDigestParts, normalizeImageReference } from '../kube/image-reference.ts';
 import { arrayOf, isObject, objectOf, parseJsonObject, stringMapOf, stringOf } from '../kube/json.ts';
 import type { Container, JsonObject, Pod } from '../kube/types.ts';
+import { hotUpgradeContainerNames, hotUpgradeEmptyImage } from '../sidecarset/hot-upgrade.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import { parseInjectedList, recordedHash } from '../sidecarset/pod-annotations.ts';
 import {
@@ -66,19 +67,12 @@ export function isHotUpgrade(container: SidecarContainer): boolean {
   return objectOf(container.upgradeStrategy)?.upgradeType === 'HotUpgrade';
 }
 
-/** Whether any of the set's containers is HotUpgrade. */
-export function hasHotUpgrade(set: SidecarSet): boolean {
-  return setContainers(set).some(isHotUpgrade);
-}
-
 /** The pod container names the set's sidecars occupy: `x` (Cold) or `x-1`, `x-2` (Hot) (rollout.md §1.8). */
 export function sidecarContainerNames(set: SidecarSet): Set<string> {
   const out = new Set<string>();
   for (const c of setContainers(set)) {
-    if (isHotUpgrade(c)) {
-      out.add(`${c.name}-1`);
-      out.add(`${c.name}-2`);
-    } else out.add(c.name);
+    if (isHotUpgrade(c)) for (const name of hotUpgradeContainerNames(c.name)) out.add(name);
+    else out.add(c.name);
   }
   return out;
 }
@@ -152,23 +146,36 @@ export function timeOf(value: unknown): number {
   return Number.isNaN(t) ? 0 : t;
 }
 
+/** Kruise's util.IsRunningAndReady: phase Running, Ready=True, not being deleted. */
+export function isRunningAndReady(pod: Pod): boolean {
+  const deletion: unknown = objectOf(pod.metadata)?.deletionTimestamp;
+  return stringOf(objectOf(pod.status)?.phase) === 'Running' && hasReadyCondition(pod) && (deletion === undefined || deletion === null);
+}
+
+/**
+ * The working and the other ("empty") container of a hot sidecar on a pod, by
+ * its working-container map: `x-1` works only when the map says so, as in
+ * Kruise (GetPodHotUpgradeContainers), so a missing entry means `x-2`.
+ */
+export function hotContainersOf(pod: Pod, sidecar: string, working: Readonly<Record<string, string>> = workingHotUpgradeContainers(pod)): { working: string; other: string } {
+  const [one, two] = hotUpgradeContainerNames(sidecar);
+  return working[sidecar] === one ? { working: one, other: two } : { working: two, other: one };
+}
+
 /**
  * Kruise's IsPodReady (rollout.md §1.4, §1.8a): for each HotUpgrade sidecar
  * the empty container carries `hotUpgradeEmptyImage` (skipped when that is
  * empty), and the pod is Running, Ready=True and not being deleted.
  */
 export function isPodReady(pod: Pod, set: SidecarSet, hotContainers: readonly SidecarContainer[] = setContainers(set).filter(isHotUpgrade)): boolean {
-  const deletion: unknown = objectOf(pod.metadata)?.deletionTimestamp;
-  if (stringOf(objectOf(pod.status)?.phase) !== 'Running' || !hasReadyCondition(pod)) return false;
-  if (deletion !== undefined && deletion !== null) return false;
+  if (!isRunningAndReady(pod)) return false;
   if (hotContainers.length === 0) return true;
   const working = workingHotUpgradeContainers(pod);
   const images = new Map(podContainers(pod).map((c) => [c.name, c.image]));
   for (const c of hotContainers) {
-    const emptyImage = stringOf(objectOf(c.upgradeStrategy)?.hotUpgradeEmptyImage) ?? '';
+    const emptyImage = hotUpgradeEmptyImage(c);
     if (emptyImage === '') continue;
-    const empty = working[c.name] === `${c.name}-1` ? `${c.name}-2` : `${c.name}-1`;
-    if (images.get(empty) !== emptyImage) return false;
+    if (images.get(hotContainersOf(pod, c.name, working).other) !== emptyImage) return false;
   }
   return true;
 }

@@ -23,6 +23,11 @@ export function versionAltAnnotation(containerName: string): string {
   return `versionalt.sidecarset.kruise.io/${containerName}`;
 }
 
+/** The sidecar's `hotUpgradeEmptyImage`, '' when unset (validation refuses that; a stored set may still carry it). */
+export function hotUpgradeEmptyImage(sidecar: SidecarContainer): string {
+  return stringOf(objectOf(sidecar.upgradeStrategy)?.hotUpgradeEmptyImage) ?? '';
+}
+
 /** The two pod containers of the HotUpgrade sidecar `name`: `[name-1, name-2]`. */
 export function hotUpgradeContainerNames(name: string): [string, string] {
   return [`${name}-1`, `${name}-2`];
@@ -36,7 +41,7 @@ export function hotUpgradeContainerNames(name: string): [string, string] {
  */
 export function splitHotUpgradeSidecar(sidecar: SidecarContainer): [SidecarContainer, SidecarContainer] {
   const [working, empty] = hotUpgradeContainerNames(sidecar.name);
-  const emptyImage = stringOf(objectOf(sidecar.upgradeStrategy)?.hotUpgradeEmptyImage) ?? '';
+  const emptyImage = hotUpgradeEmptyImage(sidecar);
   // A deep copy, so the pod never holds one object in two places (the answer's diff and later writes rely on it).
   const idle: SidecarContainer = { ...cloneJson(sidecar), name: empty, image: emptyImage };
   // Go omits an empty image (omitempty); validation requires one, but a stored set is not validated again.

@@ -198,7 +198,7 @@ export function statusAccumulator(set: SidecarSet): StatusAccumulator {
       counts.matched++;
       // rollout.md §1.9: ready is Kruise's IsPodReady and the sidecars consistent with their spec images.
       if (isPodReady(pod.slim, set, hotContainers) && isPodStateConsistent(pod.slim, set, sidecarNames)) counts.ready++;
-      if (hotContainers.length > 0 && swappingContainers(pod.slim, set).length > 0) hotSwapping++;
+      if (swappingContainers(pod.slim, set, hotContainers).length > 0) hotSwapping++;
       return 'matched';
     },
     status(current = set) {

@@ -30,8 +30,7 @@
  */
 import type { ScheduledEvent } from 'aws-lambda';
 import type { Pod } from '../../lib/kube/types.ts';
-import { hotContainersOf } from '../../lib/rollout/hot-swap.ts';
-import { isPodReady, isPodSidecarUpdated, isPodStateConsistent, podContainers } from '../../lib/rollout/pod-state.ts';
+import { hotContainersOf, isPodReady, isPodSidecarUpdated, isPodStateConsistent, podContainers } from '../../lib/rollout/pod-state.ts';
 import { planRollout } from '../../lib/rollout/plan.ts';
 import { currentRevisionName } from '../../lib/rollout/revisions.ts';
 import { roundWrites } from '../../lib/rollout/round.ts';

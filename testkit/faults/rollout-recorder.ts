@@ -23,8 +23,7 @@
  * and fails the scenario rather than pass on incomplete evidence.
  */
 import type { Pod } from '../../lib/kube/types.ts';
-import { hotContainersOf } from '../../lib/rollout/hot-swap.ts';
-import { isPodReady, isPodSidecarUpdated, isPodStateConsistent, podAnnotation, podContainers } from '../../lib/rollout/pod-state.ts';
+import { hotContainersOf, isPodReady, isPodSidecarUpdated, isPodStateConsistent, podAnnotation, podContainers } from '../../lib/rollout/pod-state.ts';
 import { hotUpgradeContainerNames } from '../../lib/sidecarset/hot-upgrade.ts';
 import { sidecarSetName } from '../../lib/sidecarset/match.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
