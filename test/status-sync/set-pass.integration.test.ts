@@ -19,7 +19,9 @@ import { applyPatch } from '../../lib/admission/json-patch-apply.ts';
 import { podUpdatePatch } from '../../lib/rollout/pod-patch.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { memoryEventSink, memoryPodEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Pod } from '../../lib/kube/types.ts';
+import type { PodEventSink } from '../../lib/ports.ts';
 import { currentRevisionName } from '../../lib/rollout/revisions.ts';
 import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
 import { runSetPass, type SetPassDeps } from '../../lib/status-sync/set-pass.ts';
@@ -64,32 +66,47 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
     await controlPlane?.stop();
   });
 
-  it('registers the revision, updates the batch with guarded patches, marks them upgradable, and skips a pod that changed meanwhile', async () => {
+  /**
+   * The pass's ports: the rollout's real adapters as the functions identity,
+   * the set's status and events in memory. Another writer changes `touch`
+   * right after the pass's first pod list, so that pod's guarded write meets
+   * a real conflict.
+   */
+  function realDeps(forSet: SidecarSet, touch: { namespace: string; name: string }, options: { pageSize?: number; podEvents?: (kc: KubeConfig) => PodEventSink } = {}) {
     const kc = parseKubeConfig(cp().kubeconfig('functions'), 'test');
-    const setPods = kubeSetPods(kc, { pageSize: 2 });
-    const statuses = memoryStatusWriter([set]);
+    const setPods = kubeSetPods(kc, options.pageSize === undefined ? {} : { pageSize: options.pageSize });
+    const statuses = memoryStatusWriter([forSet]);
+    let touched = false;
     const deps: SetPassDeps = {
       statuses,
       events: memoryEventSink(),
       namespaces: memoryNamespaceSource([]),
       rollout: {
         revisions: kubeRevisionStore(kc, 'kruise-system'),
-        // Another writer changes p-0 right after the pass listed it: its guarded patch must fail.
         setPods: {
           ...setPods,
           list: async (scope, signal) => {
             const listed = await setPods.list(scope, signal);
-            const res = await cp().request('admin', 'PATCH', podPath(NS, 'p-0'), { metadata: { labels: { touched: 'yes' } } }, 'application/merge-patch+json');
-            if (res.status !== 200) throw new Error(`touching p-0: ${res.status}`);
+            if (!touched) {
+              touched = true;
+              const res = await cp().request('admin', 'PATCH', podPath(touch.namespace, touch.name), { metadata: { labels: { touched: 'yes' } } }, 'application/merge-patch+json');
+              if (res.status !== 200) throw new Error(`touching ${touch.name}: ${res.status}`);
+            }
             return listed;
           },
         },
         pods: kubePodWriter(kc),
-        podEvents: memoryPodEventSink(),
+        podEvents: options.podEvents?.(kc) ?? memoryPodEventSink(),
         clock: { now: () => new Date('2026-12-01T00:00:00Z') },
         states: rolloutStateNotices(),
       },
     };
+    return { deps, statuses };
+  }
+
+  it('registers the revision, updates the batch with guarded patches, marks them upgradable, and skips a pod that changed meanwhile', async () => {
+    // Another writer changes p-0 right after the pass listed it: its guarded patch must fail.
+    const { deps, statuses } = realDeps(set, { namespace: NS, name: 'p-0' }, { pageSize: 2 });
     const result = await runSetPass(set, deps, { writeConcurrency: 1 });
     expect(result).toMatchObject({ status: 'written', podsUpdated: 1, conflicts: 1, inFlight: true, errors: [] });
     expect(statuses.writes[0]?.status).toMatchObject({ matchedPods: 4, updatedPods: 0, latestRevision: currentRevisionName(set) });
@@ -119,34 +136,7 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
     const res = await cp().request('admin', 'PATCH', `${podPath(ns, 'h-0')}/status`, { status }, 'application/strategic-merge-patch+json');
     expect(res.status).toBe(200);
 
-    const kc = parseKubeConfig(cp().kubeconfig('functions'), 'test');
-    const setPods = kubeSetPods(kc);
-    const statuses = memoryStatusWriter([hot]);
-    let touch = true;
-    const deps: SetPassDeps = {
-      statuses,
-      events: memoryEventSink(),
-      namespaces: memoryNamespaceSource([]),
-      rollout: {
-        revisions: kubeRevisionStore(kc, 'kruise-system'),
-        setPods: {
-          ...setPods,
-          list: async (scope, signal) => {
-            const listed = await setPods.list(scope, signal);
-            if (touch) {
-              touch = false;
-              const touched = await cp().request('admin', 'PATCH', podPath(ns, 'h-0'), { metadata: { labels: { touched: 'yes' } } }, 'application/merge-patch+json');
-              if (touched.status !== 200) throw new Error(`touching h-0: ${touched.status}`);
-            }
-            return listed;
-          },
-        },
-        pods: kubePodWriter(kc),
-        podEvents: kubePodEventSink(makeKubeClients(kc)),
-        clock: { now: () => new Date('2026-12-01T00:00:00Z') },
-        states: rolloutStateNotices(),
-      },
-    };
+    const { deps, statuses } = realDeps(hot, { namespace: ns, name: 'h-0' }, { podEvents: (kc) => kubePodEventSink(makeKubeClients(kc)) });
     const imagesOf = async () => Object.fromEntries(((await readPod(cp(), ns, 'h-0'))?.spec?.containers ?? []).map((c) => [c.name, c.image]));
     const events = async () => {
       const list = await cp().request('admin', 'GET', `/api/v1/namespaces/${ns}/events`);
