@@ -8,7 +8,7 @@ import type { NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
 import { batchSize, maxUnavailableCount, partitionCount } from './batch-size.ts';
 import { matchedPods, podStanding } from './candidates.ts';
-import { dueFlips, hotUpgradeChanges, swappingContainers, type HotFlip } from './hot-swap.ts';
+import { dueFlips, hotUpgradeChanges, swappingContainers, type HotFlip, type HotUpgradeChange } from './hot-swap.ts';
 import { scatterSort, scatterTerms, sortActive, sortByPriority } from './order.ts';
 import {
   isHotUpgrade,
@@ -126,7 +126,7 @@ export function rolloutStatus(set: SidecarSet, matched: readonly Pod[]): Rollout
  * image where it differs from the pod's; a hot one's image goes into the
  * container §3.3 picks, unless its partner already runs it.
  */
-export function imageChanges(pod: Pod, set: SidecarSet): Record<string, string> {
+export function imageChanges(pod: Pod, set: SidecarSet, hot: readonly HotUpgradeChange[] = hotUpgradeChanges(pod, set)): Record<string, string> {
   const current = new Map(podContainers(pod).map((c) => [c.name, c.image ?? '']));
   const out: Record<string, string> = {};
   for (const c of setContainers(set)) {
@@ -134,7 +134,7 @@ export function imageChanges(pod: Pod, set: SidecarSet): Record<string, string> 
     const image = c.image ?? '';
     if (current.has(c.name) && current.get(c.name) !== image) out[c.name] = image;
   }
-  for (const change of hotUpgradeChanges(pod, set)) out[change.container] = change.image;
+  for (const change of hot) out[change.container] = change.image;
   return out;
 }
 

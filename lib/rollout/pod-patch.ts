@@ -24,7 +24,7 @@ import {
   ANNOTATION_INJECTED_LIST,
   type SidecarSet,
 } from '../sidecarset/types.ts';
-import { hotUpgradeChanges, type HotFlip } from './hot-swap.ts';
+import { hotUpgradeChanges, type HotFlip, type HotUpgradeChange } from './hot-swap.ts';
 import { imageChanges } from './plan.ts';
 import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE, containerImageId, podAnnotations, setContainers, setHash } from './pod-state.ts';
 
@@ -201,8 +201,7 @@ function setVersion(set: SidecarSet): string {
  * switches to the new container at once, which is versioned with the set's
  * resourceVersion and learns its partner's version, and the partner learns the new one.
  */
-function switchWorking(annotations: Record<string, string>, pod: Pod, set: SidecarSet): void {
-  const changes = hotUpgradeChanges(pod, set);
+function switchWorking(annotations: Record<string, string>, set: SidecarSet, changes: readonly HotUpgradeChange[]): void {
   if (changes.length === 0) return;
   const version = setVersion(set);
   const working = parseWorkingHotUpgrade(annotations[ANNOTATION_WORKING_HOTUPGRADE]);
@@ -234,12 +233,13 @@ export function podUpdatePatch(input: PodUpdateInput): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [guard(pod)];
   const timestamp = formatTimestamp(now);
   const name = sidecarSetName(set);
-  const images = imageChanges(pod, set);
+  const hot = hotUpgradeChanges(pod, set);
+  const images = imageChanges(pod, set, hot);
   ops.push(...imageOps(pod, images));
 
   const before = podAnnotations(pod);
   const after: Record<string, string> = { ...before };
-  switchWorking(after, pod, set);
+  switchWorking(after, set, hot);
   const hashValue = before[ANNOTATION_HASH];
   const oldForm = isOldForm(hashValue);
   const hashes = readableOrEmpty(() => parseHashAnnotation(ANNOTATION_HASH, hashValue));
