@@ -4,11 +4,11 @@
  * idempotent result (the API server may reinvoke mutating webhooks).
  */
 import { arrayOf, cloneJson, isObject, objectOf, stringOf } from '../kube/json.ts';
-import { ANNOTATION_WORKING_HOTUPGRADE, isHotUpgrade } from '../rollout/pod-state.ts';
-import { currentRevisionName } from '../rollout/revisions.ts';
+import { ANNOTATION_WORKING_HOTUPGRADE } from '../rollout/pod-state.ts';
 import { mergePatch, stringifySorted } from '../kube/merge-patch.ts';
 import type { Container, EnvVar, JsonObject, LocalObjectReference, Pod, Volume, VolumeMount } from '../kube/types.ts';
 import { formatWorkingHotUpgrade, hotUpgradeContainerNames, initialVersionAnnotations, parseWorkingHotUpgrade, splitHotUpgradeSidecar } from './hot-upgrade.ts';
+import { setInjectionFacts, type SetInjectionFacts, type SidecarFacts } from './injection-facts.ts';
 import { isInjectionPaused, labelsOf, sidecarSetName, sidecarSetSelectsPod, sortByName, type NamespaceLabels } from './match.ts';
 import {
   formatHashAnnotation,
@@ -20,19 +20,14 @@ import {
   type SidecarSetUpgradeSpec,
   type UpgradeSpecMap,
 } from './pod-annotations.ts';
-import {
-  ANNOTATION_HASH,
-  ANNOTATION_HASH_WITHOUT_IMAGE,
-  ANNOTATION_INJECTED_LIST,
-  type SidecarContainer,
-  type SidecarSet,
-} from './types.ts';
+import { storedSetFacts, type StoredSetFactsOf } from './stored-set-facts.ts';
+import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST, type SidecarContainer, type SidecarSet } from './types.ts';
 
 /** The env var Kruise adds to every injected container; it also marks a container as a sidecar. */
 export const SIDECAR_ENV = 'IS_INJECTED';
 
 /** The SidecarContainer-only fields, which never reach the pod. */
-const SIDECAR_ONLY_FIELDS = ['podInjectPolicy', 'upgradeStrategy', 'shareVolumePolicy', 'transferEnv', 'resourcesPolicy'];
+const SIDECAR_ONLY_FIELDS: ReadonlySet<string> = new Set(['podInjectPolicy', 'upgradeStrategy', 'shareVolumePolicy', 'transferEnv', 'resourcesPolicy']);
 
 const SUBPATH_EXPR_ENV = /\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)/g;
 
@@ -118,6 +113,12 @@ export interface InjectionInput {
    * this pod. Which sets apply is still decided by the sets as stored.
    */
   revisions?: ReadonlyMap<string, SidecarSet>;
+  /**
+   * What is derived from an applying set as stored (its revision name):
+   * computed per call when absent; the pod webhook passes a memo, so a
+   * stored version's facts are computed once, not once per pod.
+   */
+  factsOf?: StoredSetFactsOf;
 }
 
 export interface InjectionResult {
@@ -151,19 +152,25 @@ export function injectPod(input: InjectionInput): InjectionResult {
   const problem = podShapeProblem(input.pod);
   if (problem !== undefined) throw new InvalidPodError(`the pod cannot be injected: ${problem}`);
 
+  const factsOf = input.factsOf ?? storedSetFacts;
+  // A restored revision carries its own name; the current set's is computed from its spec
+  // (status.latestRevision lags a spec change until the reconciler runs). Only a set as
+  // stored may be looked up by its stored version: a restored one keeps the set's uid
+  // and resourceVersion, not its spec.
+  const facts = sets.map((set, i) => {
+    if (set !== applying[i]) return { injection: setInjectionFacts(set), revision: stringOf(set.status?.latestRevision) ?? '' };
+    const stored = factsOf(set);
+    return { injection: stored.injection, revision: stored.revisionName };
+  });
+
   const { pod, annotations, spec } = writableCopy(input.pod);
   for (const set of sets) patchPodMetadata(annotations, set);
-  const apps = appContainersOf(sets, spec);
-  if (input.maxGrowthBytes !== undefined) checkSharedGrowth(sets, apps, input.pod, input.maxGrowthBytes);
+  const apps = appContainersOf(facts.map((f) => f.injection), spec);
+  if (input.maxGrowthBytes !== undefined) checkSharedGrowth(facts.map((f) => f.injection), apps, input.pod, input.maxGrowthBytes);
 
   const records = injectionRecords(annotations, input.now);
   const parts: InjectedParts = { sidecars: [], initSidecars: [], volumes: [], pullSecrets: [], hotSidecars: [], warnings: [] };
-  sets.forEach((set, i) => {
-    // A restored revision carries its own name; the current set's is computed from its spec
-    // (status.latestRevision lags a spec change until the reconciler runs).
-    const revision = set === applying[i] ? currentRevisionName(set) : (stringOf(set.status?.latestRevision) ?? '');
-    collectSet(set, revision, pod, apps, parts, records);
-  });
+  for (const { injection, revision } of facts) collectSet(injection, revision, pod, apps, parts, records);
   placeParts(spec, parts);
 
   const applied = sets.map(sidecarSetName);
@@ -195,8 +202,8 @@ function writableCopy(received: Pod): { pod: Pod; annotations: Record<string, st
  * the first pass's sidecars where those containers were, would give another
  * result.
  */
-function appContainersOf(sets: readonly SidecarSet[], spec: NonNullable<Pod['spec']>): AppContainers {
-  const replaced = new Set(sets.flatMap((set) => namedSidecars(set.spec?.containers).flatMap((c) => podContainerNames(c, false))));
+function appContainersOf(sets: readonly SetInjectionFacts[], spec: NonNullable<Pod['spec']>): AppContainers {
+  const replaced = new Set(sets.flatMap((set) => set.sidecars.flatMap((c) => c.podNames)));
   return new AppContainers(arrayOf<Container>(spec.containers).filter((c) => isObject(c) && !isInjectedSidecar(c) && !replaced.has(c.name)));
 }
 
@@ -231,52 +238,35 @@ function injectionRecords(annotations: Record<string, string>, now: Date): Injec
  * entries in the hash annotations, which record `revision` as its
  * controllerRevision.
  */
-function collectSet(set: SidecarSet, revision: string, pod: Pod, apps: AppContainers, parts: InjectedParts, records: InjectionRecords): void {
-  const name = sidecarSetName(set);
-  const setVolumes = new Map<string, Volume>();
-  for (const v of arrayOf<Volume>(set.spec?.volumes)) if (isObject(v) && typeof v.name === 'string') setVolumes.set(v.name, v);
-  const sidecarList: string[] = [];
+function collectSet(set: SetInjectionFacts, revision: string, pod: Pod, apps: AppContainers, parts: InjectedParts, records: InjectionRecords): void {
+  const { name } = set;
 
   /** The pod containers for one sidecar: itself, or its two HotUpgrade containers. */
-  const build = (source: SidecarContainer, init: boolean): SidecarContainer[] => {
-    const sidecar = buildSidecar(source, pod, apps);
-    for (const ref of [...arrayOf<JsonObject>(source.volumeMounts), ...arrayOf<JsonObject>(source.volumeDevices)]) {
-      const volume = isObject(ref) && typeof ref.name === 'string' ? setVolumes.get(ref.name) : undefined;
-      if (volume) parts.volumes.push(cloneJson(volume));
-    }
-    if (!isHotSplit(source, init)) return [sidecar];
-    parts.hotSidecars.push(source.name);
-    return splitHotUpgradeSidecar(sidecar);
+  const build = (sidecar: SidecarFacts): SidecarContainer[] => {
+    const built = buildSidecar(sidecar, pod, apps);
+    parts.volumes.push(...sidecar.volumes);
+    if (!sidecar.hotSplit) return [built];
+    parts.hotSidecars.push(sidecar.source.name);
+    return splitHotUpgradeSidecar(built);
   };
 
-  if (unnamedSidecars(set) > 0) parts.warnings.push(`SidecarSet ${name}: a sidecar without a name was not injected`);
-  for (const source of namedSidecars(set.spec?.initContainers)) {
-    // Only native sidecars (restartPolicy Always) are tracked for updates, as in Kruise.
-    if (isNativeSidecar(source)) sidecarList.push(source.name);
-    parts.initSidecars.push(...build(source, true));
-  }
-  // Objects only: a stored set is not re-validated, and a stray item would make the pod unreadable.
-  parts.pullSecrets.push(...cloneJson(arrayOf<LocalObjectReference>(set.spec?.imagePullSecrets).filter(isObject)));
-  for (const source of namedSidecars(set.spec?.containers)) {
-    // A HotUpgrade sidecar is listed by its own name, not its two containers'.
-    sidecarList.push(source.name);
-    parts.sidecars.push(...build(source, false));
-  }
+  if (set.unnamedSidecars > 0) parts.warnings.push(`SidecarSet ${name}: a sidecar without a name was not injected`);
+  for (const sidecar of set.initSidecars) parts.initSidecars.push(...build(sidecar));
+  parts.pullSecrets.push(...set.pullSecrets);
+  for (const sidecar of set.sidecars) parts.sidecars.push(...build(sidecar));
 
-  sidecarList.sort();
-  const setAnnotations = objectOf(set.metadata?.annotations) ?? {};
   recordInjection(records.hashes, name, {
     updateTimestamp: records.timestamp,
-    hash: stringOf(setAnnotations[ANNOTATION_HASH]) ?? '',
+    hash: set.hash,
     sidecarSetName: name,
-    sidecarList,
+    sidecarList: [...set.sidecarList],
     ...(revision !== '' ? { controllerRevision: revision } : {}),
   });
   recordInjection(records.hashesWithoutImage, name, {
     updateTimestamp: records.timestamp,
-    hash: stringOf(setAnnotations[ANNOTATION_HASH_WITHOUT_IMAGE]) ?? '',
+    hash: set.hashWithoutImage,
     sidecarSetName: name,
-    sidecarList: [...sidecarList],
+    sidecarList: [...set.sidecarList],
   });
 }
 
@@ -290,24 +280,6 @@ function placeParts(spec: NonNullable<Pod['spec']>, parts: InjectedParts): void 
   if (parts.pullSecrets.length > 0) {
     spec.imagePullSecrets = mergeByKey(arrayOf<LocalObjectReference>(spec.imagePullSecrets), parts.pullSecrets, 'name');
   }
-}
-
-function isNativeSidecar(source: SidecarContainer): boolean {
-  return source.restartPolicy === 'Always';
-}
-
-/**
- * Whether the sidecar goes into the pod as two containers: a HotUpgrade one
- * in `spec.containers`, or a native sidecar among the init containers (a
- * plain init container runs once and is injected as written, as in Kruise).
- */
-function isHotSplit(source: SidecarContainer, init: boolean): boolean {
-  return isHotUpgrade(source) && (!init || isNativeSidecar(source));
-}
-
-/** The names a sidecar takes in the pod: its own, or `x-1` and `x-2` for a HotUpgrade one. */
-function podContainerNames(source: SidecarContainer, init: boolean): string[] {
-  return isHotSplit(source, init) ? hotUpgradeContainerNames(source.name) : [source.name];
 }
 
 /**
@@ -331,25 +303,6 @@ function writeInjectionAnnotations(annotations: Record<string, string>, records:
   annotations[ANNOTATION_HASH] = formatHashAnnotation(records.hashes);
   annotations[ANNOTATION_HASH_WITHOUT_IMAGE] = formatHashAnnotation(records.hashesWithoutImage);
   annotations[ANNOTATION_INJECTED_LIST] = formatInjectedList([...parseInjectedList(annotations[ANNOTATION_INJECTED_LIST]), ...applied]);
-}
-
-function isNamedSidecar(value: unknown): value is SidecarContainer {
-  return isObject(value) && typeof value.name === 'string' && value.name !== '';
-}
-
-/**
- * The sidecars of a list that have a name. Validation refuses the others, but
- * a stored set is not validated again (nor is one read from a file by the
- * invoke command): a container without a name would make the pod invalid and
- * be appended again on every call, and one whose name is not text cannot
- * even be sorted.
- */
-function namedSidecars(list: unknown): SidecarContainer[] {
-  return arrayOf(list).filter(isNamedSidecar);
-}
-
-function unnamedSidecars(set: SidecarSet): number {
-  return [...arrayOf(set.spec?.initContainers), ...arrayOf(set.spec?.containers)].filter((c) => !isNamedSidecar(c)).length;
 }
 
 /**
@@ -442,21 +395,26 @@ class AppContainers {
   }
 }
 
-/** The container to put into the pod for one SidecarContainer (spec section 4, "Containers"). */
-function buildSidecar(source: SidecarContainer, pod: Pod, apps: AppContainers): SidecarContainer {
+/**
+ * The container to put into the pod for one SidecarContainer (spec section
+ * 4, "Containers"): a shallow copy of the sidecar's template, whose env and
+ * mounts are new lists. Everything else is the template's, which nothing
+ * writes to (it may be shared by every pod of a stored set's version).
+ */
+function buildSidecar(facts: SidecarFacts, pod: Pod, apps: AppContainers): SidecarContainer {
   // podInjectPolicy is still needed for placement; placeContainers strips the sidecar-only fields.
-  const sidecar = cloneJson(source);
+  const sidecar: SidecarContainer = { ...facts.template };
 
-  const { mounts: sharedMounts, subPathEnvs } = isSharing(source) ? apps.shared() : { mounts: [], subPathEnvs: [] };
-  // Copies, so the pod never holds one object in two places.
-  const transferred = cloneJson(mergeByKey(transferEnvs(source, pod, apps), subPathEnvs, 'name'));
+  const { mounts: sharedMounts, subPathEnvs } = facts.sharing ? apps.shared() : { mounts: [], subPathEnvs: [] };
+  // Copies, so the pod never holds one of its own objects in two places.
+  const transferred = cloneJson(mergeByKey(transferEnvs(facts.source, pod, apps), subPathEnvs, 'name'));
 
   const ownEnv = arrayOf<EnvVar>(sidecar.env);
   const env = mergeByKey(ownEnv, [{ name: SIDECAR_ENV, value: 'true' }, ...transferred], 'name');
   sidecar.env = env;
 
   if (sharedMounts.length > 0) {
-    const taken = takenMountPaths(sidecar);
+    const taken = new Set(facts.takenPaths);
     const mounts = [...arrayOf<VolumeMount>(sidecar.volumeMounts)];
     for (const mount of sharedMounts) {
       if (taken.has(mount.mountPath)) continue;
@@ -476,14 +434,9 @@ function buildSidecar(source: SidecarContainer, pod: Pod, apps: AppContainers): 
  * (JSON size plus a comma), and whatever the injection replaces or drops is
  * at most the pod as received.
  */
-function checkSharedGrowth(sets: readonly SidecarSet[], apps: AppContainers, pod: Pod, limit: number): void {
+function checkSharedGrowth(sets: readonly SetInjectionFacts[], apps: AppContainers, pod: Pod, limit: number): void {
   // Each pod container of a sharing sidecar carries the copies: a HotUpgrade one twice.
-  const sharing = sets
-    .flatMap((set) => [
-      ...namedSidecars(set.spec?.initContainers).map((source) => ({ source, copies: podContainerNames(source, true).length })),
-      ...namedSidecars(set.spec?.containers).map((source) => ({ source, copies: podContainerNames(source, false).length })),
-    ])
-    .filter(({ source }) => isSharing(source));
+  const sharing = sets.flatMap((set) => [...set.initSidecars, ...set.sidecars]).filter((sidecar) => sidecar.sharing);
   if (sharing.length === 0) return;
   // The bytes of the first mount at each path: the one a sidecar copies.
   const bytesAt = new Map<unknown, number>();
@@ -495,27 +448,15 @@ function checkSharedGrowth(sets: readonly SidecarSet[], apps: AppContainers, pod
     all += bytes;
   }
   let copied = 0;
-  for (const { source, copies } of sharing) {
+  for (const sidecar of sharing) {
     let bytes = all;
-    for (const path of takenMountPaths(source)) bytes -= bytesAt.get(path) ?? 0;
-    copied += copies * bytes;
+    for (const path of sidecar.takenPaths) bytes -= bytesAt.get(path) ?? 0;
+    copied += sidecar.podNames.length * bytes;
   }
   if (copied <= limit) return;
   // Only now is the pod measured: most pods are refused or passed above.
   const growth = copied - JSON.stringify(pod).length;
   if (growth > limit) throw new InjectionTooLargeError(growth);
-}
-
-function isSharing(source: SidecarContainer): boolean {
-  return objectOf(source.shareVolumePolicy)?.type === 'enabled';
-}
-
-/** The mount and device paths a sidecar uses itself; a shared mount at one of them is not added. */
-function takenMountPaths(sidecar: SidecarContainer): Set<unknown> {
-  return new Set<unknown>([
-    ...arrayOf<VolumeMount>(sidecar.volumeMounts).map((m) => objectOf(m)?.mountPath),
-    ...arrayOf<JsonObject>(sidecar.volumeDevices).map((d) => objectOf(d)?.devicePath),
-  ]);
 }
 
 /** The env values `transferEnv` copies from app containers; missing sources are skipped. */
@@ -582,8 +523,16 @@ function placeContainers(existing: readonly Container[], sidecars: readonly Side
 }
 
 function withoutSidecarFields(sidecar: SidecarContainer): Container {
-  const container: JsonObject = { ...sidecar };
-  for (const key of SIDECAR_ONLY_FIELDS) Reflect.deleteProperty(container, key);
+  // Copied without them rather than copied and deleted from: a deleted key
+  // turns a V8 object into a slow dictionary, which the patch's
+  // serialisation then walks several times slower.
+  const container: JsonObject = {};
+  for (const key of Object.keys(sidecar)) {
+    if (SIDECAR_ONLY_FIELDS.has(key)) continue;
+    const value = sidecar[key];
+    if (key === '__proto__') Object.defineProperty(container, key, { value, enumerable: true, writable: true, configurable: true });
+    else container[key] = value;
+  }
   return container as Container;
 }
 

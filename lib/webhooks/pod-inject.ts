@@ -9,6 +9,7 @@ import { RevisionUnavailableError } from '../rollout/revision-pick.ts';
 import { applyingSidecarSets, injectPod, InjectionTooLargeError, InvalidPodError, PatchPodMetadataError } from '../sidecarset/inject.ts';
 import { hasNamespaceSelector, labelsOf, UnknownNamespaceError, type NamespaceLabels } from '../sidecarset/match.ts';
 import { InvalidHashAnnotationError } from '../sidecarset/pod-annotations.ts';
+import { memoisedStoredSetFacts, type StoredSetFactsOf } from '../sidecarset/stored-set-facts.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { failed, neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
 import { injectionRevisions, RevisionReadError } from './pinned-revisions.ts';
@@ -22,7 +23,7 @@ function podNamespace(request: AdmissionRequest): string {
   return stringOf(objectOf(objectOf(request.object)?.metadata)?.namespace) ?? 'default';
 }
 
-const handleInject = (draw: () => number) => async (request: AdmissionRequest, deps: HandlerDeps) => {
+const handleInject = (draw: () => number, factsOf: StoredSetFactsOf) => async (request: AdmissionRequest, deps: HandlerDeps) => {
   const namespace = podNamespace(request);
   let sets: readonly SidecarSet[];
   let namespaceLabels: NamespaceLabels = new Map();
@@ -37,7 +38,7 @@ const handleInject = (draw: () => number) => async (request: AdmissionRequest, d
     const input = { pod, namespace, sidecarSets: sets, namespaceLabels };
     // The pinned revisions of the sets that apply (rollout.md §2.4); no read for a set that pins none.
     const revisions = await injectionRevisions(applyingSidecarSets(input), labelsOf(pod), deps.revisions, draw, deps.signal);
-    const result = injectPod({ ...input, revisions, now: deps.clock.now(), maxGrowthBytes: patchBytesOverAnswerLimit - 1 });
+    const result = injectPod({ ...input, revisions, factsOf, now: deps.clock.now(), maxGrowthBytes: patchBytesOverAnswerLimit - 1 });
     return patched(pod, result.pod, result.warnings);
   } catch (error) {
     if (error instanceof InjectionTooLargeError) {
@@ -59,9 +60,12 @@ const handleInject = (draw: () => number) => async (request: AdmissionRequest, d
 /**
  * The pod webhook with its random draw for a `Partial` pinned revision's
  * percent partition (a number in [0, 1), as Go's rand.Float64); tests fix it.
+ * `factsOf` gives what is derived from a stored set alone (its revision
+ * name): by default a memo of this handler's own, so each stored version of
+ * a set is worked out once per function instance, not once per pod.
  */
-export function podInjectHandlerWith(draw: () => number): AdmissionHandler {
-  return neverThrows(onlyKind('', 'Pod', skipSubresources(onlyOperations(['CREATE'], skipDeleting(handleInject(draw))))));
+export function podInjectHandlerWith(draw: () => number, factsOf: StoredSetFactsOf = memoisedStoredSetFacts().factsOf): AdmissionHandler {
+  return neverThrows(onlyKind('', 'Pod', skipSubresources(onlyOperations(['CREATE'], skipDeleting(handleInject(draw, factsOf))))));
 }
 
 export const podInjectHandler: AdmissionHandler = podInjectHandlerWith(Math.random);
