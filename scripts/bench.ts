@@ -2,7 +2,7 @@
  * `npm run bench`: every benchmark of issue 8 with its floor, measured in the
  * same run; prints the tables and writes docs/BENCHMARKS.md.
  *
- *   npm run bench -- [--only admission|http|cold-start|reconciler|freshness|rollout[,...]] [--quick] [--out FILE] [--strict]
+ *   npm run bench -- [--only admission|kruise|http|cold-start|reconciler|freshness|rollout[,...]] [--quick] [--out FILE] [--strict]
  *
  * Exits 0 whether targets are met or missed unless --strict is given, then 1
  * on any MISS (after the report is written); 2 on a bad command line.
@@ -14,6 +14,7 @@ import { admissionSection } from './bench/admission-compute.ts';
 import { coldStartSection } from './bench/cold-start.ts';
 import { freshnessSection } from './bench/freshness.ts';
 import { httpSection } from './bench/http-serving.ts';
+import { kruisePodSection } from './bench/kruise-pod.ts';
 import { machineInfo } from './bench/machine.ts';
 import { BenchUsageError, parseBenchOptions, USAGE } from './bench/options.ts';
 import { reconcilerSection } from './bench/reconciler.ts';
@@ -40,6 +41,7 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 
 const runners: Record<SectionId, () => Promise<SectionReport>> = {
   admission: () => admissionSection(settings.admission),
+  kruise: () => kruisePodSection(settings.kruise, log),
   http: () => httpSection(settings.http),
   'cold-start': () => coldStartSection(settings.coldStart),
   reconciler: () => reconcilerSection(settings.reconciler, log),

@@ -2,6 +2,7 @@
 import type { AdmissionSettings } from './admission-compute.ts';
 import type { ColdStartSettings } from './cold-start.ts';
 import type { FreshnessSettings } from './freshness.ts';
+import type { KruisePodSettings } from './kruise-pod.ts';
 import type { HttpSettings } from './http-serving.ts';
 import type { ReconcilerSettings } from './reconciler.ts';
 import type { RolloutSettings } from './rollout.ts';
@@ -9,6 +10,7 @@ import type { SectionId } from './report.ts';
 
 export interface BenchSettings {
   admission: AdmissionSettings;
+  kruise: KruisePodSettings;
   http: HttpSettings;
   coldStart: ColdStartSettings;
   reconciler: ReconcilerSettings;
@@ -20,6 +22,7 @@ export interface BenchSettings {
 export function settingsFor(quick: boolean): BenchSettings {
   const s = {
     admission: { runs: quick ? 3 : 11, runMs: quick ? 250 : 1000 },
+    kruise: { runs: quick ? 3 : 11, runMs: quick ? 250 : 1000 },
     http: { runs: quick ? 1 : 5, durationSeconds: quick ? 3 : 10, moderateRate: 200, moderateConnections: 8, saturationConnections: 32 },
     // The issue asks for the median of 20 starts; the reconciler for 10,000 pods, even in a smoke test.
     coldStart: { runs: quick ? 5 : 20 },
@@ -30,6 +33,7 @@ export function settingsFor(quick: boolean): BenchSettings {
   };
   const parts: Record<SectionId, string> = {
     admission: `admission ${s.admission.runs} runs of ${s.admission.runMs} ms each`,
+    kruise: `Kruise's pod webhook ${s.kruise.runs} runs of ${s.kruise.runMs} ms each, alternating with pod-inject's`,
     http: `HTTP ${s.http.runs} runs of ${s.http.durationSeconds} s per load and route`,
     'cold-start': `cold start ${s.coldStart.runs} starts per bundle`,
     reconciler: `reconciler ${s.reconciler.runs} runs each of pass and floor`,

@@ -47,6 +47,14 @@ describe('benchmark tables and document', () => {
     expect(missedTargets([met])).toEqual([]);
   });
 
+  it('shows a target that could not be measured as SKIPPED, never PASS, and counts it as missed for --strict', () => {
+    const skipped: SectionReport = { ...section, title: '1b. Kruise', verdicts: [{ target: 'pod-inject ≥ 5× faster than Kruise', figure: 'not measured (no Go)', met: false, skipped: true }] };
+    const doc = renderDocument({ command: 'npm run bench', machine: { cpu: 'c', cores: 2, memoryGiB: 4, os: 'Linux', node: 'v22' }, date: new Date(0), quick: false, settings: '' }, [skipped]);
+    expect(doc).toContain('| pod-inject ≥ 5× faster than Kruise | not measured (no Go) | SKIPPED |');
+    expect(renderConsole([skipped])).toMatch(/not measured \(no Go\)\s+SKIPPED/);
+    expect(missedTargets([skipped])).toEqual(['1b. Kruise: pod-inject ≥ 5× faster than Kruise (not measured (no Go))']);
+  });
+
   it('prints each section with its verdicts on the terminal', () => {
     const out = renderConsole([section]);
     expect(out).toContain('== 1. Admission compute ==');
@@ -57,7 +65,7 @@ describe('benchmark tables and document', () => {
 describe('benchmark options', () => {
   it('runs every section into docs/BENCHMARKS.md by default', () => {
     expect(parseBenchOptions([], '/p')).toEqual({
-      sections: ['admission', 'http', 'cold-start', 'reconciler', 'freshness', 'rollout'], quick: false, out: '/p/docs/BENCHMARKS.md', strict: false, help: false,
+      sections: ['admission', 'kruise', 'http', 'cold-start', 'reconciler', 'freshness', 'rollout'], quick: false, out: '/p/docs/BENCHMARKS.md', strict: false, help: false,
     });
   });
 
