@@ -15,6 +15,7 @@ import { runChild } from './child.ts';
 import { benchControlPlane } from '../../testkit/bench/cluster.ts';
 import { num, ratioText, withSpread } from './format.ts';
 import { seedReconcilerCluster } from './reconciler-cluster.ts';
+import { pastMeasuredScaleNotes } from './reconciler-scale.ts';
 import type { SectionReport } from './report.ts';
 import { ratioOfMedians, summarize } from '../../testkit/bench/stats.ts';
 
@@ -26,6 +27,8 @@ export interface ReconcilerSettings {
 export const RECONCILER_TARGET = 1.5;
 const LAMBDA_LIMIT_S = 15 * 60;
 const EXTRAPOLATE_TO = 100_000;
+/** The JSON size of one seeded pod, as the method says (three app containers and two sets' sidecars). */
+const POD_BYTES = 9_000;
 
 const childFile = join(dirname(fileURLToPath(import.meta.url)), 'reconciler-child.ts');
 
@@ -106,6 +109,7 @@ export async function reconcilerSection(settings: ReconcilerSettings, log: (line
       ],
       notes: [
         `Memory does not grow with the pod count: the pass keeps one page (${DEFAULT_POD_PAGE_SIZE} pods) and one counter per SidecarSet. The peak RSS is mostly garbage V8 has not yet collected (the floor, which keeps nothing, peaks as high); under Lambda's memory setting V8 sizes its heap to fit and collects sooner. It was not measured at ${EXTRAPOLATE_TO.toLocaleString('en-US')} pods. Time grows linearly with pods; the extrapolation assumes the API server serves pages as fast as here (on EKS, the network round trip per page adds to both pass and floor).`,
+        ...pastMeasuredScaleNotes({ perPodMs, podBytes: POD_BYTES, pageSize: DEFAULT_POD_PAGE_SIZE, timeoutSeconds: timeout }),
       ],
     };
   } finally {
