@@ -146,7 +146,7 @@ function tallyNotInjected(byNamespace: Map<string, { count: number; pods: NotInj
 async function countPods(sets: readonly SidecarSet[], index: SetIndex, deps: StatusPassDeps, samplePods: number, signal: AbortSignal | undefined): Promise<Counting> {
   const counting: Counting = {
     accumulators: sets.map((set) => statusAccumulator(set)),
-    notInjected: sets.map(() => new Map()),
+    notInjected: sets.map(() => new Map<string, { count: number; pods: NotInjectedPod[] }>()),
     failed: new Map(),
     podsSeen: 0,
   };
