@@ -1,4 +1,4 @@
-/** Entry point of `npm run -s status -- [--kubeconfig FILE] [-w|--watch]` (see cli.ts). */
+/** Entry point of `npm run -s status -- [--kubeconfig FILE] [-w|--watch] [--pods SET]` (see cli.ts). */
 import { chooseCluster, statusViewSources } from './compose.ts';
 import { runStatusView } from './cli.ts';
 

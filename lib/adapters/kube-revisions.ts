@@ -2,10 +2,11 @@
  * The webhooks' {@link RevisionSource}: the ControllerRevisions that record
  * SidecarSet specs, read fresh from the API server through a
  * {@link RevisionReader} (the project's HTTPS client or client-node), one
- * call per read. Only a set that pins a revision is read for, so nothing is
- * cached: a revision the reconciler registered a moment ago is seen.
+ * call per read (a list, one per page of {@link REVISION_PAGE_SIZE}). Only a
+ * set that pins a revision is read for, so nothing is cached: a revision the
+ * reconciler registered a moment ago is seen.
  */
-import { isObject } from '../kube/json.ts';
+import { isObject, objectOf } from '../kube/json.ts';
 import { labelValueErrors, qualifiedNameErrors } from '../kube/names.ts';
 import type { RevisionSource } from '../ports.ts';
 import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../rollout/revisions.ts';
@@ -42,7 +43,16 @@ export function revisionSelector(setName: string, labels: Readonly<Record<string
 export interface KubeRevisionSourceOptions {
   /** The longest one API call may take, whatever the caller's own deadline. Default 5000 ms (KUBE_API_TIMEOUT_MS). */
   apiTimeoutMs?: number;
+  /** Revisions per page of a list. Default {@link REVISION_PAGE_SIZE}. */
+  pageSize?: number;
+  /** Pages read at most before the list is refused as too long. Default {@link MAX_REVISION_PAGES}. */
+  maxPages?: number;
 }
+
+/** A list of revisions is read in pages of this many: one answer stays small whatever the namespace holds. */
+export const REVISION_PAGE_SIZE = 100;
+/** Pages read at most: 5,000 revisions, fifty times a set's largest history (revisionHistoryLimit is at most 100). */
+export const MAX_REVISION_PAGES = 50;
 
 /**
  * Runs one call with the caller's signal bounded by `timeoutMs`; the timer
@@ -64,6 +74,8 @@ async function bounded<T>(timeoutMs: number, signal: AbortSignal | undefined, ca
 /** The revisions in namespace `namespace`, read through `reader`. */
 export function kubeRevisionSource(reader: RevisionReader, namespace: string, options: KubeRevisionSourceOptions = {}): RevisionSource {
   const timeoutMs = options.apiTimeoutMs ?? DEFAULT_MAX_LOAD_MS;
+  const pageSize = options.pageSize ?? REVISION_PAGE_SIZE;
+  const maxPages = options.maxPages ?? MAX_REVISION_PAGES;
   return {
     namespace,
     async get(name, signal) {
@@ -79,16 +91,25 @@ export function kubeRevisionSource(reader: RevisionReader, namespace: string, op
     async list(setName, labels, signal) {
       const selector = revisionSelector(setName, labels);
       const operation = listControllerRevisionsOperation(namespace, selector);
-      let body: unknown;
-      try {
-        body = await bounded(timeoutMs, signal, (s) => reader.listControllerRevisions(namespace, selector, s));
-      } catch (error) {
-        throw asKubeApiError(operation, error);
+      const out: ControllerRevision[] = [];
+      let token: string | undefined;
+      for (let page = 1; ; page++) {
+        let body: unknown;
+        try {
+          const from = token;
+          body = await bounded(timeoutMs, signal, (s) => reader.listControllerRevisions(namespace, selector, s, { limit: pageSize, ...(from === undefined ? {} : { continue: from }) }));
+        } catch (error) {
+          throw asKubeApiError(operation, error);
+        }
+        if (!isObject(body) || !Array.isArray(body.items)) throw new KubeApiError(operation, 'the answer is not a list (no items array)');
+        const items: unknown[] = body.items;
+        if (!items.every(isObject)) throw new KubeApiError(operation, 'the list holds an item that is not an object');
+        out.push(...items);
+        const next = objectOf(body.metadata)?.continue;
+        if (typeof next !== 'string' || next === '') return out;
+        if (page >= maxPages) throw new KubeApiError(operation, `more than ${maxPages * pageSize} ControllerRevisions carry these labels (read in pages of ${pageSize}); a set's history is at most a few dozen`);
+        token = next;
       }
-      if (!isObject(body) || !Array.isArray(body.items)) throw new KubeApiError(operation, 'the answer is not a list (no items array)');
-      const items: unknown[] = body.items;
-      if (!items.every(isObject)) throw new KubeApiError(operation, 'the list holds an item that is not an object');
-      return items;
     },
   };
 }

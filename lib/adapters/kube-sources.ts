@@ -164,8 +164,25 @@ export interface ClusterReader {
 export interface RevisionReader {
   /** The ControllerRevision, or undefined when there is none of that name (404). */
   readControllerRevision(namespace: string, name: string, signal: AbortSignal): Promise<object | undefined>;
-  /** The ControllerRevisionList matching `labelSelector` (already a valid selector), as the API server sent it. */
-  listControllerRevisions(namespace: string, labelSelector: string, signal: AbortSignal): Promise<unknown>;
+  /**
+   * One page of the ControllerRevisionList matching `labelSelector` (already a valid selector), as the API server
+   * sent it: at most `page.limit` items, from `page.continue` (the token of the page before) when given.
+   */
+  listControllerRevisions(namespace: string, labelSelector: string, signal: AbortSignal, page?: ListPage): Promise<unknown>;
+}
+
+/** Which page of a list to read: `limit` items from the `continue` token the previous page gave. */
+export interface ListPage {
+  limit: number;
+  continue?: string;
+}
+
+/** A list query: the selector, and the page when given. */
+function listQuery(labelSelector: string, page: ListPage | undefined): string {
+  const query = new URLSearchParams({ labelSelector });
+  if (page !== undefined) query.set('limit', String(page.limit));
+  if (page?.continue !== undefined) query.set('continue', page.continue);
+  return query.toString();
 }
 
 /** The API server's URL, for logs; every reader the functions compose has one, and reads revisions too. */
@@ -198,8 +215,8 @@ export function httpsClusterReader(client: KubeHttpsClient): ServerReader {
     readNamespace: (name, signal) => readObject(client, `/api/v1/namespaces/${encodeURIComponent(name)}`, getNamespaceOperation(name), signal),
     readControllerRevision: (namespace, name, signal) =>
       readObject(client, `${revisions(namespace)}/${encodeURIComponent(name)}`, getControllerRevisionOperation(namespace, name), signal),
-    listControllerRevisions: (namespace, labelSelector, signal) =>
-      client.getJson(`${revisions(namespace)}?labelSelector=${encodeURIComponent(labelSelector)}`, listControllerRevisionsOperation(namespace, labelSelector), signal),
+    listControllerRevisions: (namespace, labelSelector, signal, page) =>
+      client.getJson(`${revisions(namespace)}?${listQuery(labelSelector, page)}`, listControllerRevisionsOperation(namespace, labelSelector), signal),
   };
 }
 

@@ -168,9 +168,10 @@ export function makeKubeClients(kc: KubeConfig): KubeClients {
         throw clientNodeError(getControllerRevisionOperation(namespace, name), error);
       }
     },
-    async listControllerRevisions(namespace, labelSelector, signal) {
+    async listControllerRevisions(namespace, labelSelector, signal, page) {
       try {
-        const list: unknown = await customObjects.listNamespacedCustomObject({ group: 'apps', version: 'v1', namespace, plural: 'controllerrevisions', labelSelector }, abortWith(signal));
+        const paging = page === undefined ? {} : { limit: page.limit, ...(page.continue === undefined ? {} : { _continue: page.continue }) };
+        const list: unknown = await customObjects.listNamespacedCustomObject({ group: 'apps', version: 'v1', namespace, plural: 'controllerrevisions', labelSelector, ...paging }, abortWith(signal));
         return list;
       } catch (error) {
         throw clientNodeError(listControllerRevisionsOperation(namespace, labelSelector), error);

@@ -34,7 +34,7 @@ export function checkSecret(secret: string, what: string): void {
   const bits = estimatedSecretBits(secret);
   if (bits < MIN_SECRET_BITS) {
     throw new CallerSecretError(
-      `${what} is too predictable (repeated or sequential characters, or too few distinct ones: about ${Math.floor(bits)} random bits, at least ${MIN_SECRET_BITS} needed); ${SECRET_HOWTO}`,
+      `${what} is too predictable (words, repeated or sequential characters, or too few distinct ones: about ${Math.floor(bits)} random bits, at least ${MIN_SECRET_BITS} needed); ${SECRET_HOWTO}`,
     );
   }
 }

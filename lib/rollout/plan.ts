@@ -79,7 +79,7 @@ export interface RolloutPlan {
 }
 
 /** What the plan reads from each matched pod, computed once per pod. */
-interface PodFacts {
+export interface PodFacts {
   /** The recorded hash is the set's (IsPodSidecarUpdated). */
   updated: boolean;
   /** Kruise's IsPodReady. */
@@ -88,7 +88,8 @@ interface PodFacts {
   consistent: boolean;
 }
 
-function podFacts(set: SidecarSet, matched: readonly Pod[]): PodFacts[] {
+/** The facts of each of the set's matched pods, in their order (the per-pod view shows them as the counts use them). */
+export function podFacts(set: SidecarSet, matched: readonly Pod[]): PodFacts[] {
   // Per-set inputs once, not per pod.
   const hash = setHash(set);
   const hot = setContainers(set).filter(isHotUpgrade);

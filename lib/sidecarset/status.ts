@@ -16,6 +16,8 @@ export interface PodSummary {
   /** For reports naming pods; not used in counting. */
   name: string;
   namespace: string;
+  /** For events on the pod; '' or absent when unknown. */
+  uid?: string;
   labels: Readonly<Record<string, string>>;
   /** Terminal (Succeeded/Failed) or being deleted. */
   inactive: boolean;
@@ -79,6 +81,7 @@ export function summarizePod(pod: Pod): PodSummary {
   return {
     name: stringOf(metadata.name) ?? '',
     namespace: stringOf(metadata.namespace) ?? '',
+    uid: stringOf(metadata.uid) ?? '',
     labels: stringMapOf(metadata.labels),
     inactive: !isActivePod(pod),
     slim: slimPod(pod),

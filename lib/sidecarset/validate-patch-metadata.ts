@@ -9,6 +9,15 @@
  * API server. A MergePatchJson value must be a JSON object, the only patch
  * that merges; anything else would be refused at injection instead.
  *
+ * Nor may it write the bookkeeping annotations injection and the rollout
+ * keep on each pod (the three hash and list annotations, the in-place
+ * update state, the HotUpgrade working container and the per-container
+ * `version.sidecarset.kruise.io/*` and `versionalt.sidecarset.kruise.io/*`):
+ * a set writing them would steer another set's rollout (mark its pods
+ * updated, switch the working container, wedge a pod as updating). Kruise
+ * refuses only what its whitelist leaves out, so a permissive whitelist lets
+ * them through; here they are refused by name.
+ *
  * Kruise also checks keys against a whitelist from its own configuration
  * (the SidecarSet_PatchPodMetadata_WhiteList ConfigMap); this project has no
  * such configuration, so any valid key is accepted.
@@ -18,6 +27,8 @@ import { isObject } from '../kube/json.ts';
 import { qualifiedNameErrors } from '../kube/names.ts';
 import type { JsonObject } from '../kube/types.ts';
 import { isUnset, stringMapAt, forEachObjectAt } from './validate-shape.ts';
+import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE } from '../rollout/pod-state.ts';
+import { versionAltAnnotation, versionAnnotation } from './hot-upgrade.ts';
 import { INJECTION_ANNOTATIONS } from './pod-annotations.ts';
 import { PATCH_POLICIES } from './types.ts';
 
@@ -28,6 +39,19 @@ function annotationBytes(annotations: Readonly<Record<string, string>>): number 
   let total = 0;
   for (const [k, v] of Object.entries(annotations)) total += Buffer.byteLength(k) + Buffer.byteLength(v);
   return total;
+}
+
+/** The rollout's own per-pod annotations, and the prefixes of its per-container ones. */
+const ROLLOUT_ANNOTATIONS: readonly string[] = [ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE];
+const ROLLOUT_ANNOTATION_PREFIXES: readonly string[] = [versionAnnotation(''), versionAltAnnotation('')];
+
+/** Why `patchPodMetadata` may not write `key`, or undefined when it may. */
+export function bookkeepingAnnotationReason(key: string): string | undefined {
+  if (INJECTION_ANNOTATIONS.includes(key)) return `${key} is written by the injection itself`;
+  if (ROLLOUT_ANNOTATIONS.includes(key) || ROLLOUT_ANNOTATION_PREFIXES.some((prefix) => key.startsWith(prefix))) {
+    return `${key} is the rollout's own bookkeeping (a SidecarSet writing it would steer the rollout of the pods it selects)`;
+  }
+  return undefined;
 }
 
 function isJsonObjectText(text: string): boolean {
@@ -65,9 +89,10 @@ export function validatePatchPodMetadata(spec: JsonObject, path: FieldPath, errs
     for (const [key, value] of Object.entries(annotations)) {
       // Annotation keys are case-insensitive to Kubernetes' validation (ValidateAnnotations lower-cases them).
       for (const msg of qualifiedNameErrors(key.toLowerCase())) errs.push(annPath.invalid(key, msg));
-      // Injection writes these itself, from what it parses back: a set writing
-      // them too would refuse every pod it selects, or make a reinvocation do so.
-      if (INJECTION_ANNOTATIONS.includes(key)) errs.push(annPath.key(key).forbidden(`${key} is written by the injection itself`));
+      // Injection writes the hash and list annotations itself, from what it parses back: a set writing them too
+      // would refuse every pod it selects, or make a reinvocation do so; the rollout's own would steer its pods.
+      const reserved = bookkeepingAnnotationReason(key);
+      if (reserved !== undefined) errs.push(annPath.key(key).forbidden(reserved));
       if (entry.patchPolicy === 'MergePatchJson' && !isJsonObjectText(value)) {
         errs.push(annPath.key(key).invalid(value, 'must be a JSON object for patchPolicy MergePatchJson'));
       }

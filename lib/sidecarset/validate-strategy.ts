@@ -115,6 +115,24 @@ export function validateUpdateStrategy(spec: JsonObject, path: FieldPath, errs: 
   validateScatterStrategy(strategy.scatterStrategy, sp.child('scatterStrategy'), errs);
 }
 
+/**
+ * The most old revisions a set may keep. Each revision is a whole copy of the
+ * sidecars, read on every pass that rolls the set and by every injection that
+ * pins one; Kruise sets no bound, so a set asking for millions made every pass
+ * list (and keep) that many. 100 is ten times the default and far more than
+ * any rollback needs.
+ */
+export const MAX_REVISION_HISTORY_LIMIT = 100;
+
+/** `revisionHistoryLimit`, when set, an integer of at most {@link MAX_REVISION_HISTORY_LIMIT}. */
+export function validateRevisionHistoryLimit(spec: JsonObject, path: FieldPath, errs: FieldError[]): void {
+  const lp = path.child('revisionHistoryLimit');
+  const limit = integerAt(spec.revisionHistoryLimit, lp, errs);
+  if (limit !== undefined && limit > MAX_REVISION_HISTORY_LIMIT) {
+    errs.push(lp.invalid(limit, `must be at most ${MAX_REVISION_HISTORY_LIMIT} (each kept revision is read on every rollout pass)`));
+  }
+}
+
 /** Rule 10 for `spec` at `path`: a pinned injection revision names one, with a known policy. */
 export function validateInjectionStrategy(spec: JsonObject, path: FieldPath, errs: FieldError[]): void {
   const ip = path.child('injectionStrategy');

@@ -18,7 +18,7 @@ import { validateAgainstOthers } from './validate-cross.ts';
 import { validatePatchPodMetadata } from './validate-patch-metadata.ts';
 import { validateSelectors } from './validate-selectors.ts';
 import { isUnset, objectAt, stringAt } from './validate-shape.ts';
-import { validateInjectionStrategy, validateUpdateStrategy } from './validate-strategy.ts';
+import { validateInjectionStrategy, validateRevisionHistoryLimit, validateUpdateStrategy } from './validate-strategy.ts';
 import { validateUpdate } from './validate-update.ts';
 import type { SidecarSet } from './types.ts';
 
@@ -78,6 +78,7 @@ export function validateSidecarSet(object: unknown, ctx: ValidationContext): Fie
     validateContainers(spec, specPath, errs);
     validateUpdateStrategy(spec, specPath, errs);
     validateInjectionStrategy(spec, specPath, errs);
+    validateRevisionHistoryLimit(spec, specPath, errs);
     validatePatchPodMetadata(spec, specPath, errs);
     if (ctx.operation === 'UPDATE') validateUpdate(spec, ctx.oldObject, specPath, errs);
   }

@@ -11,6 +11,12 @@
  *   (our CRD's status schema would prune an unknown field anyway);
  * - an event can name the pods to recreate, which a count cannot, and a
  *   Warning event reaches the alerting people already run on events;
+ * - a SidecarSet is cluster-scoped, so its events live in `default`, which
+ *   other tenants may read: its event gives counts only, and each namespace
+ *   holding such pods gets its own Warning event (`PodNotInjected`, on its
+ *   first such pod, naming that namespace's pods only), so no event in one
+ *   namespace names a pod of another; at most {@link MAX_NAMESPACES_TOLD}
+ *   namespaces per set are told;
  * - it needs one extra permission, `create` on events, and no schema change.
  *
  * Events are transient (the API server drops them after an hour by default)
@@ -21,20 +27,39 @@
  * process: a new Lambda execution environment reports once more, which is
  * harmless. The counts are also in every pass's result and log line.
  */
-import type { SidecarSetEvent } from '../ports.ts';
+import type { PodEvent, SidecarSetEvent } from '../ports.ts';
+
+/** One uninjected pod, as its namespace's event names it. */
+export interface NotInjectedPod {
+  name: string;
+  uid: string;
+}
+
+/** What a pass found in one namespace for one set. */
+export interface NamespaceFinding {
+  namespace: string;
+  count: number;
+  /** The first few such pods of the namespace, in list order. */
+  pods: readonly NotInjectedPod[];
+}
 
 /** What a pass found for one set. */
 export interface NotInjectedFinding {
   uid: string;
   count: number;
-  /** `namespace/name` of the first few such pods, in list order. */
-  samples: readonly string[];
+  /** How many namespaces hold such pods. */
+  namespaceCount: number;
+  /** The first {@link MAX_NAMESPACES_TOLD} of those namespaces, in list order: each is told of its own pods. */
+  namespaces: readonly NamespaceFinding[];
 }
 
 /** An event to record, and what to remember once it is recorded. */
 export interface DueNotice {
   set: string;
+  /** On the SidecarSet (in `default`, as for any cluster-scoped object): counts only, never a pod's name. */
   event: SidecarSetEvent;
+  /** One per namespace told, in that namespace, on its first such pod: only that namespace's pods are named. */
+  podEvents: PodEvent[];
   finding: NotInjectedFinding;
 }
 
@@ -45,9 +70,14 @@ export interface NotInjectedNotices {
    * @param present every set the pass saw: what is remembered about others is dropped.
    */
   due(findings: ReadonlyMap<string, NotInjectedFinding>, present: ReadonlySet<string>): DueNotice[];
-  /** Remembers a notice whose event was recorded (a failed one is due again next pass). */
+  /** Remembers a notice whose events were recorded (a failed one is due again next pass). */
   reported(notice: DueNotice): void;
 }
+
+/** Namespaces told per set and notice: the events a notice writes stay few however widely the pods are spread. */
+export const MAX_NAMESPACES_TOLD = 20;
+/** Reason of the Warning event in a pod's namespace, on one of its uninjected pods. */
+export const REASON_POD_NOT_INJECTED = 'PodNotInjected';
 
 /** Reason of the Warning event: the set applies to pods it never injected. */
 export const REASON_NOT_INJECTED = 'PodsNotInjected';
@@ -62,18 +92,43 @@ export interface NotInjectedNoticesOptions {
   nowMs?: () => number;
 }
 
+const WHY = 'created without its sidecars (the pod-inject webhook did not inject them, e.g. it was unreachable and its failurePolicy is Ignore)';
+
 function warningMessage(finding: NotInjectedFinding): string {
-  const more = finding.count - finding.samples.length;
-  const names = `${finding.samples.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
   const pods = finding.count === 1 ? '1 pod matches' : `${finding.count} pods match`;
-  return `${pods} this SidecarSet but ${finding.count === 1 ? 'was' : 'were'} created without its sidecars (the pod-inject webhook did not inject them, e.g. it was unreachable and its failurePolicy is Ignore); recreate them to inject: ${names}`;
+  const where = finding.namespaceCount === 1 ? '1 namespace' : `${finding.namespaceCount} namespaces`;
+  const told = finding.namespaceCount > finding.namespaces.length ? ` (the first ${finding.namespaces.length} namespaces)` : '';
+  return (
+    `${pods} this SidecarSet but ${finding.count === 1 ? 'was' : 'were'} ${WHY}, in ${where}; recreate them to inject. ` +
+    `Each namespace${told} is told of its own pods by a ${REASON_POD_NOT_INJECTED} event (kubectl get events -A --field-selector reason=${REASON_POD_NOT_INJECTED})`
+  );
+}
+
+/** The event in one namespace, on its first uninjected pod, naming that namespace's pods only. */
+function namespaceEvent(set: string, found: NamespaceFinding): PodEvent[] {
+  const [first] = found.pods;
+  if (first === undefined) return [];
+  const more = found.count - found.pods.length;
+  const names = `${found.pods.map((p) => p.name).join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+  const pods = found.count === 1 ? '1 pod in this namespace matches' : `${found.count} pods in this namespace match`;
+  return [{
+    pod: { namespace: found.namespace, name: first.name, uid: first.uid },
+    type: 'Warning',
+    reason: REASON_POD_NOT_INJECTED,
+    message: `${pods} SidecarSet ${set} but ${found.count === 1 ? 'was' : 'were'} ${WHY}; recreate them to inject: ${names}`,
+  }];
+}
+
+/** What a finding is remembered by: a change in it is news. */
+function keyOf(finding: NotInjectedFinding): string {
+  return JSON.stringify([finding.namespaceCount, finding.namespaces.map((n) => [n.namespace, n.count, n.pods.map((p) => p.name)])]);
 }
 
 /** Starts with nothing reported; make one per process (per cold start) and keep it across passes. */
 export function notInjectedNotices(options: NotInjectedNoticesOptions = {}): NotInjectedNotices {
   const refreshMs = options.refreshMs ?? DEFAULT_REFRESH_MS;
   const nowMs = options.nowMs ?? (() => performance.now());
-  const last = new Map<string, { count: number; samples: string; at: number }>();
+  const last = new Map<string, { count: number; key: string; at: number }>();
   return {
     due(findings, present) {
       for (const name of last.keys()) if (!present.has(name)) last.delete(name);
@@ -84,20 +139,21 @@ export function notInjectedNotices(options: NotInjectedNoticesOptions = {}): Not
         const sidecarSet = { name: set, uid: finding.uid };
         if (finding.count === 0) {
           if (previous !== undefined) {
-            out.push({ set, finding, event: { sidecarSet, type: 'Normal', reason: REASON_INJECTED, message: 'every pod this SidecarSet applies to now carries its sidecars' } });
+            out.push({ set, finding, podEvents: [], event: { sidecarSet, type: 'Normal', reason: REASON_INJECTED, message: 'every pod this SidecarSet applies to now carries its sidecars' } });
           }
           continue;
         }
-        const changed = previous === undefined || previous.count !== finding.count || previous.samples !== finding.samples.join(',');
+        const changed = previous === undefined || previous.count !== finding.count || previous.key !== keyOf(finding);
         if (changed || now - previous.at >= refreshMs) {
-          out.push({ set, finding, event: { sidecarSet, type: 'Warning', reason: REASON_NOT_INJECTED, message: warningMessage(finding) } });
+          const podEvents = finding.namespaces.flatMap((found) => namespaceEvent(set, found));
+          out.push({ set, finding, podEvents, event: { sidecarSet, type: 'Warning', reason: REASON_NOT_INJECTED, message: warningMessage(finding) } });
         }
       }
       return out;
     },
     reported(notice) {
       if (notice.finding.count === 0) last.delete(notice.set);
-      else last.set(notice.set, { count: notice.finding.count, samples: notice.finding.samples.join(','), at: nowMs() });
+      else last.set(notice.set, { count: notice.finding.count, key: keyOf(notice.finding), at: nowMs() });
     },
   };
 }

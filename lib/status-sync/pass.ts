@@ -20,7 +20,7 @@ import { errorMessage } from '../errors.ts';
 import { jsonEqual, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
 import type { NamespaceSource, PodPages, SidecarSetEventSink, SidecarSetSource, SidecarSetStatusWriter } from '../ports.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
-import { statusAccumulator, statusInputsKey, type StatusAccumulator } from '../sidecarset/status.ts';
+import { statusAccumulator, statusInputsKey, type PodSummary, type StatusAccumulator } from '../sidecarset/status.ts';
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
 import type { RolloutCounts } from '../rollout/plan.ts';
 import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../rollout/revisions.ts';
@@ -29,7 +29,7 @@ import { rolloutState } from './rollout-state.ts';
 import { runSetPass, type RolloutDeps } from './set-pass.ts';
 import { forEachLimited } from './concurrency.ts';
 import { ListExpiredError, StatusConflictError, StatusNotWrittenError } from './errors.ts';
-import type { NotInjectedFinding, NotInjectedNotices } from './not-injected.ts';
+import { MAX_NAMESPACES_TOLD, type NotInjectedFinding, type NotInjectedNotices, type NotInjectedPod } from './not-injected.ts';
 import { buildSetIndex, type SetIndex } from './set-index.ts';
 
 /** The reconciler's name as a function: the Lambda, its bundle, its log lines, the invoke command. */
@@ -62,7 +62,7 @@ export interface StatusPassOptions {
   maxWriteAttempts?: number;
   /** Status writes in flight at once. Default 4. */
   writeConcurrency?: number;
-  /** Uninjected pods named per set in events. Default 5. */
+  /** Uninjected pods named per namespace in events. Default 5. */
   samplePods?: number;
 }
 
@@ -120,7 +120,8 @@ export interface RolloutSummary {
 /** Per-set state of one attempt at listing pods. */
 interface Counting {
   accumulators: StatusAccumulator[];
-  samples: string[][];
+  /** Per set, its uninjected pods by namespace: every namespace counted, the first few pods of the first few named. */
+  notInjected: Map<string, { count: number; pods: NotInjectedPod[] }>[];
   /** Sets that cannot get a status this pass, with why. */
   failed: Map<number, PassError>;
   podsSeen: number;
@@ -128,11 +129,24 @@ interface Counting {
 
 const DEFAULTS = { maxListAttempts: 3, maxWriteAttempts: 4, writeConcurrency: 4, samplePods: 5 };
 
+/** Counts an uninjected pod in its namespace; names it when the namespace is among the first told and has room. */
+function tallyNotInjected(byNamespace: Map<string, { count: number; pods: NotInjectedPod[] }>, pod: PodSummary, samplePods: number): void {
+  let found = byNamespace.get(pod.namespace);
+  if (found === undefined) {
+    // Only the first namespaces are told (their entries come first); the others are counted.
+    found = { count: 0, pods: [] };
+    byNamespace.set(pod.namespace, found);
+  }
+  found.count++;
+  const told = byNamespace.size <= MAX_NAMESPACES_TOLD || found.pods.length > 0;
+  if (told && found.pods.length < samplePods) found.pods.push({ name: pod.name, uid: pod.uid ?? '' });
+}
+
 /** Streams the pod list once into fresh counters. Throws when the list fails; namespace-label failures only fail the sets that need them. */
 async function countPods(sets: readonly SidecarSet[], index: SetIndex, deps: StatusPassDeps, samplePods: number, signal: AbortSignal | undefined): Promise<Counting> {
   const counting: Counting = {
     accumulators: sets.map((set) => statusAccumulator(set)),
-    samples: sets.map(() => []),
+    notInjected: sets.map(() => new Map<string, { count: number; pods: NotInjectedPod[] }>()),
     failed: new Map(),
     podsSeen: 0,
   };
@@ -161,10 +175,10 @@ async function countPods(sets: readonly SidecarSet[], index: SetIndex, deps: Sta
       index.forEachCandidate(pod, (i) => {
         if (counting.failed.has(i)) return;
         const accumulator = counting.accumulators[i];
-        const samples = counting.samples[i];
-        if (accumulator === undefined || samples === undefined) return;
+        const byNamespace = counting.notInjected[i];
+        if (accumulator === undefined || byNamespace === undefined) return;
         try {
-          if (accumulator.add(pod, labels) === 'not-injected' && samples.length < samplePods) samples.push(`${pod.namespace}/${pod.name}`);
+          if (accumulator.add(pod, labels) === 'not-injected') tallyNotInjected(byNamespace, pod, samplePods);
         } catch (error) {
           // A namespace that vanished between the pod list and the label read: decide next pass.
           fail(i, 'match pods', error);
@@ -249,7 +263,9 @@ function findingsOf(sets: readonly SidecarSet[], counting: Counting, result: Pas
     if (count > 0) result.notInjected[name] = count;
     const { matchedPods = 0, updatedPods = 0, readyPods = 0, updatedReadyPods = 0 } = accumulator.status(set);
     if (result.sets !== undefined) result.sets[name] = { matchedPods, updatedPods, readyPods, updatedReadyPods };
-    findings.set(name, { uid: stringOf(set.metadata?.uid) ?? '', count, samples: counting.samples[i] ?? [] });
+    const byNamespace = [...(counting.notInjected[i] ?? new Map<string, { count: number; pods: NotInjectedPod[] }>()).entries()];
+    const namespaces = byNamespace.slice(0, MAX_NAMESPACES_TOLD).map(([namespace, found]) => ({ namespace, ...found }));
+    findings.set(name, { uid: stringOf(set.metadata?.uid) ?? '', count, namespaceCount: byNamespace.length, namespaces });
     toWrite.push(i);
   });
   return { findings, toWrite };
@@ -332,12 +348,25 @@ async function writeStatus(
 async function reportNotInjected(sets: readonly SidecarSet[], findings: Map<string, NotInjectedFinding>, deps: StatusPassDeps, options: StatusPassOptions, result: PassResult): Promise<void> {
   const present = new Set(sets.map((set) => sidecarSetName(set)));
   for (const notice of deps.notices.due(findings, present)) {
+    let recorded = true;
     try {
       await deps.events.record(notice.event, options.signal);
-      deps.notices.reported(notice);
     } catch (error) {
+      recorded = false;
       result.errors.push({ sidecarSet: notice.set, operation: 'record event', message: errorMessage(error) });
     }
+    // Each namespace's own event, where pod events can be written (not by the offline invoke command).
+    const sink = deps.rollout?.podEvents;
+    for (const event of notice.podEvents) {
+      if (sink === undefined) break;
+      try {
+        await sink.record(event, options.signal);
+      } catch (error) {
+        recorded = false;
+        result.errors.push({ sidecarSet: notice.set, operation: 'record event', message: `in namespace ${event.pod.namespace}: ${errorMessage(error)}` });
+      }
+    }
+    if (recorded) deps.notices.reported(notice);
   }
 }
 

@@ -7,7 +7,7 @@
  * taller. Anywhere else (a pipe, a file) each table that differs from the
  * last is appended after a blank line, as `kubectl get -w` appends.
  */
-import { renderTable, truncate } from './table.ts';
+import { renderTable, truncate, type TableOptions } from './table.ts';
 import type { ViewRow } from './rows.ts';
 
 /** Where the view writes: process.stdout, or a test's recorder. */
@@ -19,9 +19,9 @@ export interface ViewOutput {
   rows?: number;
 }
 
-export interface Display {
+export interface Display<Rows = readonly ViewRow[]> {
   /** Shows the rows (nothing is written when the text is what is shown). */
-  show(rows: readonly ViewRow[]): void;
+  show(rows: Rows): void;
   /** The terminal changed size: draws the last rows again to fit it. */
   resized(): void;
 }
@@ -50,9 +50,14 @@ export function redrawInPlace(previousHeight: number, lines: readonly string[]):
  * @param live whether tables will follow (--watch): on a terminal they then
  *   replace each other in place; a single table is printed plainly (fitted to
  *   the width, not the height: the terminal scrolls).
+ * @param render the rows' lines for a width (default: the rollout view's table).
  */
-export function viewDisplay(out: ViewOutput, live = true): Display {
-  let lastRows: readonly ViewRow[] | undefined;
+export function viewDisplay<Rows = readonly ViewRow[]>(
+  out: ViewOutput,
+  live = true,
+  render: (rows: Rows, options: TableOptions) => string[] = renderTable as unknown as (rows: Rows, options: TableOptions) => string[],
+): Display<Rows> {
+  let lastRows: Rows | undefined;
   let shown: string | undefined;
   let height = 0;
   let drawnColumns: number | undefined;
@@ -62,13 +67,13 @@ export function viewDisplay(out: ViewOutput, live = true): Display {
    * that fills the last column leaves the cursor waiting to wrap, and
    * clearing to the line's end there erases its last character.
    */
-  const frame = (rows: readonly ViewRow[]): string[] => {
+  const frame = (rows: Rows): string[] => {
     const width = out.isTTY && out.columns !== undefined && out.columns > 1 ? out.columns - 1 : undefined;
-    const table = renderTable(rows, { width });
+    const table = render(rows, { width });
     return live && out.isTTY ? fitHeight(table, out.rows, width) : table;
   };
 
-  const draw = (rows: readonly ViewRow[], force: boolean): void => {
+  const draw = (rows: Rows, force: boolean): void => {
     lastRows = rows;
     const lines = frame(rows);
     const text = lines.join('\n');

@@ -39,7 +39,7 @@ export type FollowEnd = { end: 'stopped' } | { end: 'lost'; error: unknown };
 const NOTHING_IGNORED: ReadonlySet<string> = new Set();
 
 /** The first of the look's watches to answer, the others then stopped. */
-async function nextChange(deps: StatusViewDeps, look: Look, timeoutMs: number, signal: AbortSignal): Promise<'changed' | 'timeout' | 'error'> {
+async function nextChange(deps: StatusViewDeps, look: Pick<Look, 'setsVersion' | 'scopes'>, timeoutMs: number, signal: AbortSignal): Promise<'changed' | 'timeout' | 'error'> {
   const controller = new AbortController();
   const stop = () => { controller.abort(); };
   // An abort listener added after the abort never runs.
@@ -68,8 +68,18 @@ async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
   }
 }
 
-/** Follows from `first` (already shown), calling `show` with each later look. */
-export async function followLooks(deps: StatusViewDeps, first: Look, show: (look: Look) => void, options: FollowOptions, signal: AbortSignal): Promise<FollowEnd> {
+/**
+ * Follows from `first` (already shown), calling `show` with each later look;
+ * `again` takes each look (default: every set's, {@link lookOnce}).
+ */
+export async function followLooks<Rows = Look['rows']>(
+  deps: StatusViewDeps,
+  first: Look<Rows>,
+  show: (look: Look<Rows>) => void,
+  options: FollowOptions,
+  signal: AbortSignal,
+  again: (signal: AbortSignal) => Promise<Look<Rows>> = (s) => lookOnce(deps, s) as Promise<unknown> as Promise<Look<Rows>>,
+): Promise<FollowEnd> {
   const { resyncMs, settleMs, minGapMs, watchRetryMs } = { ...DEFAULT_FOLLOW, ...options };
   const nowMs = options.nowMs ?? (() => performance.now());
   let current = first;
@@ -87,7 +97,7 @@ export async function followLooks(deps: StatusViewDeps, first: Look, show: (look
     if (!(await pause(Math.max(wait, minGapMs - (nowMs() - lastStart)), signal))) return { end: 'stopped' };
     lastStart = nowMs();
     try {
-      current = await lookOnce(deps, signal);
+      current = await again(signal);
     } catch (error) {
       if (stopped()) return { end: 'stopped' };
       return { end: 'lost', error };

@@ -7,8 +7,10 @@
  */
 import type { Pod } from '../kube/types.ts';
 import type { NamespaceSource, PodScope, SetPodSource, SidecarSetWatchSource } from '../ports.ts';
-import type { NamespaceLabels } from '../sidecarset/match.ts';
+import { podScope } from '../rollout/pod-scope.ts';
+import { sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import { forEachLimited } from '../status-sync/concurrency.ts';
+import { podView, type PodView } from './pod-rows.ts';
 import { namespacesNeeded, podScopes, scopeKey, viewRows, type ViewRow } from './rows.ts';
 
 export interface StatusViewDeps {
@@ -18,9 +20,9 @@ export interface StatusViewDeps {
   namespaces: () => NamespaceSource;
 }
 
-/** What one look saw: the rows, and the versions a watch for the next change starts from. */
-export interface Look {
-  rows: ViewRow[];
+/** What one look saw: the rows (of every set, or one set's pods), and the versions a watch for the next change starts from. */
+export interface Look<Rows = ViewRow[]> {
+  rows: Rows;
   setsVersion: string;
   scopes: { scope: PodScope; resourceVersion: string }[];
 }
@@ -41,4 +43,23 @@ export async function lookOnce(deps: StatusViewDeps, signal?: AbortSignal): Prom
   const needed = namespacesNeeded(sets, podsByScope);
   const labels: NamespaceLabels = needed.length === 0 ? new Map() : await deps.namespaces().labels(needed, signal);
   return { rows: viewRows(sets, podsByScope, labels), setsVersion: resourceVersion, scopes };
+}
+
+/**
+ * One look at one set's pods (`--pods SET`): the SidecarSets, then the pods
+ * of that set's scope (one list), then, only when it has a namespaceSelector,
+ * the labels of their namespaces. A set that is not there gives a view without
+ * summary (and no pod list).
+ * @throws whatever a list throws, as {@link lookOnce}.
+ */
+export async function lookAtPods(deps: StatusViewDeps, name: string, signal?: AbortSignal): Promise<Look<PodView>> {
+  const { sets, resourceVersion } = await deps.sets.list(signal);
+  const set = sets.find((s) => sidecarSetName(s) === name);
+  if (set === undefined) return { rows: { set: name, rows: [], hot: false }, setsVersion: resourceVersion, scopes: [] };
+  const scope = podScope(set);
+  if (scope === undefined) return { rows: podView(set, [], new Map()), setsVersion: resourceVersion, scopes: [] };
+  const listed = await deps.pods.list(scope, signal);
+  const needed = namespacesNeeded([set], new Map([[scopeKey(scope), listed.pods]]));
+  const labels: NamespaceLabels = needed.length === 0 ? new Map() : await deps.namespaces().labels(needed, signal);
+  return { rows: podView(set, listed.pods, labels), setsVersion: resourceVersion, scopes: [{ scope, resourceVersion: listed.resourceVersion }] };
 }

@@ -5,16 +5,28 @@
  * validating webhook refuses a pin that does not resolve. A set that pins
  * nothing costs no API call; a pinning set costs one (a GET by name, or a
  * list by custom version).
+ *
+ * A pinned revision is used only when it is the set's own (its
+ * `kruise.io/sidecarset-name` label names the set: a pin by name could
+ * otherwise inject another set's sidecars, which its author may not control)
+ * and its recorded containers, volumes and patchPodMetadata pass the checks
+ * a SidecarSet's pass (a revision is an object anyone who can write the
+ * revision namespace can forge). Kruise checks neither; either failing is
+ * "cannot decide": validation refuses the pin, injection the pod.
  */
 import { errorMessage } from '../errors.ts';
 import type { FieldError } from '../kube/field-errors.ts';
-import { root } from '../kube/field-errors.ts';
+import { formatFieldError, root } from '../kube/field-errors.ts';
 import { objectOf, stringOf } from '../kube/json.ts';
 import { labelValueErrors } from '../kube/names.ts';
+import type { JsonObject } from '../kube/types.ts';
 import type { RevisionSource } from '../ports.ts';
 import { pinnedRevision, revisionForInjection, RevisionUnavailableError } from '../rollout/revision-pick.ts';
-import { LABEL_CUSTOM_VERSION, type ControllerRevision } from '../rollout/revisions.ts';
+import { LABEL_CUSTOM_VERSION, LABEL_SIDECARSET_NAME, type ControllerRevision } from '../rollout/revisions.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
+import { defaultSidecarSet } from '../sidecarset/defaults.ts';
+import { validateContainers } from '../sidecarset/validate-containers.ts';
+import { validatePatchPodMetadata } from '../sidecarset/validate-patch-metadata.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 
 /** The pinned revision could not be read (the API server, not the pin): nobody can decide now. */
@@ -73,6 +85,39 @@ export async function readPinnedRevisions(
   return read(where, () => source.list(name, { [LABEL_CUSTOM_VERSION]: pin.customVersion }, signal));
 }
 
+/** The first problems shown in a message; the rest are counted. */
+const PROBLEMS_SHOWN = 3;
+
+/**
+ * The revision the set pins, when it may be injected: the set's own, with
+ * valid recorded data. Undefined when nothing is pinned.
+ * @throws RevisionUnavailableError when the pin does not resolve, or resolves to another set's
+ *   revision or to data that is not a valid SidecarSet's.
+ */
+export function usablePinnedRevision(set: SidecarSet, revisions: readonly ControllerRevision[]): ControllerRevision | undefined {
+  const revision = pinnedRevision(set, revisions);
+  if (revision === undefined) return undefined;
+  const name = sidecarSetName(set);
+  const revisionName = stringOf(revision.metadata?.name) ?? '';
+  const owner = stringOf(objectOf(revision.metadata?.labels)?.[LABEL_SIDECARSET_NAME]);
+  if (owner !== name) {
+    const whose = owner === undefined ? `carries no ${LABEL_SIDECARSET_NAME} label` : `belongs to SidecarSet ${JSON.stringify(owner)}`;
+    throw new RevisionUnavailableError(`SidecarSet ${name} pins ControllerRevision ${revisionName}, which ${whose}: a set may pin only its own revisions`);
+  }
+  // Judged with the defaults a stored set has (a revision records the set as stored, defaults included).
+  const recorded: JsonObject = objectOf(objectOf(revision.data)?.spec) ?? {};
+  const spec: JsonObject = objectOf(defaultSidecarSet({ spec: recorded }).spec) ?? {};
+  const errs: FieldError[] = [];
+  validateContainers(spec, root.child('data').child('spec'), errs);
+  validatePatchPodMetadata(spec, root.child('data').child('spec'), errs);
+  if (errs.length > 0) {
+    const shown = errs.slice(0, PROBLEMS_SHOWN).map(formatFieldError);
+    const more = errs.length > PROBLEMS_SHOWN ? ` (and ${errs.length - PROBLEMS_SHOWN} more)` : '';
+    throw new RevisionUnavailableError(`SidecarSet ${name} pins ControllerRevision ${revisionName}, whose recorded sidecars are not valid: ${shown.join('; ')}${more}`);
+  }
+  return revision;
+}
+
 async function read<T>(where: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
@@ -104,6 +149,8 @@ export async function injectionRevisions(
   const read = await Promise.all(pinning.map(async ({ set, pin }) => ({ set, revisions: await readPinnedRevisions(set, pin, source, signal) })));
   const chosen = new Map<string, SidecarSet>();
   for (const { set, revisions } of read) {
+    // Refused before the draw decides whether it is used: a bad pin is bad for every pod.
+    usablePinnedRevision(set, revisions);
     const choice = revisionForInjection(set, podLabels, revisions, draw());
     if (choice.kind === 'pinned') chosen.set(sidecarSetName(set), choice.set);
   }
@@ -121,7 +168,7 @@ export async function pinnedRevisionErrors(set: SidecarSet, source: RevisionSour
   if (pin === undefined) return [];
   const path = root.child('spec').child('injectionStrategy').child('revision');
   try {
-    pinnedRevision(set, await readPinnedRevisions(set, pin, source, signal));
+    usablePinnedRevision(set, await readPinnedRevisions(set, pin, source, signal));
     return [];
   } catch (error) {
     if (!(error instanceof RevisionUnavailableError)) throw error;

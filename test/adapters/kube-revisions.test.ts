@@ -59,6 +59,25 @@ describe('kubeRevisionSource over a reader', () => {
     expect(error.message).toBe(message);
   });
 
+  it('refuses a list longer than its page bound, naming the read, rather than reading on without end', async () => {
+    let pages = 0;
+    const source = kubeRevisionSource(
+      reader({
+        listControllerRevisions: (_namespace, _selector, _signal, page) => {
+          pages++;
+          return Promise.resolve({ metadata: { continue: `after-${page?.continue ?? ''}x` }, items: [{ metadata: { name: `r-${pages}` } }] });
+        },
+      }),
+      'h',
+      { pageSize: 1, maxPages: 3 },
+    );
+    await expect(source.list('agent')).rejects.toMatchObject({
+      operation: 'list ControllerRevisions in namespace "h" labelled kruise.io/sidecarset-name=agent',
+      message: "more than 3 ControllerRevisions carry these labels (read in pages of 1); a set's history is at most a few dozen",
+    });
+    expect(pages).toBe(3);
+  });
+
   it('names the read in a failure, and never asks for an empty name (that would be the list)', async () => {
     const source = kubeRevisionSource(reader({ readControllerRevision: () => Promise.reject(new Error('socket hang up')) }), 'h');
     const error = (await source.get('agent-1').catch((e: unknown) => e)) as KubeApiError;
@@ -110,7 +129,23 @@ describe('what goes over the wire, through both readers', () => {
     expect(list?.pathname).toBe('/apis/apps/v1/namespaces/kruise-system/controllerrevisions');
     // Decoded by the server exactly as written: "," "=" and "/" are data of the parameter, not URL syntax.
     expect(list?.searchParams.get('labelSelector')).toBe('kruise.io/sidecarset-name=agent,apps.kruise.io/sidecarset-custom-version=v1.2_3');
-    expect([...(list?.searchParams.keys() ?? [])]).toEqual(['labelSelector']);
+    expect([...(list?.searchParams.keys() ?? [])].sort()).toEqual(['labelSelector', 'limit']);
+    expect(list?.searchParams.get('limit')).toBe('100');
+  });
+
+  it.each(readers)('$name reads the list in pages of 100, following the continue token to the last page', async ({ make }) => {
+    api.seen.length = 0;
+    const revision = (i: number) => ({ metadata: { name: `agent-${i}` } });
+    api.route = (req) => {
+      const from = new URL(req.url, 'http://x').searchParams.get('continue');
+      const start = from === null ? 0 : Number(from);
+      const items = Array.from({ length: Math.min(100, 250 - start) }, (_, i) => revision(start + i));
+      return { status: 200, body: { kind: 'ControllerRevisionList', metadata: start + 100 < 250 ? { continue: String(start + 100) } : {}, items } };
+    };
+    const source = kubeRevisionSource(await make(api.kubeconfig()), 'kruise-system');
+    const listed = await source.list('agent');
+    expect(listed.map((r) => r.metadata?.name)).toEqual(Array.from({ length: 250 }, (_, i) => `agent-${i}`));
+    expect(api.seen.map((req) => new URL(req.url, 'http://x').searchParams.get('continue'))).toEqual([null, '100', '200']);
   });
 
   it.each(readers)('$name names the read and the API server\'s words in a failure', async ({ make }) => {

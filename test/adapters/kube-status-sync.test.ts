@@ -63,7 +63,7 @@ describe('the pod list', () => {
       return out;
     })();
     const summary = page?.[0];
-    expect({ ...summary, slim: undefined }).toEqual({ name: 'a', namespace: 'shop', labels: { app: 'web' }, inactive: false, slim: undefined, injectedSets: new Set(), hashAnnotation: undefined });
+    expect({ ...summary, slim: undefined }).toEqual({ name: 'a', namespace: 'shop', uid: '', labels: { app: 'web' }, inactive: false, slim: undefined, injectedSets: new Set(), hashAnnotation: undefined });
     // The slim pod keeps what readiness and consistency read, and nothing else of the pod.
     expect(summary?.slim.spec?.containers.map((c) => c.name)).toEqual(['app']);
     expect(Object.keys(summary?.slim.metadata ?? {})).toEqual(['annotations']);

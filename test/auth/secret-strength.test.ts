@@ -53,6 +53,21 @@ describe('estimatedSecretBits', () => {
     expect(estimatedSecretBits(secret)).toBeLessThan(MIN_SECRET_BITS);
   });
 
+  it.each([
+    { why: 'a made-up phrase in snake_case', secret: 'my_company_kubernetes_webhook_token_production_v2' },
+    { why: 'the same phrase in camelCase', secret: 'myCompanyKubernetesWebhookTokenProductionV2' },
+    { why: 'the same phrase in kebab-case with a year', secret: 'my-company-kubernetes-webhook-token-production-2024' },
+    { why: 'a sentence with spaces', secret: 'please let only the cluster call this webhook' },
+  ])('refuses $why: its words count as words, not as random letters', ({ secret }) => {
+    expect(estimatedSecretBits(secret)).toBeLessThan(MIN_SECRET_BITS);
+  });
+
+  it('passes ten words picked at random (about 130 bits as an attacker counts them) and a generated secret', () => {
+    const words = ['correct', 'horse', 'battery', 'staple', 'orbit', 'lantern', 'mango', 'quiver', 'tundra', 'velvet'];
+    expect(estimatedSecretBits(words.join('-'))).toBeGreaterThanOrEqual(MIN_SECRET_BITS);
+    expect(estimatedSecretBits(randomBytes(32).toString('base64url'))).toBeGreaterThan(MIN_SECRET_BITS + 20);
+  });
+
   it('bounds the work on a huge value', () => {
     const started = performance.now();
     estimatedSecretBits(randomFrom(BASE64URL, 1_000_000));
@@ -63,6 +78,13 @@ describe('estimatedSecretBits', () => {
 });
 
 describe('checkSecret refuses a predictable secret', () => {
+  it('refuses a phrase of words a person made up', () => {
+    expect(() => {
+      checkSecret('my_company_kubernetes_webhook_token_production_v2', 'WEBHOOK_SECRET');
+    }).toThrow(/^WEBHOOK_SECRET is too predictable \(words, /);
+  });
+
+
   it('with a message saying how to generate one, and without quoting the value', () => {
     const secret = 'a'.repeat(43);
     const check = () => {

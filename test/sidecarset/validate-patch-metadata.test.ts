@@ -17,6 +17,26 @@ describe('rule 11: patchPodMetadata', () => {
       ['spec.patchPodMetadata[1].annotations[b]: Duplicate value: "b": patch annotation[b] already exist in spec.patchPodMetadata[0]'],
     ],
     ['requires a patchPolicy', [entry({ a: '1' }, '')], ['spec.patchPodMetadata[0].patchPolicy: Required value: no patchPolicy defined for patchPodMetadata']],
+    ...[
+      'kruise.io/sidecarset-hash',
+      'kruise.io/sidecarset-hash-without-image',
+      'kruise.io/sidecarset-injected-list',
+    ].map((key): [string, unknown[], string[]] => [
+      `refuses ${key}, which injection writes`,
+      [entry({ [key]: '{}' }, 'Overwrite')],
+      [`spec.patchPodMetadata[0].annotations[${key}]: Forbidden: ${key} is written by the injection itself`],
+    ]),
+    ...[
+      'kruise.io/sidecarset-working-hotupgrade-container',
+      'kruise.io/sidecarset-inplace-update-state',
+      'version.sidecarset.kruise.io/agent-1',
+      'versionalt.sidecarset.kruise.io/agent-2',
+    ].map((key): [string, unknown[], string[]] => [
+      `refuses ${key}, the rollout's own bookkeeping`,
+      [entry({ 'example.com/ok': '1', [key]: '{}' }, 'Overwrite')],
+      [`spec.patchPodMetadata[0].annotations[${key}]: Forbidden: ${key} is the rollout's own bookkeeping (a SidecarSet writing it would steer the rollout of the pods it selects)`],
+    ]),
+    ['accepts a key that only resembles a bookkeeping one', [entry({ 'example.com/sidecarset-inplace-update-state': '1', 'version.example.com/agent': '2' })], []],
     [
       'rejects an unknown patchPolicy',
       [entry({ a: '1' }, 'Replace')],

@@ -145,7 +145,7 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
     expect(stored.status).toEqual({ observedGeneration: 1, matchedPods: 2, updatedPods: 2, readyPods: 1, updatedReadyPods: 1, latestRevision: currentRevisionName(stored), collisionCount: 0 });
   });
 
-  it('reports the pod created after the set that it never injected, not the one from before the set, in the result and as a Warning event on the SidecarSet', async () => {
+  it('reports the pod created after the set that it never injected, not the one from before the set, in the result, as a Warning event on the SidecarSet and one on the pod', async () => {
     expect(first.notInjected).toEqual({ 'log-agent': 1 });
     const uid = (await storedSet()).metadata?.uid;
     const events = (await admin('GET', `/api/v1/events?fieldSelector=${encodeURIComponent('involvedObject.kind=SidecarSet,involvedObject.name=log-agent')}`)) as {
@@ -156,7 +156,10 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
     expect(notInjected).toEqual([
       expect.objectContaining({ type: 'Warning', reason: 'PodsNotInjected', involvedObject: expect.objectContaining({ uid }), source: { component: 'sidecarset-status-sync' } }),
     ]);
-    expect(notInjected[0]?.message).toMatch(/^1 pod matches this SidecarSet but was created without its sidecars .*: shop\/late$/);
+    expect(notInjected[0]?.message).toMatch(/^1 pod matches this SidecarSet but was created without its sidecars .*, in 1 namespace; recreate them to inject\. /);
+    // Named only in its own namespace, on the pod itself.
+    const inShop = (await admin('GET', `/api/v1/namespaces/shop/events?fieldSelector=${encodeURIComponent('reason=PodNotInjected')}`)) as { items: { message: string; involvedObject: { name: string } }[] };
+    expect(inShop.items.map((e) => [e.involvedObject.name, e.message])).toEqual([['late', expect.stringMatching(/^1 pod in this namespace matches SidecarSet log-agent .*: late$/)]]);
   });
 
   it("writes the pass's metrics and the set's as EMF lines CloudWatch accepts", () => {

@@ -48,7 +48,8 @@ beforeEach(() => {
     if (req.method === 'GET' && req.url.startsWith('/apis/apps/v1/namespaces/kruise-system/controllerrevisions')) return { status: 200, body: { kind: 'ControllerRevisionList', metadata: {}, items: [] } };
     if (req.method === 'POST' && req.url === '/apis/apps/v1/namespaces/kruise-system/controllerrevisions') return { status: 201, body: req.body };
     if (req.method === 'PATCH') return { status: 200, body: set };
-    if (req.method === 'POST' && req.url === '/api/v1/namespaces/default/events') return { status: 201, body: req.body };
+    // The set's event in default, the pods' in their namespaces.
+    if (req.method === 'POST' && /^\/api\/v1\/namespaces\/[a-z0-9-]+\/events$/.test(req.url)) return { status: 201, body: req.body };
     return apiStatus(404, 'NotFound', 'not found');
   };
 });
@@ -63,11 +64,12 @@ describe('the status-sync Lambda', () => {
     expect(fake.seen.filter((r) => r.method === 'PATCH').map((r) => r.body)).toEqual([
       { metadata: { resourceVersion: '1' }, status: { observedGeneration: 1, matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1, latestRevision: revision, collisionCount: 0 } },
     ]);
-    // The first revision, then the Event about the uninjected pod (a finished rollout at first sight is no news).
+    // The first revision, then the Events about the uninjected pod: on the set (in default), and on the pod in its
+    // namespace (a finished rollout at first sight is no news).
     expect(fake.seen.filter((r) => r.method === 'POST').map((r) => {
       const body = r.body as { reason?: string; metadata?: { name?: string } };
-      return body.reason ?? body.metadata?.name;
-    })).toEqual([revision, 'PodsNotInjected']);
+      return body.reason === undefined ? body.metadata?.name : `${r.url.split('/')[4] ?? ''} ${body.reason}`;
+    })).toEqual([revision, 'default PodsNotInjected', 'shop PodNotInjected']);
     // Each set's counts are metrics, not part of the line.
     const logged: Partial<typeof result> = { ...result };
     delete logged.sets;
@@ -84,7 +86,7 @@ describe('the status-sync Lambda', () => {
     expect(values).toEqual([
       {
         'status-sync PassDuration': expect.any(Number),
-        // As the stand-in saw them: the sets, the pods, the revisions, the revision created, the status, the Event.
+        // As the stand-in saw them: the sets, the pods, the revisions, the revision created, the status, the two Events.
         'status-sync ApiRequests': fake.seen.length,
         'status-sync StatusesWritten': 1,
         'status-sync PodsUpdated': 0,
@@ -101,7 +103,7 @@ describe('the status-sync Lambda', () => {
         'log-agent/Finished RolloutState': 1,
       },
     ]);
-    expect(fake.seen).toHaveLength(6);
+    expect(fake.seen).toHaveLength(7);
   });
 
   it('runs the admitted set\'s pass at once for a SidecarSetAdmitted event, after seeing the change stored', async () => {

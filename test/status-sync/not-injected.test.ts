@@ -1,7 +1,19 @@
 import { describe, expect, it } from '@jest/globals';
-import { notInjectedNotices, type NotInjectedFinding } from '../../lib/status-sync/not-injected.ts';
+import { MAX_NAMESPACES_TOLD, notInjectedNotices, type NotInjectedFinding } from '../../lib/status-sync/not-injected.ts';
 
-const finding = (count: number, samples: string[] = count > 0 ? ['shop/a'] : []): NotInjectedFinding => ({ uid: 'u', count, samples });
+/** `count` pods, `samples` of them named as `namespace/name`, grouped by namespace in order. */
+const finding = (count: number, samples: string[] = count > 0 ? ['shop/a'] : []): NotInjectedFinding => {
+  const namespaces: { namespace: string; count: number; pods: { name: string; uid: string }[] }[] = [];
+  for (const sample of samples) {
+    const [namespace = '', name = ''] = sample.split('/');
+    let found = namespaces.find((n) => n.namespace === namespace);
+    if (found === undefined) namespaces.push((found = { namespace, count: 0, pods: [] }));
+    found.pods.push({ name, uid: `uid-${name}` });
+  }
+  // The pods not named are counted in the first namespace.
+  namespaces.forEach((n, i) => (n.count = n.pods.length + (i === 0 ? count - samples.length : 0)));
+  return { uid: 'u', count, namespaceCount: namespaces.length, namespaces };
+};
 
 /** Runs the notices through a sequence of passes; returns the reasons emitted by each. */
 function run(steps: { at: number; findings: [string, NotInjectedFinding][]; present?: string[] }[]): string[][] {
@@ -39,6 +51,29 @@ describe('notices about uninjected pods', () => {
 
   it('words one pod in the singular', () => {
     const [notice] = notInjectedNotices().due(new Map([['s', finding(1)]]), new Set(['s']));
-    expect(notice?.event.message).toMatch(/^1 pod matches this SidecarSet but was created without its sidecars .*recreate them to inject: shop\/a$/);
+    expect(notice?.event.message).toMatch(/^1 pod matches this SidecarSet but was created without its sidecars .*, in 1 namespace; recreate them to inject\. /);
+    expect(notice?.podEvents.map((e) => e.message)).toEqual([expect.stringMatching(/^1 pod in this namespace matches SidecarSet s but was created without its sidecars .*; recreate them to inject: a$/)]);
+  });
+
+  it('names no pod on the SidecarSet (its events live in default), and tells each namespace of its own pods only, on one of them', () => {
+    const [notice] = notInjectedNotices().due(new Map([['s', finding(4, ['shop/alpha', 'shop/beta', 'bank/xray', 'bank/yank'])]]), new Set(['s']));
+    expect(notice?.event).toEqual({
+      sidecarSet: { name: 's', uid: 'u' },
+      type: 'Warning',
+      reason: 'PodsNotInjected',
+      message: expect.stringMatching(/^4 pods match this SidecarSet but were created without its sidecars .*, in 2 namespaces; recreate them to inject\. Each namespace is told of its own pods by a PodNotInjected event \(kubectl get events -A --field-selector reason=PodNotInjected\)$/) as unknown,
+    });
+    for (const name of ['shop', 'bank', 'alpha', 'beta', 'xray', 'yank']) expect(notice?.event.message).not.toContain(name);
+    expect(notice?.podEvents).toEqual([
+      { pod: { namespace: 'shop', name: 'alpha', uid: 'uid-alpha' }, type: 'Warning', reason: 'PodNotInjected', message: expect.stringMatching(/^2 pods in this namespace match SidecarSet s .*: alpha, beta$/) as unknown },
+      { pod: { namespace: 'bank', name: 'xray', uid: 'uid-xray' }, type: 'Warning', reason: 'PodNotInjected', message: expect.stringMatching(/^2 pods in this namespace match SidecarSet s .*: xray, yank$/) as unknown },
+    ]);
+  });
+
+  it('says how many namespaces were left untold when there are more than it tells', () => {
+    const many: NotInjectedFinding = { uid: 'u', count: 30, namespaceCount: 30, namespaces: Array.from({ length: MAX_NAMESPACES_TOLD }, (_, i) => ({ namespace: `ns-${i}`, count: 1, pods: [{ name: 'p', uid: `u-${i}` }] })) };
+    const [notice] = notInjectedNotices().due(new Map([['s', many]]), new Set(['s']));
+    expect(notice?.event.message).toMatch(/in 30 namespaces; .*Each namespace \(the first 20 namespaces\) is told/);
+    expect(notice?.podEvents).toHaveLength(MAX_NAMESPACES_TOLD);
   });
 });

@@ -47,11 +47,13 @@ describe('options', () => {
     [['--watch', '--kubeconfig', 'k.yaml'], { kubeconfig: 'k.yaml', watch: true }],
     [['--kubeconfig=k.yaml'], { kubeconfig: 'k.yaml', watch: false }],
     [['--help'], 'help'],
+    [['--pods', 'logs'], { watch: false, pods: 'logs' }],
+    [['--pods=logs', '-w'], { watch: true, pods: 'logs' }],
   ])('%j', (argv, expected) => {
     expect(parseStatusOptions(argv)).toEqual(expected);
   });
 
-  it.each([[['--kubeconfig']], [['--kubeconfig=']], [['--kubeconfig', 'a', '--kubeconfig', 'b']], [['--interval', '5']], [['get']]])('refuses %j with usage, exit 2', async (argv) => {
+  it.each([[['--kubeconfig']], [['--kubeconfig=']], [['--kubeconfig', 'a', '--kubeconfig', 'b']], [['--interval', '5']], [['get']], [['--pods']], [['--pods=']], [['--pods', '-w']], [['--pods', 'a', '--pods', 'b']]])('refuses %j with usage, exit 2', async (argv) => {
     const run = io();
     expect(await runStatusView(argv, run.io, () => Promise.reject(new Error('not reached')))).toBe(2);
     expect(run.err.join('')).toMatch(/^status: .+\nusage: npm run -s status/);
@@ -155,6 +157,67 @@ describe('--watch', () => {
     sets.replace([]);
     expect(await running).toBe(1);
     expect(run.err).toEqual(['status: the cluster can no longer be read: list SidecarSets: the API server answered 403: forbidden\n']);
+  });
+});
+
+describe('--pods SET', () => {
+  it('prints the set’s line, then each pod it matches, and exits 0', async () => {
+    const run = io();
+    expect(await runStatusView(['--pods', 'logs'], run.io, () => Promise.resolve(cluster().deps))).toBe(0);
+    const lines = run.out.join('').split('\n');
+    expect(lines.slice(0, 2)).toEqual([expect.stringMatching(/^NAME +MATCHED/), expect.stringMatching(/^logs +2\* +1\* +2\* +1\* +Progressing /)]);
+    expect(lines.slice(4)).toEqual([
+      'POD         UPDATED   READY   STATE     KUBELET   WHY',
+      'default/a   no        yes     Due       -         the next pass updates it',
+      'default/b   yes       yes     Updated   -',
+      '',
+    ]);
+    expect(run.err).toEqual([]);
+  });
+
+  it('reads the sets and one pod list, however many sets there are', async () => {
+    const { deps, set, sets } = cluster();
+    sets.replace([set, { ...rolloutSet({ name: 'other' }), spec: { ...set.spec, selector: { matchLabels: { app: 'other' } } } }, rolloutSet({ name: 'third' })]);
+    const scopes: unknown[] = [];
+    const counted: StatusViewDeps = { ...deps, pods: { ...deps.pods, list: (scope, signal) => { scopes.push(scope); return deps.pods.list(scope, signal); } } };
+    const run = io();
+    expect(await runStatusView(['--pods', 'logs'], run.io, () => Promise.resolve(counted))).toBe(0);
+    expect(sets.lists).toBe(1);
+    expect(scopes).toEqual([{ labelSelector: 'app=web' }]);
+  });
+
+  it('names a set that does not exist in one line, exit 1, nothing on standard output', async () => {
+    const run = io();
+    expect(await runStatusView(['--pods', 'nope'], run.io, () => Promise.resolve(cluster().deps))).toBe(1);
+    expect(run.err).toEqual(['status: SidecarSet "nope" not found. (npm run -s status lists them)\n']);
+    expect(run.out).toEqual([]);
+  });
+
+  it('names an unreachable API server in one line, exit 1', async () => {
+    const { deps, sets } = cluster();
+    sets.failLists(new KubeApiError('list SidecarSets', 'the request failed: fetch failed: connect ECONNREFUSED 127.0.0.1:1'));
+    const run = io();
+    expect(await runStatusView(['--pods', 'logs'], run.io, () => Promise.resolve(deps))).toBe(1);
+    expect(run.err).toEqual(['status: list SidecarSets: the request failed: fetch failed: connect ECONNREFUSED 127.0.0.1:1\n']);
+  });
+
+  it('--watch shows a pod’s change, then that the set went, and exits 0 when stopped', async () => {
+    const { deps, set, sets, pods } = cluster();
+    const stop = new AbortController();
+    const run = io(false, stop.signal);
+    const running = runStatusView(['--pods', 'logs', '--watch'], run.io, () => Promise.resolve(deps));
+    await until(() => run.out.length === 1);
+    pods.update('default', 'a', (pod) => {
+      const next = rolloutPod(set, { name: 'a', updated: true, inconsistent: true });
+      Object.assign(pod, { metadata: { ...next.metadata, resourceVersion: pod.metadata?.resourceVersion }, spec: next.spec, status: next.status });
+    });
+    await until(() => run.out.length === 2);
+    sets.replace([]);
+    await until(() => run.out.length === 3);
+    stop.abort();
+    expect(await running).toBe(0);
+    expect(run.out[1]).toMatch(/\ndefault\/a {3}yes {7}no {6}Updating +- +its sidecars have not restarted on the new image yet\n/);
+    expect(run.out[2]).toBe('\nSidecarSet "logs" not found.\n');
   });
 });
 

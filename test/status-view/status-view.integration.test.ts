@@ -5,9 +5,10 @@
  * passes (composed as on AWS, as the functions' identity) roll a set. It
  * checks the table for a set before its status is written, mid-rollout and
  * finished; that --watch appends a table when a set changes and exits 0 on
- * SIGINT, and exits 1 with one line when the API server goes away; and the
- * one-line errors for a bad kubeconfig, an unreachable server and a cluster
- * without the CRD.
+ * SIGINT, and exits 1 with one line when the API server goes away; the
+ * per-pod view (--pods) with a sidecar the kubelet cannot pull, a set that
+ * does not exist, and --watch; and the one-line errors for a bad kubeconfig,
+ * an unreachable server and a cluster without the CRD.
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -80,6 +81,11 @@ const FINISHED = (mark: string) => `view   3${mark.padEnd(9)}3${mark.padEnd(9)}3
 
 const sidecarImage = (pod: Pod): unknown => pod.status?.containerStatuses?.find((c) => c.name === SIDECAR)?.image;
 const specImage = (pod: Pod): string | undefined => pod.spec?.containers.find((c) => c.name === SIDECAR)?.image;
+const sidecarWaiting = (pod: Pod): unknown => (pod.status?.containerStatuses?.find((c) => c.name === SIDECAR)?.state as { waiting?: { reason?: string } } | undefined)?.waiting?.reason;
+/** An image the test kubelet cannot pull (its tag says bad): ErrImagePull, then ImagePullBackOff. */
+const BAD_IMAGE = 'agent:bad-1';
+/** The last table --watch appended (tables of --pods hold one blank line; each new one starts with its NAME header). */
+const lastTable = (stdout: string): string => stdout.slice(stdout.lastIndexOf('NAME '));
 
 describeWithControlPlane('npm run -s status on a real API server', () => {
   let cluster: RolloutCluster;
@@ -206,6 +212,49 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
     expect(second?.startsWith(`\u001b[${lines.length}A\r`)).toBe(true);
     expect(second).toContain('Paused');
     expect(code).toBe(0);
+  });
+
+  it('--pods SET lists each matched pod: updated or not, ready, what waits and why, and the kubelet’s reason for a sidecar that cannot start', async () => {
+    await updateSidecarImage(cluster.cp, await readSet(cluster.cp, SET), BAD_IMAGE);
+    const resumed = await cluster.cp.request('admin', 'PATCH', `/apis/apps.kruise.io/v1alpha1/sidecarsets/${SET}`, { spec: { updateStrategy: { paused: false } } }, 'application/merge-patch+json');
+    expect(resumed.status).toBe(200);
+    const pass = await statusSync.runPass();
+    expect(pass.rollout?.podsUpdated).toBe(1);
+    await until(async () => (await listPods(cluster.cp, SET)).items.some((p) => sidecarWaiting(p) === 'ImagePullBackOff'), 'the kubelet backing off the bad image');
+    const pulling = (await listPods(cluster.cp, SET)).items.find((p) => specImage(p) === BAD_IMAGE)?.metadata?.name ?? '';
+
+    const result = await run(['--kubeconfig', kubeconfig, '--pods', SET]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    const [summary, pods] = result.stdout.split('\n\n');
+    expect(summary?.split('\n')[1]).toMatch(/^view {3}3 +1\*? +2\*? +0\*? +Progressing /);
+    const lines = (pods ?? '').trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^POD +UPDATED +READY +STATE +KUBELET +WHY$/);
+    expect(lines.slice(1)).toHaveLength(3);
+    for (const line of lines.slice(1)) {
+      if (line.startsWith(`view/${pulling} `)) expect(line).toMatch(/ {3}yes {7}no {6}(NotReady|Updating) +agent: ImagePullBackOff {3}\S/);
+      else expect(line).toMatch(/^view\/pod-\d{5} {3}no {8}yes {5}Waiting +- +maxUnavailable 1 reached/);
+    }
+  });
+
+  it('--pods names a SidecarSet that does not exist in one line, exit 1', async () => {
+    const result = await run(['--kubeconfig', kubeconfig, '--pods', 'nope']);
+    expect(result).toEqual({ code: 1, stdout: '', stderr: 'status: SidecarSet "nope" not found. (npm run -s status lists them)\n' });
+  });
+
+  it('--pods with --watch appends the pods’ table when a pod changes, and exits 0 on SIGINT', async () => {
+    const watch = start(['--kubeconfig', kubeconfig, '--pods', SET, '--watch']);
+    try {
+      await until(() => watch.output().stdout.includes('ImagePullBackOff'), 'the first table');
+      await updateSidecarImage(cluster.cp, await readSet(cluster.cp, SET), 'agent:4.0');
+      await statusSync.runPass();
+      await until(() => watch.output().stdout.split('\nPOD ').length >= 3 && !lastTable(watch.output().stdout).includes('ImagePullBackOff'), 'a table without the bad image');
+      watch.child.kill('SIGINT');
+      const ended = await within(watch.exited, 30_000);
+      expect(ended).toMatchObject({ code: 0, stderr: '' });
+    } finally {
+      watch.child.kill('SIGKILL');
+    }
   });
 
   it('names a kubeconfig it cannot use in one line, exit 2', async () => {

@@ -123,6 +123,34 @@ describe('pod-inject with a pinned revision (rollout.md §2.4)', () => {
     expect(result).toEqual({ failed: 500, message: expect.stringMatching(message) });
   });
 
+  it('answers 500 "cannot decide" for a pin by name of another set\'s revision, whatever the draw', async () => {
+    const others = newRevision(sidecarSet('other', { containers: [sidecar('agent', { image: 'evil:1' })] }), NAMESPACE, 1, 0);
+    for (const draw of [0, 0.99]) {
+      const result = await inject(pinning({ revisionName: nameOf(others), policy: 'Partial' }, { partition: '50%' }), { draw, revisions: counted([...HISTORY, others]) });
+      expect(result).toEqual({
+        failed: 500,
+        message: `cannot decide the injection: SidecarSet agent pins ControllerRevision ${nameOf(others)}, which belongs to SidecarSet "other": a set may pin only its own revisions`,
+      });
+    }
+    const unlabelled: ControllerRevision = { ...REV1, metadata: { ...REV1.metadata, labels: {} } };
+    expect(await inject(pinning({ revisionName: nameOf(REV1) }), { revisions: counted([unlabelled]) })).toEqual({
+      failed: 500,
+      message: `cannot decide the injection: SidecarSet agent pins ControllerRevision ${nameOf(REV1)}, which carries no kruise.io/sidecarset-name label: a set may pin only its own revisions`,
+    });
+  });
+
+  it('answers 500 "cannot decide" for a pinned revision whose recorded sidecars a SidecarSet could not hold', async () => {
+    const spec = { $patch: 'replace', containers: [{ name: 'agent', image: ' agent:1', securityContext: { privileged: 'yes' } }], patchPodMetadata: [{ annotations: { 'kruise.io/sidecarset-inplace-update-state': '{}' }, patchPolicy: 'Overwrite' }] };
+    const forged: ControllerRevision = { ...REV1, data: { spec } };
+    const result = await inject(pinning({ revisionName: nameOf(REV1) }), { revisions: counted([forged]) });
+    expect(result).toEqual({
+      failed: 500,
+      message: expect.stringMatching(
+        new RegExp(`^cannot decide the injection: SidecarSet agent pins ControllerRevision ${nameOf(REV1)}, whose recorded sidecars are not valid: data\\.spec\\.containers\\[0\\]\\.securityContext\\.privileged: Invalid value: "yes": must be a boolean; .*data\\.spec\\.patchPodMetadata\\[0\\]\\.annotations\\[kruise\\.io/sidecarset-inplace-update-state\\]: Forbidden`),
+      ) as unknown,
+    });
+  });
+
   it('answers 503 naming the set, the revision and the namespace when the revisions cannot be read', async () => {
     const revisions = counted(HISTORY, new Error('connect ECONNREFUSED 127.0.0.1:6443'));
     expect(await inject(pinning({ revisionName: nameOf(REV1) }), { revisions })).toEqual({
@@ -146,10 +174,11 @@ describe('pod-inject with a pinned revision (rollout.md §2.4)', () => {
   });
 
   it('reads each pinning set once per review, however many sets pin, and draws once per pinning set', async () => {
-    const revisions = counted(HISTORY);
+    const own = ['a', 'b', 'c'].map((name) => newRevision(sidecarSet(name, { containers: [sidecar(`${name}-agent`, { image: 'agent:1' })] }), NAMESPACE, 1, 0));
+    const revisions = counted(own);
     const draws: number[] = [];
-    const sets = ['a', 'b', 'c'].map((name) =>
-      sidecarSet(name, { injectionStrategy: { revision: { revisionName: nameOf(REV1), policy: 'Partial' } }, updateStrategy: { type: 'RollingUpdate', partition: '50%' } }),
+    const sets = ['a', 'b', 'c'].map((name, i) =>
+      sidecarSet(name, { containers: [sidecar(`${name}-agent`)], injectionStrategy: { revision: { revisionName: nameOf(own[i] as ControllerRevision), policy: 'Partial' } }, updateStrategy: { type: 'RollingUpdate', partition: '50%' } }),
     );
     const handler = podInjectHandlerWith(() => {
       draws.push(draws.length);
@@ -157,7 +186,7 @@ describe('pod-inject with a pinned revision (rollout.md §2.4)', () => {
     });
     const result = await handler(decodeReview(podReview('uid', pod())), deps(sets, revisions));
     expect(result.outcome).toBe('patched');
-    expect(revisions.reads).toEqual([`get ${nameOf(REV1)}`, `get ${nameOf(REV1)}`, `get ${nameOf(REV1)}`]);
+    expect(revisions.reads).toEqual(own.map((r) => `get ${nameOf(r)}`));
     expect(draws).toHaveLength(3);
   });
 });
@@ -182,6 +211,16 @@ describe('sidecarset-validate: a pinned revision must resolve now (rollout.md §
     expect(result).toMatchObject({ outcome: 'denied', response: { status: { code: 422, reason: 'Invalid' } } });
     const message = result.outcome === 'failed' ? '' : (result.response.status?.message ?? '');
     expect(message).toBe(`spec.injectionStrategy.revision: Invalid value: ${JSON.stringify({ ...pin, policy: 'Always' })}: Cannot find specific ControllerRevision: ${reason}`);
+  });
+
+  it('refuses a pin by name of another set\'s revision at spec.injectionStrategy.revision', async () => {
+    const others = newRevision(sidecarSet('other', { containers: [sidecar('agent', { image: 'evil:1' })] }), NAMESPACE, 1, 0);
+    const result = await validate(pinning({ revisionName: nameOf(others) }), counted([...HISTORY, others]));
+    expect(result).toMatchObject({ outcome: 'denied', response: { status: { code: 422, reason: 'Invalid' } } });
+    const message = result.outcome === 'failed' ? '' : (result.response.status?.message ?? '');
+    expect(message).toBe(
+      `spec.injectionStrategy.revision: Invalid value: ${JSON.stringify({ revisionName: nameOf(others), policy: 'Always' })}: Cannot find specific ControllerRevision: SidecarSet agent pins ControllerRevision ${nameOf(others)}, which belongs to SidecarSet "other": a set may pin only its own revisions`,
+    );
   });
 
   it('cannot decide (503), rather than refuse, where no ControllerRevisions are read at all', async () => {
