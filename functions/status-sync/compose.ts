@@ -22,6 +22,7 @@ import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
 import { observedStates } from '../../lib/status-sync/observed-states.ts';
 import { passFactOf } from '../../lib/metrics/facts.ts';
 import { countRequests } from '../../lib/adapters/request-count.ts';
+import type { RequestRetry } from '../../lib/adapters/kube-raw.ts';
 import type { RolloutDeps } from '../../lib/status-sync/set-pass.ts';
 import { kubePodWriter, kubeRevisionStore, kubeSetPods } from '../../lib/adapters/kube-rollout.ts';
 import { revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
@@ -53,6 +54,8 @@ export interface StatusSyncRuntime {
   logger: Logger;
   /** The API server, for logs. */
   server: string;
+  /** Requests sent again so far (a count that only grows; the Lambda reports each invocation's share). */
+  retries: () => number;
 }
 
 /**
@@ -65,7 +68,13 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const kc = await clusterKubeConfig(env, overrides);
   const requests = countRequests(kc);
   const clients = makeKubeClients(kc);
-  const options = { callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS };
+  let retries = 0;
+  // One slow or dropped request costs a retry, not the pass (kube-raw.ts says which are retried); each is told.
+  const onRetry = (retry: RequestRetry) => {
+    retries++;
+    logger.warn('API request retried', { ...retry });
+  };
+  const options = { callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS, onRetry };
   // Never a stale list: a status must be written against the set as stored now.
   const sidecarSets = kubeSidecarSetSource(clients, { maxStalenessMs: 0, apiTimeoutMs: DEFAULT_CALL_TIMEOUT_MS });
   const pods = kubePodPages(kc, options);
@@ -86,6 +95,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   return {
     logger,
     server: clients.server,
+    retries: () => retries,
     runPass: async (signal) => {
       const requestsBefore = requests.count();
       // Namespace labels are read afresh for every pass.
