@@ -50,7 +50,7 @@ export interface StatusSyncRuntime {
    * `queue`) with their own passes until none is in flight or `signal` ends;
    * never throws.
    */
-  follow: (names: readonly string[], signal?: AbortSignal, queue?: AdmittedQueue) => Promise<PaceSummary>;
+  follow: (names: readonly string[], signal?: AbortSignal, queue?: AdmittedQueue, budget?: AbortSignal) => Promise<PaceSummary>;
   logger: Logger;
   /** The API server, for logs. */
   server: string;
@@ -105,8 +105,8 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
       metrics.pass(passFactOf(result, requests.count() - requestsBefore, states.current()));
       return result;
     },
-    follow: (names, signal, queue) =>
-      followSets(names, { statuses, events, namespaces: kubeNamespaceSnapshot(clients, options), rollout }, { intervalMs }, signal, queue),
+    follow: (names, signal, queue, budget) =>
+      followSets(names, { statuses, events, namespaces: kubeNamespaceSnapshot(clients, options), rollout }, { intervalMs, ...(budget === undefined ? {} : { budget }) }, signal, queue),
   };
 }
 

@@ -99,7 +99,8 @@ export async function statusSyncLambda(options: StatusSyncLambdaOptions = {}): P
     const startedAt = Date.now();
     const retriesBefore = runtime.retries();
     const signal = AbortSignal.timeout(passDeadlineMs(context.getRemainingTimeInMillis()));
-    const followSignal = () => AbortSignal.any([signal, AbortSignal.timeout(FOLLOW_BUDGET_MS)]);
+    // The budget stops new passes; a pass running when it ends finishes its writes, within the pass deadline.
+    const budget = () => AbortSignal.timeout(FOLLOW_BUDGET_MS);
     const requestId = context.awsRequestId;
     let admitted: AdmittedSidecarSet | undefined;
     let continuation: ContinueEvent | undefined;
@@ -123,7 +124,7 @@ export async function statusSyncLambda(options: StatusSyncLambdaOptions = {}): P
 
     if (admitted !== undefined || continuation !== undefined) {
       const names = [...taken, ...(continuation?.sets ?? [])];
-      const followUp = await runtime.follow(names, followSignal(), admitted === undefined ? undefined : admittedQueue([admitted]));
+      const followUp = await runtime.follow(names, signal, admitted === undefined ? undefined : admittedQueue([admitted]), budget());
       const continued = await continueLater(followUp, requestId);
       logFollow(runtime.logger, followUp, { requestId, ...(admitted === undefined ? { continuation: continuation?.sets } : { admitted }), continued, requestRetries: retries() });
       return { followUp, requestRetries: retries(), continued };
@@ -134,7 +135,7 @@ export async function statusSyncLambda(options: StatusSyncLambdaOptions = {}): P
     logPass(runtime.logger, result, { requestId, scheduledAt: (event as ScheduledEvent).time });
     const inFlight = [...new Set([...(pass.rollout?.inFlight ?? []), ...taken])];
     if (inFlight.length === 0 || signal.aborted) return result;
-    const followUp = await runtime.follow(inFlight, followSignal());
+    const followUp = await runtime.follow(inFlight, signal, undefined, budget());
     const continued = await continueLater(followUp, requestId);
     if (followWasNews(followUp) || continued.length > 0) logFollow(runtime.logger, followUp, { requestId, continued, requestRetries: retries() });
     return { ...result, followUp, requestRetries: retries(), continued };

@@ -39,6 +39,12 @@ export interface PaceOptions {
   visibleTimeoutMs?: number;
   /** How long after its arrival a CREATE is first read. Default {@link CREATE_SETTLE_MS}. */
   createSettleMs?: number;
+  /**
+   * Ends the following at the next pass boundary: no new pass or wait
+   * starts after it, and a running pass finishes its writes (bounded by the
+   * call's signal), instead of being cut mid-round with its writes reported as errors.
+   */
+  budget?: AbortSignal;
 }
 
 export const DEFAULT_PACE = { intervalMs: 5_000, settleMs: 50, stallMs: 60_000, visibleTimeoutMs: 10_000 } as const;
@@ -280,12 +286,13 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
   };
 
   // A function, not the property: the compiler would keep its narrowing across the awaits.
-  const stopped = () => signal?.aborted === true;
+  const stopped = () => signal?.aborted === true || options.budget?.aborted === true;
+  const waitSignal = options.budget === undefined ? signal : signal === undefined ? options.budget : AbortSignal.any([signal, options.budget]);
   let first = true;
   while (!stopped()) {
     await admit();
     if (tracked.size === 0) break;
-    if (!first && fresh.size === 0) await waitForChange(tracked, deps, intervalMs, settleMs, signal, queue);
+    if (!first && fresh.size === 0) await waitForChange(tracked, deps, intervalMs, settleMs, waitSignal, queue);
     first = false;
     if (stopped()) break;
     await admit();
