@@ -37,7 +37,7 @@ export async function* pagedList(client: RawKubeClient, path: string, query: Rea
   const maxBytes = options.maxBytes ?? PAGE_MAX_BYTES;
   let limit = max;
   let next: string | undefined;
-  do {
+  for (;;) {
     const params = new URLSearchParams({ ...query, limit: String(limit) });
     if (next !== undefined) params.set('continue', next);
     let answer;
@@ -64,6 +64,7 @@ export async function* pagedList(client: RawKubeClient, path: string, query: Rea
     const token = stringOf(metadata?.continue);
     next = token === undefined || token === '' ? undefined : token;
     yield { items, resourceVersion: stringOf(metadata?.resourceVersion) ?? '', bytes, limit };
+    if (next === undefined) return;
     limit = nextPageSize(bytes, items.length, max);
-  } while (next !== undefined);
+  }
 }
