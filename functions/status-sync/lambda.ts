@@ -59,6 +59,8 @@ export interface StatusSyncLambdaOptions {
    * outside Lambda (the schedule takes unfinished rollouts up).
    */
   continueWith?: Continuation;
+  /** How long an invocation follows rollouts. Default {@link FOLLOW_BUDGET_MS}; tests shorten it. */
+  followBudgetMs?: number;
 }
 
 export async function statusSyncLambda(options: StatusSyncLambdaOptions = {}): Promise<ScheduledStatusHandler> {
@@ -100,7 +102,7 @@ export async function statusSyncLambda(options: StatusSyncLambdaOptions = {}): P
     const retriesBefore = runtime.retries();
     const signal = AbortSignal.timeout(passDeadlineMs(context.getRemainingTimeInMillis()));
     // The budget stops new passes; a pass running when it ends finishes its writes, within the pass deadline.
-    const budget = () => AbortSignal.timeout(FOLLOW_BUDGET_MS);
+    const budget = () => AbortSignal.timeout(options.followBudgetMs ?? FOLLOW_BUDGET_MS);
     const requestId = context.awsRequestId;
     let admitted: AdmittedSidecarSet | undefined;
     let continuation: ContinueEvent | undefined;

@@ -277,8 +277,8 @@ describe('secrets and IAM', () => {
       }
       const logs = statements.filter((st) => asList(st.Action).some((a) => String(a).startsWith('logs:')));
       expect(logs).toEqual([{ Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: logGroupArn }]);
-      // Besides: sidecarset-validate's lambda:InvokeFunction on status-sync, checked above.
-      const allowed = fn === 'sidecarset-validate' ? /^(logs|secretsmanager|lambda):/ : /^(logs|secretsmanager):/;
+      // Besides: lambda:InvokeFunction on status-sync for sidecarset-validate and status-sync itself, checked above.
+      const allowed = fn === 'sidecarset-validate' || fn === 'status-sync' ? /^(logs|secretsmanager|lambda):/ : /^(logs|secretsmanager):/;
       expect(statements.every((st) => asList(st.Action).every((a) => allowed.test(String(a))))).toBe(true);
     }
     for (const role of Object.values(defaults.template.findResources('AWS::IAM::Role'))) {
