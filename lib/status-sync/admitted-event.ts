@@ -73,7 +73,7 @@ export function parseContinueEvent(event: unknown): ContinueEvent | undefined {
   if (!Array.isArray(sets) || sets.length > MAX_CONTINUED_SETS) throw new AdmittedEventError(`${CONTINUE_EVENT_KIND} event: sets must be an array of at most ${MAX_CONTINUED_SETS} names`);
   const names: string[] = [];
   for (const name of sets as unknown[]) {
-    if (typeof name !== 'string' || !SET_NAME.test(name)) throw new AdmittedEventError(`${CONTINUE_EVENT_KIND} event: sets must hold SidecarSet names, got ${String(JSON.stringify(name)).slice(0, 80)}`);
+    if (typeof name !== 'string' || !SET_NAME.test(name)) throw new AdmittedEventError(`${CONTINUE_EVENT_KIND} event: sets must hold SidecarSet names, got ${typeof name === 'string' ? JSON.stringify(name.slice(0, 80)) : typeof name}`);
     names.push(name);
   }
   if (typeof from !== 'string' || from.length > 100) throw new AdmittedEventError(`${CONTINUE_EVENT_KIND} event: from must be a string`);

@@ -78,7 +78,7 @@ describe('the status-sync Lambda, continuations', () => {
     ['no sentAt', { sets: ['log-agent'], from: 'x' }],
   ])('refuses a continuation with %s, without an API request', async (_name, fields) => {
     const { handler, entries } = await handlerFor();
-    expect(await handler({ kind: CONTINUE_EVENT_KIND, ...fields } as unknown as Parameters<typeof handler>[0], context)).toEqual({});
+    expect(await handler({ kind: CONTINUE_EVENT_KIND, ...fields }, context)).toEqual({});
     expect(fake.seen).toEqual([]);
     expect(entries()).toEqual([expect.objectContaining({ level: 'error', message: 'status-sync event refused' })]);
   });
