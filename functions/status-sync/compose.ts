@@ -22,6 +22,7 @@ import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
 import { observedStates } from '../../lib/status-sync/observed-states.ts';
 import { passFactOf } from '../../lib/metrics/facts.ts';
 import { countRequests } from '../../lib/adapters/request-count.ts';
+import type { RequestRetry } from '../../lib/adapters/kube-raw.ts';
 import type { RolloutDeps } from '../../lib/status-sync/set-pass.ts';
 import { kubePodWriter, kubeRevisionStore, kubeSetPods } from '../../lib/adapters/kube-rollout.ts';
 import { revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
@@ -49,10 +50,12 @@ export interface StatusSyncRuntime {
    * `queue`) with their own passes until none is in flight or `signal` ends;
    * never throws.
    */
-  follow: (names: readonly string[], signal?: AbortSignal, queue?: AdmittedQueue) => Promise<PaceSummary>;
+  follow: (names: readonly string[], signal?: AbortSignal, queue?: AdmittedQueue, budget?: AbortSignal) => Promise<PaceSummary>;
   logger: Logger;
   /** The API server, for logs. */
   server: string;
+  /** Requests sent again so far (a count that only grows; the Lambda reports each invocation's share). */
+  retries: () => number;
 }
 
 /**
@@ -65,7 +68,13 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const kc = await clusterKubeConfig(env, overrides);
   const requests = countRequests(kc);
   const clients = makeKubeClients(kc);
-  const options = { callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS };
+  let retries = 0;
+  // One slow or dropped request costs a retry, not the pass (kube-raw.ts says which are retried); each is told.
+  const onRetry = (retry: RequestRetry) => {
+    retries++;
+    logger.warn('API request retried', { ...retry });
+  };
+  const options = { callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS, onRetry };
   // Never a stale list: a status must be written against the set as stored now.
   const sidecarSets = kubeSidecarSetSource(clients, { maxStalenessMs: 0, apiTimeoutMs: DEFAULT_CALL_TIMEOUT_MS });
   const pods = kubePodPages(kc, options);
@@ -86,6 +95,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   return {
     logger,
     server: clients.server,
+    retries: () => retries,
     runPass: async (signal) => {
       const requestsBefore = requests.count();
       // Namespace labels are read afresh for every pass.
@@ -95,8 +105,8 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
       metrics.pass(passFactOf(result, requests.count() - requestsBefore, states.current()));
       return result;
     },
-    follow: (names, signal, queue) =>
-      followSets(names, { statuses, events, namespaces: kubeNamespaceSnapshot(clients, options), rollout }, { intervalMs }, signal, queue),
+    follow: (names, signal, queue, budget) =>
+      followSets(names, { statuses, events, namespaces: kubeNamespaceSnapshot(clients, options), rollout }, { intervalMs, ...(budget === undefined ? {} : { budget }) }, signal, queue),
   };
 }
 

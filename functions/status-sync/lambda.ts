@@ -7,8 +7,11 @@
  * error fails the cold start, so every invocation fails visibly rather than
  * passing without a cluster.
  */
+import { randomUUID } from 'node:crypto';
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { AdmittedEventError, parseAdmittedEvent } from '../../lib/status-sync/admitted-event.ts';
+import { ENV_OWN_FUNCTION_NAME, lambdaSelfInvoke, type Continuation } from '../../lib/adapters/lambda-self-invoke.ts';
+import { errorMessage } from '../../lib/errors.ts';
+import { AdmittedEventError, CONTINUE_EVENT_KIND, MAX_CONTINUED_SETS, parseAdmittedEvent, parseContinueEvent, recentTriggers, type ContinueEvent } from '../../lib/status-sync/admitted-event.ts';
 import type { PassResult } from '../../lib/status-sync/pass.ts';
 import type { AdmittedSidecarSet } from '../../lib/ports.ts';
 import { admittedQueue, type PaceSummary } from '../../lib/status-sync/pace.ts';
@@ -20,8 +23,14 @@ export type StatusSyncContext = Pick<Context, 'getRemainingTimeInMillis' | 'awsR
 /** What an invocation did: the full pass (scheduled events) and the follow-up passes. */
 export interface InvocationResult extends Partial<PassResult> {
   followUp?: PaceSummary;
+  /** API requests sent again during this invocation (a slow or dropped one costs a retry, not the pass). */
+  requestRetries?: number;
+  /** The sets handed to the continuation this invocation sent itself. */
+  continued?: string[];
+  /** Why the event was not acted on: the same admitted change handled lately, or a continuation a later invocation took over. */
+  skipped?: 'repeated trigger' | 'superseded continuation';
 }
-export type ScheduledStatusHandler = (event: ScheduledEvent | ({ kind: string } & Partial<AdmittedSidecarSet>), context: StatusSyncContext) => Promise<InvocationResult>;
+export type ScheduledStatusHandler = (event: ScheduledEvent | ({ kind: string } & Partial<AdmittedSidecarSet>) | ContinueEvent, context: StatusSyncContext) => Promise<InvocationResult>;
 
 /**
  * Time kept back from the Lambda limit so that, when a pass has to be cut
@@ -36,35 +45,101 @@ export function passDeadlineMs(remainingMs: number): number {
  * The longest an invocation follows rollouts after its pass. Under Lambda's
  * 60 s maximum event age for status-sync's queued invokes (infra/aws), so an
  * admitted change or a tick queued behind this invocation is still run, not
- * dropped; a rollout still in flight is taken up by that next invocation.
+ * dropped; a rollout still in flight goes on in the continuation this
+ * invocation sends itself as it ends (lambda-self-invoke.ts).
  */
 export const FOLLOW_BUDGET_MS = 50_000;
 
-export async function statusSyncLambda(options: { env?: Env; overrides?: StatusSyncOverrides } = {}): Promise<ScheduledStatusHandler> {
-  const runtime = await composeStatusSync(options.env ?? process.env, options.overrides);
+export interface StatusSyncLambdaOptions {
+  env?: Env;
+  overrides?: StatusSyncOverrides;
+  /**
+   * How an invocation continues itself; default: an asynchronous invoke of
+   * the function the Lambda runtime names (AWS_LAMBDA_FUNCTION_NAME), none
+   * outside Lambda (the schedule takes unfinished rollouts up).
+   */
+  continueWith?: Continuation;
+  /** How long an invocation follows rollouts. Default {@link FOLLOW_BUDGET_MS}; tests shorten it. */
+  followBudgetMs?: number;
+}
+
+export async function statusSyncLambda(options: StatusSyncLambdaOptions = {}): Promise<ScheduledStatusHandler> {
+  const env = options.env ?? process.env;
+  const runtime = await composeStatusSync(env, options.overrides);
+  const ownName = env[ENV_OWN_FUNCTION_NAME] ?? '';
+  const continueWith = options.continueWith ?? (ownName === '' ? undefined : lambdaSelfInvoke(ownName));
+  // What this warm container remembers between its invocations (reserved concurrency 1 runs them one after another):
+  const container = randomUUID();
+  const triggers = recentTriggers();
+  /** Sets a continuation sent from here names, until an invocation here takes them over. */
+  let carried: string[] = [];
+  /** When the latest invocation here started (epoch ms): a continuation sent before it was taken over by it. */
+  let lastStartedAt = 0;
+
+  /**
+   * Sends the continuation for the sets still in flight when this invocation
+   * moved them on (wrote pods): a set that only waited, for pods that do not
+   * get ready, is left to the schedule rather than kept running by a chain of
+   * invocations. A failure is logged, and the schedule takes them up.
+   */
+  const continueLater = async (summary: PaceSummary, requestId: string): Promise<string[]> => {
+    const sets = summary.unfinished;
+    if (continueWith === undefined || sets.length === 0 || summary.podsUpdated + summary.podsFlipped === 0) return [];
+    const names = [...new Set(sets)].slice(0, MAX_CONTINUED_SETS);
+    const event: ContinueEvent = { kind: CONTINUE_EVENT_KIND, sets: names, from: container, sentAt: Date.now() };
+    try {
+      await continueWith(event, AbortSignal.timeout(2_000));
+      carried = names;
+      return names;
+    } catch (error) {
+      runtime.logger.error('status-sync continuation not sent', { requestId, sets: names, error: errorMessage(error) });
+      return [];
+    }
+  };
+
   return async (event, context) => {
+    const startedAt = Date.now();
+    const retriesBefore = runtime.retries();
     const signal = AbortSignal.timeout(passDeadlineMs(context.getRemainingTimeInMillis()));
+    // The budget stops new passes; a pass running when it ends finishes its writes, within the pass deadline.
+    const budget = () => AbortSignal.timeout(options.followBudgetMs ?? FOLLOW_BUDGET_MS);
+    const requestId = context.awsRequestId;
     let admitted: AdmittedSidecarSet | undefined;
+    let continuation: ContinueEvent | undefined;
     try {
       admitted = parseAdmittedEvent(event);
+      continuation = parseContinueEvent(event);
     } catch (error) {
       // Not retried (the async invoke allows none): a malformed event is logged and dropped.
-      runtime.logger.error('status-sync event refused', { requestId: context.awsRequestId, error: (error as AdmittedEventError).message });
+      runtime.logger.error('status-sync event refused', { requestId, error: (error as AdmittedEventError).message });
       return {};
     }
-    if (admitted !== undefined) {
-      // Nothing else arrives in this invocation: the next change is another invoke.
-      const followUp = await runtime.follow([], AbortSignal.any([signal, AbortSignal.timeout(FOLLOW_BUDGET_MS)]), admittedQueue([admitted]));
-      logFollow(runtime.logger, followUp, { requestId: context.awsRequestId, admitted });
-      return { followUp };
+    if (continuation !== undefined && continuation.from === container && continuation.sentAt < lastStartedAt) {
+      // An invocation here started after this was sent and followed its sets (or a duplicate delivery of one already run).
+      return { skipped: 'superseded continuation' };
     }
-    const result = await runtime.runPass(signal);
+    if (admitted !== undefined && triggers.seen(admitted, startedAt)) return { skipped: 'repeated trigger' };
+    lastStartedAt = startedAt;
+    const taken = carried;
+    carried = [];
+    const retries = () => runtime.retries() - retriesBefore;
+
+    if (admitted !== undefined || continuation !== undefined) {
+      const names = [...taken, ...(continuation?.sets ?? [])];
+      const followUp = await runtime.follow(names, signal, admitted === undefined ? undefined : admittedQueue([admitted]), budget());
+      const continued = await continueLater(followUp, requestId);
+      logFollow(runtime.logger, followUp, { requestId, ...(admitted === undefined ? { continuation: continuation?.sets } : { admitted }), continued, requestRetries: retries() });
+      return { followUp, requestRetries: retries(), continued };
+    }
+    const pass = await runtime.runPass(signal);
+    const result = { ...pass, requestRetries: retries() };
     // A failed pass is not thrown: EventBridge would retry it, and the next scheduled pass does that better.
-    logPass(runtime.logger, result, { requestId: context.awsRequestId, scheduledAt: (event as ScheduledEvent).time });
-    const inFlight = result.rollout?.inFlight ?? [];
+    logPass(runtime.logger, result, { requestId, scheduledAt: (event as ScheduledEvent).time });
+    const inFlight = [...new Set([...(pass.rollout?.inFlight ?? []), ...taken])];
     if (inFlight.length === 0 || signal.aborted) return result;
-    const followUp = await runtime.follow(inFlight, AbortSignal.any([signal, AbortSignal.timeout(FOLLOW_BUDGET_MS)]));
-    if (followWasNews(followUp)) logFollow(runtime.logger, followUp, { requestId: context.awsRequestId });
-    return { ...result, followUp };
+    const followUp = await runtime.follow(inFlight, signal, undefined, budget());
+    const continued = await continueLater(followUp, requestId);
+    if (followWasNews(followUp) || continued.length > 0) logFollow(runtime.logger, followUp, { requestId, continued, requestRetries: retries() });
+    return { ...result, followUp, requestRetries: retries(), continued };
   };
 }

@@ -10,7 +10,7 @@ import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-c
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Policy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, Function as LambdaFn, FunctionUrlAuthType, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -104,6 +104,7 @@ export class SidecarSetStack extends Stack {
     }
     this.functions = functions;
     this.rolloutTrigger(functions['sidecarset-validate'], functions['status-sync']);
+    this.rolloutContinuation(functions['status-sync']);
     this.monitoring(config, functions, alarmTopic);
 
     new CfnOutput(this, OUTPUT_KEYS.webhookSecretArn, {
@@ -205,6 +206,26 @@ export class SidecarSetStack extends Stack {
   private rolloutTrigger(validate: LambdaFn, statusSync: LambdaFn): void {
     validate.addEnvironment(ENV_STATUS_SYNC_FUNCTION, statusSync.functionName);
     statusSync.grantInvoke(validate);
+  }
+
+  /**
+   * status-sync may invoke itself, and only itself: an invocation whose
+   * follow budget ends with a rollout in flight hands it to a continuation
+   * (lib/adapters/lambda-self-invoke.ts) instead of leaving it to the next
+   * tick. The reserved concurrency of 1 still holds: Lambda throttles the
+   * continuation until the sender has ended, then runs it (throttled
+   * asynchronous events are retried within the 60 s maximum age whatever
+   * the retry attempts, which count function errors). A policy of its own,
+   * not the role's default one: the function depends on that one, so a
+   * grant there naming the function's ARN would be a circular dependency.
+   */
+  private rolloutContinuation(statusSync: LambdaFn): void {
+    const role = statusSync.role;
+    if (role === undefined) throw new Error('status-sync has no role to grant its continuation to');
+    new Policy(this, 'StatusSyncContinuation', {
+      roles: [role],
+      statements: [new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [statusSync.functionArn] })],
+    });
   }
 
   /**

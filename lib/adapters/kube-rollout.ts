@@ -13,8 +13,9 @@ import type { PodScope, PodWrite, PodWriter, RevisionStore, SetPodSource } from 
 import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../rollout/revisions.ts';
 import { ListExpiredError, ObjectExistsError, WriteConflictError } from '../status-sync/errors.ts';
 import { apiServerAnswered, KubeApiError } from './kube-api-error.ts';
-import { JSON_PATCH, MERGE_PATCH, rawKubeClient, STRATEGIC_MERGE_PATCH, type RawAnswer, type RawKubeClient } from './kube-raw.ts';
-import { callSignal, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_POD_PAGE_SIZE, type StatusSyncAdapterOptions } from './kube-status-sync.ts';
+import { pagedList, type PagedListOptions } from './kube-paged-list.ts';
+import { JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, type RawAnswer, type RawKubeClient } from './kube-raw.ts';
+import { DEFAULT_POD_PAGE_SIZE, reconcilerClient, type StatusSyncAdapterOptions } from './kube-status-sync.ts';
 import { revisionSelector } from './kube-revisions.ts';
 import { watchForChange } from './kube-watch.ts';
 
@@ -49,7 +50,7 @@ function testedVersion(operations: readonly JsonPatchOperation[]): string | unde
 }
 
 /** Whether the object at `path` is gone or stored at another version than `tested`: the patch's test failed. */
-async function movedOn(client: RawKubeClient, path: string, tested: string, operation: string, signal: AbortSignal): Promise<boolean> {
+async function movedOn(client: RawKubeClient, path: string, tested: string, operation: string, signal: AbortSignal | undefined): Promise<boolean> {
   const answer = await client.request('GET', path, `${operation} (reading it after a refused patch)`, signal);
   if (answer.status === 404) return true;
   return answer.status === 200 && resourceVersionOf(answer.body) !== tested;
@@ -62,31 +63,20 @@ function resourceVersionOf(body: unknown): string {
 /** The attempts at a pod list whose continue token keeps expiring. */
 const MAX_LIST_ATTEMPTS = 3;
 
-export function kubeSetPods(kc: KubeConfig, options: StatusSyncAdapterOptions & { pageSize?: number } = {}): SetPodSource {
-  const client = rawKubeClient(kc);
-  const timeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
-  const pageSize = options.pageSize ?? DEFAULT_POD_PAGE_SIZE;
+export function kubeSetPods(kc: KubeConfig, options: StatusSyncAdapterOptions & { pageSize?: number; onPage?: PagedListOptions['onPage'] } = {}): SetPodSource {
+  const client = reconcilerClient(kc, options);
+  const listOptions: PagedListOptions = { maxPageSize: options.pageSize ?? DEFAULT_POD_PAGE_SIZE, ...(options.onPage === undefined ? {} : { onPage: options.onPage }) };
   const watch = new Watch(kc);
 
   async function listOnce(scope: PodScope, signal: AbortSignal | undefined): Promise<{ pods: Pod[]; resourceVersion: string }> {
     const operation = `list pods${scope.namespace === undefined ? '' : ` in namespace "${scope.namespace}"`}${scope.labelSelector === '' ? '' : ` with selector "${scope.labelSelector}"`}`;
     const pods: Pod[] = [];
-    let next: string | undefined;
     let resourceVersion = '';
-    do {
-      const query = new URLSearchParams({ limit: String(pageSize) });
-      if (scope.labelSelector !== '') query.set('labelSelector', scope.labelSelector);
-      if (next !== undefined) query.set('continue', next);
-      const answer = await client.request('GET', `${podsPath(scope.namespace)}?${query.toString()}`, operation, callSignal(signal, timeoutMs));
-      if (answer.status === 410) throw new ListExpiredError(`the pod list's continue token expired`);
-      if (answer.status !== 200) throw apiServerAnswered(operation, answer.status, answer.body);
-      const body = objectOf(answer.body);
-      if (body === undefined || !Array.isArray(body.items)) throw new KubeApiError(operation, 'the answer is not a list (no items array)', answer.status);
-      for (const item of body.items) if (isObject(item)) pods.push(item);
-      resourceVersion = resourceVersionOf(body);
-      const token = stringOf(objectOf(body.metadata)?.continue);
-      next = token === undefined || token === '' ? undefined : token;
-    } while (next !== undefined);
+    const query: Record<string, string> = scope.labelSelector === '' ? {} : { labelSelector: scope.labelSelector };
+    for await (const page of pagedList(client, podsPath(scope.namespace), query, operation, signal, listOptions)) {
+      for (const item of page.items) pods.push(item);
+      resourceVersion = page.resourceVersion;
+    }
     return { pods, resourceVersion };
   }
 
@@ -106,13 +96,19 @@ export function kubeSetPods(kc: KubeConfig, options: StatusSyncAdapterOptions & 
   };
 }
 
+/**
+ * The rollout's pod writes. Each is safe to send again after no answer
+ * (kube-raw.ts `writes: 'guarded'`): the image patch tests the pod's
+ * resourceVersion first (a repeat after the first landed fails its test and
+ * counts as a conflict: the next pass reads the pod as it is), and the
+ * condition patch sets the same values again.
+ */
 export function kubePodWriter(kc: KubeConfig, options: StatusSyncAdapterOptions = {}): PodWriter {
-  const client = rawKubeClient(kc);
-  const timeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  const client = reconcilerClient(kc, { ...options, writes: 'guarded' });
   async function send(path: string, operation: string, body: unknown, contentType: string, signal: AbortSignal | undefined, tested?: string): Promise<PodWrite> {
-    const answer = await client.request('PATCH', path, operation, callSignal(signal, timeoutMs), body, contentType);
+    const answer = await client.request('PATCH', path, operation, signal, body, contentType);
     if (answer.status === 404) return { outcome: 'gone' };
-    const conflict = isConflict(answer) || (tested !== undefined && isBareInvalid(answer) && (await movedOn(client, path, tested, operation, callSignal(signal, timeoutMs))));
+    const conflict = isConflict(answer) || (tested !== undefined && isBareInvalid(answer) && (await movedOn(client, path, tested, operation, signal)));
     if (conflict) throw new WriteConflictError(`${operation}: the pod changed since it was read`);
     if (answer.status < 200 || answer.status > 299) throw apiServerAnswered(operation, answer.status, answer.body);
     return { outcome: 'written', resourceVersion: resourceVersionOf(answer.body) };
@@ -127,9 +123,16 @@ export function kubePodWriter(kc: KubeConfig, options: StatusSyncAdapterOptions 
   };
 }
 
+/**
+ * The ControllerRevisions. Each write is safe to send again after no answer
+ * (kube-raw.ts `writes: 'guarded'`): a repeated create answers
+ * AlreadyExists (ObjectExistsError, which registration reads as "someone
+ * wrote it": it reads the revision back), the renumbering tests the
+ * resourceVersion, the labels patch sets the same values, and a repeated
+ * delete answers 404 or its uid precondition's 409, both taken as done.
+ */
 export function kubeRevisionStore(kc: KubeConfig, namespace: string, options: StatusSyncAdapterOptions = {}): RevisionStore {
-  const client: RawKubeClient = rawKubeClient(kc);
-  const timeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  const client: RawKubeClient = reconcilerClient(kc, { ...options, writes: 'guarded' });
   const base = `/apis/apps/v1/namespaces/${enc(namespace)}/controllerrevisions`;
   const items = (body: unknown, operation: string): ControllerRevision[] => {
     const list = objectOf(body)?.items;
@@ -137,12 +140,12 @@ export function kubeRevisionStore(kc: KubeConfig, namespace: string, options: St
     return list.filter(isObject);
   };
   const listWith = async (selector: string, operation: string, signal: AbortSignal | undefined) =>
-    items(await client.expect2xx('GET', `${base}?labelSelector=${enc(selector)}`, operation, callSignal(signal, timeoutMs)), operation);
+    items(await client.expect2xx('GET', `${base}?labelSelector=${enc(selector)}`, operation, signal), operation);
   return {
     namespace,
     async get(name, signal) {
       const operation = `get ControllerRevision "${namespace}/${name}"`;
-      const answer = await client.request('GET', `${base}/${enc(name)}`, operation, callSignal(signal, timeoutMs));
+      const answer = await client.request('GET', `${base}/${enc(name)}`, operation, signal);
       if (answer.status === 404) return undefined;
       if (answer.status !== 200 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body);
       return answer.body;
@@ -158,7 +161,7 @@ export function kubeRevisionStore(kc: KubeConfig, namespace: string, options: St
     async create(revision, signal) {
       const name = stringOf(revision.metadata?.name) ?? '';
       const operation = `create ControllerRevision "${namespace}/${name}"`;
-      const answer = await client.request('POST', base, operation, callSignal(signal, timeoutMs), revision);
+      const answer = await client.request('POST', base, operation, signal, revision);
       if (answer.status === 409) throw new ObjectExistsError(`${operation}: a ControllerRevision of that name exists`);
       if (answer.status < 200 || answer.status > 299 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body);
       return answer.body;
@@ -171,8 +174,8 @@ export function kubeRevisionStore(kc: KubeConfig, namespace: string, options: St
         { op: 'test', path: '/metadata/resourceVersion', value: tested },
         { op: 'replace', path: '/revision', value: number },
       ];
-      const answer = await client.request('PATCH', `${base}/${enc(name)}`, operation, callSignal(signal, timeoutMs), ops, JSON_PATCH);
-      const conflict = answer.status === 404 || isConflict(answer) || (isBareInvalid(answer) && (await movedOn(client, `${base}/${enc(name)}`, tested, operation, callSignal(signal, timeoutMs))));
+      const answer = await client.request('PATCH', `${base}/${enc(name)}`, operation, signal, ops, JSON_PATCH);
+      const conflict = answer.status === 404 || isConflict(answer) || (isBareInvalid(answer) && (await movedOn(client, `${base}/${enc(name)}`, tested, operation, signal)));
       if (conflict) throw new WriteConflictError(`${operation}: it changed since it was read`);
       if (answer.status < 200 || answer.status > 299 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body);
       return answer.body;
@@ -180,14 +183,14 @@ export function kubeRevisionStore(kc: KubeConfig, namespace: string, options: St
     async patchLabels(name, labels, signal) {
       // A JSON merge patch: a strategic-merge patch of a revision as stored (its `data` holds
       // `$patch: replace` directives) is refused 422 as a change of the immutable `data`.
-      await client.expect2xx('PATCH', `${base}/${enc(name)}`, `label ControllerRevision "${namespace}/${name}"`, callSignal(signal, timeoutMs), { metadata: { labels } }, MERGE_PATCH);
+      await client.expect2xx('PATCH', `${base}/${enc(name)}`, `label ControllerRevision "${namespace}/${name}"`, signal, { metadata: { labels } }, MERGE_PATCH);
     },
     async delete(revision, signal) {
       const name = stringOf(revision.metadata?.name) ?? '';
       const operation = `delete ControllerRevision "${namespace}/${name}"`;
       const uid = stringOf(revision.metadata?.uid);
       const body = { apiVersion: 'v1', kind: 'DeleteOptions', ...(uid === undefined ? {} : { preconditions: { uid } }) };
-      const answer = await client.request('DELETE', `${base}/${enc(name)}`, operation, callSignal(signal, timeoutMs), body);
+      const answer = await client.request('DELETE', `${base}/${enc(name)}`, operation, signal, body);
       // Gone already, or replaced by another of the same name (a precondition 409): either way not ours to delete now.
       if (answer.status === 404 || answer.status === 409) return;
       if (answer.status < 200 || answer.status > 299) throw apiServerAnswered(operation, answer.status, answer.body);

@@ -3,7 +3,6 @@
  * Namespace labels of one pass, status patches and events. Reads are never
  * cached here: a status must come from the cluster as it is now.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ApiException,
   CoreV1Event,
@@ -18,26 +17,37 @@ import { isObject, stringMapOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import type { NamespaceSource, PodEventSink, PodPages, SidecarSetEventSink, SidecarSetStatusWriter } from '../ports.ts';
 import type { NamespaceLabels } from '../sidecarset/match.ts';
-import { summarizePod, type PodSummary } from '../sidecarset/status.ts';
+import { summarizePod } from '../sidecarset/status.ts';
 import { API_VERSION, GROUP, KIND, VERSION } from '../sidecarset/types.ts';
-import { ListExpiredError, StatusConflictError } from '../status-sync/errors.ts';
-import { apiServerAnswered, KubeApiError } from './kube-api-error.ts';
-import { rawKubeClient, type RawAnswer } from './kube-raw.ts';
+import { StatusConflictError } from '../status-sync/errors.ts';
+import { KubeApiError } from './kube-api-error.ts';
+import { pagedList, type PagedListOptions } from './kube-paged-list.ts';
+import { rawKubeClient, type RawKubeClient, type RequestRetry } from './kube-raw.ts';
+import { MAX_POD_PAGE_SIZE } from './pod-page-size.ts';
 import { abortWith, clientNodeError, type KubeClients } from './kubeconfig.ts';
 import { SIDECARSET_PLURAL } from './kube-sources.ts';
 
-/** Pods per page: the API server's recommended chunk size, as kubectl uses. */
-export const DEFAULT_POD_PAGE_SIZE = 500;
+/** The most pods per page: the API server's recommended chunk size, as kubectl uses (smaller when pods are big: pod-page-size.ts). */
+export const DEFAULT_POD_PAGE_SIZE = MAX_POD_PAGE_SIZE;
 /** The longest one page (or one other call) may take. */
 export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 
 export interface StatusSyncAdapterOptions {
-  /** Default {@link DEFAULT_CALL_TIMEOUT_MS}. */
+  /** The longest one attempt of a request may take. Default {@link DEFAULT_CALL_TIMEOUT_MS}. */
   callTimeoutMs?: number;
+  /** Told before a request is sent again (kube-raw.ts says which are). */
+  onRetry?: (retry: RequestRetry) => void;
 }
 
-/** Pauses before a pod page that got no answer is asked for again; one more attempt per entry. */
-export const DEFAULT_PAGE_RETRY_DELAYS_MS: readonly number[] = [250, 1_000];
+/** The raw client of the reconciler's adapters: attempts bounded by `callTimeoutMs`, reads retried, retries told. */
+export function reconcilerClient(kc: KubeConfig, options: StatusSyncAdapterOptions & { retryDelaysMs?: readonly number[]; writes?: 'guarded' | 'once' }): RawKubeClient {
+  return rawKubeClient(kc, {
+    attemptTimeoutMs: options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+    ...(options.retryDelaysMs === undefined ? {} : { retryDelaysMs: options.retryDelaysMs }),
+    ...(options.writes === undefined ? {} : { writes: options.writes }),
+    ...(options.onRetry === undefined ? {} : { onRetry: options.onRetry }),
+  });
+}
 
 /** The caller's signal, if any, bounded by a per-call timeout. */
 export function callSignal(signal: AbortSignal | undefined, timeoutMs: number): AbortSignal {
@@ -49,7 +59,8 @@ const LIST_PODS = 'list pods';
 
 /**
  * Every pod, page by page, each reduced to a PodSummary as soon as its page
- * arrives.
+ * arrives, so that what the pass holds is one page (bounded in bytes:
+ * pod-page-size.ts) and the summaries.
  *
  * Why not CoreV1Api.listPodForAllNamespaces: its typed deserialisation walks
  * every field of every pod into model classes, which measured about twice the
@@ -57,82 +68,25 @@ const LIST_PODS = 'list pods';
  * for fields that are thrown away at once. This reads the page's JSON
  * through the same KubeConfig authentication and TLS settings, keeps what
  * status needs, and lets the page go before asking for the next one.
+ *
+ * A page that got no complete answer (a dropped connection, a slow answer)
+ * is asked for again (kube-raw.ts): the continue token names the same
+ * snapshot, so the list goes on where it was instead of failing the whole
+ * pass (at 100,000 pods, 200 pages) on one dropped connection.
  */
-export function kubePodPages(kc: KubeConfig, options: StatusSyncAdapterOptions & { pageSize?: number; retryDelaysMs?: readonly number[] } = {}): PodPages {
+export function kubePodPages(kc: KubeConfig, options: StatusSyncAdapterOptions & { pageSize?: number; retryDelaysMs?: readonly number[]; onPage?: PagedListOptions['onPage'] } = {}): PodPages {
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new KubeApiError(LIST_PODS, 'the KubeConfig has no current cluster');
-  const pageSize = options.pageSize ?? DEFAULT_POD_PAGE_SIZE;
-  const timeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
-  const retryDelaysMs = options.retryDelaysMs ?? DEFAULT_PAGE_RETRY_DELAYS_MS;
-  const client = rawKubeClient(kc);
-
-  async function page(continueToken: string | undefined, signal: AbortSignal | undefined): Promise<{ pods: PodSummary[]; next: string | undefined }> {
-    const query = new URLSearchParams({ limit: String(pageSize) });
-    if (continueToken !== undefined) query.set('continue', continueToken);
-    const bounded = callSignal(signal, timeoutMs);
-    let answer: RawAnswer;
-    try {
-      answer = await client.request('GET', `/api/v1/pods?${query.toString()}`, LIST_PODS, bounded);
-    } catch (error) {
-      // No answer, or one cut off: worth asking again, unless time ran out.
-      const failure = error instanceof KubeApiError ? error : clientNodeError(LIST_PODS, error);
-      throw bounded.aborted ? failure : new TransportFailure(failure);
-    }
-    const { status, body } = answer;
-    if (status === 410) throw new ListExpiredError(`the pod list's continue token expired: ${(typeof body === 'string' ? body : JSON.stringify(body)).slice(0, 300)}`);
-    if (status !== 200) throw apiServerAnswered(LIST_PODS, status, body);
-    if (typeof body === 'string') throw new KubeApiError(LIST_PODS, 'the answer is not JSON', status);
-    if (!isObject(body) || !Array.isArray(body.items)) throw new KubeApiError(LIST_PODS, 'the answer is not a list (no items array)', status);
-    const items: unknown[] = body.items;
-    const pods = items.filter(isObject).map((item) => summarizePod(item as Pod));
-    const next = isObject(body.metadata) && typeof body.metadata.continue === 'string' && body.metadata.continue !== '' ? body.metadata.continue : undefined;
-    return { pods, next };
-  }
-
-  /**
-   * A page read again after a connection failure: the continue token names
-   * the same snapshot, so the list goes on where it was instead of failing
-   * the whole pass (at 100,000 pods, 200 pages) on one dropped connection.
-   */
-  async function pageWithRetries(continueToken: string | undefined, signal: AbortSignal | undefined): Promise<{ pods: PodSummary[]; next: string | undefined }> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await page(continueToken, signal);
-      } catch (error) {
-        if (!(error instanceof TransportFailure)) throw error;
-        const delay = retryDelaysMs[attempt];
-        if (delay === undefined || signal?.aborted === true) {
-          throw new KubeApiError(LIST_PODS, `${error.failure.message} (${attempt + 1} attempts)`, undefined, { cause: error.failure });
-        }
-        try {
-          await sleep(delay, undefined, signal === undefined ? {} : { signal });
-        } catch {
-          throw error.failure;
-        }
-      }
-    }
-  }
-
+  const client = reconcilerClient(kc, options);
+  const listOptions: PagedListOptions = { maxPageSize: options.pageSize ?? DEFAULT_POD_PAGE_SIZE, ...(options.onPage === undefined ? {} : { onPage: options.onPage }) };
   return {
     async *pages(signal) {
-      let next: string | undefined;
-      do {
-        const result = await pageWithRetries(next, signal);
-        next = result.next;
-        yield result.pods;
-      } while (next !== undefined);
+      for await (const page of pagedList(client, '/api/v1/pods', {}, LIST_PODS, signal, listOptions)) {
+        // Summaries only: the page's whole pods are garbage before the next page is asked for.
+        yield page.items.map((item) => summarizePod(item as Pod));
+      }
     },
   };
-}
-
-/** A page that got no (complete) answer; the adapter reads it again. */
-class TransportFailure extends Error {
-  readonly failure: KubeApiError;
-  constructor(failure: KubeApiError) {
-    super(failure.message, { cause: failure });
-    this.name = 'TransportFailure';
-    this.failure = failure;
-  }
 }
 
 type Labels = Readonly<Record<string, string>>;

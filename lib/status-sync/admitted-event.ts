@@ -39,3 +39,73 @@ export function parseAdmittedEvent(event: unknown): AdmittedSidecarSet | undefin
   if (typeof resourceVersion !== 'string') throw new AdmittedEventError(`${ADMITTED_EVENT_KIND} event: resourceVersion must be a string`);
   return { sidecarSet, uid, operation, resourceVersion };
 }
+
+/**
+ * The event status-sync sends itself (an asynchronous invoke) when its
+ * follow budget ends with rollouts still in flight, so that they go on at
+ * once instead of at the next scheduled tick (docs/RELIABILITY.md,
+ * "Continuing a rollout").
+ */
+export const CONTINUE_EVENT_KIND = 'StatusSyncContinue';
+
+/** The most sets one continuation names; more is not an event this function sent. */
+export const MAX_CONTINUED_SETS = 200;
+
+export interface ContinueEvent {
+  kind: typeof CONTINUE_EVENT_KIND;
+  /** The sets still in flight. */
+  sets: string[];
+  /** Which warm container sent it (random per cold start), and when (epoch ms): a later invocation there supersedes it. */
+  from: string;
+  sentAt: number;
+}
+
+/** A name a SidecarSet can have (a DNS subdomain), so a continuation cannot smuggle a path or a query. */
+const SET_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+/**
+ * The continuation an event asks for; undefined for any other event.
+ * @throws AdmittedEventError naming the field when the event says it is one but is malformed or too large.
+ */
+export function parseContinueEvent(event: unknown): ContinueEvent | undefined {
+  if (!isObject(event) || event.kind !== CONTINUE_EVENT_KIND) return undefined;
+  const { sets, from, sentAt } = event;
+  if (!Array.isArray(sets) || sets.length > MAX_CONTINUED_SETS) throw new AdmittedEventError(`${CONTINUE_EVENT_KIND} event: sets must be an array of at most ${MAX_CONTINUED_SETS} names`);
+  const names: string[] = [];
+  for (const name of sets as unknown[]) {
+    if (typeof name !== 'string' || !SET_NAME.test(name)) throw new AdmittedEventError(`${CONTINUE_EVENT_KIND} event: sets must hold SidecarSet names, got ${typeof name === 'string' ? JSON.stringify(name.slice(0, 80)) : typeof name}`);
+    names.push(name);
+  }
+  if (typeof from !== 'string' || from.length > 100) throw new AdmittedEventError(`${CONTINUE_EVENT_KIND} event: from must be a string`);
+  if (typeof sentAt !== 'number' || !Number.isFinite(sentAt)) throw new AdmittedEventError(`${CONTINUE_EVENT_KIND} event: sentAt must be a number`);
+  return { kind: CONTINUE_EVENT_KIND, sets: [...new Set(names)], from, sentAt };
+}
+
+/** The key two triggers of the same admitted change share. */
+function triggerKey(change: AdmittedSidecarSet): string {
+  return JSON.stringify([change.sidecarSet, change.uid, change.operation, change.resourceVersion]);
+}
+
+/**
+ * The admitted changes one warm container handled lately, so that the same
+ * trigger again (Lambda may deliver an event twice; a forged review sent
+ * again) costs no API request at all. Bounded: the oldest is forgotten
+ * first, and none is remembered longer than `ttlMs`.
+ */
+export function recentTriggers(options: { ttlMs?: number; max?: number } = {}): { seen(change: AdmittedSidecarSet, nowMs: number): boolean } {
+  const ttlMs = options.ttlMs ?? 60_000;
+  const max = options.max ?? 256;
+  const handled = new Map<string, number>();
+  return {
+    /** Whether the same change was handled within `ttlMs`; records it otherwise. */
+    seen(change, nowMs) {
+      const key = triggerKey(change);
+      const at = handled.get(key);
+      if (at !== undefined && nowMs - at < ttlMs) return true;
+      handled.delete(key);
+      handled.set(key, nowMs);
+      while (handled.size > max) handled.delete(handled.keys().next().value as string);
+      return false;
+    },
+  };
+}

@@ -32,8 +32,19 @@ export interface PaceOptions {
   settleMs?: number;
   /** A set whose counts have not moved for this long leaves the loop (a bad image; the schedule keeps an eye on it). Default 60 s. */
   stallMs?: number;
-  /** How long an admitted change may take to become visible. Default 10 s. */
+  /**
+   * How long an admitted change may take to become visible; also the most
+   * time all admitted changes together spend waiting in one call. Default 10 s.
+   */
   visibleTimeoutMs?: number;
+  /** How long after its arrival a CREATE is first read. Default {@link CREATE_SETTLE_MS}. */
+  createSettleMs?: number;
+  /**
+   * Ends the following at the next pass boundary: no new pass or wait
+   * starts after it, and a running pass finishes its writes (bounded by the
+   * call's signal), instead of being cut mid-round with its writes reported as errors.
+   */
+  budget?: AbortSignal;
 }
 
 export const DEFAULT_PACE = { intervalMs: 5_000, settleMs: 50, stallMs: 60_000, visibleTimeoutMs: 10_000 } as const;
@@ -43,36 +54,64 @@ export interface PaceDeps extends SetPassDeps {
   nowMs?: () => number;
 }
 
+/** An admitted change as queued: when it arrived (performance.now()), for the wait a CREATE is given. */
+export interface QueuedChange extends AdmittedSidecarSet {
+  queuedAtMs: number;
+}
+
 /** Admitted changes handed to a running loop (the local server's); the loop drains it each round. */
 export interface AdmittedQueue {
-  take(): AdmittedSidecarSet[];
+  take(): QueuedChange[];
   /** Resolves when a change arrives (or at once when one is queued). */
   arrival(): Promise<void>;
 }
 
-/** A queue of admitted changes: `push` hands one over, `size` says how many wait. */
+/** A queue of admitted changes: `push` hands one over, `size` says how many wait, `dropped` how many were refused at the cap. */
 export interface AdmittedChanges extends AdmittedQueue {
   push(change: AdmittedSidecarSet): void;
   size(): number;
+  dropped(): number;
 }
 
-/** The admitted changes not yet taken (starting with `initial`), and a promise for the next one. */
-export function admittedQueue(initial: readonly AdmittedSidecarSet[] = []): AdmittedChanges {
-  let changes: AdmittedSidecarSet[] = [...initial];
+/**
+ * The most sets with a change waiting. A trigger only makes a set's pass
+ * come sooner (every set gets one at each scheduled pass), so past the cap
+ * a trigger is dropped and counted rather than queued without bound.
+ */
+export const MAX_QUEUED_CHANGES = 64;
+
+/**
+ * The admitted changes not yet taken (starting with `initial`), and a promise
+ * for the next one. Changes of the same set coalesce: the latest replaces
+ * the one waiting (one read and one pass serve both).
+ */
+export function admittedQueue(initial: readonly AdmittedSidecarSet[] = [], max: number = MAX_QUEUED_CHANGES): AdmittedChanges {
+  let changes = new Map<string, QueuedChange>();
+  let refused = 0;
   let wake: (() => void) | undefined;
+  const add = (change: AdmittedSidecarSet) => {
+    if (!changes.has(change.sidecarSet) && changes.size >= max) {
+      refused++;
+      return;
+    }
+    // Deleted first, so the set takes its place at the end: the order of arrival is kept.
+    changes.delete(change.sidecarSet);
+    changes.set(change.sidecarSet, { ...change, queuedAtMs: performance.now() });
+  };
+  for (const change of initial) add(change);
   return {
     push(change) {
-      changes.push(change);
+      add(change);
       wake?.();
       wake = undefined;
     },
     take() {
-      const taken = changes;
-      changes = [];
+      const taken = [...changes.values()];
+      changes = new Map();
       return taken;
     },
     arrival() {
-      if (changes.length > 0) return Promise.resolve();
+      if (changes.size > 0) return Promise.resolve();
       return new Promise((resolve) => {
         const previous = wake;
         wake = () => {
@@ -81,7 +120,8 @@ export function admittedQueue(initial: readonly AdmittedSidecarSet[] = []): Admi
         };
       });
     },
-    size: () => changes.length,
+    size: () => changes.size,
+    dropped: () => refused,
   };
 }
 
@@ -109,22 +149,44 @@ interface Tracked {
 
 /** An admitted change is visible once the stored set is the admitted object or newer. */
 function isVisible(set: SidecarSet, change: AdmittedSidecarSet): boolean {
-  const uid = stringOf(set.metadata?.uid) ?? '';
-  if (change.uid !== '' && uid !== change.uid) return false;
+  if (!isSameObject(set, change)) return false;
   if (change.operation === 'CREATE') return true;
   return (stringOf(set.metadata?.resourceVersion) ?? '') !== change.resourceVersion;
 }
 
+function isSameObject(set: SidecarSet, change: AdmittedSidecarSet): boolean {
+  return change.uid === '' || (stringOf(set.metadata?.uid) ?? '') === change.uid;
+}
+
 /**
- * Waits until the admitted change is stored, polling; the set as stored then,
- * or as stored when `timeoutMs` passed (a change another webhook denied never
- * shows; the pass then runs on what is there), or undefined when it does not exist.
+ * How long after its arrival a CREATE is first read: the local server hands
+ * the change over while the API server still waits for the webhook's answer
+ * (on AWS, Lambda's queue usually took longer than this already).
  */
-export async function visibleSet(change: AdmittedSidecarSet, deps: Pick<SetPassDeps, 'statuses'>, timeoutMs: number, signal?: AbortSignal): Promise<SidecarSet | undefined> {
-  const deadline = performance.now() + timeoutMs;
-  for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
+export const CREATE_SETTLE_MS = 1_000;
+
+/**
+ * The set an admitted change is about, once the change is stored (docs/RELIABILITY.md, "Admitted changes"):
+ * - a set that is not there costs one read: undefined (a CREATE is read
+ *   {@link CREATE_SETTLE_MS} after it arrived, once; a CREATE that another webhook
+ *   refused or that was never sent to storage is never there);
+ * - a set there that is another object than the one admitted (a CREATE
+ *   answered AlreadyExists, a forged review, a set deleted and made again)
+ *   costs one read: undefined, nothing admitted was stored;
+ * - an UPDATE not stored yet is read again, backing off, until it shows or
+ *   `timeoutMs` passed: then the set as stored (the pass runs on what is there).
+ */
+export async function visibleSet(change: QueuedChange, deps: Pick<SetPassDeps, 'statuses'>, timeoutMs: number, signal?: AbortSignal, createSettleMs: number = CREATE_SETTLE_MS): Promise<SidecarSet | undefined> {
+  const started = performance.now();
+  if (change.operation === 'CREATE') {
+    const wait = Math.min(timeoutMs, change.queuedAtMs + createSettleMs - started);
+    if (wait > 0) await sleep(wait, undefined, signal === undefined ? {} : { signal });
+  }
+  const deadline = started + timeoutMs;
+  for (let delay = 100; ; delay = Math.min(delay * 2, 1_000)) {
     const set = await deps.statuses.get(change.sidecarSet, signal);
-    if (set !== undefined && isVisible(set, change)) return set;
+    if (set === undefined || !isSameObject(set, change)) return undefined;
+    if (isVisible(set, change)) return set;
     // The last wait is cut to the deadline, so the change gets its whole timeout.
     const left = deadline - performance.now();
     if (left <= 0) return set;
@@ -202,10 +264,14 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
     }
   };
 
+  // The time admitted changes may spend waiting to be stored, for this whole call: a stream of changes that
+  // never show (refused by a later webhook, forged) cannot hold the loop, which is the only one (concurrency 1).
+  let visibleBudgetMs = visibleTimeoutMs;
   const admit = async () => {
     for (const change of queue?.take() ?? []) {
+      const began = performance.now();
       try {
-        const set = await visibleSet(change, deps, visibleTimeoutMs, signal);
+        const set = await visibleSet(change, deps, Math.max(0, Math.min(visibleTimeoutMs, visibleBudgetMs)), signal, options.createSettleMs);
         if (set === undefined) continue;
         fresh.set(change.sidecarSet, set);
         // A re-admitted set starts over: its progress clock too.
@@ -213,17 +279,20 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
       } catch (error) {
         if (signal?.aborted === true) return;
         summary.errors.push({ sidecarSet: change.sidecarSet, operation: 'wait for the admitted change', message: errorMessage(error) });
+      } finally {
+        visibleBudgetMs -= performance.now() - began;
       }
     }
   };
 
   // A function, not the property: the compiler would keep its narrowing across the awaits.
-  const stopped = () => signal?.aborted === true;
+  const stopped = () => signal?.aborted === true || options.budget?.aborted === true;
+  const waitSignal = options.budget === undefined ? signal : signal === undefined ? options.budget : AbortSignal.any([signal, options.budget]);
   let first = true;
   while (!stopped()) {
     await admit();
     if (tracked.size === 0) break;
-    if (!first && fresh.size === 0) await waitForChange(tracked, deps, intervalMs, settleMs, signal, queue);
+    if (!first && fresh.size === 0) await waitForChange(tracked, deps, intervalMs, settleMs, waitSignal, queue);
     first = false;
     if (stopped()) break;
     await admit();

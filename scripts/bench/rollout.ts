@@ -34,7 +34,7 @@ export async function rolloutSection(settings: RolloutSettings, log: (line: stri
     const run = await rolloutTime({ pods: settings.pods, maxUnavailable: settings.maxUnavailable, readyDelayMs: settings.readyDelayMs }, log);
     if (run.violations > 0) throw new Error(`the rollout broke maxUnavailable or was recorded incompletely (${run.violations})`);
     if (run.errors > 0) throw new Error(`the rollout reported ${run.errors} errors: ${run.errorMessages.slice(0, 3).join(' | ')}`);
-    log(`  rollout ${i + 1}: ${num(run.rolloutMs / 1000)} s (ideal ${num(run.idealMs / 1000)} s), ${run.passes} passes`);
+    log(`  rollout ${i + 1}: ${num(run.rolloutMs / 1000)} s (ideal ${num(run.idealMs / 1000)} s), ${run.passes} passes, ${run.invocations} invocations (${run.continuations} continuations), ${run.retries} requests retried`);
     runs.push(run);
   }
   const hotRuns: RolloutTimeResult[] = [];
@@ -43,7 +43,7 @@ export async function rolloutSection(settings: RolloutSettings, log: (line: stri
     if (run.violations > 0) throw new Error(`the hot rollout broke a rule or was recorded incompletely (${run.violations})`);
     if (run.errors > 0) throw new Error(`the hot rollout reported ${run.errors} errors: ${run.errorMessages.slice(0, 3).join(' | ')}`);
     if (run.flipsSeen !== settings.pods) throw new Error(`the hot rollout flipped ${run.flipsSeen} of ${settings.pods} pods`);
-    log(`  hot rollout ${i + 1}: ${num(run.rolloutMs / 1000)} s (ideal ${num(run.idealMs / 1000)} s), ${run.invocations} invocations, ${run.passes} passes, ${run.podsFlipped} flips`);
+    log(`  hot rollout ${i + 1}: ${num(run.rolloutMs / 1000)} s (ideal ${num(run.idealMs / 1000)} s), ${run.invocations} invocations (${run.continuations} continuations), ${run.passes} passes, ${run.podsFlipped} flips, ${run.retries} requests retried`);
     hotRuns.push(run);
   }
   const plans = planTimes(settings.planPods, settings.planRuns);
@@ -80,6 +80,7 @@ export async function rolloutSection(settings: RolloutSettings, log: (line: stri
         ['passes', withSpread(passes, '', 0)],
         ['API requests per pass', withSpread(perPass, '', 1)],
         ['API requests (last run)', requestsText(last.requests)],
+        ['API requests retried (no answer in time, or 429/5xx), last run', String(last.retries)],
         ['most updated pods unavailable at once', String(Math.max(...runs.map((r) => r.maxUnavailableSeen)))],
         ['final status (last run)', JSON.stringify(last.finalStatus)],
         ...(hotTime === undefined
@@ -87,7 +88,8 @@ export async function rolloutSection(settings: RolloutSettings, log: (line: stri
           : ([
               ['HotUpgrade: update → all pods flipped, Ready and consistent', `${withSpread(hotTime, 's')} (ideal ${num(hotIdeal)} s: two restarts per batch)`],
               ['HotUpgrade: ratio to the ideal', ratioText(hotRatio)],
-              ['HotUpgrade: Lambda invocations (admitted, then the 1-minute schedule)', withSpread(summarize(hotRuns.map((r) => r.invocations)), '', 0)],
+              ['HotUpgrade: Lambda invocations (admitted, its continuations, any 1-minute tick)', `${withSpread(summarize(hotRuns.map((r) => r.invocations)), '', 0)} (continuations ${withSpread(summarize(hotRuns.map((r) => r.continuations)), '', 0)})`],
+              ['HotUpgrade: API requests retried (no answer in time, or 429/5xx)', withSpread(summarize(hotRuns.map((r) => r.retries)), '', 0)],
               ['HotUpgrade: passes; API requests per pass', `${withSpread(summarize(hotRuns.map((r) => r.passes)), '', 0)}; ${withSpread(summarize(hotRuns.map((r) => r.requests.reduce((n, [, c]) => n + c, 0) / r.passes)), '', 1)}`],
               ['HotUpgrade: most updated pods unavailable at once', String(Math.max(...hotRuns.map((r) => r.maxUnavailableSeen)))],
             ] satisfies [string, string][])),

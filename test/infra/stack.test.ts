@@ -211,13 +211,14 @@ describe('Function URLs and schedule', () => {
     s.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: s.fnId('status-sync') }, MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 });
   });
 
-  it('lets sidecarset-validate invoke status-sync (its admitted-change trigger) and nothing else invoke any function', () => {
+  it('lets sidecarset-validate invoke status-sync (its admitted-change trigger), status-sync invoke itself (its continuation), and nothing else invoke any function', () => {
     const invokes = (fn: StackFunctionName) => roleStatements(defaults, fn).filter((st) => asList(st.Action).some((a) => String(a).startsWith('lambda:')));
     const statusSyncArn = { 'Fn::GetAtt': [defaults.fnId('status-sync'), 'Arn'] };
     expect(invokes('sidecarset-validate')).toEqual([
       { Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: [statusSyncArn, { 'Fn::Join': ['', [statusSyncArn, ':*']] }] },
     ]);
-    for (const fn of STACK_FUNCTIONS.filter((name) => name !== 'sidecarset-validate')) expect(invokes(fn)).toEqual([]);
+    expect(invokes('status-sync')).toEqual([{ Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: statusSyncArn }]);
+    for (const fn of STACK_FUNCTIONS.filter((name) => name !== 'sidecarset-validate' && name !== 'status-sync')) expect(invokes(fn)).toEqual([]);
     // Lambda's queue holds a triggered invoke behind a running pass rather than running it beside one.
     expect(defaults.props('status-sync').ReservedConcurrentExecutions).toBe(1);
   });
@@ -276,8 +277,8 @@ describe('secrets and IAM', () => {
       }
       const logs = statements.filter((st) => asList(st.Action).some((a) => String(a).startsWith('logs:')));
       expect(logs).toEqual([{ Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: logGroupArn }]);
-      // Besides: sidecarset-validate's lambda:InvokeFunction on status-sync, checked above.
-      const allowed = fn === 'sidecarset-validate' ? /^(logs|secretsmanager|lambda):/ : /^(logs|secretsmanager):/;
+      // Besides: lambda:InvokeFunction on status-sync for sidecarset-validate and status-sync itself, checked above.
+      const allowed = fn === 'sidecarset-validate' || fn === 'status-sync' ? /^(logs|secretsmanager|lambda):/ : /^(logs|secretsmanager):/;
       expect(statements.every((st) => asList(st.Action).every((a) => allowed.test(String(a))))).toBe(true);
     }
     for (const role of Object.values(defaults.template.findResources('AWS::IAM::Role'))) {

@@ -138,7 +138,7 @@ describe('followSets', () => {
     setTimeout(() => {
       controller.abort(new Error('test over'));
     }, 500);
-    const summary = await followSets([SET], w.deps, { intervalMs: 30, settleMs: 0, stallMs: 600_000 }, controller.signal, queue);
+    const summary = await followSets([SET], w.deps, { intervalMs: 30, settleMs: 0, stallMs: 600_000, createSettleMs: 0 }, controller.signal, queue);
     for (const timer of timers) clearTimeout(timer);
     expect(summary.passes).toBeGreaterThanOrEqual(3);
     expect(most).toBe(1);

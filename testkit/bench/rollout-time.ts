@@ -17,7 +17,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { functionsUserName } from '../../control-plane/harness.ts';
-import { admittedEvent } from '../../lib/status-sync/admitted-event.ts';
+import { admittedEvent, type ContinueEvent } from '../../lib/status-sync/admitted-event.ts';
 import type { ScheduledEvent } from 'aws-lambda';
 import { statusSyncLambda, type InvocationResult } from '../../functions/status-sync/lambda.ts';
 import { budgetOf } from '../faults/rollout-faults.ts';
@@ -49,8 +49,12 @@ export interface RolloutTimeResult {
   rolloutMs: number;
   /** From the update to the invocation's return (the final status written). */
   invocationMs: number;
-  /** Lambda invocations: the admitted event's, then the schedule's while the rollout outlasted the follow budget. */
+  /** Lambda invocations: the admitted event's, then the continuations it sent itself and any scheduled tick. */
   invocations: number;
+  /** Of those, the continuations (an invocation's self-invoke as its follow budget ended with the rollout in flight). */
+  continuations: number;
+  /** API requests sent again after no answer or a "try again" one (kube-raw.ts). */
+  retries: number;
   passes: number;
   podsUpdated: number;
   /** HotUpgrade: flips the reconciler wrote, and pods the recorder saw flipped. */
@@ -103,6 +107,12 @@ function countAudit(text: string): [string, number][] {
 
 /** EventBridge's rate for status-sync (the stack's default statusSyncRateMinutes). */
 const SCHEDULE_MS = 60_000;
+/**
+ * When a continuation starts after it was sent: Lambda throttles its first
+ * attempt (the sender still holds the reserved concurrency of 1) and
+ * retries a throttled asynchronous event after 1 s.
+ */
+const CONTINUATION_DELAY_MS = 1_000;
 
 const medianOrNaN = (values: readonly number[]): number => (values.length === 0 ? Number.NaN : median(values));
 
@@ -121,7 +131,16 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
     log(`  ${options.pods} pods created and Ready in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
     const env: Record<string, string> = { KUBECONFIG_CONTENT: cluster.cp.kubeconfig('functions') };
     if (options.paceMs !== undefined) env.ROLLOUT_PACE_MS = String(options.paceMs);
-    const handler = await statusSyncLambda({ env, overrides: { logger: capturingLogger().logger } });
+    // The invocation's self-invoke as Lambda runs it: queued, started once the sender has ended (see below).
+    const continuations: { at: number; event: ContinueEvent }[] = [];
+    const handler = await statusSyncLambda({
+      env,
+      overrides: { logger: capturingLogger().logger },
+      continueWith: (event) => {
+        continuations.push({ at: performance.now() + CONTINUATION_DELAY_MS, event });
+        return Promise.resolve();
+      },
+    });
     // The cold start's reads are not the rollout's: the audit log is counted from here.
     const auditBefore = (await readFile(auditLog, 'utf8').catch(() => '')).length;
 
@@ -133,16 +152,28 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
     let invocationMs = 0;
     const results: InvocationResult[] = [];
     const context = (id: string) => ({ awsRequestId: id, getRemainingTimeInMillis: () => Math.round(900_000 - (performance.now() - started)) });
-    // As on AWS: the webhook's SidecarSetAdmitted invoke, which follows the set for at most FOLLOW_BUDGET_MS; then,
-    // if the rollout outlasts it, EventBridge's schedule (rate 1 minute, from the update) invokes again, one at a time
-    // (reserved concurrency 1).
+    // As on AWS, one invocation at a time (reserved concurrency 1): the webhook's SidecarSetAdmitted invoke, which
+    // follows the set for at most FOLLOW_BUDGET_MS and, if the rollout is still in flight, sends itself a continuation;
+    // the continuation runs a second after it was sent (Lambda's retry of the throttled invoke), unless EventBridge's
+    // schedule (rate 1 minute, from the update) is due first.
+    let ran = 0;
     const invocations = (async () => {
       results.push(await handler(admittedEvent({ sidecarSet: 'bench', uid: target.metadata?.uid ?? '', operation: 'UPDATE', resourceVersion: seeded.set.metadata?.resourceVersion ?? '' }), context('bench')));
-      for (let tick = 1; !done(); tick++) {
-        const at = started + tick * SCHEDULE_MS;
-        if (performance.now() < at) await new Promise((resolve) => setTimeout(resolve, at - performance.now()));
+      let tick = 1;
+      while (!done()) {
+        const tickAt = started + tick * SCHEDULE_MS;
+        const next = continuations[0];
+        const at = next !== undefined && next.at <= tickAt ? next.at : tickAt;
+        while (performance.now() < at && !done()) await new Promise((resolve) => setTimeout(resolve, Math.min(100, at - performance.now())));
         if (done()) break;
-        results.push(await handler({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString() } as unknown as ScheduledEvent, context(`bench-${tick}`)));
+        if (next !== undefined && next.at <= tickAt) {
+          continuations.shift();
+          ran++;
+          results.push(await handler(next.event, context(`bench-continue-${ran}`)));
+        } else {
+          results.push(await handler({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString() } as unknown as ScheduledEvent, context(`bench-${tick}`)));
+          tick++;
+        }
       }
       invocationMs = performance.now() - started;
     })();
@@ -172,6 +203,8 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
       rolloutMs,
       invocationMs,
       invocations: results.length,
+      continuations: ran,
+      retries: sum((r) => r.requestRetries ?? 0),
       passes: sum((r) => (r.rollout === undefined ? 0 : 1) + (r.followUp?.passes ?? 0)),
       podsUpdated: sum((r) => (r.rollout?.podsUpdated ?? 0) + (r.followUp?.podsUpdated ?? 0)),
       podsFlipped: sum((r) => (r.rollout?.podsFlipped ?? 0) + (r.followUp?.podsFlipped ?? 0)),

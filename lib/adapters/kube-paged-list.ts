@@ -1,0 +1,70 @@
+/**
+ * A list read page by page with the page's bytes bounded, not its item
+ * count (pod-page-size.ts): the pass's list of every pod and a rollout's
+ * list of its set's pods both read through here.
+ */
+import { isObject, objectOf, stringOf } from '../kube/json.ts';
+import { ListExpiredError } from '../status-sync/errors.ts';
+import { apiServerAnswered, KubeApiError } from './kube-api-error.ts';
+import { AnswerTooLargeError, type RawKubeClient } from './kube-raw.ts';
+import { MAX_POD_PAGE_SIZE, nextPageSize, PAGE_MAX_BYTES, shrunkPageSize } from './pod-page-size.ts';
+
+/** One page as read, before the caller keeps what it needs of it. */
+export interface ListPage {
+  items: Record<string, unknown>[];
+  /** The list's resourceVersion (the snapshot every page belongs to). */
+  resourceVersion: string;
+  /** The page's size on the wire and the `limit` it was asked with. */
+  bytes: number;
+  limit: number;
+}
+
+export interface PagedListOptions {
+  /** The most items a page asks for. Default {@link MAX_POD_PAGE_SIZE}. */
+  maxPageSize?: number;
+  /** The hard cap on one page's answer. Default {@link PAGE_MAX_BYTES}. */
+  maxBytes?: number;
+  /** Told of every page read and of every page abandoned at the cap (`abandoned: true`), for tests and benchmarks. */
+  onPage?: (page: { limit: number; bytes: number; items: number; abandoned: boolean }) => void;
+}
+
+/**
+ * The pages of `path` (with `query`'s parameters besides limit and continue).
+ * @throws ListExpiredError when a continue token expired (410); KubeApiError otherwise.
+ */
+export async function* pagedList(client: RawKubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options: PagedListOptions = {}): AsyncGenerator<ListPage> {
+  const max = options.maxPageSize ?? MAX_POD_PAGE_SIZE;
+  const maxBytes = options.maxBytes ?? PAGE_MAX_BYTES;
+  let limit = max;
+  let next: string | undefined;
+  for (;;) {
+    const params = new URLSearchParams({ ...query, limit: String(limit) });
+    if (next !== undefined) params.set('continue', next);
+    let answer;
+    try {
+      answer = await client.request('GET', `${path}?${params.toString()}`, operation, signal, undefined, undefined, maxBytes);
+    } catch (error) {
+      if (!(error instanceof AnswerTooLargeError)) throw error;
+      options.onPage?.({ limit, bytes: maxBytes, items: 0, abandoned: true });
+      const smaller = shrunkPageSize(limit);
+      if (smaller === undefined) throw new KubeApiError(operation, `one item alone is larger than the page cap of ${maxBytes} bytes`, undefined, { cause: error });
+      // The same continue token names the same snapshot: the list goes on where it was, in smaller pages.
+      limit = smaller;
+      continue;
+    }
+    const { status, body } = answer;
+    if (status === 410) throw new ListExpiredError(`the list's continue token expired: ${(typeof body === 'string' ? body : JSON.stringify(body)).slice(0, 300)}`);
+    if (status !== 200) throw apiServerAnswered(operation, status, body);
+    if (typeof body === 'string') throw new KubeApiError(operation, 'the answer is not JSON', status);
+    if (!isObject(body) || !Array.isArray(body.items)) throw new KubeApiError(operation, 'the answer is not a list (no items array)', status);
+    const items = (body.items as unknown[]).filter(isObject);
+    const bytes = answer.bytes ?? 0;
+    options.onPage?.({ limit, bytes, items: items.length, abandoned: false });
+    const metadata = objectOf(body.metadata);
+    const token = stringOf(metadata?.continue);
+    next = token === undefined || token === '' ? undefined : token;
+    yield { items, resourceVersion: stringOf(metadata?.resourceVersion) ?? '', bytes, limit };
+    if (next === undefined) return;
+    limit = nextPageSize(bytes, items.length, max);
+  }
+}

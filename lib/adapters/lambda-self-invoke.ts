@@ -1,0 +1,57 @@
+/**
+ * status-sync continuing itself on AWS: an asynchronous invoke (InvocationType
+ * `Event`) of its own function with a continuation event, sent as an
+ * invocation ends with rollouts still in flight.
+ *
+ * Reserved concurrency 1 still holds: the invoke is queued by Lambda, whose
+ * first attempt is throttled while the sender is still running; Lambda
+ * retries throttled asynchronous events (1 s, then exponentially longer)
+ * until the function's maximum event age (60 s), independently of the retry
+ * attempts setting, which counts function errors only. The sender ends
+ * within a second of sending, so the continuation starts a second or two
+ * later, never beside it.
+ */
+import { errorMessage } from '../errors.ts';
+import type { ContinueEvent } from '../status-sync/admitted-event.ts';
+import type { LambdaTriggerOptions } from './lambda-rollout-trigger.ts';
+
+/** Set by the Lambda runtime in every function: the function's own name. */
+export const ENV_OWN_FUNCTION_NAME = 'AWS_LAMBDA_FUNCTION_NAME';
+
+/** The continuation could not be handed to Lambda; the schedule takes the rollout up instead. */
+export class ContinuationError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ContinuationError';
+  }
+}
+
+/** Sends a continuation event. */
+export type Continuation = (event: ContinueEvent, signal?: AbortSignal) => Promise<void>;
+
+/** Invokes `functionName` (this function) asynchronously with a continuation; one client per cold start. */
+export function lambdaSelfInvoke(functionName: string, options: LambdaTriggerOptions = {}): Continuation {
+  let sdk: Promise<{ client: import('@aws-sdk/client-lambda').LambdaClient; Command: typeof import('@aws-sdk/client-lambda').InvokeCommand }> | undefined;
+  const load = () =>
+    (sdk ??= import('@aws-sdk/client-lambda').then(({ LambdaClient, InvokeCommand }) => ({
+      client: new LambdaClient({
+        ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
+        ...(options.region !== undefined ? { region: options.region } : {}),
+        // The SDK's own retries of the hand-over (not of the invocation): a lost continuation only waits for the schedule.
+        maxAttempts: 2,
+      }),
+      Command: InvokeCommand,
+    })));
+  return async (event, signal) => {
+    let statusCode: number | undefined;
+    try {
+      const { client, Command } = await load();
+      const payload = new TextEncoder().encode(JSON.stringify(event));
+      const answer = await client.send(new Command({ FunctionName: functionName, InvocationType: 'Event', Payload: payload }), signal === undefined ? {} : { abortSignal: signal });
+      statusCode = answer.StatusCode;
+    } catch (error) {
+      throw new ContinuationError(`cannot invoke ${functionName} to continue ${event.sets.join(', ')}: ${errorMessage(error)}`, { cause: error });
+    }
+    if (statusCode !== 202) throw new ContinuationError(`invoking ${functionName} to continue answered ${String(statusCode)}, not 202 (queued)`);
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * What admitted SidecarSet changes may cost the reconciler (docs/RELIABILITY.md,
+ * "Admitted changes"): a change for a set that is not there, or for another
+ * object of that name, costs one read and no pass; changes of one set
+ * coalesce into one read and one pass; the queue of waiting sets is capped;
+ * and changes that never show share one wait per call instead of each
+ * holding the only loop for its own timeout.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { admittedQueue, followSets, MAX_QUEUED_CHANGES, type PaceOptions } from '../../lib/status-sync/pace.ts';
+import type { AdmittedSidecarSet } from '../../lib/ports.ts';
+import { memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
+import { podsOf } from '../rollout/fixtures.ts';
+import { storedRolloutSet, world } from './rollout-world.ts';
+
+const SET = 'test-sidecarset';
+const OPTIONS: PaceOptions = { intervalMs: 10, settleMs: 0, stallMs: 0, visibleTimeoutMs: 1_000, createSettleMs: 0 };
+const safety = () => AbortSignal.timeout(20_000);
+
+/** A world whose SidecarSet reads are counted. */
+function counted() {
+  const set = storedRolloutSet({ type: 'NotUpdate' });
+  const w = world(set, podsOf(set, 3, 0, 0));
+  const reads: string[] = [];
+  const get = w.deps.statuses.get.bind(w.deps.statuses);
+  w.deps.statuses = {
+    ...w.deps.statuses,
+    get: (name, signal) => {
+      reads.push(name);
+      return get(name, signal);
+    },
+  };
+  return { w, reads, uid: set.metadata?.uid ?? '' };
+}
+
+const forged = (sidecarSet: string, operation: 'CREATE' | 'UPDATE', uid = 'forged-uid'): AdmittedSidecarSet => ({ sidecarSet, uid, operation, resourceVersion: operation === 'CREATE' ? '' : '1' });
+
+describe('admitted changes that were never stored', () => {
+  it('cost one read each and no pass: a set that is not there (CREATE or UPDATE), or another object of that name (AlreadyExists)', async () => {
+    const { w, reads } = counted();
+    const started = performance.now();
+    const summary = await followSets([], w.deps, OPTIONS, safety(), admittedQueue([forged('nowhere', 'CREATE'), forged('gone', 'UPDATE'), forged(SET, 'CREATE')]));
+    expect(reads).toEqual(['nowhere', 'gone', SET]);
+    expect(summary).toMatchObject({ passes: 0, errors: [] });
+    // Not one visibility timeout, let alone three.
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it('are read once, after the CREATE had a moment to be stored, and then dropped', async () => {
+    const { w, reads } = counted();
+    const started = performance.now();
+    await followSets([], w.deps, { ...OPTIONS, createSettleMs: 200, visibleTimeoutMs: 5_000 }, safety(), admittedQueue([forged('nowhere', 'CREATE')]));
+    expect(reads).toEqual(['nowhere']);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(190);
+    expect(performance.now() - started).toBeLessThan(4_000);
+  });
+});
+
+describe('admitted changes of one set', () => {
+  it('coalesce: many triggers queued meanwhile cost one read and one pass', async () => {
+    const { w, reads, uid } = counted();
+    const queue = admittedQueue();
+    for (let i = 0; i < 50; i++) queue.push({ sidecarSet: SET, uid, operation: 'UPDATE', resourceVersion: `old-${i}` });
+    const summary = await followSets([], w.deps, OPTIONS, safety(), queue);
+    expect(reads).toEqual([SET]);
+    expect(summary.passes).toBe(1);
+  });
+});
+
+describe('the admitted queue', () => {
+  it(`holds at most ${MAX_QUEUED_CHANGES} sets; more are dropped and counted, a set already waiting is replaced`, () => {
+    const queue = admittedQueue();
+    for (let i = 0; i < MAX_QUEUED_CHANGES + 10; i++) queue.push(forged(`set-${i}`, 'CREATE'));
+    queue.push({ ...forged('set-0', 'UPDATE'), resourceVersion: '7' });
+    expect(queue.size()).toBe(MAX_QUEUED_CHANGES);
+    expect(queue.dropped()).toBe(10);
+    const taken = queue.take();
+    expect(taken).toHaveLength(MAX_QUEUED_CHANGES);
+    expect(taken.at(-1)).toMatchObject({ sidecarSet: 'set-0', operation: 'UPDATE', resourceVersion: '7' });
+  });
+});
+
+describe('admitted changes that never show', () => {
+  it('share one wait per call: three sets whose changes never show hold the loop about one timeout, not three', async () => {
+    const { w } = counted();
+    // Three stored sets, each admitted an UPDATE against the version stored now, which another webhook then refused.
+    const sets = ['a', 'b', 'c'].map((name) => storedRolloutSet({ type: 'NotUpdate' }, (s) => void (s.metadata = { ...s.metadata, name, uid: `uid-${name}` })));
+    const stored = memoryStatusWriter(sets);
+    const reads: string[] = [];
+    w.deps.statuses = {
+      ...stored,
+      get: (name, signal) => {
+        reads.push(name);
+        return stored.get(name, signal);
+      },
+    };
+    const started = performance.now();
+    await followSets([], w.deps, { ...OPTIONS, visibleTimeoutMs: 800 }, safety(), admittedQueue(sets.map((s) => ({ sidecarSet: s.metadata?.name ?? '', uid: s.metadata?.uid ?? '', operation: 'UPDATE' as const, resourceVersion: s.metadata?.resourceVersion ?? '' }))));
+    const took = performance.now() - started;
+    expect(took).toBeLessThan(2_000);
+    // Each set read at least once; the reads stop with the shared wait.
+    expect(new Set(reads)).toEqual(new Set(['a', 'b', 'c']));
+    expect(reads.length).toBeLessThan(20);
+  });
+});

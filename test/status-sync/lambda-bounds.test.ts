@@ -1,0 +1,85 @@
+/**
+ * What the status-sync Lambda does with events it may receive more than once
+ * or that it sent itself (docs/RELIABILITY.md, "Continuing a rollout" and
+ * "Admitted changes"): the same admitted change again costs no API request;
+ * a continuation follows the sets it names; a malformed one is refused
+ * without a request.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { statusSyncLambda } from '../../functions/status-sync/lambda.ts';
+import { CONTINUE_EVENT_KIND, MAX_CONTINUED_SETS } from '../../lib/status-sync/admitted-event.ts';
+import { capturingLogger } from '../../testkit/reviews.ts';
+import { apiStatus, startFakeApiServer, type FakeApiServer } from '../adapters/fake-api-server.ts';
+import { hashOf, listedPod, storedSet } from '../../testkit/status-sync-objects.ts';
+
+const context = { awsRequestId: 'req-1', getRemainingTimeInMillis: () => 60_000 };
+const set = storedSet('log-agent');
+let fake: FakeApiServer;
+
+beforeAll(async () => {
+  fake = await startFakeApiServer();
+});
+
+afterAll(async () => {
+  await fake.close();
+});
+
+beforeEach(() => {
+  fake.seen.length = 0;
+  fake.route = (req) => {
+    if (req.method === 'GET' && req.url === '/apis/apps.kruise.io/v1alpha1/sidecarsets/log-agent') return { status: 200, body: set };
+    if (req.method === 'GET' && req.url.startsWith('/api/v1/pods')) return { status: 200, body: { kind: 'PodList', metadata: {}, items: [listedPod({ name: 'a', injected: { 'log-agent': hashOf(set) } })] } };
+    if (req.method === 'GET' && req.url.startsWith('/apis/apps/v1/namespaces/kruise-system/controllerrevisions')) return { status: 200, body: { kind: 'ControllerRevisionList', metadata: {}, items: [] } };
+    if (req.method === 'POST' && req.url === '/apis/apps/v1/namespaces/kruise-system/controllerrevisions') return { status: 201, body: req.body };
+    if (req.method === 'PATCH') return { status: 200, body: set };
+    if (req.method === 'POST' && req.url === '/api/v1/namespaces/default/events') return { status: 201, body: req.body };
+    return apiStatus(404, 'NotFound', 'not found');
+  };
+});
+
+const handlerFor = async () => {
+  const { logger, entries } = capturingLogger();
+  const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger }, continueWith: () => Promise.resolve() });
+  return { handler, entries };
+};
+
+describe('the status-sync Lambda, events it may see twice', () => {
+  it('answers the same admitted change again without a single API request', async () => {
+    const { handler } = await handlerFor();
+    const admitted = { kind: 'SidecarSetAdmitted', sidecarSet: 'log-agent', uid: '', operation: 'UPDATE' as const, resourceVersion: '0' };
+    expect((await handler(admitted, context)).followUp).toMatchObject({ passes: 1 });
+    fake.seen.length = 0;
+    expect(await handler(admitted, context)).toEqual({ skipped: 'repeated trigger' });
+    expect(fake.seen).toEqual([]);
+    // Another change of the same set is not a repeat.
+    expect((await handler({ ...admitted, resourceVersion: '1' }, context)).skipped).toBeUndefined();
+  });
+
+  it('answers a forged CREATE of a set that is not there with one read and no pass', async () => {
+    const { handler } = await handlerFor();
+    const result = await handler({ kind: 'SidecarSetAdmitted', sidecarSet: 'nowhere', uid: 'forged', operation: 'CREATE', resourceVersion: '' }, context);
+    expect(result.followUp).toMatchObject({ passes: 0, errors: [] });
+    expect(fake.seen.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /apis/apps.kruise.io/v1alpha1/sidecarsets/nowhere']);
+  });
+});
+
+describe('the status-sync Lambda, continuations', () => {
+  it('follows the sets a continuation names, without a pass over every set', async () => {
+    const { handler } = await handlerFor();
+    const result = await handler({ kind: CONTINUE_EVENT_KIND, sets: ['log-agent'], from: 'another-container', sentAt: Date.now() }, context);
+    expect(result.followUp).toMatchObject({ passes: 1, errors: [] });
+    expect(result.continued).toEqual([]);
+    expect(fake.seen.some((r) => r.url === '/apis/apps.kruise.io/v1alpha1/sidecarsets')).toBe(false);
+  });
+
+  it.each([
+    ['a name that is not a SidecarSet name', { sets: ['../pods'], from: 'x', sentAt: 1 }],
+    [`more than ${MAX_CONTINUED_SETS} sets`, { sets: Array.from({ length: MAX_CONTINUED_SETS + 1 }, (_, i) => `s${i}`), from: 'x', sentAt: 1 }],
+    ['no sentAt', { sets: ['log-agent'], from: 'x' }],
+  ])('refuses a continuation with %s, without an API request', async (_name, fields) => {
+    const { handler, entries } = await handlerFor();
+    expect(await handler({ kind: CONTINUE_EVENT_KIND, ...fields }, context)).toEqual({});
+    expect(fake.seen).toEqual([]);
+    expect(entries()).toEqual([expect.objectContaining({ level: 'error', message: 'status-sync event refused' })]);
+  });
+});
