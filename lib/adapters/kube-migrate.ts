@@ -10,8 +10,7 @@ import { isObject, objectOf, stringOf } from '../kube/json.ts';
 import type { JsonObject } from '../kube/types.ts';
 import type { MigrationReads } from '../migrate/gather.ts';
 import { SIDECARSET_CRD } from '../migrate/crd-versions.ts';
-import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../rollout/revisions.ts';
-import type { SidecarSet } from '../sidecarset/types.ts';
+import { LABEL_SIDECARSET_NAME } from '../rollout/revisions.ts';
 import { apiServerAnswered, KubeApiError } from './kube-api-error.ts';
 import { rawKubeClient } from './kube-raw.ts';
 import { kubeSetPods } from './kube-rollout.ts';
@@ -59,9 +58,9 @@ export function kubeMigrationReads(kc: KubeConfig, options: { callTimeoutMs?: nu
         signal,
       ),
     sidecarSetCrd: (signal) => getObject(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${SIDECARSET_CRD}`, `get CustomResourceDefinition ${SIDECARSET_CRD}`, signal),
-    sidecarSets: async (signal) => (await listAll('/apis/apps.kruise.io/v1alpha1/sidecarsets', {}, 'list SidecarSets', signal)) as SidecarSet[],
+    sidecarSets: async (signal) => (await listAll('/apis/apps.kruise.io/v1alpha1/sidecarsets', {}, 'list SidecarSets', signal)),
     sidecarSetRevisions: async (signal) =>
-      (await listAll('/apis/apps/v1/controllerrevisions', { labelSelector: LABEL_SIDECARSET_NAME }, "list SidecarSets' ControllerRevisions", signal)) as ControllerRevision[],
+      (await listAll('/apis/apps/v1/controllerrevisions', { labelSelector: LABEL_SIDECARSET_NAME }, "list SidecarSets' ControllerRevisions", signal)),
     pods: kubeSetPods(kc),
     namespaces: kubeNamespaceSnapshot(makeKubeClients(kc)),
   };
