@@ -10,7 +10,7 @@ import type { JsonObject, ObjectMeta, Pod } from '../kube/types.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import { parseHashAnnotation } from '../sidecarset/pod-annotations.ts';
 import { ANNOTATION_HASH, API_VERSION, KIND, type SidecarSet } from '../sidecarset/types.ts';
-import { revisionData, revisionDataObject, storedRevisionData } from './revision-data.ts';
+import { revisionData, storedRevisionData } from './revision-data.ts';
 import { revisionHash, revisionName } from './revision-name.ts';
 import { podAnnotation } from './pod-state.ts';
 
@@ -56,7 +56,10 @@ export function newRevision(set: SidecarSet, namespace: string, number: number, 
         { apiVersion: API_VERSION, kind: KIND, name, uid: stringOf(set.metadata?.uid) ?? '', controller: true, blockOwnerDeletion: true },
       ],
     },
-    data: revisionDataObject(set),
+    // Kruise compares a revision's Data.Raw byte for byte (history.EqualRevision): the keys go in
+    // its order (sorted, as its map round trip prints them), or on the way back to Kruise it takes
+    // this revision for a hash collision and registers another under a new name.
+    data: JSON.parse(revisionData(set)) as unknown,
     revision: number,
   };
 }

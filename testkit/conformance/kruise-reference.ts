@@ -6,7 +6,7 @@
  * answers one JSON line per case, in order.
  *
  * The binary is cached under .cache/kruise-reference/<kruise version>-<hash
- * of the module's go.mod, go.sum and main.go>, so any change to the module
+ * of the module's go.mod, go.sum and Go files>, so any change to the module
  * builds again, and nothing is fetched once it is built (runs offline).
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
@@ -23,7 +23,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..');
 export const KRUISE_REFERENCE_MODULE_DIR = join(repoRoot, 'control-plane', 'tools', 'kruise-reference');
 const KRUISE_MODULE = 'github.com/openkruise/kruise';
-const MODULE_FILES = ['go.mod', 'go.sum', 'main.go'] as const;
+const MODULE_FILES = ['go.mod', 'go.sum', 'main.go', 'controller.go'] as const;
 
 /** The Kruise version the module pins, e.g. `v1.8.2`. */
 export async function kruiseReferenceVersion(): Promise<string> {

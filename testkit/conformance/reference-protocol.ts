@@ -10,13 +10,17 @@ export interface ReferenceCluster {
   sidecarSets?: readonly JsonObject[];
   namespaces?: readonly JsonObject[];
   pods?: readonly JsonObject[];
+  /** The ControllerRevisions the `controller` op's pass finds. */
+  controllerRevisions?: readonly JsonObject[];
 }
 
 /** One case on the wire (the Go side's `request`). */
 export type ReferenceRequest =
   | { op: 'default' | 'validate'; operation: 'CREATE' | 'UPDATE'; object: unknown; oldObject?: unknown; cluster: ReferenceCluster }
   | { op: 'inject'; operation: 'CREATE'; namespace: string; object: unknown; cluster: ReferenceCluster }
-  | { op: 'status' | 'rollout'; sidecarSet: unknown; cluster: ReferenceCluster };
+  | { op: 'status' | 'rollout'; sidecarSet: unknown; cluster: ReferenceCluster }
+  /** Kruise's controller pass, answering everything it leaves: the set, pods, writes, Events and ControllerRevisions as stored. */
+  | { op: 'controller'; sidecarSet: unknown; cluster: ReferenceCluster };
 
 /** One pod write of a rollout pass: the whole pod (`update`) or its `status` (the SidecarSetUpgradable condition), with the pod after it. */
 export interface ReferencePodWrite {
@@ -42,6 +46,10 @@ export interface ReferenceAnswer {
   events?: { kind: string; namespace?: string; name: string; type: string; reason: string; message: string }[];
   /** rollout: the error the pass stopped with (the pods show what it wrote before). */
   passError?: string;
+  /** controller: the set as stored after the pass (the status Kruise wrote or found consistent). */
+  storedSet?: JsonObject;
+  /** controller: every ControllerRevision as stored after the pass. */
+  revisions?: JsonObject[];
   /** Kruise's code panicked or the case could not be decoded. */
   error?: string;
 }

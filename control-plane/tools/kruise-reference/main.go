@@ -18,6 +18,11 @@
 //   - rollout:  the same pass, answering the pods as stored after it (the
 //     in-place updates and HotUpgrade flips it wrote), each pod write it
 //     made and each Event it recorded, in order
+//   - controller: the same pass over a cluster that may also hold
+//     ControllerRevisions (controller.go), answering everything it leaves:
+//     the set as stored, the pods, the pod writes, the Events and the
+//     ControllerRevisions (the migration tests hand these to a real API
+//     server as Kruise's controller would have written them)
 //
 // A case that Kruise's code panics on, or that cannot be decoded, gets an
 // answer with "error" set; the run goes on.
@@ -52,6 +57,7 @@ import (
 	sidecarsetmutating "github.com/openkruise/kruise/pkg/webhook/sidecarset/mutating"
 	sidecarsetvalidating "github.com/openkruise/kruise/pkg/webhook/sidecarset/validating"
 	admissionv1 "k8s.io/api/admission/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -81,6 +87,8 @@ type clusterState struct {
 	SidecarSets []appsv1alpha1.SidecarSet `json:"sidecarSets,omitempty"`
 	Namespaces  []corev1.Namespace        `json:"namespaces,omitempty"`
 	Pods        []corev1.Pod              `json:"pods,omitempty"`
+	// ControllerRevisions (controller op): the revisions the pass finds.
+	ControllerRevisions []appsv1.ControllerRevision `json:"controllerRevisions,omitempty"`
 }
 
 // answer is one reply line. Admission answers carry allowed/code/message and
@@ -107,7 +115,11 @@ type answer struct {
 	// PassError (rollout) is the error UpdateSidecarSet returned: the pass
 	// stopped there, and Pods show what it wrote before.
 	PassError string `json:"passError,omitempty"`
-	Error     string `json:"error,omitempty"`
+	// StoredSet and Revisions (controller op): the set and every
+	// ControllerRevision as stored after the pass.
+	StoredSet *appsv1alpha1.SidecarSet    `json:"storedSet,omitempty"`
+	Revisions []appsv1.ControllerRevision `json:"revisions,omitempty"`
+	Error     string                      `json:"error,omitempty"`
 }
 
 // event is one Event a pass recorded, on the object it names.
@@ -196,6 +208,9 @@ func newClientWith(cluster clusterState, funcs interceptor.Funcs, extra ...clien
 	}
 	for i := range cluster.Pods {
 		objects = append(objects, &cluster.Pods[i])
+	}
+	for i := range cluster.ControllerRevisions {
+		objects = append(objects, &cluster.ControllerRevisions[i])
 	}
 	objects = append(objects, extra...)
 	// The namespace index is the one Kruise's manager registers and the pod
@@ -388,8 +403,10 @@ func handle(req *request) (out answer) {
 			out.PassError = passErr.Error()
 		}
 		return out
+	case "controller":
+		return controllerPass(ctx, req)
 	default:
-		return answer{ID: req.ID, Error: fmt.Sprintf("unknown op %q (want default, validate, inject, status or rollout)", req.Op)}
+		return answer{ID: req.ID, Error: fmt.Sprintf("unknown op %q (want default, validate, inject, status, rollout or controller)", req.Op)}
 	}
 }
 

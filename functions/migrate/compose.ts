@@ -1,0 +1,18 @@
+/** The preflight's cluster: the kubeconfig chosen as `npm run status` chooses it, and the read-only sources over it. */
+import { kubeMigrationReads } from '../../lib/adapters/kube-migrate.ts';
+import { revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
+import { clusterKubeConfig } from '../shared/cluster.ts';
+import type { Env } from '../shared/compose.ts';
+import { chooseCluster } from '../status-view/compose.ts';
+import type { Connected } from './cli.ts';
+
+/**
+ * @throws ConfigurationError or KubeconfigError naming what is wrong with the kubeconfig.
+ */
+export async function migrationSources(kubeconfig: string | undefined, env: Env, note: (text: string) => void): Promise<Connected> {
+  const chosen = chooseCluster(kubeconfig, env);
+  if (chosen.note !== undefined) note(`checking ${chosen.note}\n`);
+  const revisionNamespace = revisionNamespaceFromEnv(env);
+  const kc = await clusterKubeConfig(chosen.env);
+  return { reads: kubeMigrationReads(kc), revisionNamespace, server: kc.getCurrentCluster()?.server ?? '(no server)' };
+}
