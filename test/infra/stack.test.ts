@@ -335,8 +335,8 @@ describe('operations', () => {
   });
 
   it('alarms on Errors and Throttles of every function', () => {
-    // And the two alarms on the functions' own metrics (below).
-    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 8 + 2);
+    // And the three alarms on the functions' own metrics (below).
+    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 8 + 3);
     for (const fn of STACK_FUNCTIONS) {
       for (const metric of ['Errors', 'Throttles']) {
         defaults.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
@@ -357,13 +357,14 @@ describe('operations', () => {
   it('notifies the configured SNS topic when an alarm fires and clears', async () => {
     const s = await synth({ alarmTopicArn: TOPIC_ARN });
     const alarms = Object.values(s.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(8 + 2);
+    expect(alarms).toHaveLength(8 + 3);
     for (const alarm of alarms) expect(alarm.Properties).toMatchObject({ AlarmActions: [TOPIC_ARN], OKActions: [TOPIC_ARN] });
   });
 
   it.each([
     { id: 'PodInjectCannotDecideAlarm', metric: 'Reviews', dimensions: [{ Name: 'Function', Value: 'pod-inject' }, { Name: 'Outcome', Value: 'CannotDecide' }], statistic: 'Sum' },
     { id: 'PodsNotInjectedAlarm', metric: 'PodsNotInjected', dimensions: [{ Name: 'Function', Value: 'status-sync' }], statistic: 'Maximum' },
+    { id: 'WebhooksRepointedAlarm', metric: 'WebhooksRepointed', dimensions: [{ Name: 'Function', Value: 'status-sync' }], statistic: 'Sum' },
   ])('alarms on $metric ($id) from the functions\' own metrics, in their namespace', async ({ id, metric, dimensions, statistic }) => {
     const expected = { MetricName: metric, Dimensions: dimensions, Statistic: statistic, Period: 300, Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' };
     const alarm = defaults.template.findResources('AWS::CloudWatch::Alarm')[defaults.stack.getLogicalId(defaults.stack.node.findChild(id).node.defaultChild as CfnElement)];
