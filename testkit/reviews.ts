@@ -4,7 +4,7 @@
  * events, the caller secrets, and a logger that keeps its lines.
  */
 import { createHash } from 'node:crypto';
-import type { LambdaFunctionURLEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, LambdaFunctionURLEvent } from 'aws-lambda';
 import { jsonLogger } from '../lib/adapters/json-logger.ts';
 import { decodeReview, InvalidReviewError, type AdmissionRequest } from '../lib/admission/review.ts';
 import type { Logger } from '../lib/ports.ts';
@@ -169,6 +169,89 @@ export function functionUrlEvent(options: EventOptions = {}): LambdaFunctionURLE
     },
     ...(options.method === 'GET' && text === '' ? {} : { body }),
     isBase64Encoded: options.base64 !== false,
+  };
+}
+
+const REST_API_ID = 'a1b2c3d4e5';
+const VPCE_ID = 'vpce-0123456789abcdef0';
+/** The private API's vpce alias host, as the webhook configurations name it. */
+export const REST_API_HOST = `${REST_API_ID}-${VPCE_ID}.execute-api.eu-west-1.amazonaws.com`;
+
+/**
+ * A REST API proxy event (payload 1.0) as API Gateway delivers the API
+ * server's call through the private API of `webhookIngress=private`: the
+ * resource `/<function>/{proxy+}` on stage `webhooks`, headers in the
+ * caller's own spelling (Go's net/http canonical form) with their multi-value
+ * twin, the caller's VPC address and the endpoint's id in the identity.
+ */
+export function restApiEvent(fn: string, options: EventOptions = {}): APIGatewayProxyEvent {
+  const text = options.body ?? '';
+  const base64 = options.base64 !== false;
+  const body = base64 ? Buffer.from(text, 'utf8').toString('base64') : text;
+  const query = options.query ?? 'timeout=10s';
+  const path = options.path ?? `/${fn}/${options.secret ?? SECRET}`;
+  const method = options.method ?? 'POST';
+  const headers: Record<string, string> = {
+    Accept: 'application/json, */*',
+    'Accept-Encoding': 'gzip',
+    'Content-Type': 'application/json',
+    Host: REST_API_HOST,
+    'User-Agent': 'kube-apiserver-admission',
+    'X-Amzn-Trace-Id': 'Root=1-6752b0c0-0123456789abcdef01234567',
+    'x-amzn-vpce-config': '0',
+    'x-amzn-vpce-id': VPCE_ID,
+    'X-Forwarded-For': options.sourceIp ?? '10.0.12.34',
+    ...options.headers,
+  };
+  const params = query === '' ? null : Object.fromEntries(new URLSearchParams(query));
+  return {
+    resource: `/${fn}/{proxy+}`,
+    path,
+    httpMethod: method,
+    headers,
+    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])),
+    queryStringParameters: params,
+    multiValueQueryStringParameters: params === null ? null : Object.fromEntries(Object.entries(params).map(([k, v]) => [k, [v]])),
+    pathParameters: { proxy: path.slice(fn.length + 2) },
+    stageVariables: null,
+    requestContext: {
+      resourceId: 'abc123',
+      resourcePath: `/${fn}/{proxy+}`,
+      httpMethod: method,
+      extendedRequestId: 'AbCdEfGhIjKlMnO=',
+      requestTime: '30/Nov/2026:12:00:00 +0000',
+      path: `/webhooks${path}`,
+      accountId: '123456789012',
+      protocol: 'HTTP/1.1',
+      stage: 'webhooks',
+      domainPrefix: `${REST_API_ID}-${VPCE_ID}`,
+      requestTimeEpoch: 1_796_040_000_000,
+      requestId: options.requestId ?? 'c1b6d3a0-6f0e-4b4e-9a53-3f4b9f0d2a11',
+      identity: {
+        cognitoIdentityPoolId: null,
+        accountId: null,
+        cognitoIdentityId: null,
+        caller: null,
+        sourceIp: options.sourceIp ?? '10.0.12.34',
+        principalOrgId: null,
+        accessKey: null,
+        cognitoAuthenticationType: null,
+        cognitoAuthenticationProvider: null,
+        userArn: null,
+        userAgent: 'kube-apiserver-admission',
+        user: null,
+        apiKey: null,
+        apiKeyId: null,
+        clientCert: null,
+        vpceId: VPCE_ID,
+        vpcId: 'vpc-0123456789abcdef0',
+      },
+      domainName: REST_API_HOST,
+      apiId: REST_API_ID,
+      authorizer: null,
+    },
+    body: method === 'GET' && text === '' ? null : body,
+    isBase64Encoded: base64,
   };
 }
 

@@ -9,13 +9,16 @@
  *   Both:    [--pod-failure-policy Fail|Ignore] [--timeout SECONDS] [--exclude-namespace NS ...] [--only webhooks]
  *            [--revision-namespace NS] (default $SIDECARSET_REVISION_NAMESPACE, else kruise-system:
  *            where the RBAC lets the functions keep ControllerRevisions)
+ *            [--no-namespace] (leave out the Namespace object: where Kruise, or anyone
+ *            else, owns the revision namespace, so that `kubectl delete -f` cannot delete it)
  */
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { stringify } from 'yaml';
+import { Document } from 'yaml';
 import { SourceOptionsError } from '../../lib/adapters/kube-sources.ts';
 import { ENV_REVISION_NAMESPACE, inRevisionNamespace, revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
 import { checkSecret, parseSecretValue } from '../../lib/auth/caller-auth.ts';
+import { isObject } from '../../lib/kube/json.ts';
 import { parseObjects } from '../../lib/kube/yaml-objects.ts';
 import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
 import { functionUrlsFromOutputs, ManifestsCliError, webhookUrl } from '../../lib/webhook-config/targets.ts';
@@ -26,12 +29,14 @@ const projectRoot = resolve(import.meta.dirname, '..', '..');
 
 export const MANIFESTS_USAGE = `usage: npm run -s manifests -- (--function-urls FILE | --url-sidecarset-default URL --url-sidecarset-validate URL --url-pod-inject URL | --local [--port N] [--tls-dir DIR])
        [--secret-file FILE] [--pod-failure-policy Fail|Ignore] [--timeout SECONDS] [--exclude-namespace NS]... [--only webhooks]
-       [--revision-namespace NS]  (default $${ENV_REVISION_NAMESPACE}, else kruise-system)`;
+       [--revision-namespace NS]  (default $${ENV_REVISION_NAMESPACE}, else kruise-system) [--no-namespace]`;
 
 interface Args {
   values: Map<string, string>;
   excluded: string[];
   local: boolean;
+  /** Leave the revision namespace's Namespace object out. */
+  noNamespace: boolean;
 }
 
 const VALUE_FLAGS = [
@@ -43,10 +48,15 @@ function parseArgs(argv: readonly string[]): Args {
   const values = new Map<string, string>();
   const excluded: string[] = [];
   let local = false;
+  let noNamespace = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     if (arg === '--local') {
       local = true;
+      continue;
+    }
+    if (arg === '--no-namespace') {
+      noNamespace = true;
       continue;
     }
     const eq = arg.indexOf('=');
@@ -62,7 +72,7 @@ function parseArgs(argv: readonly string[]): Args {
     }
     throw new ManifestsCliError(`unknown argument ${arg}`);
   }
-  return { values, excluded, local };
+  return { values, excluded, local, noNamespace };
 }
 
 async function readText(path: string, what: string): Promise<string> {
@@ -150,10 +160,31 @@ export async function renderManifests(argv: readonly string[], env: Readonly<Rec
   const docs: unknown[] = [];
   if (only === undefined) {
     docs.push(...parseObjects(await readText(join(projectRoot, 'infra', 'k8s', 'crd.yaml'), 'crd.yaml'), 'crd.yaml'));
-    docs.push(...inRevisionNamespace(parseObjects(await readText(join(projectRoot, 'infra', 'k8s', 'rbac.yaml'), 'rbac.yaml'), 'rbac.yaml'), namespace));
+    const rbac = inRevisionNamespace(parseObjects(await readText(join(projectRoot, 'infra', 'k8s', 'rbac.yaml'), 'rbac.yaml'), 'rbac.yaml'), namespace);
+    docs.push(...(args.noNamespace ? rbac.filter((object) => !isNamespace(object)) : rbac));
   }
-  docs.push(...webhooks);
-  return docs.map((d) => stringify(d, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
+  const yaml = docs.map((d) => new Document(d, { aliasDuplicateObjects: false }).toString({ lineWidth: 0 }));
+  for (const config of webhooks) {
+    const doc = new Document(config, { aliasDuplicateObjects: false });
+    doc.commentBefore = MANAGED_URL_COMMENT;
+    yaml.push(doc.toString({ lineWidth: 0 }));
+  }
+  return yaml.join('---\n');
+}
+
+/**
+ * Said above each webhook configuration: the reconciler owns the secret in
+ * the URLs (it rotates it, and repoints a configuration that carries neither
+ * the current nor the previous secret on its next pass), so a saved copy
+ * re-applied later is repaired, not trusted.
+ */
+export const MANAGED_URL_COMMENT =
+  ' The clientConfig.url secrets are managed by status-sync: it rotates the webhook secret and, on every pass,\n' +
+  ' repoints a webhook whose URL carries neither the current nor the previous secret. Re-applying this file\n' +
+  ' (by hand or by GitOps) is repaired within one pass; render afresh with `npm run manifests` rather than editing.';
+
+function isNamespace(object: unknown): boolean {
+  return isObject(object) && object.kind === 'Namespace';
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(import.meta.filename)) {

@@ -1,21 +1,21 @@
 /**
- * A Lambda Function URL handler for one admission function, composed once per
+ * A Lambda handler for one admission function (behind a Function URL or the private REST API), composed once per
  * cold start. A configuration error fails the cold start, so every call fails
  * (5xx) and the webhook's failurePolicy decides: never serve unauthenticated
  * or blind.
  */
-import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { serveAdmission } from '../../lib/webhooks/http-door.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { composeAdmission, type ClusterComposer, type Env, type Overrides } from './compose.ts';
-import { httpRequestFromEvent, resultFromResponse, type FunctionUrlResult } from './lambda-door.ts';
+import { httpRequestFromAnyEvent, resultFromResponse, type AdmissionEvent, type FunctionUrlResult } from './lambda-door.ts';
 
-export type FunctionUrlHandler = (event: LambdaFunctionURLEvent) => Promise<FunctionUrlResult>;
+/** Takes the Function URL's events and, behind the private REST API, API Gateway's proxy events; the result shape suits both. */
+export type FunctionUrlHandler = (event: AdmissionEvent) => Promise<FunctionUrlResult>;
 
 export async function admissionLambda(
   fn: AdmissionFunctionName,
   options: { env?: Env; overrides?: Overrides; cluster?: ClusterComposer } = {},
 ): Promise<FunctionUrlHandler> {
   const runtime = await composeAdmission(fn, options.env ?? process.env, options.overrides, options.cluster);
-  return async (event) => resultFromResponse(await serveAdmission(httpRequestFromEvent(event), runtime.config, runtime.deps));
+  return async (event) => resultFromResponse(await serveAdmission(httpRequestFromAnyEvent(event), runtime.config, runtime.deps));
 }

@@ -1,9 +1,12 @@
 /**
- * A Lambda Function URL event (payload 2.0) in, the shared HTTP door, a
- * Function URL result out. The body is decoded here; everything else is the
- * same code the fastify server runs.
+ * A Lambda event in, the shared HTTP door, a result out. Two events reach
+ * the admission functions: a Function URL's (payload 2.0, the default
+ * ingress) and an API Gateway REST API's proxy event (payload 1.0, the
+ * private ingress of `webhookIngress=private`). Both become the same
+ * HttpRequest, so the door answers them byte for byte alike; the body is
+ * decoded here, everything else is the same code the fastify server runs.
  */
-import type { APIGatewayProxyStructuredResultV2, LambdaFunctionURLEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyStructuredResultV2, LambdaFunctionURLEvent } from 'aws-lambda';
 import type { HttpDoorConfig, HttpRequest, HttpResponse } from '../../lib/webhooks/http-door.ts';
 
 /**
@@ -38,6 +41,63 @@ export function httpRequestFromEvent(event: LambdaFunctionURLEvent): HttpRequest
     // Set by the Function URL service from the connection, not from a header the caller controls.
     sourceIp: event.requestContext.http.sourceIp,
   };
+}
+
+/**
+ * The HTTP request of a REST API proxy event. The API routes
+ * `/<function>/{proxy+}` to each function, so the function's own prefix (the
+ * resource's fixed part) is cut off and the door sees `/<secret>` as behind
+ * a Function URL. REST API headers keep the caller's spelling; the door
+ * reads lower-case names, so they are folded (repeated headers joined with
+ * ", " as HTTP allows).
+ */
+export function httpRequestFromRestEvent(event: APIGatewayProxyEvent): HttpRequest {
+  let decoded: string | undefined;
+  return {
+    method: event.httpMethod,
+    path: pathAfterResource(event.path, event.resource),
+    headers: foldHeaders(event.multiValueHeaders, event.headers),
+    timeout: event.queryStringParameters?.timeout,
+    get body() {
+      const raw = event.body ?? '';
+      decoded ??= event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+      return decoded;
+    },
+    get bodyBytes() {
+      return Buffer.byteLength(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8');
+    },
+    requestId: event.requestContext.requestId,
+    // Set by API Gateway from the connection (through the VPC endpoint: the caller's address in the VPC), never from a header.
+    sourceIp: event.requestContext.identity.sourceIp,
+  };
+}
+
+/** `/pod-inject/<secret>` under the resource `/pod-inject/{proxy+}` is `/<secret>`; anything else is `/`. */
+function pathAfterResource(path: string, resource: string): string {
+  const greedy = resource.indexOf('{');
+  const prefix = (greedy < 0 ? resource : resource.slice(0, greedy)).replace(/\/+$/, '');
+  return path.startsWith(`${prefix}/`) ? path.slice(prefix.length) : '/';
+}
+
+function foldHeaders(multi: APIGatewayProxyEvent['multiValueHeaders'] | null | undefined, single: APIGatewayProxyEvent['headers'] | null | undefined): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  // Null-prototype: a header named __proto__ is a header, not a prototype.
+  Object.setPrototypeOf(out, null);
+  const source: Record<string, readonly (string | undefined)[] | undefined> = multi ?? Object.fromEntries(Object.entries(single ?? {}).map(([k, v]) => [k, [v]]));
+  for (const [name, values] of Object.entries(source)) {
+    const key = name.toLowerCase();
+    const joined = (values ?? []).filter((v): v is string => v !== undefined).join(', ');
+    out[key] = out[key] === undefined ? joined : `${out[key]}, ${joined}`;
+  }
+  return out;
+}
+
+/** A Function URL event (payload 2.0) or a REST API proxy event (1.0). */
+export type AdmissionEvent = LambdaFunctionURLEvent | APIGatewayProxyEvent;
+
+/** The HTTP request of either event: a REST API event names its method `httpMethod`, a Function URL event in `requestContext.http`. */
+export function httpRequestFromAnyEvent(event: AdmissionEvent): HttpRequest {
+  return 'httpMethod' in event ? httpRequestFromRestEvent(event) : httpRequestFromEvent(event);
 }
 
 export function resultFromResponse(response: HttpResponse): FunctionUrlResult {

@@ -101,6 +101,9 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
       // Namespace labels are read afresh for every pass.
       const pass = await runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(clients, options), statuses, events, notices, rollout }, signal === undefined ? {} : { signal });
       const result = rotate === undefined ? pass : withRotation(pass, await rotate(signal));
+      const repaired = result.secretRotation?.repaired;
+      // Pods and SidecarSet writes were failing until now: worth a line of its own, whatever the pass log's pace.
+      if (repaired !== undefined) logger.warn('repointed webhooks that carried a secret no function accepts (a stale copy of the configurations was applied)', { webhooks: repaired });
       // Every door (the Lambda, the npm start loop) runs passes through here, so every pass is measured once.
       metrics.pass(passFactOf(result, requests.count() - requestsBefore, states.current()));
       return result;

@@ -60,7 +60,19 @@ export interface StackConfig {
   revisionNamespace: string;
   /** The CloudWatch namespace of the functions' metrics (METRICS_NAMESPACE), and of the dashboard and alarms that read them. */
   metricsNamespace: string;
+  /** How the API server reaches the webhooks: public Function URLs, or a private REST API through a VPC endpoint in the cluster's VPC. */
+  ingress: WebhookIngress;
 }
+
+/**
+ * `url`: a Function URL per admission function (public; the secret path and
+ * the optional CIDR allowlist guard it). `private`: one private API Gateway
+ * REST API reached only through an interface VPC endpoint (execute-api) made
+ * in the cluster's VPC; no Function URL exists.
+ */
+export type WebhookIngress =
+  | { kind: 'url' }
+  | { kind: 'private'; vpcId: string; subnetIds: string[]; securityGroupId: string };
 
 /**
  * Every context key with its default, for errors and documentation.
@@ -88,6 +100,10 @@ export const CONTEXT_DEFAULTS = {
   webhookSecretRotationHours: 24,
   revisionNamespace: 'kruise-system',
   metricsNamespace: DEFAULT_METRICS_NAMESPACE,
+  webhookIngress: 'url',
+  webhookVpcId: undefined,
+  webhookSubnetIds: undefined,
+  webhookSecurityGroupId: undefined,
 } as const;
 
 export type ContextKey = keyof typeof CONTEXT_DEFAULTS;
@@ -278,6 +294,38 @@ function metricsNamespace(read: ContextReader): string {
   }
 }
 
+const PRIVATE_KEYS = ['webhookVpcId', 'webhookSubnetIds', 'webhookSecurityGroupId'] as const;
+
+/**
+ * The webhooks' ingress: `url` (the default) or `private`, which needs the
+ * cluster's VPC, the subnets to place the endpoint's interfaces in (one per
+ * Availability Zone the control plane's interfaces use) and a security group
+ * that admits HTTPS from the cluster security group.
+ */
+function webhookIngress(read: ContextReader): WebhookIngress {
+  const kind = optionalString(read, 'webhookIngress') ?? CONTEXT_DEFAULTS.webhookIngress;
+  const given = PRIVATE_KEYS.filter((key) => raw(read, key) !== undefined);
+  if (kind === 'url') {
+    if (given.length > 0) throw new ContextError(given[0] ?? 'webhookVpcId', 'is only used with webhookIngress=private; remove it or set webhookIngress=private');
+    return { kind: 'url' };
+  }
+  if (kind !== 'private') throw new ContextError('webhookIngress', `must be "url" (public Function URLs) or "private" (a private REST API through a VPC endpoint); got ${JSON.stringify(kind)}`);
+  const missing = PRIVATE_KEYS.find((key) => !given.includes(key));
+  if (missing !== undefined) throw new ContextError(missing, 'must be set with webhookIngress=private (the cluster\'s VPC id, the subnets for the endpoint, and its security group)');
+  const vpcId = optionalString(read, 'webhookVpcId') ?? '';
+  if (!/^vpc-[0-9a-f]{8,17}$/.test(vpcId)) throw new ContextError('webhookVpcId', `must be a VPC id (vpc-…); got ${JSON.stringify(vpcId)}`);
+  const subnetText = raw(read, 'webhookSubnetIds');
+  const subnetIds = (Array.isArray(subnetText) ? subnetText.map(String) : String(subnetText).split(',')).map((id) => id.trim()).filter((id) => id !== '');
+  const badSubnet = subnetIds.find((id) => !/^subnet-[0-9a-f]{8,17}$/.test(id));
+  if (subnetIds.length === 0 || badSubnet !== undefined) {
+    throw new ContextError('webhookSubnetIds', `must be a comma-separated list of subnet ids (subnet-…); got ${JSON.stringify(badSubnet ?? subnetText)}`);
+  }
+  if (new Set(subnetIds).size !== subnetIds.length) throw new ContextError('webhookSubnetIds', 'names a subnet twice');
+  const securityGroupId = optionalString(read, 'webhookSecurityGroupId') ?? '';
+  if (!/^sg-[0-9a-f]{8,17}$/.test(securityGroupId)) throw new ContextError('webhookSecurityGroupId', `must be a security group id (sg-…); got ${JSON.stringify(securityGroupId)}`);
+  return { kind: 'private', vpcId, subnetIds, securityGroupId };
+}
+
 const STACK_NAME = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
 
 /**
@@ -328,5 +376,6 @@ export async function readStackConfig(read: ContextReader): Promise<StackConfig>
     webhookSecretRotationHours: wholeNumber(read, 'webhookSecretRotationHours', CONTEXT_DEFAULTS.webhookSecretRotationHours, 0, 8784, 'hours', ' (0 turns rotation off)'),
     revisionNamespace: revisionNamespace(read),
     metricsNamespace: metricsNamespace(read),
+    ingress: webhookIngress(read),
   };
 }

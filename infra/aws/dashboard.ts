@@ -150,7 +150,7 @@ export interface MetricAlarmSpec {
   description: string;
 }
 
-/** The two alarms on the functions' own metrics, beside Lambda's errors and throttles. */
+/** The alarms on the functions' own metrics, beside Lambda's errors and throttles. */
 export function metricAlarmSpecs(namespace: string): MetricAlarmSpec[] {
   return [
     {
@@ -169,6 +169,12 @@ export function metricAlarmSpecs(namespace: string): MetricAlarmSpec[] {
       id: 'PodsNotInjectedAlarm',
       metric: new Metric({ namespace, metricName: PASS_METRICS.podsNotInjected.name, dimensionsMap: { [DIMENSIONS.function]: RECONCILER_FUNCTION }, statistic: 'Maximum', period: ALARM_PERIOD }),
       description: 'the reconciler found pods a SidecarSet selects that carry none of its sidecars (created while the pod webhook was down or bypassed): recreate them to inject them',
+    },
+    {
+      id: 'WebhooksRepointedAlarm',
+      metric: new Metric({ namespace, metricName: PASS_METRICS.webhooksRepointed.name, dimensionsMap: { [DIMENSIONS.function]: RECONCILER_FUNCTION }, statistic: 'Sum', period: ALARM_PERIOD }),
+      description:
+        'the reconciler repointed webhooks whose URL carried a secret no function accepts (a copy of the configurations saved before a rotation was applied again): pod creations and SidecarSet writes failed until then; find and fix what re-applies the stale copy',
     },
   ];
 }

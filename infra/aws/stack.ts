@@ -6,11 +6,13 @@
  * an account, so synth works offline.
  */
 import { CfnOutput, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
+import { EndpointType, LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { CfnVPCEndpoint, InterfaceVpcEndpoint } from 'aws-cdk-lib/aws-ec2';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { Policy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { AnyPrincipal, Effect, Policy, PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, Function as LambdaFn, FunctionUrlAuthType, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -19,7 +21,7 @@ import type { Construct } from 'constructs';
 import { ENV_STATUS_SYNC_FUNCTION } from '../../lib/adapters/lambda-rollout-trigger.ts';
 import { checkBundles, type BundleDirectories } from './bundles.ts';
 import { ALARM_PERIOD, metricAlarm, metricAlarmSpecs, sidecarSetDashboard } from './dashboard.ts';
-import type { FunctionSettings, StackConfig } from './config.ts';
+import type { FunctionSettings, StackConfig, WebhookIngress } from './config.ts';
 import { FUNCTION_SPECS, functionAccess, STACK_FUNCTIONS, type FunctionSpec, type StackFunctionName, type StackInputs } from './functions.ts';
 
 /**
@@ -79,13 +81,21 @@ export class SidecarSetStack extends Stack {
     const alarmTopic = config.alarmTopicArn === undefined ? undefined : Topic.fromTopicArn(this, 'AlarmTopic', config.alarmTopicArn);
 
     const functions = {} as Record<StackFunctionName, LambdaFn>;
+    const privateApi = config.ingress.kind === 'private' ? this.privateWebhookApi(config.ingress, config.stackName) : undefined;
     for (const name of STACK_FUNCTIONS) {
       const spec = FUNCTION_SPECS[name];
       const settings = spec.trigger === 'schedule' ? config.statusSync : config.admission;
       const { fn, role } = this.lambdaFunction(spec, settings, bundles[name], config.logRetentionDays, inputs);
       functions[name] = fn;
       this.alarms(spec, fn, alarmTopic);
-      if (spec.trigger === 'function-url') {
+      if (spec.trigger === 'function-url' && privateApi !== undefined) {
+        // The same secret path behind the private API: /<function>/<secret> reaches the function as /<secret>.
+        privateApi.api.root.addResource(name).addResource('{proxy+}').addMethod('POST', new LambdaIntegration(fn, { proxy: true }));
+        new CfnOutput(this, OUTPUT_KEYS.functionUrl(spec), {
+          value: `${privateApi.baseUrl}/${name}/`,
+          description: `${spec.description}, through the private API's VPC endpoint alias: point the webhook at <this URL><webhook secret>`,
+        });
+      } else if (spec.trigger === 'function-url') {
         // NONE: the API server cannot sign requests (SigV4), so the functions check the caller secret themselves.
         const url = fn.addFunctionUrl({ authType: FunctionUrlAuthType.NONE });
         new CfnOutput(this, OUTPUT_KEYS.functionUrl(spec), {
@@ -141,6 +151,51 @@ export class SidecarSetStack extends Stack {
         includeSpace: false,
       },
     });
+  }
+
+  /**
+   * `webhookIngress=private`: an interface VPC endpoint for execute-api in
+   * the cluster's VPC and a PRIVATE REST API associated with it, whose
+   * resource policy admits calls through that endpoint only (aws:SourceVpce).
+   * The webhooks are addressed by the endpoint alias
+   * `{api-id}-{vpce-id}.execute-api.{region}.amazonaws.com`, a public DNS name
+   * that resolves to the endpoint's private addresses, so the EKS control
+   * plane (which cannot resolve private hosted zones) reaches it without
+   * private DNS. Private DNS on the endpoint stays off: it would turn every
+   * execute-api name private for the whole VPC.
+   */
+  private privateWebhookApi(ingress: Extract<WebhookIngress, { kind: 'private' }>, stackName: string): { api: RestApi; baseUrl: string } {
+    const endpoint = new CfnVPCEndpoint(this, 'WebhookApiEndpoint', {
+      vpcId: ingress.vpcId,
+      serviceName: `com.amazonaws.${this.region}.execute-api`,
+      vpcEndpointType: 'Interface',
+      subnetIds: ingress.subnetIds,
+      securityGroupIds: [ingress.securityGroupId],
+      privateDnsEnabled: false,
+    });
+    const vpce = InterfaceVpcEndpoint.fromInterfaceVpcEndpointAttributes(this, 'WebhookApiEndpointRef', { vpcEndpointId: endpoint.ref, port: 443 });
+    const stage = 'webhooks';
+    const api = new RestApi(this, 'WebhookApi', {
+      restApiName: `${stackName}-webhooks`,
+      description: 'SidecarSet admission webhooks, reachable only through the VPC endpoint in the cluster\'s VPC',
+      endpointConfiguration: { types: [EndpointType.PRIVATE], vpcEndpoints: [vpce] },
+      deployOptions: { stageName: stage },
+      // No CloudWatch role for the account: the functions log each review themselves.
+      cloudWatchRole: false,
+      policy: new PolicyDocument({
+        statements: [
+          new PolicyStatement({ effect: Effect.ALLOW, principals: [new AnyPrincipal()], actions: ['execute-api:Invoke'], resources: ['execute-api:/*'] }),
+          new PolicyStatement({
+            effect: Effect.DENY,
+            principals: [new AnyPrincipal()],
+            actions: ['execute-api:Invoke'],
+            resources: ['execute-api:/*'],
+            conditions: { StringNotEquals: { 'aws:SourceVpce': endpoint.ref } },
+          }),
+        ],
+      }),
+    });
+    return { api, baseUrl: `https://${api.restApiId}-${endpoint.ref}.execute-api.${this.region}.${this.urlSuffix}/${stage}` };
   }
 
   /** The cluster credentials: the user's secret, or a placeholder for them to fill after the first deploy. */

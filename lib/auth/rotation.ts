@@ -19,6 +19,16 @@
  *    `previous`. A webhook found carrying the old secret is pointed at the
  *    new one and the wait starts over.
  *
+ * Before any step, every pass repairs: a webhook of the project's
+ * configurations whose URL carries a secret-shaped last segment that is
+ * neither the current nor the previous secret (a saved copy re-applied
+ * after a rotation, by hand or by a GitOps tool) is pointed at once at the
+ * secret every function accepts now: the previous one while the new one
+ * propagates, the current one otherwise. Such a copy would otherwise refuse
+ * every pod creation and SidecarSet write until someone noticed. A URL
+ * without a secret-shaped segment (a service reference, another path) is
+ * not ours to guess at and is left alone.
+ *
  * The current secret is never lost: the new one is stored together with the
  * old one before anything points at it. A failure is reported in the result
  * and the same step is tried on the next pass. Messages never carry a
@@ -27,7 +37,7 @@
 import { randomBytes } from 'node:crypto';
 import { errorMessage } from '../errors.ts';
 import { isObject } from '../kube/json.ts';
-import { CallerSecretError, parseSecretValue } from './caller-auth.ts';
+import { CallerSecretError, MIN_SECRET_LENGTH, parseSecretValue } from './caller-auth.ts';
 
 /** Where the secret is kept: Secrets Manager on AWS, a file for `npm start`. */
 export interface SecretStore {
@@ -81,6 +91,12 @@ export type RotationStep =
 
 export interface RotationResult {
   step: RotationStep;
+  /**
+   * The webhooks this pass repointed because they carried a secret no
+   * function accepts (stale configurations re-applied), described without
+   * their URLs; absent when none did.
+   */
+  repaired?: string[];
   /** What is awaited or why nothing was done. */
   detail?: string;
   /** When the next step may run (ISO 8601), when waiting. */
@@ -168,69 +184,103 @@ async function repoint(webhooks: WebhookUrls, endpoints: readonly WebhookEndpoin
   return foreign;
 }
 
-/** Runs the step that is due, if any. Never throws: a failure is the result. */
+/** A last path segment that can only be a secret: base64url, as long as the shortest secret the functions accept. */
+const SECRET_SHAPED = new RegExp(`^[A-Za-z0-9_-]{${MIN_SECRET_LENGTH},}$`);
+
+/**
+ * Points every webhook whose URL carries a secret-shaped segment other than
+ * `accepted` at `target`, adding each one it repointed to `repaired` and
+ * each stale secret it saw to `known` (for redaction) as it goes.
+ */
+async function repairStale(ports: RotationPorts, accepted: readonly string[], target: string, repaired: string[], known: (string | undefined)[], signal?: AbortSignal): Promise<void> {
+  const endpoints = (await ports.webhooks.list(signal)) ?? [];
+  for (const endpoint of endpoints) {
+    const secret = secretOfUrl(endpoint.url);
+    if (endpoint.url === undefined || secret === undefined || accepted.includes(secret) || !SECRET_SHAPED.test(secret)) continue;
+    known.push(secret);
+    await ports.webhooks.setUrl(endpoint, withSecret(endpoint.url, target), signal);
+    repaired.push(describe(endpoint));
+  }
+}
+
+/**
+ * Repairs stale webhooks, then runs the rotation step that is due, if any.
+ * Never throws: a failure is the result.
+ */
 export async function rotateWebhookSecret(ports: RotationPorts, settings: RotationSettings, signal?: AbortSignal): Promise<RotationResult> {
-  let known: (string | undefined)[] = [];
+  const known: (string | undefined)[] = [];
+  const repaired: string[] = [];
+  const withRepairs = (result: RotationResult): RotationResult => (repaired.length > 0 ? { ...result, repaired } : result);
   try {
     const doc = parseSecretDocument(await ports.store.read(signal));
-    known = [doc.current, doc.previous];
-    const now = ports.now();
-    const write = (next: SecretDocument) => ports.store.write(JSON.stringify(next), signal);
-
-    if (doc.previous === undefined) {
-      if (settings.periodMs === 0) return { step: 'waiting', detail: 'rotation is off' };
-      if (doc.rotation !== undefined) {
-        // A state without an old secret has nothing left to do.
-        await write(without(doc, 'rotation') as SecretDocument);
-        return { step: 'finished' };
-      }
-      if (doc.rotatedAt !== undefined && elapsed(now, doc.rotatedAt) < settings.periodMs) {
-        return { step: 'waiting', detail: 'not due', nextStepAt: later(doc.rotatedAt, settings.periodMs) };
-      }
-      const endpoints = await ports.webhooks.list(signal);
-      if (endpoints === undefined || endpoints.length === 0) return { step: 'skipped', detail: 'the webhook configurations are not installed' };
-      const elsewhere = endpoints.filter((e) => secretOfUrl(e.url) !== doc.current);
-      if (elsewhere.length > 0) {
-        return { step: 'skipped', detail: `${elsewhere.map(describe).join(', ')} do not carry the current secret: re-render and apply the manifests` };
-      }
-      const next = (ports.newSecret ?? (() => randomBytes(32).toString('base64url')))();
-      known.push(next);
-      const at = now.toISOString();
-      await write({ ...doc, current: next, previous: doc.current, rotatedAt: at, rotation: { phase: 'propagating', since: at } });
-      return { step: 'started', nextStepAt: later(at, settings.refreshMs + settings.marginMs) };
-    }
-
-    if (doc.rotation === undefined) {
-      // An old secret without a state: a rotation by hand, or one begun before this version; finish it.
-      const at = now.toISOString();
-      await write({ ...doc, rotation: { phase: 'propagating', since: at } });
-      return { step: 'started', detail: 'adopted a rotation in progress', nextStepAt: later(at, settings.refreshMs + settings.marginMs) };
-    }
-
-    const { since, phase } = doc.rotation;
-    const wait = phase === 'propagating' ? settings.refreshMs + settings.marginMs : settings.marginMs;
-    if (elapsed(now, since) < wait) {
-      return { step: 'waiting', detail: phase === 'propagating' ? 'for every function to re-read the secret' : 'for the API servers to use the new URLs', nextStepAt: later(since, wait) };
-    }
-    const endpoints = await ports.webhooks.list(signal);
-    if (endpoints === undefined) return { step: 'failed', detail: 'the webhook configurations are gone; the old secret is kept until they are back' };
-    const carryingOld = endpoints.filter((e) => secretOfUrl(e.url) === doc.previous);
-    const foreign = await repoint(ports.webhooks, endpoints, doc.previous, doc.current, signal);
-    if (foreign.length > 0) {
-      return { step: 'failed', detail: `${foreign.map(describe).join(', ')} carry neither the old nor the new secret; not touched` };
-    }
-    const after = (await ports.webhooks.list(signal)) ?? [];
-    const unchanged = after.filter((e) => secretOfUrl(e.url) !== doc.current);
-    if (unchanged.length > 0) return { step: 'failed', detail: `${unchanged.map(describe).join(', ')} still do not carry the new secret after the patch` };
-    if (phase === 'propagating' || carryingOld.length > 0) {
-      const at = now.toISOString();
-      await write({ ...doc, rotation: { phase: 'draining', since: at } });
-      return { step: 'webhooks-updated', nextStepAt: later(at, settings.marginMs) };
-    }
-    await write(without(doc, 'previous', 'rotation') as SecretDocument);
-    return { step: 'finished' };
+    known.push(doc.current, doc.previous);
+    // Off means off: without rotation the reconciler is not given the secret on AWS, and here it touches nothing.
+    if (settings.periodMs === 0 && doc.previous === undefined) return { step: 'waiting', detail: 'rotation is off' };
+    // While a new secret propagates, some warm function may not know it yet: the previous one is the one all accept.
+    const target = doc.previous !== undefined && doc.rotation?.phase === 'propagating' ? doc.previous : doc.current;
+    await repairStale(ports, [doc.current, ...(doc.previous === undefined ? [] : [doc.previous])], target, repaired, known, signal);
+    return withRepairs(await rotationStep(ports, settings, doc, known, signal));
   } catch (error) {
     const problem = error instanceof CallerSecretError ? error.message : errorMessage(error);
-    return { step: 'failed', detail: redact(problem, known) };
+    return withRepairs({ step: 'failed', detail: redact(problem, known) });
   }
+}
+
+/** The rotation step that is due, for the stored `doc`; `known` collects secrets to redact. */
+async function rotationStep(ports: RotationPorts, settings: RotationSettings, doc: SecretDocument, known: (string | undefined)[], signal?: AbortSignal): Promise<RotationResult> {
+  const now = ports.now();
+  const write = (next: SecretDocument) => ports.store.write(JSON.stringify(next), signal);
+
+  if (doc.previous === undefined) {
+    if (settings.periodMs === 0) return { step: 'waiting', detail: 'rotation is off' };
+    if (doc.rotation !== undefined) {
+      // A state without an old secret has nothing left to do.
+      await write(without(doc, 'rotation') as SecretDocument);
+      return { step: 'finished' };
+    }
+    if (doc.rotatedAt !== undefined && elapsed(now, doc.rotatedAt) < settings.periodMs) {
+      return { step: 'waiting', detail: 'not due', nextStepAt: later(doc.rotatedAt, settings.periodMs) };
+    }
+    const endpoints = await ports.webhooks.list(signal);
+    if (endpoints === undefined || endpoints.length === 0) return { step: 'skipped', detail: 'the webhook configurations are not installed' };
+    const elsewhere = endpoints.filter((e) => secretOfUrl(e.url) !== doc.current);
+    if (elsewhere.length > 0) {
+      return { step: 'skipped', detail: `${elsewhere.map(describe).join(', ')} do not carry the current secret: re-render and apply the manifests` };
+    }
+    const next = (ports.newSecret ?? (() => randomBytes(32).toString('base64url')))();
+    known.push(next);
+    const at = now.toISOString();
+    await write({ ...doc, current: next, previous: doc.current, rotatedAt: at, rotation: { phase: 'propagating', since: at } });
+    return { step: 'started', nextStepAt: later(at, settings.refreshMs + settings.marginMs) };
+  }
+
+  if (doc.rotation === undefined) {
+    // An old secret without a state: a rotation by hand, or one begun before this version; finish it.
+    const at = now.toISOString();
+    await write({ ...doc, rotation: { phase: 'propagating', since: at } });
+    return { step: 'started', detail: 'adopted a rotation in progress', nextStepAt: later(at, settings.refreshMs + settings.marginMs) };
+  }
+
+  const { since, phase } = doc.rotation;
+  const wait = phase === 'propagating' ? settings.refreshMs + settings.marginMs : settings.marginMs;
+  if (elapsed(now, since) < wait) {
+    return { step: 'waiting', detail: phase === 'propagating' ? 'for every function to re-read the secret' : 'for the API servers to use the new URLs', nextStepAt: later(since, wait) };
+  }
+  const endpoints = await ports.webhooks.list(signal);
+  if (endpoints === undefined) return { step: 'failed', detail: 'the webhook configurations are gone; the old secret is kept until they are back' };
+  const carryingOld = endpoints.filter((e) => secretOfUrl(e.url) === doc.previous);
+  const foreign = await repoint(ports.webhooks, endpoints, doc.previous, doc.current, signal);
+  if (foreign.length > 0) {
+    return { step: 'failed', detail: `${foreign.map(describe).join(', ')} carry neither the old nor the new secret; not touched` };
+  }
+  const after = (await ports.webhooks.list(signal)) ?? [];
+  const unchanged = after.filter((e) => secretOfUrl(e.url) !== doc.current);
+  if (unchanged.length > 0) return { step: 'failed', detail: `${unchanged.map(describe).join(', ')} still do not carry the new secret after the patch` };
+  if (phase === 'propagating' || carryingOld.length > 0) {
+    const at = now.toISOString();
+    await write({ ...doc, rotation: { phase: 'draining', since: at } });
+    return { step: 'webhooks-updated', nextStepAt: later(at, settings.marginMs) };
+  }
+  await write(without(doc, 'previous', 'rotation') as SecretDocument);
+  return { step: 'finished' };
 }

@@ -63,6 +63,12 @@ export const PASS_METRICS = {
   podsFlipped: { name: 'PodsFlipped', unit: 'Count', dimensions: fn, help: 'Pods whose finished hot upgrade a full pass flipped (old container back to the empty image).' },
   podsNotInjected: { name: 'PodsNotInjected', unit: 'Count', dimensions: fn, help: 'Pods a SidecarSet selects that carry none of its sidecars, over every set, as the last full pass counted them.' },
   errors: { name: 'PassErrors', unit: 'Count', dimensions: fn, help: 'Things a full pass could not do (a list, a write, an event).' },
+  webhooksRepointed: {
+    name: 'WebhooksRepointed',
+    unit: 'Count',
+    dimensions: fn,
+    help: 'Webhooks a full pass repointed because their URL carried a secret no function accepts (a stale copy of the configurations re-applied).',
+  },
 } as const satisfies Record<string, MetricSpec>;
 
 /** One SidecarSet's figures, per full pass. */

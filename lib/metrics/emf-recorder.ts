@@ -43,6 +43,7 @@ export function passDocuments(namespace: string, timestampMs: number, fn: string
       { spec: PASS_METRICS.podsFlipped, value: fact.podsFlipped },
       { spec: PASS_METRICS.podsNotInjected, value: fact.podsNotInjected },
       { spec: PASS_METRICS.errors, value: fact.errors },
+      { spec: PASS_METRICS.webhooksRepointed, value: fact.webhooksRepointed },
     ]),
   ];
   for (const name of Object.keys(fact.sets).sort()) {

@@ -44,6 +44,8 @@ export interface PassFact {
   podsFlipped: number;
   podsNotInjected: number;
   errors: number;
+  /** Webhooks the pass's rotation step repointed from a stale secret. */
+  webhooksRepointed: number;
   sets: Readonly<Record<string, SetFigures>>;
 }
 
@@ -97,6 +99,7 @@ export function passFactOf(result: PassResult, apiRequests: number, states: Read
     podsFlipped: result.rollout?.podsFlipped ?? 0,
     podsNotInjected: Object.values(result.notInjected).reduce((sum, n) => sum + n, 0),
     errors: result.errors.length,
+    webhooksRepointed: result.secretRotation?.repaired?.length ?? 0,
     sets,
   };
 }

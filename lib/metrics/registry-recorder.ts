@@ -25,6 +25,7 @@ export const PROMETHEUS_NAMES = {
   podsUpdated: 'sidecarset_rollout_pods_updated_total',
   podsFlipped: 'sidecarset_rollout_pods_flipped_total',
   passErrors: 'sidecarset_status_pass_errors_total',
+  webhooksRepointed: 'sidecarset_webhooks_repointed_total',
   podsNotInjected: 'sidecarset_pods_not_injected',
   matchedPods: 'sidecarset_matched_pods',
   updatedPods: 'sidecarset_updated_pods',
@@ -50,6 +51,7 @@ export function registryRecorder(registry: MetricsRegistry): MetricsRecorder {
   const podsUpdated = registry.counter(n.podsUpdated, 'Pods whose sidecars full passes updated in place.', []);
   const podsFlipped = registry.counter(n.podsFlipped, 'Pods whose finished hot upgrade full passes flipped.', []);
   const passErrors = registry.counter(n.passErrors, 'Things full passes could not do (a list, a write, an event).', []);
+  const webhooksRepointed = registry.counter(n.webhooksRepointed, 'Webhooks full passes repointed from a secret no function accepts.', []);
   const podsNotInjected = registry.gauge(n.podsNotInjected, PASS_METRICS.podsNotInjected.help, []);
   const perSet = [
     [registry.gauge(n.matchedPods, SET_METRICS.matchedPods.help, ['sidecarset']), 'matchedPods'],
@@ -79,6 +81,7 @@ export function registryRecorder(registry: MetricsRegistry): MetricsRecorder {
         podsUpdated.inc([], fact.podsUpdated);
         podsFlipped.inc([], fact.podsFlipped);
         passErrors.inc([], fact.errors);
+        webhooksRepointed.inc([], fact.webhooksRepointed);
         podsNotInjected.set([], fact.podsNotInjected);
         // A set deleted since the last pass disappears from every family.
         for (const [gauge] of perSet) gauge.clear();

@@ -43,6 +43,7 @@ function isNews(result: PassResult, previous: PassResult): boolean {
   // A rollout step (pods written, a state reported) is news; a pass that only follows one in flight is not.
   if ((result.rollout?.podsUpdated ?? 0) > 0 || (result.rollout?.podsFlipped ?? 0) > 0 || (result.rollout?.revisionWrites ?? 0) > 0 || Object.keys(result.rollout?.states ?? {}).length > 0) return true;
   if (!jsonEqual(result.notInjected, previous.notInjected)) return true;
+  if ((result.secretRotation?.repaired?.length ?? 0) > 0) return true;
   const step = result.secretRotation?.step;
   if (step !== undefined && step !== 'waiting' && step !== 'skipped') return true;
   return !jsonEqual(rotationNews(result), rotationNews(previous));

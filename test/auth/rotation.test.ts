@@ -5,6 +5,8 @@ import { fixedSecret } from '../../testkit/reviews.ts';
 const OLD = fixedSecret('rotation old');
 const NEW = fixedSecret('rotation new');
 const OTHER = fixedSecret('rotation other');
+/** A last path segment that is not a secret (too short): a URL the rotation cannot call its own. */
+const ELSEWHERE = 'another-service-path';
 const settings: RotationSettings = { periodMs: 24 * 3_600_000, refreshMs: 60_000, marginMs: 30_000 };
 const T0 = Date.parse('2026-12-01T00:00:00.000Z');
 
@@ -118,8 +120,8 @@ describe('rotateWebhookSecret', () => {
     expect(w.writes).toEqual([]);
   });
 
-  it('does not start while a webhook carries another secret, naming it and not the secret', async () => {
-    const w = world({ current: OLD }, [`https://a.example/pod-inject/${OLD}`, `https://b.example/x/${OTHER}`]);
+  it('does not start while a webhook points elsewhere (no secret in its URL), naming it', async () => {
+    const w = world({ current: OLD }, [`https://a.example/pod-inject/${OLD}`, `https://b.example/x/${ELSEWHERE}`]);
     const result = await w.step();
     expect(result).toEqual({ step: 'skipped', detail: 'MutatingWebhookConfiguration webhook "hook-1" do not carry the current secret: re-render and apply the manifests' });
     expect(w.writes).toEqual([]);
@@ -181,18 +183,49 @@ describe('rotateWebhookSecret', () => {
     expect((await w.step()).step).toBe('finished');
   });
 
-  it('never touches a webhook carrying neither secret, and keeps the old secret', async () => {
+  it('never touches a webhook pointing elsewhere (no secret in its URL), and keeps the old secret', async () => {
     const w = world({ current: OLD });
     await w.step();
     w.advance(90_000);
     w.setHooks([
       { configuration: 'MutatingWebhookConfiguration', webhook: 'hook-0', index: 0, url: `https://a.example/pod-inject/${OLD}` },
-      { configuration: 'ValidatingWebhookConfiguration', webhook: 'elsewhere', index: 0, url: `https://x.example/${OTHER}` },
+      { configuration: 'ValidatingWebhookConfiguration', webhook: 'elsewhere', index: 0, url: `https://x.example/${ELSEWHERE}` },
     ]);
     const result = await w.step();
     expect(result).toEqual({ step: 'failed', detail: 'ValidatingWebhookConfiguration webhook "elsewhere" carry neither the old nor the new secret; not touched' });
-    expect(w.urls()).toEqual([`https://a.example/pod-inject/${NEW}`, `https://x.example/${OTHER}`]);
+    expect(w.urls()).toEqual([`https://a.example/pod-inject/${NEW}`, `https://x.example/${ELSEWHERE}`]);
     expect(w.stored()).toMatchObject({ previous: OLD });
+  });
+
+  it('repoints at once, even when no rotation is due, a webhook carrying a secret no function accepts (a stale copy re-applied)', async () => {
+    const w = world({ current: NEW, rotatedAt: at(-1000) }, [`https://a.example/pod-inject/${OTHER}`, `https://b.example/sidecarset-default/${NEW}`, `https://c.example/sidecarset-validate/${OTHER}`]);
+    expect(await w.step()).toEqual({
+      step: 'waiting',
+      detail: 'not due',
+      nextStepAt: at(settings.periodMs - 1000),
+      repaired: ['MutatingWebhookConfiguration webhook "hook-0"', 'ValidatingWebhookConfiguration webhook "hook-2"'],
+    });
+    expect(w.urls()).toEqual([`https://a.example/pod-inject/${NEW}`, `https://b.example/sidecarset-default/${NEW}`, `https://c.example/sidecarset-validate/${NEW}`]);
+    // The secret is not touched, and the next pass has nothing to repair.
+    expect(w.writes).toEqual([]);
+    expect(await w.step()).toEqual({ step: 'waiting', detail: 'not due', nextStepAt: at(settings.periodMs - 1000) });
+  });
+
+  it('repoints a stale webhook at the previous secret while the new one propagates (the one every warm function accepts), then rotates on', async () => {
+    const w = world({ current: OLD });
+    await w.step();
+    w.setHooks([{ configuration: 'MutatingWebhookConfiguration', webhook: 'hook-0', index: 0, url: `https://a.example/pod-inject/${OTHER}` }]);
+    expect(await w.step()).toMatchObject({ step: 'waiting', repaired: ['MutatingWebhookConfiguration webhook "hook-0"'] });
+    expect(w.urls()).toEqual([`https://a.example/pod-inject/${OLD}`]);
+    w.advance(90_000);
+    expect((await w.step()).step).toBe('webhooks-updated');
+    expect(w.urls()).toEqual([`https://a.example/pod-inject/${NEW}`]);
+  });
+
+  it('reports a failed repair without the stale secret', async () => {
+    const w = world({ current: NEW, rotatedAt: at(0) }, [`https://a.example/pod-inject/${OTHER}`]);
+    w.fail.patch = true;
+    expect(await w.step()).toEqual({ step: 'failed', detail: 'the API server refused: url https://a.example/pod-inject/<secret> changed' });
   });
 
   it('fails without writing on a stored value it cannot read', async () => {

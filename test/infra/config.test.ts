@@ -24,6 +24,7 @@ describe('readStackConfig', () => {
       webhookSecretRotationHours: 24,
       revisionNamespace: 'kruise-system',
       metricsNamespace: 'ServerlessSidecarSet',
+      ingress: { kind: 'url' },
     });
   });
 

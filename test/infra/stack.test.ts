@@ -336,8 +336,8 @@ describe('operations', () => {
   });
 
   it('alarms on Errors and Throttles of every function', () => {
-    // And the two alarms on the functions' own metrics (below).
-    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 8 + 2);
+    // And the three alarms on the functions' own metrics (below).
+    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 8 + 3);
     for (const fn of STACK_FUNCTIONS) {
       for (const metric of ['Errors', 'Throttles']) {
         defaults.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
@@ -358,13 +358,14 @@ describe('operations', () => {
   it('notifies the configured SNS topic when an alarm fires and clears', async () => {
     const s = await synth({ alarmTopicArn: TOPIC_ARN });
     const alarms = Object.values(s.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(8 + 2);
+    expect(alarms).toHaveLength(8 + 3);
     for (const alarm of alarms) expect(alarm.Properties).toMatchObject({ AlarmActions: [TOPIC_ARN], OKActions: [TOPIC_ARN] });
   });
 
   it.each([
     { id: 'PodInjectCannotDecideAlarm', metric: 'Reviews', dimensions: [{ Name: 'Function', Value: 'pod-inject' }, { Name: 'Outcome', Value: 'CannotDecide' }], statistic: 'Sum' },
     { id: 'PodsNotInjectedAlarm', metric: 'PodsNotInjected', dimensions: [{ Name: 'Function', Value: 'status-sync' }], statistic: 'Maximum' },
+    { id: 'WebhooksRepointedAlarm', metric: 'WebhooksRepointed', dimensions: [{ Name: 'Function', Value: 'status-sync' }], statistic: 'Sum' },
   ])('alarms on $metric ($id) from the functions\' own metrics, in their namespace', async ({ id, metric, dimensions, statistic }) => {
     const expected = { MetricName: metric, Dimensions: dimensions, Statistic: statistic, Period: 300, Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' };
     const alarm = defaults.template.findResources('AWS::CloudWatch::Alarm')[defaults.stack.getLogicalId(defaults.stack.node.findChild(id).node.defaultChild as CfnElement)];
@@ -456,5 +457,70 @@ describe('operations', () => {
     expect(defaults.stack.stackName).toBe('ServerlessSidecarSet');
     Annotations.fromStack(defaults.stack).hasNoError('*', Match.anyValue());
     Annotations.fromStack(defaults.stack).hasNoWarning('*', Match.anyValue());
+  });
+});
+
+describe('webhookIngress=private', () => {
+  const PRIVATE = { webhookIngress: 'private', webhookVpcId: 'vpc-0123456789abcdef0', webhookSubnetIds: 'subnet-0123456789abcdef0,subnet-0fedcba9876543210', webhookSecurityGroupId: 'sg-0123456789abcdef0' };
+  let priv: Synth;
+  beforeAll(async () => {
+    priv = await synth(PRIVATE);
+  }, 120_000);
+
+  it('makes no Function URL at all, and no invoke-by-URL permission', () => {
+    priv.template.resourceCountIs('AWS::Lambda::Url', 0);
+    expect(JSON.stringify(priv.template.toJSON())).not.toContain('lambda:InvokeFunctionUrl');
+    // The default stays the Function URLs.
+    defaults.template.resourceCountIs('AWS::Lambda::Url', 3);
+    defaults.template.resourceCountIs('AWS::ApiGateway::RestApi', 0);
+    defaults.template.resourceCountIs('AWS::EC2::VPCEndpoint', 0);
+  });
+
+  it('puts the webhooks behind a PRIVATE REST API associated with an execute-api interface endpoint in the cluster\'s VPC', () => {
+    priv.template.resourceCountIs('AWS::EC2::VPCEndpoint', 1);
+    const endpointId = Object.keys(priv.template.findResources('AWS::EC2::VPCEndpoint'))[0] ?? '';
+    priv.template.hasResourceProperties('AWS::EC2::VPCEndpoint', {
+      VpcId: PRIVATE.webhookVpcId,
+      ServiceName: { 'Fn::Join': ['', ['com.amazonaws.', { Ref: 'AWS::Region' }, '.execute-api']] },
+      VpcEndpointType: 'Interface',
+      SubnetIds: PRIVATE.webhookSubnetIds.split(','),
+      SecurityGroupIds: [PRIVATE.webhookSecurityGroupId],
+      PrivateDnsEnabled: false,
+    });
+    priv.template.resourceCountIs('AWS::ApiGateway::RestApi', 1);
+    priv.template.hasResourceProperties('AWS::ApiGateway::RestApi', {
+      EndpointConfiguration: { Types: ['PRIVATE'], VpcEndpointIds: [{ Ref: endpointId }] },
+      Policy: {
+        Statement: [
+          { Effect: 'Allow', Principal: { AWS: '*' }, Action: 'execute-api:Invoke', Resource: 'execute-api:/*' },
+          { Effect: 'Deny', Principal: { AWS: '*' }, Action: 'execute-api:Invoke', Resource: 'execute-api:/*', Condition: { StringNotEquals: { 'aws:SourceVpce': { Ref: endpointId } } } },
+        ],
+      },
+    });
+  });
+
+  it('routes POST /<function>/{proxy+} of each admission function to it as a proxy integration, and outputs the vpce alias URL per function', () => {
+    const methods = Object.values(priv.template.findResources('AWS::ApiGateway::Method'));
+    expect(methods).toHaveLength(ADMISSION.length);
+    for (const method of methods) expect(method.Properties).toMatchObject({ HttpMethod: 'POST', AuthorizationType: 'NONE', Integration: { Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST' } });
+    const paths = Object.values(priv.template.findResources('AWS::ApiGateway::Resource')).map((r) => r.Properties.PathPart as string);
+    expect(paths.sort()).toEqual([...ADMISSION, ...ADMISSION.map(() => '{proxy+}')].sort());
+    const outputs = priv.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    for (const fn of ADMISSION) {
+      const value = JSON.stringify(outputs[`${FUNCTION_SPECS[fn].id}FunctionUrl`]?.Value);
+      // https://{api-id}-{vpce-id}.execute-api.{region}.{suffix}/webhooks/<function>/
+      for (const part of ['"https://",{"Ref":"WebhookApi', '"-",{"Ref":"WebhookApiEndpoint', '".execute-api.",{"Ref":"AWS::Region"},".",{"Ref":"AWS::URLSuffix"}']) expect(value).toContain(part);
+      expect(value).toContain(`/webhooks/${fn}/`);
+    }
+  });
+
+  it.each([
+    [{ webhookIngress: 'public' }, /context "webhookIngress" must be "url" .* or "private"/],
+    [{ webhookIngress: 'private' }, /context "webhookVpcId" must be set with webhookIngress=private/],
+    [{ ...PRIVATE, webhookSubnetIds: 'subnet-0123456789abcdef0,nope' }, /context "webhookSubnetIds" must be a comma-separated list of subnet ids .*got "nope"/],
+    [{ ...PRIVATE, webhookVpcId: 'vpc-xyz' }, /context "webhookVpcId" must be a VPC id/],
+    [{ webhookVpcId: 'vpc-0123456789abcdef0' }, /context "webhookVpcId" is only used with webhookIngress=private/],
+  ])('refuses %j, naming the key', async (context, message) => {
+    await expect(synth(context)).rejects.toThrow(message);
   });
 });

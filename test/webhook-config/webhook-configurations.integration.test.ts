@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { renderManifests } from '../../functions/render-manifests/main.ts';
+import { MANAGED_URL_COMMENT, renderManifests } from '../../functions/render-manifests/main.ts';
 import { ensureServingTls } from '../../functions/server/tls.ts';
 import { functionUrlsFromOutputs, webhookUrl } from '../../lib/webhook-config/targets.ts';
 import { WEBHOOK_CONFIGURATION_NAME } from '../../lib/webhook-config/webhook-configurations.ts';
@@ -126,6 +126,22 @@ describe('renderManifests', () => {
     expect(await placed(['--revision-namespace', 'sidecarset-history'], { SIDECARSET_REVISION_NAMESPACE: 'elsewhere' })).toEqual(moved);
     await expect(renderManifests(['--revision-namespace', 'Not_A_Namespace'], {})).rejects.toThrow(/^--revision-namespace must be a namespace name \(a lowercase RFC 1123 label/);
     await expect(renderManifests([], { SIDECARSET_REVISION_NAMESPACE: 'a.b' })).rejects.toThrow(/^SIDECARSET_REVISION_NAMESPACE must be a namespace name .*; got "a.b"$/);
+  });
+
+  it('leaves the Namespace out with --no-namespace, so that deleting the manifests cannot delete Kruise\'s namespace', async () => {
+    const kinds = async (argv: string[]) => docs(await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile, ...argv], {})).map((d) => d.kind);
+    expect(await kinds([])).toContain('Namespace');
+    const without = await kinds(['--no-namespace']);
+    expect(without).not.toContain('Namespace');
+    // Everything else stays: the Role and RoleBinding still go to the revision namespace.
+    expect(without).toEqual((await kinds([])).filter((kind) => kind !== 'Namespace'));
+  });
+
+  it('says above each webhook configuration that its URLs are managed by status-sync', async () => {
+    const yaml = await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile, '--only', 'webhooks']);
+    const comment = MANAGED_URL_COMMENT.split('\n').map((line) => `#${line}\n`).join('');
+    expect(yaml.split(`${comment}\napiVersion: admissionregistration.k8s.io/v1\n`)).toHaveLength(3);
+    expect(docs(yaml).map((d) => d.kind)).toEqual(['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
   });
 
   it('renders for the local server with its caBundle and secret', async () => {

@@ -1,0 +1,101 @@
+/**
+ * A copy of the webhook configurations saved before a rotation, applied
+ * again (as people and GitOps tools do with the file the README writes),
+ * points every webhook at a secret no function accepts. One reconciler pass
+ * on a real API server, as the reconciler's identity of infra/k8s/rbac.yaml,
+ * points them back at the current secret, says so in a warning line and
+ * counts it in a metric; the stored secret is not touched.
+ */
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { composeStatusSync } from '../../functions/status-sync/compose.ts';
+import { secretOfUrl, type SecretStore } from '../../lib/auth/rotation.ts';
+import { emfRecorder } from '../../lib/metrics/emf-recorder.ts';
+import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
+import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { describeWithControlPlane } from '../../control-plane/availability.ts';
+import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
+import { capturingLogger, fixedSecret } from '../../testkit/reviews.ts';
+import { extractedMetrics } from '../metrics/emf-check.ts';
+
+const CURRENT = fixedSecret('repair current');
+const STALE = fixedSecret('repair stale, from before the last rotation');
+
+let cp: ControlPlane;
+
+/** The clientConfig URLs of both configurations, mutating then validating. */
+async function webhookUrls(): Promise<string[]> {
+  const urls: string[] = [];
+  for (const kind of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations']) {
+    const res = await cp.request('admin', 'GET', `/apis/admissionregistration.k8s.io/v1/${kind}/serverless-sidecarset`);
+    expect(res.status).toBe(200);
+    urls.push(...(JSON.parse(res.body) as { webhooks: { clientConfig: { url: string } }[] }).webhooks.map((w) => w.clientConfig.url));
+  }
+  return urls;
+}
+
+describeWithControlPlane('a stale copy of the webhook configurations, repaired by one pass', () => {
+  beforeAll(async () => {
+    cp = await startControlPlane();
+    await cp.apply(await readFile(join(process.cwd(), 'infra', 'k8s', 'crd.yaml'), 'utf8'));
+    // A new CRD is served a moment after it is stored.
+    const deadline = Date.now() + 30_000;
+    while ((await cp.request('functions', 'GET', '/apis/apps.kruise.io/v1alpha1/sidecarsets')).status !== 200) {
+      if (Date.now() > deadline) throw new Error('the SidecarSet CRD is not served after 30 s');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }, 30 * 60_000);
+
+  afterAll(async () => {
+    await cp.stop();
+  });
+
+  it('points every webhook carrying an unknown secret at the current one in one pass, with a warning and a metric', async () => {
+    // Nothing listens there: only the URLs matter, and no write in this test goes through the webhooks.
+    const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:9/${fn}/${STALE}` }])) as Record<AdmissionFunctionName, { url: string }>;
+    await cp.apply(renderWebhookConfigurations({ targets }).map((object) => JSON.stringify(object)).join('\n---\n'));
+    expect((await webhookUrls()).map(secretOfUrl)).toEqual([STALE, STALE, STALE]);
+
+    // Rotated an hour ago: the next rotation is not due for 23 hours.
+    let stored = JSON.stringify({ current: CURRENT, rotatedAt: new Date(Date.now() - 3_600_000).toISOString() });
+    const writes: string[] = [];
+    const secretStore: SecretStore = {
+      read: () => Promise.resolve(stored),
+      write: (text) => {
+        writes.push(text);
+        stored = text;
+        return Promise.resolve();
+      },
+    };
+    const log = capturingLogger();
+    const metricLines: string[] = [];
+    const statusSync = await composeStatusSync(
+      { KUBECONFIG_CONTENT: cp.kubeconfig('functions'), WEBHOOK_SECRET_ROTATION_PERIOD_MS: String(24 * 3_600_000) },
+      { logger: log.logger, secretStore, metrics: emfRecorder({ namespace: 'ServerlessSidecarSet', write: (line) => metricLines.push(line) }) },
+    );
+
+    const pass = await statusSync.runPass();
+    expect(pass.errors).toEqual([]);
+    expect(pass.secretRotation).toMatchObject({ step: 'waiting', detail: 'not due' });
+    expect([...(pass.secretRotation?.repaired ?? [])].sort()).toEqual([
+      'MutatingWebhookConfiguration webhook "pod-inject.sidecarset.kruise.io"',
+      'MutatingWebhookConfiguration webhook "sidecarset-default.sidecarset.kruise.io"',
+      'ValidatingWebhookConfiguration webhook "sidecarset-validate.sidecarset.kruise.io"',
+    ]);
+    expect(await webhookUrls()).toEqual([`https://127.0.0.1:9/sidecarset-default/${CURRENT}`, `https://127.0.0.1:9/pod-inject/${CURRENT}`, `https://127.0.0.1:9/sidecarset-validate/${CURRENT}`]);
+    expect(writes).toEqual([]);
+
+    const warning = log.entries().find((entry) => entry.level === 'warn' && String(entry.message).startsWith('repointed webhooks'));
+    expect(warning).toMatchObject({ webhooks: pass.secretRotation?.repaired });
+    const repointed = metricLines.flatMap((line) => extractedMetrics(line)).filter((m) => m.name === 'WebhooksRepointed');
+    expect(repointed).toEqual([{ name: 'WebhooksRepointed', unit: 'Count', dimensions: { Function: 'status-sync' }, value: 3 }]);
+    // No secret, stale or current, in any line.
+    expect(log.lines.join('\n')).not.toContain(STALE);
+    expect(log.lines.join('\n')).not.toContain(CURRENT);
+
+    // The next pass finds nothing to repair.
+    const next = await statusSync.runPass();
+    expect(next.secretRotation?.repaired).toBeUndefined();
+  }, 120_000);
+});
