@@ -18,7 +18,7 @@ import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { DEFAULT_HEARTBEAT_MS } from '../../lib/status-sync/pass-log.ts';
 import { runStatusPass, STATUS_SYNC, type PassResult } from '../../lib/status-sync/pass.ts';
 import { DEFAULT_PACE, followSets, type AdmittedQueue, type PaceSummary } from '../../lib/status-sync/pace.ts';
-import { DEFAULT_STALL_MS, rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { DEFAULT_STALL_MS, ENV_ROLLOUT_STALL_MS, rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
 import { observedStates } from '../../lib/status-sync/observed-states.ts';
 import { passFactOf, setPassFactOf } from '../../lib/metrics/facts.ts';
 import { countRequests } from '../../lib/adapters/request-count.ts';
@@ -41,7 +41,7 @@ export const ENV_STATUS_SYNC_HEARTBEAT_MS = 'STATUS_SYNC_HEARTBEAT_MS';
 /** The longest wait between two passes of a set whose rollout is in flight (sidecarset.md §7 "Pace"). */
 export const ENV_ROLLOUT_PACE_MS = 'ROLLOUT_PACE_MS';
 /** How long updated pods may stay unavailable before the rollout is reported stalled and left to the schedule (docs/ROLLOUT.md). */
-export const ENV_ROLLOUT_STALL_MS = 'ROLLOUT_STALL_MS';
+export { ENV_ROLLOUT_STALL_MS };
 
 export interface StatusSyncRuntime {
   /** One pass against the cluster; never throws (failures are in the result). */

@@ -22,6 +22,8 @@ import { unavailableText, waitingMessage } from '../rollout/round.ts';
 
 /** How long updated pods may stay unavailable before the rollout is stalled, by default (ROLLOUT_STALL_MS). */
 export const DEFAULT_STALL_MS = 60_000;
+/** The variable that sets it (status-sync and `npm start`; the CDK context `rolloutStallSeconds`). */
+export const ENV_ROLLOUT_STALL_MS = 'ROLLOUT_STALL_MS';
 
 /** What decides a stall: now and the threshold, in the clock of the pods' update times (ms since the epoch). */
 export interface StallClock {
