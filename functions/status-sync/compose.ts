@@ -18,9 +18,9 @@ import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { DEFAULT_HEARTBEAT_MS } from '../../lib/status-sync/pass-log.ts';
 import { runStatusPass, STATUS_SYNC, type PassResult } from '../../lib/status-sync/pass.ts';
 import { DEFAULT_PACE, followSets, type AdmittedQueue, type PaceSummary } from '../../lib/status-sync/pace.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { DEFAULT_STALL_MS, ENV_ROLLOUT_STALL_MS, rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
 import { observedStates } from '../../lib/status-sync/observed-states.ts';
-import { passFactOf } from '../../lib/metrics/facts.ts';
+import { passFactOf, setPassFactOf } from '../../lib/metrics/facts.ts';
 import { countRequests } from '../../lib/adapters/request-count.ts';
 import type { RequestRetry } from '../../lib/adapters/kube-raw.ts';
 import type { RolloutDeps } from '../../lib/status-sync/set-pass.ts';
@@ -41,6 +41,8 @@ export const ENV_STATUS_SYNC_HEARTBEAT_MS = 'STATUS_SYNC_HEARTBEAT_MS';
 
 /** The longest wait between two passes of a set whose rollout is in flight (sidecarset.md §7 "Pace"). */
 export const ENV_ROLLOUT_PACE_MS = 'ROLLOUT_PACE_MS';
+/** How long updated pods may stay unavailable before the rollout is reported stalled and left to the schedule (docs/ROLLOUT.md). */
+export { ENV_ROLLOUT_STALL_MS };
 
 export interface StatusSyncRuntime {
   /** One pass against the cluster; never throws (failures are in the result). */
@@ -83,6 +85,9 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const notices = notInjectedNotices();
   const rotate = secretRotation(env, overrides, kc);
   const states = observedStates(rolloutStateNotices());
+  const stallMs = millisecondsFromEnv(env, ENV_ROLLOUT_STALL_MS, DEFAULT_STALL_MS, 1_000);
+  // The last full pass's not-injected counts, for the follow-up passes' set figures.
+  let notInjected: Readonly<Record<string, number>> = {};
   const rollout: RolloutDeps = {
     revisions: kubeRevisionStore(kc, revisionNamespaceFromEnv(env), options),
     setPods: kubeSetPods(kc, options),
@@ -90,6 +95,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
     podEvents: kubePodEventSink(clients, options),
     clock: overrides.clock ?? systemClock,
     states,
+    stallMs,
   };
   const intervalMs = millisecondsFromEnv(env, ENV_ROLLOUT_PACE_MS, DEFAULT_PACE.intervalMs, 100);
   return {
@@ -106,10 +112,27 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
       if (repaired !== undefined) logger.warn('repointed webhooks that carried a secret no function accepts (a stale copy of the configurations was applied)', { webhooks: repaired });
       // Every door (the Lambda, the npm start loop) runs passes through here, so every pass is measured once.
       metrics.pass(passFactOf(result, requests.count() - requestsBefore, states.current()));
+      notInjected = result.notInjected;
       return result;
     },
     follow: (names, signal, queue, budget) =>
-      followSets(names, { statuses, events, namespaces: kubeNamespaceSnapshot(clients, options), rollout }, { intervalMs, ...(budget === undefined ? {} : { budget }) }, signal, queue),
+      followSets(
+        names,
+        {
+          statuses,
+          events,
+          namespaces: kubeNamespaceSnapshot(clients, options),
+          rollout,
+          // Every follow-up pass is measured as the full pass is, from the same result its Events came from.
+          onSetPass: (result) => {
+            const fact = setPassFactOf(result, states.current().get(result.sidecarSet), notInjected[result.sidecarSet] ?? 0);
+            if (fact !== undefined) metrics.setPass(fact);
+          },
+        },
+        { intervalMs, stallMs, ...(budget === undefined ? {} : { budget }) },
+        signal,
+        queue,
+      ),
   };
 }
 

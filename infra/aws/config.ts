@@ -43,7 +43,7 @@ export interface StackConfig {
   stackName: string;
   /** The three admission functions share one setting each. */
   admission: FunctionSettings;
-  statusSync: FunctionSettings & { rateMinutes: number };
+  statusSync: FunctionSettings & { rateMinutes: number; /** ROLLOUT_STALL_MS in seconds. */ rolloutStallSeconds: number };
   logRetentionDays: RetentionDays;
   /** Complete ARN of a caller secret the user manages; one is generated when absent. */
   webhookSecretArn: string | undefined;
@@ -87,6 +87,7 @@ export const CONTEXT_DEFAULTS = {
   statusSyncTimeoutSeconds: 300,
   statusSyncMemoryMb: 512,
   statusSyncReservedConcurrency: 1,
+  rolloutStallSeconds: 60,
   logRetentionDays: 30,
   webhookSecretArn: undefined,
   kubeconfigSecretArn: undefined,
@@ -365,6 +366,7 @@ export async function readStackConfig(read: ContextReader): Promise<StackConfig>
       timeoutSeconds: wholeNumber(read, 'statusSyncTimeoutSeconds', CONTEXT_DEFAULTS.statusSyncTimeoutSeconds, 1, 900, 'seconds'),
       memoryMb: wholeNumber(read, 'statusSyncMemoryMb', CONTEXT_DEFAULTS.statusSyncMemoryMb, 128, 10_240, 'MB'),
       reservedConcurrency: reservedConcurrency(read, 'statusSyncReservedConcurrency', CONTEXT_DEFAULTS.statusSyncReservedConcurrency),
+      rolloutStallSeconds: wholeNumber(read, 'rolloutStallSeconds', CONTEXT_DEFAULTS.rolloutStallSeconds, 1, 86_400, 'seconds'),
     },
     logRetentionDays: retentionDays(read),
     webhookSecretArn: secretArn(read, 'webhookSecretArn'),

@@ -5,6 +5,7 @@
  * when its environment names it.
  */
 import { ENV_REVISION_NAMESPACE } from '../../lib/adapters/revision-namespace.ts';
+import { ENV_ROLLOUT_STALL_MS } from '../../lib/status-sync/rollout-state.ts';
 import { ENV_ALLOWED_CALLER_CIDRS, ENV_ROTATION_PERIOD_MS, ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
 import { ENV_METRICS_NAMESPACE } from '../../lib/metrics/catalogue.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
@@ -99,6 +100,8 @@ export interface StackInputs {
   revisionNamespace: string;
   /** The CloudWatch namespace every function writes its metrics to. */
   metricsNamespace: string;
+  /** How long a rollout's updated pods may stay unavailable before it is reported stalled (status-sync's ROLLOUT_STALL_MS), in seconds. */
+  rolloutStallSeconds?: number;
 }
 
 export interface FunctionAccess {
@@ -126,6 +129,7 @@ export function functionAccess(spec: FunctionSpec, inputs: StackInputs): Functio
     writableSecretArns.push(inputs.webhookSecretArn);
   }
   if (spec.trigger === 'function-url' && inputs.allowedCallerCidrs !== undefined) environment[ENV_ALLOWED_CALLER_CIDRS] = inputs.allowedCallerCidrs;
+  if (spec.trigger === 'schedule' && inputs.rolloutStallSeconds !== undefined) environment[ENV_ROLLOUT_STALL_MS] = String(inputs.rolloutStallSeconds * 1000);
   if (spec.readsCluster) {
     const { cluster } = inputs;
     if (cluster.kind === 'kubeconfig-secret') {

@@ -77,6 +77,7 @@ export class SidecarSetStack extends Stack {
       webhookSecretRotationHours: config.webhookSecretRotationHours,
       revisionNamespace: config.revisionNamespace,
       metricsNamespace: config.metricsNamespace,
+      rolloutStallSeconds: config.statusSync.rolloutStallSeconds,
     };
     const alarmTopic = config.alarmTopicArn === undefined ? undefined : Topic.fromTopicArn(this, 'AlarmTopic', config.alarmTopicArn);
 

@@ -6,8 +6,9 @@
  * two views always count the same things.
  *
  * Dimensions are kept few, because each distinct combination is a metric
- * CloudWatch bills for: {Function}, {Function, Outcome}, {SidecarSet} and
- * {SidecarSet, State}.
+ * CloudWatch bills for: {Function}, {Function, Outcome}, {SidecarSet},
+ * {SidecarSet, State} and {SidecarSet, Reason} (the kubelet's reasons, a
+ * small set).
  */
 
 /** The CloudWatch namespace when METRICS_NAMESPACE is unset. */
@@ -23,6 +24,7 @@ export const DIMENSIONS = {
   outcome: 'Outcome',
   sidecarSet: 'SidecarSet',
   state: 'State',
+  reason: 'Reason',
 } as const;
 
 /** How one admission request ended, as the `Outcome` dimension names it. */
@@ -59,8 +61,8 @@ export const PASS_METRICS = {
   duration: { name: 'PassDuration', unit: 'Milliseconds', dimensions: fn, help: 'Duration of a full status pass.' },
   apiRequests: { name: 'ApiRequests', unit: 'Count', dimensions: fn, help: 'Requests a full pass made to the API server.' },
   statusesWritten: { name: 'StatusesWritten', unit: 'Count', dimensions: fn, help: 'SidecarSet statuses a full pass wrote (the others were already right).' },
-  podsUpdated: { name: 'PodsUpdated', unit: 'Count', dimensions: fn, help: 'Pods whose sidecars a full pass updated in place.' },
-  podsFlipped: { name: 'PodsFlipped', unit: 'Count', dimensions: fn, help: 'Pods whose finished hot upgrade a full pass flipped (old container back to the empty image).' },
+  podsUpdated: { name: 'PodsUpdated', unit: 'Count', dimensions: fn, help: 'Pods whose sidecars a pass (full or follow-up) updated in place.' },
+  podsFlipped: { name: 'PodsFlipped', unit: 'Count', dimensions: fn, help: 'Pods whose finished hot upgrade a pass (full or follow-up) flipped (old container back to the empty image).' },
   podsNotInjected: { name: 'PodsNotInjected', unit: 'Count', dimensions: fn, help: 'Pods a SidecarSet selects that carry none of its sidecars, over every set, as the last full pass counted them.' },
   errors: { name: 'PassErrors', unit: 'Count', dimensions: fn, help: 'Things a full pass could not do (a list, a write, an event).' },
   webhooksRepointed: {
@@ -71,7 +73,7 @@ export const PASS_METRICS = {
   },
 } as const satisfies Record<string, MetricSpec>;
 
-/** One SidecarSet's figures, per full pass. */
+/** One SidecarSet's figures, per full pass and per follow-up pass of the set. */
 export const SET_METRICS = {
   matchedPods: { name: 'MatchedPods', unit: 'Count', dimensions: set, help: 'Pods the SidecarSet selects (status.matchedPods).' },
   updatedPods: { name: 'UpdatedPods', unit: 'Count', dimensions: set, help: "Matched pods running the set's current sidecars (status.updatedPods)." },
@@ -88,8 +90,20 @@ export const ROLLOUT_STATE_METRIC = {
   help: 'The rollout state of each SidecarSet: 1 for the state it is in.',
 } as const satisfies MetricSpec;
 
+/**
+ * Updated pods not available, by why (the kubelet's waiting reason of their
+ * sidecars, such as ImagePullBackOff or CrashLoopBackOff; Restarting while
+ * the update is in flight; NotReady for a reason of the pod's own).
+ */
+export const UNAVAILABLE_PODS_METRIC = {
+  name: 'UnavailablePods',
+  unit: 'Count',
+  dimensions: [DIMENSIONS.sidecarSet, DIMENSIONS.reason],
+  help: "Updated pods that are not ready, by the kubelet's reason for their sidecars (ImagePullBackOff, CrashLoopBackOff, ...; Restarting while the update is in flight).",
+} as const satisfies MetricSpec;
+
 /** The CloudWatch metric names, for the checks that every name is documented and has a value. */
-export const ALL_METRICS: readonly MetricSpec[] = [...Object.values(ADMISSION_METRICS), ...Object.values(PASS_METRICS), ...Object.values(SET_METRICS), ROLLOUT_STATE_METRIC];
+export const ALL_METRICS: readonly MetricSpec[] = [...Object.values(ADMISSION_METRICS), ...Object.values(PASS_METRICS), ...Object.values(SET_METRICS), ROLLOUT_STATE_METRIC, UNAVAILABLE_PODS_METRIC];
 
 /** The namespace METRICS_NAMESPACE names, or the default; CloudWatch allows 1 to 255 characters and no leading colon. */
 export function metricsNamespaceFromEnv(env: Readonly<Record<string, string | undefined>>): string {

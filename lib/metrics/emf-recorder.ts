@@ -5,9 +5,9 @@
  * per SidecarSet, since each line carries one value per dimension.
  */
 import { errorMessage } from '../errors.ts';
-import { ADMISSION_METRICS, DIMENSIONS, PASS_METRICS, ROLLOUT_STATE_METRIC, SET_METRICS } from './catalogue.ts';
+import { ADMISSION_METRICS, DIMENSIONS, PASS_METRICS, ROLLOUT_STATE_METRIC, SET_METRICS, UNAVAILABLE_PODS_METRIC } from './catalogue.ts';
 import { emfDocument, roundMs, type EmfDocument, type MetricValue } from './emf.ts';
-import type { AdmissionMetrics, MetricsRecorder, PassFact, ReviewFact, StatusSyncMetrics } from './facts.ts';
+import type { AdmissionMetrics, MetricsRecorder, PassFact, ReviewFact, SetFigures, SetPassFact, StatusSyncMetrics } from './facts.ts';
 
 export interface EmfRecorderOptions {
   namespace: string;
@@ -48,19 +48,38 @@ export function passDocuments(namespace: string, timestampMs: number, fn: string
   ];
   for (const name of Object.keys(fact.sets).sort()) {
     const set = fact.sets[name];
-    if (set === undefined) continue;
-    const values: MetricValue[] = [
-      { spec: SET_METRICS.matchedPods, value: set.matchedPods },
-      { spec: SET_METRICS.updatedPods, value: set.updatedPods },
-      { spec: SET_METRICS.readyPods, value: set.readyPods },
-      { spec: SET_METRICS.updatedReadyPods, value: set.updatedReadyPods },
-      { spec: SET_METRICS.notInjectedPods, value: set.notInjectedPods },
-    ];
-    if (set.state !== undefined) values.push({ spec: ROLLOUT_STATE_METRIC, value: 1 });
-    const dimensions: Record<string, string> = { [DIMENSIONS.sidecarSet]: name, ...(set.state !== undefined ? { [DIMENSIONS.state]: set.state } : {}) };
-    documents.push(emfDocument(namespace, timestampMs, dimensions, values));
+    if (set !== undefined) documents.push(...setDocuments(namespace, timestampMs, name, set));
   }
   return documents;
+}
+
+/** One set's documents: its figures (with its state as a dimension), then one per reason its updated pods are unavailable. */
+export function setDocuments(namespace: string, timestampMs: number, name: string, set: SetFigures): EmfDocument[] {
+  const values: MetricValue[] = [
+    { spec: SET_METRICS.matchedPods, value: set.matchedPods },
+    { spec: SET_METRICS.updatedPods, value: set.updatedPods },
+    { spec: SET_METRICS.readyPods, value: set.readyPods },
+    { spec: SET_METRICS.updatedReadyPods, value: set.updatedReadyPods },
+    { spec: SET_METRICS.notInjectedPods, value: set.notInjectedPods },
+  ];
+  if (set.state !== undefined) values.push({ spec: ROLLOUT_STATE_METRIC, value: 1 });
+  const dimensions: Record<string, string> = { [DIMENSIONS.sidecarSet]: name, ...(set.state !== undefined ? { [DIMENSIONS.state]: set.state } : {}) };
+  const documents = [emfDocument(namespace, timestampMs, dimensions, values)];
+  for (const reason of Object.keys(set.unavailable ?? {}).sort()) {
+    documents.push(emfDocument(namespace, timestampMs, { [DIMENSIONS.sidecarSet]: name, [DIMENSIONS.reason]: reason }, [{ spec: UNAVAILABLE_PODS_METRIC, value: set.unavailable?.[reason] ?? 0 }]));
+  }
+  return documents;
+}
+
+/** The documents for a follow-up pass of one set: the pods it wrote (as a pass's), then the set's figures. */
+export function setPassDocuments(namespace: string, timestampMs: number, fn: string, fact: SetPassFact): EmfDocument[] {
+  return [
+    emfDocument(namespace, timestampMs, { [DIMENSIONS.function]: fn }, [
+      { spec: PASS_METRICS.podsUpdated, value: fact.podsUpdated },
+      { spec: PASS_METRICS.podsFlipped, value: fact.podsFlipped },
+    ]),
+    ...setDocuments(namespace, timestampMs, fact.sidecarSet, fact.figures),
+  ];
 }
 
 /**
@@ -97,6 +116,9 @@ export function emfRecorder(options: EmfRecorderOptions): MetricsRecorder {
       return {
         pass: (fact) => {
           emit((ts) => passDocuments(options.namespace, ts, RECONCILER_FUNCTION, fact));
+        },
+        setPass: (fact) => {
+          emit((ts) => setPassDocuments(options.namespace, ts, RECONCILER_FUNCTION, fact));
         },
       };
     },

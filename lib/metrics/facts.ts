@@ -6,6 +6,7 @@
  * change an answer.
  */
 import type { PassResult } from '../status-sync/pass.ts';
+import type { SetPassResult } from '../status-sync/set-pass.ts';
 import type { ReviewOutcome, RolloutStateName } from './catalogue.ts';
 
 /** One admission request's answer. */
@@ -33,6 +34,16 @@ export interface SetFigures {
   notInjectedPods: number;
   /** Its rollout state, when the pass ran the rollout. */
   state?: RolloutStateName;
+  /** Updated pods not available, by the kubelet's reason (rollout.md "Stalled"), when the set's own pass ran. */
+  unavailable?: Readonly<Record<string, number>>;
+}
+
+/** One set's pass that followed a rollout (the pace loop): what it wrote, and the set's figures after it. */
+export interface SetPassFact {
+  sidecarSet: string;
+  podsUpdated: number;
+  podsFlipped: number;
+  figures: SetFigures;
 }
 
 /** One full reconciler pass. */
@@ -51,6 +62,8 @@ export interface PassFact {
 
 export interface StatusSyncMetrics {
   pass(fact: PassFact): void;
+  /** A follow-up pass of one set: counted as the full pass's pods are, its set's figures replaced. */
+  setPass(fact: SetPassFact): void;
 }
 
 /** Where a process's metrics go: per admission function, and the reconciler's. */
@@ -89,7 +102,8 @@ export function passFactOf(result: PassResult, apiRequests: number, states: Read
   const sets: Record<string, SetFigures> = {};
   for (const [name, counts] of Object.entries(result.sets ?? {})) {
     const state = states.get(name);
-    sets[name] = { ...counts, notInjectedPods: result.notInjected[name] ?? 0, ...(state !== undefined ? { state } : {}) };
+    const unavailable = result.unavailable?.[name];
+    sets[name] = { ...counts, notInjectedPods: result.notInjected[name] ?? 0, ...(state !== undefined ? { state } : {}), ...(unavailable !== undefined ? { unavailable } : {}) };
   }
   return {
     durationMs: result.durationMs,
@@ -104,8 +118,23 @@ export function passFactOf(result: PassResult, apiRequests: number, states: Read
   };
 }
 
+/**
+ * A follow-up pass's figures: `result` as runSetPass returned it (the same
+ * decision its Events came from), the set's not-injected count as the last
+ * full pass found it, and its state as last seen.
+ */
+export function setPassFactOf(result: SetPassResult, state: RolloutStateName | undefined, notInjectedPods = 0): SetPassFact | undefined {
+  if (result.counts === undefined) return undefined;
+  return {
+    sidecarSet: result.sidecarSet,
+    podsUpdated: result.podsUpdated,
+    podsFlipped: result.podsFlipped,
+    figures: { ...result.counts, notInjectedPods, ...(state !== undefined ? { state } : {}), ...(result.unavailable !== undefined ? { unavailable: result.unavailable } : {}) },
+  };
+}
+
 /** A recorder that records nothing (the invoke command, tests that do not look). */
 export const NO_METRICS: MetricsRecorder = {
   admission: () => ({ review: () => undefined, staleServed: () => undefined }),
-  statusSync: () => ({ pass: () => undefined }),
+  statusSync: () => ({ pass: () => undefined, setPass: () => undefined }),
 };

@@ -4,8 +4,8 @@
  * Names follow Prometheus conventions (base units: seconds; counters end in
  * `_total`); the catalogue's HELP texts are shared.
  */
-import { ADMISSION_METRICS, PASS_METRICS, ROLLOUT_STATE_METRIC, ROLLOUT_STATES, SET_METRICS } from './catalogue.ts';
-import type { MetricsRecorder } from './facts.ts';
+import { ADMISSION_METRICS, PASS_METRICS, ROLLOUT_STATE_METRIC, ROLLOUT_STATES, SET_METRICS, UNAVAILABLE_PODS_METRIC } from './catalogue.ts';
+import type { MetricsRecorder, SetFigures } from './facts.ts';
 import type { MetricsRegistry } from './registry.ts';
 
 /** Answer and list latencies, in seconds: 1 ms to 30 s (the longest webhook timeout). */
@@ -33,6 +33,7 @@ export const PROMETHEUS_NAMES = {
   updatedReadyPods: 'sidecarset_updated_ready_pods',
   notInjectedPods: 'sidecarset_set_not_injected_pods',
   rolloutState: 'sidecarset_rollout_state',
+  unavailablePods: 'sidecarset_rollout_unavailable_pods',
 } as const;
 
 const seconds = (ms: number) => ms / 1000;
@@ -48,8 +49,8 @@ export function registryRecorder(registry: MetricsRegistry): MetricsRecorder {
   const passDuration = registry.histogram(n.passDuration, PASS_METRICS.duration.help, [], PASS_BUCKETS_S);
   const apiRequests = registry.counter(n.apiRequests, 'Requests full passes made to the API server.', []);
   const statusesWritten = registry.counter(n.statusesWritten, 'SidecarSet statuses full passes wrote.', []);
-  const podsUpdated = registry.counter(n.podsUpdated, 'Pods whose sidecars full passes updated in place.', []);
-  const podsFlipped = registry.counter(n.podsFlipped, 'Pods whose finished hot upgrade full passes flipped.', []);
+  const podsUpdated = registry.counter(n.podsUpdated, 'Pods whose sidecars passes (full and follow-up) updated in place.', []);
+  const podsFlipped = registry.counter(n.podsFlipped, 'Pods whose finished hot upgrade passes (full and follow-up) flipped.', []);
   const passErrors = registry.counter(n.passErrors, 'Things full passes could not do (a list, a write, an event).', []);
   const webhooksRepointed = registry.counter(n.webhooksRepointed, 'Webhooks full passes repointed from a secret no function accepts.', []);
   const podsNotInjected = registry.gauge(n.podsNotInjected, PASS_METRICS.podsNotInjected.help, []);
@@ -61,6 +62,16 @@ export function registryRecorder(registry: MetricsRegistry): MetricsRecorder {
     [registry.gauge(n.notInjectedPods, SET_METRICS.notInjectedPods.help, ['sidecarset']), 'notInjectedPods'],
   ] as const;
   const rolloutState = registry.gauge(n.rolloutState, ROLLOUT_STATE_METRIC.help, ['sidecarset', 'state']);
+  const unavailablePods = registry.gauge(n.unavailablePods, UNAVAILABLE_PODS_METRIC.help, ['sidecarset', 'reason']);
+  /** One set's gauges, replacing what they said of it before. */
+  const setFigures = (name: string, set: SetFigures) => {
+    for (const [gauge, key] of perSet) gauge.set([name], set[key]);
+    // A state set: 1 for the state the set is in, 0 for the others, so a query can sum or filter either way.
+    rolloutState.remove([name]);
+    if (set.state !== undefined) for (const state of ROLLOUT_STATES) rolloutState.set([name, state], state === set.state ? 1 : 0);
+    unavailablePods.remove([name]);
+    for (const [reason, count] of Object.entries(set.unavailable ?? {})) unavailablePods.set([name, reason], count);
+  };
   return {
     admission: (fn) => ({
       review(fact) {
@@ -86,13 +97,16 @@ export function registryRecorder(registry: MetricsRegistry): MetricsRecorder {
         // A set deleted since the last pass disappears from every family.
         for (const [gauge] of perSet) gauge.clear();
         rolloutState.clear();
+        unavailablePods.clear();
         for (const name of Object.keys(fact.sets).sort()) {
           const set = fact.sets[name];
-          if (set === undefined) continue;
-          for (const [gauge, key] of perSet) gauge.set([name], set[key]);
-          // A state set: 1 for the state the set is in, 0 for the others, so a query can sum or filter either way.
-          if (set.state !== undefined) for (const state of ROLLOUT_STATES) rolloutState.set([name, state], state === set.state ? 1 : 0);
+          if (set !== undefined) setFigures(name, set);
         }
+      },
+      setPass(fact) {
+        podsUpdated.inc([], fact.podsUpdated);
+        podsFlipped.inc([], fact.podsFlipped);
+        setFigures(fact.sidecarSet, fact.figures);
       },
     }),
   };

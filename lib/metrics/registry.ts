@@ -14,6 +14,8 @@ export interface Gauge {
   set(labels: readonly string[], value: number): void;
   /** Forgets every series (the sets of the last pass replace those of the one before). */
   clear(): void;
+  /** Drops the series whose first label values are `prefix` (one SidecarSet's, say). */
+  remove(prefix: readonly string[]): void;
 }
 
 export interface Histogram {
@@ -108,6 +110,9 @@ export function metricsRegistry(): MetricsRegistry {
         },
         clear() {
           family.series.clear();
+        },
+        remove(prefix) {
+          for (const [key, series] of family.series) if (prefix.every((v, i) => series.labels[i] === v)) family.series.delete(key);
         },
       };
     },

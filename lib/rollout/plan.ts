@@ -7,6 +7,7 @@ import type { Pod } from '../kube/types.ts';
 import type { NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
 import { batchSize, maxUnavailableCount, partitionCount } from './batch-size.ts';
+import { changedFieldNames } from './changed-fields.ts';
 import { matchedPods, podStanding } from './candidates.ts';
 import { dueFlips, hotUpgradeChanges, swappingContainers, type HotFlip, type HotUpgradeChange } from './hot-swap.ts';
 import { scatterSort, scatterTerms, sortActive, sortByPriority } from './order.ts';
@@ -16,10 +17,13 @@ import {
   isPodSidecarUpdated,
   isPodStateConsistent,
   podContainers,
+  podKey,
+  recordedUpdateTime,
   setContainers,
   setHash,
   setHashWithoutImage,
   sidecarContainerNames,
+  unavailableReason,
 } from './pod-state.ts';
 
 /** One pod to update, with the images its containers get (only those that change). */
@@ -32,6 +36,20 @@ export interface PlannedUpdate {
 export interface PlannedFlip {
   pod: Pod;
   flips: readonly HotFlip[];
+}
+
+/** Pods named per reason in a line: enough to start looking, short enough for an Event. */
+export const SAMPLE_PODS = 3;
+
+/**
+ * The updated pods that are not available (not consistent or not ready), by
+ * the reason the kubelet gives (rollout.md "Stalled"), most pods first.
+ */
+export interface UnavailablePods {
+  count: number;
+  reasons: { reason: string; count: number; pods: string[] }[];
+  /** The latest time one of them was updated (its hash annotation's updateTimestamp), ms; 0 when none is readable. */
+  lastUpdateMs: number;
 }
 
 /** Why a set updates nothing (more) this pass. */
@@ -50,12 +68,17 @@ export type WaitingReason =
    * and uses 0; updating nothing and saying why is the safer reading.
    */
   | { kind: 'invalid-strategy'; message: string }
-  /** Ready pods would exceed maxUnavailable: `unavailable` updated pods are not yet consistent and ready. */
-  | { kind: 'max-unavailable'; unavailable: number; maxUnavailable: number }
+  /** Ready pods would exceed maxUnavailable: `unavailable` updated pods are not yet consistent and ready (`stuck` says why). */
+  | { kind: 'max-unavailable'; unavailable: number; maxUnavailable: number; stuck?: UnavailablePods }
+  /**
+   * Every pod is updated (Kruise's pass stops here), but `stuck` of them are
+   * not yet consistent and ready: the rollout is not finished until they are.
+   */
+  | { kind: 'updated-not-ready'; stuck: UnavailablePods }
   /** Every waiting pod is held back by partition. */
   | { kind: 'partition'; held: number }
   /** Nothing waits: the rest are not upgradable, outside the selector or still restarting. */
-  | { kind: 'nothing-waiting'; notUpgradable: number; notSelected: number; inFlight: number };
+  | { kind: 'nothing-waiting'; notUpgradable: number; notSelected: number; inFlight: number; changed?: string[] };
 
 /** The pod counts of a set's status (§1.9). */
 export type RolloutCounts = Required<Pick<SidecarSetStatus, 'matchedPods' | 'updatedPods' | 'readyPods' | 'updatedReadyPods'>>;
@@ -76,6 +99,8 @@ export interface RolloutPlan {
   swapping: number;
   /** Set when this pass updates nothing (further); absent while pods are being updated without a limit reached. */
   waiting?: WaitingReason;
+  /** The updated pods not available, and why; absent when there is none. */
+  unavailable?: UnavailablePods;
 }
 
 /** What the plan reads from each matched pod, computed once per pod. */
@@ -112,6 +137,29 @@ function countsOf(facts: readonly PodFacts[]): RolloutCounts {
     if (f.updated && r) updatedReady++;
   }
   return { matchedPods: facts.length, updatedPods: updated, readyPods: ready, updatedReadyPods: updatedReady };
+}
+
+/** The updated pods that are not consistent and ready, grouped by why. */
+function unavailableOf(set: SidecarSet, matched: readonly Pod[], facts: readonly PodFacts[]): UnavailablePods | undefined {
+  let names: Set<string> | undefined;
+  const byReason = new Map<string, { reason: string; count: number; pods: string[] }>();
+  let count = 0;
+  let lastUpdateMs = 0;
+  matched.forEach((pod, i) => {
+    const f = facts[i] as PodFacts;
+    if (!f.updated || (f.consistent && f.ready)) return;
+    names ??= sidecarContainerNames(set);
+    count++;
+    lastUpdateMs = Math.max(lastUpdateMs, recordedUpdateTime(pod, set));
+    const reason = unavailableReason(pod, names, f.consistent);
+    const entry = byReason.get(reason) ?? { reason, count: 0, pods: [] };
+    entry.count++;
+    if (entry.pods.length < SAMPLE_PODS) entry.pods.push(podKey(pod));
+    byReason.set(reason, entry);
+  });
+  if (count === 0) return undefined;
+  const reasons = [...byReason.values()].sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : a.reason > b.reason ? 1 : 0));
+  return { count, reasons, lastUpdateMs };
 }
 
 /**
@@ -166,10 +214,15 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
   const facts = podFacts(set, matched);
   const status = countsOf(facts);
   const { flips, swapping } = hotSwaps(set, matched);
-  const done = (waiting: WaitingReason, notUpgradable: Pod[] = []): RolloutPlan => ({ status, updates: [], notUpgradable, flips, swapping, waiting });
+  const unavailablePods = unavailableOf(set, matched, facts);
+  const done = (waiting: WaitingReason, notUpgradable: Pod[] = []): RolloutPlan => ({ status, updates: [], notUpgradable, flips, swapping, waiting, ...(unavailablePods === undefined ? {} : { unavailable: unavailablePods }) });
   const strategy = objectOf(set.spec?.updateStrategy) ?? {};
   if (strategy.type === 'NotUpdate') return done({ kind: 'not-update' });
-  if (status.updatedPods >= status.matchedPods) return done(swapping > 0 ? { kind: 'hot-swapping', pods: swapping } : { kind: 'finished' });
+  if (status.updatedPods >= status.matchedPods) {
+    if (swapping > 0) return done({ kind: 'hot-swapping', pods: swapping });
+    // Kruise stops here; the rollout's end is its last pods running the new sidecars ready.
+    return done(unavailablePods === undefined ? { kind: 'finished' } : { kind: 'updated-not-ready', stuck: unavailablePods });
+  }
   if (strategy.paused === true) return done({ kind: 'paused' });
 
   const withoutImage = setHashWithoutImage(set);
@@ -207,9 +260,11 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
     maxUnavailable,
   });
   const updates = order.slice(0, batch.count).map((i) => ({ pod: matched[i] as Pod, images: imageChanges(matched[i] as Pod, set) }));
-  const plan: RolloutPlan = { status, updates, notUpgradable, flips, swapping };
-  if (batch.blockedByMaxUnavailable) plan.waiting = { kind: 'max-unavailable', unavailable, maxUnavailable };
-  else if (waiting.length === 0) plan.waiting = { kind: 'nothing-waiting', notUpgradable: notUpgradable.length, notSelected, inFlight };
+  const plan: RolloutPlan = { status, updates, notUpgradable, flips, swapping, ...(unavailablePods === undefined ? {} : { unavailable: unavailablePods }) };
+  if (batch.blockedByMaxUnavailable) plan.waiting = { kind: 'max-unavailable', unavailable, maxUnavailable, ...(unavailablePods === undefined ? {} : { stuck: unavailablePods }) };
+  else if (waiting.length === 0) {
+    plan.waiting = { kind: 'nothing-waiting', notUpgradable: notUpgradable.length, notSelected, inFlight, ...(notUpgradable.length > 0 ? { changed: changedFieldNames(notUpgradable, set) } : {}) };
+  }
   else if (batch.count === 0 || batch.heldByPartition > 0) plan.waiting = { kind: 'partition', held: Math.min(batch.heldByPartition, waiting.length) };
   return plan;
 }

@@ -204,6 +204,9 @@ function recordedImageIds(pod: Pod, set: SidecarSet): Map<string, string> | unde
  * spec image differs from its status image has not restarted yet. Images are
  * compared normalised (sidecarset.md §7), so a runtime reporting
  * `docker.io/library/nginx:1` for `nginx:1` does not hang the rollout.
+ * An unreadable in-place update state (Kruise: inconsistent for ever) leaves
+ * the decision to the containers: in flight only while one runs another
+ * image than its spec's.
  */
 export function isPodStateConsistent(pod: Pod, set: SidecarSet, names: ReadonlySet<string> = sidecarContainerNames(set)): boolean {
   const statuses = containerStatuses(pod);
@@ -230,17 +233,19 @@ function inPlaceUpdateCompleted(
 ): boolean {
   const recorded = recordedImageIds(pod, set);
   if (recorded === undefined) return true;
-  if (recorded === null) return false;
   const specImages = new Map(containers.map((c) => [c.name, c.image ?? '']));
   for (const s of statuses) {
     const name = stringOf(s.name) ?? '';
     if (!names.has(name)) continue;
+    const statusImage = stringOf(s.image) ?? '';
+    // Whatever the annotation says, a container already running its spec image has no update in flight.
+    if (normalizeImageReference(specImages.get(name) ?? '') === normalizeImageReference(statusImage)) continue;
+    // An unreadable annotation (any pod writer can set it) proves nothing either way: the containers decide,
+    // so a garbage value cannot hold a pod as "being updated", and maxUnavailable with it, forever (Kruise does).
+    if (recorded === null) return false;
     const last = recorded.get(name);
     if (last === undefined) continue;
-    const statusImage = stringOf(s.image) ?? '';
-    if (last === (stringOf(s.imageID) ?? '') && normalizeImageReference(specImages.get(name) ?? '') !== normalizeImageReference(statusImage)) {
-      return false;
-    }
+    if (last === (stringOf(s.imageID) ?? '')) return false;
   }
   return true;
 }
@@ -260,4 +265,45 @@ export function maxContainerRestarts(pod: Pod): number {
   let max = 0;
   for (const s of containerStatuses(pod)) if (typeof s.restartCount === 'number' && s.restartCount > max) max = s.restartCount;
   return max;
+}
+
+/**
+ * Why an updated pod is not available, in the kubelet's words (rollout.md
+ * "Stalled"): the waiting reason of the first of the set's sidecar
+ * containers that waits (`ImagePullBackOff`, `CrashLoopBackOff`,
+ * `CreateContainerConfigError`, ...) or the reason it terminated; else
+ * `Restarting` while a sidecar's update is in flight or one is not ready yet;
+ * else the first waiting reason of another container; else `NotReady` (a
+ * reason of the pod's own, e.g. a readiness probe).
+ */
+export function unavailableReason(pod: Pod, names: ReadonlySet<string>, consistent: boolean): string {
+  const statuses = containerStatuses(pod);
+  const reasonOf = (s: JsonObject): string | undefined => {
+    const state = objectOf(s.state);
+    const why = stringOf(objectOf(state?.waiting)?.reason) ?? stringOf(objectOf(state?.terminated)?.reason);
+    // A reason is the kubelet's CamelCase word; anything else is not shown as one (it becomes a metric dimension).
+    return why !== undefined && /^[A-Za-z][A-Za-z0-9]{0,63}$/.test(why) ? why : undefined;
+  };
+  const sidecars = statuses.filter((s) => names.has(stringOf(s.name) ?? ''));
+  for (const s of sidecars) {
+    const why = reasonOf(s);
+    if (why !== undefined) return why;
+  }
+  if (!consistent || sidecars.some((s) => s.ready !== true)) return 'Restarting';
+  for (const s of statuses) {
+    if (names.has(stringOf(s.name) ?? '')) continue;
+    const why = reasonOf(s);
+    if (why !== undefined) return why;
+  }
+  return 'NotReady';
+}
+
+/**
+ * When the pod was last updated for the set: the `updateTimestamp` of its
+ * entry in `kruise.io/sidecarset-hash` (written at injection and at every
+ * in-place update), in ms; 0 when absent or unreadable.
+ */
+export function recordedUpdateTime(pod: Pod, set: SidecarSet): number {
+  const parsed = parseJsonObject(podAnnotation(pod, ANNOTATION_HASH));
+  return timeOf(objectOf(parsed?.[sidecarSetName(set)])?.updateTimestamp);
 }

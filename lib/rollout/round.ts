@@ -4,11 +4,13 @@
  * sends them in this order and skips a pod whose patch meets a conflict.
  */
 import type { JsonPatchOperation } from '../admission/json-patch.ts';
+import { errorMessage } from '../errors.ts';
 import type { Pod } from '../kube/types.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
+import { changedFieldsText } from './changed-fields.ts';
 import { podFlipPatch, podUpdatePatch } from './pod-patch.ts';
-import type { RolloutCounts, RolloutPlan, WaitingReason } from './plan.ts';
+import type { RolloutCounts, RolloutPlan, UnavailablePods, WaitingReason } from './plan.ts';
 import { upgradableConditionPatch } from './upgradable-condition.ts';
 
 /** Kruise's Event on the SidecarSet when a round meets not-upgradable pods (type Normal). */
@@ -16,6 +18,28 @@ export const NOT_UPGRADABLE_EVENT_REASON = 'NotUpgradablePods';
 
 export function notUpgradableEventMessage(count: number): string {
   return `SidecarSet in-place update detected ${count} not upgradable pod(s) in this round, will skip them.`;
+}
+
+/**
+ * The Warning Event on the SidecarSet for a pod the round had to skip (its
+ * patch could not be planned, or the API server or a webhook refused it):
+ * better than Kruise, whose pass stops at the first such pod (docs/ROLLOUT.md).
+ */
+export const POD_UPDATE_FAILED_REASON = 'PodUpdateFailed';
+
+/** The Event's message: the pod and why, in one line. */
+export function podUpdateFailedMessage(pod: string, why: string): string {
+  return `pod ${pod} skipped: ${why}; the other pods go on, this one is tried again next pass`;
+}
+
+/** What the SidecarSetUpgradable condition of a pod skipped for `why` records for the set. */
+export function podUpdateFailedNote(why: string): { reason: 'PodUpdateFailed'; why: string } {
+  return { reason: 'PodUpdateFailed', why: `update failed: ${why}` };
+}
+
+/** What the condition of a not-upgradable pod records for the set: the changed fields. */
+export function notUpgradableNote(pod: Pod, set: SidecarSet): { reason: 'UpdateImmutableField'; why: string } {
+  return { reason: 'UpdateImmutableField', why: `not upgradable in place: ${changedFieldsText(pod, set)} changed (recreate the pod)` };
 }
 
 /** A `pods/status` strategic-merge patch, or none when the condition already says it. */
@@ -39,12 +63,15 @@ export interface RoundWrites {
   event?: { reason: typeof NOT_UPGRADABLE_EVENT_REASON; message: string };
   /** Then, per pod in order: the guarded JSON Patch, and after it the condition (true) patch if it changes anything. */
   updates: { pod: Pod; patch: JsonPatchOperation[]; condition: ConditionPatch }[];
+  /** Pods of the plan whose write could not be made (e.g. a `MergePatchJson` annotation that is not JSON): skipped, told by the pass. */
+  unplanned: { pod: Pod; why: string }[];
 }
 
 /**
  * The writes of Kruise's updatePods for a plan. `injectedListFor` gives the
- * injected-list backfill of a pod (see `backfillInjectedList`).
- * @throws UnpatchablePodError, PatchPodMetadataError from the pod patch: the pass skips that pod.
+ * injected-list backfill of a pod (see `backfillInjectedList`). A pod whose
+ * write cannot be made (UnpatchablePodError, PatchPodMetadataError) is in
+ * `unplanned`: one pod never costs the others their round.
  */
 export function roundWrites(
   set: SidecarSet,
@@ -54,18 +81,30 @@ export function roundWrites(
   now: Date,
 ): RoundWrites {
   const name = sidecarSetName(set);
+  const unplanned: RoundWrites['unplanned'] = [];
+  const planned = <T>(pod: Pod, make: () => T): T[] => {
+    try {
+      return [make()];
+    } catch (error) {
+      unplanned.push({ pod, why: errorMessage(error) });
+      return [];
+    }
+  };
   const notUpgradable = plan.notUpgradable.flatMap((pod) => {
-    const condition = upgradableConditionPatch(pod, name, false, now);
+    const condition = upgradableConditionPatch(pod, name, notUpgradableNote(pod, set), now);
     return condition === undefined ? [] : [{ pod, condition }];
   });
   const out: RoundWrites = {
-    flips: plan.flips.map(({ pod, flips }) => ({ pod, patch: podFlipPatch({ pod, set, flips, now }) })),
+    flips: plan.flips.flatMap(({ pod, flips }) => planned(pod, () => ({ pod, patch: podFlipPatch({ pod, set, flips, now }) }))),
     notUpgradable,
-    updates: plan.updates.map(({ pod }) => ({
-      pod,
-      patch: podUpdatePatch({ pod, set, latestRevision, injectedList: injectedListFor(pod), now }),
-      condition: upgradableConditionPatch(pod, name, true, now),
-    })),
+    updates: plan.updates.flatMap(({ pod }) =>
+      planned(pod, () => ({
+        pod,
+        patch: podUpdatePatch({ pod, set, latestRevision, injectedList: injectedListFor(pod), now }),
+        condition: upgradableConditionPatch(pod, name, true, now),
+      })),
+    ),
+    unplanned,
   };
   if (plan.notUpgradable.length > 0) out.event = { reason: NOT_UPGRADABLE_EVENT_REASON, message: notUpgradableEventMessage(plan.notUpgradable.length) };
   return out;
@@ -110,15 +149,29 @@ export function waitingMessage(reason: WaitingReason): string {
       return `cannot roll: ${reason.message}`;
     case 'max-unavailable':
       // `unavailable` is counted before this pass's writes, which may add to it: say so, lest "0" read as nothing pending.
-      return `maxUnavailable ${reason.maxUnavailable} reached: the next pods wait until updated ones are ready (${reason.unavailable} updated and not ready before this pass)`;
+      return `maxUnavailable ${reason.maxUnavailable} reached: the next pods wait until updated ones are ready (${reason.unavailable} updated and not ready before this pass${reason.stuck === undefined ? '' : `: ${unavailableText(reason.stuck)}`})`;
+    case 'updated-not-ready':
+      return `every pod is updated; ${reason.stuck.count} not ready yet: ${unavailableText(reason.stuck)}`;
     case 'partition':
       return `${reason.held} pod(s) held back by partition`;
     case 'nothing-waiting': {
       const parts: string[] = [];
-      if (reason.notUpgradable > 0) parts.push(`${reason.notUpgradable} pod(s) not upgradable because fields other than the image changed (recreate them)`);
+      if (reason.notUpgradable > 0) {
+        const fields = reason.changed === undefined || reason.changed.length === 0 ? '' : ` (${reason.changed.join(', ')})`;
+        parts.push(`${reason.notUpgradable} pod(s) not upgradable because fields other than the image changed${fields}: recreate them`);
+      }
       if (reason.notSelected > 0) parts.push(`${reason.notSelected} pod(s) outside updateStrategy.selector`);
       if (reason.inFlight > 0) parts.push(`${reason.inFlight} pod(s) still restarting from an earlier update`);
       return parts.length > 0 ? parts.join('; ') : 'nothing to update';
     }
   }
+}
+
+/**
+ * The updated pods not available, in words: each reason the kubelet gives
+ * with how many pods and a few of their names, e.g.
+ * `ImagePullBackOff: 2 pod(s) (default/a, default/b)`.
+ */
+export function unavailableText(stuck: UnavailablePods): string {
+  return stuck.reasons.map((r) => `${r.reason}: ${r.count} pod(s) (${r.pods.join(', ')}${r.count > r.pods.length ? ', …' : ''})`).join('; ');
 }

@@ -16,7 +16,7 @@ import { stringOf } from '../kube/json.ts';
 import type { AdmittedSidecarSet } from '../ports.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import type { PassError } from './pass.ts';
-import { stalledState } from './rollout-state.ts';
+import { DEFAULT_STALL_MS } from './rollout-state.ts';
 import { runSetPass, type SetPassDeps, type SetPassResult } from './set-pass.ts';
 
 export interface PaceOptions {
@@ -30,7 +30,13 @@ export interface PaceOptions {
    * docs/BENCHMARKS.md).
    */
   settleMs?: number;
-  /** A set whose counts have not moved for this long leaves the loop (a bad image; the schedule keeps an eye on it). Default 60 s. */
+  /**
+   * A backstop: a set whose counts have not moved for this long leaves the
+   * loop (the schedule keeps an eye on it). Default 60 s. A rollout whose
+   * updated pods stay unavailable leaves earlier, at the pass that finds it
+   * stalled by the pods' own update times (rollout-state.ts), which also
+   * tells it; this one leaves silently.
+   */
   stallMs?: number;
   /**
    * How long an admitted change may take to become visible; also the most
@@ -47,11 +53,13 @@ export interface PaceOptions {
   budget?: AbortSignal;
 }
 
-export const DEFAULT_PACE = { intervalMs: 5_000, settleMs: 50, stallMs: 60_000, visibleTimeoutMs: 10_000 } as const;
+export const DEFAULT_PACE = { intervalMs: 5_000, settleMs: 50, stallMs: DEFAULT_STALL_MS, visibleTimeoutMs: 10_000 } as const;
 
 export interface PaceDeps extends SetPassDeps {
   /** Monotonic milliseconds. Default performance.now. */
   nowMs?: () => number;
+  /** Told after every set pass (the metrics: follow-up passes count as the full pass's do). */
+  onSetPass?: (result: SetPassResult) => void;
 }
 
 /** An admitted change as queued: when it arrived (performance.now()), for the wait a CREATE is given. */
@@ -225,6 +233,11 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
       return;
     }
     const result = await runSetPass(set, deps, signal === undefined ? {} : { signal });
+    try {
+      deps.onSetPass?.(result);
+    } catch (error) {
+      summary.errors.push({ sidecarSet: name, operation: 'record metrics', message: errorMessage(error) });
+    }
     summary.passes++;
     summary.podsUpdated += result.podsUpdated;
     summary.podsFlipped += result.podsFlipped;
@@ -232,6 +245,12 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
     summary.errors.push(...result.errors);
     if (result.stateChange !== undefined) summary.states[name] = result.stateChange;
     if (result.podsUpdated > 0 || result.podsFlipped > 0) state.wrote = true;
+    // Told by its pass (RolloutStalled): the schedule looks at it again, without spending this budget on it.
+    if (result.state?.reason === 'RolloutStalled') {
+      tracked.delete(name);
+      summary.stalled.push(name);
+      return;
+    }
     // Pods unready for reasons of their own (an app that never starts) are not the rollout's: only a batch this loop wrote is waited for.
     if (!result.inFlight && !(result.restarting && state.wrote === true)) {
       tracked.delete(name);
@@ -245,23 +264,9 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
     } else if (now - state.progressAt >= stallMs) {
       tracked.delete(name);
       summary.stalled.push(name);
-      await reportStall(name, stringOf(set.metadata?.uid) ?? '', stallMs, result.counts);
       return;
     }
     state.watch = result.watch;
-  };
-
-  const reportStall = async (name: string, uid: string, stalledMs: number, counts: SetPassResult['counts']) => {
-    const state = stalledState(stalledMs, counts);
-    const event = deps.rollout.states.due({ name, uid }, state);
-    if (event === undefined) return;
-    summary.states[name] = state.message;
-    try {
-      await deps.events.record(event, signal);
-      deps.rollout.states.reported(name, state);
-    } catch (error) {
-      summary.errors.push({ sidecarSet: name, operation: 'record event', message: errorMessage(error) });
-    }
   };
 
   // The time admitted changes may spend waiting to be stored, for this whole call: a stream of changes that

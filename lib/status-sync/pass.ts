@@ -94,6 +94,8 @@ export interface PassResult {
    * (for metrics; the pass's log line leaves them out).
    */
   sets?: Record<string, RolloutCounts>;
+  /** Per set whose own pass ran, its updated pods not available by the kubelet's reason (for metrics). */
+  unavailable?: Record<string, Record<string, number>>;
   /** The webhook secret rotation's step, when the pass rotates it (functions/status-sync/compose.ts). */
   secretRotation?: RotationResult;
   /** What the rollout did, when the pass runs it. */
@@ -109,6 +111,8 @@ export interface RolloutSummary {
   podsFlipped: number;
   /** Pods skipped because they changed since their list (decided again next pass). */
   conflicts: number;
+  /** Pods skipped because their write could not be made or was refused (told on the pod and the set). */
+  podsFailed?: number;
   /** ControllerRevisions created, renumbered, labelled or deleted. */
   revisionWrites: number;
   /** Sets whose rollout state changed, with the new state in words. */
@@ -385,13 +389,16 @@ interface PassRevisions {
 /**
  * Whether a set has rollout work by the streamed counts (rollout.md §0 steps
  * 6-9): pods mid hot upgrade to flip (whatever the strategy), or not
- * NotUpdate, not every matched pod updated, not paused.
+ * NotUpdate, not paused, and not every matched pod updated and ready. Its
+ * last pods restarting are still the rollout's: its own pass follows them
+ * (the pace loop writes the status as each becomes ready) and says when
+ * they stall; Kruise's pass stops as soon as every pod is updated.
  */
 function hasRolloutWork(set: SidecarSet, status: SidecarSetStatus, hotSwappingPods: number): boolean {
   if (hotSwappingPods > 0) return true;
   const strategy = objectOf(set.spec?.updateStrategy) ?? {};
   if (strategy.type === 'NotUpdate' || strategy.paused === true) return false;
-  return (status.updatedPods ?? 0) < (status.matchedPods ?? 0);
+  return (status.updatedReadyPods ?? 0) < (status.matchedPods ?? 0);
 }
 
 /**
@@ -408,7 +415,7 @@ async function revisionsOf(
   options: StatusPassOptions,
   result: PassResult,
 ): Promise<PassRevisions> {
-  result.rollout = { setsRolled: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, revisionWrites: 0, states: {}, inFlight: [] };
+  result.rollout = { setsRolled: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, podsFailed: 0, revisionWrites: 0, states: {}, inFlight: [] };
   const out: PassRevisions = { bySet: new Map(), registrations: new Map(), idle: [], rolling: [] };
   let all: readonly ControllerRevision[];
   try {
@@ -497,7 +504,9 @@ async function rollSets(sets: readonly SidecarSet[], revisions: PassRevisions, d
     summary.podsUpdated += setResult.podsUpdated;
     summary.podsFlipped += setResult.podsFlipped;
     summary.conflicts += setResult.conflicts;
+    summary.podsFailed = (summary.podsFailed ?? 0) + setResult.podsFailed;
     summary.revisionWrites += setResult.revisionWrites;
+    if (setResult.unavailable !== undefined) (result.unavailable ??= {})[setResult.sidecarSet] = setResult.unavailable;
     if (setResult.status === 'written') result.statusesWritten++;
     else if (setResult.status === 'unchanged') result.statusesUnchanged++;
     if (setResult.stateChange !== undefined) summary.states[setResult.sidecarSet] = setResult.stateChange;

@@ -9,13 +9,27 @@
  * a rollout that updates a batch, waits for it under maxUnavailable, and
  * updates the next is one state, "progressing", from its first batch to its
  * last pod ready (an Event per batch would bury the ones that matter). A
- * rollout that stops moving while waiting on maxUnavailable (an image that
- * never becomes ready) is reported by the pace loop as stalled. Memory is per process, like the
+ * rollout whose updated pods have not become ready for `stallMs` since the
+ * last of them was updated (an image that cannot be pulled, a sidecar that
+ * crashes) is stalled: a Warning naming the kubelet's reasons and pods. The
+ * clock is the pods' own update times, so it survives any number of
+ * invocations. Memory of what was reported is per process, like the
  * uninjected-pod notices: a new process reports the current state once more.
  */
 import type { SidecarSetEvent } from '../ports.ts';
-import type { RolloutCounts, WaitingReason } from '../rollout/plan.ts';
-import { waitingMessage } from '../rollout/round.ts';
+import type { RolloutCounts, UnavailablePods, WaitingReason } from '../rollout/plan.ts';
+import { unavailableText, waitingMessage } from '../rollout/round.ts';
+
+/** How long updated pods may stay unavailable before the rollout is stalled, by default (ROLLOUT_STALL_MS). */
+export const DEFAULT_STALL_MS = 60_000;
+/** The variable that sets it (status-sync and `npm start`; the CDK context `rolloutStallSeconds`). */
+export const ENV_ROLLOUT_STALL_MS = 'ROLLOUT_STALL_MS';
+
+/** What decides a stall: now and the threshold, in the clock of the pods' update times (ms since the epoch). */
+export interface StallClock {
+  nowMs: number;
+  stallMs: number;
+}
 
 export interface RolloutState {
   /** What the Event's reason says. */
@@ -38,16 +52,43 @@ function counted(counts: RolloutCounts): string {
   return `${counts.updatedPods} of ${counts.matchedPods} pod(s) updated, ${counts.updatedReadyPods} updated and ready`;
 }
 
-/** The state of a set after a pass: `updated` pods were written this pass; `waiting` why it stops. */
-export function rolloutState(counts: RolloutCounts, updated: number, waiting: WaitingReason | undefined): RolloutState {
-  // The last pods finishing a hot upgrade are still the rollout moving, not its end.
-  if (waiting === undefined || waiting.kind === 'max-unavailable' || waiting.kind === 'hot-swapping') {
+/** The updated pods that hold the rollout, when they have for `stallMs` since the last of them was updated. */
+function stalledPods(updated: number, waiting: WaitingReason | undefined, stall: StallClock | undefined): UnavailablePods | undefined {
+  if (stall === undefined || updated > 0 || waiting === undefined) return undefined;
+  const stuck = waiting.kind === 'max-unavailable' || waiting.kind === 'updated-not-ready' ? waiting.stuck : undefined;
+  if (stuck === undefined || stall.nowMs - stuck.lastUpdateMs < stall.stallMs) return undefined;
+  return stuck;
+}
+
+/**
+ * The state of a set after a pass: `updated` pods were written this pass;
+ * `waiting` why it stops; `stall` the clock that tells a stalled rollout
+ * (without it, as in the status view, a rollout is never called stalled,
+ * though its message names what its pods wait for).
+ */
+export function rolloutState(counts: RolloutCounts, updated: number, waiting: WaitingReason | undefined, stall?: StallClock): RolloutState {
+  const stuck = stalledPods(updated, waiting, stall);
+  if (stuck !== undefined && stall !== undefined) {
+    const seconds = Math.round((stall.nowMs - stuck.lastUpdateMs) / 1000);
+    const holds = waiting?.kind === 'max-unavailable' ? `the next pods wait under maxUnavailable ${waiting.maxUnavailable}` : 'every pod is updated';
+    return {
+      reason: 'RolloutStalled',
+      type: 'Warning',
+      message: `stalled: ${stuck.count} updated pod(s) not ready, the last updated ${seconds} s ago: ${unavailableText(stuck)}; ${holds} (check the sidecar image and logs); ${counted(counts)}`,
+      // Not the reasons: a kubelet alternates ErrImagePull and ImagePullBackOff, which is no news.
+      key: `stalled:${stuck.count}`,
+      progress: JSON.stringify(counts),
+    };
+  }
+  // The last pods finishing a hot upgrade, or restarting on their new sidecars, are still the rollout moving, not its end.
+  if (waiting === undefined || waiting.kind === 'max-unavailable' || waiting.kind === 'hot-swapping' || waiting.kind === 'updated-not-ready') {
     const limit = waiting?.kind === 'max-unavailable' ? `, at most ${waiting.maxUnavailable} unavailable at a time (maxUnavailable)` : '';
     const swapping = waiting?.kind === 'hot-swapping' ? `; ${waiting.pods} pod(s) finishing a hot upgrade` : '';
+    const last = waiting?.kind === 'updated-not-ready' ? `; ${waitingMessage(waiting)}` : '';
     return {
       reason: 'RolloutProgressing',
       type: 'Normal',
-      message: `rolling out${limit}: ${updated} pod(s) updated in this pass; ${counted(counts)}${swapping}`,
+      message: `rolling out${limit}: ${updated} pod(s) updated in this pass; ${counted(counts)}${swapping}${last}`,
       key: 'progressing',
       progress: JSON.stringify(counts),
     };
@@ -55,8 +96,7 @@ export function rolloutState(counts: RolloutCounts, updated: number, waiting: Wa
   const message = `${waitingMessage(waiting)}; ${counted(counts)}`;
   switch (waiting.kind) {
     case 'finished':
-      // Every pod updated is the end, whatever their readiness (which the status shows): pods may be unready for
-      // reasons of their own, and a cold start must not take them for a rollout in progress.
+      // Every pod updated, consistent and ready (updated but unready pods are 'updated-not-ready' above).
       return { reason: 'RolloutFinished', type: 'Normal', message, key: 'finished', resting: true };
     case 'paused':
       return { reason: 'RolloutPaused', type: 'Normal', message, key: 'paused' };
@@ -98,23 +138,5 @@ export function rolloutStateNotices(): RolloutStateNotices {
     keepOnly(present) {
       for (const name of last.keys()) if (!present.has(name)) last.delete(name);
     },
-  };
-}
-
-/**
- * The state of a rollout the pace loop stopped following because nothing
- * moved for `stalledMs`: updated pods that do not become ready hold every
- * further batch under maxUnavailable (typically an image that cannot be
- * pulled or a sidecar that crashes). The schedule still passes it.
- */
-export function stalledState(stalledMs: number, counts: RolloutCounts | undefined): RolloutState {
-  const waiting = counts === undefined ? 0 : counts.updatedPods - counts.updatedReadyPods;
-  const seconds = Math.round(stalledMs / 1000);
-  return {
-    reason: 'RolloutStalled',
-    type: 'Warning',
-    message: `no progress for ${seconds} s: ${waiting} updated pod(s) are not ready (check their sidecar image and logs); the next pods wait under maxUnavailable${counts === undefined ? '' : `; ${counted(counts)}`}`,
-    key: `stalled:${waiting}`,
-    ...(counts === undefined ? {} : { progress: JSON.stringify(counts) }),
   };
 }

@@ -20,14 +20,16 @@ import { planRollout, type RolloutPlan } from '../rollout/plan.ts';
 import { podScope } from '../rollout/pod-scope.ts';
 import { backfillInjectedList } from '../rollout/pod-patch.ts';
 import { activeRevisions, type ControllerRevision } from '../rollout/revisions.ts';
-import { FLIP_EVENT, rolloutStatusFields, roundWrites, type RoundWrites } from '../rollout/round.ts';
+import { podKey } from '../rollout/pod-state.ts';
+import { FLIP_EVENT, POD_UPDATE_FAILED_REASON, podUpdateFailedMessage, podUpdateFailedNote, rolloutStatusFields, roundWrites, type RoundWrites } from '../rollout/round.ts';
+import { upgradableConditionPatch } from '../rollout/upgradable-condition.ts';
 import { hasNamespaceSelector, sidecarSetName } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { forEachLimited } from './concurrency.ts';
 import { StatusConflictError, WriteConflictError } from './errors.ts';
 import type { PassError } from './pass.ts';
 import { registerRevision, trimHistory } from './revision-register.ts';
-import { rolloutState, type RolloutStateNotices } from './rollout-state.ts';
+import { DEFAULT_STALL_MS, rolloutState, type RolloutState, type RolloutStateNotices } from './rollout-state.ts';
 
 /** What the rollout needs besides the status pass's ports. */
 export interface RolloutDeps {
@@ -40,6 +42,11 @@ export interface RolloutDeps {
   clock: Clock;
   /** What was last reported of each set's rollout state; lives as long as the process. */
   states: RolloutStateNotices;
+  /**
+   * How long updated pods may stay unavailable, since the last of them was
+   * updated, before the rollout is stalled (ROLLOUT_STALL_MS). Default 60 s.
+   */
+  stallMs?: number;
 }
 
 export interface SetPassDeps {
@@ -69,6 +76,12 @@ export interface SetPassResult {
   revisionWrites: number;
   /** The rollout state, when it changed since last reported (the pass logs it). */
   stateChange?: string;
+  /** The rollout state this pass decided (whether or not it was news), for metrics. */
+  state?: RolloutState;
+  /** The updated pods not available, by the kubelet's reason, for metrics. */
+  unavailable?: Record<string, number>;
+  /** Pods skipped because their write failed (told on the pod and the set; tried again next pass). */
+  podsFailed: number;
   /** The counts the pass saw, for telling progress from a stall. */
   counts?: RolloutPlan['status'];
   /**
@@ -98,7 +111,7 @@ export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: Se
   const { signal } = options;
   const { rollout } = deps;
   const name = sidecarSetName(set);
-  const result: SetPassResult = { sidecarSet: name, status: 'not-written', podsUpdated: 0, podsFlipped: 0, conflicts: 0, revisionWrites: 0, inFlight: false, restarting: false, errors: [] };
+  const result: SetPassResult = { sidecarSet: name, status: 'not-written', podsUpdated: 0, podsFlipped: 0, conflicts: 0, podsFailed: 0, revisionWrites: 0, inFlight: false, restarting: false, errors: [] };
   const fail = (operation: string, error: unknown) => {
     result.errors.push({ sidecarSet: name, operation, message: errorMessage(error) });
     return result;
@@ -150,17 +163,30 @@ export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: Se
   let writes: RoundWrites;
   try {
     // Matched pods carry the injected list; the backfill is only Kruise's guard for ones that lost it.
+    // A pod whose write cannot be planned is in writes.unplanned: it costs the others nothing.
     writes = roundWrites(set, plan, registration.latestRevision, () => backfillInjectedList([set]), rollout.clock.now());
   } catch (error) {
     return fail('plan pod writes', error);
   }
-  await sendRound(writes, { name, uid: stringOf(set.metadata?.uid) ?? '' }, deps, options, result, own);
+  const failures = await sendRound(writes, { name, uid: stringOf(set.metadata?.uid) ?? '' }, deps, options, result, own);
+  await tellFailures(failures, set, deps, result, own, signal);
 
-  await reportState(set, rolloutState(plan.status, result.podsUpdated, plan.waiting), deps, result, signal);
-  result.inFlight = result.podsUpdated > 0 || result.podsFlipped > 0 || result.conflicts > 0 || plan.waiting?.kind === 'max-unavailable' || plan.swapping > 0;
-  result.restarting = plan.status.updatedReadyPods < plan.status.updatedPods;
+  const state = rolloutState(plan.status, result.podsUpdated, plan.waiting, { nowMs: rollout.clock.now().getTime(), stallMs: rollout.stallMs ?? DEFAULT_STALL_MS });
+  result.state = state;
+  if (plan.unavailable !== undefined) result.unavailable = Object.fromEntries(plan.unavailable.reasons.map((r) => [r.reason, r.count]));
+  await reportState(set, state, deps, result, signal);
+  // A stalled rollout is left to the schedule: following it would spend every follow-up budget on a wait.
+  const waitsOnPods = plan.waiting?.kind === 'max-unavailable' || plan.waiting?.kind === 'updated-not-ready';
+  result.inFlight = result.podsUpdated > 0 || result.podsFlipped > 0 || result.conflicts > 0 || (waitsOnPods && state.reason !== 'RolloutStalled') || plan.swapping > 0;
+  result.restarting = plan.status.updatedReadyPods < plan.status.updatedPods && state.reason !== 'RolloutStalled';
   if (scope !== undefined) result.watch = { scope, resourceVersion, own };
   return result;
+}
+
+/** A pod the round skipped because its write could not be planned or was refused. */
+interface PodFailure {
+  pod: Pod;
+  why: string;
 }
 
 /**
@@ -168,9 +194,13 @@ export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: Se
  * by an Event), the not-upgradable conditions, their Event, then each pod's
  * patch and condition. A pod flipped this pass is not updated in the same
  * pass: its update was planned from the version the flip replaced, so it
- * waits for the next pass's list.
+ * waits for the next pass's list. A pod whose update fails (other than a
+ * conflict, decided again next pass) is skipped and returned, to be told;
+ * Kruise stops the whole pass there instead.
  */
-async function sendRound(writes: RoundWrites, set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, own: Set<string>): Promise<void> {
+async function sendRound(writes: RoundWrites, set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, own: Set<string>): Promise<PodFailure[]> {
+  const failures: PodFailure[] = writes.unplanned.map(({ pod, why }) => ({ pod, why: `its patch cannot be made: ${why}` }));
+  for (const { pod, why } of writes.unplanned) result.errors.push({ sidecarSet: result.sidecarSet, operation: `plan the update of pod ${podKey(pod)}`, message: why });
   const { signal } = options;
   const { pods } = deps.rollout;
   const concurrency = options.writeConcurrency ?? DEFAULT_WRITE_CONCURRENCY;
@@ -232,7 +262,10 @@ async function sendRound(writes: RoundWrites, set: { name: string; uid: string }
       result.podsUpdated++;
     } catch (error) {
       if (error instanceof WriteConflictError) result.conflicts++;
-      else result.errors.push({ sidecarSet: result.sidecarSet, operation: `update pod ${namespace}/${name}`, message: errorMessage(error) });
+      else {
+        result.errors.push({ sidecarSet: result.sidecarSet, operation: `update pod ${namespace}/${name}`, message: errorMessage(error) });
+        failures.push({ pod, why: errorMessage(error) });
+      }
       return;
     }
     if (condition !== undefined) written.push({ pod, condition });
@@ -245,6 +278,50 @@ async function sendRound(writes: RoundWrites, set: { name: string; uid: string }
       result.errors.push({ sidecarSet: result.sidecarSet, operation: `set condition on pod ${namespace}/${name}`, message: errorMessage(error) });
     }
   });
+  return failures;
+}
+
+/** Warning Events about skipped pods per pass, at most: one bad annotation on a thousand pods must not flood the Events. */
+export const MAX_POD_FAILURE_EVENTS = 5;
+
+/**
+ * Tells each pod the round skipped: its SidecarSetUpgradable condition
+ * (False, PodUpdateFailed, why) and a Warning Event on the set naming it,
+ * the Event only when the condition changed (or could not be written), so a
+ * pod failing the same way pass after pass is told once; at most
+ * {@link MAX_POD_FAILURE_EVENTS} Events a pass, then one counting the rest.
+ */
+async function tellFailures(failures: readonly PodFailure[], set: SidecarSet, deps: SetPassDeps, result: SetPassResult, own: Set<string>, signal: AbortSignal | undefined): Promise<void> {
+  result.podsFailed = failures.length;
+  if (failures.length === 0) return;
+  const ref = { name: result.sidecarSet, uid: stringOf(set.metadata?.uid) ?? '' };
+  const now = deps.rollout.clock.now();
+  const news: PodFailure[] = [];
+  for (const failure of failures) {
+    const { namespace, name } = podRef(failure.pod);
+    const condition = upgradableConditionPatch(failure.pod, ref.name, podUpdateFailedNote(failure.why), now);
+    if (condition === undefined) continue;
+    news.push(failure);
+    if (signal?.aborted === true) continue;
+    try {
+      const write = await deps.rollout.pods.patchStatus(namespace, name, condition, signal);
+      if (write.outcome === 'written') own.add(write.resourceVersion);
+    } catch (error) {
+      result.errors.push({ sidecarSet: ref.name, operation: `mark pod ${namespace}/${name} update failed`, message: errorMessage(error) });
+    }
+  }
+  const told = news.slice(0, MAX_POD_FAILURE_EVENTS).map((f) => ({ type: 'Warning' as const, reason: POD_UPDATE_FAILED_REASON, message: podUpdateFailedMessage(podKey(f.pod), f.why) }));
+  if (news.length > MAX_POD_FAILURE_EVENTS) {
+    const rest = news.slice(MAX_POD_FAILURE_EVENTS);
+    told.push({ type: 'Warning' as const, reason: POD_UPDATE_FAILED_REASON, message: `${rest.length} more pod(s) skipped this pass (${rest.slice(0, 3).map((f) => podKey(f.pod)).join(', ')}${rest.length > 3 ? ', …' : ''}): see their SidecarSetUpgradable condition` });
+  }
+  for (const event of told) {
+    try {
+      await deps.events.record({ sidecarSet: ref, ...event }, signal);
+    } catch (error) {
+      result.errors.push({ sidecarSet: ref.name, operation: 'record event', message: errorMessage(error) });
+    }
+  }
 }
 
 async function reportState(set: SidecarSet, state: ReturnType<typeof rolloutState>, deps: SetPassDeps, result: SetPassResult, signal: AbortSignal | undefined): Promise<void> {

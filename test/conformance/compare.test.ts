@@ -23,6 +23,7 @@ import {
   kruiseReasonEvents,
   oldFormEntriesNamed,
   rolloutPodView,
+  notUpgradableWhyAsFalse,
   sidecarOrderBySetName,
   startupProbeNotDefaulted,
   volumesInKruiseSetOrder,
@@ -466,5 +467,12 @@ describe('rollout', () => {
       expect(compareVerdicts(oldFormCase, pods(converted('other')), pods(converted('b'))).agree).toBe(false);
       expect(compareVerdicts(oldFormCase, pods(converted('b')), pods(converted('a'))).agree).toBe(false);
     });
+  });
+});
+
+describe('notUpgradableWhyAsFalse', () => {
+  it("reads this project's why in a SidecarSetUpgradable message as Kruise's false, and changes nothing else", () => {
+    expect(notUpgradableWhyAsFalse({ 'log-agent': 'not upgradable in place: env of log changed (recreate the pod)', other: true, third: false })).toEqual({ 'log-agent': false, other: true, third: false });
+    expect(notUpgradableWhyAsFalse('not json')).toBe('not json');
   });
 });

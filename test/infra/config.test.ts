@@ -14,7 +14,7 @@ describe('readStackConfig', () => {
     await expect(read({})).resolves.toEqual({
       stackName: 'ServerlessSidecarSet',
       admission: { timeoutSeconds: 10, memoryMb: 512, reservedConcurrency: 20 },
-      statusSync: { rateMinutes: 1, timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 1 },
+      statusSync: { rateMinutes: 1, timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 1, rolloutStallSeconds: 60 },
       logRetentionDays: RetentionDays.ONE_MONTH,
       webhookSecretArn: undefined,
       cluster: { kind: 'kubeconfig-secret', secretArn: undefined },
@@ -26,6 +26,11 @@ describe('readStackConfig', () => {
       metricsNamespace: 'ServerlessSidecarSet',
       ingress: { kind: 'url' },
     });
+  });
+
+  it('reads the rollout stall threshold in whole seconds', async () => {
+    expect((await read({ rolloutStallSeconds: '300' })).statusSync.rolloutStallSeconds).toBe(300);
+    await expect(read({ rolloutStallSeconds: '0' })).rejects.toThrow(/"rolloutStallSeconds" must be a whole number of seconds from 1 to 86400/);
   });
 
   it('reads the metrics namespace, checked as the functions check METRICS_NAMESPACE', async () => {

@@ -47,6 +47,12 @@ describe('function table', () => {
 });
 
 describe('functionAccess', () => {
+  it('gives the reconciler alone its rollout stall threshold, as ROLLOUT_STALL_MS', () => {
+    const inputs = { ...kubeconfigInputs, rolloutStallSeconds: 300 };
+    expect(functionAccess(FUNCTION_SPECS['status-sync'], inputs).environment.ROLLOUT_STALL_MS).toBe('300000');
+    for (const fn of ADMISSION_FUNCTIONS) expect(functionAccess(FUNCTION_SPECS[fn], inputs).environment.ROLLOUT_STALL_MS).toBeUndefined();
+  });
+
   it('lets the defaulting webhook read the caller secret and nothing of the cluster', () => {
     expect(functionAccess(FUNCTION_SPECS['sidecarset-default'], kubeconfigInputs)).toEqual({
       environment: { METRICS_NAMESPACE: 'Team/Sidecars', WEBHOOK_SECRET_ARN: 'webhook-arn' },

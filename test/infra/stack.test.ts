@@ -106,6 +106,8 @@ describe('functions', () => {
       expect(env[ENV_ROTATION_PERIOD_MS]).toEqual(spec.rotatesWebhookSecret ? String(24 * 3_600_000) : undefined);
       const triggers = fn === 'sidecarset-validate';
       expect(env[ENV_REVISION_NAMESPACE]).toEqual(spec.readsCluster ? 'kruise-system' : undefined);
+      // The reconciler's stall threshold (context rolloutStallSeconds, default 60).
+      expect(env.ROLLOUT_STALL_MS).toEqual(spec.trigger === 'schedule' ? '60000' : undefined);
       expect(Object.keys(env).sort()).toEqual(
         [
           ENV_METRICS_NAMESPACE,
@@ -113,6 +115,7 @@ describe('functions', () => {
           ...(spec.readsCluster ? [ENV_KUBECONFIG_SECRET_ARN, ENV_REVISION_NAMESPACE] : []),
           ...(spec.rotatesWebhookSecret ? [ENV_ROTATION_PERIOD_MS] : []),
           ...(triggers ? [ENV_STATUS_SYNC_FUNCTION] : []),
+          ...(spec.trigger === 'schedule' ? ['ROLLOUT_STALL_MS'] : []),
         ].sort(),
       );
     }

@@ -130,6 +130,37 @@ describe('the local registry', () => {
     expect(text).not.toContain('sidecarset_rollout_state{sidecarset="db"');
   });
 
+  it('counts the pods a follow-up pass wrote and replaces its set\'s figures, state and unavailable pods by reason', () => {
+    const registry = metricsRegistry();
+    const status = registryRecorder(registry).statusSync();
+    status.pass(pass);
+    status.setPass({ sidecarSet: 'web', podsUpdated: 3, podsFlipped: 0, figures: { matchedPods: 10, updatedPods: 7, readyPods: 8, updatedReadyPods: 5, notInjectedPods: 3, state: 'Stalled', unavailable: { ImagePullBackOff: 2 } } });
+    status.setPass({ sidecarSet: 'web', podsUpdated: 0, podsFlipped: 1, figures: { matchedPods: 10, updatedPods: 7, readyPods: 8, updatedReadyPods: 6, notInjectedPods: 3, state: 'Stalled', unavailable: { CrashLoopBackOff: 1 } } });
+    const text = registry.render();
+    expect(text).toContain('sidecarset_rollout_pods_updated_total 5\n');
+    expect(text).toContain('sidecarset_rollout_pods_flipped_total 2\n');
+    expect(text).toContain('sidecarset_updated_ready_pods{sidecarset="web"} 6\n');
+    expect(text).toContain('sidecarset_rollout_state{sidecarset="web",state="Stalled"} 1\n');
+    expect(text).toContain('sidecarset_rollout_state{sidecarset="web",state="Progressing"} 0\n');
+    expect(text).toContain('sidecarset_rollout_unavailable_pods{sidecarset="web",reason="CrashLoopBackOff"} 1\n');
+    expect(text).not.toContain('reason="ImagePullBackOff"');
+    // The other sets keep what the full pass said of them.
+    expect(text).toContain('sidecarset_updated_ready_pods{sidecarset="db"} 2\n');
+  });
+
+  it('writes a follow-up pass as EMF: the pods it wrote by {Function}, its set by {SidecarSet} and {SidecarSet, Reason}', () => {
+    const lines: string[] = [];
+    emfRecorder({ namespace: NS, write: (line) => lines.push(line), nowMs: () => TS })
+      .statusSync()
+      .setPass({ sidecarSet: 'web', podsUpdated: 3, podsFlipped: 0, figures: { matchedPods: 10, updatedPods: 7, readyPods: 8, updatedReadyPods: 5, notInjectedPods: 0, state: 'Stalled', unavailable: { ImagePullBackOff: 2 } } });
+    const documents = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(documents.map((d) => [d.Function ?? d.SidecarSet, d.Reason ?? d.State, d.PodsUpdated ?? d.UpdatedPods ?? d.UnavailablePods])).toEqual([
+      [RECONCILER_FUNCTION, undefined, 3],
+      ['web', 'Stalled', 7],
+      ['web', 'ImagePullBackOff', 2],
+    ]);
+  });
+
   it('registers every family under its documented name', () => {
     const registry = metricsRegistry();
     registryRecorder(registry);

@@ -184,7 +184,7 @@ describe('a hot upgrade, pass by pass (rollout.md §3.4)', () => {
     const first = pass(set, injected('mesh:v1', 'a'));
     const plan = planRollout(set, [first, injected('mesh:v1', 'b')], NO_NAMESPACES);
     expect(plan.updates).toEqual([]);
-    expect(plan.waiting).toEqual({ kind: 'max-unavailable', unavailable: 1, maxUnavailable: 1 });
+    expect(plan.waiting).toMatchObject({ kind: 'max-unavailable', unavailable: 1, maxUnavailable: 1, stuck: { count: 1, reasons: [{ reason: 'Restarting', count: 1, pods: ['default/a'] }] } });
   });
 
   it('both writes are guarded by the listed resourceVersion, and a set without a resourceVersion cannot version a hot upgrade', () => {

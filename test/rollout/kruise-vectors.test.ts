@@ -38,6 +38,6 @@ describe("Kruise's own vectors (sidecarset_strategy_test.go TestGetNextUpgradePo
     const plan = planRollout(set, pods, NO_NAMESPACES);
     expect(plan.updates).toHaveLength(0);
     expect(plan.notUpgradable).toHaveLength(100);
-    expect(plan.waiting).toEqual({ kind: 'nothing-waiting', notUpgradable: 100, notSelected: 0, inFlight: 0 });
+    expect(plan.waiting).toMatchObject({ kind: 'nothing-waiting', notUpgradable: 100, notSelected: 0, inFlight: 0 });
   });
 });

@@ -21,6 +21,47 @@ describe('the pass’s exits (rollout.md §0 steps 7-9)', () => {
     expect(p.waiting?.kind).toBe(kind);
   });
 
+  it('every pod updated is not finished while updated pods are not ready: it names what the kubelet says of them', () => {
+    const set = setWith({});
+    const pulling = rolloutPod(set, { name: 'b', updated: true, ready: false });
+    const sidecar = pulling.status!.containerStatuses![0]!;
+    pulling.status!.containerStatuses![0] = { ...sidecar, ready: false, state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image' } } };
+    const p = planRollout(set, [rolloutPod(set, { name: 'a', updated: true }), pulling, rolloutPod(set, { name: 'c', updated: true, inconsistent: true })], NO_NAMESPACES);
+    expect(p.updates).toEqual([]);
+    expect(p.waiting).toEqual({
+      kind: 'updated-not-ready',
+      stuck: {
+        count: 2,
+        reasons: [
+          { reason: 'ImagePullBackOff', count: 1, pods: ['default/b'] },
+          { reason: 'Restarting', count: 1, pods: ['default/c'] },
+        ],
+        lastUpdateMs: Date.parse('2025-01-01T00:00:00Z'),
+      },
+    });
+    expect(plan(set, [{ name: 'a', updated: true }]).waiting).toEqual({ kind: 'finished' });
+  });
+
+  it('a garbage in-place update state on an updated pod that runs its spec image holds no maxUnavailable slot', () => {
+    const set = setWith({ maxUnavailable: 1 });
+    const forged = rolloutPod(set, { name: 'a', updated: true });
+    forged.metadata!.annotations!['kruise.io/sidecarset-inplace-update-state'] = 'garbage';
+    const p = planRollout(set, [forged, rolloutPod(set, { name: 'b' })], NO_NAMESPACES);
+    expect(p.status).toMatchObject({ updatedPods: 1, updatedReadyPods: 1 });
+    expect(names(p.updates)).toEqual(['b']);
+  });
+
+  it('names the fields other than the image that changed on not-upgradable pods', () => {
+    const set = setWith({});
+    set.spec!.containers = set.spec!.containers!.map((c) => ({ ...c, env: [{ name: 'LEVEL', value: 'debug' }] }));
+    const pod = rolloutPod(set, { name: 'a', otherFields: true });
+    const sidecar = set.spec!.containers[0]!;
+    // Injected from the set's earlier spec: everything as now but the env.
+    pod.spec!.containers[0] = { ...sidecar, image: pod.spec!.containers[0]!.image, env: [{ name: 'LEVEL', value: 'info' }, { name: 'IS_INJECTED', value: 'true' }] };
+    const p = planRollout(set, [pod], NO_NAMESPACES);
+    expect(p.waiting).toEqual({ kind: 'nothing-waiting', notUpgradable: 1, notSelected: 0, inFlight: 0, changed: ['env'] });
+  });
+
   it('not-upgradable pods are reported only when the round runs (not when paused)', () => {
     expect(plan(setWith({ paused: true }), [{ name: 'a', otherFields: true }]).notUpgradable).toEqual([]);
     expect(names(plan(setWith({}), [{ name: 'a', otherFields: true }]).notUpgradable)).toEqual(['a']);
@@ -52,7 +93,7 @@ describe('how many this round (rollout.md §1.4)', () => {
       { name: 'w1' },
     ]);
     expect(p.updates).toEqual([]);
-    expect(p.waiting).toEqual({ kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2 });
+    expect(p.waiting).toMatchObject({ kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2 });
     const q = plan(setWith({ maxUnavailable: 1 }), [{ name: 'o1', ready: false, otherFields: true }, { name: 'w1' }]);
     expect(names(q.updates)).toEqual(['w1']);
   });

@@ -1,10 +1,12 @@
 /** The rollout state each set is in, as its Events tell it, kept for metrics. */
 import { describe, expect, it } from '@jest/globals';
 import { observedStates, rolloutStateName } from '../../lib/status-sync/observed-states.ts';
-import { rolloutState, rolloutStateNotices, stalledState } from '../../lib/status-sync/rollout-state.ts';
+import { rolloutState, rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
 
 const counts = { matchedPods: 4, updatedPods: 2, readyPods: 3, updatedReadyPods: 1 };
 const web = { name: 'web', uid: 'uid-web' };
+const stuck = { count: 1, reasons: [{ reason: 'CrashLoopBackOff', count: 1, pods: ['default/a'] }], lastUpdateMs: 0 };
+const stalledState = (_ms: number, c: typeof counts) => rolloutState(c, 0, { kind: 'max-unavailable', unavailable: 1, maxUnavailable: 1, stuck }, { nowMs: 60_000, stallMs: 60_000 });
 
 describe('observedStates', () => {
   it('names each state without the Events\' Rollout prefix', () => {

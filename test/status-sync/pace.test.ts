@@ -55,6 +55,22 @@ describe('followSets', () => {
     expect(summary.passes).toBeGreaterThanOrEqual(2);
   });
 
+  it('leaves a set its pass finds stalled (updated pods unavailable for the threshold, by their update times) at once, told once with the reason', async () => {
+    const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 2 });
+    // Two pods updated long before NOW whose new image cannot be pulled; three wait behind them.
+    const pods = podsOf(set, 5, 2, 2).map((pod, i) => {
+      if (i >= 2) return pod;
+      const sidecar = pod.status!.containerStatuses![0]!;
+      pod.status = { ...pod.status, conditions: [{ type: 'Ready', status: 'False' }], containerStatuses: [{ ...sidecar, ready: false, state: { waiting: { reason: 'ImagePullBackOff' } } }, ...pod.status!.containerStatuses!.slice(1)] };
+      return pod;
+    });
+    const w = world(set, pods);
+    const summary = await followSets([SET], w.deps, WATCH_ONLY, safety());
+    expect(summary).toMatchObject({ passes: 1, podsUpdated: 0, stalled: [SET], unfinished: [] });
+    expect(w.events.events.map((e) => [e.type, e.reason])).toEqual([['Warning', 'RolloutStalled']]);
+    expect(w.events.events[0]?.message).toContain('ImagePullBackOff: 2 pod(s) (default/p-00000, default/p-00001)');
+  });
+
   it("waits out its interval when the watch fails at once ('error'), rather than passing again and again", async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 5, 0, 0));

@@ -65,7 +65,7 @@ describe('a status pass with the rollout', () => {
     const w = passWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
     const result = await runStatusPass(w.deps);
     expect(result).toMatchObject({ setsSeen: 2, statusesWritten: 2, errors: [] });
-    expect(result.rollout).toEqual({ setsRolled: 1, podsUpdated: 1, podsFlipped: 0, conflicts: 0, revisionWrites: 2, states: { rolling: expect.stringMatching(/^rolling out/) }, inFlight: ['rolling'] });
+    expect(result.rollout).toEqual({ setsRolled: 1, podsUpdated: 1, podsFlipped: 0, conflicts: 0, podsFailed: 0, revisionWrites: 2, states: { rolling: expect.stringMatching(/^rolling out/) }, inFlight: ['rolling'] });
     const stored = new Map(w.statuses.sets().map((s) => [s.metadata?.name, s.status]));
     expect(stored.get('idle')).toMatchObject({ matchedPods: 2, updatedPods: 2, latestRevision: currentRevisionName(IDLE), collisionCount: 0 });
     expect(stored.get('rolling')).toMatchObject({ matchedPods: 3, updatedPods: 0, latestRevision: currentRevisionName(ROLLING) });
@@ -101,18 +101,40 @@ describe('a status pass with the rollout', () => {
     expect(w.statuses.sets().map((s) => s.status?.latestRevision)).toEqual([undefined, undefined]);
   });
 
-  it('does not follow idle sets whose updated pods are not ready (nothing of theirs was rolled by this pass), and reports their states', async () => {
+  /** A pod updated in place `secondsAgo` before NOW whose sidecar is not ready (the kubelet's `reason`, if any). */
+  function updatedNotReady(owner: SidecarSet, name: string, app: string, secondsAgo: number, reason?: string): Pod {
+    const pod = rolloutPod(owner, { name, updated: true, ready: false, labels: { app } });
+    const at = new Date(NOW.getTime() - secondsAgo * 1000).toISOString().replace('.000', '');
+    const annotations = pod.metadata!.annotations!;
+    annotations['kruise.io/sidecarset-hash'] = annotations['kruise.io/sidecarset-hash']!.replace('2025-01-01T00:00:00Z', at);
+    if (reason !== undefined) pod.status!.containerStatuses![0] = { ...pod.status!.containerStatuses![0]!, ready: false, state: { waiting: { reason } } };
+    return pod;
+  }
+
+  it('follows a set whose last updated pods are still becoming ready (its status then shows each as it does), and leaves NotUpdate sets alone', async () => {
     const restarting = set('restarting', 'api');
     const frozen = set('frozen', 'queue', { type: 'NotUpdate' });
-    const pods = [
-      rolloutPod(restarting, { name: 'api-0', updated: true, ready: false, labels: { app: 'api' } }),
-      rolloutPod(frozen, { name: 'queue-0', updated: true, ready: false, labels: { app: 'queue' } }),
-    ];
-    const w = passWorld([restarting, frozen], pods);
+    const w = passWorld([restarting, frozen], [updatedNotReady(restarting, 'api-0', 'api', 10), rolloutPod(frozen, { name: 'queue-0', updated: true, ready: false, labels: { app: 'queue' } })]);
     const result = await runStatusPass(w.deps);
-    expect(result.rollout).toMatchObject({ setsRolled: 0, inFlight: [] });
-    // Both sets' pods are all updated: resting states, no news at first sight, whatever the pods' readiness.
-    expect(result.rollout?.states).toEqual({});
+    expect(result.rollout).toMatchObject({ setsRolled: 1, inFlight: ['restarting'] });
+    // Every pod updated is not finished while one is not ready: the rollout is still progressing.
+    expect(result.rollout?.states).toEqual({ restarting: expect.stringMatching(/^rolling out: .*every pod is updated; 1 not ready yet: Restarting: 1 pod\(s\) \(default\/api-0\)$/) });
+  });
+
+  it('reports a set whose updated pods stayed unavailable past the stall threshold as stalled, naming why and which pods, and leaves it to the schedule', async () => {
+    const stuck = set('stuck', 'api', { type: 'RollingUpdate', maxUnavailable: 1 });
+    const pods = [updatedNotReady(stuck, 'api-0', 'api', 90, 'ImagePullBackOff'), rolloutPod(stuck, { name: 'api-1', labels: { app: 'api' } })];
+    const w = passWorld([stuck], pods);
+    const result = await runStatusPass(w.deps);
+    expect(result.rollout).toMatchObject({ setsRolled: 1, podsUpdated: 0, inFlight: [] });
+    expect(w.events.events.filter((e) => e.reason === 'RolloutStalled')).toEqual([
+      { sidecarSet: { name: 'stuck', uid: 'uid-stuck' }, type: 'Warning', reason: 'RolloutStalled', message: expect.stringContaining('ImagePullBackOff: 1 pod(s) (default/api-0)') },
+    ]);
+    expect(result.unavailable).toEqual({ stuck: { ImagePullBackOff: 1 } });
+    // A threshold of its own: the same pods, 2 minutes allowed, are still progressing.
+    const patient = passWorld([stuck], pods);
+    patient.deps.rollout.stallMs = 120_000;
+    expect((await runStatusPass(patient.deps)).rollout).toMatchObject({ inFlight: ['stuck'] });
   });
 
   it('writes no revision fields for an idle set whose revision cannot be registered, and says so', async () => {

@@ -4,10 +4,16 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import type { RolloutCounts, WaitingReason } from '../../lib/rollout/plan.ts';
-import { rolloutState, rolloutStateNotices, stalledState } from '../../lib/status-sync/rollout-state.ts';
+import type { UnavailablePods } from '../../lib/rollout/plan.ts';
+import { rolloutState, rolloutStateNotices, type StallClock } from '../../lib/status-sync/rollout-state.ts';
 
 const counts = (updatedPods: number, updatedReadyPods = updatedPods, matchedPods = 10): RolloutCounts => ({ matchedPods, updatedPods, readyPods: matchedPods, updatedReadyPods });
 const SET = { name: 'agent', uid: 'uid-agent' };
+/** Two updated pods that cannot pull their sidecar's image, the last updated at t = 0. */
+const PULLING: UnavailablePods = { count: 2, reasons: [{ reason: 'ImagePullBackOff', count: 2, pods: ['default/a', 'default/b'] }], lastUpdateMs: 0 };
+const AT = (seconds: number): StallClock => ({ nowMs: seconds * 1000, stallMs: 60_000 });
+/** A rollout stalled under maxUnavailable: two updated pods unavailable for a minute. */
+const stalled = (c: RolloutCounts) => rolloutState(c, 0, { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2, stuck: PULLING }, AT(60));
 
 describe('rolloutState', () => {
   it.each<[string, RolloutCounts, number, WaitingReason | undefined, { reason: string; type: string; key: string; message: RegExp }]>([
@@ -16,11 +22,13 @@ describe('rolloutState', () => {
     // Waiting for a batch under maxUnavailable is the rollout's normal progress: the same state, not an Event per batch.
     ['maxUnavailable reached, nothing written', counts(3, 1), 0, { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2 }, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out, at most 2 unavailable at a time \(maxUnavailable\): 0 pod\(s\) updated in this pass; 3 of 10 pod\(s\) updated/ }],
     ['every pod updated and ready', counts(10), 0, { kind: 'finished' }, { reason: 'RolloutFinished', type: 'Normal', key: 'finished', message: /^finished: every matched pod runs the current sidecars; 10 of 10/ }],
-    ['every pod updated, some not ready', counts(10, 8), 0, { kind: 'finished' }, { reason: 'RolloutFinished', type: 'Normal', key: 'finished', message: /^finished: every matched pod runs the current sidecars; 10 of 10 pod\(s\) updated, 8 updated and ready$/ }],
+    // Finished means updated and ready: the last pods restarting are the rollout still moving.
+    ['every pod updated, some not ready', counts(10, 8), 0, { kind: 'updated-not-ready', stuck: PULLING }, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out: 0 pod\(s\) updated in this pass; 10 of 10 pod\(s\) updated, 8 updated and ready; every pod is updated; 2 not ready yet: ImagePullBackOff: 2 pod\(s\) \(default\/a, default\/b\)$/ }],
     ['paused', counts(2), 0, { kind: 'paused' }, { reason: 'RolloutPaused', type: 'Normal', key: 'paused', message: /^paused \(updateStrategy\.paused\); 2 of 10/ }],
     ['NotUpdate', counts(0), 0, { kind: 'not-update' }, { reason: 'RolloutNotUpdate', type: 'Normal', key: 'not-update', message: /^updateStrategy\.type is NotUpdate/ }],
     ['held by partition', counts(4), 0, { kind: 'partition', held: 6 }, { reason: 'RolloutWaiting', type: 'Normal', key: 'partition:6', message: /^6 pod\(s\) held back by partition; 4 of 10/ }],
     ['pods not upgradable', counts(8), 0, { kind: 'nothing-waiting', notUpgradable: 2, notSelected: 0, inFlight: 0 }, { reason: 'RolloutBlocked', type: 'Warning', key: 'blocked:2:0', message: /^2 pod\(s\) not upgradable because fields other than the image changed/ }],
+    ['pods not upgradable, the fields named', counts(8), 0, { kind: 'nothing-waiting', notUpgradable: 2, notSelected: 0, inFlight: 0, changed: ['env', 'volumeMounts'] }, { reason: 'RolloutBlocked', type: 'Warning', key: 'blocked:2:0', message: /^2 pod\(s\) not upgradable because fields other than the image changed \(env, volumeMounts\): recreate them/ }],
     ['pods outside updateStrategy.selector', counts(8), 0, { kind: 'nothing-waiting', notUpgradable: 0, notSelected: 2, inFlight: 0 }, { reason: 'RolloutWaiting', type: 'Normal', key: 'nothing-waiting:2:false', message: /^2 pod\(s\) outside updateStrategy\.selector/ }],
     ['only pods still restarting', counts(8, 6), 0, { kind: 'nothing-waiting', notUpgradable: 0, notSelected: 0, inFlight: 2 }, { reason: 'RolloutWaiting', type: 'Normal', key: 'nothing-waiting:0:true', message: /^2 pod\(s\) still restarting/ }],
     ['an invalid strategy', counts(0), 0, { kind: 'invalid-strategy', message: 'partition "x" is not an int or percent' }, { reason: 'RolloutBlocked', type: 'Warning', key: 'blocked:invalid-strategy', message: /^cannot roll: partition "x"/ }],
@@ -62,16 +70,31 @@ describe('rolloutStateNotices', () => {
       return event?.reason;
     };
     expect(seen(rolloutState(counts(2, 0), 2, limit))).toBe('RolloutProgressing');
-    expect(seen(stalledState(60_000, counts(2, 0)))).toBe('RolloutStalled');
-    expect(notices.due(SET, stalledState(60_000, counts(2, 0)))).toBeUndefined();
+    expect(seen(stalled(counts(2, 0)))).toBe('RolloutStalled');
+    expect(notices.due(SET, stalled(counts(2, 0)))).toBeUndefined();
     // The schedule's next pass finds the same counts: still stalled, no Event.
     expect(seen(rolloutState(counts(2, 0), 0, limit))).toBeUndefined();
     // Once a pod becomes ready and the rollout moves, it is progressing again.
     expect(seen(rolloutState(counts(2, 1), 0, limit))).toBe('RolloutProgressing');
   });
 
-  it('says in a stalled state how many updated pods are not ready', () => {
-    expect(stalledState(60_000, counts(5, 2))).toMatchObject({ reason: 'RolloutStalled', type: 'Warning', message: expect.stringMatching(/^no progress for 60 s: 3 updated pod\(s\) are not ready/) });
+  it('says in a stalled state how many updated pods are not ready, what the kubelet says of them, and which', () => {
+    expect(stalled(counts(5, 3))).toMatchObject({
+      reason: 'RolloutStalled',
+      type: 'Warning',
+      message: 'stalled: 2 updated pod(s) not ready, the last updated 60 s ago: ImagePullBackOff: 2 pod(s) (default/a, default/b); the next pods wait under maxUnavailable 2 (check the sidecar image and logs); 5 of 10 pod(s) updated, 3 updated and ready',
+    });
+  });
+
+  it.each<[string, WaitingReason, number, StallClock | undefined, string]>([
+    ['unavailable for less than the threshold', { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2, stuck: PULLING }, 0, AT(59), 'RolloutProgressing'],
+    ['unavailable for the threshold', { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2, stuck: PULLING }, 0, AT(60), 'RolloutStalled'],
+    ['every pod updated, the last ones unavailable for the threshold', { kind: 'updated-not-ready', stuck: PULLING }, 0, AT(600), 'RolloutStalled'],
+    ['pods written this pass', { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 3, stuck: PULLING }, 1, AT(600), 'RolloutProgressing'],
+    // The status view has no clock: it names the reasons, never a stall.
+    ['no clock', { kind: 'updated-not-ready', stuck: PULLING }, 0, undefined, 'RolloutProgressing'],
+  ])('stalled or not: %s', (_, waiting, updated, clock, reason) => {
+    expect(rolloutState(counts(4, 2), updated, waiting, clock).reason).toBe(reason);
   });
 
   it('says nothing of a resting state at first sight, and reports it as the end of a state it saw', () => {

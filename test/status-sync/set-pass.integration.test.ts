@@ -14,7 +14,7 @@ import { startControlPlane, type ControlPlane } from '../../control-plane/harnes
 import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
 import { kubePodWriter, kubeRevisionStore, kubeSetPods } from '../../lib/adapters/kube-rollout.ts';
 import { makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
-import { kubePodEventSink } from '../../lib/adapters/kube-status-sync.ts';
+import { kubeEventSink, kubePodEventSink } from '../../lib/adapters/kube-status-sync.ts';
 import { applyPatch } from '../../lib/admission/json-patch-apply.ts';
 import { podUpdatePatch } from '../../lib/rollout/pod-patch.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
@@ -72,14 +72,14 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
    * right after the pass's first pod list, so that pod's guarded write meets
    * a real conflict.
    */
-  function realDeps(forSet: SidecarSet, touch: { namespace: string; name: string }, options: { pageSize?: number; podEvents?: (kc: KubeConfig) => PodEventSink } = {}) {
+  function realDeps(forSet: SidecarSet, touch: { namespace: string; name: string }, options: { pageSize?: number; podEvents?: (kc: KubeConfig) => PodEventSink; setEvents?: boolean } = {}) {
     const kc = parseKubeConfig(cp().kubeconfig('functions'), 'test');
     const setPods = kubeSetPods(kc, options.pageSize === undefined ? {} : { pageSize: options.pageSize });
     const statuses = memoryStatusWriter([forSet]);
     let touched = false;
     const deps: SetPassDeps = {
       statuses,
-      events: memoryEventSink(),
+      events: options.setEvents === true ? kubeEventSink(makeKubeClients(kc)) : memoryEventSink(),
       namespaces: memoryNamespaceSource([]),
       rollout: {
         revisions: kubeRevisionStore(kc, 'kruise-system'),
@@ -152,5 +152,36 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
     expect(second).toMatchObject({ podsFlipped: 1, conflicts: 0, errors: [] });
     expect(await imagesOf()).toMatchObject({ 'mesh-1': EMPTY, 'mesh-2': 'mesh:v2' });
     expect(await events()).toEqual([['Pod', 'h-0', 'Normal', 'ResetContainerSucceed']]);
+  });
+
+  it('skips a pod whose patch cannot be made, tells it (its condition, a Warning Event on the set naming it) and updates the others', async () => {
+    const ns = 'one-bad-pod';
+    await createNamespace(cp(), ns);
+    const merging = rolloutSet({ strategy: { type: 'RollingUpdate', maxUnavailable: 3 } });
+    merging.metadata = { ...merging.metadata, resourceVersion: '1' };
+    merging.spec = { ...merging.spec!, namespace: ns, patchPodMetadata: [{ annotations: { 'example.com/config': '{"log":"json"}' }, patchPolicy: 'MergePatchJson' }] };
+    for (const [name, config] of [['b-0', 'not json'], ['b-1', '{}'], ['b-2', '{}']] as const) {
+      const fixture = rolloutPod(merging, { name, namespace: ns });
+      const { status, ...object } = fixture;
+      object.metadata = { ...object.metadata, resourceVersion: undefined, annotations: { ...object.metadata?.annotations, 'example.com/config': config } };
+      await createPod(cp(), JSON.parse(JSON.stringify(object)) as Pod);
+      const res = await cp().request('admin', 'PATCH', `${podPath(ns, name)}/status`, { status }, 'application/strategic-merge-patch+json');
+      expect(res.status).toBe(200);
+    }
+    // b-2 changes right after the list: a conflict, decided again next pass, not told.
+    const { deps } = realDeps(merging, { namespace: ns, name: 'b-2' }, { setEvents: true });
+    const result = await runSetPass(merging, deps, { writeConcurrency: 1 });
+    expect(result).toMatchObject({ podsUpdated: 1, podsFailed: 1, conflicts: 1 });
+
+    const [b0, b1] = await Promise.all(['b-0', 'b-1'].map((name) => readPod(cp(), ns, name)));
+    const image = (pod: Pod | undefined) => pod?.spec?.containers.find((c) => c.name === 'sidecar1')?.image;
+    expect([image(b0), image(b1)]).toEqual([OLD_IMAGE, NEW_IMAGE]);
+    const condition = b0?.status?.conditions?.find((c) => c.type === 'SidecarSetUpgradable');
+    expect(condition).toMatchObject({ status: 'False', reason: 'PodUpdateFailed' });
+    expect(condition?.message).toMatch(/^\{"test-sidecarset":"update failed: its patch cannot be made: .*example\.com\/config/);
+    const list = await cp().request('admin', 'GET', '/api/v1/namespaces/default/events');
+    const told = (JSON.parse(list.body) as { items: { reason: string; type: string; message: string; involvedObject: { kind: string; name: string } }[] }).items.filter((e) => e.reason === 'PodUpdateFailed');
+    expect(told.map((e) => [e.involvedObject.kind, e.involvedObject.name, e.type])).toEqual([['SidecarSet', 'test-sidecarset', 'Warning']]);
+    expect(told[0]?.message).toMatch(/^pod one-bad-pod\/b-0 skipped: its patch cannot be made: .*example\.com\/config/);
   });
 });

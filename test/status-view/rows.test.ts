@@ -19,7 +19,7 @@ describe('a set’s row', () => {
     ['three old pods, maxUnavailable 1: one due, then the limit', {}, three, 'Progressing',
       '1 pod(s) due for update; maxUnavailable 1 reached: the next pods wait until updated ones are ready (0 updated and not ready before this pass)', true],
     ['an updated pod restarting holds the next batch', {}, (s) => podsFor(s, [{ name: 'a', updated: true, ready: false }, { name: 'b' }]), 'Progressing',
-      'maxUnavailable 1 reached: the next pods wait until updated ones are ready (1 updated and not ready before this pass)', true],
+      'maxUnavailable 1 reached: the next pods wait until updated ones are ready (1 updated and not ready before this pass: Restarting: 1 pod(s) (default/a))', true],
     ['room for every pod: due, no limit reached', { maxUnavailable: 5 }, three, 'Progressing', '3 pod(s) due for update', true],
     ['every pod updated', {}, (s) => podsFor(s, [{ name: 'a', updated: true }]), 'Finished', 'finished: every matched pod runs the current sidecars', false],
     ['no pod matched', {}, () => [], 'Finished', 'finished: every matched pod runs the current sidecars', false],
@@ -30,7 +30,7 @@ describe('a set’s row', () => {
     ['a pod outside updateStrategy.selector', { selector: { matchLabels: { canary: 'true' } } }, (s) => podsFor(s, [{ name: 'a' }]), 'Waiting',
       '1 pod(s) outside updateStrategy.selector', true],
     ['a pod whose other fields changed', {}, (s) => podsFor(s, [{ name: 'a', otherFields: true }]), 'Blocked',
-      '1 pod(s) not upgradable because fields other than the image changed (recreate them)', true],
+      '1 pod(s) not upgradable because fields other than the image changed (command, imagePullPolicy, terminationMessagePath, terminationMessagePolicy, volumeMounts): recreate them', true],
     ['maxUnavailable that is no number', { maxUnavailable: 'lots' }, three, 'Blocked', expect.stringMatching(/^cannot roll: updateStrategy\.maxUnavailable/) as unknown as string, true],
   ])('%s: %s', (_d, strategy, pods, state, why, rolling) => {
     const row = viewRow(setWith(strategy), pods(setWith(strategy)), NO_NAMESPACES);

@@ -505,9 +505,20 @@ export function rolloutPodView(pod: unknown, before: unknown): Json {
   const condition = conditions.find((c) => isRecord(c) && c.type === UPGRADABLE_CONDITION) as Json | undefined;
   const view: Json = { pod: keyOf(pod), containers: images(spec.containers), initContainers: images(spec.initContainers), annotations };
   if (condition !== undefined) {
-    view.condition = { status: condition.status, reason: condition.reason, message: typeof condition.message === 'string' ? (safeParse(condition.message) ?? condition.message) : condition.message };
+    view.condition = { status: condition.status, reason: condition.reason, message: notUpgradableWhyAsFalse(typeof condition.message === 'string' ? (safeParse(condition.message) ?? condition.message) : condition.message) };
   }
   return view;
+}
+
+/**
+ * Better than Kruise (docs/ROLLOUT.md, "Where this differs"): where Kruise's
+ * SidecarSetUpgradable message says `"<set>": false`, this project says why
+ * (`"<set>": "not upgradable in place: env of sidecar1 changed …"`). A why
+ * counts as the `false` it stands for; Kruise never writes a string there.
+ */
+export function notUpgradableWhyAsFalse(message: unknown): unknown {
+  if (!isRecord(message)) return message;
+  return Object.fromEntries(Object.entries(message).map(([set, value]) => [set, typeof value === 'string' ? false : value]));
 }
 
 /**
