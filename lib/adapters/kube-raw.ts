@@ -14,6 +14,14 @@ export const JSON_PATCH = 'application/json-patch+json';
 export const MERGE_PATCH = 'application/merge-patch+json';
 export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
 
+/** A body already written as JSON text, sent as it is (bytes that must reach the API server exactly). */
+export class JsonText {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
 export interface RawAnswer {
   status: number;
   /** The parsed answer; the raw text when it is not JSON. */
@@ -26,15 +34,15 @@ export interface RawKubeClient {
    * Sends one request; every HTTP status is an answer (the caller decides).
    * @throws KubeApiError without a status code when there was no complete answer (refused, reset, timed out).
    */
-  request(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, operation: string, signal: AbortSignal, body?: unknown, contentType?: string): Promise<RawAnswer>;
+  request(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, operation: string, signal: AbortSignal, body?: unknown, contentType?: string): Promise<RawAnswer>;
   /**
    * Like {@link request}, and a non-2xx status is a KubeApiError carrying the
    * status code and the API server's explanation.
    */
-  expect2xx(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, operation: string, signal: AbortSignal, body?: unknown, contentType?: string): Promise<unknown>;
+  expect2xx(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, operation: string, signal: AbortSignal, body?: unknown, contentType?: string): Promise<unknown>;
 }
 
-const METHODS = { GET: HttpMethod.GET, POST: HttpMethod.POST, PATCH: HttpMethod.PATCH, DELETE: HttpMethod.DELETE } as const;
+const METHODS = { GET: HttpMethod.GET, POST: HttpMethod.POST, PUT: HttpMethod.PUT, PATCH: HttpMethod.PATCH, DELETE: HttpMethod.DELETE } as const;
 
 type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
 
@@ -74,7 +82,7 @@ export function rawKubeClient(kc: KubeConfig): RawKubeClient {
     context.setHeaderParam('Accept', 'application/json');
     if (body !== undefined) {
       context.setHeaderParam('Content-Type', contentType ?? 'application/json');
-      context.setBody(JSON.stringify(body));
+      context.setBody(body instanceof JsonText ? body.text : JSON.stringify(body));
     }
     let status: number;
     let text: string;

@@ -9,6 +9,7 @@ import type { Pod } from '../kube/types.ts';
 import type { NamespaceSource, PodScope, SetPodSource, SidecarSetWatchSource } from '../ports.ts';
 import type { NamespaceLabels } from '../sidecarset/match.ts';
 import { forEachLimited } from '../status-sync/concurrency.ts';
+import { withRevisionFailures, type RevisionFailureSource } from './revision-failures.ts';
 import { namespacesNeeded, podScopes, scopeKey, viewRows, type ViewRow } from './rows.ts';
 
 export interface StatusViewDeps {
@@ -16,6 +17,8 @@ export interface StatusViewDeps {
   pods: SetPodSource;
   /** Namespace labels for one look (labels are read afresh for each). */
   namespaces: () => NamespaceSource;
+  /** The reconciler's RevisionWriteFailed Events (revision-failures.ts); absent, none are read. */
+  revisionFailures?: RevisionFailureSource;
 }
 
 /** What one look saw: the rows, and the versions a watch for the next change starts from. */
@@ -40,5 +43,6 @@ export async function lookOnce(deps: StatusViewDeps, signal?: AbortSignal): Prom
   });
   const needed = namespacesNeeded(sets, podsByScope);
   const labels: NamespaceLabels = needed.length === 0 ? new Map() : await deps.namespaces().labels(needed, signal);
-  return { rows: viewRows(sets, podsByScope, labels), setsVersion: resourceVersion, scopes };
+  const failures = deps.revisionFailures === undefined ? [] : await deps.revisionFailures(signal);
+  return { rows: withRevisionFailures(viewRows(sets, podsByScope, labels), sets, failures), setsVersion: resourceVersion, scopes };
 }
