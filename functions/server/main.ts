@@ -236,7 +236,7 @@ async function main(): Promise<void> {
     say(
       `${ignored.join(', ')} ${ignored.length === 1 ? 'is' : 'are'} set, but npm start serves a cluster only when given --kubeconfig FILE ` +
         `(so that a cluster exported for other tools never has its pods rolled): ${ignored.length === 1 ? 'it is' : 'they are'} ignored, and an embedded cluster is started. ` +
-        `To serve that cluster: npm start -- --kubeconfig ${kubeconfig === '' ? 'FILE' : kubeconfig}${' [--reconcile]'}`,
+        `To serve that cluster: npm start -- --kubeconfig ${kubeconfig === '' ? 'FILE' : kubeconfig} [--reconcile]`,
     );
   }
   await serveEmbedded(options);

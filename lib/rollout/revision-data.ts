@@ -137,8 +137,7 @@ export function earlierRevisionData(revision: { data?: unknown }): string {
 
 /** The object's JSON text with `data` (last) as the given bytes. */
 export function withRawData(object: { data?: unknown; [key: string]: unknown }, data: string): string {
-  const { data: _data, ...rest } = object;
-  const head = JSON.stringify(rest);
+  const head = JSON.stringify({ ...object, data: undefined });
   return head === '{}' ? `{"data":${data}}` : `${head.slice(0, -1)},"data":${data}}`;
 }
 

@@ -24,7 +24,7 @@ import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
 import { memoryPods } from '../../lib/adapters/memory-rollout.ts';
 import { memoryPodEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import { revisionData, withRawData } from '../../lib/rollout/revision-data.ts';
-import { currentRevisionName, LABEL_CUSTOM_VERSION, newRevision, type ControllerRevision } from '../../lib/rollout/revisions.ts';
+import { currentRevisionName, LABEL_CUSTOM_VERSION, newRevision } from '../../lib/rollout/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { REVISION_WRITE_FAILED } from '../../lib/status-sync/revision-failure.ts';
 import { registerRevision } from '../../lib/status-sync/revision-register.ts';
@@ -97,7 +97,7 @@ describeWithControlPlane('rolling back a set whose sidecar holds & < > U+2028 U+
   }
 
   const register = async (set: SidecarSet) => registerRevision(set, await store().list(set.metadata?.name ?? ''), store());
-  const numberOf = async (name: string) => ((await store().get(name)) as ControllerRevision | undefined)?.revision;
+  const numberOf = async (name: string) => ((await store().get(name)))?.revision;
 
   beforeAll(async () => {
     controlPlane = await startControlPlane({ binaries: await ensureControlPlaneBinaries() });
