@@ -1,5 +1,6 @@
 /**
- * The local invoke command: one function on files, no cluster.
+ * The local invoke command: one function on files, no cluster (its help
+ * texts are in usage.ts).
  *
  *   invoke <function> [-f|--event FILE] [--operation CREATE|UPDATE --old FILE] [--namespace NS]
  *          [--sidecarsets FILE] [--namespaces FILE] [--pods FILE] [-o|--output yaml|json]
@@ -35,41 +36,7 @@ import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass, STATUS_SYNC } from '../../lib/status-sync/pass.ts';
 import type { HandlerDeps } from '../../lib/webhooks/handler.ts';
 import { ADMISSION_FUNCTIONS, isAdmissionFunction, runReview, type AdmissionFunctionName, type ReviewOutcome } from '../../lib/webhooks/registry.ts';
-
-/** The offline rollout plan: what one pass would update, nothing written. */
-const ROLLOUT = 'rollout';
-
-export const USAGE = `usage: invoke <function> [-f|--event FILE] [--operation CREATE|UPDATE] [--old FILE] [--namespace NS]
-              [--sidecarsets FILE] [--namespaces FILE] [--pods FILE] [-o|--output yaml|json]
-       invoke ${STATUS_SYNC} --sidecarsets FILE --pods FILE [--namespaces FILE]
-       invoke ${ROLLOUT} --sidecarsets FILE --pods FILE [--namespaces FILE]
-functions: ${ADMISSION_FUNCTIONS.join(', ')}, ${STATUS_SYNC}, ${ROLLOUT}
-
-  -f, --event FILE   the request, JSON or YAML (standard input when absent or "-"): an AdmissionReview v1
-                     request, or a plain SidecarSet (sidecarset-*) or Pod (pod-inject), which is wrapped in
-                     the review the API server would send: CREATE, or UPDATE with --operation UPDATE --old FILE
-                     (the object as stored). sidecarset-validate defaults a plain SidecarSet first, as the
-                     API server runs mutating webhooks before validating ones.
-  --namespace NS     the namespace of a plain Pod that names none (default "default")
-  --sidecarsets, --namespaces, --pods FILE
-                     what the function sees of the cluster: one object, an array, a List or several YAML
-                     documents. A SidecarSet without the kruise.io/sidecarset-hash annotation is defaulted
-                     on read, as sidecarset-default would have stored it; one with it is used as given.
-  -o, --output yaml|json
-                     print the resulting object (the defaulted SidecarSet, the injected Pod) instead of the
-                     review; warnings and a denial's reasons go to standard error.
-
-exit codes: 0 the review printed (allowed or denied), or with -o the allowed object printed;
-            1 the function could not decide (a webhook answers HTTP 500/503, so failurePolicy applies),
-              or a set's status or rollout needs a Namespace that was not given;
-            2 bad input (usage, unreadable file, not JSON/YAML, not a request the function takes);
-            3 with -o, the request was denied.
-${STATUS_SYNC} prints [{"name": <SidecarSet>, "status": <its new status>}] for the sets whose status would change.
-${ROLLOUT} prints what one rollout pass would do, sets by name, nothing written:
-  {"updates": [{"sidecarSet", "namespace", "name", "images": {<container>: <new image>}}]  (in write order),
-   "notUpgradable": [{"sidecarSet", "namespace", "name"}],
-   "waiting": [{"sidecarSet", "reason", "message"}]}  (sets updating nothing more this pass; reason is one of
-  not-update, finished, paused, partition, max-unavailable, nothing-waiting, invalid-strategy, hot-upgrade-unsupported).`;
+import { ROLLOUT, USAGE, usageOf } from './usage.ts';
 
 export interface CliIo {
   readFile(path: string): Promise<string>;
@@ -322,7 +289,8 @@ function report(fn: AdmissionFunctionName, outcome: ReviewOutcome, event: JsonOb
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   try {
     if (argv.includes('--help') || argv.includes('-h')) {
-      io.stdout(`${USAGE}\n`);
+      // The function's own help: the first argument that is no option (a value of one never names a function).
+      io.stdout(`${usageOf(argv.find((arg) => !arg.startsWith('-') && usageOf(arg) !== USAGE))}\n`);
       return 0;
     }
     const args = parseArgs(argv);

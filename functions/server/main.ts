@@ -4,10 +4,15 @@
  * status reconciler as a loop (every STATUS_SYNC_INTERVAL_MS, default 30 s;
  * 0 turns it off).
  *
- * - With a cluster (--kubeconfig, $KUBECONFIG, $KUBECONFIG_CONTENT,
- *   $KUBECONFIG_SECRET_ARN or $EKS_CLUSTER_NAME): serves it, and writes the
- *   manifests to apply.
- * - Without one: starts an embedded cluster (etcd and kube-apiserver built
+ * - With --kubeconfig FILE: serves that cluster's webhooks, and writes the
+ *   manifests to apply. Its SidecarSets are reconciled (statuses, rollouts,
+ *   secret rotation) only with --reconcile too, and never where OpenKruise's
+ *   own SidecarSet controller runs (lib/status-sync/kruise-controller.ts).
+ *   Only the option selects a cluster: a KUBECONFIG (or KUBECONFIG_CONTENT,
+ *   KUBECONFIG_SECRET_ARN, EKS_CLUSTER_NAME) exported for other tools must
+ *   not have its pods rolled by a command run to try the project; it is
+ *   named at start and left alone.
+ * - Without: starts an embedded cluster (etcd and kube-apiserver built
  *   from Go modules), installs the CRD, RBAC and webhook configurations, and
  *   writes a kubeconfig for the user.
  */
@@ -26,7 +31,10 @@ import type { SecretStore } from '../../lib/auth/rotation.ts';
 import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
 import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { localMetrics } from './local-metrics.ts';
-import { clusterConfigured, clusterSources } from '../shared/cluster.ts';
+import { clusterKubeConfig, clusterSources, ENV_EKS_CLUSTER_NAME, ENV_KUBECONFIG, ENV_KUBECONFIG_CONTENT, ENV_KUBECONFIG_SECRET_ARN } from '../shared/cluster.ts';
+import { readKruiseObjects } from '../../lib/adapters/kube-kruise-presence.ts';
+import { errorMessage } from '../../lib/errors.ts';
+import { kruiseControllerSigns, kruiseRefusal } from '../../lib/status-sync/kruise-controller.ts';
 import { admissionRuntime, currentSecrets, loadCallerAccess, storedCallerSecrets, warnIfInsecure, type CallerAccess } from '../shared/compose.ts';
 import { composeStatusSync, statusSyncHeartbeatFromEnv, statusSyncIntervalFromEnv } from '../status-sync/compose.ts';
 import { startStatusLoop, type StatusLoop } from '../status-sync/loop.ts';
@@ -59,7 +67,8 @@ async function localCallerAccess(tlsDir: string, env: NodeJS.ProcessEnv): Promis
   return { secrets: await storedCallerSecrets(() => store.read(), `secret file ${path}`, env, logger), networks: callerNetworksFromEnv(env), store };
 }
 
-function statusLoopNote(intervalMs: number): string {
+function statusLoopNote(intervalMs: number, reconcile = true): string {
+  if (!reconcile) return 'SidecarSets in that cluster are not reconciled (no status written, no pod rolled, no secret rotated): start with --reconcile to reconcile them.';
   return intervalMs === 0
     ? 'SidecarSet statuses are not reconciled (STATUS_SYNC_INTERVAL_MS=0).'
     : `SidecarSet statuses are reconciled every ${intervalMs / 1000} s (STATUS_SYNC_INTERVAL_MS).`;
@@ -70,13 +79,16 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   const intervalMs = statusSyncIntervalFromEnv(baseEnv);
   await assertPortFree(options.port);
   const env = baseEnv;
+  const reconcile = options.reconcile === true;
+  // Before anything is generated or served: a refusal leaves nothing behind.
+  if (reconcile && intervalMs > 0) await refuseBesideKruise(env);
   const access = await localCallerAccess(options.tlsDir, env);
   warnIfInsecure(access, logger);
   const metrics = localMetrics();
   const sources = await clusterSources(env, logger, { staleServed: metrics.staleServed });
   // Started before the webhooks serve, so that an admitted SidecarSet change can start its pass at once.
   let statusLoop: StatusLoop | undefined;
-  if (intervalMs > 0) {
+  if (reconcile && intervalMs > 0) {
     const statusSync = await composeStatusSync(env, { metrics: metrics.recorder, ...(access.store !== undefined ? { secretStore: access.store } : {}) });
     statusLoop = startStatusLoop({ runPass: statusSync.runPass, follow: statusSync.follow, intervalMs, heartbeatMs: statusSyncHeartbeatFromEnv(env), logger: statusSync.logger });
   }
@@ -116,8 +128,8 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
     say(`  kubectl apply -f infra/k8s/crd.yaml -f ${rbacFile} -f ${webhooksFile}\n`);
     say('The API server must reach 127.0.0.1 on this machine.');
     say(`Metrics as Prometheus text: https://127.0.0.1:${port}/metrics, with the webhook secret as a Bearer token (README: Metrics and alarms).`);
-    say(`${statusLoopNote(intervalMs)} Press Ctrl-C to stop.`);
-  }
+    say(`${statusLoopNote(intervalMs, reconcile)} Press Ctrl-C to stop.`);
+  } else say(statusLoopNote(intervalMs, reconcile));
   watchLifetime({
     logger,
     stop: async () => {
@@ -125,6 +137,25 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
       await app.close();
     },
   });
+}
+
+/** @throws Error naming the signs when OpenKruise's SidecarSet controller runs in the cluster, or when that cannot be told. */
+async function refuseBesideKruise(env: NodeJS.ProcessEnv): Promise<void> {
+  const kc = await clusterKubeConfig(env);
+  const server = kc.getCurrentCluster()?.server ?? 'the cluster';
+  let objects;
+  try {
+    objects = await readKruiseObjects(kc);
+  } catch (error) {
+    throw new Error(`refusing to reconcile ${server}: cannot tell whether OpenKruise's own SidecarSet controller runs there (${errorMessage(error)})`, { cause: error });
+  }
+  const signs = kruiseControllerSigns(objects.deployment, objects.webhooks);
+  if (signs.length > 0) throw new Error(kruiseRefusal(server, signs));
+}
+
+/** The variables that name a cluster to the functions, set in this environment: npm start takes none of them. */
+function ignoredClusterVariables(env: NodeJS.ProcessEnv): string[] {
+  return [ENV_KUBECONFIG, ENV_KUBECONFIG_CONTENT, ENV_KUBECONFIG_SECRET_ARN, ENV_EKS_CLUSTER_NAME].filter((name) => (env[name] ?? '') !== '');
 }
 
 /** Starts an embedded cluster with everything installed; it and the kubeconfig go when the server does. */
@@ -192,17 +223,23 @@ async function main(): Promise<void> {
     return;
   }
   const options = parseServerOptions(argv, { tlsDir: resolve('.cache/local-server') });
-  const env = {
-    ...process.env,
-    ...(options.kubeconfig !== undefined ? { KUBECONFIG: options.kubeconfig, KUBECONFIG_CONTENT: '', KUBECONFIG_SECRET_ARN: '', EKS_CLUSTER_NAME: '' } : {}),
-  };
-  if (clusterConfigured(env)) {
+  if (options.kubeconfig !== undefined) {
     if (options.testKubelet !== undefined) {
-      throw new Error('--test-kubelet runs only with the embedded cluster, and a cluster is configured (--kubeconfig or the environment): a real cluster has real kubelets');
+      throw new Error('--test-kubelet runs only with the embedded cluster, and --kubeconfig names a cluster of its own: a real cluster has real kubelets');
     }
-    await serveCluster(options, env);
+    await serveCluster(options, { ...process.env, KUBECONFIG: options.kubeconfig, KUBECONFIG_CONTENT: '', KUBECONFIG_SECRET_ARN: '', EKS_CLUSTER_NAME: '' });
+    return;
   }
-  else await serveEmbedded(options);
+  const ignored = ignoredClusterVariables(process.env);
+  if (ignored.length > 0) {
+    const kubeconfig = process.env[ENV_KUBECONFIG] ?? '';
+    say(
+      `${ignored.join(', ')} ${ignored.length === 1 ? 'is' : 'are'} set, but npm start serves a cluster only when given --kubeconfig FILE ` +
+        `(so that a cluster exported for other tools never has its pods rolled): ${ignored.length === 1 ? 'it is' : 'they are'} ignored, and an embedded cluster is started. ` +
+        `To serve that cluster: npm start -- --kubeconfig ${kubeconfig === '' ? 'FILE' : kubeconfig} [--reconcile]`,
+    );
+  }
+  await serveEmbedded(options);
 }
 
 main().catch((error: unknown) => {

@@ -2,7 +2,10 @@
 
 export interface ServerOptions {
   port: number;
+  /** The cluster to serve; only this selects one (an exported KUBECONFIG does not). */
   kubeconfig?: string;
+  /** Reconcile the --kubeconfig cluster's SidecarSets (statuses, rollouts, secret rotation): --reconcile. */
+  reconcile?: boolean;
   tlsDir: string;
   tlsCert?: string;
   tlsKey?: string;
@@ -13,9 +16,13 @@ export interface ServerOptions {
 /** The test kubelet's readiness delay when --test-kubelet gives none. */
 export const DEFAULT_TEST_KUBELET_READY_DELAY_MS = 1000;
 
-export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE] [--tls-dir DIR] [--tls-cert FILE --tls-key FILE] [--test-kubelet[=MS]]
+export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [--reconcile]] [--tls-dir DIR] [--tls-cert FILE --tls-key FILE] [--test-kubelet[=MS]]
   --port N           HTTPS port on 127.0.0.1 (default 8443; 0 picks a free one)
-  --kubeconfig FILE  the cluster to serve (default: $KUBECONFIG)
+  --kubeconfig FILE  serve the webhooks of this cluster instead of starting an embedded one (only this
+                     option selects a cluster: an exported KUBECONFIG does not)
+  --reconcile        with --kubeconfig: also reconcile that cluster's SidecarSets (statuses, in-place
+                     rollouts of their pods, rotation of the webhook secret); refused where OpenKruise's own
+                     SidecarSet controller runs. The embedded cluster is always reconciled.
   --tls-dir DIR      where the generated CA, certificate and secret are kept (default .cache/local-server)
   --tls-cert/--tls-key  serve this certificate instead of a generated one
   --test-kubelet[=MS]  embedded cluster only: a test kubelet starts new pods and restarts containers whose
@@ -32,6 +39,7 @@ export class OptionsError extends Error {
 }
 
 const TEST_KUBELET_FLAG = '--test-kubelet';
+const RECONCILE_FLAG = '--reconcile';
 
 /** Up to an hour: a longer delay is a typo, and would look like a hang. */
 function readyDelayOf(text: string): number {
@@ -45,8 +53,14 @@ const VALUE_FLAGS = ['--port', '--kubeconfig', '--tls-dir', '--tls-cert', '--tls
 export function parseServerOptions(argv: readonly string[], defaults: { tlsDir: string }): ServerOptions {
   const values = new Map<string, string>();
   let testKubelet: ServerOptions['testKubelet'];
+  let reconcile = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
+    if (arg === RECONCILE_FLAG) {
+      if (reconcile) throw new OptionsError(`${RECONCILE_FLAG} given twice`);
+      reconcile = true;
+      continue;
+    }
     const eq = arg.indexOf('=');
     const flag = eq > 0 ? arg.slice(0, eq) : arg;
     if (flag === TEST_KUBELET_FLAG) {
@@ -68,10 +82,12 @@ export function parseServerOptions(argv: readonly string[], defaults: { tlsDir: 
   const tlsKey = values.get('--tls-key');
   if ((tlsCert === undefined) !== (tlsKey === undefined)) throw new OptionsError('--tls-cert and --tls-key go together');
   const kubeconfig = values.get('--kubeconfig');
+  if (reconcile && kubeconfig === undefined) throw new OptionsError(`${RECONCILE_FLAG} goes with --kubeconfig FILE (the embedded cluster is always reconciled)`);
   return {
     port,
     tlsDir: values.get('--tls-dir') ?? defaults.tlsDir,
     ...(kubeconfig !== undefined ? { kubeconfig } : {}),
+    ...(reconcile ? { reconcile } : {}),
     ...(tlsCert !== undefined && tlsKey !== undefined ? { tlsCert, tlsKey } : {}),
     ...(testKubelet !== undefined ? { testKubelet } : {}),
   };

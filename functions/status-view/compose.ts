@@ -2,13 +2,15 @@
  * The rollout view's cluster: which kubeconfig (as kubectl finds one, with
  * a running `npm start`'s embedded cluster before ~/.kube/config), and the
  * live sources over it: the reconciler's own pod lists and watches
- * (kube-rollout.ts), its namespace snapshot (kube-status-sync.ts), and the
- * SidecarSet list and watch (kube-status-view.ts).
+ * (kube-rollout.ts), its namespace snapshot (kube-status-sync.ts), the
+ * SidecarSet list and watch (kube-status-view.ts), and its Events telling a
+ * revision it cannot write (kube-revision-failures.ts).
  */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { kubeRevisionFailures } from '../../lib/adapters/kube-revision-failures.ts';
 import { kubeSetPods } from '../../lib/adapters/kube-rollout.ts';
 import { kubeNamespaceSnapshot } from '../../lib/adapters/kube-status-sync.ts';
 import { kubeSidecarSetWatch } from '../../lib/adapters/kube-status-view.ts';
@@ -57,5 +59,6 @@ export async function statusViewSources(chosen: ChosenCluster): Promise<StatusVi
     sets: kubeSidecarSetWatch(kc),
     pods: kubeSetPods(kc),
     namespaces: () => kubeNamespaceSnapshot(clients),
+    revisionFailures: kubeRevisionFailures(kc),
   };
 }

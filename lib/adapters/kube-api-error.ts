@@ -28,11 +28,13 @@ const MAX_EXPLANATION_CHARS = 300;
 
 /**
  * An error status from the API server, with its own explanation (the
- * `message` of the Status object it sends) when the body holds one. The
- * headers are left out: they say nothing a reader can act on.
+ * `message` of the Status object it sends) when the body holds one, cut
+ * unless `whole` (a write whose refusal must be told with its reason, which
+ * the API server puts last, after the value it refused). The headers are
+ * left out: they say nothing a reader can act on.
  * @param body the response body, as text or already parsed.
  */
-export function apiServerAnswered(operation: string, code: number, body: unknown, options?: { cause?: unknown }): KubeApiError {
+export function apiServerAnswered(operation: string, code: number, body: unknown, options?: { cause?: unknown; whole?: boolean }): KubeApiError {
   let status = body;
   if (typeof status === 'string') {
     try {
@@ -41,8 +43,8 @@ export function apiServerAnswered(operation: string, code: number, body: unknown
       // Not a Status object: the status code alone has to do.
     }
   }
-  const explanation = isObject(status) && typeof status.message === 'string' ? `: ${status.message.slice(0, MAX_EXPLANATION_CHARS)}` : '';
-  return new KubeApiError(operation, `the API server answered ${code}${explanation}`, code, options);
+  const explanation = isObject(status) && typeof status.message === 'string' ? `: ${options?.whole === true ? status.message : status.message.slice(0, MAX_EXPLANATION_CHARS)}` : '';
+  return new KubeApiError(operation, `the API server answered ${code}${explanation}`, code, options?.cause === undefined ? undefined : { cause: options.cause });
 }
 
 /**

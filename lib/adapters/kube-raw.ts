@@ -15,6 +15,14 @@ export const JSON_PATCH = 'application/json-patch+json';
 export const MERGE_PATCH = 'application/merge-patch+json';
 export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
 
+/** A body already written as JSON text, sent as it is (bytes that must reach the API server exactly). */
+export class JsonText {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
 export interface RawAnswer {
   status: number;
   /** The parsed answer; the raw text when it is not JSON. */
@@ -24,7 +32,7 @@ export interface RawAnswer {
 }
 
 /** The verbs the raw client sends. */
-export type RawMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type RawMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RawKubeClient {
   readonly server: string;
@@ -92,7 +100,7 @@ export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [250, 1_000];
 const RETRY_READ_STATUSES = new Set([429, 500, 502, 503, 504]);
 const RETRY_WRITE_STATUSES = new Set([429]);
 
-const METHODS = { GET: HttpMethod.GET, POST: HttpMethod.POST, PATCH: HttpMethod.PATCH, DELETE: HttpMethod.DELETE } as const;
+const METHODS = { GET: HttpMethod.GET, POST: HttpMethod.POST, PUT: HttpMethod.PUT, PATCH: HttpMethod.PATCH, DELETE: HttpMethod.DELETE } as const;
 
 type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
 
@@ -134,7 +142,7 @@ export function rawKubeClient(kc: KubeConfig, options: RawClientOptions = {}): R
     context.setHeaderParam('Accept', 'application/json');
     if (body !== undefined) {
       context.setHeaderParam('Content-Type', contentType ?? 'application/json');
-      context.setBody(JSON.stringify(body));
+      context.setBody(body instanceof JsonText ? body.text : JSON.stringify(body));
     }
     const timeout = options.attemptTimeoutMs === undefined ? undefined : AbortSignal.timeout(options.attemptTimeoutMs);
     const bounded = timeout === undefined ? signal : signal === undefined ? timeout : AbortSignal.any([signal, timeout]);

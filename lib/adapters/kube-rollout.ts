@@ -7,14 +7,15 @@
  */
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { JsonPatchOperation } from '../admission/json-patch.ts';
-import { isObject, objectOf, stringOf } from '../kube/json.ts';
+import { isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import type { PodScope, PodWrite, PodWriter, RevisionStore, SetPodSource } from '../ports.ts';
+import { earlierRevisionData, revisionJsonText, withRawData } from '../rollout/revision-data.ts';
 import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../rollout/revisions.ts';
 import { ListExpiredError, ObjectExistsError, WriteConflictError } from '../status-sync/errors.ts';
 import { apiServerAnswered, KubeApiError } from './kube-api-error.ts';
 import { pagedList, type PagedListOptions } from './kube-paged-list.ts';
-import { JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, type RawAnswer, type RawKubeClient } from './kube-raw.ts';
+import { JSON_PATCH, JsonText, MERGE_PATCH, STRATEGIC_MERGE_PATCH, type RawAnswer, type RawKubeClient } from './kube-raw.ts';
 import { DEFAULT_POD_PAGE_SIZE, reconcilerClient, type StatusSyncAdapterOptions } from './kube-status-sync.ts';
 import { revisionSelector } from './kube-revisions.ts';
 import { watchForChange } from './kube-watch.ts';
@@ -124,6 +125,18 @@ export function kubePodWriter(kc: KubeConfig, options: StatusSyncAdapterOptions 
 }
 
 /**
+ * The API server refused a patch of a ControllerRevision as a change of its
+ * immutable `data`: it re-encoded the stored bytes with Go's encoding/json,
+ * and they came out different (data written with `&`, `<`, `>`, U+2028 or
+ * U+2029 raw, which Go escapes).
+ */
+function refusedAsDataChange(answer: RawAnswer): boolean {
+  if (answer.status !== 422) return false;
+  const causes = objectOf(objectOf(answer.body)?.details)?.causes;
+  return Array.isArray(causes) && causes.some((cause) => stringOf(objectOf(cause)?.field) === 'data');
+}
+
+/**
  * The ControllerRevisions. Each write is safe to send again after no answer
  * (kube-raw.ts `writes: 'guarded'`): a repeated create answers
  * AlreadyExists (ObjectExistsError, which registration reads as "someone
@@ -134,6 +147,13 @@ export function kubePodWriter(kc: KubeConfig, options: StatusSyncAdapterOptions 
 export function kubeRevisionStore(kc: KubeConfig, namespace: string, options: StatusSyncAdapterOptions = {}): RevisionStore {
   const client: RawKubeClient = reconcilerClient(kc, { ...options, writes: 'guarded' });
   const base = `/apis/apps/v1/namespaces/${enc(namespace)}/controllerrevisions`;
+  /**
+   * Replaces a revision with `changed` (as read, its resourceVersion the
+   * precondition), `data` sent as the bytes an earlier version of this
+   * project stored, which a replace compares as they are.
+   */
+  const putWithEarlierData = (changed: ControllerRevision, operation: string, signal: AbortSignal | undefined): Promise<RawAnswer> =>
+    client.request('PUT', `${base}/${enc(stringOf(changed.metadata?.name) ?? '')}`, operation, signal, new JsonText(withRawData(changed, earlierRevisionData(changed))));
   const items = (body: unknown, operation: string): ControllerRevision[] => {
     const list = objectOf(body)?.items;
     if (!Array.isArray(list)) throw new KubeApiError(operation, 'the answer is not a list (no items array)');
@@ -161,9 +181,11 @@ export function kubeRevisionStore(kc: KubeConfig, namespace: string, options: St
     async create(revision, signal) {
       const name = stringOf(revision.metadata?.name) ?? '';
       const operation = `create ControllerRevision "${namespace}/${name}"`;
-      const answer = await client.request('POST', base, operation, signal, revision);
+      // `data` byte for byte as Kruise's Go writes it: the API server keeps the bytes it is sent, and a later
+      // patch (a renumbering, a label) is refused unless Go's encoding of them gives the same bytes.
+      const answer = await client.request('POST', base, operation, signal, new JsonText(revisionJsonText(revision)));
       if (answer.status === 409) throw new ObjectExistsError(`${operation}: a ControllerRevision of that name exists`);
-      if (answer.status < 200 || answer.status > 299 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body);
+      if (answer.status < 200 || answer.status > 299 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body, { whole: true });
       return answer.body;
     },
     async setNumber(revision, number, signal) {
@@ -174,16 +196,27 @@ export function kubeRevisionStore(kc: KubeConfig, namespace: string, options: St
         { op: 'test', path: '/metadata/resourceVersion', value: tested },
         { op: 'replace', path: '/revision', value: number },
       ];
-      const answer = await client.request('PATCH', `${base}/${enc(name)}`, operation, signal, ops, JSON_PATCH);
+      let answer = await client.request('PATCH', `${base}/${enc(name)}`, operation, signal, ops, JSON_PATCH);
+      // Data an earlier version of this project wrote (& < > U+2028 U+2029 raw) cannot be patched: written again as stored.
+      if (refusedAsDataChange(answer)) answer = await putWithEarlierData({ ...revision, revision: number }, operation, signal);
       const conflict = answer.status === 404 || isConflict(answer) || (isBareInvalid(answer) && (await movedOn(client, `${base}/${enc(name)}`, tested, operation, signal)));
       if (conflict) throw new WriteConflictError(`${operation}: it changed since it was read`);
-      if (answer.status < 200 || answer.status > 299 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body);
+      if (answer.status < 200 || answer.status > 299 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body, { whole: true });
       return answer.body;
     },
     async patchLabels(name, labels, signal) {
       // A JSON merge patch: a strategic-merge patch of a revision as stored (its `data` holds
       // `$patch: replace` directives) is refused 422 as a change of the immutable `data`.
-      await client.expect2xx('PATCH', `${base}/${enc(name)}`, `label ControllerRevision "${namespace}/${name}"`, signal, { metadata: { labels } }, MERGE_PATCH);
+      const operation = `label ControllerRevision "${namespace}/${name}"`;
+      let answer = await client.request('PATCH', `${base}/${enc(name)}`, operation, signal, { metadata: { labels } }, MERGE_PATCH);
+      if (refusedAsDataChange(answer)) {
+        const current = await client.request('GET', `${base}/${enc(name)}`, `${operation} (reading it after a refused patch)`, signal);
+        if (current.status === 200 && isObject(current.body)) {
+          const read: ControllerRevision = current.body;
+          answer = await putWithEarlierData({ ...read, metadata: { ...read.metadata, labels: { ...stringMapOf(read.metadata?.labels), ...labels } } }, operation, signal);
+        }
+      }
+      if (answer.status < 200 || answer.status > 299) throw apiServerAnswered(operation, answer.status, answer.body, { whole: true });
     },
     async delete(revision, signal) {
       const name = stringOf(revision.metadata?.name) ?? '';

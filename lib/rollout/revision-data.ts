@@ -111,3 +111,33 @@ export function storedRevisionData(revision: { data?: unknown }): string {
   return goSortedJson(revision.data);
 }
 
+/**
+ * The JSON text that creates `revision`, its `data` written byte for byte
+ * as Kruise's Go writes it ({@link storedRevisionData}), the other fields as
+ * JSON.stringify writes them. The API server keeps `data` as the raw bytes
+ * it was sent and compares them on every update (`data` is immutable), but a
+ * patch makes it re-encode the object with Go's encoding/json first, which
+ * escapes `&`, `<`, `>`, U+2028 and U+2029: data written with those raw
+ * could then never be renumbered (a rollback) nor labelled.
+ */
+export function revisionJsonText(revision: { data?: unknown; [key: string]: unknown }): string {
+  return withRawData(revision, storedRevisionData(revision));
+}
+
+/**
+ * The `data` bytes an earlier version of this project wrote (until the
+ * revision JSON above): JSON.stringify's, which leaves `&`, `<`, `>`,
+ * U+2028 and U+2029 raw. Read back (the API server prints them escaped),
+ * parsed and printed again, they come out as they were written: the keys in
+ * the order they were written, integer-like keys first as JavaScript wrote them.
+ */
+export function earlierRevisionData(revision: { data?: unknown }): string {
+  return JSON.stringify(revision.data ?? null);
+}
+
+/** The object's JSON text with `data` (last) as the given bytes. */
+export function withRawData(object: { data?: unknown; [key: string]: unknown }, data: string): string {
+  const head = JSON.stringify({ ...object, data: undefined });
+  return head === '{}' ? `{"data":${data}}` : `${head.slice(0, -1)},"data":${data}}`;
+}
+

@@ -24,6 +24,7 @@ import { statusAccumulator, statusInputsKey, type PodSummary, type StatusAccumul
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
 import type { RolloutCounts } from '../rollout/plan.ts';
 import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../rollout/revisions.ts';
+import { tellRevisionFailure } from './revision-failure.ts';
 import { registerRevision, trimHistory, type Registration } from './revision-register.ts';
 import { rolloutState } from './rollout-state.ts';
 import { runSetPass, type RolloutDeps } from './set-pass.ts';
@@ -213,7 +214,7 @@ export async function runStatusPass(deps: StatusPassDeps, options: StatusPassOpt
   const counting = await countPodsRetryingExpiredLists(sets, deps, options, result);
   if (counting === undefined) return finish();
   const { findings, toWrite } = findingsOf(sets, counting, result);
-  const revisions = deps.rollout === undefined ? undefined : await revisionsOf(sets, counting, toWrite, deps.rollout, options, result);
+  const revisions = deps.rollout === undefined ? undefined : await revisionsOf(sets, counting, toWrite, deps.rollout, options, result, deps.events);
   if (!(await writeStatuses(sets, counting, revisions?.idle ?? toWrite, deps, options, result, revisions))) return finish();
   if (revisions !== undefined && deps.rollout !== undefined) await rollSets(sets, revisions, deps, deps.rollout, options, result);
   await reportNotInjected(sets, findings, deps, options, result);
@@ -303,7 +304,7 @@ async function writeStatuses(
     } catch (error) {
       result.errors.push({ sidecarSet: sidecarSetName(set), operation: 'patch status', message: errorMessage(error) });
     }
-    if (revisions !== undefined && deps.rollout !== undefined) await settleIdleSet(set, accumulator, deps, deps.rollout, options, result);
+    if (revisions !== undefined && deps.rollout !== undefined && !revisions.unregistered.has(i)) await settleIdleSet(set, accumulator, deps, deps.rollout, options, result);
   });
   if (outOfTime > 0) {
     result.errors.push({ operation: 'patch status', message: `the pass was stopped (${errorMessage(signal?.reason)}) before ${outOfTime} statuses were compared and written` });
@@ -384,6 +385,8 @@ interface PassRevisions {
   idle: number[];
   /** Sets with rollout work: their own pass lists their pods and writes their status. */
   rolling: number[];
+  /** Idle sets whose revision could not be written: their state is that (revision-failure.ts), not their counts'. */
+  unregistered: Set<number>;
 }
 
 /**
@@ -414,9 +417,10 @@ async function revisionsOf(
   rollout: RolloutDeps,
   options: StatusPassOptions,
   result: PassResult,
+  events: SidecarSetEventSink,
 ): Promise<PassRevisions> {
   result.rollout = { setsRolled: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, podsFailed: 0, revisionWrites: 0, states: {}, inFlight: [] };
-  const out: PassRevisions = { bySet: new Map(), registrations: new Map(), idle: [], rolling: [] };
+  const out: PassRevisions = { bySet: new Map(), registrations: new Map(), idle: [], rolling: [], unregistered: new Set() };
   let all: readonly ControllerRevision[];
   try {
     all = await rollout.revisions.listAll(options.signal);
@@ -448,6 +452,8 @@ async function revisionsOf(
       result.rollout.revisionWrites += registration.writes;
     } catch (error) {
       result.errors.push({ sidecarSet: sidecarSetName(set), operation: 'register the revision', message: errorMessage(error) });
+      out.unregistered.add(i);
+      await tellRevisionFailure(set, error, { events, states: rollout.states }, result.errors, options.signal);
     }
   }
   return out;

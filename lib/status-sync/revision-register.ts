@@ -11,7 +11,8 @@ import type { RevisionStore } from '../ports.ts';
 import { activeRevisionNames, customVersionPatch, resolveCollision, revisionAction, revisionsToDelete, setHistory, type ControllerRevision } from '../rollout/revisions.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
-import { ObjectExistsError } from './errors.ts';
+import { ObjectExistsError, WriteConflictError } from './errors.ts';
+import { RevisionWriteError, type RevisionWrite } from './revision-failure.ts';
 
 /** What registering gave: the status's latestRevision and collisionCount, and the history as it now stands. */
 export interface Registration {
@@ -30,9 +31,23 @@ function nameOf(revision: ControllerRevision): string {
 }
 
 /**
+ * One revision write; a failure other than a name taken or a conflict (both
+ * decided here or next pass) becomes a RevisionWriteError naming the revision.
+ */
+async function writing<T>(write: RevisionWrite, namespace: string, revision: ControllerRevision | string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof ObjectExistsError || error instanceof WriteConflictError || error instanceof RevisionWriteError) throw error;
+    throw new RevisionWriteError(write, `${namespace}/${typeof revision === 'string' ? revision : nameOf(revision)}`, errorMessage(error), { cause: error });
+  }
+}
+
+/**
  * Registers the set's current spec as its latest revision.
  * @param stored every revision the store holds for the set (any order; others' are filtered out).
- * @throws when a write fails: the caller writes no status for the set this pass (Kruise returns the error).
+ * @throws when a write fails (a RevisionWriteError unless it was a conflict): the caller writes no status for
+ *   the set this pass (Kruise returns the error) and tells it (revision-failure.ts).
  */
 export async function registerRevision(set: SidecarSet, stored: readonly ControllerRevision[], store: RevisionStore, signal?: AbortSignal): Promise<Registration> {
   const history = setHistory(set, stored);
@@ -42,7 +57,8 @@ export async function registerRevision(set: SidecarSet, stored: readonly Control
   let latest: ControllerRevision;
   if (action.kind === 'reuse') latest = action.revision;
   else if (action.kind === 'bump') {
-    latest = await store.setNumber(action.revision, action.number, signal);
+    const { revision, number } = action;
+    latest = await writing('renumber', store.namespace, revision, () => store.setNumber(revision, number, signal));
     writes++;
     history.splice(history.indexOf(action.revision), 1);
     history.push(latest);
@@ -50,7 +66,8 @@ export async function registerRevision(set: SidecarSet, stored: readonly Control
     let candidate = action.revision;
     for (let collisions = 0; ; collisions++) {
       try {
-        latest = await store.create(candidate, signal);
+        const attempt = candidate;
+        latest = await writing('create', store.namespace, attempt, () => store.create(attempt, signal));
         writes++;
         break;
       } catch (error) {
@@ -63,7 +80,9 @@ export async function registerRevision(set: SidecarSet, stored: readonly Control
           latest = resolved.revision;
           break;
         }
-        if (collisions >= MAX_COLLISIONS) throw new Error(`SidecarSet ${sidecarSetName(set)}: ${MAX_COLLISIONS} revision names in a row were taken by other data`, { cause: error });
+        if (collisions >= MAX_COLLISIONS) {
+          throw new RevisionWriteError('create', `${store.namespace}/${nameOf(resolved.revision)}`, `SidecarSet ${sidecarSetName(set)}: ${MAX_COLLISIONS} revision names in a row were taken by other data`, { cause: error });
+        }
         candidate = resolved.revision;
         collisionCount = resolved.collisionCount;
       }
@@ -72,7 +91,8 @@ export async function registerRevision(set: SidecarSet, stored: readonly Control
   }
   const labels = customVersionPatch(set, latest);
   if (labels !== undefined) {
-    await store.patchLabels(nameOf(latest), labels.metadata.labels, signal);
+    const name = nameOf(latest);
+    await writing('label', store.namespace, name, () => store.patchLabels(name, labels.metadata.labels, signal));
     writes++;
   }
   return { latestRevision: nameOf(latest), collisionCount, history, writes };

@@ -28,6 +28,7 @@ import type { SidecarSet } from '../sidecarset/types.ts';
 import { forEachLimited } from './concurrency.ts';
 import { StatusConflictError, WriteConflictError } from './errors.ts';
 import type { PassError } from './pass.ts';
+import { tellRevisionFailure } from './revision-failure.ts';
 import { registerRevision, trimHistory } from './revision-register.ts';
 import { DEFAULT_STALL_MS, rolloutState, type RolloutState, type RolloutStateNotices } from './rollout-state.ts';
 
@@ -123,6 +124,7 @@ export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: Se
     result.revisionWrites += registration.writes;
   } catch (error) {
     // Kruise writes no status when the revision cannot be registered: the status names it.
+    await tellRevisionFailure(set, error, { events: deps.events, states: rollout.states }, result.errors, signal);
     return fail('register the revision', error);
   }
 

@@ -11,6 +11,7 @@ import { podScope } from '../rollout/pod-scope.ts';
 import { sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import { forEachLimited } from '../status-sync/concurrency.ts';
 import { podView, type PodView } from './pod-rows.ts';
+import { withRevisionFailures, type RevisionFailureSource } from './revision-failures.ts';
 import { namespacesNeeded, podScopes, scopeKey, viewRows, type ViewRow } from './rows.ts';
 
 export interface StatusViewDeps {
@@ -18,6 +19,8 @@ export interface StatusViewDeps {
   pods: SetPodSource;
   /** Namespace labels for one look (labels are read afresh for each). */
   namespaces: () => NamespaceSource;
+  /** The reconciler's RevisionWriteFailed Events (revision-failures.ts); absent, none are read. */
+  revisionFailures?: RevisionFailureSource;
 }
 
 /** What one look saw: the rows (of every set, or one set's pods), and the versions a watch for the next change starts from. */
@@ -42,7 +45,8 @@ export async function lookOnce(deps: StatusViewDeps, signal?: AbortSignal): Prom
   });
   const needed = namespacesNeeded(sets, podsByScope);
   const labels: NamespaceLabels = needed.length === 0 ? new Map() : await deps.namespaces().labels(needed, signal);
-  return { rows: viewRows(sets, podsByScope, labels), setsVersion: resourceVersion, scopes };
+  const failures = deps.revisionFailures === undefined ? [] : await deps.revisionFailures(signal);
+  return { rows: withRevisionFailures(viewRows(sets, podsByScope, labels), sets, failures), setsVersion: resourceVersion, scopes };
 }
 
 /**

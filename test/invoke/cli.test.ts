@@ -283,12 +283,32 @@ describe('invoke on plain objects, as kubectl apply -f takes them', () => {
     expect(denied.stderr).toMatch(/spec\.containers\[1\]/);
   });
 
-  it.each(['sidecarset-default', 'sidecarset-validate', 'pod-inject', 'status-sync', 'rollout'])('%s --help prints the usage and exits 0', (fn) => {
-    const r = invoke([fn, '--help']);
+  it.each<[string, RegExp, string[], string[]]>([
+    ['sidecarset-default', /^usage: invoke sidecarset-default /, ['--operation CREATE|UPDATE, --old FILE', '-o, --output yaml|json', 'exit codes:'], ['--sidecarsets', '--pods']],
+    ['sidecarset-validate', /^usage: invoke sidecarset-validate /, ['--sidecarsets, --namespaces, --pods FILE', 'defaulted first', 'exit codes:'], ['waiting reasons']],
+    ['pod-inject', /^usage: invoke pod-inject /, ['--namespace NS', '--sidecarsets, --namespaces, --pods FILE', 'exit codes:'], ['--operation']],
+    ['status-sync', /^usage: invoke status-sync --sidecarsets FILE --pods FILE/, ['"status": <its new status>', 'exit codes:'], ['-o, --output', 'AdmissionReview']],
+    [
+      'rollout',
+      /^usage: invoke rollout --sidecarsets FILE --pods FILE/,
+      ['"flips"', '"updates"', '"notUpgradable"', '"waiting"', ...['not-update', 'finished', 'hot-swapping', 'paused', 'max-unavailable', 'partition', 'nothing-waiting', 'invalid-strategy'].map((r) => `  ${r} `), 'exit codes:'],
+      ['hot-upgrade-unsupported', '-o, --output', 'AdmissionReview'],
+    ],
+  ])('%s --help prints its own usage and exits 0', (fn, head, has, hasNot) => {
+    for (const argv of [[fn, '--help'], ['--help', fn], [fn, '-h', '--pods', 'x.yaml']]) {
+      const r = invoke(argv);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(head);
+      for (const text of has) expect(r.stdout).toContain(text);
+      for (const text of hasNot) expect(r.stdout).not.toContain(text);
+    }
+  });
+
+  it('--help alone lists every function, each with what it does', () => {
+    const r = invoke(['--help']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^usage: invoke <function>/);
-    expect(r.stdout).toContain('exit codes:');
-    expect(r.stdout).toContain('invoke rollout --sidecarsets FILE --pods FILE [--namespaces FILE]');
+    expect(r.stdout).toMatch(/^usage: invoke <function> \[options\]/);
+    for (const fn of ['sidecarset-default', 'sidecarset-validate', 'pod-inject', 'status-sync', 'rollout']) expect(r.stdout).toMatch(new RegExp(`^  ${fn} +\\S`, 'm'));
   });
 });
 

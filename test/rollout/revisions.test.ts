@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { revisionData } from '../../lib/rollout/revision-data.ts';
+import { earlierRevisionData, revisionData, revisionJsonText, withRawData } from '../../lib/rollout/revision-data.ts';
 import { revisionHash, revisionName } from '../../lib/rollout/revision-name.ts';
 import {
   activeRevisions,
@@ -13,6 +13,7 @@ import {
   type ControllerRevision,
 } from '../../lib/rollout/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
+import { GO_ESCAPED, goReencoded, NON_ASCII, shellSet } from './escape-fixtures.ts';
 import { hashOf, OLD_IMAGE, rolloutPod, rolloutSet, withoutImageOf } from './fixtures.ts';
 
 /** rollout.md §2.2, exact bytes. */
@@ -193,5 +194,42 @@ describe('history trimming (rollout.md §2.1 truncateHistory, e2e "history revis
     const h = history([1, 2, 3]).map((r, i) => (i < 2 ? { ...r, metadata: { ...r.metadata, labels: { ...r.metadata!.labels, 'apps.kruise.io/sidecarset-custom-version': 'v1' } } } : r));
     const pod = rolloutPod(set, { name: 'a' });
     expect(activeRevisions(set, [pod], h)).toEqual(new Set(['rev-old', 'pinned', h[1]!.metadata!.name!]));
+  });
+});
+
+describe('the revision as written to the API server: data byte for byte as Go writes it', () => {
+  const set = shellSet('shell:1');
+  const revision = newRevision(set, 'kruise-system', 1, 0);
+  const dataOf = (text: string) => text.slice(text.indexOf(',"data":') + ',"data":'.length, -1);
+
+  it('escapes & < > U+2028 U+2029 as Go does (\\u0026 \\u003c \\u003e \\u2028 \\u2029) and leaves other text outside ASCII as it is', () => {
+    const text = revisionJsonText(revision);
+    const data = dataOf(text);
+    expect(data).toBe(revisionData(set));
+    for (const c of GO_ESCAPED) expect(data).not.toContain(c);
+    for (const escape of ['\\u0026', '\\u003c', '\\u003e', '\\u2028', '\\u2029']) expect(data).toContain(escape);
+    expect(data).toContain(NON_ASCII);
+    expect(JSON.parse(text)).toEqual(revision);
+  });
+
+  it('is what the API server prints back after Go re-encodes it: a patch finds the same bytes', () => {
+    const data = dataOf(revisionJsonText(revision));
+    expect(goReencoded(data)).toBe(data);
+  });
+
+  it("data JSON.stringify wrote (this project's earlier form) is printed again exactly as stored, from the API server's Go re-encoding of it", () => {
+    const earlier = JSON.stringify(revision.data);
+    expect(goReencoded(earlier)).not.toBe(earlier);
+    expect(earlierRevisionData({ data: JSON.parse(goReencoded(earlier)) })).toBe(earlier);
+  });
+
+  it('keeps the fields other than data as they are, data last, and writes data alone when there is nothing else', () => {
+    expect(withRawData({ a: 1, data: { x: 1 }, b: 'c' }, '{"y":2}')).toBe('{"a":1,"b":"c","data":{"y":2}}');
+    expect(withRawData({ data: null }, 'null')).toBe('{"data":null}');
+  });
+
+  it('a set without such characters keeps its revision name (rollout.md §2.2 example)', () => {
+    expect(currentRevisionName(rolloutSet({ image: OLD_IMAGE }))).toBe('test-sidecarset-cf4bf7796');
+    expect(dataOf(revisionJsonText(newRevision(rolloutSet({ image: OLD_IMAGE }), 'kruise-system', 1, 0)))).toBe(DATA_6_7);
   });
 });

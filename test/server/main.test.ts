@@ -81,7 +81,7 @@ describe('npm start', () => {
     const run = await npmStart(['--kubeconfig', join(dir, 'no-such-kubeconfig.yaml'), '--tls-dir', join(dir, 'tls-kubelet'), '--port', '0', '--test-kubelet=2000']);
     expect(run.code).toBe(2);
     expect(run.stderr).toBe(
-      'server: --test-kubelet runs only with the embedded cluster, and a cluster is configured (--kubeconfig or the environment): a real cluster has real kubelets\n',
+      'server: --test-kubelet runs only with the embedded cluster, and --kubeconfig names a cluster of its own: a real cluster has real kubelets\n',
     );
     expect(run.stdout).toBe('');
     await expect(readdir(join(dir, 'tls-kubelet'))).rejects.toMatchObject({ code: 'ENOENT' });
@@ -90,8 +90,14 @@ describe('npm start', () => {
   it.each([['--bogus'], ['--port', '8443', '--verbose'], ['--port']])('exits 2 with the usage for %j', async (...args) => {
     const run = await npmStart(args);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('usage: npm start -- [--port N] [--kubeconfig FILE]');
+    expect(run.stderr).toContain('usage: npm start -- [--port N] [--kubeconfig FILE [--reconcile]]');
     expect(run.stdout).toBe('');
+  });
+
+  it('refuses --reconcile without --kubeconfig, before starting anything: the embedded cluster is always reconciled', async () => {
+    const run = await npmStart(['--reconcile', '--port', '0']);
+    expect(run.code).toBe(2);
+    expect(run.stderr.split('\n')[0]).toBe('--reconcile goes with --kubeconfig FILE (the embedded cluster is always reconciled)');
   });
 
   it('names the unknown option', async () => {

@@ -34,3 +34,22 @@ describe('npm start options: --test-kubelet', () => {
     expect(parseServerOptions(['--kubeconfig', 'k.yaml', '--test-kubelet'], defaults)).toMatchObject({ kubeconfig: 'k.yaml', testKubelet: { readyDelayMs: 1000 } });
   });
 });
+
+describe('npm start options: --kubeconfig and --reconcile', () => {
+  it('selects no cluster and reconciles none unless given', () => {
+    const options = parseServerOptions([], defaults);
+    expect(options.kubeconfig).toBeUndefined();
+    expect(options.reconcile).toBeUndefined();
+  });
+
+  it('reconciles the --kubeconfig cluster only with --reconcile', () => {
+    expect(parseServerOptions(['--kubeconfig', 'k.yaml'], defaults)).not.toHaveProperty('reconcile');
+    expect(parseServerOptions(['--kubeconfig', 'k.yaml', '--reconcile'], defaults)).toMatchObject({ kubeconfig: 'k.yaml', reconcile: true });
+    expect(parseServerOptions(['--reconcile', '--kubeconfig=k.yaml'], defaults)).toMatchObject({ kubeconfig: 'k.yaml', reconcile: true });
+  });
+
+  it('refuses --reconcile without --kubeconfig, and twice', () => {
+    expect(() => parseServerOptions(['--reconcile'], defaults)).toThrow(new OptionsError('--reconcile goes with --kubeconfig FILE (the embedded cluster is always reconciled)'));
+    expect(() => parseServerOptions(['--kubeconfig', 'k.yaml', '--reconcile', '--reconcile'], defaults)).toThrow(new OptionsError('--reconcile given twice'));
+  });
+});

@@ -141,7 +141,7 @@ describe('a status pass with the rollout', () => {
     const w = passWorld([IDLE], idlePods);
     w.deps.rollout.revisions = { ...w.revisions, create: () => Promise.reject(new Error('the API server answered 500')) };
     const result = await runStatusPass(w.deps);
-    expect(result.errors).toEqual([{ sidecarSet: 'idle', operation: 'register the revision', message: 'the API server answered 500' }]);
+    expect(result.errors).toEqual([{ sidecarSet: 'idle', operation: 'register the revision', message: 'ControllerRevision kruise-system/idle-78bb8d68cc could not be created: the API server answered 500' }]);
     expect(w.statuses.sets()[0]?.status).toMatchObject({ matchedPods: 2, updatedPods: 2 });
     expect(w.statuses.sets()[0]?.status?.latestRevision).toBeUndefined();
   });

@@ -90,13 +90,13 @@ describe('runSetPass', () => {
     expect(cluster.writes).toEqual([]);
   });
 
-  it('writes no status and no pod when the revision cannot be registered', async () => {
+  it('writes no status and no pod when the revision cannot be registered, and tells it by an Event', async () => {
     const set = storedRolloutSet();
     const { deps, log, revisions } = world(set, podsOf(set, 5, 0, 0));
     deps.rollout.revisions = { ...revisions, create: () => Promise.reject(new Error('the API server answered 403: forbidden')) };
     const result = await runSetPass(set, deps, ONE_AT_A_TIME);
-    expect(result).toMatchObject({ status: 'not-written', podsUpdated: 0, errors: [{ operation: 'register the revision', message: 'the API server answered 403: forbidden' }] });
-    expect(log).toEqual([]);
+    expect(result).toMatchObject({ status: 'not-written', podsUpdated: 0, errors: [{ operation: 'register the revision', message: `ControllerRevision kruise-system/${currentRevisionName(set)} could not be created: the API server answered 403: forbidden` }] });
+    expect(log).toEqual(['event RevisionWriteFailed']);
   });
 
   it('writes no status and no pod when the pods cannot be listed, and comes back soon', async () => {

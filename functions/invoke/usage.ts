@@ -1,0 +1,123 @@
+/**
+ * The invoke command's help: `invoke --help` lists the functions, and each
+ * function's `--help` says what that function reads, prints and exits with.
+ * The rollout's waiting reasons come from a table keyed by the planner's own
+ * reasons, so a reason added or removed there fails to compile here.
+ */
+import type { WaitingReason } from '../../lib/rollout/plan.ts';
+import { STATUS_SYNC } from '../../lib/status-sync/pass.ts';
+import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+
+/** The offline rollout plan: what one pass would update, nothing written. */
+export const ROLLOUT = 'rollout';
+
+const CLUSTER_FILES = `  --sidecarsets, --namespaces, --pods FILE
+                     what the function sees of the cluster: one object, an array, a List or several YAML
+                     documents. A SidecarSet without the kruise.io/sidecarset-hash annotation is defaulted
+                     on read, as sidecarset-default would have stored it; one with it is used as given.`;
+
+const EVENT = `  -f, --event FILE   the request, JSON or YAML (standard input when absent or "-"): an AdmissionReview v1
+                     request, or a plain %KIND%, which is wrapped in the review the API server would send`;
+
+const OUTPUT = `  -o, --output yaml|json
+                     print the resulting object instead of the review; warnings and a denial's reasons go to
+                     standard error.`;
+
+const ADMISSION_EXIT = `exit codes: 0 the review printed (allowed or denied), or with -o the allowed object printed;
+            1 the function could not decide (a webhook answers HTTP 500/503, so failurePolicy applies);
+            2 bad input (usage, unreadable file, not JSON/YAML, not a request the function takes);
+            3 with -o, the request was denied.`;
+
+const PLAN_EXIT = `exit codes: 0 printed; 1 a set's namespaceSelector needs a Namespace missing from --namespaces;
+            2 bad input (a missing --sidecarsets or --pods, an unreadable file, a file of the wrong kind).`;
+
+const UPDATE = `  --operation CREATE|UPDATE, --old FILE
+                     an UPDATE review of the plain object, --old being the object as stored (default CREATE)`;
+
+/** Each waiting reason of the rollout plan, as `invoke rollout` prints it. */
+const WAITING_REASONS: Record<WaitingReason['kind'], string> = {
+  'not-update': 'updateStrategy.type is NotUpdate',
+  finished: 'every matched pod runs the current sidecars and is ready (also when no pod matches)',
+  'hot-swapping': 'every pod updated, some still between the two writes of a hot upgrade',
+  'updated-not-ready': 'every matched pod updated, some not ready yet (restarting, or stuck: the kubelet\'s waiting reasons are named)',
+  paused: 'updateStrategy.paused is true',
+  'max-unavailable': 'maxUnavailable updated pods are (or, after this pass, will be) not ready',
+  partition: 'the remaining pods are held back by updateStrategy.partition',
+  'nothing-waiting': 'the pods left are not upgradable, outside updateStrategy.selector, or still restarting',
+  'invalid-strategy': 'partition or maxUnavailable is neither an integer nor a percentage',
+};
+
+const ADMISSION_USAGE: Record<AdmissionFunctionName, string> = {
+  'sidecarset-default': `usage: invoke sidecarset-default [-f|--event FILE] [--operation CREATE|UPDATE --old FILE] [-o|--output yaml|json]
+Defaults a SidecarSet as the mutating webhook does (and computes its hashes).
+
+${EVENT.replace('%KIND%', 'SidecarSet')}
+${UPDATE}
+${OUTPUT}
+
+${ADMISSION_EXIT}`,
+  'sidecarset-validate': `usage: invoke sidecarset-validate [-f|--event FILE] [--operation CREATE|UPDATE --old FILE]
+                           [--sidecarsets FILE] [--namespaces FILE] [-o|--output yaml|json]
+Validates a SidecarSet as the validating webhook does, against the sets and Namespaces given. A plain
+SidecarSet (and a plain --old one) is defaulted first, as the API server runs mutating webhooks before
+validating ones. A set pinning a ControllerRevision cannot be decided here (exit 1): no revisions are read.
+
+${EVENT.replace('%KIND%', 'SidecarSet')}
+${UPDATE}
+${CLUSTER_FILES}
+${OUTPUT}
+
+${ADMISSION_EXIT}`,
+  'pod-inject': `usage: invoke pod-inject [-f|--event FILE] [--namespace NS] [--sidecarsets FILE] [--namespaces FILE] [-o|--output yaml|json]
+Injects the sidecars of the SidecarSets given into a Pod, as the pod webhook does on CREATE. A set pinning
+a ControllerRevision cannot be decided here (exit 1): no revisions are read.
+
+${EVENT.replace('%KIND%', 'Pod')}
+  --namespace NS     the namespace of a plain Pod that names none (default "default")
+${CLUSTER_FILES}
+${OUTPUT}
+
+${ADMISSION_EXIT}`,
+};
+
+const STATUS_SYNC_USAGE = `usage: invoke ${STATUS_SYNC} --sidecarsets FILE --pods FILE [--namespaces FILE]
+Prints the statuses one reconciler pass would write, nothing written anywhere:
+  [{"name": <SidecarSet>, "status": <its new status>}] for the sets whose status would change.
+
+${CLUSTER_FILES}
+
+${PLAN_EXIT}`;
+
+const ROLLOUT_USAGE = `usage: invoke ${ROLLOUT} --sidecarsets FILE --pods FILE [--namespaces FILE]
+Prints what one in-place rollout pass would do, sets by name, nothing written anywhere:
+  {"flips": [{"sidecarSet", "namespace", "name", "container"}]  (HotUpgrade containers reset to the empty
+             image because their new twin runs ready; written first, even when paused or NotUpdate),
+   "updates": [{"sidecarSet", "namespace", "name", "images": {<container>: <new image>}}]  (in write order),
+   "notUpgradable": [{"sidecarSet", "namespace", "name"}]  (sidecars changed in more than the image),
+   "waiting": [{"sidecarSet", "reason", "message"}]}  (sets updating nothing more this pass)
+waiting reasons:
+${Object.entries(WAITING_REASONS)
+  .map(([reason, meaning]) => `  ${reason.padEnd(17)}${meaning}`)
+  .join('\n')}
+Pods need their status (readiness, image IDs), as kubectl get pods -o yaml shows it.
+
+${CLUSTER_FILES}
+
+${PLAN_EXIT}`;
+
+/** `invoke --help`, and the text after a usage error: every function, one line each. */
+export const USAGE = `usage: invoke <function> [options]      (invoke <function> --help for its options)
+functions:
+  sidecarset-default   default a SidecarSet as the mutating webhook does
+  sidecarset-validate  validate a SidecarSet as the validating webhook does
+  pod-inject           inject sidecars into a Pod as the pod webhook does
+  ${STATUS_SYNC.padEnd(19)}the statuses one reconciler pass would write
+  ${ROLLOUT.padEnd(19)}what one in-place rollout pass would do
+functions: ${ADMISSION_FUNCTIONS.join(', ')}, ${STATUS_SYNC}, ${ROLLOUT}`;
+
+/** The help of one function, or the general one for a name that is none. */
+export function usageOf(fn: string | undefined): string {
+  if (fn === STATUS_SYNC) return STATUS_SYNC_USAGE;
+  if (fn === ROLLOUT) return ROLLOUT_USAGE;
+  return fn !== undefined && Object.hasOwn(ADMISSION_USAGE, fn) ? ADMISSION_USAGE[fn as AdmissionFunctionName] : USAGE;
+}
