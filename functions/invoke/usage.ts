@@ -6,7 +6,7 @@
  */
 import type { WaitingReason } from '../../lib/rollout/plan.ts';
 import { STATUS_SYNC } from '../../lib/status-sync/pass.ts';
-import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 
 /** The offline rollout plan: what one pass would update, nothing written. */
 export const ROLLOUT = 'rollout';
@@ -111,9 +111,8 @@ functions:
   sidecarset-default   default a SidecarSet as the mutating webhook does
   sidecarset-validate  validate a SidecarSet as the validating webhook does
   pod-inject           inject sidecars into a Pod as the pod webhook does
-  ${STATUS_SYNC.padEnd(19)}the statuses one reconciler pass would write
-  ${ROLLOUT.padEnd(19)}what one in-place rollout pass would do
-functions: ${ADMISSION_FUNCTIONS.join(', ')}, ${STATUS_SYNC}, ${ROLLOUT}`;
+  ${STATUS_SYNC.padEnd(21)}the statuses one reconciler pass would write
+  ${ROLLOUT.padEnd(21)}what one in-place rollout pass would do`;
 
 /** The help of one function, or the general one for a name that is none. */
 export function usageOf(fn: string | undefined): string {

@@ -93,6 +93,7 @@ describe('the status-sync Lambda', () => {
         'status-sync PodsFlipped': 0,
         'status-sync PodsNotInjected': 1,
         'status-sync PassErrors': 0,
+        'status-sync WebhooksRepointed': 0,
       },
       {
         'log-agent MatchedPods': 1,
