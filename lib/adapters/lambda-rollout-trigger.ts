@@ -5,13 +5,14 @@
  * answers 202 at once, so the webhook waits for the hand-over only, never
  * for the pass.
  *
- * The SDK is imported on the first admitted change, not with this module:
+ * The SDK is imported on the first admitted change (lambda-async-invoke.ts):
  * the functions that never trigger (pod-inject, defaulting, and validation
  * without STATUS_SYNC_FUNCTION) pay nothing for it at cold start.
  */
 import { errorMessage } from '../errors.ts';
 import type { AdmittedSidecarSet, RolloutTrigger } from '../ports.ts';
 import { admittedEvent } from '../status-sync/admitted-event.ts';
+import { lambdaAsyncInvoke } from './lambda-async-invoke.ts';
 
 /** The status-sync function's name or ARN; set (by the CDK stack) on sidecarset-validate only. */
 export const ENV_STATUS_SYNC_FUNCTION = 'STATUS_SYNC_FUNCTION';
@@ -61,26 +62,13 @@ export function statusSyncTriggerFromEnv(env: Readonly<Record<string, string | u
 
 /** Invokes `functionName` asynchronously for each admitted change; one client per cold start. */
 export function lambdaRolloutTrigger(functionName: string, options: LambdaTriggerOptions = {}): RolloutTrigger {
-  let sdk: Promise<{ client: import('@aws-sdk/client-lambda').LambdaClient; Command: typeof import('@aws-sdk/client-lambda').InvokeCommand }> | undefined;
-  const load = () =>
-    (sdk ??= import('@aws-sdk/client-lambda').then(({ LambdaClient, InvokeCommand }) => ({
-      client: new LambdaClient({
-        ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
-        ...(options.region !== undefined ? { region: options.region } : {}),
-        // One attempt: the webhook's answer waits for this, and a missed
-        // trigger only delays the pass to the next scheduled tick.
-        maxAttempts: 1,
-      }),
-      Command: InvokeCommand,
-    })));
+  // One attempt: the webhook's answer waits for this, and a missed trigger only delays the pass to the next scheduled tick.
+  const invoke = lambdaAsyncInvoke(functionName, options, 1);
   return {
     async admitted(change: AdmittedSidecarSet, signal?: AbortSignal): Promise<void> {
       let statusCode: number | undefined;
       try {
-        const { client, Command } = await load();
-        const payload = new TextEncoder().encode(JSON.stringify(admittedEvent(change)));
-        const answer = await client.send(new Command({ FunctionName: functionName, InvocationType: 'Event', Payload: payload }), signal === undefined ? {} : { abortSignal: signal });
-        statusCode = answer.StatusCode;
+        statusCode = await invoke(admittedEvent(change), signal);
       } catch (error) {
         throw new RolloutTriggerError(`cannot invoke ${functionName} for SidecarSet ${change.sidecarSet}: ${errorMessage(error)}`, { cause: error });
       }

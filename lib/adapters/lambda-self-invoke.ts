@@ -13,6 +13,7 @@
  */
 import { errorMessage } from '../errors.ts';
 import type { ContinueEvent } from '../status-sync/admitted-event.ts';
+import { lambdaAsyncInvoke } from './lambda-async-invoke.ts';
 import type { LambdaTriggerOptions } from './lambda-rollout-trigger.ts';
 
 /** Set by the Lambda runtime in every function: the function's own name. */
@@ -31,24 +32,12 @@ export type Continuation = (event: ContinueEvent, signal?: AbortSignal) => Promi
 
 /** Invokes `functionName` (this function) asynchronously with a continuation; one client per cold start. */
 export function lambdaSelfInvoke(functionName: string, options: LambdaTriggerOptions = {}): Continuation {
-  let sdk: Promise<{ client: import('@aws-sdk/client-lambda').LambdaClient; Command: typeof import('@aws-sdk/client-lambda').InvokeCommand }> | undefined;
-  const load = () =>
-    (sdk ??= import('@aws-sdk/client-lambda').then(({ LambdaClient, InvokeCommand }) => ({
-      client: new LambdaClient({
-        ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
-        ...(options.region !== undefined ? { region: options.region } : {}),
-        // The SDK's own retries of the hand-over (not of the invocation): a lost continuation only waits for the schedule.
-        maxAttempts: 2,
-      }),
-      Command: InvokeCommand,
-    })));
+  // Two attempts at the hand-over: a lost continuation only waits for the schedule.
+  const invoke = lambdaAsyncInvoke(functionName, options, 2);
   return async (event, signal) => {
     let statusCode: number | undefined;
     try {
-      const { client, Command } = await load();
-      const payload = new TextEncoder().encode(JSON.stringify(event));
-      const answer = await client.send(new Command({ FunctionName: functionName, InvocationType: 'Event', Payload: payload }), signal === undefined ? {} : { abortSignal: signal });
-      statusCode = answer.StatusCode;
+      statusCode = await invoke(event, signal);
     } catch (error) {
       throw new ContinuationError(`cannot invoke ${functionName} to continue ${event.sets.join(', ')}: ${errorMessage(error)}`, { cause: error });
     }

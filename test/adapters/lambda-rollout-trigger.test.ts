@@ -11,7 +11,8 @@ import { ENV_STATUS_SYNC_FUNCTION, lambdaRolloutTrigger, RolloutTriggerError, st
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import type { AdmittedSidecarSet } from '../../lib/ports.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
-import { parseAdmittedEvent } from '../../lib/status-sync/admitted-event.ts';
+import { CONTINUE_EVENT_KIND, parseAdmittedEvent, parseContinueEvent, type ContinueEvent } from '../../lib/status-sync/admitted-event.ts';
+import { ContinuationError, lambdaSelfInvoke } from '../../lib/adapters/lambda-self-invoke.ts';
 import { admissionLambda } from '../../functions/shared/admission-lambda.ts';
 import { ConfigurationError } from '../../functions/shared/compose.ts';
 import { capturingLogger, functionUrlEvent, SECRET, sidecarSetReview, userSidecarSet } from '../../testkit/reviews.ts';
@@ -106,6 +107,23 @@ describe('the rollout trigger on the Lambda Invoke API', () => {
     expect(payload).toEqual({ kind: 'SidecarSetAdmitted', ...change });
     // What the receiver reads back is exactly what was admitted.
     expect(parseAdmittedEvent(payload)).toEqual(change);
+  });
+
+  it('sends status-sync its own continuation the same way (Event, signed), which it reads back as sent', async () => {
+    const event: ContinueEvent = { kind: CONTINUE_EVENT_KIND, sets: ['log-agent', 'mesh'], from: 'c0ffee', sentAt: 1_764_600_000_000 };
+    await lambdaSelfInvoke('sidecarset-status-sync', { endpoint })(event);
+    expect(received).toHaveLength(1);
+    expect(received[0]?.path).toBe('/2015-03-31/functions/sidecarset-status-sync/invocations');
+    expect(received[0]?.invocationType).toBe('Event');
+    expect(parseContinueEvent(JSON.parse(received[0]?.body ?? ''))).toEqual(event);
+  });
+
+  it('tells a continuation Lambda would not queue, after two attempts at the hand-over', async () => {
+    answer = lambdaError(429, 'TooManyRequestsException', 'Rate Exceeded.');
+    const outcome = lambdaSelfInvoke('sidecarset-status-sync', { endpoint })({ kind: CONTINUE_EVENT_KIND, sets: ['log-agent'], from: 'c0ffee', sentAt: 1 });
+    await expect(outcome).rejects.toThrow(ContinuationError);
+    await expect(outcome).rejects.toThrow(/cannot invoke sidecarset-status-sync to continue log-agent: Rate Exceeded\./);
+    expect(received).toHaveLength(2);
   });
 
   it('puts a function ARN into the path as the API expects (URL-encoded)', async () => {
