@@ -22,24 +22,36 @@ export type FunctionUrlResult = APIGatewayProxyStructuredResultV2;
  * arrival.
  */
 export function httpRequestFromEvent(event: LambdaFunctionURLEvent): HttpRequest {
+  return withLazyBody(
+    {
+      method: event.requestContext.http.method,
+      path: event.rawPath,
+      headers: event.headers,
+      timeout: event.queryStringParameters?.timeout,
+      requestId: event.requestContext.requestId,
+      // Set by the Function URL service from the connection, not from a header the caller controls.
+      sourceIp: event.requestContext.http.sourceIp,
+    },
+    event.body,
+    event.isBase64Encoded,
+  );
+}
+
+/**
+ * The request with its body decoded only when the door reads it, and its
+ * size counted without decoding (base64's length gives the size it decodes to).
+ */
+function withLazyBody(request: Omit<HttpRequest, 'body' | 'bodyBytes'>, raw: string | null | undefined, base64: boolean): HttpRequest {
   let decoded: string | undefined;
   return {
-    method: event.requestContext.http.method,
-    path: event.rawPath,
-    headers: event.headers,
-    timeout: event.queryStringParameters?.timeout,
+    ...request,
     get body() {
-      const raw = event.body ?? '';
-      decoded ??= event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+      decoded ??= base64 ? Buffer.from(raw ?? '', 'base64').toString('utf8') : (raw ?? '');
       return decoded;
     },
-    // Counted without decoding: base64's length gives the size it decodes to.
     get bodyBytes() {
-      return Buffer.byteLength(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8');
+      return Buffer.byteLength(raw ?? '', base64 ? 'base64' : 'utf8');
     },
-    requestId: event.requestContext.requestId,
-    // Set by the Function URL service from the connection, not from a header the caller controls.
-    sourceIp: event.requestContext.http.sourceIp,
   };
 }
 
@@ -52,24 +64,19 @@ export function httpRequestFromEvent(event: LambdaFunctionURLEvent): HttpRequest
  * ", " as HTTP allows).
  */
 export function httpRequestFromRestEvent(event: APIGatewayProxyEvent): HttpRequest {
-  let decoded: string | undefined;
-  return {
-    method: event.httpMethod,
-    path: pathAfterResource(event.path, event.resource),
-    headers: foldHeaders(event.multiValueHeaders, event.headers),
-    timeout: event.queryStringParameters?.timeout,
-    get body() {
-      const raw = event.body ?? '';
-      decoded ??= event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
-      return decoded;
+  return withLazyBody(
+    {
+      method: event.httpMethod,
+      path: pathAfterResource(event.path, event.resource),
+      headers: foldHeaders(event.multiValueHeaders, event.headers),
+      timeout: event.queryStringParameters?.timeout,
+      requestId: event.requestContext.requestId,
+      // Set by API Gateway from the connection (through the VPC endpoint: the caller's address in the VPC), never from a header.
+      sourceIp: event.requestContext.identity.sourceIp,
     },
-    get bodyBytes() {
-      return Buffer.byteLength(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8');
-    },
-    requestId: event.requestContext.requestId,
-    // Set by API Gateway from the connection (through the VPC endpoint: the caller's address in the VPC), never from a header.
-    sourceIp: event.requestContext.identity.sourceIp,
-  };
+    event.body,
+    event.isBase64Encoded,
+  );
 }
 
 /** `/pod-inject/<secret>` under the resource `/pod-inject/{proxy+}` is `/<secret>`; anything else is `/`. */
