@@ -12,7 +12,7 @@ import { followWasNews, logFollow, logPass } from './compose.ts';
 export interface StatusLoopOptions {
   runPass: (signal: AbortSignal) => Promise<PassResult>;
   /** Follows in-flight rollouts and admitted changes after a pass (compose.ts); absent, passes only. */
-  follow?: (names: readonly string[], signal: AbortSignal, queue: AdmittedQueue) => Promise<PaceSummary>;
+  follow?: (names: readonly string[], signal: AbortSignal, queue: AdmittedQueue, budget?: AbortSignal) => Promise<PaceSummary>;
   intervalMs: number;
   logger: Logger;
   /** Longest time without a log line while passes change nothing (default 5 minutes; 0 logs every pass). */
@@ -51,7 +51,9 @@ export function startStatusLoop(options: StatusLoopOptions): StatusLoop {
     // Following ends when the next full pass is due, so the schedule of full passes (and the secret rotation they carry) keeps its pace.
     // Whole milliseconds: AbortSignal.timeout refuses a fraction (performance.now() has them).
     const budgetMs = Math.ceil(Math.max(1_000, Math.min(passTimeoutMs, nextFullPassAt - performance.now())));
-    const summary = await options.follow(names, AbortSignal.any([stopping.signal, AbortSignal.timeout(budgetMs)]), queue);
+    // The budget ends following at a pass boundary; a pass running then finishes its writes within its own
+    // deadline (a pass cut mid-round would report its revision and pod writes as failed).
+    const summary = await options.follow(names, AbortSignal.any([stopping.signal, AbortSignal.timeout(budgetMs + passTimeoutMs)]), queue, AbortSignal.timeout(budgetMs));
     if (followWasNews(summary)) logFollow(options.logger, summary);
   };
 

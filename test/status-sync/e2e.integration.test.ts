@@ -151,8 +151,10 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
     const events = (await admin('GET', `/api/v1/events?fieldSelector=${encodeURIComponent('involvedObject.kind=SidecarSet,involvedObject.name=log-agent')}`)) as {
       items: { type: string; reason: string; message: string; involvedObject: { uid: string }; source: { component: string } }[];
     };
-    // Only that one: every pod is updated, a resting rollout state, which is no news at first sight.
-    const notInjected = events.items;
+    // Every pod is updated but one is not ready (no kubelet runs here): not finished, so the rollout state is news.
+    expect(events.items.map((event) => event.reason).sort()).toEqual(['PodsNotInjected', 'RolloutProgressing']);
+    expect(events.items.find((event) => event.reason === 'RolloutProgressing')?.message).toMatch(/every pod is updated; 1 not ready yet: Restarting: 1 pod\(s\) \(shop\/web-2\)$/);
+    const notInjected = events.items.filter((event) => event.reason === 'PodsNotInjected');
     expect(notInjected).toEqual([
       expect.objectContaining({ type: 'Warning', reason: 'PodsNotInjected', involvedObject: expect.objectContaining({ uid }), source: { component: 'sidecarset-status-sync' } }),
     ]);
@@ -163,21 +165,22 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
   });
 
   it("writes the pass's metrics and the set's as EMF lines CloudWatch accepts", () => {
-    expect(metricLines).toHaveLength(2);
+    expect(metricLines).toHaveLength(3);
     for (const line of metricLines) expect(checkEmfDocument(line)).toEqual([]);
-    const [passLine, setLine] = metricLines.map((line) => Object.fromEntries(extractedMetrics(line).map((m) => [`${Object.values(m.dimensions).join('/')} ${m.name}`, m.value])));
+    const [passLine, setLine, unavailableLine] = metricLines.map((line) => Object.fromEntries(extractedMetrics(line).map((m) => [`${Object.values(m.dimensions).join('/')} ${m.name}`, m.value])));
     expect(passLine).toMatchObject({ 'status-sync StatusesWritten': 1, 'status-sync PodsNotInjected': 1, 'status-sync PodsUpdated': 0, 'status-sync PassErrors': 0 });
     expect(passLine?.['status-sync ApiRequests']).toBeGreaterThanOrEqual(4);
     expect(passLine?.['status-sync PassDuration']).toBeGreaterThan(0);
-    // Every pod updated: the rollout rests in Finished.
+    // Every pod updated, one not ready: not finished (finished is updated and ready), and why, by the kubelet's reason.
     expect(setLine).toEqual({
       'log-agent MatchedPods': 2,
       'log-agent UpdatedPods': 2,
       'log-agent ReadyPods': 1,
       'log-agent UpdatedReadyPods': 1,
       'log-agent NotInjectedPods': 1,
-      'log-agent/Finished RolloutState': 1,
+      'log-agent/Progressing RolloutState': 1,
     });
+    expect(unavailableLine).toEqual({ 'log-agent/Restarting UnavailablePods': 1 });
   });
 
   it('counts the API requests of a pass as the API server counts them', async () => {
