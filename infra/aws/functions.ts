@@ -85,6 +85,24 @@ export const FUNCTION_SPECS: Readonly<Record<AdmissionFunctionName, AdmissionSpe
   },
 };
 
+/**
+ * The Kubernetes identity a cluster-reading function runs as (infra/k8s/rbac.yaml):
+ * the webhooks share the read-only group, status-sync is the writer, whose
+ * exact username the pod-writes ValidatingAdmissionPolicy matches.
+ */
+export interface KubernetesIdentity {
+  username: string;
+  group: string;
+}
+
+export const WEBHOOKS_IDENTITY: KubernetesIdentity = { username: 'sidecarset-webhooks', group: 'sidecarset-webhooks' };
+export const STATUS_SYNC_IDENTITY: KubernetesIdentity = { username: 'sidecarset-status-sync', group: 'sidecarset-status-sync' };
+
+/** Which identity a function gets: the writer for the reconciler, the reader for every webhook. */
+export function kubernetesIdentity(spec: FunctionSpec): KubernetesIdentity {
+  return spec.trigger === 'schedule' ? STATUS_SYNC_IDENTITY : WEBHOOKS_IDENTITY;
+}
+
 /** What the stack hands its functions: the caller secret and the way to the cluster. */
 export interface StackInputs {
   webhookSecretArn: string;

@@ -8,6 +8,7 @@
 import { CfnOutput, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
 import { EndpointType, LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { CfnVPCEndpoint, InterfaceVpcEndpoint } from 'aws-cdk-lib/aws-ec2';
+import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -22,7 +23,7 @@ import { ENV_STATUS_SYNC_FUNCTION } from '../../lib/adapters/lambda-rollout-trig
 import { checkBundles, type BundleDirectories } from './bundles.ts';
 import { ALARM_PERIOD, metricAlarm, metricAlarmSpecs, sidecarSetDashboard } from './dashboard.ts';
 import type { FunctionSettings, StackConfig, WebhookIngress } from './config.ts';
-import { FUNCTION_SPECS, functionAccess, STACK_FUNCTIONS, type FunctionSpec, type StackFunctionName, type StackInputs } from './functions.ts';
+import { FUNCTION_SPECS, functionAccess, kubernetesIdentity, STACK_FUNCTIONS, type FunctionSpec, type StackFunctionName, type StackInputs } from './functions.ts';
 
 /**
  * Length of the generated webhook secret. Letters and digits only (see
@@ -107,10 +108,21 @@ export class SidecarSetStack extends Stack {
         this.schedule(fn, config.statusSync.rateMinutes);
       }
       if (spec.readsCluster) {
+        const identity = kubernetesIdentity(spec);
         new CfnOutput(this, OUTPUT_KEYS.roleArn(spec), {
           value: role.roleArn,
-          description: `IAM role of ${name}: on EKS, map it to the sidecarset-functions user with an access entry (infra/k8s/rbac.yaml)`,
+          description: `IAM role of ${name}: Kubernetes user ${identity.username} in group ${identity.group} (infra/k8s/rbac.yaml)`,
         });
+        // On EKS the stack maps the role itself, so each function gets its own identity and no more.
+        if (cluster.kind === 'eks') {
+          new CfnAccessEntry(this, `${spec.id}AccessEntry`, {
+            clusterName: cluster.clusterName,
+            principalArn: role.roleArn,
+            type: 'STANDARD',
+            username: identity.username,
+            kubernetesGroups: [identity.group],
+          });
+        }
       }
     }
     this.functions = functions;

@@ -327,6 +327,19 @@ describe('secrets and IAM', () => {
     expect(secretGrants('status-sync')).toEqual([ref(s, 'WebhookSecret')]);
     expect(s.template.toJSON().Outputs).not.toHaveProperty(OUTPUT_KEYS.kubeconfigSecretArn);
   });
+
+  it('on EKS maps each cluster reader\'s role to its own identity with an access entry: the webhooks read-only, status-sync the writer', async () => {
+    const caData = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIBdummy\n-----END CERTIFICATE-----\n').toString('base64');
+    const s = await synth({ eksClusterName: 'prod', eksEndpoint: 'https://ABC123.gr7.eu-west-1.eks.amazonaws.com', eksCaData: caData });
+    const entries = Object.values(s.template.findResources('AWS::EKS::AccessEntry')).map((r) => r.Properties as Record<string, unknown>);
+    const byRole = (fn: StackFunctionName) => entries.filter((e) => JSON.stringify(e.PrincipalArn) === JSON.stringify(s.props(fn).Role));
+    expect(entries).toHaveLength(CLUSTER_READERS.length);
+    for (const fn of CLUSTER_READERS) {
+      const identity = fn === 'status-sync' ? 'sidecarset-status-sync' : 'sidecarset-webhooks';
+      expect(byRole(fn)).toEqual([{ ClusterName: 'prod', PrincipalArn: s.props(fn).Role, Type: 'STANDARD', Username: identity, KubernetesGroups: [identity] }]);
+    }
+    defaults.template.resourceCountIs('AWS::EKS::AccessEntry', 0);
+  });
 });
 
 describe('operations', () => {
