@@ -107,7 +107,7 @@ export function kubernetesIdentity(spec: FunctionSpec): KubernetesIdentity {
 export interface StackInputs {
   webhookSecretArn: string;
   /** The kubeconfig secret's ARN, or the EKS settings (no secret). */
-  cluster: { kind: 'kubeconfig-secret'; secretArn: string } | Extract<ClusterCredentials, { kind: 'eks' }>;
+  cluster: { kind: 'kubeconfig-secret'; secretArn: string; statusSyncSecretArn: string } | Extract<ClusterCredentials, { kind: 'eks' }>;
   /** Kubernetes client settings for the functions that take them, by variable name. */
   kubeSettings: Readonly<Record<string, string>>;
   /** The caller network allowlist for the Function URLs, when there is one. */
@@ -151,8 +151,10 @@ export function functionAccess(spec: FunctionSpec, inputs: StackInputs): Functio
   if (spec.readsCluster) {
     const { cluster } = inputs;
     if (cluster.kind === 'kubeconfig-secret') {
-      environment[CLUSTER_ENV.kubeconfigSecretArn] = cluster.secretArn;
-      secretArns.push(cluster.secretArn);
+      // Each identity its own credential: a webhook never holds the writer's.
+      const kubeconfig = kubernetesIdentity(spec) === STATUS_SYNC_IDENTITY ? cluster.statusSyncSecretArn : cluster.secretArn;
+      environment[CLUSTER_ENV.kubeconfigSecretArn] = kubeconfig;
+      secretArns.push(kubeconfig);
     } else {
       // The token is made from the role's own credentials (a presigned sts:GetCallerIdentity, which needs no IAM grant).
       environment[CLUSTER_ENV.eksClusterName] = cluster.clusterName;

@@ -49,6 +49,7 @@ export const OUTPUT_KEYS = {
   roleArn: (spec: FunctionSpec) => `${spec.id}RoleArn`,
   webhookSecretArn: 'WebhookSecretArn',
   kubeconfigSecretArn: 'KubeconfigSecretArn',
+  statusSyncKubeconfigSecretArn: 'StatusSyncKubeconfigSecretArn',
 } as const;
 
 
@@ -69,7 +70,13 @@ export class SidecarSetStack extends Stack {
     const webhookSecret = this.webhookSecret(config.webhookSecretArn);
     // On EKS the functions need no stored credential, so no kubeconfig secret exists.
     const cluster: StackInputs['cluster'] =
-      config.cluster.kind === 'eks' ? config.cluster : { kind: 'kubeconfig-secret', secretArn: this.kubeconfigSecret(config.cluster.secretArn).secretArn };
+      config.cluster.kind === 'eks'
+        ? config.cluster
+        : {
+            kind: 'kubeconfig-secret',
+            secretArn: this.kubeconfigSecret('KubeconfigSecret', config.cluster.secretArn, 'the SidecarSet webhooks (read-only identity sidecarset-webhooks)').secretArn,
+            statusSyncSecretArn: this.kubeconfigSecret('StatusSyncKubeconfigSecret', config.cluster.statusSyncSecretArn, 'status-sync (writer identity sidecarset-status-sync)').secretArn,
+          };
     const inputs: StackInputs = {
       webhookSecretArn: webhookSecret.secretArn,
       cluster,
@@ -137,7 +144,11 @@ export class SidecarSetStack extends Stack {
     if (cluster.kind === 'kubeconfig-secret') {
       new CfnOutput(this, OUTPUT_KEYS.kubeconfigSecretArn, {
         value: cluster.secretArn,
-        description: 'kubeconfig the functions use to reach the cluster',
+        description: 'kubeconfig the webhooks use to reach the cluster: a credential in group sidecarset-webhooks (read-only)',
+      });
+      new CfnOutput(this, OUTPUT_KEYS.statusSyncKubeconfigSecretArn, {
+        value: cluster.statusSyncSecretArn,
+        description: 'kubeconfig status-sync uses to reach the cluster: user sidecarset-status-sync in group sidecarset-status-sync',
       });
     }
   }
@@ -212,10 +223,10 @@ export class SidecarSetStack extends Stack {
   }
 
   /** The cluster credentials: the user's secret, or a placeholder for them to fill after the first deploy. */
-  private kubeconfigSecret(arn: string | undefined): ISecret {
-    if (arn !== undefined) return Secret.fromSecretCompleteArn(this, 'KubeconfigSecret', arn);
-    return new Secret(this, 'KubeconfigSecret', {
-      description: 'kubeconfig (YAML) the SidecarSet functions use to reach the cluster',
+  private kubeconfigSecret(id: string, arn: string | undefined, whose: string): ISecret {
+    if (arn !== undefined) return Secret.fromSecretCompleteArn(this, id, arn);
+    return new Secret(this, id, {
+      description: `kubeconfig (YAML) ${whose} uses to reach the cluster`,
       // Not a secret: instructions the user overwrites (see KUBECONFIG_PLACEHOLDER).
       secretStringValue: SecretValue.unsafePlainText(KUBECONFIG_PLACEHOLDER),
     });
