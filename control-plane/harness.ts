@@ -25,10 +25,24 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** The project's RBAC manifest: the functions' identity gets exactly this. */
 export const rbacManifestPath = join(repoRoot, 'infra', 'k8s', 'rbac.yaml');
 
-/** The user the functions authenticate as; rbac.yaml binds its ClusterRole to this name. */
+/**
+ * The user the functions authenticate as in most tests: a member of both of
+ * rbac.yaml's groups (the webhooks' reader and the reconciler's writer), so
+ * one credential can run every function. Deployments never do that: see
+ * {@link webhooksUserName} and {@link statusSyncUserName}.
+ */
 export const functionsUserName = 'sidecarset-functions';
 
-export type ControlPlaneUser = 'admin' | 'functions';
+/** The admission webhooks' identity as deployed: group `sidecarset-webhooks` only (read-only). */
+export const webhooksUserName = 'sidecarset-webhooks';
+
+/**
+ * The reconciler's identity as deployed: group `sidecarset-status-sync`, and
+ * the username rbac.yaml's ValidatingAdmissionPolicy matches.
+ */
+export const statusSyncUserName = 'sidecarset-status-sync';
+
+export type ControlPlaneUser = 'admin' | 'functions' | 'webhooks' | 'status-sync';
 
 export interface ControlPlaneOptions {
   /** How long etcd and then kube-apiserver each get to become ready. Default 120 s. */
@@ -384,12 +398,17 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
 
     const adminToken = randomBytes(24).toString('hex');
     const functionsToken = randomBytes(24).toString('hex');
+    const webhooksToken = randomBytes(24).toString('hex');
+    const statusSyncToken = randomBytes(24).toString('hex');
     const certDir = join(dir, 'certs');
     await mkdir(certDir);
     const tokensFile = join(dir, 'tokens.csv');
     await writeFile(
       tokensFile,
-      `${adminToken},admin,admin,"system:masters"\n${functionsToken},${functionsUserName},${functionsUserName}\n`,
+      `${adminToken},admin,admin,"system:masters"\n` +
+        `${functionsToken},${functionsUserName},${functionsUserName},"sidecarset-webhooks,sidecarset-status-sync"\n` +
+        `${webhooksToken},${webhooksUserName},${webhooksUserName},"sidecarset-webhooks"\n` +
+        `${statusSyncToken},${statusSyncUserName},${statusSyncUserName},"sidecarset-status-sync"\n`,
       { mode: 0o600 },
     );
     const serviceAccountKeyFile = join(dir, 'service-account.key');
@@ -460,7 +479,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     if (caCert === undefined) throw new Error('unreachable: ready without a CA');
     const ca = caCert;
 
-    const tokens: Record<ControlPlaneUser, string> = { admin: adminToken, functions: functionsToken };
+    const tokens: Record<ControlPlaneUser, string> = { admin: adminToken, functions: functionsToken, webhooks: webhooksToken, 'status-sync': statusSyncToken };
     const request: ControlPlane['request'] = (user, method, path, body, contentType) =>
       httpCall({
         method,

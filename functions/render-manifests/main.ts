@@ -1,7 +1,9 @@
 /**
  * `npm run manifests -- ...`: the Kubernetes manifests for one deployment,
- * as YAML on standard output: the CRD, the RBAC for the functions' identity,
- * and the webhook configurations pointing at the functions.
+ * as YAML on standard output: the CRD, the RBAC for the functions' two
+ * identities (the webhooks' read-only one, status-sync's writer) with the
+ * policy that narrows the writer's pod patches, and the webhook
+ * configurations pointing at the functions.
  *
  *   Lambda:  --function-urls FILE (CDK outputs JSON) | --url-<function> URL ...,
  *            with the caller secret from --secret-file FILE or $WEBHOOK_SECRET

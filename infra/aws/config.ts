@@ -36,7 +36,8 @@ export interface FunctionSettings {
  * credential is stored at all.
  */
 export type ClusterCredentials =
-  | { kind: 'kubeconfig-secret'; secretArn: string | undefined }
+  /** `secretArn`: the webhooks' kubeconfig (read-only identity); `statusSyncSecretArn`: status-sync's (the writer). */
+  | { kind: 'kubeconfig-secret'; secretArn: string | undefined; statusSyncSecretArn: string | undefined }
   | { kind: 'eks'; clusterName: string; endpoint: string; caData: string };
 
 export interface StackConfig {
@@ -91,6 +92,7 @@ export const CONTEXT_DEFAULTS = {
   logRetentionDays: 30,
   webhookSecretArn: undefined,
   kubeconfigSecretArn: undefined,
+  statusSyncKubeconfigSecretArn: undefined,
   eksClusterName: undefined,
   eksEndpoint: undefined,
   eksCaData: undefined,
@@ -233,10 +235,11 @@ const EKS_CLUSTER_NAME = /^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$/;
  */
 function clusterCredentials(read: ContextReader): ClusterCredentials {
   const kubeconfigSecretArn = secretArn(read, 'kubeconfigSecretArn');
+  const statusSyncSecretArn = secretArn(read, 'statusSyncKubeconfigSecretArn');
   const given = EKS_KEYS.filter((key) => raw(read, key) !== undefined);
-  if (given.length === 0) return { kind: 'kubeconfig-secret', secretArn: kubeconfigSecretArn };
-  if (kubeconfigSecretArn !== undefined) {
-    throw new ContextError('kubeconfigSecretArn', `cannot be set together with ${given.join(', ')}: the functions reach the cluster either with a kubeconfig or with their EKS role`);
+  if (given.length === 0) return { kind: 'kubeconfig-secret', secretArn: kubeconfigSecretArn, statusSyncSecretArn };
+  if (kubeconfigSecretArn !== undefined || statusSyncSecretArn !== undefined) {
+    throw new ContextError(kubeconfigSecretArn !== undefined ? 'kubeconfigSecretArn' : 'statusSyncKubeconfigSecretArn', `cannot be set together with ${given.join(', ')}: the functions reach the cluster either with a kubeconfig or with their EKS role`);
   }
   const missing = EKS_KEYS.find((key) => !given.includes(key));
   if (missing !== undefined) throw new ContextError(missing, `must be set too when ${given.join(', ')} is (EKS needs the cluster's name, endpoint and CA data)`);

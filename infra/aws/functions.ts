@@ -85,11 +85,29 @@ export const FUNCTION_SPECS: Readonly<Record<AdmissionFunctionName, AdmissionSpe
   },
 };
 
+/**
+ * The Kubernetes identity a cluster-reading function runs as (infra/k8s/rbac.yaml):
+ * the webhooks share the read-only group, status-sync is the writer, whose
+ * exact username the pod-writes ValidatingAdmissionPolicy matches.
+ */
+export interface KubernetesIdentity {
+  username: string;
+  group: string;
+}
+
+export const WEBHOOKS_IDENTITY: KubernetesIdentity = { username: 'sidecarset-webhooks', group: 'sidecarset-webhooks' };
+export const STATUS_SYNC_IDENTITY: KubernetesIdentity = { username: 'sidecarset-status-sync', group: 'sidecarset-status-sync' };
+
+/** Which identity a function gets: the writer for the reconciler, the reader for every webhook. */
+export function kubernetesIdentity(spec: FunctionSpec): KubernetesIdentity {
+  return spec.trigger === 'schedule' ? STATUS_SYNC_IDENTITY : WEBHOOKS_IDENTITY;
+}
+
 /** What the stack hands its functions: the caller secret and the way to the cluster. */
 export interface StackInputs {
   webhookSecretArn: string;
   /** The kubeconfig secret's ARN, or the EKS settings (no secret). */
-  cluster: { kind: 'kubeconfig-secret'; secretArn: string } | Extract<ClusterCredentials, { kind: 'eks' }>;
+  cluster: { kind: 'kubeconfig-secret'; secretArn: string; statusSyncSecretArn: string } | Extract<ClusterCredentials, { kind: 'eks' }>;
   /** Kubernetes client settings for the functions that take them, by variable name. */
   kubeSettings: Readonly<Record<string, string>>;
   /** The caller network allowlist for the Function URLs, when there is one. */
@@ -133,8 +151,10 @@ export function functionAccess(spec: FunctionSpec, inputs: StackInputs): Functio
   if (spec.readsCluster) {
     const { cluster } = inputs;
     if (cluster.kind === 'kubeconfig-secret') {
-      environment[CLUSTER_ENV.kubeconfigSecretArn] = cluster.secretArn;
-      secretArns.push(cluster.secretArn);
+      // Each identity its own credential: a webhook never holds the writer's.
+      const kubeconfig = kubernetesIdentity(spec) === STATUS_SYNC_IDENTITY ? cluster.statusSyncSecretArn : cluster.secretArn;
+      environment[CLUSTER_ENV.kubeconfigSecretArn] = kubeconfig;
+      secretArns.push(kubeconfig);
     } else {
       // The token is made from the role's own credentials (a presigned sts:GetCallerIdentity, which needs no IAM grant).
       environment[CLUSTER_ENV.eksClusterName] = cluster.clusterName;

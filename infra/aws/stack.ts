@@ -8,6 +8,7 @@
 import { CfnOutput, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
 import { EndpointType, LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { CfnVPCEndpoint, InterfaceVpcEndpoint } from 'aws-cdk-lib/aws-ec2';
+import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -22,7 +23,7 @@ import { ENV_STATUS_SYNC_FUNCTION } from '../../lib/adapters/lambda-rollout-trig
 import { checkBundles, type BundleDirectories } from './bundles.ts';
 import { ALARM_PERIOD, metricAlarm, metricAlarmSpecs, sidecarSetDashboard } from './dashboard.ts';
 import type { FunctionSettings, StackConfig, WebhookIngress } from './config.ts';
-import { FUNCTION_SPECS, functionAccess, STACK_FUNCTIONS, type FunctionSpec, type StackFunctionName, type StackInputs } from './functions.ts';
+import { FUNCTION_SPECS, functionAccess, kubernetesIdentity, STACK_FUNCTIONS, type FunctionSpec, type StackFunctionName, type StackInputs } from './functions.ts';
 
 /**
  * Length of the generated webhook secret. Letters and digits only (see
@@ -48,6 +49,7 @@ export const OUTPUT_KEYS = {
   roleArn: (spec: FunctionSpec) => `${spec.id}RoleArn`,
   webhookSecretArn: 'WebhookSecretArn',
   kubeconfigSecretArn: 'KubeconfigSecretArn',
+  statusSyncKubeconfigSecretArn: 'StatusSyncKubeconfigSecretArn',
 } as const;
 
 
@@ -68,7 +70,13 @@ export class SidecarSetStack extends Stack {
     const webhookSecret = this.webhookSecret(config.webhookSecretArn);
     // On EKS the functions need no stored credential, so no kubeconfig secret exists.
     const cluster: StackInputs['cluster'] =
-      config.cluster.kind === 'eks' ? config.cluster : { kind: 'kubeconfig-secret', secretArn: this.kubeconfigSecret(config.cluster.secretArn).secretArn };
+      config.cluster.kind === 'eks'
+        ? config.cluster
+        : {
+            kind: 'kubeconfig-secret',
+            secretArn: this.kubeconfigSecret('KubeconfigSecret', config.cluster.secretArn, 'the SidecarSet webhooks (read-only identity sidecarset-webhooks)').secretArn,
+            statusSyncSecretArn: this.kubeconfigSecret('StatusSyncKubeconfigSecret', config.cluster.statusSyncSecretArn, 'status-sync (writer identity sidecarset-status-sync)').secretArn,
+          };
     const inputs: StackInputs = {
       webhookSecretArn: webhookSecret.secretArn,
       cluster,
@@ -107,10 +115,21 @@ export class SidecarSetStack extends Stack {
         this.schedule(fn, config.statusSync.rateMinutes);
       }
       if (spec.readsCluster) {
+        const identity = kubernetesIdentity(spec);
         new CfnOutput(this, OUTPUT_KEYS.roleArn(spec), {
           value: role.roleArn,
-          description: `IAM role of ${name}: on EKS, map it to the sidecarset-functions user with an access entry (infra/k8s/rbac.yaml)`,
+          description: `IAM role of ${name}: Kubernetes user ${identity.username} in group ${identity.group} (infra/k8s/rbac.yaml)`,
         });
+        // On EKS the stack maps the role itself, so each function gets its own identity and no more.
+        if (cluster.kind === 'eks') {
+          new CfnAccessEntry(this, `${spec.id}AccessEntry`, {
+            clusterName: cluster.clusterName,
+            principalArn: role.roleArn,
+            type: 'STANDARD',
+            username: identity.username,
+            kubernetesGroups: [identity.group],
+          });
+        }
       }
     }
     this.functions = functions;
@@ -125,7 +144,11 @@ export class SidecarSetStack extends Stack {
     if (cluster.kind === 'kubeconfig-secret') {
       new CfnOutput(this, OUTPUT_KEYS.kubeconfigSecretArn, {
         value: cluster.secretArn,
-        description: 'kubeconfig the functions use to reach the cluster',
+        description: 'kubeconfig the webhooks use to reach the cluster: a credential in group sidecarset-webhooks (read-only)',
+      });
+      new CfnOutput(this, OUTPUT_KEYS.statusSyncKubeconfigSecretArn, {
+        value: cluster.statusSyncSecretArn,
+        description: 'kubeconfig status-sync uses to reach the cluster: user sidecarset-status-sync in group sidecarset-status-sync',
       });
     }
   }
@@ -200,10 +223,10 @@ export class SidecarSetStack extends Stack {
   }
 
   /** The cluster credentials: the user's secret, or a placeholder for them to fill after the first deploy. */
-  private kubeconfigSecret(arn: string | undefined): ISecret {
-    if (arn !== undefined) return Secret.fromSecretCompleteArn(this, 'KubeconfigSecret', arn);
-    return new Secret(this, 'KubeconfigSecret', {
-      description: 'kubeconfig (YAML) the SidecarSet functions use to reach the cluster',
+  private kubeconfigSecret(id: string, arn: string | undefined, whose: string): ISecret {
+    if (arn !== undefined) return Secret.fromSecretCompleteArn(this, id, arn);
+    return new Secret(this, id, {
+      description: `kubeconfig (YAML) ${whose} uses to reach the cluster`,
       // Not a secret: instructions the user overwrites (see KUBECONFIG_PLACEHOLDER).
       secretStringValue: SecretValue.unsafePlainText(KUBECONFIG_PLACEHOLDER),
     });

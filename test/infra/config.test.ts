@@ -89,7 +89,8 @@ describe('readStackConfig', () => {
 
   it('accepts complete secret ARNs and an SNS topic ARN', async () => {
     const config = await read({ kubeconfigSecretArn: SECRET_ARN, alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:alarms' });
-    expect(config.cluster).toEqual({ kind: 'kubeconfig-secret', secretArn: SECRET_ARN });
+    expect(config.cluster).toStrictEqual({ kind: 'kubeconfig-secret', secretArn: SECRET_ARN, statusSyncSecretArn: undefined });
+    expect((await read({ statusSyncKubeconfigSecretArn: SECRET_ARN })).cluster).toStrictEqual({ kind: 'kubeconfig-secret', secretArn: undefined, statusSyncSecretArn: SECRET_ARN });
     expect(config.alarmTopicArn).toBe('arn:aws:sns:eu-west-1:123456789012:alarms');
   });
 
@@ -103,6 +104,7 @@ describe('readStackConfig', () => {
     [{ eksClusterName: 'prod' }, 'eksEndpoint', /"eksEndpoint" must be set too when eksClusterName is/],
     [{ eksEndpoint: EKS.eksEndpoint, eksCaData: CA_DATA }, 'eksClusterName', /must be set too when eksEndpoint, eksCaData is/],
     [{ ...EKS, kubeconfigSecretArn: SECRET_ARN }, 'kubeconfigSecretArn', /cannot be set together with eksClusterName, eksEndpoint, eksCaData/],
+    [{ ...EKS, statusSyncKubeconfigSecretArn: SECRET_ARN }, 'statusSyncKubeconfigSecretArn', /cannot be set together with eksClusterName, eksEndpoint, eksCaData/],
     [{ ...EKS, eksClusterName: 'prod cluster' }, 'eksClusterName', /must be an EKS cluster name; got "prod cluster"/],
     [{ ...EKS, eksEndpoint: 'http://10.0.0.1' }, 'eksEndpoint', /must be the cluster's https:\/\/ endpoint/],
     [{ ...EKS, eksEndpoint: 'ABC123.eks.amazonaws.com' }, 'eksEndpoint', /must be the cluster's https:\/\/ endpoint/],
@@ -131,6 +133,7 @@ describe('readStackConfig', () => {
     ['allowedCallerCidrs', '10.0.0.0/40', /"10.0.0.0\/40" has a prefix length that is not 0-32/],
     ['webhookSecretRotationHours', '1.5', /"webhookSecretRotationHours" must be a whole number of hours from 0 to 8784 \(0 turns rotation off\)/],
     ['kubeconfigSecretArn', 'my-kubeconfig', /"kubeconfigSecretArn" must be the complete ARN/],
+    ['statusSyncKubeconfigSecretArn', 'my-kubeconfig', /"statusSyncKubeconfigSecretArn" must be the complete ARN/],
     ['alarmTopicArn', 'arn:aws:sqs:eu-west-1:123456789012:q', /"alarmTopicArn" must be the ARN of an SNS topic/],
     ['kubeApiTimeoutMs', '5s', /"kubeApiTimeoutMs" must be a whole number of milliseconds, at least 1; got "5s"/],
     ['sidecarSetCacheMaxStalenessMs', '-1', /"sidecarSetCacheMaxStalenessMs" must be a whole number of milliseconds/],

@@ -7,7 +7,7 @@ import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
 
 const kubeconfigInputs: StackInputs = {
   webhookSecretArn: 'webhook-arn',
-  cluster: { kind: 'kubeconfig-secret', secretArn: 'kubeconfig-arn' },
+  cluster: { kind: 'kubeconfig-secret', secretArn: 'kubeconfig-arn', statusSyncSecretArn: 'status-sync-kubeconfig-arn' },
   kubeSettings: { KUBE_API_TIMEOUT_MS: '3000' },
   webhookSecretRotationHours: 24,
   revisionNamespace: 'kruise-system',
@@ -61,20 +61,28 @@ describe('functionAccess', () => {
     });
   });
 
-  it('lets the reconciler read the kubeconfig secret, and read and write the webhook secret to rotate it', () => {
+  it('lets the reconciler read its own kubeconfig secret (the writer\'s), and read and write the webhook secret to rotate it', () => {
     expect(functionAccess(FUNCTION_SPECS['status-sync'], kubeconfigInputs)).toEqual({
-      environment: { METRICS_NAMESPACE: 'Team/Sidecars', KUBECONFIG_SECRET_ARN: 'kubeconfig-arn', SIDECARSET_REVISION_NAMESPACE: 'kruise-system', WEBHOOK_SECRET_ARN: 'webhook-arn', WEBHOOK_SECRET_ROTATION_PERIOD_MS: String(24 * 3_600_000) },
-      secretArns: ['webhook-arn', 'kubeconfig-arn'],
+      environment: { METRICS_NAMESPACE: 'Team/Sidecars', KUBECONFIG_SECRET_ARN: 'status-sync-kubeconfig-arn', SIDECARSET_REVISION_NAMESPACE: 'kruise-system', WEBHOOK_SECRET_ARN: 'webhook-arn', WEBHOOK_SECRET_ROTATION_PERIOD_MS: String(24 * 3_600_000) },
+      secretArns: ['webhook-arn', 'status-sync-kubeconfig-arn'],
       writableSecretArns: ['webhook-arn'],
     });
   });
 
   it('gives the reconciler nothing of the webhook secret when rotation is off', () => {
     expect(functionAccess(FUNCTION_SPECS['status-sync'], { ...kubeconfigInputs, webhookSecretRotationHours: 0 })).toEqual({
-      environment: { METRICS_NAMESPACE: 'Team/Sidecars', KUBECONFIG_SECRET_ARN: 'kubeconfig-arn', SIDECARSET_REVISION_NAMESPACE: 'kruise-system' },
-      secretArns: ['kubeconfig-arn'],
+      environment: { METRICS_NAMESPACE: 'Team/Sidecars', KUBECONFIG_SECRET_ARN: 'status-sync-kubeconfig-arn', SIDECARSET_REVISION_NAMESPACE: 'kruise-system' },
+      secretArns: ['status-sync-kubeconfig-arn'],
       writableSecretArns: [],
     });
+  });
+
+  it('gives each webhook that reads the cluster the webhooks\' kubeconfig secret, never the reconciler\'s', () => {
+    for (const fn of ADMISSION_FUNCTIONS.filter(needsCluster)) {
+      const access = functionAccess(FUNCTION_SPECS[fn], kubeconfigInputs);
+      expect(access.environment.KUBECONFIG_SECRET_ARN).toBe('kubeconfig-arn');
+      expect(access.secretArns).not.toContain('status-sync-kubeconfig-arn');
+    }
   });
 
   it('gives the caller network allowlist to the Function URL functions only', () => {

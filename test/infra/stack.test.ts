@@ -28,6 +28,7 @@ const CLUSTER_READERS = STACK_FUNCTIONS.filter((fn) => FUNCTION_SPECS[fn].readsC
 const WEBHOOK_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:sidecarset/webhook-AbCdEf';
 const KUBECONFIG_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:sidecarset/kubeconfig-GhIjKl';
 const ENV_KUBECONFIG_SECRET_ARN = CLUSTER_ENV.kubeconfigSecretArn;
+const STATUS_SYNC_KUBECONFIG_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:sidecarset/status-sync-kubeconfig-MnOpQr';
 const TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:sidecarset-alarms';
 
 /** A resource or property bag, typed as the assertions library returns it. */
@@ -102,7 +103,8 @@ describe('functions', () => {
       const spec = FUNCTION_SPECS[fn];
       const webhookSecret = spec.readsWebhookSecret || spec.rotatesWebhookSecret;
       expect(env[ENV_SECRET_ARN]).toEqual(webhookSecret ? ref(defaults, 'WebhookSecret') : undefined);
-      expect(env[ENV_KUBECONFIG_SECRET_ARN]).toEqual(spec.readsCluster ? ref(defaults, 'KubeconfigSecret') : undefined);
+      const kubeconfigSecret = spec.trigger === 'schedule' ? 'StatusSyncKubeconfigSecret' : 'KubeconfigSecret';
+      expect(env[ENV_KUBECONFIG_SECRET_ARN]).toEqual(spec.readsCluster ? ref(defaults, kubeconfigSecret) : undefined);
       expect(env[ENV_ROTATION_PERIOD_MS]).toEqual(spec.rotatesWebhookSecret ? String(24 * 3_600_000) : undefined);
       const triggers = fn === 'sidecarset-validate';
       expect(env[ENV_REVISION_NAMESPACE]).toEqual(spec.readsCluster ? 'kruise-system' : undefined);
@@ -229,7 +231,8 @@ describe('Function URLs and schedule', () => {
 
 describe('secrets and IAM', () => {
   it('generates a webhook secret the functions accept: {"current": <64 letters and digits>}', () => {
-    defaults.template.resourceCountIs('AWS::SecretsManager::Secret', 2);
+    // The webhook secret and the two kubeconfig placeholders (the webhooks' and status-sync's).
+    defaults.template.resourceCountIs('AWS::SecretsManager::Secret', 3);
     defaults.template.hasResourceProperties('AWS::SecretsManager::Secret', {
       GenerateSecretString: { SecretStringTemplate: '{}', GenerateStringKey: 'current', PasswordLength: WEBHOOK_SECRET_LENGTH, ExcludePunctuation: true, IncludeSpace: false },
     });
@@ -251,7 +254,8 @@ describe('secrets and IAM', () => {
       const writes = statements.filter((st) => asList(st.Action).includes('secretsmanager:PutSecretValue'));
       expect(statements.flatMap((st) => asList(st.Action)).sort()).toEqual([...reads.map(() => 'secretsmanager:GetSecretValue'), ...writes.map(() => 'secretsmanager:PutSecretValue')].sort());
       const webhookSecret = spec.readsWebhookSecret || spec.rotatesWebhookSecret;
-      const expected = [...(webhookSecret ? [ref(defaults, 'WebhookSecret')] : []), ...(spec.readsCluster ? [ref(defaults, 'KubeconfigSecret')] : [])];
+      const kubeconfigSecret = spec.trigger === 'schedule' ? 'StatusSyncKubeconfigSecret' : 'KubeconfigSecret';
+      const expected = [...(webhookSecret ? [ref(defaults, 'WebhookSecret')] : []), ...(spec.readsCluster ? [ref(defaults, kubeconfigSecret)] : [])];
       const granted = reads.flatMap((st) => asList(st.Resource));
       expect(granted).toHaveLength(expected.length);
       expect(granted).toEqual(expect.arrayContaining(expected));
@@ -293,8 +297,9 @@ describe('secrets and IAM', () => {
   });
 
   it('imports secrets by ARN instead of creating them, and grants exactly those ARNs', async () => {
-    const s = await synth({ webhookSecretArn: WEBHOOK_SECRET_ARN, kubeconfigSecretArn: KUBECONFIG_SECRET_ARN });
+    const s = await synth({ webhookSecretArn: WEBHOOK_SECRET_ARN, kubeconfigSecretArn: KUBECONFIG_SECRET_ARN, statusSyncKubeconfigSecretArn: STATUS_SYNC_KUBECONFIG_SECRET_ARN });
     s.template.resourceCountIs('AWS::SecretsManager::Secret', 0);
+    expect(s.props('status-sync').Environment.Variables[ENV_KUBECONFIG_SECRET_ARN]).toBe(STATUS_SYNC_KUBECONFIG_SECRET_ARN);
     expect(s.props('pod-inject').Environment.Variables).toEqual({
       [ENV_METRICS_NAMESPACE]: 'ServerlessSidecarSet',
       [ENV_SECRET_ARN]: WEBHOOK_SECRET_ARN,
@@ -326,6 +331,19 @@ describe('secrets and IAM', () => {
     // No cluster credential: only the webhook secret it rotates.
     expect(secretGrants('status-sync')).toEqual([ref(s, 'WebhookSecret')]);
     expect(s.template.toJSON().Outputs).not.toHaveProperty(OUTPUT_KEYS.kubeconfigSecretArn);
+  });
+
+  it('on EKS maps each cluster reader\'s role to its own identity with an access entry: the webhooks read-only, status-sync the writer', async () => {
+    const caData = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIBdummy\n-----END CERTIFICATE-----\n').toString('base64');
+    const s = await synth({ eksClusterName: 'prod', eksEndpoint: 'https://ABC123.gr7.eu-west-1.eks.amazonaws.com', eksCaData: caData });
+    const entries = Object.values(s.template.findResources('AWS::EKS::AccessEntry')).map((r) => r.Properties as Record<string, unknown>);
+    const byRole = (fn: StackFunctionName) => entries.filter((e) => JSON.stringify(e.PrincipalArn) === JSON.stringify(s.props(fn).Role));
+    expect(entries).toHaveLength(CLUSTER_READERS.length);
+    for (const fn of CLUSTER_READERS) {
+      const identity = fn === 'status-sync' ? 'sidecarset-status-sync' : 'sidecarset-webhooks';
+      expect(byRole(fn)).toEqual([{ ClusterName: 'prod', PrincipalArn: s.props(fn).Role, Type: 'STANDARD', Username: identity, KubernetesGroups: [identity] }]);
+    }
+    defaults.template.resourceCountIs('AWS::EKS::AccessEntry', 0);
   });
 });
 
@@ -451,7 +469,8 @@ describe('operations', () => {
     }
     defaults.template.hasOutput(OUTPUT_KEYS.webhookSecretArn, { Value: ref(defaults, 'WebhookSecret') });
     defaults.template.hasOutput(OUTPUT_KEYS.kubeconfigSecretArn, { Value: ref(defaults, 'KubeconfigSecret') });
-    expect(Object.keys(defaults.template.toJSON().Outputs as object)).toHaveLength(ADMISSION.length + CLUSTER_READERS.length + 2);
+    defaults.template.hasOutput(OUTPUT_KEYS.statusSyncKubeconfigSecretArn, { Value: ref(defaults, 'StatusSyncKubeconfigSecret') });
+    expect(Object.keys(defaults.template.toJSON().Outputs as object)).toHaveLength(ADMISSION.length + CLUSTER_READERS.length + 3);
   });
 
   it('is environment-agnostic and synthesizes without warnings', () => {

@@ -2,8 +2,9 @@
  * The status reconciler against a real kube-apiserver, as a user sees it:
  * pods created through the webhook, their status set as a kubelet would,
  * then `kubectl get sidecarsets` (the same Table request kubectl makes)
- * shows MATCHED, UPDATED and READY. The passes run as the least-privilege
- * identity of infra/k8s/rbac.yaml, so a missing permission fails here.
+ * shows MATCHED, UPDATED and READY. The passes run as status-sync's own
+ * identity of infra/k8s/rbac.yaml (sidecarset-status-sync, under its
+ * pod-writes policy), so a missing permission or a refused write fails here.
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { request as httpsRequest } from 'node:https';
@@ -126,7 +127,7 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
     await kubeletReports('web-2', false);
     await createWhilePodInjectIsDown(webPod('late'));
     const metrics = emfRecorder({ namespace: 'ServerlessSidecarSet', write: (line) => metricLines.push(line) });
-    statusSync = await composeStatusSync({ KUBECONFIG_CONTENT: stack.cp.kubeconfig('functions') }, { logger: capturingLogger().logger, metrics });
+    statusSync = await composeStatusSync({ KUBECONFIG_CONTENT: stack.cp.kubeconfig('status-sync') }, { logger: capturingLogger().logger, metrics });
     first = await statusSync.runPass();
   }, 30 * 60_000);
 

@@ -83,7 +83,8 @@ describe('renderManifests', () => {
   it('renders the CRD, RBAC and webhooks for Lambda Function URLs with the secret path and no caBundle', async () => {
     const out = docs(await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile]));
     expect(out.map((d) => d.kind)).toEqual([
-      'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'Namespace', 'Role', 'RoleBinding', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration',
+      'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'Namespace', 'Role', 'RoleBinding', 'Role', 'RoleBinding',
+      'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration',
     ]);
     const hooks = out.flatMap((d) => d.webhooks ?? []);
     expect(hooks.map((h) => h.clientConfig.url)).toEqual([
@@ -120,8 +121,15 @@ describe('renderManifests', () => {
       (parseAllDocuments(await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile, ...argv], env)).map((d) => d.toJS() as unknown) as { kind: string; metadata: { name: string; namespace?: string } }[])
         .filter((d) => ['Namespace', 'Role', 'RoleBinding'].includes(d.kind))
         .map((d) => `${d.kind} ${d.metadata.namespace ?? ''}/${d.metadata.name}`);
-    expect(await placed([], {})).toEqual(['Namespace /kruise-system', 'Role kruise-system/sidecarset-functions-revisions', 'RoleBinding kruise-system/sidecarset-functions-revisions']);
-    const moved = ['Namespace /sidecarset-history', 'Role sidecarset-history/sidecarset-functions-revisions', 'RoleBinding sidecarset-history/sidecarset-functions-revisions'];
+    const inNamespace = (ns: string) => [
+      `Namespace /${ns}`,
+      `Role ${ns}/sidecarset-webhooks-revisions`,
+      `RoleBinding ${ns}/sidecarset-webhooks-revisions`,
+      `Role ${ns}/sidecarset-status-sync-revisions`,
+      `RoleBinding ${ns}/sidecarset-status-sync-revisions`,
+    ];
+    expect(await placed([], {})).toEqual(inNamespace('kruise-system'));
+    const moved = inNamespace('sidecarset-history');
     expect(await placed([], { SIDECARSET_REVISION_NAMESPACE: 'sidecarset-history' })).toEqual(moved);
     expect(await placed(['--revision-namespace', 'sidecarset-history'], { SIDECARSET_REVISION_NAMESPACE: 'elsewhere' })).toEqual(moved);
     await expect(renderManifests(['--revision-namespace', 'Not_A_Namespace'], {})).rejects.toThrow(/^--revision-namespace must be a namespace name \(a lowercase RFC 1123 label/);
