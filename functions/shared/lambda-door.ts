@@ -32,7 +32,8 @@ export function httpRequestFromEvent(event: LambdaFunctionURLEvent): HttpRequest
       // Set by the Function URL service from the connection, not from a header the caller controls.
       sourceIp: event.requestContext.http.sourceIp,
     },
-    event.body,
+    // Read from the event only when the door asks: not even touched for a stranger.
+    () => event.body,
     event.isBase64Encoded,
   );
 }
@@ -41,16 +42,16 @@ export function httpRequestFromEvent(event: LambdaFunctionURLEvent): HttpRequest
  * The request with its body decoded only when the door reads it, and its
  * size counted without decoding (base64's length gives the size it decodes to).
  */
-function withLazyBody(request: Omit<HttpRequest, 'body' | 'bodyBytes'>, raw: string | null | undefined, base64: boolean): HttpRequest {
+function withLazyBody(request: Omit<HttpRequest, 'body' | 'bodyBytes'>, raw: () => string | null | undefined, base64: boolean): HttpRequest {
   let decoded: string | undefined;
   return {
     ...request,
     get body() {
-      decoded ??= base64 ? Buffer.from(raw ?? '', 'base64').toString('utf8') : (raw ?? '');
+      decoded ??= base64 ? Buffer.from(raw() ?? '', 'base64').toString('utf8') : (raw() ?? '');
       return decoded;
     },
     get bodyBytes() {
-      return Buffer.byteLength(raw ?? '', base64 ? 'base64' : 'utf8');
+      return Buffer.byteLength(raw() ?? '', base64 ? 'base64' : 'utf8');
     },
   };
 }
@@ -74,7 +75,8 @@ export function httpRequestFromRestEvent(event: APIGatewayProxyEvent): HttpReque
       // Set by API Gateway from the connection (through the VPC endpoint: the caller's address in the VPC), never from a header.
       sourceIp: event.requestContext.identity.sourceIp,
     },
-    event.body,
+    // Read from the event only when the door asks: not even touched for a stranger.
+    () => event.body,
     event.isBase64Encoded,
   );
 }

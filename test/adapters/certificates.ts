@@ -19,7 +19,7 @@ function keys(): { publicKeyPem: string; privateKeyPem: string } {
   };
 }
 
-function sign(subject: string, publicKeyPem: string, signerKeyPem: string, issuer: forge.pki.Certificate | undefined, extensions: object[]): forge.pki.Certificate {
+function sign(subject: string, publicKeyPem: string, signerKeyPem: string, issuer: forge.pki.Certificate | undefined, extensions: object[], organizations: readonly string[] = []): forge.pki.Certificate {
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(publicKeyPem);
   // A positive, minimal DER integer (see functions/server/tls.ts).
@@ -28,7 +28,8 @@ function sign(subject: string, publicKeyPem: string, signerKeyPem: string, issue
   cert.serialNumber = serial.toString('hex');
   cert.validity.notBefore = new Date(Date.now() - 60_000);
   cert.validity.notAfter = new Date(Date.now() + 24 * 60 * 60 * 1000);
-  cert.setSubject([{ name: 'commonName', value: subject }]);
+  // Kubernetes reads an x509 user's groups from the subject's organizations.
+  cert.setSubject([{ name: 'commonName', value: subject }, ...organizations.map((value) => ({ name: 'organizationName', value }))]);
   cert.setIssuer(issuer ? issuer.subject.attributes : [{ name: 'commonName', value: subject }]);
   cert.setExtensions(extensions);
   cert.sign(forge.pki.privateKeyFromPem(signerKeyPem), forge.md.sha256.create());
@@ -37,8 +38,8 @@ function sign(subject: string, publicKeyPem: string, signerKeyPem: string, issue
 
 /** A CA that signs client and server certificates. */
 export interface TestCa extends Pems {
-  /** A client certificate for `user` (its common name, as Kubernetes reads x509 users). */
-  client(user: string): Pems;
+  /** A client certificate for `user` (its common name) in `groups` (its organizations), as Kubernetes reads x509 users. */
+  client(user: string, groups?: readonly string[]): Pems;
   /** A server certificate for 127.0.0.1 and the given DNS names. */
   server(dnsNames: string[]): Pems;
 }
@@ -49,19 +50,19 @@ export function testCa(name = 'test CA'): TestCa {
     { name: 'basicConstraints', cA: true, critical: true },
     { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
   ]);
-  const leaf = (subject: string, extensions: object[]): Pems => {
+  const leaf = (subject: string, extensions: object[], organizations: readonly string[] = []): Pems => {
     const leafKeys = keys();
     const cert = sign(subject, leafKeys.publicKeyPem, caKeys.privateKeyPem, ca, [
       { name: 'basicConstraints', cA: false, critical: true },
       { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
       ...extensions,
-    ]);
+    ], organizations);
     return { certPem: forge.pki.certificateToPem(cert), keyPem: leafKeys.privateKeyPem };
   };
   return {
     certPem: forge.pki.certificateToPem(ca),
     keyPem: caKeys.privateKeyPem,
-    client: (user) => leaf(user, [{ name: 'extKeyUsage', clientAuth: true }]),
+    client: (user, groups = []) => leaf(user, [{ name: 'extKeyUsage', clientAuth: true }], groups),
     server: (dnsNames) =>
       leaf(dnsNames[0] ?? '127.0.0.1', [
         { name: 'extKeyUsage', serverAuth: true },

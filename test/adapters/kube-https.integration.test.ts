@@ -285,8 +285,8 @@ describeWithControlPlane('the HTTPS client, against a real kube-apiserver as the
     await expect(reader.readNamespace('no-such-namespace', signal)).resolves.toBeUndefined();
   });
 
-  it('authenticates with a client certificate as the functions user', async () => {
-    const { certPem, keyPem } = clientCa.client('sidecarset-functions');
+  it('authenticates with a client certificate as a member of the webhooks group (the read-only identity)', async () => {
+    const { certPem, keyPem } = clientCa.client('sidecarset-pod-inject', ['sidecarset-webhooks']);
     const sets = await client({ cert: certPem, key: keyPem, token: () => '' }).getJson('/apis/apps.kruise.io/v1alpha1/sidecarsets', 'list SidecarSets');
     expect(sets).toMatchObject({ items: [{ metadata: { name: 'mesh' } }] });
   });
