@@ -209,7 +209,7 @@ function hotSwaps(set: SidecarSet, matched: readonly Pod[]): { flips: PlannedFli
  * namespaces its namespaceSelector needs.
  * @throws UnknownNamespaceError when a namespaceSelector needs a namespace missing from `namespaceLabels`.
  */
-export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels): RolloutPlan {
+export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels, skip?: ReadonlySet<Pod>): RolloutPlan {
   const matched = matchedPods(set, pods, namespaceLabels);
   const facts = podFacts(set, matched);
   const status = countsOf(facts);
@@ -232,7 +232,11 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
   let inFlight = 0;
   matched.forEach((pod, i) => {
     const standing = podStanding(pod, set, withoutImage, (facts[i] as PodFacts).updated);
-    if (standing === 'waiting') waiting.push(i);
+    // A pod whose update cannot be made (the pass found it so) is not a candidate: the next one takes its place.
+    if (standing === 'waiting') {
+      if (skip?.has(pod) === true) notSelected++;
+      else waiting.push(i);
+    }
     else if (standing === 'not-upgradable') notUpgradable.push(pod);
     else if (standing === 'not-selected') notSelected++;
     else if (standing === 'in-flight') inFlight++;

@@ -23,7 +23,7 @@ import { activeRevisions, type ControllerRevision } from '../rollout/revisions.t
 import { podKey } from '../rollout/pod-state.ts';
 import { FLIP_EVENT, POD_UPDATE_FAILED_REASON, podUpdateFailedMessage, podUpdateFailedNote, rolloutStatusFields, roundWrites, type RoundWrites } from '../rollout/round.ts';
 import { upgradableConditionPatch } from '../rollout/upgradable-condition.ts';
-import { hasNamespaceSelector, sidecarSetName } from '../sidecarset/match.ts';
+import { hasNamespaceSelector, sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { forEachLimited } from './concurrency.ts';
 import { StatusConflictError, WriteConflictError } from './errors.ts';
@@ -132,9 +132,10 @@ export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: Se
   let pods: readonly Pod[] = [];
   let resourceVersion = '';
   let plan: RolloutPlan;
+  let labels: NamespaceLabels = new Map();
   try {
     if (scope !== undefined) ({ pods, resourceVersion } = await rollout.setPods.list(scope, signal));
-    const labels = hasNamespaceSelector(set) ? await deps.namespaces.labels([...new Set(pods.map((p) => podRef(p).namespace))], signal) : new Map<string, Record<string, string>>();
+    labels = hasNamespaceSelector(set) ? await deps.namespaces.labels([...new Set(pods.map((p) => podRef(p).namespace))], signal) : new Map<string, Record<string, string>>();
     plan = planRollout(set, pods, labels);
   } catch (error) {
     result.inFlight = true;
@@ -167,6 +168,10 @@ export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: Se
     // Matched pods carry the injected list; the backfill is only Kruise's guard for ones that lost it.
     // A pod whose write cannot be planned is in writes.unplanned: it costs the others nothing.
     writes = roundWrites(set, plan, registration.latestRevision, () => backfillInjectedList([set]), rollout.clock.now());
+    writes = withReplacements(writes, plan, (skip) => {
+      const replanned = planRollout(set, pods, labels, skip);
+      return { plan: replanned, writes: roundWrites(set, replanned, registration.latestRevision, () => backfillInjectedList([set]), rollout.clock.now()) };
+    });
   } catch (error) {
     return fail('plan pod writes', error);
   }
@@ -337,4 +342,36 @@ async function reportState(set: SidecarSet, state: ReturnType<typeof rolloutStat
   } catch (error) {
     result.errors.push({ sidecarSet: ref.name, operation: 'record event', message: errorMessage(error) });
   }
+}
+
+/** How many times one pass plans its batch again around pods whose update cannot be made. */
+const MAX_REPLANS = 5;
+
+/**
+ * A pod of the batch whose update cannot be made (its MergePatchJson
+ * annotation is not JSON, say) gives its place to the next pod in the order:
+ * otherwise a broken pod first in the order would hold maxUnavailable's slot
+ * in every pass and no other pod would ever be rolled. The batch is planned
+ * again without the pods found so, a bounded number of times; every pod found
+ * so is kept in `unplanned`, to be told.
+ */
+function withReplacements(first: RoundWrites, plan: RolloutPlan, replan: (skip: ReadonlySet<Pod>) => { plan: RolloutPlan; writes: RoundWrites }): RoundWrites {
+  const skip = new Set<Pod>();
+  const unplanned = [...first.unplanned];
+  const told = new Set(unplanned.map(({ pod }) => pod));
+  let writes = first;
+  let current = plan;
+  for (let replans = 0; replans < MAX_REPLANS; replans++) {
+    const inBatch = new Set(current.updates.map(({ pod }) => pod));
+    const blocked = writes.unplanned.filter(({ pod }) => inBatch.has(pod) && !skip.has(pod));
+    if (blocked.length === 0) break;
+    for (const { pod } of blocked) skip.add(pod);
+    ({ plan: current, writes } = replan(skip));
+    for (const entry of writes.unplanned) {
+      if (told.has(entry.pod)) continue;
+      told.add(entry.pod);
+      unplanned.push(entry);
+    }
+  }
+  return { ...writes, unplanned };
 }

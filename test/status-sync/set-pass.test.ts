@@ -244,14 +244,27 @@ describe('runSetPass', () => {
     const pods = podsOf(set, 4, 0, 0).map((p, i) => withAnnotation(p, i === 0 ? 'not json' : '{}'));
     const { deps, cluster, events, log } = world(set, pods);
     const result = await runSetPass(set, deps, ONE_AT_A_TIME);
-    expect(result).toMatchObject({ podsUpdated: 2, podsFailed: 1, conflicts: 0 });
-    expect(['p-00000', 'p-00001', 'p-00002', 'p-00003'].map((name) => imageOf(cluster, name))).toEqual([OLD_IMAGE, NEW_IMAGE, NEW_IMAGE, OLD_IMAGE]);
+    // maxUnavailable 3: the broken pod gives its place in the batch to the next one.
+    expect(result).toMatchObject({ podsUpdated: 3, podsFailed: 1, conflicts: 0 });
+    expect(['p-00000', 'p-00001', 'p-00002', 'p-00003'].map((name) => imageOf(cluster, name))).toEqual([OLD_IMAGE, NEW_IMAGE, NEW_IMAGE, NEW_IMAGE]);
     expect(result.errors).toEqual([{ sidecarSet: 'test-sidecarset', operation: 'plan the update of pod default/p-00000', message: expect.stringMatching(/example\.com\/config/) }]);
     const condition = cluster.pods()[0]?.status?.conditions?.find((c) => c.type === 'SidecarSetUpgradable');
     expect(condition).toMatchObject({ status: 'False', reason: 'PodUpdateFailed', message: expect.stringMatching(/^\{"test-sidecarset":"update failed: its patch cannot be made: .*example\.com\/config/) });
     const told = events.events.filter((e) => e.reason === 'PodUpdateFailed');
     expect(told).toEqual([{ sidecarSet: { name: 'test-sidecarset', uid: 'uid-1' }, type: 'Warning', reason: 'PodUpdateFailed', message: expect.stringMatching(/^pod default\/p-00000 skipped: its patch cannot be made: .*example\.com\/config/) }]);
     expect(log).toContain('condition p-00000 False');
+  });
+
+  it('lets the next pod take the place of a broken one first in the order, so one pod never holds maxUnavailable for the set', async () => {
+    const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 1 }, (s) => {
+      s.spec = { ...s.spec!, patchPodMetadata: [{ annotations: { 'example.com/config': '{"log":"json"}' }, patchPolicy: 'MergePatchJson' }] };
+    });
+    const pods = podsOf(set, 3, 0, 0).map((p, i) => withAnnotation(p, i === 0 ? 'not json' : '{}'));
+    const { deps, cluster } = world(set, pods);
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result).toMatchObject({ podsUpdated: 1, podsFailed: 1 });
+    expect(['p-00000', 'p-00001', 'p-00002'].map((name) => imageOf(cluster, name))).toEqual([OLD_IMAGE, NEW_IMAGE, OLD_IMAGE]);
+    expect(result.errors.map((e) => e.operation)).toEqual(['plan the update of pod default/p-00000']);
   });
 
   it('tells a pod failing the same way once, not every pass', async () => {
