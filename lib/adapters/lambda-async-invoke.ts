@@ -4,7 +4,12 @@
  * it. The SDK is imported on the first send, not with this module: a
  * function that never sends pays nothing for it at cold start.
  */
-import type { LambdaTriggerOptions } from './lambda-rollout-trigger.ts';
+/** Where the Lambda API is reached (the SDK's defaults when unset). */
+export interface LambdaTriggerOptions {
+  /** Overrides the service endpoint (tests point it at a local server). */
+  endpoint?: string;
+  region?: string;
+}
 
 /**
  * Sends `payload` as JSON and resolves with Lambda's status code (202 when

@@ -12,7 +12,7 @@
 import { errorMessage } from '../errors.ts';
 import type { AdmittedSidecarSet, RolloutTrigger } from '../ports.ts';
 import { admittedEvent } from '../status-sync/admitted-event.ts';
-import { lambdaAsyncInvoke } from './lambda-async-invoke.ts';
+import { lambdaAsyncInvoke, type LambdaTriggerOptions } from './lambda-async-invoke.ts';
 
 /** The status-sync function's name or ARN; set (by the CDK stack) on sidecarset-validate only. */
 export const ENV_STATUS_SYNC_FUNCTION = 'STATUS_SYNC_FUNCTION';
@@ -38,12 +38,6 @@ export class RolloutTriggerError extends Error {
     super(message, options);
     this.name = 'RolloutTriggerError';
   }
-}
-
-export interface LambdaTriggerOptions {
-  /** Overrides the service endpoint (tests point it at a local server). */
-  endpoint?: string;
-  region?: string;
 }
 
 /**

@@ -13,8 +13,7 @@
  */
 import { errorMessage } from '../errors.ts';
 import type { ContinueEvent } from '../status-sync/admitted-event.ts';
-import { lambdaAsyncInvoke } from './lambda-async-invoke.ts';
-import type { LambdaTriggerOptions } from './lambda-rollout-trigger.ts';
+import { lambdaAsyncInvoke, type LambdaTriggerOptions } from './lambda-async-invoke.ts';
 
 /** Set by the Lambda runtime in every function: the function's own name. */
 export const ENV_OWN_FUNCTION_NAME = 'AWS_LAMBDA_FUNCTION_NAME';
