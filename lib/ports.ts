@@ -4,7 +4,7 @@
  */
 import type { JsonPatchOperation } from './admission/json-patch.ts';
 import type { JsonObject, Pod } from './kube/types.ts';
-import type { ControllerRevision } from './rollout/revisions.ts';
+import type { ControllerRevision } from './sidecarset/revisions.ts';
 import type { NamespaceLabels } from './sidecarset/match.ts';
 import type { PodSummary } from './sidecarset/status.ts';
 import type { SidecarSet, SidecarSetStatus } from './sidecarset/types.ts';

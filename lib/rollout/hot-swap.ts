@@ -19,7 +19,7 @@ import {
   setContainers,
   sidecarContainerNames,
   workingHotUpgradeContainers,
-} from './pod-state.ts';
+} from '../sidecarset/pod-state.ts';
 
 /** One hot sidecar's upgrade on a pod: `container` gets `image`; `other` keeps serving until the flip. */
 export interface HotUpgradeChange {

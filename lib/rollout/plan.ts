@@ -24,7 +24,7 @@ import {
   setHashWithoutImage,
   sidecarContainerNames,
   unavailableReason,
-} from './pod-state.ts';
+} from '../sidecarset/pod-state.ts';
 
 /** One pod to update, with the images its containers get (only those that change). */
 export interface PlannedUpdate {

@@ -17,7 +17,7 @@ import type { Pod } from '../kube/types.ts';
 import { matchedPods, podStanding } from '../rollout/candidates.ts';
 import { swappingContainers } from '../rollout/hot-swap.ts';
 import { planRollout, podFacts, type RolloutPlan } from '../rollout/plan.ts';
-import { hotContainersOf, isHotUpgrade, podKey, setContainers, setHashWithoutImage, sidecarContainerNames, workingHotUpgradeContainers } from '../rollout/pod-state.ts';
+import { hotContainersOf, isHotUpgrade, podKey, setContainers, setHashWithoutImage, sidecarContainerNames, workingHotUpgradeContainers } from '../sidecarset/pod-state.ts';
 import { waitingMessage } from '../rollout/round.ts';
 import { sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';

@@ -7,9 +7,9 @@
  */
 import { arrayOf, isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
 import type { JsonObject, ObjectMeta, Pod } from '../kube/types.ts';
-import { sidecarSetName } from '../sidecarset/match.ts';
-import { parseHashAnnotation } from '../sidecarset/pod-annotations.ts';
-import { ANNOTATION_HASH, API_VERSION, KIND, type SidecarSet } from '../sidecarset/types.ts';
+import { sidecarSetName } from './match.ts';
+import { parseHashAnnotation } from './pod-annotations.ts';
+import { ANNOTATION_HASH, API_VERSION, KIND, type SidecarSet } from './types.ts';
 import { revisionData, storedRevisionData } from './revision-data.ts';
 import { revisionHash, revisionName } from './revision-name.ts';
 import { podAnnotation } from './pod-state.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { earlierRevisionData, revisionData, revisionJsonText, withRawData } from '../../lib/rollout/revision-data.ts';
-import { revisionHash, revisionName } from '../../lib/rollout/revision-name.ts';
+import { earlierRevisionData, revisionData, revisionJsonText, withRawData } from '../../lib/sidecarset/revision-data.ts';
+import { revisionHash, revisionName } from '../../lib/sidecarset/revision-name.ts';
 import {
   activeRevisions,
   currentRevisionName,
@@ -11,10 +11,10 @@ import {
   revisionsToDelete,
   setHistory,
   type ControllerRevision,
-} from '../../lib/rollout/revisions.ts';
+} from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { GO_ESCAPED, goReencoded, NON_ASCII, shellSet } from './escape-fixtures.ts';
-import { hashOf, OLD_IMAGE, rolloutPod, rolloutSet, withoutImageOf } from './fixtures.ts';
+import { GO_ESCAPED, goReencoded, NON_ASCII, shellSet } from '../rollout/escape-fixtures.ts';
+import { hashOf, OLD_IMAGE, rolloutPod, rolloutSet, withoutImageOf } from '../rollout/fixtures.ts';
 
 /** rollout.md §2.2, exact bytes. */
 const DATA_6_7 =
