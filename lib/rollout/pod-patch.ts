@@ -24,7 +24,8 @@ import {
   ANNOTATION_INJECTED_LIST,
   type SidecarSet,
 } from '../sidecarset/types.ts';
-import { hotUpgradeChanges, type HotFlip, type HotUpgradeChange } from './hot-swap.ts';
+import type { HotFlip } from '../sidecarset/hot-swapping.ts';
+import { hotUpgradeChanges, type HotUpgradeChange } from './hot-swap.ts';
 import { imageChanges } from './plan.ts';
 import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE, containerImageId, podAnnotations, setContainers, setHash } from '../sidecarset/pod-state.ts';
 

@@ -15,7 +15,7 @@ import { errorMessage } from '../errors.ts';
 import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import { matchedPods, podStanding } from '../rollout/candidates.ts';
-import { swappingContainers } from '../rollout/hot-swap.ts';
+import { swappingContainers } from '../sidecarset/hot-swapping.ts';
 import { planRollout, podFacts, type RolloutPlan } from '../rollout/plan.ts';
 import { hotContainersOf, isHotUpgrade, podKey, setContainers, setHashWithoutImage, sidecarContainerNames, workingHotUpgradeContainers } from '../sidecarset/pod-state.ts';
 import { waitingMessage } from '../rollout/round.ts';
