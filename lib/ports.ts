@@ -4,7 +4,8 @@
  */
 import type { JsonPatchOperation } from './admission/json-patch.ts';
 import type { JsonObject, Pod } from './kube/types.ts';
-import type { ControllerRevision } from './rollout/revisions.ts';
+import type { PodScope } from './rollout/pod-scope.ts';
+import type { ControllerRevision } from './sidecarset/revisions.ts';
 import type { NamespaceLabels } from './sidecarset/match.ts';
 import type { PodSummary } from './sidecarset/status.ts';
 import type { SidecarSet, SidecarSetStatus } from './sidecarset/types.ts';
@@ -116,14 +117,8 @@ export interface RevisionStore extends RevisionSource {
   delete(revision: ControllerRevision, signal?: AbortSignal): Promise<void>;
 }
 
-/**
- * Where one SidecarSet's pods are (rollout.md §1.1): one namespace or all,
- * and a label selector ('' selects every pod; the caller filters again).
- */
-export interface PodScope {
-  namespace?: string;
-  labelSelector: string;
-}
+/** Where one SidecarSet's pods are: the rollout's type (lib/rollout/pod-scope.ts), the pod ports' parameter. */
+export type { PodScope };
 
 /** Whole pods of one set's scope, for its rollout. */
 export interface SetPodSource {

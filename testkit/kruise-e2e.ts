@@ -7,7 +7,7 @@
  * labels its template would give them.
  */
 import type { Container, Pod } from '../lib/kube/types.ts';
-import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../lib/rollout/revisions.ts';
+import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../lib/sidecarset/revisions.ts';
 import type { SidecarContainer, SidecarSet, SidecarSetSpec, SidecarSetStatus } from '../lib/sidecarset/types.ts';
 import type { ControlPlane } from '../control-plane/harness.ts';
 import { createNamespace, createPod, isReady, podPath, readPod } from './cluster-pods.ts';

@@ -18,7 +18,7 @@ import { stringify } from 'yaml';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { ENV_REVISION_NAMESPACE, inRevisionNamespace, revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
 import { parseObjects } from '../../lib/kube/yaml-objects.ts';
-import { DEFAULT_REVISION_NAMESPACE } from '../../lib/rollout/revisions.ts';
+import { DEFAULT_REVISION_NAMESPACE } from '../../lib/sidecarset/revisions.ts';
 import { ensureSecretFile, fileSecretStore } from '../../lib/adapters/secret-file.ts';
 import { parseSecretValue } from '../../lib/auth/caller-auth.ts';
 import { callerNetworksFromEnv } from '../../lib/auth/caller-config.ts';

@@ -10,7 +10,7 @@ import { isObject, objectOf, stringOf } from '../kube/json.ts';
 import type { JsonObject } from '../kube/types.ts';
 import type { MigrationReads } from '../migrate/gather.ts';
 import { SIDECARSET_CRD } from '../migrate/crd-versions.ts';
-import { LABEL_SIDECARSET_NAME } from '../rollout/revisions.ts';
+import { LABEL_SIDECARSET_NAME } from '../sidecarset/revisions.ts';
 import { apiServerAnswered, KubeApiError } from './kube-api-error.ts';
 import { rawKubeClient } from './kube-raw.ts';
 import { kubeSetPods } from './kube-rollout.ts';

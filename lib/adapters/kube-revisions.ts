@@ -9,7 +9,7 @@
 import { isObject, objectOf } from '../kube/json.ts';
 import { labelValueErrors, qualifiedNameErrors } from '../kube/names.ts';
 import type { RevisionSource } from '../ports.ts';
-import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../rollout/revisions.ts';
+import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../sidecarset/revisions.ts';
 import { asKubeApiError, KubeApiError } from './kube-api-error.ts';
 import { DEFAULT_MAX_LOAD_MS } from './cached-list.ts';
 import { getControllerRevisionOperation, listControllerRevisionsOperation, type RevisionReader } from './kube-sources.ts';

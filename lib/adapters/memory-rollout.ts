@@ -15,7 +15,7 @@ import { arrayOf, cloneJson, isObject, objectOf, stringMapOf, stringOf } from '.
 import { selectorMatches } from '../kube/label-selector.ts';
 import type { JsonObject, LabelSelector, Pod } from '../kube/types.ts';
 import type { PodScope, PodWrite, PodWriter, RevisionStore, SetPodSource } from '../ports.ts';
-import { DEFAULT_REVISION_NAMESPACE, LABEL_SIDECARSET_NAME, type ControllerRevision } from '../rollout/revisions.ts';
+import { DEFAULT_REVISION_NAMESPACE, LABEL_SIDECARSET_NAME, type ControllerRevision } from '../sidecarset/revisions.ts';
 import { ObjectExistsError, WriteConflictError } from '../status-sync/errors.ts';
 import { waitForSeen } from './memory-watch.ts';
 

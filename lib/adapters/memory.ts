@@ -2,7 +2,7 @@
 import { stringMapOf, stringOf } from '../kube/json.ts';
 import type { Namespace } from '../kube/types.ts';
 import type { NamespaceSource, RevisionSource, SidecarSetSource } from '../ports.ts';
-import { DEFAULT_REVISION_NAMESPACE, LABEL_SIDECARSET_NAME, type ControllerRevision } from '../rollout/revisions.ts';
+import { DEFAULT_REVISION_NAMESPACE, LABEL_SIDECARSET_NAME, type ControllerRevision } from '../sidecarset/revisions.ts';
 import type { NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 

@@ -7,7 +7,7 @@
  */
 import { isObject } from '../kube/json.ts';
 import { dns1123LabelErrors } from '../kube/names.ts';
-import { DEFAULT_REVISION_NAMESPACE } from '../rollout/revisions.ts';
+import { DEFAULT_REVISION_NAMESPACE } from '../sidecarset/revisions.ts';
 import { SourceOptionsError } from './kube-sources.ts';
 
 export const ENV_REVISION_NAMESPACE = 'SIDECARSET_REVISION_NAMESPACE';

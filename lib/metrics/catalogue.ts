@@ -7,8 +7,9 @@
  *
  * Dimensions are kept few, because each distinct combination is a metric
  * CloudWatch bills for: {Function}, {Function, Outcome}, {SidecarSet},
- * {SidecarSet, State} and {SidecarSet, Reason} (the kubelet's reasons, a
- * small set).
+ * {SidecarSet, State} (the rollout states, ROLLOUT_STATES of
+ * lib/status-sync/rollout-state.ts) and {SidecarSet, Reason} (the kubelet's
+ * reasons, a small set).
  */
 
 /** The CloudWatch namespace when METRICS_NAMESPACE is unset. */
@@ -30,10 +31,6 @@ export const DIMENSIONS = {
 /** How one admission request ended, as the `Outcome` dimension names it. */
 export const REVIEW_OUTCOMES = ['Patched', 'Allowed', 'Skipped', 'Denied', 'CannotDecide', 'RefusedCaller', 'BadRequest'] as const;
 export type ReviewOutcome = (typeof REVIEW_OUTCOMES)[number];
-
-/** A SidecarSet's rollout state, as the `State` dimension names it (the Event reasons of lib/status-sync/rollout-state.ts without "Rollout"). */
-export const ROLLOUT_STATES = ['Progressing', 'Waiting', 'Paused', 'Finished', 'NotUpdate', 'Blocked', 'Stalled'] as const;
-export type RolloutStateName = (typeof ROLLOUT_STATES)[number];
 
 export interface MetricSpec {
   /** The CloudWatch metric name. */

@@ -7,7 +7,8 @@
  */
 import type { PassResult } from '../status-sync/pass.ts';
 import type { SetPassResult } from '../status-sync/set-pass.ts';
-import type { ReviewOutcome, RolloutStateName } from './catalogue.ts';
+import type { RolloutStateName } from '../status-sync/rollout-state.ts';
+import type { ReviewOutcome } from './catalogue.ts';
 
 /** One admission request's answer. */
 export interface ReviewFact {

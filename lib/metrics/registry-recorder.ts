@@ -4,7 +4,8 @@
  * Names follow Prometheus conventions (base units: seconds; counters end in
  * `_total`); the catalogue's HELP texts are shared.
  */
-import { ADMISSION_METRICS, PASS_METRICS, ROLLOUT_STATE_METRIC, ROLLOUT_STATES, SET_METRICS, UNAVAILABLE_PODS_METRIC } from './catalogue.ts';
+import { ROLLOUT_STATES } from '../status-sync/rollout-state.ts';
+import { ADMISSION_METRICS, PASS_METRICS, ROLLOUT_STATE_METRIC, SET_METRICS, UNAVAILABLE_PODS_METRIC } from './catalogue.ts';
 import type { MetricsRecorder, SetFigures } from './facts.ts';
 import type { MetricsRegistry } from './registry.ts';
 

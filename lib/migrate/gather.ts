@@ -6,7 +6,7 @@
  */
 import type { JsonObject, Pod } from '../kube/types.ts';
 import type { NamespaceSource, SetPodSource } from '../ports.ts';
-import type { ControllerRevision } from '../rollout/revisions.ts';
+import type { ControllerRevision } from '../sidecarset/revisions.ts';
 import type { NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { forEachLimited } from '../status-sync/concurrency.ts';

@@ -18,7 +18,7 @@ import {
   recordedHashWithoutImage,
   setHashWithoutImage,
   sidecarContainerNames,
-} from './pod-state.ts';
+} from '../sidecarset/pod-state.ts';
 
 /**
  * The set's matched pods (rollout.md §1.1): active, selected by the set

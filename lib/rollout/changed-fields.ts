@@ -17,7 +17,7 @@ import type { Container, JsonObject, Pod } from '../kube/types.ts';
 import { hotUpgradeContainerNames } from '../sidecarset/hot-upgrade.ts';
 import { SIDECAR_ENV } from '../sidecarset/inject.ts';
 import type { SidecarContainer, SidecarSet } from '../sidecarset/types.ts';
-import { isHotUpgrade, podContainers, setContainers } from './pod-state.ts';
+import { isHotUpgrade, podContainers, setContainers } from '../sidecarset/pod-state.ts';
 
 /** Fields only a SidecarSet has, and fields a change of which is not a change of the sidecar's spec. */
 const NOT_COMPARED = new Set(['name', 'image', 'podInjectPolicy', 'upgradeStrategy', 'shareVolumePolicy', 'transferEnv']);

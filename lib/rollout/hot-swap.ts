@@ -7,6 +7,7 @@
  */
 import { objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
+import { swappingContainers, type HotFlip } from '../sidecarset/hot-swapping.ts';
 import { hotUpgradeContainerNames, hotUpgradeEmptyImage } from '../sidecarset/hot-upgrade.ts';
 import type { SidecarContainer, SidecarSet } from '../sidecarset/types.ts';
 import {
@@ -19,7 +20,7 @@ import {
   setContainers,
   sidecarContainerNames,
   workingHotUpgradeContainers,
-} from './pod-state.ts';
+} from '../sidecarset/pod-state.ts';
 
 /** One hot sidecar's upgrade on a pod: `container` gets `image`; `other` keeps serving until the flip. */
 export interface HotUpgradeChange {
@@ -70,23 +71,13 @@ export function hotUpgradeChanges(pod: Pod, set: SidecarSet): HotUpgradeChange[]
   });
 }
 
-/** One container to reset to the empty image, now that its partner serves the new version. */
-export interface HotFlip {
-  sidecar: string;
-  /** The container to reset (the one the working map does not name). */
-  container: string;
-  /** Its partner, the working container. */
-  working: string;
-  emptyImage: string;
-}
-
 /**
  * The flips due on a pod (rollout.md §0 step 6, §3.4 pass N+k): some hot
  * sidecar's non-working container does not hold the empty image (the pod is
- * mid-swap: `swapping`, from {@link swappingContainers}), every other sidecar
- * container of the set is consistent with its spec (the new one has
- * restarted), and the pod is Running and Ready or every container but the
- * non-working ones is ready. Empty when none is due.
+ * mid-swap: `swapping`, from swappingContainers in
+ * lib/sidecarset/hot-swapping.ts), every other sidecar container of the set
+ * is consistent with its spec (the new one has restarted), and the pod is
+ * Running and Ready or every container but the non-working ones is ready. Empty when none is due.
  */
 export function dueFlips(pod: Pod, set: SidecarSet, swapping: readonly HotFlip[] = swappingContainers(pod, set)): readonly HotFlip[] {
   if (swapping.length === 0) return [];
@@ -96,25 +87,6 @@ export function dueFlips(pod: Pod, set: SidecarSet, swapping: readonly HotFlip[]
   for (const name of others) names.delete(name);
   if (!isPodStateConsistent(pod, set, names) || !isHotUpgradingReady(pod, others)) return [];
   return swapping;
-}
-
-/**
- * The hot sidecars whose non-working container does not hold the empty image
- * (isPodSidecarInHotUpgrading). `hot` is the set's HotUpgrade containers, when
- * the caller has them for every pod.
- */
-export function swappingContainers(pod: Pod, set: SidecarSet, hot: readonly SidecarContainer[] = setContainers(set).filter(isHotUpgrade)): HotFlip[] {
-  if (hot.length === 0) return [];
-  const working = workingHotUpgradeContainers(pod);
-  const images = new Map(podContainers(pod).map((c) => [c.name, c.image ?? '']));
-  const out: HotFlip[] = [];
-  for (const sidecar of hot) {
-    const pair = hotContainersOf(pod, sidecar.name, working);
-    const emptyImage = hotUpgradeEmptyImage(sidecar);
-    // A container missing from the pod reads as image "" (Go's zero value), as in Kruise.
-    if ((images.get(pair.other) ?? '') !== emptyImage) out.push({ sidecar: sidecar.name, container: pair.other, working: pair.working, emptyImage });
-  }
-  return out;
 }
 
 /** isHotUpgradingReady: Running, Ready and not being deleted, or every container status but `others` ready. */

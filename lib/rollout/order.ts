@@ -8,7 +8,7 @@ import { selectorMatches } from '../kube/label-selector.ts';
 import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import type { SidecarSetUpdateStrategy } from '../sidecarset/types.ts';
-import { hasReadyCondition, maxContainerRestarts, podLabels as labelsOf, readyTransitionTime, timeOf } from './pod-state.ts';
+import { hasReadyCondition, maxContainerRestarts, podLabels as labelsOf, readyTransitionTime, timeOf } from '../sidecarset/pod-state.ts';
 
 /** What the active-pods order reads from a pod, computed once per pod. */
 interface ActiveKey {

@@ -9,7 +9,8 @@ import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
 import { batchSize, maxUnavailableCount, partitionCount } from './batch-size.ts';
 import { changedFieldNames } from './changed-fields.ts';
 import { matchedPods, podStanding } from './candidates.ts';
-import { dueFlips, hotUpgradeChanges, swappingContainers, type HotFlip, type HotUpgradeChange } from './hot-swap.ts';
+import { swappingContainers, type HotFlip } from '../sidecarset/hot-swapping.ts';
+import { dueFlips, hotUpgradeChanges, type HotUpgradeChange } from './hot-swap.ts';
 import { scatterSort, scatterTerms, sortActive, sortByPriority } from './order.ts';
 import {
   isHotUpgrade,
@@ -24,7 +25,7 @@ import {
   setHashWithoutImage,
   sidecarContainerNames,
   unavailableReason,
-} from './pod-state.ts';
+} from '../sidecarset/pod-state.ts';
 
 /** One pod to update, with the images its containers get (only those that change). */
 export interface PlannedUpdate {

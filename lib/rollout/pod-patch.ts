@@ -24,9 +24,10 @@ import {
   ANNOTATION_INJECTED_LIST,
   type SidecarSet,
 } from '../sidecarset/types.ts';
-import { hotUpgradeChanges, type HotFlip, type HotUpgradeChange } from './hot-swap.ts';
+import type { HotFlip } from '../sidecarset/hot-swapping.ts';
+import { hotUpgradeChanges, type HotUpgradeChange } from './hot-swap.ts';
 import { imageChanges } from './plan.ts';
-import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE, containerImageId, podAnnotations, setContainers, setHash } from './pod-state.ts';
+import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE, containerImageId, podAnnotations, setContainers, setHash } from '../sidecarset/pod-state.ts';
 
 /** The pod cannot be patched as listed (no resourceVersion to guard the write with). */
 export class UnpatchablePodError extends Error {

@@ -7,8 +7,16 @@
 import { root } from '../kube/field-errors.ts';
 import { isObject, objectOf, stringOf } from '../kube/json.ts';
 import { validateLabelSelector } from '../kube/label-selector.ts';
-import type { PodScope } from '../ports.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
+
+/**
+ * Where one SidecarSet's pods are (rollout.md §1.1): one namespace or all,
+ * and a label selector ('' selects every pod; the caller filters again).
+ */
+export interface PodScope {
+  namespace?: string;
+  labelSelector: string;
+}
 
 function requirement(key: string, operator: unknown, values: readonly string[]): string {
   switch (operator) {

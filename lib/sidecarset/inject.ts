@@ -4,7 +4,7 @@
  * idempotent result (the API server may reinvoke mutating webhooks).
  */
 import { arrayOf, cloneJson, isObject, objectOf, stringOf } from '../kube/json.ts';
-import { ANNOTATION_WORKING_HOTUPGRADE } from '../rollout/pod-state.ts';
+import { ANNOTATION_WORKING_HOTUPGRADE } from './pod-state.ts';
 import { mergePatch, stringifySorted } from '../kube/merge-patch.ts';
 import type { Container, EnvVar, JsonObject, LocalObjectReference, Pod, Volume, VolumeMount } from '../kube/types.ts';
 import { formatWorkingHotUpgrade, hotUpgradeContainerNames, initialVersionAnnotations, parseWorkingHotUpgrade, splitHotUpgradeSidecar } from './hot-upgrade.ts';
@@ -109,7 +109,7 @@ export interface InjectionInput {
   maxGrowthBytes?: number;
   /**
    * The set to inject in place of an applying set of that name: a pinned
-   * revision restored onto it (lib/rollout/revision-pick.ts), chosen for
+   * revision restored onto it (lib/sidecarset/revision-pick.ts), chosen for
    * this pod. Which sets apply is still decided by the sets as stored.
    */
   revisions?: ReadonlyMap<string, SidecarSet>;

@@ -12,7 +12,7 @@
  */
 import { arrayOf, cloneJson, isObject, objectOf, stringOf } from '../kube/json.ts';
 import type { JsonObject, LocalObjectReference, Volume } from '../kube/types.ts';
-import { isHotUpgrade } from '../rollout/pod-state.ts';
+import { isHotUpgrade } from './pod-state.ts';
 import { hotUpgradeContainerNames } from './hot-upgrade.ts';
 import { sidecarSetName } from './match.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, type SidecarContainer, type SidecarSet } from './types.ts';

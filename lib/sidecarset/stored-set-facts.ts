@@ -5,10 +5,10 @@
  * (stored-version-memo.ts) instead of once per review.
  *
  * Only a set as the cluster stores it may be looked up by its stored
- * version: a pinned revision restored onto a set (lib/rollout/revision-pick.ts)
+ * version: a pinned revision restored onto a set (lib/sidecarset/revision-pick.ts)
  * keeps the set's uid and resourceVersion but not its spec.
  */
-import { currentRevisionName } from '../rollout/revisions.ts';
+import { currentRevisionName } from './revisions.ts';
 import { freezeInjectionFacts, setInjectionFacts, type SetInjectionFacts } from './injection-facts.ts';
 import { StoredVersionMemo, type StoredVersionMemoOptions } from './stored-version-memo.ts';
 import type { SidecarSet } from './types.ts';

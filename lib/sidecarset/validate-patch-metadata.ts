@@ -27,7 +27,7 @@ import { isObject } from '../kube/json.ts';
 import { qualifiedNameErrors } from '../kube/names.ts';
 import type { JsonObject } from '../kube/types.ts';
 import { isUnset, stringMapAt, forEachObjectAt } from './validate-shape.ts';
-import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE } from '../rollout/pod-state.ts';
+import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE } from './pod-state.ts';
 import { versionAltAnnotation, versionAnnotation } from './hot-upgrade.ts';
 import { INJECTION_ANNOTATIONS } from './pod-annotations.ts';
 import { PATCH_POLICIES } from './types.ts';

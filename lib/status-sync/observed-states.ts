@@ -5,8 +5,7 @@
  * the state of every set, the same one its Events show, without the passes
  * reporting it twice.
  */
-import type { RolloutStateName } from '../metrics/catalogue.ts';
-import type { RolloutState, RolloutStateNotices } from './rollout-state.ts';
+import type { RolloutState, RolloutStateName, RolloutStateNotices } from './rollout-state.ts';
 
 export interface ObservedStates extends RolloutStateNotices {
   /** The state each set was last seen in. */

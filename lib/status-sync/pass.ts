@@ -23,7 +23,7 @@ import { sidecarSetName } from '../sidecarset/match.ts';
 import { statusAccumulator, statusInputsKey, type PodSummary, type StatusAccumulator } from '../sidecarset/status.ts';
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
 import type { RolloutCounts } from '../rollout/plan.ts';
-import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../rollout/revisions.ts';
+import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../sidecarset/revisions.ts';
 import { tellRevisionFailure } from './revision-failure.ts';
 import { registerRevision, trimHistory, type Registration } from './revision-register.ts';
 import { rolloutState } from './rollout-state.ts';

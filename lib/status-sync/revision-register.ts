@@ -3,12 +3,13 @@
  * RevisionStore: reuse the newest revision when it records the spec, bump an
  * older one that does (rollback), or create one, resolving name collisions;
  * move the custom-version label; trim the history past its limit, keeping
- * revisions in use. The decisions are lib/rollout/revisions.ts's.
+ * revisions in use. The decisions are lib/rollout/revision-history.ts's.
  */
 import { errorMessage } from '../errors.ts';
 import { stringOf } from '../kube/json.ts';
 import type { RevisionStore } from '../ports.ts';
-import { activeRevisionNames, customVersionPatch, resolveCollision, revisionAction, revisionsToDelete, setHistory, type ControllerRevision } from '../rollout/revisions.ts';
+import { activeRevisionNames, customVersionPatch, resolveCollision, revisionAction, revisionsToDelete } from '../rollout/revision-history.ts';
+import { setHistory, type ControllerRevision } from '../sidecarset/revisions.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { ObjectExistsError, WriteConflictError } from './errors.ts';

@@ -31,9 +31,13 @@ export interface StallClock {
   stallMs: number;
 }
 
+/** A SidecarSet's rollout states by name: the Events' reasons without "Rollout", and the metrics' `State` dimension. */
+export const ROLLOUT_STATES = ['Progressing', 'Waiting', 'Paused', 'Finished', 'NotUpdate', 'Blocked', 'Stalled'] as const;
+export type RolloutStateName = (typeof ROLLOUT_STATES)[number];
+
 export interface RolloutState {
   /** What the Event's reason says. */
-  reason: 'RolloutProgressing' | 'RolloutWaiting' | 'RolloutPaused' | 'RolloutFinished' | 'RolloutNotUpdate' | 'RolloutBlocked' | 'RolloutStalled';
+  reason: `Rollout${RolloutStateName}`;
   type: 'Normal' | 'Warning';
   message: string;
   /** Equal keys are the same state for reporting. */

@@ -19,8 +19,9 @@ import type { Clock, NamespaceSource, PodEvent, PodEventSink, PodScope, PodWrite
 import { planRollout, type RolloutPlan } from '../rollout/plan.ts';
 import { podScope } from '../rollout/pod-scope.ts';
 import { backfillInjectedList } from '../rollout/pod-patch.ts';
-import { activeRevisions, type ControllerRevision } from '../rollout/revisions.ts';
-import { podKey } from '../rollout/pod-state.ts';
+import { activeRevisions } from '../rollout/revision-history.ts';
+import type { ControllerRevision } from '../sidecarset/revisions.ts';
+import { podKey } from '../sidecarset/pod-state.ts';
 import { FLIP_EVENT, POD_UPDATE_FAILED_REASON, podUpdateFailedMessage, podUpdateFailedNote, rolloutStatusFields, roundWrites, type RoundWrites } from '../rollout/round.ts';
 import { upgradableConditionPatch } from '../rollout/upgradable-condition.ts';
 import { hasNamespaceSelector, sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';

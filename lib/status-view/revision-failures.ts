@@ -10,7 +10,7 @@
  * revision is registered, or the spec moves on, the Event no longer applies.
  */
 import { stringOf } from '../kube/json.ts';
-import { currentRevisionName } from '../rollout/revisions.ts';
+import { currentRevisionName } from '../sidecarset/revisions.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { failedRevisionOf } from '../status-sync/revision-failure.ts';

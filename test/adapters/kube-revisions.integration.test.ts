@@ -15,8 +15,8 @@ import { kubeRevisionSource, RevisionSelectorError } from '../../lib/adapters/ku
 import { httpsClusterReader, type ServerReader } from '../../lib/adapters/kube-sources.ts';
 import { checkKubeconfig, kubeconfigHttpsSettings } from '../../lib/adapters/kubeconfig-reader.ts';
 import { makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
-import { revisionData, storedRevisionData } from '../../lib/rollout/revision-data.ts';
-import { LABEL_CUSTOM_VERSION, newRevision, type ControllerRevision } from '../../lib/rollout/revisions.ts';
+import { revisionData, storedRevisionData } from '../../lib/sidecarset/revision-data.ts';
+import { LABEL_CUSTOM_VERSION, newRevision, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { sidecar, sidecarSet } from '../../testkit/sidecarset-objects.ts';
 

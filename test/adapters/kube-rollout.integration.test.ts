@@ -15,7 +15,7 @@ import { kubePodWriter, kubeRevisionStore, kubeSetPods } from '../../lib/adapter
 import { parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import type { JsonPatchOperation } from '../../lib/admission/json-patch.ts';
 import type { Pod } from '../../lib/kube/types.ts';
-import { LABEL_SIDECARSET_NAME, newRevision, type ControllerRevision } from '../../lib/rollout/revisions.ts';
+import { LABEL_SIDECARSET_NAME, newRevision, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import { ObjectExistsError, WriteConflictError } from '../../lib/status-sync/errors.ts';
 import { createNamespace, createPod, podPath, readPod } from '../../testkit/cluster-pods.ts';
 import { sidecar, sidecarSet } from '../../testkit/sidecarset-objects.ts';

@@ -8,7 +8,7 @@ import { describe, expect, it } from '@jest/globals';
 import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
 import { JsonPatchError } from '../../lib/admission/json-patch.ts';
 import type { Pod } from '../../lib/kube/types.ts';
-import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../../lib/rollout/revisions.ts';
+import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import { ObjectExistsError, WriteConflictError } from '../../lib/status-sync/errors.ts';
 
 const pod = (name: string, labels: Record<string, string>, namespace = 'default'): Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels }, spec: { containers: [{ name: 'app', image: 'a:1' }] } });

@@ -81,6 +81,56 @@ describe('the import arrows', () => {
   });
 });
 
+/**
+ * The order inside lib/ (docs/ARCHITECTURE.md, "The order inside lib/"): its
+ * folders and its two top-level files, in tiers from top to bottom. A file
+ * may import its own folder and any folder of a lower tier; an import of its
+ * own tier or of one above is an arrow back up (and every circle between
+ * folders holds one), so it fails here, naming the file and the import.
+ */
+const libTiers: readonly (readonly string[])[] = [
+  ['adapters'],
+  ['webhook-config'],
+  ['webhooks', 'migrate'],
+  ['metrics', 'status-view'],
+  ['status-sync'],
+  ['auth'],
+  ['ports.ts'],
+  ['rollout', 'crd'],
+  ['sidecarset', 'admission'],
+  ['kube', 'errors.ts'],
+];
+
+const libRoot = join(projectRoot, 'lib');
+const tierOf = new Map(libTiers.flatMap((tier, index) => tier.map((room) => [room, libTiers.length - index] as const)));
+
+/** The lib/ folder (or top-level file) a lib/ file lies in. */
+function libRoomOf(file: string): string {
+  return relative(libRoot, file).split(sep)[0] ?? '';
+}
+
+describe('the order inside lib/', () => {
+  const libFiles = files.filter((file) => layerOf(file) === 'lib');
+
+  it('names every folder and top-level file of lib/, and nothing else', () => {
+    const rooms = new Set(libFiles.map(libRoomOf));
+    expect([...rooms].filter((room) => !tierOf.has(room)).map((room) => `lib/${room} is in no tier: add it to libTiers in test/architecture/imports.test.ts and to docs/ARCHITECTURE.md`)).toEqual([]);
+    expect([...tierOf.keys()].filter((room) => !rooms.has(room)).map((room) => `libTiers names lib/${room}, which holds no source file`)).toEqual([]);
+  });
+
+  it('every import inside lib/ runs down the order (none to its own tier or above)', () => {
+    const back = libFiles.flatMap((file) => {
+      const from = libRoomOf(file);
+      return (importsOf.get(file) ?? [])
+        .filter((target) => layerOf(target) === 'lib')
+        .map((target) => ({ target, to: libRoomOf(target) }))
+        .filter(({ to }) => to !== from && (tierOf.get(to) ?? Infinity) >= (tierOf.get(from) ?? -Infinity))
+        .map(({ target, to }) => `${show(file)} imports ${show(target)}: lib/${from} (tier ${tierOf.get(from) ?? '?'}) may not import lib/${to} (tier ${tierOf.get(to) ?? '?'})`);
+    });
+    expect(back).toEqual([]);
+  });
+});
+
 /** Whether a suite reaches control-plane/ through test/, testkit/ and control-plane/ modules (product code that can start a control plane on demand is not followed). */
 function needsControlPlane(suite: string): boolean {
   const seen = new Set<string>();

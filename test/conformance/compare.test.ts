@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import type { Namespace, Pod, PodCondition } from '../../lib/kube/types.ts';
-import { currentRevisionName } from '../../lib/rollout/revisions.ts';
+import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import {
   clashesWithEverySet,

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 import { crdPath, startLocalStack, waitForCrd, type LocalStack } from '../../functions/server/local-stack.ts';
 import { cloneJson, isObject } from '../../lib/kube/json.ts';
-import { DEFAULT_REVISION_NAMESPACE, LABEL_CUSTOM_VERSION, newRevision } from '../../lib/rollout/revisions.ts';
+import { DEFAULT_REVISION_NAMESPACE, LABEL_CUSTOM_VERSION, newRevision } from '../../lib/sidecarset/revisions.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { fetchOpenApiSubset, readOpenApiSubset } from '../../scripts/crd.ts';

@@ -19,7 +19,7 @@ import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { startTestKubelet, type TestKubelet } from '../../control-plane/test-kubelet.ts';
 import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
 import type { Pod } from '../../lib/kube/types.ts';
-import { hotContainersOf } from '../../lib/rollout/pod-state.ts';
+import { hotContainersOf } from '../../lib/sidecarset/pod-state.ts';
 import { CONDITION_SIDECARSET_UPGRADABLE } from '../../lib/rollout/upgradable-condition.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { podPath } from '../../testkit/cluster-pods.ts';

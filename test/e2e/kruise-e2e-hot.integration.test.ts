@@ -21,7 +21,7 @@ import { watchPods } from '../../control-plane/pod-watch.ts';
 import { startTestKubelet, type TestKubelet } from '../../control-plane/test-kubelet.ts';
 import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
 import type { Pod } from '../../lib/kube/types.ts';
-import { hotContainersOf } from '../../lib/rollout/pod-state.ts';
+import { hotContainersOf } from '../../lib/sidecarset/pod-state.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { baseSidecarSet, counts, deploymentPod, IMAGES, imageOf, ScenarioCluster, sidecarAt, specOf } from '../../testkit/kruise-e2e.ts';
 

@@ -21,7 +21,7 @@ import { startTestKubelet, type TestKubelet } from '../../control-plane/test-kub
 import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
 import { isObject } from '../../lib/kube/json.ts';
 import type { Pod } from '../../lib/kube/types.ts';
-import { LABEL_CUSTOM_VERSION, type ControllerRevision } from '../../lib/rollout/revisions.ts';
+import { LABEL_CUSTOM_VERSION, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import { recordedEntry } from '../../lib/sidecarset/pod-annotations.ts';
 import { ANNOTATION_HASH, type SidecarSet } from '../../lib/sidecarset/types.ts';
 import { baseSidecarSet, counts, deploymentPod, imageOf, ScenarioCluster, sidecarAt, specOf } from '../../testkit/kruise-e2e.ts';

@@ -15,7 +15,7 @@ import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
 import type { Pod } from '../../lib/kube/types.ts';
-import { currentRevisionName, LABEL_CUSTOM_VERSION, newRevision, type ControllerRevision } from '../../lib/rollout/revisions.ts';
+import { currentRevisionName, LABEL_CUSTOM_VERSION, newRevision, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 
 const SETS = '/apis/apps.kruise.io/v1alpha1/sidecarsets';

@@ -3,7 +3,8 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ALL_METRICS, REVIEW_OUTCOMES, ROLLOUT_STATES } from '../../lib/metrics/catalogue.ts';
+import { ALL_METRICS, REVIEW_OUTCOMES } from '../../lib/metrics/catalogue.ts';
+import { ROLLOUT_STATES } from '../../lib/status-sync/rollout-state.ts';
 import { PROMETHEUS_NAMES } from '../../lib/metrics/registry-recorder.ts';
 import { metricAlarmSpecs } from '../../infra/aws/dashboard.ts';
 

@@ -3,7 +3,8 @@
  * (the local server's /metrics) from the same review and pass facts.
  */
 import { describe, expect, it } from '@jest/globals';
-import { ALL_METRICS, DEFAULT_METRICS_NAMESPACE, metricsNamespaceFromEnv, ROLLOUT_STATES } from '../../lib/metrics/catalogue.ts';
+import { ALL_METRICS, DEFAULT_METRICS_NAMESPACE, metricsNamespaceFromEnv } from '../../lib/metrics/catalogue.ts';
+import { ROLLOUT_STATES } from '../../lib/status-sync/rollout-state.ts';
 import { emfRecorder, passDocuments, RECONCILER_FUNCTION, reviewDocument } from '../../lib/metrics/emf-recorder.ts';
 import { passFactOf, reviewOutcomeOf, type PassFact } from '../../lib/metrics/facts.ts';
 import { metricsRegistry } from '../../lib/metrics/registry.ts';

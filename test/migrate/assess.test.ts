@@ -3,7 +3,7 @@ import type { Pod } from '../../lib/kube/types.ts';
 import { assessMigration, type MigrationSnapshot } from '../../lib/migrate/assess.ts';
 import { recognisePod } from '../../lib/migrate/pod-recognition.ts';
 import { formatReport } from '../../lib/migrate/report-text.ts';
-import { currentRevisionName, newRevision } from '../../lib/rollout/revisions.ts';
+import { currentRevisionName, newRevision } from '../../lib/sidecarset/revisions.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { injectPod } from '../../lib/sidecarset/inject.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';

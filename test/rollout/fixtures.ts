@@ -1,6 +1,7 @@
 /** SidecarSets and pods for the rollout tables: a defaulted set and pods injected by it at an old or the current hash. */
 import type { Pod } from '../../lib/kube/types.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
+import { newRevision, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
 
 export const NEW_IMAGE = 'centos:6.8';
@@ -117,3 +118,15 @@ export function podsOf(set: SidecarSet, count: number, updated: number, consiste
 }
 
 export const NO_NAMESPACES = new Map<string, Record<string, string>>();
+
+/** Stored revisions as the API server returns them (data parsed, a creation time). */
+export function storedRevision(set: SidecarSet, number: number, collision = 0): ControllerRevision {
+  const r = newRevision(set, 'kruise-system', number, collision);
+  return { ...r, metadata: { ...r.metadata, creationTimestamp: '2026-01-01T00:00:00Z' } };
+}
+
+/** The rollout set with one pull secret `secret-<n>`: a distinct spec per n. */
+export function withSecret(n: number): SidecarSet {
+  const base = rolloutSet();
+  return { ...base, spec: { ...base.spec, imagePullSecrets: [{ name: `secret-${n}` }] } };
+}

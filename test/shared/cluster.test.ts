@@ -11,7 +11,7 @@ import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { admissionLambda } from '../../functions/shared/admission-lambda.ts';
 import { clusterSources } from '../../functions/shared/cluster.ts';
 import { ConfigurationError } from '../../functions/shared/compose.ts';
-import { newRevision } from '../../lib/rollout/revisions.ts';
+import { newRevision } from '../../lib/sidecarset/revisions.ts';
 import { sidecar, sidecarSet } from '../../testkit/sidecarset-objects.ts';
 import { appPod, capturingLogger, functionUrlEvent, podReview, sidecarSetReview, userSidecarSet } from '../../testkit/reviews.ts';
 import { apiStatus, startFakeApiServer, type FakeApiServer, type Route } from '../adapters/fake-api-server.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { currentRevisionName } from '../../lib/rollout/revisions.ts';
+import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import { sidecarSetHash, sidecarSetHashDocument, sidecarSetHashWithoutImage } from '../../lib/sidecarset/hash.ts';
 import type { SidecarContainer, SidecarSet } from '../../lib/sidecarset/types.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Container, Pod } from '../../lib/kube/types.ts';
-import { currentRevisionName } from '../../lib/rollout/revisions.ts';
+import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import { injectPod, PatchPodMetadataError, type InjectionInput } from '../../lib/sidecarset/inject.ts';
 import { UnknownNamespaceError } from '../../lib/sidecarset/match.ts';
 import { InvalidHashAnnotationError } from '../../lib/sidecarset/pod-annotations.ts';

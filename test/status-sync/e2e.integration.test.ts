@@ -12,7 +12,7 @@ import type { Pod } from '../../lib/kube/types.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import type { PassResult } from '../../lib/status-sync/pass.ts';
 import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
-import { currentRevisionName } from '../../lib/rollout/revisions.ts';
+import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import { composeStatusSync, type StatusSyncRuntime } from '../../functions/status-sync/compose.ts';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';

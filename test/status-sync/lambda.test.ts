@@ -10,7 +10,7 @@ import { statusSyncLambda } from '../../functions/status-sync/lambda.ts';
 import { capturingLogger, fixedSecret } from '../../testkit/reviews.ts';
 import { apiStatus, startFakeApiServer, type FakeApiServer } from '../adapters/fake-api-server.ts';
 import { hashOf, listedPod, storedSet } from '../../testkit/status-sync-objects.ts';
-import { currentRevisionName } from '../../lib/rollout/revisions.ts';
+import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import { emfRecorder } from '../../lib/metrics/emf-recorder.ts';
 import { checkEmfDocument, extractedMetrics } from '../metrics/emf-check.ts';
 

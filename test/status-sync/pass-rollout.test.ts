@@ -9,7 +9,7 @@ import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapter
 import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
 import { memoryEventSink, memoryPodEventSink, memoryPodPages, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import type { Pod } from '../../lib/kube/types.ts';
-import { currentRevisionName } from '../../lib/rollout/revisions.ts';
+import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass, type StatusPassDeps } from '../../lib/status-sync/pass.ts';

@@ -12,7 +12,7 @@ import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapter
 import { memoryPodPages } from '../../lib/adapters/memory-status-sync.ts';
 import { KubeApiError } from '../../lib/adapters/kube-api-error.ts';
 import type { RevisionStore } from '../../lib/ports.ts';
-import { currentRevisionName, newRevision } from '../../lib/rollout/revisions.ts';
+import { currentRevisionName, newRevision } from '../../lib/sidecarset/revisions.ts';
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass } from '../../lib/status-sync/pass.ts';
 import { EVENT_MESSAGE_LIMIT, failedRevisionOf, keepEnds, REVISION_WRITE_FAILED, RevisionWriteError } from '../../lib/status-sync/revision-failure.ts';

@@ -23,8 +23,8 @@ import { makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.
 import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
 import { memoryPods } from '../../lib/adapters/memory-rollout.ts';
 import { memoryPodEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
-import { revisionData, withRawData } from '../../lib/rollout/revision-data.ts';
-import { currentRevisionName, LABEL_CUSTOM_VERSION, newRevision } from '../../lib/rollout/revisions.ts';
+import { revisionData, withRawData } from '../../lib/sidecarset/revision-data.ts';
+import { currentRevisionName, LABEL_CUSTOM_VERSION, newRevision } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { REVISION_WRITE_FAILED } from '../../lib/status-sync/revision-failure.ts';
 import { registerRevision } from '../../lib/status-sync/revision-register.ts';

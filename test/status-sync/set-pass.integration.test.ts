@@ -22,7 +22,7 @@ import { memoryEventSink, memoryPodEventSink, memoryStatusWriter } from '../../l
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Pod } from '../../lib/kube/types.ts';
 import type { PodEventSink } from '../../lib/ports.ts';
-import { currentRevisionName } from '../../lib/rollout/revisions.ts';
+import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
 import { runSetPass, type SetPassDeps } from '../../lib/status-sync/set-pass.ts';
 import { createNamespace, createPod, podPath, readPod } from '../../testkit/cluster-pods.ts';

@@ -7,7 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
 import type { memoryPods } from '../../lib/adapters/memory-rollout.ts';
 import { memoryEventSink } from '../../lib/adapters/memory-status-sync.ts';
-import { currentRevisionName, newRevision } from '../../lib/rollout/revisions.ts';
+import { currentRevisionName, newRevision } from '../../lib/sidecarset/revisions.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
 import { runSetPass, type SetPassOptions } from '../../lib/status-sync/set-pass.ts';

@@ -5,7 +5,7 @@
  * revision has since been registered, no longer applies.
  */
 import { describe, expect, it } from '@jest/globals';
-import { currentRevisionName } from '../../lib/rollout/revisions.ts';
+import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { podScope } from '../../lib/rollout/pod-scope.ts';
 import { scopeKey, viewRows } from '../../lib/status-view/rows.ts';

@@ -9,7 +9,7 @@ import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts
 import { decodeReview } from '../../lib/admission/review.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import type { RevisionSource } from '../../lib/ports.ts';
-import { currentRevisionName, LABEL_CUSTOM_VERSION, newRevision, type ControllerRevision } from '../../lib/rollout/revisions.ts';
+import { currentRevisionName, LABEL_CUSTOM_VERSION, newRevision, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet, SidecarSetSpec } from '../../lib/sidecarset/types.ts';
 import type { HandlerDeps, HandlerResult } from '../../lib/webhooks/handler.ts';
 import { podInjectHandlerWith } from '../../lib/webhooks/pod-inject.ts';

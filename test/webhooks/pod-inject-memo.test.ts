@@ -14,7 +14,7 @@ import { memoryNamespaceSource, memoryRevisionSource, memorySidecarSetSource } f
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { decodeReview } from '../../lib/admission/review.ts';
 import type { Pod } from '../../lib/kube/types.ts';
-import { currentRevisionName, newRevision } from '../../lib/rollout/revisions.ts';
+import { currentRevisionName, newRevision } from '../../lib/sidecarset/revisions.ts';
 import { memoisedStoredSetFacts, storedSetFacts } from '../../lib/sidecarset/stored-set-facts.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import type { HandlerDeps, HandlerResult } from '../../lib/webhooks/handler.ts';

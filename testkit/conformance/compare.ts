@@ -4,8 +4,8 @@
  * says why; anything else is a mismatch.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { currentRevisionName } from '../../lib/rollout/revisions.ts';
-import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE } from '../../lib/rollout/pod-state.ts';
+import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
+import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE } from '../../lib/sidecarset/pod-state.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST } from '../../lib/sidecarset/types.ts';
 import type { ConformanceCase } from './generator.ts';
 import type { Verdict } from './verdict.ts';

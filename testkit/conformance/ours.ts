@@ -14,8 +14,8 @@ import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts
 import type { JsonObject } from '../../lib/kube/types.ts';
 import type { PodWriter } from '../../lib/ports.ts';
 import { planRollout } from '../../lib/rollout/plan.ts';
-import { podKey } from '../../lib/rollout/pod-state.ts';
-import { currentRevisionName } from '../../lib/rollout/revisions.ts';
+import { podKey } from '../../lib/sidecarset/pod-state.ts';
+import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import { computeStatus, summarizePod } from '../../lib/sidecarset/status.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';

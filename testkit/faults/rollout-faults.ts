@@ -30,9 +30,9 @@
  */
 import type { ScheduledEvent } from 'aws-lambda';
 import type { Pod } from '../../lib/kube/types.ts';
-import { hotContainersOf, isPodReady, isPodSidecarUpdated, isPodStateConsistent, podContainers } from '../../lib/rollout/pod-state.ts';
+import { hotContainersOf, isPodReady, isPodSidecarUpdated, isPodStateConsistent, podContainers } from '../../lib/sidecarset/pod-state.ts';
 import { planRollout } from '../../lib/rollout/plan.ts';
-import { currentRevisionName } from '../../lib/rollout/revisions.ts';
+import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import { roundWrites } from '../../lib/rollout/round.ts';
 import { admittedEvent } from '../../lib/status-sync/admitted-event.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';

@@ -6,7 +6,7 @@
  * - at no stored moment are more than the budget of UPDATED pods unavailable
  *   (updated: the hash the pod records for the set is the set's current
  *   hash; unavailable: not Kruise-ready or not consistent, rollout.md §1.4,
- *   computed with lib/rollout/pod-state.ts);
+ *   computed with lib/sidecarset/pod-state.ts);
  * - each pod is written by the rollout at most once for the set's version:
  *   one change of its sidecar image, one change of the set's entry in its
  *   hash annotation (a second write of the same batch would stamp a new
@@ -23,7 +23,7 @@
  * and fails the scenario rather than pass on incomplete evidence.
  */
 import type { Pod } from '../../lib/kube/types.ts';
-import { hotContainersOf, isPodReady, isPodSidecarUpdated, isPodStateConsistent, podAnnotation, podContainers } from '../../lib/rollout/pod-state.ts';
+import { hotContainersOf, isPodReady, isPodSidecarUpdated, isPodStateConsistent, podAnnotation, podContainers } from '../../lib/sidecarset/pod-state.ts';
 import { hotUpgradeContainerNames } from '../../lib/sidecarset/hot-upgrade.ts';
 import { sidecarSetName } from '../../lib/sidecarset/match.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';

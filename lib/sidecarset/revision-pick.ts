@@ -6,9 +6,9 @@
 import { root } from '../kube/field-errors.ts';
 import { selectorMatches, validateLabelSelector } from '../kube/label-selector.ts';
 import { cloneJson, isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
-import { sidecarSetHashes } from '../sidecarset/hash.ts';
-import { sidecarSetName } from '../sidecarset/match.ts';
-import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, type SidecarSet } from '../sidecarset/types.ts';
+import { sidecarSetHashes } from './hash.ts';
+import { sidecarSetName } from './match.ts';
+import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, type SidecarSet } from './types.ts';
 import { LABEL_CUSTOM_VERSION, LABEL_SIDECARSET_NAME, setHistory, type ControllerRevision } from './revisions.ts';
 
 /** The pinned revision cannot be used; the pod CREATE must not be admitted with a guess. */

@@ -6,16 +6,16 @@
 import { imageDigestParts, normalizeImageReference } from '../kube/image-reference.ts';
 import { arrayOf, isObject, objectOf, parseJsonObject, stringMapOf, stringOf } from '../kube/json.ts';
 import type { Container, JsonObject, Pod } from '../kube/types.ts';
-import { hotUpgradeContainerNames, hotUpgradeEmptyImage } from '../sidecarset/hot-upgrade.ts';
-import { sidecarSetName } from '../sidecarset/match.ts';
-import { parseInjectedList, recordedHash } from '../sidecarset/pod-annotations.ts';
+import { hotUpgradeContainerNames, hotUpgradeEmptyImage } from './hot-upgrade.ts';
+import { sidecarSetName } from './match.ts';
+import { parseInjectedList, recordedHash } from './pod-annotations.ts';
 import {
   ANNOTATION_HASH,
   ANNOTATION_HASH_WITHOUT_IMAGE,
   ANNOTATION_INJECTED_LIST,
   type SidecarContainer,
   type SidecarSet,
-} from '../sidecarset/types.ts';
+} from './types.ts';
 
 /** Per pod, which of a HotUpgrade sidecar's two containers is working (`{"<sidecar>":"<sidecar>-1"}`). */
 export const ANNOTATION_WORKING_HOTUPGRADE = 'kruise.io/sidecarset-working-hotupgrade-container';

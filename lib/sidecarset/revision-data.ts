@@ -8,8 +8,8 @@
  */
 import { isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
 import { canonicalQuantity, quantityFromJson } from '../kube/quantity.ts';
-import { compareGoStrings, decodeGo, encodeGo, goJsonString, SIDECAR_CONTAINER_LIST } from '../sidecarset/go-json.ts';
-import type { SidecarSet } from '../sidecarset/types.ts';
+import { compareGoStrings, decodeGo, encodeGo, goJsonString, SIDECAR_CONTAINER_LIST } from './go-json.ts';
+import type { SidecarSet } from './types.ts';
 
 /**
  * Go's json.Marshal of a decoded `interface{}` value: object keys sorted by

@@ -1,20 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { earlierRevisionData, revisionData, revisionJsonText, withRawData } from '../../lib/rollout/revision-data.ts';
-import { revisionHash, revisionName } from '../../lib/rollout/revision-name.ts';
-import {
-  activeRevisions,
-  currentRevisionName,
-  customVersionPatch,
-  newRevision,
-  resolveCollision,
-  revisionAction,
-  revisionsToDelete,
-  setHistory,
-  type ControllerRevision,
-} from '../../lib/rollout/revisions.ts';
+import { earlierRevisionData, revisionData, revisionJsonText, withRawData } from '../../lib/sidecarset/revision-data.ts';
+import { revisionHash, revisionName } from '../../lib/sidecarset/revision-name.ts';
+import { currentRevisionName, newRevision, setHistory } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { GO_ESCAPED, goReencoded, NON_ASCII, shellSet } from './escape-fixtures.ts';
-import { hashOf, OLD_IMAGE, rolloutPod, rolloutSet, withoutImageOf } from './fixtures.ts';
+import { GO_ESCAPED, goReencoded, NON_ASCII, shellSet } from '../rollout/escape-fixtures.ts';
+import { hashOf, OLD_IMAGE, rolloutSet, storedRevision, withoutImageOf, withSecret } from '../rollout/fixtures.ts';
 
 /** rollout.md §2.2, exact bytes. */
 const DATA_6_7 =
@@ -95,105 +85,14 @@ describe('revision data and name (rollout.md §2.2)', () => {
   });
 });
 
-/** Stored revisions as the API server returns them (data parsed, a creation time). */
-function stored(set: SidecarSet, number: number, collision = 0): ControllerRevision {
-  const r = newRevision(set, 'kruise-system', number, collision);
-  return { ...r, metadata: { ...r.metadata, creationTimestamp: '2026-01-01T00:00:00Z' } };
-}
-
-function withSecret(n: number): SidecarSet {
-  const base = rolloutSet();
-  return { ...base, spec: { ...base.spec, imagePullSecrets: [{ name: `secret-${n}` }] } };
-}
-
-describe('registering the latest revision (rollout.md §2.1)', () => {
-  it('no history: create revision 1', () => {
-    const action = revisionAction(rolloutSet(), [], 'kruise-system');
-    expect(action.kind).toBe('create');
-    expect(action.revision.revision).toBe(1);
-  });
-
-  it('the newest revision records the spec: reuse, no write', () => {
-    const set = rolloutSet();
-    const history = [stored(rolloutSet({ image: OLD_IMAGE }), 1), stored(set, 2)];
-    expect(revisionAction(set, history, 'kruise-system')).toEqual({ kind: 'reuse', revision: history[1] });
-  });
-
-  it('an older revision records it (rollback): bump that revision to max + 1, same name', () => {
-    const old = rolloutSet({ image: OLD_IMAGE });
-    const history = [stored(old, 1), stored(rolloutSet(), 2)];
-    const action = revisionAction(old, history, 'kruise-system');
-    expect(action).toEqual({ kind: 'bump', revision: history[0], number: 3 });
-  });
-
-  it('a spec change after history: create max + 1', () => {
-    const history = [stored(withSecret(1), 4), stored(withSecret(2), 7)];
-    const action = revisionAction(withSecret(3), history, 'kruise-system');
-    expect(action.kind).toBe('create');
-    expect(action.revision.revision).toBe(8);
-  });
-
-  it('AlreadyExists with the same data: use it; with other data: collisionCount + 1 and a new name', () => {
-    const set = rolloutSet({ image: OLD_IMAGE });
-    const attempted = newRevision(set, 'kruise-system', 1, 0);
-    expect(resolveCollision(set, attempted, stored(set, 5), 0)).toEqual({ kind: 'use', revision: stored(set, 5) });
-    const other = { ...stored(rolloutSet(), 1), metadata: { ...attempted.metadata } };
-    const retry = resolveCollision(set, attempted, other, 0);
-    expect(retry.kind).toBe('retry');
-    if (retry.kind === 'retry') {
-      expect(retry.collisionCount).toBe(1);
-      expect(retry.revision.metadata!.name).toBe('test-sidecarset-cf4bf7797');
-      expect(retry.revision.revision).toBe(1);
-    }
-  });
-
+describe('the set\'s history (ListControllerRevisions + SortControllerRevisions)', () => {
   it('history keeps revisions the set controls or that have no controller, sorted by revision, time, name', () => {
     const set = rolloutSet();
-    const a = stored(withSecret(1), 2);
-    const b = { ...stored(withSecret(2), 1), metadata: { ...stored(withSecret(2), 1).metadata, ownerReferences: [] } };
-    const foreign = { ...stored(withSecret(3), 3), metadata: { ...stored(withSecret(3), 3).metadata, ownerReferences: [{ uid: 'other', controller: true }] } };
-    const otherSet = { ...stored(withSecret(4), 0), metadata: { ...stored(withSecret(4), 0).metadata, labels: { 'kruise.io/sidecarset-name': 'x' } } };
+    const a = storedRevision(withSecret(1), 2);
+    const b = { ...storedRevision(withSecret(2), 1), metadata: { ...storedRevision(withSecret(2), 1).metadata, ownerReferences: [] } };
+    const foreign = { ...storedRevision(withSecret(3), 3), metadata: { ...storedRevision(withSecret(3), 3).metadata, ownerReferences: [{ uid: 'other', controller: true }] } };
+    const otherSet = { ...storedRevision(withSecret(4), 0), metadata: { ...storedRevision(withSecret(4), 0).metadata, labels: { 'kruise.io/sidecarset-name': 'x' } } };
     expect(setHistory(set, [a, foreign, otherSet, b])).toEqual([b, a]);
-  });
-
-  it('the custom-version label moves to the latest revision only when it differs', () => {
-    const set: SidecarSet = { ...rolloutSet(), metadata: { ...rolloutSet().metadata, labels: { 'apps.kruise.io/sidecarset-custom-version': 'v2' } } };
-    const latest = stored(rolloutSet(), 1);
-    expect(customVersionPatch(set, latest)).toEqual({ metadata: { labels: { 'apps.kruise.io/sidecarset-custom-version': 'v2' } } });
-    expect(customVersionPatch(set, stored(set, 1))).toBeUndefined();
-    expect(customVersionPatch(rolloutSet(), latest)).toBeUndefined();
-  });
-});
-
-describe('history trimming (rollout.md §2.1 truncateHistory, e2e "history revision checker")', () => {
-  const history = (numbers: number[]): ControllerRevision[] => numbers.map((n) => stored(withSecret(n), n));
-  const names = (rs: ControllerRevision[]) => rs.map((r) => r.revision);
-
-  it('16 revisions with the default limit of 10: delete the 6 oldest', () => {
-    const h = history([...Array(16).keys()].map((i) => i + 1));
-    expect(names(revisionsToDelete(withSecret(16), h, new Set()).delete)).toEqual([1, 2, 3, 4, 5, 6]);
-  });
-
-  it('e2e: revisions 6..15 plus 12 bumped to 16 keep [6,7,8,9,10,11,13,14,15,16]', () => {
-    const h = history([6, 7, 8, 9, 10, 11, 13, 14, 15]).concat([{ ...stored(withSecret(12), 16) }]);
-    expect(revisionsToDelete(withSecret(12), h, new Set()).delete).toEqual([]);
-  });
-
-  it('active revisions are kept, the newest is never deleted, and a shortfall is reported', () => {
-    const set: SidecarSet = { ...withSecret(3), spec: { ...withSecret(3).spec, revisionHistoryLimit: 1 } };
-    const h = history([1, 2, 3]);
-    const active = new Set([h[0]!.metadata!.name!]);
-    expect(revisionsToDelete(set, h, active)).toEqual({ delete: [h[1]], short: 1 });
-    const zero: SidecarSet = { ...set, spec: { ...set.spec, revisionHistoryLimit: 0 } };
-    expect(revisionsToDelete(zero, h, new Set()).delete).toEqual([h[0], h[1]]);
-  });
-
-  it('active: controllerRevision on matched pods, the pinned name, the newest revision with the pinned custom version', () => {
-    const base = rolloutSet();
-    const set: SidecarSet = { ...base, spec: { ...base.spec, injectionStrategy: { revision: { revisionName: 'pinned', customVersion: 'v1' } } } };
-    const h = history([1, 2, 3]).map((r, i) => (i < 2 ? { ...r, metadata: { ...r.metadata, labels: { ...r.metadata!.labels, 'apps.kruise.io/sidecarset-custom-version': 'v1' } } } : r));
-    const pod = rolloutPod(set, { name: 'a' });
-    expect(activeRevisions(set, [pod], h)).toEqual(new Set(['rev-old', 'pinned', h[1]!.metadata!.name!]));
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { imageDigestParts, normalizeImageReference } from '../../lib/kube/image-reference.ts';
 import type { Pod } from '../../lib/kube/types.ts';
-import { isPodReady, isPodStateConsistent, podHasSetContainers } from '../../lib/rollout/pod-state.ts';
+import { isPodReady, isPodStateConsistent, podHasSetContainers } from '../../lib/sidecarset/pod-state.ts';
 import type { SidecarContainer, SidecarSet } from '../../lib/sidecarset/types.ts';
 
 const D1 = 'sha256:' + '1'.repeat(64);

@@ -1,116 +1,26 @@
 /**
- * A SidecarSet's ControllerRevision history (rollout.md §2.1): the revision
- * object, which stored revisions belong to the set and in what order, what
- * registering the latest revision does (reuse, bump an old one, create,
- * resolve a name collision), the custom-version label, and trimming.
- * Pure: the caller lists, writes and retries.
+ * The reconciler's decisions on a SidecarSet's ControllerRevision history
+ * (rollout.md §2.1): what registering the latest revision does (reuse, bump
+ * an old one, create, resolve a name collision), the custom-version label,
+ * which revisions are in use and which to trim. Pure: the caller lists,
+ * writes and retries.
  */
-import { arrayOf, isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
-import type { JsonObject, ObjectMeta, Pod } from '../kube/types.ts';
+import { objectOf, stringMapOf, stringOf } from '../kube/json.ts';
+import type { Pod } from '../kube/types.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import { parseHashAnnotation } from '../sidecarset/pod-annotations.ts';
-import { ANNOTATION_HASH, API_VERSION, KIND, type SidecarSet } from '../sidecarset/types.ts';
-import { revisionData, storedRevisionData } from './revision-data.ts';
-import { revisionHash, revisionName } from './revision-name.ts';
-import { podAnnotation } from './pod-state.ts';
-
-/** Kruise's default ControllerRevision namespace (its manager's). */
-export const DEFAULT_REVISION_NAMESPACE = 'kruise-system';
-export const LABEL_SIDECARSET_NAME = 'kruise.io/sidecarset-name';
-export const LABEL_REVISION_HASH = 'controller.kubernetes.io/hash';
-export const LABEL_CUSTOM_VERSION = 'apps.kruise.io/sidecarset-custom-version';
-/** revisionHistoryLimit when unset (the defaulting webhook also writes it). */
-export const DEFAULT_REVISION_HISTORY_LIMIT = 10;
-
-export interface ControllerRevision {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: ObjectMeta;
-  data?: unknown;
-  revision?: number;
-  [key: string]: unknown;
-}
-
-/** The revision's name for the set's current spec and a collision count (§2.1). */
-export function currentRevisionName(set: SidecarSet, collisionCount = set.status?.collisionCount ?? 0): string {
-  return revisionName(sidecarSetName(set), revisionHash(revisionData(set), collisionCount));
-}
-
-/**
- * The ControllerRevision Kruise would create for the set (§2.1, §2.2): the
- * set's labels and annotations, the name label, the hash label, a
- * controlling owner reference to the set, `revision` = `number`.
- */
-export function newRevision(set: SidecarSet, namespace: string, number: number, collisionCount: number): ControllerRevision {
-  const name = sidecarSetName(set);
-  const hash = revisionHash(revisionData(set), collisionCount);
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'ControllerRevision',
-    metadata: {
-      name: revisionName(name, hash),
-      namespace,
-      labels: { ...stringMapOf(set.metadata?.labels), [LABEL_SIDECARSET_NAME]: name, [LABEL_REVISION_HASH]: hash },
-      annotations: { ...stringMapOf(set.metadata?.annotations) },
-      ownerReferences: [
-        { apiVersion: API_VERSION, kind: KIND, name, uid: stringOf(set.metadata?.uid) ?? '', controller: true, blockOwnerDeletion: true },
-      ],
-    },
-    // Kruise compares a revision's Data.Raw byte for byte (history.EqualRevision): the keys go in
-    // its order (sorted, as its map round trip prints them), or on the way back to Kruise it takes
-    // this revision for a hash collision and registers another under a new name.
-    data: JSON.parse(revisionData(set)) as unknown,
-    revision: number,
-  };
-}
-
-function controllerRef(revision: ControllerRevision): JsonObject | undefined {
-  return arrayOf(revision.metadata?.ownerReferences).find((r): r is JsonObject => isObject(r) && r.controller === true);
-}
-
-function revisionNumber(r: ControllerRevision): number {
-  return typeof r.revision === 'number' ? r.revision : 0;
-}
-
-/**
- * The set's history (ListControllerRevisions + SortControllerRevisions):
- * revisions labelled with its name whose controller is the set or that have
- * none, by `revision`, then creationTimestamp, then name.
- */
-export function setHistory(set: SidecarSet, revisions: readonly ControllerRevision[]): ControllerRevision[] {
-  const name = sidecarSetName(set);
-  const uid = stringOf(set.metadata?.uid) ?? '';
-  const owned = revisions.filter((r) => {
-    if (stringMapOf(r.metadata?.labels)[LABEL_SIDECARSET_NAME] !== name) return false;
-    const ref = controllerRef(r);
-    return ref === undefined || ref.uid === uid;
-  });
-  return owned.sort((a, b) => {
-    const d = revisionNumber(a) - revisionNumber(b);
-    if (d !== 0) return d;
-    const ta = stringOf(a.metadata?.creationTimestamp) ?? '';
-    const tb = stringOf(b.metadata?.creationTimestamp) ?? '';
-    if (ta !== tb) return Date.parse(ta || '0001-01-01T00:00:00Z') - Date.parse(tb || '0001-01-01T00:00:00Z');
-    const na = stringOf(a.metadata?.name) ?? '';
-    const nb = stringOf(b.metadata?.name) ?? '';
-    return na < nb ? -1 : na > nb ? 1 : 0;
-  });
-}
-
-/** k8s history.EqualRevision: hash labels that both parse as int32 must agree, and the data bytes must. */
-export function equalRevisions(a: ControllerRevision, b: ControllerRevision): boolean {
-  const ha = int32Label(a);
-  const hb = int32Label(b);
-  if (ha !== undefined && hb !== undefined && ha !== hb) return false;
-  return storedRevisionData(a) === storedRevisionData(b);
-}
-
-function int32Label(r: ControllerRevision): number | undefined {
-  const v = stringMapOf(r.metadata?.labels)[LABEL_REVISION_HASH];
-  if (v === undefined || !/^[+-]?\d+$/.test(v)) return undefined;
-  const n = Number(v);
-  return n >= -(2 ** 31) && n < 2 ** 31 ? n >>> 0 : undefined;
-}
+import { podAnnotation } from '../sidecarset/pod-state.ts';
+import { storedRevisionData } from '../sidecarset/revision-data.ts';
+import {
+  DEFAULT_REVISION_HISTORY_LIMIT,
+  DEFAULT_REVISION_NAMESPACE,
+  equalRevisions,
+  LABEL_CUSTOM_VERSION,
+  newRevision,
+  revisionNumber,
+  type ControllerRevision,
+} from '../sidecarset/revisions.ts';
+import { ANNOTATION_HASH, type SidecarSet } from '../sidecarset/types.ts';
 
 /** What registering the latest revision does this pass (§2.1 "Deciding"). */
 export type RevisionAction =

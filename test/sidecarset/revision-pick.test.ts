@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { pinnedRevision, restoreRevision, revisionForInjection, RevisionUnavailableError } from '../../lib/rollout/revision-pick.ts';
-import { newRevision, type ControllerRevision } from '../../lib/rollout/revisions.ts';
+import { pinnedRevision, restoreRevision, revisionForInjection, RevisionUnavailableError } from '../../lib/sidecarset/revision-pick.ts';
+import { newRevision, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import type { IntOrString, SidecarSet } from '../../lib/sidecarset/types.ts';
-import { hashOf, OLD_IMAGE, rolloutSet, withoutImageOf } from './fixtures.ts';
+import { hashOf, OLD_IMAGE, rolloutSet, withoutImageOf } from '../rollout/fixtures.ts';
 
 const oldSet = rolloutSet({ image: OLD_IMAGE });
 const OLD_REVISION = newRevision(oldSet, 'kruise-system', 1, 0);

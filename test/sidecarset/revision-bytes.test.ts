@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { revisionData } from '../../lib/rollout/revision-data.ts';
-import { newRevision } from '../../lib/rollout/revisions.ts';
+import { revisionData } from '../../lib/sidecarset/revision-data.ts';
+import { newRevision } from '../../lib/sidecarset/revisions.ts';
 import { sidecarSet } from '../../testkit/sidecarset-objects.ts';
 
 describe('a ControllerRevision as written', () => {
