@@ -30,8 +30,6 @@ import { ListExpiredError, type PassError } from './errors.ts';
 import { MAX_NAMESPACES_TOLD, type NotInjectedFinding, type NotInjectedNotices, type NotInjectedPod } from './not-injected.ts';
 import { buildSetIndex, type SetIndex } from './set-index.ts';
 
-export type { PassError } from './errors.ts';
-
 /** The reconciler's name as a function: the Lambda, its bundle, its log lines, the invoke command. */
 export const STATUS_SYNC = 'status-sync';
 
