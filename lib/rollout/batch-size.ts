@@ -55,6 +55,12 @@ export interface BatchInput {
   unavailable: number;
   partition: number;
   maxUnavailable: number;
+  /**
+   * Whether the walk may take the i-th waiting pod (its update can be
+   * made). One it may not is set aside: it takes no slot and the next pod
+   * takes its place. Asked only of the pods the walk reaches. Default: every one.
+   */
+  take?: (i: number) => boolean;
 }
 
 /** The outcome of {@link batchSize}. */
@@ -65,28 +71,35 @@ export interface Batch {
   heldByPartition: number;
   /** A ready pod did not fit in maxUnavailable (the walk stopped there). */
   blockedByMaxUnavailable: boolean;
+  /** Waiting pods the walk reached and set aside ({@link BatchInput.take}). */
+  setAside: number;
 }
 
 /**
  * calculateUpgradeCount: the last `partition` waiting pods are held back;
  * then the walk takes every not-ready pod for free and ready pods while the
  * unavailable count stays under maxUnavailable, stopping at the first ready
- * pod that does not fit (even if later ones are not ready).
+ * pod that does not fit (even if later ones are not ready). A pod `take`
+ * refuses is passed over within the same pods (the held ones stay held), as
+ * if it were not waiting.
  */
 export function batchSize(input: BatchInput): Batch {
   const waiting = input.waitingReady.length;
-  if (waiting - input.partition <= 0) return { count: 0, heldByPartition: waiting, blockedByMaxUnavailable: false };
+  if (waiting - input.partition <= 0) return { count: 0, heldByPartition: waiting, blockedByMaxUnavailable: false, setAside: 0 };
   const eligible = waiting - input.partition;
+  const take = input.take ?? (() => true);
   let unavailable = input.unavailable;
   let count = 0;
+  let setAside = 0;
   for (let i = 0; i < eligible; i++) {
-    if (!input.waitingReady[i]) {
-      count++;
+    const ready = input.waitingReady[i] === true;
+    if (ready && unavailable >= input.maxUnavailable) return { count, heldByPartition: input.partition, blockedByMaxUnavailable: true, setAside };
+    if (!take(i)) {
+      setAside++;
       continue;
     }
-    if (unavailable >= input.maxUnavailable) return { count, heldByPartition: input.partition, blockedByMaxUnavailable: true };
-    unavailable++;
+    if (ready) unavailable++;
     count++;
   }
-  return { count, heldByPartition: input.partition, blockedByMaxUnavailable: false };
+  return { count, heldByPartition: input.partition, blockedByMaxUnavailable: false, setAside };
 }

@@ -2,10 +2,14 @@
  * One SidecarSet's rollout decision for one pass (rollout.md §0 steps 7-10,
  * §1.2-§1.4, §1.6) and its status counts (§1.9), from fresh lists only.
  */
+import type { JsonPatchOperation } from '../admission/json-patch.ts';
+import { errorMessage } from '../errors.ts';
 import { objectOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
-import type { NamespaceLabels } from '../sidecarset/match.ts';
-import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
+import { sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
+import { recordedHash } from '../sidecarset/pod-annotations.ts';
+import { podCounts, type StatusCounts } from '../sidecarset/status.ts';
+import { ANNOTATION_HASH, type SidecarSet } from '../sidecarset/types.ts';
 import { batchSize, maxUnavailableCount, partitionCount } from './batch-size.ts';
 import { changedFieldNames } from './changed-fields.ts';
 import { matchedPods, podStanding } from './candidates.ts';
@@ -17,6 +21,7 @@ import {
   isPodReady,
   isPodSidecarUpdated,
   isPodStateConsistent,
+  podAnnotation,
   podContainers,
   podKey,
   recordedUpdateTime,
@@ -31,6 +36,14 @@ import {
 export interface PlannedUpdate {
   pod: Pod;
   images: Record<string, string>;
+  /** Its update patch, when the plan was asked to make it ({@link PlanOptions.patchFor}). */
+  patch?: JsonPatchOperation[];
+}
+
+/** A pod of the batch whose update cannot be made: set aside, its place taken by the next pod. */
+export interface SetAsidePod {
+  pod: Pod;
+  why: string;
 }
 
 /** One pod whose hot sidecars finished their swap: the old containers go back to the empty image (rollout.md §3.4). */
@@ -81,8 +94,8 @@ export type WaitingReason =
   /** Nothing waits: the rest are not upgradable, outside the selector or still restarting. */
   | { kind: 'nothing-waiting'; notUpgradable: number; notSelected: number; inFlight: number; changed?: string[] };
 
-/** The pod counts of a set's status (§1.9). */
-export type RolloutCounts = Required<Pick<SidecarSetStatus, 'matchedPods' | 'updatedPods' | 'readyPods' | 'updatedReadyPods'>>;
+/** The pod counts of a set's status (§1.9), as lib/sidecarset/status.ts counts them. */
+export type RolloutCounts = StatusCounts;
 
 export interface RolloutPlan {
   status: RolloutCounts;
@@ -102,6 +115,19 @@ export interface RolloutPlan {
   waiting?: WaitingReason;
   /** The updated pods not available, and why; absent when there is none. */
   unavailable?: UnavailablePods;
+  /** Pods the batch reached whose update could not be made, in order; absent when none was (see {@link PlanOptions.patchFor}). */
+  setAside?: SetAsidePod[];
+}
+
+export interface PlanOptions {
+  /**
+   * Makes a batch pod's update patch as the batch is taken; one that throws
+   * (a `MergePatchJson` annotation that is not JSON, say) is set aside with
+   * why and the next pod in the order takes its place: otherwise a broken
+   * pod first in the order would hold maxUnavailable's slot pass after pass.
+   * Absent, every pod is taken and no patch is made.
+   */
+  patchFor?: (pod: Pod) => JsonPatchOperation[];
 }
 
 /** What the plan reads from each matched pod, computed once per pod. */
@@ -127,17 +153,15 @@ export function podFacts(set: SidecarSet, matched: readonly Pod[]): PodFacts[] {
   }));
 }
 
-function countsOf(facts: readonly PodFacts[]): RolloutCounts {
-  let updated = 0;
-  let ready = 0;
-  let updatedReady = 0;
-  for (const f of facts) {
-    const r = f.consistent && f.ready;
-    if (f.updated) updated++;
-    if (r) ready++;
-    if (f.updated && r) updatedReady++;
-  }
-  return { matchedPods: facts.length, updatedPods: updated, readyPods: ready, updatedReadyPods: updatedReady };
+/** The status counts of the matched pods, counted as the streamed pass counts them (lib/sidecarset/status.ts). */
+function countsOf(set: SidecarSet, matched: readonly Pod[], facts: readonly PodFacts[]): RolloutCounts {
+  const name = sidecarSetName(set);
+  const counts = podCounts();
+  matched.forEach((pod, i) => {
+    const f = facts[i] as PodFacts;
+    counts.count({ hash: recordedHash(podAnnotation(pod, ANNOTATION_HASH), name), ready: f.consistent && f.ready });
+  });
+  return counts.of(set);
 }
 
 /** The updated pods that are not consistent and ready, grouped by why. */
@@ -168,7 +192,7 @@ function unavailableOf(set: SidecarSet, matched: readonly Pod[], facts: readonly
  * (hash equality); ready (consistent and Kruise's IsPodReady); updated and ready.
  */
 export function rolloutStatus(set: SidecarSet, matched: readonly Pod[]): RolloutCounts {
-  return countsOf(podFacts(set, matched));
+  return countsOf(set, matched, podFacts(set, matched));
 }
 
 /**
@@ -204,27 +228,66 @@ function hotSwaps(set: SidecarSet, matched: readonly Pod[]): { flips: PlannedFli
   return { flips, swapping };
 }
 
+/** Why a set updates no pod this pass whatever its pods (Kruise's order: NotUpdate, every pod updated, paused). */
+export type Stop = 'not-update' | 'hot-swapping' | 'updated-not-ready' | 'finished' | 'paused';
+
+/**
+ * The stop rule (§0 steps 7-9), the one place it is written: NotUpdate;
+ * every matched pod updated (pods mid hot upgrade, or updated pods not yet
+ * ready, keep the rollout going; else it is finished); paused. Undefined
+ * when the set rolls on.
+ */
+export function stopOf(set: SidecarSet, counts: RolloutCounts, swapping: number): Stop | undefined {
+  const strategy = objectOf(set.spec?.updateStrategy) ?? {};
+  if (strategy.type === 'NotUpdate') return 'not-update';
+  if (counts.updatedPods >= counts.matchedPods) {
+    if (swapping > 0) return 'hot-swapping';
+    // Kruise stops here; the rollout's end is its last pods running the new sidecars ready.
+    return counts.updatedReadyPods < counts.updatedPods ? 'updated-not-ready' : 'finished';
+  }
+  if (strategy.paused === true) return 'paused';
+  return undefined;
+}
+
+/**
+ * The waiting reason of a set its counts alone decide, with no pod looked
+ * at: the stop rule stops it, nothing is mid hot upgrade (a flip is written
+ * even when the set is paused or NotUpdate, §0 step 6), and the stop needs no
+ * pod named (updated pods not ready are). Undefined when the set's own pods
+ * must be listed and planned.
+ */
+export function decidedByCounts(set: SidecarSet, counts: RolloutCounts, swapping: number): WaitingReason | undefined {
+  if (swapping > 0) return undefined;
+  const stop = stopOf(set, counts, swapping);
+  return stop === 'not-update' || stop === 'finished' || stop === 'paused' ? { kind: stop } : undefined;
+}
+
 /**
  * The pass's decision for one set (§0 steps 7-10). `pods` is every pod
  * listed for the set, in any order; `namespaceLabels` the labels of the
  * namespaces its namespaceSelector needs.
  * @throws UnknownNamespaceError when a namespaceSelector needs a namespace missing from `namespaceLabels`.
  */
-export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels, skip?: ReadonlySet<Pod>): RolloutPlan {
+export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels, options: PlanOptions = {}): RolloutPlan {
   const matched = matchedPods(set, pods, namespaceLabels);
   const facts = podFacts(set, matched);
-  const status = countsOf(facts);
+  const status = countsOf(set, matched, facts);
   const { flips, swapping } = hotSwaps(set, matched);
   const unavailablePods = unavailableOf(set, matched, facts);
   const done = (waiting: WaitingReason, notUpgradable: Pod[] = []): RolloutPlan => ({ status, updates: [], notUpgradable, flips, swapping, waiting, ...(unavailablePods === undefined ? {} : { unavailable: unavailablePods }) });
-  const strategy = objectOf(set.spec?.updateStrategy) ?? {};
-  if (strategy.type === 'NotUpdate') return done({ kind: 'not-update' });
-  if (status.updatedPods >= status.matchedPods) {
-    if (swapping > 0) return done({ kind: 'hot-swapping', pods: swapping });
-    // Kruise stops here; the rollout's end is its last pods running the new sidecars ready.
-    return done(unavailablePods === undefined ? { kind: 'finished' } : { kind: 'updated-not-ready', stuck: unavailablePods });
+  switch (stopOf(set, status, swapping)) {
+    case 'not-update':
+      return done({ kind: 'not-update' });
+    case 'hot-swapping':
+      return done({ kind: 'hot-swapping', pods: swapping });
+    case 'updated-not-ready':
+    case 'finished':
+      return done(unavailablePods === undefined ? { kind: 'finished' } : { kind: 'updated-not-ready', stuck: unavailablePods });
+    case 'paused':
+      return done({ kind: 'paused' });
+    case undefined:
+      break;
   }
-  if (strategy.paused === true) return done({ kind: 'paused' });
 
   const withoutImage = setHashWithoutImage(set);
   const waiting: number[] = [];
@@ -233,11 +296,7 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
   let inFlight = 0;
   matched.forEach((pod, i) => {
     const standing = podStanding(pod, set, withoutImage, (facts[i] as PodFacts).updated);
-    // A pod whose update cannot be made (the pass found it so) is not a candidate: the next one takes its place.
-    if (standing === 'waiting') {
-      if (skip?.has(pod) === true) notSelected++;
-      else waiting.push(i);
-    }
+    if (standing === 'waiting') waiting.push(i);
     else if (standing === 'not-upgradable') notUpgradable.push(pod);
     else if (standing === 'not-selected') notSelected++;
     else if (standing === 'in-flight') inFlight++;
@@ -257,19 +316,42 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
 
   let unavailable = 0;
   for (const f of facts) if (f.updated && (!f.consistent || !f.ready)) unavailable++;
+  const updates: PlannedUpdate[] = [];
+  const setAside: SetAsidePod[] = [];
+  const { patchFor } = options;
+  // The lazy filter: each pod the walk reaches is planned once, in order; one whose patch cannot be made gives its place to the next.
+  const take = (at: number): boolean => {
+    const pod = matched[order[at] as number] as Pod;
+    if (patchFor === undefined) {
+      updates.push({ pod, images: imageChanges(pod, set) });
+      return true;
+    }
+    let patch: JsonPatchOperation[];
+    try {
+      patch = patchFor(pod);
+    } catch (error) {
+      setAside.push({ pod, why: errorMessage(error) });
+      return false;
+    }
+    updates.push({ pod, images: imageChanges(pod, set), patch });
+    return true;
+  };
   const batch = batchSize({
     waitingReady: order.map((i) => (facts[i] as PodFacts).ready),
     total: matched.length,
     unavailable,
     partition,
     maxUnavailable,
+    take,
   });
-  const updates = order.slice(0, batch.count).map((i) => ({ pod: matched[i] as Pod, images: imageChanges(matched[i] as Pod, set) }));
-  const plan: RolloutPlan = { status, updates, notUpgradable, flips, swapping, ...(unavailablePods === undefined ? {} : { unavailable: unavailablePods }) };
+  // A pod set aside counts as one the round does not select (as when the batch was planned again without it).
+  const stillWaiting = waiting.length - batch.setAside;
+  notSelected += batch.setAside;
+  const plan: RolloutPlan = { status, updates, notUpgradable, flips, swapping, ...(unavailablePods === undefined ? {} : { unavailable: unavailablePods }), ...(setAside.length > 0 ? { setAside } : {}) };
   if (batch.blockedByMaxUnavailable) plan.waiting = { kind: 'max-unavailable', unavailable, maxUnavailable, ...(unavailablePods === undefined ? {} : { stuck: unavailablePods }) };
-  else if (waiting.length === 0) {
+  else if (stillWaiting === 0) {
     plan.waiting = { kind: 'nothing-waiting', notUpgradable: notUpgradable.length, notSelected, inFlight, ...(notUpgradable.length > 0 ? { changed: changedFieldNames(notUpgradable, set) } : {}) };
   }
-  else if (batch.count === 0 || batch.heldByPartition > 0) plan.waiting = { kind: 'partition', held: Math.min(batch.heldByPartition, waiting.length) };
+  else if (batch.count === 0 || batch.heldByPartition > 0) plan.waiting = { kind: 'partition', held: Math.min(batch.heldByPartition, stillWaiting) };
   return plan;
 }

@@ -94,13 +94,16 @@ export function roundWrites(
     const condition = upgradableConditionPatch(pod, name, notUpgradableNote(pod, set), now);
     return condition === undefined ? [] : [{ pod, condition }];
   });
+  const flips = plan.flips.flatMap(({ pod, flips }) => planned(pod, () => ({ pod, patch: podFlipPatch({ pod, set, flips, now }) })));
+  // The pods the plan set aside were tried first (the batch's lazy filter): told after the flips, as they were met.
+  unplanned.push(...(plan.setAside ?? []));
   const out: RoundWrites = {
-    flips: plan.flips.flatMap(({ pod, flips }) => planned(pod, () => ({ pod, patch: podFlipPatch({ pod, set, flips, now }) }))),
+    flips,
     notUpgradable,
-    updates: plan.updates.flatMap(({ pod }) =>
+    updates: plan.updates.flatMap(({ pod, patch }) =>
       planned(pod, () => ({
         pod,
-        patch: podUpdatePatch({ pod, set, latestRevision, injectedList: injectedListFor(pod), now }),
+        patch: patch ?? podUpdatePatch({ pod, set, latestRevision, injectedList: injectedListFor(pod), now }),
         condition: upgradableConditionPatch(pod, name, true, now),
       })),
     ),
@@ -110,13 +113,16 @@ export function roundWrites(
   return out;
 }
 
-/** The status a pass writes (§1.9): the counts, observedGeneration, latestRevision and collisionCount. */
-export function rolloutStatusFields(set: SidecarSet, counts: RolloutCounts, latestRevision: string, collisionCount: number): SidecarSetStatus {
+/**
+ * The status a pass writes (§1.9): the counts, observedGeneration, and the
+ * registered revision's latestRevision and collisionCount (without a
+ * registration, the stored ones stay).
+ */
+export function rolloutStatusFields(set: SidecarSet, counts: RolloutCounts, revision?: Pick<SidecarSetStatus, 'latestRevision' | 'collisionCount'>): SidecarSetStatus {
   return {
     observedGeneration: typeof set.metadata?.generation === 'number' ? set.metadata.generation : 0,
     ...counts,
-    latestRevision,
-    collisionCount,
+    ...(revision === undefined ? {} : { latestRevision: revision.latestRevision, collisionCount: revision.collisionCount }),
   };
 }
 

@@ -117,6 +117,59 @@ interface HashCounts {
   ready: number;
 }
 
+/** The pod counts of a set's status (rollout.md §1.9). */
+export type StatusCounts = Required<Pick<SidecarSetStatus, 'matchedPods' | 'updatedPods' | 'readyPods' | 'updatedReadyPods'>>;
+
+/** One matched pod as the counts read it. */
+export interface CountedPod {
+  /** The hash the pod records for the set; undefined when none is readable. */
+  hash: string | undefined;
+  /** Kruise's IsPodReady, and the sidecars consistent with their spec images (rollout.md §1.9). */
+  ready: boolean;
+}
+
+/**
+ * The status counts, the one place they are made (the streamed pass's
+ * accumulator and the rollout's plan both count with it): matched pods per
+ * recorded hash, so the counts can answer for a newer version of the set
+ * whose hash changed (an image update that raced the pass) without seeing
+ * the pods again.
+ */
+export interface PodCounts {
+  count(pod: CountedPod): void;
+  /** The counts for `set`: its hash annotation decides which pods are updated (none without one). */
+  of(set: SidecarSet): StatusCounts;
+}
+
+/** Starts counting matched pods. */
+export function podCounts(): PodCounts {
+  // Keyed by the hash the pod records for this set (undefined when none is readable).
+  const byHash = new Map<string | undefined, HashCounts>();
+  return {
+    count(pod) {
+      let counts = byHash.get(pod.hash);
+      if (counts === undefined) {
+        counts = { matched: 0, ready: 0 };
+        byHash.set(pod.hash, counts);
+      }
+      counts.matched++;
+      if (pod.ready) counts.ready++;
+    },
+    of(set) {
+      const currentHash = stringOf(objectOf(set.metadata?.annotations)?.[ANNOTATION_HASH]);
+      let matched = 0;
+      let ready = 0;
+      for (const counts of byHash.values()) {
+        matched += counts.matched;
+        ready += counts.ready;
+      }
+      // A set without a hash annotation has no current version, so no pod is updated.
+      const updated = currentHash === undefined ? undefined : byHash.get(currentHash);
+      return { matchedPods: matched, updatedPods: updated?.matched ?? 0, readyPods: ready, updatedReadyPods: updated?.ready ?? 0 };
+    },
+  };
+}
+
 /**
  * One set's status built one pod at a time, so that a reconciler can stream
  * a paged pod list and keep only counts. Matched pods are counted per
@@ -137,6 +190,8 @@ export interface StatusAccumulator {
    * and its stored status supplies the fields this project does not compute.
    */
   status(current?: SidecarSet): SidecarSetStatus;
+  /** The counts of {@link StatusAccumulator.status} alone, for `current` (by default the set the accumulator was made for). */
+  counts(current?: SidecarSet): StatusCounts;
   /**
    * Active pods the set applies to that it never injected (0 while injection
    * is paused). Only pods created strictly after the set count: the webhook
@@ -176,8 +231,7 @@ export function statusAccumulator(set: SidecarSet): StatusAccumulator {
   const sidecarNames = sidecarContainerNames(set);
   const hotContainers = setContainers(set).filter(isHotUpgrade);
   const revisionsInUse = new Set<string>();
-  // Keyed by the hash the pod records for this set (undefined when none is readable).
-  const byHash = new Map<string | undefined, HashCounts>();
+  const counts = podCounts();
   let notInjected = 0;
   let hotSwapping = 0;
   return {
@@ -191,38 +245,22 @@ export function statusAccumulator(set: SidecarSet): StatusAccumulator {
       }
       if (!podHasSetContainers(pod.slim, set)) return 'ignored';
       const entry = recordedEntry(pod.hashAnnotation, name);
-      const hash = entry?.hash;
       if (entry?.controllerRevision) revisionsInUse.add(entry.controllerRevision);
-      let counts = byHash.get(hash);
-      if (counts === undefined) {
-        counts = { matched: 0, ready: 0 };
-        byHash.set(hash, counts);
-      }
-      counts.matched++;
       // rollout.md §1.9: ready is Kruise's IsPodReady and the sidecars consistent with their spec images.
-      if (isPodReady(pod.slim, set, hotContainers) && isPodStateConsistent(pod.slim, set, sidecarNames)) counts.ready++;
+      counts.count({ hash: entry?.hash, ready: isPodReady(pod.slim, set, hotContainers) && isPodStateConsistent(pod.slim, set, sidecarNames) });
       if (swappingContainers(pod.slim, set, hotContainers).length > 0) hotSwapping++;
       return 'matched';
     },
     status(current = set) {
-      const currentHash = stringOf(objectOf(current.metadata?.annotations)?.[ANNOTATION_HASH]);
-      let matched = 0;
-      let ready = 0;
-      for (const counts of byHash.values()) {
-        matched += counts.matched;
-        ready += counts.ready;
-      }
-      // A set without a hash annotation has no current version, so no pod is updated.
-      const updated = currentHash === undefined ? undefined : byHash.get(currentHash);
       const previous = objectOf(current.status) ?? {};
       return {
         ...previous,
         observedGeneration: typeof current.metadata?.generation === 'number' ? current.metadata.generation : 0,
-        matchedPods: matched,
-        updatedPods: updated?.matched ?? 0,
-        readyPods: ready,
-        updatedReadyPods: updated?.ready ?? 0,
+        ...counts.of(current),
       };
+    },
+    counts(current = set) {
+      return counts.of(current);
     },
     get notInjectedPods() {
       return notInjected;

@@ -15,9 +15,9 @@ import { errorMessage } from '../errors.ts';
 import { stringOf } from '../kube/json.ts';
 import type { AdmittedSidecarSet } from '../ports.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
-import type { PassError } from './pass.ts';
+import type { PassError } from './errors.ts';
 import { DEFAULT_STALL_MS } from './rollout-state.ts';
-import { runSetPass, type SetPassDeps, type SetPassResult } from './set-pass.ts';
+import { addUp, runSetPass, type SetPassDeps, type SetPassResult } from './set-pass.ts';
 
 export interface PaceOptions {
   /** The longest wait between two passes of a set in flight. Default 5 s. */
@@ -239,11 +239,7 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
       summary.errors.push({ sidecarSet: name, operation: 'record metrics', message: errorMessage(error) });
     }
     summary.passes++;
-    summary.podsUpdated += result.podsUpdated;
-    summary.podsFlipped += result.podsFlipped;
-    summary.conflicts += result.conflicts;
-    summary.errors.push(...result.errors);
-    if (result.stateChange !== undefined) summary.states[name] = result.stateChange;
+    addUp(result, summary, summary.errors);
     if (result.podsUpdated > 0 || result.podsFlipped > 0) state.wrote = true;
     // Told by its pass (RolloutStalled): the schedule looks at it again, without spending this budget on it.
     if (result.state?.reason === 'RolloutStalled') {

@@ -1,35 +1,32 @@
 /**
  * One reconciler pass (spec section 6): list every SidecarSet, stream every
- * pod once, count per set, and write each status that differs from the
- * stored one. Everything outside the process goes through ports, so every
- * rule below is table-testable with in-memory adapters.
+ * pod once, count per set, then send each set down its one route
+ * (set-pass.ts: plan, status, round, state). This file only lists, indexes
+ * and dispatches. Everything outside the process goes through ports, so
+ * every rule below is table-testable with in-memory adapters.
  *
  * - A status is never computed from an incomplete pod list: a list whose
  *   continue token expired (410) starts over, up to `maxListAttempts`; any
  *   other list failure skips every set this pass (they all need the list).
  * - Namespace labels are read only when a set has a namespaceSelector; when
  *   they cannot be read, only those sets are skipped.
- * - A write is conditional on the resourceVersion the set was read at. On a
- *   conflict the set is read again: if it still matches the same pods
- *   (statusInputsKey) the counts are reused for the new version (its hash and
- *   generation may differ); if not, the set waits for the next pass.
+ * - A set its streamed counts decide (set-pass.ts `isDecidedByCounts`) is
+ *   planned from them, writeConcurrency at a time; the others, one at a
+ *   time after them, from their own pod lists.
  * - One set's failure never stops the others; every failure is in the result.
  */
 import type { RotationResult } from '../auth/rotation.ts';
 import { errorMessage } from '../errors.ts';
-import { jsonEqual, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
+import { stringMapOf, stringOf } from '../kube/json.ts';
 import type { NamespaceSource, PodPages, SidecarSetEventSink, SidecarSetSource, SidecarSetStatusWriter } from '../ports.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
-import { statusAccumulator, statusInputsKey, type PodSummary, type StatusAccumulator } from '../sidecarset/status.ts';
-import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
+import { statusAccumulator, type PodSummary, type StatusAccumulator } from '../sidecarset/status.ts';
+import type { SidecarSet } from '../sidecarset/types.ts';
 import type { RolloutCounts } from '../rollout/plan.ts';
 import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../sidecarset/revisions.ts';
-import { tellRevisionFailure } from './revision-failure.ts';
-import { registerRevision, trimHistory, type Registration } from './revision-register.ts';
-import { rolloutState } from './rollout-state.ts';
-import { runSetPass, type RolloutDeps } from './set-pass.ts';
+import { addUp, isDecidedByCounts, runSet, type RolloutDeps, type SetPassResult, type SetSource } from './set-pass.ts';
 import { forEachLimited } from './concurrency.ts';
-import { ListExpiredError, StatusConflictError, StatusNotWrittenError } from './errors.ts';
+import { ListExpiredError, type PassError } from './errors.ts';
 import { MAX_NAMESPACES_TOLD, type NotInjectedFinding, type NotInjectedNotices, type NotInjectedPod } from './not-injected.ts';
 import { buildSetIndex, type SetIndex } from './set-index.ts';
 
@@ -65,15 +62,6 @@ export interface StatusPassOptions {
   writeConcurrency?: number;
   /** Uninjected pods named per namespace in events. Default 5. */
   samplePods?: number;
-}
-
-/** Something the pass could not do; the rest of the pass went on. */
-export interface PassError {
-  /** The set affected, when it is one set. */
-  sidecarSet?: string;
-  /** `list pods`, `patch status`, ... */
-  operation: string;
-  message: string;
 }
 
 /** What a pass did: returned, and logged as one JSON line. */
@@ -214,9 +202,10 @@ export async function runStatusPass(deps: StatusPassDeps, options: StatusPassOpt
   const counting = await countPodsRetryingExpiredLists(sets, deps, options, result);
   if (counting === undefined) return finish();
   const { findings, toWrite } = findingsOf(sets, counting, result);
-  const revisions = deps.rollout === undefined ? undefined : await revisionsOf(sets, counting, toWrite, deps.rollout, options, result, deps.events);
-  if (!(await writeStatuses(sets, counting, revisions?.idle ?? toWrite, deps, options, result, revisions))) return finish();
-  if (revisions !== undefined && deps.rollout !== undefined) await rollSets(sets, revisions, deps, deps.rollout, options, result);
+  const revisions = deps.rollout === undefined ? undefined : await revisionsBySet(deps.rollout, options, result);
+  const { counted, rolling } = routesOf(sets, counting, toWrite, revisions);
+  if (!(await runCounted(sets, counting, counted, revisions, deps, options, result))) return finish();
+  if (revisions !== undefined && deps.rollout !== undefined) await runRolling(sets, rolling, revisions, deps, deps.rollout, options, result);
   await reportNotInjected(sets, findings, deps, options, result);
   return finish();
 }
@@ -276,79 +265,6 @@ function findingsOf(sets: readonly SidecarSet[], counting: Counting, result: Pas
   return { findings, toWrite };
 }
 
-/** Writes the statuses that differ, writeConcurrency at a time. False when the pass was stopped before every one was compared. */
-async function writeStatuses(
-  sets: readonly SidecarSet[],
-  counting: Counting,
-  toWrite: readonly number[],
-  deps: StatusPassDeps,
-  options: StatusPassOptions,
-  result: PassResult,
-  revisions?: PassRevisions,
-): Promise<boolean> {
-  const { signal } = options;
-  let outOfTime = 0;
-  await forEachLimited(toWrite, options.writeConcurrency ?? DEFAULTS.writeConcurrency, async (i) => {
-    const set = sets[i];
-    const accumulator = counting.accumulators[i];
-    if (set === undefined || accumulator === undefined) return;
-    // Once the deadline passed, one error says so rather than one per set.
-    if (signal?.aborted === true) {
-      outOfTime++;
-      return;
-    }
-    const registration = revisions?.registrations.get(i);
-    if (registration !== undefined && deps.rollout !== undefined) await trimBeforeStatus(set, accumulator, registration, deps.rollout, options, result);
-    try {
-      await writeStatus(set, accumulator, deps, options, result, registration === undefined ? {} : { latestRevision: registration.latestRevision, collisionCount: registration.collisionCount });
-    } catch (error) {
-      result.errors.push({ sidecarSet: sidecarSetName(set), operation: 'patch status', message: errorMessage(error) });
-    }
-    if (revisions !== undefined && deps.rollout !== undefined && !revisions.unregistered.has(i)) await settleIdleSet(set, accumulator, deps, deps.rollout, options, result);
-  });
-  if (outOfTime > 0) {
-    result.errors.push({ operation: 'patch status', message: `the pass was stopped (${errorMessage(signal?.reason)}) before ${outOfTime} statuses were compared and written` });
-    return false;
-  }
-  return true;
-}
-
-/** Writes one set's status if it differs, re-reading on conflict. */
-async function writeStatus(
-  set: SidecarSet,
-  accumulator: StatusAccumulator,
-  deps: StatusPassDeps,
-  options: StatusPassOptions,
-  result: PassResult,
-  revisionFields: Pick<SidecarSetStatus, 'latestRevision' | 'collisionCount'>,
-): Promise<void> {
-  const { signal } = options;
-  const maxWriteAttempts = options.maxWriteAttempts ?? DEFAULTS.maxWriteAttempts;
-  const name = sidecarSetName(set);
-  const inputs = statusInputsKey(set);
-  let current = set;
-  for (let attempt = 1; ; attempt++) {
-    const status = { ...accumulator.status(current), ...revisionFields };
-    if (jsonEqual(objectOf(current.status) ?? {}, status)) {
-      result.statusesUnchanged++;
-      return;
-    }
-    try {
-      if ((await deps.statuses.patchStatus(name, stringOf(current.metadata?.resourceVersion), status, signal)) === 'written') result.statusesWritten++;
-      return;
-    } catch (error) {
-      if (!(error instanceof StatusConflictError)) throw error;
-      if (attempt >= maxWriteAttempts) throw new StatusNotWrittenError(name, `the SidecarSet kept changing: ${maxWriteAttempts} writes conflicted`, { cause: error });
-    }
-    const fresh = await deps.statuses.get(name, signal);
-    if (fresh === undefined) return;
-    if (statusInputsKey(fresh) !== inputs) {
-      throw new StatusNotWrittenError(name, 'the SidecarSet changed which pods it selects during the pass; its status is computed again next pass');
-    }
-    current = fresh;
-  }
-}
-
 /** Records the events about uninjected pods that are due; a failed event is an error and is due again next pass. */
 async function reportNotInjected(sets: readonly SidecarSet[], findings: Map<string, NotInjectedFinding>, deps: StatusPassDeps, options: StatusPassOptions, result: PassResult): Promise<void> {
   const present = new Set(sets.map((set) => sidecarSetName(set)));
@@ -375,59 +291,22 @@ async function reportNotInjected(sets: readonly SidecarSet[], findings: Map<stri
   }
 }
 
-/** The revisions a pass read, and which sets roll and which only get a status. */
-interface PassRevisions {
-  /** Per set index, the revisions labelled with its name. */
-  bySet: Map<number, ControllerRevision[]>;
-  /** Registrations of the idle sets, by index; a set missing here could not register and keeps its stored revision fields. */
-  registrations: Map<number, Registration>;
-  /** Sets that only get a status this pass. */
-  idle: number[];
-  /** Sets with rollout work: their own pass lists their pods and writes their status. */
-  rolling: number[];
-  /** Idle sets whose revision could not be written: their state is that (revision-failure.ts), not their counts'. */
-  unregistered: Set<number>;
-}
+/** Every ControllerRevision, by the name of the set its label names; undefined when they cannot be listed. */
+type RevisionsBySet = ReadonlyMap<string, ControllerRevision[]>;
 
 /**
- * Whether a set has rollout work by the streamed counts (rollout.md §0 steps
- * 6-9): pods mid hot upgrade to flip (whatever the strategy), or not
- * NotUpdate, not paused, and not every matched pod updated and ready. Its
- * last pods restarting are still the rollout's: its own pass follows them
- * (the pace loop writes the status as each becomes ready) and says when
- * they stall; Kruise's pass stops as soon as every pod is updated.
+ * Lists every revision once (rollout.md §2.1). When they cannot be listed,
+ * no set rolls this pass and statuses keep their stored revision fields
+ * (the counts are still written: they do not depend on revisions).
  */
-function hasRolloutWork(set: SidecarSet, status: SidecarSetStatus, hotSwappingPods: number): boolean {
-  if (hotSwappingPods > 0) return true;
-  const strategy = objectOf(set.spec?.updateStrategy) ?? {};
-  if (strategy.type === 'NotUpdate' || strategy.paused === true) return false;
-  return (status.updatedReadyPods ?? 0) < (status.matchedPods ?? 0);
-}
-
-/**
- * Lists every revision once and registers each idle set's latest revision
- * (rollout.md §2.1). When the revisions cannot be listed, no set rolls this
- * pass and statuses keep their stored revision fields (the counts are still
- * written: they do not depend on revisions).
- */
-async function revisionsOf(
-  sets: readonly SidecarSet[],
-  counting: Counting,
-  toWrite: readonly number[],
-  rollout: RolloutDeps,
-  options: StatusPassOptions,
-  result: PassResult,
-  events: SidecarSetEventSink,
-): Promise<PassRevisions> {
+async function revisionsBySet(rollout: RolloutDeps, options: StatusPassOptions, result: PassResult): Promise<RevisionsBySet | undefined> {
   result.rollout = { setsRolled: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, podsFailed: 0, revisionWrites: 0, states: {}, inFlight: [] };
-  const out: PassRevisions = { bySet: new Map(), registrations: new Map(), idle: [], rolling: [], unregistered: new Set() };
   let all: readonly ControllerRevision[];
   try {
     all = await rollout.revisions.listAll(options.signal);
   } catch (error) {
     result.errors.push({ operation: 'list ControllerRevisions', message: `${errorMessage(error)}; no set rolls this pass` });
-    out.idle = [...toWrite];
-    return out;
+    return undefined;
   }
   const byName = new Map<string, ControllerRevision[]>();
   for (const revision of all) {
@@ -437,88 +316,89 @@ async function revisionsOf(
     list.push(revision);
     byName.set(owner, list);
   }
+  return byName;
+}
+
+/**
+ * Which counted sets their streamed counts decide and which roll from their
+ * own pods (only when the revisions were listed: a set cannot roll without
+ * its revision registered).
+ */
+function routesOf(sets: readonly SidecarSet[], counting: Counting, toWrite: readonly number[], revisions: RevisionsBySet | undefined): { counted: number[]; rolling: number[] } {
+  const counted: number[] = [];
+  const rolling: number[] = [];
   for (const i of toWrite) {
     const set = sets[i] as SidecarSet;
     const accumulator = counting.accumulators[i] as StatusAccumulator;
-    out.bySet.set(i, byName.get(sidecarSetName(set)) ?? []);
-    if (hasRolloutWork(set, accumulator.status(set), accumulator.hotSwappingPods)) {
-      out.rolling.push(i);
-      continue;
-    }
-    out.idle.push(i);
-    try {
-      const registration = await registerRevision(set, out.bySet.get(i) ?? [], rollout.revisions, options.signal);
-      out.registrations.set(i, registration);
-      result.rollout.revisionWrites += registration.writes;
-    } catch (error) {
-      result.errors.push({ sidecarSet: sidecarSetName(set), operation: 'register the revision', message: errorMessage(error) });
-      out.unregistered.add(i);
-      await tellRevisionFailure(set, error, { events, states: rollout.states }, result.errors, options.signal);
-    }
+    if (revisions !== undefined && !isDecidedByCounts(set, accumulator)) rolling.push(i);
+    else counted.push(i);
   }
-  return out;
+  return { counted, rolling };
 }
 
-/** An idle set's history trimmed past its limit, as Kruise does while registering, before the status names the revision. */
-async function trimBeforeStatus(set: SidecarSet, accumulator: StatusAccumulator, registration: Registration, rollout: RolloutDeps, options: StatusPassOptions, result: PassResult): Promise<void> {
-  const trimmed = await trimHistory(set, registration.history, accumulator.revisionsInUse, rollout.revisions, options.signal);
-  if (result.rollout !== undefined) result.rollout.revisionWrites += trimmed.deleted;
-  if (trimmed.problem?.startsWith('delete') === true) result.errors.push({ sidecarSet: sidecarSetName(set), operation: 'trim revision history', message: trimmed.problem });
+/** Adds one set's route to the pass's result (set-pass.ts `addUp` for what the pace loop adds up too). */
+function addToPass(result: PassResult, setResult: SetPassResult): void {
+  const summary = result.rollout;
+  if (summary !== undefined) {
+    summary.podsFailed = (summary.podsFailed ?? 0) + setResult.podsFailed;
+    summary.revisionWrites += setResult.revisionWrites;
+    if (setResult.inFlight) summary.inFlight.push(setResult.sidecarSet);
+    addUp(setResult, summary, result.errors);
+  } else result.errors.push(...setResult.errors);
+  if (setResult.unavailable !== undefined) (result.unavailable ??= {})[setResult.sidecarSet] = setResult.unavailable;
+  if (setResult.status === 'written') result.statusesWritten++;
+  else if (setResult.status === 'unchanged') result.statusesUnchanged++;
+  // A rolled set's own list is newer than the streamed one.
+  if (setResult.counts !== undefined && result.sets !== undefined) result.sets[setResult.sidecarSet] = { ...setResult.counts };
 }
 
-/** After an idle set's status: report its state (finished, paused, NotUpdate). */
-async function settleIdleSet(
-  set: SidecarSet,
-  accumulator: StatusAccumulator,
+/** The sets their counts decide, writeConcurrency at a time. False when the pass was stopped before every one was compared. */
+async function runCounted(
+  sets: readonly SidecarSet[],
+  counting: Counting,
+  counted: readonly number[],
+  revisions: RevisionsBySet | undefined,
   deps: StatusPassDeps,
-  rollout: RolloutDeps,
   options: StatusPassOptions,
   result: PassResult,
-): Promise<void> {
-  const name = sidecarSetName(set);
-  const summary = result.rollout;
-  if (summary === undefined) return;
-  const status = accumulator.status(set);
-  const counts = { matchedPods: status.matchedPods ?? 0, updatedPods: status.updatedPods ?? 0, readyPods: status.readyPods ?? 0, updatedReadyPods: status.updatedReadyPods ?? 0 };
-  const strategy = objectOf(set.spec?.updateStrategy) ?? {};
-  const waiting = strategy.type === 'NotUpdate' ? ({ kind: 'not-update' } as const) : counts.updatedPods >= counts.matchedPods ? ({ kind: 'finished' } as const) : ({ kind: 'paused' } as const);
-  const state = rolloutState(counts, 0, waiting);
-  const ref = { name, uid: stringOf(set.metadata?.uid) ?? '' };
-  const event = rollout.states.due(ref, state);
-  if (event === undefined) return;
-  summary.states[name] = state.message;
-  try {
-    await deps.events.record(event, options.signal);
-    rollout.states.reported(name, state);
-  } catch (error) {
-    result.errors.push({ sidecarSet: name, operation: 'record event', message: errorMessage(error) });
+): Promise<boolean> {
+  const { signal } = options;
+  let outOfTime = 0;
+  await forEachLimited(counted, options.writeConcurrency ?? DEFAULTS.writeConcurrency, async (i) => {
+    const set = sets[i];
+    const accumulator = counting.accumulators[i];
+    if (set === undefined || accumulator === undefined) return;
+    // Once the deadline passed, one error says so rather than one per set.
+    if (signal?.aborted === true) {
+      outOfTime++;
+      return;
+    }
+    const source: SetSource = { streamed: accumulator, stored: revisions === undefined ? undefined : (revisions.get(sidecarSetName(set)) ?? []) };
+    addToPass(result, await runSet(set, deps, setOptions(options), source));
+  });
+  if (outOfTime > 0) {
+    result.errors.push({ operation: 'patch status', message: `the pass was stopped (${errorMessage(signal?.reason)}) before ${outOfTime} statuses were compared and written` });
+    return false;
   }
+  return true;
 }
 
-/** Runs the whole pass of each set with rollout work (set-pass.ts), one set at a time. */
-async function rollSets(sets: readonly SidecarSet[], revisions: PassRevisions, deps: StatusPassDeps, rollout: RolloutDeps, options: StatusPassOptions, result: PassResult): Promise<void> {
+/** The route's options from the pass's. */
+function setOptions(options: StatusPassOptions): { signal?: AbortSignal; maxWriteAttempts: number } {
+  return { ...(options.signal === undefined ? {} : { signal: options.signal }), maxWriteAttempts: options.maxWriteAttempts ?? DEFAULTS.maxWriteAttempts };
+}
+
+/** The sets that roll, from their own pod lists, one set at a time. */
+async function runRolling(sets: readonly SidecarSet[], rolling: readonly number[], revisions: RevisionsBySet, deps: StatusPassDeps, rollout: RolloutDeps, options: StatusPassOptions, result: PassResult): Promise<void> {
   const summary = result.rollout;
   if (summary === undefined) return;
-  for (const i of revisions.rolling) {
+  for (const i of rolling) {
     if (options.signal?.aborted === true) {
       result.errors.push({ operation: 'roll out', message: `the pass was stopped (${errorMessage(options.signal.reason)}) before every set rolled` });
       return;
     }
     const set = sets[i] as SidecarSet;
-    const setResult = await runSetPass(set, { statuses: deps.statuses, events: deps.events, namespaces: deps.namespaces, rollout }, options.signal === undefined ? {} : { signal: options.signal }, revisions.bySet.get(i));
     summary.setsRolled++;
-    summary.podsUpdated += setResult.podsUpdated;
-    summary.podsFlipped += setResult.podsFlipped;
-    summary.conflicts += setResult.conflicts;
-    summary.podsFailed = (summary.podsFailed ?? 0) + setResult.podsFailed;
-    summary.revisionWrites += setResult.revisionWrites;
-    if (setResult.unavailable !== undefined) (result.unavailable ??= {})[setResult.sidecarSet] = setResult.unavailable;
-    if (setResult.status === 'written') result.statusesWritten++;
-    else if (setResult.status === 'unchanged') result.statusesUnchanged++;
-    if (setResult.stateChange !== undefined) summary.states[setResult.sidecarSet] = setResult.stateChange;
-    // The set's own list is newer than the streamed one.
-    if (setResult.counts !== undefined && result.sets !== undefined) result.sets[setResult.sidecarSet] = { ...setResult.counts };
-    if (setResult.inFlight) summary.inFlight.push(setResult.sidecarSet);
-    result.errors.push(...setResult.errors);
+    addToPass(result, await runSet(set, { statuses: deps.statuses, events: deps.events, namespaces: deps.namespaces, rollout }, options.signal === undefined ? {} : { signal: options.signal }, { stored: revisions.get(sidecarSetName(set)) ?? [] }));
   }
 }

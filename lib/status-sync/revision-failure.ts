@@ -14,30 +14,11 @@ import { stringOf } from '../kube/json.ts';
 import type { SidecarSetEventSink } from '../ports.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
-import type { PassError } from './pass.ts';
+import { REVISION_WRITE_DONE, RevisionWriteError, type PassError } from './errors.ts';
 import type { RolloutState, RolloutStateNotices } from './rollout-state.ts';
 
 /** The Event's reason, which the rollout view selects the Events by. */
 export const REVISION_WRITE_FAILED = 'RevisionWriteFailed';
-
-/** What was being written when it failed. */
-export type RevisionWrite = 'create' | 'renumber' | 'label';
-
-const DONE: Record<RevisionWrite, string> = { create: 'created', renumber: 'renumbered (a rollback to it)', label: 'labelled' };
-
-/** A write of the set's ControllerRevision failed; `reason` is the whole explanation (the API server's, uncut). */
-export class RevisionWriteError extends Error {
-  readonly write: RevisionWrite;
-  readonly revision: string;
-  readonly reason: string;
-  constructor(write: RevisionWrite, revision: string, reason: string, options?: ErrorOptions) {
-    super(`ControllerRevision ${revision} could not be ${DONE[write]}: ${reason}`, options);
-    this.name = 'RevisionWriteError';
-    this.write = write;
-    this.revision = revision;
-    this.reason = reason;
-  }
-}
 
 /** What an Event's message holds at most (the event sink's cap: events.k8s.io notes are 1 kB). */
 export const EVENT_MESSAGE_LIMIT = 1024;
@@ -59,7 +40,7 @@ export function keepEnds(text: string, limit: number): string {
 
 /** The Event message for a failed write: the revision, what it holds up, and the reason, its end always whole. */
 export function revisionFailureMessage(set: string, error: RevisionWriteError): string {
-  const lead = `ControllerRevision ${error.revision} could not be ${DONE[error.write]}, so SidecarSet ${set} updates no pod and writes no status until it is: `;
+  const lead = `ControllerRevision ${error.revision} could not be ${REVISION_WRITE_DONE[error.write]}, so SidecarSet ${set} updates no pod and writes no status until it is: `;
   return lead + keepEnds(error.reason, EVENT_MESSAGE_LIMIT - lead.length);
 }
 

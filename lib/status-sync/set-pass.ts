@@ -1,10 +1,21 @@
 /**
- * One SidecarSet's whole pass (rollout.md §0), from fresh reads: register
- * the latest revision, list the set's pods, write the status, then, unless
- * the rollout stops (NotUpdate, finished, paused), update the next batch of
- * pods with guarded writes, trim the revision history and report the
- * rollout's state. The full pass runs it for every set with rollout work;
- * the pace loop runs it again for sets with work in flight.
+ * One SidecarSet's pass, the one route every set takes, idle or rolling
+ * (rollout.md §0): plan, register, status, round, state.
+ *
+ * - plan: a set its counts decide (the stop rule: NotUpdate, finished,
+ *   paused, with nothing mid hot upgrade) is planned from the full pass's
+ *   streamed counts; any other set from its own pod list, after its revision
+ *   is registered.
+ * - register the latest revision; trim the history past its limit (Kruise
+ *   does it while registering, so a status naming the new revision never
+ *   comes with more revisions than the limit).
+ * - status: written when it differs, conditional on the resourceVersion read.
+ * - round: the flips, conditions and guarded pod patches of the plan's batch
+ *   (none for a set that stops).
+ * - state: the rollout's state, reported when it changed (rollout-state.ts).
+ *
+ * The full pass (pass.ts) sends every counted set down this route; the pace
+ * loop (pace.ts) sends the sets with work in flight again, from their own lists.
  *
  * Safety: every decision comes from the list this pass made, and every pod
  * write is a JSON Patch guarded by a `test` of the resourceVersion that list
@@ -16,21 +27,21 @@ import { errorMessage } from '../errors.ts';
 import { jsonEqual, objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import type { Clock, NamespaceSource, PodEvent, PodEventSink, PodScope, PodWriter, RevisionStore, SetPodSource, SidecarSetEventSink, SidecarSetStatusWriter } from '../ports.ts';
-import { planRollout, type RolloutPlan } from '../rollout/plan.ts';
+import { decidedByCounts, planRollout, type RolloutCounts, type RolloutPlan } from '../rollout/plan.ts';
 import { podScope } from '../rollout/pod-scope.ts';
-import { backfillInjectedList } from '../rollout/pod-patch.ts';
+import { backfillInjectedList, podUpdatePatch } from '../rollout/pod-patch.ts';
 import { activeRevisions } from '../rollout/revision-history.ts';
 import type { ControllerRevision } from '../sidecarset/revisions.ts';
 import { podKey } from '../sidecarset/pod-state.ts';
 import { FLIP_EVENT, POD_UPDATE_FAILED_REASON, podUpdateFailedMessage, podUpdateFailedNote, rolloutStatusFields, roundWrites, type RoundWrites } from '../rollout/round.ts';
 import { upgradableConditionPatch } from '../rollout/upgradable-condition.ts';
 import { hasNamespaceSelector, sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
-import type { SidecarSet } from '../sidecarset/types.ts';
+import { statusInputsKey, type StatusAccumulator } from '../sidecarset/status.ts';
+import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
 import { forEachLimited } from './concurrency.ts';
-import { StatusConflictError, WriteConflictError } from './errors.ts';
-import type { PassError } from './pass.ts';
+import { StatusConflictError, StatusNotWrittenError, WriteConflictError, type PassError } from './errors.ts';
 import { tellRevisionFailure } from './revision-failure.ts';
-import { registerRevision, trimHistory } from './revision-register.ts';
+import { registerRevision, trimHistory, type Registration } from './revision-register.ts';
 import { DEFAULT_STALL_MS, rolloutState, type RolloutState, type RolloutStateNotices } from './rollout-state.ts';
 
 /** What the rollout needs besides the status pass's ports. */
@@ -58,11 +69,24 @@ export interface SetPassDeps {
   rollout: RolloutDeps;
 }
 
+/** The route's ports when a set is planned from streamed counts: without the rollout's (the offline invoke), statuses only. */
+export type SetRouteDeps = Omit<SetPassDeps, 'rollout'> & { rollout?: RolloutDeps };
+
 export interface SetPassOptions {
   signal?: AbortSignal;
   /** Pod writes in flight at once. Default 8. */
   writeConcurrency?: number;
+  /** Writes of a status planned from streamed counts, the first included, before a conflict counts as an error. Default 4. */
+  maxWriteAttempts?: number;
 }
+
+/**
+ * Where a set's pass finds its pods: its own list (`stored`: its revisions
+ * when the caller already listed them), or the full pass's streamed counts
+ * (`stored` undefined when the revisions could not be listed: nothing is
+ * registered and the status keeps its revision fields).
+ */
+export type SetSource = { streamed?: undefined; stored?: readonly ControllerRevision[] } | { streamed: StatusAccumulator; stored: readonly ControllerRevision[] | undefined };
 
 /** What one set's pass did. */
 export interface SetPassResult {
@@ -99,17 +123,62 @@ export interface SetPassResult {
   errors: PassError[];
 }
 
+/** What a set's passes add to a summary: the pass's rollout part and the pace loop's both have these. */
+export interface SetTally {
+  podsUpdated: number;
+  podsFlipped: number;
+  conflicts: number;
+  states: Record<string, string>;
+}
+
+/** Adds one set's pass to a summary, the one place it is done; its errors go to `errors`. */
+export function addUp(result: SetPassResult, tally: SetTally, errors: PassError[]): void {
+  tally.podsUpdated += result.podsUpdated;
+  tally.podsFlipped += result.podsFlipped;
+  tally.conflicts += result.conflicts;
+  if (result.stateChange !== undefined) tally.states[result.sidecarSet] = result.stateChange;
+  errors.push(...result.errors);
+}
+
 const DEFAULT_WRITE_CONCURRENCY = 8;
+const DEFAULT_MAX_WRITE_ATTEMPTS = 4;
 
 function podRef(pod: Pod): { namespace: string; name: string } {
   return { namespace: stringOf(pod.metadata?.namespace) ?? '', name: stringOf(pod.metadata?.name) ?? '' };
 }
 
 /**
- * Runs the pass for `set` (as just read from the API server).
+ * Runs the pass for `set` (as just read from the API server) from its own pod list.
  * @param stored the set's ControllerRevisions when the caller already listed them (the full pass lists all at once).
  */
 export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: SetPassOptions = {}, stored?: readonly ControllerRevision[]): Promise<SetPassResult> {
+  return runSet(set, deps, options, stored === undefined ? {} : { stored });
+}
+
+/** Whether the full pass's streamed counts decide `set` (no list of its own, no round): see {@link decidedByCounts}. */
+export function isDecidedByCounts(set: SidecarSet, counts: StatusAccumulator): boolean {
+  return decidedByCounts(set, counts.counts(), counts.hotSwappingPods) !== undefined;
+}
+
+/** What the plan step saw: the plan (none when only counts could be had), the counts for a version of the set, the revisions in use. */
+interface Seen {
+  plan: RolloutPlan | undefined;
+  countsFor: (current: SidecarSet) => RolloutCounts;
+  inUse: () => Iterable<string>;
+  list?: { pods: readonly Pod[]; resourceVersion: string; scope: PodScope | undefined };
+}
+
+/** The plan of a set its streamed counts decide: nothing to update, flip or report but its waiting reason. */
+function countedPlan(set: SidecarSet, counts: StatusAccumulator): RolloutPlan | undefined {
+  const status = counts.counts();
+  const waiting = decidedByCounts(set, status, counts.hotSwappingPods);
+  return waiting === undefined ? undefined : { status, updates: [], notUpgradable: [], flips: [], swapping: 0, waiting };
+}
+
+/**
+ * The one route (see the file's comment). Never throws: what fails is in the result's errors.
+ */
+export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: SetPassOptions, source: SetSource): Promise<SetPassResult> {
   const { signal } = options;
   const { rollout } = deps;
   const name = sidecarSetName(set);
@@ -118,77 +187,142 @@ export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: Se
     result.errors.push({ sidecarSet: name, operation, message: errorMessage(error) });
     return result;
   };
+  const { streamed } = source;
+  if (streamed === undefined && rollout === undefined) return fail('list pods', new Error('a set planned from its own pods needs the rollout ports'));
+  // Plan, from the counts when they decide the set.
+  const counted = streamed === undefined ? undefined : countedPlan(set, streamed);
+  // Without the revisions (not listed, or no rollout ports) nothing is registered.
+  const revisionsKnown = rollout !== undefined && (streamed === undefined || source.stored !== undefined);
 
-  let registration;
-  try {
-    registration = await registerRevision(set, stored ?? (await rollout.revisions.list(name, {}, signal)), rollout.revisions, signal);
-    result.revisionWrites += registration.writes;
-  } catch (error) {
-    // Kruise writes no status when the revision cannot be registered: the status names it.
-    await tellRevisionFailure(set, error, { events: deps.events, states: rollout.states }, result.errors, signal);
-    return fail('register the revision', error);
-  }
-
-  const scope = podScope(set);
-  let pods: readonly Pod[] = [];
-  let resourceVersion = '';
-  let plan: RolloutPlan;
-  let labels: NamespaceLabels = new Map();
-  try {
-    if (scope !== undefined) ({ pods, resourceVersion } = await rollout.setPods.list(scope, signal));
-    labels = hasNamespaceSelector(set) ? await deps.namespaces.labels([...new Set(pods.map((p) => podRef(p).namespace))], signal) : new Map<string, Record<string, string>>();
-    plan = planRollout(set, pods, labels);
-  } catch (error) {
-    result.inFlight = true;
-    return fail('list pods', error);
-  }
-  result.counts = plan.status;
-
-  // Kruise trims the history as part of registering, before the status: a status showing the new revision never
-  // comes with more revisions listed than the limit.
-  const trimmed = await trimHistory(set, registration.history, [...activeRevisions(set, pods, registration.history)], rollout.revisions, signal);
-  result.revisionWrites += trimmed.deleted;
-  if (trimmed.problem !== undefined && trimmed.problem.startsWith('delete')) result.errors.push({ sidecarSet: name, operation: 'trim revision history', message: trimmed.problem });
-
-  const status = rolloutStatusFields(set, plan.status, registration.latestRevision, registration.collisionCount);
-  if (jsonEqual({ ...objectOf(set.status) }, { ...objectOf(set.status), ...status })) result.status = 'unchanged';
-  else {
+  // Register.
+  let registration: Registration | undefined;
+  let registered = true;
+  if (revisionsKnown) {
     try {
-      if ((await deps.statuses.patchStatus(name, stringOf(set.metadata?.resourceVersion), { ...set.status, ...status }, signal)) === 'written') result.status = 'written';
-      else return result;
+      registration = await registerRevision(set, source.stored ?? (await rollout.revisions.list(name, {}, signal)), rollout.revisions, signal);
+      result.revisionWrites += registration.writes;
     } catch (error) {
-      // The set changed since it was read: its next pass decides from the new version.
-      result.inFlight = true;
-      return fail('patch status', error instanceof StatusConflictError ? new Error('the SidecarSet changed during the pass; it is decided again next pass') : error);
+      registered = false;
+      await tellRevisionFailure(set, error, { events: deps.events, states: rollout.states }, result.errors, signal);
+      fail('register the revision', error);
+      // Kruise writes no status when the revision cannot be registered (the status names it) and rolls nothing;
+      // counts the set's own pods were not listed for do not depend on it and are still written.
+      if (streamed === undefined) return result;
     }
   }
 
+  // Plan, from the set's own pods when the counts do not decide it.
+  let seen: Seen;
+  if (streamed !== undefined && (counted !== undefined || !revisionsKnown || !registered)) {
+    seen = { plan: counted, countsFor: (current) => streamed.counts(current), inUse: () => streamed.revisionsInUse };
+  } else {
+    const scope = podScope(set);
+    let pods: readonly Pod[] = [];
+    let resourceVersion = '';
+    let labels: NamespaceLabels = new Map();
+    let plan: RolloutPlan;
+    const now = rollout?.clock.now() ?? new Date();
+    const latestRevision = registration?.latestRevision ?? '';
+    try {
+      if (scope !== undefined && rollout !== undefined) ({ pods, resourceVersion } = await rollout.setPods.list(scope, signal));
+      labels = hasNamespaceSelector(set) ? await deps.namespaces.labels([...new Set(pods.map((p) => podRef(p).namespace))], signal) : new Map<string, Record<string, string>>();
+      // Matched pods carry the injected list; the backfill is only Kruise's guard for ones that lost it.
+      plan = planRollout(set, pods, labels, { patchFor: (pod) => podUpdatePatch({ pod, set, latestRevision, injectedList: backfillInjectedList([set]), now }) });
+    } catch (error) {
+      result.inFlight = true;
+      return fail('list pods', error);
+    }
+    const history = registration?.history ?? [];
+    seen = { plan, countsFor: () => plan.status, inUse: () => [...activeRevisions(set, pods, history)], list: { pods, resourceVersion, scope } };
+  }
+  const { plan } = seen;
+  result.counts = seen.countsFor(set);
+
+  if (registration !== undefined && rollout !== undefined) {
+    const trimmed = await trimHistory(set, registration.history, seen.inUse(), rollout.revisions, signal);
+    result.revisionWrites += trimmed.deleted;
+    if (trimmed.problem?.startsWith('delete') === true) result.errors.push({ sidecarSet: name, operation: 'trim revision history', message: trimmed.problem });
+  }
+
+  // Status.
+  const statusFor = (current: SidecarSet): SidecarSetStatus => ({ ...objectOf(current.status), ...rolloutStatusFields(current, seen.countsFor(current), registration) });
+  try {
+    const written = await writeStatus(set, statusFor, deps, options, seen.list === undefined);
+    if (written === 'gone') return result;
+    result.status = written;
+  } catch (error) {
+    fail('patch status', error);
+    // A round planned from the version read is decided again next pass; a set its counts decide still tells its state.
+    if (seen.list !== undefined) {
+      result.inFlight = true;
+      return result;
+    }
+  }
+  if (plan === undefined || rollout === undefined || !registered) return result;
+
+  // Round.
   const own = new Set<string>();
   let writes: RoundWrites;
   try {
-    // Matched pods carry the injected list; the backfill is only Kruise's guard for ones that lost it.
-    // A pod whose write cannot be planned is in writes.unplanned: it costs the others nothing.
-    writes = roundWrites(set, plan, registration.latestRevision, () => backfillInjectedList([set]), rollout.clock.now());
-    writes = withReplacements(writes, plan, (skip) => {
-      const replanned = planRollout(set, pods, labels, skip);
-      return { plan: replanned, writes: roundWrites(set, replanned, registration.latestRevision, () => backfillInjectedList([set]), rollout.clock.now()) };
-    });
+    writes = roundWrites(set, plan, registration?.latestRevision ?? '', () => backfillInjectedList([set]), rollout.clock.now());
   } catch (error) {
     return fail('plan pod writes', error);
   }
-  const failures = await sendRound(writes, { name, uid: stringOf(set.metadata?.uid) ?? '' }, deps, options, result, own);
-  await tellFailures(failures, set, deps, result, own, signal);
+  const failures = await sendRound(writes, { name, uid: stringOf(set.metadata?.uid) ?? '' }, { ...deps, rollout }, options, result, own);
+  await tellFailures(failures, set, { ...deps, rollout }, result, own, signal);
 
+  // State.
   const state = rolloutState(plan.status, result.podsUpdated, plan.waiting, { nowMs: rollout.clock.now().getTime(), stallMs: rollout.stallMs ?? DEFAULT_STALL_MS });
   result.state = state;
   if (plan.unavailable !== undefined) result.unavailable = Object.fromEntries(plan.unavailable.reasons.map((r) => [r.reason, r.count]));
-  await reportState(set, state, deps, result, signal);
+  await reportState(set, state, { ...deps, rollout }, result, signal);
   // A stalled rollout is left to the schedule: following it would spend every follow-up budget on a wait.
   const waitsOnPods = plan.waiting?.kind === 'max-unavailable' || plan.waiting?.kind === 'updated-not-ready';
   result.inFlight = result.podsUpdated > 0 || result.podsFlipped > 0 || result.conflicts > 0 || (waitsOnPods && state.reason !== 'RolloutStalled') || plan.swapping > 0;
   result.restarting = plan.status.updatedReadyPods < plan.status.updatedPods && state.reason !== 'RolloutStalled';
-  if (scope !== undefined) result.watch = { scope, resourceVersion, own };
+  if (seen.list?.scope !== undefined) result.watch = { scope: seen.list.scope, resourceVersion: seen.list.resourceVersion, own };
   return result;
+}
+
+/**
+ * Writes the set's status when it differs from the stored one, conditional
+ * on the resourceVersion read. On a conflict, counts streamed for the whole
+ * cluster serve any version of the set that selects the same pods
+ * (statusInputsKey): the set is read again and the write tried again, up to
+ * maxWriteAttempts. A status from the set's own list is not: the set is
+ * decided again next pass.
+ * @returns 'gone' when the set no longer exists.
+ * @throws when the status cannot be written (the message says why).
+ */
+async function writeStatus(
+  set: SidecarSet,
+  statusFor: (current: SidecarSet) => SidecarSetStatus,
+  deps: Pick<SetPassDeps, 'statuses'>,
+  options: SetPassOptions,
+  reread: boolean,
+): Promise<'written' | 'unchanged' | 'gone'> {
+  const { signal } = options;
+  const maxWriteAttempts = options.maxWriteAttempts ?? DEFAULT_MAX_WRITE_ATTEMPTS;
+  const name = sidecarSetName(set);
+  const inputs = statusInputsKey(set);
+  let current = set;
+  for (let attempt = 1; ; attempt++) {
+    const status = statusFor(current);
+    if (jsonEqual(objectOf(current.status) ?? {}, status)) return 'unchanged';
+    try {
+      return (await deps.statuses.patchStatus(name, stringOf(current.metadata?.resourceVersion), status, signal)) === 'written' ? 'written' : 'gone';
+    } catch (error) {
+      if (!(error instanceof StatusConflictError)) throw error;
+      if (!reread) throw new Error('the SidecarSet changed during the pass; it is decided again next pass');
+      if (attempt >= maxWriteAttempts) throw new StatusNotWrittenError(name, `the SidecarSet kept changing: ${maxWriteAttempts} writes conflicted`, { cause: error });
+    }
+    const fresh = await deps.statuses.get(name, signal);
+    if (fresh === undefined) return 'gone';
+    if (statusInputsKey(fresh) !== inputs) {
+      throw new StatusNotWrittenError(name, 'the SidecarSet changed which pods it selects during the pass; its status is computed again next pass');
+    }
+    current = fresh;
+  }
 }
 
 /** A pod the round skipped because its write could not be planned or was refused. */
@@ -332,7 +466,8 @@ async function tellFailures(failures: readonly PodFailure[], set: SidecarSet, de
   }
 }
 
-async function reportState(set: SidecarSet, state: ReturnType<typeof rolloutState>, deps: SetPassDeps, result: SetPassResult, signal: AbortSignal | undefined): Promise<void> {
+/** Reports the set's rollout state when it is news (rollout-state.ts). */
+async function reportState(set: SidecarSet, state: RolloutState, deps: SetPassDeps, result: SetPassResult, signal: AbortSignal | undefined): Promise<void> {
   const ref = { name: result.sidecarSet, uid: stringOf(set.metadata?.uid) ?? '' };
   const event = deps.rollout.states.due(ref, state);
   if (event === undefined) return;
@@ -343,36 +478,4 @@ async function reportState(set: SidecarSet, state: ReturnType<typeof rolloutStat
   } catch (error) {
     result.errors.push({ sidecarSet: ref.name, operation: 'record event', message: errorMessage(error) });
   }
-}
-
-/** How many times one pass plans its batch again around pods whose update cannot be made. */
-const MAX_REPLANS = 5;
-
-/**
- * A pod of the batch whose update cannot be made (its MergePatchJson
- * annotation is not JSON, say) gives its place to the next pod in the order:
- * otherwise a broken pod first in the order would hold maxUnavailable's slot
- * in every pass and no other pod would ever be rolled. The batch is planned
- * again without the pods found so, a bounded number of times; every pod found
- * so is kept in `unplanned`, to be told.
- */
-function withReplacements(first: RoundWrites, plan: RolloutPlan, replan: (skip: ReadonlySet<Pod>) => { plan: RolloutPlan; writes: RoundWrites }): RoundWrites {
-  const skip = new Set<Pod>();
-  const unplanned = [...first.unplanned];
-  const told = new Set(unplanned.map(({ pod }) => pod));
-  let writes = first;
-  let current = plan;
-  for (let replans = 0; replans < MAX_REPLANS; replans++) {
-    const inBatch = new Set(current.updates.map(({ pod }) => pod));
-    const blocked = writes.unplanned.filter(({ pod }) => inBatch.has(pod) && !skip.has(pod));
-    if (blocked.length === 0) break;
-    for (const { pod } of blocked) skip.add(pod);
-    ({ plan: current, writes } = replan(skip));
-    for (const entry of writes.unplanned) {
-      if (told.has(entry.pod)) continue;
-      told.add(entry.pod);
-      unplanned.push(entry);
-    }
-  }
-  return { ...writes, unplanned };
 }

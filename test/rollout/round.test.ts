@@ -29,7 +29,7 @@ describe('a round’s writes (rollout.md §1.5-§1.7)', () => {
 describe('status writes (rollout.md §0 step 4, §1.9)', () => {
   const counts = { matchedPods: 2, updatedPods: 0, readyPods: 2, updatedReadyPods: 0 };
   it('the §2.2 example status', () => {
-    expect(rolloutStatusFields(rolloutSet(), counts, 'test-sidecarset-78bb8d68cc', 0)).toEqual({
+    expect(rolloutStatusFields(rolloutSet(), counts, { latestRevision: 'test-sidecarset-78bb8d68cc', collisionCount: 0 })).toEqual({
       observedGeneration: 2,
       matchedPods: 2,
       updatedPods: 0,
@@ -40,7 +40,7 @@ describe('status writes (rollout.md §0 step 4, §1.9)', () => {
     });
   });
   it('written only when something differs; an unset collisionCount differs from 0', () => {
-    const next = rolloutStatusFields(rolloutSet(), counts, 'r', 0);
+    const next = rolloutStatusFields(rolloutSet(), counts, { latestRevision: 'r', collisionCount: 0 });
     expect(statusNeedsWrite(next, next)).toBe(false);
     expect(statusNeedsWrite({ ...next, collisionCount: undefined }, next)).toBe(true);
     expect(statusNeedsWrite({ ...next, observedGeneration: 3 }, next)).toBe(false);

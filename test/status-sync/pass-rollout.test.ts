@@ -14,6 +14,7 @@ import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass, type StatusPassDeps } from '../../lib/status-sync/pass.ts';
 import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { runSetPass } from '../../lib/status-sync/set-pass.ts';
 import { applyPatch } from '../../lib/admission/json-patch-apply.ts';
 import { podUpdatePatch } from '../../lib/rollout/pod-patch.ts';
 import { observedStates } from '../../lib/status-sync/observed-states.ts';
@@ -99,6 +100,20 @@ describe('a status pass with the rollout', () => {
     expect(w.revisions.writes).toEqual([]);
     // The stored revision fields stay as they were (none): the counts do not depend on them.
     expect(w.statuses.sets().map((s) => s.status?.latestRevision)).toEqual([undefined, undefined]);
+    // The set with pods to roll is told in no state this pass (it is not paused); the idle one's, finished, is no news at first sight.
+    expect(result.rollout?.states).toEqual({});
+    expect(w.events.events).toEqual([]);
+  });
+
+  it('decides a paused set whose every pod is updated, one not ready, as its own pass does: still rolling out, followed until ready', async () => {
+    const paused = set('paused', 'api', { type: 'RollingUpdate', paused: true });
+    const pods = [updatedNotReady(paused, 'api-0', 'api', 10), rolloutPod(paused, { name: 'api-1', updated: true, labels: { app: 'api' } })];
+    const full = await runStatusPass(passWorld([paused], pods).deps);
+    expect(full.rollout).toMatchObject({ setsRolled: 1, inFlight: ['paused'] });
+    expect(full.rollout?.states).toEqual({ paused: expect.stringMatching(/^rolling out: .*every pod is updated; 1 not ready yet: Restarting: 1 pod\(s\) \(default\/api-0\)$/) });
+    const own = passWorld([paused], pods);
+    const alone = await runSetPass(paused, { statuses: own.deps.statuses, events: own.deps.events, namespaces: own.deps.namespaces, rollout: own.deps.rollout });
+    expect(alone.stateChange).toBe(full.rollout?.states.paused);
   });
 
   /** A pod updated in place `secondsAgo` before NOW whose sidecar is not ready (the kubelet's `reason`, if any). */
