@@ -1,30 +1,4 @@
-/** The typed failures the status pass reacts to; adapters translate HTTP answers into them. */
-
-/**
- * A paged list's continue token expired (HTTP 410 Gone): the pages read so far
- * and the ones still to come would not form one snapshot, so the list must
- * start over.
- */
-export class ListExpiredError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'ListExpiredError';
-  }
-}
-
-/**
- * A write's resourceVersion precondition failed (HTTP 409 Conflict): someone
- * changed the object since it was read, so it must be read again before the
- * write is retried.
- */
-export class StatusConflictError extends Error {
-  readonly sidecarSet: string;
-  constructor(sidecarSet: string, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'StatusConflictError';
-    this.sidecarSet = sidecarSet;
-  }
-}
+/** The status pass's own failures (the ports' typed failures are in lib/ports/errors.ts). */
 
 /** A set's status could not be written this pass; the message says why, the cause what failed last. */
 export class StatusNotWrittenError extends Error {
@@ -33,25 +7,5 @@ export class StatusNotWrittenError extends Error {
     super(message, options);
     this.name = 'StatusNotWrittenError';
     this.sidecarSet = sidecarSet;
-  }
-}
-
-/** A create met an object of the same name (HTTP 409 AlreadyExists). */
-export class ObjectExistsError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'ObjectExistsError';
-  }
-}
-
-/**
- * A guarded write found the object changed since it was read (HTTP 409, or
- * a JSON Patch `test` that failed): the object is skipped this pass and
- * decided again from a fresh read.
- */
-export class WriteConflictError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'WriteConflictError';
   }
 }

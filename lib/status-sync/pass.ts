@@ -29,7 +29,8 @@ import { registerRevision, trimHistory, type Registration } from './revision-reg
 import { rolloutState } from './rollout-state.ts';
 import { runSetPass, type RolloutDeps } from './set-pass.ts';
 import { forEachLimited } from './concurrency.ts';
-import { ListExpiredError, StatusConflictError, StatusNotWrittenError } from './errors.ts';
+import { ListExpiredError, StatusConflictError } from '../ports/errors.ts';
+import { StatusNotWrittenError } from './errors.ts';
 import { MAX_NAMESPACES_TOLD, type NotInjectedFinding, type NotInjectedNotices, type NotInjectedPod } from './not-injected.ts';
 import { buildSetIndex, type SetIndex } from './set-index.ts';
 

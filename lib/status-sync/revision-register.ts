@@ -11,7 +11,7 @@ import type { RevisionStore } from '../ports.ts';
 import { activeRevisionNames, customVersionPatch, resolveCollision, revisionAction, revisionsToDelete, setHistory, type ControllerRevision } from '../rollout/revisions.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
-import { ObjectExistsError, WriteConflictError } from './errors.ts';
+import { ObjectExistsError, WriteConflictError } from '../ports/errors.ts';
 import { RevisionWriteError, type RevisionWrite } from './revision-failure.ts';
 
 /** What registering gave: the status's latestRevision and collisionCount, and the history as it now stands. */

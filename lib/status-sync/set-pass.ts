@@ -26,7 +26,7 @@ import { upgradableConditionPatch } from '../rollout/upgradable-condition.ts';
 import { hasNamespaceSelector, sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { forEachLimited } from './concurrency.ts';
-import { StatusConflictError, WriteConflictError } from './errors.ts';
+import { StatusConflictError, WriteConflictError } from '../ports/errors.ts';
 import type { PassError } from './pass.ts';
 import { tellRevisionFailure } from './revision-failure.ts';
 import { registerRevision, trimHistory } from './revision-register.ts';
