@@ -68,7 +68,7 @@ export function kubeSetPods(client: KubeClient, options: PodListOptions = {}): S
     async list(scope, signal) {
       const operation = `list pods${scope.namespace === undefined ? '' : ` in namespace "${scope.namespace}"`}${scope.labelSelector === '' ? '' : ` with selector "${scope.labelSelector}"`}`;
       const { items, resourceVersion } = await listAll(client, podsPath(scope.namespace), selection(scope.labelSelector), operation, signal, paging);
-      return { pods: items as Pod[], resourceVersion };
+      return { pods: items, resourceVersion };
     },
     changed(scope, resourceVersion, ignore, timeoutMs, signal) {
       return watchForChange(client, podsPath(scope.namespace), selection(scope.labelSelector), resourceVersion, ignore, timeoutMs, signal);

@@ -224,7 +224,12 @@ function attemptSignal(signal: AbortSignal | undefined, timeoutMs: number | unde
   const timer = setTimeout(() => {
     controller.abort(new DOMException(`no answer within ${timeoutMs} ms (the attempt timeout)`, 'TimeoutError'));
   }, timeoutMs);
-  return { signal: signal === undefined ? controller.signal : AbortSignal.any([signal, controller.signal]), done: () => clearTimeout(timer) };
+  return {
+    signal: signal === undefined ? controller.signal : AbortSignal.any([signal, controller.signal]),
+    done: () => {
+      clearTimeout(timer);
+    },
+  };
 }
 
 /** A client for one API server; make one per cold start (or per composition) and keep it. */
@@ -382,7 +387,15 @@ export function kubeClient(connection: KubeConnection, options: KubeClientOption
     }
   };
 
-  return { server: connection.server, request, watch, requests: () => started, close: () => connection.close() };
+  return {
+    server: connection.server,
+    request,
+    watch,
+    requests: () => started,
+    close: () => {
+      connection.close();
+    },
+  };
 }
 
 /**
