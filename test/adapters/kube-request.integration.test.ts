@@ -184,7 +184,7 @@ describe('the request function, against a stand-in server', () => {
   ])('refuses an answer larger than the bound, %s', async (_how, send) => {
     respond = (_request, response) => { send(response); };
     const error = await failure(client({ maxResponseBytes: 1_000 }).getJson('/a', 'read a'));
-    expect(error.message).toBe('the request failed: the answer is larger than 1000 bytes');
+    expect(error.message).toBe('the answer is larger than 1000 bytes');
   });
 
   it('reads a gzipped answer, and bounds it after decompression', async () => {
@@ -196,7 +196,7 @@ describe('the request function, against a stand-in server', () => {
     await expect(client().getJson('/a', 'read a')).resolves.toEqual(JSON.parse(body));
     expect(seen[0]?.headers['accept-encoding']).toBe('gzip');
     const error = await failure(client({ maxResponseBytes: 1_000 }).getJson('/a', 'read a'));
-    expect(error.message).toBe('the request failed: the answer is larger than 1000 bytes');
+    expect(error.message).toBe('the answer is larger than 1000 bytes');
   });
 
   it('fails when a 200 answer is not JSON', async () => {

@@ -475,7 +475,7 @@ describeWithControlPlane('against a real kube-apiserver, as the functions identi
 
   it('reads again only the sets that changed (metadata list, then a GET each), and equals a full list every time', async () => {
     const calls: string[] = [];
-    const real = readerFor('the HTTPS client');
+    const real = readerFor('settings the project reads itself');
     const { listSidecarSetMetadata, readSidecarSet } = real;
     if (listSidecarSetMetadata === undefined || readSidecarSet === undefined) throw new Error('the HTTPS reader reads metadata lists');
     // The real reader, with each call recorded.
@@ -519,7 +519,7 @@ describeWithControlPlane('against a real kube-apiserver, as the functions identi
   });
 
   it('uses a full list sent in answer to the metadata list as it is (a server that ignores the as= parameter)', async () => {
-    const real = readerFor('the HTTPS client');
+    const real = readerFor('settings the project reads itself');
     let fullLists = 0;
     const ignoring: ClusterReader = {
       listSidecarSets: (signal) => {
