@@ -29,7 +29,7 @@ export interface NamespaceSource {
 export interface PodPages {
   /**
    * One complete, consistent list; iterating again starts a new one.
-   * @throws ListExpiredError (lib/status-sync/errors.ts) when the API server
+   * @throws ListExpiredError (lib/ports/errors.ts) when the API server
    *   expired the list's continue token (HTTP 410): the caller may start over.
    *   Any other error means the list cannot be completed.
    */
@@ -42,7 +42,7 @@ export interface SidecarSetStatusWriter {
    * Merge-patches the set's status, on condition that the set is still at
    * `resourceVersion` (no condition when undefined).
    * @returns 'gone' when the set no longer exists.
-   * @throws StatusConflictError (lib/status-sync/errors.ts) when the set changed since (HTTP 409).
+   * @throws StatusConflictError (lib/ports/errors.ts) when the set changed since (HTTP 409).
    */
   patchStatus(name: string, resourceVersion: string | undefined, status: SidecarSetStatus, signal?: AbortSignal): Promise<'written' | 'gone'>;
   /** The set as stored now; undefined when it no longer exists. */
@@ -103,7 +103,7 @@ export interface RevisionSource {
 export interface RevisionStore extends RevisionSource {
   /** Every revision labelled with a SidecarSet name, in one list (a pass reads them once for all sets). */
   listAll(signal?: AbortSignal): Promise<readonly ControllerRevision[]>;
-  /** @throws ObjectExistsError (lib/status-sync/errors.ts) when the name is taken. */
+  /** @throws ObjectExistsError (lib/ports/errors.ts) when the name is taken. */
   create(revision: ControllerRevision, signal?: AbortSignal): Promise<ControllerRevision>;
   /**
    * Sets `.revision` (a rollback makes an old revision the newest), on

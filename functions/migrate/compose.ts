@@ -1,5 +1,6 @@
 /** The preflight's cluster: the kubeconfig chosen as `npm run status` chooses it, and the read-only sources over it. */
 import { kubeMigrationReads } from '../../lib/adapters/kube-migrate.ts';
+import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
 import { revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
 import { clusterKubeConfig } from '../shared/cluster.ts';
 import type { Env } from '../shared/compose.ts';
@@ -14,5 +15,6 @@ export async function migrationSources(kubeconfig: string | undefined, env: Env,
   if (chosen.note !== undefined) note(`checking ${chosen.note}\n`);
   const revisionNamespace = revisionNamespaceFromEnv(env);
   const kc = await clusterKubeConfig(chosen.env);
-  return { reads: kubeMigrationReads(kc), revisionNamespace, server: kc.getCurrentCluster()?.server ?? '(no server)' };
+  const client = kubeConfigClient(kc);
+  return { reads: kubeMigrationReads(client), revisionNamespace, server: client.server };
 }

@@ -33,6 +33,7 @@ import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webho
 import { localMetrics } from './local-metrics.ts';
 import { clusterKubeConfig, clusterSources, ENV_EKS_CLUSTER_NAME, ENV_KUBECONFIG, ENV_KUBECONFIG_CONTENT, ENV_KUBECONFIG_SECRET_ARN } from '../shared/cluster.ts';
 import { readKruiseObjects } from '../../lib/adapters/kube-kruise-presence.ts';
+import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import { kruiseControllerSigns, kruiseRefusal } from '../../lib/status-sync/kruise-controller.ts';
 import { admissionRuntime, currentSecrets, loadCallerAccess, storedCallerSecrets, warnIfInsecure, type CallerAccess } from '../shared/compose.ts';
@@ -145,7 +146,7 @@ async function refuseBesideKruise(env: NodeJS.ProcessEnv): Promise<void> {
   const server = kc.getCurrentCluster()?.server ?? 'the cluster';
   let objects;
   try {
-    objects = await readKruiseObjects(kc);
+    objects = await readKruiseObjects(kubeConfigClient(kc));
   } catch (error) {
     throw new Error(`refusing to reconcile ${server}: cannot tell whether OpenKruise's own SidecarSet controller runs there (${errorMessage(error)})`, { cause: error });
   }

@@ -2,18 +2,19 @@
  * The live cluster sources, kept apart from compose.ts so that functions that
  * never read the cluster (defaulting) do not bundle them.
  *
- * The webhooks read the cluster with the project's own HTTPS client
- * (kube-https.ts) and load client-node only when the kubeconfig needs it
- * (an exec plugin, an auth provider, ...): through a dynamic import, so that
+ * The webhooks read the cluster through the one request function
+ * (kube-request.ts) with settings the project reads itself, and load
+ * client-node only when the kubeconfig needs it for its credentials (an exec
+ * plugin, an auth provider, ...): through a dynamic import, so that
  * the bundler puts client-node in a chunk of its own that a cold start loads
  * only then. Its import alone was most of a webhook's cold start.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { checkEksCluster } from '../../lib/adapters/eks-cluster.ts';
 import { credentialsFromEnv, eksTokenSource } from '../../lib/adapters/eks-token.ts';
-import { kubeHttpsClient } from '../../lib/adapters/kube-https.ts';
+import { kubeClient, settingsConnection } from '../../lib/adapters/kube-request.ts';
 import {
-  httpsClusterReader,
+  kubeClusterReader,
   kubeNamespaceSource,
   kubeSidecarSetSource,
   retiredSourceSettings,
@@ -88,6 +89,9 @@ function usesEks(env: Env): boolean {
   return true;
 }
 
+/** How the webhooks' requests are sent: once (the stale-socket repeat aside), each bounded by the cache's KUBE_API_TIMEOUT_MS. */
+const WEBHOOK_REQUESTS = { retryDelaysMs: [] } as const;
+
 /**
  * The configured cluster as client-node's KubeConfig, for the status
  * reconciler: EKS with the function's IAM role when EKS_CLUSTER_NAME is set,
@@ -107,23 +111,25 @@ export async function clusterKubeConfig(env: Env, overrides: Overrides = {}): Pr
 }
 
 /**
- * What the webhooks read the cluster through: the project's HTTPS client,
- * or client-node when the kubeconfig needs what only client-node does.
+ * What the webhooks read the cluster through: the one request function,
+ * its credentials from client-node only when the kubeconfig needs what only
+ * client-node does. No retries but of a kept-alive socket found closed: a
+ * review's deadline is seconds, and the cache bridges a failed read.
  * @throws ConfigurationError, KubeconfigError or EksAuthError naming what is wrong.
  */
 export async function clusterReader(env: Env, logger: Logger, overrides: Overrides = {}): Promise<ServerReader> {
   if (usesEks(env)) {
     const { cluster, tokens } = eksCluster(env);
-    return httpsClusterReader(kubeHttpsClient({ server: cluster.server, ca: cluster.caPem, token: () => tokens.token() }));
+    return kubeClusterReader(kubeClient(settingsConnection({ server: cluster.server, ca: cluster.caPem, token: () => tokens.token() }), WEBHOOK_REQUESTS));
   }
   // Imported here: a YAML parser is all it adds, and on EKS nothing needs one.
   const { kubeconfigHttpsSettings, readKubeconfig } = await import('../../lib/adapters/kubeconfig-reader.ts');
   const kubeconfig = await readKubeconfig(kubeconfigSource(env, overrides));
-  if (kubeconfig.clientNodeOnly.length === 0) return httpsClusterReader(kubeHttpsClient(await kubeconfigHttpsSettings(kubeconfig)));
+  if (kubeconfig.clientNodeOnly.length === 0) return kubeClusterReader(kubeClient(settingsConnection(await kubeconfigHttpsSettings(kubeconfig)), WEBHOOK_REQUESTS));
   // Said once per cold start: it explains a slower one.
   logger.info('reading the cluster through client-node', { needs: kubeconfig.clientNodeOnly.join(', ') });
-  const { kubeConfigOf, makeKubeClients } = await import('../../lib/adapters/kubeconfig.ts');
-  return makeKubeClients(kubeConfigOf(kubeconfig));
+  const { kubeConfigOf, kubeConfigClient } = await import('../../lib/adapters/kubeconfig.ts');
+  return kubeClusterReader(kubeConfigClient(kubeConfigOf(kubeconfig), WEBHOOK_REQUESTS));
 }
 
 /**

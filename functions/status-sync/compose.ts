@@ -6,13 +6,18 @@
  * all run passes through this.
  */
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
-import { kubeWebhookUrls } from '../../lib/adapters/kube-webhook-urls.ts';
+import { kubeWebhookUrls } from '../../lib/adapters/kube-webhook-configurations.ts';
 import { secretsManagerStore } from '../../lib/adapters/secrets-manager.ts';
 import { ENV_SECRET_ARN, rotationSettingsFromEnv } from '../../lib/auth/caller-config.ts';
 import { rotateWebhookSecret, type RotationResult, type SecretStore } from '../../lib/auth/rotation.ts';
-import { makeKubeClients } from '../../lib/adapters/kubeconfig.ts';
-import { kubeSidecarSetSource, millisecondsFromEnv, SourceOptionsError } from '../../lib/adapters/kube-sources.ts';
-import { DEFAULT_CALL_TIMEOUT_MS, kubeEventSink, kubePodEventSink, kubeNamespaceSnapshot, kubePodPages, kubeStatusWriter } from '../../lib/adapters/kube-status-sync.ts';
+import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
+import { kubeClusterReader, kubeSidecarSetSource, millisecondsFromEnv, SourceOptionsError } from '../../lib/adapters/kube-sources.ts';
+import { kubeEventSink, kubePodEventSink } from '../../lib/adapters/kube-events.ts';
+import { kubeNamespaceSnapshot } from '../../lib/adapters/kube-namespaces.ts';
+import { kubePodPages, kubePodWriter, kubeSetPods } from '../../lib/adapters/kube-pods.ts';
+import { DEFAULT_CALL_TIMEOUT_MS, type KubeClient, type RequestRetry } from '../../lib/adapters/kube-request.ts';
+import { kubeRevisionStore } from '../../lib/adapters/kube-revisions.ts';
+import { kubeStatusWriter } from '../../lib/adapters/kube-sidecarsets.ts';
 import { systemClock, type Logger } from '../../lib/ports.ts';
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { DEFAULT_HEARTBEAT_MS } from '../../lib/status-sync/pass-log.ts';
@@ -21,10 +26,7 @@ import { DEFAULT_PACE, followSets, type AdmittedQueue, type PaceSummary } from '
 import { DEFAULT_STALL_MS, ENV_ROLLOUT_STALL_MS, rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
 import { observedStates } from '../../lib/status-sync/observed-states.ts';
 import { passFactOf, setPassFactOf } from '../../lib/metrics/facts.ts';
-import { countRequests } from '../../lib/adapters/request-count.ts';
-import type { RequestRetry } from '../../lib/adapters/kube-raw.ts';
 import type { RolloutDeps } from '../../lib/status-sync/set-pass.ts';
-import { kubePodWriter, kubeRevisionStore, kubeSetPods } from '../../lib/adapters/kube-rollout.ts';
 import { revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
 import { clusterKubeConfig } from '../shared/cluster.ts';
 import { lambdaMetrics, type Env, type Overrides } from '../shared/compose.ts';
@@ -68,31 +70,32 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const logger = overrides.logger ?? jsonLogger({ function: STATUS_SYNC });
   const metrics = lambdaMetrics(env, overrides, logger).statusSync();
   const kc = await clusterKubeConfig(env, overrides);
-  const requests = countRequests(kc);
-  const clients = makeKubeClients(kc);
   let retries = 0;
-  // One slow or dropped request costs a retry, not the pass (kube-raw.ts says which are retried); each is told.
-  const onRetry = (retry: RequestRetry) => {
-    retries++;
-    logger.warn('API request retried', { ...retry });
-  };
-  const options = { callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS, onRetry };
+  // One client for every request of the reconciler, so that the pass's count of requests (retries and watches too) is one number.
+  // One slow or dropped request costs a retry, not the pass (kube-request.ts says which are retried); each is told.
+  const client = kubeConfigClient(kc, {
+    attemptTimeoutMs: DEFAULT_CALL_TIMEOUT_MS,
+    onRetry: (retry: RequestRetry) => {
+      retries++;
+      logger.warn('API request retried', { ...retry });
+    },
+  });
   // Never a stale list: a status must be written against the set as stored now.
-  const sidecarSets = kubeSidecarSetSource(clients, { maxStalenessMs: 0, apiTimeoutMs: DEFAULT_CALL_TIMEOUT_MS });
-  const pods = kubePodPages(kc, options);
-  const statuses = kubeStatusWriter(clients, options);
-  const events = kubeEventSink(clients, options);
+  const sidecarSets = kubeSidecarSetSource(kubeClusterReader(client), { maxStalenessMs: 0, apiTimeoutMs: DEFAULT_CALL_TIMEOUT_MS });
+  const pods = kubePodPages(client);
+  const statuses = kubeStatusWriter(client);
+  const events = kubeEventSink(client);
   const notices = notInjectedNotices();
-  const rotate = secretRotation(env, overrides, kc);
+  const rotate = secretRotation(env, overrides, client);
   const states = observedStates(rolloutStateNotices());
   const stallMs = millisecondsFromEnv(env, ENV_ROLLOUT_STALL_MS, DEFAULT_STALL_MS, 1_000);
   // The last full pass's not-injected counts, for the follow-up passes' set figures.
   let notInjected: Readonly<Record<string, number>> = {};
   const rollout: RolloutDeps = {
-    revisions: kubeRevisionStore(kc, revisionNamespaceFromEnv(env), options),
-    setPods: kubeSetPods(kc, options),
-    pods: kubePodWriter(kc, options),
-    podEvents: kubePodEventSink(clients, options),
+    revisions: kubeRevisionStore(client, revisionNamespaceFromEnv(env)),
+    setPods: kubeSetPods(client),
+    pods: kubePodWriter(client),
+    podEvents: kubePodEventSink(client),
     clock: overrides.clock ?? systemClock,
     states,
     stallMs,
@@ -100,18 +103,18 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const intervalMs = millisecondsFromEnv(env, ENV_ROLLOUT_PACE_MS, DEFAULT_PACE.intervalMs, 100);
   return {
     logger,
-    server: clients.server,
+    server: client.server,
     retries: () => retries,
     runPass: async (signal) => {
-      const requestsBefore = requests.count();
+      const requestsBefore = client.requests();
       // Namespace labels are read afresh for every pass.
-      const pass = await runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(clients, options), statuses, events, notices, rollout }, signal === undefined ? {} : { signal });
+      const pass = await runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(client), statuses, events, notices, rollout }, signal === undefined ? {} : { signal });
       const result = rotate === undefined ? pass : withRotation(pass, await rotate(signal));
       const repaired = result.secretRotation?.repaired;
       // Pods and SidecarSet writes were failing until now: worth a line of its own, whatever the pass log's pace.
       if (repaired !== undefined) logger.warn('repointed webhooks that carried a secret no function accepts (a stale copy of the configurations was applied)', { webhooks: repaired });
       // Every door (the Lambda, the npm start loop) runs passes through here, so every pass is measured once.
-      metrics.pass(passFactOf(result, requests.count() - requestsBefore, states.current()));
+      metrics.pass(passFactOf(result, client.requests() - requestsBefore, states.current()));
       notInjected = result.notInjected;
       return result;
     },
@@ -121,7 +124,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
         {
           statuses,
           events,
-          namespaces: kubeNamespaceSnapshot(clients, options),
+          namespaces: kubeNamespaceSnapshot(client),
           rollout,
           // Every follow-up pass is measured as the full pass is, from the same result its Events came from.
           onSetPass: (result) => {
@@ -141,12 +144,12 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
  * (Secrets Manager, or the local server's file) and rotation is not off.
  * @throws CallerSecretError naming a bad rotation setting.
  */
-function secretRotation(env: Env, overrides: StatusSyncOverrides, kc: Parameters<typeof kubeWebhookUrls>[0]): ((signal?: AbortSignal) => Promise<RotationResult>) | undefined {
+function secretRotation(env: Env, overrides: StatusSyncOverrides, client: KubeClient): ((signal?: AbortSignal) => Promise<RotationResult>) | undefined {
   const arn = env[ENV_SECRET_ARN];
   const store = overrides.secretStore ?? (arn !== undefined && arn !== '' ? secretsManagerStore(arn) : undefined);
   const settings = rotationSettingsFromEnv(env);
   if (store === undefined || settings.periodMs === 0) return undefined;
-  const webhooks = kubeWebhookUrls(kc, { callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS });
+  const webhooks = kubeWebhookUrls(client);
   const clock = overrides.clock ?? systemClock;
   const now = () => clock.now();
   return (signal) => rotateWebhookSecret({ store, webhooks, now }, settings, signal);

@@ -2,19 +2,19 @@
  * The rollout view's cluster: which kubeconfig (as kubectl finds one, with
  * a running `npm start`'s embedded cluster before ~/.kube/config), and the
  * live sources over it: the reconciler's own pod lists and watches
- * (kube-rollout.ts), its namespace snapshot (kube-status-sync.ts), the
- * SidecarSet list and watch (kube-status-view.ts), and its Events telling a
- * revision it cannot write (kube-revision-failures.ts).
+ * (kube-pods.ts), its namespace snapshot (kube-namespaces.ts), the
+ * SidecarSet list and watch (kube-sidecarsets.ts), and its Events telling a
+ * revision it cannot write (kube-events.ts), all through one client.
  */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { kubeRevisionFailures } from '../../lib/adapters/kube-revision-failures.ts';
-import { kubeSetPods } from '../../lib/adapters/kube-rollout.ts';
-import { kubeNamespaceSnapshot } from '../../lib/adapters/kube-status-sync.ts';
-import { kubeSidecarSetWatch } from '../../lib/adapters/kube-status-view.ts';
-import { makeKubeClients } from '../../lib/adapters/kubeconfig.ts';
+import { kubeRevisionFailures } from '../../lib/adapters/kube-events.ts';
+import { kubeNamespaceSnapshot } from '../../lib/adapters/kube-namespaces.ts';
+import { kubeSetPods } from '../../lib/adapters/kube-pods.ts';
+import { kubeSidecarSetWatch } from '../../lib/adapters/kube-sidecarsets.ts';
+import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
 import type { StatusViewDeps } from '../../lib/status-view/look.ts';
 import { clusterConfigured, clusterKubeConfig, ENV_KUBECONFIG } from '../shared/cluster.ts';
 import { ConfigurationError, type Env } from '../shared/compose.ts';
@@ -54,11 +54,11 @@ export function chooseCluster(kubeconfig: string | undefined, env: Env, exists: 
  */
 export async function statusViewSources(chosen: ChosenCluster): Promise<StatusViewDeps> {
   const kc = await clusterKubeConfig(chosen.env);
-  const clients = makeKubeClients(kc);
+  const client = kubeConfigClient(kc);
   return {
-    sets: kubeSidecarSetWatch(kc),
-    pods: kubeSetPods(kc),
-    namespaces: () => kubeNamespaceSnapshot(clients),
-    revisionFailures: kubeRevisionFailures(kc),
+    sets: kubeSidecarSetWatch(client),
+    pods: kubeSetPods(client),
+    namespaces: () => kubeNamespaceSnapshot(client),
+    revisionFailures: kubeRevisionFailures(client),
   };
 }

@@ -1,7 +1,7 @@
 /**
- * The one error every Kubernetes API read fails with, whichever client made
- * the call (the project's own HTTPS client or client-node), so that logs and
- * the cache's SourceUnavailableError read the same either way.
+ * The one error every Kubernetes API request fails with (kube-request.ts),
+ * so that logs and the cache's SourceUnavailableError read the same for
+ * every adapter.
  */
 import { errorMessage } from '../errors.ts';
 import { isObject } from '../kube/json.ts';
@@ -23,18 +23,15 @@ export class KubeApiError extends Error {
   }
 }
 
-/** How much of the API server's own explanation a message keeps: enough to act on, not a whole object dump. */
-const MAX_EXPLANATION_CHARS = 300;
-
 /**
- * An error status from the API server, with its own explanation (the
- * `message` of the Status object it sends) when the body holds one, cut
- * unless `whole` (a write whose refusal must be told with its reason, which
- * the API server puts last, after the value it refused). The headers are
- * left out: they say nothing a reader can act on.
+ * An error status from the API server, with its whole explanation (the
+ * `message` of the Status object it sends) when the body holds one: the
+ * reason of a refused write comes last, after the value it refused, so a
+ * message cut short would lose it. The headers are left out: they say
+ * nothing a reader can act on.
  * @param body the response body, as text or already parsed.
  */
-export function apiServerAnswered(operation: string, code: number, body: unknown, options?: { cause?: unknown; whole?: boolean }): KubeApiError {
+export function apiServerAnswered(operation: string, code: number, body: unknown, options?: { cause?: unknown }): KubeApiError {
   let status = body;
   if (typeof status === 'string') {
     try {
@@ -43,7 +40,7 @@ export function apiServerAnswered(operation: string, code: number, body: unknown
       // Not a Status object: the status code alone has to do.
     }
   }
-  const explanation = isObject(status) && typeof status.message === 'string' ? `: ${options?.whole === true ? status.message : status.message.slice(0, MAX_EXPLANATION_CHARS)}` : '';
+  const explanation = isObject(status) && typeof status.message === 'string' ? `: ${status.message}` : '';
   return new KubeApiError(operation, `the API server answered ${code}${explanation}`, code, options?.cause === undefined ? undefined : { cause: options.cause });
 }
 

@@ -1,12 +1,12 @@
 /**
  * A list read page by page with the page's bytes bounded, not its item
- * count (pod-page-size.ts): the pass's list of every pod and a rollout's
- * list of its set's pods both read through here.
+ * count (pod-page-size.ts): every list of pods, ControllerRevisions and
+ * namespaces reads through here.
  */
 import { isObject, objectOf, stringOf } from '../kube/json.ts';
-import { ListExpiredError } from '../status-sync/errors.ts';
+import { ListExpiredError } from '../ports/errors.ts';
 import { apiServerAnswered, KubeApiError } from './kube-api-error.ts';
-import { AnswerTooLargeError, type RawKubeClient } from './kube-raw.ts';
+import { AnswerTooLargeError, type KubeClient } from './kube-request.ts';
 import { MAX_POD_PAGE_SIZE, nextPageSize, PAGE_MAX_BYTES, shrunkPageSize } from './pod-page-size.ts';
 
 /** One page as read, before the caller keeps what it needs of it. */
@@ -32,17 +32,16 @@ export interface PagedListOptions {
  * The pages of `path` (with `query`'s parameters besides limit and continue).
  * @throws ListExpiredError when a continue token expired (410); KubeApiError otherwise.
  */
-export async function* pagedList(client: RawKubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options: PagedListOptions = {}): AsyncGenerator<ListPage> {
+export async function* pagedList(client: KubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options: PagedListOptions = {}): AsyncGenerator<ListPage> {
   const max = options.maxPageSize ?? MAX_POD_PAGE_SIZE;
   const maxBytes = options.maxBytes ?? PAGE_MAX_BYTES;
   let limit = max;
   let next: string | undefined;
   for (;;) {
-    const params = new URLSearchParams({ ...query, limit: String(limit) });
-    if (next !== undefined) params.set('continue', next);
+    const params: Record<string, string> = { ...query, limit: String(limit), ...(next === undefined ? {} : { continue: next }) };
     let answer;
     try {
-      answer = await client.request('GET', `${path}?${params.toString()}`, operation, signal, undefined, undefined, maxBytes);
+      answer = await client.request({ method: 'GET', path, query: params, operation, maxBytes, ...(signal === undefined ? {} : { signal }) });
     } catch (error) {
       if (!(error instanceof AnswerTooLargeError)) throw error;
       options.onPage?.({ limit, bytes: maxBytes, items: 0, abandoned: true });
@@ -58,7 +57,7 @@ export async function* pagedList(client: RawKubeClient, path: string, query: Rea
     if (typeof body === 'string') throw new KubeApiError(operation, 'the answer is not JSON', status);
     if (!isObject(body) || !Array.isArray(body.items)) throw new KubeApiError(operation, 'the answer is not a list (no items array)', status);
     const items = (body.items as unknown[]).filter(isObject);
-    const bytes = answer.bytes ?? 0;
+    const { bytes } = answer;
     options.onPage?.({ limit, bytes, items: items.length, abandoned: false });
     const metadata = objectOf(body.metadata);
     const token = stringOf(metadata?.continue);
@@ -66,5 +65,29 @@ export async function* pagedList(client: RawKubeClient, path: string, query: Rea
     yield { items, resourceVersion: stringOf(metadata?.resourceVersion) ?? '', bytes, limit };
     if (next === undefined) return;
     limit = nextPageSize(bytes, items.length, max);
+  }
+}
+
+/** The attempts at a list whose continue token keeps expiring. */
+const MAX_LIST_ATTEMPTS = 3;
+
+/**
+ * Every item of a paged list, with the list's resourceVersion; a list whose
+ * continue token expired (ListExpiredError) is read again from the start, at
+ * most {@link MAX_LIST_ATTEMPTS} times.
+ */
+export async function listAll(client: KubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options: PagedListOptions = {}): Promise<{ items: Record<string, unknown>[]; resourceVersion: string }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const items: Record<string, unknown>[] = [];
+      let resourceVersion = '';
+      for await (const page of pagedList(client, path, query, operation, signal, options)) {
+        for (const item of page.items) items.push(item);
+        resourceVersion = page.resourceVersion;
+      }
+      return { items, resourceVersion };
+    } catch (error) {
+      if (!(error instanceof ListExpiredError) || attempt >= MAX_LIST_ATTEMPTS) throw error;
+    }
   }
 }

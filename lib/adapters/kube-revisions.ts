@@ -1,16 +1,22 @@
 /**
- * The webhooks' {@link RevisionSource}: the ControllerRevisions that record
- * SidecarSet specs, read fresh from the API server through a
- * {@link RevisionReader} (the project's HTTPS client or client-node), one
- * call per read (a list, one per page of {@link REVISION_PAGE_SIZE}). Only a
- * set that pins a revision is read for, so nothing is cached: a revision the
- * reconciler registered a moment ago is seen.
+ * The ControllerRevisions that record SidecarSet specs (rollout.md §2.1).
+ * The webhooks' {@link RevisionSource} reads them fresh through a
+ * {@link RevisionReader}, one call per read (a list, one per page of
+ * {@link REVISION_PAGE_SIZE}): only a set that pins a revision is read for,
+ * so nothing is cached and a revision the reconciler registered a moment ago
+ * is seen. The reconciler's {@link RevisionStore} reads and writes them as
+ * plain JSON, its lists paged like the pod lists.
  */
-import { isObject, objectOf } from '../kube/json.ts';
+import { isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
 import { labelValueErrors, qualifiedNameErrors } from '../kube/names.ts';
-import type { RevisionSource } from '../ports.ts';
+import type { RevisionSource, RevisionStore } from '../ports.ts';
+import { ObjectExistsError, WriteConflictError } from '../ports/errors.ts';
+import { earlierRevisionData, revisionJsonText, withRawData } from '../sidecarset/revision-data.ts';
 import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../sidecarset/revisions.ts';
-import { asKubeApiError, KubeApiError } from './kube-api-error.ts';
+import { apiServerAnswered, asKubeApiError, KubeApiError } from './kube-api-error.ts';
+import { listAll, type PagedListOptions } from './kube-paged-list.ts';
+import { isBareInvalid, isConflict, movedOn } from './kube-guarded-write.ts';
+import { getObject, JSON_PATCH, JsonText, MERGE_PATCH, type KubeAnswer, type KubeClient, type KubeMethod } from './kube-request.ts';
 import { DEFAULT_MAX_LOAD_MS } from './cached-list.ts';
 import { getControllerRevisionOperation, listControllerRevisionsOperation, type RevisionReader } from './kube-sources.ts';
 
@@ -110,6 +116,112 @@ export function kubeRevisionSource(reader: RevisionReader, namespace: string, op
         if (page >= maxPages) throw new KubeApiError(operation, `more than ${maxPages * pageSize} ControllerRevisions carry these labels (read in pages of ${pageSize}); a set's history is at most a few dozen`);
         token = next;
       }
+    },
+  };
+}
+
+const enc = encodeURIComponent;
+
+/**
+ * The API server refused a patch of a ControllerRevision as a change of its
+ * immutable `data`: it re-encoded the stored bytes with Go's encoding/json,
+ * and they came out different (data written with `&`, `<`, `>`, U+2028 or
+ * U+2029 raw, which Go escapes).
+ */
+function refusedAsDataChange(answer: KubeAnswer): boolean {
+  if (answer.status !== 422) return false;
+  const causes = objectOf(objectOf(answer.body)?.details)?.causes;
+  return Array.isArray(causes) && causes.some((cause) => stringOf(objectOf(cause)?.field) === 'data');
+}
+
+/**
+ * The ControllerRevisions. Each write is safe to send again after no answer
+ * (`guarded`, kube-request.ts): a repeated create answers
+ * AlreadyExists (ObjectExistsError, which registration reads as "someone
+ * wrote it": it reads the revision back), the renumbering tests the
+ * resourceVersion, the labels patch sets the same values, and a repeated
+ * delete answers 404 or its uid precondition's 409, both taken as done.
+ */
+export function kubeRevisionStore(client: KubeClient, namespace: string, options: { pageSize?: number; onPage?: PagedListOptions['onPage'] } = {}): RevisionStore {
+  const base = `/apis/apps/v1/namespaces/${enc(namespace)}/controllerrevisions`;
+  const paging: PagedListOptions = { maxPageSize: options.pageSize ?? REVISION_PAGE_SIZE, ...(options.onPage === undefined ? {} : { onPage: options.onPage }) };
+  /** Every write here is safe to repeat (above): sent `guarded`. */
+  const write = (method: KubeMethod, path: string, operation: string, signal: AbortSignal | undefined, body: unknown, contentType?: string): Promise<KubeAnswer> =>
+    client.request({ method, path, operation, body, guarded: true, ...(contentType === undefined ? {} : { contentType }), ...(signal === undefined ? {} : { signal }) });
+  const read = (path: string, operation: string, signal: AbortSignal | undefined): Promise<KubeAnswer> => client.request({ method: 'GET', path, operation, ...(signal === undefined ? {} : { signal }) });
+  /**
+   * Replaces a revision with `changed` (as read, its resourceVersion the
+   * precondition), `data` sent as the bytes an earlier version of this
+   * project stored, which a replace compares as they are.
+   */
+  const putWithEarlierData = (changed: ControllerRevision, operation: string, signal: AbortSignal | undefined): Promise<KubeAnswer> =>
+    write('PUT', `${base}/${enc(stringOf(changed.metadata?.name) ?? '')}`, operation, signal, new JsonText(withRawData(changed, earlierRevisionData(changed))));
+  // Paged like the pod lists (limit and continue, each page's bytes bounded): a namespace may hold any number of revisions.
+  const listWith = async (selector: string, operation: string, signal: AbortSignal | undefined): Promise<ControllerRevision[]> =>
+    (await listAll(client, base, { labelSelector: selector }, operation, signal, paging)).items;
+  return {
+    namespace,
+    async get(name, signal) {
+      const operation = `get ControllerRevision "${namespace}/${name}"`;
+      return getObject(client, `${base}/${enc(name)}`, operation, signal);
+    },
+    // Async, so that a name that cannot be selected rejects rather than throws.
+    async list(setName, labels = {}, signal) {
+      // The webhooks' selector builder: one rule for what can be selected, keys checked too.
+      return listWith(revisionSelector(setName, labels), `list ControllerRevisions of SidecarSet "${setName}"`, signal);
+    },
+    listAll(signal) {
+      return listWith(LABEL_SIDECARSET_NAME, `list ControllerRevisions in "${namespace}"`, signal);
+    },
+    async create(revision, signal) {
+      const name = stringOf(revision.metadata?.name) ?? '';
+      const operation = `create ControllerRevision "${namespace}/${name}"`;
+      // `data` byte for byte as Kruise's Go writes it: the API server keeps the bytes it is sent, and a later
+      // patch (a renumbering, a label) is refused unless Go's encoding of them gives the same bytes.
+      const answer = await write('POST', base, operation, signal, new JsonText(revisionJsonText(revision)));
+      if (answer.status === 409) throw new ObjectExistsError(`${operation}: a ControllerRevision of that name exists`);
+      if (answer.status < 200 || answer.status > 299 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body);
+      return answer.body;
+    },
+    async setNumber(revision, number, signal) {
+      const name = stringOf(revision.metadata?.name) ?? '';
+      const operation = `renumber ControllerRevision "${namespace}/${name}"`;
+      const tested = stringOf(revision.metadata?.resourceVersion) ?? '';
+      const ops = [
+        { op: 'test', path: '/metadata/resourceVersion', value: tested },
+        { op: 'replace', path: '/revision', value: number },
+      ];
+      let answer = await write('PATCH', `${base}/${enc(name)}`, operation, signal, ops, JSON_PATCH);
+      // Data an earlier version of this project wrote (& < > U+2028 U+2029 raw) cannot be patched: written again as stored.
+      if (refusedAsDataChange(answer)) answer = await putWithEarlierData({ ...revision, revision: number }, operation, signal);
+      const conflict = answer.status === 404 || isConflict(answer) || (isBareInvalid(answer) && (await movedOn(client, `${base}/${enc(name)}`, tested, operation, signal)));
+      if (conflict) throw new WriteConflictError(`${operation}: it changed since it was read`);
+      if (answer.status < 200 || answer.status > 299 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body);
+      return answer.body;
+    },
+    async patchLabels(name, labels, signal) {
+      // A JSON merge patch: a strategic-merge patch of a revision as stored (its `data` holds
+      // `$patch: replace` directives) is refused 422 as a change of the immutable `data`.
+      const operation = `label ControllerRevision "${namespace}/${name}"`;
+      let answer = await write('PATCH', `${base}/${enc(name)}`, operation, signal, { metadata: { labels } }, MERGE_PATCH);
+      if (refusedAsDataChange(answer)) {
+        const current = await read(`${base}/${enc(name)}`, `${operation} (reading it after a refused patch)`, signal);
+        if (current.status === 200 && isObject(current.body)) {
+          const read: ControllerRevision = current.body;
+          answer = await putWithEarlierData({ ...read, metadata: { ...read.metadata, labels: { ...stringMapOf(read.metadata?.labels), ...labels } } }, operation, signal);
+        }
+      }
+      if (answer.status < 200 || answer.status > 299) throw apiServerAnswered(operation, answer.status, answer.body);
+    },
+    async delete(revision, signal) {
+      const name = stringOf(revision.metadata?.name) ?? '';
+      const operation = `delete ControllerRevision "${namespace}/${name}"`;
+      const uid = stringOf(revision.metadata?.uid);
+      const body = { apiVersion: 'v1', kind: 'DeleteOptions', ...(uid === undefined ? {} : { preconditions: { uid } }) };
+      const answer = await write('DELETE', `${base}/${enc(name)}`, operation, signal, body);
+      // Gone already, or replaced by another of the same name (a precondition 409): either way not ours to delete now.
+      if (answer.status === 404 || answer.status === 409) return;
+      if (answer.status < 200 || answer.status > 299) throw apiServerAnswered(operation, answer.status, answer.body);
     },
   };
 }

@@ -7,16 +7,15 @@
  * started after each of them arrived, and the last good answer bridges a
  * brief API outage (bounded, reported through `onStale`).
  *
- * Two clients implement the port: the project's own HTTPS client
- * ({@link httpsClusterReader}, kube-https.ts), which the webhooks use, and
- * client-node (makeKubeClients in kubeconfig.ts), for kubeconfigs that need
- * what only client-node does and for the status reconciler. This module
- * loads neither.
+ * One implementation of the port, {@link kubeClusterReader}, over the one
+ * request function (kube-request.ts), whichever connection it has (the
+ * settings the project reads itself, or client-node's KubeConfig for
+ * kubeconfigs that need it): this module loads no client-node.
  */
 import { isObject, stringMapOf } from '../kube/json.ts';
 import type { NamespaceSource, SidecarSetSource } from '../ports.ts';
 import type { NamespaceLabels } from '../sidecarset/match.ts';
-import { GROUP, VERSION, type SidecarSet } from '../sidecarset/types.ts';
+import type { SidecarSet } from '../sidecarset/types.ts';
 import {
   cachedList,
   DEFAULT_MAX_LOAD_MS,
@@ -25,15 +24,11 @@ import {
   type CachedList,
   type StaleReport,
 } from './cached-list.ts';
-import { asKubeApiError, KubeApiError } from './kube-api-error.ts';
-import type { KubeHttpsClient } from './kube-https.ts';
+import { apiServerAnswered, asKubeApiError, KubeApiError } from './kube-api-error.ts';
+import { getNamespaceOperation } from './kube-namespaces.ts';
+import { getObject, type KubeClient } from './kube-request.ts';
+import { getSidecarSetOperation, LIST_SIDECARSETS, SIDECARSETS_PATH } from './kube-sidecarsets.ts';
 import { applyDelta, indexSnapshot, listedVersions, METADATA_LIST_ACCEPT, planDelta, type SnapshotIndex } from './sidecarset-delta.ts';
-
-// Where the sources' callers have always found it.
-export { KubeApiError } from './kube-api-error.ts';
-
-/** The resource name of SidecarSets in apps.kruise.io. */
-export const SIDECARSET_PLURAL = 'sidecarsets';
 
 /** How the live sources bound their calls and bridge outages. */
 export interface KubeSourceOptions {
@@ -129,10 +124,7 @@ function cacheSettings(options: KubeSourceOptions) {
   };
 }
 
-/** The reads, as errors and logs name them. */
-export const LIST_SIDECARSETS = 'list SidecarSets';
-export const getNamespaceOperation = (name: string): string => `get namespace "${name}"`;
-export const getSidecarSetOperation = (name: string): string => `get SidecarSet "${name}"`;
+/** The revision reads, as errors and logs name them. */
 export const getControllerRevisionOperation = (namespace: string, name: string): string => `get ControllerRevision "${namespace}/${name}"`;
 export const listControllerRevisionsOperation = (namespace: string, labelSelector: string): string =>
   `list ControllerRevisions in namespace "${namespace}" labelled ${labelSelector}`;
@@ -178,11 +170,8 @@ export interface ListPage {
 }
 
 /** A list query: the selector, and the page when given. */
-function listQuery(labelSelector: string, page: ListPage | undefined): string {
-  const query = new URLSearchParams({ labelSelector });
-  if (page !== undefined) query.set('limit', String(page.limit));
-  if (page?.continue !== undefined) query.set('continue', page.continue);
-  return query.toString();
+function listQuery(labelSelector: string, page: ListPage | undefined): Record<string, string> {
+  return { labelSelector, ...(page === undefined ? {} : { limit: String(page.limit) }), ...(page?.continue === undefined ? {} : { continue: page.continue }) };
 }
 
 /** The API server's URL, for logs; every reader the functions compose has one, and reads revisions too. */
@@ -190,33 +179,32 @@ export interface ServerReader extends ClusterReader, RevisionReader {
   readonly server: string;
 }
 
-/** GETs one object; undefined when the API server answers 404. */
-async function readObject(client: KubeHttpsClient, path: string, operation: string, signal: AbortSignal): Promise<object | undefined> {
-  let object: unknown;
-  try {
-    object = await client.getJson(path, operation, signal);
-  } catch (error) {
-    if (error instanceof KubeApiError && error.code === 404) return undefined;
-    throw error;
-  }
-  if (!isObject(object)) throw new KubeApiError(operation, 'the answer is not an object');
-  return object;
+/** One object, or undefined when the API server answers 404. */
+async function readObject(client: KubeClient, path: string, operation: string, signal: AbortSignal): Promise<object | undefined> {
+  return getObject(client, path, operation, signal);
 }
 
-/** The port over the project's own HTTPS client (kube-https.ts): what the webhooks read with. */
-export function httpsClusterReader(client: KubeHttpsClient): ServerReader {
-  const sets = `/apis/${GROUP}/${VERSION}/${SIDECARSET_PLURAL}`;
+/** A GET of a JSON answer (a list), any status but 2xx an error with the API server's reason. */
+async function getJson(client: KubeClient, path: string, query: Record<string, string> | undefined, operation: string, signal: AbortSignal, accept?: string): Promise<unknown> {
+  const answer = await client.request({ method: 'GET', path, operation, signal, ...(query === undefined ? {} : { query }), ...(accept === undefined ? {} : { accept }) });
+  if (answer.status < 200 || answer.status > 299) throw apiServerAnswered(operation, answer.status, answer.body);
+  if (typeof answer.body === 'string') throw new KubeApiError(operation, 'the answer is not JSON', answer.status);
+  return answer.body;
+}
+
+/** The port over the one request function: what the webhooks (and the reconciler's SidecarSet list) read with. */
+export function kubeClusterReader(client: KubeClient): ServerReader {
   const revisions = (namespace: string) => `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/controllerrevisions`;
   return {
     server: client.server,
-    listSidecarSets: (signal) => client.getJson(sets, LIST_SIDECARSETS, signal),
-    listSidecarSetMetadata: (signal) => client.getJson(sets, LIST_SIDECARSETS, signal, METADATA_LIST_ACCEPT),
-    readSidecarSet: (name, signal) => readObject(client, `${sets}/${encodeURIComponent(name)}`, getSidecarSetOperation(name), signal),
+    listSidecarSets: (signal) => getJson(client, SIDECARSETS_PATH, undefined, LIST_SIDECARSETS, signal),
+    listSidecarSetMetadata: (signal) => getJson(client, SIDECARSETS_PATH, undefined, LIST_SIDECARSETS, signal, METADATA_LIST_ACCEPT),
+    readSidecarSet: (name, signal) => readObject(client, `${SIDECARSETS_PATH}/${encodeURIComponent(name)}`, getSidecarSetOperation(name), signal),
     readNamespace: (name, signal) => readObject(client, `/api/v1/namespaces/${encodeURIComponent(name)}`, getNamespaceOperation(name), signal),
     readControllerRevision: (namespace, name, signal) =>
       readObject(client, `${revisions(namespace)}/${encodeURIComponent(name)}`, getControllerRevisionOperation(namespace, name), signal),
     listControllerRevisions: (namespace, labelSelector, signal, page) =>
-      client.getJson(`${revisions(namespace)}?${listQuery(labelSelector, page)}`, listControllerRevisionsOperation(namespace, labelSelector), signal),
+      getJson(client, revisions(namespace), listQuery(labelSelector, page), listControllerRevisionsOperation(namespace, labelSelector), signal),
   };
 }
 

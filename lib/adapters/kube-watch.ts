@@ -1,11 +1,11 @@
 /**
  * "Tell me when this list changes": one watch from a list's resourceVersion
  * that settles on the first event that is news, or after a timeout. The
- * rollout's pace loop waits on a set's pods with it (kube-rollout.ts), the
- * rollout view on the SidecarSets and their pods (kube-status-view.ts).
+ * rollout's pace loop waits on a set's pods with it (kube-pods.ts), the
+ * rollout view on the SidecarSets and their pods (kube-sidecarsets.ts).
  */
-import type { Watch } from '@kubernetes/client-node';
 import { objectOf, stringOf } from '../kube/json.ts';
+import type { KubeClient } from './kube-request.ts';
 
 /** How a wait ended; a watch that failed answers 'error' (never rejects), and the caller decides what to do. */
 export type WatchOutcome = 'changed' | 'timeout' | 'error';
@@ -21,9 +21,9 @@ function resourceVersionOf(object: unknown): string {
  * is too old) means a fresh list is due: that is a change too.
  */
 export function watchForChange(
-  watch: Watch,
+  client: KubeClient,
   path: string,
-  query: Record<string, string | number | boolean>,
+  query: Readonly<Record<string, string>>,
   resourceVersion: string,
   ignore: ReadonlySet<string>,
   timeoutMs: number,
@@ -31,34 +31,32 @@ export function watchForChange(
 ): Promise<WatchOutcome> {
   return new Promise((resolve) => {
     let settled = false;
-    let controller: AbortController | undefined;
+    const controller = new AbortController();
     const finish = (result: WatchOutcome) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
-      controller?.abort();
+      controller.abort();
       resolve(result);
     };
     const onAbort = () => { finish('timeout'); };
     const timer = setTimeout(() => { finish('timeout'); }, timeoutMs);
     if (signal?.aborted === true) { finish('timeout'); return; }
     signal?.addEventListener('abort', onAbort, { once: true });
-    const params = { ...query, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: Math.max(1, Math.ceil(timeoutMs / 1000)) };
-    watch
-      .watch(
-        path,
-        params,
-        (type: string, object: unknown) => {
-          if (type === 'BOOKMARK') return;
-          if (type === 'ERROR' || !ignore.has(resourceVersionOf(object))) finish('changed');
-        },
-        (error: unknown) => { finish(error === null || error === undefined ? 'timeout' : 'error'); },
-      )
-      .then((c) => {
-        controller = c;
-        if (settled) c.abort();
+    const params = { ...query, resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: String(Math.max(1, Math.ceil(timeoutMs / 1000))) };
+    client
+      .watch({ path, query: params, operation: `watch ${path}`, signal: controller.signal }, (type, object) => {
+        if (type === 'BOOKMARK') return;
+        if (type === 'ERROR' || !ignore.has(resourceVersionOf(object))) finish('changed');
       })
-      .catch(() => { finish('error'); });
+      .then(
+        () => {
+          finish('timeout');
+        },
+        () => {
+          finish('error');
+        },
+      );
   });
 }

@@ -17,7 +17,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import { isObject } from '../kube/json.ts';
 import type { JsonObject } from '../kube/types.ts';
 import { errorMessage } from '../errors.ts';
-import type { KubeHttpsSettings } from './kube-https.ts';
+import type { KubeHttpsSettings } from './kube-request.ts';
 
 /** Where a kubeconfig comes from. */
 export type KubeconfigSource =

@@ -1,34 +1,19 @@
 /**
- * client-node's side of a kubeconfig: its KubeConfig and API clients, for
- * the kubeconfigs the project's own client cannot serve (exec plugins, auth
+ * client-node's side of a kubeconfig: its KubeConfig, and the connection
+ * that asks it for each request's credentials and TLS material, for the
+ * kubeconfigs the project's own reading cannot serve (exec plugins, auth
  * providers, basic auth, a proxy, impersonation) and for the status
- * reconciler, which pages pods, patches statuses and writes events through
- * them. The checking is kubeconfig-reader.ts's, so both clients refuse the
- * same kubeconfigs with the same words. The webhooks load this module (and
- * with it client-node) only through a dynamic import, when a kubeconfig
- * needs it.
+ * reconciler. The requests themselves go through kube-request.ts either way.
+ * The checking is kubeconfig-reader.ts's, so both refuse the same
+ * kubeconfigs with the same words. The webhooks load this module (and with
+ * it client-node) only through a dynamic import, when a kubeconfig needs it.
  */
-import {
-  ApiException,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  Observable,
-  type ConfigurationOptions,
-  type ObservableMiddleware,
-} from '@kubernetes/client-node';
+import { Agent as HttpAgent } from 'node:http';
+import type { RequestOptions } from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
 import { errorMessage } from '../errors.ts';
 import { isObject } from '../kube/json.ts';
-import { GROUP, VERSION } from '../sidecarset/types.ts';
-import { apiServerAnswered, asKubeApiError, KubeApiError } from './kube-api-error.ts';
-import {
-  getControllerRevisionOperation,
-  getNamespaceOperation,
-  LIST_SIDECARSETS,
-  listControllerRevisionsOperation,
-  SIDECARSET_PLURAL,
-  type ServerReader,
-} from './kube-sources.ts';
+import { keepAliveAgent, kubeClient, type KubeClient, type KubeClientOptions, type KubeConnection, type TlsSettings } from './kube-request.ts';
 import {
   checkKubeconfig,
   KubeconfigError,
@@ -95,87 +80,52 @@ export async function loadKubeConfig(source: KubeconfigSource, options: Kubeconf
 }
 
 /**
- * Per-call client-node options that abort the request when `signal` does.
- * client-node 2.x has no per-call timeout parameter, but its RequestContext
- * carries an AbortSignal to undici's fetch; a middleware sets it.
+ * The connection for a KubeConfig: before every attempt client-node says
+ * what to send (`applyToHTTPSOptions`: the CA and client certificate, the
+ * bearer token an exec plugin, an auth provider, a token file or the EKS
+ * authenticator gives, basic auth, impersonation headers), and the request
+ * goes through the one client (kube-request.ts). The sockets are kept alive
+ * on an agent of the connection's own, made again only when the TLS material
+ * changes (an exec plugin's renewed client certificate); through a proxy,
+ * client-node's own agent for it.
+ * @throws KubeconfigError when its current context names no cluster.
  */
-export function abortWith(signal: AbortSignal): ConfigurationOptions {
-  const middleware: ObservableMiddleware = {
-    pre: (context) => {
-      context.setSignal(signal);
-      return new Observable(Promise.resolve(context));
-    },
-    post: (response) => new Observable(Promise.resolve(response)),
-  };
-  // 'append' keeps the User-Agent middleware makeApiClient installs; the
-  // default, 'replace', would drop it.
-  return { middleware: [middleware], middlewareMergeStrategy: 'append' };
-}
-
-/**
- * The KubeApiError for a failed client-node call: its ApiException message
- * carries every response header, so only the status and the API server's own
- * explanation from its Status body are kept.
- */
-export function clientNodeError(operation: string, error: unknown): KubeApiError {
-  if (error instanceof ApiException) return apiServerAnswered(operation, error.code, error.body, { cause: error });
-  return asKubeApiError(operation, error);
-}
-
-/** The API clients, made once per cold start; also the live sources' port over client-node. */
-export interface KubeClients extends ServerReader {
-  readonly customObjects: CustomObjectsApi;
-  readonly core: CoreV1Api;
-  /** The API server's URL, for logs and messages. */
-  readonly server: string;
-}
-
-/** Makes the API clients for a checked KubeConfig (from {@link loadKubeConfig}). */
-export function makeKubeClients(kc: KubeConfig): KubeClients {
+export function kubeConfigConnection(kc: KubeConfig): KubeConnection {
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new KubeconfigError('the given KubeConfig', 'its current context names no cluster');
-  const customObjects = kc.makeApiClient(CustomObjectsApi);
-  const core = kc.makeApiClient(CoreV1Api);
+  const server = cluster.server.replace(/\/$/, '');
+  let held: { key: string; agent: HttpAgent } | undefined;
   return {
-    customObjects,
-    core,
-    server: cluster.server,
-    async listSidecarSets(signal) {
-      // CustomObjectsApi returns the parsed JSON untouched: unknown fields survive.
-      try {
-        const list: unknown = await customObjects.listClusterCustomObject({ group: GROUP, version: VERSION, plural: SIDECARSET_PLURAL }, abortWith(signal));
-        return list;
-      } catch (error) {
-        throw clientNodeError(LIST_SIDECARSETS, error);
+    server,
+    async prepare() {
+      const options: RequestOptions = {};
+      await kc.applyToHTTPSOptions(options);
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(options.headers ?? {})) if (value !== undefined) headers[name] = String(value);
+      if (typeof options.auth === 'string') headers.Authorization = `Basic ${Buffer.from(options.auth).toString('base64')}`;
+      if (cluster.proxyUrl !== undefined && cluster.proxyUrl !== '' && options.agent instanceof HttpAgent) return { agent: options.agent, headers };
+      const tls: TlsSettings = {
+        ...(options.ca === undefined ? {} : { ca: options.ca as string | Buffer }),
+        ...(options.cert === undefined ? {} : { cert: options.cert as string | Buffer }),
+        ...(options.key === undefined ? {} : { key: options.key as string | Buffer }),
+        ...(options.servername === undefined ? {} : { servername: options.servername }),
+        ...(options.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: options.rejectUnauthorized }),
+      };
+      const key = JSON.stringify(Object.entries(tls).map(([name, value]) => [name, Buffer.isBuffer(value) ? value.toString('base64') : value]));
+      if (held?.key !== key) {
+        // Sockets of the old material finish what they carry and are not reused.
+        held?.agent.destroy();
+        held = { key, agent: keepAliveAgent(server, tls) };
       }
+      return { agent: held.agent, headers };
     },
-    async readNamespace(name, signal) {
-      try {
-        return await core.readNamespace({ name }, abortWith(signal));
-      } catch (error) {
-        if (error instanceof ApiException && error.code === 404) return undefined;
-        throw clientNodeError(getNamespaceOperation(name), error);
-      }
-    },
-    // Through CustomObjectsApi, which works for any group: it returns the JSON untouched (AppsV1Api would type `data`).
-    async readControllerRevision(namespace, name, signal) {
-      try {
-        const revision: unknown = await customObjects.getNamespacedCustomObject({ group: 'apps', version: 'v1', namespace, plural: 'controllerrevisions', name }, abortWith(signal));
-        if (!isObject(revision)) throw new KubeApiError(getControllerRevisionOperation(namespace, name), 'the answer is not an object');
-        return revision;
-      } catch (error) {
-        if (error instanceof ApiException && error.code === 404) return undefined;
-        throw clientNodeError(getControllerRevisionOperation(namespace, name), error);
-      }
-    },
-    async listControllerRevisions(namespace, labelSelector, signal, page) {
-      try {
-        const paging = page === undefined ? {} : { limit: page.limit, ...(page.continue === undefined ? {} : { _continue: page.continue }) };
-        const list: unknown = await customObjects.listNamespacedCustomObject({ group: 'apps', version: 'v1', namespace, plural: 'controllerrevisions', labelSelector, ...paging }, abortWith(signal));
-        return list;
-      } catch (error) {
-        throw clientNodeError(listControllerRevisionsOperation(namespace, labelSelector), error);
-      }
+    close() {
+      held?.agent.destroy();
     },
   };
+}
+
+/** The one client (kube-request.ts) over a KubeConfig: what the reconciler, the rollout view and the migration send with. */
+export function kubeConfigClient(kc: KubeConfig, options: KubeClientOptions = {}): KubeClient {
+  return kubeClient(kubeConfigConnection(kc), options);
 }

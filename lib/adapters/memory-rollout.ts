@@ -16,7 +16,7 @@ import { selectorMatches } from '../kube/label-selector.ts';
 import type { JsonObject, LabelSelector, Pod } from '../kube/types.ts';
 import type { PodScope, PodWrite, PodWriter, RevisionStore, SetPodSource } from '../ports.ts';
 import { DEFAULT_REVISION_NAMESPACE, LABEL_SIDECARSET_NAME, type ControllerRevision } from '../sidecarset/revisions.ts';
-import { ObjectExistsError, WriteConflictError } from '../status-sync/errors.ts';
+import { ObjectExistsError, WriteConflictError } from '../ports/errors.ts';
 import { waitForSeen } from './memory-watch.ts';
 
 /** A write a memory adapter accepted, in order: what a table asserts on. */

@@ -10,7 +10,7 @@ import type { PodEvent, PodEventSink, PodPages, SidecarSetEvent, SidecarSetEvent
 import { sidecarSetName } from '../sidecarset/match.ts';
 import { summarizePod } from '../sidecarset/status.ts';
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
-import { StatusConflictError } from '../status-sync/errors.ts';
+import { StatusConflictError } from '../ports/errors.ts';
 
 /** The pods, summarised one page at a time as the live list does. */
 export function memoryPodPages(pods: readonly Pod[], pageSize = 500): PodPages {

@@ -1,8 +1,8 @@
 /**
- * The typed failures the status pass reacts to (adapters translate HTTP
- * answers into them), and what a pass reports of the ones it met. Below
- * every other file of the status pass, so none of them imports another for
- * an error type.
+ * The status pass's own failures, and what a pass reports of the ones it met
+ * (the ports' typed failures, which adapters translate HTTP answers into,
+ * are in lib/ports/errors.ts). Below every other file of the status pass,
+ * so none of them imports another for an error type.
  */
 
 /** Something the pass could not do; the rest of the pass went on. */
@@ -14,31 +14,7 @@ export interface PassError {
   message: string;
 }
 
-/**
- * A paged list's continue token expired (HTTP 410 Gone): the pages read so far
- * and the ones still to come would not form one snapshot, so the list must
- * start over.
- */
-export class ListExpiredError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'ListExpiredError';
-  }
-}
 
-/**
- * A write's resourceVersion precondition failed (HTTP 409 Conflict): someone
- * changed the object since it was read, so it must be read again before the
- * write is retried.
- */
-export class StatusConflictError extends Error {
-  readonly sidecarSet: string;
-  constructor(sidecarSet: string, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'StatusConflictError';
-    this.sidecarSet = sidecarSet;
-  }
-}
 
 /** A set's status could not be written this pass; the message says why, the cause what failed last. */
 export class StatusNotWrittenError extends Error {
@@ -50,25 +26,7 @@ export class StatusNotWrittenError extends Error {
   }
 }
 
-/** A create met an object of the same name (HTTP 409 AlreadyExists). */
-export class ObjectExistsError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'ObjectExistsError';
-  }
-}
 
-/**
- * A guarded write found the object changed since it was read (HTTP 409, or
- * a JSON Patch `test` that failed): the object is skipped this pass and
- * decided again from a fresh read.
- */
-export class WriteConflictError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'WriteConflictError';
-  }
-}
 
 /** What was being written when a ControllerRevision write failed. */
 export type RevisionWrite = 'create' | 'renumber' | 'label';

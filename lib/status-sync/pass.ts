@@ -26,7 +26,8 @@ import type { RolloutCounts } from '../rollout/plan.ts';
 import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../sidecarset/revisions.ts';
 import { addUp, isDecidedByCounts, runSet, type RolloutDeps, type SetPassResult, type SetSource } from './set-pass.ts';
 import { forEachLimited } from './concurrency.ts';
-import { ListExpiredError, type PassError } from './errors.ts';
+import { ListExpiredError } from '../ports/errors.ts';
+import type { PassError } from './errors.ts';
 import { MAX_NAMESPACES_TOLD, type NotInjectedFinding, type NotInjectedNotices, type NotInjectedPod } from './not-injected.ts';
 import { buildSetIndex, type SetIndex } from './set-index.ts';
 

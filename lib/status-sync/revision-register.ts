@@ -12,7 +12,8 @@ import { activeRevisionNames, customVersionPatch, resolveCollision, revisionActi
 import { setHistory, type ControllerRevision } from '../sidecarset/revisions.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
-import { ObjectExistsError, RevisionWriteError, WriteConflictError, type RevisionWrite } from './errors.ts';
+import { ObjectExistsError, WriteConflictError } from '../ports/errors.ts';
+import { RevisionWriteError, type RevisionWrite } from './errors.ts';
 
 /** What registering gave: the status's latestRevision and collisionCount, and the history as it now stands. */
 export interface Registration {

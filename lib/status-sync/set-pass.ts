@@ -39,7 +39,8 @@ import { hasNamespaceSelector, sidecarSetName, type NamespaceLabels } from '../s
 import { statusInputsKey, type StatusAccumulator } from '../sidecarset/status.ts';
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
 import { forEachLimited } from './concurrency.ts';
-import { StatusConflictError, StatusNotWrittenError, WriteConflictError, type PassError } from './errors.ts';
+import { StatusConflictError, WriteConflictError } from '../ports/errors.ts';
+import { StatusNotWrittenError, type PassError } from './errors.ts';
 import { tellRevisionFailure } from './revision-failure.ts';
 import { registerRevision, trimHistory, type Registration } from './revision-register.ts';
 import { DEFAULT_STALL_MS, rolloutState, type RolloutState, type RolloutStateNotices } from './rollout-state.ts';

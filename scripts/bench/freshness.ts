@@ -19,8 +19,8 @@
 import { request as httpsRequest, Agent } from 'node:https';
 import { cachedList } from '../../lib/adapters/cached-list.ts';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
-import { kubeHttpsClient, type KubeHttpsClient } from '../../lib/adapters/kube-https.ts';
-import { httpsClusterReader, kubeNamespaceSource, kubeSidecarSetSource } from '../../lib/adapters/kube-sources.ts';
+import { kubeClient, settingsConnection, type KubeClient } from '../../lib/adapters/kube-request.ts';
+import { kubeClusterReader, kubeNamespaceSource, kubeSidecarSetSource } from '../../lib/adapters/kube-sources.ts';
 import type { SidecarSetSource } from '../../lib/ports.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { serveAdmission } from '../../lib/webhooks/http-door.ts';
@@ -59,8 +59,8 @@ interface Reviewer {
 
 /** One pod-inject runtime over live sources; `cached` puts the old 2 s reuse in front of a full list. */
 function reviewer(cp: ControlPlane, mode: Mode): Reviewer {
-  const client: KubeHttpsClient = kubeHttpsClient({ server: cp.url, ca: cp.caCert, token: () => cp.functionsToken });
-  const reader = httpsClusterReader(client);
+  const client: KubeClient = kubeClient(settingsConnection({ server: cp.url, ca: cp.caCert, token: () => cp.functionsToken }), { retryDelaysMs: [] });
+  const reader = kubeClusterReader(client);
   // Without the metadata reads, the source lists everything every time.
   const fullOnly = { listSidecarSets: (signal: AbortSignal) => reader.listSidecarSets(signal) };
   const fresh = kubeSidecarSetSource(mode === 'delta' ? reader : fullOnly);

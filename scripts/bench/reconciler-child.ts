@@ -7,39 +7,33 @@
  *
  *   KUBECONFIG_CONTENT=... node scripts/bench/reconciler-child.ts pass|floor
  */
-import { HttpMethod, IsomorphicFetchHttpLibrary, RequestContext, type KubeConfig } from '@kubernetes/client-node';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
-import { DEFAULT_POD_PAGE_SIZE } from '../../lib/adapters/kube-status-sync.ts';
+import { DEFAULT_POD_PAGE_SIZE } from '../../lib/adapters/kube-pods.ts';
+import type { KubeClient } from '../../lib/adapters/kube-request.ts';
+import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
 import { clusterKubeConfig } from '../../functions/shared/cluster.ts';
 import { composeStatusSync } from '../../functions/status-sync/compose.ts';
 
 const mode = process.argv[2];
 
-/** GET `path` through client-node's transport with the KubeConfig's authentication, parsed. */
-async function getJson(kc: KubeConfig, http: IsomorphicFetchHttpLibrary, server: string, path: string): Promise<{ items?: unknown[]; metadata?: { continue?: string } }> {
-  const context = new RequestContext(`${server}${path}`, HttpMethod.GET);
-  context.setHeaderParam('Accept', 'application/json');
-  await kc.applySecurityAuthentication(context);
-  const response = await http.send(context).toPromise();
-  const text = await response.body.text();
-  if (response.httpStatusCode !== 200) throw new Error(`GET ${path}: ${response.httpStatusCode} ${text.slice(0, 300)}`);
-  return JSON.parse(text) as { items?: unknown[]; metadata?: { continue?: string } };
+/** GET `path` through the project's one transport with the KubeConfig's authentication, parsed. */
+async function getJson(client: KubeClient, path: string, query: Record<string, string> = {}): Promise<{ items?: unknown[]; metadata?: { continue?: string } }> {
+  const answer = await client.request({ method: 'GET', path, query, operation: `GET ${path}` });
+  if (answer.status !== 200) throw new Error(`GET ${path}: ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`);
+  return answer.body as { items?: unknown[]; metadata?: { continue?: string } };
 }
 
 async function floor(): Promise<{ podsSeen: number; setsSeen: number }> {
-  const kc = await clusterKubeConfig(process.env);
-  const server = (kc.getCurrentCluster()?.server ?? '').replace(/\/$/, '');
-  const http = new IsomorphicFetchHttpLibrary();
-  const sets = await getJson(kc, http, server, '/apis/apps.kruise.io/v1alpha1/sidecarsets');
+  const client = kubeConfigClient(await clusterKubeConfig(process.env));
+  const sets = await getJson(client, '/apis/apps.kruise.io/v1alpha1/sidecarsets');
   let podsSeen = 0;
   let next: string | undefined;
   do {
-    const query = new URLSearchParams({ limit: String(DEFAULT_POD_PAGE_SIZE) });
-    if (next !== undefined) query.set('continue', next);
-    const page = await getJson(kc, http, server, `/api/v1/pods?${query.toString()}`);
+    const page = await getJson(client, '/api/v1/pods', { limit: String(DEFAULT_POD_PAGE_SIZE), ...(next === undefined ? {} : { continue: next }) });
     podsSeen += page.items?.length ?? 0;
     next = page.metadata?.continue === '' ? undefined : page.metadata?.continue;
   } while (next !== undefined);
+  client.close();
   return { podsSeen, setsSeen: sets.items?.length ?? 0 };
 }
 

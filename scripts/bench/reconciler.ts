@@ -7,7 +7,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONTEXT_DEFAULTS } from '../../infra/aws/config.ts';
-import { DEFAULT_POD_PAGE_SIZE } from '../../lib/adapters/kube-status-sync.ts';
+import { DEFAULT_POD_PAGE_SIZE } from '../../lib/adapters/kube-pods.ts';
 import type { PassResult } from '../../lib/status-sync/pass.ts';
 import type { ControlPlane } from '../../control-plane/harness.ts';
 import { countRequests } from './api-requests.ts';
@@ -87,7 +87,7 @@ export async function reconcilerSection(settings: ReconcilerSettings, log: (line
       method: [
         `A real etcd and kube-apiserver on 127.0.0.1 (control-plane/) hold ${seeded.sets} SidecarSets over 50 apps (each pod is selected by two; every tenth set has a namespaceSelector) and ${settings.pods.toLocaleString('en-US')} pods in 10 namespaces, each stored as pod-inject would have made it (three app containers and the sidecars of its sets, about 9 kB of JSON). Pods have no kubelet, so none is ready.`,
         `Pass: \`composeStatusSync\` (the Lambda's composition, as the least-privilege functions identity) then one timed \`runPass()\`: list the SidecarSets, stream the pods in pages of ${DEFAULT_POD_PAGE_SIZE}, list namespace labels, count, compare and write changed statuses. Each run is a fresh Node process (a cold Lambda container); peak RSS is that process's \`process.resourceUsage().maxRSS\`.`,
-        `Floor: in the same kind of process, after the same kubeconfig loading, the same SidecarSet list and the same pod pages (limit ${DEFAULT_POD_PAGE_SIZE}, following continue tokens) through the same transport (client-node's IsomorphicFetchHttpLibrary with the KubeConfig's authentication), each answer read as text and \`JSON.parse\`d, and nothing else.`,
+        `Floor: in the same kind of process, after the same kubeconfig loading, the same SidecarSet list and the same pod pages (limit ${DEFAULT_POD_PAGE_SIZE}, following continue tokens) through the same transport (the one request function, lib/adapters/kube-request.ts, with the KubeConfig's authentication), each answer read as text and \`JSON.parse\`d, and nothing else.`,
         'API requests are the API server\'s own count (`apiserver_request_total` from /metrics, for pods, sidecarsets, namespaces and events) before and after each run.',
       ],
       table: {

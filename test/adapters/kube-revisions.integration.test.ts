@@ -10,11 +10,11 @@ import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
 import { KubeApiError } from '../../lib/adapters/kube-api-error.ts';
-import { kubeHttpsClient } from '../../lib/adapters/kube-https.ts';
+import { kubeClient, settingsConnection } from '../../lib/adapters/kube-request.ts';
 import { kubeRevisionSource, RevisionSelectorError } from '../../lib/adapters/kube-revisions.ts';
-import { httpsClusterReader, type ServerReader } from '../../lib/adapters/kube-sources.ts';
+import { kubeClusterReader, type ServerReader } from '../../lib/adapters/kube-sources.ts';
 import { checkKubeconfig, kubeconfigHttpsSettings } from '../../lib/adapters/kubeconfig-reader.ts';
-import { makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import { revisionData, storedRevisionData } from '../../lib/sidecarset/revision-data.ts';
 import { LABEL_CUSTOM_VERSION, newRevision, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
@@ -38,8 +38,8 @@ const REVISIONS = [newRevision(V1, NAMESPACE, 1, 0), newRevision(V2, NAMESPACE, 
 const nameOf = (r: ControllerRevision | undefined) => r?.metadata?.name;
 
 const READERS = [
-  { name: 'the HTTPS client', make: async (kubeconfig: string): Promise<ServerReader> => httpsClusterReader(kubeHttpsClient(await kubeconfigHttpsSettings(checkKubeconfig(kubeconfig, 'test')))) },
-  { name: 'client-node', make: (kubeconfig: string): Promise<ServerReader> => Promise.resolve(makeKubeClients(parseKubeConfig(kubeconfig, 'test'))) },
+  { name: 'settings the project reads itself', make: async (kubeconfig: string): Promise<ServerReader> => kubeClusterReader(kubeClient(settingsConnection(await kubeconfigHttpsSettings(checkKubeconfig(kubeconfig, 'test'))), { retryDelaysMs: [] })) },
+  { name: "client-node's KubeConfig credentials", make: (kubeconfig: string): Promise<ServerReader> => Promise.resolve(kubeClusterReader(kubeConfigClient(parseKubeConfig(kubeconfig, 'test'), { retryDelaysMs: [] }))) },
 ];
 
 describeWithControlPlane('ControllerRevisions on a real kube-apiserver, read as the functions identity', () => {

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { KubeApiError } from '../../lib/adapters/kube-api-error.ts';
-import { kubeHttpsClient } from '../../lib/adapters/kube-https.ts';
+import { kubeClient, settingsConnection } from '../../lib/adapters/kube-request.ts';
 import { kubeRevisionSource, revisionSelector, RevisionSelectorError } from '../../lib/adapters/kube-revisions.ts';
-import { httpsClusterReader, type RevisionReader, type ServerReader } from '../../lib/adapters/kube-sources.ts';
+import { kubeClusterReader, type RevisionReader, type ServerReader } from '../../lib/adapters/kube-sources.ts';
 import { checkKubeconfig, kubeconfigHttpsSettings } from '../../lib/adapters/kubeconfig-reader.ts';
-import { makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import { apiStatus, startFakeApiServer, type FakeApiServer } from './fake-api-server.ts';
 
 describe('revisionSelector', () => {
@@ -106,8 +106,8 @@ describe('kubeRevisionSource over a reader', () => {
 
 describe('what goes over the wire, through both readers', () => {
   const readers = [
-    { name: 'the HTTPS client', make: async (kubeconfig: string): Promise<ServerReader> => httpsClusterReader(kubeHttpsClient(await kubeconfigHttpsSettings(checkKubeconfig(kubeconfig, 'test')))) },
-    { name: 'client-node', make: (kubeconfig: string): Promise<ServerReader> => Promise.resolve(makeKubeClients(parseKubeConfig(kubeconfig, 'test'))) },
+    { name: 'settings the project reads itself', make: async (kubeconfig: string): Promise<ServerReader> => kubeClusterReader(kubeClient(settingsConnection(await kubeconfigHttpsSettings(checkKubeconfig(kubeconfig, 'test'))), { retryDelaysMs: [] })) },
+    { name: "client-node's KubeConfig credentials", make: (kubeconfig: string): Promise<ServerReader> => Promise.resolve(kubeClusterReader(kubeConfigClient(parseKubeConfig(kubeconfig, 'test'), { retryDelaysMs: [] }))) },
   ];
   let api: FakeApiServer;
   beforeAll(async () => {

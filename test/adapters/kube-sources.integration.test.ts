@@ -5,8 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { stringify } from 'yaml';
 import { DeadlineExceededError, SourceUnavailableError, type StaleReport } from '../../lib/adapters/cached-list.ts';
 import {
-  httpsClusterReader,
-  KubeApiError,
+  kubeClusterReader,
   kubeNamespaceSource,
   kubeSidecarSetSource,
   retiredSourceSettings,
@@ -17,9 +16,10 @@ import {
   type ServerReader,
 } from '../../lib/adapters/kube-sources.ts';
 import { MAX_FETCHED_BY_NAME } from '../../lib/adapters/sidecarset-delta.ts';
-import { kubeHttpsClient } from '../../lib/adapters/kube-https.ts';
+import { KubeApiError } from '../../lib/adapters/kube-api-error.ts';
+import { kubeClient, settingsConnection } from '../../lib/adapters/kube-request.ts';
 import { checkKubeconfig, kubeconfigHttpsSettings } from '../../lib/adapters/kubeconfig-reader.ts';
-import { makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
 import { sidecarSetCrd } from './permissive-crd.ts';
@@ -60,20 +60,20 @@ describe('sourceOptionsFromEnv', () => {
 });
 
 /**
- * Both implementations of the sources' port, each made from a kubeconfig as
- * the functions make it: every behaviour below must hold for either.
+ * The sources' port over both connections of the one request function, each
+ * made from a kubeconfig as the functions make it (the webhooks send once):
+ * every behaviour below must hold for either.
  */
 const READERS = [
   {
-    name: 'the HTTPS client',
-    make: async (kubeconfig: string): Promise<ServerReader> => httpsClusterReader(kubeHttpsClient(await kubeconfigHttpsSettings(checkKubeconfig(kubeconfig, 'test')))),
+    name: 'settings the project reads itself',
+    make: async (kubeconfig: string): Promise<ServerReader> => kubeClusterReader(kubeClient(settingsConnection(await kubeconfigHttpsSettings(checkKubeconfig(kubeconfig, 'test'))), { retryDelaysMs: [] })),
     userAgent: /^serverless-sidecarset$/,
   },
   {
-    name: 'client-node',
-    make: (kubeconfig: string): Promise<ServerReader> => Promise.resolve(makeKubeClients(parseKubeConfig(kubeconfig, 'test'))),
-    // The per-call middleware is appended: makeApiClient's User-Agent survives.
-    userAgent: /kubernetes/i,
+    name: "client-node's KubeConfig credentials",
+    make: (kubeconfig: string): Promise<ServerReader> => Promise.resolve(kubeClusterReader(kubeConfigClient(parseKubeConfig(kubeconfig, 'test'), { retryDelaysMs: [] }))),
+    userAgent: /^serverless-sidecarset$/,
   },
 ];
 
@@ -475,7 +475,7 @@ describeWithControlPlane('against a real kube-apiserver, as the functions identi
 
   it('reads again only the sets that changed (metadata list, then a GET each), and equals a full list every time', async () => {
     const calls: string[] = [];
-    const real = readerFor('the HTTPS client');
+    const real = readerFor('settings the project reads itself');
     const { listSidecarSetMetadata, readSidecarSet } = real;
     if (listSidecarSetMetadata === undefined || readSidecarSet === undefined) throw new Error('the HTTPS reader reads metadata lists');
     // The real reader, with each call recorded.
@@ -519,7 +519,7 @@ describeWithControlPlane('against a real kube-apiserver, as the functions identi
   });
 
   it('uses a full list sent in answer to the metadata list as it is (a server that ignores the as= parameter)', async () => {
-    const real = readerFor('the HTTPS client');
+    const real = readerFor('settings the project reads itself');
     let fullLists = 0;
     const ignoring: ClusterReader = {
       listSidecarSets: (signal) => {

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { loadKubeConfig, makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { kubeConfigConnection, loadKubeConfig, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import { KubeconfigError, type KubeconfigSource } from '../../lib/adapters/kubeconfig-reader.ts';
 
 const SECRET = 's3cr3t-token-value';
@@ -255,11 +255,12 @@ describe('reporting what is wrong with a kubeconfig', () => {
   });
 });
 
-describe('makeKubeClients', () => {
-  it('makes the API clients for the current context', () => {
-    const clients = makeKubeClients(parseKubeConfig(kubeconfigYaml(), 'test'));
-    expect(clients.server).toBe('https://prod.example:6443');
-    expect(typeof clients.customObjects.listClusterCustomObject).toBe('function');
-    expect(typeof clients.core.readNamespace).toBe('function');
+describe('kubeConfigConnection', () => {
+  it("connects to the current context's server, with the user's credentials as headers", async () => {
+    const connection = kubeConfigConnection(parseKubeConfig(kubeconfigYaml(), 'test'));
+    expect(connection.server).toBe('https://prod.example:6443');
+    const prepared = await connection.prepare();
+    expect(prepared.headers).toEqual({ Authorization: `Bearer ${SECRET}` });
+    connection.close();
   });
 });

@@ -9,7 +9,7 @@ import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollo
 import { JsonPatchError } from '../../lib/admission/json-patch.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
-import { ObjectExistsError, WriteConflictError } from '../../lib/status-sync/errors.ts';
+import { ObjectExistsError, WriteConflictError } from '../../lib/ports/errors.ts';
 
 const pod = (name: string, labels: Record<string, string>, namespace = 'default'): Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels }, spec: { containers: [{ name: 'app', image: 'a:1' }] } });
 const WEB = { labelSelector: 'app=web' };

@@ -96,6 +96,7 @@ const libTiers: readonly (readonly string[])[] = [
   ['status-sync'],
   ['auth'],
   ['ports.ts'],
+  ['ports'],
   ['rollout', 'crd'],
   ['sidecarset', 'admission'],
   ['kube', 'errors.ts'],

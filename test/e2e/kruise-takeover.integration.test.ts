@@ -17,7 +17,6 @@
  * webhook, given a pod this project injected, does not inject it twice.
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { startTestKubelet, type TestKubelet } from '../../control-plane/test-kubelet.ts';
@@ -26,7 +25,8 @@ import { startLocalStack, type LocalStack } from '../../functions/server/local-s
 import { composeStatusSync, type StatusSyncRuntime } from '../../functions/status-sync/compose.ts';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { kubeMigrationReads } from '../../lib/adapters/kube-migrate.ts';
-import { parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import type { KubeClient } from '../../lib/adapters/kube-request.ts';
 import type { JsonObject, Pod } from '../../lib/kube/types.ts';
 import { planRollout } from '../../lib/rollout/plan.ts';
 import { podKey } from '../../lib/sidecarset/pod-state.ts';
@@ -154,15 +154,20 @@ async function kruisePass(set: SidecarSet): Promise<ReferenceAnswer> {
   return pass;
 }
 
-/** A KubeConfig that records the method of every request it authenticates (every request to the API server passes there). */
-function recordingKubeConfig(content: string, methods: string[]): KubeConfig {
-  const kc = parseKubeConfig(content, 'the test control plane');
-  const authenticate = kc.applySecurityAuthentication.bind(kc);
-  kc.applySecurityAuthentication = async (context) => {
-    methods.push(context.getHttpMethod());
-    return authenticate(context);
+/** A client that records the method of every request it sends (a watch is a GET). */
+function recordingClient(content: string, methods: string[]): KubeClient {
+  const client = kubeConfigClient(parseKubeConfig(content, 'the test control plane'));
+  return {
+    ...client,
+    request: (request) => {
+      methods.push(request.method);
+      return client.request(request);
+    },
+    watch: (request, onEvent) => {
+      methods.push('GET');
+      return client.watch(request, onEvent);
+    },
   };
-  return kc;
 }
 
 describeWithControlPlane("taking over pods and revisions from Kruise's own code, and handing them back, without restarting a pod", () => {
@@ -243,9 +248,9 @@ describeWithControlPlane("taking over pods and revisions from Kruise's own code,
     const methods: string[] = [];
     const out: string[] = [];
     const err: string[] = [];
-    const kc = recordingKubeConfig(stack.cp.kubeconfig('admin'), methods);
+    const client = recordingClient(stack.cp.kubeconfig('admin'), methods);
     const code = await runMigrate(['check'], { out: (t) => out.push(t), err: (t) => err.push(t) }, () =>
-      Promise.resolve({ reads: kubeMigrationReads(kc), revisionNamespace: 'kruise-system', server: stack.cp.url }),
+      Promise.resolve({ reads: kubeMigrationReads(client), revisionNamespace: 'kruise-system', server: stack.cp.url }),
     );
     expect(err.join('')).toBe('');
     const report = out.join('');

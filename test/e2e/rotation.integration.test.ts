@@ -11,8 +11,8 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
-import { parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
-import { kubeWebhookUrls } from '../../lib/adapters/kube-webhook-urls.ts';
+import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { kubeWebhookUrls } from '../../lib/adapters/kube-webhook-configurations.ts';
 import { parseSecretDocument, secretOfUrl } from '../../lib/auth/rotation.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
@@ -134,7 +134,7 @@ describeWithControlPlane('webhook secret rotation on a real API server', () => {
   }, 5 * 60_000);
 
   it('lets the functions identity repoint only an unchanged URL, and only of the project\'s own configurations', async () => {
-    const urls = kubeWebhookUrls(parseKubeConfig(stack.cp.kubeconfig('functions'), 'functions kubeconfig'));
+    const urls = kubeWebhookUrls(kubeConfigClient(parseKubeConfig(stack.cp.kubeconfig('functions'), 'functions kubeconfig')));
     const endpoints = (await urls.list()) ?? [];
     expect(endpoints.map((e) => e.webhook).sort()).toEqual(['pod-inject.sidecarset.kruise.io', 'sidecarset-default.sidecarset.kruise.io', 'sidecarset-validate.sidecarset.kruise.io']);
     const pod = endpoints.find((e) => e.webhook === 'pod-inject.sidecarset.kruise.io');
@@ -151,7 +151,7 @@ describeWithControlPlane('webhook secret rotation on a real API server', () => {
       webhooks: [],
     });
     expect(other.status).toBe(201);
-    const foreign = kubeWebhookUrls(parseKubeConfig(stack.cp.kubeconfig('functions'), 'functions kubeconfig'), { name: 'someone-else' });
+    const foreign = kubeWebhookUrls(kubeConfigClient(parseKubeConfig(stack.cp.kubeconfig('functions'), 'functions kubeconfig')), { name: 'someone-else' });
     await expect(foreign.list()).rejects.toThrow(/the API server answered 403/);
   });
 });

@@ -10,10 +10,9 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
 import { KubeApiError } from '../../lib/adapters/kube-api-error.ts';
-import type { RequestRetry } from '../../lib/adapters/kube-raw.ts';
-import { kubePodWriter, kubeSetPods } from '../../lib/adapters/kube-rollout.ts';
-import { kubePodPages } from '../../lib/adapters/kube-status-sync.ts';
-import { parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { kubePodPages, kubePodWriter, kubeSetPods } from '../../lib/adapters/kube-pods.ts';
+import type { KubeClientOptions, RequestRetry } from '../../lib/adapters/kube-request.ts';
+import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import { PAGE_MAX_BYTES } from '../../lib/adapters/pod-page-size.ts';
 import { startFaultProxy, type FaultProxy } from '../../testkit/faults/fault-proxy.ts';
 
@@ -33,7 +32,8 @@ const pod = (name: string, labels: Record<string, string>, filler = 0) => ({
   spec: { containers: [{ name: 'app', image: 'app:1', ...(filler === 0 ? {} : { args: ['b'.repeat(filler)] }) }] },
 });
 
-const throughProxy = () => parseKubeConfig(cp.kubeconfig('functions').replace(cp.url, `https://127.0.0.1:${proxy.port}`), 'through the fault proxy');
+const throughProxy = (options: KubeClientOptions) => kubeConfigClient(parseKubeConfig(cp.kubeconfig('functions').replace(cp.url, `https://127.0.0.1:${proxy.port}`), 'through the fault proxy'), options);
+const direct = () => kubeConfigClient(parseKubeConfig(cp.kubeconfig('functions'), 'functions'));
 
 describeWithControlPlane('requests that get no answer in time', () => {
   beforeAll(async () => {
@@ -50,7 +50,7 @@ describeWithControlPlane('requests that get no answer in time', () => {
 
   it('a list whose answer is held past its attempt timeout is sent again and completes, the retry told', async () => {
     const retries: RequestRetry[] = [];
-    const pods = kubeSetPods(throughProxy(), { callTimeoutMs: 1_000, onRetry: (r) => retries.push(r) });
+    const pods = kubeSetPods(throughProxy({ attemptTimeoutMs: 1_000, onRetry: (r) => retries.push(r) }));
     proxy.blackhole();
     const healed = setTimeout(() => {
       proxy.passThrough();
@@ -69,7 +69,7 @@ describeWithControlPlane('requests that get no answer in time', () => {
   it('a guarded pod write (a JSON Patch testing the resourceVersion) is sent again after no answer, and lands once', async () => {
     const stored = JSON.parse((await cp.request('admin', 'GET', '/api/v1/namespaces/retry/pods/p-0')).body) as { metadata: { resourceVersion: string } };
     const retries: RequestRetry[] = [];
-    const writer = kubePodWriter(throughProxy(), { callTimeoutMs: 1_000, onRetry: (r) => retries.push(r) });
+    const writer = kubePodWriter(throughProxy({ attemptTimeoutMs: 1_000, onRetry: (r) => retries.push(r) }));
     proxy.blackhole();
     const healed = setTimeout(() => {
       proxy.passThrough();
@@ -95,7 +95,7 @@ describeWithControlPlane('requests that get no answer in time', () => {
   }, 60_000);
 
   it('an outage that lasts fails the list after the bounded attempts, with the reason, in bounded time', async () => {
-    const pods = kubeSetPods(throughProxy(), { callTimeoutMs: 500 });
+    const pods = kubeSetPods(throughProxy({ attemptTimeoutMs: 500 }));
     proxy.blackhole();
     const started = performance.now();
     let failure: unknown;
@@ -117,7 +117,7 @@ describeWithControlPlane('requests that get no answer in time', () => {
     for (let i = 0; i < 24; i++) await create('/api/v1/namespaces/big/pods', pod(`big-${String(i).padStart(2, '0')}`, { app: 'big' }, 800_000));
     for (let i = 0; i < 30; i++) await create('/api/v1/namespaces/big/pods', pod(`small-${String(i).padStart(2, '0')}`, { app: 'big' }));
     const pages: { limit: number; bytes: number; items: number; abandoned: boolean }[] = [];
-    const all = kubePodPages(parseKubeConfig(cp.kubeconfig('functions'), 'functions'), { onPage: (p) => pages.push(p) });
+    const all = kubePodPages(direct(), { onPage: (p) => pages.push(p) });
     const names: string[] = [];
     for await (const page of all.pages()) names.push(...page.filter((p) => p.namespace === 'big').map((p) => p.name));
     expect({ names: names.length, distinct: new Set(names).size, pages }).toMatchObject({ names: 54, distinct: 54 });
@@ -131,7 +131,7 @@ describeWithControlPlane('requests that get no answer in time', () => {
     expect(read[afterBig + 1]?.limit ?? 0).toBeLessThanOrEqual(8);
     // The rollout's list of a set's pods reads the same way.
     const setPages: { bytes: number; abandoned: boolean }[] = [];
-    const listed = await kubeSetPods(parseKubeConfig(cp.kubeconfig('functions'), 'functions'), { onPage: (p) => setPages.push(p) }).list({ namespace: 'big', labelSelector: 'app=big' });
+    const listed = await kubeSetPods(direct(), { onPage: (p) => setPages.push(p) }).list({ namespace: 'big', labelSelector: 'app=big' });
     expect(listed.pods).toHaveLength(54);
     expect(Math.max(...setPages.filter((p) => !p.abandoned).map((p) => p.bytes))).toBeLessThanOrEqual(PAGE_MAX_BYTES);
   }, 300_000);

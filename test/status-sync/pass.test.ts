@@ -9,7 +9,7 @@ import type { Pod } from '../../lib/kube/types.ts';
 import type { NamespaceSource, PodPages, SidecarSetEventSink, SidecarSetStatusWriter } from '../../lib/ports.ts';
 import { summarizePod } from '../../lib/sidecarset/status.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { ListExpiredError, StatusConflictError } from '../../lib/status-sync/errors.ts';
+import { ListExpiredError, StatusConflictError } from '../../lib/ports/errors.ts';
 import { notInjectedNotices, type DueNotice, type NotInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass } from '../../lib/status-sync/pass.ts';
 import { hashOf, listedPod, memoryDeps, namespace, storedSet } from '../../testkit/status-sync-objects.ts';

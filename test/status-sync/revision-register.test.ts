@@ -7,7 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import { memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
 import { currentRevisionName, LABEL_CUSTOM_VERSION, LABEL_SIDECARSET_NAME, newRevision, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { ObjectExistsError } from '../../lib/status-sync/errors.ts';
+import { ObjectExistsError } from '../../lib/ports/errors.ts';
 import { registerRevision, trimHistory } from '../../lib/status-sync/revision-register.ts';
 import { rolloutSet } from '../rollout/fixtures.ts';
 

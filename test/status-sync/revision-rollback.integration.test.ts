@@ -17,9 +17,9 @@ import { request as httpsRequest } from 'node:https';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
-import { kubeRevisionStore } from '../../lib/adapters/kube-rollout.ts';
-import { kubeEventSink } from '../../lib/adapters/kube-status-sync.ts';
-import { makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { kubeRevisionStore } from '../../lib/adapters/kube-revisions.ts';
+import { kubeEventSink } from '../../lib/adapters/kube-events.ts';
+import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
 import { memoryPods } from '../../lib/adapters/memory-rollout.ts';
 import { memoryPodEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
@@ -68,7 +68,7 @@ describeWithControlPlane('rolling back a set whose sidecar holds & < > U+2028 U+
     if (controlPlane === undefined) throw new Error('the control plane did not start');
     return controlPlane;
   };
-  const store = () => kubeRevisionStore(parseKubeConfig(cp().kubeconfig('functions'), 'test'), REVISIONS);
+  const store = () => kubeRevisionStore(kubeConfigClient(parseKubeConfig(cp().kubeconfig('functions'), 'test')), REVISIONS);
 
   /** The revision's `data` exactly as stored: ControllerRevision.data (field 2) → RawExtension.raw (field 1), from the protobuf envelope. */
   function storedData(name: string): Promise<string> {
@@ -166,13 +166,13 @@ describeWithControlPlane('rolling back a set whose sidecar holds & < > U+2028 U+
 
   it('tells a revision write the API server refuses: a Warning Event on the SidecarSet naming the revision, the whole reason in the pass error', async () => {
     // The functions identity may write revisions in kruise-system only: here the refusal is the API server's own 403.
-    const kc = parseKubeConfig(cp().kubeconfig('functions'), 'test');
+    const kc = kubeConfigClient(parseKubeConfig(cp().kubeconfig('functions'), 'test'));
     const set = shellSet('shell:refused', 'refused');
     set.metadata = { ...set.metadata, resourceVersion: '1' };
     const pods = memoryPods([]);
     const result = await runSetPass(set, {
       statuses: memoryStatusWriter([set]),
-      events: kubeEventSink(makeKubeClients(parseKubeConfig(cp().kubeconfig('admin'), 'admin'))),
+      events: kubeEventSink(kubeConfigClient(parseKubeConfig(cp().kubeconfig('admin'), 'admin'))),
       namespaces: memoryNamespaceSource([]),
       rollout: {
         revisions: kubeRevisionStore(kc, 'elsewhere'),

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../lib/kube/types.ts';
-import { WriteConflictError } from '../../lib/status-sync/errors.ts';
+import { WriteConflictError } from '../../lib/ports/errors.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { runSetPass, type SetPassDeps, type SetPassOptions } from '../../lib/status-sync/set-pass.ts';
 import { EMPTY, hotSet, injected, kubelet } from '../rollout/hot-fixtures.ts';

@@ -12,14 +12,15 @@ import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
 import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
-import { kubePodWriter, kubeRevisionStore, kubeSetPods } from '../../lib/adapters/kube-rollout.ts';
-import { makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
-import { kubeEventSink, kubePodEventSink } from '../../lib/adapters/kube-status-sync.ts';
+import { kubePodWriter, kubeSetPods } from '../../lib/adapters/kube-pods.ts';
+import { kubeRevisionStore } from '../../lib/adapters/kube-revisions.ts';
+import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import type { KubeClient } from '../../lib/adapters/kube-request.ts';
+import { kubeEventSink, kubePodEventSink } from '../../lib/adapters/kube-events.ts';
 import { applyPatch } from '../../lib/admission/json-patch-apply.ts';
 import { podUpdatePatch } from '../../lib/rollout/pod-patch.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { memoryEventSink, memoryPodEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Pod } from '../../lib/kube/types.ts';
 import type { PodEventSink } from '../../lib/ports.ts';
 import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
@@ -72,14 +73,14 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
    * right after the pass's first pod list, so that pod's guarded write meets
    * a real conflict.
    */
-  function realDeps(forSet: SidecarSet, touch: { namespace: string; name: string }, options: { pageSize?: number; podEvents?: (kc: KubeConfig) => PodEventSink; setEvents?: boolean } = {}) {
-    const kc = parseKubeConfig(cp().kubeconfig('functions'), 'test');
+  function realDeps(forSet: SidecarSet, touch: { namespace: string; name: string }, options: { pageSize?: number; podEvents?: (client: KubeClient) => PodEventSink; setEvents?: boolean } = {}) {
+    const kc = kubeConfigClient(parseKubeConfig(cp().kubeconfig('functions'), 'test'));
     const setPods = kubeSetPods(kc, options.pageSize === undefined ? {} : { pageSize: options.pageSize });
     const statuses = memoryStatusWriter([forSet]);
     let touched = false;
     const deps: SetPassDeps = {
       statuses,
-      events: options.setEvents === true ? kubeEventSink(makeKubeClients(kc)) : memoryEventSink(),
+      events: options.setEvents === true ? kubeEventSink(kc) : memoryEventSink(),
       namespaces: memoryNamespaceSource([]),
       rollout: {
         revisions: kubeRevisionStore(kc, 'kruise-system'),
@@ -142,7 +143,7 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
     const res = await cp().request('admin', 'PATCH', `${podPath(ns, 'h-0')}/status`, { status }, 'application/strategic-merge-patch+json');
     expect(res.status).toBe(200);
 
-    const { deps, statuses } = realDeps(hot, { namespace: ns, name: 'h-0' }, { podEvents: (kc) => kubePodEventSink(makeKubeClients(kc)) });
+    const { deps, statuses } = realDeps(hot, { namespace: ns, name: 'h-0' }, { podEvents: (kc) => kubePodEventSink(kc) });
     const imagesOf = async () => Object.fromEntries(((await readPod(cp(), ns, 'h-0'))?.spec?.containers ?? []).map((c) => [c.name, c.image]));
     const events = async () => {
       const list = await cp().request('admin', 'GET', `/api/v1/namespaces/${ns}/events`);

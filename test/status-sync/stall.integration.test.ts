@@ -13,8 +13,9 @@ import { startControlPlane, type ControlPlane } from '../../control-plane/harnes
 import { startTestKubelet, type TestKubelet } from '../../control-plane/test-kubelet.ts';
 import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
 import { memoryEventSink, memoryPodEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
-import { kubePodWriter, kubeRevisionStore, kubeSetPods } from '../../lib/adapters/kube-rollout.ts';
-import { parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { kubePodWriter, kubeSetPods } from '../../lib/adapters/kube-pods.ts';
+import { kubeRevisionStore } from '../../lib/adapters/kube-revisions.ts';
+import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { systemClock } from '../../lib/ports.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
@@ -47,7 +48,7 @@ describeWithControlPlane('a stalled rollout on a real kube-apiserver with the te
 
   /** A new process's ports (no memory of earlier passes), the set's status and Events in memory. */
   function freshDeps(set: SidecarSet, stallMs: number): { deps: SetPassDeps; events: ReturnType<typeof memoryEventSink> } {
-    const kc = parseKubeConfig(cp().kubeconfig('functions'), 'test');
+    const kc = kubeConfigClient(parseKubeConfig(cp().kubeconfig('functions'), 'test'));
     const events = memoryEventSink();
     const deps: SetPassDeps = {
       statuses: memoryStatusWriter([set]),

@@ -5,9 +5,9 @@
  * the list with the reason after the retries. Real API server, real resets
  * from the fault proxy in front of it.
  */
-import { parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import { KubeApiError } from '../../lib/adapters/kube-api-error.ts';
-import { kubePodPages } from '../../lib/adapters/kube-status-sync.ts';
+import { kubePodPages } from '../../lib/adapters/kube-pods.ts';
 import type { PodPages } from '../../lib/ports.ts';
 import { startControlPlane } from '../../control-plane/harness.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
@@ -59,7 +59,7 @@ export async function podListRetry(options: PodListRetryOptions = {}): Promise<F
     const through = await startFaultProxy({ targetPort: Number(new URL(cp.url).port) });
     proxy = through;
     const kubeconfig = cp.kubeconfig('functions').replace(cp.url, `https://127.0.0.1:${through.port}`);
-    const pages = kubePodPages(parseKubeConfig(kubeconfig, 'through the fault proxy'), { pageSize, retryDelaysMs: [100, 300] });
+    const pages = kubePodPages(kubeConfigClient(parseKubeConfig(kubeconfig, 'through the fault proxy'), { retryDelaysMs: [100, 300] }), { pageSize });
 
     for (let i = 0; i < lists; i++) {
       through.passThrough();

@@ -17,9 +17,13 @@
  * Every scenario returns flat figures, so the jest suite runs a short version
  * and `npm run reliability` a long one.
  */
-import { kubeSidecarSetSource } from '../../lib/adapters/kube-sources.ts';
-import { DEFAULT_CALL_TIMEOUT_MS, kubeEventSink, kubeNamespaceSnapshot, kubePodPages, kubeStatusWriter } from '../../lib/adapters/kube-status-sync.ts';
-import { makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { kubeEventSink } from '../../lib/adapters/kube-events.ts';
+import { kubeNamespaceSnapshot } from '../../lib/adapters/kube-namespaces.ts';
+import { kubePodPages } from '../../lib/adapters/kube-pods.ts';
+import { DEFAULT_CALL_TIMEOUT_MS } from '../../lib/adapters/kube-request.ts';
+import { kubeStatusWriter } from '../../lib/adapters/kube-sidecarsets.ts';
+import { kubeClusterReader, kubeSidecarSetSource } from '../../lib/adapters/kube-sources.ts';
+import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import type { SidecarSet, SidecarSetStatus } from '../../lib/sidecarset/types.ts';
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass, type PassResult, type StatusPassOptions } from '../../lib/status-sync/pass.ts';
@@ -111,19 +115,17 @@ interface Reconciler {
 
 /** The reconciler as functions/status-sync/compose.ts composes it, with fault triggers around the pod list and the writer. */
 function reconciler(kubeconfig: string, pageSize: number): Reconciler {
-  const kc = parseKubeConfig(kubeconfig, 'the functions kubeconfig');
-  const clients = makeKubeClients(kc);
-  const options = { callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS };
-  const sidecarSets = kubeSidecarSetSource(clients, { maxStalenessMs: 0, apiTimeoutMs: DEFAULT_CALL_TIMEOUT_MS });
-  const pods = kubePodPages(kc, { ...options, pageSize });
-  const statuses = kubeStatusWriter(clients, options);
-  const events = kubeEventSink(clients, options);
+  const client = kubeConfigClient(parseKubeConfig(kubeconfig, 'the functions kubeconfig'), { attemptTimeoutMs: DEFAULT_CALL_TIMEOUT_MS });
+  const sidecarSets = kubeSidecarSetSource(kubeClusterReader(client), { maxStalenessMs: 0, apiTimeoutMs: DEFAULT_CALL_TIMEOUT_MS });
+  const pods = kubePodPages(client, { pageSize });
+  const statuses = kubeStatusWriter(client);
+  const events = kubeEventSink(client);
   const notices = notInjectedNotices();
   return {
     async pass(faults = {}, passOptions = {}) {
       const faultyPods = podPagesWithFault(faults.cutShortAfter === undefined ? pods : podPagesCutShort(pods, faults.cutShortAfter), faults.betweenPages ?? (() => Promise.resolve()));
       const writer = statusWriterWithFault(statuses, faults);
-      const result = await runStatusPass({ sidecarSets, pods: faultyPods, namespaces: kubeNamespaceSnapshot(clients, options), statuses: writer, events, notices }, passOptions);
+      const result = await runStatusPass({ sidecarSets, pods: faultyPods, namespaces: kubeNamespaceSnapshot(client), statuses: writer, events, notices }, passOptions);
       return { result, pods: faultyPods, writer };
     },
   };

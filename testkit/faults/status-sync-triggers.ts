@@ -5,7 +5,7 @@
  * after a status write. They never answer in place of the API server.
  */
 import type { PodPages, SidecarSetStatusWriter } from '../../lib/ports.ts';
-import { StatusConflictError } from '../../lib/status-sync/errors.ts';
+import { StatusConflictError } from '../../lib/ports/errors.ts';
 
 /** Runs after the consumer took page `page` (1-based) of list attempt `attempt`, before the next page is asked for. */
 export type BetweenPages = (page: number, attempt: number) => Promise<void>;

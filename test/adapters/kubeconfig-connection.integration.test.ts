@@ -1,15 +1,15 @@
 /**
- * The plain-JSON client's connections against a real kube-apiserver:
+ * The KubeConfig connection's sockets against a real kube-apiserver:
  * client-node 2.0.1 makes a new connection pool (a TCP connection and a TLS
  * handshake) for every request, so a rollout's thousands of pod writes would
- * each open one; kube-raw.ts keeps one pool per client.
+ * each open one; the connection (kubeconfig.ts) keeps its sockets alive.
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
-import { kubePodWriter } from '../../lib/adapters/kube-rollout.ts';
-import { parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { kubePodWriter } from '../../lib/adapters/kube-pods.ts';
+import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import { readFile } from 'node:fs/promises';
 import { crdPath, waitForCrd, waitForFunctionsAccess } from '../../functions/server/local-stack.ts';
 import { createNamespace, createPod } from '../../testkit/cluster-pods.ts';
@@ -22,7 +22,7 @@ const running = (): ControlPlane => {
   return controlPlane;
 };
 
-describeWithControlPlane('the plain-JSON client on a real kube-apiserver', () => {
+describeWithControlPlane('the KubeConfig connection on a real kube-apiserver', () => {
   beforeAll(async () => {
     controlPlane = await startControlPlane({ binaries: await ensureControlPlaneBinaries() });
     // The functions' access is checked on SidecarSets: their CRD first.
@@ -40,7 +40,7 @@ describeWithControlPlane('the plain-JSON client on a real kube-apiserver', () =>
     const cp = running();
     const proxy = await startFaultProxy({ targetPort: Number(new URL(cp.url).port) });
     try {
-      const pods = kubePodWriter(parseKubeConfig(cp.kubeconfig('functions').replace(cp.url, `https://127.0.0.1:${proxy.port}`), 'test'));
+      const pods = kubePodWriter(kubeConfigClient(parseKubeConfig(cp.kubeconfig('functions').replace(cp.url, `https://127.0.0.1:${proxy.port}`), 'test')));
       const created = await createPod(cp, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'agent', namespace: NAMESPACE }, spec: { containers: [{ name: 'agent', image: 'agent:1' }] } });
       let version = created.metadata?.resourceVersion ?? '';
       for (let i = 0; i < 20; i++) {

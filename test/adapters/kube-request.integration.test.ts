@@ -1,9 +1,10 @@
 /**
- * The project's own HTTPS client for the API server (kube-https.ts): first
+ * The one request function to the API server (kube-request.ts), with the
+ * connection the webhooks make from settings they read themselves: first
  * against a stand-in HTTP server whose answers each test chooses, then
  * against the real kube-apiserver as the functions' least-privilege
- * identity, by token and by client certificate, and the fallback to
- * client-node for a kubeconfig with an exec plugin.
+ * identity, by token and by client certificate, and client-node's
+ * credentials for a kubeconfig with an exec plugin.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -15,8 +16,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { stringify } from 'yaml';
 import { KubeApiError } from '../../lib/adapters/kube-api-error.ts';
-import { kubeHttpsClient, type KubeHttpsClient, type KubeHttpsSettings } from '../../lib/adapters/kube-https.ts';
-import { httpsClusterReader, kubeSidecarSetSource } from '../../lib/adapters/kube-sources.ts';
+import { expectObject, kubeClient, settingsConnection, type KubeClient, type KubeClientOptions, type KubeHttpsSettings } from '../../lib/adapters/kube-request.ts';
+import { kubeClusterReader, kubeSidecarSetSource } from '../../lib/adapters/kube-sources.ts';
 import { clusterReader, clusterSources } from '../../functions/shared/cluster.ts';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
@@ -34,21 +35,32 @@ function statusBody(code: number, reason: string, message: string) {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
 }
 
+/** The client as the webhooks make it (no retries but of a kept-alive socket found closed), with a GET of a JSON object. */
+interface TestClient extends KubeClient {
+  getJson(path: string, operation: string, signal?: AbortSignal): Promise<unknown>;
+}
+type Settings = Partial<KubeHttpsSettings> & Pick<KubeClientOptions, 'maxResponseBytes'>;
+function webhookClient(settings: KubeHttpsSettings & Settings): TestClient {
+  const { maxResponseBytes, ...connection } = settings;
+  const made = kubeClient(settingsConnection(connection), { retryDelaysMs: [], ...(maxResponseBytes === undefined ? {} : { maxResponseBytes }) });
+  return { ...made, getJson: (path, operation, signal) => expectObject(made, { method: 'GET', path, operation, ...(signal === undefined ? {} : { signal }) }) };
+}
+
 async function failure(promise: Promise<unknown>): Promise<KubeApiError> {
   const error = await promise.catch((e: unknown) => e);
   expect(error).toBeInstanceOf(KubeApiError);
   return error as KubeApiError;
 }
 
-describe('the HTTPS client, against a stand-in server', () => {
+describe('the request function, against a stand-in server', () => {
   let server: Server;
   let base: string;
   let seen: { url: string; headers: IncomingMessage['headers']; socket: number; closed: Promise<void> }[] = [];
   let connections = 0;
   let respond: (request: IncomingMessage, response: ServerResponse, nthOnSocket: number) => void = () => undefined;
-  const clients: KubeHttpsClient[] = [];
-  const client = (settings: Partial<KubeHttpsSettings> = {}): KubeHttpsClient => {
-    const made = kubeHttpsClient({ server: base, ...settings });
+  const clients: TestClient[] = [];
+  const client = (settings: Settings = {}): TestClient => {
+    const made = webhookClient({ server: base, ...settings });
     clients.push(made);
     return made;
   };
@@ -86,7 +98,7 @@ describe('the HTTPS client, against a stand-in server', () => {
 
   it('GETs the path under the server URL and parses the JSON answer', async () => {
     respond = (_request, response) => { json(response, 200, { kind: 'NamespaceList', items: [] }); };
-    const prefixed = kubeHttpsClient({ server: `${base}/k8s/clusters/c-1/` });
+    const prefixed = webhookClient({ server: `${base}/k8s/clusters/c-1/` });
     clients.push(prefixed);
     await expect(prefixed.getJson('/api/v1/namespaces', 'list namespaces')).resolves.toEqual({ kind: 'NamespaceList', items: [] });
     expect(seen[0]).toMatchObject({ url: '/k8s/clusters/c-1/api/v1/namespaces' });
@@ -172,7 +184,7 @@ describe('the HTTPS client, against a stand-in server', () => {
   ])('refuses an answer larger than the bound, %s', async (_how, send) => {
     respond = (_request, response) => { send(response); };
     const error = await failure(client({ maxResponseBytes: 1_000 }).getJson('/a', 'read a'));
-    expect(error.message).toBe('the request failed: the answer is larger than 1000 bytes');
+    expect(error.message).toBe('the answer is larger than 1000 bytes');
   });
 
   it('reads a gzipped answer, and bounds it after decompression', async () => {
@@ -184,7 +196,7 @@ describe('the HTTPS client, against a stand-in server', () => {
     await expect(client().getJson('/a', 'read a')).resolves.toEqual(JSON.parse(body));
     expect(seen[0]?.headers['accept-encoding']).toBe('gzip');
     const error = await failure(client({ maxResponseBytes: 1_000 }).getJson('/a', 'read a'));
-    expect(error.message).toBe('the request failed: the answer is larger than 1000 bytes');
+    expect(error.message).toBe('the answer is larger than 1000 bytes');
   });
 
   it('fails when a 200 answer is not JSON', async () => {
@@ -223,17 +235,17 @@ describe('the HTTPS client, against a stand-in server', () => {
 });
 
 
-describeWithControlPlane('the HTTPS client, against a real kube-apiserver as the functions identity', () => {
+describeWithControlPlane('the request function, against a real kube-apiserver as the functions identity', () => {
   let cp: ControlPlane | undefined;
   let dir: string;
   let clientCa: TestCa;
-  const clients: KubeHttpsClient[] = [];
+  const clients: TestClient[] = [];
   const running = (): ControlPlane => {
     if (cp === undefined) throw new Error('the control plane did not start');
     return cp;
   };
-  const client = (settings: Partial<KubeHttpsSettings> = {}): KubeHttpsClient => {
-    const made = kubeHttpsClient({ server: running().url, ca: running().caCert, token: () => running().functionsToken, ...settings });
+  const client = (settings: Settings = {}): TestClient => {
+    const made = webhookClient({ server: running().url, ca: running().caCert, token: () => running().functionsToken, ...settings });
     clients.push(made);
     return made;
   };
@@ -272,14 +284,14 @@ describeWithControlPlane('the HTTPS client, against a real kube-apiserver as the
   }, 5 * 60_000);
 
   it('lists SidecarSets with a bearer token, over TLS checked against the cluster CA, every field kept', async () => {
-    const sets = await kubeSidecarSetSource(httpsClusterReader(client())).list();
+    const sets = await kubeSidecarSetSource(kubeClusterReader(client())).list();
     expect(sets.map((s) => s.metadata?.name)).toEqual(['mesh']);
     expect(sets[0]?.spec?.containers?.[0]).toMatchObject({ notInKruise: { kept: [1] } });
     expect(sets[0]?.metadata).toMatchObject({ uid: expect.any(String), resourceVersion: expect.any(String) });
   });
 
   it('reads a namespace, and reads one that does not exist as absent', async () => {
-    const reader = httpsClusterReader(client());
+    const reader = kubeClusterReader(client());
     const signal = new AbortController().signal;
     await expect(reader.readNamespace('team-a', signal)).resolves.toMatchObject({ metadata: { name: 'team-a', labels: { team: 'a' } } });
     await expect(reader.readNamespace('no-such-namespace', signal)).resolves.toBeUndefined();
@@ -334,7 +346,6 @@ describeWithControlPlane('the HTTPS client, against a real kube-apiserver as the
     it('uses the HTTPS client for a kubeconfig with a token', async () => {
       const { logger, lines } = capturingLogger();
       const reader = await clusterReader({ KUBECONFIG_CONTENT: running().kubeconfig('functions') }, logger);
-      expect('customObjects' in reader).toBe(false);
       expect(lines).toEqual([]);
       await expect(reader.listSidecarSets(new AbortController().signal)).resolves.toMatchObject({ items: [{ metadata: { name: 'mesh' } }] });
     });
@@ -395,7 +406,6 @@ describeWithControlPlane('the HTTPS client, against a real kube-apiserver as the
       );
       const { logger, entries } = capturingLogger();
       const reader = await clusterReader({ KUBECONFIG: file }, logger);
-      expect('customObjects' in reader).toBe(true);
       expect(entries()).toEqual([expect.objectContaining({ message: 'reading the cluster through client-node', needs: 'users[].user.exec' })]);
       const sets = await kubeSidecarSetSource(reader).list();
       expect(sets.map((s) => s.metadata?.name)).toEqual(['mesh']);

@@ -1,23 +1,26 @@
 /**
- * The reconciler's client-node adapters against a local HTTP server that
+ * The reconciler's adapters (pods, SidecarSets, events, namespaces) against a local HTTP server that
  * answers as the API server does, so that what goes over the wire (paths,
  * query, content type, precondition) and how answers become typed errors is
  * checked without a cluster. The end-to-end suite runs them against a real one.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { makeKubeClients, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
-import { KubeApiError } from '../../lib/adapters/kube-sources.ts';
-import { kubeEventSink, kubeNamespaceSnapshot, kubePodPages, kubeStatusWriter } from '../../lib/adapters/kube-status-sync.ts';
+import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { KubeApiError } from '../../lib/adapters/kube-api-error.ts';
+import { kubeEventSink } from '../../lib/adapters/kube-events.ts';
+import { kubeNamespaceSnapshot } from '../../lib/adapters/kube-namespaces.ts';
+import { kubePodPages } from '../../lib/adapters/kube-pods.ts';
+import { kubeStatusWriter } from '../../lib/adapters/kube-sidecarsets.ts';
 import type { PodSummary } from '../../lib/sidecarset/status.ts';
-import { ListExpiredError, StatusConflictError } from '../../lib/status-sync/errors.ts';
+import { ListExpiredError, StatusConflictError } from '../../lib/ports/errors.ts';
 import { apiStatus as status, startFakeApiServer, type FakeApiServer, type Route } from './fake-api-server.ts';
 import { listedPod } from '../../testkit/status-sync-objects.ts';
 
 let fake: FakeApiServer;
 
-function clients() {
-  const kc = parseKubeConfig(fake.kubeconfig(), 'test');
-  return { kc, clients: makeKubeClients(kc) };
+/** The one client, as the reconciler makes it, without retries: each test sees exactly the requests it caused. */
+function client() {
+  return kubeConfigClient(parseKubeConfig(fake.kubeconfig(), 'test'), { retryDelaysMs: [] });
 }
 
 async function collect(pages: AsyncIterable<readonly PodSummary[]>): Promise<string[][]> {
@@ -46,7 +49,7 @@ describe('the pod list', () => {
 
   it('reads every page in chunks of 500, following continue tokens, as the functions identity', async () => {
     fake.route = (req) => (req.url.includes('continue=') ? podsPage(['c']) : podsPage(['a', 'b'], 'token/+1'));
-    const pages = await collect(kubePodPages(clients().kc).pages());
+    const pages = await collect(kubePodPages(client()).pages());
     expect(pages).toEqual([['shop/a', 'shop/b'], ['shop/c']]);
     expect(fake.seen.map((r) => [r.method, r.url])).toEqual([
       ['GET', '/api/v1/pods?limit=500'],
@@ -59,7 +62,7 @@ describe('the pod list', () => {
     fake.route = () => podsPage(['a']);
     const [page] = await (async () => {
       const out: (readonly PodSummary[])[] = [];
-      for await (const p of kubePodPages(clients().kc).pages()) out.push(p);
+      for await (const p of kubePodPages(client()).pages()) out.push(p);
       return out;
     })();
     const summary = page?.[0];
@@ -71,7 +74,7 @@ describe('the pod list', () => {
 
   it('says the list expired when a continue token is answered 410', async () => {
     fake.route = (req) => (req.url.includes('continue=') ? status(410, 'Expired', 'The provided continue parameter is too old') : podsPage(['a'], 'old'));
-    await expect(collect(kubePodPages(clients().kc).pages())).rejects.toThrow(ListExpiredError);
+    await expect(collect(kubePodPages(client()).pages())).rejects.toThrow(ListExpiredError);
   });
 
   it.each<[string, Route, RegExp]>([
@@ -79,16 +82,16 @@ describe('the pod list', () => {
     ['an answer that is not a list', () => ({ status: 200, body: { kind: 'Status' } }), /not a list/],
   ])('fails with a KubeApiError on %s', async (_name, answer, message) => {
     fake.route = answer;
-    const list = collect(kubePodPages(clients().kc).pages());
+    const list = collect(kubePodPages(client()).pages());
     await expect(list).rejects.toThrow(KubeApiError);
-    await expect(collect(kubePodPages(clients().kc).pages())).rejects.toThrow(message);
+    await expect(collect(kubePodPages(client()).pages())).rejects.toThrow(message);
   });
 });
 
 describe('status writes', () => {
   it('merge-patch the status subresource with the resourceVersion as a precondition', async () => {
     fake.route = () => ({ status: 200, body: { metadata: { name: 'log-agent' } } });
-    const writer = kubeStatusWriter(clients().clients);
+    const writer = kubeStatusWriter(client());
     expect(await writer.patchStatus('log-agent', '42', { matchedPods: 3 })).toBe('written');
     expect(fake.seen).toEqual([
       {
@@ -102,7 +105,7 @@ describe('status writes', () => {
   });
 
   it('turn 409 into a StatusConflictError and 404 into gone', async () => {
-    const writer = kubeStatusWriter(clients().clients);
+    const writer = kubeStatusWriter(client());
     fake.route = () => status(409, 'Conflict', 'the object has been modified');
     await expect(writer.patchStatus('log-agent', '42', {})).rejects.toThrow(StatusConflictError);
     fake.route = () => status(404, 'NotFound', 'sidecarsets "log-agent" not found');
@@ -112,7 +115,7 @@ describe('status writes', () => {
 
   it('read a set again as it is stored', async () => {
     fake.route = () => ({ status: 200, body: { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'log-agent', resourceVersion: '43' }, spec: { x: 1 } } });
-    expect(await kubeStatusWriter(clients().clients).get('log-agent')).toMatchObject({ metadata: { resourceVersion: '43' }, spec: { x: 1 } });
+    expect(await kubeStatusWriter(client()).get('log-agent')).toMatchObject({ metadata: { resourceVersion: '43' }, spec: { x: 1 } });
     expect(fake.seen.map((r) => [r.method, r.url])).toEqual([['GET', '/apis/apps.kruise.io/v1alpha1/sidecarsets/log-agent']]);
   });
 });
@@ -121,7 +124,7 @@ describe('events', () => {
   it('are created in default about the SidecarSet, with a generated name', async () => {
     fake.route = (req) => ({ status: 201, body: req.body });
     const at = new Date('2026-11-30T12:00:00Z');
-    await kubeEventSink(clients().clients, { now: () => at }).record({ sidecarSet: { name: '-Log-Agent', uid: 'u-1' }, type: 'Warning', reason: 'PodsNotInjected', message: 'm' });
+    await kubeEventSink(client(), { now: () => at }).record({ sidecarSet: { name: '-Log-Agent', uid: 'u-1' }, type: 'Warning', reason: 'PodsNotInjected', message: 'm' });
     expect(fake.seen[0]).toMatchObject({
       method: 'POST',
       url: '/api/v1/namespaces/default/events',
@@ -146,7 +149,7 @@ describe('namespace labels for a pass', () => {
       if (req.url === '/api/v1/namespaces/new') return { status: 200, body: { metadata: { name: 'new', labels: { env: 'dev' } } } };
       return status(404, 'NotFound', 'not found');
     };
-    const source = kubeNamespaceSnapshot(clients().clients);
+    const source = kubeNamespaceSnapshot(client());
     expect(await source.labels(['shop', 'new', 'gone'])).toEqual(new Map([['shop', { env: 'prod' }], ['new', { env: 'dev' }]]));
     expect(await source.labels(['shop', 'new'])).toEqual(new Map([['shop', { env: 'prod' }], ['new', { env: 'dev' }]]));
     expect(fake.seen.map((r) => r.url)).toEqual(['/api/v1/namespaces?limit=500', '/api/v1/namespaces/new', '/api/v1/namespaces/gone']);

@@ -1,5 +1,5 @@
 /**
- * The rollout's adapters (lib/adapters/kube-rollout.ts) against a real
+ * The pods and ControllerRevisions adapters (lib/adapters/kube-pods.ts, kube-revisions.ts) against a real
  * kube-apiserver, as the functions' identity (infra/k8s/rbac.yaml as
  * shipped): a set's pods listed page by page, the guarded pod writes and
  * how the API server refuses a stale one, the watch that paces the rollout,
@@ -7,16 +7,17 @@
  * writer would have made are written as the admin.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
-import { kubePodWriter, kubeRevisionStore, kubeSetPods } from '../../lib/adapters/kube-rollout.ts';
-import { parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { kubePodWriter, kubeSetPods } from '../../lib/adapters/kube-pods.ts';
+import type { KubeClient } from '../../lib/adapters/kube-request.ts';
+import { kubeRevisionStore } from '../../lib/adapters/kube-revisions.ts';
+import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import type { JsonPatchOperation } from '../../lib/admission/json-patch.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { LABEL_SIDECARSET_NAME, newRevision, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
-import { ObjectExistsError, WriteConflictError } from '../../lib/status-sync/errors.ts';
+import { ObjectExistsError, WriteConflictError } from '../../lib/ports/errors.ts';
 import { createNamespace, createPod, podPath, readPod } from '../../testkit/cluster-pods.ts';
 import { sidecar, sidecarSet } from '../../testkit/sidecarset-objects.ts';
 
@@ -31,7 +32,7 @@ const rvOf = (object: { metadata?: { resourceVersion?: string } } | undefined) =
 
 describeWithControlPlane('the rollout adapters on a real kube-apiserver, as the functions identity', () => {
   let controlPlane: ControlPlane | undefined;
-  let kc: KubeConfig;
+  let kc: KubeClient;
   const cp = (): ControlPlane => {
     if (controlPlane === undefined) throw new Error('the control plane did not start');
     return controlPlane;
@@ -45,7 +46,7 @@ describeWithControlPlane('the rollout adapters on a real kube-apiserver, as the 
 
   beforeAll(async () => {
     controlPlane = await startControlPlane({ binaries: await ensureControlPlaneBinaries() });
-    kc = parseKubeConfig(controlPlane.kubeconfig('functions'), 'test');
+    kc = kubeConfigClient(parseKubeConfig(controlPlane.kubeconfig('functions'), 'test'));
     for (const ns of ['roll-a', 'roll-b', 'roll-w']) await createNamespace(controlPlane, ns);
     for (let i = 0; i < 5; i++) await createPod(controlPlane, plainPod('roll-a', `web-${i}`, { app: 'web', tier: i < 2 ? 'front' : 'back' }));
     for (let i = 0; i < 2; i++) await createPod(controlPlane, plainPod('roll-a', `db-${i}`, { app: 'db' }));
@@ -296,6 +297,23 @@ describeWithControlPlane('the rollout adapters on a real kube-apiserver, as the 
       const all = await store().listAll();
       expect(all.map(nameOf)).toEqual(expect.arrayContaining([nameOf(other), nameOf(labelled)]));
       expect(all.every((r) => r.metadata?.labels?.[LABEL_SIDECARSET_NAME] !== undefined)).toBe(true);
+    });
+
+    it('lists every revision page by page (limit and continue) when there are more than one page holds', async () => {
+      const pages: { limit: number; items: number }[] = [];
+      const paged = kubeRevisionStore(kc, REVISIONS, { pageSize: 2, onPage: (page) => pages.push(page) });
+      for (let i = 0; i < 5; i++) await store().create(newRevision(set(`paged:${i}`, `paged-${i}`), REVISIONS, 1, 0));
+      const all = (await paged.listAll()).map(nameOf);
+      const stored = JSON.parse((await cp().request('admin', 'GET', `/apis/apps/v1/namespaces/${REVISIONS}/controllerrevisions?labelSelector=${LABEL_SIDECARSET_NAME}`)).body) as { items: ControllerRevision[] };
+      expect(all.sort()).toEqual(stored.items.map(nameOf).sort());
+      expect(new Set(all).size).toBe(all.length);
+      expect(all.length).toBeGreaterThanOrEqual(5);
+      expect(pages.length).toBe(Math.ceil(all.length / 2));
+      expect(pages.every((page) => page.limit <= 2)).toBe(true);
+      // One set's list pages the same way.
+      pages.length = 0;
+      expect((await paged.list('paged-3')).map(nameOf)).toHaveLength(1);
+      expect(pages).toHaveLength(1);
     });
 
     it('refuses a list by a name that cannot be a label value before asking', async () => {

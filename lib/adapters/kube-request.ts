@@ -1,0 +1,468 @@
+/**
+ * The one way this project sends a request to the API server: every live
+ * adapter (pods, SidecarSets, revisions, namespaces, events, webhook
+ * configurations, the migration's reads) calls {@link KubeClient.request},
+ * and a watch is one of its GETs read line by line. It runs on node:https
+ * with a keep-alive agent, not on client-node's generated API: client-node's
+ * package index evaluates a model for every Kubernetes resource (most of a
+ * webhook's cold start), its typed models turn timestamps into Date objects
+ * and drop fields they do not know (a pod read and written back must stay
+ * exactly as stored), and it made a connection per request.
+ *
+ * Where the requests go and how they authenticate is a {@link KubeConnection}:
+ * {@link settingsConnection} for the settings the project reads itself (a
+ * kubeconfig with a token or a client certificate, EKS), or the KubeConfig
+ * one in kubeconfig.ts, which asks client-node for the headers and TLS
+ * material of whatever the kubeconfig holds (exec plugins, auth providers,
+ * a proxy, impersonation).
+ *
+ * - A warm Lambda reuses its connection: the TLS handshake is paid once.
+ * - Redirects are never followed (a 3xx is an answer like any other): a
+ *   redirect would carry the bearer token wherever it points.
+ * - Answers are bounded in size, checked on the bytes as they arrive.
+ * - Retries: see {@link KubeClientOptions}.
+ */
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { pipeline, type Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createGunzip } from 'node:zlib';
+import { errorMessage } from '../errors.ts';
+import { isObject } from '../kube/json.ts';
+import { apiServerAnswered, asKubeApiError, KubeApiError } from './kube-api-error.ts';
+
+/** The content types of the patches the API server takes. */
+export const JSON_PATCH = 'application/json-patch+json';
+export const MERGE_PATCH = 'application/merge-patch+json';
+export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
+
+/** The longest one attempt of a request may take, unless the client is made with another. */
+export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
+
+/**
+ * The default bound on one answer: a list of a few thousand large SidecarSets
+ * fits many times over, and parsing it stays well inside a small Lambda.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+const USER_AGENT = 'serverless-sidecarset';
+
+/** A body already written as JSON text, sent as it is (bytes that must reach the API server exactly). */
+export class JsonText {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
+/** The verbs the client sends. */
+export type KubeMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** One request. */
+export interface KubeRequest {
+  method: KubeMethod;
+  /** Absolute, its segments already URI-encoded, without a query. */
+  path: string;
+  /** The query's parameters (encoded here). */
+  query?: Readonly<Record<string, string>>;
+  /** Names the request in errors (`list SidecarSets`). */
+  operation: string;
+  /** The caller's deadline: the attempts and the waits between them stop with it. */
+  signal?: AbortSignal;
+  /** Sent as JSON (a {@link JsonText} as it is). */
+  body?: unknown;
+  /** Default `application/json` when there is a body. */
+  contentType?: string;
+  /** Default `application/json` (a PartialObjectMetadataList is asked for with its media type parameters). */
+  accept?: string;
+  /** The largest answer read; a larger one fails with {@link AnswerTooLargeError}. Default the client's. */
+  maxBytes?: number;
+  /**
+   * This write is safe to send again after no complete answer or a 429: a
+   * JSON Patch that tests the resourceVersion first, a create that answers
+   * AlreadyExists, a delete with a uid precondition, a merge patch setting
+   * the same values. Reads are always safe.
+   */
+  guarded?: boolean;
+}
+
+export interface KubeAnswer {
+  status: number;
+  /** The parsed answer; the raw text when it is not JSON. */
+  body: unknown;
+  /** The answer's size in bytes, after decompression. */
+  bytes: number;
+}
+
+/** One request sent again: what, which attempt comes next, and why. */
+export interface RequestRetry {
+  operation: string;
+  method: KubeMethod;
+  /** The attempt about to be made (2 for the first retry). */
+  attempt: number;
+  reason: string;
+}
+
+/**
+ * When a request is sent again (docs/RELIABILITY.md, "Retries"):
+ * - a read (GET) after no complete answer (refused, reset, its attempt timed
+ *   out) or an answer that says "try again" (429, 500, 502, 503, 504);
+ * - a write only when the request says it is `guarded`, and then only after
+ *   no complete answer or a 429, which the API server sends before doing
+ *   anything: a 5xx to a write may have been applied.
+ * Every retry waits its delay first; none starts once the caller's signal
+ * ended. Apart from these, a read or a guarded write that finds the
+ * kept-alive socket it was given closed by the server (a warm Lambda thawed
+ * after minutes) is sent again at once on another socket.
+ */
+export interface KubeClientOptions {
+  /** The longest one attempt may take; unset, only the caller's signal bounds it. */
+  attemptTimeoutMs?: number;
+  /** Pauses before the retries; one more attempt per entry. Default {@link DEFAULT_RETRY_DELAYS_MS}; `[]` never retries. */
+  retryDelaysMs?: readonly number[];
+  /** Told before every retry (the reconciler counts and logs them). */
+  onRetry?: (retry: RequestRetry) => void;
+  /** The largest answer accepted, after decompression. Default {@link DEFAULT_MAX_RESPONSE_BYTES}. */
+  maxResponseBytes?: number;
+}
+
+/** Three attempts in all: a dropped connection or a slow answer costs a retry, not the pass. */
+export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [250, 1_000];
+
+/** Statuses that ask for another try: overload (429), and, for reads only, the server's own trouble. */
+const RETRY_READ_STATUSES = new Set([429, 500, 502, 503, 504]);
+const RETRY_WRITE_STATUSES = new Set([429]);
+
+/** What one attempt is sent with: the agent (TLS, proxy) and the headers (authentication). */
+export interface PreparedRequest {
+  agent: HttpAgent;
+  headers: Record<string, string>;
+}
+
+/** Where the API server is and how to reach it; asked before every attempt, so renewed credentials are used at once. */
+export interface KubeConnection {
+  /** The API server's URL, for logs and messages. */
+  readonly server: string;
+  prepare(): Promise<PreparedRequest>;
+  /** Closes the kept-alive connections (a process that wants to exit, a test). */
+  close(): void;
+}
+
+/** The API server, through one connection: what every live adapter sends its requests with. */
+export interface KubeClient {
+  readonly server: string;
+  /**
+   * Sends one request, and again when that is safe ({@link KubeClientOptions}); every
+   * HTTP status is an answer (the caller decides, usually through {@link expectObject}).
+   * @throws KubeApiError without a status code when there was no complete answer (refused,
+   *   reset, timed out) after the retries; AnswerTooLargeError when the answer passed its bound.
+   */
+  request(request: KubeRequest): Promise<KubeAnswer>;
+  /**
+   * A watch: one GET with `watch=true`, its events told one by one as they
+   * arrive, until the server ends it (resolves) or the signal aborts (resolves).
+   * @throws KubeApiError when the watch cannot start (a non-200 answer, no connection) or breaks.
+   */
+  watch(request: Omit<KubeRequest, 'method' | 'body' | 'contentType' | 'guarded'>, onEvent: (type: string, object: unknown) => void): Promise<void>;
+  /** Requests started so far, retries and watches included (the reconciler reports the count per pass). */
+  requests(): number;
+  close(): void;
+}
+
+/** An answer longer than the caller allowed; it was not read to the end. */
+export class AnswerTooLargeError extends KubeApiError {
+  readonly maxBytes: number;
+  constructor(operation: string, maxBytes: number) {
+    super(operation, `the answer is larger than ${maxBytes} bytes`);
+    this.name = 'AnswerTooLargeError';
+    this.maxBytes = maxBytes;
+  }
+}
+
+/** Why a request ended before its answer: the caller's signal, with its reason as the cause. */
+function abandoned(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return new Error(`the request was abandoned${reason === undefined ? '' : ` (${errorMessage(reason)})`}`, { cause: reason });
+}
+
+/** The answer's bytes, decompressed when gzipped; gunzip errors and aborts end the stream. */
+function decoded(response: IncomingMessage): Readable {
+  const encoding = (response.headers['content-encoding'] ?? 'identity').toLowerCase();
+  if (encoding === 'identity') return response;
+  if (encoding === 'gzip') return pipeline(response, createGunzip(), () => undefined);
+  throw new Error(`the answer is encoded as "${encoding}", which was not asked for`);
+}
+
+/** The body, refused once it passes `maxBytes` (checked as the bytes arrive: a huge page is never held whole). */
+async function readBody(response: IncomingMessage, maxBytes: number, operation: string): Promise<Buffer> {
+  const declared = Number(response.headers['content-length']);
+  const identity = (response.headers['content-encoding'] ?? 'identity').toLowerCase() === 'identity';
+  if (identity && Number.isFinite(declared) && declared > maxBytes) throw new AnswerTooLargeError(operation, maxBytes);
+  const stream = decoded(response);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > maxBytes) {
+      stream.destroy();
+      throw new AnswerTooLargeError(operation, maxBytes);
+    }
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+/** The connection errors a kept-alive socket that the server closed while idle ends with. */
+const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
+const MAX_STALE_SOCKET_RETRIES = 16;
+
+/** The signal of one attempt: the caller's, bounded by the attempt timeout; `done` lets the timer go. */
+function attemptSignal(signal: AbortSignal | undefined, timeoutMs: number | undefined): { signal: AbortSignal | undefined; done: () => void } {
+  if (timeoutMs === undefined) return { signal, done: () => undefined };
+  const controller = new AbortController();
+  const timer = setTimeout(() => {
+    controller.abort(new DOMException(`no answer within ${timeoutMs} ms (the attempt timeout)`, 'TimeoutError'));
+  }, timeoutMs);
+  return {
+    signal: signal === undefined ? controller.signal : AbortSignal.any([signal, controller.signal]),
+    done: () => {
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** A client for one API server; make one per cold start (or per composition) and keep it. */
+export function kubeClient(connection: KubeConnection, options: KubeClientOptions = {}): KubeClient {
+  const base = new URL(connection.server);
+  const https = base.protocol === 'https:';
+  if (!https && base.protocol !== 'http:') throw new TypeError(`the API server URL must be http(s), got ${connection.server}`);
+  const prefix = base.pathname.replace(/\/$/, '');
+  const send = https ? httpsRequest : httpRequest;
+  const clientMax = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const delays = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+  let started = 0;
+
+  const urlOf = (path: string, query: Readonly<Record<string, string>> | undefined): URL => {
+    const search = query === undefined ? '' : new URLSearchParams(query).toString();
+    return new URL(`${prefix}${path}${search === '' ? '' : `?${search}`}`, base);
+  };
+
+  /**
+   * Sends one request on one socket and hands its answer to `read`; the
+   * caller's reason is what a failure reads when its signal aborted.
+   */
+  function exchange<T>(url: URL, method: KubeMethod, prepared: PreparedRequest, payload: string | undefined, signal: AbortSignal | undefined, read: (response: IncomingMessage) => Promise<T>): Promise<T> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted === true) {
+        reject(abandoned(signal));
+        return;
+      }
+      started++;
+      const headers = { ...prepared.headers, ...(payload === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(payload)) }) };
+      const req = send(url, { method, agent: prepared.agent, headers });
+      const onAbort = () => {
+        if (signal !== undefined) req.destroy(abandoned(signal));
+      };
+      const fail = (error: Error) => {
+        signal?.removeEventListener('abort', onAbort);
+        const failure = signal?.aborted === true ? abandoned(signal) : error;
+        reject(Object.assign(failure, { reusedSocket: req.reusedSocket }));
+      };
+      // `on`, not `once`: a second 'error' with no listener would crash the process.
+      req.on('error', fail);
+      req.once('response', (response) => {
+        read(response).then(
+          (value) => {
+            signal?.removeEventListener('abort', onAbort);
+            resolve(value);
+          },
+          (error: unknown) => {
+            // The socket is mid-answer: it cannot go back to the pool.
+            req.destroy();
+            // Errors only (Node's own may come from another realm under a test runner: no instanceof).
+            if (error instanceof AnswerTooLargeError) {
+              signal?.removeEventListener('abort', onAbort);
+              reject(error);
+            } else fail(error as Error);
+          },
+        );
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.end(payload);
+    });
+  }
+
+  /** One attempt, sent again on another socket when the kept-alive one was found closed and a repeat is safe. */
+  async function attempt<T>(request: KubeRequest, safe: boolean, signal: AbortSignal | undefined, read: (response: IncomingMessage) => Promise<T>): Promise<T> {
+    const payload = request.body === undefined ? undefined : request.body instanceof JsonText ? request.body.text : JSON.stringify(request.body);
+    const url = urlOf(request.path, request.query);
+    for (let tries = 1; ; tries++) {
+      const prepared = await connection.prepare();
+      const headers: Record<string, string> = { Accept: request.accept ?? 'application/json', 'Accept-Encoding': 'gzip', 'User-Agent': USER_AGENT, ...prepared.headers };
+      if (payload !== undefined) headers['Content-Type'] = request.contentType ?? 'application/json';
+      try {
+        return await exchange(url, request.method, { agent: prepared.agent, headers }, payload, signal, read);
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        const reused = (error as { reusedSocket?: unknown }).reusedSocket === true;
+        // Each such failure drops one dead socket from the pool, so this ends on a new connection; the bound is a backstop.
+        const stale = safe && reused && typeof code === 'string' && STALE_SOCKET_CODES.has(code);
+        if (!stale || signal?.aborted === true || tries >= MAX_STALE_SOCKET_RETRIES) throw error;
+      }
+    }
+  }
+
+  const request: KubeClient['request'] = async (request) => {
+    const { method, operation, signal } = request;
+    const safe = method === 'GET' || request.guarded === true;
+    const again = method === 'GET' ? RETRY_READ_STATUSES : RETRY_WRITE_STATUSES;
+    const maxBytes = request.maxBytes ?? clientMax;
+    const read = async (response: IncomingMessage): Promise<KubeAnswer> => {
+      const body = await readBody(response, maxBytes, operation);
+      const text = body.toString('utf8');
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // Not JSON (a proxy's error page): kept as text for the message.
+      }
+      return { status: response.statusCode ?? 0, body: parsed, bytes: body.length };
+    };
+    for (let count = 1; ; count++) {
+      const delay = safe ? delays[count - 1] : undefined;
+      let reason: string;
+      const bounded = attemptSignal(signal, options.attemptTimeoutMs);
+      try {
+        const answer = await attempt(request, safe, bounded.signal, read);
+        if (delay === undefined || !again.has(answer.status) || signal?.aborted === true) return answer;
+        reason = `the API server answered ${answer.status}`;
+      } catch (error) {
+        // An answer too large is an answer: asking again gets the same one.
+        if (error instanceof AnswerTooLargeError) throw error;
+        const failure = asKubeApiError(operation, error);
+        if (delay === undefined || signal?.aborted === true) throw count === 1 ? failure : new KubeApiError(operation, `${failure.message} (${count} attempts)`, failure.code, { cause: failure });
+        reason = failure.message;
+      } finally {
+        bounded.done();
+      }
+      options.onRetry?.({ operation, method, attempt: count + 1, reason });
+      try {
+        await sleep(delay, undefined, signal === undefined ? {} : { signal });
+      } catch {
+        throw new KubeApiError(operation, `${reason} (${count} attempts; the deadline ended before the next)`);
+      }
+    }
+  };
+
+  const watch: KubeClient['watch'] = async (request, onEvent) => {
+    const { operation, signal } = request;
+    const maxBytes = request.maxBytes ?? clientMax;
+    const read = async (response: IncomingMessage): Promise<void> => {
+      const status = response.statusCode ?? 0;
+      if (status !== 200) {
+        const body = await readBody(response, maxBytes, operation);
+        throw apiServerAnswered(operation, status, body.toString('utf8'));
+      }
+      // One JSON event per line; a line longer than the bound is refused like a large answer.
+      let pending = '';
+      for await (const chunk of decoded(response)) {
+        pending += (chunk as Buffer).toString('utf8');
+        let end: number;
+        while ((end = pending.indexOf('\n')) >= 0) {
+          const line = pending.slice(0, end).trim();
+          pending = pending.slice(end + 1);
+          if (line === '') continue;
+          const event: unknown = JSON.parse(line);
+          if (isObject(event) && typeof event.type === 'string') onEvent(event.type, event.object);
+        }
+        if (pending.length > maxBytes) throw new AnswerTooLargeError(operation, maxBytes);
+      }
+    };
+    try {
+      await attempt({ ...request, method: 'GET', query: { ...request.query, watch: 'true' } }, true, signal, read);
+    } catch (error) {
+      if (signal?.aborted === true) return;
+      throw asKubeApiError(operation, error);
+    }
+  };
+
+  return {
+    server: connection.server,
+    request,
+    watch,
+    requests: () => started,
+    close: () => {
+      connection.close();
+    },
+  };
+}
+
+/**
+ * Sends a request and wants a JSON object back: any other status is a
+ * KubeApiError carrying the status and the API server's whole reason.
+ */
+export async function expectObject(client: KubeClient, request: KubeRequest): Promise<Record<string, unknown>> {
+  const answer = await client.request(request);
+  if (answer.status < 200 || answer.status > 299) throw apiServerAnswered(request.operation, answer.status, answer.body);
+  if (!isObject(answer.body)) throw new KubeApiError(request.operation, typeof answer.body === 'string' ? 'the answer is not JSON' : 'the answer is not a JSON object', answer.status);
+  return answer.body;
+}
+
+/** A GET of one object: undefined when the API server answers 404, else as {@link expectObject}. */
+export async function getObject(client: KubeClient, path: string, operation: string, signal: AbortSignal | undefined, query?: Readonly<Record<string, string>>): Promise<Record<string, unknown> | undefined> {
+  const answer = await client.request({ method: 'GET', path, operation, ...(signal === undefined ? {} : { signal }), ...(query === undefined ? {} : { query }) });
+  if (answer.status === 404) return undefined;
+  if (answer.status < 200 || answer.status > 299) throw apiServerAnswered(operation, answer.status, answer.body);
+  if (!isObject(answer.body)) throw new KubeApiError(operation, typeof answer.body === 'string' ? 'the answer is not JSON' : 'the answer is not a JSON object', answer.status);
+  return answer.body;
+}
+
+/** Where the API server is and how to talk to it, as the project reads a kubeconfig or EKS itself. */
+export interface KubeHttpsSettings {
+  /** `https://host:port`, possibly with a path prefix (no trailing slash needed). */
+  server: string;
+  /** PEM of the CA(s) the server's certificate must chain to; the system's CAs when absent. */
+  ca?: string | Buffer;
+  /** PEM of a client certificate and its key. */
+  cert?: string | Buffer;
+  key?: string | Buffer;
+  /** The name the server's certificate is checked against (and sent as SNI), instead of the URL's host. */
+  servername?: string;
+  /** False only for `insecure-skip-tls-verify: true`. Default true. */
+  rejectUnauthorized?: boolean;
+  /** The bearer token, asked for before every request; none sent when absent or when it gives ''. */
+  token?: () => string | Promise<string>;
+}
+
+/** The TLS part of the settings, as the agent takes it. */
+export type TlsSettings = Pick<KubeHttpsSettings, 'ca' | 'cert' | 'key' | 'servername' | 'rejectUnauthorized'>;
+
+/** A keep-alive agent for `server` with `tls`: every kept-alive socket is made with them. */
+export function keepAliveAgent(server: string, tls: TlsSettings): HttpAgent {
+  if (new URL(server).protocol !== 'https:') return new HttpAgent({ keepAlive: true });
+  return new HttpsAgent({
+    keepAlive: true,
+    rejectUnauthorized: tls.rejectUnauthorized ?? true,
+    ...(tls.ca !== undefined ? { ca: tls.ca } : {}),
+    ...(tls.cert !== undefined ? { cert: tls.cert } : {}),
+    ...(tls.key !== undefined ? { key: tls.key } : {}),
+    ...(tls.servername !== undefined ? { servername: tls.servername } : {}),
+  });
+}
+
+/** The connection for settings the project read itself (no client-node loaded). */
+export function settingsConnection(settings: KubeHttpsSettings): KubeConnection {
+  const agent = keepAliveAgent(settings.server, settings);
+  return {
+    server: settings.server,
+    async prepare() {
+      const token = settings.token === undefined ? '' : await settings.token();
+      const headers: Record<string, string> = token === '' ? {} : { Authorization: `Bearer ${token}` };
+      return { agent, headers };
+    },
+    close() {
+      agent.destroy();
+    },
+  };
+}

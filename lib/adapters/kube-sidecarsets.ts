@@ -1,0 +1,68 @@
+/**
+ * SidecarSets on the API server, for the reconciler and the rollout view:
+ * the status write, a fresh read of one set, and the whole list with its
+ * resourceVersion and a watch from it. Plain JSON (kube-request.ts), so the
+ * plan sees the sets exactly as stored. (The webhooks' cached reads are
+ * kube-sources.ts.)
+ */
+import { isObject, objectOf, stringOf } from '../kube/json.ts';
+import type { SidecarSetStatusWriter, SidecarSetWatchSource } from '../ports.ts';
+import { StatusConflictError } from '../ports/errors.ts';
+import { GROUP, VERSION, type SidecarSet } from '../sidecarset/types.ts';
+import { apiServerAnswered, KubeApiError } from './kube-api-error.ts';
+import { getObject, MERGE_PATCH, type KubeClient } from './kube-request.ts';
+import { watchForChange } from './kube-watch.ts';
+
+/** The resource name of SidecarSets in apps.kruise.io. */
+export const SIDECARSET_PLURAL = 'sidecarsets';
+/** Where the SidecarSets are served (cluster-scoped). */
+export const SIDECARSETS_PATH = `/apis/${GROUP}/${VERSION}/${SIDECARSET_PLURAL}`;
+/** The list, as errors and logs name it. */
+export const LIST_SIDECARSETS = 'list SidecarSets';
+export const getSidecarSetOperation = (name: string): string => `get SidecarSet "${name}"`;
+
+/** What a 404 on the SidecarSet list means, and what to do about it. */
+export const NO_SIDECARSET_CRD = `the API server has no SidecarSets (${SIDECARSET_PLURAL}.${GROUP}/${VERSION}): the SidecarSet CRD is not installed in this cluster (kubectl apply -f infra/k8s/crd.yaml)`;
+
+const setPath = (name: string): string => `${SIDECARSETS_PATH}/${encodeURIComponent(name)}`;
+
+/**
+ * Status writes as merge patches of the `status` subresource (wire.md). The
+ * patch carries `metadata.resourceVersion`, which the API server treats as a
+ * precondition: a set changed since it was read answers 409 instead of being
+ * overwritten. Sent once (not `guarded`): the pass decides again after a
+ * failure, from a fresh read.
+ */
+export function kubeStatusWriter(client: KubeClient): SidecarSetStatusWriter {
+  return {
+    async patchStatus(name, resourceVersion, status, signal) {
+      const operation = `patch status of SidecarSet "${name}"`;
+      const body = { ...(resourceVersion !== undefined ? { metadata: { resourceVersion } } : {}), status };
+      const answer = await client.request({ method: 'PATCH', path: `${setPath(name)}/status`, operation, body, contentType: MERGE_PATCH, ...(signal === undefined ? {} : { signal }) });
+      if (answer.status === 409) throw new StatusConflictError(name, `SidecarSet "${name}" changed since resourceVersion ${resourceVersion ?? '(none)'}`, { cause: apiServerAnswered(operation, 409, answer.body) });
+      if (answer.status === 404) return 'gone';
+      if (answer.status < 200 || answer.status > 299) throw apiServerAnswered(operation, answer.status, answer.body);
+      return 'written';
+    },
+    get: (name, signal) => getObject(client, setPath(name), getSidecarSetOperation(name), signal),
+  };
+}
+
+/** The rollout view's SidecarSet reads (`npm run -s status`): the whole list with its resourceVersion, and a watch from it. */
+export function kubeSidecarSetWatch(client: KubeClient): SidecarSetWatchSource {
+  return {
+    async list(signal) {
+      const answer = await client.request({ method: 'GET', path: SIDECARSETS_PATH, operation: LIST_SIDECARSETS, ...(signal === undefined ? {} : { signal }) });
+      // A missing resource answers 404 with a bare "page not found" Status: say what is missing instead.
+      if (answer.status === 404) throw new KubeApiError(LIST_SIDECARSETS, NO_SIDECARSET_CRD, 404);
+      if (answer.status !== 200) throw apiServerAnswered(LIST_SIDECARSETS, answer.status, answer.body);
+      const body = objectOf(answer.body);
+      if (body === undefined || !Array.isArray(body.items)) throw new KubeApiError(LIST_SIDECARSETS, 'the answer is not a list (no items array)', answer.status);
+      const sets: SidecarSet[] = body.items.filter(isObject);
+      return { sets, resourceVersion: stringOf(objectOf(body.metadata)?.resourceVersion) ?? '' };
+    },
+    changed(resourceVersion, waitMs, signal) {
+      return watchForChange(client, SIDECARSETS_PATH, {}, resourceVersion, new Set(), waitMs, signal);
+    },
+  };
+}
