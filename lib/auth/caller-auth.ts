@@ -5,7 +5,7 @@
  * A current and a previous secret are accepted so that the secret can be
  * rotated without downtime.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { estimatedSecretBits, MIN_SECRET_BITS, SECRET_HOWTO } from './secret-strength.ts';
 
 /** 32 random bytes in base64url are 43 characters; anything shorter is too weak to be a URL credential. */
@@ -67,17 +67,37 @@ export function parseSecretValue(text: string, what: string): CallerSecrets {
   return secrets;
 }
 
-/** Compares in constant time: both sides are hashed first so that lengths leak nothing either. */
-function sameSecret(presented: string, expected: string): boolean {
-  const a = createHash('sha256').update(presented).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
+/** SHA-256, the fixed-size form both sides are compared in, so that lengths leak nothing. */
+function digest(text: string): Buffer {
+  return hash('sha256', text, 'buffer');
+}
+
+/**
+ * The digests of the expected secrets, by secret: they change only on a
+ * rotation, so each is hashed once rather than on every request. Bounded:
+ * past a few rotations in one instance the oldest are forgotten (and hashed
+ * again if ever presented as expected).
+ */
+const expectedDigests = new Map<string, Buffer>();
+const MAX_EXPECTED_DIGESTS = 8;
+
+function expectedDigest(secret: string): Buffer {
+  let known = expectedDigests.get(secret);
+  if (known === undefined) {
+    if (expectedDigests.size >= MAX_EXPECTED_DIGESTS) expectedDigests.clear();
+    known = digest(secret);
+    expectedDigests.set(secret, known);
+  }
+  return known;
 }
 
 function matchesAny(presented: string, secrets: CallerSecrets): boolean {
-  // Both comparisons always run, so timing does not tell which secret matched.
-  const current = sameSecret(presented, secrets.current);
-  const previous = secrets.previous !== undefined && sameSecret(presented, secrets.previous);
+  // The presented secret is hashed on every request (it is the attacker's
+  // input); both comparisons always run, in constant time, so timing tells
+  // neither how close it was nor which secret matched.
+  const presentedDigest = digest(presented);
+  const current = timingSafeEqual(presentedDigest, expectedDigest(secrets.current));
+  const previous = secrets.previous !== undefined && timingSafeEqual(presentedDigest, expectedDigest(secrets.previous));
   return current || previous;
 }
 

@@ -119,6 +119,12 @@ export interface InjectionInput {
    * stored version's facts are computed once, not once per pod.
    */
   factsOf?: StoredSetFactsOf;
+  /**
+   * {@link applyingSidecarSets} of this same input, when the caller has
+   * chosen them already (the pod webhook does, to read their pinned
+   * revisions first): not chosen a second time.
+   */
+  applying?: readonly SidecarSet[];
 }
 
 export interface InjectionResult {
@@ -146,7 +152,7 @@ export function applyingSidecarSets(input: Omit<InjectionInput, 'now' | 'pod'> &
  * when the outcome cannot be decided from the input.
  */
 export function injectPod(input: InjectionInput): InjectionResult {
-  const applying = applyingSidecarSets(input);
+  const applying = input.applying ?? applyingSidecarSets(input);
   if (applying.length === 0) return { pod: input.pod, applied: [], warnings: [] };
   const sets = applying.map((set) => input.revisions?.get(sidecarSetName(set)) ?? set);
   const problem = podShapeProblem(input.pod);
@@ -203,8 +209,12 @@ function writableCopy(received: Pod): { pod: Pod; annotations: Record<string, st
  * result.
  */
 function appContainersOf(sets: readonly SetInjectionFacts[], spec: NonNullable<Pod['spec']>): AppContainers {
-  const replaced = new Set(sets.flatMap((set) => set.sidecars.flatMap((c) => c.podNames)));
-  return new AppContainers(arrayOf<Container>(spec.containers).filter((c) => isObject(c) && !isInjectedSidecar(c) && !replaced.has(c.name)));
+  // Loops, not flatMap and filter: this runs for every pod.
+  const replaced = new Set<string>();
+  for (const set of sets) for (const sidecar of set.sidecars) for (const name of sidecar.podNames) replaced.add(name);
+  const apps: Container[] = [];
+  for (const c of arrayOf<Container>(spec.containers)) if (isObject(c) && !isInjectedSidecar(c) && !replaced.has(c.name)) apps.push(c);
+  return new AppContainers(apps);
 }
 
 /** What the sets add to the pod, gathered set by set and placed once. */
@@ -244,7 +254,7 @@ function collectSet(set: SetInjectionFacts, revision: string, pod: Pod, apps: Ap
   /** The pod containers for one sidecar: itself, or its two HotUpgrade containers. */
   const build = (sidecar: SidecarFacts): SidecarContainer[] => {
     const built = buildSidecar(sidecar, pod, apps);
-    parts.volumes.push(...sidecar.volumes);
+    for (const volume of sidecar.volumes) parts.volumes.push(volume);
     if (!sidecar.hotSplit) return [built];
     parts.hotSidecars.push(sidecar.source.name);
     return splitHotUpgradeSidecar(built);
@@ -403,14 +413,18 @@ class AppContainers {
  */
 function buildSidecar(facts: SidecarFacts, pod: Pod, apps: AppContainers): SidecarContainer {
   // podInjectPolicy is still needed for placement; placeContainers strips the sidecar-only fields.
-  const sidecar: SidecarContainer = { ...facts.template };
+  const sidecar: SidecarContainer = { ...spreadable(facts.template) };
 
-  const { mounts: sharedMounts, subPathEnvs } = facts.sharing ? apps.shared() : { mounts: [], subPathEnvs: [] };
-  // Copies, so the pod never holds one of its own objects in two places.
-  const transferred = cloneJson(mergeByKey(transferEnvs(facts.source, pod, apps), subPathEnvs, 'name'));
+  const { mounts: sharedMounts, subPathEnvs } = facts.sharing ? apps.shared() : NOTHING_SHARED;
+  const extraEnv: EnvVar[] = [{ name: SIDECAR_ENV, value: 'true' }];
+  const transferredFrom = transferEnvs(facts.source, pod, apps);
+  if (transferredFrom.length > 0 || subPathEnvs.length > 0) {
+    // Copies, so the pod never holds one of its own objects in two places.
+    for (const env of cloneJson(mergeByKey(transferredFrom, subPathEnvs, 'name'))) extraEnv.push(env);
+  }
 
   const ownEnv = arrayOf<EnvVar>(sidecar.env);
-  const env = mergeByKey(ownEnv, [{ name: SIDECAR_ENV, value: 'true' }, ...transferred], 'name');
+  const env = mergeByKey(ownEnv, extraEnv, 'name');
   sidecar.env = env;
 
   if (sharedMounts.length > 0) {
@@ -427,6 +441,24 @@ function buildSidecar(facts: SidecarFacts, pod: Pod, apps: AppContainers): Sidec
 }
 
 /**
+ * Plain shallow copies of frozen sidecar templates, kept only to be spread
+ * from: V8 copies a frozen object's members several times slower than a
+ * plain object's, and a memoised stored set's templates are frozen. Never
+ * handed out, so never written; the members are the template's own.
+ */
+const plainTemplates = new WeakMap<SidecarContainer, SidecarContainer>();
+
+function spreadable(template: SidecarContainer): SidecarContainer {
+  if (!Object.isFrozen(template)) return template;
+  let plain = plainTemplates.get(template);
+  if (plain === undefined) {
+    plain = { ...template };
+    plainTemplates.set(template, plain);
+  }
+  return plain;
+}
+
+/**
  * Throws {@link InjectionTooLargeError} when the mounts the sharing sidecars
  * copy would grow the pod's JSON by more than `limit`, before any is copied.
  * A lower bound, so only an answer that could not be sent is refused: each
@@ -436,7 +468,11 @@ function buildSidecar(facts: SidecarFacts, pod: Pod, apps: AppContainers): Sidec
  */
 function checkSharedGrowth(sets: readonly SetInjectionFacts[], apps: AppContainers, pod: Pod, limit: number): void {
   // Each pod container of a sharing sidecar carries the copies: a HotUpgrade one twice.
-  const sharing = sets.flatMap((set) => [...set.initSidecars, ...set.sidecars]).filter((sidecar) => sidecar.sharing);
+  const sharing: SidecarFacts[] = [];
+  for (const set of sets) {
+    for (const sidecar of set.initSidecars) if (sidecar.sharing) sharing.push(sidecar);
+    for (const sidecar of set.sidecars) if (sidecar.sharing) sharing.push(sidecar);
+  }
   if (sharing.length === 0) return;
   // The bytes of the first mount at each path: the one a sidecar copies.
   const bytesAt = new Map<unknown, number>();
@@ -459,10 +495,14 @@ function checkSharedGrowth(sets: readonly SetInjectionFacts[], apps: AppContaine
   if (growth > limit) throw new InjectionTooLargeError(growth);
 }
 
+/** What a sidecar that does not share volumes takes from the app containers' mounts. */
+const NOTHING_SHARED: { mounts: readonly VolumeMount[]; subPathEnvs: readonly EnvVar[] } = Object.freeze({ mounts: Object.freeze([]), subPathEnvs: Object.freeze([]) });
+
 /** The env values `transferEnv` copies from app containers; missing sources are skipped. */
 function transferEnvs(source: SidecarContainer, pod: Pod, apps: AppContainers): EnvVar[] {
   const out: EnvVar[] = [];
-  for (const t of arrayOf<JsonObject>(source.transferEnv).filter(isObject)) {
+  for (const t of arrayOf<JsonObject>(source.transferEnv)) {
+    if (!isObject(t)) continue;
     const names = new Set<string>();
     const single = stringOf(t.envName);
     if (single) names.add(single);
@@ -495,7 +535,8 @@ function containerNameFromFieldPath(fieldPath: string, pod: Pod): string | undef
 }
 
 function isInjectedSidecar(container: Container): boolean {
-  return arrayOf<EnvVar>(container.env).some((e) => isObject(e) && e.name === SIDECAR_ENV && e.value === 'true');
+  for (const e of arrayOf<EnvVar>(container.env)) if (isObject(e) && e.name === SIDECAR_ENV && e.value === 'true') return true;
+  return false;
 }
 
 /**
@@ -538,8 +579,20 @@ function withoutSidecarFields(sidecar: SidecarContainer): Container {
 
 /** `existing` followed by the `extra` items whose `key` is not taken yet (first one wins). */
 function mergeByKey<T>(existing: readonly T[], extra: readonly T[], key: string): T[] {
-  const seen = new Set<unknown>(existing.map((item) => objectOf(item)?.[key]));
+  // Spread, not slice: slicing a frozen list (a stored set's, shared by every pod) is several times slower.
   const out = [...existing];
+  if (extra.length === 0) return out;
+  if (out.length + extra.length <= SMALL_MERGE) {
+    // The usual few env vars or volumes: a scan costs less than building a Set.
+    next: for (const item of extra) {
+      const k = objectOf(item)?.[key];
+      for (const taken of out) if (sameValueZero(objectOf(taken)?.[key], k)) continue next;
+      out.push(item);
+    }
+    return out;
+  }
+  const seen = new Set<unknown>();
+  for (const item of existing) seen.add(objectOf(item)?.[key]);
   for (const item of extra) {
     const k = objectOf(item)?.[key];
     if (seen.has(k)) continue;
@@ -547,6 +600,14 @@ function mergeByKey<T>(existing: readonly T[], extra: readonly T[], key: string)
     out.push(item);
   }
   return out;
+}
+
+/** Up to this many items in all, {@link mergeByKey} scans (a few dozen comparisons at most); past it, a Set keeps it linear. */
+const SMALL_MERGE = 16;
+
+/** Equality as a Set sees it. */
+function sameValueZero(a: unknown, b: unknown): boolean {
+  return a === b || (a !== a && b !== b);
 }
 
 /** Applies one set's `patchPodMetadata` entries to the pod's annotations. */

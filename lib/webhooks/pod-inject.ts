@@ -37,8 +37,9 @@ const handleInject = (draw: () => number, factsOf: StoredSetFactsOf) => async (r
     const pod = request.object as Pod;
     const input = { pod, namespace, sidecarSets: sets, namespaceLabels };
     // The pinned revisions of the sets that apply (rollout.md §2.4); no read for a set that pins none.
-    const revisions = await injectionRevisions(applyingSidecarSets(input), labelsOf(pod), deps.revisions, draw, deps.signal);
-    const result = injectPod({ ...input, revisions, factsOf, now: deps.clock.now(), maxGrowthBytes: patchBytesOverAnswerLimit - 1 });
+    const applying = applyingSidecarSets(input);
+    const revisions = await injectionRevisions(applying, labelsOf(pod), deps.revisions, draw, deps.signal);
+    const result = injectPod({ ...input, applying, revisions, factsOf, now: deps.clock.now(), maxGrowthBytes: patchBytesOverAnswerLimit - 1 });
     return patched(pod, result.pod, result.warnings);
   } catch (error) {
     if (error instanceof InjectionTooLargeError) {

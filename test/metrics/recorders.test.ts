@@ -6,7 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import { ALL_METRICS, DEFAULT_METRICS_NAMESPACE, metricsNamespaceFromEnv } from '../../lib/metrics/catalogue.ts';
 import { ROLLOUT_STATES } from '../../lib/status-sync/rollout-state.ts';
 import { emfRecorder, passDocuments, RECONCILER_FUNCTION, reviewDocument } from '../../lib/metrics/emf-recorder.ts';
-import { passFactOf, reviewOutcomeOf, type PassFact } from '../../lib/metrics/facts.ts';
+import { passFactOf, reviewOutcomeOf, type PassFact, type ReviewFact } from '../../lib/metrics/facts.ts';
 import { metricsRegistry } from '../../lib/metrics/registry.ts';
 import { PROMETHEUS_NAMES, registryRecorder } from '../../lib/metrics/registry-recorder.ts';
 import { STATUS_SYNC, type PassResult } from '../../lib/status-sync/pass.ts';
@@ -86,6 +86,34 @@ describe('EMF documents', () => {
     expect(lines.map((l) => (JSON.parse(l) as { _aws: { Timestamp: number } })._aws.Timestamp)).toEqual([TS, TS, TS, TS, TS]);
     expect(extractedMetrics(lines[1] ?? '')).toEqual([{ name: 'StaleListAge', unit: 'Milliseconds', dimensions: { Function: 'pod-inject' }, value: 1234.5 }]);
     expect(errors).toEqual(['metric AnswerLatency has the value NaN, which is not a finite number']);
+  });
+
+  it('a review is written as exactly the text of its document, for every outcome and latency shape, however often the shape recurs', () => {
+    const lines: string[] = [];
+    let now = TS;
+    const recorder = emfRecorder({ namespace: NS, write: (l) => lines.push(l), nowMs: () => now });
+    const facts: ReviewFact[] = [];
+    for (const outcome of ['Patched', 'Allowed', 'Skipped', 'Denied', 'CannotDecide', 'RefusedCaller', 'BadRequest'] as const) {
+      facts.push({ outcome }, { outcome, latencyMs: 0.0004 }, { outcome, listMs: 12.3456 }, { outcome, latencyMs: 1e21, listMs: -0 }, { outcome, latencyMs: 4.2, listMs: 1.1 });
+    }
+    const expected: string[] = [];
+    for (const round of [0, 1]) {
+      for (const fact of facts) {
+        now = TS + round * 1000 + 0.5;
+        recorder.admission('pod-inject').review(fact);
+        expected.push(JSON.stringify(reviewDocument(NS, TS + round * 1000, 'pod-inject', fact)));
+      }
+    }
+    expect(lines).toEqual(expected);
+  });
+
+  it('a review with a timestamp the document cannot carry is reported as the document builder says', () => {
+    const errors: string[] = [];
+    const lines: string[] = [];
+    const recorder = emfRecorder({ namespace: NS, write: (l) => lines.push(l), nowMs: () => -5, onError: (m) => errors.push(m) });
+    recorder.admission('pod-inject').review({ outcome: 'Patched', latencyMs: 1 });
+    expect(lines).toEqual([]);
+    expect(errors).toEqual(['the timestamp -5 is not whole milliseconds since the epoch']);
   });
 
   it('a writer that throws does not reach the caller', () => {
