@@ -68,7 +68,12 @@ function convertAll(uid: string, desiredAPIVersion: unknown, objects: unknown): 
   }
   const converted: JsonObject[] = [];
   for (const [index, object] of objects.entries()) {
-    const bytes = Buffer.byteLength(JSON.stringify(object) ?? '');
+    // Before anything walks it recursively (the size is measured with JSON.stringify).
+    if (nestsDeeperThan(object, MAX_CONVERSION_DEPTH)) {
+      return answer(uid, 'failed', [], `${objectLabel(index, object)}: the object nests deeper than ${MAX_CONVERSION_DEPTH} levels`);
+    }
+    // JSON.stringify gives undefined for undefined, which an array parsed from JSON never holds.
+    const bytes = object === undefined ? 0 : Buffer.byteLength(JSON.stringify(object));
     if (bytes > MAX_CONVERSION_OBJECT_BYTES) {
       return answer(uid, 'failed', [], `${objectLabel(index, object)}: ${bytes} bytes, more than ${MAX_CONVERSION_OBJECT_BYTES}`);
     }
@@ -88,7 +93,6 @@ function convertAll(uid: string, desiredAPIVersion: unknown, objects: unknown): 
 export function answerConversionReview(body: unknown): ConversionAnswer {
   try {
     if (!isObject(body)) return malformed('the body is not a JSON object');
-    if (nestsDeeperThan(body, MAX_CONVERSION_DEPTH + 3)) return malformed(`the body nests deeper than ${MAX_CONVERSION_DEPTH + 3} levels`);
     if (body.apiVersion !== CONVERSION_REVIEW_API_VERSION) return malformed(`apiVersion is ${shown(body.apiVersion)}, expected "${CONVERSION_REVIEW_API_VERSION}"`);
     if (body.kind !== CONVERSION_REVIEW_KIND) return malformed(`kind is ${shown(body.kind)}, expected "${CONVERSION_REVIEW_KIND}"`);
     const request = body.request;

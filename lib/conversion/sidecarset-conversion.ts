@@ -58,7 +58,8 @@ export type ConversionResult = { ok: true; object: JsonObject } | { ok: false; e
 
 /** A value for an error message: JSON, cut short. */
 export function shown(value: unknown): string {
-  const text = JSON.stringify(value) ?? 'missing';
+  if (value === undefined) return 'missing';
+  const text = JSON.stringify(value);
   return text.length > 80 ? `${text.slice(0, 80)}...` : text;
 }
 

@@ -233,8 +233,8 @@ export interface ConversionFuzzProperty {
 /** The conversion properties; `npm run fuzz` runs them beside the admission ones. */
 export function conversionProperties(): ConversionFuzzProperty[] {
   const roundTripProperty = (version: SidecarSetVersion) =>
-    fc.asyncProperty(conversionInputArb(version) as fc.Arbitrary<unknown>, (input) => {
-      roundTrip(version, input as JsonObject);
+    fc.asyncProperty(conversionInputArb(version), (input) => {
+      roundTrip(version, input);
       return Promise.resolve();
     });
   return [
