@@ -6,6 +6,11 @@
  *   npm run crd -- --check      exit 1 if infra/k8s/crd.yaml is not what would be generated
  *   npm run crd -- --refresh    first re-read the types from the pinned kube-apiserver
  *                               (starts the test control plane; needs Go, see README)
+ *   npm run crd -- --v1beta1 --conversion-url https://... [--ca-bundle ca.pem] [--out FILE]
+ *   npm run crd -- --v1beta1 --conversion-service NAMESPACE/NAME[:PORT][/PATH] [--ca-bundle ca.pem] [--out FILE]
+ *                               the CRD serving v1alpha1 and v1beta1 (stored), as OpenKruise 1.9's,
+ *                               converted by the webhook given (to stdout, or FILE); infra/k8s/crd.yaml
+ *                               stays v1alpha1 alone until the conversion function is deployed with it
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -13,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { OpenApiSchemaError } from '../lib/crd/openapi-structural.ts';
 import { formatOpenApiSubset, openApiSubset, parseOpenApiSubset, type OpenApiSubset } from '../lib/crd/openapi-subset.ts';
 import { renderCrdYaml } from '../lib/crd/render.ts';
-import { EMBEDDED_TYPES, sidecarSetCrd } from '../lib/crd/sidecarset-crd.ts';
+import { conversionClientConfigError, EMBEDDED_TYPES, sidecarSetCrd, type ConversionClientConfig, type ConversionService, type CrdVersions } from '../lib/crd/sidecarset-crd.ts';
 import type { ControlPlane } from '../control-plane/harness.ts';
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -23,14 +28,81 @@ export const openApiFile = join(projectRoot, 'infra', 'k8s', 'openapi', 'core-v1
 const DOCUMENT = 'api/v1';
 
 const usage = `usage: npm run crd -- [--check | --refresh]
+       npm run crd -- --v1beta1 (--conversion-url URL | --conversion-service NS/NAME[:PORT][/PATH]) [--ca-bundle FILE] [--out FILE]
   (no option)  write infra/k8s/crd.yaml from infra/k8s/openapi/core-v1.json
   --check      exit 1 if infra/k8s/crd.yaml differs from what would be written
   --refresh    read the types from the pinned kube-apiserver into infra/k8s/openapi/core-v1.json first
+  --v1beta1    the CRD serving v1alpha1 and v1beta1 (stored), converted by the webhook at
+               --conversion-url (https) or --conversion-service, trusting the PEM certificates
+               in --ca-bundle; written to --out FILE, or to stdout
 `;
 
-/** The CRD file's text for these types. */
-export function generateCrd(subset: OpenApiSubset): string {
-  return renderCrdYaml(sidecarSetCrd(subset.schemas), subset.server);
+/** The CRD file's text for these types (v1alpha1 alone unless `versions` says otherwise). */
+export function generateCrd(subset: OpenApiSubset, versions?: CrdVersions): string {
+  return renderCrdYaml(sidecarSetCrd(subset.schemas, versions), subset.server);
+}
+
+/** `NS/NAME[:PORT][/PATH]` as a service reference, or the problem with it. */
+export function parseConversionService(text: string): ConversionService | string {
+  const match = /^([^/:\s]+)\/([^/:\s]+)(?::(\d{1,5}))?(\/\S*)?$/.exec(text);
+  if (match === null) return `--conversion-service must be NAMESPACE/NAME[:PORT][/PATH], got ${JSON.stringify(text)}`;
+  const [, namespace = '', name = '', port, path] = match;
+  return { namespace, name, ...(port === undefined ? {} : { port: Number(port) }), ...(path === undefined ? {} : { path }) };
+}
+
+const FLAGS = ['--check', '--refresh', '--help', '-h', '--v1beta1'];
+const VALUED = ['--conversion-url', '--conversion-service', '--ca-bundle', '--out'];
+
+interface Options {
+  flags: Set<string>;
+  values: Map<string, string>;
+}
+
+/** The options, or the problem with them. */
+function parseOptions(argv: readonly string[]): Options | string {
+  const flags = new Set<string>();
+  const values = new Map<string, string>();
+  const unknown: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (FLAGS.includes(arg)) flags.add(arg);
+    else if (VALUED.includes(arg)) {
+      const value = argv[i + 1];
+      if (value === undefined || value.startsWith('--')) return `${arg} needs a value`;
+      if (values.has(arg)) return `${arg} is given twice`;
+      values.set(arg, value);
+      i++;
+    } else unknown.push(arg);
+  }
+  if (unknown.length > 0) return `unknown option ${unknown.join(' ')}`;
+  if (flags.has('--check') && flags.has('--refresh')) return '--check and --refresh cannot be combined';
+  const twoVersionOptions = VALUED.filter((name) => values.has(name));
+  if (!flags.has('--v1beta1') && twoVersionOptions.length > 0) return `${twoVersionOptions.join(', ')} only go with --v1beta1`;
+  if (flags.has('--v1beta1')) {
+    if (flags.has('--check')) return '--v1beta1 cannot be combined with --check (infra/k8s/crd.yaml is the v1alpha1 CRD)';
+    if (values.has('--conversion-url') === values.has('--conversion-service')) return '--v1beta1 needs exactly one of --conversion-url and --conversion-service';
+  }
+  return { flags, values };
+}
+
+async function conversionConfig(values: Map<string, string>): Promise<ConversionClientConfig | string> {
+  const caFile = values.get('--ca-bundle');
+  let caBundle: string | undefined;
+  if (caFile !== undefined) {
+    const pem = await readFile(caFile, 'utf8').catch((error: unknown) => `--ca-bundle ${caFile}: ${(error as Error).message}`);
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) return pem.startsWith('--ca-bundle') ? pem : `--ca-bundle ${caFile} holds no PEM certificate`;
+    caBundle = Buffer.from(pem).toString('base64');
+  }
+  const url = values.get('--conversion-url');
+  let config: ConversionClientConfig;
+  if (url !== undefined) config = { url };
+  else {
+    const service = parseConversionService(values.get('--conversion-service') ?? '');
+    if (typeof service === 'string') return service;
+    config = { service };
+  }
+  if (caBundle !== undefined) config.caBundle = caBundle;
+  return conversionClientConfigError(config) ?? config;
 }
 
 export async function readOpenApiSubset(file = openApiFile): Promise<OpenApiSubset> {
@@ -73,19 +145,30 @@ async function refresh(file: string): Promise<void> {
 
 /** Exit code: 0 done, 1 --check found a difference, 2 bad usage. */
 export async function main(argv: readonly string[], files: CrdFiles = { crd: crdFile, openApi: openApiFile }): Promise<number> {
-  const unknown = argv.filter((arg) => !['--check', '--refresh', '--help', '-h'].includes(arg));
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(usage);
     return 0;
   }
-  if (unknown.length > 0 || (argv.includes('--check') && argv.includes('--refresh'))) {
-    process.stderr.write(`${unknown.length > 0 ? `unknown option ${unknown.join(' ')}` : '--check and --refresh cannot be combined'}\n${usage}`);
+  const options = parseOptions(argv);
+  const conversion = typeof options === 'string' || !options.flags.has('--v1beta1') ? undefined : await conversionConfig(options.values);
+  if (typeof options === 'string' || typeof conversion === 'string') {
+    process.stderr.write(`${typeof options === 'string' ? options : (conversion as string)}\n${usage}`);
     return 2;
   }
-  if (argv.includes('--refresh')) await refresh(files.openApi);
+  if (options.flags.has('--refresh')) await refresh(files.openApi);
+  if (conversion !== undefined) {
+    const twoVersions = generateCrd(await readOpenApiSubset(files.openApi), { served: 'v1alpha1+v1beta1', conversion });
+    const out = options.values.get('--out');
+    if (out === undefined) process.stdout.write(twoVersions);
+    else {
+      await writeFile(out, twoVersions);
+      process.stdout.write(`wrote ${out}: ${Buffer.byteLength(twoVersions)} bytes (v1alpha1 and v1beta1, v1beta1 stored)\n`);
+    }
+    return 0;
+  }
   const text = generateCrd(await readOpenApiSubset(files.openApi));
   const name = relative(projectRoot, files.crd);
-  if (argv.includes('--check')) {
+  if (options.flags.has('--check')) {
     const current = await readFile(files.crd, 'utf8').catch(() => '');
     if (current === text) return 0;
     process.stderr.write(`${name} is not what lib/crd/sidecarset-crd.ts generates: run npm run crd and commit the result\n`);

@@ -1,7 +1,9 @@
 /**
  * The admission fuzzer, longer than the seeded run in `npm test`: the same
  * properties (testkit/fuzz/properties.ts) through the Lambda handler and the
- * HTTPS server, with N inputs each.
+ * HTTPS server, with N inputs each, and the SidecarSet conversion's
+ * properties (testkit/fuzz/conversion.ts: exact round trips both ways,
+ * hostile ConversionReviews).
  *
  *   npm run fuzz -- [--runs N] [--seed S] [--only name,name] [--size quick|full] [--path P]
  *
@@ -13,6 +15,7 @@
 import fc from 'fast-check';
 import { parseArgs } from 'node:util';
 import { FULL_SIZE, QUICK_SIZE } from '../testkit/fuzz/arbitraries.ts';
+import { conversionProperties } from '../testkit/fuzz/conversion.ts';
 import { ClusterView, httpsDoor, lambdaDoor } from '../testkit/fuzz/doors.ts';
 import { everyFieldEveryType, fuzzProperties, sweep } from '../testkit/fuzz/properties.ts';
 
@@ -73,7 +76,8 @@ async function main(): Promise<number> {
   const view = new ClusterView();
   const https = await httpsDoor(view);
   const doors = [await lambdaDoor(view), https];
-  const properties = fuzzProperties({ view, doors, size });
+  // The conversion properties are pure: they use neither the doors nor the size.
+  const properties = [...fuzzProperties({ view, doors, size }), ...conversionProperties()];
   const only = values.only?.split(',').map((s) => s.trim()).filter((s) => s !== '');
   const known = [...properties.map((p) => p.name), SWEEP];
   const unknown = only?.filter((name) => !known.includes(name)) ?? [];

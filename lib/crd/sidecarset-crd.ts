@@ -20,7 +20,7 @@
  *   did not change.
  */
 import type { JsonObject } from '../kube/types.ts';
-import { GROUP, KIND, VERSION } from '../sidecarset/types.ts';
+import { GROUP, KIND } from '../sidecarset/types.ts';
 import { structuralSchema, type OpenApiSchemas } from './openapi-structural.ts';
 
 export const CONTAINER = 'io.k8s.api.core.v1.Container';
@@ -106,11 +106,27 @@ function selector(types: OpenApiSchemas, description: string): JsonObject {
   };
 }
 
-function spec(types: OpenApiSchemas): JsonObject {
+/**
+ * The spec of one version. v1alpha1 has `namespace` (beside namespaceSelector);
+ * v1beta1 has no `namespace` (a selector on kubernetes.io/metadata.name says
+ * the same) and has `customVersion`, which v1alpha1 keeps in a label.
+ */
+function spec(types: OpenApiSchemas, version: SidecarSetVersion): JsonObject {
+  const scope: JsonObject =
+    version === 'v1alpha1'
+      ? {
+          namespace: string('Injects only pods in this namespace. Cannot be combined with namespaceSelector.'),
+          namespaceSelector: selector(types, 'Injects only pods whose Namespace has matching labels. Cannot be combined with namespace.'),
+        }
+      : {
+          namespaceSelector: selector(
+            types,
+            'Injects only pods whose Namespace has matching labels; one namespace by name is matchLabels: {kubernetes.io/metadata.name: <name>}.',
+          ),
+        };
   return object('What the SidecarSet injects and into which pods.', {
     selector: selector(types, 'The pods to inject, by their labels. Required, and must not be empty.'),
-    namespace: string('Injects only pods in this namespace. Cannot be combined with namespaceSelector.'),
-    namespaceSelector: selector(types, 'Injects only pods whose Namespace has matching labels. Cannot be combined with namespace.'),
+    ...scope,
     initContainers: array(
       'Init containers to inject. They are added when a pod is created, sorted by name, after the pod\'s own init containers unless ' +
         'podInjectPolicy says otherwise. One with restartPolicy Always is a native sidecar.',
@@ -184,6 +200,14 @@ function spec(types: OpenApiSchemas): JsonObject {
         ),
       }),
     ),
+    ...(version === 'v1beta1'
+      ? {
+          customVersion: string(
+            'A name for this version of the SidecarSet, copied to the label apps.kruise.io/sidecarset-custom-version of its ControllerRevision, ' +
+              'so that injectionStrategy.revision.customVersion can pin it (v1alpha1 keeps it in that label of the SidecarSet itself).',
+          ),
+        }
+      : {}),
   });
 }
 
@@ -197,8 +221,108 @@ const status = object('What the SidecarSet\'s pods currently run, as last observ
   collisionCount: int32('A count of revision name collisions, used to make the next revision name unique.'),
 });
 
-/** The CustomResourceDefinition object, ready to serialise. `types` is components.schemas of the server's OpenAPI v3 document (or its subset). */
-export function sidecarSetCrd(types: OpenApiSchemas): JsonObject {
+/** Where the API server sends ConversionReviews: a URL (https) or a Service in the cluster, and the CA that signs its certificate. */
+export type ConversionClientConfig = { url: string; caBundle?: string } | { service: ConversionService; caBundle?: string };
+
+/** A Service in the cluster that serves the conversion webhook (the API server's default port is 443). */
+export interface ConversionService {
+  namespace: string;
+  name: string;
+  path?: string;
+  port?: number;
+}
+
+/** Which versions the CRD serves. */
+export type CrdVersions =
+  /** v1alpha1 alone, stored as is, no conversion: what the project installs today. */
+  | { served: 'v1alpha1' }
+  /** v1alpha1 and v1beta1, v1beta1 stored, as OpenKruise 1.9's CRD; conversion by the webhook at `conversion`. */
+  | { served: 'v1alpha1+v1beta1'; conversion: ConversionClientConfig };
+
+export type SidecarSetVersion = 'v1alpha1' | 'v1beta1';
+
+/** The printer columns, the same for both versions, as OpenKruise's. */
+const printerColumns: JsonObject[] = [
+  { name: 'MATCHED', type: 'integer', description: 'The number of Pods matched.', jsonPath: '.status.matchedPods' },
+  { name: 'UPDATED', type: 'integer', description: 'The number of matched Pods that run the current sidecar.', jsonPath: '.status.updatedPods' },
+  { name: 'READY', type: 'integer', description: 'The number of matched Pods that are ready.', jsonPath: '.status.readyPods' },
+  { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+];
+
+function versionEntry(types: OpenApiSchemas, version: SidecarSetVersion, storage: boolean): JsonObject {
+  return {
+    name: version,
+    served: true,
+    storage,
+    subresources: { status: {} },
+    additionalPrinterColumns: printerColumns,
+    schema: {
+      openAPIV3Schema: {
+        description: 'SidecarSet injects sidecar containers, volumes and annotations into the pods it selects, when they are created.',
+        type: 'object',
+        properties: {
+          apiVersion: string(`The versioned schema of this object: ${GROUP}/${version}.`),
+          kind: string('SidecarSet.'),
+          metadata: { type: 'object' },
+          spec: spec(types, version),
+          status,
+        },
+      },
+    },
+  };
+}
+
+/** The problem with a conversion client config, or undefined: the API server would refuse the CRD for any of these. */
+export function conversionClientConfigError(config: ConversionClientConfig): string | undefined {
+  if ('url' in config) {
+    let url: URL;
+    try {
+      url = new URL(config.url);
+    } catch {
+      return `the conversion URL ${JSON.stringify(config.url)} is not a URL`;
+    }
+    if (url.protocol !== 'https:') return `the conversion URL must use https, got ${JSON.stringify(config.url)}`;
+    if (url.username !== '' || url.password !== '') return 'the conversion URL must not hold a user or password';
+    if (url.hash !== '' || config.url.includes('#')) return 'the conversion URL must not have a fragment';
+    if (url.search !== '' || config.url.includes('?')) return 'the conversion URL must not have a query';
+  } else {
+    const { namespace, name, path, port } = config.service;
+    if (namespace === '' || name === '') return 'the conversion service needs a namespace and a name';
+    if (path !== undefined && !path.startsWith('/')) return `the conversion service path must start with "/", got ${JSON.stringify(path)}`;
+    if (port !== undefined && (!Number.isInteger(port) || port < 1 || port > 65535)) return `the conversion service port must be 1 to 65535, got ${port}`;
+  }
+  if (config.caBundle !== undefined && !/^[A-Za-z0-9+/]+={0,2}$/.test(config.caBundle)) return 'the conversion caBundle must be base64 (PEM certificates, encoded)';
+  return undefined;
+}
+
+function conversionStanza(config: ConversionClientConfig): JsonObject {
+  const problem = conversionClientConfigError(config);
+  if (problem !== undefined) throw new Error(problem);
+  const clientConfig: JsonObject =
+    'url' in config
+      ? { url: config.url }
+      : {
+          service: {
+            namespace: config.service.namespace,
+            name: config.service.name,
+            ...(config.service.path === undefined ? {} : { path: config.service.path }),
+            ...(config.service.port === undefined ? {} : { port: config.service.port }),
+          },
+        };
+  if (config.caBundle !== undefined) clientConfig.caBundle = config.caBundle;
+  return { strategy: 'Webhook', webhook: { clientConfig, conversionReviewVersions: ['v1'] } };
+}
+
+/**
+ * The CustomResourceDefinition object, ready to serialise. `types` is
+ * components.schemas of the server's OpenAPI v3 document (or its subset).
+ * By default it serves v1alpha1 alone; `{ served: 'v1alpha1+v1beta1', conversion }`
+ * serves both and stores v1beta1, as OpenKruise 1.9 does, with the
+ * conversion webhook at `conversion` (see docs/CONVERSION.md).
+ * @throws Error naming the problem when the conversion config is one the API server would refuse.
+ */
+export function sidecarSetCrd(types: OpenApiSchemas, versions: CrdVersions = { served: 'v1alpha1' }): JsonObject {
+  const both = versions.served === 'v1alpha1+v1beta1';
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -207,33 +331,8 @@ export function sidecarSetCrd(types: OpenApiSchemas): JsonObject {
       group: GROUP,
       scope: 'Cluster',
       names: { kind: KIND, listKind: `${KIND}List`, plural: 'sidecarsets', singular: 'sidecarset' },
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'MATCHED', type: 'integer', description: 'The number of Pods matched.', jsonPath: '.status.matchedPods' },
-            { name: 'UPDATED', type: 'integer', description: 'The number of matched Pods that run the current sidecar.', jsonPath: '.status.updatedPods' },
-            { name: 'READY', type: 'integer', description: 'The number of matched Pods that are ready.', jsonPath: '.status.readyPods' },
-            { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
-          schema: {
-            openAPIV3Schema: {
-              description: 'SidecarSet injects sidecar containers, volumes and annotations into the pods it selects, when they are created.',
-              type: 'object',
-              properties: {
-                apiVersion: string('The versioned schema of this object: apps.kruise.io/v1alpha1.'),
-                kind: string('SidecarSet.'),
-                metadata: { type: 'object' },
-                spec: spec(types),
-                status,
-              },
-            },
-          },
-        },
-      ],
+      ...(both ? { conversion: conversionStanza(versions.conversion) } : {}),
+      versions: both ? [versionEntry(types, 'v1alpha1', false), versionEntry(types, 'v1beta1', true)] : [versionEntry(types, 'v1alpha1', true)],
     },
   };
 }
