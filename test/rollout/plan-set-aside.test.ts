@@ -22,7 +22,7 @@ describe('a batch pod whose patch cannot be made', () => {
     ['six broken in a row: the seventh is still reached (no cap on replacements)', { maxUnavailable: 1 }, 8, ['a', 'b', 'c', 'd', 'e', 'f'], { planned: ['a', 'b', 'c', 'd', 'e', 'f', 'g'], updates: ['g'], setAside: ['a', 'b', 'c', 'd', 'e', 'f'], waiting: 'max-unavailable' }],
   ])('%s', (_d, strategy, count, broken, expected) => {
     const set = rolloutSet({ strategy: { type: 'RollingUpdate', ...strategy } });
-    const pods = [...'abcdefgh'].slice(0, count).map((name) => rolloutPod(set, { name }));
+    const pods = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].slice(0, count).map((name) => rolloutPod(set, { name }));
     const planned: string[] = [];
     const plan = planRollout(set, pods, NO_NAMESPACES, {
       patchFor: (pod) => {
