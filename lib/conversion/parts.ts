@@ -13,7 +13,7 @@
  */
 import { isObject, jsonEqual } from '../kube/json.ts';
 import type { JsonObject } from '../kube/types.ts';
-import { LABEL_CUSTOM_VERSION } from '../rollout/revisions.ts';
+import { LABEL_CUSTOM_VERSION } from '../sidecarset/revisions.ts';
 
 /**
  * The annotation that carries, on an object of one version, what the other

@@ -30,7 +30,7 @@ import { stringifySorted } from '../kube/merge-patch.ts';
 import { isObject, nestsDeeperThan } from '../kube/json.ts';
 import type { JsonObject } from '../kube/types.ts';
 import { GROUP, KIND } from '../sidecarset/types.ts';
-import { LABEL_CUSTOM_VERSION } from '../rollout/revisions.ts';
+import { LABEL_CUSTOM_VERSION } from '../sidecarset/revisions.ts';
 import {
   annotationOf,
   CONTAINERS,

@@ -97,7 +97,7 @@ const libTiers: readonly (readonly string[])[] = [
   ['auth'],
   ['ports.ts'],
   ['ports'],
-  ['rollout', 'crd'],
+  ['rollout', 'crd', 'conversion'],
   ['sidecarset', 'admission'],
   ['kube', 'errors.ts'],
 ];

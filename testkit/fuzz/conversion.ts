@@ -14,7 +14,7 @@ import { answerConversionReview } from '../../lib/conversion/review.ts';
 import { convertCarrying, convertSidecarSet, NAMESPACE_NAME_LABEL, type SidecarSetVersion } from '../../lib/conversion/sidecarset-conversion.ts';
 import { isObject, jsonEqual } from '../../lib/kube/json.ts';
 import type { JsonObject } from '../../lib/kube/types.ts';
-import { LABEL_CUSTOM_VERSION } from '../../lib/rollout/revisions.ts';
+import { LABEL_CUSTOM_VERSION } from '../../lib/sidecarset/revisions.ts';
 import { mutate, mutationArb } from './arbitraries.ts';
 import { ContractViolation } from './oracle.ts';
 
