@@ -7,6 +7,8 @@
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { callerAllowed, NOT_FOUND, serveAuthenticatedAdmission, type HttpResponse } from '../../lib/webhooks/http-door.ts';
+import { REFUSED_CALLER } from '../../lib/webhooks/door-outcome.ts';
+import { reviewFactOf } from '../../lib/webhooks/door-observer.ts';
 import { isAdmissionFunction, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { MAX_WEBHOOK_TIMEOUT_MS } from '../../lib/webhooks/timeout.ts';
 import { PROMETHEUS_CONTENT_TYPE } from '../../lib/metrics/prometheus.ts';
@@ -142,7 +144,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     const caller = { path: target?.path ?? '', authorization: request.headers.authorization, sourceIp: request.socket.remoteAddress };
     if (!target || !runtime || !(await callerAllowed(runtime.config, caller))) {
       // Counted as the Lambda door counts a stranger at a function's URL.
-      if (runtime !== undefined) runtime.deps.metrics?.review({ outcome: 'RefusedCaller' });
+      if (runtime !== undefined) runtime.deps.metrics?.review(reviewFactOf(REFUSED_CALLER));
       await sendAndClose(reply, NOT_FOUND);
       return reply;
     }

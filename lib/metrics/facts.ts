@@ -73,27 +73,6 @@ export interface MetricsRecorder {
   statusSync(): StatusSyncMetrics;
 }
 
-/** The outcome a door's log line names, as the `Outcome` dimension names it. */
-export function reviewOutcomeOf(logged: string): ReviewOutcome {
-  switch (logged) {
-    case 'patched':
-      return 'Patched';
-    case 'allowed':
-      return 'Allowed';
-    case 'skipped':
-      return 'Skipped';
-    case 'denied':
-      return 'Denied';
-    case 'unauthenticated':
-      return 'RefusedCaller';
-    case 'rejected':
-      return 'BadRequest';
-    default:
-      // 'failed', and anything new: the API server applied the failurePolicy.
-      return 'CannotDecide';
-  }
-}
-
 /**
  * The pass's figures: `result` as runStatusPass returned it, the API
  * requests it made, and each set's rollout state as last seen (sets the

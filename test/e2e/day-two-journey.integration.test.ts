@@ -13,17 +13,15 @@
  * revision write (the data re-encoded by the API server), one pod's broken
  * annotation stopped the whole set, a stuck image was never reported.
  */
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
-import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
-import { startTestKubelet, type TestKubelet } from '../../control-plane/test-kubelet.ts';
-import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { hotContainersOf } from '../../lib/sidecarset/pod-state.ts';
 import { CONDITION_SIDECARSET_UPGRADABLE } from '../../lib/rollout/upgradable-condition.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { podPath } from '../../testkit/cluster-pods.ts';
-import { baseSidecarSet, conditionOf, counts, deploymentPod, IMAGES, imageOf, ScenarioCluster, sidecarAt, specOf } from '../../testkit/kruise-e2e.ts';
+import { baseSidecarSet, conditionOf, counts, deploymentPod, IMAGES, imageOf, sidecarAt, specOf } from '../../testkit/kruise-e2e.ts';
+import { ScenarioStack } from './scenario-stack.ts';
 
 const JOURNEY_TIMEOUT_MS = 600_000;
 const NS = 'day-two';
@@ -33,22 +31,20 @@ const SHELL_COMMAND = ['sh', '-c', 'echo a && echo b > /tmp/x < /dev/null # \u20
 /** How long a rollout may make no progress before it is reported stalled, short for the test. */
 const STALL_MS = 4_000;
 
-let stack: LocalStack;
-let cluster: ScenarioCluster;
-let kubelet: TestKubelet;
+const scenario = new ScenarioStack({ reconcile: { env: { ROLLOUT_STALL_MS: String(STALL_MS) } }, kubelets: [{ namespaces: [NS, HOT_NS], readyDelayMs: 300 }], namespaces: [NS, HOT_NS] });
 
 function logLines(fragment: string): string[] {
-  return stack.logs.filter((line) => line.includes(fragment));
+  return scenario.stack.logs.filter((line) => line.includes(fragment));
 }
 
 async function podEvents(ns: string): Promise<{ type: string; reason: string; message: string }[]> {
-  const list = await cluster.admin<{ items: { type: string; reason: string; message: string }[] }>('GET', `/api/v1/namespaces/${ns}/events`);
+  const list = await scenario.cluster.admin<{ items: { type: string; reason: string; message: string }[] }>('GET', `/api/v1/namespaces/${ns}/events`);
   return list.items;
 }
 
 async function setEvents(setName: string): Promise<{ type: string; reason: string; message: string }[]> {
   const selector = encodeURIComponent(`involvedObject.kind=SidecarSet,involvedObject.name=${setName}`);
-  const list = await cluster.admin<{ items: { type: string; reason: string; message: string }[] }>('GET', `/api/v1/events?fieldSelector=${selector}`);
+  const list = await scenario.cluster.admin<{ items: { type: string; reason: string; message: string }[] }>('GET', `/api/v1/events?fieldSelector=${selector}`);
   return list.items;
 }
 
@@ -69,25 +65,7 @@ function images(pods: readonly Pod[], container: string): (string | undefined)[]
 }
 
 describeWithControlPlane('the day-2 journey of an operator and a tenant on a real API server', () => {
-  beforeAll(async () => {
-    await ensureControlPlaneBinaries();
-    stack = await startLocalStack({ statusSyncIntervalMs: 1_000, env: { ROLLOUT_PACE_MS: '500', ROLLOUT_STALL_MS: String(STALL_MS) } });
-    cluster = new ScenarioCluster(stack.cp, stack.logs);
-    kubelet = startTestKubelet(stack.cp, {
-      namespaces: [NS, HOT_NS],
-      readyDelayMs: 300,
-      onError: (message) => {
-        stack.logs.push(JSON.stringify({ function: 'test-kubelet', message }));
-      },
-    });
-    await cluster.namespace(NS);
-    await cluster.namespace(HOT_NS);
-  }, 30 * 60_000);
-
-  afterAll(async () => {
-    await kubelet.stop();
-    await stack.stop();
-  });
+  scenario.install();
 
   it(
     'forward, pause, partition, resume, a rollback with shell characters, a broken pod, a bad image: every step lands and is told',
@@ -100,86 +78,86 @@ describeWithControlPlane('the day-2 journey of an operator and a tenant on a rea
         patchPodMetadata: [{ patchPolicy: 'MergePatchJson', annotations: { 'journey.example.com/config': '{"sidecar":1}' } }],
         updateStrategy: { type: 'RollingUpdate', maxUnavailable: 1 },
       };
-      const set = await cluster.createSet(base);
+      const set = await scenario.cluster.createSet(base);
       const name = set.metadata?.name ?? '';
-      await cluster.createPods(Array.from({ length: 4 }, (_, i) => deploymentPod(NS, `app-${i}`)));
-      await cluster.waitForStatus(name, counts(4, 4, 4, 4));
+      await scenario.cluster.createPods(Array.from({ length: 4 }, (_, i) => deploymentPod(NS, `app-${i}`)));
+      await scenario.cluster.waitForStatus(name, counts(4, 4, 4, 4));
 
       // Forward.
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.newNginx;
       });
-      await cluster.waitForStatus(name, counts(4, 4, 4, 4));
-      expect(images(await cluster.pods(NS), 'nginx-sidecar')).toEqual(Array(4).fill(IMAGES.newNginx));
+      await scenario.cluster.waitForStatus(name, counts(4, 4, 4, 4));
+      expect(images(await scenario.cluster.pods(NS), 'nginx-sidecar')).toEqual(Array(4).fill(IMAGES.newNginx));
 
       // Pause, then change the image: nothing moves.
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         specOf(s).updateStrategy = { ...specOf(s).updateStrategy, paused: true };
       });
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.busybox;
       });
-      await cluster.waitForStatus(name, counts(4, 0, 0, 4));
-      await cluster.expectStatusHolds(name, counts(4, 0, 0, 4));
+      await scenario.cluster.waitForStatus(name, counts(4, 0, 0, 4));
+      await scenario.cluster.expectStatusHolds(name, counts(4, 0, 0, 4));
 
       // Resume with a partition holding half the pods, then resume fully.
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         specOf(s).updateStrategy = { ...specOf(s).updateStrategy, paused: false, partition: 2 };
       });
-      await cluster.waitForStatus(name, counts(4, 2, 2, 4));
-      await cluster.expectStatusHolds(name, counts(4, 2, 2, 4));
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.waitForStatus(name, counts(4, 2, 2, 4));
+      await scenario.cluster.expectStatusHolds(name, counts(4, 2, 2, 4));
+      await scenario.cluster.updateSet(name, (s) => {
         specOf(s).updateStrategy = { ...specOf(s).updateStrategy, partition: 0 };
       });
-      await cluster.waitForStatus(name, counts(4, 4, 4, 4));
+      await scenario.cluster.waitForStatus(name, counts(4, 4, 4, 4));
 
       // Roll back to the previous image: its revision exists, with the shell characters in its data.
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.newNginx;
       });
-      await cluster.waitForStatus(name, counts(4, 4, 4, 4));
-      expect(images(await cluster.pods(NS), 'nginx-sidecar')).toEqual(Array(4).fill(IMAGES.newNginx));
-      const rolledBack = await cluster.getSet(name);
-      const revisions = await cluster.revisions(name);
+      await scenario.cluster.waitForStatus(name, counts(4, 4, 4, 4));
+      expect(images(await scenario.cluster.pods(NS), 'nginx-sidecar')).toEqual(Array(4).fill(IMAGES.newNginx));
+      const rolledBack = await scenario.cluster.getSet(name);
+      const revisions = await scenario.cluster.revisions(name);
       const latest = revisions.find((revision) => revision.metadata?.name === rolledBack.status?.latestRevision);
       expect(latest?.revision).toBe(Math.max(...revisions.map((revision) => revision.revision ?? 0)));
       expect(logLines('register the revision')).toEqual([]);
 
       // A tenant breaks one pod's annotation; the next rollout skips that pod only and says so.
-      await cluster.admin('PATCH', podPath(NS, 'app-1'), { metadata: { annotations: { 'journey.example.com/config': 'not json {' } } }, 'application/merge-patch+json');
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.admin('PATCH', podPath(NS, 'app-1'), { metadata: { annotations: { 'journey.example.com/config': 'not json {' } } }, 'application/merge-patch+json');
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.nginx;
       });
-      await cluster.waitForStatus(name, counts(4, 3, 3, 4));
-      const pods = await cluster.pods(NS);
+      await scenario.cluster.waitForStatus(name, counts(4, 3, 3, 4));
+      const pods = await scenario.cluster.pods(NS);
       expect(images(pods, 'nginx-sidecar')).toEqual([IMAGES.nginx, IMAGES.newNginx, IMAGES.nginx, IMAGES.nginx]);
       const failed = await waitForSetEvent(name, 'PodUpdateFailed', (message) => message.includes(`${NS}/app-1`));
       expect(failed).toMatch(/json|JSON/);
-      const broken = await cluster.waitForPodState(NS, 'app-1', (pod) => conditionOf(pod, CONDITION_SIDECARSET_UPGRADABLE)?.status === 'False', 'told it is not upgradable');
+      const broken = await scenario.cluster.waitForPodState(NS, 'app-1', (pod) => conditionOf(pod, CONDITION_SIDECARSET_UPGRADABLE)?.status === 'False', 'told it is not upgradable');
       expect(conditionOf(broken, CONDITION_SIDECARSET_UPGRADABLE)?.message ?? '').toContain('journey.example.com/config');
 
       // The tenant fixes the annotation: the pod is rolled.
-      await cluster.admin('PATCH', podPath(NS, 'app-1'), { metadata: { annotations: { 'journey.example.com/config': '{}' } } }, 'application/merge-patch+json');
-      await cluster.waitForStatus(name, counts(4, 4, 4, 4));
+      await scenario.cluster.admin('PATCH', podPath(NS, 'app-1'), { metadata: { annotations: { 'journey.example.com/config': '{}' } } }, 'application/merge-patch+json');
+      await scenario.cluster.waitForStatus(name, counts(4, 4, 4, 4));
 
       // A bad image: the first pod cannot pull it, the rollout stalls and says why, naming the pod.
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.invalid;
       });
       const stalled = await waitForSetEvent(name, 'RolloutStalled', (message) => message.includes('ImagePullBackOff') || message.includes('ErrImagePull'), STALL_MS + 60_000);
       expect(stalled).toMatch(/app-\d/);
-      const stuck = await cluster.getSet(name);
+      const stuck = await scenario.cluster.getSet(name);
       expect(stuck.status?.updatedPods).toBe(1);
       expect(stuck.status?.updatedReadyPods).toBe(0);
       // No RolloutFinished while a pod is stuck.
       expect((await setEvents(name)).filter((event) => event.reason === 'RolloutFinished' && event.message.includes(IMAGES.invalid))).toEqual([]);
 
       // Rolling back from the bad image heals the stuck pod.
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.nginx;
       });
-      await cluster.waitForStatus(name, counts(4, 4, 4, 4));
-      expect(images(await cluster.pods(NS), 'nginx-sidecar')).toEqual(Array(4).fill(IMAGES.nginx));
+      await scenario.cluster.waitForStatus(name, counts(4, 4, 4, 4));
+      expect(images(await scenario.cluster.pods(NS), 'nginx-sidecar')).toEqual(Array(4).fill(IMAGES.nginx));
       expect(logLines('register the revision')).toEqual([]);
       expect((await podEvents(NS)).filter((event) => event.type === 'Warning' && event.reason === 'FailedCreate')).toEqual([]);
     },
@@ -197,21 +175,21 @@ describeWithControlPlane('the day-2 journey of an operator and a tenant on a rea
         containers: [{ ...sidecarAt(base), command: SHELL_COMMAND, upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: IMAGES.busybox } }],
         updateStrategy: { type: 'RollingUpdate', maxUnavailable: 1 },
       };
-      const set: SidecarSet = await cluster.createSet(base);
+      const set: SidecarSet = await scenario.cluster.createSet(base);
       const name = set.metadata?.name ?? '';
-      await cluster.createPods([deploymentPod(HOT_NS, 'hot-0'), deploymentPod(HOT_NS, 'hot-1')]);
-      await cluster.waitForStatus(name, counts(2, 2, 2, 2));
+      await scenario.cluster.createPods([deploymentPod(HOT_NS, 'hot-0'), deploymentPod(HOT_NS, 'hot-1')]);
+      await scenario.cluster.waitForStatus(name, counts(2, 2, 2, 2));
 
       for (const image of [IMAGES.newNginx, IMAGES.nginx, IMAGES.newNginx]) {
-        await cluster.updateSet(name, (s) => {
+        await scenario.cluster.updateSet(name, (s) => {
           sidecarAt(s).image = image;
         });
-        await cluster.waitForStatus(name, counts(2, 2, 2, 2), 120_000);
-        for (const pod of await cluster.pods(HOT_NS)) {
+        await scenario.cluster.waitForStatus(name, counts(2, 2, 2, 2), 120_000);
+        for (const pod of await scenario.cluster.pods(HOT_NS)) {
           const { working, other } = hotContainersOf(pod, 'nginx-sidecar');
           expect(imageOf(pod, working)).toBe(image);
           // Flipped after the swap: the idle container goes back to the empty image.
-          await cluster.waitForPodState(HOT_NS, pod.metadata?.name ?? '', (p) => imageOf(p, other) === IMAGES.busybox, 'flipped');
+          await scenario.cluster.waitForPodState(HOT_NS, pod.metadata?.name ?? '', (p) => imageOf(p, other) === IMAGES.busybox, 'flipped');
         }
       }
       expect(logLines('register the revision')).toEqual([]);

@@ -14,32 +14,25 @@
  * last (the failed image holding the second pod) is checked to still hold
  * after several more passes. Pods are created by hand (no Deployment controller).
  */
-import { afterAll, afterEach, beforeAll, expect, it } from '@jest/globals';
+import { expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
-import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { watchPods } from '../../control-plane/pod-watch.ts';
-import { startTestKubelet, type TestKubelet } from '../../control-plane/test-kubelet.ts';
-import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { hotContainersOf } from '../../lib/sidecarset/pod-state.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { baseSidecarSet, counts, deploymentPod, IMAGES, imageOf, ScenarioCluster, sidecarAt, specOf } from '../../testkit/kruise-e2e.ts';
+import { baseSidecarSet, counts, deploymentPod, IMAGES, imageOf, sidecarAt, specOf } from '../../testkit/kruise-e2e.ts';
+import { ScenarioStack } from './scenario-stack.ts';
 
 const SCENARIO_TIMEOUT_MS = 180_000;
 const NAMESPACES = ['hot-upgrade-image', 'hot-upgrade-failed-image'];
 
-let stack: LocalStack;
-let cluster: ScenarioCluster;
-let kubelet: TestKubelet;
-const created: string[] = [];
+const scenario = new ScenarioStack({ reconcile: {}, kubelets: [{ namespaces: NAMESPACES, readyDelayMs: 300 }] });
 
 /** Kruise's base set with only nginx-sidecar, HotUpgrade with busybox as the empty image, RollingUpdate. */
 async function createHotSet(ns: string): Promise<SidecarSet> {
   const set = baseSidecarSet(ns);
   set.spec = { ...set.spec, updateStrategy: { type: 'RollingUpdate' }, containers: [{ ...sidecarAt(set), image: IMAGES.nginx, upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: IMAGES.busybox } }] };
-  const stored = await cluster.createSet(set);
-  created.push(stored.metadata?.name ?? '');
-  return stored;
+  return scenario.createSet(set);
 }
 
 /** The working and the empty container of nginx-sidecar as the pod's annotation names them, with their images. */
@@ -50,7 +43,7 @@ function hotPair(pod: Pod): { working: string; workingImage?: string; empty: str
 
 async function resetEvents(ns: string): Promise<{ type: string; reason: string; message: string; involvedObject: { name: string } }[]> {
   const selector = encodeURIComponent('involvedObject.kind=Pod,reason=ResetContainerSucceed');
-  const list = await cluster.admin<{ items: { type: string; reason: string; message: string; involvedObject: { name: string } }[] }>('GET', `/api/v1/namespaces/${ns}/events?fieldSelector=${selector}`);
+  const list = await scenario.cluster.admin<{ items: { type: string; reason: string; message: string; involvedObject: { name: string } }[] }>('GET', `/api/v1/namespaces/${ns}/events?fieldSelector=${selector}`);
   return list.items;
 }
 
@@ -61,7 +54,7 @@ function watchWorkingNeverEmpty(ns: string): { stop: () => Promise<string[]> } {
     const pair = hotPair(pod);
     if (pair.workingImage === IMAGES.busybox) problems.push(`${pod.metadata?.name}@${pod.metadata?.resourceVersion}: the working container ${pair.working} holds the empty image`);
   };
-  const watch = watchPods(cluster.cp, [ns], {
+  const watch = watchPods(scenario.cluster.cp, [ns], {
     listed: (_namespace, pods) => {
       pods.forEach(check);
     },
@@ -79,54 +72,34 @@ function watchWorkingNeverEmpty(ns: string): { stop: () => Promise<string[]> } {
 }
 
 describeWithControlPlane("Kruise's SidecarSet HotUpgrade e2e scenarios on a real API server", () => {
-  beforeAll(async () => {
-    await ensureControlPlaneBinaries();
-    stack = await startLocalStack({ statusSyncIntervalMs: 1_000, env: { ROLLOUT_PACE_MS: '500' } });
-    cluster = new ScenarioCluster(stack.cp, stack.logs);
-    kubelet = startTestKubelet(stack.cp, {
-      namespaces: NAMESPACES,
-      readyDelayMs: 300,
-      onError: (message) => {
-        stack.logs.push(JSON.stringify({ function: 'test-kubelet', message }));
-      },
-    });
-  }, 30 * 60_000);
-
-  afterEach(async () => {
-    for (const name of created.splice(0)) await cluster.deleteSet(name).catch(() => undefined);
-  });
-
-  afterAll(async () => {
-    await kubelet.stop();
-    await stack.stop();
-  });
+  scenario.install();
 
   it(
     '25. upgrade hot sidecar container image: the new image runs in nginx-sidecar-2, then back in nginx-sidecar-1; any other change is not upgradable',
     async () => {
       const ns = NAMESPACES[0] as string;
-      await cluster.namespace(ns);
+      await scenario.cluster.namespace(ns);
       const set = await createHotSet(ns);
       const name = set.metadata?.name ?? '';
-      const [pod] = await cluster.createPods([deploymentPod(ns, 'deployment-test-0')]);
+      const [pod] = await scenario.cluster.createPods([deploymentPod(ns, 'deployment-test-0')]);
       expect(hotPair(pod as Pod)).toEqual({ working: 'nginx-sidecar-1', workingImage: IMAGES.nginx, empty: 'nginx-sidecar-2', emptyImage: IMAGES.busybox });
       const watch = watchWorkingNeverEmpty(ns);
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.newNginx;
       });
-      await cluster.waitForStatus(name, counts(1, 1, 1, 1));
-      let [now] = await cluster.pods(ns);
+      await scenario.cluster.waitForStatus(name, counts(1, 1, 1, 1));
+      let [now] = await scenario.cluster.pods(ns);
       expect(hotPair(now as Pod)).toEqual({ working: 'nginx-sidecar-2', workingImage: IMAGES.newNginx, empty: 'nginx-sidecar-1', emptyImage: IMAGES.busybox });
       const annotations = now?.metadata?.annotations ?? {};
       expect([annotations['version.sidecarset.kruise.io/nginx-sidecar-1'], annotations['versionalt.sidecarset.kruise.io/nginx-sidecar-2']]).toEqual(['0', '0']);
       expect(Number(annotations['version.sidecarset.kruise.io/nginx-sidecar-2'])).toBeGreaterThan(1);
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.nginx;
       });
-      await cluster.waitForStatus(name, counts(1, 1, 1, 1));
-      [now] = await cluster.pods(ns);
+      await scenario.cluster.waitForStatus(name, counts(1, 1, 1, 1));
+      [now] = await scenario.cluster.pods(ns);
       expect(hotPair(now as Pod)).toEqual({ working: 'nginx-sidecar-1', workingImage: IMAGES.nginx, empty: 'nginx-sidecar-2', emptyImage: IMAGES.busybox });
       expect((await resetEvents(ns)).map((e) => [e.involvedObject.name, e.type, e.message])).toEqual([
         ['deployment-test-0', 'Normal', 'reset sidecar container image empty successfully'],
@@ -134,11 +107,11 @@ describeWithControlPlane("Kruise's SidecarSet HotUpgrade e2e scenarios on a real
       ]);
 
       // Anything but the image: not upgradable in place, as with ColdUpgrade.
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).env = [{ name: 'PROXY', value: '127.0.0.1' }];
       });
-      await cluster.waitForStatus(name, counts(1, 0, 0, 1));
-      await cluster.expectStatusHolds(name, counts(1, 0, 0, 1));
+      await scenario.cluster.waitForStatus(name, counts(1, 0, 0, 1));
+      await scenario.cluster.expectStatusHolds(name, counts(1, 0, 0, 1));
       expect(await watch.stop()).toEqual([]);
     },
     SCENARIO_TIMEOUT_MS,
@@ -148,31 +121,31 @@ describeWithControlPlane("Kruise's SidecarSet HotUpgrade e2e scenarios on a real
     '26. hot failed image: the bad image holds the rollout at one pod; the fix goes into the failed container and both pods end on nginx-sidecar-2',
     async () => {
       const ns = NAMESPACES[1] as string;
-      await cluster.namespace(ns);
+      await scenario.cluster.namespace(ns);
       const set = await createHotSet(ns);
       const name = set.metadata?.name ?? '';
-      const pods = await cluster.createPods([deploymentPod(ns, 'deployment-test-0'), deploymentPod(ns, 'deployment-test-1')]);
+      const pods = await scenario.cluster.createPods([deploymentPod(ns, 'deployment-test-0'), deploymentPod(ns, 'deployment-test-1')]);
       for (const pod of pods) expect(hotPair(pod)).toEqual({ working: 'nginx-sidecar-1', workingImage: IMAGES.nginx, empty: 'nginx-sidecar-2', emptyImage: IMAGES.busybox });
       const watch = watchWorkingNeverEmpty(ns);
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.invalid;
       });
-      await cluster.waitForStatus(name, counts(2, 1, 0, 1));
-      await cluster.expectStatusHolds(name, counts(2, 1, 0, 1));
+      await scenario.cluster.waitForStatus(name, counts(2, 1, 0, 1));
+      await scenario.cluster.expectStatusHolds(name, counts(2, 1, 0, 1));
       // The pod with the bad image still runs the old version in its other container.
-      const failed = (await cluster.pods(ns)).find((p) => imageOf(p, 'nginx-sidecar-2') === IMAGES.invalid);
+      const failed = (await scenario.cluster.pods(ns)).find((p) => imageOf(p, 'nginx-sidecar-2') === IMAGES.invalid);
       expect(failed === undefined ? undefined : imageOf(failed, 'nginx-sidecar-1')).toBe(IMAGES.nginx);
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.newNginx;
       });
-      await cluster.waitForStatus(name, counts(2, 2, 2, 2));
-      for (const pod of await cluster.pods(ns)) {
+      await scenario.cluster.waitForStatus(name, counts(2, 2, 2, 2));
+      for (const pod of await scenario.cluster.pods(ns)) {
         expect(hotPair(pod)).toEqual({ working: 'nginx-sidecar-2', workingImage: IMAGES.newNginx, empty: 'nginx-sidecar-1', emptyImage: IMAGES.busybox });
       }
       expect(await watch.stop()).toEqual([]);
-      expect(specOf(await cluster.getSet(name)).containers?.[0]?.image).toBe(IMAGES.newNginx);
+      expect(specOf(await scenario.cluster.getSet(name)).containers?.[0]?.image).toBe(IMAGES.newNginx);
     },
     SCENARIO_TIMEOUT_MS,
   );

@@ -18,48 +18,27 @@
  * | 9 | native-sidecar init container (commented out in Kruise) | test/sidecarset/inject.test.ts "lists native-sidecar init containers in sidecarList, not plain ones"; test/golden/inject/init-containers |
  * | 24 | inject hot upgrade (test/e2e/apps/sidecarset_hotupgrade.go) | here; test/sidecarset/inject-hot-upgrade.test.ts; test/golden/inject/hot-upgrade |
  */
-import { afterAll, afterEach, beforeAll, expect, it } from '@jest/globals';
+import { expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
-import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { createPod } from '../../testkit/cluster-pods.ts';
-import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
-import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { baseSidecarSet, deploymentPod, IMAGES, ScenarioCluster, sidecarAt, specOf } from '../../testkit/kruise-e2e.ts';
+import { baseSidecarSet, deploymentPod, IMAGES, sidecarAt, specOf } from '../../testkit/kruise-e2e.ts';
+import { ScenarioStack } from './scenario-stack.ts';
 
-let stack: LocalStack;
-let cluster: ScenarioCluster;
-const created: string[] = [];
-
-async function createSet(set: SidecarSet): Promise<void> {
-  const stored = await cluster.createSet(set);
-  created.push(stored.metadata?.name ?? '');
-}
+const scenario = new ScenarioStack();
 
 describeWithControlPlane("Kruise's SidecarSet injection e2e scenarios on a real API server", () => {
-  beforeAll(async () => {
-    await ensureControlPlaneBinaries();
-    stack = await startLocalStack();
-    cluster = new ScenarioCluster(stack.cp, stack.logs);
-  }, 30 * 60_000);
-
-  afterEach(async () => {
-    for (const name of created.splice(0)) await cluster.deleteSet(name).catch(() => undefined);
-  });
-
-  afterAll(async () => {
-    await stack.stop();
-  });
+  scenario.install();
 
   it('2. volumes.downwardAPI: the sidecar mounts a downwardAPI volume of the set, and the API server stores the pod with it', async () => {
     const ns = 'downward-api';
-    await cluster.namespace(ns);
+    await scenario.cluster.namespace(ns);
     const set = baseSidecarSet(ns);
     const downward = { name: 'podinfo', downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] } };
     specOf(set).volumes = [downward];
     sidecarAt(set).volumeMounts = [{ name: 'podinfo', mountPath: '/etc/podinfo' }];
-    await createSet(set);
+    await scenario.createSet(set);
 
-    const pod = await createPod(stack.cp, deploymentPod(ns, 'deployment-test-0'));
+    const pod = await createPod(scenario.stack.cp, deploymentPod(ns, 'deployment-test-0'));
     expect(pod.spec?.containers.map((c) => c.name)).toEqual(['nginx-sidecar', 'main', 'busybox-sidecar']);
     expect(pod.spec?.containers[0]?.volumeMounts).toEqual([{ name: 'podinfo', mountPath: '/etc/podinfo' }]);
     // Stored as the API server defaults it (defaultMode 420 on the volume and its item).
@@ -68,17 +47,17 @@ describeWithControlPlane("Kruise's SidecarSet injection e2e scenarios on a real 
 
   it("8. transfer Envs, the source container named by the pod's annotation: the app's values are copied, the sidecar's own value wins", async () => {
     const ns = 'transfer-env-annotation';
-    await cluster.namespace(ns);
+    await scenario.cluster.namespace(ns);
     const set = baseSidecarSet(ns);
     sidecarAt(set).env = [{ name: 'OD_NAME', value: 'sidecar_name' }];
     sidecarAt(set).transferEnv = [{ sourceContainerNameFrom: { fieldRef: { apiVersion: 'v1', fieldPath: "metadata.annotations['biz']" } }, envNames: ['POD_NAME', 'OD_NAME', 'PROXY_IP'] }];
-    await createSet(set);
+    await scenario.createSet(set);
 
     const app = deploymentPod(ns, 'deployment-test-0', {
       annotations: { biz: 'main' },
       main: { env: [{ name: 'POD_NAME', value: 'bar' }, { name: 'OD_NAME', value: 'od_name' }, { name: 'PROXY_IP', value: '127.0.0.1' }] },
     });
-    const pod = await createPod(stack.cp, app);
+    const pod = await createPod(scenario.stack.cp, app);
     const env = pod.spec?.containers.find((c) => c.name === 'nginx-sidecar')?.env ?? [];
     const value = (name: string) => env.find((e) => e.name === name)?.value;
     expect(value('POD_NAME')).toBe('bar');
@@ -89,12 +68,12 @@ describeWithControlPlane("Kruise's SidecarSet injection e2e scenarios on a real 
 
   it('24. inject hot upgrade: the HotUpgrade sidecar becomes nginx-sidecar-1 (nginx, working) and nginx-sidecar-2 (the empty image), with the initial versions', async () => {
     const ns = 'hot-upgrade-inject';
-    await cluster.namespace(ns);
+    await scenario.cluster.namespace(ns);
     const set = baseSidecarSet(ns);
     specOf(set).containers = [{ ...sidecarAt(set), upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: IMAGES.busybox } }];
-    await createSet(set);
+    await scenario.createSet(set);
 
-    const pod = await createPod(stack.cp, deploymentPod(ns, 'deployment-test-0'));
+    const pod = await createPod(scenario.stack.cp, deploymentPod(ns, 'deployment-test-0'));
     // Kruise: one sidecar, its second copy and the app container.
     expect(pod.spec?.containers.map((c) => c.name)).toEqual(['nginx-sidecar-1', 'nginx-sidecar-2', 'main']);
     const annotations = pod.metadata?.annotations ?? {};
@@ -118,10 +97,10 @@ describeWithControlPlane("Kruise's SidecarSet injection e2e scenarios on a real 
 
   it('24, better than Kruise: a HotUpgrade SidecarSet without hotUpgradeEmptyImage is refused at the field, not its pods later', async () => {
     const ns = 'hot-upgrade-no-empty';
-    await cluster.namespace(ns);
+    await scenario.cluster.namespace(ns);
     const set = baseSidecarSet(ns);
     specOf(set).containers = [{ ...sidecarAt(set), upgradeStrategy: { upgradeType: 'HotUpgrade' } }];
-    const res = await stack.cp.request('admin', 'POST', '/apis/apps.kruise.io/v1alpha1/sidecarsets', set);
+    const res = await scenario.stack.cp.request('admin', 'POST', '/apis/apps.kruise.io/v1alpha1/sidecarsets', set);
     expect(res.status).toBe(422);
     expect(res.body).toContain('spec.containers[0].upgradeStrategy.hotUpgradeEmptyImage: Required value');
   });

@@ -14,31 +14,20 @@
  * eleventh revision may still be listed; the checks read the list once it
  * has settled (within a bounded wait) rather than at that instant.
  */
-import { afterAll, afterEach, beforeAll, expect, it } from '@jest/globals';
+import { expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
-import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
-import { startTestKubelet, type TestKubelet } from '../../control-plane/test-kubelet.ts';
-import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
 import { isObject } from '../../lib/kube/json.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { LABEL_CUSTOM_VERSION, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import { recordedEntry } from '../../lib/sidecarset/pod-annotations.ts';
 import { ANNOTATION_HASH, type SidecarSet } from '../../lib/sidecarset/types.ts';
-import { baseSidecarSet, counts, deploymentPod, imageOf, ScenarioCluster, sidecarAt, specOf } from '../../testkit/kruise-e2e.ts';
+import { baseSidecarSet, counts, deploymentPod, imageOf, sidecarAt, specOf } from '../../testkit/kruise-e2e.ts';
+import { ScenarioStack } from './scenario-stack.ts';
 
 const SCENARIO_TIMEOUT_MS = 180_000;
 const NAMESPACES = ['history', 'history-data', 'injection-revision', 'canary'];
 
-let stack: LocalStack;
-let cluster: ScenarioCluster;
-let kubelet: TestKubelet;
-const created: string[] = [];
-
-async function createSet(set: SidecarSet): Promise<SidecarSet> {
-  const stored = await cluster.createSet(set);
-  created.push(stored.metadata?.name ?? '');
-  return stored;
-}
+const scenario = new ScenarioStack({ reconcile: {}, kubelets: [{ namespaces: NAMESPACES, readyDelayMs: 300 }], namespaces: NAMESPACES });
 
 function named(set: SidecarSet, name: string, labels?: Record<string, string>): SidecarSet {
   return { ...set, metadata: { ...set.metadata, name, ...(labels ? { labels } : {}) } };
@@ -58,10 +47,10 @@ function recordedSpec(revision: ControllerRevision): Record<string, unknown> {
  */
 async function expectRevisions(setName: string, count: number, order?: number[]): Promise<ControllerRevision[]> {
   const deadline = Date.now() + 10_000;
-  let list = await cluster.revisions(setName);
+  let list = await scenario.cluster.revisions(setName);
   while (list.length !== count && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 100));
-    list = await cluster.revisions(setName);
+    list = await scenario.cluster.revisions(setName);
   }
   expect(list).toHaveLength(count);
   for (const revision of list) expect(Object.keys(recordedSpec(revision))).toEqual(expect.arrayContaining(['volumes', 'containers', 'initContainers', 'imagePullSecrets']));
@@ -74,28 +63,7 @@ function sidecarImages(pods: readonly Pod[], image: string): number {
 }
 
 describeWithControlPlane("Kruise's SidecarSet revision e2e scenarios on a real API server", () => {
-  beforeAll(async () => {
-    await ensureControlPlaneBinaries();
-    stack = await startLocalStack({ statusSyncIntervalMs: 1_000, env: { ROLLOUT_PACE_MS: '500' } });
-    cluster = new ScenarioCluster(stack.cp, stack.logs);
-    kubelet = startTestKubelet(stack.cp, {
-      namespaces: NAMESPACES,
-      readyDelayMs: 300,
-      onError: (message) => {
-        stack.logs.push(JSON.stringify({ function: 'test-kubelet', message }));
-      },
-    });
-    for (const ns of NAMESPACES) await cluster.namespace(ns);
-  }, 30 * 60_000);
-
-  afterEach(async () => {
-    for (const name of created.splice(0)) await cluster.deleteSet(name).catch(() => undefined);
-  });
-
-  afterAll(async () => {
-    await kubelet.stop();
-    await stack.stop();
-  });
+  scenario.install();
 
   it(
     '20. history revision checker: 15 imagePullSecrets versions keep the newest 10 revisions; going back to an old spec renumbers its revision',
@@ -103,24 +71,24 @@ describeWithControlPlane("Kruise's SidecarSet revision e2e scenarios on a real A
       const name = 'e2e-test-for-history-revisions';
       const base = named(baseSidecarSet('history'), name);
       specOf(base).imagePullSecrets = [{ name: 'secret-1' }];
-      await createSet(base);
-      await cluster.waitForReconcile(name);
+      await scenario.createSet(base);
+      await scenario.cluster.waitForReconcile(name);
       await expectRevisions(name, 1);
 
       for (let i = 2; i <= 15; i++) {
-        await cluster.updateSet(name, (s) => {
+        await scenario.cluster.updateSet(name, (s) => {
           specOf(s).imagePullSecrets = [{ name: `secret-${i}` }];
         });
-        await cluster.waitForReconcile(name);
+        await scenario.cluster.waitForReconcile(name);
       }
       await expectRevisions(name, 10, [6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
 
       // Revision 12's spec again: that revision is reused (same name) and becomes number 16.
-      const twelve = (await cluster.revisions(name)).find((r) => r.revision === 12);
-      await cluster.updateSet(name, (s) => {
+      const twelve = (await scenario.cluster.revisions(name)).find((r) => r.revision === 12);
+      await scenario.cluster.updateSet(name, (s) => {
         specOf(s).imagePullSecrets = [{ name: 'secret-12' }];
       });
-      const stored = await cluster.waitForReconcile(name);
+      const stored = await scenario.cluster.waitForReconcile(name);
       const list = await expectRevisions(name, 10, [6, 7, 8, 9, 10, 11, 13, 14, 15, 16]);
       expect(list.at(-1)?.metadata?.name).toBe(twelve?.metadata?.name);
       expect(stored.status?.latestRevision).toBe(twelve?.metadata?.name);
@@ -135,13 +103,13 @@ describeWithControlPlane("Kruise's SidecarSet revision e2e scenarios on a real A
       const base = named(baseSidecarSet('history-data'), name);
       specOf(base).imagePullSecrets = [{ name: 'secret-1' }];
       specOf(base).patchPodMetadata = [{ patchPolicy: 'Retain', annotations: { 'sidecarset.kruise.io/test': 'version-1' } }];
-      await createSet(base);
-      await cluster.waitForReconcile(name);
+      await scenario.createSet(base);
+      await scenario.cluster.waitForReconcile(name);
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         specOf(s).patchPodMetadata = [{ patchPolicy: 'Retain', annotations: { 'sidecarset.kruise.io/test': 'version-2' } }];
       });
-      await cluster.waitForReconcile(name);
+      await scenario.cluster.waitForReconcile(name);
       const list = await expectRevisions(name, 2);
       expect(list.map((r) => recordedSpec(r).patchPodMetadata)).toEqual([
         [{ patchPolicy: 'Retain', annotations: { 'sidecarset.kruise.io/test': 'version-1' } }],
@@ -160,39 +128,39 @@ describeWithControlPlane("Kruise's SidecarSet revision e2e scenarios on a real A
       const base = named(baseSidecarSet('injection-revision'), name, { app: 'sidecar', [LABEL_CUSTOM_VERSION]: '0' });
       specOf(base).updateStrategy = { ...specOf(base).updateStrategy, paused: true };
       sidecarAt(base).image = nginx(tags[0]!);
-      await createSet(base);
-      await cluster.waitForReconcile(name);
+      await scenario.createSet(base);
+      await scenario.cluster.waitForReconcile(name);
       for (let i = 1; i < 6; i++) {
-        await cluster.updateSet(name, (s) => {
+        await scenario.cluster.updateSet(name, (s) => {
           sidecarAt(s).image = nginx(tags[i]!);
           s.metadata!.labels![LABEL_CUSTOM_VERSION] = String(i);
         });
-        await cluster.waitForReconcile(name);
-        expect(await cluster.revisions(name)).toHaveLength(i + 1);
+        await scenario.cluster.waitForReconcile(name);
+        expect(await scenario.cluster.revisions(name)).toHaveLength(i + 1);
       }
 
       const pick = 3;
-      const list = await cluster.revisions(name);
+      const list = await scenario.cluster.revisions(name);
       expect(list).toHaveLength(6);
       // Each revision carries the custom version the set had when it was registered.
       expect(list.map((r) => r.metadata?.labels?.[LABEL_CUSTOM_VERSION])).toEqual(['0', '1', '2', '3', '4', '5']);
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         specOf(s).injectionStrategy = { revision: { customVersion: String(pick), policy: 'Always' } };
       });
 
-      const [pod] = await cluster.createPods([deploymentPod('injection-revision', 'deployment-test-0')]);
+      const [pod] = await scenario.cluster.createPods([deploymentPod('injection-revision', 'deployment-test-0')]);
       expect(pod?.spec?.containers[0]?.image).toBe(nginx(tags[pick]!));
       expect(recordedEntry(pod?.metadata?.annotations?.[ANNOTATION_HASH], name)?.controllerRevision).toBe(list[pick]?.metadata?.name);
       // Not in Kruise's scenario: while paused, the pod on the old revision is left alone.
-      await cluster.waitForStatus(name, counts(1, 0, 0, 1));
-      await cluster.expectStatusHolds(name, counts(1, 0, 0, 1));
-      expect((await cluster.pods('injection-revision'))[0]?.spec?.containers[0]?.image).toBe(nginx(tags[pick]!));
+      await scenario.cluster.waitForStatus(name, counts(1, 0, 0, 1));
+      await scenario.cluster.expectStatusHolds(name, counts(1, 0, 0, 1));
+      expect((await scenario.cluster.pods('injection-revision'))[0]?.spec?.containers[0]?.image).toBe(nginx(tags[pick]!));
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         specOf(s).updateStrategy = { ...specOf(s).updateStrategy, paused: false };
       });
-      await cluster.waitForStatus(name, counts(1, 1, 1, 1));
-      const [rolled] = await cluster.pods('injection-revision');
+      await scenario.cluster.waitForStatus(name, counts(1, 1, 1, 1));
+      const [rolled] = await scenario.cluster.pods('injection-revision');
       expect(rolled?.spec?.containers[0]?.image).toBe(nginx(tags[5]!));
       expect(recordedEntry(rolled?.metadata?.annotations?.[ANNOTATION_HASH], name)?.controllerRevision).toBe(list[5]?.metadata?.name);
     },
@@ -207,18 +175,18 @@ describeWithControlPlane("Kruise's SidecarSet revision e2e scenarios on a real A
       const [stableImage, canaryImage] = ['nginx:1.20.1', 'nginx:1.21.1'];
       const base = named(baseSidecarSet(ns), name, { [LABEL_CUSTOM_VERSION]: '0' });
       sidecarAt(base).image = stableImage;
-      await createSet(base);
-      await cluster.waitForReconcile(name);
+      await scenario.createSet(base);
+      await scenario.cluster.waitForReconcile(name);
       const stable = (i: number) => deploymentPod(ns, `deployment-test-stable-${i}`, { labels: { version: 'stable' }, main: { imagePullPolicy: 'IfNotPresent' } });
       const canary = (i: number) => deploymentPod(ns, `deployment-test-canary-${i}`, { labels: { version: 'canary' }, main: { imagePullPolicy: 'IfNotPresent' } });
-      await cluster.createPods([stable(0), canary(0)]);
+      await scenario.cluster.createPods([stable(0), canary(0)]);
       for (const version of ['stable', 'canary']) {
-        const pods = await cluster.pods(ns, { app: 'sidecarset', version });
+        const pods = await scenario.cluster.pods(ns, { app: 'sidecarset', version });
         expect(pods).toHaveLength(1);
         expect([sidecarImages(pods, stableImage), sidecarImages(pods, canaryImage)]).toEqual([1, 0]);
       }
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = canaryImage;
         // An env change: no pod can be updated in place.
         sidecarAt(s).env = [{ name: 'SOME_ENV', value: 'SOME_VAL' }];
@@ -226,13 +194,13 @@ describeWithControlPlane("Kruise's SidecarSet revision e2e scenarios on a real A
         specOf(s).injectionStrategy = { revision: { customVersion: '0', policy: 'Partial' } };
         s.metadata!.labels = { [LABEL_CUSTOM_VERSION]: '1' };
       });
-      await cluster.waitForStatus(name, counts(2, 0, 0, 2));
+      await scenario.cluster.waitForStatus(name, counts(2, 0, 0, 2));
 
-      await cluster.createPods([stable(1), canary(1)]);
-      const stablePods = await cluster.pods(ns, { app: 'sidecarset', version: 'stable' });
+      await scenario.cluster.createPods([stable(1), canary(1)]);
+      const stablePods = await scenario.cluster.pods(ns, { app: 'sidecarset', version: 'stable' });
       expect(stablePods).toHaveLength(2);
       expect([sidecarImages(stablePods, stableImage), sidecarImages(stablePods, canaryImage)]).toEqual([2, 0]);
-      const canaryPods = await cluster.pods(ns, { app: 'sidecarset', version: 'canary' });
+      const canaryPods = await scenario.cluster.pods(ns, { app: 'sidecarset', version: 'canary' });
       expect(canaryPods).toHaveLength(2);
       expect([sidecarImages(canaryPods, stableImage), sidecarImages(canaryPods, canaryImage)]).toEqual([1, 1]);
       // The new canary pod is the one with the new sidecar (and its env).
@@ -240,7 +208,7 @@ describeWithControlPlane("Kruise's SidecarSet revision e2e scenarios on a real A
       expect(imageOf(fresh!, 'nginx-sidecar')).toBe(canaryImage);
       expect(fresh?.spec?.containers.find((c) => c.name === 'nginx-sidecar')?.env).toEqual(expect.arrayContaining([{ name: 'SOME_ENV', value: 'SOME_VAL' }]));
       // Not in Kruise's scenario: each new pod records the revision it was injected from (custom version 0, or the newest).
-      const [pinned, newest] = await cluster.revisions(name);
+      const [pinned, newest] = await scenario.cluster.revisions(name);
       expect([pinned?.metadata?.labels?.[LABEL_CUSTOM_VERSION], newest?.metadata?.labels?.[LABEL_CUSTOM_VERSION]]).toEqual(['0', '1']);
       const revisionOf = (pod: Pod | undefined) => recordedEntry(pod?.metadata?.annotations?.[ANNOTATION_HASH], name)?.controllerRevision;
       expect(revisionOf(fresh)).toBe(newest?.metadata?.name);

@@ -26,16 +26,14 @@
  *   Deployment controller ("scaling" creates the next pod, 11 recreates the
  *   deleted ones).
  */
-import { afterAll, afterEach, beforeAll, expect, it } from '@jest/globals';
+import { expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
-import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
-import { startTestKubelet, type TestKubelet } from '../../control-plane/test-kubelet.ts';
-import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { CONDITION_SIDECARSET_UPGRADABLE } from '../../lib/rollout/upgradable-condition.ts';
 import { parseHashAnnotation, recordedEntry } from '../../lib/sidecarset/pod-annotations.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, type SidecarSet } from '../../lib/sidecarset/types.ts';
-import { baseSidecarSet, conditionOf, counts, deploymentPod, IMAGES, imageOf, ScenarioCluster, sidecarAt, specOf } from '../../testkit/kruise-e2e.ts';
+import { baseSidecarSet, conditionOf, counts, deploymentPod, IMAGES, imageOf, sidecarAt, specOf } from '../../testkit/kruise-e2e.ts';
+import { ScenarioStack } from './scenario-stack.ts';
 
 const SCENARIO_TIMEOUT_MS = 180_000;
 /** The paused scenario's kubelet: a restarted sidecar is ready only after this long. */
@@ -43,17 +41,13 @@ const SLOW_READY_MS = 3_000;
 
 const FAST_NAMESPACES = ['patch-metadata', 'ns-selector', 'failed-image', 'more-than-image', 'multi-sets', 'selector', 'partition', 'max-unavailable', 'init-container'];
 
-let stack: LocalStack;
-let cluster: ScenarioCluster;
-const kubelets: TestKubelet[] = [];
-/** Sets a scenario created, deleted after it as Kruise's AfterEach does. */
-const created: string[] = [];
-
-async function createSet(set: SidecarSet): Promise<SidecarSet> {
-  const stored = await cluster.createSet(set);
-  created.push(stored.metadata?.name ?? '');
-  return stored;
-}
+const scenario = new ScenarioStack({
+  reconcile: {},
+  kubelets: [
+    { namespaces: FAST_NAMESPACES, readyDelayMs: 300 },
+    { namespaces: ['paused'], readyDelayMs: SLOW_READY_MS },
+  ],
+});
 
 /** Kruise's base SidecarSet with only its first sidecar (`Spec.Containers[:1]`), as most upgrade scenarios use. */
 function nginxOnlySet(ns: string): SidecarSet {
@@ -85,57 +79,39 @@ function expectUpgradeSpecs(pods: readonly Pod[], set: SidecarSet): void {
 }
 
 describeWithControlPlane("Kruise's SidecarSet upgrade e2e scenarios on a real API server", () => {
-  beforeAll(async () => {
-    await ensureControlPlaneBinaries();
-    stack = await startLocalStack({ statusSyncIntervalMs: 1_000, env: { ROLLOUT_PACE_MS: '500' } });
-    cluster = new ScenarioCluster(stack.cp, stack.logs);
-    const onError = (message: string) => {
-      stack.logs.push(JSON.stringify({ function: 'test-kubelet', message }));
-    };
-    kubelets.push(startTestKubelet(stack.cp, { namespaces: FAST_NAMESPACES, readyDelayMs: 300, onError }));
-    kubelets.push(startTestKubelet(stack.cp, { namespaces: ['paused'], readyDelayMs: SLOW_READY_MS, onError }));
-  }, 30 * 60_000);
-
-  afterEach(async () => {
-    for (const name of created.splice(0)) await cluster.deleteSet(name).catch(() => undefined);
-  });
-
-  afterAll(async () => {
-    for (const kubelet of kubelets) await kubelet.stop();
-    await stack.stop();
-  });
+  scenario.install();
 
   it(
     '10. patch pod metadata: a patchPodMetadata change alone reaches no pod; it rides along with the next image rollout',
     async () => {
       const ns = 'patch-metadata';
-      await cluster.namespace(ns);
+      await scenario.cluster.namespace(ns);
       const base = nginxOnlySet(ns);
       base.spec = { ...base.spec!, patchPodMetadata: [{ patchPolicy: 'MergePatchJson', annotations: { key: '{"nginx-sidecar":1}' } }] };
-      const set = await createSet(base);
+      const set = await scenario.createSet(base);
       const name = set.metadata?.name ?? '';
-      for (const pod of await cluster.createPods(deployment(ns, 2))) {
+      for (const pod of await scenario.cluster.createPods(deployment(ns, 2))) {
         expect(imageOf(pod, 'nginx-sidecar')).toBe(IMAGES.nginx);
         expect(pod.spec?.containers[0]?.image).toBe(set.spec?.containers?.[0]?.image);
         expect(pod.metadata?.annotations?.key).toBe('{"nginx-sidecar":1}');
       }
 
       // Only the annotation changes: the hash does not, so nothing is rolled.
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         specOf(s).patchPodMetadata = [{ patchPolicy: 'MergePatchJson', annotations: { key: '{"nginx-sidecar":2}' } }];
       });
-      await cluster.waitForStatus(name, counts(2, 2, 2, 2));
-      for (const pod of await cluster.pods(ns)) {
+      await scenario.cluster.waitForStatus(name, counts(2, 2, 2, 2));
+      for (const pod of await scenario.cluster.pods(ns)) {
         expect(pod.spec?.containers[0]?.image).toBe(IMAGES.nginx);
         expect(pod.metadata?.annotations?.key).toBe('{"nginx-sidecar":1}');
       }
 
       // An image change rolls the pods, and the new metadata is merged in the same write.
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.busybox;
       });
-      await cluster.waitForStatus(name, counts(2, 2, 2, 2));
-      for (const pod of await cluster.pods(ns)) {
+      await scenario.cluster.waitForStatus(name, counts(2, 2, 2, 2));
+      for (const pod of await scenario.cluster.pods(ns)) {
         expect(pod.spec?.containers[0]?.image).toBe(IMAGES.busybox);
         expect(pod.metadata?.annotations?.key).toBe('{"nginx-sidecar":2}');
       }
@@ -147,26 +123,26 @@ describeWithControlPlane("Kruise's SidecarSet upgrade e2e scenarios on a real AP
     '11. cold image only with a namespaceSelector: pods recreated after the namespace is labelled are injected, then rolled with maxUnavailable 2',
     async () => {
       const ns = 'ns-selector';
-      await cluster.namespace(ns);
+      await scenario.cluster.namespace(ns);
       const base = nginxOnlySet(ns);
       delete base.spec!.namespace;
       base.spec = { ...base.spec!, namespaceSelector: { matchLabels: { inject: 'sidecar' } }, updateStrategy: { type: 'RollingUpdate', maxUnavailable: 2 } };
-      const name = (await createSet(base)).metadata?.name ?? '';
-      for (const pod of await cluster.createPods(deployment(ns, 2))) expect(pod.spec?.containers).toHaveLength(1);
+      const name = (await scenario.createSet(base)).metadata?.name ?? '';
+      for (const pod of await scenario.cluster.createPods(deployment(ns, 2))) expect(pod.spec?.containers).toHaveLength(1);
 
-      await cluster.labelNamespace(ns, { inject: 'sidecar' });
+      await scenario.cluster.labelNamespace(ns, { inject: 'sidecar' });
       // The Deployment's controller would replace the deleted pods; here they are recreated by hand.
-      for (const pod of await cluster.pods(ns)) await cluster.deletePod(ns, pod.metadata?.name ?? '');
-      for (const pod of await cluster.createPods(deployment(ns, 2, 2))) {
+      for (const pod of await scenario.cluster.pods(ns)) await scenario.cluster.deletePod(ns, pod.metadata?.name ?? '');
+      for (const pod of await scenario.cluster.createPods(deployment(ns, 2, 2))) {
         expect(pod.spec?.containers).toHaveLength(2);
         expect(pod.spec?.containers[0]?.image).toBe(IMAGES.nginx);
       }
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.busybox;
       });
-      await cluster.waitForStatus(name, counts(2, 2, 2, 2));
-      const pods = await cluster.pods(ns);
+      await scenario.cluster.waitForStatus(name, counts(2, 2, 2, 2));
+      const pods = await scenario.cluster.pods(ns);
       expect(pods).toHaveLength(2);
       for (const pod of pods) {
         expect(pod.spec?.containers[0]?.image).toBe(IMAGES.busybox);
@@ -180,23 +156,23 @@ describeWithControlPlane("Kruise's SidecarSet upgrade e2e scenarios on a real AP
     '12. failed image: only one pod is updated while its image cannot be pulled; a good image then rolls both, with the hash annotations of the new spec',
     async () => {
       const ns = 'failed-image';
-      await cluster.namespace(ns);
-      const name = (await createSet(nginxOnlySet(ns))).metadata?.name ?? '';
-      await cluster.createPods(deployment(ns, 2));
-      expectUpgradeSpecs(await cluster.pods(ns), await cluster.getSet(name));
+      await scenario.cluster.namespace(ns);
+      const name = (await scenario.createSet(nginxOnlySet(ns))).metadata?.name ?? '';
+      await scenario.cluster.createPods(deployment(ns, 2));
+      expectUpgradeSpecs(await scenario.cluster.pods(ns), await scenario.cluster.getSet(name));
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.invalid;
       });
-      await cluster.waitForStatus(name, counts(2, 1, 0, 1));
-      await cluster.expectStatusHolds(name, counts(2, 1, 0, 1));
-      expect((await cluster.pods(ns)).map((p) => imageOf(p, 'nginx-sidecar')).sort()).toEqual([IMAGES.invalid, IMAGES.nginx].sort());
+      await scenario.cluster.waitForStatus(name, counts(2, 1, 0, 1));
+      await scenario.cluster.expectStatusHolds(name, counts(2, 1, 0, 1));
+      expect((await scenario.cluster.pods(ns)).map((p) => imageOf(p, 'nginx-sidecar')).sort()).toEqual([IMAGES.invalid, IMAGES.nginx].sort());
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.busybox;
       });
-      const done = await cluster.waitForStatus(name, counts(2, 2, 2, 2));
-      const pods = await cluster.pods(ns);
+      const done = await scenario.cluster.waitForStatus(name, counts(2, 2, 2, 2));
+      const pods = await scenario.cluster.pods(ns);
       expectUpgradeSpecs(pods, done);
       for (const pod of pods) expect(imageOf(pod, 'nginx-sidecar')).toBe(IMAGES.busybox);
     },
@@ -207,32 +183,32 @@ describeWithControlPlane("Kruise's SidecarSet upgrade e2e scenarios on a real AP
     '13. more than the image changed: no pod is updated (condition False); after scaling up, an image change rolls only the pod injected with the new spec',
     async () => {
       const ns = 'more-than-image';
-      await cluster.namespace(ns);
+      await scenario.cluster.namespace(ns);
       const base = nginxOnlySet(ns);
       delete base.spec!.initContainers;
-      const name = (await createSet(base)).metadata?.name ?? '';
-      await cluster.createPods(deployment(ns, 1));
-      expectUpgradeSpecs(await cluster.pods(ns), await cluster.getSet(name));
+      const name = (await scenario.createSet(base)).metadata?.name ?? '';
+      await scenario.cluster.createPods(deployment(ns, 1));
+      expectUpgradeSpecs(await scenario.cluster.pods(ns), await scenario.cluster.getSet(name));
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).env = [{ name: 'version', value: 'v2' }];
       });
-      await cluster.waitForStatus(name, counts(1, 0, 0, 1));
+      await scenario.cluster.waitForStatus(name, counts(1, 0, 0, 1));
       // The condition is written in the round after the status that shows the change.
-      const first = await cluster.waitForPodState(ns, 'deployment-test-0', (p) => conditionOf(p, CONDITION_SIDECARSET_UPGRADABLE)?.status === 'False', 'marked not upgradable');
+      const first = await scenario.cluster.waitForPodState(ns, 'deployment-test-0', (p) => conditionOf(p, CONDITION_SIDECARSET_UPGRADABLE)?.status === 'False', 'marked not upgradable');
       // Kruise writes `false`; here the set's entry names what changed (docs/ROLLOUT.md).
       expect(conditionOf(first, CONDITION_SIDECARSET_UPGRADABLE)).toMatchObject({ status: 'False', reason: 'UpdateImmutableField', message: JSON.stringify({ [name]: 'not upgradable in place: env of nginx-sidecar changed (recreate the pod)' }) });
       // Not asserted by Kruise's scenario, but Kruise records it in the same round (rollout.md §1.6).
-      const [event] = await cluster.waitForEvents(name, 'NotUpgradablePods');
+      const [event] = await scenario.cluster.waitForEvents(name, 'NotUpgradablePods');
       expect(event).toMatchObject({ type: 'Normal', message: 'SidecarSet in-place update detected 1 not upgradable pod(s) in this round, will skip them.' });
 
-      await cluster.createPods(deployment(ns, 1, 1));
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.createPods(deployment(ns, 1, 1));
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.newNginx;
       });
-      await cluster.waitForStatus(name, counts(2, 1, 1, 2));
-      await cluster.expectStatusHolds(name, counts(2, 1, 1, 2));
-      const [old, scaled] = await cluster.pods(ns);
+      await scenario.cluster.waitForStatus(name, counts(2, 1, 1, 2));
+      await scenario.cluster.expectStatusHolds(name, counts(2, 1, 1, 2));
+      const [old, scaled] = await scenario.cluster.pods(ns);
       expect(imageOf(old!, 'nginx-sidecar')).toBe(IMAGES.nginx);
       expect(imageOf(scaled!, 'nginx-sidecar')).toBe(IMAGES.newNginx);
     },
@@ -243,40 +219,40 @@ describeWithControlPlane("Kruise's SidecarSet upgrade e2e scenarios on a real AP
     '14. two SidecarSets on the same pods: the condition stays False while one set cannot update in place, and turns True once both have rolled',
     async () => {
       const ns = 'multi-sets';
-      await cluster.namespace(ns);
+      await scenario.cluster.namespace(ns);
       const one = nginxOnlySet(ns);
       one.metadata = { ...one.metadata, name: 'test-sidecarset-1' };
       const two = baseSidecarSet(ns);
       two.metadata = { ...two.metadata, name: 'test-sidecarset-2' };
       two.spec = { ...two.spec!, initContainers: [], containers: two.spec!.containers!.slice(1, 2) };
-      await createSet(one);
-      await createSet(two);
-      await cluster.createPods(deployment(ns, 2));
+      await scenario.createSet(one);
+      await scenario.createSet(two);
+      await scenario.cluster.createPods(deployment(ns, 2));
 
-      await cluster.updateSet('test-sidecarset-1', (s) => {
+      await scenario.cluster.updateSet('test-sidecarset-1', (s) => {
         sidecarAt(s).command = ['sleep', '1000'];
       });
-      await cluster.waitForStatus('test-sidecarset-1', counts(2, 0, 0, 2));
+      await scenario.cluster.waitForStatus('test-sidecarset-1', counts(2, 0, 0, 2));
 
-      await cluster.updateSet('test-sidecarset-2', (s) => {
+      await scenario.cluster.updateSet('test-sidecarset-2', (s) => {
         sidecarAt(s).image = IMAGES.nginx;
       });
-      await cluster.waitForStatus('test-sidecarset-2', counts(2, 2, 2, 2));
+      await scenario.cluster.waitForStatus('test-sidecarset-2', counts(2, 2, 2, 2));
       // One condition for all sets: set 2 is upgradable, set 1 is not, so it is False.
-      for (const pod of await cluster.pods(ns)) {
+      for (const pod of await scenario.cluster.pods(ns)) {
         // Kruise writes `false` for set 1; here its entry says why (docs/DIFFERENCES-FROM-KRUISE.md).
         const expected = JSON.stringify({ 'test-sidecarset-1': 'not upgradable in place: command of nginx-sidecar changed (recreate the pod)', 'test-sidecarset-2': true });
-        const marked = await cluster.waitForPodState(ns, pod.metadata?.name ?? '', (p) => conditionOf(p, CONDITION_SIDECARSET_UPGRADABLE)?.message === expected, 'marked by both sets');
+        const marked = await scenario.cluster.waitForPodState(ns, pod.metadata?.name ?? '', (p) => conditionOf(p, CONDITION_SIDECARSET_UPGRADABLE)?.message === expected, 'marked by both sets');
         expect(conditionOf(marked, CONDITION_SIDECARSET_UPGRADABLE)?.status).toBe('False');
       }
 
-      await cluster.updateSet('test-sidecarset-1', (s) => {
+      await scenario.cluster.updateSet('test-sidecarset-1', (s) => {
         sidecarAt(s).image = IMAGES.newNginx;
         sidecarAt(s).command = ['tail', '-f', '/dev/null'];
       });
-      await cluster.waitForStatus('test-sidecarset-1', counts(2, 2, 2, 2));
-      for (const pod of await cluster.pods(ns)) {
-        const done = await cluster.waitForPodState(ns, pod.metadata?.name ?? '', (p) => conditionOf(p, CONDITION_SIDECARSET_UPGRADABLE)?.status === 'True', 'upgradable');
+      await scenario.cluster.waitForStatus('test-sidecarset-1', counts(2, 2, 2, 2));
+      for (const pod of await scenario.cluster.pods(ns)) {
+        const done = await scenario.cluster.waitForPodState(ns, pod.metadata?.name ?? '', (p) => conditionOf(p, CONDITION_SIDECARSET_UPGRADABLE)?.status === 'True', 'upgradable');
         expect(conditionOf(done, CONDITION_SIDECARSET_UPGRADABLE)).toMatchObject({ reason: 'AllSidecarsetUpgradable', message: '{"test-sidecarset-1":true,"test-sidecarset-2":true}' });
         expect(imageOf(done, 'nginx-sidecar')).toBe(IMAGES.newNginx);
         expect(imageOf(done, 'busybox-sidecar')).toBe(IMAGES.nginx);
@@ -289,31 +265,31 @@ describeWithControlPlane("Kruise's SidecarSet upgrade e2e scenarios on a real AP
     '15. paused mid-rollout: the pod already updated finishes, the other waits; unpaused, the rollout completes',
     async () => {
       const ns = 'paused';
-      await cluster.namespace(ns);
-      const name = (await createSet(nginxOnlySet(ns))).metadata?.name ?? '';
-      await cluster.createPods(deployment(ns, 2));
+      await scenario.cluster.namespace(ns);
+      const name = (await scenario.createSet(nginxOnlySet(ns))).metadata?.name ?? '';
+      await scenario.cluster.createPods(deployment(ns, 2));
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.busybox;
       });
       // maxUnavailable 1: the second pod waits for the first to be ready again, SLOW_READY_MS after its restart.
       const deadline = Date.now() + 60_000;
-      while (!(await cluster.pods(ns)).some((p) => imageOf(p, 'nginx-sidecar') === IMAGES.busybox)) {
+      while (!(await scenario.cluster.pods(ns)).some((p) => imageOf(p, 'nginx-sidecar') === IMAGES.busybox)) {
         if (Date.now() > deadline) throw new Error('no pod got the new image within 60 s');
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         specOf(s).updateStrategy = { ...specOf(s).updateStrategy, paused: true };
       });
-      await cluster.waitForStatus(name, counts(2, 1, 1, 2));
-      await cluster.expectStatusHolds(name, counts(2, 1, 1, 2));
-      expect((await cluster.pods(ns)).map((p) => imageOf(p, 'nginx-sidecar')).sort()).toEqual([IMAGES.busybox, IMAGES.nginx]);
+      await scenario.cluster.waitForStatus(name, counts(2, 1, 1, 2));
+      await scenario.cluster.expectStatusHolds(name, counts(2, 1, 1, 2));
+      expect((await scenario.cluster.pods(ns)).map((p) => imageOf(p, 'nginx-sidecar')).sort()).toEqual([IMAGES.busybox, IMAGES.nginx]);
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         specOf(s).updateStrategy = { ...specOf(s).updateStrategy, paused: false };
       });
-      await cluster.waitForStatus(name, counts(2, 2, 2, 2));
-      for (const pod of await cluster.pods(ns)) expect(imageOf(pod, 'nginx-sidecar')).toBe(IMAGES.busybox);
+      await scenario.cluster.waitForStatus(name, counts(2, 2, 2, 2));
+      for (const pod of await scenario.cluster.pods(ns)) expect(imageOf(pod, 'nginx-sidecar')).toBe(IMAGES.busybox);
     },
     SCENARIO_TIMEOUT_MS,
   );
@@ -322,27 +298,27 @@ describeWithControlPlane("Kruise's SidecarSet upgrade e2e scenarios on a real AP
     '16. updateStrategy.selector: only the canary pod is rolled; without the selector, the rest follows',
     async () => {
       const ns = 'selector';
-      await cluster.namespace(ns);
-      const name = (await createSet(nginxOnlySet(ns))).metadata?.name ?? '';
-      await cluster.createPods(deployment(ns, 2));
-      await cluster.patchPodLabels(ns, 'deployment-test-0', { 'canary.release': 'true' });
+      await scenario.cluster.namespace(ns);
+      const name = (await scenario.createSet(nginxOnlySet(ns))).metadata?.name ?? '';
+      await scenario.cluster.createPods(deployment(ns, 2));
+      await scenario.cluster.patchPodLabels(ns, 'deployment-test-0', { 'canary.release': 'true' });
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.busybox;
         specOf(s).updateStrategy = { ...specOf(s).updateStrategy, selector: { matchLabels: { 'canary.release': 'true' } } };
       });
-      await cluster.waitForStatus(name, counts(2, 1, 1, 2));
-      await cluster.expectStatusHolds(name, counts(2, 1, 1, 2));
-      const pods = await cluster.pods(ns);
+      await scenario.cluster.waitForStatus(name, counts(2, 1, 1, 2));
+      await scenario.cluster.expectStatusHolds(name, counts(2, 1, 1, 2));
+      const pods = await scenario.cluster.pods(ns);
       expect(pods).toHaveLength(2);
       for (const pod of pods) {
         expect(pod.spec?.containers[0]?.image).toBe(pod.metadata?.labels?.['canary.release'] !== undefined ? IMAGES.busybox : IMAGES.nginx);
       }
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         delete specOf(s).updateStrategy!.selector;
       });
-      await cluster.waitForStatus(name, counts(2, 2, 2, 2));
+      await scenario.cluster.waitForStatus(name, counts(2, 2, 2, 2));
     },
     SCENARIO_TIMEOUT_MS,
   );
@@ -351,23 +327,23 @@ describeWithControlPlane("Kruise's SidecarSet upgrade e2e scenarios on a real AP
     '17. partition 50%: one of two pods is held back; without the partition, both are rolled',
     async () => {
       const ns = 'partition';
-      await cluster.namespace(ns);
-      const name = (await createSet(nginxOnlySet(ns))).metadata?.name ?? '';
-      await cluster.createPods(deployment(ns, 2));
-      await cluster.waitForStatus(name, counts(2, 2, 2, 2));
+      await scenario.cluster.namespace(ns);
+      const name = (await scenario.createSet(nginxOnlySet(ns))).metadata?.name ?? '';
+      await scenario.cluster.createPods(deployment(ns, 2));
+      await scenario.cluster.waitForStatus(name, counts(2, 2, 2, 2));
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.busybox;
         specOf(s).updateStrategy = { ...specOf(s).updateStrategy, partition: '50%' };
       });
-      await cluster.waitForStatus(name, counts(2, 1, 1, 2));
-      await cluster.expectStatusHolds(name, counts(2, 1, 1, 2));
+      await scenario.cluster.waitForStatus(name, counts(2, 1, 1, 2));
+      await scenario.cluster.expectStatusHolds(name, counts(2, 1, 1, 2));
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         delete specOf(s).updateStrategy!.partition;
       });
-      await cluster.waitForStatus(name, counts(2, 2, 2, 2));
-      for (const pod of await cluster.pods(ns)) expect(imageOf(pod, 'nginx-sidecar')).toBe(IMAGES.busybox);
+      await scenario.cluster.waitForStatus(name, counts(2, 2, 2, 2));
+      for (const pod of await scenario.cluster.pods(ns)) expect(imageOf(pod, 'nginx-sidecar')).toBe(IMAGES.busybox);
     },
     SCENARIO_TIMEOUT_MS,
   );
@@ -376,22 +352,22 @@ describeWithControlPlane("Kruise's SidecarSet upgrade e2e scenarios on a real AP
     '18. maxUnavailable 50% with a failed image: two of four pods are updated and stay unready; a good image rolls all four',
     async () => {
       const ns = 'max-unavailable';
-      await cluster.namespace(ns);
-      const name = (await createSet(nginxOnlySet(ns))).metadata?.name ?? '';
-      await cluster.createPods(deployment(ns, 4));
+      await scenario.cluster.namespace(ns);
+      const name = (await scenario.createSet(nginxOnlySet(ns))).metadata?.name ?? '';
+      await scenario.cluster.createPods(deployment(ns, 4));
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.invalid;
         specOf(s).updateStrategy = { ...specOf(s).updateStrategy, maxUnavailable: '50%' };
       });
-      await cluster.waitForStatus(name, counts(4, 2, 0, 2));
-      await cluster.expectStatusHolds(name, counts(4, 2, 0, 2));
+      await scenario.cluster.waitForStatus(name, counts(4, 2, 0, 2));
+      await scenario.cluster.expectStatusHolds(name, counts(4, 2, 0, 2));
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         sidecarAt(s).image = IMAGES.busybox;
       });
-      await cluster.waitForStatus(name, counts(4, 4, 4, 4));
-      for (const pod of await cluster.pods(ns)) expect(imageOf(pod, 'nginx-sidecar')).toBe(IMAGES.busybox);
+      await scenario.cluster.waitForStatus(name, counts(4, 4, 4, 4));
+      for (const pod of await scenario.cluster.pods(ns)) expect(imageOf(pod, 'nginx-sidecar')).toBe(IMAGES.busybox);
     },
     SCENARIO_TIMEOUT_MS,
   );
@@ -400,22 +376,22 @@ describeWithControlPlane("Kruise's SidecarSet upgrade e2e scenarios on a real AP
     "19. an init container's image change leaves the SidecarSet hash, and so every pod, as it was",
     async () => {
       const ns = 'init-container';
-      await cluster.namespace(ns);
-      const set = await createSet(nginxOnlySet(ns));
+      await scenario.cluster.namespace(ns);
+      const set = await scenario.createSet(nginxOnlySet(ns));
       const name = set.metadata?.name ?? '';
       expect(set.spec?.initContainers?.[0]?.podInjectPolicy).toBe('AfterAppContainer');
       expect(set.spec?.containers?.[0]?.podInjectPolicy).toBe('BeforeAppContainer');
-      await cluster.createPods(deployment(ns, 1));
-      const before = await cluster.waitForStatus(name, counts(1, 1, 1, 1));
+      await scenario.cluster.createPods(deployment(ns, 1));
+      const before = await scenario.cluster.waitForStatus(name, counts(1, 1, 1, 1));
       const hash = before.metadata?.annotations?.[ANNOTATION_HASH];
 
-      await cluster.updateSet(name, (s) => {
+      await scenario.cluster.updateSet(name, (s) => {
         specOf(s).initContainers![0]!.image = IMAGES.invalid;
       });
-      const after = await cluster.waitForStatus(name, counts(1, 1, 1, 1));
+      const after = await scenario.cluster.waitForStatus(name, counts(1, 1, 1, 1));
       expect(after.metadata?.generation).toBeGreaterThan(before.metadata?.generation ?? 0);
       expect(after.metadata?.annotations?.[ANNOTATION_HASH]).toBe(hash);
-      const [pod] = await cluster.pods(ns);
+      const [pod] = await scenario.cluster.pods(ns);
       expect(recordedEntry(pod?.metadata?.annotations?.[ANNOTATION_HASH], name)?.hash).toBe(hash);
       expect(pod?.spec?.initContainers?.[0]?.image).toBe(IMAGES.busybox);
     },

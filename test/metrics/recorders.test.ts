@@ -6,7 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import { ALL_METRICS, DEFAULT_METRICS_NAMESPACE, metricsNamespaceFromEnv } from '../../lib/metrics/catalogue.ts';
 import { ROLLOUT_STATES } from '../../lib/status-sync/rollout-state.ts';
 import { emfRecorder, passDocuments, RECONCILER_FUNCTION, reviewDocument } from '../../lib/metrics/emf-recorder.ts';
-import { passFactOf, reviewOutcomeOf, type PassFact, type ReviewFact } from '../../lib/metrics/facts.ts';
+import { passFactOf, type PassFact, type ReviewFact } from '../../lib/metrics/facts.ts';
 import { metricsRegistry } from '../../lib/metrics/registry.ts';
 import { PROMETHEUS_NAMES, registryRecorder } from '../../lib/metrics/registry-recorder.ts';
 import { STATUS_SYNC, type PassResult } from '../../lib/status-sync/pass.ts';
@@ -29,20 +29,6 @@ const pass: PassFact = {
     db: { matchedPods: 2, updatedPods: 2, readyPods: 2, updatedReadyPods: 2, notInjectedPods: 0 },
   },
 };
-
-describe('review outcomes', () => {
-  it.each([
-    ['patched', 'Patched'],
-    ['allowed', 'Allowed'],
-    ['skipped', 'Skipped'],
-    ['denied', 'Denied'],
-    ['failed', 'CannotDecide'],
-    ['unauthenticated', 'RefusedCaller'],
-    ['rejected', 'BadRequest'],
-  ] as const)('the door logs %s, the metric says %s', (logged, outcome) => {
-    expect(reviewOutcomeOf(logged)).toBe(outcome);
-  });
-});
 
 describe('EMF documents', () => {
   it('a review: Reviews by {Function, Outcome}, its latencies by {Function}', () => {

@@ -5,37 +5,16 @@
  * a continuation follows the sets it names; a malformed one is refused
  * without a request.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { statusSyncLambda } from '../../functions/status-sync/lambda.ts';
 import { CONTINUE_EVENT_KIND, MAX_CONTINUED_SETS } from '../../lib/status-sync/admitted-event.ts';
 import { capturingLogger } from '../../testkit/reviews.ts';
-import { apiStatus, startFakeApiServer, type FakeApiServer } from '../adapters/fake-api-server.ts';
+import { fakeOneSetCluster } from './fake-cluster.ts';
 import { hashOf, listedPod, storedSet } from '../../testkit/status-sync-objects.ts';
 
 const context = { awsRequestId: 'req-1', getRemainingTimeInMillis: () => 60_000 };
 const set = storedSet('log-agent');
-let fake: FakeApiServer;
-
-beforeAll(async () => {
-  fake = await startFakeApiServer();
-});
-
-afterAll(async () => {
-  await fake.close();
-});
-
-beforeEach(() => {
-  fake.seen.length = 0;
-  fake.route = (req) => {
-    if (req.method === 'GET' && req.url === '/apis/apps.kruise.io/v1alpha1/sidecarsets/log-agent') return { status: 200, body: set };
-    if (req.method === 'GET' && req.url.startsWith('/api/v1/pods')) return { status: 200, body: { kind: 'PodList', metadata: {}, items: [listedPod({ name: 'a', injected: { 'log-agent': hashOf(set) } })] } };
-    if (req.method === 'GET' && req.url.startsWith('/apis/apps/v1/namespaces/kruise-system/controllerrevisions')) return { status: 200, body: { kind: 'ControllerRevisionList', metadata: {}, items: [] } };
-    if (req.method === 'POST' && req.url === '/apis/apps/v1/namespaces/kruise-system/controllerrevisions') return { status: 201, body: req.body };
-    if (req.method === 'PATCH') return { status: 200, body: set };
-    if (req.method === 'POST' && req.url === '/api/v1/namespaces/default/events') return { status: 201, body: req.body };
-    return apiStatus(404, 'NotFound', 'not found');
-  };
-});
+const fake = fakeOneSetCluster(set, [listedPod({ name: 'a', injected: { 'log-agent': hashOf(set) } })]);
 
 const handlerFor = async () => {
   const { logger, entries } = capturingLogger();

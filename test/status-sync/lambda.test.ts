@@ -3,12 +3,13 @@
  * environment, invoked with EventBridge scheduled events, against a local
  * server speaking the Kubernetes API.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { ScheduledEvent } from 'aws-lambda';
 import { ConfigurationError } from '../../functions/shared/compose.ts';
 import { statusSyncLambda } from '../../functions/status-sync/lambda.ts';
 import { capturingLogger, fixedSecret } from '../../testkit/reviews.ts';
-import { apiStatus, startFakeApiServer, type FakeApiServer } from '../adapters/fake-api-server.ts';
+import { apiStatus } from '../adapters/fake-api-server.ts';
+import { fakeOneSetCluster } from './fake-cluster.ts';
 import { hashOf, listedPod, storedSet } from '../../testkit/status-sync-objects.ts';
 import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import { emfRecorder } from '../../lib/metrics/emf-recorder.ts';
@@ -28,31 +29,7 @@ const event: ScheduledEvent = {
 const context = { awsRequestId: 'req-1', getRemainingTimeInMillis: () => 60_000 };
 
 const set = storedSet('log-agent');
-let fake: FakeApiServer;
-
-beforeAll(async () => {
-  fake = await startFakeApiServer();
-});
-
-afterAll(async () => {
-  await fake.close();
-});
-
-beforeEach(() => {
-  fake.seen.length = 0;
-  fake.route = (req) => {
-    if (req.method === 'GET' && req.url.startsWith('/apis/apps.kruise.io/v1alpha1/sidecarsets')) return { status: 200, body: { kind: 'SidecarSetList', metadata: {}, items: [set] } };
-    if (req.method === 'GET' && req.url.startsWith('/api/v1/pods')) {
-      return { status: 200, body: { kind: 'PodList', metadata: {}, items: [listedPod({ name: 'a', injected: { 'log-agent': hashOf(set) } }), listedPod({ name: 'b', namespace: 'shop' })] } };
-    }
-    if (req.method === 'GET' && req.url.startsWith('/apis/apps/v1/namespaces/kruise-system/controllerrevisions')) return { status: 200, body: { kind: 'ControllerRevisionList', metadata: {}, items: [] } };
-    if (req.method === 'POST' && req.url === '/apis/apps/v1/namespaces/kruise-system/controllerrevisions') return { status: 201, body: req.body };
-    if (req.method === 'PATCH') return { status: 200, body: set };
-    // The set's event in default, the pods' in their namespaces.
-    if (req.method === 'POST' && /^\/api\/v1\/namespaces\/[a-z0-9-]+\/events$/.test(req.url)) return { status: 201, body: req.body };
-    return apiStatus(404, 'NotFound', 'not found');
-  };
-});
+const fake = fakeOneSetCluster(set, [listedPod({ name: 'a', injected: { 'log-agent': hashOf(set) } }), listedPod({ name: 'b', namespace: 'shop' })]);
 
 describe('the status-sync Lambda', () => {
   it('runs one pass per scheduled event, returns its result and logs it as one JSON line', async () => {
@@ -110,8 +87,6 @@ describe('the status-sync Lambda', () => {
   it('runs the admitted set\'s pass at once for a SidecarSetAdmitted event, after seeing the change stored', async () => {
     const { logger, entries } = capturingLogger();
     const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger } });
-    const list = fake.route;
-    fake.route = (req) => (req.method === 'GET' && req.url === '/apis/apps.kruise.io/v1alpha1/sidecarsets/log-agent' ? { status: 200, body: set } : list(req));
     const result = await handler({ kind: 'SidecarSetAdmitted', sidecarSet: 'log-agent', uid: '', operation: 'UPDATE', resourceVersion: '0' }, context);
     expect(result.followUp).toMatchObject({ passes: 1, errors: [], unfinished: [] });
     const urls = fake.seen.map((r) => `${r.method} ${r.url.split('?')[0] ?? ''}`);

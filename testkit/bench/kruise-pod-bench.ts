@@ -9,17 +9,16 @@
  * The binary is cached under .cache/kruise-reference/podbench-<kruise
  * version>-<hash of go.mod, go.sum and podbench/main.go>.
  */
-import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { buildOne, isExecutable } from '../../control-plane/build.ts';
 import type { Namespace } from '../../lib/kube/types.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { KRUISE_REFERENCE_MODULE_DIR, kruiseReferenceVersion } from '../conformance/kruise-reference.ts';
+import { startLineProcess } from '../line-process.ts';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const MODULE_FILES = ['go.mod', 'go.sum', join('podbench', 'main.go')] as const;
@@ -85,50 +84,11 @@ export interface KruisePodBench {
  * borrowing the machine's other core).
  */
 export function startKruisePodBench(binary: string, gomaxprocs = 1): KruisePodBench {
-  const child: ChildProcessByStdio<Writable, Readable, Readable> = spawn(binary, [], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, GOMAXPROCS: String(gomaxprocs) },
-  });
-  const waiting: { resolve: (r: Reply) => void; reject: (e: Error) => void }[] = [];
-  let stderr = '';
-  let ended: Error | undefined;
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr = (stderr + chunk).slice(-4000);
-  });
-  const fail = (error: Error) => {
-    ended ??= error;
-    for (const w of waiting.splice(0)) w.reject(error);
-  };
-  child.on('error', (error) => {
-    fail(new Error(`cannot run the Kruise pod bench ${binary}: ${error.message}`));
-  });
-  child.on('exit', (code, signal) => {
-    fail(new Error(`the Kruise pod bench exited (${signal ?? `exit ${code}`})${stderr === '' ? '' : `: ${stderr.trim()}`}`));
-  });
-  child.stdin.on('error', (error) => {
-    fail(new Error(`cannot write to the Kruise pod bench: ${error.message}`));
-  });
-  createInterface({ input: child.stdout, crlfDelay: Infinity }).on('line', (line) => {
-    const next = waiting.shift();
-    if (next === undefined) {
-      fail(new Error(`the Kruise pod bench answered with nothing asked: ${line.slice(0, 200)}`));
-      return;
-    }
-    try {
-      next.resolve(JSON.parse(line) as Reply);
-    } catch {
-      next.reject(new Error(`the Kruise pod bench answered with something that is not JSON: ${line.slice(0, 200)}`));
-    }
-  });
-  const ask = (command: Record<string, unknown>): Promise<Reply> => {
-    if (ended !== undefined) return Promise.reject(ended);
-    return new Promise<Reply>((resolveReply, reject) => {
-      waiting.push({ resolve: resolveReply, reject });
-      child.stdin.write(`${JSON.stringify(command)}\n`);
-    }).then((reply) => {
-      if (reply.error !== undefined) throw new Error(`the Kruise pod bench: ${reply.error}`);
-      return reply;
-    });
+  const lines = startLineProcess(binary, { name: 'the Kruise pod bench', env: { ...process.env, GOMAXPROCS: String(gomaxprocs) } });
+  const ask = async (command: Record<string, unknown>): Promise<Reply> => {
+    const reply = (await lines.ask(command)) as Reply;
+    if (reply.error !== undefined) throw new Error(`the Kruise pod bench: ${reply.error}`);
+    return reply;
   };
   return {
     async setup(body, cluster) {
@@ -146,17 +106,6 @@ export function startKruisePodBench(binary: string, gomaxprocs = 1): KruisePodBe
       }
       return { reviews: reply.reviews, ns: reply.ns, nsPerOp: reply.nsPerOp, cpuNsPerOp: reply.cpuNsPerOp };
     },
-    close() {
-      return new Promise<void>((resolveClose) => {
-        if (child.exitCode !== null || child.signalCode !== null) {
-          resolveClose();
-          return;
-        }
-        child.once('exit', () => {
-          resolveClose();
-        });
-        child.stdin.end();
-      });
-    },
+    close: () => lines.close(),
   };
 }

@@ -9,14 +9,12 @@
  * of the module's go.mod, go.sum and Go files>, so any change to the module
  * builds again, and nothing is fetched once it is built (runs offline).
  */
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { buildOne, isExecutable, requiredVersion } from '../../control-plane/build.ts';
+import { startLineProcess } from '../line-process.ts';
 import type { ReferenceAnswer, ReferenceRequest } from './reference-protocol.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -61,69 +59,22 @@ export interface KruiseReference {
   close(): Promise<void>;
 }
 
-/** Starts the reference binary; answers come back in the order cases were sent. */
+/** Starts the reference binary; answers come back in the order cases were sent, each checked to be the next case's. */
 export function startKruiseReference(binary: string): KruiseReference {
-  const child: ChildProcessByStdio<Writable, Readable, Readable> = spawn(binary, [], { stdio: ['pipe', 'pipe', 'pipe'] });
-  const waiting: { id: string; resolve: (a: ReferenceAnswer) => void; reject: (e: Error) => void }[] = [];
-  let stderr = '';
-  let ended: Error | undefined;
+  const lines = startLineProcess(binary, { name: 'the Kruise reference' });
   let nextId = 0;
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    // Kept short: only the tail explains a crash.
-    stderr = (stderr + chunk).slice(-4000);
-  });
-  const fail = (error: Error) => {
-    ended ??= error;
-    for (const w of waiting.splice(0)) w.reject(error);
-  };
-  child.on('error', (error) => {
-    fail(new Error(`cannot run the Kruise reference ${binary}: ${error.message}`));
-  });
-  child.on('exit', (code, signal) => {
-    fail(new Error(`the Kruise reference exited (${signal ?? `exit ${code}`})${stderr === '' ? '' : `: ${stderr.trim()}`}`));
-  });
-  child.stdin.on('error', (error) => {
-    fail(new Error(`cannot write to the Kruise reference: ${error.message}`));
-  });
-  createInterface({ input: child.stdout, crlfDelay: Infinity }).on('line', (line) => {
-    const next = waiting.shift();
-    if (next === undefined) {
-      fail(new Error(`the Kruise reference answered with nothing asked: ${line.slice(0, 200)}`));
-      return;
-    }
-    let answer: ReferenceAnswer;
-    try {
-      answer = JSON.parse(line) as ReferenceAnswer;
-    } catch {
-      next.reject(new Error(`the Kruise reference answered with something that is not JSON: ${line.slice(0, 200)}`));
-      return;
-    }
-    if (answer.id !== next.id) {
-      fail(new Error(`the Kruise reference answered case ${answer.id} when ${next.id} was next`));
-      return;
-    }
-    next.resolve(answer);
-  });
   return {
-    ask(request) {
-      if (ended !== undefined) return Promise.reject(ended);
+    async ask(request) {
       const id = String(nextId++);
-      return new Promise<ReferenceAnswer>((resolveAnswer, reject) => {
-        waiting.push({ id, resolve: resolveAnswer, reject });
-        child.stdin.write(`${JSON.stringify({ id, ...request })}\n`);
-      });
+      const answer = (await lines.ask({ id, ...request })) as ReferenceAnswer;
+      if (answer.id !== id) {
+        const error = new Error(`the Kruise reference answered case ${answer.id} when ${id} was next`);
+        // Every later answer would be another case's too.
+        lines.fail(error);
+        throw error;
+      }
+      return answer;
     },
-    close() {
-      return new Promise<void>((resolveClose) => {
-        if (child.exitCode !== null || child.signalCode !== null) {
-          resolveClose();
-          return;
-        }
-        child.once('exit', () => {
-          resolveClose();
-        });
-        child.stdin.end();
-      });
-    },
+    close: () => lines.close(),
   };
 }

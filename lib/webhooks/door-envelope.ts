@@ -1,0 +1,56 @@
+/**
+ * The door's second part: the HTTP envelope around a review. Method,
+ * content type and size are checked before the body is read (a lazy body is
+ * not even decoded until then), then the body is parsed as JSON and handed
+ * to the function's decoder: an AdmissionReview for the admission functions,
+ * and whatever review another kind of webhook answers (a ConversionReview)
+ * through the same envelope. Every refusal is a 4xx the caller can fix.
+ */
+import type { DoorOutcome, Rejection } from './door-outcome.ts';
+
+export interface HttpRequest {
+  method: string;
+  /** The path after the function's own prefix: `/<secret>` or `/`. */
+  path: string;
+  /** Header names in lower case. */
+  headers: Readonly<Record<string, string | undefined>>;
+  /** The `timeout` query parameter the API server appends (`10s`). */
+  timeout?: string | undefined;
+  body: string;
+  /** The body's size in bytes as received. */
+  bodyBytes: number;
+  /** The platform's id for this request (Lambda's requestId), for logs. */
+  requestId?: string | undefined;
+  /** The address the request came from (the Function URL's sourceIp, the socket's peer): never a header. */
+  sourceIp?: string | undefined;
+}
+
+/** A review decoded from a parsed JSON body, or why the body holds none (said to the caller as a 400). */
+export type Decoder<T> = (body: unknown) => { request: T } | { invalid: string };
+
+export type Rejected = Extract<DoorOutcome, { kind: 'rejected' }>;
+
+function rejected(rejection: Rejection): Rejected {
+  return { kind: 'rejected', ...rejection };
+}
+
+function isJsonContentType(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const [type] = value.split(';');
+  return type?.trim().toLowerCase() === 'application/json';
+}
+
+/** The review `request` carries, decoded by `decode`, or the first thing wrong with its envelope. */
+export function openEnvelope<T>(request: HttpRequest, maxBodyBytes: number, decode: Decoder<T>): { request: T } | Rejected {
+  if (request.method !== 'POST') return rejected({ why: 'method', method: request.method });
+  if (!isJsonContentType(request.headers['content-type'])) return rejected({ why: 'content-type' });
+  if (request.bodyBytes > maxBodyBytes) return rejected({ why: 'too-large', bytes: request.bodyBytes, limitBytes: maxBodyBytes });
+  let body: unknown;
+  try {
+    body = JSON.parse(request.body);
+  } catch (error) {
+    return rejected({ why: 'not-json', error: (error as Error).message });
+  }
+  const decoded = decode(body);
+  return 'invalid' in decoded ? rejected({ why: 'undecodable', message: decoded.invalid }) : decoded;
+}

@@ -1,0 +1,66 @@
+/**
+ * The fake API server the status-sync Lambda suites share: started for the
+ * suite, closed after it, and before each test answering afresh (its record
+ * of requests cleared) as a cluster holding one SidecarSet and the given
+ * pods. It answers the set listed and read by name, the pod list, the
+ * revisions (none at first; a new one stored as sent), the status patch and
+ * Events in any namespace; anything else is a 404.
+ */
+import { afterAll, beforeAll, beforeEach } from '@jest/globals';
+import type { Pod } from '../../lib/kube/types.ts';
+import type { SidecarSet } from '../../lib/sidecarset/types.ts';
+import { apiStatus, startFakeApiServer, type FakeApiServer, type Route } from '../adapters/fake-api-server.ts';
+
+const SETS = '/apis/apps.kruise.io/v1alpha1/sidecarsets';
+const REVISIONS = '/apis/apps/v1/namespaces/kruise-system/controllerrevisions';
+
+/** The answers of a cluster holding `set` and `pods`. */
+export function oneSetRoute(set: SidecarSet, pods: readonly Pod[]): Route {
+  return (req) => {
+    const path = req.url.split('?')[0] ?? '';
+    if (req.method === 'GET' && path === SETS) return { status: 200, body: { kind: 'SidecarSetList', metadata: {}, items: [set] } };
+    if (req.method === 'GET' && path === `${SETS}/${set.metadata?.name ?? ''}`) return { status: 200, body: set };
+    if (req.method === 'GET' && path.startsWith('/api/v1/pods')) return { status: 200, body: { kind: 'PodList', metadata: {}, items: pods } };
+    if (req.method === 'GET' && path.startsWith(REVISIONS)) return { status: 200, body: { kind: 'ControllerRevisionList', metadata: {}, items: [] } };
+    if (req.method === 'POST' && path === REVISIONS) return { status: 201, body: req.body };
+    if (req.method === 'PATCH') return { status: 200, body: set };
+    // The set's Event in default, the pods' in their namespaces.
+    if (req.method === 'POST' && /^\/api\/v1\/namespaces\/[a-z0-9-]+\/events$/.test(path)) return { status: 201, body: req.body };
+    return apiStatus(404, 'NotFound', 'not found');
+  };
+}
+
+/** The suite's fake API server, answering as {@link oneSetRoute} at the start of each test (a test may change its route). */
+export function fakeOneSetCluster(set: SidecarSet, pods: readonly Pod[]): FakeApiServer {
+  let server: FakeApiServer | undefined;
+  const started = (): FakeApiServer => {
+    if (server === undefined) throw new Error('the fake API server starts before the suite\'s first test');
+    return server;
+  };
+  beforeAll(async () => {
+    server = await startFakeApiServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  beforeEach(() => {
+    started().seen.length = 0;
+    started().route = oneSetRoute(set, pods);
+  });
+  return {
+    get route() {
+      return started().route;
+    },
+    set route(route: Route) {
+      started().route = route;
+    },
+    get seen() {
+      return started().seen;
+    },
+    kubeconfig: () => started().kubeconfig(),
+    dropConnections: () => {
+      started().dropConnections();
+    },
+    close: () => started().close(),
+  };
+}
