@@ -101,6 +101,71 @@ export function decodeUtf8(bytes: Uint8Array, source: string): string {
   }
 }
 
+/**
+ * The value of text that is JSON by content (its first character after
+ * white space is `{` or `[`), parsed as JSON: the YAML parser takes seconds
+ * for a megabyte that JSON.parse reads in milliseconds. Undefined when the
+ * text is not JSON after all (YAML flow style, comments, several
+ * documents): the YAML parser then reads it, and its errors say why.
+ * What the YAML reading refuses is refused here too, with the same words: a
+ * duplicate key, a number JSON cannot hold.
+ */
+function jsonValue(text: string, source: string): { value: unknown } | undefined {
+  const first = /[^ \t\r\n\uFEFF]/.exec(text)?.[0];
+  if (first !== '{' && first !== '[') return undefined;
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  let value: unknown;
+  try {
+    value = JSON.parse(body, (key, v: unknown) => {
+      const what = notJson(v);
+      if (what !== undefined) throw new ManifestError(`${source}: not valid JSON or YAML: ${JSON.stringify(key)} holds ${what}, which JSON cannot`);
+      return v;
+    });
+  } catch (error) {
+    if (error instanceof ManifestError) throw error;
+    return undefined;
+  }
+  const duplicate = duplicateKey(body);
+  if (duplicate !== undefined) throw new ManifestError(`${source}: not valid JSON or YAML: Map keys must be unique (${JSON.stringify(duplicate)} twice in one object)`);
+  return { value };
+}
+
+/**
+ * The first key given twice in one object of valid JSON text, or undefined
+ * (JSON.parse keeps the last silently). One pass over the text: each
+ * object's keys in a set, strings skipped by their escapes.
+ */
+function duplicateKey(json: string): string | undefined {
+  // Per open bracket: the object's keys, or null for an array.
+  const open: (Set<string> | null)[] = [];
+  let expectKey = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      let end = i + 1;
+      while (json.charCodeAt(end) !== 0x22) end += json.charCodeAt(end) === 0x5c /* \\ */ ? 2 : 1;
+      const keys = open[open.length - 1];
+      if (expectKey && keys) {
+        const key = JSON.parse(json.slice(i, end + 1)) as string;
+        if (keys.has(key)) return key;
+        keys.add(key);
+        expectKey = false;
+      }
+      i = end;
+    } else if (c === 0x7b /* { */) {
+      open.push(new Set());
+      expectKey = true;
+    } else if (c === 0x5b /* [ */) {
+      open.push(null);
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      open.pop();
+    } else if (c === 0x2c /* , */) {
+      expectKey = open[open.length - 1] instanceof Set;
+    }
+  }
+  return undefined;
+}
+
 /** Every object in `text`, Lists flattened. `source` names the text in errors (a file path). */
 export function parseObjects(text: string, source: string): JsonObject[] {
   const out: JsonObject[] = [];
@@ -123,6 +188,11 @@ export function parseObjects(text: string, source: string): JsonObject[] {
     out.push(value);
   };
   checkNesting(text, source);
+  const json = jsonValue(text, source);
+  if (json !== undefined) {
+    add(json.value, 'the document');
+    return out;
+  }
   const docs = parseAllDocuments(text, PARSE_OPTIONS);
   const list = Array.isArray(docs) ? docs : [docs];
   list.forEach((doc, i) => {
@@ -134,6 +204,11 @@ export function parseObjects(text: string, source: string): JsonObject[] {
 /** Exactly one object from `text`. */
 export function parseSingleObject(text: string, source: string): JsonObject {
   checkNesting(text, source);
+  const json = jsonValue(text, source);
+  if (json !== undefined) {
+    if (!isObject(json.value)) throw new ManifestError(`${source}: the document is not an object`);
+    return json.value;
+  }
   const docs = parseAllDocuments(text, PARSE_OPTIONS);
   const list = (Array.isArray(docs) ? docs : [docs]).filter((d) => d.contents !== null || d.errors.length > 0);
   const [doc] = list;
