@@ -89,7 +89,7 @@ function pinningSet(customVersion: string): SidecarSet {
 /** The revision Kruise would have recorded for the fixture's set with another image, labelled with a custom version. */
 function olderRevision(image: string, customVersion: string): ControllerRevision {
   const set = parse(readFileSync(fixture('sidecarsets.yaml'), 'utf8')) as SidecarSet;
-  const older = defaultSidecarSet({ ...set, spec: { ...set.spec, containers: set.spec!.containers!.map((c) => ({ ...c, image })) } }) as SidecarSet;
+  const older = defaultSidecarSet({ ...set, spec: { ...set.spec, containers: set.spec!.containers!.map((c) => ({ ...c, image })) } });
   const revision = newRevision(older, 'kruise-system', 1, 0);
   return { ...revision, metadata: { ...revision.metadata, labels: { ...revision.metadata!.labels, [LABEL_CUSTOM_VERSION]: customVersion } } };
 }
