@@ -116,28 +116,45 @@ function jsonValue(text: string, source: string): { value: unknown } | undefined
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   let value: unknown;
   try {
-    value = JSON.parse(body, (key, v: unknown) => {
-      const what = notJson(v);
-      if (what !== undefined) throw new ManifestError(`${source}: not valid JSON or YAML: ${JSON.stringify(key)} holds ${what}, which JSON cannot`);
-      return v;
-    });
-  } catch (error) {
-    if (error instanceof ManifestError) throw error;
+    // V8's JSON.parse does not recurse: the depth is checked after it, in the same pass as the keys.
+    value = JSON.parse(body);
+  } catch {
     return undefined;
   }
-  const duplicate = duplicateKey(body);
+  const { depth, duplicate } = scanJson(body);
+  if (depth > MAX_NESTING_DEPTH) throw new ManifestError(`${source}: not valid JSON or YAML: it nests more than ${MAX_NESTING_DEPTH} levels deep`);
   if (duplicate !== undefined) throw new ManifestError(`${source}: not valid JSON or YAML: Map keys must be unique (${JSON.stringify(duplicate)} twice in one object)`);
+  const number = nonFiniteNumber(value, '');
+  if (number !== undefined) throw new ManifestError(`${source}: not valid JSON or YAML: ${JSON.stringify(number.key)} holds the number ${String(number.value)}, which JSON cannot`);
   return { value };
 }
 
+/** The first number JSON.parse made Infinity (a literal too large), with its key; the depth is bounded already. */
+function nonFiniteNumber(value: unknown, key: string): { key: string; value: number } | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : { key, value };
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = nonFiniteNumber(value[i], String(i));
+      if (found !== undefined) return found;
+    }
+  } else if (isObject(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      const found = nonFiniteNumber(v, k);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}
+
 /**
- * The first key given twice in one object of valid JSON text, or undefined
- * (JSON.parse keeps the last silently). One pass over the text: each
- * object's keys in a set, strings skipped by their escapes.
+ * In valid JSON text: the deepest nesting, and the first key given twice in
+ * one object (JSON.parse keeps the last silently). One pass over the text:
+ * each object's keys in a set, strings skipped by their escapes.
  */
-function duplicateKey(json: string): string | undefined {
+function scanJson(json: string): { depth: number; duplicate?: string } {
   // Per open bracket: the object's keys, or null for an array.
   const open: (Set<string> | null)[] = [];
+  let depth = 0;
   let expectKey = false;
   for (let i = 0; i < json.length; i++) {
     const c = json.charCodeAt(i);
@@ -147,23 +164,25 @@ function duplicateKey(json: string): string | undefined {
       const keys = open[open.length - 1];
       if (expectKey && keys) {
         const key = JSON.parse(json.slice(i, end + 1)) as string;
-        if (keys.has(key)) return key;
+        if (keys.has(key)) return { depth, duplicate: key };
         keys.add(key);
         expectKey = false;
       }
       i = end;
     } else if (c === 0x7b /* { */) {
       open.push(new Set());
+      depth = Math.max(depth, open.length);
       expectKey = true;
     } else if (c === 0x5b /* [ */) {
       open.push(null);
+      depth = Math.max(depth, open.length);
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
       open.pop();
     } else if (c === 0x2c /* , */) {
       expectKey = open[open.length - 1] instanceof Set;
     }
   }
-  return undefined;
+  return { depth };
 }
 
 /** Every object in `text`, Lists flattened. `source` names the text in errors (a file path). */
@@ -187,12 +206,12 @@ export function parseObjects(text: string, source: string): JsonObject[] {
     }
     out.push(value);
   };
-  checkNesting(text, source);
   const json = jsonValue(text, source);
   if (json !== undefined) {
     add(json.value, 'the document');
     return out;
   }
+  checkNesting(text, source);
   const docs = parseAllDocuments(text, PARSE_OPTIONS);
   const list = Array.isArray(docs) ? docs : [docs];
   list.forEach((doc, i) => {
@@ -203,12 +222,12 @@ export function parseObjects(text: string, source: string): JsonObject[] {
 
 /** Exactly one object from `text`. */
 export function parseSingleObject(text: string, source: string): JsonObject {
-  checkNesting(text, source);
   const json = jsonValue(text, source);
   if (json !== undefined) {
     if (!isObject(json.value)) throw new ManifestError(`${source}: the document is not an object`);
     return json.value;
   }
+  checkNesting(text, source);
   const docs = parseAllDocuments(text, PARSE_OPTIONS);
   const list = (Array.isArray(docs) ? docs : [docs]).filter((d) => d.contents !== null || d.errors.length > 0);
   const [doc] = list;

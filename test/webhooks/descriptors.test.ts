@@ -51,7 +51,7 @@ describe('the function descriptors', () => {
   it('are the webhooks of the rendered configurations, with their rules and policies', () => {
     const targets = Object.fromEntries(names.map((n) => [n, { url: `https://127.0.0.1:8443/${n}/s` }])) as Parameters<typeof renderWebhookConfigurations>[0]['targets'];
     const configs = renderWebhookConfigurations({ targets, podFailurePolicy: 'Ignore' }) as { kind: string; webhooks: Record<string, unknown>[] }[];
-    const rendered = configs.flatMap((c) => c.webhooks.map((w) => ({ in: c.kind, ...w })));
+    const rendered: Record<string, unknown>[] = configs.flatMap((c) => c.webhooks.map((w) => ({ in: c.kind, ...w })));
     expect(rendered.map((w) => w.name).sort()).toEqual(names.map((n) => `${n}.sidecarset.kruise.io`).sort());
     for (const d of FUNCTION_DESCRIPTORS) {
       const webhook = rendered.find((w) => w.name === `${d.name}.sidecarset.kruise.io`);
