@@ -12,10 +12,15 @@ import { build, type BuildResult, type Metafile } from 'esbuild';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FUNCTION_DESCRIPTORS, type FunctionName } from '../lib/webhooks/descriptors.ts';
 import { zip } from './zip.ts';
 
-export const FUNCTIONS = ['sidecarset-default', 'sidecarset-validate', 'pod-inject', 'status-sync'] as const;
-export type BundledFunction = (typeof FUNCTIONS)[number];
+/** The bundle of every function the API server calls, from its descriptor, then the reconciler's. */
+export const BUNDLE_ENTRIES: readonly { fn: BundledFunction; entry: string }[] = [
+  ...FUNCTION_DESCRIPTORS.map((d) => ({ fn: d.name, entry: d.bundle })),
+  { fn: 'status-sync', entry: 'functions/status-sync/handler.ts' },
+];
+export type BundledFunction = FunctionName | 'status-sync';
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -122,12 +127,12 @@ async function filesUnder(dir: string): Promise<string[]> {
  */
 export async function bundleFunctions(outdir = join(projectRoot, 'dist'), options: { writeMetafile?: boolean } = {}): Promise<BundleInfo[]> {
   const out: BundleInfo[] = [];
-  for (const fn of FUNCTIONS) {
+  for (const { fn, entry } of BUNDLE_ENTRIES) {
     const dir = join(outdir, fn);
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     const file = join(dir, 'index.mjs');
-    const output = await bundleEntry(join(projectRoot, 'functions', fn, 'handler.ts'), file);
+    const output = await bundleEntry(join(projectRoot, entry), file);
     // The zip holds what the CDK asset holds (infra/aws/stack.ts): the whole directory, so the chunks travel with index.mjs.
     const entries = await Promise.all((await filesUnder(dir)).map(async (name) => ({ name, data: await readFile(join(dir, name)) })));
     if (options.writeMetafile === true) await writeFile(join(dir, 'meta.json'), JSON.stringify(output.metafile));

@@ -3,12 +3,14 @@
  * texts are in usage.ts).
  *
  *   invoke <function> [-f|--event FILE] [--operation CREATE|UPDATE --old FILE] [--namespace NS]
- *          [--sidecarsets FILE] [--namespaces FILE] [--pods FILE] [-o|--output yaml|json]
+ *          [--sidecarsets FILE] [--namespaces FILE] [--revisions FILE] [--pods FILE] [-o|--output yaml|json]
  *   invoke status-sync --sidecarsets FILE --pods FILE [--namespaces FILE]
  *   invoke rollout --sidecarsets FILE --pods FILE [--namespaces FILE]
  *
  * The event is an AdmissionReview v1 request, or a plain SidecarSet or Pod
  * that is wrapped in the review the API server would send (lib/admission/wrap.ts).
+ * What a function is (the kind it reviews, what it reads, which webhook
+ * configuration calls it) comes from its descriptor (lib/webhooks/descriptors.ts).
  *
  * Exit codes: 0 with the AdmissionReview response on stdout (allowed or
  * denied), or with -o the resulting object (allowed), or for status-sync the
@@ -21,21 +23,24 @@
 import { randomUUID } from 'node:crypto';
 import { stringify } from 'yaml';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
+import { memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
 import { memoryEventSink, memoryPodPages, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { ADMISSION_KIND, type AdmissionReviewResponse } from '../../lib/admission/review.ts';
-import { wrapInReview, wrappableKind, WrapError, type WrappableKind } from '../../lib/admission/wrap.ts';
+import { wrapInReview, wrappableKind, WrapError } from '../../lib/admission/wrap.ts';
 import { isObject, stringOf } from '../../lib/kube/json.ts';
 import { ManifestError, parseObjects, parseSingleObject, requireKind } from '../../lib/kube/yaml-objects.ts';
 import type { JsonObject, Pod } from '../../lib/kube/types.ts';
 import { offlinePlan } from '../../lib/rollout/offline-plan.ts';
+import { DEFAULT_REVISION_NAMESPACE, type ControllerRevision } from '../../lib/rollout/revisions.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { ANNOTATION_HASH } from '../../lib/sidecarset/types.ts';
-import { systemClock, type Clock } from '../../lib/ports.ts';
+import { systemClock, type Clock, type RevisionSource } from '../../lib/ports.ts';
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass, STATUS_SYNC } from '../../lib/status-sync/pass.ts';
 import type { HandlerDeps } from '../../lib/webhooks/handler.ts';
-import { ADMISSION_FUNCTIONS, isAdmissionFunction, runReview, type AdmissionFunctionName, type ReviewOutcome } from '../../lib/webhooks/registry.ts';
+import { FUNCTION_DESCRIPTORS, type ListedDescriptor } from '../../lib/webhooks/descriptors.ts';
+import { ADMISSION_FUNCTIONS, descriptorOf, isAdmissionFunction, runReview, type AdmissionFunctionName, type ReviewOutcome } from '../../lib/webhooks/registry.ts';
 import { ROLLOUT, USAGE, usageOf } from './usage.ts';
 
 export interface CliIo {
@@ -46,7 +51,7 @@ export interface CliIo {
   clock?: Clock;
 }
 
-const FILE_FLAGS = ['--event', '--sidecarsets', '--namespaces', '--pods', '--old'] as const;
+const FILE_FLAGS = ['--event', '--sidecarsets', '--namespaces', '--revisions', '--pods', '--old'] as const;
 type FileFlag = (typeof FILE_FLAGS)[number];
 const VALUE_FLAGS = ['--operation', '--namespace', '--output'] as const;
 type ValueFlag = (typeof VALUE_FLAGS)[number];
@@ -176,7 +181,7 @@ async function runStatusSync(args: Args, io: CliIo): Promise<number> {
 
 /** The commands on cluster files take --sidecarsets and --pods, optionally --namespaces, and nothing else. */
 function requireClusterFiles(command: string, { files, values }: Args): void {
-  for (const flag of ['--event', '--old'] as const) if (files[flag] !== undefined) throw new UsageError(`${command} takes no ${flag}`);
+  for (const flag of ['--event', '--old', '--revisions'] as const) if (files[flag] !== undefined) throw new UsageError(`${command} takes no ${flag}`);
   for (const flag of VALUE_FLAGS) if (values[flag] !== undefined) throw new UsageError(`${command} takes no ${flag}`);
   for (const flag of ['--sidecarsets', '--pods'] as const) {
     if (files[flag] === undefined) throw new UsageError(`${command} needs ${flag} FILE`);
@@ -205,12 +210,42 @@ async function runRollout(args: Args, io: CliIo): Promise<number> {
   return 0;
 }
 
-/** The kind of object each admission function is called for. */
-const KIND_OF: Readonly<Record<AdmissionFunctionName, WrappableKind>> = {
-  'sidecarset-default': 'SidecarSet',
-  'sidecarset-validate': 'SidecarSet',
-  'pod-inject': 'Pod',
-};
+/**
+ * The ControllerRevisions of --revisions, for a function whose descriptor
+ * says it reads them. They are read from the namespace they name (one for
+ * all; the default revision namespace when they name none). Without the
+ * file, a set that pins a revision cannot be decided, and the message says
+ * which flag would decide it.
+ */
+async function readRevisions(io: CliIo, fn: AdmissionFunctionName, path: string | undefined): Promise<RevisionSource | undefined> {
+  if (!descriptorOf(fn).reads.revisions) {
+    if (path !== undefined) throw new UsageError(`${fn} reads no ControllerRevisions: it takes no --revisions`);
+    return undefined;
+  }
+  if (path === undefined) {
+    const missing = (): Promise<never> => Promise.reject(new Error('ControllerRevisions are read from --revisions FILE here, and none was given'));
+    return { namespace: DEFAULT_REVISION_NAMESPACE, get: missing, list: missing };
+  }
+  const revisions = (await readObjects(io, path, 'ControllerRevision', 'ControllerRevisions')) as ControllerRevision[];
+  const namespaces = new Set<string>();
+  const names = new Set<string>();
+  revisions.forEach((revision, i) => {
+    const name = stringOf(isObject(revision.metadata) ? revision.metadata.name : undefined) ?? '';
+    if (name === '') throw new UsageError(`${path}: object ${i + 1} has no metadata.name`);
+    if (names.has(name)) throw new UsageError(`${path}: ControllerRevision ${name} is given twice`);
+    names.add(name);
+    const namespace = stringOf(isObject(revision.metadata) ? revision.metadata.namespace : undefined);
+    if (namespace !== undefined && namespace !== '') namespaces.add(namespace);
+  });
+  if (namespaces.size > 1) throw new UsageError(`${path}: the ControllerRevisions are in ${namespaces.size} namespaces (${[...namespaces].join(', ')}); the functions read one`);
+  return memoryRevisionStore(revisions, [...namespaces][0] ?? DEFAULT_REVISION_NAMESPACE);
+}
+
+/** The mutating functions the API server calls before a validating one, for the same kind of object (in the descriptors' order). */
+function mutatingBefore(descriptor: ListedDescriptor): ListedDescriptor[] {
+  if (descriptor.caller.in !== 'ValidatingWebhookConfiguration') return [];
+  return FUNCTION_DESCRIPTORS.filter((d) => d.caller.in === 'MutatingWebhookConfiguration' && d.reviews === descriptor.reviews);
+}
 
 /** An AdmissionReview (or something trying to be one), as opposed to a plain object. */
 function looksLikeReview(object: JsonObject): boolean {
@@ -225,7 +260,7 @@ function resultingObject(event: JsonObject, review: AdmissionReviewResponse): un
 }
 
 /** The request as the function receives it: the review given, or one made around the plain object. */
-async function requestOf(fn: AdmissionFunctionName, args: Args, io: CliIo, deps: HandlerDeps): Promise<{ event: JsonObject } | { denied: ReviewOutcome }> {
+async function requestOf(fn: AdmissionFunctionName, args: Args, io: CliIo, deps: HandlerDeps): Promise<{ event: JsonObject } | { denied: ReviewOutcome; by: AdmissionFunctionName }> {
   const eventPath = args.files['--event'] === '-' ? undefined : args.files['--event'];
   const source = eventPath ?? 'standard input';
   const eventText = eventPath === undefined ? await io.readStdin() : await readText(io, eventPath, 'event');
@@ -237,7 +272,8 @@ async function requestOf(fn: AdmissionFunctionName, args: Args, io: CliIo, deps:
     return { event: given };
   }
   const kind = wrappableKind(given);
-  const expected = KIND_OF[fn];
+  const descriptor = descriptorOf(fn);
+  const expected = descriptor.reviews;
   if (kind === undefined) {
     throw new UsageError(`${source}: not an AdmissionReview v1 request nor a ${expected} (apiVersion ${JSON.stringify(given.apiVersion)}, kind ${JSON.stringify(given.kind)})`);
   }
@@ -246,15 +282,15 @@ async function requestOf(fn: AdmissionFunctionName, args: Args, io: CliIo, deps:
   const oldPath = args.files['--old'];
   let oldObject = oldPath === undefined ? undefined : parseSingleObject(await readText(io, oldPath, 'old object'), oldPath);
   let object = given;
-  if (fn === 'sidecarset-validate') {
-    // The API server calls mutating webhooks before validating ones: the set validated is the defaulted one.
-    const defaultingEvent = wrapInReview({ object, operation, ...(oldObject !== undefined ? { oldObject } : {}), uid: randomUUID() });
-    const defaulting = await runReview('sidecarset-default', defaultingEvent, deps);
-    if (defaulting.kind !== 'review' || !defaulting.review.response.allowed) return { denied: defaulting };
-    object = resultingObject(defaultingEvent, defaulting.review) as JsonObject;
-    // The old object is the stored one; one written by hand is taken as it would have been stored.
-    if (oldObject !== undefined && wrappableKind(oldObject) === 'SidecarSet') oldObject = asStored(oldObject);
+  // The API server calls mutating webhooks before validating ones: the object validated is the mutated one.
+  for (const mutating of mutatingBefore(descriptor)) {
+    const mutatingEvent = wrapInReview({ object, operation, ...(oldObject !== undefined ? { oldObject } : {}), ...(namespace !== undefined ? { namespace } : {}), uid: randomUUID() });
+    const mutated = await runReview(mutating.name, mutatingEvent, deps);
+    if (mutated.kind !== 'review' || !mutated.review.response.allowed) return { denied: mutated, by: mutating.name };
+    object = resultingObject(mutatingEvent, mutated.review) as JsonObject;
   }
+  // The old SidecarSet is the stored one; one written by hand is taken as it would have been stored.
+  if (mutatingBefore(descriptor).length > 0 && oldObject !== undefined && wrappableKind(oldObject) === 'SidecarSet') oldObject = asStored(oldObject);
   return { event: wrapInReview({ object, operation, ...(oldObject !== undefined ? { oldObject } : {}), ...(namespace !== undefined ? { namespace } : {}), uid: randomUUID() }) };
 }
 
@@ -302,15 +338,17 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (output !== undefined && output !== 'yaml' && output !== 'json') throw new UsageError(`--output must be yaml or json, got ${JSON.stringify(output)}`);
     const sidecarSets = await readSidecarSets(io, files['--sidecarsets']);
     const namespaces = await readObjects(io, files['--namespaces'], 'Namespace', 'Namespaces');
+    const revisions = await readRevisions(io, fn, files['--revisions']);
     // Pods are read (and so checked) for every function; status-sync is their user.
     await readObjects(io, files['--pods'], 'Pod', 'Pods');
     const deps: HandlerDeps = {
       sidecarSets: memorySidecarSetSource(sidecarSets),
       namespaces: memoryNamespaceSource(namespaces),
+      ...(revisions !== undefined ? { revisions } : {}),
       clock: io.clock ?? systemClock,
     };
     const request = await requestOf(fn, args, io, deps);
-    if ('denied' in request) return report('sidecarset-default', request.denied, undefined, output, io);
+    if ('denied' in request) return report(request.by, request.denied, undefined, output, io);
     return report(fn, await runReview(fn, request.event, deps), request.event, output, io);
   } catch (error) {
     if (error instanceof UsageError || error instanceof ManifestError || error instanceof WrapError) {

@@ -6,7 +6,7 @@
  */
 import type { WaitingReason } from '../../lib/rollout/plan.ts';
 import { STATUS_SYNC } from '../../lib/status-sync/pass.ts';
-import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { FUNCTION_DESCRIPTORS, type ListedDescriptor } from '../../lib/webhooks/descriptors.ts';
 
 /** The offline rollout plan: what one pass would update, nothing written. */
 export const ROLLOUT = 'rollout';
@@ -47,38 +47,78 @@ const WAITING_REASONS: Record<WaitingReason['kind'], string> = {
   'invalid-strategy': 'partition or maxUnavailable is neither an integer nor a percentage',
 };
 
-const ADMISSION_USAGE: Record<AdmissionFunctionName, string> = {
-  'sidecarset-default': `usage: invoke sidecarset-default [-f|--event FILE] [--operation CREATE|UPDATE --old FILE] [-o|--output yaml|json]
-Defaults a SidecarSet as the mutating webhook does (and computes its hashes).
+const REVISIONS = `  --revisions FILE   the ControllerRevisions a set that pins a revision (injectionStrategy.revision) is
+                     decided with: one object, an array, a List or several YAML documents, all in one
+                     namespace. Without it such a set cannot be decided (exit 1).`;
 
-${EVENT.replace('%KIND%', 'SidecarSet')}
-${UPDATE}
-${OUTPUT}
+const NAMESPACE = `  --namespace NS     the namespace of a plain %KIND% that names none (default "default")`;
 
-${ADMISSION_EXIT}`,
-  'sidecarset-validate': `usage: invoke sidecarset-validate [-f|--event FILE] [--operation CREATE|UPDATE --old FILE]
-                           [--sidecarsets FILE] [--namespaces FILE] [-o|--output yaml|json]
-Validates a SidecarSet as the validating webhook does, against the sets and Namespaces given. A plain
-SidecarSet (and a plain --old one) is defaulted first, as the API server runs mutating webhooks before
-validating ones. A set pinning a ControllerRevision cannot be decided here (exit 1): no revisions are read.
+/**
+ * One admission function's help, from its descriptor: the options are those
+ * of what it reviews and reads, so a function added to the list has its
+ * help without an entry here.
+ */
+function admissionUsage(d: ListedDescriptor): string {
+  const ops = new Set(d.caller.rules.flatMap((rule) => rule.operations));
+  const namespaced = d.caller.rules.some((rule) => rule.scope === 'Namespaced');
+  const readsObjects = d.reads.sidecarSets || d.reads.namespaces;
+  const options = [
+    '[-f|--event FILE]',
+    ...(ops.has('UPDATE') ? ['[--operation CREATE|UPDATE --old FILE]'] : []),
+    ...(namespaced ? ['[--namespace NS]'] : []),
+    ...(readsObjects ? ['[--sidecarsets FILE] [--namespaces FILE]'] : []),
+    ...(d.reads.revisions ? ['[--revisions FILE]'] : []),
+    '[-o|--output yaml|json]',
+  ];
+  const head = `usage: invoke ${d.name} `;
+  // Wrapped as a terminal shows it: continuation lines start under the first option.
+  const lines: string[] = [];
+  let line = head;
+  for (const option of options) {
+    if (line.length + option.length > 110 && line.trim() !== head.trim()) {
+      lines.push(line.trimEnd());
+      line = ' '.repeat(head.length);
+    }
+    line += `${option} `;
+  }
+  lines.push(line.trimEnd());
+  const before = FUNCTION_DESCRIPTORS.filter((m) => d.caller.in === 'ValidatingWebhookConfiguration' && m.caller.in === 'MutatingWebhookConfiguration' && m.reviews === d.reviews);
+  const about = [
+    d.invoke.about,
+    ...(before.length > 0
+      ? [`A plain ${d.reviews} (and a plain --old one) goes through ${before.map((m) => m.name).join(', ')} first, as the API server runs mutating webhooks before validating ones.`]
+      : []),
+  ].join(' ');
+  return [
+    lines.join('\n'),
+    wrap(about),
+    '',
+    EVENT.replace('%KIND%', d.reviews),
+    ...(ops.has('UPDATE') ? [UPDATE] : []),
+    ...(namespaced ? [NAMESPACE.replace('%KIND%', d.reviews)] : []),
+    ...(readsObjects ? [CLUSTER_FILES] : []),
+    ...(d.reads.revisions ? [REVISIONS] : []),
+    OUTPUT,
+    '',
+    ADMISSION_EXIT,
+  ].join('\n');
+}
 
-${EVENT.replace('%KIND%', 'SidecarSet')}
-${UPDATE}
-${CLUSTER_FILES}
-${OUTPUT}
-
-${ADMISSION_EXIT}`,
-  'pod-inject': `usage: invoke pod-inject [-f|--event FILE] [--namespace NS] [--sidecarsets FILE] [--namespaces FILE] [-o|--output yaml|json]
-Injects the sidecars of the SidecarSets given into a Pod, as the pod webhook does on CREATE. A set pinning
-a ControllerRevision cannot be decided here (exit 1): no revisions are read.
-
-${EVENT.replace('%KIND%', 'Pod')}
-  --namespace NS     the namespace of a plain Pod that names none (default "default")
-${CLUSTER_FILES}
-${OUTPUT}
-
-${ADMISSION_EXIT}`,
-};
+/** Text broken into lines of at most 105 characters. */
+function wrap(text: string): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > 105) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line === '' ? word : `${line} ${word}`;
+    }
+  }
+  if (line !== '') lines.push(line);
+  return lines.join('\n');
+}
 
 const STATUS_SYNC_USAGE = `usage: invoke ${STATUS_SYNC} --sidecarsets FILE --pods FILE [--namespaces FILE]
 Prints the statuses one reconciler pass would write, nothing written anywhere:
@@ -108,9 +148,7 @@ ${PLAN_EXIT}`;
 /** `invoke --help`, and the text after a usage error: every function, one line each. */
 export const USAGE = `usage: invoke <function> [options]      (invoke <function> --help for its options)
 functions:
-  sidecarset-default   default a SidecarSet as the mutating webhook does
-  sidecarset-validate  validate a SidecarSet as the validating webhook does
-  pod-inject           inject sidecars into a Pod as the pod webhook does
+${FUNCTION_DESCRIPTORS.map((d) => `  ${d.name.padEnd(21)}${d.invoke.summary}`).join('\n')}
   ${STATUS_SYNC.padEnd(21)}the statuses one reconciler pass would write
   ${ROLLOUT.padEnd(21)}what one in-place rollout pass would do`;
 
@@ -118,5 +156,6 @@ functions:
 export function usageOf(fn: string | undefined): string {
   if (fn === STATUS_SYNC) return STATUS_SYNC_USAGE;
   if (fn === ROLLOUT) return ROLLOUT_USAGE;
-  return fn !== undefined && Object.hasOwn(ADMISSION_USAGE, fn) ? ADMISSION_USAGE[fn as AdmissionFunctionName] : USAGE;
+  const descriptor = FUNCTION_DESCRIPTORS.find((d) => d.name === fn);
+  return descriptor === undefined ? USAGE : admissionUsage(descriptor);
 }

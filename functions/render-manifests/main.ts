@@ -29,7 +29,10 @@ import { CA_FILE } from '../server/tls.ts';
 
 const projectRoot = resolve(import.meta.dirname, '..', '..');
 
-export const MANIFESTS_USAGE = `usage: npm run -s manifests -- (--function-urls FILE | --url-sidecarset-default URL --url-sidecarset-validate URL --url-pod-inject URL | --local [--port N] [--tls-dir DIR])
+/** One URL flag per admission function: --url-<function>. */
+const URL_FLAGS = ADMISSION_FUNCTIONS.map((fn) => `--url-${fn}`);
+
+export const MANIFESTS_USAGE = `usage: npm run -s manifests -- (--function-urls FILE | ${URL_FLAGS.map((flag) => `${flag} URL`).join(' ')} | --local [--port N] [--tls-dir DIR])
        [--secret-file FILE] [--pod-failure-policy Fail|Ignore] [--timeout SECONDS] [--exclude-namespace NS]... [--only webhooks]
        [--revision-namespace NS]  (default $${ENV_REVISION_NAMESPACE}, else kruise-system) [--no-namespace]`;
 
@@ -42,7 +45,7 @@ interface Args {
 }
 
 const VALUE_FLAGS = [
-  '--function-urls', '--url-sidecarset-default', '--url-sidecarset-validate', '--url-pod-inject', '--port', '--tls-dir',
+  '--function-urls', ...URL_FLAGS, '--port', '--tls-dir',
   '--secret-file', '--pod-failure-policy', '--timeout', '--only', '--revision-namespace',
 ];
 

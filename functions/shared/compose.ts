@@ -17,7 +17,8 @@ import type { CallerNetworks } from '../../lib/auth/caller-network.ts';
 import { refreshingSecrets, type RefreshingSecrets } from '../../lib/auth/secret-refresh.ts';
 import { systemClock, type Clock, type Logger, type NamespaceSource, type RevisionSource, type RolloutTrigger, type SidecarSetSource } from '../../lib/ports.ts';
 import { DEFAULT_MAX_BODY_BYTES, type HttpDoorConfig } from '../../lib/webhooks/http-door.ts';
-import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { readsCluster } from '../../lib/webhooks/descriptors.ts';
+import { descriptorOf, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -150,14 +151,9 @@ export async function loadCallerAccess(env: Env, logger: Logger, overrides: Over
   }
 }
 
-/** Functions that read the cluster; defaulting needs nothing but the object. */
+/** Functions that read the cluster, as their descriptors say (defaulting needs nothing but the object). */
 export function needsCluster(fn: AdmissionFunctionName): boolean {
-  return fn !== 'sidecarset-default';
-}
-
-/** Functions that read pinned ControllerRevisions (rollout.md §2.4): injection, and validation of the pin. */
-export function readsRevisions(fn: AdmissionFunctionName): boolean {
-  return fn === 'pod-inject' || fn === 'sidecarset-validate';
+  return readsCluster(descriptorOf(fn));
 }
 
 /** What one admission function serves with. */
@@ -166,9 +162,9 @@ export interface AdmissionRuntime {
   deps: { sidecarSets: SidecarSetSource; namespaces: NamespaceSource; revisions?: RevisionSource; clock: Clock; logger: Logger; rollout?: RolloutTrigger; metrics?: AdmissionMetrics };
 }
 
-/** Only the SidecarSet validating webhook tells the reconciler about admitted changes (it sees every admitted one, after defaulting). */
+/** Functions that tell the reconciler about admitted changes, as their descriptors say (the SidecarSet validating webhook: it sees every admitted one, after defaulting). */
 export function triggersRollout(fn: AdmissionFunctionName): boolean {
-  return fn === 'sidecarset-validate';
+  return descriptorOf(fn).triggersStatusPass;
 }
 
 /** Sources for a function that never reads the cluster (defaulting). */
@@ -198,9 +194,12 @@ export function admissionRuntime(
   rollout?: RolloutTrigger,
   metrics?: AdmissionMetrics,
 ): AdmissionRuntime {
-  const { sidecarSets, namespaces } = needsCluster(fn) && sources ? sources : NO_CLUSTER;
+  // Each function gets the sources its descriptor says it reads, and nothing else.
+  const { reads } = descriptorOf(fn);
+  const sidecarSets = reads.sidecarSets && sources ? sources.sidecarSets : NO_CLUSTER.sidecarSets;
+  const namespaces = reads.namespaces && sources ? sources.namespaces : NO_CLUSTER.namespaces;
   const trigger = triggersRollout(fn) ? rollout : undefined;
-  const revisions = readsRevisions(fn) ? sources?.revisions : undefined;
+  const revisions = reads.revisions ? sources?.revisions : undefined;
   return {
     config: doorConfig(fn, secrets, networks),
     deps: {

@@ -8,11 +8,12 @@ import { ENV_REVISION_NAMESPACE } from '../../lib/adapters/revision-namespace.ts
 import { ENV_ROLLOUT_STALL_MS } from '../../lib/status-sync/rollout-state.ts';
 import { ENV_ALLOWED_CALLER_CIDRS, ENV_ROTATION_PERIOD_MS, ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
 import { ENV_METRICS_NAMESPACE } from '../../lib/metrics/catalogue.ts';
-import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { FUNCTION_DESCRIPTORS, readsCluster, type FunctionDescriptor, type FunctionName } from '../../lib/webhooks/descriptors.ts';
 import type { ClusterCredentials } from './config.ts';
 
-export const STACK_FUNCTIONS = ['sidecarset-default', 'sidecarset-validate', 'pod-inject', 'status-sync'] as const;
-export type StackFunctionName = (typeof STACK_FUNCTIONS)[number];
+/** One function per descriptor (lib/webhooks/descriptors.ts), then the reconciler. */
+export const STACK_FUNCTIONS: readonly StackFunctionName[] = [...FUNCTION_DESCRIPTORS.map((d) => d.name), 'status-sync'];
+export type StackFunctionName = FunctionName | 'status-sync';
 
 /**
  * The cluster variables of functions/shared/cluster.ts, spelt out because
@@ -46,34 +47,28 @@ export interface FunctionSpec {
 
 type AdmissionSpec = FunctionSpec & { trigger: 'function-url' };
 
-export const FUNCTION_SPECS: Readonly<Record<AdmissionFunctionName, AdmissionSpec> & Record<'status-sync', FunctionSpec>> = {
-  'sidecarset-default': {
-    id: 'SidecarsetDefault',
-    description: 'SidecarSet defaulting webhook (mutating admission, Function URL)',
+const ADMISSION_KIND: Readonly<Record<FunctionDescriptor['caller']['in'], string>> = {
+  MutatingWebhookConfiguration: 'mutating admission',
+  ValidatingWebhookConfiguration: 'validating admission',
+};
+
+/** A function the API server calls, as its descriptor says: behind a Function URL, with the cluster exactly when it reads it. */
+function calledFunctionSpec(descriptor: FunctionDescriptor): AdmissionSpec {
+  const cluster = readsCluster(descriptor);
+  return {
+    id: descriptor.name.split('-').map((part) => `${part.charAt(0).toUpperCase()}${part.slice(1)}`).join(''),
+    description: `${descriptor.title} (${ADMISSION_KIND[descriptor.caller.in]}, Function URL)`,
     trigger: 'function-url',
     readsWebhookSecret: true,
     rotatesWebhookSecret: false,
-    readsCluster: false,
-    takesKubeSettings: false,
-  },
-  'sidecarset-validate': {
-    id: 'SidecarsetValidate',
-    description: 'SidecarSet validating webhook (validating admission, Function URL)',
-    trigger: 'function-url',
-    readsWebhookSecret: true,
-    rotatesWebhookSecret: false,
-    readsCluster: true,
-    takesKubeSettings: true,
-  },
-  'pod-inject': {
-    id: 'PodInject',
-    description: 'Pod sidecar injection webhook (mutating admission, Function URL)',
-    trigger: 'function-url',
-    readsWebhookSecret: true,
-    rotatesWebhookSecret: false,
-    readsCluster: true,
-    takesKubeSettings: true,
-  },
+    readsCluster: cluster,
+    // Every cluster-reading webhook reads through the cached sources.
+    takesKubeSettings: cluster,
+  };
+}
+
+export const FUNCTION_SPECS: Readonly<Record<FunctionName, AdmissionSpec> & Record<'status-sync', FunctionSpec>> = {
+  ...(Object.fromEntries(FUNCTION_DESCRIPTORS.map((d) => [d.name, calledFunctionSpec(d)])) as Record<FunctionName, AdmissionSpec>),
   'status-sync': {
     id: 'StatusSync',
     description: 'SidecarSet status reconciler (EventBridge schedule)',

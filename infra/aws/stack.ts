@@ -23,6 +23,7 @@ import { ENV_STATUS_SYNC_FUNCTION } from '../../lib/adapters/lambda-rollout-trig
 import { checkBundles, type BundleDirectories } from './bundles.ts';
 import { ALARM_PERIOD, metricAlarm, metricAlarmSpecs, sidecarSetDashboard } from './dashboard.ts';
 import type { FunctionSettings, StackConfig, WebhookIngress } from './config.ts';
+import { FUNCTION_DESCRIPTORS, type FunctionName } from '../../lib/webhooks/descriptors.ts';
 import { FUNCTION_SPECS, functionAccess, kubernetesIdentity, STACK_FUNCTIONS, type FunctionSpec, type StackFunctionName, type StackInputs } from './functions.ts';
 
 /**
@@ -133,7 +134,8 @@ export class SidecarSetStack extends Stack {
       }
     }
     this.functions = functions;
-    this.rolloutTrigger(functions['sidecarset-validate'], functions['status-sync']);
+    // Each function whose descriptor says it starts a status pass may invoke status-sync.
+    for (const descriptor of FUNCTION_DESCRIPTORS) if (descriptor.triggersStatusPass) this.rolloutTrigger(functions[descriptor.name], functions['status-sync']);
     this.rolloutContinuation(functions['status-sync']);
     this.monitoring(config, functions, alarmTopic);
 
@@ -282,9 +284,9 @@ export class SidecarSetStack extends Stack {
    * counting the other's pods as still available, could together take more
    * pods down than maxUnavailable allows.
    */
-  private rolloutTrigger(validate: LambdaFn, statusSync: LambdaFn): void {
-    validate.addEnvironment(ENV_STATUS_SYNC_FUNCTION, statusSync.functionName);
-    statusSync.grantInvoke(validate);
+  private rolloutTrigger(trigger: LambdaFn, statusSync: LambdaFn): void {
+    trigger.addEnvironment(ENV_STATUS_SYNC_FUNCTION, statusSync.functionName);
+    statusSync.grantInvoke(trigger);
   }
 
   /**
@@ -333,7 +335,7 @@ export class SidecarSetStack extends Stack {
     sidecarSetDashboard(this, 'Dashboard', {
       namespace: config.metricsNamespace,
       dashboardName: `${config.stackName}-${this.region}`,
-      admission: { 'sidecarset-default': functions['sidecarset-default'], 'sidecarset-validate': functions['sidecarset-validate'], 'pod-inject': functions['pod-inject'] },
+      admission: Object.fromEntries(FUNCTION_DESCRIPTORS.map((d) => [d.name, functions[d.name]])) as Record<FunctionName, LambdaFn>,
       statusSync: functions['status-sync'],
     });
     for (const spec of metricAlarmSpecs(config.metricsNamespace)) notify(metricAlarm(this, spec, this.node.path), topic);

@@ -101,6 +101,90 @@ export function decodeUtf8(bytes: Uint8Array, source: string): string {
   }
 }
 
+/**
+ * The value of text that is JSON by content (its first character after
+ * white space is `{` or `[`), parsed as JSON: the YAML parser takes seconds
+ * for a megabyte that JSON.parse reads in milliseconds. Undefined when the
+ * text is not JSON after all (YAML flow style, comments, several
+ * documents): the YAML parser then reads it, and its errors say why.
+ * What the YAML reading refuses is refused here too, with the same words: a
+ * duplicate key, a number JSON cannot hold.
+ */
+function jsonValue(text: string, source: string): { value: unknown } | undefined {
+  const first = /[^ \t\r\n\uFEFF]/.exec(text)?.[0];
+  if (first !== '{' && first !== '[') return undefined;
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  let value: unknown;
+  try {
+    // V8's JSON.parse does not recurse: the depth is checked after it, in the same pass as the keys.
+    value = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const { depth, duplicate } = scanJson(body);
+  if (depth > MAX_NESTING_DEPTH) throw new ManifestError(`${source}: not valid JSON or YAML: it nests more than ${MAX_NESTING_DEPTH} levels deep`);
+  if (duplicate !== undefined) throw new ManifestError(`${source}: not valid JSON or YAML: Map keys must be unique (${JSON.stringify(duplicate)} twice in one object)`);
+  const number = nonFiniteNumber(value, '');
+  if (number !== undefined) throw new ManifestError(`${source}: not valid JSON or YAML: ${JSON.stringify(number.key)} holds the number ${String(number.value)}, which JSON cannot`);
+  return { value };
+}
+
+/** The first number JSON.parse made Infinity (a literal too large), with its key; the depth is bounded already. */
+function nonFiniteNumber(value: unknown, key: string): { key: string; value: number } | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : { key, value };
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = nonFiniteNumber(value[i], String(i));
+      if (found !== undefined) return found;
+    }
+  } else if (isObject(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      const found = nonFiniteNumber(v, k);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * In valid JSON text: the deepest nesting, and the first key given twice in
+ * one object (JSON.parse keeps the last silently). One pass over the text:
+ * each object's keys in a set, strings skipped by their escapes.
+ */
+function scanJson(json: string): { depth: number; duplicate?: string } {
+  // Per open bracket: the object's keys, or null for an array.
+  const open: (Set<string> | null)[] = [];
+  let depth = 0;
+  let expectKey = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      let end = i + 1;
+      while (json.charCodeAt(end) !== 0x22) end += json.charCodeAt(end) === 0x5c /* \\ */ ? 2 : 1;
+      const keys = open[open.length - 1];
+      if (expectKey && keys) {
+        const key = JSON.parse(json.slice(i, end + 1)) as string;
+        if (keys.has(key)) return { depth, duplicate: key };
+        keys.add(key);
+        expectKey = false;
+      }
+      i = end;
+    } else if (c === 0x7b /* { */) {
+      open.push(new Set());
+      depth = Math.max(depth, open.length);
+      expectKey = true;
+    } else if (c === 0x5b /* [ */) {
+      open.push(null);
+      depth = Math.max(depth, open.length);
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      open.pop();
+    } else if (c === 0x2c /* , */) {
+      expectKey = open[open.length - 1] instanceof Set;
+    }
+  }
+  return { depth };
+}
+
 /** Every object in `text`, Lists flattened. `source` names the text in errors (a file path). */
 export function parseObjects(text: string, source: string): JsonObject[] {
   const out: JsonObject[] = [];
@@ -122,6 +206,11 @@ export function parseObjects(text: string, source: string): JsonObject[] {
     }
     out.push(value);
   };
+  const json = jsonValue(text, source);
+  if (json !== undefined) {
+    add(json.value, 'the document');
+    return out;
+  }
   checkNesting(text, source);
   const docs = parseAllDocuments(text, PARSE_OPTIONS);
   const list = Array.isArray(docs) ? docs : [docs];
@@ -133,6 +222,11 @@ export function parseObjects(text: string, source: string): JsonObject[] {
 
 /** Exactly one object from `text`. */
 export function parseSingleObject(text: string, source: string): JsonObject {
+  const json = jsonValue(text, source);
+  if (json !== undefined) {
+    if (!isObject(json.value)) throw new ManifestError(`${source}: the document is not an object`);
+    return json.value;
+  }
   checkNesting(text, source);
   const docs = parseAllDocuments(text, PARSE_OPTIONS);
   const list = (Array.isArray(docs) ? docs : [docs]).filter((d) => d.contents !== null || d.errors.length > 0);

@@ -3,19 +3,18 @@
  * at the functions, rendered for one deployment (Lambda Function URLs or the
  * local server). Choices, with their reasons:
  *
- * - SidecarSet defaulting and validation fail closed (`Fail`): a SidecarSet
- *   stored without defaults or hashes, or with a conflict, would inject wrong
- *   sidecars later. Only SidecarSet writes are blocked during an outage.
- * - Pod injection is configurable. `Fail` guarantees every matching pod gets
- *   its sidecars but blocks pod creation in the selected namespaces while the
- *   function is unreachable; `Ignore` keeps pods flowing and creates them
- *   without sidecars (status-sync reports them as not injected).
- * - Pod injection runs with `reinvocationPolicy: IfNeeded`: injection is
- *   idempotent, and a re-run sees containers other webhooks added
- *   (transferEnv, shared volumes).
- * - System namespaces and namespaces labelled with the opt-out label are never
- *   sent to the pod webhook.
+ * The webhooks are the descriptors' (lib/webhooks/descriptors.ts): each
+ * function registered in a webhook configuration gets one webhook there,
+ * with the rules, failure policy, reinvocation policy and side effects its
+ * descriptor gives (and the reasons for them). Common to all:
+ *
+ * - `matchPolicy: Equivalent`, AdmissionReview v1, and the deployment's
+ *   timeout.
+ * - A webhook that skips excluded namespaces is never sent objects of the
+ *   system namespaces, the deployment's extra excluded ones, or namespaces
+ *   labelled with the opt-out label.
  */
+import { FUNCTION_DESCRIPTORS, type FailurePolicy, type WebhookRegistration } from '../webhooks/descriptors.ts';
 import type { AdmissionFunctionName } from '../webhooks/registry.ts';
 
 export const WEBHOOK_CONFIGURATION_NAME = 'serverless-sidecarset';
@@ -23,7 +22,7 @@ export const OPT_OUT_LABEL = 'sidecarset.kruise.io/injection';
 export const OPT_OUT_VALUE = 'disabled';
 export const SYSTEM_NAMESPACES = ['kube-system', 'kube-public', 'kube-node-lease'] as const;
 
-export type FailurePolicy = 'Fail' | 'Ignore';
+export type { FailurePolicy };
 
 export interface WebhookTarget {
   /** The https URL the API server calls, including the secret path segment. */
@@ -34,6 +33,7 @@ export interface WebhookRenderOptions {
   targets: Readonly<Record<AdmissionFunctionName, WebhookTarget>>;
   /** PEM of the CA that signed the serving certificate; omitted for publicly trusted certificates (Function URLs). */
   caPem?: string;
+  /** The failure policy of the webhooks whose descriptor leaves it to the deployment (pod-inject); `Fail` when absent. */
   podFailurePolicy?: FailurePolicy;
   /** 1-30 seconds; the API server's default is 10. */
   timeoutSeconds?: number;
@@ -64,71 +64,52 @@ function clientConfig(target: WebhookTarget, caPem: string | undefined): Record<
   return caPem === undefined ? { url: target.url } : { url: target.url, caBundle: Buffer.from(caPem).toString('base64') };
 }
 
-const SIDECARSET_RULE = {
-  apiGroups: ['apps.kruise.io'],
-  apiVersions: ['v1alpha1'],
-  resources: ['sidecarsets'],
-  operations: ['CREATE', 'UPDATE'],
-  scope: 'Cluster',
-};
+/** A descriptor of a function the API server calls through a webhook configuration. */
+type Registered = (typeof FUNCTION_DESCRIPTORS)[number];
 
-/** Both webhook configurations, as API objects. */
-export function renderWebhookConfigurations(options: WebhookRenderOptions): Record<string, unknown>[] {
-  const timeoutSeconds = options.timeoutSeconds ?? 10;
-  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 30) {
-    throw new ManifestOptionsError(`timeoutSeconds must be an integer from 1 to 30, got ${timeoutSeconds}`);
-  }
-  const common = { sideEffects: 'None', admissionReviewVersions: ['v1'], timeoutSeconds, matchPolicy: 'Equivalent' };
-  const excluded = [...new Set([...SYSTEM_NAMESPACES, ...(options.excludedNamespaces ?? [])])];
-  const metadata = { name: WEBHOOK_CONFIGURATION_NAME, labels: { 'app.kubernetes.io/part-of': 'serverless-sidecarset' } };
-  return [
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'MutatingWebhookConfiguration',
-      metadata,
-      webhooks: [
-        {
-          name: 'sidecarset-default.sidecarset.kruise.io',
-          clientConfig: clientConfig(options.targets['sidecarset-default'], options.caPem),
-          rules: [SIDECARSET_RULE],
-          failurePolicy: 'Fail',
-          reinvocationPolicy: 'Never',
-          ...common,
-        },
-        {
-          name: 'pod-inject.sidecarset.kruise.io',
-          clientConfig: clientConfig(options.targets['pod-inject'], options.caPem),
-          rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }],
-          failurePolicy: options.podFailurePolicy ?? 'Fail',
-          reinvocationPolicy: 'IfNeeded',
+/** One function's webhook, its fields in the order the API server prints them. */
+function webhookOf(descriptor: Registered, options: WebhookRenderOptions, timeoutSeconds: number, excluded: readonly string[]): Record<string, unknown> {
+  const { caller } = descriptor;
+  return {
+    name: `${descriptor.name}.sidecarset.kruise.io`,
+    clientConfig: clientConfig(options.targets[descriptor.name], options.caPem),
+    rules: caller.rules,
+    failurePolicy: caller.failurePolicy === 'deployment' ? (options.podFailurePolicy ?? 'Fail') : caller.failurePolicy,
+    ...(caller.reinvocationPolicy !== undefined ? { reinvocationPolicy: caller.reinvocationPolicy } : {}),
+    ...(caller.skipsExcludedNamespaces
+      ? {
           namespaceSelector: {
             matchExpressions: [
               { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: excluded },
               { key: OPT_OUT_LABEL, operator: 'NotIn', values: [OPT_OUT_VALUE] },
             ],
           },
-          ...common,
-        },
-      ],
-    },
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingWebhookConfiguration',
-      metadata,
-      webhooks: [
-        {
-          name: 'sidecarset-validate.sidecarset.kruise.io',
-          clientConfig: clientConfig(options.targets['sidecarset-validate'], options.caPem),
-          rules: [SIDECARSET_RULE],
-          failurePolicy: 'Fail',
-          ...common,
-          // An admitted change starts the reconciler's pass at once (an
-          // asynchronous invoke of status-sync, or the local loop), a side
-          // effect the webhook skips on dry runs; "None" would tell the API
-          // server there is none to skip.
-          sideEffects: 'NoneOnDryRun',
-        },
-      ],
-    },
-  ];
+        }
+      : {}),
+    sideEffects: caller.sideEffects,
+    admissionReviewVersions: ['v1'],
+    timeoutSeconds,
+    matchPolicy: 'Equivalent',
+  };
+}
+
+/** The descriptors registered in one webhook configuration, in the list's order. */
+export function registeredIn(kind: WebhookRegistration['in']): Registered[] {
+  return FUNCTION_DESCRIPTORS.filter((d) => d.caller.in === kind);
+}
+
+/** Both webhook configurations, as API objects: one webhook per descriptor registered in each. */
+export function renderWebhookConfigurations(options: WebhookRenderOptions): Record<string, unknown>[] {
+  const timeoutSeconds = options.timeoutSeconds ?? 10;
+  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 30) {
+    throw new ManifestOptionsError(`timeoutSeconds must be an integer from 1 to 30, got ${timeoutSeconds}`);
+  }
+  const excluded = [...new Set([...SYSTEM_NAMESPACES, ...(options.excludedNamespaces ?? [])])];
+  const metadata = { name: WEBHOOK_CONFIGURATION_NAME, labels: { 'app.kubernetes.io/part-of': 'serverless-sidecarset' } };
+  return (['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'] as const).map((kind) => ({
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind,
+    metadata,
+    webhooks: registeredIn(kind).map((descriptor) => webhookOf(descriptor, options, timeoutSeconds, excluded)),
+  }));
 }

@@ -1,26 +1,33 @@
 /**
- * The admission functions by name, and the request path every door shares:
- * body -> decode -> handler -> AdmissionReview (the uid set here, once) or
- * failure.
+ * The admission functions by name (their descriptors are in descriptors.ts),
+ * and the request path every door shares: body -> decode -> handler ->
+ * AdmissionReview (the uid set here, once) or failure.
  */
 import { complete, type Verdict } from '../admission/responses.ts';
 import { decodeReview, InvalidReviewError, reviewOf, type AdmissionRequest, type AdmissionReviewResponse } from '../admission/review.ts';
-import type { AdmissionHandler, HandlerDeps } from './handler.ts';
-import { podInjectHandler } from './pod-inject.ts';
-import { sidecarSetDefaultHandler } from './sidecarset-default.ts';
-import { sidecarSetValidateHandler } from './sidecarset-validate.ts';
+import { FUNCTION_DESCRIPTORS, type FunctionName, type ListedDescriptor } from './descriptors.ts';
+import type { HandlerDeps } from './handler.ts';
 
-export const ADMISSION_FUNCTIONS = ['sidecarset-default', 'sidecarset-validate', 'pod-inject'] as const;
-export type AdmissionFunctionName = (typeof ADMISSION_FUNCTIONS)[number];
+/**
+ * The names of the functions that answer AdmissionReviews, in the
+ * descriptors' order: every descriptor's today (a conversion function's
+ * descriptor would be left out by its `answers`).
+ */
+export const ADMISSION_FUNCTIONS: readonly AdmissionFunctionName[] = FUNCTION_DESCRIPTORS.map((d) => d.name);
+export type AdmissionFunctionName = Extract<ListedDescriptor, { answers: 'AdmissionReview' }>['name'];
 
-export const admissionHandlers: Readonly<Record<AdmissionFunctionName, AdmissionHandler>> = {
-  'sidecarset-default': sidecarSetDefaultHandler,
-  'sidecarset-validate': sidecarSetValidateHandler,
-  'pod-inject': podInjectHandler,
-};
+const BY_NAME: ReadonlyMap<string, ListedDescriptor> = new Map(FUNCTION_DESCRIPTORS.map((d) => [d.name, d]));
+
+/** The descriptor of a function. */
+export function descriptorOf(name: FunctionName): ListedDescriptor {
+  const descriptor = BY_NAME.get(name);
+  // Unreachable for a FunctionName: every one has a descriptor.
+  if (descriptor === undefined) throw new Error(`no function ${name}`);
+  return descriptor;
+}
 
 export function isAdmissionFunction(name: string): name is AdmissionFunctionName {
-  return (ADMISSION_FUNCTIONS as readonly string[]).includes(name);
+  return BY_NAME.has(name);
 }
 
 /** The outcome of one review, ready for any door to render. */
@@ -50,7 +57,7 @@ export async function runReview(name: AdmissionFunctionName, body: unknown, deps
 
 /** Runs one admission function on a decoded request; the answer carries the request's uid. Never throws. */
 export async function reviewRequest(name: AdmissionFunctionName, request: AdmissionRequest, deps: HandlerDeps): Promise<ReviewedOutcome> {
-  const result = await admissionHandlers[name](request, deps);
+  const result = await descriptorOf(name).handler(request, deps);
   if (result.outcome === 'failed') {
     return { kind: 'failed', uid: request.uid, status: result.failure.status, message: result.failure.message };
   }

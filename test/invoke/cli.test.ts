@@ -13,6 +13,7 @@ import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts
 import { parseSingleObject } from '../../lib/kube/yaml-objects.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
+import { LABEL_CUSTOM_VERSION, newRevision, type ControllerRevision } from '../../lib/rollout/revisions.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = join(here, '..', '..');
@@ -64,16 +65,116 @@ describe('invoke pod-inject', () => {
     expect(r.stderr).toMatch(/namespace "shop" is unknown/);
   });
 
-  it('exits 1 (cannot decide), never injecting the current spec, for a set that pins a revision: it reads no revisions', () => {
+  it('exits 1 (cannot decide), never injecting the current spec, for a set that pins a revision and no --revisions, naming the flag', () => {
     const dir = mkdtempSync(join(tmpdir(), 'invoke-pinned-'));
     try {
       const sets = join(dir, 'sets.yaml');
-      const set = parse(readFileSync(fixture('sidecarsets.yaml'), 'utf8')) as SidecarSet;
-      writeFileSync(sets, stringify({ ...set, spec: { ...set.spec, injectionStrategy: { revision: { customVersion: '3' } } } }));
+      writeFileSync(sets, stringify(pinningSet('3')));
       const r = invoke(['pod-inject', '--event', fixture('pod-create.json'), '--sidecarsets', sets]);
       expect(r.code).toBe(1);
       expect(r.stdout).toBe('');
-      expect(r.stderr).toMatch(/SidecarSet log-agent pins custom version "3", but ControllerRevisions are not read here/);
+      expect(r.stderr).toMatch(/SidecarSet log-agent pins custom version "3" .*ControllerRevisions are read from --revisions FILE here, and none was given/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** The fixture's set pinning a custom version. */
+function pinningSet(customVersion: string): SidecarSet {
+  const set = parse(readFileSync(fixture('sidecarsets.yaml'), 'utf8')) as SidecarSet;
+  return { ...set, spec: { ...set.spec, injectionStrategy: { revision: { customVersion } } } };
+}
+
+/** The revision Kruise would have recorded for the fixture's set with another image, labelled with a custom version. */
+function olderRevision(image: string, customVersion: string): ControllerRevision {
+  const set = parse(readFileSync(fixture('sidecarsets.yaml'), 'utf8')) as SidecarSet;
+  const older = defaultSidecarSet({ ...set, spec: { ...set.spec, containers: set.spec!.containers!.map((c) => ({ ...c, image })) } });
+  const revision = newRevision(older, 'kruise-system', 1, 0);
+  return { ...revision, metadata: { ...revision.metadata, labels: { ...revision.metadata!.labels, [LABEL_CUSTOM_VERSION]: customVersion } } };
+}
+
+describe('invoke --revisions', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'invoke-revisions-'));
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const file = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+  const injectedImage = (stdout: string) => (parse(stdout) as { spec: { containers: { name: string; image: string }[] } }).spec.containers.find((c) => c.name === 'log-agent')?.image;
+
+  it.each<[string, () => string]>([
+    ['one ControllerRevision (YAML)', () => stringify(olderRevision('fluent-bit:3.0', '3'))],
+    ['a List (JSON)', () => JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [olderRevision('fluent-bit:2.9', '2'), olderRevision('fluent-bit:3.0', '3')] })],
+    ['several YAML documents', () => `${stringify(olderRevision('fluent-bit:2.9', '2'))}---\n${stringify(olderRevision('fluent-bit:3.0', '3'))}`],
+  ])('pod-inject injects the pinned revision read from %s', (_, text) => {
+    const sets = file('pinning.yaml', stringify(pinningSet('3')));
+    const r = invoke(['pod-inject', '-f', fixture('pod-create.json'), '--sidecarsets', sets, '--revisions', file('revisions', text()), '-o', 'yaml']);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(injectedImage(r.stdout)).toBe('fluent-bit:3.0');
+  });
+
+  it('sidecarset-validate decides a pin with --revisions: allowed when it resolves, denied when it does not; without the file it names the flag', () => {
+    const revisions = file('revision.yaml', stringify(olderRevision('fluent-bit:3.0', '3')));
+    const resolves = file('pins-3.yaml', stringify(pinningSet('3')));
+    const allowed = invoke(['sidecarset-validate', '-f', resolves, '--revisions', revisions, '-o', 'json']);
+    expect({ code: allowed.code, stderr: allowed.stderr }).toEqual({ code: 0, stderr: '' });
+    const missing = invoke(['sidecarset-validate', '-f', file('pins-9.yaml', stringify(pinningSet('9'))), '--revisions', revisions, '-o', 'json']);
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toMatch(/pins custom version 9, but no ControllerRevision carries it/);
+    const without = invoke(['sidecarset-validate', '-f', resolves, '-o', 'json']);
+    expect(without.code).toBe(1);
+    expect(without.stderr).toMatch(/--revisions FILE/);
+  });
+
+  it('refuses --revisions where the function reads none, a file of another kind, and revisions of two namespaces', () => {
+    const revision = olderRevision('fluent-bit:3.0', '3');
+    const revisions = file('r.yaml', stringify(revision));
+    const plainSet = file('set.yaml', stringify(pinningSet('3')));
+    expect(invoke(['sidecarset-default', '-f', plainSet, '--revisions', revisions])).toMatchObject({ code: 2, stderr: 'invoke: sidecarset-default reads no ControllerRevisions: it takes no --revisions\n' });
+    expect(invoke(['status-sync', '--sidecarsets', plainSet, '--pods', fixture('pod-create.json'), '--revisions', revisions])).toMatchObject({ code: 2, stderr: 'invoke: status-sync takes no --revisions\n' });
+    const notRevisions = invoke(['pod-inject', '-f', fixture('pod-create.json'), '--revisions', fixture('namespaces.yaml')]);
+    expect(notRevisions.code).toBe(2);
+    expect(notRevisions.stderr).toMatch(/namespaces\.yaml: object 1 is a "Namespace", expected ControllerRevision/);
+    const elsewhere = { ...revision, metadata: { ...revision.metadata, name: 'other', namespace: 'history' } };
+    const two = invoke(['pod-inject', '-f', fixture('pod-create.json'), '--revisions', file('two.yaml', `${stringify(revision)}---\n${stringify(elsewhere)}`)]);
+    expect(two.code).toBe(2);
+    expect(two.stderr).toMatch(/two\.yaml: the ControllerRevisions are in 2 namespaces \(kruise-system, history\)/);
+  });
+});
+
+describe('invoke on a JSON file', () => {
+  it('reads a 1 MB AdmissionReview as JSON and answers it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'invoke-json-'));
+    try {
+      const event = JSON.parse(readFileSync(fixture('pod-create.json'), 'utf8')) as { request: { object: { spec: { containers: Record<string, unknown>[] } } } };
+      event.request.object.spec.containers[0]!.env = Array.from({ length: 6300 }, (_, i) => ({ name: `VAR_${i}`, value: `value-${i}-${'x'.repeat(50)}` }));
+      const path = join(dir, 'big.json');
+      writeFileSync(path, JSON.stringify(event, null, 2));
+      const r = invoke(['pod-inject', '-f', path, '--sidecarsets', fixture('sidecarsets.yaml'), '-o', 'json']);
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+      const pod = JSON.parse(r.stdout) as { spec: { containers: { name: string; env?: unknown[] }[] } };
+      expect(pod.spec.containers.map((c) => c.name)).toEqual(['log-agent', 'app']);
+      expect(pod.spec.containers[1]!.env).toHaveLength(6300);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('names the file and the problem for JSON it refuses: a duplicate key', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'invoke-json-'));
+    try {
+      const path = join(dir, 'dup.json');
+      writeFileSync(path, '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "name": "b"}, "spec": {"containers": []}}');
+      const r = invoke(['pod-inject', '-f', path]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(`invoke: ${path}: not valid JSON or YAML: Map keys must be unique ("name" twice in one object)\n`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -284,9 +385,9 @@ describe('invoke on plain objects, as kubectl apply -f takes them', () => {
   });
 
   it.each<[string, RegExp, string[], string[]]>([
-    ['sidecarset-default', /^usage: invoke sidecarset-default /, ['--operation CREATE|UPDATE, --old FILE', '-o, --output yaml|json', 'exit codes:'], ['--sidecarsets', '--pods']],
-    ['sidecarset-validate', /^usage: invoke sidecarset-validate /, ['--sidecarsets, --namespaces, --pods FILE', 'defaulted first', 'exit codes:'], ['waiting reasons']],
-    ['pod-inject', /^usage: invoke pod-inject /, ['--namespace NS', '--sidecarsets, --namespaces, --pods FILE', 'exit codes:'], ['--operation']],
+    ['sidecarset-default', /^usage: invoke sidecarset-default /, ['--operation CREATE|UPDATE, --old FILE', '-o, --output yaml|json', 'exit codes:'], ['--sidecarsets', '--pods', '--revisions']],
+    ['sidecarset-validate', /^usage: invoke sidecarset-validate /, ['--sidecarsets, --namespaces, --pods FILE', 'through sidecarset-default first', '--revisions FILE', 'exit codes:'], ['waiting reasons']],
+    ['pod-inject', /^usage: invoke pod-inject /, ['--namespace NS', '--sidecarsets, --namespaces, --pods FILE', '--revisions FILE', 'exit codes:'], ['--operation']],
     ['status-sync', /^usage: invoke status-sync --sidecarsets FILE --pods FILE/, ['"status": <its new status>', 'exit codes:'], ['-o, --output', 'AdmissionReview']],
     [
       'rollout',

@@ -1,0 +1,172 @@
+/**
+ * One descriptor per function the API server calls: its name, its handler,
+ * the review it answers and the object kind it reviews, what it reads from
+ * the cluster, whether it starts a status pass, where its caller is
+ * registered (with the webhook's rules), and its bundle's entry point.
+ *
+ * Everything that needs to know what a function is reads this list: the
+ * composition (functions/shared/compose.ts), the doors and the invoke CLI
+ * (through registry.ts), the stack (infra/aws/functions.ts), the bundler
+ * (scripts/bundle.ts) and the webhook configurations
+ * (lib/webhook-config/webhook-configurations.ts). Adding a function is one
+ * descriptor here, its handler, and a one-line functions/<name>/handler.ts.
+ */
+import type { WrappableKind } from '../admission/wrap.ts';
+import type { AdmissionHandler } from './handler.ts';
+import { podInjectHandler } from './pod-inject.ts';
+import { sidecarSetDefaultHandler } from './sidecarset-default.ts';
+import { sidecarSetValidateHandler } from './sidecarset-validate.ts';
+
+export type FailurePolicy = 'Fail' | 'Ignore';
+
+/** One entry of a webhook's `rules`, as admissionregistration.k8s.io/v1 spells it. */
+export interface WebhookRule {
+  apiGroups: readonly string[];
+  apiVersions: readonly string[];
+  resources: readonly string[];
+  operations: readonly ('CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT')[];
+  scope: 'Cluster' | 'Namespaced';
+}
+
+/**
+ * Where the API server learns to call an admission function: its webhook in
+ * one of the two webhook configurations. (A CRD conversion function's caller
+ * is the CRD's spec.conversion.webhook instead; see docs/ARCHITECTURE.md.)
+ */
+export interface WebhookRegistration {
+  in: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration';
+  rules: readonly WebhookRule[];
+  /**
+   * Fixed, or `deployment`: the deployment chooses (the `podFailurePolicy`
+   * render option, `Fail` unless given), for a webhook whose outage may be
+   * traded for missing work rather than blocked writes.
+   */
+  failurePolicy: FailurePolicy | 'deployment';
+  /** Mutating webhooks only: whether the API server calls it again after later mutations. */
+  reinvocationPolicy?: 'Never' | 'IfNeeded';
+  /** `NoneOnDryRun` for a function with a side effect it skips on dry runs (starting a status pass). */
+  sideEffects: 'None' | 'NoneOnDryRun';
+  /** Never sent objects of the system namespaces, the deployment's excluded ones, or namespaces that opted out. */
+  skipsExcludedNamespaces: boolean;
+}
+
+/** What a function reads from the cluster besides the object under review. */
+export interface ClusterReads {
+  sidecarSets: boolean;
+  namespaces: boolean;
+  /** ControllerRevisions, for sets that pin a revision (rollout.md §2.4). */
+  revisions: boolean;
+}
+
+/** A function that answers AdmissionReviews. */
+export interface AdmissionFunctionDescriptor<Name extends string = string> {
+  name: Name;
+  /** The review it answers (a CRD conversion function answers `ConversionReview`). */
+  answers: 'AdmissionReview';
+  handler: AdmissionHandler;
+  /** The kind of object under review; invoke wraps a plain object of this kind in a review. */
+  reviews: WrappableKind;
+  reads: ClusterReads;
+  /** Tells the reconciler about admitted changes, so a status pass starts at once. */
+  triggersStatusPass: boolean;
+  caller: WebhookRegistration;
+  /** What it is, for the stack's description ("… webhook"). */
+  title: string;
+  /** What invoke does with it: one line for `invoke --help`, one sentence for its own help. */
+  invoke: { summary: string; about: string };
+  /** Its Lambda entry point (relative to the project root): bundled into dist/<name>/index.mjs. */
+  bundle: string;
+}
+
+/** Every function descriptor; a conversion function's joins this union (docs/ARCHITECTURE.md). */
+export type FunctionDescriptor = AdmissionFunctionDescriptor;
+
+const NOTHING: ClusterReads = { sidecarSets: false, namespaces: false, revisions: false };
+const SETS_NAMESPACES_REVISIONS: ClusterReads = { sidecarSets: true, namespaces: true, revisions: true };
+
+const SIDECARSET_RULE: WebhookRule = {
+  apiGroups: ['apps.kruise.io'],
+  apiVersions: ['v1alpha1'],
+  resources: ['sidecarsets'],
+  operations: ['CREATE', 'UPDATE'],
+  scope: 'Cluster',
+};
+
+/** Keeps the literal name, so the list's names form a type. */
+function describe<Name extends string>(descriptor: AdmissionFunctionDescriptor<Name>): AdmissionFunctionDescriptor<Name> {
+  return descriptor;
+}
+
+/**
+ * SidecarSet defaulting fails closed: a SidecarSet stored without defaults or
+ * hashes would inject wrong sidecars later. It reads nothing but the object.
+ */
+export const SIDECARSET_DEFAULT = describe({
+  name: 'sidecarset-default',
+  answers: 'AdmissionReview',
+  handler: sidecarSetDefaultHandler,
+  reviews: 'SidecarSet',
+  reads: NOTHING,
+  triggersStatusPass: false,
+  caller: { in: 'MutatingWebhookConfiguration', rules: [SIDECARSET_RULE], failurePolicy: 'Fail', reinvocationPolicy: 'Never', sideEffects: 'None', skipsExcludedNamespaces: false },
+  title: 'SidecarSet defaulting webhook',
+  invoke: { summary: 'default a SidecarSet as the mutating webhook does', about: 'Defaults a SidecarSet as the mutating webhook does (and computes its hashes).' },
+  bundle: 'functions/sidecarset-default/handler.ts',
+});
+
+/**
+ * SidecarSet validation fails closed (a conflict stored would inject wrong
+ * sidecars). It sees every admitted change after defaulting, so it is the
+ * one that starts the reconciler's pass: a side effect skipped on dry runs,
+ * which "None" would deny having.
+ */
+export const SIDECARSET_VALIDATE = describe({
+  name: 'sidecarset-validate',
+  answers: 'AdmissionReview',
+  handler: sidecarSetValidateHandler,
+  reviews: 'SidecarSet',
+  reads: SETS_NAMESPACES_REVISIONS,
+  triggersStatusPass: true,
+  caller: { in: 'ValidatingWebhookConfiguration', rules: [SIDECARSET_RULE], failurePolicy: 'Fail', sideEffects: 'NoneOnDryRun', skipsExcludedNamespaces: false },
+  title: 'SidecarSet validating webhook',
+  invoke: { summary: 'validate a SidecarSet as the validating webhook does', about: 'Validates a SidecarSet as the validating webhook does, against the sets and Namespaces given.' },
+  bundle: 'functions/sidecarset-validate/handler.ts',
+});
+
+/**
+ * Pod injection: the deployment chooses its failure policy (`Fail` blocks
+ * pod creation while the function is unreachable, `Ignore` creates pods
+ * without sidecars, which status-sync reports). `IfNeeded`: injection is
+ * idempotent, and a re-run sees containers other webhooks added.
+ */
+export const POD_INJECT = describe({
+  name: 'pod-inject',
+  answers: 'AdmissionReview',
+  handler: podInjectHandler,
+  reviews: 'Pod',
+  reads: SETS_NAMESPACES_REVISIONS,
+  triggersStatusPass: false,
+  caller: {
+    in: 'MutatingWebhookConfiguration',
+    rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }],
+    failurePolicy: 'deployment',
+    reinvocationPolicy: 'IfNeeded',
+    sideEffects: 'None',
+    skipsExcludedNamespaces: true,
+  },
+  title: 'Pod sidecar injection webhook',
+  invoke: { summary: 'inject sidecars into a Pod as the pod webhook does', about: 'Injects the sidecars of the SidecarSets given into a Pod, as the pod webhook does on CREATE.' },
+  bundle: 'functions/pod-inject/handler.ts',
+});
+
+/** Every function the API server calls, in the order the stack, the bundles and the webhook configurations list them. */
+export const FUNCTION_DESCRIPTORS = [SIDECARSET_DEFAULT, SIDECARSET_VALIDATE, POD_INJECT] as const;
+
+/** A descriptor of the list, its name typed as one of the list's. */
+export type ListedDescriptor = (typeof FUNCTION_DESCRIPTORS)[number];
+export type FunctionName = ListedDescriptor['name'];
+
+/** Whether a function reads the cluster at all (and so needs its credentials and sources). */
+export function readsCluster(descriptor: FunctionDescriptor): boolean {
+  return descriptor.reads.sidecarSets || descriptor.reads.namespaces || descriptor.reads.revisions;
+}

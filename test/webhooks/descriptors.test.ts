@@ -1,0 +1,78 @@
+/** Every consumer of the function descriptors follows the list: nothing about a function is written anywhere else. */
+import { describe, expect, it } from '@jest/globals';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FUNCTION_SPECS, STACK_FUNCTIONS } from '../../infra/aws/functions.ts';
+import { BUNDLE_ENTRIES } from '../../scripts/bundle.ts';
+import { needsCluster, triggersRollout } from '../../functions/shared/compose.ts';
+import { usageOf, USAGE } from '../../functions/invoke/usage.ts';
+import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
+import { FUNCTION_DESCRIPTORS, readsCluster } from '../../lib/webhooks/descriptors.ts';
+import { ADMISSION_FUNCTIONS, descriptorOf, isAdmissionFunction } from '../../lib/webhooks/registry.ts';
+
+const projectRoot = join(import.meta.dirname, '..', '..');
+const names = FUNCTION_DESCRIPTORS.map((d) => d.name);
+
+describe('the function descriptors', () => {
+  it('are the admission functions the doors serve', () => {
+    expect([...ADMISSION_FUNCTIONS]).toEqual(names);
+    for (const d of FUNCTION_DESCRIPTORS) {
+      expect(isAdmissionFunction(d.name)).toBe(true);
+      expect(descriptorOf(d.name)).toBe(d);
+    }
+  });
+
+  it('give the stack one function per descriptor, then the reconciler', () => {
+    expect([...STACK_FUNCTIONS]).toEqual([...names, 'status-sync']);
+    for (const d of FUNCTION_DESCRIPTORS) {
+      expect(FUNCTION_SPECS[d.name]).toMatchObject({ trigger: 'function-url', readsCluster: readsCluster(d), takesKubeSettings: readsCluster(d) });
+      expect(FUNCTION_SPECS[d.name].description).toContain(d.title);
+    }
+  });
+
+  it('give the bundler one entry per descriptor, each a one-line handler naming its function', () => {
+    expect(BUNDLE_ENTRIES.map((b) => b.fn)).toEqual([...names, 'status-sync']);
+    for (const d of FUNCTION_DESCRIPTORS) {
+      expect(BUNDLE_ENTRIES.find((b) => b.fn === d.name)?.entry).toBe(d.bundle);
+      expect(existsSync(join(projectRoot, d.bundle))).toBe(true);
+      expect(readFileSync(join(projectRoot, d.bundle), 'utf8')).toContain(`admissionLambda('${d.name}'`);
+    }
+  });
+
+  it('give the composition what each function reads and whether it starts a pass', () => {
+    for (const d of FUNCTION_DESCRIPTORS) {
+      expect(needsCluster(d.name)).toBe(readsCluster(d));
+      expect(triggersRollout(d.name)).toBe(d.triggersStatusPass);
+      // A side effect is declared to the API server exactly where there is one.
+      expect(d.caller.sideEffects).toBe(d.triggersStatusPass ? 'NoneOnDryRun' : 'None');
+    }
+  });
+
+  it('are the webhooks of the rendered configurations, with their rules and policies', () => {
+    const targets = Object.fromEntries(names.map((n) => [n, { url: `https://127.0.0.1:8443/${n}/s` }])) as Parameters<typeof renderWebhookConfigurations>[0]['targets'];
+    const configs = renderWebhookConfigurations({ targets, podFailurePolicy: 'Ignore' }) as { kind: string; webhooks: Record<string, unknown>[] }[];
+    const rendered: Record<string, unknown>[] = configs.flatMap((c) => c.webhooks.map((w) => ({ in: c.kind, ...w })));
+    expect(rendered.map((w) => w.name).sort()).toEqual(names.map((n) => `${n}.sidecarset.kruise.io`).sort());
+    for (const d of FUNCTION_DESCRIPTORS) {
+      const webhook = rendered.find((w) => w.name === `${d.name}.sidecarset.kruise.io`);
+      expect(webhook).toMatchObject({
+        in: d.caller.in,
+        rules: d.caller.rules,
+        failurePolicy: d.caller.failurePolicy === 'deployment' ? 'Ignore' : d.caller.failurePolicy,
+        sideEffects: d.caller.sideEffects,
+        clientConfig: { url: targets[d.name].url },
+      });
+      expect(webhook?.reinvocationPolicy).toBe(d.caller.reinvocationPolicy);
+      expect(webhook?.namespaceSelector !== undefined).toBe(d.caller.skipsExcludedNamespaces);
+    }
+  });
+
+  it('give invoke a help text and a line in its list for every function', () => {
+    for (const d of FUNCTION_DESCRIPTORS) {
+      expect(USAGE).toContain(`  ${d.name.padEnd(21)}${d.invoke.summary}`);
+      expect(usageOf(d.name)).toMatch(new RegExp(`^usage: invoke ${d.name} `));
+      expect(usageOf(d.name).includes('--revisions FILE')).toBe(d.reads.revisions);
+      expect(usageOf(d.name)).toContain(`a plain ${d.reviews}`);
+    }
+  });
+});
