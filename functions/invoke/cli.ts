@@ -32,7 +32,7 @@ import { isObject, stringOf } from '../../lib/kube/json.ts';
 import { ManifestError, parseObjects, parseSingleObject, requireKind } from '../../lib/kube/yaml-objects.ts';
 import type { JsonObject, Pod } from '../../lib/kube/types.ts';
 import { offlinePlan } from '../../lib/rollout/offline-plan.ts';
-import { DEFAULT_REVISION_NAMESPACE, type ControllerRevision } from '../../lib/rollout/revisions.ts';
+import { DEFAULT_REVISION_NAMESPACE, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { ANNOTATION_HASH } from '../../lib/sidecarset/types.ts';
 import { systemClock, type Clock, type RevisionSource } from '../../lib/ports.ts';

@@ -13,7 +13,7 @@ import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts
 import { parseSingleObject } from '../../lib/kube/yaml-objects.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { LABEL_CUSTOM_VERSION, newRevision, type ControllerRevision } from '../../lib/rollout/revisions.ts';
+import { LABEL_CUSTOM_VERSION, newRevision, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = join(here, '..', '..');
