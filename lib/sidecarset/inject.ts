@@ -21,13 +21,21 @@ import {
   type UpgradeSpecMap,
 } from './pod-annotations.ts';
 import { storedSetFacts, type StoredSetFactsOf } from './stored-set-facts.ts';
+import { PolicyTargets, withPolicyResources } from './resources-policy.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST, type SidecarContainer, type SidecarSet } from './types.ts';
 
 /** The env var Kruise adds to every injected container; it also marks a container as a sidecar. */
 export const SIDECAR_ENV = 'IS_INJECTED';
 
 /** The SidecarContainer-only fields, which never reach the pod. */
-const SIDECAR_ONLY_FIELDS: ReadonlySet<string> = new Set(['podInjectPolicy', 'upgradeStrategy', 'shareVolumePolicy', 'transferEnv', 'resourcesPolicy']);
+const SIDECAR_ONLY_FIELDS: ReadonlySet<string> = new Set([
+  'podInjectPolicy',
+  'upgradeStrategy',
+  'shareVolumePolicy',
+  'shareVolumeDevicePolicy',
+  'transferEnv',
+  'resourcesPolicy',
+]);
 
 const SUBPATH_EXPR_ENV = /\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)/g;
 
@@ -142,7 +150,7 @@ export function applyingSidecarSets(input: Omit<InjectionInput, 'now' | 'pod'> &
 
 /**
  * Injects every applying SidecarSet into the pod.
- * @throws UnknownNamespaceError, InvalidHashAnnotationError, PatchPodMetadataError, InvalidPodError
+ * @throws UnknownNamespaceError, InvalidHashAnnotationError, PatchPodMetadataError, InvalidPodError, ResourcesPolicyError
  * when the outcome cannot be decided from the input.
  */
 export function injectPod(input: InjectionInput): InjectionResult {
@@ -170,7 +178,8 @@ export function injectPod(input: InjectionInput): InjectionResult {
 
   const records = injectionRecords(annotations, input.now);
   const parts: InjectedParts = { sidecars: [], initSidecars: [], volumes: [], pullSecrets: [], hotSidecars: [], warnings: [] };
-  for (const { injection, revision } of facts) collectSet(injection, revision, pod, apps, parts, records);
+  const targets = new PolicyTargets(input.pod, sets);
+  for (const { injection, revision } of facts) collectSet(injection, revision, pod, apps, parts, records, targets);
   placeParts(spec, parts);
 
   const applied = sets.map(sidecarSetName);
@@ -238,12 +247,20 @@ function injectionRecords(annotations: Record<string, string>, now: Date): Injec
  * entries in the hash annotations, which record `revision` as its
  * controllerRevision.
  */
-function collectSet(set: SetInjectionFacts, revision: string, pod: Pod, apps: AppContainers, parts: InjectedParts, records: InjectionRecords): void {
+function collectSet(
+  set: SetInjectionFacts,
+  revision: string,
+  pod: Pod,
+  apps: AppContainers,
+  parts: InjectedParts,
+  records: InjectionRecords,
+  targets: PolicyTargets,
+): void {
   const { name } = set;
 
   /** The pod containers for one sidecar: itself, or its two HotUpgrade containers. */
   const build = (sidecar: SidecarFacts): SidecarContainer[] => {
-    const built = buildSidecar(sidecar, pod, apps);
+    const built = withPolicyResources(buildSidecar(sidecar, pod, apps), name, targets);
     parts.volumes.push(...sidecar.volumes);
     if (!sidecar.hotSplit) return [built];
     parts.hotSidecars.push(sidecar.source.name);
