@@ -47,8 +47,13 @@ export function addQuantities(a: Quantity, b: Quantity): Quantity {
   return { unscaled, exponent: low, format };
 }
 
-/** Go's `Quantity.Neg` on a copy. */
+/**
+ * Go's `Quantity.Neg` on a copy. The smallest int64 of thousandths (what
+ * {@link goInt64} gives for an infinite or NaN product) negates to itself,
+ * as Go's int64 does.
+ */
 export function negateQuantity(q: Quantity): Quantity {
+  if (q.unscaled === INT64_MIN && q.exponent === -3) return { unscaled: q.unscaled, exponent: q.exponent, format: q.format };
   return { unscaled: -q.unscaled, exponent: q.exponent, format: q.format };
 }
 
