@@ -22,6 +22,7 @@ import {
 } from './pod-annotations.ts';
 import { storedSetFacts, type StoredSetFactsOf } from './stored-set-facts.ts';
 import { PolicyTargets, withPolicyResources } from './resources-policy.ts';
+import { mergedVolumeDevices, sharesVolumeDevices } from './volume-devices.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST, type SidecarContainer, type SidecarSet } from './types.ts';
 
 /** The env var Kruise adds to every injected container; it also marks a container as a sidecar. */
@@ -358,6 +359,11 @@ class AppContainers {
     this.#containers = containers;
   }
 
+  /** The app containers themselves, in order. */
+  get containers(): readonly Container[] {
+    return this.#containers;
+  }
+
   /** The first app container of that name, as a linear search would find it. */
   named(name: string): Container | undefined {
     if (this.#byName === undefined) {
@@ -440,6 +446,7 @@ function buildSidecar(facts: SidecarFacts, pod: Pod, apps: AppContainers): Sidec
     }
     sidecar.volumeMounts = mounts;
   }
+  if (sharesVolumeDevices(facts.source)) sidecar.volumeDevices = mergedVolumeDevices(sidecar, apps.containers);
   return sidecar;
 }
 
