@@ -1,6 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { canonicalQuantity, parseQuantity } from '../../lib/kube/quantity.ts';
+import { resourceExprArb } from '../../testkit/fuzz/arbitraries.ts';
 import { evaluateResourceExpr, goFormatG, MAX_RESOURCE_EXPR_BYTES, MAX_RESOURCE_EXPR_DEPTH, type ExprValue } from '../../lib/sidecarset/resources-expr.ts';
 
 const quantity = (text: string): ExprValue => ({ kind: 'quantity', q: parseQuantity(text)! });
@@ -194,5 +196,19 @@ describe('agreement with OpenKruise v1.9.0 on generated expressions', () => {
     });
     expect(cases).toHaveLength(400);
     expect(differences).toEqual([]);
+  });
+});
+
+describe('any expression (fixed-seed fuzz over testkit resourceExprArb)', () => {
+  it('gets a value or an error, never a throw, each in well under 50 ms', () => {
+    fc.assert(
+      fc.property(resourceExprArb, fc.constantFrom<[string, ExprValue][]>([], [['cpu', quantity('600m')]], [['memory', { kind: 'number', n: 1 }]]), (expr, vars) => {
+        const started = performance.now();
+        const result = evaluateResourceExpr(expr, new Map(vars));
+        expect(performance.now() - started).toBeLessThan(50);
+        if (!result.ok) expect(result.error.length).toBeGreaterThan(0);
+      }),
+      { seed: 20261201, numRuns: 400 },
+    );
   });
 });
