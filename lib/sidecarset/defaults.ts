@@ -8,7 +8,7 @@ import { arrayOf, cloneJson, isObject, objectOf } from '../kube/json.ts';
 import { imageTag } from '../kube/image-reference.ts';
 import type { JsonObject } from '../kube/types.ts';
 import { sidecarSetHashes } from './hash.ts';
-import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, type SidecarSet } from './types.ts';
+import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, DEFAULT_TARGET_CONTAINERS_NAME_REGEX, type SidecarSet } from './types.ts';
 
 /** Sets `obj[key] = value` when the key is absent, null or the empty string (Go's zero value for these fields). */
 function setIfEmpty(obj: JsonObject, key: string, value: unknown): void {
@@ -88,6 +88,12 @@ function defaultSidecarContainer(c: JsonObject, injectPolicy: string): void {
   if (upgrade) setIfEmpty(upgrade, 'upgradeType', 'ColdUpgrade');
   const share = ensureObject(c, 'shareVolumePolicy');
   if (share) setIfEmpty(share, 'type', 'disabled');
+  // The CRD's schema default, which the API server applies before any webhook (Kruise's own defaulting does not):
+  // an absent or null pattern becomes ".*"; "" is a value, left for validation to refuse.
+  const policy = objectOf(c.resourcesPolicy);
+  if (policy && (policy.targetContainersNameRegex === undefined || policy.targetContainersNameRegex === null)) {
+    policy.targetContainersNameRegex = DEFAULT_TARGET_CONTAINERS_NAME_REGEX;
+  }
   defaultContainer(c);
   forEachObject(c.transferEnv, (t) => {
     defaultFieldRef(t.sourceContainerNameFrom);

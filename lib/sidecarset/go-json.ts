@@ -241,12 +241,22 @@ const containerFields: GoField[] = [
   opt('tty', BOOL),
 ];
 
-/** OpenKruise apps/v1alpha1 SidecarContainer: an embedded core/v1 Container, then Kruise's fields. */
+const resourceExprs = ptr(struct(opt('cpu', STRING), opt('memory', STRING)));
+/** OpenKruise 1.9 ResourcesPolicy. */
+const resourcesPolicy = struct(
+  req('targetContainersMode', STRING),
+  opt('targetContainersNameRegex', STRING),
+  req('resourcesExpr', struct(opt('limits', resourceExprs), opt('requests', resourceExprs))),
+);
+
+/** OpenKruise apps/v1alpha1 (and 1.9's v1beta1) SidecarContainer: an embedded core/v1 Container, then Kruise's fields. */
 export const SIDECAR_CONTAINER: GoType = struct(
   ...containerFields,
   opt('podInjectPolicy', STRING),
   opt('upgradeStrategy', struct(opt('upgradeType', STRING), opt('hotUpgradeEmptyImage', STRING))),
   opt('shareVolumePolicy', struct(opt('type', STRING))),
+  // OpenKruise 1.9: a pointer, so a set without it hashes as under 1.8.
+  opt('shareVolumeDevicePolicy', ptr(struct(opt('type', STRING)))),
   opt(
     'transferEnv',
     slice(
@@ -258,6 +268,8 @@ export const SIDECAR_CONTAINER: GoType = struct(
       ),
     ),
   ),
+  // OpenKruise 1.9: a pointer too; its mode and expressions are written even when empty.
+  opt('resourcesPolicy', ptr(resourcesPolicy)),
 );
 
 /** []SidecarContainer, the type of SidecarSet spec.containers and spec.initContainers. */

@@ -21,13 +21,22 @@ import {
   type UpgradeSpecMap,
 } from './pod-annotations.ts';
 import { storedSetFacts, type StoredSetFactsOf } from './stored-set-facts.ts';
+import { PolicyTargets, withPolicyResources } from './resources-policy.ts';
+import { mergedVolumeDevices, sharesVolumeDevices } from './volume-devices.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST, type SidecarContainer, type SidecarSet } from './types.ts';
 
 /** The env var Kruise adds to every injected container; it also marks a container as a sidecar. */
 export const SIDECAR_ENV = 'IS_INJECTED';
 
 /** The SidecarContainer-only fields, which never reach the pod. */
-const SIDECAR_ONLY_FIELDS: ReadonlySet<string> = new Set(['podInjectPolicy', 'upgradeStrategy', 'shareVolumePolicy', 'transferEnv', 'resourcesPolicy']);
+const SIDECAR_ONLY_FIELDS: ReadonlySet<string> = new Set([
+  'podInjectPolicy',
+  'upgradeStrategy',
+  'shareVolumePolicy',
+  'shareVolumeDevicePolicy',
+  'transferEnv',
+  'resourcesPolicy',
+]);
 
 const SUBPATH_EXPR_ENV = /\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)/g;
 
@@ -148,7 +157,7 @@ export function applyingSidecarSets(input: Omit<InjectionInput, 'now' | 'pod'> &
 
 /**
  * Injects every applying SidecarSet into the pod.
- * @throws UnknownNamespaceError, InvalidHashAnnotationError, PatchPodMetadataError, InvalidPodError
+ * @throws UnknownNamespaceError, InvalidHashAnnotationError, PatchPodMetadataError, InvalidPodError, ResourcesPolicyError
  * when the outcome cannot be decided from the input.
  */
 export function injectPod(input: InjectionInput): InjectionResult {
@@ -176,7 +185,8 @@ export function injectPod(input: InjectionInput): InjectionResult {
 
   const records = injectionRecords(annotations, input.now);
   const parts: InjectedParts = { sidecars: [], initSidecars: [], volumes: [], pullSecrets: [], hotSidecars: [], warnings: [] };
-  for (const { injection, revision } of facts) collectSet(injection, revision, pod, apps, parts, records);
+  const targets = new PolicyTargets(input.pod, sets);
+  for (const { injection, revision } of facts) collectSet(injection, revision, pod, apps, parts, records, targets);
   placeParts(spec, parts);
 
   const applied = sets.map(sidecarSetName);
@@ -248,12 +258,20 @@ function injectionRecords(annotations: Record<string, string>, now: Date): Injec
  * entries in the hash annotations, which record `revision` as its
  * controllerRevision.
  */
-function collectSet(set: SetInjectionFacts, revision: string, pod: Pod, apps: AppContainers, parts: InjectedParts, records: InjectionRecords): void {
+function collectSet(
+  set: SetInjectionFacts,
+  revision: string,
+  pod: Pod,
+  apps: AppContainers,
+  parts: InjectedParts,
+  records: InjectionRecords,
+  targets: PolicyTargets,
+): void {
   const { name } = set;
 
   /** The pod containers for one sidecar: itself, or its two HotUpgrade containers. */
   const build = (sidecar: SidecarFacts): SidecarContainer[] => {
-    const built = buildSidecar(sidecar, pod, apps);
+    const built = withPolicyResources(buildSidecar(sidecar, pod, apps), name, targets);
     for (const volume of sidecar.volumes) parts.volumes.push(volume);
     if (!sidecar.hotSplit) return [built];
     parts.hotSidecars.push(sidecar.source.name);
@@ -351,6 +369,11 @@ class AppContainers {
     this.#containers = containers;
   }
 
+  /** The app containers themselves, in order. */
+  get containers(): readonly Container[] {
+    return this.#containers;
+  }
+
   /** The first app container of that name, as a linear search would find it. */
   named(name: string): Container | undefined {
     if (this.#byName === undefined) {
@@ -437,6 +460,7 @@ function buildSidecar(facts: SidecarFacts, pod: Pod, apps: AppContainers): Sidec
     }
     sidecar.volumeMounts = mounts;
   }
+  if (sharesVolumeDevices(facts.source)) sidecar.volumeDevices = mergedVolumeDevices(sidecar, apps.containers);
   return sidecar;
 }
 

@@ -39,11 +39,39 @@ export interface TransferEnvVar {
   [key: string]: unknown;
 }
 
+/** How a sidecar's resources are aggregated from its target containers (OpenKruise 1.9). */
+export const TARGET_CONTAINERS_MODES = ['sum', 'max'] as const;
+export type TargetContainersMode = (typeof TARGET_CONTAINERS_MODES)[number];
+/** The regex the API server writes when `targetContainersNameRegex` is absent (the CRD's default): every container. */
+export const DEFAULT_TARGET_CONTAINERS_NAME_REGEX = '.*';
+
+/** Expressions for one of `limits` or `requests` (OpenKruise 1.9 ResourceExprLimits / ResourceExprRequests). */
+export interface ResourceExprs {
+  cpu?: string;
+  memory?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * OpenKruise 1.9 `resourcesPolicy`: the sidecar's resources computed at pod
+ * creation from the pod's own containers (lib/sidecarset/resources-policy.ts).
+ */
+export interface ResourcesPolicy {
+  targetContainersMode?: string;
+  targetContainersNameRegex?: string;
+  resourcesExpr?: { limits?: ResourceExprs; requests?: ResourceExprs; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
 export interface SidecarContainer extends Container {
   podInjectPolicy?: string;
   upgradeStrategy?: { upgradeType?: string; hotUpgradeEmptyImage?: string; [key: string]: unknown };
   shareVolumePolicy?: { type?: string; [key: string]: unknown };
+  /** OpenKruise 1.9: share the app containers' volumeDevices (absent means disabled, and leaves the hash as 1.8's). */
+  shareVolumeDevicePolicy?: { type?: string; [key: string]: unknown };
   transferEnv?: TransferEnvVar[];
+  /** OpenKruise 1.9: resources computed from the pod's containers; exclusive with `resources`. */
+  resourcesPolicy?: ResourcesPolicy;
 }
 
 /** A Kubernetes IntOrString: an integer or a percentage such as "20%". */

@@ -15,6 +15,7 @@ import {
 } from './validate-core-container.ts';
 import { splitSubscript } from './validate-env.ts';
 import { validateHostPortConflicts } from './validate-ports.ts';
+import { validateResourcesPolicy } from './validate-resources-policy.ts';
 import { enumAt, isUnset, listAt, objectAt, stringAt, forEachObjectAt } from './validate-shape.ts';
 import { validateVolumes } from './validate-volumes.ts';
 import { POD_INJECT_POLICIES, SHARE_VOLUME_POLICIES, UPGRADE_TYPES } from './types.ts';
@@ -132,6 +133,8 @@ export function validateContainers(spec: JsonObject, path: FieldPath, errs: Fiel
   for (const { c, p } of apps) validateSidecarFields(c, p, errs);
   for (const { c, p } of inits) validateUpgradeType(c, p, true, errs);
   for (const { c, p } of apps) validateUpgradeType(c, p, false, errs);
+  for (const { c, p } of inits) validateResourcesPolicy(c, p, true, errs);
+  for (const { c, p } of apps) validateResourcesPolicy(c, p, false, errs);
 
   const volumeNames = validateVolumes(spec.volumes, path.child('volumes'), errs);
 

@@ -9,6 +9,7 @@ import { RevisionUnavailableError } from '../sidecarset/revision-pick.ts';
 import { applyingSidecarSets, injectPod, InjectionTooLargeError, InvalidPodError, PatchPodMetadataError } from '../sidecarset/inject.ts';
 import { hasNamespaceSelector, labelsOf, UnknownNamespaceError, type NamespaceLabels } from '../sidecarset/match.ts';
 import { InvalidHashAnnotationError } from '../sidecarset/pod-annotations.ts';
+import { ResourcesPolicyError } from '../sidecarset/resources-policy.ts';
 import { memoisedStoredSetFacts, type StoredSetFactsOf } from '../sidecarset/stored-set-facts.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { failed, neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
@@ -51,7 +52,7 @@ const handleInject = (draw: () => number, factsOf: StoredSetFactsOf) => async (r
     // Never the current set instead of a pinned revision: the webhook's failurePolicy decides.
     if (error instanceof RevisionReadError) return failed(503, `cannot decide the injection: ${error.message}`, error);
     if (error instanceof RevisionUnavailableError) return failed(500, `cannot decide the injection: ${error.message}`, error);
-    if (error instanceof InvalidHashAnnotationError || error instanceof PatchPodMetadataError || error instanceof InvalidPodError) {
+    if (error instanceof InvalidHashAnnotationError || error instanceof PatchPodMetadataError || error instanceof InvalidPodError || error instanceof ResourcesPolicyError) {
       return denied(400, error.message, 'BadRequest');
     }
     throw error;

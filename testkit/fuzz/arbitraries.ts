@@ -751,3 +751,64 @@ export const brokenClusterArb: fc.Arbitrary<BodyInput> = fc
     input.reinvocable = false;
     return input;
   });
+
+/**
+ * Resource expressions a set author may write (OpenKruise 1.9
+ * `resourcesPolicy`): the calculator's tokens mixed with junk bytes, any
+ * text, deep parentheses and expressions past the length bound.
+ */
+export const resourceExprArb: fc.Arbitrary<string> = fc.oneof(
+  fc
+    .array(fc.constantFrom('cpu', 'memory', 'CPU', 'max(', 'min(', 'foo(', '(', ')', ',', '+', '-', '*', '/', '50%', '100m', '200Mi', '1.5Gi', '0', '1.5', '1e3', '1e400', '.', 'e', '%', '@', 'é', '\u0000', ' ', '\n', 'x'), { maxLength: 60 })
+    .map((tokens) => tokens.join('')),
+  fc.string({ maxLength: 40 }),
+  fc.nat({ max: 3_000 }).map((n) => `${'('.repeat(n)}1${')'.repeat(n)}`),
+  fc.nat({ max: 3_000 }).map((n) => `${'max(1,'.repeat(n)}1${')'.repeat(n)}`),
+  fc.nat({ max: 1_500 }).map((n) => `1${'+1'.repeat(n)}`),
+  fc.nat({ max: 3_000 }).map((n) => `${'-'.repeat(n)}cpu`),
+);
+
+/** Target-name patterns: Go RE2, broken ones, catastrophic ones for a backtracking engine, oversized ones. */
+const targetRegexArb: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom('.*', '^app$', '', '(a+)+$', '(x+x+)+y', '(', '[z-a]', 'a{1001}', '(a{999}|b{999}|c{999})', '\\pL+', '(?i)APP', 'x'.repeat(300)),
+  fc.string({ maxLength: 30 }),
+);
+
+/**
+ * A SidecarSet whose sidecar has a random resourcesPolicy, validated as a
+ * review, or stored unvalidated and injected into a pod it selects, whose
+ * containers have random names (some long, some catastrophic for a
+ * backtracking regex) and resources.
+ */
+export const resourcesPolicyArb: fc.Arbitrary<BodyInput> = fc
+  .record({
+    uid,
+    asSet: fc.boolean(),
+    mode: fc.constantFrom('sum', 'max', 'avg', undefined),
+    regex: fc.option(targetRegexArb, { nil: undefined }),
+    exprs: fc.record({ cpu: resourceExprArb, memory: resourceExprArb }, { requiredKeys: [] }),
+    requests: fc.record({ cpu: resourceExprArb, memory: resourceExprArb }, { requiredKeys: [] }),
+    names: fc.array(fc.oneof(fc.constantFrom('app', 'web', 'db'), fc.nat({ max: 20_000 }).map((n) => `${'x'.repeat(n)}!`)), { minLength: 1, maxLength: 4 }),
+    cpu: fc.constantFrom(undefined, '100m', '2', '1.5Gi', '9223372036854775807', 'x'),
+  })
+  .map(({ uid: u, asSet, mode, regex, exprs, requests, names, cpu }) => {
+    const resourcesPolicy: Record<string, unknown> = { resourcesExpr: { limits: exprs, requests } };
+    if (mode !== undefined) resourcesPolicy.targetContainersMode = mode;
+    if (regex !== undefined) resourcesPolicy.targetContainersNameRegex = regex;
+    const set: SidecarSet = {
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name: 'sized' },
+      spec: { selector: { matchLabels: { app: 'sized' } }, containers: [{ name: 'sized-agent', image: 'agent:1', resourcesPolicy }] },
+    };
+    if (asSet) return bodyInput('sidecarset-validate', jsonBody(review(u, GVK_SET, 'sidecarsets', 'CREATE', set, null, undefined)), { sidecarSets: [], namespaces }, 'set with a resourcesPolicy');
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'shop', labels: { app: 'sized' } },
+      spec: { containers: names.map((name) => ({ name, image: 'app:1', ...(cpu === undefined ? {} : { resources: { limits: { cpu }, requests: { cpu } } }) })) },
+    };
+    const input = bodyInput('pod-inject', jsonBody(review(u, GVK_POD, 'pods', 'CREATE', pod, null, 'shop')), { sidecarSets: [defaultSidecarSet(set)], namespaces }, 'pod against a stored resourcesPolicy');
+    input.reinvocable = false;
+    return input;
+  });

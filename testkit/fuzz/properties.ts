@@ -23,6 +23,7 @@ import {
   nodePaths,
   randomBytesArb,
   realReviewArb,
+  resourcesPolicyArb,
   truncatedReviewArb,
   type BodyInput,
   type FuzzSize,
@@ -233,6 +234,7 @@ export function fuzzProperties(env: FuzzEnv): FuzzProperty[] {
     { name: 'damaged-sets', description: 'pods and SidecarSets reviewed against stored SidecarSets damaged anywhere', quickRuns: 100, property: bodyProperty(env, brokenClusterArb) },
     { name: 'deep-nesting', description: 'values nested up to 12,000 levels anywhere in a review', quickRuns: 40, property: bodyProperty(env, deepReviewArb) },
     { name: 'huge-values', description: `huge strings (up to ${env.size.maxString} characters), arrays (up to ${env.size.maxItems} items) and maps`, quickRuns: 12, property: bodyProperty(env, hugeReviewArb(env.size)) },
+    { name: 'resource-exprs', description: 'SidecarSets and pods with random resourcesPolicy expressions and target patterns (OpenKruise 1.9)', quickRuns: 60, property: bodyProperty(env, resourcesPolicyArb) },
     { name: 'strangers', description: 'any method, content type and body without a valid secret', quickRuns: 60, property: strangerProperty(env) },
     { name: 'bad-requests', description: 'callers with the secret, a wrong method, content type or size', quickRuns: 30, property: badRequestProperty(env) },
   ];
