@@ -72,6 +72,27 @@ function sidecarContainer(types: OpenApiSchemas, description: string): JsonObjec
       shareVolumePolicy: object('Whether the sidecar also mounts the volumes of the pod\'s application containers.', {
         type: string('"enabled" mounts every volumeMount of the application containers into the sidecar too; "disabled" (the default) does not.'),
       }),
+      shareVolumeDevicePolicy: object('Whether the sidecar also gets the volume devices of the pod\'s application containers (OpenKruise 1.9).', {
+        type: string('"enabled" adds every volumeDevice of the application containers to the sidecar, at paths it does not use itself; "disabled" (the default) does not.'),
+      }),
+      resourcesPolicy: object(
+        'The sidecar\'s resources worked out from the pod\'s containers at injection (OpenKruise 1.9); a sidecar sets either this or resources, never both.',
+        {
+          targetContainersMode: { ...string('How the target containers\' resources are combined: "sum" adds them up, "max" takes the largest.'), enum: ['sum', 'max'] },
+          targetContainersNameRegex: { ...string('The containers counted, by name (an RE2 regular expression); every container when unset.'), default: '.*' },
+          resourcesExpr: object('Expressions over the combined figure (the variable cpu or memory): + - * /, max(), min(), percentages and quantities.', {
+            limits: object('The sidecar\'s limits; none is set when a target container has no limit.', {
+              cpu: string('An expression giving the CPU limit, e.g. "cpu*50%".'),
+              memory: string('An expression giving the memory limit, e.g. "200Mi".'),
+            }),
+            requests: object('The sidecar\'s requests; a target container without a request counts as 0.', {
+              cpu: string('An expression giving the CPU request.'),
+              memory: string('An expression giving the memory request.'),
+            }),
+          }),
+        },
+        ['resourcesExpr', 'targetContainersMode'],
+      ),
       transferEnv: array(
         'Environment variables copied from an application container of the pod into the sidecar; the sidecar\'s own env wins.',
         object('One variable, or several, copied from a named container.', {

@@ -108,15 +108,25 @@ describe('infra/k8s/crd.yaml', () => {
     expect(empty.map(([path]) => path)).toEqual([]);
   });
 
-  it('applies no default and checks no enum or required field except those OpenKruise\'s CRD has', () => {
+  it('applies no default and checks no enum or required field except those OpenKruise\'s CRD has (1.9\'s for resourcesPolicy)', () => {
     const defaults = all.filter(([, node]) => 'default' in node).map(([path, node]) => [path, node.default]);
-    expect(defaults).toEqual([['.spec.injectionStrategy.revision.policy', 'Always']]);
+    expect(defaults).toEqual([
+      ['.spec.initContainers[].resourcesPolicy.targetContainersNameRegex', '.*'],
+      ['.spec.containers[].resourcesPolicy.targetContainersNameRegex', '.*'],
+      ['.spec.injectionStrategy.revision.policy', 'Always'],
+    ]);
     const enums = all.filter(([, node]) => 'enum' in node).map(([path, node]) => [path, node.enum]);
-    expect(enums).toEqual([['.spec.injectionStrategy.revision.policy', ['Always', 'Partial']]]);
+    expect(enums).toEqual([
+      ['.spec.initContainers[].resourcesPolicy.targetContainersMode', ['sum', 'max']],
+      ['.spec.containers[].resourcesPolicy.targetContainersMode', ['sum', 'max']],
+      ['.spec.injectionStrategy.revision.policy', ['Always', 'Partial']],
+    ]);
     expect(all.filter(([, node]) => 'required' in node).map(([path, node]) => [path, node.required])).toEqual([
       ['.spec.selector.matchExpressions[]', ['key', 'operator']],
       ['.spec.namespaceSelector.matchExpressions[]', ['key', 'operator']],
+      ['.spec.initContainers[].resourcesPolicy', ['resourcesExpr', 'targetContainersMode']],
       ['.spec.initContainers[].transferEnv[].sourceContainerNameFrom.fieldRef', ['fieldPath']],
+      ['.spec.containers[].resourcesPolicy', ['resourcesExpr', 'targetContainersMode']],
       ['.spec.containers[].transferEnv[].sourceContainerNameFrom.fieldRef', ['fieldPath']],
       ['.spec.updateStrategy.selector.matchExpressions[]', ['key', 'operator']],
       ['.spec.updateStrategy.priorityStrategy.weightPriority[]', ['weight', 'matchSelector']],
