@@ -5,7 +5,7 @@
  * or blind.
  */
 import { serveAdmission } from '../../lib/webhooks/http-door.ts';
-import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { descriptorOf, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { composeAdmission, type ClusterComposer, type Env, type Overrides } from './compose.ts';
 import { httpRequestFromAnyEvent, resultFromResponse, type AdmissionEvent, type FunctionUrlResult } from './lambda-door.ts';
 
@@ -17,5 +17,7 @@ export async function admissionLambda(
   options: { env?: Env; overrides?: Overrides; cluster?: ClusterComposer } = {},
 ): Promise<FunctionUrlHandler> {
   const runtime = await composeAdmission(fn, options.env ?? process.env, options.overrides, options.cluster);
+  // The handler's code is a lazily imported chunk of the bundle: load it during the cold start, not in the first review's deadline.
+  await descriptorOf(fn).handler.load();
   return async (event) => resultFromResponse(await serveAdmission(httpRequestFromAnyEvent(event), runtime.config, runtime.deps));
 }

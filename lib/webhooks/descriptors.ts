@@ -12,10 +12,35 @@
  * descriptor here, its handler, and a one-line functions/<name>/handler.ts.
  */
 import type { WrappableKind } from '../admission/wrap.ts';
-import type { AdmissionHandler } from './handler.ts';
-import { podInjectHandler } from './pod-inject.ts';
-import { sidecarSetDefaultHandler } from './sidecarset-default.ts';
-import { sidecarSetValidateHandler } from './sidecarset-validate.ts';
+import type { AdmissionHandler, HandlerDeps } from './handler.ts';
+import type { AdmissionRequest } from '../admission/review.ts';
+
+/**
+ * A handler loaded on first use (or by `load()`, at a cold start): each
+ * handler is reached through a dynamic import, so a function's bundle loads
+ * its own handler's code and not the others' (pod-inject's and validation's
+ * RE2 engine stay out of the defaulting function's cold start).
+ */
+export interface LazyHandler extends AdmissionHandler {
+  load(): Promise<AdmissionHandler>;
+}
+
+function lazyHandler(importHandler: () => Promise<AdmissionHandler>): LazyHandler {
+  let loaded: Promise<AdmissionHandler> | undefined;
+  const load = (): Promise<AdmissionHandler> => {
+    loaded ??= importHandler().catch((error: unknown) => {
+      loaded = undefined; // a failed load is tried again by the next review
+      throw error;
+    });
+    return loaded;
+  };
+  const handler = async (request: AdmissionRequest, deps: HandlerDeps) => (await load())(request, deps);
+  return Object.assign(handler, { load });
+}
+
+const podInjectHandler = lazyHandler(async () => (await import('./pod-inject.ts')).podInjectHandler);
+const sidecarSetDefaultHandler = lazyHandler(async () => (await import('./sidecarset-default.ts')).sidecarSetDefaultHandler);
+const sidecarSetValidateHandler = lazyHandler(async () => (await import('./sidecarset-validate.ts')).sidecarSetValidateHandler);
 
 export type FailurePolicy = 'Fail' | 'Ignore';
 
@@ -63,7 +88,7 @@ export interface AdmissionFunctionDescriptor<Name extends string = string> {
   name: Name;
   /** The review it answers (a CRD conversion function answers `ConversionReview`). */
   answers: 'AdmissionReview';
-  handler: AdmissionHandler;
+  handler: LazyHandler;
   /** The kind of object under review; invoke wraps a plain object of this kind in a review. */
   reviews: WrappableKind;
   reads: ClusterReads;
