@@ -156,9 +156,9 @@ export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: Se
   return runSet(set, deps, options, stored === undefined ? {} : { stored });
 }
 
-/** Whether the full pass's streamed counts decide `set` (no list of its own, no round): see {@link decidedByCounts}. */
+/** Whether the full pass's streamed counts decide `set` (no list of its own, no round): the route's plan step decides the same way. */
 export function isDecidedByCounts(set: SidecarSet, counts: StatusAccumulator): boolean {
-  return decidedByCounts(set, counts.counts(), counts.hotSwappingPods) !== undefined;
+  return countedPlan(set, counts) !== undefined;
 }
 
 /** What the plan step saw: the plan (none when only counts could be had), the counts for a version of the set, the revisions in use. */
