@@ -54,6 +54,8 @@ export function normalizeImageReference(image: string): string {
 
 /** The repository and digest of a reference (`scheme://` prefix, as in an imageID, ignored); undefined without a digest. */
 export function imageDigestParts(image: string): { repository: string; digest: string } | undefined {
+  // No `@`, no digest: the usual tag image skips the reference grammar (a plan asks for every pod's sidecars).
+  if (!image.includes('@')) return undefined;
   const withoutScheme = image.replace(/^[a-z][a-z0-9+.-]*:\/\//, '');
   const m = REFERENCE.exec(withoutScheme);
   if (m === null || m[3] === undefined) return undefined;

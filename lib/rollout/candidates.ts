@@ -58,12 +58,18 @@ export type Standing =
  * GetNextUpgradePods filter with IsSidecarSetUpgradable. An invalid
  * `updateStrategy.selector` selects nothing.
  */
-export function podStanding(pod: Pod, set: SidecarSet, withoutImageHash = setHashWithoutImage(set), updated = isPodSidecarUpdated(pod, set)): Standing {
+export function podStanding(
+  pod: Pod,
+  set: SidecarSet,
+  withoutImageHash = setHashWithoutImage(set),
+  updated = isPodSidecarUpdated(pod, set),
+  names: ReadonlySet<string> = sidecarContainerNames(set),
+): Standing {
   if (updated) return 'updated';
   const selector = objectOf(set.spec?.updateStrategy)?.selector;
   if (selector !== undefined && selector !== null && !selectorMatches(selector, podLabels(pod))) return 'not-selected';
   if (recordedHashWithoutImage(pod, set) !== withoutImageHash) return 'not-upgradable';
-  for (const name of sidecarContainerNames(set)) {
+  for (const name of names) {
     if (isContainerReady(pod, name) && !isPodStateConsistent(pod, set, new Set([name]))) return 'in-flight';
   }
   return 'waiting';

@@ -7,7 +7,7 @@ import { errorMessage } from '../errors.ts';
 import { objectOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import { sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
-import { recordedHash } from '../sidecarset/pod-annotations.ts';
+import type { RecordedEntries } from '../sidecarset/pod-annotations.ts';
 import { podCounts, type StatusCounts } from '../sidecarset/status.ts';
 import { ANNOTATION_HASH, type SidecarSet } from '../sidecarset/types.ts';
 import { batchSize, maxUnavailableCount, partitionCount } from './batch-size.ts';
@@ -19,11 +19,10 @@ import { scatterSort, scatterTerms, sortActive, sortByPriority } from './order.t
 import {
   isHotUpgrade,
   isPodReady,
-  isPodSidecarUpdated,
   isPodStateConsistent,
-  podAnnotation,
   podContainers,
   podKey,
+  podRecordedEntries,
   recordedUpdateTime,
   setContainers,
   setHash,
@@ -140,32 +139,58 @@ export interface PodFacts {
   consistent: boolean;
 }
 
-/** The facts of each of the set's matched pods, in their order (the per-pod view shows them as the counts use them). */
-export function podFacts(set: SidecarSet, matched: readonly Pod[]): PodFacts[] {
+/** What the plan reads from each matched pod, each pod's annotations parsed once (aligned with the matched pods). */
+interface PodViews {
+  facts: PodFacts[];
+  /** The hash each pod records for the set (undefined when none is readable): the counts are keyed by it. */
+  hashes: (string | undefined)[];
+  /** Each pod's `kruise.io/sidecarset-hash` as parsed for `hashes`: the stall clock reads its update time from the same parse. */
+  recorded: RecordedEntries[];
+}
+
+function podViews(set: SidecarSet, matched: readonly Pod[]): PodViews {
   // Per-set inputs once, not per pod.
+  const name = sidecarSetName(set);
   const hash = setHash(set);
   const hot = setContainers(set).filter(isHotUpgrade);
   const names = sidecarContainerNames(set);
-  return matched.map((pod) => ({
-    updated: isPodSidecarUpdated(pod, set, hash),
-    ready: isPodReady(pod, set, hot),
-    consistent: isPodStateConsistent(pod, set, names),
-  }));
+  const facts: PodFacts[] = new Array<PodFacts>(matched.length);
+  const hashes: (string | undefined)[] = new Array<string | undefined>(matched.length);
+  const recorded: RecordedEntries[] = new Array<RecordedEntries>(matched.length);
+  for (let i = 0; i < matched.length; i++) {
+    const pod = matched[i] as Pod;
+    const entries = podRecordedEntries(pod, ANNOTATION_HASH);
+    const podHash = entries.hash(name);
+    recorded[i] = entries;
+    hashes[i] = podHash;
+    facts[i] = {
+      // IsPodSidecarUpdated, from the parse the counts use.
+      updated: podHash !== undefined && podHash === hash,
+      ready: isPodReady(pod, set, hot),
+      consistent: isPodStateConsistent(pod, set, names),
+    };
+  }
+  return { facts, hashes, recorded };
+}
+
+/** The facts of each of the set's matched pods, in their order (the per-pod view shows them as the counts use them). */
+export function podFacts(set: SidecarSet, matched: readonly Pod[]): PodFacts[] {
+  return podViews(set, matched).facts;
 }
 
 /** The status counts of the matched pods, counted as the streamed pass counts them (lib/sidecarset/status.ts). */
-function countsOf(set: SidecarSet, matched: readonly Pod[], facts: readonly PodFacts[]): RolloutCounts {
-  const name = sidecarSetName(set);
+function countsOf(set: SidecarSet, views: PodViews): RolloutCounts {
   const counts = podCounts();
-  matched.forEach((pod, i) => {
+  const { facts, hashes } = views;
+  for (let i = 0; i < facts.length; i++) {
     const f = facts[i] as PodFacts;
-    counts.count({ hash: recordedHash(podAnnotation(pod, ANNOTATION_HASH), name), ready: f.consistent && f.ready });
-  });
+    counts.count({ hash: hashes[i], ready: f.consistent && f.ready });
+  }
   return counts.of(set);
 }
 
 /** The updated pods that are not consistent and ready, grouped by why. */
-function unavailableOf(set: SidecarSet, matched: readonly Pod[], facts: readonly PodFacts[]): UnavailablePods | undefined {
+function unavailableOf(set: SidecarSet, matched: readonly Pod[], { facts, recorded }: PodViews): UnavailablePods | undefined {
   let names: Set<string> | undefined;
   const byReason = new Map<string, { reason: string; count: number; pods: string[] }>();
   let count = 0;
@@ -175,7 +200,7 @@ function unavailableOf(set: SidecarSet, matched: readonly Pod[], facts: readonly
     if (!f.updated || (f.consistent && f.ready)) return;
     names ??= sidecarContainerNames(set);
     count++;
-    lastUpdateMs = Math.max(lastUpdateMs, recordedUpdateTime(pod, set));
+    lastUpdateMs = Math.max(lastUpdateMs, recordedUpdateTime(pod, set, recorded[i]));
     const reason = unavailableReason(pod, names, f.consistent);
     const entry = byReason.get(reason) ?? { reason, count: 0, pods: [] };
     entry.count++;
@@ -192,7 +217,7 @@ function unavailableOf(set: SidecarSet, matched: readonly Pod[], facts: readonly
  * (hash equality); ready (consistent and Kruise's IsPodReady); updated and ready.
  */
 export function rolloutStatus(set: SidecarSet, matched: readonly Pod[]): RolloutCounts {
-  return countsOf(set, matched, podFacts(set, matched));
+  return countsOf(set, podViews(set, matched));
 }
 
 /**
@@ -270,10 +295,11 @@ export function decidedByCounts(set: SidecarSet, counts: RolloutCounts, swapping
  */
 export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels, options: PlanOptions = {}): RolloutPlan {
   const matched = matchedPods(set, pods, namespaceLabels);
-  const facts = podFacts(set, matched);
-  const status = countsOf(set, matched, facts);
+  const views = podViews(set, matched);
+  const { facts } = views;
+  const status = countsOf(set, views);
   const { flips, swapping } = hotSwaps(set, matched);
-  const unavailablePods = unavailableOf(set, matched, facts);
+  const unavailablePods = unavailableOf(set, matched, views);
   const done = (waiting: WaitingReason, notUpgradable: Pod[] = []): RolloutPlan => ({ status, updates: [], notUpgradable, flips, swapping, waiting, ...(unavailablePods === undefined ? {} : { unavailable: unavailablePods }) });
   switch (stopOf(set, status, swapping)) {
     case 'not-update':
@@ -294,8 +320,9 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
   const notUpgradable: Pod[] = [];
   let notSelected = 0;
   let inFlight = 0;
+  const names = sidecarContainerNames(set);
   matched.forEach((pod, i) => {
-    const standing = podStanding(pod, set, withoutImage, (facts[i] as PodFacts).updated);
+    const standing = podStanding(pod, set, withoutImage, (facts[i] as PodFacts).updated, names);
     if (standing === 'waiting') waiting.push(i);
     else if (standing === 'not-upgradable') notUpgradable.push(pod);
     else if (standing === 'not-selected') notSelected++;

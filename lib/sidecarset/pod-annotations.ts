@@ -133,7 +133,7 @@ export function formatInjectedList(names: Iterable<string>): string {
  * unreadable, '' for an entry whose hash is not a string.
  */
 export function recordedHash(annotationValue: string | undefined, setName: string): string | undefined {
-  return recordedEntry(annotationValue, setName)?.hash;
+  return parseRecordedEntries(annotationValue).hash(setName);
 }
 
 /**
@@ -141,20 +141,94 @@ export function recordedHash(annotationValue: string | undefined, setName: strin
  * annotation (either form; the old form has no revision), parsed once;
  * undefined when the annotation is absent, unreadable or has no entry.
  */
-export function recordedEntry(annotationValue: string | undefined, setName: string): { hash: string | undefined; controllerRevision: string | undefined } | undefined {
-  if (annotationValue === undefined || annotationValue === '') return undefined;
+export function recordedEntry(annotationValue: string | undefined, setName: string): RecordedEntry | undefined {
+  return parseRecordedEntries(annotationValue).entry(setName);
+}
+
+/** What a pod records for one set in a hash annotation. */
+export interface RecordedEntry {
+  hash: string | undefined;
+  controllerRevision: string | undefined;
+}
+
+/**
+ * One hash annotation text parsed once, read for any set: {@link entry} as
+ * {@link recordedEntry} reads it, {@link updateTime} as the stall clock reads
+ * the entry's `updateTimestamp`. A pass keeps one per pod and annotation
+ * (lib/sidecarset/pod-state.ts), so every check of a plan reads the same parse.
+ */
+export interface RecordedEntries {
+  /** The text this was parsed from (a reader compares it with the pod's current text before reuse). */
+  readonly text: string | undefined;
+  entry(setName: string): RecordedEntry | undefined;
+  /** `entry(setName)?.hash` without the entry object (a plan asks it of every pod). */
+  hash(setName: string): string | undefined;
+  /** The entry's `updateTimestamp` in ms whatever the other entries' form; 0 when absent or unreadable. */
+  updateTime(setName: string): number;
+}
+
+/** Parses a hash annotation's text once for {@link RecordedEntries}; never throws. */
+export function parseRecordedEntries(text: string | undefined): RecordedEntries {
+  if (text === undefined || text === '') return new ParsedEntries(text, undefined);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(annotationValue);
+    parsed = JSON.parse(text);
   } catch {
-    return undefined;
+    return new ParsedEntries(text, undefined);
   }
-  if (!isObject(parsed) || !Object.hasOwn(parsed, setName)) return undefined;
-  const values = Object.values(parsed);
-  if (values.every((v) => typeof v === 'string')) return { hash: parsed[setName] as string, controllerRevision: undefined };
-  if (!values.every(isObject)) return undefined;
-  const entry = parsed[setName] as Record<string, unknown>;
-  return { hash: stringField(entry, 'hash'), controllerRevision: stringField(entry, 'controllerRevision') };
+  return new ParsedEntries(text, isObject(parsed) ? parsed : undefined);
+}
+
+/** A class rather than closures: a plan makes one per pod. */
+class ParsedEntries implements RecordedEntries {
+  /** Kruise decodes the whole map as one form or the other, never a mix: decided on first use. */
+  private form: 'strings' | 'objects' | 'mixed' | undefined;
+  readonly text: string | undefined;
+  private readonly object: Record<string, unknown> | undefined;
+  constructor(text: string | undefined, object: Record<string, unknown> | undefined) {
+    this.text = text;
+    this.object = object;
+  }
+
+  entry(setName: string): RecordedEntry | undefined {
+    const form = this.formFor(setName);
+    if (form === undefined) return undefined;
+    const object = this.object as Record<string, unknown>;
+    if (form === 'strings') return { hash: object[setName] as string, controllerRevision: undefined };
+    const entry = object[setName] as Record<string, unknown>;
+    return { hash: stringField(entry, 'hash'), controllerRevision: stringField(entry, 'controllerRevision') };
+  }
+
+  hash(setName: string): string | undefined {
+    const form = this.formFor(setName);
+    if (form === undefined) return undefined;
+    const value = (this.object as Record<string, unknown>)[setName];
+    return form === 'strings' ? (value as string) : stringField(value as Record<string, unknown>, 'hash');
+  }
+
+  /** The form of the map when it holds a readable entry for the set; undefined when it does not. */
+  private formFor(setName: string): 'strings' | 'objects' | undefined {
+    const object = this.object;
+    if (object === undefined || !Object.hasOwn(object, setName)) return undefined;
+    if (this.form === undefined) {
+      const values = Object.values(object);
+      this.form = values.every((v) => typeof v === 'string') ? 'strings' : values.every(isObject) ? 'objects' : 'mixed';
+    }
+    return this.form === 'mixed' ? undefined : this.form;
+  }
+
+  updateTime(setName: string): number {
+    const object = this.object;
+    const entry = object !== undefined && Object.hasOwn(object, setName) ? object[setName] : undefined;
+    return isObject(entry) ? timeOf(entry.updateTimestamp) : 0;
+  }
+}
+
+/** An RFC 3339 time in ms; 0 for absent or unparsable (Go's zero time). */
+export function timeOf(value: unknown): number {
+  if (typeof value !== 'string') return 0;
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? 0 : t;
 }
 
 /** RFC 3339 with second precision in UTC, as metav1.Time marshals. */

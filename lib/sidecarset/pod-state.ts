@@ -8,7 +8,7 @@ import { arrayOf, isObject, objectOf, parseJsonObject, stringMapOf, stringOf } f
 import type { Container, JsonObject, Pod } from '../kube/types.ts';
 import { hotUpgradeContainerNames, hotUpgradeEmptyImage } from './hot-upgrade.ts';
 import { sidecarSetName } from './match.ts';
-import { parseInjectedList, recordedHash } from './pod-annotations.ts';
+import { parseInjectedList, parseRecordedEntries, timeOf, type RecordedEntries } from './pod-annotations.ts';
 import {
   ANNOTATION_HASH,
   ANNOTATION_HASH_WITHOUT_IMAGE,
@@ -93,15 +93,20 @@ function containerStatuses(pod: Pod): JsonObject[] {
 /** The pod carries every sidecar of the set, with the HotUpgrade rule (rollout.md §1.1 IsPodConsistentWithSidecarSet). */
 export function podHasSetContainers(pod: Pod, set: SidecarSet): boolean {
   const names = new Set(podContainers(pod).map((c) => c.name));
-  const working = workingHotUpgradeContainers(pod);
+  // Parsed only when the set has a HotUpgrade sidecar.
+  let working: Record<string, string> | undefined;
   return setContainers(set).every((c) =>
-    isHotUpgrade(c) ? names.has(`${c.name}-1`) && names.has(`${c.name}-2`) && Object.hasOwn(working, c.name) : names.has(c.name),
+    isHotUpgrade(c) ? names.has(`${c.name}-1`) && names.has(`${c.name}-2`) && Object.hasOwn((working ??= workingHotUpgradeContainers(pod)), c.name) : names.has(c.name),
   );
 }
 
 /** The pod's injected-list names the set. */
 export function isInjectedBy(pod: Pod, set: SidecarSet): boolean {
-  return parseInjectedList(podAnnotation(pod, ANNOTATION_INJECTED_LIST)).includes(sidecarSetName(set));
+  const list = podAnnotation(pod, ANNOTATION_INJECTED_LIST);
+  const name = sidecarSetName(set);
+  // The usual list is this one set: no split needed to see it.
+  if (list === undefined || list === name) return list === name && name !== '';
+  return parseInjectedList(list).includes(name);
 }
 
 /** The set's current hash (its `kruise.io/sidecarset-hash` annotation). */
@@ -114,15 +119,29 @@ export function setHashWithoutImage(set: SidecarSet): string {
   return stringMapOf(set.metadata?.annotations)[ANNOTATION_HASH_WITHOUT_IMAGE] ?? '';
 }
 
+/**
+ * A hash annotation of the pod, parsed once for every set and field read
+ * from it: a plan parses each pod's annotations once per pass and hands the
+ * result to every check rather than reading the text again.
+ */
+export function podRecordedEntries(pod: Pod, annotation: typeof ANNOTATION_HASH | typeof ANNOTATION_HASH_WITHOUT_IMAGE): RecordedEntries {
+  return parseRecordedEntries(podAnnotation(pod, annotation));
+}
+
+/** The hash the pod records for the set in `kruise.io/sidecarset-hash` (see {@link recordedHash}). */
+export function podRecordedHash(pod: Pod, set: SidecarSet): string | undefined {
+  return podRecordedEntries(pod, ANNOTATION_HASH).hash(sidecarSetName(set));
+}
+
 /** IsPodSidecarUpdated: the hash recorded for the set equals the set's (rollout.md §1.2). */
 export function isPodSidecarUpdated(pod: Pod, set: SidecarSet, currentHash = setHash(set)): boolean {
-  const recorded = recordedHash(podAnnotation(pod, ANNOTATION_HASH), sidecarSetName(set));
+  const recorded = podRecordedHash(pod, set);
   return recorded !== undefined && recorded === currentHash;
 }
 
-/** The without-image hash recorded for the set; '' when none or unreadable (Kruise then sees a difference). */
+/** The without-image hash recorded for the set; '' when none or unreadable (Kruise then sees a difference). Parsed on each call. */
 export function recordedHashWithoutImage(pod: Pod, set: SidecarSet): string {
-  return recordedHash(podAnnotation(pod, ANNOTATION_HASH_WITHOUT_IMAGE), sidecarSetName(set)) ?? '';
+  return podRecordedEntries(pod, ANNOTATION_HASH_WITHOUT_IMAGE).hash(sidecarSetName(set)) ?? '';
 }
 
 function conditionOf(pod: Pod, type: string): JsonObject | undefined {
@@ -139,12 +158,7 @@ export function readyTransitionTime(pod: Pod): number {
   return timeOf(conditionOf(pod, 'Ready')?.lastTransitionTime);
 }
 
-/** An RFC 3339 time in ms; 0 for absent or unparsable (Go's zero time). */
-export function timeOf(value: unknown): number {
-  if (typeof value !== 'string') return 0;
-  const t = Date.parse(value);
-  return Number.isNaN(t) ? 0 : t;
-}
+export { timeOf };
 
 /** Kruise's util.IsRunningAndReady: phase Running, Ready=True, not being deleted. */
 export function isRunningAndReady(pod: Pod): boolean {
@@ -212,12 +226,14 @@ export function isPodStateConsistent(pod: Pod, set: SidecarSet, names: ReadonlyS
   const statuses = containerStatuses(pod);
   const containers = podContainers(pod);
   if (containers.length !== statuses.length) return false;
-  const statusByName = new Map(statuses.map((s) => [stringOf(s.name) ?? '', s]));
+  // Built on the first digest image only: with tag images (the usual case) the first sidecar decides without it.
+  let statusByName: Map<string, JsonObject> | undefined;
   for (const c of containers) {
     if (!names.has(c.name)) continue;
     const image = c.image ?? '';
     const digest = imageDigestParts(image);
     if (digest === undefined) return inPlaceUpdateCompleted(pod, set, names, containers, statuses);
+    statusByName ??= new Map(statuses.map((s) => [stringOf(s.name) ?? '', s]));
     const id = imageDigestParts(stringOf(statusByName.get(c.name)?.imageID) ?? '');
     if (id === undefined || id.repository !== digest.repository || id.digest !== digest.digest) return false;
   }
@@ -303,7 +319,6 @@ export function unavailableReason(pod: Pod, names: ReadonlySet<string>, consiste
  * entry in `kruise.io/sidecarset-hash` (written at injection and at every
  * in-place update), in ms; 0 when absent or unreadable.
  */
-export function recordedUpdateTime(pod: Pod, set: SidecarSet): number {
-  const parsed = parseJsonObject(podAnnotation(pod, ANNOTATION_HASH));
-  return timeOf(objectOf(parsed?.[sidecarSetName(set)])?.updateTimestamp);
+export function recordedUpdateTime(pod: Pod, set: SidecarSet, recorded = podRecordedEntries(pod, ANNOTATION_HASH)): number {
+  return recorded.updateTime(sidecarSetName(set));
 }

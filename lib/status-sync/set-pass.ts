@@ -195,6 +195,11 @@ export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: SetPa
   // Without the revisions (not listed, or no rollout ports) nothing is registered.
   const revisionsKnown = rollout !== undefined && (streamed === undefined || source.stored !== undefined);
 
+  // The set's own pods, when it is planned from them, are listed while its revision is registered: neither
+  // needs the other, and the list is the pass's longest read, which a slot a pod just freed waits for.
+  const scope = podScope(set);
+  const listing = rollout !== undefined && scope !== undefined && (streamed === undefined || (counted === undefined && revisionsKnown)) ? startList(rollout.setPods, scope, signal) : undefined;
+
   // Register.
   let registration: Registration | undefined;
   let registered = true;
@@ -208,16 +213,19 @@ export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: SetPa
       fail('register the revision', error);
       // Kruise writes no status when the revision cannot be registered (the status names it) and rolls nothing;
       // counts the set's own pods were not listed for do not depend on it and are still written.
-      if (streamed === undefined) return result;
+      if (streamed === undefined) {
+        listing?.cancel();
+        return result;
+      }
     }
   }
 
   // Plan, from the set's own pods when the counts do not decide it.
   let seen: Seen;
   if (streamed !== undefined && (counted !== undefined || !revisionsKnown || !registered)) {
+    listing?.cancel();
     seen = { plan: counted, countsFor: (current) => streamed.counts(current), inUse: () => streamed.revisionsInUse };
   } else {
-    const scope = podScope(set);
     let pods: readonly Pod[] = [];
     let resourceVersion = '';
     let labels: NamespaceLabels = new Map();
@@ -225,7 +233,7 @@ export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: SetPa
     const now = rollout?.clock.now() ?? new Date();
     const latestRevision = registration?.latestRevision ?? '';
     try {
-      if (scope !== undefined && rollout !== undefined) ({ pods, resourceVersion } = await rollout.setPods.list(scope, signal));
+      if (listing !== undefined) ({ pods, resourceVersion } = await listing.result());
       labels = hasNamespaceSelector(set) ? await deps.namespaces.labels([...new Set(pods.map((p) => podRef(p).namespace))], signal) : new Map<string, Record<string, string>>();
       // Matched pods carry the injected list; the backfill is only Kruise's guard for ones that lost it.
       plan = planRollout(set, pods, labels, { patchFor: (pod) => podUpdatePatch({ pod, set, latestRevision, injectedList: backfillInjectedList([set]), now }) });
@@ -283,6 +291,15 @@ export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: SetPa
   result.restarting = plan.status.updatedReadyPods < plan.status.updatedPods && state.reason !== 'RolloutStalled';
   if (seen.list?.scope !== undefined) result.watch = { scope: seen.list.scope, resourceVersion: seen.list.resourceVersion, own };
   return result;
+}
+
+/** A set's pod list started ahead of its use: its failure is kept for the reader, and it can be called off. */
+function startList(source: SetPodSource, scope: PodScope, signal: AbortSignal | undefined): { result: () => ReturnType<SetPodSource['list']>; cancel: () => void } {
+  const own = new AbortController();
+  const listed = source.list(scope, signal === undefined ? own.signal : AbortSignal.any([signal, own.signal]));
+  // Read later (or never, when registering fails): a rejection before then is not unhandled.
+  listed.catch(() => undefined);
+  return { result: () => listed, cancel: () => own.abort() };
 }
 
 /**
