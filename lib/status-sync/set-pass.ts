@@ -299,7 +299,9 @@ function startList(source: SetPodSource, scope: PodScope, signal: AbortSignal | 
   const listed = source.list(scope, signal === undefined ? own.signal : AbortSignal.any([signal, own.signal]));
   // Read later (or never, when registering fails): a rejection before then is not unhandled.
   listed.catch(() => undefined);
-  return { result: () => listed, cancel: () => own.abort() };
+  return { result: () => listed, cancel: () => {
+      own.abort();
+    } };
 }
 
 /**

@@ -99,6 +99,57 @@ describe('runSetPass', () => {
     expect(log).toEqual(['event RevisionWriteFailed']);
   });
 
+  it('lists the set\'s pods while its revision is registered, not after: the list is the read a freed slot waits for', async () => {
+    const set = storedRolloutSet();
+    const { deps, log, revisions, cluster } = world(set, podsOf(set, 5, 0, 0));
+    const order: string[] = [];
+    let release: () => void = () => undefined;
+    // Released by the pods' list, or after 200 ms when nothing lists them meanwhile.
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+      setTimeout(resolve, 200);
+    });
+    deps.rollout.revisions = {
+      ...revisions,
+      async list(name, labels, signal) {
+        order.push('revisions asked');
+        await held;
+        order.push('revisions answered');
+        return revisions.list(name, labels, signal);
+      },
+    };
+    deps.rollout.setPods = {
+      ...deps.rollout.setPods,
+      async list(scope, signal) {
+        order.push('pods asked');
+        release();
+        return cluster.source.list(scope, signal);
+      },
+    };
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(order).toEqual(['pods asked', 'revisions asked', 'revisions answered']);
+    // The same pass as ever: status, the batch, their conditions, the state.
+    expect(log).toEqual(['status test-sidecarset', 'patch p-00000', 'patch p-00001', 'condition p-00000 True', 'condition p-00001 True', 'event RolloutProgressing']);
+    expect(result).toMatchObject({ podsUpdated: 2, errors: [] });
+  });
+
+  it('calls off the pods\' list when the revision cannot be registered', async () => {
+    const set = storedRolloutSet();
+    const { deps, revisions, cluster } = world(set, podsOf(set, 5, 0, 0));
+    let listSignal: AbortSignal | undefined;
+    deps.rollout.revisions = { ...revisions, create: () => Promise.reject(new Error('the API server answered 403: forbidden')) };
+    deps.rollout.setPods = {
+      ...deps.rollout.setPods,
+      list(scope, signal) {
+        listSignal = signal;
+        return cluster.source.list(scope, signal);
+      },
+    };
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result.errors.map((e) => e.operation)).toEqual(['register the revision']);
+    expect(listSignal?.aborted).toBe(true);
+  });
+
   it('writes no status and no pod when the pods cannot be listed, and comes back soon', async () => {
     const set = storedRolloutSet();
     const { deps, log } = world(set, podsOf(set, 5, 0, 0), { setPods: { list: () => Promise.reject(new Error('the API server answered 500')) } });
