@@ -96,10 +96,11 @@ async function seed(cp: ControlPlane, settings: Pass100kSettings, log: (line: st
   const all = sets(settings.sets);
   await inParallel(all, 16, (set) => create(cp, SIDECARSETS_PATH, forCreate(set)));
   const deps = { sidecarSets: memorySidecarSetSource(all), namespaces: memoryNamespaceSource(nss), clock: systemClock };
-  // One injected template per app and namespace, made by the project's own pod-inject; every pod is a named copy.
+  // One injected template per app and namespace label set (env=prod or staging: the sets' namespaceSelectors
+  // tell them apart), made by the project's own pod-inject; every pod is a copy, named and in its namespace.
   const templates = new Map<string, Pod>();
   for (let app = 0; app < settings.sets; app++) {
-    for (const ns of nss) {
+    for (const ns of nss.slice(0, 2)) {
       const namespace = ns.metadata?.name ?? '';
       const pod = leanPod(app, namespace);
       const review = podReview(`seed-${app}-${namespace}`, pod) as { request: Record<string, unknown> };
@@ -107,15 +108,15 @@ async function seed(cp: ControlPlane, settings: Pass100kSettings, log: (line: st
       const outcome = await runReview('pod-inject', review, deps);
       if (outcome.kind !== 'review') throw new Error(`injecting the template of app-${app}: ${JSON.stringify(outcome)}`);
       const patch = outcome.review.response.patch;
-      templates.set(`${app}/${namespace}`, patch === undefined ? pod : (applyPatch(pod, decodePatch(patch)) as Pod));
+      templates.set(`${app}/${ns.metadata?.labels?.env ?? ''}`, patch === undefined ? pod : (applyPatch(pod, decodePatch(patch)) as Pod));
     }
   }
   let created = 0;
   await inParallel(Array.from({ length: settings.pods }, (_, i) => i), SEED_CONCURRENCY, async (i) => {
     const namespace = `fleet-${i % NAMESPACES}`;
-    const template = templates.get(`${Math.floor(i / NAMESPACES) % settings.sets}/${namespace}`);
+    const template = templates.get(`${Math.floor(i / NAMESPACES) % settings.sets}/${i % 2 === 0 ? 'prod' : 'staging'}`);
     if (template === undefined) throw new Error(`no template for pod ${i}`);
-    const pod = { ...template, metadata: { ...template.metadata, name: `pod-${String(i).padStart(6, '0')}` } };
+    const pod = { ...template, metadata: { ...template.metadata, name: `pod-${String(i).padStart(6, '0')}`, namespace } };
     await create(cp, `/api/v1/namespaces/${namespace}/pods`, pod);
     if (++created % 10_000 === 0) log(`  ${created} pods created (${num((performance.now() - started) / 1000, 0)} s, load ${num(loadavg()[0] ?? 0)})`);
   });
