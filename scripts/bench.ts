@@ -2,7 +2,9 @@
  * `npm run bench`: every benchmark of issue 8 with its floor, measured in the
  * same run; prints the tables and writes docs/BENCHMARKS.md.
  *
- *   npm run bench -- [--only admission|kruise|http|cold-start|reconciler|freshness|rollout[,...]] [--quick] [--out FILE] [--strict]
+ *   npm run bench -- [--only admission|kruise|http|cold-start|reconciler|pass-100k|freshness|rollout[,...]] [--quick] [--out FILE] [--strict]
+ *
+ * pass-100k (100,000 pods) runs only when --only names it.
  *
  * Exits 0 whether targets are met or missed unless --strict is given, then 1
  * on any MISS (after the report is written); 2 on a bad command line.
@@ -17,6 +19,7 @@ import { httpSection } from './bench/http-serving.ts';
 import { kruisePodSection } from './bench/kruise-pod.ts';
 import { machineInfo } from './bench/machine.ts';
 import { BenchUsageError, parseBenchOptions, USAGE } from './bench/options.ts';
+import { pass100kSection } from './bench/pass-100k.ts';
 import { reconcilerSection } from './bench/reconciler.ts';
 import { rolloutSection } from './bench/rollout.ts';
 import { missedTargets, renderConsole, renderDocument, type SectionId, type SectionReport } from './bench/report.ts';
@@ -45,6 +48,7 @@ const runners: Record<SectionId, () => Promise<SectionReport>> = {
   http: () => httpSection(settings.http),
   'cold-start': () => coldStartSection(settings.coldStart),
   reconciler: () => reconcilerSection(settings.reconciler, log),
+  'pass-100k': () => pass100kSection(settings.pass100k, log),
   freshness: () => freshnessSection(settings.freshness, log),
   rollout: () => rolloutSection(settings.rollout, log),
 };

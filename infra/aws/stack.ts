@@ -21,6 +21,7 @@ import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { ENV_STATUS_SYNC_FUNCTION } from '../../lib/adapters/lambda-rollout-trigger.ts';
 import { checkBundles, type BundleDirectories } from './bundles.ts';
+import { heapNodeOptions } from './heap.ts';
 import { ALARM_PERIOD, metricAlarm, metricAlarmSpecs, sidecarSetDashboard } from './dashboard.ts';
 import type { FunctionSettings, StackConfig, WebhookIngress } from './config.ts';
 import { FUNCTION_DESCRIPTORS, type FunctionName } from '../../lib/webhooks/descriptors.ts';
@@ -269,7 +270,8 @@ export class SidecarSetStack extends Stack {
       ...(settings.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: settings.reservedConcurrency }),
       role,
       logGroup,
-      environment,
+      // The reconciler reads the cluster's pods: its heap is sized to the function (heap.ts).
+      environment: spec.trigger === 'schedule' ? { ...environment, NODE_OPTIONS: heapNodeOptions(settings.memoryMb) } : environment,
     });
     return { fn, role };
   }

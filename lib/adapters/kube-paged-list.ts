@@ -9,9 +9,9 @@ import { apiServerAnswered, KubeApiError } from './kube-api-error.ts';
 import { AnswerTooLargeError, type KubeClient } from './kube-request.ts';
 import { MAX_POD_PAGE_SIZE, nextPageSize, PAGE_MAX_BYTES, shrunkPageSize } from './pod-page-size.ts';
 
-/** One page as read, before the caller keeps what it needs of it. */
-export interface ListPage {
-  items: Record<string, unknown>[];
+/** One page as read: what the caller keeps of each item (the item itself by default). */
+export interface ListPage<T = Record<string, unknown>> {
+  items: T[];
   /** The list's resourceVersion (the snapshot every page belongs to). */
   resourceVersion: string;
   /** The page's size on the wire and the `limit` it was asked with. */
@@ -24,15 +24,23 @@ export interface PagedListOptions {
   maxPageSize?: number;
   /** The hard cap on one page's answer. Default {@link PAGE_MAX_BYTES}. */
   maxBytes?: number;
-  /** Told of every page read and of every page abandoned at the cap (`abandoned: true`), for tests and benchmarks. */
-  onPage?: (page: { limit: number; bytes: number; items: number; abandoned: boolean }) => void;
+  /**
+   * Told of every page read and of every page abandoned at the cap
+   * (`abandoned: true`), with the largest item's bytes (the most raw text
+   * held at once: items are parsed one by one as they arrive), for tests and benchmarks.
+   */
+  onPage?: (page: { limit: number; bytes: number; items: number; largestItemBytes: number; abandoned: boolean }) => void;
 }
 
 /**
  * The pages of `path` (with `query`'s parameters besides limit and continue).
  * @throws ListExpiredError when a continue token expired (410); KubeApiError otherwise.
  */
-export async function* pagedList(client: KubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options: PagedListOptions = {}): AsyncGenerator<ListPage> {
+export function pagedList(client: KubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options?: PagedListOptions): AsyncGenerator<ListPage>;
+/** The pages of `path`, each item reduced by `keep` as soon as it is read (its whole form is garbage at once). */
+export function pagedList<T>(client: KubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options: PagedListOptions, keep: (item: Record<string, unknown>) => T): AsyncGenerator<ListPage<T>>;
+export async function* pagedList<T>(client: KubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options: PagedListOptions = {}, keep?: (item: Record<string, unknown>) => T): AsyncGenerator<ListPage<T>> {
+  const reduce = keep ?? ((item: Record<string, unknown>) => item as T);
   const max = options.maxPageSize ?? MAX_POD_PAGE_SIZE;
   const maxBytes = options.maxBytes ?? PAGE_MAX_BYTES;
   let limit = max;
@@ -41,24 +49,22 @@ export async function* pagedList(client: KubeClient, path: string, query: Readon
     const params: Record<string, string> = { ...query, limit: String(limit), ...(next === undefined ? {} : { continue: next }) };
     let answer;
     try {
-      answer = await client.request({ method: 'GET', path, query: params, operation, maxBytes, ...(signal === undefined ? {} : { signal }) });
+      answer = await client.list({ path, query: params, operation, maxBytes, ...(signal === undefined ? {} : { signal }) }, reduce);
     } catch (error) {
       if (!(error instanceof AnswerTooLargeError)) throw error;
-      options.onPage?.({ limit, bytes: maxBytes, items: 0, abandoned: true });
+      options.onPage?.({ limit, bytes: maxBytes, items: 0, largestItemBytes: 0, abandoned: true });
       const smaller = shrunkPageSize(limit);
       if (smaller === undefined) throw new KubeApiError(operation, `one item alone is larger than the page cap of ${maxBytes} bytes`, undefined, { cause: error });
       // The same continue token names the same snapshot: the list goes on where it was, in smaller pages.
       limit = smaller;
       continue;
     }
-    const { status, body } = answer;
+    const { status, body, items, bytes, largestItemBytes } = answer;
     if (status === 410) throw new ListExpiredError(`the list's continue token expired: ${(typeof body === 'string' ? body : JSON.stringify(body)).slice(0, 300)}`);
     if (status !== 200) throw apiServerAnswered(operation, status, body);
-    if (typeof body === 'string') throw new KubeApiError(operation, 'the answer is not JSON', status);
+    if (typeof body === 'string' || items === undefined) throw new KubeApiError(operation, 'the answer is not JSON', status);
     if (!isObject(body) || !Array.isArray(body.items)) throw new KubeApiError(operation, 'the answer is not a list (no items array)', status);
-    const items = (body.items as unknown[]).filter(isObject);
-    const { bytes } = answer;
-    options.onPage?.({ limit, bytes, items: items.length, abandoned: false });
+    options.onPage?.({ limit, bytes, items: items.length, largestItemBytes, abandoned: false });
     const metadata = objectOf(body.metadata);
     const token = stringOf(metadata?.continue);
     next = token === undefined || token === '' ? undefined : token;

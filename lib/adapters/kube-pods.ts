@@ -37,9 +37,11 @@ function podsPath(namespace: string | undefined): string {
 }
 
 /**
- * Every pod, page by page, each reduced to a PodSummary as soon as its page
- * arrives, so that what the pass holds is one page (bounded in bytes:
- * pod-page-size.ts) and the summaries. Plain JSON, not a typed client: its
+ * Every pod, page by page, each reduced to a PodSummary as soon as its own
+ * bytes have arrived (kube-request.ts `list`), so that what the pass holds
+ * is one pod's text and parsed form, and one page's summaries: never a page
+ * of whole pods, whatever the pods weigh (pages are bounded in bytes too:
+ * pod-page-size.ts). Plain JSON, not a typed client: its
  * deserialisation walked every field of every pod into model classes, about
  * twice the time of JSON.parse alone for fields thrown away at once.
  *
@@ -52,9 +54,9 @@ export function kubePodPages(client: KubeClient, options: PodListOptions = {}): 
   const paging = listOptions(options);
   return {
     async *pages(signal) {
-      for await (const page of pagedList(client, podsPath(undefined), {}, 'list pods', signal, paging)) {
-        // Summaries only: the page's whole pods are garbage before the next page is asked for.
-        yield page.items.map((item) => summarizePod(item as Pod));
+      // Each pod is summarised as soon as its bytes are parsed: the whole pod is garbage before the next one is read.
+      for await (const page of pagedList(client, podsPath(undefined), {}, 'list pods', signal, paging, (item) => summarizePod(item as Pod))) {
+        yield page.items;
       }
     },
   };

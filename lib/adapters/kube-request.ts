@@ -30,6 +30,7 @@ import { createGunzip } from 'node:zlib';
 import { errorMessage } from '../errors.ts';
 import { isObject } from '../kube/json.ts';
 import { apiServerAnswered, asKubeApiError, KubeApiError } from './kube-api-error.ts';
+import { listItemSplitter } from './list-items-stream.ts';
 
 /** The content types of the patches the API server takes. */
 export const JSON_PATCH = 'application/json-patch+json';
@@ -92,6 +93,23 @@ export interface KubeAnswer {
   body: unknown;
   /** The answer's size in bytes, after decompression. */
   bytes: number;
+}
+
+/** A list read item by item ({@link KubeClient.list}). */
+export interface KubeListAnswer<T> {
+  status: number;
+  /**
+   * A 200 list: its envelope (kind, metadata) with `items` emptied. Any other
+   * answer: the parsed body, or its text when not JSON (as {@link KubeAnswer.body});
+   * a 200 whose items are not JSON: the text of the first bad item.
+   */
+  body: unknown;
+  /** What `keep` returned for each item that is a JSON object, in order; undefined unless a 200 list was read whole. */
+  items: T[] | undefined;
+  /** The answer's size in bytes, after decompression. */
+  bytes: number;
+  /** The largest item's size in bytes: the most raw text reading held at once, besides the envelope. */
+  largestItemBytes: number;
 }
 
 /** One request sent again: what, which attempt comes next, and why. */
@@ -164,6 +182,13 @@ export interface KubeClient {
    * @throws KubeApiError when the watch cannot start (a non-200 answer, no connection) or breaks.
    */
   watch(request: Omit<KubeRequest, 'method' | 'body' | 'contentType' | 'guarded'>, onEvent: (type: string, object: unknown) => void): Promise<void>;
+  /**
+   * A GET of a list whose items are parsed one at a time as their bytes
+   * arrive and handed to `keep` (list-items-stream.ts): the page's text and
+   * its whole parsed form never exist, only one item's and what `keep`
+   * returns. Sent again like any GET; bounded by `maxBytes` like {@link request}.
+   */
+  list<T>(request: Omit<KubeRequest, 'method' | 'body' | 'contentType' | 'guarded'>, keep: (item: Record<string, unknown>) => T): Promise<KubeListAnswer<T>>;
   /** Requests started so far, retries and watches included (the reconciler reports the count per pass). */
   requests(): number;
   close(): void;
@@ -193,13 +218,12 @@ function decoded(response: IncomingMessage): Readable {
   throw new Error(`the answer is encoded as "${encoding}", which was not asked for`);
 }
 
-/** The body, refused once it passes `maxBytes` (checked as the bytes arrive: a huge page is never held whole). */
-async function readBody(response: IncomingMessage, maxBytes: number, operation: string): Promise<Buffer> {
+/** The bytes of an answer as they arrive, decompressed, refused once they pass `maxBytes` (a huge page is never read whole). */
+async function* boundedChunks(response: IncomingMessage, maxBytes: number, operation: string): AsyncGenerator<Buffer> {
   const declared = Number(response.headers['content-length']);
   const identity = (response.headers['content-encoding'] ?? 'identity').toLowerCase() === 'identity';
   if (identity && Number.isFinite(declared) && declared > maxBytes) throw new AnswerTooLargeError(operation, maxBytes);
   const stream = decoded(response);
-  const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream) {
     const buffer = chunk as Buffer;
@@ -208,9 +232,65 @@ async function readBody(response: IncomingMessage, maxBytes: number, operation: 
       stream.destroy();
       throw new AnswerTooLargeError(operation, maxBytes);
     }
-    chunks.push(buffer);
+    yield buffer;
+  }
+}
+
+/** The body, refused once it passes `maxBytes` (checked as the bytes arrive). */
+async function readBody(response: IncomingMessage, maxBytes: number, operation: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of boundedChunks(response, maxBytes, operation)) {
+    chunks.push(chunk);
+    size += chunk.length;
   }
   return Buffer.concat(chunks, size);
+}
+
+/** Parses text as JSON, or keeps it as text (a proxy's error page) for the message. */
+function parsedOrText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * A list answer read item by item: each item parsed and given to `keep` as
+ * soon as it is complete, so that one item's text is what is held, not the
+ * page's. Not a 200, it is read whole like any answer.
+ */
+async function readListItems<T>(response: IncomingMessage, maxBytes: number, operation: string, keep: (item: Record<string, unknown>) => T): Promise<KubeListAnswer<T>> {
+  const status = response.statusCode ?? 0;
+  if (status !== 200) {
+    const body = await readBody(response, maxBytes, operation);
+    return { status, body: parsedOrText(body.toString('utf8')), items: undefined, bytes: body.length, largestItemBytes: 0 };
+  }
+  const splitter = listItemSplitter();
+  const items: T[] = [];
+  let bytes = 0;
+  let bad: string | undefined;
+  const onItem = (item: Buffer) => {
+    if (bad !== undefined) return;
+    const text = item.toString('utf8');
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      bad = text.slice(0, 1000);
+      return;
+    }
+    if (isObject(value)) items.push(keep(value));
+  };
+  for await (const chunk of boundedChunks(response, maxBytes, operation)) {
+    bytes += chunk.length;
+    // After a bad item the rest is read (the connection stays usable) but not parsed.
+    if (bad === undefined) splitter.write(chunk, onItem);
+  }
+  if (bad !== undefined) return { status, body: bad, items: undefined, bytes, largestItemBytes: splitter.largestItem() };
+  const envelope = parsedOrText(splitter.envelope().toString('utf8'));
+  return { status, body: envelope, items: typeof envelope === 'string' ? undefined : items, bytes, largestItemBytes: splitter.largestItem() };
 }
 
 /** The connection errors a kept-alive socket that the server closed while idle ends with. */
@@ -313,22 +393,11 @@ export function kubeClient(connection: KubeConnection, options: KubeClientOption
     }
   }
 
-  const request: KubeClient['request'] = async (request) => {
+  /** Sends `request` with its retries (see {@link KubeClientOptions}), each answer read by `read`. */
+  async function sendWithRetries<A extends { status: number }>(request: KubeRequest, read: (response: IncomingMessage) => Promise<A>): Promise<A> {
     const { method, operation, signal } = request;
     const safe = method === 'GET' || request.guarded === true;
     const again = method === 'GET' ? RETRY_READ_STATUSES : RETRY_WRITE_STATUSES;
-    const maxBytes = request.maxBytes ?? clientMax;
-    const read = async (response: IncomingMessage): Promise<KubeAnswer> => {
-      const body = await readBody(response, maxBytes, operation);
-      const text = body.toString('utf8');
-      let parsed: unknown = text;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        // Not JSON (a proxy's error page): kept as text for the message.
-      }
-      return { status: response.statusCode ?? 0, body: parsed, bytes: body.length };
-    };
     for (let count = 1; ; count++) {
       const delay = safe ? delays[count - 1] : undefined;
       let reason: string;
@@ -353,6 +422,19 @@ export function kubeClient(connection: KubeConnection, options: KubeClientOption
         throw new KubeApiError(operation, `${reason} (${count} attempts; the deadline ended before the next)`);
       }
     }
+  }
+
+  const request: KubeClient['request'] = (request) => {
+    const maxBytes = request.maxBytes ?? clientMax;
+    return sendWithRetries(request, async (response): Promise<KubeAnswer> => {
+      const body = await readBody(response, maxBytes, request.operation);
+      return { status: response.statusCode ?? 0, body: parsedOrText(body.toString('utf8')), bytes: body.length };
+    });
+  };
+
+  const list: KubeClient['list'] = (request, keep) => {
+    const maxBytes = request.maxBytes ?? clientMax;
+    return sendWithRetries({ ...request, method: 'GET' }, (response) => readListItems(response, maxBytes, request.operation, keep));
   };
 
   const watch: KubeClient['watch'] = async (request, onEvent) => {
@@ -390,6 +472,7 @@ export function kubeClient(connection: KubeConnection, options: KubeClientOption
   return {
     server: connection.server,
     request,
+    list,
     watch,
     requests: () => started,
     close: () => {

@@ -2,7 +2,7 @@
  * How many pods to ask for per page so that a page's bytes, not its pod
  * count, are bounded: pods carry annotations of any size (a megabyte each is
  * allowed), and a page of 500 such pods parsed at once is more than the
- * reconciler's whole memory (docs/RELIABILITY.md, "Memory").
+ * reconciler's whole memory (docs/RELIABILITY.md, "The pass's memory").
  *
  * Each answer is read with a hard cap ({@link PAGE_MAX_BYTES}): a page that
  * passes it is abandoned and asked for again, same continue token, with an

@@ -1,6 +1,6 @@
 /** The command line of `npm run bench`. */
 import { resolve } from 'node:path';
-import { SECTIONS, type SectionId } from './report.ts';
+import { OPT_IN_SECTIONS, SECTIONS, type SectionId } from './report.ts';
 
 export interface BenchOptions {
   sections: SectionId[];
@@ -20,7 +20,8 @@ export class BenchUsageError extends Error {
 
 export const USAGE = `npm run bench -- [--only ${SECTIONS.join('|')}[,...]] [--quick] [--out FILE] [--strict] [--help]
 
-  --only SECTIONS  run these sections only (comma-separated), in their usual order
+  --only SECTIONS  run these sections only (comma-separated), in their usual order;
+                   ${OPT_IN_SECTIONS.join(', ')} run only when named here (they take many minutes)
   --quick          fewer repetitions and shorter runs: a smoke test, not figures to quote
   --out FILE       write the report to FILE instead of docs/BENCHMARKS.md
   --strict         exit 1 when any target is missed (MISS); without it a run exits 0 either way
@@ -32,7 +33,7 @@ function isSection(name: string): name is SectionId {
 
 /** Parses the arguments; `root` resolves the default output, docs/BENCHMARKS.md. */
 export function parseBenchOptions(args: readonly string[], root: string): BenchOptions {
-  const options: BenchOptions = { sections: [...SECTIONS], quick: false, out: resolve(root, 'docs', 'BENCHMARKS.md'), strict: false, help: false };
+  const options: BenchOptions = { sections: SECTIONS.filter((s) => !OPT_IN_SECTIONS.includes(s)), quick: false, out: resolve(root, 'docs', 'BENCHMARKS.md'), strict: false, help: false };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const value = () => {

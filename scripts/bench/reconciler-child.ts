@@ -3,10 +3,13 @@
  * RSS is its own): `pass` runs one status pass through the Lambda's own
  * composition; `floor` lists the same pods with the same page size and the
  * SidecarSets, through the same transport, parsing the JSON and nothing
- * else. Prints one JSON line: the duration, the result, maxRSS.
+ * else. Prints one JSON line: the duration, the CPU time this process spent
+ * in it (user and system: less sensitive to a busy machine than the
+ * duration), the load average at its end, the result, maxRSS.
  *
- *   KUBECONFIG_CONTENT=... node scripts/bench/reconciler-child.ts pass|floor
+ *   KUBECONFIG_CONTENT=... node scripts/bench/reconciler-child.ts pass|floor [FLOOR_PAGE_SIZE]
  */
+import { loadavg } from 'node:os';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { DEFAULT_POD_PAGE_SIZE } from '../../lib/adapters/kube-pods.ts';
 import type { KubeClient } from '../../lib/adapters/kube-request.ts';
@@ -15,6 +18,7 @@ import { clusterKubeConfig } from '../../functions/shared/cluster.ts';
 import { composeStatusSync } from '../../functions/status-sync/compose.ts';
 
 const mode = process.argv[2];
+const floorPageSize = Number(process.argv[3] ?? DEFAULT_POD_PAGE_SIZE);
 
 /** GET `path` through the project's one transport with the KubeConfig's authentication, parsed. */
 async function getJson(client: KubeClient, path: string, query: Record<string, string> = {}): Promise<{ items?: unknown[]; metadata?: { continue?: string } }> {
@@ -29,7 +33,7 @@ async function floor(): Promise<{ podsSeen: number; setsSeen: number }> {
   let podsSeen = 0;
   let next: string | undefined;
   do {
-    const page = await getJson(client, '/api/v1/pods', { limit: String(DEFAULT_POD_PAGE_SIZE), ...(next === undefined ? {} : { continue: next }) });
+    const page = await getJson(client, '/api/v1/pods', { limit: String(floorPageSize), ...(next === undefined ? {} : { continue: next }) });
     podsSeen += page.items?.length ?? 0;
     next = page.metadata?.continue === '' ? undefined : page.metadata?.continue;
   } while (next !== undefined);
@@ -39,16 +43,22 @@ async function floor(): Promise<{ podsSeen: number; setsSeen: number }> {
 
 let result: unknown;
 let durationMs: number;
+let cpu: NodeJS.CpuUsage;
 if (mode === 'pass') {
   const runtime = await composeStatusSync(process.env, { logger: jsonLogger({}, () => undefined) });
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   result = await runtime.runPass();
   durationMs = performance.now() - started;
+  cpu = process.cpuUsage(cpuBefore);
 } else if (mode === 'floor') {
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   result = await floor();
   durationMs = performance.now() - started;
+  cpu = process.cpuUsage(cpuBefore);
 } else {
-  throw new Error(`usage: reconciler-child.ts pass|floor (got ${mode ?? 'nothing'})`);
+  throw new Error(`usage: reconciler-child.ts pass|floor [FLOOR_PAGE_SIZE] (got ${mode ?? 'nothing'})`);
 }
-process.stdout.write(`${JSON.stringify({ durationMs, result, maxRssKiB: process.resourceUsage().maxRSS })}\n`);
+const cpuMs = (cpu.user + cpu.system) / 1000;
+process.stdout.write(`${JSON.stringify({ durationMs, cpuMs, load1: loadavg()[0], result, maxRssKiB: process.resourceUsage().maxRSS })}\n`);

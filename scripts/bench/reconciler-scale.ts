@@ -1,19 +1,36 @@
 /**
- * What section 4 says about clusters past its measured size: what happens
+ * What section 4b says about clusters past its measured size: what happens
  * to a pass longer than the schedule, what a rollout's scoped lists add, and
  * the design for ten times more pods with its cost on the API server next
- * to Kruise's informers. Kept with the section so a new run writes it again.
+ * to Kruise's informers. Kept with the section so a new run writes it again
+ * from its own figures.
  */
 
-/** The notes, given the section's own figures (per pod, bytes per pod, page size, the configured timeout). */
-export function pastMeasuredScaleNotes(figures: { perPodMs: number; podBytes: number; pageSize: number; timeoutSeconds: number }): string[] {
-  const at = (pods: number) => (figures.perPodMs * pods) / 1000;
-  const gb = (pods: number) => ((pods * figures.podBytes) / 1e9).toFixed(1);
-  const pages = (pods: number) => Math.ceil(pods / figures.pageSize).toLocaleString('en-US');
+export interface ScaleFigures {
+  /** Pods the pass was measured over. */
+  pods: number;
+  /** The pass's wall time per pod, in ms (median run). */
+  perPodMs: number;
+  /** Bytes per pod of the pod lists the API server answered. */
+  podBytes: number;
+  /** The most pods a page asks for. */
+  pageSize: number;
+  /** status-sync's configured Lambda timeout. */
+  timeoutSeconds: number;
+}
+
+const count = (n: number) => Math.round(n).toLocaleString('en-US');
+
+/** The notes, given the section's own figures. */
+export function pastMeasuredScaleNotes(f: ScaleFigures): string[] {
+  const seconds = (pods: number) => (f.perPodMs * pods) / 1000;
+  const podsIn = (s: number) => (s * 1000) / f.perPodMs;
+  const gb = (pods: number) => ((pods * f.podBytes) / 1e9).toFixed(1);
+  const pages = (pods: number) => count(Math.ceil(pods / f.pageSize));
   return [
-    `Past 100,000 pods, a pass outlasts its schedule. The pass is as fast as the list it reads (the ratio to the floor above): ${figures.perPodMs.toFixed(3)} ms a pod here, so about ${at(100_000).toFixed(0)} s at 100,000 pods (${pages(100_000)} pages, ${gb(100_000)} GB of pods) and ${at(200_000).toFixed(0)} s at 200,000. EventBridge ticks every minute and status-sync runs one pass at a time (reserved concurrency 1); a tick that cannot start within 60 s is dropped (maxEventAge 60 s, no retries). So a pass longer than a minute runs back to back with the next, the statuses are as fresh as one pass is long, and Lambda's timeout (${figures.timeoutSeconds} s configured, 900 s at most) is a hard wall: the statuses are written after the count, so a pass cut off by it writes none. A leaner pod shortens the pass in proportion to its bytes (the floor is reading and parsing them), not to its count.`,
-    `A rollout's scoped lists come on top: every pass of a set with rollout work (section 6) lists that set's pods by its selector, once per reaction (73 passes for 1,000 pods in section 6). The API server answers a label-selected list by reading every pod of the scope and filtering, so a set selecting 10% of 100,000 pods costs about a full list's work on the server for each of its passes, and a set selecting them all makes each set pass as long as the full pass: one batch per ${at(100_000).toFixed(0)} s instead of one every few seconds.`,
-    `For ten times more (1,000,000 pods), a design not built yet: the pass changes from listing to watching, as Kruise's informers do, without holding the pods: an invocation opens one pods watch (allowWatchBookmarks) and keeps it for its whole run (up to 14 minutes, invocations back to back under reserved concurrency 1), resuming from the resourceVersion the previous invocation reached, and relists only when the API server answers 410 Gone; the counts are kept as one small record per pod (its uid, the sets it matches, updated or not, ready or not: about 100–150 bytes, 100–150 MB for 1,000,000 pods, so a 1–2 GB function), saved to S3 at the end of each invocation (tens of MB compressed) and loaded at the start, and a rollout's set passes read their pods from that state instead of listing. Each status is written when its counts change, not once per pass.`,
-    `Its cost on the API server against today's lists and Kruise's informers, at 1,000,000 pods of ${figures.podBytes.toLocaleString('en-US')} bytes: today's design lists every pod every minute, ${pages(1_000_000)} pages and ${gb(1_000_000)} GB encoded per minute (about ${((1_000_000 * figures.podBytes) / 60 / 1e6).toFixed(0)} MB/s, from etcd unless the watch cache serves consistent lists), and would take ${(at(1_000_000) / 60).toFixed(0)} minutes a pass. Kruise's manager lists once at start (the same ${gb(1_000_000)} GB, from the watch cache) and then holds one watch: each pod change is sent once, so at 1% of pods changing a minute it is 10,000 events, about ${((10_000 * figures.podBytes) / 1e6).toFixed(0)} MB a minute, but its manager keeps every pod in memory (the full objects, several GB). The watch design costs the API server what Kruise's informer does (one list per 410, one watch stream) and the function about 150 bytes a pod instead of the object.`,
+    `Past ${count(f.pods)} pods a pass outlasts its schedule. Its time is linear in the pods' bytes (the list it reads is the floor above): ${f.perPodMs.toFixed(3)} ms a pod here, so a pass reaches the one-minute schedule at about ${count(podsIn(60))} pods of this size, the configured ${f.timeoutSeconds} s timeout at about ${count(podsIn(f.timeoutSeconds))} and Lambda's 900 s ceiling at about ${count(podsIn(900))}. EventBridge ticks every minute and status-sync runs one pass at a time (reserved concurrency 1); a tick that cannot start within 60 s is dropped (maxEventAge 60 s, no retries), so a pass longer than a minute runs back to back with the next one and the statuses are as fresh as one pass is long. The timeout is a hard wall: statuses are written after the whole count, so a pass cut off by it writes none (raise statusSyncTimeoutSeconds before that, up to 900). Heavier pods move every threshold down in proportion to their bytes, not their number; memory does not grow with the pods (one pod's text and one page of summaries are held at a time).`,
+    `A rollout's scoped lists come on top. Every pass of a set with rollout work (section 6) lists that set's pods by its selector, once per reaction (73 set passes for 1,000 pods in section 6), and runs one at a time with the full pass (reserved concurrency 1): while a full pass of ${seconds(f.pods).toFixed(0)} s runs, a rollout's next batch waits behind it. The API server answers a label-selected list by walking every pod of the scope (the namespace, or the cluster) and sending the selected ones: a set selecting 10% of ${count(f.pods)} pods costs the server a walk of all of them per reaction but only a tenth of the bytes, so ten reactions a minute add about what one full pass costs the server.`,
+    `For ten times more (1,000,000 pods), a design not built yet: the pass stops listing and keeps state, as Kruise's informers do, without keeping the pods. An invocation opens one pods watch (allowWatchBookmarks) and holds it for its whole run (up to 14 minutes, invocations back to back under reserved concurrency 1), resuming from the resourceVersion the previous invocation reached (bookmarks keep it inside the watch cache's window), and lists again only when the server answers 410 Gone. The counts are kept as one small record per pod (uid, namespace, the sets it matches, updated and ready or not: about 100–150 bytes, 100–150 MB for 1,000,000 pods, a 1–2 GB function), saved to S3 when an invocation ends and loaded when the next starts; a status is written when its counts change, and a rollout's set passes read their pods' records instead of listing.`,
+    `Its cost on the API server, at 1,000,000 pods of ${count(f.podBytes)} bytes: today's design lists every pod every pass, ${pages(1_000_000)} pages and ${gb(1_000_000)} GB of JSON encoded per pass, and a pass would take about ${(seconds(1_000_000) / 60).toFixed(0)} minutes (past Lambda's 15). Kruise's manager lists the pods once when it starts (the same ${gb(1_000_000)} GB, from the watch cache) and then holds one watch: each pod change is sent once, so at 1% of pods changing a minute it is 10,000 events, about ${((10_000 * f.podBytes) / 1e6).toFixed(0)} MB a minute, and its manager holds every pod in memory (the whole objects, several GB at this size). The watch design costs the server what Kruise's informer does (one list after each 410, one watch stream, one event per change) and the function about 150 bytes a pod instead of the pod.`,
   ];
 }

@@ -15,7 +15,6 @@ import { runChild } from './child.ts';
 import { benchControlPlane } from '../../testkit/bench/cluster.ts';
 import { num, ratioText, withSpread } from './format.ts';
 import { seedReconcilerCluster } from './reconciler-cluster.ts';
-import { pastMeasuredScaleNotes } from './reconciler-scale.ts';
 import type { SectionReport } from './report.ts';
 import { ratioOfMedians, summarize } from '../../testkit/bench/stats.ts';
 
@@ -27,8 +26,6 @@ export interface ReconcilerSettings {
 export const RECONCILER_TARGET = 1.5;
 const LAMBDA_LIMIT_S = 15 * 60;
 const EXTRAPOLATE_TO = 100_000;
-/** The JSON size of one seeded pod, as the method says (three app containers and two sets' sidecars). */
-const POD_BYTES = 9_000;
 
 const childFile = join(dirname(fileURLToPath(import.meta.url)), 'reconciler-child.ts');
 
@@ -108,8 +105,7 @@ export async function reconcilerSection(settings: ReconcilerSettings, log: (line
         { target: 'reconciler: 0 statuses written on an unchanged pass', figure: String(Math.max(...written)), met: written.every((w) => w === 0) },
       ],
       notes: [
-        `Memory does not grow with the pod count: the pass keeps one page (${DEFAULT_POD_PAGE_SIZE} pods) and one counter per SidecarSet. The peak RSS is mostly garbage V8 has not yet collected (the floor, which keeps nothing, peaks as high); under Lambda's memory setting V8 sizes its heap to fit and collects sooner. It was not measured at ${EXTRAPOLATE_TO.toLocaleString('en-US')} pods. Time grows linearly with pods; the extrapolation assumes the API server serves pages as fast as here (on EKS, the network round trip per page adds to both pass and floor).`,
-        ...pastMeasuredScaleNotes({ perPodMs, podBytes: POD_BYTES, pageSize: DEFAULT_POD_PAGE_SIZE, timeoutSeconds: timeout }),
+        `Memory does not grow with the pod count: the pass holds one pod's text at a time (each pod is parsed and summarised as its bytes arrive), one page of summaries (at most ${DEFAULT_POD_PAGE_SIZE}) and one counter per SidecarSet. The peak RSS is mostly garbage V8 has not yet collected (the floor, which keeps nothing, peaks as high); the stack caps status-sync's heap at three quarters of its memory (NODE_OPTIONS, infra/aws/heap.ts), so V8 collects before the function runs out. Time grows linearly with pods; the extrapolation assumes the API server serves pages as fast as here (on EKS, the network round trip per page adds to both pass and floor). Section 4b measures ${EXTRAPOLATE_TO.toLocaleString('en-US')} pods (opt-in) and says what happens past that.`,
       ],
     };
   } finally {

@@ -4,6 +4,7 @@ import type { ColdStartSettings } from './cold-start.ts';
 import type { FreshnessSettings } from './freshness.ts';
 import type { KruisePodSettings } from './kruise-pod.ts';
 import type { HttpSettings } from './http-serving.ts';
+import type { Pass100kSettings } from './pass-100k.ts';
 import type { ReconcilerSettings } from './reconciler.ts';
 import type { RolloutSettings } from './rollout.ts';
 import type { SectionId } from './report.ts';
@@ -14,6 +15,7 @@ export interface BenchSettings {
   http: HttpSettings;
   coldStart: ColdStartSettings;
   reconciler: ReconcilerSettings;
+  pass100k: Pass100kSettings;
   freshness: FreshnessSettings;
   rollout: RolloutSettings;
   describe(sections: readonly SectionId[]): string;
@@ -27,6 +29,8 @@ export function settingsFor(quick: boolean): BenchSettings {
     // The issue asks for the median of 20 starts; the reconciler for 10,000 pods, even in a smoke test.
     coldStart: { runs: quick ? 5 : 20 },
     reconciler: { runs: quick ? 2 : 5, pods: 10_000 },
+    // Issue 28: 100,000 pods and 1,000 SidecarSets; --quick a tenth of the pods.
+    pass100k: { runs: quick ? 1 : 3, pods: quick ? 10_000 : 100_000, sets: 1_000 },
     freshness: { firstAnswers: quick ? 5 : 20, runs: quick ? 2 : 5, reviewsPerRun: quick ? 200 : 500, concurrency: 8 },
     // The issue's figures: 1,000 pods at 10%, ready 2 s after a restart; the plan over 100,000 pods.
     rollout: { runs: quick ? 1 : 3, hotRuns: quick ? 1 : 2, pods: 1_000, maxUnavailable: '10%', readyDelayMs: 2_000, planPods: 100_000, planRuns: quick ? 3 : 5 },
@@ -37,6 +41,7 @@ export function settingsFor(quick: boolean): BenchSettings {
     http: `HTTP ${s.http.runs} runs of ${s.http.durationSeconds} s per load and route`,
     'cold-start': `cold start ${s.coldStart.runs} starts per bundle`,
     reconciler: `reconciler ${s.reconciler.runs} runs each of pass and floor`,
+    'pass-100k': `pass at ${s.pass100k.pods} pods ${s.pass100k.runs} runs each of pass and floor`,
     freshness: `freshness ${s.freshness.firstAnswers} first answers, ${s.freshness.runs} runs of ${s.freshness.reviewsPerRun} warm reviews per row`,
     rollout: `rollout ${s.rollout.runs} runs (HotUpgrade ${s.rollout.hotRuns}) of ${s.rollout.pods} pods, plan ${s.rollout.planRuns} runs`,
   };

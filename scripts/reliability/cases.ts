@@ -21,6 +21,7 @@ import { adversarialRows, MB, RELIABILITY_SIZES } from '../../testkit/reliabilit
 import { QUICK_TIMEOUTS, strangerConnections } from '../../testkit/reliability/stranger-connections.ts';
 
 import type { Figures } from '../../testkit/reliability/figures.ts';
+import { passMemory, PASS_MEMORY_TARGET_MB, STACK_PASS } from '../bench/pass-memory-run.ts';
 /** A case's result: figures, or rows of a table. */
 export type CaseOutput = Figures | Figures[];
 
@@ -213,6 +214,19 @@ export const CASES: readonly Case[] = [
         await lambdaSoak({ cp, fn: 'sidecarset-validate', invocations: quick ? 1_000 : 20_000 }),
         await lambdaSoak({ cp, fn: 'sidecarset-default', invocations: quick ? 1_000 : 20_000 }),
       ];
+    },
+  },
+  {
+    section: 'load',
+    name: 'The pass\'s memory: pods of a megabyte',
+    claim: `A status pass over 200 pods of 1 MB each (50 in --quick), in a fresh process through the Lambda's composition with the NODE_OPTIONS the stack gives status-sync (a heap of three quarters of its 512 MB), peaks under ${PASS_MEMORY_TARGET_MB} MB of RSS: each pod is parsed and summarised as its bytes arrive, so a page is never held whole. Shown beside it: the same pass as Node starts by default (V8 sizes its heap from the host's memory and lets garbage pile up before collecting, so its peak follows the machine, not the pass), and the floor, which reads the same pages whole and parses them, as the pass did before.`,
+    async run({ quick }) {
+      const rows = await passMemory(quick ? 50 : 200, 1_000_000, () => undefined);
+      const over = rows.filter((r) => r.run.startsWith(STACK_PASS) && r.peakRssMB >= PASS_MEMORY_TARGET_MB);
+      if (over.length > 0) throw new Error(`a pass peaked at ${PASS_MEMORY_TARGET_MB} MB or more: ${JSON.stringify(over)}`);
+      const short = rows.find((r) => r.podsSeen !== r.pods && r.run.startsWith('pass'));
+      if (short !== undefined) throw new Error(`a pass did not read every pod: ${JSON.stringify(short)}`);
+      return rows.map((r) => ({ run: r.run, pods: r.pods, bytesPerPod: r.bytesPerPod, peakRssMiB: r.peakRssMiB, peakRssMB: r.peakRssMB, durationMs: r.durationMs }));
     },
   },
   {

@@ -83,6 +83,11 @@ describe('benchmark options', () => {
     expect(parseBenchOptions(['--only', 'reconciler,admission', '--quick'], '/p')).toMatchObject({ sections: ['admission', 'reconciler'], quick: true });
   });
 
+  it('runs the 100,000-pod pass only when --only names it', () => {
+    expect(parseBenchOptions([], '/p').sections).not.toContain('pass-100k');
+    expect(parseBenchOptions(['--only', 'pass-100k'], '/p').sections).toEqual(['pass-100k']);
+  });
+
   it('refuses an unknown section or argument', () => {
     expect(() => parseBenchOptions(['--only', 'disk'], '/p')).toThrow(BenchUsageError);
     expect(() => parseBenchOptions(['--fast'], '/p')).toThrow('unknown argument --fast');

@@ -4,7 +4,8 @@
  * again and completes (the retry is told); a guarded pod write likewise;
  * an outage that lasts fails after the bounded attempts, in bounded time.
  * And pod lists are paged by bytes: pods of a megabyte are read a few at a
- * time, no page passes the cap, and no pod is missed or read twice.
+ * time, no page passes the cap, no pod is missed or read twice, and what
+ * is held of a page at once is one pod's text.
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
@@ -116,7 +117,7 @@ describeWithControlPlane('requests that get no answer in time', () => {
     await cp.apply(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'big' } }));
     for (let i = 0; i < 24; i++) await create('/api/v1/namespaces/big/pods', pod(`big-${String(i).padStart(2, '0')}`, { app: 'big' }, 800_000));
     for (let i = 0; i < 30; i++) await create('/api/v1/namespaces/big/pods', pod(`small-${String(i).padStart(2, '0')}`, { app: 'big' }));
-    const pages: { limit: number; bytes: number; items: number; abandoned: boolean }[] = [];
+    const pages: { limit: number; bytes: number; items: number; largestItemBytes: number; abandoned: boolean }[] = [];
     const all = kubePodPages(direct(), { onPage: (p) => pages.push(p) });
     const names: string[] = [];
     for await (const page of all.pages()) names.push(...page.filter((p) => p.namespace === 'big').map((p) => p.name));
@@ -129,6 +130,10 @@ describeWithControlPlane('requests that get no answer in time', () => {
     const afterBig = read.findIndex((p) => p.bytes / Math.max(1, p.items) > 500_000);
     expect(afterBig).toBeGreaterThanOrEqual(0);
     expect(read[afterBig + 1]?.limit ?? 0).toBeLessThanOrEqual(8);
+    // What reading held at once is one pod's text, not a page's: a page of megabyte pods is several megabytes,
+    // and each pod was parsed and summarised as its bytes arrived.
+    expect(Math.max(...read.map((p) => p.bytes))).toBeGreaterThan(3_000_000);
+    expect(Math.max(...read.map((p) => p.largestItemBytes))).toBeLessThan(1_100_000);
     // The rollout's list of a set's pods reads the same way.
     const setPages: { bytes: number; abandoned: boolean }[] = [];
     const listed = await kubeSetPods(direct(), { onPage: (p) => setPages.push(p) }).list({ namespace: 'big', labelSelector: 'app=big' });

@@ -1,0 +1,71 @@
+/**
+ * A list answer cut into its items as its bytes arrive
+ * (lib/adapters/list-items-stream.ts): whatever the chunking, the items are
+ * exactly the list's items and the envelope is the list with `items`
+ * emptied; strings holding braces, brackets, quotes and backslashes do not
+ * confuse it; what it holds at once is one item, not the page.
+ */
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { listItemSplitter } from '../../lib/adapters/list-items-stream.ts';
+
+/** Feeds `text` cut at `cuts` (byte offsets) and returns the parsed items and envelope. */
+function split(text: string, cuts: readonly number[]): { items: unknown[]; envelope: unknown; largest: number } {
+  const bytes = Buffer.from(text);
+  const bounds = [...new Set([0, ...cuts.filter((c) => c > 0 && c < bytes.length), bytes.length])].sort((a, b) => a - b);
+  const splitter = listItemSplitter();
+  const items: unknown[] = [];
+  for (let i = 0; i + 1 < bounds.length; i++) {
+    splitter.write(bytes.subarray(bounds[i], bounds[i + 1]), (item) => items.push(JSON.parse(item.toString('utf8'))));
+  }
+  return { items, envelope: JSON.parse(splitter.envelope().toString('utf8')), largest: splitter.largestItem() };
+}
+
+const tricky = [
+  { metadata: { name: 'a', annotations: { x: '}]{["\\"\\\\', y: '\\', z: '\\\\"' } } },
+  { metadata: { name: 'b', labels: { items: '[{' } }, spec: { containers: [{ name: 'c', args: ['"', '}', '\\"}'] }] } },
+  {},
+  { a: [[], [{}], { b: 'é€😀' }] },
+];
+const list = { kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '42', continue: 'tok"en}' }, items: tricky };
+
+describe('listItemSplitter', () => {
+  it('gives the items and the envelope of a list in one chunk', () => {
+    const text = JSON.stringify(list);
+    expect(split(text, [])).toEqual({ items: tricky, envelope: { ...list, items: [] }, largest: Math.max(...tricky.map((t) => Buffer.byteLength(JSON.stringify(t)))) });
+  });
+
+  it('gives the same at every cut into two chunks and in chunks of one byte', () => {
+    const text = JSON.stringify(list, null, 1);
+    const length = Buffer.byteLength(text);
+    for (let cut = 0; cut <= length; cut++) expect(split(text, [cut])).toEqual({ items: tricky, envelope: { ...list, items: [] }, largest: expect.any(Number) as unknown as number });
+    expect(split(text, Array.from({ length }, (_, i) => i)).items).toEqual(tricky);
+  });
+
+  it('leaves an `items` that is not the top-level array alone', () => {
+    const text = JSON.stringify({ kind: 'items', metadata: { items: [1, 2] }, other: { items: [{ a: 1 }] }, items: [{ b: 2 }] });
+    expect(split(text, [7, 30])).toEqual({ items: [{ b: 2 }], envelope: { kind: 'items', metadata: { items: [1, 2] }, other: { items: [{ a: 1 }] }, items: [] }, largest: 7 });
+  });
+
+  it('matches JSON.parse on any list of JSON values, cut anywhere', () => {
+    fc.assert(
+      fc.property(fc.array(fc.dictionary(fc.string(), fc.jsonValue())), fc.dictionary(fc.string(), fc.jsonValue()), fc.array(fc.nat()), (items, metadata, cuts) => {
+        const text = JSON.stringify({ kind: 'List', metadata, items });
+        const got = split(text, cuts);
+        expect(got.items).toEqual(JSON.parse(JSON.stringify(items)));
+        expect(got.envelope).toEqual(JSON.parse(JSON.stringify({ kind: 'List', metadata, items: [] })));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('holds one item at a time: the largest item, not the page, is what was held', () => {
+    const big = (i: number) => ({ metadata: { name: `p${i}`, annotations: { blob: 'x'.repeat(100_000) } } });
+    const text = JSON.stringify({ kind: 'PodList', metadata: {}, items: Array.from({ length: 20 }, (_, i) => big(i)) });
+    const cuts = Array.from({ length: Math.ceil(text.length / 16_384) }, (_, i) => i * 16_384);
+    const got = split(text, cuts);
+    expect(got.items).toHaveLength(20);
+    expect(got.largest).toBeLessThan(100_100);
+    expect(text.length).toBeGreaterThan(2_000_000);
+  });
+});
