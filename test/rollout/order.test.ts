@@ -115,7 +115,7 @@ describe('priority order (rollout.md §1.3 step 2, priority_sort.go)', () => {
   });
 
   it('equal priority keeps the active-pods order it is given (Kruise 1.9, #2107; 1.8 put the higher list index first)', () => {
-    const pods = [{ a: '1' }, { a: '1' }, { b: '1' }].map((l, i) => labelled(l, i));
+    const pods = ([{ a: '1' }, { a: '1' }, { b: '1' }] as Record<string, string>[]).map((l, i) => labelled(l, i));
     const weights = { weightPriority: [{ weight: 1, matchSelector: { matchLabels: { a: '1' } } }] };
     expect(sortByPriority(pods, [0, 1], weights)).toEqual([0, 1]);
     expect(sortByPriority(pods, [1, 0], weights)).toEqual([1, 0]);
