@@ -94,6 +94,11 @@ describe('volume sources (issue 15 items 4-5)', () => {
         mountGone,
       ],
     ],
+    [
+      'rejects a CSI driver name over 63 bytes, in Kubernetes 1.32’s words (Kruise 1.9)',
+      { [`${vol}.emptyDir`]: undefined, [`${vol}.csi`]: { driver: 'd'.repeat(64) } },
+      ['spec.volumes[0].csi.driver: Too long: may not be more than 63 bytes', mountGone],
+    ],
     ['rejects a duplicate volume name', { 'spec.volumes.2': { name: 'logging-logs', emptyDir: {} } }, ['spec.volumes[2].name: Duplicate value: "logging-logs"']],
   ])('%s', (_name, changes, expected) => {
     expect(errorsFor(changes)).toEqual(expected);
