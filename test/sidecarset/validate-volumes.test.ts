@@ -165,14 +165,14 @@ describe('projected volumes', () => {
       ['spec.volumes[0].projected: Invalid value: "c": conflicting duplicate paths', mountGone],
     ],
     [
-      'rejects two kinds in one source',
+      'rejects two kinds in one source (Kubernetes 1.32’s words, Kruise 1.9)',
       projected([{ secret: { name: 's' }, configMap: { name: 'c' } }]),
-      ['spec.volumes[0].projected.sources[0]: Forbidden: may not specify more than 1 volume type', mountGone],
+      ['spec.volumes[0].projected.sources[0]: Forbidden: may not specify more than 1 volume type per source', mountGone],
     ],
     [
-      'requires a trust bundle name or signer',
+      'requires a trust bundle name or signer, at clusterTrustBundle (Kubernetes 1.32; 1.30 said clusterTrustBundlePEM)',
       projected([{ clusterTrustBundle: { path: 'ca.pem' } }]),
-      ['spec.volumes[0].projected.sources[0].clusterTrustBundlePEM: Required value: either name or signerName must be specified', mountGone],
+      ['spec.volumes[0].projected.sources[0].clusterTrustBundle: Required value: either name or signerName must be specified', mountGone],
     ],
   ])('%s', (_name, changes, expected) => {
     expect(errorsFor(changes)).toEqual(expected);
