@@ -1,7 +1,7 @@
 /**
- * An unchanged set hashes the same under OpenKruise 1.8.2 and 1.9.0, and
- * here: generated sets against vectors printed by each version's own code
- * (the vectors file says how). So a cluster moving from Kruise 1.8 to 1.9, or
+ * An unchanged set hashes the same under OpenKruise 1.8.2 and here (and
+ * 1.9.0, where the vectors carry its entry): generated sets against vectors
+ * printed by each version's own code (the vectors file says how). So a cluster moving from Kruise 1.8 to 1.9, or
  * to this project, restarts no sidecar: every pod's recorded hash still
  * equals its set's.
  */
