@@ -63,9 +63,13 @@ export class FieldPath {
   notFound(value: unknown): FieldError {
     return { path: this.#text, type: 'Not found', value };
   }
-  /** field.TooLong: printed without the value, as Go does. */
+  /**
+   * field.TooLong: printed without the value, as Go does, in the words of
+   * Kubernetes 1.32's apimachinery (Kruise 1.9's; 1.30's said "must have at
+   * most N bytes").
+   */
   tooLong(value: unknown, maxLength: number): FieldError {
-    return { path: this.#text, type: 'Too long', value, detail: `must have at most ${maxLength} bytes` };
+    return { path: this.#text, type: 'Too long', value, detail: `may not be more than ${maxLength} bytes` };
   }
 }
 

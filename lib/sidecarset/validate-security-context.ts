@@ -62,7 +62,8 @@ function validateAppArmorProfile(profile: JsonObject, path: FieldPath, errs: Fie
     if (localhost.trim() !== localhost) errs.push(lp.invalid(localhost, 'must not be padded with whitespace'));
     else if (localhost === '') errs.push(lp.required('must be set when AppArmor type is Localhost'));
     if (byteLength(localhost) > MAX_APPARMOR_PROFILE_LENGTH) {
-      errs.push({ path: String(lp), type: 'Too long', detail: `may not be longer than ${MAX_APPARMOR_PROFILE_LENGTH}` });
+      // Kubernetes 1.32 says it with field.TooLong (1.30's TooLongMaxLength said "may not be longer than N").
+      errs.push(lp.tooLong('', MAX_APPARMOR_PROFILE_LENGTH));
     }
   } else if (type === 'RuntimeDefault' || type === 'Unconfined') {
     if (localhost !== undefined) errs.push(lp.invalid(localhost, 'can only be set when AppArmor type is Localhost'));

@@ -90,17 +90,18 @@ export function validateProjected(source: JsonObject, path: FieldPath, errs: Fie
     const bundle = objectAt(projection.clusterTrustBundle, srcPath.child('clusterTrustBundle'), errs);
     if (bundle !== undefined) {
       kinds++;
-      validateClusterTrustBundle(bundle, srcPath.child('clusterTrustBundlePEM'), errs);
+      validateClusterTrustBundle(bundle, srcPath.child('clusterTrustBundle'), errs);
       const bundlePath = typeof bundle.path === 'string' ? bundle.path : '';
       claim(bundlePath, bundlePath);
     }
-    if (kinds > 1) errs.push(srcPath.forbidden('may not specify more than 1 volume type'));
+    // Kubernetes 1.32's words (Kruise 1.9); 1.30 said "more than 1 volume type" and reported the bundle at clusterTrustBundlePEM.
+    if (kinds > 1) errs.push(srcPath.forbidden('may not specify more than 1 volume type per source'));
   });
 }
 
 /**
- * The shape rules of a clusterTrustBundle projection (Kubernetes reports
- * them under `clusterTrustBundlePEM`): exactly one of name and signerName,
+ * The shape rules of a clusterTrustBundle projection (reported under
+ * `clusterTrustBundle`, as Kubernetes 1.32 does): exactly one of name and signerName,
  * and a local path. The syntax of the name and signer name is not checked
  * here; see docs/DIFFERENCES-FROM-KRUISE.md.
  */

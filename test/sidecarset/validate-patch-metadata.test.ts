@@ -50,7 +50,7 @@ describe('rule 11: patchPodMetadata', () => {
 /** Annotations as a body parsed from JSON holds them: `__proto__` is then an own key, as in Go's map. */
 const parsedAnnotations = (text: string): unknown => JSON.parse(text) as unknown;
 const QUALIFIED = "name part must consist of alphanumeric characters, '-', '_' or '.'";
-const TOO_LONG = 'Too long: must have at most 262144 bytes';
+const TOO_LONG = 'Too long: may not be more than 262144 bytes';
 /** One annotation whose key and value together are `bytes` long, as Kubernetes counts them (UTF-8 bytes). */
 const sized = (key: string, bytes: number): Record<string, string> => ({ [key]: 'v'.repeat(bytes - Buffer.byteLength(key)) });
 

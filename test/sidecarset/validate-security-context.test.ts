@@ -41,6 +41,11 @@ describe('securityContext', () => {
       [`${at}.appArmorProfile.localhostProfile: Invalid value: " p ": must not be padded with whitespace`],
     ],
     [
+      'rejects an AppArmor localhost profile over 4095 bytes, in Kubernetes 1.32’s words (Kruise 1.9)',
+      { [`${sc}.appArmorProfile`]: { type: 'Localhost', localhostProfile: 'p'.repeat(4096) } },
+      [`${at}.appArmorProfile.localhostProfile: Too long: may not be more than 4095 bytes`],
+    ],
+    [
       'rejects an AppArmor localhost profile beside another type',
       { [`${sc}.appArmorProfile`]: { type: 'Unconfined', localhostProfile: 'p' } },
       [`${at}.appArmorProfile.localhostProfile: Invalid value: "p": can only be set when AppArmor type is Localhost`],

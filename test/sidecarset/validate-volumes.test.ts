@@ -94,6 +94,11 @@ describe('volume sources (issue 15 items 4-5)', () => {
         mountGone,
       ],
     ],
+    [
+      'rejects a CSI driver name over 63 bytes, in Kubernetes 1.32’s words (Kruise 1.9)',
+      { [`${vol}.emptyDir`]: undefined, [`${vol}.csi`]: { driver: 'd'.repeat(64) } },
+      ['spec.volumes[0].csi.driver: Too long: may not be more than 63 bytes', mountGone],
+    ],
     ['rejects a duplicate volume name', { 'spec.volumes.2': { name: 'logging-logs', emptyDir: {} } }, ['spec.volumes[2].name: Duplicate value: "logging-logs"']],
   ])('%s', (_name, changes, expected) => {
     expect(errorsFor(changes)).toEqual(expected);
@@ -160,14 +165,14 @@ describe('projected volumes', () => {
       ['spec.volumes[0].projected: Invalid value: "c": conflicting duplicate paths', mountGone],
     ],
     [
-      'rejects two kinds in one source',
+      'rejects two kinds in one source (Kubernetes 1.32’s words, Kruise 1.9)',
       projected([{ secret: { name: 's' }, configMap: { name: 'c' } }]),
-      ['spec.volumes[0].projected.sources[0]: Forbidden: may not specify more than 1 volume type', mountGone],
+      ['spec.volumes[0].projected.sources[0]: Forbidden: may not specify more than 1 volume type per source', mountGone],
     ],
     [
-      'requires a trust bundle name or signer',
+      'requires a trust bundle name or signer, at clusterTrustBundle (Kubernetes 1.32; 1.30 said clusterTrustBundlePEM)',
       projected([{ clusterTrustBundle: { path: 'ca.pem' } }]),
-      ['spec.volumes[0].projected.sources[0].clusterTrustBundlePEM: Required value: either name or signerName must be specified', mountGone],
+      ['spec.volumes[0].projected.sources[0].clusterTrustBundle: Required value: either name or signerName must be specified', mountGone],
     ],
   ])('%s', (_name, changes, expected) => {
     expect(errorsFor(changes)).toEqual(expected);
