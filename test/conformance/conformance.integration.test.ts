@@ -96,7 +96,7 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
   let reference: KruiseReference;
 
   beforeAll(async () => {
-    binary = await ensureKruiseReference();
+    binary = await ensureKruiseReference('1.8');
     reference = startKruiseReference(binary);
   }, BUILD_TIMEOUT_MS);
 
@@ -110,11 +110,11 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
   }
 
   it('pins the Kruise version the issue names', async () => {
-    expect(await kruiseReferenceVersion()).toBe('v1.8.2');
+    expect(await kruiseReferenceVersion('1.8')).toBe('v1.8.2');
   });
 
   it(`agrees with Kruise on ${RUNS} seeded cases except the known bugs`, async () => {
-    const report = await runConformance(binary, RUNS, SEED);
+    const report = await runConformance('1.8', binary, RUNS, SEED);
     const text = formatReport(report);
     // On failure the report (first mismatch of each class) is the message.
     expect({ unexpected: report.unexpected, report: report.unexpected === 0 ? '' : text }).toEqual({ unexpected: 0, report: '' });
