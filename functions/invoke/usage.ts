@@ -39,6 +39,7 @@ const WAITING_REASONS: Record<WaitingReason['kind'], string> = {
   'not-update': 'updateStrategy.type is NotUpdate',
   finished: 'every matched pod runs the current sidecars and is ready (also when no pod matches)',
   'hot-swapping': 'every pod updated, some still between the two writes of a hot upgrade',
+  flipping: 'the pass resets finished hot upgrades\' old containers to the empty image and updates no pod (Kruise 1.9)',
   'updated-not-ready': 'every matched pod updated, some not ready yet (restarting, or stuck: the kubelet\'s waiting reasons are named)',
   paused: 'updateStrategy.paused is true',
   'max-unavailable': 'maxUnavailable updated pods are (or, after this pass, will be) not ready',

@@ -28,7 +28,7 @@ import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
 import { rbacManifestPath, startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
 import { startTestKubelet, type TestKubelet, type TestKubeletOptions } from '../../control-plane/test-kubelet.ts';
 import { clusterSources } from '../shared/cluster.ts';
-import { admissionRuntime, storedCallerSecrets, type Env } from '../shared/compose.ts';
+import { admissionRuntime, storedCallerSecrets, withInjectionOrder, type Env } from '../shared/compose.ts';
 import { STATUS_SYNC } from '../../lib/status-sync/pass.ts';
 import { composeStatusSync } from '../status-sync/compose.ts';
 import { startStatusLoop, type StatusLoop } from '../status-sync/loop.ts';
@@ -169,7 +169,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     const rollout = options.admitted !== undefined ? localRolloutTrigger(options.admitted) : statusLoopTrigger(statusLoop);
     const runtimes = Object.fromEntries(
-      ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, secrets, sources, jsonLogger({ function: fn }, sink), undefined, networks, rollout, metrics.recorder.admission(fn))]),
+      ADMISSION_FUNCTIONS.map((fn) => [fn, withInjectionOrder(admissionRuntime(fn, secrets, sources, jsonLogger({ function: fn }, sink), undefined, networks, rollout, metrics.recorder.admission(fn)), env)]),
     );
     const app = buildApp({ runtimes, metrics: metrics.registry, https: { cert: tls.certPem, key: tls.keyPem }, readiness: () => Promise.resolve({ ready: true, message: '' }) });
     await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });

@@ -36,7 +36,7 @@ import { readKruiseObjects } from '../../lib/adapters/kube-kruise-presence.ts';
 import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import { kruiseControllerSigns, kruiseRefusal } from '../../lib/status-sync/kruise-controller.ts';
-import { admissionRuntime, currentSecrets, loadCallerAccess, storedCallerSecrets, warnIfInsecure, type CallerAccess } from '../shared/compose.ts';
+import { admissionRuntime, currentSecrets, loadCallerAccess, storedCallerSecrets, warnIfInsecure, withInjectionOrder, type CallerAccess } from '../shared/compose.ts';
 import { composeStatusSync, statusSyncHeartbeatFromEnv, statusSyncIntervalFromEnv } from '../status-sync/compose.ts';
 import { startStatusLoop, type StatusLoop } from '../status-sync/loop.ts';
 import { buildApp } from './app.ts';
@@ -44,6 +44,7 @@ import { watchLifetime } from './lifetime.ts';
 import { revisionRbacYaml, startLocalStack, type LocalStack } from './local-stack.ts';
 import { statusLoopTrigger } from './local-trigger.ts';
 import { OptionsError, parseServerOptions, SERVER_USAGE, type ServerOptions } from './options.ts';
+import { ENV_SORT_SIDECARS_BY_NAME } from '../../lib/webhooks/injection-order.ts';
 import { assertPortFree } from './port-check.ts';
 import { CA_FILE, ensureServingTls } from './tls.ts';
 
@@ -95,7 +96,7 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   }
   const rollout = statusLoopTrigger(statusLoop);
   const runtimes = Object.fromEntries(
-    ADMISSION_FUNCTIONS.map((fn) => [fn, admissionRuntime(fn, access.secrets, sources, jsonLogger({ function: fn }), undefined, access.networks, rollout, metrics.recorder.admission(fn))]),
+    ADMISSION_FUNCTIONS.map((fn) => [fn, withInjectionOrder(admissionRuntime(fn, access.secrets, sources, jsonLogger({ function: fn }), undefined, access.networks, rollout, metrics.recorder.admission(fn)), env)]),
   );
   const generated = options.tlsCert === undefined ? await ensureServingTls(options.tlsDir) : undefined;
   const cert = generated?.certPem ?? (await readFile(options.tlsCert ?? '', 'utf8'));
@@ -182,8 +183,9 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
   say('No cluster configured: starting an embedded one (etcd and kube-apiserver; the first start builds them from Go modules, which takes minutes).');
   // The caller, rotation and revision-namespace settings only: the embedded cluster brings its own credentials.
   const env = Object.fromEntries(
-    [ENV_ALLOWED_CALLER_CIDRS, ENV_SECRET_REFRESH_MS, ENV_ROTATION_PERIOD_MS, ENV_ROTATION_MARGIN_MS, ENV_REVISION_NAMESPACE].map((key) => [key, process.env[key]]),
+    [ENV_ALLOWED_CALLER_CIDRS, ENV_SECRET_REFRESH_MS, ENV_ROTATION_PERIOD_MS, ENV_ROTATION_MARGIN_MS, ENV_REVISION_NAMESPACE, ENV_SORT_SIDECARS_BY_NAME].map((key) => [key, process.env[key]]),
   );
+  if (options.sortSidecarsByName === true) env[ENV_SORT_SIDECARS_BY_NAME] = 'true';
   const stack = await startLocalStack({
     port: options.port,
     echo: (line) => process.stdout.write(`${line}\n`),
@@ -228,7 +230,7 @@ async function main(): Promise<void> {
     if (options.testKubelet !== undefined) {
       throw new Error('--test-kubelet runs only with the embedded cluster, and --kubeconfig names a cluster of its own: a real cluster has real kubelets');
     }
-    await serveCluster(options, { ...process.env, KUBECONFIG: options.kubeconfig, KUBECONFIG_CONTENT: '', KUBECONFIG_SECRET_ARN: '', EKS_CLUSTER_NAME: '' });
+    await serveCluster(options, { ...process.env, KUBECONFIG: options.kubeconfig, KUBECONFIG_CONTENT: '', KUBECONFIG_SECRET_ARN: '', EKS_CLUSTER_NAME: '', ...(options.sortSidecarsByName === true ? { [ENV_SORT_SIDECARS_BY_NAME]: 'true' } : {}) });
     return;
   }
   const ignored = ignoredClusterVariables(process.env);

@@ -11,12 +11,14 @@ export interface ServerOptions {
   tlsKey?: string;
   /** Run the test kubelet on the embedded cluster (--test-kubelet[=<readyDelayMs>]). */
   testKubelet?: { readyDelayMs: number };
+  /** Sort injected sidecar containers by name (--sort-sidecars-by-name; SORT_SIDECAR_CONTAINERS_BY_NAME=true does the same). */
+  sortSidecarsByName?: boolean;
 }
 
 /** The test kubelet's readiness delay when --test-kubelet gives none. */
 export const DEFAULT_TEST_KUBELET_READY_DELAY_MS = 1000;
 
-export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [--reconcile]] [--tls-dir DIR] [--tls-cert FILE --tls-key FILE] [--test-kubelet[=MS]]
+export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [--reconcile]] [--tls-dir DIR] [--tls-cert FILE --tls-key FILE] [--test-kubelet[=MS]] [--sort-sidecars-by-name]
   --port N           HTTPS port on 127.0.0.1 (default 8443; 0 picks a free one)
   --kubeconfig FILE  serve the webhooks of this cluster instead of starting an embedded one (only this
                      option selects a cluster: an exported KUBECONFIG does not)
@@ -27,6 +29,9 @@ export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [
   --tls-cert/--tls-key  serve this certificate instead of a generated one
   --test-kubelet[=MS]  embedded cluster only: a test kubelet starts new pods and restarts containers whose
                      image changes, ready MS ms later (default 1000), so in-place sidecar updates complete
+  --sort-sidecars-by-name  inject sidecar containers sorted by name (Kruise 1.9's alpha gate
+                     EnableSortSidecarContainerByName; the default is by SidecarSet name, each set's as written);
+                     the functions take SORT_SIDECAR_CONTAINERS_BY_NAME=true, which this sets
   --help             this text
 The port is checked before anything starts. SIGINT, SIGTERM, SIGHUP or the death of the parent process
 (npm) stop the server and an embedded cluster, and remove its data and .cache/local-cluster/kubeconfig.`;
@@ -40,6 +45,7 @@ export class OptionsError extends Error {
 
 const TEST_KUBELET_FLAG = '--test-kubelet';
 const RECONCILE_FLAG = '--reconcile';
+const SORT_FLAG = '--sort-sidecars-by-name';
 
 /** Up to an hour: a longer delay is a typo, and would look like a hang. */
 function readyDelayOf(text: string): number {
@@ -54,8 +60,14 @@ export function parseServerOptions(argv: readonly string[], defaults: { tlsDir: 
   const values = new Map<string, string>();
   let testKubelet: ServerOptions['testKubelet'];
   let reconcile = false;
+  let sortSidecarsByName = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
+    if (arg === SORT_FLAG) {
+      if (sortSidecarsByName) throw new OptionsError(`${SORT_FLAG} given twice`);
+      sortSidecarsByName = true;
+      continue;
+    }
     if (arg === RECONCILE_FLAG) {
       if (reconcile) throw new OptionsError(`${RECONCILE_FLAG} given twice`);
       reconcile = true;
@@ -90,5 +102,6 @@ export function parseServerOptions(argv: readonly string[], defaults: { tlsDir: 
     ...(reconcile ? { reconcile } : {}),
     ...(tlsCert !== undefined && tlsKey !== undefined ? { tlsCert, tlsKey } : {}),
     ...(testKubelet !== undefined ? { testKubelet } : {}),
+    ...(sortSidecarsByName ? { sortSidecarsByName } : {}),
   };
 }

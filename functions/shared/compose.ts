@@ -19,6 +19,7 @@ import { systemClock, type Clock, type Logger, type NamespaceSource, type Revisi
 import { DEFAULT_MAX_BODY_BYTES, type HttpDoorConfig } from '../../lib/webhooks/http-door.ts';
 import { readsCluster } from '../../lib/webhooks/descriptors.ts';
 import { descriptorOf, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { sortSidecarsByNameFromEnv } from '../../lib/webhooks/injection-order.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -159,7 +160,23 @@ export function needsCluster(fn: AdmissionFunctionName): boolean {
 /** What one admission function serves with. */
 export interface AdmissionRuntime {
   config: HttpDoorConfig;
-  deps: { sidecarSets: SidecarSetSource; namespaces: NamespaceSource; revisions?: RevisionSource; clock: Clock; logger: Logger; rollout?: RolloutTrigger; metrics?: AdmissionMetrics };
+  deps: { sidecarSets: SidecarSetSource; namespaces: NamespaceSource; revisions?: RevisionSource; clock: Clock; logger: Logger; rollout?: RolloutTrigger; metrics?: AdmissionMetrics; sortSidecarsByName?: boolean };
+}
+
+/**
+ * The runtime with the injection order of the environment
+ * (SORT_SIDECAR_CONTAINERS_BY_NAME, lib/webhooks/injection-order.ts): only
+ * pod-inject reads it.
+ * @throws ConfigurationError naming the variable when its value is neither true nor false.
+ */
+export function withInjectionOrder(runtime: AdmissionRuntime, env: Env): AdmissionRuntime {
+  let sortSidecarsByName: boolean;
+  try {
+    sortSidecarsByName = sortSidecarsByNameFromEnv(env);
+  } catch (error) {
+    throw new ConfigurationError((error as Error).message, { cause: error });
+  }
+  return sortSidecarsByName ? { ...runtime, deps: { ...runtime.deps, sortSidecarsByName } } : runtime;
 }
 
 /** Functions that tell the reconciler about admitted changes, as their descriptors say (the SidecarSet validating webhook: it sees every admitted one, after defaulting). */
@@ -240,5 +257,5 @@ export async function composeAdmission(
   };
   const sources = needsCluster(fn) && cluster ? await cluster(env, logger, { ...overrides, staleServed }) : undefined;
   const rollout = triggersRollout(fn) ? rolloutTrigger(env, overrides) : undefined;
-  return admissionRuntime(fn, access.secrets, sources, logger, overrides.clock, access.networks, rollout, metrics);
+  return withInjectionOrder(admissionRuntime(fn, access.secrets, sources, logger, overrides.clock, access.networks, rollout, metrics), env);
 }

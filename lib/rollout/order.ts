@@ -77,8 +77,10 @@ export function orderSuffix(value: string): number {
  * The priority sort (§1.3 step 2, pkg/util/updatesort/priority_sort.go): a
  * stable sort, higher weight sum first, or lower orderPriority level then
  * higher order first — a pod with none of the keys has level -1 and comes
- * before all others (Kruise's quirk). Equal priority: the higher index in the
- * matched list first, which discards the active-pods order for those pods.
+ * before all others (Kruise's quirk). Equal priority (no rule tells the pods
+ * apart) keeps the order the pods came in, the active-pods order: Kruise 1.9
+ * (#2107). Kruise 1.8 put the higher index in the matched list first there,
+ * which discarded the active-pods order for those pods.
  */
 export function sortByPriority(
   pods: readonly Pod[],
@@ -116,9 +118,12 @@ export function sortByPriority(
   return [...indexes];
 }
 
-/** A stable sort whose ties put the higher list index first (Kruise's `indexes[i] > indexes[j]`). */
+/**
+ * A stable sort: ties keep their incoming order (Array.prototype.sort is
+ * stable), as Kruise 1.9's `sort.SliceStable` with its `i < j` tie rule does.
+ */
 function stable(indexes: readonly number[], compare: (x: number, y: number) => number): number[] {
-  return [...indexes].sort((x, y) => compare(x, y) || y - x);
+  return [...indexes].sort(compare);
 }
 
 interface ScatterTerm {

@@ -77,6 +77,12 @@ export type WaitingReason =
    */
   | { kind: 'hot-swapping'; pods: number }
   /**
+   * This pass flips `pods` finished hot upgrades and updates no pod: Kruise
+   * 1.9's pass returns after flipping (1.8 went on to update the next batch),
+   * so the next batch is decided by a later pass from the pods as flipped.
+   */
+  | { kind: 'flipping'; pods: number }
+  /**
    * partition or maxUnavailable is not an int or percent (validation refuses
    * that; a set stored before may carry it). Kruise ignores the parse error
    * and uses 0; updating nothing and saying why is the safer reading.
@@ -105,11 +111,11 @@ export interface RolloutPlan {
   notUpgradable: Pod[];
   /**
    * Pods whose hot upgrade is done (new container consistent and ready): the
-   * flip, written before anything else and even when the set is paused or
-   * NotUpdate (§0 step 6).
+   * flip. Kruise 1.9's order: none when the set is NotUpdate or paused (1.8
+   * flipped those too); when there is any, the pass updates no pod.
    */
   flips: PlannedFlip[];
-  /** Matched pods mid hot upgrade (flippable now or not yet). */
+  /** Matched pods mid hot upgrade (flippable now or not yet) that the pass follows: none for a NotUpdate or paused set. */
   swapping: number;
   /** Set when this pass updates nothing (further); absent while pods are being updated without a limit reached. */
   waiting?: WaitingReason;
@@ -228,42 +234,46 @@ function hotSwaps(set: SidecarSet, matched: readonly Pod[]): { flips: PlannedFli
   return { flips, swapping };
 }
 
-/** Why a set updates no pod this pass whatever its pods (Kruise's order: NotUpdate, every pod updated, paused). */
-export type Stop = 'not-update' | 'hot-swapping' | 'updated-not-ready' | 'finished' | 'paused';
+/** Why a set updates no pod this pass whatever its pods (Kruise 1.9's order: NotUpdate, paused, every pod updated). */
+export type Stop = 'not-update' | 'paused' | 'hot-swapping' | 'updated-not-ready' | 'finished';
 
 /**
- * The stop rule (§0 steps 7-9), the one place it is written: NotUpdate;
- * every matched pod updated (pods mid hot upgrade, or updated pods not yet
- * ready, keep the rollout going; else it is finished); paused. Undefined
- * when the set rolls on.
+ * The stop rule, the one place it is written, in Kruise 1.9's order
+ * (kruise-1.9.md, "The controller pass"): NotUpdate; paused; then (after the
+ * flips, which return the pass when there are any: see planRollout) every
+ * matched pod updated: pods mid hot upgrade, or updated pods not yet ready,
+ * keep the rollout going, else it is finished. Undefined when the set rolls
+ * on. Kruise 1.8 checked NotUpdate, then every pod updated, then paused, all
+ * after flipping.
  */
 export function stopOf(set: SidecarSet, counts: RolloutCounts, swapping: number): Stop | undefined {
   const strategy = objectOf(set.spec?.updateStrategy) ?? {};
   if (strategy.type === 'NotUpdate') return 'not-update';
+  if (strategy.paused === true) return 'paused';
   if (counts.updatedPods >= counts.matchedPods) {
     if (swapping > 0) return 'hot-swapping';
     // Kruise stops here; the rollout's end is its last pods running the new sidecars ready.
     return counts.updatedReadyPods < counts.updatedPods ? 'updated-not-ready' : 'finished';
   }
-  if (strategy.paused === true) return 'paused';
   return undefined;
 }
 
 /**
  * The waiting reason of a set its counts alone decide, with no pod looked
- * at: the stop rule stops it, nothing is mid hot upgrade (a flip is written
- * even when the set is paused or NotUpdate, §0 step 6), and the stop needs no
- * pod named (updated pods not ready are). Undefined when the set's own pods
- * must be listed and planned.
+ * at: NotUpdate or paused (which flip nothing, Kruise 1.9), or finished with
+ * nothing mid hot upgrade (updated pods not ready must be named). Undefined
+ * when the set's own pods must be listed and planned.
  */
 export function decidedByCounts(set: SidecarSet, counts: RolloutCounts, swapping: number): WaitingReason | undefined {
-  if (swapping > 0) return undefined;
   const stop = stopOf(set, counts, swapping);
-  return stop === 'not-update' || stop === 'finished' || stop === 'paused' ? { kind: stop } : undefined;
+  if (stop === 'not-update' || stop === 'paused') return { kind: stop };
+  if (swapping > 0) return undefined;
+  return stop === 'finished' ? { kind: stop } : undefined;
 }
 
 /**
- * The pass's decision for one set (§0 steps 7-10). `pods` is every pod
+ * The pass's decision for one set (kruise-1.9.md's pass: NotUpdate, paused,
+ * flips, finished, the batch). `pods` is every pod
  * listed for the set, in any order; `namespaceLabels` the labels of the
  * namespaces its namespaceSelector needs.
  * @throws UnknownNamespaceError when a namespaceSelector needs a namespace missing from `namespaceLabels`.
@@ -272,9 +282,14 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
   const matched = matchedPods(set, pods, namespaceLabels);
   const facts = podFacts(set, matched);
   const status = countsOf(set, matched, facts);
-  const { flips, swapping } = hotSwaps(set, matched);
   const unavailablePods = unavailableOf(set, matched, facts);
+  const strategy = objectOf(set.spec?.updateStrategy) ?? {};
+  // Kruise 1.9 returns for NotUpdate and paused before flipping (1.8 flipped first): such a set flips nothing.
+  const held = strategy.type === 'NotUpdate' || strategy.paused === true;
+  const { flips, swapping } = held ? { flips: [], swapping: 0 } : hotSwaps(set, matched);
   const done = (waiting: WaitingReason, notUpgradable: Pod[] = []): RolloutPlan => ({ status, updates: [], notUpgradable, flips, swapping, waiting, ...(unavailablePods === undefined ? {} : { unavailable: unavailablePods }) });
+  // A pass that flips returns there (Kruise 1.9, #2156): the next batch is decided from the pods as flipped.
+  if (flips.length > 0) return done({ kind: 'flipping', pods: flips.length });
   switch (stopOf(set, status, swapping)) {
     case 'not-update':
       return done({ kind: 'not-update' });

@@ -151,6 +151,8 @@ export function waitingMessage(reason: WaitingReason): string {
       return 'paused (updateStrategy.paused)';
     case 'hot-swapping':
       return `every pod is updated; ${reason.pods} pod(s) finishing a hot upgrade: their old sidecar containers go back to the empty image once the new ones run ready`;
+    case 'flipping':
+      return `${reason.pods} pod(s) finishing a hot upgrade: their old sidecar containers go back to the empty image this pass; the next pods are updated in a later pass`;
     case 'invalid-strategy':
       return `cannot roll: ${reason.message}`;
     case 'max-unavailable':

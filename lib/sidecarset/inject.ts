@@ -134,6 +134,13 @@ export interface InjectionInput {
    * revisions first): not chosen a second time.
    */
   applying?: readonly SidecarSet[];
+  /**
+   * Sort the injected sidecar containers (all sets' together) by name before
+   * they are placed, as Kruise 1.9's alpha gate EnableSortSidecarContainerByName
+   * does; otherwise (the default) they come in the sets' name order, each set's
+   * as written.
+   */
+  sortSidecarsByName?: boolean;
 }
 
 export interface InjectionResult {
@@ -187,7 +194,7 @@ export function injectPod(input: InjectionInput): InjectionResult {
   const parts: InjectedParts = { sidecars: [], initSidecars: [], volumes: [], pullSecrets: [], hotSidecars: [], warnings: [] };
   const targets = new PolicyTargets(input.pod, sets);
   for (const { injection, revision } of facts) collectSet(injection, revision, pod, apps, parts, records, targets);
-  placeParts(spec, parts);
+  placeParts(spec, parts, input.sortSidecarsByName === true);
 
   const applied = sets.map(sidecarSetName);
   writeHotUpgradeAnnotations(annotations, parts.hotSidecars);
@@ -298,10 +305,16 @@ function collectSet(
   });
 }
 
+function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
 /** Puts what the sets add into the pod's lists (rebuilt, never written in place). */
-function placeParts(spec: NonNullable<Pod['spec']>, parts: InjectedParts): void {
+function placeParts(spec: NonNullable<Pod['spec']>, parts: InjectedParts, sortByName: boolean): void {
   // Init sidecars are ordered by name across all sets (stable), as Kruise does.
-  parts.initSidecars.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  parts.initSidecars.sort(byName);
+  // Kruise 1.9's EnableSortSidecarContainerByName: the containers too, when asked (stable: a HotUpgrade pair stays -1, -2).
+  if (sortByName) parts.sidecars.sort(byName);
   if (parts.initSidecars.length > 0) spec.initContainers = placeContainers(arrayOf<Container>(spec.initContainers), parts.initSidecars);
   spec.containers = placeContainers(arrayOf<Container>(spec.containers), parts.sidecars);
   if (parts.volumes.length > 0) spec.volumes = mergeByKey(arrayOf<Volume>(spec.volumes), parts.volumes, 'name');

@@ -56,9 +56,18 @@ export function sidecarSetSelectsPod(
   return true;
 }
 
-/** True when the set restricts pods by their Namespace's labels (any non-null value, even a malformed one). */
+/**
+ * True when the set restricts pods by their Namespace's labels (any non-null
+ * value, even a malformed one). A set that names its `namespace` is scoped by
+ * that name alone and its namespaceSelector is not read: Kruise 1.9 accepts
+ * both on a v1alpha1 set and its conversion makes the namespace the selector
+ * (on `kubernetes.io/metadata.name`), replacing the other.
+ */
 export function hasNamespaceSelector(set: SidecarSet): boolean {
-  const selector: unknown = objectOf(set.spec)?.namespaceSelector;
+  const spec = objectOf(set.spec);
+  const namespace = stringOf(spec?.namespace);
+  if (namespace !== undefined && namespace !== '') return false;
+  const selector: unknown = spec?.namespaceSelector;
   return selector !== undefined && selector !== null;
 }
 

@@ -52,8 +52,9 @@ function namespaceMayMatch(ns: string, selector: LabelSelector, labels: CrossSet
 function namespacesMayOverlap(a: JsonObject, b: JsonObject, labels: CrossSetContext['namespaceLabels']): boolean {
   const nsA = namespaceOf(a);
   const nsB = namespaceOf(b);
-  const selA = selectorAt(a.namespaceSelector);
-  const selB = selectorAt(b.namespaceSelector);
+  // A set that names its namespace is scoped by it alone (match.ts hasNamespaceSelector).
+  const selA = nsA === undefined ? selectorAt(a.namespaceSelector) : undefined;
+  const selB = nsB === undefined ? selectorAt(b.namespaceSelector) : undefined;
   if (nsA !== undefined && nsB !== undefined && nsA !== nsB) return false;
   if (selA && selB && !selectorsMayOverlap(selA, selB)) return false;
   if (nsA !== undefined && selB && !namespaceMayMatch(nsA, selB, labels)) return false;

@@ -33,9 +33,7 @@ export function validateSelectors(spec: JsonObject, path: FieldPath, errs: Field
     for (const msg of dns1123LabelErrors(namespace)) errs.push(nsPath.invalid(namespace, msg));
   }
   if (isUnset(spec.namespaceSelector)) return;
-  const nsSelPath = path.child('namespaceSelector');
-  if (namespace !== undefined && namespace !== '') {
-    errs.push(nsSelPath.forbidden('namespace and namespaceSelector are mutually exclusive'));
-  }
-  validateNonEmptySelector(spec.namespaceSelector, nsSelPath, errs);
+  // Both together are accepted, as by Kruise 1.9 (1.8 refused the pair): the namespace wins and the selector is
+  // not read (match.ts hasNamespaceSelector). The selector must still be well formed (Kruise 1.9 drops it unchecked).
+  validateNonEmptySelector(spec.namespaceSelector, path.child('namespaceSelector'), errs);
 }

@@ -85,9 +85,9 @@ export function rolloutState(counts: RolloutCounts, updated: number, waiting: Wa
     };
   }
   // The last pods finishing a hot upgrade, or restarting on their new sidecars, are still the rollout moving, not its end.
-  if (waiting === undefined || waiting.kind === 'max-unavailable' || waiting.kind === 'hot-swapping' || waiting.kind === 'updated-not-ready') {
+  if (waiting === undefined || waiting.kind === 'max-unavailable' || waiting.kind === 'hot-swapping' || waiting.kind === 'flipping' || waiting.kind === 'updated-not-ready') {
     const limit = waiting?.kind === 'max-unavailable' ? `, at most ${waiting.maxUnavailable} unavailable at a time (maxUnavailable)` : '';
-    const swapping = waiting?.kind === 'hot-swapping' ? `; ${waiting.pods} pod(s) finishing a hot upgrade` : '';
+    const swapping = waiting?.kind === 'hot-swapping' || waiting?.kind === 'flipping' ? `; ${waiting.pods} pod(s) finishing a hot upgrade` : '';
     const last = waiting?.kind === 'updated-not-ready' ? `; ${waitingMessage(waiting)}` : '';
     return {
       reason: 'RolloutProgressing',

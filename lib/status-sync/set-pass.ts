@@ -335,9 +335,9 @@ interface PodFailure {
 /**
  * Sends a round's writes in Kruise's order: the flips (each told on its pod
  * by an Event), the not-upgradable conditions, their Event, then each pod's
- * patch and condition. A pod flipped this pass is not updated in the same
- * pass: its update was planned from the version the flip replaced, so it
- * waits for the next pass's list. A pod whose update fails (other than a
+ * patch and condition. A plan with flips has no updates (Kruise 1.9 returns
+ * after flipping): the next batch is decided from the pods as flipped, by
+ * the follow-up pass the flips put in flight. A pod whose update fails (other than a
  * conflict, decided again next pass) is skipped and returned, to be told;
  * Kruise stops the whole pass there instead.
  */
@@ -350,7 +350,6 @@ async function sendRound(writes: RoundWrites, set: { name: string; uid: string }
   const record = (write: { outcome: string; resourceVersion?: string }) => {
     if (write.resourceVersion !== undefined) own.add(write.resourceVersion);
   };
-  const flipped = new Set<Pod>();
   await forEachLimited(writes.flips, concurrency, async ({ pod, patch }) => {
     const ref = { ...podRef(pod), uid: stringOf(pod.metadata?.uid) ?? '' };
     if (signal?.aborted === true) return;
@@ -359,7 +358,6 @@ async function sendRound(writes: RoundWrites, set: { name: string; uid: string }
       const write = await pods.patch(ref.namespace, ref.name, patch, signal);
       if (write.outcome === 'gone') return;
       record(write);
-      flipped.add(pod);
       result.podsFlipped++;
       event = { pod: ref, ...FLIP_EVENT.succeeded };
     } catch (error) {
@@ -397,7 +395,7 @@ async function sendRound(writes: RoundWrites, set: { name: string; uid: string }
   const written: { pod: Pod; condition: NonNullable<RoundWrites['updates'][number]['condition']> }[] = [];
   await forEachLimited(writes.updates, concurrency, async ({ pod, patch, condition }) => {
     const { namespace, name } = podRef(pod);
-    if (signal?.aborted === true || flipped.has(pod)) return;
+    if (signal?.aborted === true) return;
     try {
       const write = await pods.patch(namespace, name, patch, signal);
       if (write.outcome === 'gone') return;

@@ -22,6 +22,8 @@ export interface HandlerDeps {
   logger?: Logger;
   /** Aborted when the webhook must answer (the API server's timeout minus a margin). */
   signal?: AbortSignal;
+  /** pod-inject: sort the injected sidecar containers by name (injection-order.ts; Kruise 1.9's EnableSortSidecarContainerByName). */
+  sortSidecarsByName?: boolean;
 }
 
 /** Why a handler could not decide; the door answers 500/503 with this message. */

@@ -40,7 +40,7 @@ const handleInject = (draw: () => number, factsOf: StoredSetFactsOf) => async (r
     // The pinned revisions of the sets that apply (rollout.md §2.4); no read for a set that pins none.
     const applying = applyingSidecarSets(input);
     const revisions = await injectionRevisions(applying, labelsOf(pod), deps.revisions, draw, deps.signal);
-    const result = injectPod({ ...input, applying, revisions, factsOf, now: deps.clock.now(), maxGrowthBytes: patchBytesOverAnswerLimit - 1 });
+    const result = injectPod({ ...input, applying, revisions, factsOf, now: deps.clock.now(), maxGrowthBytes: patchBytesOverAnswerLimit - 1, sortSidecarsByName: deps.sortSidecarsByName === true });
     return patched(pod, result.pod, result.warnings);
   } catch (error) {
     if (error instanceof InjectionTooLargeError) {

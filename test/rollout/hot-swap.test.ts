@@ -127,14 +127,18 @@ describe('a hot upgrade, pass by pass (rollout.md §3.4)', () => {
     expect(plan).toMatchObject({ flips: [], swapping: 0, waiting: { kind: 'finished' } });
   });
 
-  it('the flip is written even when the set is paused or NotUpdate (§0 step 6)', () => {
+  it('a paused or NotUpdate set flips nothing (Kruise 1.9 checks them before the flips; 1.8 flipped anyway)', () => {
     const restarted = kubelet(pass(v2, injected('mesh:v1')));
-    for (const strategy of [{ type: 'RollingUpdate', paused: true }, { type: 'NotUpdate' }] as const) {
+    for (const [strategy, kind] of [[{ type: 'RollingUpdate', paused: true }, 'paused'], [{ type: 'NotUpdate' }, 'not-update']] as const) {
       const set = hotSet('mesh:v2', '999', strategy);
       const plan = planRollout(set, [restarted], NO_NAMESPACES);
-      expect(plan.flips.map((f) => f.flips.map((x) => x.container))).toEqual([['mesh-1']]);
+      expect(plan.flips).toEqual([]);
       expect(plan.updates).toEqual([]);
+      expect(plan.swapping).toBe(0);
+      expect(plan.waiting).toEqual({ kind });
     }
+    // Unpaused, the same pod is flipped.
+    expect(planRollout(v2, [restarted], NO_NAMESPACES).flips.map((f) => f.flips.map((x) => x.container))).toEqual([['mesh-1']]);
   });
 
   it('the next upgrade goes into mesh-1 and switches back to it, versioned from the set’s new resourceVersion', () => {

@@ -97,7 +97,7 @@ describe('active-pods order (rollout.md §1.3 step 1, k8s ActivePods.Less)', () 
 });
 
 describe('priority order (rollout.md §1.3 step 2, priority_sort.go)', () => {
-  it('weight: the sum over matching terms, higher first; equal weight: the higher list index first', () => {
+  it('weight: the sum over matching terms, higher first; equal weight keeps the incoming order (Kruise 1.9, #2107)', () => {
     const pods = ([{ a: '1' }, { a: '1', b: '1' }, {}, { b: '1' }, {}] as Record<string, string>[]).map((l, i) => labelled(l, i));
     const strategy = {
       weightPriority: [
@@ -105,18 +105,23 @@ describe('priority order (rollout.md §1.3 step 2, priority_sort.go)', () => {
         { weight: 30, matchSelector: { matchLabels: { b: '1' } as Record<string, string> } },
       ],
     };
-    expect(sortByPriority(pods, [0, 1, 2, 3, 4], strategy)).toEqual([1, 0, 3, 4, 2]);
+    expect(sortByPriority(pods, [0, 1, 2, 3, 4], strategy)).toEqual([1, 0, 3, 2, 4]);
   });
 
-  it('order: pods without any key come first (level -1), then lower level, then the higher numeric suffix; ties by higher index', () => {
+  it('order: pods without any key come first (level -1), then lower level, then the higher numeric suffix; ties keep the incoming order (Kruise 1.9, #2107)', () => {
     const pods = ([{ rank: 'x-2' }, { rank: 'x-10' }, {}, { tier: '9' }, { rank: 'none' }, {}, { rank: 'y10' }] as Record<string, string>[]).map((l, i) => labelled(l, i));
     const strategy = { orderPriority: [{ orderedKey: 'rank' }, { orderedKey: 'tier' }] };
-    expect(sortByPriority(pods, [0, 1, 2, 3, 4, 5, 6], strategy)).toEqual([5, 2, 6, 1, 0, 4, 3]);
+    expect(sortByPriority(pods, [0, 1, 2, 3, 4, 5, 6], strategy)).toEqual([2, 5, 1, 6, 0, 4, 3]);
   });
 
-  it('equal priority discards the active-pods order: a not-ready pod listed first is not preferred', () => {
-    const pods = [{ a: '1' }, { a: '1' }].map((l, i) => labelled(l, i));
-    expect(sortByPriority(pods, [0, 1], { weightPriority: [{ weight: 1, matchSelector: { matchLabels: { a: '1' } } }] })).toEqual([1, 0]);
+  it('equal priority keeps the active-pods order it is given (Kruise 1.9, #2107; 1.8 put the higher list index first)', () => {
+    const pods = ([{ a: '1' }, { a: '1' }, { b: '1' }] as Record<string, string>[]).map((l, i) => labelled(l, i));
+    const weights = { weightPriority: [{ weight: 1, matchSelector: { matchLabels: { a: '1' } } }] };
+    expect(sortByPriority(pods, [0, 1], weights)).toEqual([0, 1]);
+    expect(sortByPriority(pods, [1, 0], weights)).toEqual([1, 0]);
+    // No rule matches any pod: the order is left exactly as given.
+    expect(sortByPriority(pods, [2, 1, 0], { weightPriority: [{ weight: 5, matchSelector: { matchLabels: { c: '1' } } }] })).toEqual([2, 1, 0]);
+    expect(sortByPriority(pods, [2, 0, 1], { orderPriority: [{ orderedKey: 'none' }] })).toEqual([2, 0, 1]);
   });
 
   it.each<[string, number]>([

@@ -64,10 +64,11 @@ describe('the stop rule, written once', () => {
   const counts = (matchedPods: number, updatedPods: number, updatedReadyPods: number): RolloutCounts => ({ matchedPods, updatedPods, readyPods: matchedPods, updatedReadyPods });
   it.each<[string, SidecarSetUpdateStrategy, RolloutCounts, number, string | undefined, string | undefined]>([
     ['NotUpdate', { type: 'NotUpdate' }, counts(3, 0, 0), 0, 'not-update', 'not-update'],
-    ['NotUpdate with a pod mid hot upgrade: its flip is still work', { type: 'NotUpdate' }, counts(3, 0, 0), 1, 'not-update', undefined],
+    ['NotUpdate with a pod mid hot upgrade: nothing is flipped (Kruise 1.9; 1.8 flipped it)', { type: 'NotUpdate' }, counts(3, 0, 0), 1, 'not-update', 'not-update'],
+    ['paused with a pod mid hot upgrade: nothing is flipped (Kruise 1.9; 1.8 flipped it)', { type: 'RollingUpdate', paused: true }, counts(3, 3, 2), 1, 'paused', 'paused'],
     ['every pod updated and ready', { type: 'RollingUpdate' }, counts(3, 3, 3), 0, 'finished', 'finished'],
     ['every pod updated, one not ready: the rollout goes on (its pods are named from its own list)', { type: 'RollingUpdate' }, counts(3, 3, 2), 0, 'updated-not-ready', undefined],
-    ['paused, every pod updated, one not ready: every pod updated comes first (Kruise’s order)', { type: 'RollingUpdate', paused: true }, counts(3, 3, 2), 0, 'updated-not-ready', undefined],
+    ['paused, every pod updated, one not ready: paused comes first (Kruise 1.9’s order; 1.8 checked every pod updated first)', { type: 'RollingUpdate', paused: true }, counts(3, 3, 2), 0, 'paused', 'paused'],
     ['every pod updated, pods mid hot upgrade', { type: 'RollingUpdate' }, counts(3, 3, 3), 2, 'hot-swapping', undefined],
     ['paused with pods to update', { type: 'RollingUpdate', paused: true }, counts(3, 1, 1), 0, 'paused', 'paused'],
     ['pods to update', { type: 'RollingUpdate' }, counts(3, 1, 1), 0, undefined, undefined],

@@ -79,10 +79,11 @@ describe('how many this round (rollout.md §1.4)', () => {
   });
 
   it('the walk stops at the first ready pod that does not fit, even before not-ready pods (Kruise’s break)', () => {
-    // b is not ready but sorts after the ready pods only if it is older; give it a priority that puts it last.
+    // c is not ready, so it would sort first; a priority puts the ready a and b before it (their tie keeps the
+    // active-pods order, a then b, as Kruise 1.9 does, #2107).
     const set = setWith({ maxUnavailable: 1, priorityStrategy: { weightPriority: [{ weight: 10, matchSelector: { matchLabels: { first: 'y' } } }] } });
     const p = plan(set, [{ name: 'a', labels: { first: 'y' } }, { name: 'b', labels: { first: 'y' } }, { name: 'c', ready: false }]);
-    expect(names(p.updates)).toEqual(['b']);
+    expect(names(p.updates)).toEqual(['a']);
     expect(p.waiting).toEqual({ kind: 'max-unavailable', unavailable: 0, maxUnavailable: 1 });
   });
 

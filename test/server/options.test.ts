@@ -53,3 +53,12 @@ describe('npm start options: --kubeconfig and --reconcile', () => {
     expect(() => parseServerOptions(['--kubeconfig', 'k.yaml', '--reconcile', '--reconcile'], defaults)).toThrow(new OptionsError('--reconcile given twice'));
   });
 });
+
+describe('npm start options: --sort-sidecars-by-name', () => {
+  it('asks for injected sidecar containers sorted by name (Kruise 1.9’s EnableSortSidecarContainerByName), with either cluster', () => {
+    expect(parseServerOptions([], defaults)).not.toHaveProperty('sortSidecarsByName');
+    expect(parseServerOptions(['--sort-sidecars-by-name'], defaults)).toMatchObject({ sortSidecarsByName: true });
+    expect(parseServerOptions(['--kubeconfig', 'k.yaml', '--sort-sidecars-by-name'], defaults)).toMatchObject({ kubeconfig: 'k.yaml', sortSidecarsByName: true });
+    expect(() => parseServerOptions(['--sort-sidecars-by-name', '--sort-sidecars-by-name'], defaults)).toThrow(new OptionsError('--sort-sidecars-by-name given twice'));
+  });
+});

@@ -120,6 +120,20 @@ describe('containers', () => {
     expect(names(containers(inject(pod(), [zeta, alpha]).pod))).toEqual(['a1', 'z1', 'z2', 'app']);
   });
 
+  it('sorts the sidecars of all sets by container name when asked (Kruise 1.9’s EnableSortSidecarContainerByName), each then before or after the apps by its policy', () => {
+    const zeta = sidecarSet('zeta', {
+      containers: [
+        sidecar('z-proxy'),
+        sidecar('b-hot', { upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } }),
+        sidecar('mesh', { podInjectPolicy: 'AfterAppContainer' }),
+      ],
+    });
+    const alpha = sidecarSet('alpha', { containers: [sidecar('x-log', { podInjectPolicy: 'AfterAppContainer' }), sidecar('y-dns')] });
+    expect(names(containers(inject(pod(), [zeta, alpha], { sortSidecarsByName: true }).pod))).toEqual(['b-hot-1', 'b-hot-2', 'y-dns', 'z-proxy', 'app', 'mesh', 'x-log']);
+    // Off (the default): the sets by name, each as written.
+    expect(names(containers(inject(pod(), [zeta, alpha]).pod))).toEqual(['y-dns', 'z-proxy', 'b-hot-1', 'b-hot-2', 'app', 'x-log', 'mesh']);
+  });
+
   it('replaces a pod container of the same name in place', () => {
     const p = pod({ containers: [{ name: 'app', image: 'a' }, { name: 's-sidecar', image: 'old' }] });
     const out = containers(inject(p, [sidecarSet('s')]).pod);

@@ -81,6 +81,9 @@ describe('rule 13: namespaces', () => {
     ['a namespace whose labels match the other set\'s namespaceSelector', true, { 'spec.namespace': 'team-a' }, { 'spec.namespaceSelector': teamA }],
     ['a namespace whose labels do not match the other set\'s namespaceSelector', false, { 'spec.namespace': 'team-a' }, { 'spec.namespaceSelector': teamB }],
     ['a namespaceSelector that matches the other set\'s namespace', true, { 'spec.namespaceSelector': teamB }, { 'spec.namespace': 'team-b' }],
+    // Kruise 1.9: a set that names its namespace is scoped by it alone; its namespaceSelector is not read.
+    ['a namespace beside a namespaceSelector that the other set\'s selector excludes: the namespace wins', true, { 'spec.namespace': 'team-a', 'spec.namespaceSelector': teamB }, { 'spec.namespaceSelector': teamA }],
+    ['a namespace beside a namespaceSelector matching the other set\'s namespace: the namespace wins', false, { 'spec.namespace': 'team-a', 'spec.namespaceSelector': teamB }, { 'spec.namespace': 'team-b' }],
     // Kruise tests the other set's namespace against the other set's own selector here, and so finds a clash.
     ['a namespaceSelector that does not match the other set\'s namespace', false, { 'spec.namespaceSelector': teamA }, { 'spec.namespace': 'team-b' }],
     [

@@ -38,6 +38,8 @@ describe('rule 8: RollingUpdate strategy', () => {
     ['rejects a partition that is a bare number string', { [`${us}.partition`]: '20' }, ['spec.updateStrategy.partition: Invalid value: "20": a valid percent string must be a numeric string']],
     ['accepts a percentage maxUnavailable', { [`${us}.maxUnavailable`]: '50%' }, []],
     ['rejects a maxUnavailable that is a word', { [`${us}.maxUnavailable`]: 'half' }, ['spec.updateStrategy.maxUnavailable: Invalid value: "half"']],
+    // Kruise #2111 (1.9) made CloneSet refuse these too; SidecarSet's validation always did, here as in Kruise 1.8 and 1.9.
+    ['rejects a maxUnavailable that is a bare number string such as "5"', { [`${us}.maxUnavailable`]: '5' }, ['spec.updateStrategy.maxUnavailable: Invalid value: "5": a valid percent string must be a numeric string']],
     ['rejects a fractional maxUnavailable', { [`${us}.maxUnavailable`]: 1.5 }, ["spec.updateStrategy.maxUnavailable: Invalid value: 1.5: must be an integer or percentage (e.g '5%')"]],
   ])('%s', check);
 });

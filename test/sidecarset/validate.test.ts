@@ -114,10 +114,11 @@ describe('rule 3: spec.namespace and spec.namespaceSelector', () => {
   it.each<[string, Record<string, unknown>, string[]]>([
     ['accepts a namespace alone', { 'spec.namespace': 'team-a' }, []],
     ['accepts a namespaceSelector alone', { 'spec.namespaceSelector': { matchLabels: { team: 'a' } } }, []],
+    ['accepts both together, as Kruise 1.9 does (1.8 refused them): the namespace wins', { 'spec.namespace': 'team-a', 'spec.namespaceSelector': { matchLabels: { team: 'a' } } }, []],
     [
-      'rejects both together',
-      { 'spec.namespace': 'team-a', 'spec.namespaceSelector': { matchLabels: { team: 'a' } } },
-      ['spec.namespaceSelector: Forbidden: namespace and namespaceSelector are mutually exclusive'],
+      'still checks the namespaceSelector beside a namespace',
+      { 'spec.namespace': 'team-a', 'spec.namespaceSelector': { matchExpressions: [{ key: 'team', operator: 'In' }] } },
+      ["spec.namespaceSelector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"],
     ],
     ['rejects an empty namespaceSelector', { 'spec.namespaceSelector': {} }, ['spec.namespaceSelector: Invalid value: {}: empty selector is not valid for sidecarset.']],
   ])('%s', (_name, changes, expected) => {

@@ -53,9 +53,13 @@ const rollingPods = podsOf(ROLLING, 3, 0, 0);
 const idlePods = podsOf(IDLE, 2, 2, 2, { labels: { app: 'db' } }).map((p) => ({ ...p, metadata: { ...p.metadata, name: `db-${p.metadata?.name ?? ''}` } }));
 
 describe('a status pass with the rollout', () => {
-  it('flips pods mid hot upgrade even when every pod is updated and the set is paused (its only work is the flip)', async () => {
-    const hot = hotSet('mesh:v2', '999', { type: 'RollingUpdate', paused: true });
-    const upgraded = kubelet(applyPatch(injected('mesh:v1', 'a'), podUpdatePatch({ pod: injected('mesh:v1', 'a'), set: hot, latestRevision: 'r', injectedList: 'hot-set', now: NOW })) as Pod);
+  it('flips pods mid hot upgrade once every pod is updated (its only work is the flip), but not while the set is paused (Kruise 1.9)', async () => {
+    const paused = hotSet('mesh:v2', '999', { type: 'RollingUpdate', paused: true });
+    const upgraded = kubelet(applyPatch(injected('mesh:v1', 'a'), podUpdatePatch({ pod: injected('mesh:v1', 'a'), set: paused, latestRevision: 'r', injectedList: 'hot-set', now: NOW })) as Pod);
+    const held = passWorld([paused], [upgraded]);
+    expect((await runStatusPass(held.deps)).rollout).toMatchObject({ setsRolled: 0, podsFlipped: 0, podsUpdated: 0, inFlight: [] });
+    expect(held.cluster.pods()[0]?.spec?.containers.find((c) => c.name === 'mesh-1')?.image).toBe('mesh:v1');
+    const hot = hotSet('mesh:v2', '999', { type: 'RollingUpdate' });
     const w = passWorld([hot], [upgraded]);
     const result = await runStatusPass(w.deps);
     expect(result.rollout).toMatchObject({ setsRolled: 1, podsFlipped: 1, podsUpdated: 0, inFlight: ['hot-set'] });
@@ -105,12 +109,12 @@ describe('a status pass with the rollout', () => {
     expect(w.events.events).toEqual([]);
   });
 
-  it('decides a paused set whose every pod is updated, one not ready, as its own pass does: still rolling out, followed until ready', async () => {
+  it('decides a paused set whose every pod is updated, one not ready, as its own pass does: paused (Kruise 1.9 checks paused first), not followed', async () => {
     const paused = set('paused', 'api', { type: 'RollingUpdate', paused: true });
     const pods = [updatedNotReady(paused, 'api-0', 'api', 10), rolloutPod(paused, { name: 'api-1', updated: true, labels: { app: 'api' } })];
     const full = await runStatusPass(passWorld([paused], pods).deps);
-    expect(full.rollout).toMatchObject({ setsRolled: 1, inFlight: ['paused'] });
-    expect(full.rollout?.states).toEqual({ paused: expect.stringMatching(/^rolling out: .*every pod is updated; 1 not ready yet: Restarting: 1 pod\(s\) \(default\/api-0\)$/) });
+    expect(full.rollout).toMatchObject({ setsRolled: 0, inFlight: [] });
+    expect(full.rollout?.states).toEqual({ paused: expect.stringMatching(/^paused \(updateStrategy\.paused\)/) });
     const own = passWorld([paused], pods);
     const alone = await runSetPass(paused, { statuses: own.deps.statuses, events: own.deps.events, namespaces: own.deps.namespaces, rollout: own.deps.rollout });
     expect(alone.stateChange).toBe(full.rollout?.states.paused);

@@ -80,6 +80,28 @@ describe('runSetPass', () => {
     expect(log).not.toContain('condition p-00000 True');
   });
 
+  it('passes over a pod whose deletion began since the list (Kruise 1.9 #2472: 1.8 panicked, 1.9 stops the pass): the others are updated, it is matched no more', async () => {
+    const set = storedRolloutSet();
+    const { deps, cluster } = world(set, podsOf(set, 5, 0, 0));
+    deps.rollout.setPods = {
+      ...deps.rollout.setPods,
+      list: async (scope) => {
+        const listed = await cluster.source.list(scope);
+        cluster.update('default', 'p-00000', (pod) => {
+          pod.metadata = { ...pod.metadata, deletionTimestamp: '2026-12-01T00:00:00Z' };
+        });
+        return listed;
+      },
+    };
+    const result = await runSetPass(set, deps, { writeConcurrency: 1 });
+    expect(result).toMatchObject({ podsUpdated: 1, conflicts: 1, errors: [] });
+    expect(imageOf(cluster, 'p-00000')).toBe(OLD_IMAGE);
+    deps.rollout.setPods = { ...deps.rollout.setPods, list: (scope) => cluster.source.list(scope) };
+    const next = await runSetPass(set, deps, { writeConcurrency: 1 });
+    expect(next.counts?.matchedPods).toBe(4);
+    expect(imageOf(cluster, 'p-00000')).toBe(OLD_IMAGE);
+  });
+
   it('stops the set at a status conflict: no pod is written and the set is decided again next pass', async () => {
     const set = storedRolloutSet();
     const stale = { ...set, metadata: { ...set.metadata, resourceVersion: '0' } };

@@ -42,7 +42,7 @@ describe('a set’s row', () => {
     const upgraded = kubelet(applyPatch(injected('mesh:v1', 'a'), podUpdatePatch({ pod: injected('mesh:v1', 'a'), set, latestRevision: 'r', injectedList: 'hot-set', now: new Date() })) as Pod);
     expect(viewRow(set, [upgraded], NO_NAMESPACES)).toMatchObject({
       state: 'Progressing',
-      why: expect.stringMatching(/^1 pod\(s\) due for a hot-upgrade flip; every pod is updated; 1 pod\(s\) finishing a hot upgrade/) as unknown as string,
+      why: expect.stringMatching(/^1 pod\(s\) due for a hot-upgrade flip; 1 pod\(s\) finishing a hot upgrade: their old sidecar containers go back to the empty image this pass/) as unknown as string,
       rolling: true,
     });
   });
