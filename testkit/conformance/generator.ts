@@ -864,7 +864,7 @@ export function writtenInBeta(set: SidecarSet): JsonObject {
   const custom = labels?.[LABEL_CUSTOM_VERSION];
   if (labels !== undefined && custom !== undefined) {
     spec.customVersion = custom;
-    delete labels[LABEL_CUSTOM_VERSION];
+    copy.metadata = { ...copy.metadata, labels: Object.fromEntries(Object.entries(labels).filter(([k]) => k !== LABEL_CUSTOM_VERSION)) };
   }
   return copy;
 }
@@ -888,7 +888,7 @@ const convertCaseArb: fc.Arbitrary<ConformanceCase> = fc
       object = { ...object, metadata: { ...(object.metadata as JsonObject), name: `${String((object.metadata as JsonObject).name)}-${i}` } };
       if (stored) object.status = { ...(object.status as JsonObject), observedGeneration: 1, matchedPods: 3, updatedPods: 2, readyPods: 3, updatedReadyPods: 2 };
       if (unknownField) object.spec = { ...(object.spec as JsonObject), futureField: { enabled: true } };
-      return from === 'v1beta1' ? writtenInBeta(object as SidecarSet) : object;
+      return from === 'v1beta1' ? writtenInBeta(object) : object;
     });
     // The API server asks only for another version (controller-runtime refuses a conversion to the same one).
     const desired = from === 'v1alpha1' ? 'v1beta1' : 'v1alpha1';

@@ -100,8 +100,9 @@ const namespaceAgainstSelectorByKeys: ReleaseDifference = {
     const mine = scope(c.object);
     return c.cluster.sidecarSets.some((other) => {
       const theirs = scope(other);
-      const [named, selecting] = typeof mine.namespace === 'string' && theirs.namespaceSelector !== undefined ? [mine, theirs] : typeof theirs.namespace === 'string' && mine.namespaceSelector !== undefined ? [theirs, mine] : [undefined, undefined];
-      if (named === undefined || selecting === undefined || named.namespaceSelector !== undefined) return false;
+      const pair = typeof mine.namespace === 'string' && theirs.namespaceSelector !== undefined ? [mine, theirs] : typeof theirs.namespace === 'string' && mine.namespaceSelector !== undefined ? [theirs, mine] : undefined;
+      if (pair === undefined) return false;
+      const [named, selecting] = pair as [Json, Json];
       const labels = NAMESPACES.find((ns) => ns.metadata?.name === named.namespace)?.metadata?.labels ?? {};
       return !labelsMatch(selecting.namespaceSelector, labels);
     });
@@ -154,7 +155,7 @@ const prioritySortStable: ReleaseDifference = {
     const strategy = isRecord(c.sidecarSet.spec) && isRecord(c.sidecarSet.spec.updateStrategy) ? c.sidecarSet.spec.updateStrategy : {};
     if (strategy.priorityStrategy === undefined) return false;
     if ([...eventKeys(ours), ...eventKeys(kruise)].some((e) => / ResetContainer/.test(e))) return false;
-    const updated = (v: typeof ours) => new Set((v as Extract<Verdict, { kind: 'pods' }>).writes.filter((w) => w.kind === 'update').map((w) => String((w.pod.metadata as Json | undefined)?.name)));
+    const updated = (v: Extract<Verdict, { kind: 'pods' }>) => new Set(v.writes.filter((w) => w.kind === 'update').map((w) => String((w.pod.metadata as Json | undefined)?.name)));
     const [mine, theirs] = [updated(ours), updated(kruise)];
     return mine.size === theirs.size && mine.size > 0 && [...mine].some((p) => !theirs.has(p));
   },

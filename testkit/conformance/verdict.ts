@@ -56,7 +56,8 @@ export function conversionVerdict(review: unknown): Verdict {
 
 /** The version a round trip goes back to: the objects' own (they are all in one). */
 export function sourceAPIVersion(c: Extract<ConformanceCase, { class: 'convert' }>): string {
-  return String((c.objects[0] as { apiVersion?: unknown } | undefined)?.apiVersion ?? '');
+  const apiVersion = (c.objects[0] as { apiVersion?: unknown } | undefined)?.apiVersion;
+  return typeof apiVersion === 'string' ? apiVersion : '';
 }
 
 /** The case as the Kruise reference reads it (for a conversion round trip, its first leg). */
