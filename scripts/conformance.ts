@@ -1,22 +1,25 @@
 /**
  * The differential suite, longer than the seeded run in `npm test`: seeded
- * SidecarSets, pods and clusters answered by this project and by OpenKruise
- * v1.8.2's own handlers and controller (testkit/conformance/).
+ * SidecarSets, pods, clusters and ConversionReviews answered by this project
+ * and by OpenKruise's own handlers, conversion and controller, of v1.9.0 and
+ * of v1.8.2 (testkit/conformance/).
  *
- *   npm run conformance -- [--runs N] [--seed S] [--verbose]
+ *   npm run conformance -- [--runs N] [--seed S] [--kruise 1.9|1.8|both] [--verbose]
  *
- * Prints `agree X/Y` per class and overall, and the first mismatch of each
- * class; --verbose also lists every kind of mismatch once (with its count
- * and first example) and one example of each known bug. Builds the Kruise
- * reference first when it is not cached (needs Go and, that once, the
- * module proxy). Exits 1 on any unexpected mismatch, 2 on a usage error or
- * when the reference cannot be built or run.
+ * Prints, per release (both by default, 1.9 first), `agree X/Y` per class
+ * and overall, the documented differences with that release by name and
+ * count, and the first mismatch of each class; --verbose also lists every
+ * kind of mismatch once (with its count and first example) and one example
+ * of each known bug and documented difference. Builds the Kruise references
+ * first when they are not cached (needs Go and, that once, the module
+ * proxy). Exits 1 on any unexpected mismatch, 2 on a usage error or when a
+ * reference cannot be built or run.
  */
 import { parseArgs } from 'node:util';
-import { ensureKruiseReference } from '../testkit/conformance/kruise-reference.ts';
+import { ensureKruiseReference, KRUISE_LINES, type KruiseLine } from '../testkit/conformance/kruise-reference.ts';
 import { formatReport, runConformance } from '../testkit/conformance/run.ts';
 
-const USAGE = 'usage: npm run conformance -- [--runs N] [--seed S] [--verbose]';
+const USAGE = 'usage: npm run conformance -- [--runs N] [--seed S] [--kruise 1.9|1.8|both] [--verbose]';
 
 class UsageError extends Error {}
 
@@ -30,9 +33,10 @@ async function main(): Promise<number> {
   let runs: number;
   let seed: number;
   let verbose: boolean;
+  let lines: KruiseLine[];
   try {
     const { values } = parseArgs({
-      options: { runs: { type: 'string' }, seed: { type: 'string' }, verbose: { type: 'boolean' } },
+      options: { runs: { type: 'string' }, seed: { type: 'string' }, kruise: { type: 'string' }, verbose: { type: 'boolean' } },
       strict: true,
       allowPositionals: false,
     });
@@ -41,28 +45,37 @@ async function main(): Promise<number> {
     // fast-check takes a 32-bit seed.
     seed = integerOption(values.seed, 'seed', (Date.now() ^ (Math.random() * 0x7fffffff)) | 0);
     verbose = values.verbose === true;
+    const kruise = values.kruise ?? 'both';
+    if (kruise !== 'both' && !(KRUISE_LINES as readonly string[]).includes(kruise)) {
+      throw new UsageError(`--kruise must be ${KRUISE_LINES.join(', ')} or both, got ${JSON.stringify(kruise)}`);
+    }
+    lines = kruise === 'both' ? [...KRUISE_LINES] : [kruise as KruiseLine];
   } catch (error) {
     process.stderr.write(`conformance: ${(error as Error).message}\n${USAGE}\n`);
     return 2;
   }
-  let binary: string;
-  try {
-    binary = await ensureKruiseReference();
-  } catch (error) {
-    process.stderr.write(`conformance: cannot build the Kruise reference: ${(error as Error).message}\n`);
-    return 2;
+  let unexpected = 0;
+  for (const line of lines) {
+    let binary: string;
+    try {
+      binary = await ensureKruiseReference(line);
+    } catch (error) {
+      process.stderr.write(`conformance: cannot build the Kruise ${line} reference: ${(error as Error).message}\n`);
+      return 2;
+    }
+    const started = performance.now();
+    let report;
+    try {
+      report = await runConformance(line, binary, runs, seed);
+    } catch (error) {
+      process.stderr.write(`conformance: the run against Kruise ${line} failed: ${(error as Error).message}\n`);
+      return 2;
+    }
+    process.stdout.write(`${formatReport(report, verbose)}\n`);
+    process.stdout.write(`(${((performance.now() - started) / 1000).toFixed(1)} s; replay with --seed ${seed} --runs ${runs} --kruise ${line})\n\n`);
+    unexpected += report.unexpected;
   }
-  const started = performance.now();
-  let report;
-  try {
-    report = await runConformance(binary, runs, seed);
-  } catch (error) {
-    process.stderr.write(`conformance: the run failed: ${(error as Error).message}\n`);
-    return 2;
-  }
-  process.stdout.write(`${formatReport(report, verbose)}\n`);
-  process.stdout.write(`(${((performance.now() - started) / 1000).toFixed(1)} s; replay with --seed ${seed} --runs ${runs})\n`);
-  return report.unexpected === 0 ? 0 : 1;
+  return unexpected === 0 ? 0 : 1;
 }
 
 process.exitCode = await main();

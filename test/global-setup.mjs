@@ -26,8 +26,9 @@ export default async function globalSetup() {
   }
   const { ensureControlPlaneBinaries } = await import('../control-plane/build.ts');
   await ensureControlPlaneBinaries();
-  // The Kruise reference of the conformance suite (testkit/conformance/) is
-  // built the same way, once, for the same reason.
-  const { ensureKruiseReference } = await import('../testkit/conformance/kruise-reference.ts');
-  await ensureKruiseReference();
+  // The Kruise references of the conformance suite (testkit/conformance/),
+  // one per release it compares with, are built the same way, once, for the
+  // same reason (one after the other: two Go builds at once only share the cores).
+  const { ensureKruiseReference, KRUISE_LINES } = await import('../testkit/conformance/kruise-reference.ts');
+  for (const line of KRUISE_LINES) await ensureKruiseReference(line);
 }

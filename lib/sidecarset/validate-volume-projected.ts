@@ -103,7 +103,7 @@ export function validateProjected(source: JsonObject, path: FieldPath, errs: Fie
  * The shape rules of a clusterTrustBundle projection (reported under
  * `clusterTrustBundle`, as Kubernetes 1.32 does): exactly one of name and signerName,
  * and a local path. The syntax of the name and signer name is not checked
- * here; see docs/DIFFERENCES-FROM-KRUISE.md.
+ * here; see docs/DIFFERENCES-FROM-KRUISE-1.9.md.
  */
 function validateClusterTrustBundle(bundle: JsonObject, path: FieldPath, errs: FieldError[]): void {
   const name = stringAt(bundle.name, path.child('name'), errs);

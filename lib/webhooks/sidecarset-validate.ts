@@ -8,7 +8,7 @@ import { hasNamespaceSelector, type NamespaceLabels } from '../sidecarset/match.
 import { GROUP, KIND, type SidecarSet } from '../sidecarset/types.ts';
 import { validateSidecarSet, validateSidecarSetAgainstCluster, type ValidationContext } from '../sidecarset/validate.ts';
 import { failed, neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
-import { pinnedRevisionErrors } from './pinned-revisions.ts';
+import { pinnedRevisionErrors, RevisionReadError } from './pinned-revisions.ts';
 import { onlyKind, onlyOperations } from './skip.ts';
 
 /** The namespaces whose labels the cross-set rules may compare with a namespaceSelector. */
@@ -81,9 +81,19 @@ const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {
     others: [],
     namespaceLabels: new Map(),
   };
-  // First without the cluster: an object that is wrong on its own is denied
-  // without an API call, and even while the API is unreachable.
+  // First without the other sets: an object that is wrong on its own is
+  // denied without listing them, and even while the API is unreachable.
   let errors = validateSidecarSet(object, base);
+  // A pinned revision must resolve now (rollout.md §2.4); reading it is one
+  // call, made only for a set that pins. Its error is listed beside the
+  // set's other errors, as Kruise lists it among them.
+  try {
+    errors = [...errors, ...(await pinnedRevisionErrors(object, deps.revisions, deps.signal))];
+  } catch (error) {
+    // A set that is wrong anyway is refused for what is known to be wrong.
+    if (errors.length === 0 || !(error instanceof RevisionReadError)) return failed(503, `cannot check the pinned revision: ${errorMessage(error)}`, error);
+  }
+  // The other sets are compared only with a set valid on its own, as Kruise does.
   if (errors.length === 0) {
     let others: readonly SidecarSet[];
     let namespaceLabels: NamespaceLabels;
@@ -95,12 +105,6 @@ const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {
     }
     // Rules 1-12 just passed and do not read the cluster: only rule 13 is left.
     errors = validateSidecarSetAgainstCluster(object, { ...base, others, namespaceLabels });
-    // A pinned revision must resolve now (rollout.md §2.4); reading it is the one more call.
-    try {
-      errors = [...errors, ...(await pinnedRevisionErrors(object, deps.revisions, deps.signal))];
-    } catch (error) {
-      return failed(503, `cannot check the pinned revision: ${errorMessage(error)}`, error);
-    }
   }
   if (errors.length === 0) {
     await announceAdmitted(request, object, deps);

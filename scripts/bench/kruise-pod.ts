@@ -57,7 +57,7 @@ async function timedReviews(review: () => Promise<unknown>, runMs: number): Prom
 }
 
 export async function kruisePodSection(settings: KruisePodSettings, log: (line: string) => void): Promise<SectionReport> {
-  const version = await kruiseReferenceVersion();
+  const version = await kruiseReferenceVersion('1.9');
   const unavailable = kruiseBenchUnavailable();
   if (unavailable !== undefined) {
     log(`\n*** bench: Kruise's pod webhook NOT measured: ${unavailable}. Install Go 1.26 to measure it. ***\n`);

@@ -15,7 +15,7 @@
  * Where these scenarios depart from Kruise's:
  * - 10: Kruise first creates its patchPodMetadata whitelist ConfigMap; this
  *   project has no whitelist (a deliberate difference,
- *   docs/DIFFERENCES-FROM-KRUISE.md), so the scenario runs without one.
+ *   docs/DIFFERENCES-FROM-KRUISE-1.9.md), so the scenario runs without one.
  * - 15: Kruise pauses after sleeping 5 s and relies on its image pull being
  *   slower than that; here the pause is sent as soon as the first pod has
  *   the new image, and that namespace's kubelet takes 3 s to make a
@@ -240,7 +240,7 @@ describeWithControlPlane("Kruise's SidecarSet upgrade e2e scenarios on a real AP
       await scenario.cluster.waitForStatus('test-sidecarset-2', counts(2, 2, 2, 2));
       // One condition for all sets: set 2 is upgradable, set 1 is not, so it is False.
       for (const pod of await scenario.cluster.pods(ns)) {
-        // Kruise writes `false` for set 1; here its entry says why (docs/DIFFERENCES-FROM-KRUISE.md).
+        // Kruise writes `false` for set 1; here its entry says why (docs/DIFFERENCES-FROM-KRUISE-1.9.md).
         const expected = JSON.stringify({ 'test-sidecarset-1': 'not upgradable in place: command of nginx-sidecar changed (recreate the pod)', 'test-sidecarset-2': true });
         const marked = await scenario.cluster.waitForPodState(ns, pod.metadata?.name ?? '', (p) => conditionOf(p, CONDITION_SIDECARSET_UPGRADABLE)?.message === expected, 'marked by both sets');
         expect(conditionOf(marked, CONDITION_SIDECARSET_UPGRADABLE)?.status).toBe('False');

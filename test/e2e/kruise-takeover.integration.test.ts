@@ -173,7 +173,7 @@ function recordingClient(content: string, methods: string[]): KubeClient {
 describeWithControlPlane("taking over pods and revisions from Kruise's own code, and handing them back, without restarting a pod", () => {
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
-    kruise = startKruiseReference(await ensureKruiseReference());
+    kruise = startKruiseReference(await ensureKruiseReference('1.8'));
     // The webhooks of this project are installed; its reconciler runs only when the test says.
     stack = await startLocalStack();
     kubelet = startTestKubelet(stack.cp, { namespaces: [NS], readyDelayMs: 200 });

@@ -223,6 +223,30 @@ describe('sidecarset-validate: a pinned revision must resolve now (rollout.md §
     );
   });
 
+  it('lists a pin that does not resolve beside the set\'s other errors, as Kruise does', async () => {
+    const set = pinning({ revisionName: 'agent-gone' }, { maxUnavailable: 'lots' });
+    const result = await validate(set, counted(HISTORY));
+    const message = result.outcome === 'failed' ? '' : (result.response.status?.message ?? '');
+    expect(message).toContain('spec.updateStrategy.maxUnavailable');
+    expect(message).toContain('spec.injectionStrategy.revision: Invalid value: {"revisionName":"agent-gone","policy":"Always"}: Cannot find specific ControllerRevision: SidecarSet agent pins ControllerRevision agent-gone, which does not exist');
+  });
+
+  it('does not compare a set whose pin does not resolve with the other SidecarSets, as Kruise does not', async () => {
+    // Same sidecar name as the set below: a cross-set clash that Kruise reports only for a set valid on its own.
+    const rival = sidecarSet('rival', { containers: [sidecar('agent', { image: 'agent:9' })] });
+    const result = await sidecarSetValidateHandler(decodeReview(sidecarSetReview('uid', pinning({ revisionName: 'agent-gone' }))), deps([rival], counted(HISTORY)));
+    const message = result.outcome === 'failed' ? '' : (result.response.status?.message ?? '');
+    expect(message).toMatch(/^spec\.injectionStrategy\.revision: .*does not exist$/);
+  });
+
+  it('refuses an otherwise invalid set with its errors, not 503, when its pinned revision cannot be read', async () => {
+    const result = await validate(pinning({ customVersion: 'old' }, { maxUnavailable: 'lots' }), counted(HISTORY, new Error('the API server answered 500')));
+    expect(result).toMatchObject({ outcome: 'denied', response: { status: { code: 422 } } });
+    const message = result.outcome === 'failed' ? '' : (result.response.status?.message ?? '');
+    expect(message).toContain('spec.updateStrategy.maxUnavailable');
+    expect(message).not.toContain('injectionStrategy');
+  });
+
   it('cannot decide (503), rather than refuse, where no ControllerRevisions are read at all', async () => {
     const result = await sidecarSetValidateHandler(decodeReview(sidecarSetReview('uid', pinning({ customVersion: 'old' }))), deps([], undefined));
     expect(result).toMatchObject({ outcome: 'failed', failure: { status: 503, message: 'cannot check the pinned revision: SidecarSet agent pins custom version "old", but ControllerRevisions are not read here' } });

@@ -1,5 +1,5 @@
 /**
- * OpenKruise v1.8.2's pod mutating webhook, timed inside its own Go process
+ * OpenKruise v1.9.0's pod mutating webhook, timed inside its own Go process
  * (control-plane/tools/kruise-reference/podbench/, whose main.go documents
  * what one review is and the line protocol): built once per content of the
  * module like the conformance reference, then one long-lived process per
@@ -34,7 +34,7 @@ export function kruiseBenchUnavailable(): string | undefined {
 export async function kruisePodBenchBinaryPath(): Promise<string> {
   const hash = createHash('sha256');
   for (const file of MODULE_FILES) hash.update(file).update('\0').update(await readFile(join(KRUISE_REFERENCE_MODULE_DIR, file)));
-  const key = `podbench-${await kruiseReferenceVersion()}-${hash.digest('hex').slice(0, 12)}`;
+  const key = `podbench-${await kruiseReferenceVersion('1.9')}-${hash.digest('hex').slice(0, 12)}`;
   return join(repoRoot, '.cache', 'kruise-reference', key, 'podbench');
 }
 
@@ -43,7 +43,7 @@ export async function ensureKruisePodBench(): Promise<string> {
   const binary = await kruisePodBenchBinaryPath();
   if (await isExecutable(binary)) return binary;
   await mkdir(dirname(binary), { recursive: true });
-  await buildOne(`Kruise pod webhook bench (OpenKruise ${await kruiseReferenceVersion()})`, KRUISE_REFERENCE_MODULE_DIR, binary, '-s -w', './podbench');
+  await buildOne(`Kruise pod webhook bench (OpenKruise ${await kruiseReferenceVersion('1.9')})`, KRUISE_REFERENCE_MODULE_DIR, binary, '-s -w', './podbench');
   return binary;
 }
 

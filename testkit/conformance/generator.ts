@@ -14,11 +14,21 @@ import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { injectPod } from '../../lib/sidecarset/inject.ts';
 import { sidecarSetSelectsPod } from '../../lib/sidecarset/match.ts';
+import { LABEL_CUSTOM_VERSION } from '../../lib/sidecarset/revisions.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, type SidecarSet } from '../../lib/sidecarset/types.ts';
 import { validateSidecarSet } from '../../lib/sidecarset/validate.ts';
 
-export const CASE_CLASSES = ['default', 'validate', 'inject', 'status', 'rollout'] as const;
+export const CASE_CLASSES = ['default', 'validate', 'inject', 'status', 'rollout', 'convert'] as const;
 export type CaseClass = (typeof CASE_CLASSES)[number];
+
+/**
+ * The Kruise release a case stream is drawn for: `1.8` draws only what
+ * Kruise 1.8 knows (v1alpha1, no 1.9 field); `1.9` also draws 1.9's fields
+ * (resourcesPolicy, shareVolumeDevicePolicy, the custom version,
+ * `namespace` beside a `namespaceSelector`, numeric strings for
+ * maxUnavailable and partition) and conversion cases.
+ */
+export type GeneratedLine = '1.8' | '1.9';
 
 export interface Cluster {
   sidecarSets: SidecarSet[];
@@ -33,7 +43,13 @@ export type ConformanceCase =
   | { class: 'inject'; namespace: string; pod: Pod; cluster: Cluster }
   | { class: 'status'; sidecarSet: SidecarSet; cluster: Cluster }
   /** One reconcile pass of `sidecarSet` over the cluster: what it writes to the pods. */
-  | { class: 'rollout'; sidecarSet: SidecarSet; cluster: Cluster };
+  | { class: 'rollout'; sidecarSet: SidecarSet; cluster: Cluster }
+  /**
+   * A ConversionReview of `objects` to `desiredAPIVersion`; with `roundTrip`,
+   * each side's answer is converted back to the objects' own version by the
+   * same side, and the objects that come back are compared.
+   */
+  | { class: 'convert'; objects: JsonObject[]; desiredAPIVersion: string; roundTrip: boolean };
 
 /** The time our injection records; Kruise records its own clock (normalised away). */
 export const CONFORMANCE_NOW = new Date('2026-11-30T12:00:00.000Z');
@@ -47,9 +63,10 @@ export const ROLLOUT_NOW = new Date('2026-11-30T12:30:00.000Z');
 
 /** The cluster's namespaces: two labelled, one not. */
 export const NAMESPACES: Namespace[] = [
-  { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop', labels: { env: 'prod', team: 'shop' } } },
-  { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { env: 'dev' } } },
-  { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' } },
+  { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop', labels: { env: 'prod', team: 'shop', 'kubernetes.io/metadata.name': 'shop' } } },
+  { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { env: 'dev', 'kubernetes.io/metadata.name': 'team-a' } } },
+  // The API server labels every Namespace with its name (Kubernetes 1.21 on); Kruise 1.9 selects a v1alpha1 set's namespace by it.
+  { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default', labels: { 'kubernetes.io/metadata.name': 'default' } } },
 ];
 const namespaceLabels = new Map(NAMESPACES.map((ns) => [ns.metadata?.name ?? '', { ...ns.metadata?.labels }]));
 
@@ -114,7 +131,31 @@ const transferEnv = fc.oneof(
   fc.record({ sourceContainerNameFrom: fc.constant({ fieldRef: { fieldPath: "metadata.labels['app']" } }), envNames: fc.constant(['REGION']) }),
 );
 
-function sidecarContainer(init: boolean) {
+/**
+ * Kruise 1.9's resourcesPolicy: aggregated over the app containers the regex
+ * names (none: the pod is refused), in Kruise's calculator grammar.
+ */
+const resourcesPolicy = fc.record(
+  {
+    targetContainersMode: fc.constantFrom('sum', 'max'),
+    // Always written: the API server applies the CRD's default (`.*`) before any webhook sees the set.
+    targetContainersNameRegex: fc.constantFrom('.*', '.*', '^app$', '^(web|worker)$', '^nomatch$'),
+    resourcesExpr: fc.record(
+      {
+        limits: fc.record({ cpu: fc.constantFrom('cpu*50%', 'max(cpu*50%, 50m)', '200m'), memory: fc.constantFrom('200Mi', 'memory*50%', 'min(memory, 256Mi)') }, { requiredKeys: [] }),
+        requests: fc.record({ cpu: fc.constantFrom('cpu*50%', '50m', 'cpu/2 + 10m'), memory: fc.constantFrom('100Mi', 'memory*25%') }, { requiredKeys: [] }),
+      },
+      { requiredKeys: [] },
+    ),
+  },
+  { requiredKeys: ['targetContainersMode', 'targetContainersNameRegex', 'resourcesExpr'] },
+);
+
+/** Kruise 1.9 only: whether the app containers' volumeDevices are shared with the sidecar. */
+const shareVolumeDevicePolicy = fc.record({ type: fc.constantFrom('enabled', 'disabled') });
+
+function sidecarContainer(init: boolean, line: GeneratedLine) {
+  const only19 = <T,>(arb: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> => (line === '1.9' ? arb : fc.constant(undefined));
   return fc.record(
     {
       name: init ? initName : sidecarName,
@@ -148,6 +189,9 @@ function sidecarContainer(init: boolean) {
       ),
       restartPolicy: init ? fc.constantFrom('Always', undefined) : fc.constant(undefined),
       imagePullPolicy: fc.constantFrom('IfNotPresent', 'Always'),
+      // In place of `resources` mostly; now and then beside it, which Kruise 1.9 refuses.
+      resourcesPolicy: only19(fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: resourcesPolicy.map((policy) => ({ policy, both: false })) }, { weight: 1, arbitrary: resourcesPolicy.map((policy) => ({ policy, both: true })) })),
+      shareVolumeDevicePolicy: only19(fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: shareVolumeDevicePolicy })),
     },
     {
       requiredKeys: init ? ['name', 'image'] : ['name', 'image', 'imagePullPolicy'],
@@ -156,6 +200,11 @@ function sidecarContainer(init: boolean) {
     // Optional fields that came out undefined are left out, as a user would.
     const out: JsonObject = {};
     for (const [k, v] of Object.entries(c) as [string, unknown][]) if (v !== undefined) out[k] = v;
+    const choice = c.resourcesPolicy as { policy: JsonObject; both: boolean } | undefined;
+    if (choice !== undefined) {
+      out.resourcesPolicy = Object.fromEntries(Object.entries(choice.policy).filter(([, v]) => v !== undefined));
+      if (!choice.both) delete out.resources;
+    }
     return out;
   });
 }
@@ -177,6 +226,9 @@ const scope = fc.oneof(
   { weight: 2, arbitrary: fc.record({ namespaceSelector: fc.constantFrom({ matchLabels: { env: 'prod' } }, { matchExpressions: [{ key: 'env', operator: 'Exists' }] }) }) },
 );
 
+/** Kruise 1.9 accepts both on a v1alpha1 set (its conversion keeps the namespace); 1.8 refused the pair. */
+const scopeBoth = fc.record({ namespace: fc.constantFrom('shop', 'team-a'), namespaceSelector: fc.constant({ matchLabels: { env: 'prod' } }) });
+
 const updateStrategy = fc.oneof(
   fc.constant(undefined),
   fc.constant({ type: 'NotUpdate' }),
@@ -185,25 +237,35 @@ const updateStrategy = fc.oneof(
   ),
 );
 
+/** A count written as a numeric string, which Kruise 1.9 refuses (#2111). */
+const numericStringStrategy = fc.record({ type: fc.constant('RollingUpdate'), maxUnavailable: fc.constantFrom(1, '5'), partition: fc.constantFrom(undefined, '2') }).map((s) =>
+  s.partition === undefined || s.maxUnavailable === '5' ? { type: s.type, maxUnavailable: s.maxUnavailable } : s,
+);
+
 const patchPodMetadata = fc.oneof(
   fc.record({ annotations: fc.constant({ 'example.com/sidecar-config': 'v1' }), patchPolicy: fc.constantFrom('Retain', 'Overwrite') }),
   fc.record({ annotations: fc.constant({ 'example.com/merged': '{"log":{"level":"info"}}' }), patchPolicy: fc.constant('MergePatchJson') }),
 );
 
-export const sidecarSetArb: fc.Arbitrary<SidecarSet> = fc
+/** Random SidecarSets (v1alpha1) of a release. */
+export function sidecarSetArbOf(line: GeneratedLine): fc.Arbitrary<SidecarSet> {
+  const nineteen = line === '1.9';
+  return fc
   .record(
     {
       name: fc.constantFrom('log-agent', 'mesh', 'dns', 'metrics', 'vault'),
-      labels: fc.constantFrom(undefined, { team: 'platform' }),
+      labels: nineteen
+        ? fc.constantFrom(undefined, { team: 'platform' }, { [LABEL_CUSTOM_VERSION]: 'v2' }, { team: 'platform', [LABEL_CUSTOM_VERSION]: 'canary-1' })
+        : fc.constantFrom(undefined, { team: 'platform' }),
       selector,
-      scope,
-      containers: fc.uniqueArray(sidecarContainer(false), { minLength: 1, maxLength: 2, selector: (c) => c.name }),
-      initContainers: fc.uniqueArray(sidecarContainer(true), { maxLength: 2, selector: (c) => c.name }),
+      scope: nineteen ? fc.oneof({ weight: 8, arbitrary: scope }, { weight: 1, arbitrary: scopeBoth }) : scope,
+      containers: fc.uniqueArray(sidecarContainer(false, line), { minLength: 1, maxLength: 2, selector: (c) => c.name }),
+      initContainers: fc.uniqueArray(sidecarContainer(true, line), { maxLength: 2, selector: (c) => c.name }),
       volumes: fc.tuple(volume('logs'), volume('config'), volume('certs'), volume('cache')),
       unmountedVolume: fc.boolean(),
       imagePullSecrets: fc.constantFrom(undefined, [{ name: 'regcred' }]),
       patchPodMetadata: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.tuple(patchPodMetadata) }),
-      updateStrategy,
+      updateStrategy: nineteen ? fc.oneof({ weight: 12, arbitrary: updateStrategy }, { weight: 1, arbitrary: numericStringStrategy }) : updateStrategy,
       // Native sidecars cannot be updated in place: most users say NotUpdate, some forget.
       nativeSidecarsNotUpdate: fc.boolean().chain((b) => (b ? fc.constant(true) : fc.constantFrom(true, true, true, false))),
       paused: fc.constantFrom(undefined, false, true),
@@ -234,6 +296,10 @@ export const sidecarSetArb: fc.Arbitrary<SidecarSet> = fc
       },
     } as unknown as SidecarSet;
   });
+}
+
+/** Random SidecarSets of Kruise 1.8's API. */
+export const sidecarSetArb: fc.Arbitrary<SidecarSet> = sidecarSetArbOf('1.8');
 
 /** The same set with an edit a user makes (image bump, an added env var, a selector change). */
 const editArb = fc.constantFrom('image', 'env', 'selector', 'none');
@@ -257,31 +323,45 @@ function admitted(sets: readonly SidecarSet[]): SidecarSet[] {
   return kept;
 }
 
-const clusterSetsArb = fc.array(sidecarSetArb, { maxLength: 3 }).map(admitted);
+const clusterSetsArbOf = (line: GeneratedLine) => fc.array(sidecarSetArbOf(line), { maxLength: 3 }).map(admitted);
 
 // ---------------------------------------------------------------------------
 // Pods
 
-const appContainer = fc
-  .record(
+/** An app container; for 1.9's resourcesPolicy, some with limits and requests (or one of them) to aggregate. */
+const appContainerOf = (line: GeneratedLine) =>
+  fc.record(
     {
       name: appName,
       image: fc.constantFrom('shop/web:2.4.1', 'shop/api:1.0.0', 'redis:7'),
       env: fc.uniqueArray(fc.record({ name: envName, value: fc.constantFrom('info', 'eu-west-1') }), { maxLength: 2, selector: (e) => e.name }),
       volumeMounts: fc.uniqueArray(volumeMount, { maxLength: 2, selector: (m) => m.name }),
       ports: fc.constantFrom([], [{ containerPort: 8080, name: 'http' }]),
+      resources:
+        line === '1.9'
+          ? fc.constantFrom(
+              { limits: { cpu: '200m', memory: '200Mi' }, requests: { cpu: '50m', memory: '100Mi' } },
+              { limits: { cpu: '400m', memory: '400Mi' }, requests: { cpu: '100m', memory: '200Mi' } },
+              { requests: { cpu: '250m', memory: '64Mi' } },
+              { limits: { cpu: '1', memory: '1Gi' } },
+            )
+          : fc.constant(undefined),
     },
     { requiredKeys: ['name', 'image'] },
-  );
+  ).map((c) => {
+    const out = { ...c };
+    if (out.resources === undefined) delete out.resources;
+    return out;
+  });
 
-const podArb = fc
+const podArbOf = (line: GeneratedLine) => fc
   .record({
     namespace: fc.constantFrom('shop', 'team-a', 'default'),
     app: fc.constantFrom('web', 'api', 'db', undefined),
     tier: fc.constantFrom('frontend', 'backend', undefined),
     injectLabel: fc.constantFrom(undefined, undefined, 'true'),
     annotations: fc.constantFrom(undefined, { 'example.com/owner': 'shop' }, { 'example.com/merged': '{"log":{"format":"json"}}' }),
-    containers: fc.uniqueArray(appContainer, { minLength: 1, maxLength: 3, selector: (c) => c.name }),
+    containers: fc.uniqueArray(appContainerOf(line), { minLength: 1, maxLength: 3, selector: (c) => c.name }),
     initContainers: fc.constantFrom([], [{ name: 'migrate', image: 'shop/migrate:1' }]),
     unknownField: fc.boolean(),
   })
@@ -325,12 +405,25 @@ export function imageIdOf(image: string, stale = false): string {
   return `${qualified}@${digest}`;
 }
 
+/**
+ * The pod as injected by these sets; as written when injection refuses it
+ * (a 1.9 resourcesPolicy whose regex names none of its containers): such a
+ * pod exists only if it was created before the set, without its sidecars.
+ */
+function injectedOrAsWritten(pod: Pod, sets: readonly SidecarSet[]): Pod {
+  try {
+    return injectPod({ pod, namespace: pod.metadata?.namespace ?? 'default', sidecarSets: sets, namespaceLabels, now: CONFORMANCE_NOW }).pod;
+  } catch {
+    return pod;
+  }
+}
+
 /** How a generated pod is running: `terminating` is ready but being deleted. */
 export type PodState = 'ready' | 'not-ready' | 'pending' | 'succeeded' | 'failed' | 'terminating' | 'stale-digest';
 
 /** The pod as it runs: injected when created (by the sets of that time), then scheduled and started. */
 export function runningPod(pod: Pod, name: string, createdWith: readonly SidecarSet[], state: PodState): Pod {
-  const injected = injectPod({ pod, namespace: pod.metadata?.namespace ?? 'default', sidecarSets: createdWith, namespaceLabels, now: CONFORMANCE_NOW }).pod;
+  const injected = injectedOrAsWritten(pod, createdWith);
   const running = structuredClone(injected);
   if (running.metadata !== undefined) {
     delete running.metadata.generateName;
@@ -363,16 +456,16 @@ export function runningPod(pod: Pod, name: string, createdWith: readonly Sidecar
 // ---------------------------------------------------------------------------
 // Cases
 
-const defaultCaseArb: fc.Arbitrary<ConformanceCase> = fc
-  .record({ set: sidecarSetArb, update: fc.boolean(), edit: editArb })
+const defaultCaseArbOf = (line: GeneratedLine): fc.Arbitrary<ConformanceCase> => fc
+  .record({ set: sidecarSetArbOf(line), update: fc.boolean(), edit: editArb })
   .map(({ set, update, edit }) =>
     update
       ? { class: 'default', operation: 'UPDATE', object: edited(defaultSidecarSet(set), edit), oldObject: defaultSidecarSet(set) }
       : { class: 'default', operation: 'CREATE', object: set },
   );
 
-const validateCaseArb: fc.Arbitrary<ConformanceCase> = fc
-  .record({ set: sidecarSetArb, others: clusterSetsArb, update: fc.boolean(), edit: editArb })
+const validateCaseArbOf = (line: GeneratedLine): fc.Arbitrary<ConformanceCase> => fc
+  .record({ set: sidecarSetArbOf(line), others: clusterSetsArbOf(line), update: fc.boolean(), edit: editArb })
   .map(({ set, others, update, edit }) => {
     const cluster = { sidecarSets: others.filter((o) => o.metadata?.name !== set.metadata?.name), namespaces: NAMESPACES, pods: [] };
     // The validating webhook sees the object after defaulting, as the API server sends it.
@@ -388,7 +481,7 @@ const validateCaseArb: fc.Arbitrary<ConformanceCase> = fc
  */
 function copiedFromLivePod(pod: Pod, sets: readonly SidecarSet[], editImages: boolean): Pod {
   const then = editImages ? sets.map((s) => defaultSidecarSet(edited(s, 'image'))) : sets;
-  return injectPod({ pod, namespace: pod.metadata?.namespace ?? 'default', sidecarSets: then, namespaceLabels, now: CONFORMANCE_NOW }).pod;
+  return injectedOrAsWritten(pod, then);
 }
 
 /**
@@ -408,10 +501,10 @@ export function withRevisionStatus(set: SidecarSet, state: RevisionState): Sidec
   return { ...set, status: { ...set.status, latestRevision: currentRevisionName(spec) } };
 }
 
-const injectCaseArb: fc.Arbitrary<ConformanceCase> = fc
+const injectCaseArbOf = (line: GeneratedLine): fc.Arbitrary<ConformanceCase> => fc
   .record({
-    sets: clusterSetsArb,
-    pod: podArb,
+    sets: clusterSetsArbOf(line),
+    pod: podArbOf(line),
     copied: fc.constantFrom('no', 'no', 'no', 'no', 'same-sets', 'older-sets'),
     revisions: fc.constantFrom<RevisionState>('registered', 'registered', 'registered', 'lagging', 'none'),
   })
@@ -458,12 +551,12 @@ const podStateArb = fc.constantFrom<PodState>('ready', 'ready', 'ready', 'not-re
  * existed, also injected by the other sets, finished, being deleted), some
  * not.
  */
-const statusCaseArb: fc.Arbitrary<ConformanceCase> = fc
+const statusCaseArbOf = (line: GeneratedLine): fc.Arbitrary<ConformanceCase> => fc
   .record({
-    sets: clusterSetsArb.filter((sets) => sets.length > 0),
+    sets: clusterSetsArbOf(line).filter((sets) => sets.length > 0),
     pods: fc.array(
       fc.record({
-        pod: podArb,
+        pod: podArbOf(line),
         selected: fc.constantFrom(true, true, true, true, false),
         createdWith: fc.constantFrom('current', 'current', 'older', 'before-the-set'),
         state: podStateArb,
@@ -551,9 +644,9 @@ function withImages(set: SidecarSet, images: readonly string[], envChanged: bool
   return defaultSidecarSet(copy);
 }
 
-const setHistoryArb: fc.Arbitrary<SetHistory> = fc
+const setHistoryArbOf = (line: GeneratedLine): fc.Arbitrary<SetHistory> => fc
   .record({
-    base: sidecarSetArb,
+    base: sidecarSetArbOf(line),
     // HotUpgrade on no sidecar, on the first, or on all of them.
     hot: fc.constantFrom('none', 'none', 'none', 'none', 'first', 'all'),
     strategy: rolloutStrategyArb,
@@ -641,8 +734,8 @@ function flippedInPlace(pod: Pod, set: SidecarSet): Pod {
   return applyPatch(guarded, podFlipPatch({ pod: guarded, set, flips, now: CONFORMANCE_NOW })) as Pod;
 }
 
-const rolloutPodArb = fc.record({
-  pod: podArb,
+const rolloutPodArbOf = (line: GeneratedLine) => fc.record({
+  pod: podArbOf(line),
   selected: fc.constantFrom(true, true, true, true, true, true, false),
   // Which version injected it, and which version it was updated to in place since (none: still the injecting one).
   injectedBy: fc.constantFrom('oldest', 'oldest', 'previous', 'previous', 'current'),
@@ -689,7 +782,7 @@ function oldForm(value: string | undefined): string | undefined {
   return JSON.stringify(Object.fromEntries(Object.entries(entries).map(([set, entry]) => [set, entry.hash])));
 }
 
-type RolloutPodChoice = typeof rolloutPodArb extends fc.Arbitrary<infer T> ? T : never;
+type RolloutPodChoice = ReturnType<typeof rolloutPodArbOf> extends fc.Arbitrary<infer T> ? T : never;
 
 /** One rollout pod as the cluster holds it before the pass. */
 function rolloutPod(p: RolloutPodChoice, i: number, history: SetHistory, others: readonly SidecarSet[]): Pod {
@@ -750,24 +843,79 @@ function rolloutPod(p: RolloutPodChoice, i: number, history: SetHistory, others:
  * container ready, so a flip is due, or not ready yet) or flipped; in any
  * mix of readiness, scheduling, age and labels the strategy looks at.
  */
-const rolloutCaseArb: fc.Arbitrary<ConformanceCase> = fc
-  .record({ history: setHistoryArb, pods: fc.array(rolloutPodArb, { minLength: 1, maxLength: 8 }) })
+const rolloutCaseArbOf = (line: GeneratedLine): fc.Arbitrary<ConformanceCase> => fc
+  .record({ history: setHistoryArbOf(line), pods: fc.array(rolloutPodArbOf(line), { minLength: 1, maxLength: 8 }) })
   .map(({ history, pods }) => {
     const set = withRevisionStatus(history.current, 'registered');
     const others = validateSidecarSet(OTHER_SET, { operation: 'CREATE', others: [set], namespaceLabels }).length === 0 ? [OTHER_SET] : [];
     return { class: 'rollout', sidecarSet: set, cluster: { sidecarSets: [set, ...others], namespaces: NAMESPACES, pods: pods.map((p, i) => rolloutPod(p, i, history, others)) } };
   });
 
-export const caseArb: fc.Arbitrary<ConformanceCase> = fc.oneof(
-  { weight: 2, arbitrary: defaultCaseArb },
-  { weight: 3, arbitrary: validateCaseArb },
-  { weight: 4, arbitrary: injectCaseArb },
-  { weight: 2, arbitrary: statusCaseArb },
-  { weight: 3, arbitrary: rolloutCaseArb },
-);
+/** A v1alpha1 set as written in v1beta1 by hand: the namespace as a selector, the custom version in the spec. */
+export function writtenInBeta(set: SidecarSet): JsonObject {
+  const copy = structuredClone(set) as JsonObject & { metadata?: JsonObject & { labels?: Record<string, string> }; spec?: JsonObject };
+  copy.apiVersion = 'apps.kruise.io/v1beta1';
+  const spec = copy.spec ?? {};
+  if (typeof spec.namespace === 'string') {
+    spec.namespaceSelector = { matchLabels: { 'kubernetes.io/metadata.name': spec.namespace } };
+    delete spec.namespace;
+  }
+  const labels = copy.metadata?.labels;
+  const custom = labels?.[LABEL_CUSTOM_VERSION];
+  if (labels !== undefined && custom !== undefined) {
+    spec.customVersion = custom;
+    copy.metadata = { ...copy.metadata, labels: Object.fromEntries(Object.entries(labels).filter(([k]) => k !== LABEL_CUSTOM_VERSION)) };
+  }
+  return copy;
+}
 
-/** `runs` cases from `seed`; the same pair always gives the same cases. */
-export function generateCases(runs: number, seed: number): ConformanceCase[] {
+/**
+ * A ConversionReview's objects (one to three sets, stored ones with a status
+ * and hash annotations, some with an unknown field), all in one version as
+ * the API server sends them, and the version asked for; now and then a round
+ * trip.
+ */
+const convertCaseArb: fc.Arbitrary<ConformanceCase> = fc
+  .record({
+    sets: fc.array(fc.record({ set: sidecarSetArbOf('1.9'), stored: fc.boolean(), unknownField: fc.constantFrom(false, false, false, true) }), { minLength: 1, maxLength: 3 }),
+    from: fc.constantFrom('v1alpha1', 'v1beta1'),
+
+    roundTrip: fc.constantFrom(false, false, true),
+  })
+  .map(({ sets, from, roundTrip }) => {
+    const objects = sets.map(({ set, stored, unknownField }, i) => {
+      let object: JsonObject = stored ? withRevisionStatus(defaultSidecarSet(set), 'registered') : set;
+      object = { ...object, metadata: { ...(object.metadata as JsonObject), name: `${String((object.metadata as JsonObject).name)}-${i}` } };
+      if (stored) object.status = { ...(object.status as JsonObject), observedGeneration: 1, matchedPods: 3, updatedPods: 2, readyPods: 3, updatedReadyPods: 2 };
+      if (unknownField) object.spec = { ...(object.spec as JsonObject), futureField: { enabled: true } };
+      return from === 'v1beta1' ? writtenInBeta(object) : object;
+    });
+    // The API server asks only for another version (controller-runtime refuses a conversion to the same one).
+    const desired = from === 'v1alpha1' ? 'v1beta1' : 'v1alpha1';
+    return { class: 'convert', objects, desiredAPIVersion: `apps.kruise.io/${desired}`, roundTrip };
+  });
+
+const caseArbs = new Map<GeneratedLine, fc.Arbitrary<ConformanceCase>>();
+
+/** The cases of a release: its five classes, and conversion for 1.9. */
+export function caseArbOf(line: GeneratedLine): fc.Arbitrary<ConformanceCase> {
+  let arb = caseArbs.get(line);
+  if (arb === undefined) {
+    const classes = [
+      { weight: 2, arbitrary: defaultCaseArbOf(line) },
+      { weight: 3, arbitrary: validateCaseArbOf(line) },
+      { weight: 4, arbitrary: injectCaseArbOf(line) },
+      { weight: 2, arbitrary: statusCaseArbOf(line) },
+      { weight: 3, arbitrary: rolloutCaseArbOf(line) },
+    ];
+    arb = line === '1.9' ? fc.oneof(...classes, { weight: 1, arbitrary: convertCaseArb }) : fc.oneof(...classes);
+    caseArbs.set(line, arb);
+  }
+  return arb;
+}
+
+/** `runs` cases of a release from `seed`; the same three always give the same cases. */
+export function generateCases(runs: number, seed: number, line: GeneratedLine): ConformanceCase[] {
   if (runs <= 0) return [];
-  return fc.sample(caseArb, { seed, numRuns: runs });
+  return fc.sample(caseArbOf(line), { seed, numRuns: runs });
 }

@@ -11,6 +11,7 @@ import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapter
 import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
 import { memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
+import { answerConversionReview } from '../../lib/conversion/review.ts';
 import type { JsonObject } from '../../lib/kube/types.ts';
 import type { PodWriter } from '../../lib/ports.ts';
 import { planRollout } from '../../lib/rollout/plan.ts';
@@ -23,7 +24,7 @@ import { runSetPass } from '../../lib/status-sync/set-pass.ts';
 import { runReview, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { GVK_POD, GVK_SET, reviewAround } from '../reviews.ts';
 import { CONFORMANCE_NOW, ROLLOUT_NOW, type Cluster, type ConformanceCase } from './generator.ts';
-import type { PodWrite, RolloutEvent, Verdict } from './verdict.ts';
+import { conversionReview, conversionVerdict, sourceAPIVersion, type PodWrite, type RolloutEvent, type Verdict } from './verdict.ts';
 
 async function admission(fn: AdmissionFunctionName, body: unknown, object: unknown, c: ConformanceCase): Promise<Verdict> {
   const cluster = 'cluster' in c ? c.cluster : { sidecarSets: [], namespaces: [] };
@@ -108,9 +109,18 @@ async function rolloutPass(set: SidecarSet, cluster: Cluster): Promise<Verdict> 
   return { kind: 'pods', pods: sorted, writes, events, ...(passError === '' ? {} : { passError }), ...(deferred.length === 0 ? {} : { deferred }) };
 }
 
+/** The conversion function's answer (lib/conversion/review.ts, what sidecarset-convert runs); for a round trip, its answer to its own answer. */
+function conversion(c: Extract<ConformanceCase, { class: 'convert' }>): Verdict {
+  const there = conversionVerdict(answerConversionReview(conversionReview(c.objects, c.desiredAPIVersion)).review);
+  if (!c.roundTrip || there.kind !== 'converted') return there;
+  return conversionVerdict(answerConversionReview(conversionReview(there.objects, sourceAPIVersion(c))).review);
+}
+
 /** What this project answers for one case. */
 export async function ourVerdict(c: ConformanceCase): Promise<Verdict> {
   switch (c.class) {
+    case 'convert':
+      return conversion(c);
     case 'default':
       return admission('sidecarset-default', reviewAround('conformance', GVK_SET, 'sidecarsets', c.operation, c.object, c.oldObject ?? null, undefined), c.object, c);
     case 'validate':

@@ -20,7 +20,9 @@ export type ReferenceRequest =
   | { op: 'inject'; operation: 'CREATE'; namespace: string; object: unknown; cluster: ReferenceCluster }
   | { op: 'status' | 'rollout'; sidecarSet: unknown; cluster: ReferenceCluster }
   /** Kruise's controller pass, answering everything it leaves: the set, pods, writes, Events and ControllerRevisions as stored. */
-  | { op: 'controller'; sidecarSet: unknown; cluster: ReferenceCluster };
+  | { op: 'controller'; sidecarSet: unknown; cluster: ReferenceCluster }
+  /** Kruise's CRD conversion webhook (1.9 on): `object` is a ConversionReview, the answer's `result` the review it answers. */
+  | { op: 'convert'; object: unknown };
 
 /** One pod write of a rollout pass: the whole pod (`update`) or its `status` (the SidecarSetUpgradable condition), with the pod after it. */
 export interface ReferencePodWrite {
@@ -46,6 +48,8 @@ export interface ReferenceAnswer {
   events?: { kind: string; namespace?: string; name: string; type: string; reason: string; message: string }[];
   /** rollout: the error the pass stopped with (the pods show what it wrote before). */
   passError?: string;
+  /** rollout, controller (1.9 on): the delay after which the pass asked to run again. */
+  requeueAfterMs?: number;
   /** controller: the set as stored after the pass (the status Kruise wrote or found consistent). */
   storedSet?: JsonObject;
   /** controller: every ControllerRevision as stored after the pass. */

@@ -1,13 +1,16 @@
 /**
- * One differential run: `runs` seeded cases, each answered by this project
- * and by Kruise, compared, and summed up per class.
+ * One differential run: `runs` seeded cases of a Kruise release, each
+ * answered by this project and by that release's own code, compared, and
+ * summed up per class.
  */
 import { compareVerdicts, type Comparison } from './compare.ts';
 import { expectedBy, unexplainedErrors } from './expected-mismatches.ts';
 import { CASE_CLASSES, generateCases, type CaseClass, type ConformanceCase } from './generator.ts';
-import { startKruiseReference } from './kruise-reference.ts';
+import { startKruiseReference, type KruiseLine, type KruiseReference } from './kruise-reference.ts';
 import { ourVerdict } from './ours.ts';
-import { kruiseVerdict, referenceRequest } from './verdict.ts';
+import { releaseDifferenceOf } from './release-differences.ts';
+import type { ReferenceAnswer } from './reference-protocol.ts';
+import { conversionReview, kruiseVerdict, referenceRequest, sourceAPIVersion } from './verdict.ts';
 
 export interface Mismatch {
   index: number;
@@ -28,9 +31,15 @@ export interface ClassTally {
   mismatches: Mismatch[];
   /** Per issue item: how many mismatches it explained, and the first, for the report. */
   expectedExamples: Map<string, { count: number; first: Mismatch }>;
+  /** Documented differences between this project and the release (release-differences.ts), counted apart from agreement. */
+  differences: number;
+  /** Per difference: how many cases it explained, and the first, for the report. */
+  differenceExamples: Map<string, { count: number; first: Mismatch }>;
 }
 
 export interface RunReport {
+  /** The release compared with. */
+  line: KruiseLine;
   seed: number;
   runs: number;
   byClass: Record<CaseClass, ClassTally>;
@@ -38,14 +47,27 @@ export interface RunReport {
   unexpected: number;
 }
 
-export async function runConformance(binary: string, runs: number, seed: number): Promise<RunReport> {
-  const cases = generateCases(runs, seed);
-  const tally = (): ClassTally => ({ agree: 0, total: 0, expected: 0, mismatches: [], expectedExamples: new Map() });
-  const byClass: Record<CaseClass, ClassTally> = { default: tally(), validate: tally(), inject: tally(), status: tally(), rollout: tally() };
+/**
+ * Kruise's answer to a case; for a conversion round trip, its answer to
+ * its own first answer converted back (the second leg goes out once the
+ * first is back: other cases' answers may come in between).
+ */
+export async function askKruise(reference: KruiseReference, c: ConformanceCase): Promise<ReferenceAnswer> {
+  const first = await reference.ask(referenceRequest(c));
+  if (c.class !== 'convert' || !c.roundTrip) return first;
+  const there = kruiseVerdict(c, first);
+  if (there.kind !== 'converted') return first;
+  return reference.ask({ op: 'convert', object: conversionReview(there.objects, sourceAPIVersion(c)) });
+}
+
+export async function runConformance(line: KruiseLine, binary: string, runs: number, seed: number): Promise<RunReport> {
+  const cases = generateCases(runs, seed, line);
+  const tally = (): ClassTally => ({ agree: 0, total: 0, expected: 0, mismatches: [], expectedExamples: new Map(), differences: 0, differenceExamples: new Map() });
+  const byClass = Object.fromEntries(CASE_CLASSES.map((k) => [k, tally()])) as Record<CaseClass, ClassTally>;
   const reference = startKruiseReference(binary);
   try {
     // All cases are sent at once: the reference answers in order while ours are computed.
-    const theirs = cases.map((c) => reference.ask(referenceRequest(c)));
+    const theirs = cases.map((c) => askKruise(reference, c));
     for (const [index, c] of cases.entries()) {
       const [ours, answer] = await Promise.all([ourVerdict(c), theirs[index] as Promise<Awaited<(typeof theirs)[number]>>]);
       const theirVerdict = kruiseVerdict(c, answer);
@@ -54,6 +76,14 @@ export async function runConformance(binary: string, runs: number, seed: number)
       counts.total++;
       if (comparison.agree) {
         counts.agree++;
+        continue;
+      }
+      const difference = releaseDifferenceOf(line, c, comparison, ours, theirVerdict);
+      if (difference !== undefined) {
+        counts.differences++;
+        const seen = counts.differenceExamples.get(difference);
+        if (seen === undefined) counts.differenceExamples.set(difference, { count: 1, first: { index, case: c, comparison } });
+        else seen.count++;
         continue;
       }
       const expected = expectedBy(c, comparison);
@@ -76,7 +106,7 @@ export async function runConformance(binary: string, runs: number, seed: number)
     await reference.close();
   }
   const unexpected = CASE_CLASSES.reduce((n, k) => n + byClass[k].mismatches.length, 0);
-  return { seed, runs, byClass, unexpected };
+  return { line, seed, runs, byClass, unexpected };
 }
 
 /**
@@ -111,20 +141,30 @@ function describeMismatch(m: Mismatch): string {
   return lines.join('\n');
 }
 
-/** The report `npm run conformance` prints: `agree X/Y` per class and overall, then the first mismatch of each class. */
+/** The report `npm run conformance` prints: `agree X/Y` per class and overall, the documented differences by name, then the first mismatch of each class. */
 export function formatReport(report: RunReport, verbose = false): string {
-  const lines = [`conformance with OpenKruise: ${report.runs} cases, seed ${report.seed}`];
+  const lines = [`conformance with OpenKruise ${report.line}: ${report.runs} cases, seed ${report.seed}`];
   let agree = 0;
   let total = 0;
   let expected = 0;
+  let differences = 0;
+  const extras = (t: { expected: number; differences: number }) =>
+    [t.differences > 0 ? `+${t.differences} documented differences` : '', t.expected > 0 ? `+${t.expected} known bugs` : ''].filter((x) => x !== '').join(', ');
   for (const k of CASE_CLASSES) {
     const t = report.byClass[k];
+    if (t.total === 0) continue;
     agree += t.agree;
     total += t.total;
     expected += t.expected;
-    lines.push(`  ${k.padEnd(9)} agree ${t.agree}/${t.total}${t.expected > 0 ? ` (+${t.expected} known bugs)` : ''}${t.mismatches.length > 0 ? `, ${t.mismatches.length} MISMATCHES` : ''}`);
+    differences += t.differences;
+    const extra = extras(t);
+    lines.push(`  ${k.padEnd(9)} agree ${t.agree}/${t.total}${extra === '' ? '' : ` (${extra})`}${t.mismatches.length > 0 ? `, ${t.mismatches.length} MISMATCHES` : ''}`);
   }
-  lines.push(`  overall   agree ${agree}/${total}${expected > 0 ? ` (+${expected} known bugs)` : ''}${report.unexpected > 0 ? `, ${report.unexpected} MISMATCHES` : ''}`);
+  const extra = extras({ expected, differences });
+  lines.push(`  overall   agree ${agree}/${total}${extra === '' ? '' : ` (${extra})`}${report.unexpected > 0 ? `, ${report.unexpected} MISMATCHES` : ''}`);
+  const named = new Map<string, number>();
+  for (const k of CASE_CLASSES) for (const [name, { count }] of report.byClass[k].differenceExamples) named.set(`${k}: ${name}`, count);
+  for (const [name, count] of named) lines.push(`  documented difference ${name}: ${count}`);
   for (const k of CASE_CLASSES) {
     const t = report.byClass[k];
     const first = t.mismatches[0];
@@ -144,6 +184,7 @@ export function formatReport(report: RunReport, verbose = false): string {
     for (const [kind, { count, first }] of kinds) lines.push('', `mismatch kind (${count}x) ${kind}:`, describeMismatch(first));
     for (const k of CASE_CLASSES) {
       for (const [item, { count, first }] of report.byClass[k].expectedExamples) lines.push('', `known bug in ${k} (${count}x), ${item}:`, describeMismatch(first));
+      for (const [name, { count, first }] of report.byClass[k].differenceExamples) lines.push('', `documented difference in ${k} (${count}x), ${name}:`, describeMismatch(first));
     }
   }
   return lines.join('\n');

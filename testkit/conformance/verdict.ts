@@ -37,11 +37,34 @@ export type Verdict =
    * the pods (`namespace/name`) the pass flipped and planned to update too:
    * their update waits for a later pass (compare.ts, flippedPodUpdatedLater).
    */
-  | { kind: 'pods'; pods: JsonObject[]; writes: PodWrite[]; events: RolloutEvent[]; passError?: string; deferred?: string[] };
+  | { kind: 'pods'; pods: JsonObject[]; writes: PodWrite[]; events: RolloutEvent[]; passError?: string; deferred?: string[] }
+  /** A ConversionReview answered with these objects (for a round trip, the objects that came back). */
+  | { kind: 'converted'; objects: unknown[] };
 
-/** The case as the Kruise reference reads it. */
+/** The ConversionReview (apiextensions.k8s.io/v1) the API server sends for these objects. */
+export function conversionReview(objects: readonly unknown[], desiredAPIVersion: string, uid = 'conformance'): JsonObject {
+  return { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid, desiredAPIVersion, objects: [...objects] } };
+}
+
+/** A ConversionReview's answer as a {@link Verdict}: its objects, or the failure it reports. */
+export function conversionVerdict(review: unknown): Verdict {
+  const response = (review as { response?: { convertedObjects?: unknown[]; result?: { status?: string; message?: string } } } | undefined)?.response;
+  if (response === undefined) return { kind: 'failed', message: 'no response in the ConversionReview' };
+  if (response.result?.status !== 'Success') return { kind: 'failed', message: response.result?.message ?? 'conversion failed' };
+  return { kind: 'converted', objects: response.convertedObjects ?? [] };
+}
+
+/** The version a round trip goes back to: the objects' own (they are all in one). */
+export function sourceAPIVersion(c: Extract<ConformanceCase, { class: 'convert' }>): string {
+  const apiVersion = (c.objects[0] as { apiVersion?: unknown } | undefined)?.apiVersion;
+  return typeof apiVersion === 'string' ? apiVersion : '';
+}
+
+/** The case as the Kruise reference reads it (for a conversion round trip, its first leg). */
 export function referenceRequest(c: ConformanceCase): ReferenceRequest {
   switch (c.class) {
+    case 'convert':
+      return { op: 'convert', object: conversionReview(c.objects, c.desiredAPIVersion) };
     case 'default':
       return { op: 'default', operation: c.operation, object: c.object, ...(c.oldObject === undefined ? {} : { oldObject: c.oldObject }), cluster: {} };
     case 'validate':
@@ -63,6 +86,8 @@ export function referenceRequest(c: ConformanceCase): ReferenceRequest {
 
 function inputObject(c: ConformanceCase): unknown {
   switch (c.class) {
+    case 'convert':
+      return c.objects;
     case 'default':
     case 'validate':
       return c.object;
@@ -77,6 +102,7 @@ function inputObject(c: ConformanceCase): unknown {
 /** Kruise's answer as a {@link Verdict}. */
 export function kruiseVerdict(c: ConformanceCase, answer: ReferenceAnswer): Verdict {
   if (answer.error !== undefined) return { kind: 'failed', message: answer.error };
+  if (c.class === 'convert') return answer.result === undefined ? { kind: 'failed', code: answer.code ?? 0, message: `HTTP ${answer.code ?? 0}` } : conversionVerdict(answer.result);
   if (answer.status !== undefined) return { kind: 'status', status: answer.status };
   if (c.class === 'rollout') {
     const writes = (answer.writes ?? []).map((w): PodWrite => ({ kind: w.kind === 'status' ? 'status' : 'update', pod: w.pod }));

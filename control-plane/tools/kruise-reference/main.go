@@ -1,12 +1,21 @@
 // Command kruise-reference answers SidecarSet conformance cases with
-// OpenKruise v1.8.2's own code, for the differential suite in
+// OpenKruise v1.9.0's own code, for the differential suite in
 // test/conformance/ (protocol: testkit/conformance/kruise-reference.ts).
+// Its twin under ../kruise-reference-1.8 answers with v1.8.2's code.
 //
 // It reads one JSON case per line on stdin and writes one JSON answer per
 // line on stdout, in order, so a single long-lived process serves a whole
 // run. Each case gets a fresh controller-runtime fake client holding the
 // case's cluster (SidecarSets, Namespaces, Pods), so cases never leak into
 // each other. Feature gates are Kruise's defaults.
+//
+// Kruise 1.9 stores SidecarSets as apps.kruise.io/v1beta1 and its code reads
+// them in that version, so the cluster's sets are held as v1beta1: a set
+// the case writes in v1alpha1 goes through Kruise's own conversion
+// (v1alpha1.SidecarSet.ConvertTo), as the API server would store it through
+// Kruise's conversion webhook. Admission cases are sent in the version of
+// their object's apiVersion (v1alpha1 when it names none), as the API server
+// calls the webhooks for the version the client wrote.
 //
 // Operations:
 //   - default:  Kruise's SidecarSet mutating webhook handler
@@ -17,12 +26,15 @@
 //     answering the status it computed
 //   - rollout:  the same pass, answering the pods as stored after it (the
 //     in-place updates and HotUpgrade flips it wrote), each pod write it
-//     made and each Event it recorded, in order
+//     made, each Event it recorded, in order, and the requeue it asked for
 //   - controller: the same pass over a cluster that may also hold
 //     ControllerRevisions (controller.go), answering everything it leaves:
 //     the set as stored, the pods, the pod writes, the Events and the
 //     ControllerRevisions (the migration tests hand these to a real API
 //     server as Kruise's controller would have written them)
+//   - convert:  Kruise's CRD conversion webhook (controller-runtime's
+//     conversion handler over Kruise's scheme, as Kruise's manager serves it
+//     on /convert): object is a ConversionReview, result the one it answers
 //
 // A case that Kruise's code panics on, or that cannot be decoded, gets an
 // answer with "error" set; the run goes on.
@@ -30,8 +42,10 @@
 // Kruise keeps in-memory state between passes that would leak from one case
 // into the next: its update expectations (sidecarcontrol.UpdateExpectations,
 // keyed by SidecarSet name, which make a pass stop early while pods it
-// updated before still show an old hash). They are reset before every case,
-// so each case is judged as by a controller that just started.
+// updated before still show an old hash) and, new in 1.9, its pod
+// resourceVersion expectations (sidecarcontrol.ResourceVersionExpectations,
+// set by a HotUpgrade flip). Both are reset before every case, so each case
+// is judged as by a controller that just started.
 package main
 
 import (
@@ -47,8 +61,8 @@ import (
 	jsonpatch "github.com/evanphx/json-patch"
 	"github.com/openkruise/kruise/apis"
 	appsv1alpha1 "github.com/openkruise/kruise/apis/apps/v1alpha1"
+	appsv1beta1 "github.com/openkruise/kruise/apis/apps/v1beta1"
 	"github.com/openkruise/kruise/pkg/control/sidecarcontrol"
-	sidecarsetcontroller "github.com/openkruise/kruise/pkg/controller/sidecarset"
 	"github.com/openkruise/kruise/pkg/util"
 	"github.com/openkruise/kruise/pkg/util/configuration"
 	"github.com/openkruise/kruise/pkg/util/expectations"
@@ -84,9 +98,10 @@ type request struct {
 }
 
 type clusterState struct {
-	SidecarSets []appsv1alpha1.SidecarSet `json:"sidecarSets,omitempty"`
-	Namespaces  []corev1.Namespace        `json:"namespaces,omitempty"`
-	Pods        []corev1.Pod              `json:"pods,omitempty"`
+	// SidecarSets in either version, as the case wrote them (see storedSet).
+	SidecarSets []json.RawMessage  `json:"sidecarSets,omitempty"`
+	Namespaces  []corev1.Namespace `json:"namespaces,omitempty"`
+	Pods        []corev1.Pod       `json:"pods,omitempty"`
 	// ControllerRevisions (controller op): the revisions the pass finds.
 	ControllerRevisions []appsv1.ControllerRevision `json:"controllerRevisions,omitempty"`
 }
@@ -103,8 +118,8 @@ type answer struct {
 	// was computed against: for the pod webhook that is the pod as Kruise's
 	// Go types encode it (as the API server, which encodes its own typed
 	// object, would apply it), not the case's raw JSON.
-	Result json.RawMessage                `json:"result,omitempty"`
-	Status *appsv1alpha1.SidecarSetStatus `json:"status,omitempty"`
+	Result json.RawMessage               `json:"result,omitempty"`
+	Status *appsv1beta1.SidecarSetStatus `json:"status,omitempty"`
 	// Pods (rollout) are the case's pods as stored after the pass, in the
 	// fake client's list order (namespace, name); Writes the pod writes the
 	// pass made, in order, each with the pod as stored after it.
@@ -115,9 +130,12 @@ type answer struct {
 	// PassError (rollout) is the error UpdateSidecarSet returned: the pass
 	// stopped there, and Pods show what it wrote before.
 	PassError string `json:"passError,omitempty"`
+	// RequeueAfterMs (rollout, controller) is the delay after which the pass
+	// asked to run again (0: no requeue asked).
+	RequeueAfterMs int64 `json:"requeueAfterMs,omitempty"`
 	// StoredSet and Revisions (controller op): the set and every
 	// ControllerRevision as stored after the pass.
-	StoredSet *appsv1alpha1.SidecarSet    `json:"storedSet,omitempty"`
+	StoredSet *appsv1beta1.SidecarSet     `json:"storedSet,omitempty"`
 	Revisions []appsv1.ControllerRevision `json:"revisions,omitempty"`
 	Error     string                      `json:"error,omitempty"`
 }
@@ -145,7 +163,7 @@ func (l *eventLog) Event(object runtime.Object, eventtype, reason, message strin
 		switch object.(type) {
 		case *corev1.Pod:
 			e.Kind = "Pod"
-		case *appsv1alpha1.SidecarSet:
+		case *appsv1alpha1.SidecarSet, *appsv1beta1.SidecarSet:
 			e.Kind = "SidecarSet"
 		}
 	}
@@ -194,14 +212,47 @@ func patchMetadataWhitelist() *corev1.ConfigMap {
 	}
 }
 
-func newClient(cluster clusterState, extra ...client.Object) client.Client {
+// storedSet reads a SidecarSet written in either version as Kruise 1.9's
+// API server stores it: v1beta1 as it is, v1alpha1 (or no apiVersion)
+// through Kruise's own conversion.
+func storedSet(raw json.RawMessage) (*appsv1beta1.SidecarSet, error) {
+	var typeMeta metav1.TypeMeta
+	if err := json.Unmarshal(raw, &typeMeta); err != nil {
+		return nil, err
+	}
+	stored := &appsv1beta1.SidecarSet{}
+	switch typeMeta.APIVersion {
+	case appsv1beta1.GroupVersion.String():
+		if err := json.Unmarshal(raw, stored); err != nil {
+			return nil, err
+		}
+	case appsv1alpha1.GroupVersion.String(), "":
+		written := &appsv1alpha1.SidecarSet{}
+		if err := json.Unmarshal(raw, written); err != nil {
+			return nil, err
+		}
+		if err := written.ConvertTo(stored); err != nil {
+			return nil, fmt.Errorf("Kruise's conversion to v1beta1: %v", err)
+		}
+	default:
+		return nil, fmt.Errorf("apiVersion %q is not a SidecarSet version", typeMeta.APIVersion)
+	}
+	stored.APIVersion, stored.Kind = appsv1beta1.GroupVersion.String(), "SidecarSet"
+	return stored, nil
+}
+
+func newClient(cluster clusterState, extra ...client.Object) (client.Client, error) {
 	return newClientWith(cluster, interceptor.Funcs{}, extra...)
 }
 
-func newClientWith(cluster clusterState, funcs interceptor.Funcs, extra ...client.Object) client.Client {
+func newClientWith(cluster clusterState, funcs interceptor.Funcs, extra ...client.Object) (client.Client, error) {
 	objects := []client.Object{patchMetadataWhitelist()}
 	for i := range cluster.SidecarSets {
-		objects = append(objects, &cluster.SidecarSets[i])
+		set, err := storedSet(cluster.SidecarSets[i])
+		if err != nil {
+			return nil, fmt.Errorf("cluster.sidecarSets[%d]: %v", i, err)
+		}
+		objects = append(objects, set)
 	}
 	for i := range cluster.Namespaces {
 		objects = append(objects, &cluster.Namespaces[i])
@@ -214,14 +265,15 @@ func newClientWith(cluster clusterState, funcs interceptor.Funcs, extra ...clien
 	}
 	objects = append(objects, extra...)
 	// The namespace index is the one Kruise's manager registers and the pod
-	// webhook lists SidecarSets by (pkg/util/fieldindex).
+	// webhook lists SidecarSets by (pkg/util/fieldindex), on the stored
+	// version.
 	return fake.NewClientBuilder().
 		WithScheme(scheme).
 		WithObjects(objects...).
-		WithStatusSubresource(&appsv1alpha1.SidecarSet{}).
-		WithIndex(&appsv1alpha1.SidecarSet{}, fieldindex.IndexNameForSidecarSetNamespace, fieldindex.IndexSidecarSet).
+		WithStatusSubresource(&appsv1beta1.SidecarSet{}).
+		WithIndex(&appsv1beta1.SidecarSet{}, fieldindex.IndexNameForSidecarSetNamespace, fieldindex.IndexSidecarSetV1Beta1).
 		WithInterceptorFuncs(funcs).
-		Build()
+		Build(), nil
 }
 
 // recordPodWrites appends each pod write that went through to writes, with
@@ -261,7 +313,16 @@ func admissionRequest(req *request, resource, kind string) (admission.Request, e
 	}
 	group, version := "", "v1"
 	if kind == "SidecarSet" {
-		group, version = "apps.kruise.io", "v1alpha1"
+		// The version the client wrote, which the API server calls the
+		// webhook for.
+		var typeMeta metav1.TypeMeta
+		if err := json.Unmarshal(req.Object, &typeMeta); err != nil {
+			return admission.Request{}, fmt.Errorf("object: %v", err)
+		}
+		group, version = appsv1alpha1.GroupVersion.Group, appsv1alpha1.GroupVersion.Version
+		if typeMeta.APIVersion == appsv1beta1.GroupVersion.String() {
+			version = appsv1beta1.GroupVersion.Version
+		}
 	}
 	// The options the API server sends with every request; Kruise's
 	// WorkloadSpread step decodes them.
@@ -328,6 +389,7 @@ func handle(req *request) (out answer) {
 	}()
 	// A controller that just started: no expectations from earlier cases.
 	sidecarcontrol.UpdateExpectations = expectations.NewUpdateExpectations(sidecarcontrol.RevisionAdapterImpl)
+	sidecarcontrol.ResourceVersionExpectations = expectations.NewResourceVersionExpectation()
 	decoder := admission.NewDecoder(scheme)
 	ctx := context.Background()
 	switch req.Op {
@@ -345,14 +407,22 @@ func handle(req *request) (out answer) {
 		if err != nil {
 			return answer{ID: req.ID, Error: err.Error()}
 		}
-		handler := &sidecarsetvalidating.SidecarSetCreateUpdateHandler{Client: newClient(req.Cluster), Decoder: decoder}
+		c, err := newClient(req.Cluster)
+		if err != nil {
+			return answer{ID: req.ID, Error: err.Error()}
+		}
+		handler := &sidecarsetvalidating.SidecarSetCreateUpdateHandler{Client: c, Decoder: decoder}
 		return admissionAnswer(req.ID, handler.Handle(ctx, ar))
 	case "inject":
 		ar, err := admissionRequest(req, "pods", "Pod")
 		if err != nil {
 			return answer{ID: req.ID, Error: err.Error()}
 		}
-		handler := &podmutating.PodCreateHandler{Client: newClient(req.Cluster), Decoder: decoder}
+		c, err := newClient(req.Cluster)
+		if err != nil {
+			return answer{ID: req.ID, Error: err.Error()}
+		}
+		handler := &podmutating.PodCreateHandler{Client: c, Decoder: decoder}
 		response := handler.Handle(ctx, ar)
 		// This handler diffs two encodings of its typed pod.
 		pod := &corev1.Pod{}
@@ -368,45 +438,13 @@ func handle(req *request) (out answer) {
 		}
 		return withResult(admissionAnswer(req.ID, response), base, response)
 	case "status", "rollout":
-		set := &appsv1alpha1.SidecarSet{}
-		if err := json.Unmarshal(req.SidecarSet, set); err != nil {
-			return answer{ID: req.ID, Error: fmt.Sprintf("sidecarSet: %v", err)}
-		}
-		// The set is in the cluster too (its status is written back there);
-		// it is added when the case's cluster does not list it already.
-		var extra []client.Object
-		listed := false
-		for i := range req.Cluster.SidecarSets {
-			listed = listed || req.Cluster.SidecarSets[i].Name == set.Name
-		}
-		if !listed {
-			extra = append(extra, set.DeepCopy())
-		}
-		var writes []podWrite
-		c := newClientWith(req.Cluster, recordPodWrites(&writes), extra...)
-		events := &eventLog{}
-		processor := sidecarsetcontroller.NewSidecarSetProcessor(c, events)
-		_, passErr := processor.UpdateSidecarSet(set)
-		if req.Op == "status" {
-			if passErr != nil {
-				return answer{ID: req.ID, Error: fmt.Sprintf("UpdateSidecarSet: %v", passErr)}
-			}
-			status := set.Status
-			return answer{ID: req.ID, Status: &status}
-		}
-		pods := &corev1.PodList{}
-		if err := c.List(ctx, pods); err != nil {
-			return answer{ID: req.ID, Error: fmt.Sprintf("list pods after the pass: %v", err)}
-		}
-		out := answer{ID: req.ID, Pods: pods.Items, Writes: writes, Events: events.events}
-		if passErr != nil {
-			out.PassError = passErr.Error()
-		}
-		return out
+		return statusOrRollout(ctx, req)
 	case "controller":
 		return controllerPass(ctx, req)
+	case "convert":
+		return convert(req)
 	default:
-		return answer{ID: req.ID, Error: fmt.Sprintf("unknown op %q (want default, validate, inject, status, rollout or controller)", req.Op)}
+		return answer{ID: req.ID, Error: fmt.Sprintf("unknown op %q (want default, validate, inject, status, rollout, controller or convert)", req.Op)}
 	}
 }
 

@@ -1,4 +1,4 @@
-// Command podbench times OpenKruise v1.8.2's pod mutating webhook in
+// Command podbench times OpenKruise v1.9.0's pod mutating webhook in
 // process, for `npm run bench` (scripts/bench/kruise-pod.ts, protocol in
 // testkit/bench/kruise-pod-bench.ts). It is a program of its own, apart
 // from the conformance reference in ../main.go, so that neither changes
@@ -49,6 +49,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/openkruise/kruise/apis"
 	appsv1alpha1 "github.com/openkruise/kruise/apis/apps/v1alpha1"
+	appsv1beta1 "github.com/openkruise/kruise/apis/apps/v1beta1"
 	"github.com/openkruise/kruise/pkg/util/controllerfinder"
 	"github.com/openkruise/kruise/pkg/util/fieldindex"
 	podmutating "github.com/openkruise/kruise/pkg/webhook/pod/mutating"
@@ -100,13 +101,18 @@ type reply struct {
 
 // informerLike is a client whose Lists answer as Kruise's informer cache
 // with DisableDeepCopy: SidecarSets by the namespace field index, shared
-// and not copied; every other kind empty.
-func informerLike(cluster clusterState) client.Client {
-	byIndex := map[string][]appsv1alpha1.SidecarSet{}
+// and not copied; every other kind empty. Kruise 1.9 reads SidecarSets in
+// their stored version, v1beta1: the bench's v1alpha1 sets are converted
+// once, by Kruise's own conversion, as its API server would store them.
+func informerLike(cluster clusterState) (client.Client, error) {
+	byIndex := map[string][]appsv1beta1.SidecarSet{}
 	objects := []client.Object{}
 	for i := range cluster.SidecarSets {
-		set := &cluster.SidecarSets[i]
-		for _, value := range fieldindex.IndexSidecarSet(set) {
+		set := &appsv1beta1.SidecarSet{}
+		if err := cluster.SidecarSets[i].ConvertTo(set); err != nil {
+			return nil, fmt.Errorf("podbench: Kruise's conversion of sidecarSets[%d]: %v", i, err)
+		}
+		for _, value := range fieldindex.IndexSidecarSetV1Beta1(set) {
 			byIndex[value] = append(byIndex[value], *set)
 		}
 		objects = append(objects, set)
@@ -119,7 +125,7 @@ func informerLike(cluster clusterState) client.Client {
 		WithObjects(objects...).
 		WithInterceptorFuncs(interceptor.Funcs{
 			List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-				sets, ok := list.(*appsv1alpha1.SidecarSetList)
+				sets, ok := list.(*appsv1beta1.SidecarSetList)
 				if !ok {
 					return meta.SetList(list, nil)
 				}
@@ -136,7 +142,7 @@ func informerLike(cluster clusterState) client.Client {
 				return nil
 			},
 		}).
-		Build()
+		Build(), nil
 }
 
 type bench struct {
@@ -153,7 +159,10 @@ func (b *bench) review() *httptest.ResponseRecorder {
 }
 
 func setup(cmd *command) (*bench, reply) {
-	c := informerLike(cmd.Cluster)
+	c, err := informerLike(cmd.Cluster)
+	if err != nil {
+		return nil, reply{Error: err.Error()}
+	}
 	// Kruise's manager sets this global up at start; the PodUnavailableBudget
 	// step looks the pod's owner up through it (a ReplicaSet the bench
 	// cluster does not hold, so the lookup ends at a NotFound).

@@ -1,0 +1,169 @@
+/**
+ * Documented differences between this project and one Kruise release that
+ * the comparison counts by name instead of setting aside (compare.ts sets
+ * aside the differences every release shares). Each is written in
+ * docs/DIFFERENCES-FROM-KRUISE-1.9.md and docs/CONFORMANCE.md, with the
+ * release it concerns; each recogniser is narrow, so that a disagreement it
+ * does not describe stays a mismatch.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { LABEL_CUSTOM_VERSION } from '../../lib/sidecarset/revisions.ts';
+import type { Comparison } from './compare.ts';
+import { NAMESPACES, type ConformanceCase } from './generator.ts';
+import type { KruiseLine } from './kruise-reference.ts';
+import type { Verdict } from './verdict.ts';
+
+type Json = Record<string, unknown>;
+
+const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A SidecarSet without the parts Kruise's conversion maps lossily: the namespace, its selector, the custom version (label or field). */
+function withoutLossyParts(object: unknown): unknown {
+  if (!isRecord(object)) return object;
+  const spec = isRecord(object.spec) ? Object.fromEntries(Object.entries(object.spec).filter(([k]) => !['namespace', 'namespaceSelector', 'customVersion'].includes(k))) : object.spec;
+  const metadata = isRecord(object.metadata) ? { ...object.metadata } : object.metadata;
+  if (isRecord(metadata) && isRecord(metadata.labels)) {
+    const labels = Object.fromEntries(Object.entries(metadata.labels).filter(([k]) => k !== LABEL_CUSTOM_VERSION));
+    if (Object.keys(labels).length === 0) delete metadata.labels;
+    else metadata.labels = labels;
+  }
+  return { ...object, spec, metadata };
+}
+
+/** Whether a set holds a part Kruise's conversion does not give back: a v1alpha1 namespace, or a custom-version label. */
+function hasLossyPart(object: unknown): boolean {
+  if (!isRecord(object)) return false;
+  const spec = isRecord(object.spec) ? object.spec : {};
+  const labels = isRecord(object.metadata) && isRecord(object.metadata.labels) ? object.metadata.labels : {};
+  return (typeof spec.namespace === 'string' && spec.namespace !== '') || LABEL_CUSTOM_VERSION in labels;
+}
+
+/**
+ * Better than Kruise 1.9 (docs/CONVERSION.md): a round trip through the
+ * other version gives back what was written here; Kruise's turns a
+ * v1alpha1 `namespace` into a `namespaceSelector` (dropping a selector
+ * written beside it), which the Kubernetes conversion guidelines forbid.
+ * Recognised only when this project gave back exactly the objects sent,
+ * some object had such a part, and Kruise's objects differ from this
+ * project's in those parts alone.
+ */
+const conversionRoundTripKeepsWhatWasWritten: ReleaseDifference = {
+  line: '1.9',
+  name: 'conversionRoundTripKeepsWhatWasWritten',
+  explains(c, comparison, ours) {
+    if (c.class !== 'convert' || !c.roundTrip || ours.kind !== 'converted') return false;
+    if (!isDeepStrictEqual(ours.objects, c.objects) || !c.objects.some(hasLossyPart)) return false;
+    const mine = (comparison.ours as { objects?: unknown[] }).objects ?? [];
+    const theirs = (comparison.kruise as { objects?: unknown[] }).objects ?? [];
+    return mine.length === theirs.length && isDeepStrictEqual(mine.map(withoutLossyParts), theirs.map(withoutLossyParts));
+  },
+};
+
+export interface ReleaseDifference {
+  /** The release it is a difference from. */
+  line: KruiseLine;
+  /** Its name in the report and the docs. */
+  name: string;
+  /** Whether it explains this mismatch. */
+  explains(c: ConformanceCase, comparison: Comparison, ours: Verdict, kruise: Verdict): boolean;
+}
+
+/** A cross-set error as Kruise words it: a container name or a volume another set also has. */
+const KRUISE_CROSS_SET = /^spec\.(?:containers|initContainers|volumes): Invalid value: .*(?:already exist in|is in conflict with sidecarset) /;
+
+function labelsMatch(selector: unknown, labels: Record<string, string>): boolean {
+  if (!isRecord(selector)) return false;
+  const matchLabels = isRecord(selector.matchLabels) ? selector.matchLabels : {};
+  const expressions = Array.isArray(selector.matchExpressions) ? selector.matchExpressions : [];
+  return Object.entries(matchLabels).every(([k, v]) => labels[k] === v) && expressions.every((e) => isRecord(e) && e.operator === 'Exists' && typeof e.key === 'string' && e.key in labels);
+}
+
+/**
+ * Better than Kruise 1.9 (docs/DIFFERENCES-FROM-KRUISE-1.9.md): Kruise 1.9
+ * converts a v1alpha1 `namespace` into a selector on
+ * `kubernetes.io/metadata.name` and compares two namespace selectors by
+ * their keys, so a set naming a namespace clashes with every set whose
+ * `namespaceSelector` uses another key, even one that does not select that
+ * namespace (1.8 never compared the two). Here the named Namespace's labels
+ * are tested against the other selector. Recognised only when Kruise alone
+ * refuses, with cross-set errors only, and every set involved pairs a named
+ * namespace with a selector that does not select it.
+ */
+const namespaceAgainstSelectorByKeys: ReleaseDifference = {
+  line: '1.9',
+  name: 'namespaceAgainstSelectorByKeys',
+  explains(c, comparison) {
+    if (c.class !== 'validate' || (comparison.oursOnly ?? []).length > 0) return false;
+    const only = comparison.kruiseOnly ?? [];
+    if (only.length === 0 || !only.every((e) => KRUISE_CROSS_SET.test(e))) return false;
+    const scope = (set: unknown) => (isRecord(set) && isRecord(set.spec) ? set.spec : {});
+    const mine = scope(c.object);
+    return c.cluster.sidecarSets.some((other) => {
+      const theirs = scope(other);
+      const pair = typeof mine.namespace === 'string' && theirs.namespaceSelector !== undefined ? [mine, theirs] : typeof theirs.namespace === 'string' && mine.namespaceSelector !== undefined ? [theirs, mine] : undefined;
+      if (pair === undefined) return false;
+      const [named, selecting] = pair as [Json, Json];
+      const labels = NAMESPACES.find((ns) => ns.metadata?.name === named.namespace)?.metadata?.labels ?? {};
+      return !labelsMatch(selecting.namespaceSelector, labels);
+    });
+  },
+};
+
+/** The reasons of a rollout verdict's Events, with the object they are about. */
+function eventKeys(verdict: Verdict): string[] {
+  return verdict.kind === 'pods' ? verdict.events.map((e) => `${e.object} ${e.reason}`) : [];
+}
+
+/** The pods a rollout verdict wrote, each with the kinds of its writes. */
+function writtenPods(verdict: Verdict): Set<string> {
+  if (verdict.kind !== 'pods') return new Set();
+  return new Set(verdict.writes.map((w) => `${String((w.pod.metadata as Json | undefined)?.namespace)}/${String((w.pod.metadata as Json | undefined)?.name)}`));
+}
+
+/**
+ * Kruise 1.9's pass order, which this project follows (docs/ROLLOUT.md): a
+ * paused or NotUpdate set flips no HotUpgrade container, and a pass that
+ * flips returns without updating any pod; Kruise 1.8 flipped first, then
+ * went on. Recognised only when Kruise 1.8 flipped in this pass (a
+ * ResetContainer Event) and everything this project wrote and recorded,
+ * Kruise 1.8 wrote and recorded too: this project did less, never else.
+ */
+const passOrderOf19: ReleaseDifference = {
+  line: '1.8',
+  name: 'passOrderOf19',
+  explains(c, _comparison, ours, kruise) {
+    if (c.class !== 'rollout' || ours.kind !== 'pods' || kruise.kind !== 'pods') return false;
+    const theirEvents = eventKeys(kruise);
+    if (!theirEvents.some((e) => / ResetContainer(Succeed|Failed)$/.test(e))) return false;
+    const theirPods = writtenPods(kruise);
+    return [...writtenPods(ours)].every((p) => theirPods.has(p)) && eventKeys(ours).filter((e) => !/ Rollout/.test(e)).every((e) => theirEvents.includes(e));
+  },
+};
+
+/**
+ * Kruise 1.9's stable priority sort (#2107), which this project follows:
+ * pods of equal priority keep their order; 1.8 put the later one first, so
+ * a batch smaller than the pods due may take other pods of the same
+ * priority. Recognised only when the set has a priorityStrategy, neither
+ * side flipped, and both updated as many pods, not the same ones.
+ */
+const prioritySortStable: ReleaseDifference = {
+  line: '1.8',
+  name: 'prioritySortStable',
+  explains(c, _comparison, ours, kruise) {
+    if (c.class !== 'rollout' || ours.kind !== 'pods' || kruise.kind !== 'pods') return false;
+    const strategy = isRecord(c.sidecarSet.spec) && isRecord(c.sidecarSet.spec.updateStrategy) ? c.sidecarSet.spec.updateStrategy : {};
+    if (strategy.priorityStrategy === undefined) return false;
+    if ([...eventKeys(ours), ...eventKeys(kruise)].some((e) => / ResetContainer/.test(e))) return false;
+    const updated = (v: Extract<Verdict, { kind: 'pods' }>) => new Set(v.writes.filter((w) => w.kind === 'update').map((w) => String((w.pod.metadata as Json | undefined)?.name)));
+    const [mine, theirs] = [updated(ours), updated(kruise)];
+    return mine.size === theirs.size && mine.size > 0 && [...mine].some((p) => !theirs.has(p));
+  },
+};
+
+export const RELEASE_DIFFERENCES: readonly ReleaseDifference[] = [conversionRoundTripKeepsWhatWasWritten, namespaceAgainstSelectorByKeys, passOrderOf19, prioritySortStable];
+
+/** The name of the documented difference that explains a mismatch with a release, if one does. */
+export function releaseDifferenceOf(line: KruiseLine, c: ConformanceCase, comparison: Comparison, ours: Verdict, kruise: Verdict): string | undefined {
+  return RELEASE_DIFFERENCES.find((d) => d.line === line && d.explains(c, comparison, ours, kruise))?.name;
+}
