@@ -13,7 +13,7 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { discoveredSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets-version.ts';
-import { kubeSidecarSetWatch, kubeStatusWriter } from '../../lib/adapters/kube-sidecarsets.ts';
+import { kubeSidecarSetWatch } from '../../lib/adapters/kube-sidecarsets.ts';
 import { kubeClusterReader, kubeSidecarSetSource } from '../../lib/adapters/kube-sources.ts';
 import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import { internalSidecarSet } from '../../lib/conversion/internal-model.ts';
