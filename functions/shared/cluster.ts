@@ -12,9 +12,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { checkEksCluster } from '../../lib/adapters/eks-cluster.ts';
 import { credentialsFromEnv, eksTokenSource } from '../../lib/adapters/eks-token.ts';
-import { kubeClient, settingsConnection } from '../../lib/adapters/kube-request.ts';
+import { kubeClient, settingsConnection, type KubeClient } from '../../lib/adapters/kube-request.ts';
+import { discoveredSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets-version.ts';
 import {
-  kubeClusterReader,
+  kubeClusterReader as storedVersionReader,
   kubeNamespaceSource,
   kubeSidecarSetSource,
   retiredSourceSettings,
@@ -118,6 +119,8 @@ export async function clusterKubeConfig(env: Env, overrides: Overrides = {}): Pr
  * @throws ConfigurationError, KubeconfigError or EksAuthError naming what is wrong.
  */
 export async function clusterReader(env: Env, logger: Logger, overrides: Overrides = {}): Promise<ServerReader> {
+  // SidecarSets are read in the version the cluster stores, found once (kube-sidecarsets-version.ts).
+  const kubeClusterReader = (client: KubeClient): ServerReader => storedVersionReader(client, discoveredSidecarSetVersion(client));
   if (usesEks(env)) {
     const { cluster, tokens } = eksCluster(env);
     return kubeClusterReader(kubeClient(settingsConnection({ server: cluster.server, ca: cluster.caPem, token: () => tokens.token() }), WEBHOOK_REQUESTS));

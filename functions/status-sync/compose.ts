@@ -18,6 +18,7 @@ import { kubePodPages, kubePodWriter, kubeSetPods } from '../../lib/adapters/kub
 import { DEFAULT_CALL_TIMEOUT_MS, type KubeClient, type RequestRetry } from '../../lib/adapters/kube-request.ts';
 import { kubeRevisionStore } from '../../lib/adapters/kube-revisions.ts';
 import { kubeStatusWriter } from '../../lib/adapters/kube-sidecarsets.ts';
+import { discoveredSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets-version.ts';
 import { systemClock, type Logger } from '../../lib/ports.ts';
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { DEFAULT_HEARTBEAT_MS } from '../../lib/status-sync/pass-log.ts';
@@ -81,9 +82,11 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
     },
   });
   // Never a stale list: a status must be written against the set as stored now.
-  const sidecarSets = kubeSidecarSetSource(kubeClusterReader(client), { maxStalenessMs: 0, apiTimeoutMs: DEFAULT_CALL_TIMEOUT_MS });
+  // The sets are read, and their status written, in the version the cluster stores (never through the conversion webhook).
+  const versions = discoveredSidecarSetVersion(client);
+  const sidecarSets = kubeSidecarSetSource(kubeClusterReader(client, versions), { maxStalenessMs: 0, apiTimeoutMs: DEFAULT_CALL_TIMEOUT_MS });
   const pods = kubePodPages(client);
-  const statuses = kubeStatusWriter(client);
+  const statuses = kubeStatusWriter(client, versions);
   const events = kubeEventSink(client);
   const notices = notInjectedNotices();
   const rotate = secretRotation(env, overrides, client);

@@ -14,6 +14,7 @@ import { kubeRevisionFailures } from '../../lib/adapters/kube-events.ts';
 import { kubeNamespaceSnapshot } from '../../lib/adapters/kube-namespaces.ts';
 import { kubeSetPods } from '../../lib/adapters/kube-pods.ts';
 import { kubeSidecarSetWatch } from '../../lib/adapters/kube-sidecarsets.ts';
+import { discoveredSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets-version.ts';
 import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
 import type { StatusViewDeps } from '../../lib/status-view/look.ts';
 import { clusterConfigured, clusterKubeConfig, ENV_KUBECONFIG } from '../shared/cluster.ts';
@@ -56,7 +57,7 @@ export async function statusViewSources(chosen: ChosenCluster): Promise<StatusVi
   const kc = await clusterKubeConfig(chosen.env);
   const client = kubeConfigClient(kc);
   return {
-    sets: kubeSidecarSetWatch(client),
+    sets: kubeSidecarSetWatch(client, discoveredSidecarSetVersion(client)),
     pods: kubeSetPods(client),
     namespaces: () => kubeNamespaceSnapshot(client),
     revisionFailures: kubeRevisionFailures(client),

@@ -16,10 +16,14 @@ import { kubeNamespaceSnapshot } from './kube-namespaces.ts';
 import { listAll } from './kube-paged-list.ts';
 import { kubeSetPods } from './kube-pods.ts';
 import type { KubeClient } from './kube-request.ts';
-import { LIST_SIDECARSETS, SIDECARSETS_PATH } from './kube-sidecarsets.ts';
+import { LIST_SIDECARSETS } from './kube-sidecarsets.ts';
+import { discoveredSidecarSetVersion, sidecarSetsPath } from './kube-sidecarsets-version.ts';
+import { internalSidecarSets } from '../conversion/internal-model.ts';
 import { readWebhookConfiguration } from './kube-webhook-configurations.ts';
 
 export function kubeMigrationReads(client: KubeClient): MigrationReads {
+  // The sets in the version the cluster stores (v1beta1 once Kruise 1.9's CRD is installed), then in the internal model.
+  const versions = discoveredSidecarSetVersion(client);
   /** Every item of a list, page by page; a 404 (the resource is not served) is an empty list. */
   async function every(path: string, query: Record<string, string>, operation: string, signal: AbortSignal | undefined): Promise<JsonObject[]> {
     try {
@@ -34,7 +38,7 @@ export function kubeMigrationReads(client: KubeClient): MigrationReads {
     deployment: (namespace, name, signal) => readDeployment(client, namespace, name, signal),
     webhookConfiguration: (kind, name, signal) => readWebhookConfiguration(client, kind === 'mutating' ? 'MutatingWebhookConfiguration' : 'ValidatingWebhookConfiguration', name, signal),
     sidecarSetCrd: (signal) => readCrd(client, SIDECARSET_CRD, signal),
-    sidecarSets: (signal) => every(SIDECARSETS_PATH, {}, LIST_SIDECARSETS, signal),
+    sidecarSets: async (signal) => [...internalSidecarSets(await every(sidecarSetsPath(await versions.current(signal)), {}, LIST_SIDECARSETS, signal))],
     sidecarSetRevisions: (signal) => every('/apis/apps/v1/controllerrevisions', { labelSelector: LABEL_SIDECARSET_NAME }, "list SidecarSets' ControllerRevisions", signal),
     pods: kubeSetPods(client),
     namespaces: kubeNamespaceSnapshot(client),

@@ -27,7 +27,10 @@ import {
 import { apiServerAnswered, asKubeApiError, KubeApiError } from './kube-api-error.ts';
 import { getNamespaceOperation } from './kube-namespaces.ts';
 import { getObject, type KubeClient } from './kube-request.ts';
-import { getSidecarSetOperation, LIST_SIDECARSETS, SIDECARSETS_PATH } from './kube-sidecarsets.ts';
+import { getSidecarSetOperation, LIST_SIDECARSETS, sidecarSetPath } from './kube-sidecarsets.ts';
+import { fixedSidecarSetVersion, sidecarSetsPath, type SidecarSetVersions } from './kube-sidecarsets-version.ts';
+import { internalSidecarSet, internalSidecarSets } from '../conversion/internal-model.ts';
+import { VERSION } from '../sidecarset/types.ts';
 import { applyDelta, indexSnapshot, listedVersions, METADATA_LIST_ACCEPT, planDelta, type SnapshotIndex } from './sidecarset-delta.ts';
 
 /** How the live sources bound their calls and bridge outages. */
@@ -134,7 +137,7 @@ export const listControllerRevisionsOperation = (namespace: string, labelSelecto
  * a KubeApiError named for the read (anything else is wrapped as one).
  */
 export interface ClusterReader {
-  /** The SidecarSetList (`apps.kruise.io/v1alpha1`, cluster-scoped) as the API server sent it, parsed but untouched. */
+  /** The SidecarSetList (cluster-scoped, in the version the cluster stores) as the API server sent it, parsed but untouched. */
   listSidecarSets(signal: AbortSignal): Promise<unknown>;
   /** The Namespace object, or undefined when there is none of that name (404). */
   readNamespace(name: string, signal: AbortSignal): Promise<object | undefined>;
@@ -192,14 +195,28 @@ async function getJson(client: KubeClient, path: string, query: Record<string, s
   return answer.body;
 }
 
-/** The port over the one request function: what the webhooks (and the reconciler's SidecarSet list) read with. */
-export function kubeClusterReader(client: KubeClient): ServerReader {
+/**
+ * The port over the one request function: what the webhooks (and the
+ * reconciler's SidecarSet list) read with. SidecarSets are read in the
+ * version `versions` gives (the stored one, when the functions compose it
+ * with discovery: kube-sidecarsets-version.ts); a list that answers 404
+ * makes it ask again next time.
+ */
+export function kubeClusterReader(client: KubeClient, versions: SidecarSetVersions = fixedSidecarSetVersion(VERSION)): ServerReader {
   const revisions = (namespace: string) => `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/controllerrevisions`;
+  const listSets = async (signal: AbortSignal, accept?: string): Promise<unknown> => {
+    try {
+      return await getJson(client, sidecarSetsPath(await versions.current(signal)), undefined, LIST_SIDECARSETS, signal, accept);
+    } catch (error) {
+      if (error instanceof KubeApiError && error.code === 404) versions.forget();
+      throw error;
+    }
+  };
   return {
     server: client.server,
-    listSidecarSets: (signal) => getJson(client, SIDECARSETS_PATH, undefined, LIST_SIDECARSETS, signal),
-    listSidecarSetMetadata: (signal) => getJson(client, SIDECARSETS_PATH, undefined, LIST_SIDECARSETS, signal, METADATA_LIST_ACCEPT),
-    readSidecarSet: (name, signal) => readObject(client, `${SIDECARSETS_PATH}/${encodeURIComponent(name)}`, getSidecarSetOperation(name), signal),
+    listSidecarSets: (signal) => listSets(signal),
+    listSidecarSetMetadata: (signal) => listSets(signal, METADATA_LIST_ACCEPT),
+    readSidecarSet: async (name, signal) => readObject(client, sidecarSetPath(await versions.current(signal), name), getSidecarSetOperation(name), signal),
     readNamespace: (name, signal) => readObject(client, `/api/v1/namespaces/${encodeURIComponent(name)}`, getNamespaceOperation(name), signal),
     readControllerRevision: (namespace, name, signal) =>
       readObject(client, `${revisions(namespace)}/${encodeURIComponent(name)}`, getControllerRevisionOperation(namespace, name), signal),
@@ -208,15 +225,16 @@ export function kubeClusterReader(client: KubeClient): ServerReader {
   };
 }
 
-/** The items of a SidecarSetList, exactly as the API server sent them. */
+/** The items of a SidecarSetList as the API server sent them, in the internal model (lib/conversion/internal-model.ts). */
 function sidecarSetsOf(body: unknown): readonly SidecarSet[] {
   if (!isObject(body) || !Array.isArray(body.items)) {
     throw new KubeApiError(LIST_SIDECARSETS, 'the answer is not a list (no items array)');
   }
   const items: unknown[] = body.items;
   if (!items.every(isObject)) throw new KubeApiError(LIST_SIDECARSETS, 'the list holds an item that is not an object');
-  deepFreeze(items);
-  return items;
+  const sets = internalSidecarSets(items);
+  deepFreeze(sets);
+  return sets;
 }
 
 /** Runs one read, naming it in the KubeApiError it fails with. */
@@ -273,8 +291,9 @@ export function kubeSidecarSetSource(
         const set: unknown = await named(operation, () => readSidecarSet(name, signal));
         if (set === undefined) fetched.set(name, undefined);
         else if (isObject(set)) {
-          deepFreeze(set);
-          fetched.set(name, set);
+          const internal = internalSidecarSet(set);
+          deepFreeze(internal);
+          fetched.set(name, internal);
         } else throw new KubeApiError(operation, 'the answer is not an object');
       }),
     );

@@ -1,4 +1,5 @@
 /** In-memory sources: the cluster as given (the invoke command's files, tests). */
+import { internalSidecarSets } from '../conversion/internal-model.ts';
 import { stringMapOf, stringOf } from '../kube/json.ts';
 import type { Namespace } from '../kube/types.ts';
 import type { NamespaceSource, RevisionSource, SidecarSetSource } from '../ports.ts';
@@ -6,8 +7,9 @@ import { DEFAULT_REVISION_NAMESPACE, LABEL_SIDECARSET_NAME, type ControllerRevis
 import type { NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 
+/** The sets as given, each in the internal model (a v1beta1 set converted: lib/conversion/internal-model.ts). */
 export function memorySidecarSetSource(sets: readonly SidecarSet[]): SidecarSetSource {
-  const frozen = [...sets];
+  const frozen = [...internalSidecarSets(sets)];
   return { list: () => Promise.resolve(frozen) };
 }
 

@@ -16,10 +16,14 @@ import { isObject } from '../kube/json.ts';
 import type { JsonObject } from '../kube/types.ts';
 import { ADMISSION_API_VERSION, ADMISSION_KIND, type GroupVersionKind } from './review.ts';
 
-/** The kinds a review can be made for: those the admission functions are called for. */
+/**
+ * The kinds a review can be made for: those the admission functions are
+ * called for, in each version their webhooks are registered for (the first
+ * is the one error messages name).
+ */
 export const WRAPPABLE = {
-  SidecarSet: { group: 'apps.kruise.io', version: 'v1alpha1', resource: 'sidecarsets', namespaced: false },
-  Pod: { group: '', version: 'v1', resource: 'pods', namespaced: true },
+  SidecarSet: { group: 'apps.kruise.io', versions: ['v1alpha1', 'v1beta1'], resource: 'sidecarsets', namespaced: false },
+  Pod: { group: '', versions: ['v1'], resource: 'pods', namespaced: true },
 } as const;
 export type WrappableKind = keyof typeof WRAPPABLE;
 
@@ -51,12 +55,19 @@ export interface WrapInput {
 export function wrappableKind(object: JsonObject): WrappableKind | undefined {
   const kind = object.kind;
   if (kind !== 'SidecarSet' && kind !== 'Pod') return undefined;
-  const { group, version } = WRAPPABLE[kind];
-  const apiVersion = group === '' ? version : `${group}/${version}`;
-  if (object.apiVersion !== apiVersion) {
-    throw new WrapError(`a ${kind} has apiVersion "${apiVersion}", not ${JSON.stringify(object.apiVersion)}`);
-  }
+  wrappedVersion(kind, object);
   return kind;
+}
+
+/** The version of `object`, one of its kind's; throws naming the versions a review can be made for. */
+function wrappedVersion(kind: WrappableKind, object: JsonObject): string {
+  const { group, versions } = WRAPPABLE[kind];
+  const apiVersions: readonly string[] = versions.map((version) => (group === '' ? version : `${group}/${version}`));
+  const index = apiVersions.indexOf(typeof object.apiVersion === 'string' ? object.apiVersion : '');
+  if (index < 0) {
+    throw new WrapError(`a ${kind} has apiVersion ${apiVersions.map((v) => `"${v}"`).join(' or ')}, not ${JSON.stringify(object.apiVersion)}`);
+  }
+  return versions[index] ?? '';
 }
 
 function metadataOf(object: JsonObject, what: string): JsonObject {
@@ -82,7 +93,9 @@ function stringField(metadata: JsonObject, key: string, what: string): string | 
 export function wrapInReview(input: WrapInput): JsonObject {
   const kind = wrappableKind(input.object);
   if (kind === undefined) throw new WrapError(`cannot make a review for kind ${JSON.stringify(input.object.kind)}: expected ${Object.keys(WRAPPABLE).join(' or ')}`);
-  const { group, version, resource, namespaced } = WRAPPABLE[kind];
+  const { group, resource, namespaced } = WRAPPABLE[kind];
+  // The review is in the object's own version, as the API server sends each version to a webhook registered for it.
+  const version = wrappedVersion(kind, input.object);
   const object = structuredClone(input.object);
   const metadata = metadataOf(object, `the ${kind}`);
   object.metadata = metadata;
@@ -110,6 +123,7 @@ export function wrapInReview(input: WrapInput): JsonObject {
     oldObject = structuredClone(input.oldObject);
     const oldKind = wrappableKind(oldObject);
     if (oldKind !== kind) throw new WrapError(`the old object is a ${JSON.stringify(oldObject.kind)}, the new one a ${kind}`);
+    if (oldObject.apiVersion !== object.apiVersion) throw new WrapError(`the old ${kind} is ${String(oldObject.apiVersion)}, the new one ${String(object.apiVersion)}: the API server sends both in one version`);
     const oldMetadata = metadataOf(oldObject, `the old ${kind}`);
     const oldName = stringField(oldMetadata, 'name', `the old ${kind}`) ?? '';
     if (oldName !== name) throw new WrapError(`the old ${kind} is named "${oldName}", the new one "${name}": an UPDATE keeps the name`);

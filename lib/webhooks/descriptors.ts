@@ -109,9 +109,10 @@ export type FunctionDescriptor = AdmissionFunctionDescriptor;
 const NOTHING: ClusterReads = { sidecarSets: false, namespaces: false, revisions: false };
 const SETS_NAMESPACES_REVISIONS: ClusterReads = { sidecarSets: true, namespaces: true, revisions: true };
 
+/** Both versions, as OpenKruise 1.9 registers its SidecarSet webhooks (`versions=v1alpha1;v1beta1`). */
 const SIDECARSET_RULE: WebhookRule = {
   apiGroups: ['apps.kruise.io'],
-  apiVersions: ['v1alpha1'],
+  apiVersions: ['v1alpha1', 'v1beta1'],
   resources: ['sidecarsets'],
   operations: ['CREATE', 'UPDATE'],
   scope: 'Cluster',

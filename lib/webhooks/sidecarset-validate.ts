@@ -1,4 +1,11 @@
-/** The SidecarSet validating webhook: every field error at once, as a 422 denial. */
+/**
+ * The SidecarSet validating webhook: every field error at once, as a 422
+ * denial. A review of either version is validated as OpenKruise 1.9 does:
+ * the rules of the fields only that version has (validate-version.ts) on
+ * the object as sent, then the shared rules on the object in the internal
+ * model (lib/conversion/internal-model.ts), against the other sets, which
+ * the sources give in that model too.
+ */
 import { errorMessage } from '../errors.ts';
 import { allowed, denied } from '../admission/responses.ts';
 import type { AdmissionRequest } from '../admission/review.ts';
@@ -7,7 +14,10 @@ import { objectOf, stringOf } from '../kube/json.ts';
 import { hasNamespaceSelector, type NamespaceLabels } from '../sidecarset/match.ts';
 import { GROUP, KIND, type SidecarSet } from '../sidecarset/types.ts';
 import { validateSidecarSet, validateSidecarSetAgainstCluster, type ValidationContext } from '../sidecarset/validate.ts';
+import { validateVersionFields } from '../sidecarset/validate-version.ts';
+import { internalSidecarSet } from '../conversion/internal-model.ts';
 import { failed, neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
+import { reviewedVersion, unsupportedVersion } from './sidecarset-version.ts';
 import { pinnedRevisionErrors, RevisionReadError } from './pinned-revisions.ts';
 import { onlyKind, onlyOperations } from './skip.ts';
 
@@ -74,16 +84,18 @@ async function announceAdmitted(request: AdmissionRequest, object: SidecarSet, d
 }
 
 const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {
-  const object = request.object as SidecarSet;
+  const version = reviewedVersion(request);
+  if (version === undefined) return unsupportedVersion(request);
+  const object = internalSidecarSet(request.object as SidecarSet);
   const base: ValidationContext = {
     operation: request.operation === 'UPDATE' ? 'UPDATE' : 'CREATE',
-    ...(request.operation === 'UPDATE' ? { oldObject: request.oldObject as SidecarSet } : {}),
+    ...(request.operation === 'UPDATE' ? { oldObject: internalSidecarSet(request.oldObject as SidecarSet) } : {}),
     others: [],
     namespaceLabels: new Map(),
   };
   // First without the other sets: an object that is wrong on its own is
   // denied without listing them, and even while the API is unreachable.
-  let errors = validateSidecarSet(object, base);
+  let errors = [...validateVersionFields(request.object, version), ...validateSidecarSet(object, base)];
   // A pinned revision must resolve now (rollout.md §2.4); reading it is one
   // call, made only for a set that pins. Its error is listed beside the
   // set's other errors, as Kruise lists it among them.

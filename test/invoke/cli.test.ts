@@ -426,7 +426,7 @@ describe('invoke errors: one line on stderr, exit 2, nothing on stdout', () => {
     ['a plain Pod without a name', ['pod-inject'], '{"apiVersion":"v1","kind":"Pod"}', /the Pod has no metadata\.name \(nor metadata\.generateName\)/],
     ['an object of another kind', ['pod-inject'], '{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"}}', /standard input: not an AdmissionReview v1 request nor a Pod \(apiVersion "apps\/v1", kind "Deployment"\)/],
     ['a Pod given to a SidecarSet function', ['sidecarset-default', '--event', join(projectRoot, 'examples/pod.yaml')], '', /sidecarset-default is called for a SidecarSet, not a Pod/],
-    ['a SidecarSet of another apiVersion', ['sidecarset-default'], '{"apiVersion":"apps.kruise.io/v1beta1","kind":"SidecarSet","metadata":{"name":"s"}}', /a SidecarSet has apiVersion "apps\.kruise\.io\/v1alpha1", not "apps\.kruise\.io\/v1beta1"/],
+    ['a SidecarSet of another apiVersion', ['sidecarset-default'], '{"apiVersion":"apps.kruise.io/v1beta2","kind":"SidecarSet","metadata":{"name":"s"}}', /a SidecarSet has apiVersion "apps\.kruise\.io\/v1alpha1" or "apps\.kruise\.io\/v1beta1", not "apps\.kruise\.io\/v1beta2"/],
     ['--operation with a review', ['pod-inject', '--event', fixture('pod-create.json'), '--operation', 'UPDATE'], '', /--operation is for a plain object; .*pod-create\.json is an AdmissionReview/],
     ['an UPDATE without --old', ['sidecarset-default', '-f', join(projectRoot, 'examples/sidecarset.yaml'), '--operation', 'UPDATE'], '', /UPDATE needs the stored object \(--old FILE\)/],
     ['--old without UPDATE', ['sidecarset-default', '-f', join(projectRoot, 'examples/sidecarset.yaml'), '--old', join(projectRoot, 'examples/sidecarset.yaml')], '', /an old object is only for UPDATE/],

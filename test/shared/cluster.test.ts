@@ -88,8 +88,29 @@ describe('pod-inject and sidecarset-validate against a stand-in API server', () 
     expect(result.json.response).toMatchObject({ uid: 'uid-inject', allowed: true, patchType: 'JSONPatch' });
     const pod = applyPatch(appPod(), decodePatch(result.json.response.patch)) as { spec: { containers: { name: string }[] } };
     expect(pod.spec.containers.map((c) => c.name)).toEqual(['log-agent-sidecar', 'app']);
-    expect(api.seen.map((req) => `${req.method} ${req.url}`)).toEqual(['GET /apis/apps.kruise.io/v1alpha1/sidecarsets']);
+    // Which version is served first (the stand-in serves v1alpha1 alone, as a Kruise 1.8 CRD), then the list in it.
+    expect(api.seen.map((req) => `${req.method} ${req.url}`)).toEqual(['GET /apis/apps.kruise.io/v1beta1', 'GET /apis/apps.kruise.io/v1alpha1/sidecarsets']);
     expect(entries()).toEqual([expect.objectContaining({ function: 'pod-inject', uid: 'uid-inject', outcome: 'patched' })]);
+  });
+
+  it('pod-inject reads the sets as v1beta1 when the API server serves it (Kruise 1.9\'s CRD), never the v1alpha1 path, and injects from them', async () => {
+    const beta = sidecarSet('log-agent');
+    const betaList = { apiVersion: 'apps.kruise.io/v1beta1', kind: 'SidecarSetList', metadata: { resourceVersion: '9' }, items: [{ ...beta, apiVersion: 'apps.kruise.io/v1beta1' }] };
+    const route = api.route;
+    api.route = (req) => {
+      if (req.url === '/apis/apps.kruise.io/v1beta1') return { status: 200, body: { kind: 'APIResourceList', groupVersion: 'apps.kruise.io/v1beta1', resources: [{ name: 'sidecarsets', kind: 'SidecarSet' }, { name: 'sidecarsets/status', kind: 'SidecarSet' }] } };
+      if (req.url === '/apis/apps.kruise.io/v1beta1/sidecarsets') return { status: 200, body: betaList };
+      return apiStatus(404, 'NotFound', 'not found');
+    };
+    try {
+      const handler = await admissionLambda('pod-inject', { env, overrides: { logger: capturingLogger().logger }, cluster: clusterSources });
+      const result = structured(await handler(functionUrlEvent({ body: JSON.stringify(podReview('uid-beta')) })));
+      const pod = applyPatch(appPod(), decodePatch(result.json.response.patch)) as { spec: { containers: { name: string }[] } };
+      expect(pod.spec.containers.map((c) => c.name)).toEqual(['log-agent-sidecar', 'app']);
+      expect(api.seen.map((req) => `${req.method} ${req.url}`)).toEqual(['GET /apis/apps.kruise.io/v1beta1', 'GET /apis/apps.kruise.io/v1beta1/sidecarsets']);
+    } finally {
+      api.route = route;
+    }
   });
 
   it.each([
@@ -123,6 +144,7 @@ describe('pod-inject and sidecarset-validate against a stand-in API server', () 
       const pod = applyPatch(appPod(), decodePatch(result.json.response.patch)) as { spec: { containers: { name: string; image: string }[] } };
       expect(pod.spec.containers[0]).toMatchObject({ name: 'log-agent-sidecar', image: 'log-agent:0.9' });
       expect(api.seen.map((req) => `${req.method} ${req.url}`)).toEqual([
+        'GET /apis/apps.kruise.io/v1beta1',
         'GET /apis/apps.kruise.io/v1alpha1/sidecarsets',
         `GET /apis/apps/v1/namespaces/sidecarset-history/controllerrevisions/${name}`,
       ]);

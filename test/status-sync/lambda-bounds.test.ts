@@ -38,7 +38,8 @@ describe('the status-sync Lambda, events it may see twice', () => {
     const { handler } = await handlerFor();
     const result = await handler({ kind: 'SidecarSetAdmitted', sidecarSet: 'nowhere', uid: 'forged', operation: 'CREATE', resourceVersion: '' }, context);
     expect(result.followUp).toMatchObject({ passes: 0, errors: [] });
-    expect(fake.seen.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /apis/apps.kruise.io/v1alpha1/sidecarsets/nowhere']);
+    // Which version is served (none but v1alpha1 here), then the one read.
+    expect(fake.seen.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /apis/apps.kruise.io/v1beta1', 'GET /apis/apps.kruise.io/v1alpha1/sidecarsets/nowhere']);
   });
 });
 

@@ -63,7 +63,7 @@ describe('the status-sync Lambda', () => {
     expect(values).toEqual([
       {
         'status-sync PassDuration': expect.any(Number),
-        // As the stand-in saw them: the sets, the pods, the revisions, the revision created, the status, the two Events.
+        // As the stand-in saw them: which version of SidecarSets is served, the sets, the pods, the revisions, the revision created, the status, the two Events.
         'status-sync ApiRequests': fake.seen.length,
         'status-sync StatusesWritten': 1,
         'status-sync PodsUpdated': 0,
@@ -81,7 +81,13 @@ describe('the status-sync Lambda', () => {
         'log-agent/Finished RolloutState': 1,
       },
     ]);
-    expect(fake.seen).toHaveLength(7);
+    expect(fake.seen).toHaveLength(8);
+    // The stand-in serves no v1beta1 (a Kruise 1.8 CRD): the sets are read, and their status written, as v1alpha1.
+    expect(fake.seen.filter((r) => r.url.startsWith('/apis/apps.kruise.io/')).map((r) => `${r.method} ${r.url}`)).toEqual([
+      'GET /apis/apps.kruise.io/v1beta1',
+      'GET /apis/apps.kruise.io/v1alpha1/sidecarsets',
+      'PATCH /apis/apps.kruise.io/v1alpha1/sidecarsets/log-agent/status',
+    ]);
   });
 
   it('runs the admitted set\'s pass at once for a SidecarSetAdmitted event, after seeing the change stored', async () => {
