@@ -2,87 +2,90 @@
  * The SidecarSet CRD's conversion webhook for every control plane the tests
  * start: the project's own door for sidecarset-convert (lib/webhooks/
  * http-door.ts: caller check by secret path, envelope, the conversion, its
- * log line), served over real TLS on 127.0.0.1. It serves with the API
- * server's own serving certificate (issued for 127.0.0.1 by the API
- * server's CA, which the harness already trusts), so the CRD's caBundle is
- * that CA. The harness points any SidecarSet CRD it applies with the
- * placeholder conversion URL (infra/k8s/crd.yaml's) at this server, so every
- * suite that installs the CRD stores v1beta1 and converts through the
- * project's function.
+ * log line), served over real TLS on 127.0.0.1 by a child process
+ * (conversion-webhook-child.ts). It serves with the API server's own
+ * serving certificate (issued for 127.0.0.1 by the API server's CA, which
+ * the harness already trusts), so the CRD's caBundle is that CA. The
+ * harness points any SidecarSet CRD it applies with the placeholder
+ * conversion URL (infra/k8s/crd.yaml's) at this webhook, so every suite
+ * that installs the CRD stores v1beta1 and converts through the project's
+ * function.
  */
+import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { memoryNamespaceSource, memorySidecarSetSource } from '../lib/adapters/memory.ts';
+import { fileURLToPath } from 'node:url';
 import { SIDECARSET_CONVERT } from '../lib/webhooks/descriptors.ts';
-import { DEFAULT_MAX_BODY_BYTES, serveAdmission, type HttpRequest } from '../lib/webhooks/http-door.ts';
-import { systemClock, type Logger } from '../lib/ports.ts';
+
+const CHILD = fileURLToPath(new URL('./conversion-webhook-child.ts', import.meta.url));
 
 /** How many of the webhook's log lines are kept (for a failing test's message). */
 const KEPT_LINES = 200;
+const START_TIMEOUT_MS = 30_000;
 
 export interface ConversionWebhook {
   /** https://127.0.0.1:<port>/sidecarset-convert/<secret>: what the CRD's clientConfig.url names. */
   url: string;
   /** The CA that signed the serving certificate, as PEM. */
   caPem: string;
-  /** How many ConversionReviews it answered (converted or failed). */
+  /** How many ConversionReviews it answered with HTTP 200 (converted or failed). */
   readonly reviews: number;
   /** Its last log lines (the door's one line per request), newest last. */
   readonly logs: readonly string[];
+  /** The child's pid (it exits with its parent: the IPC channel closing stops it). */
+  pid: number;
   stop(): Promise<void>;
 }
 
-/** Starts the webhook on a free port of 127.0.0.1 with the given serving certificate (a chain) and key. */
-export async function startConversionWebhook(tls: { certPem: string; keyPem: string; caPem: string }): Promise<ConversionWebhook> {
+/** Starts the webhook on a free port of 127.0.0.1, serving with the certificate (a chain) and key in these files. */
+export async function startConversionWebhook(tls: { certFile: string; keyFile: string; caPem: string }): Promise<ConversionWebhook> {
   const secret = randomBytes(32).toString('base64url');
+  const child: ChildProcess = fork(CHILD, [], {
+    env: { PATH: process.env.PATH ?? '', CONVERSION_WEBHOOK_SECRET: secret, CONVERSION_WEBHOOK_CERT: tls.certFile, CONVERSION_WEBHOOK_KEY: tls.keyFile },
+    // Not jest's flags: a plain Node process running the project's TypeScript.
+    execArgv: ['--no-warnings=ExperimentalWarning'],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   const logs: string[] = [];
   let reviews = 0;
-  const line = (level: string) => (message: string, fields?: Record<string, unknown>) => {
-    logs.push(JSON.stringify({ level, message, ...fields }));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => { resolve(); }));
+  child.on('message', (message: unknown) => {
+    if (typeof message !== 'object' || message === null || !('line' in message) || typeof message.line !== 'string') return;
+    logs.push(message.line);
     if (logs.length > KEPT_LINES) logs.shift();
+    if (message.line.includes('"statusCode":200')) reviews++;
+  });
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      if (child.connected) child.disconnect();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    }
   };
-  const logger: Logger = { info: line('info'), warn: line('warn'), error: line('error') };
-  const prefix = `/${SIDECARSET_CONVERT.name}`;
-  const config = { fn: SIDECARSET_CONVERT.name, maxBodyBytes: DEFAULT_MAX_BODY_BYTES, secrets: { current: secret } };
-  const deps = { sidecarSets: memorySidecarSetSource([]), namespaces: memoryNamespaceSource([]), clock: systemClock, logger };
-  const server: Server = createServer({ cert: tls.certPem, key: tls.keyPem }, (req, res) => {
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    req.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-      // Past twice the door's limit the rest is not kept: the door answers 413 from the count.
-      if (bytes <= DEFAULT_MAX_BODY_BYTES * 2) chunks.push(chunk);
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(new Error(`the conversion webhook process reported no port within ${START_TIMEOUT_MS} ms`));
+    }, START_TIMEOUT_MS);
+    child.on('message', (message: unknown) => {
+      if (typeof message !== 'object' || message === null) return;
+      if ('port' in message && typeof message.port === 'number') {
+        clearTimeout(timer);
+        resolve(message.port);
+      } else if ('error' in message) {
+        clearTimeout(timer);
+        reject(new Error(`the conversion webhook process failed: ${String(message.error)}`));
+      }
     });
-    req.on('end', () => {
-      const url = new URL(req.url ?? '/', 'https://127.0.0.1');
-      const path = url.pathname.startsWith(`${prefix}/`) ? url.pathname.slice(prefix.length) : url.pathname === prefix ? '/' : '';
-      const headers: Record<string, string | undefined> = {};
-      for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-      const request: HttpRequest = {
-        method: req.method ?? 'GET',
-        path,
-        headers,
-        timeout: url.searchParams.get('timeout') ?? undefined,
-        body: Buffer.concat(chunks).toString('utf8'),
-        bodyBytes: bytes,
-        sourceIp: req.socket.remoteAddress,
-      };
-      void serveAdmission(request, config, deps).then((response) => {
-        if (response.statusCode === 200) reviews++;
-        res.writeHead(response.statusCode, response.headers).end(response.body);
-      });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the conversion webhook process exited (${String(code)}) before serving`));
     });
+  }).catch(async (error: unknown) => {
+    await stop();
+    throw error;
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  // The handler's code is a lazily imported module: loaded now, not in the API server's first call's deadline.
-  await SIDECARSET_CONVERT.handler.load();
   return {
-    url: `https://127.0.0.1:${port}${prefix}/${secret}`,
+    url: `https://127.0.0.1:${port}/${SIDECARSET_CONVERT.name}/${secret}`,
     caPem: tls.caPem,
     get reviews() {
       return reviews;
@@ -90,12 +93,7 @@ export async function startConversionWebhook(tls: { certPem: string; keyPem: str
     get logs() {
       return logs;
     },
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => {
-          resolve();
-        });
-      }),
+    pid: child.pid ?? 0,
+    stop,
   };
 }

@@ -503,11 +503,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     if (caCert === undefined) throw new Error('unreachable: ready without a CA');
     const ca = caCert;
     // The API server's own certificate is for 127.0.0.1 and signed by the CA the harness trusts: the webhook serves with it.
-    const webhook = await startConversionWebhook({
-      certPem: await readFile(join(certDir, 'apiserver.crt'), 'utf8'),
-      keyPem: await readFile(join(certDir, 'apiserver.key'), 'utf8'),
-      caPem: ca,
-    });
+    const webhook = await startConversionWebhook({ certFile: join(certDir, 'apiserver.crt'), keyFile: join(certDir, 'apiserver.key'), caPem: ca });
     conversion = webhook;
 
     const tokens: Record<ControlPlaneUser, string> = { admin: adminToken, functions: functionsToken, webhooks: webhooksToken, 'status-sync': statusSyncToken };
