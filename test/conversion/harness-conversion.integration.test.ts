@@ -82,6 +82,19 @@ describeWithControlPlane('the harness\'s conversion webhook behind infra/k8s/crd
     expect(cp.conversion.logs.map((l) => JSON.parse(l) as Record<string, unknown>)).toContainEqual(expect.objectContaining({ message: 'admission', function: 'sidecarset-convert', outcome: 'allowed', statusCode: 200 }));
   });
 
+  it('publishes both versions in the OpenAPI v3 that kubectl explain reads, each with its own fields', async () => {
+    const index = JSON.parse((await cp.request('admin', 'GET', '/openapi/v3')).body) as { paths: Record<string, { serverRelativeURL: string }> };
+    for (const [version, has, hasNot] of [['v1alpha1', 'namespace', 'customVersion'], ['v1beta1', 'customVersion', 'namespace']] as const) {
+      const entry = index.paths[`apis/apps.kruise.io/${version}`];
+      expect(entry).toBeDefined();
+      const doc = JSON.parse((await cp.request('admin', 'GET', entry?.serverRelativeURL ?? '')).body) as { components: { schemas: Record<string, { properties?: Record<string, { properties?: Record<string, { description?: string }> }> }> } };
+      const schema = doc.components.schemas[`io.kruise.apps.${version}.SidecarSet`];
+      const spec = schema?.properties?.spec?.properties ?? {};
+      expect([version, has in spec, hasNot in spec]).toEqual([version, true, false]);
+      expect(spec.containers?.description).toEqual(expect.any(String));
+    }
+  });
+
   it('turns away a caller without the secret, as every function\'s door does', async () => {
     const withoutSecret = cp.conversion.url.replace(/\/[^/]+$/, '/not-the-secret');
     expect(await post(withoutSecret, cp.conversion.caPem, '{}')).toBe(404);
