@@ -17,6 +17,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
 import { ensureControlPlaneBinaries } from './build.ts';
+import { startConversionWebhook, type ConversionWebhook } from './conversion-webhook.ts';
+import { CONVERSION_URL_PLACEHOLDER, conversionUrlOf, CRD_NAME, withConversionClientConfig } from '../lib/crd/sidecarset-crd.ts';
 import type { ControlPlaneBinaries } from './build.ts';
 
 const loopback = '127.0.0.1';
@@ -86,8 +88,18 @@ export interface ControlPlane {
     body?: unknown,
     contentType?: string,
   ): Promise<ControlPlaneResponse>;
-  /** Server-side applies every object in a YAML (or JSON) text as the admin. */
+  /**
+   * Server-side applies every object in a YAML (or JSON) text as the admin.
+   * The SidecarSet CRD with infra/k8s/crd.yaml's placeholder conversion URL
+   * is applied pointing at {@link conversion} instead.
+   */
   apply(manifests: string): Promise<void>;
+  /**
+   * The SidecarSet CRD's conversion webhook every control plane runs: the
+   * project's sidecarset-convert door on 127.0.0.1, real TLS
+   * (control-plane/conversion-webhook.ts). Stopped by stop().
+   */
+  conversion: ConversionWebhook;
   /** http://127.0.0.1:<port> of etcd's client API (no TLS, no auth: loopback only). */
   etcdUrl: string;
   /**
@@ -358,6 +370,16 @@ interface ApiResource {
   namespaced: boolean;
 }
 
+/**
+ * `object` as the harness applies it: the SidecarSet CRD whose conversion
+ * names the placeholder URL points at the harness's conversion webhook.
+ */
+function pointedAtConversion(object: KubeObject, webhook: ConversionWebhook): KubeObject {
+  if (object.kind !== 'CustomResourceDefinition' || object.metadata?.name !== CRD_NAME || conversionUrlOf(object) !== CONVERSION_URL_PLACEHOLDER) return object;
+  const crd: Parameters<typeof withConversionClientConfig>[0] = { ...object };
+  return withConversionClientConfig(crd, { url: webhook.url, caBundle: Buffer.from(webhook.caPem).toString('base64') });
+}
+
 interface KubeObject {
   apiVersion?: unknown;
   kind?: unknown;
@@ -378,8 +400,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   installExitHooks();
 
   let stopping: Promise<void> | undefined;
+  let conversion: ConversionWebhook | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
+      await conversion?.stop();
       entry.watchdog?.kill('SIGKILL');
       // The API server first, so it does not spend the grace period retrying a gone etcd.
       for (const managed of [...entry.processes].reverse()) await terminate(managed);
@@ -478,6 +502,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     await launchApiServer();
     if (caCert === undefined) throw new Error('unreachable: ready without a CA');
     const ca = caCert;
+    // The API server's own certificate is for 127.0.0.1 and signed by the CA the harness trusts: the webhook serves with it.
+    const webhook = await startConversionWebhook({ certFile: join(certDir, 'apiserver.crt'), keyFile: join(certDir, 'apiserver.key'), caPem: ca });
+    conversion = webhook;
 
     const tokens: Record<ControlPlaneUser, string> = { admin: adminToken, functions: functionsToken, webhooks: webhooksToken, 'status-sync': statusSyncToken };
     const request: ControlPlane['request'] = (user, method, path, body, contentType) =>
@@ -508,8 +535,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const apply = async (manifests: string): Promise<void> => {
       for (const document of parseAllDocuments(manifests)) {
         if (document.errors.length > 0) throw new Error(`invalid manifest: ${document.errors.join('; ')}`);
-        const object = document.toJS() as KubeObject | null;
-        if (object === null) continue;
+        const given = document.toJS() as KubeObject | null;
+        if (given === null) continue;
+        const object = pointedAtConversion(given, webhook);
         const { apiVersion, kind, metadata } = object;
         if (typeof apiVersion !== 'string' || typeof kind !== 'string' || typeof metadata?.name !== 'string') {
           throw new Error('every manifest object needs apiVersion, kind and metadata.name');
@@ -582,6 +610,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       kubeconfig,
       request,
       apply,
+      conversion: webhook,
       stop,
     };
   } catch (error) {

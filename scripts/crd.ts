@@ -2,15 +2,17 @@
  * `npm run crd`: writes infra/k8s/crd.yaml from lib/crd/sidecarset-crd.ts
  * and the core/v1 types in infra/k8s/openapi/core-v1.json.
  *
- *   npm run crd                 regenerate infra/k8s/crd.yaml
+ *   npm run crd                 regenerate infra/k8s/crd.yaml: v1alpha1 and v1beta1 (stored), as OpenKruise 1.9's,
+ *                               converted by the webhook whose URL `npm run manifests` (or npm start) renders in
+ *   npm run crd -- --v1alpha1-only [--out FILE]
+ *                               the CRD serving v1alpha1 alone, no conversion (to stdout, or FILE)
  *   npm run crd -- --check      exit 1 if infra/k8s/crd.yaml is not what would be generated
  *   npm run crd -- --refresh    first re-read the types from the pinned kube-apiserver
  *                               (starts the test control plane; needs Go, see README)
  *   npm run crd -- --v1beta1 --conversion-url https://... [--ca-bundle ca.pem] [--out FILE]
  *   npm run crd -- --v1beta1 --conversion-service NAMESPACE/NAME[:PORT][/PATH] [--ca-bundle ca.pem] [--out FILE]
  *                               the CRD serving v1alpha1 and v1beta1 (stored), as OpenKruise 1.9's,
- *                               converted by the webhook given (to stdout, or FILE); infra/k8s/crd.yaml
- *                               stays v1alpha1 alone until the conversion function is deployed with it
+ *                               converted by the webhook given (to stdout, or FILE)
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -18,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { OpenApiSchemaError } from '../lib/crd/openapi-structural.ts';
 import { formatOpenApiSubset, openApiSubset, parseOpenApiSubset, type OpenApiSubset } from '../lib/crd/openapi-subset.ts';
 import { renderCrdYaml } from '../lib/crd/render.ts';
-import { conversionClientConfigError, EMBEDDED_TYPES, sidecarSetCrd, type ConversionClientConfig, type ConversionService, type CrdVersions } from '../lib/crd/sidecarset-crd.ts';
+import { conversionClientConfigError, DEFAULT_CRD_VERSIONS, EMBEDDED_TYPES, sidecarSetCrd, type ConversionClientConfig, type ConversionService, type CrdVersions } from '../lib/crd/sidecarset-crd.ts';
 import type { ControlPlane } from '../control-plane/harness.ts';
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -29,16 +31,21 @@ const DOCUMENT = 'api/v1';
 
 const usage = `usage: npm run crd -- [--check | --refresh]
        npm run crd -- --v1beta1 (--conversion-url URL | --conversion-service NS/NAME[:PORT][/PATH]) [--ca-bundle FILE] [--out FILE]
-  (no option)  write infra/k8s/crd.yaml from infra/k8s/openapi/core-v1.json
+       npm run crd -- --v1alpha1-only [--out FILE]
+  (no option)  write infra/k8s/crd.yaml from infra/k8s/openapi/core-v1.json: v1alpha1 and v1beta1 (stored), converted
+               by the webhook at a placeholder URL that npm run manifests replaces with the deployment's
   --check      exit 1 if infra/k8s/crd.yaml differs from what would be written
   --refresh    read the types from the pinned kube-apiserver into infra/k8s/openapi/core-v1.json first
   --v1beta1    the CRD serving v1alpha1 and v1beta1 (stored), converted by the webhook at
                --conversion-url (https) or --conversion-service, trusting the PEM certificates
                in --ca-bundle; written to --out FILE, or to stdout
+  --v1alpha1-only
+               the CRD serving v1alpha1 alone, stored, no conversion: for a cluster that cannot run the conversion
+               webhook and holds no v1beta1 objects (Kruise 1.8's shape); written to --out FILE, or to stdout
 `;
 
-/** The CRD file's text for these types (v1alpha1 alone unless `versions` says otherwise). */
-export function generateCrd(subset: OpenApiSubset, versions?: CrdVersions): string {
+/** The CRD file's text for these types (infra/k8s/crd.yaml's two versions unless `versions` says otherwise). */
+export function generateCrd(subset: OpenApiSubset, versions: CrdVersions = DEFAULT_CRD_VERSIONS): string {
   return renderCrdYaml(sidecarSetCrd(subset.schemas, versions), subset.server);
 }
 
@@ -50,7 +57,7 @@ export function parseConversionService(text: string): ConversionService | string
   return { namespace, name, ...(port === undefined ? {} : { port: Number(port) }), ...(path === undefined ? {} : { path }) };
 }
 
-const FLAGS = ['--check', '--refresh', '--help', '-h', '--v1beta1'];
+const FLAGS = ['--check', '--refresh', '--help', '-h', '--v1beta1', '--v1alpha1-only'];
 const VALUED = ['--conversion-url', '--conversion-service', '--ca-bundle', '--out'];
 
 interface Options {
@@ -76,10 +83,15 @@ function parseOptions(argv: readonly string[]): Options | string {
   }
   if (unknown.length > 0) return `unknown option ${unknown.join(' ')}`;
   if (flags.has('--check') && flags.has('--refresh')) return '--check and --refresh cannot be combined';
+  if (flags.has('--v1alpha1-only')) {
+    const others = [...[...flags].filter((f) => f !== '--v1alpha1-only'), ...[...values.keys()].filter((name) => name !== '--out')];
+    if (others.length > 0) return `--v1alpha1-only takes only --out, not ${others.join(', ')}`;
+    return { flags, values };
+  }
   const twoVersionOptions = VALUED.filter((name) => values.has(name));
   if (!flags.has('--v1beta1') && twoVersionOptions.length > 0) return `${twoVersionOptions.join(', ')} only go with --v1beta1`;
   if (flags.has('--v1beta1')) {
-    if (flags.has('--check')) return '--v1beta1 cannot be combined with --check (infra/k8s/crd.yaml is the v1alpha1 CRD)';
+    if (flags.has('--check')) return '--v1beta1 cannot be combined with --check (infra/k8s/crd.yaml carries the placeholder conversion URL)';
     if (values.has('--conversion-url') === values.has('--conversion-service')) return '--v1beta1 needs exactly one of --conversion-url and --conversion-service';
   }
   return { flags, values };
@@ -156,13 +168,14 @@ export async function main(argv: readonly string[], files: CrdFiles = { crd: crd
     return 2;
   }
   if (options.flags.has('--refresh')) await refresh(files.openApi);
-  if (conversion !== undefined) {
-    const twoVersions = generateCrd(await readOpenApiSubset(files.openApi), { served: 'v1alpha1+v1beta1', conversion });
+  const versions: CrdVersions | undefined = conversion !== undefined ? { served: 'v1alpha1+v1beta1', conversion } : options.flags.has('--v1alpha1-only') ? { served: 'v1alpha1' } : undefined;
+  if (versions !== undefined) {
+    const rendered = generateCrd(await readOpenApiSubset(files.openApi), versions);
     const out = options.values.get('--out');
-    if (out === undefined) process.stdout.write(twoVersions);
+    if (out === undefined) process.stdout.write(rendered);
     else {
-      await writeFile(out, twoVersions);
-      process.stdout.write(`wrote ${out}: ${Buffer.byteLength(twoVersions)} bytes (v1alpha1 and v1beta1, v1beta1 stored)\n`);
+      await writeFile(out, rendered);
+      process.stdout.write(`wrote ${out}: ${Buffer.byteLength(rendered)} bytes (${versions.served === 'v1alpha1' ? 'v1alpha1 alone' : 'v1alpha1 and v1beta1, v1beta1 stored'})\n`);
     }
     return 0;
   }

@@ -39,9 +39,10 @@ import { systemClock, type Clock, type RevisionSource } from '../../lib/ports.ts
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass, STATUS_SYNC } from '../../lib/status-sync/pass.ts';
 import type { HandlerDeps } from '../../lib/webhooks/handler.ts';
-import { FUNCTION_DESCRIPTORS, type ListedDescriptor } from '../../lib/webhooks/descriptors.ts';
-import { ADMISSION_FUNCTIONS, descriptorOf, isAdmissionFunction, runReview, type AdmissionFunctionName, type ReviewOutcome } from '../../lib/webhooks/registry.ts';
+import { FUNCTION_DESCRIPTORS, SIDECARSET_CONVERT, type ListedDescriptor } from '../../lib/webhooks/descriptors.ts';
+import { descriptorOf, FUNCTION_NAMES, isAdmissionFunction, runReview, type AdmissionDescriptor, type AdmissionFunctionName, type ReviewOutcome } from '../../lib/webhooks/registry.ts';
 import { ROLLOUT, USAGE, usageOf } from './usage.ts';
+import { ConvertUsageError, runConvert } from './convert.ts';
 
 export interface CliIo {
   readFile(path: string): Promise<string>;
@@ -242,9 +243,9 @@ async function readRevisions(io: CliIo, fn: AdmissionFunctionName, path: string 
 }
 
 /** The mutating functions the API server calls before a validating one, for the same kind of object (in the descriptors' order). */
-function mutatingBefore(descriptor: ListedDescriptor): ListedDescriptor[] {
+function mutatingBefore(descriptor: ListedDescriptor): AdmissionDescriptor[] {
   if (descriptor.caller.in !== 'ValidatingWebhookConfiguration') return [];
-  return FUNCTION_DESCRIPTORS.filter((d) => d.caller.in === 'MutatingWebhookConfiguration' && d.reviews === descriptor.reviews);
+  return FUNCTION_DESCRIPTORS.filter((d): d is AdmissionDescriptor => d.caller.in === 'MutatingWebhookConfiguration' && d.reviews === descriptor.reviews);
 }
 
 /** An AdmissionReview (or something trying to be one), as opposed to a plain object. */
@@ -329,11 +330,19 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.stdout(`${usageOf(argv.find((arg) => !arg.startsWith('-') && usageOf(arg) !== USAGE))}\n`);
       return 0;
     }
+    // The conversion function takes its own options (--to); the first argument that is no option names the function.
+    if (argv.find((arg) => !arg.startsWith('-')) === SIDECARSET_CONVERT.name) {
+      return await runConvert(argv, { readText: (path, what) => readText(io, path, what), readStdin: () => io.readStdin(), stdout: (text) => {
+        io.stdout(text);
+      }, stderr: (text) => {
+        io.stderr(text);
+      } });
+    }
     const args = parseArgs(argv);
     const { fn, files, values } = args;
     if (fn === STATUS_SYNC) return await runStatusSync(args, io);
     if (fn === ROLLOUT) return await runRollout(args, io);
-    if (!isAdmissionFunction(fn)) throw new UsageError(`unknown function ${JSON.stringify(fn)}; expected one of ${[...ADMISSION_FUNCTIONS, STATUS_SYNC, ROLLOUT].join(', ')}`);
+    if (!isAdmissionFunction(fn)) throw new UsageError(`unknown function ${JSON.stringify(fn)}; expected one of ${[...FUNCTION_NAMES, STATUS_SYNC, ROLLOUT].join(', ')}`);
     const output = values['--output'];
     if (output !== undefined && output !== 'yaml' && output !== 'json') throw new UsageError(`--output must be yaml or json, got ${JSON.stringify(output)}`);
     const sidecarSets = await readSidecarSets(io, files['--sidecarsets']);
@@ -351,7 +360,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if ('denied' in request) return report(request.by, request.denied, undefined, output, io);
     return report(fn, await runReview(fn, request.event, deps), request.event, output, io);
   } catch (error) {
-    if (error instanceof UsageError || error instanceof ManifestError || error instanceof WrapError) {
+    if (error instanceof UsageError || error instanceof ManifestError || error instanceof WrapError || error instanceof ConvertUsageError) {
       io.stderr(`invoke: ${error.message}\n`);
       return 2;
     }

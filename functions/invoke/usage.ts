@@ -6,7 +6,9 @@
  */
 import type { WaitingReason } from '../../lib/rollout/plan.ts';
 import { STATUS_SYNC } from '../../lib/status-sync/pass.ts';
-import { FUNCTION_DESCRIPTORS, type ListedDescriptor } from '../../lib/webhooks/descriptors.ts';
+import { FUNCTION_DESCRIPTORS, SIDECARSET_CONVERT, type ListedDescriptor } from '../../lib/webhooks/descriptors.ts';
+
+type AdmissionDescriptor = Extract<ListedDescriptor, { answers: 'AdmissionReview' }>;
 
 /** The offline rollout plan: what one pass would update, nothing written. */
 export const ROLLOUT = 'rollout';
@@ -59,7 +61,7 @@ const NAMESPACE = `  --namespace NS     the namespace of a plain %KIND% that nam
  * of what it reviews and reads, so a function added to the list has its
  * help without an entry here.
  */
-function admissionUsage(d: ListedDescriptor): string {
+function admissionUsage(d: AdmissionDescriptor): string {
   const ops = new Set(d.caller.rules.flatMap((rule) => rule.operations));
   const namespaced = d.caller.rules.some((rule) => rule.scope === 'Namespaced');
   const readsObjects = d.reads.sidecarSets || d.reads.namespaces;
@@ -146,6 +148,21 @@ ${CLUSTER_FILES}
 
 ${PLAN_EXIT}`;
 
+const CONVERT_USAGE = `usage: invoke ${SIDECARSET_CONVERT.name} [-f|--event FILE] [--to v1alpha1|v1beta1] [-o|--output yaml|json]
+${wrap(SIDECARSET_CONVERT.invoke.about)}
+The mapping is OpenKruise 1.9's, made lossless (docs/CONVERSION.md).
+
+  -f, --event FILE   the request, JSON or YAML (standard input when absent or "-"): a ConversionReview
+                     (apiextensions.k8s.io/v1) request, or a plain SidecarSet of apps.kruise.io/v1alpha1 or
+                     v1beta1, which is wrapped in the review the API server would send
+  --to v1alpha1|v1beta1
+                     the version to convert a plain SidecarSet to (required for one; a review names its own)
+${OUTPUT.replace('the resulting object instead of the review', 'the converted object instead of the review (several as YAML documents or a JSON array)').replace('; warnings and a denial\'s reasons go to\n                     standard error', ';\n                     why a review failed goes to standard error')}
+
+exit codes: 0 the review printed (converted or failed), or with -o the converted objects printed;
+            2 bad input (usage, unreadable file, not JSON/YAML, neither a ConversionReview nor a SidecarSet);
+            3 with -o, the review failed (an object cannot be converted: the message names it).`;
+
 /** `invoke --help`, and the text after a usage error: every function, one line each. */
 export const USAGE = `usage: invoke <function> [options]      (invoke <function> --help for its options)
 functions:
@@ -158,5 +175,6 @@ export function usageOf(fn: string | undefined): string {
   if (fn === STATUS_SYNC) return STATUS_SYNC_USAGE;
   if (fn === ROLLOUT) return ROLLOUT_USAGE;
   const descriptor = FUNCTION_DESCRIPTORS.find((d) => d.name === fn);
-  return descriptor === undefined ? USAGE : admissionUsage(descriptor);
+  if (descriptor === undefined) return USAGE;
+  return descriptor.answers === 'ConversionReview' ? CONVERT_USAGE : admissionUsage(descriptor);
 }

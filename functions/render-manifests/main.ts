@@ -3,7 +3,8 @@
  * as YAML on standard output: the CRD, the RBAC for the functions' two
  * identities (the webhooks' read-only one, status-sync's writer) with the
  * policy that narrows the writer's pod patches, and the webhook
- * configurations pointing at the functions.
+ * configurations pointing at the functions; the CRD's conversion webhook
+ * points at the sidecarset-convert function (its URL plus the secret).
  *
  *   Lambda:  --function-urls FILE (CDK outputs JSON) | --url-<function> URL ...,
  *            with the caller secret from --secret-file FILE or $WEBHOOK_SECRET
@@ -24,13 +25,16 @@ import { isObject } from '../../lib/kube/json.ts';
 import { parseObjects } from '../../lib/kube/yaml-objects.ts';
 import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
 import { functionUrlsFromOutputs, ManifestsCliError, webhookUrl } from '../../lib/webhook-config/targets.ts';
-import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { FUNCTION_NAMES } from '../../lib/webhooks/registry.ts';
+import { SIDECARSET_CONVERT, type FunctionName } from '../../lib/webhooks/descriptors.ts';
+import { CRD_NAME, withConversionClientConfig } from '../../lib/crd/sidecarset-crd.ts';
+import type { JsonObject } from '../../lib/kube/types.ts';
 import { CA_FILE } from '../server/tls.ts';
 
 const projectRoot = resolve(import.meta.dirname, '..', '..');
 
-/** One URL flag per admission function: --url-<function>. */
-const URL_FLAGS = ADMISSION_FUNCTIONS.map((fn) => `--url-${fn}`);
+/** One URL flag per function: --url-<function> (the conversion function's too: the CRD points at it). */
+const URL_FLAGS = FUNCTION_NAMES.map((fn) => `--url-${fn}`);
 
 export const MANIFESTS_USAGE = `usage: npm run -s manifests -- (--function-urls FILE | ${URL_FLAGS.map((flag) => `${flag} URL`).join(' ')} | --local [--port N] [--tls-dir DIR])
        [--secret-file FILE] [--pod-failure-policy Fail|Ignore] [--timeout SECONDS] [--exclude-namespace NS]... [--only webhooks]
@@ -110,27 +114,27 @@ async function callerSecret(args: Args): Promise<string> {
   return secret;
 }
 
-async function targetsAndCa(args: Args): Promise<{ targets: Record<AdmissionFunctionName, { url: string }>; caPem?: string }> {
+async function targetsAndCa(args: Args): Promise<{ targets: Record<FunctionName, { url: string }>; caPem?: string }> {
   if (args.local) {
     const tlsDir = resolve(args.values.get('--tls-dir') ?? '.cache/local-server');
     const port = args.values.get('--port') ?? '8443';
     const caPem = await readText(join(tlsDir, CA_FILE), 'the local server CA (run npm start once to create it, with the same --tls-dir)');
     const fileSecret = await readFile(join(tlsDir, 'webhook-secret'), 'utf8').then((s) => s.trim(), () => undefined);
     const secret = args.values.has('--secret-file') || fileSecret === undefined ? await callerSecret(args) : currentSecretOf(fileSecret);
-    const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:${port}/${fn}/${secret}` }]));
-    return { targets: targets as Record<AdmissionFunctionName, { url: string }>, caPem };
+    const targets = Object.fromEntries(FUNCTION_NAMES.map((fn) => [fn, { url: `https://127.0.0.1:${port}/${fn}/${secret}` }]));
+    return { targets: targets as Record<FunctionName, { url: string }>, caPem };
   }
   const outputsFile = args.values.get('--function-urls');
-  const urls: Partial<Record<AdmissionFunctionName, string>> = outputsFile !== undefined ? functionUrlsFromOutputs(JSON.parse(await readText(outputsFile, 'outputs file')) as unknown) : {};
-  for (const fn of ADMISSION_FUNCTIONS) {
+  const urls: Partial<Record<FunctionName, string>> = outputsFile !== undefined ? functionUrlsFromOutputs(JSON.parse(await readText(outputsFile, 'outputs file')) as unknown) : {};
+  for (const fn of FUNCTION_NAMES) {
     const flag = args.values.get(`--url-${fn}`);
     if (flag !== undefined) urls[fn] = flag;
   }
-  const missing = ADMISSION_FUNCTIONS.filter((fn) => urls[fn] === undefined);
+  const missing = FUNCTION_NAMES.filter((fn) => urls[fn] === undefined);
   if (missing.length > 0) throw new ManifestsCliError(`no Function URL for ${missing.join(', ')}: give --function-urls FILE or --url-<function> URL`);
   const secret = await callerSecret(args);
-  const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: webhookUrl(urls[fn] ?? '', secret) }]));
-  return { targets: targets as Record<AdmissionFunctionName, { url: string }> };
+  const targets = Object.fromEntries(FUNCTION_NAMES.map((fn) => [fn, { url: webhookUrl(urls[fn] ?? '', secret) }]));
+  return { targets: targets as Record<FunctionName, { url: string }> };
 }
 
 /** The revision namespace: the flag, else the functions' variable, else Kruise's; checked as the functions check it. */
@@ -164,7 +168,13 @@ export async function renderManifests(argv: readonly string[], env: Readonly<Rec
   });
   const docs: unknown[] = [];
   if (only === undefined) {
-    docs.push(...parseObjects(await readText(join(projectRoot, 'infra', 'k8s', 'crd.yaml'), 'crd.yaml'), 'crd.yaml'));
+    // The CRD converts through the sidecarset-convert function, at its URL with the secret, as the webhooks call theirs.
+    const conversion = { url: targets[SIDECARSET_CONVERT.name].url, ...(caPem !== undefined ? { caBundle: Buffer.from(caPem).toString('base64') } : {}) };
+    docs.push(
+      ...parseObjects(await readText(join(projectRoot, 'infra', 'k8s', 'crd.yaml'), 'crd.yaml'), 'crd.yaml').map((object: JsonObject) =>
+        isObject(object.metadata) && object.metadata.name === CRD_NAME ? withConversionClientConfig(object, conversion) : object,
+      ),
+    );
     const rbac = inRevisionNamespace(parseObjects(await readText(join(projectRoot, 'infra', 'k8s', 'rbac.yaml'), 'rbac.yaml'), 'rbac.yaml'), namespace);
     docs.push(...(args.noNamespace ? rbac.filter((object) => !isNamespace(object)) : rbac));
   }

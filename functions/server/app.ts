@@ -1,5 +1,5 @@
 /**
- * The fastify app serving the three admission functions locally, with the
+ * The fastify app serving the admission functions and the CRD conversion function locally, with the
  * same paths (`/<function>/<secret>`), authentication and answers as the
  * Lambda Function URLs, because both call the same HTTP door, and their
  * metrics as Prometheus text on `/metrics` behind the same caller check.
@@ -9,7 +9,8 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { callerAllowed, NOT_FOUND, serveAuthenticatedAdmission, type HttpResponse } from '../../lib/webhooks/http-door.ts';
 import { REFUSED_CALLER } from '../../lib/webhooks/door-outcome.ts';
 import { reviewFactOf } from '../../lib/webhooks/door-observer.ts';
-import { isAdmissionFunction, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { isFunctionName } from '../../lib/webhooks/registry.ts';
+import type { FunctionName } from '../../lib/webhooks/descriptors.ts';
 import { MAX_WEBHOOK_TIMEOUT_MS } from '../../lib/webhooks/timeout.ts';
 import { PROMETHEUS_CONTENT_TYPE } from '../../lib/metrics/prometheus.ts';
 import type { AdmissionRuntime } from '../shared/compose.ts';
@@ -50,7 +51,8 @@ export const SERVER_TIMEOUTS: Readonly<ServerTimeouts> = {
 };
 
 export interface AppDeps {
-  runtimes: Readonly<Partial<Record<AdmissionFunctionName, AdmissionRuntime>>>;
+  /** The functions served, by name: the admission functions and, for a cluster that converts through this server, sidecarset-convert. */
+  runtimes: Readonly<Partial<Record<FunctionName, AdmissionRuntime>>>;
   /** Ready when every cluster source answers. The message is for the server's log: /readyz never shows it. */
   readiness: () => Promise<{ ready: boolean; message: string }>;
   https?: { key: string; cert: string };
@@ -78,11 +80,11 @@ function send(reply: FastifyReply, response: HttpResponse): FastifyReply {
 }
 
 /** The function and the path after it, from `/<function>` or `/<function>/<rest>`. */
-function route(url: string): { fn: AdmissionFunctionName; path: string } | undefined {
+function route(url: string): { fn: FunctionName; path: string } | undefined {
   const path = url.split('?')[0] ?? '';
   const match = /^\/([^/]+)(\/.*)?$/.exec(path);
   const fn = match?.[1];
-  if (fn === undefined || !isAdmissionFunction(fn)) return undefined;
+  if (fn === undefined || !isFunctionName(fn)) return undefined;
   return { fn, path: match?.[2] ?? '/' };
 }
 

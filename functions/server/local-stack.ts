@@ -18,13 +18,17 @@ import { stringify } from 'yaml';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { ENV_REVISION_NAMESPACE, inRevisionNamespace, revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
 import { parseObjects } from '../../lib/kube/yaml-objects.ts';
+import { isObject } from '../../lib/kube/json.ts';
+import type { JsonObject } from '../../lib/kube/types.ts';
 import { DEFAULT_REVISION_NAMESPACE } from '../../lib/sidecarset/revisions.ts';
 import { ensureSecretFile, fileSecretStore } from '../../lib/adapters/secret-file.ts';
 import { parseSecretValue } from '../../lib/auth/caller-auth.ts';
 import { callerNetworksFromEnv } from '../../lib/auth/caller-config.ts';
 import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
 import type { Logger } from '../../lib/ports.ts';
-import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
+import { ADMISSION_FUNCTIONS, FUNCTION_NAMES } from '../../lib/webhooks/registry.ts';
+import { SIDECARSET_CONVERT } from '../../lib/webhooks/descriptors.ts';
+import { CRD_NAME, withConversionClientConfig } from '../../lib/crd/sidecarset-crd.ts';
 import { rbacManifestPath, startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
 import { startTestKubelet, type TestKubelet, type TestKubeletOptions } from '../../control-plane/test-kubelet.ts';
 import { clusterSources } from '../shared/cluster.ts';
@@ -134,6 +138,13 @@ export async function revisionRbacYaml(namespace: string): Promise<string> {
   return objects.map((o) => stringify(o)).join('---\n');
 }
 
+/** infra/k8s/crd.yaml with its conversion webhook at `url`, trusting `caPem`: the CRD a local server installs. */
+export async function localCrd(url: string, caPem: string): Promise<JsonObject> {
+  const crd = parseObjects(await readFile(crdPath, 'utf8'), 'crd.yaml').find((o) => isObject(o.metadata) && o.metadata.name === CRD_NAME);
+  if (crd === undefined) throw new Error(`${crdPath} holds no CustomResourceDefinition ${CRD_NAME}`);
+  return withConversionClientConfig(crd, { url, caBundle: Buffer.from(caPem).toString('base64') });
+}
+
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const cp = await startControlPlane();
   const tlsDir = options.tlsDir ?? (await mkdtemp(join(tmpdir(), 'sidecarset-tls-')));
@@ -169,7 +180,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     const rollout = options.admitted !== undefined ? localRolloutTrigger(options.admitted) : statusLoopTrigger(statusLoop);
     const runtimes = Object.fromEntries(
-      ADMISSION_FUNCTIONS.map((fn) => [fn, withInjectionOrder(admissionRuntime(fn, secrets, sources, jsonLogger({ function: fn }, sink), undefined, networks, rollout, metrics.recorder.admission(fn)), env)]),
+      FUNCTION_NAMES.map((fn) => [fn, withInjectionOrder(admissionRuntime(fn, secrets, sources, jsonLogger({ function: fn }, sink), undefined, networks, rollout, metrics.recorder.admission(fn)), env)]),
     );
     const app = buildApp({ runtimes, metrics: metrics.registry, https: { cert: tls.certPem, key: tls.keyPem }, readiness: () => Promise.resolve({ ready: true, message: '' }) });
     await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
@@ -179,6 +190,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `${serverUrl}/${fn}/${secret}` }])) as Record<(typeof ADMISSION_FUNCTIONS)[number], { url: string }>;
     const manifests = renderWebhookConfigurations({ targets, caPem: tls.caPem, ...(options.podFailurePolicy ? { podFailurePolicy: options.podFailurePolicy } : {}) });
     await cp.apply(manifests.map((m) => stringify(m)).join('---\n'));
+    // The CRD converts through this server from now on (the harness's own webhook did until it listened),
+    // with the secret the rotation keeps current in the CRD as in the webhook configurations.
+    await cp.apply(JSON.stringify(await localCrd(`${serverUrl}/${SIDECARSET_CONVERT.name}/${secret}`, tls.caPem)));
     let kubelet: TestKubelet | undefined;
     if (options.testKubelet !== undefined) {
       const kubeletLogger = jsonLogger({ function: 'test-kubelet' }, sink);

@@ -1,11 +1,12 @@
 /**
- * A Lambda handler for one admission function (behind a Function URL or the private REST API), composed once per
+ * A Lambda handler for one function the API server calls (an admission function, or the CRD conversion function; behind a Function URL or the private REST API), composed once per
  * cold start. A configuration error fails the cold start, so every call fails
  * (5xx) and the webhook's failurePolicy decides: never serve unauthenticated
  * or blind.
  */
 import { serveAdmission } from '../../lib/webhooks/http-door.ts';
-import { descriptorOf, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { descriptorOf } from '../../lib/webhooks/registry.ts';
+import type { FunctionName } from '../../lib/webhooks/descriptors.ts';
 import { composeAdmission, type ClusterComposer, type Env, type Overrides } from './compose.ts';
 import { httpRequestFromAnyEvent, resultFromResponse, type AdmissionEvent, type FunctionUrlResult } from './lambda-door.ts';
 
@@ -13,7 +14,7 @@ import { httpRequestFromAnyEvent, resultFromResponse, type AdmissionEvent, type 
 export type FunctionUrlHandler = (event: AdmissionEvent) => Promise<FunctionUrlResult>;
 
 export async function admissionLambda(
-  fn: AdmissionFunctionName,
+  fn: FunctionName,
   options: { env?: Env; overrides?: Overrides; cluster?: ClusterComposer } = {},
 ): Promise<FunctionUrlHandler> {
   const runtime = await composeAdmission(fn, options.env ?? process.env, options.overrides, options.cluster);

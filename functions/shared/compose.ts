@@ -17,8 +17,8 @@ import type { CallerNetworks } from '../../lib/auth/caller-network.ts';
 import { refreshingSecrets, type RefreshingSecrets } from '../../lib/auth/secret-refresh.ts';
 import { systemClock, type Clock, type Logger, type NamespaceSource, type RevisionSource, type RolloutTrigger, type SidecarSetSource } from '../../lib/ports.ts';
 import { DEFAULT_MAX_BODY_BYTES, type HttpDoorConfig } from '../../lib/webhooks/http-door.ts';
-import { readsCluster } from '../../lib/webhooks/descriptors.ts';
-import { descriptorOf, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { readsCluster, type FunctionName } from '../../lib/webhooks/descriptors.ts';
+import { descriptorOf } from '../../lib/webhooks/registry.ts';
 import { sortSidecarsByNameFromEnv } from '../../lib/webhooks/injection-order.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -153,7 +153,7 @@ export async function loadCallerAccess(env: Env, logger: Logger, overrides: Over
 }
 
 /** Functions that read the cluster, as their descriptors say (defaulting needs nothing but the object). */
-export function needsCluster(fn: AdmissionFunctionName): boolean {
+export function needsCluster(fn: FunctionName): boolean {
   return readsCluster(descriptorOf(fn));
 }
 
@@ -180,7 +180,7 @@ export function withInjectionOrder(runtime: AdmissionRuntime, env: Env): Admissi
 }
 
 /** Functions that tell the reconciler about admitted changes, as their descriptors say (the SidecarSet validating webhook: it sees every admitted one, after defaulting). */
-export function triggersRollout(fn: AdmissionFunctionName): boolean {
+export function triggersRollout(fn: FunctionName): boolean {
   return descriptorOf(fn).triggersStatusPass;
 }
 
@@ -188,7 +188,7 @@ export function triggersRollout(fn: AdmissionFunctionName): boolean {
 const NO_CLUSTER = { sidecarSets: memorySidecarSetSource([]), namespaces: memoryNamespaceSource([]) };
 
 /** The door's view of the caller access: re-read secrets are read through a getter, so every request sees the latest. */
-function doorConfig(fn: AdmissionFunctionName, secrets: CallerSecretsHandle, networks: CallerNetworks | undefined): HttpDoorConfig {
+function doorConfig(fn: FunctionName, secrets: CallerSecretsHandle, networks: CallerNetworks | undefined): HttpDoorConfig {
   const common = { fn, maxBodyBytes: DEFAULT_MAX_BODY_BYTES, ...(networks !== undefined ? { callerNetworks: networks } : {}) };
   if (!isRefreshing(secrets)) return { ...common, secrets };
   return {
@@ -202,7 +202,7 @@ function doorConfig(fn: AdmissionFunctionName, secrets: CallerSecretsHandle, net
 
 /** One function's runtime from parts composed once (shared by the functions of one server). */
 export function admissionRuntime(
-  fn: AdmissionFunctionName,
+  fn: FunctionName,
   secrets: CallerSecretsHandle,
   sources: Pick<ClusterSources, 'sidecarSets' | 'namespaces' | 'revisions'> | undefined,
   logger: Logger,
@@ -241,7 +241,7 @@ export function warnIfInsecure(access: CallerAccess, logger: Logger): void {
  * `cluster` is required exactly for the functions that read the cluster.
  */
 export async function composeAdmission(
-  fn: AdmissionFunctionName,
+  fn: FunctionName,
   env: Env,
   overrides: Overrides = {},
   cluster?: ClusterComposer,

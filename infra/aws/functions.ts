@@ -50,6 +50,7 @@ type AdmissionSpec = FunctionSpec & { trigger: 'function-url' };
 const ADMISSION_KIND: Readonly<Record<FunctionDescriptor['caller']['in'], string>> = {
   MutatingWebhookConfiguration: 'mutating admission',
   ValidatingWebhookConfiguration: 'validating admission',
+  CustomResourceDefinition: 'CRD conversion',
 };
 
 /** A function the API server calls, as its descriptor says: behind a Function URL, with the cluster exactly when it reads it. */

@@ -19,6 +19,10 @@
  *    `previous`. A webhook found carrying the old secret is pointed at the
  *    new one and the wait starts over.
  *
+ * "Webhooks" here are the project's webhook configurations' and the
+ * SidecarSet CRD's conversion webhook (`spec.conversion.webhook.clientConfig.url`):
+ * its URL carries the same secret and is rotated and repaired with them.
+ *
  * Before any step, every pass repairs: a webhook of the project's
  * configurations whose URL carries a secret-shaped last segment that is
  * neither the current nor the previous secret (a saved copy re-applied
@@ -45,9 +49,9 @@ export interface SecretStore {
   write(text: string, signal?: AbortSignal): Promise<void>;
 }
 
-/** One webhook of the project's own configurations. */
+/** One webhook of the project's own configurations, or the SidecarSet CRD's conversion webhook. */
 export interface WebhookEndpoint {
-  configuration: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration';
+  configuration: 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration' | 'CustomResourceDefinition';
   /** The webhook's name, e.g. `pod-inject.sidecarset.kruise.io`. */
   webhook: string;
   /** Its position in the configuration's `webhooks` list. */
@@ -56,9 +60,13 @@ export interface WebhookEndpoint {
   url: string | undefined;
 }
 
-/** The project's webhook configurations in the cluster. */
+/** The project's webhook configurations in the cluster, and the CRD's conversion webhook. */
 export interface WebhookUrls {
-  /** Every webhook of the project's configurations; undefined when neither configuration exists. */
+  /**
+   * Every webhook of the project's configurations, then the SidecarSet
+   * CRD's conversion webhook when it names a URL; undefined when neither
+   * configuration exists.
+   */
   list(signal?: AbortSignal): Promise<readonly WebhookEndpoint[] | undefined>;
   /** Sets one webhook's URL on condition that it still is `endpoint.url`. */
   setUrl(endpoint: WebhookEndpoint, url: string, signal?: AbortSignal): Promise<void>;

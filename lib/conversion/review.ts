@@ -85,6 +85,21 @@ function convertAll(uid: string, desiredAPIVersion: unknown, objects: unknown): 
 }
 
 /**
+ * Why `body` (parsed JSON) is no ConversionReview v1 request, or undefined
+ * when it is one (an object of that apiVersion and kind, with a request
+ * carrying a uid). The door answers a body that is none with a 400.
+ */
+export function conversionReviewProblem(body: unknown): string | undefined {
+  if (!isObject(body)) return 'the body is not a JSON object';
+  if (body.apiVersion !== CONVERSION_REVIEW_API_VERSION) return `apiVersion is ${shown(body.apiVersion)}, expected "${CONVERSION_REVIEW_API_VERSION}"`;
+  if (body.kind !== CONVERSION_REVIEW_KIND) return `kind is ${shown(body.kind)}, expected "${CONVERSION_REVIEW_KIND}"`;
+  const request = body.request;
+  if (!isObject(request)) return 'request is missing or not an object';
+  if (typeof request.uid !== 'string' || request.uid === '') return 'request.uid is missing or not a non-empty string';
+  return undefined;
+}
+
+/**
  * The answer to a ConversionReview v1 request (`body`, parsed JSON). Never
  * throws: a body that is no such review is answered `malformed`, a review
  * that cannot be converted `failed` with a message naming the object and the
@@ -92,13 +107,10 @@ function convertAll(uid: string, desiredAPIVersion: unknown, objects: unknown): 
  */
 export function answerConversionReview(body: unknown): ConversionAnswer {
   try {
-    if (!isObject(body)) return malformed('the body is not a JSON object');
-    if (body.apiVersion !== CONVERSION_REVIEW_API_VERSION) return malformed(`apiVersion is ${shown(body.apiVersion)}, expected "${CONVERSION_REVIEW_API_VERSION}"`);
-    if (body.kind !== CONVERSION_REVIEW_KIND) return malformed(`kind is ${shown(body.kind)}, expected "${CONVERSION_REVIEW_KIND}"`);
-    const request = body.request;
-    if (!isObject(request)) return malformed('request is missing or not an object');
-    if (typeof request.uid !== 'string' || request.uid === '') return malformed('request.uid is missing or not a non-empty string');
-    const uid = request.uid;
+    const problem = conversionReviewProblem(body);
+    if (problem !== undefined) return malformed(problem);
+    const request = (body as JsonObject).request as JsonObject;
+    const uid = request.uid as string;
     try {
       return convertAll(uid, request.desiredAPIVersion, request.objects);
     } catch (error) {

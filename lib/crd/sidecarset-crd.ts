@@ -253,9 +253,48 @@ export interface ConversionService {
   port?: number;
 }
 
+/**
+ * The conversion URL infra/k8s/crd.yaml carries: a deployment's own is put
+ * in its place where the CRD is installed (`npm run manifests` from the
+ * stack's convert function URL, `npm start` and the test harness from their
+ * local conversion servers). The `.invalid` name never resolves, so a CRD
+ * applied as it is fails reads and writes of v1alpha1 with a message naming
+ * this URL, rather than calling anyone.
+ */
+export const CONVERSION_URL_PLACEHOLDER = 'https://sidecarset-convert.invalid/render-the-crd-with-npm-run-manifests';
+
+/** The two-version CRD as infra/k8s/crd.yaml holds it (the placeholder conversion URL). */
+export const DEFAULT_CRD_VERSIONS: CrdVersions = { served: 'v1alpha1+v1beta1', conversion: { url: CONVERSION_URL_PLACEHOLDER } };
+
+/** The conversion client config of a CRD object (the URL form), if it has one. */
+export function conversionUrlOf(crd: unknown): string | undefined {
+  const spec = isRecord(crd) ? crd.spec : undefined;
+  const conversion = isRecord(spec) ? spec.conversion : undefined;
+  const webhook = isRecord(conversion) ? conversion.webhook : undefined;
+  const clientConfig = isRecord(webhook) ? webhook.clientConfig : undefined;
+  return isRecord(clientConfig) && typeof clientConfig.url === 'string' ? clientConfig.url : undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * `crd` (a CRD object converted by webhook, as crd.yaml's) pointing its
+ * conversion webhook at `config` instead: a copy, the rest untouched.
+ * @throws Error when the CRD converts by no webhook, or the config is one the API server would refuse.
+ */
+export function withConversionClientConfig(crd: JsonObject, config: ConversionClientConfig): JsonObject {
+  const spec = isRecord(crd.spec) ? crd.spec : {};
+  if (!isRecord(spec.conversion) || spec.conversion.strategy !== 'Webhook') {
+    throw new Error(`the CRD ${String(isRecord(crd.metadata) ? crd.metadata.name : undefined)} converts by no webhook (it serves v1alpha1 alone?)`);
+  }
+  return { ...crd, spec: { ...spec, conversion: conversionStanza(config) } };
+}
+
 /** Which versions the CRD serves. */
 export type CrdVersions =
-  /** v1alpha1 alone, stored as is, no conversion: what the project installs today. */
+  /** v1alpha1 alone, stored as is, no conversion: for a cluster where no conversion webhook can run (`npm run crd -- --v1alpha1-only`). */
   | { served: 'v1alpha1' }
   /** v1alpha1 and v1beta1, v1beta1 stored, as OpenKruise 1.9's CRD; conversion by the webhook at `conversion`. */
   | { served: 'v1alpha1+v1beta1'; conversion: ConversionClientConfig };

@@ -64,8 +64,8 @@ function clientConfig(target: WebhookTarget, caPem: string | undefined): Record<
   return caPem === undefined ? { url: target.url } : { url: target.url, caBundle: Buffer.from(caPem).toString('base64') };
 }
 
-/** A descriptor of a function the API server calls through a webhook configuration. */
-type Registered = (typeof FUNCTION_DESCRIPTORS)[number];
+/** A descriptor of a function the API server calls through a webhook configuration (the conversion function's caller is the CRD). */
+type Registered = Extract<(typeof FUNCTION_DESCRIPTORS)[number], { answers: 'AdmissionReview' }>;
 
 /** One function's webhook, its fields in the order the API server prints them. */
 function webhookOf(descriptor: Registered, options: WebhookRenderOptions, timeoutSeconds: number, excluded: readonly string[]): Record<string, unknown> {
@@ -95,7 +95,7 @@ function webhookOf(descriptor: Registered, options: WebhookRenderOptions, timeou
 
 /** The descriptors registered in one webhook configuration, in the list's order. */
 export function registeredIn(kind: WebhookRegistration['in']): Registered[] {
-  return FUNCTION_DESCRIPTORS.filter((d) => d.caller.in === kind);
+  return FUNCTION_DESCRIPTORS.filter((d): d is Registered => d.caller.in === kind);
 }
 
 /** Both webhook configurations, as API objects: one webhook per descriptor registered in each. */

@@ -14,6 +14,7 @@
 import type { WrappableKind } from '../admission/wrap.ts';
 import type { AdmissionHandler, HandlerDeps } from './handler.ts';
 import type { AdmissionRequest } from '../admission/review.ts';
+import type { ConversionAnswer } from '../conversion/review.ts';
 
 /**
  * A handler loaded on first use (or by `load()`, at a cold start): each
@@ -35,6 +36,30 @@ function lazyHandler(importHandler: () => Promise<AdmissionHandler>): LazyHandle
     return loaded;
   };
   const handler = async (request: AdmissionRequest, deps: HandlerDeps) => (await load())(request, deps);
+  return Object.assign(handler, { load });
+}
+
+/**
+ * A conversion handler: the parsed body of a ConversionReview (already
+ * checked to be one by the door's decoder) in, its answer out. Pure and
+ * synchronous once loaded; loaded lazily like the admission handlers, so
+ * the conversion code stays out of their bundles and theirs out of its.
+ */
+export interface LazyConversionHandler {
+  (review: unknown): Promise<ConversionAnswer>;
+  load(): Promise<unknown>;
+}
+
+function lazyConversionHandler(importHandler: () => Promise<(review: unknown) => ConversionAnswer>): LazyConversionHandler {
+  let loaded: Promise<(review: unknown) => ConversionAnswer> | undefined;
+  const load = (): Promise<(review: unknown) => ConversionAnswer> => {
+    loaded ??= importHandler().catch((error: unknown) => {
+      loaded = undefined;
+      throw error;
+    });
+    return loaded;
+  };
+  const handler = async (review: unknown) => (await load())(review);
   return Object.assign(handler, { load });
 }
 
@@ -103,8 +128,35 @@ export interface AdmissionFunctionDescriptor<Name extends string = string> {
   bundle: string;
 }
 
-/** Every function descriptor; a conversion function's joins this union (docs/ARCHITECTURE.md). */
-export type FunctionDescriptor = AdmissionFunctionDescriptor;
+/**
+ * Where the API server learns to call a conversion function: the named
+ * CRD's `spec.conversion.webhook.clientConfig` (rendered by `npm run
+ * manifests`, repointed by the rotation), not a webhook configuration.
+ */
+export interface CrdConversionRegistration {
+  in: 'CustomResourceDefinition';
+  /** The CRD's name. */
+  crd: string;
+}
+
+/** A function that answers the API server's ConversionReviews (apiextensions.k8s.io/v1) for a CRD. */
+export interface ConversionFunctionDescriptor<Name extends string = string> {
+  name: Name;
+  answers: 'ConversionReview';
+  handler: LazyConversionHandler;
+  /** The kind of object it converts; invoke wraps a plain object of this kind in a review with `--to`. */
+  reviews: 'SidecarSet';
+  /** Nothing: a conversion is the object alone, so the function holds no cluster credentials. */
+  reads: ClusterReads;
+  triggersStatusPass: false;
+  caller: CrdConversionRegistration;
+  title: string;
+  invoke: { summary: string; about: string };
+  bundle: string;
+}
+
+/** Every function descriptor: an admission function's or a conversion function's (docs/ARCHITECTURE.md). */
+export type FunctionDescriptor = AdmissionFunctionDescriptor | ConversionFunctionDescriptor;
 
 const NOTHING: ClusterReads = { sidecarSets: false, namespaces: false, revisions: false };
 const SETS_NAMESPACES_REVISIONS: ClusterReads = { sidecarSets: true, namespaces: true, revisions: true };
@@ -185,8 +237,32 @@ export const POD_INJECT = describe({
   bundle: 'functions/pod-inject/handler.ts',
 });
 
+/**
+ * The SidecarSet CRD's conversion webhook (v1alpha1 <-> v1beta1, OpenKruise
+ * 1.9's mapping made lossless: docs/CONVERSION.md). Every read or write of
+ * the version not stored goes through it. It reads nothing from the
+ * cluster; a converted review is counted `Allowed`, one answered with
+ * `result.status: Failure` `Denied`, in the same log line and metric as
+ * the admission functions.
+ */
+export const SIDECARSET_CONVERT = {
+  name: 'sidecarset-convert',
+  answers: 'ConversionReview',
+  handler: lazyConversionHandler(async () => (await import('./sidecarset-convert.ts')).sidecarSetConvertHandler),
+  reviews: 'SidecarSet',
+  reads: NOTHING,
+  triggersStatusPass: false,
+  caller: { in: 'CustomResourceDefinition', crd: 'sidecarsets.apps.kruise.io' },
+  title: 'SidecarSet CRD conversion webhook',
+  invoke: {
+    summary: 'convert a SidecarSet between v1alpha1 and v1beta1 as the CRD conversion webhook does',
+    about: 'Converts SidecarSets between apps.kruise.io/v1alpha1 and v1beta1 as the CRD conversion webhook does: a ConversionReview, or a plain SidecarSet with --to.',
+  },
+  bundle: 'functions/sidecarset-convert/handler.ts',
+} as const satisfies ConversionFunctionDescriptor<'sidecarset-convert'>;
+
 /** Every function the API server calls, in the order the stack, the bundles and the webhook configurations list them. */
-export const FUNCTION_DESCRIPTORS = [SIDECARSET_DEFAULT, SIDECARSET_VALIDATE, POD_INJECT] as const;
+export const FUNCTION_DESCRIPTORS = [SIDECARSET_DEFAULT, SIDECARSET_VALIDATE, POD_INJECT, SIDECARSET_CONVERT] as const;
 
 /** A descriptor of the list, its name typed as one of the list's. */
 export type ListedDescriptor = (typeof FUNCTION_DESCRIPTORS)[number];

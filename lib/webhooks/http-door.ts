@@ -16,7 +16,9 @@ import { openEnvelope, type HttpRequest } from './door-envelope.ts';
 import { REFUSED_CALLER, responseOf, type HttpResponse } from './door-outcome.ts';
 import { observe } from './door-observer.ts';
 import { reviewWithinDeadline } from './door-review.ts';
-import { admissionRequestOf, type AdmissionFunctionName } from './registry.ts';
+import { admissionRequestOf, descriptorOf } from './registry.ts';
+import type { FunctionName } from './descriptors.ts';
+import { conversionRequestOf, convertWithinDeadline } from './conversion-door.ts';
 
 /** Lambda's buffered payload limit; the API server never sends more for one object. */
 export const DEFAULT_MAX_BODY_BYTES = 6 * 1024 * 1024;
@@ -28,7 +30,8 @@ export { callerAllowed, type CallerPresented } from './door-gate.ts';
 export type { HttpRequest, HttpResponse };
 
 export interface HttpDoorConfig extends CallerGateConfig {
-  fn: AdmissionFunctionName;
+  /** An admission function, or the conversion function (its review decoded and answered as its descriptor says). */
+  fn: FunctionName;
   maxBodyBytes: number;
 }
 
@@ -55,9 +58,16 @@ async function serve(request: HttpRequest, config: HttpDoorConfig, deps: DoorDep
     if (authenticate && !(await callerAllowed(config, { path: request.path, authorization: request.headers.authorization, sourceIp: request.sourceIp }))) {
       return REFUSED_CALLER;
     }
+    const { fn } = config;
+    const descriptor = descriptorOf(fn);
+    if (descriptor.answers === 'ConversionReview') {
+      const converting = openEnvelope(request, config.maxBodyBytes, conversionRequestOf);
+      if ('kind' in converting) return converting;
+      return convertWithinDeadline(descriptor.handler, converting.request, request.timeout);
+    }
     const opened = openEnvelope(request, config.maxBodyBytes, admissionRequestOf);
     if ('kind' in opened) return opened;
-    return reviewWithinDeadline(config.fn, opened.request, { ...deps, sidecarSets: observation.timedSidecarSets(deps.sidecarSets) }, request.timeout);
+    return reviewWithinDeadline(descriptor.name, opened.request, { ...deps, sidecarSets: observation.timedSidecarSets(deps.sidecarSets) }, request.timeout);
   });
   return responseOf(outcome);
 }

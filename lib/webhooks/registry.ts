@@ -8,13 +8,23 @@ import { decodeReview, InvalidReviewError, reviewOf, type AdmissionRequest, type
 import { FUNCTION_DESCRIPTORS, type FunctionName, type ListedDescriptor } from './descriptors.ts';
 import type { HandlerDeps } from './handler.ts';
 
+export type AdmissionDescriptor = Extract<ListedDescriptor, { answers: 'AdmissionReview' }>;
+export type AdmissionFunctionName = AdmissionDescriptor['name'];
+export type ConversionFunctionName = Extract<ListedDescriptor, { answers: 'ConversionReview' }>['name'];
+
+function answersAdmission(descriptor: ListedDescriptor): descriptor is AdmissionDescriptor {
+  return descriptor.answers === 'AdmissionReview';
+}
+
 /**
  * The names of the functions that answer AdmissionReviews, in the
- * descriptors' order: every descriptor's today (a conversion function's
- * descriptor would be left out by its `answers`).
+ * descriptors' order (the conversion function, which answers
+ * ConversionReviews, is left out by its `answers`).
  */
-export const ADMISSION_FUNCTIONS: readonly AdmissionFunctionName[] = FUNCTION_DESCRIPTORS.map((d) => d.name);
-export type AdmissionFunctionName = Extract<ListedDescriptor, { answers: 'AdmissionReview' }>['name'];
+export const ADMISSION_FUNCTIONS: readonly AdmissionFunctionName[] = FUNCTION_DESCRIPTORS.filter(answersAdmission).map((d) => d.name);
+
+/** Every function's name, in the descriptors' order. */
+export const FUNCTION_NAMES: readonly FunctionName[] = FUNCTION_DESCRIPTORS.map((d) => d.name);
 
 const BY_NAME: ReadonlyMap<string, ListedDescriptor> = new Map(FUNCTION_DESCRIPTORS.map((d) => [d.name, d]));
 
@@ -27,7 +37,21 @@ export function descriptorOf(name: FunctionName): ListedDescriptor {
 }
 
 export function isAdmissionFunction(name: string): name is AdmissionFunctionName {
+  const descriptor = BY_NAME.get(name);
+  return descriptor !== undefined && answersAdmission(descriptor);
+}
+
+/** Whether `name` is any function's (admission or conversion). */
+export function isFunctionName(name: string): name is FunctionName {
   return BY_NAME.has(name);
+}
+
+/** The descriptor of an admission function. */
+function admissionDescriptorOf(name: AdmissionFunctionName): AdmissionDescriptor {
+  const descriptor = descriptorOf(name);
+  // Unreachable for an AdmissionFunctionName.
+  if (!answersAdmission(descriptor)) throw new Error(`${name} answers no AdmissionReview`);
+  return descriptor;
 }
 
 /** The outcome of one review, ready for any door to render. */
@@ -57,7 +81,7 @@ export async function runReview(name: AdmissionFunctionName, body: unknown, deps
 
 /** Runs one admission function on a decoded request; the answer carries the request's uid. Never throws. */
 export async function reviewRequest(name: AdmissionFunctionName, request: AdmissionRequest, deps: HandlerDeps): Promise<ReviewedOutcome> {
-  const result = await descriptorOf(name).handler(request, deps);
+  const result = await admissionDescriptorOf(name).handler(request, deps);
   if (result.outcome === 'failed') {
     return { kind: 'failed', uid: request.uid, status: result.failure.status, message: result.failure.message };
   }

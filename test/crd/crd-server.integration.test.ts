@@ -14,6 +14,8 @@ import { DEFAULT_REVISION_NAMESPACE, LABEL_CUSTOM_VERSION, newRevision } from '.
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { fetchOpenApiSubset, readOpenApiSubset } from '../../scripts/crd.ts';
+import { withConversionClientConfig } from '../../lib/crd/sidecarset-crd.ts';
+import type { JsonObject } from '../../lib/kube/types.ts';
 import { forCreate } from '../../testkit/bench/cluster.ts';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
@@ -91,7 +93,10 @@ describeWithControlPlane('the CRD on the pinned kube-apiserver, without webhooks
   });
 
   it('is itself valid without a warning under strict field validation', async () => {
-    const crd = parse(await readFile(crdPath, 'utf8')) as { metadata: { name: string } };
+    // Pointed at the harness's conversion webhook, as cp.apply does: the placeholder URL would fail every later write.
+    const crd = withConversionClientConfig(parse(await readFile(crdPath, 'utf8')) as JsonObject, { url: cp.conversion.url, caBundle: Buffer.from(cp.conversion.caPem).toString('base64') }) as JsonObject & {
+      metadata: { name: string };
+    };
     const res = await cp.request(
       'admin',
       'PATCH',

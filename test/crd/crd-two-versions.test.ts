@@ -3,7 +3,7 @@
  * OpenKruise 1.9's: v1alpha1 and v1beta1 served, v1beta1 stored, the same
  * printer columns, v1beta1 without `namespace` and with `customVersion`, and
  * a Webhook conversion to the caller's URL or Service. The default render
- * (infra/k8s/crd.yaml) stays v1alpha1 alone: crd.test.ts.
+ * (infra/k8s/crd.yaml is the two-version CRD with the placeholder URL: crd.test.ts).
  * On the API server: crd-two-versions.integration.test.ts.
  */
 import { afterEach, describe, expect, it, jest } from '@jest/globals';

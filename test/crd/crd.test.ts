@@ -1,6 +1,7 @@
 /**
- * infra/k8s/crd.yaml is what `npm run crd` generates, a structural schema
- * kubectl can apply client-side and explain, and it keeps every field of
+ * infra/k8s/crd.yaml is what `npm run crd` generates: OpenKruise 1.9's two
+ * versions (v1beta1 stored, converted by webhook), a structural schema
+ * kubectl can apply (server-side) and explain, and it keeps every field of
  * OpenKruise's SidecarContainer (the fields the SidecarSet hash covers), so
  * that pruning never changes a hash. On the API server: crd-server.test.ts.
  */
@@ -15,6 +16,7 @@ import type { JsonObject } from '../../lib/kube/types.ts';
 import { SIDECAR_CONTAINER, type GoType } from '../../lib/sidecarset/go-json.ts';
 import { parseOpenApiSubset } from '../../lib/crd/openapi-subset.ts';
 import { crdFile, generateCrd, main, openApiFile } from '../../scripts/crd.ts';
+import { CONVERSION_URL_PLACEHOLDER } from '../../lib/crd/sidecarset-crd.ts';
 
 const committed = readFileSync(crdFile, 'utf8');
 const crd = parse(committed) as JsonObject;
@@ -76,17 +78,43 @@ describe('infra/k8s/crd.yaml', () => {
     }
   });
 
-  it('keeps the resource OpenKruise defines: name, group, version, scope, status subresource, printer columns', () => {
+  it('keeps the resource OpenKruise 1.9 defines: name, group, both versions (v1beta1 stored), scope, status subresource, printer columns', () => {
     expect((crd.metadata as JsonObject).name).toBe('sidecarsets.apps.kruise.io');
     expect(crd.spec).toMatchObject({ group: 'apps.kruise.io', scope: 'Cluster', names: { kind: 'SidecarSet', plural: 'sidecarsets' } });
-    expect(version).toMatchObject({ name: 'v1alpha1', served: true, storage: true, subresources: { status: {} } });
-    expect((version.additionalPrinterColumns as JsonObject[]).map((c) => c.name)).toEqual(['MATCHED', 'UPDATED', 'READY', 'AGE']);
+    const versions = (crd.spec as JsonObject).versions as JsonObject[];
+    expect(versions).toHaveLength(2);
+    expect(version).toMatchObject({ name: 'v1alpha1', served: true, storage: false, subresources: { status: {} } });
+    expect(versions[1]).toMatchObject({ name: 'v1beta1', served: true, storage: true, subresources: { status: {} } });
+    for (const v of versions) expect((v.additionalPrinterColumns as JsonObject[]).map((c) => c.name)).toEqual(['MATCHED', 'UPDATED', 'READY', 'AGE']);
   });
 
-  it('fits the 256 KiB annotation kubectl apply (client-side) keeps of the last applied object', () => {
+  it('converts by webhook at the placeholder URL that npm run manifests, npm start and the test harness replace', () => {
+    expect((crd.spec as JsonObject).conversion).toEqual({
+      strategy: 'Webhook',
+      webhook: { clientConfig: { url: CONVERSION_URL_PLACEHOLDER }, conversionReviewVersions: ['v1'] },
+    });
+  });
+
+  it('fits a request and an etcd object with room to spare (over the 256 KiB of client-side apply\'s annotation: it is applied server-side)', () => {
     const bytes = Buffer.byteLength(JSON.stringify(crd));
-    process.stdout.write(`crd.yaml as compact JSON: ${bytes} bytes of 262144\n`);
-    expect(bytes).toBeLessThan(262_144 - 8_192);
+    process.stdout.write(`crd.yaml as compact JSON: ${bytes} bytes (etcd's default limit 1572864)\n`);
+    expect(bytes).toBeLessThan(1_572_864 / 2);
+  });
+
+  it('npm run crd -- --v1alpha1-only renders the one-version CRD, stored as v1alpha1, with no conversion', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crd-'));
+    try {
+      jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
+      expect(await main(['--v1alpha1-only', '--out', join(dir, 'one.yaml')])).toBe(0);
+      const one = parse(await readFile(join(dir, 'one.yaml'), 'utf8')) as JsonObject;
+      expect(((one.spec as JsonObject).versions as JsonObject[]).map((v) => [v.name, v.storage])).toEqual([['v1alpha1', true]]);
+      expect((one.spec as JsonObject).conversion).toBeUndefined();
+      const err = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+      expect(await main(['--v1alpha1-only', '--check'])).toBe(2);
+      expect(String(err.mock.calls[0]?.[0])).toContain('--v1alpha1-only takes only --out, not --check');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('is structural: a type (or int-or-string, or kept whole) everywhere, no references or combinators', () => {

@@ -206,6 +206,32 @@ describeWithControlPlane('the Lambda bundles', () => {
     for (const line of written.slice(0, 2)) expect(checkEmfDocument(line)).toEqual([]);
   });
 
+  it('sidecarset-convert is small, loads no cluster client and no admission handler, and converts a ConversionReview from a Function URL event', () => {
+    const info = bundles.find((b) => b.fn === 'sidecarset-convert');
+    expect(info).toBeDefined();
+    expect((info?.inputs ?? []).some((i) => i.includes('node_modules/@kubernetes/client-node/'))).toBe(false);
+    // What a cold start loads: the conversion, not the admission handlers (their chunks exist, never loaded).
+    expect((info?.startupInputs ?? []).some((i) => /lib\/webhooks\/(pod-inject|sidecarset-validate|sidecarset-default)\.ts$/.test(i))).toBe(false);
+    expect(info?.bytes).toBeLessThan(200 * 1024);
+    expect(info?.startupBytes).toBeLessThan(200 * 1024);
+    process.stdout.write(`sidecarset-convert bundle: ${info?.bytes} bytes, ${info?.startupBytes} at a cold start\n`);
+    const review = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'ConversionReview',
+      request: { uid: 'convert-uid', desiredAPIVersion: 'apps.kruise.io/v1beta1', objects: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'a' }, spec: { namespace: 'shop' } }] },
+    };
+    const r = invokeBundle(bundle('sidecarset-convert'), functionUrlEvent({ body: JSON.stringify(review), secret }), { WEBHOOK_SECRET: secret });
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    const result = JSON.parse(r.stdout) as { statusCode: number; body: string };
+    expect(result.statusCode).toBe(200);
+    const { response } = JSON.parse(result.body) as { response: { uid: string; result: { status: string }; convertedObjects: { apiVersion: string; spec: unknown }[] } };
+    expect([response.uid, response.result.status]).toEqual(['convert-uid', 'Success']);
+    expect(response.convertedObjects[0]?.spec).toEqual({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'shop' } } });
+    expect(r.logs.map((l) => JSON.parse(l) as Record<string, unknown>)).toContainEqual(expect.objectContaining({ function: 'sidecarset-convert', outcome: 'allowed', statusCode: 200 }));
+    const stranger = invokeBundle(bundle('sidecarset-convert'), functionUrlEvent({ body: JSON.stringify(review), secret: 'x'.repeat(43) }), { WEBHOOK_SECRET: secret });
+    expect((JSON.parse(stranger.stdout) as { statusCode: number }).statusCode).toBe(404);
+  });
+
   it('sidecarset-validate refuses to start without cluster credentials', () => {
     const r = invokeBundle(bundle('sidecarset-validate'), functionUrlEvent({ body: JSON.stringify(podReview), secret }), { WEBHOOK_SECRET: secret });
     expect(r.code).not.toBe(0);

@@ -1,7 +1,8 @@
 /**
  * A copy of the webhook configurations saved before a rotation, applied
  * again (as people and GitOps tools do with the file the README writes),
- * points every webhook at a secret no function accepts. One reconciler pass
+ * points every webhook (and the CRD's conversion webhook) at a secret no
+ * function accepts. One reconciler pass
  * on a real API server, as the reconciler's identity of infra/k8s/rbac.yaml,
  * points them back at the current secret, says so in a warning line and
  * counts it in a metric; the stored secret is not touched.
@@ -35,7 +36,15 @@ async function webhookUrls(): Promise<string[]> {
   return urls;
 }
 
-describeWithControlPlane('a stale copy of the webhook configurations, repaired by one pass', () => {
+const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/sidecarsets.apps.kruise.io';
+
+/** The SidecarSet CRD's conversion webhook URL. */
+async function conversionUrl(): Promise<string> {
+  const res = await cp.request('admin', 'GET', CRD_PATH);
+  return (JSON.parse(res.body) as { spec: { conversion: { webhook: { clientConfig: { url: string } } } } }).spec.conversion.webhook.clientConfig.url;
+}
+
+describeWithControlPlane('a stale copy of the webhook configurations and the CRD, repaired by one pass', () => {
   beforeAll(async () => {
     cp = await startControlPlane();
     await cp.apply(await readFile(join(process.cwd(), 'infra', 'k8s', 'crd.yaml'), 'utf8'));
@@ -56,6 +65,9 @@ describeWithControlPlane('a stale copy of the webhook configurations, repaired b
     const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:9/${fn}/${STALE}` }])) as Record<AdmissionFunctionName, { url: string }>;
     await cp.apply(renderWebhookConfigurations({ targets }).map((object) => JSON.stringify(object)).join('\n---\n'));
     expect((await webhookUrls()).map(secretOfUrl)).toEqual([STALE, STALE, STALE]);
+    // The CRD of the same stale copy: its conversion URL carries the stale secret too (no SidecarSet exists, so nothing converts meanwhile).
+    const crdPatch = await cp.request('admin', 'PATCH', CRD_PATH, { spec: { conversion: { webhook: { clientConfig: { url: `https://127.0.0.1:9/sidecarset-convert/${STALE}` } } } } }, 'application/merge-patch+json');
+    expect(crdPatch.status).toBe(200);
 
     // Rotated an hour ago: the next rotation is not due for 23 hours.
     let stored = JSON.stringify({ current: CURRENT, rotatedAt: new Date(Date.now() - 3_600_000).toISOString() });
@@ -79,17 +91,19 @@ describeWithControlPlane('a stale copy of the webhook configurations, repaired b
     expect(pass.errors).toEqual([]);
     expect(pass.secretRotation).toMatchObject({ step: 'waiting', detail: 'not due' });
     expect([...(pass.secretRotation?.repaired ?? [])].sort()).toEqual([
+      'CustomResourceDefinition webhook "sidecarsets.apps.kruise.io conversion"',
       'MutatingWebhookConfiguration webhook "pod-inject.sidecarset.kruise.io"',
       'MutatingWebhookConfiguration webhook "sidecarset-default.sidecarset.kruise.io"',
       'ValidatingWebhookConfiguration webhook "sidecarset-validate.sidecarset.kruise.io"',
     ]);
     expect(await webhookUrls()).toEqual([`https://127.0.0.1:9/sidecarset-default/${CURRENT}`, `https://127.0.0.1:9/pod-inject/${CURRENT}`, `https://127.0.0.1:9/sidecarset-validate/${CURRENT}`]);
+    expect(await conversionUrl()).toBe(`https://127.0.0.1:9/sidecarset-convert/${CURRENT}`);
     expect(writes).toEqual([]);
 
     const warning = log.entries().find((entry) => entry.level === 'warn' && String(entry.message).startsWith('repointed webhooks'));
     expect(warning).toMatchObject({ webhooks: pass.secretRotation?.repaired });
     const repointed = metricLines.flatMap((line) => extractedMetrics(line)).filter((m) => m.name === 'WebhooksRepointed');
-    expect(repointed).toEqual([{ name: 'WebhooksRepointed', unit: 'Count', dimensions: { Function: 'status-sync' }, value: 3 }]);
+    expect(repointed).toEqual([{ name: 'WebhooksRepointed', unit: 'Count', dimensions: { Function: 'status-sync' }, value: 4 }]);
     // No secret, stale or current, in any line.
     expect(log.lines.join('\n')).not.toContain(STALE);
     expect(log.lines.join('\n')).not.toContain(CURRENT);

@@ -172,7 +172,9 @@ describe('functions', () => {
 describe('Function URLs and schedule', () => {
   it('gives each admission function a Function URL with auth type NONE, and status-sync none', () => {
     const urls = Object.values(defaults.template.findResources('AWS::Lambda::Url'));
-    expect(urls).toHaveLength(3);
+    // The three admission functions and sidecarset-convert, the CRD's conversion webhook.
+    expect(ADMISSION).toEqual(['sidecarset-default', 'sidecarset-validate', 'pod-inject', 'sidecarset-convert']);
+    expect(urls).toHaveLength(4);
     for (const url of urls) expect(url.Properties.AuthType).toBe('NONE');
     const targets = urls.map((u) => u.Properties.TargetFunctionArn['Fn::GetAtt'][0] as string).sort();
     expect(targets).toEqual(ADMISSION.map(defaults.fnId).sort());
@@ -489,6 +491,21 @@ describe('operations', () => {
   });
 });
 
+describe('sidecarset-convert', () => {
+  it('has its own role that reaches no cluster: no cluster settings, no kubeconfig secret, no access entry, no role output', () => {
+    const env = (defaults.props('sidecarset-convert').Environment?.Variables ?? {}) as Record<string, unknown>;
+    expect(Object.keys(env).filter((k) => k.startsWith('KUBE') || k.startsWith('EKS') || k === ENV_REVISION_NAMESPACE)).toEqual([]);
+    expect(env[ENV_SECRET_ARN]).toBeDefined();
+    const role = defaults.props('sidecarset-convert').Role['Fn::GetAtt'][0] as string;
+    for (const other of STACK_FUNCTIONS.filter((fn) => fn !== 'sidecarset-convert')) expect(defaults.props(other).Role['Fn::GetAtt'][0]).not.toBe(role);
+    expect(JSON.stringify(roleStatements(defaults, 'sidecarset-convert'))).not.toContain('kubeconfig');
+    expect(FUNCTION_SPECS['sidecarset-convert']).toMatchObject({ trigger: 'function-url', readsCluster: false, readsWebhookSecret: true });
+    const outputs = defaults.template.toJSON().Outputs as Record<string, unknown>;
+    expect(outputs.SidecarsetConvertFunctionUrl).toBeDefined();
+    expect(Object.keys(outputs).filter((k) => k.startsWith('SidecarsetConvert'))).toEqual(['SidecarsetConvertFunctionUrl']);
+  });
+});
+
 describe('webhookIngress=private', () => {
   const PRIVATE = { webhookIngress: 'private', webhookVpcId: 'vpc-0123456789abcdef0', webhookSubnetIds: 'subnet-0123456789abcdef0,subnet-0fedcba9876543210', webhookSecurityGroupId: 'sg-0123456789abcdef0' };
   let priv: Synth;
@@ -500,7 +517,7 @@ describe('webhookIngress=private', () => {
     priv.template.resourceCountIs('AWS::Lambda::Url', 0);
     expect(JSON.stringify(priv.template.toJSON())).not.toContain('lambda:InvokeFunctionUrl');
     // The default stays the Function URLs.
-    defaults.template.resourceCountIs('AWS::Lambda::Url', 3);
+    defaults.template.resourceCountIs('AWS::Lambda::Url', 4);
     defaults.template.resourceCountIs('AWS::ApiGateway::RestApi', 0);
     defaults.template.resourceCountIs('AWS::EC2::VPCEndpoint', 0);
   });

@@ -12,7 +12,8 @@ import type { CallerSecrets } from '../../lib/auth/caller-auth.ts';
 import type { SidecarSetSource } from '../../lib/ports.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-door.ts';
-import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { ADMISSION_FUNCTIONS, FUNCTION_NAMES } from '../../lib/webhooks/registry.ts';
+import type { FunctionName } from '../../lib/webhooks/descriptors.ts';
 import { buildApp } from '../../functions/server/app.ts';
 import { admissionRuntime, type AdmissionRuntime } from '../../functions/shared/compose.ts';
 import { sidecarSet } from '../../testkit/sidecarset-objects.ts';
@@ -29,9 +30,9 @@ jest.mock('cookie', () => cookie);
 const secrets: CallerSecrets = { current: SECRET, previous: PREVIOUS_SECRET };
 const namespaces = memoryNamespaceSource([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } }]);
 
-function runtimes(sidecarSets: SidecarSetSource, logger = capturingLogger().logger, only: readonly AdmissionFunctionName[] = ADMISSION_FUNCTIONS) {
+function runtimes(sidecarSets: SidecarSetSource, logger = capturingLogger().logger, only: readonly FunctionName[] = FUNCTION_NAMES) {
   return Object.fromEntries(only.map((fn) => [fn, admissionRuntime(fn, secrets, { sidecarSets, namespaces }, logger)])) as Partial<
-    Record<AdmissionFunctionName, AdmissionRuntime>
+    Record<FunctionName, AdmissionRuntime>
   >;
 }
 
@@ -62,6 +63,23 @@ describe('buildApp', () => {
       expect(answer).toMatchObject({ uid: 'uid-app', allowed: true, patchType: 'JSONPatch' });
       const object = userSidecarSet();
       expect(applyPatch(object, decodePatch(answer.patch))).toEqual(defaultSidecarSet(object));
+    });
+
+    it('sidecarset-convert converts a ConversionReview behind the same secret path, and logs it as the others do', async () => {
+      const review = {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'ConversionReview',
+        request: { uid: 'uid-convert', desiredAPIVersion: 'apps.kruise.io/v1alpha1', objects: [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'SidecarSet', metadata: { name: 'v' }, spec: { customVersion: 'v2' } }] },
+      };
+      const response = await app.inject({ method: 'POST', url: `/sidecarset-convert/${SECRET}?timeout=10s`, headers: json, payload: review });
+      expect(response.statusCode).toBe(200);
+      const body = response.json<{ response: { uid: string; result: { status: string }; convertedObjects: { apiVersion: string; metadata: { labels: Record<string, string> }; spec: unknown }[] } }>();
+      expect([body.response.uid, body.response.result.status]).toEqual(['uid-convert', 'Success']);
+      expect(body.response.convertedObjects[0]).toMatchObject({ apiVersion: 'apps.kruise.io/v1alpha1', metadata: { labels: { 'apps.kruise.io/sidecarset-custom-version': 'v2' } }, spec: {} });
+      expect(captured.entries()).toContainEqual(expect.objectContaining({ function: 'sidecarset-convert', uid: 'uid-convert', outcome: 'allowed', statusCode: 200 }));
+      expect((await app.inject({ method: 'POST', url: `/sidecarset-convert/${STRANGER_SECRET}`, headers: json, payload: review })).statusCode).toBe(404);
+      const admission = await app.inject({ method: 'POST', url: `/sidecarset-convert/${SECRET}`, headers: json, payload: sidecarSetReview('uid-wrong') });
+      expect([admission.statusCode, admission.json<{ message: string }>().message]).toEqual([400, 'not a ConversionReview v1 request: apiVersion is "admission.k8s.io/v1", expected "apiextensions.k8s.io/v1"']);
     });
 
     it('pod-inject injects the sidecar', async () => {

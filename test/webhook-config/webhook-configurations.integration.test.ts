@@ -28,6 +28,7 @@ const outputs = {
     SidecarSetDefaultFunctionUrl: 'https://aaa.lambda-url.eu-west-1.on.aws/',
     SidecarSetValidateFunctionUrl: 'https://bbb.lambda-url.eu-west-1.on.aws/',
     PodInjectFunctionUrl: 'https://ccc.lambda-url.eu-west-1.on.aws/',
+    SidecarSetConvertFunctionUrl: 'https://ddd.lambda-url.eu-west-1.on.aws/',
     WebhookSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:webhook',
   },
 };
@@ -69,6 +70,7 @@ describe('functionUrlsFromOutputs and webhookUrl', () => {
       'sidecarset-default': 'https://aaa.lambda-url.eu-west-1.on.aws/',
       'sidecarset-validate': 'https://bbb.lambda-url.eu-west-1.on.aws/',
       'pod-inject': 'https://ccc.lambda-url.eu-west-1.on.aws/',
+      'sidecarset-convert': 'https://ddd.lambda-url.eu-west-1.on.aws/',
     });
   });
   it('appends the secret as the last path segment', () => {
@@ -93,6 +95,19 @@ describe('renderManifests', () => {
       `https://bbb.lambda-url.eu-west-1.on.aws/${secret}`,
     ]);
     expect(hooks.every((h) => h.clientConfig.caBundle === undefined)).toBe(true);
+  });
+
+  it('points the CRD\'s conversion webhook at the sidecarset-convert Function URL with the secret path (Lambda), or at the local server with its caBundle', async () => {
+    const conversionOf = (yaml: string) => (docs(yaml)[0] as unknown as { spec: { conversion: unknown } }).spec.conversion;
+    expect(conversionOf(await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile]))).toEqual({
+      strategy: 'Webhook',
+      webhook: { clientConfig: { url: `https://ddd.lambda-url.eu-west-1.on.aws/${secret}` }, conversionReviewVersions: ['v1'] },
+    });
+    const ca = await readFile(join(dir, 'tls', 'ca.crt'), 'utf8');
+    expect(conversionOf(await renderManifests(['--local', '--tls-dir', join(dir, 'tls'), '--port', '9443']))).toEqual({
+      strategy: 'Webhook',
+      webhook: { clientConfig: { url: `https://127.0.0.1:9443/sidecarset-convert/${secret}`, caBundle: Buffer.from(ca).toString('base64') }, conversionReviewVersions: ['v1'] },
+    });
   });
 
   it('applies the pod failure policy, timeout and extra excluded namespaces', async () => {
@@ -167,8 +182,8 @@ describe('renderManifests', () => {
   });
 
   it.each<[string, () => string[], RegExp]>([
-    ['no URLs', () => ['--secret-file', secretFile], /no Function URL for sidecarset-default, sidecarset-validate, pod-inject/],
-    ['no secret', () => ['--url-sidecarset-default', 'https://a/', '--url-sidecarset-validate', 'https://b/', '--url-pod-inject', 'https://c/'], /caller secret is needed/],
+    ['no URLs', () => ['--secret-file', secretFile], /no Function URL for sidecarset-default, sidecarset-validate, pod-inject, sidecarset-convert/],
+    ['no secret', () => ['--url-sidecarset-default', 'https://a/', '--url-sidecarset-validate', 'https://b/', '--url-pod-inject', 'https://c/', '--url-sidecarset-convert', 'https://d/'], /caller secret is needed/],
     ['a JSON secret file without "current"', () => ['--function-urls', outputsFile, '--secret-file', outputsFile], /the caller secret has no string "current"/],
     ['a predictable secret', () => ['--function-urls', outputsFile, '--secret-file', predictableFile], /the caller secret \(current\) is too predictable.*openssl rand/],
     ['a bad failure policy', () => ['--pod-failure-policy', 'Sometimes'], /must be Fail or Ignore/],
@@ -210,9 +225,11 @@ describeWithControlPlane('the rendered manifests on a real API server', () => {
 describe('infra/k8s/rbac.yaml', () => {
   it('lets the functions get and patch only the project\'s own webhook configurations, by name', async () => {
     const rbac = parseAllDocuments(await readFile(join(process.cwd(), 'infra', 'k8s', 'rbac.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; rules?: { apiGroups: string[]; resources: string[]; resourceNames?: string[]; verbs: string[] }[] });
-    const rules = rbac.flatMap((d) => d.rules ?? []).filter((r) => r.apiGroups.includes('admissionregistration.k8s.io'));
+    const rules = rbac.flatMap((d) => d.rules ?? []).filter((r) => r.apiGroups.includes('admissionregistration.k8s.io') || r.apiGroups.includes('apiextensions.k8s.io'));
     expect(rules).toEqual([
       { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], resourceNames: [WEBHOOK_CONFIGURATION_NAME], verbs: ['get', 'patch'] },
+      // The CRD's conversion URL carries the same secret: that one CRD, by name.
+      { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: ['sidecarsets.apps.kruise.io'], verbs: ['get', 'patch'] },
     ]);
   });
 });

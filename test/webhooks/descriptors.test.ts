@@ -7,19 +7,29 @@ import { BUNDLE_ENTRIES } from '../../scripts/bundle.ts';
 import { needsCluster, triggersRollout } from '../../functions/shared/compose.ts';
 import { usageOf, USAGE } from '../../functions/invoke/usage.ts';
 import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
-import { FUNCTION_DESCRIPTORS, readsCluster } from '../../lib/webhooks/descriptors.ts';
-import { ADMISSION_FUNCTIONS, descriptorOf, isAdmissionFunction } from '../../lib/webhooks/registry.ts';
+import { FUNCTION_DESCRIPTORS, readsCluster, SIDECARSET_CONVERT } from '../../lib/webhooks/descriptors.ts';
+import { ADMISSION_FUNCTIONS, descriptorOf, FUNCTION_NAMES, isAdmissionFunction, isFunctionName, type AdmissionDescriptor } from '../../lib/webhooks/registry.ts';
+import { CRD_NAME } from '../../lib/crd/sidecarset-crd.ts';
 
 const projectRoot = join(import.meta.dirname, '..', '..');
 const names = FUNCTION_DESCRIPTORS.map((d) => d.name);
+const admission = FUNCTION_DESCRIPTORS.filter((d): d is AdmissionDescriptor => d.answers === 'AdmissionReview');
+const admissionNames = admission.map((d) => d.name);
 
 describe('the function descriptors', () => {
-  it('are the admission functions the doors serve', () => {
-    expect([...ADMISSION_FUNCTIONS]).toEqual(names);
+  it('are the functions the doors serve: three admission functions and the CRD conversion function', () => {
+    expect([...ADMISSION_FUNCTIONS]).toEqual(['sidecarset-default', 'sidecarset-validate', 'pod-inject']);
+    expect([...FUNCTION_NAMES]).toEqual([...ADMISSION_FUNCTIONS, 'sidecarset-convert']);
     for (const d of FUNCTION_DESCRIPTORS) {
-      expect(isAdmissionFunction(d.name)).toBe(true);
+      expect(isAdmissionFunction(d.name)).toBe(d.answers === 'AdmissionReview');
+      expect(isFunctionName(d.name)).toBe(true);
       expect(descriptorOf(d.name)).toBe(d);
     }
+  });
+
+  it('register the conversion function as the SidecarSet CRD\'s conversion webhook, reading nothing from the cluster', () => {
+    expect(SIDECARSET_CONVERT).toMatchObject({ answers: 'ConversionReview', caller: { in: 'CustomResourceDefinition', crd: CRD_NAME }, triggersStatusPass: false });
+    expect(readsCluster(SIDECARSET_CONVERT)).toBe(false);
   });
 
   it('give the stack one function per descriptor, then the reconciler', () => {
@@ -43,17 +53,20 @@ describe('the function descriptors', () => {
     for (const d of FUNCTION_DESCRIPTORS) {
       expect(needsCluster(d.name)).toBe(readsCluster(d));
       expect(triggersRollout(d.name)).toBe(d.triggersStatusPass);
+    }
+    for (const d of admission) {
       // A side effect is declared to the API server exactly where there is one.
       expect(d.caller.sideEffects).toBe(d.triggersStatusPass ? 'NoneOnDryRun' : 'None');
     }
   });
 
   it('are the webhooks of the rendered configurations, with their rules and policies', () => {
-    const targets = Object.fromEntries(names.map((n) => [n, { url: `https://127.0.0.1:8443/${n}/s` }])) as Parameters<typeof renderWebhookConfigurations>[0]['targets'];
+    const targets = Object.fromEntries(admissionNames.map((n) => [n, { url: `https://127.0.0.1:8443/${n}/s` }])) as Parameters<typeof renderWebhookConfigurations>[0]['targets'];
     const configs = renderWebhookConfigurations({ targets, podFailurePolicy: 'Ignore' }) as { kind: string; webhooks: Record<string, unknown>[] }[];
     const rendered: Record<string, unknown>[] = configs.flatMap((c) => c.webhooks.map((w) => ({ in: c.kind, ...w })));
-    expect(rendered.map((w) => w.name).sort()).toEqual(names.map((n) => `${n}.sidecarset.kruise.io`).sort());
-    for (const d of FUNCTION_DESCRIPTORS) {
+    // The conversion function is no webhook of theirs: the CRD names it.
+    expect(rendered.map((w) => w.name).sort()).toEqual(admissionNames.map((n) => `${n}.sidecarset.kruise.io`).sort());
+    for (const d of admission) {
       const webhook = rendered.find((w) => w.name === `${d.name}.sidecarset.kruise.io`);
       expect(webhook).toMatchObject({
         in: d.caller.in,
@@ -73,6 +86,7 @@ describe('the function descriptors', () => {
       expect(usageOf(d.name)).toMatch(new RegExp(`^usage: invoke ${d.name} `));
       expect(usageOf(d.name).includes('--revisions FILE')).toBe(d.reads.revisions);
       expect(usageOf(d.name)).toContain(`a plain ${d.reviews}`);
+      expect(usageOf(d.name).includes('--to v1alpha1|v1beta1')).toBe(d.answers === 'ConversionReview');
     }
   });
 });
