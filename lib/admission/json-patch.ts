@@ -291,5 +291,5 @@ function operationText(op: JsonPatchOperation): string {
       if (value !== undefined) return `{"op":"${op.op}","path":${JSON.stringify(op.path)},"value":${value}}`;
     }
   }
-  return membersText(op as unknown as Record<string, unknown>);
+  return membersText(op);
 }

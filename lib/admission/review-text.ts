@@ -25,7 +25,7 @@ export function admissionReviewText(review: AdmissionReviewResponse): string {
 }
 
 function responseText(response: AdmissionResponse): string | undefined {
-  if (typeof response !== 'object' || response === null || typeof response.patch !== 'string') return JSON.stringify(response) as string | undefined;
+  if (typeof response.patch !== 'string') return JSON.stringify(response);
   let out = '{';
   let first = true;
   for (const key of Object.keys(response)) {

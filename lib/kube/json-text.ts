@@ -76,7 +76,7 @@ export function templateOf(object: object): object | undefined {
  * function).
  */
 export function jsonText(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null) return JSON.stringify(value) as string | undefined;
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
   const kept = immutable.get(value);
   if (typeof kept === 'string') return kept;
   if (kept === IMMUTABLE) {
