@@ -9,6 +9,7 @@
  * testkit/json-patch.ts.
  */
 import { isObject, jsonEqual } from '../kube/json.ts';
+import { jsonText, membersText } from '../kube/json-text.ts';
 
 /** One RFC 6902 operation. {@link createPatchSharingValues} emits only add, remove and replace. */
 export type JsonPatchOperation =
@@ -260,12 +261,35 @@ export function checkOperation(raw: unknown, index: number): JsonPatchOperation 
 }
 
 /**
- * The base64 of the patch's JSON text, as `AdmissionResponse.patch` carries
- * it (with `patchType: "JSONPatch"`). Validates each operation's shape first.
+ * The patch's JSON text, what `AdmissionResponse.patch` carries in base64:
+ * `JSON.stringify(ops)`, byte for byte, with the kept texts of the values a
+ * stored set's version shares into every pod (lib/kube/json-text.ts), so an
+ * injected sidecar costs a few concatenations rather than a walk of its
+ * container. Validates each operation's shape first.
  */
-/** The patch's JSON text, what `AdmissionResponse.patch` carries in base64. Validates each operation's shape first. */
 export function patchText(ops: readonly JsonPatchOperation[]): string {
   if (!Array.isArray(ops)) throw new JsonPatchError('a JSON Patch must be an array of operations');
-  ops.forEach((op: unknown, index) => checkOperation(op, index));
-  return JSON.stringify(ops);
+  let out = '[';
+  ops.forEach((op: unknown, index) => {
+    out += (index > 0 ? ',' : '') + operationText(checkOperation(op, index));
+  });
+  return `${out}]`;
+}
+
+/**
+ * One checked operation's text. The shapes the diff emits (`op`, `path`,
+ * then `value` for add, replace and test) are written directly, `op` being
+ * one of the names checked, which need no escaping; any other member by
+ * member, as JSON.stringify would.
+ */
+function operationText(op: JsonPatchOperation): string {
+  const keys = Object.keys(op);
+  if (keys[0] === 'op' && keys[1] === 'path') {
+    if (keys.length === 2 && op.op === 'remove') return `{"op":"remove","path":${JSON.stringify(op.path)}}`;
+    if (keys.length === 3 && keys[2] === 'value' && (op.op === 'add' || op.op === 'replace' || op.op === 'test')) {
+      const value = jsonText(op.value);
+      if (value !== undefined) return `{"op":"${op.op}","path":${JSON.stringify(op.path)},"value":${value}}`;
+    }
+  }
+  return membersText(op);
 }

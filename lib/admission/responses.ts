@@ -62,10 +62,11 @@ export function patched(received: unknown, mutated: unknown, warnings: readonly 
   // The ops are encoded right here, so they may hold `mutated`'s own values.
   const ops = createPatchSharingValues(received, mutated);
   if (ops.length === 0) return allowed(warnings);
-  const text = patchText(ops);
-  const answerBytes = smallestAnswerBytes(Buffer.byteLength(text));
+  // Encoded once: its size is the encoding's.
+  const bytes = Buffer.from(patchText(ops), 'utf8');
+  const answerBytes = smallestAnswerBytes(bytes.length);
   if (answerBytes > MAX_ANSWER_BYTES) throw new AnswerTooLargeError(answerBytes);
-  return { outcome: 'patched', response: withWarnings({ allowed: true, patchType: 'JSONPatch', patch: Buffer.from(text, 'utf8').toString('base64') }, warnings) };
+  return { outcome: 'patched', response: withWarnings({ allowed: true, patchType: 'JSONPatch', patch: bytes.toString('base64') }, warnings) };
 }
 
 /** The response to the request whose uid is `uid`: the uid is set here, once, first among the keys. */

@@ -4,6 +4,7 @@
  * idempotent result (the API server may reinvoke mutating webhooks).
  */
 import { arrayOf, cloneJson, isObject, objectOf, stringOf } from '../kube/json.ts';
+import { builtFrom, freezeJson, templateOf } from '../kube/json-text.ts';
 import { ANNOTATION_WORKING_HOTUPGRADE } from './pod-state.ts';
 import { mergePatch, stringifySorted } from '../kube/merge-patch.ts';
 import type { Container, EnvVar, JsonObject, LocalObjectReference, Pod, Volume, VolumeMount } from '../kube/types.ts';
@@ -27,6 +28,9 @@ import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIS
 
 /** The env var Kruise adds to every injected container; it also marks a container as a sidecar. */
 export const SIDECAR_ENV = 'IS_INJECTED';
+
+/** {@link SIDECAR_ENV} as every sidecar carries it: one immutable object, serialised once. */
+const SIDECAR_ENV_VAR: EnvVar = freezeJson({ name: SIDECAR_ENV, value: 'true' });
 
 /** The SidecarContainer-only fields, which never reach the pod. */
 const SIDECAR_ONLY_FIELDS: ReadonlySet<string> = new Set([
@@ -278,11 +282,12 @@ function collectSet(
 
   /** The pod containers for one sidecar: itself, or its two HotUpgrade containers. */
   const build = (sidecar: SidecarFacts): SidecarContainer[] => {
-    const built = withPolicyResources(buildSidecar(sidecar, pod, apps), name, targets);
+    // Built from the template (lib/kube/json-text.ts): the answer's patch writes the members it shares from their kept texts.
+    const built = builtFrom(withPolicyResources(buildSidecar(sidecar, pod, apps), name, targets), sidecar.template);
     for (const volume of sidecar.volumes) parts.volumes.push(volume);
     if (!sidecar.hotSplit) return [built];
     parts.hotSidecars.push(sidecar.source.name);
-    return splitHotUpgradeSidecar(built);
+    return splitHotUpgradeSidecar(built).map((container) => builtFrom(container, sidecar.template));
   };
 
   if (set.unnamedSidecars > 0) parts.warnings.push(`SidecarSet ${name}: a sidecar without a name was not injected`);
@@ -377,9 +382,28 @@ class AppContainers {
   #byName: Map<string, Container> | undefined;
   readonly #envByContainer = new Map<Container, Map<string, EnvVar>>();
   #shared: { mounts: VolumeMount[]; subPathEnvs: EnvVar[] } | undefined;
+  readonly #frozenCopies = new Map<object, object>();
 
   constructor(containers: readonly Container[]) {
     this.#containers = containers;
+  }
+
+  /**
+   * A copy of an app container's object for the sidecars: a new one each
+   * time, or, when `shared` (the sidecars come from a stored set's frozen
+   * facts), one frozen copy for every sidecar of this injection, so that its
+   * JSON text is written once for the patch (lib/kube/json-text.ts) however
+   * many sidecars carry it. Either way the pod never holds one of its own
+   * objects in a second place, nor a writable object in two.
+   */
+  copy<T extends object>(value: T, shared: boolean): T {
+    if (!shared) return cloneJson(value);
+    let copy = this.#frozenCopies.get(value);
+    if (copy === undefined) {
+      copy = freezeJson(cloneJson(value));
+      this.#frozenCopies.set(value, copy);
+    }
+    return copy as T;
   }
 
   /** The app containers themselves, in order. */
@@ -452,16 +476,16 @@ function buildSidecar(facts: SidecarFacts, pod: Pod, apps: AppContainers): Sidec
   const sidecar: SidecarContainer = { ...spreadable(facts.template) };
 
   const { mounts: sharedMounts, subPathEnvs } = facts.sharing ? apps.shared() : NOTHING_SHARED;
-  const extraEnv: EnvVar[] = [{ name: SIDECAR_ENV, value: 'true' }];
+  const extraEnv: EnvVar[] = [SIDECAR_ENV_VAR];
   const transferredFrom = transferEnvs(facts.source, pod, apps);
+  // A stored set's facts are frozen and shared by every pod: this pod's copies may then be shared by its sidecars.
+  const shareCopies = Object.isFrozen(facts.template);
   if (transferredFrom.length > 0 || subPathEnvs.length > 0) {
-    // Copies, so the pod never holds one of its own objects in two places.
-    for (const env of cloneJson(mergeByKey(transferredFrom, subPathEnvs, 'name'))) extraEnv.push(env);
+    for (const env of mergeByKey(transferredFrom, subPathEnvs, 'name')) extraEnv.push(apps.copy(env, shareCopies));
   }
 
   const ownEnv = arrayOf<EnvVar>(sidecar.env);
-  const env = mergeByKey(ownEnv, extraEnv, 'name');
-  sidecar.env = env;
+  sidecar.env = mergeByKey(ownEnv, extraEnv, 'name');
 
   if (sharedMounts.length > 0) {
     const taken = new Set(facts.takenPaths);
@@ -469,7 +493,7 @@ function buildSidecar(facts: SidecarFacts, pod: Pod, apps: AppContainers): Sidec
     for (const mount of sharedMounts) {
       if (taken.has(mount.mountPath)) continue;
       taken.add(mount.mountPath);
-      mounts.push(cloneJson(mount));
+      mounts.push(apps.copy(mount, shareCopies));
     }
     sidecar.volumeMounts = mounts;
   }
@@ -611,7 +635,8 @@ function withoutSidecarFields(sidecar: SidecarContainer): Container {
     if (key === '__proto__') Object.defineProperty(container, key, { value, enumerable: true, writable: true, configurable: true });
     else container[key] = value;
   }
-  return container as Container;
+  const template = templateOf(sidecar);
+  return (template === undefined ? container : builtFrom(container, template)) as Container;
 }
 
 /** `existing` followed by the `extra` items whose `key` is not taken yet (first one wins). */

@@ -11,6 +11,7 @@
  * injects, so they are frozen there and never written to here.
  */
 import { arrayOf, cloneJson, isObject, objectOf, stringOf } from '../kube/json.ts';
+import { freezeJson } from '../kube/json-text.ts';
 import type { JsonObject, LocalObjectReference, Volume } from '../kube/types.ts';
 import { isHotUpgrade } from './pod-state.ts';
 import { hotUpgradeContainerNames } from './hot-upgrade.ts';
@@ -127,23 +128,19 @@ export function setInjectionFacts(set: SidecarSet): SetInjectionFacts {
   };
 }
 
-function deepFreeze(value: unknown): void {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
-  Object.freeze(value);
-  for (const item of Object.values(value)) deepFreeze(item);
-}
-
 /**
  * Freezes the copies the facts hand to pods (not `source`, the set's own
- * objects), so that a pod sharing them can never change them for the next.
+ * objects), so that a pod sharing them can never change them for the next;
+ * frozen as JSON (lib/kube/json-text.ts), so each is serialised once for the
+ * stored version, however many pods' patches carry it.
  */
 export function freezeInjectionFacts(facts: SetInjectionFacts): SetInjectionFacts {
   for (const sidecar of [...facts.initSidecars, ...facts.sidecars]) {
-    deepFreeze(sidecar.template);
-    deepFreeze(sidecar.volumes);
+    freezeJson(sidecar.template);
+    freezeJson(sidecar.volumes);
     Object.freeze(sidecar);
   }
-  deepFreeze(facts.pullSecrets);
+  freezeJson(facts.pullSecrets);
   Object.freeze(facts.initSidecars);
   Object.freeze(facts.sidecars);
   Object.freeze(facts.sidecarList);

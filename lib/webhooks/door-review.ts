@@ -6,6 +6,7 @@
 import { errorMessage } from '../errors.ts';
 import { MAX_ANSWER_BYTES } from '../admission/answer-size.ts';
 import type { AdmissionRequest } from '../admission/review.ts';
+import { admissionReviewText } from '../admission/review-text.ts';
 import type { HandlerDeps } from './handler.ts';
 import type { DoorOutcome } from './door-outcome.ts';
 import { withinDeadline } from './door-deadline.ts';
@@ -24,7 +25,7 @@ export async function reviewWithinDeadline(fn: AdmissionFunctionName, review: Ad
 /** The door's outcome for a reviewed request: its AdmissionReview serialised, unless that is over {@link MAX_ANSWER_BYTES}. */
 export function answerOf(reviewed: ReviewedOutcome): DoorOutcome {
   if (reviewed.kind === 'failed') return reviewed;
-  const body = JSON.stringify(reviewed.review);
+  const body = admissionReviewText(reviewed.review);
   // A patch can be many times its object (defaults for thousands of
   // containers). Past Lambda's limit the platform would fail the call
   // with its own error; failing it here says why, and the same on both doors.

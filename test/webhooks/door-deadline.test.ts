@@ -54,6 +54,36 @@ describe('withinDeadline', () => {
     await expect(withinDeadline('10s', work as () => Promise<string>, fallbacks)).resolves.toBe('crashed broken');
   });
 
+  it('keeps one timer for any number of reviews in flight, whatever their deadlines, and none once they are answered', async () => {
+    const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timeouts();
+    const releases: (() => void)[] = [];
+    const reviews = Array.from({ length: 50 }, (_, i) =>
+      withinDeadline(`${10 + (i % 20)}s`, () => new Promise<string>((resolve) => releases.push(() => { resolve(`done ${i}`); })), fallbacks),
+    );
+    expect(timeouts()).toBe(before + 1);
+    for (const release of releases) release();
+    expect(await Promise.all(reviews)).toEqual(Array.from({ length: 50 }, (_, i) => `done ${i}`));
+    expect(timeouts()).toBe(before);
+  });
+
+  it('aborts a short deadline on time while reviews with longer ones are in flight, and answers for it a grace later', async () => {
+    let release = (): void => undefined;
+    const long = withinDeadline('30s', () => new Promise<string>((resolve) => (release = () => { resolve('long done'); })), fallbacks);
+    const started = performance.now();
+    const honours = withinDeadline('1s', (signal) => new Promise<string>((resolve) => { signal.addEventListener('abort', () => { resolve(`aborted after ${Math.round(performance.now() - started)}`); }); }), fallbacks);
+    const ignores = withinDeadline('1s', () => new Promise<string>(() => undefined), fallbacks);
+    const aborted = await honours;
+    const abortedAfter = performance.now() - started;
+    expect(aborted).toMatch(/^aborted after/);
+    expect(abortedAfter).toBeGreaterThanOrEqual(MIN_DEADLINE_MS - 5);
+    expect(abortedAfter).toBeLessThan(MIN_DEADLINE_MS + HANDLER_GRACE_MS);
+    expect(await ignores).toBe(`overran ${MIN_DEADLINE_MS}`);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(MIN_DEADLINE_MS + HANDLER_GRACE_MS - 5);
+    release();
+    expect(await long).toBe('long done');
+  });
+
   it('leaves no timer behind once answered', async () => {
     const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     await withinDeadline('30s', () => Promise.resolve('quick'), fallbacks);

@@ -1,0 +1,149 @@
+/**
+ * JSON text of values written again and again: the parts of a stored
+ * SidecarSet that go into every pod it is injected into, and the patches that
+ * carry them. JSON.stringify looks at every character it writes (about 3 ns
+ * each here); here a value that can never change is serialised once and its
+ * text reused, so a pod's patch is mostly the concatenation of texts worked
+ * out once for the set's stored version.
+ *
+ * Two kinds of object are known here, and nothing else is:
+ *
+ * - **immutable** ({@link freezeJson}): frozen together with everything it
+ *   holds, so its text is computed on first use and kept as long as the
+ *   object lives (a WeakMap: the text goes with it);
+ * - **built from a template** ({@link builtFrom}): a new object (a sidecar
+ *   container made for one pod) whose members are mostly an immutable
+ *   template's own: each such member is written from the template's kept
+ *   text, the others (its env and mounts, built for this pod) item by item.
+ *
+ * Every other value is left to JSON.stringify, so whatever a request holds
+ * costs what it costs there. {@link jsonText} is always exactly
+ * `JSON.stringify(value)` for JSON data (what JSON.parse gives: plain objects
+ * and arrays, strings, finite numbers, booleans and null), byte for byte.
+ */
+
+/** An immutable object whose text is not computed yet. */
+const IMMUTABLE = 0;
+
+/** Immutable objects: their text once computed, IMMUTABLE before. */
+const immutable = new WeakMap<object, string | typeof IMMUTABLE>();
+/** The `"key":text` of each member of a template, once one was written. */
+const memberTexts = new WeakMap<object, Map<string, string>>();
+/** Where a built object keeps its template: not enumerable, so no copy, comparison or serialisation sees it. */
+const TEMPLATE = Symbol('json template');
+
+/**
+ * Freezes a JSON value with everything it holds, and records each object as
+ * immutable: its text may then be kept. Only for a value nothing else holds
+ * a writable reference into (a copy made for the purpose): freezing is what
+ * makes a kept text right.
+ */
+export function freezeJson<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || immutable.has(value)) return value;
+  // Children first: an object is recorded only once all below it are frozen.
+  for (const key of Object.keys(value)) freezeJson((value as Record<string, unknown>)[key]);
+  Object.freeze(value);
+  immutable.set(value, IMMUTABLE);
+  return value;
+}
+
+/** Whether {@link freezeJson} froze this value (a primitive counts: it cannot change either). */
+export function isFrozenJson(value: unknown): boolean {
+  return typeof value !== 'object' || value === null || immutable.has(value);
+}
+
+/**
+ * Records that `object` was built from `template` (frozen by
+ * {@link freezeJson}; nothing is recorded otherwise): its members that are
+ * the template's own are written from the template's kept texts. Only a
+ * hint: a member is taken from the template only while it is the very same
+ * value, so later changes to `object` are written as they are.
+ */
+export function builtFrom<T extends object>(object: T, template: object): T {
+  if (immutable.has(template)) Object.defineProperty(object, TEMPLATE, { value: template, configurable: true });
+  return object;
+}
+
+/** The template {@link builtFrom} recorded for `object`, to record it again on a copy. */
+export function templateOf(object: object): object | undefined {
+  return (object as { [TEMPLATE]?: object })[TEMPLATE];
+}
+
+/**
+ * `JSON.stringify(value)`, the same text, with the kept texts of immutable
+ * objects and objects built from a template written member by member.
+ * Undefined where JSON.stringify gives undefined (undefined itself, a
+ * function).
+ */
+export function jsonText(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  const kept = immutable.get(value);
+  if (typeof kept === 'string') return kept;
+  if (kept === IMMUTABLE) {
+    const text = JSON.stringify(value);
+    immutable.set(value, text);
+    return text;
+  }
+  const template = templateOf(value);
+  if (template === undefined) return JSON.stringify(value);
+  return builtText(value as Record<string, unknown>, template as Record<string, unknown>);
+}
+
+/** An array's text, item by item as {@link jsonText} writes them (a missing item is null, as in JSON.stringify). */
+export function itemsText(items: readonly unknown[]): string {
+  let out = '[';
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) out += ',';
+    out += jsonText(items[i]) ?? 'null';
+  }
+  return `${out}]`;
+}
+
+/** An object's text, member by member as {@link jsonText} writes them (members JSON.stringify leaves out are left out). */
+export function membersText(object: Readonly<Record<string, unknown>>): string {
+  let out = '{';
+  let first = true;
+  for (const key of Object.keys(object)) {
+    const text = jsonText(object[key]);
+    if (text === undefined) continue;
+    out += `${first ? '' : ','}${JSON.stringify(key)}:${text}`;
+    first = false;
+  }
+  return `${out}}`;
+}
+
+/**
+ * A built object's text: a member that is still the template's own is its
+ * kept `"key":text`; an array built for this object (a sidecar's env, its
+ * mounts) is written item by item, its items from the template kept too;
+ * anything else as {@link jsonText} writes it.
+ */
+function builtText(object: Readonly<Record<string, unknown>>, template: Readonly<Record<string, unknown>>): string {
+  let kept = memberTexts.get(template);
+  if (kept === undefined) {
+    kept = new Map();
+    memberTexts.set(template, kept);
+  }
+  let out = '{';
+  let first = true;
+  for (const key of Object.keys(object)) {
+    const value = object[key];
+    let member: string | undefined;
+    if (value === template[key] && Object.hasOwn(template, key)) {
+      member = kept.get(key);
+      if (member === undefined) {
+        const text = jsonText(value);
+        if (text === undefined) continue;
+        member = `${JSON.stringify(key)}:${text}`;
+        kept.set(key, member);
+      }
+    } else {
+      const text = Array.isArray(value) ? itemsText(value) : jsonText(value);
+      if (text === undefined) continue;
+      member = `${JSON.stringify(key)}:${text}`;
+    }
+    out += first ? member : `,${member}`;
+    first = false;
+  }
+  return `${out}}`;
+}

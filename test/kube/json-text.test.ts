@@ -1,0 +1,81 @@
+/**
+ * The kept JSON texts of lib/kube/json-text.ts: whatever is frozen, built
+ * from a template and changed afterwards, the text is JSON.stringify's, byte
+ * for byte, and a text is never one kept for another value.
+ */
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { cloneJson } from '../../lib/kube/json.ts';
+import { builtFrom, freezeJson, isFrozenJson, itemsText, jsonText, membersText, templateOf } from '../../lib/kube/json-text.ts';
+
+/** JSON data as JSON.parse gives it, `__proto__` keys, escapes and lone surrogates included. */
+const jsonData = fc.jsonValue({ maxDepth: 4 }).map((value) => JSON.parse(JSON.stringify(value)) as unknown);
+const objectData = fc.dictionary(fc.oneof(fc.string(), fc.constantFrom('__proto__', 'env', 'a"b', '\u2028', '\ud800')), jsonData, { maxKeys: 6 });
+
+describe('jsonText', () => {
+  it('is JSON.stringify for any JSON data, frozen or not, asked once or twice', () => {
+    fc.assert(
+      fc.property(jsonData, fc.boolean(), (value, freeze) => {
+        const want = JSON.stringify(value);
+        const data = freeze ? freezeJson(cloneJson(value)) : value;
+        expect(jsonText(data)).toBe(want);
+        expect(jsonText(data)).toBe(want);
+        if (Array.isArray(data)) expect(itemsText(data)).toBe(want);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('writes an object built from a template as JSON.stringify does, whichever members were replaced, removed, added or reordered', () => {
+    fc.assert(
+      fc.property(objectData, objectData, fc.array(fc.nat(), { maxLength: 6 }), (templateData, replacements, dropped) => {
+        const template = freezeJson(cloneJson(templateData));
+        // The template's texts are kept (whole, and member by member) before the object is built: a stale text would show below.
+        expect(jsonText(template)).toBe(JSON.stringify(template));
+        expect(jsonText(builtFrom({ ...template }, template))).toBe(JSON.stringify(template));
+        const built = builtFrom({ ...template, ...replacements }, template);
+        const keys = Object.keys(built);
+        for (const at of dropped) if (keys.length > 0) Reflect.deleteProperty(built, keys[at % keys.length] ?? '');
+        expect(jsonText(built)).toBe(JSON.stringify(built));
+        expect(membersText(built)).toBe(JSON.stringify(built));
+        // Written twice: the second time from the template's kept members.
+        expect(jsonText(built)).toBe(JSON.stringify(built));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('never writes a template member the built object no longer holds, even after the template\'s texts were kept', () => {
+    const template = freezeJson({ name: 'agent', image: 'agent:1', env: [{ name: 'A', value: '1' }], resources: { limits: { cpu: '1' } } });
+    const first = builtFrom({ ...template }, template);
+    expect(jsonText(first)).toBe(JSON.stringify(template));
+    const second = builtFrom({ ...template, image: 'agent:2', env: [...template.env, { name: 'B', value: '2' }] }, template);
+    expect(jsonText(second)).toBe('{"name":"agent","image":"agent:2","env":[{"name":"A","value":"1"},{"name":"B","value":"2"}],"resources":{"limits":{"cpu":"1"}}}');
+    second.image = 'agent:3';
+    expect(jsonText(second)).toContain('"image":"agent:3"');
+  });
+
+  it('keeps no template for an object that is not frozen as JSON, and hides the one it keeps from copies and comparisons', () => {
+    const plain = { name: 'agent' };
+    expect(templateOf(builtFrom({ ...plain }, plain))).toBeUndefined();
+    // Frozen by Object.freeze alone, its members could still change below it.
+    const shallow = Object.freeze({ env: [{ name: 'A' }] });
+    expect(isFrozenJson(shallow)).toBe(false);
+    expect(templateOf(builtFrom({ ...shallow }, shallow))).toBeUndefined();
+    const template = freezeJson({ name: 'agent' });
+    const built = builtFrom({ ...template }, template);
+    expect(templateOf(built)).toBe(template);
+    expect(Object.keys(built)).toEqual(['name']);
+    expect(templateOf({ ...built })).toBeUndefined();
+    expect(built).toEqual({ name: 'agent' });
+  });
+
+  it('freezes everything below a value it freezes', () => {
+    const value = freezeJson({ a: [{ b: { c: 1 } }] });
+    expect(Object.isFrozen(value.a[0]?.b)).toBe(true);
+    expect(isFrozenJson(value.a[0])).toBe(true);
+    expect(() => {
+      (value.a[0]?.b as { c: number }).c = 2;
+    }).toThrow(TypeError);
+  });
+});
