@@ -22,6 +22,7 @@ function clientAnswering(answers: (KubeAnswer | Error)[]): KubeClient & { paths:
       if (next === undefined) throw new Error('no more answers');
       return next instanceof Error ? Promise.reject(next) : Promise.resolve(next);
     },
+    list: () => Promise.reject(new Error('this test lists nothing')),
     watch: () => Promise.resolve(),
     requests: () => paths.length,
     close: () => undefined,

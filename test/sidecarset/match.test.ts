@@ -8,7 +8,7 @@ const labels = new Map([
 ]);
 
 function set(spec: Record<string, unknown>): SidecarSet {
-  return { metadata: { name: 's' }, spec: { selector: { matchLabels: { app: 'web' } }, ...spec } } as SidecarSet;
+  return { metadata: { name: 's' }, spec: { selector: { matchLabels: { app: 'web' } }, ...spec } };
 }
 
 describe('which namespaces a set applies to', () => {

@@ -20,7 +20,7 @@ describe('the injection order setting (SORT_SIDECAR_CONTAINERS_BY_NAME)', () => 
   it('refuses anything else, naming the variable', () => {
     expect(() => sortSidecarsByNameFromEnv({ [ENV_SORT_SIDECARS_BY_NAME]: 'yes' })).toThrow(InjectionOrderSettingError);
     expect(() => sortSidecarsByNameFromEnv({ [ENV_SORT_SIDECARS_BY_NAME]: 'TRUE' })).toThrow(/SORT_SIDECAR_CONTAINERS_BY_NAME must be "true" or "false", got "TRUE"/);
-    const runtime = admissionRuntime('pod-inject', { current: 'x'.repeat(32) }, undefined, { info: () => undefined, warn: () => undefined, error: () => undefined } as never);
+    const runtime = admissionRuntime('pod-inject', { current: 'x'.repeat(32) }, undefined, { info: () => undefined, warn: () => undefined, error: () => undefined });
     expect(() => withInjectionOrder(runtime, { [ENV_SORT_SIDECARS_BY_NAME]: '1' })).toThrow(ConfigurationError);
   });
 
