@@ -29,7 +29,7 @@ import { CallerSecretError } from '../../lib/auth/caller-auth.ts';
 import { callerNetworksFromEnv, ENV_ALLOWED_CALLER_CIDRS, ENV_ROTATION_MARGIN_MS, ENV_ROTATION_PERIOD_MS, ENV_SECRET_REFRESH_MS } from '../../lib/auth/caller-config.ts';
 import type { SecretStore } from '../../lib/auth/rotation.ts';
 import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
-import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { ADMISSION_FUNCTIONS, FUNCTION_NAMES, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { localMetrics } from './local-metrics.ts';
 import { clusterKubeConfig, clusterSources, ENV_EKS_CLUSTER_NAME, ENV_KUBECONFIG, ENV_KUBECONFIG_CONTENT, ENV_KUBECONFIG_SECRET_ARN } from '../shared/cluster.ts';
 import { readKruiseObjects } from '../../lib/adapters/kube-kruise-presence.ts';
@@ -41,7 +41,7 @@ import { composeStatusSync, statusSyncHeartbeatFromEnv, statusSyncIntervalFromEn
 import { startStatusLoop, type StatusLoop } from '../status-sync/loop.ts';
 import { buildApp } from './app.ts';
 import { watchLifetime } from './lifetime.ts';
-import { revisionRbacYaml, startLocalStack, type LocalStack } from './local-stack.ts';
+import { localCrd, revisionRbacYaml, startLocalStack, type LocalStack } from './local-stack.ts';
 import { statusLoopTrigger } from './local-trigger.ts';
 import { OptionsError, parseServerOptions, SERVER_USAGE, type ServerOptions } from './options.ts';
 import { ENV_SORT_SIDECARS_BY_NAME } from '../../lib/webhooks/injection-order.ts';
@@ -95,8 +95,9 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
     statusLoop = startStatusLoop({ runPass: statusSync.runPass, follow: statusSync.follow, intervalMs, heartbeatMs: statusSyncHeartbeatFromEnv(env), logger: statusSync.logger });
   }
   const rollout = statusLoopTrigger(statusLoop);
+  // Every function, the CRD's conversion webhook included: the CRD printed below converts through this server.
   const runtimes = Object.fromEntries(
-    ADMISSION_FUNCTIONS.map((fn) => [fn, withInjectionOrder(admissionRuntime(fn, access.secrets, sources, jsonLogger({ function: fn }), undefined, access.networks, rollout, metrics.recorder.admission(fn)), env)]),
+    FUNCTION_NAMES.map((fn) => [fn, withInjectionOrder(admissionRuntime(fn, access.secrets, sources, jsonLogger({ function: fn }), undefined, access.networks, rollout, metrics.recorder.admission(fn)), env)]),
   );
   const generated = options.tlsCert === undefined ? await ensureServingTls(options.tlsDir) : undefined;
   const cert = generated?.certPem ?? (await readFile(options.tlsCert ?? '', 'utf8'));
@@ -118,6 +119,9 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
     const webhooksFile = join(options.tlsDir, 'webhooks.yaml');
     const manifests = renderWebhookConfigurations({ targets, caPem: generated.caPem });
     await writeFile(webhooksFile, manifests.map((m) => stringify(m)).join('---\n'), { mode: 0o600 });
+    // The CRD stores v1beta1 and converts v1alpha1 through this server's sidecarset-convert.
+    const crdFile = join(options.tlsDir, 'crd.yaml');
+    await writeFile(crdFile, stringify(await localCrd(`https://127.0.0.1:${port}/sidecarset-convert${secretPath}`, generated.caPem)), { mode: 0o600 });
     // The RBAC as shipped grants the ControllerRevisions in kruise-system; another namespace gets its own copy.
     const revisionNamespace = revisionNamespaceFromEnv(env);
     let rbacFile = 'infra/k8s/rbac.yaml';
@@ -126,8 +130,9 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
       await writeFile(rbacFile, await revisionRbacYaml(revisionNamespace), { mode: 0o600 });
     }
     say(`\nServing ${sources.server} on https://127.0.0.1:${port} (CA: ${join(options.tlsDir, CA_FILE)}).`);
-    say(`Install the CRD, the RBAC and the webhook configurations in that cluster:\n`);
-    say(`  kubectl apply -f infra/k8s/crd.yaml -f ${rbacFile} -f ${webhooksFile}\n`);
+    say(`Install the CRD (its conversion webhook is this server), the RBAC and the webhook configurations in that cluster`);
+    say(`(server-side: the CRD with both versions is larger than client-side apply's 256 KiB annotation):\n`);
+    say(`  kubectl apply --server-side -f ${crdFile} -f ${rbacFile} -f ${webhooksFile}\n`);
     say('The API server must reach 127.0.0.1 on this machine.');
     say(`Metrics as Prometheus text: https://127.0.0.1:${port}/metrics, with the webhook secret as a Bearer token (README: Metrics and alarms).`);
     say(`${statusLoopNote(intervalMs, reconcile)} Press Ctrl-C to stop.`);

@@ -45,7 +45,15 @@ export interface FunctionSpec {
   takesKubeSettings: boolean;
 }
 
-type AdmissionSpec = FunctionSpec & { trigger: 'function-url' };
+/** A function the API server calls; `whenItFails` is what a failed or throttled call costs the cluster (its alarms say it). */
+type AdmissionSpec = FunctionSpec & { trigger: 'function-url'; whenItFails: string };
+
+const WHEN_IT_FAILS: Readonly<Record<FunctionDescriptor['caller']['in'], string>> = {
+  MutatingWebhookConfiguration: "the API server applied the webhook's failurePolicy",
+  ValidatingWebhookConfiguration: "the API server applied the webhook's failurePolicy",
+  // A conversion webhook has no failurePolicy: the request needing the conversion fails.
+  CustomResourceDefinition: 'the API server could not convert SidecarSets, so reads and writes in the version it does not store failed',
+};
 
 const ADMISSION_KIND: Readonly<Record<FunctionDescriptor['caller']['in'], string>> = {
   MutatingWebhookConfiguration: 'mutating admission',
@@ -60,6 +68,7 @@ function calledFunctionSpec(descriptor: FunctionDescriptor): AdmissionSpec {
     id: descriptor.name.split('-').map((part) => `${part.charAt(0).toUpperCase()}${part.slice(1)}`).join(''),
     description: `${descriptor.title} (${ADMISSION_KIND[descriptor.caller.in]}, Function URL)`,
     trigger: 'function-url',
+    whenItFails: WHEN_IT_FAILS[descriptor.caller.in],
     readsWebhookSecret: true,
     rotatesWebhookSecret: false,
     readsCluster: cluster,

@@ -344,20 +344,20 @@ export class SidecarSetStack extends Stack {
   }
 
   private alarms(spec: FunctionSpec, fn: LambdaFn, topic: ITopic | undefined): void {
-    const admission = spec.trigger === 'function-url';
+    const whenItFails = 'whenItFails' in spec && typeof spec.whenItFails === 'string' ? spec.whenItFails : undefined;
     const alarms: [string, IMetric, string][] = [
       [
         'Errors',
         fn.metricErrors({ period: ALARM_PERIOD, statistic: 'Sum' }),
-        admission
-          ? 'calls failed (cold-start configuration error, crash or timeout): the API server applied the webhook\'s failurePolicy'
+        whenItFails !== undefined
+          ? `calls failed (cold-start configuration error, crash or timeout): ${whenItFails}`
           : 'reconciler runs failed or timed out: SidecarSet statuses may be stale',
       ],
       [
         'Throttles',
         fn.metricThrottles({ period: ALARM_PERIOD, statistic: 'Sum' }),
-        admission
-          ? 'calls were refused at the reserved concurrency cap (admissionReservedConcurrency): the API server applied the webhook\'s failurePolicy'
+        whenItFails !== undefined
+          ? `calls were refused at the reserved concurrency cap (admissionReservedConcurrency): ${whenItFails}`
           : 'a reconciler run was held back by the previous one (statusSyncReservedConcurrency)',
       ],
     ];

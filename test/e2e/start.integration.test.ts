@@ -153,10 +153,14 @@ describeWithControlPlane('npm start with a cluster given', () => {
     await rm(workdir, { recursive: true, force: true });
   });
 
-  it('prints the manifests to apply, and once applied the cluster calls it and pods are injected', async () => {
+  it('prints the manifests to apply, and once applied the cluster calls it, converts through it and pods are injected', async () => {
     const webhooks = join(workdir, 'tls', 'webhooks.yaml');
-    expect(output).toContain(`kubectl apply -f infra/k8s/crd.yaml -f infra/k8s/rbac.yaml -f ${webhooks}`);
-    await cp.apply(await readFile(join(projectRoot, 'infra/k8s/crd.yaml'), 'utf8'));
+    const crd = join(workdir, 'tls', 'crd.yaml');
+    expect(output).toContain(`kubectl apply --server-side -f ${crd} -f infra/k8s/rbac.yaml -f ${webhooks}`);
+    // The printed CRD converts through this server (not the harness's webhook): a v1alpha1 write below needs it.
+    const crdText = await readFile(crd, 'utf8');
+    expect(crdText).toMatch(/url: https:\/\/127\.0\.0\.1:\d+\/sidecarset-convert\//);
+    await cp.apply(crdText);
     await waitForCrd(cp, 'sidecarsets.apps.kruise.io');
     await cp.apply(await readFile(webhooks, 'utf8'));
     const set = parse(await readFile(join(projectRoot, 'examples/sidecarset.yaml'), 'utf8')) as unknown;

@@ -74,8 +74,8 @@ afterAll(async () => {
 });
 
 describe('functions', () => {
-  it('deploys the four functions on nodejs22.x and arm64 with handler index.handler', () => {
-    defaults.template.resourceCountIs('AWS::Lambda::Function', 4);
+  it('deploys the five functions on nodejs22.x and arm64 with handler index.handler', () => {
+    defaults.template.resourceCountIs('AWS::Lambda::Function', 5);
     for (const fn of STACK_FUNCTIONS) {
       expect(defaults.props(fn)).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler' });
     }
@@ -164,6 +164,7 @@ describe('functions', () => {
       'sidecarset-default': '/x/sidecarset-default',
       'sidecarset-validate': '/x/sidecarset-validate',
       'pod-inject': '/x/pod-inject',
+      'sidecarset-convert': '/x/sidecarset-convert',
       'status-sync': '/x/status-sync',
     });
   });
@@ -359,15 +360,15 @@ describe('secrets and IAM', () => {
 describe('operations', () => {
   it('writes each function to its own log group kept 30 days by default', async () => {
     const groups = defaults.template.findResources('AWS::Logs::LogGroup');
-    expect(Object.values(groups).map((g): unknown => g.Properties.RetentionInDays)).toEqual([30, 30, 30, 30]);
+    expect(Object.values(groups).map((g): unknown => g.Properties.RetentionInDays)).toEqual([30, 30, 30, 30, 30]);
     expect(STACK_FUNCTIONS.map((fn) => defaults.props(fn).LoggingConfig.LogGroup.Ref as string).sort()).toEqual(Object.keys(groups).sort());
     const s = await synth({ logRetentionDays: '7' });
-    expect(Object.values(s.template.findResources('AWS::Logs::LogGroup')).map((g): unknown => g.Properties.RetentionInDays)).toEqual([7, 7, 7, 7]);
+    expect(Object.values(s.template.findResources('AWS::Logs::LogGroup')).map((g): unknown => g.Properties.RetentionInDays)).toEqual([7, 7, 7, 7, 7]);
   });
 
   it('alarms on Errors and Throttles of every function', () => {
     // And the three alarms on the functions' own metrics (below).
-    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 8 + 3);
+    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 10 + 3);
     for (const fn of STACK_FUNCTIONS) {
       for (const metric of ['Errors', 'Throttles']) {
         defaults.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
@@ -385,10 +386,24 @@ describe('operations', () => {
     }
   });
 
+  it("says what a failed call costs: a webhook's failurePolicy, and for the conversion function the reads and writes of the other version", () => {
+    const descriptions = (fn: string): string[] =>
+      Object.values(defaults.template.findResources('AWS::CloudWatch::Alarm', { Properties: { Dimensions: [{ Name: 'FunctionName', Value: { Ref: defaults.fnId(fn) } }] } })).map(
+        (a): string => a.Properties.AlarmDescription as string,
+      );
+    expect(descriptions('pod-inject')).toHaveLength(2);
+    for (const text of descriptions('pod-inject')) expect(text).toMatch(/failurePolicy$/);
+    expect(descriptions('sidecarset-convert')).toHaveLength(2);
+    for (const text of descriptions('sidecarset-convert')) {
+      expect(text).not.toMatch(/failurePolicy/);
+      expect(text).toMatch(/could not convert SidecarSets, so reads and writes in the version it does not store failed$/);
+    }
+  });
+
   it('notifies the configured SNS topic when an alarm fires and clears', async () => {
     const s = await synth({ alarmTopicArn: TOPIC_ARN });
     const alarms = Object.values(s.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(8 + 3);
+    expect(alarms).toHaveLength(10 + 3);
     for (const alarm of alarms) expect(alarm.Properties).toMatchObject({ AlarmActions: [TOPIC_ARN], OKActions: [TOPIC_ARN] });
   });
 
