@@ -25,7 +25,8 @@ export const LIST_SIDECARSETS = 'list SidecarSets';
 export const getSidecarSetOperation = (name: string): string => `get SidecarSet "${name}"`;
 
 /** What a 404 on the SidecarSet list means, and what to do about it. */
-export const NO_SIDECARSET_CRD = `the API server has no SidecarSets (${SIDECARSET_PLURAL}.${GROUP}/${VERSION}): the SidecarSet CRD is not installed in this cluster (kubectl apply -f infra/k8s/crd.yaml)`;
+// Not `kubectl apply -f infra/k8s/crd.yaml`: that file is too large for client-side apply and names a placeholder conversion URL.
+export const NO_SIDECARSET_CRD = `the API server has no SidecarSets (${SIDECARSET_PLURAL}.${GROUP}): the SidecarSet CRD is not installed in this cluster (npm run manifests renders it; apply it with kubectl apply --server-side)`;
 
 /** The path of one set in `version`. */
 export const sidecarSetPath = (version: string, name: string): string => `/apis/${GROUP}/${version}/${SIDECARSET_PLURAL}/${encodeURIComponent(name)}`;

@@ -3,7 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import { CLUSTER_ENV, FUNCTION_SPECS, functionAccess, STACK_FUNCTIONS, type StackInputs } from '../../infra/aws/functions.ts';
 import { ENV_EKS_CA_DATA, ENV_EKS_CLUSTER_NAME, ENV_EKS_ENDPOINT, ENV_KUBECONFIG_SECRET_ARN } from '../../functions/shared/cluster.ts';
 import { needsCluster } from '../../functions/shared/compose.ts';
-import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
+import { ADMISSION_FUNCTIONS, FUNCTION_NAMES } from '../../lib/webhooks/registry.ts';
 
 const kubeconfigInputs: StackInputs = {
   webhookSecretArn: 'webhook-arn',
@@ -19,8 +19,9 @@ const eksInputs: StackInputs = {
 };
 
 describe('function table', () => {
-  it('puts exactly the admission functions behind Function URLs', () => {
-    expect(STACK_FUNCTIONS.filter((fn) => FUNCTION_SPECS[fn].trigger === 'function-url')).toEqual([...ADMISSION_FUNCTIONS]);
+  it('puts exactly the functions the API server calls behind Function URLs: the admission functions and the CRD conversion', () => {
+    expect(STACK_FUNCTIONS.filter((fn) => FUNCTION_SPECS[fn].trigger === 'function-url')).toEqual([...FUNCTION_NAMES]);
+    expect(FUNCTION_NAMES).toEqual([...ADMISSION_FUNCTIONS, 'sidecarset-convert']);
   });
 
   it.each(ADMISSION_FUNCTIONS)('gives %s the cluster exactly when it reads the cluster, and the webhook secret always', (fn) => {

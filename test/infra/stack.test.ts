@@ -387,7 +387,7 @@ describe('operations', () => {
   });
 
   it("says what a failed call costs: a webhook's failurePolicy, and for the conversion function the reads and writes of the other version", () => {
-    const descriptions = (fn: string): string[] =>
+    const descriptions = (fn: StackFunctionName): string[] =>
       Object.values(defaults.template.findResources('AWS::CloudWatch::Alarm', { Properties: { Dimensions: [{ Name: 'FunctionName', Value: { Ref: defaults.fnId(fn) } }] } })).map(
         (a): string => a.Properties.AlarmDescription as string,
       );

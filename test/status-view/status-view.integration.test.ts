@@ -301,6 +301,6 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
     const result = await run(['--kubeconfig', kubeconfig]);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toBe('status: list SidecarSets: the API server has no SidecarSets (sidecarsets.apps.kruise.io/v1alpha1): the SidecarSet CRD is not installed in this cluster (kubectl apply -f infra/k8s/crd.yaml)\n');
+    expect(result.stderr).toBe('status: list SidecarSets: the API server has no SidecarSets (sidecarsets.apps.kruise.io): the SidecarSet CRD is not installed in this cluster (npm run manifests renders it; apply it with kubectl apply --server-side)\n');
   });
 });
