@@ -15,7 +15,7 @@ import { waitingMessage } from '../rollout/round.ts';
 import { currentRevisionName, LABEL_SIDECARSET_NAME, type ControllerRevision } from '../sidecarset/revisions.ts';
 import { sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
-import { crdVersionsOf, foreignStoredVersions, type CrdVersions } from './crd-versions.ts';
+import { crdVersionsOf, olderStoredVersions, type CrdVersions } from './crd-versions.ts';
 import { kruiseManagerOf, managerActive, supportedLine, type KruiseManager } from './kruise-manager.ts';
 import { recognisePod } from './pod-recognition.ts';
 import { kruiseEntries, ourEntries, type KruiseEntry, type OurEntries } from './webhook-entries.ts';
@@ -160,9 +160,9 @@ export function assessMigration(snapshot: MigrationSnapshot): MigrationReport {
   if (manager !== undefined && manager.version === undefined) notes.push(`Kruise's version is unknown: the manager's image ${manager.image ?? '(none)'} has no version tag; read it from your Helm release before going on`);
   if (manager?.version !== undefined && line === undefined) blockers.push(`Kruise ${manager.version.text} is neither 1.8 nor 1.9: docs/MIGRATION.md was checked against those two lines only`);
   if (crd === undefined) blockers.push('the SidecarSet CRD (sidecarsets.apps.kruise.io) is not installed: there is nothing to migrate, and this project needs it');
-  const foreign = crd === undefined ? [] : foreignStoredVersions(crd);
-  if (crd !== undefined && !crd.ours && foreign.length > 0) {
-    blockers.push(`the CRD's status.storedVersions lists ${foreign.join(', ')} (Kruise 1.9 stores v1beta1): this project's v1alpha1-only CRD cannot replace it until every SidecarSet is stored as v1alpha1 again (docs/MIGRATION.md step 3, "Kruise 1.9")`);
+  const older = crd === undefined ? [] : olderStoredVersions(crd);
+  if (crd !== undefined && crd.ours && crd.conversionWebhook && older.length > 0) {
+    notes.push(`the CRD's status.storedVersions also lists ${older.join(', ')}: SidecarSets may still be stored as ${older.join(' or ')}, and each read of them as ${crd.storage ?? '?'} (the version this project's functions read) converts through sidecarset-convert; rewrite them once (docs/MIGRATION.md step 3, "Kruise 1.8")`);
   }
   for (const set of sets) {
     if (set.wouldUpdate.length > 0) blockers.push(`SidecarSet ${set.name}: a pass now would update ${set.wouldUpdate.length} pod(s) in place (${sample(set.wouldUpdate)}): a rollout is in flight; let it finish or pause it (step 2)`);
@@ -201,7 +201,7 @@ function nextStep(manager: KruiseManager | undefined, entries: readonly KruiseEn
   const oursComplete = ours.podInject && ours.sidecarSetDefault && ours.sidecarSetValidate;
   const kruiseAnswering = entries.filter((e) => e.active || e.returns);
   if (crd !== undefined && !crd.ours) {
-    return { step: 3, text: "put this project's CRD and RBAC in place (npm run -s manifests -- --no-namespace …); on Kruise 1.9 first store every SidecarSet as v1alpha1 again" };
+    return { step: 3, text: "deploy the functions, apply this project's RBAC, then its CRD server-side (npm run -s manifests -- --no-namespace …), with sidecarset-convert answering first: the CRD converts through it" };
   }
   if (!oursComplete) return { step: 4, text: "deploy the functions and apply this project's webhook configurations; Kruise's keep answering meanwhile, so every pod is injected by one or both" };
   if (kruiseAnswering.length > 0) {

@@ -2,10 +2,11 @@
  * The SidecarSet CRD as installed: whose it is, which versions etcd holds
  * (`status.storedVersions`), which version it stores now, and whether reads
  * go through a conversion webhook. Kruise 1.8's CRD serves and stores
- * v1alpha1 only, as this project's does; Kruise 1.9's stores v1beta1 and
- * converts through Kruise's manager (`/convert`), so objects written under
- * 1.9 cannot be read through a v1alpha1-only CRD until they are rewritten
- * as v1alpha1 and v1beta1 is dropped from storedVersions (docs/MIGRATION.md).
+ * v1alpha1 only; Kruise 1.9's, like this project's, serves both versions,
+ * stores v1beta1 and converts through a webhook (Kruise's manager's
+ * `/convert`; this project's sidecarset-convert function). Objects stay in
+ * the version they were written in until rewritten, and every read of
+ * another version converts through the webhook (docs/MIGRATION.md).
  */
 import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
 import type { JsonObject } from '../kube/types.ts';
@@ -36,7 +37,7 @@ export function crdVersionsOf(crd: JsonObject): CrdVersions {
   };
 }
 
-/** Versions other than v1alpha1 that etcd may still hold objects in: this project's CRD cannot replace the installed one while any is listed. */
-export function foreignStoredVersions(crd: CrdVersions): string[] {
-  return crd.storedVersions.filter((v) => v !== 'v1alpha1');
+/** Versions other than the storage version that etcd may still hold objects in: a read of those objects in the storage version converts through the webhook. */
+export function olderStoredVersions(crd: CrdVersions): string[] {
+  return crd.storedVersions.filter((v) => v !== crd.storage);
 }

@@ -24,7 +24,7 @@ export function formatReport(report: MigrationReport): string {
   if (report.crd === undefined) lines.push('SidecarSet CRD: not installed');
   else {
     lines.push(
-      `SidecarSet CRD: ${report.crd.ours ? "this project's" : "Kruise's"}; serves ${report.crd.served.join(', ') || 'nothing'}, stores ${report.crd.storage ?? 'nothing'}; storedVersions ${report.crd.storedVersions.join(', ') || '(none)'}${report.crd.conversionWebhook ? '; conversion through Kruise’s webhook' : ''}`,
+      `SidecarSet CRD: ${report.crd.ours ? "this project's" : "Kruise's"}; serves ${report.crd.served.join(', ') || 'nothing'}, stores ${report.crd.storage ?? 'nothing'}; storedVersions ${report.crd.storedVersions.join(', ') || '(none)'}${report.crd.conversionWebhook ? (report.crd.ours ? '; conversion through sidecarset-convert' : '; conversion through Kruise’s webhook') : ''}`,
     );
   }
   lines.push(`SidecarSets: ${report.sets.length}${report.crd === undefined ? '' : ` (objects may be stored as ${report.crd.storedVersions.join(' or ') || 'v1alpha1'}; the API does not say which per object)`}`);

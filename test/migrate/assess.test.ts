@@ -121,11 +121,20 @@ describe('the migration preflight', () => {
     expect(report.blockers).toEqual(expect.arrayContaining([expect.stringContaining('1 pod(s) carry SidecarSet annotations this project cannot read (default/b)')]));
   });
 
-  it('Kruise 1.9 storing v1beta1 blocks the CRD step, and says why', () => {
+  it("Kruise 1.9 storing v1beta1 does not block the CRD step: this project's CRD stores v1beta1 too", () => {
     const report = assessMigration(snapshot({ manager: manager('openkruise/kruise-manager:v1.9.0'), crd: kruise19Crd }));
     expect(report.kruise.line).toBe('1.9');
     expect(report.crd).toMatchObject({ ours: false, storage: 'v1beta1', storedVersions: ['v1alpha1', 'v1beta1'], conversionWebhook: true });
-    expect(report.blockers).toEqual([expect.stringContaining('storedVersions lists v1beta1')]);
+    expect(report.blockers).toEqual([]);
+    expect(report.next).toMatchObject({ step: 3, text: expect.stringContaining('sidecarset-convert answering first') });
+  });
+
+  it("this project's CRD over objects a v1alpha1 CRD stored notes that their v1beta1 reads convert until they are rewritten", () => {
+    const ours19 = { ...kruise19Crd, metadata: { ...kruise19Crd.metadata, labels: { 'app.kubernetes.io/part-of': 'serverless-sidecarset' } } };
+    const report = assessMigration(snapshot({ crd: ours19 }));
+    expect(report.blockers).toEqual([]);
+    expect(report.notes).toEqual([expect.stringContaining('may still be stored as v1alpha1')]);
+    expect(assessMigration(snapshot({ crd: { ...ours19, status: { storedVersions: ['v1beta1'] } } })).notes).toEqual([]);
   });
 
   it('another Kruise line blocks; an image without a version tag is a note', () => {
