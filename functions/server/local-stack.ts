@@ -81,6 +81,24 @@ export async function waitForCrd(cp: ControlPlane, name: string, timeoutMs = 30_
 }
 
 /**
+ * Waits until SidecarSets can be listed in both versions again: the API
+ * server re-initialises a custom resource's storage when its CRD changes
+ * (here, its conversion webhook), and answers 429 "storage is
+ * (re)initializing" meanwhile, which a webhook would pass on as a failure.
+ */
+export async function waitForSidecarSetStorage(cp: ControlPlane, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const version of ['v1beta1', 'v1alpha1']) {
+    for (;;) {
+      const res = await cp.request('admin', 'GET', `/apis/apps.kruise.io/${version}/sidecarsets?limit=1`);
+      if (res.status === 200) break;
+      if (Date.now() > deadline) throw new Error(`SidecarSets cannot be listed in ${version} after ${timeoutMs} ms: ${res.status} ${res.body}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/**
  * Waits until the functions identity can read what the functions read. The
  * API server's RBAC authorizer learns new bindings from a watch, so for a
  * moment after rbac.yaml is applied the identity is refused, and a pod
@@ -193,6 +211,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // The CRD converts through this server from now on (the harness's own webhook did until it listened),
     // with the secret the rotation keeps current in the CRD as in the webhook configurations.
     await cp.apply(JSON.stringify(await localCrd(`${serverUrl}/${SIDECARSET_CONVERT.name}/${secret}`, tls.caPem)));
+    await waitForSidecarSetStorage(cp);
     let kubelet: TestKubelet | undefined;
     if (options.testKubelet !== undefined) {
       const kubeletLogger = jsonLogger({ function: 'test-kubelet' }, sink);

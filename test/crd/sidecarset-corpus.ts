@@ -3,6 +3,7 @@
  * tests: the examples, the golden cases (injection and reviews) and the
  * samples written after OpenKruise's documentation.
  */
+import { internalSidecarSet } from '../../lib/conversion/internal-model.ts';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +41,11 @@ function findSets(value: unknown, where: string, out: { where: string; set: Side
   } else if (isObject(value)) {
     if (value.kind === 'SidecarSet' && value.apiVersion === 'apps.kruise.io/v1alpha1') {
       out.push({ where, set: value });
+      return;
+    }
+    // A v1beta1 set (the examples are written in v1beta1) joins the corpus as its v1alpha1 conversion.
+    if (value.kind === 'SidecarSet' && value.apiVersion === 'apps.kruise.io/v1beta1') {
+      out.push({ where, set: internalSidecarSet(value) });
       return;
     }
     for (const [key, child] of Object.entries(value)) findSets(child, where === '' ? key : `${where}.${key}`, out);

@@ -86,7 +86,8 @@ describeWithControlPlane('npm start without a cluster', () => {
   it('injects a pod created through that kubeconfig', async () => {
     const kc = parse(await readFile(kubeconfigPath, 'utf8')) as Kubeconfig;
     const set = parse(await readFile(join(projectRoot, 'examples/sidecarset.yaml'), 'utf8')) as unknown;
-    expect((await api(kc, 'POST', '/apis/apps.kruise.io/v1alpha1/sidecarsets', set)).status).toBe(201);
+    // examples/sidecarset.yaml is written in v1beta1, the stored version.
+    expect((await api(kc, 'POST', '/apis/apps.kruise.io/v1beta1/sidecarsets', set)).status).toBe(201);
     // At once: the pod's admission reads the set just created (no cache to wait for).
     const pod = parse(await readFile(join(projectRoot, 'examples/pod.yaml'), 'utf8')) as unknown;
     const res = await api(kc, 'POST', '/api/v1/namespaces/default/pods', pod);
@@ -164,7 +165,7 @@ describeWithControlPlane('npm start with a cluster given', () => {
     await waitForCrd(cp, 'sidecarsets.apps.kruise.io');
     await cp.apply(await readFile(webhooks, 'utf8'));
     const set = parse(await readFile(join(projectRoot, 'examples/sidecarset.yaml'), 'utf8')) as unknown;
-    const created = await cp.request('admin', 'POST', '/apis/apps.kruise.io/v1alpha1/sidecarsets', set);
+    const created = await cp.request('admin', 'POST', '/apis/apps.kruise.io/v1beta1/sidecarsets', set);
     expect(created.status).toBe(201);
     expect(created.body).toContain('kruise.io/sidecarset-hash');
     const pod = parse(await readFile(join(projectRoot, 'examples/pod.yaml'), 'utf8')) as unknown;
