@@ -191,10 +191,27 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const sources = await clusterSources({ KUBECONFIG_CONTENT: cp.kubeconfig('functions'), [ENV_REVISION_NAMESPACE]: revisionNamespace }, logger, { staleServed: metrics.staleServed });
     const secrets = await storedCallerSecrets(() => store.read(), `secret file ${secretFile}`, env, logger);
     const networks = callerNetworksFromEnv(env);
+    let markInstalled = (): void => undefined;
+    const installed = new Promise<void>((resolve) => {
+      markInstalled = resolve;
+    });
     // Started before the webhooks serve, so that the first admitted change already has a loop to start.
     if (options.statusSyncIntervalMs !== undefined && options.statusSyncIntervalMs > 0) {
       const statusSync = await composeStatusSync({ ...env, KUBECONFIG_CONTENT: cp.kubeconfig('functions') }, { logger: jsonLogger({ function: STATUS_SYNC }, sink), secretStore: store, metrics: metrics.recorder });
-      statusLoop = startStatusLoop({ runPass: statusSync.runPass, follow: statusSync.follow, intervalMs: options.statusSyncIntervalMs, logger: statusSync.logger, ...(options.statusSyncHeartbeatMs !== undefined ? { heartbeatMs: options.statusSyncHeartbeatMs } : {}) });
+      // Its passes wait for the CRD's conversion to point at this server (below): a rotation racing that repoint would lose its guarded patch.
+      const runPass: typeof statusSync.runPass = async (signal) => {
+        // A stop (or a failed start) aborts the wait; the pass then answers for the aborted signal as any pass does.
+        await Promise.race([
+          installed,
+          new Promise<void>((resolve) => {
+            signal?.addEventListener('abort', () => {
+              resolve();
+            }, { once: true });
+          }),
+        ]);
+        return statusSync.runPass(signal);
+      };
+      statusLoop = startStatusLoop({ runPass, follow: statusSync.follow, intervalMs: options.statusSyncIntervalMs, logger: statusSync.logger, ...(options.statusSyncHeartbeatMs !== undefined ? { heartbeatMs: options.statusSyncHeartbeatMs } : {}) });
     }
     const rollout = options.admitted !== undefined ? localRolloutTrigger(options.admitted) : statusLoopTrigger(statusLoop);
     const runtimes = Object.fromEntries(
@@ -212,6 +229,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // with the secret the rotation keeps current in the CRD as in the webhook configurations.
     await cp.apply(JSON.stringify(await localCrd(`${serverUrl}/${SIDECARSET_CONVERT.name}/${secret}`, tls.caPem)));
     await waitForSidecarSetStorage(cp);
+    markInstalled();
     let kubelet: TestKubelet | undefined;
     if (options.testKubelet !== undefined) {
       const kubeletLogger = jsonLogger({ function: 'test-kubelet' }, sink);
