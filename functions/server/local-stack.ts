@@ -87,12 +87,17 @@ export async function waitForCrd(cp: ControlPlane, name: string, timeoutMs = 30_
  * (re)initializing" meanwhile, which a webhook would pass on as a failure.
  */
 export async function waitForSidecarSetStorage(cp: ControlPlane, timeoutMs = 30_000): Promise<void> {
+  await waitUntilReadable(cp, 'admin', ['/apis/apps.kruise.io/v1beta1/sidecarsets?limit=1', '/apis/apps.kruise.io/v1alpha1/sidecarsets?limit=1'], timeoutMs, 'the SidecarSet storage');
+}
+
+/** Waits until `identity` GETs each of `paths` with 200, in order, within `timeoutMs` in all; polled every 100 ms. */
+async function waitUntilReadable(cp: ControlPlane, identity: 'admin' | 'functions', paths: readonly string[], timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  for (const version of ['v1beta1', 'v1alpha1']) {
+  for (const path of paths) {
     for (;;) {
-      const res = await cp.request('admin', 'GET', `/apis/apps.kruise.io/${version}/sidecarsets?limit=1`);
+      const res = await cp.request(identity, 'GET', path);
       if (res.status === 200) break;
-      if (Date.now() > deadline) throw new Error(`SidecarSets cannot be listed in ${version} after ${timeoutMs} ms: ${res.status} ${res.body}`);
+      if (Date.now() > deadline) throw new Error(`${what} still cannot GET ${path} after ${timeoutMs} ms: ${res.status} ${res.body}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -105,16 +110,8 @@ export async function waitForSidecarSetStorage(cp: ControlPlane, timeoutMs = 30_
  * created then would fail its admission (the webhook cannot list SidecarSets).
  */
 export async function waitForFunctionsAccess(cp: ControlPlane, timeoutMs = 30_000, revisionNamespace = DEFAULT_REVISION_NAMESPACE): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
   const revisions = `/apis/apps/v1/namespaces/${revisionNamespace}/controllerrevisions?limit=1`;
-  for (const path of ['/apis/apps.kruise.io/v1alpha1/sidecarsets', '/api/v1/pods?limit=1', '/api/v1/namespaces?limit=1', revisions]) {
-    for (;;) {
-      const res = await cp.request('functions', 'GET', path);
-      if (res.status === 200) break;
-      if (Date.now() > deadline) throw new Error(`the functions identity still cannot GET ${path} after ${timeoutMs} ms: ${res.status} ${res.body}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  await waitUntilReadable(cp, 'functions', ['/apis/apps.kruise.io/v1alpha1/sidecarsets', '/api/v1/pods?limit=1', '/api/v1/namespaces?limit=1', revisions], timeoutMs, 'the functions identity');
 }
 
 export interface LocalStackOptions {
