@@ -10,6 +10,7 @@ import { sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { RecordedEntries } from '../sidecarset/pod-annotations.ts';
 import { podCounts, type StatusCounts } from '../sidecarset/status.ts';
 import { ANNOTATION_HASH, type SidecarSet } from '../sidecarset/types.ts';
+import { unavailableTally, type UnavailablePods } from '../sidecarset/unavailable-pods.ts';
 import { batchSize, maxUnavailableCount, partitionCount } from './batch-size.ts';
 import { changedFieldNames } from './changed-fields.ts';
 import { matchedPods, podStanding } from './candidates.ts';
@@ -52,18 +53,7 @@ export interface PlannedFlip {
 }
 
 /** Pods named per reason in a line: enough to start looking, short enough for an Event. */
-export const SAMPLE_PODS = 3;
-
-/**
- * The updated pods that are not available (not consistent or not ready), by
- * the reason the kubelet gives (rollout.md "Stalled"), most pods first.
- */
-export interface UnavailablePods {
-  count: number;
-  reasons: { reason: string; count: number; pods: string[] }[];
-  /** The latest time one of them was updated (its hash annotation's updateTimestamp), ms; 0 when none is readable. */
-  lastUpdateMs: number;
-}
+export { SAMPLE_PODS, type UnavailablePods } from '../sidecarset/unavailable-pods.ts';
 
 /** Why a set updates nothing (more) this pass. */
 export type WaitingReason =
@@ -198,24 +188,14 @@ function countsOf(set: SidecarSet, views: PodViews): RolloutCounts {
 /** The updated pods that are not consistent and ready, grouped by why. */
 function unavailableOf(set: SidecarSet, matched: readonly Pod[], { facts, recorded }: PodViews): UnavailablePods | undefined {
   let names: Set<string> | undefined;
-  const byReason = new Map<string, { reason: string; count: number; pods: string[] }>();
-  let count = 0;
-  let lastUpdateMs = 0;
+  const tally = unavailableTally();
   matched.forEach((pod, i) => {
     const f = facts[i] as PodFacts;
     if (!f.updated || (f.consistent && f.ready)) return;
     names ??= sidecarContainerNames(set);
-    count++;
-    lastUpdateMs = Math.max(lastUpdateMs, recordedUpdateTime(pod, set, recorded[i]));
-    const reason = unavailableReason(pod, names, f.consistent);
-    const entry = byReason.get(reason) ?? { reason, count: 0, pods: [] };
-    entry.count++;
-    if (entry.pods.length < SAMPLE_PODS) entry.pods.push(podKey(pod));
-    byReason.set(reason, entry);
+    tally.add(podKey(pod), unavailableReason(pod, names, f.consistent), recordedUpdateTime(pod, set, recorded[i]));
   });
-  if (count === 0) return undefined;
-  const reasons = [...byReason.values()].sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : a.reason > b.reason ? 1 : 0));
-  return { count, reasons, lastUpdateMs };
+  return tally.result();
 }
 
 /**
@@ -285,14 +265,17 @@ export function stopOf(set: SidecarSet, counts: RolloutCounts, swapping: number)
 
 /**
  * The waiting reason of a set its counts alone decide, with no pod looked
- * at: NotUpdate or paused (which flip nothing, Kruise 1.9), or finished with
- * nothing mid hot upgrade (updated pods not ready must be named). Undefined
- * when the set's own pods must be listed and planned.
+ * at: NotUpdate or paused (which flip nothing, Kruise 1.9), finished with
+ * nothing mid hot upgrade, or every pod updated with some not ready, when
+ * `unavailable` names them (tallied while counting, as the plan names them
+ * from the set's own list). Undefined when the set's own pods must be
+ * listed and planned.
  */
-export function decidedByCounts(set: SidecarSet, counts: RolloutCounts, swapping: number): WaitingReason | undefined {
+export function decidedByCounts(set: SidecarSet, counts: RolloutCounts, swapping: number, unavailable?: UnavailablePods): WaitingReason | undefined {
   const stop = stopOf(set, counts, swapping);
   if (stop === 'not-update' || stop === 'paused') return { kind: stop };
   if (swapping > 0) return undefined;
+  if (stop === 'updated-not-ready') return unavailable === undefined ? undefined : { kind: stop, stuck: unavailable };
   return stop === 'finished' ? { kind: stop } : undefined;
 }
 

@@ -6,9 +6,10 @@
 import { arrayOf, isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import { isActivePod, isInjectionPaused, sidecarSetName, sidecarSetSelectsPod, type NamespaceLabels } from './match.ts';
-import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE, isHotUpgrade, isPodReady, isPodStateConsistent, podHasSetContainers, setContainers, sidecarContainerNames } from './pod-state.ts';
+import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE, isHotUpgrade, isPodReady, isPodStateConsistent, podHasSetContainers, setContainers, setHash, sidecarContainerNames, unavailableReason } from './pod-state.ts';
 import { swappingContainers } from './hot-swapping.ts';
-import { parseInjectedList, recordedEntry } from './pod-annotations.ts';
+import { parseInjectedList, parseRecordedEntries } from './pod-annotations.ts';
+import { unavailableTally, type UnavailablePods } from './unavailable-pods.ts';
 import { ANNOTATION_HASH, ANNOTATION_INJECTED_LIST, type SidecarSet, type SidecarSetStatus } from './types.ts';
 
 /** What status needs to know about one pod. */
@@ -58,9 +59,20 @@ export function slimPod(pod: Pod): Pod {
     status: {
       ...(typeof status.phase === 'string' ? { phase: status.phase } : {}),
       conditions: ready === undefined ? [] : [{ type: 'Ready', status: stringOf(objectOf(ready)?.status) ?? '' }],
-      containerStatuses: arrayOf(status.containerStatuses).filter(isObject).map((c) => ({ name: c.name, image: c.image, imageID: c.imageID, ready: c.ready })),
+      // The state's reason only: what an updated pod not ready is waiting for (unavailableReason).
+      containerStatuses: arrayOf(status.containerStatuses).filter(isObject).map((c) => ({ name: c.name, image: c.image, imageID: c.imageID, ready: c.ready, ...stateReasonOf(c.state) })),
     },
   };
+}
+
+/** A container state reduced to its waiting or terminated reason (the kubelet's word), or nothing. */
+function stateReasonOf(state: unknown): { state?: Record<string, { reason: string }> } {
+  const object = objectOf(state);
+  for (const key of ['waiting', 'terminated']) {
+    const reason = stringOf(objectOf(object?.[key])?.reason);
+    if (reason !== undefined) return { state: { [key]: { reason } } };
+  }
+  return {};
 }
 
 /**
@@ -213,6 +225,12 @@ export interface StatusAccumulator {
    * even when every pod is updated, the set paused or NotUpdate.
    */
   readonly hotSwappingPods: number;
+  /**
+   * The updated pods (by the hash of the set the accumulator was made for)
+   * not available, as the rollout's plan tells them from the set's own list:
+   * a set whose every pod is updated is decided from the counts with them.
+   */
+  unavailablePods(): UnavailablePods | undefined;
 }
 
 /** The set's container names, as the user wrote them (a HotUpgrade sidecar by its own name). */
@@ -232,6 +250,8 @@ export function statusAccumulator(set: SidecarSet): StatusAccumulator {
   const hotContainers = setContainers(set).filter(isHotUpgrade);
   const revisionsInUse = new Set<string>();
   const counts = podCounts();
+  const hash = setHash(set);
+  const unavailable = unavailableTally();
   let notInjected = 0;
   let hotSwapping = 0;
   return {
@@ -244,10 +264,14 @@ export function statusAccumulator(set: SidecarSet): StatusAccumulator {
         return 'not-injected';
       }
       if (!podHasSetContainers(pod.slim, set)) return 'ignored';
-      const entry = recordedEntry(pod.hashAnnotation, name);
+      const recorded = parseRecordedEntries(pod.hashAnnotation);
+      const entry = recorded.entry(name);
       if (entry?.controllerRevision) revisionsInUse.add(entry.controllerRevision);
       // rollout.md §1.9: ready is Kruise's IsPodReady and the sidecars consistent with their spec images.
-      counts.count({ hash: entry?.hash, ready: isPodReady(pod.slim, set, hotContainers) && isPodStateConsistent(pod.slim, set, sidecarNames) });
+      const consistent = isPodStateConsistent(pod.slim, set, sidecarNames);
+      const ready = isPodReady(pod.slim, set, hotContainers) && consistent;
+      counts.count({ hash: entry?.hash, ready });
+      if (!ready && entry?.hash !== undefined && entry.hash === hash) unavailable.add(`${pod.namespace}/${pod.name}`, unavailableReason(pod.slim, sidecarNames, consistent), recorded.updateTime(name));
       if (swappingContainers(pod.slim, set, hotContainers).length > 0) hotSwapping++;
       return 'matched';
     },
@@ -268,6 +292,7 @@ export function statusAccumulator(set: SidecarSet): StatusAccumulator {
     get hotSwappingPods() {
       return hotSwapping;
     },
+    unavailablePods: () => unavailable.result(),
     revisionsInUse,
   };
 }

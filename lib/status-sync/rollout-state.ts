@@ -45,7 +45,8 @@ export interface RolloutState {
   /** The counts it was seen with (progressing and stalled states): a stalled rollout seen again unmoved is no news. */
   progress?: string;
   /**
-   * A resting state (finished; NotUpdate with every pod updated): news only as
+   * A resting state (finished; NotUpdate with every pod updated; every pod
+   * updated before this pass, the last not ready yet): news only as
    * the end of another state this process saw, not at first sight, or every
    * cold start would post one Event per SidecarSet of the cluster.
    */
@@ -95,6 +96,9 @@ export function rolloutState(counts: RolloutCounts, updated: number, waiting: Wa
       message: `rolling out${limit}: ${updated} pod(s) updated in this pass; ${counted(counts)}${swapping}${last}`,
       key: 'progressing',
       progress: JSON.stringify(counts),
+      // Every pod updated before this pass and some not ready yet: whoever updated them (an earlier pass, or the
+      // webhook injecting the current sidecars at creation) is where it started; at first sight it is no news.
+      ...(updated === 0 && waiting?.kind === 'updated-not-ready' ? { resting: true } : {}),
     };
   }
   const message = `${waitingMessage(waiting)}; ${counted(counts)}`;

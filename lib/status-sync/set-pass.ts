@@ -172,8 +172,11 @@ interface Seen {
 /** The plan of a set its streamed counts decide: nothing to update, flip or report but its waiting reason. */
 function countedPlan(set: SidecarSet, counts: StatusAccumulator): RolloutPlan | undefined {
   const status = counts.counts();
-  const waiting = decidedByCounts(set, status, counts.hotSwappingPods);
-  return waiting === undefined ? undefined : { status, updates: [], notUpgradable: [], flips: [], swapping: 0, waiting };
+  const unavailable = counts.unavailablePods();
+  const waiting = decidedByCounts(set, status, counts.hotSwappingPods, unavailable);
+  if (waiting === undefined) return undefined;
+  // The updated pods it waits for are named as the plan from the set's own list names them (stalled, metrics).
+  return { status, updates: [], notUpgradable: [], flips: [], swapping: 0, waiting, ...(waiting.kind === 'updated-not-ready' ? { unavailable: waiting.stuck } : {}) };
 }
 
 /**

@@ -68,13 +68,15 @@ describe('the stop rule, written once', () => {
     ['paused with a pod mid hot upgrade: nothing is flipped (Kruise 1.9; 1.8 flipped it)', { type: 'RollingUpdate', paused: true }, counts(3, 3, 2), 1, 'paused', 'paused'],
     ['every pod updated and ready', { type: 'RollingUpdate' }, counts(3, 3, 3), 0, 'finished', 'finished'],
     ['every pod updated, one not ready: the rollout goes on (its pods are named from its own list)', { type: 'RollingUpdate' }, counts(3, 3, 2), 0, 'updated-not-ready', undefined],
+    ['every pod updated, one not ready, named by the counts: decided (the pods it waits for named as its own list names them)', { type: 'RollingUpdate' }, counts(3, 3, 2), 0, 'updated-not-ready', 'updated-not-ready'],
     ['paused, every pod updated, one not ready: paused comes first (Kruise 1.9’s order; 1.8 checked every pod updated first)', { type: 'RollingUpdate', paused: true }, counts(3, 3, 2), 0, 'paused', 'paused'],
     ['every pod updated, pods mid hot upgrade', { type: 'RollingUpdate' }, counts(3, 3, 3), 2, 'hot-swapping', undefined],
     ['paused with pods to update', { type: 'RollingUpdate', paused: true }, counts(3, 1, 1), 0, 'paused', 'paused'],
     ['pods to update', { type: 'RollingUpdate' }, counts(3, 1, 1), 0, undefined, undefined],
-  ])('%s', (_d, strategy, c, swapping, stop, decided) => {
+  ])('%s', (description, strategy, c, swapping, stop, decided) => {
     const set = rolloutSet({ strategy });
     expect(stopOf(set, c, swapping)).toBe(stop);
-    expect(decidedByCounts(set, c, swapping)?.kind).toBe(decided);
+    const unavailable = description.includes('named by the counts') ? { count: 1, reasons: [{ reason: 'Restarting', count: 1, pods: ['default/p-2'] }], lastUpdateMs: 0 } : undefined;
+    expect(decidedByCounts(set, c, swapping, unavailable)?.kind).toBe(decided);
   });
 });
