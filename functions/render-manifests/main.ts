@@ -25,7 +25,7 @@ import { isObject } from '../../lib/kube/json.ts';
 import { parseObjects } from '../../lib/kube/yaml-objects.ts';
 import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
 import { functionUrlsFromOutputs, ManifestsCliError, webhookUrl } from '../../lib/webhook-config/targets.ts';
-import { FUNCTION_NAMES } from '../../lib/webhooks/registry.ts';
+import { ADMISSION_FUNCTIONS, FUNCTION_NAMES, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { SIDECARSET_CONVERT, type FunctionName } from '../../lib/webhooks/descriptors.ts';
 import { CRD_NAME, withConversionClientConfig } from '../../lib/crd/sidecarset-crd.ts';
 import type { JsonObject } from '../../lib/kube/types.ts';
@@ -114,15 +114,21 @@ async function callerSecret(args: Args): Promise<string> {
   return secret;
 }
 
-async function targetsAndCa(args: Args): Promise<{ targets: Record<FunctionName, { url: string }>; caPem?: string }> {
+/**
+ * The Function URLs each function needs, for the functions the render names:
+ * `--only webhooks` renders the two webhook configurations, so only the
+ * admission functions' URLs are asked for (the CRD, which carries the
+ * conversion function's URL, is left out).
+ */
+async function targetsAndCa(args: Args, needed: readonly FunctionName[]): Promise<{ targets: Partial<Record<FunctionName, { url: string }>>; caPem?: string }> {
   if (args.local) {
     const tlsDir = resolve(args.values.get('--tls-dir') ?? '.cache/local-server');
     const port = args.values.get('--port') ?? '8443';
     const caPem = await readText(join(tlsDir, CA_FILE), 'the local server CA (run npm start once to create it, with the same --tls-dir)');
     const fileSecret = await readFile(join(tlsDir, 'webhook-secret'), 'utf8').then((s) => s.trim(), () => undefined);
     const secret = args.values.has('--secret-file') || fileSecret === undefined ? await callerSecret(args) : currentSecretOf(fileSecret);
-    const targets = Object.fromEntries(FUNCTION_NAMES.map((fn) => [fn, { url: `https://127.0.0.1:${port}/${fn}/${secret}` }]));
-    return { targets: targets as Record<FunctionName, { url: string }>, caPem };
+    const targets = Object.fromEntries(needed.map((fn) => [fn, { url: `https://127.0.0.1:${port}/${fn}/${secret}` }]));
+    return { targets, caPem };
   }
   const outputsFile = args.values.get('--function-urls');
   const urls: Partial<Record<FunctionName, string>> = outputsFile !== undefined ? functionUrlsFromOutputs(JSON.parse(await readText(outputsFile, 'outputs file')) as unknown) : {};
@@ -130,11 +136,22 @@ async function targetsAndCa(args: Args): Promise<{ targets: Record<FunctionName,
     const flag = args.values.get(`--url-${fn}`);
     if (flag !== undefined) urls[fn] = flag;
   }
-  const missing = FUNCTION_NAMES.filter((fn) => urls[fn] === undefined);
+  const missing = needed.filter((fn) => urls[fn] === undefined);
   if (missing.length > 0) throw new ManifestsCliError(`no Function URL for ${missing.join(', ')}: give --function-urls FILE or --url-<function> URL`);
   const secret = await callerSecret(args);
-  const targets = Object.fromEntries(FUNCTION_NAMES.map((fn) => [fn, { url: webhookUrl(urls[fn] ?? '', secret) }]));
-  return { targets: targets as Record<FunctionName, { url: string }> };
+  const targets = Object.fromEntries(needed.map((fn) => [fn, { url: webhookUrl(urls[fn] ?? '', secret) }]));
+  return { targets };
+}
+
+function urlOf(targets: Partial<Record<FunctionName, { url: string }>>, fn: FunctionName): string {
+  const target = targets[fn];
+  // targetsAndCa refuses a render that lacks a URL it needs; reaching here without one is a bug of this file.
+  if (target === undefined) throw new Error(`internal: no URL for ${fn}`);
+  return target.url;
+}
+
+function admissionTargets(targets: Partial<Record<FunctionName, { url: string }>>): Record<AdmissionFunctionName, { url: string }> {
+  return Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: urlOf(targets, fn) }])) as Record<AdmissionFunctionName, { url: string }>;
 }
 
 /** The revision namespace: the flag, else the functions' variable, else Kruise's; checked as the functions check it. */
@@ -158,9 +175,9 @@ export async function renderManifests(argv: readonly string[], env: Readonly<Rec
   const timeoutSeconds = /^\d+$/.test(timeoutText) ? Number(timeoutText) : Number.NaN;
   const only = args.values.get('--only');
   if (only !== undefined && only !== 'webhooks') throw new ManifestsCliError(`--only takes "webhooks", not ${only}`);
-  const { targets, caPem } = await targetsAndCa(args);
+  const { targets, caPem } = await targetsAndCa(args, only === 'webhooks' ? ADMISSION_FUNCTIONS : FUNCTION_NAMES);
   const webhooks = renderWebhookConfigurations({
-    targets,
+    targets: admissionTargets(targets),
     ...(caPem !== undefined ? { caPem } : {}),
     podFailurePolicy: policy,
     timeoutSeconds,
@@ -169,7 +186,7 @@ export async function renderManifests(argv: readonly string[], env: Readonly<Rec
   const docs: unknown[] = [];
   if (only === undefined) {
     // The CRD converts through the sidecarset-convert function, at its URL with the secret, as the webhooks call theirs.
-    const conversion = { url: targets[SIDECARSET_CONVERT.name].url, ...(caPem !== undefined ? { caBundle: Buffer.from(caPem).toString('base64') } : {}) };
+    const conversion = { url: urlOf(targets, SIDECARSET_CONVERT.name), ...(caPem !== undefined ? { caBundle: Buffer.from(caPem).toString('base64') } : {}) };
     docs.push(
       ...parseObjects(await readText(join(projectRoot, 'infra', 'k8s', 'crd.yaml'), 'crd.yaml'), 'crd.yaml').map((object: JsonObject) =>
         isObject(object.metadata) && object.metadata.name === CRD_NAME ? withConversionClientConfig(object, conversion) : object,

@@ -131,6 +131,17 @@ describe('renderManifests', () => {
     ]);
   });
 
+  it('asks only for the admission functions\' URLs with --only webhooks, and names the conversion function\'s when the CRD is rendered too', async () => {
+    const urls = ['pod-inject', 'sidecarset-default', 'sidecarset-validate'].flatMap((fn) => [`--url-${fn}`, `https://${fn}.lambda-url.eu-west-1.on.aws/`]);
+    const out = docs(await renderManifests([...urls, '--secret-file', secretFile, '--only', 'webhooks']));
+    expect(out.flatMap((d) => d.webhooks ?? []).map((h) => h.clientConfig.url.split('/')[2])).toEqual([
+      'sidecarset-default.lambda-url.eu-west-1.on.aws',
+      'pod-inject.lambda-url.eu-west-1.on.aws',
+      'sidecarset-validate.lambda-url.eu-west-1.on.aws',
+    ]);
+    await expect(renderManifests([...urls, '--secret-file', secretFile])).rejects.toThrow('no Function URL for sidecarset-convert');
+  });
+
   it('puts the ControllerRevision RBAC in the configured revision namespace: the flag, else SIDECARSET_REVISION_NAMESPACE, else kruise-system', async () => {
     const placed = async (argv: string[], env: Record<string, string>) =>
       (parseAllDocuments(await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile, ...argv], env)).map((d) => d.toJS() as unknown) as { kind: string; metadata: { name: string; namespace?: string } }[])
