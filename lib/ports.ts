@@ -132,9 +132,17 @@ export interface SetPodSource {
    * a write whose resulting resourceVersion is in `ignore` (this process's
    * own), or until `timeoutMs` passes. Never rejects: a watch that fails
    * answers 'error' and the caller falls back to waiting out its interval.
+   * With `news`, a change counts only when `news` says so of it (a watch
+   * error, which calls for a fresh list, always counts).
    */
-  changed(scope: PodScope, resourceVersion: string, ignore: ReadonlySet<string>, timeoutMs: number, signal?: AbortSignal): Promise<'changed' | 'timeout' | 'error'>;
+  changed(scope: PodScope, resourceVersion: string, ignore: ReadonlySet<string>, timeoutMs: number, signal?: AbortSignal, news?: PodNews): Promise<'changed' | 'timeout' | 'error'>;
 }
+
+/** How a pod changed, as a watch of a scope tells it: a pod leaving the scope is DELETED there, one entering it ADDED. */
+export type PodChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/** Which of a watch's changes are worth waking for: the change, and the pod as it is after it (before it, when DELETED). */
+export type PodNews = (type: PodChangeType, pod: Pod) => boolean;
 
 /** A write that went through, with the object's new resourceVersion; or the object was gone. */
 export type PodWrite = { outcome: 'written'; resourceVersion: string } | { outcome: 'gone' };

@@ -72,8 +72,8 @@ export function kubeSetPods(client: KubeClient, options: PodListOptions = {}): S
       const { items, resourceVersion } = await listAll(client, podsPath(scope.namespace), selection(scope.labelSelector), operation, signal, paging);
       return { pods: items, resourceVersion };
     },
-    changed(scope, resourceVersion, ignore, timeoutMs, signal) {
-      return watchForChange(client, podsPath(scope.namespace), selection(scope.labelSelector), resourceVersion, ignore, timeoutMs, signal);
+    changed(scope, resourceVersion, ignore, timeoutMs, signal, news) {
+      return watchForChange(client, podsPath(scope.namespace), selection(scope.labelSelector), resourceVersion, ignore, timeoutMs, signal, news);
     },
   };
 }

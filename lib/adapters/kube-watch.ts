@@ -16,9 +16,10 @@ function resourceVersionOf(object: unknown): string {
 
 /**
  * Watches `path` from `resourceVersion` until an object changes other than
- * by a write whose resulting resourceVersion is in `ignore`, or `timeoutMs`
- * passes, or `signal` aborts ('timeout'). An ERROR event (410: the version
- * is too old) means a fresh list is due: that is a change too.
+ * by a write whose resulting resourceVersion is in `ignore` (and, with
+ * `news`, in a way `news` says is worth waking for), or `timeoutMs` passes,
+ * or `signal` aborts ('timeout'). An ERROR event (410: the version is too
+ * old) means a fresh list is due: that is a change too.
  */
 export function watchForChange(
   client: KubeClient,
@@ -28,6 +29,7 @@ export function watchForChange(
   ignore: ReadonlySet<string>,
   timeoutMs: number,
   signal?: AbortSignal,
+  news?: (type: 'ADDED' | 'MODIFIED' | 'DELETED', object: Record<string, unknown>) => boolean,
 ): Promise<WatchOutcome> {
   return new Promise((resolve) => {
     let settled = false;
@@ -48,7 +50,8 @@ export function watchForChange(
     client
       .watch({ path, query: params, operation: `watch ${path}`, signal: controller.signal }, (type, object) => {
         if (type === 'BOOKMARK') return;
-        if (type === 'ERROR' || !ignore.has(resourceVersionOf(object))) finish('changed');
+        if (type === 'ERROR') finish('changed');
+        else if (!ignore.has(resourceVersionOf(object)) && (news === undefined || isNews(type, object, news))) finish('changed');
       })
       .then(
         () => {
@@ -59,4 +62,11 @@ export function watchForChange(
         },
       );
   });
+}
+
+/** What `news` says of a watch event; an event of a type or shape it was not made for is news (a fresh list sorts it out). */
+function isNews(type: string, object: unknown, news: (type: 'ADDED' | 'MODIFIED' | 'DELETED', object: Record<string, unknown>) => boolean): boolean {
+  const item = objectOf(object);
+  if (item === undefined || (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED')) return true;
+  return news(type, item);
 }

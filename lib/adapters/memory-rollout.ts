@@ -228,7 +228,7 @@ export function memoryPods(initial: readonly Pod[] = []): MemoryPods {
       const pods = [...stored.values()].filter((pod) => inScope(pod, scope, selector)).map((pod) => cloneJson(pod));
       return Promise.resolve({ pods, resourceVersion: String(version) });
     },
-    changed(scope, resourceVersion, ignore, timeoutMs, signal) {
+    changed(scope, resourceVersion, ignore, timeoutMs, signal, news) {
       let selector: LabelSelector;
       try {
         selector = parseSelectorQuery(scope.labelSelector);
@@ -237,13 +237,16 @@ export function memoryPods(initial: readonly Pod[] = []): MemoryPods {
       }
       const from = Number(resourceVersion);
       if (!Number.isInteger(from)) return Promise.resolve('error');
-      const seen = (): boolean =>
-        changes.some(
-          (c) =>
-            c.version > from &&
-            !ignore.has(String(c.version)) &&
-            ((c.before !== undefined && inScope(c.before, scope, selector)) || (c.after !== undefined && inScope(c.after, scope, selector))),
-        );
+      // As a watch of the scope tells a change: a pod leaving it is DELETED there, one entering it ADDED.
+      const told = (c: (typeof changes)[number]): boolean => {
+        const was = c.before !== undefined && inScope(c.before, scope, selector);
+        const is = c.after !== undefined && inScope(c.after, scope, selector);
+        if (!was && !is) return false;
+        if (news === undefined) return true;
+        if (c.after !== undefined && is) return news(was ? 'MODIFIED' : 'ADDED', c.after);
+        return c.before === undefined || news('DELETED', c.before);
+      };
+      const seen = (): boolean => changes.some((c) => c.version > from && !ignore.has(String(c.version)) && told(c));
       return waitForSeen(seen, listeners, timeoutMs, signal);
     },
   };

@@ -13,7 +13,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage } from '../errors.ts';
 import { stringOf } from '../kube/json.ts';
-import type { AdmittedSidecarSet } from '../ports.ts';
+import type { AdmittedSidecarSet, PodNews } from '../ports.ts';
+import { hasReadyCondition } from '../sidecarset/pod-state.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import type { PassError } from './errors.ts';
 import { DEFAULT_STALL_MS } from './rollout-state.ts';
@@ -306,14 +307,29 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
   return summary;
 }
 
-/** Until a tracked set's pods change (then `settleMs` more), a change is admitted, or `intervalMs` passes. */
+/**
+ * Which changes of a followed set's pods wake the loop: a pod added or gone,
+ * or a pod that is Ready after the change. A pod that is not Ready (the
+ * kubelet restarting a container this loop just updated: a hundred such
+ * changes follow each batch) frees no slot and finishes nothing: a pass for
+ * it would only find maxUnavailable still taken, and the pass it would be
+ * running when the first pod of the batch becomes ready again delays the
+ * next batch by the rest of it. Waking only for a Ready pod starts the pass
+ * that writes the next batch as soon as a slot frees. No decision comes
+ * from the change itself (every pass lists the set's pods afresh), so a
+ * change let pass here is seen by the next pass, at the latest after
+ * `intervalMs`.
+ */
+export const rolloutNews: PodNews = (type, pod) => type !== 'MODIFIED' || hasReadyCondition(pod);
+
+/** Until a tracked set's pods change in a way worth a pass ({@link rolloutNews}; then `settleMs` more), a change is admitted, or `intervalMs` passes. */
 async function waitForChange(tracked: ReadonlyMap<string, Tracked>, deps: PaceDeps, intervalMs: number, settleMs: number, signal: AbortSignal | undefined, queue: AdmittedQueue | undefined): Promise<void> {
   const stop = new AbortController();
   const bounded = signal === undefined ? stop.signal : AbortSignal.any([signal, stop.signal]);
   const timer = sleep(intervalMs, 'timeout' as const, { signal: bounded }).catch(() => 'stopped' as const);
   // A watch that failed ('error', e.g. refused at once) says nothing: wait out the interval instead of passing again at once.
   const watches = [...tracked.values()].flatMap((t) =>
-    t.watch === undefined ? [] : [deps.rollout.setPods.changed(t.watch.scope, t.watch.resourceVersion, t.watch.own, intervalMs, bounded).then((r) => (r === 'error' ? timer : r))],
+    t.watch === undefined ? [] : [deps.rollout.setPods.changed(t.watch.scope, t.watch.resourceVersion, t.watch.own, intervalMs, bounded, rolloutNews).then((r) => (r === 'error' ? timer : r))],
   );
   const arrival = queue === undefined ? [] : [queue.arrival().then(() => 'admitted' as const)];
   const first = await Promise.race([timer, ...watches, ...arrival]);

@@ -80,6 +80,24 @@ describe('memoryPods', () => {
       expect(await c.source.changed(WEB, resourceVersion, new Set([own]), 50)).toBe('timeout');
     });
 
+    it('with news, wakes only for the changes it says are worth it, telling each as a watch of the scope would', async () => {
+      const c = cluster();
+      const told: string[] = [];
+      const onlyLabelled = (type: string, p: Pod) => {
+        told.push(`${type} ${p.metadata?.name ?? ''}`);
+        return type !== 'MODIFIED' || p.metadata?.annotations?.news === 'yes';
+      };
+      const { resourceVersion } = await c.source.list(WEB);
+      c.update('default', 'w1', (p) => void (p.metadata = { ...p.metadata, annotations: { news: 'no' } }));
+      expect(await c.source.changed(WEB, resourceVersion, new Set(), 50, undefined, onlyLabelled)).toBe('timeout');
+      c.update('default', 'w1', (p) => void (p.metadata = { ...p.metadata, annotations: { news: 'yes' } }));
+      expect(await c.source.changed(WEB, resourceVersion, new Set(), 10_000, undefined, onlyLabelled)).toBe('changed');
+      const after = c.resourceVersion();
+      c.update('default', 'w2', (p) => void (p.metadata = { ...p.metadata, labels: { app: 'api' } }));
+      expect(await c.source.changed(WEB, after, new Set(), 10_000, undefined, onlyLabelled)).toBe('changed');
+      expect(told).toContain('DELETED w2');
+    });
+
     it("answers 'timeout' when the signal ends the wait, and 'error' for a version it cannot read", async () => {
       const c = cluster();
       const controller = new AbortController();

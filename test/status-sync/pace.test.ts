@@ -25,6 +25,11 @@ function restarted(pod: Pod): void {
   };
 }
 
+/** The kubelet's write as it restarts the sidecar: the new image running, the pod not ready yet. */
+function restarting(pod: Pod): void {
+  restarted(pod);
+  pod.status = { ...pod.status, conditions: (pod.status?.conditions ?? []).map((c) => (c.type === 'Ready' ? { ...c, status: 'False' } : c)) };
+}
 
 describe('followSets', () => {
   it('follows a set, pass after pass as its updated pods restart, until the rollout finished', async () => {
@@ -45,6 +50,39 @@ describe('followSets', () => {
     expect(summary.passes).toBeGreaterThanOrEqual(3);
     expect(summary.states[SET]).toMatch(/^finished/);
     expect(w.cluster.pods().every((p) => p.spec?.containers[0]?.image === NEW_IMAGE)).toBe(true);
+  });
+
+  it('wakes for a pod ready again, not for the restarts of the batch it wrote (a pass then finds every slot still taken)', async () => {
+    const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 2 });
+    const w = world(set, podsOf(set, 5, 0, 0));
+    // The kubelet: each pod patched restarts a moment later, not ready until told below.
+    const pods = w.deps.rollout.pods;
+    const written: string[] = [];
+    w.deps.rollout.pods = {
+      ...pods,
+      patch: async (namespace, name, operations, signal) => {
+        const write = await pods.patch(namespace, name, operations, signal);
+        written.push(name);
+        setTimeout(() => w.cluster.update(namespace, name, restarting), 5);
+        return write;
+      },
+    };
+    let passes = 0;
+    const stop = new AbortController();
+    const following = followSets([SET], { ...w.deps, onSetPass: () => { passes++; } }, WATCH_ONLY, AbortSignal.any([stop.signal, safety()]));
+    const until = async (done: () => boolean) => {
+      while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    await until(() => w.cluster.pods().filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'False')).length === 2);
+    // Time for a pass the restarts would have woken.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect({ passes, written }).toEqual({ passes: 1, written: ['p-00000', 'p-00001'] });
+    // One pod ready again frees one slot: a pass, which writes the next pod into it.
+    w.cluster.update('default', 'p-00000', restarted);
+    await until(() => written.length === 3);
+    expect({ passes, written }).toEqual({ passes: 2, written: ['p-00000', 'p-00001', 'p-00002'] });
+    stop.abort();
+    await following;
   });
 
   it('lets a set whose counts stop moving go (a bad image), naming it', async () => {
