@@ -13,7 +13,7 @@ import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { compareVerdicts, type Comparison } from '../../testkit/conformance/compare.ts';
-import { CASE_CLASSES, generateCases, NAMESPACES, withRevisionStatus, type ConformanceCase } from '../../testkit/conformance/generator.ts';
+import { CASE_CLASSES, generateCases, NAMESPACES, runningPod, withRevisionStatus, writtenInBeta, type ConformanceCase } from '../../testkit/conformance/generator.ts';
 import { ensureKruiseReference, kruiseReferenceVersion, startKruiseReference, type KruiseReference } from '../../testkit/conformance/kruise-reference.ts';
 import { ourVerdict } from '../../testkit/conformance/ours.ts';
 import { releaseDifferenceOf } from '../../testkit/conformance/release-differences.ts';
@@ -103,6 +103,38 @@ describeWithControlPlane('conformance with OpenKruise v1.9.0', () => {
     expect(comparison.agree).toBe(true);
     const injected = ((kruise as { result: Pod }).result.spec?.containers ?? []).find((c) => c.name === 'log');
     expect(injected?.resources).toEqual({ limits: { cpu: '300m', memory: '200Mi' }, requests: { cpu: '75m', memory: '100Mi' } });
+  });
+
+  it('agrees on a set written in v1beta1 (namespaceSelector, customVersion, resourcesPolicy): defaulted, validated, injected and counted', async () => {
+    const alpha = sidecarSet('beta-set', { namespace: 'shop' }, [
+      { resourcesPolicy: { targetContainersMode: 'max', targetContainersNameRegex: '.*', resourcesExpr: { limits: { cpu: 'cpu*50%' }, requests: { memory: '100Mi' } } } },
+    ]);
+    const beta = writtenInBeta({ ...alpha, metadata: { ...alpha.metadata, labels: { 'apps.kruise.io/sidecarset-custom-version': 'v2' } } }) as SidecarSet;
+    expect(beta.spec).toMatchObject({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'shop' } }, customVersion: 'v2' });
+    for (const c of [
+      { class: 'default', operation: 'CREATE', object: beta },
+      validate(beta),
+    ] as ConformanceCase[]) {
+      const { comparison, kruise } = await answers(c);
+      expect({ class: c.class, kind: kruise.kind, agree: comparison.agree }).toEqual({ class: c.class, kind: 'allowed', agree: true });
+    }
+    const stored = withRevisionStatus(beta, 'registered');
+    const pod: Pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { generateName: 'web-', namespace: 'shop', labels: { app: 'web' } },
+      spec: { containers: [{ name: 'app', image: 'shop/web:1', resources: { limits: { cpu: '400m' }, requests: { memory: '64Mi' } } }] },
+    };
+    const injected = await answers({ class: 'inject', namespace: 'shop', pod, cluster: { sidecarSets: [stored], namespaces: NAMESPACES, pods: [] } });
+    expect(injected.comparison.agree).toBe(true);
+    expect(((injected.kruise as { result: Pod }).result.spec?.containers ?? []).find((c) => c.name === 'log')?.resources).toEqual({ limits: { cpu: '200m' }, requests: { memory: '100Mi' } });
+    // In another namespace the selector on the Namespace's name selects nothing.
+    const elsewhere = await answers({ class: 'inject', namespace: 'team-a', pod: { ...pod, metadata: { ...pod.metadata, namespace: 'team-a' } }, cluster: { sidecarSets: [stored], namespaces: NAMESPACES, pods: [] } });
+    expect(elsewhere.comparison.agree).toBe(true);
+    expect(((elsewhere.kruise as { result: Pod }).result.spec?.containers ?? []).map((c) => c.name)).toEqual(['app']);
+    const counted = await answers({ class: 'status', sidecarSet: stored, cluster: { sidecarSets: [stored], namespaces: NAMESPACES, pods: [runningPod((injected.ours as { result: Pod }).result, 'web-0', [], 'ready')] } });
+    expect(counted.comparison.agree).toBe(true);
+    expect((counted.kruise as { status: Record<string, unknown> }).status).toMatchObject({ matchedPods: 1, updatedPods: 1, readyPods: 1 });
   });
 
   it('agrees on refusing a sidecar with both resources and resourcesPolicy', async () => {
