@@ -13,7 +13,7 @@ import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { compareVerdicts, type Comparison } from '../../testkit/conformance/compare.ts';
-import { CASE_CLASSES, generateCases, NAMESPACES, runningPod, withRevisionStatus, writtenInBeta, type ConformanceCase } from '../../testkit/conformance/generator.ts';
+import { BAD_CUSTOM_VERSION, CASE_CLASSES, generateCases, NAMESPACES, runningPod, withRevisionStatus, writtenInBeta, type ConformanceCase } from '../../testkit/conformance/generator.ts';
 import { ensureKruiseReference, kruiseReferenceVersion, startKruiseReference, type KruiseReference } from '../../testkit/conformance/kruise-reference.ts';
 import { ourVerdict } from '../../testkit/conformance/ours.ts';
 import { releaseDifferenceOf } from '../../testkit/conformance/release-differences.ts';
@@ -69,7 +69,7 @@ describeWithControlPlane('conformance with OpenKruise v1.9.0', () => {
     expect(await kruiseReferenceVersion('1.9')).toBe('v1.9.0');
   });
 
-  it(`agrees with Kruise 1.9 on ${RUNS} seeded cases, 1.9's fields and conversions included, except the documented differences`, async () => {
+  it(`agrees with Kruise 1.9 on ${RUNS} seeded cases, 1.9's fields, v1beta1 sets and conversions included, except the documented differences`, async () => {
     const report = await runConformance('1.9', binary, RUNS, SEED);
     const text = formatReport(report);
     expect({ unexpected: report.unexpected, report: report.unexpected === 0 ? '' : text }).toEqual({ unexpected: 0, report: '' });
@@ -135,6 +135,16 @@ describeWithControlPlane('conformance with OpenKruise v1.9.0', () => {
     const counted = await answers({ class: 'status', sidecarSet: stored, cluster: { sidecarSets: [stored], namespaces: NAMESPACES, pods: [runningPod((injected.ours as { result: Pod }).result, 'web-0', [], 'ready')] } });
     expect(counted.comparison.agree).toBe(true);
     expect((counted.kruise as { status: Record<string, unknown> }).status).toMatchObject({ matchedPods: 1, updatedPods: 1, readyPods: 1 });
+  });
+
+  it('differs where documented: a v1beta1 customVersion no label may hold is refused here, admitted by Kruise (customVersionIsALabelValue)', async () => {
+    const beta = writtenInBeta(sidecarSet('versioned', {})) as SidecarSet;
+    const c = validate({ ...beta, spec: { ...beta.spec, customVersion: BAD_CUSTOM_VERSION } });
+    const { comparison, ours, kruise } = await answers(c);
+    expect(kruise.kind).toBe('allowed');
+    expect(ours.kind).toBe('denied');
+    expect(comparison.oursOnly).toEqual([expect.stringMatching(/^spec\.customVersion: Invalid value: "release 2\/canary": a valid label must be/)]);
+    expect(releaseDifferenceOf('1.9', c, comparison, ours, kruise)).toBe('customVersionIsALabelValue');
   });
 
   it('agrees on refusing a sidecar with both resources and resourcesPolicy', async () => {

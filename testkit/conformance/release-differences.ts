@@ -8,7 +8,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { LABEL_CUSTOM_VERSION } from '../../lib/sidecarset/revisions.ts';
-import type { Comparison } from './compare.ts';
+import { firstDifference, type Comparison } from './compare.ts';
 import { NAMESPACES, type ConformanceCase } from './generator.ts';
 import type { KruiseLine } from './kruise-reference.ts';
 import type { Verdict } from './verdict.ts';
@@ -197,9 +197,10 @@ const prioritySortStable: ReleaseDifference = {
     if (onlyOne.size === 0) return false;
     const [myViews, theirViews] = [podViews(comparison.ours), podViews(comparison.kruise)];
     if (myViews.size !== theirViews.size) return false;
-    for (const [pod, view] of myViews) if (!onlyOne.has(pod) && !isDeepStrictEqual(view, theirViews.get(pod))) return false;
+    // Compared as JSON documents (compare.ts), whichever realm built them.
+    for (const [pod, view] of myViews) if (!onlyOne.has(pod) && firstDifference(view, theirViews.get(pod)) !== undefined) return false;
     const events = (view: unknown) => (isRecord(view) ? [view.events, view.stopped] : []);
-    return isDeepStrictEqual(events(comparison.ours), events(comparison.kruise));
+    return firstDifference(events(comparison.ours), events(comparison.kruise)) === undefined;
   },
 };
 
