@@ -359,6 +359,29 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
       expect(imagesOf(podNamed(ours, 'web-0'))).toMatchObject({ 'mesh-1': HOT_EMPTY_IMAGE, 'mesh-2': 'nginx:1.28' });
     });
 
+    it('counts a documented difference: pods of equal priority keep their order here, as in Kruise 1.9; Kruise 1.8 put the later one first and so, with maxUnavailable 0, updated a pod fewer (prioritySortStable)', async () => {
+      // A priority rule no pod matches: the tie is broken by the order the pods were in (not ready first).
+      const strategy = { type: 'RollingUpdate', maxUnavailable: 0, priorityStrategy: { weightPriority: [{ weight: 50, matchSelector: { matchLabels: { tier: 'frontend' } } }] } };
+      const v1 = sidecarSet('log-agent', { updateStrategy: strategy });
+      const v2 = stored(sidecarSet('log-agent', { updateStrategy: strategy }, [{ image: 'busybox:1.37' }]), '500');
+      const c = rollout(v2, [runningPod(webPod(), 'web-0', [v1], 'not-ready'), runningPod(webPod(), 'web-1', [v1], 'ready')]);
+      const { comparison, ours, kruise } = await answers(c);
+      expect(comparison.agree).toBe(false);
+      expect(releaseDifferenceOf('1.8', c, comparison, ours, kruise)).toBe('prioritySortStable');
+      // A pod that is not ready is taken without counting against maxUnavailable, up to the first ready one:
+      // first here, it is updated; Kruise 1.8's tie break put the ready pod first, so it stopped at once.
+      expect(imagesOf(podNamed(ours, 'web-0')).log).toBe('busybox:1.37');
+      expect(imagesOf(podNamed(ours, 'web-1')).log).toBe('busybox:1.36');
+      expect(kruise.writes.filter((w) => w.kind === 'update')).toEqual([]);
+      // ...and Kruise 1.9, whose tie break is the one that changed, decides as this project does.
+      const nineteen = startKruiseReference(await ensureKruiseReference('1.9'));
+      try {
+        expect(compareVerdicts(c, ours, kruiseVerdict(c, await nineteen.ask(referenceRequest(c)))).agree).toBe(true);
+      } finally {
+        await nineteen.close();
+      }
+    }, BUILD_TIMEOUT_MS);
+
     it('sets aside a documented difference: hash annotations converted from the old form keep each set\'s name here; Kruise names the rolled set in every entry', async () => {
       const v1 = sidecarSet('log-agent', {});
       const v2 = stored(sidecarSet('log-agent', {}, [{ image: 'busybox:1.37' }]), '500');

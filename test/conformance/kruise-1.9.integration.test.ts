@@ -13,7 +13,7 @@ import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { compareVerdicts, type Comparison } from '../../testkit/conformance/compare.ts';
-import { CASE_CLASSES, generateCases, NAMESPACES, withRevisionStatus, type ConformanceCase } from '../../testkit/conformance/generator.ts';
+import { BAD_CUSTOM_VERSION, CASE_CLASSES, generateCases, NAMESPACES, runningPod, withRevisionStatus, writtenInBeta, type ConformanceCase } from '../../testkit/conformance/generator.ts';
 import { ensureKruiseReference, kruiseReferenceVersion, startKruiseReference, type KruiseReference } from '../../testkit/conformance/kruise-reference.ts';
 import { ourVerdict } from '../../testkit/conformance/ours.ts';
 import { releaseDifferenceOf } from '../../testkit/conformance/release-differences.ts';
@@ -69,7 +69,7 @@ describeWithControlPlane('conformance with OpenKruise v1.9.0', () => {
     expect(await kruiseReferenceVersion('1.9')).toBe('v1.9.0');
   });
 
-  it(`agrees with Kruise 1.9 on ${RUNS} seeded cases, 1.9's fields and conversions included, except the documented differences`, async () => {
+  it(`agrees with Kruise 1.9 on ${RUNS} seeded cases, 1.9's fields, v1beta1 sets and conversions included, except the documented differences`, async () => {
     const report = await runConformance('1.9', binary, RUNS, SEED);
     const text = formatReport(report);
     expect({ unexpected: report.unexpected, report: report.unexpected === 0 ? '' : text }).toEqual({ unexpected: 0, report: '' });
@@ -103,6 +103,48 @@ describeWithControlPlane('conformance with OpenKruise v1.9.0', () => {
     expect(comparison.agree).toBe(true);
     const injected = ((kruise as { result: Pod }).result.spec?.containers ?? []).find((c) => c.name === 'log');
     expect(injected?.resources).toEqual({ limits: { cpu: '300m', memory: '200Mi' }, requests: { cpu: '75m', memory: '100Mi' } });
+  });
+
+  it('agrees on a set written in v1beta1 (namespaceSelector, customVersion, resourcesPolicy): defaulted, validated, injected and counted', async () => {
+    const alpha = sidecarSet('beta-set', { namespace: 'shop' }, [
+      { resourcesPolicy: { targetContainersMode: 'max', targetContainersNameRegex: '.*', resourcesExpr: { limits: { cpu: 'cpu*50%' }, requests: { memory: '100Mi' } } } },
+    ]);
+    const beta = writtenInBeta({ ...alpha, metadata: { ...alpha.metadata, labels: { 'apps.kruise.io/sidecarset-custom-version': 'v2' } } }) as SidecarSet;
+    expect(beta.spec).toMatchObject({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'shop' } }, customVersion: 'v2' });
+    for (const c of [
+      { class: 'default', operation: 'CREATE', object: beta },
+      validate(beta),
+    ] as ConformanceCase[]) {
+      const { comparison, kruise } = await answers(c);
+      expect({ class: c.class, kind: kruise.kind, agree: comparison.agree }).toEqual({ class: c.class, kind: 'allowed', agree: true });
+    }
+    const stored = withRevisionStatus(beta, 'registered');
+    const pod: Pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { generateName: 'web-', namespace: 'shop', labels: { app: 'web' } },
+      spec: { containers: [{ name: 'app', image: 'shop/web:1', resources: { limits: { cpu: '400m' }, requests: { memory: '64Mi' } } }] },
+    };
+    const injected = await answers({ class: 'inject', namespace: 'shop', pod, cluster: { sidecarSets: [stored], namespaces: NAMESPACES, pods: [] } });
+    expect(injected.comparison.agree).toBe(true);
+    expect(((injected.kruise as { result: Pod }).result.spec?.containers ?? []).find((c) => c.name === 'log')?.resources).toEqual({ limits: { cpu: '200m' }, requests: { memory: '100Mi' } });
+    // In another namespace the selector on the Namespace's name selects nothing.
+    const elsewhere = await answers({ class: 'inject', namespace: 'team-a', pod: { ...pod, metadata: { ...pod.metadata, namespace: 'team-a' } }, cluster: { sidecarSets: [stored], namespaces: NAMESPACES, pods: [] } });
+    expect(elsewhere.comparison.agree).toBe(true);
+    expect(((elsewhere.kruise as { result: Pod }).result.spec?.containers ?? []).map((c) => c.name)).toEqual(['app']);
+    const counted = await answers({ class: 'status', sidecarSet: stored, cluster: { sidecarSets: [stored], namespaces: NAMESPACES, pods: [runningPod((injected.ours as { result: Pod }).result, 'web-0', [], 'ready')] } });
+    expect(counted.comparison.agree).toBe(true);
+    expect((counted.kruise as { status: Record<string, unknown> }).status).toMatchObject({ matchedPods: 1, updatedPods: 1, readyPods: 1 });
+  });
+
+  it('differs where documented: a v1beta1 customVersion no label may hold is refused here, admitted by Kruise (customVersionIsALabelValue)', async () => {
+    const beta = writtenInBeta(sidecarSet('versioned', {})) as SidecarSet;
+    const c = validate({ ...beta, spec: { ...beta.spec, customVersion: BAD_CUSTOM_VERSION } });
+    const { comparison, ours, kruise } = await answers(c);
+    expect(kruise.kind).toBe('allowed');
+    expect(ours.kind).toBe('denied');
+    expect(comparison.oursOnly).toEqual([expect.stringMatching(/^spec\.customVersion: Invalid value: "release 2\/canary": a valid label must be/)]);
+    expect(releaseDifferenceOf('1.9', c, comparison, ours, kruise)).toBe('customVersionIsALabelValue');
   });
 
   it('agrees on refusing a sidecar with both resources and resourcesPolicy', async () => {

@@ -325,6 +325,25 @@ function admitted(sets: readonly SidecarSet[]): SidecarSet[] {
 
 const clusterSetsArbOf = (line: GeneratedLine) => fc.array(sidecarSetArbOf(line), { maxLength: 3 }).map(admitted);
 
+/**
+ * Which of a case's SidecarSets are written in v1beta1, one bit per set (bit
+ * 0 the first): Kruise 1.9 serves both versions and its webhooks decode
+ * either, and a cluster it ran stores v1beta1. Kruise 1.8 knows only
+ * v1alpha1 (no bit set). A constant draws nothing, so the 1.8 stream is the
+ * one it always was.
+ */
+const betaMaskOf = (line: GeneratedLine): fc.Arbitrary<number> => (line === '1.9' ? fc.integer({ min: 0, max: 0xff }) : fc.constant(0));
+
+/** `set` in the version bit `bit` of `mask` names: v1beta1 as written by hand ({@link writtenInBeta}), else as drawn (v1alpha1). */
+function inVersionOf(set: SidecarSet, mask: number, bit: number): SidecarSet {
+  return ((mask >> bit) & 1) === 1 ? (writtenInBeta(set)) : set;
+}
+
+/** Each set in the version its bit names, from bit `first` on. */
+function inVersionsOf(sets: readonly SidecarSet[], mask: number, first: number): SidecarSet[] {
+  return sets.map((set, i) => inVersionOf(set, mask, first + i));
+}
+
 // ---------------------------------------------------------------------------
 // Pods
 
@@ -456,22 +475,51 @@ export function runningPod(pod: Pod, name: string, createdWith: readonly Sidecar
 // ---------------------------------------------------------------------------
 // Cases
 
+// An admission request's object and old object are in one version (bit 0): the one the client wrote.
 const defaultCaseArbOf = (line: GeneratedLine): fc.Arbitrary<ConformanceCase> => fc
-  .record({ set: sidecarSetArbOf(line), update: fc.boolean(), edit: editArb })
-  .map(({ set, update, edit }) =>
+  .record({ set: sidecarSetArbOf(line), update: fc.boolean(), edit: editArb, beta: betaMaskOf(line) })
+  .map(({ set, update, edit, beta }) =>
     update
-      ? { class: 'default', operation: 'UPDATE', object: edited(defaultSidecarSet(set), edit), oldObject: defaultSidecarSet(set) }
-      : { class: 'default', operation: 'CREATE', object: set },
+      ? { class: 'default', operation: 'UPDATE', object: inVersionOf(edited(defaultSidecarSet(set), edit), beta, 0), oldObject: inVersionOf(defaultSidecarSet(set), beta, 0) }
+      : { class: 'default', operation: 'CREATE', object: inVersionOf(set, beta, 0) },
   );
 
+/**
+ * A v1beta1 `customVersion` no label may hold (the CRD takes any string
+ * there; as the v1alpha1 label the API server would refuse it): refused
+ * here, admitted by Kruise 1.9 (release-differences.ts,
+ * customVersionIsALabelValue).
+ */
+export const BAD_CUSTOM_VERSION = 'release 2/canary';
+
+/** The set with {@link BAD_CUSTOM_VERSION} when it is a v1beta1 set and `bad` says so. */
+function withCustomVersion(set: SidecarSet, bad: boolean): SidecarSet {
+  if (!bad || set.apiVersion !== 'apps.kruise.io/v1beta1') return set;
+  return { ...set, spec: { ...set.spec, customVersion: BAD_CUSTOM_VERSION } };
+}
+
+// The object in the version bit 0 names, the cluster's sets each in its own (bits 1 on).
 const validateCaseArbOf = (line: GeneratedLine): fc.Arbitrary<ConformanceCase> => fc
-  .record({ set: sidecarSetArbOf(line), others: clusterSetsArbOf(line), update: fc.boolean(), edit: editArb })
-  .map(({ set, others, update, edit }) => {
-    const cluster = { sidecarSets: others.filter((o) => o.metadata?.name !== set.metadata?.name), namespaces: NAMESPACES, pods: [] };
+  .record({
+    set: sidecarSetArbOf(line),
+    others: clusterSetsArbOf(line),
+    update: fc.boolean(),
+    edit: editArb,
+    beta: betaMaskOf(line),
+    badCustomVersion: line === '1.9' ? fc.constantFrom(...Array<boolean>(15).fill(false), true) : fc.constant(false),
+  })
+  .map(({ set, others, update, edit, beta, badCustomVersion }) => {
+    const cluster = { sidecarSets: inVersionsOf(others.filter((o) => o.metadata?.name !== set.metadata?.name), beta, 1), namespaces: NAMESPACES, pods: [] };
     // The validating webhook sees the object after defaulting, as the API server sends it.
-    if (!update) return { class: 'validate', operation: 'CREATE', object: defaultSidecarSet(set), cluster };
+    if (!update) return { class: 'validate', operation: 'CREATE', object: withCustomVersion(inVersionOf(defaultSidecarSet(set), beta, 0), badCustomVersion), cluster };
     const old = defaultSidecarSet(set);
-    return { class: 'validate', operation: 'UPDATE', object: defaultSidecarSet(edited(old, edit)), oldObject: old, cluster };
+    return {
+      class: 'validate',
+      operation: 'UPDATE',
+      object: withCustomVersion(inVersionOf(defaultSidecarSet(edited(old, edit)), beta, 0), badCustomVersion),
+      oldObject: inVersionOf(old, beta, 0),
+      cluster,
+    };
   });
 
 /**
@@ -507,12 +555,13 @@ const injectCaseArbOf = (line: GeneratedLine): fc.Arbitrary<ConformanceCase> => 
     pod: podArbOf(line),
     copied: fc.constantFrom('no', 'no', 'no', 'no', 'same-sets', 'older-sets'),
     revisions: fc.constantFrom<RevisionState>('registered', 'registered', 'registered', 'lagging', 'none'),
+    beta: betaMaskOf(line),
   })
-  .map(({ sets, pod, copied, revisions }) => ({
+  .map(({ sets, pod, copied, revisions, beta }) => ({
     class: 'inject',
     namespace: pod.metadata?.namespace ?? 'default',
     pod: copied === 'no' ? pod : copiedFromLivePod(pod, sets, copied === 'older-sets'),
-    cluster: { sidecarSets: sets.map((set) => withRevisionStatus(set, revisions)), namespaces: NAMESPACES, pods: [] },
+    cluster: { sidecarSets: inVersionsOf(sets.map((set) => withRevisionStatus(set, revisions)), beta, 0), namespaces: NAMESPACES, pods: [] },
   }));
 
 /**
@@ -564,8 +613,9 @@ const statusCaseArbOf = (line: GeneratedLine): fc.Arbitrary<ConformanceCase> => 
       { minLength: 2, maxLength: 6 },
     ),
     which: fc.nat(),
+    beta: betaMaskOf(line),
   })
-  .map(({ sets, pods, which }) => {
+  .map(({ sets, pods, which, beta }) => {
     const set = sets[which % sets.length] as SidecarSet;
     // Some pods were created before the set's last image change: they carry an older hash.
     const olderSets = sets.map((s) => (s === set ? defaultSidecarSet(edited(s, 'image')) : s));
@@ -574,7 +624,9 @@ const statusCaseArbOf = (line: GeneratedLine): fc.Arbitrary<ConformanceCase> => 
       const createdWith = p.createdWith === 'current' ? sets : p.createdWith === 'older' ? olderSets : withoutSet;
       return runningPod(p.selected ? selectedBy(p.pod, set) : p.pod, `pod-${i}`, createdWith, p.state);
     });
-    return { class: 'status', sidecarSet: set, cluster: { sidecarSets: sets, namespaces: NAMESPACES, pods: running } };
+    // The set in the version it is stored in, the same in the case as in the cluster.
+    const stored = inVersionsOf(sets, beta, 0);
+    return { class: 'status', sidecarSet: stored[which % sets.length] as SidecarSet, cluster: { sidecarSets: stored, namespaces: NAMESPACES, pods: running } };
   });
 
 // ---------------------------------------------------------------------------
@@ -844,11 +896,13 @@ function rolloutPod(p: RolloutPodChoice, i: number, history: SetHistory, others:
  * mix of readiness, scheduling, age and labels the strategy looks at.
  */
 const rolloutCaseArbOf = (line: GeneratedLine): fc.Arbitrary<ConformanceCase> => fc
-  .record({ history: setHistoryArbOf(line), pods: fc.array(rolloutPodArbOf(line), { minLength: 1, maxLength: 8 }) })
-  .map(({ history, pods }) => {
+  .record({ history: setHistoryArbOf(line), pods: fc.array(rolloutPodArbOf(line), { minLength: 1, maxLength: 8 }), beta: betaMaskOf(line) })
+  .map(({ history, pods, beta }) => {
     const set = withRevisionStatus(history.current, 'registered');
     const others = validateSidecarSet(OTHER_SET, { operation: 'CREATE', others: [set], namespaceLabels }).length === 0 ? [OTHER_SET] : [];
-    return { class: 'rollout', sidecarSet: set, cluster: { sidecarSets: [set, ...others], namespaces: NAMESPACES, pods: pods.map((p, i) => rolloutPod(p, i, history, others)) } };
+    // The sets as stored (bit 0 the rolled set, bit 1 the other), the pods as injected by them.
+    const stored = inVersionsOf([set, ...others], beta, 0);
+    return { class: 'rollout', sidecarSet: stored[0] as SidecarSet, cluster: { sidecarSets: stored, namespaces: NAMESPACES, pods: pods.map((p, i) => rolloutPod(p, i, history, others)) } };
   });
 
 /** A v1alpha1 set as written in v1beta1 by hand: the namespace as a selector, the custom version in the spec. */

@@ -11,6 +11,7 @@ import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapter
 import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
 import { memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
+import { internalSidecarSet, internalSidecarSets } from '../../lib/conversion/internal-model.ts';
 import { answerConversionReview } from '../../lib/conversion/review.ts';
 import type { JsonObject } from '../../lib/kube/types.ts';
 import type { PodWriter } from '../../lib/ports.ts';
@@ -116,26 +117,39 @@ function conversion(c: Extract<ConformanceCase, { class: 'convert' }>): Verdict 
   return conversionVerdict(answerConversionReview(conversionReview(there.objects, sourceAPIVersion(c))).review);
 }
 
+/**
+ * The kind a SidecarSet review names: the version of the object's
+ * `apiVersion` (v1alpha1 when it names none), the one the API server calls
+ * the webhook for when the client wrote that version, as the reference
+ * sends it to Kruise (main.go, admissionRequest).
+ */
+function setKindOf(object: unknown): typeof GVK_SET {
+  const apiVersion = (object as { apiVersion?: unknown } | null)?.apiVersion;
+  return apiVersion === 'apps.kruise.io/v1beta1' ? { ...GVK_SET, version: 'v1beta1' } : GVK_SET;
+}
+
 /** What this project answers for one case. */
 export async function ourVerdict(c: ConformanceCase): Promise<Verdict> {
   switch (c.class) {
     case 'convert':
       return conversion(c);
     case 'default':
-      return admission('sidecarset-default', reviewAround('conformance', GVK_SET, 'sidecarsets', c.operation, c.object, c.oldObject ?? null, undefined), c.object, c);
+      return admission('sidecarset-default', reviewAround('conformance', setKindOf(c.object), 'sidecarsets', c.operation, c.object, c.oldObject ?? null, undefined), c.object, c);
     case 'validate':
-      return admission('sidecarset-validate', reviewAround('conformance', GVK_SET, 'sidecarsets', c.operation, c.object, c.oldObject ?? null, undefined), c.object, c);
+      return admission('sidecarset-validate', reviewAround('conformance', setKindOf(c.object), 'sidecarsets', c.operation, c.object, c.oldObject ?? null, undefined), c.object, c);
     case 'inject':
       return admission('pod-inject', reviewAround('conformance', GVK_POD, 'pods', 'CREATE', c.pod, null, c.namespace), c.pod, c);
     case 'status': {
+      // A stored set enters in the internal model, as the adapters that read sets give it (lib/adapters/kube-sidecarsets.ts).
+      const set = internalSidecarSet(c.sidecarSet);
       const labels = new Map(c.cluster.namespaces.map((ns) => [ns.metadata?.name ?? '', { ...ns.metadata?.labels }]));
-      const { status } = computeStatus(c.sidecarSet, c.cluster.pods.map(summarizePod), labels);
+      const { status } = computeStatus(set, c.cluster.pods.map(summarizePod), labels);
       // The reference registers the set's first revision (its fake client holds none), as a pass here would:
       // the name comes from the spec and the collision count alone.
-      const collisionCount = c.sidecarSet.status?.collisionCount ?? 0;
-      return { kind: 'status', status: { ...status, latestRevision: currentRevisionName(c.sidecarSet, collisionCount), collisionCount } };
+      const collisionCount = set.status?.collisionCount ?? 0;
+      return { kind: 'status', status: { ...status, latestRevision: currentRevisionName(set, collisionCount), collisionCount } };
     }
     case 'rollout':
-      return rolloutPass(c.sidecarSet, c.cluster);
+      return rolloutPass(internalSidecarSet(c.sidecarSet), { ...c.cluster, sidecarSets: [...internalSidecarSets(c.cluster.sidecarSets)] });
   }
 }

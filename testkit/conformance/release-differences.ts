@@ -8,7 +8,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { LABEL_CUSTOM_VERSION } from '../../lib/sidecarset/revisions.ts';
-import type { Comparison } from './compare.ts';
+import { firstDifference, type Comparison } from './compare.ts';
 import { NAMESPACES, type ConformanceCase } from './generator.ts';
 import type { KruiseLine } from './kruise-reference.ts';
 import type { Verdict } from './verdict.ts';
@@ -109,6 +109,28 @@ const namespaceAgainstSelectorByKeys: ReleaseDifference = {
   },
 };
 
+/**
+ * Stricter than Kruise 1.9 (docs/DIFFERENCES-FROM-KRUISE-1.9.md): a v1beta1
+ * `spec.customVersion` must be a valid label value here
+ * (lib/sidecarset/validate-version.ts), because it becomes the label
+ * `apps.kruise.io/sidecarset-custom-version` on the set read as v1alpha1 and
+ * on its ControllerRevisions, which the API server would then refuse;
+ * Kruise 1.9 has no rule for it. Recognised only on a v1beta1 object, when
+ * every error this project alone gives is at `spec.customVersion` and
+ * Kruise alone gives none but cross-set errors (a set invalid on its own is
+ * not compared with the others here).
+ */
+const customVersionIsALabelValue: ReleaseDifference = {
+  line: '1.9',
+  name: 'customVersionIsALabelValue',
+  explains(c, comparison) {
+    if (c.class !== 'validate' || c.object.apiVersion !== 'apps.kruise.io/v1beta1') return false;
+    const mine = comparison.oursOnly ?? [];
+    if (mine.length === 0 || !mine.every((e) => e.startsWith('spec.customVersion: Invalid value: '))) return false;
+    return (comparison.kruiseOnly ?? []).every((e) => KRUISE_CROSS_SET.test(e));
+  },
+};
+
 /** The reasons of a rollout verdict's Events, with the object they are about. */
 function eventKeys(verdict: Verdict): string[] {
   return verdict.kind === 'pods' ? verdict.events.map((e) => `${e.object} ${e.reason}`) : [];
@@ -140,28 +162,55 @@ const passOrderOf19: ReleaseDifference = {
   },
 };
 
+/** The compared view of each pod (compare.ts, rolloutPodView), by `namespace/name`. */
+function podViews(view: unknown): Map<string, unknown> {
+  const pods = isRecord(view) && Array.isArray(view.pods) ? (view.pods as unknown[]) : [];
+  return new Map(pods.map((p) => [isRecord(p) ? String(p.pod) : '', p]));
+}
+
 /**
- * Kruise 1.9's stable priority sort (#2107), which this project follows:
- * pods of equal priority keep their order; 1.8 put the later one first, so
- * a batch smaller than the pods due may take other pods of the same
- * priority. Recognised only when the set has a priorityStrategy, neither
- * side flipped, and both updated as many pods, not the same ones.
+ * Kruise 1.9's priority sort (#2107), which this project follows:
+ * `pkg/util/updatesort/priority_sort.go` breaks a tie between pods of equal
+ * priority with `i < j` (1.9.0, line 47; the order the pods were in),
+ * where 1.8.2 used `indexes[i] > indexes[j]` (the later pod first). The
+ * batch is the front of that order, so 1.8 may take other pods of the same
+ * priority, and, because a pod that is not ready is taken without counting
+ * against maxUnavailable (`calculateUpgradeCount` stops at the first ready
+ * pod over the budget), also more or fewer of them. Nothing else in the
+ * update path changed between the two releases for such a pass (no flip,
+ * no deleted pod, no volumeDevices). Recognised only when the set has a
+ * priorityStrategy, neither side flipped, the two updated different pods,
+ * and every pod that both or neither updated, and Kruise's Events, are the
+ * same on both sides.
  */
 const prioritySortStable: ReleaseDifference = {
   line: '1.8',
   name: 'prioritySortStable',
-  explains(c, _comparison, ours, kruise) {
+  explains(c, comparison, ours, kruise) {
     if (c.class !== 'rollout' || ours.kind !== 'pods' || kruise.kind !== 'pods') return false;
     const strategy = isRecord(c.sidecarSet.spec) && isRecord(c.sidecarSet.spec.updateStrategy) ? c.sidecarSet.spec.updateStrategy : {};
     if (strategy.priorityStrategy === undefined) return false;
     if ([...eventKeys(ours), ...eventKeys(kruise)].some((e) => / ResetContainer/.test(e))) return false;
-    const updated = (v: Extract<Verdict, { kind: 'pods' }>) => new Set(v.writes.filter((w) => w.kind === 'update').map((w) => String((w.pod.metadata as Json | undefined)?.name)));
+    const updated = (v: Extract<Verdict, { kind: 'pods' }>) => new Set(v.writes.filter((w) => w.kind === 'update').map((w) => `${String((w.pod.metadata as Json | undefined)?.namespace)}/${String((w.pod.metadata as Json | undefined)?.name)}`));
     const [mine, theirs] = [updated(ours), updated(kruise)];
-    return mine.size === theirs.size && mine.size > 0 && [...mine].some((p) => !theirs.has(p));
+    const onlyOne = new Set([...mine, ...theirs].filter((p) => !(mine.has(p) && theirs.has(p))));
+    if (onlyOne.size === 0) return false;
+    const [myViews, theirViews] = [podViews(comparison.ours), podViews(comparison.kruise)];
+    if (myViews.size !== theirViews.size) return false;
+    // Compared as JSON documents (compare.ts), whichever realm built them.
+    for (const [pod, view] of myViews) if (!onlyOne.has(pod) && firstDifference(view, theirViews.get(pod)) !== undefined) return false;
+    const events = (view: unknown) => (isRecord(view) ? [view.events, view.stopped] : []);
+    return firstDifference(events(comparison.ours), events(comparison.kruise)) === undefined;
   },
 };
 
-export const RELEASE_DIFFERENCES: readonly ReleaseDifference[] = [conversionRoundTripKeepsWhatWasWritten, namespaceAgainstSelectorByKeys, passOrderOf19, prioritySortStable];
+export const RELEASE_DIFFERENCES: readonly ReleaseDifference[] = [
+  conversionRoundTripKeepsWhatWasWritten,
+  namespaceAgainstSelectorByKeys,
+  customVersionIsALabelValue,
+  passOrderOf19,
+  prioritySortStable,
+];
 
 /** The name of the documented difference that explains a mismatch with a release, if one does. */
 export function releaseDifferenceOf(line: KruiseLine, c: ConformanceCase, comparison: Comparison, ours: Verdict, kruise: Verdict): string | undefined {
