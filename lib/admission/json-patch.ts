@@ -74,6 +74,15 @@ export function createPatchSharingValues(from: unknown, to: unknown): JsonPatchO
   return out;
 }
 
+/**
+ * Appends to `out` the operations {@link createPatchSharingValues} gives for
+ * the member at `path` of a larger document (a JSON Pointer, escaped), as the
+ * whole document's diff would write them there.
+ */
+export function diffInto(from: unknown, to: unknown, path: string, out: JsonPatchOperation[]): void {
+  diffValues(from, to, path, out);
+}
+
 function diffValues(from: unknown, to: unknown, path: string, out: JsonPatchOperation[]): void {
   // One object in both places (a mutation that copies on write leaves the
   // untouched subtrees shared) has nothing to diff.

@@ -8,7 +8,7 @@
  * AdmissionReview with `allowed: false` is a denial, whatever its code.
  */
 import { AnswerTooLargeError, MAX_ANSWER_BYTES, smallestAnswerBytes } from './answer-size.ts';
-import { createPatchSharingValues, patchText } from './json-patch.ts';
+import { createPatchSharingValues, patchText, type JsonPatchOperation } from './json-patch.ts';
 import type { AdmissionResponse } from './review.ts';
 
 /** Kubernetes truncates nothing, but users read warnings in a terminal; keep each short. */
@@ -54,13 +54,21 @@ export function denied(code: number, message: string, reason?: string): Verdict 
 /**
  * Allows with the JSON Patch that turns `received` into `mutated`; a plain
  * allow when they are equal.
+ * @throws AnswerTooLargeError as {@link patchedWith}.
+ */
+export function patched(received: unknown, mutated: unknown, warnings: readonly string[] = []): Verdict {
+  // The ops are encoded right here, so they may hold `mutated`'s own values.
+  return patchedWith(createPatchSharingValues(received, mutated), warnings);
+}
+
+/**
+ * Allows with the JSON Patch `ops`, encoded at once (so they may hold values
+ * the caller goes on to share); a plain allow when there are none.
  * @throws AnswerTooLargeError when the patch alone makes the answer too large
  * to send (defaults for thousands of containers): said before the patch is
  * encoded and wrapped, which would cost more than building it.
  */
-export function patched(received: unknown, mutated: unknown, warnings: readonly string[] = []): Verdict {
-  // The ops are encoded right here, so they may hold `mutated`'s own values.
-  const ops = createPatchSharingValues(received, mutated);
+export function patchedWith(ops: readonly JsonPatchOperation[], warnings: readonly string[] = []): Verdict {
   if (ops.length === 0) return allowed(warnings);
   // Encoded once: its size is the encoding's.
   const bytes = Buffer.from(patchText(ops), 'utf8');

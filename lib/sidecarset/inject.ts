@@ -172,8 +172,55 @@ export function applyingSidecarSets(input: Omit<InjectionInput, 'now' | 'pod'> &
  * when the outcome cannot be decided from the input.
  */
 export function injectPod(input: InjectionInput): InjectionResult {
+  const changes = injectionChanges(input);
+  if (changes === undefined) return { pod: input.pod, applied: [], warnings: [] };
+  return { pod: injectedPod(changes), applied: changes.applied, warnings: changes.warnings };
+}
+
+/** The spec lists injection may change, in the order it writes them. */
+export type InjectedListKey = 'initContainers' | 'containers' | 'volumes' | 'imagePullSecrets';
+
+/** One list of the pod's spec as injection leaves it. */
+export interface ListChange {
+  readonly key: InjectedListKey;
+  /** The new list (a new array; its items the received list's own where they are kept). */
+  readonly list: readonly unknown[];
+  /**
+   * When the new list is the received one with items only inserted before
+   * its first item or only after its last (none replaced), where they go
+   * and which (no items: the same list); undefined otherwise.
+   */
+  readonly inserted: { readonly at: number; readonly items: readonly unknown[] } | undefined;
+}
+
+/**
+ * What injection changes in a pod, decided: its annotations and the lists of
+ * its spec it rewrites. The injected pod ({@link injectedPod}) and the
+ * answer's JSON Patch (lib/webhooks/pod-inject-patch.ts) are both written
+ * from it, so the patch costs what is injected, not what the pod holds.
+ */
+export interface InjectionChanges {
+  /** The pod as received (never written to). */
+  readonly received: Pod;
+  /** A copy of the pod and its metadata holding {@link annotations}; its spec the received one. */
+  readonly annotated: Pod;
+  /** The pod's annotations after injection (a copy). */
+  readonly annotations: Readonly<Record<string, string>>;
+  /** The lists of the spec, in the order written ('containers' always). */
+  readonly lists: readonly ListChange[];
+  /** Names of the SidecarSets that applied, sorted. */
+  readonly applied: string[];
+  readonly warnings: string[];
+}
+
+/**
+ * What injecting every applying SidecarSet changes in the pod; undefined when
+ * none applies.
+ * @throws as {@link injectPod}.
+ */
+export function injectionChanges(input: InjectionInput): InjectionChanges | undefined {
   const applying = input.applying ?? applyingSidecarSets(input);
-  if (applying.length === 0) return { pod: input.pod, applied: [], warnings: [] };
+  if (applying.length === 0) return undefined;
   const sets = applying.map((set) => input.revisions?.get(sidecarSetName(set)) ?? set);
   const problem = podShapeProblem(input.pod);
   if (problem !== undefined) throw new InvalidPodError(`the pod cannot be injected: ${problem}`);
@@ -189,8 +236,9 @@ export function injectPod(input: InjectionInput): InjectionResult {
     return { injection: stored.injection, revision: stored.revisionName };
   });
 
-  const { pod, annotations, spec } = writableCopy(input.pod);
+  const { pod, annotations } = annotatedCopy(input.pod);
   for (const set of sets) patchPodMetadata(annotations, set);
+  const spec = objectOf(input.pod.spec);
   const apps = appContainersOf(facts.map((f) => f.injection), spec);
   if (input.maxGrowthBytes !== undefined) checkSharedGrowth(facts.map((f) => f.injection), apps, input.pod, input.maxGrowthBytes);
 
@@ -198,27 +246,33 @@ export function injectPod(input: InjectionInput): InjectionResult {
   const parts: InjectedParts = { sidecars: [], initSidecars: [], volumes: [], pullSecrets: [], hotSidecars: [], warnings: [] };
   const targets = new PolicyTargets(input.pod, sets);
   for (const { injection, revision } of facts) collectSet(injection, revision, pod, apps, parts, records, targets);
-  placeParts(spec, parts, input.sortSidecarsByName === true);
+  const lists = placeParts(spec, parts, input.sortSidecarsByName === true);
 
   const applied = sets.map(sidecarSetName);
   writeHotUpgradeAnnotations(annotations, parts.hotSidecars);
   writeInjectionAnnotations(annotations, records, applied);
-  return { pod, applied, warnings: parts.warnings };
+  return { received: input.pod, annotated: pod, annotations, lists, applied, warnings: parts.warnings };
 }
 
 /**
- * Copy on write: only the objects injection writes to are copied (the pod,
- * its metadata, annotations and spec; the lists it changes are rebuilt by
- * {@link placeParts}). The rest stays shared with the pod as received, which
- * is never written to, and the answer's diff skips shared subtrees without
- * walking them.
+ * The injected pod: copied only where injection writes (the pod, its
+ * metadata, annotations and spec, and the lists it rewrote). The rest stays
+ * shared with the pod as received, which is never written to, and a diff
+ * against it skips the shared subtrees without walking them.
  */
-function writableCopy(received: Pod): { pod: Pod; annotations: Record<string, string>; spec: NonNullable<Pod['spec']> } {
+export function injectedPod(changes: InjectionChanges): Pod {
+  const received = changes.received.spec;
+  const spec: JsonObject = received == null ? { containers: [] } : { ...received };
+  for (const { key, list } of changes.lists) spec[key] = list;
+  return { ...changes.annotated, spec: spec as NonNullable<Pod['spec']> };
+}
+
+/** Copies of the pod, its metadata and annotations, the annotations to write injection's into. */
+function annotatedCopy(received: Pod): { pod: Pod; annotations: Record<string, string> } {
   const pod: Pod = { ...received };
   const metadata = (pod.metadata = { ...pod.metadata });
   const annotations = (metadata.annotations = { ...metadata.annotations });
-  const spec = (pod.spec = pod.spec == null ? { containers: [] } : { ...pod.spec });
-  return { pod, annotations, spec };
+  return { pod, annotations };
 }
 
 /**
@@ -229,12 +283,12 @@ function writableCopy(received: Pod): { pod: Pod; annotations: Record<string, st
  * the first pass's sidecars where those containers were, would give another
  * result.
  */
-function appContainersOf(sets: readonly SetInjectionFacts[], spec: NonNullable<Pod['spec']>): AppContainers {
+function appContainersOf(sets: readonly SetInjectionFacts[], spec: JsonObject | undefined): AppContainers {
   // Loops, not flatMap and filter: this runs for every pod.
   const replaced = new Set<string>();
   for (const set of sets) for (const sidecar of set.sidecars) for (const name of sidecar.podNames) replaced.add(name);
   const apps: Container[] = [];
-  for (const c of arrayOf<Container>(spec.containers)) if (isObject(c) && !isInjectedSidecar(c) && !replaced.has(c.name)) apps.push(c);
+  for (const c of arrayOf<Container>(spec?.containers)) if (isObject(c) && !isInjectedSidecar(c) && !replaced.has(c.name)) apps.push(c);
   return new AppContainers(apps);
 }
 
@@ -314,18 +368,24 @@ function byName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
-/** Puts what the sets add into the pod's lists (rebuilt, never written in place). */
-function placeParts(spec: NonNullable<Pod['spec']>, parts: InjectedParts, sortByName: boolean): void {
+/** What the sets add, placed into the pod's lists (new lists: the received ones are never written to). */
+function placeParts(spec: JsonObject | undefined, parts: InjectedParts, sortByName: boolean): ListChange[] {
   // Init sidecars are ordered by name across all sets (stable), as Kruise does.
   parts.initSidecars.sort(byName);
   // Kruise 1.9's EnableSortSidecarContainerByName: the containers too, when asked (stable: a HotUpgrade pair stays -1, -2).
   if (sortByName) parts.sidecars.sort(byName);
-  if (parts.initSidecars.length > 0) spec.initContainers = placeContainers(arrayOf<Container>(spec.initContainers), parts.initSidecars);
-  spec.containers = placeContainers(arrayOf<Container>(spec.containers), parts.sidecars);
-  if (parts.volumes.length > 0) spec.volumes = mergeByKey(arrayOf<Volume>(spec.volumes), parts.volumes, 'name');
-  if (parts.pullSecrets.length > 0) {
-    spec.imagePullSecrets = mergeByKey(arrayOf<LocalObjectReference>(spec.imagePullSecrets), parts.pullSecrets, 'name');
-  }
+  const lists: ListChange[] = [];
+  if (parts.initSidecars.length > 0) lists.push(placeContainers('initContainers', arrayOf<Container>(spec?.initContainers), parts.initSidecars));
+  lists.push(placeContainers('containers', arrayOf<Container>(spec?.containers), parts.sidecars));
+  if (parts.volumes.length > 0) lists.push(appended('volumes', arrayOf<Volume>(spec?.volumes), parts.volumes));
+  if (parts.pullSecrets.length > 0) lists.push(appended('imagePullSecrets', arrayOf<LocalObjectReference>(spec?.imagePullSecrets), parts.pullSecrets));
+  return lists;
+}
+
+/** `existing` with the `extra` items whose name is not taken yet appended (first one wins). */
+function appended(key: InjectedListKey, existing: readonly JsonObject[], extra: readonly JsonObject[]): ListChange {
+  const list = mergeByKey(existing, extra, 'name');
+  return { key, list, inserted: { at: existing.length, items: list.slice(existing.length) } };
 }
 
 /**
@@ -605,7 +665,7 @@ function isInjectedSidecar(container: Container): boolean {
  * replaced in place; otherwise BeforeAppContainer sidecars go first and the
  * rest after, each group in the order given.
  */
-function placeContainers(existing: readonly Container[], sidecars: readonly SidecarContainer[]): Container[] {
+function placeContainers(key: InjectedListKey, existing: readonly Container[], sidecars: readonly SidecarContainer[]): ListChange {
   const result = [...existing];
   const index = new Map<string, number>();
   result.forEach((c, i) => {
@@ -613,15 +673,22 @@ function placeContainers(existing: readonly Container[], sidecars: readonly Side
   });
   const before: Container[] = [];
   const after: Container[] = [];
+  let replaced = false;
   for (const sidecar of sidecars) {
     const { podInjectPolicy } = sidecar;
     const container = withoutSidecarFields(sidecar);
     const at = index.get(sidecar.name);
-    if (at !== undefined) result[at] = container;
-    else if (podInjectPolicy === 'BeforeAppContainer') before.push(container);
+    if (at !== undefined) {
+      result[at] = container;
+      replaced = true;
+    } else if (podInjectPolicy === 'BeforeAppContainer') before.push(container);
     else after.push(container);
   }
-  return [...before, ...result, ...after];
+  const list = [...before, ...result, ...after];
+  // Only at one end, nothing replaced: a received container never has an inserted one's name (it would
+  // have been replaced), so no inserted container equals a received one.
+  const inserted = replaced || (before.length > 0 && after.length > 0 && existing.length > 0) ? undefined : { at: before.length > 0 ? 0 : existing.length, items: before.length > 0 ? [...before, ...after] : after };
+  return { key, list, inserted };
 }
 
 function withoutSidecarFields(sidecar: SidecarContainer): Container {

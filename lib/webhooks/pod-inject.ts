@@ -1,12 +1,12 @@
-/** The Pod injection webhook (pod CREATE): the injected pod, as a JSON Patch. */
+/** The Pod injection webhook (pod CREATE): the injection, as a JSON Patch written from its decisions. */
 import { errorMessage } from '../errors.ts';
 import { AnswerTooLargeError, patchBytesOverAnswerLimit, smallestAnswerBytes } from '../admission/answer-size.ts';
-import { denied, patched } from '../admission/responses.ts';
+import { allowed, denied, patchedWith } from '../admission/responses.ts';
 import type { AdmissionRequest } from '../admission/review.ts';
 import { objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import { RevisionUnavailableError } from '../sidecarset/revision-pick.ts';
-import { applyingSidecarSets, injectPod, InjectionTooLargeError, InvalidPodError, PatchPodMetadataError } from '../sidecarset/inject.ts';
+import { applyingSidecarSets, injectionChanges, InjectionTooLargeError, InvalidPodError, PatchPodMetadataError } from '../sidecarset/inject.ts';
 import { hasNamespaceSelector, labelsOf, UnknownNamespaceError, type NamespaceLabels } from '../sidecarset/match.ts';
 import { InvalidHashAnnotationError } from '../sidecarset/pod-annotations.ts';
 import { ResourcesPolicyError } from '../sidecarset/resources-policy.ts';
@@ -14,6 +14,7 @@ import { memoisedStoredSetFacts, type StoredSetFactsOf } from '../sidecarset/sto
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { failed, neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
 import { injectionRevisions, RevisionReadError } from './pinned-revisions.ts';
+import { injectionPatch } from './pod-inject-patch.ts';
 import { onlyKind, onlyOperations, skipDeleting, skipSubresources } from './skip.ts';
 
 /** The namespace the pod is created in: the request's (a pod made from generateName may not carry it). */
@@ -40,8 +41,10 @@ const handleInject = (draw: () => number, factsOf: StoredSetFactsOf) => async (r
     // The pinned revisions of the sets that apply (rollout.md §2.4); no read for a set that pins none.
     const applying = applyingSidecarSets(input);
     const revisions = await injectionRevisions(applying, labelsOf(pod), deps.revisions, draw, deps.signal);
-    const result = injectPod({ ...input, applying, revisions, factsOf, now: deps.clock.now(), maxGrowthBytes: patchBytesOverAnswerLimit - 1, sortSidecarsByName: deps.sortSidecarsByName === true });
-    return patched(pod, result.pod, result.warnings);
+    const changes = injectionChanges({ ...input, applying, revisions, factsOf, now: deps.clock.now(), maxGrowthBytes: patchBytesOverAnswerLimit - 1, sortSidecarsByName: deps.sortSidecarsByName === true });
+    if (changes === undefined) return allowed();
+    // Written from the decisions, not diffed from an injected pod (pod-inject-patch.ts).
+    return patchedWith(injectionPatch(changes), changes.warnings);
   } catch (error) {
     if (error instanceof InjectionTooLargeError) {
       // What the door answers for an answer over the limit, said before building it.
