@@ -70,7 +70,7 @@ const HANDWRITTEN: SidecarSet[] = [
         },
       ],
     },
-  } as unknown as SidecarSet,
+  },
   {
     apiVersion: 'apps.kruise.io/v1alpha1',
     kind: 'SidecarSet',
@@ -84,7 +84,7 @@ const HANDWRITTEN: SidecarSet[] = [
         { name: 'proxy', image: 'envoy:1.30', restartPolicy: 'Always', resourcesPolicy: { targetContainersMode: 'sum', resourcesExpr: { requests: { cpu: 'cpu/2', memory: '128Mi' } } } },
       ],
     },
-  } as unknown as SidecarSet,
+  },
 ];
 
 /** The generated and handwritten v1alpha1 sets, every other generated one defaulted. */
