@@ -95,7 +95,8 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   // The last full pass's not-injected counts, for the follow-up passes' set figures.
   let notInjected: Readonly<Record<string, number>> = {};
   const rollout: RolloutDeps = {
-    revisions: kubeRevisionStore(client, revisionNamespaceFromEnv(env)),
+    // Owned by the set in the version it is stored (and read) in, as Kruise writes it.
+    revisions: kubeRevisionStore(client, revisionNamespaceFromEnv(env), { versions }),
     setPods: kubeSetPods(client),
     pods: kubePodWriter(client),
     podEvents: kubePodEventSink(client),

@@ -12,13 +12,15 @@ import { labelValueErrors, qualifiedNameErrors } from '../kube/names.ts';
 import type { RevisionSource, RevisionStore } from '../ports.ts';
 import { ObjectExistsError, WriteConflictError } from '../ports/errors.ts';
 import { earlierRevisionData, revisionJsonText, withRawData } from '../sidecarset/revision-data.ts';
-import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../sidecarset/revisions.ts';
+import { LABEL_SIDECARSET_NAME, withOwnerApiVersion, type ControllerRevision } from '../sidecarset/revisions.ts';
+import { GROUP } from '../sidecarset/types.ts';
 import { apiServerAnswered, asKubeApiError, KubeApiError } from './kube-api-error.ts';
 import { listAll, type PagedListOptions } from './kube-paged-list.ts';
 import { isBareInvalid, isConflict, movedOn } from './kube-guarded-write.ts';
 import { getObject, JSON_PATCH, JsonText, MERGE_PATCH, type KubeAnswer, type KubeClient, type KubeMethod } from './kube-request.ts';
 import { DEFAULT_MAX_LOAD_MS } from './cached-list.ts';
 import { getControllerRevisionOperation, listControllerRevisionsOperation, type RevisionReader } from './kube-sources.ts';
+import { fixedSidecarSetVersion, type SidecarSetVersions } from './kube-sidecarsets-version.ts';
 
 /** A label that cannot be part of a label selector, so no revision can carry it. */
 export class RevisionSelectorError extends Error {
@@ -141,8 +143,18 @@ function refusedAsDataChange(answer: KubeAnswer): boolean {
  * wrote it": it reads the revision back), the renumbering tests the
  * resourceVersion, the labels patch sets the same values, and a repeated
  * delete answers 404 or its uid precondition's 409, both taken as done.
+ *
+ * A revision is created with its SidecarSet owner reference in the version
+ * the cluster stores SidecarSets in (`versions`, the one the sets are read
+ * in; v1alpha1 when not given), as Kruise writes it: v1beta1 under Kruise
+ * 1.9's CRD.
  */
-export function kubeRevisionStore(client: KubeClient, namespace: string, options: { pageSize?: number; onPage?: PagedListOptions['onPage'] } = {}): RevisionStore {
+export function kubeRevisionStore(
+  client: KubeClient,
+  namespace: string,
+  options: { pageSize?: number; onPage?: PagedListOptions['onPage']; versions?: SidecarSetVersions } = {},
+): RevisionStore {
+  const versions = options.versions ?? fixedSidecarSetVersion('v1alpha1');
   const base = `/apis/apps/v1/namespaces/${enc(namespace)}/controllerrevisions`;
   const paging: PagedListOptions = { maxPageSize: options.pageSize ?? REVISION_PAGE_SIZE, ...(options.onPage === undefined ? {} : { onPage: options.onPage }) };
   /** Every write here is safe to repeat (above): sent `guarded`. */
@@ -178,7 +190,8 @@ export function kubeRevisionStore(client: KubeClient, namespace: string, options
       const operation = `create ControllerRevision "${namespace}/${name}"`;
       // `data` byte for byte as Kruise's Go writes it: the API server keeps the bytes it is sent, and a later
       // patch (a renumbering, a label) is refused unless Go's encoding of them gives the same bytes.
-      const answer = await write('POST', base, operation, signal, new JsonText(revisionJsonText(revision)));
+      const owned = withOwnerApiVersion(revision, `${GROUP}/${await versions.current(signal)}`);
+      const answer = await write('POST', base, operation, signal, new JsonText(revisionJsonText(owned)));
       if (answer.status === 409) throw new ObjectExistsError(`${operation}: a ControllerRevision of that name exists`);
       if (answer.status < 200 || answer.status > 299 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body);
       return answer.body;

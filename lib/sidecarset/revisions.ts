@@ -8,7 +8,7 @@
 import { arrayOf, isObject, stringMapOf, stringOf } from '../kube/json.ts';
 import type { JsonObject, ObjectMeta } from '../kube/types.ts';
 import { sidecarSetName } from './match.ts';
-import { API_VERSION, KIND, type SidecarSet } from './types.ts';
+import { API_VERSION, GROUP, KIND, type SidecarSet } from './types.ts';
 import { revisionData, storedRevisionData } from './revision-data.ts';
 import { revisionHash, revisionName } from './revision-name.ts';
 
@@ -64,6 +64,46 @@ export function newRevision(set: SidecarSet, namespace: string, number: number, 
 
 function controllerRef(revision: ControllerRevision): JsonObject | undefined {
   return arrayOf(revision.metadata?.ownerReferences).find((r): r is JsonObject => isObject(r) && r.controller === true);
+}
+
+/**
+ * The apiVersions an owner reference to a SidecarSet carries: Kruise 1.8 (and
+ * this project on a cluster storing v1alpha1) writes v1alpha1, Kruise 1.9
+ * writes v1beta1, its stored version. Both name the same object.
+ */
+export const OWNER_API_VERSIONS: readonly string[] = [`${GROUP}/v1alpha1`, `${GROUP}/v1beta1`];
+
+/** Whether an owner reference names a SidecarSet, in either version of its group. */
+export function isSidecarSetRef(ref: unknown): ref is JsonObject {
+  return isObject(ref) && ref.kind === KIND && typeof ref.apiVersion === 'string' && OWNER_API_VERSIONS.includes(ref.apiVersion);
+}
+
+/**
+ * Who controls the revision, when it is not `set`: undefined when its
+ * controller reference names the set (a SidecarSet of that name, in either
+ * version; and of its uid, when both are known) or it has none (Kruise adopts
+ * those); otherwise the controller in words, for messages.
+ */
+export function foreignController(revision: ControllerRevision, set: SidecarSet): string | undefined {
+  const ref = controllerRef(revision);
+  if (ref === undefined) return undefined;
+  const uid = stringOf(set.metadata?.uid) ?? '';
+  const refUid = stringOf(ref.uid) ?? '';
+  if (isSidecarSetRef(ref) && ref.name === sidecarSetName(set) && (uid === '' || refUid === '' || uid === refUid)) return undefined;
+  const what = `${stringOf(ref.kind) ?? '(no kind)'} ${JSON.stringify(stringOf(ref.name) ?? '')} (${stringOf(ref.apiVersion) ?? 'no apiVersion'}${refUid === '' ? '' : `, uid ${refUid}`})`;
+  return what;
+}
+
+/**
+ * The revision as written to a cluster whose SidecarSets are stored as
+ * `apiVersion` (`apps.kruise.io/v1beta1` under Kruise 1.9's CRD): its
+ * SidecarSet owner reference carries that apiVersion, as Kruise 1.9's own
+ * writes do. Other references are left as they are.
+ */
+export function withOwnerApiVersion(revision: ControllerRevision, apiVersion: string): ControllerRevision {
+  const refs = revision.metadata?.ownerReferences;
+  if (!Array.isArray(refs) || !refs.some((r) => isSidecarSetRef(r) && r.apiVersion !== apiVersion)) return revision;
+  return { ...revision, metadata: { ...revision.metadata, ownerReferences: refs.map((r: unknown) => (isSidecarSetRef(r) ? { ...r, apiVersion } : r)) } };
 }
 
 /** The revision's `revision` number, 0 when it has none. */

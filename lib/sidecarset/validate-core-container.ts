@@ -16,10 +16,10 @@ import { PROBE_KINDS, validateProbe } from './validate-probes.ts';
 import { validateResources } from './validate-resources.ts';
 import { validateSecurityContext } from './validate-security-context.ts';
 import { forEachObjectAt, isUnset, listAt, objectAt, optionalEnumAt, stringAt } from './validate-shape.ts';
-import { namedPaths, validateVolumeDevices } from './validate-volume-devices.ts';
+import { namedPaths, validateVolumeDevices, type VolumeKind } from './validate-volume-devices.ts';
+import { PULL_POLICIES } from './validate-volumes.ts';
 import { validateVolumeMounts } from './validate-volume-mounts.ts';
 
-const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 const TERMINATION_MESSAGE_POLICIES = ['File', 'FallbackToLogsOnError'] as const;
 const RESIZE_RESOURCES = ['cpu', 'memory'] as const;
 const RESIZE_POLICIES = ['NotRequired', 'RestartContainer'] as const;
@@ -54,10 +54,10 @@ function validateResizePolicy(value: unknown, path: FieldPath, errs: FieldError[
 
 /**
  * validateContainerCommon for one container at `path`; `volumes` are the
- * volumes a mount may use (name to whether it is a claim, which a block
- * device needs). Returns the container's name.
+ * volumes a mount may use (name to kind: a block device needs a claim, an
+ * image volume's mount takes no subPath). Returns the container's name.
  */
-export function validateContainerCommon(c: JsonObject, path: FieldPath, volumes: ReadonlyMap<string, boolean>, errs: FieldError[]): string | undefined {
+export function validateContainerCommon(c: JsonObject, path: FieldPath, volumes: ReadonlyMap<string, VolumeKind>, errs: FieldError[]): string | undefined {
   const name = validateContainerName(c, path, errs);
   // An image of only spaces is not "required" in Kubernetes; it fails the whitespace rule (validateImageWhitespace).
   const image = stringAt(c.image, path.child('image'), errs);

@@ -1,12 +1,12 @@
 /**
  * A container's `resources`, as Kubernetes' ValidateResourceRequirements
- * (1.30, as Kruise 1.8 runs it) checks them: known resource names,
+ * (1.32, as Kruise 1.9 runs it; 1.30's for all but the claims' `request`) checks them: known resource names,
  * quantities that parse and are not negative, whole vendor resources, no
  * request above its limit (or, for hugepages and vendor resources, other than
  * its limit), and no resource claims (the pod Kruise checks in has none).
  */
 import type { FieldError, FieldPath } from '../kube/field-errors.ts';
-import { qualifiedNameErrors } from '../kube/names.ts';
+import { dns1123LabelErrors, qualifiedNameErrors } from '../kube/names.ts';
 import { canonicalQuantity, compareQuantities, MAX_QUANTITY_LENGTH, quantityFromJson, type Quantity } from '../kube/quantity.ts';
 import { isObject } from '../kube/json.ts';
 import type { JsonObject } from '../kube/types.ts';
@@ -102,20 +102,46 @@ function validateResourceList(value: unknown, path: FieldPath, errs: FieldError[
 }
 
 /**
- * validateResourceClaimNames. The pod Kruise validates in declares no
- * resource claims, so every named claim is reported as not found.
+ * validateResourceClaimNames, as Kubernetes 1.32 has it for Kruise 1.9: a
+ * claim may name one of its requests (`request`, a DNS-1123 label), and an
+ * entry repeats another when it names the same claim and request, or the
+ * whole claim after a request of it (or a request of it after the whole
+ * claim, caught as the same name). The pod Kruise validates in declares no
+ * resource claims, so every named claim is also reported as not found.
  */
 function validateClaims(value: unknown, path: FieldPath, errs: FieldError[]): void {
+  // The entries named so far: "claim", or "claim/request"; and how many of them hold a "/", by what precedes it
+  // (Kubernetes walks its set for those: counted here, so a long list is read once).
   const names = new Set<string>();
+  const withSlash = new Map<string, number>();
   listAt(value, path, errs).forEach((claim, i) => {
+    const p = path.index(i);
     const name = isObject(claim) && typeof claim.name === 'string' ? claim.name : '';
     if (name === '') {
-      errs.push(path.index(i).required());
+      errs.push(p.required());
       return;
     }
-    if (names.has(name)) errs.push(path.index(i).duplicate(name));
-    names.add(name);
-    errs.push({ path: String(path.index(i)), type: 'Not found', value: name, detail: 'must be one of the names in pod.spec.resourceClaims which is empty' });
+    if (names.has(name)) {
+      // Every request of that claim was already referenced.
+      errs.push(p.duplicate(name));
+    } else {
+      const request = isObject(claim) && typeof claim.request === 'string' ? claim.request : '';
+      let key = name;
+      if (request !== '') {
+        for (const msg of dns1123LabelErrors(request)) errs.push(p.child('request').invalid(request, msg));
+        key = `${name}/${request}`;
+      }
+      // The same entry again; or the whole claim after some of its requests (Kubernetes adds one error per request
+      // named before, all alike, which its aggregate prints once: so does this).
+      if (names.has(key)) errs.push(p.duplicate(key));
+      else if (request === '' && (withSlash.get(name) ?? 0) > 0) errs.push(p.duplicate(name));
+      if (!names.has(key)) {
+        names.add(key);
+        const slash = key.indexOf('/');
+        if (slash >= 0) withSlash.set(key.slice(0, slash), (withSlash.get(key.slice(0, slash)) ?? 0) + 1);
+      }
+    }
+    errs.push({ path: String(p), type: 'Not found', value: name, detail: 'must be one of the names in pod.spec.resourceClaims which is empty' });
   });
 }
 

@@ -1,6 +1,6 @@
 /**
- * A container's `volumeDevices` (raw block devices), as Kubernetes 1.30's
- * ValidateVolumeDevices checks them for Kruise 1.8, with its paths and
+ * A container's `volumeDevices` (raw block devices), as Kubernetes 1.32's
+ * ValidateVolumeDevices checks them for Kruise 1.9 (as 1.30's did), with its paths and
  * messages; and the names and paths a container's mounts and devices may
  * not share.
  */
@@ -8,6 +8,13 @@ import { root, type FieldError, type FieldPath } from '../kube/field-errors.ts';
 import { isObject } from '../kube/json.ts';
 import type { JsonObject } from '../kube/types.ts';
 import { forEachObjectAt, listAt, stringAt } from './validate-shape.ts';
+
+/**
+ * What a mount or device needs to know of a valid volume: a claim
+ * (persistentVolumeClaim or ephemeral) is the only kind a block device may
+ * use; an image volume's mounts may not take a subPath.
+ */
+export type VolumeKind = 'claim' | 'image' | 'other';
 
 /** Name to path of a container's mounts or devices (Go's GetVolumeMountMap/GetVolumeDeviceMap: the last of a name wins), with the set of paths. */
 export interface NamedPaths {
@@ -28,20 +35,20 @@ export function namedPaths(list: unknown, pathKey: 'mountPath' | 'devicePath'): 
 
 /**
  * `volumeDevices` of `container` at `path`. `volumes` maps the names of the
- * volumes without errors to whether they are claims (persistentVolumeClaim
- * or ephemeral), the only kind a block device may use.
+ * volumes without errors to their kind: a claim (persistentVolumeClaim or
+ * ephemeral) is the only kind a block device may use.
  */
-export function validateVolumeDevices(container: JsonObject, path: FieldPath, volumes: ReadonlyMap<string, boolean>, mounts: NamedPaths, errs: FieldError[]): void {
+export function validateVolumeDevices(container: JsonObject, path: FieldPath, volumes: ReadonlyMap<string, VolumeKind>, mounts: NamedPaths, errs: FieldError[]): void {
   const names = new Set<string>();
   const paths = new Set<string>();
   forEachObjectAt(container.volumeDevices, path, errs, (device, p) => {
     const name = stringAt(device.name, p.child('name'), errs) ?? '';
     const devicePath = stringAt(device.devicePath, p.child('devicePath'), errs) ?? '';
-    const isClaim = volumes.get(name);
+    const kind = volumes.get(name);
     if (name === '') errs.push(p.child('name').required());
     if (names.has(name)) errs.push(p.child('name').invalid(name, 'must be unique'));
-    if (isClaim === false) errs.push(p.child('name').invalid(name, 'can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode'));
-    if (isClaim === undefined) errs.push(p.child('name').notFound(name));
+    if (kind !== undefined && kind !== 'claim') errs.push(p.child('name').invalid(name, 'can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode'));
+    if (kind === undefined) errs.push(p.child('name').notFound(name));
     if (devicePath === '') errs.push(p.child('devicePath').required());
     if (paths.has(devicePath)) errs.push(p.child('devicePath').invalid(devicePath, 'must be unique'));
     if (devicePath !== '' && devicePath.split('/').includes('..')) {

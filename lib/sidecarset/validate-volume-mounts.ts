@@ -1,6 +1,7 @@
 /**
- * A container's `volumeMounts`, as Kubernetes 1.30's ValidateVolumeMounts
- * checks them for Kruise 1.8, with its paths and messages, including its
+ * A container's `volumeMounts`, as Kubernetes 1.32's ValidateVolumeMounts
+ * checks them for Kruise 1.9 (1.30's rules, and no subPath or subPathExpr on
+ * a mount of an image volume), with its paths and messages, including its
  * quirks: an empty name is both required and not found, and the subPath,
  * subPathExpr, mountPropagation and recursiveReadOnly errors are reported on
  * the list's path, without the mount's index.
@@ -8,7 +9,7 @@
 import type { FieldError, FieldPath } from '../kube/field-errors.ts';
 import type { JsonObject } from '../kube/types.ts';
 import { forEachObjectAt, stringAt } from './validate-shape.ts';
-import type { NamedPaths } from './validate-volume-devices.ts';
+import type { NamedPaths, VolumeKind } from './validate-volume-devices.ts';
 import { validateLocalDescendingPath } from './validate-paths.ts';
 
 const PROPAGATIONS = ['Bidirectional', 'HostToContainer', 'None'] as const;
@@ -39,13 +40,13 @@ function validateRecursiveReadOnly(mount: JsonObject, value: string, propagation
 
 /**
  * `volumeMounts` of `container` at `path`; `volumeNames` are the volumes
- * without errors (see validate-volumes.ts), `devices` the container's
+ * without errors and their kinds (see validate-volumes.ts), `devices` the container's
  * volumeDevices, whose names and paths a mount may not reuse.
  */
 export function validateVolumeMounts(
   container: JsonObject,
   path: FieldPath,
-  volumeNames: ReadonlyMap<string, boolean>,
+  volumeNames: ReadonlyMap<string, VolumeKind>,
   devices: NamedPaths,
   errs: FieldError[],
 ): void {
@@ -62,8 +63,12 @@ export function validateVolumeMounts(
     if (devices.paths.has(mountPath)) errs.push(p.child('mountPath').invalid(mountPath, 'must not already exist as a path in volumeDevices'));
 
     const subPath = stringAt(mount.subPath, p.child('subPath'), errs) ?? '';
-    if (subPath !== '') validateLocalDescendingPath(subPath, path.child('subPath'), errs);
     const subPathExpr = stringAt(mount.subPathExpr, p.child('subPathExpr'), errs) ?? '';
+    if (volumeNames.get(name) === 'image') {
+      if (subPath !== '') errs.push(p.child('subPath').invalid(subPath, 'not allowed in image volume sources'));
+      if (subPathExpr !== '') errs.push(p.child('subPathExpr').invalid(subPathExpr, 'not allowed in image volume sources'));
+    }
+    if (subPath !== '') validateLocalDescendingPath(subPath, path.child('subPath'), errs);
     if (subPathExpr !== '') {
       if (subPath !== '') errs.push(p.child('subPathExpr').invalid(subPathExpr, 'subPathExpr and subPath are mutually exclusive'));
       validateLocalDescendingPath(subPathExpr, path.child('subPathExpr'), errs);

@@ -1,8 +1,9 @@
 /**
- * `spec.volumes`, as Kubernetes 1.30's ValidateVolumes checks a pod's volumes
- * for Kruise 1.8: a valid unique name, exactly one volume source, and that
+ * `spec.volumes`, as Kubernetes 1.32's ValidateVolumes checks a pod's volumes
+ * for Kruise 1.9: a valid unique name, exactly one volume source, and that
  * source well formed, with Kubernetes' paths and messages (including its
- * `downwarAPI` spelling in one path).
+ * `downwarAPI` spelling in one path). 1.32 knows the `image` source (an OCI
+ * image mounted read-only), which 1.30 did not.
  *
  * As in Kubernetes, a volume with any error is left out of the names the
  * volume mounts may use, so its mounts are also reported as not found.
@@ -14,6 +15,7 @@ import { isObject } from '../kube/json.ts';
 import type { JsonObject } from '../kube/types.ts';
 import { noBackstepErrors, text, validateFileMode, validateKeyToPathItems, validateLocalDescendingPath } from './validate-paths.ts';
 import { isUnset, listAt, objectAt, stringAt } from './validate-shape.ts';
+import type { VolumeKind } from './validate-volume-devices.ts';
 import { DISK_CHECKS, validateIscsiNameLength } from './validate-volume-disks.ts';
 import { validateDownwardAPI, validateProjected } from './validate-volume-projected.ts';
 
@@ -48,6 +50,7 @@ const VOLUME_SOURCES = [
   'scaleIO',
   'csi',
   'ephemeral',
+  'image',
 ] as const;
 type VolumeSource = (typeof VOLUME_SOURCES)[number];
 
@@ -121,6 +124,24 @@ function validateCsi(source: JsonObject, path: FieldPath, errs: FieldError[]): v
   else for (const msg of dns1123SubdomainErrors(name)) errs.push(path.child('name').invalid(name, msg));
 }
 
+/** validatePullPolicy's values, as Go's sets.List sorts them. */
+export const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
+
+/**
+ * validateImageVolumeSource with Kruise's options (ResourceIsPod false: a
+ * SidecarSet's volume may leave `reference` empty, as a workload template's
+ * may). `pullPolicy` is required: Kubernetes defaults it only when its
+ * ImageVolume feature gate is on, which Kruise 1.9's webhook leaves off (alpha
+ * in 1.32), so nothing fills it in before validation.
+ */
+function validateImage(source: JsonObject, path: FieldPath, errs: FieldError[]): void {
+  text(source.reference, path.child('reference'), errs);
+  const p = path.child('pullPolicy');
+  const policy = text(source.pullPolicy, p, errs);
+  if (policy === '') errs.push(p.required());
+  else if (!(PULL_POLICIES as readonly string[]).includes(policy)) errs.push(p.unsupported(policy, PULL_POLICIES));
+}
+
 const ACCESS_MODES = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'] as const;
 const VOLUME_MODES = ['Block', 'Filesystem'] as const;
 
@@ -184,6 +205,7 @@ const SOURCE_CHECKS: Partial<Record<VolumeSource, (source: JsonObject, path: Fie
   projected: validateProjected,
   csi: validateCsi,
   ephemeral: validateEphemeral,
+  image: validateImage,
 };
 
 /** The checks of one volume source; the disk sources report under their own path name. */
@@ -212,13 +234,17 @@ function validateVolumeSource(volume: JsonObject, path: FieldPath, errs: FieldEr
   if (sources === 0) errs.push(path.required('must specify a volume type'));
 }
 
+function kindOf(volume: JsonObject): VolumeKind {
+  if (!isUnset(volume.persistentVolumeClaim) || !isUnset(volume.ephemeral)) return 'claim';
+  return isUnset(volume.image) ? 'other' : 'image';
+}
+
 /**
  * Every problem with `spec.volumes` at `path`. Returns the volumes without
- * problems, which are the ones a volume mount or device may use: name to
- * whether it is a claim (persistentVolumeClaim or ephemeral).
+ * problems, which are the ones a volume mount or device may use, by name.
  */
-export function validateVolumes(value: unknown, path: FieldPath, errs: FieldError[]): Map<string, boolean> {
-  const names = new Map<string, boolean>();
+export function validateVolumes(value: unknown, path: FieldPath, errs: FieldError[]): Map<string, VolumeKind> {
+  const names = new Map<string, VolumeKind>();
   listAt(value, path, errs).forEach((volume, i) => {
     const p = path.index(i);
     if (!isObject(volume)) {
@@ -231,7 +257,7 @@ export function validateVolumes(value: unknown, path: FieldPath, errs: FieldErro
     if (name === '') own.push(p.child('name').required());
     else for (const msg of dns1123LabelErrors(name)) own.push(p.child('name').invalid(name, msg));
     if (names.has(name)) own.push(p.child('name').duplicate(name));
-    if (own.length === 0) names.set(name, !isUnset(volume.persistentVolumeClaim) || !isUnset(volume.ephemeral));
+    if (own.length === 0) names.set(name, kindOf(volume));
     else errs.push(...own);
   });
   return names;

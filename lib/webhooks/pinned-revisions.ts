@@ -7,8 +7,10 @@
  * list by custom version).
  *
  * A pinned revision is used only when it is the set's own (its
- * `kruise.io/sidecarset-name` label names the set: a pin by name could
- * otherwise inject another set's sidecars, which its author may not control)
+ * `kruise.io/sidecarset-name` label names the set, and its controller
+ * reference, if any, names the set in either version of the group: a pin by
+ * name could otherwise inject another set's sidecars, which its author may
+ * not control)
  * and its recorded containers, volumes and patchPodMetadata pass the checks
  * a SidecarSet's pass (a revision is an object anyone who can write the
  * revision namespace can forge). Kruise checks neither; either failing is
@@ -22,7 +24,7 @@ import { labelValueErrors } from '../kube/names.ts';
 import type { JsonObject } from '../kube/types.ts';
 import type { RevisionSource } from '../ports.ts';
 import { pinnedRevision, revisionForInjection, RevisionUnavailableError } from '../sidecarset/revision-pick.ts';
-import { LABEL_CUSTOM_VERSION, LABEL_SIDECARSET_NAME, type ControllerRevision } from '../sidecarset/revisions.ts';
+import { foreignController, LABEL_CUSTOM_VERSION, LABEL_SIDECARSET_NAME, type ControllerRevision } from '../sidecarset/revisions.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import { defaultSidecarSet } from '../sidecarset/defaults.ts';
 import { validateContainers } from '../sidecarset/validate-containers.ts';
@@ -103,6 +105,11 @@ export function usablePinnedRevision(set: SidecarSet, revisions: readonly Contro
   if (owner !== name) {
     const whose = owner === undefined ? `carries no ${LABEL_SIDECARSET_NAME} label` : `belongs to SidecarSet ${JSON.stringify(owner)}`;
     throw new RevisionUnavailableError(`SidecarSet ${name} pins ControllerRevision ${revisionName}, which ${whose}: a set may pin only its own revisions`);
+  }
+  // Kruise 1.8 named the owner apps.kruise.io/v1alpha1, Kruise 1.9 v1beta1: either is the set.
+  const controller = foreignController(revision, set);
+  if (controller !== undefined) {
+    throw new RevisionUnavailableError(`SidecarSet ${name} pins ControllerRevision ${revisionName}, which is controlled by ${controller}: a set may pin only its own revisions`);
   }
   // Judged with the defaults a stored set has (a revision records the set as stored, defaults included).
   const recorded: JsonObject = objectOf(objectOf(revision.data)?.spec) ?? {};

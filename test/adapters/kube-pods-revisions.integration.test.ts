@@ -13,6 +13,7 @@ import { startControlPlane, type ControlPlane } from '../../control-plane/harnes
 import { kubePodWriter, kubeSetPods } from '../../lib/adapters/kube-pods.ts';
 import type { KubeClient } from '../../lib/adapters/kube-request.ts';
 import { kubeRevisionStore } from '../../lib/adapters/kube-revisions.ts';
+import { fixedSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets-version.ts';
 import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import type { JsonPatchOperation } from '../../lib/admission/json-patch.ts';
 import type { Pod } from '../../lib/kube/types.ts';
@@ -267,6 +268,19 @@ describeWithControlPlane('the rollout adapters on a real kube-apiserver, as the 
       expect(created.metadata).toMatchObject({ name: nameOf(revision), uid: expect.any(String), resourceVersion: expect.any(String) });
       expect(created.data).toEqual(revision.data);
       await expect(store().create(revision)).rejects.toBeInstanceOf(ObjectExistsError);
+    });
+
+    it.each([
+      ['v1alpha1 when no version is given (Kruise 1.8\'s CRD)', undefined, 'apps.kruise.io/v1alpha1'],
+      ['v1alpha1 when SidecarSets are stored as v1alpha1', 'v1alpha1' as const, 'apps.kruise.io/v1alpha1'],
+      ['v1beta1 when SidecarSets are stored as v1beta1 (Kruise 1.9\'s CRD), as Kruise 1.9 writes it', 'v1beta1' as const, 'apps.kruise.io/v1beta1'],
+    ])('creates a revision owned by its SidecarSet in %s', async (_name, version, apiVersion) => {
+      const owner = set(`agent:owner-${apiVersion}`, `owned-${version ?? 'default'}`);
+      const revision = newRevision(owner, REVISIONS, 1, 0);
+      const created = await kubeRevisionStore(kc, REVISIONS, version === undefined ? {} : { versions: fixedSidecarSetVersion(version) }).create(revision);
+      expect(created.metadata?.ownerReferences).toEqual([
+        { apiVersion, kind: 'SidecarSet', name: `owned-${version ?? 'default'}`, uid: `uid-owned-${version ?? 'default'}`, controller: true, blockOwnerDeletion: true },
+      ]);
     });
 
     it('renumbers a revision read at its current resourceVersion, and refuses a stale one with WriteConflictError', async () => {

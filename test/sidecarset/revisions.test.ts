@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { earlierRevisionData, revisionData, revisionJsonText, withRawData } from '../../lib/sidecarset/revision-data.ts';
 import { revisionHash, revisionName } from '../../lib/sidecarset/revision-name.ts';
-import { currentRevisionName, newRevision, setHistory } from '../../lib/sidecarset/revisions.ts';
+import { currentRevisionName, foreignController, newRevision, setHistory, withOwnerApiVersion } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { GO_ESCAPED, goReencoded, NON_ASCII, shellSet } from '../rollout/escape-fixtures.ts';
 import { hashOf, OLD_IMAGE, rolloutSet, storedRevision, withoutImageOf, withSecret } from '../rollout/fixtures.ts';
@@ -130,5 +130,32 @@ describe('the revision as written to the API server: data byte for byte as Go wr
   it('a set without such characters keeps its revision name (rollout.md §2.2 example)', () => {
     expect(currentRevisionName(rolloutSet({ image: OLD_IMAGE }))).toBe('test-sidecarset-cf4bf7796');
     expect(dataOf(revisionJsonText(newRevision(rolloutSet({ image: OLD_IMAGE }), 'kruise-system', 1, 0)))).toBe(DATA_6_7);
+  });
+});
+
+describe("the revision's owner: the SidecarSet in either version of its group", () => {
+  const set: SidecarSet = { ...rolloutSet(), metadata: { ...rolloutSet().metadata, name: 'agent', uid: 'u-1' } };
+  const revision = newRevision(set, 'kruise-system', 1, 0);
+  const other = { apiVersion: 'v1', kind: 'ConfigMap', name: 'keep', uid: 'u-cm' };
+
+  it('names the owner in the version written, and only the SidecarSet reference changes', () => {
+    expect(revision.metadata?.ownerReferences).toEqual([{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', name: 'agent', uid: 'u-1', controller: true, blockOwnerDeletion: true }]);
+    const beta = withOwnerApiVersion({ ...revision, metadata: { ...revision.metadata, ownerReferences: [...((revision.metadata?.ownerReferences as unknown[] | undefined) ?? []), other] } }, 'apps.kruise.io/v1beta1');
+    expect(beta.metadata?.ownerReferences).toEqual([{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'SidecarSet', name: 'agent', uid: 'u-1', controller: true, blockOwnerDeletion: true }, other]);
+    expect(beta.data).toBe(revision.data);
+    // Already in that version: the same object.
+    expect(withOwnerApiVersion(revision, 'apps.kruise.io/v1alpha1')).toBe(revision);
+  });
+
+  it.each<[string, unknown[], string | undefined]>([
+    ['a v1alpha1 reference to the set (Kruise 1.8)', [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', name: 'agent', uid: 'u-1', controller: true }], undefined],
+    ['a v1beta1 reference to the set (Kruise 1.9)', [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'SidecarSet', name: 'agent', uid: 'u-1', controller: true }], undefined],
+    ['a reference to the set without a uid', [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'SidecarSet', name: 'agent', controller: true }], undefined],
+    ['no controller (Kruise adopts such revisions)', [{ ...other, controller: false }], undefined],
+    ['a reference to another set', [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'SidecarSet', name: 'other', uid: 'u-2', controller: true }], 'SidecarSet "other" (apps.kruise.io/v1beta1, uid u-2)'],
+    ['a reference to an earlier set of that name', [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', name: 'agent', uid: 'u-0', controller: true }], 'SidecarSet "agent" (apps.kruise.io/v1alpha1, uid u-0)'],
+    ['a reference to another group', [{ apiVersion: 'example.com/v1', kind: 'SidecarSet', name: 'agent', controller: true }], 'SidecarSet "agent" (example.com/v1)'],
+  ])('knows the set owns a revision with %s', (_name, ownerReferences, foreign) => {
+    expect(foreignController({ ...revision, metadata: { ...revision.metadata, ownerReferences } }, set)).toBe(foreign);
   });
 });

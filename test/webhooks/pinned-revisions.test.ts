@@ -9,7 +9,7 @@ import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts
 import { decodeReview } from '../../lib/admission/review.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import type { RevisionSource } from '../../lib/ports.ts';
-import { currentRevisionName, LABEL_CUSTOM_VERSION, newRevision, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
+import { currentRevisionName, LABEL_CUSTOM_VERSION, newRevision, withOwnerApiVersion, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet, SidecarSetSpec } from '../../lib/sidecarset/types.ts';
 import type { HandlerDeps, HandlerResult } from '../../lib/webhooks/handler.ts';
 import { podInjectHandlerWith } from '../../lib/webhooks/pod-inject.ts';
@@ -136,6 +136,30 @@ describe('pod-inject with a pinned revision (rollout.md §2.4)', () => {
     expect(await inject(pinning({ revisionName: nameOf(REV1) }), { revisions: counted([unlabelled]) })).toEqual({
       failed: 500,
       message: `cannot decide the injection: SidecarSet agent pins ControllerRevision ${nameOf(REV1)}, which carries no kruise.io/sidecarset-name label: a set may pin only its own revisions`,
+    });
+  });
+
+  it.each([
+    ['apps.kruise.io/v1alpha1 (Kruise 1.8, or this project on a cluster storing v1alpha1)', 'apps.kruise.io/v1alpha1'],
+    ['apps.kruise.io/v1beta1 (Kruise 1.9, or this project on a cluster storing v1beta1)', 'apps.kruise.io/v1beta1'],
+  ])('injects a revision pinned by name whose controller names the set as %s', async (_name, apiVersion) => {
+    const owned = withOwnerApiVersion(REV1, apiVersion);
+    expect(owned.metadata?.ownerReferences).toEqual([expect.objectContaining({ apiVersion, kind: 'SidecarSet', name: 'agent', controller: true })]);
+    expect(await inject(pinning({ revisionName: nameOf(REV1) }), { revisions: counted([owned]) })).toEqual(pinned(REV1, 'agent:1'));
+  });
+
+  it.each<[string, Record<string, unknown>, string, string | undefined]>([
+    ['another SidecarSet', { apiVersion: 'apps.kruise.io/v1beta1', kind: 'SidecarSet', name: 'other', uid: 'u-other' }, 'SidecarSet "other" (apps.kruise.io/v1beta1, uid u-other)', undefined],
+    ['an earlier set of the same name (another uid)', { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', name: 'agent', uid: 'u-old' }, 'SidecarSet "agent" (apps.kruise.io/v1alpha1, uid u-old)', 'u-new'],
+    ['another kind of the same name', { apiVersion: 'apps/v1', kind: 'Deployment', name: 'agent' }, 'Deployment "agent" (apps/v1)', undefined],
+    ['a SidecarSet of a version the group does not have', { apiVersion: 'apps.kruise.io/v2', kind: 'SidecarSet', name: 'agent' }, 'SidecarSet "agent" (apps.kruise.io/v2)', undefined],
+  ])('answers 500 "cannot decide" for a revision labelled with the set but controlled by %s', async (_name, ref, words, uid) => {
+    const foreign: ControllerRevision = { ...REV1, metadata: { ...REV1.metadata, ownerReferences: [{ ...ref, controller: true }] } };
+    const set = pinning({ revisionName: nameOf(REV1) });
+    if (uid !== undefined) set.metadata = { ...set.metadata, uid };
+    expect(await inject(set, { revisions: counted([foreign]) })).toEqual({
+      failed: 500,
+      message: `cannot decide the injection: SidecarSet agent pins ControllerRevision ${nameOf(REV1)}, which is controlled by ${words}: a set may pin only its own revisions`,
     });
   });
 
