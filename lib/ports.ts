@@ -56,6 +56,8 @@ export interface SidecarSetEvent {
   /** UpperCamelCase, as Kubernetes reasons are. */
   reason: string;
   message: string;
+  /** Annotations of the Event (a RolloutStalled Event's stall key, which a later process reads). */
+  annotations?: Readonly<Record<string, string>>;
 }
 
 /** Where events about SidecarSets go. */

@@ -12,7 +12,7 @@ import { ENV_SECRET_ARN, rotationSettingsFromEnv } from '../../lib/auth/caller-c
 import { rotateWebhookSecret, type RotationResult, type SecretStore } from '../../lib/auth/rotation.ts';
 import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
 import { kubeClusterReader, kubeSidecarSetSource, millisecondsFromEnv, SourceOptionsError } from '../../lib/adapters/kube-sources.ts';
-import { kubeEventSink, kubePodEventSink } from '../../lib/adapters/kube-events.ts';
+import { kubeEventSink, kubePodEventSink, kubeToldStalls } from '../../lib/adapters/kube-events.ts';
 import { kubeNamespaceSnapshot } from '../../lib/adapters/kube-namespaces.ts';
 import { kubePodPages, kubePodWriter, kubeSetPods } from '../../lib/adapters/kube-pods.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, type KubeClient, type RequestRetry } from '../../lib/adapters/kube-request.ts';
@@ -90,7 +90,8 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const events = kubeEventSink(client);
   const notices = notInjectedNotices();
   const rotate = secretRotation(env, overrides, client);
-  const states = observedStates(rolloutStateNotices());
+  // A stall an earlier invocation told is found among the stored Events, not told once per cold start.
+  const states = observedStates(rolloutStateNotices(kubeToldStalls(client)));
   const stallMs = millisecondsFromEnv(env, ENV_ROLLOUT_STALL_MS, DEFAULT_STALL_MS, 1_000);
   // The last full pass's not-injected counts, for the follow-up passes' set figures.
   let notInjected: Readonly<Record<string, number>> = {};

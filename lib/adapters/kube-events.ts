@@ -8,6 +8,7 @@ import { objectOf, stringOf } from '../kube/json.ts';
 import type { PodEventSink, SidecarSetEventSink } from '../ports.ts';
 import { API_VERSION, KIND } from '../sidecarset/types.ts';
 import { REVISION_WRITE_FAILED } from '../status-sync/revision-failure.ts';
+import { ANNOTATION_STALL_KEY, type ToldStalls } from '../status-sync/rollout-state.ts';
 import type { RevisionFailureEvent, RevisionFailureSource } from '../status-view/revision-failures.ts';
 import { listAll } from './kube-paged-list.ts';
 import { expectObject, type KubeClient } from './kube-request.ts';
@@ -41,12 +42,16 @@ export interface EventOptions {
 /** Creates one new core/v1 Event (generated name, never updated; sent once, as a repeat would record it twice). */
 function eventCreator(client: KubeClient, options: EventOptions) {
   const now = options.now ?? (() => new Date());
-  return async (target: EventTarget, event: { type: string; reason: string; message: string }, signal: AbortSignal | undefined): Promise<void> => {
+  return async (target: EventTarget, event: { type: string; reason: string; message: string; annotations?: Readonly<Record<string, string>> }, signal: AbortSignal | undefined): Promise<void> => {
     const at = now().toISOString();
     const body = {
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: { generateName: eventNamePrefix(target.involvedObject.name, target.involvedObject.kind.toLowerCase()), namespace: target.namespace },
+      metadata: {
+        generateName: eventNamePrefix(target.involvedObject.name, target.involvedObject.kind.toLowerCase()),
+        namespace: target.namespace,
+        ...(event.annotations === undefined ? {} : { annotations: { ...event.annotations } }),
+      },
       involvedObject: target.involvedObject,
       type: event.type,
       reason: event.reason,
@@ -95,6 +100,32 @@ export function kubePodEventSink(client: KubeClient, options: EventOptions = {})
         event,
         signal,
       ),
+  };
+}
+
+/**
+ * The stalls the reconciler already told (rollout-state.ts): one list of the
+ * RolloutStalled Events on SidecarSets in the namespace it writes them to
+ * (needs `list` on events there), each set uid's stall keys from their
+ * annotation. Events without it (another writer's, or older than it) are
+ * left out. Events expire (the API server's --event-ttl, an hour by
+ * default): a stall told longer ago than that is told once more by a new process.
+ */
+export function kubeToldStalls(client: KubeClient): ToldStalls {
+  const fieldSelector = 'involvedObject.kind=SidecarSet,reason=RolloutStalled';
+  return async (signal) => {
+    const { items } = await listAll(client, `/api/v1/namespaces/${EVENT_NAMESPACE}/events`, { fieldSelector }, `list RolloutStalled events in "${EVENT_NAMESPACE}"`, signal);
+    const told = new Map<string, Set<string>>();
+    for (const item of items) {
+      const event = objectOf(item) ?? {};
+      const uid = stringOf(objectOf(event.involvedObject)?.uid);
+      const key = stringOf(objectOf(objectOf(event.metadata)?.annotations)?.[ANNOTATION_STALL_KEY]);
+      if (uid === undefined || uid === '' || key === undefined) continue;
+      const keys = told.get(uid) ?? new Set<string>();
+      keys.add(key);
+      told.set(uid, keys);
+    }
+    return told;
   };
 }
 

@@ -11,6 +11,7 @@ import { sidecarSetName } from '../sidecarset/match.ts';
 import { summarizePod } from '../sidecarset/status.ts';
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
 import { StatusConflictError } from '../ports/errors.ts';
+import { ANNOTATION_STALL_KEY, type ToldStalls } from '../status-sync/rollout-state.ts';
 
 /** The pods, summarised one page at a time as the live list does. */
 export function memoryPodPages(pods: readonly Pod[], pageSize = 500): PodPages {
@@ -87,4 +88,19 @@ export function memoryEventSink(): SidecarSetEventSink & { readonly events: read
 /** Keeps every pod event recorded. */
 export function memoryPodEventSink(): PodEventSink & { readonly events: readonly PodEvent[] } {
   return keepingSink<PodEvent>();
+}
+
+/** The stalls told among `events` (recorded by any number of processes), read as kubeToldStalls reads the stored Events. */
+export function memoryToldStalls(sink: { readonly events: readonly SidecarSetEvent[] }): ToldStalls {
+  return () => {
+    const told = new Map<string, Set<string>>();
+    for (const event of sink.events) {
+      const key = event.annotations?.[ANNOTATION_STALL_KEY];
+      if (event.reason !== 'RolloutStalled' || key === undefined || event.sidecarSet.uid === '') continue;
+      const keys = told.get(event.sidecarSet.uid) ?? new Set<string>();
+      keys.add(key);
+      told.set(event.sidecarSet.uid, keys);
+    }
+    return Promise.resolve(told);
+  };
 }

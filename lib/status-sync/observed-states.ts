@@ -31,6 +31,7 @@ export function observedStates(inner: RolloutStateNotices): ObservedStates {
     reported: (set, state) => {
       inner.reported(set, state);
     },
+    toldBefore: (set, state, signal) => inner.toldBefore(set, state, signal),
     keepOnly(present) {
       for (const name of seen.keys()) if (!present.has(name)) seen.delete(name);
       inner.keepOnly(present);

@@ -14,7 +14,11 @@
  * crashes) is stalled: a Warning naming the kubelet's reasons and pods. The
  * clock is the pods' own update times, so it survives any number of
  * invocations. Memory of what was reported is per process, like the
- * uninjected-pod notices: a new process reports the current state once more.
+ * uninjected-pod notices; a new process says nothing of a resting state at
+ * first sight, and a stall it finds already told by an earlier process (a
+ * RolloutStalled Event on the set carries the same stall key, in an
+ * annotation) is not told again: an operator hears of a stall once, and again
+ * when it changes (other pods, another kind of reason), not once per cold start.
  */
 import type { SidecarSetEvent } from '../ports.ts';
 import type { RolloutCounts, UnavailablePods, WaitingReason } from '../rollout/plan.ts';
@@ -24,6 +28,16 @@ import { unavailableText, waitingMessage } from '../rollout/round.ts';
 export const DEFAULT_STALL_MS = 60_000;
 /** The variable that sets it (status-sync and `npm start`; the CDK context `rolloutStallSeconds`). */
 export const ENV_ROLLOUT_STALL_MS = 'ROLLOUT_STALL_MS';
+
+/** The annotation on a RolloutStalled Event that holds its stall's key (what a later process compares). */
+export const ANNOTATION_STALL_KEY = 'serverless-sidecarset/stall';
+
+/**
+ * The stalls already told, as stored (the Events): per SidecarSet uid, the
+ * stall keys of the RolloutStalled Events about it. A key holds the stall's
+ * last update time, so a stall told, left and met again is another key.
+ */
+export type ToldStalls = (signal?: AbortSignal) => Promise<ReadonlyMap<string, ReadonlySet<string>>>;
 
 /** What decides a stall: now and the threshold, in the clock of the pods' update times (ms since the epoch). */
 export interface StallClock {
@@ -53,6 +67,39 @@ export interface RolloutState {
   resting?: boolean;
 }
 
+/**
+ * Kinds of reasons a kubelet alternates between for one trouble (ErrImagePull
+ * and ImagePullBackOff; a crashing container's Error, CrashLoopBackOff and
+ * running-not-ready): a stall whose pods only alternate is the same stall.
+ */
+const REASON_KINDS: Readonly<Record<string, string>> = {
+  ErrImagePull: 'image',
+  ImagePullBackOff: 'image',
+  ErrImageNeverPull: 'image',
+  InvalidImageName: 'image',
+  ImageInspectError: 'image',
+  RegistryUnavailable: 'image',
+  CrashLoopBackOff: 'crash',
+  Error: 'crash',
+  OOMKilled: 'crash',
+  Completed: 'crash',
+  ContainerCannotRun: 'crash',
+  StartError: 'crash',
+  RunContainerError: 'crash',
+  Restarting: 'crash',
+};
+
+/**
+ * What makes one stall: how many updated pods hold it, when the last of them
+ * was updated (a pod updated or recreated since is another stall), and the
+ * kinds of their reasons. Never the seconds since: the same stall seen later
+ * has the same key.
+ */
+function stallKey(stuck: UnavailablePods): string {
+  const kinds = [...new Set(stuck.reasons.map((r) => REASON_KINDS[r.reason] ?? r.reason))].sort();
+  return `stalled:${stuck.count}:${stuck.lastUpdateMs}:${kinds.join(',')}`;
+}
+
 function counted(counts: RolloutCounts): string {
   return `${counts.updatedPods} of ${counts.matchedPods} pod(s) updated, ${counts.updatedReadyPods} updated and ready`;
 }
@@ -80,8 +127,8 @@ export function rolloutState(counts: RolloutCounts, updated: number, waiting: Wa
       reason: 'RolloutStalled',
       type: 'Warning',
       message: `stalled: ${stuck.count} updated pod(s) not ready, the last updated ${seconds} s ago: ${unavailableText(stuck)}; ${holds} (check the sidecar image and logs); ${counted(counts)}`,
-      // Not the reasons: a kubelet alternates ErrImagePull and ImagePullBackOff, which is no news.
-      key: `stalled:${stuck.count}`,
+      // Kinds of reasons, not the reasons: a kubelet alternates ErrImagePull and ImagePullBackOff, which is no news.
+      key: stallKey(stuck),
       progress: JSON.stringify(counts),
     };
   }
@@ -123,14 +170,25 @@ export function rolloutState(counts: RolloutCounts, updated: number, waiting: Wa
 export interface RolloutStateNotices {
   /** The Event to record when the set's state changed since the last recorded one; undefined otherwise. */
   due(set: { name: string; uid: string }, state: RolloutState): SidecarSetEvent | undefined;
+  /**
+   * Whether a due stall was already told by another process (a set this
+   * process has told nothing of, with a stored RolloutStalled Event of the
+   * same stall key); it is then remembered as reported. The stored Events
+   * are read once per process, at the first such stall; when they cannot be
+   * read the stall is told (twice rather than never) and they are read again
+   * at the next.
+   */
+  toldBefore(set: { name: string; uid: string }, state: RolloutState, signal?: AbortSignal): Promise<boolean>;
   /** Remembers a state whose Event was recorded (a failed one is due again). */
   reported(set: string, state: RolloutState): void;
   /** Forgets sets no longer present. */
   keepOnly(present: ReadonlySet<string>): void;
 }
 
-export function rolloutStateNotices(): RolloutStateNotices {
+/** @param told the stalls already told, as stored; without it, a new process tells every stall it finds. */
+export function rolloutStateNotices(told?: ToldStalls): RolloutStateNotices {
   const last = new Map<string, { key: string; progress: string | undefined }>();
+  let stored: Promise<ReadonlyMap<string, ReadonlySet<string>>> | undefined;
   return {
     due(set, state) {
       const previous = last.get(set.name);
@@ -138,7 +196,22 @@ export function rolloutStateNotices(): RolloutStateNotices {
       if (previous === undefined && state.resting === true) return undefined;
       // The schedule's next pass of a stalled rollout finds it as it was: still stalled, not progressing again.
       if (previous?.key.startsWith('stalled:') === true && state.key === 'progressing' && state.progress === previous.progress) return undefined;
-      return { sidecarSet: set, type: state.type, reason: state.reason, message: state.message };
+      const event: SidecarSetEvent = { sidecarSet: set, type: state.type, reason: state.reason, message: state.message };
+      return state.reason === 'RolloutStalled' ? { ...event, annotations: { [ANNOTATION_STALL_KEY]: state.key } } : event;
+    },
+    async toldBefore(set, state, signal) {
+      if (told === undefined || state.reason !== 'RolloutStalled' || last.has(set.name)) return false;
+      stored ??= told(signal);
+      let keys: ReadonlyMap<string, ReadonlySet<string>>;
+      try {
+        keys = await stored;
+      } catch {
+        stored = undefined;
+        return false;
+      }
+      if (set.uid === '' || keys.get(set.uid)?.has(state.key) !== true) return false;
+      last.set(set.name, { key: state.key, progress: state.progress });
+      return true;
     },
     reported(set, state) {
       last.set(set, { key: state.key, progress: state.progress });

@@ -491,7 +491,8 @@ async function tellFailures(failures: readonly PodFailure[], set: SidecarSet, de
 async function reportState(set: SidecarSet, state: RolloutState, deps: SetPassDeps, result: SetPassResult, signal: AbortSignal | undefined): Promise<void> {
   const ref = { name: result.sidecarSet, uid: stringOf(set.metadata?.uid) ?? '' };
   const event = deps.rollout.states.due(ref, state);
-  if (event === undefined) return;
+  // A stall an earlier process told (a cold start's first sight of it) is no news.
+  if (event === undefined || (await deps.rollout.states.toldBefore(ref, state, signal))) return;
   result.stateChange = state.message;
   try {
     await deps.events.record(event, signal);

@@ -10,7 +10,7 @@ import { describe, expect, it } from '@jest/globals';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
-import { memoryPodEventSink, memoryPodPages, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
+import { memoryPodEventSink, memoryPodPages, memoryStatusWriter, memoryToldStalls } from '../../lib/adapters/memory-status-sync.ts';
 import type { Namespace, Pod } from '../../lib/kube/types.ts';
 import type { SetPodSource, SidecarSetEvent } from '../../lib/ports.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
@@ -61,8 +61,11 @@ async function injectedPods(sets: SidecarSet[]): Promise<Pod[]> {
   return pods.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 
-/** The cluster in memory; each pass is a fresh process (as the bench's child, or a cold start): nothing reported yet. */
-async function benchWorld(nowMs: number) {
+/**
+ * The cluster in memory; each pass is a fresh process (as the bench's child, or a cold start): nothing reported yet
+ * in its memory. With `stored`, its Events are kept across passes and a new process reads the stalls told (kubeToldStalls).
+ */
+async function benchWorld(nowMs: number, stored = false) {
   const sets = benchSets();
   const pods = await injectedPods(sets);
   const statuses = memoryStatusWriter(sets);
@@ -70,6 +73,8 @@ async function benchWorld(nowMs: number) {
   const revisions = memoryRevisionStore();
   let podLists = 0;
   const events: SidecarSetEvent[] = [];
+  const kept: SidecarSetEvent[] = [];
+  const told = stored ? memoryToldStalls({ events: kept }) : undefined;
   const setPods: SetPodSource = {
     ...cluster.source,
     list: (scope, signal) => {
@@ -77,7 +82,7 @@ async function benchWorld(nowMs: number) {
       return cluster.source.list(scope, signal);
     },
   };
-  const rollout = () => ({ revisions, setPods, pods: cluster.writer, podEvents: memoryPodEventSink(), clock: { now: () => new Date(nowMs) }, states: rolloutStateNotices() });
+  const rollout = () => ({ revisions, setPods, pods: cluster.writer, podEvents: memoryPodEventSink(), clock: { now: () => new Date(nowMs) }, states: rolloutStateNotices(told) });
   const pass = async () => {
     podLists = 0;
     events.length = 0;
@@ -89,6 +94,7 @@ async function benchWorld(nowMs: number) {
       events: {
         record: (event) => {
           events.push(event);
+          kept.push(event);
           return Promise.resolve();
         },
       },
@@ -135,5 +141,18 @@ describe('a pass over sets whose pods are all updated but not ready (the scale b
       expect(result.rollout?.states[name]).toBe(own.stateChange);
     }
     expect(result.unavailable?.['scale-0001']).toEqual({ Restarting: PODS_PER_SET });
+  });
+
+  it('tells each stalled set once: a pass in a new process finds the stalls told (the stored Events) and records none', async () => {
+    const world = await benchWorld(INJECTED.getTime() + 120_000, true);
+    const first = await world.pass();
+    expect(first.result.errors).toEqual([]);
+    expect(first.events.map((e) => e.reason)).toEqual(Array.from({ length: SETS }, () => 'RolloutStalled'));
+    for (let n = 0; n < 2; n++) {
+      const again = await world.pass();
+      expect(again.result.errors).toEqual([]);
+      expect({ podLists: again.podLists, events: again.events.map((e) => `${e.sidecarSet.name} ${e.reason}`) }).toEqual({ podLists: 0, events: [] });
+      expect(again.result.rollout?.inFlight).toEqual([]);
+    }
   });
 });

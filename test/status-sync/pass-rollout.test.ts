@@ -153,7 +153,14 @@ describe('a status pass with the rollout', () => {
     const result = await runStatusPass(w.deps);
     expect(result.rollout).toMatchObject({ setsRolled: 1, podsUpdated: 0, inFlight: [] });
     expect(w.events.events.filter((e) => e.reason === 'RolloutStalled')).toEqual([
-      { sidecarSet: { name: 'stuck', uid: 'uid-stuck' }, type: 'Warning', reason: 'RolloutStalled', message: expect.stringContaining('ImagePullBackOff: 1 pod(s) (default/api-0)') },
+      {
+        sidecarSet: { name: 'stuck', uid: 'uid-stuck' },
+        type: 'Warning',
+        reason: 'RolloutStalled',
+        message: expect.stringContaining('ImagePullBackOff: 1 pod(s) (default/api-0)'),
+        // The stall's key (one pod, its update time, an image pull), which a later process finds among the Events.
+        annotations: { 'serverless-sidecarset/stall': expect.stringMatching(/^stalled:1:\d+:image$/) },
+      },
     ]);
     expect(result.unavailable).toEqual({ stuck: { ImagePullBackOff: 1 } });
     // A threshold of its own: the same pods, 2 minutes allowed, are still progressing.

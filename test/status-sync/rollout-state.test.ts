@@ -5,7 +5,8 @@
 import { describe, expect, it } from '@jest/globals';
 import type { RolloutCounts, WaitingReason } from '../../lib/rollout/plan.ts';
 import type { UnavailablePods } from '../../lib/rollout/plan.ts';
-import { rolloutState, rolloutStateNotices, type StallClock } from '../../lib/status-sync/rollout-state.ts';
+import { memoryEventSink, memoryToldStalls } from '../../lib/adapters/memory-status-sync.ts';
+import { rolloutState, rolloutStateNotices, type RolloutState, type RolloutStateNotices, type StallClock } from '../../lib/status-sync/rollout-state.ts';
 
 const counts = (updatedPods: number, updatedReadyPods = updatedPods, matchedPods = 10): RolloutCounts => ({ matchedPods, updatedPods, readyPods: matchedPods, updatedReadyPods });
 const SET = { name: 'agent', uid: 'uid-agent' };
@@ -132,5 +133,82 @@ describe('rolloutStateNotices', () => {
     notices.keepOnly(new Set(['other']));
     expect(notices.due(SET, state)).toBeDefined();
     expect(notices.due(other, state)).toBeUndefined();
+  });
+
+  describe('across processes (each cold start a new process, the Events stored)', () => {
+    const stuck = (over: Partial<UnavailablePods> = {}): UnavailablePods => ({ ...PULLING, ...over });
+    const stalledBy = (pods: UnavailablePods, seconds = 120) => rolloutState(counts(2, 0), 0, { kind: 'max-unavailable', unavailable: pods.count, maxUnavailable: 2, stuck: pods }, AT(seconds));
+    /** What one process tells of `state`, as set-pass.ts reportState asks: due, then not told before. */
+    const tell = async (notices: RolloutStateNotices, sink: ReturnType<typeof memoryEventSink>, state: RolloutState) => {
+      const event = notices.due(SET, state);
+      if (event === undefined || (await notices.toldBefore(SET, state))) return undefined;
+      await sink.record(event);
+      notices.reported(SET.name, state);
+      return event.reason;
+    };
+
+    it('tells a stall once, whatever number of new processes find it', async () => {
+      const sink = memoryEventSink();
+      const told = memoryToldStalls(sink);
+      const seen: (string | undefined)[] = [];
+      for (const seconds of [60, 120, 600]) seen.push(await tell(rolloutStateNotices(told), sink, stalledBy(stuck(), seconds)));
+      expect(seen).toEqual(['RolloutStalled', undefined, undefined]);
+      expect(sink.events).toHaveLength(1);
+    });
+
+    it('tells it again in a new process when it changed: other pods held (a later update), more pods, another kind of reason', async () => {
+      const sink = memoryEventSink();
+      const told = memoryToldStalls(sink);
+      const fresh = (state: RolloutState) => tell(rolloutStateNotices(told), sink, state);
+      expect(await fresh(stalledBy(stuck()))).toBe('RolloutStalled');
+      // The kubelet alternating ErrImagePull and ImagePullBackOff is the same stall.
+      expect(await fresh(stalledBy(stuck({ reasons: [{ reason: 'ErrImagePull', count: 2, pods: ['default/a', 'default/b'] }] })))).toBeUndefined();
+      expect(await fresh(stalledBy(stuck({ lastUpdateMs: 5_000 })))).toBe('RolloutStalled');
+      expect(await fresh(stalledBy(stuck({ count: 3, lastUpdateMs: 5_000 })))).toBe('RolloutStalled');
+      expect(await fresh(stalledBy(stuck({ count: 3, lastUpdateMs: 5_000, reasons: [{ reason: 'CrashLoopBackOff', count: 3, pods: ['default/a'] }] })))).toBe('RolloutStalled');
+      expect(await fresh(stalledBy(stuck({ count: 3, lastUpdateMs: 5_000, reasons: [{ reason: 'Error', count: 3, pods: ['default/a'] }] })))).toBeUndefined();
+    });
+
+    it('tells a stall of a set of the same name but another uid (deleted and created again)', async () => {
+      const sink = memoryEventSink();
+      const told = memoryToldStalls(sink);
+      expect(await tell(rolloutStateNotices(told), sink, stalledBy(stuck()))).toBe('RolloutStalled');
+      const notices = rolloutStateNotices(told);
+      const state = stalledBy(stuck());
+      const other = { ...SET, uid: 'uid-agent-2' };
+      expect(notices.due(other, state)).toBeDefined();
+      expect(await notices.toldBefore(other, state)).toBe(false);
+    });
+
+    it('tells the stall when the stored Events cannot be read, and reads them again at the next stall', async () => {
+      const sink = memoryEventSink();
+      await tell(rolloutStateNotices(memoryToldStalls(sink)), sink, stalledBy(stuck()));
+      let reads = 0;
+      const flaky = async () => {
+        reads++;
+        if (reads === 1) throw new Error('the API server answered 503');
+        return memoryToldStalls(sink)();
+      };
+      const notices = rolloutStateNotices(flaky);
+      expect(await notices.toldBefore(SET, stalledBy(stuck()))).toBe(false);
+      expect(await notices.toldBefore(SET, stalledBy(stuck()))).toBe(true);
+      expect(await notices.toldBefore({ name: 'other', uid: 'uid-other' }, stalledBy(stuck()))).toBe(false);
+      expect(reads).toBe(2);
+    });
+
+    it('asks the stored Events about stalls only, and only of sets this process told nothing of', async () => {
+      const sink = memoryEventSink();
+      await tell(rolloutStateNotices(memoryToldStalls(sink)), sink, stalledBy(stuck()));
+      let reads = 0;
+      const notices = rolloutStateNotices(() => {
+        reads++;
+        return memoryToldStalls(sink)();
+      });
+      expect(await notices.toldBefore(SET, rolloutState(counts(0), 0, { kind: 'paused' }))).toBe(false);
+      notices.reported(SET.name, rolloutState(counts(0), 0, { kind: 'paused' }));
+      // Paused, then stalled in this process's own sight: news, whatever was stored.
+      expect(await notices.toldBefore(SET, stalledBy(stuck()))).toBe(false);
+      expect(reads).toBe(0);
+    });
   });
 });

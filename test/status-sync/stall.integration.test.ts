@@ -4,7 +4,8 @@
  * a later pass, in a process that never saw the first one (a new
  * invocation), finds the rollout stalled by the pod's own update time and
  * says why: a RolloutStalled Warning naming ImagePullBackOff and the pod,
- * and the set left to the schedule.
+ * and the set left to the schedule. Told once: passes in further new
+ * processes find the stall among the API server's Events and tell it no more.
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
@@ -14,6 +15,7 @@ import { startTestKubelet, type TestKubelet } from '../../control-plane/test-kub
 import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
 import { memoryEventSink, memoryPodEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import { kubePodWriter, kubeSetPods } from '../../lib/adapters/kube-pods.ts';
+import { EVENT_NAMESPACE, kubeEventSink, kubeToldStalls } from '../../lib/adapters/kube-events.ts';
 import { kubeRevisionStore } from '../../lib/adapters/kube-revisions.ts';
 import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import type { Pod } from '../../lib/kube/types.ts';
@@ -96,5 +98,25 @@ describeWithControlPlane('a stalled rollout on a real kube-apiserver with the te
     expect(later).toMatchObject({ podsUpdated: 0, inFlight: false, restarting: false, unavailable: { ImagePullBackOff: 1 } });
     expect(events.events.map((e) => [e.type, e.reason])).toEqual([['Warning', 'RolloutStalled']]);
     expect(events.events[0]?.message).toMatch(/^stalled: 1 updated pod\(s\) not ready, the last updated \d+ s ago: ImagePullBackOff: 1 pod\(s\) \(stuck\/s-0\); the next pods wait under maxUnavailable 1/);
+
+    // Each cold start is a new process; the Events are the API server's, written and read as the reconciler (its RBAC).
+    const kc = kubeConfigClient(parseKubeConfig(cp().kubeconfig('status-sync'), 'test'));
+    const stalledEvents = async () => {
+      const res = await cp().request('admin', 'GET', `/api/v1/namespaces/${EVENT_NAMESPACE}/events?fieldSelector=${encodeURIComponent(`involvedObject.kind=SidecarSet,involvedObject.uid=${set.metadata?.uid ?? ''},reason=RolloutStalled`)}`);
+      return (JSON.parse(res.body) as { items: { message: string }[] }).items;
+    };
+    const passes: Awaited<ReturnType<typeof runSetPass>>[] = [];
+    for (let n = 0; n < 3; n++) {
+      const cold = freshDeps(set, 1_500).deps;
+      cold.events = kubeEventSink(kc);
+      cold.rollout.states = rolloutStateNotices(kubeToldStalls(kc));
+      passes.push(await runSetPass(set, cold));
+    }
+    expect(passes.map((p) => [p.errors, p.stateChange?.slice(0, 'stalled:'.length), p.inFlight])).toEqual([
+      [[], 'stalled:', false],
+      [[], undefined, false],
+      [[], undefined, false],
+    ]);
+    expect((await stalledEvents()).map((e) => e.message.slice(0, 'stalled: 1 updated pod(s)'.length))).toEqual(['stalled: 1 updated pod(s)']);
   });
 });
