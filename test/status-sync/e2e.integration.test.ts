@@ -152,9 +152,10 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
     const events = (await admin('GET', `/api/v1/events?fieldSelector=${encodeURIComponent('involvedObject.kind=SidecarSet,involvedObject.name=log-agent')}`)) as {
       items: { type: string; reason: string; message: string; involvedObject: { uid: string }; source: { component: string } }[];
     };
-    // Every pod is updated but one is not ready (no kubelet runs here): not finished, so the rollout state is news.
-    expect(events.items.map((event) => event.reason).sort()).toEqual(['PodsNotInjected', 'RolloutProgressing']);
-    expect(events.items.find((event) => event.reason === 'RolloutProgressing')?.message).toMatch(/every pod is updated; 1 not ready yet: Restarting: 1 pod\(s\) \(shop\/web-2\)$/);
+    // Every pod is updated (injected with the current sidecars) but one is not ready (no kubelet runs here): not
+    // finished, but a process that first finds a set so has seen no change, so it tells no RolloutProgressing
+    // (ROLLOUT.md: a cold start would otherwise post one per such set). The metrics below still say Progressing.
+    expect(events.items.map((event) => event.reason).sort()).toEqual(['PodsNotInjected']);
     const notInjected = events.items.filter((event) => event.reason === 'PodsNotInjected');
     expect(notInjected).toEqual([
       expect.objectContaining({ type: 'Warning', reason: 'PodsNotInjected', involvedObject: expect.objectContaining({ uid }), source: { component: 'sidecarset-status-sync' } }),
