@@ -16,7 +16,7 @@ import { changedFieldNames } from './changed-fields.ts';
 import { matchedPods, podStanding } from './candidates.ts';
 import { swappingContainers, type HotFlip } from '../sidecarset/hot-swapping.ts';
 import { dueFlips, hotUpgradeChanges, type HotUpgradeChange } from './hot-swap.ts';
-import { scatterSort, scatterTerms, sortActive, sortByPriority } from './order.ts';
+import { updateOrder } from './order.ts';
 import {
   isHotUpgrade,
   isPodReady,
@@ -135,9 +135,15 @@ export interface PodFacts {
   consistent: boolean;
 }
 
+/** {@link PodFacts} as bits of one byte per pod: a plan over 100,000 pods makes no object per pod for them. */
+const UPDATED = 1;
+const READY = 2;
+const CONSISTENT = 4;
+
 /** What the plan reads from each matched pod, each pod's annotations parsed once (aligned with the matched pods). */
 interface PodViews {
-  facts: PodFacts[];
+  /** Each pod's {@link UPDATED}, {@link READY} and {@link CONSISTENT} bits. */
+  flags: Uint8Array;
   /** The hash each pod records for the set (undefined when none is readable): the counts are keyed by it. */
   hashes: (string | undefined)[];
   /** Each pod's `kruise.io/sidecarset-hash` as parsed for `hashes`: the stall clock reads its update time from the same parse. */
@@ -150,7 +156,7 @@ function podViews(set: SidecarSet, matched: readonly Pod[]): PodViews {
   const hash = setHash(set);
   const hot = setContainers(set).filter(isHotUpgrade);
   const names = sidecarContainerNames(set);
-  const facts: PodFacts[] = new Array<PodFacts>(matched.length);
+  const flags = new Uint8Array(matched.length);
   const hashes: (string | undefined)[] = new Array<string | undefined>(matched.length);
   const recorded: RecordedEntries[] = new Array<RecordedEntries>(matched.length);
   for (let i = 0; i < matched.length; i++) {
@@ -159,42 +165,45 @@ function podViews(set: SidecarSet, matched: readonly Pod[]): PodViews {
     const podHash = entries.hash(name);
     recorded[i] = entries;
     hashes[i] = podHash;
-    facts[i] = {
-      // IsPodSidecarUpdated, from the parse the counts use.
-      updated: podHash !== undefined && podHash === hash,
-      ready: isPodReady(pod, set, hot),
-      consistent: isPodStateConsistent(pod, set, names),
-    };
+    // IsPodSidecarUpdated, from the parse the counts use.
+    flags[i] =
+      (podHash !== undefined && podHash === hash ? UPDATED : 0) | (isPodReady(pod, set, hot) ? READY : 0) | (isPodStateConsistent(pod, set, names) ? CONSISTENT : 0);
   }
-  return { facts, hashes, recorded };
+  return { flags, hashes, recorded };
+}
+
+/** Updated, and not consistent and ready: holds a maxUnavailable slot. */
+function isUnavailable(flags: number): boolean {
+  return (flags & UPDATED) !== 0 && (flags & (READY | CONSISTENT)) !== (READY | CONSISTENT);
 }
 
 /** The facts of each of the set's matched pods, in their order (the per-pod view shows them as the counts use them). */
 export function podFacts(set: SidecarSet, matched: readonly Pod[]): PodFacts[] {
-  return podViews(set, matched).facts;
+  return Array.from(podViews(set, matched).flags, (f) => ({ updated: (f & UPDATED) !== 0, ready: (f & READY) !== 0, consistent: (f & CONSISTENT) !== 0 }));
 }
 
 /** The status counts of the matched pods, counted as the streamed pass counts them (lib/sidecarset/status.ts). */
 function countsOf(set: SidecarSet, views: PodViews): RolloutCounts {
   const counts = podCounts();
-  const { facts, hashes } = views;
-  for (let i = 0; i < facts.length; i++) {
-    const f = facts[i] as PodFacts;
-    counts.count({ hash: hashes[i], ready: f.consistent && f.ready });
+  const { flags, hashes } = views;
+  for (let i = 0; i < flags.length; i++) {
+    const f = flags[i] as number;
+    counts.count({ hash: hashes[i], ready: (f & (READY | CONSISTENT)) === (READY | CONSISTENT) });
   }
   return counts.of(set);
 }
 
 /** The updated pods that are not consistent and ready, grouped by why. */
-function unavailableOf(set: SidecarSet, matched: readonly Pod[], { facts, recorded }: PodViews): UnavailablePods | undefined {
+function unavailableOf(set: SidecarSet, matched: readonly Pod[], { flags, recorded }: PodViews): UnavailablePods | undefined {
   let names: Set<string> | undefined;
   const tally = unavailableTally();
-  matched.forEach((pod, i) => {
-    const f = facts[i] as PodFacts;
-    if (!f.updated || (f.consistent && f.ready)) return;
+  for (let i = 0; i < matched.length; i++) {
+    const f = flags[i] as number;
+    if (!isUnavailable(f)) continue;
+    const pod = matched[i] as Pod;
     names ??= sidecarContainerNames(set);
-    tally.add(podKey(pod), unavailableReason(pod, names, f.consistent), recordedUpdateTime(pod, set, recorded[i]));
-  });
+    tally.add(podKey(pod), unavailableReason(pod, names, (f & CONSISTENT) !== 0), recordedUpdateTime(pod, set, recorded[i]));
+  }
   return tally.result();
 }
 
@@ -289,7 +298,7 @@ export function decidedByCounts(set: SidecarSet, counts: RolloutCounts, swapping
 export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels, options: PlanOptions = {}): RolloutPlan {
   const matched = matchedPods(set, pods, namespaceLabels);
   const views = podViews(set, matched);
-  const { facts } = views;
+  const { flags } = views;
   const status = countsOf(set, views);
   const unavailablePods = unavailableOf(set, matched, views);
   const strategy = objectOf(set.spec?.updateStrategy) ?? {};
@@ -319,13 +328,16 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
   let notSelected = 0;
   let inFlight = 0;
   const names = sidecarContainerNames(set);
-  matched.forEach((pod, i) => {
-    const standing = podStanding(pod, set, withoutImage, (facts[i] as PodFacts).updated, names);
+  for (let i = 0; i < matched.length; i++) {
+    const f = flags[i] as number;
+    if ((f & UPDATED) !== 0) continue;
+    const pod = matched[i] as Pod;
+    const standing = podStanding(pod, set, withoutImage, false, names, (f & CONSISTENT) !== 0);
     if (standing === 'waiting') waiting.push(i);
     else if (standing === 'not-upgradable') notUpgradable.push(pod);
     else if (standing === 'not-selected') notSelected++;
     else if (standing === 'in-flight') inFlight++;
-  });
+  }
   let partition: number;
   let maxUnavailable: number;
   try {
@@ -335,12 +347,10 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
     return done({ kind: 'invalid-strategy', message: (e as Error).message }, notUpgradable);
   }
 
-  let order = sortActive(matched, waiting);
-  if (set.spec?.updateStrategy?.priorityStrategy) order = sortByPriority(matched, order, set.spec.updateStrategy.priorityStrategy);
-  if (set.spec?.updateStrategy?.scatterStrategy) order = scatterSort(matched, order, scatterTerms(set.spec.updateStrategy.scatterStrategy, matched));
+  const order = updateOrder(matched, waiting, set.spec?.updateStrategy);
 
   let unavailable = 0;
-  for (const f of facts) if (f.updated && (!f.consistent || !f.ready)) unavailable++;
+  for (const f of flags) if (isUnavailable(f)) unavailable++;
   const updates: PlannedUpdate[] = [];
   const setAside: SetAsidePod[] = [];
   const { patchFor } = options;
@@ -362,7 +372,7 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
     return true;
   };
   const batch = batchSize({
-    waitingReady: order.map((i) => (facts[i] as PodFacts).ready),
+    waitingReady: order.map((i) => ((flags[i] as number) & READY) !== 0),
     total: matched.length,
     unavailable,
     partition,
