@@ -5,8 +5,8 @@
 import { selectorMatches } from '../kube/label-selector.ts';
 import { objectOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
-import { isActivePod, sidecarSetSelectsPod, type NamespaceLabels } from '../sidecarset/match.ts';
-import type { SidecarSet } from '../sidecarset/types.ts';
+import { isActivePod, sidecarSetName, sidecarSetSelectsPod, type NamespaceLabels } from '../sidecarset/match.ts';
+import { ANNOTATION_HASH_WITHOUT_IMAGE, type SidecarSet } from '../sidecarset/types.ts';
 import {
   isContainerReady,
   isInjectedBy,
@@ -17,6 +17,7 @@ import {
   podKey,
   podLabels,
   recordedHashWithoutImage,
+  type RecordedEntriesMemo,
   setContainers,
   setHashWithoutImage,
   sidecarContainerNames,
@@ -55,6 +56,14 @@ export function matchedPods(set: SidecarSet, pods: readonly Pod[], namespaceLabe
   return order.map((i) => out[i] as Pod);
 }
 
+/** What a caller of {@link podStanding} may already know of the pod. */
+export interface KnownFacts {
+  /** {@link isPodStateConsistent} over all of the sidecar names. */
+  consistent?: boolean;
+  /** The walk's parses of hash annotations, for the without-image hash. */
+  withoutImage?: RecordedEntriesMemo;
+}
+
 /** How one matched pod stands in this round (rollout.md §1.2). */
 export type Standing =
   /** Its recorded hash is the set's. */
@@ -71,8 +80,8 @@ export type Standing =
 /**
  * The standing of a matched pod (rollout.md §1.2): Kruise's
  * GetNextUpgradePods filter with IsSidecarSetUpgradable. An invalid
- * `updateStrategy.selector` selects nothing. `consistent`, when the caller
- * knows it, is {@link isPodStateConsistent} over all of `names`.
+ * `updateStrategy.selector` selects nothing. A plan walking many pods hands
+ * what it already knows of the pod in `known`.
  */
 export function podStanding(
   pod: Pod,
@@ -80,12 +89,14 @@ export function podStanding(
   withoutImageHash = setHashWithoutImage(set),
   updated = isPodSidecarUpdated(pod, set),
   names: ReadonlySet<string> = sidecarContainerNames(set),
-  consistent?: boolean,
+  known: KnownFacts = {},
 ): Standing {
   if (updated) return 'updated';
   const selector = objectOf(set.spec?.updateStrategy)?.selector;
   if (selector !== undefined && selector !== null && !selectorMatches(selector, podLabels(pod))) return 'not-selected';
-  if (recordedHashWithoutImage(pod, set) !== withoutImageHash) return 'not-upgradable';
+  const recorded = known.withoutImage === undefined ? recordedHashWithoutImage(pod, set) : (known.withoutImage.of(pod, ANNOTATION_HASH_WITHOUT_IMAGE).hash(sidecarSetName(set)) ?? '');
+  if (recorded !== withoutImageHash) return 'not-upgradable';
+  const { consistent } = known;
   // Each sidecar's own consistency check is a part of the whole pod's when its sidecars run tag images
   // (the in-place update state decides for all of them at once): a consistent pod then has none in flight,
   // and the plan, which knows the whole pod's, skips a check per sidecar of every waiting pod.

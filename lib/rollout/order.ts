@@ -88,28 +88,87 @@ function afterOrZeroKey(t: number): number {
  * test/rollout/order-fused.test.ts pins the equality over random pod sets.
  */
 export function updateOrder(pods: readonly Pod[], indexes: readonly number[], strategy: SidecarSetUpdateStrategy | undefined): number[] {
-  const priority = strategy?.priorityStrategy;
-  const priorityKey = priority ? priorityKeys(pods, indexes, priority) : undefined;
-  let order: number[];
-  if (priorityKey === null) order = sortByPriority(pods, sortActive(pods, indexes), priority);
-  else {
-    // Columns indexed by pod index: rank packs assigned, phase and ready, which compare in that order.
+  const order = new UpdateOrder(pods, strategy);
+  let next = 0;
+  for (let i = 0; i < pods.length; i++) {
+    const waits = indexes[next] === i;
+    if (waits) next++;
+    order.add(i, waits);
+  }
+  // Indexes not in list order (never the plan's) are ordered as the three steps order them.
+  return next === indexes.length ? order.order() : threeSteps(pods, indexes, strategy);
+}
+
+function threeSteps(pods: readonly Pod[], indexes: readonly number[], strategy: SidecarSetUpdateStrategy | undefined): number[] {
+  let order = sortActive(pods, indexes);
+  if (strategy?.priorityStrategy) order = sortByPriority(pods, order, strategy.priorityStrategy);
+  return strategy?.scatterStrategy ? scatterSort(pods, order, scatterTerms(strategy.scatterStrategy, pods)) : order;
+}
+
+/**
+ * {@link updateOrder} filled one pod at a time, so that the plan reads what
+ * the order needs of a pod in the same walk that reads the rest of it (a
+ * walk per concern over 100,000 pods costs more in memory reads than in
+ * work): {@link add} every matched pod in list order, then {@link order}.
+ */
+export class UpdateOrder {
+  private readonly pods: readonly Pod[];
+  private readonly strategy: SidecarSetUpdateStrategy | undefined;
+  private readonly waiting: number[] = [];
+  // Columns indexed by pod index: rank packs assigned, phase and ready, which compare in that order.
+  private readonly rank: Uint8Array;
+  private readonly readyKey: Float64Array;
+  private readonly restartsKey: Float64Array;
+  private readonly createdKey: Float64Array;
+  private readonly priority: PriorityRule;
+  /** Every matched pod's labels, when a scatter strategy reads them. */
+  private readonly labels: Record<string, string>[] | undefined;
+
+  constructor(pods: readonly Pod[], strategy: SidecarSetUpdateStrategy | undefined) {
+    this.pods = pods;
+    this.strategy = strategy;
     const size = pods.length;
-    const rank = new Uint8Array(size);
-    const readyKey = new Float64Array(size);
-    const restartsKey = new Float64Array(size);
-    const createdKey = new Float64Array(size);
-    for (const i of indexes) {
-      const key = activeKey(pods[i] as Pod);
-      rank[i] = (key.assigned ? 6 : 0) + key.phase * 2 + (key.ready ? 1 : 0);
-      // Compared only between two ready pods (equal ranks are equally ready): 0 for the not ready.
-      readyKey[i] = key.ready ? afterOrZeroKey(key.readyTime) : 0;
-      restartsKey[i] = -key.restarts;
-      createdKey[i] = afterOrZeroKey(key.created);
+    this.rank = new Uint8Array(size);
+    this.readyKey = new Float64Array(size);
+    this.restartsKey = new Float64Array(size);
+    this.createdKey = new Float64Array(size);
+    this.priority = priorityRule(strategy?.priorityStrategy, size);
+    this.labels = strategy?.scatterStrategy ? new Array<Record<string, string>>(size) : undefined;
+  }
+
+  /** Reads matched pod `i` (in list order); `waits` when it waits for its update. */
+  add(i: number, waits: boolean): void {
+    const pod = this.pods[i] as Pod;
+    const labels = this.labels !== undefined || (waits && this.priority.kind !== 'none') ? labelsOf(pod) : undefined;
+    if (this.labels !== undefined) this.labels[i] = labels as Record<string, string>;
+    if (!waits) return;
+    this.waiting.push(i);
+    const key = activeKey(pod);
+    this.rank[i] = (key.assigned ? 6 : 0) + key.phase * 2 + (key.ready ? 1 : 0);
+    // Compared only between two ready pods (equal ranks are equally ready): 0 for the not ready.
+    this.readyKey[i] = key.ready ? afterOrZeroKey(key.readyTime) : 0;
+    this.restartsKey[i] = -key.restarts;
+    this.createdKey[i] = afterOrZeroKey(key.created);
+    const rule = this.priority;
+    if (rule.kind === 'weight') {
+      const sum = weightOf(labels as Record<string, string>, rule.weights);
+      // Not finite (a stored set's `1e999`): no total order, see order().
+      if (!Number.isFinite(sum)) rule.finite = false;
+      rule.first[i] = -sum;
+    } else if (rule.kind === 'order') {
+      const { level, order } = orderOf(labels as Record<string, string>, rule.keys);
+      rule.first[i] = level;
+      rule.second[i] = -order;
     }
-    const first = priorityKey?.first;
-    const second = priorityKey?.second;
-    order = [...indexes].sort((x, y) => {
+  }
+
+  /** The waiting pods in update order. */
+  order(): number[] {
+    const { pods, strategy, waiting, rank, readyKey, restartsKey, createdKey, priority } = this;
+    if (priority.kind === 'weight' && !priority.finite) return threeSteps(pods, waiting, strategy);
+    const first = priority.kind === 'none' ? undefined : priority.first;
+    const second = priority.kind === 'order' ? priority.second : undefined;
+    const order = waiting.sort((x, y) => {
       if (first !== undefined) {
         if (first[x] !== first[y]) return (first[x] as number) < (first[y] as number) ? -1 : 1;
         if (second !== undefined && second[x] !== second[y]) return (second[x] as number) < (second[y] as number) ? -1 : 1;
@@ -120,42 +179,27 @@ export function updateOrder(pods: readonly Pod[], indexes: readonly number[], st
       if (createdKey[x] !== createdKey[y]) return (createdKey[x] as number) < (createdKey[y] as number) ? -1 : 1;
       return x - y;
     });
+    const scatter = strategy?.scatterStrategy;
+    if (!scatter) return order;
+    const labels = this.labels as Record<string, string>[];
+    return scatterSortOf(labels, order, scatterTermsOf(scatter, labels));
   }
-  const scatter = strategy?.scatterStrategy;
-  return scatter ? scatterSort(pods, order, scatterTerms(scatter, pods)) : order;
 }
 
-/**
- * The priority of each waiting pod as ascending number columns (indexed by
- * pod index): the negated weight sum, or the orderPriority level then the
- * negated order. Undefined when no rule applies (every pod ties); null when a
- * weight sum is not finite (see {@link updateOrder}).
- */
-function priorityKeys(
-  pods: readonly Pod[],
-  indexes: readonly number[],
-  priority: NonNullable<SidecarSetUpdateStrategy['priorityStrategy']>,
-): { first: Float64Array; second?: Float64Array } | undefined | null {
+/** The priority rule as number columns (indexed by pod index, ascending): the negated weight sum, or the orderPriority level then the negated order. */
+type PriorityRule =
+  | { kind: 'none' }
+  | { kind: 'weight'; weights: JsonObject[]; first: Float64Array; finite: boolean }
+  | { kind: 'order'; keys: string[]; first: Float64Array; second: Float64Array };
+
+/** sortByPriority's choice of rule: weights when there are any, else orders, else none (every pod ties). */
+function priorityRule(priority: SidecarSetUpdateStrategy['priorityStrategy'], size: number): PriorityRule {
+  if (!priority) return { kind: 'none' };
   const weights = arrayOf(priority.weightPriority).filter(isObject);
+  if (weights.length > 0) return { kind: 'weight', weights, first: new Float64Array(size), finite: true };
   const orders = arrayOf(priority.orderPriority).filter(isObject);
-  const first = new Float64Array(pods.length);
-  if (weights.length > 0) {
-    for (const i of indexes) {
-      const sum = weightOf(labelsOf(pods[i] as Pod), weights);
-      if (!Number.isFinite(sum)) return null;
-      first[i] = -sum;
-    }
-    return { first };
-  }
-  if (orders.length === 0) return undefined;
-  const keys = orders.map((t) => stringOf(t.orderedKey) ?? '');
-  const second = new Float64Array(pods.length);
-  for (const i of indexes) {
-    const { level, order } = orderOf(labelsOf(pods[i] as Pod), keys);
-    first[i] = level;
-    second[i] = -order;
-  }
-  return { first, second };
+  if (orders.length > 0) return { kind: 'order', keys: orders.map((t) => stringOf(t.orderedKey) ?? ''), first: new Float64Array(size), second: new Float64Array(size) };
+  return { kind: 'none' };
 }
 
 /** The sum of the weights of the terms whose selector matches (priority_sort.go). */
@@ -236,6 +280,10 @@ interface ScatterTerm {
  * value of the label among all matched pods, in list order; duplicates are dropped.
  */
 export function scatterTerms(strategy: SidecarSetUpdateStrategy['scatterStrategy'], pods: readonly Pod[]): ScatterTerm[] {
+  return scatterTermsOf(strategy, pods.map(labelsOf));
+}
+
+function scatterTermsOf(strategy: SidecarSetUpdateStrategy['scatterStrategy'], podLabels: readonly Record<string, string>[]): ScatterTerm[] {
   const out: ScatterTerm[] = [];
   // Values seen per key: a "*" term reads every matched pod's label, so no id string is built per pod.
   const seen = new Map<string, Set<string>>();
@@ -253,10 +301,7 @@ export function scatterTerms(strategy: SidecarSetUpdateStrategy['scatterStrategy
       add(key, value);
       continue;
     }
-    for (const pod of pods) {
-      const labels = labelsOf(pod);
-      if (Object.hasOwn(labels, key)) add(key, labels[key] as string);
-    }
+    for (const labels of podLabels) if (Object.hasOwn(labels, key)) add(key, labels[key] as string);
   }
   return out;
 }
@@ -269,11 +314,15 @@ export function scatterTerms(strategy: SidecarSetUpdateStrategy['scatterStrategy
  * matching no candidate are dropped; "total" counts use all matched pods.
  */
 export function scatterSort(pods: readonly Pod[], indexes: readonly number[], terms: readonly ScatterTerm[]): number[] {
+  return scatterSortOf(pods.map(labelsOf), indexes, terms);
+}
+
+/** {@link scatterSort} over every matched pod's labels. */
+function scatterSortOf(labels: readonly Record<string, string>[], indexes: readonly number[], terms: readonly ScatterTerm[]): number[] {
   if (terms.length === 0 || indexes.length <= 1) return [...indexes];
   // One pass each over the candidates and all matched pods gives every term's
   // counts; the candidate set never changes under reordering, so terms that
   // cannot move anything are skipped without a pass of their own.
-  const labels = pods.map(labelsOf);
   const candidateCount = new LabelCounts(terms);
   for (const i of indexes) candidateCount.add(labels[i] as Record<string, string>);
   const totalCount = new LabelCounts(terms);
@@ -287,7 +336,7 @@ export function scatterSort(pods: readonly Pod[], indexes: readonly number[], te
   for (const { term } of ordered) {
     const matched = candidateCount.matching(term, indexes.length);
     if (matched <= 1 || indexes.length - matched <= 1) continue;
-    out = scatterByTerm(labels, out, term, totalCount.matching(term, pods.length));
+    out = scatterByTerm(labels, out, term, totalCount.matching(term, labels.length));
   }
   return out;
 }

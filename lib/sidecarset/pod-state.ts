@@ -83,7 +83,7 @@ export function workingHotUpgradeContainers(pod: Pod): Record<string, string> {
 
 /** The pod's containers (objects only), read only. */
 export function podContainers(pod: Pod): readonly Container[] {
-  return objectsOf<Container>(objectOf(pod.spec)?.containers);
+  return objectsOf(objectOf(pod.spec)?.containers) as readonly Container[];
 }
 
 function containerStatuses(pod: Pod): readonly JsonObject[] {
@@ -95,10 +95,10 @@ function containerStatuses(pod: Pod): readonly JsonObject[] {
  * are (a listed pod's always are), so a plan reading every pod's containers
  * and statuses copies none.
  */
-function objectsOf<T extends JsonObject>(value: unknown): readonly T[] {
-  const items = arrayOf<unknown>(value);
-  for (const item of items) if (!isObject(item)) return items.filter(isObject) as T[];
-  return items as T[];
+function objectsOf(value: unknown): readonly JsonObject[] {
+  const items = arrayOf(value);
+  for (const item of items) if (!isObject(item)) return items.filter(isObject);
+  return items as JsonObject[];
 }
 
 /** The pod carries every sidecar of the set, with the HotUpgrade rule (rollout.md §1.1 IsPodConsistentWithSidecarSet). */
@@ -148,6 +148,33 @@ export function setHashWithoutImage(set: SidecarSet): string {
 export function podRecordedEntries(pod: Pod, annotation: typeof ANNOTATION_HASH | typeof ANNOTATION_HASH_WITHOUT_IMAGE): RecordedEntries {
   return parseRecordedEntries(podAnnotation(pod, annotation));
 }
+
+/**
+ * Hash annotations parsed once per text for a walk over many pods: the pods
+ * of one workload, injected in the same second or updated by the same pass,
+ * carry the same text byte for byte, so each pod of a run costs a lookup
+ * rather than a parse. Bounded: it forgets every text once it holds
+ * {@link MEMO_TEXTS}, so a list of all-distinct texts keeps no parse alive.
+ */
+export class RecordedEntriesMemo {
+  private readonly parsed = new Map<string, RecordedEntries>();
+
+  /** The pod's annotation as {@link podRecordedEntries} parses it. */
+  of(pod: Pod, annotation: typeof ANNOTATION_HASH | typeof ANNOTATION_HASH_WITHOUT_IMAGE): RecordedEntries {
+    const text = podAnnotation(pod, annotation);
+    if (text === undefined) return parseRecordedEntries(text);
+    let entries = this.parsed.get(text);
+    if (entries === undefined) {
+      if (this.parsed.size >= MEMO_TEXTS) this.parsed.clear();
+      entries = parseRecordedEntries(text);
+      this.parsed.set(text, entries);
+    }
+    return entries;
+  }
+}
+
+/** Texts a {@link RecordedEntriesMemo} keeps: more than the workloads interleaved in a list's usual run of pods. */
+const MEMO_TEXTS = 64;
 
 /** The hash the pod records for the set in `kruise.io/sidecarset-hash` (see {@link recordedHash}). */
 export function podRecordedHash(pod: Pod, set: SidecarSet): string | undefined {

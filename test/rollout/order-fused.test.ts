@@ -19,7 +19,7 @@ const pod: fc.Arbitrary<PodSpec> = fc.record({
   ready: fc.constantFrom<string | undefined>('True', 'False', 'Unknown', undefined),
   readySince: fc.constantFrom(...TIMES),
   created: fc.constantFrom(...TIMES),
-  restarts: fc.array(fc.oneof(fc.constantFrom(0, 1, 2, 5, -0, 1.5, 1e999, -1e999), fc.constant('3' as unknown as number)), { maxLength: 3 }),
+  restarts: fc.array(fc.oneof(fc.constantFrom(0, 1, 2, 5, -0, 1.5, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY), fc.constant('3' as unknown as number)), { maxLength: 3 }),
   labels: fc.dictionary(fc.constantFrom('zone', 'tier', 'rank', 'canary'), fc.constantFrom(...LABEL_VALUES), { maxKeys: 4 }),
 });
 
@@ -52,7 +52,7 @@ const selector = fc.oneof(
 );
 const priority = fc.oneof(
   fc.constant(undefined),
-  fc.record({ weightPriority: fc.array(fc.record({ weight: fc.oneof(fc.integer({ min: 1, max: 100 }), fc.constantFrom(0, -5, 2.5, 1e999, -1e999)), matchSelector: selector }), { maxLength: 3 }) }),
+  fc.record({ weightPriority: fc.array(fc.record({ weight: fc.oneof(fc.integer({ min: 1, max: 100 }), fc.constantFrom(0, -5, 2.5, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY)), matchSelector: selector }), { maxLength: 3 }) }),
   fc.record({ orderPriority: fc.array(fc.record({ orderedKey: fc.constantFrom('rank', 'tier', 'zone', 'none') }), { maxLength: 3 }) }),
   fc.constant({}),
 );

@@ -54,7 +54,7 @@ describe('the standing of a pod whose consistency the plan knows', () => {
           status: { containerStatuses: dropStatus ? statuses.slice(1) : statuses },
         };
         const consistent = isPodStateConsistent(pod, SET, names);
-        expect(podStanding(pod, SET, 'w', false, names, consistent)).toBe(podStanding(pod, SET, 'w', false, names));
+        expect(podStanding(pod, SET, 'w', false, names, { consistent })).toBe(podStanding(pod, SET, 'w', false, names));
       }),
       { numRuns: 5000, seed: 23 },
     );
