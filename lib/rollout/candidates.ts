@@ -5,17 +5,20 @@
 import { selectorMatches } from '../kube/label-selector.ts';
 import { objectOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
-import { isActivePod, sidecarSetSelectsPod, type NamespaceLabels } from '../sidecarset/match.ts';
-import type { SidecarSet } from '../sidecarset/types.ts';
+import { isActivePod, sidecarSetName, sidecarSetSelectsPod, type NamespaceLabels } from '../sidecarset/match.ts';
+import { ANNOTATION_HASH_WITHOUT_IMAGE, type SidecarSet } from '../sidecarset/types.ts';
 import {
   isContainerReady,
   isInjectedBy,
   isPodSidecarUpdated,
   isPodStateConsistent,
   podHasSetContainers,
+  podContainers,
   podKey,
   podLabels,
   recordedHashWithoutImage,
+  type RecordedEntriesMemo,
+  setContainers,
   setHashWithoutImage,
   sidecarContainerNames,
 } from '../sidecarset/pod-state.ts';
@@ -29,15 +32,36 @@ import {
  * @throws UnknownNamespaceError when a namespaceSelector needs a namespace missing from `namespaceLabels`.
  */
 export function matchedPods(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels): Pod[] {
-  const out: { key: string; pod: Pod }[] = [];
+  const sidecars = setContainers(set);
+  const out: Pod[] = [];
+  const keys: string[] = [];
+  let ascending = true;
   for (const pod of pods) {
-    if (!isActivePod(pod) || !isInjectedBy(pod, set) || !podHasSetContainers(pod, set)) continue;
+    if (!isActivePod(pod) || !isInjectedBy(pod, set) || !podHasSetContainers(pod, set, sidecars)) continue;
     const namespace = objectOf(pod.metadata)?.namespace;
     if (!sidecarSetSelectsPod(set, podLabels(pod), typeof namespace === 'string' ? namespace : '', namespaceLabels)) continue;
-    out.push({ key: podKey(pod), pod });
+    const key = podKey(pod);
+    if (ascending && keys.length > 0 && (keys[keys.length - 1] as string) > key) ascending = false;
+    keys.push(key);
+    out.push(pod);
   }
-  out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return out.map((e) => e.pod);
+  // The API server's list comes in this order already: then nothing is sorted.
+  if (ascending) return out;
+  // Stable, as the sort of {key, pod} pairs it replaces: equal keys keep list order.
+  const order = out.map((_, i) => i).sort((a, b) => {
+    const x = keys[a] as string;
+    const y = keys[b] as string;
+    return x < y ? -1 : x > y ? 1 : a - b;
+  });
+  return order.map((i) => out[i] as Pod);
+}
+
+/** What a caller of {@link podStanding} may already know of the pod. */
+export interface KnownFacts {
+  /** {@link isPodStateConsistent} over all of the sidecar names. */
+  consistent?: boolean;
+  /** The walk's parses of hash annotations, for the without-image hash. */
+  withoutImage?: RecordedEntriesMemo;
 }
 
 /** How one matched pod stands in this round (rollout.md §1.2). */
@@ -56,7 +80,8 @@ export type Standing =
 /**
  * The standing of a matched pod (rollout.md §1.2): Kruise's
  * GetNextUpgradePods filter with IsSidecarSetUpgradable. An invalid
- * `updateStrategy.selector` selects nothing.
+ * `updateStrategy.selector` selects nothing. A plan walking many pods hands
+ * what it already knows of the pod in `known`.
  */
 export function podStanding(
   pod: Pod,
@@ -64,13 +89,26 @@ export function podStanding(
   withoutImageHash = setHashWithoutImage(set),
   updated = isPodSidecarUpdated(pod, set),
   names: ReadonlySet<string> = sidecarContainerNames(set),
+  known: KnownFacts = {},
 ): Standing {
   if (updated) return 'updated';
   const selector = objectOf(set.spec?.updateStrategy)?.selector;
   if (selector !== undefined && selector !== null && !selectorMatches(selector, podLabels(pod))) return 'not-selected';
-  if (recordedHashWithoutImage(pod, set) !== withoutImageHash) return 'not-upgradable';
+  const recorded = known.withoutImage === undefined ? recordedHashWithoutImage(pod, set) : (known.withoutImage.of(pod, ANNOTATION_HASH_WITHOUT_IMAGE).hash(sidecarSetName(set)) ?? '');
+  if (recorded !== withoutImageHash) return 'not-upgradable';
+  const { consistent } = known;
+  // Each sidecar's own consistency check is a part of the whole pod's when its sidecars run tag images
+  // (the in-place update state decides for all of them at once): a consistent pod then has none in flight,
+  // and the plan, which knows the whole pod's, skips a check per sidecar of every waiting pod.
+  if (consistent === true && sidecarsRunTagImages(pod, names)) return 'waiting';
   for (const name of names) {
     if (isContainerReady(pod, name) && !isPodStateConsistent(pod, set, new Set([name]))) return 'in-flight';
   }
   return 'waiting';
+}
+
+/** No container of the pod among `names` names its image by digest. */
+function sidecarsRunTagImages(pod: Pod, names: ReadonlySet<string>): boolean {
+  for (const c of podContainers(pod)) if (names.has(c.name) && (c.image ?? '').includes('@')) return false;
+  return true;
 }

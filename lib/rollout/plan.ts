@@ -7,7 +7,6 @@ import { errorMessage } from '../errors.ts';
 import { objectOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import { sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
-import type { RecordedEntries } from '../sidecarset/pod-annotations.ts';
 import { podCounts, type StatusCounts } from '../sidecarset/status.ts';
 import { ANNOTATION_HASH, type SidecarSet } from '../sidecarset/types.ts';
 import { unavailableTally, type UnavailablePods } from '../sidecarset/unavailable-pods.ts';
@@ -16,14 +15,14 @@ import { changedFieldNames } from './changed-fields.ts';
 import { matchedPods, podStanding } from './candidates.ts';
 import { swappingContainers, type HotFlip } from '../sidecarset/hot-swapping.ts';
 import { dueFlips, hotUpgradeChanges, type HotUpgradeChange } from './hot-swap.ts';
-import { scatterSort, scatterTerms, sortActive, sortByPriority } from './order.ts';
+import { UpdateOrder } from './order.ts';
 import {
   isHotUpgrade,
   isPodReady,
   isPodStateConsistent,
   podContainers,
   podKey,
-  podRecordedEntries,
+  RecordedEntriesMemo,
   recordedUpdateTime,
   setContainers,
   setHash,
@@ -135,67 +134,83 @@ export interface PodFacts {
   consistent: boolean;
 }
 
-/** What the plan reads from each matched pod, each pod's annotations parsed once (aligned with the matched pods). */
-interface PodViews {
-  facts: PodFacts[];
-  /** The hash each pod records for the set (undefined when none is readable): the counts are keyed by it. */
-  hashes: (string | undefined)[];
-  /** Each pod's `kruise.io/sidecarset-hash` as parsed for `hashes`: the stall clock reads its update time from the same parse. */
-  recorded: RecordedEntries[];
+/** {@link PodFacts} as bits of one byte per pod: a plan over 100,000 pods makes no object per pod for them. */
+const UPDATED = 1;
+const READY = 2;
+const CONSISTENT = 4;
+
+/** What one walk over the matched pods gathers (see {@link walkPods}). */
+interface PodWalk {
+  /** Each pod's {@link UPDATED}, {@link READY} and {@link CONSISTENT} bits. */
+  flags: Uint8Array;
+  status: RolloutCounts;
+  /** The updated pods not available, and why. */
+  unavailable: UnavailablePods | undefined;
+  /** How many updated pods are not consistent and ready. */
+  unavailableCount: number;
+  /** The pods not updated, by standing: present when the walk was asked to decide. */
+  standings?: Standings;
 }
 
-function podViews(set: SidecarSet, matched: readonly Pod[]): PodViews {
+/** The matched pods not updated yet, by standing (rollout.md §1.2). */
+interface Standings {
+  /** The waiting pods, read for their update order. */
+  order: UpdateOrder;
+  waiting: number;
+  notUpgradable: Pod[];
+  notSelected: number;
+  inFlight: number;
+}
+
+/**
+ * Reads every matched pod once, in list order: its recorded hash (one parse
+ * of the annotation), readiness and consistency for the counts and the
+ * unavailable tally, and, when `decide`, its standing and what its place in
+ * the update order needs. One walk rather than one per concern: over
+ * 100,000 pods, reading a pod's objects again from memory costs more than
+ * the work done on them, and nothing parsed outlives its pod's turn.
+ */
+function walkPods(set: SidecarSet, matched: readonly Pod[], decide: boolean): PodWalk {
   // Per-set inputs once, not per pod.
   const name = sidecarSetName(set);
   const hash = setHash(set);
   const hot = setContainers(set).filter(isHotUpgrade);
   const names = sidecarContainerNames(set);
-  const facts: PodFacts[] = new Array<PodFacts>(matched.length);
-  const hashes: (string | undefined)[] = new Array<string | undefined>(matched.length);
-  const recorded: RecordedEntries[] = new Array<RecordedEntries>(matched.length);
+  const withoutImage = setHashWithoutImage(set);
+  const flags = new Uint8Array(matched.length);
+  const counts = podCounts();
+  const tally = unavailableTally();
+  let unavailableCount = 0;
+  const memo = new RecordedEntriesMemo();
+  const standings: Standings | undefined = decide ? { order: new UpdateOrder(matched, set.spec?.updateStrategy), waiting: 0, notUpgradable: [], notSelected: 0, inFlight: 0 } : undefined;
   for (let i = 0; i < matched.length; i++) {
     const pod = matched[i] as Pod;
-    const entries = podRecordedEntries(pod, ANNOTATION_HASH);
+    const entries = memo.of(pod, ANNOTATION_HASH);
     const podHash = entries.hash(name);
-    recorded[i] = entries;
-    hashes[i] = podHash;
-    facts[i] = {
-      // IsPodSidecarUpdated, from the parse the counts use.
-      updated: podHash !== undefined && podHash === hash,
-      ready: isPodReady(pod, set, hot),
-      consistent: isPodStateConsistent(pod, set, names),
-    };
+    // IsPodSidecarUpdated, from the parse the counts use.
+    const updated = podHash !== undefined && podHash === hash;
+    const ready = isPodReady(pod, set, hot);
+    const consistent = isPodStateConsistent(pod, set, names);
+    flags[i] = (updated ? UPDATED : 0) | (ready ? READY : 0) | (consistent ? CONSISTENT : 0);
+    counts.count({ hash: podHash, ready: consistent && ready });
+    if (updated && !(consistent && ready)) {
+      unavailableCount++;
+      tally.add(podKey(pod), unavailableReason(pod, names, consistent), recordedUpdateTime(pod, set, entries));
+    }
+    if (standings === undefined) continue;
+    const standing = updated ? 'updated' : podStanding(pod, set, withoutImage, false, names, { consistent, withoutImage: memo });
+    standings.order.add(i, standing === 'waiting');
+    if (standing === 'waiting') standings.waiting++;
+    else if (standing === 'not-upgradable') standings.notUpgradable.push(pod);
+    else if (standing === 'not-selected') standings.notSelected++;
+    else if (standing === 'in-flight') standings.inFlight++;
   }
-  return { facts, hashes, recorded };
+  return { flags, status: counts.of(set), unavailable: tally.result(), unavailableCount, ...(standings === undefined ? {} : { standings }) };
 }
 
 /** The facts of each of the set's matched pods, in their order (the per-pod view shows them as the counts use them). */
 export function podFacts(set: SidecarSet, matched: readonly Pod[]): PodFacts[] {
-  return podViews(set, matched).facts;
-}
-
-/** The status counts of the matched pods, counted as the streamed pass counts them (lib/sidecarset/status.ts). */
-function countsOf(set: SidecarSet, views: PodViews): RolloutCounts {
-  const counts = podCounts();
-  const { facts, hashes } = views;
-  for (let i = 0; i < facts.length; i++) {
-    const f = facts[i] as PodFacts;
-    counts.count({ hash: hashes[i], ready: f.consistent && f.ready });
-  }
-  return counts.of(set);
-}
-
-/** The updated pods that are not consistent and ready, grouped by why. */
-function unavailableOf(set: SidecarSet, matched: readonly Pod[], { facts, recorded }: PodViews): UnavailablePods | undefined {
-  let names: Set<string> | undefined;
-  const tally = unavailableTally();
-  matched.forEach((pod, i) => {
-    const f = facts[i] as PodFacts;
-    if (!f.updated || (f.consistent && f.ready)) return;
-    names ??= sidecarContainerNames(set);
-    tally.add(podKey(pod), unavailableReason(pod, names, f.consistent), recordedUpdateTime(pod, set, recorded[i]));
-  });
-  return tally.result();
+  return Array.from(walkPods(set, matched, false).flags, (f) => ({ updated: (f & UPDATED) !== 0, ready: (f & READY) !== 0, consistent: (f & CONSISTENT) !== 0 }));
 }
 
 /**
@@ -203,7 +218,7 @@ function unavailableOf(set: SidecarSet, matched: readonly Pod[], { facts, record
  * (hash equality); ready (consistent and Kruise's IsPodReady); updated and ready.
  */
 export function rolloutStatus(set: SidecarSet, matched: readonly Pod[]): RolloutCounts {
-  return countsOf(set, podViews(set, matched));
+  return walkPods(set, matched, false).status;
 }
 
 /**
@@ -288,13 +303,11 @@ export function decidedByCounts(set: SidecarSet, counts: RolloutCounts, swapping
  */
 export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels, options: PlanOptions = {}): RolloutPlan {
   const matched = matchedPods(set, pods, namespaceLabels);
-  const views = podViews(set, matched);
-  const { facts } = views;
-  const status = countsOf(set, views);
-  const unavailablePods = unavailableOf(set, matched, views);
   const strategy = objectOf(set.spec?.updateStrategy) ?? {};
   // Kruise 1.9 returns for NotUpdate and paused before flipping (1.8 flipped first): such a set flips nothing.
   const held = strategy.type === 'NotUpdate' || strategy.paused === true;
+  const walk = walkPods(set, matched, !held);
+  const { flags, status, unavailable: unavailablePods } = walk;
   const { flips, swapping } = held ? { flips: [], swapping: 0 } : hotSwaps(set, matched);
   const done = (waiting: WaitingReason, notUpgradable: Pod[] = []): RolloutPlan => ({ status, updates: [], notUpgradable, flips, swapping, waiting, ...(unavailablePods === undefined ? {} : { unavailable: unavailablePods }) });
   // A pass that flips returns there (Kruise 1.9, #2156): the next batch is decided from the pods as flipped.
@@ -313,19 +326,10 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
       break;
   }
 
-  const withoutImage = setHashWithoutImage(set);
-  const waiting: number[] = [];
-  const notUpgradable: Pod[] = [];
-  let notSelected = 0;
-  let inFlight = 0;
-  const names = sidecarContainerNames(set);
-  matched.forEach((pod, i) => {
-    const standing = podStanding(pod, set, withoutImage, (facts[i] as PodFacts).updated, names);
-    if (standing === 'waiting') waiting.push(i);
-    else if (standing === 'not-upgradable') notUpgradable.push(pod);
-    else if (standing === 'not-selected') notSelected++;
-    else if (standing === 'in-flight') inFlight++;
-  });
+  // Not held (stopOf answers for NotUpdate and paused), so the walk decided.
+  const { order: updateOrder, notUpgradable, inFlight } = walk.standings as Standings;
+  let { notSelected } = walk.standings as Standings;
+  const waitingCount = (walk.standings as Standings).waiting;
   let partition: number;
   let maxUnavailable: number;
   try {
@@ -335,12 +339,8 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
     return done({ kind: 'invalid-strategy', message: (e as Error).message }, notUpgradable);
   }
 
-  let order = sortActive(matched, waiting);
-  if (set.spec?.updateStrategy?.priorityStrategy) order = sortByPriority(matched, order, set.spec.updateStrategy.priorityStrategy);
-  if (set.spec?.updateStrategy?.scatterStrategy) order = scatterSort(matched, order, scatterTerms(set.spec.updateStrategy.scatterStrategy, matched));
-
-  let unavailable = 0;
-  for (const f of facts) if (f.updated && (!f.consistent || !f.ready)) unavailable++;
+  const order = updateOrder.order();
+  const unavailable = walk.unavailableCount;
   const updates: PlannedUpdate[] = [];
   const setAside: SetAsidePod[] = [];
   const { patchFor } = options;
@@ -362,7 +362,7 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
     return true;
   };
   const batch = batchSize({
-    waitingReady: order.map((i) => (facts[i] as PodFacts).ready),
+    waitingReady: order.map((i) => ((flags[i] as number) & READY) !== 0),
     total: matched.length,
     unavailable,
     partition,
@@ -370,7 +370,7 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
     take,
   });
   // A pod set aside counts as one the round does not select (as when the batch was planned again without it).
-  const stillWaiting = waiting.length - batch.setAside;
+  const stillWaiting = waitingCount - batch.setAside;
   notSelected += batch.setAside;
   const plan: RolloutPlan = { status, updates, notUpgradable, flips, swapping, ...(unavailablePods === undefined ? {} : { unavailable: unavailablePods }), ...(setAside.length > 0 ? { setAside } : {}) };
   if (batch.blockedByMaxUnavailable) plan.waiting = { kind: 'max-unavailable', unavailable, maxUnavailable, ...(unavailablePods === undefined ? {} : { stuck: unavailablePods }) };

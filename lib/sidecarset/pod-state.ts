@@ -38,18 +38,17 @@ export function podAnnotation(pod: Pod, key: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-const labelCache = new WeakMap<Pod, Record<string, string>>();
-
-/** The pod's labels (string values only), computed once per pod object: the sorts read them per comparison. */
+/**
+ * The pod's labels (string values only), read only. Listed pods hold string
+ * labels: the map itself is returned rather than a copy per pod, and nothing
+ * is kept per pod object (a cache keyed by 100,000 pods cost the collector
+ * more than the check it saved).
+ */
 export function podLabels(pod: Pod): Record<string, string> {
-  let labels = labelCache.get(pod);
-  if (labels === undefined) {
-    const raw = objectOf(objectOf(pod.metadata)?.labels);
-    // Listed pods hold string labels: use the map itself (read only) rather than a copy per pod.
-    labels = raw !== undefined && Object.values(raw).every((v) => typeof v === 'string') ? (raw as Record<string, string>) : stringMapOf(raw);
-    labelCache.set(pod, labels);
-  }
-  return labels;
+  const raw = objectOf(objectOf(pod.metadata)?.labels);
+  if (raw === undefined) return {};
+  for (const key of Object.keys(raw)) if (typeof raw[key] !== 'string') return stringMapOf(raw);
+  return raw as Record<string, string>;
 }
 
 /** `namespace/name`, for reports and tie-breaking. */
@@ -82,22 +81,44 @@ export function workingHotUpgradeContainers(pod: Pod): Record<string, string> {
   return stringMapOf(parseJsonObject(podAnnotation(pod, ANNOTATION_WORKING_HOTUPGRADE)));
 }
 
-export function podContainers(pod: Pod): Container[] {
-  return arrayOf<Container>(objectOf(pod.spec)?.containers).filter(isObject);
+/** The pod's containers (objects only), read only. */
+export function podContainers(pod: Pod): readonly Container[] {
+  return objectsOf(objectOf(pod.spec)?.containers) as readonly Container[];
 }
 
-function containerStatuses(pod: Pod): JsonObject[] {
-  return arrayOf(objectOf(pod.status)?.containerStatuses).filter(isObject);
+function containerStatuses(pod: Pod): readonly JsonObject[] {
+  return objectsOf(objectOf(pod.status)?.containerStatuses);
+}
+
+/**
+ * The objects of an array, read only: the array itself when all of its items
+ * are (a listed pod's always are), so a plan reading every pod's containers
+ * and statuses copies none.
+ */
+function objectsOf(value: unknown): readonly JsonObject[] {
+  const items = arrayOf(value);
+  for (const item of items) if (!isObject(item)) return items.filter(isObject);
+  return items as JsonObject[];
 }
 
 /** The pod carries every sidecar of the set, with the HotUpgrade rule (rollout.md §1.1 IsPodConsistentWithSidecarSet). */
-export function podHasSetContainers(pod: Pod, set: SidecarSet): boolean {
-  const names = new Set(podContainers(pod).map((c) => c.name));
+export function podHasSetContainers(pod: Pod, set: SidecarSet, sidecars: readonly SidecarContainer[] = setContainers(set)): boolean {
+  const containers = podContainers(pod);
   // Parsed only when the set has a HotUpgrade sidecar.
   let working: Record<string, string> | undefined;
-  return setContainers(set).every((c) =>
-    isHotUpgrade(c) ? names.has(`${c.name}-1`) && names.has(`${c.name}-2`) && Object.hasOwn((working ??= workingHotUpgradeContainers(pod)), c.name) : names.has(c.name),
-  );
+  for (const c of sidecars) {
+    const ok = isHotUpgrade(c)
+      ? hasContainer(containers, `${c.name}-1`) && hasContainer(containers, `${c.name}-2`) && Object.hasOwn((working ??= workingHotUpgradeContainers(pod)), c.name)
+      : hasContainer(containers, c.name);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/** A pod has a few containers: a scan per name beats building a set per pod of a large list. */
+function hasContainer(containers: readonly Container[], name: string): boolean {
+  for (const c of containers) if (c.name === name) return true;
+  return false;
 }
 
 /** The pod's injected-list names the set. */
@@ -128,6 +149,33 @@ export function podRecordedEntries(pod: Pod, annotation: typeof ANNOTATION_HASH 
   return parseRecordedEntries(podAnnotation(pod, annotation));
 }
 
+/**
+ * Hash annotations parsed once per text for a walk over many pods: the pods
+ * of one workload, injected in the same second or updated by the same pass,
+ * carry the same text byte for byte, so each pod of a run costs a lookup
+ * rather than a parse. Bounded: it forgets every text once it holds
+ * {@link MEMO_TEXTS}, so a list of all-distinct texts keeps no parse alive.
+ */
+export class RecordedEntriesMemo {
+  private readonly parsed = new Map<string, RecordedEntries>();
+
+  /** The pod's annotation as {@link podRecordedEntries} parses it. */
+  of(pod: Pod, annotation: typeof ANNOTATION_HASH | typeof ANNOTATION_HASH_WITHOUT_IMAGE): RecordedEntries {
+    const text = podAnnotation(pod, annotation);
+    if (text === undefined) return parseRecordedEntries(text);
+    let entries = this.parsed.get(text);
+    if (entries === undefined) {
+      if (this.parsed.size >= MEMO_TEXTS) this.parsed.clear();
+      entries = parseRecordedEntries(text);
+      this.parsed.set(text, entries);
+    }
+    return entries;
+  }
+}
+
+/** Texts a {@link RecordedEntriesMemo} keeps: more than the workloads interleaved in a list's usual run of pods. */
+const MEMO_TEXTS = 64;
+
 /** The hash the pod records for the set in `kruise.io/sidecarset-hash` (see {@link recordedHash}). */
 export function podRecordedHash(pod: Pod, set: SidecarSet): string | undefined {
   return podRecordedEntries(pod, ANNOTATION_HASH).hash(sidecarSetName(set));
@@ -145,7 +193,8 @@ export function recordedHashWithoutImage(pod: Pod, set: SidecarSet): string {
 }
 
 function conditionOf(pod: Pod, type: string): JsonObject | undefined {
-  return arrayOf(objectOf(pod.status)?.conditions).find((c): c is JsonObject => isObject(c) && c.type === type);
+  for (const c of arrayOf(objectOf(pod.status)?.conditions)) if (isObject(c) && c.type === type) return c;
+  return undefined;
 }
 
 /** PodReady condition True (k8s podutil.IsPodReady). */
@@ -268,7 +317,8 @@ function inPlaceUpdateCompleted(
 
 /** `containerStatuses[name].ready === true`. */
 export function isContainerReady(pod: Pod, name: string): boolean {
-  return containerStatuses(pod).some((s) => s.name === name && s.ready === true);
+  for (const s of containerStatuses(pod)) if (s.name === name && s.ready === true) return true;
+  return false;
 }
 
 /** The status imageID of a container, '' when none. */

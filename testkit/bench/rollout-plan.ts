@@ -10,7 +10,8 @@ import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
 import { summarize, type Summary } from './stats.ts';
 
-function set(image: string, strategy: SidecarSetUpdateStrategy): SidecarSet {
+/** The bench's SidecarSet: one cold sidecar, `image`, this update strategy. */
+export function benchSet(image: string, strategy: SidecarSetUpdateStrategy): SidecarSet {
   return defaultSidecarSet({
     apiVersion: 'apps.kruise.io/v1alpha1',
     kind: 'SidecarSet',
@@ -20,7 +21,7 @@ function set(image: string, strategy: SidecarSetUpdateStrategy): SidecarSet {
 }
 
 /** A third of the pods updated (a tenth of those still restarting), the rest on the old hash; three zones. */
-function pods(count: number, current: SidecarSet, old: SidecarSet): Pod[] {
+export function benchPods(count: number, current: SidecarSet, old: SidecarSet): Pod[] {
   const hashOf = (s: SidecarSet) => s.metadata?.annotations?.['kruise.io/sidecarset-hash'] ?? '';
   const withoutImage = current.metadata?.annotations?.['kruise.io/sidecarset-hash-without-image'] ?? '';
   const entry = (hash: string) => JSON.stringify({ bench: { updateTimestamp: '2026-01-01T00:00:00Z', hash, sidecarSetName: 'bench', sidecarList: ['log-agent'] } });
@@ -74,10 +75,10 @@ export interface PlanTime {
 }
 
 export function planTimes(podCount: number, runs: number): PlanTime[] {
-  const old = set('agent:1', {});
+  const old = benchSet('agent:1', {});
   return PLAN_CASES.map(([name, strategy]) => {
-    const current = set('agent:2', strategy);
-    const list = pods(podCount, current, old);
+    const current = benchSet('agent:2', strategy);
+    const list = benchPods(podCount, current, old);
     const wall: number[] = [];
     const cpu: number[] = [];
     let updates = 0;
