@@ -30,6 +30,10 @@ import { CRD_NAME, DEFAULT_CRD_VERSIONS, sidecarSetCrd, withConversionClientConf
 import type { OpenApiSchemas } from '../../lib/crd/openapi-structural.ts';
 import type { JsonObject } from '../../lib/kube/types.ts';
 import { readOpenApiSubset } from '../../scripts/crd.ts';
+import { runMigrate } from '../../functions/migrate/cli.ts';
+import { kubeMigrationReads } from '../../lib/adapters/kube-migrate.ts';
+import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
+import { KRUISE_NAMESPACE } from '../../lib/migrate/kruise-manager.ts';
 
 const CRD_PATH = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`;
 const NS = 'shop';
@@ -166,6 +170,16 @@ describeWithControlPlane('swapping Kruise\'s SidecarSet CRD for this project\'s,
     return out;
   }
 
+  /** The preflight's CRD line (`npm run -s migrate -- check`): what an operator reads after each CRD step. */
+  async function preflightCrdLine(cp: ControlPlane): Promise<string> {
+    const out: string[] = [];
+    const client = kubeConfigClient(parseKubeConfig(cp.kubeconfig('admin'), 'the test control plane'));
+    await runMigrate(['check'], { out: (t) => out.push(t), err: () => undefined }, () =>
+      Promise.resolve({ reads: kubeMigrationReads(client), revisionNamespace: KRUISE_NAMESPACE, server: cp.url }),
+    );
+    return out.join('').split('\n').find((line) => line.includes('SidecarSet CRD:'))?.trim() ?? out.join('');
+  }
+
   /** A pod the sets select, whose resourceVersion must not move. */
   async function createPod(cp: ControlPlane): Promise<string> {
     await call(cp, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
@@ -213,6 +227,7 @@ describeWithControlPlane('swapping Kruise\'s SidecarSet CRD for this project\'s,
       expect(await crdNow(cp)).toMatchObject({ versions: [['v1alpha1', true, true]], storedVersions: ['v1alpha1'], conversion: { strategy: 'None' } });
       expect(await storedIn(cp)).toEqual({ 'log-agent': 'apps.kruise.io/v1alpha1', mesh: 'apps.kruise.io/v1alpha1' });
       expect(Object.keys(before)).toEqual(['log-agent', 'mesh']);
+      expect(await preflightCrdLine(cp)).toBe("SidecarSet CRD: Kruise's; serves v1alpha1, stores v1alpha1; storedVersions v1alpha1");
     });
 
     it('step 3: this project\'s CRD applies server-side over Kruise\'s, and storedVersions lists both until the rewrite', async () => {
@@ -235,10 +250,11 @@ describeWithControlPlane('swapping Kruise\'s SidecarSet CRD for this project\'s,
       expect(await storedIn(cp)).toEqual({ 'log-agent': 'apps.kruise.io/v1beta1', mesh: 'apps.kruise.io/v1beta1' });
       await setStoredVersions(cp, ['v1beta1']);
       expect((await crdNow(cp)).storedVersions).toEqual(['v1beta1']);
+      expect(await preflightCrdLine(cp)).toBe("SidecarSet CRD: this project's; serves v1alpha1, v1beta1, stores v1beta1; storedVersions v1beta1; conversion through sidecarset-convert");
       expect(await readAll(cp, 'v1beta1')).toEqual(beta);
       expect(await readAll(cp, 'v1alpha1')).toEqual(before);
       expect(await podVersion(cp)).toBe(podRv);
-    });
+    }, 120_000);
 
     it('the way back, step 2 for 1.8: v1alpha1 made the storage version, every set re-stored, storedVersions cut, then Kruise\'s CRD applies', async () => {
       expect((await crdNow(cp)).versions.map(([name]) => name)).toEqual(['v1alpha1', 'v1beta1']);
@@ -269,10 +285,11 @@ describeWithControlPlane('swapping Kruise\'s SidecarSet CRD for this project\'s,
       expect(crd).toMatchObject({ versions: [['v1alpha1', true, true]], storedVersions: ['v1alpha1'], conversion: { strategy: 'None' } });
       // The same field manager (kubectl) applied both: the part-of label only this project's CRD sets is gone with it.
       expect(crd.labels).toBeUndefined();
+      expect(await preflightCrdLine(cp)).toBe("SidecarSet CRD: Kruise's; serves v1alpha1, stores v1alpha1; storedVersions v1alpha1");
       expect(await storedIn(cp)).toEqual({ 'log-agent': 'apps.kruise.io/v1alpha1', mesh: 'apps.kruise.io/v1alpha1' });
       expect(await readAll(cp, 'v1alpha1')).toEqual(before);
       expect(await podVersion(cp)).toBe(podRv);
-    });
+    }, 120_000);
   });
 
   describe('Kruise 1.9: both versions, v1beta1 stored, converted by Kruise\'s webhook', () => {
@@ -303,6 +320,7 @@ describeWithControlPlane('swapping Kruise\'s SidecarSet CRD for this project\'s,
       expect(await storedIn(cp)).toEqual({ 'log-agent': 'apps.kruise.io/v1beta1', mesh: 'apps.kruise.io/v1beta1', metrics: 'apps.kruise.io/v1beta1' });
       expect(kruiseConvert.reviews).toBeGreaterThan(0);
       expect(cp.conversion.reviews).toBe(0);
+      expect(await preflightCrdLine(cp)).toBe("SidecarSet CRD: Kruise's; serves v1alpha1, v1beta1, stores v1beta1; storedVersions v1beta1; conversion through Kruise’s webhook");
     });
 
     it('step 3: this project\'s CRD applies server-side over Kruise\'s; reads convert through sidecarset-convert and are byte-equal; nothing else to do', async () => {
@@ -311,6 +329,7 @@ describeWithControlPlane('swapping Kruise\'s SidecarSet CRD for this project\'s,
       expect(crd.versions).toEqual([['v1alpha1', true, false], ['v1beta1', true, true]]);
       expect(crd.storedVersions).toEqual(['v1beta1']);
       expect(crd.conversion).toMatchObject({ webhook: { clientConfig: { url: cp.conversion.url } } });
+      expect(await preflightCrdLine(cp)).toBe("SidecarSet CRD: this project's; serves v1alpha1, v1beta1, stores v1beta1; storedVersions v1beta1; conversion through sidecarset-convert");
       const deadline = Date.now() + 30_000;
       // The API server picks the new conversion URL up when it re-initialises the storage.
       while (cp.conversion.reviews === 0) {
@@ -324,7 +343,7 @@ describeWithControlPlane('swapping Kruise\'s SidecarSet CRD for this project\'s,
       expect(kruiseConvert.reviews).toBe(settled);
       expect(await storedIn(cp)).toEqual({ 'log-agent': 'apps.kruise.io/v1beta1', mesh: 'apps.kruise.io/v1beta1', metrics: 'apps.kruise.io/v1beta1' });
       expect(await podVersion(cp)).toBe(podRv);
-    });
+    }, 120_000);
 
     it('the way back, step 2 for 1.9: Kruise\'s CRD applies server-side; reads convert through Kruise\'s webhook again, byte-equal', async () => {
       await applyServerSide(cp, kruiseCrd('1.9', kruiseConvert));
@@ -345,6 +364,7 @@ describeWithControlPlane('swapping Kruise\'s SidecarSet CRD for this project\'s,
       expect(cp.conversion.reviews).toBe(settled);
       expect(await storedIn(cp)).toEqual({ 'log-agent': 'apps.kruise.io/v1beta1', mesh: 'apps.kruise.io/v1beta1', metrics: 'apps.kruise.io/v1beta1' });
       expect(await podVersion(cp)).toBe(podRv);
-    });
+      expect(await preflightCrdLine(cp)).toBe("SidecarSet CRD: Kruise's; serves v1alpha1, v1beta1, stores v1beta1; storedVersions v1beta1; conversion through Kruise’s webhook");
+    }, 120_000);
   });
 });
