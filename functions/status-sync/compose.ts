@@ -87,7 +87,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const sidecarSets = kubeSidecarSetSource(kubeClusterReader(client, versions), { maxStalenessMs: 0, apiTimeoutMs: DEFAULT_CALL_TIMEOUT_MS });
   const pods = kubePodPages(client);
   const statuses = kubeStatusWriter(client, versions);
-  const events = kubeEventSink(client);
+  const events = kubeEventSink(client, { versions });
   const notices = notInjectedNotices();
   const rotate = secretRotation(env, overrides, client);
   // A stall an earlier invocation told is found among the stored Events, not told once per cold start.

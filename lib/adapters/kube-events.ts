@@ -6,10 +6,11 @@
  */
 import { objectOf, stringOf } from '../kube/json.ts';
 import type { PodEventSink, SidecarSetEventSink } from '../ports.ts';
-import { API_VERSION, KIND } from '../sidecarset/types.ts';
+import { GROUP, KIND } from '../sidecarset/types.ts';
 import { REVISION_WRITE_FAILED } from '../status-sync/revision-failure.ts';
 import { ANNOTATION_STALL_KEY, type ToldStalls } from '../status-sync/rollout-state.ts';
 import type { RevisionFailureEvent, RevisionFailureSource } from '../status-view/revision-failures.ts';
+import { fixedSidecarSetVersion, type SidecarSetVersions } from './kube-sidecarsets-version.ts';
 import { listAll } from './kube-paged-list.ts';
 import { expectObject, type KubeClient } from './kube-request.ts';
 
@@ -68,16 +69,20 @@ function eventCreator(client: KubeClient, options: EventOptions) {
 
 /**
  * Core/v1 Events about SidecarSets (needs `create` on events, and nothing
- * more: each event is new, with a generated name, never updated).
+ * more: each event is new, with a generated name, never updated). The set is
+ * named in the version the cluster stores it in (`versions`, the one the
+ * sets are read in; v1alpha1 when not given), as Kruise 1.9's recorder names
+ * its v1beta1 objects.
  */
-export function kubeEventSink(client: KubeClient, options: EventOptions = {}): SidecarSetEventSink {
+export function kubeEventSink(client: KubeClient, options: EventOptions & { versions?: SidecarSetVersions } = {}): SidecarSetEventSink {
   const create = eventCreator(client, options);
+  const versions = options.versions ?? fixedSidecarSetVersion('v1alpha1');
   return {
-    record: (event, signal) =>
+    record: async (event, signal) =>
       create(
         {
           namespace: EVENT_NAMESPACE,
-          involvedObject: { apiVersion: API_VERSION, kind: KIND, name: event.sidecarSet.name, uid: event.sidecarSet.uid },
+          involvedObject: { apiVersion: `${GROUP}/${await versions.current(signal)}`, kind: KIND, name: event.sidecarSet.name, uid: event.sidecarSet.uid },
           what: `SidecarSet "${event.sidecarSet.name}"`,
         },
         event,

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import { KubeApiError } from '../../lib/adapters/kube-api-error.ts';
 import { kubeEventSink } from '../../lib/adapters/kube-events.ts';
+import { fixedSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets-version.ts';
 import { kubeNamespaceSnapshot } from '../../lib/adapters/kube-namespaces.ts';
 import { kubePodPages } from '../../lib/adapters/kube-pods.ts';
 import { kubeStatusWriter } from '../../lib/adapters/kube-sidecarsets.ts';
@@ -139,6 +140,14 @@ describe('events', () => {
         count: 1,
       },
     });
+  });
+});
+
+describe('an event about a SidecarSet, on a cluster storing v1beta1', () => {
+  it('names the set in the version the cluster stores it in, as Kruise 1.9 does', async () => {
+    fake.route = (req) => ({ status: 201, body: req.body });
+    await kubeEventSink(client(), { versions: fixedSidecarSetVersion('v1beta1') }).record({ sidecarSet: { name: 'log-agent', uid: 'u-1' }, type: 'Normal', reason: 'RolloutFinished', message: 'm' });
+    expect(fake.seen[0]?.body).toMatchObject({ involvedObject: { apiVersion: 'apps.kruise.io/v1beta1', kind: 'SidecarSet', name: 'log-agent', uid: 'u-1' } });
   });
 });
 
