@@ -12,7 +12,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { checkEksCluster } from '../../lib/adapters/eks-cluster.ts';
 import { credentialsFromEnv, eksTokenSource } from '../../lib/adapters/eks-token.ts';
-import { kubeClient, settingsConnection, type KubeClient } from '../../lib/adapters/kube-request.ts';
+import { DEFAULT_RETRY_DELAYS_MS, kubeClient, settingsConnection, type KubeClient } from '../../lib/adapters/kube-request.ts';
 import { discoveredSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets-version.ts';
 import {
   kubeClusterReader as storedVersionReader,
@@ -90,8 +90,13 @@ function usesEks(env: Env): boolean {
   return true;
 }
 
-/** How the webhooks' requests are sent: once (the stale-socket repeat aside), each bounded by the cache's KUBE_API_TIMEOUT_MS. */
-const WEBHOOK_REQUESTS = { retryDelaysMs: [] } as const;
+/**
+ * How the webhooks' requests are sent, each bounded by the cache's
+ * KUBE_API_TIMEOUT_MS: once (the stale-socket repeat aside), unless the API
+ * server answers 429 (as it does for a moment after the SidecarSet CRD
+ * changes): then again after 250 ms and 1 s while the review's time lasts.
+ */
+const WEBHOOK_REQUESTS = { retryDelaysMs: DEFAULT_RETRY_DELAYS_MS, retryOn: 'overload' } as const;
 
 /**
  * The configured cluster as client-node's KubeConfig, for the status
@@ -114,8 +119,9 @@ export async function clusterKubeConfig(env: Env, overrides: Overrides = {}): Pr
 /**
  * What the webhooks read the cluster through: the one request function,
  * its credentials from client-node only when the kubeconfig needs what only
- * client-node does. No retries but of a kept-alive socket found closed: a
- * review's deadline is seconds, and the cache bridges a failed read.
+ * client-node does. Retried only when the API server answers 429 (it asks
+ * to be asked again), or a kept-alive socket is found closed: a review's
+ * deadline is seconds, and the cache bridges a failed read.
  * @throws ConfigurationError, KubeconfigError or EksAuthError naming what is wrong.
  */
 export async function clusterReader(env: Env, logger: Logger, overrides: Overrides = {}): Promise<ServerReader> {

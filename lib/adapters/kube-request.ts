@@ -140,6 +140,15 @@ export interface KubeClientOptions {
   retryDelaysMs?: readonly number[];
   /** Told before every retry (the reconciler counts and logs them). */
   onRetry?: (retry: RequestRetry) => void;
+  /**
+   * Which failures are retried: every one listed above (`any`, the default),
+   * or only a 429 answer (`overload`): the API server asks to be asked again
+   * (it sends one while a resource's storage re-initialises after its CRD
+   * changed, and client-go always retries it), while a refused, dropped or
+   * slow request is left to the caller (the webhooks serve their cache's last
+   * list instead, within the review's deadline).
+   */
+  retryOn?: 'any' | 'overload';
   /** The largest answer accepted, after decompression. Default {@link DEFAULT_MAX_RESPONSE_BYTES}. */
   maxResponseBytes?: number;
 }
@@ -150,6 +159,7 @@ export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [250, 1_000];
 /** Statuses that ask for another try: overload (429), and, for reads only, the server's own trouble. */
 const RETRY_READ_STATUSES = new Set([429, 500, 502, 503, 504]);
 const RETRY_WRITE_STATUSES = new Set([429]);
+const OVERLOAD_STATUSES = RETRY_WRITE_STATUSES;
 
 /** What one attempt is sent with: the agent (TLS, proxy) and the headers (authentication). */
 export interface PreparedRequest {
@@ -397,7 +407,8 @@ export function kubeClient(connection: KubeConnection, options: KubeClientOption
   async function sendWithRetries<A extends { status: number }>(request: KubeRequest, read: (response: IncomingMessage) => Promise<A>): Promise<A> {
     const { method, operation, signal } = request;
     const safe = method === 'GET' || request.guarded === true;
-    const again = method === 'GET' ? RETRY_READ_STATUSES : RETRY_WRITE_STATUSES;
+    const overloadOnly = options.retryOn === 'overload';
+    const again = overloadOnly ? OVERLOAD_STATUSES : method === 'GET' ? RETRY_READ_STATUSES : RETRY_WRITE_STATUSES;
     for (let count = 1; ; count++) {
       const delay = safe ? delays[count - 1] : undefined;
       let reason: string;
@@ -410,7 +421,7 @@ export function kubeClient(connection: KubeConnection, options: KubeClientOption
         // An answer too large is an answer: asking again gets the same one.
         if (error instanceof AnswerTooLargeError) throw error;
         const failure = asKubeApiError(operation, error);
-        if (delay === undefined || signal?.aborted === true) throw count === 1 ? failure : new KubeApiError(operation, `${failure.message} (${count} attempts)`, failure.code, { cause: failure });
+        if (delay === undefined || overloadOnly || signal?.aborted === true) throw count === 1 ? failure : new KubeApiError(operation, `${failure.message} (${count} attempts)`, failure.code, { cause: failure });
         reason = failure.message;
       } finally {
         bounded.done();
