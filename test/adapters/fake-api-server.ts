@@ -4,6 +4,7 @@
  * cluster. The kubeconfig it gives authenticates with a fixed token.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { afterAll, beforeAll, beforeEach } from '@jest/globals';
 import type { AddressInfo } from 'node:net';
 import { stringify } from 'yaml';
 
@@ -76,4 +77,43 @@ export async function startFakeApiServer(): Promise<FakeApiServer> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return fake;
+}
+
+/**
+ * One fake API server for the whole test file: started before its tests,
+ * closed after them, its record of requests emptied before each test (so a
+ * test sees exactly the requests it caused). The object it returns stands
+ * for the server once started.
+ */
+export function fakeApiServerForSuite(): FakeApiServer {
+  let server: FakeApiServer | undefined;
+  const live = (): FakeApiServer => {
+    if (server === undefined) throw new Error('the fake API server is started in beforeAll; use it inside a test');
+    return server;
+  };
+  beforeAll(async () => {
+    server = await startFakeApiServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  beforeEach(() => {
+    if (server !== undefined) server.seen.length = 0;
+  });
+  return {
+    get route() {
+      return live().route;
+    },
+    set route(route: Route) {
+      live().route = route;
+    },
+    get seen() {
+      return live().seen;
+    },
+    kubeconfig: () => live().kubeconfig(),
+    dropConnections: () => {
+      live().dropConnections();
+    },
+    close: () => live().close(),
+  };
 }

@@ -4,7 +4,7 @@
  * query, content type, precondition) and how answers become typed errors is
  * checked without a cluster. The end-to-end suite runs them against a real one.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import { KubeApiError } from '../../lib/adapters/kube-api-error.ts';
 import { kubeEventSink } from '../../lib/adapters/kube-events.ts';
@@ -14,10 +14,10 @@ import { kubePodPages } from '../../lib/adapters/kube-pods.ts';
 import { kubeStatusWriter } from '../../lib/adapters/kube-sidecarsets.ts';
 import type { PodSummary } from '../../lib/sidecarset/status.ts';
 import { ListExpiredError, StatusConflictError } from '../../lib/ports/errors.ts';
-import { apiStatus as status, startFakeApiServer, type FakeApiServer, type Route } from './fake-api-server.ts';
+import { apiStatus as status, fakeApiServerForSuite, type Route } from './fake-api-server.ts';
 import { listedPod } from '../../testkit/status-sync-objects.ts';
 
-let fake: FakeApiServer;
+const fake = fakeApiServerForSuite();
 
 /** The one client, as the reconciler makes it, without retries: each test sees exactly the requests it caused. */
 function client() {
@@ -29,18 +29,6 @@ async function collect(pages: AsyncIterable<readonly PodSummary[]>): Promise<str
   for await (const page of pages) out.push(page.map((p) => `${p.namespace}/${p.name}`));
   return out;
 }
-
-beforeAll(async () => {
-  fake = await startFakeApiServer();
-});
-
-afterAll(async () => {
-  await fake.close();
-});
-
-beforeEach(() => {
-  fake.seen.length = 0;
-});
 
 describe('the pod list', () => {
   const podsPage = (names: string[], next?: string) => ({

@@ -6,25 +6,13 @@
  * again, as client-go always does. A refused or failing server is not asked
  * again: the cache's last list serves instead, within the review's deadline.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { clusterReader } from '../../functions/shared/cluster.ts';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
-import { apiStatus, startFakeApiServer, type FakeApiServer } from './fake-api-server.ts';
+import { apiStatus, fakeApiServerForSuite } from './fake-api-server.ts';
 
-let fake: FakeApiServer;
+const fake = fakeApiServerForSuite();
 const SETS = '/apis/apps.kruise.io/v1alpha1/sidecarsets';
-
-beforeAll(async () => {
-  fake = await startFakeApiServer();
-});
-
-afterAll(async () => {
-  await fake.close();
-});
-
-beforeEach(() => {
-  fake.seen.length = 0;
-});
 
 async function reader() {
   return clusterReader({ KUBECONFIG_CONTENT: fake.kubeconfig() }, jsonLogger({ function: 'test' }, () => undefined));
