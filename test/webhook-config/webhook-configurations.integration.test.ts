@@ -85,7 +85,7 @@ describe('renderManifests', () => {
   it('renders the CRD, RBAC and webhooks for Lambda Function URLs with the secret path and no caBundle', async () => {
     const out = docs(await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile]));
     expect(out.map((d) => d.kind)).toEqual([
-      'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'Namespace', 'Role', 'RoleBinding', 'Role', 'RoleBinding',
+      'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'Namespace', 'Role', 'RoleBinding', 'Role', 'RoleBinding', 'Role', 'RoleBinding',
       'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration',
     ]);
     const hooks = out.flatMap((d) => d.webhooks ?? []);
@@ -153,6 +153,9 @@ describe('renderManifests', () => {
       `RoleBinding ${ns}/sidecarset-webhooks-revisions`,
       `Role ${ns}/sidecarset-status-sync-revisions`,
       `RoleBinding ${ns}/sidecarset-status-sync-revisions`,
+      // Its Events about SidecarSets are in default, wherever the revisions are.
+      'Role default/sidecarset-status-sync-events',
+      'RoleBinding default/sidecarset-status-sync-events',
     ];
     expect(await placed([], {})).toEqual(inNamespace('kruise-system'));
     const moved = inNamespace('sidecarset-history');
