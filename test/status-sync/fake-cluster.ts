@@ -6,10 +6,10 @@
  * revisions (none at first; a new one stored as sent), the status patch and
  * Events in any namespace; anything else is a 404.
  */
-import { afterAll, beforeAll, beforeEach } from '@jest/globals';
+import { beforeEach } from '@jest/globals';
 import type { Pod } from '../../lib/kube/types.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { apiStatus, startFakeApiServer, type FakeApiServer, type Route } from '../adapters/fake-api-server.ts';
+import { apiStatus, fakeApiServerForSuite, type FakeApiServer, type Route } from '../adapters/fake-api-server.ts';
 
 const SETS = '/apis/apps.kruise.io/v1alpha1/sidecarsets';
 const REVISIONS = '/apis/apps/v1/namespaces/kruise-system/controllerrevisions';
@@ -32,35 +32,9 @@ export function oneSetRoute(set: SidecarSet, pods: readonly Pod[]): Route {
 
 /** The suite's fake API server, answering as {@link oneSetRoute} at the start of each test (a test may change its route). */
 export function fakeOneSetCluster(set: SidecarSet, pods: readonly Pod[]): FakeApiServer {
-  let server: FakeApiServer | undefined;
-  const started = (): FakeApiServer => {
-    if (server === undefined) throw new Error('the fake API server starts before the suite\'s first test');
-    return server;
-  };
-  beforeAll(async () => {
-    server = await startFakeApiServer();
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  const server = fakeApiServerForSuite();
   beforeEach(() => {
-    started().seen.length = 0;
-    started().route = oneSetRoute(set, pods);
+    server.route = oneSetRoute(set, pods);
   });
-  return {
-    get route() {
-      return started().route;
-    },
-    set route(route: Route) {
-      started().route = route;
-    },
-    get seen() {
-      return started().seen;
-    },
-    kubeconfig: () => started().kubeconfig(),
-    dropConnections: () => {
-      started().dropConnections();
-    },
-    close: () => started().close(),
-  };
+  return server;
 }
