@@ -9,7 +9,7 @@
  * testkit/json-patch.ts.
  */
 import { isObject, jsonEqual } from '../kube/json.ts';
-import { jsonText, membersText } from '../kube/json-text.ts';
+import { jsonText, membersText, type StringTexts } from '../kube/json-text.ts';
 
 /** One RFC 6902 operation. {@link createPatchSharingValues} emits only add, remove and replace. */
 export type JsonPatchOperation =
@@ -274,13 +274,14 @@ export function checkOperation(raw: unknown, index: number): JsonPatchOperation 
  * `JSON.stringify(ops)`, byte for byte, with the kept texts of the values a
  * stored set's version shares into every pod (lib/kube/json-text.ts), so an
  * injected sidecar costs a few concatenations rather than a walk of its
- * container. Validates each operation's shape first.
+ * container, and the texts `strings` holds for the strings among the values
+ * (see {@link jsonText}). Validates each operation's shape first.
  */
-export function patchText(ops: readonly JsonPatchOperation[]): string {
+export function patchText(ops: readonly JsonPatchOperation[], strings?: StringTexts): string {
   if (!Array.isArray(ops)) throw new JsonPatchError('a JSON Patch must be an array of operations');
   let out = '[';
   ops.forEach((op: unknown, index) => {
-    out += (index > 0 ? ',' : '') + operationText(checkOperation(op, index));
+    out += (index > 0 ? ',' : '') + operationText(checkOperation(op, index), strings);
   });
   return `${out}]`;
 }
@@ -291,12 +292,12 @@ export function patchText(ops: readonly JsonPatchOperation[]): string {
  * one of the names checked, which need no escaping; any other member by
  * member, as JSON.stringify would.
  */
-function operationText(op: JsonPatchOperation): string {
+function operationText(op: JsonPatchOperation, strings: StringTexts | undefined): string {
   const keys = Object.keys(op);
   if (keys[0] === 'op' && keys[1] === 'path') {
     if (keys.length === 2 && op.op === 'remove') return `{"op":"remove","path":${JSON.stringify(op.path)}}`;
     if (keys.length === 3 && keys[2] === 'value' && (op.op === 'add' || op.op === 'replace' || op.op === 'test')) {
-      const value = jsonText(op.value);
+      const value = jsonText(op.value, strings);
       if (value !== undefined) return `{"op":"${op.op}","path":${JSON.stringify(op.path)},"value":${value}}`;
     }
   }

@@ -9,6 +9,7 @@
  */
 import { AnswerTooLargeError, MAX_ANSWER_BYTES, smallestAnswerBytes } from './answer-size.ts';
 import { createPatchSharingValues, patchText, type JsonPatchOperation } from './json-patch.ts';
+import type { StringTexts } from '../kube/json-text.ts';
 import type { AdmissionResponse } from './review.ts';
 
 /** Kubernetes truncates nothing, but users read warnings in a terminal; keep each short. */
@@ -63,18 +64,47 @@ export function patched(received: unknown, mutated: unknown, warnings: readonly 
 
 /**
  * Allows with the JSON Patch `ops`, encoded at once (so they may hold values
- * the caller goes on to share); a plain allow when there are none.
+ * the caller goes on to share); a plain allow when there are none. `strings`
+ * are texts the caller has for strings among the values (see patchText).
  * @throws AnswerTooLargeError when the patch alone makes the answer too large
  * to send (defaults for thousands of containers): said before the patch is
  * encoded and wrapped, which would cost more than building it.
  */
-export function patchedWith(ops: readonly JsonPatchOperation[], warnings: readonly string[] = []): Verdict {
+export function patchedWith(ops: readonly JsonPatchOperation[], warnings: readonly string[] = [], strings?: StringTexts): Verdict {
   if (ops.length === 0) return allowed(warnings);
+  return { outcome: 'patched', response: withWarnings({ allowed: true, patchType: 'JSONPatch', patch: base64Patch(patchText(ops, strings)) }, warnings) };
+}
+
+/** A patch text up to this many UTF-16 units (3 UTF-8 bytes each at most) is encoded in {@link scratch}. */
+const SCRATCH_UNITS = 16 * 1024;
+/**
+ * Where a usual patch is encoded to UTF-8 on its way to base64: one buffer
+ * for every review rather than a new one each (a patch of an injection is
+ * past the size Node pools, so each was a fresh allocation for the
+ * collector). Written and read back in one synchronous step, so never shared.
+ */
+let scratch: Buffer | undefined;
+
+/**
+ * The base64 of `text` in UTF-8.
+ * @throws AnswerTooLargeError when an answer carrying it would be too large (checked before encoding it).
+ */
+function base64Patch(text: string): string {
+  if (text.length <= SCRATCH_UNITS) {
+    scratch ??= Buffer.allocUnsafeSlow(3 * SCRATCH_UNITS);
+    const length = scratch.write(text, 0, 'utf8');
+    checkAnswerSize(length);
+    return scratch.toString('base64', 0, length);
+  }
   // Encoded once: its size is the encoding's.
-  const bytes = Buffer.from(patchText(ops), 'utf8');
-  const answerBytes = smallestAnswerBytes(bytes.length);
+  const bytes = Buffer.from(text, 'utf8');
+  checkAnswerSize(bytes.length);
+  return bytes.toString('base64');
+}
+
+function checkAnswerSize(patchBytes: number): void {
+  const answerBytes = smallestAnswerBytes(patchBytes);
   if (answerBytes > MAX_ANSWER_BYTES) throw new AnswerTooLargeError(answerBytes);
-  return { outcome: 'patched', response: withWarnings({ allowed: true, patchType: 'JSONPatch', patch: bytes.toString('base64') }, warnings) };
 }
 
 /** The response to the request whose uid is `uid`: the uid is set here, once, first among the keys. */

@@ -3,7 +3,7 @@
  * wrapping a response. The checks name the first problem found so a caller
  * (or a person running the invoke command) can fix it.
  */
-import { isObject, nestsDeeperThan } from '../kube/json.ts';
+import { isObject, nestsDeeperThan, textNestsAtMost } from '../kube/json.ts';
 import type { JsonObject } from '../kube/types.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
@@ -90,11 +90,16 @@ export const MAX_REVIEW_DEPTH = 1000;
 
 /**
  * Checks that `body` is an AdmissionReview v1 request and returns its request.
+ * `parsedFrom`, when given, must be the text `body` is `JSON.parse` of (the
+ * HTTP door's request body): its depth is then told from the text when the
+ * text can tell it, and the parsed body is walked only when it cannot.
  * @throws InvalidReviewError naming the first problem.
  */
-export function decodeReview(body: unknown): AdmissionRequest {
+export function decodeReview(body: unknown, parsedFrom?: string): AdmissionRequest {
   if (!isObject(body)) fail('the body is not a JSON object');
-  if (nestsDeeperThan(body, MAX_REVIEW_DEPTH)) fail(`the body nests deeper than ${MAX_REVIEW_DEPTH} levels`);
+  if ((parsedFrom === undefined || !textNestsAtMost(parsedFrom, MAX_REVIEW_DEPTH)) && nestsDeeperThan(body, MAX_REVIEW_DEPTH)) {
+    fail(`the body nests deeper than ${MAX_REVIEW_DEPTH} levels`);
+  }
   if (body.apiVersion !== ADMISSION_API_VERSION) {
     fail(`apiVersion is ${shown(body.apiVersion)}, expected "${ADMISSION_API_VERSION}"`);
   }

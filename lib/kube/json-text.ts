@@ -17,7 +17,9 @@
  *   text, the others (its env and mounts, built for this pod) item by item.
  *
  * Every other value is left to JSON.stringify, so whatever a request holds
- * costs what it costs there. {@link jsonText} is always exactly
+ * costs what it costs there; except that a caller may hand over the texts of
+ * strings it wrote from kept pieces ({@link StringTexts}), which are then
+ * written as given where they are a value or a plain object's member. {@link jsonText} is always exactly
  * `JSON.stringify(value)` for JSON data (what JSON.parse gives: plain objects
  * and arrays, strings, finite numbers, booleans and null), byte for byte.
  */
@@ -70,12 +72,29 @@ export function templateOf(object: object): object | undefined {
 }
 
 /**
- * `JSON.stringify(value)`, the same text, with the kept texts of immutable
- * objects and objects built from a template written member by member.
- * Undefined where JSON.stringify gives undefined (undefined itself, a
- * function).
+ * A few strings whose JSON text the caller already has (`json` is
+ * `JSON.stringify(value)`, exactly): an annotation joined from pieces kept
+ * with their escaped form, whose escaping again would cost as much as writing
+ * it. A list compared with `===`, not a map: a map would hash each long
+ * string, where the very string it holds compares equal at once.
  */
-export function jsonText(value: unknown): string | undefined {
+export type StringTexts = readonly { readonly value: string; readonly json: string }[];
+
+/** A string's text: the one `strings` holds for it, or JSON.stringify's. */
+function stringText(value: string, strings: StringTexts | undefined): string {
+  if (strings !== undefined) for (const known of strings) if (known.value === value) return known.json;
+  return JSON.stringify(value);
+}
+
+/**
+ * `JSON.stringify(value)`, the same text, with the kept texts of immutable
+ * objects and objects built from a template written member by member, and
+ * the texts `strings` holds for a string value or a string member of a plain
+ * object value. Undefined where JSON.stringify gives undefined (undefined
+ * itself, a function).
+ */
+export function jsonText(value: unknown, strings?: StringTexts): string | undefined {
+  if (typeof value === 'string') return stringText(value, strings);
   if (typeof value !== 'object' || value === null) return JSON.stringify(value);
   const kept = immutable.get(value);
   if (typeof kept === 'string') return kept;
@@ -85,7 +104,7 @@ export function jsonText(value: unknown): string | undefined {
     return text;
   }
   const template = templateOf(value);
-  if (template === undefined) return JSON.stringify(value);
+  if (template === undefined) return strings === undefined || strings.length === 0 || Array.isArray(value) ? JSON.stringify(value) : membersText(value as Record<string, unknown>, strings);
   return builtText(value as Record<string, unknown>, template as Record<string, unknown>);
 }
 
@@ -99,12 +118,17 @@ export function itemsText(items: readonly unknown[]): string {
   return `${out}]`;
 }
 
-/** An object's text, member by member as {@link jsonText} writes them (members JSON.stringify leaves out are left out). */
-export function membersText(object: Readonly<Record<string, unknown>>): string {
+/**
+ * An object's text, member by member as {@link jsonText} writes them (members
+ * JSON.stringify leaves out are left out), a string member's from `strings`
+ * when it holds it.
+ */
+export function membersText(object: Readonly<Record<string, unknown>>, strings?: StringTexts): string {
   let out = '{';
   let first = true;
   for (const key of Object.keys(object)) {
-    const text = jsonText(object[key]);
+    const member = object[key];
+    const text = typeof member === 'string' ? stringText(member, strings) : jsonText(member);
     if (text === undefined) continue;
     out += `${first ? '' : ','}${JSON.stringify(key)}:${text}`;
     first = false;

@@ -79,6 +79,25 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
 }
 
 /**
+ * Whether the value JSON.parse makes of `text` nests at most `limit` levels,
+ * told from the text alone when it can be: every object or array of that
+ * value opens with its own `{` or `[` in the text, so a text holding at most
+ * `limit` of them (strings' included) cannot nest deeper. Counted with
+ * indexOf, stopping past `limit`: a few µs for a review, where walking the
+ * parsed value was several times that. False when the text holds more (it
+ * may still nest no deeper: walk the value with {@link nestsDeeperThan}).
+ */
+export function textNestsAtMost(text: string, limit: number): boolean {
+  let count = 0;
+  for (const bracket of ['{', '[']) {
+    for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1)) {
+      if (++count > limit) return false;
+    }
+  }
+  return true;
+}
+
+/**
  * Whether a JSON value nests deeper than `limit` levels, an object or array
  * being one level (`1` is 0 deep, `[[1]]` is 2). Iterative, so that it never
  * overflows the stack on the very input it is meant to catch.

@@ -4,7 +4,7 @@
  * idempotent result (the API server may reinvoke mutating webhooks).
  */
 import { arrayOf, cloneJson, isObject, objectOf, stringOf } from '../kube/json.ts';
-import { builtFrom, freezeJson, templateOf } from '../kube/json-text.ts';
+import { builtFrom, freezeJson, jsonText, type StringTexts } from '../kube/json-text.ts';
 import { ANNOTATION_WORKING_HOTUPGRADE } from './pod-state.ts';
 import { mergePatch, stringifySorted } from '../kube/merge-patch.ts';
 import type { Container, EnvVar, JsonObject, LocalObjectReference, Pod, Volume, VolumeMount } from '../kube/types.ts';
@@ -12,7 +12,6 @@ import { formatWorkingHotUpgrade, hotUpgradeContainerNames, initialVersionAnnota
 import { setInjectionFacts, type SetInjectionFacts, type SidecarFacts } from './injection-facts.ts';
 import { isInjectionPaused, labelsOf, sidecarSetName, sidecarSetSelectsPod, sortByName, type NamespaceLabels } from './match.ts';
 import {
-  formatHashAnnotation,
   formatInjectedList,
   formatTimestamp,
   INJECTION_ANNOTATIONS,
@@ -22,6 +21,7 @@ import {
   type UpgradeSpecMap,
 } from './pod-annotations.ts';
 import { storedSetFacts, type StoredSetFactsOf } from './stored-set-facts.ts';
+import { hashAnnotationText, setHashEntries, type FreshEntry, type SetHashEntries } from './inject-annotations.ts';
 import { PolicyTargets, withPolicyResources } from './resources-policy.ts';
 import { mergedVolumeDevices, sharesVolumeDevices } from './volume-devices.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST, type SidecarContainer, type SidecarSet } from './types.ts';
@@ -211,6 +211,12 @@ export interface InjectionChanges {
   /** Names of the SidecarSets that applied, sorted. */
   readonly applied: string[];
   readonly warnings: string[];
+  /**
+   * The JSON text (`JSON.stringify(value)`) of annotation values injection
+   * wrote from kept pieces (its hash annotations), by value: the patch
+   * writes them as they are instead of escaping them again.
+   */
+  readonly stringTexts: StringTexts;
 }
 
 /**
@@ -230,10 +236,14 @@ export function injectionChanges(input: InjectionInput): InjectionChanges | unde
   // (status.latestRevision lags a spec change until the reconciler runs). Only a set as
   // stored may be looked up by its stored version: a restored one keeps the set's uid
   // and resourceVersion, not its spec.
-  const facts = sets.map((set, i) => {
-    if (set !== applying[i]) return { injection: setInjectionFacts(set), revision: stringOf(set.status?.latestRevision) ?? '' };
+  const facts = sets.map((set, i): CollectedFacts => {
+    if (set !== applying[i]) {
+      const injection = setInjectionFacts(set);
+      const revision = stringOf(set.status?.latestRevision) ?? '';
+      return { injection, revision, entries: setHashEntries(injection, revision) };
+    }
     const stored = factsOf(set);
-    return { injection: stored.injection, revision: stored.revisionName };
+    return { injection: stored.injection, revision: stored.revisionName, entries: stored.hashEntries };
   });
 
   const { pod, annotations } = annotatedCopy(input.pod);
@@ -245,13 +255,13 @@ export function injectionChanges(input: InjectionInput): InjectionChanges | unde
   const records = injectionRecords(annotations, input.now);
   const parts: InjectedParts = { sidecars: [], initSidecars: [], volumes: [], pullSecrets: [], hotSidecars: [], warnings: [] };
   const targets = new PolicyTargets(input.pod, sets);
-  for (const { injection, revision } of facts) collectSet(injection, revision, pod, apps, parts, records, targets);
+  for (const set of facts) collectSet(set, pod, apps, parts, records, targets);
   const lists = placeParts(spec, parts, input.sortSidecarsByName === true);
 
   const applied = sets.map(sidecarSetName);
   writeHotUpgradeAnnotations(annotations, parts.hotSidecars);
-  writeInjectionAnnotations(annotations, records, applied);
-  return { received: input.pod, annotated: pod, annotations, lists, applied, warnings: parts.warnings };
+  const stringTexts = writeInjectionAnnotations(annotations, records, applied);
+  return { received: input.pod, annotated: pod, annotations, lists, applied, warnings: parts.warnings, stringTexts };
 }
 
 /**
@@ -294,8 +304,8 @@ function appContainersOf(sets: readonly SetInjectionFacts[], spec: JsonObject | 
 
 /** What the sets add to the pod, gathered set by set and placed once. */
 interface InjectedParts {
-  sidecars: SidecarContainer[];
-  initSidecars: SidecarContainer[];
+  sidecars: PlacedSidecar[];
+  initSidecars: PlacedSidecar[];
   volumes: Volume[];
   pullSecrets: LocalObjectReference[];
   /** The names of the HotUpgrade sidecars injected, each as two containers. */
@@ -303,10 +313,23 @@ interface InjectedParts {
   warnings: string[];
 }
 
-/** The pod's two hash annotations as parsed, updated set by set, and the time this injection records. */
+/** What injection knows of one applying set: its facts, the revision it records, and its hash annotation entries' texts. */
+interface CollectedFacts {
+  injection: SetInjectionFacts;
+  revision: string;
+  entries: SetHashEntries;
+}
+
+/**
+ * The pod's two hash annotations as parsed, updated set by set, the entries
+ * this injection wrote into each (with the texts they are written from), and
+ * the time this injection records.
+ */
 interface InjectionRecords {
   hashes: UpgradeSpecMap;
   hashesWithoutImage: UpgradeSpecMap;
+  freshHashes: Map<string, FreshEntry>;
+  freshWithoutImage: Map<string, FreshEntry>;
   timestamp: string;
 }
 
@@ -314,6 +337,8 @@ function injectionRecords(annotations: Record<string, string>, now: Date): Injec
   return {
     hashes: parseHashAnnotation(ANNOTATION_HASH, annotations[ANNOTATION_HASH]),
     hashesWithoutImage: parseHashAnnotation(ANNOTATION_HASH_WITHOUT_IMAGE, annotations[ANNOTATION_HASH_WITHOUT_IMAGE]),
+    freshHashes: new Map(),
+    freshWithoutImage: new Map(),
     timestamp: formatTimestamp(now),
   };
 }
@@ -324,8 +349,7 @@ function injectionRecords(annotations: Record<string, string>, now: Date): Injec
  * controllerRevision.
  */
 function collectSet(
-  set: SetInjectionFacts,
-  revision: string,
+  { injection: set, revision, entries }: CollectedFacts,
   pod: Pod,
   apps: AppContainers,
   parts: InjectedParts,
@@ -335,13 +359,12 @@ function collectSet(
   const { name } = set;
 
   /** The pod containers for one sidecar: itself, or its two HotUpgrade containers. */
-  const build = (sidecar: SidecarFacts): SidecarContainer[] => {
-    // Built from the template (lib/kube/json-text.ts): the answer's patch writes the members it shares from their kept texts.
-    const built = builtFrom(withPolicyResources(buildSidecar(sidecar, pod, apps), name, targets), sidecar.template);
+  const build = (sidecar: SidecarFacts): PlacedSidecar[] => {
+    const built = withPolicyResources(buildSidecar(sidecar, pod, apps), name, targets);
     for (const volume of sidecar.volumes) parts.volumes.push(volume);
-    if (!sidecar.hotSplit) return [built];
+    if (!sidecar.hotSplit) return [placed(built, sidecar.template)];
     parts.hotSidecars.push(sidecar.source.name);
-    return splitHotUpgradeSidecar(built).map((container) => builtFrom(container, sidecar.template));
+    return splitHotUpgradeSidecar(built).map((container) => placed(container, sidecar.template));
   };
 
   if (set.unnamedSidecars > 0) parts.warnings.push(`SidecarSet ${name}: a sidecar without a name was not injected`);
@@ -349,23 +372,40 @@ function collectSet(
   parts.pullSecrets.push(...set.pullSecrets);
   for (const sidecar of set.sidecars) parts.sidecars.push(...build(sidecar));
 
-  recordInjection(records.hashes, name, {
+  const hashEntry: SidecarSetUpgradeSpec = {
     updateTimestamp: records.timestamp,
     hash: set.hash,
     sidecarSetName: name,
     sidecarList: [...set.sidecarList],
     ...(revision !== '' ? { controllerRevision: revision } : {}),
-  });
-  recordInjection(records.hashesWithoutImage, name, {
-    updateTimestamp: records.timestamp,
-    hash: set.hashWithoutImage,
-    sidecarSetName: name,
-    sidecarList: [...set.sidecarList],
-  });
+  };
+  if (recordInjection(records.hashes, name, hashEntry)) records.freshHashes.set(name, { entry: hashEntry, pieces: entries.hash });
+  const withoutImage: SidecarSetUpgradeSpec = { updateTimestamp: records.timestamp, hash: set.hashWithoutImage, sidecarSetName: name, sidecarList: [...set.sidecarList] };
+  if (recordInjection(records.hashesWithoutImage, name, withoutImage)) records.freshWithoutImage.set(name, { entry: withoutImage, pieces: entries.withoutImage });
 }
 
-function byName(a: { name: string }, b: { name: string }): number {
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+/** A container injection will place, and where its sidecar asked to go. */
+interface PlacedSidecar {
+  /** The pod's container: without the sidecar-only fields. */
+  readonly container: Container;
+  /** `podInjectPolicy: BeforeAppContainer`. */
+  readonly beforeApp: boolean;
+}
+
+/**
+ * A sidecar's container for the pod, built from its stored template (marked
+ * so, lib/kube/json-text.ts: the answer's patch writes the members it still
+ * shares with the template from their kept texts; marked once, as the mark
+ * costs about as much as building the container).
+ */
+function placed(sidecar: SidecarContainer, template: SidecarContainer): PlacedSidecar {
+  return { container: builtFrom(withoutSidecarFields(sidecar), template), beforeApp: sidecar.podInjectPolicy === 'BeforeAppContainer' };
+}
+
+function byName(a: PlacedSidecar, b: PlacedSidecar): number {
+  const x = a.container.name;
+  const y = b.container.name;
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /** What the sets add, placed into the pod's lists (new lists: the received ones are never written to). */
@@ -404,18 +444,29 @@ function writeHotUpgradeAnnotations(annotations: Record<string, string>, hotSide
   annotations[ANNOTATION_WORKING_HOTUPGRADE] = formatWorkingHotUpgrade(working);
 }
 
-/** The three bookkeeping annotations. Unchanged entries keep their timestamps (recordInjection), so a canonical annotation is rewritten byte for byte on reinvocation. */
-function writeInjectionAnnotations(annotations: Record<string, string>, records: InjectionRecords, applied: readonly string[]): void {
-  annotations[ANNOTATION_HASH] = formatHashAnnotation(records.hashes);
-  annotations[ANNOTATION_HASH_WITHOUT_IMAGE] = formatHashAnnotation(records.hashesWithoutImage);
+/**
+ * The three bookkeeping annotations. Unchanged entries keep their timestamps
+ * (recordInjection), so a canonical annotation is rewritten byte for byte on
+ * reinvocation. Returns the JSON texts of the two hash annotations, by value.
+ */
+function writeInjectionAnnotations(annotations: Record<string, string>, records: InjectionRecords, applied: readonly string[]): StringTexts {
+  const hash = hashAnnotationText(records.hashes, records.freshHashes);
+  const withoutImage = hashAnnotationText(records.hashesWithoutImage, records.freshWithoutImage);
+  annotations[ANNOTATION_HASH] = hash.text;
+  annotations[ANNOTATION_HASH_WITHOUT_IMAGE] = withoutImage.text;
   annotations[ANNOTATION_INJECTED_LIST] = formatInjectedList([...parseInjectedList(annotations[ANNOTATION_INJECTED_LIST]), ...applied]);
+  return [
+    { value: hash.text, json: hash.json },
+    { value: withoutImage.text, json: withoutImage.json },
+  ];
 }
 
 /**
  * Records a set's entry, keeping the existing one (and its timestamp) when only
- * the timestamp would change, so that reinvocation changes nothing.
+ * the timestamp would change, so that reinvocation changes nothing. Whether
+ * `entry` was recorded.
  */
-function recordInjection(map: Map<string, SidecarSetUpgradeSpec>, name: string, entry: SidecarSetUpgradeSpec): void {
+function recordInjection(map: Map<string, SidecarSetUpgradeSpec>, name: string, entry: SidecarSetUpgradeSpec): boolean {
   const old = map.get(name);
   if (
     old?.updateTimestamp != null &&
@@ -424,9 +475,10 @@ function recordInjection(map: Map<string, SidecarSetUpgradeSpec>, name: string, 
     (old.controllerRevision ?? '') === (entry.controllerRevision ?? '') &&
     JSON.stringify(old.sidecarList) === JSON.stringify(entry.sidecarList)
   ) {
-    return;
+    return false;
   }
   map.set(name, entry);
+  return true;
 }
 
 /**
@@ -595,12 +647,14 @@ function checkSharedGrowth(sets: readonly SetInjectionFacts[], apps: AppContaine
     for (const sidecar of set.sidecars) if (sidecar.sharing) sharing.push(sidecar);
   }
   if (sharing.length === 0) return;
-  // The bytes of the first mount at each path: the one a sidecar copies.
+  // The bytes of the first mount at each path: the one a sidecar copies. Measured on the
+  // copy a stored set's sidecars share (buildSidecar), whose text the patch then reuses.
+  const shared = sharing.some((sidecar) => Object.isFrozen(sidecar.template));
   const bytesAt = new Map<unknown, number>();
   let all = 0;
   for (const mount of apps.shared().mounts) {
     if (bytesAt.has(mount.mountPath)) continue;
-    const bytes = JSON.stringify(mount).length + 1;
+    const bytes = (shared ? (jsonText(apps.copy(mount, true)) as string) : JSON.stringify(mount)).length + 1;
     bytesAt.set(mount.mountPath, bytes);
     all += bytes;
   }
@@ -665,7 +719,7 @@ function isInjectedSidecar(container: Container): boolean {
  * replaced in place; otherwise BeforeAppContainer sidecars go first and the
  * rest after, each group in the order given.
  */
-function placeContainers(key: InjectedListKey, existing: readonly Container[], sidecars: readonly SidecarContainer[]): ListChange {
+function placeContainers(key: InjectedListKey, existing: readonly Container[], sidecars: readonly PlacedSidecar[]): ListChange {
   const result = [...existing];
   const index = new Map<string, number>();
   result.forEach((c, i) => {
@@ -674,14 +728,12 @@ function placeContainers(key: InjectedListKey, existing: readonly Container[], s
   const before: Container[] = [];
   const after: Container[] = [];
   let replaced = false;
-  for (const sidecar of sidecars) {
-    const { podInjectPolicy } = sidecar;
-    const container = withoutSidecarFields(sidecar);
-    const at = index.get(sidecar.name);
+  for (const { container, beforeApp } of sidecars) {
+    const at = index.get(container.name);
     if (at !== undefined) {
       result[at] = container;
       replaced = true;
-    } else if (podInjectPolicy === 'BeforeAppContainer') before.push(container);
+    } else if (beforeApp) before.push(container);
     else after.push(container);
   }
   const list = [...before, ...result, ...after];
@@ -702,8 +754,7 @@ function withoutSidecarFields(sidecar: SidecarContainer): Container {
     if (key === '__proto__') Object.defineProperty(container, key, { value, enumerable: true, writable: true, configurable: true });
     else container[key] = value;
   }
-  const template = templateOf(sidecar);
-  return (template === undefined ? container : builtFrom(container, template)) as Container;
+  return container as Container;
 }
 
 /** `existing` followed by the `extra` items whose `key` is not taken yet (first one wins). */

@@ -80,25 +80,31 @@ export function parseHashAnnotation(annotation: string, value: string | undefine
 
 /**
  * The annotation text exactly as Go's json.Marshal of Kruise's
- * map[string]SidecarSetUpgradeSpec prints it: keys sorted, struct field order,
- * `<`, `>`, `&` escaped.
+ * map[string]SidecarSetUpgradeSpec prints it: keys sorted as Go sorts them
+ * (by their UTF-8 bytes, so a set named `10` comes before one named `9`,
+ * which a JavaScript object would put the other way round), struct field
+ * order, `<`, `>`, `&` escaped.
  */
 export function formatHashAnnotation(map: UpgradeSpecMap): string {
   const names = [...map.keys()].sort(compareGoStrings);
-  const obj: Record<string, SidecarSetUpgradeSpec> = {};
-  for (const name of names) {
-    const e = map.get(name);
-    if (!e) continue;
-    const ordered: SidecarSetUpgradeSpec = {
-      updateTimestamp: e.updateTimestamp,
-      hash: e.hash,
-      sidecarSetName: e.sidecarSetName,
-      sidecarList: e.sidecarList,
-    };
-    if (e.controllerRevision !== undefined && e.controllerRevision !== '') ordered.controllerRevision = e.controllerRevision;
-    obj[name] = ordered;
+  let out = '{';
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    out += `${i === 0 ? '' : ','}${hashEntryText(name, map.get(name) as SidecarSetUpgradeSpec)}`;
   }
-  return htmlEscape(JSON.stringify(obj));
+  return `${out}}`;
+}
+
+/** One entry of a hash annotation, `"name":{...}`, as {@link formatHashAnnotation} writes it inside the map. */
+export function hashEntryText(name: string, e: SidecarSetUpgradeSpec): string {
+  const ordered: SidecarSetUpgradeSpec = {
+    updateTimestamp: e.updateTimestamp,
+    hash: e.hash,
+    sidecarSetName: e.sidecarSetName,
+    sidecarList: e.sidecarList,
+  };
+  if (e.controllerRevision !== undefined && e.controllerRevision !== '') ordered.controllerRevision = e.controllerRevision;
+  return htmlEscape(`${JSON.stringify(name)}:${JSON.stringify(ordered)}`);
 }
 
 /** What {@link htmlEscape} rewrites; a value with none of them (the usual case) is returned as is. */
@@ -231,7 +237,20 @@ export function timeOf(value: unknown): number {
   return Number.isNaN(t) ? 0 : t;
 }
 
-/** RFC 3339 with second precision in UTC, as metav1.Time marshals. */
+/** The second {@link formatTimestamp} wrote last (ms since the epoch / 1000, floored) and its text. */
+let lastSecond = Number.NaN;
+let lastTimestamp = '';
+
+/**
+ * RFC 3339 with second precision in UTC, as metav1.Time marshals. The text
+ * of the last second asked for is kept: every review in that second writes
+ * the same one (an invalid date is never kept, and throws as toISOString does).
+ */
 export function formatTimestamp(now: Date): string {
-  return `${now.toISOString().slice(0, 19)}Z`;
+  const second = Math.floor(now.getTime() / 1000);
+  if (second !== lastSecond) {
+    lastTimestamp = `${now.toISOString().slice(0, 19)}Z`;
+    lastSecond = second;
+  }
+  return lastTimestamp;
 }

@@ -9,6 +9,7 @@
  * keeps the set's uid and resourceVersion but not its spec.
  */
 import { currentRevisionName } from './revisions.ts';
+import { setHashEntries, type SetHashEntries } from './inject-annotations.ts';
 import { freezeInjectionFacts, setInjectionFacts, type SetInjectionFacts } from './injection-facts.ts';
 import { StoredVersionMemo, type StoredVersionMemoOptions } from './stored-version-memo.ts';
 import type { SidecarSet } from './types.ts';
@@ -18,11 +19,15 @@ export interface StoredSetFacts {
   readonly revisionName: string;
   /** Its sidecars ready to copy into a pod, their volumes, its annotation entries' list and hashes. */
   readonly injection: SetInjectionFacts;
+  /** Its entries in the pod's two hash annotations, as texts around their timestamp (inject-annotations.ts). */
+  readonly hashEntries: SetHashEntries;
 }
 
 /** The facts of a stored set, computed now. */
 export function storedSetFacts(set: SidecarSet): StoredSetFacts {
-  return { revisionName: currentRevisionName(set), injection: setInjectionFacts(set) };
+  const revisionName = currentRevisionName(set);
+  const injection = setInjectionFacts(set);
+  return { revisionName, injection, hashEntries: setHashEntries(injection, revisionName) };
 }
 
 /** How injection gets a stored set's facts: {@link storedSetFacts}, or a memo of it. */
@@ -33,7 +38,7 @@ export function memoisedStoredSetFacts(options?: StoredVersionMemoOptions): { fa
   // Frozen: every pod injected from this version shares its copies.
   const memo = new StoredVersionMemo((set) => {
     const facts = storedSetFacts(set);
-    return Object.freeze({ revisionName: facts.revisionName, injection: freezeInjectionFacts(facts.injection) });
+    return Object.freeze({ revisionName: facts.revisionName, injection: freezeInjectionFacts(facts.injection), hashEntries: facts.hashEntries });
   }, options);
   return { factsOf: (set) => memo.of(set), memo };
 }

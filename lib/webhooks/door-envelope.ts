@@ -25,8 +25,11 @@ export interface HttpRequest {
   sourceIp?: string | undefined;
 }
 
-/** A review decoded from a parsed JSON body, or why the body holds none (said to the caller as a 400). */
-export type Decoder<T> = (body: unknown) => { request: T } | { invalid: string };
+/**
+ * A review decoded from a parsed JSON body, or why the body holds none (said
+ * to the caller as a 400). `text` is the body's text, `body` its JSON.parse.
+ */
+export type Decoder<T> = (body: unknown, text: string) => { request: T } | { invalid: string };
 
 export type Rejected = Extract<DoorOutcome, { kind: 'rejected' }>;
 
@@ -51,6 +54,6 @@ export function openEnvelope<T>(request: HttpRequest, maxBodyBytes: number, deco
   } catch (error) {
     return rejected({ why: 'not-json', error: (error as Error).message });
   }
-  const decoded = decode(body);
+  const decoded = decode(body, request.body);
   return 'invalid' in decoded ? rejected({ why: 'undecodable', message: decoded.invalid }) : decoded;
 }

@@ -44,7 +44,7 @@ const handleInject = (draw: () => number, factsOf: StoredSetFactsOf) => async (r
     const changes = injectionChanges({ ...input, applying, revisions, factsOf, now: deps.clock.now(), maxGrowthBytes: patchBytesOverAnswerLimit - 1, sortSidecarsByName: deps.sortSidecarsByName === true });
     if (changes === undefined) return allowed();
     // Written from the decisions, not diffed from an injected pod (pod-inject-patch.ts).
-    return patchedWith(injectionPatch(changes), changes.warnings);
+    return patchedWith(injectionPatch(changes), changes.warnings, changes.stringTexts);
   } catch (error) {
     if (error instanceof InjectionTooLargeError) {
       // What the door answers for an answer over the limit, said before building it.

@@ -63,10 +63,14 @@ export type ReviewedOutcome =
   /** The handler could not decide: HTTP 500/503, so failurePolicy applies. */
   | { kind: 'failed'; uid: string; status: 500 | 503; message: string };
 
-/** The AdmissionReview request in a decoded JSON body, or why it is none: not an AdmissionReview request is HTTP 400, exit 2. */
-export function admissionRequestOf(body: unknown): { request: AdmissionRequest } | { invalid: string } {
+/**
+ * The AdmissionReview request in a decoded JSON body, or why it is none: not
+ * an AdmissionReview request is HTTP 400, exit 2. `parsedFrom`: the text the
+ * body was parsed from, when the caller has it (see decodeReview).
+ */
+export function admissionRequestOf(body: unknown, parsedFrom?: string): { request: AdmissionRequest } | { invalid: string } {
   try {
-    return { request: decodeReview(body) };
+    return { request: decodeReview(body, parsedFrom) };
   } catch (error) {
     if (error instanceof InvalidReviewError) return { invalid: `not an AdmissionReview v1 request: ${error.message}` };
     throw error;

@@ -1,7 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { AnswerTooLargeError, MAX_ANSWER_BYTES } from '../../lib/admission/answer-size.ts';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
-import { allowed, complete, denied, patched, skipped } from '../../lib/admission/responses.ts';
-import { decodeReview, InvalidReviewError, reviewOf } from '../../lib/admission/review.ts';
+import type { JsonPatchOperation } from '../../lib/admission/json-patch.ts';
+import { allowed, complete, denied, patched, patchedWith, skipped } from '../../lib/admission/responses.ts';
+import { decodeReview, InvalidReviewError, MAX_REVIEW_DEPTH, reviewOf } from '../../lib/admission/review.ts';
+import { textNestsAtMost } from '../../lib/kube/json.ts';
 import { decodeReviewText, podReview, sidecarSetReview } from '../../testkit/reviews.ts';
 
 type Review = Record<string, unknown> & { request: Record<string, unknown> };
@@ -178,5 +182,95 @@ describe('response builders', () => {
   it('adds no warnings key when there are none', () => {
     expect(Object.keys(complete('u', allowed([])))).toEqual(['uid', 'allowed']);
     expect(Object.keys(complete('u', patched({ a: 1 }, { a: 2 }, [])))).toEqual(['uid', 'allowed', 'patchType', 'patch']);
+  });
+});
+
+describe('the depth of a review told from its text', () => {
+  const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+  /** A pod review whose object holds `extra` (JSON text) under `x`, as text and parsed. */
+  const review = (extra: string) => {
+    const text = JSON.stringify(podReview('uid-text', { apiVersion: 'v1', kind: 'Pod', metadata: {}, spec: { containers: [] } })).replace('"metadata":{}', `"metadata":{},"x":${extra}`);
+    return { text, body: JSON.parse(text) as unknown };
+  };
+
+  it.each([
+    ['no bracket', '1', 0, true],
+    ['one object', '{}', 0, false],
+    ['one object', '{}', 1, true],
+    ['brackets inside strings count too', '["[{","{["]', 2, false],
+    ['brackets inside strings count too', '["[{","{["]', 5, true],
+    ['a thousand and one', nested(1001), 2002, true],
+    ['a thousand and one', nested(1001), 1000, false],
+  ])('%s: %s holds at most %i opening brackets: %s', (_what, text, limit, atMost) => {
+    expect(textNestsAtMost(text, limit)).toBe(atMost);
+  });
+
+  it('is never wrong about the parsed value: at most `limit` brackets means at most `limit` levels', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 6 }), fc.integer({ min: 0, max: 8 }), (value, limit) => {
+        const text = JSON.stringify(value);
+        if (textNestsAtMost(text, limit)) expect(decodeDepth(JSON.parse(text))).toBeLessThanOrEqual(limit);
+      }),
+      { numRuns: 2000, seed: 20261202 },
+    );
+  });
+
+  it('refuses a body nested past the limit whether or not its text is given', () => {
+    const { text, body } = review(nested(MAX_REVIEW_DEPTH));
+    expect(() => decodeReview(body, text)).toThrow(`the body nests deeper than ${MAX_REVIEW_DEPTH} levels`);
+    expect(() => decodeReview(body)).toThrow(`the body nests deeper than ${MAX_REVIEW_DEPTH} levels`);
+  });
+
+  it('walks the body when its text holds more brackets than the limit, and decodes it when it is shallow', () => {
+    // Thousands of brackets, all in strings or side by side: the text cannot tell, the walk can.
+    const { text, body } = review(JSON.stringify({ s: '['.repeat(5000), a: Array.from({ length: 1500 }, () => ({})) }));
+    expect(textNestsAtMost(text, MAX_REVIEW_DEPTH)).toBe(false);
+    expect(decodeReview(body, text).uid).toBe('uid-text');
+  });
+
+  it('decodes a body nested exactly to the limit from its text', () => {
+    // review -> request -> object -> x, then the arrays.
+    const { text, body } = review(nested(MAX_REVIEW_DEPTH - 3));
+    expect(textNestsAtMost(text, MAX_REVIEW_DEPTH)).toBe(false);
+    expect(decodeReview(body, text).uid).toBe('uid-text');
+  });
+});
+
+/** How many levels a JSON value nests (an object or array is one). */
+function decodeDepth(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  return 1 + Math.max(0, ...Object.values(value).map(decodeDepth));
+}
+
+describe('a JSON Patch encoded for the answer', () => {
+  const ops = (text: string, count: number): JsonPatchOperation[] => Array.from({ length: count }, (_, i) => ({ op: 'add', path: `/a/${i}`, value: text }));
+
+  it('is the base64 of the patch\'s UTF-8, short or long, ASCII or not, however often encoded', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' })), fc.oneof(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 300, max: 2000 })), (text, count) => {
+        const patch = ops(text, count);
+        const want = Buffer.from(JSON.stringify(patch), 'utf8').toString('base64');
+        const first = patchedWith(patch).response.patch;
+        // Another patch in between: each answer is its own text, never the last one's bytes.
+        patchedWith(ops('other', 3));
+        expect(first).toBe(want);
+        expect(patchedWith(patch).response.patch).toBe(want);
+      }),
+      { numRuns: 300, seed: 20261202 },
+    );
+  });
+
+  it('is encoded whole around 16,384 characters of patch text, of one-byte and of three-byte characters', () => {
+    for (const unit of ['a', '\u20ac']) {
+      for (const length of [16_300, 16_350, 16_360, 16_361, 16_362, 16_400, 49_200]) {
+        const patch: JsonPatchOperation[] = [{ op: 'add', path: '/a', value: unit.repeat(Math.max(0, length - 35)) }];
+        expect(patchedWith(patch).response.patch).toBe(Buffer.from(JSON.stringify(patch), 'utf8').toString('base64'));
+      }
+    }
+  });
+
+  it('refuses a patch whose answer would be too large before encoding it', () => {
+    const patch: JsonPatchOperation[] = [{ op: 'add', path: '/a', value: 'x'.repeat(MAX_ANSWER_BYTES) }];
+    expect(() => patchedWith(patch)).toThrow(AnswerTooLargeError);
   });
 });

@@ -78,4 +78,32 @@ describe('jsonText', () => {
       (value.a[0]?.b as { c: number }).c = 2;
     }).toThrow(TypeError);
   });
+
+  it('writes the texts handed over for strings, as a value and as a plain object\'s members, and JSON.stringify\'s for everything else', () => {
+    fc.assert(
+      fc.property(objectData, fc.array(fc.string(), { maxLength: 3 }), (object, known) => {
+        // Handed over as texts a caller computed (JSON.stringify's), some of them for the object's string members.
+        const strings = known.map((value) => ({ value, json: JSON.stringify(value) }));
+        for (const [key, value] of Object.entries(object)) if (typeof value === 'string' && known.length > 0) object[key] = known[0];
+        expect(jsonText(object, strings)).toBe(JSON.stringify(object));
+        expect(membersText(object, strings)).toBe(JSON.stringify(object));
+        for (const value of [...known, ...Object.values(object)]) expect(jsonText(value, strings)).toBe(JSON.stringify(value));
+        expect(jsonText(Object.values(object), strings)).toBe(JSON.stringify(Object.values(object)));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('takes a handed-over text for its very string, as a value or a member, and for no other string', () => {
+    const value = 'a "quoted" <text>';
+    // A text no JSON.stringify would write: seen only where it is taken.
+    const strings = [{ value, json: '"TAKEN"' }];
+    expect(jsonText(value, strings)).toBe('"TAKEN"');
+    expect(jsonText({ a: value, b: 'other' }, strings)).toBe('{"a":"TAKEN","b":"other"}');
+    expect(membersText({ a: value }, strings)).toBe('{"a":"TAKEN"}');
+    expect(jsonText('other', strings)).toBe('"other"');
+    // Only a value or a plain object's member: deeper, the object is JSON.stringify's.
+    expect(jsonText({ a: { b: value } }, strings)).toBe(JSON.stringify({ a: { b: value } }));
+    expect(jsonText([value], strings)).toBe(JSON.stringify([value]));
+  });
 });

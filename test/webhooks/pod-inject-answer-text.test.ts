@@ -98,7 +98,8 @@ describe('pod-inject\'s answer written from kept texts', () => {
     );
     const v2: SidecarSet = {
       ...v1,
-      metadata: { ...v1.metadata, resourceVersion: '101' },
+      // The hashes as the defaulting webhook writes them for the new spec.
+      metadata: { ...v1.metadata, resourceVersion: '101', annotations: { ...v1.metadata?.annotations, 'kruise.io/sidecarset-hash': 'hash-of-v2', 'kruise.io/sidecarset-hash-without-image': 'hash-of-v2-without-image' } },
       spec: {
         ...v1.spec,
         containers: [sidecar('agent', { image: 'agent:2', env: [{ name: 'LEVEL', value: 'debug' }], resources: { limits: { cpu: '200m' } }, volumeMounts: [{ name: 'data', mountPath: '/data' }] })],
@@ -115,5 +116,26 @@ describe('pod-inject\'s answer written from kept texts', () => {
     const second = await patchOf(v2);
     for (const part of ['"image":"agent:2"', '{"name":"LEVEL","value":"debug"}', '"limits":{"cpu":"200m"}', '"medium":"Memory"']) expect(second).toContain(part);
     for (const part of ['agent:1', '"info"', '100m']) expect(second).not.toContain(part);
+    // Its entries in the hash annotations too: the new version's hashes and revision, never the previous one's kept texts.
+    const entries = (patch: string, set: SidecarSet) => {
+      const ops = JSON.parse(patch) as { path: string; value: unknown }[];
+      const annotation = (key: string) => {
+        const op = ops.find((o) => o.path === `/metadata/annotations/${key.replace('/', '~1')}`) ?? ops.find((o) => o.path === '/metadata/annotations');
+        const value = op?.path === '/metadata/annotations' ? (op.value as Record<string, string>)[key] : op?.value;
+        return (JSON.parse(value as string) as Record<string, { hash: string; controllerRevision?: string }>).agent;
+      };
+      const hashes = set.metadata?.annotations ?? {};
+      expect(annotation('kruise.io/sidecarset-hash')?.hash).toBe(hashes['kruise.io/sidecarset-hash']);
+      expect(annotation('kruise.io/sidecarset-hash-without-image')?.hash).toBe(hashes['kruise.io/sidecarset-hash-without-image']);
+      return annotation('kruise.io/sidecarset-hash')?.controllerRevision;
+    };
+    expect(v1.metadata?.annotations?.['kruise.io/sidecarset-hash']).not.toBe(v2.metadata?.annotations?.['kruise.io/sidecarset-hash']);
+    const revision1 = entries(first, v1);
+    const revision2 = entries(second, v2);
+    expect(revision1).toMatch(/^agent-/);
+    expect(revision2).toMatch(/^agent-/);
+    expect(revision2).not.toBe(revision1);
+    // And back: the first version's texts are worked out again, the same as before.
+    expect(await patchOf(v1)).toBe(first);
   });
 });

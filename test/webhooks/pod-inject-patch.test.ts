@@ -174,6 +174,8 @@ describe('pod-inject\'s JSON Patch written from the injection\'s decisions', () 
         }
         const direct = injectionPatch(changes);
         expect(patchText(direct)).toBe(patchText(reference));
+        // As the handler writes it: the hash annotations' JSON texts from their kept pieces.
+        expect(patchText(direct, changes.stringTexts)).toBe(patchText(reference));
         expect(JSON.stringify(direct)).toBe(JSON.stringify(reference));
         if (direct.length > 0) seen.patched++;
         if (reshape !== null) seen.reshaped++;
