@@ -4,7 +4,7 @@
  * idempotent result (the API server may reinvoke mutating webhooks).
  */
 import { arrayOf, cloneJson, isObject, objectOf, stringOf } from '../kube/json.ts';
-import { builtFrom, freezeJson, jsonText, type StringTexts } from '../kube/json-text.ts';
+import { builtFrom, freezeJson, jsonText, objectBuiltFrom, type StringTexts } from '../kube/json-text.ts';
 import { ANNOTATION_WORKING_HOTUPGRADE } from './pod-state.ts';
 import { mergePatch, stringifySorted } from '../kube/merge-patch.ts';
 import type { Container, EnvVar, JsonObject, LocalObjectReference, Pod, Volume, VolumeMount } from '../kube/types.ts';
@@ -360,8 +360,10 @@ function collectSet(
 
   /** The pod containers for one sidecar: itself, or its two HotUpgrade containers. */
   const build = (sidecar: SidecarFacts): PlacedSidecar[] => {
-    const built = withPolicyResources(buildSidecar(sidecar, pod, apps), name, targets);
     for (const volume of sidecar.volumes) parts.volumes.push(volume);
+    // The usual sidecar: its pod container made straight from its template.
+    if (!sidecar.hotSplit && isPlainSidecar(sidecar.template)) return [{ container: podContainer(sidecar, pod, apps), beforeApp: sidecar.template.podInjectPolicy === 'BeforeAppContainer' }];
+    const built = withPolicyResources(buildSidecar(sidecar, pod, apps), name, targets);
     if (!sidecar.hotSplit) return [placed(built, sidecar.template)];
     parts.hotSidecars.push(sidecar.source.name);
     return splitHotUpgradeSidecar(built).map((container) => placed(container, sidecar.template));
@@ -584,9 +586,51 @@ class AppContainers {
  * writes to (it may be shared by every pod of a stored set's version).
  */
 function buildSidecar(facts: SidecarFacts, pod: Pod, apps: AppContainers): SidecarContainer {
-  // podInjectPolicy is still needed for placement; placeContainers strips the sidecar-only fields.
-  const sidecar: SidecarContainer = { ...spreadable(facts.template) };
+  // The sidecar-only fields are still needed (placement, the resources policy, HotUpgrade); `placed` leaves them out.
+  return withPodMembers({ ...spreadable(facts.template) }, facts, pod, apps);
+}
 
+/**
+ * Whether a sidecar's pod container is its template's members but the
+ * sidecar-only fields, with this pod's env, mounts and devices: no resources
+ * policy (a new `resources` computed from the sidecar) and no shared volume
+ * devices (merged from the sidecar's own).
+ */
+function isPlainSidecar(template: SidecarContainer): boolean {
+  return objectOf(template.resourcesPolicy) === undefined && !sharesVolumeDevices(template);
+}
+
+/**
+ * {@link buildSidecar} then {@link withoutSidecarFields} for a plain sidecar
+ * ({@link isPlainSidecar}), in one copy: the container made from its
+ * template (lib/kube/json-text.ts: the patch writes the members it shares
+ * with the template from their kept texts), its members the template's but
+ * the sidecar-only fields, in the template's order, and then this pod's.
+ */
+function podContainer(facts: SidecarFacts, pod: Pod, apps: AppContainers): Container {
+  const { template } = facts;
+  const container = objectBuiltFrom(template);
+  for (const key of podKeysOf(template)) {
+    if (key === '__proto__') Object.defineProperty(container, key, { value: template[key], enumerable: true, writable: true, configurable: true });
+    else container[key] = template[key];
+  }
+  return withPodMembers(container as SidecarContainer, facts, pod, apps);
+}
+
+/** The members of a template that go into the pod (not the sidecar-only fields), in its order: kept per frozen template. */
+const podKeys = new WeakMap<SidecarContainer, readonly string[]>();
+
+function podKeysOf(template: SidecarContainer): readonly string[] {
+  let keys = podKeys.get(template);
+  if (keys === undefined) {
+    keys = Object.keys(template).filter((key) => !SIDECAR_ONLY_FIELDS.has(key));
+    if (Object.isFrozen(template)) podKeys.set(template, keys);
+  }
+  return keys;
+}
+
+/** The sidecar with this pod's members: its env (IS_INJECTED, transferred env), the shared mounts, the shared devices. */
+function withPodMembers(sidecar: SidecarContainer, facts: SidecarFacts, pod: Pod, apps: AppContainers): SidecarContainer {
   const { mounts: sharedMounts, subPathEnvs } = facts.sharing ? apps.shared() : NOTHING_SHARED;
   const extraEnv: EnvVar[] = [SIDECAR_ENV_VAR];
   const transferredFrom = transferEnvs(facts.source, pod, apps);

@@ -6,7 +6,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { cloneJson } from '../../lib/kube/json.ts';
-import { builtFrom, freezeJson, isFrozenJson, itemsText, jsonText, membersText, templateOf } from '../../lib/kube/json-text.ts';
+import { builtFrom, freezeJson, isFrozenJson, itemsText, jsonText, membersText, objectBuiltFrom, templateOf } from '../../lib/kube/json-text.ts';
 
 /** JSON data as JSON.parse gives it, `__proto__` keys, escapes and lone surrogates included. */
 const jsonData = fc.jsonValue({ maxDepth: 4 }).map((value) => JSON.parse(JSON.stringify(value)) as unknown);
@@ -68,6 +68,26 @@ describe('jsonText', () => {
     expect(Object.keys(built)).toEqual(['name']);
     expect(templateOf({ ...built })).toBeUndefined();
     expect(built).toEqual({ name: 'agent' });
+  });
+
+  it('makes an object built from a frozen template, written as JSON.stringify, whose template nothing else sees', () => {
+    fc.assert(
+      fc.property(objectData, objectData, fc.boolean(), (template, extra, freeze) => {
+        const source = freeze ? freezeJson(cloneJson(template)) : template;
+        const built = objectBuiltFrom(source);
+        // The template's members, some replaced or added, as a sidecar's container is made.
+        for (const key of Object.keys(source)) Object.defineProperty(built, key, { value: source[key], enumerable: true, writable: true, configurable: true });
+        for (const [key, value] of Object.entries(extra)) Object.defineProperty(built, key, { value, enumerable: true, writable: true, configurable: true });
+        expect(templateOf(built)).toBe(freeze ? source : undefined);
+        expect(jsonText(built)).toBe(JSON.stringify(built));
+        expect(jsonText(built)).toBe(jsonText(built));
+        expect(Object.keys(built)).toEqual(Object.keys({ ...built }));
+        expect(templateOf({ ...built })).toBeUndefined();
+        expect(built).toEqual({ ...built });
+        expect(cloneJson(built)).toEqual(built);
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('freezes everything below a value it freezes', () => {

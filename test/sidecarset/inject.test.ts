@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Container, Pod } from '../../lib/kube/types.ts';
 import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
+import { memoisedStoredSetFacts, storedSetFacts } from '../../lib/sidecarset/stored-set-facts.ts';
 import { injectPod, PatchPodMetadataError, type InjectionInput } from '../../lib/sidecarset/inject.ts';
 import { UnknownNamespaceError } from '../../lib/sidecarset/match.ts';
 import { InvalidHashAnnotationError } from '../../lib/sidecarset/pod-annotations.ts';
@@ -145,6 +146,41 @@ describe('containers', () => {
     const set = sidecarSet('s', { containers: [sidecar('s-sidecar', { transferEnv: [{ sourceContainerName: 'app', envName: 'X' }] })] });
     const injected = containers(inject(pod(), [set]).pod)[0]!;
     for (const key of ['podInjectPolicy', 'upgradeStrategy', 'shareVolumePolicy', 'transferEnv']) expect(injected).not.toHaveProperty(key);
+  });
+});
+
+describe('a sidecar\'s container, byte for byte', () => {
+  // The text the answer's patch carries: the template's members in its order (sidecar-only fields left out),
+  // then the members written for this pod; memoised (frozen templates) or not. Written by the code before
+  // sidecars were made straight from their templates, and kept so.
+  const set = sidecarSet('order', {
+    containers: [
+      { podInjectPolicy: 'BeforeAppContainer', name: 'first', shareVolumePolicy: { type: 'enabled' }, image: 'first:1', transferEnv: [{ sourceContainerName: 'app', envName: 'LOG' }], volumeMounts: [{ name: 'data', mountPath: '/data' }], upgradeStrategy: { upgradeType: 'ColdUpgrade' }, resources: { limits: { cpu: '1' } } },
+      { env: [{ name: 'OWN', value: '1' }], name: 'second', image: 'second:1', shareVolumePolicy: { type: 'disabled' }, imagePullPolicy: 'Always' },
+    ],
+    volumes: [{ name: 'data', emptyDir: {} }],
+  });
+  const stored: SidecarSet = { ...set, metadata: { ...set.metadata, uid: 'u-order', resourceVersion: '7' } };
+  const p = pod({ containers: [{ name: 'app', image: 'app:1', env: [{ name: 'LOG', value: 'json' }], volumeMounts: [{ name: 'cfg', mountPath: '/etc/app', subPathExpr: '$(LOG)' }] }] });
+  const want =
+    '[{"name":"first","image":"first:1","volumeMounts":[{"name":"data","mountPath":"/data"},{"name":"cfg","mountPath":"/etc/app","subPathExpr":"$(LOG)"}],"resources":{"limits":{"cpu":"1"}},"imagePullPolicy":"IfNotPresent","terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File","env":[{"name":"IS_INJECTED","value":"true"},{"name":"LOG","value":"json"}]},' +
+    '{"env":[{"name":"OWN","value":"1"},{"name":"IS_INJECTED","value":"true"}],"name":"second","image":"second:1","imagePullPolicy":"Always","terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"},' +
+    '{"name":"app","image":"app:1","env":[{"name":"LOG","value":"json"}],"volumeMounts":[{"name":"cfg","mountPath":"/etc/app","subPathExpr":"$(LOG)"}]}]';
+
+  it.each([
+    ['from a memo of the stored set', () => memoisedStoredSetFacts().factsOf],
+    ['worked out for this pod', () => storedSetFacts],
+  ])('is the template\'s members in its order, then the pod\'s, %s', (_how, factsOf) => {
+    const facts = factsOf();
+    for (let i = 0; i < 2; i++) {
+      const injected = inject(p, [stored], { factsOf: facts }).pod;
+      expect(JSON.stringify(containers(injected))).toBe(want);
+      // Nothing of the template shows on the container itself.
+      const first = containers(injected)[0] as Container;
+      expect(Object.keys(first)).toEqual(['name', 'image', 'volumeMounts', 'resources', 'imagePullPolicy', 'terminationMessagePath', 'terminationMessagePolicy', 'env']);
+      expect(first).toEqual({ ...first });
+      expect(JSON.parse(JSON.stringify(first))).toEqual(first);
+    }
   });
 });
 
