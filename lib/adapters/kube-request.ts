@@ -197,8 +197,11 @@ export interface KubeClient {
    * arrive and handed to `keep` (list-items-stream.ts): the page's text and
    * its whole parsed form never exist, only one item's and what `keep`
    * returns. Sent again like any GET; bounded by `maxBytes` like {@link request}.
+   * `onHead` hears a 200 list's envelope as it stands when its items begin
+   * (its metadata and continue token, when the server writes them first, as
+   * the API server does), before they are read: again for each attempt.
    */
-  list<T>(request: Omit<KubeRequest, 'method' | 'body' | 'contentType' | 'guarded'>, keep: (item: Record<string, unknown>) => T): Promise<KubeListAnswer<T>>;
+  list<T>(request: Omit<KubeRequest, 'method' | 'body' | 'contentType' | 'guarded'>, keep: (item: Record<string, unknown>) => T, onHead?: (head: Record<string, unknown>) => void): Promise<KubeListAnswer<T>>;
   /** Requests started so far, retries and watches included (the reconciler reports the count per pass). */
   requests(): number;
   close(): void;
@@ -271,13 +274,18 @@ function parsedOrText(text: string): unknown {
  * soon as it is complete, so that one item's text is what is held, not the
  * page's. Not a 200, it is read whole like any answer.
  */
-async function readListItems<T>(response: IncomingMessage, maxBytes: number, operation: string, keep: (item: Record<string, unknown>) => T): Promise<KubeListAnswer<T>> {
+async function readListItems<T>(response: IncomingMessage, maxBytes: number, operation: string, keep: (item: Record<string, unknown>) => T, onHead: ((head: Record<string, unknown>) => void) | undefined): Promise<KubeListAnswer<T>> {
   const status = response.statusCode ?? 0;
   if (status !== 200) {
     const body = await readBody(response, maxBytes, operation);
     return { status, body: parsedOrText(body.toString('utf8')), items: undefined, bytes: body.length, largestItemBytes: 0 };
   }
-  const splitter = listItemSplitter();
+  const tellHead = (head: Buffer) => {
+    // The envelope so far ends with the items' `[`: closed, it is JSON (or not, and nobody is told).
+    const parsed = parsedOrText(`${head.toString('utf8')}]}`);
+    if (isObject(parsed)) onHead?.(parsed);
+  };
+  const splitter = listItemSplitter(onHead === undefined ? {} : { onItemsOpen: tellHead });
   const items: T[] = [];
   let bytes = 0;
   let bad: string | undefined;
@@ -443,9 +451,9 @@ export function kubeClient(connection: KubeConnection, options: KubeClientOption
     });
   };
 
-  const list: KubeClient['list'] = (request, keep) => {
+  const list: KubeClient['list'] = (request, keep, onHead) => {
     const maxBytes = request.maxBytes ?? clientMax;
-    return sendWithRetries({ ...request, method: 'GET' }, (response) => readListItems(response, maxBytes, request.operation, keep));
+    return sendWithRetries({ ...request, method: 'GET' }, (response) => readListItems(response, maxBytes, request.operation, keep, onHead));
   };
 
   const watch: KubeClient['watch'] = async (request, onEvent) => {
