@@ -223,11 +223,21 @@ function abandoned(signal: AbortSignal): Error {
   return new Error(`the request was abandoned${reason === undefined ? '' : ` (${errorMessage(reason)})`}`, { cause: reason });
 }
 
+/**
+ * The gunzip stream's output chunk. The API server gzips only large answers
+ * (lists, above 128 KiB), and writes them in small pieces (a page of 500
+ * pods came as some 130 writes of about 1.3 kB): with Node's default 16 KiB,
+ * each piece cost a round trip to the thread pool and a callback, and a
+ * page of pods took several times the CPU of inflating it. A quarter of a
+ * megabyte per chunk cut a status pass's CPU time by a fifth (20,000 pods).
+ */
+const GUNZIP_CHUNK_BYTES = 256 * 1024;
+
 /** The answer's bytes, decompressed when gzipped; gunzip errors and aborts end the stream. */
 function decoded(response: IncomingMessage): Readable {
   const encoding = (response.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding === 'identity') return response;
-  if (encoding === 'gzip') return pipeline(response, createGunzip(), () => undefined);
+  if (encoding === 'gzip') return pipeline(response, createGunzip({ chunkSize: GUNZIP_CHUNK_BYTES }), () => undefined);
   throw new Error(`the answer is encoded as "${encoding}", which was not asked for`);
 }
 
