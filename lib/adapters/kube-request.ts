@@ -226,10 +226,10 @@ function abandoned(signal: AbortSignal): Error {
 /**
  * The gunzip stream's output chunk. The API server gzips only large answers
  * (lists, above 128 KiB), and writes them in small pieces (a page of 500
- * pods came as some 130 writes of about 1.3 kB): with Node's default 16 KiB,
- * each piece cost a round trip to the thread pool and a callback, and a
- * page of pods took several times the CPU of inflating it. A quarter of a
- * megabyte per chunk cut a status pass's CPU time by a fifth (20,000 pods).
+ * pods came as some 130 writes of about 1.3 kB): with Node's default 16 KiB
+ * output chunk, each piece ended in its own callback, which a profile of a
+ * status pass over 20,000 pods showed at about 1 s of the main thread's
+ * time; with a quarter of a megabyte, under 0.1 s (docs/BENCHMARKS.md 4b).
  */
 const GUNZIP_CHUNK_BYTES = 256 * 1024;
 
