@@ -26,6 +26,7 @@ import { runStatusPass, STATUS_SYNC, type PassResult } from '../../lib/status-sy
 import { DEFAULT_PACE, followSets, type AdmittedQueue, type PaceSummary } from '../../lib/status-sync/pace.ts';
 import { DEFAULT_STALL_MS, ENV_ROLLOUT_STALL_MS, rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
 import { observedStates } from '../../lib/status-sync/observed-states.ts';
+import { memoisedRevisionFacts } from '../../lib/status-sync/revision-register.ts';
 import { passFactOf, setPassFactOf } from '../../lib/metrics/facts.ts';
 import type { RolloutDeps } from '../../lib/status-sync/set-pass.ts';
 import { revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
@@ -104,6 +105,8 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
     clock: overrides.clock ?? systemClock,
     states,
     stallMs,
+    // A warm process works out an unchanged set's revision data once, not on every pass.
+    revisionFacts: memoisedRevisionFacts().factsOf,
   };
   const intervalMs = millisecondsFromEnv(env, ENV_ROLLOUT_PACE_MS, DEFAULT_PACE.intervalMs, 100);
   return {

@@ -31,8 +31,19 @@ export interface ListItemSplitter {
   largestItem(): number;
 }
 
+/** Who hears what a list says before its items. */
+export interface ListItemSplitterOptions {
+  /**
+   * Told once, when the top-level `items` array opens, of the answer's bytes
+   * so far: everything before the items (a Kubernetes list writes kind,
+   * apiVersion and metadata, with its continue token, first), ending with
+   * the array's `[`. `]}` after them closes the text as JSON.
+   */
+  onItemsOpen?: (head: Buffer) => void;
+}
+
 /** A fresh splitter for one answer. */
-export function listItemSplitter(): ListItemSplitter {
+export function listItemSplitter(options: ListItemSplitterOptions = {}): ListItemSplitter {
   let depth = 0;
   let inString = false;
   /** Backslashes just before the current position inside a string (an odd run escapes the next byte). */
@@ -49,6 +60,8 @@ export function listItemSplitter(): ListItemSplitter {
   let itemSize = 0;
   let largest = 0;
   const envelopePieces: Buffer[] = [];
+  /** Whether `onItemsOpen` was told (once per answer: a second top-level `items` key is not a second head). */
+  let toldOpen = false;
 
   function write(chunk: Buffer, onItem: (item: Buffer) => void): void {
     const length = chunk.length;
@@ -118,6 +131,10 @@ export function listItemSplitter(): ListItemSplitter {
           // The envelope keeps the bracket; everything up to the closing one is items.
           envelopePieces.push(Buffer.from(chunk.subarray(copied, i + 1)));
           copied = i + 1;
+          if (options.onItemsOpen !== undefined && !toldOpen) {
+            toldOpen = true;
+            options.onItemsOpen(Buffer.concat(envelopePieces));
+          }
         }
       } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
         depth--;

@@ -10,12 +10,14 @@ import type { Pod } from '../kube/types.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import { parseHashAnnotation } from '../sidecarset/pod-annotations.ts';
 import { podAnnotation } from '../sidecarset/pod-state.ts';
-import { storedRevisionData } from '../sidecarset/revision-data.ts';
+import { revisionData, storedRevisionData } from '../sidecarset/revision-data.ts';
+import { revisionHash } from '../sidecarset/revision-name.ts';
 import {
   DEFAULT_REVISION_HISTORY_LIMIT,
   DEFAULT_REVISION_NAMESPACE,
-  equalRevisions,
+  hashLabelsDiffer,
   LABEL_CUSTOM_VERSION,
+  LABEL_REVISION_HASH,
   newRevision,
   revisionNumber,
   type ControllerRevision,
@@ -32,18 +34,59 @@ export type RevisionAction =
   | { kind: 'create'; revision: ControllerRevision };
 
 /**
- * registerLatestRevision's decision, from the set's sorted history (see
- * {@link setHistory}) and its current `status.collisionCount`.
+ * What registering reads of a set's current spec (§2.1): the revision data
+ * it records, its hash for a collision count, and whether a stored revision
+ * records the same data. {@link revisionFacts} works them out when asked;
+ * the reconciler keeps them per stored version of a set, which they depend
+ * on alone (status-sync/revision-register.ts).
  */
-export function revisionAction(set: SidecarSet, history: readonly ControllerRevision[], namespace: string, collisionCount = set.status?.collisionCount ?? 0): RevisionAction {
+export interface RevisionFacts {
+  /** The Data.Raw of the set's revision (revision-data.ts `revisionData`). */
+  readonly data: string;
+  /** HashControllerRevision of {@link data} with this collision count. */
+  hash(collisionCount: number): string;
+  /** Whether the stored revision's Data.Raw, printed again as it was written (`storedRevisionData`), is {@link data}. */
+  recordsData(revision: ControllerRevision): boolean;
+}
+
+/** The facts of the set's spec, its data encoded now (once), each stored revision's again at every comparison. */
+export function revisionFacts(set: SidecarSet): RevisionFacts {
+  const data = revisionData(set);
+  const hashes = new Map<number, string>();
+  return {
+    data,
+    hash(collisionCount) {
+      let hash = hashes.get(collisionCount);
+      if (hash === undefined) {
+        hash = revisionHash(data, collisionCount);
+        hashes.set(collisionCount, hash);
+      }
+      return hash;
+    },
+    recordsData: (revision) => storedRevisionData(revision) === data,
+  };
+}
+
+/**
+ * registerLatestRevision's decision, from the set's sorted history (see
+ * {@link setHistory}) and its current `status.collisionCount`. A stored
+ * revision records the spec as k8s history.EqualRevision decides against
+ * the revision that would be created: hash labels that both parse as int32
+ * agree, and the data bytes are the same. The history is read from its
+ * newest end, which is the answer on every pass but the one after a change.
+ */
+export function revisionAction(set: SidecarSet, history: readonly ControllerRevision[], namespace: string, collisionCount = set.status?.collisionCount ?? 0, facts: RevisionFacts = revisionFacts(set)): RevisionAction {
   const last = history.at(-1);
   const number = last === undefined ? 1 : revisionNumber(last) + 1;
-  const candidate = newRevision(set, namespace, number, collisionCount);
-  const equal = history.filter((r) => equalRevisions(r, candidate));
-  const newestEqual = equal.at(-1);
+  const labelled: ControllerRevision = { metadata: { labels: { [LABEL_REVISION_HASH]: facts.hash(collisionCount) } } };
+  let newestEqual: ControllerRevision | undefined;
+  for (let i = history.length - 1; i >= 0 && newestEqual === undefined; i--) {
+    const revision = history[i];
+    if (revision !== undefined && !hashLabelsDiffer(revision, labelled) && facts.recordsData(revision)) newestEqual = revision;
+  }
   if (newestEqual !== undefined && newestEqual === last) return { kind: 'reuse', revision: last };
   if (newestEqual !== undefined) return { kind: 'bump', revision: newestEqual, number };
-  return { kind: 'create', revision: candidate };
+  return { kind: 'create', revision: newRevision(set, namespace, number, collisionCount) };
 }
 
 /**

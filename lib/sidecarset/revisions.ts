@@ -138,10 +138,15 @@ export function setHistory(set: SidecarSet, revisions: readonly ControllerRevisi
 
 /** k8s history.EqualRevision: hash labels that both parse as int32 must agree, and the data bytes must. */
 export function equalRevisions(a: ControllerRevision, b: ControllerRevision): boolean {
+  if (hashLabelsDiffer(a, b)) return false;
+  return storedRevisionData(a) === storedRevisionData(b);
+}
+
+/** EqualRevision's first test, which needs no data: both hash labels parse as int32 and differ. */
+export function hashLabelsDiffer(a: ControllerRevision, b: ControllerRevision): boolean {
   const ha = int32Label(a);
   const hb = int32Label(b);
-  if (ha !== undefined && hb !== undefined && ha !== hb) return false;
-  return storedRevisionData(a) === storedRevisionData(b);
+  return ha !== undefined && hb !== undefined && ha !== hb;
 }
 
 function int32Label(r: ControllerRevision): number | undefined {

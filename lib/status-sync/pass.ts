@@ -200,10 +200,15 @@ export async function runStatusPass(deps: StatusPassDeps, options: StatusPassOpt
 
   const sets = await listSets(deps, options, result);
   if (sets === undefined) return finish();
+  // The revisions are read while the pods are: neither needs the other, and the pod list is the pass's longest read.
+  const revisionsRead = deps.rollout === undefined ? undefined : startRevisionList(deps.rollout, options.signal);
   const counting = await countPodsRetryingExpiredLists(sets, deps, options, result);
-  if (counting === undefined) return finish();
+  if (counting === undefined) {
+    revisionsRead?.cancel();
+    return finish();
+  }
   const { findings, toWrite } = findingsOf(sets, counting, result);
-  const revisions = deps.rollout === undefined ? undefined : await revisionsBySet(deps.rollout, options, result);
+  const revisions = revisionsRead === undefined ? undefined : revisionsBySet(await revisionsRead.listed, result);
   const { counted, rolling } = routesOf(sets, counting, toWrite, revisions);
   if (!(await runCounted(sets, counting, counted, revisions, deps, options, result))) return finish();
   if (revisions !== undefined && deps.rollout !== undefined) await runRolling(sets, rolling, revisions, deps, deps.rollout, options, result);
@@ -295,20 +300,36 @@ async function reportNotInjected(sets: readonly SidecarSet[], findings: Map<stri
 /** Every ControllerRevision, by the name of the set its label names; undefined when they cannot be listed. */
 type RevisionsBySet = ReadonlyMap<string, ControllerRevision[]>;
 
+/** Every revision, or why they could not be listed. */
+type RevisionList = { revisions: readonly ControllerRevision[] } | { error: unknown };
+
+/** Starts listing every revision (rollout.md §2.1); `listed` never rejects, and `cancel` stops the list when the pass ends without it. */
+function startRevisionList(rollout: RolloutDeps, signal: AbortSignal | undefined): { listed: Promise<RevisionList>; cancel: () => void } {
+  const own = new AbortController();
+  const listed = rollout.revisions.listAll(signal === undefined ? own.signal : AbortSignal.any([signal, own.signal])).then(
+    (revisions): RevisionList => ({ revisions }),
+    (error: unknown): RevisionList => ({ error }),
+  );
+  return {
+    listed,
+    cancel: () => {
+      own.abort(new Error('the pass ended without the revisions'));
+    },
+  };
+}
+
 /**
- * Lists every revision once (rollout.md §2.1). When they cannot be listed,
- * no set rolls this pass and statuses keep their stored revision fields
- * (the counts are still written: they do not depend on revisions).
+ * The revisions, listed once (rollout.md §2.1), by set. When they cannot be
+ * listed, no set rolls this pass and statuses keep their stored revision
+ * fields (the counts are still written: they do not depend on revisions).
  */
-async function revisionsBySet(rollout: RolloutDeps, options: StatusPassOptions, result: PassResult): Promise<RevisionsBySet | undefined> {
+function revisionsBySet(listed: RevisionList, result: PassResult): RevisionsBySet | undefined {
   result.rollout = { setsRolled: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, podsFailed: 0, revisionWrites: 0, states: {}, inFlight: [] };
-  let all: readonly ControllerRevision[];
-  try {
-    all = await rollout.revisions.listAll(options.signal);
-  } catch (error) {
-    result.errors.push({ operation: 'list ControllerRevisions', message: `${errorMessage(error)}; no set rolls this pass` });
+  if ('error' in listed) {
+    result.errors.push({ operation: 'list ControllerRevisions', message: `${errorMessage(listed.error)}; no set rolls this pass` });
     return undefined;
   }
+  const all = listed.revisions;
   const byName = new Map<string, ControllerRevision[]>();
   for (const revision of all) {
     const owner = stringMapOf(revision.metadata?.labels)[LABEL_SIDECARSET_NAME];

@@ -8,7 +8,8 @@
 import { errorMessage } from '../errors.ts';
 import { stringOf } from '../kube/json.ts';
 import type { RevisionStore } from '../ports.ts';
-import { activeRevisionNames, customVersionPatch, resolveCollision, revisionAction, revisionsToDelete } from '../rollout/revision-history.ts';
+import { activeRevisionNames, customVersionPatch, resolveCollision, revisionAction, revisionFacts, revisionsToDelete, type RevisionFacts } from '../rollout/revision-history.ts';
+import { StoredVersionMemo, type StoredVersionMemoOptions } from '../sidecarset/stored-version-memo.ts';
 import { setHistory, type ControllerRevision } from '../sidecarset/revisions.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
@@ -22,6 +23,54 @@ export interface Registration {
   history: ControllerRevision[];
   /** Revisions written: created, renumbered or labelled. */
   writes: number;
+}
+
+/** How registering gets a set's {@link RevisionFacts}: worked out now, or kept per stored version ({@link memoisedRevisionFacts}). */
+export type RevisionFactsOf = (set: SidecarSet) => RevisionFacts;
+
+/** The most stored revisions one set's facts remember the comparison with (a history is at most its limit, 10 by default, plus what changed since). */
+const MAX_COMPARED_REVISIONS = 64;
+
+/**
+ * A set's facts that remember, per stored revision version (uid +
+ * resourceVersion: the same pair is the same content), whether it records
+ * the set's data, so that an unchanged revision is not encoded again on
+ * every pass. A revision without both is compared every time.
+ */
+function rememberingComparisons(facts: RevisionFacts): RevisionFacts {
+  const compared = new Map<string, boolean>();
+  return {
+    data: facts.data,
+    hash: (collisionCount) => facts.hash(collisionCount),
+    recordsData(revision) {
+      const uid = stringOf(revision.metadata?.uid) ?? '';
+      const resourceVersion = stringOf(revision.metadata?.resourceVersion) ?? '';
+      if (uid === '' || resourceVersion === '') return facts.recordsData(revision);
+      const key = `${uid}/${resourceVersion}`;
+      let records = compared.get(key);
+      if (records === undefined) {
+        records = facts.recordsData(revision);
+        // Revisions come and go over a process's life: past the bound, what was remembered is forgotten at once.
+        if (compared.size >= MAX_COMPARED_REVISIONS) compared.clear();
+        compared.set(key, records);
+      }
+      return records;
+    },
+  };
+}
+
+/**
+ * {@link revisionFacts} kept per stored version of a set (uid +
+ * resourceVersion, stored-version-memo.ts: any change to the set gives a new
+ * resourceVersion, and a set without both is worked out every time), with
+ * each stored revision's comparison remembered: a process that runs pass
+ * after pass (a warm Lambda, the local loop) encodes an unchanged set's spec
+ * and its revisions once, not on every pass. Only for sets as the API
+ * server stores them, which is what the reconciler registers.
+ */
+export function memoisedRevisionFacts(options?: StoredVersionMemoOptions): { factsOf: RevisionFactsOf; memo: StoredVersionMemo<RevisionFacts> } {
+  const memo = new StoredVersionMemo((set) => rememberingComparisons(revisionFacts(set)), options);
+  return { factsOf: (set) => memo.of(set), memo };
 }
 
 /** Collisions resolved in one registration before giving up (each needs another set's revision under the same FNV name). */
@@ -47,14 +96,15 @@ async function writing<T>(write: RevisionWrite, namespace: string, revision: Con
 /**
  * Registers the set's current spec as its latest revision.
  * @param stored every revision the store holds for the set (any order; others' are filtered out).
+ * @param factsOf what the set's spec gives (its revision data, hash, comparisons); a memo of it when the caller runs pass after pass.
  * @throws when a write fails (a RevisionWriteError unless it was a conflict): the caller writes no status for
  *   the set this pass (Kruise returns the error) and tells it (revision-failure.ts).
  */
-export async function registerRevision(set: SidecarSet, stored: readonly ControllerRevision[], store: RevisionStore, signal?: AbortSignal): Promise<Registration> {
+export async function registerRevision(set: SidecarSet, stored: readonly ControllerRevision[], store: RevisionStore, signal?: AbortSignal, factsOf: RevisionFactsOf = revisionFacts): Promise<Registration> {
   const history = setHistory(set, stored);
   let collisionCount = set.status?.collisionCount ?? 0;
   let writes = 0;
-  const action = revisionAction(set, history, store.namespace, collisionCount);
+  const action = revisionAction(set, history, store.namespace, collisionCount, factsOf(set));
   let latest: ControllerRevision;
   if (action.kind === 'reuse') latest = action.revision;
   else if (action.kind === 'bump') {

@@ -42,7 +42,7 @@ import { forEachLimited } from './concurrency.ts';
 import { StatusConflictError, WriteConflictError } from '../ports/errors.ts';
 import { StatusNotWrittenError, type PassError } from './errors.ts';
 import { tellRevisionFailure } from './revision-failure.ts';
-import { registerRevision, trimHistory, type Registration } from './revision-register.ts';
+import { registerRevision, trimHistory, type Registration, type RevisionFactsOf } from './revision-register.ts';
 import { DEFAULT_STALL_MS, rolloutState, type RolloutState, type RolloutStateNotices } from './rollout-state.ts';
 
 /** What the rollout needs besides the status pass's ports. */
@@ -61,6 +61,8 @@ export interface RolloutDeps {
    * updated, before the rollout is stalled (ROLLOUT_STALL_MS). Default 60 s.
    */
   stallMs?: number;
+  /** What registering derives from a stored set; kept per stored version when it lives as long as the process (revision-register.ts). */
+  revisionFacts?: RevisionFactsOf;
 }
 
 export interface SetPassDeps {
@@ -208,7 +210,7 @@ export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: SetPa
   let registered = true;
   if (revisionsKnown) {
     try {
-      registration = await registerRevision(set, source.stored ?? (await rollout.revisions.list(name, {}, signal)), rollout.revisions, signal);
+      registration = await registerRevision(set, source.stored ?? (await rollout.revisions.list(name, {}, signal)), rollout.revisions, signal, rollout.revisionFacts);
       result.revisionWrites += registration.writes;
     } catch (error) {
       registered = false;

@@ -59,6 +59,33 @@ describe('listItemSplitter', () => {
     );
   });
 
+  it('tells what came before the items once, as soon as they begin: the envelope so far, which `]}` closes', () => {
+    const text = JSON.stringify(list, null, 1);
+    const bytes = Buffer.from(text);
+    const opening = bytes.indexOf('"items"');
+    for (const cut of [0, 1, opening, opening + 9, opening + 12, bytes.length - 1]) {
+      const heads: unknown[] = [];
+      const itemsBeforeHead: number[] = [];
+      let items = 0;
+      const splitter = listItemSplitter({
+        onItemsOpen: (head) => {
+          itemsBeforeHead.push(items);
+          heads.push(JSON.parse(`${head.toString('utf8')}]}`));
+        },
+      });
+      for (const part of [bytes.subarray(0, cut), bytes.subarray(cut)]) splitter.write(part, () => items++);
+      expect(heads).toEqual([{ kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '42', continue: 'tok"en}' }, items: [] }]);
+      expect(itemsBeforeHead).toEqual([0]);
+    }
+  });
+
+  it('tells the head once even when the answer has a second top-level `items`', () => {
+    const heads: string[] = [];
+    const splitter = listItemSplitter({ onItemsOpen: (head) => heads.push(head.toString('utf8')) });
+    splitter.write(Buffer.from('{"metadata":{"continue":"a"},"items":[{"x":1}],"items":[{"y":2}]}'), () => undefined);
+    expect(heads).toEqual(['{"metadata":{"continue":"a"},"items":[']);
+  });
+
   it('holds one item at a time: the largest item, not the page, is what was held', () => {
     const big = (i: number) => ({ metadata: { name: `p${i}`, annotations: { blob: 'x'.repeat(100_000) } } });
     const text = JSON.stringify({ kind: 'PodList', metadata: {}, items: Array.from({ length: 20 }, (_, i) => big(i)) });

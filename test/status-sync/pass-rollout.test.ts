@@ -93,6 +93,60 @@ describe('a status pass with the rollout', () => {
     expect([...states.current().keys()]).toEqual(['rolling']);
   });
 
+  it('lists the revisions while the pods are read, not after', async () => {
+    const w = passWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
+    const order: string[] = [];
+    const pages = w.deps.pods;
+    w.deps.pods = {
+      async *pages(signal) {
+        for await (const page of pages.pages(signal)) {
+          order.push('pod page');
+          // The pod list is slow: the revisions have time to be asked for meanwhile.
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          yield page;
+        }
+        order.push('pods done');
+      },
+    };
+    w.deps.rollout.revisions = {
+      ...w.revisions,
+      listAll: (signal) => {
+        order.push('list revisions');
+        return w.revisions.listAll(signal);
+      },
+    };
+    const result = await runStatusPass(w.deps);
+    expect(result).toMatchObject({ statusesWritten: 2, errors: [] });
+    expect(order.indexOf('list revisions')).toBeLessThan(order.indexOf('pods done'));
+    expect(order.filter((o) => o === 'list revisions')).toHaveLength(1);
+  });
+
+  it('calls the revision list off when the pod list fails: no set rolls, no status is written', async () => {
+    const w = passWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
+    let aborted: unknown;
+    w.deps.pods = {
+      // eslint-disable-next-line require-yield
+      async *pages() {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        throw new Error('the API server answered 403: pods is forbidden');
+      },
+    };
+    w.deps.rollout.revisions = {
+      ...w.revisions,
+      listAll: (signal) =>
+        new Promise((_resolve, reject) => {
+          signal?.addEventListener('abort', () => {
+            aborted = signal.reason;
+            reject(new Error('abandoned'));
+          });
+        }),
+    };
+    const result = await runStatusPass(w.deps);
+    expect(result.errors).toEqual([{ operation: 'list pods', message: 'the API server answered 403: pods is forbidden; no status is written this pass' }]);
+    expect(aborted).toBeInstanceOf(Error);
+    expect(w.statuses.sets().map((s) => s.status?.matchedPods)).toEqual([undefined, undefined]);
+  });
+
   it('keeps writing the counts but rolls nothing when the revisions cannot be listed', async () => {
     const w = passWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
     w.deps.rollout.revisions = { ...w.revisions, listAll: () => Promise.reject(new Error('the API server answered 403: forbidden')) };

@@ -8,7 +8,7 @@ import { memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
 import { currentRevisionName, LABEL_CUSTOM_VERSION, LABEL_SIDECARSET_NAME, newRevision, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { ObjectExistsError } from '../../lib/ports/errors.ts';
-import { registerRevision, trimHistory } from '../../lib/status-sync/revision-register.ts';
+import { memoisedRevisionFacts, registerRevision, trimHistory } from '../../lib/status-sync/revision-register.ts';
 import { rolloutSet } from '../rollout/fixtures.ts';
 
 const NS = 'kruise-system';
@@ -129,6 +129,80 @@ describe('registerRevision', () => {
   ])('rejects when %s (the caller writes no status)', async (_, faults, stored, set) => {
     const store = memoryRevisionStore(stored);
     await expect(registerRevision(set, await store.list('test-sidecarset'), { ...store, ...faults(store) })).rejects.toThrow(/403|changed since|500/);
+  });
+});
+
+describe('registering pass after pass in one process (memoisedRevisionFacts)', () => {
+  /** The set as the API server stores it: a uid and a resourceVersion. */
+  const stored = (set: SidecarSet, resourceVersion: string): SidecarSet => ({ ...set, metadata: { ...set.metadata, uid: 'uid-1', resourceVersion } });
+  /** Counts every read of the revisions' data, which is what encoding them again costs. */
+  function counted(revisions: ControllerRevision[]): { revisions: ControllerRevision[]; reads: () => number } {
+    let reads = 0;
+    const out = revisions.map((revision) => {
+      const { data, ...rest } = revision;
+      const copy: ControllerRevision = { ...rest };
+      Object.defineProperty(copy, 'data', {
+        enumerable: true,
+        get: () => {
+          reads++;
+          return data;
+        },
+      });
+      return copy;
+    });
+    return { revisions: out, reads: () => reads };
+  }
+
+  it('works out an unchanged set once and compares its stored revisions once, however many passes', async () => {
+    const store = memoryRevisionStore(historyOf(V1, V2));
+    const { revisions, reads } = counted([...(await store.list('test-sidecarset'))]);
+    const { factsOf, memo } = memoisedRevisionFacts();
+    const set = stored(V2, '7');
+    for (let pass = 0; pass < 5; pass++) {
+      const registration = await registerRevision(set, revisions, store, undefined, factsOf);
+      expect(registration).toMatchObject({ latestRevision: currentRevisionName(V2), writes: 0 });
+    }
+    expect(memo.computed).toBe(1);
+    // The newest revision is the one compared, once: not the older one, not again on later passes.
+    expect(reads()).toBe(1);
+    expect(store.writes).toEqual([]);
+  });
+
+  it('works a changed set out again (a new resourceVersion): its new spec gets its own revision', async () => {
+    const store = memoryRevisionStore(historyOf(V1));
+    const { factsOf, memo } = memoisedRevisionFacts();
+    expect((await registerRevision(stored(V1, '7'), await store.list('test-sidecarset'), store, undefined, factsOf)).writes).toBe(0);
+    const registration = await registerRevision(stored(V2, '8'), await store.list('test-sidecarset'), store, undefined, factsOf);
+    expect(registration).toMatchObject({ latestRevision: currentRevisionName(V2), writes: 1 });
+    expect(store.writes).toEqual([{ kind: 'create', target: currentRevisionName(V2) }]);
+    // And back (a rollback): the first revision is bumped, not the second reused.
+    const back = await registerRevision(stored(V1, '9'), await store.list('test-sidecarset'), store, undefined, factsOf);
+    expect(back).toMatchObject({ latestRevision: currentRevisionName(V1), writes: 1 });
+    expect(store.writes.at(-1)).toEqual({ kind: 'renumber', target: currentRevisionName(V1) });
+    expect(memo.computed).toBe(3);
+  });
+
+  it('compares a stored revision again when it changed (a new resourceVersion of the same uid)', async () => {
+    const { factsOf } = memoisedRevisionFacts();
+    const set = stored(V1, '7');
+    const [recording] = historyOf(V1);
+    const [other] = historyOf(V2);
+    const version = (revision: ControllerRevision | undefined, resourceVersion: string): ControllerRevision => ({ ...revision, metadata: { ...revision?.metadata, name: currentRevisionName(V1), uid: 'revision-1', resourceVersion } });
+    const store = memoryRevisionStore();
+    expect((await registerRevision(set, [version(recording, '1')], store, undefined, factsOf)).writes).toBe(0);
+    // The same uid at another resourceVersion, now holding other data: it no longer records the spec.
+    await expect(registerRevision(set, [version(other, '2')], store, undefined, factsOf)).resolves.toMatchObject({ writes: 1 });
+  });
+
+  it('works out a set that does not say its stored version (no uid or resourceVersion) every time', async () => {
+    const store = memoryRevisionStore(historyOf(V1));
+    const { factsOf, memo } = memoisedRevisionFacts();
+    await registerRevision(V1, await store.list('test-sidecarset'), store, undefined, factsOf);
+    // The same object with another spec: nothing was kept for it.
+    const registration = await registerRevision(V2, await store.list('test-sidecarset'), store, undefined, factsOf);
+    expect(registration.latestRevision).toBe(currentRevisionName(V2));
+    expect(memo.computed).toBe(2);
+    expect(memo.size).toBe(0);
   });
 });
 
