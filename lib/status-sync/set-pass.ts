@@ -32,7 +32,7 @@ import { podScope } from '../rollout/pod-scope.ts';
 import { backfillInjectedList, podUpdatePatch } from '../rollout/pod-patch.ts';
 import { activeRevisions } from '../rollout/revision-history.ts';
 import type { ControllerRevision } from '../sidecarset/revisions.ts';
-import { isHotUpgrade, podKey, setContainers } from '../sidecarset/pod-state.ts';
+import { podKey } from '../sidecarset/pod-state.ts';
 import { FLIP_EVENT, POD_UPDATE_FAILED_REASON, podUpdateFailedMessage, podUpdateFailedNote, rolloutStatusFields, roundWrites, type RoundWrites } from '../rollout/round.ts';
 import { upgradableConditionPatch } from '../rollout/upgradable-condition.ts';
 import { hasNamespaceSelector, sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
@@ -85,9 +85,7 @@ export interface SetPassOptions {
    * started, instead of the pass waiting for them: the pace loop's next pass
    * need not wait for bookkeeping, while a slot a pod just freed waits for
    * that pass. Settles with the errors those writes met. Without it the pass
-   * waits for them (the full pass). A HotUpgrade set's conditions are still
-   * waited for: its pods' next write, the flip, is guarded by the version the
-   * next pass sees, which a condition landing later would make a conflict.
+   * waits for them (the full pass).
    */
   trailing?: (writes: Promise<PassError[]>) => void;
 }
@@ -291,9 +289,7 @@ export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: SetPa
   } catch (error) {
     return fail('plan pod writes', error);
   }
-  // A HotUpgrade pod's next write is its flip, guarded by the version the view shows: its condition must not still be on its way then.
-  const conditionsTrail = !setContainers(set).some(isHotUpgrade);
-  const failures = await sendRound(writes, { name, uid: stringOf(set.metadata?.uid) ?? '' }, { ...deps, rollout }, options, result, own, conditionsTrail);
+  const failures = await sendRound(writes, { name, uid: stringOf(set.metadata?.uid) ?? '' }, { ...deps, rollout }, options, result, own);
   await tellFailures(failures, set, { ...deps, rollout }, result, own, signal);
 
   // State.
@@ -376,7 +372,7 @@ interface PodFailure {
  * conflict, decided again next pass) is skipped and returned, to be told;
  * Kruise stops the whole pass there instead.
  */
-async function sendRound(writes: RoundWrites, set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, own: Set<string>, conditionsTrail: boolean): Promise<PodFailure[]> {
+async function sendRound(writes: RoundWrites, set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, own: Set<string>): Promise<PodFailure[]> {
   const failures: PodFailure[] = writes.unplanned.map(({ pod, why }) => ({ pod, why: `its patch cannot be made: ${why}` }));
   for (const { pod, why } of writes.unplanned) result.errors.push({ sidecarSet: result.sidecarSet, operation: `plan the update of pod ${podKey(pod)}`, message: why });
   const { signal } = options;
@@ -460,9 +456,8 @@ async function sendRound(writes: RoundWrites, set: { name: string; uid: string }
     }
     if (condition !== undefined) written.push({ pod, condition });
   });
-  const conditionErrors: PassError[] = options.trailing === undefined || !conditionsTrail ? result.errors : [];
-  const send = (run: () => Promise<void>) => (conditionsTrail ? afterwards(conditionErrors, run) : run());
-  await send(() =>
+  const conditionErrors: PassError[] = options.trailing === undefined ? result.errors : [];
+  await afterwards(conditionErrors, () =>
     forEachLimited(written, concurrency, async ({ pod, condition }) => {
       const { namespace, name } = podRef(pod);
       try {

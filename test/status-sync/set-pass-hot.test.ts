@@ -127,10 +127,10 @@ describe('runSetPass with HotUpgrade sidecars', () => {
     expect(images(w.cluster, 'a')).toEqual({ 'mesh-1': EMPTY, 'mesh-2': 'mesh:v2' });
   });
 
-  it('with somewhere to hand them (the pace loop), a flip pass ends without waiting for its flip Events, which follow, their failures told there; the upgrade\'s conditions are waited for', async () => {
+  it('with somewhere to hand them (the pace loop), a flip pass ends without waiting for its flip Events, which follow, their failures told there', async () => {
     const set = hotSet('mesh:v2', '999', { type: 'RollingUpdate', maxUnavailable: 2 });
     const w = world(set, [injected('mesh:v1', 'a'), injected('mesh:v1', 'b')]);
-    await pass(w.deps, { writeConcurrency: 1, trailing: () => { throw new Error('a HotUpgrade set\'s conditions are not handed on'); } });
+    await pass(w.deps);
     restartAll(w.cluster);
     // Each pod Event takes 200 ms to be answered; b's fails.
     const podEvents = w.deps.rollout.podEvents;
@@ -142,8 +142,6 @@ describe('runSetPass with HotUpgrade sidecars', () => {
       },
     };
     const handed: Promise<unknown>[] = [];
-    // The upgrade's conditions were waited for (a flip later must not meet one landing meanwhile).
-    expect(w.log.filter((l) => l.startsWith('condition'))).toEqual(['condition a True', 'condition b True']);
     const flip = await pass(w.deps, { trailing: (writes) => handed.push(writes) });
     expect(flip).toMatchObject({ podsFlipped: 2, errors: [] });
     expect(w.podEvents.events).toEqual([]);
