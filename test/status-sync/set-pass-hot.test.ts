@@ -127,29 +127,6 @@ describe('runSetPass with HotUpgrade sidecars', () => {
     expect(images(w.cluster, 'a')).toEqual({ 'mesh-1': EMPTY, 'mesh-2': 'mesh:v2' });
   });
 
-  it('with somewhere to hand them (the pace loop), a flip pass ends without waiting for its flip Events, which follow, their failures told there', async () => {
-    const set = hotSet('mesh:v2', '999', { type: 'RollingUpdate', maxUnavailable: 2 });
-    const w = world(set, [injected('mesh:v1', 'a'), injected('mesh:v1', 'b')]);
-    await pass(w.deps);
-    restartAll(w.cluster);
-    // Each pod Event takes 200 ms to be answered; b's fails.
-    const podEvents = w.deps.rollout.podEvents;
-    w.deps.rollout.podEvents = {
-      record: async (event, signal) => {
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        if (event.pod.name === 'b') throw new Error('events are refused');
-        await podEvents.record(event, signal);
-      },
-    };
-    const handed: Promise<unknown>[] = [];
-    const flip = await pass(w.deps, { trailing: (writes) => handed.push(writes) });
-    expect(flip).toMatchObject({ podsFlipped: 2, errors: [] });
-    expect(w.podEvents.events).toEqual([]);
-    expect(handed).toHaveLength(1);
-    expect(await handed[0]).toEqual([{ sidecarSet: 'hot-set', operation: 'record event on pod default/b', message: 'events are refused' }]);
-    expect(w.podEvents.events.map((e) => [e.pod.name, e.reason])).toEqual([['a', 'ResetContainerSucceed']]);
-  });
-
   it('a failed flip is an error naming the pod and a Warning ResetContainerFailed on it', async () => {
     const set = hotSet('mesh:v2');
     const w = world(set, [injected('mesh:v1', 'a')]);
