@@ -237,8 +237,6 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
   const summary: PaceSummary = { passes: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, stalled: [], unfinished: [], states: {}, errors: [] };
   const tracked = new Map<string, Tracked>();
   const views: SetPodView[] = [];
-  // The passes' writes that decide nothing (pod conditions, flip Events), still going while the loop goes on; waited for before returning.
-  const trailing: Promise<PassError[]>[] = [];
   // A set that leaves the loop stops its watch; the counts of every view it had are kept for the summary.
   const untrack = (name: string) => {
     tracked.get(name)?.view?.close();
@@ -268,7 +266,7 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
     }
     const { view } = state;
     const passDeps = view === undefined ? deps : { ...deps, rollout: { ...deps.rollout, setPods: view.source, pods: view.writer } };
-    const result = await runSetPass(set, passDeps, { ...(signal === undefined ? {} : { signal }), trailing: (writes) => trailing.push(writes) });
+    const result = await runSetPass(set, passDeps, signal === undefined ? {} : { signal });
     try {
       deps.onSetPass?.(result);
     } catch (error) {
@@ -342,7 +340,6 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
     }
   } finally {
     summary.unfinished = [...tracked.keys()];
-    for (const errors of await Promise.all(trailing.map((writes) => writes.catch((error: unknown) => [{ operation: 'trailing pod writes', message: errorMessage(error) }])))) summary.errors.push(...errors);
     for (const view of views) view.close();
   }
   summary.podReads = podSourceCounts(views);

@@ -79,15 +79,6 @@ export interface SetPassOptions {
   writeConcurrency?: number;
   /** Writes of a status planned from streamed counts, the first included, before a conflict counts as an error. Default 4. */
   maxWriteAttempts?: number;
-  /**
-   * Takes the writes that decide nothing (the SidecarSetUpgradable condition
-   * of each pod the round updated, the Event of each HotUpgrade flip) once
-   * started, instead of the pass waiting for them: the pace loop's next pass
-   * need not wait for bookkeeping, while a slot a pod just freed waits for
-   * that pass. Settles with the errors those writes met. Without it the pass
-   * waits for them (the full pass).
-   */
-  trailing?: (writes: Promise<PassError[]>) => void;
 }
 
 /**
@@ -381,22 +372,6 @@ async function sendRound(writes: RoundWrites, set: { name: string; uid: string }
   const record = (write: { outcome: string; resourceVersion?: string }) => {
     if (write.resourceVersion !== undefined) own.add(write.resourceVersion);
   };
-  // Writes that decide nothing: handed to `trailing` when there is one, else waited for here.
-  const later: { run: () => Promise<void>; errors: PassError[] }[] = [];
-  const afterwards = (errors: PassError[], run: () => Promise<void>) => {
-    if (options.trailing === undefined) return run();
-    later.push({ run, errors });
-    return Promise.resolve();
-  };
-  const flipEvents: PodEvent[] = [];
-  const flipEventErrors: PassError[] = [];
-  const tellFlip = async (event: PodEvent, errors: PassError[]) => {
-    try {
-      await deps.rollout.podEvents.record(event, signal);
-    } catch (error) {
-      errors.push({ sidecarSet: result.sidecarSet, operation: `record event on pod ${event.pod.namespace}/${event.pod.name}`, message: errorMessage(error) });
-    }
-  };
   await forEachLimited(writes.flips, concurrency, async ({ pod, patch }) => {
     const ref = { ...podRef(pod), uid: stringOf(pod.metadata?.uid) ?? '' };
     if (signal?.aborted === true) return;
@@ -416,10 +391,12 @@ async function sendRound(writes: RoundWrites, set: { name: string; uid: string }
       result.errors.push({ sidecarSet: result.sidecarSet, operation: `flip hot sidecars of pod ${ref.namespace}/${ref.name}`, message: errorMessage(error) });
       event = { pod: ref, type: FLIP_EVENT.failed.type, reason: FLIP_EVENT.failed.reason, message: FLIP_EVENT.failed.message(errorMessage(error)) };
     }
-    if (options.trailing === undefined) await tellFlip(event, result.errors);
-    else flipEvents.push(event);
+    try {
+      await deps.rollout.podEvents.record(event, signal);
+    } catch (error) {
+      result.errors.push({ sidecarSet: result.sidecarSet, operation: `record event on pod ${ref.namespace}/${ref.name}`, message: errorMessage(error) });
+    }
   });
-  if (flipEvents.length > 0) await afterwards(flipEventErrors, () => forEachLimited(flipEvents, concurrency, (event) => tellFlip(event, flipEventErrors)));
   await forEachLimited(writes.notUpgradable, concurrency, async ({ pod, condition }) => {
     const { namespace, name } = podRef(pod);
     try {
@@ -456,26 +433,14 @@ async function sendRound(writes: RoundWrites, set: { name: string; uid: string }
     }
     if (condition !== undefined) written.push({ pod, condition });
   });
-  const conditionErrors: PassError[] = options.trailing === undefined ? result.errors : [];
-  await afterwards(conditionErrors, () =>
-    forEachLimited(written, concurrency, async ({ pod, condition }) => {
-      const { namespace, name } = podRef(pod);
-      try {
-        record(await pods.patchStatus(namespace, name, condition, signal));
-      } catch (error) {
-        conditionErrors.push({ sidecarSet: result.sidecarSet, operation: `set condition on pod ${namespace}/${name}`, message: errorMessage(error) });
-      }
-    }),
-  );
-  if (options.trailing !== undefined && later.length > 0) {
-    // One after the other, as the pass would have sent them; the round's next writes are the next pass's.
-    options.trailing(
-      (async () => {
-        for (const { run } of later) await run();
-        return later.flatMap((l) => l.errors);
-      })(),
-    );
-  }
+  await forEachLimited(written, concurrency, async ({ pod, condition }) => {
+    const { namespace, name } = podRef(pod);
+    try {
+      record(await pods.patchStatus(namespace, name, condition, signal));
+    } catch (error) {
+      result.errors.push({ sidecarSet: result.sidecarSet, operation: `set condition on pod ${namespace}/${name}`, message: errorMessage(error) });
+    }
+  });
   return failures;
 }
 

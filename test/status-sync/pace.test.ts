@@ -234,34 +234,6 @@ describe('followSets', () => {
     expect(summary.podReads?.listed).toEqual({ first: 1, unsure: 1 });
   });
 
-  it('writes the next pod into a freed slot without waiting for the conditions of the pods before (they decide nothing), and waits for them before returning', async () => {
-    const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 1 });
-    const w = world(set, podsOf(set, 3, 0, 0));
-    kubeletAfterWrites(w, restarted);
-    // Each SidecarSetUpgradable condition takes 300 ms to be answered.
-    const order: string[] = [];
-    const pods = w.deps.rollout.pods;
-    w.deps.rollout.pods = {
-      patch: async (namespace, name, operations, signal) => {
-        const write = await pods.patch(namespace, name, operations, signal);
-        order.push(`image ${name}`);
-        return write;
-      },
-      patchStatus: async (namespace, name, patch, signal) => {
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        const write = await pods.patchStatus(namespace, name, patch, signal);
-        order.push(`condition ${name}`);
-        return write;
-      },
-    };
-    const summary = await followSets([SET], w.deps, WATCH_ONLY, safety());
-    expect(summary).toMatchObject({ podsUpdated: 3, conflicts: 0, stalled: [], unfinished: [], errors: [] });
-    // The second pod took the first one's slot while the first one's condition was still on its way.
-    expect(order.indexOf('image p-00001')).toBeLessThan(order.indexOf('condition p-00000'));
-    // Every condition was written before the loop returned.
-    expect(order.filter((o) => o.startsWith('condition')).sort()).toEqual(['condition p-00000', 'condition p-00001', 'condition p-00002']);
-  });
-
   it('lets a set whose counts stop moving go (a bad image), naming it', async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 5, 0, 0));
