@@ -138,7 +138,27 @@ export interface SetPodSource {
    * error, which calls for a fresh list, always counts).
    */
   changed(scope: PodScope, resourceVersion: string, ignore: ReadonlySet<string>, timeoutMs: number, signal?: AbortSignal, news?: PodNews): Promise<'changed' | 'timeout' | 'error'>;
+  /**
+   * Tells every change of the pods in scope after `resourceVersion`, in the
+   * API server's order, to `sink` (a bookmark's version to `sink.progress`),
+   * until `signal` aborts ('stopped') or the watch ends: 'ended' (the server
+   * closed it), 'expired' (the version is too old: a fresh list is due),
+   * 'error' (it could not start, broke, or sent what is not a pod). Never
+   * rejects. Optional: the pace loop keeps a followed set's pods from it
+   * (status-sync/pod-view.ts), and lists them for every pass without it.
+   */
+  watch?(scope: PodScope, resourceVersion: string, sink: PodWatchSink, signal: AbortSignal): Promise<PodWatchEnd>;
 }
+
+/** Where a watch of pods tells what it sees. */
+export interface PodWatchSink {
+  change(type: PodChangeType, pod: Pod): void;
+  /** A bookmark: every change up to this version has been told. */
+  progress(resourceVersion: string): void;
+}
+
+/** How a watch of pods ended (see {@link SetPodSource.watch}). */
+export type PodWatchEnd = 'stopped' | 'ended' | 'expired' | 'error';
 
 /** How a pod changed, as a watch of a scope tells it: a pod leaving the scope is DELETED there, one entering it ADDED. */
 export type PodChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';

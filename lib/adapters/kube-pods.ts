@@ -14,7 +14,7 @@ import { apiServerAnswered } from './kube-api-error.ts';
 import { listAll, pagedList, type PagedListOptions } from './kube-paged-list.ts';
 import { isBareInvalid, isConflict, movedOn, resourceVersionOf } from './kube-guarded-write.ts';
 import { JSON_PATCH, STRATEGIC_MERGE_PATCH, type KubeClient } from './kube-request.ts';
-import { watchForChange } from './kube-watch.ts';
+import { watchEvents, watchForChange } from './kube-watch.ts';
 import { MAX_POD_PAGE_SIZE } from './pod-page-size.ts';
 
 const enc = encodeURIComponent;
@@ -62,6 +62,9 @@ export function kubePodPages(client: KubeClient, options: PodListOptions = {}): 
   };
 }
 
+/** How long one watch of a set's pods runs before the server ends it (a follower then lists afresh): longer than a Lambda's follow budget. */
+const POD_WATCH_SECONDS = 300;
+
 /** One set's pods, whole, with the list's resourceVersion; a watch from it. */
 export function kubeSetPods(client: KubeClient, options: PodListOptions = {}): SetPodSource {
   const paging = listOptions(options);
@@ -74,6 +77,10 @@ export function kubeSetPods(client: KubeClient, options: PodListOptions = {}): S
     },
     changed(scope, resourceVersion, ignore, timeoutMs, signal, news) {
       return watchForChange(client, podsPath(scope.namespace), selection(scope.labelSelector), resourceVersion, ignore, timeoutMs, signal, news);
+    },
+    watch(scope, resourceVersion, sink, signal) {
+      // Each change is the pod as stored, whole (plain JSON, as the list's items are).
+      return watchEvents(client, podsPath(scope.namespace), selection(scope.labelSelector), resourceVersion, sink, signal, POD_WATCH_SECONDS);
     },
   };
 }

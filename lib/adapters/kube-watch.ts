@@ -70,3 +70,56 @@ function isNews(type: string, object: unknown, news: (type: 'ADDED' | 'MODIFIED'
   if (item === undefined || (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED')) return true;
   return news(type, item);
 }
+
+/** How a stream of watch events ended: the caller's signal, the server closing it, a version too old (410), or a failure. */
+export type WatchEnd = 'stopped' | 'ended' | 'expired' | 'error';
+
+/** What a stream of watch events is told: each change, and each bookmark's version. */
+export interface WatchEvents {
+  change(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: Record<string, unknown>): void;
+  progress(resourceVersion: string): void;
+}
+
+/**
+ * Watches `path` from `resourceVersion` and tells every event to `events` in
+ * the order the API server sends them, until `signal` aborts ('stopped'),
+ * the server ends the watch ('ended', at the latest after `timeoutSeconds`),
+ * it sends an ERROR event ('expired' for 410 Gone: the version is too old, a
+ * fresh list is due; 'error' otherwise), or it fails or sends an event that
+ * is not an object of a known type ('error'). Never rejects: the caller
+ * decides what each end calls for. Events after the end are not told.
+ */
+export function watchEvents(client: KubeClient, path: string, query: Readonly<Record<string, string>>, resourceVersion: string, events: WatchEvents, signal: AbortSignal, timeoutSeconds: number): Promise<WatchEnd> {
+  const controller = new AbortController();
+  const stop = AbortSignal.any([signal, controller.signal]);
+  let end: WatchEnd | undefined;
+  const finish = (how: WatchEnd) => {
+    end ??= how;
+    controller.abort();
+  };
+  if (signal.aborted) return Promise.resolve('stopped');
+  const params = { ...query, resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: String(Math.max(1, Math.floor(timeoutSeconds))) };
+  return client
+    .watch({ path, query: params, operation: `watch ${path}`, signal: stop }, (type, object) => {
+      if (end !== undefined) return;
+      const item = objectOf(object);
+      if (type === 'BOOKMARK') {
+        const version = resourceVersionOf(item);
+        if (version !== '') events.progress(version);
+        return;
+      }
+      if (type === 'ERROR') {
+        finish(item?.code === 410 ? 'expired' : 'error');
+        return;
+      }
+      if (item === undefined || (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED')) {
+        finish('error');
+        return;
+      }
+      events.change(type, item);
+    })
+    .then(
+      () => end ?? (signal.aborted ? 'stopped' : 'ended'),
+      () => end ?? (signal.aborted ? 'stopped' : 'error'),
+    );
+}

@@ -186,6 +186,26 @@ export interface MemoryPods {
   resourceVersion(): string;
 }
 
+/** One change of a stored pod: the version it made and the pod before and after. */
+interface Change {
+  version: number;
+  before?: Pod;
+  after?: Pod;
+}
+
+/**
+ * A change as a watch of `scope` tells it, if it does: a pod leaving the
+ * scope is DELETED there (at the version of the change, as the API server
+ * tells it), one entering it ADDED.
+ */
+function asTold(c: Change, scope: PodScope, selector: LabelSelector): { type: 'ADDED' | 'MODIFIED' | 'DELETED'; pod: Pod } | undefined {
+  const was = c.before !== undefined && inScope(c.before, scope, selector);
+  const is = c.after !== undefined && inScope(c.after, scope, selector);
+  if (c.after !== undefined && is) return { type: was ? 'MODIFIED' : 'ADDED', pod: c.after };
+  if (!was || c.before === undefined) return undefined;
+  return { type: 'DELETED', pod: { ...c.before, metadata: { ...c.before.metadata, resourceVersion: String(c.version) } } };
+}
+
 /**
  * One cluster's pods in memory: `source` lists and watches them, `writer`
  * patches them. Every change (through the writer or {@link MemoryPods.update})
@@ -197,7 +217,7 @@ export function memoryPods(initial: readonly Pod[] = []): MemoryPods {
   const stored = new Map<string, Pod>();
   const writes: MemoryWrite[] = [];
   /** Each change: the version it made and the pod before and after (a watch in a scope sees either side). */
-  const changes: { version: number; before?: Pod; after?: Pod }[] = [];
+  const changes: Change[] = [];
   const listeners = new Set<() => void>();
   const commit = (key: string, after: Pod | undefined): string => {
     const before = stored.get(key);
@@ -237,17 +257,51 @@ export function memoryPods(initial: readonly Pod[] = []): MemoryPods {
       }
       const from = Number(resourceVersion);
       if (!Number.isInteger(from)) return Promise.resolve('error');
-      // As a watch of the scope tells a change: a pod leaving it is DELETED there, one entering it ADDED.
-      const told = (c: (typeof changes)[number]): boolean => {
-        const was = c.before !== undefined && inScope(c.before, scope, selector);
-        const is = c.after !== undefined && inScope(c.after, scope, selector);
-        if (!was && !is) return false;
-        if (news === undefined) return true;
-        if (c.after !== undefined && is) return news(was ? 'MODIFIED' : 'ADDED', c.after);
-        return c.before === undefined || news('DELETED', c.before);
+      const told = (c: Change): boolean => {
+        const event = asTold(c, scope, selector);
+        return event !== undefined && (news === undefined || news(event.type, event.pod));
       };
       const seen = (): boolean => changes.some((c) => c.version > from && !ignore.has(String(c.version)) && told(c));
       return waitForSeen(seen, listeners, timeoutMs, signal);
+    },
+    watch(scope, resourceVersion, sink, signal) {
+      let selector: LabelSelector;
+      try {
+        selector = parseSelectorQuery(scope.labelSelector);
+      } catch {
+        return Promise.resolve('error');
+      }
+      const from = Number(resourceVersion);
+      if (!Number.isInteger(from)) return Promise.resolve('error');
+      if (signal.aborted) return Promise.resolve('stopped');
+      return new Promise((resolve) => {
+        let next = changes.findIndex((c) => c.version > from);
+        if (next === -1) next = changes.length;
+        // Told a moment after the write, as a watch tells it: the writer usually has its answer first.
+        let due = false;
+        const deliver = () => {
+          due = false;
+          for (; next < changes.length && !signal.aborted; next++) {
+            const event = asTold(changes[next] as Change, scope, selector);
+            if (event !== undefined) sink.change(event.type, cloneJson(event.pod));
+          }
+        };
+        const listener = () => {
+          if (due) return;
+          due = true;
+          setTimeout(deliver, 0);
+        };
+        listeners.add(listener);
+        signal.addEventListener(
+          'abort',
+          () => {
+            listeners.delete(listener);
+            resolve('stopped');
+          },
+          { once: true },
+        );
+        listener();
+      });
     },
   };
 

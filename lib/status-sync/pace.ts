@@ -18,6 +18,7 @@ import { hasReadyCondition } from '../sidecarset/pod-state.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import type { PassError } from './errors.ts';
 import { DEFAULT_STALL_MS } from './rollout-state.ts';
+import { setPodView, type ListReason, type PodViewCounts, type SetPodView } from './pod-view.ts';
 import { addUp, runSetPass, type SetPassDeps, type SetPassResult } from './set-pass.ts';
 
 export interface PaceOptions {
@@ -52,6 +53,11 @@ export interface PaceOptions {
    * call's signal), instead of being cut mid-round with its writes reported as errors.
    */
   budget?: AbortSignal;
+  /**
+   * How long a pass waits for the view of the set's pods to show the loop's
+   * own writes before it lists them instead (pod-view.ts). Default 2 s.
+   */
+  catchUpMs?: number;
 }
 
 export const DEFAULT_PACE = { intervalMs: 5_000, settleMs: 50, stallMs: DEFAULT_STALL_MS, visibleTimeoutMs: 10_000 } as const;
@@ -146,10 +152,25 @@ export interface PaceSummary {
   unfinished: string[];
   states: Record<string, string>;
   errors: PassError[];
+  /** How the passes got their pods: from the views (pod-view.ts), or listed and why. */
+  podReads?: PodViewCounts;
+}
+
+/** The views' counts added up. */
+function podSourceCounts(views: readonly SetPodView[]): PodViewCounts {
+  const total: PodViewCounts = { fromView: 0, listed: {} };
+  for (const view of views) {
+    const counts = view.counts();
+    total.fromView += counts.fromView;
+    for (const [reason, n] of Object.entries(counts.listed) as [ListReason, number][]) total.listed[reason] = (total.listed[reason] ?? 0) + n;
+  }
+  return total;
 }
 
 interface Tracked {
   watch?: SetPassResult['watch'];
+  /** The set's pods as a watch shows them, which its passes plan from (pod-view.ts); none when the pod source cannot watch. */
+  view?: SetPodView;
   progress: string;
   progressAt: number;
   /** This loop wrote pods of the set: its last batch is followed until ready, for the status to show it. */
@@ -215,6 +236,12 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
   const nowMs = deps.nowMs ?? (() => performance.now());
   const summary: PaceSummary = { passes: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, stalled: [], unfinished: [], states: {}, errors: [] };
   const tracked = new Map<string, Tracked>();
+  const views: SetPodView[] = [];
+  // A set that leaves the loop stops its watch; the counts of every view it had are kept for the summary.
+  const untrack = (name: string) => {
+    tracked.get(name)?.view?.close();
+    tracked.delete(name);
+  };
   // Sets handed over are in flight by a pass that rolled them: their last batch is followed until ready.
   for (const name of names) if (!tracked.has(name)) tracked.set(name, { progress: '', progressAt: nowMs(), wrote: true });
   // Sets just passed (the full pass) are passed again at once: that pass gives the watch's starting point.
@@ -230,10 +257,16 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
       return;
     }
     if (set === undefined) {
-      tracked.delete(name);
+      untrack(name);
       return;
     }
-    const result = await runSetPass(set, deps, signal === undefined ? {} : { signal });
+    if (state.view === undefined && deps.rollout.setPods.watch !== undefined) {
+      state.view = setPodView(deps.rollout.setPods, deps.rollout.pods, { news: rolloutNews, ...(options.catchUpMs === undefined ? {} : { catchUpMs: options.catchUpMs }) });
+      views.push(state.view);
+    }
+    const { view } = state;
+    const passDeps = view === undefined ? deps : { ...deps, rollout: { ...deps.rollout, setPods: view.source, pods: view.writer } };
+    const result = await runSetPass(set, passDeps, signal === undefined ? {} : { signal });
     try {
       deps.onSetPass?.(result);
     } catch (error) {
@@ -244,13 +277,13 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
     if (result.podsUpdated > 0 || result.podsFlipped > 0) state.wrote = true;
     // Told by its pass (RolloutStalled): the schedule looks at it again, without spending this budget on it.
     if (result.state?.reason === 'RolloutStalled') {
-      tracked.delete(name);
+      untrack(name);
       summary.stalled.push(name);
       return;
     }
     // Pods unready for reasons of their own (an app that never starts) are not the rollout's: only a batch this loop wrote is waited for.
     if (!result.inFlight && !(result.restarting && state.wrote === true)) {
-      tracked.delete(name);
+      untrack(name);
       return;
     }
     const progress = JSON.stringify([result.counts, result.podsUpdated, result.podsFlipped]);
@@ -259,7 +292,7 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
       state.progress = progress;
       state.progressAt = now;
     } else if (now - state.progressAt >= stallMs) {
-      tracked.delete(name);
+      untrack(name);
       summary.stalled.push(name);
       return;
     }
@@ -276,8 +309,9 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
         const set = await visibleSet(change, deps, Math.max(0, Math.min(visibleTimeoutMs, visibleBudgetMs)), signal, options.createSettleMs);
         if (set === undefined) continue;
         fresh.set(change.sidecarSet, set);
-        // A re-admitted set starts over: its progress clock too.
-        tracked.set(change.sidecarSet, { progress: '', progressAt: nowMs() });
+        // A re-admitted set starts over: its progress clock too (its view of the pods goes on).
+        const view = tracked.get(change.sidecarSet)?.view;
+        tracked.set(change.sidecarSet, { progress: '', progressAt: nowMs(), ...(view === undefined ? {} : { view }) });
       } catch (error) {
         if (signal?.aborted === true) return;
         summary.errors.push({ sidecarSet: change.sidecarSet, operation: 'wait for the admitted change', message: errorMessage(error) });
@@ -291,19 +325,24 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
   const stopped = () => signal?.aborted === true || options.budget?.aborted === true;
   const waitSignal = options.budget === undefined ? signal : signal === undefined ? options.budget : AbortSignal.any([signal, options.budget]);
   let first = true;
-  while (!stopped()) {
-    await admit();
-    if (tracked.size === 0) break;
-    if (!first && fresh.size === 0) await waitForChange(tracked, deps, intervalMs, settleMs, waitSignal, queue);
-    first = false;
-    if (stopped()) break;
-    await admit();
-    for (const [name, state] of [...tracked]) {
+  try {
+    while (!stopped()) {
+      await admit();
+      if (tracked.size === 0) break;
+      if (!first && fresh.size === 0) await waitForChange(tracked, deps, intervalMs, settleMs, waitSignal, queue);
+      first = false;
       if (stopped()) break;
-      await pass(name, state);
+      await admit();
+      for (const [name, state] of [...tracked]) {
+        if (stopped()) break;
+        await pass(name, state);
+      }
     }
+  } finally {
+    summary.unfinished = [...tracked.keys()];
+    for (const view of views) view.close();
   }
-  summary.unfinished = [...tracked.keys()];
+  summary.podReads = podSourceCounts(views);
   return summary;
 }
 
@@ -328,9 +367,11 @@ async function waitForChange(tracked: ReadonlyMap<string, Tracked>, deps: PaceDe
   const bounded = signal === undefined ? stop.signal : AbortSignal.any([signal, stop.signal]);
   const timer = sleep(intervalMs, 'timeout' as const, { signal: bounded }).catch(() => 'stopped' as const);
   // A watch that failed ('error', e.g. refused at once) says nothing: wait out the interval instead of passing again at once.
-  const watches = [...tracked.values()].flatMap((t) =>
-    t.watch === undefined ? [] : [deps.rollout.setPods.changed(t.watch.scope, t.watch.resourceVersion, t.watch.own, intervalMs, bounded, rolloutNews).then((r) => (r === 'error' ? timer : r))],
-  );
+  // A set whose view follows its pods waits on the view's news; otherwise a watch from the last pass's pods does.
+  const watches = [...tracked.values()].flatMap((t) => {
+    const waited = t.view?.following() === true ? t.view.changed(intervalMs, bounded) : t.watch === undefined ? undefined : deps.rollout.setPods.changed(t.watch.scope, t.watch.resourceVersion, t.watch.own, intervalMs, bounded, rolloutNews);
+    return waited === undefined ? [] : [waited.then((r) => (r === 'error' ? timer : r))];
+  });
   const arrival = queue === undefined ? [] : [queue.arrival().then(() => 'admitted' as const)];
   const first = await Promise.race([timer, ...watches, ...arrival]);
   stop.abort();

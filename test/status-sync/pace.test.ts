@@ -31,6 +31,49 @@ function restarting(pod: Pod): void {
   pod.status = { ...pod.status, conditions: (pod.status?.conditions ?? []).map((c) => (c.type === 'Ready' ? { ...c, status: 'False' } : c)) };
 }
 
+/** Polls until `done` holds. */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+/** The kubelet: each pod patched changes a moment later by `change` (a change the loop did not make). */
+function kubeletAfterWrites(w: ReturnType<typeof world>, change: (pod: Pod) => void): void {
+  const pods = w.deps.rollout.pods;
+  w.deps.rollout.pods = {
+    ...pods,
+    patch: async (namespace, name, operations, signal) => {
+      const write = await pods.patch(namespace, name, operations, signal);
+      setTimeout(() => w.cluster.update(namespace, name, change), 5);
+      return write;
+    },
+  };
+}
+
+/**
+ * The pod watch tells each change of the pods but `onTime` `lagMs` late (an
+ * API server's watch behind the writes), in order: a change on time waits
+ * for none that came before it (a test's own trigger).
+ */
+function lagging(w: ReturnType<typeof world>, lagMs: number, onTime: string): void {
+  const setPods = w.deps.rollout.setPods;
+  w.deps.rollout.setPods = {
+    ...setPods,
+    watch: (scope, rv, sink, signal) =>
+      setPods.watch!(
+        scope,
+        rv,
+        {
+          change: (type, pod) => {
+            if (pod.metadata?.name === onTime) sink.change(type, pod);
+            else setTimeout(() => { if (!signal.aborted) sink.change(type, pod); }, lagMs);
+          },
+          progress: (v) => void setTimeout(() => { if (!signal.aborted) sink.progress(v); }, lagMs),
+        },
+        signal,
+      ),
+  };
+}
+
 describe('followSets', () => {
   it('follows a set, pass after pass as its updated pods restart, until the rollout finished', async () => {
     const set = storedRolloutSet();
@@ -83,6 +126,112 @@ describe('followSets', () => {
     expect({ passes, written }).toEqual({ passes: 2, written: ['p-00000', 'p-00001', 'p-00002'] });
     stop.abort();
     await following;
+  });
+
+  it('plans its follow-up passes from the watched pods: the set\'s pods are listed once, not once per pass', async () => {
+    const set = storedRolloutSet();
+    const w = world(set, podsOf(set, 6, 0, 0));
+    let lists = 0;
+    const setPods = w.deps.rollout.setPods;
+    w.deps.rollout.setPods = {
+      ...setPods,
+      list: (scope, signal) => {
+        lists++;
+        return setPods.list(scope, signal);
+      },
+    };
+    kubeletAfterWrites(w, restarted);
+    const summary = await followSets([SET], w.deps, WATCH_ONLY, safety());
+    expect(summary).toMatchObject({ podsUpdated: 6, conflicts: 0, stalled: [], unfinished: [], errors: [] });
+    expect(summary.passes).toBeGreaterThanOrEqual(4);
+    expect(lists).toBe(1);
+    expect(summary.podReads).toEqual({ fromView: summary.passes - 1, listed: { first: 1 } });
+    // The counts the passes wrote came from the view: the last status is the finished rollout's.
+    expect(w.statuses.sets()[0]?.status).toMatchObject({ matchedPods: 6, updatedPods: 6, readyPods: 6, updatedReadyPods: 6 });
+  });
+
+  it('plans from the view only once it shows the loop\'s own writes (a lagging watch): never a pod counted as not yet updated', async () => {
+    const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 2 });
+    const w = world(set, podsOf(set, 5, 0, 0));
+    // The watch tells the changes of the pods the loop writes 1 s late.
+    lagging(w, 1_000, 'p-00004');
+    const statuses: unknown[] = [];
+    const setStatuses = w.deps.statuses;
+    w.deps.statuses = { ...setStatuses, patchStatus: (name, rv, status, signal) => { statuses.push(status); return setStatuses.patchStatus(name, rv, status, signal); } };
+    const stop = new AbortController();
+    let passes = 0;
+    const following = followSets([SET], { ...w.deps, onSetPass: () => { passes++; } }, { ...WATCH_ONLY, catchUpMs: 5_000 }, AbortSignal.any([stop.signal, safety()]));
+    await until(() => passes === 1);
+    // Another pod changes while Ready at once (news): the second pass starts long before the watch tells the first pass's writes.
+    w.cluster.update('default', 'p-00004', (pod) => void (pod.metadata = { ...pod.metadata, labels: { ...pod.metadata?.labels, touched: 'yes' } }));
+    await until(() => passes === 2);
+    stop.abort();
+    const summary = await following;
+    expect(summary).toMatchObject({ podsUpdated: 2, conflicts: 0, errors: [] });
+    expect(summary.podReads).toEqual({ fromView: 1, listed: { first: 1 } });
+    // The second pass saw the two pods updated (and unavailable): it wrote no more, and its counts say so.
+    expect(w.cluster.writes.filter((x) => x.kind === 'patch')).toHaveLength(2);
+    expect(statuses.at(-1)).toMatchObject({ updatedPods: 2, updatedReadyPods: 0 });
+  });
+
+  it('lists the pods again when the view cannot catch up with its own writes in time', async () => {
+    const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 2 });
+    const w = world(set, podsOf(set, 5, 0, 0));
+    lagging(w, 2_000, 'p-00004');
+    const stop = new AbortController();
+    let passes = 0;
+    const following = followSets([SET], { ...w.deps, onSetPass: () => { passes++; } }, { ...WATCH_ONLY, catchUpMs: 100 }, AbortSignal.any([stop.signal, safety()]));
+    await until(() => passes === 1);
+    w.cluster.update('default', 'p-00004', (pod) => void (pod.metadata = { ...pod.metadata, labels: { ...pod.metadata?.labels, touched: 'yes' } }));
+    await until(() => passes === 2);
+    stop.abort();
+    const summary = await following;
+    expect(summary).toMatchObject({ podsUpdated: 2, conflicts: 0, errors: [] });
+    expect(summary.podReads).toEqual({ fromView: 0, listed: { first: 1, 'catch-up': 1 } });
+  });
+
+  it.each(['expired', 'ended', 'error'] as const)('lists the pods again after the watch ends (%s), and finishes the rollout', async (end) => {
+    const set = storedRolloutSet();
+    const w = world(set, podsOf(set, 4, 0, 0));
+    kubeletAfterWrites(w, restarted);
+    // The first watch ends as soon as it told its first change; the next ones run on.
+    const setPods = w.deps.rollout.setPods;
+    let watches = 0;
+    w.deps.rollout.setPods = {
+      ...setPods,
+      watch: (scope, rv, sink, signal) => {
+        if (++watches > 1) return setPods.watch!(scope, rv, sink, signal);
+        const stop = new AbortController();
+        return new Promise((resolve) => {
+          void setPods.watch!(scope, rv, { ...sink, change: (type, pod) => { sink.change(type, pod); stop.abort(); resolve(end); } }, AbortSignal.any([signal, stop.signal]));
+        });
+      },
+    };
+    const summary = await followSets([SET], w.deps, { ...WATCH_ONLY, intervalMs: end === 'error' ? 300 : 600_000 }, safety());
+    expect(summary).toMatchObject({ podsUpdated: 4, conflicts: 0, stalled: [], unfinished: [], errors: [] });
+    expect(summary.podReads?.listed).toEqual({ first: 1, [end]: 1 });
+    expect(w.statuses.sets()[0]?.status).toMatchObject({ matchedPods: 4, updatedPods: 4, updatedReadyPods: 4 });
+  });
+
+  it('lists the pods again after a write whose outcome it does not know (no answer)', async () => {
+    const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 1 });
+    const w = world(set, podsOf(set, 3, 0, 0));
+    kubeletAfterWrites(w, restarted);
+    // The first condition write lands, but its answer is lost.
+    const pods = w.deps.rollout.pods;
+    let lost = false;
+    w.deps.rollout.pods = {
+      ...pods,
+      patchStatus: async (namespace, name, patch, signal) => {
+        const write = await pods.patchStatus(namespace, name, patch, signal);
+        if (lost) return write;
+        lost = true;
+        throw new Error('no answer within 10000 ms');
+      },
+    };
+    const summary = await followSets([SET], w.deps, WATCH_ONLY, safety());
+    expect(summary).toMatchObject({ podsUpdated: 3, conflicts: 0, stalled: [], unfinished: [] });
+    expect(summary.podReads?.listed).toEqual({ first: 1, unsure: 1 });
   });
 
   it('lets a set whose counts stop moving go (a bad image), naming it', async () => {
