@@ -92,14 +92,15 @@ rules:
   - level: None
 `;
 
-/** Counts the audit log's requests by verb and resource. */
-function countAudit(text: string): [string, number][] {
+/** Counts the audit log's requests by verb and resource; a request for no resource (discovery, /version) by its path. */
+export function countAudit(text: string): [string, number][] {
   const counts = new Map<string, number>();
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
-    const event = JSON.parse(line) as { verb?: string; objectRef?: { resource?: string; subresource?: string } };
+    const event = JSON.parse(line) as { verb?: string; requestURI?: string; objectRef?: { resource?: string; subresource?: string } };
     const ref = event.objectRef;
-    const key = `${event.verb ?? '?'} ${ref?.resource ?? '?'}${ref?.subresource === undefined ? '' : `/${ref.subresource}`}`;
+    const what = ref?.resource ?? event.requestURI?.split('?')[0] ?? '?';
+    const key = `${event.verb ?? '?'} ${what}${ref?.subresource === undefined ? '' : `/${ref.subresource}`}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
