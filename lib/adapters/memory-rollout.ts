@@ -242,6 +242,16 @@ export function memoryPods(initial: readonly Pod[] = []): MemoryPods {
     return { outcome: 'written', resourceVersion: commit(key, next) };
   };
 
+  // What a watch of the scope from `resourceVersion` starts from; none (the watch fails, as the API server refuses it) for a bad selector or version.
+  const watchStart = (scope: PodScope, resourceVersion: string): { selector: LabelSelector; from: number } | undefined => {
+    try {
+      const from = Number(resourceVersion);
+      return Number.isInteger(from) ? { selector: parseSelectorQuery(scope.labelSelector), from } : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
   const source: SetPodSource = {
     list(scope) {
       const selector = parseSelectorQuery(scope.labelSelector);
@@ -249,14 +259,9 @@ export function memoryPods(initial: readonly Pod[] = []): MemoryPods {
       return Promise.resolve({ pods, resourceVersion: String(version) });
     },
     changed(scope, resourceVersion, ignore, timeoutMs, signal, news) {
-      let selector: LabelSelector;
-      try {
-        selector = parseSelectorQuery(scope.labelSelector);
-      } catch {
-        return Promise.resolve('error');
-      }
-      const from = Number(resourceVersion);
-      if (!Number.isInteger(from)) return Promise.resolve('error');
+      const start = watchStart(scope, resourceVersion);
+      if (start === undefined) return Promise.resolve('error');
+      const { selector, from } = start;
       const told = (c: Change): boolean => {
         const event = asTold(c, scope, selector);
         return event !== undefined && (news === undefined || news(event.type, event.pod));
@@ -265,14 +270,9 @@ export function memoryPods(initial: readonly Pod[] = []): MemoryPods {
       return waitForSeen(seen, listeners, timeoutMs, signal);
     },
     watch(scope, resourceVersion, sink, signal) {
-      let selector: LabelSelector;
-      try {
-        selector = parseSelectorQuery(scope.labelSelector);
-      } catch {
-        return Promise.resolve('error');
-      }
-      const from = Number(resourceVersion);
-      if (!Number.isInteger(from)) return Promise.resolve('error');
+      const start = watchStart(scope, resourceVersion);
+      if (start === undefined) return Promise.resolve('error');
+      const { selector, from } = start;
       if (signal.aborted) return Promise.resolve('stopped');
       return new Promise((resolve) => {
         let next = changes.findIndex((c) => c.version > from);

@@ -1,4 +1,4 @@
-import { countAudit } from '../../testkit/bench/rollout-time.ts';
+import { countAudit } from '../../testkit/bench/audit-count.ts';
 
 const line = (event: object) => JSON.stringify(event);
 

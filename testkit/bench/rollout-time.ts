@@ -25,6 +25,7 @@ import { EMPTY_IMAGE, NEW_IMAGE, SIDECAR, seedRollout, startRolloutCluster, upda
 import { recordRollout } from '../faults/rollout-recorder.ts';
 import { capturingLogger } from '../reviews.ts';
 import { median } from './stats.ts';
+import { countAudit } from './audit-count.ts';
 
 export interface RolloutTimeOptions {
   pods: number;
@@ -92,19 +93,6 @@ rules:
   - level: None
 `;
 
-/** Counts the audit log's requests by verb and resource; a request for no resource (discovery, /version) by its path. */
-export function countAudit(text: string): [string, number][] {
-  const counts = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    const event = JSON.parse(line) as { verb?: string; requestURI?: string; objectRef?: { resource?: string; subresource?: string } };
-    const ref = event.objectRef;
-    const what = ref?.resource ?? event.requestURI?.split('?')[0] ?? '?';
-    const key = `${event.verb ?? '?'} ${what}${ref?.subresource === undefined ? '' : `/${ref.subresource}`}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
-}
 
 /** EventBridge's rate for status-sync (the stack's default statusSyncRateMinutes). */
 const SCHEDULE_MS = 60_000;
