@@ -7,7 +7,7 @@
 import type { PodPages, SidecarSetStatusWriter } from '../../lib/ports.ts';
 import { StatusConflictError } from '../../lib/ports/errors.ts';
 
-/** Runs after the consumer took page `page` (1-based) of list attempt `attempt`, before the next page is asked for. */
+/** Runs after the consumer took page `page` (1-based) of list attempt `attempt`, before it takes the next (which the list may have asked for already). */
 export type BetweenPages = (page: number, attempt: number) => Promise<void>;
 
 export interface FaultyPodPages extends PodPages {
@@ -30,7 +30,8 @@ export function podPagesWithFault(inner: PodPages, betweenPages: BetweenPages): 
     async *pages(signal) {
       const attempt = ++attempts;
       let page = 0;
-      // The inner list asks for its next page only when this loop goes on, so the fault lands exactly between pages.
+      // The fault lands after the pass took a page and before it takes the next; the inner list may already have asked for
+      // that next page (it reads one ahead, kube-paged-list.ts), so a fault can find it answered or on the wire.
       for await (const pods of inner.pages(signal)) {
         pagesRead++;
         yield pods;
