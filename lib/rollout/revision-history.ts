@@ -86,7 +86,7 @@ export function revisionAction(set: SidecarSet, history: readonly ControllerRevi
   }
   if (newestEqual !== undefined && newestEqual === last) return { kind: 'reuse', revision: last };
   if (newestEqual !== undefined) return { kind: 'bump', revision: newestEqual, number };
-  return { kind: 'create', revision: newRevision(set, namespace, number, collisionCount) };
+  return { kind: 'create', revision: newRevision(set, namespace, number, collisionCount, facts.data) };
 }
 
 /**

@@ -9,7 +9,7 @@ import { arrayOf, isObject, stringMapOf, stringOf } from '../kube/json.ts';
 import type { JsonObject, ObjectMeta } from '../kube/types.ts';
 import { sidecarSetName } from './match.ts';
 import { API_VERSION, GROUP, KIND, type SidecarSet } from './types.ts';
-import { revisionData, storedRevisionData } from './revision-data.ts';
+import { revisionData } from './revision-data.ts';
 import { revisionHash, revisionName } from './revision-name.ts';
 
 /** Kruise's default ControllerRevision namespace (its manager's). */
@@ -37,11 +37,12 @@ export function currentRevisionName(set: SidecarSet, collisionCount = set.status
 /**
  * The ControllerRevision Kruise would create for the set (§2.1, §2.2): the
  * set's labels and annotations, the name label, the hash label, a
- * controlling owner reference to the set, `revision` = `number`.
+ * controlling owner reference to the set, `revision` = `number`. `data` is
+ * the set's revision data when the caller has it encoded already.
  */
-export function newRevision(set: SidecarSet, namespace: string, number: number, collisionCount: number): ControllerRevision {
+export function newRevision(set: SidecarSet, namespace: string, number: number, collisionCount: number, data: string = revisionData(set)): ControllerRevision {
   const name = sidecarSetName(set);
-  const hash = revisionHash(revisionData(set), collisionCount);
+  const hash = revisionHash(data, collisionCount);
   return {
     apiVersion: 'apps/v1',
     kind: 'ControllerRevision',
@@ -57,7 +58,7 @@ export function newRevision(set: SidecarSet, namespace: string, number: number, 
     // Kruise compares a revision's Data.Raw byte for byte (history.EqualRevision): the keys go in
     // its order (sorted, as its map round trip prints them), or on the way back to Kruise it takes
     // this revision for a hash collision and registers another under a new name.
-    data: JSON.parse(revisionData(set)) as unknown,
+    data: JSON.parse(data) as unknown,
     revision: number,
   };
 }
@@ -136,13 +137,11 @@ export function setHistory(set: SidecarSet, revisions: readonly ControllerRevisi
   });
 }
 
-/** k8s history.EqualRevision: hash labels that both parse as int32 must agree, and the data bytes must. */
-export function equalRevisions(a: ControllerRevision, b: ControllerRevision): boolean {
-  if (hashLabelsDiffer(a, b)) return false;
-  return storedRevisionData(a) === storedRevisionData(b);
-}
-
-/** EqualRevision's first test, which needs no data: both hash labels parse as int32 and differ. */
+/**
+ * k8s history.EqualRevision's first test, which needs no data: both hash
+ * labels parse as int32 and differ (then the revisions are not equal; else
+ * their data bytes decide: rollout/revision-history.ts `revisionAction`).
+ */
 export function hashLabelsDiffer(a: ControllerRevision, b: ControllerRevision): boolean {
   const ha = int32Label(a);
   const hb = int32Label(b);
