@@ -20,6 +20,7 @@ import type { PassError } from './errors.ts';
 import { DEFAULT_STALL_MS } from './rollout-state.ts';
 import { setPodView, type ListReason, type PodViewCounts, type SetPodView } from './pod-view.ts';
 import { addUp, runSetPass, type SetPassDeps, type SetPassResult } from './set-pass.ts';
+import { trailingWrites, type TrailingWrites } from './trailing-writes.ts';
 
 export interface PaceOptions {
   /** The longest wait between two passes of a set in flight. Default 5 s. */
@@ -175,6 +176,8 @@ interface Tracked {
   progressAt: number;
   /** This loop wrote pods of the set: its last batch is followed until ready, for the status to show it. */
   wrote?: boolean;
+  /** The last pass left pods to a later one because their trailing writes were pending: the queue draining is news. */
+  deferred?: boolean;
 }
 
 /** An admitted change is visible once the stored set is the admitted object or newer. */
@@ -237,6 +240,8 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
   const summary: PaceSummary = { passes: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, stalled: [], unfinished: [], states: {}, errors: [] };
   const tracked = new Map<string, Tracked>();
   const views: SetPodView[] = [];
+  // One queue for every followed set: a pod two sets select is left alone by both while a write to it trails.
+  const trailing = trailingWrites((error) => summary.errors.push(error));
   // A set that leaves the loop stops its watch; the counts of every view it had are kept for the summary.
   const untrack = (name: string) => {
     tracked.get(name)?.view?.close();
@@ -250,6 +255,9 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
   const pass = async (name: string, state: Tracked) => {
     let set = fresh.get(name);
     fresh.delete(name);
+    // The set's revisions are read while the set is: neither read needs the other, and both stand between a
+    // freed slot and its next write. Only this loop writes them meanwhile (its passes do not overlap).
+    const revisions = deps.rollout.revisions.list(name, {}, signal).catch(() => undefined);
     try {
       set ??= await deps.statuses.get(name, signal);
     } catch (error) {
@@ -265,8 +273,10 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
       views.push(state.view);
     }
     const { view } = state;
-    const passDeps = view === undefined ? deps : { ...deps, rollout: { ...deps.rollout, setPods: view.source, pods: view.writer } };
-    const result = await runSetPass(set, passDeps, signal === undefined ? {} : { signal });
+    // Only passes planned from a view hand writes over: the view waits for their outcome before it serves again.
+    const passDeps = view === undefined ? deps : { ...deps, rollout: { ...deps.rollout, setPods: view.source, pods: view.writer, trailing } };
+    // A list that failed is made again by the pass, which reports its failure as registering's.
+    const result = await runSetPass(set, passDeps, signal === undefined ? {} : { signal }, await revisions);
     try {
       deps.onSetPass?.(result);
     } catch (error) {
@@ -275,6 +285,7 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
     summary.passes++;
     addUp(result, summary, summary.errors);
     if (result.podsUpdated > 0 || result.podsFlipped > 0) state.wrote = true;
+    state.deferred = (result.deferred ?? 0) > 0;
     // Told by its pass (RolloutStalled): the schedule looks at it again, without spending this budget on it.
     if (result.state?.reason === 'RolloutStalled') {
       untrack(name);
@@ -329,7 +340,7 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
     while (!stopped()) {
       await admit();
       if (tracked.size === 0) break;
-      if (!first && fresh.size === 0) await waitForChange(tracked, deps, intervalMs, settleMs, waitSignal, queue);
+      if (!first && fresh.size === 0) await waitForChange(tracked, deps, intervalMs, settleMs, waitSignal, queue, trailing);
       first = false;
       if (stopped()) break;
       await admit();
@@ -339,6 +350,8 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
       }
     }
   } finally {
+    // Writes handed over are sent before the call ends (bounded by the call's signal, which they carry).
+    await trailing.drained();
     summary.unfinished = [...tracked.keys()];
     for (const view of views) view.close();
   }
@@ -362,7 +375,15 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
 export const rolloutNews: PodNews = (type, pod) => type !== 'MODIFIED' || hasReadyCondition(pod);
 
 /** Until a tracked set's pods change in a way worth a pass ({@link rolloutNews}; then `settleMs` more), a change is admitted, or `intervalMs` passes. */
-async function waitForChange(tracked: ReadonlyMap<string, Tracked>, deps: PaceDeps, intervalMs: number, settleMs: number, signal: AbortSignal | undefined, queue: AdmittedQueue | undefined): Promise<void> {
+async function waitForChange(
+  tracked: ReadonlyMap<string, Tracked>,
+  deps: PaceDeps,
+  intervalMs: number,
+  settleMs: number,
+  signal: AbortSignal | undefined,
+  queue: AdmittedQueue | undefined,
+  trailing: TrailingWrites,
+): Promise<void> {
   const stop = new AbortController();
   const bounded = signal === undefined ? stop.signal : AbortSignal.any([signal, stop.signal]);
   const timer = sleep(intervalMs, 'timeout' as const, { signal: bounded }).catch(() => 'stopped' as const);
@@ -373,7 +394,9 @@ async function waitForChange(tracked: ReadonlyMap<string, Tracked>, deps: PaceDe
     return waited === undefined ? [] : [waited.then((r) => (r === 'error' ? timer : r))];
   });
   const arrival = queue === undefined ? [] : [queue.arrival().then(() => 'admitted' as const)];
-  const first = await Promise.race([timer, ...watches, ...arrival]);
+  // Pods a pass left because a write to them trailed are free once the queue drains: no pod change would tell.
+  const freed = [...tracked.values()].some((t) => t.deferred === true) ? [trailing.drained().then(() => 'freed' as const)] : [];
+  const first = await Promise.race([timer, ...watches, ...arrival, ...freed]);
   stop.abort();
   if (first === 'changed' && signal?.aborted !== true) await sleep(settleMs, undefined, signal === undefined ? {} : { signal }).catch(() => undefined);
 }

@@ -43,6 +43,7 @@ import { StatusConflictError, WriteConflictError } from '../ports/errors.ts';
 import { StatusNotWrittenError, type PassError } from './errors.ts';
 import { tellRevisionFailure } from './revision-failure.ts';
 import { registerRevision, trimHistory, type Registration, type RevisionFactsOf } from './revision-register.ts';
+import type { TrailingWrites } from './trailing-writes.ts';
 import { DEFAULT_STALL_MS, rolloutState, type RolloutState, type RolloutStateNotices } from './rollout-state.ts';
 
 /** What the rollout needs besides the status pass's ports. */
@@ -63,6 +64,13 @@ export interface RolloutDeps {
   stallMs?: number;
   /** What registering derives from a stored set; kept per stored version when it lives as long as the process (revision-register.ts). */
   revisionFacts?: RevisionFactsOf;
+  /**
+   * Where the pass hands the writes that neither free nor take a slot (the
+   * updated pods' conditions, the flips' Events) instead of waiting for them
+   * (trailing-writes.ts); pods with such a write pending are left to a later
+   * pass. None: the pass sends them itself before it ends.
+   */
+  trailing?: TrailingWrites;
 }
 
 export interface SetPassDeps {
@@ -101,6 +109,8 @@ export interface SetPassResult {
   podsFlipped: number;
   /** Pods skipped because they changed since the list (decided again next pass). */
   conflicts: number;
+  /** Pods the plan would have written but left to a later pass: a trailing write of theirs was still pending. */
+  deferred?: number;
   /** ControllerRevisions created, renumbered, labelled or deleted. */
   revisionWrites: number;
   /** The rollout state, when it changed since last reported (the pass logs it). */
@@ -282,6 +292,7 @@ export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: SetPa
   } catch (error) {
     return fail('plan pod writes', error);
   }
+  if (rollout.trailing !== undefined) writes = withoutBusyPods(writes, rollout.trailing, result);
   const failures = await sendRound(writes, { name, uid: stringOf(set.metadata?.uid) ?? '' }, { ...deps, rollout }, options, result, own);
   await tellFailures(failures, set, { ...deps, rollout }, result, own, signal);
 
@@ -292,10 +303,26 @@ export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: SetPa
   await reportState(set, state, { ...deps, rollout }, result, signal);
   // A stalled rollout is left to the schedule: following it would spend every follow-up budget on a wait.
   const waitsOnPods = plan.waiting?.kind === 'max-unavailable' || plan.waiting?.kind === 'updated-not-ready';
-  result.inFlight = result.podsUpdated > 0 || result.podsFlipped > 0 || result.conflicts > 0 || (waitsOnPods && state.reason !== 'RolloutStalled') || plan.swapping > 0;
+  result.inFlight = result.podsUpdated > 0 || result.podsFlipped > 0 || result.conflicts > 0 || (result.deferred ?? 0) > 0 || (waitsOnPods && state.reason !== 'RolloutStalled') || plan.swapping > 0;
   result.restarting = plan.status.updatedReadyPods < plan.status.updatedPods && state.reason !== 'RolloutStalled';
   if (seen.list?.scope !== undefined) result.watch = { scope: seen.list.scope, resourceVersion: seen.list.resourceVersion, own };
   return result;
+}
+
+/**
+ * The round without the pods a trailing write of an earlier pass still
+ * changes: their writes would be guarded by a version that write is about to
+ * move past. They are decided again by a later pass (counted in `deferred`).
+ */
+function withoutBusyPods(writes: RoundWrites, trailing: TrailingWrites, result: SetPassResult): RoundWrites {
+  const free = <T extends { pod: Pod }>(items: readonly T[]) => items.filter((item) => !trailing.busy(podKey(item.pod)));
+  const updates = free(writes.updates);
+  const flips = free(writes.flips);
+  const notUpgradable = free(writes.notUpgradable);
+  const deferred = writes.updates.length - updates.length + writes.flips.length - flips.length + writes.notUpgradable.length - notUpgradable.length;
+  if (deferred === 0) return writes;
+  result.deferred = deferred;
+  return { ...writes, updates, flips, notUpgradable };
 }
 
 /** A set's pod list started ahead of its use: its failure is kept for the reader, and it can be called off. */
@@ -363,17 +390,40 @@ interface PodFailure {
  * after flipping): the next batch is decided from the pods as flipped, by
  * the follow-up pass the flips put in flight. A pod whose update fails (other than a
  * conflict, decided again next pass) is skipped and returned, to be told;
- * Kruise stops the whole pass there instead.
+ * Kruise stops the whole pass there instead. With a trailing queue, the
+ * updated pods' conditions and the flips' Events are queued there, not
+ * waited for, and nothing queued starts while this round writes pods.
  */
 async function sendRound(writes: RoundWrites, set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, own: Set<string>): Promise<PodFailure[]> {
   const failures: PodFailure[] = writes.unplanned.map(({ pod, why }) => ({ pod, why: `its patch cannot be made: ${why}` }));
   for (const { pod, why } of writes.unplanned) result.errors.push({ sidecarSet: result.sidecarSet, operation: `plan the update of pod ${podKey(pod)}`, message: why });
-  const { signal } = options;
-  const { pods } = deps.rollout;
-  const concurrency = options.writeConcurrency ?? DEFAULT_WRITE_CONCURRENCY;
   const record = (write: { outcome: string; resourceVersion?: string }) => {
     if (write.resourceVersion !== undefined) own.add(write.resourceVersion);
   };
+  // The writes that free or take a slot go first: nothing trailing starts while they are sent.
+  const { trailing } = deps.rollout;
+  const release = trailing?.hold();
+  try {
+    await sendPodWrites(writes, set, deps, options, result, record, failures);
+  } finally {
+    release?.();
+  }
+  return failures;
+}
+
+/** The round's writes in order (see sendRound); conditions after updates go to the trailing queue when there is one. */
+async function sendPodWrites(
+  writes: RoundWrites,
+  set: { name: string; uid: string },
+  deps: SetPassDeps,
+  options: SetPassOptions,
+  result: SetPassResult,
+  record: (write: { outcome: string; resourceVersion?: string }) => void,
+  failures: PodFailure[],
+): Promise<void> {
+  const { signal } = options;
+  const { pods, trailing } = deps.rollout;
+  const concurrency = options.writeConcurrency ?? DEFAULT_WRITE_CONCURRENCY;
   await forEachLimited(writes.flips, concurrency, async ({ pod, patch }) => {
     const ref = { ...podRef(pod), uid: stringOf(pod.metadata?.uid) ?? '' };
     if (signal?.aborted === true) return;
@@ -393,10 +443,15 @@ async function sendRound(writes: RoundWrites, set: { name: string; uid: string }
       result.errors.push({ sidecarSet: result.sidecarSet, operation: `flip hot sidecars of pod ${ref.namespace}/${ref.name}`, message: errorMessage(error) });
       event = { pod: ref, type: FLIP_EVENT.failed.type, reason: FLIP_EVENT.failed.reason, message: FLIP_EVENT.failed.message(errorMessage(error)) };
     }
+    const operation = `record event on pod ${ref.namespace}/${ref.name}`;
+    if (trailing !== undefined) {
+      trailing.add({ sidecarSet: result.sidecarSet, operation, run: () => deps.rollout.podEvents.record(event, signal) });
+      return;
+    }
     try {
       await deps.rollout.podEvents.record(event, signal);
     } catch (error) {
-      result.errors.push({ sidecarSet: result.sidecarSet, operation: `record event on pod ${ref.namespace}/${ref.name}`, message: errorMessage(error) });
+      result.errors.push({ sidecarSet: result.sidecarSet, operation, message: errorMessage(error) });
     }
   });
   await forEachLimited(writes.notUpgradable, concurrency, async ({ pod, condition }) => {
@@ -433,7 +488,14 @@ async function sendRound(writes: RoundWrites, set: { name: string; uid: string }
       }
       return;
     }
-    if (condition !== undefined) written.push({ pod, condition });
+    if (condition === undefined) return;
+    if (trailing === undefined) written.push({ pod, condition });
+    else {
+      const run = async () => {
+        record(await pods.patchStatus(namespace, name, condition, signal));
+      };
+      trailing.add({ pod: podKey(pod), sidecarSet: result.sidecarSet, operation: `set condition on pod ${namespace}/${name}`, run });
+    }
   });
   await forEachLimited(written, concurrency, async ({ pod, condition }) => {
     const { namespace, name } = podRef(pod);
@@ -443,7 +505,6 @@ async function sendRound(writes: RoundWrites, set: { name: string; uid: string }
       result.errors.push({ sidecarSet: result.sidecarSet, operation: `set condition on pod ${namespace}/${name}`, message: errorMessage(error) });
     }
   });
-  return failures;
 }
 
 /** Warning Events about skipped pods per pass, at most: one bad annotation on a thousand pods must not flood the Events. */

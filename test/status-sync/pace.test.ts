@@ -8,6 +8,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../lib/kube/types.ts';
 import { admittedQueue, followSets, type PaceOptions } from '../../lib/status-sync/pace.ts';
 import { NEW_IMAGE, podsOf } from '../rollout/fixtures.ts';
+import { hotSet, injected, kubelet } from '../rollout/hot-fixtures.ts';
 import { storedRolloutSet, world } from './rollout-world.ts';
 
 const SET = 'test-sidecarset';
@@ -232,6 +233,86 @@ describe('followSets', () => {
     const summary = await followSets([SET], w.deps, WATCH_ONLY, safety());
     expect(summary).toMatchObject({ podsUpdated: 3, conflicts: 0, stalled: [], unfinished: [] });
     expect(summary.podReads?.listed).toEqual({ first: 1, unsure: 1 });
+  });
+
+  it('sends the next batch while the conditions of the batch before are still on their way, and returns once every condition is written', async () => {
+    const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 2 });
+    const w = world(set, podsOf(set, 5, 0, 0));
+    kubeletAfterWrites(w, restarted);
+    // The conditions of the first batch take until the next batch is written (2 s at most, so a loop that waits for them ends too).
+    let open: () => void = () => undefined;
+    const opened = new Promise<void>((resolve) => {
+      open = resolve;
+      setTimeout(resolve, 2_000).unref();
+    });
+    const pods = w.deps.rollout.pods;
+    w.deps.rollout.pods = {
+      ...pods,
+      patch: async (namespace, name, operations, signal) => {
+        const write = await pods.patch(namespace, name, operations, signal);
+        if (name === 'p-00002') open();
+        return write;
+      },
+      patchStatus: async (namespace, name, patch, signal) => {
+        if (name === 'p-00000' || name === 'p-00001') await opened;
+        return pods.patchStatus(namespace, name, patch, signal);
+      },
+    };
+    const summary = await followSets([SET], w.deps, WATCH_ONLY, safety());
+    expect(summary).toMatchObject({ podsUpdated: 5, conflicts: 0, stalled: [], unfinished: [], errors: [] });
+    expect(w.log.indexOf('patch p-00002')).toBeLessThan(w.log.indexOf('condition p-00000 True'));
+    expect(w.log.filter((line) => line.startsWith('condition')).sort()).toEqual(['p-00000', 'p-00001', 'p-00002', 'p-00003', 'p-00004'].map((name) => `condition ${name} True`));
+  });
+
+  it('leaves a pod whose condition is still on its way to a later pass, and passes again once it is written (a HotUpgrade flip)', async () => {
+    const set = hotSet('mesh:v2', '999', { type: 'RollingUpdate', maxUnavailable: 1 });
+    const w = world(set, [injected('mesh:v1', 'a')]);
+    // The kubelet: the new container starts ready a moment after the patch.
+    kubeletAfterWrites(w, (pod) => void (pod.status = kubelet(pod).status));
+    let open: () => void = () => undefined;
+    const opened = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const pods = w.deps.rollout.pods;
+    w.deps.rollout.pods = {
+      ...pods,
+      patchStatus: async (namespace, name, patch, signal) => {
+        await opened;
+        return pods.patchStatus(namespace, name, patch, signal);
+      },
+    };
+    const deferred: number[] = [];
+    const following = followSets(['hot-set'], { ...w.deps, onSetPass: (r) => void deferred.push(r.deferred ?? 0) }, WATCH_ONLY, AbortSignal.any([safety()]));
+    // The pass the ready container wakes finds the pod's condition pending: no flip yet.
+    await until(() => deferred.includes(1));
+    expect(w.log.filter((line) => line === 'patch a')).toHaveLength(1);
+    open();
+    const summary = await following;
+    expect(summary).toMatchObject({ podsUpdated: 1, podsFlipped: 1, conflicts: 0, stalled: [], unfinished: [], errors: [] });
+    expect(w.log.filter((line) => line === 'patch a')).toHaveLength(2);
+    expect(w.log.indexOf('condition a True')).toBeLessThan(w.log.lastIndexOf('patch a'));
+  });
+
+  it('reads the set and its revisions at once in a follow-up pass, not one after the other', async () => {
+    const set = storedRolloutSet();
+    const w = world(set, podsOf(set, 4, 0, 0));
+    kubeletAfterWrites(w, restarted);
+    let reading = 0;
+    let together = 0;
+    const slow = async <T>(read: () => Promise<T>): Promise<T> => {
+      reading++;
+      if (reading > 1) together++;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      reading--;
+      return read();
+    };
+    const { statuses } = w.deps;
+    const { revisions } = w.deps.rollout;
+    w.deps.statuses = { ...statuses, get: (name, signal) => slow(() => statuses.get(name, signal)) };
+    w.deps.rollout.revisions = { ...revisions, list: (name, labels, signal) => slow(() => revisions.list(name, labels, signal)) };
+    const summary = await followSets([SET], w.deps, WATCH_ONLY, safety());
+    expect(summary).toMatchObject({ podsUpdated: 4, errors: [] });
+    expect(together).toBe(summary.passes);
   });
 
   it('lets a set whose counts stop moving go (a bad image), naming it', async () => {
