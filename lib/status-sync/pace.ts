@@ -15,6 +15,7 @@ import { errorMessage } from '../errors.ts';
 import { stringOf } from '../kube/json.ts';
 import type { AdmittedSidecarSet, PodNews } from '../ports.ts';
 import { hasReadyCondition } from '../sidecarset/pod-state.ts';
+import type { ControllerRevision } from '../sidecarset/revisions.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import type { PassError } from './errors.ts';
 import { DEFAULT_STALL_MS } from './rollout-state.ts';
@@ -180,6 +181,19 @@ interface Tracked {
   deferred?: boolean;
 }
 
+/** A set's reads for its pass; the set's failure is kept, not thrown, until the pass reads it. */
+interface SetReads {
+  set: Promise<{ value: SidecarSet | undefined } | { error: unknown }>;
+  revisions: Promise<readonly ControllerRevision[] | undefined>;
+}
+
+/**
+ * How long after a settle ends the reads started during it still serve a
+ * pass: with several sets followed, a later set's pass waits for the earlier
+ * ones', and past this reads again rather than decide from an older set.
+ */
+const MAX_EARLY_READ_AGE_MS = 250;
+
 /** An admitted change is visible once the stored set is the admitted object or newer. */
 function isVisible(set: SidecarSet, change: AdmittedSidecarSet): boolean {
   if (!isSameObject(set, change)) return false;
@@ -252,18 +266,37 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
   // Sets just passed (the full pass) are passed again at once: that pass gives the watch's starting point.
   const fresh = new Map<string, SidecarSet>();
 
+  // The set and its revisions, read at once: neither read needs the other, and both stand between a freed
+  // slot and its next write. Only this loop writes the revisions meanwhile (its passes do not overlap).
+  const readsFor = (name: string, known?: SidecarSet): SetReads => ({
+    set:
+      known === undefined
+        ? deps.statuses.get(name, signal).then(
+            (value) => ({ value }),
+            (error: unknown) => ({ error }),
+          )
+        : Promise.resolve({ value: known }),
+    // A list that failed is made again by the pass, which reports its failure as registering's.
+    revisions: deps.rollout.revisions.list(name, {}, signal).catch(() => undefined),
+  });
+  /** Reads started while the loop let a change settle, for each set's next pass, and until when a pass may use them. */
+  const early = new Map<string, SetReads>();
+  let earlyUntil = 0;
+
   const pass = async (name: string, state: Tracked) => {
-    let set = fresh.get(name);
+    // A set just read (the full pass, an admitted change) is not read again.
+    const known = fresh.get(name);
     fresh.delete(name);
-    // The set's revisions are read while the set is: neither read needs the other, and both stand between a
-    // freed slot and its next write. Only this loop writes them meanwhile (its passes do not overlap).
-    const revisions = deps.rollout.revisions.list(name, {}, signal).catch(() => undefined);
-    try {
-      set ??= await deps.statuses.get(name, signal);
-    } catch (error) {
-      summary.errors.push({ sidecarSet: name, operation: 'get SidecarSet', message: errorMessage(error) });
+    const started = early.get(name);
+    early.delete(name);
+    // Past the bound (other sets' passes ran since the settle) they are made again: the pass decides from a recent set.
+    const reads = known === undefined && started !== undefined && performance.now() <= earlyUntil ? started : readsFor(name, known);
+    const read = await reads.set;
+    if ('error' in read) {
+      summary.errors.push({ sidecarSet: name, operation: 'get SidecarSet', message: errorMessage(read.error) });
       return;
     }
+    const set = read.value;
     if (set === undefined) {
       untrack(name);
       return;
@@ -275,8 +308,7 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
     const { view } = state;
     // Only passes planned from a view hand writes over: the view waits for their outcome before it serves again.
     const passDeps = view === undefined ? deps : { ...deps, rollout: { ...deps.rollout, setPods: view.source, pods: view.writer, trailing } };
-    // A list that failed is made again by the pass, which reports its failure as registering's.
-    const result = await runSetPass(set, passDeps, signal === undefined ? {} : { signal }, await revisions);
+    const result = await runSetPass(set, passDeps, signal === undefined ? {} : { signal }, await reads.revisions);
     try {
       deps.onSetPass?.(result);
     } catch (error) {
@@ -340,7 +372,12 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
     while (!stopped()) {
       await admit();
       if (tracked.size === 0) break;
-      if (!first && fresh.size === 0) await waitForChange(tracked, deps, intervalMs, settleMs, waitSignal, queue, trailing);
+      if (!first && fresh.size === 0 && (await waitForChange(tracked, deps, intervalMs, waitSignal, queue, trailing)) === 'changed' && !stopped()) {
+        // The reads of the next passes start now, while related changes land: the settle hides their time.
+        for (const name of tracked.keys()) early.set(name, readsFor(name));
+        await sleep(settleMs, undefined, waitSignal === undefined ? {} : { signal: waitSignal }).catch(() => undefined);
+        earlyUntil = performance.now() + MAX_EARLY_READ_AGE_MS;
+      }
       first = false;
       if (stopped()) break;
       await admit();
@@ -348,6 +385,7 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
         if (stopped()) break;
         await pass(name, state);
       }
+      early.clear();
     }
   } finally {
     // Writes handed over are sent before the call ends (bounded by the call's signal, which they carry).
@@ -374,16 +412,18 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
  */
 export const rolloutNews: PodNews = (type, pod) => type !== 'MODIFIED' || hasReadyCondition(pod);
 
-/** Until a tracked set's pods change in a way worth a pass ({@link rolloutNews}; then `settleMs` more), a change is admitted, or `intervalMs` passes. */
+/**
+ * Until a tracked set's pods change in a way worth a pass ({@link rolloutNews}: 'changed', which the caller lets
+ * settle), a change is admitted, pods a pass left are free, or `intervalMs` passes.
+ */
 async function waitForChange(
   tracked: ReadonlyMap<string, Tracked>,
   deps: PaceDeps,
   intervalMs: number,
-  settleMs: number,
   signal: AbortSignal | undefined,
   queue: AdmittedQueue | undefined,
   trailing: TrailingWrites,
-): Promise<void> {
+): Promise<string> {
   const stop = new AbortController();
   const bounded = signal === undefined ? stop.signal : AbortSignal.any([signal, stop.signal]);
   const timer = sleep(intervalMs, 'timeout' as const, { signal: bounded }).catch(() => 'stopped' as const);
@@ -398,5 +438,5 @@ async function waitForChange(
   const freed = [...tracked.values()].some((t) => t.deferred === true) ? [trailing.drained().then(() => 'freed' as const)] : [];
   const first = await Promise.race([timer, ...watches, ...arrival, ...freed]);
   stop.abort();
-  if (first === 'changed' && signal?.aborted !== true) await sleep(settleMs, undefined, signal === undefined ? {} : { signal }).catch(() => undefined);
+  return first;
 }

@@ -315,6 +315,40 @@ describe('followSets', () => {
     expect(together).toBe(summary.passes);
   });
 
+  it('reads the set for its next pass while a change settles, not after', async () => {
+    const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 2 });
+    const w = world(set, podsOf(set, 5, 0, 0));
+    const written: string[] = [];
+    const pods = w.deps.rollout.pods;
+    w.deps.rollout.pods = {
+      ...pods,
+      patch: async (namespace, name, operations, signal) => {
+        const write = await pods.patch(namespace, name, operations, signal);
+        written.push(name);
+        setTimeout(() => w.cluster.update(namespace, name, restarting), 5);
+        return write;
+      },
+    };
+    // Reading the set takes as long as the settle: one after the other they take twice that.
+    const { statuses } = w.deps;
+    w.deps.statuses = { ...statuses, get: async (name, signal) => {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      return statuses.get(name, signal);
+    } };
+    const stop = new AbortController();
+    const following = followSets([SET], w.deps, { ...WATCH_ONLY, settleMs: 400 }, AbortSignal.any([stop.signal, safety()]));
+    await until(() => w.cluster.pods().filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'False')).length === 2);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const freed = performance.now();
+    w.cluster.update('default', 'p-00000', restarted);
+    await until(() => written.length === 3);
+    const took = performance.now() - freed;
+    stop.abort();
+    await following;
+    expect(took).toBeGreaterThanOrEqual(390);
+    expect(took).toBeLessThan(700);
+  });
+
   it('lets a set whose counts stop moving go (a bad image), naming it', async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 5, 0, 0));
