@@ -37,17 +37,20 @@ async function until(done: () => boolean): Promise<void> {
   while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
-/** The kubelet: each pod patched changes a moment later by `change` (a change the loop did not make). */
-function kubeletAfterWrites(w: ReturnType<typeof world>, change: (pod: Pod) => void): void {
+/** The kubelet: each pod patched changes a moment later by `change` (a change the loop did not make). The names patched, in order. */
+function kubeletAfterWrites(w: ReturnType<typeof world>, change: (pod: Pod) => void): string[] {
   const pods = w.deps.rollout.pods;
+  const written: string[] = [];
   w.deps.rollout.pods = {
     ...pods,
     patch: async (namespace, name, operations, signal) => {
       const write = await pods.patch(namespace, name, operations, signal);
+      written.push(name);
       setTimeout(() => w.cluster.update(namespace, name, change), 5);
       return write;
     },
   };
+  return written;
 }
 
 /**
@@ -100,17 +103,7 @@ describe('followSets', () => {
     const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 2 });
     const w = world(set, podsOf(set, 5, 0, 0));
     // The kubelet: each pod patched restarts a moment later, not ready until told below.
-    const pods = w.deps.rollout.pods;
-    const written: string[] = [];
-    w.deps.rollout.pods = {
-      ...pods,
-      patch: async (namespace, name, operations, signal) => {
-        const write = await pods.patch(namespace, name, operations, signal);
-        written.push(name);
-        setTimeout(() => w.cluster.update(namespace, name, restarting), 5);
-        return write;
-      },
-    };
+    const written = kubeletAfterWrites(w, restarting);
     let passes = 0;
     const stop = new AbortController();
     const following = followSets([SET], { ...w.deps, onSetPass: () => { passes++; } }, WATCH_ONLY, AbortSignal.any([stop.signal, safety()]));
@@ -318,17 +311,7 @@ describe('followSets', () => {
   it('reads the set for its next pass while a change settles, not after', async () => {
     const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 2 });
     const w = world(set, podsOf(set, 5, 0, 0));
-    const written: string[] = [];
-    const pods = w.deps.rollout.pods;
-    w.deps.rollout.pods = {
-      ...pods,
-      patch: async (namespace, name, operations, signal) => {
-        const write = await pods.patch(namespace, name, operations, signal);
-        written.push(name);
-        setTimeout(() => w.cluster.update(namespace, name, restarting), 5);
-        return write;
-      },
-    };
+    const written = kubeletAfterWrites(w, restarting);
     // Reading the set takes as long as the settle: one after the other they take twice that.
     const { statuses } = w.deps;
     w.deps.statuses = { ...statuses, get: async (name, signal) => {
