@@ -197,6 +197,11 @@ function conditionOf(pod: Pod, type: string): JsonObject | undefined {
   return undefined;
 }
 
+/** The pod's (first) Ready condition, which {@link hasReadyCondition} and {@link readyTransitionTime} read: for a reader of both, one scan. */
+export function readyCondition(pod: Pod): JsonObject | undefined {
+  return conditionOf(pod, 'Ready');
+}
+
 /** PodReady condition True (k8s podutil.IsPodReady). */
 export function hasReadyCondition(pod: Pod): boolean {
   return conditionOf(pod, 'Ready')?.status === 'True';
