@@ -32,6 +32,28 @@ import {
  * @throws UnknownNamespaceError when a namespaceSelector needs a namespace missing from `namespaceLabels`.
  */
 export function matchedPods(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels): Pod[] {
+  return matchedList(set, pods, namespaceLabels).sorted;
+}
+
+/** The matched pods both in the order they were listed and in {@link matchedPods}' order. */
+export interface MatchedList {
+  /** In the order of the list given (the order they lie in memory when a list was parsed). */
+  listed: Pod[];
+  /** namespace/name ascending: {@link matchedPods}. The same array as `listed` when that is in order already. */
+  sorted: Pod[];
+  /** Where each pod of `listed` stands in `sorted`; undefined when the two are the same. */
+  position: Int32Array | undefined;
+}
+
+/**
+ * {@link matchedPods}, with the pods as listed and where each lands in
+ * order: a walk over 100,000 pods in the order they were parsed into memory
+ * reads them at about half the cost of one in sorted order when the list
+ * was not sorted, so the plan walks `listed` and files what it reads under
+ * `position`.
+ * @throws UnknownNamespaceError when a namespaceSelector needs a namespace missing from `namespaceLabels`.
+ */
+export function matchedList(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels): MatchedList {
   const sidecars = setContainers(set);
   const out: Pod[] = [];
   const keys: string[] = [];
@@ -46,14 +68,16 @@ export function matchedPods(set: SidecarSet, pods: readonly Pod[], namespaceLabe
     out.push(pod);
   }
   // The API server's list comes in this order already: then nothing is sorted.
-  if (ascending) return out;
+  if (ascending) return { listed: out, sorted: out, position: undefined };
   // Stable, as the sort of {key, pod} pairs it replaces: equal keys keep list order.
   const order = out.map((_, i) => i).sort((a, b) => {
     const x = keys[a] as string;
     const y = keys[b] as string;
     return x < y ? -1 : x > y ? 1 : a - b;
   });
-  return order.map((i) => out[i] as Pod);
+  const position = new Int32Array(out.length);
+  for (let at = 0; at < order.length; at++) position[order[at] as number] = at;
+  return { listed: out, sorted: order.map((i) => out[i] as Pod), position };
 }
 
 /** What a caller of {@link podStanding} may already know of the pod. */

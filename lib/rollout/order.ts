@@ -141,9 +141,11 @@ export class UpdateOrder {
     this.scatter = strategy?.scatterStrategy ? new ScatterColumns(strategy.scatterStrategy, size) : undefined;
   }
 
-  /** Reads matched pod `i` (in list order); `waits` when it waits for its update. */
-  add(i: number, waits: boolean): void {
-    const pod = this.pods[i] as Pod;
+  /**
+   * Reads matched pod `i` (`pod`, when the caller holds it); `waits` when it
+   * waits for its update. Every matched pod is added once, in any order.
+   */
+  add(i: number, waits: boolean, pod: Pod = this.pods[i] as Pod): void {
     const { scatter, priority: rule } = this;
     const labels = scatter !== undefined || (waits && rule.kind !== 'none') ? labelsOf(pod) : undefined;
     if (scatter !== undefined) scatter.add(i, labels as Record<string, string>);
@@ -173,7 +175,7 @@ export class UpdateOrder {
   /** The waiting pods in update order. */
   order(): number[] {
     const { pods, strategy, waiting, rank, readyKey, restartsKey, createdKey, priority } = this;
-    if (priority.kind === 'weight' && !priority.finite) return threeSteps(pods, waiting, strategy);
+    if (priority.kind === 'weight' && !priority.finite) return threeSteps(pods, waiting.sort((x, y) => x - y), strategy);
     const first = priority.kind === 'none' ? undefined : priority.first;
     const second = priority.kind === 'order' ? priority.second : undefined;
     const order = waiting.sort((x, y) => {
@@ -193,16 +195,16 @@ export class UpdateOrder {
 
 /**
  * A scatter strategy's labels over the matched pods, one column per
- * distinct key: each pod's value of the key as an id (ids given in the
- * order values first appear in the list, which is the order a `*` term
- * expands in), -1 for a pod without the key. Counting and matching a term
+ * distinct key: each pod's value of the key as an id, -1 for a pod without
+ * the key, and for each value the first pod carrying it (a `*` term expands
+ * in that order). Counting and matching a term
  * then compare numbers: what {@link scatterTerms}, {@link LabelCounts} and
  * {@link matches} decide from the labels, test/rollout/order-fused.test.ts
  * pins the equality.
  */
 class ScatterColumns {
   private readonly strategy: SidecarSetUpdateStrategy['scatterStrategy'];
-  private readonly columns: { key: string; ids: Int32Array; values: string[]; byValue: Map<string, number> }[] = [];
+  private readonly columns: { key: string; ids: Int32Array; values: string[]; firstAt: number[]; byValue: Map<string, number> }[] = [];
   private readonly size: number;
 
   constructor(strategy: SidecarSetUpdateStrategy['scatterStrategy'], size: number) {
@@ -210,11 +212,11 @@ class ScatterColumns {
     this.size = size;
     for (const term of arrayOf(strategy).filter(isObject)) {
       const key = stringOf(term.key) ?? '';
-      if (!this.columns.some((c) => c.key === key)) this.columns.push({ key, ids: new Int32Array(size), values: [], byValue: new Map() });
+      if (!this.columns.some((c) => c.key === key)) this.columns.push({ key, ids: new Int32Array(size), values: [], firstAt: [], byValue: new Map() });
     }
   }
 
-  /** Reads matched pod `i`'s labels (every matched pod, in list order). */
+  /** Reads matched pod `i`'s labels (every matched pod once, in any order). */
   add(i: number, labels: Record<string, string>): void {
     for (const column of this.columns) {
       if (!Object.hasOwn(labels, column.key)) {
@@ -226,15 +228,21 @@ class ScatterColumns {
       if (id === undefined) {
         id = column.values.length;
         column.values.push(value);
+        column.firstAt.push(i);
         column.byValue.set(value, id);
-      }
+      } else if (i < (column.firstAt[id] as number)) column.firstAt[id] = i;
       column.ids[i] = id;
     }
   }
 
   /** {@link scatterSort} of `indexes` with {@link scatterTerms}, from the columns. */
   sort(indexes: readonly number[]): number[] {
-    const terms = scatterTermsFrom(this.strategy, (key) => this.columns.find((c) => c.key === key)?.values ?? []);
+    const terms = scatterTermsFrom(this.strategy, (key) => {
+      const column = this.columns.find((c) => c.key === key);
+      if (column === undefined) return [];
+      const { values, firstAt } = column;
+      return values.map((_, id) => id).sort((a, b) => (firstAt[a] as number) - (firstAt[b] as number)).map((id) => values[id] as string);
+    });
     if (terms.length === 0 || indexes.length <= 1) return [...indexes];
     // Per column, pods per value id (slot 0: pods without the key), among the candidates and among all matched pods.
     const counted = this.columns.map((column) => {
