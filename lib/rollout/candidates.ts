@@ -74,10 +74,32 @@ export function matchedList(set: SidecarSet, pods: readonly Pod[], namespaceLabe
   // The API server's list comes in this order already: then nothing is sorted.
   if (ascending) return { listed: out, sorted: out, position: undefined };
   // Stable, as the sort of {key, pod} pairs it replaces: equal keys keep list order.
-  const order = out.map((_, i) => i).sort((a, b) => compareKeys(namespaces[a] as string, names[a] as string, namespaces[b] as string, names[b] as string) || a - b);
+  const order = out.map((_, i) => i).sort(keyOrder(namespaces, names));
   const position = new Int32Array(out.length);
   for (let at = 0; at < order.length; at++) position[order[at] as number] = at;
   return { listed: out, sorted: order.map((i) => out[i] as Pod), position };
+}
+
+/**
+ * The comparator of pod indexes by `namespace/name` key, then index. Two
+ * keys whose namespaces differ compare as their namespaces followed by '/'
+ * do, whatever the names, unless a namespace holds a '/' (none valid does):
+ * so the few distinct namespaces are ranked once and a comparison of two
+ * pods is a difference of ranks or, within a namespace, of names.
+ */
+function keyOrder(namespaces: readonly string[], names: readonly string[]): (a: number, b: number) => number {
+  const distinct = [...new Set(namespaces)];
+  if (distinct.some((n) => n.includes('/'))) return (a, b) => compareKeys(namespaces[a] as string, names[a] as string, namespaces[b] as string, names[b] as string) || a - b;
+  distinct.sort((x, y) => compareKeys(x, '', y, ''));
+  const rankOf = new Map(distinct.map((n, rank) => [n, rank]));
+  const rank = Int32Array.from(namespaces, (n) => rankOf.get(n) as number);
+  return (a, b) => {
+    const d = (rank[a] as number) - (rank[b] as number);
+    if (d !== 0) return d;
+    const x = names[a] as string;
+    const y = names[b] as string;
+    return x < y ? -1 : x > y ? 1 : a - b;
+  };
 }
 
 /** The '/' between a key's namespace and name. */
