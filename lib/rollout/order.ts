@@ -8,7 +8,7 @@ import { selectorMatches } from '../kube/label-selector.ts';
 import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
 import type { JsonObject, Pod } from '../kube/types.ts';
 import type { SidecarSetUpdateStrategy } from '../sidecarset/types.ts';
-import { hasReadyCondition, maxContainerRestarts, podLabels as labelsOf, readyTransitionTime, timeOf } from '../sidecarset/pod-state.ts';
+import { hasReadyCondition, maxContainerRestarts, podLabels as labelsOf, readyCondition, readyTransitionTime, timeOf } from '../sidecarset/pod-state.ts';
 
 /** What the active-pods order reads from a pod, computed once per pod. */
 interface ActiveKey {
@@ -110,6 +110,11 @@ function threeSteps(pods: readonly Pod[], indexes: readonly number[], strategy: 
  * the order needs of a pod in the same walk that reads the rest of it (a
  * walk per concern over 100,000 pods costs more in memory reads than in
  * work): {@link add} every matched pod in list order, then {@link order}.
+ * What the order reads of a pod is kept in number columns (no object per
+ * pod): the sort keys of the waiting pods, and for a scatter strategy each
+ * matched pod's value of each scatter key as a number
+ * ({@link ScatterColumn}), so that the scatter sort compares numbers
+ * rather than reading labels again per term.
  */
 export class UpdateOrder {
   private readonly pods: readonly Pod[];
@@ -121,8 +126,8 @@ export class UpdateOrder {
   private readonly restartsKey: Float64Array;
   private readonly createdKey: Float64Array;
   private readonly priority: PriorityRule;
-  /** Every matched pod's labels, when a scatter strategy reads them. */
-  private readonly labels: Record<string, string>[] | undefined;
+  /** One column per distinct key of the scatter strategy, when there is one. */
+  private readonly scatter: ScatterColumns | undefined;
 
   constructor(pods: readonly Pod[], strategy: SidecarSetUpdateStrategy | undefined) {
     this.pods = pods;
@@ -133,39 +138,44 @@ export class UpdateOrder {
     this.restartsKey = new Float64Array(size);
     this.createdKey = new Float64Array(size);
     this.priority = priorityRule(strategy?.priorityStrategy, size);
-    this.labels = strategy?.scatterStrategy ? new Array<Record<string, string>>(size) : undefined;
+    this.scatter = strategy?.scatterStrategy ? new ScatterColumns(strategy.scatterStrategy, size) : undefined;
   }
 
-  /** Reads matched pod `i` (in list order); `waits` when it waits for its update. */
-  add(i: number, waits: boolean): void {
-    const pod = this.pods[i] as Pod;
-    const labels = this.labels !== undefined || (waits && this.priority.kind !== 'none') ? labelsOf(pod) : undefined;
-    if (this.labels !== undefined) this.labels[i] = labels as Record<string, string>;
+  /**
+   * Reads matched pod `i` (`pod`, when the caller holds it); `waits` when it
+   * waits for its update. Every matched pod is added once, in any order.
+   */
+  add(i: number, waits: boolean, pod: Pod = this.pods[i] as Pod): void {
+    const { scatter, priority: rule } = this;
+    const labels = scatter !== undefined || (waits && rule.kind !== 'none') ? labelsOf(pod) : undefined;
+    if (scatter !== undefined) scatter.add(i, labels as Record<string, string>);
     if (!waits) return;
     this.waiting.push(i);
-    const key = activeKey(pod);
-    this.rank[i] = (key.assigned ? 6 : 0) + key.phase * 2 + (key.ready ? 1 : 0);
+    // activeKey's fields, written straight into the columns (no key object per pod).
+    const condition = readyCondition(pod);
+    const ready = condition?.status === 'True';
+    const assigned = (stringOf(objectOf(pod.spec)?.nodeName) ?? '') !== '';
+    this.rank[i] = (assigned ? 6 : 0) + phaseOrdinal(objectOf(pod.status)?.phase) * 2 + (ready ? 1 : 0);
     // Compared only between two ready pods (equal ranks are equally ready): 0 for the not ready.
-    this.readyKey[i] = key.ready ? afterOrZeroKey(key.readyTime) : 0;
-    this.restartsKey[i] = -key.restarts;
-    this.createdKey[i] = afterOrZeroKey(key.created);
-    const rule = this.priority;
+    this.readyKey[i] = ready ? afterOrZeroKey(timeOf(condition.lastTransitionTime)) : 0;
+    this.restartsKey[i] = -maxContainerRestarts(pod);
+    this.createdKey[i] = afterOrZeroKey(timeOf(objectOf(pod.metadata)?.creationTimestamp));
     if (rule.kind === 'weight') {
       const sum = weightOf(labels as Record<string, string>, rule.weights);
       // Not finite (a stored set's `1e999`): no total order, see order().
       if (!Number.isFinite(sum)) rule.finite = false;
       rule.first[i] = -sum;
     } else if (rule.kind === 'order') {
-      const { level, order } = orderOf(labels as Record<string, string>, rule.keys);
+      const level = orderLevel(labels as Record<string, string>, rule.keys);
       rule.first[i] = level;
-      rule.second[i] = -order;
+      rule.second[i] = level < 0 ? -0 : -orderSuffix((labels as Record<string, string>)[rule.keys[level] as string] as string);
     }
   }
 
   /** The waiting pods in update order. */
   order(): number[] {
     const { pods, strategy, waiting, rank, readyKey, restartsKey, createdKey, priority } = this;
-    if (priority.kind === 'weight' && !priority.finite) return threeSteps(pods, waiting, strategy);
+    if (priority.kind === 'weight' && !priority.finite) return threeSteps(pods, waiting.sort((x, y) => x - y), strategy);
     const first = priority.kind === 'none' ? undefined : priority.first;
     const second = priority.kind === 'order' ? priority.second : undefined;
     const order = waiting.sort((x, y) => {
@@ -179,13 +189,92 @@ export class UpdateOrder {
       if (createdKey[x] !== createdKey[y]) return (createdKey[x] as number) < (createdKey[y] as number) ? -1 : 1;
       return x - y;
     });
-    const scatter = strategy?.scatterStrategy;
-    if (!scatter) return order;
-    const labels = this.labels as Record<string, string>[];
-    return scatterSortOf(labels, order, scatterTermsOf(scatter, labels));
+    return this.scatter === undefined ? order : this.scatter.sort(order);
   }
 }
 
+/**
+ * A scatter strategy's labels over the matched pods, one column per
+ * distinct key: each pod's value of the key as an id, -1 for a pod without
+ * the key, and for each value the first pod carrying it (a `*` term expands
+ * in that order). Counting and matching a term
+ * then compare numbers: what {@link scatterTerms}, {@link LabelCounts} and
+ * {@link matches} decide from the labels, test/rollout/order-fused.test.ts
+ * pins the equality.
+ */
+class ScatterColumns {
+  private readonly strategy: SidecarSetUpdateStrategy['scatterStrategy'];
+  private readonly columns: { key: string; ids: Int32Array; values: string[]; firstAt: number[]; byValue: Map<string, number> }[] = [];
+  private readonly size: number;
+
+  constructor(strategy: SidecarSetUpdateStrategy['scatterStrategy'], size: number) {
+    this.strategy = strategy;
+    this.size = size;
+    for (const term of arrayOf(strategy).filter(isObject)) {
+      const key = stringOf(term.key) ?? '';
+      if (!this.columns.some((c) => c.key === key)) this.columns.push({ key, ids: new Int32Array(size), values: [], firstAt: [], byValue: new Map() });
+    }
+  }
+
+  /** Reads matched pod `i`'s labels (every matched pod once, in any order). */
+  add(i: number, labels: Record<string, string>): void {
+    for (const column of this.columns) {
+      if (!Object.hasOwn(labels, column.key)) {
+        column.ids[i] = -1;
+        continue;
+      }
+      const value = labels[column.key] as string;
+      let id = column.byValue.get(value);
+      if (id === undefined) {
+        id = column.values.length;
+        column.values.push(value);
+        column.firstAt.push(i);
+        column.byValue.set(value, id);
+      } else if (i < (column.firstAt[id] as number)) column.firstAt[id] = i;
+      column.ids[i] = id;
+    }
+  }
+
+  /** {@link scatterSort} of `indexes` with {@link scatterTerms}, from the columns. */
+  sort(indexes: readonly number[]): number[] {
+    const terms = scatterTermsFrom(this.strategy, (key) => {
+      const column = this.columns.find((c) => c.key === key);
+      if (column === undefined) return [];
+      const { values, firstAt } = column;
+      return values.map((_, id) => id).sort((a, b) => (firstAt[a] as number) - (firstAt[b] as number)).map((id) => values[id] as string);
+    });
+    if (terms.length === 0 || indexes.length <= 1) return [...indexes];
+    // Per column, pods per value id (slot 0: pods without the key), among the candidates and among all matched pods.
+    const counted = this.columns.map((column) => {
+      const candidates = new Int32Array(column.values.length + 1);
+      const all = new Int32Array(column.values.length + 1);
+      const { ids } = column;
+      for (const i of indexes) (candidates[(ids[i] as number) + 1] as number)++;
+      for (let i = 0; i < this.size; i++) (all[(ids[i] as number) + 1] as number)++;
+      return { column, candidates, all };
+    });
+    const plan = terms.map((term) => {
+      const c = counted.find((x) => x.column.key === term.key) as (typeof counted)[number];
+      const id = c.column.byValue.get(term.value) ?? -2;
+      // Go reads a missing label as "": a term for "" also matches pods without the key.
+      const missing = term.value === '';
+      const carrying = (counts: Int32Array): number => (id < 0 ? 0 : (counts[id + 1] as number));
+      const matching = (counts: Int32Array): number => carrying(counts) + (missing ? (counts[0] as number) : 0);
+      const { ids } = c.column;
+      return {
+        term,
+        count: carrying(c.candidates),
+        matched: matching(c.candidates),
+        total: matching(c.all),
+        matches: (i: number): boolean => {
+          const v = ids[i] as number;
+          return v === id || (missing && v === -1);
+        },
+      };
+    });
+    return scatterWith(indexes, plan, this.size);
+  }
+}
 /** The priority rule as number columns (indexed by pod index, ascending): the negated weight sum, or the orderPriority level then the negated order. */
 type PriorityRule =
   | { kind: 'none' }
@@ -211,16 +300,35 @@ function weightOf(labels: Record<string, string>, weights: readonly JsonObject[]
 
 /** The first orderPriority key the pod carries (-1: none) and its value's numeric suffix. */
 function orderOf(labels: Record<string, string>, keys: readonly string[]): { level: number; order: number } {
-  const level = keys.findIndex((k) => Object.hasOwn(labels, k));
+  const level = orderLevel(labels, keys);
   return { level, order: level < 0 ? 0 : orderSuffix(labels[keys[level] as string] as string) };
 }
 
-/** Kruise's getIntFromStringSuffix: the trailing digits of a label value, 0 when none. */
+/** The index of the first orderPriority key the pod carries, -1 when none. */
+function orderLevel(labels: Record<string, string>, keys: readonly string[]): number {
+  for (let k = 0; k < keys.length; k++) if (Object.hasOwn(labels, keys[k] as string)) return k;
+  return -1;
+}
+
+/** Digits a double holds exactly whatever they are (10^15 < 2^53): such a suffix is summed, a longer one parsed. */
+const EXACT_DIGITS = 15;
+
+/** Kruise's getIntFromStringSuffix: the trailing ASCII digits of a label value (`/(\d+)$/`), 0 when none or not a safe integer. */
 export function orderSuffix(value: string): number {
-  const m = /(\d+)$/.exec(value);
-  if (m === null) return 0;
-  const n = Number.parseInt(m[1] as string, 10);
-  return Number.isSafeInteger(n) ? n : 0;
+  let start = value.length;
+  while (start > 0) {
+    const c = value.charCodeAt(start - 1);
+    if (c < 48 || c > 57) break;
+    start--;
+  }
+  if (start === value.length) return 0;
+  if (value.length - start > EXACT_DIGITS) {
+    const n = Number.parseInt(value.slice(start), 10);
+    return Number.isSafeInteger(n) ? n : 0;
+  }
+  let n = 0;
+  for (let i = start; i < value.length; i++) n = n * 10 + (value.charCodeAt(i) - 48);
+  return n;
 }
 
 /**
@@ -280,12 +388,17 @@ interface ScatterTerm {
  * value of the label among all matched pods, in list order; duplicates are dropped.
  */
 export function scatterTerms(strategy: SidecarSetUpdateStrategy['scatterStrategy'], pods: readonly Pod[]): ScatterTerm[] {
-  return scatterTermsOf(strategy, pods.map(labelsOf));
+  const labels = pods.map(labelsOf);
+  return scatterTermsFrom(strategy, (key) => {
+    const values = new Set<string>();
+    for (const l of labels) if (Object.hasOwn(l, key)) values.add(l[key] as string);
+    return [...values];
+  });
 }
 
-function scatterTermsOf(strategy: SidecarSetUpdateStrategy['scatterStrategy'], podLabels: readonly Record<string, string>[]): ScatterTerm[] {
+/** {@link scatterTerms} given, per key, the distinct values of the label among all matched pods in the order they first appear. */
+function scatterTermsFrom(strategy: SidecarSetUpdateStrategy['scatterStrategy'], valuesOf: (key: string) => readonly string[]): ScatterTerm[] {
   const out: ScatterTerm[] = [];
-  // Values seen per key: a "*" term reads every matched pod's label, so no id string is built per pod.
   const seen = new Map<string, Set<string>>();
   const add = (key: string, value: string): void => {
     let values = seen.get(key);
@@ -297,11 +410,8 @@ function scatterTermsOf(strategy: SidecarSetUpdateStrategy['scatterStrategy'], p
   for (const term of arrayOf(strategy).filter(isObject)) {
     const key = stringOf(term.key) ?? '';
     const value = stringOf(term.value) ?? '';
-    if (value !== '*') {
-      add(key, value);
-      continue;
-    }
-    for (const labels of podLabels) if (Object.hasOwn(labels, key)) add(key, labels[key] as string);
+    if (value !== '*') add(key, value);
+    else for (const v of valuesOf(key)) add(key, v);
   }
   return out;
 }
@@ -314,29 +424,49 @@ function scatterTermsOf(strategy: SidecarSetUpdateStrategy['scatterStrategy'], p
  * matching no candidate are dropped; "total" counts use all matched pods.
  */
 export function scatterSort(pods: readonly Pod[], indexes: readonly number[], terms: readonly ScatterTerm[]): number[] {
-  return scatterSortOf(pods.map(labelsOf), indexes, terms);
-}
-
-/** {@link scatterSort} over every matched pod's labels. */
-function scatterSortOf(labels: readonly Record<string, string>[], indexes: readonly number[], terms: readonly ScatterTerm[]): number[] {
+  const labels = pods.map(labelsOf);
   if (terms.length === 0 || indexes.length <= 1) return [...indexes];
-  // One pass each over the candidates and all matched pods gives every term's
-  // counts; the candidate set never changes under reordering, so terms that
-  // cannot move anything are skipped without a pass of their own.
+  // One pass each over the candidates and all matched pods gives every term's counts.
   const candidateCount = new LabelCounts(terms);
   for (const i of indexes) candidateCount.add(labels[i] as Record<string, string>);
   const totalCount = new LabelCounts(terms);
   for (const l of labels) totalCount.add(l);
-  let ordered = terms.map((term, position) => ({ term, position, count: candidateCount.carrying(term) }));
+  const plan = terms.map((term) => ({
+    term,
+    count: candidateCount.carrying(term),
+    matched: candidateCount.matching(term, indexes.length),
+    total: totalCount.matching(term, labels.length),
+    matches: (i: number) => matches(labels[i] as Record<string, string>, term),
+  }));
+  return scatterWith(indexes, plan, labels.length);
+}
+
+/** One term as the scatter sort reads it: its match counts and which pods match. */
+interface CountedTerm {
+  term: ScatterTerm;
+  /** Candidates carrying `key=value`. */
+  count: number;
+  /** Candidates matching the term as Go reads it (see {@link matches}). */
+  matched: number;
+  /** Matched pods (all, not only candidates) matching it. */
+  total: number;
+  /** Whether pod `i` matches it. */
+  matches: (i: number) => boolean;
+}
+
+/** The scatter sort's steps over counted terms; `size` is the number of matched pods. */
+function scatterWith(indexes: readonly number[], terms: CountedTerm[], size: number): number[] {
+  if (terms.length === 0 || indexes.length <= 1) return [...indexes];
+  // The candidate set never changes under reordering, so terms that cannot move anything are skipped without a pass of their own.
+  let ordered = terms.map((t, position) => ({ t, position }));
   if (terms.length > 1) {
-    ordered = ordered.filter((t) => t.count > 0);
-    ordered.sort((a, b) => b.count - a.count || a.position - b.position);
+    ordered = ordered.filter(({ t }) => t.count > 0);
+    ordered.sort((a, b) => b.t.count - a.t.count || a.position - b.position);
   }
   let out = [...indexes];
-  for (const { term } of ordered) {
-    const matched = candidateCount.matching(term, indexes.length);
-    if (matched <= 1 || indexes.length - matched <= 1) continue;
-    out = scatterByTerm(labels, out, term, totalCount.matching(term, labels.length));
+  for (const { t } of ordered) {
+    if (t.matched <= 1 || indexes.length - t.matched <= 1) continue;
+    out = scatterByTerm(out, t.matches, t.total, size);
   }
   return out;
 }
@@ -374,13 +504,14 @@ function matches(labels: Record<string, string>, term: ScatterTerm): boolean {
   return (Object.hasOwn(labels, term.key) ? labels[term.key] : '') === term.value;
 }
 
-function scatterByTerm(labels: readonly Record<string, string>[], indexes: readonly number[], term: ScatterTerm, allMatched: number): number[] {
+/** One term's step: `allMatched` of the `size` matched pods match it. */
+function scatterByTerm(indexes: readonly number[], isMatch: (i: number) => boolean, allMatched: number, size: number): number[] {
   const matched: number[] = [];
   const unmatched: number[] = [];
-  for (const i of indexes) (matches(labels[i] as Record<string, string>, term) ? matched : unmatched).push(i);
+  for (const i of indexes) (isMatch(i) ? matched : unmatched).push(i);
   if (matched.length <= 1 || unmatched.length <= 1) return [...indexes];
   let totalMatched = allMatched;
-  const totalUnmatched = labels.length - allMatched;
+  const totalUnmatched = size - allMatched;
   const lastMatched = matched.pop() as number;
   totalMatched--;
   const group = groupByDensity(totalMatched, totalUnmatched, matched.length, unmatched.length);

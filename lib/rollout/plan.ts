@@ -12,7 +12,7 @@ import { ANNOTATION_HASH, type SidecarSet } from '../sidecarset/types.ts';
 import { unavailableTally, type UnavailablePods } from '../sidecarset/unavailable-pods.ts';
 import { batchSize, maxUnavailableCount, partitionCount } from './batch-size.ts';
 import { changedFieldNames } from './changed-fields.ts';
-import { matchedPods, podStanding } from './candidates.ts';
+import { matchedList, podStanding } from './candidates.ts';
 import { swappingContainers, type HotFlip } from '../sidecarset/hot-swapping.ts';
 import { dueFlips, hotUpgradeChanges, type HotUpgradeChange } from './hot-swap.ts';
 import { UpdateOrder } from './order.ts';
@@ -162,15 +162,33 @@ interface Standings {
   inFlight: number;
 }
 
+/** Where the walk reads the matched pods from: `matched` itself, or the same pods as listed, with where each stands in `matched`. */
+interface WalkOrder {
+  listed: readonly Pod[];
+  position: Int32Array | undefined;
+}
+
+/** An updated pod that is not available, kept until the walk can tally it in the matched order. */
+interface Unavailable {
+  at: number;
+  key: string;
+  reason: string;
+  updateMs: number;
+}
+
 /**
- * Reads every matched pod once, in list order: its recorded hash (one parse
- * of the annotation), readiness and consistency for the counts and the
+ * Reads every matched pod once: its recorded hash (one parse of the
+ * annotation), readiness and consistency for the counts and the
  * unavailable tally, and, when `decide`, its standing and what its place in
  * the update order needs. One walk rather than one per concern: over
  * 100,000 pods, reading a pod's objects again from memory costs more than
- * the work done on them, and nothing parsed outlives its pod's turn.
+ * the work done on them, and nothing parsed outlives its pod's turn. For
+ * the same reason the walk goes through the pods in the order they were
+ * listed (`from`), the order a parsed list lies in memory, and files what
+ * it reads under each pod's index in `matched`; what depends on that order
+ * (the pods named per reason, the not-upgradable list) is put in it at the end.
  */
-function walkPods(set: SidecarSet, matched: readonly Pod[], decide: boolean): PodWalk {
+function walkPods(set: SidecarSet, matched: readonly Pod[], decide: boolean, from: WalkOrder = { listed: matched, position: undefined }): PodWalk {
   // Per-set inputs once, not per pod.
   const name = sidecarSetName(set);
   const hash = setHash(set);
@@ -183,8 +201,13 @@ function walkPods(set: SidecarSet, matched: readonly Pod[], decide: boolean): Po
   let unavailableCount = 0;
   const memo = new RecordedEntriesMemo();
   const standings: Standings | undefined = decide ? { order: new UpdateOrder(matched, set.spec?.updateStrategy), waiting: 0, notUpgradable: [], notSelected: 0, inFlight: 0 } : undefined;
-  for (let i = 0; i < matched.length; i++) {
-    const pod = matched[i] as Pod;
+  const { listed, position } = from;
+  // Out of matched order: kept, then put in that order.
+  const unavailable: Unavailable[] = [];
+  const notUpgradableAt: number[] = [];
+  for (let j = 0; j < listed.length; j++) {
+    const pod = listed[j] as Pod;
+    const i = position === undefined ? j : (position[j] as number);
     const entries = memo.of(pod, ANNOTATION_HASH);
     const podHash = entries.hash(name);
     // IsPodSidecarUpdated, from the parse the counts use.
@@ -195,16 +218,23 @@ function walkPods(set: SidecarSet, matched: readonly Pod[], decide: boolean): Po
     counts.count({ hash: podHash, ready: consistent && ready });
     if (updated && !(consistent && ready)) {
       unavailableCount++;
-      tally.add(podKey(pod), unavailableReason(pod, names, consistent), recordedUpdateTime(pod, set, entries));
+      const reason = unavailableReason(pod, names, consistent);
+      const updateMs = recordedUpdateTime(pod, set, entries);
+      if (position === undefined) tally.add(podKey(pod), reason, updateMs);
+      else unavailable.push({ at: i, key: podKey(pod), reason, updateMs });
     }
     if (standings === undefined) continue;
     const standing = updated ? 'updated' : podStanding(pod, set, withoutImage, false, names, { consistent, withoutImage: memo });
-    standings.order.add(i, standing === 'waiting');
+    standings.order.add(i, standing === 'waiting', pod);
     if (standing === 'waiting') standings.waiting++;
-    else if (standing === 'not-upgradable') standings.notUpgradable.push(pod);
-    else if (standing === 'not-selected') standings.notSelected++;
+    else if (standing === 'not-upgradable') {
+      if (position === undefined) standings.notUpgradable.push(pod);
+      else notUpgradableAt.push(i);
+    } else if (standing === 'not-selected') standings.notSelected++;
     else if (standing === 'in-flight') standings.inFlight++;
   }
+  if (unavailable.length > 0) for (const u of unavailable.sort((a, b) => a.at - b.at)) tally.add(u.key, u.reason, u.updateMs);
+  if (standings !== undefined && notUpgradableAt.length > 0) standings.notUpgradable = notUpgradableAt.sort((a, b) => a - b).map((i) => matched[i] as Pod);
   return { flags, status: counts.of(set), unavailable: tally.result(), unavailableCount, ...(standings === undefined ? {} : { standings }) };
 }
 
@@ -302,11 +332,11 @@ export function decidedByCounts(set: SidecarSet, counts: RolloutCounts, swapping
  * @throws UnknownNamespaceError when a namespaceSelector needs a namespace missing from `namespaceLabels`.
  */
 export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels, options: PlanOptions = {}): RolloutPlan {
-  const matched = matchedPods(set, pods, namespaceLabels);
+  const { sorted: matched, listed, position } = matchedList(set, pods, namespaceLabels);
   const strategy = objectOf(set.spec?.updateStrategy) ?? {};
   // Kruise 1.9 returns for NotUpdate and paused before flipping (1.8 flipped first): such a set flips nothing.
   const held = strategy.type === 'NotUpdate' || strategy.paused === true;
-  const walk = walkPods(set, matched, !held);
+  const walk = walkPods(set, matched, !held, { listed, position });
   const { flags, status, unavailable: unavailablePods } = walk;
   const { flips, swapping } = held ? { flips: [], swapping: 0 } : hotSwaps(set, matched);
   const done = (waiting: WaitingReason, notUpgradable: Pod[] = []): RolloutPlan => ({ status, updates: [], notUpgradable, flips, swapping, waiting, ...(unavailablePods === undefined ? {} : { unavailable: unavailablePods }) });

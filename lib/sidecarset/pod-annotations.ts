@@ -233,8 +233,53 @@ class ParsedEntries implements RecordedEntries {
 /** An RFC 3339 time in ms; 0 for absent or unparsable (Go's zero time). */
 export function timeOf(value: unknown): number {
   if (typeof value !== 'string') return 0;
-  const t = Date.parse(value);
-  return Number.isNaN(t) ? 0 : t;
+  const t = value.length === 20 ? secondsTimeOf(value) : Number.NaN;
+  if (!Number.isNaN(t)) return t;
+  const parsed = Date.parse(value);
+  return Number.isNaN(parsed) ? 0 : parsed;
+}
+
+/**
+ * `YYYY-MM-DDTHH:MM:SSZ` (what the API server writes, metav1.Time) in ms,
+ * by arithmetic; NaN for any other text, which Date.parse then reads. A plan
+ * reads two times of each of 100,000 pods, and Date.parse, which reads every
+ * format it knows, cost a tenth of it. Exactly Date.parse's value for every
+ * text it answers (test/sidecarset/time-of.test.ts): year 1000 or later,
+ * month 1-12, day 1-31 (a day past the month's end rolls over, as
+ * Date.parse's does), hour 0-23 (Date.parse also reads 24:00:00: left to it).
+ */
+function secondsTimeOf(s: string): number {
+  if (s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58 || s.charCodeAt(19) !== 90) return Number.NaN;
+  const year = digits(s, 0, 4);
+  const month = digits(s, 5, 2);
+  const day = digits(s, 8, 2);
+  const hour = digits(s, 11, 2);
+  const minute = digits(s, 14, 2);
+  const second = digits(s, 17, 2);
+  // digits() is NaN for a non-digit, and NaN fails every comparison.
+  if (!(year >= 1000 && month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour <= 23 && minute <= 59 && second <= 59)) return Number.NaN;
+  return daysFromCivil(year, month, day) * 86_400_000 + hour * 3_600_000 + minute * 60_000 + second * 1000;
+}
+
+/** The decimal number of `length` ASCII digits at `at`; NaN when one is not a digit. */
+function digits(s: string, at: number, length: number): number {
+  let n = 0;
+  for (let i = at; i < at + length; i++) {
+    const d = s.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return Number.NaN;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
+/** Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's days_from_civil); linear in `day`, so a day past the month's end rolls over. */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
 }
 
 /** The second {@link formatTimestamp} wrote last (ms since the epoch / 1000, floored) and its text. */

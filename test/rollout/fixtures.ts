@@ -52,10 +52,18 @@ export interface PodOptions {
   sidecarReady?: boolean;
 }
 
+/** The set at the old image, by name: read for its hash only, made once (large tables make thousands of pods). */
+const oldSets = new Map<string, SidecarSet>();
+function oldSetOf(name: string): SidecarSet {
+  let set = oldSets.get(name);
+  if (set === undefined) oldSets.set(name, (set = rolloutSet({ image: OLD_IMAGE, name })));
+  return set;
+}
+
 /** A pod injected by `set`'s name with its sidecar and an app container, listed with a resourceVersion. */
 export function rolloutPod(set: SidecarSet, o: PodOptions): Pod {
   const setName = set.metadata!.name!;
-  const old = rolloutSet({ image: OLD_IMAGE, name: setName });
+  const old = oldSetOf(setName);
   const updated = o.updated === true;
   const recordedHash = updated ? hashOf(set) : hashOf(old);
   const withoutImage = o.otherFields ? 'other-fields-hash' : withoutImageOf(set);

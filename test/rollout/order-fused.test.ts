@@ -95,4 +95,31 @@ describe('the update order in one sort', () => {
       expect(updateOrder(pods, indexes, strategy)).toEqual(threeSteps(pods, indexes, strategy));
     }
   });
+
+  // Small random pod lists rarely give a scatter term enough matching and unmatched candidates to move any:
+  // these lists do, for every kind of term (a value, `*`, "" which pods without the key match too, several keys).
+  it.each<[string, SidecarSetUpdateStrategy['scatterStrategy']]>([
+    ['one value', [{ key: 'zone', value: 'z1' }]],
+    ['every value', [{ key: 'zone', value: '*' }]],
+    ['the empty value, which pods without the key match', [{ key: 'zone', value: '' }]],
+    ['a value no pod carries', [{ key: 'zone', value: 'nowhere' }]],
+    ['several terms over two keys, one repeated', [{ key: 'tier', value: '*' }, { key: 'zone', value: 'z2' }, { key: 'zone', value: '*' }, { key: 'tier', value: '' }]],
+    ['a key no pod carries among others', [{ key: 'none', value: '*' }, { key: 'zone', value: '' }, { key: 'none', value: '' }]],
+  ])('agrees on large sets scattered by %s', (_d, scatterStrategy) => {
+    for (const n of [2, 3, 7, 50, 400, 2000]) {
+      const pods = Array.from({ length: n }, (_, i) => {
+        const labels: Record<string, string> = {};
+        if (i % 7 !== 3) labels.zone = i % 11 === 0 ? '' : `z${(i * 5) % 3}`;
+        if (i % 3 !== 0) labels.tier = `t-${i % 4}`;
+        return podOf({ node: 'n1', phase: 'Running', ready: i % 5 === 0 ? 'False' : 'True', readySince: TIMES[i % 3], created: TIMES[(i >> 2) % 4], restarts: [i % 2], labels }, i);
+      });
+      for (const keep of [2, 4, 9]) {
+        const indexes = pods.map((_, i) => i).filter((i) => i % keep !== 1);
+        for (const priorityStrategy of [undefined, { orderPriority: [{ orderedKey: 'tier' }] }]) {
+          const strategy: SidecarSetUpdateStrategy = { scatterStrategy, ...(priorityStrategy === undefined ? {} : { priorityStrategy }) };
+          expect(updateOrder(pods, indexes, strategy)).toEqual(threeSteps(pods, indexes, strategy));
+        }
+      }
+    }
+  });
 });

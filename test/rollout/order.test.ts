@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import type { Pod } from '../../lib/kube/types.ts';
 import { orderSuffix, scatterSort, scatterTerms, sortActive, sortByPriority } from '../../lib/rollout/order.ts';
 
@@ -130,7 +131,29 @@ describe('priority order (rollout.md §1.3 step 2, priority_sort.go)', () => {
     ['12', 12],
     ['a1b2', 2],
     ['', 0],
+    ['r-007', 7],
+    ['x999999999999999', 999999999999999],
+    ['x9007199254740991', 9007199254740991],
+    ['x9007199254740992', 0],
+    [`x${'9'.repeat(400)}`, 0],
+    ['x٣', 0],
+    ['x１２', 0],
+    ['12\n', 0],
   ])('the order suffix of %p is %p', (value, n) => {
     expect(orderSuffix(value)).toBe(n);
+  });
+
+  it("is getIntFromStringSuffix's regexp reading for any text", () => {
+    const byRegExp = (value: string): number => {
+      const m = /(\d+)$/.exec(value);
+      const n = m === null ? 0 : Number.parseInt(m[1] as string, 10);
+      return Number.isSafeInteger(n) ? n : 0;
+    };
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom('0', '1', '9', '5', 'a', '-', '٣', ' '), maxLength: 24 }), (value) => {
+        expect(orderSuffix(value)).toBe(byRegExp(value));
+      }),
+      { numRuns: 5000, seed: 23 },
+    );
   });
 });

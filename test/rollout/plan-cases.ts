@@ -14,7 +14,7 @@ import { hotSet, injected, kubelet } from './hot-fixtures.ts';
 import { rolloutPod, rolloutSet, type PodOptions } from './fixtures.ts';
 
 /** mulberry32: a small seeded generator, so the table is the same on every machine. */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -104,7 +104,7 @@ export function planCases(seed: number, count: number): PlanCase[] {
 }
 
 /** The rarer shapes: digest images, in-place states, broken or foreign annotations, pods that do not match. */
-function mutate(pod: Pod, pick: <T>(items: readonly T[]) => T, chance: (p: number) => boolean): void {
+export function mutate(pod: Pod, pick: <T>(items: readonly T[]) => T, chance: (p: number) => boolean): void {
   const annotations = pod.metadata!.annotations!;
   const sidecar = pod.spec!.containers[0]!;
   const status = pod.status!.containerStatuses![0]!;
@@ -128,15 +128,15 @@ function mutate(pod: Pod, pick: <T>(items: readonly T[]) => T, chance: (p: numbe
 }
 
 /** A HotUpgrade set and pods at the old or the new image, some swapped half way. */
-function hotCase(r: () => number, pick: <T>(items: readonly T[]) => T, chance: (p: number) => boolean): PlanCase {
+export function hotCase(r: () => number, pick: <T>(items: readonly T[]) => T, chance: (p: number) => boolean, size = 8, updatedShare = 0.4): PlanCase {
   const strategy: SidecarSetUpdateStrategy = { type: 'RollingUpdate', maxUnavailable: pick([1, 2, '50%']) };
   const set = hotSet('mesh:2', '999', strategy);
   const pods: Pod[] = [];
-  const n = 1 + Math.floor(r() * 8);
+  const n = 1 + Math.floor(r() * size);
   for (let i = 0; i < n; i++) {
     let pod = injected('mesh:1', `h-${i}`);
     // Some pods got the update and the kubelet restarted them (the new container ready, or failing): mid swap.
-    if (chance(0.4)) {
+    if (chance(updatedShare)) {
       pod = applyPatch(pod, podUpdatePatch({ pod, set, latestRevision: 'rev', injectedList: 'hot-set', now: new Date('2026-12-01T00:00:00Z') })) as Pod;
       if (chance(0.8)) pod = kubelet(pod, chance(0.3) ? ['mesh:2'] : []);
     }
