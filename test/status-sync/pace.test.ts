@@ -445,6 +445,32 @@ describe('followSets', () => {
     expect(most).toBe(1);
   });
 
+  it('ends when its signal does with conditions still on their way: they are called off with it and told as errors', async () => {
+    const set = storedRolloutSet();
+    const w = world(set, podsOf(set, 5, 0, 0));
+    // A condition write answers only when its signal ends it.
+    const pods = w.deps.rollout.pods;
+    w.deps.rollout.pods = {
+      ...pods,
+      patchStatus: (_namespace, _name, _patch, signal) =>
+        new Promise((_resolve, reject) => {
+          signal?.addEventListener('abort', () => {
+            reject(new Error('the request was aborted'));
+          }, { once: true });
+        }),
+    };
+    const controller = new AbortController();
+    let passes = 0;
+    const following = followSets([SET], { ...w.deps, onSetPass: () => { passes++; } }, WATCH_ONLY, AbortSignal.any([controller.signal, safety()]));
+    await until(() => passes === 1);
+    const stopped = performance.now();
+    controller.abort(new Error('stopping'));
+    const summary = await following;
+    expect(performance.now() - stopped).toBeLessThan(1_000);
+    expect(summary).toMatchObject({ podsUpdated: 2, unfinished: [SET] });
+    expect(summary.errors.map((e) => e.operation).sort()).toEqual(['set condition on pod default/p-00000', 'set condition on pod default/p-00001']);
+  });
+
   it('ends when its signal does, naming the sets still in flight', async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 5, 0, 0));
