@@ -163,7 +163,7 @@ export function setPodView(source: SetPodSource, writer: PodWriter, options: Pod
     const view: Live = { scope, pods: new Map(pods.map((pod) => [podKeyOf(pod), pod])), position, news: false, stop: new AbortController() };
     live = view;
     failed = false;
-    // Expectations the list already meets are met for good; a later one (none, as passes do not overlap their writes) stays.
+    // Expectations the list already meets are met for good; a later one (a trailing write answered after the list, trailing-writes.ts) stays.
     for (const [key, version] of expected) if (version <= position) expected.delete(key);
     const sink = {
       change: (type: PodChangeType, pod: Pod) => {
