@@ -7,4 +7,8 @@ import base from './jest.config.js';
 export default {
   ...base,
   testMatch: ['**/*.integration.test.ts'],
+  // A suite's hooks start and stop real control planes and local stacks: about a second to stop here, but in
+  // loaded full runs a stop passed jest's 30 s three times (the suites' tests had all passed). Tests that
+  // check a time bound assert it themselves.
+  testTimeout: 120000,
 };

@@ -27,7 +27,6 @@ export interface ScenarioStackOptions {
 
 /** Building the binaries on a cold cache takes minutes. */
 const START_TIMEOUT_MS = 30 * 60_000;
-const STOP_TIMEOUT_MS = 2 * 60_000;
 
 /**
  * A suite's stack: made at the top of the file, {@link install}ed inside
@@ -64,11 +63,9 @@ export class ScenarioStack {
     afterEach(async () => {
       for (const name of this.#created.splice(0)) await this.cluster.deleteSet(name).catch(() => undefined);
     });
-    // Stopping takes about a second here; under a full suite on a loaded machine it once passed jest's 30 s
-    // default, which failed a suite whose tests had all passed. How npm start stops is start-stop's test.
     afterAll(async () => {
       await this.stop();
-    }, STOP_TIMEOUT_MS);
+    });
   }
 
   /** Creates the set through the webhooks and deletes it after the test; returns it as stored. */
