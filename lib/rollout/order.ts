@@ -8,7 +8,7 @@ import { selectorMatches } from '../kube/label-selector.ts';
 import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
 import type { JsonObject, Pod } from '../kube/types.ts';
 import type { SidecarSetUpdateStrategy } from '../sidecarset/types.ts';
-import { hasReadyCondition, maxContainerRestarts, podLabels as labelsOf, readyCondition, readyTransitionTime, timeOf } from '../sidecarset/pod-state.ts';
+import { maxContainerRestarts, podLabels as labelsOf, readyCondition, timeOf } from '../sidecarset/pod-state.ts';
 
 /** What the active-pods order reads from a pod, computed once per pod. */
 interface ActiveKey {
@@ -26,12 +26,14 @@ function phaseOrdinal(phase: unknown): number {
 }
 
 function activeKey(pod: Pod): ActiveKey {
-  const ready = hasReadyCondition(pod);
+  // One scan of the conditions for both readiness and its time.
+  const condition = readyCondition(pod);
+  const ready = condition?.status === 'True';
   return {
     assigned: (stringOf(objectOf(pod.spec)?.nodeName) ?? '') !== '',
     phase: phaseOrdinal(objectOf(pod.status)?.phase),
     ready,
-    readyTime: ready ? readyTransitionTime(pod) : 0,
+    readyTime: ready ? timeOf(condition.lastTransitionTime) : 0,
     restarts: maxContainerRestarts(pod),
     created: timeOf(objectOf(pod.metadata)?.creationTimestamp),
   };
@@ -151,24 +153,21 @@ export class UpdateOrder {
     if (scatter !== undefined) scatter.add(i, labels as Record<string, string>);
     if (!waits) return;
     this.waiting.push(i);
-    // activeKey's fields, written straight into the columns (no key object per pod).
-    const condition = readyCondition(pod);
-    const ready = condition?.status === 'True';
-    const assigned = (stringOf(objectOf(pod.spec)?.nodeName) ?? '') !== '';
-    this.rank[i] = (assigned ? 6 : 0) + phaseOrdinal(objectOf(pod.status)?.phase) * 2 + (ready ? 1 : 0);
+    const key = activeKey(pod);
+    this.rank[i] = (key.assigned ? 6 : 0) + key.phase * 2 + (key.ready ? 1 : 0);
     // Compared only between two ready pods (equal ranks are equally ready): 0 for the not ready.
-    this.readyKey[i] = ready ? afterOrZeroKey(timeOf(condition.lastTransitionTime)) : 0;
-    this.restartsKey[i] = -maxContainerRestarts(pod);
-    this.createdKey[i] = afterOrZeroKey(timeOf(objectOf(pod.metadata)?.creationTimestamp));
+    this.readyKey[i] = key.ready ? afterOrZeroKey(key.readyTime) : 0;
+    this.restartsKey[i] = -key.restarts;
+    this.createdKey[i] = afterOrZeroKey(key.created);
     if (rule.kind === 'weight') {
       const sum = weightOf(labels as Record<string, string>, rule.weights);
       // Not finite (a stored set's `1e999`): no total order, see order().
       if (!Number.isFinite(sum)) rule.finite = false;
       rule.first[i] = -sum;
     } else if (rule.kind === 'order') {
-      const level = orderLevel(labels as Record<string, string>, rule.keys);
+      const { level, order } = orderOf(labels as Record<string, string>, rule.keys);
       rule.first[i] = level;
-      rule.second[i] = level < 0 ? -0 : -orderSuffix((labels as Record<string, string>)[rule.keys[level] as string] as string);
+      rule.second[i] = -order;
     }
   }
 

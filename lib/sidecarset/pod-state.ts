@@ -199,7 +199,7 @@ function conditionOf(pod: Pod, type: string): JsonObject | undefined {
   return undefined;
 }
 
-/** The pod's (first) Ready condition, which {@link hasReadyCondition} and {@link readyTransitionTime} read: for a reader of both, one scan. */
+/** The pod's (first) Ready condition, which {@link hasReadyCondition} reads: for a reader of its status and its time, one scan. */
 export function readyCondition(pod: Pod): JsonObject | undefined {
   return conditionOf(pod, 'Ready');
 }
@@ -207,11 +207,6 @@ export function readyCondition(pod: Pod): JsonObject | undefined {
 /** PodReady condition True (k8s podutil.IsPodReady). */
 export function hasReadyCondition(pod: Pod): boolean {
   return conditionOf(pod, 'Ready')?.status === 'True';
-}
-
-/** The Ready condition's lastTransitionTime in ms, 0 (Go's zero time) when absent or unparsable. */
-export function readyTransitionTime(pod: Pod): number {
-  return timeOf(conditionOf(pod, 'Ready')?.lastTransitionTime);
 }
 
 export { timeOf };
