@@ -83,15 +83,7 @@ describe('followSets', () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 5, 0, 0));
     // The kubelet: each pod patched restarts a moment later (a change the loop did not make).
-    const pods = w.deps.rollout.pods;
-    w.deps.rollout.pods = {
-      ...pods,
-      patch: async (namespace, name, operations, signal) => {
-        const write = await pods.patch(namespace, name, operations, signal);
-        setTimeout(() => w.cluster.update(namespace, name, restarted), 5);
-        return write;
-      },
-    };
+    kubeletAfterWrites(w, restarted);
     const summary = await followSets([SET], w.deps, WATCH_ONLY, safety());
     expect(summary).toMatchObject({ podsUpdated: 5, conflicts: 0, stalled: [], unfinished: [], errors: [] });
     expect(summary.passes).toBeGreaterThanOrEqual(3);
