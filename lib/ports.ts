@@ -73,6 +73,23 @@ export interface PodEvent {
   message: string;
 }
 
+/**
+ * An event about one of the project's webhook configurations or the
+ * SidecarSet CRD (cluster-scoped objects: told in `default`, as client-go's
+ * recorder does).
+ */
+export interface AdmissionConfigEvent {
+  object: { apiVersion: string; kind: string; name: string };
+  type: 'Warning';
+  reason: string;
+  message: string;
+}
+
+/** Where events about the webhook configurations and the CRD go. */
+export interface AdmissionConfigEventSink {
+  record(event: AdmissionConfigEvent, signal?: AbortSignal): Promise<void>;
+}
+
 /** Where events about pods go (in the pod's namespace). */
 export interface PodEventSink {
   record(event: PodEvent, signal?: AbortSignal): Promise<void>;

@@ -2,10 +2,11 @@
  * A real cluster with this project installed, for `npm start` without a
  * cluster, `npm run demo` and the end-to-end tests: the control plane built
  * from Go modules (control-plane/), the project's CRD and RBAC, the
- * fastify webhook server (HTTPS on 127.0.0.1, the functions reading the
- * cluster as the least-privilege identity), the webhook configurations
- * pointing at it and, when asked for, the status reconciler's loop (as the
- * same identity), which also rotates the webhook secret kept in the TLS
+ * fastify webhook server (HTTPS on 127.0.0.1, the webhooks reading the
+ * cluster as rbac.yaml's read-only identity), the webhook configurations
+ * pointing at it and, when asked for, the status reconciler's loop (as
+ * rbac.yaml's `sidecarset-status-sync`, so its ValidatingAdmissionPolicies
+ * hold every write it makes, as in a deployment), which also rotates the webhook secret kept in the TLS
  * directory, as on AWS, and when asked for, the test kubelet
  * (control-plane/test-kubelet.ts), which starts pods and restarts containers
  * whose image changed, so that in-place sidecar updates complete.
@@ -29,7 +30,7 @@ import type { Logger } from '../../lib/ports.ts';
 import { ADMISSION_FUNCTIONS, FUNCTION_NAMES } from '../../lib/webhooks/registry.ts';
 import { SIDECARSET_CONVERT } from '../../lib/webhooks/descriptors.ts';
 import { CRD_NAME, withConversionClientConfig } from '../../lib/crd/sidecarset-crd.ts';
-import { rbacManifestPath, startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
+import { rbacManifestPath, startControlPlane, type ControlPlane, type ControlPlaneUser } from '../../control-plane/harness.ts';
 import { startTestKubelet, type TestKubelet, type TestKubeletOptions } from '../../control-plane/test-kubelet.ts';
 import { clusterSources } from '../shared/cluster.ts';
 import { admissionRuntime, storedCallerSecrets, withInjectionOrder, type Env } from '../shared/compose.ts';
@@ -91,7 +92,7 @@ export async function waitForSidecarSetStorage(cp: ControlPlane, timeoutMs = 30_
 }
 
 /** Waits until `identity` GETs each of `paths` with 200, in order, within `timeoutMs` in all; polled every 100 ms. */
-async function waitUntilReadable(cp: ControlPlane, identity: 'admin' | 'functions', paths: readonly string[], timeoutMs: number, what: string): Promise<void> {
+async function waitUntilReadable(cp: ControlPlane, identity: ControlPlaneUser, paths: readonly string[], timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (const path of paths) {
     for (;;) {
@@ -110,8 +111,22 @@ async function waitUntilReadable(cp: ControlPlane, identity: 'admin' | 'function
  * created then would fail its admission (the webhook cannot list SidecarSets).
  */
 export async function waitForFunctionsAccess(cp: ControlPlane, timeoutMs = 30_000, revisionNamespace = DEFAULT_REVISION_NAMESPACE): Promise<void> {
-  const revisions = `/apis/apps/v1/namespaces/${revisionNamespace}/controllerrevisions?limit=1`;
-  await waitUntilReadable(cp, 'functions', ['/apis/apps.kruise.io/v1alpha1/sidecarsets', '/api/v1/pods?limit=1', '/api/v1/namespaces?limit=1', revisions], timeoutMs, 'the functions identity');
+  await waitUntilReadable(cp, 'functions', [...webhookReads(revisionNamespace), '/api/v1/pods?limit=1'], timeoutMs, 'the functions identity');
+}
+
+/** What the admission webhooks read: SidecarSets, Namespaces and the pinned ControllerRevisions. */
+function webhookReads(revisionNamespace: string): string[] {
+  return ['/apis/apps.kruise.io/v1alpha1/sidecarsets', '/api/v1/namespaces?limit=1', `/apis/apps/v1/namespaces/${revisionNamespace}/controllerrevisions?limit=1`];
+}
+
+/**
+ * Waits until the two identities a local stack runs as (as deployments do:
+ * rbac.yaml's read-only webhooks and the reconciler, whom its policies hold)
+ * can read what each reads.
+ */
+async function waitForDeployedIdentities(cp: ControlPlane, revisionNamespace: string, timeoutMs = 30_000): Promise<void> {
+  await waitUntilReadable(cp, 'webhooks', webhookReads(revisionNamespace), timeoutMs, 'the webhooks identity');
+  await waitUntilReadable(cp, 'status-sync', [...webhookReads(revisionNamespace), '/api/v1/pods?limit=1'], timeoutMs, 'the reconciler identity');
 }
 
 export interface LocalStackOptions {
@@ -160,6 +175,14 @@ export async function localCrd(url: string, caPem: string): Promise<JsonObject> 
   return withConversionClientConfig(crd, { url, caBundle: Buffer.from(caPem).toString('base64') });
 }
 
+/**
+ * The webhook URL prefixes a local server deploys (each function's path,
+ * before the secret): the only URLs its reconciler writes a secret into.
+ */
+export function localDeployedUrls(serverUrl: string): string[] {
+  return FUNCTION_NAMES.map((fn) => `${serverUrl}/${fn}/`);
+}
+
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const cp = await startControlPlane();
   const tlsDir = options.tlsDir ?? (await mkdtemp(join(tmpdir(), 'sidecarset-tls-')));
@@ -173,7 +196,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // The harness installed rbac.yaml as it is (kruise-system); another revision namespace gets its own Role.
     if (revisionNamespace !== DEFAULT_REVISION_NAMESPACE) await cp.apply(await revisionRbacYaml(revisionNamespace));
     await waitForCrd(cp, 'sidecarsets.apps.kruise.io');
-    await waitForFunctionsAccess(cp, undefined, revisionNamespace);
+    await waitForDeployedIdentities(cp, revisionNamespace);
     const tls = await ensureServingTls(tlsDir);
     const secretFile = join(tlsDir, 'webhook-secret');
     await ensureSecretFile(secretFile);
@@ -185,16 +208,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     };
     const logger: Logger = jsonLogger({ function: 'server' }, sink);
     const metrics = localMetrics();
-    const sources = await clusterSources({ KUBECONFIG_CONTENT: cp.kubeconfig('functions'), [ENV_REVISION_NAMESPACE]: revisionNamespace }, logger, { staleServed: metrics.staleServed });
+    // The webhooks read as the read-only identity, the reconciler writes as its own (held by rbac.yaml's policies), as deployed.
+    const sources = await clusterSources({ KUBECONFIG_CONTENT: cp.kubeconfig('webhooks'), [ENV_REVISION_NAMESPACE]: revisionNamespace }, logger, { staleServed: metrics.staleServed });
     const secrets = await storedCallerSecrets(() => store.read(), `secret file ${secretFile}`, env, logger);
     const networks = callerNetworksFromEnv(env);
     let markInstalled = (): void => undefined;
+    // Unknown until the server listens: until then the rotation writes no secret.
+    let deployed: string[] | undefined = undefined;
     const installed = new Promise<void>((resolve) => {
       markInstalled = resolve;
     });
     // Started before the webhooks serve, so that the first admitted change already has a loop to start.
     if (options.statusSyncIntervalMs !== undefined && options.statusSyncIntervalMs > 0) {
-      const statusSync = await composeStatusSync({ ...env, KUBECONFIG_CONTENT: cp.kubeconfig('functions') }, { logger: jsonLogger({ function: STATUS_SYNC }, sink), secretStore: store, metrics: metrics.recorder });
+      const statusSync = await composeStatusSync({ ...env, KUBECONFIG_CONTENT: cp.kubeconfig('status-sync') }, { logger: jsonLogger({ function: STATUS_SYNC }, sink), secretStore: store, metrics: metrics.recorder });
       // Its passes wait for the CRD's conversion to point at this server (below): a rotation racing that repoint would lose its guarded patch.
       const runPass: typeof statusSync.runPass = async (signal) => {
         // A stop (or a failed start) aborts the wait; the pass then answers for the aborted signal as any pass does.
@@ -206,7 +232,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
             }, { once: true });
           }),
         ]);
-        return statusSync.runPass(signal);
+        return statusSync.runPass(signal, deployed);
       };
       statusLoop = startStatusLoop({ runPass, follow: statusSync.follow, intervalMs: options.statusSyncIntervalMs, logger: statusSync.logger, ...(options.statusSyncHeartbeatMs !== undefined ? { heartbeatMs: options.statusSyncHeartbeatMs } : {}) });
     }
@@ -219,6 +245,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const address = app.server.address();
     if (address === null || typeof address !== 'object') throw new Error('server has no address');
     const serverUrl = `https://127.0.0.1:${address.port}`;
+    deployed = localDeployedUrls(serverUrl);
     const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `${serverUrl}/${fn}/${secret}` }])) as Record<(typeof ADMISSION_FUNCTIONS)[number], { url: string }>;
     const manifests = renderWebhookConfigurations({ targets, caPem: tls.caPem, ...(options.podFailurePolicy ? { podFailurePolicy: options.podFailurePolicy } : {}) });
     await cp.apply(manifests.map((m) => stringify(m)).join('---\n'));

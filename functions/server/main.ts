@@ -41,7 +41,7 @@ import { composeStatusSync, statusSyncHeartbeatFromEnv, statusSyncIntervalFromEn
 import { startStatusLoop, type StatusLoop } from '../status-sync/loop.ts';
 import { buildApp } from './app.ts';
 import { watchLifetime } from './lifetime.ts';
-import { localCrd, revisionRbacYaml, startLocalStack, type LocalStack } from './local-stack.ts';
+import { localCrd, localDeployedUrls, revisionRbacYaml, startLocalStack, type LocalStack } from './local-stack.ts';
 import { statusLoopTrigger } from './local-trigger.ts';
 import { OptionsError, parseServerOptions, SERVER_USAGE, type ServerOptions } from './options.ts';
 import { ENV_SORT_SIDECARS_BY_NAME } from '../../lib/webhooks/injection-order.ts';
@@ -90,9 +90,11 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   const sources = await clusterSources(env, logger, { staleServed: metrics.staleServed });
   // Started before the webhooks serve, so that an admitted SidecarSet change can start its pass at once.
   let statusLoop: StatusLoop | undefined;
+  let deployed: string[] | undefined = undefined;
   if (reconcile && intervalMs > 0) {
     const statusSync = await composeStatusSync(env, { metrics: metrics.recorder, ...(access.store !== undefined ? { secretStore: access.store } : {}) });
-    statusLoop = startStatusLoop({ runPass: statusSync.runPass, follow: statusSync.follow, intervalMs, heartbeatMs: statusSyncHeartbeatFromEnv(env), logger: statusSync.logger });
+    // Its rotation writes a secret only into this server's own URLs, known once it listens (below).
+    statusLoop = startStatusLoop({ runPass: (signal) => statusSync.runPass(signal, deployed), follow: statusSync.follow, intervalMs, heartbeatMs: statusSyncHeartbeatFromEnv(env), logger: statusSync.logger });
   }
   const rollout = statusLoopTrigger(statusLoop);
   // Every function, the CRD's conversion webhook included: the CRD printed below converts through this server.
@@ -111,6 +113,7 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   await app.listen({ host: '127.0.0.1', port: options.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  deployed = localDeployedUrls(`https://127.0.0.1:${port}`);
   const secrets = currentSecrets(access.secrets);
   const secretPath = secrets === undefined ? '' : `/${secrets.current}`;
   const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:${port}/${fn}${secretPath}` }])) as Record<AdmissionFunctionName, { url: string }>;

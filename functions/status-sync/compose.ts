@@ -8,18 +8,20 @@
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { kubeWebhookUrls } from '../../lib/adapters/kube-webhook-configurations.ts';
 import { secretsManagerStore } from '../../lib/adapters/secrets-manager.ts';
-import { ENV_SECRET_ARN, rotationSettingsFromEnv } from '../../lib/auth/caller-config.ts';
-import { rotateWebhookSecret, type RotationResult, type SecretStore } from '../../lib/auth/rotation.ts';
+import { deployedWebhookUrlsFromEnv, ENV_SECRET_ARN, rotationSettingsFromEnv } from '../../lib/auth/caller-config.ts';
+import { rotateWebhookSecret, type RefusedWebhook, type RotationResult, type SecretStore } from '../../lib/auth/rotation.ts';
+import { refusedWebhookEvents } from '../../lib/webhook-config/refused-webhooks.ts';
 import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
 import { kubeClusterReader, kubeSidecarSetSource, millisecondsFromEnv, SourceOptionsError } from '../../lib/adapters/kube-sources.ts';
-import { kubeEventSink, kubePodEventSink, kubeToldStalls } from '../../lib/adapters/kube-events.ts';
+import { kubeAdmissionConfigEventSink, kubeEventSink, kubePodEventSink, kubeToldStalls } from '../../lib/adapters/kube-events.ts';
 import { kubeNamespaceSnapshot } from '../../lib/adapters/kube-namespaces.ts';
 import { kubePodPages, kubePodWriter, kubeSetPods } from '../../lib/adapters/kube-pods.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, type KubeClient, type RequestRetry } from '../../lib/adapters/kube-request.ts';
 import { kubeRevisionStore } from '../../lib/adapters/kube-revisions.ts';
 import { kubeStatusWriter } from '../../lib/adapters/kube-sidecarsets.ts';
 import { discoveredSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets-version.ts';
-import { systemClock, type Logger } from '../../lib/ports.ts';
+import { systemClock, type AdmissionConfigEventSink, type Logger } from '../../lib/ports.ts';
+import { errorMessage } from '../../lib/errors.ts';
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { DEFAULT_HEARTBEAT_MS } from '../../lib/status-sync/pass-log.ts';
 import { runStatusPass, STATUS_SYNC, type PassResult } from '../../lib/status-sync/pass.ts';
@@ -49,8 +51,13 @@ export const ENV_ROLLOUT_PACE_MS = 'ROLLOUT_PACE_MS';
 export { ENV_ROLLOUT_STALL_MS };
 
 export interface StatusSyncRuntime {
-  /** One pass against the cluster; never throws (failures are in the result). */
-  runPass: (signal?: AbortSignal) => Promise<PassResult>;
+  /**
+   * One pass against the cluster; never throws (failures are in the
+   * result). `deployedWebhookUrls`, when given (the scheduled event's, on
+   * AWS), are the URL prefixes the deployment made, in place of
+   * DEPLOYED_WEBHOOK_URLS: the only URLs the rotation writes a secret into.
+   */
+  runPass: (signal?: AbortSignal, deployedWebhookUrls?: readonly string[]) => Promise<PassResult>;
   /**
    * Follows sets with rollout work in flight (and admitted changes from
    * `queue`) with their own passes until none is in flight or `signal` ends;
@@ -91,6 +98,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const events = kubeEventSink(client, { versions });
   const notices = notInjectedNotices();
   const rotate = secretRotation(env, overrides, client);
+  const tellRefused = refusalTeller(kubeAdmissionConfigEventSink(client), logger);
   // A stall an earlier invocation told is found among the stored Events, not told once per cold start.
   const states = observedStates(rolloutStateNotices(kubeToldStalls(client)));
   const stallMs = millisecondsFromEnv(env, ENV_ROLLOUT_STALL_MS, DEFAULT_STALL_MS, 1_000);
@@ -113,11 +121,12 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
     logger,
     server: client.server,
     retries: () => retries,
-    runPass: async (signal) => {
+    runPass: async (signal, deployedWebhookUrls) => {
       const requestsBefore = client.requests();
       // Namespace labels are read afresh for every pass.
       const pass = await runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(client), statuses, events, notices, rollout }, signal === undefined ? {} : { signal });
-      const result = rotate === undefined ? pass : withRotation(pass, await rotate(signal));
+      const rotated = rotate === undefined ? pass : withRotation(pass, await rotate(signal, deployedWebhookUrls));
+      const result = await tellRefused(rotated, signal);
       const repaired = result.secretRotation?.repaired;
       // Pods and SidecarSet writes were failing until now: worth a line of its own, whatever the pass log's pace.
       if (repaired !== undefined) logger.warn('repointed webhooks that carried a secret no function accepts (a stale copy of the configurations was applied)', { webhooks: repaired });
@@ -152,15 +161,46 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
  * (Secrets Manager, or the local server's file) and rotation is not off.
  * @throws CallerSecretError naming a bad rotation setting.
  */
-function secretRotation(env: Env, overrides: StatusSyncOverrides, client: KubeClient): ((signal?: AbortSignal) => Promise<RotationResult>) | undefined {
+function secretRotation(env: Env, overrides: StatusSyncOverrides, client: KubeClient): ((signal?: AbortSignal, deployed?: readonly string[]) => Promise<RotationResult>) | undefined {
   const arn = env[ENV_SECRET_ARN];
   const store = overrides.secretStore ?? (arn !== undefined && arn !== '' ? secretsManagerStore(arn) : undefined);
   const settings = rotationSettingsFromEnv(env);
   if (store === undefined || settings.periodMs === 0) return undefined;
+  const fromEnv = deployedWebhookUrlsFromEnv(env);
   const webhooks = kubeWebhookUrls(client);
   const clock = overrides.clock ?? systemClock;
   const now = () => clock.now();
-  return (signal) => rotateWebhookSecret({ store, webhooks, now }, settings, signal);
+  return (signal, deployed) => rotateWebhookSecret({ store, webhooks, now, deployed: deployed ?? fromEnv }, settings, signal);
+}
+
+/**
+ * Tells webhooks the rotation refused (pointing at URLs the deployment did
+ * not make) with a Warning Event on their configuration, once per process
+ * for the same refusals (the WebhooksNotDeployed metric counts every pass),
+ * and a warning line every pass. A failed Event is one of the pass's errors.
+ */
+function refusalTeller(sink: AdmissionConfigEventSink, logger: Logger): (result: PassResult, signal?: AbortSignal) => Promise<PassResult> {
+  let told = '';
+  return async (result, signal) => {
+    const refused: readonly RefusedWebhook[] = result.secretRotation?.refused ?? [];
+    if (refused.length === 0) {
+      told = '';
+      return result;
+    }
+    logger.warn('webhooks point at URLs the deployment did not make: no secret written into them, no rotation started', { webhooks: refused });
+    const key = JSON.stringify(refused);
+    if (key === told) return result;
+    const errors = [...result.errors];
+    for (const event of refusedWebhookEvents(refused)) {
+      try {
+        await sink.record(event, signal);
+      } catch (error) {
+        errors.push({ operation: `tell ${event.object.kind} ${event.object.name} points elsewhere`, message: errorMessage(error) });
+      }
+    }
+    if (errors.length === result.errors.length) told = key;
+    return { ...result, errors };
+  };
 }
 
 /** The pass result with the rotation's step; a failed step is one of its errors, so the pass logs at error level. */

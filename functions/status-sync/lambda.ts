@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { ENV_OWN_FUNCTION_NAME, lambdaSelfInvoke, type Continuation } from '../../lib/adapters/lambda-self-invoke.ts';
 import { errorMessage } from '../../lib/errors.ts';
-import { AdmittedEventError, CONTINUE_EVENT_KIND, MAX_CONTINUED_SETS, parseAdmittedEvent, parseContinueEvent, recentTriggers, type ContinueEvent } from '../../lib/status-sync/admitted-event.ts';
+import { AdmittedEventError, CONTINUE_EVENT_KIND, deployedUrlsOfScheduledEvent, MAX_CONTINUED_SETS, parseAdmittedEvent, parseContinueEvent, recentTriggers, type ContinueEvent } from '../../lib/status-sync/admitted-event.ts';
 import type { PassResult } from '../../lib/status-sync/pass.ts';
 import type { AdmittedSidecarSet } from '../../lib/ports.ts';
 import { admittedQueue, type PaceSummary } from '../../lib/status-sync/pace.ts';
@@ -131,7 +131,14 @@ export async function statusSyncLambda(options: StatusSyncLambdaOptions = {}): P
       logFollow(runtime.logger, followUp, { requestId, ...(admitted === undefined ? { continuation: continuation?.sets } : { admitted }), continued, requestRetries: retries() });
       return { followUp, requestRetries: retries(), continued };
     }
-    const pass = await runtime.runPass(signal);
+    let deployed: string[] | undefined;
+    try {
+      deployed = deployedUrlsOfScheduledEvent(event);
+    } catch (error) {
+      // The pass still runs; its rotation writes no secret anywhere without them.
+      runtime.logger.error('the scheduled event\'s deployed webhook URLs refused', { requestId, error: errorMessage(error) });
+    }
+    const pass = await runtime.runPass(signal, deployed);
     const result = { ...pass, requestRetries: retries() };
     // A failed pass is not thrown: EventBridge would retry it, and the next scheduled pass does that better.
     logPass(runtime.logger, result, { requestId, scheduledAt: (event as ScheduledEvent).time });

@@ -176,6 +176,12 @@ export function metricAlarmSpecs(namespace: string): MetricAlarmSpec[] {
       description:
         'the reconciler repointed webhooks whose URL carried a secret no function accepts (a copy of the configurations saved before a rotation was applied again): pod creations and SidecarSet writes failed until then; find and fix what re-applies the stale copy',
     },
+    {
+      id: 'WebhooksNotDeployedAlarm',
+      metric: new Metric({ namespace, metricName: PASS_METRICS.webhooksRefused.name, dimensionsMap: { [DIMENSIONS.function]: RECONCILER_FUNCTION }, statistic: 'Sum', period: ALARM_PERIOD }),
+      description:
+        "a webhook configuration (or the SidecarSet CRD's conversion) points at a URL this stack did not deploy: the API server sends pods or SidecarSets there; the reconciler gives it no secret and rotates nothing until the manifests are rendered and applied afresh (WebhookNotDeployed Events in default say which)",
+    },
   ];
 }
 

@@ -11,7 +11,7 @@ import { CfnVPCEndpoint, InterfaceVpcEndpoint } from 'aws-cdk-lib/aws-ec2';
 import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { EventField, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { AnyPrincipal, Effect, Policy, PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, Function as LambdaFn, FunctionUrlAuthType, Runtime } from 'aws-cdk-lib/aws-lambda';
@@ -92,6 +92,8 @@ export class SidecarSetStack extends Stack {
     const alarmTopic = config.alarmTopicArn === undefined ? undefined : Topic.fromTopicArn(this, 'AlarmTopic', config.alarmTopicArn);
 
     const functions = {} as Record<StackFunctionName, LambdaFn>;
+    // The URLs (before the secret) this stack deploys: the only ones its reconciler writes the secret into.
+    const deployedUrls: string[] = [];
     const privateApi = config.ingress.kind === 'private' ? this.privateWebhookApi(config.ingress, config.stackName) : undefined;
     for (const name of STACK_FUNCTIONS) {
       const spec = FUNCTION_SPECS[name];
@@ -102,6 +104,7 @@ export class SidecarSetStack extends Stack {
       if (spec.trigger === 'function-url' && privateApi !== undefined) {
         // The same secret path behind the private API: /<function>/<secret> reaches the function as /<secret>.
         privateApi.api.root.addResource(name).addResource('{proxy+}').addMethod('POST', new LambdaIntegration(fn, { proxy: true }));
+        deployedUrls.push(`${privateApi.baseUrl}/${name}/`);
         new CfnOutput(this, OUTPUT_KEYS.functionUrl(spec), {
           value: `${privateApi.baseUrl}/${name}/`,
           description: `${spec.description}, through the private API's VPC endpoint alias: point the webhook at <this URL><webhook secret>`,
@@ -109,12 +112,11 @@ export class SidecarSetStack extends Stack {
       } else if (spec.trigger === 'function-url') {
         // NONE: the API server cannot sign requests (SigV4), so the functions check the caller secret themselves.
         const url = fn.addFunctionUrl({ authType: FunctionUrlAuthType.NONE });
+        deployedUrls.push(url.url);
         new CfnOutput(this, OUTPUT_KEYS.functionUrl(spec), {
           value: url.url,
           description: `${spec.description}: point the webhook at <this URL><webhook secret>`,
         });
-      } else {
-        this.schedule(fn, config.statusSync.rateMinutes);
       }
       if (spec.readsCluster) {
         const identity = kubernetesIdentity(spec);
@@ -135,6 +137,8 @@ export class SidecarSetStack extends Stack {
       }
     }
     this.functions = functions;
+    // After the loop: the schedule's event carries every function's URL (status-sync's own environment cannot: the validating webhook, which names status-sync, is one of them).
+    this.schedule(functions['status-sync'], config.statusSync.rateMinutes, deployedUrls);
     // Each function whose descriptor says it starts a status pass may invoke status-sync.
     for (const descriptor of FUNCTION_DESCRIPTORS) if (descriptor.triggersStatusPass) this.rolloutTrigger(functions[descriptor.name], functions['status-sync']);
     this.rolloutContinuation(functions['status-sync']);
@@ -318,14 +322,21 @@ export class SidecarSetStack extends Stack {
    * shortest age Lambda's queue allows) is dropped too: a stale trigger is
    * worth nothing, and the next tick does the same work on fresher data.
    */
-  private schedule(fn: LambdaFn, rateMinutes: number): void {
+  private schedule(fn: LambdaFn, rateMinutes: number, deployedWebhookUrls: readonly string[]): void {
     fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.seconds(60) });
     // EventBridge's own window for handing a tick to Lambda: one interval (60 s to 6 h).
     const maxEventAge = Duration.seconds(Math.min(Math.max(rateMinutes * 60, 60), 6 * 3600));
     new Rule(this, 'StatusSyncSchedule', {
       description: `Runs the SidecarSet status reconciler every ${rateMinutes} minute(s)`,
       schedule: Schedule.rate(Duration.minutes(rateMinutes)),
-      targets: [new LambdaFunction(fn, { retryAttempts: 0, maxEventAge })],
+      // A scheduled event as EventBridge sends it, with the deployed webhook URLs in its detail (lib/status-sync/admitted-event.ts).
+      targets: [
+        new LambdaFunction(fn, {
+          retryAttempts: 0,
+          maxEventAge,
+          event: RuleTargetInput.fromObject({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: EventField.time, detail: { deployedWebhookUrls: deployedWebhookUrls } }),
+        }),
+      ],
     });
   }
 

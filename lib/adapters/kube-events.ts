@@ -5,7 +5,7 @@
  * (lib/status-view/revision-failures.ts).
  */
 import { objectOf, stringOf } from '../kube/json.ts';
-import type { PodEventSink, SidecarSetEventSink } from '../ports.ts';
+import type { AdmissionConfigEventSink, PodEventSink, SidecarSetEventSink } from '../ports.ts';
 import { GROUP, KIND } from '../sidecarset/types.ts';
 import { REVISION_WRITE_FAILED } from '../status-sync/revision-failure.ts';
 import { ANNOTATION_STALL_KEY, type ToldStalls } from '../status-sync/rollout-state.ts';
@@ -88,6 +88,20 @@ export function kubeEventSink(client: KubeClient, options: EventOptions & { vers
         event,
         signal,
       ),
+  };
+}
+
+/**
+ * Core/v1 Events about the project's webhook configurations and the
+ * SidecarSet CRD, in `default`. Without the object's uid (the reconciler
+ * does not read it for this): `kubectl get events --field-selector
+ * reason=<reason>` finds them.
+ */
+export function kubeAdmissionConfigEventSink(client: KubeClient, options: EventOptions = {}): AdmissionConfigEventSink {
+  const create = eventCreator(client, options);
+  return {
+    record: (event, signal) =>
+      create({ namespace: EVENT_NAMESPACE, involvedObject: { ...event.object, uid: '' }, what: `${event.object.kind} "${event.object.name}"` }, event, signal),
   };
 }
 

@@ -116,3 +116,39 @@ export function rotationSettingsFromEnv(env: Env): RotationSettings {
   const periodMs = milliseconds(env, ENV_ROTATION_PERIOD_MS, DEFAULT_ROTATION_PERIOD_MS, minPeriod, 366 * 24 * 3_600_000, true);
   return { periodMs, refreshMs, marginMs };
 }
+
+/**
+ * The webhook URL prefixes the deployment made (origin and path up to the
+ * secret, each ending in `/`), comma-separated: the only URLs rotation
+ * writes a secret into (rotation.ts). `npm start` sets it to its server's
+ * URLs; on AWS the stack's schedule hands them to each scheduled pass in
+ * the event (`detail.deployedWebhookUrls`) instead.
+ */
+export const ENV_DEPLOYED_WEBHOOK_URLS = 'DEPLOYED_WEBHOOK_URLS';
+
+/**
+ * Checks deployed webhook URL prefixes as the API server checks a
+ * webhook's URL (https, no query, fragment or user info), each ending in `/`.
+ * @throws CallerSecretError naming the bad entry and where it came from.
+ */
+export function parseDeployedWebhookUrls(values: readonly unknown[], where: string): string[] {
+  return values.map((value) => {
+    if (typeof value !== 'string') throw new CallerSecretError(`${where}: each deployed webhook URL must be a string; got ${JSON.stringify(value)}`);
+    let url: URL | undefined;
+    try {
+      url = new URL(value);
+    } catch {
+      url = undefined;
+    }
+    if (url?.protocol !== 'https:' || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '' || !value.endsWith('/') || url.pathname === '') {
+      throw new CallerSecretError(`${where}: ${JSON.stringify(value)} is not a deployed webhook URL prefix (https://host/path/, ending in /, without query, fragment or user info)`);
+    }
+    return value;
+  });
+}
+
+/** The deployed webhook URL prefixes from DEPLOYED_WEBHOOK_URLS; undefined when unset. */
+export function deployedWebhookUrlsFromEnv(env: Env): string[] | undefined {
+  const text = nonEmpty(env, ENV_DEPLOYED_WEBHOOK_URLS);
+  return text === undefined ? undefined : parseDeployedWebhookUrls(text.split(',').map((s) => s.trim()), ENV_DEPLOYED_WEBHOOK_URLS);
+}

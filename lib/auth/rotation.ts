@@ -33,6 +33,15 @@
  * without a secret-shaped segment (a service reference, another path) is
  * not ours to guess at and is left alone.
  *
+ * A secret is only ever written into a URL the deployment made: its origin
+ * and path up to the secret must be one of `deployed` (the stack's Function
+ * URLs or private API paths, the local server's URLs). A webhook pointing
+ * anywhere else (repointed at another host, or at another path) is never
+ * given a secret, by the repair or by a rotation step: it is refused and
+ * told in the result (`refused`), and no rotation starts while one is
+ * there, since finishing it would leave that webhook on a secret about to be
+ * dropped. When the pass does not know what was deployed, it writes nothing.
+ *
  * The current secret is never lost: the new one is stored together with the
  * old one before anything points at it. A failure is reported in the result
  * and the same step is tried on the next pass. Messages never carry a
@@ -105,6 +114,11 @@ export interface RotationResult {
    * their URLs; absent when none did.
    */
   repaired?: string[];
+  /**
+   * The webhooks pointing at a URL the deployment did not make: none of
+   * them was given a secret; absent when none does.
+   */
+  refused?: RefusedWebhook[];
   /** What is awaited or why nothing was done. */
   detail?: string;
   /** When the next step may run (ISO 8601), when waiting. */
@@ -117,6 +131,12 @@ export interface RotationPorts {
   now: () => Date;
   /** A new secret; 32 random bytes in base64url unless a test fixes it. */
   newSecret?: () => string;
+  /**
+   * The URL prefixes the deployment made (origin and path up to the
+   * secret, ending in `/`): the only URLs a secret is written into.
+   * Undefined when this pass does not know them: then nothing is written.
+   */
+  deployed: readonly string[] | undefined;
 }
 
 type Phase = 'propagating' | 'draining';
@@ -160,8 +180,35 @@ export function secretOfUrl(url: string | undefined): string | undefined {
 }
 
 function withSecret(url: string, secret: string): string {
+  return `${urlPrefixOf(url)}${secret}${url.slice((url.split(/[?#]/)[0] ?? '').length)}`;
+}
+
+/** A webhook URL's origin and path up to its secret, ending in `/`: what the deployment chose. */
+export function urlPrefixOf(url: string): string {
   const path = url.split(/[?#]/)[0] ?? '';
-  return `${path.slice(0, path.lastIndexOf('/') + 1)}${secret}${url.slice(path.length)}`;
+  return path.slice(0, path.lastIndexOf('/') + 1);
+}
+
+/** Whether a secret may be written into this webhook's URL: one the deployment made. */
+function isDeployed(endpoint: WebhookEndpoint, deployed: readonly string[]): endpoint is WebhookEndpoint & { url: string } {
+  return endpoint.url !== undefined && deployed.includes(urlPrefixOf(endpoint.url));
+}
+
+/** A webhook pointing at a URL the deployment did not make. */
+export interface RefusedWebhook {
+  configuration: WebhookEndpoint['configuration'];
+  webhook: string;
+  /** Its URL's origin and path up to the secret (never the secret), or `a service` for a service reference. */
+  pointsAt: string;
+}
+
+function refusedOf(endpoint: WebhookEndpoint): RefusedWebhook {
+  return { configuration: endpoint.configuration, webhook: endpoint.webhook, pointsAt: endpoint.url === undefined ? 'a service' : urlPrefixOf(endpoint.url) };
+}
+
+/** One line for a refused webhook, as logs and Events say it. */
+export function describeRefused(refused: RefusedWebhook): string {
+  return `${refused.configuration} webhook "${refused.webhook}" points at ${refused.pointsAt}${refused.pointsAt.endsWith('/') ? '…' : ''}, which the deployment did not make`;
 }
 
 function describe(endpoint: WebhookEndpoint): string {
@@ -182,12 +229,12 @@ const later = (since: string, ms: number) => new Date(Date.parse(since) + ms).to
  * Points every webhook carrying `from` at `to`; the others are left alone.
  * @returns the webhooks that carry neither (pointing elsewhere: not ours to change).
  */
-async function repoint(webhooks: WebhookUrls, endpoints: readonly WebhookEndpoint[], from: string, to: string, signal?: AbortSignal): Promise<WebhookEndpoint[]> {
+async function repoint(webhooks: WebhookUrls, endpoints: readonly WebhookEndpoint[], from: string, to: string, deployed: readonly string[], signal?: AbortSignal): Promise<WebhookEndpoint[]> {
   const foreign: WebhookEndpoint[] = [];
   for (const endpoint of endpoints) {
     const secret = secretOfUrl(endpoint.url);
-    if (secret === from && endpoint.url !== undefined) await webhooks.setUrl(endpoint, withSecret(endpoint.url, to), signal);
-    else if (secret !== to) foreign.push(endpoint);
+    if (secret === from && isDeployed(endpoint, deployed)) await webhooks.setUrl(endpoint, withSecret(endpoint.url, to), signal);
+    else if (secret !== to || !isDeployed(endpoint, deployed)) foreign.push(endpoint);
   }
   return foreign;
 }
@@ -196,18 +243,24 @@ async function repoint(webhooks: WebhookUrls, endpoints: readonly WebhookEndpoin
 const SECRET_SHAPED = new RegExp(`^[A-Za-z0-9_-]{${MIN_SECRET_LENGTH},}$`);
 
 /**
- * Points every webhook whose URL carries a secret-shaped segment other than
- * `accepted` at `target`, adding each one it repointed to `repaired` and
- * each stale secret it saw to `known` (for redaction) as it goes.
+ * Points every webhook of a deployed URL whose last segment is
+ * secret-shaped but not `accepted` at `target`, adding each one it
+ * repointed to `repaired` and each stale secret it saw to `known` (for
+ * redaction) as it goes. Webhooks pointing elsewhere are added to
+ * `refused` and never written.
  */
-async function repairStale(ports: RotationPorts, accepted: readonly string[], target: string, repaired: string[], known: (string | undefined)[], signal?: AbortSignal): Promise<void> {
+async function repairStale(ports: RotationPorts & { deployed: readonly string[] }, accepted: readonly string[], target: string, told: { repaired: string[]; refused: RefusedWebhook[] }, known: (string | undefined)[], signal?: AbortSignal): Promise<void> {
   const endpoints = (await ports.webhooks.list(signal)) ?? [];
   for (const endpoint of endpoints) {
+    if (!isDeployed(endpoint, ports.deployed)) {
+      told.refused.push(refusedOf(endpoint));
+      continue;
+    }
     const secret = secretOfUrl(endpoint.url);
-    if (endpoint.url === undefined || secret === undefined || accepted.includes(secret) || !SECRET_SHAPED.test(secret)) continue;
+    if (secret === undefined || accepted.includes(secret) || !SECRET_SHAPED.test(secret)) continue;
     known.push(secret);
     await ports.webhooks.setUrl(endpoint, withSecret(endpoint.url, target), signal);
-    repaired.push(describe(endpoint));
+    told.repaired.push(describe(endpoint));
   }
 }
 
@@ -217,17 +270,23 @@ async function repairStale(ports: RotationPorts, accepted: readonly string[], ta
  */
 export async function rotateWebhookSecret(ports: RotationPorts, settings: RotationSettings, signal?: AbortSignal): Promise<RotationResult> {
   const known: (string | undefined)[] = [];
-  const repaired: string[] = [];
-  const withRepairs = (result: RotationResult): RotationResult => (repaired.length > 0 ? { ...result, repaired } : result);
+  const told = { repaired: [] as string[], refused: [] as RefusedWebhook[] };
+  const withRepairs = (result: RotationResult): RotationResult => ({
+    ...result,
+    ...(told.repaired.length > 0 ? { repaired: told.repaired } : {}),
+    ...(told.refused.length > 0 ? { refused: told.refused } : {}),
+  });
   try {
     const doc = parseSecretDocument(await ports.store.read(signal));
     known.push(doc.current, doc.previous);
     // Off means off: without rotation the reconciler is not given the secret on AWS, and here it touches nothing.
     if (settings.periodMs === 0 && doc.previous === undefined) return { step: 'waiting', detail: 'rotation is off' };
+    const { deployed } = ports;
+    if (deployed === undefined) return { step: 'waiting', detail: 'the deployed webhook URLs are not known to this pass: no secret is written' };
     // While a new secret propagates, some warm function may not know it yet: the previous one is the one all accept.
     const target = doc.previous !== undefined && doc.rotation?.phase === 'propagating' ? doc.previous : doc.current;
-    await repairStale(ports, [doc.current, ...(doc.previous === undefined ? [] : [doc.previous])], target, repaired, known, signal);
-    return withRepairs(await rotationStep(ports, settings, doc, known, signal));
+    await repairStale({ ...ports, deployed }, [doc.current, ...(doc.previous === undefined ? [] : [doc.previous])], target, told, known, signal);
+    return withRepairs(await rotationStep({ ...ports, deployed }, settings, doc, known, told.refused, signal));
   } catch (error) {
     const problem = error instanceof CallerSecretError ? error.message : errorMessage(error);
     return withRepairs({ step: 'failed', detail: redact(problem, known) });
@@ -235,7 +294,7 @@ export async function rotateWebhookSecret(ports: RotationPorts, settings: Rotati
 }
 
 /** The rotation step that is due, for the stored `doc`; `known` collects secrets to redact. */
-async function rotationStep(ports: RotationPorts, settings: RotationSettings, doc: SecretDocument, known: (string | undefined)[], signal?: AbortSignal): Promise<RotationResult> {
+async function rotationStep(ports: RotationPorts & { deployed: readonly string[] }, settings: RotationSettings, doc: SecretDocument, known: (string | undefined)[], refused: readonly RefusedWebhook[], signal?: AbortSignal): Promise<RotationResult> {
   const now = ports.now();
   const write = (next: SecretDocument) => ports.store.write(JSON.stringify(next), signal);
 
@@ -251,6 +310,8 @@ async function rotationStep(ports: RotationPorts, settings: RotationSettings, do
     }
     const endpoints = await ports.webhooks.list(signal);
     if (endpoints === undefined || endpoints.length === 0) return { step: 'skipped', detail: 'the webhook configurations are not installed' };
+    // A new secret would never reach a webhook pointing elsewhere, which the drop of the old one would then cut off: told, not rotated.
+    if (refused.length > 0) return { step: 'skipped', detail: 'webhooks point at URLs the deployment did not make: re-render and apply the manifests' };
     const elsewhere = endpoints.filter((e) => secretOfUrl(e.url) !== doc.current);
     if (elsewhere.length > 0) {
       return { step: 'skipped', detail: `${elsewhere.map(describe).join(', ')} do not carry the current secret: re-render and apply the manifests` };
@@ -277,7 +338,10 @@ async function rotationStep(ports: RotationPorts, settings: RotationSettings, do
   const endpoints = await ports.webhooks.list(signal);
   if (endpoints === undefined) return { step: 'failed', detail: 'the webhook configurations are gone; the old secret is kept until they are back' };
   const carryingOld = endpoints.filter((e) => secretOfUrl(e.url) === doc.previous);
-  const foreign = await repoint(ports.webhooks, endpoints, doc.previous, doc.current, signal);
+  const foreign = await repoint(ports.webhooks, endpoints, doc.previous, doc.current, ports.deployed, signal);
+  if (foreign.some((e) => !isDeployed(e, ports.deployed))) {
+    return { step: 'failed', detail: 'webhooks point at URLs the deployment did not make; the new secret is not written into them and the old one is kept' };
+  }
   if (foreign.length > 0) {
     return { step: 'failed', detail: `${foreign.map(describe).join(', ')} carry neither the old nor the new secret; not touched` };
   }

@@ -68,6 +68,12 @@ export const PASS_METRICS = {
     dimensions: fn,
     help: 'Webhooks a full pass repointed because their URL carried a secret no function accepts (a stale copy of the configurations re-applied).',
   },
+  webhooksRefused: {
+    name: 'WebhooksNotDeployed',
+    unit: 'Count',
+    dimensions: fn,
+    help: 'Webhooks a full pass found pointing at a URL the deployment did not make (another host or path): no secret was written into them and no rotation started.',
+  },
 } as const satisfies Record<string, MetricSpec>;
 
 /** One SidecarSet's figures, per full pass and per follow-up pass of the set. */

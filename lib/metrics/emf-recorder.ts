@@ -89,6 +89,7 @@ export function passDocuments(namespace: string, timestampMs: number, fn: string
       { spec: PASS_METRICS.podsNotInjected, value: fact.podsNotInjected },
       { spec: PASS_METRICS.errors, value: fact.errors },
       { spec: PASS_METRICS.webhooksRepointed, value: fact.webhooksRepointed },
+      { spec: PASS_METRICS.webhooksRefused, value: fact.webhooksRefused },
     ]),
   ];
   for (const name of Object.keys(fact.sets).sort()) {

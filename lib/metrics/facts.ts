@@ -58,6 +58,8 @@ export interface PassFact {
   errors: number;
   /** Webhooks the pass's rotation step repointed from a stale secret. */
   webhooksRepointed: number;
+  /** Webhooks the pass's rotation step refused: pointing at a URL the deployment did not make. */
+  webhooksRefused: number;
   sets: Readonly<Record<string, SetFigures>>;
 }
 
@@ -94,6 +96,7 @@ export function passFactOf(result: PassResult, apiRequests: number, states: Read
     podsNotInjected: Object.values(result.notInjected).reduce((sum, n) => sum + n, 0),
     errors: result.errors.length,
     webhooksRepointed: result.secretRotation?.repaired?.length ?? 0,
+    webhooksRefused: result.secretRotation?.refused?.length ?? 0,
     sets,
   };
 }

@@ -27,6 +27,7 @@ export const PROMETHEUS_NAMES = {
   podsFlipped: 'sidecarset_rollout_pods_flipped_total',
   passErrors: 'sidecarset_status_pass_errors_total',
   webhooksRepointed: 'sidecarset_webhooks_repointed_total',
+  webhooksRefused: 'sidecarset_webhooks_not_deployed_total',
   podsNotInjected: 'sidecarset_pods_not_injected',
   matchedPods: 'sidecarset_matched_pods',
   updatedPods: 'sidecarset_updated_pods',
@@ -54,6 +55,7 @@ export function registryRecorder(registry: MetricsRegistry): MetricsRecorder {
   const podsFlipped = registry.counter(n.podsFlipped, 'Pods whose finished hot upgrade passes (full and follow-up) flipped.', []);
   const passErrors = registry.counter(n.passErrors, 'Things full passes could not do (a list, a write, an event).', []);
   const webhooksRepointed = registry.counter(n.webhooksRepointed, 'Webhooks full passes repointed from a secret no function accepts.', []);
+  const webhooksRefused = registry.counter(n.webhooksRefused, PASS_METRICS.webhooksRefused.help, []);
   const podsNotInjected = registry.gauge(n.podsNotInjected, PASS_METRICS.podsNotInjected.help, []);
   const perSet = [
     [registry.gauge(n.matchedPods, SET_METRICS.matchedPods.help, ['sidecarset']), 'matchedPods'],
@@ -94,6 +96,7 @@ export function registryRecorder(registry: MetricsRegistry): MetricsRecorder {
         podsFlipped.inc([], fact.podsFlipped);
         passErrors.inc([], fact.errors);
         webhooksRepointed.inc([], fact.webhooksRepointed);
+        webhooksRefused.inc([], fact.webhooksRefused);
         podsNotInjected.set([], fact.podsNotInjected);
         // A set deleted since the last pass disappears from every family.
         for (const [gauge] of perSet) gauge.clear();

@@ -114,3 +114,28 @@ export function validatePatchPodMetadata(spec: JsonObject, path: FieldPath, errs
     errs.push({ ...error, detail: `${error.detail ?? ''}: the annotations of all entries together are ${totalBytes} bytes` });
   }
 }
+
+/** A key in the kubernetes.io or k8s.io domains (or a subdomain of them), which Kubernetes components read. */
+const SYSTEM_DOMAIN_KEY = /^([^/]*\.)?(kubernetes\.io|k8s\.io)\//;
+
+/**
+ * Warnings for a set that is valid but whose patchPodMetadata writes a
+ * kubernetes.io or k8s.io annotation: injection writes it, but the
+ * reconciler's pod policy (infra/k8s/rbac.yaml,
+ * sidecarset-status-sync-pod-writes) refuses any change to such a key, so a
+ * rollout that changes its value cannot reach the pods in place: each such
+ * pod is refused (its update is told in a Warning Event) until it is
+ * recreated. Said when the set is stored, not when its first rollout stalls.
+ */
+export function patchPodMetadataWarnings(spec: unknown): string[] {
+  if (!isObject(spec) || !Array.isArray(spec.patchPodMetadata)) return [];
+  const warnings: string[] = [];
+  for (const entry of spec.patchPodMetadata as unknown[]) {
+    const annotations = isObject(entry) && isObject(entry.annotations) ? entry.annotations : {};
+    for (const key of Object.keys(annotations)) {
+      // Warnings are cut at 120 characters (responses.ts): the key first, then why.
+      if (SYSTEM_DOMAIN_KEY.test(key.toLowerCase())) warnings.push(`${key}: a kubernetes.io/k8s.io key; rollouts never change it in running pods`);
+    }
+  }
+  return warnings;
+}

@@ -6,6 +6,8 @@
  */
 import { isObject } from '../kube/json.ts';
 import type { AdmittedSidecarSet } from '../ports.ts';
+import { CallerSecretError } from '../auth/caller-auth.ts';
+import { parseDeployedWebhookUrls } from '../auth/caller-config.ts';
 
 export const ADMITTED_EVENT_KIND = 'SidecarSetAdmitted';
 
@@ -108,4 +110,19 @@ export function recentTriggers(options: { ttlMs?: number; max?: number } = {}): 
       return false;
     },
   };
+}
+
+/**
+ * The webhook URL prefixes the stack deployed, as its schedule hands them to
+ * each scheduled pass (`detail.deployedWebhookUrls`, infra/aws/stack.ts):
+ * the only URLs the rotation writes a secret into. Undefined when the event
+ * carries none (then nothing is written).
+ * @throws CallerSecretError naming a malformed entry.
+ */
+export function deployedUrlsOfScheduledEvent(event: unknown): string[] | undefined {
+  const detail = isObject(event) && isObject(event.detail) ? event.detail : undefined;
+  const urls = detail?.deployedWebhookUrls;
+  if (urls === undefined) return undefined;
+  if (!Array.isArray(urls)) throw new CallerSecretError('the scheduled event\'s detail.deployedWebhookUrls must be a list of URL prefixes');
+  return parseDeployedWebhookUrls(urls, 'the scheduled event\'s detail.deployedWebhookUrls');
 }

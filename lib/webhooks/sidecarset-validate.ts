@@ -15,6 +15,7 @@ import { hasNamespaceSelector, type NamespaceLabels } from '../sidecarset/match.
 import { GROUP, KIND, type SidecarSet } from '../sidecarset/types.ts';
 import { validateSidecarSet, validateSidecarSetAgainstCluster, type ValidationContext } from '../sidecarset/validate.ts';
 import { validateVersionFields } from '../sidecarset/validate-version.ts';
+import { patchPodMetadataWarnings } from '../sidecarset/validate-patch-metadata.ts';
 import { internalSidecarSet } from '../conversion/internal-model.ts';
 import { failed, neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
 import { reviewedVersion, unsupportedVersion } from './sidecarset-version.ts';
@@ -120,7 +121,7 @@ const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {
   }
   if (errors.length === 0) {
     await announceAdmitted(request, object, deps);
-    return allowed();
+    return allowed(patchPodMetadataWarnings(object.spec));
   }
   return denied(422, formatFieldErrors(errors), 'Invalid');
 };

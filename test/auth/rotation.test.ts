@@ -9,6 +9,8 @@ const OTHER = fixedSecret('rotation other');
 const ELSEWHERE = 'another-service-path';
 const settings: RotationSettings = { periodMs: 24 * 3_600_000, refreshMs: 60_000, marginMs: 30_000 };
 const T0 = Date.parse('2026-12-01T00:00:00.000Z');
+/** What the deployment made: the only URLs a secret may be written into. */
+const DEPLOYED = ['https://a.example/pod-inject/', 'https://b.example/sidecarset-default/', 'https://c.example/sidecarset-validate/', 'https://x.example/'];
 
 /** The secret store, the webhook configurations and the clock, all in memory; failures on demand. */
 function world(stored: Record<string, unknown>, urls: (string | undefined)[] | 'not installed' = [`https://a.example/pod-inject/${OLD}`, `https://b.example/sidecarset-default/${OLD}`, `https://c.example/sidecarset-validate/${OLD}`]) {
@@ -43,7 +45,8 @@ function world(stored: Record<string, unknown>, urls: (string | undefined)[] | '
       return Promise.resolve();
     },
   };
-  const step = () => rotateWebhookSecret({ store, webhooks, now: () => new Date(time), newSecret: () => NEW }, settings);
+  let deployed: readonly string[] | undefined = DEPLOYED;
+  const step = () => rotateWebhookSecret({ store, webhooks, now: () => new Date(time), newSecret: () => NEW, deployed }, settings);
   return {
     step,
     fail,
@@ -53,6 +56,9 @@ function world(stored: Record<string, unknown>, urls: (string | undefined)[] | '
     urls: () => hooks?.map((h) => h.url),
     advance: (ms: number) => {
       time += ms;
+    },
+    setDeployed: (next: readonly string[] | undefined) => {
+      deployed = next;
     },
     setHooks: (next: WebhookEndpoint[] | undefined) => {
       hooks = next;
@@ -110,7 +116,7 @@ describe('rotateWebhookSecret', () => {
 
   it('does nothing when rotation is off', async () => {
     const w = world({ current: OLD });
-    expect(await rotateWebhookSecret({ store: { read: () => Promise.resolve(OLD), write: () => Promise.reject(new Error('no')) }, webhooks: { list: () => Promise.reject(new Error('no')), setUrl: () => Promise.reject(new Error('no')) }, now: () => new Date(T0) }, { ...settings, periodMs: 0 })).toEqual({ step: 'waiting', detail: 'rotation is off' });
+    expect(await rotateWebhookSecret({ store: { read: () => Promise.resolve(OLD), write: () => Promise.reject(new Error('no')) }, webhooks: { list: () => Promise.reject(new Error('no')), setUrl: () => Promise.reject(new Error('no')) }, now: () => new Date(T0), deployed: DEPLOYED }, { ...settings, periodMs: 0 })).toEqual({ step: 'waiting', detail: 'rotation is off' });
     expect(w.writes).toEqual([]);
   });
 
@@ -121,7 +127,7 @@ describe('rotateWebhookSecret', () => {
   });
 
   it('does not start while a webhook points elsewhere (no secret in its URL), naming it', async () => {
-    const w = world({ current: OLD }, [`https://a.example/pod-inject/${OLD}`, `https://b.example/x/${ELSEWHERE}`]);
+    const w = world({ current: OLD }, [`https://a.example/pod-inject/${OLD}`, `https://b.example/sidecarset-default/${ELSEWHERE}`]);
     const result = await w.step();
     expect(result).toEqual({ step: 'skipped', detail: 'MutatingWebhookConfiguration webhook "hook-1" do not carry the current secret: re-render and apply the manifests' });
     expect(w.writes).toEqual([]);
@@ -226,6 +232,55 @@ describe('rotateWebhookSecret', () => {
     const w = world({ current: NEW, rotatedAt: at(0) }, [`https://a.example/pod-inject/${OTHER}`]);
     w.fail.patch = true;
     expect(await w.step()).toEqual({ step: 'failed', detail: 'the API server refused: url https://a.example/pod-inject/<secret> changed' });
+  });
+
+  describe('a webhook pointing at a URL the deployment did not make', () => {
+    const EVIL = 'https://evil.example/pod-inject/';
+
+    it('is never given the secret by the repair, and is told with where it points', async () => {
+      const w = world({ current: NEW, rotatedAt: at(-1000) }, [`${EVIL}${OTHER}`, `https://b.example/sidecarset-default/${NEW}`, `https://c.example/sidecarset-validate/${NEW}`]);
+      expect(await w.step()).toEqual({
+        step: 'waiting',
+        detail: 'not due',
+        nextStepAt: at(settings.periodMs - 1000),
+        refused: [{ configuration: 'MutatingWebhookConfiguration', webhook: 'hook-0', pointsAt: EVIL }],
+      });
+      expect(w.patches).toEqual([]);
+      expect(w.urls()?.[0]).toBe(`${EVIL}${OTHER}`);
+    });
+
+    it('keeps a rotation from starting (a new secret would never reach it)', async () => {
+      const w = world({ current: OLD }, [`https://a.example/pod-inject/${OLD}`, `https://a.example/elsewhere/${OLD}`]);
+      expect(await w.step()).toEqual({
+        step: 'skipped',
+        detail: 'webhooks point at URLs the deployment did not make: re-render and apply the manifests',
+        refused: [{ configuration: 'MutatingWebhookConfiguration', webhook: 'hook-1', pointsAt: 'https://a.example/elsewhere/' }],
+      });
+      expect(w.writes).toEqual([]);
+    });
+
+    it('is not given the new secret when it appears during a rotation, which keeps the old secret', async () => {
+      const w = world({ current: OLD });
+      await w.step();
+      w.advance(90_000);
+      w.setHooks([
+        { configuration: 'MutatingWebhookConfiguration', webhook: 'hook-0', index: 0, url: `${EVIL}${OLD}` },
+        { configuration: 'ValidatingWebhookConfiguration', webhook: 'hook-2', index: 0, url: `https://c.example/sidecarset-validate/${OLD}` },
+      ]);
+      const result = await w.step();
+      expect(result).toMatchObject({ step: 'failed', refused: [{ configuration: 'MutatingWebhookConfiguration', webhook: 'hook-0', pointsAt: EVIL }] });
+      expect(w.urls()).toEqual([`${EVIL}${OLD}`, `https://c.example/sidecarset-validate/${NEW}`]);
+      expect(w.stored()).toMatchObject({ current: NEW, previous: OLD });
+      expect(JSON.stringify(result)).not.toContain(NEW);
+    });
+
+    it('writes nothing anywhere when the pass does not know what was deployed', async () => {
+      const w = world({ current: NEW, rotatedAt: at(-1000) }, [`https://a.example/pod-inject/${OTHER}`]);
+      w.setDeployed(undefined);
+      expect(await w.step()).toEqual({ step: 'waiting', detail: 'the deployed webhook URLs are not known to this pass: no secret is written' });
+      expect(w.patches).toEqual([]);
+      expect(w.writes).toEqual([]);
+    });
   });
 
   it('fails without writing on a stored value it cannot read', async () => {

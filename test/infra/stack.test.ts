@@ -217,6 +217,16 @@ describe('Function URLs and schedule', () => {
     });
   });
 
+  it('hands each scheduled pass the Function URLs the stack deployed (the only URLs its rotation writes the secret into)', () => {
+    const rule = Object.values(defaults.template.findResources('AWS::Events::Rule'))[0];
+    const transformer = JSON.stringify((rule?.Properties as { Targets: { InputTransformer?: unknown }[] }).Targets[0]?.InputTransformer);
+    expect(transformer).toContain('deployedWebhookUrls');
+    expect(transformer).toContain('Scheduled Event');
+    const urls = Object.keys(defaults.template.findResources('AWS::Lambda::Url'));
+    expect(urls).toHaveLength(4);
+    for (const id of urls) expect(transformer).toContain(JSON.stringify({ 'Fn::GetAtt': [id, 'FunctionUrl'] }));
+  });
+
   it('runs status-sync at the configured rate; a queued tick or trigger still expires after 60 s, not retried', async () => {
     const s = await synth({ statusSyncRateMinutes: '5' });
     s.template.hasResourceProperties('AWS::Events::Rule', {
@@ -367,8 +377,8 @@ describe('operations', () => {
   });
 
   it('alarms on Errors and Throttles of every function', () => {
-    // And the three alarms on the functions' own metrics (below).
-    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 10 + 3);
+    // And the four alarms on the functions' own metrics (below).
+    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 10 + 4);
     for (const fn of STACK_FUNCTIONS) {
       for (const metric of ['Errors', 'Throttles']) {
         defaults.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
@@ -403,7 +413,7 @@ describe('operations', () => {
   it('notifies the configured SNS topic when an alarm fires and clears', async () => {
     const s = await synth({ alarmTopicArn: TOPIC_ARN });
     const alarms = Object.values(s.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(10 + 3);
+    expect(alarms).toHaveLength(10 + 4);
     for (const alarm of alarms) expect(alarm.Properties).toMatchObject({ AlarmActions: [TOPIC_ARN], OKActions: [TOPIC_ARN] });
   });
 
@@ -411,6 +421,7 @@ describe('operations', () => {
     { id: 'PodInjectCannotDecideAlarm', metric: 'Reviews', dimensions: [{ Name: 'Function', Value: 'pod-inject' }, { Name: 'Outcome', Value: 'CannotDecide' }], statistic: 'Sum' },
     { id: 'PodsNotInjectedAlarm', metric: 'PodsNotInjected', dimensions: [{ Name: 'Function', Value: 'status-sync' }], statistic: 'Maximum' },
     { id: 'WebhooksRepointedAlarm', metric: 'WebhooksRepointed', dimensions: [{ Name: 'Function', Value: 'status-sync' }], statistic: 'Sum' },
+    { id: 'WebhooksNotDeployedAlarm', metric: 'WebhooksNotDeployed', dimensions: [{ Name: 'Function', Value: 'status-sync' }], statistic: 'Sum' },
   ])('alarms on $metric ($id) from the functions\' own metrics, in their namespace', async ({ id, metric, dimensions, statistic }) => {
     const expected = { MetricName: metric, Dimensions: dimensions, Statistic: statistic, Period: 300, Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' };
     const alarm = defaults.template.findResources('AWS::CloudWatch::Alarm')[defaults.stack.getLogicalId(defaults.stack.node.findChild(id).node.defaultChild as CfnElement)];

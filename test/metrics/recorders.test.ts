@@ -24,6 +24,7 @@ const pass: PassFact = {
   podsNotInjected: 3,
   errors: 0,
   webhooksRepointed: 2,
+  webhooksRefused: 1,
   sets: {
     web: { matchedPods: 10, updatedPods: 4, readyPods: 9, updatedReadyPods: 3, notInjectedPods: 3, state: 'Progressing' },
     db: { matchedPods: 2, updatedPods: 2, readyPods: 2, updatedReadyPods: 2, notInjectedPods: 0 },
@@ -50,7 +51,7 @@ describe('EMF documents', () => {
     const lines = passDocuments(NS, TS, RECONCILER_FUNCTION, pass).map((d) => JSON.stringify(d));
     for (const line of lines) expect(checkEmfDocument(line)).toEqual([]);
     expect(lines.map((l) => extractedMetrics(l).map((m) => `${Object.values(m.dimensions).join('/')} ${m.name}=${m.value}`))).toEqual([
-      ['status-sync PassDuration=812.4', 'status-sync ApiRequests=7', 'status-sync StatusesWritten=1', 'status-sync PodsUpdated=2', 'status-sync PodsFlipped=1', 'status-sync PodsNotInjected=3', 'status-sync PassErrors=0', 'status-sync WebhooksRepointed=2'],
+      ['status-sync PassDuration=812.4', 'status-sync ApiRequests=7', 'status-sync StatusesWritten=1', 'status-sync PodsUpdated=2', 'status-sync PodsFlipped=1', 'status-sync PodsNotInjected=3', 'status-sync PassErrors=0', 'status-sync WebhooksRepointed=2', 'status-sync WebhooksNotDeployed=1'],
       ['db MatchedPods=2', 'db UpdatedPods=2', 'db ReadyPods=2', 'db UpdatedReadyPods=2', 'db NotInjectedPods=0'],
       ['web MatchedPods=10', 'web UpdatedPods=4', 'web ReadyPods=9', 'web UpdatedReadyPods=3', 'web NotInjectedPods=3', 'web/Progressing RolloutState=1'],
     ]);
@@ -207,6 +208,7 @@ describe('a pass result as metrics', () => {
       podsNotInjected: 3,
       errors: 1,
       webhooksRepointed: 0,
+      webhooksRefused: 0,
       sets: {
         web: { matchedPods: 10, updatedPods: 4, readyPods: 9, updatedReadyPods: 3, notInjectedPods: 3, state: 'Progressing' },
         db: { matchedPods: 2, updatedPods: 2, readyPods: 2, updatedReadyPods: 2, notInjectedPods: 0 },
@@ -217,6 +219,11 @@ describe('a pass result as metrics', () => {
   it('counts the webhooks the rotation step repointed from a stale secret', () => {
     const repaired: PassResult = { ...result, secretRotation: { step: 'waiting', detail: 'not due', repaired: ['MutatingWebhookConfiguration webhook "pod-inject.sidecarset.kruise.io"', 'ValidatingWebhookConfiguration webhook "sidecarset-validate.sidecarset.kruise.io"'] } };
     expect(passFactOf(repaired, 7, new Map()).webhooksRepointed).toBe(2);
+  });
+
+  it('counts the webhooks the rotation step refused, pointing at URLs the deployment did not make', () => {
+    const refused: PassResult = { ...result, secretRotation: { step: 'skipped', refused: [{ configuration: 'MutatingWebhookConfiguration', webhook: 'pod-inject.sidecarset.kruise.io', pointsAt: 'https://evil.example/pod-inject/' }] } };
+    expect(passFactOf(refused, 7, new Map()).webhooksRefused).toBe(1);
   });
 
   it('a pass that listed nothing has no sets and no updates', () => {

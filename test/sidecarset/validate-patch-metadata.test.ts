@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { errorsFor, startingWith } from './validate-fixture.ts';
+import { patchPodMetadataWarnings } from '../../lib/sidecarset/validate-patch-metadata.ts';
 
 const entry = (annotations: unknown, patchPolicy: unknown = 'Retain'): unknown => ({ annotations, patchPolicy });
 
@@ -82,5 +83,18 @@ describe('rule 11: patchPodMetadata annotations are what a pod may carry (Valida
     ['accepts any text for Retain and Overwrite', [entry({ 'example.com/r': 'not json' }), entry({ 'example.com/o': '[1' }, 'Overwrite')], []],
   ])('%s', (_name, patches, expected) => {
     expect(errorsFor({ 'spec.patchPodMetadata': patches })).toEqual(startingWith(expected));
+  });
+});
+
+describe('patchPodMetadataWarnings', () => {
+  it('warns for each kubernetes.io or k8s.io key (subdomains too, any case), which the reconciler may not change in running pods', () => {
+    const spec = { patchPodMetadata: [entry({ 'example.com/a': '1', 'Kubernetes.io/x': '1' }), entry({ 'k8s.io/y': '1', 'a.b.k8s.io/z': '1', 'notk8s.io/w': '1' })] };
+    expect(patchPodMetadataWarnings(spec).map((w) => w.split(':')[0])).toEqual(['Kubernetes.io/x', 'k8s.io/y', 'a.b.k8s.io/z']);
+  });
+
+  it('says nothing for a set without patchPodMetadata or with malformed entries (the errors say those)', () => {
+    expect(patchPodMetadataWarnings({})).toEqual([]);
+    expect(patchPodMetadataWarnings({ patchPodMetadata: [null, { annotations: 'x' }] })).toEqual([]);
+    expect(patchPodMetadataWarnings(undefined)).toEqual([]);
   });
 });

@@ -71,6 +71,7 @@ describe('the status-sync Lambda', () => {
         'status-sync PodsNotInjected': 1,
         'status-sync PassErrors': 0,
         'status-sync WebhooksRepointed': 0,
+        'status-sync WebhooksNotDeployed': 0,
       },
       {
         'log-agent MatchedPods': 1,
@@ -140,12 +141,26 @@ describe('the status-sync Lambda rotating the webhook secret', () => {
     const { logger, entries } = capturingLogger();
     const store = memoryStore(JSON.stringify({ current: secret }));
     const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger, secretStore: store } });
-    const result = await handler(event, context);
+    const result = await handler({ ...event, detail: { deployedWebhookUrls: ['https://aaa.lambda-url.eu-west-1.on.aws/'] } }, context);
     expect(result.secretRotation).toEqual({ step: 'skipped', detail: 'the webhook configurations are not installed' });
     expect(result.errors).toEqual([]);
     expect(fake.seen.map((r) => `${r.method} ${r.url}`)).toContain('GET /apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/serverless-sidecarset');
     expect(store.text).toBe(JSON.stringify({ current: secret }));
     expect(entries().at(-1)).toMatchObject({ level: 'info', message: 'status pass', secretRotation: { step: 'skipped' } });
+  });
+
+  it('writes no secret on a scheduled event without the deployed URLs, and refuses a malformed list with a clear line', async () => {
+    const { logger, entries } = capturingLogger();
+    const store = memoryStore(JSON.stringify({ current: secret }));
+    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger, secretStore: store } });
+    expect((await handler(event, context)).secretRotation).toEqual({ step: 'waiting', detail: 'the deployed webhook URLs are not known to this pass: no secret is written' });
+    const malformed = await handler({ ...event, detail: { deployedWebhookUrls: ['http://evil.example/x'] } }, context);
+    expect(malformed.secretRotation?.step).toBe('waiting');
+    expect(entries().find((e) => e.message === "the scheduled event's deployed webhook URLs refused")).toMatchObject({
+      level: 'error',
+      error: 'the scheduled event\'s detail.deployedWebhookUrls: "http://evil.example/x" is not a deployed webhook URL prefix (https://host/path/, ending in /, without query, fragment or user info)',
+    });
+    expect(store.text).toBe(JSON.stringify({ current: secret }));
   });
 
   it('counts a failed step among the pass errors, so the line is logged at error level, without the secret', async () => {

@@ -131,6 +131,18 @@ describe('validating each version with its own rules', () => {
     else expect(answer).toContain(expected);
   });
 
+  it('admits a set whose patchPodMetadata writes a kubernetes.io or k8s.io key, warning that a rollout cannot change it in place', async () => {
+    const object = betaSet('a', { patchPodMetadata: [{ patchPolicy: 'Overwrite', annotations: { 'example.com/team': 'a', 'cluster-autoscaler.kubernetes.io/safe-to-evict': 'false', 'node.k8s.io/x': 'y' } }] });
+    const result = await sidecarSetValidateHandler(request(defaultSidecarSet(object)), deps());
+    if (result.outcome !== 'allowed') throw new Error(`not allowed: ${result.outcome}`);
+    expect(result.response.warnings).toEqual([
+      'cluster-autoscaler.kubernetes.io/safe-to-evict: a kubernetes.io/k8s.io key; rollouts never change it in running pods',
+      'node.k8s.io/x: a kubernetes.io/k8s.io key; rollouts never change it in running pods',
+    ]);
+    const plain = await sidecarSetValidateHandler(request(defaultSidecarSet(betaSet('b', { patchPodMetadata: [{ patchPolicy: 'Overwrite', annotations: { 'example.com/team': 'a', 'notkubernetes.io/x': 'y' } }] }))), deps());
+    expect(plain.outcome === 'allowed' ? plain.response.warnings : 'not allowed').toBeUndefined();
+  });
+
   it('the v1alpha1 custom-version label is left to the API server\'s label rules, as before', async () => {
     const alpha = asAlpha(betaSet('a'));
     expect((alpha.metadata as JsonObject).labels).toEqual({ [CV]: 'v2' });
