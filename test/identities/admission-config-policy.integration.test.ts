@@ -21,6 +21,9 @@ import { secretOfUrl } from '../../lib/auth/rotation.ts';
 import { CRD_NAME } from '../../lib/crd/sidecarset-crd.ts';
 import { renderWebhookConfigurations, WEBHOOK_CONFIGURATION_NAME } from '../../lib/webhook-config/webhook-configurations.ts';
 import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
+import { ensureServingTls } from '../../functions/server/tls.ts';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 
 const POLICY = 'sidecarset-status-sync-admission-config';
 const JSON_PATCH = 'application/json-patch+json';
@@ -28,19 +31,22 @@ const MUTATING = `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigura
 const VALIDATING = `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${WEBHOOK_CONFIGURATION_NAME}`;
 const CRD = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`;
 const CONVERSION_URL = '/spec/conversion/webhook/clientConfig/url';
-const EVIL_CA = Buffer.from('-----BEGIN CERTIFICATE-----\nevil\n-----END CERTIFICATE-----\n').toString('base64');
 
 const secret = (): string => randomBytes(32).toString('base64url');
 
 describeWithControlPlane('the reconciler’s writes to the webhook configurations and the SidecarSet CRD on a real kube-apiserver', () => {
   let controlPlane: ControlPlane | undefined;
+  /** A well-formed CA that is not the one the webhooks trust (the API server parses a CRD's caBundle). */
+  let evilCa = '';
+  /** pod-inject's place in the mutating configuration. */
+  let P = 0;
   const cp = (): ControlPlane => {
     if (controlPlane === undefined) throw new Error('the control plane did not start');
     return controlPlane;
   };
   const patch = (user: ControlPlaneUser, path: string, ops: unknown[]): Promise<ControlPlaneResponse> => cp().request(user, 'PATCH', path, ops, JSON_PATCH);
   const read = async (path: string): Promise<Record<string, unknown>> => JSON.parse((await cp().request('admin', 'GET', path)).body) as Record<string, unknown>;
-  const urlOf = async (path: string, index: number): Promise<string> => ((await read(path)) as { webhooks: { clientConfig: { url: string } }[] }).webhooks[index]?.clientConfig.url ?? '';
+  const urlOf = async (path: string, index = P): Promise<string> => ((await read(path)) as { webhooks: { clientConfig: { url: string } }[] }).webhooks[index]?.clientConfig.url ?? '';
   const conversionUrl = async (): Promise<string> => ((await read(CRD)) as { spec: { conversion: { webhook: { clientConfig: { url: string } } } } }).spec.conversion.webhook.clientConfig.url;
   const withLast = (url: string, segment: string): string => `${url.slice(0, url.lastIndexOf('/') + 1)}${segment}`;
   const refusal = (res: ControlPlaneResponse): string => `${res.status} ${(JSON.parse(res.body) as { message?: string }).message ?? ''}`;
@@ -48,16 +54,20 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
   beforeAll(async () => {
     controlPlane = await startControlPlane({ binaries: await ensureControlPlaneBinaries() });
     await controlPlane.apply(await readFile(join(process.cwd(), 'infra', 'k8s', 'crd.yaml'), 'utf8'));
+    const tls = await mkdtemp(join(tmpdir(), 'evil-ca-'));
+    evilCa = Buffer.from((await ensureServingTls(tls)).caPem).toString('base64');
+    await rm(tls, { recursive: true, force: true });
     const s = secret();
     // Nothing listens there: these tests write the configurations, never call them.
     const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:9/${fn}/${s}` }])) as Parameters<typeof renderWebhookConfigurations>[0]['targets'];
     await controlPlane.apply(renderWebhookConfigurations({ targets, caPem: cp().caCert }).map((c) => stringify(c)).join('---\n'));
+    P = ((await read(MUTATING)) as { webhooks: { name: string }[] }).webhooks.findIndex((w) => w.name.startsWith('pod-inject.'));
     // Policies reach the API server through a watch: wait until a repoint is refused.
     for (const deadline = Date.now() + 30_000; ; ) {
-      const url = await urlOf(MUTATING, 0);
-      const res = await patch('status-sync', MUTATING, [{ op: 'replace', path: '/webhooks/0/clientConfig/url', value: withLast(url, 'x').replace('127.0.0.1:9', '127.0.0.1:10') }]);
+      const url = await urlOf(MUTATING);
+      const res = await patch('status-sync', MUTATING, [{ op: 'replace', path: `/webhooks/${P}/clientConfig/url`, value: withLast(url, 'x').replace('127.0.0.1:9', '127.0.0.1:10') }]);
       if (res.status === 422 && res.body.includes(POLICY)) break;
-      if (res.status === 200) await patch('admin', MUTATING, [{ op: 'replace', path: '/webhooks/0/clientConfig/url', value: url }]);
+      if (res.status === 200) await patch('admin', MUTATING, [{ op: 'replace', path: `/webhooks/${P}/clientConfig/url`, value: url }]);
       if (Date.now() > deadline) throw new Error(`the admission-config policy is not in force after 30 s: ${res.status} ${res.body}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -72,7 +82,7 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
       const urls = kubeWebhookUrls(kubeConfigClient(parseKubeConfig(cp().kubeconfig('status-sync'), 'status-sync kubeconfig')));
       const next = secret();
       const endpoints = (await urls.list()) ?? [];
-      expect(endpoints.map((e) => e.configuration).sort()).toEqual(['CustomResourceDefinition', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+      expect(endpoints.map((e) => e.configuration).sort()).toEqual(['CustomResourceDefinition', 'MutatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
       const started = Date.now();
       for (const endpoint of endpoints) await urls.setUrl(endpoint, withLast(endpoint.url ?? '', next));
       const tookMs = Date.now() - started;
@@ -88,28 +98,28 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
     const metadataRule = 'may not change the labels, annotations, finalizers or owner references';
 
     it.each<[string, string, (url: string) => unknown[], string]>([
-      ['pod-inject repointed at another host (same path and secret)', MUTATING, (url) => [{ op: 'replace', path: '/webhooks/0/clientConfig/url', value: url.replace('127.0.0.1:9', 'evil.example') }], webhookRule],
-      ['pod-inject repointed at another host with another secret', MUTATING, () => [{ op: 'replace', path: '/webhooks/0/clientConfig/url', value: `https://evil.example/pod-inject/${secret()}` }], webhookRule],
-      ['another path before the secret', MUTATING, (url) => [{ op: 'replace', path: '/webhooks/0/clientConfig/url', value: url.replace('/pod-inject/', '/elsewhere/') }], webhookRule],
-      ['another caBundle', MUTATING, () => [{ op: 'replace', path: '/webhooks/0/clientConfig/caBundle', value: EVIL_CA }], webhookRule],
-      ['a service instead of the URL', MUTATING, () => [{ op: 'replace', path: '/webhooks/0/clientConfig', value: { service: { namespace: 'evil', name: 'inject' } } }], webhookRule],
-      ['an emptied namespaceSelector (kube-system included)', MUTATING, () => [{ op: 'replace', path: '/webhooks/0/namespaceSelector', value: {} }], webhookRule],
-      ['an objectSelector', MUTATING, () => [{ op: 'replace', path: '/webhooks/0/objectSelector', value: { matchLabels: { never: 'x' } } }], webhookRule],
-      ['failurePolicy Ignore', MUTATING, () => [{ op: 'replace', path: '/webhooks/0/failurePolicy', value: 'Ignore' }], webhookRule],
-      ['another timeout', MUTATING, () => [{ op: 'replace', path: '/webhooks/0/timeoutSeconds', value: 1 }], webhookRule],
-      ['other rules', MUTATING, () => [{ op: 'replace', path: '/webhooks/0/rules', value: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['pods'], scope: '*' }] }], webhookRule],
-      ['a matchCondition', MUTATING, () => [{ op: 'add', path: '/webhooks/0/matchConditions', value: [{ name: 'never', expression: 'false' }] }], webhookRule],
+      ['pod-inject repointed at another host (same path and secret)', MUTATING, (url) => [{ op: 'replace', path: `/webhooks/${P}/clientConfig/url`, value: url.replace('127.0.0.1:9', 'evil.example') }], webhookRule],
+      ['pod-inject repointed at another host with another secret', MUTATING, () => [{ op: 'replace', path: `/webhooks/${P}/clientConfig/url`, value: `https://evil.example/pod-inject/${secret()}` }], webhookRule],
+      ['another path before the secret', MUTATING, (url) => [{ op: 'replace', path: `/webhooks/${P}/clientConfig/url`, value: url.replace(/^(https:\/\/[^/]+\/)[^/]+\//, '$1elsewhere/') }], webhookRule],
+      ['another caBundle', MUTATING, () => [{ op: 'replace', path: `/webhooks/${P}/clientConfig/caBundle`, value: evilCa }], webhookRule],
+      ['a service instead of the URL', MUTATING, () => [{ op: 'replace', path: `/webhooks/${P}/clientConfig`, value: { service: { namespace: 'evil', name: 'inject' } } }], webhookRule],
+      ['an emptied namespaceSelector (kube-system included)', MUTATING, () => [{ op: 'replace', path: `/webhooks/${P}/namespaceSelector`, value: {} }], webhookRule],
+      ['an objectSelector', MUTATING, () => [{ op: 'replace', path: `/webhooks/${P}/objectSelector`, value: { matchLabels: { never: 'x' } } }], webhookRule],
+      ['failurePolicy Ignore', MUTATING, () => [{ op: 'replace', path: `/webhooks/${P}/failurePolicy`, value: 'Ignore' }], webhookRule],
+      ['another timeout', MUTATING, () => [{ op: 'replace', path: `/webhooks/${P}/timeoutSeconds`, value: 1 }], webhookRule],
+      ['other rules', MUTATING, () => [{ op: 'replace', path: `/webhooks/${P}/rules`, value: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['pods'], scope: '*' }] }], webhookRule],
+      ['a matchCondition', MUTATING, () => [{ op: 'add', path: `/webhooks/${P}/matchConditions`, value: [{ name: 'never', expression: 'false' }] }], webhookRule],
       ['an emptied validating configuration', VALIDATING, () => [{ op: 'replace', path: '/webhooks', value: [] }], webhookRule],
       ['a second webhook', MUTATING, () => [{ op: 'add', path: '/webhooks/-', value: { name: 'evil.example.com', clientConfig: { url: `https://evil.example/x/${secret()}` }, sideEffects: 'None', admissionReviewVersions: ['v1'] } }], webhookRule],
       ['a label', MUTATING, () => [{ op: 'add', path: '/metadata/labels/evil', value: 'x' }], metadataRule],
       ['the CRD’s stored version flipped', CRD, () => [{ op: 'replace', path: '/spec/versions/0/storage', value: true }, { op: 'replace', path: '/spec/versions/1/storage', value: false }], crdRule],
       ['the CRD’s schema opened up', CRD, () => [{ op: 'add', path: '/spec/versions/1/schema/openAPIV3Schema/properties/spec/x-kubernetes-preserve-unknown-fields', value: true }], crdRule],
       ['the CRD’s conversion repointed at another host', CRD, (url) => [{ op: 'replace', path: CONVERSION_URL, value: url.replace(/^https:\/\/[^/]+/, 'https://evil.example') }], crdRule],
-      ['the CRD’s conversion webhook given another caBundle', CRD, () => [{ op: 'replace', path: '/spec/conversion/webhook/clientConfig/caBundle', value: EVIL_CA }], crdRule],
+      ['the CRD’s conversion webhook given another caBundle', CRD, () => [{ op: 'replace', path: '/spec/conversion/webhook/clientConfig/caBundle', value: evilCa }], crdRule],
       ['the CRD’s conversion turned off', CRD, () => [{ op: 'replace', path: '/spec/conversion', value: { strategy: 'None' } }], crdRule],
     ])('refuses %s', async (_what, path, ops, rule) => {
       const before = await read(path);
-      const url = path === CRD ? await conversionUrl() : await urlOf(path, 0);
+      const url = path === CRD ? await conversionUrl() : await urlOf(path, path === MUTATING ? P : 0);
       const res = await patch('status-sync', path, ops(url));
       expect(refusal(res)).toContain(`ValidatingAdmissionPolicy '${POLICY}' with binding '${POLICY}' denied request: sidecarset-status-sync ${rule}`);
       expect(res.status).toBe(422);
@@ -118,8 +128,8 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
     });
 
     it('holds any member of the reconciler’s group, whatever its username (the functions test identity)', async () => {
-      const url = await urlOf(MUTATING, 0);
-      const res = await patch('functions', MUTATING, [{ op: 'replace', path: '/webhooks/0/clientConfig/url', value: url.replace('127.0.0.1:9', 'evil.example') }]);
+      const url = await urlOf(MUTATING);
+      const res = await patch('functions', MUTATING, [{ op: 'replace', path: `/webhooks/${P}/clientConfig/url`, value: url.replace('127.0.0.1:9', 'evil.example') }]);
       expect(refusal(res)).toContain(`denied request: sidecarset-status-sync ${webhookRule}`);
     });
 
@@ -154,7 +164,7 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
     });
 
     it('leaves every other identity alone: the admin changes a failure policy', async () => {
-      const res = await patch('admin', MUTATING, [{ op: 'replace', path: '/webhooks/0/timeoutSeconds', value: 9 }]);
+      const res = await patch('admin', MUTATING, [{ op: 'replace', path: `/webhooks/${P}/timeoutSeconds`, value: 9 }]);
       expect(res.status).toBe(200);
     });
   });
