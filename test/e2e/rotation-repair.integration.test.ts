@@ -14,7 +14,7 @@ import { composeStatusSync } from '../../functions/status-sync/compose.ts';
 import { secretOfUrl, type SecretStore } from '../../lib/auth/rotation.ts';
 import { emfRecorder } from '../../lib/metrics/emf-recorder.ts';
 import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
-import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
+import { ADMISSION_FUNCTIONS, FUNCTION_NAMES, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
 import { capturingLogger, fixedSecret } from '../../testkit/reviews.ts';
@@ -83,7 +83,8 @@ describeWithControlPlane('a stale copy of the webhook configurations and the CRD
     const log = capturingLogger();
     const metricLines: string[] = [];
     const statusSync = await composeStatusSync(
-      { KUBECONFIG_CONTENT: cp.kubeconfig('functions'), WEBHOOK_SECRET_ROTATION_PERIOD_MS: String(24 * 3_600_000) },
+      // The URLs this deployment made: the repair writes a secret into these only.
+      { KUBECONFIG_CONTENT: cp.kubeconfig('status-sync'), WEBHOOK_SECRET_ROTATION_PERIOD_MS: String(24 * 3_600_000), DEPLOYED_WEBHOOK_URLS: FUNCTION_NAMES.map((fn) => `https://127.0.0.1:9/${fn}/`).join(',') },
       { logger: log.logger, secretStore, metrics: emfRecorder({ namespace: 'ServerlessSidecarSet', write: (line) => metricLines.push(line) }) },
     );
 
@@ -111,5 +112,21 @@ describeWithControlPlane('a stale copy of the webhook configurations and the CRD
     // The next pass finds nothing to repair.
     const next = await statusSync.runPass();
     expect(next.secretRotation?.repaired).toBeUndefined();
+
+    // Someone (not the reconciler: the policy refuses it that) points pod-inject at another server with an unknown secret:
+    // no secret is written into it, and the pass tells it with a Warning Event on the configuration and the metric.
+    const index = (JSON.parse((await cp.request('admin', 'GET', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/serverless-sidecarset')).body) as { webhooks: { name: string }[] }).webhooks.findIndex((w) => w.name.startsWith('pod-inject.'));
+    const elsewhere = await cp.request('admin', 'PATCH', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/serverless-sidecarset', [{ op: 'replace', path: `/webhooks/${index}/clientConfig/url`, value: `https://127.0.0.1:10/pod-inject/${STALE}` }], 'application/json-patch+json');
+    expect(elsewhere.status).toBe(200);
+    const refused = await statusSync.runPass();
+    expect(refused.errors).toEqual([]);
+    expect(refused.secretRotation?.refused).toEqual([{ configuration: 'MutatingWebhookConfiguration', webhook: 'pod-inject.sidecarset.kruise.io', pointsAt: 'https://127.0.0.1:10/pod-inject/' }]);
+    expect((await webhookUrls())[1]).toBe(`https://127.0.0.1:10/pod-inject/${STALE}`);
+    const events = JSON.parse((await cp.request('admin', 'GET', '/api/v1/namespaces/default/events?fieldSelector=reason%3DWebhookNotDeployed')).body) as { items: { type: string; involvedObject: { kind: string; name: string }; message: string }[] };
+    expect(events.items.map((e) => [e.type, e.involvedObject.kind, e.involvedObject.name])).toEqual([['Warning', 'MutatingWebhookConfiguration', 'serverless-sidecarset']]);
+    expect(events.items[0]?.message).toContain('"pod-inject.sidecarset.kruise.io" points at https://127.0.0.1:10/pod-inject/…');
+    expect(events.items[0]?.message).not.toContain(STALE);
+    const notDeployed = metricLines.flatMap((line) => extractedMetrics(line)).filter((m) => m.name === 'WebhooksNotDeployed' && m.value > 0);
+    expect(notDeployed).toEqual([{ name: 'WebhooksNotDeployed', unit: 'Count', dimensions: { Function: 'status-sync' }, value: 1 }]);
   }, 120_000);
 });
