@@ -7,7 +7,7 @@
  */
 import { CfnOutput, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
 import { EndpointType, LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
-import { CfnVPCEndpoint, InterfaceVpcEndpoint } from 'aws-cdk-lib/aws-ec2';
+import { CfnSecurityGroup, CfnVPCEndpoint, InterfaceVpcEndpoint } from 'aws-cdk-lib/aws-ec2';
 import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -197,7 +197,7 @@ export class SidecarSetStack extends Stack {
       serviceName: `com.amazonaws.${this.region}.execute-api`,
       vpcEndpointType: 'Interface',
       subnetIds: ingress.subnetIds,
-      securityGroupIds: [ingress.securityGroupId],
+      securityGroupIds: [this.endpointSecurityGroup(ingress)],
       privateDnsEnabled: false,
     });
     const vpce = InterfaceVpcEndpoint.fromInterfaceVpcEndpointAttributes(this, 'WebhookApiEndpointRef', { vpcEndpointId: endpoint.ref, port: 443 });
@@ -223,6 +223,28 @@ export class SidecarSetStack extends Stack {
       }),
     });
     return { api, baseUrl: `https://${api.restApiId}-${endpoint.ref}.execute-api.${this.region}.${this.urlSuffix}/${stage}` };
+  }
+
+  /**
+   * The endpoint's security group: the user's own, or one made here whose
+   * only rule admits HTTPS from the caller group (the control plane's
+   * interfaces), so that no pod or node reaches the endpoint, whatever
+   * secret it holds.
+   */
+  private endpointSecurityGroup(ingress: Extract<WebhookIngress, { kind: 'private' }>): string {
+    const access = ingress.endpointAccess;
+    if ('securityGroupId' in access) return access.securityGroupId;
+    const group = new CfnSecurityGroup(this, 'WebhookApiEndpointSecurityGroup', {
+      vpcId: ingress.vpcId,
+      groupDescription: 'SidecarSet webhooks endpoint: HTTPS from the EKS control plane only',
+      securityGroupIngress: [
+        { ipProtocol: 'tcp', fromPort: 443, toPort: 443, sourceSecurityGroupId: access.callerSecurityGroupId, description: 'HTTPS from the EKS control plane interfaces' },
+      ],
+      // An endpoint only answers. Without an egress rule EC2 adds allow-all; this one matches nothing (the form CDK
+      // uses for allowAllOutbound: false).
+      securityGroupEgress: [{ ipProtocol: 'icmp', fromPort: 252, toPort: 86, cidrIp: '255.255.255.255/32', description: 'Disallow all traffic' }],
+    });
+    return group.attrGroupId;
   }
 
   /** The cluster credentials: the user's secret, or a placeholder for them to fill after the first deploy. */
