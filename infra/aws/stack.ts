@@ -22,6 +22,7 @@ import type { Construct } from 'constructs';
 import { ENV_STATUS_SYNC_FUNCTION } from '../../lib/adapters/lambda-rollout-trigger.ts';
 import { checkBundles, type BundleDirectories } from './bundles.ts';
 import { heapNodeOptions } from './heap.ts';
+import { acknowledgeNagFindings } from './nag-acknowledgements.ts';
 import { ALARM_PERIOD, metricAlarm, metricAlarmSpecs, sidecarSetDashboard } from './dashboard.ts';
 import type { FunctionSettings, StackConfig, WebhookIngress } from './config.ts';
 import { FUNCTION_DESCRIPTORS, type FunctionName } from '../../lib/webhooks/descriptors.ts';
@@ -154,6 +155,8 @@ export class SidecarSetStack extends Stack {
         description: 'kubeconfig status-sync uses to reach the cluster: user sidecarset-status-sync in group sidecarset-status-sync',
       });
     }
+    // Last, so that it sees every resource made above.
+    acknowledgeNagFindings(this);
   }
 
   /**
@@ -310,7 +313,8 @@ export class SidecarSetStack extends Stack {
    */
   private rolloutTrigger(trigger: LambdaFn, statusSync: LambdaFn): void {
     trigger.addEnvironment(ENV_STATUS_SYNC_FUNCTION, statusSync.functionName);
-    statusSync.grantInvoke(trigger);
+    // The unqualified function only (it is invoked by name): grantInvoke would add `<arn>:*`, every version and alias.
+    trigger.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [statusSync.functionArn] }));
   }
 
   /**
