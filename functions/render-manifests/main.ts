@@ -20,7 +20,7 @@ import { join, resolve } from 'node:path';
 import { Document } from 'yaml';
 import { SourceOptionsError } from '../../lib/adapters/kube-sources.ts';
 import { ENV_REVISION_NAMESPACE, inRevisionNamespace, revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
-import { checkSecret, parseSecretValue } from '../../lib/auth/caller-auth.ts';
+import { checkSecretStrength, parseJudgedSecretValue } from '../../lib/auth/secret-strength.ts';
 import { isObject } from '../../lib/kube/json.ts';
 import { parseObjects } from '../../lib/kube/yaml-objects.ts';
 import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
@@ -95,7 +95,7 @@ async function readText(path: string, what: string): Promise<string> {
 /** The current secret of a secret file: a bare secret or the stored JSON form (`{"current": …}`, as Secrets Manager and the local server keep it). */
 function currentSecretOf(text: string): string {
   try {
-    return parseSecretValue(text, 'the caller secret').current;
+    return parseJudgedSecretValue(text, 'the caller secret').current;
   } catch (error) {
     throw new ManifestsCliError((error as Error).message);
   }
@@ -107,7 +107,7 @@ async function callerSecret(args: Args): Promise<string> {
   if (secret === '') throw new ManifestsCliError('the caller secret is needed: --secret-file FILE or $WEBHOOK_SECRET');
   if (file !== undefined) return currentSecretOf(secret);
   try {
-    checkSecret(secret, 'the caller secret');
+    checkSecretStrength(secret, 'the caller secret');
   } catch (error) {
     throw new ManifestsCliError((error as Error).message);
   }

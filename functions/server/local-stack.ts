@@ -23,7 +23,7 @@ import { isObject } from '../../lib/kube/json.ts';
 import type { JsonObject } from '../../lib/kube/types.ts';
 import { DEFAULT_REVISION_NAMESPACE } from '../../lib/sidecarset/revisions.ts';
 import { ensureSecretFile, fileSecretStore } from '../../lib/adapters/secret-file.ts';
-import { parseSecretValue } from '../../lib/auth/caller-auth.ts';
+import { parseJudgedSecretValue } from '../../lib/auth/secret-strength.ts';
 import { callerNetworksFromEnv } from '../../lib/auth/caller-config.ts';
 import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
 import type { Logger } from '../../lib/ports.ts';
@@ -201,7 +201,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const secretFile = join(tlsDir, 'webhook-secret');
     await ensureSecretFile(secretFile);
     const store = fileSecretStore(secretFile);
-    const secret = parseSecretValue(await store.read(), secretFile).current;
+    const secret = parseJudgedSecretValue(await store.read(), secretFile).current;
     const sink = (line: string) => {
       logs.push(line);
       options.echo?.(line);

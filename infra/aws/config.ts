@@ -73,7 +73,18 @@ export interface StackConfig {
  */
 export type WebhookIngress =
   | { kind: 'url' }
-  | { kind: 'private'; vpcId: string; subnetIds: string[]; securityGroupId: string };
+  | { kind: 'private'; vpcId: string; subnetIds: string[]; endpointAccess: EndpointAccess };
+
+/**
+ * Who may reach the private ingress's VPC endpoint. `callerSecurityGroupId`
+ * (recommended): the stack makes the endpoint's security group, whose only
+ * rule admits 443 from that group, a group only the EKS control plane's
+ * network interfaces carry (one of the cluster's additional security
+ * groups). The cluster security group is no such group: EKS managed node
+ * groups carry it too, so any pod could call the endpoint.
+ * `securityGroupId`: the user's own group for the endpoint, used as given.
+ */
+export type EndpointAccess = { callerSecurityGroupId: string } | { securityGroupId: string };
 
 /**
  * Every context key with its default, for errors and documentation.
@@ -107,6 +118,7 @@ export const CONTEXT_DEFAULTS = {
   webhookVpcId: undefined,
   webhookSubnetIds: undefined,
   webhookSecurityGroupId: undefined,
+  webhookCallerSecurityGroupId: undefined,
 } as const;
 
 export type ContextKey = keyof typeof CONTEXT_DEFAULTS;
@@ -298,24 +310,42 @@ function metricsNamespace(read: ContextReader): string {
   }
 }
 
-const PRIVATE_KEYS = ['webhookVpcId', 'webhookSubnetIds', 'webhookSecurityGroupId'] as const;
+const PRIVATE_KEYS = ['webhookVpcId', 'webhookSubnetIds'] as const;
+/** The endpoint's access: exactly one of the two (see EndpointAccess). */
+const ACCESS_KEYS = ['webhookCallerSecurityGroupId', 'webhookSecurityGroupId'] as const;
+
+/** A security group id from the context, or a ContextError naming the key. */
+function securityGroupId(read: ContextReader, key: (typeof ACCESS_KEYS)[number]): string {
+  const id = optionalString(read, key) ?? '';
+  if (!/^sg-[0-9a-f]{8,17}$/.test(id)) throw new ContextError(key, `must be a security group id (sg-…); got ${JSON.stringify(id)}`);
+  return id;
+}
 
 /**
  * The webhooks' ingress: `url` (the default) or `private`, which needs the
  * cluster's VPC, the subnets to place the endpoint's interfaces in (one per
- * Availability Zone the control plane's interfaces use) and a security group
- * that admits HTTPS from the cluster security group.
+ * Availability Zone the control plane's interfaces use) and who may reach
+ * the endpoint (EndpointAccess).
  */
 function webhookIngress(read: ContextReader): WebhookIngress {
   const kind = optionalString(read, 'webhookIngress') ?? CONTEXT_DEFAULTS.webhookIngress;
-  const given = PRIVATE_KEYS.filter((key) => raw(read, key) !== undefined);
+  const given = [...PRIVATE_KEYS, ...ACCESS_KEYS].filter((key) => raw(read, key) !== undefined);
   if (kind === 'url') {
     if (given.length > 0) throw new ContextError(given[0] ?? 'webhookVpcId', 'is only used with webhookIngress=private; remove it or set webhookIngress=private');
     return { kind: 'url' };
   }
   if (kind !== 'private') throw new ContextError('webhookIngress', `must be "url" (public Function URLs) or "private" (a private REST API through a VPC endpoint); got ${JSON.stringify(kind)}`);
   const missing = PRIVATE_KEYS.find((key) => !given.includes(key));
-  if (missing !== undefined) throw new ContextError(missing, 'must be set with webhookIngress=private (the cluster\'s VPC id, the subnets for the endpoint, and its security group)');
+  if (missing !== undefined) throw new ContextError(missing, 'must be set with webhookIngress=private (the cluster\'s VPC id and the subnets for the endpoint)');
+  const access = ACCESS_KEYS.filter((key) => given.includes(key));
+  if (access.length !== 1) {
+    throw new ContextError(
+      'webhookCallerSecurityGroupId',
+      access.length === 0
+        ? 'must be set with webhookIngress=private: a security group only the EKS control plane\'s interfaces carry (an additional security group of the cluster), the only source the endpoint admits (or webhookSecurityGroupId: your own group for the endpoint)'
+        : 'and webhookSecurityGroupId cannot both be set: the first makes the endpoint\'s security group, the second is your own',
+    );
+  }
   const vpcId = optionalString(read, 'webhookVpcId') ?? '';
   if (!/^vpc-[0-9a-f]{8,17}$/.test(vpcId)) throw new ContextError('webhookVpcId', `must be a VPC id (vpc-…); got ${JSON.stringify(vpcId)}`);
   const subnetText = raw(read, 'webhookSubnetIds');
@@ -325,9 +355,11 @@ function webhookIngress(read: ContextReader): WebhookIngress {
     throw new ContextError('webhookSubnetIds', `must be a comma-separated list of subnet ids (subnet-…); got ${JSON.stringify(badSubnet ?? subnetText)}`);
   }
   if (new Set(subnetIds).size !== subnetIds.length) throw new ContextError('webhookSubnetIds', 'names a subnet twice');
-  const securityGroupId = optionalString(read, 'webhookSecurityGroupId') ?? '';
-  if (!/^sg-[0-9a-f]{8,17}$/.test(securityGroupId)) throw new ContextError('webhookSecurityGroupId', `must be a security group id (sg-…); got ${JSON.stringify(securityGroupId)}`);
-  return { kind: 'private', vpcId, subnetIds, securityGroupId };
+  const endpointAccess: EndpointAccess =
+    access[0] === 'webhookCallerSecurityGroupId'
+      ? { callerSecurityGroupId: securityGroupId(read, 'webhookCallerSecurityGroupId') }
+      : { securityGroupId: securityGroupId(read, 'webhookSecurityGroupId') };
+  return { kind: 'private', vpcId, subnetIds, endpointAccess };
 }
 
 const STACK_NAME = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;

@@ -7,7 +7,7 @@
  */
 import { CfnOutput, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
 import { EndpointType, LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
-import { CfnVPCEndpoint, InterfaceVpcEndpoint } from 'aws-cdk-lib/aws-ec2';
+import { CfnSecurityGroup, CfnVPCEndpoint, InterfaceVpcEndpoint } from 'aws-cdk-lib/aws-ec2';
 import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -22,6 +22,7 @@ import type { Construct } from 'constructs';
 import { ENV_STATUS_SYNC_FUNCTION } from '../../lib/adapters/lambda-rollout-trigger.ts';
 import { checkBundles, type BundleDirectories } from './bundles.ts';
 import { heapNodeOptions } from './heap.ts';
+import { acknowledgeNagFindings } from './nag-acknowledgements.ts';
 import { ALARM_PERIOD, metricAlarm, metricAlarmSpecs, sidecarSetDashboard } from './dashboard.ts';
 import type { FunctionSettings, StackConfig, WebhookIngress } from './config.ts';
 import { FUNCTION_DESCRIPTORS, type FunctionName } from '../../lib/webhooks/descriptors.ts';
@@ -158,6 +159,8 @@ export class SidecarSetStack extends Stack {
         description: 'kubeconfig status-sync uses to reach the cluster: user sidecarset-status-sync in group sidecarset-status-sync',
       });
     }
+    // Last, so that it sees every resource made above.
+    acknowledgeNagFindings(this);
   }
 
   /**
@@ -201,7 +204,7 @@ export class SidecarSetStack extends Stack {
       serviceName: `com.amazonaws.${this.region}.execute-api`,
       vpcEndpointType: 'Interface',
       subnetIds: ingress.subnetIds,
-      securityGroupIds: [ingress.securityGroupId],
+      securityGroupIds: [this.endpointSecurityGroup(ingress)],
       privateDnsEnabled: false,
     });
     const vpce = InterfaceVpcEndpoint.fromInterfaceVpcEndpointAttributes(this, 'WebhookApiEndpointRef', { vpcEndpointId: endpoint.ref, port: 443 });
@@ -227,6 +230,28 @@ export class SidecarSetStack extends Stack {
       }),
     });
     return { api, baseUrl: `https://${api.restApiId}-${endpoint.ref}.execute-api.${this.region}.${this.urlSuffix}/${stage}` };
+  }
+
+  /**
+   * The endpoint's security group: the user's own, or one made here whose
+   * only rule admits HTTPS from the caller group (the control plane's
+   * interfaces), so that no pod or node reaches the endpoint, whatever
+   * secret it holds.
+   */
+  private endpointSecurityGroup(ingress: Extract<WebhookIngress, { kind: 'private' }>): string {
+    const access = ingress.endpointAccess;
+    if ('securityGroupId' in access) return access.securityGroupId;
+    const group = new CfnSecurityGroup(this, 'WebhookApiEndpointSecurityGroup', {
+      vpcId: ingress.vpcId,
+      groupDescription: 'SidecarSet webhooks endpoint: HTTPS from the EKS control plane only',
+      securityGroupIngress: [
+        { ipProtocol: 'tcp', fromPort: 443, toPort: 443, sourceSecurityGroupId: access.callerSecurityGroupId, description: 'HTTPS from the EKS control plane interfaces' },
+      ],
+      // An endpoint only answers. Without an egress rule EC2 adds allow-all; this one matches nothing (the form CDK
+      // uses for allowAllOutbound: false).
+      securityGroupEgress: [{ ipProtocol: 'icmp', fromPort: 252, toPort: 86, cidrIp: '255.255.255.255/32', description: 'Disallow all traffic' }],
+    });
+    return group.attrGroupId;
   }
 
   /** The cluster credentials: the user's secret, or a placeholder for them to fill after the first deploy. */
@@ -292,7 +317,8 @@ export class SidecarSetStack extends Stack {
    */
   private rolloutTrigger(trigger: LambdaFn, statusSync: LambdaFn): void {
     trigger.addEnvironment(ENV_STATUS_SYNC_FUNCTION, statusSync.functionName);
-    statusSync.grantInvoke(trigger);
+    // The unqualified function only (it is invoked by name): grantInvoke would add `<arn>:*`, every version and alias.
+    trigger.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [statusSync.functionArn] }));
   }
 
   /**

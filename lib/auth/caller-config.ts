@@ -4,7 +4,7 @@
  */
 import { CallerSecretError, checkSecret, type CallerSecrets } from './caller-auth.ts';
 import { parseCallerNetworks, type CallerNetworks } from './caller-network.ts';
-import { DEFAULT_ROTATION_MARGIN_MS, DEFAULT_ROTATION_PERIOD_MS, type RotationSettings } from './rotation.ts';
+import { DEFAULT_ROTATION_MARGIN_MS, DEFAULT_ROTATION_PERIOD_MS, type RotationSettings } from './rotation-settings.ts';
 import { DEFAULT_SECRET_REFRESH_MS } from './secret-refresh.ts';
 
 export const ENV_SECRET = 'WEBHOOK_SECRET';

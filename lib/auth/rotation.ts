@@ -50,7 +50,8 @@
 import { randomBytes } from 'node:crypto';
 import { errorMessage } from '../errors.ts';
 import { isObject } from '../kube/json.ts';
-import { CallerSecretError, MIN_SECRET_LENGTH, parseSecretValue } from './caller-auth.ts';
+import { CallerSecretError, MIN_SECRET_LENGTH } from './caller-auth.ts';
+import { parseJudgedSecretValue } from './secret-strength.ts';
 
 /** Where the secret is kept: Secrets Manager on AWS, a file for `npm start`. */
 export interface SecretStore {
@@ -81,17 +82,10 @@ export interface WebhookUrls {
   setUrl(endpoint: WebhookEndpoint, url: string, signal?: AbortSignal): Promise<void>;
 }
 
-export interface RotationSettings {
-  /** How often to rotate; 0 never does. */
-  periodMs: number;
-  /** How often the functions re-read the secret (WEBHOOK_SECRET_REFRESH_MS). */
-  refreshMs: number;
-  /** Added to each wait: clock skew, a slow re-read, the API servers' informers. */
-  marginMs: number;
-}
-
-export const DEFAULT_ROTATION_PERIOD_MS = 24 * 60 * 60 * 1000;
-export const DEFAULT_ROTATION_MARGIN_MS = 60_000;
+// In a file of their own so that the admission functions' configuration (caller-config.ts) reads them without
+// importing rotation, which judges secrets with dictionaries those functions do not carry.
+export { DEFAULT_ROTATION_MARGIN_MS, DEFAULT_ROTATION_PERIOD_MS, type RotationSettings } from './rotation-settings.ts';
+import type { RotationSettings } from './rotation-settings.ts';
 
 export type RotationStep =
   /** Nothing to do yet (not due, or waiting for the functions or the API servers). */
@@ -158,7 +152,8 @@ function without(doc: Record<string, unknown>, ...fields: string[]): Record<stri
 
 /** Reads the stored value: a bare secret or the JSON form, keeping unknown fields. */
 export function parseSecretDocument(text: string): SecretDocument {
-  const secrets = parseSecretValue(text, WHAT);
+  // Judged on every full pass that rotates: the secret the admission functions serve (they check its form only) is refused here when guessable.
+  const secrets = parseJudgedSecretValue(text, WHAT);
   const trimmed = text.trim();
   const raw: Record<string, unknown> = trimmed.startsWith('{') ? (JSON.parse(trimmed) as Record<string, unknown>) : {};
   const { rotation, rotatedAt } = raw;

@@ -177,7 +177,7 @@ describe('secrets from a Secrets Manager endpoint', () => {
         env: { WEBHOOK_SECRET_ARN: callerArn, WEBHOOK_SECRET_REFRESH_MS: '1000' },
         overrides: { readSecret: secretsManagerReader({ endpoint, region }), logger },
       });
-      secrets.set(callerArn, { SecretString: JSON.stringify({ current: 'a'.repeat(43) }) });
+      secrets.set(callerArn, { SecretString: JSON.stringify({ current: 'too-short' }) });
       await new Promise((r) => setTimeout(r, 1_100));
       expect(structured(await handler(functionUrlEvent({ body: JSON.stringify(review) }))).statusCode).toBe(200);
       expect(entries()).toContainEqual(expect.objectContaining({ level: 'error', message: 'caller secrets not re-read; serving with the last ones read' }));

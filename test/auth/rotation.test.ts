@@ -291,6 +291,16 @@ describe('rotateWebhookSecret', () => {
     expect(await w.step()).toEqual({ step: 'failed', detail: 'store unreachable' });
     expect(w.writes).toEqual([]);
   });
+
+  it('fails without writing on a guessable stored secret, which the admission functions (form only) would serve', async () => {
+    const w = world({ current: 'ThisIsMyVerySecretWebhookTokenForTheCluster2026' }, ['https://a.example/pod-inject/ThisIsMyVerySecretWebhookTokenForTheCluster2026']);
+    const result = await w.step();
+    expect(result.step).toBe('failed');
+    expect(result.detail).toMatch(/^the webhook secret \(current\) is too predictable \(.*at least 128 needed/);
+    expect(result.detail).not.toContain('ThisIsMyVerySecret');
+    expect(w.writes).toEqual([]);
+    expect(w.patches).toEqual([]);
+  });
 });
 
 describe('parseSecretDocument and secretOfUrl', () => {

@@ -116,6 +116,13 @@ describeWithControlPlane('the Lambda bundles', () => {
     expect(info('sidecarset-default').bytes).toBeLessThan(200 * 1024);
   });
 
+  it('keeps the secret-guessing dictionaries (zxcvbn-ts) in status-sync only: the admission functions check a secret\'s form', () => {
+    const zxcvbn = (fn: string) => (bundles.find((x) => x.fn === fn)?.inputs ?? []).some((i) => i.includes('node_modules/@zxcvbn-ts/'));
+    for (const fn of ['pod-inject', 'sidecarset-validate', 'sidecarset-default', 'sidecarset-convert']) expect(zxcvbn(fn)).toBe(false);
+    // Rotation judges the stored secret on every full pass it runs.
+    expect(zxcvbn('status-sync')).toBe(true);
+  });
+
   it('packs each bundle, its chunks and source maps into a zip that reads back intact', async () => {
     for (const b of bundles) {
       const entries = readZip(await readFile(b.zipFile));

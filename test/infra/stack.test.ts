@@ -239,9 +239,8 @@ describe('Function URLs and schedule', () => {
   it('lets sidecarset-validate invoke status-sync (its admitted-change trigger), status-sync invoke itself (its continuation), and nothing else invoke any function', () => {
     const invokes = (fn: StackFunctionName) => roleStatements(defaults, fn).filter((st) => asList(st.Action).some((a) => String(a).startsWith('lambda:')));
     const statusSyncArn = { 'Fn::GetAtt': [defaults.fnId('status-sync'), 'Arn'] };
-    expect(invokes('sidecarset-validate')).toEqual([
-      { Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: [statusSyncArn, { 'Fn::Join': ['', [statusSyncArn, ':*']] }] },
-    ]);
+    // The unqualified function only, not `<arn>:*` (every version and alias; cdk-nag's IAM5).
+    expect(invokes('sidecarset-validate')).toEqual([{ Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: statusSyncArn }]);
     expect(invokes('status-sync')).toEqual([{ Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: statusSyncArn }]);
     for (const fn of STACK_FUNCTIONS.filter((name) => name !== 'sidecarset-validate' && name !== 'status-sync')) expect(invokes(fn)).toEqual([]);
     // Lambda's queue holds a triggered invoke behind a running pass rather than running it beside one.
@@ -586,12 +585,32 @@ describe('webhookIngress=private', () => {
     }
   });
 
+  it('with webhookCallerSecurityGroupId, makes the endpoint\'s security group: HTTPS from that group only, no other source, no egress', async () => {
+    const CALLER = 'sg-0aaaaaaaaaaaaaaaa';
+    const dedicated = await synth({ ...PRIVATE, webhookSecurityGroupId: undefined, webhookCallerSecurityGroupId: CALLER });
+    const groups = dedicated.template.findResources('AWS::EC2::SecurityGroup');
+    expect(Object.keys(groups)).toHaveLength(1);
+    const [groupId, group] = Object.entries(groups)[0] ?? [];
+    expect(group?.Properties).toMatchObject({ VpcId: PRIVATE.webhookVpcId });
+    expect(group?.Properties.SecurityGroupIngress).toEqual([{ IpProtocol: 'tcp', FromPort: 443, ToPort: 443, SourceSecurityGroupId: CALLER, Description: 'HTTPS from the EKS control plane interfaces' }]);
+    expect(group?.Properties.SecurityGroupEgress).toEqual([{ IpProtocol: 'icmp', FromPort: 252, ToPort: 86, CidrIp: '255.255.255.255/32', Description: 'Disallow all traffic' }]);
+    // No rule elsewhere widens it (a separate AWS::EC2::SecurityGroupIngress would).
+    dedicated.template.resourceCountIs('AWS::EC2::SecurityGroupIngress', 0);
+    dedicated.template.hasResourceProperties('AWS::EC2::VPCEndpoint', { SecurityGroupIds: [{ 'Fn::GetAtt': [groupId, 'GroupId'] }] });
+    // A group of the user's own is used as given, and none is made.
+    priv.template.resourceCountIs('AWS::EC2::SecurityGroup', 0);
+  }, 120_000);
+
   it.each([
     [{ webhookIngress: 'public' }, /context "webhookIngress" must be "url" .* or "private"/],
     [{ webhookIngress: 'private' }, /context "webhookVpcId" must be set with webhookIngress=private/],
     [{ ...PRIVATE, webhookSubnetIds: 'subnet-0123456789abcdef0,nope' }, /context "webhookSubnetIds" must be a comma-separated list of subnet ids .*got "nope"/],
     [{ ...PRIVATE, webhookVpcId: 'vpc-xyz' }, /context "webhookVpcId" must be a VPC id/],
     [{ webhookVpcId: 'vpc-0123456789abcdef0' }, /context "webhookVpcId" is only used with webhookIngress=private/],
+    [{ webhookCallerSecurityGroupId: 'sg-0aaaaaaaaaaaaaaaa' }, /context "webhookCallerSecurityGroupId" is only used with webhookIngress=private/],
+    [{ ...PRIVATE, webhookSecurityGroupId: undefined }, /context "webhookCallerSecurityGroupId" must be set with webhookIngress=private: a security group only the EKS control plane's interfaces carry/],
+    [{ ...PRIVATE, webhookCallerSecurityGroupId: 'sg-0aaaaaaaaaaaaaaaa' }, /context "webhookCallerSecurityGroupId" and webhookSecurityGroupId cannot both be set/],
+    [{ ...PRIVATE, webhookSecurityGroupId: undefined, webhookCallerSecurityGroupId: 'sg-nope' }, /context "webhookCallerSecurityGroupId" must be a security group id/],
   ])('refuses %j, naming the key', async (context, message) => {
     await expect(synth(context)).rejects.toThrow(message);
   });
