@@ -33,6 +33,12 @@ export interface ValidationContext {
   others: readonly SidecarSet[];
   /** Namespace name -> its labels. */
   namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  /**
+   * The sets a canary's base is looked up among (rule 14), when they are not
+   * `others`: the webhook reads them first and compares with the other sets
+   * (rule 13) only once every other rule passed, as Kruise does.
+   */
+  bases?: readonly SidecarSet[];
 }
 
 const NAME_MAX_LENGTH = 63;
@@ -63,8 +69,9 @@ function validateName(metadata: JsonObject | undefined, path: FieldPath, errs: F
  * Every problem with a SidecarSet, or [] when it may be admitted.
  *
  * Rules 1-12 look at the object (and, on UPDATE, the old one); rule 14, a
- * canary's annotations, also looks up its base in `ctx.others`, so a canary
- * is validated with the cluster's sets from the start. Rule 13, the
+ * canary's annotations, also looks up its base in `ctx.bases` (or
+ * `ctx.others`), so a canary is validated with the cluster's sets from the
+ * start. Rule 13, the
  * conflicts with other sets, runs only when they found nothing, as in Kruise:
  * comparing a malformed set with others would mostly report noise.
  */
@@ -73,7 +80,7 @@ export function validateSidecarSet(object: unknown, ctx: ValidationContext): Fie
   const errs: FieldError[] = [];
   const metadata = objectAt(object.metadata, root.child('metadata'), errs);
   const name = validateName(metadata, root.child('metadata'), errs);
-  if (name !== undefined) validateCanary(object, name, ctx.oldObject, ctx.others, root.child('metadata'), errs);
+  if (name !== undefined) validateCanary(object, name, ctx.oldObject, ctx.bases ?? ctx.others, root.child('metadata'), errs);
 
   const specPath = root.child('spec');
   const spec = objectAt(object.spec, specPath, errs);
@@ -95,10 +102,10 @@ export function validateSidecarSet(object: unknown, ctx: ValidationContext): Fie
 
 /**
  * Rule 13 alone, for an object {@link validateSidecarSet} found nothing wrong
- * with when given no other sets (or, for a canary, these same sets): rules
- * 1-12 read only the object and, on UPDATE, the old one, so with the
- * cluster's sets they would find nothing again. The result is then what
- * validateSidecarSet gives with `ctx`.
+ * with when given no other sets (and, for a canary, these same sets as
+ * `bases`): rules 1-12 read only the object and, on UPDATE, the old one, so
+ * with the cluster's sets they would find nothing again. The result is then
+ * what validateSidecarSet gives with `ctx`.
  */
 export function validateSidecarSetAgainstCluster(object: unknown, ctx: ValidationContext): FieldError[] {
   const metadata = isObject(object) ? object.metadata : undefined;

@@ -102,7 +102,8 @@ const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {
   const base: ValidationContext = {
     operation: request.operation === 'UPDATE' ? 'UPDATE' : 'CREATE',
     ...(request.operation === 'UPDATE' ? { oldObject: internalSidecarSet(request.oldObject as SidecarSet) } : {}),
-    others: listed ?? [],
+    others: [],
+    ...(listed === undefined ? {} : { bases: listed }),
     namespaceLabels: new Map(),
   };
   // First without the other sets: an object that is wrong on its own is

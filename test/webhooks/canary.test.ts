@@ -75,6 +75,17 @@ describe('validating a canary SidecarSet', () => {
     expect(message(result)).toContain('RollingUpdate is not supported for canary sidecarSet');
   });
 
+  it('compares it with the other sets only once every other rule passed, as Kruise: a pin that does not resolve is told, a clash with another set is not', async () => {
+    const pinned = defaultSidecarSet({ ...canary, spec: { ...canary.spec, injectionStrategy: { revision: { revisionName: 'canary-missing' } } } });
+    const other = nginxSet('other', 'nginx:1.19');
+    const result = await sidecarSetValidateHandler(request(pinned), deps(memorySidecarSetSource([stable, other])));
+    expect(result).toMatchObject({ response: { allowed: false, status: { code: 422 } } });
+    expect(message(result)).toContain('Cannot find specific ControllerRevision');
+    expect(message(result)).not.toContain('already exist in other');
+    // Without the pin, the clash with the set that is not its base is what is wrong.
+    expect(message(await sidecarSetValidateHandler(request(canary), deps(memorySidecarSetSource([stable, other]))))).toContain('container nginx-sidecar already exist in other');
+  });
+
   it('fails the call (503) when the sets cannot be read: the base cannot be looked up', async () => {
     const broken: SidecarSetSource = { list: () => Promise.reject(new Error('connection refused')) };
     const result = await sidecarSetValidateHandler(request(canary), deps(broken));
