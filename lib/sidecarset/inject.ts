@@ -10,7 +10,8 @@ import { mergePatch, stringifySorted } from '../kube/merge-patch.ts';
 import type { Container, EnvVar, JsonObject, LocalObjectReference, Pod, Volume, VolumeMount } from '../kube/types.ts';
 import { formatWorkingHotUpgrade, hotUpgradeContainerNames, initialVersionAnnotations, parseWorkingHotUpgrade, splitHotUpgradeSidecar } from './hot-upgrade.ts';
 import { setInjectionFacts, type SetInjectionFacts, type SidecarFacts } from './injection-facts.ts';
-import { isInjectionPaused, labelsOf, sidecarSetName, sidecarSetSelectsPod, sortByName, type NamespaceLabels } from './match.ts';
+import { injectingSets } from './injecting-sets.ts';
+import { labelsOf, sidecarSetName, type NamespaceLabels } from './match.ts';
 import {
   formatInjectedList,
   formatTimestamp,
@@ -156,14 +157,9 @@ export interface InjectionResult {
   warnings: string[];
 }
 
-/** The SidecarSets that inject into this pod: not paused, selecting it; sorted by name. */
+/** The SidecarSets that inject into this pod (injecting-sets.ts: not paused, selecting it, not displaced by a canary); sorted by name. */
 export function applyingSidecarSets(input: Omit<InjectionInput, 'now' | 'pod'> & { pod: Pod }): SidecarSet[] {
-  const labels = labelsOf(input.pod);
-  return sortByName(
-    input.sidecarSets.filter(
-      (set) => !isInjectionPaused(set) && sidecarSetSelectsPod(set, labels, input.namespace, input.namespaceLabels),
-    ),
-  );
+  return injectingSets(input.sidecarSets, { labels: labelsOf(input.pod), namespace: input.namespace, namespaceLabels: input.namespaceLabels });
 }
 
 /**

@@ -5,6 +5,8 @@
  */
 import { arrayOf, isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
+import { canariesOf } from './canary.ts';
+import { injectingSets } from './injecting-sets.ts';
 import { isActivePod, isInjectionPaused, sidecarSetName, sidecarSetSelectsPod, type NamespaceLabels } from './match.ts';
 import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE, isHotUpgrade, isPodReady, isPodStateConsistent, podHasSetContainers, setContainers, setHash, sidecarContainerNames, unavailableReason } from './pod-state.ts';
 import { swappingContainers } from './hot-swapping.ts';
@@ -240,10 +242,16 @@ function containerNamesOf(set: SidecarSet): string[] {
     .map((c) => stringOf(c.name) ?? '');
 }
 
-/** Starts counting pods for `set`. */
-export function statusAccumulator(set: SidecarSet): StatusAccumulator {
+/**
+ * Starts counting pods for `set`. `clusterSets` (the cluster's SidecarSets)
+ * gives the set's canaries: a pod one of them injected, or would inject
+ * now, is not a pod this set failed to inject (injecting-sets.ts), as in
+ * Kruise, whose base counts only the pods it injected.
+ */
+export function statusAccumulator(set: SidecarSet, clusterSets: readonly SidecarSet[] = []): StatusAccumulator {
   const name = sidecarSetName(set);
   const paused = isInjectionPaused(set);
+  const takenByCanary = canaryTest(set, canariesOf(name, clusterSets));
   const setCreatedAtMs = creationTimeMs(set.metadata);
   // Per-set inputs of the readiness rule, once rather than per pod.
   const sidecarNames = sidecarContainerNames(set);
@@ -260,6 +268,7 @@ export function statusAccumulator(set: SidecarSet): StatusAccumulator {
       if (!pod.injectedSets.has(name)) {
         if (paused) return 'ignored';
         if (setCreatedAtMs !== undefined && pod.createdAtMs !== undefined && pod.createdAtMs <= setCreatedAtMs) return 'ignored';
+        if (takenByCanary(pod, namespaceLabels)) return 'ignored';
         notInjected++;
         return 'not-injected';
       }
@@ -298,6 +307,21 @@ export function statusAccumulator(set: SidecarSet): StatusAccumulator {
 }
 
 /**
+ * Whether one of the base's canaries took a pod the base selects and did
+ * not inject: the pod records a canary, or the canary injects such a pod
+ * today (it may have been created before the canary's own injection ran,
+ * as a pod of an earlier webhook outage: the base would not inject it now).
+ * @throws UnknownNamespaceError when a canary's namespaceSelector needs labels of a namespace not in `namespaceLabels`.
+ */
+function canaryTest(base: SidecarSet, canaries: readonly SidecarSet[]): (pod: PodSummary, namespaceLabels: NamespaceLabels) => boolean {
+  if (canaries.length === 0) return () => false;
+  const names = canaries.map(sidecarSetName);
+  const candidates = [base, ...canaries];
+  return (pod, namespaceLabels) =>
+    names.some((n) => pod.injectedSets.has(n)) || !injectingSets(candidates, { labels: pod.labels, namespace: pod.namespace, namespaceLabels }).includes(base);
+}
+
+/**
  * What decides which pods a set matches: two versions of a set with the same
  * key match the same pods, so counts made for one serve the other (a
  * reconciler that lost a write race re-reads the set and checks this).
@@ -318,8 +342,9 @@ export function computeStatus(
   set: SidecarSet,
   pods: Iterable<PodSummary>,
   namespaceLabels: NamespaceLabels,
+  clusterSets: readonly SidecarSet[] = [],
 ): StatusComputation {
-  const accumulator = statusAccumulator(set);
+  const accumulator = statusAccumulator(set, clusterSets);
   for (const pod of pods) accumulator.add(pod, namespaceLabels);
   return { status: accumulator.status(), notInjectedPods: accumulator.notInjectedPods };
 }

@@ -13,6 +13,7 @@ import { arrayOf, isObject, jsonEqual, objectOf, stringOf } from '../kube/json.t
 import { selectorMatches, validateLabelSelector } from '../kube/label-selector.ts';
 import { selectorOverlapTest, selectorsMayOverlap } from '../kube/selector-overlap.ts';
 import type { JsonObject, LabelSelector } from '../kube/types.ts';
+import { canaryBaseOf } from './canary.ts';
 
 /** The label every Namespace carries (set by the API server since Kubernetes 1.21). */
 const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
@@ -164,9 +165,13 @@ function checkAnnotations(spec: JsonObject, path: FieldPath, other: JsonObject, 
 /**
  * Rule 13: conflicts of `spec` (of the set named `name`, at `path`) with every
  * other set that may share a pod with it, in order of set name. The set's own
- * stored version (same name) is skipped.
+ * stored version (same name) is skipped, and so are a canary's base (`base`)
+ * and a base's canaries: a pod both select gets the canary only
+ * (injecting-sets.ts), so the two never inject the same pod. Kruise skips
+ * the first only, and so refuses an update of a base whose canary shares a
+ * container name with it (docs/DIFFERENCES-FROM-KRUISE-1.9.md).
  */
-export function validateAgainstOthers(name: string, spec: JsonObject, path: FieldPath, ctx: CrossSetContext, errs: FieldError[]): void {
+export function validateAgainstOthers(name: string, base: string | undefined, spec: JsonObject, path: FieldPath, ctx: CrossSetContext, errs: FieldError[]): void {
   const mayShareAPod = mayShareAPodWith(spec, ctx.namespaceLabels);
   // Filtered before sorting: usually only a few of the cluster's sets can
   // share a pod with this one, and the (stable) sort keeps their order either way.
@@ -175,7 +180,8 @@ export function validateAgainstOthers(name: string, spec: JsonObject, path: Fiel
     const object = objectOf(o);
     const otherSpec = objectOf(object?.spec);
     const otherName = stringOf(objectOf(object?.metadata)?.name) ?? '';
-    if (otherSpec !== undefined && otherName !== name && mayShareAPod(otherSpec)) sharing.push({ otherName, otherSpec });
+    if (otherSpec === undefined || otherName === name || otherName === base || canaryBaseOf(object ?? {}) === name) continue;
+    if (mayShareAPod(otherSpec)) sharing.push({ otherName, otherSpec });
   }
   sharing.sort((x, y) => (x.otherName < y.otherName ? -1 : x.otherName > y.otherName ? 1 : 0));
   for (const { otherName, otherSpec } of sharing) {

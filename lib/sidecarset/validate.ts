@@ -13,6 +13,8 @@
 import { root, type FieldError, type FieldPath } from '../kube/field-errors.ts';
 import { isObject } from '../kube/json.ts';
 import type { JsonObject } from '../kube/types.ts';
+import { canaryBaseOf } from './canary.ts';
+import { validateCanary } from './validate-canary.ts';
 import { validateContainers } from './validate-containers.ts';
 import { validateAgainstOthers } from './validate-cross.ts';
 import { validatePatchPodMetadata } from './validate-patch-metadata.ts';
@@ -31,6 +33,12 @@ export interface ValidationContext {
   others: readonly SidecarSet[];
   /** Namespace name -> its labels. */
   namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  /**
+   * The sets a canary's base is looked up among (rule 14), when they are not
+   * `others`: the webhook reads them first and compares with the other sets
+   * (rule 13) only once every other rule passed, as Kruise does.
+   */
+  bases?: readonly SidecarSet[];
 }
 
 const NAME_MAX_LENGTH = 63;
@@ -60,7 +68,10 @@ function validateName(metadata: JsonObject | undefined, path: FieldPath, errs: F
 /**
  * Every problem with a SidecarSet, or [] when it may be admitted.
  *
- * Rules 1-12 look at the object (and, on UPDATE, the old one). Rule 13, the
+ * Rules 1-12 look at the object (and, on UPDATE, the old one); rule 14, a
+ * canary's annotations, also looks up its base in `ctx.bases` (or
+ * `ctx.others`), so a canary is validated with the cluster's sets from the
+ * start. Rule 13, the
  * conflicts with other sets, runs only when they found nothing, as in Kruise:
  * comparing a malformed set with others would mostly report noise.
  */
@@ -69,6 +80,7 @@ export function validateSidecarSet(object: unknown, ctx: ValidationContext): Fie
   const errs: FieldError[] = [];
   const metadata = objectAt(object.metadata, root.child('metadata'), errs);
   const name = validateName(metadata, root.child('metadata'), errs);
+  if (name !== undefined) validateCanary(object, name, ctx.oldObject, ctx.bases ?? ctx.others, root.child('metadata'), errs);
 
   const specPath = root.child('spec');
   const spec = objectAt(object.spec, specPath, errs);
@@ -84,15 +96,16 @@ export function validateSidecarSet(object: unknown, ctx: ValidationContext): Fie
   }
   if (errs.length > 0 || spec === undefined || name === undefined) return errs;
 
-  validateAgainstOthers(name, spec, specPath, ctx, errs);
+  validateAgainstOthers(name, canaryBaseOf(object), spec, specPath, ctx, errs);
   return errs;
 }
 
 /**
  * Rule 13 alone, for an object {@link validateSidecarSet} found nothing wrong
- * with when given no other sets: rules 1-12 read only the object and, on
- * UPDATE, the old one, so with the cluster's sets they would find nothing
- * again. The result is then what validateSidecarSet gives with `ctx`.
+ * with when given no other sets (and, for a canary, these same sets as
+ * `bases`): rules 1-12 read only the object and, on UPDATE, the old one, so
+ * with the cluster's sets they would find nothing again. The result is then
+ * what validateSidecarSet gives with `ctx`.
  */
 export function validateSidecarSetAgainstCluster(object: unknown, ctx: ValidationContext): FieldError[] {
   const metadata = isObject(object) ? object.metadata : undefined;
@@ -101,6 +114,6 @@ export function validateSidecarSetAgainstCluster(object: unknown, ctx: Validatio
   // Not an object that passed rules 1-12: run them all rather than trust the caller.
   if (typeof name !== 'string' || name === '' || !isObject(spec)) return validateSidecarSet(object, ctx);
   const errs: FieldError[] = [];
-  validateAgainstOthers(name, spec, root.child('spec'), ctx, errs);
+  validateAgainstOthers(name, canaryBaseOf(object as SidecarSet), spec, root.child('spec'), ctx, errs);
   return errs;
 }

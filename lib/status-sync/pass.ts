@@ -139,7 +139,7 @@ function tallyNotInjected(byNamespace: Map<string, { count: number; pods: NotInj
 /** Streams the pod list once into fresh counters. Throws when the list fails; namespace-label failures only fail the sets that need them. */
 async function countPods(sets: readonly SidecarSet[], index: SetIndex, deps: StatusPassDeps, samplePods: number, signal: AbortSignal | undefined): Promise<Counting> {
   const counting: Counting = {
-    accumulators: sets.map((set) => statusAccumulator(set)),
+    accumulators: sets.map((set) => statusAccumulator(set, sets)),
     notInjected: sets.map(() => new Map<string, { count: number; pods: NotInjectedPod[] }>()),
     failed: new Map(),
     podsSeen: 0,

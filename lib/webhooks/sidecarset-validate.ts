@@ -11,6 +11,7 @@ import { allowed, denied } from '../admission/responses.ts';
 import type { AdmissionRequest } from '../admission/review.ts';
 import { formatFieldErrors } from '../kube/field-errors.ts';
 import { objectOf, stringOf } from '../kube/json.ts';
+import { canaryBaseOf } from '../sidecarset/canary.ts';
 import { hasNamespaceSelector, type NamespaceLabels } from '../sidecarset/match.ts';
 import { GROUP, KIND, type SidecarSet } from '../sidecarset/types.ts';
 import { validateSidecarSet, validateSidecarSetAgainstCluster, type ValidationContext } from '../sidecarset/validate.ts';
@@ -88,10 +89,22 @@ const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {
   const version = reviewedVersion(request);
   if (version === undefined) return unsupportedVersion(request);
   const object = internalSidecarSet(request.object as SidecarSet);
+  // A canary's base is looked up among the cluster's sets by its own rule
+  // (validate-canary.ts), listed beside its other errors as Kruise lists it:
+  // so a canary's sets are read first; any other set's only when it is valid alone.
+  let listed: readonly SidecarSet[] | undefined;
+  if (canaryBaseOf(object) !== undefined) {
+    try {
+      listed = await deps.sidecarSets.list(deps.signal);
+    } catch (error) {
+      return failed(503, `cannot look up the canary's base SidecarSet: ${errorMessage(error)}`, error);
+    }
+  }
   const base: ValidationContext = {
     operation: request.operation === 'UPDATE' ? 'UPDATE' : 'CREATE',
     ...(request.operation === 'UPDATE' ? { oldObject: internalSidecarSet(request.oldObject as SidecarSet) } : {}),
     others: [],
+    ...(listed === undefined ? {} : { bases: listed }),
     namespaceLabels: new Map(),
   };
   // First without the other sets: an object that is wrong on its own is
@@ -111,7 +124,7 @@ const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {
     let others: readonly SidecarSet[];
     let namespaceLabels: NamespaceLabels;
     try {
-      others = await deps.sidecarSets.list(deps.signal);
+      others = listed ?? (await deps.sidecarSets.list(deps.signal));
       namespaceLabels = await deps.namespaces.labels(namespacesToLabel([object, ...others]), deps.signal);
     } catch (error) {
       return failed(503, `cannot check conflicts with other SidecarSets: ${errorMessage(error)}`, error);

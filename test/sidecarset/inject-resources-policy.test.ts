@@ -94,6 +94,12 @@ describe("resourcesPolicy at pod creation: Kruise's own cases", () => {
 });
 
 describe('resourcesPolicy: targets and results', () => {
+  it("leaves a sum's memory limit unset when one target has none, whatever floor max() gives, as Kruise's aggregate is unlimited (sidecarset_resources.go)", () => {
+    const containers = [app('app1', { cpu: '200m', memory: '200Mi' }, { cpu: '100m', memory: '100Mi' }), app('app2', { cpu: '400m' }, { cpu: '200m', memory: '200Mi' })];
+    const rp = policy('sum', '.*', { cpu: 'cpu*50%', memory: 'max(memory*25%, 64Mi)' }, { cpu: 'cpu*30%', memory: 'max(memory*25%, 64Mi)' });
+    expect(resourcesOf(inject(pod({ containers }), [setWith(rp)]), 'agent')).toEqual({ limits: { cpu: '300m' }, requests: { cpu: '90m', memory: '75Mi' } });
+  });
+
   it('gives a native init sidecar its resources too, and the pod never sees the policy', () => {
     const set = sidecarSet('agent', {
       initContainers: [sidecar('init-agent', { restartPolicy: 'Always', resourcesPolicy: policy('sum', '.*', { cpu: 'cpu' }) })],

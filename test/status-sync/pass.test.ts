@@ -319,6 +319,21 @@ describe('a status pass', () => {
       expect(recorded).toEqual(['PodsNotInjected']);
     });
 
+    it("are not reported for a base whose canary took them (Kruise's base counts only its own pods); the canary counts them", async () => {
+      const canary: SidecarSet = storedSet('web-canary', { updateStrategy: { type: 'NotUpdate' } });
+      canary.metadata = { ...canary.metadata, annotations: { ...canary.metadata?.annotations, 'apps.kruise.io/sidecarset-canary': 'true', 'apps.kruise.io/sidecarset-base': 'web-agent' } };
+      const taken = [listedPod({ name: 'c1', injected: { 'web-canary': hashOf(canary) } }), listedPod({ name: 'c2', injected: { 'web-canary': hashOf(canary) } })];
+      const { deps, events, statuses } = memoryDeps([web, canary], [...taken, bare('x1')]);
+      const result = await runStatusPass(deps);
+      // x1 (no set injected it) is the canary's to inject now, not the base's.
+      expect(result.notInjected).toEqual({ 'web-canary': 1 });
+      expect(events.events.map((e) => [e.sidecarSet.name, e.reason])).toEqual([['web-canary', 'PodsNotInjected']]);
+      expect(statuses.sets().map((s) => [s.metadata?.name, s.status?.matchedPods])).toEqual([
+        ['web-agent', 0],
+        ['web-canary', 2],
+      ]);
+    });
+
     it('are not reported for a set whose injection is paused', async () => {
       const paused: SidecarSet = storedSet('web-agent', { injectionStrategy: { paused: true } });
       const { deps, events } = memoryDeps([paused], [bare('x1')]);

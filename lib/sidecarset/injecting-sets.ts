@@ -1,0 +1,62 @@
+/**
+ * Which SidecarSets inject a pod at its creation, and why each other set does
+ * not: the one place this is decided (the pod webhook, the status pass's
+ * not-injected count and any explanation of an injection read it). As
+ * Kruise v1.9.0's pod webhook: a set injects when it is not paused, selects
+ * the pod (match.ts) and is not the base of a canary that also does
+ * (canary.ts).
+ */
+import { isInjectionPaused, sidecarSetName, sidecarSetSelectsPod, sortByName, type NamespaceLabels } from './match.ts';
+import { displacedBases } from './canary.ts';
+import type { SidecarSet } from './types.ts';
+
+/** Where a pod is created, as matching reads it. */
+export interface PodPlace {
+  readonly labels: Readonly<Record<string, string>>;
+  readonly namespace: string;
+  readonly namespaceLabels: NamespaceLabels;
+}
+
+/** One set's part in a pod's injection. */
+export type InjectionVerdict =
+  | { readonly set: string; readonly injects: true }
+  | { readonly set: string; readonly injects: false; readonly reason: 'paused' | 'not-selected' }
+  | { readonly set: string; readonly injects: false; readonly reason: 'displaced-by-canary'; readonly canary: string };
+
+/**
+ * Whether the set would inject the pod if no canary displaced it.
+ * @throws UnknownNamespaceError as sidecarSetSelectsPod.
+ */
+function wouldInject(set: SidecarSet, place: PodPlace): boolean {
+  return !isInjectionPaused(set) && sidecarSetSelectsPod(set, place.labels, place.namespace, place.namespaceLabels);
+}
+
+/**
+ * The sets that inject the pod, sorted by name (the injection order).
+ * Cost: one selector test per set, then one pass over those that match.
+ * @throws UnknownNamespaceError when a namespaceSelector needs a namespace missing from `place.namespaceLabels`.
+ */
+export function injectingSets(sets: readonly SidecarSet[], place: PodPlace): SidecarSet[] {
+  const matching = sets.filter((set) => wouldInject(set, place));
+  const displaced = displacedBases(matching);
+  return sortByName(displaced.size === 0 ? matching : matching.filter((set) => !displaced.has(sidecarSetName(set))));
+}
+
+/**
+ * Every set's verdict for the pod, sorted by set name: the same decision as
+ * {@link injectingSets}, with the reason each set that does not inject
+ * gives (a paused set is told as paused whether or not it selects the pod).
+ * @throws UnknownNamespaceError as injectingSets.
+ */
+export function injectionVerdicts(sets: readonly SidecarSet[], place: PodPlace): InjectionVerdict[] {
+  const sorted = sortByName(sets);
+  const matching = new Set(sorted.filter((set) => wouldInject(set, place)));
+  const displaced = displacedBases([...matching]);
+  return sorted.map((set): InjectionVerdict => {
+    const name = sidecarSetName(set);
+    if (!matching.has(set)) return { set: name, injects: false, reason: isInjectionPaused(set) ? 'paused' : 'not-selected' };
+    const canary = displaced.get(name);
+    if (canary !== undefined) return { set: name, injects: false, reason: 'displaced-by-canary', canary };
+    return { set: name, injects: true };
+  });
+}
