@@ -171,12 +171,26 @@ export function metricAlarmSpecs(namespace: string): MetricAlarmSpec[] {
       description: 'the reconciler found pods a SidecarSet selects that carry none of its sidecars (created while the pod webhook was down or bypassed): recreate them to inject them',
     },
     {
+      id: 'RolloutStalledAlarm',
+      // Over every SidecarSet at once: the per-set RolloutState metric the dashboard graphs, read by a Metrics
+      // Insights query (an alarm cannot SEARCH), so the alarm, the graph, the Events and `npm run status` say one state.
+      metric: new MathExpression({ expression: stalledRolloutsQuery(namespace), usingMetrics: {}, label: 'SidecarSets stalled', period: ALARM_PERIOD }),
+      description:
+        "a SidecarSet's rollout is stalled: its updated pods stayed unavailable past the stall threshold (rolloutStallSeconds, 60 s by default), so it updates no further pod. Its RolloutStalled Event (kubectl describe sidecarset) and `npm run status` name the kubelet's reason (ImagePullBackOff, CrashLoopBackOff) and the pods: fix the sidecar image or roll back the set's spec",
+    },
+    {
       id: 'WebhooksRepointedAlarm',
       metric: new Metric({ namespace, metricName: PASS_METRICS.webhooksRepointed.name, dimensionsMap: { [DIMENSIONS.function]: RECONCILER_FUNCTION }, statistic: 'Sum', period: ALARM_PERIOD }),
       description:
         'the reconciler repointed webhooks whose URL carried a secret no function accepts (a copy of the configurations saved before a rotation was applied again): pod creations and SidecarSet writes failed until then; find and fix what re-applies the stale copy',
     },
   ];
+}
+
+/** A Metrics Insights query: the most SidecarSets of the namespace in the Stalled state at one time (1 when any is). */
+export function stalledRolloutsQuery(namespace: string): string {
+  const schema = [JSON.stringify(namespace), ...ROLLOUT_STATE_METRIC.dimensions].join(', ');
+  return `SELECT MAX(${ROLLOUT_STATE_METRIC.name}) FROM SCHEMA(${schema}) WHERE ${DIMENSIONS.state} = 'Stalled'`;
 }
 
 /** @param path what the description names first (the stack's path), as the Lambda alarms name their function. */

@@ -367,8 +367,8 @@ describe('operations', () => {
   });
 
   it('alarms on Errors and Throttles of every function', () => {
-    // And the three alarms on the functions' own metrics (below).
-    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 10 + 3);
+    // And the four alarms on the functions' own metrics (below).
+    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 10 + 4);
     for (const fn of STACK_FUNCTIONS) {
       for (const metric of ['Errors', 'Throttles']) {
         defaults.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
@@ -403,7 +403,7 @@ describe('operations', () => {
   it('notifies the configured SNS topic when an alarm fires and clears', async () => {
     const s = await synth({ alarmTopicArn: TOPIC_ARN });
     const alarms = Object.values(s.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(10 + 3);
+    expect(alarms).toHaveLength(10 + 4);
     for (const alarm of alarms) expect(alarm.Properties).toMatchObject({ AlarmActions: [TOPIC_ARN], OKActions: [TOPIC_ARN] });
   });
 
@@ -417,6 +417,20 @@ describe('operations', () => {
     expect(alarm?.Properties).toMatchObject({ ...expected, Namespace: 'ServerlessSidecarSet', AlarmDescription: expect.stringMatching(new RegExp(`^ServerlessSidecarSet ${id.replace(/Alarm$/, '')}: `)) });
     const s = await synth({ metricsNamespace: 'Team/Sidecars', alarmTopicArn: TOPIC_ARN });
     s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { ...expected, Namespace: 'Team/Sidecars', AlarmActions: [TOPIC_ARN], OKActions: [TOPIC_ARN] });
+  });
+
+  it("alarms when any SidecarSet's rollout is stalled, from the RolloutState metric the dashboard graphs, in the stack's namespace", async () => {
+    const alarmOf = (s: Synth) => s.template.findResources('AWS::CloudWatch::Alarm')[s.stack.getLogicalId(s.stack.node.findChild('RolloutStalledAlarm').node.defaultChild as CfnElement)];
+    const query = (namespace: string) => `SELECT MAX(RolloutState) FROM SCHEMA("${namespace}", SidecarSet, State) WHERE State = 'Stalled'`;
+    expect(alarmOf(defaults)?.Properties).toMatchObject({
+      Metrics: [{ Expression: query('ServerlessSidecarSet'), Period: 300, ReturnData: true }],
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmDescription: expect.stringMatching(/^ServerlessSidecarSet RolloutStalled: a SidecarSet's rollout is stalled/),
+    });
+    const s = await synth({ metricsNamespace: 'Team/Sidecars', alarmTopicArn: TOPIC_ARN });
+    expect(alarmOf(s)?.Properties).toMatchObject({ Metrics: [{ Expression: query('Team/Sidecars') }], AlarmActions: [TOPIC_ARN], OKActions: [TOPIC_ARN] });
   });
 
   describe('the dashboard', () => {
