@@ -14,7 +14,8 @@ import { errorMessage } from '../../lib/errors.ts';
 import { AdmittedEventError, CONTINUE_EVENT_KIND, deployedUrlsOfScheduledEvent, MAX_CONTINUED_SETS, parseAdmittedEvent, parseContinueEvent, recentTriggers, type ContinueEvent } from '../../lib/status-sync/admitted-event.ts';
 import type { PassResult } from '../../lib/status-sync/pass.ts';
 import type { AdmittedSidecarSet } from '../../lib/ports.ts';
-import { admittedQueue, type PaceSummary } from '../../lib/status-sync/pace.ts';
+import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
+import type { PaceSummary } from '../../lib/status-sync/pace.ts';
 import type { Env } from '../shared/compose.ts';
 import { composeStatusSync, followWasNews, logFollow, logPass, type StatusSyncOverrides } from './compose.ts';
 

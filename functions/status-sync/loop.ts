@@ -4,7 +4,8 @@
  * that change nothing are not logged, except as a heartbeat (pass-log.ts).
  */
 import type { AdmittedSidecarSet, Logger } from '../../lib/ports.ts';
-import { admittedQueue, type AdmittedQueue, type PaceSummary } from '../../lib/status-sync/pace.ts';
+import { admittedQueue, type AdmittedQueue } from '../../lib/status-sync/admitted-queue.ts';
+import type { PaceSummary } from '../../lib/status-sync/pace.ts';
 import { passLog } from '../../lib/status-sync/pass-log.ts';
 import type { PassResult } from '../../lib/status-sync/pass.ts';
 import { followWasNews, logFollow, logPass } from './compose.ts';

@@ -4,7 +4,8 @@
  * live sources over it: the reconciler's own pod lists and watches
  * (kube-pods.ts), its namespace snapshot (kube-namespaces.ts), the
  * SidecarSet list and watch (kube-sidecarsets.ts), and its Events telling a
- * revision it cannot write (kube-events.ts), all through one client.
+ * revision it cannot write (kube-events.ts), all through one client; and
+ * the reconciler's stall threshold, read from the environment as it reads it.
  */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -16,6 +17,8 @@ import { kubeSetPods } from '../../lib/adapters/kube-pods.ts';
 import { kubeSidecarSetWatch } from '../../lib/adapters/kube-sidecarsets.ts';
 import { discoveredSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets-version.ts';
 import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
+import { millisecondsFromEnv } from '../../lib/adapters/kube-sources.ts';
+import { DEFAULT_STALL_MS, ENV_ROLLOUT_STALL_MS } from '../../lib/status-sync/rollout-state.ts';
 import type { StatusViewDeps } from '../../lib/status-view/look.ts';
 import { clusterConfigured, clusterKubeConfig, ENV_KUBECONFIG } from '../shared/cluster.ts';
 import { ConfigurationError, type Env } from '../shared/compose.ts';
@@ -61,5 +64,7 @@ export async function statusViewSources(chosen: ChosenCluster): Promise<StatusVi
     pods: kubeSetPods(client),
     namespaces: () => kubeNamespaceSnapshot(client),
     revisionFailures: kubeRevisionFailures(client),
+    // The reconciler's threshold (ROLLOUT_STALL_MS, as the reconciler reads it): the view says Stalled when its pass does.
+    stall: { stallMs: millisecondsFromEnv(chosen.env, ENV_ROLLOUT_STALL_MS, DEFAULT_STALL_MS, 1_000), nowMs: () => Date.now() },
   };
 }

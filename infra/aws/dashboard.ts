@@ -171,6 +171,14 @@ export function metricAlarmSpecs(namespace: string): MetricAlarmSpec[] {
       description: 'the reconciler found pods a SidecarSet selects that carry none of its sidecars (created while the pod webhook was down or bypassed): recreate them to inject them',
     },
     {
+      id: 'RolloutStalledAlarm',
+      // Over every SidecarSet at once: the per-set RolloutState metric the dashboard graphs, read by a Metrics
+      // Insights query (an alarm cannot SEARCH), so the alarm, the graph, the Events and `npm run status` say one state.
+      metric: new MathExpression({ expression: stalledRolloutsQuery(namespace), usingMetrics: {}, label: 'SidecarSets stalled', period: ALARM_PERIOD }),
+      description:
+        "a SidecarSet's rollout is stalled: its updated pods stayed unavailable past the stall threshold (rolloutStallSeconds, 60 s by default), so it updates no further pod. Its RolloutStalled Event (kubectl describe sidecarset) and `npm run status` name the kubelet's reason (ImagePullBackOff, CrashLoopBackOff) and the pods: fix the sidecar image or roll back the set's spec",
+    },
+    {
       id: 'WebhooksRepointedAlarm',
       metric: new Metric({ namespace, metricName: PASS_METRICS.webhooksRepointed.name, dimensionsMap: { [DIMENSIONS.function]: RECONCILER_FUNCTION }, statistic: 'Sum', period: ALARM_PERIOD }),
       description:
@@ -183,6 +191,12 @@ export function metricAlarmSpecs(namespace: string): MetricAlarmSpec[] {
         "a webhook configuration (or the SidecarSet CRD's conversion) points at a URL this stack did not deploy: the API server sends pods or SidecarSets there; the reconciler gives it no secret and rotates nothing until the manifests are rendered and applied afresh (WebhookNotDeployed Events in default say which)",
     },
   ];
+}
+
+/** A Metrics Insights query: the most SidecarSets of the namespace in the Stalled state at one time (1 when any is). */
+export function stalledRolloutsQuery(namespace: string): string {
+  const schema = [JSON.stringify(namespace), ...ROLLOUT_STATE_METRIC.dimensions].join(', ');
+  return `SELECT MAX(${ROLLOUT_STATE_METRIC.name}) FROM SCHEMA(${schema}) WHERE ${DIMENSIONS.state} = 'Stalled'`;
 }
 
 /** @param path what the description names first (the stack's path), as the Lambda alarms name their function. */

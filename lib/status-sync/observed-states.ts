@@ -32,6 +32,7 @@ export function observedStates(inner: RolloutStateNotices): ObservedStates {
       inner.reported(set, state);
     },
     toldBefore: (set, state, signal) => inner.toldBefore(set, state, signal),
+    aheadSince: (set, ahead, nowMs) => inner.aheadSince(set, ahead, nowMs),
     keepOnly(present) {
       for (const name of seen.keys()) if (!present.has(name)) seen.delete(name);
       inner.keepOnly(present);

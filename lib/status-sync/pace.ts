@@ -12,8 +12,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage } from '../errors.ts';
-import { stringOf } from '../kube/json.ts';
-import type { AdmittedSidecarSet, PodNews } from '../ports.ts';
+import type { PodNews } from '../ports.ts';
 import { hasReadyCondition } from '../sidecarset/pod-state.ts';
 import type { ControllerRevision } from '../sidecarset/revisions.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
@@ -22,6 +21,8 @@ import { DEFAULT_STALL_MS } from './rollout-state.ts';
 import { setPodView, type ListReason, type PodViewCounts, type SetPodView } from './pod-view.ts';
 import { addUp, runSetPass, type SetPassDeps, type SetPassResult } from './set-pass.ts';
 import { trailingWrites, type TrailingWrites } from './trailing-writes.ts';
+import type { AdmittedQueue } from './admitted-queue.ts';
+import { visibleSet } from './visible-set.ts';
 
 export interface PaceOptions {
   /** The longest wait between two passes of a set in flight. Default 5 s. */
@@ -47,7 +48,7 @@ export interface PaceOptions {
    * time all admitted changes together spend waiting in one call. Default 10 s.
    */
   visibleTimeoutMs?: number;
-  /** How long after its arrival a CREATE is first read. Default {@link CREATE_SETTLE_MS}. */
+  /** How long after its arrival a CREATE is first read. Default CREATE_SETTLE_MS (visible-set.ts). */
   createSettleMs?: number;
   /**
    * Ends the following at the next pass boundary: no new pass or wait
@@ -69,77 +70,6 @@ export interface PaceDeps extends SetPassDeps {
   nowMs?: () => number;
   /** Told after every set pass (the metrics: follow-up passes count as the full pass's do). */
   onSetPass?: (result: SetPassResult) => void;
-}
-
-/** An admitted change as queued: when it arrived (performance.now()), for the wait a CREATE is given. */
-export interface QueuedChange extends AdmittedSidecarSet {
-  queuedAtMs: number;
-}
-
-/** Admitted changes handed to a running loop (the local server's); the loop drains it each round. */
-export interface AdmittedQueue {
-  take(): QueuedChange[];
-  /** Resolves when a change arrives (or at once when one is queued). */
-  arrival(): Promise<void>;
-}
-
-/** A queue of admitted changes: `push` hands one over, `size` says how many wait, `dropped` how many were refused at the cap. */
-export interface AdmittedChanges extends AdmittedQueue {
-  push(change: AdmittedSidecarSet): void;
-  size(): number;
-  dropped(): number;
-}
-
-/**
- * The most sets with a change waiting. A trigger only makes a set's pass
- * come sooner (every set gets one at each scheduled pass), so past the cap
- * a trigger is dropped and counted rather than queued without bound.
- */
-export const MAX_QUEUED_CHANGES = 64;
-
-/**
- * The admitted changes not yet taken (starting with `initial`), and a promise
- * for the next one. Changes of the same set coalesce: the latest replaces
- * the one waiting (one read and one pass serve both).
- */
-export function admittedQueue(initial: readonly AdmittedSidecarSet[] = [], max: number = MAX_QUEUED_CHANGES): AdmittedChanges {
-  let changes = new Map<string, QueuedChange>();
-  let refused = 0;
-  let wake: (() => void) | undefined;
-  const add = (change: AdmittedSidecarSet) => {
-    if (!changes.has(change.sidecarSet) && changes.size >= max) {
-      refused++;
-      return;
-    }
-    // Deleted first, so the set takes its place at the end: the order of arrival is kept.
-    changes.delete(change.sidecarSet);
-    changes.set(change.sidecarSet, { ...change, queuedAtMs: performance.now() });
-  };
-  for (const change of initial) add(change);
-  return {
-    push(change) {
-      add(change);
-      wake?.();
-      wake = undefined;
-    },
-    take() {
-      const taken = [...changes.values()];
-      changes = new Map();
-      return taken;
-    },
-    arrival() {
-      if (changes.size > 0) return Promise.resolve();
-      return new Promise((resolve) => {
-        const previous = wake;
-        wake = () => {
-          previous?.();
-          resolve();
-        };
-      });
-    },
-    size: () => changes.size,
-    dropped: () => refused,
-  };
 }
 
 /** What the following did, for the invocation's log line. */
@@ -193,53 +123,6 @@ interface SetReads {
  * ones', and past this reads again rather than decide from an older set.
  */
 const MAX_EARLY_READ_AGE_MS = 250;
-
-/** An admitted change is visible once the stored set is the admitted object or newer. */
-function isVisible(set: SidecarSet, change: AdmittedSidecarSet): boolean {
-  if (!isSameObject(set, change)) return false;
-  if (change.operation === 'CREATE') return true;
-  return (stringOf(set.metadata?.resourceVersion) ?? '') !== change.resourceVersion;
-}
-
-function isSameObject(set: SidecarSet, change: AdmittedSidecarSet): boolean {
-  return change.uid === '' || (stringOf(set.metadata?.uid) ?? '') === change.uid;
-}
-
-/**
- * How long after its arrival a CREATE is first read: the local server hands
- * the change over while the API server still waits for the webhook's answer
- * (on AWS, Lambda's queue usually took longer than this already).
- */
-export const CREATE_SETTLE_MS = 1_000;
-
-/**
- * The set an admitted change is about, once the change is stored (docs/RELIABILITY.md, "Admitted changes"):
- * - a set that is not there costs one read: undefined (a CREATE is read
- *   {@link CREATE_SETTLE_MS} after it arrived, once; a CREATE that another webhook
- *   refused or that was never sent to storage is never there);
- * - a set there that is another object than the one admitted (a CREATE
- *   answered AlreadyExists, a forged review, a set deleted and made again)
- *   costs one read: undefined, nothing admitted was stored;
- * - an UPDATE not stored yet is read again, backing off, until it shows or
- *   `timeoutMs` passed: then the set as stored (the pass runs on what is there).
- */
-export async function visibleSet(change: QueuedChange, deps: Pick<SetPassDeps, 'statuses'>, timeoutMs: number, signal?: AbortSignal, createSettleMs: number = CREATE_SETTLE_MS): Promise<SidecarSet | undefined> {
-  const started = performance.now();
-  if (change.operation === 'CREATE') {
-    const wait = Math.min(timeoutMs, change.queuedAtMs + createSettleMs - started);
-    if (wait > 0) await sleep(wait, undefined, signal === undefined ? {} : { signal });
-  }
-  const deadline = started + timeoutMs;
-  for (let delay = 100; ; delay = Math.min(delay * 2, 1_000)) {
-    const set = await deps.statuses.get(change.sidecarSet, signal);
-    if (set === undefined || !isSameObject(set, change)) return undefined;
-    if (isVisible(set, change)) return set;
-    // The last wait is cut to the deadline, so the change gets its whole timeout.
-    const left = deadline - performance.now();
-    if (left <= 0) return set;
-    await sleep(Math.min(delay, left), undefined, signal === undefined ? {} : { signal });
-  }
-}
 
 /**
  * Follows `names` (and admitted changes from `queue`) until none is in

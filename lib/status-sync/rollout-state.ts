@@ -13,7 +13,10 @@
  * last of them was updated (an image that cannot be pulled, a sidecar that
  * crashes) is stalled: a Warning naming the kubelet's reasons and pods. The
  * clock is the pods' own update times, so it survives any number of
- * invocations. Memory of what was reported is per process, like the
+ * invocations; a time after now is no clock (a pod's creator can write its
+ * hash annotation, and a year-2099 time would hold the slot unwarned): the
+ * rollout then counts from when this process first saw such a time, and a
+ * process without that memory (the status view, a cold start) from now. Memory of what was reported is per process, like the
  * uninjected-pod notices; a new process says nothing of a resting state at
  * first sight, and a stall it finds already told by an earlier process (a
  * RolloutStalled Event on the set carries the same stall key, in an
@@ -43,6 +46,12 @@ export type ToldStalls = (signal?: AbortSignal) => Promise<ReadonlyMap<string, R
 export interface StallClock {
   nowMs: number;
   stallMs: number;
+  /**
+   * When this process first saw the set's unavailable updated pods claim an
+   * update time after now ({@link RolloutStateNotices.aheadSince}); a claim
+   * after now counts from it, or from now without it.
+   */
+  aheadSinceMs?: number;
 }
 
 /** A SidecarSet's rollout states by name: the Events' reasons without "Rollout", and the metrics' `State` dimension. */
@@ -104,12 +113,24 @@ function counted(counts: RolloutCounts): string {
   return `${counts.updatedPods} of ${counts.matchedPods} pod(s) updated, ${counts.updatedReadyPods} updated and ready`;
 }
 
+/** The updated pods, not available, that a rollout waits for (under maxUnavailable, or the last ones of it). */
+export function stuckPods(waiting: WaitingReason | undefined): UnavailablePods | undefined {
+  return waiting?.kind === 'max-unavailable' || waiting?.kind === 'updated-not-ready' ? waiting.stuck : undefined;
+}
+
+/** When the stuck pods were last updated as the stall clock counts it: what they say, unless that is after now. */
+function stuckSinceMs(stuck: UnavailablePods, stall: StallClock): number {
+  if (stuck.lastUpdateMs <= stall.nowMs) return stuck.lastUpdateMs;
+  return Math.min(stall.aheadSinceMs ?? stall.nowMs, stall.nowMs);
+}
+
 /** The updated pods that hold the rollout, when they have for `stallMs` since the last of them was updated. */
 function stalledPods(updated: number, waiting: WaitingReason | undefined, stall: StallClock | undefined): UnavailablePods | undefined {
-  if (stall === undefined || updated > 0 || waiting === undefined) return undefined;
-  const stuck = waiting.kind === 'max-unavailable' || waiting.kind === 'updated-not-ready' ? waiting.stuck : undefined;
-  if (stuck === undefined || stall.nowMs - stuck.lastUpdateMs < stall.stallMs) return undefined;
-  return stuck;
+  if (stall === undefined || updated > 0) return undefined;
+  const stuck = stuckPods(waiting);
+  if (stuck === undefined || stall.nowMs - stuckSinceMs(stuck, stall) < stall.stallMs) return undefined;
+  // The time the key and the message name is the one the clock counted from.
+  return { ...stuck, lastUpdateMs: stuckSinceMs(stuck, stall) };
 }
 
 /**
@@ -183,11 +204,18 @@ export interface RolloutStateNotices {
   reported(set: string, state: RolloutState): void;
   /** Forgets sets no longer present. */
   keepOnly(present: ReadonlySet<string>): void;
+  /**
+   * When this process first saw the set's unavailable updated pods claim an
+   * update time after `nowMs` (`ahead`), for {@link StallClock.aheadSinceMs};
+   * undefined, and forgotten, when they claim none.
+   */
+  aheadSince(set: string, ahead: boolean, nowMs: number): number | undefined;
 }
 
 /** @param told the stalls already told, as stored; without it, a new process tells every stall it finds. */
 export function rolloutStateNotices(told?: ToldStalls): RolloutStateNotices {
   const last = new Map<string, { key: string; progress: string | undefined }>();
+  const ahead = new Map<string, number>();
   let stored: Promise<ReadonlyMap<string, ReadonlySet<string>>> | undefined;
   return {
     due(set, state) {
@@ -218,6 +246,16 @@ export function rolloutStateNotices(told?: ToldStalls): RolloutStateNotices {
     },
     keepOnly(present) {
       for (const name of last.keys()) if (!present.has(name)) last.delete(name);
+      for (const name of ahead.keys()) if (!present.has(name)) ahead.delete(name);
+    },
+    aheadSince(set, claimsAhead, nowMs) {
+      if (!claimsAhead) {
+        ahead.delete(set);
+        return undefined;
+      }
+      const since = ahead.get(set) ?? nowMs;
+      ahead.set(set, since);
+      return since;
     },
   };
 }

@@ -44,7 +44,8 @@ import { StatusNotWrittenError, type PassError } from './errors.ts';
 import { tellRevisionFailure } from './revision-failure.ts';
 import { registerRevision, trimHistory, type Registration, type RevisionFactsOf } from './revision-register.ts';
 import type { TrailingWrites } from './trailing-writes.ts';
-import { DEFAULT_STALL_MS, rolloutState, type RolloutState, type RolloutStateNotices } from './rollout-state.ts';
+import { countsAfterUpdates } from '../rollout/counts-after.ts';
+import { DEFAULT_STALL_MS, rolloutState, stuckPods, type RolloutState, type RolloutStateNotices } from './rollout-state.ts';
 
 /** What the rollout needs besides the status pass's ports. */
 export interface RolloutDeps {
@@ -293,11 +294,15 @@ export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: SetPa
     return fail('plan pod writes', error);
   }
   if (rollout.trailing !== undefined) writes = withoutBusyPods(writes, rollout.trailing, result);
-  const failures = await sendRound(writes, { name, uid: stringOf(set.metadata?.uid) ?? '' }, { ...deps, rollout }, options, result, own);
+  const updated: Pod[] = [];
+  const failures = await sendRound(writes, { name, uid: stringOf(set.metadata?.uid) ?? '' }, { ...deps, rollout }, options, result, own, updated);
   await tellFailures(failures, set, { ...deps, rollout }, result, own, signal);
 
   // State.
-  const state = rolloutState(plan.status, result.podsUpdated, plan.waiting, { nowMs: rollout.clock.now().getTime(), stallMs: rollout.stallMs ?? DEFAULT_STALL_MS });
+  const nowMs = rollout.clock.now().getTime();
+  const aheadSinceMs = rollout.states.aheadSince(name, (stuckPods(plan.waiting)?.lastUpdateMs ?? 0) > nowMs, nowMs);
+  // Told with the counts the pass leaves, not those it found: the pods it just updated are updated.
+  const state = rolloutState(countsAfterUpdates(plan.status, set, updated), result.podsUpdated, plan.waiting, { nowMs, stallMs: rollout.stallMs ?? DEFAULT_STALL_MS, ...(aheadSinceMs === undefined ? {} : { aheadSinceMs }) });
   result.state = state;
   if (plan.unavailable !== undefined) result.unavailable = Object.fromEntries(plan.unavailable.reasons.map((r) => [r.reason, r.count]));
   await reportState(set, state, { ...deps, rollout }, result, signal);
@@ -393,8 +398,9 @@ interface PodFailure {
  * Kruise stops the whole pass there instead. With a trailing queue, the
  * updated pods' conditions and the flips' Events are queued there, not
  * waited for, and nothing queued starts while this round writes pods.
+ * Each pod updated is added to `updated`, as listed (for the counts the pass leaves).
  */
-async function sendRound(writes: RoundWrites, set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, own: Set<string>): Promise<PodFailure[]> {
+async function sendRound(writes: RoundWrites, set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, own: Set<string>, updated: Pod[]): Promise<PodFailure[]> {
   const failures: PodFailure[] = writes.unplanned.map(({ pod, why }) => ({ pod, why: `its patch cannot be made: ${why}` }));
   for (const { pod, why } of writes.unplanned) result.errors.push({ sidecarSet: result.sidecarSet, operation: `plan the update of pod ${podKey(pod)}`, message: why });
   const record = (write: { outcome: string; resourceVersion?: string }) => {
@@ -404,7 +410,7 @@ async function sendRound(writes: RoundWrites, set: { name: string; uid: string }
   const { trailing } = deps.rollout;
   const release = trailing?.hold();
   try {
-    await sendPodWrites(writes, set, deps, options, result, record, failures);
+    await sendPodWrites(writes, set, deps, options, result, record, failures, updated);
   } finally {
     release?.();
   }
@@ -420,6 +426,7 @@ async function sendPodWrites(
   result: SetPassResult,
   record: (write: { outcome: string; resourceVersion?: string }) => void,
   failures: PodFailure[],
+  updated: Pod[],
 ): Promise<void> {
   const { signal } = options;
   const { pods, trailing } = deps.rollout;
@@ -480,6 +487,7 @@ async function sendPodWrites(
       if (write.outcome === 'gone') return;
       record(write);
       result.podsUpdated++;
+      updated.push(pod);
     } catch (error) {
       if (error instanceof WriteConflictError) result.conflicts++;
       else {

@@ -10,6 +10,7 @@ import type { NamespaceSource, PodScope, SetPodSource, SidecarSetWatchSource } f
 import { podScope } from '../rollout/pod-scope.ts';
 import { sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import { forEachLimited } from '../status-sync/concurrency.ts';
+import type { StallClock } from '../status-sync/rollout-state.ts';
 import { podView, type PodView } from './pod-rows.ts';
 import { withRevisionFailures, type RevisionFailureSource } from './revision-failures.ts';
 import { namespacesNeeded, podScopes, scopeKey, viewRows, type ViewRow } from './rows.ts';
@@ -21,6 +22,17 @@ export interface StatusViewDeps {
   namespaces: () => NamespaceSource;
   /** The reconciler's RevisionWriteFailed Events (revision-failures.ts); absent, none are read. */
   revisionFailures?: RevisionFailureSource;
+  /**
+   * The reconciler's stall threshold and the wall clock (ms since the epoch,
+   * the pods' update times' clock): a look says Stalled when the pass would.
+   * Absent, the view never says Stalled.
+   */
+  stall?: { stallMs: number; nowMs: () => number };
+}
+
+/** The stall clock of a look taken now. */
+function stallNow(deps: StatusViewDeps): StallClock | undefined {
+  return deps.stall === undefined ? undefined : { nowMs: deps.stall.nowMs(), stallMs: deps.stall.stallMs };
 }
 
 /** What one look saw: the rows (of every set, or one set's pods), and the versions a watch for the next change starts from. */
@@ -46,7 +58,7 @@ export async function lookOnce(deps: StatusViewDeps, signal?: AbortSignal): Prom
   const needed = namespacesNeeded(sets, podsByScope);
   const labels: NamespaceLabels = needed.length === 0 ? new Map() : await deps.namespaces().labels(needed, signal);
   const failures = deps.revisionFailures === undefined ? [] : await deps.revisionFailures(signal);
-  return { rows: withRevisionFailures(viewRows(sets, podsByScope, labels), sets, failures), setsVersion: resourceVersion, scopes };
+  return { rows: withRevisionFailures(viewRows(sets, podsByScope, labels, stallNow(deps)), sets, failures), setsVersion: resourceVersion, scopes };
 }
 
 /**
@@ -61,9 +73,9 @@ export async function lookAtPods(deps: StatusViewDeps, name: string, signal?: Ab
   const set = sets.find((s) => sidecarSetName(s) === name);
   if (set === undefined) return { rows: { set: name, rows: [], hot: false }, setsVersion: resourceVersion, scopes: [] };
   const scope = podScope(set);
-  if (scope === undefined) return { rows: podView(set, [], new Map()), setsVersion: resourceVersion, scopes: [] };
+  if (scope === undefined) return { rows: podView(set, [], new Map(), stallNow(deps)), setsVersion: resourceVersion, scopes: [] };
   const listed = await deps.pods.list(scope, signal);
   const needed = namespacesNeeded([set], new Map([[scopeKey(scope), listed.pods]]));
   const labels: NamespaceLabels = needed.length === 0 ? new Map() : await deps.namespaces().labels(needed, signal);
-  return { rows: podView(set, listed.pods, labels), setsVersion: resourceVersion, scopes: [{ scope, resourceVersion: listed.resourceVersion }] };
+  return { rows: podView(set, listed.pods, labels, stallNow(deps)), setsVersion: resourceVersion, scopes: [{ scope, resourceVersion: listed.resourceVersion }] };
 }

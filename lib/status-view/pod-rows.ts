@@ -22,6 +22,7 @@ import { waitingMessage } from '../rollout/round.ts';
 import { sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { viewRow, type ViewRow } from './rows.ts';
+import type { StallClock } from '../status-sync/rollout-state.ts';
 
 /** Where the pass stands with one pod. */
 export type PodState =
@@ -110,10 +111,10 @@ function pendingState(pod: Pod, set: SidecarSet, plan: RolloutPlan, due: Readonl
  * The per-pod view of `set` over `pods` (at least every pod of its scope;
  * others are ignored, as the pass ignores them).
  */
-export function podView(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels): PodView {
+export function podView(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels, stall?: StallClock): PodView {
   const name = sidecarSetName(set);
   const hotSidecars = setContainers(set).filter(isHotUpgrade);
-  const summary = viewRow(set, pods, namespaceLabels);
+  const summary = viewRow(set, pods, namespaceLabels, stall);
   const hot = hotSidecars.length > 0;
   let plan: RolloutPlan;
   let matched: Pod[];

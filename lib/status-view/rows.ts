@@ -2,7 +2,8 @@
  * The rollout view's rows (`npm run -s status`): per SidecarSet the counts,
  * the rollout's state and why it waits, decided exactly as the reconciler's
  * pass decides them (lib/rollout/plan.ts planRollout, then
- * lib/status-sync/rollout-state.ts rolloutState and lib/rollout/round.ts
+ * lib/status-sync/rollout-state.ts rolloutState, with the reconciler's stall
+ * threshold and the time of the look, and lib/rollout/round.ts
  * waitingMessage), from the same lists the pass reads: the set's pods in its
  * scope (lib/rollout/pod-scope.ts), and the labels of their namespaces when
  * the set has a namespaceSelector. Pure: the lists come from the caller.
@@ -16,10 +17,11 @@ import { podScope } from '../rollout/pod-scope.ts';
 import { waitingMessage } from '../rollout/round.ts';
 import { hasNamespaceSelector, sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
-import { rolloutState } from '../status-sync/rollout-state.ts';
+import { rolloutStateName } from '../status-sync/observed-states.ts';
+import { rolloutState, type RolloutStateName, type StallClock } from '../status-sync/rollout-state.ts';
 
-/** The rollout states the reconciler's Events name, without their `Rollout` prefix; `Unknown` when the view cannot decide. */
-export type ViewState = 'Progressing' | 'Waiting' | 'Paused' | 'Finished' | 'NotUpdate' | 'Blocked' | 'Unknown';
+/** The rollout states the reconciler's Events and metrics name, without their `Rollout` prefix; `Unknown` when the view cannot decide. */
+export type ViewState = RolloutStateName | 'Unknown';
 
 export const COUNT_FIELDS = ['matchedPods', 'updatedPods', 'readyPods', 'updatedReadyPods'] as const;
 export type CountField = (typeof COUNT_FIELDS)[number];
@@ -69,17 +71,14 @@ function staleCountsOf(set: SidecarSet, counts: RolloutCounts): CountField[] {
   return COUNT_FIELDS.filter((field) => (typeof stored[field] === 'number' ? stored[field] : 0) !== counts[field]);
 }
 
-/** The state's name as the view shows it: the Event's reason without `Rollout`. */
-function viewState(reason: string): ViewState {
-  return reason.replace(/^Rollout/, '') as ViewState;
-}
-
 /**
  * One set's row. `pods` holds at least every pod of the set's scope (others
  * are ignored, as the pass ignores them); `namespaceLabels` the labels of
- * their namespaces when the set has a namespaceSelector.
+ * their namespaces when the set has a namespaceSelector; `stall` the clock
+ * and threshold the reconciler's pass tells a stalled rollout by (without
+ * it the view never says Stalled).
  */
-export function viewRow(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels): ViewRow {
+export function viewRow(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels, stall?: StallClock): ViewRow {
   const name = sidecarSetName(set);
   let plan;
   try {
@@ -90,13 +89,14 @@ export function viewRow(set: SidecarSet, pods: readonly Pod[], namespaceLabels: 
     return { name, staleCounts: [], state: 'Unknown', why: `cannot decide: ${errorMessage(error)}`, rolling: false };
   }
   // The pass that follows this look would write `updates`; the view writes nothing, so it says they are due.
-  const state = rolloutState(plan.status, 0, plan.waiting);
+  const state = rolloutState(plan.status, 0, plan.waiting, stall);
   const due = [
     ...(plan.flips.length > 0 ? [`${plan.flips.length} pod(s) due for a hot-upgrade flip`] : []),
     ...(plan.updates.length > 0 ? [`${plan.updates.length} pod(s) due for update`] : []),
   ];
-  const why = [...due, ...(plan.waiting === undefined ? [] : [waitingMessage(plan.waiting)])].join('; ');
-  const shown = viewState(state.reason);
+  const waits = plan.waiting === undefined ? [] : [state.reason === 'RolloutStalled' ? state.message : waitingMessage(plan.waiting)];
+  const why = [...due, ...waits].join('; ');
+  const shown = rolloutStateName(state);
   return {
     name,
     counts: plan.status,
@@ -112,12 +112,12 @@ export function viewRow(set: SidecarSet, pods: readonly Pod[], namespaceLabels: 
  * {@link podScopes}, keyed by {@link scopeKey}; a set that selects no pod
  * (no or a malformed selector) is decided over none, as the pass decides it.
  */
-export function viewRows(sets: readonly SidecarSet[], podsByScope: ReadonlyMap<string, readonly Pod[]>, namespaceLabels: NamespaceLabels): ViewRow[] {
+export function viewRows(sets: readonly SidecarSet[], podsByScope: ReadonlyMap<string, readonly Pod[]>, namespaceLabels: NamespaceLabels, stall?: StallClock): ViewRow[] {
   return sets
     .filter((set) => sidecarSetName(set) !== '')
     .map((set) => {
       const scope = podScope(set);
-      return viewRow(set, scope === undefined ? [] : (podsByScope.get(scopeKey(scope)) ?? []), namespaceLabels);
+      return viewRow(set, scope === undefined ? [] : (podsByScope.get(scopeKey(scope)) ?? []), namespaceLabels, stall);
     })
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

@@ -429,6 +429,20 @@ describe('operations', () => {
     s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { ...expected, Namespace: 'Team/Sidecars', AlarmActions: [TOPIC_ARN], OKActions: [TOPIC_ARN] });
   });
 
+  it("alarms when any SidecarSet's rollout is stalled, from the RolloutState metric the dashboard graphs, in the stack's namespace", async () => {
+    const alarmOf = (s: Synth) => s.template.findResources('AWS::CloudWatch::Alarm')[s.stack.getLogicalId(s.stack.node.findChild('RolloutStalledAlarm').node.defaultChild as CfnElement)];
+    const query = (namespace: string) => `SELECT MAX(RolloutState) FROM SCHEMA("${namespace}", SidecarSet, State) WHERE State = 'Stalled'`;
+    expect(alarmOf(defaults)?.Properties).toMatchObject({
+      Metrics: [{ Expression: query('ServerlessSidecarSet'), Period: 300, ReturnData: true }],
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmDescription: expect.stringMatching(/^ServerlessSidecarSet RolloutStalled: a SidecarSet's rollout is stalled/),
+    });
+    const s = await synth({ metricsNamespace: 'Team/Sidecars', alarmTopicArn: TOPIC_ARN });
+    expect(alarmOf(s)?.Properties).toMatchObject({ Metrics: [{ Expression: query('Team/Sidecars') }], AlarmActions: [TOPIC_ARN], OKActions: [TOPIC_ARN] });
+  });
+
   describe('the dashboard', () => {
     /** The dashboard's body with every CloudFormation reference written as <Ref:logical id>, parsed. */
     function dashboardBody(s: Synth): { widgets: { properties: { title?: string; markdown?: string; metrics?: unknown[] } }[] } {

@@ -7,7 +7,8 @@
  * holding the only loop for its own timeout.
  */
 import { describe, expect, it } from '@jest/globals';
-import { admittedQueue, followSets, MAX_QUEUED_CHANGES, type PaceOptions } from '../../lib/status-sync/pace.ts';
+import { admittedQueue, MAX_QUEUED_CHANGES } from '../../lib/status-sync/admitted-queue.ts';
+import { followSets, type PaceOptions } from '../../lib/status-sync/pace.ts';
 import type { AdmittedSidecarSet } from '../../lib/ports.ts';
 import { memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import { podsOf } from '../rollout/fixtures.ts';

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../lib/kube/types.ts';
-import { admittedQueue, followSets, type PaceOptions } from '../../lib/status-sync/pace.ts';
+import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
+import { followSets, type PaceOptions } from '../../lib/status-sync/pace.ts';
 import { NEW_IMAGE, podsOf } from '../rollout/fixtures.ts';
 import { hotSet, injected, kubelet } from '../rollout/hot-fixtures.ts';
 import { storedRolloutSet, world } from './rollout-world.ts';

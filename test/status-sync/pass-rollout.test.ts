@@ -223,6 +223,31 @@ describe('a status pass with the rollout', () => {
     expect((await runStatusPass(patient.deps)).rollout).toMatchObject({ inFlight: ['stuck'] });
   });
 
+  it('reports a stall 60 s after first sight when the stuck pod claims an update time in 2099, not never (a creator can write its annotation)', async () => {
+    const stuck = set('forged', 'api', { type: 'RollingUpdate', maxUnavailable: 1 });
+    const forged = updatedNotReady(stuck, 'api-0', 'api', 0, 'ImagePullBackOff');
+    const annotations = forged.metadata!.annotations!;
+    annotations['kruise.io/sidecarset-hash'] = annotations['kruise.io/sidecarset-hash']!.replace(NOW.toISOString().replace('.000', ''), '2099-01-01T00:00:00Z');
+    expect(annotations['kruise.io/sidecarset-hash']).toContain('2099-01-01T00:00:00Z');
+    // A pass per scheduled invocation of one warm process: its memory (the notices) is all the passes share.
+    const states = rolloutStateNotices();
+    let now = NOW.getTime();
+    const pass = async () => {
+      const w = passWorld([stuck], [forged, rolloutPod(stuck, { name: 'api-1', labels: { app: 'api' } })]);
+      w.deps.rollout.clock = { now: () => new Date(now) };
+      w.deps.rollout.states = states;
+      const result = await runStatusPass(w.deps);
+      return { result, stalls: w.events.events.filter((e) => e.reason === 'RolloutStalled') };
+    };
+    expect((await pass()).stalls).toEqual([]);
+    now += 59_000;
+    expect((await pass()).stalls).toEqual([]);
+    now += 2_000;
+    const { result, stalls } = await pass();
+    expect(stalls).toEqual([expect.objectContaining({ message: expect.stringContaining('the last updated 61 s ago: ImagePullBackOff: 1 pod(s) (default/api-0)') })]);
+    expect(result.rollout).toMatchObject({ inFlight: [] });
+  });
+
   it('writes no revision fields for an idle set whose revision cannot be registered, and says so', async () => {
     const w = passWorld([IDLE], idlePods);
     w.deps.rollout.revisions = { ...w.revisions, create: () => Promise.reject(new Error('the API server answered 500')) };

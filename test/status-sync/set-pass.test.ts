@@ -33,6 +33,16 @@ describe('runSetPass', () => {
     expect(events.events.at(-1)).toMatchObject({ sidecarSet: { name: 'test-sidecarset', uid: 'uid-1' }, reason: 'RolloutProgressing' });
   });
 
+  it('tells the rollout with the counts the pass leaves: the pods it just updated are updated and no longer ready, the stored status keeps what it listed', async () => {
+    const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 3 });
+    const { deps, events, statuses } = world(set, podsOf(set, 12, 0, 0));
+    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    expect(result.podsUpdated).toBe(3);
+    expect(events.events.at(-1)?.message).toMatch(/: 3 pod\(s\) updated in this pass; 3 of 12 pod\(s\) updated, 0 updated and ready$/);
+    expect(result.state?.progress).toBe(JSON.stringify({ matchedPods: 12, updatedPods: 3, readyPods: 9, updatedReadyPods: 0 }));
+    expect(statuses.writes[0]?.status).toMatchObject({ matchedPods: 12, updatedPods: 0, readyPods: 12 });
+  });
+
   it("hands the pace loop the scope, the list's resourceVersion and the versions it wrote", async () => {
     const set = storedRolloutSet();
     const { deps, cluster } = world(set, podsOf(set, 5, 0, 0));

@@ -1,0 +1,78 @@
+/**
+ * The queue of SidecarSet changes the webhooks admitted, handed to a running
+ * follow loop (the local server's; on AWS each invocation starts with its
+ * own): a set's changes coalesce into one entry, so one read and one pass
+ * serve a burst of them, and the queue is bounded.
+ */
+import type { AdmittedSidecarSet } from '../ports.ts';
+
+/** An admitted change as queued: when it arrived (performance.now()), for the wait a CREATE is given. */
+export interface QueuedChange extends AdmittedSidecarSet {
+  queuedAtMs: number;
+}
+
+/** Admitted changes handed to a running loop (the local server's); the loop drains it each round. */
+export interface AdmittedQueue {
+  take(): QueuedChange[];
+  /** Resolves when a change arrives (or at once when one is queued). */
+  arrival(): Promise<void>;
+}
+
+/** A queue of admitted changes: `push` hands one over, `size` says how many wait, `dropped` how many were refused at the cap. */
+export interface AdmittedChanges extends AdmittedQueue {
+  push(change: AdmittedSidecarSet): void;
+  size(): number;
+  dropped(): number;
+}
+
+/**
+ * The most sets with a change waiting. A trigger only makes a set's pass
+ * come sooner (every set gets one at each scheduled pass), so past the cap
+ * a trigger is dropped and counted rather than queued without bound.
+ */
+export const MAX_QUEUED_CHANGES = 64;
+
+/**
+ * The admitted changes not yet taken (starting with `initial`), and a promise
+ * for the next one. Changes of the same set coalesce: the latest replaces
+ * the one waiting (one read and one pass serve both).
+ */
+export function admittedQueue(initial: readonly AdmittedSidecarSet[] = [], max: number = MAX_QUEUED_CHANGES): AdmittedChanges {
+  let changes = new Map<string, QueuedChange>();
+  let refused = 0;
+  let wake: (() => void) | undefined;
+  const add = (change: AdmittedSidecarSet) => {
+    if (!changes.has(change.sidecarSet) && changes.size >= max) {
+      refused++;
+      return;
+    }
+    // Deleted first, so the set takes its place at the end: the order of arrival is kept.
+    changes.delete(change.sidecarSet);
+    changes.set(change.sidecarSet, { ...change, queuedAtMs: performance.now() });
+  };
+  for (const change of initial) add(change);
+  return {
+    push(change) {
+      add(change);
+      wake?.();
+      wake = undefined;
+    },
+    take() {
+      const taken = [...changes.values()];
+      changes = new Map();
+      return taken;
+    },
+    arrival() {
+      if (changes.size > 0) return Promise.resolve();
+      return new Promise((resolve) => {
+        const previous = wake;
+        wake = () => {
+          previous?.();
+          resolve();
+        };
+      });
+    },
+    size: () => changes.size,
+    dropped: () => refused,
+  };
+}

@@ -1,0 +1,58 @@
+/**
+ * Waiting, bounded, until an admitted SidecarSet change is stored:
+ * admission is not yet the write, and a pass decided from the set as it was
+ * before the change would roll the old spec.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { stringOf } from '../kube/json.ts';
+import type { AdmittedSidecarSet } from '../ports.ts';
+import type { SidecarSet } from '../sidecarset/types.ts';
+import type { QueuedChange } from './admitted-queue.ts';
+import type { SetPassDeps } from './set-pass.ts';
+
+/** An admitted change is visible once the stored set is the admitted object or newer. */
+function isVisible(set: SidecarSet, change: AdmittedSidecarSet): boolean {
+  if (!isSameObject(set, change)) return false;
+  if (change.operation === 'CREATE') return true;
+  return (stringOf(set.metadata?.resourceVersion) ?? '') !== change.resourceVersion;
+}
+
+function isSameObject(set: SidecarSet, change: AdmittedSidecarSet): boolean {
+  return change.uid === '' || (stringOf(set.metadata?.uid) ?? '') === change.uid;
+}
+
+/**
+ * How long after its arrival a CREATE is first read: the local server hands
+ * the change over while the API server still waits for the webhook's answer
+ * (on AWS, Lambda's queue usually took longer than this already).
+ */
+export const CREATE_SETTLE_MS = 1_000;
+
+/**
+ * The set an admitted change is about, once the change is stored (docs/RELIABILITY.md, "Admitted changes"):
+ * - a set that is not there costs one read: undefined (a CREATE is read
+ *   {@link CREATE_SETTLE_MS} after it arrived, once; a CREATE that another webhook
+ *   refused or that was never sent to storage is never there);
+ * - a set there that is another object than the one admitted (a CREATE
+ *   answered AlreadyExists, a forged review, a set deleted and made again)
+ *   costs one read: undefined, nothing admitted was stored;
+ * - an UPDATE not stored yet is read again, backing off, until it shows or
+ *   `timeoutMs` passed: then the set as stored (the pass runs on what is there).
+ */
+export async function visibleSet(change: QueuedChange, deps: Pick<SetPassDeps, 'statuses'>, timeoutMs: number, signal?: AbortSignal, createSettleMs: number = CREATE_SETTLE_MS): Promise<SidecarSet | undefined> {
+  const started = performance.now();
+  if (change.operation === 'CREATE') {
+    const wait = Math.min(timeoutMs, change.queuedAtMs + createSettleMs - started);
+    if (wait > 0) await sleep(wait, undefined, signal === undefined ? {} : { signal });
+  }
+  const deadline = started + timeoutMs;
+  for (let delay = 100; ; delay = Math.min(delay * 2, 1_000)) {
+    const set = await deps.statuses.get(change.sidecarSet, signal);
+    if (set === undefined || !isSameObject(set, change)) return undefined;
+    if (isVisible(set, change)) return set;
+    // The last wait is cut to the deadline, so the change gets its whole timeout.
+    const left = deadline - performance.now();
+    if (left <= 0) return set;
+    await sleep(Math.min(delay, left), undefined, signal === undefined ? {} : { signal });
+  }
+}
