@@ -1,5 +1,6 @@
 /** Reading a page's doctest marks: what is run, what is checked, and marks that would check nothing refused. */
 import { describe, expect, it } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +32,7 @@ describe('docSteps', () => {
       '   ```',
     ].join('\n');
     expect(docSteps(page, 'p.md')).toEqual([
-      { kind: 'run', line: 5, commands: ['kubectl get pods \n  -o yaml', 'npm start   # exit 0'] },
+      { kind: 'run', line: 5, commands: ['kubectl get pods \\\n  -o yaml', 'npm start   # exit 0'] },
       { kind: 'contains', line: 12, texts: ['a "quoted" word', 'b'] },
       { kind: 'expect', line: 15, language: 'json', text: '{"a": 1}' },
     ]);
@@ -59,8 +60,8 @@ describe('docSteps', () => {
 });
 
 describe('commandsOf', () => {
-  it('joins continuations and drops blank and comment lines', () => {
-    expect(commandsOf('a \\\n  b\n\n# c\nd # e\n')).toEqual(['a \n  b', 'd # e']);
+  it('keeps a continued command whole, as the shell reads it, and drops blank and comment lines', () => {
+    expect(commandsOf('a \\\n  b\n\n# c\nd # e\n')).toEqual(['a \\\n  b', 'd # e']);
   });
 });
 
@@ -85,6 +86,11 @@ describe('the session\'s reading of commands', () => {
   it('gives npm start a port after npm\'s --, adding one when absent', () => {
     expect(withPort('npm start', 5)).toBe('npm start -- --port 5');
     expect(withPort('npm start -- --test-kubelet=2000', 5)).toBe('npm start -- --port 5 --test-kubelet=2000');
+  });
+
+  it('runs a backslash-continued command as one command', () => {
+    const run = spawnSync('bash', ['-c', checkedScript(commandsOf('echo a \\\n  b\necho c\n'))], { encoding: 'utf8' });
+    expect({ code: run.status, stdout: run.stdout }).toEqual({ code: 0, stdout: 'a b\nc\n' });
   });
 
   it('checks each command\'s exit status against the one its line names', () => {

@@ -21,7 +21,7 @@ export interface RunStep {
   kind: 'run';
   /** 1-based line of the fence, for messages. */
   line: number;
-  /** The block's commands, one per logical line (backslash continuations joined, blank lines and whole-line comments dropped). */
+  /** The block's commands, one per logical line (a backslash-continued command kept whole, blank lines and whole-line comments dropped). */
   commands: string[];
 }
 
@@ -50,7 +50,7 @@ export class DocMarkError extends Error {
 
 const MARK = /^<!--\s*doctest(?::\s*(.*?))?\s*-->\s*$/;
 
-/** The logical lines of a shell block: continuations joined, blank lines and comment lines dropped. */
+/** The logical lines of a shell block: a command continued with backslashes kept whole (continuations and all), blank lines and comment lines dropped. */
 export function commandsOf(block: string): string[] {
   const commands: string[] = [];
   let pending = '';
@@ -58,7 +58,8 @@ export function commandsOf(block: string): string[] {
     const line = raw.trimEnd();
     if (pending === '' && (line.trim() === '' || line.trimStart().startsWith('#'))) continue;
     if (line.endsWith('\\')) {
-      pending += `${line.slice(0, -1)}\n`;
+      // Kept as the shell reads it: the backslash and newline continue the command.
+      pending += `${line}\n`;
       continue;
     }
     commands.push(`${pending}${line}`.trim());

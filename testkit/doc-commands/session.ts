@@ -20,8 +20,10 @@ export interface CommandRun {
   output: string;
 }
 
-/** What a watch prints within this long is what the reader sees before pressing Ctrl-C. */
+/** What a watch prints within this long of its first output is what the reader sees before pressing Ctrl-C. */
 export const WATCH_MS = 10_000;
+/** A watch must print something within this long (under load 33 on 2 cores, npm run -s status took over 10 s to print). */
+const FIRST_OUTPUT_MS = 90_000;
 /** `npm start` must say it is ready within this long (an embedded cluster boots in about 10-20 s; loaded machines are slower). */
 const START_MS = 240_000;
 /** A block of ordinary commands must end within this long. */
@@ -57,6 +59,13 @@ export function checkedScript(commands: readonly string[]): string {
       return `${command}\n__rc=$?; if [ "$__rc" -ne ${expected} ]; then echo "doctest: ${shown.slice(1, -1).replace(/[`$"]/g, '\\$&')} exited $__rc, the page says ${expected}" >&2; exit 97; fi`;
     })
     .join('\n');
+}
+
+/** A pause that keeps nothing alive: a race lost to a process's exit leaves no timer behind to hold the test runner. */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    setTimeout(resolve, ms).unref();
+  });
 }
 
 async function freePort(): Promise<number> {
@@ -115,21 +124,27 @@ export class DocSession {
     while (!output().includes('Press Ctrl-C to stop')) {
       if (child.exitCode !== null) throw new Error(`${command} exited ${child.exitCode} before it was ready:\n${output()}`);
       if (Date.now() > deadline) throw new Error(`${command} was not ready within ${START_MS / 1000} s:\n${output()}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await pause(250);
     }
     return { command, output: output() };
   }
 
-  /** Lets a watch run for WATCH_MS (or until it ends), then stops it; it must have printed something and not failed. */
+  /**
+   * Lets a watch run until it first prints (a loaded machine takes seconds
+   * to start npm and Node), then WATCH_MS more (or until it ends), and
+   * stops it; it must have printed something and not failed.
+   */
   private async watch(command: string): Promise<CommandRun> {
     const { child, output } = this.spawnShell(command);
-    await Promise.race([exited(child), new Promise((resolve) => setTimeout(resolve, WATCH_MS))]);
+    const deadline = Date.now() + FIRST_OUTPUT_MS;
+    while (output().trim() === '' && child.exitCode === null && Date.now() < deadline) await pause(250);
+    await Promise.race([exited(child), pause(WATCH_MS)]);
     const endedAlone = child.exitCode !== null;
     killGroup(child, 'SIGINT');
-    await Promise.race([exited(child), new Promise((resolve) => setTimeout(resolve, 5_000))]);
+    await Promise.race([exited(child), pause(5_000)]);
     killGroup(child, 'SIGKILL');
     if (endedAlone && child.exitCode !== 0) throw new Error(`${command} exited ${child.exitCode}:\n${output()}`);
-    if (output().trim() === '') throw new Error(`${command} printed nothing in ${WATCH_MS / 1000} s`);
+    if (output().trim() === '') throw new Error(`${command} printed nothing in ${(FIRST_OUTPUT_MS + WATCH_MS) / 1000} s`);
     return { command, output: output() };
   }
 
@@ -170,7 +185,7 @@ export class DocSession {
   /** Stops what the page started, as Ctrl-C does, and waits for it to be gone. */
   async stop(): Promise<void> {
     for (const child of this.started) killGroup(child, 'SIGINT');
-    await Promise.all(this.started.map((child) => Promise.race([exited(child), new Promise((resolve) => setTimeout(resolve, 60_000))])));
+    await Promise.all(this.started.map((child) => Promise.race([exited(child), pause(60_000)])));
     for (const child of this.started) killGroup(child, 'SIGKILL');
   }
 }
