@@ -12,15 +12,13 @@ import { build, type BuildResult, type Metafile } from 'esbuild';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FUNCTION_DESCRIPTORS, type FunctionName } from '../lib/webhooks/descriptors.ts';
+import { LAMBDA_ENTRY_POINTS, type LambdaFunctionName } from '../functions/entry-points.ts';
+import { FUNCTION_DESCRIPTORS } from '../lib/webhooks/descriptors.ts';
 import { zip } from './zip.ts';
 
-/** The bundle of every function the API server calls, from its descriptor, then the reconciler's. */
-export const BUNDLE_ENTRIES: readonly { fn: BundledFunction; entry: string }[] = [
-  ...FUNCTION_DESCRIPTORS.map((d) => ({ fn: d.name, entry: d.bundle })),
-  { fn: 'status-sync', entry: 'functions/status-sync/handler.ts' },
-];
-export type BundledFunction = FunctionName | 'status-sync';
+/** The bundle of every function the API server calls, in the descriptors' order, then the reconciler's. */
+export const BUNDLE_ENTRIES: readonly { fn: BundledFunction; entry: string }[] = [...FUNCTION_DESCRIPTORS.map((d) => d.name), 'status-sync' as const].map((fn) => ({ fn, entry: LAMBDA_ENTRY_POINTS[fn] }));
+export type BundledFunction = LambdaFunctionName;
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 

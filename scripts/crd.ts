@@ -8,7 +8,7 @@
  *                               the CRD serving v1alpha1 alone, no conversion (to stdout, or FILE)
  *   npm run crd -- --check      exit 1 if infra/k8s/crd.yaml is not what would be generated
  *   npm run crd -- --refresh    first re-read the types from the pinned kube-apiserver
- *                               (starts the test control plane; needs Go, see README)
+ *                               (starts the test control plane; needs Go, see docs/DEVELOPMENT.md)
  *   npm run crd -- --v1beta1 --conversion-url https://... [--ca-bundle ca.pem] [--out FILE]
  *   npm run crd -- --v1beta1 --conversion-service NAMESPACE/NAME[:PORT][/PATH] [--ca-bundle ca.pem] [--out FILE]
  *                               the CRD serving v1alpha1 and v1beta1 (stored), as OpenKruise 1.9's,

@@ -22,7 +22,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { stringify } from 'yaml';
-import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
+import { memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
 import { memoryEventSink, memoryPodPages, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
@@ -43,6 +43,7 @@ import { FUNCTION_DESCRIPTORS, SIDECARSET_CONVERT, type ListedDescriptor } from 
 import { descriptorOf, FUNCTION_NAMES, isAdmissionFunction, runReview, type AdmissionDescriptor, type AdmissionFunctionName, type ReviewOutcome } from '../../lib/webhooks/registry.ts';
 import { ROLLOUT, USAGE, usageOf } from './usage.ts';
 import { ConvertUsageError, runConvert } from './convert.ts';
+import { namespacesWithHint } from './namespace-hint.ts';
 
 export interface CliIo {
   readFile(path: string): Promise<string>;
@@ -160,17 +161,18 @@ async function runStatusSync(args: Args, io: CliIo): Promise<number> {
   const namespaces = await readObjects(io, files['--namespaces'], 'Namespace', 'Namespaces');
   const pods = await readObjects(io, files['--pods'], 'Pod', 'Pods');
   const statuses = memoryStatusWriter(sidecarSets);
+  const given = namespacesWithHint(namespaces, files['--namespaces']);
   const result = await runStatusPass({
     sidecarSets: memorySidecarSetSource(sidecarSets),
     pods: memoryPodPages(pods),
-    namespaces: memoryNamespaceSource(namespaces),
+    namespaces: given.source,
     statuses,
     events: memoryEventSink(),
     notices: notInjectedNotices(),
   });
   if (result.errors.length > 0) {
     const problems = result.errors.map((e) => `${e.sidecarSet === undefined ? '' : `SidecarSet ${e.sidecarSet}: `}${e.operation}: ${e.message}`);
-    io.stderr(`invoke: ${STATUS_SYNC} could not compute every status: ${problems.join('; ')}\n`);
+    io.stderr(`invoke: ${STATUS_SYNC} could not compute every status: ${problems.join('; ')}${whatToDo(given.hint())}\n`);
     return 1;
   }
   for (const [name, count] of Object.entries(result.notInjected)) {
@@ -201,10 +203,11 @@ async function runRollout(args: Args, io: CliIo): Promise<number> {
   const namespaces = await readObjects(io, files['--namespaces'], 'Namespace', 'Namespaces');
   const pods = (await readObjects(io, files['--pods'], 'Pod', 'Pods')) as Pod[];
   const podNamespaces = [...new Set(pods.map((pod) => stringOf(isObject(pod.metadata) ? pod.metadata.namespace : undefined) ?? ''))];
-  const labels = await memoryNamespaceSource(namespaces).labels(podNamespaces);
+  const given = namespacesWithHint(namespaces, files['--namespaces']);
+  const labels = await given.source.labels(podNamespaces);
   const { plan, undecided } = offlinePlan(sidecarSets, pods, labels);
   if (undecided.length > 0) {
-    io.stderr(`invoke: ${ROLLOUT} cannot decide: ${undecided.map((u) => `SidecarSet ${u.sidecarSet}: ${u.message}`).join('; ')}\n`);
+    io.stderr(`invoke: ${ROLLOUT} cannot decide: ${undecided.map((u) => `SidecarSet ${u.sidecarSet}: ${u.message}`).join('; ')}${whatToDo(given.hint())}\n`);
     return 1;
   }
   io.stdout(`${JSON.stringify(plan, null, 2)}\n`);
@@ -295,8 +298,13 @@ async function requestOf(fn: AdmissionFunctionName, args: Args, io: CliIo, deps:
   return { event: wrapInReview({ object, operation, ...(oldObject !== undefined ? { oldObject } : {}), ...(namespace !== undefined ? { namespace } : {}), uid: randomUUID() }) };
 }
 
-/** Prints an outcome; returns the exit code. */
-function report(fn: AdmissionFunctionName, outcome: ReviewOutcome, event: JsonObject | undefined, output: 'yaml' | 'json' | undefined, io: CliIo): number {
+/** `; ` and what to do, when there is something to do. */
+function whatToDo(hint: string | undefined): string {
+  return hint === undefined ? '' : `; ${hint}`;
+}
+
+/** Prints an outcome; returns the exit code. `hint` says what to do when the function could not decide. */
+function report(fn: AdmissionFunctionName, outcome: ReviewOutcome, event: JsonObject | undefined, output: 'yaml' | 'json' | undefined, io: CliIo, hint: () => string | undefined = () => undefined): number {
   switch (outcome.kind) {
     case 'review': {
       if (output === undefined) {
@@ -317,7 +325,7 @@ function report(fn: AdmissionFunctionName, outcome: ReviewOutcome, event: JsonOb
       io.stderr(`invoke: ${outcome.message}\n`);
       return 2;
     case 'failed':
-      io.stderr(`invoke: ${fn} could not decide (a webhook answers HTTP ${outcome.status}): ${outcome.message}\n`);
+      io.stderr(`invoke: ${fn} could not decide (a webhook answers HTTP ${outcome.status}): ${outcome.message}${whatToDo(hint())}\n`);
       return 1;
   }
 }
@@ -346,19 +354,22 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const output = values['--output'];
     if (output !== undefined && output !== 'yaml' && output !== 'json') throw new UsageError(`--output must be yaml or json, got ${JSON.stringify(output)}`);
     const sidecarSets = await readSidecarSets(io, files['--sidecarsets']);
-    const namespaces = await readObjects(io, files['--namespaces'], 'Namespace', 'Namespaces');
+    const namespaces = namespacesWithHint(await readObjects(io, files['--namespaces'], 'Namespace', 'Namespaces'), files['--namespaces']);
     const revisions = await readRevisions(io, fn, files['--revisions']);
     // Pods are read (and so checked) for every function; status-sync is their user.
     await readObjects(io, files['--pods'], 'Pod', 'Pods');
     const deps: HandlerDeps = {
       sidecarSets: memorySidecarSetSource(sidecarSets),
-      namespaces: memoryNamespaceSource(namespaces),
+      namespaces: namespaces.source,
       ...(revisions !== undefined ? { revisions } : {}),
       clock: io.clock ?? systemClock,
     };
     const request = await requestOf(fn, args, io, deps);
     if ('denied' in request) return report(request.by, request.denied, undefined, output, io);
-    return report(fn, await runReview(fn, request.event, deps), request.event, output, io);
+    // A pod's own Namespace is one a decision cannot do without; a SidecarSet's
+    // review compares with Namespaces that may well not exist, so no hint there.
+    const hint = descriptorOf(fn).reviews === 'Pod' ? namespaces.hint : undefined;
+    return report(fn, await runReview(fn, request.event, deps), request.event, output, io, hint);
   } catch (error) {
     if (error instanceof UsageError || error instanceof ManifestError || error instanceof WrapError || error instanceof ConvertUsageError) {
       io.stderr(`invoke: ${error.message}\n`);

@@ -7,6 +7,7 @@
 import type { WaitingReason } from '../../lib/rollout/plan.ts';
 import { STATUS_SYNC } from '../../lib/status-sync/pass.ts';
 import { FUNCTION_DESCRIPTORS, SIDECARSET_CONVERT, type ListedDescriptor } from '../../lib/webhooks/descriptors.ts';
+import { FUNCTION_HELP } from './function-help.ts';
 
 type AdmissionDescriptor = Extract<ListedDescriptor, { answers: 'AdmissionReview' }>;
 
@@ -71,6 +72,8 @@ function admissionUsage(d: AdmissionDescriptor): string {
     ...(namespaced ? ['[--namespace NS]'] : []),
     ...(readsObjects ? ['[--sidecarsets FILE] [--namespaces FILE]'] : []),
     ...(d.reads.revisions ? ['[--revisions FILE]'] : []),
+    // Taken (and checked) by every admission function that reads the cluster, as CLUSTER_FILES says.
+    ...(readsObjects ? ['[--pods FILE]'] : []),
     '[-o|--output yaml|json]',
   ];
   const head = `usage: invoke ${d.name} `;
@@ -87,7 +90,7 @@ function admissionUsage(d: AdmissionDescriptor): string {
   lines.push(line.trimEnd());
   const before = FUNCTION_DESCRIPTORS.filter((m) => d.caller.in === 'ValidatingWebhookConfiguration' && m.caller.in === 'MutatingWebhookConfiguration' && m.reviews === d.reviews);
   const about = [
-    d.invoke.about,
+    FUNCTION_HELP[d.name].about,
     ...(before.length > 0
       ? [`A plain ${d.reviews} (and a plain --old one) goes through ${before.map((m) => m.name).join(', ')} first, as the API server runs mutating webhooks before validating ones.`]
       : []),
@@ -149,7 +152,7 @@ ${CLUSTER_FILES}
 ${PLAN_EXIT}`;
 
 const CONVERT_USAGE = `usage: invoke ${SIDECARSET_CONVERT.name} [-f|--event FILE] [--to v1alpha1|v1beta1] [-o|--output yaml|json]
-${wrap(SIDECARSET_CONVERT.invoke.about)}
+${wrap(FUNCTION_HELP[SIDECARSET_CONVERT.name].about)}
 The mapping is OpenKruise 1.9's, made lossless (docs/CONVERSION.md).
 
   -f, --event FILE   the request, JSON or YAML (standard input when absent or "-"): a ConversionReview
@@ -166,7 +169,7 @@ exit codes: 0 the review printed (converted or failed), or with -o the converted
 /** `invoke --help`, and the text after a usage error: every function, one line each. */
 export const USAGE = `usage: invoke <function> [options]      (invoke <function> --help for its options)
 functions:
-${FUNCTION_DESCRIPTORS.map((d) => `  ${d.name.padEnd(21)}${d.invoke.summary}`).join('\n')}
+${FUNCTION_DESCRIPTORS.map((d) => `  ${d.name.padEnd(21)}${FUNCTION_HELP[d.name].summary}`).join('\n')}
   ${STATUS_SYNC.padEnd(21)}the statuses one reconciler pass would write
   ${ROLLOUT.padEnd(21)}what one in-place rollout pass would do`;
 

@@ -40,6 +40,45 @@ export const MANIFESTS_USAGE = `usage: npm run -s manifests -- (--function-urls 
        [--secret-file FILE] [--pod-failure-policy Fail|Ignore] [--timeout SECONDS] [--exclude-namespace NS]... [--only webhooks]
        [--revision-namespace NS]  (default $${ENV_REVISION_NAMESPACE}, else kruise-system) [--no-namespace]`;
 
+/** `--help`: the usage, what is rendered, and what each option does. */
+export const MANIFESTS_HELP = `${MANIFESTS_USAGE}
+
+Prints, as YAML on standard output, the Kubernetes manifests of one deployment, to apply with
+kubectl apply --server-side -f (the CRD is over client-side apply's 256 KiB):
+  - the SidecarSet CRD (infra/k8s/crd.yaml, both versions), its conversion webhook pointing at
+    sidecarset-convert's URL with the caller secret;
+  - the RBAC: the webhooks' read-only identity, status-sync's writer, the ValidatingAdmissionPolicy
+    narrowing the writer's pod patches, and a Namespace, Role and RoleBinding for the ControllerRevisions;
+  - the MutatingWebhookConfiguration (sidecarset-default, pod-inject) and the ValidatingWebhookConfiguration
+    (sidecarset-validate), each webhook at <its Function URL>/<secret>.
+
+Where the functions are (one of):
+  --function-urls FILE         the JSON of cdk deploy --outputs-file (all four Function URLs)
+${URL_FLAGS.map((flag) => `  ${flag} URL`).join('\n')}
+                               each function's URL by hand (overrides --function-urls)
+  --local                      the npm start server on this machine: https://127.0.0.1:<port>/<function>/<secret>,
+                               its generated CA as caBundle and its secret, read from --tls-dir
+  --port N                     with --local: the server's port (default 8443)
+  --tls-dir DIR                with --local: where npm start keeps its CA and secret (default .cache/local-server)
+
+Options:
+  --secret-file FILE           the caller secret (a bare secret or {"current": ...}); else $WEBHOOK_SECRET
+  --pod-failure-policy Fail|Ignore
+                               pod-inject's failurePolicy (default Fail: no pod created while it is unreachable;
+                               Ignore: pods created without sidecars, which status-sync reports)
+  --timeout SECONDS            every webhook's timeoutSeconds (default 10)
+  --exclude-namespace NS       never send pods of NS to pod-inject (repeatable; kube-system, kube-public and
+                               kube-node-lease always are)
+  --only webhooks              the two webhook configurations alone, no CRD and no RBAC (needs only the three
+                               admission functions' URLs)
+  --revision-namespace NS      where the RBAC lets the functions keep ControllerRevisions (default
+                               $${ENV_REVISION_NAMESPACE}, else kruise-system): the namespace the functions use
+  --no-namespace               leave that namespace's Namespace object out, where it is not yours (so that
+                               kubectl delete -f cannot delete it)
+  -h, --help                   this text
+
+Exit codes: 0 printed; 2 bad usage, an unreadable file or a missing URL or secret (the problem, then the usage).`;
+
 interface Args {
   values: Map<string, string>;
   excluded: string[];
@@ -220,7 +259,7 @@ function isNamespace(object: unknown): boolean {
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(import.meta.filename)) {
-  if (process.argv.includes('--help') || process.argv.includes('-h')) process.stdout.write(`${MANIFESTS_USAGE}\n`);
+  if (process.argv.includes('--help') || process.argv.includes('-h')) process.stdout.write(`${MANIFESTS_HELP}\n`);
   else renderManifests(process.argv.slice(2)).then(
     (yaml) => process.stdout.write(yaml),
     (error: unknown) => {

@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
+import { sidecarSetVersionOf } from '../../lib/conversion/sidecarset-conversion.ts';
 import { parseSingleObject } from '../../lib/kube/yaml-objects.ts';
 import type { JsonObject, Pod } from '../../lib/kube/types.ts';
 import { startLocalStack } from './local-stack.ts';
@@ -20,7 +21,11 @@ async function main(): Promise<void> {
     const examples = resolve('examples');
     const set = parseSingleObject(await readFile(join(examples, 'sidecarset.yaml'), 'utf8'), 'examples/sidecarset.yaml');
     say('\n2. Creating the SidecarSet examples/sidecarset.yaml ...');
-    const created = await stack.cp.request('admin', 'POST', '/apis/apps.kruise.io/v1alpha1/sidecarsets', set);
+    // Posted in the example's own version: the API server refuses a body whose
+    // apiVersion differs from the URL's, and the example's version may change.
+    const version = sidecarSetVersionOf(set.apiVersion);
+    if (version === undefined) throw new Error(`examples/sidecarset.yaml: apiVersion ${JSON.stringify(set.apiVersion)} is not apps.kruise.io/v1alpha1 or apps.kruise.io/v1beta1`);
+    const created = await stack.cp.request('admin', 'POST', `/apis/apps.kruise.io/${version}/sidecarsets`, set);
     if (created.status !== 201) throw new Error(`creating the SidecarSet: HTTP ${created.status} ${created.body}`);
     const stored = JSON.parse(created.body) as JsonObject & { metadata: { annotations?: Record<string, string> } };
     say('   Stored with its defaults and hash annotations:');

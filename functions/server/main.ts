@@ -137,7 +137,7 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
     say(`(server-side: the CRD with both versions is larger than client-side apply's 256 KiB annotation):\n`);
     say(`  kubectl apply --server-side -f ${crdFile} -f ${rbacFile} -f ${webhooksFile}\n`);
     say('The API server must reach 127.0.0.1 on this machine.');
-    say(`Metrics as Prometheus text: https://127.0.0.1:${port}/metrics, with the webhook secret as a Bearer token (README: Metrics and alarms).`);
+    say(`Metrics as Prometheus text: https://127.0.0.1:${port}/metrics, with the webhook secret as a Bearer token (docs/METRICS.md).`);
     say(`${statusLoopNote(intervalMs, reconcile)} Press Ctrl-C to stop.`);
   } else say(statusLoopNote(intervalMs, reconcile));
   watchLifetime({
@@ -220,7 +220,7 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
   say(`  kubectl --kubeconfig ${kubeconfig} get pod web -o yaml`);
   say(`  kubectl --kubeconfig ${kubeconfig} get sidecarsets\n`);
   say(statusLoopNote(intervalMs));
-  say(`Metrics as Prometheus text: ${stack.serverUrl}/metrics, with the webhook secret as a Bearer token (README: Metrics and alarms).`);
+  say(`Metrics as Prometheus text: ${stack.serverUrl}/metrics, with the webhook secret as a Bearer token (docs/METRICS.md).`);
   if (options.testKubelet !== undefined) {
     say(`A test kubelet starts new pods and restarts containers whose image changes, ready ${options.testKubelet.readyDelayMs} ms later (--test-kubelet).`);
   }

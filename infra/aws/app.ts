@@ -4,13 +4,16 @@
  *
  *   npm run synth [-- -c key=value ...] [--outdir DIR] [--bundles DIR]
  *
- * `npm run synth` bundles the functions first; this script only checks that
- * the bundles are there. cdk.json names `npm run -s synth` as its app, so the
+ * `npm run synth` runs this with `--build`: the context is checked first,
+ * then the functions are bundled (into --bundles DIR, else dist/), so that a
+ * context mistake is said at once rather than after a minute of bundling.
+ * Without `--build` this script only checks that the bundles are there. cdk.json names `npm run -s synth` as its app, so the
  * CDK CLI (`npx aws-cdk deploy -c key=value`) deploys exactly what synth
  * shows; the CLI passes its context and output directory in CDK_CONTEXT_JSON
  * and CDK_OUTDIR, which App reads itself.
  */
 import { App } from 'aws-cdk-lib';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,7 +26,7 @@ const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 /** The command line cannot be used. */
 export class UsageError extends Error {
   constructor(message: string) {
-    super(`${message}\nusage: npm run synth -- [-c key=value ...] [--outdir DIR] [--bundles DIR]`);
+    super(`${message}\nusage: npm run synth -- [-c key=value ...] [--outdir DIR] [--bundles DIR]  (node infra/aws/app.ts [--build] ...)`);
     this.name = 'UsageError';
   }
 }
@@ -33,13 +36,16 @@ export interface AppArgs {
   outdir: string | undefined;
   /** A directory laid out like dist/ (one directory per function); dist/ when absent. */
   bundles: string | undefined;
+  /** Bundle the functions (into `bundles`) once the context has been checked. */
+  build: boolean;
 }
 
-/** `-c key=value` / `--context key=value` (as the CDK CLI spells them), `--outdir DIR` and `--bundles DIR`. */
+/** `-c key=value` / `--context key=value` (as the CDK CLI spells them), `--outdir DIR`, `--bundles DIR` and `--build`. */
 export function parseArgs(argv: readonly string[]): AppArgs {
   const context: Record<string, string> = {};
   let outdir: string | undefined;
   let bundles: string | undefined;
+  let build = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
@@ -58,11 +64,13 @@ export function parseArgs(argv: readonly string[]): AppArgs {
       outdir = resolve(value());
     } else if (flag === '--bundles') {
       bundles = resolve(value());
+    } else if (arg === '--build') {
+      build = true;
     } else {
       throw new UsageError(`unknown argument ${JSON.stringify(arg)}`);
     }
   }
-  return { context, outdir, bundles };
+  return { context, outdir, bundles, build };
 }
 
 /**
@@ -85,16 +93,31 @@ export interface CreateAppOptions {
   bundles?: BundleDirectories;
 }
 
+/** The app, its context cdk.json's under the command line's (the CDK CLI's arrive through the environment). */
+function appOf(options: Pick<CreateAppOptions, 'context' | 'outdir'>): App {
+  return new App({
+    ...(options.outdir === undefined ? {} : { outdir: options.outdir }),
+    context: projectContext(),
+    postCliContext: options.context ?? {},
+  });
+}
+
+/**
+ * Bundles the functions into `outdir` with scripts/bundle.ts, in its own
+ * process (infra/ does not import scripts/), its output passed through.
+ * @throws Error when the bundler fails.
+ */
+function bundleInto(outdir: string): void {
+  const run = spawnSync(process.execPath, [join(projectRoot, 'scripts', 'bundle.ts'), '--outdir', outdir], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (run.status !== 0) throw new Error(`bundling the functions failed (node scripts/bundle.ts exited ${run.status ?? run.signal ?? 'abnormally'})`);
+}
+
 /**
  * The app with its one stack, configured from context.
  * @throws ContextError for an unusable context value, MissingBundleError for a missing bundle.
  */
 export async function createApp(options: CreateAppOptions = {}): Promise<{ app: App; stack: SidecarSetStack }> {
-  const app = new App({
-    ...(options.outdir === undefined ? {} : { outdir: options.outdir }),
-    context: projectContext(),
-    postCliContext: options.context ?? {},
-  });
+  const app = appOf(options);
   const config = await readStackConfig((key) => app.node.tryGetContext(key));
   const stack = new SidecarSetStack(app, config.stackName, {
     stackName: config.stackName,
@@ -110,6 +133,12 @@ async function main(argv: readonly string[]): Promise<void> {
   const started = performance.now();
   const args = parseArgs(argv);
   const outdir = args.outdir ?? (process.env.CDK_OUTDIR === undefined ? join(projectRoot, 'cdk.out') : undefined);
+  if (args.build) {
+    // The whole context is read and checked before anything is bundled.
+    const app = appOf({ context: args.context, outdir });
+    await readStackConfig((key) => app.node.tryGetContext(key));
+    bundleInto(args.bundles ?? join(projectRoot, 'dist'));
+  }
   const { app, stack } = await createApp({
     context: args.context,
     outdir,

@@ -54,7 +54,7 @@ export function sidecarSetDashboard(scope: Construct, id: string, props: Dashboa
     [
       new TextWidget({
         markdown:
-          '## SidecarSet webhooks and reconciler\nAnswers, latency and failures of the three webhooks; the reconciler\'s passes; each SidecarSet\'s rollout. What each metric means and what to do when an alarm fires: the project README, "Metrics and alarms".',
+          '## SidecarSet webhooks and reconciler\nAnswers, latency and failures of the three webhooks; the reconciler\'s passes; each SidecarSet\'s rollout. What each metric means and what to do when an alarm fires: the project\'s docs/METRICS.md.',
         width: 24,
         height: 2,
       }),

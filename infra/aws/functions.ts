@@ -8,7 +8,7 @@ import { ENV_REVISION_NAMESPACE } from '../../lib/adapters/revision-namespace.ts
 import { ENV_ROLLOUT_STALL_MS } from '../../lib/status-sync/rollout-state.ts';
 import { ENV_ALLOWED_CALLER_CIDRS, ENV_ROTATION_PERIOD_MS, ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
 import { ENV_METRICS_NAMESPACE } from '../../lib/metrics/catalogue.ts';
-import { FUNCTION_DESCRIPTORS, readsCluster, type FunctionDescriptor, type FunctionName } from '../../lib/webhooks/descriptors.ts';
+import { FUNCTION_DESCRIPTORS, readsCluster, type FunctionDescriptor, type FunctionName, type ListedDescriptor } from '../../lib/webhooks/descriptors.ts';
 import type { ClusterCredentials } from './config.ts';
 
 /** One function per descriptor (lib/webhooks/descriptors.ts), then the reconciler. */
@@ -61,12 +61,20 @@ const ADMISSION_KIND: Readonly<Record<FunctionDescriptor['caller']['in'], string
   CustomResourceDefinition: 'CRD conversion',
 };
 
+/** What each function the API server calls is, opening its Lambda description ("… webhook"). */
+const TITLES: Readonly<Record<FunctionName, string>> = {
+  'sidecarset-default': 'SidecarSet defaulting webhook',
+  'sidecarset-validate': 'SidecarSet validating webhook',
+  'pod-inject': 'Pod sidecar injection webhook',
+  'sidecarset-convert': 'SidecarSet CRD conversion webhook',
+};
+
 /** A function the API server calls, as its descriptor says: behind a Function URL, with the cluster exactly when it reads it. */
-function calledFunctionSpec(descriptor: FunctionDescriptor): AdmissionSpec {
+function calledFunctionSpec(descriptor: ListedDescriptor): AdmissionSpec {
   const cluster = readsCluster(descriptor);
   return {
     id: descriptor.name.split('-').map((part) => `${part.charAt(0).toUpperCase()}${part.slice(1)}`).join(''),
-    description: `${descriptor.title} (${ADMISSION_KIND[descriptor.caller.in]}, Function URL)`,
+    description: `${TITLES[descriptor.name]} (${ADMISSION_KIND[descriptor.caller.in]}, Function URL)`,
     trigger: 'function-url',
     whenItFails: WHEN_IT_FAILS[descriptor.caller.in],
     readsWebhookSecret: true,

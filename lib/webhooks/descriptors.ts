@@ -1,15 +1,21 @@
 /**
  * One descriptor per function the API server calls: its name, its handler,
  * the review it answers and the object kind it reviews, what it reads from
- * the cluster, whether it starts a status pass, where its caller is
- * registered (with the webhook's rules), and its bundle's entry point.
+ * the cluster, whether it starts a status pass, and where its caller is
+ * registered (with the webhook's rules): what the function is, and nothing
+ * about how it is packaged or presented.
  *
  * Everything that needs to know what a function is reads this list: the
  * composition (functions/shared/compose.ts), the doors and the invoke CLI
  * (through registry.ts), the stack (infra/aws/functions.ts), the bundler
  * (scripts/bundle.ts) and the webhook configurations
- * (lib/webhook-config/webhook-configurations.ts). Adding a function is one
- * descriptor here, its handler, and a one-line functions/<name>/handler.ts.
+ * (lib/webhook-config/webhook-configurations.ts). What belongs to an entry
+ * point stays with it, keyed by the function's name so that a function
+ * missing there fails the typecheck: its Lambda entry file
+ * (functions/entry-points.ts), its help in the invoke CLI
+ * (functions/invoke/function-help.ts) and its description in the stack
+ * (infra/aws/functions.ts). Adding a function is one descriptor here, its
+ * handler, a one-line functions/<name>/handler.ts and those three entries.
  */
 import type { WrappableKind } from '../admission/wrap.ts';
 import type { AdmissionHandler, HandlerDeps } from './handler.ts';
@@ -120,12 +126,6 @@ export interface AdmissionFunctionDescriptor<Name extends string = string> {
   /** Tells the reconciler about admitted changes, so a status pass starts at once. */
   triggersStatusPass: boolean;
   caller: WebhookRegistration;
-  /** What it is, for the stack's description ("… webhook"). */
-  title: string;
-  /** What invoke does with it: one line for `invoke --help`, one sentence for its own help. */
-  invoke: { summary: string; about: string };
-  /** Its Lambda entry point (relative to the project root): bundled into dist/<name>/index.mjs. */
-  bundle: string;
 }
 
 /**
@@ -150,9 +150,6 @@ export interface ConversionFunctionDescriptor<Name extends string = string> {
   reads: ClusterReads;
   triggersStatusPass: false;
   caller: CrdConversionRegistration;
-  title: string;
-  invoke: { summary: string; about: string };
-  bundle: string;
 }
 
 /** Every function descriptor: an admission function's or a conversion function's (docs/ARCHITECTURE.md). */
@@ -187,9 +184,6 @@ export const SIDECARSET_DEFAULT = describe({
   reads: NOTHING,
   triggersStatusPass: false,
   caller: { in: 'MutatingWebhookConfiguration', rules: [SIDECARSET_RULE], failurePolicy: 'Fail', reinvocationPolicy: 'Never', sideEffects: 'None', skipsExcludedNamespaces: false },
-  title: 'SidecarSet defaulting webhook',
-  invoke: { summary: 'default a SidecarSet as the mutating webhook does', about: 'Defaults a SidecarSet as the mutating webhook does (and computes its hashes).' },
-  bundle: 'functions/sidecarset-default/handler.ts',
 });
 
 /**
@@ -206,9 +200,6 @@ export const SIDECARSET_VALIDATE = describe({
   reads: SETS_NAMESPACES_REVISIONS,
   triggersStatusPass: true,
   caller: { in: 'ValidatingWebhookConfiguration', rules: [SIDECARSET_RULE], failurePolicy: 'Fail', sideEffects: 'NoneOnDryRun', skipsExcludedNamespaces: false },
-  title: 'SidecarSet validating webhook',
-  invoke: { summary: 'validate a SidecarSet as the validating webhook does', about: 'Validates a SidecarSet as the validating webhook does, against the sets and Namespaces given.' },
-  bundle: 'functions/sidecarset-validate/handler.ts',
 });
 
 /**
@@ -232,9 +223,6 @@ export const POD_INJECT = describe({
     sideEffects: 'None',
     skipsExcludedNamespaces: true,
   },
-  title: 'Pod sidecar injection webhook',
-  invoke: { summary: 'inject sidecars into a Pod as the pod webhook does', about: 'Injects the sidecars of the SidecarSets given into a Pod, as the pod webhook does on CREATE.' },
-  bundle: 'functions/pod-inject/handler.ts',
 });
 
 /**
@@ -253,12 +241,6 @@ export const SIDECARSET_CONVERT = {
   reads: NOTHING,
   triggersStatusPass: false,
   caller: { in: 'CustomResourceDefinition', crd: 'sidecarsets.apps.kruise.io' },
-  title: 'SidecarSet CRD conversion webhook',
-  invoke: {
-    summary: 'convert a SidecarSet between v1alpha1 and v1beta1 as the CRD conversion webhook does',
-    about: 'Converts SidecarSets between apps.kruise.io/v1alpha1 and v1beta1 as the CRD conversion webhook does: a ConversionReview, or a plain SidecarSet with --to.',
-  },
-  bundle: 'functions/sidecarset-convert/handler.ts',
 } as const satisfies ConversionFunctionDescriptor<'sidecarset-convert'>;
 
 /** Every function the API server calls, in the order the stack, the bundles and the webhook configurations list them. */

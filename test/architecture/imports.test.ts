@@ -10,10 +10,9 @@
  * and `npm run test:integration` never misses one.
  */
 import { describe, expect, it } from '@jest/globals';
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
+import { relativeImports, sourceFiles } from '../../scripts/layout.ts';
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -31,28 +30,12 @@ const allowed: Record<Layer, readonly Layer[]> = {
   root: ['root', 'lib', 'functions', 'control-plane', 'testkit', 'scripts', 'infra'],
 };
 
-const skippedDirectories = new Set(['node_modules', '.git', '.cache', 'dist', 'cdk.out', 'coverage']);
-
-function sourceFiles(directory: string): string[] {
-  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(directory, entry.name);
-    if (entry.isDirectory()) return skippedDirectories.has(entry.name) ? [] : sourceFiles(path);
-    return /\.(ts|mts|js|mjs)$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [path] : [];
-  });
-}
-
 function layerOf(file: string): Layer {
   const top = relative(projectRoot, file).split(sep);
   if (top.length === 1) return 'root';
   const name = top[0] as Layer;
   if (name in allowed) return name;
   throw new Error(`${relative(projectRoot, file)} lies in a directory no layer rule names: add it to test/architecture/imports.test.ts and docs/ARCHITECTURE.md`);
-}
-
-/** The relative imports of a file (static, re-exports and dynamic import()), comments ignored, resolved to paths. */
-function relativeImports(file: string): string[] {
-  const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
-  return importedFiles.map((i) => i.fileName).filter((name) => name.startsWith('./') || name.startsWith('../')).map((name) => resolve(dirname(file), name));
 }
 
 const files = sourceFiles(projectRoot);

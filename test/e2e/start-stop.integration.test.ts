@@ -9,34 +9,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { createServer, type AddressInfo, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { CA_FILE } from '../../functions/server/tls.ts';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
+import { projectCopy } from '../../testkit/project-copy.ts';
 
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Everything must be gone this long after the signal; a stop takes a few seconds (10x margin and more). */
 const GONE_WITHIN_MS = 60_000;
-
-/**
- * A directory that is the project as npm sees it (its package.json, its
- * node_modules and sources linked), so that `npm start` runs the real script
- * but writes .cache/local-cluster and .cache/local-server in a place of its own.
- */
-async function projectCopy(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'npm-start-stop-'));
-  await copyFile(join(projectRoot, 'package.json'), join(dir, 'package.json'));
-  for (const entry of await readdir(projectRoot)) {
-    if (entry !== 'package.json' && entry !== '.cache' && entry !== '.git') await symlink(join(projectRoot, entry), join(dir, entry));
-  }
-  await mkdir(join(dir, '.cache'));
-  await symlink(join(projectRoot, '.cache', 'control-plane'), join(dir, '.cache', 'control-plane'));
-  return dir;
-}
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -133,7 +117,7 @@ describeWithControlPlane('npm start stops and cleans up however its parent goes 
   let dir: string;
   const running: Started[] = [];
   beforeAll(async () => {
-    dir = await projectCopy();
+    dir = await projectCopy(projectRoot, 'npm-start-stop-');
   });
   afterAll(async () => {
     for (const s of running) for (const pid of Object.values(s.pids)) if (alive(pid)) process.kill(pid, 'SIGKILL');
@@ -174,7 +158,7 @@ describe('a second npm start on a port in use', () => {
   let port: number;
   let dir: string;
   beforeAll(async () => {
-    dir = await projectCopy();
+    dir = await projectCopy(projectRoot, 'npm-start-stop-');
     holder = createServer();
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     port = (holder.address() as AddressInfo).port;

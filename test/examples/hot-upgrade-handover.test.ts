@@ -190,7 +190,7 @@ describe.each(shells)('handover.sh under $name', (shell) => {
 
   const alive = (c: Container): boolean => c.child.exitCode === null && c.child.signalCode === null;
 
-  // The values of the swap (README, "Handing over between the two containers").
+  // The values of the swap (docs/HOT-UPGRADE.md, "Handing over between the two containers").
   const fresh1: Versions = { version: '1', alt: '0' }; // x-1 at injection
   const empty2: Versions = { version: '0', alt: '1' }; // x-2 at injection
   const new2: Versions = { version: '48213', alt: '1' }; // x-2 after the upgrade write

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -54,7 +55,9 @@ describe('parseArgs', () => {
       context: { a: '1', b: 'x=y', c: '' },
       outdir: join(process.cwd(), 'out'),
       bundles: join(process.cwd(), 'b'),
+      build: false,
     });
+    expect(parseArgs(['--build']).build).toBe(true);
   });
 
   it.each([
@@ -96,6 +99,15 @@ describe('synth in a fresh process', () => {
     const run = await runApp(['--bundles', join(scratch, 'empty'), '--outdir', join(scratch, 'out-missing')]);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^synth: no bundle for sidecarset-default \(.*\), sidecarset-validate \(.*\), pod-inject \(.*\), status-sync \(.*\): run `npm run build`/);
+  });
+
+  it('with --build (npm run synth), says what the context lacks before bundling anything', async () => {
+    const bundles = join(scratch, 'not-built');
+    const run = await runApp(['--build', '--bundles', bundles, '--outdir', join(scratch, 'out-private'), '-c', 'webhookIngress=private']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^synth: context "webhookVpcId" must be set with webhookIngress=private/);
+    expect(run.stdout).toBe('');
+    expect(existsSync(bundles)).toBe(false);
   });
 
   it('exits 2 with the usage for an unknown argument', async () => {

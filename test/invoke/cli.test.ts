@@ -58,11 +58,25 @@ describe('invoke pod-inject', () => {
     expect(JSON.parse(r.stdout).response.patchType).toBe('JSONPatch');
   });
 
-  it('exits 1 with a message when a namespaceSelector needs a Namespace that was not given', () => {
+  it('exits 1 when a namespaceSelector needs a Namespace that was not given, saying to pass it with --namespaces FILE', () => {
     const r = invoke(['pod-inject', '--event', fixture('pod-create.json'), '--sidecarsets', fixture('sidecarsets-ns-selector.yaml')]);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/namespace "shop" is unknown/);
+    expect(r.stderr).toContain('no --namespaces FILE was given: pass the Namespace objects with --namespaces FILE (for example kubectl get namespace shop -o yaml > namespaces.yaml)');
+  });
+
+  it('names the --namespaces file that lacks the pod\'s Namespace', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'invoke-ns-'));
+    try {
+      const other = join(dir, 'other.yaml');
+      writeFileSync(other, stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cart', labels: { env: 'prod' } } }));
+      const r = invoke(['pod-inject', '--event', fixture('pod-create.json'), '--sidecarsets', fixture('sidecarsets-ns-selector.yaml'), '--namespaces', other]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`Namespace "shop" and ${other} does not hold it: pass the Namespace objects with --namespaces FILE`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('exits 1 (cannot decide), never injecting the current spec, for a set that pins a revision and no --revisions, naming the flag', () => {
@@ -231,6 +245,7 @@ describe('invoke rollout', () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/^invoke: rollout cannot decide: SidecarSet log-agent: namespace "default" is unknown[^\n]*\n$/);
+    expect(r.stderr).toContain('Namespace "default" and no --namespaces FILE was given: pass the Namespace objects with --namespaces FILE');
   });
 
   it.each<[string, string[], RegExp]>([
@@ -387,7 +402,7 @@ describe('invoke on plain objects, as kubectl apply -f takes them', () => {
   it.each<[string, RegExp, string[], string[]]>([
     ['sidecarset-default', /^usage: invoke sidecarset-default /, ['--operation CREATE|UPDATE, --old FILE', '-o, --output yaml|json', 'exit codes:'], ['--sidecarsets', '--pods', '--revisions']],
     ['sidecarset-validate', /^usage: invoke sidecarset-validate /, ['--sidecarsets, --namespaces, --pods FILE', 'through sidecarset-default first', '--revisions FILE', 'exit codes:'], ['waiting reasons']],
-    ['pod-inject', /^usage: invoke pod-inject /, ['--namespace NS', '--sidecarsets, --namespaces, --pods FILE', '--revisions FILE', 'exit codes:'], ['--operation']],
+    ['pod-inject', /^usage: invoke pod-inject \[-f\|--event FILE\] \[--namespace NS\] \[--sidecarsets FILE\] \[--namespaces FILE\]\s+\[--revisions FILE\]\s+\[--pods FILE\]/, ['--namespace NS', '--sidecarsets, --namespaces, --pods FILE', '--revisions FILE', 'exit codes:'], ['--operation']],
     ['status-sync', /^usage: invoke status-sync --sidecarsets FILE --pods FILE/, ['"status": <its new status>', 'exit codes:'], ['-o, --output', 'AdmissionReview']],
     [
       'rollout',

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { FUNCTION_SPECS, STACK_FUNCTIONS } from '../../infra/aws/functions.ts';
 import { BUNDLE_ENTRIES } from '../../scripts/bundle.ts';
 import { needsCluster, triggersRollout } from '../../functions/shared/compose.ts';
+import { FUNCTION_HELP } from '../../functions/invoke/function-help.ts';
 import { usageOf, USAGE } from '../../functions/invoke/usage.ts';
 import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
 import { FUNCTION_DESCRIPTORS, readsCluster, SIDECARSET_CONVERT } from '../../lib/webhooks/descriptors.ts';
@@ -36,16 +37,17 @@ describe('the function descriptors', () => {
     expect([...STACK_FUNCTIONS]).toEqual([...names, 'status-sync']);
     for (const d of FUNCTION_DESCRIPTORS) {
       expect(FUNCTION_SPECS[d.name]).toMatchObject({ trigger: 'function-url', readsCluster: readsCluster(d), takesKubeSettings: readsCluster(d) });
-      expect(FUNCTION_SPECS[d.name].description).toContain(d.title);
+      expect(FUNCTION_SPECS[d.name].description).toMatch(/ webhook \(/);
     }
   });
 
   it('give the bundler one entry per descriptor, each a one-line handler naming its function', () => {
     expect(BUNDLE_ENTRIES.map((b) => b.fn)).toEqual([...names, 'status-sync']);
     for (const d of FUNCTION_DESCRIPTORS) {
-      expect(BUNDLE_ENTRIES.find((b) => b.fn === d.name)?.entry).toBe(d.bundle);
-      expect(existsSync(join(projectRoot, d.bundle))).toBe(true);
-      expect(readFileSync(join(projectRoot, d.bundle), 'utf8')).toContain(`admissionLambda('${d.name}'`);
+      const entry = BUNDLE_ENTRIES.find((b) => b.fn === d.name)?.entry ?? '';
+      expect(entry).toBe(`functions/${d.name}/handler.ts`);
+      expect(existsSync(join(projectRoot, entry))).toBe(true);
+      expect(readFileSync(join(projectRoot, entry), 'utf8')).toContain(`admissionLambda('${d.name}'`);
     }
   });
 
@@ -82,7 +84,7 @@ describe('the function descriptors', () => {
 
   it('give invoke a help text and a line in its list for every function', () => {
     for (const d of FUNCTION_DESCRIPTORS) {
-      expect(USAGE).toContain(`  ${d.name.padEnd(21)}${d.invoke.summary}`);
+      expect(USAGE).toContain(`  ${d.name.padEnd(21)}${FUNCTION_HELP[d.name].summary}`);
       expect(usageOf(d.name)).toMatch(new RegExp(`^usage: invoke ${d.name} `));
       expect(usageOf(d.name).includes('--revisions FILE')).toBe(d.reads.revisions);
       expect(usageOf(d.name)).toContain(`a plain ${d.reviews}`);

@@ -451,7 +451,7 @@ type Verdict =
 
 /** Judges one door answer against the pod the reference list injects. */
 function judge(answer: Answer, expected: Pod): Verdict {
-  // The door's failed call (README: "HTTP 500/503, so that the webhook's failurePolicy applies"): a JSON message.
+  // The door's failed call (docs/CLI.md: "HTTP 500/503, so that the webhook's failurePolicy applies"): a JSON message.
   if (answer.status === 500 || answer.status === 503) {
     let message: unknown;
     try {

@@ -1,4 +1,4 @@
-/** The README's "Metrics and alarms" names every metric the functions write, under the names they write. */
+/** docs/METRICS.md names every metric the functions write, under the names they write. */
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -8,10 +8,9 @@ import { ROLLOUT_STATES } from '../../lib/status-sync/rollout-state.ts';
 import { PROMETHEUS_NAMES } from '../../lib/metrics/registry-recorder.ts';
 import { metricAlarmSpecs } from '../../infra/aws/dashboard.ts';
 
-const readme = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'README.md'), 'utf8');
-const section = readme.slice(readme.indexOf('## Metrics and alarms'), readme.indexOf('## Configuration reference'));
+const section = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'METRICS.md'), 'utf8');
 
-describe('README: Metrics and alarms', () => {
+describe('docs/METRICS.md', () => {
   it('exists', () => {
     expect(section.length).toBeGreaterThan(1000);
   });
