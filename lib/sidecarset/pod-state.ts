@@ -319,10 +319,10 @@ function recordedImageIds(pod: Pod, set: SidecarSet): Map<string, string> | unde
  * by hand may not) is not judged, as Kruise judges none.
  */
 export function isPodStateConsistent(pod: Pod, set: SidecarSet, names: ReadonlySet<string> = sidecarContainerNames(set)): boolean {
-  const statuses = sidecarStatuses(pod);
   const containers = podContainers(pod);
   if (containers.length !== containerStatuses(pod).length) return false;
   const specs = withReportedNatives(pod, containers, names);
+  const statuses = specs === containers ? containerStatuses(pod) : sidecarStatuses(pod);
   // Built on the first digest image only: with tag images (the usual case) the first sidecar decides without it.
   let statusByName: Map<string, JsonObject> | undefined;
   for (const c of specs) {
@@ -337,10 +337,14 @@ export function isPodStateConsistent(pod: Pod, set: SidecarSet, names: ReadonlyS
   return true;
 }
 
-/** The pod's containers, then its native sidecars among `names` that have a status (the list itself when there is none). */
+/**
+ * The pod's containers, then its native sidecars among `names` that have a
+ * status: the list itself when there is none, with nothing made (a pod's
+ * plain init containers, the usual case, cost a scan of their names).
+ */
 function withReportedNatives(pod: Pod, containers: readonly Container[], names: ReadonlySet<string>): readonly Container[] {
   const natives = podNativeSidecars(pod);
-  if (natives.length === 0) return containers;
+  if (!natives.some((c) => names.has(c.name))) return containers;
   const reported = new Set(objectsOf(objectOf(pod.status)?.initContainerStatuses).map((s) => s.name));
   const judged = natives.filter((c) => names.has(c.name) && reported.has(c.name));
   return judged.length === 0 ? containers : [...containers, ...judged];
