@@ -15,6 +15,7 @@ import {
   podHasSetContainers,
   podContainers,
   podLabels,
+  podNativeSidecars,
   recordedHashWithoutImage,
   type RecordedEntriesMemo,
   setContainers,
@@ -178,8 +179,9 @@ export function podStanding(
   return 'waiting';
 }
 
-/** No container of the pod among `names` names its image by digest. */
+/** No container or native sidecar of the pod among `names` names its image by digest. */
 function sidecarsRunTagImages(pod: Pod, names: ReadonlySet<string>): boolean {
   for (const c of podContainers(pod)) if (names.has(c.name) && (c.image ?? '').includes('@')) return false;
+  for (const c of podNativeSidecars(pod)) if (names.has(c.name) && (c.image ?? '').includes('@')) return false;
   return true;
 }

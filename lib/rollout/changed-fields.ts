@@ -17,7 +17,7 @@ import type { Container, JsonObject, Pod } from '../kube/types.ts';
 import { hotUpgradeContainerNames } from '../sidecarset/hot-upgrade.ts';
 import { SIDECAR_ENV } from '../sidecarset/inject.ts';
 import type { SidecarContainer, SidecarSet } from '../sidecarset/types.ts';
-import { isHotUpgrade, podContainers, setContainers } from '../sidecarset/pod-state.ts';
+import { isHotUpgrade, podContainers, podNativeSidecars, setContainers, setNativeSidecars } from '../sidecarset/pod-state.ts';
 
 /** Fields only a SidecarSet has, and fields a change of which is not a change of the sidecar's spec. */
 const NOT_COMPARED = new Set(['name', 'image', 'podInjectPolicy', 'upgradeStrategy', 'shareVolumePolicy', 'transferEnv']);
@@ -89,13 +89,17 @@ function containerChanges(sidecar: SidecarContainer, pod: Container): string[] {
 export function changedFields(pod: Pod, set: SidecarSet): string[] {
   const containers = new Map(podContainers(pod).map((c) => [c.name, c]));
   const out: string[] = [];
+  const compare = (sidecar: SidecarContainer, onPod: Container | undefined): void => {
+    const fields = onPod === undefined ? [] : containerChanges(sidecar, onPod);
+    if (fields.length > 0) out.push(`${fields.join(', ')} of ${sidecar.name}`);
+  };
   for (const sidecar of setContainers(set)) {
     const names = isHotUpgrade(sidecar) ? hotUpgradeContainerNames(sidecar.name) : [sidecar.name];
-    const onPod = names.map((n) => containers.get(n)).find((c) => c !== undefined);
-    if (onPod === undefined) continue;
-    const fields = containerChanges(sidecar, onPod);
-    if (fields.length > 0) out.push(`${fields.join(', ')} of ${sidecar.name}`);
+    compare(sidecar, names.map((n) => containers.get(n)).find((c) => c !== undefined));
   }
+  // Rolled native sidecars, after the containers, compared with the pod's native sidecars.
+  const natives = new Map(podNativeSidecars(pod).map((c) => [c.name, c]));
+  for (const sidecar of setNativeSidecars(set)) compare(sidecar, natives.get(sidecar.name));
   return out;
 }
 

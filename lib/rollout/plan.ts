@@ -5,10 +5,10 @@
 import type { JsonPatchOperation } from '../admission/json-patch.ts';
 import { errorMessage } from '../errors.ts';
 import { objectOf } from '../kube/json.ts';
-import type { Pod } from '../kube/types.ts';
+import type { Container, Pod } from '../kube/types.ts';
 import { sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import { podCounts, type StatusCounts } from '../sidecarset/status.ts';
-import { ANNOTATION_HASH, type SidecarSet } from '../sidecarset/types.ts';
+import { ANNOTATION_HASH, type SidecarContainer, type SidecarSet } from '../sidecarset/types.ts';
 import { unavailableTally, type UnavailablePods } from '../sidecarset/unavailable-pods.ts';
 import { batchSize, maxUnavailableCount, partitionCount } from './batch-size.ts';
 import { changedFieldNames } from './changed-fields.ts';
@@ -22,11 +22,13 @@ import {
   isPodStateConsistent,
   podContainers,
   podKey,
+  podNativeSidecars,
   RecordedEntriesMemo,
   recordedUpdateTime,
   setContainers,
   setHash,
   setHashWithoutImage,
+  setNativeSidecars,
   sidecarContainerNames,
   unavailableReason,
 } from '../sidecarset/pod-state.ts';
@@ -254,18 +256,29 @@ export function rolloutStatus(set: SidecarSet, matched: readonly Pod[]): Rollout
 /**
  * The images a pod's sidecars get (§1.5 step 1): a cold sidecar the set's
  * image where it differs from the pod's; a hot one's image goes into the
- * container §3.3 picks, unless its partner already runs it.
+ * container §3.3 picks, unless its partner already runs it. A rolled native
+ * sidecar (setNativeSidecars) is a cold one among the pod's native
+ * sidecars: the kubelet restarts it in place (sidecarset.md "Native
+ * sidecars rolled in place"). Container and init container names are unique
+ * within a pod, so one map holds both.
  */
 export function imageChanges(pod: Pod, set: SidecarSet, hot: readonly HotUpgradeChange[] = hotUpgradeChanges(pod, set)): Record<string, string> {
-  const current = new Map(podContainers(pod).map((c) => [c.name, c.image ?? '']));
   const out: Record<string, string> = {};
-  for (const c of setContainers(set)) {
+  coldImageChanges(podContainers(pod), setContainers(set), out);
+  const natives = setNativeSidecars(set);
+  if (natives.length > 0) coldImageChanges(podNativeSidecars(pod), natives, out);
+  for (const change of hot) out[change.container] = change.image;
+  return out;
+}
+
+/** Into `out`, the set's image of each cold sidecar of `sidecars` that runs another among `containers`. */
+function coldImageChanges(containers: readonly Container[], sidecars: readonly SidecarContainer[], out: Record<string, string>): void {
+  const current = new Map(containers.map((c) => [c.name, c.image ?? '']));
+  for (const c of sidecars) {
     if (isHotUpgrade(c)) continue;
     const image = c.image ?? '';
     if (current.has(c.name) && current.get(c.name) !== image) out[c.name] = image;
   }
-  for (const change of hot) out[change.container] = change.image;
-  return out;
 }
 
 /** The flips due on the matched pods, and how many pods are mid hot upgrade. */

@@ -149,15 +149,25 @@ function guard(pod: Pod): JsonPatchOperation {
   return { op: 'test', path: '/metadata/resourceVersion', value: resourceVersion };
 }
 
-/** `replace` ops for the containers of `images`, by index into the pod's own list. */
+/**
+ * `replace` ops for the containers of `images`, by index into the pod's own
+ * lists: its containers, then its native sidecars (init containers with
+ * `restartPolicy: Always`, whose image the API server lets a pod update
+ * change and whose change the kubelet restarts). A plain init container is
+ * never written, whatever `images` names: it ran once.
+ */
 function imageOps(pod: Pod, images: Readonly<Record<string, string>>): JsonPatchOperation[] {
   const ops: JsonPatchOperation[] = [];
-  // Indexes into the pod's own list: a malformed entry must not shift the path to another container.
-  arrayOf(objectOf(pod.spec)?.containers).forEach((c, i) => {
-    const name = objectOf(c)?.name;
-    const image = typeof name === 'string' && Object.hasOwn(images, name) ? images[name] : undefined;
-    if (image !== undefined) ops.push({ op: 'replace', path: pointer(['spec', 'containers', i, 'image']), value: image });
-  });
+  for (const list of ['containers', 'initContainers'] as const) {
+    // Indexes into the pod's own list: a malformed entry must not shift the path to another container.
+    arrayOf(objectOf(pod.spec)?.[list]).forEach((c, i) => {
+      const container = objectOf(c);
+      if (list === 'initContainers' && container?.restartPolicy !== 'Always') return;
+      const name = container?.name;
+      const image = typeof name === 'string' && Object.hasOwn(images, name) ? images[name] : undefined;
+      if (image !== undefined) ops.push({ op: 'replace', path: pointer(['spec', list, i, 'image']), value: image });
+    });
+  }
   return ops;
 }
 

@@ -68,13 +68,29 @@ export function isHotUpgrade(container: SidecarContainer): boolean {
   return objectOf(container.upgradeStrategy)?.upgradeType === 'HotUpgrade';
 }
 
-/** The pod container names the set's sidecars occupy: `x` (Cold) or `x-1`, `x-2` (Hot) (rollout.md §1.8). */
+/**
+ * The set's native sidecars that roll in place (sidecarset.md "Native
+ * sidecars rolled in place", a deliberate difference from Kruise, which
+ * rolls none): its named init containers with `restartPolicy: Always`, not
+ * HotUpgrade (validation refuses a HotUpgrade one under RollingUpdate; a
+ * NotUpdate set's is injected split and never rolled). A plain init
+ * container is never one: it ran once, and a new image would not run again.
+ */
+export function setNativeSidecars(set: SidecarSet): SidecarContainer[] {
+  const init = objectOf(set.spec)?.initContainers;
+  // Most sets have none: no array made for them.
+  if (!Array.isArray(init) || init.length === 0) return [];
+  return arrayOf<SidecarContainer>(init).filter((c) => isObject(c) && typeof c.name === 'string' && c.restartPolicy === 'Always' && !isHotUpgrade(c));
+}
+
+/** The pod container names the set's sidecars occupy: `x` (Cold) or `x-1`, `x-2` (Hot), and its rolled native sidecars' (rollout.md §1.8). */
 export function sidecarContainerNames(set: SidecarSet): Set<string> {
   const out = new Set<string>();
   for (const c of setContainers(set)) {
     if (isHotUpgrade(c)) for (const name of hotUpgradeContainerNames(c.name)) out.add(name);
     else out.add(c.name);
   }
+  for (const c of setNativeSidecars(set)) out.add(c.name);
   return out;
 }
 
@@ -90,6 +106,32 @@ export function podContainers(pod: Pod): readonly Container[] {
 
 function containerStatuses(pod: Pod): readonly JsonObject[] {
   return objectsOf(objectOf(pod.status)?.containerStatuses);
+}
+
+/**
+ * The pod's native sidecars (init containers with `restartPolicy: Always`),
+ * read only: the only init containers the rollout updates or reads.
+ */
+export function podNativeSidecars(pod: Pod): readonly Container[] {
+  const init = objectOf(pod.spec)?.initContainers;
+  if (!Array.isArray(init) || init.length === 0) return NONE;
+  return objectsOf(init).filter((c) => c.restartPolicy === 'Always') as Container[];
+}
+
+const NONE: readonly never[] = Object.freeze([]);
+
+/**
+ * The statuses of the containers a sidecar may be: `containerStatuses`, then
+ * `initContainerStatuses` (a native sidecar's, the kubelet's report of its
+ * restart). Names are unique across both lists (the API server refuses a pod
+ * otherwise), so a lookup by name finds one. The list itself when the pod
+ * has no init statuses, the usual case.
+ */
+function sidecarStatuses(pod: Pod): readonly JsonObject[] {
+  const statuses = containerStatuses(pod);
+  const init = objectOf(pod.status)?.initContainerStatuses;
+  if (!Array.isArray(init) || init.length === 0) return statuses;
+  return [...statuses, ...objectsOf(init)];
 }
 
 /**
@@ -263,32 +305,49 @@ function recordedImageIds(pod: Pod, set: SidecarSet): Map<string, string> | unde
 /**
  * IsPodStateConsistent (rollout.md §1.8 with §1.8a), for the sidecar
  * containers `names` (default: all of the set's). Walking the pod's
- * containers in order, a digest image must match its status imageID; the
- * first tag image hands the decision to the in-place update state: a
- * container whose recorded imageID is still its status imageID while its
- * spec image differs from its status image has not restarted yet. Images are
- * compared normalised (sidecarset.md §7), so a runtime reporting
- * `docker.io/library/nginx:1` for `nginx:1` does not hang the rollout.
- * An unreadable in-place update state (Kruise: inconsistent for ever) leaves
- * the decision to the containers: in flight only while one runs another
- * image than its spec's.
+ * containers in order, then its native sidecars (read from
+ * `initContainerStatuses`; Kruise reads no init container), a digest image
+ * must match its status imageID; the first tag image hands the decision to
+ * the in-place update state: a container whose recorded imageID is still its
+ * status imageID while its spec image differs from its status image has not
+ * restarted yet. Images are compared normalised (sidecarset.md §7), so a
+ * runtime reporting `docker.io/library/nginx:1` for `nginx:1` does not hang
+ * the rollout. An unreadable in-place update state (Kruise: inconsistent for
+ * ever) leaves the decision to the containers: in flight only while one runs
+ * another image than its spec's. A native sidecar without a status (the
+ * kubelet reports every init container once the pod starts; a pod written
+ * by hand may not) is not judged, as Kruise judges none.
  */
 export function isPodStateConsistent(pod: Pod, set: SidecarSet, names: ReadonlySet<string> = sidecarContainerNames(set)): boolean {
-  const statuses = containerStatuses(pod);
   const containers = podContainers(pod);
-  if (containers.length !== statuses.length) return false;
+  if (containers.length !== containerStatuses(pod).length) return false;
+  const specs = withReportedNatives(pod, containers, names);
+  const statuses = specs === containers ? containerStatuses(pod) : sidecarStatuses(pod);
   // Built on the first digest image only: with tag images (the usual case) the first sidecar decides without it.
   let statusByName: Map<string, JsonObject> | undefined;
-  for (const c of containers) {
+  for (const c of specs) {
     if (!names.has(c.name)) continue;
     const image = c.image ?? '';
     const digest = imageDigestParts(image);
-    if (digest === undefined) return inPlaceUpdateCompleted(pod, set, names, containers, statuses);
+    if (digest === undefined) return inPlaceUpdateCompleted(pod, set, names, specs, statuses);
     statusByName ??= new Map(statuses.map((s) => [stringOf(s.name) ?? '', s]));
     const id = imageDigestParts(stringOf(statusByName.get(c.name)?.imageID) ?? '');
     if (id === undefined || id.repository !== digest.repository || id.digest !== digest.digest) return false;
   }
   return true;
+}
+
+/**
+ * The pod's containers, then its native sidecars among `names` that have a
+ * status: the list itself when there is none, with nothing made (a pod's
+ * plain init containers, the usual case, cost a scan of their names).
+ */
+function withReportedNatives(pod: Pod, containers: readonly Container[], names: ReadonlySet<string>): readonly Container[] {
+  const natives = podNativeSidecars(pod);
+  if (!natives.some((c) => names.has(c.name))) return containers;
+  const reported = new Set(objectsOf(objectOf(pod.status)?.initContainerStatuses).map((s) => s.name));
+  const judged = natives.filter((c) => names.has(c.name) && reported.has(c.name));
+  return judged.length === 0 ? containers : [...containers, ...judged];
 }
 
 function inPlaceUpdateCompleted(
@@ -317,15 +376,15 @@ function inPlaceUpdateCompleted(
   return true;
 }
 
-/** `containerStatuses[name].ready === true`. */
+/** The container's (or native sidecar's) status says `ready: true`. */
 export function isContainerReady(pod: Pod, name: string): boolean {
-  for (const s of containerStatuses(pod)) if (s.name === name && s.ready === true) return true;
+  for (const s of sidecarStatuses(pod)) if (s.name === name && s.ready === true) return true;
   return false;
 }
 
-/** The status imageID of a container, '' when none. */
+/** The status imageID of a container or native sidecar, '' when none. */
 export function containerImageId(pod: Pod, name: string): string {
-  return stringOf(containerStatuses(pod).find((s) => s.name === name)?.imageID) ?? '';
+  return stringOf(sidecarStatuses(pod).find((s) => s.name === name)?.imageID) ?? '';
 }
 
 /** The highest restartCount among the pod's container statuses (k8s maxContainerRestarts). */
@@ -345,20 +404,20 @@ export function maxContainerRestarts(pod: Pod): number {
  * reason of the pod's own, e.g. a readiness probe).
  */
 export function unavailableReason(pod: Pod, names: ReadonlySet<string>, consistent: boolean): string {
-  const statuses = containerStatuses(pod);
   const reasonOf = (s: JsonObject): string | undefined => {
     const state = objectOf(s.state);
     const why = stringOf(objectOf(state?.waiting)?.reason) ?? stringOf(objectOf(state?.terminated)?.reason);
     // A reason is the kubelet's CamelCase word; anything else is not shown as one (it becomes a metric dimension).
     return why !== undefined && /^[A-Za-z][A-Za-z0-9]{0,63}$/.test(why) ? why : undefined;
   };
-  const sidecars = statuses.filter((s) => names.has(stringOf(s.name) ?? ''));
+  // A native sidecar's status is among the init ones; a plain init container's ("Completed") is no reason.
+  const sidecars = sidecarStatuses(pod).filter((s) => names.has(stringOf(s.name) ?? ''));
   for (const s of sidecars) {
     const why = reasonOf(s);
     if (why !== undefined) return why;
   }
   if (!consistent || sidecars.some((s) => s.ready !== true)) return 'Restarting';
-  for (const s of statuses) {
+  for (const s of containerStatuses(pod)) {
     if (names.has(stringOf(s.name) ?? '')) continue;
     const why = reasonOf(s);
     if (why !== undefined) return why;

@@ -4,11 +4,11 @@
  * large pod list without keeping whole objects.
  */
 import { arrayOf, isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
-import type { Pod } from '../kube/types.ts';
+import type { JsonObject, Pod } from '../kube/types.ts';
 import { canariesOf } from './canary.ts';
 import { injectingSets } from './injecting-sets.ts';
 import { isActivePod, isInjectionPaused, sidecarSetName, sidecarSetSelectsPod, type NamespaceLabels } from './match.ts';
-import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE, isHotUpgrade, isPodReady, isPodStateConsistent, podHasSetContainers, setContainers, setHash, sidecarContainerNames, unavailableReason } from './pod-state.ts';
+import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE, isHotUpgrade, isPodReady, isPodStateConsistent, podHasSetContainers, podNativeSidecars, setContainers, setHash, sidecarContainerNames, unavailableReason } from './pod-state.ts';
 import { swappingContainers } from './hot-swapping.ts';
 import { parseInjectedList, parseRecordedEntries } from './pod-annotations.ts';
 import { unavailableTally, type UnavailablePods } from './unavailable-pods.ts';
@@ -54,17 +54,34 @@ export function slimPod(pod: Pod): Pod {
   }
   const status = objectOf(pod.status) ?? {};
   const ready = arrayOf(status.conditions).find((c) => isObject(c) && c.type === 'Ready');
+  const natives = podNativeSidecars(pod);
+  const nativeNames = new Set<unknown>(natives.map((c) => c.name));
   return {
     // Any deletionTimestamp value makes the pod inactive and not ready; its type does not matter.
     metadata: { ...(metadata.deletionTimestamp == null ? {} : { deletionTimestamp: stringOf(metadata.deletionTimestamp) ?? 'set' }), annotations: kept },
-    spec: { containers: arrayOf(objectOf(pod.spec)?.containers).filter(isObject).map((c) => ({ name: stringOf(c.name) ?? '', image: stringOf(c.image) ?? '' })) },
+    spec: {
+      containers: arrayOf(objectOf(pod.spec)?.containers).filter(isObject).map(slimContainer),
+      // Native sidecars roll in place too; a plain init container is never read.
+      ...(natives.length > 0 ? { initContainers: natives.map((c) => ({ ...slimContainer(c), restartPolicy: 'Always' })) } : {}),
+    },
     status: {
       ...(typeof status.phase === 'string' ? { phase: status.phase } : {}),
       conditions: ready === undefined ? [] : [{ type: 'Ready', status: stringOf(objectOf(ready)?.status) ?? '' }],
-      // The state's reason only: what an updated pod not ready is waiting for (unavailableReason).
-      containerStatuses: arrayOf(status.containerStatuses).filter(isObject).map((c) => ({ name: c.name, image: c.image, imageID: c.imageID, ready: c.ready, ...stateReasonOf(c.state) })),
+      containerStatuses: arrayOf(status.containerStatuses).filter(isObject).map(slimStatus),
+      ...(natives.length > 0
+        ? { initContainerStatuses: arrayOf(status.initContainerStatuses).filter((c) => isObject(c) && nativeNames.has(c.name)).map((c) => slimStatus(c as JsonObject)) }
+        : {}),
     },
   };
+}
+
+function slimContainer(c: JsonObject): { name: string; image: string } {
+  return { name: stringOf(c.name) ?? '', image: stringOf(c.image) ?? '' };
+}
+
+/** The state's reason only: what an updated pod not ready is waiting for (unavailableReason). */
+function slimStatus(c: JsonObject): JsonObject {
+  return { name: c.name, image: c.image, imageID: c.imageID, ready: c.ready, ...stateReasonOf(c.state) };
 }
 
 /** A container state reduced to its waiting or terminated reason (the kubelet's word), or nothing. */

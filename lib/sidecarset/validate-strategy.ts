@@ -3,7 +3,7 @@
  * how new pods are injected.
  */
 import type { FieldError, FieldPath } from '../kube/field-errors.ts';
-import { isObject } from '../kube/json.ts';
+import { isObject, objectOf } from '../kube/json.ts';
 import type { JsonObject } from '../kube/types.ts';
 import { validateNonEmptySelector } from './validate-selectors.ts';
 import { enumAt, integerAt, isUnset, listAt, objectAt, stringAt, forEachObjectAt } from './validate-shape.ts';
@@ -88,15 +88,19 @@ export function validateUpdateStrategy(spec: JsonObject, path: FieldPath, errs: 
   const type = enumAt(strategy.type, UPDATE_STRATEGY_TYPES, sp.child('type'), errs);
   if (type !== 'RollingUpdate') return;
 
-  // Rule 9: Kruise cannot update a native sidecar (restartable init container) in place.
+  // Rule 9. Kruise refuses every native sidecar (restartable init container) here and never updates one
+  // (kruise#1671); this rolls a cold one in place like a container (sidecarset.md "Native sidecars rolled
+  // in place"). A hot upgrade of one would split it into two init containers that run for ever and swap
+  // them, which nothing here does: refused, named, rather than injected split and left at its old image.
   listAt(spec.initContainers, path.child('initContainers'), []).forEach((c, i) => {
-    if (isObject(c) && c.restartPolicy === 'Always') {
+    if (isObject(c) && c.restartPolicy === 'Always' && objectOf(c.upgradeStrategy)?.upgradeType === 'HotUpgrade') {
       errs.push(
         path
           .child('initContainers')
           .index(i)
-          .child('restartPolicy')
-          .forbidden('an init container with restartPolicy Always cannot be updated in place; use updateStrategy.type NotUpdate'),
+          .child('upgradeStrategy')
+          .child('upgradeType')
+          .forbidden('a native sidecar (an init container with restartPolicy Always) is rolled in place, never hot upgraded; use upgradeType ColdUpgrade, or updateStrategy.type NotUpdate'),
       );
     }
   });

@@ -5,8 +5,10 @@
  * can only swap images of containers the pods already have; so an update may
  * not introduce a container, nor switch a container between cold and hot
  * upgrade (hot upgrade needs a second, empty container in every pod). Like
- * Kruise, this applies to `spec.containers` only: init containers are
- * injected at pod creation and never updated in place.
+ * Kruise, this applies to `spec.containers` only. A native sidecar added to
+ * `spec.initContainers` by an update changes the without-image hash, so the
+ * rollout leaves every pod injected before as not upgradable and says so,
+ * as for any change beyond an image.
  */
 import type { FieldError, FieldPath } from '../kube/field-errors.ts';
 import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';

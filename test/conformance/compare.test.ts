@@ -17,7 +17,8 @@ import {
   goEmptyValues,
   injectionAnnotations,
   keptFieldsKruiseDrops,
-  nativeSidecarRollingInKruiseWords,
+  nativeSidecarHotUpgradeRefused,
+  nativeSidecarRollingRefused,
   pinnedImageQualified,
   hotUpgradeEmptyImageRequired,
   kruiseReasonEvents,
@@ -188,20 +189,31 @@ describe('container names across kinds (stricter here)', () => {
   });
 });
 
-describe('native sidecars under RollingUpdate', () => {
-  const ours = (i: number) => `spec.initContainers[${i}].restartPolicy: Forbidden: an init container with restartPolicy Always cannot be updated in place; use updateStrategy.type NotUpdate`;
+describe('native sidecars under RollingUpdate (rolled in place here, refused by Kruise)', () => {
   const kruise = 'spec.updateStrategy: Required value: The initContainer in-place upgrade is not currently supported.';
-  const c = validateCase(set('a', {}));
+  const hotRefused =
+    'spec.initContainers[0].upgradeStrategy.upgradeType: Forbidden: a native sidecar (an init container with restartPolicy Always) is rolled in place, never hot upgraded; use upgradeType ColdUpgrade, or updateStrategy.type NotUpdate';
+  const native = set('a', { initContainers: [{ name: 'proxy', image: 'envoy:1', restartPolicy: 'Always' }], updateStrategy: { type: 'RollingUpdate' } });
+  const c = validateCase(native);
+  const input = allowedAs(native);
 
-  it('take Kruise\'s wording when Kruise denies for it too (its error list prints the repeated message once)', () => {
-    expect(nativeSidecarRollingInKruiseWords([ours(0), ours(1)], [kruise])).toEqual([kruise]);
-    expect(compareVerdicts(c, denied(ours(0), ours(1), 'spec.containers[0].image: Required value'), denied(kruise, 'spec.containers[0].image: Required value')).agree).toBe(true);
+  it('agree when Kruise refuses the set only for its native sidecar and this project admits it', () => {
+    expect(nativeSidecarRollingRefused(kruise)).toBe(true);
+    expect(compareVerdicts(c, input, denied(kruise)).agree).toBe(true);
   });
 
-  it('still disagree when only one side denies for it', () => {
-    expect(nativeSidecarRollingInKruiseWords([ours(0)], ['spec.containers[0].image: Required value'])).toEqual([ours(0)]);
-    expect(compareVerdicts(c, denied(ours(0)), allowedAs(c.class === 'validate' ? c.object : undefined)).agree).toBe(false);
-    expect(compareVerdicts(c, denied('spec.containers[0].image: Required value'), denied(kruise, 'spec.containers[0].image: Required value')).agree).toBe(false);
+  it('still compare the rest of Kruise\'s errors', () => {
+    expect(compareVerdicts(c, input, denied(kruise, 'spec.containers[0].image: Required value')).agree).toBe(false);
+    expect(compareVerdicts(c, denied('spec.containers[0].image: Required value'), denied(kruise, 'spec.containers[0].image: Required value')).agree).toBe(true);
+  });
+
+  it('agree when both refuse a HotUpgrade native sidecar, each for its own reason', () => {
+    expect(nativeSidecarHotUpgradeRefused(hotRefused)).toBe(true);
+    expect(compareVerdicts(c, denied(hotRefused), denied(kruise)).agree).toBe(true);
+  });
+
+  it('still disagree when only this project refuses a HotUpgrade native sidecar', () => {
+    expect(compareVerdicts(c, denied(hotRefused), input).agree).toBe(false);
   });
 });
 

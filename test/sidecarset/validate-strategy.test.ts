@@ -87,13 +87,30 @@ describe('rule 8: priorityStrategy and scatterStrategy', () => {
 });
 
 describe('rule 9: native sidecar init containers', () => {
+  const init = 'spec.initContainers.0';
+  const hot = { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'busybox:empty' };
+  const hotRefused =
+    'spec.initContainers[0].upgradeStrategy.upgradeType: Forbidden: a native sidecar (an init container with restartPolicy Always) is rolled in place, never hot upgraded; use upgradeType ColdUpgrade, or updateStrategy.type NotUpdate';
   it.each<Row>([
-    ['accepts restartPolicy Always under NotUpdate', { 'spec.initContainers.0.restartPolicy': 'Always', [`${us}.type`]: 'NotUpdate' }, []],
+    ['accepts restartPolicy Always under NotUpdate', { [`${init}.restartPolicy`]: 'Always', [`${us}.type`]: 'NotUpdate' }, []],
+    // Kruise refuses this set (kruise#1671); here the native sidecar rolls in place like a container.
+    ['accepts restartPolicy Always under RollingUpdate (rolled in place, unlike Kruise)', { [`${init}.restartPolicy`]: 'Always' }, []],
     [
-      'rejects restartPolicy Always under RollingUpdate',
-      { 'spec.initContainers.0.restartPolicy': 'Always' },
-      ['spec.initContainers[0].restartPolicy: Forbidden: an init container with restartPolicy Always cannot be updated in place; use updateStrategy.type NotUpdate'],
+      'accepts a native sidecar under RollingUpdate with the whole strategy',
+      {
+        [`${init}.restartPolicy`]: 'Always',
+        [`${init}.upgradeStrategy`]: { upgradeType: 'ColdUpgrade' },
+        [`${us}.maxUnavailable`]: '50%',
+        [`${us}.partition`]: 1,
+        [`${us}.paused`]: true,
+        [`${us}.scatterStrategy`]: [{ key: 'zone', value: 'a' }],
+        [`${us}.priorityStrategy`]: { weightPriority: [{ weight: 10, matchSelector: byZone }] },
+      },
+      [],
     ],
+    ['rejects a HotUpgrade native sidecar under RollingUpdate', { [`${init}.restartPolicy`]: 'Always', [`${init}.upgradeStrategy`]: hot }, [hotRefused]],
+    ['accepts a HotUpgrade native sidecar under NotUpdate (injected split, never rolled)', { [`${init}.restartPolicy`]: 'Always', [`${init}.upgradeStrategy`]: hot, [`${us}.type`]: 'NotUpdate' }, []],
+    ['leaves a plain init container\'s upgradeStrategy to the other rules', { [`${init}.upgradeStrategy`]: hot }, []],
   ])('%s', check);
 });
 

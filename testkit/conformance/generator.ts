@@ -266,7 +266,7 @@ export function sidecarSetArbOf(line: GeneratedLine): fc.Arbitrary<SidecarSet> {
       imagePullSecrets: fc.constantFrom(undefined, [{ name: 'regcred' }]),
       patchPodMetadata: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.tuple(patchPodMetadata) }),
       updateStrategy: nineteen ? fc.oneof({ weight: 12, arbitrary: updateStrategy }, { weight: 1, arbitrary: numericStringStrategy }) : updateStrategy,
-      // Native sidecars cannot be updated in place: most users say NotUpdate, some forget.
+      // Kruise refuses native sidecars under RollingUpdate (this project rolls them in place): most sets say NotUpdate, some do not.
       nativeSidecarsNotUpdate: fc.boolean().chain((b) => (b ? fc.constant(true) : fc.constantFrom(true, true, true, false))),
       paused: fc.constantFrom(undefined, false, true),
     },
@@ -312,15 +312,27 @@ function edited(set: SidecarSet, edit: string): SidecarSet {
   return copy;
 }
 
-/** What a cluster holds after these were created in order: defaulted, and kept when valid next to those kept. */
+/**
+ * What a cluster holds after these were created in order: defaulted, and
+ * kept when valid next to those kept, and when Kruise admits it too: a
+ * native sidecar under RollingUpdate, which this project rolls in place and
+ * Kruise refuses, is left out, so both sides read the same cluster (the
+ * difference itself is compared in validate cases).
+ */
 function admitted(sets: readonly SidecarSet[]): SidecarSet[] {
   const kept: SidecarSet[] = [];
   for (const set of sets) {
     if (kept.some((k) => k.metadata?.name === set.metadata?.name)) continue;
     const stored = defaultSidecarSet(set);
+    if (rollsNativeSidecars(stored)) continue;
     if (validateSidecarSet(stored, { operation: 'CREATE', others: kept, namespaceLabels }).length === 0) kept.push(stored);
   }
   return kept;
+}
+
+/** A native sidecar under RollingUpdate: Kruise refuses the set. */
+function rollsNativeSidecars(set: SidecarSet): boolean {
+  return set.spec?.updateStrategy?.type === 'RollingUpdate' && (set.spec.initContainers ?? []).some((c) => c.restartPolicy === 'Always');
 }
 
 const clusterSetsArbOf = (line: GeneratedLine) => fc.array(sidecarSetArbOf(line), { maxLength: 3 }).map(admitted);
@@ -715,7 +727,7 @@ const setHistoryArbOf = (line: GeneratedLine): fc.Arbitrary<SetHistory> => fc
       ...c,
       upgradeStrategy: hot === 'all' || (hot === 'first' && i === 0) ? { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: HOT_EMPTY_IMAGE } : { upgradeType: 'ColdUpgrade' },
     }));
-    // Native sidecars are never rolled (validation refuses them with RollingUpdate): plain init containers only.
+    // Kruise never rolls native sidecars (it refuses them with RollingUpdate; this project rolls them): plain init containers only.
     const init = (spec.initContainers ?? []).filter((c) => c.restartPolicy !== 'Always');
     if (init.length > 0) spec.initContainers = init;
     else delete spec.initContainers;

@@ -23,7 +23,7 @@
  * and fails the scenario rather than pass on incomplete evidence.
  */
 import type { Pod } from '../../lib/kube/types.ts';
-import { hotContainersOf, isPodReady, isPodSidecarUpdated, isPodStateConsistent, podAnnotation, podContainers } from '../../lib/sidecarset/pod-state.ts';
+import { hotContainersOf, isPodReady, isPodSidecarUpdated, isPodStateConsistent, podAnnotation, podContainers, podNativeSidecars } from '../../lib/sidecarset/pod-state.ts';
 import { hotUpgradeContainerNames } from '../../lib/sidecarset/hot-upgrade.ts';
 import { sidecarSetName } from '../../lib/sidecarset/match.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
@@ -83,8 +83,9 @@ function atLeast(seen: string | undefined, wanted: string): boolean {
   return seen !== undefined && /^\d+$/.test(seen) && /^\d+$/.test(wanted) && BigInt(seen) >= BigInt(wanted);
 }
 
+/** The spec images of the tracked containers: a container sidecar's, or a native sidecar's among the init containers. */
 function imagesOf(pod: Pod, containers: readonly string[]): Record<string, string> {
-  const specs = new Map(podContainers(pod).map((c) => [c.name, c.image ?? '']));
+  const specs = new Map([...podContainers(pod), ...podNativeSidecars(pod)].map((c) => [c.name, c.image ?? '']));
   return Object.fromEntries(containers.map((name) => [name, specs.get(name) ?? '']));
 }
 
