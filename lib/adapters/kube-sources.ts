@@ -39,6 +39,12 @@ export interface KubeSourceOptions {
   maxStalenessMs?: number;
   /** The longest one API call may take, whatever the caller's own deadline. Default 5000 ms. */
   apiTimeoutMs?: number;
+  /**
+   * The longest a whole SidecarSet list may take, its pages each bounded by
+   * the client's attempt timeout (clusterReader gives it `apiTimeoutMs`).
+   * Default {@link LIST_LOAD_CALLS} times `apiTimeoutMs`.
+   */
+  listLoadMs?: number;
   /** Told whenever a stale answer is served (log it as a warning). */
   onStale?: (report: StaleReport) => void;
   clock?: CacheClock;
@@ -110,6 +116,9 @@ export function sourceOptionsFromEnv(env: Readonly<Record<string, string | undef
     apiTimeoutMs: millisecondsFromEnv(env, 'KUBE_API_TIMEOUT_MS', DEFAULT_MAX_LOAD_MS, 1),
   };
 }
+
+/** How many calls' time a whole SidecarSet list may take by default (its pages, or a metadata list and the GETs of the changed sets). */
+export const LIST_LOAD_CALLS = 6;
 
 /** Makes the listed items immutable: one list is shared by every request it answers. */
 function deepFreeze(value: unknown): void {
@@ -318,7 +327,12 @@ export function kubeSidecarSetSource(
     return remember(applyDelta(listed, base, fetched));
   }
 
-  const cache = cachedList<readonly SidecarSet[]>({ what: LIST_SIDECARSETS, load: read, ...cacheSettings(options) });
+  // A full list of many megabytes is several calls, and may take longer than one: a load bounded like one call would
+  // never finish in a cluster whose list takes longer, and no review would ever be answered. Bounded per call instead
+  // (by the client), a load that outlasts a review's deadline still fills the cache, and the next reviews read only the
+  // sets that changed since.
+  const listLoadMs = options.listLoadMs ?? LIST_LOAD_CALLS * (options.apiTimeoutMs ?? DEFAULT_MAX_LOAD_MS);
+  const cache = cachedList<readonly SidecarSet[]>({ what: LIST_SIDECARSETS, load: read, ...cacheSettings(options), maxLoadMs: listLoadMs });
   return { list: (signal) => cache.get(signal) };
 }
 

@@ -30,7 +30,7 @@ export interface ColdFunctionReport {
 const silent = jsonLogger({}, () => undefined);
 
 async function run(): Promise<ColdFunctionReport> {
-  const env = { KUBECONFIG_CONTENT: process.env.KUBECONFIG_CONTENT ?? '', WEBHOOK_SECRET: SECRET };
+  const env = { KUBECONFIG_CONTENT: process.env.KUBECONFIG_CONTENT ?? '', WEBHOOK_SECRET: SECRET, KUBE_API_TIMEOUT_MS: process.env.KUBE_API_TIMEOUT_MS };
   const what = process.env.COLD_FUNCTION;
   let answer: unknown;
   let elapsedMs: number;
