@@ -85,7 +85,10 @@ function coldFunction(kubeconfig: string, what: 'pod-inject' | 'status-sync', re
 
 /** Creates the sets and the namespace; returns the bytes of the whole SidecarSet list as the API server serves it. */
 async function seed(cp: ControlPlane, options: LargeSidecarSetsOptions): Promise<number> {
-  await inParallel(Array.from({ length: options.largeSets }, (_, i) => i), 4, async (i) => {
+  // One at a time: each create of a v1alpha1 set goes through the test control plane's conversion webhook (the CRD
+  // stores v1beta1), and four megabyte conversions at once on a loaded machine had it drop connections (the create then
+  // fails with "conversion webhook ... failed"; seen twice on 2026-12-06, not yet explained). Nothing here is about conversion.
+  await inParallel(Array.from({ length: options.largeSets }, (_, i) => i), 1, async (i) => {
     const created = await cp.request('admin', 'POST', SIDECARSETS_PATH, forCreate(largeSet(i, options.bytesPerSet)));
     if (created.status !== 201) throw new Error(`creating large set ${i}: ${created.status} ${created.body.slice(0, 300)}`);
   });
