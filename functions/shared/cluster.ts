@@ -125,20 +125,22 @@ export async function clusterKubeConfig(env: Env, overrides: Overrides = {}): Pr
  * @throws ConfigurationError, KubeconfigError or EksAuthError naming what is wrong.
  */
 export async function clusterReader(env: Env, logger: Logger, overrides: Overrides = {}): Promise<ServerReader> {
+  // Each call bounded by KUBE_API_TIMEOUT_MS, a SidecarSet list's pages each (kube-sources.ts: a whole list may take longer).
+  const requests = { ...WEBHOOK_REQUESTS, attemptTimeoutMs: sourceOptionsFromEnv(env).apiTimeoutMs };
   // SidecarSets are read in the version the cluster stores, found once (kube-sidecarsets-version.ts).
   const kubeClusterReader = (client: KubeClient): ServerReader => storedVersionReader(client, discoveredSidecarSetVersion(client));
   if (usesEks(env)) {
     const { cluster, tokens } = eksCluster(env);
-    return kubeClusterReader(kubeClient(settingsConnection({ server: cluster.server, ca: cluster.caPem, token: () => tokens.token() }), WEBHOOK_REQUESTS));
+    return kubeClusterReader(kubeClient(settingsConnection({ server: cluster.server, ca: cluster.caPem, token: () => tokens.token() }), requests));
   }
   // Imported here: a YAML parser is all it adds, and on EKS nothing needs one.
   const { kubeconfigHttpsSettings, readKubeconfig } = await import('../../lib/adapters/kubeconfig-reader.ts');
   const kubeconfig = await readKubeconfig(kubeconfigSource(env, overrides));
-  if (kubeconfig.clientNodeOnly.length === 0) return kubeClusterReader(kubeClient(settingsConnection(await kubeconfigHttpsSettings(kubeconfig)), WEBHOOK_REQUESTS));
+  if (kubeconfig.clientNodeOnly.length === 0) return kubeClusterReader(kubeClient(settingsConnection(await kubeconfigHttpsSettings(kubeconfig)), requests));
   // Said once per cold start: it explains a slower one.
   logger.info('reading the cluster through client-node', { needs: kubeconfig.clientNodeOnly.join(', ') });
   const { kubeConfigOf, kubeConfigClient } = await import('../../lib/adapters/kubeconfig.ts');
-  return kubeClusterReader(kubeConfigClient(kubeConfigOf(kubeconfig), WEBHOOK_REQUESTS));
+  return kubeClusterReader(kubeConfigClient(kubeConfigOf(kubeconfig), requests));
 }
 
 /**

@@ -14,6 +14,8 @@ export interface ListPage<T = Record<string, unknown>> {
   items: T[];
   /** The list's resourceVersion (the snapshot every page belongs to). */
   resourceVersion: string;
+  /** The list's kind, as its envelope names it (`PartialObjectMetadataList` when the metadata list was served). */
+  kind: string;
   /** The page's size on the wire and the `limit` it was asked with. */
   bytes: number;
   limit: number;
@@ -24,6 +26,8 @@ export interface PagedListOptions {
   maxPageSize?: number;
   /** The hard cap on one page's answer. Default {@link PAGE_MAX_BYTES}. */
   maxBytes?: number;
+  /** The Accept header (a PartialObjectMetadataList is asked for with its media type parameters). Default JSON. */
+  accept?: string;
   /**
    * Told of every page read and of every page abandoned at the cap
    * (`abandoned: true`), with the largest item's bytes (the most raw text
@@ -92,7 +96,7 @@ export async function* pagedList<T>(client: KubeClient, path: string, query: Rea
       headToken: undefined,
       onHeadToken: undefined,
       failed: false,
-      answer: client.list({ path, query: params, operation, maxBytes, signal: pageSignal }, reduce, (head) => {
+      answer: client.list({ path, query: params, operation, maxBytes, signal: pageSignal, ...(options.accept === undefined ? {} : { accept: options.accept }) }, reduce, (head) => {
         const next = stringOf(objectOf(head.metadata)?.continue) ?? '';
         page.headToken = next;
         page.onHeadToken?.(next);
@@ -167,7 +171,7 @@ export async function* pagedList<T>(client: KubeClient, path: string, query: Rea
       last = { bytes, items: items.length };
       // The page read ahead from the head is not the next one when the whole answer says otherwise (or that there is none).
       keepAheadFor(next);
-      yield { items, resourceVersion: stringOf(metadata?.resourceVersion) ?? '', bytes, limit: page.limit };
+      yield { items, resourceVersion: stringOf(metadata?.resourceVersion) ?? '', kind: stringOf(body.kind) ?? '', bytes, limit: page.limit };
       if (next === undefined) return;
       limit = nextPageSize(bytes, items.length, max);
       planned = true;
@@ -182,22 +186,36 @@ export async function* pagedList<T>(client: KubeClient, path: string, query: Rea
 const MAX_LIST_ATTEMPTS = 3;
 
 /**
- * Every item of a paged list, with the list's resourceVersion; a list whose
- * continue token expired (ListExpiredError) is read again from the start, at
- * most {@link MAX_LIST_ATTEMPTS} times.
+ * Every item of a paged list, with the list's resourceVersion and kind; a
+ * list whose continue token expired (ListExpiredError) is read again from
+ * the start, at most {@link MAX_LIST_ATTEMPTS} times. With `keep`, each item
+ * is reduced as soon as it is read, so what is held is the kept items and
+ * one page in flight.
  */
-export async function listAll(client: KubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options: PagedListOptions = {}): Promise<{ items: Record<string, unknown>[]; resourceVersion: string }> {
+export function listAll(client: KubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options?: PagedListOptions): Promise<ListAllResult>;
+export function listAll<T>(client: KubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options: PagedListOptions, keep: (item: Record<string, unknown>) => T): Promise<ListAllResult<T>>;
+export async function listAll<T>(client: KubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options: PagedListOptions = {}, keep?: (item: Record<string, unknown>) => T): Promise<ListAllResult<T>> {
+  const reduce = keep ?? ((item: Record<string, unknown>) => item as T);
   for (let attempt = 1; ; attempt++) {
     try {
-      const items: Record<string, unknown>[] = [];
+      const items: T[] = [];
       let resourceVersion = '';
-      for await (const page of pagedList(client, path, query, operation, signal, options)) {
+      let kind = '';
+      for await (const page of pagedList(client, path, query, operation, signal, options, reduce)) {
         for (const item of page.items) items.push(item);
         resourceVersion = page.resourceVersion;
+        kind = page.kind;
       }
-      return { items, resourceVersion };
+      return { items, resourceVersion, kind };
     } catch (error) {
       if (!(error instanceof ListExpiredError) || attempt >= MAX_LIST_ATTEMPTS) throw error;
     }
   }
+}
+
+/** A whole list: its items (as kept), the snapshot's resourceVersion and the list's kind. */
+export interface ListAllResult<T = Record<string, unknown>> {
+  items: T[];
+  resourceVersion: string;
+  kind: string;
 }

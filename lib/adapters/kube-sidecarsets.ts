@@ -7,8 +7,8 @@
  * (lib/conversion/internal-model.ts). (The webhooks' cached reads are
  * kube-sources.ts.)
  */
-import { internalSidecarSet, internalSidecarSets } from '../conversion/internal-model.ts';
-import { isObject, objectOf, stringOf } from '../kube/json.ts';
+import { internalSidecarSet } from '../conversion/internal-model.ts';
+import { objectOf } from '../kube/json.ts';
 import type { SidecarSetStatusWriter, SidecarSetWatchSource } from '../ports.ts';
 import { StatusConflictError } from '../ports/errors.ts';
 import { GROUP, VERSION, type SidecarSet } from '../sidecarset/types.ts';
@@ -16,6 +16,7 @@ import { apiServerAnswered, KubeApiError } from './kube-api-error.ts';
 import { getObject, MERGE_PATCH, type KubeClient } from './kube-request.ts';
 import { fixedSidecarSetVersion, SIDECARSET_PLURAL, sidecarSetsPath, type SidecarSetVersions } from './kube-sidecarsets-version.ts';
 import { watchForChange } from './kube-watch.ts';
+import { listAll, type ListAllResult } from './kube-paged-list.ts';
 
 export { SIDECARSET_PLURAL } from './kube-sidecarsets-version.ts';
 /** Where the v1alpha1 SidecarSets are served: the one version every SidecarSet CRD serves (Kruise 1.8's and 1.9's). */
@@ -27,6 +28,50 @@ export const getSidecarSetOperation = (name: string): string => `get SidecarSet 
 /** What a 404 on the SidecarSet list means, and what to do about it. */
 // Not `kubectl apply -f infra/k8s/crd.yaml`: that file is too large for client-side apply and names a placeholder conversion URL.
 export const NO_SIDECARSET_CRD = `the API server has no SidecarSets (${SIDECARSET_PLURAL}.${GROUP}): the SidecarSet CRD is not installed in this cluster (npm run manifests renders it; apply it with kubectl apply --server-side)`;
+
+/**
+ * SidecarSets asked for per page. A cluster's few dozen sets of a few
+ * kilobytes come in one page; the page's bytes, not this count, are what is
+ * bounded (pod-page-size.ts: a page past 16 MiB is asked for again smaller,
+ * and the next pages are sized from the last one), so sets of a megabyte
+ * each are read a few per page.
+ */
+export const SIDECARSET_PAGE_SIZE = 100;
+
+/**
+ * A listed set as the functions keep it: in the internal model, without
+ * `metadata.managedFields` (the API server's record of who wrote which
+ * field, as large as the spec's shape, read by nothing here). Everything
+ * else stays: injection reads the spec, the hash annotations, the labels and
+ * status.latestRevision, and the reconciler copies the labels and
+ * annotations into ControllerRevisions as Kruise does.
+ */
+export function keptSidecarSet(item: Record<string, unknown>): SidecarSet {
+  const metadata = objectOf(item.metadata);
+  if (metadata === undefined || !('managedFields' in metadata)) return internalSidecarSet(item);
+  const kept = { ...metadata };
+  delete kept.managedFields;
+  return internalSidecarSet({ ...item, metadata: kept });
+}
+
+/**
+ * Every SidecarSet, read in pages whose bytes are bounded (kube-paged-list.ts)
+ * and cut into items as they arrive, each reduced by `keep` at once: what
+ * is held is what `keep` returned for the sets so far and one page in
+ * flight, never a whole list's text (a single answer of 40 sets of a
+ * megabyte would pass the client's 32 MiB answer cap). The first page is a
+ * consistent read, and the others continue its snapshot. `accept` asks for
+ * another form (the metadata list). A 404 makes `versions` ask again.
+ * @throws KubeApiError (404: no SidecarSet CRD), ListExpiredError after repeated expired continue tokens.
+ */
+export async function listSidecarSets<T>(client: KubeClient, versions: SidecarSetVersions, signal: AbortSignal | undefined, keep: (item: Record<string, unknown>) => T, accept?: string): Promise<ListAllResult<T>> {
+  try {
+    return await listAll(client, sidecarSetsPath(await versions.current(signal)), {}, LIST_SIDECARSETS, signal, { maxPageSize: SIDECARSET_PAGE_SIZE, ...(accept === undefined ? {} : { accept }) }, keep);
+  } catch (error) {
+    if (error instanceof KubeApiError && error.code === 404) versions.forget();
+    throw error;
+  }
+}
 
 /** The path of one set in `version`. */
 export const sidecarSetPath = (version: string, name: string): string => `/apis/${GROUP}/${version}/${SIDECARSET_PLURAL}/${encodeURIComponent(name)}`;
@@ -62,17 +107,14 @@ export function kubeStatusWriter(client: KubeClient, versions: SidecarSetVersion
 export function kubeSidecarSetWatch(client: KubeClient, versions: SidecarSetVersions = fixedSidecarSetVersion(VERSION)): SidecarSetWatchSource {
   return {
     async list(signal) {
-      const answer = await client.request({ method: 'GET', path: sidecarSetsPath(await versions.current(signal)), operation: LIST_SIDECARSETS, ...(signal === undefined ? {} : { signal }) });
-      // A missing resource answers 404 with a bare "page not found" Status: say what is missing instead.
-      if (answer.status === 404) {
-        versions.forget();
-        throw new KubeApiError(LIST_SIDECARSETS, NO_SIDECARSET_CRD, 404);
+      try {
+        const { items, resourceVersion } = await listSidecarSets(client, versions, signal, keptSidecarSet);
+        return { sets: items, resourceVersion };
+      } catch (error) {
+        // A missing resource answers 404 with a bare "page not found" Status: say what is missing instead.
+        if (error instanceof KubeApiError && error.code === 404) throw new KubeApiError(LIST_SIDECARSETS, NO_SIDECARSET_CRD, 404, { cause: error });
+        throw error;
       }
-      if (answer.status !== 200) throw apiServerAnswered(LIST_SIDECARSETS, answer.status, answer.body);
-      const body = objectOf(answer.body);
-      if (body === undefined || !Array.isArray(body.items)) throw new KubeApiError(LIST_SIDECARSETS, 'the answer is not a list (no items array)', answer.status);
-      const sets: SidecarSet[] = [...internalSidecarSets(body.items.filter(isObject))];
-      return { sets, resourceVersion: stringOf(objectOf(body.metadata)?.resourceVersion) ?? '' };
     },
     async changed(resourceVersion, waitMs, signal) {
       return watchForChange(client, sidecarSetsPath(await versions.current(signal)), {}, resourceVersion, new Set(), waitMs, signal);

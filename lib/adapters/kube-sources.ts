@@ -27,9 +27,9 @@ import {
 import { apiServerAnswered, asKubeApiError, KubeApiError } from './kube-api-error.ts';
 import { getNamespaceOperation } from './kube-namespaces.ts';
 import { getObject, type KubeClient } from './kube-request.ts';
-import { getSidecarSetOperation, LIST_SIDECARSETS, sidecarSetPath } from './kube-sidecarsets.ts';
-import { fixedSidecarSetVersion, sidecarSetsPath, type SidecarSetVersions } from './kube-sidecarsets-version.ts';
-import { internalSidecarSet, internalSidecarSets } from '../conversion/internal-model.ts';
+import { getSidecarSetOperation, keptSidecarSet, LIST_SIDECARSETS, listSidecarSets, sidecarSetPath } from './kube-sidecarsets.ts';
+import { fixedSidecarSetVersion, type SidecarSetVersions } from './kube-sidecarsets-version.ts';
+import { internalSidecarSets } from '../conversion/internal-model.ts';
 import { VERSION } from '../sidecarset/types.ts';
 import { applyDelta, indexSnapshot, listedVersions, METADATA_LIST_ACCEPT, planDelta, type SnapshotIndex } from './sidecarset-delta.ts';
 
@@ -39,6 +39,12 @@ export interface KubeSourceOptions {
   maxStalenessMs?: number;
   /** The longest one API call may take, whatever the caller's own deadline. Default 5000 ms. */
   apiTimeoutMs?: number;
+  /**
+   * The longest a whole SidecarSet list may take, its pages each bounded by
+   * the client's attempt timeout (clusterReader gives it `apiTimeoutMs`).
+   * Default {@link LIST_LOAD_CALLS} times `apiTimeoutMs`.
+   */
+  listLoadMs?: number;
   /** Told whenever a stale answer is served (log it as a warning). */
   onStale?: (report: StaleReport) => void;
   clock?: CacheClock;
@@ -111,6 +117,9 @@ export function sourceOptionsFromEnv(env: Readonly<Record<string, string | undef
   };
 }
 
+/** How many calls' time a whole SidecarSet list may take by default (its pages, or a metadata list and the GETs of the changed sets). */
+export const LIST_LOAD_CALLS = 6;
+
 /** Makes the listed items immutable: one list is shared by every request it answers. */
 function deepFreeze(value: unknown): void {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
@@ -137,12 +146,17 @@ export const listControllerRevisionsOperation = (namespace: string, labelSelecto
  * a KubeApiError named for the read (anything else is wrapped as one).
  */
 export interface ClusterReader {
-  /** The SidecarSetList (cluster-scoped, in the version the cluster stores) as the API server sent it, parsed but untouched. */
+  /**
+   * The SidecarSetList (cluster-scoped, in the version the cluster stores):
+   * `kind`, `metadata.resourceVersion` and `items`, each set as the functions
+   * keep it (kube-sidecarsets.ts: keptSidecarSet), read page by page with
+   * each page's bytes bounded.
+   */
   listSidecarSets(signal: AbortSignal): Promise<unknown>;
   /** The Namespace object, or undefined when there is none of that name (404). */
   readNamespace(name: string, signal: AbortSignal): Promise<object | undefined>;
   /**
-   * The SidecarSets as a PartialObjectMetadataList (names and resourceVersions),
+   * The SidecarSets as a PartialObjectMetadataList (names and resourceVersions, the rest of each item's metadata dropped as read; paged as the full list),
    * so that only changed sets need reading (sidecarset-delta.ts). Optional:
    * without it and {@link readSidecarSet}, every read is a full list.
    */
@@ -204,18 +218,15 @@ async function getJson(client: KubeClient, path: string, query: Record<string, s
  */
 export function kubeClusterReader(client: KubeClient, versions: SidecarSetVersions = fixedSidecarSetVersion(VERSION)): ServerReader {
   const revisions = (namespace: string) => `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/controllerrevisions`;
-  const listSets = async (signal: AbortSignal, accept?: string): Promise<unknown> => {
-    try {
-      return await getJson(client, sidecarSetsPath(await versions.current(signal)), undefined, LIST_SIDECARSETS, signal, accept);
-    } catch (error) {
-      if (error instanceof KubeApiError && error.code === 404) versions.forget();
-      throw error;
-    }
+  // Read in pages and assembled as one list (its kind says which form the server sent), each set kept as the functions keep it.
+  const listSets = async (signal: AbortSignal, keep: (item: Record<string, unknown>) => unknown, accept?: string): Promise<unknown> => {
+    const { items, resourceVersion, kind } = await listSidecarSets(client, versions, signal, keep, accept);
+    return { kind, metadata: { resourceVersion }, items };
   };
   return {
     server: client.server,
-    listSidecarSets: (signal) => listSets(signal),
-    listSidecarSetMetadata: (signal) => listSets(signal, METADATA_LIST_ACCEPT),
+    listSidecarSets: (signal) => listSets(signal, keptSidecarSet),
+    listSidecarSetMetadata: (signal) => listSets(signal, keptMetadata, METADATA_LIST_ACCEPT),
     readSidecarSet: async (name, signal) => readObject(client, sidecarSetPath(await versions.current(signal), name), getSidecarSetOperation(name), signal),
     readNamespace: (name, signal) => readObject(client, `/api/v1/namespaces/${encodeURIComponent(name)}`, getNamespaceOperation(name), signal),
     readControllerRevision: (namespace, name, signal) =>
@@ -223,6 +234,18 @@ export function kubeClusterReader(client: KubeClient, versions: SidecarSetVersio
     listControllerRevisions: (namespace, labelSelector, signal, page) =>
       getJson(client, revisions(namespace), listQuery(labelSelector, page), listControllerRevisionsOperation(namespace, labelSelector), signal),
   };
+}
+
+/**
+ * An item of the metadata list reduced to what says whether a set changed:
+ * its name and resourceVersion (its annotations, labels and managedFields,
+ * as large as a set's, are dropped as read). A full SidecarSet, sent by a
+ * server that ignored the `as=` parameter, is kept as a set is.
+ */
+function keptMetadata(item: Record<string, unknown>): unknown {
+  if (item.kind !== 'PartialObjectMetadata') return keptSidecarSet(item);
+  const metadata = isObject(item.metadata) ? item.metadata : {};
+  return { kind: item.kind, metadata: { name: metadata.name, resourceVersion: metadata.resourceVersion } };
 }
 
 /** The items of a SidecarSetList as the API server sent them, in the internal model (lib/conversion/internal-model.ts). */
@@ -250,10 +273,14 @@ async function named<T>(operation: string, read: () => Promise<T>): Promise<T> {
  * Every SidecarSet in the cluster, read as raw JSON so that fields this
  * project does not know about survive (a typed client's serializer would drop
  * them). Read for every review (shared only by reviews that arrived before
- * the read started), with no pagination: the API server answers a LIST
- * without a resourceVersion with a consistent read (from etcd, or from its
- * watch cache once that has caught up with etcd's current revision), so the
- * answer holds every write that returned before the review arrived.
+ * the read started), in pages whose bytes are bounded, each set reduced as
+ * it is read (kube-sidecarsets.ts: listSidecarSets, keptSidecarSet), so
+ * that megabyte sets cost what they weigh and no single answer grows with
+ * their number: the API server answers the first page of a LIST without a
+ * resourceVersion with a consistent read (from etcd, or from its watch
+ * cache once that has caught up with etcd's current revision), and the
+ * continue token reads the rest of that snapshot, so the list holds every
+ * write that returned before the review arrived.
  *
  * When the reader can (the project's HTTPS client), a read after the first
  * is a metadata-only list plus a GET of each set whose resourceVersion
@@ -291,7 +318,7 @@ export function kubeSidecarSetSource(
         const set: unknown = await named(operation, () => readSidecarSet(name, signal));
         if (set === undefined) fetched.set(name, undefined);
         else if (isObject(set)) {
-          const internal = internalSidecarSet(set);
+          const internal = keptSidecarSet(set);
           deepFreeze(internal);
           fetched.set(name, internal);
         } else throw new KubeApiError(operation, 'the answer is not an object');
@@ -300,7 +327,12 @@ export function kubeSidecarSetSource(
     return remember(applyDelta(listed, base, fetched));
   }
 
-  const cache = cachedList<readonly SidecarSet[]>({ what: LIST_SIDECARSETS, load: read, ...cacheSettings(options) });
+  // A full list of many megabytes is several calls, and may take longer than one: a load bounded like one call would
+  // never finish in a cluster whose list takes longer, and no review would ever be answered. Bounded per call instead
+  // (by the client), a load that outlasts a review's deadline still fills the cache, and the next reviews read only the
+  // sets that changed since.
+  const listLoadMs = options.listLoadMs ?? LIST_LOAD_CALLS * (options.apiTimeoutMs ?? DEFAULT_MAX_LOAD_MS);
+  const cache = cachedList<readonly SidecarSet[]>({ what: LIST_SIDECARSETS, load: read, ...cacheSettings(options), maxLoadMs: listLoadMs });
   return { list: (signal) => cache.get(signal) };
 }
 
