@@ -1,11 +1,11 @@
 /**
  * The command line of `npm run conformance -- --kruise-e2e`
  * (testkit/kruise-e2e/options.ts), and the flags the run hands to
- * kube-controller-manager and to Kruise's test binary (run.ts).
+ * kube-controller-manager and to Kruise's test binary (args.ts).
  */
 import { describe, expect, it } from '@jest/globals';
 import { KruiseE2eUsageError, parseKruiseE2eArgs } from '../../testkit/kruise-e2e/options.ts';
-import { controllerManagerArgs, groupArgs } from '../../testkit/kruise-e2e/run.ts';
+import { controllerManagerArgs, groupArgs } from '../../testkit/kruise-e2e/args.ts';
 
 describe('npm run conformance -- --kruise-e2e', () => {
   it('runs both groups by default, into a directory of its own', () => {

@@ -2,7 +2,9 @@
  * When the test kubelet pulls an image before a restarted container can run
  * (kubelet-status.ts pullsNewImage): the readiness of such a restart waits
  * the pull delay too (test-kubelet.ts), so Kruise's "paused" spec sees the
- * first pod still restarting 5 s after the image change.
+ * first pod still restarting 5 s after the image change. Pure functions; an
+ * integration suite by name only, as everything importing control-plane/ is
+ * (test/architecture), like the image-ID checks in test-kubelet.integration.test.ts.
  */
 import { describe, expect, it } from '@jest/globals';
 import { defaultBadImage, imageIdOf, nextStep, pullsNewImage, statusAfter } from '../../control-plane/kubelet-status.ts';
