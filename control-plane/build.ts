@@ -6,6 +6,7 @@
 //
 // Usage: node control-plane/build.ts   (prints the two binary paths)
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { access, constants, mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -70,12 +71,15 @@ export async function isExecutable(path: string): Promise<boolean> {
   }
 }
 
-function goBuild(moduleDir: string, args: readonly string[]): Promise<void> {
+/** `go build` by default; `['test', '-c']` compiles a package's tests into one binary. */
+export type GoBuildCommand = readonly ['build'] | readonly ['test', '-c'];
+
+function goBuild(moduleDir: string, command: GoBuildCommand, args: readonly string[]): Promise<void> {
   return new Promise((resolvePromise, reject) => {
     // Go's own output (download and compile errors) goes to our stderr so a
     // failing build explains itself. GOTOOLCHAIN and GOFLAGS are inherited on
     // purpose: a machine may need a newer toolchain exported.
-    const child = spawn('go', ['build', ...args], {
+    const child = spawn('go', [...command, ...args], {
       cwd: moduleDir,
       env: { ...process.env, CGO_ENABLED: '0' },
       stdio: ['ignore', 2, 2],
@@ -85,7 +89,7 @@ function goBuild(moduleDir: string, args: readonly string[]): Promise<void> {
     });
     child.on('exit', (code, signal) => {
       if (code === 0) resolvePromise();
-      else reject(new Error(`go build ${args.join(' ')} in ${moduleDir} failed (${signal ?? `exit ${code}`})`));
+      else reject(new Error(`go ${[...command, ...args].join(' ')} in ${moduleDir} failed (${signal ?? `exit ${code}`})`));
     });
   });
 }
@@ -97,6 +101,7 @@ export async function buildOne(
   target: string,
   ldflags: string,
   packagePath: string,
+  command: GoBuildCommand = ['build'],
 ): Promise<void> {
   // Build to a private name and rename, so an interrupted build never leaves
   // a half-written binary that a later run would take as finished, and two
@@ -105,12 +110,40 @@ export async function buildOne(
   const started = Date.now();
   log(`building ${name} (this can take several minutes on a cold cache)...`);
   try {
-    await goBuild(moduleDir, ['-trimpath', '-ldflags', ldflags, '-o', partial, packagePath]);
+    await goBuild(moduleDir, command, ['-trimpath', '-ldflags', ldflags, '-o', partial, packagePath]);
     await rename(partial, target);
   } finally {
     await rm(partial, { force: true });
   }
   log(`built ${name} in ${((Date.now() - started) / 1000).toFixed(0)} s -> ${target}`);
+}
+
+/**
+ * Where a tool module's binary is cached: .cache/<kind>/<version>-<hash of
+ * the module's files, in the order given>/<binary>, so any change to the
+ * module builds it again and other versions' binaries stay beside it.
+ */
+export async function moduleBinaryPath(kind: string, version: string, moduleDir: string, files: readonly string[], binary: string): Promise<string> {
+  const hash = createHash('sha256');
+  for (const file of files) hash.update(file).update('\0').update(await readFile(join(moduleDir, file)));
+  return join(repoRoot, '.cache', kind, `${version}-${hash.digest('hex').slice(0, 12)}`, binary);
+}
+
+/**
+ * The linker flags of a Kubernetes component: stripped, and stamped with its
+ * version. Without the stamps it reports v0.0.0, which clients and
+ * version-gated code paths (e.g. API discovery) treat as ancient.
+ */
+export function kubernetesLdflags(version: string): string {
+  const match = /^v(\d+)\.(\d+)\.\d+/.exec(version);
+  if (!match) throw new Error(`unexpected Kubernetes version ${version}`);
+  const [, major, minor] = match;
+  return [
+    '-s -w',
+    `-X k8s.io/component-base/version.gitVersion=${version}`,
+    `-X k8s.io/component-base/version.gitMajor=${major ?? ''}`,
+    `-X k8s.io/component-base/version.gitMinor=${minor ?? ''}`,
+  ].join(' ');
 }
 
 let pending: Promise<ControlPlaneBinaries> | undefined;
@@ -140,17 +173,7 @@ async function ensure(): Promise<ControlPlaneBinaries> {
   if (await isExecutable(binaries.kubeApiserver)) {
     log(`kube-apiserver ${versions.kubernetes} already built: ${binaries.kubeApiserver}`);
   } else {
-    const match = /^v(\d+)\.(\d+)\.\d+/.exec(versions.kubernetes);
-    if (!match) throw new Error(`unexpected Kubernetes version ${versions.kubernetes}`);
-    const [, major, minor] = match;
-    // Without these stamps the server reports v0.0.0, which clients and
-    // version-gated code paths (e.g. API discovery) treat as ancient.
-    const ldflags = [
-      '-s -w',
-      `-X k8s.io/component-base/version.gitVersion=${versions.kubernetes}`,
-      `-X k8s.io/component-base/version.gitMajor=${major ?? ''}`,
-      `-X k8s.io/component-base/version.gitMinor=${minor ?? ''}`,
-    ].join(' ');
+    const ldflags = kubernetesLdflags(versions.kubernetes);
     await buildOne(
       `kube-apiserver ${versions.kubernetes}`,
       kubeApiserverModuleDir,

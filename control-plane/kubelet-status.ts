@@ -105,6 +105,23 @@ export function nextStep(pod: Pod, badImage: BadImage): KubeletStep {
   return { kind: 'none' };
 }
 
+/**
+ * Whether a restart pulls an image first: one of the restarted containers
+ * gets an image whose ID differs from the one it ran (a real kubelet pulls a
+ * new image before it can start the container; `nginx` changed to
+ * `docker.io/library/nginx:latest` is the same image, already there). A bad
+ * image is not pulled at all (it fails at once, ErrImagePull).
+ */
+export function pullsNewImage(pod: Pod, step: KubeletStep, badImage: BadImage): boolean {
+  if (step.kind !== 'restart') return false;
+  return liveContainers(pod).some(({ container, init }) => {
+    if (!step.containers.includes(container.name)) return false;
+    const image = container.image ?? '';
+    if (badImage(image)) return false;
+    return statusOf(pod, container.name, init)?.imageID !== imageIdOf(image);
+  });
+}
+
 /** A container ID as containerd reports one, deterministic per pod, container and instance. */
 function containerIdOf(pod: Pod, name: string, restartCount: number): string {
   const digest = createHash('sha256').update(`${pod.metadata?.uid ?? ''}/${name}/${restartCount}`).digest('hex');

@@ -19,7 +19,12 @@
  *   normalised image is the same), restart count + 1, the old instance as
  *   lastState terminated, the container and the pod (Ready, ContainersReady)
  *   not ready; `readyDelayMs` later (default 1000) the container and the pod
- *   are ready again.
+ *   are ready again. When the new image is another image than the one the
+ *   container ran (another image ID), the kubelet pulls it first: the
+ *   container becomes ready `pullDelayMs` (default 5000) later still, as a
+ *   kubelet pulling a new image of some tens of MB would be. New pods start
+ *   without it (`startDelayMs` covers them), and so does a restart to the same
+ *   image under another name.
  * - A bad image (`badImage`, by default one whose repository path or tag
  *   contains `invalid` or `bad`) cannot be pulled: the container waits in
  *   ErrImagePull, then (after `readyDelayMs`) ImagePullBackOff, with the spec
@@ -41,7 +46,7 @@
  */
 import type { Pod, PodStatus } from '../lib/kube/types.ts';
 import type { ControlPlane, ControlPlaneResponse } from './harness.ts';
-import { defaultBadImage, nextStep, statusAfter, type BadImage, type KubeletStep } from './kubelet-status.ts';
+import { defaultBadImage, nextStep, pullsNewImage, statusAfter, type BadImage, type KubeletStep } from './kubelet-status.ts';
 import { watchPods, type PodEventType } from './pod-watch.ts';
 
 export interface TestKubeletOptions {
@@ -51,6 +56,12 @@ export interface TestKubeletOptions {
   startDelayMs?: number;
   /** How long a restarted container takes to become ready (ms, default 1000). */
   readyDelayMs?: number;
+  /**
+   * How much longer a restarted container takes when its image changed, for
+   * the pull (ms, default {@link DEFAULT_PULL_DELAY_MS}); 0 for suites that
+   * want readyDelayMs alone.
+   */
+  pullDelayMs?: number;
   /** Which images cannot be pulled (default {@link defaultBadImage}). */
   badImage?: BadImage;
   /** At most this many requests at a time (default 16). */
@@ -89,6 +100,14 @@ export interface TestKubelet {
   stop(): Promise<void>;
 }
 
+/**
+ * The default pull delay. Kruise's e2e "paused" spec (both API versions)
+ * changes the image, waits 5 s and pauses, expecting the first pod still
+ * restarting: a pull and a readiness of 6 s in all leave the reconciler's
+ * next pod for after the pause, as a real kubelet would.
+ */
+export const DEFAULT_PULL_DELAY_MS = 5_000;
+
 const conflictRetries = 10;
 const firstErrorRetryMs = 100;
 const lastErrorRetryMs = 2_000;
@@ -100,6 +119,8 @@ interface PodEntry {
   timerFor?: KubeletStep['kind'];
   /** The delayed step whose time has come. */
   due?: KubeletStep['kind'];
+  /** The last restart pulled a new image: its readiness waits pullDelayMs more. */
+  pulling: boolean;
   queued: boolean;
   busy: boolean;
   /** Deleted (or no longer listed) while a request for it was in flight: dropped when that ends. */
@@ -124,9 +145,10 @@ function podPath(namespace: string, name: string): string {
 export function startTestKubelet(cp: ControlPlane, options: TestKubeletOptions = {}): TestKubelet {
   const startDelayMs = options.startDelayMs ?? 0;
   const readyDelayMs = options.readyDelayMs ?? 1000;
+  const pullDelayMs = options.pullDelayMs ?? DEFAULT_PULL_DELAY_MS;
   const badImage = options.badImage ?? defaultBadImage;
   const concurrency = options.writeConcurrency ?? 16;
-  for (const [name, value] of [['startDelayMs', startDelayMs], ['readyDelayMs', readyDelayMs], ['writeConcurrency', concurrency]] as const) {
+  for (const [name, value] of [['startDelayMs', startDelayMs], ['readyDelayMs', readyDelayMs], ['pullDelayMs', pullDelayMs], ['writeConcurrency', concurrency]] as const) {
     if (!Number.isSafeInteger(value) || value < (name === 'writeConcurrency' ? 1 : 0)) {
       throw new Error(`test kubelet: ${name} must be an integer of at least ${name === 'writeConcurrency' ? 1 : 0}, got ${value}`);
     }
@@ -184,7 +206,7 @@ export function startTestKubelet(cp: ControlPlane, options: TestKubeletOptions =
     const key = keyOf(pod);
     const entry = pods.get(key);
     if (entry === undefined) {
-      const created: PodEntry = { pod, queued: false, busy: false, gone: false, conflicts: 0, errorRetryMs: firstErrorRetryMs };
+      const created: PodEntry = { pod, queued: false, busy: false, pulling: false, gone: false, conflicts: 0, errorRetryMs: firstErrorRetryMs };
       pods.set(key, created);
       return created;
     }
@@ -192,6 +214,7 @@ export function startTestKubelet(cp: ControlPlane, options: TestKubeletOptions =
       // The same name, another pod: its predecessor's timers mean nothing now.
       clearTimer(entry);
       entry.due = undefined;
+      entry.pulling = false;
       entry.pod = pod;
       entry.gone = false;
     } else if (!olderThan(pod.metadata?.resourceVersion, entry.pod.metadata?.resourceVersion)) {
@@ -274,7 +297,7 @@ export function startTestKubelet(cp: ControlPlane, options: TestKubeletOptions =
       entry.due = undefined;
       return;
     }
-    const delayMs = step.kind === 'start' ? startDelayMs : step.kind === 'ready' || step.kind === 'backOff' ? readyDelayMs : 0;
+    const delayMs = step.kind === 'start' ? startDelayMs : step.kind === 'backOff' ? readyDelayMs : step.kind === 'ready' ? readyDelayMs + (entry.pulling ? pullDelayMs : 0) : 0;
     if (delayMs > 0 && entry.due !== step.kind) {
       // Already waiting for this step: the wait counts from when it began.
       if (entry.timerFor !== step.kind) setTimer(key, entry, step.kind, delayMs);
@@ -301,7 +324,12 @@ export function startTestKubelet(cp: ControlPlane, options: TestKubeletOptions =
     if (res.status === 200) {
       counters.writes++;
       if (step.kind === 'start') counters.podsStarted++;
-      if (step.kind === 'restart') counters.restarts += step.containers.length;
+      if (step.kind === 'restart') {
+        counters.restarts += step.containers.length;
+        entry.pulling = pullsNewImage(pod, step, badImage);
+      } else if (step.kind === 'ready') {
+        entry.pulling = false;
+      }
       entry.conflicts = 0;
       remember(JSON.parse(res.body) as Pod);
       // The next step (a readiness timer) follows from the written version.

@@ -14,12 +14,19 @@
  * first when they are not cached (needs Go and, that once, the module
  * proxy). Exits 1 on any unexpected mismatch, 2 on a usage error or when a
  * reference cannot be built or run.
+ *
+ *   npm run conformance -- --kruise-e2e [--group v1alpha1|v1beta1|both] [--focus REGEX] [--report-dir DIR]
+ *
+ * runs OpenKruise v1.9.0's own SidecarSet e2e specs against the embedded
+ * cluster instead (testkit/kruise-e2e/; its usage in options.ts).
  */
 import { parseArgs } from 'node:util';
 import { ensureKruiseReference, KRUISE_LINES, type KruiseLine } from '../testkit/conformance/kruise-reference.ts';
 import { formatReport, runConformance } from '../testkit/conformance/run.ts';
+import { KRUISE_E2E_FLAG, KRUISE_E2E_USAGE, KruiseE2eUsageError, parseKruiseE2eArgs } from '../testkit/kruise-e2e/options.ts';
+import { runKruiseE2e } from '../testkit/kruise-e2e/run.ts';
 
-const USAGE = 'usage: npm run conformance -- [--runs N] [--seed S] [--kruise 1.9|1.8|both] [--verbose]';
+const USAGE = `usage: npm run conformance -- [--runs N] [--seed S] [--kruise 1.9|1.8|both] [--verbose]\n   or: npm run conformance -- ${KRUISE_E2E_FLAG} [--group v1alpha1|v1beta1|both] [--focus REGEX] [--report-dir DIR]`;
 
 class UsageError extends Error {}
 
@@ -29,7 +36,29 @@ function integerOption(text: string | undefined, name: string, fallback: number)
   return Number(text);
 }
 
+async function kruiseE2e(argv: readonly string[]): Promise<number> {
+  let options;
+  try {
+    options = parseKruiseE2eArgs(argv);
+  } catch (error) {
+    if (!(error instanceof KruiseE2eUsageError)) throw error;
+    process.stderr.write(`conformance: ${error.message}\n${KRUISE_E2E_USAGE}\n`);
+    return 2;
+  }
+  let run;
+  try {
+    run = await runKruiseE2e(options, (line) => process.stderr.write(`[kruise-e2e] ${line}\n`));
+  } catch (error) {
+    process.stderr.write(`conformance: the Kruise e2e run could not be made: ${(error as Error).message}\n`);
+    return 2;
+  }
+  process.stdout.write(`${run.text}\n(tables, JUnit reports and logs: ${run.reportDir})\n`);
+  return run.passed ? 0 : 1;
+}
+
 async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
+  if (argv.includes(KRUISE_E2E_FLAG)) return kruiseE2e(argv);
   let runs: number;
   let seed: number;
   let verbose: boolean;

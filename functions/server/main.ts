@@ -46,6 +46,7 @@ import { statusLoopTrigger } from './local-trigger.ts';
 import { OptionsError, parseServerOptions, SERVER_USAGE, type ServerOptions } from './options.ts';
 import { ENV_SORT_SIDECARS_BY_NAME } from '../../lib/webhooks/injection-order.ts';
 import { assertPortFree } from './port-check.ts';
+import { DEFAULT_PULL_DELAY_MS } from '../../control-plane/test-kubelet.ts';
 import { CA_FILE, ensureServingTls } from './tls.ts';
 
 const SECRET_FILE = 'webhook-secret';
@@ -202,7 +203,7 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
     env,
     // Kept, like a given cluster's: `npm run manifests -- --local` reads the CA and the secret there.
     tlsDir: options.tlsDir,
-    ...(options.testKubelet !== undefined ? { testKubelet: { readyDelayMs: options.testKubelet.readyDelayMs } } : {}),
+    ...(options.testKubelet !== undefined ? { testKubelet: options.testKubelet } : {}),
   });
   started.stack = stack;
   try {
@@ -222,7 +223,8 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
   say(statusLoopNote(intervalMs));
   say(`Metrics as Prometheus text: ${stack.serverUrl}/metrics, with the webhook secret as a Bearer token (docs/METRICS.md).`);
   if (options.testKubelet !== undefined) {
-    say(`A test kubelet starts new pods and restarts containers whose image changes, ready ${options.testKubelet.readyDelayMs} ms later (--test-kubelet).`);
+    const pullDelayMs = options.testKubelet.pullDelayMs ?? DEFAULT_PULL_DELAY_MS;
+    say(`A test kubelet starts new pods and restarts containers whose image changes, ready ${options.testKubelet.readyDelayMs} ms later (--test-kubelet), ${pullDelayMs} ms more when it pulls a new image (--test-kubelet-pull-delay).`);
   }
   say('Press Ctrl-C to stop; the cluster, its data and the kubeconfig are removed.');
 }

@@ -9,8 +9,11 @@ export interface ServerOptions {
   tlsDir: string;
   tlsCert?: string;
   tlsKey?: string;
-  /** Run the test kubelet on the embedded cluster (--test-kubelet[=<readyDelayMs>]). */
-  testKubelet?: { readyDelayMs: number };
+  /**
+   * Run the test kubelet on the embedded cluster (--test-kubelet[=<readyDelayMs>]), with
+   * --test-kubelet-pull-delay=<pullDelayMs> when given (else the kubelet's default).
+   */
+  testKubelet?: { readyDelayMs: number; pullDelayMs?: number };
   /** Sort injected sidecar containers by name (--sort-sidecars-by-name; SORT_SIDECAR_CONTAINERS_BY_NAME=true does the same). */
   sortSidecarsByName?: boolean;
 }
@@ -18,7 +21,7 @@ export interface ServerOptions {
 /** The test kubelet's readiness delay when --test-kubelet gives none. */
 export const DEFAULT_TEST_KUBELET_READY_DELAY_MS = 1000;
 
-export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [--reconcile]] [--tls-dir DIR] [--tls-cert FILE --tls-key FILE] [--test-kubelet[=MS]] [--sort-sidecars-by-name]
+export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [--reconcile]] [--tls-dir DIR] [--tls-cert FILE --tls-key FILE] [--test-kubelet[=MS] [--test-kubelet-pull-delay=MS]] [--sort-sidecars-by-name]
   --port N           HTTPS port on 127.0.0.1 (default 8443; 0 picks a free one)
   --kubeconfig FILE  serve the webhooks of this cluster instead of starting an embedded one (only this
                      option selects a cluster: an exported KUBECONFIG does not)
@@ -29,6 +32,8 @@ export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [
   --tls-cert/--tls-key  serve this certificate instead of a generated one
   --test-kubelet[=MS]  embedded cluster only: a test kubelet starts new pods and restarts containers whose
                      image changes, ready MS ms later (default 1000), so in-place sidecar updates complete
+  --test-kubelet-pull-delay=MS  with --test-kubelet: a restarted container whose image changed is ready
+                     MS ms later still, as a kubelet pulling the image would be (default 5000)
   --sort-sidecars-by-name  inject sidecar containers sorted by name (Kruise 1.9's alpha gate
                      EnableSortSidecarContainerByName; the default is by SidecarSet name, each set's as written);
                      the functions take SORT_SIDECAR_CONTAINERS_BY_NAME=true, which this sets
@@ -44,13 +49,14 @@ export class OptionsError extends Error {
 }
 
 const TEST_KUBELET_FLAG = '--test-kubelet';
+const PULL_DELAY_FLAG = '--test-kubelet-pull-delay';
 const RECONCILE_FLAG = '--reconcile';
 const SORT_FLAG = '--sort-sidecars-by-name';
 
 /** Up to an hour: a longer delay is a typo, and would look like a hang. */
-function readyDelayOf(text: string): number {
+function delayOf(flag: string, what: string, text: string): number {
   const ms = /^\d{1,7}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(ms <= 3_600_000)) throw new OptionsError(`${TEST_KUBELET_FLAG}= takes a readiness delay in milliseconds (0-3600000), got ${JSON.stringify(text)}`);
+  if (!(ms <= 3_600_000)) throw new OptionsError(`${flag}= takes ${what} in milliseconds (0-3600000), got ${JSON.stringify(text)}`);
   return ms;
 }
 
@@ -59,6 +65,7 @@ const VALUE_FLAGS = ['--port', '--kubeconfig', '--tls-dir', '--tls-cert', '--tls
 export function parseServerOptions(argv: readonly string[], defaults: { tlsDir: string }): ServerOptions {
   const values = new Map<string, string>();
   let testKubelet: ServerOptions['testKubelet'];
+  let pullDelayMs: number | undefined;
   let reconcile = false;
   let sortSidecarsByName = false;
   for (let i = 0; i < argv.length; i++) {
@@ -78,7 +85,13 @@ export function parseServerOptions(argv: readonly string[], defaults: { tlsDir: 
     if (flag === TEST_KUBELET_FLAG) {
       // Its value is optional, so only the `=` form takes one: the next argument is never consumed.
       if (testKubelet !== undefined) throw new OptionsError(`${TEST_KUBELET_FLAG} given twice`);
-      testKubelet = { readyDelayMs: eq > 0 ? readyDelayOf(arg.slice(eq + 1)) : DEFAULT_TEST_KUBELET_READY_DELAY_MS };
+      testKubelet = { readyDelayMs: eq > 0 ? delayOf(TEST_KUBELET_FLAG, 'a readiness delay', arg.slice(eq + 1)) : DEFAULT_TEST_KUBELET_READY_DELAY_MS };
+      continue;
+    }
+    if (flag === PULL_DELAY_FLAG) {
+      if (pullDelayMs !== undefined) throw new OptionsError(`${PULL_DELAY_FLAG} given twice`);
+      if (eq < 0) throw new OptionsError(`${PULL_DELAY_FLAG}= needs a pull delay in milliseconds`);
+      pullDelayMs = delayOf(PULL_DELAY_FLAG, 'a pull delay', arg.slice(eq + 1));
       continue;
     }
     if (!(VALUE_FLAGS as readonly string[]).includes(flag)) throw new OptionsError(`unknown option ${arg}`);
@@ -94,6 +107,10 @@ export function parseServerOptions(argv: readonly string[], defaults: { tlsDir: 
   const tlsKey = values.get('--tls-key');
   if ((tlsCert === undefined) !== (tlsKey === undefined)) throw new OptionsError('--tls-cert and --tls-key go together');
   const kubeconfig = values.get('--kubeconfig');
+  if (pullDelayMs !== undefined) {
+    if (testKubelet === undefined) throw new OptionsError(`${PULL_DELAY_FLAG} goes with ${TEST_KUBELET_FLAG}`);
+    testKubelet = { ...testKubelet, pullDelayMs };
+  }
   if (reconcile && kubeconfig === undefined) throw new OptionsError(`${RECONCILE_FLAG} goes with --kubeconfig FILE (the embedded cluster is always reconciled)`);
   return {
     port,

@@ -290,7 +290,7 @@ export function describeKruiseTakeover(line: KruiseLine): void {
       kruiseVersion = await kruiseReferenceVersion(line);
       // The webhooks and the CRD of this project are installed; its reconciler runs only when the test says.
       stack = await startLocalStack();
-      kubelet = startTestKubelet(stack.cp, { namespaces: [NS], readyDelayMs: 200 });
+      kubelet = startTestKubelet(stack.cp, { namespaces: [NS], readyDelayMs: 200, pullDelayMs: 0 });
       await admin('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
       reconciler = await composeStatusSync({ KUBECONFIG_CONTENT: stack.cp.kubeconfig('functions') }, { logger: jsonLogger({ function: STATUS_SYNC }, (line) => stack.logs.push(line)) });
       // Before step 4 only Kruise's webhooks answer: this project's are taken out, to be put back in step 4.

@@ -19,8 +19,8 @@ export const SCENARIO_ROLLOUT_PACE_MS = 500;
 export interface ScenarioStackOptions {
   /** Runs the status reconciler (a pass a second, a 500 ms rollout pace), with this environment besides; unset runs none (injection alone). */
   reconcile?: { env?: Readonly<Record<string, string>> };
-  /** One test kubelet per entry, each for its namespaces; their errors go to the stack's log. */
-  kubelets?: readonly Pick<TestKubeletOptions, 'namespaces' | 'readyDelayMs'>[];
+  /** One test kubelet per entry, each for its namespaces; their errors go to the stack's log. No pull delay unless an entry gives one: the suites time rollouts by readyDelayMs. */
+  kubelets?: readonly Pick<TestKubeletOptions, 'namespaces' | 'readyDelayMs' | 'pullDelayMs'>[];
   /** Namespaces created once the stack runs, for the suite's tests to share. */
   namespaces?: readonly string[];
 }
@@ -86,7 +86,7 @@ export class ScenarioStack {
     const onError = (message: string) => {
       stack.logs.push(JSON.stringify({ function: 'test-kubelet', message }));
     };
-    for (const kubelet of this.#options.kubelets ?? []) this.#kubelets.push(startTestKubelet(stack.cp, { ...kubelet, onError }));
+    for (const kubelet of this.#options.kubelets ?? []) this.#kubelets.push(startTestKubelet(stack.cp, { pullDelayMs: 0, ...kubelet, onError }));
     for (const ns of this.#options.namespaces ?? []) await this.#cluster.namespace(ns);
   }
 

@@ -30,6 +30,20 @@ describe('npm start options: --test-kubelet', () => {
     expect(() => parseServerOptions(['--test-kubelet', '--test-kubelet=5'], defaults)).toThrow(new OptionsError('--test-kubelet given twice'));
   });
 
+  it('takes a pull delay beside it, in either order', () => {
+    expect(parseServerOptions(['--test-kubelet=2000', '--test-kubelet-pull-delay=8000'], defaults).testKubelet).toEqual({ readyDelayMs: 2000, pullDelayMs: 8000 });
+    expect(parseServerOptions(['--test-kubelet-pull-delay=0', '--test-kubelet'], defaults).testKubelet).toEqual({ readyDelayMs: DEFAULT_TEST_KUBELET_READY_DELAY_MS, pullDelayMs: 0 });
+  });
+
+  it.each([
+    [['--test-kubelet-pull-delay=100'], '--test-kubelet-pull-delay goes with --test-kubelet'],
+    [['--test-kubelet', '--test-kubelet-pull-delay'], '--test-kubelet-pull-delay= needs a pull delay in milliseconds'],
+    [['--test-kubelet', '--test-kubelet-pull-delay=5s'], '--test-kubelet-pull-delay= takes a pull delay in milliseconds (0-3600000), got "5s"'],
+    [['--test-kubelet', '--test-kubelet-pull-delay=1', '--test-kubelet-pull-delay=2'], '--test-kubelet-pull-delay given twice'],
+  ])('refuses %j, naming the problem', (argv, message) => {
+    expect(() => parseServerOptions(argv, defaults)).toThrow(new OptionsError(message));
+  });
+
   it('parses alongside --kubeconfig (npm start refuses the pair, with the reason)', () => {
     expect(parseServerOptions(['--kubeconfig', 'k.yaml', '--test-kubelet'], defaults)).toMatchObject({ kubeconfig: 'k.yaml', testKubelet: { readyDelayMs: 1000 } });
   });

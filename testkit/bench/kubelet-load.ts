@@ -54,7 +54,7 @@ export async function kubeletLoad(cp: ControlPlane, options: KubeletLoadOptions)
   const concurrency = options.clientConcurrency ?? 16;
   const timeoutMs = 600_000;
   await createNamespace(cp, namespace);
-  const kubelet = startTestKubelet(cp, { namespaces: [namespace], readyDelayMs: options.readyDelayMs });
+  const kubelet = startTestKubelet(cp, { namespaces: [namespace], readyDelayMs: options.readyDelayMs, pullDelayMs: 0 });
   try {
     const names = Array.from({ length: options.pods }, (_, i) => `pod-${String(i).padStart(5, '0')}`);
     const template = podObject({ containers: [{ name: 'app', image: 'app:1' }, { name: 'sidecar', image: 'nginx:1.25' }] });

@@ -11,11 +11,10 @@
  * builds it again, both versions' binaries live side by side, and nothing is
  * fetched once they are built (runs offline).
  */
-import { createHash } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildOne, isExecutable, requiredVersion } from '../../control-plane/build.ts';
+import { buildOne, isExecutable, moduleBinaryPath, requiredVersion } from '../../control-plane/build.ts';
 import { startLineProcess } from '../line-process.ts';
 import type { ReferenceAnswer, ReferenceRequest } from './reference-protocol.ts';
 
@@ -49,10 +48,7 @@ export async function kruiseReferenceVersion(line: KruiseLine): Promise<string> 
 /** Where the binary for a release's module as it is now lives. */
 export async function kruiseReferenceBinaryPath(line: KruiseLine): Promise<string> {
   const { dir, files } = MODULES[line];
-  const hash = createHash('sha256');
-  for (const file of files) hash.update(file).update('\0').update(await readFile(join(dir, file)));
-  const key = `${await kruiseReferenceVersion(line)}-${hash.digest('hex').slice(0, 12)}`;
-  return join(repoRoot, '.cache', 'kruise-reference', key, 'kruise-reference');
+  return moduleBinaryPath('kruise-reference', await kruiseReferenceVersion(line), dir, files, 'kruise-reference');
 }
 
 const pendingBuilds = new Map<KruiseLine, Promise<string>>();

@@ -31,6 +31,12 @@ export const EMPTY_IMAGE = 'agent-empty:1.0';
 export interface RolloutClusterOptions {
   /** How long a restarted container takes to become ready again. */
   readyDelayMs: number;
+  /**
+   * The test kubelet's pull delay for a changed image (default 0, not the
+   * kubelet's own default): the suites and the rollout benchmark time
+   * batches by readyDelayMs alone.
+   */
+  pullDelayMs?: number;
   /** Serve lists and watches from etcd (default true): watches resume from any version after a restart. */
   listsFromEtcd?: boolean;
   /** More kube-apiserver flags (the benchmark's audit log). */
@@ -54,7 +60,7 @@ export async function startRolloutCluster(options: RolloutClusterOptions): Promi
     await cp.stop();
     throw error;
   }
-  const kubelet = startTestKubelet(cp, { readyDelayMs: options.readyDelayMs, writeConcurrency: 32 });
+  const kubelet = startTestKubelet(cp, { readyDelayMs: options.readyDelayMs, pullDelayMs: options.pullDelayMs ?? 0, writeConcurrency: 32 });
   return {
     cp,
     kubelet,
