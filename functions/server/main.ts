@@ -22,6 +22,7 @@ import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { ensureSecretFile, fileSecretStore } from '../../lib/adapters/secret-file.ts';
+import { parseJudgedSecretValue } from '../../lib/auth/secret-strength.ts';
 import { ENV_REVISION_NAMESPACE, revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
 import { DEFAULT_REVISION_NAMESPACE } from '../../lib/sidecarset/revisions.ts';
 import { sidecarSetReadiness } from '../../lib/adapters/readiness.ts';
@@ -67,6 +68,8 @@ async function localCallerAccess(tlsDir: string, env: NodeJS.ProcessEnv): Promis
   const path = join(tlsDir, SECRET_FILE);
   await ensureSecretFile(path);
   const store = fileSecretStore(path);
+  // The webhooks check only a secret's form (the strength dictionaries stay out of their bundles); a file kept here is judged once, before anything serves it.
+  parseJudgedSecretValue(await store.read(), `secret file ${path}`);
   return { secrets: await storedCallerSecrets(() => store.read(), `secret file ${path}`, env, logger), networks: callerNetworksFromEnv(env), store };
 }
 

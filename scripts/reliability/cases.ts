@@ -4,6 +4,8 @@
  * case runs the same scenario function its short version in `npm test` runs,
  * and throws when an invariant breaks.
  */
+import { CONTEXT_DEFAULTS } from '../../infra/aws/config.ts';
+import { heapNodeOptions } from '../../infra/aws/heap.ts';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { ControlPlane } from '../../control-plane/harness.ts';
@@ -237,7 +239,7 @@ export const CASES: readonly Case[] = [
     async run({ quick }) {
       const cluster = await startRolloutCluster({ readyDelayMs: 300, listsFromEtcd: false });
       try {
-        return await largeSidecarSets(cluster.cp, { largeSets: quick ? 10 : 40, bytesPerSet: 1024 * 1024 });
+        return await largeSidecarSets(cluster.cp, { largeSets: quick ? 10 : 40, bytesPerSet: 1024 * 1024, statusSyncHeapOption: heapNodeOptions(CONTEXT_DEFAULTS.statusSyncMemoryMb) });
       } finally {
         await cluster.stop();
       }

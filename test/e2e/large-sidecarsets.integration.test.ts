@@ -9,6 +9,8 @@
  * ("cannot list SidecarSets: the answer is larger than 33554432 bytes;
  * nothing cached") and the pass failed at its SidecarSet list.
  */
+import { CONTEXT_DEFAULTS } from '../../infra/aws/config.ts';
+import { heapNodeOptions } from '../../infra/aws/heap.ts';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { startRolloutCluster, type RolloutCluster } from '../../testkit/faults/rollout-fixture.ts';
@@ -29,7 +31,7 @@ describeWithControlPlane('40 MiB of SidecarSets on a real API server', () => {
   });
 
   it('a cold pod-inject injects within the review’s deadline, and a cold status pass completes and counts the small set’s pods', async () => {
-    const rows = await largeSidecarSets(cluster.cp, { largeSets: 40, bytesPerSet: MIB });
+    const rows = await largeSidecarSets(cluster.cp, { largeSets: 40, bytesPerSet: MIB, statusSyncHeapOption: heapNodeOptions(CONTEXT_DEFAULTS.statusSyncMemoryMb) });
     process.stdout.write(`40 MiB of SidecarSets: ${JSON.stringify(rows)}\n`);
     expect(rows.map((r) => r.run)).toEqual([expect.stringMatching(/^cold pod-inject/), expect.stringMatching(/^cold status pass/)]);
     expect(Number(rows[0]?.listMiB)).toBeGreaterThanOrEqual(40);

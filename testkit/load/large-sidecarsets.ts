@@ -17,8 +17,6 @@
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { CONTEXT_DEFAULTS } from '../../infra/aws/config.ts';
-import { heapNodeOptions } from '../../infra/aws/heap.ts';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
@@ -45,6 +43,8 @@ const CHILD = fileURLToPath(new URL('./cold-function-child.ts', import.meta.url)
 export interface LargeSidecarSetsOptions {
   largeSets: number;
   bytesPerSet: number;
+  /** The reconciler's V8 heap flag, as the stack gives it (infra/aws/heap.ts); the caller passes it because testkit does not import infra. */
+  statusSyncHeapOption: string;
 }
 
 /** A valid SidecarSet of about `bytes` that selects no pod; named to be listed before the small set. */
@@ -62,12 +62,11 @@ function largeSet(i: number, bytes: number): SidecarSet {
 const webPod = (name: string): Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NAMESPACE, labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'app:1' }] } });
 
 /** Runs one cold function in a process of its own and returns its report. */
-function coldFunction(kubeconfig: string, what: 'pod-inject' | 'status-sync', review?: unknown): Promise<ColdFunctionReport> {
+function coldFunction(kubeconfig: string, what: 'pod-inject' | 'status-sync', execArgv: readonly string[], review?: unknown): Promise<ColdFunctionReport> {
   return new Promise((resolve, reject) => {
     const child = fork(CHILD, [], {
       env: { ...process.env, KUBECONFIG_CONTENT: kubeconfig, COLD_FUNCTION: what, COLD_REVIEW: review === undefined ? '' : JSON.stringify(review) },
-      // The reconciler with the heap cap the stack gives it (infra/aws/heap.ts); the admission function as Node starts, as the stack runs it.
-      execArgv: ['--no-warnings=ExperimentalWarning', ...(what === 'status-sync' ? [heapNodeOptions(CONTEXT_DEFAULTS.statusSyncMemoryMb)] : [])],
+      execArgv: ['--no-warnings=ExperimentalWarning', ...execArgv],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     let told = false;
@@ -107,7 +106,7 @@ async function seed(cp: ControlPlane, options: LargeSidecarSetsOptions): Promise
 /** The cold pod-inject's row; creates the small set's pods as it injected them. */
 async function coldInjection(cp: ControlPlane, listMiB: number): Promise<Figures> {
   const pod = webPod('web-0');
-  const report = await coldFunction(cp.kubeconfig('webhooks'), 'pod-inject', podReview('cold-0', pod));
+  const report = await coldFunction(cp.kubeconfig('webhooks'), 'pod-inject', [], podReview('cold-0', pod)); // as Node starts, as the stack runs it
   const answer = report.answer as { statusCode: number; body?: string };
   if (answer.statusCode !== 200) throw new Error(`the cold pod-inject answered ${answer.statusCode}: ${(answer.body ?? '').slice(0, 500)}`);
   const { response } = JSON.parse(answer.body ?? '{}') as { response: { allowed: boolean; patch?: string } };
@@ -122,14 +121,13 @@ async function coldInjection(cp: ControlPlane, listMiB: number): Promise<Figures
 
 /** The cold status pass's row. */
 async function coldPass(cp: ControlPlane, options: LargeSidecarSetsOptions, listMiB: number): Promise<Figures> {
-  const report = await coldFunction(cp.kubeconfig('status-sync'), 'status-sync');
+  const report = await coldFunction(cp.kubeconfig('status-sync'), 'status-sync', [options.statusSyncHeapOption]); // with the heap cap the stack gives it
   const pass = report.answer as { errors: unknown[]; setsSeen: number; sets?: Record<string, { matchedPods: number; updatedPods: number }> };
   if (pass.errors.length > 0) throw new Error(`the status pass failed: ${JSON.stringify(pass.errors).slice(0, 1000)}`);
   if (pass.setsSeen !== options.largeSets + 1) throw new Error(`the status pass saw ${pass.setsSeen} sets, not ${options.largeSets + 1}`);
   const small = pass.sets?.[SMALL_SET];
   if (small?.matchedPods !== SMALL_PODS || small.updatedPods !== SMALL_PODS) throw new Error(`the status pass counted ${JSON.stringify(small)} for ${SMALL_SET}, not ${SMALL_PODS} matched and updated pods`);
-  const stackHeap = heapNodeOptions(CONTEXT_DEFAULTS.statusSyncMemoryMb);
-  return { run: `cold status pass (${stackHeap})`, listMiB, answer: `${pass.setsSeen} sets, ${SMALL_SET} ${small.matchedPods}/${small.updatedPods} matched/updated`, elapsedMs: report.elapsedMs, peakRssMiB: report.maxRssMiB, heapAfterGcMiB: report.heapAfterGcMiB };
+  return { run: `cold status pass (${options.statusSyncHeapOption})`, listMiB, answer: `${pass.setsSeen} sets, ${SMALL_SET} ${small.matchedPods}/${small.updatedPods} matched/updated`, elapsedMs: report.elapsedMs, peakRssMiB: report.maxRssMiB, heapAfterGcMiB: report.heapAfterGcMiB };
 }
 
 /** Seeds `cp` (a cluster with the CRD and the functions' RBAC) and runs both cold functions against it. */
