@@ -159,9 +159,10 @@ export async function* pagedList<T>(client: KubeClient, path: string, query: Rea
       } finally {
         page.onHeadToken = undefined;
       }
-      const { status, body, items, bytes, largestItemBytes } = answer;
+      const { status, body, items, bytes, largestItemBytes, nonObjectItem } = answer;
       if (status === 410) throw new ListExpiredError(`the list's continue token expired: ${(typeof body === 'string' ? body : JSON.stringify(body)).slice(0, 300)}`);
       if (status !== 200) throw apiServerAnswered(operation, status, body);
+      if (nonObjectItem === true) throw new KubeApiError(operation, 'the list holds an item that is not an object', status);
       if (typeof body === 'string' || items === undefined) throw new KubeApiError(operation, 'the answer is not JSON', status);
       if (!isObject(body) || !Array.isArray(body.items)) throw new KubeApiError(operation, 'the answer is not a list (no items array)', status);
       options.onPage?.({ limit: page.limit, bytes, items: items.length, largestItemBytes, abandoned: false });

@@ -110,6 +110,8 @@ export interface KubeListAnswer<T> {
   bytes: number;
   /** The largest item's size in bytes: the most raw text reading held at once, besides the envelope. */
   largestItemBytes: number;
+  /** A 200 list whose items array held something other than objects (items is then undefined). */
+  nonObjectItem?: true;
 }
 
 /** One request sent again: what, which attempt comes next, and why. */
@@ -299,6 +301,8 @@ async function readListItems<T>(response: IncomingMessage, maxBytes: number, ope
   const items: T[] = [];
   let bytes = 0;
   let bad: string | undefined;
+  // An object, not a boolean: set in onItem, which the compiler does not see called.
+  const found = { nonObject: false };
   const onItem = (item: Buffer) => {
     if (bad !== undefined) return;
     const text = item.toString('utf8');
@@ -310,6 +314,7 @@ async function readListItems<T>(response: IncomingMessage, maxBytes: number, ope
       return;
     }
     if (isObject(value)) items.push(keep(value));
+    else found.nonObject = true;
   };
   for await (const chunk of boundedChunks(response, maxBytes, operation)) {
     bytes += chunk.length;
@@ -317,6 +322,7 @@ async function readListItems<T>(response: IncomingMessage, maxBytes: number, ope
     if (bad === undefined) splitter.write(chunk, onItem);
   }
   if (bad !== undefined) return { status, body: bad, items: undefined, bytes, largestItemBytes: splitter.largestItem() };
+  if (found.nonObject || splitter.strayItem()) return { status, body: undefined, items: undefined, bytes, largestItemBytes: splitter.largestItem(), nonObjectItem: true };
   const envelope = parsedOrText(splitter.envelope().toString('utf8'));
   return { status, body: envelope, items: typeof envelope === 'string' ? undefined : items, bytes, largestItemBytes: splitter.largestItem() };
 }

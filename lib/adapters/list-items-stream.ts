@@ -29,6 +29,8 @@ export interface ListItemSplitter {
   envelope(): Buffer;
   /** The largest item seen, in bytes (what reading held at once, besides the envelope). */
   largestItem(): number;
+  /** Whether the items array held a value that is not an object (a string, number, literal or array), which no item of a Kubernetes list is. */
+  strayItem(): boolean;
 }
 
 /** Who hears what a list says before its items. */
@@ -62,6 +64,8 @@ export function listItemSplitter(options: ListItemSplitterOptions = {}): ListIte
   const envelopePieces: Buffer[] = [];
   /** Whether `onItemsOpen` was told (once per answer: a second top-level `items` key is not a second head). */
   let toldOpen = false;
+  /** A value other than an object seen directly in the items array: told, so that it is not dropped unseen. */
+  let stray = false;
 
   function write(chunk: Buffer, onItem: (item: Buffer) => void): void {
     const length = chunk.length;
@@ -109,6 +113,8 @@ export function listItemSplitter(options: ListItemSplitterOptions = {}): ListIte
         continue;
       }
       const byte = chunk[i];
+      // Directly in the items array only objects, commas, whitespace and its closing bracket belong.
+      if (inItems && depth === 2 && byte !== OPEN_BRACE && byte !== CLOSE_BRACKET && byte !== 0x2c && byte !== 0x20 && byte !== 0x0a && byte !== 0x0d && byte !== 0x09) stray = true;
       if (byte === QUOTE) {
         inString = true;
         backslashes = 0;
@@ -172,5 +178,6 @@ export function listItemSplitter(options: ListItemSplitterOptions = {}): ListIte
     write,
     envelope: () => Buffer.concat(envelopePieces),
     largestItem: () => largest,
+    strayItem: () => stray,
   };
 }

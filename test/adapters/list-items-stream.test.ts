@@ -30,6 +30,31 @@ const tricky = [
 const list = { kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '42', continue: 'tok"en}' }, items: tricky };
 
 describe('listItemSplitter', () => {
+  it.each([
+    ['a string', '"b"'],
+    ['a number', '7'],
+    ['null', 'null'],
+    ['an array', '[{"a":1}]'],
+  ])('tells a list whose items array holds %s, which would otherwise be dropped unseen', (_what, value) => {
+    const text = `{"kind":"PodList","items":[{"metadata":{"name":"a"}}, ${value} ,{"b":"[\\"x"}]}`;
+    for (const cuts of [[], [27, 40]]) {
+      const bytes = Buffer.from(text);
+      const splitter = listItemSplitter();
+      let start = 0;
+      for (const end of [...cuts, bytes.length]) {
+        splitter.write(bytes.subarray(start, end), () => undefined);
+        start = end;
+      }
+      expect(splitter.strayItem()).toBe(true);
+    }
+  });
+
+  it('tells no stray item for a list of objects, whitespace and commas, strings holding anything', () => {
+    const splitter = listItemSplitter();
+    splitter.write(Buffer.from(JSON.stringify(list, null, 2)), () => undefined);
+    expect(splitter.strayItem()).toBe(false);
+  });
+
   it('gives the items and the envelope of a list in one chunk', () => {
     const text = JSON.stringify(list);
     expect(split(text, [])).toEqual({ items: tricky, envelope: { ...list, items: [] }, largest: Math.max(...tricky.map((t) => Buffer.byteLength(JSON.stringify(t)))) });
