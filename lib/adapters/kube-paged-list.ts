@@ -164,7 +164,8 @@ export async function* pagedList<T>(client: KubeClient, path: string, query: Rea
       if (status !== 200) throw apiServerAnswered(operation, status, body);
       if (nonObjectItem === true) throw new KubeApiError(operation, 'the list holds an item that is not an object', status);
       if (typeof body === 'string' || items === undefined) throw new KubeApiError(operation, 'the answer is not JSON', status);
-      if (!isObject(body) || !Array.isArray(body.items)) throw new KubeApiError(operation, 'the answer is not a list (no items array)', status);
+      // An empty PartialObjectMetadataList says `"items": null` (Go's nil slice, no omitempty): no items, not a broken answer.
+      if (!isObject(body) || !(Array.isArray(body.items) || body.items === null)) throw new KubeApiError(operation, 'the answer is not a list (no items array)', status);
       options.onPage?.({ limit: page.limit, bytes, items: items.length, largestItemBytes, abandoned: false });
       const metadata = objectOf(body.metadata);
       const token = stringOf(metadata?.continue);

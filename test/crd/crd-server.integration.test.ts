@@ -5,6 +5,7 @@
  * and stored as written, also after the webhooks default it; a typo is
  * warned about and pruned; `kubectl explain` has descriptions to show.
  */
+import { canaryBaseOf } from '../../lib/sidecarset/canary.ts';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
@@ -204,6 +205,9 @@ describeWithControlPlane('the CRD behind the webhooks', () => {
   it.each(corpus.filter((entry) => entry.valid && entry.unknownFields.length === 0).map((entry) => [entry.source, entry] as const))(
     'stores %s exactly as the defaulting webhook wrote it (nothing pruned)',
     async (_source, { set }) => {
+      // A canary is refused without its base (the validating webhook reads it): a plain base is stored first.
+      const base = canaryBaseOf(set);
+      if (base !== undefined) expect((await createAndRead(stack.cp, { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: base }, spec: { selector: { matchLabels: { base } }, containers: [{ name: 'base-agent', image: 'agent:1' }] } })).status).toBe(201);
       const res = await createAndRead(stack.cp, set, '?fieldValidation=Strict');
       try {
         expect({ status: res.status, warnings: res.warnings, body: res.status === 201 ? '' : res.body }).toEqual({ status: 201, warnings: [], body: '' });
@@ -212,6 +216,7 @@ describeWithControlPlane('the CRD behind the webhooks', () => {
         expect(res.stored?.metadata?.annotations).toEqual(expect.objectContaining(expected.metadata?.annotations ?? {}));
       } finally {
         await remove(stack.cp, set.metadata?.name ?? '');
+        if (base !== undefined) await remove(stack.cp, base);
       }
     },
   );
