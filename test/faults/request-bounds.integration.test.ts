@@ -33,7 +33,9 @@ const pod = (name: string, labels: Record<string, string>, filler = 0) => ({
   spec: { containers: [{ name: 'app', image: 'app:1', ...(filler === 0 ? {} : { args: ['b'.repeat(filler)] }) }] },
 });
 
-const throughProxy = (options: KubeClientOptions) => kubeConfigClient(parseKubeConfig(cp.kubeconfig('functions').replace(cp.url, `https://127.0.0.1:${proxy.port}`), 'through the fault proxy'), options);
+// The writer's write below re-images an app container, which the reconciler's pod policy refuses its identities (rbac.yaml): it writes as admin.
+const throughProxy = (options: KubeClientOptions, user: 'functions' | 'admin' = 'functions') =>
+  kubeConfigClient(parseKubeConfig(cp.kubeconfig(user).replace(cp.url, `https://127.0.0.1:${proxy.port}`), 'through the fault proxy'), options);
 const direct = () => kubeConfigClient(parseKubeConfig(cp.kubeconfig('functions'), 'functions'));
 
 describeWithControlPlane('requests that get no answer in time', () => {
@@ -70,7 +72,7 @@ describeWithControlPlane('requests that get no answer in time', () => {
   it('a guarded pod write (a JSON Patch testing the resourceVersion) is sent again after no answer, and lands once', async () => {
     const stored = JSON.parse((await cp.request('admin', 'GET', '/api/v1/namespaces/retry/pods/p-0')).body) as { metadata: { resourceVersion: string } };
     const retries: RequestRetry[] = [];
-    const writer = kubePodWriter(throughProxy({ attemptTimeoutMs: 1_000, onRetry: (r) => retries.push(r) }));
+    const writer = kubePodWriter(throughProxy({ attemptTimeoutMs: 1_000, onRetry: (r) => retries.push(r) }, 'admin'));
     proxy.blackhole();
     const healed = setTimeout(() => {
       proxy.passThrough();
