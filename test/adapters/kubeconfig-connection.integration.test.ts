@@ -40,7 +40,8 @@ describeWithControlPlane('the KubeConfig connection on a real kube-apiserver', (
     const cp = running();
     const proxy = await startFaultProxy({ targetPort: Number(new URL(cp.url).port) });
     try {
-      const pods = kubePodWriter(kubeConfigClient(parseKubeConfig(cp.kubeconfig('functions').replace(cp.url, `https://127.0.0.1:${proxy.port}`), 'test')));
+      // As admin: the writes re-image an app container, which the reconciler's pod policy refuses its identities (rbac.yaml).
+      const pods = kubePodWriter(kubeConfigClient(parseKubeConfig(cp.kubeconfig('admin').replace(cp.url, `https://127.0.0.1:${proxy.port}`), 'test')));
       const created = await createPod(cp, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'agent', namespace: NAMESPACE }, spec: { containers: [{ name: 'agent', image: 'agent:1' }] } });
       let version = created.metadata?.resourceVersion ?? '';
       for (let i = 0; i < 20; i++) {
