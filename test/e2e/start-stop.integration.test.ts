@@ -6,6 +6,7 @@
  * use fails at once, naming the port and what to do. Each case boots an
  * embedded cluster (about 10-20 s), so there is one boot per way of stopping.
  */
+import { freePort } from '../../testkit/free-port.ts';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -21,14 +22,6 @@ import { projectCopy } from '../../testkit/project-copy.ts';
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Everything must be gone this long after the signal; a stop takes a few seconds (10x margin and more). */
 const GONE_WITHIN_MS = 60_000;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -10,8 +10,8 @@
  * that runs side by side on one machine do not meet on 8443. Nothing the
  * pages run names the port.
  */
+import { freePort } from '../free-port.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
 import type { RunStep } from './blocks.ts';
 
 export interface CommandRun {
@@ -66,14 +66,6 @@ function pause(ms: number): Promise<void> {
   return new Promise((resolve) => {
     setTimeout(resolve, ms).unref();
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Kills a detached child's whole process group (the shell, npm and what they started). */
