@@ -101,4 +101,34 @@ describe('the JUnit report of a Kruise e2e group', () => {
     // Ten times the input: about ten times the time, far from the hundred a quadratic scan would take.
     expect(large / small).toBeLessThan(30);
   });
+
+  describe('a documented difference', () => {
+    const CANARY = '[It] SidecarSet SidecarSet Upgrade functionality [SidecarSetUpgrade] inject pod sidecar with canary sidecarSet [SidecarSet, workload]';
+    // The failure as Ginkgo wrote it on 2026-12-06: the canary's status with both pods ready.
+    const READY = 'Dec  6 07:45:21.724: Failed waiting for sidecarSet to upgrade complete: context deadline exceeded status({1 2 2 2 2 test-sidecarset-e2e-tests-sidecarset-v1beta1-82kch-xm5r2-66b4c77975 0x11362c6d49fc})';
+    const spec = (message: string, state: 'failed' | 'passed' = 'failed') => ({ name: CANARY, state, seconds: 309, message });
+
+    it('shows the canary spec failing on current ready counts as documented, and the run as passed', () => {
+      const groups = [{ group: 'v1beta1', specs: [spec(READY)] }];
+      const text = formatResults(groups);
+      expect(text).toContain('| documented difference | 309 | readyPods stays current for NotUpdate sets: docs/DIFFERENCES-FROM-KRUISE-1.9.md');
+      expect(text.split('\n').at(-1)).toBe('Kruise e2e: 0 of 1 specs passed (v1beta1 0/1); 1 differs as documented: v1beta1: SidecarSet SidecarSet Upgrade functionality [SidecarSetUpgrade] inject pod sidecar with canary sidecarSet [SidecarSet, workload] (readyPods stays current for NotUpdate sets)');
+      expect(allPassed(groups)).toBe(true);
+    });
+
+    it.each([
+      ['the base still counting the pods', READY.replace('{1 2 2 2 2 ', '{1 2 0 0 0 ')],
+      ['the canary missing a pod', READY.replace('{1 2 2 2 2 ', '{1 1 1 1 1 ')],
+      ['the canary with pods not updated', READY.replace('{1 2 2 2 2 ', '{1 2 0 2 0 ')],
+      ['another failure of the spec', 'Expected <int>: 1 to equal <int>: 2'],
+    ])('is a failure when the spec fails otherwise: %s', (_what, message) => {
+      const groups = [{ group: 'v1beta1', specs: [spec(message)] }];
+      expect(allPassed(groups)).toBe(false);
+      expect(formatResults(groups)).toContain('; not passed: v1beta1:');
+    });
+
+    it('is recognised only in the group that has the spec', () => {
+      expect(allPassed([{ group: 'v1alpha1', specs: [spec(READY)] }])).toBe(false);
+    });
+  });
 });

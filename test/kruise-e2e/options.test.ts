@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { KruiseE2eUsageError, parseKruiseE2eArgs } from '../../testkit/kruise-e2e/options.ts';
-import { controllerManagerArgs, groupArgs } from '../../testkit/kruise-e2e/args.ts';
+import { controllerManagerArgs, groupArgs, runPhases, SHARED_OBJECT_SPECS } from '../../testkit/kruise-e2e/args.ts';
 
 describe('npm run conformance -- --kruise-e2e', () => {
   it('runs both groups by default, into a directory of its own', () => {
@@ -35,9 +35,26 @@ describe('npm run conformance -- --kruise-e2e', () => {
     expect(args).toContain('-ginkgo.focus-file=apps/v1alpha1/sidecarset');
     expect(args).toContain('-ginkgo.junit-report=/r/v1alpha1.xml');
     expect(args.some((a) => a.startsWith('-ginkgo.focus='))).toBe(false);
-    expect(groupArgs('v1beta1', 'x.xml', 'paused')).toContain('-ginkgo.focus=paused');
+    expect(groupArgs('v1beta1', 'x.xml', { focus: 'paused' })).toContain('-ginkgo.focus=paused');
+    expect(groupArgs('v1beta1', 'x.xml', { skip: 'metadata' })).toContain('-ginkgo.skip=metadata');
     // focus-file matches a path fragment: sidecarterminator.go is not under it.
     expect('test/e2e/apps/v1alpha1/sidecarterminator.go'.includes('apps/v1alpha1/sidecarset')).toBe(false);
+  });
+
+  it('runs both groups at once without the specs that write a shared cluster object, then those one group at a time', () => {
+    const phases = runPhases(['v1alpha1', 'v1beta1']);
+    expect(phases.map((phase) => phase.map((run) => [run.name, run.selection]))).toEqual([
+      [
+        ['v1alpha1', { skip: SHARED_OBJECT_SPECS }],
+        ['v1beta1', { skip: SHARED_OBJECT_SPECS }],
+      ],
+      [['v1alpha1-shared', { focus: SHARED_OBJECT_SPECS }]],
+      [['v1beta1-shared', { focus: SHARED_OBJECT_SPECS }]],
+    ]);
+    // Ginkgo ORs focus flags, so a user's focus cannot be narrowed further: the groups run one at a time.
+    expect(runPhases(['v1alpha1', 'v1beta1'], 'paused')).toEqual([[{ group: 'v1alpha1', selection: { focus: 'paused' }, name: 'v1alpha1' }], [{ group: 'v1beta1', selection: { focus: 'paused' }, name: 'v1beta1' }]]);
+    // Both groups' copies of the patch-metadata spec create kruise-system/kruise-configuration.
+    expect(new RegExp(SHARED_OBJECT_SPECS).test('[It] SidecarSet SidecarSet Upgrade functionality [SidecarSetUpgrade] sidecarSet patch pod metadata [SidecarSet, workload]')).toBe(true);
   });
 
   it('runs the controller manager with the controllers the specs need, serving nothing', () => {

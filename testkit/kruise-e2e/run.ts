@@ -5,11 +5,12 @@
  * same schedule, the test kubelet with its defaults), a kube-controller-manager
  * beside it so that Deployments make pods, and Kruise's test binary once per
  * group (both at once: every spec has its own namespace, and most of a
- * group's time is its own sleeps). The groups' JUnit reports become a table
- * per spec (junit.ts).
+ * group's time is its own sleeps), then, one group at a time, the specs that
+ * write a cluster-scoped object both groups write (args.ts, runPhases). The
+ * groups' JUnit reports become a table per spec (junit.ts).
  *
- * Everything goes to one report directory: <group>.xml (Ginkgo's JUnit),
- * <group>.log (the binary's output), kube-controller-manager.log, stack.log
+ * Everything goes to one report directory: <run>.xml (Ginkgo's JUnit),
+ * <run>.log (the binary's output; a run is `v1alpha1` or `v1alpha1-shared`), kube-controller-manager.log, stack.log
  * (the webhooks', reconciler's and test kubelet's log lines) and results.md
  * (the tables). The admin kubeconfig is written there for the run and
  * removed after it.
@@ -24,7 +25,7 @@ import { startLocalStack, type LocalStack } from '../../functions/server/local-s
 import { statusSyncHeartbeatFromEnv, statusSyncIntervalFromEnv } from '../../functions/status-sync/compose.ts';
 import { ensureKruiseE2eBinaries } from './binaries.ts';
 import { allPassed, formatResults, parseJunitReport, type GroupResult } from './junit.ts';
-import { CONTROLLERS, controllerManagerArgs, groupArgs } from './args.ts';
+import { CONTROLLERS, controllerManagerArgs, groupArgs, runPhases, SHARED_OBJECT_SPECS, type GroupRun } from './args.ts';
 import type { KruiseE2eOptions } from './options.ts';
 
 /** How long kube-controller-manager may take to give the default namespace its ServiceAccount. */
@@ -133,24 +134,28 @@ export async function runKruiseE2e(options: KruiseE2eOptions, say: (line: string
     await waitForControllerManager(stack.cp, manager);
     say(`kube-controller-manager ${binaries.kubernetesVersion} runs (${CONTROLLERS.join(', ')})`);
     const started = Date.now();
-    const groups = await Promise.all(
-      options.groups.map(async (group): Promise<GroupResult> => {
-        const junit = join(reportDir, `${group}.xml`);
-        await rm(junit, { force: true });
-        say(`running Kruise ${binaries.kruiseVersion}'s apps/${group}/sidecarset* specs (log: ${join(reportDir, `${group}.log`)})...`);
-        const run = await startLogged(`kruise-e2e ${group}`, binaries.kruiseE2e, groupArgs(group, junit, options.focus), join(reportDir, `${group}.log`), env, reportDir);
-        children.push(run);
-        const code = await run.exited;
-        let xml: string;
-        try {
-          xml = await readFile(junit, 'utf8');
-        } catch {
-          throw new Error(`the ${group} run (exit ${code ?? 'by a signal'}) wrote no JUnit report; see ${run.log}`);
-        }
-        say(`${group} done in ${((Date.now() - started) / 60_000).toFixed(1)} min`);
-        return { group, specs: parseJunitReport(xml, junit) };
-      }),
-    );
+    const runGroup = async (run: GroupRun): Promise<GroupResult> => {
+      const junit = join(reportDir, `${run.name}.xml`);
+      await rm(junit, { force: true });
+      const what = run.selection.focus === SHARED_OBJECT_SPECS ? `the spec "${SHARED_OBJECT_SPECS}" of apps/${run.group}` : `apps/${run.group}/sidecarset* specs`;
+      say(`running Kruise ${binaries.kruiseVersion}'s ${what} (log: ${join(reportDir, `${run.name}.log`)})...`);
+      const child = await startLogged(`kruise-e2e ${run.name}`, binaries.kruiseE2e, groupArgs(run.group, junit, run.selection), join(reportDir, `${run.name}.log`), env, reportDir);
+      children.push(child);
+      const code = await child.exited;
+      let xml: string;
+      try {
+        xml = await readFile(junit, 'utf8');
+      } catch {
+        throw new Error(`the ${run.name} run (exit ${code ?? 'by a signal'}) wrote no JUnit report; see ${child.log}`);
+      }
+      say(`${run.name} done at ${((Date.now() - started) / 60_000).toFixed(1)} min`);
+      return { group: run.group, specs: parseJunitReport(xml, junit) };
+    };
+    // The runs of a phase go at once (every spec makes its own namespace); the phases one after the other.
+    const results: GroupResult[] = [];
+    for (const phase of runPhases(options.groups, options.focus)) results.push(...(await Promise.all(phase.map(runGroup))));
+    // One table per group: its runs' reports together (each run skips what the other ran).
+    const groups = options.groups.map((group): GroupResult => ({ group, specs: results.filter((r) => r.group === group).flatMap((r) => r.specs) }));
     const text = formatResults(groups);
     await writeFile(join(reportDir, 'results.md'), `${text}\n`);
     return { text, passed: allPassed(groups), reportDir };
