@@ -210,6 +210,18 @@ export interface PodEvictor {
   evict(pod: { namespace: string; name: string; uid: string }, signal?: AbortSignal): Promise<EvictionOutcome>;
 }
 
+/** Which pods the API server sends to pod-inject: its webhook's selectors, as registered (absent: every namespace, every pod). */
+export interface PodWebhookSelectors {
+  namespaceSelector?: unknown;
+  objectSelector?: unknown;
+}
+
+/** The pod-inject webhook as the cluster registers it. */
+export interface PodWebhookSource {
+  /** Its selectors; undefined when the project's MutatingWebhookConfiguration holds no pod-inject webhook (no pod is injected). */
+  selectors(signal?: AbortSignal): Promise<PodWebhookSelectors | undefined>;
+}
+
 /**
  * A SidecarSet CREATE or UPDATE the webhooks admitted (never a dry run): the
  * reconciler should run that set's pass now rather than at the next tick.

@@ -17,6 +17,7 @@ import { kubeAdmissionConfigEventSink, kubeEventSink, kubePodEventSink, kubeTold
 import { kubeNamespaceSnapshot } from '../../lib/adapters/kube-namespaces.ts';
 import { kubePodPages, kubePodWriter, kubeSetPods } from '../../lib/adapters/kube-pods.ts';
 import { kubePodEvictor } from '../../lib/adapters/kube-evictions.ts';
+import { kubePodWebhook } from '../../lib/adapters/kube-pod-webhook.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, type KubeClient, type RequestRetry } from '../../lib/adapters/kube-request.ts';
 import { kubeRevisionStore } from '../../lib/adapters/kube-revisions.ts';
 import { kubeStatusWriter } from '../../lib/adapters/kube-sidecarsets.ts';
@@ -121,7 +122,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   };
   const intervalMs = millisecondsFromEnv(env, ENV_ROLLOUT_PACE_MS, DEFAULT_PACE.intervalMs, 100);
   // Only sets annotated for it have pods evicted; the limit holds over all of them.
-  const repair: RepairDeps = { evictions: kubePodEvictor(client), setPods: rollout.setPods, podEvents: rollout.podEvents, maxPerPass: repairMaxEvictionsFromEnv(env), memory: repairMemory() };
+  const repair: RepairDeps = { evictions: kubePodEvictor(client), podWebhook: kubePodWebhook(client), setPods: rollout.setPods, podEvents: rollout.podEvents, maxPerPass: repairMaxEvictionsFromEnv(env), memory: repairMemory() };
   return {
     logger,
     server: client.server,

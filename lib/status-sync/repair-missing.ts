@@ -12,10 +12,11 @@
  *   predates the set was never the webhook's to inject);
  * - the pod webhook would inject it now: the set's verdict from
  *   `injectionVerdicts`, the one decision pod-inject makes (not paused,
- *   selected, not displaced by a canary), and its namespace is one the
- *   webhook configuration sends to pod-inject (not a system namespace, not
- *   opted out by label). Otherwise the recreated pod would come back just
- *   as uninjected, and be evicted again every pass;
+ *   selected, not displaced by a canary), and the API server calls
+ *   pod-inject for it (the webhook's namespaceSelector and objectSelector as
+ *   registered: system namespaces, opted-out ones and those a deployment
+ *   excluded are not). Otherwise the recreated pod would come back just as
+ *   uninjected, and be evicted again every pass;
  * - it has a controller (an ownerReference with `controller: true`) to
  *   recreate it. One without is only reported: evicting it would delete it.
  *
@@ -36,7 +37,8 @@ import { sidecarSetName, sidecarSetSelectsPod, type NamespaceLabels } from '../s
 import { isPodReady, podContainers, podKey, sidecarContainerNames } from '../sidecarset/pod-state.ts';
 import { creationTimeMs, statusAccumulator, summarizePod } from '../sidecarset/status.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
-import { OPT_OUT_LABEL, OPT_OUT_VALUE, SYSTEM_NAMESPACES } from '../webhook-config/webhook-configurations.ts';
+import { selectorMatches } from '../kube/label-selector.ts';
+import type { PodWebhookSelectors } from '../ports.ts';
 
 export interface RepairInput {
   set: SidecarSet;
@@ -46,6 +48,8 @@ export interface RepairInput {
   pods: readonly Pod[];
   /** Labels of the namespaces the pods are in: a namespace missing here holds no pod to evict. */
   namespaceLabels: NamespaceLabels;
+  /** Which pods the API server sends to pod-inject, as registered. */
+  podWebhook: PodWebhookSelectors;
   /** Evictions the pass may still make. */
   room: number;
 }
@@ -75,12 +79,13 @@ export function controllerOf(pod: Pod): { kind: string; name: string } | undefin
   return undefined;
 }
 
-/** Whether pod-inject is called for pods of the namespace at all (the webhook configuration's namespaceSelector). */
-function webhookSeesNamespace(namespace: string, namespaceLabels: NamespaceLabels): boolean {
-  if ((SYSTEM_NAMESPACES as readonly string[]).includes(namespace)) return false;
+/** Whether the API server calls pod-inject for the pod (an absent selector selects everything, as in the API). */
+export function webhookSeesPod(webhook: PodWebhookSelectors, namespace: string, podLabels: Readonly<Record<string, string>>, namespaceLabels: NamespaceLabels): boolean {
   const labels = namespaceLabels.get(namespace);
-  // Unknown labels cannot show the namespace is not opted out.
-  return labels !== undefined && labels[OPT_OUT_LABEL] !== OPT_OUT_VALUE;
+  // Unknown labels cannot show the namespace is not excluded.
+  if (labels === undefined) return false;
+  if (webhook.namespaceSelector !== undefined && !selectorMatches(webhook.namespaceSelector, labels)) return false;
+  return webhook.objectSelector === undefined || selectorMatches(webhook.objectSelector, podLabels);
 }
 
 /** Every container name the set's injection adds: a pod holding one already carries one of its sidecars. */
@@ -124,7 +129,7 @@ export function planRepair(input: RepairInput): RepairPlan {
     }
     const createdAtMs = summary.createdAtMs;
     if (setCreatedAtMs === undefined || createdAtMs === undefined || createdAtMs <= setCreatedAtMs) continue;
-    if (carriesAny(pod, names) || !webhookSeesNamespace(summary.namespace, namespaceLabels)) continue;
+    if (carriesAny(pod, names) || !webhookSeesPod(input.podWebhook, summary.namespace, summary.labels, namespaceLabels)) continue;
     const verdict = injectionVerdicts(clusterSets, { labels: summary.labels, namespace: summary.namespace, namespaceLabels }).find((v) => v.set === name);
     if (verdict?.injects !== true) continue;
     if (controllerOf(pod) === undefined) {

@@ -18,7 +18,7 @@
 import { errorMessage } from '../errors.ts';
 import { objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
-import type { EvictionOutcome, NamespaceSource, PodEvent, PodEventSink, PodEvictor, SetPodSource } from '../ports.ts';
+import type { EvictionOutcome, NamespaceSource, PodEvent, PodEventSink, PodEvictor, PodWebhookSelectors, PodWebhookSource, SetPodSource } from '../ports.ts';
 import { podScope } from '../rollout/pod-scope.ts';
 import { sidecarSetName, sortByName } from '../sidecarset/match.ts';
 import { repairModeOf } from '../sidecarset/repair-missing-mode.ts';
@@ -41,6 +41,8 @@ export const DEFAULT_REPAIR_MAX_EVICTIONS = 5;
 /** What the repair step needs; present only where the reconciler may evict (not the offline invoke). */
 export interface RepairDeps {
   evictions: PodEvictor;
+  /** The pod webhook's selectors, read once per pass that repairs. */
+  podWebhook: PodWebhookSource;
   setPods: SetPodSource;
   podEvents: PodEventSink;
   /** Eviction attempts per pass, over every set ({@link ENV_REPAIR_MAX_EVICTIONS}). */
@@ -110,6 +112,19 @@ export async function repairMissingPods(
 ): Promise<RepairSummary> {
   const summary: RepairSummary = { sets: 0, evicted: 0, refused: 0, ownerless: 0, held: 0 };
   const asking = sortByName(sets.filter((set) => repairModeOf(set).mode === 'Evict' && (notInjected[sidecarSetName(set)] ?? 0) > 0));
+  if (asking.length === 0) return summary;
+  let podWebhook: PodWebhookSelectors | undefined;
+  try {
+    podWebhook = await deps.podWebhook.selectors(signal);
+  } catch (error) {
+    errors.push({ operation: 'read the pod webhook', message: `${errorMessage(error)}; no uninjected pod is evicted this pass` });
+    return summary;
+  }
+  if (podWebhook === undefined) {
+    // Evicting now would only have the pods recreated as uninjected as they are.
+    errors.push({ operation: 'read the pod webhook', message: 'the MutatingWebhookConfiguration holds no pod-inject webhook; no uninjected pod is evicted this pass' });
+    return summary;
+  }
   const seen = new Set<string>();
   let room = deps.maxPerPass;
   for (const set of asking) {
@@ -136,7 +151,7 @@ export async function repairMissingPods(
       const { pods } = await deps.setPods.list(scope, signal);
       const namespaces = [...new Set(pods.map((pod) => podRef(pod).namespace))];
       const namespaceLabels = await deps.namespaces.labels(namespaces, signal);
-      plan = planRepair({ set, clusterSets: sets, pods, namespaceLabels, room });
+      plan = planRepair({ set, clusterSets: sets, pods, namespaceLabels, podWebhook, room });
     } catch (error) {
       fail('repair uninjected pods', error);
       continue;
