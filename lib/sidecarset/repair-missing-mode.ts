@@ -38,5 +38,6 @@ export function repairMissingWarnings(set: unknown): string[] {
   const mode = repairModeOf(set);
   if (mode.mode !== 'invalid') return [];
   const value = mode.value.length > 16 ? `${mode.value.slice(0, 13)}...` : mode.value;
-  return [`${ANNOTATION_REPAIR_MISSING}=${JSON.stringify(value)}: only "${REPAIR_EVICT}" turns repair on; treated as off`];
+  // No quotes: the API server escapes them in the Warning header kubectl shows.
+  return [`${ANNOTATION_REPAIR_MISSING}=${value}: only ${REPAIR_EVICT} turns repair on; treated as off`];
 }

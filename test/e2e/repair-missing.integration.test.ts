@@ -149,7 +149,7 @@ describeWithControlPlane('pods the webhook missed, evicted to be recreated injec
   it('leaves every uninjected pod in place while no set asks, and while a set’s annotation is not Evict (a warning says so)', async () => {
     const res = await request('admin', 'PATCH', `${SIDECARSETS_PATH}/${setName('plain')}`, { metadata: { annotations: { [KEY]: 'evict' } } }, 'application/merge-patch+json');
     expect(res.status).toBe(200);
-    expect(res.warnings.join('\n')).toContain(`${KEY}="evict": only "Evict" turns repair on; treated as off`);
+    expect(res.warnings.join('\n')).toContain(`${KEY}=evict: only Evict turns repair on; treated as off`);
 
     const result = await pass();
     expect(result.notInjected).toEqual({ 'bare-agent': 1, 'limit-agent': 3, 'pdb-agent': 1, 'plain-agent': 2, 'rs-agent': 2 });

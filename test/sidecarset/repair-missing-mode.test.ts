@@ -31,7 +31,7 @@ describe('the repair-missing annotation', () => {
   });
 
   it('warns of a value that is not Evict, naming the one that works, and is silent otherwise', () => {
-    expect(repairMissingWarnings(withAnnotation('evict'))).toEqual([`${KEY}="evict": only "Evict" turns repair on; treated as off`]);
+    expect(repairMissingWarnings(withAnnotation('evict'))).toEqual([`${KEY}=evict: only Evict turns repair on; treated as off`]);
     expect(repairMissingWarnings(withAnnotation('Evict'))).toEqual([]);
     expect(repairMissingWarnings(withAnnotation())).toEqual([]);
   });
@@ -39,7 +39,7 @@ describe('the repair-missing annotation', () => {
   it('keeps the warning within 120 characters however long the value', () => {
     const [warning] = repairMissingWarnings(withAnnotation('x'.repeat(500)));
     expect(warning?.length).toBeLessThanOrEqual(120);
-    expect(warning).toContain('only "Evict" turns repair on');
+    expect(warning).toContain('only Evict turns repair on');
   });
 
   it('sidecarset-validate admits a set with an invalid value, warning that repair stays off', async () => {
@@ -47,6 +47,6 @@ describe('the repair-missing annotation', () => {
     const deps = { sidecarSets: memorySidecarSetSource([]), namespaces: memoryNamespaceSource([]), revisions: memoryRevisionSource([]), clock: { now: () => NOW } };
     const result = await sidecarSetValidateHandler(review.request as AdmissionRequest, deps);
     expect(result.outcome).toBe('allowed');
-    expect('response' in result ? result.response.warnings : undefined).toEqual([`${KEY}="yes": only "Evict" turns repair on; treated as off`]);
+    expect('response' in result ? result.response.warnings : undefined).toEqual([`${KEY}=yes: only Evict turns repair on; treated as off`]);
   });
 });
