@@ -242,4 +242,15 @@ describeWithControlPlane('pods the webhook missed, evicted to be recreated injec
     expect(await uidsOf('plain')).toEqual(created.get('plain'));
     expect(await eventsOf('plain', REASON_EVICTED)).toEqual([]);
   });
+
+  it('evicts nothing, and says why, while no pod-inject webhook is registered: a recreated pod would come back uninjected', async () => {
+    const config = await admin<{ webhooks: { name: string }[] }>('GET', MUTATING_PATH);
+    const index = config.webhooks.findIndex((w) => w.name === POD_WEBHOOK_NAME);
+    await admin('PATCH', MUTATING_PATH, [{ op: 'remove', path: `/webhooks/${index}` }], 'application/json-patch+json');
+    await annotate('plain', 'Evict');
+    const result = await reconciler.runPass();
+    expect(result.errors).toEqual([{ operation: 'read the pod webhook', message: 'the MutatingWebhookConfiguration holds no pod-inject webhook; no uninjected pod is evicted this pass' }]);
+    expect(result.repair?.evicted).toBe(0);
+    expect(await uidsOf('plain')).toEqual(created.get('plain'));
+  });
 });
