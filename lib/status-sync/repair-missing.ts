@@ -36,7 +36,7 @@ import { injectionVerdicts } from '../sidecarset/injecting-sets.ts';
 import { sidecarSetName, sidecarSetSelectsPod, type NamespaceLabels } from '../sidecarset/match.ts';
 import { isPodReady, podContainers, podKey, sidecarContainerNames } from '../sidecarset/pod-state.ts';
 import { creationTimeMs, statusAccumulator, summarizePod } from '../sidecarset/status.ts';
-import type { SidecarSet } from '../sidecarset/types.ts';
+import type { IntOrString, SidecarSet } from '../sidecarset/types.ts';
 import { selectorMatches } from '../kube/label-selector.ts';
 import type { PodWebhookSelectors } from '../ports.ts';
 
@@ -143,7 +143,7 @@ export function planRepair(input: RepairInput): RepairPlan {
   const none = { evict: [], ownerless, heldByPassLimit: 0, unavailable };
   let maxUnavailable: number;
   try {
-    maxUnavailable = maxUnavailableCount(objectOf(objectOf(set.spec)?.updateStrategy)?.maxUnavailable as never, total);
+    maxUnavailable = maxUnavailableCount(objectOf(objectOf(set.spec)?.updateStrategy)?.maxUnavailable as IntOrString | undefined, total);
   } catch (error) {
     return { ...none, heldByMaxUnavailable: evictable.length, maxUnavailable: 0, invalidStrategy: (error as Error).message };
   }
