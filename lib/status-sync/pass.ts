@@ -192,7 +192,8 @@ async function countPods(sets: readonly SidecarSet[], index: SetIndex, deps: Sta
  * Runs one pass. Never throws: whatever fails is in `errors`. The steps:
  * list the sets, count the pods for each (starting the list over when its
  * continue token expires), write the statuses that differ, report the
- * uninjected pods that are due.
+ * uninjected pods that are due, and evict those of the sets that ask for it
+ * (repair-step.ts, when `deps.repair` is given).
  */
 export async function runStatusPass(deps: StatusPassDeps, options: StatusPassOptions = {}): Promise<PassResult> {
   const nowMs = deps.nowMs ?? (() => performance.now());
