@@ -198,6 +198,30 @@ export interface PodWriter {
   patchStatus(namespace: string, name: string, patch: JsonObject, signal?: AbortSignal): Promise<PodWrite>;
 }
 
+/** How an eviction ended: done, the pod already gone (or replaced: another uid), or refused for now (429: a PodDisruptionBudget). */
+export type EvictionOutcome = { outcome: 'evicted' } | { outcome: 'gone' } | { outcome: 'refused'; message: string };
+
+/** Evicts pods through the Eviction API, so PodDisruptionBudgets and the pod's grace period hold. */
+export interface PodEvictor {
+  /**
+   * Evicts the pod if it is still the one with `uid`.
+   * @throws when the API server refuses it for any reason but a disruption budget (or cannot be reached).
+   */
+  evict(pod: { namespace: string; name: string; uid: string }, signal?: AbortSignal): Promise<EvictionOutcome>;
+}
+
+/** Which pods the API server sends to pod-inject: its webhook's selectors, as registered (absent: every namespace, every pod). */
+export interface PodWebhookSelectors {
+  namespaceSelector?: unknown;
+  objectSelector?: unknown;
+}
+
+/** The pod-inject webhook as the cluster registers it. */
+export interface PodWebhookSource {
+  /** Its selectors; undefined when the project's MutatingWebhookConfiguration holds no pod-inject webhook (no pod is injected). */
+  selectors(signal?: AbortSignal): Promise<PodWebhookSelectors | undefined>;
+}
+
 /**
  * A SidecarSet CREATE or UPDATE the webhooks admitted (never a dry run): the
  * reconciler should run that set's pass now rather than at the next tick.

@@ -16,6 +16,8 @@ import { kubeClusterReader, kubeSidecarSetSource, millisecondsFromEnv, SourceOpt
 import { kubeAdmissionConfigEventSink, kubeEventSink, kubePodEventSink, kubeToldStalls } from '../../lib/adapters/kube-events.ts';
 import { kubeNamespaceSnapshot } from '../../lib/adapters/kube-namespaces.ts';
 import { kubePodPages, kubePodWriter, kubeSetPods } from '../../lib/adapters/kube-pods.ts';
+import { kubePodEvictor } from '../../lib/adapters/kube-evictions.ts';
+import { kubePodWebhook } from '../../lib/adapters/kube-pod-webhook.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, type KubeClient, type RequestRetry } from '../../lib/adapters/kube-request.ts';
 import { kubeRevisionStore } from '../../lib/adapters/kube-revisions.ts';
 import { kubeStatusWriter } from '../../lib/adapters/kube-sidecarsets.ts';
@@ -29,6 +31,7 @@ import type { AdmittedQueue } from '../../lib/status-sync/admitted-queue.ts';
 import { DEFAULT_PACE, followSets, type PaceSummary } from '../../lib/status-sync/pace.ts';
 import { DEFAULT_STALL_MS, ENV_ROLLOUT_STALL_MS, rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
 import { observedStates } from '../../lib/status-sync/observed-states.ts';
+import { DEFAULT_REPAIR_MAX_EVICTIONS, ENV_REPAIR_MAX_EVICTIONS, repairMemory, type RepairDeps } from '../../lib/status-sync/repair-step.ts';
 import { memoisedRevisionFacts } from '../../lib/status-sync/revision-register.ts';
 import { passFactOf, setPassFactOf } from '../../lib/metrics/facts.ts';
 import type { RolloutDeps } from '../../lib/status-sync/set-pass.ts';
@@ -118,6 +121,8 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
     revisionFacts: memoisedRevisionFacts().factsOf,
   };
   const intervalMs = millisecondsFromEnv(env, ENV_ROLLOUT_PACE_MS, DEFAULT_PACE.intervalMs, 100);
+  // Only sets annotated for it have pods evicted; the limit holds over all of them.
+  const repair: RepairDeps = { evictions: kubePodEvictor(client), podWebhook: kubePodWebhook(client), setPods: rollout.setPods, podEvents: rollout.podEvents, maxPerPass: repairMaxEvictionsFromEnv(env), memory: repairMemory() };
   return {
     logger,
     server: client.server,
@@ -125,7 +130,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
     runPass: async (signal, deployedWebhookUrls) => {
       const requestsBefore = client.requests();
       // Namespace labels are read afresh for every pass.
-      const pass = await runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(client), statuses, events, notices, rollout }, signal === undefined ? {} : { signal });
+      const pass = await runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(client), statuses, events, notices, rollout, repair }, signal === undefined ? {} : { signal });
       const rotated = rotate === undefined ? pass : withRotation(pass, await rotate(signal, deployedWebhookUrls));
       const result = await tellRefused(rotated, signal);
       const repaired = result.secretRotation?.repaired;
@@ -230,6 +235,20 @@ export function logPass(logger: Logger, result: PassResult, fields: Record<strin
   const line = { ...fields, ...logged };
   if (result.errors.length > 0) logger.error('status pass', line);
   else logger.info('status pass', line);
+}
+
+/**
+ * How many uninjected pods a pass may try to evict, over every set that asks
+ * for repair, from REPAIR_MAX_EVICTIONS_PER_PASS (default 5; 0 evicts none).
+ * @throws SourceOptionsError when the value is not a whole number.
+ */
+export function repairMaxEvictionsFromEnv(env: Env): number {
+  const raw = env[ENV_REPAIR_MAX_EVICTIONS]?.trim();
+  if (raw === undefined || raw === '') return DEFAULT_REPAIR_MAX_EVICTIONS;
+  // Digits only, as for the durations: "5 pods" is a guess at the format, not 5.
+  const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value)) throw new SourceOptionsError(ENV_REPAIR_MAX_EVICTIONS, `must be a whole number of pods (0 evicts none); got "${raw}"`);
+  return value;
 }
 
 /**

@@ -44,7 +44,7 @@ export interface StackConfig {
   stackName: string;
   /** The three admission functions share one setting each. */
   admission: FunctionSettings;
-  statusSync: FunctionSettings & { rateMinutes: number; /** ROLLOUT_STALL_MS in seconds. */ rolloutStallSeconds: number };
+  statusSync: FunctionSettings & { rateMinutes: number; /** ROLLOUT_STALL_MS in seconds. */ rolloutStallSeconds: number; /** REPAIR_MAX_EVICTIONS_PER_PASS. */ repairMaxEvictionsPerPass: number };
   logRetentionDays: RetentionDays;
   /** Complete ARN of a caller secret the user manages; one is generated when absent. */
   webhookSecretArn: string | undefined;
@@ -100,6 +100,7 @@ export const CONTEXT_DEFAULTS = {
   statusSyncMemoryMb: 512,
   statusSyncReservedConcurrency: 1,
   rolloutStallSeconds: 60,
+  repairMaxEvictionsPerPass: 5,
   logRetentionDays: 30,
   webhookSecretArn: undefined,
   kubeconfigSecretArn: undefined,
@@ -402,6 +403,7 @@ export async function readStackConfig(read: ContextReader): Promise<StackConfig>
       memoryMb: wholeNumber(read, 'statusSyncMemoryMb', CONTEXT_DEFAULTS.statusSyncMemoryMb, 128, 10_240, 'MB'),
       reservedConcurrency: reservedConcurrency(read, 'statusSyncReservedConcurrency', CONTEXT_DEFAULTS.statusSyncReservedConcurrency),
       rolloutStallSeconds: wholeNumber(read, 'rolloutStallSeconds', CONTEXT_DEFAULTS.rolloutStallSeconds, 1, 86_400, 'seconds'),
+      repairMaxEvictionsPerPass: wholeNumber(read, 'repairMaxEvictionsPerPass', CONTEXT_DEFAULTS.repairMaxEvictionsPerPass, 0, 1000, 'pods'),
     },
     logRetentionDays: retentionDays(read),
     webhookSecretArn: secretArn(read, 'webhookSecretArn'),

@@ -6,6 +6,7 @@
  */
 import { ENV_REVISION_NAMESPACE } from '../../lib/adapters/revision-namespace.ts';
 import { ENV_ROLLOUT_STALL_MS } from '../../lib/status-sync/rollout-state.ts';
+import { ENV_REPAIR_MAX_EVICTIONS } from '../../lib/status-sync/repair-step.ts';
 import { ENV_ALLOWED_CALLER_CIDRS, ENV_ROTATION_PERIOD_MS, ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
 import { ENV_METRICS_NAMESPACE } from '../../lib/metrics/catalogue.ts';
 import { FUNCTION_DESCRIPTORS, readsCluster, type FunctionDescriptor, type FunctionName, type ListedDescriptor } from '../../lib/webhooks/descriptors.ts';
@@ -133,6 +134,8 @@ export interface StackInputs {
   metricsNamespace: string;
   /** How long a rollout's updated pods may stay unavailable before it is reported stalled (status-sync's ROLLOUT_STALL_MS), in seconds. */
   rolloutStallSeconds?: number;
+  /** How many uninjected pods a pass may try to evict (status-sync's REPAIR_MAX_EVICTIONS_PER_PASS). */
+  repairMaxEvictionsPerPass?: number;
 }
 
 export interface FunctionAccess {
@@ -161,6 +164,7 @@ export function functionAccess(spec: FunctionSpec, inputs: StackInputs): Functio
   }
   if (spec.trigger === 'function-url' && inputs.allowedCallerCidrs !== undefined) environment[ENV_ALLOWED_CALLER_CIDRS] = inputs.allowedCallerCidrs;
   if (spec.trigger === 'schedule' && inputs.rolloutStallSeconds !== undefined) environment[ENV_ROLLOUT_STALL_MS] = String(inputs.rolloutStallSeconds * 1000);
+  if (spec.trigger === 'schedule' && inputs.repairMaxEvictionsPerPass !== undefined) environment[ENV_REPAIR_MAX_EVICTIONS] = String(inputs.repairMaxEvictionsPerPass);
   if (spec.readsCluster) {
     const { cluster } = inputs;
     if (cluster.kind === 'kubeconfig-secret') {

@@ -89,6 +89,7 @@ export class SidecarSetStack extends Stack {
       revisionNamespace: config.revisionNamespace,
       metricsNamespace: config.metricsNamespace,
       rolloutStallSeconds: config.statusSync.rolloutStallSeconds,
+      repairMaxEvictionsPerPass: config.statusSync.repairMaxEvictionsPerPass,
     };
     const alarmTopic = config.alarmTopicArn === undefined ? undefined : Topic.fromTopicArn(this, 'AlarmTopic', config.alarmTopicArn);
 

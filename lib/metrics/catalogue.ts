@@ -60,6 +60,12 @@ export const PASS_METRICS = {
   statusesWritten: { name: 'StatusesWritten', unit: 'Count', dimensions: fn, help: 'SidecarSet statuses a full pass wrote (the others were already right).' },
   podsUpdated: { name: 'PodsUpdated', unit: 'Count', dimensions: fn, help: 'Pods whose sidecars a pass (full or follow-up) updated in place.' },
   podsFlipped: { name: 'PodsFlipped', unit: 'Count', dimensions: fn, help: 'Pods whose finished hot upgrade a pass (full or follow-up) flipped (old container back to the empty image).' },
+  podsEvicted: {
+    name: 'PodsEvicted',
+    unit: 'Count',
+    dimensions: fn,
+    help: 'Pods without their sidecars a full pass evicted so that their controller recreates them injected (sets annotated serverless-sidecarset/repair-missing: Evict).',
+  },
   podsNotInjected: { name: 'PodsNotInjected', unit: 'Count', dimensions: fn, help: 'Pods a SidecarSet selects that carry none of its sidecars, over every set, as the last full pass counted them.' },
   errors: { name: 'PassErrors', unit: 'Count', dimensions: fn, help: 'Things a full pass could not do (a list, a write, an event).' },
   webhooksRepointed: {

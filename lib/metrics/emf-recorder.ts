@@ -86,6 +86,7 @@ export function passDocuments(namespace: string, timestampMs: number, fn: string
       { spec: PASS_METRICS.statusesWritten, value: fact.statusesWritten },
       { spec: PASS_METRICS.podsUpdated, value: fact.podsUpdated },
       { spec: PASS_METRICS.podsFlipped, value: fact.podsFlipped },
+      { spec: PASS_METRICS.podsEvicted, value: fact.podsEvicted },
       { spec: PASS_METRICS.podsNotInjected, value: fact.podsNotInjected },
       { spec: PASS_METRICS.errors, value: fact.errors },
       { spec: PASS_METRICS.webhooksRepointed, value: fact.webhooksRepointed },

@@ -54,6 +54,8 @@ export interface PassFact {
   statusesWritten: number;
   podsUpdated: number;
   podsFlipped: number;
+  /** Uninjected pods the pass's repair evicted. */
+  podsEvicted: number;
   podsNotInjected: number;
   errors: number;
   /** Webhooks the pass's rotation step repointed from a stale secret. */
@@ -93,6 +95,7 @@ export function passFactOf(result: PassResult, apiRequests: number, states: Read
     statusesWritten: result.statusesWritten,
     podsUpdated: result.rollout?.podsUpdated ?? 0,
     podsFlipped: result.rollout?.podsFlipped ?? 0,
+    podsEvicted: result.repair?.evicted ?? 0,
     podsNotInjected: Object.values(result.notInjected).reduce((sum, n) => sum + n, 0),
     errors: result.errors.length,
     webhooksRepointed: result.secretRotation?.repaired?.length ?? 0,

@@ -25,6 +25,7 @@ export const PROMETHEUS_NAMES = {
   statusesWritten: 'sidecarset_status_writes_total',
   podsUpdated: 'sidecarset_rollout_pods_updated_total',
   podsFlipped: 'sidecarset_rollout_pods_flipped_total',
+  podsEvicted: 'sidecarset_repair_pods_evicted_total',
   passErrors: 'sidecarset_status_pass_errors_total',
   webhooksRepointed: 'sidecarset_webhooks_repointed_total',
   webhooksRefused: 'sidecarset_webhooks_not_deployed_total',
@@ -53,6 +54,7 @@ export function registryRecorder(registry: MetricsRegistry): MetricsRecorder {
   const statusesWritten = registry.counter(n.statusesWritten, 'SidecarSet statuses full passes wrote.', []);
   const podsUpdated = registry.counter(n.podsUpdated, 'Pods whose sidecars passes (full and follow-up) updated in place.', []);
   const podsFlipped = registry.counter(n.podsFlipped, 'Pods whose finished hot upgrade passes (full and follow-up) flipped.', []);
+  const podsEvicted = registry.counter(n.podsEvicted, PASS_METRICS.podsEvicted.help, []);
   const passErrors = registry.counter(n.passErrors, 'Things full passes could not do (a list, a write, an event).', []);
   const webhooksRepointed = registry.counter(n.webhooksRepointed, 'Webhooks full passes repointed from a secret no function accepts.', []);
   const webhooksRefused = registry.counter(n.webhooksRefused, PASS_METRICS.webhooksRefused.help, []);
@@ -94,6 +96,7 @@ export function registryRecorder(registry: MetricsRegistry): MetricsRecorder {
         statusesWritten.inc([], fact.statusesWritten);
         podsUpdated.inc([], fact.podsUpdated);
         podsFlipped.inc([], fact.podsFlipped);
+        podsEvicted.inc([], fact.podsEvicted);
         passErrors.inc([], fact.errors);
         webhooksRepointed.inc([], fact.webhooksRepointed);
         webhooksRefused.inc([], fact.webhooksRefused);

@@ -35,7 +35,7 @@ function rotationNews(result: PassResult): unknown {
 /**
  * A pass is news when it wrote a status, had an error, found a different set
  * of uninjected pods than the pass before (which is when events are
- * recorded), took a rotation step (started, webhooks-updated, finished,
+ * recorded), evicted one or was refused an eviction, took a rotation step (started, webhooks-updated, finished,
  * failed), or when the rotation's waiting or skipped state changed.
  */
 function isNews(result: PassResult, previous: PassResult): boolean {
@@ -43,6 +43,7 @@ function isNews(result: PassResult, previous: PassResult): boolean {
   // A rollout step (pods written, a state reported) is news; a pass that only follows one in flight is not.
   if ((result.rollout?.podsUpdated ?? 0) > 0 || (result.rollout?.podsFlipped ?? 0) > 0 || (result.rollout?.revisionWrites ?? 0) > 0 || Object.keys(result.rollout?.states ?? {}).length > 0) return true;
   if (!jsonEqual(result.notInjected, previous.notInjected)) return true;
+  if ((result.repair?.evicted ?? 0) > 0 || (result.repair?.refused ?? 0) > 0) return true;
   if ((result.secretRotation?.repaired?.length ?? 0) > 0) return true;
   const step = result.secretRotation?.step;
   if (step !== undefined && step !== 'waiting' && step !== 'skipped') return true;

@@ -30,6 +30,7 @@ import { ListExpiredError } from '../ports/errors.ts';
 import type { PassError } from './errors.ts';
 import { MAX_NAMESPACES_TOLD, type NotInjectedFinding, type NotInjectedNotices, type NotInjectedPod } from './not-injected.ts';
 import { buildSetIndex, type SetIndex } from './set-index.ts';
+import { repairMissingPods, type RepairDeps, type RepairSummary } from './repair-step.ts';
 
 /** The reconciler's name as a function: the Lambda, its bundle, its log lines, the invoke command. */
 export const STATUS_SYNC = 'status-sync';
@@ -50,6 +51,8 @@ export interface StatusPassDeps {
    * computes and writes statuses only (the offline `invoke status-sync`).
    */
   rollout?: RolloutDeps;
+  /** Evicting the uninjected pods of sets that ask for it (repair-step.ts). Absent, they are only reported. */
+  repair?: RepairDeps;
 }
 
 export interface StatusPassOptions {
@@ -90,6 +93,8 @@ export interface PassResult {
   secretRotation?: RotationResult;
   /** What the rollout did, when the pass runs it. */
   rollout?: RolloutSummary;
+  /** What the repair of uninjected pods did, when the pass runs it. */
+  repair?: RepairSummary;
 }
 
 /** The rollout's part of a pass. */
@@ -187,7 +192,8 @@ async function countPods(sets: readonly SidecarSet[], index: SetIndex, deps: Sta
  * Runs one pass. Never throws: whatever fails is in `errors`. The steps:
  * list the sets, count the pods for each (starting the list over when its
  * continue token expires), write the statuses that differ, report the
- * uninjected pods that are due.
+ * uninjected pods that are due, and evict those of the sets that ask for it
+ * (repair-step.ts, when `deps.repair` is given).
  */
 export async function runStatusPass(deps: StatusPassDeps, options: StatusPassOptions = {}): Promise<PassResult> {
   const nowMs = deps.nowMs ?? (() => performance.now());
@@ -213,6 +219,7 @@ export async function runStatusPass(deps: StatusPassDeps, options: StatusPassOpt
   if (!(await runCounted(sets, counting, counted, revisions, deps, options, result))) return finish();
   if (revisions !== undefined && deps.rollout !== undefined) await runRolling(sets, rolling, revisions, deps, deps.rollout, options, result);
   await reportNotInjected(sets, findings, deps, options, result);
+  if (deps.repair !== undefined) result.repair = await repairMissingPods(sets, result.notInjected, { ...deps.repair, namespaces: deps.namespaces }, result.errors, options.signal);
   return finish();
 }
 

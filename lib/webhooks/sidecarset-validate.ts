@@ -17,6 +17,7 @@ import { GROUP, KIND, type SidecarSet } from '../sidecarset/types.ts';
 import { validateSidecarSet, validateSidecarSetAgainstCluster, type ValidationContext } from '../sidecarset/validate.ts';
 import { validateVersionFields } from '../sidecarset/validate-version.ts';
 import { patchPodMetadataWarnings } from '../sidecarset/validate-patch-metadata.ts';
+import { repairMissingWarnings } from '../sidecarset/repair-missing-mode.ts';
 import { internalSidecarSet } from '../conversion/internal-model.ts';
 import { failed, neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
 import { reviewedVersion, unsupportedVersion } from './sidecarset-version.ts';
@@ -134,7 +135,7 @@ const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {
   }
   if (errors.length === 0) {
     await announceAdmitted(request, object, deps);
-    return allowed(patchPodMetadataWarnings(object.spec));
+    return allowed([...patchPodMetadataWarnings(object.spec), ...repairMissingWarnings(request.object)]);
   }
   return denied(422, formatFieldErrors(errors), 'Invalid');
 };

@@ -14,7 +14,7 @@ describe('readStackConfig', () => {
     await expect(read({})).resolves.toEqual({
       stackName: 'ServerlessSidecarSet',
       admission: { timeoutSeconds: 10, memoryMb: 512, reservedConcurrency: 20 },
-      statusSync: { rateMinutes: 1, timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 1, rolloutStallSeconds: 60 },
+      statusSync: { rateMinutes: 1, timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 1, rolloutStallSeconds: 60, repairMaxEvictionsPerPass: 5 },
       logRetentionDays: RetentionDays.ONE_MONTH,
       webhookSecretArn: undefined,
       cluster: { kind: 'kubeconfig-secret', secretArn: undefined },
@@ -31,6 +31,8 @@ describe('readStackConfig', () => {
   it('reads the rollout stall threshold in whole seconds', async () => {
     expect((await read({ rolloutStallSeconds: '300' })).statusSync.rolloutStallSeconds).toBe(300);
     await expect(read({ rolloutStallSeconds: '0' })).rejects.toThrow(/"rolloutStallSeconds" must be a whole number of seconds from 1 to 86400/);
+    expect((await read({ repairMaxEvictionsPerPass: '0' })).statusSync.repairMaxEvictionsPerPass).toBe(0);
+    await expect(read({ repairMaxEvictionsPerPass: 'many' })).rejects.toThrow(/"repairMaxEvictionsPerPass" must be a whole number of pods from 0 to 1000/);
   });
 
   it('reads the metrics namespace, checked as the functions check METRICS_NAMESPACE', async () => {

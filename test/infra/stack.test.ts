@@ -110,6 +110,8 @@ describe('functions', () => {
       expect(env[ENV_REVISION_NAMESPACE]).toEqual(spec.readsCluster ? 'kruise-system' : undefined);
       // The reconciler's stall threshold (context rolloutStallSeconds, default 60).
       expect(env.ROLLOUT_STALL_MS).toEqual(spec.trigger === 'schedule' ? '60000' : undefined);
+      // The repair step's limit (context repairMaxEvictionsPerPass, default 5).
+      expect(env.REPAIR_MAX_EVICTIONS_PER_PASS).toEqual(spec.trigger === 'schedule' ? '5' : undefined);
       expect(Object.keys(env).sort()).toEqual(
         [
           ENV_METRICS_NAMESPACE,
@@ -117,7 +119,7 @@ describe('functions', () => {
           ...(spec.readsCluster ? [ENV_KUBECONFIG_SECRET_ARN, ENV_REVISION_NAMESPACE] : []),
           ...(spec.rotatesWebhookSecret ? [ENV_ROTATION_PERIOD_MS] : []),
           ...(triggers ? [ENV_STATUS_SYNC_FUNCTION] : []),
-          ...(spec.trigger === 'schedule' ? ['ROLLOUT_STALL_MS', 'NODE_OPTIONS'] : []),
+          ...(spec.trigger === 'schedule' ? ['ROLLOUT_STALL_MS', 'REPAIR_MAX_EVICTIONS_PER_PASS', 'NODE_OPTIONS'] : []),
         ].sort(),
       );
     }

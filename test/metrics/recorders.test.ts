@@ -21,6 +21,7 @@ const pass: PassFact = {
   statusesWritten: 1,
   podsUpdated: 2,
   podsFlipped: 1,
+  podsEvicted: 2,
   podsNotInjected: 3,
   errors: 0,
   webhooksRepointed: 2,
@@ -51,7 +52,7 @@ describe('EMF documents', () => {
     const lines = passDocuments(NS, TS, RECONCILER_FUNCTION, pass).map((d) => JSON.stringify(d));
     for (const line of lines) expect(checkEmfDocument(line)).toEqual([]);
     expect(lines.map((l) => extractedMetrics(l).map((m) => `${Object.values(m.dimensions).join('/')} ${m.name}=${m.value}`))).toEqual([
-      ['status-sync PassDuration=812.4', 'status-sync ApiRequests=7', 'status-sync StatusesWritten=1', 'status-sync PodsUpdated=2', 'status-sync PodsFlipped=1', 'status-sync PodsNotInjected=3', 'status-sync PassErrors=0', 'status-sync WebhooksRepointed=2', 'status-sync WebhooksNotDeployed=1'],
+      ['status-sync PassDuration=812.4', 'status-sync ApiRequests=7', 'status-sync StatusesWritten=1', 'status-sync PodsUpdated=2', 'status-sync PodsFlipped=1', 'status-sync PodsEvicted=2', 'status-sync PodsNotInjected=3', 'status-sync PassErrors=0', 'status-sync WebhooksRepointed=2', 'status-sync WebhooksNotDeployed=1'],
       ['db MatchedPods=2', 'db UpdatedPods=2', 'db ReadyPods=2', 'db UpdatedReadyPods=2', 'db NotInjectedPods=0'],
       ['web MatchedPods=10', 'web UpdatedPods=4', 'web ReadyPods=9', 'web UpdatedReadyPods=3', 'web NotInjectedPods=3', 'web/Progressing RolloutState=1'],
     ]);
@@ -139,6 +140,7 @@ describe('the local registry', () => {
     expect(text).toContain('sidecarset_status_passes_total 2\n');
     expect(text).toContain('sidecarset_status_api_requests_total 14\n');
     expect(text).toContain('sidecarset_pods_not_injected 3\n');
+    expect(text).toContain('sidecarset_repair_pods_evicted_total 4\n');
     expect(text).toContain('sidecarset_matched_pods{sidecarset="web"} 10\n');
     expect(text).toContain('sidecarset_updated_ready_pods{sidecarset="db"} 2\n');
     expect(text).toContain('sidecarset_set_not_injected_pods{sidecarset="web"} 3\n');
@@ -205,6 +207,7 @@ describe('a pass result as metrics', () => {
       statusesWritten: 1,
       podsUpdated: 2,
       podsFlipped: 1,
+      podsEvicted: 0,
       podsNotInjected: 3,
       errors: 1,
       webhooksRepointed: 0,
@@ -214,6 +217,11 @@ describe('a pass result as metrics', () => {
         db: { matchedPods: 2, updatedPods: 2, readyPods: 2, updatedReadyPods: 2, notInjectedPods: 0 },
       },
     });
+  });
+
+  it('counts the pods the repair step evicted', () => {
+    const repaired: PassResult = { ...result, repair: { sets: 1, evicted: 2, refused: 1, ownerless: 0, held: 3 } };
+    expect(passFactOf(repaired, 7, new Map()).podsEvicted).toBe(2);
   });
 
   it('counts the webhooks the rotation step repointed from a stale secret', () => {

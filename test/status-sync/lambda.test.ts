@@ -68,6 +68,8 @@ describe('the status-sync Lambda', () => {
         'status-sync StatusesWritten': 1,
         'status-sync PodsUpdated': 0,
         'status-sync PodsFlipped': 0,
+        // No set asks for repair: no request was made for it either.
+        'status-sync PodsEvicted': 0,
         'status-sync PodsNotInjected': 1,
         'status-sync PassErrors': 0,
         'status-sync WebhooksRepointed': 0,

@@ -86,7 +86,8 @@ describe('renderManifests', () => {
     const out = docs(await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile]));
     expect(out.map((d) => d.kind)).toEqual([
       'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'Namespace', 'Role', 'RoleBinding', 'Role', 'RoleBinding', 'Role', 'RoleBinding',
-      'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration',
+      'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
+      'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration',
     ]);
     const hooks = out.flatMap((d) => d.webhooks ?? []);
     expect(hooks.map((h) => h.clientConfig.url)).toEqual([

@@ -13,11 +13,11 @@ import type { KruiseE2eGroup } from './options.ts';
  */
 export const CONTROLLERS = ['deployment-controller', 'replicaset-controller', 'garbage-collector-controller', 'namespace-controller', 'serviceaccount-controller'] as const;
 
-/** kube-controller-manager's flags: no serving port, no leader election, one identity (the admin's). */
-export function controllerManagerArgs(kubeconfig: string): string[] {
+/** kube-controller-manager's flags (the controllers the specs need unless told): no serving port, no leader election, one identity (the admin's). */
+export function controllerManagerArgs(kubeconfig: string, controllers: readonly string[] = CONTROLLERS): string[] {
   return [
     `--kubeconfig=${kubeconfig}`,
-    `--controllers=${CONTROLLERS.join(',')}`,
+    `--controllers=${controllers.join(',')}`,
     '--leader-elect=false',
     '--secure-port=0',
     '--use-service-account-credentials=false',

@@ -80,6 +80,11 @@ async function ensure(tool: Tool, log: (line: string) => void): Promise<{ path: 
   return { path, version };
 }
 
+/** kube-controller-manager alone (other suites run a controller beside the stack), built only when not cached. */
+export async function ensureKubeControllerManager(log: (line: string) => void): Promise<{ path: string; version: string }> {
+  return ensure(KUBE_CONTROLLER_MANAGER, log);
+}
+
 /** Builds what is not cached yet, one at a time (minutes each on a cold Go cache), and returns both paths. */
 export async function ensureKruiseE2eBinaries(log: (line: string) => void): Promise<KruiseE2eBinaries> {
   const controllerManager = await ensure(KUBE_CONTROLLER_MANAGER, log);

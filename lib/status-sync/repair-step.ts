@@ -1,0 +1,188 @@
+/**
+ * The pass's repair step (docs/SIDECARSET.md "Repairing pods the webhook
+ * missed"): for each set annotated `serverless-sidecarset/repair-missing:
+ * Evict` that the pass found uninjected pods for, its own pod list, the
+ * decision (repair-missing.ts), the evictions and an Event on each pod.
+ *
+ * - At most `maxPerPass` eviction attempts per pass over every set.
+ * - A 429 (a PodDisruptionBudget allows no disruption now) ends the set's
+ *   evictions for this pass: the budget is spent, a later pass tries again.
+ *   It is told on the pod, not counted as an error.
+ * - A pod without a controller is told on the pod and never evicted.
+ * - Sets go by name, so which set's pods go first is the same every pass.
+ *
+ * What is told on a pod that stays (refused, no controller) is told once per
+ * process while it stays the same, as not-injected.ts does for its notices:
+ * a pod refused pass after pass is not an Event every pass.
+ */
+import { errorMessage } from '../errors.ts';
+import { objectOf, stringOf } from '../kube/json.ts';
+import type { Pod } from '../kube/types.ts';
+import type { EvictionOutcome, NamespaceSource, PodEvent, PodEventSink, PodEvictor, PodWebhookSelectors, PodWebhookSource, SetPodSource } from '../ports.ts';
+import { podScope } from '../rollout/pod-scope.ts';
+import { sidecarSetName, sortByName } from '../sidecarset/match.ts';
+import { repairModeOf } from '../sidecarset/repair-missing-mode.ts';
+import type { SidecarSet } from '../sidecarset/types.ts';
+import type { PassError } from './errors.ts';
+import { controllerOf, planRepair, type RepairPlan } from './repair-missing.ts';
+
+/** Reason of the Normal Event on a pod evicted so that its controller recreates it injected. */
+export const REASON_EVICTED = 'EvictedToInject';
+/** Reason of the Warning Event on a pod whose eviction was refused (a PodDisruptionBudget): tried again later. */
+export const REASON_EVICTION_REFUSED = 'EvictionToInjectRefused';
+/** Reason of the Warning Event on an uninjected pod with no controller: never evicted, only told. */
+export const REASON_NO_CONTROLLER = 'NotInjectedNoController';
+
+/** The variable setting how many pods a pass may try to evict, over every set. */
+export const ENV_REPAIR_MAX_EVICTIONS = 'REPAIR_MAX_EVICTIONS_PER_PASS';
+/** Few, so that even a set with a lax maxUnavailable and no PodDisruptionBudget is repaired gradually. */
+export const DEFAULT_REPAIR_MAX_EVICTIONS = 5;
+
+/** What the repair step needs; present only where the reconciler may evict (not the offline invoke). */
+export interface RepairDeps {
+  evictions: PodEvictor;
+  /** The pod webhook's selectors, read once per pass that repairs. */
+  podWebhook: PodWebhookSource;
+  setPods: SetPodSource;
+  podEvents: PodEventSink;
+  /** Eviction attempts per pass, over every set ({@link ENV_REPAIR_MAX_EVICTIONS}). */
+  maxPerPass: number;
+  /** What was told on pods that stay; lives as long as the process ({@link repairMemory}). */
+  memory: RepairMemory;
+}
+
+/** What the repair step did in one pass. */
+export interface RepairSummary {
+  /** Sets that asked for repair and had uninjected pods. */
+  sets: number;
+  evicted: number;
+  /** Evictions a PodDisruptionBudget refused this pass (tried again later). */
+  refused: number;
+  /** Uninjected pods that have no controller: reported, not evicted. */
+  ownerless: number;
+  /** Evictable pods left for a later pass by maxUnavailable or the pass's limit. */
+  held: number;
+}
+
+/** The Events already told on pods that stay, by pod uid. */
+export interface RepairMemory {
+  /** Whether this Event is news for the pod (not told before with the same reason and message). */
+  isNews(uid: string, event: PodEvent): boolean;
+  told(uid: string, event: PodEvent): void;
+  /** Forgets the pods not seen in this pass's lists. */
+  keepOnly(uids: ReadonlySet<string>): void;
+}
+
+/** Starts with nothing told; make one per process and keep it across passes. */
+export function repairMemory(): RepairMemory {
+  const told = new Map<string, string>();
+  const keyOf = (event: PodEvent) => `${event.reason}\n${event.message}`;
+  return {
+    isNews: (uid, event) => told.get(uid) !== keyOf(event),
+    told: (uid, event) => told.set(uid, keyOf(event)),
+    keepOnly(uids) {
+      for (const uid of told.keys()) if (!uids.has(uid)) told.delete(uid);
+    },
+  };
+}
+
+function podRef(pod: Pod): { namespace: string; name: string; uid: string } {
+  const m = objectOf(pod.metadata);
+  return { namespace: stringOf(m?.namespace) ?? '', name: stringOf(m?.name) ?? '', uid: stringOf(m?.uid) ?? '' };
+}
+
+function owner(pod: Pod): string {
+  const c = controllerOf(pod);
+  return c === undefined ? 'controller' : `${c.kind} ${c.name}`;
+}
+
+const WHY = 'created without its sidecars (the pod-inject webhook did not inject it)';
+
+/**
+ * Runs the repair step for the sets that ask for it. Never throws: what
+ * fails is pushed to `errors`.
+ * @param notInjected the pass's uninjected pod counts per set: a set with none is not listed.
+ */
+export async function repairMissingPods(
+  sets: readonly SidecarSet[],
+  notInjected: Readonly<Record<string, number>>,
+  deps: RepairDeps & { namespaces: NamespaceSource },
+  errors: PassError[],
+  signal?: AbortSignal,
+): Promise<RepairSummary> {
+  const summary: RepairSummary = { sets: 0, evicted: 0, refused: 0, ownerless: 0, held: 0 };
+  const asking = sortByName(sets.filter((set) => repairModeOf(set).mode === 'Evict' && (notInjected[sidecarSetName(set)] ?? 0) > 0));
+  if (asking.length === 0) return summary;
+  let podWebhook: PodWebhookSelectors | undefined;
+  try {
+    podWebhook = await deps.podWebhook.selectors(signal);
+  } catch (error) {
+    errors.push({ operation: 'read the pod webhook', message: `${errorMessage(error)}; no uninjected pod is evicted this pass` });
+    return summary;
+  }
+  if (podWebhook === undefined) {
+    // Evicting now would only have the pods recreated as uninjected as they are.
+    errors.push({ operation: 'read the pod webhook', message: 'the MutatingWebhookConfiguration holds no pod-inject webhook; no uninjected pod is evicted this pass' });
+    return summary;
+  }
+  const seen = new Set<string>();
+  let room = deps.maxPerPass;
+  for (const set of asking) {
+    if (signal?.aborted === true) break;
+    const name = sidecarSetName(set);
+    summary.sets++;
+    const fail = (operation: string, error: unknown) => errors.push({ sidecarSet: name, operation, message: errorMessage(error) });
+    const tell = async (pod: Pod, event: Omit<PodEvent, 'pod'>, once: boolean): Promise<void> => {
+      const ref = podRef(pod);
+      const full: PodEvent = { pod: ref, ...event };
+      seen.add(ref.uid);
+      if (once && !deps.memory.isNews(ref.uid, full)) return;
+      try {
+        await deps.podEvents.record(full, signal);
+        if (once) deps.memory.told(ref.uid, full);
+      } catch (error) {
+        fail('record event', `in namespace ${ref.namespace}: ${errorMessage(error)}`);
+      }
+    };
+    let plan: RepairPlan;
+    try {
+      const scope = podScope(set);
+      if (scope === undefined) continue;
+      const { pods } = await deps.setPods.list(scope, signal);
+      const namespaces = [...new Set(pods.map((pod) => podRef(pod).namespace))];
+      const namespaceLabels = await deps.namespaces.labels(namespaces, signal);
+      plan = planRepair({ set, clusterSets: sets, pods, namespaceLabels, podWebhook, room });
+    } catch (error) {
+      fail('repair uninjected pods', error);
+      continue;
+    }
+    summary.ownerless += plan.ownerless.length;
+    summary.held += plan.heldByMaxUnavailable + plan.heldByPassLimit;
+    for (const pod of plan.ownerless) {
+      await tell(pod, { type: 'Warning', reason: REASON_NO_CONTROLLER, message: `SidecarSet ${name} applies to this pod, ${WHY}, and would evict it to have it recreated injected, but it has no controller to recreate it: recreate it yourself` }, true);
+    }
+    for (const [i, pod] of plan.evict.entries()) {
+      room--;
+      let outcome: EvictionOutcome;
+      try {
+        outcome = await deps.evictions.evict(podRef(pod), signal);
+      } catch (error) {
+        fail('evict pod', error);
+        continue;
+      }
+      if (outcome.outcome === 'evicted') {
+        summary.evicted++;
+        await tell(pod, { type: 'Normal', reason: REASON_EVICTED, message: `Evicted by SidecarSet ${name} so that its ${owner(pod)} recreates it with the set's sidecars: it was ${WHY}` }, false);
+      } else if (outcome.outcome === 'refused') {
+        summary.refused++;
+        // The pods after it wait too: whatever budget refused this one is spent for now.
+        summary.held += plan.evict.length - i - 1;
+        room += plan.evict.length - i - 1;
+        await tell(pod, { type: 'Warning', reason: REASON_EVICTION_REFUSED, message: `SidecarSet ${name} could not evict this pod, ${WHY}, to have it recreated injected: ${outcome.message} A later pass tries again.` }, true);
+        break;
+      }
+    }
+  }
+  deps.memory.keepOnly(seen);
+  return summary;
+}
