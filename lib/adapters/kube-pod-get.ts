@@ -8,6 +8,6 @@ export const getPodOperation = (namespace: string, name: string): string => `get
 export function kubePodGetter(client: KubeClient): (namespace: string, name: string, signal?: AbortSignal) => Promise<Pod | undefined> {
   return async (namespace, name, signal) => {
     const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
-    return (await getObject(client, path, getPodOperation(namespace, name), signal)) as Pod | undefined;
+    return (await getObject(client, path, getPodOperation(namespace, name), signal));
   };
 }

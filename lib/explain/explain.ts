@@ -115,8 +115,6 @@ export interface ExplainInput {
   scopePods?: ReadonlyMap<string, readonly Pod[]>;
 }
 
-const key = (value: string | undefined): string => JSON.stringify(value ?? '');
-
 /** The selector term a label set fails, in words. */
 function mismatchText(mismatch: NonNullable<ReturnType<typeof selectorMismatch>>, of: string): string {
   switch (mismatch.term) {

@@ -13,7 +13,7 @@ import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapter
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { wrapInReview } from '../../lib/admission/wrap.ts';
 import { explainPod } from '../../lib/explain/explain.ts';
-import type { JsonObject, Pod } from '../../lib/kube/types.ts';
+import type { Pod } from '../../lib/kube/types.ts';
 import { planRollout, podFacts } from '../../lib/rollout/plan.ts';
 import { matchedPods } from '../../lib/rollout/candidates.ts';
 import { parseInjectedList } from '../../lib/sidecarset/pod-annotations.ts';
@@ -72,7 +72,7 @@ describe('explain and pod-inject', () => {
       fc.asyncProperty(cluster, async ({ sets, podLabels, namespace, envOf }) => {
         const pod: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace, labels: podLabels }, spec: { containers: [{ name: 'app', image: 'app:1' }] } };
         const deps = { sidecarSets: memorySidecarSetSource(sets), namespaces: memoryNamespaceSource(namespaces(envOf)), clock: { now: () => new Date('2026-01-01T00:00:00Z') } };
-        const event = wrapInReview({ object: pod as unknown as JsonObject, operation: 'CREATE', uid: 'u' });
+        const event = wrapInReview({ object: pod, operation: 'CREATE', uid: 'u' });
         const outcome = await runReview(POD_INJECT.name, event, deps);
         if (outcome.kind !== 'review' || !outcome.review.response.allowed) throw new Error(`pod-inject did not inject: ${JSON.stringify(outcome)}`);
         const patch = outcome.review.response.patch;
