@@ -17,6 +17,7 @@ import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import type { HandlerDeps } from '../../lib/webhooks/handler.ts';
 import { POD_INJECT } from '../../lib/webhooks/descriptors.ts';
 import { runReview, type ReviewOutcome } from '../../lib/webhooks/registry.ts';
+import { isDeleting } from '../../lib/webhooks/skip.ts';
 import type { NamespacesWithHint } from './namespace-hint.ts';
 
 /** The command that explains a pod on files. */
@@ -43,6 +44,14 @@ export interface ExplainFiles {
 /** `; ` and what to do, when there is something to do. */
 const whatToDo = (hint: string | undefined): string => (hint === undefined ? '' : `; ${hint}`);
 
+/** Why pod-inject's skip rules (lib/webhooks/skip.ts) let this review through untouched; undefined when they do not. */
+function skipReason(request: JsonObject, pod: Pod): string | undefined {
+  if (request.operation !== 'CREATE') return `pod-inject injects only at CREATE; the review is ${JSON.stringify(request.operation)}`;
+  if (typeof request.subResource === 'string' && request.subResource !== '') return `pod-inject lets a subresource (${request.subResource}) through untouched`;
+  if (isDeleting({ object: pod })) return 'pod-inject lets a pod being deleted (metadata.deletionTimestamp) through untouched';
+  return undefined;
+}
+
 /** Explains the pod of the review; the exit code. */
 export async function runExplainFiles(files: ExplainFiles): Promise<number> {
   const { event, deps } = files;
@@ -67,7 +76,10 @@ export async function runExplainFiles(files: ExplainFiles): Promise<number> {
   const key = `${namespace}/${stringOf(pod.metadata?.name) ?? ''}`;
   const fleet = [...files.pods.filter((p) => `${stringOf(p.metadata?.namespace) ?? ''}/${stringOf(p.metadata?.name) ?? ''}` !== key), { ...pod, metadata: { ...pod.metadata, namespace } }];
   const asListed = fleet[fleet.length - 1] as Pod;
+  // The skip rules pod-inject is wrapped in that a pod's creation can meet (the review is a CREATE of a pod, not of a subresource).
+  const skipped = skipReason(request, pod);
   const explanation = explainPod({
+    ...(skipped === undefined ? {} : { skipped }),
     pod: asListed,
     namespace,
     sets: files.sets,

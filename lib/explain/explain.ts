@@ -111,6 +111,8 @@ export interface ExplainInput {
   injected?: Pod;
   /** Why pod-inject refused the pod or could not decide (files). */
   problem?: string;
+  /** Why pod-inject lets the pod through untouched whatever the sets (files: a pod being deleted): then no set applies. */
+  skipped?: string;
   /** Per set name, the pods of the set's scope (at least), for its rollout; a set absent here gets no rollout part. */
   scopePods?: ReadonlyMap<string, readonly Pod[]>;
 }
@@ -259,11 +261,11 @@ export function explainPod(input: ExplainInput): PodExplanation {
   const live = input.injected === undefined;
   const explained = verdicts.map((verdict): SetExplanation => {
     const set = byName.get(verdict.set) as SidecarSet;
-    const why = verdictText(verdict, namespace);
-    const out: SetExplanation = { set: verdict.set, applies: verdict.injects, verdict, ...(why === undefined ? {} : { why }) };
+    const why = input.skipped ?? verdictText(verdict, namespace);
+    const out: SetExplanation = { set: verdict.set, applies: input.skipped === undefined && verdict.injects, verdict, ...(why === undefined ? {} : { why }) };
     if (!live) {
       // A refused pod gets nothing: pod-inject's answer is the refusal.
-      if (verdict.injects && input.injected !== undefined && input.problem === undefined) out.injects = partsIn(input.injected, set, pod);
+      if (out.applies && input.injected !== undefined && input.problem === undefined) out.injects = partsIn(input.injected, set, pod);
       if (!isInjectedBy(pod, set)) return out;
     } else {
       out.injected = isInjectedBy(pod, set);

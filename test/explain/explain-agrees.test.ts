@@ -1,7 +1,8 @@
 /**
  * explain holds together with what it explains, for generated pods and
- * sets: it says a set applies exactly when the pod-inject handler (the
- * webhook's own, through the review invoke sends) injects that set, and
+ * sets: `invoke explain` says a set applies exactly when the pod-inject
+ * handler (the webhook's own, through the review invoke sends) injects that
+ * set (a pod being deleted included, which the handler skips), and
  * that a pod is updated next exactly when the rollout plan picks it; a pod
  * it says partition holds is among the plan's last `partition` waiting pods,
  * and one it says runs the current sidecars is one the counts call updated
@@ -12,8 +13,10 @@ import fc from 'fast-check';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { wrapInReview } from '../../lib/admission/wrap.ts';
-import { explainPod } from '../../lib/explain/explain.ts';
-import type { Pod } from '../../lib/kube/types.ts';
+import { explainPod, type PodExplanation } from '../../lib/explain/explain.ts';
+import { runExplainFiles } from '../../functions/invoke/explain.ts';
+import { namespacesWithHint } from '../../functions/invoke/namespace-hint.ts';
+import type { JsonObject, Pod } from '../../lib/kube/types.ts';
 import { planRollout, podFacts } from '../../lib/rollout/plan.ts';
 import { matchedPods } from '../../lib/rollout/candidates.ts';
 import { parseInjectedList } from '../../lib/sidecarset/pod-annotations.ts';
@@ -69,19 +72,35 @@ const namespaces = (envOf: { default: string; prod: string }) =>
 describe('explain and pod-inject', () => {
   it('says a set applies exactly when the pod-inject handler injects it, and injects the containers the handler adds', async () => {
     await fc.assert(
-      fc.asyncProperty(cluster, async ({ sets, podLabels, namespace, envOf }) => {
-        const pod: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace, labels: podLabels }, spec: { containers: [{ name: 'app', image: 'app:1' }] } };
+      fc.asyncProperty(cluster, fc.boolean(), async ({ sets, podLabels, namespace, envOf }, deleting) => {
+        const pod: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace, labels: podLabels, ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) }, spec: { containers: [{ name: 'app', image: 'app:1' }] } };
         const deps = { sidecarSets: memorySidecarSetSource(sets), namespaces: memoryNamespaceSource(namespaces(envOf)), clock: { now: () => new Date('2026-01-01T00:00:00Z') } };
         const event = wrapInReview({ object: pod, operation: 'CREATE', uid: 'u' });
         const outcome = await runReview(POD_INJECT.name, event, deps);
-        if (outcome.kind !== 'review' || !outcome.review.response.allowed) throw new Error(`pod-inject did not inject: ${JSON.stringify(outcome)}`);
+        if (outcome.kind !== 'review' || !outcome.review.response.allowed) throw new Error(`pod-inject did not answer: ${JSON.stringify(outcome)}`);
         const patch = outcome.review.response.patch;
         const injected = (patch === undefined ? pod : applyPatch(pod, decodePatch(patch))) as Pod;
         const injectedSets = parseInjectedList(injected.metadata?.annotations?.[ANNOTATION_INJECTED_LIST]);
 
-        const labels = new Map(namespaces(envOf).map((n) => [n.metadata.name, n.metadata.labels]));
-        const explanation = explainPod({ pod, namespace, sets, namespaceLabels: labels, injected });
+        // explain as `invoke explain` runs it, on the same review.
+        let printed = '';
+        const code = await runExplainFiles({
+          sets,
+          pods: [],
+          namespaces: namespacesWithHint(namespaces(envOf), undefined),
+          deps,
+          event,
+          resulting: (e, review) => (review.response.patch === undefined ? (e.request as JsonObject).object : applyPatch((e.request as JsonObject).object, decodePatch(review.response.patch))),
+          output: 'json',
+          stdout: (text) => (printed += text),
+          stderr: (text) => {
+            throw new Error(text);
+          },
+        });
+        expect(code).toBe(0);
+        const explanation = JSON.parse(printed) as PodExplanation;
         expect(explanation.sets.filter((s) => s.applies).map((s) => s.set)).toEqual(injectedSets);
+        expect(explanation.sets.map((s) => s.set)).toEqual(sets.map((s) => s.metadata?.name).sort());
         for (const s of explanation.sets) {
           // Every set is told, and one that does not apply says why.
           expect(s.applies || (s.why ?? '') !== '').toBe(true);
