@@ -5,6 +5,8 @@ import { kubeSetPods } from '../../lib/adapters/kube-pods.ts';
 import { kubeSidecarSetWatch } from '../../lib/adapters/kube-sidecarsets.ts';
 import { discoveredSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets-version.ts';
 import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
+import { readWebhookConfiguration } from '../../lib/adapters/kube-webhook-configurations.ts';
+import { WEBHOOK_CONFIGURATION_NAME } from '../../lib/webhook-config/webhook-configurations.ts';
 import { clusterKubeConfig } from '../shared/cluster.ts';
 import { chooseCluster } from '../status-view/compose.ts';
 import { runExplain } from './cli.ts';
@@ -20,7 +22,14 @@ const code = await runExplain(
     const chosen = chooseCluster(kubeconfig, process.env);
     if (chosen.note !== undefined) process.stderr.write(`explaining from ${chosen.note}\n`);
     const client = kubeConfigClient(await clusterKubeConfig(chosen.env));
-    return { getPod: kubePodGetter(client), sets: kubeSidecarSetWatch(client, discoveredSidecarSetVersion(client)), pods: kubeSetPods(client), namespaces: kubeNamespaceSnapshot(client) };
+    return {
+      getPod: kubePodGetter(client),
+      sets: kubeSidecarSetWatch(client, discoveredSidecarSetVersion(client)),
+      pods: kubeSetPods(client),
+      namespaces: kubeNamespaceSnapshot(client),
+      // An identity that may not read webhook configurations still gets the rest of the explanation.
+      webhookConfiguration: (signal) => readWebhookConfiguration(client, 'MutatingWebhookConfiguration', WEBHOOK_CONFIGURATION_NAME, signal).catch(() => undefined),
+    };
   },
 );
 // Exit once standard output is flushed: idle kept-alive connections to the API server must not hold the process.

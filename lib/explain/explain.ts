@@ -118,7 +118,7 @@ export interface ExplainInput {
 }
 
 /** The selector term a label set fails, in words. */
-function mismatchText(mismatch: NonNullable<ReturnType<typeof selectorMismatch>>, of: string): string {
+export function mismatchText(mismatch: NonNullable<ReturnType<typeof selectorMismatch>>, of: string): string {
   switch (mismatch.term) {
     case 'matchLabels':
       return `matchLabels wants ${mismatch.key}=${mismatch.want}; the ${of} has ${mismatch.have === undefined ? `no label ${mismatch.key}` : `${mismatch.key}=${mismatch.have}`}`;

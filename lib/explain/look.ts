@@ -8,10 +8,11 @@
 import type { Pod } from '../kube/types.ts';
 import type { NamespaceSource, SetPodSource, SidecarSetWatchSource } from '../ports.ts';
 import { podScope } from '../rollout/pod-scope.ts';
-import { hasNamespaceSelector, sidecarSetName } from '../sidecarset/match.ts';
+import { hasNamespaceSelector, labelsOf, sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import { isInjectedBy } from '../sidecarset/pod-state.ts';
 import { namespacesNeeded, scopeKey } from '../status-view/rows.ts';
-import { explainPod, type PodExplanation } from './explain.ts';
+import { explainPod, mismatchText, type PodExplanation } from './explain.ts';
+import { webhookGate } from './webhook-gate.ts';
 
 export interface ExplainDeps {
   /** The pod by namespace and name; undefined when there is none. */
@@ -19,6 +20,12 @@ export interface ExplainDeps {
   sets: SidecarSetWatchSource;
   pods: SetPodSource;
   namespaces: NamespaceSource;
+  /**
+   * The MutatingWebhookConfiguration the pod webhook is registered in, as
+   * stored; undefined when there is none (or it cannot be read: the check is
+   * then left out, the explanation still made).
+   */
+  webhookConfiguration?: (signal?: AbortSignal) => Promise<unknown>;
 }
 
 /**
@@ -47,8 +54,11 @@ export async function lookAtPod(deps: ExplainDeps, namespace: string, name: stri
     const mine = `${namespace}/${name}`;
     scopePods.set(sidecarSetName(set), [...listed.filter((p) => `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}` !== mine), pod]);
   }
+  const configuration = await deps.webhookConfiguration?.(signal);
   const needed = new Set(namespacesNeeded(sets, byScope));
-  if (sets.some(hasNamespaceSelector)) needed.add(namespace);
-  const namespaceLabels = needed.size === 0 ? new Map() : await deps.namespaces.labels([...needed], signal);
-  return explainPod({ pod, namespace, sets, namespaceLabels, scopePods });
+  if (sets.some(hasNamespaceSelector) || configuration !== undefined) needed.add(namespace);
+  const namespaceLabels: NamespaceLabels = needed.size === 0 ? new Map() : await deps.namespaces.labels([...needed], signal);
+  const gate = configuration === undefined ? undefined : webhookGate(configuration, labelsOf(pod), namespaceLabels.get(namespace) ?? {});
+  const skipped = gate === undefined ? undefined : `the API server does not call the pod webhook ${gate.webhook} for this pod: its ${gate.selector}: ${mismatchText(gate.mismatch, gate.selector === 'objectSelector' ? 'pod' : `namespace ${namespace}`)}`;
+  return explainPod({ pod, namespace, sets, namespaceLabels, scopePods, ...(skipped === undefined ? {} : { skipped }) });
 }
