@@ -18,8 +18,10 @@ import { composeStatusSync, type StatusSyncRuntime } from '../../functions/statu
 import type { PodExplanation } from '../../lib/explain/explain.ts';
 import { createPod } from '../../testkit/cluster-pods.ts';
 import { freePort } from '../../testkit/free-port.ts';
-import { listPods, NEW_IMAGE, readSet, seedRollout, SIDECAR, startRolloutCluster, updateSidecarImage, type RolloutCluster } from '../../testkit/faults/rollout-fixture.ts';
+import { adminRequest, listPods, NEW_IMAGE, readSet, seedRollout, SIDECAR, startRolloutCluster, updateSidecarImage, type RolloutCluster } from '../../testkit/faults/rollout-fixture.ts';
 import { capturingLogger } from '../../testkit/reviews.ts';
+import { OPT_OUT_LABEL, OPT_OUT_VALUE, renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
+import { FUNCTION_NAMES } from '../../lib/webhooks/registry.ts';
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const MAIN = join(projectRoot, 'functions', 'explain', 'main.ts');
@@ -124,5 +126,19 @@ describeWithControlPlane('npm run -s explain on a real API server', () => {
     expect(down.stdout).toBe('');
     expect(down.stderr).toMatch(/^explain: get pod explained\/pod-00000: .*ECONNREFUSED/);
     expect(down.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('tells a pod the API server no longer sends to the pod webhook (its namespace opted out) that no set applies, naming the term', async () => {
+    const targets = Object.fromEntries(FUNCTION_NAMES.map((name) => [name, { url: `https://127.0.0.1:1/${name}` }])) as Parameters<typeof renderWebhookConfigurations>[0]['targets'];
+    const [mutating] = renderWebhookConfigurations({ targets, podFailurePolicy: 'Ignore' });
+    // Last in the suite: the configuration's SidecarSet webhook points nowhere, so no set is written after it.
+    await adminRequest(cluster.cp, 'POST', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', mutating);
+    await adminRequest(cluster.cp, 'PATCH', `/api/v1/namespaces/${SET}`, { metadata: { labels: { [OPT_OUT_LABEL]: OPT_OUT_VALUE } } }, 'application/merge-patch+json');
+    const result = await run([podNames[0] as string, '-n', SET, '--kubeconfig', kubeconfig]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(
+      `${SET}: does not apply: the API server does not call the pod webhook pod-inject.sidecarset.kruise.io for this pod: its namespaceSelector: matchExpressions[1] wants ${OPT_OUT_LABEL} NotIn [${OPT_OUT_VALUE}]; the namespace ${SET} has ${OPT_OUT_LABEL}=${OPT_OUT_VALUE}`,
+    );
+    expect(result.stdout).toContain('injected at creation (the set would not inject it today)');
   });
 });
