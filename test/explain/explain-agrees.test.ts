@@ -27,14 +27,14 @@ import { sidecarSet } from '../../testkit/sidecarset-objects.ts';
 import { NO_NAMESPACES, rolloutPod, rolloutSet } from '../rollout/fixtures.ts';
 
 const NAMES = ['alpha', 'beta', 'gamma', 'delta'] as const;
-const label = fc.constantFrom('web', 'db', 'api');
+const label = fc.constantFrom('web', 'web', 'db', 'api');
 
 /** A selector over the labels app and tier, in each form matching knows. */
 const selector = fc.oneof(
-  fc.record({ matchLabels: fc.record({ app: label }) }),
-  fc.record({ matchLabels: fc.record({ app: label, tier: fc.constantFrom('x', 'y') }) }),
-  fc.record({ matchExpressions: fc.tuple(fc.constantFrom('app', 'tier'), fc.constantFrom('In', 'NotIn'), fc.subarray(['web', 'db', 'x'], { minLength: 1 })).map(([key, operator, values]) => [{ key, operator, values }]) }),
-  fc.record({ matchExpressions: fc.tuple(fc.constantFrom('app', 'tier'), fc.constantFrom('Exists', 'DoesNotExist')).map(([key, operator]) => [{ key, operator }]) }),
+  { arbitrary: fc.record({ matchLabels: fc.record({ app: label }) }), weight: 4 },
+  { arbitrary: fc.record({ matchLabels: fc.record({ app: label, tier: fc.constantFrom('x', 'y') }) }), weight: 1 },
+  { arbitrary: fc.record({ matchExpressions: fc.tuple(fc.constantFrom('app', 'tier'), fc.constantFrom('In', 'NotIn'), fc.subarray(['web', 'db', 'x'], { minLength: 1 })).map(([key, operator, values]) => [{ key, operator, values }]) }), weight: 1 },
+  { arbitrary: fc.record({ matchExpressions: fc.tuple(fc.constantFrom('app', 'tier'), fc.constantFrom('Exists', 'DoesNotExist')).map(([key, operator]) => [{ key, operator }]) }), weight: 1 },
 );
 
 /** One set of the generated cluster: scoped by namespace or namespaceSelector or neither, maybe paused, maybe a canary of another. */
@@ -42,8 +42,9 @@ const setAt = (name: string) =>
   fc
     .record({
       selector,
-      scope: fc.constantFrom('none', 'namespace:default', 'namespace:prod', 'nsSelector:a', 'nsSelector:b'),
-      paused: fc.boolean(),
+      // Weighted so that sets often select the pod together, where canaries and pausing decide.
+      scope: fc.constantFrom('none', 'none', 'none', 'namespace:default', 'namespace:prod', 'nsSelector:a', 'nsSelector:b'),
+      paused: fc.constantFrom(false, false, false, true),
       canaryOf: fc.option(fc.constantFrom(...NAMES), { nil: undefined }),
     })
     .map(({ selector: s, scope, paused, canaryOf }): SidecarSet => {
