@@ -160,6 +160,12 @@ describe('explain and the rollout plan', () => {
           expect(rollout?.hold?.kind === 'next').toBe(next.has(pod));
           const fact = facts[matched.indexOf(pod)];
           expect(rollout?.current).toBe(fact !== undefined && fact.updated && fact.consistent && fact.ready);
+          // A waiting pod of a rolling set is held by partition exactly when the plan's batch left it to partition, by maxUnavailable likewise.
+          const rolling = rollout?.state === 'Waiting' && !['not-update', 'paused', 'flipping', 'invalid-strategy'].includes(plan.waiting?.kind ?? '');
+          if (rolling) {
+            expect(rollout.hold?.kind === 'partition').toBe(plan.holds?.partition.includes(pod) === true);
+            expect(rollout.hold?.kind === 'max-unavailable').toBe(plan.holds?.maxUnavailable.includes(pod) === true && plan.waiting?.kind === 'max-unavailable');
+          }
           if (rollout?.hold?.kind === 'partition') expect(plan.holds?.partition).toContain(pod);
           if (rollout?.hold?.kind === 'max-unavailable') expect(plan.waiting?.kind).toBe('max-unavailable');
           if (rollout?.hold?.kind === 'paused') expect(updateStrategy.paused).toBe(true);
