@@ -39,11 +39,12 @@ import { systemClock, type Clock, type RevisionSource } from '../../lib/ports.ts
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass, STATUS_SYNC } from '../../lib/status-sync/pass.ts';
 import type { HandlerDeps } from '../../lib/webhooks/handler.ts';
-import { FUNCTION_DESCRIPTORS, SIDECARSET_CONVERT, type ListedDescriptor } from '../../lib/webhooks/descriptors.ts';
+import { FUNCTION_DESCRIPTORS, POD_INJECT, SIDECARSET_CONVERT, type ListedDescriptor } from '../../lib/webhooks/descriptors.ts';
 import { descriptorOf, FUNCTION_NAMES, isAdmissionFunction, runReview, type AdmissionDescriptor, type AdmissionFunctionName, type ReviewOutcome } from '../../lib/webhooks/registry.ts';
 import { ROLLOUT, USAGE, usageOf } from './usage.ts';
 import { ConvertUsageError, runConvert } from './convert.ts';
 import { namespacesWithHint } from './namespace-hint.ts';
+import { EXPLAIN, runExplainFiles } from './explain.ts';
 
 export interface CliIo {
   readFile(path: string): Promise<string>;
@@ -330,6 +331,33 @@ function report(fn: AdmissionFunctionName, outcome: ReviewOutcome, event: JsonOb
   }
 }
 
+/**
+ * `explain`: the pod of -f through pod-inject as `invoke pod-inject` sends
+ * it (the same readers, review and --revisions), then explained (explain.ts).
+ */
+async function runExplainCommand(args: Args, io: CliIo): Promise<number> {
+  const { files, values } = args;
+  if (files['--sidecarsets'] === undefined) throw new UsageError(`${EXPLAIN} needs --sidecarsets FILE`);
+  for (const flag of ['--old'] as const) if (files[flag] !== undefined) throw new UsageError(`${EXPLAIN} takes no ${flag}: it explains a pod's creation`);
+  if (values['--operation'] !== undefined) throw new UsageError(`${EXPLAIN} takes no --operation: it explains a pod's creation`);
+  const output = values['--output'] ?? 'text';
+  if (output !== 'text' && output !== 'json') throw new UsageError(`--output must be text or json, got ${JSON.stringify(output)}`);
+  const sidecarSets = await readSidecarSets(io, files['--sidecarsets']);
+  const namespaces = namespacesWithHint(await readObjects(io, files['--namespaces'], 'Namespace', 'Namespaces'), files['--namespaces']);
+  const revisions = await readRevisions(io, POD_INJECT.name, files['--revisions']);
+  const pods = (await readObjects(io, files['--pods'], 'Pod', 'Pods')) as Pod[];
+  const deps: HandlerDeps = {
+    sidecarSets: memorySidecarSetSource(sidecarSets),
+    namespaces: namespaces.source,
+    ...(revisions !== undefined ? { revisions } : {}),
+    clock: io.clock ?? systemClock,
+  };
+  const request = await requestOf(POD_INJECT.name, args, io, deps);
+  // pod-inject has no mutating function before it: the request is always its own.
+  if ('denied' in request) return report(request.by, request.denied, undefined, undefined, io);
+  return runExplainFiles({ sets: sidecarSets, pods, namespaces, deps, event: request.event, resulting: resultingObject, output, stdout: (text) => { io.stdout(text); }, stderr: (text) => { io.stderr(text); } });
+}
+
 /** Runs the command; returns the exit code. Never throws. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   try {
@@ -350,7 +378,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const { fn, files, values } = args;
     if (fn === STATUS_SYNC) return await runStatusSync(args, io);
     if (fn === ROLLOUT) return await runRollout(args, io);
-    if (!isAdmissionFunction(fn)) throw new UsageError(`unknown function ${JSON.stringify(fn)}; expected one of ${[...FUNCTION_NAMES, STATUS_SYNC, ROLLOUT].join(', ')}`);
+    if (fn === EXPLAIN) return await runExplainCommand(args, io);
+    if (!isAdmissionFunction(fn)) throw new UsageError(`unknown function ${JSON.stringify(fn)}; expected one of ${[...FUNCTION_NAMES, STATUS_SYNC, ROLLOUT, EXPLAIN].join(', ')}`);
     const output = values['--output'];
     if (output !== undefined && output !== 'yaml' && output !== 'json') throw new UsageError(`--output must be yaml or json, got ${JSON.stringify(output)}`);
     const sidecarSets = await readSidecarSets(io, files['--sidecarsets']);

@@ -8,6 +8,7 @@ import type { WaitingReason } from '../../lib/rollout/plan.ts';
 import { STATUS_SYNC } from '../../lib/status-sync/pass.ts';
 import { FUNCTION_DESCRIPTORS, SIDECARSET_CONVERT, type ListedDescriptor } from '../../lib/webhooks/descriptors.ts';
 import { FUNCTION_HELP } from './function-help.ts';
+import { EXPLAIN } from './explain.ts';
 
 type AdmissionDescriptor = Extract<ListedDescriptor, { answers: 'AdmissionReview' }>;
 
@@ -166,17 +167,37 @@ exit codes: 0 the review printed (converted or failed), or with -o the converted
             2 bad input (usage, unreadable file, not JSON/YAML, neither a ConversionReview nor a SidecarSet);
             3 with -o, the review failed (an object cannot be converted: the message names it).`;
 
+const EXPLAIN_USAGE = `usage: invoke ${EXPLAIN} [-f|--event FILE] --sidecarsets FILE [--namespaces FILE] [--revisions FILE] [--pods FILE]
+                     [--namespace NS] [-o|--output text|json]
+For each SidecarSet: whether pod-inject injects it into the pod and, if not, exactly why (the selector term and
+the label it wants, the namespace or namespaceSelector, a canary in its place, injection paused); what it injects
+(containers, init containers, volumes, the revision). The pod goes through pod-inject as invoke pod-inject sends it.
+A pod that already carries injections (kubectl get pod -o yaml) also gets its rollout standing: whether it runs
+each set's current sidecars and, if not, what holds it, planned over it and the pods of --pods.
+
+${EVENT.replace('%KIND%', 'Pod')}
+${NAMESPACE.replace('%KIND%', 'Pod')}
+${CLUSTER_FILES}
+${REVISIONS}
+  -o, --output json  the explanation as JSON (default: text)
+
+exit codes: 0 explained; 1 pod-inject could not decide (a namespaceSelector needs a Namespace missing from
+            --namespaces, a pinned revision missing from --revisions); 2 bad input (usage, unreadable file,
+            not a Pod); 3 pod-inject would refuse the pod (the explanation says why).`;
+
 /** `invoke --help`, and the text after a usage error: every function, one line each. */
 export const USAGE = `usage: invoke <function> [options]      (invoke <function> --help for its options)
 functions:
 ${FUNCTION_DESCRIPTORS.map((d) => `  ${d.name.padEnd(21)}${FUNCTION_HELP[d.name].summary}`).join('\n')}
   ${STATUS_SYNC.padEnd(21)}the statuses one reconciler pass would write
-  ${ROLLOUT.padEnd(21)}what one in-place rollout pass would do`;
+  ${ROLLOUT.padEnd(21)}what one in-place rollout pass would do
+  ${EXPLAIN.padEnd(21)}why each SidecarSet injects a pod or not, and what holds its rollout`;
 
 /** The help of one function, or the general one for a name that is none. */
 export function usageOf(fn: string | undefined): string {
   if (fn === STATUS_SYNC) return STATUS_SYNC_USAGE;
   if (fn === ROLLOUT) return ROLLOUT_USAGE;
+  if (fn === EXPLAIN) return EXPLAIN_USAGE;
   const descriptor = FUNCTION_DESCRIPTORS.find((d) => d.name === fn);
   if (descriptor === undefined) return USAGE;
   return descriptor.answers === 'ConversionReview' ? CONVERT_USAGE : admissionUsage(descriptor);

@@ -21,49 +21,81 @@ export function isEmptySelector(selector: LabelSelector): boolean {
 }
 
 /**
+ * The first term of a selector that `labels` fail, as {@link selectorMismatch}
+ * finds it: the matchLabels key and the value it wants, or the
+ * matchExpressions requirement (its index, key, operator and values), with
+ * the pod's value of the key (undefined when it has none). `malformed` is a
+ * selector, or a part of it, that is not well formed and so matches nothing.
+ */
+export type SelectorMismatch =
+  | { readonly term: 'matchLabels'; readonly key: string; readonly want: string; readonly have: string | undefined }
+  | { readonly term: 'matchExpressions'; readonly index: number; readonly key: string; readonly operator: SelectorOperator; readonly values: readonly string[]; readonly have: string | undefined }
+  | { readonly term: 'malformed'; readonly what: string };
+
+const has = (labels: Readonly<Record<string, string>>, key: string): string | undefined => (Object.hasOwn(labels, key) ? labels[key] : undefined);
+
+/**
  * Whether `labels` satisfy `selector`. A selector that fails {@link validateLabelSelector}
  * matches nothing, so malformed input never widens a match.
  */
 export function selectorMatches(selector: unknown, labels: Readonly<Record<string, string>>): boolean {
-  if (!isObject(selector)) return false;
+  return selectorMismatch(selector, labels) === undefined;
+}
+
+/**
+ * The term of `selector` that `labels` fail first (matchLabels in key order,
+ * then matchExpressions in order), or undefined when they satisfy it: the one
+ * decision {@link selectorMatches} reads, so an explanation names the term
+ * that really decided. Allocates only for a mismatch.
+ */
+export function selectorMismatch(selector: unknown, labels: Readonly<Record<string, string>>): SelectorMismatch | undefined {
+  if (!isObject(selector)) return { term: 'malformed', what: 'the selector is not an object' };
   // Read as unknown: the declared type is what a valid selector holds, not what JSON may carry.
   const matchLabels: unknown = selector.matchLabels;
   const matchExpressions: unknown = selector.matchExpressions;
   if (matchLabels !== undefined && matchLabels !== null) {
-    if (!isObject(matchLabels)) return false;
+    if (!isObject(matchLabels)) return { term: 'malformed', what: 'matchLabels is not a map' };
     // Keys, not entries: every stored set is matched against every pod, and entries allocate a pair per label.
     for (const k of Object.keys(matchLabels)) {
       const v = matchLabels[k];
-      if (typeof v !== 'string' || !Object.hasOwn(labels, k) || labels[k] !== v) return false;
+      if (typeof v !== 'string') return { term: 'malformed', what: `matchLabels[${k}] is not a string` };
+      if (!Object.hasOwn(labels, k) || labels[k] !== v) return { term: 'matchLabels', key: k, want: v, have: has(labels, k) };
     }
   }
   if (matchExpressions !== undefined && matchExpressions !== null) {
-    if (!Array.isArray(matchExpressions)) return false;
-    for (const req of matchExpressions) {
-      if (!isObject(req) || typeof req.key !== 'string') return false;
-      const has = Object.hasOwn(labels, req.key);
+    if (!Array.isArray(matchExpressions)) return { term: 'malformed', what: 'matchExpressions is not a list' };
+    for (let index = 0; index < matchExpressions.length; index++) {
+      const req: unknown = matchExpressions[index];
+      if (!isObject(req) || typeof req.key !== 'string') return { term: 'malformed', what: `matchExpressions[${index}] has no key` };
+      const key = req.key;
+      const present = Object.hasOwn(labels, key);
       const values: unknown = req.values;
       const list = Array.isArray(values) ? values : [];
-      switch (req.operator) {
+      const operator = req.operator;
+      let fails: boolean;
+      switch (operator) {
         case 'In':
-          if (list.length === 0 || !has || !list.includes(labels[req.key])) return false;
+          fails = list.length === 0 || !present || !list.includes(labels[key]);
           break;
         case 'NotIn':
-          if (list.length === 0) return false;
-          if (has && list.includes(labels[req.key])) return false;
+          fails = list.length === 0 || (present && list.includes(labels[key]));
           break;
         case 'Exists':
-          if (list.length > 0 || !has) return false;
+          fails = list.length > 0 || !present;
           break;
         case 'DoesNotExist':
-          if (list.length > 0 || has) return false;
+          fails = list.length > 0 || present;
           break;
         default:
-          return false;
+          return { term: 'malformed', what: `matchExpressions[${index}] has operator ${JSON.stringify(operator)}` };
+      }
+      if (fails) {
+        const strings = list.filter((v): v is string => typeof v === 'string');
+        return { term: 'matchExpressions', index, key, operator, values: strings, have: has(labels, key) };
       }
     }
   }
-  return true;
+  return undefined;
 }
 
 /** Syntax errors of a label selector (unmetav1validation.ValidateLabelSelector), with paths under `path`. */

@@ -10,7 +10,7 @@ import { sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import { podCounts, type StatusCounts } from '../sidecarset/status.ts';
 import { ANNOTATION_HASH, type SidecarContainer, type SidecarSet } from '../sidecarset/types.ts';
 import { unavailableTally, type UnavailablePods } from '../sidecarset/unavailable-pods.ts';
-import { batchSize, maxUnavailableCount, partitionCount } from './batch-size.ts';
+import { batchSize, maxUnavailableCount, partitionCount, type Batch } from './batch-size.ts';
 import { changedFieldNames } from './changed-fields.ts';
 import { matchedList, podStanding } from './candidates.ts';
 import { swappingContainers, type HotFlip } from '../sidecarset/hot-swapping.ts';
@@ -113,6 +113,18 @@ export interface RolloutPlan {
   unavailable?: UnavailablePods;
   /** Pods the batch reached whose update could not be made, in order; absent when none was (see {@link PlanOptions.patchFor}). */
   setAside?: SetAsidePod[];
+  /** Which waiting pods the batch left, and what held each; present when asked ({@link PlanOptions.holds}) and a batch was counted. */
+  holds?: BatchHolds;
+}
+
+/**
+ * The waiting pods a batch did not take, by what held them (rollout.md
+ * §1.4): the last `partition` pods of the update order, and those after the
+ * first ready pod that did not fit in maxUnavailable. Each in update order.
+ */
+export interface BatchHolds {
+  partition: Pod[];
+  maxUnavailable: Pod[];
 }
 
 export interface PlanOptions {
@@ -124,6 +136,8 @@ export interface PlanOptions {
    * Absent, every pod is taken and no patch is made.
    */
   patchFor?: (pod: Pod) => JsonPatchOperation[];
+  /** Also tell which waiting pods the batch held back and why ({@link RolloutPlan.holds}): for an explanation of one pod. */
+  holds?: boolean;
 }
 
 /** What the plan reads from each matched pod, computed once per pod. */
@@ -297,6 +311,18 @@ function hotSwaps(set: SidecarSet, matched: readonly Pod[]): { flips: PlannedFli
   return { flips, swapping };
 }
 
+/**
+ * The pods of `waiting` (in update order) that the batch left, by what held
+ * them: batchSize stopped its walk at the first ready pod that did not fit
+ * (after the `count` pods it took and those it set aside), and never
+ * reached the last `partition`.
+ */
+function batchHolds(waiting: readonly Pod[], partition: number, batch: Batch): BatchHolds {
+  const eligible = Math.max(waiting.length - partition, 0);
+  const stoppedAt = batch.blockedByMaxUnavailable ? batch.count + batch.setAside : eligible;
+  return { partition: waiting.slice(eligible), maxUnavailable: waiting.slice(stoppedAt, eligible) };
+}
+
 /** Why a set updates no pod this pass whatever its pods (Kruise 1.9's order: NotUpdate, paused, every pod updated). */
 export type Stop = 'not-update' | 'paused' | 'hot-swapping' | 'updated-not-ready' | 'finished';
 
@@ -416,6 +442,7 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
   const stillWaiting = waitingCount - batch.setAside;
   notSelected += batch.setAside;
   const plan: RolloutPlan = { status, updates, notUpgradable, flips, swapping, ...(unavailablePods === undefined ? {} : { unavailable: unavailablePods }), ...(setAside.length > 0 ? { setAside } : {}) };
+  if (options.holds === true) plan.holds = batchHolds(order.map((i) => matched[i] as Pod), partition, batch);
   if (batch.blockedByMaxUnavailable) plan.waiting = { kind: 'max-unavailable', unavailable, maxUnavailable, ...(unavailablePods === undefined ? {} : { stuck: unavailablePods }) };
   else if (stillWaiting === 0) {
     plan.waiting = { kind: 'nothing-waiting', notUpgradable: notUpgradable.length, notSelected, inFlight, ...(notUpgradable.length > 0 ? { changed: changedFieldNames(notUpgradable, set) } : {}) };

@@ -6,7 +6,7 @@
  * the pod (match.ts) and is not the base of a canary that also does
  * (canary.ts).
  */
-import { isInjectionPaused, sidecarSetName, sidecarSetSelectsPod, sortByName, type NamespaceLabels } from './match.ts';
+import { isInjectionPaused, selectionMiss, sidecarSetName, sidecarSetSelectsPod, sortByName, UnknownNamespaceError, type NamespaceLabels, type SelectionMiss } from './match.ts';
 import { displacedBases } from './canary.ts';
 import type { SidecarSet } from './types.ts';
 
@@ -20,7 +20,13 @@ export interface PodPlace {
 /** One set's part in a pod's injection. */
 export type InjectionVerdict =
   | { readonly set: string; readonly injects: true }
-  | { readonly set: string; readonly injects: false; readonly reason: 'paused' | 'not-selected' }
+  /**
+   * `selects`: whether the set would select the pod were it not paused;
+   * undefined when that needs a Namespace's labels that are not known (a
+   * paused set never needs them to decide).
+   */
+  | { readonly set: string; readonly injects: false; readonly reason: 'paused'; readonly selects: boolean | undefined }
+  | { readonly set: string; readonly injects: false; readonly reason: 'not-selected'; readonly miss: SelectionMiss }
   | { readonly set: string; readonly injects: false; readonly reason: 'displaced-by-canary'; readonly canary: string };
 
 /**
@@ -42,6 +48,16 @@ export function injectingSets(sets: readonly SidecarSet[], place: PodPlace): Sid
   return sortByName(displaced.size === 0 ? matching : matching.filter((set) => !displaced.has(sidecarSetName(set))));
 }
 
+/** Whether the set selects the pod, or undefined when its namespaceSelector needs labels not given. */
+function selectsIfKnown(set: SidecarSet, place: PodPlace): boolean | undefined {
+  try {
+    return sidecarSetSelectsPod(set, place.labels, place.namespace, place.namespaceLabels);
+  } catch (error) {
+    if (error instanceof UnknownNamespaceError) return undefined;
+    throw error;
+  }
+}
+
 /**
  * Every set's verdict for the pod, sorted by set name: the same decision as
  * {@link injectingSets}, with the reason each set that does not inject
@@ -50,11 +66,15 @@ export function injectingSets(sets: readonly SidecarSet[], place: PodPlace): Sid
  */
 export function injectionVerdicts(sets: readonly SidecarSet[], place: PodPlace): InjectionVerdict[] {
   const sorted = sortByName(sets);
-  const matching = new Set(sorted.filter((set) => wouldInject(set, place)));
+  // Each unpaused set's miss, decided by the function wouldInject's selector test is made of.
+  const misses = new Map(sorted.filter((set) => !isInjectionPaused(set)).map((set) => [set, selectionMiss(set, place.labels, place.namespace, place.namespaceLabels)]));
+  const matching = new Set(sorted.filter((set) => misses.has(set) && misses.get(set) === undefined));
   const displaced = displacedBases([...matching]);
   return sorted.map((set): InjectionVerdict => {
     const name = sidecarSetName(set);
-    if (!matching.has(set)) return { set: name, injects: false, reason: isInjectionPaused(set) ? 'paused' : 'not-selected' };
+    const miss = misses.get(set);
+    if (!misses.has(set)) return { set: name, injects: false, reason: 'paused', selects: selectsIfKnown(set, place) };
+    if (miss !== undefined) return { set: name, injects: false, reason: 'not-selected', miss };
     const canary = displaced.get(name);
     if (canary !== undefined) return { set: name, injects: false, reason: 'displaced-by-canary', canary };
     return { set: name, injects: true };

@@ -3,7 +3,7 @@
  * the status computation so the two can never disagree.
  */
 import { isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
-import { selectorMatches } from '../kube/label-selector.ts';
+import { selectorMismatch, type SelectorMismatch } from '../kube/label-selector.ts';
 import type { Pod } from '../kube/types.ts';
 import type { SidecarSet } from './types.ts';
 
@@ -31,6 +31,18 @@ export function sidecarSetName(set: SidecarSet): string {
 }
 
 /**
+ * Why a set does not select a pod, as {@link selectionMiss} decides it: the
+ * set's `namespace` is another; its `selector` fails (the term, as
+ * label-selector.ts finds it); its `namespaceSelector` fails on the pod's
+ * Namespace labels (the term); or it has no spec or no selector at all.
+ */
+export type SelectionMiss =
+  | { readonly kind: 'namespace'; readonly want: string }
+  | { readonly kind: 'selector'; readonly mismatch: SelectorMismatch }
+  | { readonly kind: 'namespace-selector'; readonly mismatch: SelectorMismatch }
+  | { readonly kind: 'no-selector' };
+
+/**
  * Whether `set` applies to a pod with `podLabels` in `namespace`, ignoring
  * `injectionStrategy.paused` (status counts paused sets' pods too).
  * @throws UnknownNamespaceError when the set's namespaceSelector needs labels of a namespace not in `namespaceLabels`.
@@ -41,19 +53,37 @@ export function sidecarSetSelectsPod(
   namespace: string,
   namespaceLabels: NamespaceLabels,
 ): boolean {
+  return selectionMiss(set, podLabels, namespace, namespaceLabels) === undefined;
+}
+
+/**
+ * Why `set` does not apply to the pod ({@link sidecarSetSelectsPod}'s one
+ * decision, with its reason), or undefined when it does. Checked in this
+ * order: namespace, selector, namespaceSelector.
+ * @throws UnknownNamespaceError as sidecarSetSelectsPod.
+ */
+export function selectionMiss(
+  set: SidecarSet,
+  podLabels: Readonly<Record<string, string>>,
+  namespace: string,
+  namespaceLabels: NamespaceLabels,
+): SelectionMiss | undefined {
   const spec = objectOf(set.spec);
-  if (!spec) return false;
+  if (!spec) return { kind: 'no-selector' };
   const onlyNamespace = stringOf(spec.namespace);
-  if (onlyNamespace !== undefined && onlyNamespace !== '' && onlyNamespace !== namespace) return false;
+  if (onlyNamespace !== undefined && onlyNamespace !== '' && onlyNamespace !== namespace) return { kind: 'namespace', want: onlyNamespace };
   // A missing or malformed selector never matches: validation forbids it, and a
   // set that slipped through must not inject into every pod of the cluster.
-  if (!isObject(spec.selector) || !selectorMatches(spec.selector, podLabels)) return false;
+  if (!isObject(spec.selector)) return { kind: 'no-selector' };
+  const mismatch = selectorMismatch(spec.selector, podLabels);
+  if (mismatch !== undefined) return { kind: 'selector', mismatch };
   if (hasNamespaceSelector(set)) {
     const labels = namespaceLabels.get(namespace);
     if (labels === undefined) throw new UnknownNamespaceError(namespace, sidecarSetName(set));
-    if (!selectorMatches(spec.namespaceSelector, labels)) return false;
+    const onNamespace = selectorMismatch(spec.namespaceSelector, labels);
+    if (onNamespace !== undefined) return { kind: 'namespace-selector', mismatch: onNamespace };
   }
-  return true;
+  return undefined;
 }
 
 /**

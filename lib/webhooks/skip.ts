@@ -24,12 +24,15 @@ export function skipSubresources(handler: AdmissionHandler): AdmissionHandler {
   return skipWhen((r) => r.subResource !== undefined && r.subResource !== '', handler);
 }
 
+/** The request's object is being deleted (it carries a deletionTimestamp): {@link skipDeleting}'s test, which an explanation of a skip reads too. */
+export function isDeleting(request: Pick<AdmissionRequest, 'object'>): boolean {
+  const metadata = isObject(request.object) ? request.object.metadata : undefined;
+  return isObject(metadata) && metadata.deletionTimestamp !== undefined && metadata.deletionTimestamp !== null;
+}
+
 /** Objects already being deleted pass untouched. */
 export function skipDeleting(handler: AdmissionHandler): AdmissionHandler {
-  return skipWhen((r) => {
-    const metadata = isObject(r.object) ? r.object.metadata : undefined;
-    return isObject(metadata) && metadata.deletionTimestamp !== undefined && metadata.deletionTimestamp !== null;
-  }, handler);
+  return skipWhen(isDeleting, handler);
 }
 
 /**

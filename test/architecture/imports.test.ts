@@ -74,7 +74,7 @@ describe('the import arrows', () => {
 const libTiers: readonly (readonly string[])[] = [
   ['adapters'],
   ['webhook-config'],
-  ['webhooks', 'migrate'],
+  ['webhooks', 'migrate', 'explain'],
   ['metrics', 'status-view'],
   ['status-sync'],
   ['auth'],

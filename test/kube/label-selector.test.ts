@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { root } from '../../lib/kube/field-errors.ts';
-import { selectorMatches, validateLabelSelector } from '../../lib/kube/label-selector.ts';
+import { selectorMatches, selectorMismatch, validateLabelSelector } from '../../lib/kube/label-selector.ts';
 import type { LabelSelector } from '../../lib/kube/types.ts';
 
 const labels = { app: 'web', tier: 'front' };
@@ -27,6 +27,23 @@ describe('selectorMatches', () => {
     ['Exists with values matches nothing', { matchExpressions: [{ key: 'app', operator: 'Exists', values: ['web'] }] }, false],
   ])('%s', (_name, selector, expected) => {
     expect(selectorMatches(selector, labels)).toBe(expected);
+  });
+});
+
+describe('selectorMismatch', () => {
+  it.each<[string, unknown, Record<string, string>, unknown]>([
+    ['a matchLabels value the pod lacks', { matchLabels: { app: 'web', tier: 'x' } }, { app: 'web' }, { term: 'matchLabels', key: 'tier', want: 'x', have: undefined }],
+    ['a matchLabels value the pod has otherwise', { matchLabels: { app: 'web' } }, { app: 'db' }, { term: 'matchLabels', key: 'app', want: 'web', have: 'db' }],
+    ['the first expression that fails, after matchLabels hold', { matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'Exists' }, { key: 'env', operator: 'NotIn', values: ['prod'] }] }, { app: 'web', tier: 'x', env: 'prod' }, { term: 'matchExpressions', index: 1, key: 'env', operator: 'NotIn', values: ['prod'], have: 'prod' }],
+    ['a selector that is not well formed', { matchExpressions: [{ key: 'a', operator: 'Near' }] }, { a: '1' }, { term: 'malformed', what: 'matchExpressions[0] has operator "Near"' }],
+  ])('names %s', (_what, selector, labels, mismatch) => {
+    expect(selectorMismatch(selector, labels)).toEqual(mismatch);
+    // The one decision: a mismatch exactly when selectorMatches says no.
+    expect(selectorMatches(selector, labels)).toBe(false);
+  });
+
+  it('finds none when the labels satisfy the selector', () => {
+    expect(selectorMismatch({ matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['x', 'y'] }] }, { app: 'web', tier: 'y' })).toBeUndefined();
   });
 });
 

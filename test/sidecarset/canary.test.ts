@@ -62,8 +62,8 @@ describe('which sets inject a pod', () => {
     const sets = [stable, canary('canary', 'stable'), sidecarSet('db', { selector: { matchLabels: { app: 'db' } } }), sidecarSet('held', { injectionStrategy: { paused: true } })];
     expect(injectionVerdicts(sets, place())).toEqual([
       { set: 'canary', injects: true },
-      { set: 'db', injects: false, reason: 'not-selected' },
-      { set: 'held', injects: false, reason: 'paused' },
+      { set: 'db', injects: false, reason: 'not-selected', miss: { kind: 'selector', mismatch: { term: 'matchLabels', key: 'app', want: 'db', have: 'web' } } },
+      { set: 'held', injects: false, reason: 'paused', selects: true },
       { set: 'stable', injects: false, reason: 'displaced-by-canary', canary: 'canary' },
     ]);
   });
