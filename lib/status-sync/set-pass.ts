@@ -1,18 +1,23 @@
 /**
  * One SidecarSet's pass, the one route every set takes, idle or rolling
- * (rollout.md §0): plan, register, status, round, state.
+ * (rollout.md §0), in numbered steps as Kruise's sidecarset_processor.go
+ * takes them, each a method of `SetReconcile`: route, register, plan, trim,
+ * status, round, state.
  *
- * - plan: a set its counts decide (the stop rule: NotUpdate, finished,
- *   paused, with nothing mid hot upgrade) is planned from the full pass's
- *   streamed counts; any other set from its own pod list, after its revision
- *   is registered.
- * - register the latest revision; trim the history past its limit (Kruise
- *   does it while registering, so a status naming the new revision never
- *   comes with more revisions than the limit).
- * - status: written when it differs, conditional on the resourceVersion read.
- * - round: the flips, conditions and guarded pod patches of the plan's batch
- *   (none for a set that stops).
- * - state: the rollout's state, reported when it changed (rollout-state.ts).
+ * 1. route: a set its counts decide (the stop rule: NotUpdate, finished,
+ *    paused, with nothing mid hot upgrade) is planned from the full pass's
+ *    streamed counts; any other set from its own pod list, which starts now.
+ * 2. register the latest revision (when the revisions are known).
+ * 3. plan, from the counts or the set's own pods (a set with streamed counts
+ *    whose revision could not be registered falls back to its counts).
+ * 4. trim the history past its limit (Kruise does it while registering, so a
+ *    status naming the new revision never comes with more revisions than
+ *    the limit).
+ * 5. status: written when it differs, conditional on the resourceVersion read.
+ * 6. round: the flips, conditions and guarded pod patches of the plan's batch
+ *    (none for a set that stops).
+ * 7. state: the rollout's state, reported when it changed (rollout-state.ts),
+ *    and whether the set is in flight.
  *
  * The full pass (pass.ts) sends every counted set down this route; the pace
  * loop (pace.ts) sends the sets with work in flight again, from their own lists.
@@ -174,7 +179,7 @@ export function isDecidedByCounts(set: SidecarSet, counts: StatusAccumulator): b
   return countedPlan(set, counts) !== undefined;
 }
 
-/** What the plan step saw: the plan (none when only counts could be had), the counts for a version of the set, the revisions in use. */
+/** What the plan step saw: the plan (none when only counts could be had), the counts for a version of the set, the revisions in use, the list it came from. */
 interface Seen {
   plan: RolloutPlan | undefined;
   countsFor: (current: SidecarSet) => RolloutCounts;
@@ -192,126 +197,204 @@ function countedPlan(set: SidecarSet, counts: StatusAccumulator): RolloutPlan | 
   return { status, updates: [], notUpgradable: [], flips: [], swapping: 0, waiting, ...(waiting.kind === 'updated-not-ready' ? { unavailable: waiting.stuck } : {}) };
 }
 
+/** Where a set's plan comes from, decided before the pass reads anything. */
+interface Route {
+  /** 'counts': the full pass's streamed counts (they decide the set, or are all there is); 'pods': the set's own pod list. */
+  from: 'counts' | 'pods';
+  /** The plan the streamed counts give, when they decide the set. */
+  counted: RolloutPlan | undefined;
+  /** Whether the latest revision is registered: only with the rollout's ports and the revisions known (listed by the full pass, or by this pass). */
+  registers: boolean;
+}
+
+function routeOf(set: SidecarSet, source: SetSource, rolls: boolean): Route {
+  const { streamed } = source;
+  const counted = streamed === undefined ? undefined : countedPlan(set, streamed);
+  const registers = rolls && (streamed === undefined || source.stored !== undefined);
+  return { from: streamed === undefined || (counted === undefined && registers) ? 'pods' : 'counts', counted, registers };
+}
+
 /**
- * The one route (see the file's comment). Never throws: what fails is in the result's errors.
+ * The one route (see the file's comment), its steps in order, as Kruise's
+ * sidecarset_processor.go numbers them. Never throws: what fails is in the
+ * result's errors.
  */
 export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: SetPassOptions, source: SetSource): Promise<SetPassResult> {
-  const { signal } = options;
+  const pass = new SetReconcile(set, deps, options, source);
+  if (source.streamed === undefined && deps.rollout === undefined) return pass.fail('list pods', new Error('a set planned from its own pods needs the rollout ports'));
+  // 1. Route: from the counts, or from the set's own pods, listed while 2 runs (the list is the pass's longest read).
+  pass.startList();
+  // 2. Register the latest revision.
+  if (!(await pass.register())) return pass.result;
+  // 3. Plan.
+  const seen = await pass.plan();
+  if (seen === undefined) return pass.result;
+  pass.result.counts = seen.countsFor(set);
+  // 4. Trim the history past its limit.
+  await pass.trim(seen);
+  // 5. Status.
+  if (!(await pass.status(seen))) return pass.result;
+  // 6. Round: only a set with a plan, the rollout's ports and its revision registered rolls.
+  const { plan } = seen;
   const { rollout } = deps;
-  const name = sidecarSetName(set);
-  const result: SetPassResult = { sidecarSet: name, status: 'not-written', podsUpdated: 0, podsFlipped: 0, conflicts: 0, podsFailed: 0, revisionWrites: 0, inFlight: false, restarting: false, errors: [] };
-  const fail = (operation: string, error: unknown) => {
-    result.errors.push({ sidecarSet: name, operation, message: errorMessage(error) });
-    return result;
-  };
-  const { streamed } = source;
-  if (streamed === undefined && rollout === undefined) return fail('list pods', new Error('a set planned from its own pods needs the rollout ports'));
-  // Plan, from the counts when they decide the set.
-  const counted = streamed === undefined ? undefined : countedPlan(set, streamed);
-  // Without the revisions (not listed, or no rollout ports) nothing is registered.
-  const revisionsKnown = rollout !== undefined && (streamed === undefined || source.stored !== undefined);
+  if (plan === undefined || rollout === undefined || pass.unregistered) return pass.result;
+  const round = await pass.round(plan, rollout);
+  if (round === undefined) return pass.result;
+  // 7. State, and whether the set is in flight (the pace loop follows it).
+  await pass.state(seen, plan, rollout, round);
+  return pass.result;
+}
 
-  // The set's own pods, when it is planned from them, are listed while its revision is registered: neither
-  // needs the other, and the list is the pass's longest read, which a slot a pod just freed waits for.
-  const scope = podScope(set);
-  const listing = rollout !== undefined && scope !== undefined && (streamed === undefined || (counted === undefined && revisionsKnown)) ? startList(rollout.setPods, scope, signal) : undefined;
+/** One set's pass: each step of the route a method, and what each leaves for the next. */
+class SetReconcile {
+  readonly result: SetPassResult;
+  private readonly set: SidecarSet;
+  private readonly name: string;
+  private readonly deps: SetRouteDeps;
+  private readonly options: SetPassOptions;
+  private readonly source: SetSource;
+  private readonly route: Route;
+  private readonly scope: PodScope | undefined;
+  private listing: { result: () => ReturnType<SetPodSource['list']>; cancel: () => void } | undefined;
+  private registration: Registration | undefined;
+  /** Registering the revision failed: nothing rolls (Kruise writes no status and rolls nothing). */
+  unregistered = false;
 
-  // Register.
-  let registration: Registration | undefined;
-  let registered = true;
-  if (revisionsKnown) {
+  constructor(set: SidecarSet, deps: SetRouteDeps, options: SetPassOptions, source: SetSource) {
+    this.set = set;
+    this.name = sidecarSetName(set);
+    this.deps = deps;
+    this.options = options;
+    this.source = source;
+    this.route = routeOf(set, source, deps.rollout !== undefined);
+    this.scope = podScope(set);
+    this.result = { sidecarSet: this.name, status: 'not-written', podsUpdated: 0, podsFlipped: 0, conflicts: 0, podsFailed: 0, revisionWrites: 0, inFlight: false, restarting: false, errors: [] };
+  }
+
+  fail(operation: string, error: unknown): SetPassResult {
+    this.result.errors.push({ sidecarSet: this.name, operation, message: errorMessage(error) });
+    return this.result;
+  }
+
+  startList(): void {
+    const { rollout } = this.deps;
+    if (this.route.from === 'pods' && rollout !== undefined && this.scope !== undefined) this.listing = startList(rollout.setPods, this.scope, this.options.signal);
+  }
+
+  /** Whether the pass goes on. */
+  async register(): Promise<boolean> {
+    const { rollout } = this.deps;
+    if (!this.route.registers || rollout === undefined) return true;
+    const { set, options: { signal } } = this;
     try {
-      registration = await registerRevision(set, source.stored ?? (await rollout.revisions.list(name, {}, signal)), rollout.revisions, signal, rollout.revisionFacts);
-      result.revisionWrites += registration.writes;
+      this.registration = await registerRevision(set, this.source.stored ?? (await rollout.revisions.list(this.name, {}, signal)), rollout.revisions, signal, rollout.revisionFacts);
+      this.result.revisionWrites += this.registration.writes;
+      return true;
     } catch (error) {
-      registered = false;
-      await tellRevisionFailure(set, error, { events: deps.events, states: rollout.states }, result.errors, signal);
-      fail('register the revision', error);
+      this.unregistered = true;
+      await tellRevisionFailure(set, error, { events: this.deps.events, states: rollout.states }, this.result.errors, signal);
+      this.fail('register the revision', error);
       // Kruise writes no status when the revision cannot be registered (the status names it) and rolls nothing;
       // counts the set's own pods were not listed for do not depend on it and are still written.
-      if (streamed === undefined) {
-        listing?.cancel();
-        return result;
-      }
+      if (this.source.streamed !== undefined) return true;
+      this.listing?.cancel();
+      return false;
     }
   }
 
-  // Plan, from the set's own pods when the counts do not decide it.
-  let seen: Seen;
-  if (streamed !== undefined && (counted !== undefined || !revisionsKnown || !registered)) {
-    listing?.cancel();
-    seen = { plan: counted, countsFor: (current) => streamed.counts(current), inUse: () => streamed.revisionsInUse };
-  } else {
+  /** From the counts when the route says so, or when registering failed and they are there; else from the set's own pods. */
+  async plan(): Promise<Seen | undefined> {
+    const { streamed } = this.source;
+    if (streamed === undefined || (this.route.from === 'pods' && !this.unregistered)) return this.planFromPods();
+    this.listing?.cancel();
+    return { plan: this.route.counted, countsFor: (current) => streamed.counts(current), inUse: () => streamed.revisionsInUse };
+  }
+
+  private async planFromPods(): Promise<Seen | undefined> {
+    const { set, deps, listing } = this;
     let pods: readonly Pod[] = [];
     let resourceVersion = '';
     let labels: NamespaceLabels = new Map();
     let plan: RolloutPlan;
-    const now = rollout?.clock.now() ?? new Date();
-    const latestRevision = registration?.latestRevision ?? '';
+    const now = deps.rollout?.clock.now() ?? new Date();
+    const latestRevision = this.registration?.latestRevision ?? '';
     try {
       if (listing !== undefined) ({ pods, resourceVersion } = await listing.result());
-      labels = hasNamespaceSelector(set) ? await deps.namespaces.labels([...new Set(pods.map((p) => podRef(p).namespace))], signal) : new Map<string, Record<string, string>>();
+      labels = hasNamespaceSelector(set) ? await deps.namespaces.labels([...new Set(pods.map((p) => podRef(p).namespace))], this.options.signal) : new Map<string, Record<string, string>>();
       // Matched pods carry the injected list; the backfill is only Kruise's guard for ones that lost it.
       plan = planRollout(set, pods, labels, { patchFor: (pod) => podUpdatePatch({ pod, set, latestRevision, injectedList: backfillInjectedList([set]), now }) });
     } catch (error) {
-      result.inFlight = true;
-      return fail('list pods', error);
+      this.result.inFlight = true;
+      this.fail('list pods', error);
+      return undefined;
     }
-    const history = registration?.history ?? [];
-    seen = { plan, countsFor: () => plan.status, inUse: () => [...activeRevisions(set, pods, history)], list: { pods, resourceVersion, scope } };
-  }
-  const { plan } = seen;
-  result.counts = seen.countsFor(set);
-
-  if (registration !== undefined && rollout !== undefined) {
-    const trimmed = await trimHistory(set, registration.history, seen.inUse(), rollout.revisions, signal);
-    result.revisionWrites += trimmed.deleted;
-    if (trimmed.problem?.startsWith('delete') === true) result.errors.push({ sidecarSet: name, operation: 'trim revision history', message: trimmed.problem });
+    const history = this.registration?.history ?? [];
+    return { plan, countsFor: () => plan.status, inUse: () => [...activeRevisions(set, pods, history)], list: { pods, resourceVersion, scope: this.scope } };
   }
 
-  // Status.
-  const statusFor = (current: SidecarSet): SidecarSetStatus => ({ ...objectOf(current.status), ...rolloutStatusFields(current, seen.countsFor(current), registration) });
-  try {
-    const written = await writeStatus(set, statusFor, deps, options, seen.list === undefined);
-    if (written === 'gone') return result;
-    result.status = written;
-  } catch (error) {
-    fail('patch status', error);
-    // A round planned from the version read is decided again next pass; a set its counts decide still tells its state.
-    if (seen.list !== undefined) {
-      result.inFlight = true;
-      return result;
+  async trim(seen: Seen): Promise<void> {
+    const { registration } = this;
+    const { rollout } = this.deps;
+    if (registration === undefined || rollout === undefined) return;
+    const trimmed = await trimHistory(this.set, registration.history, seen.inUse(), rollout.revisions, this.options.signal);
+    this.result.revisionWrites += trimmed.deleted;
+    if (trimmed.problem?.startsWith('delete') === true) this.result.errors.push({ sidecarSet: this.name, operation: 'trim revision history', message: trimmed.problem });
+  }
+
+  /** Whether the pass goes on. */
+  async status(seen: Seen): Promise<boolean> {
+    const { registration } = this;
+    const statusFor = (current: SidecarSet): SidecarSetStatus => ({ ...objectOf(current.status), ...rolloutStatusFields(current, seen.countsFor(current), registration) });
+    try {
+      const written = await writeStatus(this.set, statusFor, this.deps, this.options, seen.list === undefined);
+      if (written === 'gone') return false;
+      this.result.status = written;
+    } catch (error) {
+      this.fail('patch status', error);
+      // A round planned from the version read is decided again next pass; a set its counts decide still tells its state.
+      if (seen.list !== undefined) {
+        this.result.inFlight = true;
+        return false;
+      }
     }
+    return true;
   }
-  if (plan === undefined || rollout === undefined || !registered) return result;
 
-  // Round.
-  const own = new Set<string>();
-  let writes: RoundWrites;
-  try {
-    writes = roundWrites(set, plan, registration?.latestRevision ?? '', () => backfillInjectedList([set]), rollout.clock.now());
-  } catch (error) {
-    return fail('plan pod writes', error);
+  /** The round's writes sent; the pods updated and the versions the writes made, or undefined when the writes could not be planned. */
+  async round(plan: RolloutPlan, rollout: RolloutDeps): Promise<{ updated: Pod[]; own: Set<string> } | undefined> {
+    const { set, result } = this;
+    let writes: RoundWrites;
+    try {
+      writes = roundWrites(set, plan, this.registration?.latestRevision ?? '', () => backfillInjectedList([set]), rollout.clock.now());
+    } catch (error) {
+      this.fail('plan pod writes', error);
+      return undefined;
+    }
+    if (rollout.trailing !== undefined) writes = withoutBusyPods(writes, rollout.trailing, result);
+    const own = new Set<string>();
+    const updated: Pod[] = [];
+    const deps = { ...this.deps, rollout };
+    const failures = await sendRound(writes, { name: this.name, uid: stringOf(set.metadata?.uid) ?? '' }, deps, this.options, result, own, updated);
+    await tellFailures(failures, set, deps, result, own, this.options.signal);
+    return { updated, own };
   }
-  if (rollout.trailing !== undefined) writes = withoutBusyPods(writes, rollout.trailing, result);
-  const updated: Pod[] = [];
-  const failures = await sendRound(writes, { name, uid: stringOf(set.metadata?.uid) ?? '' }, { ...deps, rollout }, options, result, own, updated);
-  await tellFailures(failures, set, { ...deps, rollout }, result, own, signal);
 
-  // State.
-  const nowMs = rollout.clock.now().getTime();
-  const aheadSinceMs = rollout.states.aheadSince(name, (stuckPods(plan.waiting)?.lastUpdateMs ?? 0) > nowMs, nowMs);
-  // Told with the counts the pass leaves, not those it found: the pods it just updated are updated.
-  const state = rolloutState(countsAfterUpdates(plan.status, set, updated), result.podsUpdated, plan.waiting, { nowMs, stallMs: rollout.stallMs ?? DEFAULT_STALL_MS, ...(aheadSinceMs === undefined ? {} : { aheadSinceMs }) });
-  result.state = state;
-  if (plan.unavailable !== undefined) result.unavailable = Object.fromEntries(plan.unavailable.reasons.map((r) => [r.reason, r.count]));
-  await reportState(set, state, { ...deps, rollout }, result, signal);
-  // A stalled rollout is left to the schedule: following it would spend every follow-up budget on a wait.
-  const waitsOnPods = plan.waiting?.kind === 'max-unavailable' || plan.waiting?.kind === 'updated-not-ready';
-  result.inFlight = result.podsUpdated > 0 || result.podsFlipped > 0 || result.conflicts > 0 || (result.deferred ?? 0) > 0 || (waitsOnPods && state.reason !== 'RolloutStalled') || plan.swapping > 0;
-  result.restarting = plan.status.updatedReadyPods < plan.status.updatedPods && state.reason !== 'RolloutStalled';
-  if (seen.list?.scope !== undefined) result.watch = { scope: seen.list.scope, resourceVersion: seen.list.resourceVersion, own };
-  return result;
+  /** The rollout's state, reported when it is news; then whether the set is in flight, and where its pods' watch starts. */
+  async state(seen: Seen, plan: RolloutPlan, rollout: RolloutDeps, round: { updated: Pod[]; own: Set<string> }): Promise<void> {
+    const { name, result } = this;
+    const nowMs = rollout.clock.now().getTime();
+    const aheadSinceMs = rollout.states.aheadSince(name, (stuckPods(plan.waiting)?.lastUpdateMs ?? 0) > nowMs, nowMs);
+    // Told with the counts the pass leaves, not those it found: the pods it just updated are updated.
+    const state = rolloutState(countsAfterUpdates(plan.status, this.set, round.updated), result.podsUpdated, plan.waiting, { nowMs, stallMs: rollout.stallMs ?? DEFAULT_STALL_MS, ...(aheadSinceMs === undefined ? {} : { aheadSinceMs }) });
+    result.state = state;
+    if (plan.unavailable !== undefined) result.unavailable = Object.fromEntries(plan.unavailable.reasons.map((r) => [r.reason, r.count]));
+    await reportState(this.set, state, { ...this.deps, rollout }, result, this.options.signal);
+    // A stalled rollout is left to the schedule: following it would spend every follow-up budget on a wait.
+    const waitsOnPods = plan.waiting?.kind === 'max-unavailable' || plan.waiting?.kind === 'updated-not-ready';
+    result.inFlight = result.podsUpdated > 0 || result.podsFlipped > 0 || result.conflicts > 0 || (result.deferred ?? 0) > 0 || (waitsOnPods && state.reason !== 'RolloutStalled') || plan.swapping > 0;
+    result.restarting = plan.status.updatedReadyPods < plan.status.updatedPods && state.reason !== 'RolloutStalled';
+    if (seen.list?.scope !== undefined) result.watch = { scope: seen.list.scope, resourceVersion: seen.list.resourceVersion, own: round.own };
+  }
 }
 
 /**
