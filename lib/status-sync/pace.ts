@@ -135,7 +135,7 @@ class FollowLoop {
     this.admitted = admitted;
     this.nowMs = deps.nowMs ?? (() => performance.now());
     this.sets = new FollowQueue(this.nowMs);
-    this.views = new SetPodViews(deps.rollout.setPods, deps.rollout.pods, { news: rolloutNews, ...(options.catchUpMs === undefined ? {} : { catchUpMs: options.catchUpMs }) });
+    this.views = new SetPodViews(deps.rollout, { news: rolloutNews, ...(options.catchUpMs === undefined ? {} : { catchUpMs: options.catchUpMs }) });
     this.trailing = trailingWrites((error) => this.summary.errors.push(error));
     this.visibleBudgetMs = this.visibleTimeoutMs;
     const { budget } = options;

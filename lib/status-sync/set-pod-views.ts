@@ -4,27 +4,27 @@
  * the pod source can watch. The factory outlives the sets: the views'
  * counts are the loop's, and every view stops when the loop ends.
  */
-import type { PodWriter, SetPodSource } from '../ports.ts';
 import type { FollowedSet } from './followed-set.ts';
 import { setPodView, type ListReason, type PodViewCounts, type PodViewOptions } from './pod-view.ts';
+import type { RolloutDeps } from './set-pass.ts';
 
 export class SetPodViews {
   private readonly views: ReturnType<typeof setPodView>[] = [];
 
-  private readonly source: SetPodSource;
-  private readonly writer: PodWriter;
+  /** The ports the views read and write through, as they are when a view is made. */
+  private readonly rollout: Pick<RolloutDeps, 'setPods' | 'pods'>;
   private readonly options: PodViewOptions;
 
-  constructor(source: SetPodSource, writer: PodWriter, options: PodViewOptions) {
-    this.source = source;
-    this.writer = writer;
+  constructor(rollout: Pick<RolloutDeps, 'setPods' | 'pods'>, options: PodViewOptions) {
+    this.rollout = rollout;
     this.options = options;
   }
 
   /** The set's view, made on its first pass; none when the pod source cannot watch (every pass lists). */
   of(followed: FollowedSet): FollowedSet['view'] {
-    if (followed.view === undefined && this.source.watch !== undefined) {
-      followed.view = setPodView(this.source, this.writer, this.options);
+    const { setPods, pods } = this.rollout;
+    if (followed.view === undefined && setPods.watch !== undefined) {
+      followed.view = setPodView(setPods, pods, this.options);
       this.views.push(followed.view);
     }
     return followed.view;
