@@ -27,12 +27,18 @@
  * Every pod write stays guarded by the resourceVersion its decision came
  * from, so a pod another writer changed after the view's version is still
  * skipped and decided again, as after a list.
+ *
+ * The parts, as client-go's: {@link WatchedPods} is one watch's store of the
+ * pods (the indexer), `PodExpectations` (pod-expectations.ts) what the loop
+ * wrote, and {@link PodView} the informer that keeps the one and serves a
+ * pass once the other is met.
  */
 import type { JsonPatchOperation } from '../admission/json-patch.ts';
 import { stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import type { PodChangeType, PodNews, PodScope, PodWatchEnd, PodWrite, PodWriter, SetPodSource } from '../ports.ts';
 import { WriteConflictError } from '../ports/errors.ts';
+import { PodExpectations, versionOf } from './pod-expectations.ts';
 
 /** How long a pass waits for the view to show the loop's own writes before it lists instead. */
 export const DEFAULT_CATCH_UP_MS = 2_000;
@@ -73,11 +79,6 @@ export interface SetPodView {
   close(): void;
 }
 
-/** A resourceVersion as a number to compare, when it is one (etcd's revisions are; other stores may not be). */
-function versionOf(resourceVersion: string | undefined): bigint | undefined {
-  return resourceVersion !== undefined && /^\d{1,19}$/.test(resourceVersion) ? BigInt(resourceVersion) : undefined;
-}
-
 const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
 
 function podKeyOf(pod: Pod): string {
@@ -92,104 +93,60 @@ function testedVersion(operations: readonly JsonPatchOperation[]): string | unde
 
 const sameScope = (a: PodScope, b: PodScope) => a.namespace === b.namespace && a.labelSelector === b.labelSelector;
 
-/** One watch's view: the pods at `position`, and whether news arrived since the last pass took them. */
-interface Live {
-  scope: PodScope;
-  pods: Map<string, Pod>;
+/** One watch's store: the pods in `scope` at `position`, and whether news arrived since a pass last took them. */
+class WatchedPods {
+  readonly scope: PodScope;
+  readonly stop = new AbortController();
   position: bigint;
-  news: boolean;
-  stop: AbortController;
+  news = false;
+  private readonly pods: Map<string, Pod>;
+
+  constructor(scope: PodScope, pods: readonly Pod[], position: bigint) {
+    this.scope = scope;
+    this.pods = new Map(pods.map((pod) => [podKeyOf(pod), pod]));
+    this.position = position;
+  }
+
+  /** A change the watch told, at version `at`. */
+  apply(type: PodChangeType, pod: Pod, at: bigint): void {
+    const key = podKeyOf(pod);
+    if (type === 'DELETED') this.pods.delete(key);
+    else this.pods.set(key, pod);
+    this.advance(at);
+  }
+
+  advance(at: bigint): void {
+    if (at > this.position) this.position = at;
+  }
+
+  /** The version the store shows a pod at: a pod it does not hold is gone as of its position. */
+  shownAt(key: string): bigint | undefined {
+    const pod = this.pods.get(key);
+    return pod === undefined ? this.position : versionOf(stringOf(pod.metadata?.resourceVersion));
+  }
+
+  /** The pods for a pass, as a list at the store's position would give them; the news is taken with them. */
+  take(): { pods: Pod[]; resourceVersion: string } {
+    this.news = false;
+    return { pods: [...this.pods.values()], resourceVersion: String(this.position) };
+  }
 }
 
-/**
- * A view of one set's pods over `source` (which must be able to watch, or
- * every pass lists as before), its writes through `writer`.
- */
-export function setPodView(source: SetPodSource, writer: PodWriter, options: PodViewOptions): SetPodView {
-  const catchUpMs = options.catchUpMs ?? DEFAULT_CATCH_UP_MS;
-  const counts: PodViewCounts = { fromView: 0, listed: {} };
-  let live: Live | undefined;
-  /** Why the view is not live: the next list's reason. */
-  let why: ListReason = 'first';
-  /** The watch failed rather than ended: the caller waits before listing. */
-  let failed = false;
-  /** Per pod, the version the view must show it at (or later) before it serves. */
-  const expected = new Map<string, bigint>();
-  /** The versions this loop's writes made: their changes are not news. */
-  const own = new Set<string>();
-  const wakers = new Set<() => void>();
-  const wake = () => {
-    for (const waker of [...wakers]) waker();
-  };
+/** Waits for a condition that holds after some wake-up (a change, a drop). */
+class Waiters {
+  private readonly wakers = new Set<() => void>();
 
-  const drop = (reason: ListReason) => {
-    if (live === undefined) return;
-    live.stop.abort();
-    live = undefined;
-    why = reason;
-    wake();
-  };
-
-  const met = (view: Live): boolean => {
-    for (const [key, version] of expected) {
-      const pod = view.pods.get(key);
-      const at = pod === undefined ? view.position : versionOf(stringOf(pod.metadata?.resourceVersion));
-      if (at === undefined || at < version) return false;
-    }
-    return true;
-  };
-
-  const apply = (view: Live, type: PodChangeType, pod: Pod) => {
-    const version = stringOf(pod.metadata?.resourceVersion);
-    const at = versionOf(version);
-    // Only versions that compare can tell the view's position: without, no pass may plan from it.
-    if (at === undefined) {
-      drop('unsure');
-      return;
-    }
-    const key = podKeyOf(pod);
-    if (type === 'DELETED') view.pods.delete(key);
-    else view.pods.set(key, pod);
-    if (at > view.position) view.position = at;
-    const mine = version !== undefined && own.delete(version);
-    if (!mine && options.news(type, pod)) view.news = true;
-    wake();
-  };
-
-  const start = (scope: PodScope, pods: readonly Pod[], resourceVersion: string) => {
-    const position = versionOf(resourceVersion);
-    const watch = source.watch?.bind(source);
-    if (position === undefined || watch === undefined) return;
-    const view: Live = { scope, pods: new Map(pods.map((pod) => [podKeyOf(pod), pod])), position, news: false, stop: new AbortController() };
-    live = view;
-    failed = false;
-    // Expectations the list already meets are met for good; a later one (a trailing write answered after the list, trailing-writes.ts) stays.
-    for (const [key, version] of expected) if (version <= position) expected.delete(key);
-    const sink = {
-      change: (type: PodChangeType, pod: Pod) => {
-        if (live === view) apply(view, type, pod);
-      },
-      progress: (version: string) => {
-        const at = versionOf(version);
-        if (live !== view || at === undefined) return;
-        if (at > view.position) view.position = at;
-        wake();
-      },
-    };
-    void watch(scope, resourceVersion, sink, view.stop.signal).then((end) => {
-      if (live !== view || end === 'stopped') return;
-      failed = end === 'error';
-      drop(end);
-    });
-  };
+  wake(): void {
+    for (const waker of [...this.wakers]) waker();
+  }
 
   /** Waits until `done()` holds or `timeoutMs` passes (or `signal` aborts); whether it holds. */
-  const until = (done: () => boolean, timeoutMs: number, signal: AbortSignal | undefined): Promise<boolean> => {
+  until(done: () => boolean, timeoutMs: number, signal: AbortSignal | undefined): Promise<boolean> {
     if (done()) return Promise.resolve(true);
     return new Promise((resolve) => {
       const finish = () => {
         clearTimeout(timer);
-        wakers.delete(check);
+        this.wakers.delete(check);
         signal?.removeEventListener('abort', finish);
         resolve(done());
       };
@@ -197,40 +154,141 @@ export function setPodView(source: SetPodSource, writer: PodWriter, options: Pod
         if (done()) finish();
       };
       const timer = setTimeout(finish, timeoutMs);
-      wakers.add(check);
+      this.wakers.add(check);
       signal?.addEventListener('abort', finish, { once: true });
     });
-  };
+  }
+}
 
-  const list: SetPodSource['list'] = async (scope, signal) => {
-    if (live !== undefined && !sameScope(live.scope, scope)) drop('scope');
-    if (live !== undefined) {
-      const view = live;
-      const ready = await until(() => live !== view || met(view), catchUpMs, signal);
+/**
+ * A view of one set's pods over `source` (which must be able to watch, or
+ * every pass lists as before), its writes through `writer`.
+ */
+export function setPodView(source: SetPodSource, writer: PodWriter, options: PodViewOptions): SetPodView {
+  return new PodView(source, writer, options);
+}
+
+/** The informer of one set's pods (see the file's comment): a store kept by a watch, served once the expectations are met. */
+class PodView implements SetPodView {
+  readonly source: SetPodSource;
+  readonly writer: PodWriter;
+  private readonly upstream: SetPodSource;
+  private readonly options: PodViewOptions;
+  private readonly tally: PodViewCounts = { fromView: 0, listed: {} };
+  private readonly expectations = new PodExpectations();
+  private readonly waiters = new Waiters();
+  private live: WatchedPods | undefined;
+  /** Why the view is not live: the next list's reason. */
+  private why: ListReason = 'first';
+  /** The watch failed rather than ended: the caller waits before listing. */
+  private failed = false;
+
+  constructor(source: SetPodSource, writer: PodWriter, options: PodViewOptions) {
+    this.upstream = source;
+    this.options = options;
+    this.source = { list: (scope, signal) => this.list(scope, signal), changed: (...args) => source.changed(...args) };
+    this.writer = {
+      patch: (namespace, name, operations, signal) => this.record(namespace, name, testedVersion(operations), () => writer.patch(namespace, name, operations, signal)),
+      patchStatus: (namespace, name, patch, signal) => this.record(namespace, name, undefined, () => writer.patchStatus(namespace, name, patch, signal)),
+    };
+  }
+
+  following(): boolean {
+    return this.live !== undefined;
+  }
+
+  async changed(timeoutMs: number, signal?: AbortSignal): Promise<'changed' | 'timeout' | 'error'> {
+    const view = this.live;
+    if (view === undefined) return this.failed ? 'error' : 'changed';
+    const seen = await this.waiters.until(() => this.live !== view || view.news, timeoutMs, signal);
+    if (!seen) return 'timeout';
+    if (this.live !== view) return this.failed ? 'error' : 'changed';
+    return 'changed';
+  }
+
+  counts(): PodViewCounts {
+    return { fromView: this.tally.fromView, listed: { ...this.tally.listed } };
+  }
+
+  close(): void {
+    this.drop('first');
+    this.expectations.clear();
+  }
+
+  /** The pods for a pass: the store once it shows the loop's writes (within catchUpMs), else a list, which starts a new watch. */
+  private async list(scope: PodScope, signal: AbortSignal | undefined): Promise<{ pods: readonly Pod[]; resourceVersion: string }> {
+    if (this.live !== undefined && !sameScope(this.live.scope, scope)) this.drop('scope');
+    const view = this.live;
+    if (view !== undefined) {
+      const ready = await this.waiters.until(() => this.live !== view || this.expectations.satisfied((key) => view.shownAt(key)), this.options.catchUpMs ?? DEFAULT_CATCH_UP_MS, signal);
       signal?.throwIfAborted();
-      if (ready && live === view) {
-        counts.fromView++;
-        view.news = false;
-        return { pods: [...view.pods.values()], resourceVersion: String(view.position) };
+      if (ready && this.live === view) {
+        this.tally.fromView++;
+        return view.take();
       }
-      if (live === view) drop('catch-up');
+      if (this.live === view) this.drop('catch-up');
     }
-    counts.listed[why] = (counts.listed[why] ?? 0) + 1;
-    const listed = await source.list(scope, signal);
-    start(scope, listed.pods, listed.resourceVersion);
+    this.tally.listed[this.why] = (this.tally.listed[this.why] ?? 0) + 1;
+    const listed = await this.upstream.list(scope, signal);
+    this.start(scope, listed.pods, listed.resourceVersion);
     return listed;
-  };
+  }
+
+  /** A new store from a list, kept by a watch from the list's version. */
+  private start(scope: PodScope, pods: readonly Pod[], resourceVersion: string): void {
+    const position = versionOf(resourceVersion);
+    const watch = this.upstream.watch?.bind(this.upstream);
+    if (position === undefined || watch === undefined) return;
+    const view = new WatchedPods(scope, pods, position);
+    this.live = view;
+    this.failed = false;
+    this.expectations.listed(position);
+    const sink = {
+      change: (type: PodChangeType, pod: Pod) => {
+        if (this.live === view) this.apply(view, type, pod);
+      },
+      progress: (version: string) => {
+        const at = versionOf(version);
+        if (this.live !== view || at === undefined) return;
+        view.advance(at);
+        this.waiters.wake();
+      },
+    };
+    void watch(scope, resourceVersion, sink, view.stop.signal).then((end) => {
+      if (this.live !== view || end === 'stopped') return;
+      this.failed = end === 'error';
+      this.drop(end);
+    });
+  }
+
+  private apply(view: WatchedPods, type: PodChangeType, pod: Pod): void {
+    const version = stringOf(pod.metadata?.resourceVersion);
+    const at = versionOf(version);
+    // Only versions that compare can tell the view's position: without, no pass may plan from it.
+    if (version === undefined || at === undefined) {
+      this.drop('unsure');
+      return;
+    }
+    view.apply(type, pod, at);
+    if (!this.expectations.observedOwn(version) && this.options.news(type, pod)) view.news = true;
+    this.waiters.wake();
+  }
+
+  /** The store is dropped: the next pass lists, for `reason`. */
+  private drop(reason: ListReason): void {
+    if (this.live === undefined) return;
+    this.live.stop.abort();
+    this.live = undefined;
+    this.why = reason;
+    this.waiters.wake();
+  }
 
   /** What the view must show after a write to `namespace/name`, from the write's outcome. */
-  const record = async (namespace: string, name: string, tested: string | undefined, write: () => Promise<PodWrite>): Promise<PodWrite> => {
+  private async record(namespace: string, name: string, tested: string | undefined, write: () => Promise<PodWrite>): Promise<PodWrite> {
     const key = keyOf(namespace, name);
     const expect = (version: bigint | undefined) => {
-      if (version === undefined) {
-        drop('unsure');
-        return;
-      }
-      const before = expected.get(key);
-      if (before === undefined || before < version) expected.set(key, version);
+      if (version === undefined) this.drop('unsure');
+      else this.expectations.expect(key, version);
     };
     let outcome: PodWrite;
     try {
@@ -239,39 +297,13 @@ export function setPodView(source: SetPodSource, writer: PodWriter, options: Pod
       // Refused by its test: the pod is past the tested version (another writer's change, or this write landed on a first try whose answer was lost).
       const from = versionOf(tested);
       if (error instanceof WriteConflictError && from !== undefined) expect(from + 1n);
-      else drop('unsure');
+      else this.drop('unsure');
       throw error;
     }
     if (outcome.outcome === 'written') {
-      own.add(outcome.resourceVersion);
+      this.expectations.wrote(outcome.resourceVersion);
       expect(versionOf(outcome.resourceVersion));
-    } else drop('unsure');
+    } else this.drop('unsure');
     return outcome;
-  };
-
-  return {
-    source: {
-      list,
-      changed: (...args) => source.changed(...args),
-    },
-    writer: {
-      patch: (namespace, name, operations, signal) => record(namespace, name, testedVersion(operations), () => writer.patch(namespace, name, operations, signal)),
-      patchStatus: (namespace, name, patch, signal) => record(namespace, name, undefined, () => writer.patchStatus(namespace, name, patch, signal)),
-    },
-    following: () => live !== undefined,
-    async changed(timeoutMs, signal) {
-      const view = live;
-      if (view === undefined) return failed ? 'error' : 'changed';
-      const seen = await until(() => live !== view || view.news, timeoutMs, signal);
-      if (!seen) return 'timeout';
-      if (live !== view) return failed ? 'error' : 'changed';
-      return 'changed';
-    },
-    counts: () => ({ fromView: counts.fromView, listed: { ...counts.listed } }),
-    close: () => {
-      drop('first');
-      expected.clear();
-      own.clear();
-    },
-  };
+  }
 }

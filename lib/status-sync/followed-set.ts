@@ -1,0 +1,64 @@
+/**
+ * One set the pace loop follows (pace.ts): what its last pass left, and the
+ * rule for whether it stays in the loop after a pass.
+ */
+import type { SetPodSource } from '../ports.ts';
+import type { SetPodView } from './pod-view.ts';
+import { rolloutNews } from './rollout-news.ts';
+import type { SetPassResult } from './set-pass.ts';
+
+/** After a pass: the set is followed again, left because its progress stalled, or left because nothing is in flight (or it is gone). */
+export type AfterPass = 'follow' | 'stalled' | 'done';
+
+export class FollowedSet {
+  /** Where a watch from the last pass's own list starts, when the set has no view. */
+  private watch: SetPassResult['watch'];
+  private progress = '';
+  private progressAt: number;
+  /** This loop wrote pods of the set (a set handed over by the pass that rolled it, too): its last batch is followed until ready, for the status to show it. */
+  private wrote: boolean;
+  /** The set's pods as a watch shows them, which its passes plan from (pod-view.ts); none until its first pass, or when the pod source cannot watch. */
+  view: SetPodView | undefined;
+  /** The last pass left pods to a later one because their trailing writes were pending: the queue draining is news. */
+  deferred = false;
+
+  constructor(nowMs: number, wrote: boolean, view?: SetPodView) {
+    this.progressAt = nowMs;
+    this.wrote = wrote;
+    this.view = view;
+  }
+
+  /** Whether the set stays in the loop after `result`; `nowMs` is read only when its progress decides. */
+  afterPass(result: SetPassResult, nowMs: () => number, stallMs: number): AfterPass {
+    const wrote = result.podsUpdated > 0 || result.podsFlipped > 0;
+    if (wrote) this.wrote = true;
+    this.deferred = (result.deferred ?? 0) > 0;
+    // Told by its pass (RolloutStalled): the schedule looks at it again, without spending this budget on it.
+    if (result.state?.reason === 'RolloutStalled') return 'stalled';
+    // Pods unready for reasons of their own (an app that never starts) are not the rollout's: only a batch this loop wrote is waited for.
+    if (!result.inFlight && !(result.restarting && this.wrote)) return 'done';
+    const progress = JSON.stringify([result.counts, result.podsUpdated, result.podsFlipped]);
+    const now = nowMs();
+    if (progress !== this.progress || wrote) {
+      this.progress = progress;
+      this.progressAt = now;
+    } else if (now - this.progressAt >= stallMs) return 'stalled';
+    this.watch = result.watch;
+    return 'follow';
+  }
+
+  /**
+   * Until the set's pods change in a way worth a pass ({@link rolloutNews}), from its view when
+   * it follows them, else by a watch from its last pass's list; none when it has neither.
+   */
+  news(setPods: SetPodSource, timeoutMs: number, signal: AbortSignal): Promise<'changed' | 'timeout' | 'error'> | undefined {
+    if (this.view?.following() === true) return this.view.changed(timeoutMs, signal);
+    const { watch } = this;
+    return watch === undefined ? undefined : setPods.changed(watch.scope, watch.resourceVersion, watch.own, timeoutMs, signal, rolloutNews);
+  }
+
+  /** The set leaves the loop: its watch stops (the view's counts stay with the loop's views). */
+  close(): void {
+    this.view?.close();
+  }
+}

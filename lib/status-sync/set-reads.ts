@@ -1,0 +1,67 @@
+/**
+ * The reads a followed set's pass starts from: the set and its
+ * ControllerRevisions, read at once (neither needs the other, and both stand
+ * between a freed slot and its next write). Only the pace loop writes the
+ * revisions meanwhile (its passes do not overlap).
+ */
+import type { ControllerRevision } from '../sidecarset/revisions.ts';
+import type { SidecarSet } from '../sidecarset/types.ts';
+import type { SetPassDeps } from './set-pass.ts';
+
+/** A set's reads for its pass; the set's failure is kept, not thrown, until the pass reads it. */
+export interface SetReads {
+  set: Promise<{ value: SidecarSet | undefined } | { error: unknown }>;
+  revisions: Promise<readonly ControllerRevision[] | undefined>;
+}
+
+/** Starts the reads of `name`'s pass; a set already read (`known`) is not read again. */
+export function readSet(name: string, deps: Pick<SetPassDeps, 'statuses' | 'rollout'>, signal: AbortSignal | undefined, known?: SidecarSet): SetReads {
+  return {
+    set:
+      known === undefined
+        ? deps.statuses.get(name, signal).then(
+            (value) => ({ value }),
+            (error: unknown) => ({ error }),
+          )
+        : Promise.resolve({ value: known }),
+    // A list that failed is made again by the pass, which reports its failure as registering's.
+    revisions: deps.rollout.revisions.list(name, {}, signal).catch(() => undefined),
+  };
+}
+
+/**
+ * How long after a settle ends the reads started during it still serve a
+ * pass: with several sets followed, a later set's pass waits for the earlier
+ * ones', and past this reads again rather than decide from an older set.
+ */
+export const MAX_EARLY_READ_AGE_MS = 250;
+
+/**
+ * Reads started while the loop lets a change settle, one per followed set,
+ * for each set's next pass: the settle hides their time. They serve until
+ * {@link MAX_EARLY_READ_AGE_MS} after the settle ends.
+ */
+export class EarlyReads {
+  private readonly reads = new Map<string, SetReads>();
+  private until = 0;
+
+  start(names: Iterable<string>, read: (name: string) => SetReads): void {
+    for (const name of names) this.reads.set(name, read(name));
+  }
+
+  /** The settle ended: the reads serve a while longer. */
+  settled(): void {
+    this.until = performance.now() + MAX_EARLY_READ_AGE_MS;
+  }
+
+  /** The set's early reads while they may still serve; taken either way. */
+  take(name: string): SetReads | undefined {
+    const started = this.reads.get(name);
+    this.reads.delete(name);
+    return started !== undefined && performance.now() <= this.until ? started : undefined;
+  }
+
+  clear(): void {
+    this.reads.clear();
+  }
+}

@@ -1,0 +1,252 @@
+/**
+ * A set's round (set-pass.ts, step 6): its writes sent in Kruise's order,
+ * and the pods it skipped told.
+ */
+import { errorMessage } from '../errors.ts';
+import { stringOf } from '../kube/json.ts';
+import type { Pod } from '../kube/types.ts';
+import type { PodEvent } from '../ports.ts';
+import { WriteConflictError } from '../ports/errors.ts';
+import { FLIP_EVENT, POD_UPDATE_FAILED_REASON, podUpdateFailedMessage, podUpdateFailedNote, type RoundWrites } from '../rollout/round.ts';
+import { upgradableConditionPatch } from '../rollout/upgradable-condition.ts';
+import { podKey } from '../sidecarset/pod-state.ts';
+import type { SidecarSet } from '../sidecarset/types.ts';
+import { forEachLimited } from './concurrency.ts';
+import type { SetPassDeps, SetPassOptions, SetPassResult } from './set-pass-types.ts';
+import type { TrailingWrites } from './trailing-writes.ts';
+
+const DEFAULT_WRITE_CONCURRENCY = 8;
+
+export function podRef(pod: Pod): { namespace: string; name: string } {
+  return { namespace: stringOf(pod.metadata?.namespace) ?? '', name: stringOf(pod.metadata?.name) ?? '' };
+}
+
+/**
+ * The round without the pods a trailing write of an earlier pass still
+ * changes: their writes would be guarded by a version that write is about to
+ * move past. They are decided again by a later pass (counted in `deferred`).
+ */
+export function withoutBusyPods(writes: RoundWrites, trailing: TrailingWrites, result: SetPassResult): RoundWrites {
+  const free = <T extends { pod: Pod }>(items: readonly T[]) => items.filter((item) => !trailing.busy(podKey(item.pod)));
+  const updates = free(writes.updates);
+  const flips = free(writes.flips);
+  const notUpgradable = free(writes.notUpgradable);
+  const deferred = writes.updates.length - updates.length + writes.flips.length - flips.length + writes.notUpgradable.length - notUpgradable.length;
+  if (deferred === 0) return writes;
+  result.deferred = deferred;
+  return { ...writes, updates, flips, notUpgradable };
+}
+
+
+
+/** A pod the round skipped because its write could not be planned or was refused. */
+interface PodFailure {
+  pod: Pod;
+  why: string;
+}
+
+/**
+ * Sends a round's writes in Kruise's order: the flips (each told on its pod
+ * by an Event), the not-upgradable conditions, their Event, then each pod's
+ * patch and condition. A plan with flips has no updates (Kruise 1.9 returns
+ * after flipping): the next batch is decided from the pods as flipped, by
+ * the follow-up pass the flips put in flight. A pod whose update fails (other than a
+ * conflict, decided again next pass) is skipped and returned, to be told;
+ * Kruise stops the whole pass there instead. With a trailing queue, the
+ * updated pods' conditions and the flips' Events are queued there, not
+ * waited for, and nothing queued starts while this round writes pods.
+ * Each pod updated is added to `updated`, as listed (for the counts the pass leaves).
+ */
+export async function sendRound(writes: RoundWrites, set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, own: Set<string>, updated: Pod[]): Promise<PodFailure[]> {
+  const failures: PodFailure[] = writes.unplanned.map(({ pod, why }) => ({ pod, why: `its patch cannot be made: ${why}` }));
+  for (const { pod, why } of writes.unplanned) result.errors.push({ sidecarSet: result.sidecarSet, operation: `plan the update of pod ${podKey(pod)}`, message: why });
+  const record = (write: { outcome: string; resourceVersion?: string }) => {
+    if (write.resourceVersion !== undefined) own.add(write.resourceVersion);
+  };
+  // The writes that free or take a slot go first: nothing trailing starts while they are sent.
+  const { trailing } = deps.rollout;
+  const release = trailing?.hold();
+  try {
+    await new RoundWriter(set, deps, options, result, record, failures, updated).send(writes);
+  } finally {
+    release?.();
+  }
+  return failures;
+}
+
+/** The round's writes in order (see sendRound), one method a kind; conditions after updates go to the trailing queue when there is one. */
+class RoundWriter {
+  private readonly set: { name: string; uid: string };
+  private readonly deps: SetPassDeps;
+  private readonly signal: AbortSignal | undefined;
+  private readonly concurrency: number;
+  private readonly result: SetPassResult;
+  /** Remembers the version a write made (the pass's own, for its watch). */
+  private readonly record: (write: { outcome: string; resourceVersion?: string }) => void;
+  private readonly failures: PodFailure[];
+  private readonly updated: Pod[];
+
+  constructor(set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, record: (write: { outcome: string; resourceVersion?: string }) => void, failures: PodFailure[], updated: Pod[]) {
+    this.set = set;
+    this.deps = deps;
+    this.signal = options.signal;
+    this.concurrency = options.writeConcurrency ?? DEFAULT_WRITE_CONCURRENCY;
+    this.result = result;
+    this.record = record;
+    this.failures = failures;
+    this.updated = updated;
+  }
+
+  async send(writes: RoundWrites): Promise<void> {
+    await forEachLimited(writes.flips, this.concurrency, (flip) => this.flip(flip));
+    await forEachLimited(writes.notUpgradable, this.concurrency, (mark) => this.markNotUpgradable(mark));
+    if (writes.event !== undefined) await this.setEvent(writes.event);
+    // Every pod's image first, then the conditions of those written: a pod's restart (and so the rollout) waits
+    // for its image patch alone, not for the condition patches of the pods before it.
+    const written: Condition[] = [];
+    await forEachLimited(writes.updates, this.concurrency, (update) => this.update(update, written));
+    await forEachLimited(written, this.concurrency, (condition) => this.setCondition(condition));
+  }
+
+  private error(operation: string, error: unknown): void {
+    this.result.errors.push({ sidecarSet: this.result.sidecarSet, operation, message: errorMessage(error) });
+  }
+
+  private async flip({ pod, patch }: RoundWrites['flips'][number]): Promise<void> {
+    const { signal, result } = this;
+    const ref = { ...podRef(pod), uid: stringOf(pod.metadata?.uid) ?? '' };
+    if (signal?.aborted === true) return;
+    let event: PodEvent;
+    try {
+      const write = await this.deps.rollout.pods.patch(ref.namespace, ref.name, patch, signal);
+      if (write.outcome === 'gone') return;
+      this.record(write);
+      result.podsFlipped++;
+      event = { pod: ref, ...FLIP_EVENT.succeeded };
+    } catch (error) {
+      // A pod changed since the list is decided again next pass: no failure to tell.
+      if (error instanceof WriteConflictError) {
+        result.conflicts++;
+        return;
+      }
+      this.error(`flip hot sidecars of pod ${ref.namespace}/${ref.name}`, error);
+      event = { pod: ref, type: FLIP_EVENT.failed.type, reason: FLIP_EVENT.failed.reason, message: FLIP_EVENT.failed.message(errorMessage(error)) };
+    }
+    const operation = `record event on pod ${ref.namespace}/${ref.name}`;
+    const { trailing, podEvents } = this.deps.rollout;
+    if (trailing !== undefined) {
+      trailing.add({ sidecarSet: result.sidecarSet, operation, run: () => podEvents.record(event, signal) });
+      return;
+    }
+    try {
+      await podEvents.record(event, signal);
+    } catch (error) {
+      this.error(operation, error);
+    }
+  }
+
+  private async markNotUpgradable({ pod, condition }: RoundWrites['notUpgradable'][number]): Promise<void> {
+    const { namespace, name } = podRef(pod);
+    try {
+      this.record(await this.deps.rollout.pods.patchStatus(namespace, name, condition, this.signal));
+    } catch (error) {
+      this.error(`mark pod ${namespace}/${name} not upgradable`, error);
+    }
+  }
+
+  private async setEvent(event: NonNullable<RoundWrites['event']>): Promise<void> {
+    try {
+      await this.deps.events.record({ sidecarSet: this.set, type: 'Normal', reason: event.reason, message: event.message }, this.signal);
+    } catch (error) {
+      this.error('record event', error);
+    }
+  }
+
+  /** A pod's image patch; its condition to `written`, or to the trailing queue when there is one. */
+  private async update({ pod, patch, condition }: RoundWrites['updates'][number], written: Condition[]): Promise<void> {
+    const { signal, result } = this;
+    const { pods, trailing } = this.deps.rollout;
+    const { namespace, name } = podRef(pod);
+    if (signal?.aborted === true) return;
+    try {
+      const write = await pods.patch(namespace, name, patch, signal);
+      if (write.outcome === 'gone') return;
+      this.record(write);
+      result.podsUpdated++;
+      this.updated.push(pod);
+    } catch (error) {
+      if (error instanceof WriteConflictError) result.conflicts++;
+      else {
+        this.error(`update pod ${namespace}/${name}`, error);
+        this.failures.push({ pod, why: errorMessage(error) });
+      }
+      return;
+    }
+    if (condition === undefined) return;
+    if (trailing === undefined) written.push({ pod, condition });
+    else {
+      const run = async () => {
+        this.record(await pods.patchStatus(namespace, name, condition, signal));
+      };
+      trailing.add({ pod: podKey(pod), sidecarSet: result.sidecarSet, operation: `set condition on pod ${namespace}/${name}`, run });
+    }
+  }
+
+  private async setCondition({ pod, condition }: Condition): Promise<void> {
+    const { namespace, name } = podRef(pod);
+    try {
+      this.record(await this.deps.rollout.pods.patchStatus(namespace, name, condition, this.signal));
+    } catch (error) {
+      this.error(`set condition on pod ${namespace}/${name}`, error);
+    }
+  }
+}
+
+/** An updated pod's condition, sent after every image patch of the round. */
+interface Condition {
+  pod: Pod;
+  condition: NonNullable<RoundWrites['updates'][number]['condition']>;
+}
+
+/** Warning Events about skipped pods per pass, at most: one bad annotation on a thousand pods must not flood the Events. */
+export const MAX_POD_FAILURE_EVENTS = 5;
+
+/**
+ * Tells each pod the round skipped: its SidecarSetUpgradable condition
+ * (False, PodUpdateFailed, why) and a Warning Event on the set naming it,
+ * the Event only when the condition changed (or could not be written), so a
+ * pod failing the same way pass after pass is told once; at most
+ * {@link MAX_POD_FAILURE_EVENTS} Events a pass, then one counting the rest.
+ */
+export async function tellFailures(failures: readonly PodFailure[], set: SidecarSet, deps: SetPassDeps, result: SetPassResult, own: Set<string>, signal: AbortSignal | undefined): Promise<void> {
+  result.podsFailed = failures.length;
+  if (failures.length === 0) return;
+  const ref = { name: result.sidecarSet, uid: stringOf(set.metadata?.uid) ?? '' };
+  const now = deps.rollout.clock.now();
+  const news: PodFailure[] = [];
+  for (const failure of failures) {
+    const { namespace, name } = podRef(failure.pod);
+    const condition = upgradableConditionPatch(failure.pod, ref.name, podUpdateFailedNote(failure.why), now);
+    if (condition === undefined) continue;
+    news.push(failure);
+    if (signal?.aborted === true) continue;
+    try {
+      const write = await deps.rollout.pods.patchStatus(namespace, name, condition, signal);
+      if (write.outcome === 'written') own.add(write.resourceVersion);
+    } catch (error) {
+      result.errors.push({ sidecarSet: ref.name, operation: `mark pod ${namespace}/${name} update failed`, message: errorMessage(error) });
+    }
+  }
+  const told = news.slice(0, MAX_POD_FAILURE_EVENTS).map((f) => ({ type: 'Warning' as const, reason: POD_UPDATE_FAILED_REASON, message: podUpdateFailedMessage(podKey(f.pod), f.why) }));
+  if (news.length > MAX_POD_FAILURE_EVENTS) {
+    const rest = news.slice(MAX_POD_FAILURE_EVENTS);
+    told.push({ type: 'Warning' as const, reason: POD_UPDATE_FAILED_REASON, message: `${rest.length} more pod(s) skipped this pass (${rest.slice(0, 3).map((f) => podKey(f.pod)).join(', ')}${rest.length > 3 ? ', …' : ''}): see their SidecarSetUpgradable condition` });
+  }
+  for (const event of told) {
+    try {
+      await deps.events.record({ sidecarSet: ref, ...event }, signal);
+    } catch (error) {
+      result.errors.push({ sidecarSet: ref.name, operation: 'record event', message: errorMessage(error) });
+    }
+  }
+}
