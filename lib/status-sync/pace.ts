@@ -230,6 +230,8 @@ export async function followSets(names: Iterable<string>, deps: PaceDeps, option
   let visibleBudgetMs = visibleTimeoutMs;
   const admit = async () => {
     for (const change of queue?.take() ?? []) {
+      // A followed set's pods are watched already: a pod trigger would only cost a read and reset its stall clock.
+      if (change.operation === 'PODS' && tracked.has(change.sidecarSet)) continue;
       const began = performance.now();
       try {
         const set = await visibleSet(change, deps, Math.max(0, Math.min(visibleTimeoutMs, visibleBudgetMs)), signal, options.createSettleMs);
