@@ -49,8 +49,10 @@ export function admittedQueue(initial: readonly (AdmittedSidecarSet & { queuedAt
       refused++;
       return;
     }
-    // A pod change never replaces a change of the set itself: that one's wait for visibility serves both.
-    if (waiting !== undefined && change.operation === 'PODS') return;
+    // A pod change never replaces a change of the set itself: that one's wait for visibility serves both. Over a
+    // pod change it does replace, its later arrival restarts the settle, so the pass reads after the latest pod's
+    // write; the wait stays bounded, since the loop takes the whole queue at each round.
+    if (waiting !== undefined && waiting.operation !== 'PODS' && change.operation === 'PODS') return;
     // Deleted first, so the set takes its place at the end: the order of arrival is kept.
     changes.delete(change.sidecarSet);
     changes.set(change.sidecarSet, { ...change, queuedAtMs: change.queuedAtMs ?? performance.now() });
