@@ -91,7 +91,7 @@ describe('the pod-change webhook', () => {
 });
 
 describe('pod-inject\'s pod triggers', () => {
-  const set = defaultSidecarSet(userSidecarSet('dns') as SidecarSet);
+  const set = defaultSidecarSet(userSidecarSet('dns'));
 
   it('triggers the sets it injected, and patches the pod as without a trigger', async () => {
     const { trigger, told } = recording(() => Promise.reject(new Error('down')));
