@@ -18,7 +18,7 @@ import { ANNOTATION_INJECTED_LIST } from '../sidecarset/types.ts';
  * status) after the webhooks answered, a few milliseconds later on the
  * local stack. The wait is also the window in which further changes of the
  * same set coalesce into the one pass (admitted-queue.ts). 250 ms measured
- * on the local stack: p95 change-to-status 0.6 s (docs/BENCHMARKS.md).
+ * on the local stack: p95 change-to-status 0.28–0.34 s (docs/BENCHMARKS.md).
  */
 export const POD_SETTLE_MS = 250;
 
