@@ -13,6 +13,7 @@ export const LAMBDA_ENTRY_POINTS: Readonly<Record<LambdaFunctionName, string>> =
   'sidecarset-default': 'functions/sidecarset-default/handler.ts',
   'sidecarset-validate': 'functions/sidecarset-validate/handler.ts',
   'pod-inject': 'functions/pod-inject/handler.ts',
+  'pod-change': 'functions/pod-change/handler.ts',
   'sidecarset-convert': 'functions/sidecarset-convert/handler.ts',
   'status-sync': 'functions/status-sync/handler.ts',
 };

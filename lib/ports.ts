@@ -227,12 +227,17 @@ export interface PodWebhookSource {
  * reconciler should run that set's pass now rather than at the next tick.
  * Admission is not yet the write, so the pass first waits (bounded) until the
  * change is visible in the API server.
+ *
+ * `PODS`: not the set but its pods changed (one created, deleted, or its
+ * readiness), as the pod webhooks saw it (lib/status-sync/pod-trigger.ts):
+ * the set's pass runs after a short settle, so that its status follows.
+ * `uid` and `resourceVersion` are '' then.
  */
 export interface AdmittedSidecarSet {
   sidecarSet: string;
   /** metadata.uid of the admitted object ('' when the request carried none). */
   uid: string;
-  operation: 'CREATE' | 'UPDATE';
+  operation: 'CREATE' | 'UPDATE' | 'PODS';
   /**
    * metadata.resourceVersion of the admitted object: '' on CREATE; on UPDATE
    * the stored version the change replaces, so the change is visible once the

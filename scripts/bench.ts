@@ -22,6 +22,7 @@ import { BenchUsageError, parseBenchOptions, USAGE } from './bench/options.ts';
 import { pass100kSection } from './bench/pass-100k.ts';
 import { reconcilerSection } from './bench/reconciler.ts';
 import { rolloutSection } from './bench/rollout.ts';
+import { podTriggerSection } from './bench/pod-triggers.ts';
 import { missedTargets, renderConsole, renderDocument, type SectionId, type SectionReport } from './bench/report.ts';
 import { settingsFor } from './bench/settings.ts';
 
@@ -51,6 +52,7 @@ const runners: Record<SectionId, () => Promise<SectionReport>> = {
   'pass-100k': () => pass100kSection(settings.pass100k, log),
   freshness: () => freshnessSection(settings.freshness, log),
   rollout: () => rolloutSection(settings.rollout, log),
+  'pod-triggers': () => podTriggerSection(settings.podTriggers, log),
 };
 
 const date = new Date();

@@ -106,6 +106,23 @@ export function podReview(uid: string, pod: unknown = appPod()): Record<string, 
   };
 }
 
+/** The kubelet's pods/status UPDATE of `before` into `after`, as the API server sends it to a webhook. */
+export function podStatusReview(uid: string, before: unknown, after: unknown): Record<string, unknown> {
+  const review = podReview(uid, after) as { request: Record<string, unknown> };
+  return {
+    ...review,
+    request: {
+      ...review.request,
+      name: 'web-0',
+      subResource: 'status',
+      operation: 'UPDATE',
+      userInfo: { username: 'system:node:node-1', groups: ['system:nodes', 'system:authenticated'] },
+      oldObject: before,
+      options: { kind: 'UpdateOptions', apiVersion: 'meta.k8s.io/v1' },
+    },
+  };
+}
+
 /** A logger that keeps every JSON line it writes, parsed. */
 export function capturingLogger(): { logger: Logger; lines: string[]; entries: () => Record<string, unknown>[] } {
   const lines: string[] = [];

@@ -24,6 +24,10 @@ export const FUNCTION_HELP: Readonly<Record<FunctionName, FunctionHelp>> = {
     summary: 'inject sidecars into a Pod as the pod webhook does',
     about: 'Injects the sidecars of the SidecarSets given into a Pod, as the pod webhook does on CREATE.',
   },
+  'pod-change': {
+    summary: 'answer a pod DELETE or pods/status UPDATE as the pod-change webhook does (allowed; it only triggers passes)',
+    about: 'Answers a pod DELETE or pods/status UPDATE review as the pod-change webhook does: always allowed; on a deployment it also starts the passes of the sets the pod was injected with.',
+  },
   'sidecarset-convert': {
     summary: 'convert a SidecarSet between v1alpha1 and v1beta1 as the CRD conversion webhook does',
     about: 'Converts SidecarSets between apps.kruise.io/v1alpha1 and v1beta1 as the CRD conversion webhook does: a ConversionReview, or a plain SidecarSet with --to.',

@@ -50,10 +50,10 @@ kubectl apply --server-side -f (the CRD is over client-side apply's 256 KiB):
   - the RBAC: the webhooks' read-only identity, status-sync's writer, the ValidatingAdmissionPolicy
     narrowing the writer's pod patches, and a Namespace, Role and RoleBinding for the ControllerRevisions;
   - the MutatingWebhookConfiguration (sidecarset-default, pod-inject) and the ValidatingWebhookConfiguration
-    (sidecarset-validate), each webhook at <its Function URL>/<secret>.
+    (sidecarset-validate, pod-change), each webhook at <its Function URL>/<secret>.
 
 Where the functions are (one of):
-  --function-urls FILE         the JSON of cdk deploy --outputs-file (all four Function URLs)
+  --function-urls FILE         the JSON of cdk deploy --outputs-file (all five Function URLs)
 ${URL_FLAGS.map((flag) => `  ${flag} URL`).join('\n')}
                                each function's URL by hand (overrides --function-urls)
   --local                      the npm start server on this machine: https://127.0.0.1:<port>/<function>/<secret>,

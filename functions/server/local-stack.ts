@@ -64,6 +64,8 @@ export interface LocalStack {
   kubelet: TestKubelet | undefined;
   /** What `/metrics` shows: the webhooks' and the status loop's counters. */
   metrics: MetricsRegistry;
+  /** API requests the status loop sent so far (0 without one). */
+  statusSyncRequests: () => number;
   stop(): Promise<void>;
 }
 
@@ -189,6 +191,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const removeTlsDir = () => (options.tlsDir === undefined ? rm(tlsDir, { recursive: true, force: true }) : Promise.resolve());
   const logs: string[] = [];
   let statusLoop: StatusLoop | undefined;
+  let statusSyncRequests = (): number => 0;
   try {
     const env = options.env ?? {};
     const revisionNamespace = revisionNamespaceFromEnv(env);
@@ -221,6 +224,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // Started before the webhooks serve, so that the first admitted change already has a loop to start.
     if (options.statusSyncIntervalMs !== undefined && options.statusSyncIntervalMs > 0) {
       const statusSync = await composeStatusSync({ ...env, KUBECONFIG_CONTENT: cp.kubeconfig('status-sync') }, { logger: jsonLogger({ function: STATUS_SYNC }, sink), secretStore: store, metrics: metrics.recorder });
+      statusSyncRequests = statusSync.requests;
       // Its passes wait for the CRD's conversion to point at this server (below): a rotation racing that repoint would lose its guarded patch.
       const runPass: typeof statusSync.runPass = async (signal) => {
         // A stop (or a failed start) aborts the wait; the pass then answers for the aborted signal as any pass does.
@@ -274,6 +278,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       statusLoop,
       kubelet,
       metrics: metrics.registry,
+      statusSyncRequests: () => statusSyncRequests(),
       stop: async () => {
         await kubelet?.stop();
         await statusLoop?.stop();

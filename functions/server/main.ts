@@ -1,5 +1,5 @@
 /**
- * `npm start`: the three admission webhooks over HTTPS on 127.0.0.1, with the
+ * `npm start`: the four admission webhooks over HTTPS on 127.0.0.1, with the
  * same paths and caller authentication as the Lambda functions, and the
  * status reconciler as a loop (every STATUS_SYNC_INTERVAL_MS, default 30 s;
  * 0 turns it off).

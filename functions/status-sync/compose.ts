@@ -73,6 +73,8 @@ export interface StatusSyncRuntime {
   server: string;
   /** Requests sent again so far (a count that only grows; the Lambda reports each invocation's share). */
   retries: () => number;
+  /** API requests sent so far, watches and retries included (a count that only grows: the pod-trigger bench's requests per change). */
+  requests: () => number;
 }
 
 /**
@@ -127,6 +129,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
     logger,
     server: client.server,
     retries: () => retries,
+    requests: () => client.requests(),
     runPass: async (signal, deployedWebhookUrls) => {
       const requestsBefore = client.requests();
       // Namespace labels are read afresh for every pass.

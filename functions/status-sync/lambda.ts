@@ -15,6 +15,7 @@ import { AdmittedEventError, CONTINUE_EVENT_KIND, deployedUrlsOfScheduledEvent, 
 import type { PassResult } from '../../lib/status-sync/pass.ts';
 import type { AdmittedSidecarSet } from '../../lib/ports.ts';
 import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
+import { passCoverage, POD_SETTLE_MS } from '../../lib/status-sync/pod-trigger.ts';
 import type { PaceSummary } from '../../lib/status-sync/pace.ts';
 import type { Env } from '../shared/compose.ts';
 import { composeStatusSync, followWasNews, logFollow, logPass, type StatusSyncOverrides } from './compose.ts';
@@ -29,7 +30,7 @@ export interface InvocationResult extends Partial<PassResult> {
   /** The sets handed to the continuation this invocation sent itself. */
   continued?: string[];
   /** Why the event was not acted on: the same admitted change handled lately, or a continuation a later invocation took over. */
-  skipped?: 'repeated trigger' | 'superseded continuation';
+  skipped?: 'repeated trigger' | 'superseded continuation' | 'covered pod change';
 }
 export type ScheduledStatusHandler = (event: ScheduledEvent | ({ kind: string } & Partial<AdmittedSidecarSet>) | ContinueEvent, context: StatusSyncContext) => Promise<InvocationResult>;
 
@@ -72,6 +73,8 @@ export async function statusSyncLambda(options: StatusSyncLambdaOptions = {}): P
   // What this warm container remembers between its invocations (reserved concurrency 1 runs them one after another):
   const container = randomUUID();
   const triggers = recentTriggers();
+  // Pod changes come one invoke each (a burst queues many): one a pass here already covered ends at once, with no request.
+  const coverage = passCoverage();
   /** Sets a continuation sent from here names, until an invocation here takes them over. */
   let carried: string[] = [];
   /** When the latest invocation here started (epoch ms): a continuation sent before it was taken over by it. */
@@ -105,7 +108,7 @@ export async function statusSyncLambda(options: StatusSyncLambdaOptions = {}): P
     // The budget stops new passes; a pass running when it ends finishes its writes, within the pass deadline.
     const budget = () => AbortSignal.timeout(options.followBudgetMs ?? FOLLOW_BUDGET_MS);
     const requestId = context.awsRequestId;
-    let admitted: AdmittedSidecarSet | undefined;
+    let admitted: (AdmittedSidecarSet & { sentAt?: number }) | undefined;
     let continuation: ContinueEvent | undefined;
     try {
       admitted = parseAdmittedEvent(event);
@@ -119,7 +122,9 @@ export async function statusSyncLambda(options: StatusSyncLambdaOptions = {}): P
       // An invocation here started after this was sent and followed its sets (or a duplicate delivery of one already run).
       return { skipped: 'superseded continuation' };
     }
-    if (admitted !== undefined && triggers.seen(admitted, startedAt)) return { skipped: 'repeated trigger' };
+    if (admitted?.operation === 'PODS') {
+      if (coverage.covers(admitted.sidecarSet, admitted.sentAt ?? startedAt)) return { skipped: 'covered pod change' };
+    } else if (admitted !== undefined && triggers.seen(admitted, startedAt)) return { skipped: 'repeated trigger' };
     lastStartedAt = startedAt;
     const taken = carried;
     carried = [];
@@ -127,7 +132,13 @@ export async function statusSyncLambda(options: StatusSyncLambdaOptions = {}): P
 
     if (admitted !== undefined || continuation !== undefined) {
       const names = [...taken, ...(continuation?.sets ?? [])];
-      const followUp = await runtime.follow(names, signal, admitted === undefined ? undefined : admittedQueue([admitted]), budget());
+      // A pod change settles from when the webhook sent it (Lambda's queue usually took that long already).
+      const queued = admitted === undefined ? undefined : { ...admitted, queuedAtMs: performance.now() - Math.max(0, startedAt - (admitted.sentAt ?? startedAt)) };
+      // Its pass reads the pods after the settle, never earlier.
+      const readsFrom = Math.max(startedAt, (admitted?.sentAt ?? startedAt) + POD_SETTLE_MS);
+      const followUp = await runtime.follow(names, signal, queued === undefined ? undefined : admittedQueue([queued]), budget());
+      // Only a pass that went through covers later triggers; after a failure the next one tries again.
+      if (admitted?.operation === 'PODS' && followUp.errors.length === 0) coverage.began(readsFrom, [admitted.sidecarSet]);
       const continued = await continueLater(followUp, requestId);
       logFollow(runtime.logger, followUp, { requestId, ...(admitted === undefined ? { continuation: continuation?.sets } : { admitted }), continued, requestRetries: retries() });
       return { followUp, requestRetries: retries(), continued };
@@ -140,6 +151,7 @@ export async function statusSyncLambda(options: StatusSyncLambdaOptions = {}): P
       runtime.logger.error('the scheduled event\'s deployed webhook URLs refused', { requestId, error: errorMessage(error) });
     }
     const pass = await runtime.runPass(signal, deployed);
+    if (pass.errors.length === 0) coverage.began(startedAt);
     const result = { ...pass, requestRetries: retries() };
     // A failed pass is not thrown: EventBridge would retry it, and the next scheduled pass does that better.
     logPass(runtime.logger, result, { requestId, scheduledAt: (event as ScheduledEvent).time });

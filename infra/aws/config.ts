@@ -42,7 +42,7 @@ export type ClusterCredentials =
 
 export interface StackConfig {
   stackName: string;
-  /** The three admission functions share one setting each. */
+  /** The four admission functions share one setting each. */
   admission: FunctionSettings;
   statusSync: FunctionSettings & { rateMinutes: number; /** ROLLOUT_STALL_MS in seconds. */ rolloutStallSeconds: number; /** REPAIR_MAX_EVICTIONS_PER_PASS. */ repairMaxEvictionsPerPass: number };
   logRetentionDays: RetentionDays;

@@ -13,6 +13,8 @@ export const ADMITTED_EVENT_KIND = 'SidecarSetAdmitted';
 
 export interface AdmittedEvent extends AdmittedSidecarSet {
   kind: typeof ADMITTED_EVENT_KIND;
+  /** When the webhook sent it (epoch ms): a pod change (`PODS`) a later pass covered is skipped (pod-trigger.ts). */
+  sentAt?: number;
 }
 
 /** A payload that claims to be an admitted-change event but is not one. */
@@ -23,8 +25,8 @@ export class AdmittedEventError extends Error {
   }
 }
 
-export function admittedEvent(change: AdmittedSidecarSet): AdmittedEvent {
-  return { kind: ADMITTED_EVENT_KIND, sidecarSet: change.sidecarSet, uid: change.uid, operation: change.operation, resourceVersion: change.resourceVersion };
+export function admittedEvent(change: AdmittedSidecarSet, sentAt: number = Date.now()): AdmittedEvent {
+  return { kind: ADMITTED_EVENT_KIND, sidecarSet: change.sidecarSet, uid: change.uid, operation: change.operation, resourceVersion: change.resourceVersion, sentAt };
 }
 
 /**
@@ -32,14 +34,15 @@ export function admittedEvent(change: AdmittedSidecarSet): AdmittedEvent {
  * one).
  * @throws AdmittedEventError naming the field when the event says it is one but is malformed.
  */
-export function parseAdmittedEvent(event: unknown): AdmittedSidecarSet | undefined {
+export function parseAdmittedEvent(event: unknown): (AdmittedSidecarSet & { sentAt?: number }) | undefined {
   if (!isObject(event) || event.kind !== ADMITTED_EVENT_KIND) return undefined;
-  const { sidecarSet, uid, operation, resourceVersion } = event;
+  const { sidecarSet, uid, operation, resourceVersion, sentAt } = event;
   if (typeof sidecarSet !== 'string' || sidecarSet === '') throw new AdmittedEventError(`${ADMITTED_EVENT_KIND} event: sidecarSet must be a non-empty string`);
   if (typeof uid !== 'string') throw new AdmittedEventError(`${ADMITTED_EVENT_KIND} event: uid must be a string`);
-  if (operation !== 'CREATE' && operation !== 'UPDATE') throw new AdmittedEventError(`${ADMITTED_EVENT_KIND} event: operation must be CREATE or UPDATE`);
+  if (operation !== 'CREATE' && operation !== 'UPDATE' && operation !== 'PODS') throw new AdmittedEventError(`${ADMITTED_EVENT_KIND} event: operation must be CREATE, UPDATE or PODS`);
   if (typeof resourceVersion !== 'string') throw new AdmittedEventError(`${ADMITTED_EVENT_KIND} event: resourceVersion must be a string`);
-  return { sidecarSet, uid, operation, resourceVersion };
+  if (sentAt !== undefined && (typeof sentAt !== 'number' || !Number.isFinite(sentAt))) throw new AdmittedEventError(`${ADMITTED_EVENT_KIND} event: sentAt must be a number`);
+  return { sidecarSet, uid, operation, resourceVersion, ...(sentAt === undefined ? {} : { sentAt }) };
 }
 
 /**

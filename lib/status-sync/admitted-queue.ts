@@ -35,20 +35,27 @@ export const MAX_QUEUED_CHANGES = 64;
 /**
  * The admitted changes not yet taken (starting with `initial`), and a promise
  * for the next one. Changes of the same set coalesce: the latest replaces
- * the one waiting (one read and one pass serve both).
+ * the one waiting (one read and one pass serve both), except that a pod
+ * change (`PODS`) never replaces a change of the set; an initial change may
+ * say when it arrived (`queuedAtMs`, performance.now()), for its settle.
  */
-export function admittedQueue(initial: readonly AdmittedSidecarSet[] = [], max: number = MAX_QUEUED_CHANGES): AdmittedChanges {
+export function admittedQueue(initial: readonly (AdmittedSidecarSet & { queuedAtMs?: number })[] = [], max: number = MAX_QUEUED_CHANGES): AdmittedChanges {
   let changes = new Map<string, QueuedChange>();
   let refused = 0;
   let wake: (() => void) | undefined;
-  const add = (change: AdmittedSidecarSet) => {
-    if (!changes.has(change.sidecarSet) && changes.size >= max) {
+  const add = (change: AdmittedSidecarSet & { queuedAtMs?: number }) => {
+    const waiting = changes.get(change.sidecarSet);
+    if (waiting === undefined && changes.size >= max) {
       refused++;
       return;
     }
+    // A pod change never replaces a change of the set itself: that one's wait for visibility serves both. Over a
+    // pod change it does replace, its later arrival restarts the settle, so the pass reads after the latest pod's
+    // write; the wait stays bounded, since the loop takes the whole queue at each round.
+    if (waiting !== undefined && waiting.operation !== 'PODS' && change.operation === 'PODS') return;
     // Deleted first, so the set takes its place at the end: the order of arrival is kept.
     changes.delete(change.sidecarSet);
-    changes.set(change.sidecarSet, { ...change, queuedAtMs: performance.now() });
+    changes.set(change.sidecarSet, { ...change, queuedAtMs: change.queuedAtMs ?? performance.now() });
   };
   for (const change of initial) add(change);
   return {

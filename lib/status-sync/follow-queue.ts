@@ -64,6 +64,11 @@ export class FollowQueue {
     return [...this.sets.keys()];
   }
 
+  /** Whether the set is followed now (its pods watched). */
+  has(name: string): boolean {
+    return this.sets.has(name);
+  }
+
   get size(): number {
     return this.sets.size;
   }

@@ -200,6 +200,8 @@ class FollowLoop {
   /** Admitted changes join once visible (visible-set.ts), within the call's budget for them. */
   private async admit(): Promise<void> {
     for (const change of this.admitted?.take() ?? []) {
+      // A followed set's pods are watched already: a pod trigger would only cost a read and reset its stall clock.
+      if (change.operation === 'PODS' && this.sets.has(change.sidecarSet)) continue;
       const began = performance.now();
       try {
         const set = await visibleSet(change, this.deps, Math.max(0, Math.min(this.visibleTimeoutMs, this.visibleBudgetMs)), this.signal, this.options.createSettleMs);

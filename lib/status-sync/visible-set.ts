@@ -8,12 +8,14 @@ import { stringOf } from '../kube/json.ts';
 import type { AdmittedSidecarSet } from '../ports.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import type { QueuedChange } from './admitted-queue.ts';
+import { POD_SETTLE_MS } from './pod-trigger.ts';
 import type { SetPassDeps } from './set-pass.ts';
 
 /** An admitted change is visible once the stored set is the admitted object or newer. */
 function isVisible(set: SidecarSet, change: AdmittedSidecarSet): boolean {
   if (!isSameObject(set, change)) return false;
-  if (change.operation === 'CREATE') return true;
+  // A pod change is about the set as stored, whatever its version.
+  if (change.operation === 'CREATE' || change.operation === 'PODS') return true;
   return (stringOf(set.metadata?.resourceVersion) ?? '') !== change.resourceVersion;
 }
 
@@ -36,13 +38,16 @@ export const CREATE_SETTLE_MS = 1_000;
  * - a set there that is another object than the one admitted (a CREATE
  *   answered AlreadyExists, a forged review, a set deleted and made again)
  *   costs one read: undefined, nothing admitted was stored;
+ * - a pod change (`PODS`) is read once, {@link POD_SETTLE_MS} after it
+ *   arrived (the pod's write follows the webhook's answer);
  * - an UPDATE not stored yet is read again, backing off, until it shows or
  *   `timeoutMs` passed: then the set as stored (the pass runs on what is there).
  */
 export async function visibleSet(change: QueuedChange, deps: Pick<SetPassDeps, 'statuses'>, timeoutMs: number, signal?: AbortSignal, createSettleMs: number = CREATE_SETTLE_MS): Promise<SidecarSet | undefined> {
   const started = performance.now();
-  if (change.operation === 'CREATE') {
-    const wait = Math.min(timeoutMs, change.queuedAtMs + createSettleMs - started);
+  if (change.operation === 'CREATE' || change.operation === 'PODS') {
+    const settleMs = change.operation === 'PODS' ? POD_SETTLE_MS : createSettleMs;
+    const wait = Math.min(timeoutMs, change.queuedAtMs + settleMs - started);
     if (wait > 0) await sleep(wait, undefined, signal === undefined ? {} : { signal });
   }
   const deadline = started + timeoutMs;

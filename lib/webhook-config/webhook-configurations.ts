@@ -88,8 +88,10 @@ function webhookOf(descriptor: Registered, options: WebhookRenderOptions, timeou
       : {}),
     sideEffects: caller.sideEffects,
     admissionReviewVersions: ['v1'],
-    timeoutSeconds,
+    // A webhook's own timeout is a bound, never raised by the deployment's.
+    timeoutSeconds: caller.timeoutSeconds === undefined ? timeoutSeconds : Math.min(caller.timeoutSeconds, timeoutSeconds),
     matchPolicy: 'Equivalent',
+    ...(caller.matchConditions !== undefined ? { matchConditions: caller.matchConditions } : {}),
   };
 }
 

@@ -70,6 +70,7 @@ function lazyConversionHandler(importHandler: () => Promise<(review: unknown) =>
 }
 
 const podInjectHandler = lazyHandler(async () => (await import('./pod-inject.ts')).podInjectHandler);
+const podChangeHandler = lazyHandler(async () => (await import('./pod-change.ts')).podChangeHandler);
 const sidecarSetDefaultHandler = lazyHandler(async () => (await import('./sidecarset-default.ts')).sidecarSetDefaultHandler);
 const sidecarSetValidateHandler = lazyHandler(async () => (await import('./sidecarset-validate.ts')).sidecarSetValidateHandler);
 
@@ -104,6 +105,10 @@ export interface WebhookRegistration {
   sideEffects: 'None' | 'NoneOnDryRun';
   /** Never sent objects of the system namespaces, the deployment's excluded ones, or namespaces that opted out. */
   skipsExcludedNamespaces: boolean;
+  /** CEL conditions the API server checks before calling (all must hold): requests the function has nothing to do with never reach it. */
+  matchConditions?: readonly { name: string; expression: string }[];
+  /** Its own timeout, in place of the deployment's (a webhook that only triggers must never hold a write long). */
+  timeoutSeconds?: number;
 }
 
 /** What a function reads from the cluster besides the object under review. */
@@ -206,7 +211,9 @@ export const SIDECARSET_VALIDATE = describe({
  * Pod injection: the deployment chooses its failure policy (`Fail` blocks
  * pod creation while the function is unreachable, `Ignore` creates pods
  * without sidecars, which status-sync reports). `IfNeeded`: injection is
- * idempotent, and a re-run sees containers other webhooks added.
+ * idempotent, and a re-run sees containers other webhooks added. It knows
+ * which sets it injected, so it starts their passes (their matched pods
+ * grew): a side effect skipped on dry runs.
  */
 export const POD_INJECT = describe({
   name: 'pod-inject',
@@ -214,14 +221,55 @@ export const POD_INJECT = describe({
   handler: podInjectHandler,
   reviews: 'Pod',
   reads: SETS_NAMESPACES_REVISIONS,
-  triggersStatusPass: false,
+  triggersStatusPass: true,
   caller: {
     in: 'MutatingWebhookConfiguration',
     rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }],
     failurePolicy: 'deployment',
     reinvocationPolicy: 'IfNeeded',
-    sideEffects: 'None',
+    sideEffects: 'NoneOnDryRun',
     skipsExcludedNamespaces: true,
+  },
+});
+
+/** The pod whose change a pod-change review is about: as it was, for a DELETE (`object` is null then). */
+const REVIEWED_POD = "(request.operation == 'DELETE' ? oldObject : object)";
+
+/**
+ * Pod changes that move a set's counts: only triggers, never decides. It
+ * can never fail a pod's deletion or a kubelet's status write: `Ignore`,
+ * a 1 s timeout, and an answer of "allowed" whatever happens. The API
+ * server sends it only pods some set injected (their injected-list
+ * annotation), only deletions of pods not already terminating, and only
+ * status writes that change phase, conditions or container statuses; the
+ * handler checks the same (pod-change.ts). It reads nothing.
+ */
+export const POD_CHANGE = describe({
+  name: 'pod-change',
+  answers: 'AdmissionReview',
+  handler: podChangeHandler,
+  reviews: 'Pod',
+  reads: NOTHING,
+  triggersStatusPass: true,
+  caller: {
+    in: 'ValidatingWebhookConfiguration',
+    rules: [
+      { apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['DELETE'], scope: 'Namespaced' },
+      { apiGroups: [''], apiVersions: ['v1'], resources: ['pods/status'], operations: ['UPDATE'], scope: 'Namespaced' },
+    ],
+    failurePolicy: 'Ignore',
+    sideEffects: 'NoneOnDryRun',
+    skipsExcludedNamespaces: true,
+    timeoutSeconds: 1,
+    matchConditions: [
+      { name: 'injected-by-a-sidecarset', expression: `has(${REVIEWED_POD}.metadata.annotations) && 'kruise.io/sidecarset-injected-list' in ${REVIEWED_POD}.metadata.annotations` },
+      { name: 'not-already-terminating', expression: "request.operation != 'DELETE' || !has(oldObject.metadata.deletionTimestamp)" },
+      {
+        name: 'counted-status-changed',
+        expression:
+          "request.operation == 'DELETE' || !has(object.status) || !has(oldObject.status) || object.status.?phase != oldObject.status.?phase || object.status.?conditions != oldObject.status.?conditions || object.status.?containerStatuses != oldObject.status.?containerStatuses || object.status.?initContainerStatuses != oldObject.status.?initContainerStatuses",
+      },
+    ],
   },
 });
 
@@ -244,7 +292,7 @@ export const SIDECARSET_CONVERT = {
 } as const satisfies ConversionFunctionDescriptor<'sidecarset-convert'>;
 
 /** Every function the API server calls, in the order the stack, the bundles and the webhook configurations list them. */
-export const FUNCTION_DESCRIPTORS = [SIDECARSET_DEFAULT, SIDECARSET_VALIDATE, POD_INJECT, SIDECARSET_CONVERT] as const;
+export const FUNCTION_DESCRIPTORS = [SIDECARSET_DEFAULT, SIDECARSET_VALIDATE, POD_INJECT, POD_CHANGE, SIDECARSET_CONVERT] as const;
 
 /** A descriptor of the list, its name typed as one of the list's. */
 export type ListedDescriptor = (typeof FUNCTION_DESCRIPTORS)[number];

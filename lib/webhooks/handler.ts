@@ -16,7 +16,7 @@ export interface HandlerDeps {
   clock: Clock;
   /** ControllerRevisions, for pinned revisions (pod-inject, sidecarset-validate); absent where none are read. */
   revisions?: RevisionSource;
-  /** Told about admitted SidecarSet changes (sidecarset-validate); absent where nothing listens. */
+  /** Told about admitted SidecarSet changes (sidecarset-validate) and pod changes (pod-inject, pod-change); absent where nothing listens. */
   rollout?: RolloutTrigger;
   /** For what goes wrong without changing the answer (a trigger that failed); the doors pass theirs. */
   logger?: Logger;

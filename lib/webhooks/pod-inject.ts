@@ -16,6 +16,8 @@ import { failed, neverThrows, type AdmissionHandler, type HandlerDeps } from './
 import { injectionRevisions, RevisionReadError } from './pinned-revisions.ts';
 import { injectionPatch } from './pod-inject-patch.ts';
 import { onlyKind, onlyOperations, skipDeleting, skipSubresources } from './skip.ts';
+import { handOver, POD_NOTICE_MS } from './trigger-notice.ts';
+import { podsChange } from '../status-sync/pod-trigger.ts';
 
 /** The namespace the pod is created in: the request's (a pod made from generateName may not carry it). */
 function podNamespace(request: AdmissionRequest): string {
@@ -44,7 +46,10 @@ const handleInject = (draw: () => number, factsOf: StoredSetFactsOf) => async (r
     const changes = injectionChanges({ ...input, applying, revisions, factsOf, now: deps.clock.now(), maxGrowthBytes: patchBytesOverAnswerLimit - 1, sortSidecarsByName: deps.sortSidecarsByName === true });
     if (changes === undefined) return allowed();
     // Written from the decisions, not diffed from an injected pod (pod-inject-patch.ts).
-    return patchedWith(injectionPatch(changes), changes.warnings, changes.stringTexts);
+    const answer = patchedWith(injectionPatch(changes), changes.warnings, changes.stringTexts);
+    // The sets that injected it count one more pod: their passes start now (pod-trigger.ts), never on a dry run.
+    if (request.dryRun !== true) await handOver(changes.applied.map(podsChange), deps, POD_NOTICE_MS, 'could not start the pass for a pod change now; the schedule will');
+    return answer;
   } catch (error) {
     if (error instanceof InjectionTooLargeError) {
       // What the door answers for an answer over the limit, said before building it.

@@ -23,6 +23,7 @@ import { failed, neverThrows, type AdmissionHandler, type HandlerDeps } from './
 import { reviewedVersion, unsupportedVersion } from './sidecarset-version.ts';
 import { pinnedRevisionErrors, RevisionReadError } from './pinned-revisions.ts';
 import { onlyKind, onlyOperations } from './skip.ts';
+import { handOver } from './trigger-notice.ts';
 
 /** The namespaces whose labels the cross-set rules may compare with a namespaceSelector. */
 function namespacesToLabel(sets: readonly SidecarSet[]): string[] {
@@ -52,8 +53,7 @@ export const ADMITTED_NOTICE_MS = 1000;
  * stays "allowed": the schedule is the safety net.
  */
 async function announceAdmitted(request: AdmissionRequest, object: SidecarSet, deps: HandlerDeps): Promise<void> {
-  const { rollout } = deps;
-  if (rollout === undefined || request.dryRun === true) return;
+  if (request.dryRun === true) return;
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return;
   const metadata = objectOf(object.metadata);
   // Validation denies a set without a name (and validating webhooks run
@@ -61,29 +61,7 @@ async function announceAdmitted(request: AdmissionRequest, object: SidecarSet, d
   const sidecarSet = stringOf(metadata?.name) ?? '';
   if (sidecarSet === '') return;
   const change = { sidecarSet, uid: stringOf(metadata?.uid) ?? '', operation: request.operation, resourceVersion: stringOf(metadata?.resourceVersion) ?? '' };
-  const bound = new AbortController();
-  const timer = setTimeout(() => {
-    bound.abort(new DOMException(`no answer within ${ADMITTED_NOTICE_MS} ms`, 'TimeoutError'));
-  }, ADMITTED_NOTICE_MS);
-  const signal = deps.signal === undefined ? bound.signal : AbortSignal.any([deps.signal, bound.signal]);
-  // A trigger that ignores its signal must not hold the answer either.
-  const cutOff = new Promise<never>((_, reject) => {
-    if (signal.aborted) reject(signal.reason as Error);
-    signal.addEventListener(
-      'abort',
-      () => {
-        reject(signal.reason as Error);
-      },
-      { once: true },
-    );
-  });
-  try {
-    await Promise.race([rollout.admitted(change, signal), cutOff]);
-  } catch (error) {
-    deps.logger?.warn('could not start the pass for an admitted SidecarSet now; the schedule will', { sidecarSet, operation: change.operation, error: errorMessage(error) });
-  } finally {
-    clearTimeout(timer);
-  }
+  await handOver([change], deps, ADMITTED_NOTICE_MS, 'could not start the pass for an admitted SidecarSet now; the schedule will');
 }
 
 const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {

@@ -63,6 +63,7 @@ const EXPECTED: Record<AdmissionFunctionName, { outcome: string; check: (respons
   'pod-inject': { outcome: 'patched', check: (r) => typeof r.patch === 'string' },
   'sidecarset-default': { outcome: 'patched', check: (r) => typeof r.patch === 'string' },
   'sidecarset-validate': { outcome: 'allowed', check: (r) => r.allowed === true },
+  'pod-change': { outcome: 'allowed', check: (r) => r.allowed === true },
 };
 
 export async function admissionSection(settings: AdmissionSettings): Promise<SectionReport> {

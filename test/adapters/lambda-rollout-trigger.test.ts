@@ -104,9 +104,9 @@ describe('the rollout trigger on the Lambda Invoke API', () => {
     expect(call?.invocationType).toBe('Event');
     expect(call?.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE\/\d{8}\/eu-west-1\/lambda\/aws4_request/);
     const payload = JSON.parse(call?.body ?? '') as unknown;
-    expect(payload).toEqual({ kind: 'SidecarSetAdmitted', ...change });
-    // What the receiver reads back is exactly what was admitted.
-    expect(parseAdmittedEvent(payload)).toEqual(change);
+    expect(payload).toEqual({ kind: 'SidecarSetAdmitted', ...change, sentAt: expect.any(Number) });
+    // What the receiver reads back is exactly what was admitted, with when it was sent (a pod change's settle and coverage read it).
+    expect(parseAdmittedEvent(payload)).toEqual({ ...change, sentAt: expect.any(Number) });
   });
 
   it('sends status-sync its own continuation the same way (Event, signed), which it reads back as sent', async () => {
@@ -174,7 +174,7 @@ describe('the rollout trigger on the Lambda Invoke API', () => {
     const allowed = structured(await handler(functionUrlEvent({ body: JSON.stringify(review) })));
     expect(allowed.statusCode).toBe(200);
     expect(JSON.parse(allowed.body ?? '')).toMatchObject({ response: { allowed: true } });
-    expect(received.map((r) => JSON.parse(r.body) as unknown)).toEqual([{ kind: 'SidecarSetAdmitted', sidecarSet: 'dns', uid: 'u-1', operation: 'CREATE', resourceVersion: '' }]);
+    expect(received.map((r) => JSON.parse(r.body) as unknown)).toEqual([{ kind: 'SidecarSetAdmitted', sidecarSet: 'dns', uid: 'u-1', operation: 'CREATE', resourceVersion: '', sentAt: expect.any(Number) }]);
     const dryRun = { ...review, request: { ...(review.request as Record<string, unknown>), uid: 'uid-2', dryRun: true } };
     expect(structured(await handler(functionUrlEvent({ body: JSON.stringify(dryRun) }))).statusCode).toBe(200);
     expect(received).toHaveLength(1);

@@ -2,6 +2,7 @@
  * The AWS stack as CloudFormation sees it, synthesized offline from the
  * project's own bundles with the feature flags of cdk.json.
  */
+import { FUNCTION_DESCRIPTORS } from '../../lib/webhooks/descriptors.ts';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Token, type CfnElement } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
@@ -63,6 +64,8 @@ function roleStatements(s: Synth, fn: StackFunctionName): Json[] {
 const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : [v]);
 
 let defaults: Synth;
+/** The webhooks that start status passes (their descriptors' triggersStatusPass). */
+const TRIGGERS: readonly StackFunctionName[] = FUNCTION_DESCRIPTORS.filter((d) => d.triggersStatusPass).map((d) => d.name);
 
 beforeAll(async () => {
   bundles = await projectBundles(join(scratch, 'bundles'));
@@ -74,8 +77,8 @@ afterAll(async () => {
 });
 
 describe('functions', () => {
-  it('deploys the five functions on nodejs22.x and arm64 with handler index.handler', () => {
-    defaults.template.resourceCountIs('AWS::Lambda::Function', 5);
+  it('deploys the six functions on nodejs22.x and arm64 with handler index.handler', () => {
+    defaults.template.resourceCountIs('AWS::Lambda::Function', 6);
     for (const fn of STACK_FUNCTIONS) {
       expect(defaults.props(fn)).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler' });
     }
@@ -106,7 +109,7 @@ describe('functions', () => {
       const kubeconfigSecret = spec.trigger === 'schedule' ? 'StatusSyncKubeconfigSecret' : 'KubeconfigSecret';
       expect(env[ENV_KUBECONFIG_SECRET_ARN]).toEqual(spec.readsCluster ? ref(defaults, kubeconfigSecret) : undefined);
       expect(env[ENV_ROTATION_PERIOD_MS]).toEqual(spec.rotatesWebhookSecret ? String(24 * 3_600_000) : undefined);
-      const triggers = fn === 'sidecarset-validate';
+      const triggers = TRIGGERS.includes(fn);
       expect(env[ENV_REVISION_NAMESPACE]).toEqual(spec.readsCluster ? 'kruise-system' : undefined);
       // The reconciler's stall threshold (context rolloutStallSeconds, default 60).
       expect(env.ROLLOUT_STALL_MS).toEqual(spec.trigger === 'schedule' ? '60000' : undefined);
@@ -132,10 +135,10 @@ describe('functions', () => {
     for (const fn of ADMISSION) expect(s.props(fn).Environment.Variables).not.toHaveProperty('NODE_OPTIONS');
   });
 
-  it('tells sidecarset-validate, and only it, which function runs the reconciler pass (STATUS_SYNC_FUNCTION)', () => {
+  it('tells the triggering webhooks (sidecarset-validate, pod-inject, pod-change), and only them, which function runs the reconciler pass (STATUS_SYNC_FUNCTION)', () => {
     for (const fn of STACK_FUNCTIONS) {
       const env = (defaults.props(fn).Environment?.Variables ?? {}) as Record<string, unknown>;
-      expect(env[ENV_STATUS_SYNC_FUNCTION]).toEqual(fn === 'sidecarset-validate' ? { Ref: defaults.fnId('status-sync') } : undefined);
+      expect(env[ENV_STATUS_SYNC_FUNCTION]).toEqual(TRIGGERS.includes(fn) ? { Ref: defaults.fnId('status-sync') } : undefined);
     }
   });
 
@@ -166,6 +169,7 @@ describe('functions', () => {
       'sidecarset-default': '/x/sidecarset-default',
       'sidecarset-validate': '/x/sidecarset-validate',
       'pod-inject': '/x/pod-inject',
+      'pod-change': '/x/pod-change',
       'sidecarset-convert': '/x/sidecarset-convert',
       'status-sync': '/x/status-sync',
     });
@@ -175,9 +179,9 @@ describe('functions', () => {
 describe('Function URLs and schedule', () => {
   it('gives each admission function a Function URL with auth type NONE, and status-sync none', () => {
     const urls = Object.values(defaults.template.findResources('AWS::Lambda::Url'));
-    // The three admission functions and sidecarset-convert, the CRD's conversion webhook.
-    expect(ADMISSION).toEqual(['sidecarset-default', 'sidecarset-validate', 'pod-inject', 'sidecarset-convert']);
-    expect(urls).toHaveLength(4);
+    // The four admission functions and sidecarset-convert, the CRD's conversion webhook.
+    expect(ADMISSION).toEqual(['sidecarset-default', 'sidecarset-validate', 'pod-inject', 'pod-change', 'sidecarset-convert']);
+    expect(urls).toHaveLength(5);
     for (const url of urls) expect(url.Properties.AuthType).toBe('NONE');
     const targets = urls.map((u) => u.Properties.TargetFunctionArn['Fn::GetAtt'][0] as string).sort();
     expect(targets).toEqual(ADMISSION.map(defaults.fnId).sort());
@@ -225,7 +229,7 @@ describe('Function URLs and schedule', () => {
     expect(transformer).toContain('deployedWebhookUrls');
     expect(transformer).toContain('Scheduled Event');
     const urls = Object.keys(defaults.template.findResources('AWS::Lambda::Url'));
-    expect(urls).toHaveLength(4);
+    expect(urls).toHaveLength(5);
     for (const id of urls) expect(transformer).toContain(JSON.stringify({ 'Fn::GetAtt': [id, 'FunctionUrl'] }));
   });
 
@@ -238,13 +242,12 @@ describe('Function URLs and schedule', () => {
     s.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: s.fnId('status-sync') }, MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 });
   });
 
-  it('lets sidecarset-validate invoke status-sync (its admitted-change trigger), status-sync invoke itself (its continuation), and nothing else invoke any function', () => {
+  it('lets the triggering webhooks invoke status-sync (admitted-change and pod triggers), status-sync invoke itself (its continuation), and nothing else invoke any function', () => {
     const invokes = (fn: StackFunctionName) => roleStatements(defaults, fn).filter((st) => asList(st.Action).some((a) => String(a).startsWith('lambda:')));
     const statusSyncArn = { 'Fn::GetAtt': [defaults.fnId('status-sync'), 'Arn'] };
     // The unqualified function only, not `<arn>:*` (every version and alias; cdk-nag's IAM5).
-    expect(invokes('sidecarset-validate')).toEqual([{ Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: statusSyncArn }]);
-    expect(invokes('status-sync')).toEqual([{ Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: statusSyncArn }]);
-    for (const fn of STACK_FUNCTIONS.filter((name) => name !== 'sidecarset-validate' && name !== 'status-sync')) expect(invokes(fn)).toEqual([]);
+    for (const fn of [...TRIGGERS, 'status-sync'] as const) expect(invokes(fn)).toEqual([{ Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: statusSyncArn }]);
+    for (const fn of STACK_FUNCTIONS.filter((name) => !TRIGGERS.includes(name) && name !== 'status-sync')) expect(invokes(fn)).toEqual([]);
     // Lambda's queue holds a triggered invoke behind a running pass rather than running it beside one.
     expect(defaults.props('status-sync').ReservedConcurrentExecutions).toBe(1);
   });
@@ -305,8 +308,8 @@ describe('secrets and IAM', () => {
       }
       const logs = statements.filter((st) => asList(st.Action).some((a) => String(a).startsWith('logs:')));
       expect(logs).toEqual([{ Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: logGroupArn }]);
-      // Besides: lambda:InvokeFunction on status-sync for sidecarset-validate and status-sync itself, checked above.
-      const allowed = fn === 'sidecarset-validate' || fn === 'status-sync' ? /^(logs|secretsmanager|lambda):/ : /^(logs|secretsmanager):/;
+      // Besides: lambda:InvokeFunction on status-sync for the triggering webhooks and status-sync itself, checked above.
+      const allowed = TRIGGERS.includes(fn) || fn === 'status-sync' ? /^(logs|secretsmanager|lambda):/ : /^(logs|secretsmanager):/;
       expect(statements.every((st) => asList(st.Action).every((a) => allowed.test(String(a))))).toBe(true);
     }
     for (const role of Object.values(defaults.template.findResources('AWS::IAM::Role'))) {
@@ -326,6 +329,7 @@ describe('secrets and IAM', () => {
       [ENV_SECRET_ARN]: WEBHOOK_SECRET_ARN,
       [ENV_KUBECONFIG_SECRET_ARN]: KUBECONFIG_SECRET_ARN,
       [ENV_REVISION_NAMESPACE]: 'kruise-system',
+      [ENV_STATUS_SYNC_FUNCTION]: { Ref: s.fnId('status-sync') },
     });
     const granted = roleStatements(s, 'pod-inject')
       .filter((st) => asList(st.Action).includes('secretsmanager:GetSecretValue'))
@@ -371,15 +375,15 @@ describe('secrets and IAM', () => {
 describe('operations', () => {
   it('writes each function to its own log group kept 30 days by default', async () => {
     const groups = defaults.template.findResources('AWS::Logs::LogGroup');
-    expect(Object.values(groups).map((g): unknown => g.Properties.RetentionInDays)).toEqual([30, 30, 30, 30, 30]);
+    expect(Object.values(groups).map((g): unknown => g.Properties.RetentionInDays)).toEqual([30, 30, 30, 30, 30, 30]);
     expect(STACK_FUNCTIONS.map((fn) => defaults.props(fn).LoggingConfig.LogGroup.Ref as string).sort()).toEqual(Object.keys(groups).sort());
     const s = await synth({ logRetentionDays: '7' });
-    expect(Object.values(s.template.findResources('AWS::Logs::LogGroup')).map((g): unknown => g.Properties.RetentionInDays)).toEqual([7, 7, 7, 7, 7]);
+    expect(Object.values(s.template.findResources('AWS::Logs::LogGroup')).map((g): unknown => g.Properties.RetentionInDays)).toEqual([7, 7, 7, 7, 7, 7]);
   });
 
   it('alarms on Errors and Throttles of every function', () => {
     // And the five alarms on the functions' own metrics (below).
-    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 10 + 5);
+    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 12 + 5);
     for (const fn of STACK_FUNCTIONS) {
       for (const metric of ['Errors', 'Throttles']) {
         defaults.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
@@ -414,7 +418,7 @@ describe('operations', () => {
   it('notifies the configured SNS topic when an alarm fires and clears', async () => {
     const s = await synth({ alarmTopicArn: TOPIC_ARN });
     const alarms = Object.values(s.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(10 + 5);
+    expect(alarms).toHaveLength(12 + 5);
     for (const alarm of alarms) expect(alarm.Properties).toMatchObject({ AlarmActions: [TOPIC_ARN], OKActions: [TOPIC_ARN] });
   });
 
@@ -558,7 +562,7 @@ describe('webhookIngress=private', () => {
     priv.template.resourceCountIs('AWS::Lambda::Url', 0);
     expect(JSON.stringify(priv.template.toJSON())).not.toContain('lambda:InvokeFunctionUrl');
     // The default stays the Function URLs.
-    defaults.template.resourceCountIs('AWS::Lambda::Url', 4);
+    defaults.template.resourceCountIs('AWS::Lambda::Url', 5);
     defaults.template.resourceCountIs('AWS::ApiGateway::RestApi', 0);
     defaults.template.resourceCountIs('AWS::EC2::VPCEndpoint', 0);
   });

@@ -102,7 +102,7 @@ describe('which uninjected pods a set evicts', () => {
 });
 
 describe('where the API server calls pod-inject', () => {
-  const [mutating] = renderWebhookConfigurations({ targets: { 'sidecarset-default': { url: 'https://x/a' }, 'sidecarset-validate': { url: 'https://x/b' }, 'pod-inject': { url: 'https://x/c' } }, excludedNamespaces: ['tools'] });
+  const [mutating] = renderWebhookConfigurations({ targets: { 'sidecarset-default': { url: 'https://x/a' }, 'sidecarset-validate': { url: 'https://x/b' }, 'pod-inject': { url: 'https://x/c' }, 'pod-change': { url: 'https://x/d' } }, excludedNamespaces: ['tools'] });
   const podWebhook = (mutating?.webhooks as { name: string; namespaceSelector: unknown }[] | undefined)?.find((w) => w.name === 'pod-inject.sidecarset.kruise.io');
 
   it.each<[string, Record<string, string>, boolean]>([

@@ -28,6 +28,7 @@ const outputs = {
     SidecarSetDefaultFunctionUrl: 'https://aaa.lambda-url.eu-west-1.on.aws/',
     SidecarSetValidateFunctionUrl: 'https://bbb.lambda-url.eu-west-1.on.aws/',
     PodInjectFunctionUrl: 'https://ccc.lambda-url.eu-west-1.on.aws/',
+    PodChangeFunctionUrl: 'https://eee.lambda-url.eu-west-1.on.aws/',
     SidecarSetConvertFunctionUrl: 'https://ddd.lambda-url.eu-west-1.on.aws/',
     WebhookSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:webhook',
   },
@@ -70,6 +71,7 @@ describe('functionUrlsFromOutputs and webhookUrl', () => {
       'sidecarset-default': 'https://aaa.lambda-url.eu-west-1.on.aws/',
       'sidecarset-validate': 'https://bbb.lambda-url.eu-west-1.on.aws/',
       'pod-inject': 'https://ccc.lambda-url.eu-west-1.on.aws/',
+      'pod-change': 'https://eee.lambda-url.eu-west-1.on.aws/',
       'sidecarset-convert': 'https://ddd.lambda-url.eu-west-1.on.aws/',
     });
   });
@@ -94,6 +96,7 @@ describe('renderManifests', () => {
       `https://aaa.lambda-url.eu-west-1.on.aws/${secret}`,
       `https://ccc.lambda-url.eu-west-1.on.aws/${secret}`,
       `https://bbb.lambda-url.eu-west-1.on.aws/${secret}`,
+      `https://eee.lambda-url.eu-west-1.on.aws/${secret}`,
     ]);
     expect(hooks.every((h) => h.clientConfig.caBundle === undefined)).toBe(true);
   });
@@ -118,27 +121,31 @@ describe('renderManifests', () => {
       ['sidecarset-default.sidecarset.kruise.io', 'Fail', 5],
       ['pod-inject.sidecarset.kruise.io', 'Ignore', 5],
       ['sidecarset-validate.sidecarset.kruise.io', 'Fail', 5],
+      // Its own bound: a webhook that only triggers never holds a kubelet's write longer.
+      ['pod-change.sidecarset.kruise.io', 'Ignore', 1],
     ]);
     expect(JSON.stringify(hooks[1]?.namespaceSelector)).toContain('infra');
   });
 
-  it('declares the side effect of the SidecarSet validating webhook (NoneOnDryRun: it starts a pass, never on a dry run), and none for the others', async () => {
+  it('declares the side effect of the webhooks that start passes (NoneOnDryRun: never on a dry run), and none for the others', async () => {
     const out = docs(await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile, '--only', 'webhooks']));
     const hooks = out.flatMap((d) => d.webhooks ?? []);
     expect(hooks.map((h) => [h.name, h.sideEffects])).toEqual([
       ['sidecarset-default.sidecarset.kruise.io', 'None'],
-      ['pod-inject.sidecarset.kruise.io', 'None'],
+      ['pod-inject.sidecarset.kruise.io', 'NoneOnDryRun'],
       ['sidecarset-validate.sidecarset.kruise.io', 'NoneOnDryRun'],
+      ['pod-change.sidecarset.kruise.io', 'NoneOnDryRun'],
     ]);
   });
 
   it('asks only for the admission functions\' URLs with --only webhooks, and names the conversion function\'s when the CRD is rendered too', async () => {
-    const urls = ['pod-inject', 'sidecarset-default', 'sidecarset-validate'].flatMap((fn) => [`--url-${fn}`, `https://${fn}.lambda-url.eu-west-1.on.aws/`]);
+    const urls = ['pod-inject', 'sidecarset-default', 'sidecarset-validate', 'pod-change'].flatMap((fn) => [`--url-${fn}`, `https://${fn}.lambda-url.eu-west-1.on.aws/`]);
     const out = docs(await renderManifests([...urls, '--secret-file', secretFile, '--only', 'webhooks']));
     expect(out.flatMap((d) => d.webhooks ?? []).map((h) => h.clientConfig.url.split('/')[2])).toEqual([
       'sidecarset-default.lambda-url.eu-west-1.on.aws',
       'pod-inject.lambda-url.eu-west-1.on.aws',
       'sidecarset-validate.lambda-url.eu-west-1.on.aws',
+      'pod-change.lambda-url.eu-west-1.on.aws',
     ]);
     await expect(renderManifests([...urls, '--secret-file', secretFile])).rejects.toThrow('no Function URL for sidecarset-convert');
   });
@@ -192,13 +199,13 @@ describe('renderManifests', () => {
   it('takes the current secret of a file in the stored JSON form (as Secrets Manager and the local server keep it)', async () => {
     const out = docs(await renderManifests(['--function-urls', outputsFile, '--secret-file', storedFile]));
     const urls = out.flatMap((d) => d.webhooks ?? []).map((w) => w.clientConfig.url);
-    expect(urls).toHaveLength(3);
+    expect(urls).toHaveLength(4);
     for (const url of urls) expect(url.endsWith(`/${secret}`)).toBe(true);
   });
 
   it.each<[string, () => string[], RegExp]>([
-    ['no URLs', () => ['--secret-file', secretFile], /no Function URL for sidecarset-default, sidecarset-validate, pod-inject, sidecarset-convert/],
-    ['no secret', () => ['--url-sidecarset-default', 'https://a/', '--url-sidecarset-validate', 'https://b/', '--url-pod-inject', 'https://c/', '--url-sidecarset-convert', 'https://d/'], /caller secret is needed/],
+    ['no URLs', () => ['--secret-file', secretFile], /no Function URL for sidecarset-default, sidecarset-validate, pod-inject, pod-change, sidecarset-convert/],
+    ['no secret', () => ['--url-sidecarset-default', 'https://a/', '--url-sidecarset-validate', 'https://b/', '--url-pod-inject', 'https://c/', '--url-pod-change', 'https://e/', '--url-sidecarset-convert', 'https://d/'], /caller secret is needed/],
     ['a JSON secret file without "current"', () => ['--function-urls', outputsFile, '--secret-file', outputsFile], /the caller secret has no string "current"/],
     ['a predictable secret', () => ['--function-urls', outputsFile, '--secret-file', predictableFile], /the caller secret \(current\) is too predictable.*openssl rand/],
     ['a bad failure policy', () => ['--pod-failure-policy', 'Sometimes'], /must be Fail or Ignore/],

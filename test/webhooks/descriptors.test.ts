@@ -18,8 +18,8 @@ const admission = FUNCTION_DESCRIPTORS.filter((d): d is AdmissionDescriptor => d
 const admissionNames = admission.map((d) => d.name);
 
 describe('the function descriptors', () => {
-  it('are the functions the doors serve: three admission functions and the CRD conversion function', () => {
-    expect([...ADMISSION_FUNCTIONS]).toEqual(['sidecarset-default', 'sidecarset-validate', 'pod-inject']);
+  it('are the functions the doors serve: four admission functions and the CRD conversion function', () => {
+    expect([...ADMISSION_FUNCTIONS]).toEqual(['sidecarset-default', 'sidecarset-validate', 'pod-inject', 'pod-change']);
     expect([...FUNCTION_NAMES]).toEqual([...ADMISSION_FUNCTIONS, 'sidecarset-convert']);
     for (const d of FUNCTION_DESCRIPTORS) {
       expect(isAdmissionFunction(d.name)).toBe(d.answers === 'AdmissionReview');

@@ -7,7 +7,7 @@ import type { Container, Namespace, Pod } from '../../lib/kube/types.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarContainer, SidecarSet } from '../../lib/sidecarset/types.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
-import { podReview, sidecarSetReview } from '../reviews.ts';
+import { podReview, podStatusReview, sidecarSetReview } from '../reviews.ts';
 
 export const POD_NAMESPACE = 'shop';
 const POD_LABELS = { app: 'checkout', tier: 'backend', team: 'payments', 'pod-template-hash': '6f7c9d8b5' };
@@ -134,6 +134,12 @@ export function benchReview(fn: AdmissionFunctionName, uid: string): string {
     case 'sidecarset-validate':
       // Validation sees the set after defaulting (mutating webhooks run first).
       return JSON.stringify(sidecarSetReview(uid, defaultSidecarSet(newSidecarSet())));
+    case 'pod-change': {
+      // The kubelet reporting an injected pod Ready.
+      const pod = { ...benchPod(), metadata: { ...benchPod().metadata, annotations: { 'kruise.io/sidecarset-injected-list': 'platform-00,platform-01' } } };
+      const status = (ready: string) => ({ phase: 'Running', conditions: [{ type: 'Ready', status: ready }] });
+      return JSON.stringify(podStatusReview(uid, { ...pod, status: status('False') }, { ...pod, status: status('True') }));
+    }
   }
 }
 

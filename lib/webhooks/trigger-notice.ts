@@ -1,0 +1,57 @@
+/**
+ * The bounded hand-over of a webhook's trigger to the reconciler (its
+ * RolloutTrigger): awaited before answering, because on Lambda nothing runs
+ * after the answer (the sandbox freezes), and so cut off at `boundMs` or
+ * the review's own deadline, whichever comes first. A failure is a warning
+ * and never changes the answer: the schedule is the safety net.
+ */
+import { errorMessage } from '../errors.ts';
+import type { AdmittedSidecarSet } from '../ports.ts';
+import type { HandlerDeps } from './handler.ts';
+
+/**
+ * How long a pod's write waits, at most, for the hand-over. Far under the
+ * webhook's 1 s timeout: a kubelet's status write must never wait for the
+ * reconciler (an invoke answers in tens of milliseconds).
+ */
+export const POD_NOTICE_MS = 300;
+
+/**
+ * Hands `changes` to deps.rollout, at once, waiting `boundMs` at most in all;
+ * logs `warning` with the set and the error for each one not handed over.
+ */
+export async function handOver(changes: readonly AdmittedSidecarSet[], deps: Pick<HandlerDeps, 'rollout' | 'logger' | 'signal'>, boundMs: number, warning: string): Promise<void> {
+  const { rollout } = deps;
+  if (rollout === undefined || changes.length === 0) return;
+  const bound = new AbortController();
+  const timer = setTimeout(() => {
+    bound.abort(new DOMException(`no answer within ${boundMs} ms`, 'TimeoutError'));
+  }, boundMs);
+  const signal = deps.signal === undefined ? bound.signal : AbortSignal.any([deps.signal, bound.signal]);
+  // A trigger that ignores its signal must not hold the answer either.
+  const cutOff = new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(signal.reason as Error);
+    signal.addEventListener(
+      'abort',
+      () => {
+        reject(signal.reason as Error);
+      },
+      { once: true },
+    );
+  });
+  // The rejection is read through each race below; an unread one would be reported as unhandled.
+  cutOff.catch(() => undefined);
+  try {
+    await Promise.all(
+      changes.map(async (change) => {
+        try {
+          await Promise.race([rollout.admitted(change, signal), cutOff]);
+        } catch (error) {
+          deps.logger?.warn(warning, { sidecarSet: change.sidecarSet, operation: change.operation, error: errorMessage(error) });
+        }
+      }),
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+}

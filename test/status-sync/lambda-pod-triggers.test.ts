@@ -1,0 +1,52 @@
+/**
+ * Pod triggers on the status-sync Lambda (docs/RECONCILER.md, "A pod change
+ * starts a pass"): each pod change is its own queued invoke, so a warm
+ * container ends one that a pass already covered without an API request,
+ * and runs a pass for one sent after that pass began reading.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { statusSyncLambda } from '../../functions/status-sync/lambda.ts';
+import { admittedEvent } from '../../lib/status-sync/admitted-event.ts';
+import { podsChange, POD_SETTLE_MS } from '../../lib/status-sync/pod-trigger.ts';
+import { capturingLogger } from '../../testkit/reviews.ts';
+import { fakeOneSetCluster } from './fake-cluster.ts';
+import { hashOf, listedPod, storedSet } from '../../testkit/status-sync-objects.ts';
+
+const context = { awsRequestId: 'req-1', getRemainingTimeInMillis: () => 60_000 };
+const set = storedSet('log-agent');
+const fake = fakeOneSetCluster(set, [listedPod({ name: 'a', injected: { 'log-agent': hashOf(set) } })]);
+
+describe('the status-sync Lambda, pod triggers', () => {
+  it('passes the set once for a burst of pod triggers sent before its pass began reading, and ends the rest without a request', async () => {
+    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger: capturingLogger().logger }, continueWith: () => Promise.resolve() });
+    // A burst: every trigger sent now, queued one behind the other (reserved concurrency 1).
+    const sentAt = Date.now() - POD_SETTLE_MS;
+    const burst = Array.from({ length: 20 }, () => admittedEvent(podsChange('log-agent'), sentAt));
+    const first = await handler(burst[0]!, context);
+    expect(first.followUp).toMatchObject({ passes: 1, errors: [] });
+    fake.seen.length = 0;
+    for (const event of burst.slice(1)) expect(await handler(event, context)).toEqual({ skipped: 'covered pod change' });
+    expect(fake.seen).toEqual([]);
+    // A change sent after that pass began reading is not covered: its own pass.
+    const later = await handler(admittedEvent(podsChange('log-agent')), context);
+    expect(later.skipped).toBeUndefined();
+    expect(later.followUp).toMatchObject({ passes: 1 });
+  });
+
+  it('takes a pod trigger of a set that is not there for one read and no pass', async () => {
+    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger: capturingLogger().logger }, continueWith: () => Promise.resolve() });
+    fake.seen.length = 0;
+    const result = await handler(admittedEvent(podsChange('nowhere'), Date.now() - POD_SETTLE_MS), context);
+    expect(result.followUp).toMatchObject({ passes: 0, errors: [] });
+    expect(fake.seen.filter((r) => r.url.includes('/sidecarsets/'))).toHaveLength(1);
+  });
+
+  it('refuses a pod trigger whose sentAt is not a number, without a request', async () => {
+    const { logger, entries } = capturingLogger();
+    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger }, continueWith: () => Promise.resolve() });
+    fake.seen.length = 0;
+    expect(await handler({ ...admittedEvent(podsChange('log-agent')), sentAt: 'soon' } as never, context)).toEqual({});
+    expect(fake.seen).toEqual([]);
+    expect(entries()).toEqual([expect.objectContaining({ level: 'error', message: 'status-sync event refused', error: 'SidecarSetAdmitted event: sentAt must be a number' })]);
+  });
+});

@@ -1,0 +1,139 @@
+/**
+ * Pod triggers (docs/RECONCILER.md, "A pod change starts a pass"): a burst
+ * of pod changes of one set coalesces into a bounded number of passes; a
+ * trigger never carries a decision, so one that is lost changes nothing but
+ * when the next pass shows the change; and a warm reconciler on AWS ends an
+ * invoke whose change a pass already covered without an API request.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
+import { followSets, type PaceOptions } from '../../lib/status-sync/pace.ts';
+import { passCoverage, podsChange, POD_SETTLE_MS, setsOfPod, MAX_TRIGGERED_SETS } from '../../lib/status-sync/pod-trigger.ts';
+import { podsOf } from '../rollout/fixtures.ts';
+import { storedRolloutSet, world } from './rollout-world.ts';
+
+const OPTIONS: PaceOptions = { intervalMs: 10, settleMs: 0, stallMs: 0, visibleTimeoutMs: 1_000, createSettleMs: 0 };
+const safety = () => AbortSignal.timeout(20_000);
+
+function counted(pods = 3) {
+  const set = storedRolloutSet({ type: 'NotUpdate' });
+  const w = world(set, podsOf(set, pods, 0, 0));
+  const reads: string[] = [];
+  const get = w.deps.statuses.get.bind(w.deps.statuses);
+  w.deps.statuses = {
+    ...w.deps.statuses,
+    get: (name, signal) => {
+      reads.push(name);
+      return get(name, signal);
+    },
+  };
+  return { w, reads, name: set.metadata?.name ?? '' };
+}
+
+const matched = (w: ReturnType<typeof counted>['w']) => w.statuses.sets()[0]?.status?.matchedPods;
+
+describe('a burst of pod changes of one set', () => {
+  it('queued while the loop is busy costs one read and one pass, after one settle', async () => {
+    const { w, reads, name } = counted();
+    const queue = admittedQueue();
+    for (let i = 0; i < 1_000; i++) queue.push(podsChange(name));
+    const started = performance.now();
+    const summary = await followSets([], w.deps, OPTIONS, safety(), queue);
+    expect(reads).toEqual([name]);
+    expect(summary).toMatchObject({ passes: 1, errors: [] });
+    expect(matched(w)).toBe(3);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(POD_SETTLE_MS - 10);
+  });
+
+  it('arriving while passes run costs at most one pass per settle window (1,000 changes over about 1 s: at most 6 passes)', async () => {
+    const { w, name } = counted();
+    const queue = admittedQueue();
+    let passes = 0;
+    let pushed = 0;
+    const started = performance.now();
+    // 1,000 changes over ~1 s, as a Deployment scaled up would send them.
+    const pushing = (async () => {
+      while (pushed < 1_000) {
+        for (let i = 0; i < 10; i++, pushed++) queue.push(podsChange(name));
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    })();
+    // The local loop follows again whenever changes wait (loop.ts); each call passes what it took.
+    while (pushed < 1_000 || queue.size() > 0) {
+      if (queue.size() === 0) {
+        await queue.arrival();
+        continue;
+      }
+      passes += (await followSets([], w.deps, OPTIONS, safety(), queue)).passes;
+    }
+    await pushing;
+    const windows = Math.ceil((performance.now() - started) / POD_SETTLE_MS);
+    expect(passes).toBeGreaterThan(0);
+    expect(passes).toBeLessThanOrEqual(windows);
+    expect(passes).toBeLessThanOrEqual(6);
+  });
+});
+
+describe('the queue of admitted changes with pod changes in it', () => {
+  it('keeps a waiting change of the set itself over a pod change, and lets a set change replace a pod change', () => {
+    const queue = admittedQueue();
+    queue.push({ sidecarSet: 'a', uid: 'u', operation: 'UPDATE', resourceVersion: '7' });
+    queue.push(podsChange('a'));
+    queue.push(podsChange('b'));
+    queue.push({ sidecarSet: 'b', uid: 'u', operation: 'CREATE', resourceVersion: '' });
+    expect(queue.take().map((c) => [c.sidecarSet, c.operation])).toEqual([
+      ['a', 'UPDATE'],
+      ['b', 'CREATE'],
+    ]);
+  });
+
+  it('restarts the settle at the latest pod change of a set, so the pass reads after that pod was stored', () => {
+    const queue = admittedQueue([{ ...podsChange('a'), queuedAtMs: 5 }]);
+    queue.push(podsChange('a'));
+    const [change] = queue.take();
+    expect(change?.queuedAtMs).toBeGreaterThan(5);
+  });
+});
+
+describe('a lost pod trigger', () => {
+  it('changes nothing: the next pass of the set, whatever starts it, counts the pods whose triggers never came', async () => {
+    const { w, name } = counted(3);
+    await followSets([], w.deps, OPTIONS, safety(), admittedQueue([podsChange(name)]));
+    expect(matched(w)).toBe(3);
+    // Two pods go away and their triggers are lost: the stored status stays as it was meanwhile.
+    w.cluster.remove('default', 'p-00000');
+    w.cluster.remove('default', 'p-00001');
+    expect(matched(w)).toBe(3);
+    // Any later pass (here a trigger for an unrelated change; on a deployment at the latest the schedule's) counts them.
+    await followSets([], w.deps, OPTIONS, safety(), admittedQueue([podsChange(name)]));
+    expect(matched(w)).toBe(1);
+  });
+});
+
+describe('pass coverage on a warm reconciler', () => {
+  it('covers a pod trigger sent a settle or more before a pass of its set (or a full pass) began, and nothing later', () => {
+    const coverage = passCoverage(250);
+    coverage.began(10_000, ['a']);
+    expect(coverage.covers('a', 9_750)).toBe(true);
+    expect(coverage.covers('a', 9_751)).toBe(false);
+    expect(coverage.covers('b', 0)).toBe(false);
+    coverage.began(20_000);
+    expect(coverage.covers('b', 19_000)).toBe(true);
+    expect(coverage.covers('a', 19_800)).toBe(false);
+  });
+});
+
+describe('the sets of a pod', () => {
+  it.each([
+    ['names each injecting set once', { metadata: { annotations: { 'kruise.io/sidecarset-injected-list': 'b,a,b' } } }, ['b', 'a']],
+    ['is empty for a pod no set injected', { metadata: { annotations: {} } }, []],
+    ['is empty for something that is not an object', 'pod', []],
+  ])('%s', (_, pod, sets) => {
+    expect(setsOfPod(pod)).toEqual(sets);
+  });
+
+  it(`names at most ${MAX_TRIGGERED_SETS} sets`, () => {
+    const list = Array.from({ length: 100 }, (_, i) => `s${i}`).join(',');
+    expect(setsOfPod({ metadata: { annotations: { 'kruise.io/sidecarset-injected-list': list } } })).toHaveLength(MAX_TRIGGERED_SETS);
+  });
+});
