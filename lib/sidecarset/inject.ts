@@ -22,6 +22,7 @@ import {
   type UpgradeSpecMap,
 } from './pod-annotations.ts';
 import { storedSetFacts, type StoredSetFactsOf } from './stored-set-facts.ts';
+import { writeRolloutFence } from './rollout-fence.ts';
 import { hashAnnotationText, setHashEntries, type FreshEntry, type SetHashEntries } from './inject-annotations.ts';
 import { PolicyTargets, withPolicyResources } from './resources-policy.ts';
 import { mergedVolumeDevices, sharesVolumeDevices } from './volume-devices.ts';
@@ -257,6 +258,7 @@ export function injectionChanges(input: InjectionInput): InjectionChanges | unde
   const applied = sets.map(sidecarSetName);
   writeHotUpgradeAnnotations(annotations, parts.hotSidecars);
   const stringTexts = writeInjectionAnnotations(annotations, records, applied);
+  writeRolloutFence(annotations, parts.sidecars.map((p) => p.container), parts.initSidecars.map((p) => p.container), [...applying, ...sets], INJECTION_ANNOTATIONS);
   return { received: input.pod, annotated: pod, annotations, lists, applied, warnings: parts.warnings, stringTexts };
 }
 

@@ -469,9 +469,10 @@ async function sendPodWrites(
       result.errors.push({ sidecarSet: result.sidecarSet, operation: `mark pod ${namespace}/${name} not upgradable`, message: errorMessage(error) });
     }
   });
-  if (writes.event !== undefined) {
+  const told = [...(writes.event === undefined ? [] : [{ type: 'Normal' as const, ...writes.event }]), ...(writes.held === undefined ? [] : [{ type: 'Warning' as const, ...writes.held }])];
+  for (const event of told) {
     try {
-      await deps.events.record({ sidecarSet: set, type: 'Normal', reason: writes.event.reason, message: writes.event.message }, signal);
+      await deps.events.record({ sidecarSet: set, ...event }, signal);
     } catch (error) {
       result.errors.push({ sidecarSet: result.sidecarSet, operation: 'record event', message: errorMessage(error) });
     }
