@@ -275,7 +275,7 @@ export function podUpdatePatch(input: PodUpdateInput): JsonPatchOperation[] {
   // the policy would refuse the whole update for it. The round tells it (round.ts, heldKeysEvent).
   for (const key of heldKeys(pod, before, after)) {
     if (Object.hasOwn(before, key)) after[key] = before[key] as string;
-    else delete after[key];
+    else Reflect.deleteProperty(after, key);
   }
   ops.push(...annotationOps(pod, before, after));
   return ops;

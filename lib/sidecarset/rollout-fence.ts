@@ -92,3 +92,17 @@ export function fenceKeysOn(pod: Pod): string[] {
   const annotations = objectOf(objectOf(pod.metadata)?.annotations);
   return annotations === undefined ? [] : FENCE_ANNOTATIONS.filter((k) => Object.hasOwn(annotations, k));
 }
+
+/** The warning of an answer that removed the fence a pod's creator wrote. */
+export function forgedFenceWarning(keys: readonly string[]): string {
+  return `removed ${keys.join(', ')}: pod-inject alone writes them`;
+}
+
+/** The pod without its fence annotations (the pod itself when it carries none), for a pod no set injects. */
+export function withoutFence(pod: Pod): Pod {
+  const keys = fenceKeysOn(pod);
+  if (keys.length === 0) return pod;
+  const annotations = { ...(objectOf(pod.metadata?.annotations) as Record<string, string>) };
+  for (const key of keys) Reflect.deleteProperty(annotations, key);
+  return { ...pod, metadata: { ...pod.metadata, annotations } };
+}

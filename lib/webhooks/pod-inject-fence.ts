@@ -5,16 +5,17 @@
  * the reconciler may change (a copied manifest, or a creator naming its own
  * application container, would otherwise widen what a stolen reconciler
  * credential can re-image). A pod without them is allowed unchanged, as before.
+ * The core's injectPod gives the same pod (rollout-fence.ts withoutFence).
  */
 import { pointer, type JsonPatchOperation } from '../admission/json-patch.ts';
 import { allowed, patchedWith, type Verdict } from '../admission/responses.ts';
 import type { Pod } from '../kube/types.ts';
-import { fenceKeysOn } from '../sidecarset/rollout-fence.ts';
+import { fenceKeysOn, forgedFenceWarning } from '../sidecarset/rollout-fence.ts';
 
 /** Allowed, with the fence annotations the pod carries removed (and a warning saying so). */
 export function withoutForgedFence(pod: Pod): Verdict {
   const keys = fenceKeysOn(pod);
   if (keys.length === 0) return allowed();
   const ops: JsonPatchOperation[] = keys.map((key) => ({ op: 'remove', path: pointer(['metadata', 'annotations', key]) }));
-  return patchedWith(ops, [`removed ${keys.join(', ')}: pod-inject alone writes them`]);
+  return patchedWith(ops, [forgedFenceWarning(keys)]);
 }
