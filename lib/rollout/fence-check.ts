@@ -43,7 +43,7 @@ export function assertFenceAllowsImages(pod: Pod, names: readonly string[]): voi
   const fence = rolloutFenceOf(pod);
   if (fence === undefined) {
     throw new FencedPodError(
-      `the pod carries no ${ANNOTATION_FENCE_CONTAINERS} annotation (created before pod-inject wrote it, or not injected by it), so the pod policy lets no container of it be re-imaged: recreate the pod, or have an administrator record its sidecars (docs/OPERATIONS.md, "Pods created before the rollout fence")`,
+      `the pod carries no ${ANNOTATION_FENCE_CONTAINERS} annotation (created before pod-inject wrote it, or not injected by it), so the pod policy lets no container of it be re-imaged: recreate the pod, or have an administrator record its sidecars (docs/OPERATIONS.md, "What the pod policy cannot see, and the rollout fence")`,
     );
   }
   const outside = names.filter((n) => !fence.containers.has(n));

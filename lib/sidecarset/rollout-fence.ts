@@ -93,9 +93,9 @@ export function fenceKeysOn(pod: Pod): string[] {
   return annotations === undefined ? [] : FENCE_ANNOTATIONS.filter((k) => Object.hasOwn(annotations, k));
 }
 
-/** The warning of an answer that removed the fence a pod's creator wrote. */
+/** The warning of an answer that removed the fence a pod's creator wrote (short: warnings are cut at 120 characters). */
 export function forgedFenceWarning(keys: readonly string[]): string {
-  return `removed ${keys.join(', ')}: pod-inject alone writes them`;
+  return `removed ${keys.map((k) => k.slice(k.indexOf('/') + 1)).join(', ')} (serverless-sidecarset.io): only pod-inject writes them`;
 }
 
 /** The pod without its fence annotations (the pod itself when it carries none), for a pod no set injects. */
