@@ -21,7 +21,7 @@ const CONTAINERS = 'serverless-sidecarset.io/rollout-containers';
 const KEYS = 'serverless-sidecarset.io/rollout-annotations';
 
 function set(name: string, spec: Record<string, unknown>): SidecarSet {
-  return defaultSidecarSet({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name }, spec: { selector: { matchLabels: { app: 'web' } }, ...spec } } as SidecarSet);
+  return defaultSidecarSet({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name }, spec: { selector: { matchLabels: { app: 'web' } }, ...spec } });
 }
 
 /** The pod as pod-inject's answer leaves it, and its warnings. */
