@@ -24,6 +24,11 @@ export interface ListPage<T = Record<string, unknown>> {
 export interface PagedListOptions {
   /** The most items a page asks for. Default {@link MAX_POD_PAGE_SIZE}. */
   maxPageSize?: number;
+  /**
+   * The items the first page asks for, before any page tells the bytes per
+   * item (later pages are planned from the last one read). Default {@link maxPageSize}.
+   */
+  firstPageSize?: number;
   /** The hard cap on one page's answer. Default {@link PAGE_MAX_BYTES}. */
   maxBytes?: number;
   /** The Accept header (a PartialObjectMetadataList is asked for with its media type parameters). Default JSON. */
@@ -131,7 +136,7 @@ export async function* pagedList<T>(client: KubeClient, path: string, query: Rea
     ahead = ask(token, last === undefined ? from.limit : nextPageSize(last.bytes, last.items, max), true);
   };
 
-  let limit = max;
+  let limit = Math.min(max, options.firstPageSize ?? max);
   let planned = true;
   let next: string | undefined;
   try {

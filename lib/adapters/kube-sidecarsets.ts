@@ -17,6 +17,8 @@ import { getObject, MERGE_PATCH, type KubeClient } from './kube-request.ts';
 import { fixedSidecarSetVersion, SIDECARSET_PLURAL, sidecarSetsPath, type SidecarSetVersions } from './kube-sidecarsets-version.ts';
 import { watchForChange } from './kube-watch.ts';
 import { listAll, type ListAllResult } from './kube-paged-list.ts';
+import { PAGE_TARGET_BYTES } from './pod-page-size.ts';
+import { MAX_SIDECARSET_SPEC_BYTES } from '../sidecarset/validate-size.ts';
 
 export { SIDECARSET_PLURAL } from './kube-sidecarsets-version.ts';
 /** Where the v1alpha1 SidecarSets are served: the one version every SidecarSet CRD serves (Kruise 1.8's and 1.9's). */
@@ -37,6 +39,19 @@ export const NO_SIDECARSET_CRD = `the API server has no SidecarSets (${SIDECARSE
  * each are read a few per page.
  */
 export const SIDECARSET_PAGE_SIZE = 100;
+
+/**
+ * The sets the first page of the whole list asks for: as many of the
+ * largest sets validation admits (lib/sidecarset/validate-size.ts) as fit
+ * the page target, 4. Later pages are planned from the bytes per set of the
+ * page before (a cluster of small sets reads 100 a page from the second
+ * page on, the second asked for as soon as the first one's head arrives).
+ * Asking 100 blind made a cold pod-inject among megabyte sets read 16 MiB,
+ * throw it away at the page cap and ask again for 12 MiB, which a loaded
+ * API server did not send within the 5 s a call may take (docs/RELIABILITY.md).
+ * The metadata list's items are small whatever the sets: it asks 100 at once.
+ */
+export const FIRST_SIDECARSET_PAGE_SIZE = Math.max(1, Math.floor(PAGE_TARGET_BYTES / MAX_SIDECARSET_SPEC_BYTES));
 
 /**
  * A listed set as the functions keep it: in the internal model, without
@@ -66,7 +81,7 @@ export function keptSidecarSet(item: Record<string, unknown>): SidecarSet {
  */
 export async function listSidecarSets<T>(client: KubeClient, versions: SidecarSetVersions, signal: AbortSignal | undefined, keep: (item: Record<string, unknown>) => T, accept?: string): Promise<ListAllResult<T>> {
   try {
-    return await listAll(client, sidecarSetsPath(await versions.current(signal)), {}, LIST_SIDECARSETS, signal, { maxPageSize: SIDECARSET_PAGE_SIZE, ...(accept === undefined ? {} : { accept }) }, keep);
+    return await listAll(client, sidecarSetsPath(await versions.current(signal)), {}, LIST_SIDECARSETS, signal, { maxPageSize: SIDECARSET_PAGE_SIZE, ...(accept === undefined ? { firstPageSize: FIRST_SIDECARSET_PAGE_SIZE } : { accept }) }, keep);
   } catch (error) {
     if (error instanceof KubeApiError && error.code === 404) versions.forget();
     throw error;

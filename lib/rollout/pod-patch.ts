@@ -26,6 +26,7 @@ import {
 } from '../sidecarset/types.ts';
 import type { HotFlip } from '../sidecarset/hot-swapping.ts';
 import { hotUpgradeChanges, type HotUpgradeChange } from './hot-swap.ts';
+import { assertFenceAllowsImages, heldKeys } from './fence-check.ts';
 import { imageChanges } from './plan.ts';
 import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE, containerImageId, podAnnotations, setContainers, setHash } from '../sidecarset/pod-state.ts';
 
@@ -237,7 +238,10 @@ function switchWorking(annotations: Record<string, string>, set: SidecarSet, cha
  * the injected list when missing; `patchPodMetadata` applied again. Nothing
  * else is touched. An unreadable hash annotation is replaced by this set's
  * entry alone (Kruise does the same).
- * @throws UnpatchablePodError without a resourceVersion on the pod (or, for hot sidecars, on the set); PatchPodMetadataError.
+ * Under the pod policy's rollout fence (fence-check.ts): a container the
+ * fence does not list is not re-imaged (FencedPodError), and a
+ * `patchPodMetadata` key it does not list is left out.
+ * @throws UnpatchablePodError without a resourceVersion on the pod (or, for hot sidecars, on the set); PatchPodMetadataError; FencedPodError.
  */
 export function podUpdatePatch(input: PodUpdateInput): JsonPatchOperation[] {
   const { pod, set, now } = input;
@@ -246,6 +250,8 @@ export function podUpdatePatch(input: PodUpdateInput): JsonPatchOperation[] {
   const name = sidecarSetName(set);
   const hot = hotUpgradeChanges(pod, set);
   const images = imageChanges(pod, set, hot);
+  // The containers hot-swapped are re-imaged too (one of each pair, in `images`); both must be fenced in.
+  assertFenceAllowsImages(pod, Object.keys(images));
   ops.push(...imageOps(pod, images));
 
   const before = podAnnotations(pod);
@@ -265,6 +271,12 @@ export function podUpdatePatch(input: PodUpdateInput): JsonPatchOperation[] {
   recordImageIds(after, pod, set, Object.keys(images), timestamp);
   if ((before[ANNOTATION_INJECTED_LIST] ?? '') === '') after[ANNOTATION_INJECTED_LIST] = input.injectedList;
   patchPodMetadata(after, set);
+  // A key the pod's fence does not list (the set named it after the pod was created) is left as it is:
+  // the policy would refuse the whole update for it. The round tells it (round.ts, heldKeysOfRound).
+  for (const key of heldKeys(pod, before, after)) {
+    if (Object.hasOwn(before, key)) after[key] = before[key] as string;
+    else Reflect.deleteProperty(after, key);
+  }
   ops.push(...annotationOps(pod, before, after));
   return ops;
 }
@@ -284,11 +296,12 @@ export interface PodFlipInput {
  * working partner's alt version "0"; their pre-flip imageIDs in the in-place
  * update state. The hash annotations are not touched (the pod was counted
  * updated by its upgrade).
- * @throws UnpatchablePodError without a resourceVersion.
+ * @throws UnpatchablePodError without a resourceVersion; FencedPodError for a container outside the pod's rollout fence.
  */
 export function podFlipPatch(input: PodFlipInput): JsonPatchOperation[] {
   const { pod, set, flips } = input;
   const ops: JsonPatchOperation[] = [guard(pod)];
+  assertFenceAllowsImages(pod, flips.map((f) => f.container));
   ops.push(...imageOps(pod, Object.fromEntries(flips.map((f) => [f.container, f.emptyImage]))));
   const before = podAnnotations(pod);
   const after: Record<string, string> = { ...before };

@@ -9,6 +9,7 @@ import type { Pod } from '../kube/types.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
 import { changedFieldsText } from './changed-fields.ts';
+import { heldPatchPodMetadataKeys } from './fence-check.ts';
 import { podFlipPatch, podUpdatePatch } from './pod-patch.ts';
 import type { RolloutCounts, RolloutPlan, UnavailablePods, WaitingReason } from './plan.ts';
 import { upgradableConditionPatch } from './upgradable-condition.ts';
@@ -30,6 +31,19 @@ export const POD_UPDATE_FAILED_REASON = 'PodUpdateFailed';
 /** The Event's message: the pod and why, in one line. */
 export function podUpdateFailedMessage(pod: string, why: string): string {
   return `pod ${pod} skipped: ${why}; the other pods go on, this one is tried again next pass`;
+}
+
+/**
+ * The Warning Event on the SidecarSet when a round updates pods without some
+ * of its `patchPodMetadata` keys: keys the pods' rollout fence does not list
+ * (the set named them after the pods were created), which the pod policy
+ * refuses the reconciler (fence-check.ts). The image update goes on; the
+ * keys reach pods created from now on.
+ */
+export const PATCH_METADATA_HELD_REASON = 'PatchPodMetadataHeld';
+
+export function patchMetadataHeldMessage(keys: readonly string[], pods: readonly string[]): string {
+  return `${pods.length} pod(s) updated without patchPodMetadata key(s) ${keys.join(', ')} (${pods.slice(0, 3).join(', ')}${pods.length > 3 ? ', …' : ''}): pod-inject did not record them when the pods were created, so the pod policy lets no rollout write them; recreate the pods to get them`;
 }
 
 /** What the SidecarSetUpgradable condition of a pod skipped for `why` records for the set. */
@@ -61,6 +75,8 @@ export interface RoundWrites {
   notUpgradable: { pod: Pod; condition: NonNullable<ConditionPatch> }[];
   /** Then one Normal Event when there were any not-upgradable pods. */
   event?: { reason: typeof NOT_UPGRADABLE_EVENT_REASON; message: string };
+  /** And one Warning Event when pods are updated without some patchPodMetadata keys (their rollout fence). */
+  held?: { reason: typeof PATCH_METADATA_HELD_REASON; message: string };
   /** Then, per pod in order: the guarded JSON Patch, and after it the condition (true) patch if it changes anything. */
   updates: { pod: Pod; patch: JsonPatchOperation[]; condition: ConditionPatch }[];
   /** Pods of the plan whose write could not be made (e.g. a `MergePatchJson` annotation that is not JSON): skipped, told by the pass. */
@@ -110,7 +126,23 @@ export function roundWrites(
     unplanned,
   };
   if (plan.notUpgradable.length > 0) out.event = { reason: NOT_UPGRADABLE_EVENT_REASON, message: notUpgradableEventMessage(plan.notUpgradable.length) };
+  const held = heldKeysOfRound(out.updates.map((u) => u.pod), set);
+  if (held !== undefined) out.held = held;
   return out;
+}
+
+/** The held-keys Event of a round's updated pods, or undefined when none is held. */
+function heldKeysOfRound(pods: readonly Pod[], set: SidecarSet): RoundWrites['held'] {
+  const keys = new Set<string>();
+  const named: string[] = [];
+  for (const pod of pods) {
+    const held = heldPatchPodMetadataKeys(pod, set);
+    if (held.length === 0) continue;
+    for (const key of held) keys.add(key);
+    named.push(`${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`);
+  }
+  if (named.length === 0) return undefined;
+  return { reason: PATCH_METADATA_HELD_REASON, message: patchMetadataHeldMessage([...keys].sort(), named) };
 }
 
 /**

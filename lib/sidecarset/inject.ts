@@ -22,6 +22,7 @@ import {
   type UpgradeSpecMap,
 } from './pod-annotations.ts';
 import { storedSetFacts, type StoredSetFactsOf } from './stored-set-facts.ts';
+import { fenceKeysOn, forgedFenceWarning, withoutFence, writeRolloutFence } from './rollout-fence.ts';
 import { hashAnnotationText, setHashEntries, type FreshEntry, type SetHashEntries } from './inject-annotations.ts';
 import { PolicyTargets, withPolicyResources } from './resources-policy.ts';
 import { mergedVolumeDevices, sharesVolumeDevices } from './volume-devices.ts';
@@ -169,7 +170,11 @@ export function applyingSidecarSets(input: Omit<InjectionInput, 'now' | 'pod'> &
  */
 export function injectPod(input: InjectionInput): InjectionResult {
   const changes = injectionChanges(input);
-  if (changes === undefined) return { pod: input.pod, applied: [], warnings: [] };
+  if (changes === undefined) {
+    // A pod no set injects carries no rollout fence, whoever wrote one (pod-inject's answer: lib/webhooks/pod-inject-fence.ts).
+    const keys = fenceKeysOn(input.pod);
+    return { pod: withoutFence(input.pod), applied: [], warnings: keys.length === 0 ? [] : [forgedFenceWarning(keys)] };
+  }
   return { pod: injectedPod(changes), applied: changes.applied, warnings: changes.warnings };
 }
 
@@ -257,6 +262,7 @@ export function injectionChanges(input: InjectionInput): InjectionChanges | unde
   const applied = sets.map(sidecarSetName);
   writeHotUpgradeAnnotations(annotations, parts.hotSidecars);
   const stringTexts = writeInjectionAnnotations(annotations, records, applied);
+  writeRolloutFence(annotations, parts.sidecars.map((p) => p.container), parts.initSidecars.map((p) => p.container), [...applying, ...sets], INJECTION_ANNOTATIONS);
   return { received: input.pod, annotated: pod, annotations, lists, applied, warnings: parts.warnings, stringTexts };
 }
 

@@ -5,10 +5,15 @@
  */
 import { isObject } from '../kube/json.ts';
 import { compareGoStrings } from './go-json.ts';
+import { FENCE_ANNOTATIONS } from './rollout-fence.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST } from './types.ts';
 
-/** The pod annotations injection maintains; `patchPodMetadata` may not write them. */
-export const INJECTION_ANNOTATIONS: readonly string[] = [ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST];
+/**
+ * The pod annotations injection maintains; `patchPodMetadata` may not write
+ * them. Kruise's three, and the rollout fence (rollout-fence.ts), which a set
+ * naming it could otherwise widen.
+ */
+export const INJECTION_ANNOTATIONS: readonly string[] = [ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST, ...FENCE_ANNOTATIONS];
 
 /** One SidecarSet's entry, in the field order of Kruise's SidecarSetUpgradeSpec. */
 export interface SidecarSetUpgradeSpec {

@@ -19,6 +19,7 @@ import { validateContainers } from './validate-containers.ts';
 import { validateAgainstOthers } from './validate-cross.ts';
 import { validatePatchPodMetadata } from './validate-patch-metadata.ts';
 import { validateSelectors } from './validate-selectors.ts';
+import { validateSpecSize } from './validate-size.ts';
 import { isUnset, objectAt, stringAt } from './validate-shape.ts';
 import { validateInjectionStrategy, validateRevisionHistoryLimit, validateUpdateStrategy } from './validate-strategy.ts';
 import { validateUpdate } from './validate-update.ts';
@@ -92,6 +93,7 @@ export function validateSidecarSet(object: unknown, ctx: ValidationContext): Fie
     validateInjectionStrategy(spec, specPath, errs);
     validateRevisionHistoryLimit(spec, specPath, errs);
     validatePatchPodMetadata(spec, specPath, errs);
+    validateSpecSize(spec, specPath, errs);
     if (ctx.operation === 'UPDATE') validateUpdate(spec, ctx.oldObject, specPath, errs);
   }
   if (errs.length > 0 || spec === undefined || name === undefined) return errs;

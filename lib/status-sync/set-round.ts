@@ -100,7 +100,9 @@ class RoundWriter {
   async send(writes: RoundWrites): Promise<void> {
     await forEachLimited(writes.flips, this.concurrency, (flip) => this.flip(flip));
     await forEachLimited(writes.notUpgradable, this.concurrency, (mark) => this.markNotUpgradable(mark));
-    if (writes.event !== undefined) await this.setEvent(writes.event);
+    if (writes.event !== undefined) await this.setEvent('Normal', writes.event);
+    // patchPodMetadata keys the rollout fence kept out of this round's patches (rollout/fence-check.ts).
+    if (writes.held !== undefined) await this.setEvent('Warning', writes.held);
     // Every pod's image first, then the conditions of those written: a pod's restart (and so the rollout) waits
     // for its image patch alone, not for the condition patches of the pods before it.
     const written: Condition[] = [];
@@ -154,9 +156,9 @@ class RoundWriter {
     }
   }
 
-  private async setEvent(event: NonNullable<RoundWrites['event']>): Promise<void> {
+  private async setEvent(type: 'Normal' | 'Warning', event: { reason: string; message: string }): Promise<void> {
     try {
-      await this.deps.events.record({ sidecarSet: this.set, type: 'Normal', reason: event.reason, message: event.message }, this.signal);
+      await this.deps.events.record({ sidecarSet: this.set, type, reason: event.reason, message: event.message }, this.signal);
     } catch (error) {
       this.error('record event', error);
     }

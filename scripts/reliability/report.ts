@@ -2,6 +2,7 @@
 import type { MachineInfo } from '../bench/machine.ts';
 import { renderMarkdownTable, renderTextTable, type Table } from '../bench/table.ts';
 import type { CaseOutput, SectionId } from './cases.ts';
+import { APPENDIX, CASE_NOTES } from './hand-notes.ts';
 
 export interface CaseResult {
   section: SectionId;
@@ -81,9 +82,13 @@ export function renderDocument(run: ReliabilityRun, results: readonly CaseResult
     if (note !== undefined) lines.push('', note);
     for (const result of cases) {
       lines.push('', `### ${result.name}: ${result.passed ? 'PASS' : 'FAIL'}`, '', result.claim, '');
+      const note = CASE_NOTES[result.name];
+      if (note !== undefined) lines.push(note, '');
       if (result.output !== undefined) lines.push(renderMarkdownTable(outputTable(result.output)));
       if (result.failure !== undefined) lines.push('', '```', result.failure.slice(0, 4000), '```');
     }
   }
+  // Measured or written outside the cases (hand-notes.ts): kept by every rerun.
+  for (const section of APPENDIX) lines.push('', section);
   return `${lines.join('\n')}\n`;
 }

@@ -175,7 +175,7 @@ describe.each(READERS)('against a stand-in API server, through $name', ({ make, 
       const sets = await kubeSidecarSetSource(reader).list();
       expect(sets).toEqual(sidecarSetList.items);
       expect(seen).toHaveLength(1);
-      expect(seen[0]).toMatchObject({ method: 'GET', url: '/apis/apps.kruise.io/v1alpha1/sidecarsets?limit=100' });
+      expect(seen[0]).toMatchObject({ method: 'GET', url: '/apis/apps.kruise.io/v1alpha1/sidecarsets?limit=4' });
       expect(seen[0]?.headers.authorization).toBe(`Bearer ${token}`);
       expect(seen[0]?.headers['user-agent']).toMatch(userAgent);
     });

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
-import { kubeSidecarSetWatch, NO_SIDECARSET_CRD, SIDECARSET_PAGE_SIZE } from '../../lib/adapters/kube-sidecarsets.ts';
+import { FIRST_SIDECARSET_PAGE_SIZE, kubeSidecarSetWatch, NO_SIDECARSET_CRD, SIDECARSET_PAGE_SIZE } from '../../lib/adapters/kube-sidecarsets.ts';
 import { kubeClusterReader, kubeSidecarSetSource } from '../../lib/adapters/kube-sources.ts';
 import { apiStatus as status, fakeApiServerForSuite, type SeenRequest } from './fake-api-server.ts';
 
@@ -48,7 +48,22 @@ describe('the SidecarSet list', () => {
     const sets = await kubeSidecarSetSource(kubeClusterReader(client()), { maxStalenessMs: 0 }).list();
     expect(names(sets)).toEqual(['a', 'b', 'c']);
     expect(sets.map((s) => s.metadata)).toEqual(['a', 'b', 'c'].map((name) => ({ name, resourceVersion: '5', uid: `uid-${name}`, annotations: { note: name } })));
-    expect(fake.seen.map((r) => r.url)).toEqual([`${PATH}?limit=${SIDECARSET_PAGE_SIZE}`, `${PATH}?limit=${SIDECARSET_PAGE_SIZE}&continue=snapshot%2F9`]);
+    // The first page asks for a few sets (as many of the largest valid ones as fit a page's target); the one
+    // read ahead from its head knows no size yet and asks as many.
+    expect(fake.seen.map((r) => r.url)).toEqual([`${PATH}?limit=${FIRST_SIDECARSET_PAGE_SIZE}`, `${PATH}?limit=${FIRST_SIDECARSET_PAGE_SIZE}&continue=snapshot%2F9`]);
+  });
+
+  it('asks the pages after the first for as many sets as the first page’s bytes per set allow, up to 100', async () => {
+    // Three pages: the third is planned from the first (the second was read ahead from the first one's head).
+    fake.route = (req) => {
+      const page = req.url.includes('continue=p2') ? 2 : req.url.includes('continue=p1') ? 1 : 0;
+      const names = page === 0 ? ['a', 'b', 'c', 'd'] : page === 1 ? ['e', 'f', 'g', 'h'] : ['i'];
+      const token = page === 0 ? 'p1' : page === 1 ? 'p2' : undefined;
+      return { status: 200, body: { apiVersion: 'v1', kind: 'SidecarSetList', metadata: { resourceVersion: '9', ...(token === undefined ? {} : { continue: token }) }, items: names.map((n) => set(n, '5')) } };
+    };
+    const sets = await kubeSidecarSetSource(kubeClusterReader(client()), { maxStalenessMs: 0 }).list();
+    expect(names(sets)).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i']);
+    expect(fake.seen.map((r) => r.url)).toEqual([`${PATH}?limit=${FIRST_SIDECARSET_PAGE_SIZE}`, `${PATH}?limit=${FIRST_SIDECARSET_PAGE_SIZE}&continue=p1`, `${PATH}?limit=${SIDECARSET_PAGE_SIZE}&continue=p2`]);
   });
 
   it('as metadata, is read page by page too, each item reduced to its name and resourceVersion', async () => {

@@ -3,8 +3,10 @@
  * webhooks' read-only group, and the reconciler's writer, whose pod writes
  * the ValidatingAdmissionPolicy there narrows to what a rollout writes
  * (lib/rollout/pod-patch.ts: sidecar images and SidecarSet annotations) and
- * the SidecarSetUpgradable condition. Pods are created as the admin, as a
- * workload controller (and pod-inject) would have made them.
+ * the SidecarSetUpgradable condition, within the rollout fence pod-inject
+ * records on each pod (lib/sidecarset/rollout-fence.ts; issue 36, item 2).
+ * Pods are created as the admin, as a workload controller would, injected
+ * by the core injection pod-inject runs.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -12,12 +14,14 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { startControlPlane, type ControlPlane, type ControlPlaneResponse, type ControlPlaneUser } from '../../control-plane/harness.ts';
-import type { Pod } from '../../lib/kube/types.ts';
+import type { Container, Pod } from '../../lib/kube/types.ts';
+import { FencedPodError } from '../../lib/rollout/fence-check.ts';
 import { podUpdatePatch } from '../../lib/rollout/pod-patch.ts';
+import { injectPod } from '../../lib/sidecarset/inject.ts';
 import { upgradableConditionPatch } from '../../lib/rollout/upgradable-condition.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { createNamespace, createPod, podPath, readPod } from '../../testkit/cluster-pods.ts';
-import { hashOf, NEW_IMAGE, OLD_IMAGE, rolloutSet, withoutImageOf } from '../rollout/fixtures.ts';
+import { NEW_IMAGE, OLD_IMAGE, rolloutSet } from '../rollout/fixtures.ts';
 
 const NS = 'writer-policy';
 const POLICY = 'sidecarset-status-sync-pod-writes';
@@ -25,26 +29,26 @@ const MERGE = 'application/merge-patch+json';
 const JSON_PATCH = 'application/json-patch+json';
 const STRATEGIC = 'application/strategic-merge-patch+json';
 
-/** A pod test-sidecarset injected at OLD_IMAGE, with a patchPodMetadata annotation and a system one. */
-function injectedPod(name: string, set: SidecarSet): Pod {
-  return {
+/** test-sidecarset at OLD_IMAGE, writing one annotation (patchPodMetadata) onto the pods it injects. */
+const injectingSet = (image: string, value: string): SidecarSet => {
+  const set = rolloutSet({ image });
+  return { ...set, spec: { ...set.spec, patchPodMetadata: [{ patchPolicy: 'Overwrite', annotations: { 'example.com/patched-by-set': value } }] } };
+};
+
+/**
+ * A pod as pod-inject makes it (the core injection, so with the rollout
+ * fence it writes): test-sidecarset's sidecar1 at OLD_IMAGE and its
+ * annotation, beside a system annotation, a finalizer and `containers`
+ * of the creator's own (an application container by default).
+ */
+function injectedPod(name: string, containers: Container[] = [{ name: 'app', image: 'nginx:1' }], initContainers?: Container[], set = injectingSet(OLD_IMAGE, 'v1')): Pod {
+  const plain: Pod = {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: {
-      name,
-      namespace: NS,
-      labels: { app: 'web' },
-      finalizers: ['example.com/keep'],
-      annotations: {
-        'kruise.io/sidecarset-hash': `{"test-sidecarset":{"updateTimestamp":"2025-01-01T00:00:00Z","hash":"${hashOf(set)}","sidecarSetName":"test-sidecarset","sidecarList":["sidecar1"],"controllerRevision":"test-sidecarset-cf4bf7796"}}`,
-        'kruise.io/sidecarset-hash-without-image': `{"test-sidecarset":{"updateTimestamp":"2025-01-01T00:00:00Z","hash":"${withoutImageOf(set)}","sidecarSetName":"test-sidecarset","sidecarList":["sidecar1"]}}`,
-        'kruise.io/sidecarset-injected-list': 'test-sidecarset',
-        'example.com/patched-by-set': 'v1',
-        'kubectl.kubernetes.io/default-container': 'app',
-      },
-    },
-    spec: { containers: [{ name: 'app', image: 'nginx:1' }, { name: 'sidecar1', image: OLD_IMAGE, env: [{ name: 'IS_INJECTED', value: 'true' }] }] },
+    metadata: { name, namespace: NS, labels: { app: 'web' }, finalizers: ['example.com/keep'], annotations: { 'kubectl.kubernetes.io/default-container': 'app' } },
+    spec: { containers, ...(initContainers === undefined ? {} : { initContainers }) },
   };
+  return injectPod({ pod: plain, namespace: NS, sidecarSets: [set], namespaceLabels: new Map(), now: new Date() }).pod;
 }
 
 describeWithControlPlane('the webhooks’ and the reconciler’s identities on a real kube-apiserver', () => {
@@ -53,10 +57,9 @@ describeWithControlPlane('the webhooks’ and the reconciler’s identities on a
     if (controlPlane === undefined) throw new Error('the control plane did not start');
     return controlPlane;
   };
-  const oldSet = rolloutSet({ image: OLD_IMAGE });
   let seq = 0;
   /** A fresh injected pod (each test changes its own). */
-  const freshPod = async (): Promise<Pod> => createPod(cp(), injectedPod(`pod-${seq++}`, oldSet));
+  const freshPod = async (containers?: Container[], initContainers?: Container[], set?: SidecarSet): Promise<Pod> => createPod(cp(), injectedPod(`pod-${seq++}`, containers, initContainers, set));
   const patchPod = (user: ControlPlaneUser, pod: Pod, body: unknown, type: string, sub = ''): Promise<ControlPlaneResponse> =>
     cp().request(user, 'PATCH', `${podPath(NS, pod.metadata?.name ?? '')}${sub}`, body, type);
   const refusal = (res: ControlPlaneResponse): string => `${res.status} ${(JSON.parse(res.body) as { message?: string }).message ?? ''}`;
@@ -83,14 +86,35 @@ describeWithControlPlane('the webhooks’ and the reconciler’s identities on a
   });
 
   describe('the reconciler (sidecarset-status-sync) under the pod-writes policy', () => {
-    it('admits a rollout patch exactly as lib/rollout/pod-patch.ts writes it: the sidecar image and the SidecarSet annotations', async () => {
+    it('admits a rollout patch exactly as lib/rollout/pod-patch.ts writes it: the sidecar image, the SidecarSet annotations and the set’s patchPodMetadata', async () => {
       const pod = await freshPod();
-      const ops = podUpdatePatch({ pod, set: rolloutSet(), latestRevision: 'test-sidecarset-78bb8d68cc', injectedList: 'test-sidecarset', now: new Date() });
+      const ops = podUpdatePatch({ pod, set: injectingSet(NEW_IMAGE, 'v2'), latestRevision: 'test-sidecarset-78bb8d68cc', injectedList: 'test-sidecarset', now: new Date() });
       const res = await patchPod('status-sync', pod, ops, JSON_PATCH);
       expect(res.status).toBe(200);
       const after = await readPod(cp(), NS, pod.metadata?.name ?? '');
-      expect(after?.spec?.containers.map((c) => c.image)).toEqual(['nginx:1', NEW_IMAGE]);
+      expect(after?.spec?.containers.map((c) => c.image)).toEqual([NEW_IMAGE, 'nginx:1']);
       expect(after?.metadata?.annotations?.['kruise.io/sidecarset-inplace-update-state']).toContain('test-sidecarset');
+      expect(after?.metadata?.annotations?.['example.com/patched-by-set']).toBe('v2');
+    });
+
+    it('admits a rollout of a native sidecar (an init container pod-inject injected with restartPolicy: Always)', async () => {
+      const base = injectingSet(OLD_IMAGE, 'v1');
+      const native = { ...base, spec: { ...base.spec, initContainers: [{ name: 'native1', image: OLD_IMAGE, restartPolicy: 'Always' }] } } as SidecarSet;
+      const pod = await freshPod(undefined, undefined, native);
+      const at = (pod.spec?.initContainers ?? []).findIndex((c) => c.name === 'native1');
+      const res = await patchPod('status-sync', pod, [{ op: 'replace', path: `/spec/initContainers/${at}/image`, value: NEW_IMAGE }], JSON_PATCH);
+      expect(res.status).toBe(200);
+    });
+
+    it('admits a HotUpgrade pair’s images: both containers pod-inject injected for one sidecar', async () => {
+      const base = injectingSet(OLD_IMAGE, 'v1');
+      const sidecar = { ...(base.spec?.containers?.[0] ?? { name: 'sidecar1' }), upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } };
+      const hot = { ...base, spec: { ...base.spec, containers: [sidecar] } } as SidecarSet;
+      const pod = await freshPod(undefined, undefined, hot);
+      const names = (pod.spec?.containers ?? []).map((c) => c.name);
+      expect(names).toEqual(['sidecar1-1', 'sidecar1-2', 'app']);
+      const res = await patchPod('status-sync', pod, [{ op: 'replace', path: '/spec/containers/0/image', value: 'empty:1' }, { op: 'replace', path: '/spec/containers/1/image', value: NEW_IMAGE }], JSON_PATCH);
+      expect(res.status).toBe(200);
     });
 
     it('admits the SidecarSetUpgradable condition on pods/status', async () => {
@@ -101,19 +125,72 @@ describeWithControlPlane('the webhooks’ and the reconciler’s identities on a
       expect((JSON.parse(res.body) as Pod).status?.conditions?.map((c) => c.type)).toContain('SidecarSetUpgradable');
     });
 
-    it('admits a patchPodMetadata annotation being added or changed', async () => {
+    it('admits a patchPodMetadata annotation pod-inject recorded being changed', async () => {
       const pod = await freshPod();
-      const res = await patchPod('status-sync', pod, { metadata: { annotations: { 'example.com/patched-by-set': 'v2', 'example.com/new': 'x' } } }, MERGE);
+      const res = await patchPod('status-sync', pod, { metadata: { annotations: { 'example.com/patched-by-set': 'v2' } } }, MERGE);
       expect(res.status).toBe(200);
     });
 
+    // Issue 36, item 2: what the old rule (IS_INJECTED containers; any annotation outside kubernetes.io and k8s.io) let through.
     it.each([
-      ['an application container’s image', { spec: { containers: [{ name: 'app', image: 'evil:1' }] } }, 'may change only the images of injected sidecar containers'],
+      ['an AWS role for kube2iam and kiam', { 'iam.amazonaws.com/role': 'arn:aws:iam::123456789012:role/admin' }],
+      ['karpenter.sh/do-not-disrupt', { 'karpenter.sh/do-not-disrupt': 'true' }],
+      ['an annotation no SidecarSet names', { 'example.com/new': 'x' }],
+    ])('refuses adding %s to a pod, naming the policy', async (_what, annotations) => {
+      const pod = await freshPod();
+      const res = await patchPod('status-sync', pod, { metadata: { annotations } }, MERGE);
+      expect(refusal(res)).toContain(`ValidatingAdmissionPolicy '${POLICY}' with binding '${POLICY}' denied request: sidecarset-status-sync may change only SidecarSet bookkeeping annotations and the patchPodMetadata keys pod-inject recorded`);
+      expect(res.status).toBe(422);
+    });
+
+    it.each([
+      ['widening the containers it may re-image', { 'serverless-sidecarset/rollout-containers': 'app,sidecar1' }],
+      ['widening the annotation keys it may write', { 'serverless-sidecarset/rollout-annotations': 'example.com/patched-by-set,iam.amazonaws.com/role' }],
+      ['removing it', { 'serverless-sidecarset/rollout-containers': null }],
+    ])('refuses %s: the rollout fence pod-inject wrote', async (_what, annotations) => {
+      const pod = await freshPod();
+      const res = await patchPod('status-sync', pod, { metadata: { annotations } }, MERGE);
+      expect(refusal(res)).toContain(`denied request: sidecarset-status-sync may not change the rollout fence`);
+      expect(res.status).toBe(422);
+    });
+
+    it('refuses the image of a container carrying IS_INJECTED that pod-inject did not inject (its creator wrote the env var)', async () => {
+      const pod = await freshPod([{ name: 'app', image: 'nginx:1', env: [{ name: 'IS_INJECTED', value: 'true' }] }]);
+      const res = await patchPod('status-sync', pod, { spec: { containers: [{ name: 'app', image: 'evil:1' }] } }, STRATEGIC);
+      expect(refusal(res)).toContain('denied request: sidecarset-status-sync may change only the images of the sidecar containers pod-inject injected');
+      expect(res.status).toBe(422);
+    });
+
+    it('refuses the sidecar image of a pod created before the fence (no serverless-sidecarset/rollout-* annotations): no silent fallback to IS_INJECTED', async () => {
+      const injected = injectedPod(`pod-${seq++}`);
+      const annotations = { ...injected.metadata?.annotations };
+      delete annotations['serverless-sidecarset/rollout-containers'];
+      delete annotations['serverless-sidecarset/rollout-annotations'];
+      const pod = await createPod(cp(), { ...injected, metadata: { ...injected.metadata, annotations } });
+      const res = await patchPod('status-sync', pod, { spec: { containers: [{ name: 'sidecar1', image: NEW_IMAGE }] } }, STRATEGIC);
+      expect(refusal(res)).toContain('may change only the images of the sidecar containers pod-inject injected');
+      expect(res.status).toBe(422);
+      // The reconciler does not try: the pod is set aside, told, and never refused pass after pass.
+      expect(() => podUpdatePatch({ pod, set: injectingSet(NEW_IMAGE, 'v1'), latestRevision: 'r', injectedList: 'test-sidecarset', now: new Date() })).toThrow(FencedPodError);
+    });
+
+    it('lets the reconciler write what it plans for a set whose patchPodMetadata named a key after the pod was created: the image, without the key', async () => {
+      const pod = await freshPod();
+      const later = injectingSet(NEW_IMAGE, 'v2');
+      const grown = { ...later, spec: { ...later.spec, patchPodMetadata: [...(later.spec?.patchPodMetadata ?? []), { patchPolicy: 'Overwrite', annotations: { 'example.com/added-later': 'y' } }] } } as SidecarSet;
+      const res = await patchPod('status-sync', pod, podUpdatePatch({ pod, set: grown, latestRevision: 'r', injectedList: 'test-sidecarset', now: new Date() }), JSON_PATCH);
+      expect(res.status).toBe(200);
+      const after = await readPod(cp(), NS, pod.metadata?.name ?? '');
+      expect([after?.spec?.containers[0]?.image, after?.metadata?.annotations?.['example.com/added-later']]).toEqual([NEW_IMAGE, undefined]);
+    });
+
+    it.each([
+      ['an application container’s image', { spec: { containers: [{ name: 'app', image: 'evil:1' }] } }, 'may change only the images of the sidecar containers pod-inject injected'],
       ['a label', { metadata: { labels: { app: 'db' } } }, 'may not change a pod\'s labels, finalizers or owner references'],
       ['a finalizer', { metadata: { finalizers: null } }, 'may not change a pod\'s labels, finalizers or owner references'],
       ['a toleration (a field a pod update may change)', { spec: { tolerations: [{ key: 'x', operator: 'Exists', effect: 'NoSchedule' }] } }, 'may not change a pod\'s spec beyond sidecar images'],
-      ['the removal of a non-SidecarSet annotation', { metadata: { annotations: { 'example.com/patched-by-set': null } } }, 'may change only SidecarSet annotations'],
-      ['a kubernetes.io annotation', { metadata: { annotations: { 'kubectl.kubernetes.io/default-container': 'sidecar1' } } }, 'may change only SidecarSet annotations'],
+      ['the removal of a non-SidecarSet annotation', { metadata: { annotations: { 'example.com/patched-by-set': null } } }, 'may change only SidecarSet bookkeeping annotations'],
+      ['a kubernetes.io annotation', { metadata: { annotations: { 'kubectl.kubernetes.io/default-container': 'sidecar1' } } }, 'may change only SidecarSet bookkeeping annotations'],
     ])('refuses a pod patch changing %s, naming the policy and the rule', async (_what, patch, message) => {
       const pod = await freshPod();
       const res = await patchPod('status-sync', pod, patch, STRATEGIC);

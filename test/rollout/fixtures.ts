@@ -3,6 +3,7 @@ import type { Pod } from '../../lib/kube/types.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { newRevision, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
+import { ANNOTATION_FENCE_CONTAINERS, ANNOTATION_FENCE_KEYS } from '../../lib/sidecarset/rollout-fence.ts';
 
 export const NEW_IMAGE = 'centos:6.8';
 export const OLD_IMAGE = 'centos:6.7';
@@ -77,6 +78,9 @@ export function rolloutPod(set: SidecarSet, o: PodOptions): Pod {
     'kruise.io/sidecarset-hash-without-image': JSON.stringify({
       [setName]: { updateTimestamp: '2025-01-01T00:00:00Z', hash: withoutImage, sidecarSetName: setName, sidecarList: ['sidecar1'] },
     }),
+    // The rollout fence pod-inject writes (lib/sidecarset/rollout-fence.ts): sidecar1 may be re-imaged.
+    [ANNOTATION_FENCE_CONTAINERS]: 'sidecar1',
+    [ANNOTATION_FENCE_KEYS]: '',
   };
   if (o.inconsistent) {
     annotations['kruise.io/sidecarset-inplace-update-state'] = JSON.stringify({

@@ -4,6 +4,9 @@ import { JsonPatchError } from '../../lib/admission/json-patch.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { backfillInjectedList, podUpdatePatch, UnpatchablePodError } from '../../lib/rollout/pod-patch.ts';
 import { upgradableConditionPatch } from '../../lib/rollout/upgradable-condition.ts';
+import { FencedPodError, heldPatchPodMetadataKeys } from '../../lib/rollout/fence-check.ts';
+import type { RolloutPlan } from '../../lib/rollout/plan.ts';
+import { PATCH_METADATA_HELD_REASON, roundWrites } from '../../lib/rollout/round.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { hashOf, OLD_IMAGE, rolloutSet, withoutImageOf } from './fixtures.ts';
 
@@ -23,6 +26,9 @@ function pod1(annotations: Record<string, string> = {}): Pod {
         'kruise.io/sidecarset-hash': `{"test-sidecarset":{"updateTimestamp":"2025-01-01T00:00:00Z","hash":"${hashOf(oldSet)}","sidecarSetName":"test-sidecarset","sidecarList":["sidecar1"],"controllerRevision":"test-sidecarset-cf4bf7796"}}`,
         'kruise.io/sidecarset-hash-without-image': `{"test-sidecarset":{"updateTimestamp":"2025-01-01T00:00:00Z","hash":"${withoutImageOf(oldSet)}","sidecarSetName":"test-sidecarset","sidecarList":["sidecar1"]}}`,
         'kruise.io/sidecarset-injected-list': 'test-sidecarset',
+        // The rollout fence pod-inject wrote (lib/sidecarset/rollout-fence.ts).
+        'serverless-sidecarset/rollout-containers': 'sidecar1',
+        'serverless-sidecarset/rollout-annotations': 'fresh,kept,merged,over',
         ...annotations,
       },
     },
@@ -165,12 +171,53 @@ describe('the in-place update patch (rollout.md §1.5, §5)', () => {
     expect(() => update(p)).toThrow(UnpatchablePodError);
   });
 
-  it('a pod without annotations gets the whole map in one op', () => {
+  it('a pod without annotations (so without a fence: nothing re-imaged) gets the whole map in one op', () => {
     const p = pod1();
+    p.spec!.containers[1]!.image = 'centos:6.8';
     delete p.metadata!.annotations;
     const ops = update(p);
     expect(ops.at(-1)).toMatchObject({ op: 'add', path: '/metadata/annotations' });
     expect(applyPatch(p, ops)).toBeDefined();
+  });
+});
+
+describe('the in-place update patch under the rollout fence (what the pod policy lets the reconciler write)', () => {
+  const withMetadata = (keys: Record<string, string>): SidecarSet => ({ ...set, spec: { ...set.spec, patchPodMetadata: [{ patchPolicy: 'Overwrite', annotations: keys }] } });
+  const withoutFence = (): Pod => {
+    const p = pod1();
+    delete p.metadata!.annotations!['serverless-sidecarset/rollout-containers'];
+    delete p.metadata!.annotations!['serverless-sidecarset/rollout-annotations'];
+    return p;
+  };
+
+  it('refuses to re-image a sidecar of a pod created before the fence, naming the annotation and what to do', () => {
+    expect(() => update(withoutFence())).toThrow(FencedPodError);
+    expect(() => update(withoutFence())).toThrow(/carries no serverless-sidecarset\/rollout-containers annotation/);
+    expect(() => update(withoutFence())).toThrow(/recreate the pod, or have an administrator record its sidecars/);
+  });
+
+  it('refuses to re-image a container carrying IS_INJECTED that pod-inject did not list', () => {
+    const p = pod1({ 'serverless-sidecarset/rollout-containers': 'other' });
+    expect(() => update(p)).toThrow(/container\(s\) sidecar1 of the pod were not injected by pod-inject \(its serverless-sidecarset\/rollout-containers annotation lists other\)/);
+  });
+
+  it('leaves out a patchPodMetadata key the fence does not list, and a kubernetes.io one it does, and still rolls the image', () => {
+    const s = withMetadata({ over: 'new', 'iam.amazonaws.com/role': 'admin', 'x.kubernetes.io/y': 'z' });
+    const p = pod1({ 'serverless-sidecarset/rollout-annotations': 'over,x.kubernetes.io/y' });
+    const ops = update(p, s);
+    const paths = ops.map((o) => o.path);
+    expect(paths).toContain('/spec/containers/1/image');
+    expect(paths).toContain('/metadata/annotations/over');
+    expect(paths.filter((x) => x.includes('iam.amazonaws.com') || x.includes('kubernetes.io'))).toEqual([]);
+    expect(heldPatchPodMetadataKeys(p, s)).toEqual(['iam.amazonaws.com/role', 'x.kubernetes.io/y']);
+  });
+
+  it('tells the round’s held keys in one Warning Event naming the keys and pods', () => {
+    const s = withMetadata({ 'karpenter.sh/do-not-disrupt': 'true' });
+    const p = pod1();
+    const writes = roundWrites(s, { status: {}, updates: [{ pod: p, images: {} }], notUpgradable: [], flips: [], swapping: [] } as unknown as RolloutPlan, 'rev', () => 'test-sidecarset', NOW);
+    expect(writes.held).toEqual({ reason: PATCH_METADATA_HELD_REASON, message: expect.stringMatching(/^1 pod\(s\) updated without patchPodMetadata key\(s\) karpenter.sh\/do-not-disrupt \(default\/pod-1\): .*recreate the pods to get them$/) });
+    expect(writes.updates).toHaveLength(1);
   });
 });
 

@@ -89,7 +89,7 @@ describe('pod-inject and sidecarset-validate against a stand-in API server', () 
     const pod = applyPatch(appPod(), decodePatch(result.json.response.patch)) as { spec: { containers: { name: string }[] } };
     expect(pod.spec.containers.map((c) => c.name)).toEqual(['log-agent-sidecar', 'app']);
     // Which version is served first (the stand-in serves v1alpha1 alone, as a Kruise 1.8 CRD), then the list in it.
-    expect(api.seen.map((req) => `${req.method} ${req.url}`)).toEqual(['GET /apis/apps.kruise.io/v1beta1', 'GET /apis/apps.kruise.io/v1alpha1/sidecarsets?limit=100']);
+    expect(api.seen.map((req) => `${req.method} ${req.url}`)).toEqual(['GET /apis/apps.kruise.io/v1beta1', 'GET /apis/apps.kruise.io/v1alpha1/sidecarsets?limit=4']);
     expect(entries()).toEqual([expect.objectContaining({ function: 'pod-inject', uid: 'uid-inject', outcome: 'patched' })]);
   });
 
@@ -99,7 +99,7 @@ describe('pod-inject and sidecarset-validate against a stand-in API server', () 
     const route = api.route;
     api.route = (req) => {
       if (req.url === '/apis/apps.kruise.io/v1beta1') return { status: 200, body: { kind: 'APIResourceList', groupVersion: 'apps.kruise.io/v1beta1', resources: [{ name: 'sidecarsets', kind: 'SidecarSet' }, { name: 'sidecarsets/status', kind: 'SidecarSet' }] } };
-      if (req.url === '/apis/apps.kruise.io/v1beta1/sidecarsets?limit=100') return { status: 200, body: betaList };
+      if (req.url === '/apis/apps.kruise.io/v1beta1/sidecarsets?limit=4') return { status: 200, body: betaList };
       return apiStatus(404, 'NotFound', 'not found');
     };
     try {
@@ -107,7 +107,7 @@ describe('pod-inject and sidecarset-validate against a stand-in API server', () 
       const result = structured(await handler(functionUrlEvent({ body: JSON.stringify(podReview('uid-beta')) })));
       const pod = applyPatch(appPod(), decodePatch(result.json.response.patch)) as { spec: { containers: { name: string }[] } };
       expect(pod.spec.containers.map((c) => c.name)).toEqual(['log-agent-sidecar', 'app']);
-      expect(api.seen.map((req) => `${req.method} ${req.url}`)).toEqual(['GET /apis/apps.kruise.io/v1beta1', 'GET /apis/apps.kruise.io/v1beta1/sidecarsets?limit=100']);
+      expect(api.seen.map((req) => `${req.method} ${req.url}`)).toEqual(['GET /apis/apps.kruise.io/v1beta1', 'GET /apis/apps.kruise.io/v1beta1/sidecarsets?limit=4']);
     } finally {
       api.route = route;
     }
@@ -145,7 +145,7 @@ describe('pod-inject and sidecarset-validate against a stand-in API server', () 
       expect(pod.spec.containers[0]).toMatchObject({ name: 'log-agent-sidecar', image: 'log-agent:0.9' });
       expect(api.seen.map((req) => `${req.method} ${req.url}`)).toEqual([
         'GET /apis/apps.kruise.io/v1beta1',
-        'GET /apis/apps.kruise.io/v1alpha1/sidecarsets?limit=100',
+        'GET /apis/apps.kruise.io/v1alpha1/sidecarsets?limit=4',
         `GET /apis/apps/v1/namespaces/sidecarset-history/controllerrevisions/${name}`,
       ]);
     } finally {

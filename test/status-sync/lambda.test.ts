@@ -88,7 +88,7 @@ describe('the status-sync Lambda', () => {
     // The stand-in serves no v1beta1 (a Kruise 1.8 CRD): the sets are read, and their status written, as v1alpha1.
     expect(fake.seen.filter((r) => r.url.startsWith('/apis/apps.kruise.io/')).map((r) => `${r.method} ${r.url}`)).toEqual([
       'GET /apis/apps.kruise.io/v1beta1',
-      'GET /apis/apps.kruise.io/v1alpha1/sidecarsets?limit=100',
+      'GET /apis/apps.kruise.io/v1alpha1/sidecarsets?limit=4',
       'PATCH /apis/apps.kruise.io/v1alpha1/sidecarsets/log-agent/status',
     ]);
   });

@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
+import { MAX_SIDECARSET_SPEC_BYTES } from '../../lib/sidecarset/validate-size.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import type { ControlPlane } from '../../control-plane/harness.ts';
 import { forCreate, inParallel, SIDECARSETS_PATH } from '../bench/cluster.ts';
@@ -29,6 +30,11 @@ import { podReview } from '../reviews.ts';
 import type { ColdFunctionReport } from './cold-function-child.ts';
 
 const MIB = 1024 * 1024;
+/**
+ * The bytes of each large set's env values: near the largest spec validation
+ * admits (lib/sidecarset/validate-size.ts), the room left for the rest of the spec.
+ */
+export const LARGE_SET_BYTES = MAX_SIDECARSET_SPEC_BYTES - 8 * 1024;
 /** Each large set's env values: its bytes in text that does not compress (as real configuration would not). */
 const BLOB_VALUES = 16;
 const NAMESPACE = 'shop';

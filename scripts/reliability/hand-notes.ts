@@ -1,0 +1,89 @@
+/**
+ * What docs/RELIABILITY.md says beside the generated figures: measurements
+ * taken outside a full `npm run reliability` run (a case's history, runs at
+ * other loads) and the sections written from integration suites. Kept here,
+ * in the generator's source, so that regenerating the document keeps them
+ * (they were written into the document by hand and dropped by each rerun).
+ * Update them here when a measurement is taken again.
+ */
+
+/** Notes printed after a case's claim, by case name. */
+export const CASE_NOTES: Readonly<Record<string, string>> = {
+  '40 MiB of SidecarSets': `Measured outside full runs, through the short form \`test/e2e/large-sidecarsets.integration.test.ts\` (the same rows; \`npm run reliability -- --only load\` runs it with the other load cases), on the two cores the sessions share, so the durations follow the load:
+
+| date (UTC), commit | load average | first SidecarSet page | cold pod-inject | its peak RSS | cold status pass | its peak RSS |
+|---|---|---|---|---|---|---|
+| 2026-12-06 before bd6bc7c (whole list bounded by 5 s) | 34–37 | 100 sets | 503 with the default; 5,413 ms with \`KUBE_API_TIMEOUT_MS=60000\` | 249 MiB | 82.5 s | 344 MiB |
+| 2026-12-06, bd6bc7c (each page bounded by 5 s) | 38–40 | 100 sets | failed twice: the first page (100 sets) passed the 16 MiB cap, was thrown away and asked again for 12 sets (12 MiB), which the API server did not send within 5 s; once the review's own 9 s deadline passed | | | |
+| 2026-12-06 06:38, whole integration run | ~3 | 100 sets | 3,254 ms | 255 MiB | 19.9 s | 365 MiB |
+| 2026-12-06 07:30, h-fence (first page of 4 sets, spec at most 1 MiB) | 7–15 | 4 sets | 3,483 ms | 244 MiB | 46.4 s | 360 MiB |
+
+So, since issue 36 item 3's last piece: a set's spec is at most 1 MiB of JSON (validation rule 15, docs/SIDECARSET.md), and the whole list's first page asks for 4 sets (4 of the largest sets validation admits fit a page's 4 MiB target), not 100: no page of this scenario passes the 16 MiB cap, none is read twice, and every page is about 4 MiB, which a loaded API server sends well within the 5 s a call may take. A cluster of small sets reads 4, then 4 (asked for as soon as the first page's head arrives), then 100 a page. The scenario's sets are 41 of just under 1 MiB (40.8 MiB), each valid under the new rule. What a cold pod-inject still does is read every set before it answers: its time grows with the sets' total bytes (about 3.5 s for 40 MiB here); the bound that keeps it inside the review's deadline is now the sets' count times 1 MiB, which the docs state. The pass's time is mostly the ControllerRevision of about 1 MiB it writes for each set on its first pass. Each function reads as its own identity (pod-inject as \`sidecarset-webhooks\`, the pass as \`sidecarset-status-sync\`). Before the lists were paged, one list of these sets was refused at the client's 32 MiB answer cap (\`cannot list SidecarSets: the answer is larger than 33554432 bytes; nothing cached\`, the issue's report).`,
+};
+
+/** Sections after the generated ones, whole (each starts with its \`##\` heading). */
+export const APPENDIX: readonly string[] = [
+  `## The reconciler's credential against admission and pods (issue 36)
+
+Written from the integration suites named below, not by a case of \`npm run
+reliability\` (this text lives in scripts/reliability/hand-notes.ts, so a
+rerun keeps it). Run on kube-apiserver v1.36.3 (the project's control plane),
+2026-12-06, on the two shared cores.
+
+**Admission configuration** (load average 35–49). Tried as
+\`sidecarset-status-sync\` (and as another user in its group), each with the
+JSON Patch an attacker would send
+(\`test/identities/admission-config-policy.integration.test.ts\`, 23 cases):
+pod-inject repointed at another host (same path and secret; another
+secret), another path before the secret, another caBundle, a service instead
+of the URL, an emptied namespaceSelector, an objectSelector,
+\`failurePolicy: Ignore\`, another timeout, other rules, a matchCondition, the
+validating configuration emptied, a second webhook added, a label added; on
+the SidecarSet CRD: the stored version flipped, the schema opened up
+(\`x-kubernetes-preserve-unknown-fields\`), the conversion webhook repointed
+at another host, given another CA, turned off (\`strategy: None\`); DELETE of
+both configurations and the CRD with RBAC widened to allow it. **Held**:
+each refused with 422 naming \`sidecarset-status-sync-admission-config\` and
+its rule, the object's resourceVersion unchanged. Before the policy every
+one of them was admitted (the issue's report). The admin's own changes pass.
+
+What still works through that policy: the rotation's patches (the adapter
+status-sync uses) of the three webhooks and the 650 KB CRD's conversion URL,
+in 4.4 s for the four patches at that load; the CRD's patch is judged by
+comparing its whole spec in CEL, charged by cel-go as an equality of short
+lists (the cost model counts top-level elements), far inside the
+per-expression limit of 1,000,000 and the policy's 10,000,000. The
+end-to-end rotation with pods created throughout
+(\`test/e2e/rotation.integration.test.ts\`), whose reconciler runs as
+\`sidecarset-status-sync\` under both policies: no pod refused, none without
+its sidecar, the old secret refused afterwards.
+
+Rotation against a webhook pointing at a URL the deployment did not make
+(\`test/auth/rotation.test.ts\`): the repair does not write the secret into
+it, a rotation does not start, a rotation under way keeps the old secret
+instead of handing the new one over; each pass tells it (Event, metric,
+alarm). **Held.**
+
+**Pods** (load average 16–19;
+\`test/identities/writer-policy.integration.test.ts\`, 26 cases, pods injected
+by the core injection pod-inject runs, so carrying the rollout fence it
+writes). As the reconciler: adding \`iam.amazonaws.com/role\` (kube2iam and
+kiam switch the pod's AWS role on it), \`karpenter.sh/do-not-disrupt\`, or any
+key no injected set's \`patchPodMetadata\` named; widening or removing the
+fence (\`serverless-sidecarset/rollout-containers\`,
+\`rollout-annotations\`); re-imaging a container its creator marked with
+\`IS_INJECTED\` that pod-inject did not inject; re-imaging the sidecar of a pod
+without the fence (created before it). **Held**: each refused with 422 naming
+\`sidecarset-status-sync-pod-writes\` and its rule. Against the previous
+\`infra/k8s/rbac.yaml\` (commit bd2df7f) the same suite fails 11 of 26: 7
+attacks were admitted (200: the AWS role, karpenter, the unnamed key, both
+widenings of the fence, the IS_INJECTED container, the pre-fence pod's
+sidecar), and 4 refusals came with the old rule's words (the fence's
+removal, an application image, an annotation's removal, a kubernetes.io
+annotation). Still admitted: the rollout's own patch
+(images, bookkeeping, a recorded \`patchPodMetadata\` key), a native
+sidecar's and a HotUpgrade pair's images, the SidecarSetUpgradable
+condition, and the reconciler's patch for a set that named a key after the
+pod was created (the image rolls, the key is left out and told in a
+\`PatchPodMetadataHeld\` Event).`,
+];
