@@ -35,22 +35,47 @@ const BOUND_MS = 2_000;
 function passesOf(stack: LocalStack, fromLine: number): number {
   let passes = 0;
   for (const line of stack.logs.slice(fromLine)) {
-    const entry = JSON.parse(line) as { function?: string; msg?: string; message?: string; passes?: number };
-    if (entry.function !== 'status-sync') continue;
-    const text = entry.msg ?? entry.message ?? '';
+    const text = statusSyncMessage(line);
     if (text === 'status pass') passes++;
-    else if (text === 'rollout follow-up') passes += entry.passes ?? 0;
+    else if (text === 'rollout follow-up') passes += (JSON.parse(line) as { passes?: number }).passes ?? 0;
   }
   return passes;
 }
 
+/** The message of a status-sync log line, or undefined for another function's. */
+function statusSyncMessage(line: string): string | undefined {
+  const entry = JSON.parse(line) as { function?: string; msg?: string; message?: string };
+  return entry.function === 'status-sync' ? (entry.msg ?? entry.message ?? '') : undefined;
+}
+
 /**
- * Waits for the status loop's follow-up to end and log its passes: one
- * follow-up call serves changes while they keep coming, and logs when it
- * ends, after the status it wrote already showed.
+ * Waits until the status loop has logged every pass it ran for the changes:
+ * a follow-up call serves changes while they keep coming and logs its passes
+ * only when it ends, after the status it wrote already showed. Done when a
+ * pass or follow-up line was logged after the loop's last API request and
+ * the loop then made none for a second (a call still running, even idle,
+ * made its requests after the last such line). At most 150 s.
  */
-function loggedFollowUps(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 2_000));
+async function loggedFollowUps(stack: LocalStack, fromLine: number): Promise<void> {
+  const deadline = Date.now() + 150_000;
+  let requests = stack.statusSyncRequests();
+  let linesAtLastRequest = stack.logs.length;
+  let quietSince = Date.now();
+  while (Date.now() < deadline) {
+    const now = stack.statusSyncRequests();
+    if (now !== requests) {
+      requests = now;
+      linesAtLastRequest = stack.logs.length;
+      quietSince = Date.now();
+    }
+    let loggedAfter = false;
+    for (let i = Math.max(fromLine, linesAtLastRequest); i < stack.logs.length && !loggedAfter; i++) {
+      const message = statusSyncMessage(stack.logs[i] ?? '{}');
+      loggedAfter = message === 'status pass' || message === 'rollout follow-up';
+    }
+    if (loggedAfter && Date.now() - quietSince >= 1_000) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 function percentiles(latencies: readonly ChangeLatency[]): [number, number, number] {
@@ -70,7 +95,7 @@ async function drive(stack: LocalStack, app: string, pods: number, timeoutMs: nu
   const logsBefore = stack.logs.length;
   const requestsBefore = stack.statusSyncRequests();
   const latencies = await driveOneAtATime(stack.cp, { set: app, app, namespace: 'default', pods, timeoutMs });
-  await loggedFollowUps();
+  await loggedFollowUps(stack, logsBefore);
   return { latencies, passes: passesOf(stack, logsBefore), requests: stack.statusSyncRequests() - requestsBefore };
 }
 
@@ -104,7 +129,7 @@ export async function podTriggerSection(settings: PodTriggerSettings, log: (line
     const logsBefore = stack.logs.length;
     const requestsBefore = stack.statusSyncRequests();
     const burst = await burstCreate(stack.cp, { set: 'burst', app: 'burst', namespace: 'default', pods: settings.burst, timeoutMs: 60_000, concurrency: 8 });
-    await loggedFollowUps();
+    await loggedFollowUps(stack, logsBefore);
     return { oneAtATime, burst: { ...burst, passes: passesOf(stack, logsBefore), requests: stack.statusSyncRequests() - requestsBefore } };
   });
   log(`pod-triggers: ${settings.schedulePods} pods one at a time, the schedule alone (30 s)`);
