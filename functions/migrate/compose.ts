@@ -1,4 +1,5 @@
-/** The preflight's cluster: the kubeconfig chosen as `npm run status` chooses it, and the read-only sources over it. */
+/** The migration commands' cluster: the kubeconfig chosen as `npm run status` chooses it, the preflight's read-only sources over it, and what `fence` reads and writes. */
+import { kubeFenceCluster } from '../../lib/adapters/kube-fence-backfill.ts';
 import { kubeMigrationReads } from '../../lib/adapters/kube-migrate.ts';
 import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
 import { revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
@@ -16,5 +17,5 @@ export async function migrationSources(kubeconfig: string | undefined, env: Env,
   const revisionNamespace = revisionNamespaceFromEnv(env);
   const kc = await clusterKubeConfig(chosen.env);
   const client = kubeConfigClient(kc);
-  return { reads: kubeMigrationReads(client), revisionNamespace, server: client.server };
+  return { reads: kubeMigrationReads(client), revisionNamespace, server: client.server, fence: kubeFenceCluster(client) };
 }

@@ -1,4 +1,4 @@
-/** Entry point of `npm run -s migrate -- check [--kubeconfig FILE]` (see cli.ts). */
+/** Entry point of `npm run -s migrate -- check|fence [--kubeconfig FILE]` (see cli.ts). */
 import { runMigrate } from './cli.ts';
 import { migrationSources } from './compose.ts';
 

@@ -52,7 +52,7 @@ afterAll(async () => {
 describe('npm run migrate', () => {
   it.each<[string[], string]>([
     [[], 'give a command: check'],
-    [['frob'], 'unknown command frob (the only one is check)'],
+    [['frob'], 'unknown command frob (the commands are check, fence)'],
     [['check', '--watch'], 'unknown option --watch'],
     [['check', '--kubeconfig'], '--kubeconfig needs a value'],
     [['check', '--kubeconfig', 'a', '--kubeconfig=b'], '--kubeconfig given twice'],
