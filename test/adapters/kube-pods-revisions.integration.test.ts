@@ -94,11 +94,12 @@ describeWithControlPlane('the rollout adapters on a real kube-apiserver, as the 
       const pod = await createPod(cp(), plainPod('roll-w', 'patched', { app: 'w' }));
       const write = await kubePodWriter(kc).patch('roll-w', 'patched', [
         { op: 'test', path: '/metadata/resourceVersion', value: rvOf(pod) },
-        { op: 'add', path: '/metadata/annotations', value: { 'rollout.test/seen': 'yes' } },
+        // A bookkeeping key: the pod policy lets the reconciler's group change nothing else on an unfenced pod.
+        { op: 'add', path: '/metadata/annotations', value: { 'kruise.io/sidecarset-inplace-update-state': '{}' } },
       ]);
       const stored = await readPod(cp(), 'roll-w', 'patched');
       expect(write).toEqual({ outcome: 'written', resourceVersion: rvOf(stored) });
-      expect(stored?.metadata?.annotations).toEqual({ 'rollout.test/seen': 'yes' });
+      expect(stored?.metadata?.annotations).toEqual({ 'kruise.io/sidecarset-inplace-update-state': '{}' });
     });
 
     it('refuses a patch whose test fails (the pod changed since it was read) with WriteConflictError, as the API server answers it', async () => {
@@ -184,7 +185,7 @@ describeWithControlPlane('the rollout adapters on a real kube-apiserver, as the 
       const pod = pods.find((p) => p.metadata?.name === 'web-1');
       const own = await kubePodWriter(kc).patch('roll-a', 'web-1', [
         { op: 'test', path: '/metadata/resourceVersion', value: rvOf(pod) },
-        { op: 'add', path: '/metadata/annotations', value: { 'rollout.test/own': 'yes' } },
+        { op: 'add', path: '/metadata/annotations', value: { 'kruise.io/sidecarset-inplace-update-state': '{}' } },
       ]);
       if (own.outcome !== 'written') throw new Error('the own write did not go through');
       const started = performance.now();
