@@ -40,6 +40,7 @@ import { startLocalStack, type LocalStack } from '../../functions/server/local-s
 import { composeStatusSync, type StatusSyncRuntime } from '../../functions/status-sync/compose.ts';
 import { internalSidecarSet } from '../../lib/conversion/internal-model.ts';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
+import { kubeFenceCluster } from '../../lib/adapters/kube-fence-backfill.ts';
 import { kubeMigrationReads } from '../../lib/adapters/kube-migrate.ts';
 import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import type { KubeClient } from '../../lib/adapters/kube-request.ts';
@@ -48,6 +49,7 @@ import { KRUISE_MANAGER_DEPLOYMENT, KRUISE_NAMESPACE } from '../../lib/migrate/k
 import { KRUISE_MUTATING_CONFIGURATION, KRUISE_VALIDATING_CONFIGURATION, OUR_CONFIGURATION } from '../../lib/migrate/webhook-entries.ts';
 import { planRollout } from '../../lib/rollout/plan.ts';
 import { podKey } from '../../lib/sidecarset/pod-state.ts';
+import { ANNOTATION_FENCE_CONTAINERS } from '../../lib/sidecarset/rollout-fence.ts';
 import { LABEL_CUSTOM_VERSION, LABEL_SIDECARSET_NAME, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { PROMETHEUS_NAMES } from '../../lib/metrics/registry-recorder.ts';
@@ -448,7 +450,19 @@ export function describeKruiseTakeover(line: KruiseLine): void {
       const after = await getSet();
       expect(statusOf(after)).toEqual(kruiseStatus);
       expect({ pods: versions(await listPods()), set: after.metadata?.resourceVersion, revisions: await revisionVersions() }).toEqual(kruiseLeft);
+      // Step 7's fence (docs/MIGRATION.md): Kruise's pods carry no rollout fence, so the pod policy would let the
+      // reconciler re-image none of them; an administrator records it with `npm run -s migrate -- fence`.
+      const out: string[] = [];
+      const err: string[] = [];
+      const fenceCode = await runMigrate(['fence', '-n', NS], { out: (t) => out.push(t), err: (t) => err.push(t) }, () => {
+        const client = kubeConfigClient(parseKubeConfig(stack.cp.kubeconfig('admin'), 'admin kubeconfig'));
+        return Promise.resolve({ reads: kubeMigrationReads(client), revisionNamespace: KRUISE_NAMESPACE, server: stack.cp.url, fence: kubeFenceCluster(client) });
+      });
+      expect(err.join('')).toBe('');
+      expect(out.join('')).toContain(`${PODS.length} pod(s) carry kruise.io/sidecarset-hash: ${PODS.length} fenced, 0 already fenced, 0 skipped, 0 failed`);
+      expect(fenceCode).toBe(0);
       takenOver = await listPods();
+      for (const pod of takenOver) expect(pod.metadata?.annotations?.[ANNOTATION_FENCE_CONTAINERS]).toBe('log');
     });
 
     it('a later image change rolls the taken-over pods in place: the same pods, only the sidecar image changed', async () => {
