@@ -82,7 +82,7 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
       const urls = kubeWebhookUrls(kubeConfigClient(parseKubeConfig(cp().kubeconfig('status-sync'), 'status-sync kubeconfig')));
       const next = secret();
       const endpoints = (await urls.list()) ?? [];
-      expect(endpoints.map((e) => e.configuration).sort()).toEqual(['CustomResourceDefinition', 'MutatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+      expect(endpoints.map((e) => e.configuration).sort()).toEqual(['CustomResourceDefinition', 'MutatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
       const started = Date.now();
       for (const endpoint of endpoints) await urls.setUrl(endpoint, withLast(endpoint.url ?? '', next));
       const tookMs = Date.now() - started;

@@ -139,13 +139,14 @@ describeWithControlPlane('the view of a followed set’s pods, on a real kube-ap
       const pod = first.pods.find((p) => p.metadata?.name === 'pod-00001')!;
       const written = await view.writer.patch(seeded.namespace, 'pod-00001', [
         { op: 'test', path: '/metadata/resourceVersion', value: pod.metadata?.resourceVersion },
-        { op: 'add', path: '/metadata/annotations/view.test~1written', value: 'yes' },
+        // A bookkeeping key: the pod policy lets the reconciler's group write no key the pod's fence does not list.
+        { op: 'add', path: '/metadata/annotations/kruise.io~1sidecarset-view-test', value: 'yes' },
       ]);
       if (written.outcome !== 'written') throw new Error('the pod is gone');
       const read = await view.source.list(scope);
       const after = read.pods.find((p) => p.metadata?.name === 'pod-00001')!;
       expect(BigInt(after.metadata?.resourceVersion ?? '0') >= BigInt(written.resourceVersion)).toBe(true);
-      expect(after.metadata?.annotations?.['view.test/written']).toBe('yes');
+      expect(after.metadata?.annotations?.['kruise.io/sidecarset-view-test']).toBe('yes');
       expect(BigInt(read.resourceVersion) >= BigInt(written.resourceVersion)).toBe(true);
       // From the view, not a second list.
       expect(lists()).toBe(1);
