@@ -7,6 +7,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { CONVERTED_FROM_ANNOTATION } from '../../lib/conversion/parts.ts';
 import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE } from '../../lib/sidecarset/pod-state.ts';
+import { ANNOTATION_FENCE_CONTAINERS, ANNOTATION_FENCE_KEYS } from '../../lib/sidecarset/rollout-fence.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST } from '../../lib/sidecarset/types.ts';
 import type { ConformanceCase } from './generator.ts';
 import type { Verdict } from './verdict.ts';
@@ -717,6 +718,23 @@ export function convertedFromAnnotation(object: unknown): unknown {
   return { ...object, metadata };
 }
 
+/**
+ * Better than Kruise (docs/OPERATIONS.md, "the rollout fence"): pod-inject
+ * records on each pod it injects the sidecars it injected and the sets'
+ * patchPodMetadata keys, the only things the pod policy lets the reconciler
+ * change later; Kruise records neither, and keeps what a pod copied from a
+ * live one carried. Set aside on both sides of an injection; the rest of the
+ * pod is compared.
+ */
+export function rolloutFenceSetAside(pod: unknown): unknown {
+  if (!isRecord(pod) || !isRecord(pod.metadata) || !isRecord(pod.metadata.annotations)) return pod;
+  const fence = [ANNOTATION_FENCE_CONTAINERS, ANNOTATION_FENCE_KEYS];
+  if (!fence.some((key) => key in (pod.metadata as { annotations: Record<string, unknown> }).annotations)) return pod;
+  const annotations = without(pod.metadata.annotations, fence);
+  const metadata = Object.keys(annotations).length === 0 ? without(pod.metadata, ['annotations']) : { ...pod.metadata, annotations };
+  return { ...pod, metadata };
+}
+
 /** Puts one side's verdict in the form compared (denials as field error sets, objects normalised). */
 function normalised(c: ConformanceCase, verdict: Verdict): unknown {
   switch (verdict.kind) {
@@ -786,6 +804,11 @@ export function compareVerdicts(c: ConformanceCase, oursVerdict: Verdict, kruise
     kruise = { kind: 'converted', objects: goEmptyValues(theirs, kept) } as typeof kruise;
   }
   if (ours.kind === 'allowed' && kruise.kind === 'allowed') {
+    if (c.class === 'inject') {
+      // Both sides: a pod copied from a live one carries the fence pod-inject wrote then, which Kruise keeps as it is.
+      ours = { kind: 'allowed', result: rolloutFenceSetAside(ours.result) };
+      kruise = { kind: 'allowed', result: rolloutFenceSetAside(kruise.result) };
+    }
     ours = { kind: 'allowed', result: volumesInKruiseSetOrder(c, revisionNameComputed(c, keptFieldsKruiseDrops(ours.result, kruise.result, inputOf(c)), kruise.result), kruise.result) };
     kruise = { kind: 'allowed', result: goEmptyValues(kruise.result, ours.result) };
   }
