@@ -11,34 +11,18 @@ import { admittedQueue, MAX_QUEUED_CHANGES } from '../../lib/status-sync/admitte
 import { followSets, type PaceOptions } from '../../lib/status-sync/pace.ts';
 import type { AdmittedSidecarSet } from '../../lib/ports.ts';
 import { memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
-import { podsOf } from '../rollout/fixtures.ts';
-import { storedRolloutSet, world } from './rollout-world.ts';
+import { countedReads, storedRolloutSet } from './rollout-world.ts';
 
 const SET = 'test-sidecarset';
 const OPTIONS: PaceOptions = { intervalMs: 10, settleMs: 0, stallMs: 0, visibleTimeoutMs: 1_000, createSettleMs: 0 };
 const safety = () => AbortSignal.timeout(20_000);
 
-/** A world whose SidecarSet reads are counted. */
-function counted() {
-  const set = storedRolloutSet({ type: 'NotUpdate' });
-  const w = world(set, podsOf(set, 3, 0, 0));
-  const reads: string[] = [];
-  const get = w.deps.statuses.get.bind(w.deps.statuses);
-  w.deps.statuses = {
-    ...w.deps.statuses,
-    get: (name, signal) => {
-      reads.push(name);
-      return get(name, signal);
-    },
-  };
-  return { w, reads, uid: set.metadata?.uid ?? '' };
-}
 
 const forged = (sidecarSet: string, operation: 'CREATE' | 'UPDATE', uid = 'forged-uid'): AdmittedSidecarSet => ({ sidecarSet, uid, operation, resourceVersion: operation === 'CREATE' ? '' : '1' });
 
 describe('admitted changes that were never stored', () => {
   it('cost one read each and no pass: a set that is not there (CREATE or UPDATE), or another object of that name (AlreadyExists)', async () => {
-    const { w, reads } = counted();
+    const { w, reads } = countedReads();
     const started = performance.now();
     const summary = await followSets([], w.deps, OPTIONS, safety(), admittedQueue([forged('nowhere', 'CREATE'), forged('gone', 'UPDATE'), forged(SET, 'CREATE')]));
     expect(reads).toEqual(['nowhere', 'gone', SET]);
@@ -48,7 +32,7 @@ describe('admitted changes that were never stored', () => {
   });
 
   it('are read once, after the CREATE had a moment to be stored, and then dropped', async () => {
-    const { w, reads } = counted();
+    const { w, reads } = countedReads();
     const started = performance.now();
     await followSets([], w.deps, { ...OPTIONS, createSettleMs: 200, visibleTimeoutMs: 5_000 }, safety(), admittedQueue([forged('nowhere', 'CREATE')]));
     expect(reads).toEqual(['nowhere']);
@@ -59,7 +43,7 @@ describe('admitted changes that were never stored', () => {
 
 describe('admitted changes of one set', () => {
   it('coalesce: many triggers queued meanwhile cost one read and one pass', async () => {
-    const { w, reads, uid } = counted();
+    const { w, reads, uid } = countedReads();
     const queue = admittedQueue();
     for (let i = 0; i < 50; i++) queue.push({ sidecarSet: SET, uid, operation: 'UPDATE', resourceVersion: `old-${i}` });
     const summary = await followSets([], w.deps, OPTIONS, safety(), queue);
@@ -83,7 +67,7 @@ describe('the admitted queue', () => {
 
 describe('admitted changes that never show', () => {
   it('share one wait per call: three sets whose changes never show hold the loop about one timeout, not three', async () => {
-    const { w } = counted();
+    const { w } = countedReads();
     // Three stored sets, each admitted an UPDATE against the version stored now, which another webhook then refused.
     const sets = ['a', 'b', 'c'].map((name) => storedRolloutSet({ type: 'NotUpdate' }, (s) => void (s.metadata = { ...s.metadata, name, uid: `uid-${name}` })));
     const stored = memoryStatusWriter(sets);

@@ -9,32 +9,16 @@ import { describe, expect, it } from '@jest/globals';
 import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
 import { followSets, type PaceOptions } from '../../lib/status-sync/pace.ts';
 import { passCoverage, podsChange, POD_SETTLE_MS, setsOfPod, MAX_TRIGGERED_SETS } from '../../lib/status-sync/pod-trigger.ts';
-import { podsOf } from '../rollout/fixtures.ts';
-import { storedRolloutSet, world } from './rollout-world.ts';
+import { countedReads } from './rollout-world.ts';
 
 const OPTIONS: PaceOptions = { intervalMs: 10, settleMs: 0, stallMs: 0, visibleTimeoutMs: 1_000, createSettleMs: 0 };
 const safety = () => AbortSignal.timeout(20_000);
 
-function counted(pods = 3) {
-  const set = storedRolloutSet({ type: 'NotUpdate' });
-  const w = world(set, podsOf(set, pods, 0, 0));
-  const reads: string[] = [];
-  const get = w.deps.statuses.get.bind(w.deps.statuses);
-  w.deps.statuses = {
-    ...w.deps.statuses,
-    get: (name, signal) => {
-      reads.push(name);
-      return get(name, signal);
-    },
-  };
-  return { w, reads, name: set.metadata?.name ?? '' };
-}
-
-const matched = (w: ReturnType<typeof counted>['w']) => w.statuses.sets()[0]?.status?.matchedPods;
+const matched = (w: ReturnType<typeof countedReads>['w']) => w.statuses.sets()[0]?.status?.matchedPods;
 
 describe('a burst of pod changes of one set', () => {
   it('queued while the loop is busy costs one read and one pass, after one settle', async () => {
-    const { w, reads, name } = counted();
+    const { w, reads, name } = countedReads();
     const queue = admittedQueue();
     for (let i = 0; i < 1_000; i++) queue.push(podsChange(name));
     const started = performance.now();
@@ -46,7 +30,7 @@ describe('a burst of pod changes of one set', () => {
   });
 
   it('arriving while passes run costs at most one pass per settle window (1,000 changes over about 1 s: at most 6 passes)', async () => {
-    const { w, name } = counted();
+    const { w, name } = countedReads();
     const queue = admittedQueue();
     let passes = 0;
     let pushed = 0;
@@ -97,7 +81,7 @@ describe('the queue of admitted changes with pod changes in it', () => {
 
 describe('a lost pod trigger', () => {
   it('changes nothing: the next pass of the set, whatever starts it, counts the pods whose triggers never came', async () => {
-    const { w, name } = counted(3);
+    const { w, name } = countedReads(3);
     await followSets([], w.deps, OPTIONS, safety(), admittedQueue([podsChange(name)]));
     expect(matched(w)).toBe(3);
     // Two pods go away and their triggers are lost: the stored status stays as it was meanwhile.

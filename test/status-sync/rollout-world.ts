@@ -7,7 +7,7 @@ import type { PodWriter, SetPodSource, SidecarSetEventSink, SidecarSetStatusWrit
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
 import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
 import type { SetPassDeps } from '../../lib/status-sync/set-pass.ts';
-import { rolloutSet } from '../rollout/fixtures.ts';
+import { podsOf, rolloutSet } from '../rollout/fixtures.ts';
 
 export const NOW = new Date('2026-12-01T00:00:00Z');
 
@@ -72,3 +72,18 @@ export function world(set: SidecarSet, pods: Pod[], overrides: { statuses?: Part
   return { deps, log, statuses, events, podEvents, cluster, revisions };
 }
 
+/** A world of a NotUpdate set and `pods` pods whose SidecarSet reads are counted (by name, in `reads`). */
+export function countedReads(pods = 3) {
+  const set = storedRolloutSet({ type: 'NotUpdate' });
+  const w = world(set, podsOf(set, pods, 0, 0));
+  const reads: string[] = [];
+  const get = w.deps.statuses.get.bind(w.deps.statuses);
+  w.deps.statuses = {
+    ...w.deps.statuses,
+    get: (name, signal) => {
+      reads.push(name);
+      return get(name, signal);
+    },
+  };
+  return { w, reads, name: set.metadata?.name ?? '', uid: set.metadata?.uid ?? '' };
+}
