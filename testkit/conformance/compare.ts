@@ -711,9 +711,15 @@ function inputOf(c: ConformanceCase): unknown {
  * counted as a documented difference, release-differences.ts.)
  */
 export function convertedFromAnnotation(object: unknown): unknown {
+  return withoutAnnotations(object, [CONVERTED_FROM_ANNOTATION]);
+}
+
+/** The object without the annotations `keys` (and without `metadata.annotations` once empty); unchanged when it has none of them. */
+function withoutAnnotations(object: unknown, keys: readonly string[]): unknown {
   if (!isRecord(object) || !isRecord(object.metadata) || !isRecord(object.metadata.annotations)) return object;
-  if (!(CONVERTED_FROM_ANNOTATION in object.metadata.annotations)) return object;
-  const annotations = without(object.metadata.annotations, [CONVERTED_FROM_ANNOTATION]);
+  const present = object.metadata.annotations;
+  if (!keys.some((key) => key in present)) return object;
+  const annotations = without(present, keys);
   const metadata = Object.keys(annotations).length === 0 ? without(object.metadata, ['annotations']) : { ...object.metadata, annotations };
   return { ...object, metadata };
 }
@@ -727,12 +733,7 @@ export function convertedFromAnnotation(object: unknown): unknown {
  * pod is compared.
  */
 export function rolloutFenceSetAside(pod: unknown): unknown {
-  if (!isRecord(pod) || !isRecord(pod.metadata) || !isRecord(pod.metadata.annotations)) return pod;
-  const fence = [ANNOTATION_FENCE_CONTAINERS, ANNOTATION_FENCE_KEYS];
-  if (!fence.some((key) => key in (pod.metadata as { annotations: Record<string, unknown> }).annotations)) return pod;
-  const annotations = without(pod.metadata.annotations, fence);
-  const metadata = Object.keys(annotations).length === 0 ? without(pod.metadata, ['annotations']) : { ...pod.metadata, annotations };
-  return { ...pod, metadata };
+  return withoutAnnotations(pod, [ANNOTATION_FENCE_CONTAINERS, ANNOTATION_FENCE_KEYS]);
 }
 
 /** Puts one side's verdict in the form compared (denials as field error sets, objects normalised). */
