@@ -177,7 +177,7 @@ describeWithControlPlane('migrate fence on a real kube-apiserver', () => {
   it('a write whose pod changed since it was read is refused as a conflict, not applied', async () => {
     const pod = await createPod(cp(), kruisePod('raced-pod', [agentSet]));
     await cp().request('admin', 'PATCH', podPath(NS, 'raced-pod'), { metadata: { labels: { moved: 'yes' } } }, MERGE);
-    const cluster = kubeFenceCluster(kubeConfigClient(parseKubeConfig(cp().kubeconfig('admin'), 'the test control plane')));
+    const cluster = kubeFenceCluster(kubeConfigClient(parseKubeConfig(cp().kubeconfig('admin'), 'the test control plane')), 'kruise-system');
     expect(await cluster.patchPod(pod, { containers: 'agent', keys: '' })).toBe('conflict');
     expect((await current('raced-pod')).metadata?.annotations?.[ANNOTATION_FENCE_CONTAINERS]).toBeUndefined();
   });
