@@ -93,8 +93,18 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
   });
 
   describe('everything else is refused, naming the policy and the rule', () => {
-    const webhookRule = 'may change only the secret (the last path segment of clientConfig.url) of the project\'s webhooks';
-    const crdRule = 'may change only the secret (the last path segment of the conversion webhook\'s clientConfig.url) of the SidecarSet CRD';
+    const webhookRule = 'may change only the secret (the last path segment of clientConfig.url, 43 to 1024 base64url characters) of the project\'s webhooks';
+    const crdRule = 'may change only the secret (the last path segment of the conversion webhook\'s clientConfig.url, 43 to 1024 base64url characters) of the SidecarSet CRD';
+    // Issue 45, item 2: segments that are no secret, which the old rule admitted (every pod creation then failed).
+    const noSecrets: [string, (url: string) => string][] = [
+      ['x', () => 'x'],
+      ['..', () => '..'],
+      ['.', () => '.'],
+      ['the empty string', () => ''],
+      ['a@evil.example.com', () => 'a@evil.example.com'],
+      ['..%2Fpod-change%2F<secret>', (url) => `..%2Fpod-change%2F${url.slice(url.lastIndexOf('/') + 1)}`],
+      ['1025 base64url characters', () => 'a'.repeat(1025)],
+    ];
     const metadataRule = 'may not change the labels, annotations, finalizers or owner references';
 
     it.each<[string, string, (url: string) => unknown[], string]>([
@@ -117,6 +127,8 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
       ['the CRD’s conversion repointed at another host', CRD, (url) => [{ op: 'replace', path: CONVERSION_URL, value: url.replace(/^https:\/\/[^/]+/, 'https://evil.example') }], crdRule],
       ['the CRD’s conversion webhook given another caBundle', CRD, () => [{ op: 'replace', path: '/spec/conversion/webhook/clientConfig/caBundle', value: evilCa }], crdRule],
       ['the CRD’s conversion turned off', CRD, () => [{ op: 'replace', path: '/spec/conversion', value: { strategy: 'None' } }], crdRule],
+      ...noSecrets.map(([what, segment]): [string, string, (url: string) => unknown[], string] => [`pod-inject’s secret segment set to ${what}`, MUTATING, (url) => [{ op: 'replace', path: `/webhooks/${P}/clientConfig/url`, value: withLast(url, segment(url)) }], webhookRule]),
+      ...noSecrets.map(([what, segment]): [string, string, (url: string) => unknown[], string] => [`the CRD conversion’s secret segment set to ${what}`, CRD, (url) => [{ op: 'replace', path: CONVERSION_URL, value: withLast(url, segment(url)) }], crdRule]),
     ])('refuses %s', async (_what, path, ops, rule) => {
       const before = await read(path);
       const url = path === CRD ? await conversionUrl() : await urlOf(path, path === MUTATING ? P : 0);
