@@ -17,7 +17,9 @@ import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { startControlPlane, type ControlPlane, type ControlPlaneResponse, type ControlPlaneUser } from '../../control-plane/harness.ts';
 import { kubeWebhookUrls } from '../../lib/adapters/kube-webhook-configurations.ts';
 import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
-import { secretOfUrl } from '../../lib/auth/rotation.ts';
+import { kubeAdmissionConfigEventSink } from '../../lib/adapters/kube-events.ts';
+import { rotateWebhookSecret, secretOfUrl, urlPrefixOf } from '../../lib/auth/rotation.ts';
+import { repairTeller, WEBHOOK_SECRET_REPAIRED } from '../../lib/webhook-config/refused-webhooks.ts';
 import { CRD_NAME } from '../../lib/crd/sidecarset-crd.ts';
 import { renderWebhookConfigurations, WEBHOOK_CONFIGURATION_NAME } from '../../lib/webhook-config/webhook-configurations.ts';
 import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
@@ -89,6 +91,25 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
       expect(((await urls.list()) ?? []).map((e) => secretOfUrl(e.url))).toEqual(endpoints.map(() => next));
       // The CRD's patch compares its whole 650 KB spec in CEL: well inside the request's time.
       expect(tookMs).toBeLessThan(10_000);
+    });
+  });
+
+  // Issue 45, item 2: what is still possible, a well-shaped wrong secret, and what ends it: the next pass, told.
+  describe('a well-shaped wrong secret', () => {
+    it('is admitted, and one pass as the reconciler points it back at the current secret and records a WebhookSecretRepaired Event', async () => {
+      const client = kubeConfigClient(parseKubeConfig(cp().kubeconfig('status-sync'), 'status-sync kubeconfig'));
+      const urls = kubeWebhookUrls(client);
+      const before = await urlOf(MUTATING);
+      const current = secretOfUrl(before) ?? '';
+      expect((await patch('status-sync', MUTATING, [{ op: 'replace', path: `/webhooks/${P}/clientConfig/url`, value: withLast(before, secret()) }])).status).toBe(200);
+      const deployed = ((await urls.list()) ?? []).map((e) => urlPrefixOf(e.url ?? ''));
+      const store = { read: () => Promise.resolve(JSON.stringify({ current, rotatedAt: new Date().toISOString() })), write: () => Promise.reject(new Error('not due: nothing is stored')) };
+      const tellRepaired = repairTeller(kubeAdmissionConfigEventSink(client));
+      const result = await rotateWebhookSecret({ store, webhooks: urls, now: () => new Date(), deployed, tellRepaired }, { periodMs: 86_400_000, refreshMs: 60_000, marginMs: 30_000 });
+      expect(result).toMatchObject({ step: 'waiting', repaired: [expect.stringContaining('pod-inject.sidecarset.kruise.io')] });
+      expect(await urlOf(MUTATING)).toBe(before);
+      const events = JSON.parse((await cp().request('admin', 'GET', '/api/v1/namespaces/default/events')).body) as { items: { reason: string; involvedObject: { kind: string } }[] };
+      expect(events.items.filter((e) => e.reason === WEBHOOK_SECRET_REPAIRED).map((e) => e.involvedObject.kind)).toEqual(['MutatingWebhookConfiguration']);
     });
   });
 
