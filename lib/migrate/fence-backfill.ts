@@ -62,8 +62,8 @@ export interface FenceContext {
   readonly namespaceLabels: NamespaceLabels;
   /** pod-inject's selectors as the cluster registers them; undefined when it is not registered. */
   readonly webhook: PodWebhookSelectors | undefined;
-  /** The images each set's ControllerRevisions declare, by set name, then sidecar name ({@link revisionImages}). */
-  readonly revisionImages: ReadonlyMap<string, ReadonlyMap<string, ReadonlySet<string>>>;
+  /** The images each set or one of its ControllerRevisions declares, by set name, then sidecar name ({@link declaredImages}). */
+  readonly declaredImages: ReadonlyMap<string, ReadonlyMap<string, ReadonlySet<string>>>;
 }
 
 /** The images a set spec (or a revision's data spec) declares per sidecar name, the HotUpgrade empty image included. */
@@ -79,15 +79,22 @@ function addDeclaredImages(spec: unknown, into: Map<string, Set<string>>): void 
   }
 }
 
-/** The images the revisions declare, by the set their `kruise.io/sidecarset-name` label names, then by sidecar name. */
-export function revisionImages(revisions: readonly ControllerRevision[]): Map<string, Map<string, Set<string>>> {
+/**
+ * The images each set's spec or one of its ControllerRevisions (by their
+ * `kruise.io/sidecarset-name` label) declares, by set name, then by sidecar
+ * name: worked out once for a run, not per pod.
+ */
+export function declaredImages(sets: Iterable<readonly [string, SidecarSet]>, revisions: readonly ControllerRevision[]): Map<string, Map<string, Set<string>>> {
   const out = new Map<string, Map<string, Set<string>>>();
+  const of = (name: string): Map<string, Set<string>> => {
+    const byName = out.get(name) ?? new Map<string, Set<string>>();
+    out.set(name, byName);
+    return byName;
+  };
+  for (const [name, set] of sets) addDeclaredImages(set.spec, of(name));
   for (const revision of revisions) {
-    const set = stringOf(objectOf(objectOf(revision.metadata)?.labels)?.[LABEL_SIDECARSET_NAME]);
-    if (set === undefined) continue;
-    const byName = out.get(set) ?? new Map<string, Set<string>>();
-    addDeclaredImages(objectOf(revision.data)?.spec, byName);
-    out.set(set, byName);
+    const name = stringOf(objectOf(objectOf(revision.metadata)?.labels)?.[LABEL_SIDECARSET_NAME]);
+    if (name !== undefined) addDeclaredImages(objectOf(revision.data)?.spec, of(name));
   }
   return out;
 }
@@ -129,11 +136,9 @@ function notServed(pod: Pod, namespace: string, context: FenceContext): string |
 }
 
 /** The containers of `names` in `from` whose image neither the set nor its revisions declare for `sidecar`. */
-function foreignImages(set: SidecarSet, setName: string, sidecar: string, from: readonly Container[], names: readonly string[], context: FenceContext): string[] {
-  const declared = new Map<string, Set<string>>();
-  addDeclaredImages(set.spec, declared);
-  const images = new Set([...(declared.get(sidecar) ?? []), ...(context.revisionImages.get(setName)?.get(sidecar) ?? [])]);
-  return names.filter((n) => !images.has(from.find((c) => c.name === n)?.image ?? ''));
+function foreignImages(setName: string, sidecar: string, from: readonly Container[], names: readonly string[], context: FenceContext): string[] {
+  const images = context.declaredImages.get(setName)?.get(sidecar);
+  return names.filter((n) => images?.has(from.find((c) => c.name === n)?.image ?? '') !== true);
 }
 
 /**
@@ -181,7 +186,7 @@ export function fenceDecision(pod: Pod, context: FenceContext): FenceDecision {
       const from = declared.init ? initContainers.filter((c) => c.restartPolicy === 'Always') : containers;
       const missing = names.filter((n) => !from.some((c) => c.name === n));
       if (missing.length > 0) return { kind: 'skip', reason: `sidecarList of ${setName} names ${name}, but the pod has no ${declared.init ? 'native-sidecar init container' : 'container'} ${missing.join(', ')}` };
-      const foreign = foreignImages(set, setName, name, from, names, context);
+      const foreign = foreignImages(setName, name, from, names, context);
       if (foreign.length > 0) return { kind: 'skip', reason: `container ${foreign.join(', ')} runs an image neither SidecarSet ${setName} nor its revisions declare for ${name}` };
       for (const n of names) (declared.init ? fencedInit : fencedContainers).push(from.find((c) => c.name === n) as Container);
     }

@@ -14,7 +14,7 @@ import { sidecarSetName } from '../sidecarset/match.ts';
 import type { NamespaceLabels } from '../sidecarset/match.ts';
 import type { ControllerRevision } from '../sidecarset/revisions.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
-import { fenceDecision, revisionImages, type FenceContext, type FenceDecision, type FenceValues } from './fence-backfill.ts';
+import { declaredImages, fenceDecision, type FenceContext, type FenceDecision, type FenceValues } from './fence-backfill.ts';
 
 /** What the tool reads and writes. */
 export interface FenceCluster {
@@ -61,7 +61,8 @@ const fenceText = (d: FenceValues): string => `rollout-containers=${JSON.stringi
 /** What each pod is judged against, read once for the run. */
 async function fenceContext(cluster: FenceCluster, signal?: AbortSignal): Promise<FenceContext> {
   const [sets, namespaceLabels, webhook, revisions] = await Promise.all([cluster.sidecarSets(signal), cluster.namespaceLabels(signal), cluster.podWebhook(signal), cluster.revisions(signal)]);
-  return { sets: new Map(sets.map((set) => [sidecarSetName(set), set] as const)), namespaceLabels, webhook, revisionImages: revisionImages(revisions) };
+  const byName = new Map(sets.map((set) => [sidecarSetName(set), set] as const));
+  return { sets: byName, namespaceLabels, webhook, declaredImages: declaredImages(byName, revisions) };
 }
 
 /**

@@ -1,8 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Container, Pod } from '../../lib/kube/types.ts';
-import { fenceDecision, revisionImages, type FenceContext, type FenceDecision } from '../../lib/migrate/fence-backfill.ts';
+import { declaredImages, fenceDecision, type FenceContext, type FenceDecision } from '../../lib/migrate/fence-backfill.ts';
 import { injectPod } from '../../lib/sidecarset/inject.ts';
 import { ANNOTATION_FENCE_CONTAINERS, ANNOTATION_FENCE_KEYS, withoutFence } from '../../lib/sidecarset/rollout-fence.ts';
+import type { ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 
@@ -40,13 +41,14 @@ function injected(sets: SidecarSet[], init: Container[] = []): { fenced: Pod; un
   return { fenced, unfenced: withoutFence(fenced) };
 }
 
-/** The sets by name, in a cluster whose pod-inject serves every namespace but kube-system (as rendered). */
-const byName = (...sets: SidecarSet[]): FenceContext => ({
+/** The sets by name (and `revisions`), in a cluster whose pod-inject serves every namespace but kube-system (as rendered). */
+const withRevisions = (sets: SidecarSet[], revisions: ControllerRevision[]): FenceContext => ({
   sets: new Map(sets.map((s) => [s.metadata?.name ?? '', s])),
   namespaceLabels: new Map<string, Record<string, string>>([['shop', { team: 'shop' }], ['kube-system', { 'kubernetes.io/metadata.name': 'kube-system' }], ['quiet', { 'sidecarset.kruise.io/injection': 'disabled' }]]),
   webhook: { namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system'] }, { key: 'sidecarset.kruise.io/injection', operator: 'NotIn', values: ['disabled'] }] } },
-  revisionImages: new Map(),
+  declaredImages: declaredImages(sets.map((s) => [s.metadata?.name ?? '', s] as const), revisions),
 });
+const byName = (...sets: SidecarSet[]): FenceContext => withRevisions(sets, []);
 
 /** The pod with its hash annotation replaced. */
 function withHash(pod: Pod, value: unknown): Pod {
@@ -124,8 +126,8 @@ describe('fenceDecision: only where pod-inject would have injected', () => {
 
   it('fences a container running an image one of the set’s revisions declares (a rollout not yet done), and not one of another set’s revisions', () => {
     const old = withImage(base, 'agent:0');
-    expect(fenceDecision(old, { ...byName(a), revisionImages: revisionImages([revision('a', 'agent:0')]) })).toEqual({ kind: 'fence', containers: 'agent', keys: '' });
-    expect(fenceDecision(old, { ...byName(a), revisionImages: revisionImages([revision('b', 'agent:0')]) })).toMatchObject({ kind: 'skip' });
+    expect(fenceDecision(old, withRevisions([a], [revision('a', 'agent:0')]))).toEqual({ kind: 'fence', containers: 'agent', keys: '' });
+    expect(fenceDecision(old, withRevisions([a], [revision('b', 'agent:0')]))).toMatchObject({ kind: 'skip' });
   });
 
   it('fences a HotUpgrade pair whose idle container runs the empty image', () => {
