@@ -17,5 +17,5 @@ export async function migrationSources(kubeconfig: string | undefined, env: Env,
   const revisionNamespace = revisionNamespaceFromEnv(env);
   const kc = await clusterKubeConfig(chosen.env);
   const client = kubeConfigClient(kc);
-  return { reads: kubeMigrationReads(client), revisionNamespace, server: client.server, fence: kubeFenceCluster(client) };
+  return { reads: kubeMigrationReads(client), revisionNamespace, server: client.server, fence: kubeFenceCluster(client, revisionNamespace) };
 }

@@ -23,7 +23,7 @@ import { ENV_REVISION_NAMESPACE, inRevisionNamespace, revisionNamespaceFromEnv }
 import { checkSecretStrength, parseJudgedSecretValue } from '../../lib/auth/secret-strength.ts';
 import { isObject } from '../../lib/kube/json.ts';
 import { parseObjects } from '../../lib/kube/yaml-objects.ts';
-import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
+import { excludedNamespaces, renderWebhookConfigurations, withEvictionNamespaces } from '../../lib/webhook-config/webhook-configurations.ts';
 import { functionUrlsFromOutputs, ManifestsCliError, webhookUrl } from '../../lib/webhook-config/targets.ts';
 import { ADMISSION_FUNCTIONS, FUNCTION_NAMES, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { SIDECARSET_CONVERT, type FunctionName } from '../../lib/webhooks/descriptors.ts';
@@ -231,7 +231,8 @@ export async function renderManifests(argv: readonly string[], env: Readonly<Rec
         isObject(object.metadata) && object.metadata.name === CRD_NAME ? withConversionClientConfig(object, conversion) : object,
       ),
     );
-    const rbac = inRevisionNamespace(parseObjects(await readText(join(projectRoot, 'infra', 'k8s', 'rbac.yaml'), 'rbac.yaml'), 'rbac.yaml'), namespace);
+    // The reconciler may evict in no namespace the webhook configurations keep from pod-inject: the same list.
+    const rbac = withEvictionNamespaces(inRevisionNamespace(parseObjects(await readText(join(projectRoot, 'infra', 'k8s', 'rbac.yaml'), 'rbac.yaml'), 'rbac.yaml'), namespace), excludedNamespaces(args.excluded));
     docs.push(...(args.noNamespace ? rbac.filter((object) => !isNamespace(object)) : rbac));
   }
   const yaml = docs.map((d) => new Document(d, { aliasDuplicateObjects: false }).toString({ lineWidth: 0 }));

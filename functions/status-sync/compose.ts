@@ -10,7 +10,7 @@ import { kubeWebhookUrls } from '../../lib/adapters/kube-webhook-configurations.
 import { secretsManagerStore } from '../../lib/adapters/secrets-manager.ts';
 import { deployedWebhookUrlsFromEnv, ENV_SECRET_ARN, rotationSettingsFromEnv } from '../../lib/auth/caller-config.ts';
 import { rotateWebhookSecret, type RefusedWebhook, type RotationResult, type SecretStore } from '../../lib/auth/rotation.ts';
-import { refusedWebhookEvents } from '../../lib/webhook-config/refused-webhooks.ts';
+import { refusedWebhookEvents, repairTeller } from '../../lib/webhook-config/refused-webhooks.ts';
 import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
 import { kubeClusterReader, kubeSidecarSetSource, millisecondsFromEnv, SourceOptionsError } from '../../lib/adapters/kube-sources.ts';
 import { kubeAdmissionConfigEventSink, kubeEventSink, kubePodEventSink, kubeToldStalls } from '../../lib/adapters/kube-events.ts';
@@ -179,7 +179,7 @@ function secretRotation(env: Env, overrides: StatusSyncOverrides, client: KubeCl
   const webhooks = kubeWebhookUrls(client);
   const clock = overrides.clock ?? systemClock;
   const now = () => clock.now();
-  return (signal, deployed) => rotateWebhookSecret({ store, webhooks, now, deployed: deployed ?? fromEnv }, settings, signal);
+  return (signal, deployed) => rotateWebhookSecret({ store, webhooks, now, deployed: deployed ?? fromEnv, tellRepaired: repairTeller(kubeAdmissionConfigEventSink(client)) }, settings, signal);
 }
 
 /**

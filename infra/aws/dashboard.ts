@@ -182,7 +182,7 @@ export function metricAlarmSpecs(namespace: string): MetricAlarmSpec[] {
       id: 'WebhooksRepointedAlarm',
       metric: new Metric({ namespace, metricName: PASS_METRICS.webhooksRepointed.name, dimensionsMap: { [DIMENSIONS.function]: RECONCILER_FUNCTION }, statistic: 'Sum', period: ALARM_PERIOD }),
       description:
-        'the reconciler repointed webhooks whose URL carried a secret no function accepts (a copy of the configurations saved before a rotation was applied again): pod creations and SidecarSet writes failed until then; find and fix what re-applies the stale copy',
+        'the reconciler repointed webhooks whose URL carried a secret no function accepts (a copy of the configurations saved before a rotation was applied again, or a last segment written by someone holding the reconciler credential): pod creations and SidecarSet writes failed until then; the WebhookSecretRepaired Event on the configuration names them; find out who changed them',
     },
     {
       id: 'WebhooksNotDeployedAlarm',

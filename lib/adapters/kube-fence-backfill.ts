@@ -3,7 +3,8 @@
  * FenceCluster): the pods that carry `kruise.io/sidecarset-hash`, page by
  * page (kube-paged-list.ts, bounded in bytes as every pod list is), each
  * reduced as it arrives to what the fence is computed from; the stored
- * SidecarSets once; a pod read again after a conflict; the guarded write
+ * SidecarSets, the namespaces' labels, pod-inject's registration and the
+ * sets' ControllerRevisions once; a pod read again after a conflict; the guarded write
  * (kube-pods.ts kubePodWriter: a JSON Patch testing the resourceVersion).
  */
 import { pointer, type JsonPatchOperation } from '../admission/json-patch.ts';
@@ -14,21 +15,24 @@ import type { FenceCluster } from '../migrate/fence-run.ts';
 import { ListExpiredError, WriteConflictError } from '../ports/errors.ts';
 import { ANNOTATION_FENCE_CONTAINERS, ANNOTATION_FENCE_KEYS } from '../sidecarset/rollout-fence.ts';
 import { ANNOTATION_HASH } from '../sidecarset/types.ts';
-import { pagedList } from './kube-paged-list.ts';
+import { labelsOf } from '../sidecarset/match.ts';
+import { listAll, pagedList } from './kube-paged-list.ts';
+import { kubePodWebhook } from './kube-pod-webhook.ts';
+import { kubeRevisionStore } from './kube-revisions.ts';
 import { kubePodGetter } from './kube-pod-get.ts';
 import { DEFAULT_POD_PAGE_SIZE, kubePodWriter, type PodListOptions } from './kube-pods.ts';
 import type { KubeClient } from './kube-request.ts';
 import { keptSidecarSet, listSidecarSets } from './kube-sidecarsets.ts';
 import { discoveredSidecarSetVersion } from './kube-sidecarsets-version.ts';
 
-/** A listed pod as the fence reads it (names, annotations, containers' names and restartPolicy); undefined when it carries no hash annotation. */
+/** A listed pod as the fence reads it (metadata, containers' names, images and restartPolicy); undefined when it carries no hash annotation. */
 function keptPod(item: Record<string, unknown>): Pod | undefined {
   const metadata = objectOf(item.metadata);
   const annotations = objectOf(metadata?.annotations);
   if (annotations === undefined || !Object.hasOwn(annotations, ANNOTATION_HASH)) return undefined;
   const spec = objectOf(item.spec);
   const slim = (list: unknown): JsonObject[] | undefined =>
-    Array.isArray(list) ? list.filter(isObject).map((c) => ({ name: c.name, ...(c.restartPolicy === undefined ? {} : { restartPolicy: c.restartPolicy }) })) : undefined;
+    Array.isArray(list) ? list.filter(isObject).map((c) => ({ name: c.name, image: c.image, ...(c.restartPolicy === undefined ? {} : { restartPolicy: c.restartPolicy }) })) : undefined;
   const kept = { ...metadata };
   delete kept.managedFields;
   const initContainers = slim(spec?.initContainers);
@@ -52,9 +56,10 @@ export function fencePatch(pod: Pod, fence: FenceValues): JsonPatchOperation[] {
   return ops;
 }
 
-/** {@link FenceCluster} through `client`. */
-export function kubeFenceCluster(client: KubeClient, options: PodListOptions = {}): FenceCluster {
+/** {@link FenceCluster} through `client`; the revisions are read from `revisionNamespace`. */
+export function kubeFenceCluster(client: KubeClient, revisionNamespace: string, options: PodListOptions = {}): FenceCluster {
   const versions = discoveredSidecarSetVersion(client);
+  const revisions = kubeRevisionStore(client, revisionNamespace, { versions });
   const getPod = kubePodGetter(client);
   const writer = kubePodWriter(client);
   return {
@@ -76,6 +81,12 @@ export function kubeFenceCluster(client: KubeClient, options: PodListOptions = {
     async sidecarSets(signal) {
       return (await listSidecarSets(client, versions, signal, keptSidecarSet)).items;
     },
+    async namespaceLabels(signal) {
+      const items = (await listAll(client, '/api/v1/namespaces', {}, 'list namespaces', signal)).items;
+      return new Map(items.map((ns) => [stringOf(objectOf(ns.metadata)?.name) ?? '', labelsOf(ns)] as const));
+    },
+    podWebhook: (signal) => kubePodWebhook(client).selectors(signal),
+    revisions: (signal) => revisions.listAll(signal),
     getPod: (namespace, name, signal) => getPod(namespace, name, signal),
     async patchPod(pod, fence, signal) {
       try {

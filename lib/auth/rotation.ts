@@ -23,15 +23,18 @@
  * SidecarSet CRD's conversion webhook (`spec.conversion.webhook.clientConfig.url`):
  * its URL carries the same secret and is rotated and repaired with them.
  *
- * Before any step, every pass repairs: a webhook of the project's
- * configurations whose URL carries a secret-shaped last segment that is
- * neither the current nor the previous secret (a saved copy re-applied
- * after a rotation, by hand or by a GitOps tool) is pointed at once at the
- * secret every function accepts now: the previous one while the new one
- * propagates, the current one otherwise. Such a copy would otherwise refuse
- * every pod creation and SidecarSet write until someone noticed. A URL
- * without a secret-shaped segment (a service reference, another path) is
- * not ours to guess at and is left alone.
+ * Before any step, every pass repairs: a webhook of a URL the deployment
+ * made whose last segment is neither the current nor the previous secret
+ * (a saved copy re-applied after a rotation, by hand or by a GitOps tool;
+ * `x`, `..`, an empty segment or any other text a stolen reconciler
+ * credential wrote before the admission-config policy held the segment to
+ * the secret's shape, issue 45) is pointed at once at the secret every
+ * function accepts now: the previous one while the new one propagates, the
+ * current one otherwise, and told (`tellRepaired`: a Warning Event; the
+ * WebhooksRepointed metric and its alarm count them). Such a copy would
+ * otherwise refuse every pod creation and SidecarSet write until someone
+ * noticed. A webhook pointing elsewhere (a service reference, another
+ * host or path) is not ours to guess at: refused, below.
  *
  * A secret is only ever written into a URL the deployment made: its origin
  * and path up to the secret must be one of `deployed` (the stack's Function
@@ -131,6 +134,14 @@ export interface RotationPorts {
    * Undefined when this pass does not know them: then nothing is written.
    */
   deployed: readonly string[] | undefined;
+  /** Tells the webhooks this pass repaired (lib/webhook-config/refused-webhooks.ts: a Warning Event on each configuration). */
+  tellRepaired?: (repaired: readonly RepairedWebhook[], signal?: AbortSignal) => Promise<void>;
+}
+
+/** A webhook the pass pointed back at an accepted secret. */
+export interface RepairedWebhook {
+  configuration: WebhookEndpoint['configuration'];
+  webhook: string;
 }
 
 type Phase = 'propagating' | 'draining';
@@ -206,7 +217,7 @@ export function describeRefused(refused: RefusedWebhook): string {
   return `${refused.configuration} webhook "${refused.webhook}" points at ${refused.pointsAt}${refused.pointsAt.endsWith('/') ? '…' : ''}, which the deployment did not make`;
 }
 
-function describe(endpoint: WebhookEndpoint): string {
+function describe(endpoint: Pick<WebhookEndpoint, 'configuration' | 'webhook'>): string {
   return `${endpoint.configuration} webhook "${endpoint.webhook}"`;
 }
 
@@ -234,28 +245,39 @@ async function repoint(webhooks: WebhookUrls, endpoints: readonly WebhookEndpoin
   return foreign;
 }
 
-/** A last path segment that can only be a secret: base64url, as long as the shortest secret the functions accept. */
+/** A last path segment that may be a secret (so is redacted from messages): base64url, as long as the shortest secret the functions accept. */
 const SECRET_SHAPED = new RegExp(`^[A-Za-z0-9_-]{${MIN_SECRET_LENGTH},}$`);
 
 /**
- * Points every webhook of a deployed URL whose last segment is
- * secret-shaped but not `accepted` at `target`, adding each one it
- * repointed to `repaired` and each stale secret it saw to `known` (for
- * redaction) as it goes. Webhooks pointing elsewhere are added to
+ * Points every webhook of a deployed URL whose last segment is not
+ * `accepted` (whatever it holds, empty included) at `target`, adding each
+ * one it repointed to `repaired` and each stale secret it saw to `known`
+ * (for redaction) as it goes. Webhooks pointing elsewhere are added to
  * `refused` and never written.
  */
-async function repairStale(ports: RotationPorts & { deployed: readonly string[] }, accepted: readonly string[], target: string, told: { repaired: string[]; refused: RefusedWebhook[] }, known: (string | undefined)[], signal?: AbortSignal): Promise<void> {
+async function repairStale(ports: RotationPorts & { deployed: readonly string[] }, accepted: readonly string[], target: string, told: { repaired: RepairedWebhook[]; refused: RefusedWebhook[] }, known: (string | undefined)[], signal?: AbortSignal): Promise<void> {
   const endpoints = (await ports.webhooks.list(signal)) ?? [];
   for (const endpoint of endpoints) {
     if (!isDeployed(endpoint, ports.deployed)) {
       told.refused.push(refusedOf(endpoint));
       continue;
     }
-    const secret = secretOfUrl(endpoint.url);
-    if (secret === undefined || accepted.includes(secret) || !SECRET_SHAPED.test(secret)) continue;
-    known.push(secret);
+    const secret = secretOfUrl(endpoint.url) ?? '';
+    if (accepted.includes(secret)) continue;
+    if (SECRET_SHAPED.test(secret)) known.push(secret);
     await ports.webhooks.setUrl(endpoint, withSecret(endpoint.url, target), signal);
-    told.repaired.push(describe(endpoint));
+    told.repaired.push({ configuration: endpoint.configuration, webhook: endpoint.webhook });
+  }
+}
+
+/** Tells the repairs (never throws: a failure to tell is said in the result's detail). */
+async function tellRepairs(ports: RotationPorts, repaired: readonly RepairedWebhook[], signal?: AbortSignal): Promise<string | undefined> {
+  if (repaired.length === 0 || ports.tellRepaired === undefined) return undefined;
+  try {
+    await ports.tellRepaired(repaired, signal);
+    return undefined;
+  } catch (error) {
+    return `the repair could not be told: ${errorMessage(error)}`;
   }
 }
 
@@ -265,12 +287,17 @@ async function repairStale(ports: RotationPorts & { deployed: readonly string[] 
  */
 export async function rotateWebhookSecret(ports: RotationPorts, settings: RotationSettings, signal?: AbortSignal): Promise<RotationResult> {
   const known: (string | undefined)[] = [];
-  const told = { repaired: [] as string[], refused: [] as RefusedWebhook[] };
-  const withRepairs = (result: RotationResult): RotationResult => ({
-    ...result,
-    ...(told.repaired.length > 0 ? { repaired: told.repaired } : {}),
-    ...(told.refused.length > 0 ? { refused: told.refused } : {}),
-  });
+  const told = { repaired: [] as RepairedWebhook[], refused: [] as RefusedWebhook[] };
+  const withRepairs = async (result: RotationResult): Promise<RotationResult> => {
+    const untold = await tellRepairs(ports, told.repaired, signal);
+    const detail = [result.detail, untold].filter((d) => d !== undefined).join('; ');
+    return {
+      ...result,
+      ...(detail === '' ? {} : { detail: redact(detail, known) }),
+      ...(told.repaired.length > 0 ? { repaired: told.repaired.map(describe) } : {}),
+      ...(told.refused.length > 0 ? { refused: told.refused } : {}),
+    };
+  };
   try {
     const doc = parseSecretDocument(await ports.store.read(signal));
     known.push(doc.current, doc.previous);
@@ -281,7 +308,7 @@ export async function rotateWebhookSecret(ports: RotationPorts, settings: Rotati
     // While a new secret propagates, some warm function may not know it yet: the previous one is the one all accept.
     const target = doc.previous !== undefined && doc.rotation?.phase === 'propagating' ? doc.previous : doc.current;
     await repairStale({ ...ports, deployed }, [doc.current, ...(doc.previous === undefined ? [] : [doc.previous])], target, told, known, signal);
-    return withRepairs(await rotationStep({ ...ports, deployed }, settings, doc, known, told.refused, signal));
+    return await withRepairs(await rotationStep({ ...ports, deployed }, settings, doc, known, told.refused, signal));
   } catch (error) {
     const problem = error instanceof CallerSecretError ? error.message : errorMessage(error);
     return withRepairs({ step: 'failed', detail: redact(problem, known) });

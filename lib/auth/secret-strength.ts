@@ -36,7 +36,7 @@
 import { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import { adjacencyGraphs, dictionary as commonDictionary } from '@zxcvbn-ts/language-common';
 import { dictionary as englishDictionary } from '@zxcvbn-ts/language-en';
-import { CallerSecretError, checkSecret, parseSecretValue, SECRET_HOWTO, type CallerSecrets } from './caller-auth.ts';
+import { CallerSecretError, checkSecret, MIN_SECRET_LENGTH, parseSecretValue, SECRET_HOWTO, type CallerSecrets } from './caller-auth.ts';
 
 /** What a caller secret must carry at least: the strength of a 128-bit key. */
 export const MIN_SECRET_BITS = 128;
@@ -83,16 +83,30 @@ export function estimatedSecretBits(secret: string): number {
   return Math.min(zxcvbnBits, text.length * shannonPerChar(text));
 }
 
-/** Checks a secret's form (checkSecret), then refuses it when it is guessable, saying how to make a good one. */
+/**
+ * Checks a secret's form (checkSecret), then refuses it when it is
+ * guessable, saying how to make a good one. The form the project generates
+ * is 32 random bytes, base64url: so its first {@link MIN_SECRET_LENGTH}
+ * characters alone must carry the {@link MIN_SECRET_BITS}, and then the
+ * whole. A phrase long enough to add up past the floor word by word
+ * (`sidecarset-webhook-secret-prod-eu-west-1-cluster-a`, about 141 bits
+ * whole) is refused by its first 43 characters (about 123); a generated
+ * secret's score some 137 or more (docs/OPERATIONS.md).
+ */
 export function checkSecretStrength(secret: string, what: string): void {
   // The form first: it bounds the length, so a huge value is refused before it is judged.
   checkSecret(secret, what);
-  const bits = estimatedSecretBits(secret);
-  if (bits < MIN_SECRET_BITS) {
-    throw new CallerSecretError(
-      `${what} is too predictable (words, names, dates, keyboard runs, repeated or sequential characters, or too few distinct ones: about ${Math.floor(bits)} random bits, at least ${MIN_SECRET_BITS} needed); ${SECRET_HOWTO}`,
-    );
-  }
+  const head = secret.slice(0, MIN_SECRET_LENGTH);
+  const headBits = estimatedSecretBits(head);
+  if (headBits < MIN_SECRET_BITS) throw predictable(what, headBits, secret.length > head.length ? ` in its first ${MIN_SECRET_LENGTH} characters, where a generated secret's 32 random bytes are, however long the rest (a phrase is not a secret)` : '');
+  const bits = secret.length === head.length ? headBits : estimatedSecretBits(secret);
+  if (bits < MIN_SECRET_BITS) throw predictable(what, bits, '');
+}
+
+function predictable(what: string, bits: number, where: string): CallerSecretError {
+  return new CallerSecretError(
+    `${what} is too predictable (words, names, dates, keyboard runs, repeated or sequential characters, or too few distinct ones: about ${Math.floor(bits)} random bits, at least ${MIN_SECRET_BITS} needed${where}); ${SECRET_HOWTO}`,
+  );
 }
 
 /** parseSecretValue, then each secret judged as checkSecretStrength judges it: for the places a secret comes in. */

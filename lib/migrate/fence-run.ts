@@ -8,10 +8,13 @@
  */
 import { errorMessage } from '../errors.ts';
 import type { Pod } from '../kube/types.ts';
+import type { PodWebhookSelectors } from '../ports.ts';
 import { podKey } from '../sidecarset/pod-state.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
+import type { NamespaceLabels } from '../sidecarset/match.ts';
+import type { ControllerRevision } from '../sidecarset/revisions.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
-import { fenceDecision, type FenceDecision, type FenceValues } from './fence-backfill.ts';
+import { declaredImages, fenceDecision, type FenceContext, type FenceDecision, type FenceValues } from './fence-backfill.ts';
 
 /** What the tool reads and writes. */
 export interface FenceCluster {
@@ -23,6 +26,12 @@ export interface FenceCluster {
   podPages(namespace: string | undefined, signal?: AbortSignal): AsyncIterable<Pod[]>;
   /** Every stored SidecarSet. */
   sidecarSets(signal?: AbortSignal): Promise<SidecarSet[]>;
+  /** Every namespace's labels. */
+  namespaceLabels(signal?: AbortSignal): Promise<NamespaceLabels>;
+  /** pod-inject's selectors as registered; undefined when the project's configuration holds no pod-inject webhook. */
+  podWebhook(signal?: AbortSignal): Promise<PodWebhookSelectors | undefined>;
+  /** Every SidecarSet ControllerRevision of the revision namespace. */
+  revisions(signal?: AbortSignal): Promise<readonly ControllerRevision[]>;
   /** The pod as stored now; undefined when it is gone. */
   getPod(namespace: string, name: string, signal?: AbortSignal): Promise<Pod | undefined>;
   /**
@@ -49,13 +58,20 @@ export interface FenceSummary {
 
 const fenceText = (d: FenceValues): string => `rollout-containers=${JSON.stringify(d.containers)} rollout-annotations=${JSON.stringify(d.keys)}`;
 
+/** What each pod is judged against, read once for the run. */
+async function fenceContext(cluster: FenceCluster, signal?: AbortSignal): Promise<FenceContext> {
+  const [sets, namespaceLabels, webhook, revisions] = await Promise.all([cluster.sidecarSets(signal), cluster.namespaceLabels(signal), cluster.podWebhook(signal), cluster.revisions(signal)]);
+  const byName = new Map(sets.map((set) => [sidecarSetName(set), set] as const));
+  return { sets: byName, namespaceLabels, webhook, declaredImages: declaredImages(byName, revisions) };
+}
+
 /**
  * Fences every unfenced pod Kruise (or an earlier pod-inject) injected;
  * `out` gets one line per pod and none for the summary (see {@link formatFenceSummary}).
- * @throws what reading the sets or the pod list throws (the cluster cannot be read).
+ * @throws what reading the sets, namespaces, pod-inject's registration, the revisions or the pod list throws (the cluster cannot be read).
  */
 export async function runFenceBackfill(cluster: FenceCluster, options: FenceRunOptions, out: (line: string) => void, signal?: AbortSignal): Promise<FenceSummary> {
-  const sets = new Map((await cluster.sidecarSets(signal)).map((set) => [sidecarSetName(set), set] as const));
+  const context = await fenceContext(cluster, signal);
   const summary: FenceSummary = { injected: 0, fenced: 0, alreadyFenced: 0, skipped: 0, failed: 0 };
   /** Pods seen, by uid (or key): a list started over after its continue token expired does not report them again. */
   const done = new Set<string>();
@@ -121,7 +137,7 @@ export async function runFenceBackfill(cluster: FenceCluster, options: FenceRunO
         report(current, { kind: 'gone' });
         return;
       }
-      const again = fenceDecision(reread, sets);
+      const again = fenceDecision(reread, context);
       if (again.kind !== 'fence') {
         report(reread, again);
         return;
@@ -136,7 +152,7 @@ export async function runFenceBackfill(cluster: FenceCluster, options: FenceRunO
       const id = pod.metadata?.uid ?? podKey(pod);
       if (done.has(id)) continue;
       done.add(id);
-      const decision = fenceDecision(pod, sets);
+      const decision = fenceDecision(pod, context);
       if (decision.kind === 'not-injected') continue;
       summary.injected++;
       if (decision.kind === 'fence' && !options.dryRun) await fence(pod, decision);

@@ -1,8 +1,11 @@
 /**
  * What a rollout may write to a pod under the pod policy's rollout fence
- * (lib/sidecarset/rollout-fence.ts; infra/k8s/rbac.yaml): re-image only the
- * containers pod-inject recorded, add or change only the annotation keys it
- * recorded, besides the SidecarSet bookkeeping. The reconciler checks this
+ * (lib/sidecarset/rollout-fence.ts; infra/k8s/rbac.yaml): nothing at all in
+ * a pod without the fence, its bookkeeping included (issue 45: bookkeeping a
+ * stolen credential forged on an unfenced pod is what `migrate fence` would
+ * have trusted); in a fenced pod, re-image only the containers pod-inject
+ * recorded, add or change only the annotation keys it recorded, besides the
+ * SidecarSet bookkeeping. The reconciler checks this
  * itself before it writes, so that a pod the policy would refuse (422) is
  * set aside and told (its SidecarSetUpgradable condition and a Warning Event
  * on the set, lib/status-sync/set-pass.ts) rather than tried again and
@@ -29,21 +32,22 @@ export class FencedPodError extends Error {
   }
 }
 
-/** Whether the policy lets the reconciler add or change `key` in a pod with `fence`. */
+/** Whether the policy lets the reconciler add or change `key` in a pod with `fence` (nothing in a pod without one). */
 export function fenceAllowsKey(fence: RolloutFence | undefined, key: string): boolean {
-  return BOOKKEEPING.test(key) || (fence !== undefined && fence.keys.has(key) && !SYSTEM_DOMAIN.test(key));
+  return fence !== undefined && (BOOKKEEPING.test(key) || (fence.keys.has(key) && !SYSTEM_DOMAIN.test(key)));
 }
 
 /**
- * Throws {@link FencedPodError} unless every container of `names` is one
- * pod-inject recorded as injected into `pod`.
+ * Throws {@link FencedPodError} unless `pod` carries the fence and every
+ * container of `names` is one pod-inject recorded as injected into it: a
+ * rollout's write always changes bookkeeping, which the policy admits on
+ * fenced pods only.
  */
-export function assertFenceAllowsImages(pod: Pod, names: readonly string[]): void {
-  if (names.length === 0) return;
+export function assertFenceAdmitsRollout(pod: Pod, names: readonly string[]): void {
   const fence = rolloutFenceOf(pod);
   if (fence === undefined) {
     throw new FencedPodError(
-      `the pod carries no ${ANNOTATION_FENCE_CONTAINERS} annotation (created before pod-inject wrote it, or not injected by it), so the pod policy lets no container of it be re-imaged: recreate the pod, or have an administrator record its sidecars (docs/OPERATIONS.md, "What the pod policy cannot see, and the rollout fence")`,
+      `the pod carries no ${ANNOTATION_FENCE_CONTAINERS} annotation (created before pod-inject wrote it, or not injected by it), so the pod policy lets the reconciler change nothing in it, neither an image nor the SidecarSet bookkeeping: recreate the pod, or have an administrator record its sidecars with migrate fence (docs/OPERATIONS.md, "What the pod policy cannot see, and the rollout fence")`,
     );
   }
   const outside = names.filter((n) => !fence.containers.has(n));

@@ -26,7 +26,7 @@ import {
 } from '../sidecarset/types.ts';
 import type { HotFlip } from '../sidecarset/hot-swapping.ts';
 import { hotUpgradeChanges, type HotUpgradeChange } from './hot-swap.ts';
-import { assertFenceAllowsImages, heldKeys } from './fence-check.ts';
+import { assertFenceAdmitsRollout, heldKeys } from './fence-check.ts';
 import { imageChanges } from './plan.ts';
 import { ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_WORKING_HOTUPGRADE, containerImageId, podAnnotations, setContainers, setHash } from '../sidecarset/pod-state.ts';
 
@@ -238,9 +238,10 @@ function switchWorking(annotations: Record<string, string>, set: SidecarSet, cha
  * the injected list when missing; `patchPodMetadata` applied again. Nothing
  * else is touched. An unreadable hash annotation is replaced by this set's
  * entry alone (Kruise does the same).
- * Under the pod policy's rollout fence (fence-check.ts): a container the
- * fence does not list is not re-imaged (FencedPodError), and a
- * `patchPodMetadata` key it does not list is left out.
+ * Under the pod policy's rollout fence (fence-check.ts): a pod without the
+ * fence is not written at all and a container the fence does not list is
+ * not re-imaged (FencedPodError); a `patchPodMetadata` key it does not list
+ * is left out.
  * @throws UnpatchablePodError without a resourceVersion on the pod (or, for hot sidecars, on the set); PatchPodMetadataError; FencedPodError.
  */
 export function podUpdatePatch(input: PodUpdateInput): JsonPatchOperation[] {
@@ -251,7 +252,7 @@ export function podUpdatePatch(input: PodUpdateInput): JsonPatchOperation[] {
   const hot = hotUpgradeChanges(pod, set);
   const images = imageChanges(pod, set, hot);
   // The containers hot-swapped are re-imaged too (one of each pair, in `images`); both must be fenced in.
-  assertFenceAllowsImages(pod, Object.keys(images));
+  assertFenceAdmitsRollout(pod, Object.keys(images));
   ops.push(...imageOps(pod, images));
 
   const before = podAnnotations(pod);
@@ -296,12 +297,12 @@ export interface PodFlipInput {
  * working partner's alt version "0"; their pre-flip imageIDs in the in-place
  * update state. The hash annotations are not touched (the pod was counted
  * updated by its upgrade).
- * @throws UnpatchablePodError without a resourceVersion; FencedPodError for a container outside the pod's rollout fence.
+ * @throws UnpatchablePodError without a resourceVersion; FencedPodError for a pod without the fence or a container outside it.
  */
 export function podFlipPatch(input: PodFlipInput): JsonPatchOperation[] {
   const { pod, set, flips } = input;
   const ops: JsonPatchOperation[] = [guard(pod)];
-  assertFenceAllowsImages(pod, flips.map((f) => f.container));
+  assertFenceAdmitsRollout(pod, flips.map((f) => f.container));
   ops.push(...imageOps(pod, Object.fromEntries(flips.map((f) => [f.container, f.emptyImage]))));
   const before = podAnnotations(pod);
   const after: Record<string, string> = { ...before };

@@ -14,6 +14,7 @@
  *   system namespaces, the deployment's extra excluded ones, or namespaces
  *   labelled with the opt-out label.
  */
+import { isObject, objectOf } from '../kube/json.ts';
 import { FUNCTION_DESCRIPTORS, type FailurePolicy, type WebhookRegistration } from '../webhooks/descriptors.ts';
 import type { AdmissionFunctionName } from '../webhooks/registry.ts';
 
@@ -100,13 +101,50 @@ export function registeredIn(kind: WebhookRegistration['in']): Registered[] {
   return FUNCTION_DESCRIPTORS.filter((d): d is Registered => d.caller.in === kind);
 }
 
+/** A namespace's name: a DNS-1123 label. */
+const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * The namespaces never sent to pod-inject: the system ones and the deployment's extra ones, each once.
+ * @throws ManifestOptionsError for a name that cannot be a namespace's.
+ */
+export function excludedNamespaces(extra: readonly string[] = []): string[] {
+  const bad = extra.find((n) => !NAMESPACE_NAME.test(n));
+  if (bad !== undefined) throw new ManifestOptionsError(`${JSON.stringify(bad)} cannot be a namespace's name (lowercase letters, digits and '-', at most 63, starting and ending alphanumeric)`);
+  return [...new Set([...SYSTEM_NAMESPACES, ...extra])];
+}
+
+/** The eviction policy's name in infra/k8s/rbac.yaml, and its variable naming the namespaces kept from pod-inject. */
+export const EVICTION_POLICY_NAME = 'sidecarset-status-sync-evictions';
+const EXCLUDED_VARIABLE = 'excludedNamespaces';
+
+/**
+ * The RBAC objects with the eviction policy's excluded namespaces set to
+ * `excluded` (a CEL list of string literals: namespace names are DNS
+ * labels, nothing to escape), so the reconciler may evict in no namespace
+ * the webhook configurations keep from pod-inject.
+ * @throws ManifestOptionsError when the policy or its variable is missing (a changed rbac.yaml).
+ */
+export function withEvictionNamespaces(objects: readonly unknown[], excluded: readonly string[]): unknown[] {
+  type Variable = { name: string; expression: string };
+  const isPolicy = (object: unknown): object is { spec: { variables: Variable[] } } & Record<string, unknown> =>
+    isObject(object) && object.kind === 'ValidatingAdmissionPolicy' && objectOf(object.metadata)?.name === EVICTION_POLICY_NAME && Array.isArray(objectOf(object.spec)?.variables);
+  const policy = objects.find(isPolicy);
+  if (policy === undefined || !policy.spec.variables.some((v) => v.name === EXCLUDED_VARIABLE)) {
+    throw new ManifestOptionsError(`rbac.yaml has no ValidatingAdmissionPolicy ${EVICTION_POLICY_NAME} with a variable ${EXCLUDED_VARIABLE}`);
+  }
+  const expression = `[${excluded.map((n) => `'${n}'`).join(', ')}]`;
+  const variables = policy.spec.variables.map((v) => (v.name === EXCLUDED_VARIABLE ? { ...v, expression } : v));
+  return objects.map((object) => (object === policy ? { ...policy, spec: { ...policy.spec, variables } } : object));
+}
+
 /** Both webhook configurations, as API objects: one webhook per descriptor registered in each. */
 export function renderWebhookConfigurations(options: WebhookRenderOptions): Record<string, unknown>[] {
   const timeoutSeconds = options.timeoutSeconds ?? 10;
   if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 30) {
     throw new ManifestOptionsError(`timeoutSeconds must be an integer from 1 to 30, got ${timeoutSeconds}`);
   }
-  const excluded = [...new Set([...SYSTEM_NAMESPACES, ...(options.excludedNamespaces ?? [])])];
+  const excluded = excludedNamespaces(options.excludedNamespaces);
   const metadata = { name: WEBHOOK_CONFIGURATION_NAME, labels: { 'app.kubernetes.io/part-of': 'serverless-sidecarset' } };
   return (['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'] as const).map((kind) => ({
     apiVersion: 'admissionregistration.k8s.io/v1',

@@ -86,4 +86,72 @@ sidecar's and a HotUpgrade pair's images, the SidecarSetUpgradable
 condition, and the reconciler's patch for a set that named a key after the
 pod was created (the image rolls, the key is left out and told in a
 \`PatchPodMetadataHeld\` Event).`,
+  `## Forged bookkeeping, secret segments, gated pods and evictions (issue 45)
+
+Written from the integration suites named below (kube-apiserver v1.36.3,
+2026-12-07, the two shared cores at load average 15–19), not by a case of
+\`npm run reliability\`.
+
+**Forged bookkeeping fenced by the administrator**
+(\`test/migrate/fence.integration.test.ts\`, the issue's chain). As
+\`sidecarset-status-sync\`: \`kruise.io/sidecarset-hash\` written on two
+unfenced pods of \`tenant-b\` (one naming a set whose \`patchPodMetadata\`
+writes \`iam.amazonaws.com/role\`, one naming the log-agent set for a pod
+carrying its own \`log-agent\` container) and one of \`kube-system\`; then the
+same text written by the administrator and \`migrate fence\` run as the
+administrator; then, as the reconciler, \`iam.amazonaws.com/role:
+…:role/admin\` on all three and a new image for the tenant's \`log-agent\`.
+**Held** at every step: the forgery refused with 422 (bookkeeping only on
+a pod carrying the fence), the three pods skipped by \`migrate fence\` with
+their reasons (the set does not select the pod; pod-inject is never called
+for kube-system), the role and the re-image refused with 422. Before: all
+three fenced, the role written, the container re-imaged (the issue's
+report). \`migrate fence\` now also skips a container running an image
+neither the set nor its ControllerRevisions declare, and a hash entry whose
+\`sidecarList\` is empty (\`test/migrate/fence-backfill.test.ts\`).
+
+**Secret segments**
+(\`test/identities/admission-config-policy.integration.test.ts\`). As the
+reconciler, pod-inject's and the CRD conversion's last URL segment set to
+\`x\`, \`..\`, \`.\`, the empty string, \`a@evil.example.com\`,
+\`..%2Fpod-change%2F<secret>\` and 1,025 base64url characters: **held**, each
+refused with 422 naming \`sidecarset-status-sync-admission-config\`. (A query
+string is refused by the API server's own validation.) Still possible: a
+well-shaped wrong secret, admitted; one pass as the reconciler points it
+back at the current secret and records a \`WebhookSecretRepaired\` Event
+(write, pass and Event 687 ms here), and counts it in \`WebhooksRepointed\`,
+whose alarm fires on the first. The outage is therefore the time to the
+next full pass: at most \`statusSyncRateMinutes\` (default 1 minute) on AWS,
+\`STATUS_SYNC_INTERVAL_MS\` (30 s) on \`npm start\`, plus about a second.
+The repair now takes any segment that is neither the current nor the
+previous secret in a URL the deployment made (\`test/auth/rotation.test.ts\`);
+before, it took secret-shaped ones only, and \`x\` stood for 80 s and more.
+
+**Pods** (\`test/identities/writer-policy.integration.test.ts\`). As the
+reconciler: a \`nodeSelector\` and a node affinity on a pod that still has
+scheduling gates, and any bookkeeping change on a pod without the fence:
+**held**, 422. The pod policy's spec rule is an allow-list now: every spec
+field, and every field of each container but the fenced containers'
+images, stays as it is.
+
+**Evictions** (\`test/identities/eviction-policy.integration.test.ts\`, the
+policy as \`npm run manifests -- --exclude-namespace tools\` renders it): an
+eviction with a uid precondition in \`tools\`, \`kube-system\`,
+\`kube-public\` and \`kube-node-lease\`: **held**, 422; one in a served
+namespace is admitted. Not held by the API server: evicting a pod without a
+controller (the policy sees the Eviction, not the pod); the reconciler
+itself evicts only pods with one.
+
+**Descriptive secrets** (\`test/auth/secret-strength.test.ts\`):
+\`sidecarset-webhook-secret-prod-eu-west-1-cluster-a\` (141 bits whole) and
+\`my_company_name_kubernetes_webhook_secret_2026_v2\` (130 bits whole) are
+refused by their first 43 characters (123 and 111 bits), where a generated
+secret's 32 random bytes are; of 300 generated secrets of 32 and 64 bytes,
+the lowest first-43 estimate was 137 bits.
+
+Against the previous \`infra/k8s/rbac.yaml\` (commit 0ddafb6), the three suites
+above fail 37 of 74: the 18 attacks added here are admitted with 200 (14
+secret segments, the chain's forgery, bookkeeping on an unfenced pod, the
+gated pod's nodeSelector and affinity), and 19 refusals come with the old
+rules' words.`,
 ];

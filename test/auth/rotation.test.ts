@@ -46,9 +46,11 @@ function world(stored: Record<string, unknown>, urls: (string | undefined)[] | '
     },
   };
   let deployed: readonly string[] | undefined = DEPLOYED;
-  const step = () => rotateWebhookSecret({ store, webhooks, now: () => new Date(time), newSecret: () => NEW, deployed }, settings);
+  const ports = () => ({ store, webhooks, now: () => new Date(time), newSecret: () => NEW, deployed });
+  const step = () => rotateWebhookSecret(ports(), settings);
   return {
     step,
+    ports,
     fail,
     writes,
     patches,
@@ -126,11 +128,21 @@ describe('rotateWebhookSecret', () => {
     expect(w.writes).toEqual([]);
   });
 
-  it('does not start while a webhook points elsewhere (no secret in its URL), naming it', async () => {
-    const w = world({ current: OLD }, [`https://a.example/pod-inject/${OLD}`, `https://b.example/sidecarset-default/${ELSEWHERE}`]);
-    const result = await w.step();
-    expect(result).toEqual({ step: 'skipped', detail: 'MutatingWebhookConfiguration webhook "hook-1" do not carry the current secret: re-render and apply the manifests' });
-    expect(w.writes).toEqual([]);
+  // Issue 45, item 2: a segment that is no secret is repaired too, not left for someone to notice.
+  it.each([['x'], ['..'], ['.'], [''], ['a@evil.example.com'], [`..%2Fpod-change%2F${OLD}`]])('repairs a deployed webhook whose segment is %j, and tells it', async (segment) => {
+    const told: unknown[] = [];
+    const w = world({ current: OLD, rotatedAt: at(-1000) }, [`https://a.example/pod-inject/${OLD}`, `https://b.example/sidecarset-default/${segment}`]);
+    const result = await rotateWebhookSecret({ ...w.ports(), tellRepaired: (repaired) => Promise.resolve(void told.push(...repaired)) }, settings);
+    expect(result).toMatchObject({ step: 'waiting', repaired: ['MutatingWebhookConfiguration webhook "hook-1"'] });
+    expect(w.urls()).toEqual([`https://a.example/pod-inject/${OLD}`, `https://b.example/sidecarset-default/${OLD}`]);
+    expect(told).toEqual([{ configuration: 'MutatingWebhookConfiguration', webhook: 'hook-1' }]);
+  });
+
+  it('says so in the result when the repair cannot be told, and still repairs', async () => {
+    const w = world({ current: OLD, rotatedAt: at(-1000) }, [`https://a.example/pod-inject/x`]);
+    const result = await rotateWebhookSecret({ ...w.ports(), tellRepaired: () => Promise.reject(new Error('events are forbidden')) }, settings);
+    expect(result).toEqual({ step: 'waiting', detail: 'not due; the repair could not be told: events are forbidden', nextStepAt: at(settings.periodMs - 1000), repaired: ['MutatingWebhookConfiguration webhook "hook-0"'] });
+    expect(w.urls()).toEqual([`https://a.example/pod-inject/${OLD}`]);
   });
 
   it('finishes a rotation begun by hand (previous set, no state)', async () => {
@@ -189,7 +201,7 @@ describe('rotateWebhookSecret', () => {
     expect((await w.step()).step).toBe('finished');
   });
 
-  it('never touches a webhook pointing elsewhere (no secret in its URL), and keeps the old secret', async () => {
+  it('repairs a deployed webhook carrying no secret in its URL while the new one propagates, then rotates it on', async () => {
     const w = world({ current: OLD });
     await w.step();
     w.advance(90_000);
@@ -198,8 +210,8 @@ describe('rotateWebhookSecret', () => {
       { configuration: 'ValidatingWebhookConfiguration', webhook: 'elsewhere', index: 0, url: `https://x.example/${ELSEWHERE}` },
     ]);
     const result = await w.step();
-    expect(result).toEqual({ step: 'failed', detail: 'ValidatingWebhookConfiguration webhook "elsewhere" carry neither the old nor the new secret; not touched' });
-    expect(w.urls()).toEqual([`https://a.example/pod-inject/${NEW}`, `https://x.example/${ELSEWHERE}`]);
+    expect(result).toMatchObject({ step: 'webhooks-updated', repaired: ['ValidatingWebhookConfiguration webhook "elsewhere"'] });
+    expect(w.urls()).toEqual([`https://a.example/pod-inject/${NEW}`, `https://x.example/${NEW}`]);
     expect(w.stored()).toMatchObject({ previous: OLD });
   });
 

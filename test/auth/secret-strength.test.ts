@@ -104,6 +104,24 @@ describe('checkSecretStrength refuses a predictable secret', () => {
     }).toThrow(/^WEBHOOK_SECRET is too predictable \(words, /);
   });
 
+  // Issue 45, item 6: long enough to add up past the floor word by word (141 and 130 bits whole), but not the generated form.
+  it.each(['sidecarset-webhook-secret-prod-eu-west-1-cluster-a', 'my_company_name_kubernetes_webhook_secret_2026_v2'])('refuses the descriptive secret %s by its first 43 characters, saying why and how to generate one', (secret) => {
+    expect(estimatedSecretBits(secret)).toBeGreaterThan(MIN_SECRET_BITS);
+    expect(() => {
+      checkSecretStrength(secret, 'WEBHOOK_SECRET');
+    }).toThrow(/^WEBHOOK_SECRET is too predictable \(.*about \d+ random bits, at least 128 needed in its first 43 characters, where a generated secret's 32 random bytes are, however long the rest \(a phrase is not a secret\)\); generate one with: openssl rand/);
+  });
+
+  it('passes generated secrets of 32 and 64 random bytes, and a generated secret with a suffix', () => {
+    for (let i = 0; i < 20; i++) {
+      for (const secret of [randomBytes(32).toString('base64url'), randomBytes(64).toString('base64url'), `${randomBytes(32).toString('base64url')}-prod-eu-west-1`]) {
+        expect(() => {
+          checkSecretStrength(secret, 'WEBHOOK_SECRET');
+        }).not.toThrow();
+      }
+    }
+  });
+
   it('with a message saying how to generate one, and without quoting the value', () => {
     const secret = 'a'.repeat(43);
     const check = () => {

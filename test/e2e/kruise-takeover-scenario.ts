@@ -456,7 +456,7 @@ export function describeKruiseTakeover(line: KruiseLine): void {
       const err: string[] = [];
       const fenceCode = await runMigrate(['fence', '-n', NS], { out: (t) => out.push(t), err: (t) => err.push(t) }, () => {
         const client = kubeConfigClient(parseKubeConfig(stack.cp.kubeconfig('admin'), 'admin kubeconfig'));
-        return Promise.resolve({ reads: kubeMigrationReads(client), revisionNamespace: KRUISE_NAMESPACE, server: stack.cp.url, fence: kubeFenceCluster(client) });
+        return Promise.resolve({ reads: kubeMigrationReads(client), revisionNamespace: KRUISE_NAMESPACE, server: stack.cp.url, fence: kubeFenceCluster(client, KRUISE_NAMESPACE) });
       });
       expect(err.join('')).toBe('');
       expect(out.join('')).toContain(`${PODS.length} pod(s) carry kruise.io/sidecarset-hash: ${PODS.length} fenced, 0 already fenced, 0 skipped, 0 failed`);

@@ -17,7 +17,9 @@ import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { startControlPlane, type ControlPlane, type ControlPlaneResponse, type ControlPlaneUser } from '../../control-plane/harness.ts';
 import { kubeWebhookUrls } from '../../lib/adapters/kube-webhook-configurations.ts';
 import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
-import { secretOfUrl } from '../../lib/auth/rotation.ts';
+import { kubeAdmissionConfigEventSink } from '../../lib/adapters/kube-events.ts';
+import { rotateWebhookSecret, secretOfUrl, urlPrefixOf } from '../../lib/auth/rotation.ts';
+import { repairTeller, WEBHOOK_SECRET_REPAIRED } from '../../lib/webhook-config/refused-webhooks.ts';
 import { CRD_NAME } from '../../lib/crd/sidecarset-crd.ts';
 import { renderWebhookConfigurations, WEBHOOK_CONFIGURATION_NAME } from '../../lib/webhook-config/webhook-configurations.ts';
 import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
@@ -92,9 +94,38 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
     });
   });
 
+  // Issue 45, item 2: what is still possible, a well-shaped wrong secret, and what ends it: the next pass, told.
+  describe('a well-shaped wrong secret', () => {
+    it('is admitted, and one pass as the reconciler points it back at the current secret and records a WebhookSecretRepaired Event', async () => {
+      const client = kubeConfigClient(parseKubeConfig(cp().kubeconfig('status-sync'), 'status-sync kubeconfig'));
+      const urls = kubeWebhookUrls(client);
+      const before = await urlOf(MUTATING);
+      const current = secretOfUrl(before) ?? '';
+      expect((await patch('status-sync', MUTATING, [{ op: 'replace', path: `/webhooks/${P}/clientConfig/url`, value: withLast(before, secret()) }])).status).toBe(200);
+      const deployed = ((await urls.list()) ?? []).map((e) => urlPrefixOf(e.url ?? ''));
+      const store = { read: () => Promise.resolve(JSON.stringify({ current, rotatedAt: new Date().toISOString() })), write: () => Promise.reject(new Error('not due: nothing is stored')) };
+      const tellRepaired = repairTeller(kubeAdmissionConfigEventSink(client));
+      const result = await rotateWebhookSecret({ store, webhooks: urls, now: () => new Date(), deployed, tellRepaired }, { periodMs: 86_400_000, refreshMs: 60_000, marginMs: 30_000 });
+      expect(result).toMatchObject({ step: 'waiting', repaired: [expect.stringContaining('pod-inject.sidecarset.kruise.io')] });
+      expect(await urlOf(MUTATING)).toBe(before);
+      const events = JSON.parse((await cp().request('admin', 'GET', '/api/v1/namespaces/default/events')).body) as { items: { reason: string; involvedObject: { kind: string } }[] };
+      expect(events.items.filter((e) => e.reason === WEBHOOK_SECRET_REPAIRED).map((e) => e.involvedObject.kind)).toEqual(['MutatingWebhookConfiguration']);
+    });
+  });
+
   describe('everything else is refused, naming the policy and the rule', () => {
-    const webhookRule = 'may change only the secret (the last path segment of clientConfig.url) of the project\'s webhooks';
-    const crdRule = 'may change only the secret (the last path segment of the conversion webhook\'s clientConfig.url) of the SidecarSet CRD';
+    const webhookRule = 'may change only the secret (the last path segment of clientConfig.url, 43 to 1024 base64url characters) of the project\'s webhooks';
+    const crdRule = 'may change only the secret (the last path segment of the conversion webhook\'s clientConfig.url, 43 to 1024 base64url characters) of the SidecarSet CRD';
+    // Issue 45, item 2: segments that are no secret, which the old rule admitted (every pod creation then failed).
+    const noSecrets: [string, (url: string) => string][] = [
+      ['x', () => 'x'],
+      ['..', () => '..'],
+      ['.', () => '.'],
+      ['the empty string', () => ''],
+      ['a@evil.example.com', () => 'a@evil.example.com'],
+      ['..%2Fpod-change%2F<secret>', (url) => `..%2Fpod-change%2F${url.slice(url.lastIndexOf('/') + 1)}`],
+      ['1025 base64url characters', () => 'a'.repeat(1025)],
+    ];
     const metadataRule = 'may not change the labels, annotations, finalizers or owner references';
 
     it.each<[string, string, (url: string) => unknown[], string]>([
@@ -117,6 +148,8 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
       ['the CRD’s conversion repointed at another host', CRD, (url) => [{ op: 'replace', path: CONVERSION_URL, value: url.replace(/^https:\/\/[^/]+/, 'https://evil.example') }], crdRule],
       ['the CRD’s conversion webhook given another caBundle', CRD, () => [{ op: 'replace', path: '/spec/conversion/webhook/clientConfig/caBundle', value: evilCa }], crdRule],
       ['the CRD’s conversion turned off', CRD, () => [{ op: 'replace', path: '/spec/conversion', value: { strategy: 'None' } }], crdRule],
+      ...noSecrets.map(([what, segment]): [string, string, (url: string) => unknown[], string] => [`pod-inject’s secret segment set to ${what}`, MUTATING, (url) => [{ op: 'replace', path: `/webhooks/${P}/clientConfig/url`, value: withLast(url, segment(url)) }], webhookRule]),
+      ...noSecrets.map(([what, segment]): [string, string, (url: string) => unknown[], string] => [`the CRD conversion’s secret segment set to ${what}`, CRD, (url) => [{ op: 'replace', path: CONVERSION_URL, value: withLast(url, segment(url)) }], crdRule]),
     ])('refuses %s', async (_what, path, ops, rule) => {
       const before = await read(path);
       const url = path === CRD ? await conversionUrl() : await urlOf(path, path === MUTATING ? P : 0);

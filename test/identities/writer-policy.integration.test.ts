@@ -198,6 +198,35 @@ describeWithControlPlane('the webhooks’ and the reconciler’s identities on a
       expect(res.status).toBe(422);
     });
 
+    // Issue 45, item 1: forged bookkeeping on an unfenced pod is what `migrate fence` would have trusted.
+    it('refuses any bookkeeping change on a pod without the rollout fence, and admits it on a fenced one', async () => {
+      const injected = injectedPod(`pod-${seq++}`);
+      const fenced = await createPod(cp(), injected);
+      const annotations = { ...injected.metadata?.annotations };
+      delete annotations['serverless-sidecarset/rollout-containers'];
+      delete annotations['serverless-sidecarset/rollout-annotations'];
+      const bare = await createPod(cp(), { ...injected, metadata: { ...injected.metadata, name: `pod-${seq++}`, annotations } });
+      const forged = { metadata: { annotations: { 'kruise.io/sidecarset-hash': '{"role-set":{"hash":"h","sidecarSetName":"role-set","sidecarList":[]}}' } } };
+      for (const patch of [forged, { metadata: { annotations: { 'kruise.io/sidecarset-injected-list': null } } }]) {
+        const res = await patchPod('status-sync', bare, patch, MERGE);
+        expect(refusal(res)).toContain('denied request: sidecarset-status-sync may change only SidecarSet bookkeeping annotations and the patchPodMetadata keys pod-inject recorded (serverless-sidecarset/rollout-annotations), only on a pod carrying the rollout fence');
+      }
+      expect((await patchPod('status-sync', fenced, forged, MERGE)).status).toBe(200);
+    });
+
+    // Issue 45, item 4: spec fields a later Kubernetes made mutable (a gated pod's scheduling, since 1.27) stay the creator's.
+    it.each([
+      ['a nodeSelector', { spec: { nodeSelector: { 'kubernetes.io/hostname': 'attacker-node' } } }],
+      ['a node affinity', { spec: { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['attacker-node'] }] }] } } } } }],
+    ])('refuses %s on a pod with schedulingGates (the allow-list of spec fields)', async (_what, patch) => {
+      const gated = injectedPod(`pod-${seq++}`);
+      const pod = await createPod(cp(), { ...gated, spec: { ...gated.spec, containers: gated.spec?.containers ?? [], schedulingGates: [{ name: 'example.com/batch' }] } });
+      expect((await patchPod('admin', pod, { spec: { nodeSelector: { tier: 'batch' } } }, STRATEGIC)).status).toBe(200);
+      const now = await readPod(cp(), NS, pod.metadata?.name ?? '');
+      const res = await patchPod('status-sync', now ?? pod, patch, STRATEGIC);
+      expect(refusal(res)).toContain('denied request: sidecarset-status-sync may not change a pod\'s spec beyond sidecar images');
+    });
+
     it('refuses a pods/status patch changing anything but the SidecarSetUpgradable condition', async () => {
       const pod = await freshPod();
       const other = await patchPod('status-sync', pod, { status: { conditions: [{ type: 'Ready', status: 'True' }] } }, STRATEGIC, '/status');

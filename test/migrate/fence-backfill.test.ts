@@ -1,8 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Container, Pod } from '../../lib/kube/types.ts';
-import { fenceDecision, type FenceDecision } from '../../lib/migrate/fence-backfill.ts';
+import { declaredImages, fenceDecision, type FenceContext, type FenceDecision } from '../../lib/migrate/fence-backfill.ts';
 import { injectPod } from '../../lib/sidecarset/inject.ts';
 import { ANNOTATION_FENCE_CONTAINERS, ANNOTATION_FENCE_KEYS, withoutFence } from '../../lib/sidecarset/rollout-fence.ts';
+import type { ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 
@@ -40,7 +41,14 @@ function injected(sets: SidecarSet[], init: Container[] = []): { fenced: Pod; un
   return { fenced, unfenced: withoutFence(fenced) };
 }
 
-const byName = (...sets: SidecarSet[]): Map<string, SidecarSet> => new Map(sets.map((s) => [s.metadata?.name ?? '', s]));
+/** The sets by name (and `revisions`), in a cluster whose pod-inject serves every namespace but kube-system (as rendered). */
+const withRevisions = (sets: SidecarSet[], revisions: ControllerRevision[]): FenceContext => ({
+  sets: new Map(sets.map((s) => [s.metadata?.name ?? '', s])),
+  namespaceLabels: new Map<string, Record<string, string>>([['shop', { team: 'shop' }], ['kube-system', { 'kubernetes.io/metadata.name': 'kube-system' }], ['quiet', { 'sidecarset.kruise.io/injection': 'disabled' }]]),
+  webhook: { namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system'] }, { key: 'sidecarset.kruise.io/injection', operator: 'NotIn', values: ['disabled'] }] } },
+  declaredImages: declaredImages(sets.map((s) => [s.metadata?.name ?? '', s] as const), revisions),
+});
+const byName = (...sets: SidecarSet[]): FenceContext => withRevisions(sets, []);
 
 /** The pod with its hash annotation replaced. */
 function withHash(pod: Pod, value: unknown): Pod {
@@ -72,7 +80,7 @@ describe('fenceDecision: the fence pod-inject would have written', () => {
     expect(fenceDecision(unfenced, byName(now))).toEqual({ kind: 'fence', containers: 'native,proxy-1,proxy-2', keys: 'example.com/added,example.com/team' });
   });
 
-  it.each<[string, Pod, Map<string, SidecarSet>, FenceDecision]>([
+  it.each<[string, Pod, FenceContext, FenceDecision]>([
     ['a pod without kruise.io/sidecarset-hash is not the tool’s', { ...base, metadata: { name: 'p', annotations: {} } }, byName(a), { kind: 'not-injected' }],
     ['a pod already fenced is left alone', injected([a]).fenced, byName(a), { kind: 'fenced' }],
     ['a pod carrying one fence key only is left alone (a fence is never changed)', { ...base, metadata: { ...base.metadata, annotations: { ...base.metadata?.annotations, [ANNOTATION_FENCE_KEYS]: '' } } }, byName(a), { kind: 'fenced' }],
@@ -88,7 +96,43 @@ describe('fenceDecision: the fence pod-inject would have written', () => {
     expect(fenceDecision(pod, sets)).toEqual(expected);
   });
 
-  it('fences an empty container list when the sidecarList is empty, as pod-inject does for a set of no containers', () => {
-    expect(fenceDecision(withHash(base, entry([])), byName(a))).toEqual({ kind: 'fence', containers: '', keys: '' });
+  it('fences nothing when the sidecarList is empty, not even the set’s patchPodMetadata keys', () => {
+    const keyed = set('a', [cold('agent')], { keys: ['iam.amazonaws.com/role'] });
+    expect(fenceDecision(withHash(base, entry([])), byName(keyed))).toEqual({ kind: 'skip', reason: 'its kruise.io/sidecarset-hash lists no sidecar (every sidecarList is empty): nothing to fence' });
+  });
+});
+
+// Issue 45, item 1: the hash annotation is text anyone who can write the pod could have forged; the fence vouches only for what pod-inject would inject today.
+describe('fenceDecision: only where pod-inject would have injected', () => {
+  const inNamespace = (pod: Pod, namespace: string, labels?: Record<string, string>): Pod => ({ ...pod, metadata: { ...pod.metadata, namespace, ...(labels === undefined ? {} : { labels }) } });
+  const withImage = (pod: Pod, image: string): Pod => ({ ...pod, spec: { ...pod.spec, containers: (pod.spec?.containers ?? []).map((c) => (c.name === 'agent' ? { ...c, image } : c)) } });
+  const revision = (setName: string, image: string) => ({ metadata: { name: `${setName}-r1`, labels: { 'kruise.io/sidecarset-name': setName } }, data: { spec: { containers: [{ name: 'agent', image }] } } });
+
+  it.each<[string, Pod, FenceContext, string]>([
+    ['a pod in a namespace the rendered namespaceSelector excludes (kube-system)', inNamespace(base, 'kube-system'), byName(a), 'pod-inject is never called for pods of namespace kube-system (its registered namespaceSelector or objectSelector leaves the pod out)'],
+    ['a pod in a namespace labelled sidecarset.kruise.io/injection=disabled', inNamespace(base, 'quiet'), byName(a), 'pod-inject is never called for pods of namespace quiet (its registered namespaceSelector or objectSelector leaves the pod out)'],
+    ['a pod in a namespace that does not exist (labels unknown)', inNamespace(base, 'gone'), byName(a), 'pod-inject is never called for pods of namespace gone (its registered namespaceSelector or objectSelector leaves the pod out)'],
+    ['a pod the named set’s selector does not select', inNamespace(base, 'shop', { app: 'db' }), byName(a), 'SidecarSet a, which its kruise.io/sidecarset-hash names, does not select the pod (its selector)'],
+    ['a pod of another namespace than the set’s', base, byName({ ...a, spec: { ...a.spec, namespace: 'other' } }), 'SidecarSet a, which its kruise.io/sidecarset-hash names, does not select the pod (its namespace)'],
+    ['a pod whose namespace the set’s namespaceSelector leaves out', base, byName({ ...a, spec: { ...a.spec, namespaceSelector: { matchLabels: { team: 'payments' } } } }), 'SidecarSet a, which its kruise.io/sidecarset-hash names, does not select the pod (its namespace-selector)'],
+    ['a named container running an image neither the set nor its revisions declare (the pod’s own container of that name)', withImage(base, 'tenant/own-agent:1'), byName(a), 'container agent runs an image neither SidecarSet a nor its revisions declare for agent'],
+  ])('skips %s', (_what, pod, context, reason) => {
+    expect(fenceDecision(pod, context)).toEqual({ kind: 'skip', reason });
+  });
+
+  it('skips every pod while pod-inject is not registered', () => {
+    expect(fenceDecision(base, { ...byName(a), webhook: undefined })).toEqual({ kind: 'skip', reason: expect.stringContaining('pod-inject webhook is not registered') as unknown as string });
+  });
+
+  it('fences a container running an image one of the set’s revisions declares (a rollout not yet done), and not one of another set’s revisions', () => {
+    const old = withImage(base, 'agent:0');
+    expect(fenceDecision(old, withRevisions([a], [revision('a', 'agent:0')]))).toEqual({ kind: 'fence', containers: 'agent', keys: '' });
+    expect(fenceDecision(old, withRevisions([a], [revision('b', 'agent:0')]))).toMatchObject({ kind: 'skip' });
+  });
+
+  it('fences a HotUpgrade pair whose idle container runs the empty image', () => {
+    const hotSet = set('a', [hot('agent')]);
+    const { unfenced } = injected([hotSet]);
+    expect(fenceDecision(unfenced, byName(hotSet))).toEqual({ kind: 'fence', containers: 'agent-1,agent-2', keys: '' });
   });
 });

@@ -18,8 +18,8 @@ const agentSet: SidecarSet = defaultSidecarSet({
 function kruisePod(name: string, sidecarList: string[] = ['agent'], extra: Record<string, string> = {}): Pod {
   const hash = JSON.stringify({ a: { updateTimestamp: '2026-01-01T00:00:00Z', hash: 'h', sidecarSetName: 'a', sidecarList } });
   return {
-    metadata: { name, namespace: 'shop', uid: `uid-${name}`, resourceVersion: '10', annotations: { 'kruise.io/sidecarset-hash': hash, ...extra } },
-    spec: { containers: [{ name: 'agent' }, { name: 'app' }] },
+    metadata: { name, namespace: 'shop', uid: `uid-${name}`, resourceVersion: '10', labels: { app: 'web' }, annotations: { 'kruise.io/sidecarset-hash': hash, ...extra } },
+    spec: { containers: [{ name: 'agent', image: 'agent:1' }, { name: 'app' }] },
   };
 }
 
@@ -35,6 +35,9 @@ function memoryCluster(pods: Pod[], opts: { conflicts?: Record<string, number>; 
       else yield all.slice(1);
     },
     sidecarSets: () => Promise.resolve([agentSet]),
+    namespaceLabels: () => Promise.resolve(new Map([['shop', {}]])),
+    podWebhook: () => Promise.resolve({}),
+    revisions: () => Promise.resolve([]),
     getPod: (_ns, name) => Promise.resolve(structuredClone(stored.get(name))),
     patchPod(read, fence) {
       const name = read.metadata?.name ?? '';

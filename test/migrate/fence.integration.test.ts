@@ -1,10 +1,14 @@
 /**
  * `npm run -s migrate -- fence` on a real kube-apiserver with
- * infra/k8s/rbac.yaml's pod policy in force: pods injected as Kruise left
- * them (no rollout fence) refuse the reconciler's image patch; the tool, run
- * as the administrator through the kubeconfig it is given, writes the fence
- * pod-inject would have written; the same patch is then admitted, and only
- * for the sidecars.
+ * infra/k8s/rbac.yaml's pod policy in force and the project's webhook
+ * configurations registered (pod-inject's namespaceSelector as rendered;
+ * nothing listens at their URLs, and pod-inject's failurePolicy is Ignore):
+ * pods injected as Kruise left them (no rollout fence) refuse the
+ * reconciler's image patch; the tool, run as the administrator through the
+ * kubeconfig it is given, writes the fence pod-inject would have written;
+ * the same patch is then admitted, and only for the sidecars. Issue 45's
+ * chain (forged bookkeeping, then the administrator's fence) is refused at
+ * every step.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,6 +26,9 @@ import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { injectPod } from '../../lib/sidecarset/inject.ts';
 import { ANNOTATION_FENCE_CONTAINERS, ANNOTATION_FENCE_KEYS, withoutFence } from '../../lib/sidecarset/rollout-fence.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
+import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
+import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
+import { stringify } from 'yaml';
 import { createNamespace, createPod, podPath, readPod } from '../../testkit/cluster-pods.ts';
 
 const NS = 'fence-backfill';
@@ -61,6 +68,21 @@ function imagePatch(pod: Pod, names: string[], image: string): unknown[] {
   return names.map((n) => ({ op: 'replace', path: `/spec/containers/${containers.findIndex((c) => c.name === n)}/image`, value: image }));
 }
 
+/** A set selecting `labels`' pods, with one sidecar and a patchPodMetadata of its own. */
+const chainSet = (name: string, labels: Record<string, string>, sidecar: Container, annotations: Record<string, string> = {}): SidecarSet =>
+  defaultSidecarSet({
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'SidecarSet',
+    metadata: { name },
+    spec: { selector: { matchLabels: labels }, containers: [sidecar], ...(Object.keys(annotations).length === 0 ? {} : { patchPodMetadata: [{ patchPolicy: 'Overwrite', annotations }] }) },
+  });
+/** Issue 45's sets: one writing an AWS role onto the pods it selects (team=payments), and the log agent (logs=on). */
+const roleSet = chainSet('role-set', { team: 'payments' }, { name: 'role-agent', image: 'role-agent:1' }, { 'iam.amazonaws.com/role': 'arn:aws:iam::123456789012:role/payments' });
+const logSet = chainSet('log-set', { logs: 'on' }, { name: 'log-agent', image: 'log-agent:1' });
+const ADMIN_ROLE = 'arn:aws:iam::123456789012:role/admin';
+/** A forged kruise.io/sidecarset-hash naming `set` with `sidecarList`. */
+const forgedHashOf = (set: string, sidecarList: string[]): string => JSON.stringify({ [set]: { updateTimestamp: '2026-01-01T00:00:00Z', hash: 'h', sidecarSetName: set, sidecarList } });
+
 describeWithControlPlane('migrate fence on a real kube-apiserver', () => {
   let controlPlane: ControlPlane | undefined;
   let dir = '';
@@ -92,7 +114,8 @@ describeWithControlPlane('migrate fence on a real kube-apiserver', () => {
     kubeconfigFile = join(dir, 'admin.yaml');
     await writeFile(kubeconfigFile, controlPlane.kubeconfig('admin'), { mode: 0o600 });
     await createNamespace(controlPlane, NS);
-    for (const set of [agentSet, hotSet]) {
+    await createNamespace(controlPlane, 'tenant-b');
+    for (const set of [agentSet, hotSet, roleSet, logSet]) {
       for (const deadline = Date.now() + 30_000; ; ) {
         const res = await controlPlane.request('admin', 'POST', '/apis/apps.kruise.io/v1alpha1/sidecarsets', { apiVersion: set.apiVersion, kind: set.kind, metadata: { name: set.metadata?.name, annotations: set.metadata?.annotations }, spec: set.spec });
         if (res.status === 201) break;
@@ -100,6 +123,9 @@ describeWithControlPlane('migrate fence on a real kube-apiserver', () => {
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
+    // Registered after the sets (sidecarset-validate would refuse them: nothing listens); pod-inject Ignores its failures.
+    const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:9/${fn}/${'s'.repeat(43)}` }])) as Parameters<typeof renderWebhookConfigurations>[0]['targets'];
+    await controlPlane.apply(renderWebhookConfigurations({ targets, caPem: controlPlane.caCert, podFailurePolicy: 'Ignore' }).map((c) => stringify(c)).join('---\n'));
     agentPod = await createPod(controlPlane, kruisePod('agent-pod', [agentSet]));
     await createPod(controlPlane, kruisePod('hot-pod', [hotSet]));
     // A pod whose creator wrote Kruise's hash annotation listing the application container.
@@ -177,7 +203,7 @@ describeWithControlPlane('migrate fence on a real kube-apiserver', () => {
   it('a write whose pod changed since it was read is refused as a conflict, not applied', async () => {
     const pod = await createPod(cp(), kruisePod('raced-pod', [agentSet]));
     await cp().request('admin', 'PATCH', podPath(NS, 'raced-pod'), { metadata: { labels: { moved: 'yes' } } }, MERGE);
-    const cluster = kubeFenceCluster(kubeConfigClient(parseKubeConfig(cp().kubeconfig('admin'), 'the test control plane')));
+    const cluster = kubeFenceCluster(kubeConfigClient(parseKubeConfig(cp().kubeconfig('admin'), 'the test control plane')), 'kruise-system');
     expect(await cluster.patchPod(pod, { containers: 'agent', keys: '' })).toBe('conflict');
     expect((await current('raced-pod')).metadata?.annotations?.[ANNOTATION_FENCE_CONTAINERS]).toBeUndefined();
   });
@@ -187,5 +213,42 @@ describeWithControlPlane('migrate fence on a real kube-apiserver', () => {
     expect(result.code).toBe(2);
     expect(result.err.trim().split('\n')).toHaveLength(1);
   });
-});
 
+  // Issue 45, item 1: the reconciler's identity forges Kruise's bookkeeping on pods no set injected, an administrator runs
+  // migrate fence, then the reconciler writes an AWS role and re-images a tenant's own container. Every step is refused.
+  it('refuses the chain of forged bookkeeping fenced by the administrator: the forgery, the fence, the role and the re-image', async () => {
+    const plain = (namespace: string, name: string, containers: Container[]): Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels: { app: name } }, spec: { containers } });
+    const victims = [
+      { pod: await createPod(cp(), plain('tenant-b', 'b-role', [{ name: 'app', image: 'b:1' }])), hash: forgedHashOf('role-set', []) },
+      { pod: await createPod(cp(), plain('tenant-b', 'b-logs', [{ name: 'app', image: 'b:1' }, { name: 'log-agent', image: 'tenant-b/own-log-agent:7' }])), hash: forgedHashOf('log-set', ['log-agent']) },
+      { pod: await createPod(cp(), plain('kube-system', 'k-role', [{ name: 'app', image: 'k:1' }])), hash: forgedHashOf('role-set', []) },
+    ];
+    const path = (pod: Pod): string => podPath(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
+    const reconciler = (pod: Pod, body: unknown, type = MERGE): Promise<ControlPlaneResponse> => cp().request('status-sync', 'PATCH', path(pod), body, type);
+    // 1. The forgery: bookkeeping on a pod without the fence is refused.
+    for (const { pod, hash } of victims) {
+      const res = await reconciler(pod, { metadata: { annotations: { 'kruise.io/sidecarset-hash': hash } } });
+      expect([res.status, res.body]).toEqual([422, expect.stringContaining('only on a pod carrying the rollout fence')]);
+    }
+    // 2. Anyone who may write the pod (its creator, an administrator) writes the same text; migrate fence does not trust it.
+    for (const { pod, hash } of victims) expect((await cp().request('admin', 'PATCH', path(pod), { metadata: { annotations: { 'kruise.io/sidecarset-hash': hash } } }, MERGE)).status).toBe(200);
+    const tenant = await migrate(['fence', '--kubeconfig', kubeconfigFile, '-n', 'tenant-b']);
+    const system = await migrate(['fence', '--kubeconfig', kubeconfigFile, '-n', 'kube-system']);
+    expect([tenant.code, system.code]).toEqual([0, 0]);
+    expect(`${tenant.out}${system.out}`.split('\n').filter((l) => l !== '').sort()).toEqual([
+      '1 pod(s) carry kruise.io/sidecarset-hash: 0 fenced, 0 already fenced, 1 skipped, 0 failed',
+      '2 pod(s) carry kruise.io/sidecarset-hash: 0 fenced, 0 already fenced, 2 skipped, 0 failed',
+      'skipped kube-system/k-role: pod-inject is never called for pods of namespace kube-system (its registered namespaceSelector or objectSelector leaves the pod out)',
+      'skipped tenant-b/b-logs: SidecarSet log-set, which its kruise.io/sidecarset-hash names, does not select the pod (its selector)',
+      'skipped tenant-b/b-role: SidecarSet role-set, which its kruise.io/sidecarset-hash names, does not select the pod (its selector)',
+    ]);
+    // 3. The payoff: an AWS role on the tenant's and the system's pods, the tenant's own container re-imaged.
+    for (const { pod } of victims) {
+      const now = await readPod(cp(), pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
+      expect(now?.metadata?.annotations?.[ANNOTATION_FENCE_CONTAINERS]).toBeUndefined();
+      expect((await reconciler(pod, { metadata: { annotations: { 'iam.amazonaws.com/role': ADMIN_ROLE } } })).status).toBe(422);
+    }
+    const logs = victims[1]?.pod as Pod;
+    expect((await reconciler(logs, imagePatch(logs, ['log-agent'], 'evil/log-agent:1'), JSON_PATCH)).status).toBe(422);
+  });
+});

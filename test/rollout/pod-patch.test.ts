@@ -171,13 +171,11 @@ describe('the in-place update patch (rollout.md §1.5, §5)', () => {
     expect(() => update(p)).toThrow(UnpatchablePodError);
   });
 
-  it('a pod without annotations (so without a fence: nothing re-imaged) gets the whole map in one op', () => {
+  it('a pod without annotations (so without a fence) is not written at all, its bookkeeping included', () => {
     const p = pod1();
     p.spec!.containers[1]!.image = 'centos:6.8';
     delete p.metadata!.annotations;
-    const ops = update(p);
-    expect(ops.at(-1)).toMatchObject({ op: 'add', path: '/metadata/annotations' });
-    expect(applyPatch(p, ops)).toBeDefined();
+    expect(() => update(p)).toThrow(FencedPodError);
   });
 });
 
@@ -194,6 +192,13 @@ describe('the in-place update patch under the rollout fence (what the pod policy
     expect(() => update(withoutFence())).toThrow(FencedPodError);
     expect(() => update(withoutFence())).toThrow(/carries no serverless-sidecarset\/rollout-containers annotation/);
     expect(() => update(withoutFence())).toThrow(/recreate the pod, or have an administrator record its sidecars/);
+  });
+
+  // Issue 45, item 1: the policy admits bookkeeping on fenced pods only, so a bookkeeping-only write would loop on a 422.
+  it('refuses even a bookkeeping-only write (the sidecar already at the set’s image) to a pod without the fence', () => {
+    const p = withoutFence();
+    p.spec!.containers[1]!.image = set.spec!.containers![0]!.image!;
+    expect(() => update(p)).toThrow(/change nothing in it, neither an image nor the SidecarSet bookkeeping/);
   });
 
   it('refuses to re-image a container carrying IS_INJECTED that pod-inject did not list', () => {
