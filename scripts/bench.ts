@@ -2,7 +2,7 @@
  * `npm run bench`: every benchmark of issue 8 with its floor, measured in the
  * same run; prints the tables and writes docs/BENCHMARKS.md.
  *
- *   npm run bench -- [--only admission|kruise|http|cold-start|reconciler|pass-100k|freshness|rollout[,...]] [--quick] [--out FILE] [--strict]
+ *   npm run bench -- [--only admission|kruise|http|cold-start|reconciler|pass-100k|freshness|reads|rollout[,...]] [--quick] [--out FILE] [--strict]
  *
  * pass-100k (100,000 pods) runs only when --only names it.
  *
@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { admissionSection } from './bench/admission-compute.ts';
 import { coldStartSection } from './bench/cold-start.ts';
 import { freshnessSection } from './bench/freshness.ts';
+import { heavyReadsSection } from './bench/heavy-reads.ts';
 import { httpSection } from './bench/http-serving.ts';
 import { kruisePodSection } from './bench/kruise-pod.ts';
 import { machineInfo } from './bench/machine.ts';
@@ -51,6 +52,7 @@ const runners: Record<SectionId, () => Promise<SectionReport>> = {
   reconciler: () => reconcilerSection(settings.reconciler, log),
   'pass-100k': () => pass100kSection(settings.pass100k, log),
   freshness: () => freshnessSection(settings.freshness, log),
+  reads: () => heavyReadsSection(settings.reads, log),
   rollout: () => rolloutSection(settings.rollout, log),
   'pod-triggers': () => podTriggerSection(settings.podTriggers, log),
 };

@@ -31,7 +31,8 @@ import { getSidecarSetOperation, keptSidecarSet, LIST_SIDECARSETS, listSidecarSe
 import { fixedSidecarSetVersion, type SidecarSetVersions } from './kube-sidecarsets-version.ts';
 import { internalSidecarSets } from '../conversion/internal-model.ts';
 import { VERSION } from '../sidecarset/types.ts';
-import { applyDelta, indexSnapshot, listedVersions, METADATA_LIST_ACCEPT, planDelta, type SnapshotIndex } from './sidecarset-delta.ts';
+import { applyDelta, indexSnapshot, listedVersions, METADATA_LIST_ACCEPT, planDelta, tableVersions, type ListedVersion, type SnapshotIndex } from './sidecarset-delta.ts';
+import { listSidecarSetTable } from './kube-sidecarset-table.ts';
 
 /** How the live sources bound their calls and bridge outages. */
 export interface KubeSourceOptions {
@@ -161,6 +162,12 @@ export interface ClusterReader {
    * without it and {@link readSidecarSet}, every read is a full list.
    */
   readonly listSidecarSetMetadata?: (signal: AbortSignal) => Promise<unknown>;
+  /**
+   * The SidecarSets as a Table without their objects (kube-sidecarset-table.ts),
+   * whose resourceVersion column, when the CRD has it, says which sets
+   * changed in a few bytes per set. Optional: without it, the metadata list.
+   */
+  readonly listSidecarSetTable?: (signal: AbortSignal) => Promise<unknown>;
   /** One SidecarSet as stored, or undefined when there is none of that name (404). */
   readonly readSidecarSet?: (name: string, signal: AbortSignal) => Promise<object | undefined>;
 }
@@ -227,6 +234,7 @@ export function kubeClusterReader(client: KubeClient, versions: SidecarSetVersio
     server: client.server,
     listSidecarSets: (signal) => listSets(signal, keptSidecarSet),
     listSidecarSetMetadata: (signal) => listSets(signal, keptMetadata, METADATA_LIST_ACCEPT),
+    listSidecarSetTable: (signal) => listSidecarSetTable(client, versions, LIST_SIDECARSETS, signal),
     readSidecarSet: async (name, signal) => readObject(client, sidecarSetPath(await versions.current(signal), name), getSidecarSetOperation(name), signal),
     readNamespace: (name, signal) => readObject(client, `/api/v1/namespaces/${encodeURIComponent(name)}`, getNamespaceOperation(name), signal),
     readControllerRevision: (namespace, name, signal) =>
@@ -260,6 +268,17 @@ function sidecarSetsOf(body: unknown): readonly SidecarSet[] {
   return sets;
 }
 
+/**
+ * The sets of a whole SidecarSetList sent in answer to a Table or metadata
+ * list (a server that ignored the `as=` parameter); undefined for anything
+ * else, or a page of one (it names a continue token).
+ */
+function wholeList(body: unknown): { sets: readonly SidecarSet[] } | undefined {
+  if (!isObject(body) || body.kind !== 'SidecarSetList') return undefined;
+  const token = isObject(body.metadata) ? body.metadata.continue : undefined;
+  return typeof token === 'string' && token !== '' ? undefined : { sets: sidecarSetsOf(body) };
+}
+
 /** Runs one read, naming it in the KubeApiError it fails with. */
 async function named<T>(operation: string, read: () => Promise<T>): Promise<T> {
   try {
@@ -282,15 +301,18 @@ async function named<T>(operation: string, read: () => Promise<T>): Promise<T> {
  * continue token reads the rest of that snapshot, so the list holds every
  * write that returned before the review arrived.
  *
- * When the reader can (the project's HTTPS client), a read after the first
- * is a metadata-only list plus a GET of each set whose resourceVersion
- * changed (a full list when more than a few did): about a third of the
- * cost of a full list of 50 sets (sidecarset-delta.ts,
- * docs/BENCHMARKS.md). The items are frozen: they are shared between
- * requests and kept as the base of the next read.
+ * When the reader can, a read after the first asks only which sets changed
+ * and GETs each of those (a full list when more than a few did): through a
+ * Table of the sets' resourceVersions (kube-sidecarset-table.ts) when the
+ * CRD has that column (this project's does), a few bytes per set whatever
+ * their metadata weighs; else through a metadata-only list, which carries
+ * each set's labels, annotations and managedFields (sidecarset-delta.ts,
+ * docs/BENCHMARKS.md). Either is a consistent read: the held sets whose
+ * resourceVersion it names are the stored ones. The items are frozen: they
+ * are shared between requests and kept as the base of the next read.
  */
 export function kubeSidecarSetSource(
-  reader: Pick<ClusterReader, 'listSidecarSets' | 'listSidecarSetMetadata' | 'readSidecarSet'>,
+  reader: Pick<ClusterReader, 'listSidecarSets' | 'listSidecarSetMetadata' | 'listSidecarSetTable' | 'readSidecarSet'>,
   options: KubeSourceOptions = {},
 ): SidecarSetSource {
   // The last snapshot read; any earlier one would be as correct (see sidecarset-delta.ts).
@@ -301,30 +323,47 @@ export function kubeSidecarSetSource(
   };
   const fullList = async (signal: AbortSignal) => remember(sidecarSetsOf(await named(LIST_SIDECARSETS, () => reader.listSidecarSets(signal))));
 
-  async function read(signal: AbortSignal): Promise<readonly SidecarSet[]> {
-    const { listSidecarSetMetadata, readSidecarSet } = reader;
-    if (held === undefined || listSidecarSetMetadata === undefined || readSidecarSet === undefined) return fullList(signal);
-    const base = held;
-    const body = await named(LIST_SIDECARSETS, () => listSidecarSetMetadata(signal));
-    const listed = listedVersions(body);
-    // Not a metadata list: a server that ignored the `as=` parameter sent the full list.
-    if (listed === undefined) return isObject(body) && body.kind === 'SidecarSetList' ? remember(sidecarSetsOf(body)) : fullList(signal);
-    const plan = planDelta(listed, base);
-    if (plan.kind === 'full') return fullList(signal);
-    const fetched = new Map<string, SidecarSet | undefined>();
+  /** The sets' names and resourceVersions now; the sets themselves when the server sent a full list; undefined when nothing said. */
+  async function listedNow(signal: AbortSignal): Promise<ListedVersion[] | { sets: readonly SidecarSet[] } | undefined> {
+    const { listSidecarSetTable: table, listSidecarSetMetadata: metadata } = reader;
+    if (table !== undefined) {
+      const body = await named(LIST_SIDECARSETS, () => table(signal));
+      const versions = tableVersions(body) ?? wholeList(body);
+      if (versions !== undefined) return versions;
+    }
+    if (metadata === undefined) return undefined;
+    const body = await named(LIST_SIDECARSETS, () => metadata(signal));
+    return listedVersions(body) ?? wholeList(body);
+  }
+
+  /** The named sets as stored now, each kept and frozen; undefined for one that is gone. */
+  async function fetched(names: readonly string[], signal: AbortSignal, readSidecarSet: NonNullable<ClusterReader['readSidecarSet']>): Promise<Map<string, SidecarSet | undefined>> {
+    const out = new Map<string, SidecarSet | undefined>();
     await Promise.all(
-      plan.names.map(async (name) => {
+      names.map(async (name) => {
         const operation = getSidecarSetOperation(name);
         const set: unknown = await named(operation, () => readSidecarSet(name, signal));
-        if (set === undefined) fetched.set(name, undefined);
+        if (set === undefined) out.set(name, undefined);
         else if (isObject(set)) {
           const internal = keptSidecarSet(set);
           deepFreeze(internal);
-          fetched.set(name, internal);
+          out.set(name, internal);
         } else throw new KubeApiError(operation, 'the answer is not an object');
       }),
     );
-    return remember(applyDelta(listed, base, fetched));
+    return out;
+  }
+
+  async function read(signal: AbortSignal): Promise<readonly SidecarSet[]> {
+    const { readSidecarSet } = reader;
+    if (held === undefined || readSidecarSet === undefined) return fullList(signal);
+    const base = held;
+    const listed = await listedNow(signal);
+    if (listed === undefined) return fullList(signal);
+    if (!Array.isArray(listed)) return remember(listed.sets);
+    const plan = planDelta(listed, base);
+    if (plan.kind === 'full') return fullList(signal);
+    return remember(applyDelta(listed, base, await fetched(plan.names, signal, readSidecarSet)));
   }
 
   // A full list of many megabytes is several calls, and may take longer than one: a load bounded like one call would

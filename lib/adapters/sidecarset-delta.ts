@@ -12,11 +12,20 @@
  * that returned before the list started. Which earlier snapshot is the base
  * does not matter for correctness, only for how much is fetched.
  */
+import { RESOURCE_VERSION_COLUMN } from '../crd/sidecarset-crd.ts';
 import { isObject } from '../kube/json.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 
 /** The Accept header that asks the API server for a list's metadata only. */
 export const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+
+/**
+ * The Accept header that asks for a list as a Table (its printer columns'
+ * cells per object); with `includeObject=None` a row carries no object, so
+ * its size does not depend on the set's metadata, which the metadata list
+ * carries whole (labels, annotations and managedFields).
+ */
+export const TABLE_ACCEPT = 'application/json;as=Table;g=meta.k8s.io;v=v1';
 
 /**
  * Above this many changed sets, one full list is read instead of a GET each:
@@ -45,6 +54,31 @@ export function listedVersions(body: unknown): ListedVersion[] | undefined {
     if (!isObject(metadata) || typeof metadata.name !== 'string' || typeof metadata.resourceVersion !== 'string') return undefined;
     if (metadata.name === '' || metadata.resourceVersion === '') return undefined;
     out.push({ name: metadata.name, resourceVersion: metadata.resourceVersion });
+  }
+  return out;
+}
+
+/**
+ * The names and resourceVersions of a Table of SidecarSets whose CRD has the
+ * resourceVersion column (lib/crd/sidecarset-crd.ts); undefined when it is
+ * not such a Table (the CRD is another one, OpenKruise's for instance, or a
+ * server sent the full list) or a row lacks either, so that the caller reads
+ * the metadata list instead of guessing.
+ */
+export function tableVersions(body: unknown): ListedVersion[] | undefined {
+  if (!isObject(body) || body.kind !== 'Table' || !Array.isArray(body.columnDefinitions) || !Array.isArray(body.rows)) return undefined;
+  const columns: unknown[] = body.columnDefinitions;
+  // The API server's first column of a custom resource's Table is its name (format "name").
+  const nameAt = columns.findIndex((column) => isObject(column) && column.format === 'name');
+  const versionAt = columns.findIndex((column) => isObject(column) && column.name === RESOURCE_VERSION_COLUMN.name && column.description === RESOURCE_VERSION_COLUMN.description);
+  if (nameAt < 0 || versionAt < 0) return undefined;
+  const out: ListedVersion[] = [];
+  for (const row of body.rows as unknown[]) {
+    const cells = isObject(row) && Array.isArray(row.cells) ? (row.cells as unknown[]) : undefined;
+    const name = cells?.[nameAt];
+    const resourceVersion = cells?.[versionAt];
+    if (typeof name !== 'string' || typeof resourceVersion !== 'string' || name === '' || resourceVersion === '') return undefined;
+    out.push({ name, resourceVersion });
   }
   return out;
 }

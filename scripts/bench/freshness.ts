@@ -49,7 +49,7 @@ export interface FreshnessSettings {
 const OLD_TTL_MS = 2_000;
 const METADATA_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 
-/** `delta`: what the functions do (metadata list, then changed sets); `full`: a full list per review; `cached`: the old reuse. */
+/** `delta`: what the functions do (the Table of resourceVersions, then changed sets); `full`: a full list per review; `cached`: the old reuse. */
 type Mode = 'delta' | 'full' | 'cached';
 
 interface Reviewer {
@@ -190,7 +190,7 @@ export async function freshnessSection(settings: FreshnessSettings, log: (line: 
     const labels: Record<Mode, string> = {
       cached: `full list reused for ${OLD_TTL_MS / 1000} s (before)`,
       full: 'fresh: a full list per review (option a)',
-      delta: 'fresh: metadata list + changed sets (now, option b)',
+      delta: 'fresh: Table of resourceVersions + changed sets (now, option b)',
     };
     for (const mode of ['cached', 'full', 'delta'] as const) {
       const first = summarize(await firstAnswers(cp, mode, settings.firstAnswers));
@@ -213,7 +213,7 @@ export async function freshnessSection(settings: FreshnessSettings, log: (line: 
       method: [
         'The pinned kube-apiserver (test/control-plane) with the 50 SidecarSets of section 1 stored; the pod-inject review of section 1 through `serveAdmission`, with the live sources the functions compose (the project\'s HTTPS client, the functions identity, Namespace labels read when a set has a namespaceSelector).',
         `First answer: a new client per sample (TCP connect, TLS handshake, the list, the review), ${settings.firstAnswers} samples. Warm: ${settings.runs} runs of ${settings.reviewsPerRun} reviews one after another on the kept-alive connection, latency percentiles over every review; "at once" runs ${settings.concurrency} reviewers concurrently. LISTs / GETs per review: requests on sidecarsets counted by the API server itself (apiserver_request_total).`,
-        `"Before" puts the former 2 s reuse in front of a full list: one list per ${OLD_TTL_MS / 1000} s, so a pod created within 2 s of a SidecarSet change could miss it. Option a reads the full list for every review. Option b, what the functions do, reads the list as metadata only (\`Accept: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1\`) and GETs only the sets whose resourceVersion changed since its last read (none here; a full list when more than a few did); its first answer is a full list. Reviews that arrive while a read runs share the next one.`,
+        `"Before" puts the former 2 s reuse in front of a full list: one list per ${OLD_TTL_MS / 1000} s, so a pod created within 2 s of a SidecarSet change could miss it. Option a reads the full list for every review. Option b, what the functions do, reads the sets' resourceVersions (since issue 44 a Table of the CRD's RESOURCEVERSION column, \`as=Table\` with \`includeObject=None\`; before it, the list as metadata only, \`as=PartialObjectMetadataList\`, section 5b) and GETs only the sets whose resourceVersion changed since its last read (none here; a full list when more than a few did); its first answer is a full list. Reviews that arrive while a read runs share the next one.`,
         'The last two rows are the two lists alone, on a kept-alive connection, read and parsed.',
       ],
       table: { headers: ['SidecarSets read', 'first answer', 'warm p50', 'warm p99', 'LISTs / GETs per review'], rows },

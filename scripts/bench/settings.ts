@@ -2,6 +2,7 @@
 import type { AdmissionSettings } from './admission-compute.ts';
 import type { ColdStartSettings } from './cold-start.ts';
 import type { FreshnessSettings } from './freshness.ts';
+import type { HeavyReadsSettings } from './heavy-reads.ts';
 import type { KruisePodSettings } from './kruise-pod.ts';
 import type { HttpSettings } from './http-serving.ts';
 import type { Pass100kSettings } from './pass-100k.ts';
@@ -18,6 +19,7 @@ export interface BenchSettings {
   reconciler: ReconcilerSettings;
   pass100k: Pass100kSettings;
   freshness: FreshnessSettings;
+  reads: HeavyReadsSettings;
   rollout: RolloutSettings;
   podTriggers: PodTriggerSettings;
   describe(sections: readonly SectionId[]): string;
@@ -34,6 +36,8 @@ export function settingsFor(quick: boolean): BenchSettings {
     // Issue 28: 100,000 pods and 1,000 SidecarSets; --quick a tenth of the pods.
     pass100k: { runs: quick ? 1 : 3, pods: quick ? 10_000 : 100_000, sets: 1_000 },
     freshness: { firstAnswers: quick ? 5 : 20, runs: quick ? 2 : 5, reviewsPerRun: quick ? 200 : 500, concurrency: 8 },
+    // Issue 44: 61 sets of about 1.2 MB of labels and managedFields each; 20 admissions at once. --quick: 10 lighter sets.
+    reads: { sets: quick ? 10 : 61, labelsPerSet: quick ? 2_000 : 9_000, cold: quick ? 1 : 3, warm: quick ? 5 : 20, concurrent: quick ? 5 : 20 },
     // The issue's figures: 1,000 pods at 10%, ready 2 s after a restart; the plan over 100,000 pods.
     // Issue 38: 8 pods one at a time was the report (23-28 s each); a burst of 1,000 for the passes per 1,000 changes.
     podTriggers: { pods: quick ? 4 : 20, schedulePods: 2, burst: quick ? 200 : 1_000 },
@@ -47,6 +51,7 @@ export function settingsFor(quick: boolean): BenchSettings {
     reconciler: `reconciler ${s.reconciler.runs} runs each of pass and floor`,
     'pass-100k': `pass at ${s.pass100k.pods} pods ${s.pass100k.runs} runs each of pass and floor`,
     freshness: `freshness ${s.freshness.firstAnswers} first answers, ${s.freshness.runs} runs of ${s.freshness.reviewsPerRun} warm reviews per row`,
+    reads: `reads ${s.reads.sets} sets of ${s.reads.labelsPerSet} labels, ${s.reads.cold} cold reviews, ${s.reads.warm} warm, ${s.reads.concurrent} at once`,
     'pod-triggers': `pod triggers ${s.podTriggers.pods} pods one at a time, ${s.podTriggers.schedulePods} on the schedule alone, a burst of ${s.podTriggers.burst}`,
     rollout: `rollout ${s.rollout.runs} runs (HotUpgrade ${s.rollout.hotRuns}) of ${s.rollout.pods} pods, plan ${s.rollout.planRuns} runs`,
   };

@@ -17,6 +17,7 @@ import {
   type ServerReader,
 } from '../../lib/adapters/kube-sources.ts';
 import { MAX_FETCHED_BY_NAME } from '../../lib/adapters/sidecarset-delta.ts';
+import { RESOURCE_VERSION_COLUMN } from '../../lib/crd/sidecarset-crd.ts';
 import { KubeApiError } from '../../lib/adapters/kube-api-error.ts';
 import { kubeClient, settingsConnection } from '../../lib/adapters/kube-request.ts';
 import { checkKubeconfig, kubeconfigHttpsSettings } from '../../lib/adapters/kubeconfig-reader.ts';
@@ -304,6 +305,63 @@ describe.each(READERS)('against a stand-in API server, through $name', ({ make, 
       await expect(next).resolves.toEqual(sidecarSetList.items);
       expect(seen).toHaveLength(2);
       expect(stale).toEqual([]);
+    });
+
+    /** A stand-in for a cluster of two sets under this project's CRD: lists, Tables (in pages of one row) and GETs. */
+    function tableCluster(versions: Record<string, string>, expire: { continues: number } = { continues: 0 }): Respond {
+      const setOf = (name: string) => ({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name, resourceVersion: versions[name] }, spec: {} });
+      const columns = [{ name: 'Name', type: 'string', format: 'name', description: '', priority: 0 }, { ...RESOURCE_VERSION_COLUMN, format: '' }];
+      return (request, response) => {
+        const url = new URL(request.url ?? '', 'http://x');
+        const name = url.pathname.split('/sidecarsets/')[1];
+        if (name !== undefined) {
+          json(response, 200, setOf(name));
+          return;
+        }
+        if (!/as=Table/.test(request.headers.accept ?? '')) {
+          json(response, 200, { kind: 'SidecarSetList', metadata: { resourceVersion: '9' }, items: Object.keys(versions).map(setOf) });
+          return;
+        }
+        const token = url.searchParams.get('continue');
+        if (token !== null && expire.continues > 0) {
+          expire.continues -= 1;
+          json(response, 410, status(410, 'Expired', 'the continue token is too old'));
+          return;
+        }
+        const names = Object.keys(versions);
+        const at = token === null ? 0 : Number(token);
+        const next = at + 1 < names.length ? String(at + 1) : '';
+        json(response, 200, { kind: 'Table', metadata: { continue: next }, columnDefinitions: columns, rows: [{ cells: [names[at], versions[names[at] ?? '']], object: null }] });
+      };
+    }
+
+    it("tells which sets changed from a Table of the CRD's resourceVersion column, page by page, and GETs only those", async () => {
+      const versions = { a: '1', b: '2' };
+      respond = tableCluster(versions);
+      const source = kubeSidecarSetSource(reader);
+      await source.list();
+      versions.b = '3';
+      const sets = await source.list();
+      expect(sets.map((set) => set.metadata?.resourceVersion)).toEqual(['1', '3']);
+      expect(seen.map((request) => request.url)).toEqual([
+        '/apis/apps.kruise.io/v1alpha1/sidecarsets?limit=4',
+        '/apis/apps.kruise.io/v1alpha1/sidecarsets?includeObject=None&limit=500',
+        '/apis/apps.kruise.io/v1alpha1/sidecarsets?includeObject=None&limit=500&continue=1',
+        '/apis/apps.kruise.io/v1alpha1/sidecarsets/b',
+      ]);
+      expect(seen[1]?.headers.accept).toBe('application/json;as=Table;g=meta.k8s.io;v=v1');
+    });
+
+    it("reads the Table again from its start when a continue token expired, and fails the read after the third time", async () => {
+      const versions = { a: '1', b: '2' };
+      const expire = { continues: 1 };
+      respond = tableCluster(versions, expire);
+      const source = kubeSidecarSetSource(reader, { maxStalenessMs: 0 });
+      await source.list();
+      await expect(source.list()).resolves.toHaveLength(2);
+      expect(seen.filter((request) => request.url.includes('includeObject')).map((request) => request.url.includes('continue'))).toEqual([false, true, false, true]);
+      expire.continues = 3;
+      await expect(source.list()).rejects.toThrow(/^cannot list SidecarSets: the request failed: the Table's continue token expired; the cached result is \d+ ms old, more than the 0 ms allowed$/);
     });
 
     it('serves the last list when the API server fails, and reports it', async () => {

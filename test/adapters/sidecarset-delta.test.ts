@@ -5,7 +5,9 @@ import {
   listedVersions,
   MAX_FETCHED_BY_NAME,
   planDelta,
+  tableVersions,
 } from '../../lib/adapters/sidecarset-delta.ts';
+import { RESOURCE_VERSION_COLUMN } from '../../lib/crd/sidecarset-crd.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 
 const set = (name: string, resourceVersion: string): SidecarSet => ({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name, resourceVersion } });
@@ -33,6 +35,41 @@ describe('listedVersions', () => {
     ['not an object', 'PartialObjectMetadataList'],
   ])('gives up (so that the full list is read) on %s', (_what, body) => {
     expect(listedVersions(body)).toBeUndefined();
+  });
+});
+
+/** A Table of SidecarSets as the API server sends it with includeObject=None: the name column, the CRD's columns, no objects. */
+const table = (columns: Record<string, unknown>[], ...rows: unknown[][]) => ({
+  kind: 'Table',
+  apiVersion: 'meta.k8s.io/v1',
+  metadata: { resourceVersion: '99' },
+  columnDefinitions: [{ name: 'Name', type: 'string', format: 'name', description: 'Name must be unique', priority: 0 }, ...columns],
+  rows: rows.map((cells) => ({ cells, object: null })),
+});
+const matched = { name: 'MATCHED', type: 'integer', format: '', description: 'The number of Pods matched.', priority: 0 };
+const resourceVersion = { ...RESOURCE_VERSION_COLUMN, format: '' };
+
+describe('tableVersions', () => {
+  it('reads the names and resourceVersions of a Table with the resourceVersion column, wherever that column is', () => {
+    expect(tableVersions(table([matched, resourceVersion], ['a', 3, '10'], ['b', null, '7']))).toEqual([
+      { name: 'a', resourceVersion: '10' },
+      { name: 'b', resourceVersion: '7' },
+    ]);
+    expect(tableVersions(table([resourceVersion, matched], ['a', '10', 3]))).toEqual([{ name: 'a', resourceVersion: '10' }]);
+    expect(tableVersions(table([resourceVersion]))).toEqual([]);
+  });
+
+  it.each([
+    ["OpenKruise's CRD (no resourceVersion column)", table([matched], ['a', 3])],
+    ['a column of that name that says something else', table([{ ...resourceVersion, description: 'mine' }], ['a', '10'])],
+    ['a row without its resourceVersion (null cell)', table([resourceVersion], ['a', null])],
+    ['a row with an empty name', table([resourceVersion], ['', '10'])],
+    ['a row without cells', { ...table([resourceVersion]), rows: [{ object: null }] }],
+    ['a full SidecarSetList (the as= parameter ignored)', { kind: 'SidecarSetList', items: [set('a', '1')] }],
+    ['a metadata list', metadataList(['a', '1'])],
+    ['not an object', 'Table'],
+  ])('gives up (so that the metadata list is read) on %s', (_what, body) => {
+    expect(tableVersions(body)).toBeUndefined();
   });
 });
 

@@ -37,13 +37,14 @@ describe('the two-version SidecarSet CRD', () => {
     ]);
   });
 
-  it('gives both versions OpenKruise 1.9\'s printer columns', () => {
+  it('gives both versions OpenKruise 1.9\'s printer columns, and the resourceVersion that pod-inject reads (shown by -o wide only)', () => {
     for (const version of versions(twoVersions())) {
-      expect((version.additionalPrinterColumns as JsonObject[]).map((c) => [c.name, c.type, c.jsonPath])).toEqual([
-        ['MATCHED', 'integer', '.status.matchedPods'],
-        ['UPDATED', 'integer', '.status.updatedPods'],
-        ['READY', 'integer', '.status.readyPods'],
-        ['AGE', 'date', '.metadata.creationTimestamp'],
+      expect((version.additionalPrinterColumns as JsonObject[]).map((c) => [c.name, c.type, c.jsonPath, c.priority])).toEqual([
+        ['MATCHED', 'integer', '.status.matchedPods', undefined],
+        ['UPDATED', 'integer', '.status.updatedPods', undefined],
+        ['READY', 'integer', '.status.readyPods', undefined],
+        ['AGE', 'date', '.metadata.creationTimestamp', undefined],
+        ['RESOURCEVERSION', 'string', '.metadata.resourceVersion', 1],
       ]);
     }
   });

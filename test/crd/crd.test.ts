@@ -78,14 +78,14 @@ describe('infra/k8s/crd.yaml', () => {
     }
   });
 
-  it('keeps the resource OpenKruise 1.9 defines: name, group, both versions (v1beta1 stored), scope, status subresource, printer columns', () => {
+  it('keeps the resource OpenKruise 1.9 defines: name, group, both versions (v1beta1 stored), scope, status subresource, printer columns (and the resourceVersion, -o wide only)', () => {
     expect((crd.metadata as JsonObject).name).toBe('sidecarsets.apps.kruise.io');
     expect(crd.spec).toMatchObject({ group: 'apps.kruise.io', scope: 'Cluster', names: { kind: 'SidecarSet', plural: 'sidecarsets' } });
     const versions = (crd.spec as JsonObject).versions as JsonObject[];
     expect(versions).toHaveLength(2);
     expect(version).toMatchObject({ name: 'v1alpha1', served: true, storage: false, subresources: { status: {} } });
     expect(versions[1]).toMatchObject({ name: 'v1beta1', served: true, storage: true, subresources: { status: {} } });
-    for (const v of versions) expect((v.additionalPrinterColumns as JsonObject[]).map((c) => c.name)).toEqual(['MATCHED', 'UPDATED', 'READY', 'AGE']);
+    for (const v of versions) expect((v.additionalPrinterColumns as JsonObject[]).map((c) => c.name)).toEqual(['MATCHED', 'UPDATED', 'READY', 'AGE', 'RESOURCEVERSION']);
   });
 
   it('converts by webhook at the placeholder URL that npm run manifests, npm start and the test harness replace', () => {
