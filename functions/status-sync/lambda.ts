@@ -8,7 +8,9 @@
  * passing without a cluster.
  */
 import { randomUUID } from 'node:crypto';
-import type { Context, ScheduledEvent } from 'aws-lambda';
+import type { Context, ScheduledEvent, SQSEvent } from 'aws-lambda';
+import { ENV_STATUS_SYNC_QUEUE_URL, sqsSetQueue, type SetQueueSender } from '../../lib/adapters/sqs-set-queue.ts';
+import { failedMessages, readBatch, type QueueBatch } from '../../lib/status-sync/queue-message.ts';
 import { ENV_OWN_FUNCTION_NAME, lambdaSelfInvoke, type Continuation } from '../../lib/adapters/lambda-self-invoke.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import { AdmittedEventError, CONTINUE_EVENT_KIND, deployedUrlsOfScheduledEvent, MAX_CONTINUED_SETS, parseAdmittedEvent, parseContinueEvent, recentTriggers, type ContinueEvent } from '../../lib/status-sync/admitted-event.ts';
@@ -31,8 +33,13 @@ export interface InvocationResult extends Partial<PassResult> {
   continued?: string[];
   /** Why the event was not acted on: the same admitted change handled lately, or a continuation a later invocation took over. */
   skipped?: 'repeated trigger' | 'superseded continuation' | 'covered pod change';
+  /** The queue's messages to hand out again (SQSBatchResponse): those of sets whose passes failed. */
+  batchItemFailures?: { itemIdentifier: string }[];
+  /** The sets sent back to the queue, still in flight when the follow budget ended. */
+  requeued?: string[];
 }
-export type ScheduledStatusHandler = (event: ScheduledEvent | ({ kind: string } & Partial<AdmittedSidecarSet>) | ContinueEvent, context: StatusSyncContext) => Promise<InvocationResult>;
+export type StatusSyncEvent = ScheduledEvent | ({ kind: string } & Partial<AdmittedSidecarSet>) | ContinueEvent | SQSEvent;
+export type ScheduledStatusHandler = (event: StatusSyncEvent, context: StatusSyncContext) => Promise<InvocationResult>;
 
 /**
  * Time kept back from the Lambda limit so that, when a pass has to be cut
@@ -63,6 +70,8 @@ export interface StatusSyncLambdaOptions {
   continueWith?: Continuation;
   /** How long an invocation follows rollouts. Default {@link FOLLOW_BUDGET_MS}; tests shorten it. */
   followBudgetMs?: number;
+  /** Where set names go back to the controller's queue; default: STATUS_SYNC_QUEUE_URL's SQS queue, none when unset. */
+  queue?: SetQueueSender;
 }
 
 export async function statusSyncLambda(options: StatusSyncLambdaOptions = {}): Promise<ScheduledStatusHandler> {
@@ -70,7 +79,9 @@ export async function statusSyncLambda(options: StatusSyncLambdaOptions = {}): P
   const runtime = await composeStatusSync(env, options.overrides);
   const ownName = env[ENV_OWN_FUNCTION_NAME] ?? '';
   const continueWith = options.continueWith ?? (ownName === '' ? undefined : lambdaSelfInvoke(ownName));
-  const container = new WarmContainer(runtime, continueWith, options.followBudgetMs ?? FOLLOW_BUDGET_MS);
+  const queueUrl = env[ENV_STATUS_SYNC_QUEUE_URL]?.trim() ?? '';
+  const queue = options.queue ?? (queueUrl === '' ? undefined : sqsSetQueue(queueUrl));
+  const container = new WarmContainer(runtime, continueWith, options.followBudgetMs ?? FOLLOW_BUDGET_MS, queue);
   return (event, context) => container.handle(event, context);
 }
 
@@ -118,15 +129,18 @@ class WarmContainer {
   private readonly runtime: StatusSyncRuntime;
   private readonly continueWith: Continuation | undefined;
   private readonly budgetMs: number;
+  private readonly queue: SetQueueSender | undefined;
 
-  constructor(runtime: StatusSyncRuntime, continueWith: Continuation | undefined, budgetMs: number) {
+  constructor(runtime: StatusSyncRuntime, continueWith: Continuation | undefined, budgetMs: number, queue: SetQueueSender | undefined) {
     this.runtime = runtime;
     this.continueWith = continueWith;
     this.budgetMs = budgetMs;
+    this.queue = queue;
   }
 
-  async handle(event: Parameters<ScheduledStatusHandler>[0], context: StatusSyncContext): Promise<InvocationResult> {
+  async handle(event: StatusSyncEvent, context: StatusSyncContext): Promise<InvocationResult> {
     const run = new Invocation(this.runtime, context, this.budgetMs);
+    if (isQueueEvent(event)) return this.fromQueue(run, readBatch(event.Records));
     let admitted: (AdmittedSidecarSet & { sentAt?: number }) | undefined;
     let continuation: ContinueEvent | undefined;
     try {
@@ -172,7 +186,7 @@ class WarmContainer {
   }
 
   /** The schedule's full resync, then following the sets it left in flight (and those a continuation carried). */
-  private async resync(run: Invocation, event: Parameters<ScheduledStatusHandler>[0], taken: string[]): Promise<InvocationResult> {
+  private async resync(run: Invocation, event: StatusSyncEvent, taken: string[]): Promise<InvocationResult> {
     const { requestId, signal } = run;
     let deployed: string[] | undefined;
     try {
@@ -181,17 +195,58 @@ class WarmContainer {
       // The pass still runs; its rotation writes no secret anywhere without them.
       this.runtime.logger.error('the scheduled event\'s deployed webhook URLs refused', { requestId, error: errorMessage(error) });
     }
-    const pass = await this.runtime.runPass(signal, deployed);
+    // With the queue, the sets that roll go to it: only its consumers roll a set, one invocation per set at a time.
+    const { queue } = this;
+    const handed = new Set<string>();
+    const handOff = queue === undefined ? undefined : async (names: readonly string[], s?: AbortSignal) => {
+      await queue(names.map((sidecarSet) => ({ sidecarSet })), s);
+      for (const name of names) handed.add(name);
+    };
+    const pass = await this.runtime.runPass(signal, deployed, handOff);
     if (pass.errors.length === 0) this.coverage.began(run.startedAt);
     const result = { ...pass, requestRetries: run.retries() };
     // A failed pass is not thrown: EventBridge would retry it, and the next scheduled pass does that better.
     logPass(this.runtime.logger, result, { requestId, scheduledAt: (event as ScheduledEvent).time });
     const inFlight = [...new Set([...(pass.rollout?.inFlight ?? []), ...taken])];
+    if (queue !== undefined) return { ...result, requeued: await this.requeue(inFlight.filter((name) => !handed.has(name)), requestId) };
     if (inFlight.length === 0 || signal.aborted) return result;
     const followUp = await this.runtime.follow(inFlight, signal, undefined, run.budget());
     const continued = await this.continueLater(followUp, requestId);
     if (followWasNews(followUp) || continued.length > 0) logFollow(this.runtime.logger, followUp, { requestId, continued, requestRetries: run.retries() });
     return { ...result, followUp, requestRetries: run.retries(), continued };
+  }
+
+  /**
+   * A batch of the controller's queue (one FIFO group per set, so no other
+   * invocation holds these sets): its sets followed at once, admitted changes
+   * waited on until stored. Sets still in flight when the budget ends go back
+   * to the queue (FIFO has no per-message delay: the next message of the
+   * group is handed out once this batch is done); messages of sets whose
+   * passes failed are reported, and SQS hands them out again.
+   */
+  private async fromQueue(run: Invocation, batch: QueueBatch): Promise<InvocationResult> {
+    for (const refused of batch.refused) this.runtime.logger.error('status-sync queue message refused', { requestId: run.requestId, messageId: refused.messageId, error: refused.reason });
+    const names = batch.work.filter((w) => w.work.change === undefined).map((w) => w.work.sidecarSet);
+    const changes = batch.work.flatMap(({ work }) => (work.change === undefined ? [] : [{ ...work.change, queuedAtMs: performance.now() - Math.max(0, run.startedAt - (work.sentAt ?? run.startedAt)) }]));
+    const followUp = await this.runtime.follow(names, run.signal, changes.length === 0 ? undefined : admittedQueue(changes), run.budget());
+    const failedSets = new Set(followUp.errors.flatMap((e) => (e.sidecarSet === undefined ? [] : [e.sidecarSet])));
+    const requeued = await this.requeue(followUp.unfinished, run.requestId);
+    for (const name of followUp.unfinished) if (!requeued.includes(name)) failedSets.add(name);
+    const failures = failedMessages(batch, failedSets, followUp.errors.some((e) => e.sidecarSet === undefined));
+    logFollow(this.runtime.logger, followUp, { requestId: run.requestId, queued: batch.work.map((w) => w.work.sidecarSet), requeued, failed: failures.length, requestRetries: run.retries() });
+    return { followUp, requestRetries: run.retries(), requeued, batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
+  }
+
+  /** Sends sets still in flight back to the queue; the names it could not send are left to their messages' redelivery. */
+  private async requeue(names: readonly string[], requestId: string): Promise<string[]> {
+    if (this.queue === undefined || names.length === 0) return [];
+    try {
+      await this.queue(names.map((sidecarSet) => ({ sidecarSet })), AbortSignal.timeout(2_000));
+      return [...names];
+    } catch (error) {
+      this.runtime.logger.error('status-sync sets not sent back to the queue', { requestId, sets: names, error: errorMessage(error) });
+      return [];
+    }
   }
 
   /**
@@ -214,4 +269,9 @@ class WarmContainer {
       return [];
     }
   }
+}
+
+/** Whether Lambda's SQS event source mapping sent the event. */
+function isQueueEvent(event: StatusSyncEvent): event is SQSEvent {
+  return 'Records' in event && Array.isArray(event.Records) && event.Records.every((r: { eventSource?: unknown }) => r.eventSource === 'aws:sqs');
 }

@@ -47,6 +47,12 @@ export interface StatusPassOptions {
   writeConcurrency?: number;
   /** Uninjected pods named per namespace in events. Default 5. */
   samplePods?: number;
+  /**
+   * Where the sets that roll from their own pods are handed instead of rolled
+   * here (on AWS with the queue: their names go to it, so only the queue's
+   * consumers, one per set at a time, roll a set). They count as in flight.
+   */
+  handOff?: (names: readonly string[], signal?: AbortSignal) => Promise<void>;
 }
 
 /** What a pass did: returned, and logged as one JSON line. */

@@ -73,6 +73,10 @@ export class SetDispatch {
     const { signal } = this.options;
     const summary = this.result.rollout;
     if (summary === undefined) return;
+    if (this.options.handOff !== undefined) {
+      await this.handOff(rolling.map((i) => sidecarSetName(this.set(i))), summary.inFlight);
+      return;
+    }
     for (const i of rolling) {
       if (signal?.aborted === true) {
         this.result.errors.push({ operation: 'roll out', message: `the pass was stopped (${errorMessage(signal.reason)}) before every set rolled` });
@@ -80,6 +84,17 @@ export class SetDispatch {
       }
       summary.setsRolled++;
       this.add(await runSet(this.set(i), this.deps, signal === undefined ? {} : { signal }, { stored: this.stored(i) ?? [] }, this.decided.get(i)));
+    }
+  }
+
+  /** The rolling sets' names handed over, in flight once they are; a failed hand-over is one error for them all. */
+  private async handOff(names: string[], inFlight: string[]): Promise<void> {
+    if (names.length === 0 || this.options.handOff === undefined) return;
+    try {
+      await this.options.handOff(names, this.options.signal);
+      inFlight.push(...names);
+    } catch (error) {
+      this.result.errors.push({ operation: 'hand over the rolling sets', message: `${names.join(', ')}: ${errorMessage(error)}; the next pass hands them again` });
     }
   }
 
