@@ -12,6 +12,7 @@
 import { errorMessage } from '../errors.ts';
 import type { AdmittedSidecarSet, RolloutTrigger } from '../ports.ts';
 import { admittedEvent } from '../status-sync/admitted-event.ts';
+import { setMessage } from '../status-sync/queue-message.ts';
 import { lambdaAsyncInvoke, type LambdaTriggerOptions } from './lambda-async-invoke.ts';
 import { ENV_STATUS_SYNC_QUEUE_URL, sqsSetQueue, type SqsQueueOptions } from './sqs-set-queue.ts';
 
@@ -77,13 +78,29 @@ export function lambdaRolloutTrigger(functionName: string, options: LambdaTrigge
   };
 }
 
-/** Sends each admitted change (or pod trigger) to the controller's queue; one attempt, as for the invoke. */
+/**
+ * Sends each admitted change (or pod trigger) to the controller's queue; one
+ * attempt, as for the invoke. A message this container sent already within
+ * the same second (the same deduplication id, queue-message.ts) is not sent
+ * again: SQS would drop it, and a burst of one set's pod triggers would still
+ * pay a request each.
+ */
 export function queueRolloutTrigger(queueUrl: string, options: SqsQueueOptions = {}): RolloutTrigger {
   const send = sqsSetQueue(queueUrl, { ...options, maxAttempts: 1 });
+  const sent = new Set<string>();
+  let second = 0;
   return {
     async admitted(change: AdmittedSidecarSet, signal?: AbortSignal): Promise<void> {
+      const now = Date.now();
+      if (Math.floor(now / 1000) !== second) {
+        second = Math.floor(now / 1000);
+        sent.clear();
+      }
+      const id = setMessage({ sidecarSet: change.sidecarSet, change }, now).deduplicationId;
+      if (sent.has(id)) return;
       try {
         await send([{ sidecarSet: change.sidecarSet, change }], signal);
+        sent.add(id);
       } catch (error) {
         throw new RolloutTriggerError(`cannot queue SidecarSet ${change.sidecarSet} for status-sync: ${errorMessage(error)}`, { cause: error });
       }
