@@ -33,6 +33,11 @@ export class SetController {
   /** Each followed set's running watch, stopped when a newer pass starts another. */
   private readonly watching = new Map<string, AbortController>();
   private readonly early = new EarlyReads();
+  /**
+   * Sets being reconciled now. A read made meanwhile (an admitted change's, a settle's early read) may predate
+   * the status that pass writes, so it is not handed to the next pass, which reads the set itself.
+   */
+  private readonly reconciling = new Set<string>();
   private readonly views: SetPodViews;
   private readonly reconciler: Reconciler;
   private readonly admitted: AdmittedSource;
@@ -60,7 +65,7 @@ export class SetController {
       visible: (name, set) => {
         // The set starts over (its progress clock too; its view of the pods goes on).
         this.followed.set(name, new FollowedSet(this.nowMs(), false, this.followed.get(name)?.view));
-        this.reconciler.fresh(name, set);
+        if (!this.reconciling.has(name)) this.reconciler.fresh(name, set);
         this.queue.add(name);
       },
       error: (error) => this.summary.errors.push(error),
@@ -116,11 +121,13 @@ export class SetController {
     for (;;) {
       const name = await this.queue.get();
       if (name === undefined) return;
+      this.reconciling.add(name);
       try {
         const followed = this.followed.get(name);
         // A name whose set left since it was queued (a late requeue) has nothing to do.
         if (followed !== undefined) this.requeue(name, followed, await this.reconcileOne(name, followed));
       } finally {
+        this.reconciling.delete(name);
         this.queue.done(name);
       }
     }
@@ -138,6 +145,8 @@ export class SetController {
 
   /** What Reconcile's answer means for the queue, the watch and the set's place among the followed. */
   private requeue(name: string, followed: FollowedSet, outcome: Outcome): void {
+    // An admitted change during the pass started the set over (with this view): its own pass is queued already.
+    if (this.followed.get(name) !== followed) return;
     if (outcome.kind === 'done' || outcome.kind === 'stalled') {
       this.watching.get(name)?.abort();
       this.watching.delete(name);
@@ -170,7 +179,7 @@ export class SetController {
       // A watch that failed ('error', e.g. refused at once) says nothing: the requeue-after stands.
       if (seen !== 'changed' || own.signal.aborted || this.ending.signal.aborted || this.followed.get(name) !== followed) return;
       const settleMs = this.options.settleMs ?? DEFAULT_PACE.settleMs;
-      this.early.start(name, readSet(name, this.deps, this.signal), settleMs);
+      if (!this.reconciling.has(name)) this.early.start(name, readSet(name, this.deps, this.signal), settleMs);
       this.queue.addAfter(name, settleMs);
     });
   }
