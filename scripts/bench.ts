@@ -24,6 +24,7 @@ import { pass100kSection } from './bench/pass-100k.ts';
 import { reconcilerSection } from './bench/reconciler.ts';
 import { rolloutSection } from './bench/rollout.ts';
 import { podTriggerSection } from './bench/pod-triggers.ts';
+import { controllerSection } from './bench/controller.ts';
 import { missedTargets, renderConsole, renderDocument, type SectionId, type SectionReport } from './bench/report.ts';
 import { settingsFor } from './bench/settings.ts';
 
@@ -55,6 +56,7 @@ const runners: Record<SectionId, () => Promise<SectionReport>> = {
   reads: () => heavyReadsSection(settings.reads, log),
   rollout: () => rolloutSection(settings.rollout, log),
   'pod-triggers': () => podTriggerSection(settings.podTriggers, log),
+  controller: () => controllerSection(settings.controller, log),
 };
 
 const date = new Date();

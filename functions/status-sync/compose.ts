@@ -26,7 +26,7 @@ import { systemClock, type AdmissionConfigEventSink, type Logger } from '../../l
 import { errorMessage } from '../../lib/errors.ts';
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { DEFAULT_HEARTBEAT_MS } from '../../lib/status-sync/pass-log.ts';
-import { runStatusPass, STATUS_SYNC, type PassResult } from '../../lib/status-sync/pass.ts';
+import { runStatusPass, STATUS_SYNC, type PassResult, type StatusPassOptions } from '../../lib/status-sync/pass.ts';
 import type { AdmittedQueue } from '../../lib/status-sync/admitted-queue.ts';
 import { DEFAULT_PACE, followSets, type PaceSummary } from '../../lib/status-sync/pace.ts';
 import { DEFAULT_STALL_MS, ENV_ROLLOUT_STALL_MS, rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
@@ -61,7 +61,7 @@ export interface StatusSyncRuntime {
    * AWS), are the URL prefixes the deployment made, in place of
    * DEPLOYED_WEBHOOK_URLS: the only URLs the rotation writes a secret into.
    */
-  runPass: (signal?: AbortSignal, deployedWebhookUrls?: readonly string[]) => Promise<PassResult>;
+  runPass: (signal?: AbortSignal, deployedWebhookUrls?: readonly string[], handOff?: StatusPassOptions['handOff']) => Promise<PassResult>;
   /**
    * Follows sets with rollout work in flight (and admitted changes from
    * `queue`) with their own passes until none is in flight or `signal` ends;
@@ -130,10 +130,10 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
     server: client.server,
     retries: () => retries,
     requests: () => client.requests(),
-    runPass: async (signal, deployedWebhookUrls) => {
+    runPass: async (signal, deployedWebhookUrls, handOff) => {
       const requestsBefore = client.requests();
       // Namespace labels are read afresh for every pass.
-      const pass = await runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(client), statuses, events, notices, rollout, repair }, signal === undefined ? {} : { signal });
+      const pass = await runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(client), statuses, events, notices, rollout, repair }, { ...(signal === undefined ? {} : { signal }), ...(handOff === undefined ? {} : { handOff }) });
       const rotated = rotate === undefined ? pass : withRotation(pass, await rotate(signal, deployedWebhookUrls));
       const result = await tellRefused(rotated, signal);
       const repaired = result.secretRotation?.repaired;

@@ -8,7 +8,9 @@
  * passing without a cluster.
  */
 import { randomUUID } from 'node:crypto';
-import type { Context, ScheduledEvent } from 'aws-lambda';
+import type { Context, ScheduledEvent, SQSEvent } from 'aws-lambda';
+import { ENV_STATUS_SYNC_QUEUE_URL, sqsSetQueue, type SetQueueSender } from '../../lib/adapters/sqs-set-queue.ts';
+import { failedMessages, readBatch, type QueueBatch } from '../../lib/status-sync/queue-message.ts';
 import { ENV_OWN_FUNCTION_NAME, lambdaSelfInvoke, type Continuation } from '../../lib/adapters/lambda-self-invoke.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import { AdmittedEventError, CONTINUE_EVENT_KIND, deployedUrlsOfScheduledEvent, MAX_CONTINUED_SETS, parseAdmittedEvent, parseContinueEvent, recentTriggers, type ContinueEvent } from '../../lib/status-sync/admitted-event.ts';
@@ -18,7 +20,7 @@ import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
 import { passCoverage, POD_SETTLE_MS } from '../../lib/status-sync/pod-trigger.ts';
 import type { PaceSummary } from '../../lib/status-sync/pace.ts';
 import type { Env } from '../shared/compose.ts';
-import { composeStatusSync, followWasNews, logFollow, logPass, type StatusSyncOverrides } from './compose.ts';
+import { composeStatusSync, followWasNews, logFollow, logPass, type StatusSyncOverrides, type StatusSyncRuntime } from './compose.ts';
 
 /** What the handler uses of Lambda's context. */
 export type StatusSyncContext = Pick<Context, 'getRemainingTimeInMillis' | 'awsRequestId'>;
@@ -31,8 +33,13 @@ export interface InvocationResult extends Partial<PassResult> {
   continued?: string[];
   /** Why the event was not acted on: the same admitted change handled lately, or a continuation a later invocation took over. */
   skipped?: 'repeated trigger' | 'superseded continuation' | 'covered pod change';
+  /** The queue's messages to hand out again (SQSBatchResponse): those of sets whose passes failed. */
+  batchItemFailures?: { itemIdentifier: string }[];
+  /** The sets sent back to the queue, still in flight when the follow budget ended. */
+  requeued?: string[];
 }
-export type ScheduledStatusHandler = (event: ScheduledEvent | ({ kind: string } & Partial<AdmittedSidecarSet>) | ContinueEvent, context: StatusSyncContext) => Promise<InvocationResult>;
+export type StatusSyncEvent = ScheduledEvent | ({ kind: string } & Partial<AdmittedSidecarSet>) | ContinueEvent | SQSEvent;
+export type ScheduledStatusHandler = (event: StatusSyncEvent, context: StatusSyncContext) => Promise<InvocationResult>;
 
 /**
  * Time kept back from the Lambda limit so that, when a pass has to be cut
@@ -63,6 +70,8 @@ export interface StatusSyncLambdaOptions {
   continueWith?: Continuation;
   /** How long an invocation follows rollouts. Default {@link FOLLOW_BUDGET_MS}; tests shorten it. */
   followBudgetMs?: number;
+  /** Where set names go back to the controller's queue; default: STATUS_SYNC_QUEUE_URL's SQS queue, none when unset. */
+  queue?: SetQueueSender;
 }
 
 export async function statusSyncLambda(options: StatusSyncLambdaOptions = {}): Promise<ScheduledStatusHandler> {
@@ -70,44 +79,68 @@ export async function statusSyncLambda(options: StatusSyncLambdaOptions = {}): P
   const runtime = await composeStatusSync(env, options.overrides);
   const ownName = env[ENV_OWN_FUNCTION_NAME] ?? '';
   const continueWith = options.continueWith ?? (ownName === '' ? undefined : lambdaSelfInvoke(ownName));
-  // What this warm container remembers between its invocations (reserved concurrency 1 runs them one after another):
-  const container = randomUUID();
-  const triggers = recentTriggers();
-  // Pod changes come one invoke each (a burst queues many): one a pass here already covered ends at once, with no request.
-  const coverage = passCoverage();
+  const queueUrl = env[ENV_STATUS_SYNC_QUEUE_URL]?.trim() ?? '';
+  const queue = options.queue ?? (queueUrl === '' ? undefined : sqsSetQueue(queueUrl));
+  const container = new WarmContainer(runtime, continueWith, options.followBudgetMs ?? FOLLOW_BUDGET_MS, queue);
+  return (event, context) => container.handle(event, context);
+}
+
+/** What one invocation starts from: its deadline, its follow budget, its share of the retries. */
+class Invocation {
+  readonly startedAt = Date.now();
+  readonly requestId: string;
+  readonly signal: AbortSignal;
+  private readonly retriesBefore: number;
+  private readonly runtime: StatusSyncRuntime;
+  private readonly budgetMs: number;
+
+  constructor(runtime: StatusSyncRuntime, context: StatusSyncContext, budgetMs: number) {
+    this.runtime = runtime;
+    this.budgetMs = budgetMs;
+    this.requestId = context.awsRequestId;
+    this.retriesBefore = runtime.retries();
+    this.signal = AbortSignal.timeout(passDeadlineMs(context.getRemainingTimeInMillis()));
+  }
+
+  /** The budget stops new passes; a pass running when it ends finishes its writes, within the pass deadline. */
+  budget(): AbortSignal {
+    return AbortSignal.timeout(this.budgetMs);
+  }
+
+  retries(): number {
+    return this.runtime.retries() - this.retriesBefore;
+  }
+}
+
+/**
+ * What a warm container remembers between its invocations (reserved
+ * concurrency 1 runs them one after another): the admitted changes handled
+ * lately, the pod changes a pass here covered (one invoke each: a burst
+ * queues many), and the sets its last continuation carried.
+ */
+class WarmContainer {
+  private readonly id = randomUUID();
+  private readonly triggers = recentTriggers();
+  private readonly coverage = passCoverage();
   /** Sets a continuation sent from here names, until an invocation here takes them over. */
-  let carried: string[] = [];
+  private carried: string[] = [];
   /** When the latest invocation here started (epoch ms): a continuation sent before it was taken over by it. */
-  let lastStartedAt = 0;
+  private lastStartedAt = 0;
+  private readonly runtime: StatusSyncRuntime;
+  private readonly continueWith: Continuation | undefined;
+  private readonly budgetMs: number;
+  private readonly queue: SetQueueSender | undefined;
 
-  /**
-   * Sends the continuation for the sets still in flight when this invocation
-   * moved them on (wrote pods): a set that only waited, for pods that do not
-   * get ready, is left to the schedule rather than kept running by a chain of
-   * invocations. A failure is logged, and the schedule takes them up.
-   */
-  const continueLater = async (summary: PaceSummary, requestId: string): Promise<string[]> => {
-    const sets = summary.unfinished;
-    if (continueWith === undefined || sets.length === 0 || summary.podsUpdated + summary.podsFlipped === 0) return [];
-    const names = [...new Set(sets)].slice(0, MAX_CONTINUED_SETS);
-    const event: ContinueEvent = { kind: CONTINUE_EVENT_KIND, sets: names, from: container, sentAt: Date.now() };
-    try {
-      await continueWith(event, AbortSignal.timeout(2_000));
-      carried = names;
-      return names;
-    } catch (error) {
-      runtime.logger.error('status-sync continuation not sent', { requestId, sets: names, error: errorMessage(error) });
-      return [];
-    }
-  };
+  constructor(runtime: StatusSyncRuntime, continueWith: Continuation | undefined, budgetMs: number, queue: SetQueueSender | undefined) {
+    this.runtime = runtime;
+    this.continueWith = continueWith;
+    this.budgetMs = budgetMs;
+    this.queue = queue;
+  }
 
-  return async (event, context) => {
-    const startedAt = Date.now();
-    const retriesBefore = runtime.retries();
-    const signal = AbortSignal.timeout(passDeadlineMs(context.getRemainingTimeInMillis()));
-    // The budget stops new passes; a pass running when it ends finishes its writes, within the pass deadline.
-    const budget = () => AbortSignal.timeout(options.followBudgetMs ?? FOLLOW_BUDGET_MS);
-    const requestId = context.awsRequestId;
+  async handle(event: StatusSyncEvent, context: StatusSyncContext): Promise<InvocationResult> {
+    const run = new Invocation(this.runtime, context, this.budgetMs);
+    if (isQueueEvent(event)) return this.fromQueue(run, readBatch(event.Records));
     let admitted: (AdmittedSidecarSet & { sentAt?: number }) | undefined;
     let continuation: ContinueEvent | undefined;
     try {
@@ -115,51 +148,130 @@ export async function statusSyncLambda(options: StatusSyncLambdaOptions = {}): P
       continuation = parseContinueEvent(event);
     } catch (error) {
       // Not retried (the async invoke allows none): a malformed event is logged and dropped.
-      runtime.logger.error('status-sync event refused', { requestId, error: (error as AdmittedEventError).message });
+      this.runtime.logger.error('status-sync event refused', { requestId: run.requestId, error: (error as AdmittedEventError).message });
       return {};
     }
-    if (continuation !== undefined && continuation.from === container && continuation.sentAt < lastStartedAt) {
-      // An invocation here started after this was sent and followed its sets (or a duplicate delivery of one already run).
-      return { skipped: 'superseded continuation' };
-    }
-    if (admitted?.operation === 'PODS') {
-      if (coverage.covers(admitted.sidecarSet, admitted.sentAt ?? startedAt)) return { skipped: 'covered pod change' };
-    } else if (admitted !== undefined && triggers.seen(admitted, startedAt)) return { skipped: 'repeated trigger' };
-    lastStartedAt = startedAt;
-    const taken = carried;
-    carried = [];
-    const retries = () => runtime.retries() - retriesBefore;
+    const skipped = this.skipped(admitted, continuation, run.startedAt);
+    if (skipped !== undefined) return { skipped };
+    this.lastStartedAt = run.startedAt;
+    const taken = this.carried;
+    this.carried = [];
+    if (admitted !== undefined || continuation !== undefined) return this.followEvent(run, taken, admitted, continuation);
+    return this.resync(run, event, taken);
+  }
 
-    if (admitted !== undefined || continuation !== undefined) {
-      const names = [...taken, ...(continuation?.sets ?? [])];
-      // A pod change settles from when the webhook sent it (Lambda's queue usually took that long already).
-      const queued = admitted === undefined ? undefined : { ...admitted, queuedAtMs: performance.now() - Math.max(0, startedAt - (admitted.sentAt ?? startedAt)) };
-      // Its pass reads the pods after the settle, never earlier.
-      const readsFrom = Math.max(startedAt, (admitted?.sentAt ?? startedAt) + POD_SETTLE_MS);
-      const followUp = await runtime.follow(names, signal, queued === undefined ? undefined : admittedQueue([queued]), budget());
-      // Only a pass that went through covers later triggers; after a failure the next one tries again.
-      if (admitted?.operation === 'PODS' && followUp.errors.length === 0) coverage.began(readsFrom, [admitted.sidecarSet]);
-      const continued = await continueLater(followUp, requestId);
-      logFollow(runtime.logger, followUp, { requestId, ...(admitted === undefined ? { continuation: continuation?.sets } : { admitted }), continued, requestRetries: retries() });
-      return { followUp, requestRetries: retries(), continued };
-    }
+  /** Why the event needs no work: its continuation was taken over, its pod change covered, its admitted change just handled. */
+  private skipped(admitted: (AdmittedSidecarSet & { sentAt?: number }) | undefined, continuation: ContinueEvent | undefined, startedAt: number): InvocationResult['skipped'] {
+    // An invocation here started after this was sent and followed its sets (or a duplicate delivery of one already run).
+    if (continuation !== undefined && continuation.from === this.id && continuation.sentAt < this.lastStartedAt) return 'superseded continuation';
+    if (admitted?.operation === 'PODS') return this.coverage.covers(admitted.sidecarSet, admitted.sentAt ?? startedAt) ? 'covered pod change' : undefined;
+    if (admitted !== undefined && this.triggers.seen(admitted, startedAt)) return 'repeated trigger';
+    return undefined;
+  }
+
+  /** An admitted change or a continuation: its sets followed at once. */
+  private async followEvent(run: Invocation, taken: string[], admitted: (AdmittedSidecarSet & { sentAt?: number }) | undefined, continuation: ContinueEvent | undefined): Promise<InvocationResult> {
+    const names = [...taken, ...(continuation?.sets ?? [])];
+    const sentAt = admitted?.sentAt ?? run.startedAt;
+    // A pod change settles from when the webhook sent it (Lambda's queue usually took that long already).
+    const queued = admitted === undefined ? undefined : { ...admitted, queuedAtMs: performance.now() - Math.max(0, run.startedAt - sentAt) };
+    // Its pass reads the pods after the settle, never earlier.
+    const readsFrom = Math.max(run.startedAt, sentAt + POD_SETTLE_MS);
+    const followUp = await this.runtime.follow(names, run.signal, queued === undefined ? undefined : admittedQueue([queued]), run.budget());
+    // Only a pass that went through covers later triggers; after a failure the next one tries again.
+    if (admitted?.operation === 'PODS' && followUp.errors.length === 0) this.coverage.began(readsFrom, [admitted.sidecarSet]);
+    const continued = await this.continueLater(followUp, run.requestId);
+    logFollow(this.runtime.logger, followUp, { requestId: run.requestId, ...(admitted === undefined ? { continuation: continuation?.sets } : { admitted }), continued, requestRetries: run.retries() });
+    return { followUp, requestRetries: run.retries(), continued };
+  }
+
+  /** The schedule's full resync, then following the sets it left in flight (and those a continuation carried). */
+  private async resync(run: Invocation, event: StatusSyncEvent, taken: string[]): Promise<InvocationResult> {
+    const { requestId, signal } = run;
     let deployed: string[] | undefined;
     try {
       deployed = deployedUrlsOfScheduledEvent(event);
     } catch (error) {
       // The pass still runs; its rotation writes no secret anywhere without them.
-      runtime.logger.error('the scheduled event\'s deployed webhook URLs refused', { requestId, error: errorMessage(error) });
+      this.runtime.logger.error('the scheduled event\'s deployed webhook URLs refused', { requestId, error: errorMessage(error) });
     }
-    const pass = await runtime.runPass(signal, deployed);
-    if (pass.errors.length === 0) coverage.began(startedAt);
-    const result = { ...pass, requestRetries: retries() };
+    // With the queue, the sets that roll go to it: only its consumers roll a set, one invocation per set at a time.
+    const { queue } = this;
+    const handed = new Set<string>();
+    const handOff = queue === undefined ? undefined : async (names: readonly string[], s?: AbortSignal) => {
+      await queue(names.map((sidecarSet) => ({ sidecarSet })), s);
+      for (const name of names) handed.add(name);
+    };
+    const pass = await this.runtime.runPass(signal, deployed, handOff);
+    if (pass.errors.length === 0) this.coverage.began(run.startedAt);
+    const result = { ...pass, requestRetries: run.retries() };
     // A failed pass is not thrown: EventBridge would retry it, and the next scheduled pass does that better.
-    logPass(runtime.logger, result, { requestId, scheduledAt: (event as ScheduledEvent).time });
+    logPass(this.runtime.logger, result, { requestId, scheduledAt: (event as ScheduledEvent).time });
     const inFlight = [...new Set([...(pass.rollout?.inFlight ?? []), ...taken])];
+    if (queue !== undefined) return { ...result, requeued: await this.requeue(inFlight.filter((name) => !handed.has(name)), requestId) };
     if (inFlight.length === 0 || signal.aborted) return result;
-    const followUp = await runtime.follow(inFlight, signal, undefined, budget());
-    const continued = await continueLater(followUp, requestId);
-    if (followWasNews(followUp) || continued.length > 0) logFollow(runtime.logger, followUp, { requestId, continued, requestRetries: retries() });
-    return { ...result, followUp, requestRetries: retries(), continued };
-  };
+    const followUp = await this.runtime.follow(inFlight, signal, undefined, run.budget());
+    const continued = await this.continueLater(followUp, requestId);
+    if (followWasNews(followUp) || continued.length > 0) logFollow(this.runtime.logger, followUp, { requestId, continued, requestRetries: run.retries() });
+    return { ...result, followUp, requestRetries: run.retries(), continued };
+  }
+
+  /**
+   * A batch of the controller's queue (one FIFO group per set, so no other
+   * invocation holds these sets): its sets followed at once, admitted changes
+   * waited on until stored. Sets still in flight when the budget ends go back
+   * to the queue (FIFO has no per-message delay: the next message of the
+   * group is handed out once this batch is done); messages of sets whose
+   * passes failed are reported, and SQS hands them out again.
+   */
+  private async fromQueue(run: Invocation, batch: QueueBatch): Promise<InvocationResult> {
+    for (const refused of batch.refused) this.runtime.logger.error('status-sync queue message refused', { requestId: run.requestId, messageId: refused.messageId, error: refused.reason });
+    const names = batch.work.filter((w) => w.work.change === undefined).map((w) => w.work.sidecarSet);
+    const changes = batch.work.flatMap(({ work }) => (work.change === undefined ? [] : [{ ...work.change, queuedAtMs: performance.now() - Math.max(0, run.startedAt - (work.sentAt ?? run.startedAt)) }]));
+    const followUp = await this.runtime.follow(names, run.signal, changes.length === 0 ? undefined : admittedQueue(changes), run.budget());
+    const failedSets = new Set(followUp.errors.flatMap((e) => (e.sidecarSet === undefined ? [] : [e.sidecarSet])));
+    const requeued = await this.requeue(followUp.unfinished, run.requestId);
+    for (const name of followUp.unfinished) if (!requeued.includes(name)) failedSets.add(name);
+    const failures = failedMessages(batch, failedSets, followUp.errors.some((e) => e.sidecarSet === undefined));
+    logFollow(this.runtime.logger, followUp, { requestId: run.requestId, queued: batch.work.map((w) => w.work.sidecarSet), requeued, failed: failures.length, requestRetries: run.retries() });
+    return { followUp, requestRetries: run.retries(), requeued, batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
+  }
+
+  /** Sends sets still in flight back to the queue; the names it could not send are left to their messages' redelivery. */
+  private async requeue(names: readonly string[], requestId: string): Promise<string[]> {
+    if (this.queue === undefined || names.length === 0) return [];
+    try {
+      await this.queue(names.map((sidecarSet) => ({ sidecarSet })), AbortSignal.timeout(2_000));
+      return [...names];
+    } catch (error) {
+      this.runtime.logger.error('status-sync sets not sent back to the queue', { requestId, sets: names, error: errorMessage(error) });
+      return [];
+    }
+  }
+
+  /**
+   * Sends the continuation for the sets still in flight when this invocation
+   * moved them on (wrote pods): a set that only waited, for pods that do not
+   * get ready, is left to the schedule rather than kept running by a chain of
+   * invocations. A failure is logged, and the schedule takes them up.
+   */
+  private async continueLater(summary: PaceSummary, requestId: string): Promise<string[]> {
+    const sets = summary.unfinished;
+    if (this.continueWith === undefined || sets.length === 0 || summary.podsUpdated + summary.podsFlipped === 0) return [];
+    const names = [...new Set(sets)].slice(0, MAX_CONTINUED_SETS);
+    const event: ContinueEvent = { kind: CONTINUE_EVENT_KIND, sets: names, from: this.id, sentAt: Date.now() };
+    try {
+      await this.continueWith(event, AbortSignal.timeout(2_000));
+      this.carried = names;
+      return names;
+    } catch (error) {
+      this.runtime.logger.error('status-sync continuation not sent', { requestId, sets: names, error: errorMessage(error) });
+      return [];
+    }
+  }
+}
+
+/** Whether Lambda's SQS event source mapping sent the event. */
+function isQueueEvent(event: StatusSyncEvent): event is SQSEvent {
+  return 'Records' in event && Array.isArray(event.Records) && event.Records.every((r: { eventSource?: unknown }) => r.eventSource === 'aws:sqs');
 }

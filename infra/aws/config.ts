@@ -44,7 +44,7 @@ export interface StackConfig {
   stackName: string;
   /** The four admission functions share one setting each. */
   admission: FunctionSettings;
-  statusSync: FunctionSettings & { rateMinutes: number; /** ROLLOUT_STALL_MS in seconds. */ rolloutStallSeconds: number; /** REPAIR_MAX_EVICTIONS_PER_PASS. */ repairMaxEvictionsPerPass: number };
+  statusSync: FunctionSettings & { rateMinutes: number; /** The queue's consumers at once (the SQS event source's maximum concurrency). */ queueConcurrency: number; /** ROLLOUT_STALL_MS in seconds. */ rolloutStallSeconds: number; /** REPAIR_MAX_EVICTIONS_PER_PASS. */ repairMaxEvictionsPerPass: number };
   logRetentionDays: RetentionDays;
   /** Complete ARN of a caller secret the user manages; one is generated when absent. */
   webhookSecretArn: string | undefined;
@@ -98,7 +98,8 @@ export const CONTEXT_DEFAULTS = {
   statusSyncRateMinutes: 1,
   statusSyncTimeoutSeconds: 300,
   statusSyncMemoryMb: 512,
-  statusSyncReservedConcurrency: 1,
+  statusSyncReservedConcurrency: 3,
+  statusSyncQueueConcurrency: 2,
   rolloutStallSeconds: 60,
   repairMaxEvictionsPerPass: 5,
   logRetentionDays: 30,
@@ -169,6 +170,19 @@ function reservedConcurrency(read: ContextReader, key: ContextKey, fallback: num
   if (value === 'none') return undefined;
   // Zero would throttle every call: a disabled webhook, never a cost cap.
   return wholeNumber(read, key, fallback, 1, 10_000, 'concurrent executions', ', or "none"');
+}
+
+/**
+ * status-sync's reserved concurrency: room for the queue's consumers and the
+ * schedule's resync beside them, or the event source would be throttled.
+ */
+function statusSyncReserved(read: ContextReader): number | undefined {
+  const reserved = reservedConcurrency(read, 'statusSyncReservedConcurrency', CONTEXT_DEFAULTS.statusSyncReservedConcurrency);
+  const consumers = wholeNumber(read, 'statusSyncQueueConcurrency', CONTEXT_DEFAULTS.statusSyncQueueConcurrency, 2, 1000, 'concurrent consumers');
+  if (reserved !== undefined && reserved < consumers + 1) {
+    throw new ContextError('statusSyncReservedConcurrency', `must be at least statusSyncQueueConcurrency + 1 (${consumers + 1}: the queue's consumers and the schedule's resync), or "none"; got ${reserved}`);
+  }
+  return reserved;
 }
 
 function optionalString(read: ContextReader, key: ContextKey): string | undefined {
@@ -401,7 +415,9 @@ export async function readStackConfig(read: ContextReader): Promise<StackConfig>
       rateMinutes: wholeNumber(read, 'statusSyncRateMinutes', CONTEXT_DEFAULTS.statusSyncRateMinutes, 1, 1440, 'minutes'),
       timeoutSeconds: wholeNumber(read, 'statusSyncTimeoutSeconds', CONTEXT_DEFAULTS.statusSyncTimeoutSeconds, 1, 900, 'seconds'),
       memoryMb: wholeNumber(read, 'statusSyncMemoryMb', CONTEXT_DEFAULTS.statusSyncMemoryMb, 128, 10_240, 'MB'),
-      reservedConcurrency: reservedConcurrency(read, 'statusSyncReservedConcurrency', CONTEXT_DEFAULTS.statusSyncReservedConcurrency),
+      reservedConcurrency: statusSyncReserved(read),
+      // The event source's maximum concurrency starts at 2.
+      queueConcurrency: wholeNumber(read, 'statusSyncQueueConcurrency', CONTEXT_DEFAULTS.statusSyncQueueConcurrency, 2, 1000, 'concurrent consumers'),
       rolloutStallSeconds: wholeNumber(read, 'rolloutStallSeconds', CONTEXT_DEFAULTS.rolloutStallSeconds, 1, 86_400, 'seconds'),
       repairMaxEvictionsPerPass: wholeNumber(read, 'repairMaxEvictionsPerPass', CONTEXT_DEFAULTS.repairMaxEvictionsPerPass, 0, 1000, 'pods'),
     },

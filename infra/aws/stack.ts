@@ -18,6 +18,9 @@ import { Architecture, Code, Function as LambdaFn, FunctionUrlAuthType, Runtime 
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { ENV_STATUS_SYNC_QUEUE_URL } from '../../lib/adapters/sqs-set-queue.ts';
 import type { Construct } from 'constructs';
 import { ENV_STATUS_SYNC_FUNCTION } from '../../lib/adapters/lambda-rollout-trigger.ts';
 import { checkBundles, type BundleDirectories } from './bundles.ts';
@@ -141,8 +144,14 @@ export class SidecarSetStack extends Stack {
     this.functions = functions;
     // After the loop: the schedule's event carries every function's URL (status-sync's own environment cannot: the validating webhook, which names status-sync, is one of them).
     this.schedule(functions['status-sync'], config.statusSync.rateMinutes, deployedUrls);
-    // Each function whose descriptor says it starts a status pass may invoke status-sync.
-    for (const descriptor of FUNCTION_DESCRIPTORS) if (descriptor.triggersStatusPass) this.rolloutTrigger(functions[descriptor.name], functions['status-sync']);
+    // Each function whose descriptor says it starts a status pass may invoke status-sync, and send to its queue.
+    const queue = this.statusSyncQueue(functions['status-sync'], config.statusSync, alarmTopic);
+    for (const descriptor of FUNCTION_DESCRIPTORS) {
+      if (!descriptor.triggersStatusPass) continue;
+      this.rolloutTrigger(functions[descriptor.name], functions['status-sync']);
+      functions[descriptor.name].addEnvironment(ENV_STATUS_SYNC_QUEUE_URL, queue.queueUrl);
+      queue.grantSendMessages(functions[descriptor.name]);
+    }
     this.rolloutContinuation(functions['status-sync']);
     this.monitoring(config, functions, alarmTopic);
 
@@ -320,6 +329,49 @@ export class SidecarSetStack extends Stack {
     trigger.addEnvironment(ENV_STATUS_SYNC_FUNCTION, statusSync.functionName);
     // The unqualified function only (it is invoked by name): grantInvoke would add `<arn>:*`, every version and alias.
     trigger.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [statusSync.functionArn] }));
+  }
+
+  /**
+   * The controller's queue (lib/status-sync/queue-message.ts): FIFO, one
+   * message group per SidecarSet, so Lambda's event source never hands one
+   * set to two invocations at once while `queueConcurrency` sets are
+   * reconciled side by side. status-sync reads it in batches of ten,
+   * reporting the messages of failed sets (ReportBatchItemFailures); a
+   * message handed out five times goes to the dead-letter queue, whose alarm
+   * says a set keeps failing. The visibility timeout is six times the
+   * function's timeout (AWS's advice for an event source), so a message is
+   * never handed out again while an invocation still holds it.
+   */
+  private statusSyncQueue(fn: LambdaFn, settings: StackConfig['statusSync'], topic: ITopic | undefined): Queue {
+    const deadLetters = new Queue(this, 'StatusSyncDeadLetters', {
+      fifo: true,
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    const queue = new Queue(this, 'StatusSyncQueue', {
+      fifo: true,
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // A set name older than a day is stale: the schedule has passed every set many times since.
+      retentionPeriod: Duration.days(1),
+      visibilityTimeout: Duration.seconds(Math.min(6 * settings.timeoutSeconds, 43_200)),
+      deadLetterQueue: { queue: deadLetters, maxReceiveCount: 5 },
+    });
+    fn.addEventSource(new SqsEventSource(queue, { batchSize: 10, maxConcurrency: settings.queueConcurrency, reportBatchItemFailures: true }));
+    // The schedule's resync hands the sets that roll to the queue, and a consumer sends back the sets still in flight.
+    fn.addEnvironment(ENV_STATUS_SYNC_QUEUE_URL, queue.queueUrl);
+    queue.grantSendMessages(fn);
+    const alarm = new Alarm(this, 'StatusSyncDeadLettersAlarm', {
+      alarmDescription: `${deadLetters.node.path}: a SidecarSet's reconcile failed five times in a row (its name is in the message); the schedule still passes it`,
+      metric: deadLetters.metricApproximateNumberOfMessagesVisible({ period: ALARM_PERIOD, statistic: 'Maximum' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    notify(alarm, topic);
+    return queue;
   }
 
   /**

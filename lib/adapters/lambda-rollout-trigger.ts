@@ -12,7 +12,9 @@
 import { errorMessage } from '../errors.ts';
 import type { AdmittedSidecarSet, RolloutTrigger } from '../ports.ts';
 import { admittedEvent } from '../status-sync/admitted-event.ts';
+import { setMessage } from '../status-sync/queue-message.ts';
 import { lambdaAsyncInvoke, type LambdaTriggerOptions } from './lambda-async-invoke.ts';
+import { ENV_STATUS_SYNC_QUEUE_URL, sqsSetQueue, type SqsQueueOptions } from './sqs-set-queue.ts';
 
 /** The status-sync function's name or ARN; set (by the CDK stack) on sidecarset-validate only. */
 export const ENV_STATUS_SYNC_FUNCTION = 'STATUS_SYNC_FUNCTION';
@@ -41,11 +43,15 @@ export class RolloutTriggerError extends Error {
 }
 
 /**
- * The trigger STATUS_SYNC_FUNCTION configures; undefined when it is unset or
- * empty (nothing listens: the schedule alone starts passes).
- * @throws StatusSyncFunctionError when it is set to something that is not a function name or ARN.
+ * The trigger the environment configures: the controller's queue when
+ * STATUS_SYNC_QUEUE_URL is set (the stack sets it), else STATUS_SYNC_FUNCTION's
+ * asynchronous invoke; undefined when neither is (nothing listens: the
+ * schedule alone starts passes).
+ * @throws StatusSyncFunctionError when STATUS_SYNC_FUNCTION is set to something that is not a function name or ARN.
  */
-export function statusSyncTriggerFromEnv(env: Readonly<Record<string, string | undefined>>, options: LambdaTriggerOptions = {}): RolloutTrigger | undefined {
+export function statusSyncTriggerFromEnv(env: Readonly<Record<string, string | undefined>>, options: LambdaTriggerOptions & Pick<SqsQueueOptions, 'protocol'> = {}): RolloutTrigger | undefined {
+  const queueUrl = env[ENV_STATUS_SYNC_QUEUE_URL]?.trim() ?? '';
+  if (queueUrl !== '') return queueRolloutTrigger(queueUrl, options);
   const name = env[ENV_STATUS_SYNC_FUNCTION]?.trim() ?? '';
   if (name === '') return undefined;
   if (name.length > 170 || !FUNCTION_NAME.test(name)) {
@@ -68,6 +74,36 @@ export function lambdaRolloutTrigger(functionName: string, options: LambdaTrigge
       }
       // An asynchronous invoke that was queued answers 202, and nothing else.
       if (statusCode !== 202) throw new RolloutTriggerError(`invoking ${functionName} for SidecarSet ${change.sidecarSet} answered ${String(statusCode)}, not 202 (queued)`);
+    },
+  };
+}
+
+/**
+ * Sends each admitted change (or pod trigger) to the controller's queue; one
+ * attempt, as for the invoke. A message this container sent already within
+ * the same second (the same deduplication id, queue-message.ts) is not sent
+ * again: SQS would drop it, and a burst of one set's pod triggers would still
+ * pay a request each.
+ */
+export function queueRolloutTrigger(queueUrl: string, options: SqsQueueOptions = {}): RolloutTrigger {
+  const send = sqsSetQueue(queueUrl, { ...options, maxAttempts: 1 });
+  const sent = new Set<string>();
+  let second = 0;
+  return {
+    async admitted(change: AdmittedSidecarSet, signal?: AbortSignal): Promise<void> {
+      const now = Date.now();
+      if (Math.floor(now / 1000) !== second) {
+        second = Math.floor(now / 1000);
+        sent.clear();
+      }
+      const id = setMessage({ sidecarSet: change.sidecarSet, change }, now).deduplicationId;
+      if (sent.has(id)) return;
+      try {
+        await send([{ sidecarSet: change.sidecarSet, change }], signal);
+        sent.add(id);
+      } catch (error) {
+        throw new RolloutTriggerError(`cannot queue SidecarSet ${change.sidecarSet} for status-sync: ${errorMessage(error)}`, { cause: error });
+      }
     },
   };
 }

@@ -10,111 +10,30 @@
  *   other list failure skips every set this pass (they all need the list).
  * - Namespace labels are read only when a set has a namespaceSelector; when
  *   they cannot be read, only those sets are skipped.
- * - A set its streamed counts decide (set-pass.ts `isDecidedByCounts`) is
+ * - A set its streamed counts decide (its route, set-pass.ts `routeOf`) is
  *   planned from them, writeConcurrency at a time; the others, one at a
  *   time after them, from their own pod lists.
  * - One set's failure never stops the others; every failure is in the result.
  */
-import type { RotationResult } from '../auth/rotation.ts';
 import { errorMessage } from '../errors.ts';
 import { stringMapOf, stringOf } from '../kube/json.ts';
-import type { NamespaceSource, PodPages, SidecarSetEventSink, SidecarSetSource, SidecarSetStatusWriter } from '../ports.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import { statusAccumulator, type PodSummary, type StatusAccumulator } from '../sidecarset/status.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
-import type { RolloutCounts } from '../rollout/plan.ts';
 import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../sidecarset/revisions.ts';
-import { addUp, isDecidedByCounts, runSet, type RolloutDeps, type SetPassResult, type SetSource } from './set-pass.ts';
-import { forEachLimited } from './concurrency.ts';
+import type { RolloutDeps } from './set-pass.ts';
+import { SetDispatch } from './set-dispatch.ts';
 import { ListExpiredError } from '../ports/errors.ts';
 import type { PassError } from './errors.ts';
-import { MAX_NAMESPACES_TOLD, type NotInjectedFinding, type NotInjectedNotices, type NotInjectedPod } from './not-injected.ts';
+import { MAX_NAMESPACES_TOLD, type NotInjectedFinding, type NotInjectedPod } from './not-injected.ts';
 import { buildSetIndex, type SetIndex } from './set-index.ts';
-import { repairMissingPods, type RepairDeps, type RepairSummary } from './repair-step.ts';
+import { repairMissingPods } from './repair-step.ts';
+
+export type { PassResult, RolloutSummary, StatusPassDeps, StatusPassOptions } from './pass-types.ts';
+import { DEFAULTS, type PassResult, type RevisionsBySet, type StatusPassDeps, type StatusPassOptions } from './pass-types.ts';
 
 /** The reconciler's name as a function: the Lambda, its bundle, its log lines, the invoke command. */
 export const STATUS_SYNC = 'status-sync';
-
-export interface StatusPassDeps {
-  sidecarSets: SidecarSetSource;
-  pods: PodPages;
-  /** Labels of the namespaces pods are in; asked only when a set has a namespaceSelector. */
-  namespaces: NamespaceSource;
-  statuses: SidecarSetStatusWriter;
-  events: SidecarSetEventSink;
-  /** What was already reported about uninjected pods; lives as long as the process. */
-  notices: NotInjectedNotices;
-  /** Monotonic milliseconds, for durationMs. Default performance.now. */
-  nowMs?: () => number;
-  /**
-   * Revisions and the in-place rollout (rollout.md §0). Absent, the pass
-   * computes and writes statuses only (the offline `invoke status-sync`).
-   */
-  rollout?: RolloutDeps;
-  /** Evicting the uninjected pods of sets that ask for it (repair-step.ts). Absent, they are only reported. */
-  repair?: RepairDeps;
-}
-
-export interface StatusPassOptions {
-  /** Stops the pass (the pod list, pending writes) when aborted, e.g. near the Lambda deadline. */
-  signal?: AbortSignal;
-  /** How many times the pod list is started when its continue token keeps expiring. Default 3. */
-  maxListAttempts?: number;
-  /** Writes of one status, the first included, before a conflict counts as an error. Default 4. */
-  maxWriteAttempts?: number;
-  /** Status writes in flight at once. Default 4. */
-  writeConcurrency?: number;
-  /** Uninjected pods named per namespace in events. Default 5. */
-  samplePods?: number;
-}
-
-/** What a pass did: returned, and logged as one JSON line. */
-export interface PassResult {
-  setsSeen: number;
-  /** Pods in the (last) pod list. */
-  podsSeen: number;
-  statusesWritten: number;
-  /** Sets whose stored status was already right. */
-  statusesUnchanged: number;
-  /** Times the pod list was started (more than 1 after expired continue tokens). */
-  podListAttempts: number;
-  errors: PassError[];
-  durationMs: number;
-  /** Uninjected pods per set, for sets that have any. */
-  notInjected: Record<string, number>;
-  /**
-   * Each counted set's pod counts, as its status shows them after this pass
-   * (for metrics; the pass's log line leaves them out).
-   */
-  sets?: Record<string, RolloutCounts>;
-  /** Per set whose own pass ran, its updated pods not available by the kubelet's reason (for metrics). */
-  unavailable?: Record<string, Record<string, number>>;
-  /** The webhook secret rotation's step, when the pass rotates it (functions/status-sync/compose.ts). */
-  secretRotation?: RotationResult;
-  /** What the rollout did, when the pass runs it. */
-  rollout?: RolloutSummary;
-  /** What the repair of uninjected pods did, when the pass runs it. */
-  repair?: RepairSummary;
-}
-
-/** The rollout's part of a pass. */
-export interface RolloutSummary {
-  /** Sets whose pods were listed for a rollout round. */
-  setsRolled: number;
-  podsUpdated: number;
-  /** Pods whose finished hot upgrade was flipped. */
-  podsFlipped: number;
-  /** Pods skipped because they changed since their list (decided again next pass). */
-  conflicts: number;
-  /** Pods skipped because their write could not be made or was refused (told on the pod and the set). */
-  podsFailed?: number;
-  /** ControllerRevisions created, renumbered, labelled or deleted. */
-  revisionWrites: number;
-  /** Sets whose rollout state changed, with the new state in words. */
-  states: Record<string, string>;
-  /** Sets with work in flight: the pace loop runs their pass again soon. */
-  inFlight: string[];
-}
 
 /** Per-set state of one attempt at listing pods. */
 interface Counting {
@@ -126,7 +45,6 @@ interface Counting {
   podsSeen: number;
 }
 
-const DEFAULTS = { maxListAttempts: 3, maxWriteAttempts: 4, writeConcurrency: 4, samplePods: 5 };
 
 /** Counts an uninjected pod in its namespace; names it when the namespace is among the first told and has room. */
 function tallyNotInjected(byNamespace: Map<string, { count: number; pods: NotInjectedPod[] }>, pod: PodSummary, samplePods: number): void {
@@ -215,9 +133,10 @@ export async function runStatusPass(deps: StatusPassDeps, options: StatusPassOpt
   }
   const { findings, toWrite } = findingsOf(sets, counting, result);
   const revisions = revisionsRead === undefined ? undefined : revisionsBySet(await revisionsRead.listed, result);
-  const { counted, rolling } = routesOf(sets, counting, toWrite, revisions);
-  if (!(await runCounted(sets, counting, counted, revisions, deps, options, result))) return finish();
-  if (revisions !== undefined && deps.rollout !== undefined) await runRolling(sets, rolling, revisions, deps, deps.rollout, options, result);
+  const dispatch = new SetDispatch(sets, counting.accumulators, revisions, deps, options, result);
+  const { counted, rolling } = dispatch.routes(toWrite);
+  if (!(await dispatch.runCounted(counted))) return finish();
+  await dispatch.runRolling(rolling);
   await reportNotInjected(sets, findings, deps, options, result);
   if (deps.repair !== undefined) result.repair = await repairMissingPods(sets, result.notInjected, { ...deps.repair, namespaces: deps.namespaces }, result.errors, options.signal);
   return finish();
@@ -304,8 +223,6 @@ async function reportNotInjected(sets: readonly SidecarSet[], findings: Map<stri
   }
 }
 
-/** Every ControllerRevision, by the name of the set its label names; undefined when they cannot be listed. */
-type RevisionsBySet = ReadonlyMap<string, ControllerRevision[]>;
 
 /** Every revision, or why they could not be listed. */
 type RevisionList = { revisions: readonly ControllerRevision[] } | { error: unknown };
@@ -346,88 +263,4 @@ function revisionsBySet(listed: RevisionList, result: PassResult): RevisionsBySe
     byName.set(owner, list);
   }
   return byName;
-}
-
-/**
- * Which counted sets their streamed counts decide and which roll from their
- * own pods (only when the revisions were listed: a set cannot roll without
- * its revision registered).
- */
-function routesOf(sets: readonly SidecarSet[], counting: Counting, toWrite: readonly number[], revisions: RevisionsBySet | undefined): { counted: number[]; rolling: number[] } {
-  const counted: number[] = [];
-  const rolling: number[] = [];
-  for (const i of toWrite) {
-    const set = sets[i] as SidecarSet;
-    const accumulator = counting.accumulators[i] as StatusAccumulator;
-    if (revisions !== undefined && !isDecidedByCounts(set, accumulator)) rolling.push(i);
-    else counted.push(i);
-  }
-  return { counted, rolling };
-}
-
-/** Adds one set's route to the pass's result (set-pass.ts `addUp` for what the pace loop adds up too). */
-function addToPass(result: PassResult, setResult: SetPassResult): void {
-  const summary = result.rollout;
-  if (summary !== undefined) {
-    summary.podsFailed = (summary.podsFailed ?? 0) + setResult.podsFailed;
-    summary.revisionWrites += setResult.revisionWrites;
-    if (setResult.inFlight) summary.inFlight.push(setResult.sidecarSet);
-    addUp(setResult, summary, result.errors);
-  } else result.errors.push(...setResult.errors);
-  if (setResult.unavailable !== undefined) (result.unavailable ??= {})[setResult.sidecarSet] = setResult.unavailable;
-  if (setResult.status === 'written') result.statusesWritten++;
-  else if (setResult.status === 'unchanged') result.statusesUnchanged++;
-  // A rolled set's own list is newer than the streamed one.
-  if (setResult.counts !== undefined && result.sets !== undefined) result.sets[setResult.sidecarSet] = { ...setResult.counts };
-}
-
-/** The sets their counts decide, writeConcurrency at a time. False when the pass was stopped before every one was compared. */
-async function runCounted(
-  sets: readonly SidecarSet[],
-  counting: Counting,
-  counted: readonly number[],
-  revisions: RevisionsBySet | undefined,
-  deps: StatusPassDeps,
-  options: StatusPassOptions,
-  result: PassResult,
-): Promise<boolean> {
-  const { signal } = options;
-  let outOfTime = 0;
-  await forEachLimited(counted, options.writeConcurrency ?? DEFAULTS.writeConcurrency, async (i) => {
-    const set = sets[i];
-    const accumulator = counting.accumulators[i];
-    if (set === undefined || accumulator === undefined) return;
-    // Once the deadline passed, one error says so rather than one per set.
-    if (signal?.aborted === true) {
-      outOfTime++;
-      return;
-    }
-    const source: SetSource = { streamed: accumulator, stored: revisions === undefined ? undefined : (revisions.get(sidecarSetName(set)) ?? []) };
-    addToPass(result, await runSet(set, deps, setOptions(options), source));
-  });
-  if (outOfTime > 0) {
-    result.errors.push({ operation: 'patch status', message: `the pass was stopped (${errorMessage(signal?.reason)}) before ${outOfTime} statuses were compared and written` });
-    return false;
-  }
-  return true;
-}
-
-/** The route's options from the pass's. */
-function setOptions(options: StatusPassOptions): { signal?: AbortSignal; maxWriteAttempts: number } {
-  return { ...(options.signal === undefined ? {} : { signal: options.signal }), maxWriteAttempts: options.maxWriteAttempts ?? DEFAULTS.maxWriteAttempts };
-}
-
-/** The sets that roll, from their own pod lists, one set at a time. */
-async function runRolling(sets: readonly SidecarSet[], rolling: readonly number[], revisions: RevisionsBySet, deps: StatusPassDeps, rollout: RolloutDeps, options: StatusPassOptions, result: PassResult): Promise<void> {
-  const summary = result.rollout;
-  if (summary === undefined) return;
-  for (const i of rolling) {
-    if (options.signal?.aborted === true) {
-      result.errors.push({ operation: 'roll out', message: `the pass was stopped (${errorMessage(options.signal.reason)}) before every set rolled` });
-      return;
-    }
-    const set = sets[i] as SidecarSet;
-    summary.setsRolled++;
-    addToPass(result, await runSet(set, { statuses: deps.statuses, events: deps.events, namespaces: deps.namespaces, rollout }, options.signal === undefined ? {} : { signal: options.signal }, { stored: revisions.get(sidecarSetName(set)) ?? [] }));
-  }
 }

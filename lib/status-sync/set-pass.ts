@@ -72,11 +72,6 @@ export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: Se
   return runSet(set, deps, options, stored === undefined ? {} : { stored });
 }
 
-/** Whether the full pass's streamed counts decide `set` (no list of its own, no round): the route's plan step decides the same way. */
-export function isDecidedByCounts(set: SidecarSet, counts: StatusAccumulator): boolean {
-  return countedPlan(set, counts) !== undefined;
-}
-
 /** What the plan step saw: the plan (none when only counts could be had), the counts for a version of the set, the revisions in use, the list it came from. */
 interface Seen {
   plan: RolloutPlan | undefined;
@@ -95,8 +90,8 @@ function countedPlan(set: SidecarSet, counts: StatusAccumulator): RolloutPlan | 
   return { status, updates: [], notUpgradable: [], flips: [], swapping: 0, waiting, ...(waiting.kind === 'updated-not-ready' ? { unavailable: waiting.stuck } : {}) };
 }
 
-/** Where a set's plan comes from, decided before the pass reads anything. */
-interface Route {
+/** Where a set's plan comes from, decided once, before the pass reads anything. */
+export interface Route {
   /** 'counts': the full pass's streamed counts (they decide the set, or are all there is); 'pods': the set's own pod list. */
   from: 'counts' | 'pods';
   /** The plan the streamed counts give, when they decide the set. */
@@ -105,7 +100,8 @@ interface Route {
   registers: boolean;
 }
 
-function routeOf(set: SidecarSet, source: SetSource, rolls: boolean): Route {
+/** The set's route: `rolls` when the rollout's ports are there (the full pass sends a set whose route is 'pods' with its own list). */
+export function routeOf(set: SidecarSet, source: SetSource, rolls: boolean): Route {
   const { streamed } = source;
   const counted = streamed === undefined ? undefined : countedPlan(set, streamed);
   const registers = rolls && (streamed === undefined || source.stored !== undefined);
@@ -117,8 +113,8 @@ function routeOf(set: SidecarSet, source: SetSource, rolls: boolean): Route {
  * sidecarset_processor.go numbers them. Never throws: what fails is in the
  * result's errors.
  */
-export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: SetPassOptions, source: SetSource): Promise<SetPassResult> {
-  const pass = new SetReconcile(set, deps, options, source);
+export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: SetPassOptions, source: SetSource, route: Route = routeOf(set, source, deps.rollout !== undefined)): Promise<SetPassResult> {
+  const pass = new SetReconcile(set, deps, options, source, route);
   if (source.streamed === undefined && deps.rollout === undefined) return pass.fail('list pods', new Error('a set planned from its own pods needs the rollout ports'));
   // 1. Route: from the counts, or from the set's own pods, listed while 2 runs (the list is the pass's longest read).
   pass.startList();
@@ -158,13 +154,13 @@ class SetReconcile {
   /** Registering the revision failed: nothing rolls (Kruise writes no status and rolls nothing). */
   unregistered = false;
 
-  constructor(set: SidecarSet, deps: SetRouteDeps, options: SetPassOptions, source: SetSource) {
+  constructor(set: SidecarSet, deps: SetRouteDeps, options: SetPassOptions, source: SetSource, route: Route) {
     this.set = set;
     this.name = sidecarSetName(set);
     this.deps = deps;
     this.options = options;
     this.source = source;
-    this.route = routeOf(set, source, deps.rollout !== undefined);
+    this.route = route;
     this.scope = podScope(set);
     this.result = { sidecarSet: this.name, status: 'not-written', podsUpdated: 0, podsFlipped: 0, conflicts: 0, podsFailed: 0, revisionWrites: 0, inFlight: false, restarting: false, errors: [] };
   }

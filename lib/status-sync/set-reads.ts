@@ -31,37 +31,28 @@ export function readSet(name: string, deps: Pick<SetPassDeps, 'statuses' | 'roll
 
 /**
  * How long after a settle ends the reads started during it still serve a
- * pass: with several sets followed, a later set's pass waits for the earlier
- * ones', and past this reads again rather than decide from an older set.
+ * pass: a worker may reach the set later than its settle ends (other sets'
+ * passes first), and past this reads again rather than decide from an older set.
  */
 export const MAX_EARLY_READ_AGE_MS = 250;
 
 /**
- * Reads started while the loop lets a change settle, one per followed set,
- * for each set's next pass: the settle hides their time. They serve until
- * {@link MAX_EARLY_READ_AGE_MS} after the settle ends.
+ * Reads started while a set's news settles, for the set's next pass: the
+ * settle hides their time. Each serves until {@link MAX_EARLY_READ_AGE_MS}
+ * after its settle ends.
  */
 export class EarlyReads {
-  private readonly reads = new Map<string, SetReads>();
-  private until = 0;
+  private readonly reads = new Map<string, { reads: SetReads; until: number }>();
 
-  start(names: Iterable<string>, read: (name: string) => SetReads): void {
-    for (const name of names) this.reads.set(name, read(name));
-  }
-
-  /** The settle ended: the reads serve a while longer. */
-  settled(): void {
-    this.until = performance.now() + MAX_EARLY_READ_AGE_MS;
+  /** Starts `name`'s reads now, to serve a pass after `settleMs`. */
+  start(name: string, reads: SetReads, settleMs: number): void {
+    this.reads.set(name, { reads, until: performance.now() + settleMs + MAX_EARLY_READ_AGE_MS });
   }
 
   /** The set's early reads while they may still serve; taken either way. */
   take(name: string): SetReads | undefined {
     const started = this.reads.get(name);
     this.reads.delete(name);
-    return started !== undefined && performance.now() <= this.until ? started : undefined;
-  }
-
-  clear(): void {
-    this.reads.clear();
+    return started !== undefined && performance.now() <= started.until ? started.reads : undefined;
   }
 }

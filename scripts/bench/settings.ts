@@ -10,6 +10,7 @@ import type { ReconcilerSettings } from './reconciler.ts';
 import type { RolloutSettings } from './rollout.ts';
 import type { SectionId } from './report.ts';
 import type { PodTriggerSettings } from './pod-triggers.ts';
+import type { ControllerSettings } from './controller.ts';
 
 export interface BenchSettings {
   admission: AdmissionSettings;
@@ -22,6 +23,7 @@ export interface BenchSettings {
   reads: HeavyReadsSettings;
   rollout: RolloutSettings;
   podTriggers: PodTriggerSettings;
+  controller: ControllerSettings;
   describe(sections: readonly SectionId[]): string;
 }
 
@@ -41,6 +43,7 @@ export function settingsFor(quick: boolean): BenchSettings {
     // The issue's figures: 1,000 pods at 10%, ready 2 s after a restart; the plan over 100,000 pods.
     // Issue 38: 8 pods one at a time was the report (23-28 s each); a burst of 1,000 for the passes per 1,000 changes.
     podTriggers: { pods: quick ? 4 : 20, schedulePods: 2, burst: quick ? 200 : 1_000 },
+    controller: { sets: 1_000, podsPerSet: 100, workers: [1, 4, 16], triggers: 10_000, triggerSets: 100, requestMs: 2 },
     rollout: { runs: quick ? 1 : 3, hotRuns: quick ? 1 : 2, pods: 1_000, maxUnavailable: '10%', readyDelayMs: 2_000, planPods: 100_000, planRuns: quick ? 3 : 5 },
   };
   const parts: Record<SectionId, string> = {
@@ -52,6 +55,7 @@ export function settingsFor(quick: boolean): BenchSettings {
     'pass-100k': `pass at ${s.pass100k.pods} pods ${s.pass100k.runs} runs each of pass and floor`,
     freshness: `freshness ${s.freshness.firstAnswers} first answers, ${s.freshness.runs} runs of ${s.freshness.reviewsPerRun} warm reviews per row`,
     reads: `reads ${s.reads.sets} sets of ${s.reads.labelsPerSet} labels, ${s.reads.cold} cold reviews, ${s.reads.warm} warm, ${s.reads.concurrent} at once`,
+    controller: `controller: a resync of ${s.controller.sets} sets x ${s.controller.podsPerSet} pods with ${s.controller.workers.join(', ')} workers, a burst of ${s.controller.triggers} pod triggers over ${s.controller.triggerSets} sets, ${s.controller.requestMs} ms a request`,
     'pod-triggers': `pod triggers ${s.podTriggers.pods} pods one at a time, ${s.podTriggers.schedulePods} on the schedule alone, a burst of ${s.podTriggers.burst}`,
     rollout: `rollout ${s.rollout.runs} runs (HotUpgrade ${s.rollout.hotRuns}) of ${s.rollout.pods} pods, plan ${s.rollout.planRuns} runs`,
   };

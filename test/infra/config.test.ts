@@ -14,7 +14,7 @@ describe('readStackConfig', () => {
     await expect(read({})).resolves.toEqual({
       stackName: 'ServerlessSidecarSet',
       admission: { timeoutSeconds: 10, memoryMb: 512, reservedConcurrency: 20 },
-      statusSync: { rateMinutes: 1, timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 1, rolloutStallSeconds: 60, repairMaxEvictionsPerPass: 5 },
+      statusSync: { rateMinutes: 1, timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 3, queueConcurrency: 2, rolloutStallSeconds: 60, repairMaxEvictionsPerPass: 5 },
       logRetentionDays: RetentionDays.ONE_MONTH,
       webhookSecretArn: undefined,
       cluster: { kind: 'kubeconfig-secret', secretArn: undefined },

@@ -14,6 +14,7 @@ import { distBundles, MissingBundleError, type BundleDirectories } from '../../i
 import { CLUSTER_ENV, FUNCTION_SPECS, STACK_FUNCTIONS, type StackFunctionName } from '../../infra/aws/functions.ts';
 import { OUTPUT_KEYS, WEBHOOK_SECRET_LENGTH, type SidecarSetStack } from '../../infra/aws/stack.ts';
 import { ENV_STATUS_SYNC_FUNCTION } from '../../lib/adapters/lambda-rollout-trigger.ts';
+import { ENV_STATUS_SYNC_QUEUE_URL } from '../../lib/adapters/sqs-set-queue.ts';
 import { ENV_REVISION_NAMESPACE } from '../../lib/adapters/revision-namespace.ts';
 import { parseSecretValue } from '../../lib/auth/caller-auth.ts';
 import { ENV_ROTATION_PERIOD_MS, ENV_SECRET_ARN } from '../../lib/auth/caller-config.ts';
@@ -92,9 +93,9 @@ describe('functions', () => {
     expect(s.props('status-sync')).toMatchObject({ Timeout: 600, MemorySize: 256 });
   });
 
-  it('caps concurrency: 20 per admission function and 1 reconciler by default, configurable or off', async () => {
+  it('caps concurrency: 20 per admission function and 3 reconcilers (the queue\'s 2 consumers and the schedule) by default, configurable or off', async () => {
     for (const fn of ADMISSION) expect(defaults.props(fn).ReservedConcurrentExecutions).toBe(20);
-    expect(defaults.props('status-sync').ReservedConcurrentExecutions).toBe(1);
+    expect(defaults.props('status-sync').ReservedConcurrentExecutions).toBe(3);
     const s = await synth({ admissionReservedConcurrency: '5', statusSyncReservedConcurrency: 'none' });
     for (const fn of ADMISSION) expect(s.props(fn).ReservedConcurrentExecutions).toBe(5);
     expect(s.props('status-sync')).not.toHaveProperty('ReservedConcurrentExecutions');
@@ -121,8 +122,8 @@ describe('functions', () => {
           ...(webhookSecret ? [ENV_SECRET_ARN] : []),
           ...(spec.readsCluster ? [ENV_KUBECONFIG_SECRET_ARN, ENV_REVISION_NAMESPACE] : []),
           ...(spec.rotatesWebhookSecret ? [ENV_ROTATION_PERIOD_MS] : []),
-          ...(triggers ? [ENV_STATUS_SYNC_FUNCTION] : []),
-          ...(spec.trigger === 'schedule' ? ['ROLLOUT_STALL_MS', 'REPAIR_MAX_EVICTIONS_PER_PASS', 'NODE_OPTIONS'] : []),
+          ...(triggers ? [ENV_STATUS_SYNC_FUNCTION, ENV_STATUS_SYNC_QUEUE_URL] : []),
+          ...(spec.trigger === 'schedule' ? ['ROLLOUT_STALL_MS', 'REPAIR_MAX_EVICTIONS_PER_PASS', 'NODE_OPTIONS', ENV_STATUS_SYNC_QUEUE_URL] : []),
         ].sort(),
       );
     }
@@ -242,14 +243,50 @@ describe('Function URLs and schedule', () => {
     s.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: s.fnId('status-sync') }, MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 });
   });
 
+  it('gives status-sync its queue: FIFO, encrypted, TLS only, a dead-letter queue with an alarm, read in batches with partial failures at the configured concurrency', async () => {
+    defaults.template.resourceCountIs('AWS::SQS::Queue', 2);
+    const queue = ref(defaults, 'StatusSyncQueue');
+    const deadLetters = ref(defaults, 'StatusSyncDeadLetters');
+    defaults.template.hasResourceProperties('AWS::SQS::Queue', {
+      FifoQueue: true,
+      SqsManagedSseEnabled: true,
+      VisibilityTimeout: 1800,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [deadLetters.Ref, 'Arn'] }, maxReceiveCount: 5 },
+    });
+    // Both queues refuse requests without TLS.
+    const policies = Object.values(defaults.template.findResources('AWS::SQS::QueuePolicy')).map((p): Json => p.Properties as Json);
+    const queues = policies.map((p): string => JSON.stringify(p.Queues)).sort();
+    expect(queues).toEqual([JSON.stringify([deadLetters]), JSON.stringify([queue])].sort());
+    for (const p of policies) expect(p.PolicyDocument.Statement).toEqual([expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]);
+    defaults.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: defaults.fnId('status-sync') },
+      EventSourceArn: { 'Fn::GetAtt': [queue.Ref, 'Arn'] },
+      BatchSize: 10,
+      ScalingConfig: { MaximumConcurrency: 2 },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    defaults.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [deadLetters.Ref, 'QueueName'] } }],
+      Threshold: 1,
+    });
+    const sends = (fn: StackFunctionName) => roleStatements(defaults, fn).filter((st) => asList(st.Action).includes('sqs:SendMessage'));
+    for (const fn of [...TRIGGERS, 'status-sync'] as const) expect(sends(fn).flatMap((st) => asList(st.Resource))).toEqual([{ 'Fn::GetAtt': [queue.Ref, 'Arn'] }]);
+    for (const fn of STACK_FUNCTIONS.filter((name) => !TRIGGERS.includes(name) && name !== 'status-sync')) expect(sends(fn)).toEqual([]);
+    const s = await synth({ statusSyncQueueConcurrency: '8', statusSyncReservedConcurrency: '9' });
+    s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 8 } });
+    await expect(synth({ statusSyncQueueConcurrency: '8', statusSyncReservedConcurrency: '8' })).rejects.toThrow(/statusSyncReservedConcurrency.*at least statusSyncQueueConcurrency \+ 1 \(9/);
+  });
+
   it('lets the triggering webhooks invoke status-sync (admitted-change and pod triggers), status-sync invoke itself (its continuation), and nothing else invoke any function', () => {
     const invokes = (fn: StackFunctionName) => roleStatements(defaults, fn).filter((st) => asList(st.Action).some((a) => String(a).startsWith('lambda:')));
     const statusSyncArn = { 'Fn::GetAtt': [defaults.fnId('status-sync'), 'Arn'] };
     // The unqualified function only, not `<arn>:*` (every version and alias; cdk-nag's IAM5).
     for (const fn of [...TRIGGERS, 'status-sync'] as const) expect(invokes(fn)).toEqual([{ Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: statusSyncArn }]);
     for (const fn of STACK_FUNCTIONS.filter((name) => !TRIGGERS.includes(name) && name !== 'status-sync')) expect(invokes(fn)).toEqual([]);
-    // Lambda's queue holds a triggered invoke behind a running pass rather than running it beside one.
-    expect(defaults.props('status-sync').ReservedConcurrentExecutions).toBe(1);
+    // The queue's consumers and the schedule's resync, and no more.
+    expect(defaults.props('status-sync').ReservedConcurrentExecutions).toBe(3);
   });
 });
 
@@ -308,8 +345,9 @@ describe('secrets and IAM', () => {
       }
       const logs = statements.filter((st) => asList(st.Action).some((a) => String(a).startsWith('logs:')));
       expect(logs).toEqual([{ Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: logGroupArn }]);
-      // Besides: lambda:InvokeFunction on status-sync for the triggering webhooks and status-sync itself, checked above.
-      const allowed = TRIGGERS.includes(fn) || fn === 'status-sync' ? /^(logs|secretsmanager|lambda):/ : /^(logs|secretsmanager):/;
+      // Besides: lambda:InvokeFunction on status-sync and sending to its queue for the triggering webhooks and status-sync
+      // itself, checked above; status-sync also reads the queue (its event source).
+      const allowed = TRIGGERS.includes(fn) || fn === 'status-sync' ? /^(logs|secretsmanager|lambda|sqs):/ : /^(logs|secretsmanager):/;
       expect(statements.every((st) => asList(st.Action).every((a) => allowed.test(String(a))))).toBe(true);
     }
     for (const role of Object.values(defaults.template.findResources('AWS::IAM::Role'))) {
@@ -330,6 +368,7 @@ describe('secrets and IAM', () => {
       [ENV_KUBECONFIG_SECRET_ARN]: KUBECONFIG_SECRET_ARN,
       [ENV_REVISION_NAMESPACE]: 'kruise-system',
       [ENV_STATUS_SYNC_FUNCTION]: { Ref: s.fnId('status-sync') },
+      [ENV_STATUS_SYNC_QUEUE_URL]: ref(s, 'StatusSyncQueue'),
     });
     const granted = roleStatements(s, 'pod-inject')
       .filter((st) => asList(st.Action).includes('secretsmanager:GetSecretValue'))
@@ -383,7 +422,8 @@ describe('operations', () => {
 
   it('alarms on Errors and Throttles of every function', () => {
     // And the five alarms on the functions' own metrics (below).
-    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 12 + 5);
+    // And the dead-letter queue's.
+    defaults.template.resourceCountIs('AWS::CloudWatch::Alarm', 12 + 5 + 1);
     for (const fn of STACK_FUNCTIONS) {
       for (const metric of ['Errors', 'Throttles']) {
         defaults.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
@@ -418,7 +458,7 @@ describe('operations', () => {
   it('notifies the configured SNS topic when an alarm fires and clears', async () => {
     const s = await synth({ alarmTopicArn: TOPIC_ARN });
     const alarms = Object.values(s.template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(12 + 5);
+    expect(alarms).toHaveLength(12 + 5 + 1);
     for (const alarm of alarms) expect(alarm.Properties).toMatchObject({ AlarmActions: [TOPIC_ARN], OKActions: [TOPIC_ARN] });
   });
 

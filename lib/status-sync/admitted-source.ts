@@ -1,0 +1,99 @@
+/**
+ * The admitted changes as a source of the controller (controller.ts): each
+ * change the webhooks admitted (a SidecarSet's, or a pod's `PODS` trigger)
+ * is waited on until it is stored (visible-set.ts), then its set's name is
+ * added to the controller's queue, with the set as read.
+ */
+import { errorMessage } from '../errors.ts';
+import type { SidecarSet } from '../sidecarset/types.ts';
+import type { AdmittedQueue, QueuedChange } from './admitted-queue.ts';
+import type { PassError } from './errors.ts';
+import type { SetPassDeps } from './set-pass.ts';
+import { visibleSet } from './visible-set.ts';
+
+export interface AdmittedTarget {
+  /**
+   * Whether the set is followed now (its pods watched): a pod trigger then needs no read of its own, and
+   * adds the name at once, since the watch ignores a pod leaving Ready (rollout-news.ts) and the trigger does not.
+   */
+  follows(name: string): boolean;
+  /** A followed set's pod trigger. */
+  podsChanged(name: string): void;
+  /** The change is stored: the set's pass runs from `set`. */
+  visible(name: string, set: SidecarSet): void;
+  error(error: PassError): void;
+  /** Told when the source waits for an arrival with nothing in hand (the controller may be done). */
+  idle(): void;
+}
+
+export interface AdmittedSourceOptions {
+  /** How long one change may take to become visible, and all of them together in one call. */
+  visibleTimeoutMs: number;
+  createSettleMs: number | undefined;
+}
+
+export class AdmittedSource {
+  /**
+   * The time admitted changes may spend waiting to be stored, for the whole call: a stream of changes that
+   * never show (refused by a later webhook, forged) cannot hold the controller.
+   */
+  private budgetMs: number;
+  private waiting = true;
+  private readonly queue: AdmittedQueue | undefined;
+  private readonly deps: Pick<SetPassDeps, 'statuses'>;
+  private readonly options: AdmittedSourceOptions;
+  private readonly target: AdmittedTarget;
+
+  constructor(queue: AdmittedQueue | undefined, deps: Pick<SetPassDeps, 'statuses'>, options: AdmittedSourceOptions, target: AdmittedTarget) {
+    this.queue = queue;
+    this.deps = deps;
+    this.options = options;
+    this.target = target;
+    this.budgetMs = options.visibleTimeoutMs;
+  }
+
+  /** Whether the source has nothing in hand (no change taken and not yet added). */
+  get isIdle(): boolean {
+    return this.waiting;
+  }
+
+  /** Takes changes as they arrive until `stop` aborts; `signal` bounds the reads. */
+  async run(stop: AbortSignal, signal: AbortSignal | undefined): Promise<void> {
+    const { queue } = this;
+    if (queue === undefined) return;
+    const stopped = new Promise<void>((resolve) => { stop.addEventListener('abort', () => { resolve(); }, { once: true }); });
+    while (!stop.aborted) {
+      const changes = queue.take();
+      if (changes.length === 0) {
+        this.waiting = true;
+        this.target.idle();
+        await Promise.race([queue.arrival(), stopped]);
+        continue;
+      }
+      this.waiting = false;
+      // The controller may end while a change waits to be visible: the rest are dropped (a trigger only brings a
+      // set's pass sooner; the schedule's resync passes every set).
+      for (const change of changes) if (!(await this.admit(change, signal, stop))) return;
+    }
+  }
+
+  /** Whether the controller goes on after this change. */
+  private async admit(change: QueuedChange, signal: AbortSignal | undefined, stop: AbortSignal): Promise<boolean> {
+    if (stop.aborted) return false;
+    if (change.operation === 'PODS' && this.target.follows(change.sidecarSet)) {
+      this.target.podsChanged(change.sidecarSet);
+      return true;
+    }
+    const began = performance.now();
+    try {
+      const set = await visibleSet(change, this.deps, Math.max(0, Math.min(this.options.visibleTimeoutMs, this.budgetMs)), signal, this.options.createSettleMs);
+      if (set !== undefined) this.target.visible(change.sidecarSet, set);
+    } catch (error) {
+      if (signal?.aborted === true) return false;
+      this.target.error({ sidecarSet: change.sidecarSet, operation: 'wait for the admitted change', message: errorMessage(error) });
+    } finally {
+      this.budgetMs -= performance.now() - began;
+    }
+    return true;
+  }
+}
