@@ -15,7 +15,7 @@ import type { SidecarSet } from '../sidecarset/types.ts';
 import { failed, neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
 import { injectionRevisions, RevisionReadError } from './pinned-revisions.ts';
 import { injectionPatch } from './pod-inject-patch.ts';
-import { withoutForgedFence } from './pod-inject-fence.ts';
+import { withoutForgedBookkeeping } from './pod-inject-fence.ts';
 import { onlyKind, onlyOperations, skipDeleting, skipSubresources } from './skip.ts';
 import { handOver, POD_NOTICE_MS } from './trigger-notice.ts';
 import { podsChange } from '../status-sync/pod-trigger.ts';
@@ -45,7 +45,7 @@ const handleInject = (draw: () => number, factsOf: StoredSetFactsOf) => async (r
     const applying = applyingSidecarSets(input);
     const revisions = await injectionRevisions(applying, labelsOf(pod), deps.revisions, draw, deps.signal);
     const changes = injectionChanges({ ...input, applying, revisions, factsOf, now: deps.clock.now(), maxGrowthBytes: patchBytesOverAnswerLimit - 1, sortSidecarsByName: deps.sortSidecarsByName === true });
-    if (changes === undefined) return withoutForgedFence(pod);
+    if (changes === undefined) return withoutForgedBookkeeping(pod);
     // Written from the decisions, not diffed from an injected pod (pod-inject-patch.ts).
     const answer = patchedWith(injectionPatch(changes), changes.warnings, changes.stringTexts);
     // The sets that injected it count one more pod: their passes start now (pod-trigger.ts), never on a dry run.
