@@ -83,21 +83,23 @@ function excludedFeature(spec: JsonObject): string | undefined {
 /** Why the policy cannot inject this sidecar; undefined when it can. */
 function containerProblem(value: unknown): string | undefined {
   if (!isObject(value)) return 'a container is not an object';
-  const c = value as SidecarContainer;
-  if (!PLAIN_NAME.test(stringOf(c.name) ?? '') || c.name.includes('.')) return 'a container has no DNS label name';
-  if (isHotUpgrade(c)) return `container ${c.name} is a HotUpgrade sidecar`;
-  if (c.resourcesPolicy !== undefined && c.resourcesPolicy !== null) return `container ${c.name} has a resourcesPolicy`;
-  if (sharesVolumeDevices(c)) return `container ${c.name} shares volume devices (shareVolumeDevicePolicy)`;
+  // Read as JSON: a stored set is not validated again, so any member may be null or of another type.
+  const c: JsonObject = value;
+  const name = stringOf(c.name) ?? '';
+  if (!PLAIN_NAME.test(name) || name.includes('.')) return 'a container has no DNS label name';
+  if (isHotUpgrade(c as SidecarContainer)) return `container ${name} is a HotUpgrade sidecar`;
+  if (c.resourcesPolicy !== undefined && c.resourcesPolicy !== null) return `container ${name} has a resourcesPolicy`;
+  if (sharesVolumeDevices(c as SidecarContainer)) return `container ${name} shares volume devices (shareVolumeDevicePolicy)`;
   if (c.shareVolumeDevicePolicy !== undefined && c.shareVolumeDevicePolicy !== null && objectOf(c.shareVolumeDevicePolicy)?.type !== 'disabled') {
-    return `container ${c.name} has a shareVolumeDevicePolicy`;
+    return `container ${name} has a shareVolumeDevicePolicy`;
   }
-  if (arrayOf(c.transferEnv).length > 0) return `container ${c.name} transfers env (transferEnv)`;
-  if (c.restartPolicy !== undefined && c.restartPolicy !== null) return `container ${c.name} has a restartPolicy`;
+  if (arrayOf(c.transferEnv).length > 0) return `container ${name} transfers env (transferEnv)`;
+  if (c.restartPolicy !== undefined && c.restartPolicy !== null) return `container ${name} has a restartPolicy`;
   const policy = c.podInjectPolicy;
-  if (policy !== 'BeforeAppContainer' && policy !== 'AfterAppContainer') return `container ${c.name} has no podInjectPolicy`;
+  if (policy !== 'BeforeAppContainer' && policy !== 'AfterAppContainer') return `container ${name} has no podInjectPolicy`;
   for (const key of ['env', 'volumeMounts', 'volumeDevices']) {
     const list: unknown = c[key];
-    if (list !== undefined && list !== null && !(Array.isArray(list) && list.every(isObject))) return `container ${c.name} has a malformed ${key}`;
+    if (list !== undefined && list !== null && !(Array.isArray(list) && list.every(isObject))) return `container ${name} has a malformed ${key}`;
   }
   return undefined;
 }

@@ -51,11 +51,11 @@ export function policyCases(runs: number, seed: number): PolicyCase[] {
 
 function keyedCase(generatedPod: Pod, original: SidecarSet, index: number): PolicyCase | undefined {
   const label = `c${index}`;
-  const spec = structuredClone(original.spec) as JsonObject;
-  const selector = (isObject(spec.selector) ? spec.selector : {}) as JsonObject;
+  const spec: JsonObject = structuredClone(original.spec) ?? {};
+  const selector: JsonObject = isObject(spec.selector) ? spec.selector : {};
   spec.selector = { ...selector, matchLabels: { ...(isObject(selector.matchLabels) ? selector.matchLabels : {}), case: label } };
   const metadata = { name: `${original.metadata?.name}-${label}`, annotations: { ...original.metadata?.annotations } };
-  const set = defaultSidecarSet({ ...original, metadata, spec, status: undefined } as SidecarSet);
+  const set = defaultSidecarSet({ ...original, metadata, spec, status: undefined });
   if (injectionPath(set).path !== 'policy') return undefined;
   const moved = selectedBy({ ...generatedPod, metadata: { ...generatedPod.metadata, labels: { ...generatedPod.metadata?.labels, case: label } } }, set);
   const pod = structuredClone(moved);
@@ -99,7 +99,8 @@ export async function storeSet(cp: ControlPlane, set: SidecarSet): Promise<Sidec
   const created = (await expectOk(cp.request('admin', 'POST', `/apis/${set.apiVersion}/sidecarsets`, set), `set ${set.metadata?.name}`)) as SidecarSet;
   const beta = (await expectOk(cp.request('admin', 'GET', `${BETA}/${created.metadata?.name}`), 'set')) as SidecarSet;
   const status = { ...beta.status, observedGeneration: beta.metadata?.generation, latestRevision: currentRevisionName(beta) };
-  return (await expectOk(cp.request('admin', 'PUT', `${BETA}/${created.metadata?.name}/status`, { ...beta, status }), 'status')) as SidecarSet;
+  const updated: SidecarSet = await expectOk(cp.request('admin', 'PUT', `${BETA}/${created.metadata?.name}/status`, { ...beta, status }), 'status');
+  return updated;
 }
 
 /** The pod as a dryRun creation leaves it (the API server's defaults, and the policy). */
@@ -124,8 +125,8 @@ export function comparable(pod: Pod): JsonObject {
   delete metadata.uid;
   delete metadata.creationTimestamp;
   delete metadata.managedFields;
-  const annotations = (metadata.annotations ?? {}) as Record<string, string>;
-  delete annotations[ANNOTATION_POLICY_RECORD];
+  const annotations = Object.fromEntries(Object.entries((metadata.annotations ?? {}) as Record<string, string>).filter(([key]) => key !== ANNOTATION_POLICY_RECORD));
+  metadata.annotations = annotations;
   for (const key of [ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE]) {
     if (annotations[key] !== undefined) annotations[key] = annotations[key].replace(/"updateTimestamp":"[^"]*"/g, '"updateTimestamp":null');
   }
