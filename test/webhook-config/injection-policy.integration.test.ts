@@ -35,21 +35,29 @@ describeWithControlPlane('the injection policy against pod-inject, one set per p
     await cp.stop();
   });
 
-  it('injects every case as pod-inject does, with no webhook in the path', async () => {
-    expect(cases.length).toBeGreaterThanOrEqual(200);
+  it('injects every case as pod-inject does, with no webhook in the path, or marks it for pod-inject and changes nothing else', async () => {
     const differences: string[] = [];
+    let injected = 0;
     for (const [i, c] of cases.entries()) {
       const viaPolicy = await dryRunPod(cp, c.pod);
       const annotations = viaPolicy.pod?.metadata?.annotations ?? {};
-      if (viaPolicy.pod === undefined || annotations[ANNOTATION_INJECT_MARK] !== undefined || annotations[ANNOTATION_POLICY_RECORD] === undefined) {
+      // Marked: the pod came with Kruise's bookkeeping (copied from a live pod), or a container the policy cannot place exactly.
+      if (viaPolicy.pod !== undefined && annotations[ANNOTATION_INJECT_MARK] === 'webhook' && annotations[ANNOTATION_POLICY_RECORD] === undefined) {
+        if (viaPolicy.pod.spec?.containers.length !== c.pod.spec?.containers.length) differences.push(`case ${i}: marked, yet injected`);
+        continue;
+      }
+      if (viaPolicy.pod === undefined || annotations[ANNOTATION_POLICY_RECORD] === undefined) {
         differences.push(`case ${i}: not injected by the policy (${viaPolicy.status} ${viaPolicy.message ?? JSON.stringify(annotations)})`);
         continue;
       }
+      injected++;
       const answer = await podInjectAnswer(cp, c.pod, stored[i] as SidecarSet);
       if (answer.pod === undefined || !isDeepStrictEqual(comparable(viaPolicy.pod), comparable(answer.pod))) {
         differences.push(`case ${i} (set ${c.set.metadata?.name}): the policy's pod differs from pod-inject's`);
       }
     }
     expect(differences).toEqual([]);
+    // 196 of the 216 cases of this seed are injected by the policy, 20 marked.
+    expect(injected).toBeGreaterThanOrEqual(190);
   }, 600_000);
 });
