@@ -13,14 +13,11 @@
  * and injects every set as it always has. docs/INJECTION-POLICY.md.
  */
 import { ANNOTATION_INJECTION_PATH } from '../sidecarset/injection-path.ts';
+import { ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD } from '../sidecarset/policy-record.ts';
 import { FENCE_ANNOTATIONS, ANNOTATION_FENCE_CONTAINERS, ANNOTATION_FENCE_KEYS } from '../sidecarset/rollout-fence.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST } from '../sidecarset/types.ts';
 
 export const INJECTION_POLICY_NAME = 'serverless-sidecarset-inject';
-/** The pod needs pod-inject (value `webhook`). */
-export const ANNOTATION_INJECT_MARK = 'serverless-sidecarset/inject';
-/** What the policy added: `set=<name>;containers=..;volumes=..;imagePullSecrets=..;annotations=..` (comma-separated names). */
-export const ANNOTATION_POLICY_RECORD = 'serverless-sidecarset/injected-by-policy';
 /** The keys the policy writes beside its record, in the record's order. */
 export const POLICY_WRITTEN_ANNOTATIONS: readonly string[] = [ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST, ANNOTATION_FENCE_CONTAINERS, ANNOTATION_FENCE_KEYS];
 /** Annotations a pod may not bring to the policy: it is marked for pod-inject instead. */

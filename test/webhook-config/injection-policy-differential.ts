@@ -15,7 +15,8 @@ import { injectingSets } from '../../lib/sidecarset/injecting-sets.ts';
 import { injectionPath } from '../../lib/sidecarset/injection-path.ts';
 import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, type SidecarSet } from '../../lib/sidecarset/types.ts';
-import { ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD, renderInjectionPolicy } from '../../lib/webhook-config/injection-policy.ts';
+import { ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD } from '../../lib/sidecarset/policy-record.ts';
+import { renderInjectionPolicy } from '../../lib/webhook-config/injection-policy.ts';
 import { NAMESPACES, generateCases, selectedBy } from '../../testkit/conformance/generator.ts';
 
 export const OPT_OUT = { key: 'sidecarset.kruise.io/injection', value: 'disabled' };

@@ -12,10 +12,10 @@ import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD } from '../../lib/webhook-config/injection-policy.ts';
+import { ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD } from '../../lib/sidecarset/policy-record.ts';
 import { comparable, dryRunPod, podInjectAnswer, policyCases, preparePolicyCluster, storeSet, type PolicyCase } from './injection-policy-differential.ts';
 
-const RUNS = 20_000;
+const RUNS = 21_000;
 const SEED = 20261207;
 
 describeWithControlPlane('the injection policy against pod-inject, one set per pod', () => {
@@ -57,7 +57,6 @@ describeWithControlPlane('the injection policy against pod-inject, one set per p
       }
     }
     expect(differences).toEqual([]);
-    // 196 of the 216 cases of this seed are injected by the policy, 20 marked.
-    expect(injected).toBeGreaterThanOrEqual(190);
+    expect(injected).toBeGreaterThanOrEqual(200);
   }, 600_000);
 });
