@@ -16,6 +16,7 @@
  */
 import { FUNCTION_DESCRIPTORS, type FailurePolicy, type WebhookRegistration } from '../webhooks/descriptors.ts';
 import type { AdmissionFunctionName } from '../webhooks/registry.ts';
+import { POD_INJECT_MATCH_CONDITIONS } from './pod-inject-conditions.ts';
 
 export const WEBHOOK_CONFIGURATION_NAME = 'serverless-sidecarset';
 export const OPT_OUT_LABEL = 'sidecarset.kruise.io/injection';
@@ -39,6 +40,28 @@ export interface WebhookRenderOptions {
   timeoutSeconds?: number;
   /** Extra namespaces never sent to the pod webhook (e.g. where the functions' own tooling runs). */
   excludedNamespaces?: readonly string[];
+  /**
+   * Which path injects (docs/INJECTION-POLICY.md): `webhook` (the default) calls pod-inject for every pod;
+   * `policy` calls it only for the pods the injection policy marked or could not vouch for (podInjectMatchConditions).
+   */
+  injection?: InjectionMode;
+}
+
+export type InjectionMode = 'webhook' | 'policy';
+
+/** The namespaces whose objects a webhook that skips excluded namespaces (and the injection policy) is sent. */
+export function injectableNamespaces(excluded: readonly string[]): Record<string, unknown> {
+  return {
+    matchExpressions: [
+      { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: excluded },
+      { key: OPT_OUT_LABEL, operator: 'NotIn', values: [OPT_OUT_VALUE] },
+    ],
+  };
+}
+
+/** The full list of namespaces the pod webhook never sees: the system ones and the deployment's. */
+export function excludedNamespacesOf(options: Pick<WebhookRenderOptions, 'excludedNamespaces'>): string[] {
+  return [...new Set([...SYSTEM_NAMESPACES, ...(options.excludedNamespaces ?? [])])];
 }
 
 /** Invalid render options. */
@@ -76,22 +99,14 @@ function webhookOf(descriptor: Registered, options: WebhookRenderOptions, timeou
     rules: caller.rules,
     failurePolicy: caller.failurePolicy === 'deployment' ? (options.podFailurePolicy ?? 'Fail') : caller.failurePolicy,
     ...(caller.reinvocationPolicy !== undefined ? { reinvocationPolicy: caller.reinvocationPolicy } : {}),
-    ...(caller.skipsExcludedNamespaces
-      ? {
-          namespaceSelector: {
-            matchExpressions: [
-              { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: excluded },
-              { key: OPT_OUT_LABEL, operator: 'NotIn', values: [OPT_OUT_VALUE] },
-            ],
-          },
-        }
-      : {}),
+    ...(caller.skipsExcludedNamespaces ? { namespaceSelector: injectableNamespaces(excluded) } : {}),
     sideEffects: caller.sideEffects,
     admissionReviewVersions: ['v1'],
     // A webhook's own timeout is a bound, never raised by the deployment's.
     timeoutSeconds: caller.timeoutSeconds === undefined ? timeoutSeconds : Math.min(caller.timeoutSeconds, timeoutSeconds),
     matchPolicy: 'Equivalent',
     ...(caller.matchConditions !== undefined ? { matchConditions: caller.matchConditions } : {}),
+    ...(descriptor.name === 'pod-inject' && options.injection === 'policy' ? { matchConditions: POD_INJECT_MATCH_CONDITIONS } : {}),
   };
 }
 
@@ -106,7 +121,7 @@ export function renderWebhookConfigurations(options: WebhookRenderOptions): Reco
   if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 30) {
     throw new ManifestOptionsError(`timeoutSeconds must be an integer from 1 to 30, got ${timeoutSeconds}`);
   }
-  const excluded = [...new Set([...SYSTEM_NAMESPACES, ...(options.excludedNamespaces ?? [])])];
+  const excluded = excludedNamespacesOf(options);
   const metadata = { name: WEBHOOK_CONFIGURATION_NAME, labels: { 'app.kubernetes.io/part-of': 'serverless-sidecarset' } };
   return (['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'] as const).map((kind) => ({
     apiVersion: 'admissionregistration.k8s.io/v1',
