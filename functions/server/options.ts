@@ -41,7 +41,7 @@ export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [
                      the functions take SORT_SIDECAR_CONTAINERS_BY_NAME=true, which this sets
   --injection webhook|policy  embedded cluster only: which path injects (default webhook: pod-inject for every
                      pod); policy installs the injection MutatingAdmissionPolicy, which injects the sets it can
-                     with no webhook call (docs/INJECTION-POLICY.md); not with --sort-sidecars-by-name
+                     with no webhook call (docs/INJECTION-POLICY.md)
   --help             this text
 The port is checked before anything starts. SIGINT, SIGTERM, SIGHUP or the death of the parent process
 (npm) stop the server and an embedded cluster, and remove its data and .cache/local-cluster/kubeconfig.`;
@@ -120,8 +120,6 @@ export function parseServerOptions(argv: readonly string[], defaults: { tlsDir: 
   const injection = values.get('--injection');
   if (injection !== undefined && injection !== 'webhook' && injection !== 'policy') throw new OptionsError(`--injection must be webhook or policy, not ${injection}`);
   if (injection === 'policy' && kubeconfig !== undefined) throw new OptionsError('--injection policy installs the policy in the embedded cluster; for your cluster apply `npm run manifests -- --injection policy`');
-  // The policy places each set's sidecars in the set's order: it cannot sort them by name as pod-inject then would.
-  if (injection === 'policy' && sortSidecarsByName) throw new OptionsError(`--injection policy does not go with ${SORT_FLAG}: the policy places sidecars in the set's order`);
   return {
     ...(injection !== undefined ? { injection } : {}),
     port,

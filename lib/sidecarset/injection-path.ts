@@ -73,8 +73,10 @@ function excludedFeature(spec: JsonObject): string | undefined {
     const problem = containerProblem(c);
     if (problem !== undefined) return problem;
   }
-  const names = containers.map((c) => objectOf(c)?.name);
+  const names = containers.map((c) => stringOf(objectOf(c)?.name) ?? '');
   if (new Set(names).size !== names.length) return 'two of its containers share a name';
+  // pod-inject may sort sidecars by name (SORT_SIDECAR_CONTAINERS_BY_NAME): a set already in that order is placed alike either way.
+  if (names.some((name, i) => i > 0 && (names[i - 1] as string) > name)) return 'its containers are not in name order (pod-inject may sort them)';
   if (!distinctNames(spec.volumes, false)) return 'its volumes are not distinctly named';
   if (!distinctNames(spec.imagePullSecrets, true)) return 'its imagePullSecrets are not distinctly named';
   return undefined;

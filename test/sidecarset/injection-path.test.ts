@@ -24,6 +24,7 @@ describe('injectionPath', () => {
     ['transferEnv', { containers: [{ name: 'agent', image: 'a:1', transferEnv: [{ sourceContainerName: 'app', envName: 'X' }] }] }, 'transferEnv'],
     ['too many containers', { containers: Array.from({ length: POLICY_SET_BOUNDS.containers + 1 }, (_, i) => ({ name: `c${i}`, image: 'a:1' })) }, 'containers, more than'],
     ['a long list', { containers: [{ name: 'agent', image: 'a:1', env: Array.from({ length: POLICY_SET_BOUNDS.listItems + 1 }, (_, i) => ({ name: `E${i}`, value: 'x' })) }] }, 'more than'],
+    ['containers out of name order', { containers: [{ name: 'b', image: 'b:1' }, { name: 'a', image: 'a:1' }] }, 'name order'],
     ['two volumes of one name', { volumes: [{ name: 'v', emptyDir: {} }, { name: 'v', emptyDir: {} }] }, 'volumes'],
   ])('sends a set with %s to pod-inject', (_what, spec, reason) => {
     const verdict = injectionPath(set(spec));

@@ -15,7 +15,7 @@ import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD } from '../../lib/sidecarset/policy-record.ts';
 import { comparable, dryRunPod, podInjectAnswer, policyCases, preparePolicyCluster, storeSet, type PolicyCase } from './injection-policy-differential.ts';
 
-const RUNS = 21_000;
+const RUNS = 23_000;
 const SEED = 20261207;
 
 describeWithControlPlane('the injection policy against pod-inject, one set per pod', () => {
