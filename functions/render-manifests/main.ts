@@ -10,6 +10,7 @@
  *            with the caller secret from --secret-file FILE or $WEBHOOK_SECRET
  *   Local:   --local [--port N] [--tls-dir DIR]  (the npm start server)
  *   Both:    [--pod-failure-policy Fail|Ignore] [--timeout SECONDS] [--exclude-namespace NS ...] [--only webhooks]
+ *            [--injection webhook|policy] (policy: the MutatingAdmissionPolicy injects the sets it can, docs/INJECTION-POLICY.md)
  *            [--revision-namespace NS] (default $SIDECARSET_REVISION_NAMESPACE, else kruise-system:
  *            where the RBAC lets the functions keep ControllerRevisions)
  *            [--no-namespace] (leave out the Namespace object: where Kruise, or anyone
@@ -23,7 +24,8 @@ import { ENV_REVISION_NAMESPACE, inRevisionNamespace, revisionNamespaceFromEnv }
 import { checkSecretStrength, parseJudgedSecretValue } from '../../lib/auth/secret-strength.ts';
 import { isObject } from '../../lib/kube/json.ts';
 import { parseObjects } from '../../lib/kube/yaml-objects.ts';
-import { excludedNamespaces, renderWebhookConfigurations, withEvictionNamespaces } from '../../lib/webhook-config/webhook-configurations.ts';
+import { excludedNamespaces, injectableNamespaces, renderWebhookConfigurations, withEvictionNamespaces } from '../../lib/webhook-config/webhook-configurations.ts';
+import { renderInjectionPolicy } from '../../lib/webhook-config/injection-policy.ts';
 import { functionUrlsFromOutputs, ManifestsCliError, webhookUrl } from '../../lib/webhook-config/targets.ts';
 import { ADMISSION_FUNCTIONS, FUNCTION_NAMES, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { SIDECARSET_CONVERT, type FunctionName } from '../../lib/webhooks/descriptors.ts';
@@ -38,7 +40,7 @@ const URL_FLAGS = FUNCTION_NAMES.map((fn) => `--url-${fn}`);
 
 export const MANIFESTS_USAGE = `usage: npm run -s manifests -- (--function-urls FILE | ${URL_FLAGS.map((flag) => `${flag} URL`).join(' ')} | --local [--port N] [--tls-dir DIR])
        [--secret-file FILE] [--pod-failure-policy Fail|Ignore] [--timeout SECONDS] [--exclude-namespace NS]... [--only webhooks]
-       [--revision-namespace NS]  (default $${ENV_REVISION_NAMESPACE}, else kruise-system) [--no-namespace]`;
+       [--revision-namespace NS]  (default $${ENV_REVISION_NAMESPACE}, else kruise-system) [--no-namespace] [--injection webhook|policy]`;
 
 /** `--help`: the usage, what is rendered, and what each option does. */
 export const MANIFESTS_HELP = `${MANIFESTS_USAGE}
@@ -75,6 +77,10 @@ Options:
                                $${ENV_REVISION_NAMESPACE}, else kruise-system): the namespace the functions use
   --no-namespace               leave that namespace's Namespace object out, where it is not yours (so that
                                kubectl delete -f cannot delete it)
+  --injection webhook|policy   which path injects (default webhook: pod-inject for every pod, as before);
+                               policy adds the MutatingAdmissionPolicy and its binding (Kubernetes 1.36 or later),
+                               which inject the sets they can with no webhook call, and calls pod-inject only for
+                               the pods they mark (docs/INJECTION-POLICY.md)
   -h, --help                   this text
 
 Exit codes: 0 printed; 2 bad usage, an unreadable file or a missing URL or secret (the problem, then the usage).`;
@@ -89,7 +95,7 @@ interface Args {
 
 const VALUE_FLAGS = [
   '--function-urls', ...URL_FLAGS, '--port', '--tls-dir',
-  '--secret-file', '--pod-failure-policy', '--timeout', '--only', '--revision-namespace',
+  '--secret-file', '--pod-failure-policy', '--timeout', '--only', '--revision-namespace', '--injection',
 ];
 
 function parseArgs(argv: readonly string[]): Args {
@@ -214,8 +220,11 @@ export async function renderManifests(argv: readonly string[], env: Readonly<Rec
   const timeoutSeconds = /^\d+$/.test(timeoutText) ? Number(timeoutText) : Number.NaN;
   const only = args.values.get('--only');
   if (only !== undefined && only !== 'webhooks') throw new ManifestsCliError(`--only takes "webhooks", not ${only}`);
+  const injection = args.values.get('--injection') ?? 'webhook';
+  if (injection !== 'webhook' && injection !== 'policy') throw new ManifestsCliError(`--injection must be webhook or policy, not ${injection}`);
   const { targets, caPem } = await targetsAndCa(args, only === 'webhooks' ? ADMISSION_FUNCTIONS : FUNCTION_NAMES);
   const webhooks = renderWebhookConfigurations({
+    injection,
     targets: admissionTargets(targets),
     ...(caPem !== undefined ? { caPem } : {}),
     podFailurePolicy: policy,
@@ -241,6 +250,9 @@ export async function renderManifests(argv: readonly string[], env: Readonly<Rec
     doc.commentBefore = MANAGED_URL_COMMENT;
     yaml.push(doc.toString({ lineWidth: 0 }));
   }
+  // The policy and its binding: pods of the namespaces pod-inject would be sent (docs/INJECTION-POLICY.md).
+  const injectionPolicy = injection === 'policy' ? renderInjectionPolicy(injectableNamespaces(excludedNamespaces(args.excluded))) : [];
+  for (const object of injectionPolicy) yaml.push(new Document(object, { aliasDuplicateObjects: false }).toString({ lineWidth: 0 }));
   return yaml.join('---\n');
 }
 

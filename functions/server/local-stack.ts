@@ -25,7 +25,8 @@ import { DEFAULT_REVISION_NAMESPACE } from '../../lib/sidecarset/revisions.ts';
 import { ensureSecretFile, fileSecretStore } from '../../lib/adapters/secret-file.ts';
 import { parseJudgedSecretValue } from '../../lib/auth/secret-strength.ts';
 import { callerNetworksFromEnv } from '../../lib/auth/caller-config.ts';
-import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
+import { excludedNamespaces, injectableNamespaces, renderWebhookConfigurations, type InjectionMode } from '../../lib/webhook-config/webhook-configurations.ts';
+import { renderInjectionPolicy } from '../../lib/webhook-config/injection-policy.ts';
 import type { Logger } from '../../lib/ports.ts';
 import { ADMISSION_FUNCTIONS, FUNCTION_NAMES } from '../../lib/webhooks/registry.ts';
 import { SIDECARSET_CONVERT } from '../../lib/webhooks/descriptors.ts';
@@ -133,6 +134,8 @@ async function waitForDeployedIdentities(cp: ControlPlane, revisionNamespace: st
 
 export interface LocalStackOptions {
   podFailurePolicy?: 'Fail' | 'Ignore';
+  /** Which path injects: `policy` installs the injection policy and calls pod-inject only for the pods it marks (docs/INJECTION-POLICY.md). */
+  injection?: InjectionMode;
   /** Also write each log line here (the server's stdout, for `npm start`). */
   echo?: (line: string) => void;
   /**
@@ -251,12 +254,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const serverUrl = `https://127.0.0.1:${address.port}`;
     deployed = localDeployedUrls(serverUrl);
     const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `${serverUrl}/${fn}/${secret}` }])) as Record<(typeof ADMISSION_FUNCTIONS)[number], { url: string }>;
-    const manifests = renderWebhookConfigurations({ targets, caPem: tls.caPem, ...(options.podFailurePolicy ? { podFailurePolicy: options.podFailurePolicy } : {}) });
+    const injection = options.injection ?? 'webhook';
+    const manifests = renderWebhookConfigurations({ targets, caPem: tls.caPem, injection, ...(options.podFailurePolicy ? { podFailurePolicy: options.podFailurePolicy } : {}) });
     await cp.apply(manifests.map((m) => stringify(m)).join('---\n'));
     // The CRD converts through this server from now on (the harness's own webhook did until it listened),
     // with the secret the rotation keeps current in the CRD as in the webhook configurations.
     await cp.apply(JSON.stringify(await localCrd(`${serverUrl}/${SIDECARSET_CONVERT.name}/${secret}`, tls.caPem)));
     await waitForSidecarSetStorage(cp);
+    // After the CRD is served: the policy resolves its paramKind (SidecarSet) when it is created.
+    if (injection === 'policy') await cp.apply(renderInjectionPolicy(injectableNamespaces(excludedNamespaces())).map((m) => stringify(m)).join('---\n'));
     markInstalled();
     let kubelet: TestKubelet | undefined;
     if (options.testKubelet !== undefined) {

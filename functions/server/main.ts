@@ -207,6 +207,7 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
     // Kept, like a given cluster's: `npm run manifests -- --local` reads the CA and the secret there.
     tlsDir: options.tlsDir,
     ...(options.testKubelet !== undefined ? { testKubelet: options.testKubelet } : {}),
+    ...(options.injection !== undefined ? { injection: options.injection } : {}),
   });
   started.stack = stack;
   try {

@@ -16,12 +16,14 @@ export interface ServerOptions {
   testKubelet?: { readyDelayMs: number; pullDelayMs?: number };
   /** Sort injected sidecar containers by name (--sort-sidecars-by-name; SORT_SIDECAR_CONTAINERS_BY_NAME=true does the same). */
   sortSidecarsByName?: boolean;
+  /** The embedded cluster's injection path (--injection webhook|policy; docs/INJECTION-POLICY.md); webhook when absent. */
+  injection?: 'webhook' | 'policy';
 }
 
 /** The test kubelet's readiness delay when --test-kubelet gives none. */
 export const DEFAULT_TEST_KUBELET_READY_DELAY_MS = 1000;
 
-export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [--reconcile]] [--tls-dir DIR] [--tls-cert FILE --tls-key FILE] [--test-kubelet[=MS] [--test-kubelet-pull-delay=MS]] [--sort-sidecars-by-name]
+export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [--reconcile]] [--tls-dir DIR] [--tls-cert FILE --tls-key FILE] [--test-kubelet[=MS] [--test-kubelet-pull-delay=MS]] [--sort-sidecars-by-name] [--injection webhook|policy]
   --port N           HTTPS port on 127.0.0.1 (default 8443; 0 picks a free one)
   --kubeconfig FILE  serve the webhooks of this cluster instead of starting an embedded one (only this
                      option selects a cluster: an exported KUBECONFIG does not)
@@ -37,6 +39,9 @@ export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [
   --sort-sidecars-by-name  inject sidecar containers sorted by name (Kruise 1.9's alpha gate
                      EnableSortSidecarContainerByName; the default is by SidecarSet name, each set's as written);
                      the functions take SORT_SIDECAR_CONTAINERS_BY_NAME=true, which this sets
+  --injection webhook|policy  embedded cluster only: which path injects (default webhook: pod-inject for every
+                     pod); policy installs the injection MutatingAdmissionPolicy, which injects the sets it can
+                     with no webhook call (docs/INJECTION-POLICY.md)
   --help             this text
 The port is checked before anything starts. SIGINT, SIGTERM, SIGHUP or the death of the parent process
 (npm) stop the server and an embedded cluster, and remove its data and .cache/local-cluster/kubeconfig.`;
@@ -60,7 +65,7 @@ function delayOf(flag: string, what: string, text: string): number {
   return ms;
 }
 
-const VALUE_FLAGS = ['--port', '--kubeconfig', '--tls-dir', '--tls-cert', '--tls-key'] as const;
+const VALUE_FLAGS = ['--port', '--kubeconfig', '--tls-dir', '--tls-cert', '--tls-key', '--injection'] as const;
 
 export function parseServerOptions(argv: readonly string[], defaults: { tlsDir: string }): ServerOptions {
   const values = new Map<string, string>();
@@ -112,7 +117,11 @@ export function parseServerOptions(argv: readonly string[], defaults: { tlsDir: 
     testKubelet = { ...testKubelet, pullDelayMs };
   }
   if (reconcile && kubeconfig === undefined) throw new OptionsError(`${RECONCILE_FLAG} goes with --kubeconfig FILE (the embedded cluster is always reconciled)`);
+  const injection = values.get('--injection');
+  if (injection !== undefined && injection !== 'webhook' && injection !== 'policy') throw new OptionsError(`--injection must be webhook or policy, not ${injection}`);
+  if (injection === 'policy' && kubeconfig !== undefined) throw new OptionsError('--injection policy installs the policy in the embedded cluster; for your cluster apply `npm run manifests -- --injection policy`');
   return {
+    ...(injection !== undefined ? { injection } : {}),
     port,
     tlsDir: values.get('--tls-dir') ?? defaults.tlsDir,
     ...(kubeconfig !== undefined ? { kubeconfig } : {}),

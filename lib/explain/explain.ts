@@ -19,6 +19,7 @@ import { matchedPods } from '../rollout/candidates.ts';
 import { changedFieldNames } from '../rollout/changed-fields.ts';
 import { planRollout, type RolloutPlan } from '../rollout/plan.ts';
 import { injectionVerdicts, type InjectionVerdict } from '../sidecarset/injecting-sets.ts';
+import { injectionPath, type InjectionPath } from '../sidecarset/injection-path.ts';
 import { isActivePod, labelsOf, sidecarSetName, sidecarSetSelectsPod, type NamespaceLabels } from '../sidecarset/match.ts';
 import { parseRecordedEntries } from '../sidecarset/pod-annotations.ts';
 import { isHotUpgrade, isInjectedBy, podAnnotation, podHasSetContainers, podKey } from '../sidecarset/pod-state.ts';
@@ -78,6 +79,11 @@ export interface SetExplanation {
   verdict: InjectionVerdict;
   /** Why not, in words; absent when it applies. */
   why?: string;
+  /**
+   * The path that injects it into this pod where the injection policy is installed (injection-path.ts):
+   * the set's own rule, or pod-inject when several sets inject the pod. Absent when it does not apply.
+   */
+  path?: InjectionPath;
   /** What pod-inject puts into the pod (files) or what the pod carries of the set (live); absent when nothing. */
   injects?: InjectedParts;
   /** Live pods: the pod's injected-list names the set (it was injected at creation). */
@@ -259,10 +265,12 @@ export function explainPod(input: ExplainInput): PodExplanation {
   const verdicts = injectionVerdicts(sets, { labels: labelsOf(pod), namespace, namespaceLabels });
   const byName = new Map(sets.map((set) => [sidecarSetName(set), set]));
   const live = input.injected === undefined;
+  const several = verdicts.filter((v) => v.injects).length > 1;
   const explained = verdicts.map((verdict): SetExplanation => {
     const set = byName.get(verdict.set) as SidecarSet;
     const why = input.skipped ?? verdictText(verdict, namespace);
     const out: SetExplanation = { set: verdict.set, applies: input.skipped === undefined && verdict.injects, verdict, ...(why === undefined ? {} : { why }) };
+    if (out.applies) out.path = several ? { path: 'webhook', reason: 'several sets inject the pod' } : injectionPath(set);
     if (!live) {
       // A refused pod gets nothing: pod-inject's answer is the refusal.
       if (out.applies && input.injected !== undefined && input.problem === undefined) out.injects = partsIn(input.injected, set, pod);

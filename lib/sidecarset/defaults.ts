@@ -8,6 +8,7 @@ import { arrayOf, cloneJson, isObject, objectOf } from '../kube/json.ts';
 import { imageTag } from '../kube/image-reference.ts';
 import type { JsonObject } from '../kube/types.ts';
 import { sidecarSetHashes } from './hash.ts';
+import { ANNOTATION_INJECTION_PATH, injectionPath } from './injection-path.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, DEFAULT_TARGET_CONTAINERS_NAME_REGEX, type SidecarSet } from './types.ts';
 
 /** Sets `obj[key] = value` when the key is absent, null or the empty string (Go's zero value for these fields). */
@@ -169,6 +170,8 @@ export function defaultSidecarSet(input: SidecarSet): SidecarSet {
       const hashes = sidecarSetHashes(set);
       annotations[ANNOTATION_HASH] = hashes.hash;
       annotations[ANNOTATION_HASH_WITHOUT_IMAGE] = hashes.withoutImage;
+      // The path that injects it (injection-path.ts), decided here for every reader, over what the author wrote.
+      annotations[ANNOTATION_INJECTION_PATH] = injectionPath(set).path;
     }
   }
   return set;

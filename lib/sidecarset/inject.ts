@@ -22,7 +22,8 @@ import {
   type UpgradeSpecMap,
 } from './pod-annotations.ts';
 import { storedSetFacts, type StoredSetFactsOf } from './stored-set-facts.ts';
-import { fenceKeysOn, forgedFenceWarning, withoutFence, writeRolloutFence } from './rollout-fence.ts';
+import { writeRolloutFence } from './rollout-fence.ts';
+import { bookkeepingKeysOn, removedBookkeepingWarning, withoutBookkeeping } from './injection-bookkeeping.ts';
 import { hashAnnotationText, setHashEntries, type FreshEntry, type SetHashEntries } from './inject-annotations.ts';
 import { PolicyTargets, withPolicyResources } from './resources-policy.ts';
 import { mergedVolumeDevices, sharesVolumeDevices } from './volume-devices.ts';
@@ -171,9 +172,9 @@ export function applyingSidecarSets(input: Omit<InjectionInput, 'now' | 'pod'> &
 export function injectPod(input: InjectionInput): InjectionResult {
   const changes = injectionChanges(input);
   if (changes === undefined) {
-    // A pod no set injects carries no rollout fence, whoever wrote one (pod-inject's answer: lib/webhooks/pod-inject-fence.ts).
-    const keys = fenceKeysOn(input.pod);
-    return { pod: withoutFence(input.pod), applied: [], warnings: keys.length === 0 ? [] : [forgedFenceWarning(keys)] };
+    // A pod no set injects carries no injection annotations, whoever wrote them (pod-inject's answer: lib/webhooks/pod-inject-fence.ts).
+    const keys = bookkeepingKeysOn(input.pod);
+    return { pod: withoutBookkeeping(input.pod), applied: [], warnings: keys.length === 0 ? [] : [removedBookkeepingWarning(keys)] };
   }
   return { pod: injectedPod(changes), applied: changes.applied, warnings: changes.warnings };
 }

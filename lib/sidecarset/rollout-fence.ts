@@ -13,7 +13,7 @@
  * but not parse JSON; container names (DNS labels) and annotation keys
  * (qualified names) hold no comma. pod-inject always writes both on the pods
  * it injects, over whatever the pod's creator put there, and removes them
- * from the pods it does not inject; the policy forbids the reconciler to
+ * from the pods it does not inject (injection-bookkeeping.ts); the policy forbids the reconciler to
  * change them. A pod's creator could otherwise name its own application
  * container, as it can write `IS_INJECTED` on any container (which is why the
  * env var no longer decides). Why a record on the pod and not the sets as
@@ -22,6 +22,7 @@
  * Both are this project's keys, not Kruise's: Kruise's own annotations keep
  * their keys and values.
  */
+import { withoutAnnotations } from '../kube/annotations.ts';
 import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
 import type { Container, JsonObject, Pod } from '../kube/types.ts';
 import type { SidecarSet } from './types.ts';
@@ -87,22 +88,13 @@ export function rolloutFenceOf(pod: Pod): RolloutFence | undefined {
   return { containers: splitList(containers), keys: splitList(stringOf(annotations?.[ANNOTATION_FENCE_KEYS])) };
 }
 
-/** The fence keys a pod carries (those pod-inject removes from a pod it does not inject). */
+/** The fence keys a pod carries (a pod without them was never fenced). */
 export function fenceKeysOn(pod: Pod): string[] {
   const annotations = objectOf(objectOf(pod.metadata)?.annotations);
   return annotations === undefined ? [] : FENCE_ANNOTATIONS.filter((k) => Object.hasOwn(annotations, k));
 }
 
-/** The warning of an answer that removed the fence a pod's creator wrote (short: warnings are cut at 120 characters). */
-export function forgedFenceWarning(keys: readonly string[]): string {
-  return `removed ${keys.map((k) => k.slice(k.indexOf('/') + 1)).join(', ')} (serverless-sidecarset/): only pod-inject writes them`;
-}
-
-/** The pod without its fence annotations (the pod itself when it carries none), for a pod no set injects. */
+/** The pod without its fence annotations (the pod itself when it carries none). */
 export function withoutFence(pod: Pod): Pod {
-  const keys = fenceKeysOn(pod);
-  if (keys.length === 0) return pod;
-  const annotations = { ...(objectOf(pod.metadata?.annotations) as Record<string, string>) };
-  for (const key of keys) Reflect.deleteProperty(annotations, key);
-  return { ...pod, metadata: { ...pod.metadata, annotations } };
+  return withoutAnnotations(pod, FENCE_ANNOTATIONS);
 }

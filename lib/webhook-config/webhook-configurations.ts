@@ -17,6 +17,7 @@
 import { isObject, objectOf } from '../kube/json.ts';
 import { FUNCTION_DESCRIPTORS, type FailurePolicy, type WebhookRegistration } from '../webhooks/descriptors.ts';
 import type { AdmissionFunctionName } from '../webhooks/registry.ts';
+import { POD_INJECT_MATCH_CONDITIONS } from './pod-inject-conditions.ts';
 
 export const WEBHOOK_CONFIGURATION_NAME = 'serverless-sidecarset';
 export const OPT_OUT_LABEL = 'sidecarset.kruise.io/injection';
@@ -40,6 +41,23 @@ export interface WebhookRenderOptions {
   timeoutSeconds?: number;
   /** Extra namespaces never sent to the pod webhook (e.g. where the functions' own tooling runs). */
   excludedNamespaces?: readonly string[];
+  /**
+   * Which path injects (docs/INJECTION-POLICY.md): `webhook` (the default) calls pod-inject for every pod;
+   * `policy` calls it only for the pods the injection policy marked or could not vouch for (podInjectMatchConditions).
+   */
+  injection?: InjectionMode;
+}
+
+export type InjectionMode = 'webhook' | 'policy';
+
+/** The namespaces whose objects a webhook that skips excluded namespaces (and the injection policy) is sent. */
+export function injectableNamespaces(excluded: readonly string[]): Record<string, unknown> {
+  return {
+    matchExpressions: [
+      { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: excluded },
+      { key: OPT_OUT_LABEL, operator: 'NotIn', values: [OPT_OUT_VALUE] },
+    ],
+  };
 }
 
 /** Invalid render options. */
@@ -77,22 +95,14 @@ function webhookOf(descriptor: Registered, options: WebhookRenderOptions, timeou
     rules: caller.rules,
     failurePolicy: caller.failurePolicy === 'deployment' ? (options.podFailurePolicy ?? 'Fail') : caller.failurePolicy,
     ...(caller.reinvocationPolicy !== undefined ? { reinvocationPolicy: caller.reinvocationPolicy } : {}),
-    ...(caller.skipsExcludedNamespaces
-      ? {
-          namespaceSelector: {
-            matchExpressions: [
-              { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: excluded },
-              { key: OPT_OUT_LABEL, operator: 'NotIn', values: [OPT_OUT_VALUE] },
-            ],
-          },
-        }
-      : {}),
+    ...(caller.skipsExcludedNamespaces ? { namespaceSelector: injectableNamespaces(excluded) } : {}),
     sideEffects: caller.sideEffects,
     admissionReviewVersions: ['v1'],
     // A webhook's own timeout is a bound, never raised by the deployment's.
     timeoutSeconds: caller.timeoutSeconds === undefined ? timeoutSeconds : Math.min(caller.timeoutSeconds, timeoutSeconds),
     matchPolicy: 'Equivalent',
     ...(caller.matchConditions !== undefined ? { matchConditions: caller.matchConditions } : {}),
+    ...(descriptor.name === 'pod-inject' && options.injection === 'policy' ? { matchConditions: POD_INJECT_MATCH_CONDITIONS } : {}),
   };
 }
 

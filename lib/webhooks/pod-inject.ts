@@ -1,12 +1,15 @@
 /** The Pod injection webhook (pod CREATE): the injection, as a JSON Patch written from its decisions. */
 import { errorMessage } from '../errors.ts';
 import { AnswerTooLargeError, patchBytesOverAnswerLimit, smallestAnswerBytes } from '../admission/answer-size.ts';
-import { denied, patchedWith } from '../admission/responses.ts';
+import { denied, patchedWith, type Verdict } from '../admission/responses.ts';
+import { createPatchSharingValues } from '../admission/json-patch.ts';
+import { withoutBookkeeping } from '../sidecarset/injection-bookkeeping.ts';
+import { withoutPolicyInjection } from '../sidecarset/policy-record.ts';
 import type { AdmissionRequest } from '../admission/review.ts';
 import { objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import { RevisionUnavailableError } from '../sidecarset/revision-pick.ts';
-import { applyingSidecarSets, injectionChanges, InjectionTooLargeError, InvalidPodError, PatchPodMetadataError } from '../sidecarset/inject.ts';
+import { applyingSidecarSets, injectedPod, injectionChanges, InjectionTooLargeError, InvalidPodError, PatchPodMetadataError } from '../sidecarset/inject.ts';
 import { hasNamespaceSelector, labelsOf, UnknownNamespaceError, type NamespaceLabels } from '../sidecarset/match.ts';
 import { InvalidHashAnnotationError } from '../sidecarset/pod-annotations.ts';
 import { ResourcesPolicyError } from '../sidecarset/resources-policy.ts';
@@ -15,10 +18,15 @@ import type { SidecarSet } from '../sidecarset/types.ts';
 import { failed, neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
 import { injectionRevisions, RevisionReadError } from './pinned-revisions.ts';
 import { injectionPatch } from './pod-inject-patch.ts';
-import { withoutForgedFence } from './pod-inject-fence.ts';
+import { withoutForgedBookkeeping } from './pod-inject-fence.ts';
 import { onlyKind, onlyOperations, skipDeleting, skipSubresources } from './skip.ts';
 import { handOver, POD_NOTICE_MS } from './trigger-notice.ts';
 import { podsChange } from '../status-sync/pod-trigger.ts';
+
+/** The answer that turns the received pod into `pod`. */
+function allowedAs(received: Pod, pod: Pod, warnings: string[]): Verdict {
+  return patchedWith(createPatchSharingValues(received, pod), warnings);
+}
 
 /** The namespace the pod is created in: the request's (a pod made from generateName may not carry it). */
 function podNamespace(request: AdmissionRequest): string {
@@ -39,15 +47,17 @@ const handleInject = (draw: () => number, factsOf: StoredSetFactsOf) => async (r
     return failed(503, `cannot decide the injection: ${errorMessage(error)}`, error);
   }
   try {
-    const pod = request.object as Pod;
+    const received = request.object as Pod;
+    // What the injection policy added, undone: pod-inject injects every set itself (policy-record.ts).
+    const pod = withoutPolicyInjection(received);
     const input = { pod, namespace, sidecarSets: sets, namespaceLabels };
     // The pinned revisions of the sets that apply (rollout.md §2.4); no read for a set that pins none.
     const applying = applyingSidecarSets(input);
     const revisions = await injectionRevisions(applying, labelsOf(pod), deps.revisions, draw, deps.signal);
     const changes = injectionChanges({ ...input, applying, revisions, factsOf, now: deps.clock.now(), maxGrowthBytes: patchBytesOverAnswerLimit - 1, sortSidecarsByName: deps.sortSidecarsByName === true });
-    if (changes === undefined) return withoutForgedFence(pod);
-    // Written from the decisions, not diffed from an injected pod (pod-inject-patch.ts).
-    const answer = patchedWith(injectionPatch(changes), changes.warnings, changes.stringTexts);
+    if (changes === undefined) return pod === received ? withoutForgedBookkeeping(pod) : allowedAs(received, withoutBookkeeping(pod), []);
+    // Written from the decisions, not diffed from an injected pod (pod-inject-patch.ts); diffed from the pod received when the policy had written to it.
+    const answer = pod === received ? patchedWith(injectionPatch(changes), changes.warnings, changes.stringTexts) : allowedAs(received, injectedPod(changes), changes.warnings);
     // The sets that injected it count one more pod: their passes start now (pod-trigger.ts), never on a dry run.
     if (request.dryRun !== true) await handOver(changes.applied.map(podsChange), deps, POD_NOTICE_MS, 'could not start the pass for a pod change now; the schedule will');
     return answer;

@@ -196,6 +196,35 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
       }
     });
 
+    it('leaves no identity of the project a write on MutatingAdmissionPolicies or their bindings: RBAC alone guards them', async () => {
+      // The API server runs no API-based policy on admission policies or bindings (k8s.io/apiserver
+      // pkg/admission/plugin/policy/generic/plugin.go, isExcludedFromAPIHooks): this ValidatingAdmissionPolicy
+      // cannot hold them, so a write RBAC granted would let a stolen credential inject into every pod.
+      const MAPS = '/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicies';
+      const BINDINGS = '/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings';
+      const policy = {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'MutatingAdmissionPolicy',
+        metadata: { name: 'takeover' },
+        spec: {
+          matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }] },
+          reinvocationPolicy: 'Never',
+          mutations: [{ patchType: 'JSONPatch', jsonPatch: { expression: "[JSONPatch{op: 'add', path: '/metadata/labels', value: {'taken': 'over'}}]" } }],
+        },
+      };
+      const binding = { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingAdmissionPolicyBinding', metadata: { name: 'takeover' }, spec: { policyName: 'takeover' } };
+      for (const user of ['status-sync', 'functions', 'webhooks'] as const) {
+        expect((await cp().request(user, 'POST', MAPS, policy)).status).toBe(403);
+        expect((await cp().request(user, 'POST', BINDINGS, binding)).status).toBe(403);
+      }
+      expect((await cp().request('admin', 'POST', MAPS, policy)).status).toBe(201);
+      for (const user of ['status-sync', 'functions', 'webhooks'] as const) {
+        expect((await patch(user, `${MAPS}/takeover`, [{ op: 'replace', path: '/spec/reinvocationPolicy', value: 'IfNeeded' }])).status).toBe(403);
+        expect((await cp().request(user, 'DELETE', `${MAPS}/takeover`)).status).toBe(403);
+      }
+      expect((await cp().request('admin', 'DELETE', `${MAPS}/takeover`)).status).toBe(200);
+    });
+
     it('leaves every other identity alone: the admin changes a failure policy', async () => {
       const res = await patch('admin', MUTATING, [{ op: 'replace', path: `/webhooks/${P}/timeoutSeconds`, value: 9 }]);
       expect(res.status).toBe(200);

@@ -76,3 +76,16 @@ describe('npm start options: --sort-sidecars-by-name', () => {
     expect(() => parseServerOptions(['--sort-sidecars-by-name', '--sort-sidecars-by-name'], defaults)).toThrow(new OptionsError('--sort-sidecars-by-name given twice'));
   });
 });
+
+describe('npm start options: --injection', () => {
+  it('is the webhook path unless given, and takes webhook or policy', () => {
+    expect(parseServerOptions([], defaults).injection).toBeUndefined();
+    expect(parseServerOptions(['--injection', 'policy'], defaults)).toMatchObject({ injection: 'policy' });
+    expect(parseServerOptions(['--injection=webhook'], defaults)).toMatchObject({ injection: 'webhook' });
+    expect(() => parseServerOptions(['--injection', 'both'], defaults)).toThrow(new OptionsError('--injection must be webhook or policy, not both'));
+  });
+
+  it('refuses the policy path for a cluster of your own (its manifests install it there)', () => {
+    expect(() => parseServerOptions(['--injection', 'policy', '--kubeconfig', 'k.yaml'], defaults)).toThrow(OptionsError);
+  });
+});

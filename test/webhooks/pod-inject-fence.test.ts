@@ -56,7 +56,29 @@ describe('the rollout fence pod-inject writes', () => {
   it('removes the fence from a pod no set injects, saying so', async () => {
     const { pod, warnings } = await injected([], { [CONTAINERS]: 'app', [KEYS]: 'x', kept: 'yes' });
     expect(pod.metadata?.annotations).toEqual({ kept: 'yes' });
-    expect(warnings).toEqual(['removed rollout-containers, rollout-annotations (serverless-sidecarset/): only pod-inject writes them']);
+    expect(warnings).toEqual(['removed 2 injection annotation(s) from a pod no set injects: serverless-sidecarset/rollout-*']);
+  });
+
+  it('removes Kruise’s injection annotations from a pod no set injects, so that it names no set it never received', async () => {
+    const forged = {
+      'kruise.io/sidecarset-injected-list': 'agent,other',
+      'kruise.io/sidecarset-hash': '{"other":{"updateTimestamp":"2026-01-01T00:00:00Z","hash":"h","sidecarSetName":"other","sidecarList":["app"]}}',
+      'kruise.io/sidecarset-hash-without-image': '{"other":"h"}',
+      [CONTAINERS]: 'app',
+      kept: 'yes',
+    };
+    const other = set('other', { selector: { matchLabels: { app: 'elsewhere' } }, containers: [{ name: 'other', image: 'other:1' }] });
+    const { pod, warnings } = await injected([other], forged);
+    expect(pod.metadata?.annotations).toEqual({ kept: 'yes' });
+    expect(warnings).toEqual(['removed 4 injection annotation(s) from a pod no set injects: kruise.io/sidecarset-*, serverless-sidecarset/rollout-*']);
+    expect(warnings.every((w) => w.length < 120)).toBe(true);
+  });
+
+  it('keeps the entries a pod carries for other sets when a set injects it (Kruise merges them)', async () => {
+    const entry = '"old":{"updateTimestamp":"2026-01-01T00:00:00Z","hash":"h","sidecarSetName":"old","sidecarList":["old"]}';
+    const { pod } = await injected([agent], { 'kruise.io/sidecarset-hash': `{${entry}}`, 'kruise.io/sidecarset-injected-list': 'old' });
+    expect(pod.metadata?.annotations?.['kruise.io/sidecarset-injected-list']).toBe('agent,old');
+    expect(pod.metadata?.annotations?.['kruise.io/sidecarset-hash']).toContain(entry);
   });
 
   it('leaves a pod no set injects and without a fence unchanged', async () => {

@@ -12,10 +12,11 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { memoryNamespaceSource, memoryRevisionSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
-import { createPatchSharingValues, patchText, type JsonPatchOperation } from '../../lib/admission/json-patch.ts';
+import { createPatchSharingValues, patchText, pointer, type JsonPatchOperation } from '../../lib/admission/json-patch.ts';
 import { decodeReview } from '../../lib/admission/review.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { injectionChanges, injectPod, type InjectionInput } from '../../lib/sidecarset/inject.ts';
+import { bookkeepingKeysOn } from '../../lib/sidecarset/injection-bookkeeping.ts';
 import { hasNamespaceSelector, type NamespaceLabels } from '../../lib/sidecarset/match.ts';
 import { memoisedStoredSetFacts, storedSetFacts, type StoredSetFactsOf } from '../../lib/sidecarset/stored-set-facts.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
@@ -169,7 +170,9 @@ describe('pod-inject\'s JSON Patch written from the injection\'s decisions', () 
         }
         const reference = diffReferencePatch(input);
         if (changes === undefined) {
-          expect(reference).toEqual([]);
+          // Nothing injected: only the injection annotations the pod carries are removed (pod-inject-fence.ts).
+          const removed = bookkeepingKeysOn(input.pod).map((key) => pointer(['metadata', 'annotations', key]));
+          expect(reference.map((op) => `${op.op} ${op.path}`).sort()).toEqual(removed.map((path) => `remove ${path}`).sort());
           return;
         }
         const direct = injectionPatch(changes);

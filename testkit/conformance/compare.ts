@@ -3,6 +3,7 @@
  * differences are normalised away, each by one small function below that
  * says why; anything else is a mismatch.
  */
+import { ANNOTATION_INJECTION_PATH } from '../../lib/sidecarset/injection-path.ts';
 import { isDeepStrictEqual } from 'node:util';
 import { CONVERTED_FROM_ANNOTATION } from '../../lib/conversion/parts.ts';
 import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
@@ -736,6 +737,16 @@ export function rolloutFenceSetAside(pod: unknown): unknown {
   return withoutAnnotations(pod, [ANNOTATION_FENCE_CONTAINERS, ANNOTATION_FENCE_KEYS]);
 }
 
+/**
+ * This project's own (docs/INJECTION-POLICY.md): defaulting writes the
+ * path that injects the set, `serverless-sidecarset/injection-path`, over
+ * anything written there; Kruise writes none and keeps the author's. Set
+ * aside on both sides of a defaulting; the rest of the set is compared.
+ */
+export function injectionPathSetAside(set: unknown): unknown {
+  return withoutAnnotations(set, [ANNOTATION_INJECTION_PATH]);
+}
+
 /** Puts one side's verdict in the form compared (denials as field error sets, objects normalised). */
 function normalised(c: ConformanceCase, verdict: Verdict): unknown {
   switch (verdict.kind) {
@@ -805,6 +816,10 @@ export function compareVerdicts(c: ConformanceCase, oursVerdict: Verdict, kruise
     kruise = { kind: 'converted', objects: goEmptyValues(theirs, kept) } as typeof kruise;
   }
   if (ours.kind === 'allowed' && kruise.kind === 'allowed') {
+    if (c.class === 'default') {
+      ours = { kind: 'allowed', result: injectionPathSetAside(ours.result) };
+      kruise = { kind: 'allowed', result: injectionPathSetAside(kruise.result) };
+    }
     if (c.class === 'inject') {
       // Both sides: a pod copied from a live one carries the fence pod-inject wrote then, which Kruise keeps as it is.
       ours = { kind: 'allowed', result: rolloutFenceSetAside(ours.result) };

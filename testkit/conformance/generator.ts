@@ -582,7 +582,7 @@ const injectCaseArbOf = (line: GeneratedLine): fc.Arbitrary<ConformanceCase> => 
  * namespace of the cluster fits. Most status cases are about pods the set
  * selects; random labels alone rarely give one.
  */
-function selectedBy(pod: Pod, set: SidecarSet): Pod {
+export function selectedBy(pod: Pod, set: SidecarSet): Pod {
   const spec = (set.spec ?? {}) as JsonObject;
   const selector = (spec.selector ?? {}) as { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
   const labels = new Map(Object.entries({ ...pod.metadata?.labels, ...selector.matchLabels }));

@@ -1,0 +1,117 @@
+/**
+ * The policy path end to end (`npm start -- --injection policy`'s stack):
+ * the injection policy and pod-inject's webhook (with its matchConditions)
+ * both installed. A pod one eligible set selects is injected by the policy
+ * alone; a pod several sets select, or one a webhook-path set selects, is
+ * injected by pod-inject as if the policy were not there; a forged fence on
+ * a pod no set selects still reaches pod-inject and is removed. Each pod is
+ * compared with pod-inject's core answer for the same pod and sets.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { describeWithControlPlane } from '../../control-plane/availability.ts';
+import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
+import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
+import type { Pod } from '../../lib/kube/types.ts';
+import { injectPod } from '../../lib/sidecarset/inject.ts';
+import { ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD } from '../../lib/sidecarset/policy-record.ts';
+import { ANNOTATION_FENCE_CONTAINERS } from '../../lib/sidecarset/rollout-fence.ts';
+import type { SidecarSet } from '../../lib/sidecarset/types.ts';
+import { comparable, dryRunPod, storeSet } from '../webhook-config/injection-policy-differential.ts';
+
+const NS = 'policy-path';
+
+function set(name: string, extra: Record<string, unknown> = {}): SidecarSet {
+  return {
+    apiVersion: 'apps.kruise.io/v1beta1',
+    kind: 'SidecarSet',
+    metadata: { name },
+    spec: {
+      selector: { matchLabels: { [`use-${name}`]: 'yes' } },
+      containers: [{ name: `${name}-agent`, image: `${name}:1`, volumeMounts: [{ name: `${name}-data`, mountPath: `/${name}` }], shareVolumePolicy: { type: 'enabled' } }],
+      volumes: [{ name: `${name}-data`, emptyDir: {} }],
+      ...extra,
+    },
+  };
+}
+
+function pod(name: string, uses: string[], annotations: Record<string, string> = {}): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NS, labels: Object.fromEntries(uses.map((u) => [`use-${u}`, 'yes'])), annotations },
+    spec: { volumes: [{ name: 'www', emptyDir: {} }], containers: [{ name: 'app', image: 'nginx:1', volumeMounts: [{ name: 'www', mountPath: '/www' }] }] },
+  };
+}
+
+describeWithControlPlane('the policy path, policy and pod-inject together', () => {
+  let stack: LocalStack;
+  const stored = new Map<string, SidecarSet>();
+
+  beforeAll(async () => {
+    await ensureControlPlaneBinaries();
+    stack = await startLocalStack({ injection: 'policy' });
+    expect((await stack.cp.request('admin', 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status).toBe(201);
+    for (const s of [set('alpha'), set('beta'), set('hot', { patchPodMetadata: [{ patchPolicy: 'Overwrite', annotations: { 'example.com/hot': 'on' } }] })]) {
+      stored.set(s.metadata?.name ?? '', await storeSet(stack.cp, s));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+  }, 300_000);
+
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  /** The pod created (dryRun) through the stack, and pod-inject's core answer for it through the same API server. */
+  async function both(p: Pod, sets: string[]): Promise<{ created: Pod; expected: Pod }> {
+    const created = await dryRunPod(stack.cp, p);
+    const answer = injectPod({ pod: p, namespace: NS, sidecarSets: sets.map((s) => stored.get(s) as SidecarSet), namespaceLabels: new Map(), now: new Date() }).pod;
+    const expected = await dryRunPod(stack.cp, answer);
+    if (created.pod === undefined || expected.pod === undefined) throw new Error(`refused: ${created.message ?? expected.message ?? ''}`);
+    return { created: created.pod, expected: expected.pod };
+  }
+
+  it('records the paths the defaulting webhook decided', () => {
+    expect(stored.get('alpha')?.metadata?.annotations?.['serverless-sidecarset/injection-path']).toBe('policy');
+    expect(stored.get('hot')?.metadata?.annotations?.['serverless-sidecarset/injection-path']).toBe('webhook');
+  });
+
+  it('injects a pod one eligible set selects by the policy alone', async () => {
+    const { created, expected } = await both(pod('one', ['alpha']), ['alpha']);
+    expect(created.metadata?.annotations?.[ANNOTATION_POLICY_RECORD]).toBe(`set=alpha;containers=alpha-agent;volumes=alpha-data;imagePullSecrets=;annotations=kruise.io/sidecarset-hash,kruise.io/sidecarset-hash-without-image,kruise.io/sidecarset-injected-list,serverless-sidecarset/rollout-containers,serverless-sidecarset/rollout-annotations`);
+    expect(comparable(created)).toEqual(comparable(expected));
+  });
+
+  it.each([
+    ['two eligible sets', ['alpha', 'beta']],
+    ['an eligible set and a webhook-path set', ['alpha', 'hot']],
+    ['a webhook-path set alone', ['hot']],
+    ['three sets', ['alpha', 'beta', 'hot']],
+  ])('injects a pod %s select as pod-inject alone does', async (_what, sets) => {
+    const { created, expected } = await both(pod(`many-${sets.join('-')}`, sets), sets);
+    const annotations = created.metadata?.annotations ?? {};
+    expect(annotations[ANNOTATION_INJECT_MARK]).toBeUndefined();
+    expect(annotations[ANNOTATION_POLICY_RECORD]).toBeUndefined();
+    expect(isDeepStrictEqual(comparable(created), comparable(expected))).toBe(true);
+  });
+
+  it('still removes a forged fence from a pod no set selects', async () => {
+    const created = await dryRunPod(stack.cp, pod('forged', [], { [ANNOTATION_FENCE_CONTAINERS]: 'app' }));
+    expect(created.pod?.metadata?.annotations?.[ANNOTATION_FENCE_CONTAINERS]).toBeUndefined();
+  });
+
+  // Last: pod-inject's webhook then points at a closed port, as when the webhook server is down.
+  it('creates and injects a pod one eligible set selects with the webhook unreachable, and refuses one that needs it (failurePolicy Fail)', async () => {
+    const path = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/serverless-sidecarset';
+    const config = JSON.parse((await stack.cp.request('admin', 'GET', path)).body) as { webhooks: { name: string; clientConfig: { url: string } }[] };
+    const at = config.webhooks.findIndex((w) => w.name === 'pod-inject.sidecarset.kruise.io');
+    const patch = [{ op: 'replace', path: `/webhooks/${at}/clientConfig/url`, value: 'https://127.0.0.1:1/pod-inject/down' }];
+    expect((await stack.cp.request('admin', 'PATCH', path, patch, 'application/json-patch+json')).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const alone = await dryRunPod(stack.cp, pod('down-one', ['alpha']));
+    expect(alone.status).toBe(201);
+    expect(alone.pod?.spec?.containers.map((c) => c.name)).toEqual(['alpha-agent', 'app']);
+    const needs = await dryRunPod(stack.cp, pod('down-two', ['alpha', 'beta']));
+    expect(needs.status).toBeGreaterThanOrEqual(500);
+  });
+});
