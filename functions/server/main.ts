@@ -192,7 +192,11 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
       rmSync(kubeconfig, { force: true });
     },
   });
-  say('No cluster configured: starting an embedded one (etcd and kube-apiserver; the first start builds them from Go modules, which takes minutes).');
+  const withControllerManager = options.noControllerManager !== true;
+  say(
+    `No cluster configured: starting an embedded one (etcd, kube-apiserver${withControllerManager ? ' and kube-controller-manager' : '; no kube-controller-manager (--no-controller-manager)'}; ` +
+      'the first start builds them from Go modules, which takes minutes).',
+  );
   // The caller, rotation and revision-namespace settings only: the embedded cluster brings its own credentials.
   const env = Object.fromEntries(
     [ENV_ALLOWED_CALLER_CIDRS, ENV_SECRET_REFRESH_MS, ENV_ROTATION_PERIOD_MS, ENV_ROTATION_MARGIN_MS, ENV_REVISION_NAMESPACE, ENV_SORT_SIDECARS_BY_NAME].map((key) => [key, process.env[key]]),
@@ -206,6 +210,7 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
     env,
     // Kept, like a given cluster's: `npm run manifests -- --local` reads the CA and the secret there.
     tlsDir: options.tlsDir,
+    controllerManager: withControllerManager,
     ...(options.testKubelet !== undefined ? { testKubelet: options.testKubelet } : {}),
   });
   started.stack = stack;
@@ -216,7 +221,7 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
     await stack.stop();
     throw error;
   }
-  logger.info('embedded cluster', { apiServer: stack.cp.url, webhooks: stack.serverUrl, kubeconfig, etcdPid: stack.cp.pids.etcd, apiServerPid: stack.cp.pids.kubeApiserver });
+  logger.info('embedded cluster', { apiServer: stack.cp.url, webhooks: stack.serverUrl, kubeconfig, etcdPid: stack.cp.pids.etcd, apiServerPid: stack.cp.pids.kubeApiserver, controllerManagerPid: stack.cp.pids.controllerManager });
   say(`\nThe embedded cluster is ready at ${stack.cp.url}, its webhooks served on ${stack.serverUrl}.`);
   say(`Use it with:\n`);
   say(`  kubectl --kubeconfig ${kubeconfig} apply -f examples/sidecarset.yaml`);
@@ -224,6 +229,12 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
   say(`  kubectl --kubeconfig ${kubeconfig} get pod web -o yaml`);
   say(`  kubectl --kubeconfig ${kubeconfig} get sidecarsets\n`);
   say(statusLoopNote(intervalMs));
+  say(
+    withControllerManager
+      ? 'kube-controller-manager runs Deployments, ReplicaSets, StatefulSets, Jobs, CronJobs, garbage collection, PodDisruptionBudgets and ServiceAccounts (--no-controller-manager leaves it out).'
+      : 'No kube-controller-manager runs (--no-controller-manager): a Deployment makes no pods; create pods directly.',
+  );
+  if (options.testKubelet === undefined) say('No kubelet runs: pods stay Pending (a Deployment stays 0/N ready) unless you start with --test-kubelet.');
   say(`Metrics as Prometheus text: ${stack.serverUrl}/metrics, with the webhook secret as a Bearer token (docs/METRICS.md).`);
   if (options.testKubelet !== undefined) {
     const pullDelayMs = options.testKubelet.pullDelayMs ?? DEFAULT_PULL_DELAY_MS;
@@ -240,6 +251,7 @@ async function main(): Promise<void> {
   }
   const options = parseServerOptions(argv, { tlsDir: resolve('.cache/local-server') });
   if (options.kubeconfig !== undefined) {
+    if (options.noControllerManager === true) throw new Error('--no-controller-manager goes with the embedded cluster; --kubeconfig names a cluster that runs its own');
     if (options.testKubelet !== undefined) {
       throw new Error('--test-kubelet runs only with the embedded cluster, and --kubeconfig names a cluster of its own: a real cluster has real kubelets');
     }

@@ -14,6 +14,8 @@ export interface ServerOptions {
    * --test-kubelet-pull-delay=<pullDelayMs> when given (else the kubelet's default).
    */
   testKubelet?: { readyDelayMs: number; pullDelayMs?: number };
+  /** Leave kube-controller-manager out of the embedded cluster (--no-controller-manager). */
+  noControllerManager?: boolean;
   /** Sort injected sidecar containers by name (--sort-sidecars-by-name; SORT_SIDECAR_CONTAINERS_BY_NAME=true does the same). */
   sortSidecarsByName?: boolean;
 }
@@ -21,7 +23,7 @@ export interface ServerOptions {
 /** The test kubelet's readiness delay when --test-kubelet gives none. */
 export const DEFAULT_TEST_KUBELET_READY_DELAY_MS = 1000;
 
-export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [--reconcile]] [--tls-dir DIR] [--tls-cert FILE --tls-key FILE] [--test-kubelet[=MS] [--test-kubelet-pull-delay=MS]] [--sort-sidecars-by-name]
+export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [--reconcile]] [--tls-dir DIR] [--tls-cert FILE --tls-key FILE] [--test-kubelet[=MS] [--test-kubelet-pull-delay=MS]] [--sort-sidecars-by-name] [--no-controller-manager]
   --port N           HTTPS port on 127.0.0.1 (default 8443; 0 picks a free one)
   --kubeconfig FILE  serve the webhooks of this cluster instead of starting an embedded one (only this
                      option selects a cluster: an exported KUBECONFIG does not)
@@ -37,6 +39,8 @@ export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [
   --sort-sidecars-by-name  inject sidecar containers sorted by name (Kruise 1.9's alpha gate
                      EnableSortSidecarContainerByName; the default is by SidecarSet name, each set's as written);
                      the functions take SORT_SIDECAR_CONTAINERS_BY_NAME=true, which this sets
+  --no-controller-manager  embedded cluster only: run no kube-controller-manager (no Deployment, ReplicaSet,
+                     StatefulSet, Job or garbage collection runs; pods are made by hand), as envtest does
   --help             this text
 The port is checked before anything starts. SIGINT, SIGTERM, SIGHUP or the death of the parent process
 (npm) stop the server and an embedded cluster, and remove its data and .cache/local-cluster/kubeconfig.`;
@@ -52,6 +56,7 @@ const TEST_KUBELET_FLAG = '--test-kubelet';
 const PULL_DELAY_FLAG = '--test-kubelet-pull-delay';
 const RECONCILE_FLAG = '--reconcile';
 const SORT_FLAG = '--sort-sidecars-by-name';
+const NO_CONTROLLER_MANAGER_FLAG = '--no-controller-manager';
 
 /** Up to an hour: a longer delay is a typo, and would look like a hang. */
 function delayOf(flag: string, what: string, text: string): number {
@@ -68,11 +73,17 @@ export function parseServerOptions(argv: readonly string[], defaults: { tlsDir: 
   let pullDelayMs: number | undefined;
   let reconcile = false;
   let sortSidecarsByName = false;
+  let noControllerManager = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     if (arg === SORT_FLAG) {
       if (sortSidecarsByName) throw new OptionsError(`${SORT_FLAG} given twice`);
       sortSidecarsByName = true;
+      continue;
+    }
+    if (arg === NO_CONTROLLER_MANAGER_FLAG) {
+      if (noControllerManager) throw new OptionsError(`${NO_CONTROLLER_MANAGER_FLAG} given twice`);
+      noControllerManager = true;
       continue;
     }
     if (arg === RECONCILE_FLAG) {
@@ -120,5 +131,6 @@ export function parseServerOptions(argv: readonly string[], defaults: { tlsDir: 
     ...(tlsCert !== undefined && tlsKey !== undefined ? { tlsCert, tlsKey } : {}),
     ...(testKubelet !== undefined ? { testKubelet } : {}),
     ...(sortSidecarsByName ? { sortSidecarsByName } : {}),
+    ...(noControllerManager ? { noControllerManager } : {}),
   };
 }

@@ -76,3 +76,14 @@ describe('npm start options: --sort-sidecars-by-name', () => {
     expect(() => parseServerOptions(['--sort-sidecars-by-name', '--sort-sidecars-by-name'], defaults)).toThrow(new OptionsError('--sort-sidecars-by-name given twice'));
   });
 });
+
+describe('npm start options: --no-controller-manager', () => {
+  it('is off unless given: the embedded cluster runs kube-controller-manager', () => {
+    expect(parseServerOptions([], defaults).noControllerManager).toBeUndefined();
+  });
+
+  it('leaves it out when given, and is refused twice', () => {
+    expect(parseServerOptions(['--no-controller-manager'], defaults).noControllerManager).toBe(true);
+    expect(() => parseServerOptions(['--no-controller-manager', '--no-controller-manager'], defaults)).toThrow(new OptionsError('--no-controller-manager given twice'));
+  });
+});
