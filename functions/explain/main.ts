@@ -7,8 +7,7 @@ import { discoveredSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets
 import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
 import { readWebhookConfiguration } from '../../lib/adapters/kube-webhook-configurations.ts';
 import { WEBHOOK_CONFIGURATION_NAME } from '../../lib/webhook-config/webhook-configurations.ts';
-import { clusterKubeConfig } from '../shared/cluster.ts';
-import { chooseCluster } from '../status-view/compose.ts';
+import { chooseCluster, connectChosen } from '../status-view/compose.ts';
 import { runExplain } from './cli.ts';
 
 // A reader that went away (`| head`) ends the command quietly, as it ends kubectl.
@@ -19,9 +18,7 @@ const code = await runExplain(
   { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text) },
   async (kubeconfig) => {
     // The cluster chosen as `npm run -s status` chooses it (--kubeconfig, the environment, npm start's, ~/.kube/config).
-    const chosen = chooseCluster(kubeconfig, process.env);
-    if (chosen.note !== undefined) process.stderr.write(`explaining from ${chosen.note}\n`);
-    const client = kubeConfigClient(await clusterKubeConfig(chosen.env));
+    const client = kubeConfigClient(await connectChosen(chooseCluster(kubeconfig, process.env), (text) => process.stderr.write(text)));
     return {
       getPod: kubePodGetter(client),
       sets: kubeSidecarSetWatch(client, discoveredSidecarSetVersion(client)),

@@ -74,7 +74,7 @@ describeWithControlPlane('npm run -s explain on a real API server', () => {
 
   it('tells that the set injected a pod, what it injected and that the pod runs its current sidecars', async () => {
     const result = await run([podNames[0] as string, '-n', SET, '--kubeconfig', kubeconfig]);
-    expect(result.stderr).toBe('');
+    expect(result.stderr.split('\n')[0]).toBe(`cluster: context "admin", server ${cluster.cp.url} (--kubeconfig ${kubeconfig})`);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(new RegExp(`^Pod ${SET}/${podNames[0]}\n${SET}: applies\n {2}injected at creation\n {2}injected: containers: ${SIDECAR}; revision: ${SET}-\\w+\n {2}rollout: runs the set's current sidecars\n$`));
   });
