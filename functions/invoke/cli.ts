@@ -45,6 +45,7 @@ import { ROLLOUT, USAGE, usageOf } from './usage.ts';
 import { ConvertUsageError, runConvert } from './convert.ts';
 import { namespacesWithHint } from './namespace-hint.ts';
 import { EXPLAIN, runExplainFiles } from './explain.ts';
+import { strictDecodingRefusal } from './strict-fields.ts';
 
 export interface CliIo {
   readFile(path: string): Promise<string>;
@@ -283,6 +284,8 @@ async function requestOf(fn: AdmissionFunctionName, args: Args, io: CliIo, deps:
     throw new UsageError(`${source}: not an AdmissionReview v1 request nor a ${expected} (apiVersion ${JSON.stringify(given.apiVersion)}, kind ${JSON.stringify(given.kind)})`);
   }
   if (kind !== expected) throw new UsageError(`${source}: ${fn} is called for a ${expected}, not a ${kind}`);
+  const refusal = kind === 'SidecarSet' ? await strictDecodingRefusal(given, (path) => readText(io, path, 'CRD')) : undefined;
+  if (refusal !== undefined) throw new UsageError(`${source}: the API server refuses it before any webhook (kubectl's strict field validation): ${refusal}`);
   if (operation !== 'CREATE' && operation !== 'UPDATE') throw new UsageError(`--operation must be CREATE or UPDATE, got ${JSON.stringify(operation)}`);
   const oldPath = args.files['--old'];
   let oldObject = oldPath === undefined ? undefined : parseSingleObject(await readText(io, oldPath, 'old object'), oldPath);

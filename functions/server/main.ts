@@ -47,6 +47,7 @@ import { statusLoopTrigger } from './local-trigger.ts';
 import { OptionsError, parseServerOptions, SERVER_USAGE, type ServerOptions } from './options.ts';
 import { ENV_SORT_SIDECARS_BY_NAME } from '../../lib/webhooks/injection-order.ts';
 import { assertPortFree } from './port-check.ts';
+import { removeServingFile, writeServingFile } from './serving-file.ts';
 import { DEFAULT_PULL_DELAY_MS } from '../../control-plane/test-kubelet.ts';
 import { CA_FILE, ensureServingTls } from './tls.ts';
 
@@ -121,6 +122,7 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   const secrets = currentSecrets(access.secrets);
   const secretPath = secrets === undefined ? '' : `/${secrets.current}`;
   const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:${port}/${fn}${secretPath}` }])) as Record<AdmissionFunctionName, { url: string }>;
+  writeServingFile(options.tlsDir, port);
   logger.info('serving', { cluster: sources.server, port });
   if (generated !== undefined) {
     const webhooksFile = join(options.tlsDir, 'webhooks.yaml');
@@ -149,6 +151,9 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
     stop: async () => {
       await statusLoop?.stop();
       await app.close();
+    },
+    cleanupSync: () => {
+      removeServingFile(options.tlsDir);
     },
   });
 }
@@ -190,6 +195,7 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
     },
     cleanupSync: () => {
       rmSync(kubeconfig, { force: true });
+      removeServingFile(options.tlsDir);
     },
   });
   const withControllerManager = options.noControllerManager !== true;
@@ -221,6 +227,7 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
     await stack.stop();
     throw error;
   }
+  writeServingFile(options.tlsDir, Number(new URL(stack.serverUrl).port));
   logger.info('embedded cluster', { apiServer: stack.cp.url, webhooks: stack.serverUrl, kubeconfig, etcdPid: stack.cp.pids.etcd, apiServerPid: stack.cp.pids.kubeApiserver, controllerManagerPid: stack.cp.pids.controllerManager });
   say(`\nThe embedded cluster is ready at ${stack.cp.url}, its webhooks served on ${stack.serverUrl}.`);
   say(`Use it with:\n`);
