@@ -9,6 +9,8 @@ import { readWebhookConfiguration } from '../../lib/adapters/kube-webhook-config
 import { WEBHOOK_CONFIGURATION_NAME } from '../../lib/webhook-config/webhook-configurations.ts';
 import { chooseCluster, connectChosen } from '../status-view/compose.ts';
 import { runExplain } from './cli.ts';
+import { millisecondsFromEnv } from '../../lib/adapters/kube-sources.ts';
+import { DEFAULT_STALL_MS, ENV_ROLLOUT_STALL_MS } from '../../lib/status-sync/rollout-state.ts';
 
 // A reader that went away (`| head`) ends the command quietly, as it ends kubectl.
 process.stdout.on('error', () => process.exit(0));
@@ -25,6 +27,8 @@ const code = await runExplain(
       pods: kubeSetPods(client),
       namespaces: kubeNamespaceSnapshot(client),
       // An identity that may not read webhook configurations still gets the rest of the explanation.
+      // The reconciler's threshold (ROLLOUT_STALL_MS, as it reads it): explain says Stalled when its pass does.
+      stall: { stallMs: millisecondsFromEnv(process.env, ENV_ROLLOUT_STALL_MS, DEFAULT_STALL_MS, 1_000), nowMs: () => Date.now() },
       webhookConfiguration: (signal) => readWebhookConfiguration(client, 'MutatingWebhookConfiguration', WEBHOOK_CONFIGURATION_NAME, signal).catch(() => undefined),
     };
   },
