@@ -3,7 +3,6 @@
  * and Kruise's test binary. Pure, so that what is run is tested without
  * running it.
  */
-import { controllerManagerArgs as flagsOf } from '../../control-plane/controller-manager.ts';
 import type { KruiseE2eGroup } from './options.ts';
 
 /**
@@ -14,9 +13,16 @@ import type { KruiseE2eGroup } from './options.ts';
  */
 export const CONTROLLERS = ['deployment-controller', 'replicaset-controller', 'garbage-collector-controller', 'namespace-controller', 'serviceaccount-controller'] as const;
 
-/** kube-controller-manager's flags (the controllers the specs need unless told): control-plane/controller-manager.ts's, with the admin's kubeconfig. */
+/** kube-controller-manager's flags (the controllers the specs need unless told): no serving port, no leader election, one identity (the admin's). */
 export function controllerManagerArgs(kubeconfig: string, controllers: readonly string[] = CONTROLLERS): string[] {
-  return flagsOf({ kubeconfig, controllers });
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--controllers=${controllers.join(',')}`,
+    '--leader-elect=false',
+    '--secure-port=0',
+    '--use-service-account-credentials=false',
+    '--authentication-skip-lookup=true',
+  ];
 }
 
 /**
