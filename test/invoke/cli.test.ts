@@ -461,7 +461,7 @@ describe('invoke errors: one line on stderr, exit 2, nothing on stdout', () => {
     ['--namespace for a cluster-scoped SidecarSet', ['sidecarset-default', '-f', join(projectRoot, 'examples/sidecarset.yaml'), '--namespace', 'shop'], '', /a SidecarSet is cluster-scoped: --namespace does not apply/],
     ['a namespace that disagrees with the Pod\'s', ['pod-inject', '-f', join(projectRoot, 'examples/pod.yaml'), '--namespace', 'shop'], '', /the Pod's namespace "default" does not match --namespace "shop"/],
     ['an output format other than yaml or json', ['pod-inject', '-f', join(projectRoot, 'examples/pod.yaml'), '-o', 'wide'], '', /--output must be yaml or json, got "wide"/],
-    ['-o without a format', ['pod-inject', '-f', join(projectRoot, 'examples/pod.yaml'), '-o'], '', /--output needs a value/],
+    ['-o without a format', ['pod-inject', '-f', join(projectRoot, 'examples/pod.yaml'), '-o'], '', /^invoke: -o needs a value \(--output\)$/m],
     ['an AdmissionReview without a uid', ['pod-inject'], '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{}}', /request\.uid/],
     ['an empty event', ['pod-inject'], '', /expected one JSON or YAML document, found 0/],
     ['a SidecarSets file holding something else', ['pod-inject', '--event', fixture('pod-create.json'), '--sidecarsets', fixture('namespaces.yaml')], '', /is a "Namespace", expected SidecarSet/],
