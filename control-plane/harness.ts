@@ -1,6 +1,6 @@
 // A real etcd + kube-apiserver on loopback for tests (spec: control-plane.md),
-// the way controller-runtime's envtest runs one: no kubelet, scheduler or
-// controller-manager. Everything lives in a throwaway temp dir and dies with
+// the way controller-runtime's envtest runs one: no kubelet or scheduler, and
+// kube-controller-manager only when asked for (npm start asks). Everything lives in a throwaway temp dir and dies with
 // stop(), with this process, or (through a watchdog) if this process is
 // killed outright.
 import { spawn } from 'node:child_process';
@@ -17,6 +17,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
 import { ensureControlPlaneBinaries } from './build.ts';
+import { controllerManagerArgs } from './controller-manager.ts';
 import { startConversionWebhook, type ConversionWebhook } from './conversion-webhook.ts';
 import { CONVERSION_URL_PLACEHOLDER, conversionUrlOf, CRD_NAME, withConversionClientConfig } from '../lib/crd/sidecarset-crd.ts';
 import type { ControlPlaneBinaries } from './build.ts';
@@ -57,6 +58,13 @@ export interface ControlPlaneOptions {
    * watch cache, so that compactEtcd() expires their continue tokens at once.
    */
   apiServerArgs?: readonly string[];
+  /**
+   * Runs kube-controller-manager (this binary, these controllers) once the
+   * API server is ready, as the admin, signing service-account tokens with
+   * the API server's key; ready when the `default` namespace has its
+   * `default` ServiceAccount (when serviceaccount-controller runs).
+   */
+  controllerManager?: { binary: string; controllers: readonly string[] };
 }
 
 export interface ControlPlaneResponse {
@@ -77,7 +85,7 @@ export interface ControlPlane {
   functionsToken: string;
   /** The throwaway directory holding etcd's data, keys, certs and tokens; removed by stop(). */
   dir: string;
-  pids: { etcd: number; kubeApiserver: number };
+  pids: { etcd: number; kubeApiserver: number; controllerManager?: number };
   /** A kubeconfig (YAML text) that authenticates as the given user. */
   kubeconfig(user: ControlPlaneUser): string;
   /** One HTTPS request to the API server as the given user; an object body is sent as JSON. */
@@ -356,6 +364,31 @@ async function waitUntilReady(managed: Managed, deadlineMs: number, probe: () =>
   );
 }
 
+interface ControllerManagerContext {
+  dir: string;
+  kubeconfig: string;
+  ca: string;
+  serviceAccountKeyFile: string;
+  readyTimeoutMs: number;
+  request: ControlPlane['request'];
+  started(managed: Managed): void;
+}
+
+/** kube-controller-manager beside the API server, ready once the controllers it was given have started (see ControlPlaneOptions). */
+async function startControllerManager(wanted: { binary: string; controllers: readonly string[] }, ctx: ControllerManagerContext): Promise<Managed> {
+  const kubeconfigFile = join(ctx.dir, 'controller-manager.kubeconfig');
+  const rootCaFile = join(ctx.dir, 'ca.crt');
+  await writeFile(kubeconfigFile, ctx.kubeconfig, { mode: 0o600 });
+  await writeFile(rootCaFile, ctx.ca, { mode: 0o600 });
+  const args = controllerManagerArgs({ kubeconfig: kubeconfigFile, controllers: wanted.controllers, serviceAccountKeyFile: ctx.serviceAccountKeyFile, rootCaFile });
+  const managed = await start('kube-controller-manager', wanted.binary, args, ctx.dir);
+  ctx.started(managed);
+  if (wanted.controllers.includes('serviceaccount-controller')) {
+    await waitUntilReady(managed, ctx.readyTimeoutMs, async () => (await ctx.request('admin', 'GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200);
+  }
+  return managed;
+}
+
 /** The serving certificate kube-apiserver generates in --cert-dir is a chain ending in its own CA. */
 function caFromServingBundle(bundle: string): string {
   const pems = bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
@@ -492,7 +525,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       kubeApiserver = managed;
       // The watchdog knows pids: a new API server needs a new watchdog.
       entry.watchdog?.kill('SIGKILL');
-      entry.watchdog = startWatchdog([etcd.pid, managed.pid], dir);
+      entry.watchdog = startWatchdog(entry.processes.map((p) => p.pid), dir);
       await waitUntilReady(managed, readyTimeoutMs, async () => {
         caCert ??= caFromServingBundle(await readFile(join(certDir, 'apiserver.crt'), 'utf8'));
         const res = await httpCall({ method: 'GET', url: `${url}/readyz`, ca: caCert, token: adminToken });
@@ -578,6 +611,24 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         'current-context': user,
       });
 
+    const controllerManager =
+      options.controllerManager === undefined
+        ? undefined
+        : await startControllerManager(options.controllerManager, {
+            dir,
+            kubeconfig: kubeconfig('admin'),
+            ca,
+            serviceAccountKeyFile,
+            readyTimeoutMs,
+            request,
+            // Before it is waited for: a failed wait's stop() must kill it too.
+            started: (managed) => {
+              entry.processes.push(managed);
+              entry.watchdog?.kill('SIGKILL');
+              entry.watchdog = startWatchdog(entry.processes.map((p) => p.pid), dir);
+            },
+          });
+
     return {
       url,
       caCert: ca,
@@ -589,6 +640,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         get kubeApiserver() {
           return kubeApiserver?.pid ?? 0;
         },
+        ...(controllerManager !== undefined ? { controllerManager: controllerManager.pid } : {}),
       },
       etcdUrl,
       async stopApiServer() {

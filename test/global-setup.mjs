@@ -1,6 +1,6 @@
 /**
- * Runs once before any test worker: builds the control plane (etcd and
- * kube-apiserver from Go modules) and the Kruise reference of the
+ * Runs once before any test worker: builds the control plane (etcd,
+ * kube-apiserver and kube-controller-manager from Go modules) and the Kruise reference of the
  * conformance suite if they are not in the cache yet, so that suites running
  * in parallel never build them concurrently.
  *
@@ -31,4 +31,7 @@ export default async function globalSetup() {
   // same reason (one after the other: two Go builds at once only share the cores).
   const { ensureKruiseReference, KRUISE_LINES } = await import('../testkit/conformance/kruise-reference.ts');
   for (const line of KRUISE_LINES) await ensureKruiseReference(line);
+  // npm start runs kube-controller-manager by default, and the suites that start it (or ask the local stack for it) share one build.
+  const { ensureKubeControllerManager } = await import('../control-plane/controller-manager.ts');
+  await ensureKubeControllerManager((line) => process.stderr.write(`${line}\n`));
 }

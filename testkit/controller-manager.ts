@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ControlPlane } from '../control-plane/harness.ts';
 import { controllerManagerArgs } from './kruise-e2e/args.ts';
-import { ensureKubeControllerManager } from './kruise-e2e/binaries.ts';
+import { ensureKubeControllerManager } from '../control-plane/controller-manager.ts';
 
 export interface ControllerManager {
   /** Its output so far, for a failure's message. */

@@ -3,7 +3,8 @@
  * node_modules and sources), so that `npm start` runs the real script but
  * writes .cache/local-cluster and .cache/local-server in a place of its own:
  * the checkout's .cache may be shared with other checkouts, and two embedded
- * clusters must not write one kubeconfig. The built control plane is linked.
+ * clusters must not write one kubeconfig. The built control plane (and
+ * kube-controller-manager) is linked.
  *
  * `sources: 'linked'` links the sources; `'copied'` copies them, as a fresh
  * clone has them: a script that runs only as the main module (its path
@@ -26,6 +27,7 @@ export async function projectCopy(projectRoot: string, prefix: string, sources: 
     else await cp(join(projectRoot, entry), join(dir, entry), { recursive: true });
   }
   await mkdir(join(dir, '.cache'));
-  await symlink(join(projectRoot, '.cache', 'control-plane'), join(dir, '.cache', 'control-plane'));
+  // The built binaries: etcd and kube-apiserver, and the kube-controller-manager npm start runs by default.
+  for (const built of ['control-plane', 'kube-controller-manager']) await symlink(join(projectRoot, '.cache', built), join(dir, '.cache', built));
   return dir;
 }

@@ -45,6 +45,8 @@ import { ROLLOUT, USAGE, usageOf } from './usage.ts';
 import { ConvertUsageError, runConvert } from './convert.ts';
 import { namespacesWithHint } from './namespace-hint.ts';
 import { EXPLAIN, runExplainFiles } from './explain.ts';
+import { strictDecodingRefusal } from './strict-fields.ts';
+import { didYouMean } from '../../lib/kube/did-you-mean.ts';
 
 export interface CliIo {
   readFile(path: string): Promise<string>;
@@ -100,12 +102,14 @@ function parseArgs(argv: readonly string[]): Args {
     const isFile = (FILE_FLAGS as readonly string[]).includes(flag);
     if (isFile || (VALUE_FLAGS as readonly string[]).includes(flag)) {
       const value = inline ?? argv[++i];
-      if (value === undefined || value === '') throw new UsageError(`${flag} needs ${isFile ? 'a file path' : 'a value'}`);
+      // Named as typed: `-f` with nothing after it is about -f, not a long name the user never wrote.
+      const typed = flag === arg || inline !== undefined ? arg.replace(/=.*$/, '').slice(0, arg.startsWith('--') ? undefined : 2) : arg;
+      if (value === undefined || value === '') throw new UsageError(`${typed} needs ${isFile ? 'a file path' : 'a value'}${typed === flag ? '' : ` (${flag})`}`);
       const target: Partial<Record<Flag, string>> = isFile ? files : values;
       if (target[flag as Flag] !== undefined) throw new UsageError(`${flag} given twice`);
       target[flag as Flag] = value;
     } else if (arg.startsWith('-')) {
-      throw new UsageError(`unknown option ${arg}`);
+      throw new UsageError(`unknown option ${arg}${didYouMean(flag, [...FILE_FLAGS, ...VALUE_FLAGS, '--help'])}`);
     } else if (fn === undefined) {
       fn = arg;
     } else {
@@ -283,6 +287,8 @@ async function requestOf(fn: AdmissionFunctionName, args: Args, io: CliIo, deps:
     throw new UsageError(`${source}: not an AdmissionReview v1 request nor a ${expected} (apiVersion ${JSON.stringify(given.apiVersion)}, kind ${JSON.stringify(given.kind)})`);
   }
   if (kind !== expected) throw new UsageError(`${source}: ${fn} is called for a ${expected}, not a ${kind}`);
+  const refusal = kind === 'SidecarSet' ? await strictDecodingRefusal(given, (path) => readText(io, path, 'CRD')) : undefined;
+  if (refusal !== undefined) throw new UsageError(`${source}: the API server refuses it before any webhook (kubectl's strict field validation): ${refusal}`);
   if (operation !== 'CREATE' && operation !== 'UPDATE') throw new UsageError(`--operation must be CREATE or UPDATE, got ${JSON.stringify(operation)}`);
   const oldPath = args.files['--old'];
   let oldObject = oldPath === undefined ? undefined : parseSingleObject(await readText(io, oldPath, 'old object'), oldPath);
@@ -361,6 +367,11 @@ async function runExplainCommand(args: Args, io: CliIo): Promise<number> {
 /** Runs the command; returns the exit code. Never throws. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   try {
+    if (argv.length === 0) {
+      // Alone, it says what it does and how to ask for more.
+      io.stderr(`${USAGE}\n`);
+      return 2;
+    }
     if (argv.includes('--help') || argv.includes('-h')) {
       // The function's own help: the first argument that is no option (a value of one never names a function).
       io.stdout(`${usageOf(argv.find((arg) => !arg.startsWith('-') && usageOf(arg) !== USAGE))}\n`);
@@ -379,7 +390,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (fn === STATUS_SYNC) return await runStatusSync(args, io);
     if (fn === ROLLOUT) return await runRollout(args, io);
     if (fn === EXPLAIN) return await runExplainCommand(args, io);
-    if (!isAdmissionFunction(fn)) throw new UsageError(`unknown function ${JSON.stringify(fn)}; expected one of ${[...FUNCTION_NAMES, STATUS_SYNC, ROLLOUT, EXPLAIN].join(', ')}`);
+    const known = [...FUNCTION_NAMES, STATUS_SYNC, ROLLOUT, EXPLAIN];
+    if (!isAdmissionFunction(fn)) throw new UsageError(`unknown function ${JSON.stringify(fn)}${didYouMean(fn, known)}; expected one of ${known.join(', ')}`);
     const output = values['--output'];
     if (output !== undefined && output !== 'yaml' && output !== 'json') throw new UsageError(`--output must be yaml or json, got ${JSON.stringify(output)}`);
     const sidecarSets = await readSidecarSets(io, files['--sidecarsets']);

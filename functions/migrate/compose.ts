@@ -3,19 +3,16 @@ import { kubeFenceCluster } from '../../lib/adapters/kube-fence-backfill.ts';
 import { kubeMigrationReads } from '../../lib/adapters/kube-migrate.ts';
 import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
 import { revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
-import { clusterKubeConfig } from '../shared/cluster.ts';
 import type { Env } from '../shared/compose.ts';
-import { chooseCluster } from '../status-view/compose.ts';
+import { chooseCluster, connectChosen } from '../status-view/compose.ts';
 import type { Connected } from './cli.ts';
 
 /**
  * @throws ConfigurationError or KubeconfigError naming what is wrong with the kubeconfig.
  */
 export async function migrationSources(kubeconfig: string | undefined, env: Env, note: (text: string) => void): Promise<Connected> {
-  const chosen = chooseCluster(kubeconfig, env);
-  if (chosen.note !== undefined) note(`checking ${chosen.note}\n`);
   const revisionNamespace = revisionNamespaceFromEnv(env);
-  const kc = await clusterKubeConfig(chosen.env);
+  const kc = await connectChosen(chooseCluster(kubeconfig, env), note);
   const client = kubeConfigClient(kc);
   return { reads: kubeMigrationReads(client), revisionNamespace, server: client.server, fence: kubeFenceCluster(client, revisionNamespace) };
 }

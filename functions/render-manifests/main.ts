@@ -32,6 +32,7 @@ import { SIDECARSET_CONVERT, type FunctionName } from '../../lib/webhooks/descri
 import { CRD_NAME, withConversionClientConfig } from '../../lib/crd/sidecarset-crd.ts';
 import type { JsonObject } from '../../lib/kube/types.ts';
 import { CA_FILE } from '../server/tls.ts';
+import { runningServerPort } from '../server/serving-file.ts';
 
 const projectRoot = resolve(import.meta.dirname, '..', '..');
 
@@ -60,7 +61,7 @@ ${URL_FLAGS.map((flag) => `  ${flag} URL`).join('\n')}
                                each function's URL by hand (overrides --function-urls)
   --local                      the npm start server on this machine: https://127.0.0.1:<port>/<function>/<secret>,
                                its generated CA as caBundle and its secret, read from --tls-dir
-  --port N                     with --local: the server's port (default 8443)
+  --port N                     with --local: the server's port (default: the running npm start's, else 8443)
   --tls-dir DIR                with --local: where npm start keeps its CA and secret (default .cache/local-server)
 
 Options:
@@ -168,7 +169,8 @@ async function callerSecret(args: Args): Promise<string> {
 async function targetsAndCa(args: Args, needed: readonly FunctionName[]): Promise<{ targets: Partial<Record<FunctionName, { url: string }>>; caPem?: string }> {
   if (args.local) {
     const tlsDir = resolve(args.values.get('--tls-dir') ?? '.cache/local-server');
-    const port = args.values.get('--port') ?? '8443';
+    // The running npm start's own port (it may have been started with --port 0), else its default.
+    const port = args.values.get('--port') ?? String(runningServerPort(tlsDir) ?? 8443);
     const caPem = await readText(join(tlsDir, CA_FILE), 'the local server CA (run npm start once to create it, with the same --tls-dir)');
     const fileSecret = await readFile(join(tlsDir, 'webhook-secret'), 'utf8').then((s) => s.trim(), () => undefined);
     const secret = args.values.has('--secret-file') || fileSecret === undefined ? await callerSecret(args) : currentSecretOf(fileSecret);

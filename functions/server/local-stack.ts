@@ -7,7 +7,7 @@
  * pointing at it and, when asked for, the status reconciler's loop (as
  * rbac.yaml's `sidecarset-status-sync`, so its ValidatingAdmissionPolicies
  * hold every write it makes, as in a deployment), which also rotates the webhook secret kept in the TLS
- * directory, as on AWS, and when asked for, the test kubelet
+ * directory, as on AWS, when asked for, kube-controller-manager, and when asked for, the test kubelet
  * (control-plane/test-kubelet.ts), which starts pods and restarts containers
  * whose image changed, so that in-place sidecar updates complete.
  */
@@ -31,7 +31,8 @@ import type { Logger } from '../../lib/ports.ts';
 import { ADMISSION_FUNCTIONS, FUNCTION_NAMES } from '../../lib/webhooks/registry.ts';
 import { SIDECARSET_CONVERT } from '../../lib/webhooks/descriptors.ts';
 import { CRD_NAME, withConversionClientConfig } from '../../lib/crd/sidecarset-crd.ts';
-import { rbacManifestPath, startControlPlane, type ControlPlane, type ControlPlaneUser } from '../../control-plane/harness.ts';
+import { rbacManifestPath, startControlPlane, type ControlPlane, type ControlPlaneOptions, type ControlPlaneUser } from '../../control-plane/harness.ts';
+import { EMBEDDED_CONTROLLERS, ensureKubeControllerManager } from '../../control-plane/controller-manager.ts';
 import { startTestKubelet, type TestKubelet, type TestKubeletOptions } from '../../control-plane/test-kubelet.ts';
 import { clusterSources } from '../shared/cluster.ts';
 import { admissionRuntime, storedCallerSecrets, withInjectionOrder, type Env } from '../shared/compose.ts';
@@ -150,6 +151,14 @@ export interface LocalStackOptions {
   statusSyncIntervalMs?: number;
   /** The status loop's longest silence while passes change nothing (see pass-log.ts). */
   statusSyncHeartbeatMs?: number;
+  /**
+   * Runs kube-controller-manager beside the API server (Deployments,
+   * ReplicaSets, StatefulSets, Jobs, garbage collection, PDBs,
+   * ServiceAccounts: control-plane/controller-manager.ts), built first when
+   * not cached. Off by default: most tests want no controller deleting or
+   * making pods behind them.
+   */
+  controllerManager?: boolean;
   /** Runs the test kubelet with these options (its errors go to the log); unset runs none. */
   testKubelet?: TestKubeletOptions;
   /**
@@ -188,8 +197,15 @@ export function localDeployedUrls(serverUrl: string): string[] {
   return FUNCTION_NAMES.map((fn) => `${serverUrl}/${fn}/`);
 }
 
+/** The control plane's options: kube-controller-manager (built when not cached, its build's lines to `echo`) when asked for. */
+async function controlPlaneOptions(options: LocalStackOptions): Promise<ControlPlaneOptions> {
+  if (options.controllerManager !== true) return {};
+  const { path } = await ensureKubeControllerManager((line) => options.echo?.(line));
+  return { controllerManager: { binary: path, controllers: EMBEDDED_CONTROLLERS } };
+}
+
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
-  const cp = await startControlPlane();
+  const cp = await startControlPlane(await controlPlaneOptions(options));
   const tlsDir = options.tlsDir ?? (await mkdtemp(join(tmpdir(), 'sidecarset-tls-')));
   const removeTlsDir = () => (options.tlsDir === undefined ? rm(tlsDir, { recursive: true, force: true }) : Promise.resolve());
   const logs: string[] = [];

@@ -47,6 +47,7 @@ import { statusLoopTrigger } from './local-trigger.ts';
 import { OptionsError, parseServerOptions, SERVER_USAGE, type ServerOptions } from './options.ts';
 import { ENV_SORT_SIDECARS_BY_NAME } from '../../lib/webhooks/injection-order.ts';
 import { assertPortFree } from './port-check.ts';
+import { removeServingFile, writeServingFile } from './serving-file.ts';
 import { DEFAULT_PULL_DELAY_MS } from '../../control-plane/test-kubelet.ts';
 import { CA_FILE, ensureServingTls } from './tls.ts';
 
@@ -121,6 +122,7 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   const secrets = currentSecrets(access.secrets);
   const secretPath = secrets === undefined ? '' : `/${secrets.current}`;
   const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:${port}/${fn}${secretPath}` }])) as Record<AdmissionFunctionName, { url: string }>;
+  writeServingFile(options.tlsDir, port);
   logger.info('serving', { cluster: sources.server, port });
   if (generated !== undefined) {
     const webhooksFile = join(options.tlsDir, 'webhooks.yaml');
@@ -149,6 +151,9 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
     stop: async () => {
       await statusLoop?.stop();
       await app.close();
+    },
+    cleanupSync: () => {
+      removeServingFile(options.tlsDir);
     },
   });
 }
@@ -190,9 +195,14 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
     },
     cleanupSync: () => {
       rmSync(kubeconfig, { force: true });
+      removeServingFile(options.tlsDir);
     },
   });
-  say('No cluster configured: starting an embedded one (etcd and kube-apiserver; the first start builds them from Go modules, which takes minutes).');
+  const withControllerManager = options.noControllerManager !== true;
+  say(
+    `No cluster configured: starting an embedded one (etcd, kube-apiserver${withControllerManager ? ' and kube-controller-manager' : '; no kube-controller-manager (--no-controller-manager)'}; ` +
+      'the first start builds them from Go modules, which takes minutes).',
+  );
   // The caller, rotation and revision-namespace settings only: the embedded cluster brings its own credentials.
   const env = Object.fromEntries(
     [ENV_ALLOWED_CALLER_CIDRS, ENV_SECRET_REFRESH_MS, ENV_ROTATION_PERIOD_MS, ENV_ROTATION_MARGIN_MS, ENV_REVISION_NAMESPACE, ENV_SORT_SIDECARS_BY_NAME].map((key) => [key, process.env[key]]),
@@ -206,6 +216,7 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
     env,
     // Kept, like a given cluster's: `npm run manifests -- --local` reads the CA and the secret there.
     tlsDir: options.tlsDir,
+    controllerManager: withControllerManager,
     ...(options.testKubelet !== undefined ? { testKubelet: options.testKubelet } : {}),
     ...(options.injection !== undefined ? { injection: options.injection } : {}),
   });
@@ -217,7 +228,8 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
     await stack.stop();
     throw error;
   }
-  logger.info('embedded cluster', { apiServer: stack.cp.url, webhooks: stack.serverUrl, kubeconfig, etcdPid: stack.cp.pids.etcd, apiServerPid: stack.cp.pids.kubeApiserver });
+  writeServingFile(options.tlsDir, Number(new URL(stack.serverUrl).port));
+  logger.info('embedded cluster', { apiServer: stack.cp.url, webhooks: stack.serverUrl, kubeconfig, etcdPid: stack.cp.pids.etcd, apiServerPid: stack.cp.pids.kubeApiserver, controllerManagerPid: stack.cp.pids.controllerManager });
   say(`\nThe embedded cluster is ready at ${stack.cp.url}, its webhooks served on ${stack.serverUrl}.`);
   say(`Use it with:\n`);
   say(`  kubectl --kubeconfig ${kubeconfig} apply -f examples/sidecarset.yaml`);
@@ -225,6 +237,12 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
   say(`  kubectl --kubeconfig ${kubeconfig} get pod web -o yaml`);
   say(`  kubectl --kubeconfig ${kubeconfig} get sidecarsets\n`);
   say(statusLoopNote(intervalMs));
+  say(
+    withControllerManager
+      ? 'kube-controller-manager runs Deployments, ReplicaSets, StatefulSets, Jobs, CronJobs, garbage collection, PodDisruptionBudgets and ServiceAccounts (--no-controller-manager leaves it out).'
+      : 'No kube-controller-manager runs (--no-controller-manager): a Deployment makes no pods; create pods directly.',
+  );
+  if (options.testKubelet === undefined) say('No kubelet runs: pods stay Pending (a Deployment stays 0/N ready) unless you start with --test-kubelet.');
   say(`Metrics as Prometheus text: ${stack.serverUrl}/metrics, with the webhook secret as a Bearer token (docs/METRICS.md).`);
   if (options.testKubelet !== undefined) {
     const pullDelayMs = options.testKubelet.pullDelayMs ?? DEFAULT_PULL_DELAY_MS;
@@ -241,6 +259,7 @@ async function main(): Promise<void> {
   }
   const options = parseServerOptions(argv, { tlsDir: resolve('.cache/local-server') });
   if (options.kubeconfig !== undefined) {
+    if (options.noControllerManager === true) throw new Error('--no-controller-manager goes with the embedded cluster; --kubeconfig names a cluster that runs its own');
     if (options.testKubelet !== undefined) {
       throw new Error('--test-kubelet runs only with the embedded cluster, and --kubeconfig names a cluster of its own: a real cluster has real kubelets');
     }

@@ -14,6 +14,8 @@ export interface ServerOptions {
    * --test-kubelet-pull-delay=<pullDelayMs> when given (else the kubelet's default).
    */
   testKubelet?: { readyDelayMs: number; pullDelayMs?: number };
+  /** Leave kube-controller-manager out of the embedded cluster (--no-controller-manager). */
+  noControllerManager?: boolean;
   /** Sort injected sidecar containers by name (--sort-sidecars-by-name; SORT_SIDECAR_CONTAINERS_BY_NAME=true does the same). */
   sortSidecarsByName?: boolean;
   /** The embedded cluster's injection path (--injection webhook|policy; docs/INJECTION-POLICY.md); webhook when absent. */
@@ -23,7 +25,7 @@ export interface ServerOptions {
 /** The test kubelet's readiness delay when --test-kubelet gives none. */
 export const DEFAULT_TEST_KUBELET_READY_DELAY_MS = 1000;
 
-export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [--reconcile]] [--tls-dir DIR] [--tls-cert FILE --tls-key FILE] [--test-kubelet[=MS] [--test-kubelet-pull-delay=MS]] [--sort-sidecars-by-name] [--injection webhook|policy]
+export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [--reconcile]] [--tls-dir DIR] [--tls-cert FILE --tls-key FILE] [--test-kubelet[=MS] [--test-kubelet-pull-delay=MS]] [--sort-sidecars-by-name] [--injection webhook|policy] [--no-controller-manager]
   --port N           HTTPS port on 127.0.0.1 (default 8443; 0 picks a free one)
   --kubeconfig FILE  serve the webhooks of this cluster instead of starting an embedded one (only this
                      option selects a cluster: an exported KUBECONFIG does not)
@@ -42,6 +44,8 @@ export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [
   --injection webhook|policy  embedded cluster only: which path injects (default webhook: pod-inject for every
                      pod); policy installs the injection MutatingAdmissionPolicy, which injects the sets it can
                      with no webhook call (docs/INJECTION-POLICY.md)
+  --no-controller-manager  embedded cluster only: run no kube-controller-manager (no Deployment, ReplicaSet,
+                     StatefulSet, Job or garbage collection runs; pods are made by hand), as envtest does
   --help             this text
 The port is checked before anything starts. SIGINT, SIGTERM, SIGHUP or the death of the parent process
 (npm) stop the server and an embedded cluster, and remove its data and .cache/local-cluster/kubeconfig.`;
@@ -57,6 +61,7 @@ const TEST_KUBELET_FLAG = '--test-kubelet';
 const PULL_DELAY_FLAG = '--test-kubelet-pull-delay';
 const RECONCILE_FLAG = '--reconcile';
 const SORT_FLAG = '--sort-sidecars-by-name';
+const NO_CONTROLLER_MANAGER_FLAG = '--no-controller-manager';
 
 /** Up to an hour: a longer delay is a typo, and would look like a hang. */
 function delayOf(flag: string, what: string, text: string): number {
@@ -73,11 +78,17 @@ export function parseServerOptions(argv: readonly string[], defaults: { tlsDir: 
   let pullDelayMs: number | undefined;
   let reconcile = false;
   let sortSidecarsByName = false;
+  let noControllerManager = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     if (arg === SORT_FLAG) {
       if (sortSidecarsByName) throw new OptionsError(`${SORT_FLAG} given twice`);
       sortSidecarsByName = true;
+      continue;
+    }
+    if (arg === NO_CONTROLLER_MANAGER_FLAG) {
+      if (noControllerManager) throw new OptionsError(`${NO_CONTROLLER_MANAGER_FLAG} given twice`);
+      noControllerManager = true;
       continue;
     }
     if (arg === RECONCILE_FLAG) {
@@ -129,5 +140,6 @@ export function parseServerOptions(argv: readonly string[], defaults: { tlsDir: 
     ...(tlsCert !== undefined && tlsKey !== undefined ? { tlsCert, tlsKey } : {}),
     ...(testKubelet !== undefined ? { testKubelet } : {}),
     ...(sortSidecarsByName ? { sortSidecarsByName } : {}),
+    ...(noControllerManager ? { noControllerManager } : {}),
   };
 }

@@ -30,9 +30,7 @@ const code = await runStatusView(
     signal: stop.signal,
   },
   async (kubeconfig) => {
-    const chosen = chooseCluster(kubeconfig, process.env);
-    if (chosen.note !== undefined) process.stderr.write(`showing ${chosen.note}\n`);
-    return statusViewSources(chosen);
+    return statusViewSources(chooseCluster(kubeconfig, process.env), (text) => process.stderr.write(text));
   },
 );
 // Exit once standard output is flushed: idle kept-alive connections to the API server must not hold the process.

@@ -336,6 +336,20 @@ function securityGroupId(read: ContextReader, key: (typeof ACCESS_KEYS)[number])
   return id;
 }
 
+/** What each value webhookIngress=private needs is. */
+const PRIVATE_NEEDS: Readonly<Record<string, string>> = {
+  webhookVpcId: 'the cluster\'s VPC id (vpc-…)',
+  webhookSubnetIds: 'the subnets for the endpoint, comma-separated (subnet-…)',
+  webhookCallerSecurityGroupId: 'a security group only the EKS control plane\'s interfaces carry (sg-…; or webhookSecurityGroupId: your own group for the endpoint)',
+};
+
+/** One error naming every missing value of webhookIngress=private, and how to set them all. */
+function missingContext(keys: readonly string[]): ContextError {
+  const error = new ContextError(keys[0] ?? '', '', false);
+  error.message = `context ${keys.map((k) => `"${k}"`).join(', ')} must be set with webhookIngress=private: ${keys.map((k) => `${k}, ${PRIVATE_NEEDS[k] ?? ''}`).join('; ')} (set them with ${keys.map((k) => `-c ${k}=VALUE`).join(' ')})`;
+  return error;
+}
+
 /**
  * The webhooks' ingress: `url` (the default) or `private`, which needs the
  * cluster's VPC, the subnets to place the endpoint's interfaces in (one per
@@ -350,9 +364,11 @@ function webhookIngress(read: ContextReader): WebhookIngress {
     return { kind: 'url' };
   }
   if (kind !== 'private') throw new ContextError('webhookIngress', `must be "url" (public Function URLs) or "private" (a private REST API through a VPC endpoint); got ${JSON.stringify(kind)}`);
-  const missing = PRIVATE_KEYS.find((key) => !given.includes(key));
-  if (missing !== undefined) throw new ContextError(missing, 'must be set with webhookIngress=private (the cluster\'s VPC id and the subnets for the endpoint)');
   const access = ACCESS_KEYS.filter((key) => given.includes(key));
+  // Every value still missing, at once: one run per missing value is a slow way to learn a list.
+  const missing = [...PRIVATE_KEYS.filter((key) => !given.includes(key)), ...(access.length === 0 ? [ACCESS_KEYS[0]] : [])];
+  if (missing.length > 1) throw missingContext(missing);
+  if (missing[0] !== undefined && missing[0] !== ACCESS_KEYS[0]) throw new ContextError(missing[0], 'must be set with webhookIngress=private (the cluster\'s VPC id and the subnets for the endpoint)');
   if (access.length !== 1) {
     throw new ContextError(
       'webhookCallerSecurityGroupId',

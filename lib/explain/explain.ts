@@ -26,6 +26,8 @@ import { isHotUpgrade, isInjectedBy, podAnnotation, podHasSetContainers, podKey 
 import { ANNOTATION_HASH, type SidecarContainer, type SidecarSet } from '../sidecarset/types.ts';
 import type { UnavailablePods } from '../sidecarset/unavailable-pods.ts';
 import { podView, type PodState } from '../status-view/pod-rows.ts';
+import { viewRow } from '../status-view/rows.ts';
+import type { StallClock } from '../status-sync/rollout-state.ts';
 
 /** What a set puts into a pod (or put): names only, the pod holds the rest. */
 export interface InjectedParts {
@@ -68,6 +70,8 @@ export interface RolloutExplanation {
   hold?: Hold;
   /** The kubelet's waiting reasons of the set's sidecars (`agent: ImagePullBackOff`). */
   kubelet?: string[];
+  /** The set's whole rollout is stalled, as the reconciler's pass and `npm run status` tell it: their message. */
+  stalled?: string;
 }
 
 /** One SidecarSet's part in the pod. */
@@ -121,6 +125,8 @@ export interface ExplainInput {
   skipped?: string;
   /** Per set name, the pods of the set's scope (at least), for its rollout; a set absent here gets no rollout part. */
   scopePods?: ReadonlyMap<string, readonly Pod[]>;
+  /** The reconciler's stall threshold and now: a stalled rollout is said as the pass says it (absent: never). */
+  stall?: StallClock;
 }
 
 /** The selector term a label set fails, in words. */
@@ -229,7 +235,7 @@ function holdOf(pod: Pod, set: SidecarSet, state: PodState, plan: RolloutPlan): 
 }
 
 /** The rollout part of a pod the set injected. */
-function rolloutOf(pod: Pod, set: SidecarSet, namespace: string, pods: readonly Pod[], namespaceLabels: NamespaceLabels): RolloutExplanation {
+function rolloutOf(pod: Pod, set: SidecarSet, namespace: string, pods: readonly Pod[], namespaceLabels: NamespaceLabels, stall?: StallClock): RolloutExplanation {
   const listed = pods.includes(pod) ? pods : [...pods, pod];
   let matched: Pod[];
   let plan: RolloutPlan;
@@ -245,7 +251,10 @@ function rolloutOf(pod: Pod, set: SidecarSet, namespace: string, pods: readonly 
   if (row === undefined) return { matched: true, ...(view.problem === undefined ? {} : { why: view.problem }) };
   const current = row.updated && row.state === 'Updated';
   const hold = row.updated ? undefined : holdOf(pod, set, row.state, plan);
+  // The set's row as npm run status shows it: Stalled when the pass would say so.
+  const setRow = stall === undefined ? undefined : viewRow(set, listed, namespaceLabels, stall);
   return {
+    ...(setRow?.state === 'Stalled' ? { stalled: setRow.why } : {}),
     matched: true,
     updated: row.updated,
     current,
@@ -281,7 +290,7 @@ export function explainPod(input: ExplainInput): PodExplanation {
       out.injects = partsIn(pod, set);
     }
     const scope = input.scopePods?.get(verdict.set);
-    if (scope !== undefined) out.rollout = rolloutOf(pod, set, namespace, scope, namespaceLabels);
+    if (scope !== undefined) out.rollout = rolloutOf(pod, set, namespace, scope, namespaceLabels, input.stall);
     return out;
   });
   return {

@@ -26,6 +26,8 @@ export interface ExplainDeps {
    * then left out, the explanation still made).
    */
   webhookConfiguration?: (signal?: AbortSignal) => Promise<unknown>;
+  /** The reconciler's stall threshold and the wall clock, as the status view takes them: explain then says a stalled rollout. */
+  stall?: { stallMs: number; nowMs: () => number };
 }
 
 /**
@@ -60,5 +62,6 @@ export async function lookAtPod(deps: ExplainDeps, namespace: string, name: stri
   const namespaceLabels: NamespaceLabels = needed.size === 0 ? new Map() : await deps.namespaces.labels([...needed], signal);
   const gate = configuration === undefined ? undefined : webhookGate(configuration, labelsOf(pod), namespaceLabels.get(namespace) ?? {});
   const skipped = gate === undefined ? undefined : `the API server does not call the pod webhook ${gate.webhook} for this pod: its ${gate.selector}: ${mismatchText(gate.mismatch, gate.selector === 'objectSelector' ? 'pod' : `namespace ${namespace}`)}`;
-  return explainPod({ pod, namespace, sets, namespaceLabels, scopePods, ...(skipped === undefined ? {} : { skipped }) });
+  const stall = deps.stall === undefined ? undefined : { stallMs: deps.stall.stallMs, nowMs: deps.stall.nowMs() };
+  return explainPod({ pod, namespace, sets, namespaceLabels, scopePods, ...(skipped === undefined ? {} : { skipped }), ...(stall === undefined ? {} : { stall }) });
 }

@@ -49,6 +49,7 @@ function rolloutText(rollout: RolloutExplanation): string[] {
   if (rollout.current === true) lines.push('rollout: runs the set\'s current sidecars');
   else lines.push(`rollout: ${rollout.state ?? 'unknown'}${rollout.updated === true ? ' (updated, ' : ' ('}not running the current sidecars yet)${rollout.why === undefined || rollout.why === '' ? '' : `: ${rollout.why}`}`);
   if (rollout.hold !== undefined) lines.push(`  ${holdText(rollout.hold)}`);
+  if (rollout.stalled !== undefined) lines.push(`  the set's rollout: ${rollout.stalled}`);
   if (rollout.kubelet !== undefined) lines.push(`  kubelet: ${rollout.kubelet.join('; ')}`);
   return lines;
 }

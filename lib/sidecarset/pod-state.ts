@@ -387,6 +387,11 @@ export function containerImageId(pod: Pod, name: string): string {
   return stringOf(sidecarStatuses(pod).find((s) => s.name === name)?.imageID) ?? '';
 }
 
+/** A kubelet has reported some container of the pod (a pod no kubelet runs has none). */
+export function hasContainerStatuses(pod: Pod): boolean {
+  return containerStatuses(pod).length > 0 || sidecarStatuses(pod).length > 0;
+}
+
 /** The highest restartCount among the pod's container statuses (k8s maxContainerRestarts). */
 export function maxContainerRestarts(pod: Pod): number {
   let max = 0;
@@ -399,7 +404,9 @@ export function maxContainerRestarts(pod: Pod): number {
  * "Stalled"): the waiting reason of the first of the set's sidecar
  * containers that waits (`ImagePullBackOff`, `CrashLoopBackOff`,
  * `CreateContainerConfigError`, ...) or the reason it terminated; else
- * `Restarting` while a sidecar's update is in flight or one is not ready yet;
+ * `Pending` while no kubelet has reported a container of the pod (not
+ * scheduled, or not started yet: nothing restarts there); `Restarting` while
+ * a sidecar's update is in flight or one is not ready yet;
  * else the first waiting reason of another container; else `NotReady` (a
  * reason of the pod's own, e.g. a readiness probe).
  */
@@ -416,6 +423,7 @@ export function unavailableReason(pod: Pod, names: ReadonlySet<string>, consiste
     const why = reasonOf(s);
     if (why !== undefined) return why;
   }
+  if (!hasContainerStatuses(pod)) return 'Pending';
   if (!consistent || sidecars.some((s) => s.ready !== true)) return 'Restarting';
   for (const s of containerStatuses(pod)) {
     if (names.has(stringOf(s.name) ?? '')) continue;

@@ -17,7 +17,7 @@ import type { Pod } from '../kube/types.ts';
 import { matchedPods, podStanding } from '../rollout/candidates.ts';
 import { swappingContainers } from '../sidecarset/hot-swapping.ts';
 import { planRollout, podFacts, type RolloutPlan } from '../rollout/plan.ts';
-import { hotContainersOf, isHotUpgrade, podKey, setContainers, setHashWithoutImage, sidecarContainerNames, workingHotUpgradeContainers } from '../sidecarset/pod-state.ts';
+import { hasContainerStatuses, hotContainersOf, isHotUpgrade, podKey, setContainers, setHashWithoutImage, sidecarContainerNames, workingHotUpgradeContainers } from '../sidecarset/pod-state.ts';
 import { waitingMessage } from '../rollout/round.ts';
 import { sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
@@ -30,6 +30,8 @@ export type PodState =
   | 'Updated'
   /** Updated, but its sidecars have not restarted on the new image yet (the update is in flight). */
   | 'Updating'
+  /** No kubelet has reported its containers: not scheduled to a node, or not started yet (nothing restarts). */
+  | 'Pending'
   /** Updated and restarted, not ready (yet). */
   | 'NotReady'
   /** HotUpgrade: the new container is being started beside the old one. */
@@ -107,6 +109,14 @@ function pendingState(pod: Pod, set: SidecarSet, plan: RolloutPlan, due: Readonl
   }
 }
 
+/** Why a pod no kubelet has reported is not running: not bound to a node, or its node's kubelet has not started it. */
+function notStartedWhy(pod: Pod): string {
+  const node = stringOf(objectOf(pod.spec)?.nodeName);
+  return node === undefined || node === ''
+    ? 'Pending: not scheduled to a node, so no kubelet runs it (no container has started; on npm start\'s cluster, --test-kubelet runs pods)'
+    : `Pending: the kubelet of node ${node} has not reported its containers yet`;
+}
+
 /**
  * The per-pod view of `set` over `pods` (at least every pod of its scope;
  * others are ignored, as the pass ignores them).
@@ -136,6 +146,7 @@ export function podView(set: SidecarSet, pods: readonly Pod[], namespaceLabels: 
     if (!f.updated) state = pendingState(pod, set, plan, due, withoutImage);
     else if (flipDue.has(pod)) state = { state: 'FlipDue', why: 'the new container serves: the next pass resets the old one to the empty image' };
     else if (swappingContainers(pod, set, hotSidecars).length > 0) state = { state: 'Swapping', why: 'the new container is starting beside the old one' };
+    else if (!hasContainerStatuses(pod)) state = { state: 'Pending', why: notStartedWhy(pod) };
     else if (!f.consistent) state = { state: 'Updating', why: 'its sidecars have not restarted on the new image yet' };
     else if (!f.ready) state = { state: 'NotReady', why: 'updated, not ready yet' };
     else state = { state: 'Updated', why: '' };

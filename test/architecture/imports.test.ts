@@ -74,7 +74,7 @@ describe('the import arrows', () => {
 const libTiers: readonly (readonly string[])[] = [
   ['adapters'],
   ['webhook-config'],
-  ['webhooks', 'migrate', 'explain'],
+  ['webhooks', 'migrate', 'explain', 'doctor'],
   ['metrics', 'status-view'],
   ['status-sync'],
   ['auth'],

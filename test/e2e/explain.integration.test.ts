@@ -27,10 +27,15 @@ const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const MAIN = join(projectRoot, 'functions', 'explain', 'main.ts');
 const SET = 'explained';
 
+/** Standard error without the lines naming the cluster (checked once on their own; a note follows while an npm start of this checkout runs). */
+const answerOf = (stderr: string): string => stderr.split(/(?<=\n)/).filter((line) => !line.startsWith('cluster: context ') && !line.startsWith("note: npm start's embedded cluster")).join('');
+
 interface Run {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** The first line of standard error: the cluster named. */
+  clusterLine: string;
 }
 
 /** The CLI as a child process (killed after 60 s, which fails the test); `--kubeconfig` names the cluster, nothing of this environment's. */
@@ -40,11 +45,12 @@ function run(args: string[]): Promise<Run> {
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const cluster = () => stderr.split('\n')[0] ?? '';
   const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
   return new Promise((resolveRun) =>
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolveRun({ code, stdout, stderr });
+      resolveRun({ code, stdout, stderr: answerOf(stderr), clusterLine: cluster() });
     }),
   );
 }
@@ -74,7 +80,7 @@ describeWithControlPlane('npm run -s explain on a real API server', () => {
 
   it('tells that the set injected a pod, what it injected and that the pod runs its current sidecars', async () => {
     const result = await run([podNames[0] as string, '-n', SET, '--kubeconfig', kubeconfig]);
-    expect(result.stderr).toBe('');
+    expect(result.clusterLine).toBe(`cluster: context "admin", server ${cluster.cp.url} (--kubeconfig ${kubeconfig})`);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(new RegExp(`^Pod ${SET}/${podNames[0]}\n${SET}: applies\n {2}injection path \\(with --injection policy\\): [^\n]*\n {2}injected at creation\n {2}injected: containers: ${SIDECAR}; revision: ${SET}-\\w+\n {2}rollout: runs the set's current sidecars\n$`));
   });
@@ -109,7 +115,7 @@ describeWithControlPlane('npm run -s explain on a real API server', () => {
 
   it('exits 2 with one line for a pod that does not exist and for an unreadable kubeconfig, 1 for a server that does not answer', async () => {
     const missing = await run(['nope', '-n', SET, '--kubeconfig', kubeconfig]);
-    expect(missing).toEqual({ code: 2, stdout: '', stderr: `explain: pod nope not found in namespace ${SET}\n` });
+    expect(missing).toMatchObject({ code: 2, stdout: '', stderr: `explain: pod nope not found in namespace ${SET}\n` });
 
     const garbage = join(dir, 'garbage');
     await writeFile(garbage, 'clusters: [\n');

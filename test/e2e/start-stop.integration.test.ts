@@ -15,6 +15,7 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { SERVING_FILE } from '../../functions/server/serving-file.ts';
 import { CA_FILE } from '../../functions/server/tls.ts';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { projectCopy } from '../../testkit/project-copy.ts';
@@ -126,7 +127,8 @@ describeWithControlPlane('npm start stops and cleans up however its parent goes 
     if (signal === 'SIGINT') {
       // The CA and secret of the embedded start are where `npm run manifests -- --local` looks.
       // `npm run -s manifests -- --local` in that directory, by the real path: main.ts runs only as the main module, which a symlink is not.
-      const manifests = spawnSync(process.execPath, [join(projectRoot, 'functions/render-manifests/main.ts'), '--local', '--port', String(port), '--only', 'webhooks'], { cwd: dir, encoding: 'utf8' });
+      // No --port: the running server's own (not the default 8443) is rendered.
+      const manifests = spawnSync(process.execPath, [join(projectRoot, 'functions/render-manifests/main.ts'), '--local', '--only', 'webhooks'], { cwd: dir, encoding: 'utf8' });
       expect({ code: manifests.status, stderr: manifests.stderr }).toEqual({ code: 0, stderr: '' });
       expect(manifests.stdout).toContain('kind: MutatingWebhookConfiguration');
       const ca = Buffer.from(await readFile(join(dir, '.cache', 'local-server', CA_FILE))).toString('base64');
@@ -137,6 +139,8 @@ describeWithControlPlane('npm start stops and cleans up however its parent goes 
     }
     started.npm.kill(signal);
     await expectAllGone(started, port);
+    // The port file goes with the server (one killed outright would leave it, with a pid no longer running: not believed).
+    expect(existsSync(join(dir, '.cache', 'local-server', SERVING_FILE))).toBe(false);
     if (signal !== 'SIGKILL') {
       // The server logged why it stopped: the signal npm passed on, or its parent's death (npm does not pass SIGHUP on).
       expect(started.output()).toMatch(/"message":"shutting down".*"reason":"(SIGTERM|SIGINT|SIGHUP|the parent process \d+ exited)"/);

@@ -105,7 +105,8 @@ describe('synth in a fresh process', () => {
     const bundles = join(scratch, 'not-built');
     const run = await runApp(['--build', '--bundles', bundles, '--outdir', join(scratch, 'out-private'), '-c', 'webhookIngress=private']);
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/^synth: context "webhookVpcId" must be set with webhookIngress=private/);
+    // Every missing value at once, each with what it is.
+    expect(run.stderr).toMatch(/^synth: context "webhookVpcId", "webhookSubnetIds", "webhookCallerSecurityGroupId" must be set with webhookIngress=private: webhookVpcId, the cluster's VPC id .*; webhookSubnetIds, .*; webhookCallerSecurityGroupId, .* \(set them with -c webhookVpcId=VALUE -c webhookSubnetIds=VALUE -c webhookCallerSecurityGroupId=VALUE\)/);
     expect(run.stdout).toBe('');
     expect(existsSync(bundles)).toBe(false);
   });

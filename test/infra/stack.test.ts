@@ -663,7 +663,9 @@ describe('webhookIngress=private', () => {
 
   it.each([
     [{ webhookIngress: 'public' }, /context "webhookIngress" must be "url" .* or "private"/],
-    [{ webhookIngress: 'private' }, /context "webhookVpcId" must be set with webhookIngress=private/],
+    [{ webhookIngress: 'private' }, /context "webhookVpcId", "webhookSubnetIds", "webhookCallerSecurityGroupId" must be set with webhookIngress=private/],
+    [{ webhookIngress: 'private', webhookVpcId: 'vpc-0123456789abcdef0' }, /context "webhookSubnetIds", "webhookCallerSecurityGroupId" must be set with webhookIngress=private/],
+    [{ ...PRIVATE, webhookSubnetIds: undefined }, /context "webhookSubnetIds" must be set with webhookIngress=private \(the cluster's VPC id and the subnets/],
     [{ ...PRIVATE, webhookSubnetIds: 'subnet-0123456789abcdef0,nope' }, /context "webhookSubnetIds" must be a comma-separated list of subnet ids .*got "nope"/],
     [{ ...PRIVATE, webhookVpcId: 'vpc-xyz' }, /context "webhookVpcId" must be a VPC id/],
     [{ webhookVpcId: 'vpc-0123456789abcdef0' }, /context "webhookVpcId" is only used with webhookIngress=private/],

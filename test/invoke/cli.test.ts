@@ -428,12 +428,24 @@ describe('invoke on plain objects, as kubectl apply -f takes them', () => {
   });
 });
 
+describe('invoke alone', () => {
+  it('prints the usage on stderr, exit 2', () => {
+    const r = invoke([]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^usage: invoke <function> \[options\]/);
+  });
+});
+
 describe('invoke errors: one line on stderr, exit 2, nothing on stdout', () => {
   it.each<[string, string[], string, RegExp]>([
-    ['an unknown function', ['pod-eject', '--event', fixture('pod-create.json')], '', /unknown function "pod-eject"/],
-    ['a missing function', [], '', /missing <function>/],
-    ['an unknown option', ['pod-inject', '--evnt', 'x'], '', /unknown option --evnt/],
-    ['an option without its file', ['pod-inject', '--event'], '', /--event needs a file path/],
+    ['an unknown function', ['pod-eject', '--event', fixture('pod-create.json')], '', /unknown function "pod-eject" \(did you mean pod-inject\?\); expected one of/],
+    ['a function nothing is close to, without a guess', ['nonsense'], '', /^invoke: unknown function "nonsense"; expected one of/],
+    ['a missing function', ['-o', 'json'], '', /missing <function>/],
+    ['an unknown option', ['pod-inject', '--evnt', 'x'], '', /unknown option --evnt \(did you mean --event\?\)/],
+    ['a misspelt option', ['pod-inject', '--sidecarset', 'x'], '', /unknown option --sidecarset \(did you mean --sidecarsets\?\)/],
+    ['an option without its file', ['pod-inject', '--event'], '', /--event needs a file path$/m],
+    ['-f without its file, named as typed', ['pod-inject', '-f'], '', /^invoke: -f needs a file path \(--event\)$/m],
     ['an unreadable event file', ['pod-inject', '--event', fixture('nope.json')], '', /cannot read event file .*nope\.json: ENOENT/],
     ['an unreadable SidecarSets file', ['pod-inject', '--event', fixture('pod-create.json'), '--sidecarsets', '/nonexistent/sets.yaml'], '', /cannot read SidecarSets file/],
     ['standard input that is not JSON or YAML', ['pod-inject'], '{"apiVersion": ', /standard input: not valid JSON or YAML/],
@@ -449,7 +461,7 @@ describe('invoke errors: one line on stderr, exit 2, nothing on stdout', () => {
     ['--namespace for a cluster-scoped SidecarSet', ['sidecarset-default', '-f', join(projectRoot, 'examples/sidecarset.yaml'), '--namespace', 'shop'], '', /a SidecarSet is cluster-scoped: --namespace does not apply/],
     ['a namespace that disagrees with the Pod\'s', ['pod-inject', '-f', join(projectRoot, 'examples/pod.yaml'), '--namespace', 'shop'], '', /the Pod's namespace "default" does not match --namespace "shop"/],
     ['an output format other than yaml or json', ['pod-inject', '-f', join(projectRoot, 'examples/pod.yaml'), '-o', 'wide'], '', /--output must be yaml or json, got "wide"/],
-    ['-o without a format', ['pod-inject', '-f', join(projectRoot, 'examples/pod.yaml'), '-o'], '', /--output needs a value/],
+    ['-o without a format', ['pod-inject', '-f', join(projectRoot, 'examples/pod.yaml'), '-o'], '', /^invoke: -o needs a value \(--output\)$/m],
     ['an AdmissionReview without a uid', ['pod-inject'], '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{}}', /request\.uid/],
     ['an empty event', ['pod-inject'], '', /expected one JSON or YAML document, found 0/],
     ['a SidecarSets file holding something else', ['pod-inject', '--event', fixture('pod-create.json'), '--sidecarsets', fixture('namespaces.yaml')], '', /is a "Namespace", expected SidecarSet/],

@@ -89,3 +89,14 @@ describe('npm start options: --injection', () => {
     expect(() => parseServerOptions(['--injection', 'policy', '--kubeconfig', 'k.yaml'], defaults)).toThrow(OptionsError);
   });
 });
+
+describe('npm start options: --no-controller-manager', () => {
+  it('is off unless given: the embedded cluster runs kube-controller-manager', () => {
+    expect(parseServerOptions([], defaults).noControllerManager).toBeUndefined();
+  });
+
+  it('leaves it out when given, and is refused twice', () => {
+    expect(parseServerOptions(['--no-controller-manager'], defaults).noControllerManager).toBe(true);
+    expect(() => parseServerOptions(['--no-controller-manager', '--no-controller-manager'], defaults)).toThrow(new OptionsError('--no-controller-manager given twice'));
+  });
+});

@@ -140,7 +140,7 @@ describe('a pass over sets whose pods are all updated but not ready (the scale b
       expect(result.rollout?.inFlight.includes(name)).toBe(own.inFlight);
       expect(result.rollout?.states[name]).toBe(own.stateChange);
     }
-    expect(result.unavailable?.['scale-0001']).toEqual({ Restarting: PODS_PER_SET });
+    expect(result.unavailable?.['scale-0001']).toEqual({ Pending: PODS_PER_SET }); // no kubelet reported their containers: Pending, not Restarting
   });
 
   it('tells each stalled set once: a pass in a new process finds the stalls told (the stored Events) and records none', async () => {

@@ -228,7 +228,9 @@ describe('which cluster', () => {
   });
 
   it('takes the environment as the functions read it', () => {
-    expect(chooseCluster(undefined, { KUBECONFIG: '/e.yaml' }, () => true)).toEqual({ env: { KUBECONFIG: '/e.yaml' } });
+    expect(chooseCluster(undefined, { KUBECONFIG: '/e.yaml' }, () => true)).toEqual({ env: { KUBECONFIG: '/e.yaml' }, how: 'KUBECONFIG=/e.yaml' });
+    expect(chooseCluster(undefined, { EKS_CLUSTER_NAME: 'prod' }, () => true).how).toBe('EKS_CLUSTER_NAME set');
+    expect(chooseCluster('k.yaml', {}, () => true).how).toBe('--kubeconfig k.yaml');
   });
 
   it('then a running npm start’s embedded cluster, then ~/.kube/config, saying which', () => {

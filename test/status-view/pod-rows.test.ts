@@ -154,3 +154,31 @@ describe('the per-pod table', () => {
     expect(renderPodRows([row], false, undefined)[1]).toBe('ns/a?[2J   yes       yes     Updated   -');
   });
 });
+
+describe('an updated pod no kubelet has reported', () => {
+  /** The pod as created with no kubelet: no container status at all. */
+  const unstarted = (pod: Pod, nodeName?: string): Pod => {
+    const spec = structuredClone(pod.spec ?? { containers: [] });
+    delete spec.nodeName;
+    return { ...pod, spec: { ...spec, ...(nodeName === undefined ? {} : { nodeName }) }, status: { phase: 'Pending' } };
+  };
+
+  it('is Pending, not scheduled to a node, rather than restarting on a new image', () => {
+    const set = setWith({ maxUnavailable: 5 });
+    const view = podView(set, [unstarted(rolloutPod(set, { name: 'a', updated: true }))], NO_NAMESPACES);
+    expect(stateOf(view.rows)).toEqual([['default/a', true, false, 'Pending', expect.stringMatching(/^Pending: not scheduled to a node, so no kubelet runs it/)]]);
+  });
+
+  it('is Pending on its node until that kubelet reports its containers', () => {
+    const set = setWith({ maxUnavailable: 5 });
+    const view = podView(set, [unstarted(rolloutPod(set, { name: 'a', updated: true }), 'node-1')], NO_NAMESPACES);
+    expect(view.rows[0]?.why).toBe('Pending: the kubelet of node node-1 has not reported its containers yet');
+  });
+
+  it('holds the set\'s rollout as Pending, not Restarting, in the set\'s line', () => {
+    const set = setWith({ maxUnavailable: 5 });
+    const row = viewRow(set, [unstarted(rolloutPod(set, { name: 'a', updated: true }))], NO_NAMESPACES);
+    expect(row.why).toContain('Pending');
+    expect(row.why).not.toContain('Restarting');
+  });
+});

@@ -1,0 +1,90 @@
+/**
+ * `npm run doctor`'s judgements: each check's finding from what the cluster
+ * holds, pure (functions/doctor reads the cluster). One line per check, OK
+ * or the problem and what to do.
+ */
+import { arrayOf, objectOf, stringOf } from '../kube/json.ts';
+
+export interface Finding {
+  check: string;
+  ok: boolean;
+  /** What holds (OK) or what is wrong. */
+  detail: string;
+  /** What to do, when not OK. */
+  fix?: string;
+}
+
+/** What the stack deploys: each admission function's URL prefix (before the secret) and the current secret. */
+export interface ExpectedStack {
+  urls: Readonly<Record<string, string>>;
+  /** Undefined when it cannot be read here (the check then says the URLs only were compared). */
+  secret?: string;
+}
+
+/** The admission policies the stack installs; a MutatingAdmissionPolicy is one more entry of its own kind. */
+export interface ExpectedPolicy {
+  kind: 'ValidatingAdmissionPolicy' | 'MutatingAdmissionPolicy';
+  name: string;
+}
+
+/** Each webhook of a configuration: its URL is the stack's function's, with the current secret. */
+export function webhookFindings(kind: string, name: string, configuration: unknown, expected: ExpectedStack): Finding[] {
+  const check = `${kind} ${name}`;
+  if (configuration === undefined) return [{ check, ok: false, detail: 'not found', fix: 'apply the webhook configurations (npm run -s manifests -- ... | kubectl apply -f -)' }];
+  return arrayOf(objectOf(configuration)?.webhooks).map((webhook) => {
+    const hook = objectOf(webhook) ?? {};
+    const url = stringOf(objectOf(hook.clientConfig)?.url) ?? '';
+    const at = `${check} webhook ${stringOf(hook.name) ?? '?'}`;
+    const entry = Object.entries(expected.urls).find(([, prefix]) => url.startsWith(prefix));
+    if (entry === undefined) return { check: at, ok: false, detail: `calls ${url.replace(/\/[^/]*$/, '/…')}, no function URL of this stack`, fix: 'render the manifests for this stack (npm run -s manifests) and apply them' };
+    const secret = url.slice(entry[1].length);
+    if (expected.secret !== undefined && secret !== expected.secret) {
+      return { check: at, ok: false, detail: `calls ${entry[0]} with a secret that is not the current one`, fix: 'apply freshly rendered manifests (npm run -s manifests), or let the reconciler finish the rotation' };
+    }
+    return { check: at, ok: true, detail: `calls ${entry[0]}${expected.secret === undefined ? ' (the secret was not compared: not readable here)' : ' with the current secret'}` };
+  });
+}
+
+/** Each expected policy exists and some binding names it. */
+export function policyFindings(expected: readonly ExpectedPolicy[], policies: ReadonlyMap<string, readonly unknown[]>, bindings: ReadonlyMap<string, readonly unknown[]>): Finding[] {
+  return expected.map(({ kind, name }) => {
+    const check = `${kind} ${name}`;
+    const present = (policies.get(kind) ?? []).some((p) => stringOf(objectOf(objectOf(p)?.metadata)?.name) === name);
+    if (!present) return { check, ok: false, detail: 'not found', fix: 'apply infra/k8s/rbac.yaml (kubectl apply -f infra/k8s/rbac.yaml)' };
+    const bound = (bindings.get(kind) ?? []).filter((b) => stringOf(objectOf(objectOf(b)?.spec)?.policyName) === name);
+    if (bound.length === 0) return { check, ok: false, detail: 'exists but no binding names it: it holds nothing', fix: 'apply infra/k8s/rbac.yaml again (its binding is there)' };
+    return { check, ok: true, detail: `bound by ${bound.map((b) => stringOf(objectOf(objectOf(b)?.metadata)?.name) ?? '?').join(', ')}` };
+  });
+}
+
+/** The dry-run pod's answer: injected (by which sets) or not, and how long the API server took. */
+export function injectionFinding(namespace: string, status: number, body: unknown, elapsedMs: number): Finding {
+  const check = `pod injection in namespace ${namespace} (server-side dry run)`;
+  if (status !== 201) {
+    const message = stringOf(objectOf(body)?.message) ?? `HTTP ${status}`;
+    return { check, ok: false, detail: `refused in ${elapsedMs} ms: ${message}`, fix: 'see the message; kubectl get mutatingwebhookconfigurations, and the pod-inject function\'s logs' };
+  }
+  const injected = stringOf(objectOf(objectOf(objectOf(body)?.metadata)?.annotations)?.['kruise.io/sidecarset-injected-list']);
+  if (injected === undefined || injected === '') return { check, ok: false, detail: `came back without sidecars in ${elapsedMs} ms`, fix: 'check that a SidecarSet selects the labels given (--pod-labels) and that pod-inject is called (explain a pod: npm run -s explain)' };
+  return { check, ok: true, detail: `injected by ${injected} in ${elapsedMs} ms` };
+}
+
+/** A read that should answer 200: OK, or its status and message. */
+export function answerFinding(check: string, status: number, body: unknown, fix: string, okDetail: string): Finding {
+  if (status === 200 || status === 201) return { check, ok: true, detail: okDetail };
+  return { check, ok: false, detail: `HTTP ${status}: ${stringOf(objectOf(body)?.message) ?? 'no message'}`, fix };
+}
+
+/** Which path injects each set: today the pod webhook; a MutatingAdmissionPolicy path adds its own answer here. */
+export function injectionPathFindings(sets: readonly unknown[], webhookInstalled: boolean): Finding[] {
+  return sets.map((set) => {
+    const name = stringOf(objectOf(objectOf(set)?.metadata)?.name) ?? '?';
+    return webhookInstalled
+      ? { check: `SidecarSet ${name}`, ok: true, detail: 'injected by the pod-inject webhook' }
+      : { check: `SidecarSet ${name}`, ok: false, detail: 'no path injects it: the pod webhook is not installed', fix: 'apply the webhook configurations' };
+  });
+}
+
+export function findingLine(f: Finding): string {
+  return f.ok ? `OK    ${f.check}: ${f.detail}` : `FAIL  ${f.check}: ${f.detail}${f.fix === undefined ? '' : `; ${f.fix}`}`;
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from '@jest/globals';
+import { findingLine, injectionFinding, policyFindings, webhookFindings } from '../../lib/doctor/checks.ts';
+
+const expected = { urls: { 'pod-inject': 'https://h/pod-inject/', 'sidecarset-validate': 'https://h/sidecarset-validate/' }, secret: 's1' };
+const config = (...urls: string[]) => ({ webhooks: urls.map((url, i) => ({ name: `w${i}`, clientConfig: { url } })) });
+
+describe('doctor findings', () => {
+  it('a webhook: the stack\'s URL with the current secret, another secret, another URL', () => {
+    const lines = webhookFindings('MutatingWebhookConfiguration', 'x', config('https://h/pod-inject/s1', 'https://h/pod-inject/s0', 'https://elsewhere/pod-inject/s1'), expected).map(findingLine);
+    expect(lines[0]).toBe('OK    MutatingWebhookConfiguration x webhook w0: calls pod-inject with the current secret');
+    expect(lines[1]).toMatch(/^FAIL {2}MutatingWebhookConfiguration x webhook w1: calls pod-inject with a secret that is not the current one; /);
+    expect(lines[2]).toMatch(/^FAIL {2}MutatingWebhookConfiguration x webhook w2: calls https:\/\/elsewhere\/pod-inject\/…, no function URL of this stack; /);
+  });
+
+  it('a missing configuration, and one whose secret cannot be compared', () => {
+    expect(webhookFindings('ValidatingWebhookConfiguration', 'x', undefined, expected)[0]?.ok).toBe(false);
+    expect(webhookFindings('ValidatingWebhookConfiguration', 'x', config('https://h/sidecarset-validate/zz'), { urls: expected.urls })[0]?.detail).toBe('calls sidecarset-validate (the secret was not compared: not readable here)');
+  });
+
+  it('policies: missing, unbound, bound; a MutatingAdmissionPolicy is one more entry', () => {
+    const want = [
+      { kind: 'ValidatingAdmissionPolicy' as const, name: 'a' },
+      { kind: 'ValidatingAdmissionPolicy' as const, name: 'b' },
+      { kind: 'MutatingAdmissionPolicy' as const, name: 'm' },
+    ];
+    const policies = new Map([['ValidatingAdmissionPolicy', [{ metadata: { name: 'a' } }, { metadata: { name: 'b' } }]], ['MutatingAdmissionPolicy', []]]);
+    const bindings = new Map([['ValidatingAdmissionPolicy', [{ metadata: { name: 'a-binding' }, spec: { policyName: 'a' } }]]]);
+    expect(policyFindings(want, policies, bindings).map((f) => [f.check, f.ok, f.detail])).toEqual([
+      ['ValidatingAdmissionPolicy a', true, 'bound by a-binding'],
+      ['ValidatingAdmissionPolicy b', false, 'exists but no binding names it: it holds nothing'],
+      ['MutatingAdmissionPolicy m', false, 'not found'],
+    ]);
+  });
+
+  it('the dry-run pod: injected, not injected, refused', () => {
+    expect(injectionFinding('d', 201, { metadata: { annotations: { 'kruise.io/sidecarset-injected-list': 'log-agent' } } }, 12).detail).toBe('injected by log-agent in 12 ms');
+    expect(injectionFinding('d', 201, { metadata: {} }, 12).ok).toBe(false);
+    expect(injectionFinding('d', 500, { message: 'failed calling webhook' }, 12).detail).toBe('refused in 12 ms: failed calling webhook');
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * `npm run doctor` against the local stack (started in-process as the e2e
+ * suites start it): every check holds on a healthy stack; a webhook called
+ * with a stale secret and a policy without its binding are each named, with
+ * what to do, and fail the run.
+ */
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { readFile } from 'node:fs/promises';
+import { describeWithControlPlane } from '../../control-plane/availability.ts';
+import { runDoctor } from '../../functions/doctor/run.ts';
+import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
+import { kubeConfigClient, kubeConfigOf } from '../../lib/adapters/kubeconfig.ts';
+import { readKubeconfig } from '../../lib/adapters/kubeconfig-reader.ts';
+import type { ExpectedStack } from '../../lib/doctor/checks.ts';
+import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
+import { WEBHOOK_CONFIGURATION_NAME } from '../../lib/webhook-config/webhook-configurations.ts';
+
+describeWithControlPlane('npm run doctor on the local stack', () => {
+  let stack: LocalStack;
+  let expected: ExpectedStack;
+  const doctor = async (): Promise<{ ok: boolean; lines: string[] }> => {
+    const lines: string[] = [];
+    const client = kubeConfigClient(kubeConfigOf(await readKubeconfig({ envVar: 'KUBECONFIG_CONTENT', env: { KUBECONFIG_CONTENT: stack.cp.kubeconfig('admin') } })));
+    const ok = await runDoctor(client, { expected, namespace: 'default', podLabels: { app: 'web' } }, (line) => lines.push(line));
+    return { ok, lines };
+  };
+
+  beforeAll(async () => {
+    stack = await startLocalStack();
+    await stack.cp.apply(await readFile('examples/sidecarset.yaml', 'utf8'));
+    expected = { urls: Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, `${stack.serverUrl}/${fn}/`])), secret: stack.secret };
+  }, 5 * 60_000);
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  it('healthy: one OK line per check, the dry-run pod injected and timed', async () => {
+    const { ok, lines } = await doctor();
+    expect(lines.filter((l) => !l.startsWith('OK    '))).toEqual([]);
+    expect(ok).toBe(true);
+    expect(lines).toEqual(expect.arrayContaining([
+      expect.stringMatching(/^OK {4}MutatingWebhookConfiguration serverless-sidecarset webhook pod-inject\.sidecarset\.kruise\.io: calls pod-inject with the current secret$/),
+      expect.stringMatching(/^OK {4}pod injection in namespace default \(server-side dry run\): injected by log-agent in \d+ ms$/),
+      'OK    SidecarSets read in v1alpha1: 1 set(s) read',
+      'OK    SidecarSets read in v1beta1: 1 set(s) read',
+      'OK    ValidatingAdmissionPolicy sidecarset-status-sync-pod-writes: bound by sidecarset-status-sync-pod-writes',
+      'OK    OpenKruise: not installed (no SidecarSet controller of its own runs)',
+      'OK    SidecarSet log-agent: injected by the pod-inject webhook',
+    ]));
+    // Nothing was created: the pod was a dry run.
+    const pods = JSON.parse((await stack.cp.request('admin', 'GET', '/api/v1/namespaces/default/pods')).body) as { items: unknown[] };
+    expect(pods.items).toEqual([]);
+  });
+
+  it('a policy without its binding: named, with what to do', async () => {
+    const path = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/sidecarset-status-sync-evictions';
+    const saved = JSON.parse((await stack.cp.request('admin', 'GET', path)).body) as { metadata: Record<string, unknown> };
+    expect((await stack.cp.request('admin', 'DELETE', path)).status).toBe(200);
+    try {
+      const { ok, lines } = await doctor();
+      expect(ok).toBe(false);
+      expect(lines.filter((l) => l.startsWith('FAIL'))).toEqual(['FAIL  ValidatingAdmissionPolicy sidecarset-status-sync-evictions: exists but no binding names it: it holds nothing; apply infra/k8s/rbac.yaml again (its binding is there)']);
+    } finally {
+      await stack.cp.request('admin', 'POST', '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings', { ...saved, metadata: { name: saved.metadata.name } });
+    }
+  });
+
+  it('a webhook called with a secret that is not the current one: named, and the dry-run pod refused', async () => {
+    const path = `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${WEBHOOK_CONFIGURATION_NAME}`;
+    const config = JSON.parse((await stack.cp.request('admin', 'GET', path)).body) as { webhooks: { name: string; clientConfig: { url: string } }[] };
+    const index = config.webhooks.findIndex((w) => w.name.startsWith('pod-inject'));
+    const url = config.webhooks[index]?.clientConfig.url ?? '';
+    const patch = (to: string) => stack.cp.request('admin', 'PATCH', path, [{ op: 'replace', path: `/webhooks/${index}/clientConfig/url`, value: to }], 'application/json-patch+json');
+    expect((await patch(`${stack.serverUrl}/pod-inject/${'x'.repeat(64)}`)).status).toBe(200);
+    try {
+      const { ok, lines } = await doctor();
+      expect(ok).toBe(false);
+      const failed = lines.filter((l) => l.startsWith('FAIL'));
+      expect(failed[0]).toBe('FAIL  MutatingWebhookConfiguration serverless-sidecarset webhook pod-inject.sidecarset.kruise.io: calls pod-inject with a secret that is not the current one; apply freshly rendered manifests (npm run -s manifests), or let the reconciler finish the rotation');
+      expect(failed[1]).toMatch(/^FAIL {2}pod injection in namespace default \(server-side dry run\): refused in \d+ ms: .*pod-inject/);
+    } finally {
+      await patch(url);
+    }
+  });
+});
