@@ -6,21 +6,30 @@
 import type { KubeClient } from '../../lib/adapters/kube-request.ts';
 import { readKruiseObjects } from '../../lib/adapters/kube-kruise-presence.ts';
 import { readWebhookConfiguration } from '../../lib/adapters/kube-webhook-configurations.ts';
-import { answerFinding, findingLine, injectionFinding, injectionPathFindings, policyFindings, webhookFindings, type ExpectedPolicy, type ExpectedStack, type Finding } from '../../lib/doctor/checks.ts';
+import { answerFinding, findingLine, injectionFinding, injectionPathFindings, policyFindings, webhookFindings, type ExpectedPolicy, type ExpectedStack, type Finding, type InstalledPaths } from '../../lib/doctor/checks.ts';
 import { arrayOf, objectOf } from '../../lib/kube/json.ts';
 import { kruiseControllerSigns } from '../../lib/status-sync/kruise-controller.ts';
+import { INJECTION_POLICY_NAME } from '../../lib/webhook-config/injection-policy.ts';
+import { POD_INJECT_MATCH_CONDITIONS } from '../../lib/webhook-config/pod-inject-conditions.ts';
 import { WEBHOOK_CONFIGURATION_NAME } from '../../lib/webhook-config/webhook-configurations.ts';
 
-/** rbac.yaml's policies; a MutatingAdmissionPolicy injection path lists its policy here too. */
+/** rbac.yaml's policies; the injection policy joins them where pod-inject is rendered for it ({@link expectedPolicies}). */
 export const EXPECTED_POLICIES: readonly ExpectedPolicy[] = [
   { kind: 'ValidatingAdmissionPolicy', name: 'sidecarset-status-sync-pod-writes' },
   { kind: 'ValidatingAdmissionPolicy', name: 'sidecarset-status-sync-evictions' },
   { kind: 'ValidatingAdmissionPolicy', name: 'sidecarset-status-sync-admission-config' },
 ];
 
+/** The injection policy, expected where pod-inject's webhook carries the policy path's matchConditions. */
+const INJECTION_POLICY: ExpectedPolicy = { kind: 'MutatingAdmissionPolicy', name: INJECTION_POLICY_NAME, source: 'the manifests of npm run -s manifests -- --injection policy' };
+
+function expectedPolicies(paths: InstalledPaths): readonly ExpectedPolicy[] {
+  return paths.policy ? [...EXPECTED_POLICIES, INJECTION_POLICY] : EXPECTED_POLICIES;
+}
+
 const POLICY_PATHS: Readonly<Record<ExpectedPolicy['kind'], { policies: string; bindings: string }>> = {
   ValidatingAdmissionPolicy: { policies: '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies', bindings: '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings' },
-  MutatingAdmissionPolicy: { policies: '/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies', bindings: '/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicybindings' },
+  MutatingAdmissionPolicy: { policies: '/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicies', bindings: '/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings' },
 };
 
 export interface DoctorOptions {
@@ -36,15 +45,22 @@ async function get(client: KubeClient, path: string, operation: string): Promise
   return client.request({ method: 'GET', path, operation });
 }
 
-async function webhooksCheck(client: KubeClient, expected: ExpectedStack): Promise<{ findings: Finding[]; podWebhook: boolean }> {
+/** Pod-inject's webhook, when rendered for the injection policy, is called only on what its matchConditions name. */
+const POLICY_CONDITIONS = new Set(POD_INJECT_MATCH_CONDITIONS.map((c) => c.name));
+
+async function webhooksCheck(client: KubeClient, expected: ExpectedStack): Promise<{ findings: Finding[]; paths: InstalledPaths }> {
   const findings: Finding[] = [];
-  let podWebhook = false;
+  const paths: InstalledPaths = { podWebhook: false, policy: false };
   for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'] as const) {
     const configuration = await readWebhookConfiguration(client, kind, WEBHOOK_CONFIGURATION_NAME, undefined);
-    if (kind === 'MutatingWebhookConfiguration') podWebhook = arrayOf(objectOf(configuration)?.webhooks).some((w) => /pod-inject/.test(JSON.stringify(objectOf(w)?.clientConfig ?? '')));
+    if (kind === 'MutatingWebhookConfiguration') {
+      const podInject = arrayOf(objectOf(configuration)?.webhooks).find((w) => /pod-inject/.test(JSON.stringify(objectOf(w)?.clientConfig ?? '')));
+      paths.podWebhook = podInject !== undefined;
+      paths.policy = arrayOf(objectOf(podInject)?.matchConditions).some((c) => POLICY_CONDITIONS.has(String(objectOf(c)?.name)));
+    }
     findings.push(...webhookFindings(kind, WEBHOOK_CONFIGURATION_NAME, configuration, expected));
   }
-  return { findings, podWebhook };
+  return { findings, paths };
 }
 
 async function policiesCheck(client: KubeClient, expected: readonly ExpectedPolicy[]): Promise<Finding[]> {
@@ -93,8 +109,8 @@ export async function runDoctor(client: KubeClient, options: DoctorOptions, say:
   tell(webhooks.findings);
   tell([await injectionCheck(client, options.namespace, options.podLabels)]);
   tell(await conversionCheck(client));
-  tell(await policiesCheck(client, options.policies ?? EXPECTED_POLICIES));
+  tell(await policiesCheck(client, options.policies ?? expectedPolicies(webhooks.paths)));
   tell([await kruiseFinding(client)]);
-  tell(injectionPathFindings(items((await get(client, '/apis/apps.kruise.io/v1beta1/sidecarsets', 'list SidecarSets')).body), webhooks.podWebhook));
+  tell(injectionPathFindings(items((await get(client, '/apis/apps.kruise.io/v1beta1/sidecarsets', 'list SidecarSets')).body), webhooks.paths));
   return findings.every((f) => f.ok);
 }

@@ -3,7 +3,9 @@
  * holds, pure (functions/doctor reads the cluster). One line per check, OK
  * or the problem and what to do.
  */
-import { arrayOf, objectOf, stringOf } from '../kube/json.ts';
+import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
+import { ANNOTATION_INJECTION_PATH, injectionPath } from '../sidecarset/injection-path.ts';
+import type { SidecarSet } from '../sidecarset/types.ts';
 
 export interface Finding {
   check: string;
@@ -25,6 +27,8 @@ export interface ExpectedStack {
 export interface ExpectedPolicy {
   kind: 'ValidatingAdmissionPolicy' | 'MutatingAdmissionPolicy';
   name: string;
+  /** Where it comes from, when not infra/k8s/rbac.yaml: what to apply. */
+  source?: string;
 }
 
 /** Each webhook of a configuration: its URL is the stack's function's, with the current secret. */
@@ -47,12 +51,12 @@ export function webhookFindings(kind: string, name: string, configuration: unkno
 
 /** Each expected policy exists and some binding names it. */
 export function policyFindings(expected: readonly ExpectedPolicy[], policies: ReadonlyMap<string, readonly unknown[]>, bindings: ReadonlyMap<string, readonly unknown[]>): Finding[] {
-  return expected.map(({ kind, name }) => {
+  return expected.map(({ kind, name, source }) => {
     const check = `${kind} ${name}`;
     const present = (policies.get(kind) ?? []).some((p) => stringOf(objectOf(objectOf(p)?.metadata)?.name) === name);
-    if (!present) return { check, ok: false, detail: 'not found', fix: 'apply infra/k8s/rbac.yaml (kubectl apply -f infra/k8s/rbac.yaml)' };
+    if (!present) return { check, ok: false, detail: 'not found', fix: `apply ${source ?? 'infra/k8s/rbac.yaml (kubectl apply -f infra/k8s/rbac.yaml)'}` };
     const bound = (bindings.get(kind) ?? []).filter((b) => stringOf(objectOf(objectOf(b)?.spec)?.policyName) === name);
-    if (bound.length === 0) return { check, ok: false, detail: 'exists but no binding names it: it holds nothing', fix: 'apply infra/k8s/rbac.yaml again (its binding is there)' };
+    if (bound.length === 0) return { check, ok: false, detail: 'exists but no binding names it: it holds nothing', fix: `apply ${source ?? 'infra/k8s/rbac.yaml'} again (its binding is there)` };
     return { check, ok: true, detail: `bound by ${bound.map((b) => stringOf(objectOf(objectOf(b)?.metadata)?.name) ?? '?').join(', ')}` };
   });
 }
@@ -75,13 +79,29 @@ export function answerFinding(check: string, status: number, body: unknown, fix:
   return { check, ok: false, detail: `HTTP ${status}: ${stringOf(objectOf(body)?.message) ?? 'no message'}`, fix };
 }
 
-/** Which path injects each set: today the pod webhook; a MutatingAdmissionPolicy path adds its own answer here. */
-export function injectionPathFindings(sets: readonly unknown[], webhookInstalled: boolean): Finding[] {
+/** The paths installed: the pod webhook, and the injection policy (pod-inject rendered with its matchConditions). */
+export interface InstalledPaths {
+  podWebhook: boolean;
+  policy: boolean;
+}
+
+/**
+ * Which path injects each set: pod-inject, or with the policy installed the
+ * rule's verdict (lib/sidecarset/injection-path.ts), which must agree with the
+ * annotation the policy reads (written by defaulting when the set was stored).
+ */
+export function injectionPathFindings(sets: readonly unknown[], paths: InstalledPaths): Finding[] {
   return sets.map((set) => {
     const name = stringOf(objectOf(objectOf(set)?.metadata)?.name) ?? '?';
-    return webhookInstalled
-      ? { check: `SidecarSet ${name}`, ok: true, detail: 'injected by the pod-inject webhook' }
-      : { check: `SidecarSet ${name}`, ok: false, detail: 'no path injects it: the pod webhook is not installed', fix: 'apply the webhook configurations' };
+    const check = `SidecarSet ${name}`;
+    if (!paths.podWebhook) return { check, ok: false, detail: 'no path injects it: the pod webhook is not installed', fix: 'apply the webhook configurations' };
+    if (!paths.policy || !isObject(set)) return { check, ok: true, detail: 'injected by the pod-inject webhook' };
+    const rule = injectionPath(set as SidecarSet);
+    const recorded = stringOf(objectOf(objectOf(objectOf(set)?.metadata)?.annotations)?.[ANNOTATION_INJECTION_PATH]);
+    if (recorded !== rule.path) {
+      return { check, ok: false, detail: `its ${ANNOTATION_INJECTION_PATH} annotation says ${recorded ?? 'nothing'}, the rule says ${rule.path} (${rule.reason}): the policy follows the annotation`, fix: 'apply the set again (kubectl apply), so defaulting writes the rule\'s verdict' };
+    }
+    return { check, ok: true, detail: rule.path === 'policy' ? 'injected by the injection policy (alone on a pod; with other sets, by pod-inject)' : `injected by the pod-inject webhook: ${rule.reason}` };
   });
 }
 

@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { findingLine, injectionFinding, policyFindings, webhookFindings } from '../../lib/doctor/checks.ts';
+import { findingLine, injectionFinding, injectionPathFindings, policyFindings, webhookFindings } from '../../lib/doctor/checks.ts';
+import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
+import { ANNOTATION_INJECTION_PATH } from '../../lib/sidecarset/injection-path.ts';
 
 const expected = { urls: { 'pod-inject': 'https://h/pod-inject/', 'sidecarset-validate': 'https://h/sidecarset-validate/' }, secret: 's1' };
 const config = (...urls: string[]) => ({ webhooks: urls.map((url, i) => ({ name: `w${i}`, clientConfig: { url } })) });
@@ -36,5 +38,28 @@ describe('doctor findings', () => {
     expect(injectionFinding('d', 201, { metadata: { annotations: { 'kruise.io/sidecarset-injected-list': 'log-agent' } } }, 12).detail).toBe('injected by log-agent in 12 ms');
     expect(injectionFinding('d', 201, { metadata: {} }, 12).ok).toBe(false);
     expect(injectionFinding('d', 500, { message: 'failed calling webhook' }, 12).detail).toBe('refused in 12 ms: failed calling webhook');
+  });
+
+  describe('which path injects each set', () => {
+    // As stored: defaulted, with its hashes and the rule's verdict; `annotation` replaces the verdict (undefined removes it).
+    const plain = (annotation?: string) => {
+      const set = defaultSidecarSet({ apiVersion: 'apps.kruise.io/v1beta1', kind: 'SidecarSet', metadata: { name: 'log-agent' }, spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'log-agent', image: 'busybox:1' }] } });
+      const annotations: Record<string, string> = { ...set.metadata?.annotations };
+      if (annotation === undefined) delete annotations[ANNOTATION_INJECTION_PATH];
+      else annotations[ANNOTATION_INJECTION_PATH] = annotation;
+      return { ...set, metadata: { ...set.metadata, annotations } };
+    };
+    const hot = { metadata: { name: 'hot', annotations: { [ANNOTATION_INJECTION_PATH]: 'webhook' } }, spec: { selector: {}, containers: [{ name: 'h', image: 'a:1', upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'e:1' } }] } };
+
+    it.each([
+      ['no pod webhook: nothing injects', plain('policy'), { podWebhook: false, policy: false }, false, /^no path injects it/],
+      ['the webhook path alone: pod-inject', plain(), { podWebhook: true, policy: false }, true, /^injected by the pod-inject webhook$/],
+      ['the policy path, a set the rule sends to the policy', plain('policy'), { podWebhook: true, policy: true }, true, /^injected by the injection policy/],
+      ['the policy path, a set the rule keeps with pod-inject', hot, { podWebhook: true, policy: true }, true, /^injected by the pod-inject webhook: .+/],
+      ['the policy path, an annotation that disagrees with the rule', plain(), { podWebhook: true, policy: true }, false, /annotation says nothing, the rule says policy/],
+    ])('%s', (_, set, paths, ok, detail) => {
+      const [finding] = injectionPathFindings([set], paths);
+      expect(finding).toMatchObject({ ok, detail: expect.stringMatching(detail) });
+    });
   });
 });
