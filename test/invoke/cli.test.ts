@@ -278,6 +278,7 @@ describe('invoke sidecarset-default and sidecarset-validate', () => {
       value: {
         'kruise.io/sidecarset-hash': '6wbd76bd7984x24fb4f44fv9222cw9v9bcf85x766744wddd4zwx927zzz2zb684',
         'kruise.io/sidecarset-hash-without-image': expect.any(String),
+        'serverless-sidecarset/injection-path': 'policy',
       },
     });
   });
