@@ -58,41 +58,38 @@ interface PageRequest<T> {
   failed: boolean;
 }
 
-/**
- * The pages of `path` (with `query`'s parameters besides limit and continue).
- *
- * Reads one page ahead: the API server writes a list's metadata, with the
- * continue token, before its items, so the next page is asked for as soon as
- * the current one's items begin. The server then prepares the next page
- * (reads it from etcd, encodes it) while this process parses the current
- * one and the caller uses it, instead of each waiting for the other. At
- * most one page ahead is asked for, and only once the caller has taken the
- * one before: what is held is the page the caller has and the one being
- * read. The next page's size is planned from the last page read whole (one
- * page later than when pages were read one after the other); after a page
- * passed the byte cap and was asked for again smaller, the page after it
- * waits for it (its size then comes from it). A page read ahead that is not
- * the one wanted (the list went on with another token, or ended) is called
- * off; its failure is an error only when it is the page the list needs,
- * and then the same one as without reading ahead, in the same order.
- *
- * @throws ListExpiredError when a continue token expired (410); KubeApiError otherwise.
- */
-export function pagedList(client: KubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options?: PagedListOptions): AsyncGenerator<ListPage>;
-/** The pages of `path`, each item reduced by `keep` as soon as it is read (its whole form is garbage at once). */
-export function pagedList<T>(client: KubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options: PagedListOptions, keep: (item: Record<string, unknown>) => T): AsyncGenerator<ListPage<T>>;
-export async function* pagedList<T>(client: KubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options: PagedListOptions = {}, keep?: (item: Record<string, unknown>) => T): AsyncGenerator<ListPage<T>> {
-  const reduce = keep ?? ((item: Record<string, unknown>) => item as T);
-  const max = options.maxPageSize ?? MAX_POD_PAGE_SIZE;
-  const maxBytes = options.maxBytes ?? PAGE_MAX_BYTES;
+/** Where a list's pages come from and the page read ahead, if any. */
+class PageReader<T> {
+  readonly max: number;
+  readonly maxBytes: number;
   /** The last page read whole: the next pages' size comes from its bytes per item. */
-  let last: { bytes: number; items: number } | undefined;
-  let ahead: PageRequest<T> | undefined;
+  last: { bytes: number; items: number } | undefined;
+  private ahead: PageRequest<T> | undefined;
+  private readonly client: KubeClient;
+  private readonly path: string;
+  private readonly query: Readonly<Record<string, string>>;
+  private readonly operation: string;
+  private readonly signal: AbortSignal | undefined;
+  private readonly options: PagedListOptions;
+  private readonly reduce: (item: Record<string, unknown>) => T;
 
-  const ask = (token: string | undefined, limit: number, planned: boolean): PageRequest<T> => {
+  constructor(client: KubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options: PagedListOptions, reduce: (item: Record<string, unknown>) => T) {
+    this.client = client;
+    this.path = path;
+    this.query = query;
+    this.operation = operation;
+    this.signal = signal;
+    this.options = options;
+    this.reduce = reduce;
+    this.max = options.maxPageSize ?? MAX_POD_PAGE_SIZE;
+    this.maxBytes = options.maxBytes ?? PAGE_MAX_BYTES;
+  }
+
+  ask(token: string | undefined, limit: number, planned: boolean): PageRequest<T> {
     const controller = new AbortController();
-    const pageSignal = signal === undefined ? controller.signal : AbortSignal.any([signal, controller.signal]);
-    const params: Record<string, string> = { ...query, limit: String(limit), ...(token === undefined ? {} : { continue: token }) };
+    const pageSignal = this.signal === undefined ? controller.signal : AbortSignal.any([this.signal, controller.signal]);
+    const params: Record<string, string> = { ...this.query, limit: String(limit), ...(token === undefined ? {} : { continue: token }) };
+    const accept = this.options.accept === undefined ? {} : { accept: this.options.accept };
     const page: PageRequest<T> = {
       token,
       limit,
@@ -101,7 +98,7 @@ export async function* pagedList<T>(client: KubeClient, path: string, query: Rea
       headToken: undefined,
       onHeadToken: undefined,
       failed: false,
-      answer: client.list({ path, query: params, operation, maxBytes, signal: pageSignal, ...(options.accept === undefined ? {} : { accept: options.accept }) }, reduce, (head) => {
+      answer: this.client.list({ path: this.path, query: params, operation: this.operation, maxBytes: this.maxBytes, signal: pageSignal, ...accept }, this.reduce, (head) => {
         const next = stringOf(objectOf(head.metadata)?.continue) ?? '';
         page.headToken = next;
         page.onHeadToken?.(next);
@@ -112,80 +109,115 @@ export async function* pagedList<T>(client: KubeClient, path: string, query: Rea
       page.failed = true;
     });
     return page;
-  };
-  const callOff = (page: PageRequest<T>) => {
-    page.controller.abort(new Error('a page read ahead was not needed'));
-  };
-  /** Keeps the page read ahead only when it is the one `token` names (undefined: none); calls it off otherwise. */
-  const keepAheadFor = (token: string | undefined) => {
-    if (ahead === undefined || (token !== undefined && ahead.token === token)) return;
-    callOff(ahead);
-    ahead = undefined;
-  };
-  /** The page read ahead when it is the one `token` names (it is no longer ahead); undefined otherwise. */
-  const takeAhead = (token: string | undefined): PageRequest<T> | undefined => {
-    keepAheadFor(token);
-    const page = ahead;
-    ahead = undefined;
-    return page;
-  };
-  /** Asks for the page after `from` (whose head named `token`), unless it is the last or already asked for. */
-  const readAhead = (from: PageRequest<T>, token: string) => {
-    if (token === '' || !from.planned || from.failed || ahead?.token === token) return;
-    keepAheadFor(undefined);
-    ahead = ask(token, last === undefined ? from.limit : nextPageSize(last.bytes, last.items, max), true);
-  };
+  }
 
-  let limit = Math.min(max, options.firstPageSize ?? max);
+  /** Keeps the page read ahead only when it is the one `token` names (undefined: none); calls it off otherwise. */
+  keepAheadFor(token: string | undefined): void {
+    if (this.ahead === undefined || (token !== undefined && this.ahead.token === token)) return;
+    this.ahead.controller.abort(new Error('a page read ahead was not needed'));
+    this.ahead = undefined;
+  }
+
+  /** The page read ahead when it is the one `token` names (it is no longer ahead); undefined otherwise. */
+  takeAhead(token: string | undefined): PageRequest<T> | undefined {
+    this.keepAheadFor(token);
+    const page = this.ahead;
+    this.ahead = undefined;
+    return page;
+  }
+
+  /** Asks for the page after `from` (whose head named `token`), unless it is the last or already asked for. */
+  private readAhead(from: PageRequest<T>, token: string): void {
+    if (token === '' || !from.planned || from.failed || this.ahead?.token === token) return;
+    this.keepAheadFor(undefined);
+    this.ahead = this.ask(token, this.last === undefined ? from.limit : nextPageSize(this.last.bytes, this.last.items, this.max), true);
+  }
+
+  /**
+   * Waits for `page`, asking for the next as soon as its head names it; a page
+   * past the byte cap is told abandoned and gives the smaller limit to ask again with.
+   */
+  async answerOf(page: PageRequest<T>): Promise<{ answer: KubeListAnswer<T> } | { smaller: number }> {
+    page.onHeadToken = (token) => {
+      this.readAhead(page, token);
+    };
+    if (page.headToken !== undefined) this.readAhead(page, page.headToken);
+    try {
+      return { answer: await page.answer };
+    } catch (error) {
+      if (!(error instanceof AnswerTooLargeError)) throw error;
+      // A page read ahead from this one's head belongs to a page that will not be.
+      this.keepAheadFor(undefined);
+      this.options.onPage?.({ limit: page.limit, bytes: this.maxBytes, items: 0, largestItemBytes: 0, abandoned: true });
+      const smaller = shrunkPageSize(page.limit);
+      if (smaller === undefined) throw new KubeApiError(this.operation, `one item alone is larger than the page cap of ${this.maxBytes} bytes`, undefined, { cause: error });
+      return { smaller };
+    } finally {
+      page.onHeadToken = undefined;
+    }
+  }
+}
+
+/** A page's answer as a list: its envelope and items, or the error its status or shape says. */
+function listOf<T>(answer: KubeListAnswer<T>, operation: string): { items: T[]; body: Record<string, unknown> } {
+  const { status, body, items, nonObjectItem } = answer;
+  if (status === 410) throw new ListExpiredError(`the list's continue token expired: ${(typeof body === 'string' ? body : JSON.stringify(body)).slice(0, 300)}`);
+  if (status !== 200) throw apiServerAnswered(operation, status, body);
+  if (nonObjectItem === true) throw new KubeApiError(operation, 'the list holds an item that is not an object', status);
+  if (typeof body === 'string' || items === undefined) throw new KubeApiError(operation, 'the answer is not JSON', status);
+  // An empty PartialObjectMetadataList says `"items": null` (Go's nil slice, no omitempty): no items, not a broken answer.
+  if (!isObject(body) || !(Array.isArray(body.items) || body.items === null)) throw new KubeApiError(operation, 'the answer is not a list (no items array)', status);
+  return { items, body };
+}
+
+/**
+ * The pages of `path` (with `query`'s parameters besides limit and continue).
+ *
+ * Reads one page ahead: the API server writes a list's continue token before
+ * its items, so the next page is asked for as soon as the current one's
+ * items begin, and the server prepares it while this process parses the
+ * current one. At most one page ahead is asked for, once the caller has taken
+ * the one before; after a page passed the byte cap, the page after it waits
+ * for it. A page read ahead that is not the one wanted is called off; its
+ * failure is an error only when it is the page the list needs.
+ *
+ * @throws ListExpiredError when a continue token expired (410); KubeApiError otherwise.
+ */
+export function pagedList(client: KubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options?: PagedListOptions): AsyncGenerator<ListPage>;
+/** The pages of `path`, each item reduced by `keep` as soon as it is read (its whole form is garbage at once). */
+export function pagedList<T>(client: KubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options: PagedListOptions, keep: (item: Record<string, unknown>) => T): AsyncGenerator<ListPage<T>>;
+export async function* pagedList<T>(client: KubeClient, path: string, query: Readonly<Record<string, string>>, operation: string, signal: AbortSignal | undefined, options: PagedListOptions = {}, keep?: (item: Record<string, unknown>) => T): AsyncGenerator<ListPage<T>> {
+  const reader = new PageReader(client, path, query, operation, signal, options, keep ?? ((item: Record<string, unknown>) => item as T));
+  let limit = Math.min(reader.max, options.firstPageSize ?? reader.max);
   let planned = true;
   let next: string | undefined;
   try {
     for (;;) {
-      const page = takeAhead(next) ?? ask(next, limit, planned);
-      // The list waits for this page now: the next is asked for as soon as this one's head names it.
-      page.onHeadToken = (token) => {
-        readAhead(page, token);
-      };
-      if (page.headToken !== undefined) readAhead(page, page.headToken);
-      let answer;
-      try {
-        answer = await page.answer;
-      } catch (error) {
-        if (!(error instanceof AnswerTooLargeError)) throw error;
-        // A page read ahead from this one's head belongs to a page that will not be.
-        keepAheadFor(undefined);
-        options.onPage?.({ limit: page.limit, bytes: maxBytes, items: 0, largestItemBytes: 0, abandoned: true });
-        const smaller = shrunkPageSize(page.limit);
-        if (smaller === undefined) throw new KubeApiError(operation, `one item alone is larger than the page cap of ${maxBytes} bytes`, undefined, { cause: error });
+      const page = reader.takeAhead(next) ?? reader.ask(next, limit, planned);
+      const read = await reader.answerOf(page);
+      if ('smaller' in read) {
         // The same continue token names the same snapshot: the list goes on where it was, in smaller pages.
-        limit = smaller;
+        limit = read.smaller;
         planned = false;
         continue;
-      } finally {
-        page.onHeadToken = undefined;
       }
-      const { status, body, items, bytes, largestItemBytes, nonObjectItem } = answer;
-      if (status === 410) throw new ListExpiredError(`the list's continue token expired: ${(typeof body === 'string' ? body : JSON.stringify(body)).slice(0, 300)}`);
-      if (status !== 200) throw apiServerAnswered(operation, status, body);
-      if (nonObjectItem === true) throw new KubeApiError(operation, 'the list holds an item that is not an object', status);
-      if (typeof body === 'string' || items === undefined) throw new KubeApiError(operation, 'the answer is not JSON', status);
-      // An empty PartialObjectMetadataList says `"items": null` (Go's nil slice, no omitempty): no items, not a broken answer.
-      if (!isObject(body) || !(Array.isArray(body.items) || body.items === null)) throw new KubeApiError(operation, 'the answer is not a list (no items array)', status);
+      const { bytes, largestItemBytes } = read.answer;
+      const { items, body } = listOf(read.answer, operation);
       options.onPage?.({ limit: page.limit, bytes, items: items.length, largestItemBytes, abandoned: false });
       const metadata = objectOf(body.metadata);
       const token = stringOf(metadata?.continue);
       next = token === undefined || token === '' ? undefined : token;
-      last = { bytes, items: items.length };
+      reader.last = { bytes, items: items.length };
       // The page read ahead from the head is not the next one when the whole answer says otherwise (or that there is none).
-      keepAheadFor(next);
+      reader.keepAheadFor(next);
       yield { items, resourceVersion: stringOf(metadata?.resourceVersion) ?? '', kind: stringOf(body.kind) ?? '', bytes, limit: page.limit };
       if (next === undefined) return;
-      limit = nextPageSize(bytes, items.length, max);
+      limit = nextPageSize(bytes, items.length, reader.max);
       planned = true;
     }
   } finally {
     // The caller stopped, the list failed or ended: a page read ahead is not wanted.
-    keepAheadFor(undefined);
+    reader.keepAheadFor(undefined);
   }
 }
 

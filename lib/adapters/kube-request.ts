@@ -1,13 +1,9 @@
 /**
  * The one way this project sends a request to the API server: every live
- * adapter (pods, SidecarSets, revisions, namespaces, events, webhook
- * configurations, the migration's reads) calls {@link KubeClient.request},
- * and a watch is one of its GETs read line by line. It runs on node:https
- * with a keep-alive agent, not on client-node's generated API: client-node's
- * package index evaluates a model for every Kubernetes resource (most of a
- * webhook's cold start), its typed models turn timestamps into Date objects
- * and drop fields they do not know (a pod read and written back must stay
- * exactly as stored), and it made a connection per request.
+ * adapter calls {@link KubeClient.request}, and a watch is one of its GETs
+ * read line by line. It runs on node:https with a keep-alive agent, not on
+ * client-node's generated API, whose typed models drop fields they do not
+ * know (a pod read and written back must stay exactly as stored).
  *
  * Where the requests go and how they authenticate is a {@link KubeConnection}:
  * {@link settingsConnection} for the settings the project reads itself (a
@@ -225,14 +221,7 @@ function abandoned(signal: AbortSignal): Error {
   return new Error(`the request was abandoned${reason === undefined ? '' : ` (${errorMessage(reason)})`}`, { cause: reason });
 }
 
-/**
- * The gunzip stream's output chunk. The API server gzips only large answers
- * (lists, above 128 KiB), and writes them in small pieces (a page of 500
- * pods came as some 130 writes of about 1.3 kB): with Node's default 16 KiB
- * output chunk, each piece ended in its own callback, which a profile of a
- * status pass over 20,000 pods showed at about 1 s of the main thread's
- * time; with a quarter of a megabyte, under 0.1 s (docs/BENCHMARKS.md 4b).
- */
+/** The gunzip stream's output chunk: the API server gzips lists in small pieces, and Node's default 16 KiB made a callback of each (docs/BENCHMARKS.md 4b). */
 const GUNZIP_CHUNK_BYTES = 256 * 1024;
 
 /** The answer's bytes, decompressed when gzipped; gunzip errors and aborts end the stream. */
@@ -346,49 +335,94 @@ function attemptSignal(signal: AbortSignal | undefined, timeoutMs: number | unde
   };
 }
 
-/** A client for one API server; make one per cold start (or per composition) and keep it. */
-export function kubeClient(connection: KubeConnection, options: KubeClientOptions = {}): KubeClient {
-  const base = new URL(connection.server);
-  const https = base.protocol === 'https:';
-  if (!https && base.protocol !== 'http:') throw new TypeError(`the API server URL must be http(s), got ${connection.server}`);
-  const prefix = base.pathname.replace(/\/$/, '');
-  const send = https ? httpsRequest : httpRequest;
-  const clientMax = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  const delays = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
-  let started = 0;
+/** The stream of a watch: one JSON event per line; a line longer than the bound is refused like a large answer. */
+async function readWatchEvents(response: IncomingMessage, maxBytes: number, operation: string, onEvent: (type: string, object: unknown) => void): Promise<void> {
+  const status = response.statusCode ?? 0;
+  if (status !== 200) {
+    const body = await readBody(response, maxBytes, operation);
+    throw apiServerAnswered(operation, status, body.toString('utf8'));
+  }
+  let pending = '';
+  for await (const chunk of decoded(response)) {
+    pending += (chunk as Buffer).toString('utf8');
+    let end: number;
+    while ((end = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, end).trim();
+      pending = pending.slice(end + 1);
+      if (line === '') continue;
+      const event: unknown = JSON.parse(line);
+      if (isObject(event) && typeof event.type === 'string') onEvent(event.type, event.object);
+    }
+    if (pending.length > maxBytes) throw new AnswerTooLargeError(operation, maxBytes);
+  }
+}
 
-  const urlOf = (path: string, query: Readonly<Record<string, string>> | undefined): URL => {
+/** Whether a failed attempt met a kept-alive socket the server had closed, so a safe request may go again. */
+function staleSocket(error: unknown, safe: boolean): boolean {
+  const code = (error as { code?: unknown }).code;
+  const reused = (error as { reusedSocket?: unknown }).reusedSocket === true;
+  return safe && reused && typeof code === 'string' && STALE_SOCKET_CODES.has(code);
+}
+
+/** The failure that ends a request after `count` attempts, naming the count when there was more than one. */
+function finalFailure(failure: KubeApiError, operation: string, count: number): KubeApiError {
+  return count === 1 ? failure : new KubeApiError(operation, `${failure.message} (${count} attempts)`, failure.code, { cause: failure });
+}
+
+/** One API server's requests: where they go, how they are sent and retried, and how many were started. */
+class ApiServerClient {
+  private readonly connection: KubeConnection;
+  private readonly options: KubeClientOptions;
+  private readonly base: URL;
+  private readonly prefix: string;
+  private readonly send: typeof httpRequest;
+  private readonly delays: readonly number[];
+  readonly maxBytes: number;
+  started = 0;
+
+  constructor(connection: KubeConnection, options: KubeClientOptions) {
+    this.connection = connection;
+    this.options = options;
+    this.base = new URL(connection.server);
+    const https = this.base.protocol === 'https:';
+    if (!https && this.base.protocol !== 'http:') throw new TypeError(`the API server URL must be http(s), got ${connection.server}`);
+    this.prefix = this.base.pathname.replace(/\/$/, '');
+    this.send = https ? httpsRequest : httpRequest;
+    this.maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    this.delays = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+  }
+
+  private urlOf(path: string, query: Readonly<Record<string, string>> | undefined): URL {
     const search = query === undefined ? '' : new URLSearchParams(query).toString();
-    return new URL(`${prefix}${path}${search === '' ? '' : `?${search}`}`, base);
-  };
+    return new URL(`${this.prefix}${path}${search === '' ? '' : `?${search}`}`, this.base);
+  }
 
-  /**
-   * Sends one request on one socket and hands its answer to `read`; the
-   * caller's reason is what a failure reads when its signal aborted.
-   */
-  function exchange<T>(url: URL, method: KubeMethod, prepared: PreparedRequest, payload: string | undefined, signal: AbortSignal | undefined, read: (response: IncomingMessage) => Promise<T>): Promise<T> {
+  /** Sends one request on one socket and hands its answer to `read`; an aborted signal's reason is what a failure reads. */
+  private exchange<T>(url: URL, method: KubeMethod, prepared: PreparedRequest, payload: string | undefined, signal: AbortSignal | undefined, read: (response: IncomingMessage) => Promise<T>): Promise<T> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted === true) {
         reject(abandoned(signal));
         return;
       }
-      started++;
+      this.started++;
       const headers = { ...prepared.headers, ...(payload === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(payload)) }) };
-      const req = send(url, { method, agent: prepared.agent, headers });
+      const req = this.send(url, { method, agent: prepared.agent, headers });
       const onAbort = () => {
         if (signal !== undefined) req.destroy(abandoned(signal));
       };
-      const fail = (error: Error) => {
+      const unhook = () => {
         signal?.removeEventListener('abort', onAbort);
-        const failure = signal?.aborted === true ? abandoned(signal) : error;
-        reject(Object.assign(failure, { reusedSocket: req.reusedSocket }));
+      };
+      const fail = (error: Error) => {
+        unhook();
+        reject(Object.assign(signal?.aborted === true ? abandoned(signal) : error, { reusedSocket: req.reusedSocket }));
       };
       // `on`, not `once`: a second 'error' with no listener would crash the process.
       req.on('error', fail);
       req.once('response', (response) => {
         read(response).then(
           (value) => {
-            signal?.removeEventListener('abort', onAbort);
+            unhook();
             resolve(value);
           },
           (error: unknown) => {
@@ -396,7 +430,7 @@ export function kubeClient(connection: KubeConnection, options: KubeClientOption
             req.destroy();
             // Errors only (Node's own may come from another realm under a test runner: no instanceof).
             if (error instanceof AnswerTooLargeError) {
-              signal?.removeEventListener('abort', onAbort);
+              unhook();
               reject(error);
             } else fail(error as Error);
           },
@@ -408,49 +442,46 @@ export function kubeClient(connection: KubeConnection, options: KubeClientOption
   }
 
   /** One attempt, sent again on another socket when the kept-alive one was found closed and a repeat is safe. */
-  async function attempt<T>(request: KubeRequest, safe: boolean, signal: AbortSignal | undefined, read: (response: IncomingMessage) => Promise<T>): Promise<T> {
+  async attempt<T>(request: KubeRequest, safe: boolean, signal: AbortSignal | undefined, read: (response: IncomingMessage) => Promise<T>): Promise<T> {
     const payload = request.body === undefined ? undefined : request.body instanceof JsonText ? request.body.text : JSON.stringify(request.body);
-    const url = urlOf(request.path, request.query);
+    const url = this.urlOf(request.path, request.query);
     for (let tries = 1; ; tries++) {
-      const prepared = await connection.prepare();
+      const prepared = await this.connection.prepare();
       const headers: Record<string, string> = { Accept: request.accept ?? 'application/json', 'Accept-Encoding': 'gzip', 'User-Agent': USER_AGENT, ...prepared.headers };
       if (payload !== undefined) headers['Content-Type'] = request.contentType ?? 'application/json';
       try {
-        return await exchange(url, request.method, { agent: prepared.agent, headers }, payload, signal, read);
+        return await this.exchange(url, request.method, { agent: prepared.agent, headers }, payload, signal, read);
       } catch (error) {
-        const code = (error as { code?: unknown }).code;
-        const reused = (error as { reusedSocket?: unknown }).reusedSocket === true;
         // Each such failure drops one dead socket from the pool, so this ends on a new connection; the bound is a backstop.
-        const stale = safe && reused && typeof code === 'string' && STALE_SOCKET_CODES.has(code);
-        if (!stale || signal?.aborted === true || tries >= MAX_STALE_SOCKET_RETRIES) throw error;
+        if (!staleSocket(error, safe) || signal?.aborted === true || tries >= MAX_STALE_SOCKET_RETRIES) throw error;
       }
     }
   }
 
   /** Sends `request` with its retries (see {@link KubeClientOptions}), each answer read by `read`. */
-  async function sendWithRetries<A extends { status: number }>(request: KubeRequest, read: (response: IncomingMessage) => Promise<A>): Promise<A> {
+  async sendWithRetries<A extends { status: number }>(request: KubeRequest, read: (response: IncomingMessage) => Promise<A>): Promise<A> {
     const { method, operation, signal } = request;
     const safe = method === 'GET' || request.guarded === true;
-    const overloadOnly = options.retryOn === 'overload';
+    const overloadOnly = this.options.retryOn === 'overload';
     const again = overloadOnly ? OVERLOAD_STATUSES : method === 'GET' ? RETRY_READ_STATUSES : RETRY_WRITE_STATUSES;
     for (let count = 1; ; count++) {
-      const delay = safe ? delays[count - 1] : undefined;
+      const delay = safe ? this.delays[count - 1] : undefined;
       let reason: string;
-      const bounded = attemptSignal(signal, options.attemptTimeoutMs);
+      const bounded = attemptSignal(signal, this.options.attemptTimeoutMs);
       try {
-        const answer = await attempt(request, safe, bounded.signal, read);
+        const answer = await this.attempt(request, safe, bounded.signal, read);
         if (delay === undefined || !again.has(answer.status) || signal?.aborted === true) return answer;
         reason = `the API server answered ${answer.status}`;
       } catch (error) {
         // An answer too large is an answer: asking again gets the same one.
         if (error instanceof AnswerTooLargeError) throw error;
         const failure = asKubeApiError(operation, error);
-        if (delay === undefined || overloadOnly || signal?.aborted === true) throw count === 1 ? failure : new KubeApiError(operation, `${failure.message} (${count} attempts)`, failure.code, { cause: failure });
+        if (delay === undefined || overloadOnly || signal?.aborted === true) throw finalFailure(failure, operation, count);
         reason = failure.message;
       } finally {
         bounded.done();
       }
-      options.onRetry?.({ operation, method, attempt: count + 1, reason });
+      this.options.onRetry?.({ operation, method, attempt: count + 1, reason });
       try {
         await sleep(delay, undefined, signal === undefined ? {} : { signal });
       } catch {
@@ -458,62 +489,35 @@ export function kubeClient(connection: KubeConnection, options: KubeClientOption
       }
     }
   }
+}
 
+/** A client for one API server; make one per cold start (or per composition) and keep it. */
+export function kubeClient(connection: KubeConnection, options: KubeClientOptions = {}): KubeClient {
+  const client = new ApiServerClient(connection, options);
   const request: KubeClient['request'] = (request) => {
-    const maxBytes = request.maxBytes ?? clientMax;
-    return sendWithRetries(request, async (response): Promise<KubeAnswer> => {
+    const maxBytes = request.maxBytes ?? client.maxBytes;
+    return client.sendWithRetries(request, async (response): Promise<KubeAnswer> => {
       const body = await readBody(response, maxBytes, request.operation);
       return { status: response.statusCode ?? 0, body: parsedOrText(body.toString('utf8')), bytes: body.length };
     });
   };
-
   const list: KubeClient['list'] = (request, keep, onHead) => {
-    const maxBytes = request.maxBytes ?? clientMax;
-    return sendWithRetries({ ...request, method: 'GET' }, (response) => readListItems(response, maxBytes, request.operation, keep, onHead));
+    const maxBytes = request.maxBytes ?? client.maxBytes;
+    return client.sendWithRetries({ ...request, method: 'GET' }, (response) => readListItems(response, maxBytes, request.operation, keep, onHead));
   };
-
   const watch: KubeClient['watch'] = async (request, onEvent) => {
     const { operation, signal } = request;
-    const maxBytes = request.maxBytes ?? clientMax;
-    const read = async (response: IncomingMessage): Promise<void> => {
-      const status = response.statusCode ?? 0;
-      if (status !== 200) {
-        const body = await readBody(response, maxBytes, operation);
-        throw apiServerAnswered(operation, status, body.toString('utf8'));
-      }
-      // One JSON event per line; a line longer than the bound is refused like a large answer.
-      let pending = '';
-      for await (const chunk of decoded(response)) {
-        pending += (chunk as Buffer).toString('utf8');
-        let end: number;
-        while ((end = pending.indexOf('\n')) >= 0) {
-          const line = pending.slice(0, end).trim();
-          pending = pending.slice(end + 1);
-          if (line === '') continue;
-          const event: unknown = JSON.parse(line);
-          if (isObject(event) && typeof event.type === 'string') onEvent(event.type, event.object);
-        }
-        if (pending.length > maxBytes) throw new AnswerTooLargeError(operation, maxBytes);
-      }
-    };
+    const maxBytes = request.maxBytes ?? client.maxBytes;
     try {
-      await attempt({ ...request, method: 'GET', query: { ...request.query, watch: 'true' } }, true, signal, read);
+      await client.attempt({ ...request, method: 'GET', query: { ...request.query, watch: 'true' } }, true, signal, (response) => readWatchEvents(response, maxBytes, operation, onEvent));
     } catch (error) {
       if (signal?.aborted === true) return;
       throw asKubeApiError(operation, error);
     }
   };
-
-  return {
-    server: connection.server,
-    request,
-    list,
-    watch,
-    requests: () => started,
-    close: () => {
+  return { server: connection.server, request, list, watch, requests: () => client.started, close: () => {
       connection.close();
-    },
-  };
+    } };
 }
 
 /**

@@ -136,6 +136,101 @@ function refusedAsDataChange(answer: KubeAnswer): boolean {
   return Array.isArray(causes) && causes.some((cause) => stringOf(objectOf(cause)?.field) === 'data');
 }
 
+/** The ControllerRevisions of one namespace, over the API server (see {@link kubeRevisionStore}). */
+class RevisionRequests {
+  private readonly client: KubeClient;
+  private readonly namespace: string;
+  private readonly versions: SidecarSetVersions;
+  private readonly base: string;
+  private readonly paging: PagedListOptions;
+
+  constructor(client: KubeClient, namespace: string, options: { pageSize?: number; onPage?: PagedListOptions['onPage']; versions?: SidecarSetVersions }) {
+    this.client = client;
+    this.namespace = namespace;
+    this.versions = options.versions ?? fixedSidecarSetVersion('v1alpha1');
+    this.base = `/apis/apps/v1/namespaces/${enc(namespace)}/controllerrevisions`;
+    this.paging = { maxPageSize: options.pageSize ?? REVISION_PAGE_SIZE, ...(options.onPage === undefined ? {} : { onPage: options.onPage }) };
+  }
+
+  /** Every write here is safe to repeat (see {@link kubeRevisionStore}): sent `guarded`. */
+  private write(method: KubeMethod, path: string, operation: string, signal: AbortSignal | undefined, body: unknown, contentType?: string): Promise<KubeAnswer> {
+    return this.client.request({ method, path, operation, body, guarded: true, ...(contentType === undefined ? {} : { contentType }), ...(signal === undefined ? {} : { signal }) });
+  }
+
+  /**
+   * Replaces a revision with `changed` (as read, its resourceVersion the
+   * precondition), `data` sent as the bytes an earlier version of this
+   * project stored, which a replace compares as they are.
+   */
+  private putWithEarlierData(changed: ControllerRevision, operation: string, signal: AbortSignal | undefined): Promise<KubeAnswer> {
+    return this.write('PUT', `${this.base}/${enc(stringOf(changed.metadata?.name) ?? '')}`, operation, signal, new JsonText(withRawData(changed, earlierRevisionData(changed))));
+  }
+
+  get(name: string, signal: AbortSignal | undefined): Promise<ControllerRevision | undefined> {
+    return getObject(this.client, `${this.base}/${enc(name)}`, `get ControllerRevision "${this.namespace}/${name}"`, signal);
+  }
+
+  /** Paged like the pod lists (limit and continue, each page's bytes bounded): a namespace may hold any number of revisions. */
+  async list(selector: string, operation: string, signal: AbortSignal | undefined): Promise<ControllerRevision[]> {
+    return (await listAll(this.client, this.base, { labelSelector: selector }, operation, signal, this.paging)).items;
+  }
+
+  async create(revision: ControllerRevision, signal: AbortSignal | undefined): Promise<ControllerRevision> {
+    const operation = `create ControllerRevision "${this.namespace}/${stringOf(revision.metadata?.name) ?? ''}"`;
+    // `data` byte for byte as Kruise's Go writes it: a later patch is refused unless Go's encoding gives the same bytes.
+    const owned = withOwnerApiVersion(revision, `${GROUP}/${await this.versions.current(signal)}`);
+    const answer = await this.write('POST', this.base, operation, signal, new JsonText(revisionJsonText(owned)));
+    if (answer.status === 409) throw new ObjectExistsError(`${operation}: a ControllerRevision of that name exists`);
+    if (answer.status < 200 || answer.status > 299 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body);
+    return answer.body;
+  }
+
+  async setNumber(revision: ControllerRevision, number: number, signal: AbortSignal | undefined): Promise<ControllerRevision> {
+    const name = stringOf(revision.metadata?.name) ?? '';
+    const operation = `renumber ControllerRevision "${this.namespace}/${name}"`;
+    const path = `${this.base}/${enc(name)}`;
+    const tested = stringOf(revision.metadata?.resourceVersion) ?? '';
+    const ops = [
+      { op: 'test', path: '/metadata/resourceVersion', value: tested },
+      { op: 'replace', path: '/revision', value: number },
+    ];
+    let answer = await this.write('PATCH', path, operation, signal, ops, JSON_PATCH);
+    // Data an earlier version of this project wrote (& < > U+2028 U+2029 raw) cannot be patched: written again as stored.
+    if (refusedAsDataChange(answer)) answer = await this.putWithEarlierData({ ...revision, revision: number }, operation, signal);
+    const conflict = answer.status === 404 || isConflict(answer) || (isBareInvalid(answer) && (await movedOn(this.client, path, tested, operation, signal)));
+    if (conflict) throw new WriteConflictError(`${operation}: it changed since it was read`);
+    if (answer.status < 200 || answer.status > 299 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body);
+    return answer.body;
+  }
+
+  async patchLabels(name: string, labels: Readonly<Record<string, string>>, signal: AbortSignal | undefined): Promise<void> {
+    // A JSON merge patch: a strategic-merge patch of a revision as stored (its `data` holds
+    // `$patch: replace` directives) is refused 422 as a change of the immutable `data`.
+    const operation = `label ControllerRevision "${this.namespace}/${name}"`;
+    const path = `${this.base}/${enc(name)}`;
+    let answer = await this.write('PATCH', path, operation, signal, { metadata: { labels } }, MERGE_PATCH);
+    if (refusedAsDataChange(answer)) {
+      const current = await this.client.request({ method: 'GET', path, operation: `${operation} (reading it after a refused patch)`, ...(signal === undefined ? {} : { signal }) });
+      if (current.status === 200 && isObject(current.body)) {
+        const read: ControllerRevision = current.body;
+        answer = await this.putWithEarlierData({ ...read, metadata: { ...read.metadata, labels: { ...stringMapOf(read.metadata?.labels), ...labels } } }, operation, signal);
+      }
+    }
+    if (answer.status < 200 || answer.status > 299) throw apiServerAnswered(operation, answer.status, answer.body);
+  }
+
+  async delete(revision: ControllerRevision, signal: AbortSignal | undefined): Promise<void> {
+    const name = stringOf(revision.metadata?.name) ?? '';
+    const operation = `delete ControllerRevision "${this.namespace}/${name}"`;
+    const uid = stringOf(revision.metadata?.uid);
+    const body = { apiVersion: 'v1', kind: 'DeleteOptions', ...(uid === undefined ? {} : { preconditions: { uid } }) };
+    const answer = await this.write('DELETE', `${this.base}/${enc(name)}`, operation, signal, body);
+    // Gone already, or replaced by another of the same name (a precondition 409): either way not ours to delete now.
+    if (answer.status === 404 || answer.status === 409) return;
+    if (answer.status < 200 || answer.status > 299) throw apiServerAnswered(operation, answer.status, answer.body);
+  }
+}
+
 /**
  * The ControllerRevisions. Each write is safe to send again after no answer
  * (`guarded`, kube-request.ts): a repeated create answers
@@ -154,87 +249,17 @@ export function kubeRevisionStore(
   namespace: string,
   options: { pageSize?: number; onPage?: PagedListOptions['onPage']; versions?: SidecarSetVersions } = {},
 ): RevisionStore {
-  const versions = options.versions ?? fixedSidecarSetVersion('v1alpha1');
-  const base = `/apis/apps/v1/namespaces/${enc(namespace)}/controllerrevisions`;
-  const paging: PagedListOptions = { maxPageSize: options.pageSize ?? REVISION_PAGE_SIZE, ...(options.onPage === undefined ? {} : { onPage: options.onPage }) };
-  /** Every write here is safe to repeat (above): sent `guarded`. */
-  const write = (method: KubeMethod, path: string, operation: string, signal: AbortSignal | undefined, body: unknown, contentType?: string): Promise<KubeAnswer> =>
-    client.request({ method, path, operation, body, guarded: true, ...(contentType === undefined ? {} : { contentType }), ...(signal === undefined ? {} : { signal }) });
-  const read = (path: string, operation: string, signal: AbortSignal | undefined): Promise<KubeAnswer> => client.request({ method: 'GET', path, operation, ...(signal === undefined ? {} : { signal }) });
-  /**
-   * Replaces a revision with `changed` (as read, its resourceVersion the
-   * precondition), `data` sent as the bytes an earlier version of this
-   * project stored, which a replace compares as they are.
-   */
-  const putWithEarlierData = (changed: ControllerRevision, operation: string, signal: AbortSignal | undefined): Promise<KubeAnswer> =>
-    write('PUT', `${base}/${enc(stringOf(changed.metadata?.name) ?? '')}`, operation, signal, new JsonText(withRawData(changed, earlierRevisionData(changed))));
-  // Paged like the pod lists (limit and continue, each page's bytes bounded): a namespace may hold any number of revisions.
-  const listWith = async (selector: string, operation: string, signal: AbortSignal | undefined): Promise<ControllerRevision[]> =>
-    (await listAll(client, base, { labelSelector: selector }, operation, signal, paging)).items;
+  const requests = new RevisionRequests(client, namespace, options);
+  // Own properties, not the class's methods: callers spread a store to replace one of them.
   return {
     namespace,
-    async get(name, signal) {
-      const operation = `get ControllerRevision "${namespace}/${name}"`;
-      return getObject(client, `${base}/${enc(name)}`, operation, signal);
-    },
-    // Async, so that a name that cannot be selected rejects rather than throws.
-    async list(setName, labels = {}, signal) {
-      // The webhooks' selector builder: one rule for what can be selected, keys checked too.
-      return listWith(revisionSelector(setName, labels), `list ControllerRevisions of SidecarSet "${setName}"`, signal);
-    },
-    listAll(signal) {
-      return listWith(LABEL_SIDECARSET_NAME, `list ControllerRevisions in "${namespace}"`, signal);
-    },
-    async create(revision, signal) {
-      const name = stringOf(revision.metadata?.name) ?? '';
-      const operation = `create ControllerRevision "${namespace}/${name}"`;
-      // `data` byte for byte as Kruise's Go writes it: the API server keeps the bytes it is sent, and a later
-      // patch (a renumbering, a label) is refused unless Go's encoding of them gives the same bytes.
-      const owned = withOwnerApiVersion(revision, `${GROUP}/${await versions.current(signal)}`);
-      const answer = await write('POST', base, operation, signal, new JsonText(revisionJsonText(owned)));
-      if (answer.status === 409) throw new ObjectExistsError(`${operation}: a ControllerRevision of that name exists`);
-      if (answer.status < 200 || answer.status > 299 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body);
-      return answer.body;
-    },
-    async setNumber(revision, number, signal) {
-      const name = stringOf(revision.metadata?.name) ?? '';
-      const operation = `renumber ControllerRevision "${namespace}/${name}"`;
-      const tested = stringOf(revision.metadata?.resourceVersion) ?? '';
-      const ops = [
-        { op: 'test', path: '/metadata/resourceVersion', value: tested },
-        { op: 'replace', path: '/revision', value: number },
-      ];
-      let answer = await write('PATCH', `${base}/${enc(name)}`, operation, signal, ops, JSON_PATCH);
-      // Data an earlier version of this project wrote (& < > U+2028 U+2029 raw) cannot be patched: written again as stored.
-      if (refusedAsDataChange(answer)) answer = await putWithEarlierData({ ...revision, revision: number }, operation, signal);
-      const conflict = answer.status === 404 || isConflict(answer) || (isBareInvalid(answer) && (await movedOn(client, `${base}/${enc(name)}`, tested, operation, signal)));
-      if (conflict) throw new WriteConflictError(`${operation}: it changed since it was read`);
-      if (answer.status < 200 || answer.status > 299 || !isObject(answer.body)) throw apiServerAnswered(operation, answer.status, answer.body);
-      return answer.body;
-    },
-    async patchLabels(name, labels, signal) {
-      // A JSON merge patch: a strategic-merge patch of a revision as stored (its `data` holds
-      // `$patch: replace` directives) is refused 422 as a change of the immutable `data`.
-      const operation = `label ControllerRevision "${namespace}/${name}"`;
-      let answer = await write('PATCH', `${base}/${enc(name)}`, operation, signal, { metadata: { labels } }, MERGE_PATCH);
-      if (refusedAsDataChange(answer)) {
-        const current = await read(`${base}/${enc(name)}`, `${operation} (reading it after a refused patch)`, signal);
-        if (current.status === 200 && isObject(current.body)) {
-          const read: ControllerRevision = current.body;
-          answer = await putWithEarlierData({ ...read, metadata: { ...read.metadata, labels: { ...stringMapOf(read.metadata?.labels), ...labels } } }, operation, signal);
-        }
-      }
-      if (answer.status < 200 || answer.status > 299) throw apiServerAnswered(operation, answer.status, answer.body);
-    },
-    async delete(revision, signal) {
-      const name = stringOf(revision.metadata?.name) ?? '';
-      const operation = `delete ControllerRevision "${namespace}/${name}"`;
-      const uid = stringOf(revision.metadata?.uid);
-      const body = { apiVersion: 'v1', kind: 'DeleteOptions', ...(uid === undefined ? {} : { preconditions: { uid } }) };
-      const answer = await write('DELETE', `${base}/${enc(name)}`, operation, signal, body);
-      // Gone already, or replaced by another of the same name (a precondition 409): either way not ours to delete now.
-      if (answer.status === 404 || answer.status === 409) return;
-      if (answer.status < 200 || answer.status > 299) throw apiServerAnswered(operation, answer.status, answer.body);
-    },
+    get: (name, signal) => requests.get(name, signal),
+    // Async, so that a name that cannot be selected rejects rather than throws; the selector is the webhooks' (keys checked too).
+    list: async (setName, labels = {}, signal) => requests.list(revisionSelector(setName, labels), `list ControllerRevisions of SidecarSet "${setName}"`, signal),
+    listAll: (signal) => requests.list(LABEL_SIDECARSET_NAME, `list ControllerRevisions in "${namespace}"`, signal),
+    create: (revision, signal) => requests.create(revision, signal),
+    setNumber: (revision, number, signal) => requests.setNumber(revision, number, signal),
+    patchLabels: (name, labels, signal) => requests.patchLabels(name, labels, signal),
+    delete: (revision, signal) => requests.delete(revision, signal),
   };
 }

@@ -162,21 +162,9 @@ function resolvePath(path: string | undefined, baseDir: string | undefined): str
   return join(baseDir, path);
 }
 
-/**
- * Parses kubeconfig YAML and checks that its current context leads to a
- * cluster with an http(s) server and to a defined user whose credentials
- * some client here can use. Files it references are not read here;
- * {@link readKubeconfig} checks them.
- * @param origin names the source in errors (`file /x`, `environment variable Y`).
- * @throws KubeconfigError
- */
-export function checkKubeconfig(content: string, origin: string, options: CheckKubeconfigOptions = {}): CheckedKubeconfig {
-  // Annotated so that TypeScript narrows after a call, as after a throw.
-  const fail: (problem: string, cause?: unknown) => never = (problem, cause) => {
-    throw new KubeconfigError(origin, problem, cause === undefined ? undefined : { cause });
-  };
+/** The kubeconfig's YAML as a mapping of kind Config (or no kind). */
+function configRoot(content: string, fail: (problem: string) => never): JsonObject {
   if (content.trim() === '') fail('it is empty');
-
   const lineCounter = new LineCounter();
   const document = parseDocument(content, { prettyErrors: false, lineCounter });
   const [firstError] = document.errors;
@@ -190,49 +178,61 @@ export function checkKubeconfig(content: string, origin: string, options: CheckK
   if (root.kind !== undefined && root.kind !== 'Config') {
     fail(`it is not a kubeconfig: its kind is ${JSON.stringify(root.kind)}, not "Config"`);
   }
+  return root;
+}
 
+const findNamed = (list: Named[], name: string): Named | undefined => list.find((item) => item.name === name);
+
+/** The context asked for, else the current one; it must be defined. */
+function chosenContext(root: JsonObject, contexts: Named[], asked: string | undefined, fail: (problem: string) => never): Named {
+  let contextName = scalarText(root['current-context']);
+  if (asked !== undefined) {
+    if (findNamed(contexts, asked) === undefined) fail(`the requested context "${asked}" is not defined (${names(contexts)})`);
+    contextName = asked;
+  }
+  if (contextName === undefined || contextName === '') return fail(`it has no current-context (contexts ${names(contexts)})`);
+  return findNamed(contexts, contextName) ?? fail(`current-context "${contextName}" is not defined (contexts ${names(contexts)})`);
+}
+
+/** The context's user, checked; undefined for a context naming none (anonymous access), but a named user must exist. */
+function contextUser(context: Named, users: Named[], baseDir: string | undefined, clientNodeOnly: string[], fail: (problem: string) => never): KubeconfigUser | undefined {
+  const userName = scalarText(context.body.user) ?? '';
+  if (userName === '') return undefined;
+  const entry = findNamed(users, userName) ?? fail(`context "${context.name}" names user "${userName}", which is not defined (users ${names(users)})`);
+  const body = entry.body;
+  const unsupported = UNSUPPORTED_USER_FIELDS.filter((field) => body[field] !== undefined);
+  if (unsupported.length > 0) {
+    fail(`user "${entry.name}" sets ${unsupported.join(', ')}, which is not supported: the functions would call the API server as another identity than the one asked for`);
+  }
+  clientNodeOnly.push(...CLIENT_NODE_USER_FIELDS.filter((field) => body[field] !== undefined).map((field) => `users[].user.${field}`));
+  return checkUser(entry, baseDir, fail);
+}
+
+/**
+ * Parses kubeconfig YAML and checks that its current context leads to a
+ * cluster with an http(s) server and to a defined user whose credentials
+ * some client here can use. Files it references are not read here;
+ * {@link readKubeconfig} checks them.
+ * @param origin names the source in errors (`file /x`, `environment variable Y`).
+ * @throws KubeconfigError
+ */
+export function checkKubeconfig(content: string, origin: string, options: CheckKubeconfigOptions = {}): CheckedKubeconfig {
+  const fail = (problem: string): never => {
+    throw new KubeconfigError(origin, problem);
+  };
+  const root = configRoot(content, fail);
   const clusters = entries(root, 'clusters', fail);
   const users = entries(root, 'users', fail);
   const contexts = entries(root, 'contexts', fail);
-  const find = (list: Named[], name: string) => list.find((item) => item.name === name);
-
-  let contextName = scalarText(root['current-context']);
-  if (options.context !== undefined) {
-    if (find(contexts, options.context) === undefined) {
-      fail(`the requested context "${options.context}" is not defined (${names(contexts)})`);
-    }
-    contextName = options.context;
-  }
-  if (contextName === undefined || contextName === '') return fail(`it has no current-context (contexts ${names(contexts)})`);
-  const context = find(contexts, contextName);
-  if (context === undefined) return fail(`current-context "${contextName}" is not defined (contexts ${names(contexts)})`);
-
+  const context = chosenContext(root, contexts, options.context, fail);
   const clusterName = scalarText(context.body.cluster) ?? '';
-  const clusterEntry = find(clusters, clusterName);
+  const clusterEntry = findNamed(clusters, clusterName);
   if (clusterEntry === undefined) {
     return fail(`context "${context.name}" names cluster "${clusterName}", which is not defined (clusters ${names(clusters)})`);
   }
   const cluster = checkCluster(clusterEntry, options.baseDir, fail);
-
-  // A context may name no user (anonymous access), but a named user must exist.
-  const userName = scalarText(context.body.user) ?? '';
-  let userEntry: Named | undefined;
-  if (userName !== '') {
-    userEntry = find(users, userName);
-    if (userEntry === undefined) fail(`context "${context.name}" names user "${userName}", which is not defined (users ${names(users)})`);
-  }
-
   const clientNodeOnly = CLIENT_NODE_CLUSTER_FIELDS.filter((field) => clusterEntry.body[field] !== undefined).map((field) => `clusters[].cluster.${field}`);
-  let user: KubeconfigUser | undefined;
-  if (userEntry !== undefined) {
-    const body = userEntry.body;
-    const unsupported = UNSUPPORTED_USER_FIELDS.filter((field) => body[field] !== undefined);
-    if (unsupported.length > 0) {
-      fail(`user "${userEntry.name}" sets ${unsupported.join(', ')}, which is not supported: the functions would call the API server as another identity than the one asked for`);
-    }
-    clientNodeOnly.push(...CLIENT_NODE_USER_FIELDS.filter((field) => body[field] !== undefined).map((field) => `users[].user.${field}`));
-    user = checkUser(userEntry, options.baseDir, fail);
-  }
+  const user = contextUser(context, users, options.baseDir, clientNodeOnly, fail);
   return { origin, content, baseDir: options.baseDir, context: context.name, cluster, user, clientNodeOnly };
 }
 

@@ -14,7 +14,8 @@ import { JsonPatchError, type JsonPatchOperation } from '../admission/json-patch
 import { arrayOf, cloneJson, isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
 import { selectorMatches } from '../kube/label-selector.ts';
 import type { JsonObject, LabelSelector, Pod } from '../kube/types.ts';
-import type { PodScope, PodWrite, PodWriter, RevisionStore, SetPodSource } from '../ports.ts';
+import type { PodNews, PodScope, PodWatchSink, PodWrite, PodWriter, RevisionStore, SetPodSource } from '../ports.ts';
+import { podKey } from '../sidecarset/pod-state.ts';
 import { DEFAULT_REVISION_NAMESPACE, LABEL_SIDECARSET_NAME, type ControllerRevision } from '../sidecarset/revisions.ts';
 import { ObjectExistsError, WriteConflictError } from '../ports/errors.ts';
 import { waitForSeen } from './memory-watch.ts';
@@ -32,76 +33,109 @@ export interface MemoryRevisionStore extends RevisionStore {
   readonly writes: readonly MemoryWrite[];
 }
 
+/** The stored revisions of one namespace, each write stamped with the next resourceVersion. */
+class StoredRevisions {
+  readonly namespace: string;
+  readonly writes: MemoryWrite[] = [];
+  private readonly stored = new Map<string, ControllerRevision>();
+  private version = 0;
+  private uids = 0;
+
+  constructor(initial: readonly ControllerRevision[], namespace: string) {
+    this.namespace = namespace;
+    for (const revision of initial) {
+      const name = stringOf(revision.metadata?.name) ?? '';
+      if ((stringOf(revision.metadata?.namespace) ?? namespace) === namespace) this.stored.set(name, this.stamp(revision));
+    }
+  }
+
+  /** A copy with the store's namespace, a new resourceVersion, and a uid and creationTimestamp when it lacks them. */
+  private stamp(revision: ControllerRevision): ControllerRevision {
+    const copy = cloneJson(revision);
+    const version = ++this.version;
+    copy.metadata = {
+      ...copy.metadata,
+      namespace: this.namespace,
+      uid: stringOf(copy.metadata?.uid) ?? `revision-uid-${++this.uids}`,
+      resourceVersion: String(version),
+      creationTimestamp: stringOf(copy.metadata?.creationTimestamp) ?? new Date(Date.UTC(2026, 0, 1, 0, 0, version)).toISOString().replace('.000', ''),
+    };
+    return copy;
+  }
+
+  copies(keep: (revision: ControllerRevision) => boolean = () => true): ControllerRevision[] {
+    return [...this.stored.values()].filter(keep).map((r) => cloneJson(r));
+  }
+
+  get(name: string): ControllerRevision | undefined {
+    return this.stored.has(name) ? cloneJson(this.stored.get(name)) : undefined;
+  }
+
+  labelled(labels: Readonly<Record<string, string>>): ControllerRevision[] {
+    return this.copies((r) => Object.entries(labels).every(([k, v]) => stringMapOf(r.metadata?.labels)[k] === v));
+  }
+
+  create(revision: ControllerRevision): Promise<ControllerRevision> {
+    const name = stringOf(revision.metadata?.name) ?? '';
+    if (name === '') return Promise.reject(new Error('create ControllerRevision: metadata.name is required'));
+    if (this.stored.has(name)) return Promise.reject(new ObjectExistsError(`create ControllerRevision "${this.namespace}/${name}": a ControllerRevision of that name exists`));
+    return Promise.resolve(this.store(name, { ...revision, metadata: { ...revision.metadata, uid: undefined, resourceVersion: undefined } }, 'create'));
+  }
+
+  setNumber(revision: ControllerRevision, number: number): Promise<ControllerRevision> {
+    const name = stringOf(revision.metadata?.name) ?? '';
+    const current = this.stored.get(name);
+    if (current === undefined || current.metadata?.resourceVersion !== revision.metadata?.resourceVersion) {
+      return Promise.reject(new WriteConflictError(`renumber ControllerRevision "${this.namespace}/${name}": it changed since it was read`));
+    }
+    return Promise.resolve(this.store(name, { ...current, revision: number }, 'renumber'));
+  }
+
+  patchLabels(name: string, labels: Readonly<Record<string, string>>): Promise<void> {
+    const current = this.stored.get(name);
+    if (current === undefined) return Promise.reject(new Error(`label ControllerRevision "${this.namespace}/${name}": not found`));
+    this.store(name, { ...current, metadata: { ...current.metadata, labels: { ...stringMapOf(current.metadata?.labels), ...labels } } }, 'label');
+    return Promise.resolve();
+  }
+
+  delete(revision: ControllerRevision): Promise<void> {
+    const name = stringOf(revision.metadata?.name) ?? '';
+    const current = this.stored.get(name);
+    const uid = stringOf(revision.metadata?.uid);
+    if (current === undefined || (uid !== undefined && current.metadata?.uid !== uid)) return Promise.resolve();
+    this.stored.delete(name);
+    this.writes.push({ kind: 'delete', target: name });
+    return Promise.resolve();
+  }
+
+  /** Stores a stamped copy of `revision` under `name`, the write noted; returns a copy of what was stored. */
+  private store(name: string, revision: ControllerRevision, kind: MemoryWrite['kind']): ControllerRevision {
+    const stamped = this.stamp(revision);
+    this.stored.set(name, stamped);
+    this.writes.push({ kind, target: name });
+    return cloneJson(stamped);
+  }
+}
+
 /**
  * A RevisionStore over copies of `initial` (those of `namespace`; a revision
  * without a namespace counts as in it). Stored revisions get a uid, a
  * resourceVersion and a creationTimestamp when they lack them.
  */
 export function memoryRevisionStore(initial: readonly ControllerRevision[] = [], namespace = DEFAULT_REVISION_NAMESPACE): MemoryRevisionStore {
-  const stored = new Map<string, ControllerRevision>();
-  const writes: MemoryWrite[] = [];
-  let version = 0;
-  let uids = 0;
-  const stamp = (revision: ControllerRevision): ControllerRevision => {
-    const copy = cloneJson(revision);
-    copy.metadata = {
-      ...copy.metadata,
-      namespace,
-      uid: stringOf(copy.metadata?.uid) ?? `revision-uid-${++uids}`,
-      resourceVersion: String(++version),
-      creationTimestamp: stringOf(copy.metadata?.creationTimestamp) ?? new Date(Date.UTC(2026, 0, 1, 0, 0, version)).toISOString().replace('.000', ''),
-    };
-    return copy;
-  };
-  for (const revision of initial) {
-    const name = stringOf(revision.metadata?.name) ?? '';
-    if ((stringOf(revision.metadata?.namespace) ?? namespace) === namespace) stored.set(name, stamp(revision));
-  }
-  const labelled = (labels: Readonly<Record<string, string>>) =>
-    [...stored.values()].filter((r) => Object.entries(labels).every(([k, v]) => stringMapOf(r.metadata?.labels)[k] === v)).map((r) => cloneJson(r));
+  const shelf = new StoredRevisions(initial, namespace);
+  // Own properties, not the class's methods: callers spread a store to replace one of them.
   return {
     namespace,
-    writes,
-    revisions: () => [...stored.values()].map((r) => cloneJson(r)),
-    get: (name) => Promise.resolve(stored.has(name) ? cloneJson(stored.get(name)) : undefined),
-    list: (setName, labels = {}) => Promise.resolve(labelled({ ...labels, [LABEL_SIDECARSET_NAME]: setName })),
-    listAll: () => Promise.resolve([...stored.values()].filter((r) => stringMapOf(r.metadata?.labels)[LABEL_SIDECARSET_NAME] !== undefined).map((r) => cloneJson(r))),
-    create(revision) {
-      const name = stringOf(revision.metadata?.name) ?? '';
-      if (name === '') return Promise.reject(new Error('create ControllerRevision: metadata.name is required'));
-      if (stored.has(name)) return Promise.reject(new ObjectExistsError(`create ControllerRevision "${namespace}/${name}": a ControllerRevision of that name exists`));
-      const created = stamp({ ...revision, metadata: { ...revision.metadata, uid: undefined, resourceVersion: undefined } });
-      stored.set(name, created);
-      writes.push({ kind: 'create', target: name });
-      return Promise.resolve(cloneJson(created));
-    },
-    setNumber(revision, number) {
-      const name = stringOf(revision.metadata?.name) ?? '';
-      const current = stored.get(name);
-      if (current === undefined || current.metadata?.resourceVersion !== revision.metadata?.resourceVersion) {
-        return Promise.reject(new WriteConflictError(`renumber ControllerRevision "${namespace}/${name}": it changed since it was read`));
-      }
-      const renumbered = stamp({ ...current, revision: number });
-      stored.set(name, renumbered);
-      writes.push({ kind: 'renumber', target: name });
-      return Promise.resolve(cloneJson(renumbered));
-    },
-    patchLabels(name, labels) {
-      const current = stored.get(name);
-      if (current === undefined) return Promise.reject(new Error(`label ControllerRevision "${namespace}/${name}": not found`));
-      stored.set(name, stamp({ ...current, metadata: { ...current.metadata, labels: { ...stringMapOf(current.metadata?.labels), ...labels } } }));
-      writes.push({ kind: 'label', target: name });
-      return Promise.resolve();
-    },
-    delete(revision) {
-      const name = stringOf(revision.metadata?.name) ?? '';
-      const current = stored.get(name);
-      const uid = stringOf(revision.metadata?.uid);
-      if (current === undefined || (uid !== undefined && current.metadata?.uid !== uid)) return Promise.resolve();
-      stored.delete(name);
-      writes.push({ kind: 'delete', target: name });
-      return Promise.resolve();
-    },
+    writes: shelf.writes,
+    revisions: () => shelf.copies(),
+    get: (name) => Promise.resolve(shelf.get(name)),
+    list: (setName, labels = {}) => Promise.resolve(shelf.labelled({ ...labels, [LABEL_SIDECARSET_NAME]: setName })),
+    listAll: () => Promise.resolve(shelf.copies((r) => stringMapOf(r.metadata?.labels)[LABEL_SIDECARSET_NAME] !== undefined)),
+    create: (revision) => shelf.create(revision),
+    setNumber: (revision, number) => shelf.setNumber(revision, number),
+    patchLabels: (name, labels) => shelf.patchLabels(name, labels),
+    delete: (revision) => shelf.delete(revision),
   };
 }
 
@@ -142,10 +176,6 @@ export function parseSelectorQuery(query: string): LabelSelector {
     else throw new Error(`label selector ${JSON.stringify(query)}: cannot read the requirement ${JSON.stringify(part)}`);
   }
   return { matchLabels, matchExpressions };
-}
-
-function podKey(pod: Pod): string {
-  return `${stringOf(pod.metadata?.namespace) ?? ''}/${stringOf(pod.metadata?.name) ?? ''}`;
 }
 
 function inScope(pod: Pod, scope: PodScope, selector: LabelSelector): boolean {
@@ -206,6 +236,144 @@ function asTold(c: Change, scope: PodScope, selector: LabelSelector): { type: 'A
   return { type: 'DELETED', pod: { ...c.before, metadata: { ...c.before.metadata, resourceVersion: String(c.version) } } };
 }
 
+/** One cluster's stored pods and their history of changes, each at the next cluster-wide resourceVersion. */
+class StoredPods {
+  version = 0;
+  readonly stored = new Map<string, Pod>();
+  readonly writes: MemoryWrite[] = [];
+  /** Each change: the version it made and the pod before and after (a watch in a scope sees either side). */
+  readonly changes: Change[] = [];
+  readonly listeners = new Set<() => void>();
+
+  constructor(initial: readonly Pod[]) {
+    for (const pod of initial) this.commit(podKey(pod), cloneJson(pod));
+  }
+
+  /** Stores `after` (none: deletes) at the next version, tells the listeners, returns the version. */
+  commit(key: string, after: Pod | undefined): string {
+    const before = this.stored.get(key);
+    const version = ++this.version;
+    if (after === undefined) this.stored.delete(key);
+    else {
+      after.metadata = { ...after.metadata, resourceVersion: String(version) };
+      this.stored.set(key, after);
+    }
+    this.changes.push({ version, ...(before === undefined ? {} : { before }), ...(after === undefined ? {} : { after: cloneJson(after) }) });
+    for (const listener of [...this.listeners]) listener();
+    return String(version);
+  }
+
+  /** A write through the pod writer: `change` makes the next pod from a copy of the stored one. */
+  write(namespace: string, name: string, kind: MemoryWrite['kind'], change: (pod: Pod) => Pod): PodWrite {
+    const key = `${namespace}/${name}`;
+    const current = this.stored.get(key);
+    if (current === undefined) return { outcome: 'gone' };
+    const next = change(cloneJson(current));
+    this.writes.push({ kind, target: key });
+    return { outcome: 'written', resourceVersion: this.commit(key, next) };
+  }
+
+  list(scope: PodScope): { pods: Pod[]; resourceVersion: string } {
+    const selector = parseSelectorQuery(scope.labelSelector);
+    const pods = [...this.stored.values()].filter((pod) => inScope(pod, scope, selector)).map((pod) => cloneJson(pod));
+    return { pods, resourceVersion: String(this.version) };
+  }
+
+  /** Whether a change after `from`, not ignored, is one a watch of the scope tells (and `news` wants). */
+  seenSince(from: number, scope: PodScope, selector: LabelSelector, ignore: ReadonlySet<string>, news: PodNews | undefined): boolean {
+    return this.changes.some((c) => {
+      if (c.version <= from || ignore.has(String(c.version))) return false;
+      const event = asTold(c, scope, selector);
+      return event !== undefined && (news === undefined || news(event.type, event.pod));
+    });
+  }
+
+  /** Tells `sink` every change after `from` in the scope, then each later one a moment after its write (as a watch does), until `signal` aborts. */
+  follow(from: number, scope: PodScope, selector: LabelSelector, sink: PodWatchSink, signal: AbortSignal): Promise<'stopped'> {
+    return new Promise((resolve) => {
+      let next = this.changes.findIndex((c) => c.version > from);
+      if (next === -1) next = this.changes.length;
+      // The writer usually has its answer before the watch tells the change.
+      let due = false;
+      const deliver = () => {
+        due = false;
+        for (; next < this.changes.length && !signal.aborted; next++) {
+          const event = asTold(this.changes[next] as Change, scope, selector);
+          if (event !== undefined) sink.change(event.type, cloneJson(event.pod));
+        }
+      };
+      const listener = () => {
+        if (due) return;
+        due = true;
+        setTimeout(deliver, 0);
+      };
+      this.listeners.add(listener);
+      const stop = () => {
+        this.listeners.delete(listener);
+        resolve('stopped');
+      };
+      signal.addEventListener('abort', stop, { once: true });
+      listener();
+    });
+  }
+
+  /** Another writer's change of a stored pod. */
+  update(namespace: string, name: string, change: (pod: Pod) => void): string {
+    const key = `${namespace}/${name}`;
+    const current = this.stored.get(key);
+    if (current === undefined) throw new Error(`memory pods: no pod ${key}`);
+    const next = cloneJson(current);
+    change(next);
+    return this.commit(key, next);
+  }
+
+  remove(namespace: string, name: string): void {
+    const key = `${namespace}/${name}`;
+    if (!this.stored.has(key)) throw new Error(`memory pods: no pod ${key}`);
+    this.commit(key, undefined);
+  }
+}
+
+/** What a watch of the scope from `resourceVersion` starts from; none (the watch fails, as the API server refuses it) for a bad selector or version. */
+function watchStart(scope: PodScope, resourceVersion: string): { selector: LabelSelector; from: number } | undefined {
+  try {
+    const from = Number(resourceVersion);
+    return Number.isInteger(from) ? { selector: parseSelectorQuery(scope.labelSelector), from } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A JSON Patch of a stored pod; a failed `test` is a conflict, as the API server answers it. */
+function patchPod(pods: StoredPods, namespace: string, name: string, operations: readonly JsonPatchOperation[]): Promise<PodWrite> {
+  try {
+    return Promise.resolve(pods.write(namespace, name, 'patch', (pod) => applyPatch(pod, operations) as Pod));
+  } catch (error) {
+    if (error instanceof JsonPatchError && error.opIndex !== undefined && operations[error.opIndex]?.op === 'test') {
+      return Promise.reject(new WriteConflictError(`patch pod "${namespace}/${name}": the pod changed since it was read`, { cause: error }));
+    }
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+/** The source a pass lists and watches the stored pods through. */
+function storedPodSource(pods: StoredPods): SetPodSource {
+  return {
+    list: (scope) => Promise.resolve(pods.list(scope)),
+    changed(scope, resourceVersion, ignore, timeoutMs, signal, news) {
+      const start = watchStart(scope, resourceVersion);
+      if (start === undefined) return Promise.resolve('error');
+      return waitForSeen(() => pods.seenSince(start.from, scope, start.selector, ignore, news), pods.listeners, timeoutMs, signal);
+    },
+    watch(scope, resourceVersion, sink, signal) {
+      const start = watchStart(scope, resourceVersion);
+      if (start === undefined) return Promise.resolve('error');
+      if (signal.aborted) return Promise.resolve('stopped');
+      return pods.follow(start.from, scope, start.selector, sink, signal);
+    },
+  };
+}
+
 /**
  * One cluster's pods in memory: `source` lists and watches them, `writer`
  * patches them. Every change (through the writer or {@link MemoryPods.update})
@@ -213,134 +381,21 @@ function asTold(c: Change, scope: PodScope, selector: LabelSelector): { type: 'A
  * resolves on the first change in its scope it does not ignore.
  */
 export function memoryPods(initial: readonly Pod[] = []): MemoryPods {
-  let version = 0;
-  const stored = new Map<string, Pod>();
-  const writes: MemoryWrite[] = [];
-  /** Each change: the version it made and the pod before and after (a watch in a scope sees either side). */
-  const changes: Change[] = [];
-  const listeners = new Set<() => void>();
-  const commit = (key: string, after: Pod | undefined): string => {
-    const before = stored.get(key);
-    version++;
-    if (after === undefined) stored.delete(key);
-    else {
-      after.metadata = { ...after.metadata, resourceVersion: String(version) };
-      stored.set(key, after);
-    }
-    changes.push({ version, ...(before === undefined ? {} : { before }), ...(after === undefined ? {} : { after: cloneJson(after) }) });
-    for (const listener of [...listeners]) listener();
-    return String(version);
-  };
-  for (const pod of initial) commit(podKey(pod), cloneJson(pod));
-
-  const write = (namespace: string, name: string, kind: MemoryWrite['kind'], change: (pod: Pod) => Pod): PodWrite => {
-    const key = `${namespace}/${name}`;
-    const current = stored.get(key);
-    if (current === undefined) return { outcome: 'gone' };
-    const next = change(cloneJson(current));
-    writes.push({ kind, target: key });
-    return { outcome: 'written', resourceVersion: commit(key, next) };
-  };
-
-  // What a watch of the scope from `resourceVersion` starts from; none (the watch fails, as the API server refuses it) for a bad selector or version.
-  const watchStart = (scope: PodScope, resourceVersion: string): { selector: LabelSelector; from: number } | undefined => {
-    try {
-      const from = Number(resourceVersion);
-      return Number.isInteger(from) ? { selector: parseSelectorQuery(scope.labelSelector), from } : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-
-  const source: SetPodSource = {
-    list(scope) {
-      const selector = parseSelectorQuery(scope.labelSelector);
-      const pods = [...stored.values()].filter((pod) => inScope(pod, scope, selector)).map((pod) => cloneJson(pod));
-      return Promise.resolve({ pods, resourceVersion: String(version) });
-    },
-    changed(scope, resourceVersion, ignore, timeoutMs, signal, news) {
-      const start = watchStart(scope, resourceVersion);
-      if (start === undefined) return Promise.resolve('error');
-      const { selector, from } = start;
-      const told = (c: Change): boolean => {
-        const event = asTold(c, scope, selector);
-        return event !== undefined && (news === undefined || news(event.type, event.pod));
-      };
-      const seen = (): boolean => changes.some((c) => c.version > from && !ignore.has(String(c.version)) && told(c));
-      return waitForSeen(seen, listeners, timeoutMs, signal);
-    },
-    watch(scope, resourceVersion, sink, signal) {
-      const start = watchStart(scope, resourceVersion);
-      if (start === undefined) return Promise.resolve('error');
-      const { selector, from } = start;
-      if (signal.aborted) return Promise.resolve('stopped');
-      return new Promise((resolve) => {
-        let next = changes.findIndex((c) => c.version > from);
-        if (next === -1) next = changes.length;
-        // Told a moment after the write, as a watch tells it: the writer usually has its answer first.
-        let due = false;
-        const deliver = () => {
-          due = false;
-          for (; next < changes.length && !signal.aborted; next++) {
-            const event = asTold(changes[next] as Change, scope, selector);
-            if (event !== undefined) sink.change(event.type, cloneJson(event.pod));
-          }
-        };
-        const listener = () => {
-          if (due) return;
-          due = true;
-          setTimeout(deliver, 0);
-        };
-        listeners.add(listener);
-        signal.addEventListener(
-          'abort',
-          () => {
-            listeners.delete(listener);
-            resolve('stopped');
-          },
-          { once: true },
-        );
-        listener();
-      });
-    },
-  };
-
+  const pods = new StoredPods(initial);
   const writer: PodWriter = {
-    patch(namespace, name, operations: readonly JsonPatchOperation[]) {
-      try {
-        return Promise.resolve(write(namespace, name, 'patch', (pod) => applyPatch(pod, operations) as Pod));
-      } catch (error) {
-        if (error instanceof JsonPatchError && error.opIndex !== undefined && operations[error.opIndex]?.op === 'test') {
-          return Promise.reject(new WriteConflictError(`patch pod "${namespace}/${name}": the pod changed since it was read`, { cause: error }));
-        }
-        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-      }
-    },
-    patchStatus(namespace, name, patch) {
-      return Promise.resolve(
-        write(namespace, name, 'patch status', (pod) => ({ ...pod, status: mergeStatus(objectOf(pod.status) ?? {}, objectOf(objectOf(patch)?.status) ?? {}) })),
-      );
-    },
+    patch: (namespace, name, operations) => patchPod(pods, namespace, name, operations),
+    patchStatus: (namespace, name, patch) =>
+      Promise.resolve(pods.write(namespace, name, 'patch status', (pod) => ({ ...pod, status: mergeStatus(objectOf(pod.status) ?? {}, objectOf(objectOf(patch)?.status) ?? {}) }))),
   };
-
   return {
-    source,
+    source: storedPodSource(pods),
     writer,
-    writes,
-    pods: () => [...stored.values()].map((pod) => cloneJson(pod)),
-    update(namespace, name, change) {
-      const key = `${namespace}/${name}`;
-      const current = stored.get(key);
-      if (current === undefined) throw new Error(`memory pods: no pod ${key}`);
-      const next = cloneJson(current);
-      change(next);
-      return commit(key, next);
+    writes: pods.writes,
+    pods: () => [...pods.stored.values()].map((pod) => cloneJson(pod)),
+    update: (namespace, name, change) => pods.update(namespace, name, change),
+    remove: (namespace, name) => {
+      pods.remove(namespace, name);
     },
-    remove(namespace, name) {
-      const key = `${namespace}/${name}`;
-      if (!stored.has(key)) throw new Error(`memory pods: no pod ${key}`);
-      commit(key, undefined);
-    },
-    resourceVersion: () => String(version),
+    resourceVersion: () => String(pods.version),
   };
 }

@@ -165,25 +165,26 @@ function diffArrays(
   }
   const fromMiddle = from.slice(start, fromEnd);
   const toMiddle = to.slice(start, toEnd);
-
   if (fromMiddle.length === toMiddle.length) {
     fromMiddle.forEach((item, i) => {
       diffValues(item, toMiddle[i], `${path}/${start + i}`, out);
     });
-    return;
+  } else if (toMiddle.length === 0) {
+    // A pure insertion or removal: the block has one possible position, so there is nothing to weigh.
+    for (let x = fromMiddle.length - 1; x >= 0; x--) out.push({ op: 'remove', path: `${path}/${start + x}` });
+  } else if (fromMiddle.length === 0) {
+    toMiddle.forEach((item, x) => out.push({ op: 'add', path: `${path}/${start + x}`, value: item }));
+  } else {
+    diffAroundBlock(fromMiddle, toMiddle, `${path}/`, start, out);
   }
-  if (fromMiddle.length === 0 || toMiddle.length === 0) {
-    // A pure insertion or removal: the block has one possible position, so
-    // there is nothing to weigh (the general case below would choose it too,
-    // after serialising the block to price it).
-    if (toMiddle.length > 0) {
-      toMiddle.forEach((item, x) => out.push({ op: 'add', path: `${path}/${start + x}`, value: item }));
-    } else {
-      for (let x = fromMiddle.length - 1; x >= 0; x--) out.push({ op: 'remove', path: `${path}/${start + x}` });
-    }
-    return;
-  }
+}
 
+/**
+ * Step 3 of {@link diffArrays}: the middles differ in length by a block of
+ * `k` elements; its position is the one with the smallest patch. Indices
+ * are `start` plus the offset in the middle, under `arrayPath`.
+ */
+function diffAroundBlock(fromMiddle: readonly unknown[], toMiddle: readonly unknown[], arrayPath: string, start: number, out: JsonPatchOperation[]): void {
   const inserting = toMiddle.length > fromMiddle.length;
   const [shorter, longer] = inserting ? [fromMiddle, toMiddle] : [toMiddle, fromMiddle];
   const k = longer.length - shorter.length;
@@ -199,17 +200,36 @@ function diffArrays(
     }),
   );
   const [unshifted = [], shifted = []] = pairs;
-  // The cost of inserting the block at j is the size of longer[j, j + k):
+  const best = bestBlockPosition(unshifted, shifted, inserting ? longer : undefined, k);
+  // In-place edits at the indices the elements have before any insert or removal.
+  shorter.forEach((_item, i) => {
+    const ops = (i < best ? unshifted : shifted)[i] ?? [];
+    const index = start + (inserting || i < best ? i : i + k);
+    for (const op of ops) out.push(rebase(op, `${arrayPath}${index}`));
+  });
+  if (inserting) {
+    for (let x = 0; x < k; x++) out.push({ op: 'add', path: `${arrayPath}${start + best + x}`, value: longer[best + x] });
+  } else {
+    for (let x = k - 1; x >= 0; x--) out.push({ op: 'remove', path: `${arrayPath}${start + best + x}` });
+  }
+}
+
+/**
+ * Where the block of `k` goes: the position whose patch (the edits before it
+ * unshifted, after it shifted, plus the inserted block's own size when
+ * `inserted` is the longer side) is smallest; ties go to the later position.
+ */
+function bestBlockPosition(unshifted: readonly JsonPatchOperation[][], shifted: readonly JsonPatchOperation[][], inserted: readonly unknown[] | undefined, k: number): number {
+  // The cost of inserting the block at j is the size of inserted[j, j + k):
   // prefix sums, so each element is measured once rather than once per j.
   const prefix = [0];
-  if (inserting) for (const item of longer) prefix.push((prefix[prefix.length - 1] ?? 0) + jsonSize(item));
-  const blockCost = (j: number): number => (inserting ? (prefix[j + k] ?? 0) - (prefix[j] ?? 0) : 0);
-
+  if (inserted !== undefined) for (const item of inserted) prefix.push((prefix[prefix.length - 1] ?? 0) + jsonSize(item));
+  const blockCost = (j: number): number => (inserted !== undefined ? (prefix[j + k] ?? 0) - (prefix[j] ?? 0) : 0);
   let best = 0;
   let bestCost = Infinity;
   let before = 0;
   let after = shifted.reduce((sum, ops) => sum + jsonSize(ops), 0);
-  for (let j = 0; j <= shorter.length; j++) {
+  for (let j = 0; j <= shifted.length; j++) {
     const cost = before + after + blockCost(j);
     if (cost <= bestCost) {
       best = j;
@@ -218,20 +238,7 @@ function diffArrays(
     before += jsonSize(unshifted[j] ?? []);
     after -= jsonSize(shifted[j] ?? []);
   }
-
-  // In-place edits at the indices the elements have before any insert or removal.
-  shorter.forEach((_item, i) => {
-    const ops = (i < best ? unshifted : shifted)[i] ?? [];
-    const index = start + (inserting || i < best ? i : i + k);
-    for (const op of ops) out.push(rebase(op, `${path}/${index}`));
-  });
-  if (inserting) {
-    for (let x = 0; x < k; x++) {
-      out.push({ op: 'add', path: `${path}/${start + best + x}`, value: longer[best + x] });
-    }
-  } else {
-    for (let x = k - 1; x >= 0; x--) out.push({ op: 'remove', path: `${path}/${start + best + x}` });
-  }
+  return best;
 }
 
 function rebase(op: JsonPatchOperation, prefix: string): JsonPatchOperation {

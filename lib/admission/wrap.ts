@@ -83,6 +83,46 @@ function stringField(metadata: JsonObject, key: string, what: string): string | 
   return value;
 }
 
+/** The namespace the review names (set on `metadata` too); undefined for a cluster-scoped kind. */
+function reviewNamespace(kind: string, metadata: JsonObject, namespaced: boolean, input: WrapInput): string | undefined {
+  if (!namespaced) {
+    if (input.namespace !== undefined) throw new WrapError(`a ${kind} is cluster-scoped: --namespace does not apply`);
+    return undefined;
+  }
+  const own = stringField(metadata, 'namespace', `the ${kind}`);
+  if (own !== undefined && own !== '' && input.namespace !== undefined && own !== input.namespace) {
+    // As kubectl refuses it: the object says one namespace, the command another.
+    throw new WrapError(`the ${kind}'s namespace "${own}" does not match --namespace "${input.namespace}"`);
+  }
+  const namespace = own !== undefined && own !== '' ? own : (input.namespace ?? DEFAULT_NAMESPACE);
+  metadata.namespace = namespace;
+  return namespace;
+}
+
+/** The review's oldObject (a copy, in the new object's namespace): null but for an UPDATE, which needs one of the same kind, version and name. */
+function reviewOldObject(input: WrapInput, object: JsonObject, kind: string, name: string, namespace: string | undefined): JsonObject | null {
+  if (input.operation !== 'UPDATE') {
+    if (input.oldObject !== undefined) throw new WrapError('an old object is only for UPDATE (--operation UPDATE)');
+    return null;
+  }
+  if (input.oldObject === undefined) throw new WrapError('UPDATE needs the stored object (--old FILE)');
+  const oldObject = structuredClone(input.oldObject);
+  const oldKind = wrappableKind(oldObject);
+  if (oldKind !== kind) throw new WrapError(`the old object is a ${JSON.stringify(oldObject.kind)}, the new one a ${kind}`);
+  if (oldObject.apiVersion !== object.apiVersion) throw new WrapError(`the old ${kind} is ${String(oldObject.apiVersion)}, the new one ${String(object.apiVersion)}: the API server sends both in one version`);
+  const oldMetadata = metadataOf(oldObject, `the old ${kind}`);
+  const oldName = stringField(oldMetadata, 'name', `the old ${kind}`) ?? '';
+  if (oldName !== name) throw new WrapError(`the old ${kind} is named "${oldName}", the new one "${name}": an UPDATE keeps the name`);
+  if (namespace !== undefined) {
+    const oldNamespace = stringField(oldMetadata, 'namespace', `the old ${kind}`);
+    if (oldNamespace !== undefined && oldNamespace !== '' && oldNamespace !== namespace) {
+      throw new WrapError(`the old ${kind} is in namespace "${oldNamespace}", the new one in "${namespace}"`);
+    }
+    oldObject.metadata = { ...oldMetadata, namespace };
+  }
+  return oldObject;
+}
+
 /**
  * The AdmissionReview request body the API server would send for `input`.
  * The objects are copied; the inputs are not modified.
@@ -104,40 +144,8 @@ export function wrapInReview(input: WrapInput): JsonObject {
   if (name === '' && (input.operation === 'UPDATE' || !namespaced || generateName === undefined || generateName === '')) {
     throw new WrapError(`the ${kind} has no metadata.name${namespaced && input.operation === 'CREATE' ? ' (nor metadata.generateName)' : ''}`);
   }
-  let namespace: string | undefined;
-  if (namespaced) {
-    const own = stringField(metadata, 'namespace', `the ${kind}`);
-    if (own !== undefined && own !== '' && input.namespace !== undefined && own !== input.namespace) {
-      // As kubectl refuses it: the object says one namespace, the command another.
-      throw new WrapError(`the ${kind}'s namespace "${own}" does not match --namespace "${input.namespace}"`);
-    }
-    namespace = own !== undefined && own !== '' ? own : (input.namespace ?? DEFAULT_NAMESPACE);
-    metadata.namespace = namespace;
-  } else if (input.namespace !== undefined) {
-    throw new WrapError(`a ${kind} is cluster-scoped: --namespace does not apply`);
-  }
-
-  let oldObject: JsonObject | null = null;
-  if (input.operation === 'UPDATE') {
-    if (input.oldObject === undefined) throw new WrapError('UPDATE needs the stored object (--old FILE)');
-    oldObject = structuredClone(input.oldObject);
-    const oldKind = wrappableKind(oldObject);
-    if (oldKind !== kind) throw new WrapError(`the old object is a ${JSON.stringify(oldObject.kind)}, the new one a ${kind}`);
-    if (oldObject.apiVersion !== object.apiVersion) throw new WrapError(`the old ${kind} is ${String(oldObject.apiVersion)}, the new one ${String(object.apiVersion)}: the API server sends both in one version`);
-    const oldMetadata = metadataOf(oldObject, `the old ${kind}`);
-    const oldName = stringField(oldMetadata, 'name', `the old ${kind}`) ?? '';
-    if (oldName !== name) throw new WrapError(`the old ${kind} is named "${oldName}", the new one "${name}": an UPDATE keeps the name`);
-    if (namespaced) {
-      const oldNamespace = stringField(oldMetadata, 'namespace', `the old ${kind}`);
-      if (oldNamespace !== undefined && oldNamespace !== '' && oldNamespace !== namespace) {
-        throw new WrapError(`the old ${kind} is in namespace "${oldNamespace}", the new one in "${namespace ?? ''}"`);
-      }
-      oldObject.metadata = { ...oldMetadata, namespace };
-    }
-  } else if (input.oldObject !== undefined) {
-    throw new WrapError('an old object is only for UPDATE (--operation UPDATE)');
-  }
-
+  const namespace = reviewNamespace(kind, metadata, namespaced, input);
+  const oldObject = reviewOldObject(input, object, kind, name, namespace);
   const gvk: GroupVersionKind = { group, version, kind };
   const gvr = { group, version, resource };
   return {

@@ -315,43 +315,54 @@ export async function rotateWebhookSecret(ports: RotationPorts, settings: Rotati
   }
 }
 
+type DeployedPorts = RotationPorts & { deployed: readonly string[] };
+
+function writeDocument(ports: RotationPorts, next: SecretDocument, signal: AbortSignal | undefined): Promise<void> {
+  return ports.store.write(JSON.stringify(next), signal);
+}
+
 /** The rotation step that is due, for the stored `doc`; `known` collects secrets to redact. */
-async function rotationStep(ports: RotationPorts & { deployed: readonly string[] }, settings: RotationSettings, doc: SecretDocument, known: (string | undefined)[], refused: readonly RefusedWebhook[], signal?: AbortSignal): Promise<RotationResult> {
-  const now = ports.now();
-  const write = (next: SecretDocument) => ports.store.write(JSON.stringify(next), signal);
-
-  if (doc.previous === undefined) {
-    if (settings.periodMs === 0) return { step: 'waiting', detail: 'rotation is off' };
-    if (doc.rotation !== undefined) {
-      // A state without an old secret has nothing left to do.
-      await write(without(doc, 'rotation') as SecretDocument);
-      return { step: 'finished' };
-    }
-    if (doc.rotatedAt !== undefined && elapsed(now, doc.rotatedAt) < settings.periodMs) {
-      return { step: 'waiting', detail: 'not due', nextStepAt: later(doc.rotatedAt, settings.periodMs) };
-    }
-    const endpoints = await ports.webhooks.list(signal);
-    if (endpoints === undefined || endpoints.length === 0) return { step: 'skipped', detail: 'the webhook configurations are not installed' };
-    // A new secret would never reach a webhook pointing elsewhere, which the drop of the old one would then cut off: told, not rotated.
-    if (refused.length > 0) return { step: 'skipped', detail: 'webhooks point at URLs the deployment did not make: re-render and apply the manifests' };
-    const elsewhere = endpoints.filter((e) => secretOfUrl(e.url) !== doc.current);
-    if (elsewhere.length > 0) {
-      return { step: 'skipped', detail: `${elsewhere.map(describe).join(', ')} do not carry the current secret: re-render and apply the manifests` };
-    }
-    const next = (ports.newSecret ?? (() => randomBytes(32).toString('base64url')))();
-    known.push(next);
-    const at = now.toISOString();
-    await write({ ...doc, current: next, previous: doc.current, rotatedAt: at, rotation: { phase: 'propagating', since: at } });
-    return { step: 'started', nextStepAt: later(at, settings.refreshMs + settings.marginMs) };
-  }
-
+async function rotationStep(ports: DeployedPorts, settings: RotationSettings, doc: SecretDocument, known: (string | undefined)[], refused: readonly RefusedWebhook[], signal?: AbortSignal): Promise<RotationResult> {
+  if (doc.previous === undefined) return startRotation(ports, settings, doc, known, refused, signal);
   if (doc.rotation === undefined) {
     // An old secret without a state: a rotation by hand, or one begun before this version; finish it.
-    const at = now.toISOString();
-    await write({ ...doc, rotation: { phase: 'propagating', since: at } });
+    const at = ports.now().toISOString();
+    await writeDocument(ports, { ...doc, rotation: { phase: 'propagating', since: at } }, signal);
     return { step: 'started', detail: 'adopted a rotation in progress', nextStepAt: later(at, settings.refreshMs + settings.marginMs) };
   }
+  return advanceRotation(ports, settings, { ...doc, previous: doc.previous, rotation: doc.rotation }, signal);
+}
 
+/** With no old secret: a new one when the period has passed and every webhook carries the current one. */
+async function startRotation(ports: DeployedPorts, settings: RotationSettings, doc: SecretDocument, known: (string | undefined)[], refused: readonly RefusedWebhook[], signal: AbortSignal | undefined): Promise<RotationResult> {
+  const now = ports.now();
+  if (settings.periodMs === 0) return { step: 'waiting', detail: 'rotation is off' };
+  if (doc.rotation !== undefined) {
+    // A state without an old secret has nothing left to do.
+    await writeDocument(ports, without(doc, 'rotation') as SecretDocument, signal);
+    return { step: 'finished' };
+  }
+  if (doc.rotatedAt !== undefined && elapsed(now, doc.rotatedAt) < settings.periodMs) {
+    return { step: 'waiting', detail: 'not due', nextStepAt: later(doc.rotatedAt, settings.periodMs) };
+  }
+  const endpoints = await ports.webhooks.list(signal);
+  if (endpoints === undefined || endpoints.length === 0) return { step: 'skipped', detail: 'the webhook configurations are not installed' };
+  // A new secret would never reach a webhook pointing elsewhere, which the drop of the old one would then cut off: told, not rotated.
+  if (refused.length > 0) return { step: 'skipped', detail: 'webhooks point at URLs the deployment did not make: re-render and apply the manifests' };
+  const elsewhere = endpoints.filter((e) => secretOfUrl(e.url) !== doc.current);
+  if (elsewhere.length > 0) {
+    return { step: 'skipped', detail: `${elsewhere.map(describe).join(', ')} do not carry the current secret: re-render and apply the manifests` };
+  }
+  const next = (ports.newSecret ?? (() => randomBytes(32).toString('base64url')))();
+  known.push(next);
+  const at = now.toISOString();
+  await writeDocument(ports, { ...doc, current: next, previous: doc.current, rotatedAt: at, rotation: { phase: 'propagating', since: at } }, signal);
+  return { step: 'started', nextStepAt: later(at, settings.refreshMs + settings.marginMs) };
+}
+
+/** A rotation under way: once its phase has waited long enough, the webhooks moved to the new secret, then the old one dropped. */
+async function advanceRotation(ports: DeployedPorts, settings: RotationSettings, doc: SecretDocument & { previous: string; rotation: { phase: Phase; since: string } }, signal: AbortSignal | undefined): Promise<RotationResult> {
+  const now = ports.now();
   const { since, phase } = doc.rotation;
   const wait = phase === 'propagating' ? settings.refreshMs + settings.marginMs : settings.marginMs;
   if (elapsed(now, since) < wait) {
@@ -372,9 +383,9 @@ async function rotationStep(ports: RotationPorts & { deployed: readonly string[]
   if (unchanged.length > 0) return { step: 'failed', detail: `${unchanged.map(describe).join(', ')} still do not carry the new secret after the patch` };
   if (phase === 'propagating' || carryingOld.length > 0) {
     const at = now.toISOString();
-    await write({ ...doc, rotation: { phase: 'draining', since: at } });
+    await writeDocument(ports, { ...doc, rotation: { phase: 'draining', since: at } }, signal);
     return { step: 'webhooks-updated', nextStepAt: later(at, settings.marginMs) };
   }
-  await write(without(doc, 'previous', 'rotation') as SecretDocument);
+  await writeDocument(ports, without(doc, 'previous', 'rotation') as SecretDocument, signal);
   return { step: 'finished' };
 }

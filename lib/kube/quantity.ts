@@ -146,13 +146,15 @@ export function parseQuantity(str: string): Quantity | undefined {
   if (str === '0') return { unscaled: 0n, exponent: 0, format: 'DecimalSI', text: str };
   const scanned = scan(str);
   if (!scanned) return undefined;
-  const { positive, value, num, denom } = scanned;
   const suffix = interpretSuffix(scanned.suffix);
   if (!suffix) return undefined;
-  const { base, exponent } = suffix;
-  let { format } = suffix;
+  return int64Quantity(str, scanned, suffix) ?? exactQuantity(scanned, suffix);
+}
 
-  // Go's int64 fast path; it decides whether the input text is kept verbatim.
+type Suffix = NonNullable<ReturnType<typeof interpretSuffix>>;
+
+/** Go's int64 fast path, where the value fits; it decides whether the input text is kept verbatim. */
+function int64Quantity(str: string, { positive, num, denom }: Scanned, { base, exponent, format }: Suffix): Quantity | undefined {
   let precision = -1;
   let scale = 0;
   let mantissa = 1n;
@@ -163,24 +165,21 @@ export function parseQuantity(str: string): Quantity | undefined {
     mantissa = 1n << BigInt(exponent);
     precision = 15 - num.length - Math.trunc((exponent * 3) / 10) - 1;
   }
-  if (precision >= 0) {
-    scale = int32(scale - denom.length);
-    if (scale >= NANO) {
-      const shifted = num + denom;
-      const digits = BigInt(shifted);
-      const product = digits * mantissa;
-      if (product <= MAX_INT64) {
-        const unscaled = positive ? product : -product;
-        const canonical =
-          base === 2
-            ? (digits & 7n) !== 0n
-            : scale % 3 === 0 && !shifted.endsWith('000') && shifted[0] !== '0';
-        return canonical ? { unscaled, exponent: scale, format, text: str } : { unscaled, exponent: scale, format };
-      }
-    }
-  }
+  if (precision < 0) return undefined;
+  scale = int32(scale - denom.length);
+  if (scale < NANO) return undefined;
+  const shifted = num + denom;
+  const digits = BigInt(shifted);
+  const product = digits * mantissa;
+  if (product > MAX_INT64) return undefined;
+  const unscaled = positive ? product : -product;
+  const canonical = base === 2 ? (digits & 7n) !== 0n : scale % 3 === 0 && !shifted.endsWith('000') && shifted[0] !== '0';
+  return canonical ? { unscaled, exponent: scale, format, text: str } : { unscaled, exponent: scale, format };
+}
 
-  // Go's big-decimal path: exact value, rounded up to nano units, binary capped at int64.
+/** Go's big-decimal path: exact value, rounded up to nano units, binary capped at int64. */
+function exactQuantity({ positive, value }: Scanned, { base, exponent, format: suffixFormat }: Suffix): Quantity | undefined {
+  let format = suffixFormat;
   const parsed = parseDecimal(value);
   if (!parsed) return undefined;
   let unscaled = abs(parsed.unscaled);

@@ -41,24 +41,28 @@ export const PROMETHEUS_NAMES = {
 
 const seconds = (ms: number) => ms / 1000;
 
-/** Registers the families in `registry` and returns the recorder that feeds them. */
-export function registryRecorder(registry: MetricsRegistry): MetricsRecorder {
+/** Registers the admission families; the recorder of each function's reviews. */
+function admissionRecorder(registry: MetricsRegistry): MetricsRecorder['admission'] {
   const n = PROMETHEUS_NAMES;
   const reviews = registry.counter(n.reviews, ADMISSION_METRICS.reviews.help, ['function', 'outcome']);
   const answer = registry.histogram(n.answerLatency, ADMISSION_METRICS.answerLatency.help, ['function'], LATENCY_BUCKETS_S);
   const list = registry.histogram(n.listLatency, ADMISSION_METRICS.listLatency.help, ['function'], LATENCY_BUCKETS_S);
   const stale = registry.histogram(n.staleListAge, ADMISSION_METRICS.staleListAge.help, ['function'], [1, 5, 15, 30, 60, 300]);
-  const passes = registry.counter(n.passes, 'Full status passes run.', []);
-  const passDuration = registry.histogram(n.passDuration, PASS_METRICS.duration.help, [], PASS_BUCKETS_S);
-  const apiRequests = registry.counter(n.apiRequests, 'Requests full passes made to the API server.', []);
-  const statusesWritten = registry.counter(n.statusesWritten, 'SidecarSet statuses full passes wrote.', []);
-  const podsUpdated = registry.counter(n.podsUpdated, 'Pods whose sidecars passes (full and follow-up) updated in place.', []);
-  const podsFlipped = registry.counter(n.podsFlipped, 'Pods whose finished hot upgrade passes (full and follow-up) flipped.', []);
-  const podsEvicted = registry.counter(n.podsEvicted, PASS_METRICS.podsEvicted.help, []);
-  const passErrors = registry.counter(n.passErrors, 'Things full passes could not do (a list, a write, an event).', []);
-  const webhooksRepointed = registry.counter(n.webhooksRepointed, 'Webhooks full passes repointed from a secret no function accepts.', []);
-  const webhooksRefused = registry.counter(n.webhooksRefused, PASS_METRICS.webhooksRefused.help, []);
-  const podsNotInjected = registry.gauge(n.podsNotInjected, PASS_METRICS.podsNotInjected.help, []);
+  return (fn) => ({
+    review(fact) {
+      reviews.inc([fn, fact.outcome]);
+      if (fact.latencyMs !== undefined) answer.observe([fn], seconds(fact.latencyMs));
+      if (fact.listMs !== undefined) list.observe([fn], seconds(fact.listMs));
+    },
+    staleServed(ageMs) {
+      stale.observe([fn], seconds(ageMs));
+    },
+  });
+}
+
+/** Registers the per-SidecarSet gauges; `write` replaces what they said of one set, `clear` forgets every set. */
+function setGauges(registry: MetricsRegistry): { write(name: string, set: SetFigures): void; clear(): void } {
+  const n = PROMETHEUS_NAMES;
   const perSet = [
     [registry.gauge(n.matchedPods, SET_METRICS.matchedPods.help, ['sidecarset']), 'matchedPods'],
     [registry.gauge(n.updatedPods, SET_METRICS.updatedPods.help, ['sidecarset']), 'updatedPods'],
@@ -68,53 +72,65 @@ export function registryRecorder(registry: MetricsRegistry): MetricsRecorder {
   ] as const;
   const rolloutState = registry.gauge(n.rolloutState, ROLLOUT_STATE_METRIC.help, ['sidecarset', 'state']);
   const unavailablePods = registry.gauge(n.unavailablePods, UNAVAILABLE_PODS_METRIC.help, ['sidecarset', 'reason']);
-  /** One set's gauges, replacing what they said of it before. */
-  const setFigures = (name: string, set: SetFigures) => {
-    for (const [gauge, key] of perSet) gauge.set([name], set[key]);
-    // A state set: 1 for the state the set is in, 0 for the others, so a query can sum or filter either way.
-    rolloutState.remove([name]);
-    if (set.state !== undefined) for (const state of ROLLOUT_STATES) rolloutState.set([name, state], state === set.state ? 1 : 0);
-    unavailablePods.remove([name]);
-    for (const [reason, count] of Object.entries(set.unavailable ?? {})) unavailablePods.set([name, reason], count);
-  };
   return {
-    admission: (fn) => ({
-      review(fact) {
-        reviews.inc([fn, fact.outcome]);
-        if (fact.latencyMs !== undefined) answer.observe([fn], seconds(fact.latencyMs));
-        if (fact.listMs !== undefined) list.observe([fn], seconds(fact.listMs));
-      },
-      staleServed(ageMs) {
-        stale.observe([fn], seconds(ageMs));
-      },
-    }),
-    statusSync: () => ({
-      pass(fact) {
-        passes.inc([]);
-        passDuration.observe([], seconds(fact.durationMs));
-        apiRequests.inc([], fact.apiRequests);
-        statusesWritten.inc([], fact.statusesWritten);
-        podsUpdated.inc([], fact.podsUpdated);
-        podsFlipped.inc([], fact.podsFlipped);
-        podsEvicted.inc([], fact.podsEvicted);
-        passErrors.inc([], fact.errors);
-        webhooksRepointed.inc([], fact.webhooksRepointed);
-        webhooksRefused.inc([], fact.webhooksRefused);
-        podsNotInjected.set([], fact.podsNotInjected);
-        // A set deleted since the last pass disappears from every family.
-        for (const [gauge] of perSet) gauge.clear();
-        rolloutState.clear();
-        unavailablePods.clear();
-        for (const name of Object.keys(fact.sets).sort()) {
-          const set = fact.sets[name];
-          if (set !== undefined) setFigures(name, set);
-        }
-      },
-      setPass(fact) {
-        podsUpdated.inc([], fact.podsUpdated);
-        podsFlipped.inc([], fact.podsFlipped);
-        setFigures(fact.sidecarSet, fact.figures);
-      },
-    }),
+    write(name, set) {
+      for (const [gauge, key] of perSet) gauge.set([name], set[key]);
+      // A state set: 1 for the state the set is in, 0 for the others, so a query can sum or filter either way.
+      rolloutState.remove([name]);
+      if (set.state !== undefined) for (const state of ROLLOUT_STATES) rolloutState.set([name, state], state === set.state ? 1 : 0);
+      unavailablePods.remove([name]);
+      for (const [reason, count] of Object.entries(set.unavailable ?? {})) unavailablePods.set([name, reason], count);
+    },
+    clear() {
+      for (const [gauge] of perSet) gauge.clear();
+      rolloutState.clear();
+      unavailablePods.clear();
+    },
   };
+}
+
+/** Registers the pass families, then the per-set gauges; the recorder of the passes. */
+function statusSyncRecorder(registry: MetricsRegistry): MetricsRecorder['statusSync'] {
+  const n = PROMETHEUS_NAMES;
+  const passes = registry.counter(n.passes, 'Full status passes run.', []);
+  const passDuration = registry.histogram(n.passDuration, PASS_METRICS.duration.help, [], PASS_BUCKETS_S);
+  const counted = {
+    apiRequests: registry.counter(n.apiRequests, 'Requests full passes made to the API server.', []),
+    statusesWritten: registry.counter(n.statusesWritten, 'SidecarSet statuses full passes wrote.', []),
+    podsUpdated: registry.counter(n.podsUpdated, 'Pods whose sidecars passes (full and follow-up) updated in place.', []),
+    podsFlipped: registry.counter(n.podsFlipped, 'Pods whose finished hot upgrade passes (full and follow-up) flipped.', []),
+    podsEvicted: registry.counter(n.podsEvicted, PASS_METRICS.podsEvicted.help, []),
+    errors: registry.counter(n.passErrors, 'Things full passes could not do (a list, a write, an event).', []),
+    webhooksRepointed: registry.counter(n.webhooksRepointed, 'Webhooks full passes repointed from a secret no function accepts.', []),
+    webhooksRefused: registry.counter(n.webhooksRefused, PASS_METRICS.webhooksRefused.help, []),
+  } as const;
+  const podsNotInjected = registry.gauge(n.podsNotInjected, PASS_METRICS.podsNotInjected.help, []);
+  const sets = setGauges(registry);
+  return () => ({
+    pass(fact) {
+      passes.inc([]);
+      passDuration.observe([], seconds(fact.durationMs));
+      for (const [key, counter] of Object.entries(counted)) counter.inc([], fact[key as keyof typeof counted]);
+      podsNotInjected.set([], fact.podsNotInjected);
+      // A set deleted since the last pass disappears from every family.
+      sets.clear();
+      for (const name of Object.keys(fact.sets).sort()) {
+        const set = fact.sets[name];
+        if (set !== undefined) sets.write(name, set);
+      }
+    },
+    setPass(fact) {
+      counted.podsUpdated.inc([], fact.podsUpdated);
+      counted.podsFlipped.inc([], fact.podsFlipped);
+      sets.write(fact.sidecarSet, fact.figures);
+    },
+  });
+}
+
+/** Registers the families in `registry` and returns the recorder that feeds them. */
+export function registryRecorder(registry: MetricsRegistry): MetricsRecorder {
+  // In this order: `/metrics` lists the families as they were registered.
+  const admission = admissionRecorder(registry);
+  const statusSync = statusSyncRecorder(registry);
+  return { admission, statusSync };
 }

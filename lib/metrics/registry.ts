@@ -32,13 +32,21 @@ export interface MetricsRegistry {
   render(): string;
 }
 
+/** One series: its label values, its value (a histogram's count) and a histogram's buckets and sum. */
+interface Series {
+  labels: readonly string[];
+  value: number;
+  buckets?: number[];
+  sum?: number;
+}
+
 interface Family {
   name: string;
   help: string;
   type: FamilyType;
   labelNames: readonly string[];
   /** Series by their label values (JSON of the array). */
-  series: Map<string, { labels: readonly string[]; value: number; buckets?: number[]; sum?: number }>;
+  series: Map<string, Series>;
   buckets?: readonly number[];
 }
 
@@ -46,10 +54,89 @@ function labelPairs(names: readonly string[], values: readonly string[]): [strin
   return names.map((name, i) => [name, values[i] ?? '']);
 }
 
+/** The series of `labels` in `family`, made at zero the first time. */
+function seriesOf(family: Family, labels: readonly string[]): Series {
+  if (labels.length !== family.labelNames.length) {
+    throw new PrometheusFormatError(`metric ${family.name} takes ${family.labelNames.length} label values (${family.labelNames.join(', ')}); got ${labels.length}`);
+  }
+  const key = JSON.stringify(labels);
+  let series = family.series.get(key);
+  if (series === undefined) {
+    series = { labels: [...labels], value: 0, ...(family.buckets !== undefined ? { buckets: family.buckets.map(() => 0), sum: 0 } : {}) };
+    family.series.set(key, series);
+  }
+  return series;
+}
+
+function samplesOf(family: Family): Sample[] {
+  const samples: Sample[] = [];
+  for (const series of family.series.values()) {
+    const labels = labelPairs(family.labelNames, series.labels);
+    if (family.buckets === undefined) {
+      samples.push({ labels, value: series.value });
+      continue;
+    }
+    // Buckets are cumulative: each counts every observation at or under its bound.
+    family.buckets.forEach((bound, i) => {
+      samples.push({ suffix: '_bucket', labels: [...labels, ['le', String(bound)]], value: series.buckets?.[i] ?? 0 });
+    });
+    samples.push({ suffix: '_bucket', labels: [...labels, ['le', '+Inf']], value: series.value });
+    samples.push({ suffix: '_sum', labels, value: series.sum ?? 0 });
+    samples.push({ suffix: '_count', labels, value: series.value });
+  }
+  return samples;
+}
+
+function counterOf(family: Family): Counter {
+  return {
+    inc(labels, by = 1) {
+      if (!(by >= 0)) throw new RangeError(`counter ${family.name} can only go up; got ${by}`);
+      seriesOf(family, labels).value += by;
+    },
+  };
+}
+
+function gaugeOf(family: Family): Gauge {
+  return {
+    set(labels, value) {
+      seriesOf(family, labels).value = value;
+    },
+    clear() {
+      family.series.clear();
+    },
+    remove(prefix) {
+      for (const [key, series] of family.series) if (prefix.every((v, i) => series.labels[i] === v)) family.series.delete(key);
+    },
+  };
+}
+
+/** A histogram's buckets as given, checked: finite, in increasing order, at least one. */
+function checkedBuckets(name: string, labelNames: readonly string[], buckets: readonly number[]): number[] {
+  if (labelNames.includes('le')) throw new PrometheusFormatError(`histogram ${name} cannot have a label named le`);
+  const sorted = [...buckets];
+  if (sorted.length === 0 || sorted.some((b, i) => !Number.isFinite(b) || (i > 0 && b <= (sorted[i - 1] ?? b)))) {
+    throw new PrometheusFormatError(`histogram ${name} needs finite buckets in increasing order`);
+  }
+  return sorted;
+}
+
+function histogramOf(family: Family, bounds: readonly number[]): Histogram {
+  return {
+    observe(labels, value) {
+      if (Number.isNaN(value)) return;
+      const series = seriesOf(family, labels);
+      series.value += 1;
+      series.sum = (series.sum ?? 0) + value;
+      bounds.forEach((bound, i) => {
+        if (value <= bound && series.buckets !== undefined) series.buckets[i] = (series.buckets[i] ?? 0) + 1;
+      });
+    },
+  };
+}
+
 export function metricsRegistry(): MetricsRegistry {
   const families: Family[] = [];
   const byName = new Map<string, Family>();
-
   const make = (name: string, help: string, type: FamilyType, labelNames: readonly string[], buckets?: readonly number[]): Family => {
     checkMetricName(name);
     for (const label of labelNames) checkLabelName(label);
@@ -59,81 +146,12 @@ export function metricsRegistry(): MetricsRegistry {
     byName.set(name, family);
     return family;
   };
-
-  const seriesOf = (family: Family, labels: readonly string[]) => {
-    if (labels.length !== family.labelNames.length) {
-      throw new PrometheusFormatError(`metric ${family.name} takes ${family.labelNames.length} label values (${family.labelNames.join(', ')}); got ${labels.length}`);
-    }
-    const key = JSON.stringify(labels);
-    let series = family.series.get(key);
-    if (series === undefined) {
-      series = { labels: [...labels], value: 0, ...(family.buckets !== undefined ? { buckets: family.buckets.map(() => 0), sum: 0 } : {}) };
-      family.series.set(key, series);
-    }
-    return series;
-  };
-
-  const samplesOf = (family: Family): Sample[] => {
-    const samples: Sample[] = [];
-    for (const series of family.series.values()) {
-      const labels = labelPairs(family.labelNames, series.labels);
-      if (family.buckets === undefined) {
-        samples.push({ labels, value: series.value });
-        continue;
-      }
-      // Buckets are cumulative: each counts every observation at or under its bound.
-      family.buckets.forEach((bound, i) => {
-        samples.push({ suffix: '_bucket', labels: [...labels, ['le', String(bound)]], value: series.buckets?.[i] ?? 0 });
-      });
-      samples.push({ suffix: '_bucket', labels: [...labels, ['le', '+Inf']], value: series.value });
-      samples.push({ suffix: '_sum', labels, value: series.sum ?? 0 });
-      samples.push({ suffix: '_count', labels, value: series.value });
-    }
-    return samples;
-  };
-
   const registry: MetricsRegistry = {
-    counter(name, help, labelNames) {
-      const family = make(name, help, 'counter', labelNames);
-      return {
-        inc(labels, by = 1) {
-          if (!(by >= 0)) throw new RangeError(`counter ${name} can only go up; got ${by}`);
-          seriesOf(family, labels).value += by;
-        },
-      };
-    },
-    gauge(name, help, labelNames) {
-      const family = make(name, help, 'gauge', labelNames);
-      return {
-        set(labels, value) {
-          seriesOf(family, labels).value = value;
-        },
-        clear() {
-          family.series.clear();
-        },
-        remove(prefix) {
-          for (const [key, series] of family.series) if (prefix.every((v, i) => series.labels[i] === v)) family.series.delete(key);
-        },
-      };
-    },
+    counter: (name, help, labelNames) => counterOf(make(name, help, 'counter', labelNames)),
+    gauge: (name, help, labelNames) => gaugeOf(make(name, help, 'gauge', labelNames)),
     histogram(name, help, labelNames, buckets) {
-      if (labelNames.includes('le')) throw new PrometheusFormatError(`histogram ${name} cannot have a label named le`);
-      const sorted = [...buckets];
-      if (sorted.length === 0 || sorted.some((b, i) => !Number.isFinite(b) || (i > 0 && b <= (sorted[i - 1] ?? b)))) {
-        throw new PrometheusFormatError(`histogram ${name} needs finite buckets in increasing order`);
-      }
-      const family = make(name, help, 'histogram', labelNames, sorted);
-      return {
-        observe(labels, value) {
-          if (Number.isNaN(value)) return;
-          const series = seriesOf(family, labels);
-          series.value += 1;
-          series.sum = (series.sum ?? 0) + value;
-          sorted.forEach((bound, i) => {
-            if (value <= bound && series.buckets !== undefined) series.buckets[i] = (series.buckets[i] ?? 0) + 1;
-          });
-        },
-      };
+      const bounds = checkedBuckets(name, labelNames, buckets);
+      return histogramOf(make(name, help, 'histogram', labelNames, bounds), bounds);
     },
     snapshot: () => families.map((family) => ({ name: family.name, help: family.help, type: family.type, samples: samplesOf(family) })),
     render: () => renderPrometheus(registry.snapshot()),

@@ -138,6 +138,33 @@ function sample(keys: readonly string[]): string {
   return keys.length <= 3 ? keys.join(', ') : `${keys.slice(0, 3).join(', ')} and ${keys.length - 3} more`;
 }
 
+/** The pods whose SidecarSet annotations are in the early form, and those this project cannot read. */
+function podFindings(pods: readonly Pod[]): { oldFormPods: PodFinding[]; unrecognisedPods: PodFinding[] } {
+  const oldFormPods: PodFinding[] = [];
+  const unrecognisedPods: PodFinding[] = [];
+  for (const pod of pods) {
+    const seen = recognisePod(pod);
+    if (seen.kind === 'old-form') oldFormPods.push({ pod: podKey(pod), detail: 'early {"<set>":"<hash>"} form, read as Kruise reads it' });
+    if (seen.kind === 'unrecognised') unrecognisedPods.push({ pod: podKey(pod), detail: seen.problem });
+  }
+  return { oldFormPods, unrecognisedPods };
+}
+
+/** Into `blockers` and `notes`, what one set's finding says, in the report's order. */
+function setFindingLines(set: SetFinding, revisionNamespace: string, blockers: string[], notes: string[]): void {
+  if (set.wouldUpdate.length > 0) blockers.push(`SidecarSet ${set.name}: a pass now would update ${set.wouldUpdate.length} pod(s) in place (${sample(set.wouldUpdate)}): a rollout is in flight; let it finish or pause it (step 2)`);
+  if (set.wouldFlip.length > 0) blockers.push(`SidecarSet ${set.name}: ${set.wouldFlip.length} pod(s) are mid-HotUpgrade and would be flipped now (${sample(set.wouldFlip)}); let the swap finish (step 2)`);
+  if (set.missingPinnedRevision !== undefined) blockers.push(`SidecarSet ${set.name} pins revision ${set.missingPinnedRevision}, which is not in namespace ${revisionNamespace} where this project reads revisions: new pods would be refused`);
+  const elsewhere = Object.keys(set.revisionsIn).filter((ns) => ns !== revisionNamespace);
+  if (elsewhere.length > 0 && (set.revisionsIn[revisionNamespace] ?? 0) === 0) {
+    blockers.push(`SidecarSet ${set.name}'s ControllerRevisions are in ${elsewhere.join(', ')}, not in ${revisionNamespace}: deploy with SIDECARSET_REVISION_NAMESPACE=${elsewhere[0] ?? ''} (and npm run manifests -- --revision-namespace ${elsewhere[0] ?? ''}), then run the check with --revision-namespace`);
+  }
+  if (set.statusDiffers.length > 0) notes.push(`SidecarSet ${set.name}: the first pass rewrites the status (${set.statusDiffers.join(', ')}); no pod is touched`);
+  if (set.latestRevision !== undefined && set.latestRevision !== '' && set.latestRevision !== set.expectedRevision) {
+    notes.push(`SidecarSet ${set.name}: status.latestRevision is ${set.latestRevision}, the current spec's revision is ${set.expectedRevision}: the first pass registers it (a ControllerRevision, no pod)`);
+  }
+}
+
 /** Decides the report from a snapshot. */
 export function assessMigration(snapshot: MigrationSnapshot): MigrationReport {
   const manager = snapshot.manager === undefined ? undefined : kruiseManagerOf(snapshot.manager);
@@ -147,13 +174,7 @@ export function assessMigration(snapshot: MigrationSnapshot): MigrationReport {
   const line = supportedLine(manager?.version);
   const controllerActive = managerActive(manager) && crd !== undefined;
   const sets = [...snapshot.sets].sort((a, b) => (sidecarSetName(a) < sidecarSetName(b) ? -1 : 1)).map((s) => setFinding(s, snapshot.pods, snapshot.namespaceLabels, snapshot.revisions, snapshot.revisionNamespace));
-  const oldFormPods: PodFinding[] = [];
-  const unrecognisedPods: PodFinding[] = [];
-  for (const pod of snapshot.pods) {
-    const seen = recognisePod(pod);
-    if (seen.kind === 'old-form') oldFormPods.push({ pod: podKey(pod), detail: 'early {"<set>":"<hash>"} form, read as Kruise reads it' });
-    if (seen.kind === 'unrecognised') unrecognisedPods.push({ pod: podKey(pod), detail: seen.problem });
-  }
+  const { oldFormPods, unrecognisedPods } = podFindings(snapshot.pods);
   const blockers: string[] = [];
   const notes: string[] = [];
 
@@ -164,19 +185,7 @@ export function assessMigration(snapshot: MigrationSnapshot): MigrationReport {
   if (crd !== undefined && crd.ours && crd.conversionWebhook && older.length > 0) {
     notes.push(`the CRD's status.storedVersions also lists ${older.join(', ')}: SidecarSets may still be stored as ${older.join(' or ')}, and each read of them as ${crd.storage ?? '?'} (the version this project's functions read) converts through sidecarset-convert; rewrite them once (docs/MIGRATION.md step 3, "Kruise 1.8")`);
   }
-  for (const set of sets) {
-    if (set.wouldUpdate.length > 0) blockers.push(`SidecarSet ${set.name}: a pass now would update ${set.wouldUpdate.length} pod(s) in place (${sample(set.wouldUpdate)}): a rollout is in flight; let it finish or pause it (step 2)`);
-    if (set.wouldFlip.length > 0) blockers.push(`SidecarSet ${set.name}: ${set.wouldFlip.length} pod(s) are mid-HotUpgrade and would be flipped now (${sample(set.wouldFlip)}); let the swap finish (step 2)`);
-    if (set.missingPinnedRevision !== undefined) blockers.push(`SidecarSet ${set.name} pins revision ${set.missingPinnedRevision}, which is not in namespace ${snapshot.revisionNamespace} where this project reads revisions: new pods would be refused`);
-    const elsewhere = Object.keys(set.revisionsIn).filter((ns) => ns !== snapshot.revisionNamespace);
-    if (elsewhere.length > 0 && (set.revisionsIn[snapshot.revisionNamespace] ?? 0) === 0) {
-      blockers.push(`SidecarSet ${set.name}'s ControllerRevisions are in ${elsewhere.join(', ')}, not in ${snapshot.revisionNamespace}: deploy with SIDECARSET_REVISION_NAMESPACE=${elsewhere[0] ?? ''} (and npm run manifests -- --revision-namespace ${elsewhere[0] ?? ''}), then run the check with --revision-namespace`);
-    }
-    if (set.statusDiffers.length > 0) notes.push(`SidecarSet ${set.name}: the first pass rewrites the status (${set.statusDiffers.join(', ')}); no pod is touched`);
-    if (set.latestRevision !== undefined && set.latestRevision !== '' && set.latestRevision !== set.expectedRevision) {
-      notes.push(`SidecarSet ${set.name}: status.latestRevision is ${set.latestRevision}, the current spec's revision is ${set.expectedRevision}: the first pass registers it (a ControllerRevision, no pod)`);
-    }
-  }
+  for (const set of sets) setFindingLines(set, snapshot.revisionNamespace, blockers, notes);
   if (unrecognisedPods.length > 0) {
     blockers.push(`${unrecognisedPods.length} pod(s) carry SidecarSet annotations this project cannot read (${sample(unrecognisedPods.map((p) => p.pod))}): a rollout would count them as not updated and restart them; recreate them or fix the annotation`);
   }

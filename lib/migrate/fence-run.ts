@@ -65,101 +65,122 @@ async function fenceContext(cluster: FenceCluster, signal?: AbortSignal): Promis
   return { sets: byName, namespaceLabels, webhook, declaredImages: declaredImages(byName, revisions) };
 }
 
+type Reported = FenceDecision | { kind: 'failed'; reason: string } | { kind: 'gone' };
+
+/** One run: what it judges against, what it has reported, and its counts. */
+class FenceRun {
+  readonly summary: FenceSummary = { injected: 0, fenced: 0, alreadyFenced: 0, skipped: 0, failed: 0 };
+  private readonly cluster: FenceCluster;
+  private readonly context: FenceContext;
+  private readonly options: FenceRunOptions;
+  private readonly out: (line: string) => void;
+  private readonly signal: AbortSignal | undefined;
+  /** Pods seen, by uid (or key): a list started over after its continue token expired does not report them again. */
+  private readonly done = new Set<string>();
+
+  constructor(cluster: FenceCluster, context: FenceContext, options: FenceRunOptions, out: (line: string) => void, signal: AbortSignal | undefined) {
+    this.cluster = cluster;
+    this.context = context;
+    this.options = options;
+    this.out = out;
+    this.signal = signal;
+  }
+
+  /** Decides one listed pod and fences it or reports it; a pod seen before is passed over. */
+  async visit(pod: Pod): Promise<void> {
+    const id = pod.metadata?.uid ?? podKey(pod);
+    if (this.done.has(id)) return;
+    this.done.add(id);
+    const decision = fenceDecision(pod, this.context);
+    if (decision.kind === 'not-injected') return;
+    this.summary.injected++;
+    if (decision.kind === 'fence' && !this.options.dryRun) await this.fence(pod, decision);
+    else this.report(pod, decision);
+  }
+
+  private report(pod: Pod, decision: Reported): void {
+    const key = podKey(pod);
+    const { summary } = this;
+    switch (decision.kind) {
+      case 'not-injected':
+        return;
+      case 'fence':
+        summary.fenced++;
+        this.out(`${this.options.dryRun ? 'would fence' : 'fenced'} ${key}: ${fenceText(decision)}`);
+        return;
+      case 'fenced':
+        summary.alreadyFenced++;
+        this.out(`skipped ${key}: already fenced (its fence is never changed)`);
+        return;
+      case 'gone':
+      case 'skip':
+        summary.skipped++;
+        this.out(`skipped ${key}: ${decision.kind === 'gone' ? 'deleted meanwhile' : decision.reason}`);
+        return;
+      case 'failed':
+        summary.failed++;
+        this.out(`failed ${key}: ${decision.reason}`);
+        return;
+    }
+  }
+
+  /** Writes the fence decided for `pod`, re-reading it once after a conflict. */
+  private async fence(pod: Pod, decision: FenceDecision & { kind: 'fence' }): Promise<void> {
+    let current = pod;
+    let decided = decision;
+    for (let attempt = 1; ; attempt++) {
+      let outcome;
+      try {
+        outcome = await this.cluster.patchPod(current, decided, this.signal);
+      } catch (error) {
+        this.report(current, { kind: 'failed', reason: errorMessage(error).replace(/\s*\n\s*/g, ' ') });
+        return;
+      }
+      if (outcome !== 'conflict') {
+        this.report(current, outcome === 'gone' ? { kind: 'gone' } : decided);
+        return;
+      }
+      if (attempt > 1) {
+        this.report(current, { kind: 'failed', reason: 'the pod changed while it was being fenced, twice; run the command again' });
+        return;
+      }
+      const again = await this.decideAgain(current);
+      if (again === undefined) return;
+      [current, decided] = again;
+    }
+  }
+
+  /** After a conflict: the pod read again and its fence decided afresh; undefined (reported) when it is no longer one to fence. */
+  private async decideAgain(pod: Pod): Promise<[Pod, FenceDecision & { kind: 'fence' }] | undefined> {
+    let reread: Pod | undefined;
+    try {
+      reread = await this.cluster.getPod(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', this.signal);
+    } catch (error) {
+      this.report(pod, { kind: 'failed', reason: `the pod changed meanwhile and could not be read again: ${errorMessage(error)}` });
+      return undefined;
+    }
+    if (reread === undefined) {
+      this.report(pod, { kind: 'gone' });
+      return undefined;
+    }
+    const again = fenceDecision(reread, this.context);
+    if (again.kind === 'fence') return [reread, again];
+    this.report(reread, again);
+    return undefined;
+  }
+}
+
 /**
  * Fences every unfenced pod Kruise (or an earlier pod-inject) injected;
  * `out` gets one line per pod and none for the summary (see {@link formatFenceSummary}).
  * @throws what reading the sets, namespaces, pod-inject's registration, the revisions or the pod list throws (the cluster cannot be read).
  */
 export async function runFenceBackfill(cluster: FenceCluster, options: FenceRunOptions, out: (line: string) => void, signal?: AbortSignal): Promise<FenceSummary> {
-  const context = await fenceContext(cluster, signal);
-  const summary: FenceSummary = { injected: 0, fenced: 0, alreadyFenced: 0, skipped: 0, failed: 0 };
-  /** Pods seen, by uid (or key): a list started over after its continue token expired does not report them again. */
-  const done = new Set<string>();
-
-  const report = (pod: Pod, decision: FenceDecision | { kind: 'failed'; reason: string } | { kind: 'gone' }): void => {
-    const key = podKey(pod);
-    switch (decision.kind) {
-      case 'not-injected':
-        return;
-      case 'fence':
-        summary.fenced++;
-        out(`${options.dryRun ? 'would fence' : 'fenced'} ${key}: ${fenceText(decision)}`);
-        return;
-      case 'fenced':
-        summary.alreadyFenced++;
-        out(`skipped ${key}: already fenced (its fence is never changed)`);
-        return;
-      case 'gone':
-        summary.skipped++;
-        out(`skipped ${key}: deleted meanwhile`);
-        return;
-      case 'skip':
-        summary.skipped++;
-        out(`skipped ${key}: ${decision.reason}`);
-        return;
-      case 'failed':
-        summary.failed++;
-        out(`failed ${key}: ${decision.reason}`);
-        return;
-    }
-  };
-
-  /** Writes the fence decided for `pod`, re-reading it once after a conflict. */
-  const fence = async (pod: Pod, decision: FenceDecision & { kind: 'fence' }): Promise<void> => {
-    const namespace = pod.metadata?.namespace ?? '';
-    const name = pod.metadata?.name ?? '';
-    let current = pod;
-    let decided = decision;
-    for (let attempt = 1; ; attempt++) {
-      let outcome;
-      try {
-        outcome = await cluster.patchPod(current, decided, signal);
-      } catch (error) {
-        report(current, { kind: 'failed', reason: errorMessage(error).replace(/\s*\n\s*/g, ' ') });
-        return;
-      }
-      if (outcome !== 'conflict') {
-        report(current, outcome === 'gone' ? { kind: 'gone' } : decided);
-        return;
-      }
-      if (attempt > 1) {
-        report(current, { kind: 'failed', reason: 'the pod changed while it was being fenced, twice; run the command again' });
-        return;
-      }
-      let reread: Pod | undefined;
-      try {
-        reread = await cluster.getPod(namespace, name, signal);
-      } catch (error) {
-        report(current, { kind: 'failed', reason: `the pod changed meanwhile and could not be read again: ${errorMessage(error)}` });
-        return;
-      }
-      if (reread === undefined) {
-        report(current, { kind: 'gone' });
-        return;
-      }
-      const again = fenceDecision(reread, context);
-      if (again.kind !== 'fence') {
-        report(reread, again);
-        return;
-      }
-      current = reread;
-      decided = again;
-    }
-  };
-
+  const run = new FenceRun(cluster, await fenceContext(cluster, signal), options, out, signal);
   for await (const pods of cluster.podPages(options.namespace, signal)) {
-    for (const pod of pods) {
-      const id = pod.metadata?.uid ?? podKey(pod);
-      if (done.has(id)) continue;
-      done.add(id);
-      const decision = fenceDecision(pod, context);
-      if (decision.kind === 'not-injected') continue;
-      summary.injected++;
-      if (decision.kind === 'fence' && !options.dryRun) await fence(pod, decision);
-      else report(pod, decision);
-    }
+    for (const pod of pods) await run.visit(pod);
   }
-  return summary;
+  return run.summary;
 }
 
 /** The summary line. */

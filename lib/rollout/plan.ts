@@ -363,58 +363,28 @@ export function decidedByCounts(set: SidecarSet, counts: RolloutCounts, swapping
   return stop === 'finished' ? { kind: stop } : undefined;
 }
 
-/**
- * The pass's decision for one set (kruise-1.9.md's pass: NotUpdate, paused,
- * flips, finished, the batch). `pods` is every pod
- * listed for the set, in any order; `namespaceLabels` the labels of the
- * namespaces its namespaceSelector needs.
- * @throws UnknownNamespaceError when a namespaceSelector needs a namespace missing from `namespaceLabels`.
- */
-export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels, options: PlanOptions = {}): RolloutPlan {
-  const { sorted: matched, listed, position } = matchedList(set, pods, namespaceLabels);
-  const strategy = objectOf(set.spec?.updateStrategy) ?? {};
-  // Kruise 1.9 returns for NotUpdate and paused before flipping (1.8 flipped first): such a set flips nothing.
-  const held = strategy.type === 'NotUpdate' || strategy.paused === true;
-  const walk = walkPods(set, matched, !held, { listed, position });
-  const { flags, status, unavailable: unavailablePods } = walk;
-  const { flips, swapping } = held ? { flips: [], swapping: 0 } : hotSwaps(set, matched);
-  const done = (waiting: WaitingReason, notUpgradable: Pod[] = []): RolloutPlan => ({ status, updates: [], notUpgradable, flips, swapping, waiting, ...(unavailablePods === undefined ? {} : { unavailable: unavailablePods }) });
+/** Why a pass updates no pod whatever its batch: flips due, or the stop rule; undefined when the set rolls on. */
+function stoppedReason(set: SidecarSet, status: RolloutCounts, flips: readonly PlannedFlip[], swapping: number, unavailablePods: UnavailablePods | undefined): WaitingReason | undefined {
   // A pass that flips returns there (Kruise 1.9, #2156): the next batch is decided from the pods as flipped.
-  if (flips.length > 0) return done({ kind: 'flipping', pods: flips.length });
+  if (flips.length > 0) return { kind: 'flipping', pods: flips.length };
   switch (stopOf(set, status, swapping)) {
     case 'not-update':
-      return done({ kind: 'not-update' });
+      return { kind: 'not-update' };
     case 'hot-swapping':
-      return done({ kind: 'hot-swapping', pods: swapping });
+      return { kind: 'hot-swapping', pods: swapping };
     case 'updated-not-ready':
     case 'finished':
-      return done(unavailablePods === undefined ? { kind: 'finished' } : { kind: 'updated-not-ready', stuck: unavailablePods });
+      return unavailablePods === undefined ? { kind: 'finished' } : { kind: 'updated-not-ready', stuck: unavailablePods };
     case 'paused':
-      return done({ kind: 'paused' });
+      return { kind: 'paused' };
     case undefined:
-      break;
+      return undefined;
   }
+}
 
-  // Not held (stopOf answers for NotUpdate and paused), so the walk decided.
-  const { order: updateOrder, notUpgradable, inFlight } = walk.standings as Standings;
-  let { notSelected } = walk.standings as Standings;
-  const waitingCount = (walk.standings as Standings).waiting;
-  let partition: number;
-  let maxUnavailable: number;
-  try {
-    partition = partitionCount(set.spec?.updateStrategy?.partition, matched.length);
-    maxUnavailable = maxUnavailableCount(set.spec?.updateStrategy?.maxUnavailable, matched.length);
-  } catch (e) {
-    return done({ kind: 'invalid-strategy', message: (e as Error).message }, notUpgradable);
-  }
-
-  const order = updateOrder.order();
-  const unavailable = walk.unavailableCount;
-  const updates: PlannedUpdate[] = [];
-  const setAside: SetAsidePod[] = [];
-  const { patchFor } = options;
-  // The lazy filter: each pod the walk reaches is planned once, in order; one whose patch cannot be made gives its place to the next.
-  const take = (at: number): boolean => {
+/** The batch's `take`: each pod the walk reaches is planned once, in order; one whose patch cannot be made is set aside and gives its place to the next. */
+function batchTaker(set: SidecarSet, matched: readonly Pod[], order: readonly number[], patchFor: PlanOptions['patchFor'], updates: PlannedUpdate[], setAside: SetAsidePod[]): (at: number) => boolean {
+  return (at) => {
     const pod = matched[order[at] as number] as Pod;
     if (patchFor === undefined) {
       updates.push({ pod, images: imageChanges(pod, set) });
@@ -430,23 +400,58 @@ export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabe
     updates.push({ pod, images: imageChanges(pod, set), patch });
     return true;
   };
-  const batch = batchSize({
-    waitingReady: order.map((i) => ((flags[i] as number) & READY) !== 0),
-    total: matched.length,
-    unavailable,
-    partition,
-    maxUnavailable,
-    take,
-  });
-  // A pod set aside counts as one the round does not select (as when the batch was planned again without it).
-  const stillWaiting = waitingCount - batch.setAside;
-  notSelected += batch.setAside;
-  const plan: RolloutPlan = { status, updates, notUpgradable, flips, swapping, ...(unavailablePods === undefined ? {} : { unavailable: unavailablePods }), ...(setAside.length > 0 ? { setAside } : {}) };
-  if (options.holds === true) plan.holds = batchHolds(order.map((i) => matched[i] as Pod), partition, batch);
-  if (batch.blockedByMaxUnavailable) plan.waiting = { kind: 'max-unavailable', unavailable, maxUnavailable, ...(unavailablePods === undefined ? {} : { stuck: unavailablePods }) };
-  else if (stillWaiting === 0) {
-    plan.waiting = { kind: 'nothing-waiting', notUpgradable: notUpgradable.length, notSelected, inFlight, ...(notUpgradable.length > 0 ? { changed: changedFieldNames(notUpgradable, set) } : {}) };
+}
+
+/** Why the batch left waiting pods, if it did; a pod set aside counts as one the round does not select. */
+function batchWaiting(set: SidecarSet, batch: Batch, standings: Standings, unavailable: number, maxUnavailable: number, unavailablePods: UnavailablePods | undefined): WaitingReason | undefined {
+  if (batch.blockedByMaxUnavailable) return { kind: 'max-unavailable', unavailable, maxUnavailable, ...(unavailablePods === undefined ? {} : { stuck: unavailablePods }) };
+  const stillWaiting = standings.waiting - batch.setAside;
+  const { notUpgradable, inFlight } = standings;
+  if (stillWaiting === 0) {
+    const notSelected = standings.notSelected + batch.setAside;
+    return { kind: 'nothing-waiting', notUpgradable: notUpgradable.length, notSelected, inFlight, ...(notUpgradable.length > 0 ? { changed: changedFieldNames(notUpgradable, set) } : {}) };
   }
-  else if (batch.count === 0 || batch.heldByPartition > 0) plan.waiting = { kind: 'partition', held: Math.min(batch.heldByPartition, stillWaiting) };
+  if (batch.count === 0 || batch.heldByPartition > 0) return { kind: 'partition', held: Math.min(batch.heldByPartition, stillWaiting) };
+  return undefined;
+}
+
+/**
+ * The pass's decision for one set (kruise-1.9.md's pass: NotUpdate, paused,
+ * flips, finished, the batch). `pods` is every pod
+ * listed for the set, in any order; `namespaceLabels` the labels of the
+ * namespaces its namespaceSelector needs.
+ * @throws UnknownNamespaceError when a namespaceSelector needs a namespace missing from `namespaceLabels`.
+ */
+export function planRollout(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels, options: PlanOptions = {}): RolloutPlan {
+  const { sorted: matched, listed, position } = matchedList(set, pods, namespaceLabels);
+  const strategy = objectOf(set.spec?.updateStrategy) ?? {};
+  // Kruise 1.9 returns for NotUpdate and paused before flipping (1.8 flipped first): such a set flips nothing.
+  const held = strategy.type === 'NotUpdate' || strategy.paused === true;
+  const walk = walkPods(set, matched, !held, { listed, position });
+  const { flags, status, unavailable: unavailablePods } = walk;
+  const { flips, swapping } = held ? { flips: [], swapping: 0 } : hotSwaps(set, matched);
+  const unavailableOf = unavailablePods === undefined ? {} : { unavailable: unavailablePods };
+  const done = (waiting: WaitingReason, notUpgradable: Pod[] = []): RolloutPlan => ({ status, updates: [], notUpgradable, flips, swapping, waiting, ...unavailableOf });
+  const stopped = stoppedReason(set, status, flips, swapping, unavailablePods);
+  if (stopped !== undefined) return done(stopped);
+  // Not held (stopOf answers for NotUpdate and paused), so the walk decided.
+  const standings = walk.standings as Standings;
+  let partition: number;
+  let maxUnavailable: number;
+  try {
+    partition = partitionCount(set.spec?.updateStrategy?.partition, matched.length);
+    maxUnavailable = maxUnavailableCount(set.spec?.updateStrategy?.maxUnavailable, matched.length);
+  } catch (e) {
+    return done({ kind: 'invalid-strategy', message: (e as Error).message }, standings.notUpgradable);
+  }
+  const order = standings.order.order();
+  const updates: PlannedUpdate[] = [];
+  const setAside: SetAsidePod[] = [];
+  const waitingReady = order.map((i) => ((flags[i] as number) & READY) !== 0);
+  const batch = batchSize({ waitingReady, total: matched.length, unavailable: walk.unavailableCount, partition, maxUnavailable, take: batchTaker(set, matched, order, options.patchFor, updates, setAside) });
+  const plan: RolloutPlan = { status, updates, notUpgradable: standings.notUpgradable, flips, swapping, ...unavailableOf, ...(setAside.length > 0 ? { setAside } : {}) };
+  if (options.holds === true) plan.holds = batchHolds(order.map((i) => matched[i] as Pod), partition, batch);
+  const waiting = batchWaiting(set, batch, standings, walk.unavailableCount, maxUnavailable, unavailablePods);
+  if (waiting !== undefined) plan.waiting = waiting;
   return plan;
 }

@@ -329,105 +329,133 @@ export function evaluateResourceExpr(expr: string, variables: ReadonlyMap<string
 }
 
 function evaluate(bytes: Uint8Array, expr: string, variables: ReadonlyMap<string, ExprValue>): ExprResult {
-  const lexer = new Lexer(bytes);
-  const calc = new Evaluation(variables);
-  const operands: (ExprValue | null)[] = [];
-  const frames: Frame[] = [];
-  let depth = 0;
+  return new ExprParse(bytes, expr, variables).run();
+}
 
-  const pop = (): ExprValue | null => operands.pop() ?? null;
-  /** Reduces the top frame, an operator. */
-  const reduceOperator = (frame: Frame): void => {
-    frames.pop();
-    if (frame.kind === 'negate') {
-      const v = pop();
-      operands.push(v === null ? null : v.kind === 'number' ? { kind: 'number', n: -v.n } : { kind: 'quantity', q: negateQuantity(v.q) });
-    } else if (frame.kind === 'binary') {
-      const r = pop();
-      const l = pop();
-      operands.push(calc.binary(frame.op, l, r));
-    }
-  };
-  /** Every pending operator down to the innermost open parenthesis (goyacc's default reductions). */
-  const reduceToParenthesis = (): void => {
-    for (let top = frames.at(-1); top !== undefined && (top.kind === 'binary' || top.kind === 'negate'); top = frames.at(-1)) reduceOperator(top);
-  };
-  /** A factor is complete: unary minus binds to it at once. */
-  const factorDone = (value: ExprValue | null): void => {
-    operands.push(value);
-    for (let top = frames.at(-1); top?.kind === 'negate'; top = frames.at(-1)) reduceOperator(top);
-  };
-  const syntaxError = (): ExprResult => ({
-    ok: false,
-    error: calc.lastError ?? `parse error: syntax error at line ${lexer.line}, col ${lexer.col}`,
-  });
+/**
+ * One evaluation: an operator-precedence parse over a stack of operands and
+ * one of frames (pending operators, open parentheses and calls), reducing as
+ * goyacc's grammar in Kruise does.
+ */
+class ExprParse {
+  private readonly expr: string;
+  private readonly lexer: Lexer;
+  private readonly calc: Evaluation;
+  private readonly operands: (ExprValue | null)[] = [];
+  private readonly frames: Frame[] = [];
+  private depth = 0;
+  private lookahead: Token | undefined;
 
-  let lookahead: Token | undefined;
-  const token = (): Token => {
-    const t = lookahead ?? lexer.next();
-    lookahead = undefined;
-    return t;
-  };
+  constructor(bytes: Uint8Array, expr: string, variables: ReadonlyMap<string, ExprValue>) {
+    this.expr = expr;
+    this.lexer = new Lexer(bytes);
+    this.calc = new Evaluation(variables);
+  }
 
-  for (;;) {
-    // Expecting an operand.
-    let t = token();
-    if (t.t === 'char' && (t.c === MINUS || t.c === OPEN)) {
-      if (t.c === MINUS) {
-        frames.push({ kind: 'negate' });
-      } else {
-        if (++depth > MAX_RESOURCE_EXPR_DEPTH) return tooDeep(expr, lexer);
-        frames.push({ kind: 'group' });
-      }
-      continue;
-    }
-    if (t.t === 'num') {
-      factorDone({ kind: 'number', n: numberOf(t.text) });
-    } else if (t.t === 'qty') {
-      factorDone(calc.quantity(t.text));
-    } else if (t.t === 'ident') {
-      const after = lexer.next();
-      if (after.t === 'char' && after.c === OPEN) {
-        if (++depth > MAX_RESOURCE_EXPR_DEPTH) return tooDeep(expr, lexer);
-        frames.push({ kind: 'call', name: t.text, args: [] });
-        continue;
-      }
-      lookahead = after;
-      factorDone(calc.variable(t.text));
-    } else {
-      return syntaxError();
-    }
-
-    // Expecting an operator, a closing parenthesis, a comma or the end.
+  run(): ExprResult {
     for (;;) {
-      t = token();
+      const operand = this.operand();
+      if (operand === false) continue;
+      if (operand !== true) return operand;
+      const after = this.afterOperand();
+      if (after !== undefined) return after;
+    }
+  }
+
+  /** Expecting an operand: true once a factor is complete, false after a prefix (minus, parenthesis, call), else the error. */
+  private operand(): boolean | ExprResult {
+    const t = this.token();
+    if (t.t === 'char' && t.c === MINUS) {
+      this.frames.push({ kind: 'negate' });
+      return false;
+    }
+    if (t.t === 'char' && t.c === OPEN) return this.open({ kind: 'group' });
+    if (t.t === 'num') this.factorDone({ kind: 'number', n: numberOf(t.text) });
+    else if (t.t === 'qty') this.factorDone(this.calc.quantity(t.text));
+    else if (t.t === 'ident') {
+      const after = this.lexer.next();
+      if (after.t === 'char' && after.c === OPEN) return this.open({ kind: 'call', name: t.text, args: [] });
+      this.lookahead = after;
+      this.factorDone(this.calc.variable(t.text));
+    } else return this.syntaxError();
+    return true;
+  }
+
+  /** An opening parenthesis (of a group or a call): false, or the error when too deep. */
+  private open(frame: Frame): false | ExprResult {
+    if (++this.depth > MAX_RESOURCE_EXPR_DEPTH) return tooDeep(this.expr, this.lexer);
+    this.frames.push(frame);
+    return false;
+  }
+
+  /** Expecting an operator, a closing parenthesis, a comma or the end: undefined when an operand comes next, else the result. */
+  private afterOperand(): ExprResult | undefined {
+    for (;;) {
+      const t = this.token();
       if (t.t === 'char' && (t.c === TIMES || t.c === DIVIDE)) {
-        for (let top = frames.at(-1); top?.kind === 'binary' && (top.op === '*' || top.op === '/'); top = frames.at(-1)) reduceOperator(top);
-        frames.push({ kind: 'binary', op: t.c === TIMES ? '*' : '/' });
-        break;
+        for (let top = this.frames.at(-1); top?.kind === 'binary' && (top.op === '*' || top.op === '/'); top = this.frames.at(-1)) this.reduceOperator(top);
+        this.frames.push({ kind: 'binary', op: t.c === TIMES ? '*' : '/' });
+        return undefined;
       }
       if (t.t === 'char' && (t.c === PLUS || t.c === MINUS)) {
-        reduceToParenthesis();
-        frames.push({ kind: 'binary', op: t.c === PLUS ? '+' : '-' });
-        break;
+        this.reduceToParenthesis();
+        this.frames.push({ kind: 'binary', op: t.c === PLUS ? '+' : '-' });
+        return undefined;
       }
-      reduceToParenthesis();
-      const open = frames.at(-1);
+      this.reduceToParenthesis();
+      const open = this.frames.at(-1);
       if (t.t === 'char' && t.c === CLOSE && open !== undefined) {
-        frames.pop();
-        depth--;
-        const value = pop();
-        if (open.kind === 'call') factorDone(calc.call(open.name, [...open.args, value]));
-        else factorDone(value);
+        this.frames.pop();
+        this.depth--;
+        const value = this.pop();
+        this.factorDone(open.kind === 'call' ? this.calc.call(open.name, [...open.args, value]) : value);
         continue;
       }
       if (t.t === 'char' && t.c === COMMA && open?.kind === 'call' && open.args.length === 0) {
-        open.args.push(pop());
-        break;
+        open.args.push(this.pop());
+        return undefined;
       }
-      if (t.t === 'eof' && open === undefined) return finish(pop(), calc);
-      return syntaxError();
+      if (t.t === 'eof' && open === undefined) return finish(this.pop(), this.calc);
+      return this.syntaxError();
     }
+  }
+
+  private token(): Token {
+    const t = this.lookahead ?? this.lexer.next();
+    this.lookahead = undefined;
+    return t;
+  }
+
+  private pop(): ExprValue | null {
+    return this.operands.pop() ?? null;
+  }
+
+  /** Reduces the top frame, an operator. */
+  private reduceOperator(frame: Frame): void {
+    this.frames.pop();
+    if (frame.kind === 'negate') {
+      const v = this.pop();
+      this.operands.push(v === null ? null : v.kind === 'number' ? { kind: 'number', n: -v.n } : { kind: 'quantity', q: negateQuantity(v.q) });
+    } else if (frame.kind === 'binary') {
+      const r = this.pop();
+      const l = this.pop();
+      this.operands.push(this.calc.binary(frame.op, l, r));
+    }
+  }
+
+  /** Every pending operator down to the innermost open parenthesis (goyacc's default reductions). */
+  private reduceToParenthesis(): void {
+    for (let top = this.frames.at(-1); top !== undefined && (top.kind === 'binary' || top.kind === 'negate'); top = this.frames.at(-1)) this.reduceOperator(top);
+  }
+
+  /** A factor is complete: unary minus binds to it at once. */
+  private factorDone(value: ExprValue | null): void {
+    this.operands.push(value);
+    for (let top = this.frames.at(-1); top?.kind === 'negate'; top = this.frames.at(-1)) this.reduceOperator(top);
+  }
+
+  private syntaxError(): ExprResult {
+    return { ok: false, error: this.calc.lastError ?? `parse error: syntax error at line ${this.lexer.line}, col ${this.lexer.col}` };
   }
 }
 

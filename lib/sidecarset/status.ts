@@ -266,61 +266,81 @@ function containerNamesOf(set: SidecarSet): string[] {
  * Kruise, whose base counts only the pods it injected.
  */
 export function statusAccumulator(set: SidecarSet, clusterSets: readonly SidecarSet[] = []): StatusAccumulator {
-  const name = sidecarSetName(set);
-  const paused = isInjectionPaused(set);
-  const takenByCanary = canaryTest(set, canariesOf(name, clusterSets));
-  const setCreatedAtMs = creationTimeMs(set.metadata);
+  return new SetPodCounter(set, clusterSets);
+}
+
+/** The counts of one set's pods as they are added (see {@link StatusAccumulator}). */
+class SetPodCounter implements StatusAccumulator {
+  readonly revisionsInUse = new Set<string>();
+  notInjectedPods = 0;
+  hotSwappingPods = 0;
+  private readonly set: SidecarSet;
+  private readonly name: string;
+  private readonly paused: boolean;
+  private readonly takenByCanary: ReturnType<typeof canaryTest>;
+  private readonly setCreatedAtMs: number | undefined;
   // Per-set inputs of the readiness rule, once rather than per pod.
-  const sidecarNames = sidecarContainerNames(set);
-  const hotContainers = setContainers(set).filter(isHotUpgrade);
-  const revisionsInUse = new Set<string>();
-  const counts = podCounts();
-  const hash = setHash(set);
-  const unavailable = unavailableTally();
-  let notInjected = 0;
-  let hotSwapping = 0;
-  return {
-    add(pod, namespaceLabels) {
-      if (pod.inactive || !sidecarSetSelectsPod(set, pod.labels, pod.namespace, namespaceLabels)) return 'ignored';
-      if (!pod.injectedSets.has(name)) {
-        if (paused) return 'ignored';
-        if (setCreatedAtMs !== undefined && pod.createdAtMs !== undefined && pod.createdAtMs <= setCreatedAtMs) return 'ignored';
-        if (takenByCanary(pod, namespaceLabels)) return 'ignored';
-        notInjected++;
-        return 'not-injected';
-      }
-      if (!podHasSetContainers(pod.slim, set)) return 'ignored';
-      const recorded = parseRecordedEntries(pod.hashAnnotation);
-      const entry = recorded.entry(name);
-      if (entry?.controllerRevision) revisionsInUse.add(entry.controllerRevision);
-      // rollout.md §1.9: ready is Kruise's IsPodReady and the sidecars consistent with their spec images.
-      const consistent = isPodStateConsistent(pod.slim, set, sidecarNames);
-      const ready = isPodReady(pod.slim, set, hotContainers) && consistent;
-      counts.count({ hash: entry?.hash, ready });
-      if (!ready && entry?.hash !== undefined && entry.hash === hash) unavailable.add(`${pod.namespace}/${pod.name}`, unavailableReason(pod.slim, sidecarNames, consistent), recorded.updateTime(name));
-      if (swappingContainers(pod.slim, set, hotContainers).length > 0) hotSwapping++;
-      return 'matched';
-    },
-    status(current = set) {
-      const previous = objectOf(current.status) ?? {};
-      return {
-        ...previous,
-        observedGeneration: typeof current.metadata?.generation === 'number' ? current.metadata.generation : 0,
-        ...counts.of(current),
-      };
-    },
-    counts(current = set) {
-      return counts.of(current);
-    },
-    get notInjectedPods() {
-      return notInjected;
-    },
-    get hotSwappingPods() {
-      return hotSwapping;
-    },
-    unavailablePods: () => unavailable.result(),
-    revisionsInUse,
-  };
+  private readonly sidecarNames: ReturnType<typeof sidecarContainerNames>;
+  private readonly hotContainers: ReturnType<typeof setContainers>;
+  private readonly hash: ReturnType<typeof setHash>;
+  private readonly tally = podCounts();
+  private readonly unavailable = unavailableTally();
+
+  constructor(set: SidecarSet, clusterSets: readonly SidecarSet[]) {
+    this.set = set;
+    this.name = sidecarSetName(set);
+    this.paused = isInjectionPaused(set);
+    this.takenByCanary = canaryTest(set, canariesOf(this.name, clusterSets));
+    this.setCreatedAtMs = creationTimeMs(set.metadata);
+    this.sidecarNames = sidecarContainerNames(set);
+    this.hotContainers = setContainers(set).filter(isHotUpgrade);
+    this.hash = setHash(set);
+  }
+
+  add(pod: PodSummary, namespaceLabels: NamespaceLabels): PodOutcome {
+    const { set, name } = this;
+    if (pod.inactive || !sidecarSetSelectsPod(set, pod.labels, pod.namespace, namespaceLabels)) return 'ignored';
+    if (!pod.injectedSets.has(name)) return this.notInjected(pod, namespaceLabels);
+    if (!podHasSetContainers(pod.slim, set)) return 'ignored';
+    const recorded = parseRecordedEntries(pod.hashAnnotation);
+    const entry = recorded.entry(name);
+    if (entry?.controllerRevision) this.revisionsInUse.add(entry.controllerRevision);
+    // rollout.md §1.9: ready is Kruise's IsPodReady and the sidecars consistent with their spec images.
+    const consistent = isPodStateConsistent(pod.slim, set, this.sidecarNames);
+    const ready = isPodReady(pod.slim, set, this.hotContainers) && consistent;
+    this.tally.count({ hash: entry?.hash, ready });
+    if (!ready && entry?.hash !== undefined && entry.hash === this.hash) {
+      this.unavailable.add(`${pod.namespace}/${pod.name}`, unavailableReason(pod.slim, this.sidecarNames, consistent), recorded.updateTime(name));
+    }
+    if (swappingContainers(pod.slim, set, this.hotContainers).length > 0) this.hotSwappingPods++;
+    return 'matched';
+  }
+
+  /** A selected pod the set did not inject: counted unless paused, older than the set, or a canary's. */
+  private notInjected(pod: PodSummary, namespaceLabels: NamespaceLabels): PodOutcome {
+    if (this.paused) return 'ignored';
+    if (this.setCreatedAtMs !== undefined && pod.createdAtMs !== undefined && pod.createdAtMs <= this.setCreatedAtMs) return 'ignored';
+    if (this.takenByCanary(pod, namespaceLabels)) return 'ignored';
+    this.notInjectedPods++;
+    return 'not-injected';
+  }
+
+  status(current = this.set): SidecarSetStatus {
+    const previous = objectOf(current.status) ?? {};
+    return {
+      ...previous,
+      observedGeneration: typeof current.metadata?.generation === 'number' ? current.metadata.generation : 0,
+      ...this.tally.of(current),
+    };
+  }
+
+  counts(current = this.set): StatusCounts {
+    return this.tally.of(current);
+  }
+
+  unavailablePods(): ReturnType<StatusAccumulator['unavailablePods']> {
+    return this.unavailable.result();
+  }
 }
 
 /**

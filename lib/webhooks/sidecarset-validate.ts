@@ -9,7 +9,7 @@
 import { errorMessage } from '../errors.ts';
 import { allowed, denied } from '../admission/responses.ts';
 import type { AdmissionRequest } from '../admission/review.ts';
-import { formatFieldErrors } from '../kube/field-errors.ts';
+import { formatFieldErrors, type FieldError } from '../kube/field-errors.ts';
 import { objectOf, stringOf } from '../kube/json.ts';
 import { canaryBaseOf } from '../sidecarset/canary.ts';
 import { hasNamespaceSelector, type NamespaceLabels } from '../sidecarset/match.ts';
@@ -19,7 +19,7 @@ import { validateVersionFields } from '../sidecarset/validate-version.ts';
 import { patchPodMetadataWarnings } from '../sidecarset/validate-patch-metadata.ts';
 import { repairMissingWarnings } from '../sidecarset/repair-missing-mode.ts';
 import { internalSidecarSet } from '../conversion/internal-model.ts';
-import { failed, neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
+import { failed, neverThrows, type AdmissionHandler, type HandlerDeps, type HandlerResult } from './handler.ts';
 import { reviewedVersion, unsupportedVersion } from './sidecarset-version.ts';
 import { pinnedRevisionErrors, RevisionReadError } from './pinned-revisions.ts';
 import { onlyKind, onlyOperations } from './skip.ts';
@@ -64,6 +64,20 @@ async function announceAdmitted(request: AdmissionRequest, object: SidecarSet, d
   await handOver([change], deps, ADMITTED_NOTICE_MS, 'could not start the pass for an admitted SidecarSet now; the schedule will');
 }
 
+/** Rule 13, the one that reads the cluster: conflicts with the other sets (`listed` when read already); a failure when they cannot be read. */
+async function clusterErrors(object: SidecarSet, base: ValidationContext, listed: readonly SidecarSet[] | undefined, deps: HandlerDeps): Promise<FieldError[] | HandlerResult> {
+  let others: readonly SidecarSet[];
+  let namespaceLabels: NamespaceLabels;
+  try {
+    others = listed ?? (await deps.sidecarSets.list(deps.signal));
+    namespaceLabels = await deps.namespaces.labels(namespacesToLabel([object, ...others]), deps.signal);
+  } catch (error) {
+    return failed(503, `cannot check conflicts with other SidecarSets: ${errorMessage(error)}`, error);
+  }
+  // Rules 1-12 just passed and do not read the cluster: only rule 13 is left.
+  return validateSidecarSetAgainstCluster(object, { ...base, others, namespaceLabels });
+}
+
 const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {
   const version = reviewedVersion(request);
   if (version === undefined) return unsupportedVersion(request);
@@ -100,16 +114,9 @@ const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {
   }
   // The other sets are compared only with a set valid on its own, as Kruise does.
   if (errors.length === 0) {
-    let others: readonly SidecarSet[];
-    let namespaceLabels: NamespaceLabels;
-    try {
-      others = listed ?? (await deps.sidecarSets.list(deps.signal));
-      namespaceLabels = await deps.namespaces.labels(namespacesToLabel([object, ...others]), deps.signal);
-    } catch (error) {
-      return failed(503, `cannot check conflicts with other SidecarSets: ${errorMessage(error)}`, error);
-    }
-    // Rules 1-12 just passed and do not read the cluster: only rule 13 is left.
-    errors = validateSidecarSetAgainstCluster(object, { ...base, others, namespaceLabels });
+    const against = await clusterErrors(object, base, listed, deps);
+    if (!Array.isArray(against)) return against;
+    errors = against;
   }
   if (errors.length === 0) {
     await announceAdmitted(request, object, deps);
