@@ -5,7 +5,6 @@
  */
 import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
 import { ANNOTATION_INJECTION_PATH, injectionPath } from '../sidecarset/injection-path.ts';
-import type { SidecarSet } from '../sidecarset/types.ts';
 
 export interface Finding {
   check: string;
@@ -96,7 +95,7 @@ export function injectionPathFindings(sets: readonly unknown[], paths: Installed
     const check = `SidecarSet ${name}`;
     if (!paths.podWebhook) return { check, ok: false, detail: 'no path injects it: the pod webhook is not installed', fix: 'apply the webhook configurations' };
     if (!paths.policy || !isObject(set)) return { check, ok: true, detail: 'injected by the pod-inject webhook' };
-    const rule = injectionPath(set as SidecarSet);
+    const rule = injectionPath(set);
     const recorded = stringOf(objectOf(objectOf(objectOf(set)?.metadata)?.annotations)?.[ANNOTATION_INJECTION_PATH]);
     if (recorded !== rule.path) {
       return { check, ok: false, detail: `its ${ANNOTATION_INJECTION_PATH} annotation says ${recorded ?? 'nothing'}, the rule says ${rule.path} (${rule.reason}): the policy follows the annotation`, fix: 'apply the set again (kubectl apply), so defaulting writes the rule\'s verdict' };

@@ -44,9 +44,8 @@ describe('doctor findings', () => {
     // As stored: defaulted, with its hashes and the rule's verdict; `annotation` replaces the verdict (undefined removes it).
     const plain = (annotation?: string) => {
       const set = defaultSidecarSet({ apiVersion: 'apps.kruise.io/v1beta1', kind: 'SidecarSet', metadata: { name: 'log-agent' }, spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'log-agent', image: 'busybox:1' }] } });
-      const annotations: Record<string, string> = { ...set.metadata?.annotations };
-      if (annotation === undefined) delete annotations[ANNOTATION_INJECTION_PATH];
-      else annotations[ANNOTATION_INJECTION_PATH] = annotation;
+      const kept = Object.entries(set.metadata?.annotations ?? {}).filter(([key]) => key !== ANNOTATION_INJECTION_PATH);
+      const annotations = Object.fromEntries(annotation === undefined ? kept : [...kept, [ANNOTATION_INJECTION_PATH, annotation]]);
       return { ...set, metadata: { ...set.metadata, annotations } };
     };
     const hot = { metadata: { name: 'hot', annotations: { [ANNOTATION_INJECTION_PATH]: 'webhook' } }, spec: { selector: {}, containers: [{ name: 'h', image: 'a:1', upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'e:1' } }] } };
