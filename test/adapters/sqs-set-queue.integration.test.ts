@@ -7,23 +7,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ReceiveMessageCommand, DeleteMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { AwsQueryProtocol } from '@aws-sdk/core/protocols';
 import { sqsSetQueue } from '../../lib/adapters/sqs-set-queue.ts';
 import { parseSetMessage } from '../../lib/status-sync/queue-message.ts';
-import { startGoaws, type Goaws } from '../../testkit/sqs/goaws.ts';
+import { goawsClient, startGoaws, type Goaws } from '../../testkit/sqs/goaws.ts';
 
 let sqs: Goaws;
 let client: SQSClient;
 
 beforeAll(async () => {
   sqs = await startGoaws([{ name: 'names.fifo' }, { name: 'groups.fifo' }, { name: 'burst.fifo' }]);
-  client = new SQSClient({
-    endpoint: sqs.endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    protocol: AwsQueryProtocol,
-    protocolSettings: { defaultNamespace: 'com.amazonaws.sqs', xmlNamespace: 'http://queue.amazonaws.com/doc/2012-11-05/', version: '2012-11-05' },
-  });
+  client = goawsClient(sqs);
 }, 300_000);
 
 afterAll(async () => {

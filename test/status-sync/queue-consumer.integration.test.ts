@@ -9,12 +9,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { SQSEvent } from 'aws-lambda';
 import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { AwsQueryProtocol } from '@aws-sdk/core/protocols';
 import { statusSyncLambda } from '../../functions/status-sync/lambda.ts';
 import { sqsSetQueue } from '../../lib/adapters/sqs-set-queue.ts';
 import { capturingLogger } from '../../testkit/reviews.ts';
 import { hashOf, listedPod, storedSet } from '../../testkit/status-sync-objects.ts';
-import { startGoaws, type Goaws } from '../../testkit/sqs/goaws.ts';
+import { goawsClient, startGoaws, type Goaws } from '../../testkit/sqs/goaws.ts';
 import { apiStatus } from '../adapters/fake-api-server.ts';
 import { fakeOneSetCluster } from './fake-cluster.ts';
 
@@ -28,12 +27,7 @@ let client: SQSClient;
 
 beforeAll(async () => {
   sqs = await startGoaws([{ name: 'work.fifo' }, { name: 'failing.fifo' }]);
-  client = new SQSClient({
-    endpoint: sqs.endpoint,
-    region: 'us-east-1',
-    protocol: AwsQueryProtocol,
-    protocolSettings: { defaultNamespace: 'com.amazonaws.sqs', xmlNamespace: 'http://queue.amazonaws.com/doc/2012-11-05/', version: '2012-11-05' },
-  });
+  client = goawsClient(sqs);
 }, 300_000);
 
 afterAll(async () => {

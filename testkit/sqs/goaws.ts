@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildOne, isExecutable, moduleBinaryPath, requiredVersion } from '../../control-plane/build.ts';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { AwsQueryProtocol } from '@aws-sdk/core/protocols';
 import { freePort } from '../free-port.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -39,6 +41,17 @@ export interface Goaws {
   /** The URL of a queue the configuration made. */
   queueUrl(name: string): string;
   stop(): Promise<void>;
+}
+
+/** An SDK client for `goaws`: it speaks only SQS's Query protocol (AWS answers the SDK's JSON protocol). */
+export function goawsClient(goaws: Goaws): SQSClient {
+  return new SQSClient({
+    endpoint: goaws.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    protocol: AwsQueryProtocol,
+    protocolSettings: { defaultNamespace: 'com.amazonaws.sqs', xmlNamespace: 'http://queue.amazonaws.com/doc/2012-11-05/', version: '2012-11-05' },
+  });
 }
 
 /** A queue made at start: FIFO when its name ends in .fifo; `visibilitySeconds` its visibility timeout. */
