@@ -36,6 +36,7 @@
 import type { JsonPatchOperation } from '../admission/json-patch.ts';
 import { stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
+import { podKey } from '../sidecarset/pod-state.ts';
 import type { PodChangeType, PodNews, PodScope, PodWatchEnd, PodWrite, PodWriter, SetPodSource } from '../ports.ts';
 import { WriteConflictError } from '../ports/errors.ts';
 import { PodExpectations, versionOf } from './pod-expectations.ts';
@@ -81,10 +82,6 @@ export interface SetPodView {
 
 const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
 
-function podKeyOf(pod: Pod): string {
-  return keyOf(stringOf(pod.metadata?.namespace) ?? '', stringOf(pod.metadata?.name) ?? '');
-}
-
 /** The resourceVersion a guarded patch tests first, if it does. */
 function testedVersion(operations: readonly JsonPatchOperation[]): string | undefined {
   const first = operations[0];
@@ -103,13 +100,13 @@ class WatchedPods {
 
   constructor(scope: PodScope, pods: readonly Pod[], position: bigint) {
     this.scope = scope;
-    this.pods = new Map(pods.map((pod) => [podKeyOf(pod), pod]));
+    this.pods = new Map(pods.map((pod) => [podKey(pod), pod]));
     this.position = position;
   }
 
   /** A change the watch told, at version `at`. */
   apply(type: PodChangeType, pod: Pod, at: bigint): void {
-    const key = podKeyOf(pod);
+    const key = podKey(pod);
     if (type === 'DELETED') this.pods.delete(key);
     else this.pods.set(key, pod);
     this.advance(at);
