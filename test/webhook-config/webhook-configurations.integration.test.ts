@@ -161,6 +161,9 @@ describe('renderManifests', () => {
       `RoleBinding ${ns}/sidecarset-webhooks-revisions`,
       `Role ${ns}/sidecarset-status-sync-revisions`,
       `RoleBinding ${ns}/sidecarset-status-sync-revisions`,
+      // Its heartbeat Lease, beside the revisions.
+      `Role ${ns}/sidecarset-status-sync-lease`,
+      `RoleBinding ${ns}/sidecarset-status-sync-lease`,
       // Its Events about SidecarSets are in default, wherever the revisions are.
       'Role default/sidecarset-status-sync-events',
       'RoleBinding default/sidecarset-status-sync-events',
