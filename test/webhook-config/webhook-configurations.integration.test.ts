@@ -87,7 +87,7 @@ describe('renderManifests', () => {
   it('renders the CRD, RBAC and webhooks for Lambda Function URLs with the secret path and no caBundle', async () => {
     const out = docs(await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile]));
     expect(out.map((d) => d.kind)).toEqual([
-      'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'Namespace', 'Role', 'RoleBinding', 'Role', 'RoleBinding', 'Role', 'RoleBinding',
+      'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'Namespace', 'Role', 'RoleBinding', 'Role', 'RoleBinding', 'Role', 'RoleBinding', 'Role', 'RoleBinding',
       'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
       'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration',
     ]);
