@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
+import { revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
 import type { ExpectedStack } from '../../lib/doctor/checks.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import { arrayOf, objectOf, stringOf } from '../../lib/kube/json.ts';
@@ -69,7 +70,8 @@ async function main(argv: readonly string[]): Promise<number> {
       const first = objectOf(arrayOf(objectOf(sets.body)?.items)[0]);
       podLabels = Object.fromEntries(Object.entries(objectOf(objectOf(objectOf(first?.spec)?.selector)?.matchLabels) ?? {}).map(([k, v]) => [k, String(v)]));
     }
-    const ok = await runDoctor(client, { expected, namespace: values.get('--namespace') ?? 'default', podLabels }, (line) => process.stdout.write(`${line}\n`));
+    const revisionNamespace = revisionNamespaceFromEnv(process.env);
+    const ok = await runDoctor(client, { expected, namespace: values.get('--namespace') ?? 'default', podLabels, revisionNamespace }, (line) => process.stdout.write(`${line}\n`));
     return ok ? 0 : 1;
   } catch (error) {
     process.stderr.write(`doctor: ${errorMessage(error)}${error instanceof UsageError ? `\n${DOCTOR_USAGE}` : ''}\n`);

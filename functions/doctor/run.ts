@@ -6,7 +6,8 @@
 import type { KubeClient } from '../../lib/adapters/kube-request.ts';
 import { readKruiseObjects } from '../../lib/adapters/kube-kruise-presence.ts';
 import { readWebhookConfiguration } from '../../lib/adapters/kube-webhook-configurations.ts';
-import { answerFinding, findingLine, injectionFinding, injectionPathFindings, policyFindings, webhookFindings, type ExpectedPolicy, type ExpectedStack, type Finding, type InstalledPaths } from '../../lib/doctor/checks.ts';
+import { readStatusSyncLease } from '../../lib/adapters/kube-lease.ts';
+import { answerFinding, findingLine, injectionFinding, leaseFinding, injectionPathFindings, policyFindings, webhookFindings, type ExpectedPolicy, type ExpectedStack, type Finding, type InstalledPaths } from '../../lib/doctor/checks.ts';
 import { arrayOf, objectOf } from '../../lib/kube/json.ts';
 import { kruiseControllerSigns } from '../../lib/status-sync/kruise-controller.ts';
 import { INJECTION_POLICY_NAME } from '../../lib/webhook-config/injection-policy.ts';
@@ -37,6 +38,10 @@ export interface DoctorOptions {
   namespace: string;
   podLabels: Readonly<Record<string, string>>;
   policies?: readonly ExpectedPolicy[];
+  /** Where the reconciler's heartbeat Lease is: its revision namespace (SIDECARSET_REVISION_NAMESPACE, default kruise-system). */
+  revisionNamespace: string;
+  /** Now, for the Lease's age. Default Date.now. */
+  nowMs?: () => number;
 }
 
 const items = (body: unknown): unknown[] => arrayOf(objectOf(body)?.items);
@@ -110,6 +115,7 @@ export async function runDoctor(client: KubeClient, options: DoctorOptions, say:
   tell([await injectionCheck(client, options.namespace, options.podLabels)]);
   tell(await conversionCheck(client));
   tell(await policiesCheck(client, options.policies ?? expectedPolicies(webhooks.paths)));
+  tell([leaseFinding(options.revisionNamespace, await readStatusSyncLease(client, options.revisionNamespace), (options.nowMs ?? Date.now)())]);
   tell([await kruiseFinding(client)]);
   tell(injectionPathFindings(items((await get(client, '/apis/apps.kruise.io/v1beta1/sidecarsets', 'list SidecarSets')).body), webhooks.paths));
   return findings.every((f) => f.ok);

@@ -37,7 +37,7 @@ import { startTestKubelet, type TestKubelet, type TestKubeletOptions } from '../
 import { clusterSources } from '../shared/cluster.ts';
 import { admissionRuntime, storedCallerSecrets, withInjectionOrder, type Env } from '../shared/compose.ts';
 import { STATUS_SYNC } from '../../lib/status-sync/pass.ts';
-import { composeStatusSync } from '../status-sync/compose.ts';
+import { composeStatusSync, ENV_STATUS_SYNC_INTERVAL_MS } from '../status-sync/compose.ts';
 import { startStatusLoop, type StatusLoop } from '../status-sync/loop.ts';
 import { buildApp } from './app.ts';
 import { localRolloutTrigger, statusLoopTrigger, type AdmittedListener } from './local-trigger.ts';
@@ -242,7 +242,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     // Started before the webhooks serve, so that the first admitted change already has a loop to start.
     if (options.statusSyncIntervalMs !== undefined && options.statusSyncIntervalMs > 0) {
-      const statusSync = await composeStatusSync({ ...env, KUBECONFIG_CONTENT: cp.kubeconfig('status-sync') }, { logger: jsonLogger({ function: STATUS_SYNC }, sink), secretStore: store, metrics: metrics.recorder });
+      // Its interval is the loop's: the heartbeat Lease's duration follows it.
+      const statusSync = await composeStatusSync({ ...env, KUBECONFIG_CONTENT: cp.kubeconfig('status-sync'), [ENV_STATUS_SYNC_INTERVAL_MS]: String(options.statusSyncIntervalMs) }, { logger: jsonLogger({ function: STATUS_SYNC }, sink), secretStore: store, metrics: metrics.recorder });
       statusSyncRequests = statusSync.requests;
       // Its passes wait for the CRD's conversion to point at this server (below): a rotation racing that repoint would lose its guarded patch.
       const runPass: typeof statusSync.runPass = async (signal) => {

@@ -36,6 +36,9 @@ import { memoisedRevisionFacts } from '../../lib/status-sync/revision-register.t
 import { passFactOf, setPassFactOf } from '../../lib/metrics/facts.ts';
 import type { RolloutDeps } from '../../lib/status-sync/set-pass.ts';
 import { revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
+import { renewStatusSyncLease, type LeaseRenewal } from '../../lib/adapters/kube-lease.ts';
+import { ENV_STATUS_SYNC_INTERVAL_MS, leaseDurationSeconds } from '../../lib/status-sync/lease.ts';
+import { hostname } from 'node:os';
 import { clusterKubeConfig } from '../shared/cluster.ts';
 import { lambdaMetrics, type Env, type Overrides } from '../shared/compose.ts';
 
@@ -45,7 +48,7 @@ export interface StatusSyncOverrides extends Overrides {
 }
 
 /** How often `npm start` runs a pass; 0 turns the loop off. */
-export const ENV_STATUS_SYNC_INTERVAL_MS = 'STATUS_SYNC_INTERVAL_MS';
+export { ENV_STATUS_SYNC_INTERVAL_MS };
 export const DEFAULT_STATUS_SYNC_INTERVAL_MS = 30_000;
 export const ENV_STATUS_SYNC_HEARTBEAT_MS = 'STATUS_SYNC_HEARTBEAT_MS';
 
@@ -108,11 +111,13 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   // A stall an earlier invocation told is found among the stored Events, not told once per cold start.
   const states = observedStates(rolloutStateNotices(kubeToldStalls(client)));
   const stallMs = millisecondsFromEnv(env, ENV_ROLLOUT_STALL_MS, DEFAULT_STALL_MS, 1_000);
+  const revisionNamespace = revisionNamespaceFromEnv(env);
+  const heartbeat = leaseHeartbeat(client, leaseRenewalOf(env, revisionNamespace, overrides), logger);
   // The last full pass's not-injected counts, for the follow-up passes' set figures.
   let notInjected: Readonly<Record<string, number>> = {};
   const rollout: RolloutDeps = {
     // Owned by the set in the version it is stored (and read) in, as Kruise writes it.
-    revisions: kubeRevisionStore(client, revisionNamespaceFromEnv(env), { versions }),
+    revisions: kubeRevisionStore(client, revisionNamespace, { versions }),
     setPods: kubeSetPods(client),
     pods: kubePodWriter(client),
     podEvents: kubePodEventSink(client),
@@ -141,6 +146,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
       if (repaired !== undefined) logger.warn('repointed webhooks that carried a secret no function accepts (a stale copy of the configurations was applied)', { webhooks: repaired });
       // Every door (the Lambda, the npm start loop) runs passes through here, so every pass is measured once.
       metrics.pass(passFactOf(result, client.requests() - requestsBefore, states.current()));
+      await heartbeat(signal);
       notInjected = result.notInjected;
       return result;
     },
@@ -162,6 +168,36 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
         signal,
         queue,
       ),
+  };
+}
+
+/**
+ * The heartbeat Lease's renewal (lib/status-sync/lease.ts): held by the
+ * Lambda function, or the host of `npm start`; valid for a few of the full
+ * passes' intervals (STATUS_SYNC_INTERVAL_MS: the schedule's rate on AWS).
+ */
+function leaseRenewalOf(env: Env, namespace: string, overrides: StatusSyncOverrides): LeaseRenewal {
+  const fn = env.AWS_LAMBDA_FUNCTION_NAME;
+  const holder = fn !== undefined && fn !== '' ? fn : `${STATUS_SYNC}@${hostname()}`;
+  const intervalMs = statusSyncIntervalFromEnv(env) || DEFAULT_STATUS_SYNC_INTERVAL_MS;
+  const clock = overrides.clock ?? systemClock;
+  return { namespace, holder, durationSeconds: leaseDurationSeconds(intervalMs), nowMs: () => clock.now().getTime() };
+}
+
+/**
+ * Renews the Lease after a full pass. A failure is logged with the count of
+ * failures in a row and never fails the pass: the Lease only tells doctor.
+ */
+function leaseHeartbeat(client: KubeClient, renewal: LeaseRenewal, logger: Logger): (signal?: AbortSignal) => Promise<void> {
+  let failures = 0;
+  return async (signal) => {
+    try {
+      await renewStatusSyncLease(client, renewal, signal);
+      failures = 0;
+    } catch (error) {
+      failures++;
+      logger.warn('the heartbeat Lease was not renewed', { namespace: renewal.namespace, failuresInARow: failures, error: errorMessage(error) });
+    }
   };
 }
 

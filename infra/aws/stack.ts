@@ -23,6 +23,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { ENV_STATUS_SYNC_QUEUE_URL } from '../../lib/adapters/sqs-set-queue.ts';
 import type { Construct } from 'constructs';
 import { ENV_STATUS_SYNC_FUNCTION } from '../../lib/adapters/lambda-rollout-trigger.ts';
+import { ENV_STATUS_SYNC_INTERVAL_MS } from '../../lib/status-sync/lease.ts';
 import { checkBundles, type BundleDirectories } from './bundles.ts';
 import { heapNodeOptions } from './heap.ts';
 import { acknowledgeNagFindings } from './nag-acknowledgements.ts';
@@ -105,6 +106,8 @@ export class SidecarSetStack extends Stack {
       const settings = spec.trigger === 'schedule' ? config.statusSync : config.admission;
       const { fn, role } = this.lambdaFunction(spec, settings, bundles[name], config.logRetentionDays, inputs);
       functions[name] = fn;
+      // The heartbeat Lease's duration follows the schedule's rate (lib/status-sync/lease.ts).
+      if (spec.trigger === 'schedule') fn.addEnvironment(ENV_STATUS_SYNC_INTERVAL_MS, String(config.statusSync.rateMinutes * 60_000));
       this.alarms(spec, fn, alarmTopic);
       if (spec.trigger === 'function-url' && privateApi !== undefined) {
         // The same secret path behind the private API: /<function>/<secret> reaches the function as /<secret>.

@@ -5,6 +5,7 @@
  */
 import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
 import { ANNOTATION_INJECTION_PATH, injectionPath } from '../sidecarset/injection-path.ts';
+import { STATUS_SYNC_LEASE_NAME } from '../status-sync/lease.ts';
 
 export interface Finding {
   check: string;
@@ -102,6 +103,26 @@ export function injectionPathFindings(sets: readonly unknown[], paths: Installed
     }
     return { check, ok: true, detail: rule.path === 'policy' ? 'injected by the injection policy (alone on a pod; with other sets, by pod-inject)' : `injected by the pod-inject webhook: ${rule.reason}` };
   });
+}
+
+/**
+ * The reconciler's last full pass, from its heartbeat Lease
+ * (lib/status-sync/lease.ts): recent while renewTime is within
+ * leaseDurationSeconds of now.
+ */
+export function leaseFinding(namespace: string, lease: unknown, nowMs: number): Finding {
+  const check = 'status-sync reconciler';
+  const at = `Lease ${namespace}/${STATUS_SYNC_LEASE_NAME}`;
+  if (lease === undefined) return { check, ok: false, detail: `no ${at}: the reconciler never finished a pass against this cluster, or predates the Lease`, fix: 'check that its schedule is enabled and its credential is the status-sync identity (infra/k8s/rbac.yaml), and read the function\'s logs' };
+  const spec = objectOf(objectOf(lease)?.spec);
+  const renewTime = stringOf(spec?.renewTime);
+  const duration = spec?.leaseDurationSeconds;
+  const renewedMs = renewTime === undefined ? Number.NaN : Date.parse(renewTime);
+  if (Number.isNaN(renewedMs) || typeof duration !== 'number') return { check, ok: false, detail: `${at} carries no renewTime or leaseDurationSeconds`, fix: 'delete it (kubectl delete lease); the next pass writes it again' };
+  const agoS = Math.max(0, Math.round((nowMs - renewedMs) / 1000));
+  const by = stringOf(spec?.holderIdentity) ?? '?';
+  if (agoS > duration) return { check, ok: false, detail: `last pass ${agoS} s ago (${at} renewTime ${renewTime} by ${by}), longer than its ${duration} s: the reconciler stopped`, fix: 'check its schedule (the EventBridge rule, or npm start\'s STATUS_SYNC_INTERVAL_MS) and its logs' };
+  return { check, ok: true, detail: `last pass ${agoS} s ago (${at} renewTime ${renewTime} by ${by}, valid ${duration} s)` };
 }
 
 export function findingLine(f: Finding): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { findingLine, injectionFinding, injectionPathFindings, policyFindings, webhookFindings } from '../../lib/doctor/checks.ts';
+import { findingLine, injectionFinding, injectionPathFindings, leaseFinding, policyFindings, webhookFindings } from '../../lib/doctor/checks.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { ANNOTATION_INJECTION_PATH } from '../../lib/sidecarset/injection-path.ts';
 
@@ -44,8 +44,8 @@ describe('doctor findings', () => {
     // As stored: defaulted, with its hashes and the rule's verdict; `annotation` replaces the verdict (undefined removes it).
     const plain = (annotation?: string) => {
       const set = defaultSidecarSet({ apiVersion: 'apps.kruise.io/v1beta1', kind: 'SidecarSet', metadata: { name: 'log-agent' }, spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'log-agent', image: 'busybox:1' }] } });
-      const kept = Object.entries(set.metadata?.annotations ?? {}).filter(([key]) => key !== ANNOTATION_INJECTION_PATH);
-      const annotations = Object.fromEntries(annotation === undefined ? kept : [...kept, [ANNOTATION_INJECTION_PATH, annotation]]);
+      const others = Object.entries({ ...set.metadata?.annotations }).filter(([key]) => key !== ANNOTATION_INJECTION_PATH);
+      const annotations: Record<string, string> = Object.fromEntries(annotation === undefined ? others : [...others, [ANNOTATION_INJECTION_PATH, annotation]]);
       return { ...set, metadata: { ...set.metadata, annotations } };
     };
     const hot = { metadata: { name: 'hot', annotations: { [ANNOTATION_INJECTION_PATH]: 'webhook' } }, spec: { selector: {}, containers: [{ name: 'h', image: 'a:1', upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'e:1' } }] } };
@@ -59,6 +59,25 @@ describe('doctor findings', () => {
     ])('%s', (_, set, paths, ok, detail) => {
       const [finding] = injectionPathFindings([set], paths);
       expect(finding).toMatchObject({ ok, detail: expect.stringMatching(detail) });
+    });
+  });
+
+  describe('the reconciler\'s last pass, from its Lease', () => {
+    const NOW = Date.parse('2026-12-07T07:00:00Z');
+    const lease = (renewTime: unknown, leaseDurationSeconds: unknown = 90) => ({ spec: { holderIdentity: 'status-sync@host', renewTime, leaseDurationSeconds } });
+    it.each([
+      ['renewed 12 s ago, valid 90 s', lease('2026-12-07T06:59:48.000000Z'), 'OK    status-sync reconciler: last pass 12 s ago (Lease kruise-system/serverless-sidecarset-status-sync renewTime 2026-12-07T06:59:48.000000Z by status-sync@host, valid 90 s)'],
+      ['renewed exactly its duration ago: still recent', lease('2026-12-07T06:58:30.000000Z'), /^OK {4}status-sync reconciler: last pass 90 s ago/],
+      ['renewed a clock skew ahead: 0 s ago', lease('2026-12-07T07:00:01.000000Z'), /^OK {4}status-sync reconciler: last pass 0 s ago/],
+      ['renewed longer ago than its duration: stopped', lease('2026-12-07T06:58:29.000000Z'), /^FAIL {2}status-sync reconciler: last pass 91 s ago \(.*\), longer than its 90 s: the reconciler stopped; check its schedule/],
+      ['absent: never ran here, or predates the Lease', undefined, /^FAIL {2}status-sync reconciler: no Lease kruise-system\/serverless-sidecarset-status-sync: the reconciler never finished a pass against this cluster, or predates the Lease; check that its schedule/],
+      ['no renewTime', lease(undefined), /carries no renewTime or leaseDurationSeconds; delete it/],
+      ['a renewTime that is no time', lease('yesterday'), /carries no renewTime/],
+      ['no duration', lease('2026-12-07T06:59:48.000000Z', '90'), /carries no renewTime or leaseDurationSeconds/],
+    ])('%s', (_, stored, line) => {
+      const got = findingLine(leaseFinding('kruise-system', stored, NOW));
+      if (typeof line === 'string') expect(got).toBe(line);
+      else expect(got).toMatch(line);
     });
   });
 });

@@ -2,7 +2,8 @@
  * `npm run doctor` against the local stack (started in-process as the e2e
  * suites start it): every check holds on a healthy stack; a webhook called
  * with a stale secret and a policy without its binding are each named, with
- * what to do, and fail the run.
+ * what to do, and fail the run; so is a stopped reconciler (its loop really
+ * stopped, and its heartbeat Lease left to run out).
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
@@ -15,19 +16,28 @@ import type { ExpectedStack } from '../../lib/doctor/checks.ts';
 import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
 import { WEBHOOK_CONFIGURATION_NAME } from '../../lib/webhook-config/webhook-configurations.ts';
 
+const INTERVAL_MS = 3_000;
+const LEASE_PATH = '/apis/coordination.k8s.io/v1/namespaces/kruise-system/leases/serverless-sidecarset-status-sync';
+
 describeWithControlPlane('npm run doctor on the local stack', () => {
   let stack: LocalStack;
   let expected: ExpectedStack;
   const doctor = async (): Promise<{ ok: boolean; lines: string[] }> => {
     const lines: string[] = [];
     const client = kubeConfigClient(kubeConfigOf(await readKubeconfig({ envVar: 'KUBECONFIG_CONTENT', env: { KUBECONFIG_CONTENT: stack.cp.kubeconfig('admin') } })));
-    const ok = await runDoctor(client, { expected, namespace: 'default', podLabels: { app: 'web' } }, (line) => lines.push(line));
+    const ok = await runDoctor(client, { expected, namespace: 'default', podLabels: { app: 'web' }, revisionNamespace: 'kruise-system' }, (line) => lines.push(line));
     return { ok, lines };
   };
 
   beforeAll(async () => {
-    stack = await startLocalStack();
+    // The reconciler's loop, as npm start runs it: its Lease is valid for three intervals (9 s).
+    stack = await startLocalStack({ statusSyncIntervalMs: INTERVAL_MS });
     await stack.cp.apply(await readFile('examples/sidecarset.yaml', 'utf8'));
+    // Its first pass waits for the webhooks to be installed: wait for the Lease it renews at the end.
+    for (const deadline = Date.now() + 60_000; (await stack.cp.request('admin', 'GET', LEASE_PATH)).status !== 200; ) {
+      if (Date.now() > deadline) throw new Error('the reconciler wrote no Lease within 60 s');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
     expected = { urls: Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, `${stack.serverUrl}/${fn}/`])), secret: stack.secret };
   }, 5 * 60_000);
   afterAll(async () => {
@@ -44,6 +54,7 @@ describeWithControlPlane('npm run doctor on the local stack', () => {
       'OK    SidecarSets read in v1alpha1: 1 set(s) read',
       'OK    SidecarSets read in v1beta1: 1 set(s) read',
       'OK    ValidatingAdmissionPolicy sidecarset-status-sync-pod-writes: bound by sidecarset-status-sync-pod-writes',
+      expect.stringMatching(/^OK {4}status-sync reconciler: last pass \d+ s ago \(Lease kruise-system\/serverless-sidecarset-status-sync renewTime \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z by status-sync@.+, valid 9 s\)$/),
       'OK    OpenKruise: not installed (no SidecarSet controller of its own runs)',
       'OK    SidecarSet log-agent: injected by the pod-inject webhook',
     ]));
@@ -64,6 +75,20 @@ describeWithControlPlane('npm run doctor on the local stack', () => {
       await stack.cp.request('admin', 'POST', '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings', { ...saved, metadata: { name: saved.metadata.name } });
     }
   });
+
+  // The loop does not start again: the tests after this one run without it (its secret repair would undo theirs).
+  it('a stopped reconciler: once its Lease runs out, named with what to do', async () => {
+    await stack.statusLoop?.stop();
+    const lease = JSON.parse((await stack.cp.request('admin', 'GET', LEASE_PATH)).body) as { spec: { renewTime: string; leaseDurationSeconds: number } };
+    expect(lease.spec.leaseDurationSeconds).toBe(9);
+    const wait = Date.parse(lease.spec.renewTime) + (lease.spec.leaseDurationSeconds + 1.5) * 1000 - Date.now();
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, wait)));
+    const { ok, lines } = await doctor();
+    expect(ok).toBe(false);
+    expect(lines.filter((l) => l.startsWith('FAIL'))).toEqual([
+      expect.stringMatching(/^FAIL {2}status-sync reconciler: last pass 1\d s ago \(Lease kruise-system\/serverless-sidecarset-status-sync renewTime \S+ by status-sync@.+\), longer than its 9 s: the reconciler stopped; check its schedule .+ and its logs$/),
+    ]);
+  }, 60_000);
 
   it('a webhook called with a secret that is not the current one: named, and the dry-run pod refused', async () => {
     const path = `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${WEBHOOK_CONFIGURATION_NAME}`;

@@ -116,6 +116,8 @@ describe('functions', () => {
       expect(env.ROLLOUT_STALL_MS).toEqual(spec.trigger === 'schedule' ? '60000' : undefined);
       // The repair step's limit (context repairMaxEvictionsPerPass, default 5).
       expect(env.REPAIR_MAX_EVICTIONS_PER_PASS).toEqual(spec.trigger === 'schedule' ? '5' : undefined);
+      // The schedule's rate (context statusSyncRateMinutes, default 1), which the heartbeat Lease's duration follows.
+      expect(env.STATUS_SYNC_INTERVAL_MS).toEqual(spec.trigger === 'schedule' ? '60000' : undefined);
       expect(Object.keys(env).sort()).toEqual(
         [
           ENV_METRICS_NAMESPACE,
@@ -123,7 +125,7 @@ describe('functions', () => {
           ...(spec.readsCluster ? [ENV_KUBECONFIG_SECRET_ARN, ENV_REVISION_NAMESPACE] : []),
           ...(spec.rotatesWebhookSecret ? [ENV_ROTATION_PERIOD_MS] : []),
           ...(triggers ? [ENV_STATUS_SYNC_FUNCTION, ENV_STATUS_SYNC_QUEUE_URL] : []),
-          ...(spec.trigger === 'schedule' ? ['ROLLOUT_STALL_MS', 'REPAIR_MAX_EVICTIONS_PER_PASS', 'NODE_OPTIONS', ENV_STATUS_SYNC_QUEUE_URL] : []),
+          ...(spec.trigger === 'schedule' ? ['ROLLOUT_STALL_MS', 'REPAIR_MAX_EVICTIONS_PER_PASS', 'NODE_OPTIONS', ENV_STATUS_SYNC_QUEUE_URL, 'STATUS_SYNC_INTERVAL_MS'] : []),
         ].sort(),
       );
     }

@@ -9,7 +9,7 @@ import { ConfigurationError } from '../../functions/shared/compose.ts';
 import { statusSyncLambda } from '../../functions/status-sync/lambda.ts';
 import { capturingLogger, fixedSecret } from '../../testkit/reviews.ts';
 import { apiStatus } from '../adapters/fake-api-server.ts';
-import { fakeOneSetCluster } from './fake-cluster.ts';
+import { fakeOneSetCluster, isLeaseRequest } from './fake-cluster.ts';
 import { hashOf, listedPod, storedSet } from '../../testkit/status-sync-objects.ts';
 import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import { emfRecorder } from '../../lib/metrics/emf-recorder.ts';
@@ -43,7 +43,7 @@ describe('the status-sync Lambda', () => {
     ]);
     // The first revision, then the Events about the uninjected pod: on the set (in default), and on the pod in its
     // namespace (a finished rollout at first sight is no news).
-    expect(fake.seen.filter((r) => r.method === 'POST').map((r) => {
+    expect(fake.seen.filter((r) => r.method === 'POST' && !isLeaseRequest(r)).map((r) => {
       const body = r.body as { reason?: string; metadata?: { name?: string } };
       return body.reason === undefined ? body.metadata?.name : `${r.url.split('/')[4] ?? ''} ${body.reason}`;
     })).toEqual([revision, 'default PodsNotInjected', 'shop PodNotInjected']);
@@ -64,7 +64,7 @@ describe('the status-sync Lambda', () => {
       {
         'status-sync PassDuration': expect.any(Number),
         // As the stand-in saw them: which version of SidecarSets is served, the sets, the pods, the revisions, the revision created, the status, the two Events.
-        'status-sync ApiRequests': fake.seen.length,
+        'status-sync ApiRequests': fake.seen.filter((r) => !isLeaseRequest(r)).length,
         'status-sync StatusesWritten': 1,
         'status-sync PodsUpdated': 0,
         'status-sync PodsFlipped': 0,
@@ -84,12 +84,44 @@ describe('the status-sync Lambda', () => {
         'log-agent/Finished RolloutState': 1,
       },
     ]);
-    expect(fake.seen).toHaveLength(8);
+    // The heartbeat Lease is renewed after the pass, outside its count.
+    expect(fake.seen.filter((r) => !isLeaseRequest(r))).toHaveLength(8);
     // The stand-in serves no v1beta1 (a Kruise 1.8 CRD): the sets are read, and their status written, as v1alpha1.
     expect(fake.seen.filter((r) => r.url.startsWith('/apis/apps.kruise.io/')).map((r) => `${r.method} ${r.url}`)).toEqual([
       'GET /apis/apps.kruise.io/v1beta1',
       'GET /apis/apps.kruise.io/v1alpha1/sidecarsets?limit=4',
       'PATCH /apis/apps.kruise.io/v1alpha1/sidecarsets/log-agent/status',
+    ]);
+  });
+
+  it('renews the heartbeat Lease after each scheduled pass, held by the function, valid three schedule intervals; not after an admitted change\'s pass', async () => {
+    const env = { KUBECONFIG_CONTENT: fake.kubeconfig(), AWS_LAMBDA_FUNCTION_NAME: 'stack-StatusSync-1', STATUS_SYNC_INTERVAL_MS: '60000' };
+    const handler = await statusSyncLambda({ env, overrides: { logger: capturingLogger().logger }, continueWith: () => Promise.resolve() });
+    await handler(event, context);
+    await handler(event, context);
+    await handler({ kind: 'SidecarSetAdmitted', sidecarSet: 'log-agent', uid: '', operation: 'UPDATE', resourceVersion: '0' }, context);
+    const leases = fake.seen.filter(isLeaseRequest);
+    expect(leases.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'GET /apis/coordination.k8s.io/v1/namespaces/kruise-system/leases/serverless-sidecarset-status-sync',
+      'POST /apis/coordination.k8s.io/v1/namespaces/kruise-system/leases',
+      'GET /apis/coordination.k8s.io/v1/namespaces/kruise-system/leases/serverless-sidecarset-status-sync',
+      'PUT /apis/coordination.k8s.io/v1/namespaces/kruise-system/leases/serverless-sidecarset-status-sync',
+    ]);
+    expect(leases.at(-1)?.body).toMatchObject({ metadata: { name: 'serverless-sidecarset-status-sync', namespace: 'kruise-system' }, spec: { holderIdentity: 'stack-StatusSync-1', leaseDurationSeconds: 180, renewTime: expect.stringMatching(/^\d{4}-.*\.\d{6}Z$/) } });
+  });
+
+  it('logs a heartbeat Lease it cannot renew as a warning, and the pass as it went', async () => {
+    const { logger, entries } = capturingLogger();
+    const route = fake.route;
+    fake.route = (req) => (isLeaseRequest(req) && req.method === 'POST' ? apiStatus(403, 'Forbidden', 'leases is forbidden') : route(req));
+    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger } });
+    const result = await handler(event, context);
+    expect(result.errors).toEqual([]);
+    expect(entries().map((e) => [e.level, e.message, e.failuresInARow])).toEqual([['warn', 'the heartbeat Lease was not renewed', 1], ['info', 'status pass', undefined]]);
+    await handler(event, context);
+    expect(entries().filter((e) => e.level === 'warn').map((e) => [e.failuresInARow, e.error])).toEqual([
+      [1, expect.stringContaining('leases is forbidden')],
+      [2, expect.stringContaining('leases is forbidden')],
     ]);
   });
 

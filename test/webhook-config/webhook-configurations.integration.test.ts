@@ -87,7 +87,7 @@ describe('renderManifests', () => {
   it('renders the CRD, RBAC and webhooks for Lambda Function URLs with the secret path and no caBundle', async () => {
     const out = docs(await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile]));
     expect(out.map((d) => d.kind)).toEqual([
-      'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'Namespace', 'Role', 'RoleBinding', 'Role', 'RoleBinding', 'Role', 'RoleBinding',
+      'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'Namespace', 'Role', 'RoleBinding', 'Role', 'RoleBinding', 'Role', 'RoleBinding', 'Role', 'RoleBinding',
       'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
       'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration',
     ]);
@@ -161,6 +161,9 @@ describe('renderManifests', () => {
       `RoleBinding ${ns}/sidecarset-webhooks-revisions`,
       `Role ${ns}/sidecarset-status-sync-revisions`,
       `RoleBinding ${ns}/sidecarset-status-sync-revisions`,
+      // Its heartbeat Lease, beside the revisions.
+      `Role ${ns}/sidecarset-status-sync-lease`,
+      `RoleBinding ${ns}/sidecarset-status-sync-lease`,
       // Its Events about SidecarSets are in default, wherever the revisions are.
       'Role default/sidecarset-status-sync-events',
       'RoleBinding default/sidecarset-status-sync-events',
