@@ -29,7 +29,7 @@ let statusSync: StatusSyncRuntime;
 const metricLines: string[] = [];
 
 /** A GET as the admin with the Accept header kubectl sends for `get` (a server-side Table). */
-function getTable(path: string): Promise<{ columns: string[]; rows: unknown[][] }> {
+function getTable(path: string): Promise<{ columns: { name: string; priority?: number }[]; rows: unknown[][] }> {
   const url = new URL(`${stack.cp.url}${path}`);
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
@@ -39,9 +39,9 @@ function getTable(path: string): Promise<{ columns: string[]; rows: unknown[][] 
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
-          const table = JSON.parse(Buffer.concat(chunks).toString()) as { kind: string; columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
+          const table = JSON.parse(Buffer.concat(chunks).toString()) as { kind: string; columnDefinitions: { name: string; priority?: number }[]; rows: { cells: unknown[] }[] };
           if (table.kind !== 'Table') reject(new Error(`not a Table: ${JSON.stringify(table)}`));
-          resolve({ columns: table.columnDefinitions.map((c) => c.name), rows: table.rows.map((r) => r.cells) });
+          resolve({ columns: table.columnDefinitions, rows: table.rows.map((r) => r.cells) });
         });
       },
     );
@@ -50,10 +50,11 @@ function getTable(path: string): Promise<{ columns: string[]; rows: unknown[][] 
   });
 }
 
-/** What `kubectl get sidecarsets` shows, without AGE. */
+/** What `kubectl get sidecarsets` shows, without AGE: kubectl hides columns of priority above 0 unless `-o wide`. */
 async function kubectlGetSidecarSets(): Promise<Record<string, unknown>[]> {
   const { columns, rows } = await getTable(SETS);
-  return rows.map((cells) => Object.fromEntries(columns.flatMap((c, i) => (c === 'Age' || c === 'AGE' ? [] : [[c, cells[i]]]))));
+  const shown = (c: { name: string; priority?: number }): boolean => (c.priority ?? 0) === 0 && c.name !== 'Age' && c.name !== 'AGE';
+  return rows.map((cells) => Object.fromEntries(columns.flatMap((c, i) => (shown(c) ? [[c.name, cells[i]]] : []))));
 }
 
 async function admin(method: string, path: string, body?: unknown, contentType?: string): Promise<unknown> {

@@ -442,6 +442,9 @@ export function imageIdOf(image: string, stale = false): string {
  * pod exists only if it was created before the set, without its sidecars.
  */
 function injectedOrAsWritten(pod: Pod, sets: readonly SidecarSet[]): Pod {
+  // No sets: the pod was injected already (or never is). Injecting it with
+  // none would strip the Kruise annotations, as pod-inject does on creation.
+  if (sets.length === 0) return pod;
   try {
     return injectPod({ pod, namespace: pod.metadata?.namespace ?? 'default', sidecarSets: sets, namespaceLabels, now: CONFORMANCE_NOW }).pod;
   } catch {
