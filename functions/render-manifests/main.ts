@@ -10,7 +10,8 @@
  *            with the caller secret from --secret-file FILE or $WEBHOOK_SECRET
  *   Local:   --local [--port N] [--tls-dir DIR]  (the npm start server)
  *   Both:    [--pod-failure-policy Fail|Ignore] [--timeout SECONDS] [--exclude-namespace NS ...] [--only webhooks]
- *            [--injection webhook|policy] (policy: the MutatingAdmissionPolicy injects the sets it can, docs/INJECTION-POLICY.md)
+ *            [--injection policy|webhook] (default policy: the MutatingAdmissionPolicy injects the sets it can, Kubernetes 1.36
+ *            or later; webhook: pod-inject for every pod, for older clusters; docs/INJECTION-POLICY.md)
  *            [--revision-namespace NS] (default $SIDECARSET_REVISION_NAMESPACE, else kruise-system:
  *            where the RBAC lets the functions keep ControllerRevisions)
  *            [--no-namespace] (leave out the Namespace object: where Kruise, or anyone
@@ -41,7 +42,7 @@ const URL_FLAGS = FUNCTION_NAMES.map((fn) => `--url-${fn}`);
 
 export const MANIFESTS_USAGE = `usage: npm run -s manifests -- (--function-urls FILE | ${URL_FLAGS.map((flag) => `${flag} URL`).join(' ')} | --local [--port N] [--tls-dir DIR])
        [--secret-file FILE] [--pod-failure-policy Fail|Ignore] [--timeout SECONDS] [--exclude-namespace NS]... [--only webhooks]
-       [--revision-namespace NS]  (default $${ENV_REVISION_NAMESPACE}, else kruise-system) [--no-namespace] [--injection webhook|policy]`;
+       [--revision-namespace NS]  (default $${ENV_REVISION_NAMESPACE}, else kruise-system) [--no-namespace] [--injection policy|webhook]`;
 
 /** `--help`: the usage, what is rendered, and what each option does. */
 export const MANIFESTS_HELP = `${MANIFESTS_USAGE}
@@ -53,7 +54,9 @@ kubectl apply --server-side -f (the CRD is over client-side apply's 256 KiB):
   - the RBAC: the webhooks' read-only identity, status-sync's writer, the ValidatingAdmissionPolicy
     narrowing the writer's pod patches, and a Namespace, Role and RoleBinding for the ControllerRevisions;
   - the MutatingWebhookConfiguration (sidecarset-default, pod-inject) and the ValidatingWebhookConfiguration
-    (sidecarset-validate, pod-change), each webhook at <its Function URL>/<secret>.
+    (sidecarset-validate, pod-change), each webhook at <its Function URL>/<secret>;
+  - the injection MutatingAdmissionPolicy and its binding (admissionregistration.k8s.io/v1: Kubernetes 1.36 or
+    later), unless --injection webhook.
 
 Where the functions are (one of):
   --function-urls FILE         the JSON of cdk deploy --outputs-file (all five Function URLs)
@@ -72,16 +75,17 @@ Options:
   --timeout SECONDS            every webhook's timeoutSeconds (default 10)
   --exclude-namespace NS       never send pods of NS to pod-inject (repeatable; kube-system, kube-public and
                                kube-node-lease always are)
-  --only webhooks              the two webhook configurations alone, no CRD and no RBAC (needs only the three
-                               admission functions' URLs)
+  --only webhooks              the two webhook configurations (and the injection policy, unless --injection webhook)
+                               alone, no CRD and no RBAC (needs only the admission functions' URLs)
   --revision-namespace NS      where the RBAC lets the functions keep ControllerRevisions (default
                                $${ENV_REVISION_NAMESPACE}, else kruise-system): the namespace the functions use
   --no-namespace               leave that namespace's Namespace object out, where it is not yours (so that
                                kubectl delete -f cannot delete it)
-  --injection webhook|policy   which path injects (default webhook: pod-inject for every pod, as before);
-                               policy adds the MutatingAdmissionPolicy and its binding (Kubernetes 1.36 or later),
-                               which inject the sets they can with no webhook call, and calls pod-inject only for
-                               the pods they mark (docs/INJECTION-POLICY.md)
+  --injection policy|webhook   which path injects (default policy: the MutatingAdmissionPolicy and its binding
+                               inject the sets they can with no webhook call, and pod-inject is called only for the
+                               pods they mark; it needs Kubernetes 1.36 or later, EKS included);
+                               webhook: pod-inject for every pod, no policy, for clusters older than 1.36 or without
+                               admissionregistration.k8s.io/v1 MutatingAdmissionPolicy (docs/INJECTION-POLICY.md)
   -h, --help                   this text
 
 Exit codes: 0 printed; 2 bad usage, an unreadable file or a missing URL or secret (the problem, then the usage).`;
@@ -222,8 +226,9 @@ export async function renderManifests(argv: readonly string[], env: Readonly<Rec
   const timeoutSeconds = /^\d+$/.test(timeoutText) ? Number(timeoutText) : Number.NaN;
   const only = args.values.get('--only');
   if (only !== undefined && only !== 'webhooks') throw new ManifestsCliError(`--only takes "webhooks", not ${only}`);
-  const injection = args.values.get('--injection') ?? 'webhook';
-  if (injection !== 'webhook' && injection !== 'policy') throw new ManifestsCliError(`--injection must be webhook or policy, not ${injection}`);
+  // The policy path by default: a cluster older than 1.36 must be rendered for with --injection webhook (docs/INJECTION-POLICY.md).
+  const injection = args.values.get('--injection') ?? 'policy';
+  if (injection !== 'webhook' && injection !== 'policy') throw new ManifestsCliError(`--injection must be policy or webhook, not ${injection}`);
   const { targets, caPem } = await targetsAndCa(args, only === 'webhooks' ? ADMISSION_FUNCTIONS : FUNCTION_NAMES);
   const webhooks = renderWebhookConfigurations({
     injection,

@@ -135,7 +135,10 @@ async function waitForDeployedIdentities(cp: ControlPlane, revisionNamespace: st
 
 export interface LocalStackOptions {
   podFailurePolicy?: 'Fail' | 'Ignore';
-  /** Which path injects: `policy` installs the injection policy and calls pod-inject only for the pods it marks (docs/INJECTION-POLICY.md). */
+  /**
+   * Which path injects: `policy` (the default: Kubernetes 1.36 serves it) installs the injection policy and calls
+   * pod-inject only for the pods it marks; `webhook` calls pod-inject for every pod (docs/INJECTION-POLICY.md).
+   */
   injection?: InjectionMode;
   /** Also write each log line here (the server's stdout, for `npm start`). */
   echo?: (line: string) => void;
@@ -271,7 +274,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const serverUrl = `https://127.0.0.1:${address.port}`;
     deployed = localDeployedUrls(serverUrl);
     const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `${serverUrl}/${fn}/${secret}` }])) as Record<(typeof ADMISSION_FUNCTIONS)[number], { url: string }>;
-    const injection = options.injection ?? 'webhook';
+    const injection = options.injection ?? 'policy';
     const manifests = renderWebhookConfigurations({ targets, caPem: tls.caPem, injection, ...(options.podFailurePolicy ? { podFailurePolicy: options.podFailurePolicy } : {}) });
     await cp.apply(manifests.map((m) => stringify(m)).join('---\n'));
     // The CRD converts through this server from now on (the harness's own webhook did until it listened),

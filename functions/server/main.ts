@@ -29,7 +29,9 @@ import { sidecarSetReadiness } from '../../lib/adapters/readiness.ts';
 import { CallerSecretError } from '../../lib/auth/caller-auth.ts';
 import { callerNetworksFromEnv, ENV_ALLOWED_CALLER_CIDRS, ENV_ROTATION_MARGIN_MS, ENV_ROTATION_PERIOD_MS, ENV_SECRET_REFRESH_MS } from '../../lib/auth/caller-config.ts';
 import type { SecretStore } from '../../lib/auth/rotation.ts';
-import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
+import { excludedNamespaces, injectableNamespaces, renderWebhookConfigurations, type InjectionMode } from '../../lib/webhook-config/webhook-configurations.ts';
+import { renderInjectionPolicy } from '../../lib/webhook-config/injection-policy.ts';
+import { servesMutatingAdmissionPolicy } from '../../lib/adapters/kube-admission-policy-support.ts';
 import { ADMISSION_FUNCTIONS, FUNCTION_NAMES, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { localMetrics } from './local-metrics.ts';
 import { clusterKubeConfig, clusterSources, ENV_EKS_CLUSTER_NAME, ENV_KUBECONFIG, ENV_KUBECONFIG_CONTENT, ENV_KUBECONFIG_SECRET_ARN } from '../shared/cluster.ts';
@@ -89,6 +91,8 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   const reconcile = options.reconcile === true;
   // Before anything is generated or served: a refusal leaves nothing behind.
   if (reconcile && intervalMs > 0) await refuseBesideKruise(env);
+  // The path of the manifests written below (none are with --tls-cert).
+  const injection = options.tlsCert === undefined ? await clusterInjection(options, env) : undefined;
   const access = await localCallerAccess(options.tlsDir, env);
   warnIfInsecure(access, logger);
   const metrics = localMetrics();
@@ -124,10 +128,15 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:${port}/${fn}${secretPath}` }])) as Record<AdmissionFunctionName, { url: string }>;
   writeServingFile(options.tlsDir, port);
   logger.info('serving', { cluster: sources.server, port });
-  if (generated !== undefined) {
+  if (generated !== undefined && injection !== undefined) {
     const webhooksFile = join(options.tlsDir, 'webhooks.yaml');
-    const manifests = renderWebhookConfigurations({ targets, caPem: generated.caPem });
+    const manifests = renderWebhookConfigurations({ targets, caPem: generated.caPem, injection });
     await writeFile(webhooksFile, manifests.map((m) => stringify(m)).join('---\n'), { mode: 0o600 });
+    // The policy after the CRD (its paramKind), in a file of its own: the last to apply.
+    const policyFile = join(options.tlsDir, 'injection-policy.yaml');
+    const policy = injection === 'policy' ? renderInjectionPolicy(injectableNamespaces(excludedNamespaces())) : [];
+    if (injection === 'policy') await writeFile(policyFile, policy.map((m) => stringify(m)).join('---\n'), { mode: 0o600 });
+    else rmSync(policyFile, { force: true });
     // The CRD stores v1beta1 and converts v1alpha1 through this server's sidecarset-convert.
     const crdFile = join(options.tlsDir, 'crd.yaml');
     await writeFile(crdFile, stringify(await localCrd(`https://127.0.0.1:${port}/sidecarset-convert${secretPath}`, generated.caPem)), { mode: 0o600 });
@@ -141,7 +150,8 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
     say(`\nServing ${sources.server} on https://127.0.0.1:${port} (CA: ${join(options.tlsDir, CA_FILE)}).`);
     say(`Install the CRD (its conversion webhook is this server), the RBAC and the webhook configurations in that cluster`);
     say(`(server-side: the CRD with both versions is larger than client-side apply's 256 KiB annotation):\n`);
-    say(`  kubectl apply --server-side -f ${crdFile} -f ${rbacFile} -f ${webhooksFile}\n`);
+    say(`  kubectl apply --server-side -f ${crdFile} -f ${rbacFile} -f ${webhooksFile}${injection === 'policy' ? ` -f ${policyFile}` : ''}\n`);
+    say(injectionNote(injection, options.injection !== undefined));
     say('The API server must reach 127.0.0.1 on this machine.');
     say(`Metrics as Prometheus text: https://127.0.0.1:${port}/metrics, with the webhook secret as a Bearer token (docs/METRICS.md).`);
     say(`${statusLoopNote(intervalMs, reconcile)} Press Ctrl-C to stop.`);
@@ -156,6 +166,24 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
       removeServingFile(options.tlsDir);
     },
   });
+}
+
+/** The path for a cluster of the user's: as asked, else the policy where the cluster serves MutatingAdmissionPolicy v1. */
+async function clusterInjection(options: ServerOptions, env: NodeJS.ProcessEnv): Promise<InjectionMode> {
+  if (options.injection !== undefined) return options.injection;
+  const client = kubeConfigClient(await clusterKubeConfig(env));
+  try {
+    return (await servesMutatingAdmissionPolicy(client)) ? 'policy' : 'webhook';
+  } catch (error) {
+    throw new Error(`cannot tell whether ${client.server} serves MutatingAdmissionPolicy v1 (${errorMessage(error)}): start with --injection policy or --injection webhook`, { cause: error });
+  }
+}
+
+function injectionNote(injection: InjectionMode, asked: boolean): string {
+  if (injection === 'policy') return 'Injection: the MutatingAdmissionPolicy injects the SidecarSets it takes, pod-inject the pods it marks (docs/INJECTION-POLICY.md).';
+  return asked
+    ? 'Injection: pod-inject for every pod (--injection webhook).'
+    : 'Injection: pod-inject for every pod: the cluster serves no MutatingAdmissionPolicy v1 (Kubernetes 1.36 or later; docs/INJECTION-POLICY.md).';
 }
 
 /** @throws Error naming the signs when OpenKruise's SidecarSet controller runs in the cluster, or when that cannot be told. */
@@ -236,6 +264,7 @@ async function serveEmbedded(options: ServerOptions): Promise<void> {
   say(`  kubectl --kubeconfig ${kubeconfig} apply -f examples/pod.yaml`);
   say(`  kubectl --kubeconfig ${kubeconfig} get pod web -o yaml`);
   say(`  kubectl --kubeconfig ${kubeconfig} get sidecarsets\n`);
+  say(injectionNote(options.injection ?? 'policy', true));
   say(statusLoopNote(intervalMs));
   say(
     withControllerManager

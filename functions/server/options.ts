@@ -18,14 +18,17 @@ export interface ServerOptions {
   noControllerManager?: boolean;
   /** Sort injected sidecar containers by name (--sort-sidecars-by-name; SORT_SIDECAR_CONTAINERS_BY_NAME=true does the same). */
   sortSidecarsByName?: boolean;
-  /** The embedded cluster's injection path (--injection webhook|policy; docs/INJECTION-POLICY.md); webhook when absent. */
+  /**
+   * Which path injects (--injection policy|webhook; docs/INJECTION-POLICY.md). When absent: policy in the embedded
+   * cluster (Kubernetes 1.36); for --kubeconfig, policy where the cluster serves MutatingAdmissionPolicy v1, else webhook.
+   */
   injection?: 'webhook' | 'policy';
 }
 
 /** The test kubelet's readiness delay when --test-kubelet gives none. */
 export const DEFAULT_TEST_KUBELET_READY_DELAY_MS = 1000;
 
-export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [--reconcile]] [--tls-dir DIR] [--tls-cert FILE --tls-key FILE] [--test-kubelet[=MS] [--test-kubelet-pull-delay=MS]] [--sort-sidecars-by-name] [--injection webhook|policy] [--no-controller-manager]
+export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [--reconcile]] [--tls-dir DIR] [--tls-cert FILE --tls-key FILE] [--test-kubelet[=MS] [--test-kubelet-pull-delay=MS]] [--sort-sidecars-by-name] [--injection policy|webhook] [--no-controller-manager]
   --port N           HTTPS port on 127.0.0.1 (default 8443; 0 picks a free one)
   --kubeconfig FILE  serve the webhooks of this cluster instead of starting an embedded one (only this
                      option selects a cluster: an exported KUBECONFIG does not)
@@ -41,9 +44,11 @@ export const SERVER_USAGE = `usage: npm start -- [--port N] [--kubeconfig FILE [
   --sort-sidecars-by-name  inject sidecar containers sorted by name (Kruise 1.9's alpha gate
                      EnableSortSidecarContainerByName; the default is by SidecarSet name, each set's as written);
                      the functions take SORT_SIDECAR_CONTAINERS_BY_NAME=true, which this sets
-  --injection webhook|policy  embedded cluster only: which path injects (default webhook: pod-inject for every
-                     pod); policy installs the injection MutatingAdmissionPolicy, which injects the sets it can
-                     with no webhook call (docs/INJECTION-POLICY.md)
+  --injection policy|webhook  which path injects. policy (the default in the embedded cluster): the injection
+                     MutatingAdmissionPolicy injects the sets it can with no webhook call, pod-inject the pods it
+                     marks; webhook: pod-inject for every pod. With --kubeconfig the default is policy where the
+                     cluster serves admissionregistration.k8s.io/v1 MutatingAdmissionPolicy (Kubernetes 1.36 or
+                     later), else webhook (docs/INJECTION-POLICY.md)
   --no-controller-manager  embedded cluster only: run no kube-controller-manager (no Deployment, ReplicaSet,
                      StatefulSet, Job or garbage collection runs; pods are made by hand), as envtest does
   --help             this text
@@ -129,8 +134,7 @@ export function parseServerOptions(argv: readonly string[], defaults: { tlsDir: 
   }
   if (reconcile && kubeconfig === undefined) throw new OptionsError(`${RECONCILE_FLAG} goes with --kubeconfig FILE (the embedded cluster is always reconciled)`);
   const injection = values.get('--injection');
-  if (injection !== undefined && injection !== 'webhook' && injection !== 'policy') throw new OptionsError(`--injection must be webhook or policy, not ${injection}`);
-  if (injection === 'policy' && kubeconfig !== undefined) throw new OptionsError('--injection policy installs the policy in the embedded cluster; for your cluster apply `npm run manifests -- --injection policy`');
+  if (injection !== undefined && injection !== 'webhook' && injection !== 'policy') throw new OptionsError(`--injection must be policy or webhook, not ${injection}`);
   return {
     ...(injection !== undefined ? { injection } : {}),
     port,

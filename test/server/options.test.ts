@@ -78,15 +78,16 @@ describe('npm start options: --sort-sidecars-by-name', () => {
 });
 
 describe('npm start options: --injection', () => {
-  it('is the webhook path unless given, and takes webhook or policy', () => {
+  it('is left to the cluster unless given (policy in the embedded one), and takes policy or webhook', () => {
     expect(parseServerOptions([], defaults).injection).toBeUndefined();
     expect(parseServerOptions(['--injection', 'policy'], defaults)).toMatchObject({ injection: 'policy' });
     expect(parseServerOptions(['--injection=webhook'], defaults)).toMatchObject({ injection: 'webhook' });
-    expect(() => parseServerOptions(['--injection', 'both'], defaults)).toThrow(new OptionsError('--injection must be webhook or policy, not both'));
+    expect(() => parseServerOptions(['--injection', 'both'], defaults)).toThrow(new OptionsError('--injection must be policy or webhook, not both'));
   });
 
-  it('refuses the policy path for a cluster of your own (its manifests install it there)', () => {
-    expect(() => parseServerOptions(['--injection', 'policy', '--kubeconfig', 'k.yaml'], defaults)).toThrow(OptionsError);
+  it('takes either path for a cluster of your own (the files it writes for that cluster follow it)', () => {
+    expect(parseServerOptions(['--injection', 'policy', '--kubeconfig', 'k.yaml'], defaults)).toMatchObject({ injection: 'policy', kubeconfig: 'k.yaml' });
+    expect(parseServerOptions(['--injection', 'webhook', '--kubeconfig', 'k.yaml'], defaults)).toMatchObject({ injection: 'webhook', kubeconfig: 'k.yaml' });
   });
 });
 

@@ -59,6 +59,7 @@ interface Hook {
   timeoutSeconds: number;
   clientConfig: { url: string; caBundle?: string };
   namespaceSelector?: unknown;
+  matchConditions?: { name: string }[];
 }
 
 function docs(yaml: string): { kind: string; webhooks?: Hook[] }[] {
@@ -89,7 +90,7 @@ describe('renderManifests', () => {
     expect(out.map((d) => d.kind)).toEqual([
       'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'Namespace', 'Role', 'RoleBinding', 'Role', 'RoleBinding', 'Role', 'RoleBinding', 'Role', 'RoleBinding',
       'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
-      'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration',
+      'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'MutatingAdmissionPolicy', 'MutatingAdmissionPolicyBinding',
     ]);
     const hooks = out.flatMap((d) => d.webhooks ?? []);
     expect(hooks.map((h) => h.clientConfig.url)).toEqual([
@@ -99,6 +100,19 @@ describe('renderManifests', () => {
       `https://eee.lambda-url.eu-west-1.on.aws/${secret}`,
     ]);
     expect(hooks.every((h) => h.clientConfig.caBundle === undefined)).toBe(true);
+  });
+
+  it('renders the policy path by default, and the webhook path alone (no policy; pod-inject for every pod) with --injection webhook', async () => {
+    const render = async (argv: string[]) => docs(await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile, '--only', 'webhooks', ...argv]));
+    const podInject = (out: ReturnType<typeof docs>) => out.flatMap((d) => d.webhooks ?? []).find((h) => h.name === 'pod-inject.sidecarset.kruise.io');
+    const byDefault = await render([]);
+    expect(byDefault.map((d) => d.kind)).toEqual(['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'MutatingAdmissionPolicy', 'MutatingAdmissionPolicyBinding']);
+    expect(podInject(byDefault)?.matchConditions?.length).toBeGreaterThan(0);
+    expect(await render(['--injection', 'policy'])).toEqual(byDefault);
+    const webhook = await render(['--injection', 'webhook']);
+    expect(webhook.map((d) => d.kind)).toEqual(['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+    expect(podInject(webhook)?.matchConditions).toBeUndefined();
+    await expect(renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile, '--injection', 'both'])).rejects.toThrow('--injection must be policy or webhook, not both');
   });
 
   it('points the CRD\'s conversion webhook at the sidecarset-convert Function URL with the secret path (Lambda), or at the local server with its caBundle', async () => {
@@ -189,7 +203,8 @@ describe('renderManifests', () => {
     const yaml = await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile, '--only', 'webhooks']);
     const comment = MANAGED_URL_COMMENT.split('\n').map((line) => `#${line}\n`).join('');
     expect(yaml.split(`${comment}\napiVersion: admissionregistration.k8s.io/v1\n`)).toHaveLength(3);
-    expect(docs(yaml).map((d) => d.kind)).toEqual(['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+    // The policy and its binding carry no URL: no comment.
+    expect(docs(yaml).map((d) => d.kind)).toEqual(['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'MutatingAdmissionPolicy', 'MutatingAdmissionPolicyBinding']);
   });
 
   it('renders for the local server with its caBundle and secret', async () => {
@@ -235,15 +250,24 @@ describeWithControlPlane('the rendered manifests on a real API server', () => {
     await cp.stop();
   });
 
+  const policyPath = '/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicies/serverless-sidecarset-inject';
   it.each([
     ['Lambda', () => ['--function-urls', outputsFile, '--secret-file', secretFile, '--pod-failure-policy', 'Ignore']],
     ['local', () => ['--local', '--tls-dir', join(dir, 'tls')]],
-  ])('applies cleanly (%s)', async (_name, argv) => {
+  ])('applies cleanly, the injection policy and its binding included (%s)', async (_name, argv) => {
     await cp.apply(await renderManifests(argv()));
     const mutating = await cp.request('admin', 'GET', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/serverless-sidecarset');
     expect(mutating.status).toBe(200);
     const crd = await cp.request('admin', 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/sidecarsets.apps.kruise.io');
     expect(crd.status).toBe(200);
+    expect((await cp.request('admin', 'GET', policyPath)).status).toBe(200);
+    expect((await cp.request('admin', 'GET', '/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings/serverless-sidecarset-inject')).status).toBe(200);
+  });
+
+  it('applies the webhook path cleanly (--injection webhook): pod-inject without matchConditions', async () => {
+    await cp.apply(await renderManifests(['--local', '--tls-dir', join(dir, 'tls'), '--injection', 'webhook']));
+    const mutating = JSON.parse((await cp.request('admin', 'GET', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/serverless-sidecarset')).body) as { webhooks: Hook[] };
+    expect(mutating.webhooks.find((h) => h.name === 'pod-inject.sidecarset.kruise.io')?.matchConditions).toBeUndefined();
   });
 });
 
