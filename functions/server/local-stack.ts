@@ -68,6 +68,12 @@ export interface LocalStack {
   metrics: MetricsRegistry;
   /** API requests the status loop sent so far (0 without one). */
   statusSyncRequests: () => number;
+  /**
+   * Stops serving the webhooks (and the CRD's conversion), as when the
+   * functions are unreachable; the cluster, the reconciler and the test
+   * kubelet keep running until {@link stop}.
+   */
+  stopServer(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -272,6 +278,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const address = app.server.address();
     if (address === null || typeof address !== 'object') throw new Error('server has no address');
     const serverUrl = `https://127.0.0.1:${address.port}`;
+    let closing: Promise<void> | undefined;
+    const closeServer = (): Promise<void> => (closing ??= app.close());
     deployed = localDeployedUrls(serverUrl);
     const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `${serverUrl}/${fn}/${secret}` }])) as Record<(typeof ADMISSION_FUNCTIONS)[number], { url: string }>;
     const injection = options.injection ?? 'policy';
@@ -305,10 +313,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       kubelet,
       metrics: metrics.registry,
       statusSyncRequests: () => statusSyncRequests(),
+      stopServer: closeServer,
       stop: async () => {
         await kubelet?.stop();
         await statusLoop?.stop();
-        await app.close();
+        await closeServer();
         await cp.stop();
         await removeTlsDir();
       },

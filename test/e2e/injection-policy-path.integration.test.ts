@@ -5,7 +5,9 @@
  * alone; a pod several sets select, or one a webhook-path set selects, is
  * injected by pod-inject as if the policy were not there; a forged fence on
  * a pod no set selects still reaches pod-inject and is removed. Each pod is
- * compared with pod-inject's core answer for the same pod and sets.
+ * compared with pod-inject's core answer for the same pod and sets. With
+ * the webhook server stopped, a pod one eligible set selects is still
+ * created, injected, started and counted by the reconciler.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
@@ -50,7 +52,8 @@ describeWithControlPlane('the policy path, policy and pod-inject together', () =
 
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
-    stack = await startLocalStack({ injection: 'policy' });
+    // The policy path is the default; named here because this suite is about it. The reconciler and a test kubelet run, to count pods.
+    stack = await startLocalStack({ injection: 'policy', statusSyncIntervalMs: 1000, testKubelet: { namespaces: [NS], readyDelayMs: 100 } });
     expect((await stack.cp.request('admin', 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status).toBe(201);
     for (const s of [set('alpha'), set('beta'), set('hot', { patchPodMetadata: [{ patchPolicy: 'Overwrite', annotations: { 'example.com/hot': 'on' } }] })]) {
       stored.set(s.metadata?.name ?? '', await storeSet(stack.cp, s));
@@ -100,18 +103,30 @@ describeWithControlPlane('the policy path, policy and pod-inject together', () =
     expect(created.pod?.metadata?.annotations?.[ANNOTATION_FENCE_CONTAINERS]).toBeUndefined();
   });
 
-  // Last: pod-inject's webhook then points at a closed port, as when the webhook server is down.
-  it('creates and injects a pod one eligible set selects with the webhook unreachable, and refuses one that needs it (failurePolicy Fail)', async () => {
-    const path = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/serverless-sidecarset';
-    const config = JSON.parse((await stack.cp.request('admin', 'GET', path)).body) as { webhooks: { name: string; clientConfig: { url: string } }[] };
-    const at = config.webhooks.findIndex((w) => w.name === 'pod-inject.sidecarset.kruise.io');
-    const patch = [{ op: 'replace', path: `/webhooks/${at}/clientConfig/url`, value: 'https://127.0.0.1:1/pod-inject/down' }];
-    expect((await stack.cp.request('admin', 'PATCH', path, patch, 'application/json-patch+json')).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    const alone = await dryRunPod(stack.cp, pod('down-one', ['alpha']));
-    expect(alone.status).toBe(201);
-    expect(alone.pod?.spec?.containers.map((c) => c.name)).toEqual(['alpha-agent', 'app']);
-    const needs = await dryRunPod(stack.cp, pod('down-two', ['alpha', 'beta']));
+  // Last: the webhook server is stopped, as when the functions are unreachable (the reconciler and the kubelet run on).
+  it('creates, injects and counts a pod one eligible set selects with the webhook server stopped, and refuses one that needs pod-inject (failurePolicy Fail)', async () => {
+    await stack.stopServer();
+    const created = await stack.cp.request('admin', 'POST', `/api/v1/namespaces/${NS}/pods`, pod('down-one', ['alpha']));
+    expect(created.status).toBe(201);
+    const stored = JSON.parse(created.body) as Pod;
+    expect(stored.spec?.containers.map((c) => c.name)).toEqual(['alpha-agent', 'app']);
+    expect(stored.metadata?.annotations?.[ANNOTATION_POLICY_RECORD]).toMatch(/^set=alpha;/);
+    const needs = await stack.cp.request('admin', 'POST', `/api/v1/namespaces/${NS}/pods`, pod('down-two', ['alpha', 'beta']));
     expect(needs.status).toBeGreaterThanOrEqual(500);
-  });
+    expect(needs.body).toContain('pod-inject.sidecarset.kruise.io');
+    // Read in the stored version: v1alpha1 would need the (stopped) conversion webhook.
+    expect(await countsOf('alpha')).toEqual({ matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1 });
+  }, 60_000);
+
+  /** The set's counts once the reconciler has counted one pod ready, else after 30 s as they are. */
+  async function countsOf(name: string): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const res = await stack.cp.request('admin', 'GET', `/apis/apps.kruise.io/v1beta1/sidecarsets/${name}`);
+      const status = (JSON.parse(res.body) as SidecarSet).status ?? {};
+      const counts = { matchedPods: status.matchedPods, updatedPods: status.updatedPods, readyPods: status.readyPods, updatedReadyPods: status.updatedReadyPods };
+      if (status.readyPods === 1 || Date.now() > deadline) return counts;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
 });
