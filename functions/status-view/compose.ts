@@ -13,6 +13,7 @@ import { parse } from 'yaml';
 import { homedir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mutatingAdmissionPolicyInstalled } from '../../lib/adapters/kube-admission-policy-support.ts';
 import { kubeRevisionFailures } from '../../lib/adapters/kube-events.ts';
 import { kubeNamespaceSnapshot } from '../../lib/adapters/kube-namespaces.ts';
 import { kubeSetPods } from '../../lib/adapters/kube-pods.ts';
@@ -21,6 +22,7 @@ import { discoveredSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets
 import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
 import { millisecondsFromEnv } from '../../lib/adapters/kube-sources.ts';
 import { DEFAULT_STALL_MS, ENV_ROLLOUT_STALL_MS } from '../../lib/status-sync/rollout-state.ts';
+import { INJECTION_POLICY_NAME } from '../../lib/webhook-config/injection-policy.ts';
 import type { StatusViewDeps } from '../../lib/status-view/look.ts';
 import { clusterConfigured, clusterKubeConfig, ENV_KUBECONFIG } from '../shared/cluster.ts';
 import { ConfigurationError, type Env } from '../shared/compose.ts';
@@ -107,5 +109,6 @@ export async function statusViewSources(chosen: ChosenCluster, say: (text: strin
     revisionFailures: kubeRevisionFailures(client),
     // The reconciler's threshold (ROLLOUT_STALL_MS, as the reconciler reads it): the view says Stalled when its pass does.
     stall: { stallMs: millisecondsFromEnv(chosen.env, ENV_ROLLOUT_STALL_MS, DEFAULT_STALL_MS, 1_000), nowMs: () => Date.now() },
+    injectionPolicyInstalled: (signal) => mutatingAdmissionPolicyInstalled(client, INJECTION_POLICY_NAME, signal),
   };
 }

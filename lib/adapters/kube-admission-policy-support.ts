@@ -20,3 +20,11 @@ export async function servesMutatingAdmissionPolicy(client: KubeClient): Promise
   if (answer.status !== 200 || !isObject(answer.body)) throw apiServerAnswered(OPERATION, answer.status, answer.body);
   return arrayOf(answer.body.resources).some((resource) => stringOf(objectOf(resource)?.name) === RESOURCE);
 }
+
+/** Whether the MutatingAdmissionPolicy `name` is installed (false, too, where the cluster does not serve the kind); undefined when that cannot be read (forbidden). */
+export async function mutatingAdmissionPolicyInstalled(client: KubeClient, name: string, signal?: AbortSignal): Promise<boolean | undefined> {
+  const answer = await client.request({ method: 'GET', path: `${GROUP_VERSION_PATH}/${RESOURCE}/${encodeURIComponent(name)}`, operation: `get MutatingAdmissionPolicy ${name}`, ...(signal !== undefined ? { signal } : {}) });
+  if (answer.status === 200) return true;
+  if (answer.status === 404) return false;
+  return undefined;
+}

@@ -28,6 +28,17 @@ export interface StatusViewDeps {
    * Absent, the view never says Stalled.
    */
   stall?: { stallMs: number; nowMs: () => number };
+  /**
+   * Whether the injection policy is installed (true, false, or undefined when that cannot be read): where it is
+   * not, pod-inject injects every set. Absent, the rows say what the rule says.
+   */
+  injectionPolicyInstalled?: (signal?: AbortSignal) => Promise<boolean | undefined>;
+}
+
+/** The rows as injected where the policy is not installed: every set by the pod-inject webhook. */
+async function withInstalledPath(deps: StatusViewDeps, rows: ViewRow[], signal?: AbortSignal): Promise<ViewRow[]> {
+  const installed = deps.injectionPolicyInstalled === undefined ? undefined : await deps.injectionPolicyInstalled(signal);
+  return installed === false ? rows.map((row) => ({ ...row, path: 'webhook' })) : rows;
 }
 
 /** The stall clock of a look taken now. */
@@ -58,7 +69,8 @@ export async function lookOnce(deps: StatusViewDeps, signal?: AbortSignal): Prom
   const needed = namespacesNeeded(sets, podsByScope);
   const labels: NamespaceLabels = needed.length === 0 ? new Map() : await deps.namespaces().labels(needed, signal);
   const failures = deps.revisionFailures === undefined ? [] : await deps.revisionFailures(signal);
-  return { rows: withRevisionFailures(viewRows(sets, podsByScope, labels, stallNow(deps)), sets, failures), setsVersion: resourceVersion, scopes };
+  const rows = await withInstalledPath(deps, withRevisionFailures(viewRows(sets, podsByScope, labels, stallNow(deps)), sets, failures), signal);
+  return { rows, setsVersion: resourceVersion, scopes };
 }
 
 /**

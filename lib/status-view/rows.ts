@@ -15,6 +15,7 @@ import type { PodScope } from '../ports.ts';
 import { planRollout, type RolloutCounts } from '../rollout/plan.ts';
 import { podScope } from '../rollout/pod-scope.ts';
 import { waitingMessage } from '../rollout/round.ts';
+import { injectionPath, type InjectionPathName } from '../sidecarset/injection-path.ts';
 import { hasNamespaceSelector, sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { rolloutStateName } from '../status-sync/observed-states.ts';
@@ -37,6 +38,12 @@ export interface ViewRow {
   why: string;
   /** A rollout is under way (not finished, not NotUpdate): the table draws its progress bar. */
   rolling: boolean;
+  /**
+   * The path that injects the set into a pod it alone selects (the PATH column, the --injection flag's words): the
+   * injection policy when the rule (lib/sidecarset/injection-path.ts) sends the set there and the policy is
+   * installed, else the pod-inject webhook.
+   */
+  path: InjectionPathName;
 }
 
 /** A scope as one string: the key the caller's pod lists are kept under. */
@@ -86,7 +93,7 @@ export function viewRow(set: SidecarSet, pods: readonly Pod[], namespaceLabels: 
   } catch (error) {
     // Typically a namespace deleted between the pod list and the namespace list (UnknownNamespaceError): the next
     // look decides. Whatever it is, it is this set's alone, as the pass fails only this set's round.
-    return { name, staleCounts: [], state: 'Unknown', why: `cannot decide: ${errorMessage(error)}`, rolling: false };
+    return { name, staleCounts: [], state: 'Unknown', why: `cannot decide: ${errorMessage(error)}`, rolling: false, path: injectionPath(set).path };
   }
   // The pass that follows this look would write `updates`; the view writes nothing, so it says they are due.
   const state = rolloutState(plan.status, 0, plan.waiting, stall);
@@ -104,6 +111,7 @@ export function viewRow(set: SidecarSet, pods: readonly Pod[], namespaceLabels: 
     state: shown,
     why: why === '' ? 'rolling out' : why,
     rolling: shown !== 'Finished' && shown !== 'NotUpdate',
+    path: injectionPath(set).path,
   };
 }
 

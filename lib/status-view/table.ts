@@ -74,6 +74,8 @@ export function renderTable(rows: readonly ViewRow[], options: TableOptions = {}
     ['NAME', ...rows.map((r) => printable(r.name))],
     ...COUNT_COLUMNS.map(([header, field]) => [header, ...rows.map((r) => countCell(r, field))]),
     ['STATE', ...rows.map((r) => r.state)],
+    // Which path injects the set (policy or webhook), as `explain` names it for a pod.
+    ['PATH', ...rows.map((r) => r.path)],
   ];
   const widths = fixedColumns.map((column) => Math.max(...column.map(length)));
   const fixed = widths.reduce((a, b) => a + b, 0) + GAP.length * (widths.length - 1);

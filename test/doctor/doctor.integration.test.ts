@@ -56,7 +56,9 @@ describeWithControlPlane('npm run doctor on the local stack', () => {
       'OK    ValidatingAdmissionPolicy sidecarset-status-sync-pod-writes: bound by sidecarset-status-sync-pod-writes',
       expect.stringMatching(/^OK {4}status-sync reconciler: last pass \d+ s ago \(Lease kruise-system\/serverless-sidecarset-status-sync renewTime \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z by status-sync@.+, valid 9 s\)$/),
       'OK    OpenKruise: not installed (no SidecarSet controller of its own runs)',
-      'OK    SidecarSet log-agent: injected by the pod-inject webhook',
+      // The policy path, npm start's default: the example set is one the policy takes.
+      'OK    MutatingAdmissionPolicy serverless-sidecarset-inject: bound by serverless-sidecarset-inject',
+      'OK    SidecarSet log-agent: injected by the injection policy (alone on a pod; with other sets, by pod-inject)',
     ]));
     // Nothing was created: the pod was a dry run.
     const pods = JSON.parse((await stack.cp.request('admin', 'GET', '/api/v1/namespaces/default/pods')).body) as { items: unknown[] };

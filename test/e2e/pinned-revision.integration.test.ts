@@ -151,7 +151,8 @@ describeWithControlPlane('npm start with SIDECARSET_REVISION_NAMESPACE, on a rea
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
     // The embedded stack installs the revision RBAC in the configured namespace, and reads revisions there.
-    stack = await startLocalStack({ env: { SIDECARSET_REVISION_NAMESPACE: HISTORY_NAMESPACE } });
+    // The webhook path: pod-inject reading the pinned revision from the configured namespace, for a pod created at once.
+    stack = await startLocalStack({ injection: 'webhook', env: { SIDECARSET_REVISION_NAMESPACE: HISTORY_NAMESPACE } });
     expect((await call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } })).status).toBe(201);
   }, 30 * 60_000);
 

@@ -25,7 +25,8 @@ function p95(latencies: readonly ChangeLatency[]): number {
 describeWithControlPlane('pod triggers: the stored status follows pod changes without a controller', () => {
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
-    stack = await startLocalStack({ statusSyncIntervalMs: 3_600_000 });
+    // The webhook path: a pod's CREATE starts its pass from pod-inject (the policy path calls no webhook on it).
+    stack = await startLocalStack({ injection: 'webhook', statusSyncIntervalMs: 3_600_000 });
     await createSet(stack.cp, followedSet('log-agent', 'web'));
     // The loop's first pass (at start) has run once the new set's status is written.
     const deadline = Date.now() + 30_000;

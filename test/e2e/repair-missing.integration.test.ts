@@ -104,7 +104,8 @@ describeWithControlPlane('pods the webhook missed, evicted to be recreated injec
 
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
-    stack = await startLocalStack({ podFailurePolicy: 'Ignore', testKubelet: { readyDelayMs: 300, pullDelayMs: 0 } });
+    // The webhook path: the pods pod-inject missed while pointed at a closed port (the policy would inject them).
+    stack = await startLocalStack({ injection: 'webhook', podFailurePolicy: 'Ignore', testKubelet: { readyDelayMs: 300, pullDelayMs: 0 } });
     manager = await startControllerManager(stack.cp, ['replicaset-controller', 'disruption-controller']);
     const env = { KUBECONFIG_CONTENT: stack.cp.kubeconfig('status-sync') };
     reconciler = await composeStatusSync(env, { logger: capturingLogger().logger });

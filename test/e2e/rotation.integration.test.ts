@@ -62,7 +62,9 @@ function rotationSteps(): string[] {
 describeWithControlPlane('webhook secret rotation on a real API server', () => {
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
+    // The webhook path: every pod reaches pod-inject, through the URLs whose secret rotates.
     stack = await startLocalStack({
+      injection: 'webhook',
       podFailurePolicy: 'Fail',
       statusSyncIntervalMs: 1_000,
       env: { WEBHOOK_SECRET_REFRESH_MS: '1000', WEBHOOK_SECRET_ROTATION_MARGIN_MS: '2000', WEBHOOK_SECRET_ROTATION_PERIOD_MS: '8000' },

@@ -49,7 +49,8 @@ async function create(path: string, body: unknown): Promise<{ status: number; ob
 describeWithControlPlane('the SidecarSet workflow on a real API server', () => {
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
-    stack = await startLocalStack();
+    // The webhook path: pod-inject's workflow (the policy path's: injection-policy-path.integration.test.ts).
+    stack = await startLocalStack({ injection: 'webhook' });
     for (const ns of ['shop', 'quiet']) {
       const labels = ns === 'quiet' ? { 'sidecarset.kruise.io/injection': 'disabled' } : {};
       const res = await stack.cp.request('admin', 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } });

@@ -110,7 +110,8 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
 
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
-    stack = await startLocalStack();
+    // The webhook path: every pod through pod-inject, which createWhilePodInjectIsDown takes out to make a pod it missed.
+    stack = await startLocalStack({ injection: 'webhook' });
     await admin('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } });
     // Created before the SidecarSet exists: not the set's to inject, and never reported (spec section 8).
     await admin('POST', PODS, webPod('early'));

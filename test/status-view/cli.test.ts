@@ -68,12 +68,23 @@ describe('options', () => {
 });
 
 describe('once', () => {
+  it.each<[string, boolean | undefined, string]>([
+    ['the rule’s path where the injection policy is installed', true, 'policy'],
+    ['the rule’s path where it cannot tell (the policy unreadable)', undefined, 'policy'],
+    ['the webhook path for every set where the policy is not installed', false, 'webhook'],
+  ])('shows %s', async (_what, installed, path) => {
+    const run = io();
+    const { deps } = cluster();
+    expect(await runStatusView([], run.io, () => Promise.resolve({ ...deps, injectionPolicyInstalled: () => Promise.resolve(installed) }))).toBe(0);
+    expect(run.out.join('').split('\n')[1]).toMatch(new RegExp(`^logs .* Progressing +${path} +\\[`));
+  });
+
   it('prints one table and exits 0', async () => {
     const run = io();
     expect(await runStatusView([], run.io, () => Promise.resolve(cluster().deps))).toBe(0);
     const lines = run.out.join('').split('\n');
-    expect(lines[0]).toMatch(/^NAME +MATCHED +UPDATED +READY +UPDATED-READY +STATE +PROGRESS +WHY$/);
-    expect(lines[1]).toMatch(/^logs +2\* +1\* +2\* +1\* +Progressing +\[##########\.{10}\] +50% +1 pod\(s\) due for update$/);
+    expect(lines[0]).toMatch(/^NAME +MATCHED +UPDATED +READY +UPDATED-READY +STATE +PATH +PROGRESS +WHY$/);
+    expect(lines[1]).toMatch(/^logs +2\* +1\* +2\* +1\* +Progressing +policy +\[##########\.{10}\] +50% +1 pod\(s\) due for update$/);
     expect(run.err).toEqual([]);
   });
 
@@ -118,7 +129,7 @@ describe('--watch', () => {
     await until(() => run.out.length === 2);
     stop.abort();
     expect(await running).toBe(0);
-    expect(run.out[1]).toMatch(/^\nNAME .*\nlogs +2\* +1\* +2\* +1\* +NotUpdate +updateStrategy.type is NotUpdate/);
+    expect(run.out[1]).toMatch(/^\nNAME .*\nlogs +2\* +1\* +2\* +1\* +NotUpdate +policy +updateStrategy.type is NotUpdate/);
   });
 
   it('redraws in place on a terminal, also after a resize', async () => {

@@ -10,6 +10,7 @@ const row = (name: string, updated: number): ViewRow => ({
   state: updated === 4 ? 'Finished' : 'Progressing',
   why: updated === 4 ? 'finished: every matched pod runs the current sidecars' : '1 pod(s) due for update',
   rolling: updated !== 4,
+  path: 'policy',
 });
 
 function recorder(tty: Partial<ViewOutput> & { isTTY: boolean }): ViewOutput & { writes: string[] } {

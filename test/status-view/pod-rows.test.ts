@@ -119,8 +119,8 @@ describe('the per-pod table', () => {
 
   it('shows the set’s line, a blank line, then a line per pod', () => {
     expect(renderPodView(view)).toEqual([
-      expect.stringMatching(/^NAME +MATCHED +UPDATED +READY +UPDATED-READY +STATE +PROGRESS +WHY$/),
-      expect.stringMatching(/^logs +2\* +1\* +1\* +0 +Progressing /),
+      expect.stringMatching(/^NAME +MATCHED +UPDATED +READY +UPDATED-READY +STATE +PATH +PROGRESS +WHY$/),
+      expect.stringMatching(/^logs +2\* +1\* +1\* +0 +Progressing +policy /),
       expect.stringMatching(/^\* not yet in the stored status/),
       '',
       'POD         UPDATED   READY   STATE      KUBELET                      WHY',

@@ -88,7 +88,14 @@ describe('a set’s row', () => {
     const set = rolloutSet({ name: 'logs' });
     set.spec = { ...set.spec, namespaceSelector: { matchLabels: { team: 'a' } } };
     const row = viewRow(set, podsFor(set, [{ name: 'a', namespace: 'gone' }]), NO_NAMESPACES);
-    expect(row).toEqual({ name: 'logs', staleCounts: [], state: 'Unknown', why: expect.stringMatching(/^cannot decide: namespace "gone" is unknown/) as unknown, rolling: false });
+    expect(row).toEqual({ name: 'logs', staleCounts: [], state: 'Unknown', why: expect.stringMatching(/^cannot decide: namespace "gone" is unknown/) as unknown, rolling: false, path: 'policy' });
+  });
+
+  it('names the path the rule gives the set: policy, or webhook for a set the policy does not take (patchPodMetadata here)', () => {
+    const set = rolloutSet({ name: 'logs' });
+    expect(viewRow(set, [], NO_NAMESPACES).path).toBe('policy');
+    const patching = { ...set, spec: { ...set.spec, patchPodMetadata: [{ patchPolicy: 'Overwrite', annotations: { 'example.com/a': 'b' } }] } };
+    expect(viewRow(patching, [], NO_NAMESPACES).path).toBe('webhook');
   });
 });
 

@@ -10,6 +10,7 @@ const rolling: ViewRow = {
   state: 'Progressing',
   why: MAX_UNAVAILABLE,
   rolling: true,
+  path: 'policy',
 };
 const finished: ViewRow = {
   name: 'mesh-proxy',
@@ -18,30 +19,31 @@ const finished: ViewRow = {
   state: 'Finished',
   why: 'finished: every matched pod runs the current sidecars',
   rolling: false,
+  path: 'webhook',
 };
 
 describe('the table', () => {
-  it('without a width (a pipe): one line per set, every column whole, the bar for the rollout under way, the stale count marked', () => {
+  it('without a width (a pipe): one line per set, every column whole, the path that injects each set, the bar for the rollout under way, the stale count marked', () => {
     expect(renderTable([rolling, finished])).toEqual([
-      'NAME         MATCHED   UPDATED   READY   UPDATED-READY   STATE         PROGRESS                      WHY',
-      `log-agent    10        4*        9       3               Progressing   [######++............]  30%   ${MAX_UNAVAILABLE}`,
-      'mesh-proxy   3         3         3       3               Finished                                    finished: every matched pod runs the current sidecars',
+      'NAME         MATCHED   UPDATED   READY   UPDATED-READY   STATE         PATH      PROGRESS                      WHY',
+      `log-agent    10        4*        9       3               Progressing   policy    [######++............]  30%   ${MAX_UNAVAILABLE}`,
+      'mesh-proxy   3         3         3       3               Finished      webhook                                 finished: every matched pod runs the current sidecars',
       STALE_NOTE,
     ]);
   });
 
   it('on a wide terminal: the WHY column is cut to fit', () => {
     const lines = renderTable([rolling, finished], { width: 160 });
-    expect(lines[1]).toBe('log-agent    10        4*        9       3               Progressing   [######++............]  30%   maxUnavailable 1 reached: the next pods wait until updated…');
+    expect(lines[1]).toBe('log-agent    10        4*        9       3               Progressing   policy    [######++............]  30%   maxUnavailable 1 reached: the next pods wait unt…');
     expect(lines.every((line) => line.length <= 160)).toBe(true);
   });
 
   it('on a narrower terminal: each set’s bar and WHY on an indented line of their own', () => {
     expect(renderTable([rolling, finished], { width: 80 })).toEqual([
-      'NAME         MATCHED   UPDATED   READY   UPDATED-READY   STATE',
-      'log-agent    10        4*        9       3               Progressing',
+      'NAME         MATCHED   UPDATED   READY   UPDATED-READY   STATE         PATH',
+      'log-agent    10        4*        9       3               Progressing   policy',
       '  [######++............]  30%   maxUnavailable 1 reached: the next pods wait un…',
-      'mesh-proxy   3         3         3       3               Finished',
+      'mesh-proxy   3         3         3       3               Finished      webhook',
       '  finished: every matched pod runs the current sidecars',
       '* not yet in the stored status (kubectl get sidecarsets): the reconciler has no…',
     ]);
@@ -57,14 +59,14 @@ describe('the table', () => {
 
   it('has no PROGRESS column when no rollout is under way, and no note when every count is stored', () => {
     expect(renderTable([finished])).toEqual([
-      'NAME         MATCHED   UPDATED   READY   UPDATED-READY   STATE      WHY',
-      'mesh-proxy   3         3         3       3               Finished   finished: every matched pod runs the current sidecars',
+      'NAME         MATCHED   UPDATED   READY   UPDATED-READY   STATE      PATH      WHY',
+      'mesh-proxy   3         3         3       3               Finished   webhook   finished: every matched pod runs the current sidecars',
     ]);
   });
 
   it('shows a set it cannot decide with dashes and why', () => {
-    const unknown: ViewRow = { name: 'scoped', staleCounts: [], state: 'Unknown', why: 'cannot decide: namespace "x" is unknown', rolling: false };
-    expect(renderTable([unknown])[1]).toBe('scoped   -         -         -       -               Unknown   cannot decide: namespace "x" is unknown');
+    const unknown: ViewRow = { name: 'scoped', staleCounts: [], state: 'Unknown', why: 'cannot decide: namespace "x" is unknown', rolling: false, path: 'webhook' };
+    expect(renderTable([unknown])[1]).toBe('scoped   -         -         -       -               Unknown   webhook   cannot decide: namespace "x" is unknown');
   });
 
   it('says so when there is no SidecarSet', () => {
