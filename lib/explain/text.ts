@@ -57,7 +57,7 @@ function rolloutText(rollout: RolloutExplanation): string[] {
 function setText(set: SetExplanation, live: boolean): string[] {
   const head = set.applies ? `${set.set}: applies` : `${set.set}: does not apply: ${set.why ?? set.verdict.injects}`;
   const lines = [head];
-  if (set.path !== undefined) lines.push(`  injection path (with --injection policy): ${set.path.path === 'policy' ? 'the injection policy' : 'pod-inject'}: ${set.path.reason}`);
+  if (set.path !== undefined) lines.push(`  injection path (where the injection policy is installed): ${set.path.path === 'policy' ? 'the injection policy' : 'pod-inject'}: ${set.path.reason}`);
   if (live && set.injected === true) lines.push(`  injected at creation${set.applies ? '' : ' (the set would not inject it today)'}`);
   if (live && set.injected === false && set.applies) lines.push('  but the pod carries none of its injection: created before the set, or while the pod webhook was down; recreate the pod');
   if (set.injects !== undefined) {

@@ -81,7 +81,8 @@ describeWithControlPlane('scenario 22: injection of a pinned revision, on a real
 
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
-    stack = await startLocalStack();
+    // The webhook path: pod-inject reading pinned revisions, for pods created at once after each change of the set.
+    stack = await startLocalStack({ injection: 'webhook' });
     expect((await call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } })).status).toBe(201);
     expect((await call('POST', SETS, baseSidecarSet())).status).toBe(201);
     history.push(await register(1));

@@ -106,7 +106,7 @@ describe('invoke explain', () => {
     expect(r.stdout).toContain('mesh: does not apply: spec.selector: matchExpressions[0] wants tier In [backend, api]; the pod has no label tier');
     expect(r.stdout).toContain('prod-only: does not apply: spec.namespace is prod; the pod is in default');
     expect(r.stdout).toContain('stable: does not apply: canary SidecarSet stable-canary (apps.kruise.io/sidecarset-base: stable) also selects the pod and injects in its place');
-    const path = String.raw` {2}injection path \(with --injection policy\): pod-inject: several sets inject the pod\n`;
+    const path = String.raw` {2}injection path \(where the injection policy is installed\): pod-inject: several sets inject the pod\n`;
     expect(r.stdout).toMatch(new RegExp(`logs: applies\n${path} {2}injects: containers: log-agent; init containers: log-init; volumes: log-config; revision: logs-\\w+\n`));
     expect(r.stdout).toMatch(new RegExp(`stable-canary: applies\n${path} {2}injects: containers: s; revision: stable-canary-\\w+\n`));
   });

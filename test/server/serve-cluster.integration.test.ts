@@ -101,6 +101,12 @@ describeWithControlPlane('npm start -- --kubeconfig FILE on a real kube-apiserve
     try {
       await until('serving', () => run.stderr().includes('are not reconciled'), 120_000);
       expect(run.stderr()).toContain('start with --reconcile to reconcile them');
+      // The cluster (v1.36.3) serves MutatingAdmissionPolicy v1: the policy path, its file among those to apply.
+      const policyFile = join(dir, 'tls-a', 'injection-policy.yaml');
+      expect(run.stderr()).toContain(`-f ${join(dir, 'tls-a', 'webhooks.yaml')} -f ${policyFile}`);
+      expect(run.stderr()).toContain('Injection: the MutatingAdmissionPolicy injects the SidecarSets it takes');
+      expect(await readFile(policyFile, 'utf8')).toContain('kind: MutatingAdmissionPolicyBinding');
+      expect(await readFile(join(dir, 'tls-a', 'webhooks.yaml'), 'utf8')).toContain('matchConditions');
       // Five status intervals: a status loop would have written by now.
       await new Promise((resolve) => setTimeout(resolve, 5000));
       expect(await setStatus()).toBeUndefined();
@@ -112,12 +118,15 @@ describeWithControlPlane('npm start -- --kubeconfig FILE on a real kube-apiserve
   }, 300_000);
 
   it('with --reconcile: reconciles the cluster (its status pass writes the set’s status)', async () => {
-    const run = npmStart(['--kubeconfig', kubeconfig, '--reconcile', '--port', '0', '--tls-dir', join(dir, 'tls-b')]);
+    // The webhook path asked for: no policy file, pod-inject for every pod.
+    const run = npmStart(['--kubeconfig', kubeconfig, '--reconcile', '--port', '0', '--tls-dir', join(dir, 'tls-b'), '--injection', 'webhook']);
     try {
       await until('reconciled', async () => (await setStatus()) !== undefined, 60_000).catch((error: unknown) => {
         throw new Error(`${(error as Error).message}; the server said:\n${run.stderr()}`);
       });
       expect(await setStatus()).toMatchObject({ observedGeneration: 1 });
+      expect(run.stderr()).toContain('Injection: pod-inject for every pod (--injection webhook).');
+      expect(run.stderr()).not.toContain('injection-policy.yaml');
     } finally {
       run.stop();
       await run.exited;

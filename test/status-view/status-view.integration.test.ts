@@ -82,8 +82,9 @@ async function until(test: () => boolean | Promise<boolean>, what: string, timeo
 }
 
 /** The table of the set with every pod updated and ready. */
-const HEADER = 'NAME   MATCHED   UPDATED   READY   UPDATED-READY   STATE      WHY';
-const FINISHED = (mark: string) => `view   3${mark.padEnd(9)}3${mark.padEnd(9)}3${mark.padEnd(7)}3${mark.padEnd(15)}Finished   finished: every matched pod runs the current sidecars`;
+// No injection policy in this cluster: pod-inject injects every set (PATH webhook).
+const HEADER = 'NAME   MATCHED   UPDATED   READY   UPDATED-READY   STATE      PATH      WHY';
+const FINISHED = (mark: string) => `view   3${mark.padEnd(9)}3${mark.padEnd(9)}3${mark.padEnd(7)}3${mark.padEnd(15)}Finished   webhook   finished: every matched pod runs the current sidecars`;
 
 const sidecarImage = (pod: Pod): unknown => pod.status?.containerStatuses?.find((c) => c.name === SIDECAR)?.image;
 const specImage = (pod: Pod): string | undefined => pod.spec?.containers.find((c) => c.name === SIDECAR)?.image;
@@ -142,7 +143,7 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
     await updateSidecarImage(cluster.cp, await readSet(cluster.cp, SET), NEW_IMAGE);
     const before = await run(['--kubeconfig', kubeconfig]);
     expect(before.stdout.split('\n')[1]).toBe(
-      'view   3         0*        3       0*              Progressing   [....................]   0%   1 pod(s) due for update; maxUnavailable 1 reached: the next pods wait until updated ones are ready (0 updated and not ready before this pass)',
+      'view   3         0*        3       0*              Progressing   webhook   [....................]   0%   1 pod(s) due for update; maxUnavailable 1 reached: the next pods wait until updated ones are ready (0 updated and not ready before this pass)',
     );
 
     const pass = await statusSync.runPass();
@@ -151,7 +152,7 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
     const mid = await run(['--kubeconfig', kubeconfig]);
     expect(mid.code).toBe(0);
     expect(mid.stdout.split('\n')[1]).toMatch(
-      /^view {3}3 {9}1\*? +3 +1\*? +Progressing {3}\[######\.{14}\] {2}33% {3}1 pod\(s\) due for update; maxUnavailable 1 reached: the next pods wait until updated ones are ready \(0 updated and not ready before this pass\)$/,
+      /^view {3}3 {9}1\*? +3 +1\*? +Progressing {3}webhook {3}\[######\.{14}\] {2}33% {3}1 pod\(s\) due for update; maxUnavailable 1 reached: the next pods wait until updated ones are ready \(0 updated and not ready before this pass\)$/,
     );
   });
 
@@ -179,7 +180,7 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
       await until(() => watch.output().stdout.split('NAME ').length === 3, 'a second table');
       const tables = watch.output().stdout.split('\n\n');
       expect(tables).toHaveLength(2);
-      expect(tables[1]).toMatch(/^NAME .*\nview {3}3 {9}0\* .* Progressing {3}\[\.{20}\] {3}0% {3}1 pod\(s\) due for update; /);
+      expect(tables[1]).toMatch(/^NAME .*\nview {3}3 {9}0\* .* Progressing {3}webhook {3}\[\.{20}\] {3}0% {3}1 pod\(s\) due for update; /);
       watch.child.kill('SIGINT');
       const ended = await within(watch.exited, 30_000);
       expect(ended).toMatchObject({ code: 0, stderr: '' });
@@ -213,7 +214,7 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
     // The first table: lines cleared to their end, none wider than the terminal less one column.
     // The lines naming the cluster come first, on standard error, before the table is drawn.
     const lines = answerOf((first ?? '').replaceAll('\r\n', '\n')).split('\n').filter((l) => l !== '');
-    expect(lines[0]).toBe('NAME   MATCHED   UPDATED   READY   UPDATED-READY   STATE\u001b[K');
+    expect(lines[0]).toBe('NAME   MATCHED   UPDATED   READY   UPDATED-READY   STATE         PATH\u001b[K');
     for (const line of lines) expect(Array.from(line.replace('\u001b[K', '')).length).toBeLessThanOrEqual(99);
     // The second: the cursor up over the first (header, set, its bar and why), then the new lines.
     expect(second?.startsWith(`\u001b[${lines.length}A\r`)).toBe(true);
