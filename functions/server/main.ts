@@ -134,8 +134,7 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
     await writeFile(webhooksFile, manifests.map((m) => stringify(m)).join('---\n'), { mode: 0o600 });
     // The policy after the CRD (its paramKind), in a file of its own: the last to apply.
     const policyFile = join(options.tlsDir, 'injection-policy.yaml');
-    const policy = injection === 'policy' ? renderInjectionPolicy(injectableNamespaces(excludedNamespaces())) : [];
-    if (injection === 'policy') await writeFile(policyFile, policy.map((m) => stringify(m)).join('---\n'), { mode: 0o600 });
+    if (injection === 'policy') await writeFile(policyFile, renderInjectionPolicy(injectableNamespaces(excludedNamespaces())).map((m) => stringify(m)).join('---\n'), { mode: 0o600 });
     else rmSync(policyFile, { force: true });
     // The CRD stores v1beta1 and converts v1alpha1 through this server's sidecarset-convert.
     const crdFile = join(options.tlsDir, 'crd.yaml');
@@ -148,7 +147,7 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
       await writeFile(rbacFile, await revisionRbacYaml(revisionNamespace), { mode: 0o600 });
     }
     say(`\nServing ${sources.server} on https://127.0.0.1:${port} (CA: ${join(options.tlsDir, CA_FILE)}).`);
-    say(`Install the CRD (its conversion webhook is this server), the RBAC and the webhook configurations in that cluster`);
+    say(`Install the CRD (its conversion webhook is this server), the RBAC and the webhook configurations${injection === 'policy' ? ', then the injection policy,' : ''} in that cluster`);
     say(`(server-side: the CRD with both versions is larger than client-side apply's 256 KiB annotation):\n`);
     say(`  kubectl apply --server-side -f ${crdFile} -f ${rbacFile} -f ${webhooksFile}${injection === 'policy' ? ` -f ${policyFile}` : ''}\n`);
     say(injectionNote(injection, options.injection !== undefined));
