@@ -125,6 +125,8 @@ describeWithControlPlane('npm start -- --kubeconfig FILE on a real kube-apiserve
         throw new Error(`${(error as Error).message}; the server said:\n${run.stderr()}`);
       });
       expect(await setStatus()).toMatchObject({ observedGeneration: 1 });
+      // The reconciler may write before the server has said what to apply.
+      await until('serving', () => run.stderr().includes('Press Ctrl-C'), 60_000);
       expect(run.stderr()).toContain('Injection: pod-inject for every pod (--injection webhook).');
       expect(run.stderr()).not.toContain('injection-policy.yaml');
     } finally {
