@@ -9,11 +9,10 @@ import { stringify } from 'yaml';
 import { sidecarSetVersionOf } from '../../lib/conversion/sidecarset-conversion.ts';
 import { parseSingleObject } from '../../lib/kube/yaml-objects.ts';
 import type { JsonObject, Pod } from '../../lib/kube/types.ts';
-import { startLocalStack, type LocalStack } from './local-stack.ts';
+import { startLocalStack } from './local-stack.ts';
+import { untilInjected } from './until-injected.ts';
 
 const say = (text: string) => process.stdout.write(`${text}\n`);
-/** The longest the demo waits for the new set to reach the injecting path. */
-const SEEN_TIMEOUT_MS = 30_000;
 
 async function main(): Promise<void> {
   say('1. Starting the embedded cluster and the webhook server (the first run builds etcd and kube-apiserver from Go modules)...');
@@ -33,12 +32,12 @@ async function main(): Promise<void> {
     say('   Stored with its defaults and hash annotations:');
     say(indent(stringify({ annotations: stored.metadata.annotations, spec: stored.spec })));
     const pod = parseSingleObject(await readFile(join(examples, 'pod.yaml'), 'utf8'), 'examples/pod.yaml') as Pod;
-    const podsPath = `/api/v1/namespaces/${pod.metadata?.namespace ?? 'default'}/pods`;
+    const namespace = pod.metadata?.namespace ?? 'default';
     // pod-inject reads the sets afresh; the injection policy (the default path) sees a new set once the API server's cache has it.
     say('   Waiting until the injection policy sees it (the API server\'s cache of SidecarSets; docs/INJECTION-POLICY.md) ...');
-    say(`   Seen after ${await untilInjected(stack, podsPath, pod)} ms (a pod created before then would have been created without the sidecar).`);
+    say(`   Seen after ${await untilInjected((method, path, body) => stack.cp.request('admin', method, path, body), namespace, pod)} ms (a pod created before then would have been created without the sidecar).`);
     say('\n3. Creating the Pod examples/pod.yaml ...');
-    const res = await stack.cp.request('admin', 'POST', podsPath, pod);
+    const res = await stack.cp.request('admin', 'POST', `/api/v1/namespaces/${namespace}/pods`, pod);
     if (res.status !== 201) throw new Error(`creating the Pod: HTTP ${res.status} ${res.body}`);
     const injected = JSON.parse(res.body) as Pod;
     say(`   Stored with containers: ${injected.spec?.containers.map((c) => c.name).join(', ') ?? ''}`);
@@ -47,18 +46,6 @@ async function main(): Promise<void> {
   } finally {
     say('5. Stopping the embedded cluster.');
     await stack.stop();
-  }
-}
-
-/** Milliseconds until a dry run of `pod` comes back with more containers than it has: the set is seen by the path that injects it. */
-async function untilInjected(stack: LocalStack, podsPath: string, pod: Pod): Promise<number> {
-  const started = performance.now();
-  for (;;) {
-    const res = await stack.cp.request('admin', 'POST', `${podsPath}?dryRun=All`, pod);
-    if (res.status !== 201) throw new Error(`a dry run of the Pod: HTTP ${res.status} ${res.body}`);
-    if ((JSON.parse(res.body) as Pod).spec?.containers.length !== pod.spec?.containers.length) return Math.round(performance.now() - started);
-    if (performance.now() - started > SEEN_TIMEOUT_MS) throw new Error(`the SidecarSet was not injected into a dry run of the Pod within ${SEEN_TIMEOUT_MS / 1000} s`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 

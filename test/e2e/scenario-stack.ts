@@ -78,9 +78,13 @@ export class ScenarioStack {
   private async start(): Promise<void> {
     await ensureControlPlaneBinaries();
     const reconcile = this.#options.reconcile;
-    const stack = await startLocalStack(
-      reconcile === undefined ? {} : { statusSyncIntervalMs: SCENARIO_STATUS_SYNC_INTERVAL_MS, env: { ROLLOUT_PACE_MS: String(SCENARIO_ROLLOUT_PACE_MS), ...reconcile.env } },
-    );
+    // The webhook path: the scenarios (Kruise's e2e, which sleep a second after each new set for Kruise's own cache) create
+    // pods the moment a set is stored, sooner than the policy path's param cache sees it (docs/BENCHMARKS.md section 7).
+    // What the policy injects is compared with pod-inject field by field in test/webhook-config/injection-policy.integration.test.ts.
+    const stack = await startLocalStack({
+      injection: 'webhook',
+      ...(reconcile === undefined ? {} : { statusSyncIntervalMs: SCENARIO_STATUS_SYNC_INTERVAL_MS, env: { ROLLOUT_PACE_MS: String(SCENARIO_ROLLOUT_PACE_MS), ...reconcile.env } }),
+    });
     this.#stack = stack;
     this.#cluster = new ScenarioCluster(stack.cp, stack.logs);
     const onError = (message: string) => {

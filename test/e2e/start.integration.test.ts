@@ -12,6 +12,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { waitForCrd } from '../../functions/server/local-stack.ts';
+import { untilInjected } from '../../functions/server/until-injected.ts';
+import type { Pod } from '../../lib/kube/types.ts';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
 
@@ -88,8 +90,10 @@ describeWithControlPlane('npm start without a cluster', () => {
     const set = parse(await readFile(join(projectRoot, 'examples/sidecarset.yaml'), 'utf8')) as unknown;
     // examples/sidecarset.yaml is written in v1beta1, the stored version.
     expect((await api(kc, 'POST', '/apis/apps.kruise.io/v1beta1/sidecarsets', set)).status).toBe(201);
-    // At once: the pod's admission reads the set just created (no cache to wait for).
-    const pod = parse(await readFile(join(projectRoot, 'examples/pod.yaml'), 'utf8')) as unknown;
+    // The policy path (npm start's default) sees a new set once the API server's param cache has it: wait for that, as
+    // docs/INJECTION-POLICY.md says, with dry runs (bounded: a set never seen fails here).
+    const pod = parse(await readFile(join(projectRoot, 'examples/pod.yaml'), 'utf8')) as Pod;
+    await untilInjected((method, path, body) => api(kc, method, path, body), 'default', pod);
     const res = await api(kc, 'POST', '/api/v1/namespaces/default/pods', pod);
     expect(res.status).toBe(201);
     const created = JSON.parse(res.body) as { spec: { containers: { name: string }[] } };
@@ -157,18 +161,22 @@ describeWithControlPlane('npm start with a cluster given', () => {
   it('prints the manifests to apply, and once applied the cluster calls it, converts through it and pods are injected', async () => {
     const webhooks = join(workdir, 'tls', 'webhooks.yaml');
     const crd = join(workdir, 'tls', 'crd.yaml');
-    expect(output).toContain(`kubectl apply --server-side -f ${crd} -f infra/k8s/rbac.yaml -f ${webhooks}`);
+    // The cluster (v1.36.3) serves MutatingAdmissionPolicy v1: the policy path, its file last.
+    const policy = join(workdir, 'tls', 'injection-policy.yaml');
+    expect(output).toContain(`kubectl apply --server-side -f ${crd} -f infra/k8s/rbac.yaml -f ${webhooks} -f ${policy}`);
     // The printed CRD converts through this server (not the harness's webhook): a v1alpha1 write below needs it.
     const crdText = await readFile(crd, 'utf8');
     expect(crdText).toMatch(/url: https:\/\/127\.0\.0\.1:\d+\/sidecarset-convert\//);
     await cp.apply(crdText);
     await waitForCrd(cp, 'sidecarsets.apps.kruise.io');
     await cp.apply(await readFile(webhooks, 'utf8'));
+    await cp.apply(await readFile(policy, 'utf8'));
     const set = parse(await readFile(join(projectRoot, 'examples/sidecarset.yaml'), 'utf8')) as unknown;
     const created = await cp.request('admin', 'POST', '/apis/apps.kruise.io/v1beta1/sidecarsets', set);
     expect(created.status).toBe(201);
     expect(created.body).toContain('kruise.io/sidecarset-hash');
-    const pod = parse(await readFile(join(projectRoot, 'examples/pod.yaml'), 'utf8')) as unknown;
+    const pod = parse(await readFile(join(projectRoot, 'examples/pod.yaml'), 'utf8')) as Pod;
+    await untilInjected((method, path, body) => cp.request('admin', method, path, body), 'default', pod);
     const res = await cp.request('admin', 'POST', '/api/v1/namespaces/default/pods', pod);
     expect(res.status).toBe(201);
     expect((JSON.parse(res.body) as { spec: { containers: { name: string }[] } }).spec.containers.map((c) => c.name)).toEqual(['log-agent', 'app']);

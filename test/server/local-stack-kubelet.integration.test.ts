@@ -8,6 +8,8 @@ import { readFile } from 'node:fs/promises';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { imageIdOf } from '../../control-plane/kubelet-status.ts';
 import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
+import { untilInjected } from '../../functions/server/until-injected.ts';
+import { parseSingleObject } from '../../lib/kube/yaml-objects.ts';
 import { isReady, waitForPod } from '../../testkit/cluster-pods.ts';
 
 const startTimeoutMs = 5 * 60_000;
@@ -26,6 +28,8 @@ describeWithControlPlane('the local stack with the test kubelet', () => {
   it('starts the examples\' injected pod: Running and Ready, the sidecar with its image and image ID', async () => {
     const cp = stack!.cp;
     await cp.apply(await readFile('examples/sidecarset.yaml', 'utf8'));
+    // The policy path (the default) sees the new set once the API server's param cache has it.
+    await untilInjected((method, path, body) => cp.request('admin', method, path, body), 'default', parseSingleObject(await readFile('examples/pod.yaml', 'utf8'), 'examples/pod.yaml'));
     await cp.apply(await readFile('examples/pod.yaml', 'utf8'));
     const pod = await waitForPod(cp, 'default', 'web', isReady);
     expect(pod?.status?.phase).toBe('Running');
