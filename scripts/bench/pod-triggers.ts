@@ -100,8 +100,9 @@ async function drive(stack: LocalStack, app: string, pods: number, timeoutMs: nu
 }
 
 async function withStack<T>(intervalMs: number, admitted: boolean, run: (stack: LocalStack) => Promise<T>): Promise<T> {
-  // Triggers off: a listener that drops them, so the loop sees only its schedule.
-  const stack = await startLocalStack({ statusSyncIntervalMs: intervalMs, statusSyncHeartbeatMs: 0, ...(admitted ? {} : { admitted: { admitted: () => undefined } }) });
+  // Triggers off: a listener that drops them, so the loop sees only its schedule. The webhook path: a pod's CREATE
+  // trigger comes from pod-inject, which the policy path does not call for the pods it injects.
+  const stack = await startLocalStack({ injection: 'webhook', statusSyncIntervalMs: intervalMs, statusSyncHeartbeatMs: 0, ...(admitted ? {} : { admitted: { admitted: () => undefined } }) });
   try {
     return await run(stack);
   } finally {
