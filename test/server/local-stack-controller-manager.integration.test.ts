@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
+import { untilInjected } from '../../functions/server/until-injected.ts';
 import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import { isReady } from '../../testkit/cluster-pods.ts';
@@ -42,6 +43,9 @@ describeWithControlPlane('the embedded cluster with kube-controller-manager', ()
   beforeAll(async () => {
     stack = await startLocalStack({ controllerManager: true, testKubelet: { readyDelayMs: 100 } });
     await stack.cp.apply(await readFile('examples/sidecarset.yaml', 'utf8'));
+    // The policy path (the default) sees the new set once the API server's param cache has it: before the controllers make pods.
+    const probe = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe', labels: { app: 'web' } }, spec: { containers: [{ name: 'main', image: 'busybox' }] } };
+    await untilInjected((method, path, body) => stack.cp.request('admin', method, path, body), 'default', probe);
   }, startTimeoutMs);
 
   afterAll(async () => {
