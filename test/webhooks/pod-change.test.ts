@@ -29,7 +29,10 @@ function recording(then: () => Promise<void> = () => Promise.resolve()): { trigg
   };
 }
 
-async function serve(fn: FunctionName, review: unknown, rollout: RolloutTrigger, sets: SidecarSet[] = []) {
+/** Sets named a, b, c selecting the test pods (app=web). */
+const SELECTING = ['a', 'b', 'c'].map((name) => defaultSidecarSet(userSidecarSet(name)));
+
+async function serve(fn: FunctionName, review: unknown, rollout: RolloutTrigger, sets: SidecarSet[] = SELECTING) {
   const { logger, entries } = capturingLogger();
   const body = JSON.stringify(review);
   const response = await serveAdmission(
@@ -53,6 +56,31 @@ describe('the pod-change webhook', () => {
       { sidecarSet: 'a', uid: '', operation: 'PODS', resourceVersion: '' },
       { sidecarSet: 'b', uid: '', operation: 'PODS', resourceVersion: '' },
     ]);
+  });
+
+  it('triggers only the sets of the list that are stored and select the pod, and none for a pod that names only others', async () => {
+    const { trigger, told } = recording();
+    const elsewhere = defaultSidecarSet({ ...userSidecarSet('d'), spec: { ...(userSidecarSet('d').spec as Record<string, unknown>), selector: { matchLabels: { app: 'db' } } } });
+    await serve('pod-change', podStatusReview('u11', injected('a,d,gone', ready('False')), injected('a,d,gone', ready('True'))), trigger, [...SELECTING, elsewhere]);
+    expect(told.map((c) => c.sidecarSet)).toEqual(['a']);
+    const result = await serve('pod-change', podStatusReview('u12', injected('d,gone', ready('False')), injected('d,gone', ready('True'))), trigger, [...SELECTING, elsewhere]);
+    expect(result).toMatchObject({ status: 200, answer: { allowed: true } });
+    expect(told.map((c) => c.sidecarSet)).toEqual(['a']);
+  });
+
+  it('answers allowed with a warning and no trigger when the sets cannot be read', async () => {
+    const { trigger, told } = recording();
+    const { logger, entries } = capturingLogger();
+    const body = JSON.stringify(podStatusReview('u13', injected('a', ready('False')), injected('a', ready('True'))));
+    const response = await serveAdmission(
+      { method: 'POST', path: `/${SECRET}`, headers: { 'content-type': 'application/json' }, timeout: '1s', body, bodyBytes: Buffer.byteLength(body) },
+      { fn: 'pod-change', secrets: { current: SECRET }, maxBodyBytes: DEFAULT_MAX_BODY_BYTES },
+      { sidecarSets: { list: () => Promise.reject(new Error('API server down')) }, namespaces: memoryNamespaceSource([]), clock: { now: () => NOW }, rollout: trigger, logger },
+    );
+    expect(response.statusCode).toBe(200);
+    expect((JSON.parse(response.body) as { response: { allowed: boolean } }).response.allowed).toBe(true);
+    expect(told).toEqual([]);
+    expect(entries().filter((e) => e.level === 'warn')).toEqual([expect.objectContaining({ message: expect.stringContaining('the SidecarSets could not be read'), error: 'API server down' })]);
   });
 
   it.each([
