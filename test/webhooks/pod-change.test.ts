@@ -16,13 +16,17 @@ import type { FunctionName } from '../../lib/webhooks/descriptors.ts';
 import { NOW } from '../../testkit/sidecarset-objects.ts';
 import { appPod, capturingLogger, podReview, podStatusReview, SECRET, userSidecarSet } from '../../testkit/reviews.ts';
 
-function recording(then: () => Promise<void> = () => Promise.resolve()): { trigger: RolloutTrigger; told: AdmittedSidecarSet[] } {
+/** A trigger that records each hand-over's changes. */
+function recording(then: () => Promise<void> = () => Promise.resolve()): { trigger: RolloutTrigger; told: AdmittedSidecarSet[]; handOvers: AdmittedSidecarSet[][] } {
   const told: AdmittedSidecarSet[] = [];
+  const handOvers: AdmittedSidecarSet[][] = [];
   return {
     told,
+    handOvers,
     trigger: {
-      admitted(change) {
-        told.push(change);
+      admitted(changes) {
+        told.push(...changes);
+        handOvers.push([...changes]);
         return then();
       },
     },
@@ -48,14 +52,24 @@ const ready = (value: string) => ({ phase: 'Running', conditions: [{ type: 'Read
 const withRequest = (review: Record<string, unknown>, extra: Record<string, unknown>) => ({ ...review, request: { ...(review.request as Record<string, unknown>), ...extra } });
 
 describe('the pod-change webhook', () => {
-  it('triggers each set of the pod\'s injected list when its readiness changes, and answers allowed', async () => {
-    const { trigger, told } = recording();
+  it('triggers each set of the pod\'s injected list when its readiness changes, in one hand-over, and answers allowed', async () => {
+    const { trigger, handOvers } = recording();
     const result = await serve('pod-change', podStatusReview('u1', injected('a,b', ready('False')), injected('a,b', ready('True'))), trigger);
     expect(result).toMatchObject({ status: 200, answer: { allowed: true } });
-    expect(told).toEqual([
-      { sidecarSet: 'a', uid: '', operation: 'PODS', resourceVersion: '' },
-      { sidecarSet: 'b', uid: '', operation: 'PODS', resourceVersion: '' },
+    expect(handOvers).toEqual([
+      [
+        { sidecarSet: 'a', uid: '', operation: 'PODS', resourceVersion: '' },
+        { sidecarSet: 'b', uid: '', operation: 'PODS', resourceVersion: '' },
+      ],
     ]);
+  });
+
+  it('hands over at most 10 sets in one hand-over for a pod that 40 selecting sets injected', async () => {
+    const { trigger, handOvers } = recording();
+    const many = Array.from({ length: 40 }, (_, i) => defaultSidecarSet(userSidecarSet(`s${String(i).padStart(2, '0')}`)));
+    const names = many.map((s) => s.metadata?.name ?? '').join(',');
+    await serve('pod-change', podStatusReview('u14', injected(names, ready('False')), injected(names, ready('True'))), trigger, many);
+    expect(handOvers.map((h) => h.length)).toEqual([10]);
   });
 
   it('triggers only the sets of the list that are stored and select the pod, and none for a pod that names only others', async () => {
