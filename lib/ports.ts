@@ -246,14 +246,15 @@ export interface AdmittedSidecarSet {
   resourceVersion: string;
 }
 
-/** Starts a reconciler pass for an admitted SidecarSet change; fire and forget. */
+/** Starts reconciler passes for admitted SidecarSet changes and pod changes; fire and forget. */
 export interface RolloutTrigger {
   /**
-   * Resolves once the request to start the pass was handed over (not when the
-   * pass ends). Rejects when it could not be; the admission answer never
-   * depends on it.
+   * Hands `changes` over at once, in one hand-over (on AWS one
+   * SendMessageBatch: at most ten). Resolves once it was handed over (not
+   * when the passes end); rejects when it could not be. The admission answer
+   * never depends on it.
    */
-  admitted(change: AdmittedSidecarSet, signal?: AbortSignal): Promise<void>;
+  admitted(changes: readonly AdmittedSidecarSet[], signal?: AbortSignal): Promise<void>;
 }
 
 export interface Clock {

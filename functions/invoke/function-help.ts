@@ -26,7 +26,7 @@ export const FUNCTION_HELP: Readonly<Record<FunctionName, FunctionHelp>> = {
   },
   'pod-change': {
     summary: 'answer a pod DELETE or pods/status UPDATE as the pod-change webhook does (allowed; it only triggers passes)',
-    about: 'Answers a pod DELETE or pods/status UPDATE review as the pod-change webhook does: always allowed; on a deployment it also starts the passes of the sets the pod was injected with.',
+    about: 'Answers a pod DELETE or pods/status UPDATE review as the pod-change webhook does: always allowed; on a deployment it also starts the passes of the sets injection recorded on the pod that select it today, against the sets and Namespaces given.',
   },
   'sidecarset-convert': {
     summary: 'convert a SidecarSet between v1alpha1 and v1beta1 as the CRD conversion webhook does',

@@ -3,7 +3,7 @@
  * webhook hands an admitted SidecarSet change straight to the status loop
  * running in the same process (a direct call, no network), which starts
  * that set's pass instead of waiting for its next interval. On AWS the same
- * port is an asynchronous invoke (lib/adapters/lambda-rollout-trigger.ts).
+ * port sends the sets to status-sync's SQS queue (lib/adapters/queue-rollout-trigger.ts).
  */
 import type { AdmittedSidecarSet, RolloutTrigger } from '../../lib/ports.ts';
 
@@ -15,9 +15,9 @@ export interface AdmittedListener {
 /** A trigger that tells `listener`; the hand-over is a call, so it resolves at once. */
 export function localRolloutTrigger(listener: AdmittedListener): RolloutTrigger {
   return {
-    admitted(change) {
+    admitted(changes) {
       try {
-        listener.admitted(change);
+        for (const change of changes) listener.admitted(change);
         return Promise.resolve();
       } catch (error) {
         // A throwing listener is reported like a failed invoke: a warning, the answer unchanged.

@@ -10,7 +10,8 @@ import { emfRecorder } from '../../lib/metrics/emf-recorder.ts';
 import { NO_METRICS, type AdmissionMetrics, type MetricsRecorder } from '../../lib/metrics/facts.ts';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { secretsManagerReader } from '../../lib/adapters/secrets-manager.ts';
-import { statusSyncTriggerFromEnv } from '../../lib/adapters/lambda-rollout-trigger.ts';
+import { statusSyncTriggerFromEnv } from '../../lib/adapters/queue-rollout-trigger.ts';
+import type { SqsQueueOptions } from '../../lib/adapters/sqs-set-queue.ts';
 import { parseSecretValue, type CallerSecrets } from '../../lib/auth/caller-auth.ts';
 import { callerNetworksFromEnv, callerSecretSource, ENV_SECRET_ARN, secretRefreshMsFromEnv, type Platform } from '../../lib/auth/caller-config.ts';
 import type { CallerNetworks } from '../../lib/auth/caller-network.ts';
@@ -47,8 +48,8 @@ export interface Overrides {
   logger?: Logger;
   /** The time injection records in pod annotations; tests fix it. */
   clock?: Clock;
-  /** Where the rollout trigger invokes Lambda; defaults to the AWS SDK's endpoint (tests point it at a local server). */
-  lambdaEndpoint?: string;
+  /** How the rollout trigger reaches SQS; defaults to the AWS SDK's endpoint and protocol (tests point it at a local SQS-compatible server). */
+  statusSyncQueue?: SqsQueueOptions;
   /**
    * Where metrics go. By default a Lambda function writes them as EMF lines
    * to standard output, beside its log lines; a caller that gives its own
@@ -85,13 +86,13 @@ export function lambdaMetrics(env: Env, overrides: Overrides, logger: Logger): M
 }
 
 /**
- * The trigger STATUS_SYNC_FUNCTION configures (an asynchronous invoke of
- * the status-sync function), or none when it is unset.
- * @throws ConfigurationError when it names no function.
+ * The trigger STATUS_SYNC_QUEUE_URL configures (set names sent to
+ * status-sync's queue), or none when it is unset.
+ * @throws ConfigurationError when the retired STATUS_SYNC_FUNCTION is set.
  */
 function rolloutTrigger(env: Env, overrides: Overrides): RolloutTrigger | undefined {
   try {
-    return statusSyncTriggerFromEnv(env, overrides.lambdaEndpoint !== undefined ? { endpoint: overrides.lambdaEndpoint } : {});
+    return statusSyncTriggerFromEnv(env, overrides.statusSyncQueue ?? {});
   } catch (error) {
     throw new ConfigurationError((error as Error).message, { cause: error });
   }

@@ -22,7 +22,6 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { ENV_STATUS_SYNC_QUEUE_URL } from '../../lib/adapters/sqs-set-queue.ts';
 import type { Construct } from 'constructs';
-import { ENV_STATUS_SYNC_FUNCTION } from '../../lib/adapters/lambda-rollout-trigger.ts';
 import { ENV_STATUS_SYNC_INTERVAL_MS } from '../../lib/status-sync/lease.ts';
 import { checkBundles, type BundleDirectories } from './bundles.ts';
 import { heapNodeOptions } from './heap.ts';
@@ -147,13 +146,10 @@ export class SidecarSetStack extends Stack {
     this.functions = functions;
     // After the loop: the schedule's event carries every function's URL (status-sync's own environment cannot: the validating webhook, which names status-sync, is one of them).
     this.schedule(functions['status-sync'], config.statusSync.rateMinutes, deployedUrls);
-    // Each function whose descriptor says it starts a status pass may invoke status-sync, and send to its queue.
+    // Each function whose descriptor says it starts a status pass sends set names to status-sync's queue, and may do nothing else to it.
     const queue = this.statusSyncQueue(functions['status-sync'], config.statusSync, alarmTopic);
     for (const descriptor of FUNCTION_DESCRIPTORS) {
-      if (!descriptor.triggersStatusPass) continue;
-      this.rolloutTrigger(functions[descriptor.name], functions['status-sync']);
-      functions[descriptor.name].addEnvironment(ENV_STATUS_SYNC_QUEUE_URL, queue.queueUrl);
-      queue.grantSendMessages(functions[descriptor.name]);
+      if (descriptor.triggersStatusPass) this.rolloutTrigger(functions[descriptor.name], queue);
     }
     this.rolloutContinuation(functions['status-sync']);
     this.monitoring(config, functions, alarmTopic);
@@ -319,19 +315,18 @@ export class SidecarSetStack extends Stack {
   }
 
   /**
-   * An admitted SidecarSet change starts the reconciler's pass at once: the
-   * validating webhook invokes status-sync asynchronously (lib/adapters/
-   * lambda-rollout-trigger.ts), so it may invoke that one function and
-   * nothing else. The pass is never run beside another one: status-sync's
-   * reserved concurrency (1 by default) makes a triggered invoke wait in
-   * Lambda's queue behind a running pass, because two passes at once, each
-   * counting the other's pods as still available, could together take more
-   * pods down than maxUnavailable allows.
+   * An admitted SidecarSet change, or a pod change, starts its sets' passes
+   * at once: the webhook sends their names to status-sync's queue (lib/
+   * adapters/queue-rollout-trigger.ts), the messages the schedule sends too.
+   * sqs:SendMessage on that queue is all it holds of status-sync (SendMessageBatch
+   * is authorised as SendMessage; the queue URL comes from the environment,
+   * so no GetQueueUrl or GetQueueAttributes): no invoke, no receive, no
+   * delete. What a stolen credential can do with it: docs/OPERATIONS.md,
+   * "Identities".
    */
-  private rolloutTrigger(trigger: LambdaFn, statusSync: LambdaFn): void {
-    trigger.addEnvironment(ENV_STATUS_SYNC_FUNCTION, statusSync.functionName);
-    // The unqualified function only (it is invoked by name): grantInvoke would add `<arn>:*`, every version and alias.
-    trigger.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [statusSync.functionArn] }));
+  private rolloutTrigger(trigger: LambdaFn, queue: Queue): void {
+    trigger.addEnvironment(ENV_STATUS_SYNC_QUEUE_URL, queue.queueUrl);
+    trigger.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [queue.queueArn] }));
   }
 
   /**

@@ -9,8 +9,11 @@
  */
 import { isObject, objectOf, stringOf } from '../kube/json.ts';
 import type { AdmittedSidecarSet } from '../ports.ts';
+import type { PodPlace } from '../sidecarset/injecting-sets.ts';
+import { sidecarSetName, sidecarSetSelectsPod, UnknownNamespaceError } from '../sidecarset/match.ts';
 import { parseInjectedList } from '../sidecarset/pod-annotations.ts';
-import { ANNOTATION_INJECTED_LIST } from '../sidecarset/types.ts';
+import { ANNOTATION_POLICY_RECORD, parsePolicyRecord, policyStateOf } from '../sidecarset/policy-record.ts';
+import { ANNOTATION_INJECTED_LIST, type SidecarSet } from '../sidecarset/types.ts';
 
 /**
  * How long after a pod trigger arrived its set's pass reads the pods.
@@ -22,8 +25,14 @@ import { ANNOTATION_INJECTED_LIST } from '../sidecarset/types.ts';
  */
 export const POD_SETTLE_MS = 250;
 
-/** The most sets one pod trigger names: a pod's injected list longer than this is not one the webhook wrote. */
-export const MAX_TRIGGERED_SETS = 32;
+/**
+ * The most sets one pod change starts passes for: what one SQS
+ * SendMessageBatch carries (ten), so that a pod change costs at most one
+ * send whatever the pod names. A pod injected by more sets than that (rare)
+ * has the others' counts follow at the next pass that covers them: the
+ * schedule's at the latest.
+ */
+export const MAX_TRIGGERED_SETS = 10;
 
 /** The change that starts `set`'s pass because its pods changed. */
 export function podsChange(sidecarSet: string): AdmittedSidecarSet {
@@ -31,14 +40,56 @@ export function podsChange(sidecarSet: string): AdmittedSidecarSet {
 }
 
 /**
- * The sets a pod says it was injected with (`kruise.io/sidecarset-injected-list`),
- * de-duplicated, at most {@link MAX_TRIGGERED_SETS}; none for anything that is not a pod with one.
+ * The sets injection recorded on a pod, de-duplicated: the one set the
+ * injection policy's record names when the policy alone injected the pod
+ * (its record is then the whole story: policy-record.ts), else the names of
+ * `kruise.io/sidecarset-injected-list` (pod-inject writes it, and removes it
+ * from pods no set injects). Every name, however many: they are only
+ * candidates, looked up one by one ({@link triggeredSets}).
  */
-export function setsOfPod(pod: unknown): string[] {
+export function recordedSets(pod: unknown): string[] {
   if (!isObject(pod)) return [];
   const annotations = objectOf(objectOf(pod.metadata)?.annotations);
-  const list = stringOf(annotations?.[ANNOTATION_INJECTED_LIST]);
-  return [...new Set(parseInjectedList(list).filter((name) => name !== ''))].slice(0, MAX_TRIGGERED_SETS);
+  if (policyStateOf(pod) === 'injected') {
+    const record = parsePolicyRecord(stringOf(annotations?.[ANNOTATION_POLICY_RECORD]) ?? '');
+    return record === undefined || record.set === '' ? [] : [record.set];
+  }
+  return [...new Set(parseInjectedList(stringOf(annotations?.[ANNOTATION_INJECTED_LIST])).filter((name) => name !== ''))];
+}
+
+/** The stored sets among `names` (a name no set has is dropped), each once, by a lookup per name. */
+export function storedSets(names: readonly string[], byName: ReadonlyMap<string, SidecarSet>): SidecarSet[] {
+  const out: SidecarSet[] = [];
+  for (const name of names) {
+    const set = byName.get(name);
+    if (set !== undefined) out.push(set);
+  }
+  return out;
+}
+
+/**
+ * The names of the sets among `sets` that select the pod today (match.ts,
+ * the test injection makes, pausing aside as the status counts paused sets'
+ * pods too), at most {@link MAX_TRIGGERED_SETS}. A set whose
+ * namespaceSelector needs labels `place` lacks is kept: a trigger only makes
+ * a pass come sooner, and it is one send whatever it names.
+ */
+export function selectingSetNames(sets: readonly SidecarSet[], place: PodPlace): string[] {
+  const out: string[] = [];
+  for (const set of sets) {
+    if (out.length === MAX_TRIGGERED_SETS) break;
+    if (selectsIfKnown(set, place)) out.push(sidecarSetName(set));
+  }
+  return out;
+}
+
+function selectsIfKnown(set: SidecarSet, place: PodPlace): boolean {
+  try {
+    return sidecarSetSelectsPod(set, place.labels, place.namespace, place.namespaceLabels);
+  } catch (error) {
+    if (error instanceof UnknownNamespaceError) return true;
+    throw error;
+  }
 }
 
 /**

@@ -161,6 +161,7 @@ export interface ConversionFunctionDescriptor<Name extends string = string> {
 export type FunctionDescriptor = AdmissionFunctionDescriptor | ConversionFunctionDescriptor;
 
 const NOTHING: ClusterReads = { sidecarSets: false, namespaces: false, revisions: false };
+const SETS_NAMESPACES: ClusterReads = { sidecarSets: true, namespaces: true, revisions: false };
 const SETS_NAMESPACES_REVISIONS: ClusterReads = { sidecarSets: true, namespaces: true, revisions: true };
 
 /** Both versions, as OpenKruise 1.9 registers its SidecarSet webhooks (`versions=v1alpha1;v1beta1`). */
@@ -242,14 +243,16 @@ const REVIEWED_POD = "(request.operation == 'DELETE' ? oldObject : object)";
  * server sends it only pods some set injected (their injected-list
  * annotation), only deletions of pods not already terminating, and only
  * status writes that change phase, conditions or container statuses; the
- * handler checks the same (pod-change.ts). It reads nothing.
+ * handler checks the same (pod-change.ts). It reads the sets (and, for a
+ * set that selects by namespace, the pod's namespace) to trigger only those
+ * that still select the pod.
  */
 export const POD_CHANGE = describe({
   name: 'pod-change',
   answers: 'AdmissionReview',
   handler: podChangeHandler,
   reviews: 'Pod',
-  reads: NOTHING,
+  reads: SETS_NAMESPACES,
   triggersStatusPass: true,
   caller: {
     in: 'ValidatingWebhookConfiguration',

@@ -2,9 +2,12 @@
  * The pod-change webhook (validating, pods DELETE and pods/status UPDATE,
  * failurePolicy Ignore, timeout 1 s): it never decides anything. It
  * answers "allowed" to every review, after handing the reconciler a pod
- * trigger for each set the pod was injected with, when the change moves
- * that set's status counts (a pod going away, its readiness or its
- * containers' statuses): docs/RECONCILER.md, "A pod change starts a pass".
+ * trigger for each set that injection recorded on the pod and that selects
+ * it today, when the change moves that set's status counts (a pod going
+ * away, its readiness or its containers' statuses): docs/RECONCILER.md, "A
+ * pod change starts a pass". The pod's own annotations only propose names:
+ * a pod's creator may edit them, and a set that does not select the pod
+ * does not count it, so its pass would read the pods for nothing.
  *
  * The webhook's matchConditions (descriptors.ts) already keep every other
  * request at the API server; the same test here keeps an API server that
@@ -13,8 +16,12 @@
  */
 import { allowed, skipped } from '../admission/responses.ts';
 import type { AdmissionRequest } from '../admission/review.ts';
-import { jsonEqual, objectOf } from '../kube/json.ts';
-import { podsChange, setsOfPod } from '../status-sync/pod-trigger.ts';
+import { errorMessage } from '../errors.ts';
+import { jsonEqual, objectOf, stringOf } from '../kube/json.ts';
+import type { Pod } from '../kube/types.ts';
+import { hasNamespaceSelector, labelsOf, type NamespaceLabels } from '../sidecarset/match.ts';
+import { setsByName } from '../sidecarset/sets-by-name.ts';
+import { podsChange, recordedSets, selectingSetNames, storedSets } from '../status-sync/pod-trigger.ts';
 import { neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
 import { onlyKind } from './skip.ts';
 import { handOver, POD_NOTICE_MS } from './trigger-notice.ts';
@@ -39,17 +46,42 @@ export function movesCounts(request: AdmissionRequest): boolean {
   return COUNTED_STATUS.some((field) => !jsonEqual(now[field], before[field]));
 }
 
+const NOT_STARTED = 'could not start the pass for a pod change now; the schedule will';
+
 /** The pod as it was (DELETE) or is (UPDATE). */
 function podOf(request: AdmissionRequest): unknown {
   return request.operation === 'DELETE' ? request.oldObject : request.object;
 }
 
+/**
+ * The sets to trigger for the pod: those it records that are stored and
+ * select it. Reads the sets (the sources' shared list) and, only when one of
+ * them selects by namespace, the namespace's labels.
+ */
+async function triggeredSets(request: AdmissionRequest, pod: Pod, recorded: readonly string[], deps: HandlerDeps): Promise<string[]> {
+  const candidates = storedSets(recorded, setsByName(await deps.sidecarSets.list(deps.signal)));
+  if (candidates.length === 0) return [];
+  const namespace = request.namespace ?? stringOf(objectOf(pod.metadata)?.namespace) ?? '';
+  const namespaceLabels: NamespaceLabels = candidates.some(hasNamespaceSelector) ? await deps.namespaces.labels([namespace], deps.signal) : new Map();
+  return selectingSetNames(candidates, { labels: labelsOf(pod), namespace, namespaceLabels });
+}
+
 const handlePodChange = async (request: AdmissionRequest, deps: HandlerDeps) => {
   // A dry run writes nothing: there is nothing to follow (the webhook declares NoneOnDryRun).
   if (request.dryRun === true || !movesCounts(request)) return skipped();
-  const sets = setsOfPod(podOf(request));
+  const pod = podOf(request) as Pod;
+  const recorded = recordedSets(pod);
+  if (recorded.length === 0) return skipped();
+  let sets: string[];
+  try {
+    sets = await triggeredSets(request, pod, recorded, deps);
+  } catch (error) {
+    // The answer never depends on the reconciler: without the sets, the schedule's pass shows the change.
+    deps.logger?.warn(`${NOT_STARTED}: the SidecarSets could not be read`, { error: errorMessage(error) });
+    return allowed();
+  }
   if (sets.length === 0) return skipped();
-  await handOver(sets.map(podsChange), deps, POD_NOTICE_MS, 'could not start the pass for a pod change now; the schedule will');
+  await handOver(sets.map(podsChange), deps, POD_NOTICE_MS, NOT_STARTED);
   return allowed();
 };
 

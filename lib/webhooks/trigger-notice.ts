@@ -17,8 +17,8 @@ import type { HandlerDeps } from './handler.ts';
 export const POD_NOTICE_MS = 300;
 
 /**
- * Hands `changes` to deps.rollout, at once, waiting `boundMs` at most in all;
- * logs `warning` with the set and the error for each one not handed over.
+ * Hands `changes` to deps.rollout in one hand-over, waiting `boundMs` at
+ * most; logs `warning` with the sets and the error when it fails.
  */
 export async function handOver(changes: readonly AdmittedSidecarSet[], deps: Pick<HandlerDeps, 'rollout' | 'logger' | 'signal'>, boundMs: number, warning: string): Promise<void> {
   const { rollout } = deps;
@@ -39,19 +39,14 @@ export async function handOver(changes: readonly AdmittedSidecarSet[], deps: Pic
       { once: true },
     );
   });
-  // The rejection is read through each race below; an unread one would be reported as unhandled.
-  cutOff.catch(() => undefined);
   try {
-    await Promise.all(
-      changes.map(async (change) => {
-        try {
-          await Promise.race([rollout.admitted(change, signal), cutOff]);
-        } catch (error) {
-          deps.logger?.warn(warning, { sidecarSet: change.sidecarSet, operation: change.operation, error: errorMessage(error) });
-        }
-      }),
-    );
+    await Promise.race([rollout.admitted(changes, signal), cutOff]);
+  } catch (error) {
+    const sets = changes.map((change) => change.sidecarSet);
+    deps.logger?.warn(warning, { ...(sets.length === 1 ? { sidecarSet: sets[0] } : { sidecarSets: sets }), operation: changes[0]?.operation, error: errorMessage(error) });
   } finally {
     clearTimeout(timer);
+    // A cut-off that lost the race is read here: an unread rejection would be reported as unhandled.
+    cutOff.catch(() => undefined);
   }
 }

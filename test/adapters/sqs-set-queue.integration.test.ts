@@ -3,11 +3,22 @@
  * SQS-compatible server, testkit/sqs/goaws.ts): set names and admitted
  * changes sent by the adapter come back as the messages status-sync reads,
  * a set's messages are one FIFO group (never handed out twice at once), and
- * a burst of one set's triggers within a second is one message.
+ * a burst of one set's triggers within a second is one message; and the
+ * webhooks, composed with STATUS_SYNC_QUEUE_URL, send a pod change's sets in
+ * one SendMessageBatch and an admitted change as its message.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ReceiveMessageCommand, DeleteMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { sqsSetQueue } from '../../lib/adapters/sqs-set-queue.ts';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
+import { RETIRED_STATUS_SYNC_FUNCTION } from '../../lib/adapters/queue-rollout-trigger.ts';
+import { ENV_STATUS_SYNC_QUEUE_URL, sqsSetQueue } from '../../lib/adapters/sqs-set-queue.ts';
+import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
+import { admissionLambda } from '../../functions/shared/admission-lambda.ts';
+import { ConfigurationError } from '../../functions/shared/compose.ts';
+import { appPod, capturingLogger, functionUrlEvent, podStatusReview, SECRET, sidecarSetReview, userSidecarSet } from '../../testkit/reviews.ts';
+import { structured } from '../shared/function-url-result.ts';
 import { parseSetMessage } from '../../lib/status-sync/queue-message.ts';
 import { goawsClient, startGoaws, type Goaws } from '../../testkit/sqs/goaws.ts';
 
@@ -15,7 +26,7 @@ let sqs: Goaws;
 let client: SQSClient;
 
 beforeAll(async () => {
-  sqs = await startGoaws([{ name: 'names.fifo' }, { name: 'groups.fifo' }, { name: 'burst.fifo' }]);
+  sqs = await startGoaws([{ name: 'names.fifo' }, { name: 'groups.fifo' }, { name: 'burst.fifo' }, { name: 'triggers.fifo' }, { name: 'admitted.fifo' }]);
   client = goawsClient(sqs);
 }, 300_000);
 
@@ -71,4 +82,82 @@ describe('the SQS set queue', () => {
     const got = await receive('burst.fifo');
     expect(got.map((m) => m.group)).toEqual(['web']);
   }, 30_000);
+});
+
+/** A pass-through to goaws that counts the requests sent through it. */
+async function countingProxy(target: string): Promise<{ endpoint: string; requests: () => number; close: () => Promise<void> }> {
+  let requests = 0;
+  const server = createServer((incoming, outgoing) => {
+    requests++;
+    const forwarded = httpRequest(`${target}${incoming.url ?? '/'}`, { method: incoming.method, headers: incoming.headers }, (answer) => {
+      outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(outgoing);
+    });
+    incoming.pipe(forwarded);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests: () => requests,
+    close: () => new Promise((resolve) => server.close(() => { resolve(); })),
+  };
+}
+
+describe('the webhooks\' trigger on the SQS queue (STATUS_SYNC_QUEUE_URL)', () => {
+  const selecting = ['a', 'b', 'c'].map((name) => defaultSidecarSet(userSidecarSet(name)));
+  const cluster = () => Promise.resolve({ sidecarSets: memorySidecarSetSource(selecting), namespaces: memoryNamespaceSource([]), server: 'memory' });
+  const pod = (ready: string) => ({ ...appPod(), metadata: { ...(appPod().metadata as Record<string, unknown>), name: 'web-0', annotations: { 'kruise.io/sidecarset-injected-list': 'a,b,c,gone' } }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready }] } });
+
+  it('sends a pod change\'s sets (those stored that select the pod) in one SendMessageBatch, as PODS triggers grouped by set', async () => {
+    const proxy = await countingProxy(sqs.endpoint);
+    try {
+      const handler = await admissionLambda('pod-change', {
+        env: { WEBHOOK_SECRET: SECRET, [ENV_STATUS_SYNC_QUEUE_URL]: sqs.queueUrl('triggers.fifo') },
+        overrides: { logger: capturingLogger().logger, statusSyncQueue: { endpoint: proxy.endpoint, region: 'us-east-1', protocol: 'query' } },
+        cluster,
+      });
+      const answer = structured(await handler(functionUrlEvent({ body: JSON.stringify(podStatusReview('u1', pod('False'), pod('True'))) })));
+      expect(JSON.parse(answer.body ?? '')).toMatchObject({ response: { allowed: true } });
+      expect(proxy.requests()).toBe(1);
+    } finally {
+      await proxy.close();
+    }
+    const got = await receive('triggers.fifo');
+    expect(got.map((m) => m.group).sort()).toEqual(['a', 'b', 'c']);
+    expect(got.map((m) => parseSetMessage(m.body).change?.operation)).toEqual(['PODS', 'PODS', 'PODS']);
+  }, 30_000);
+
+  it('sends an admitted SidecarSet change from the validate function, and nothing on a dry run', async () => {
+    const handler = await admissionLambda('sidecarset-validate', {
+      env: { WEBHOOK_SECRET: SECRET, [ENV_STATUS_SYNC_QUEUE_URL]: sqs.queueUrl('admitted.fifo') },
+      overrides: { logger: capturingLogger().logger, statusSyncQueue: { endpoint: sqs.endpoint, region: 'us-east-1', protocol: 'query' } },
+      cluster: () => Promise.resolve({ sidecarSets: memorySidecarSetSource([]), namespaces: memoryNamespaceSource([]), server: 'memory' }),
+    });
+    const set = defaultSidecarSet(userSidecarSet('dns'));
+    const review = sidecarSetReview('uid-1', { ...set, metadata: { ...set.metadata, uid: 'u-1' } });
+    const dryRun = { ...review, request: { ...(review.request as Record<string, unknown>), uid: 'uid-0', dryRun: true } };
+    expect(structured(await handler(functionUrlEvent({ body: JSON.stringify(dryRun) }))).statusCode).toBe(200);
+    expect(await receive('admitted.fifo')).toEqual([]);
+    expect(JSON.parse(structured(await handler(functionUrlEvent({ body: JSON.stringify(review) }))).body ?? '')).toMatchObject({ response: { allowed: true } });
+    const got = await receive('admitted.fifo');
+    expect(got.map((m) => parseSetMessage(m.body).change)).toEqual([{ sidecarSet: 'dns', uid: 'u-1', operation: 'CREATE', resourceVersion: '', sentAt: expect.any(Number) }]);
+  }, 30_000);
+
+  it('answers allowed, with a warning naming the sets, when the queue does not store them', async () => {
+    const { logger, entries } = capturingLogger();
+    const handler = await admissionLambda('pod-change', {
+      env: { WEBHOOK_SECRET: SECRET, [ENV_STATUS_SYNC_QUEUE_URL]: sqs.queueUrl('no-such-queue.fifo') },
+      overrides: { logger, statusSyncQueue: { endpoint: sqs.endpoint, region: 'us-east-1', protocol: 'query' } },
+      cluster,
+    });
+    const answer = structured(await handler(functionUrlEvent({ body: JSON.stringify(podStatusReview('u2', pod('True'), pod('False'))) })));
+    expect(JSON.parse(answer.body ?? '')).toMatchObject({ response: { allowed: true } });
+    expect(entries().filter((e) => e.level === 'warn')).toEqual([expect.objectContaining({ message: 'could not start the pass for a pod change now; the schedule will', sidecarSets: ['a', 'b', 'c'] })]);
+  }, 30_000);
+
+  it('refuses to start a webhook whose environment still sets the retired STATUS_SYNC_FUNCTION, naming what replaced it', async () => {
+    const start = admissionLambda('pod-change', { env: { WEBHOOK_SECRET: SECRET, [RETIRED_STATUS_SYNC_FUNCTION]: 'sidecarset-status-sync' }, overrides: { logger: capturingLogger().logger }, cluster });
+    await expect(start).rejects.toThrow(ConfigurationError);
+    await expect(start).rejects.toThrow(/STATUS_SYNC_FUNCTION is no longer read.*STATUS_SYNC_QUEUE_URL/);
+  });
 });

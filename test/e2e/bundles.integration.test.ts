@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { crc32, inflateRawSync } from 'node:zlib';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { stringify } from 'yaml';
-import { appPod, functionUrlEvent, podReview as podReviewOf, sidecarSetReview } from '../../testkit/reviews.ts';
+import { appPod, functionUrlEvent, podReview as podReviewOf, podStatusReview, sidecarSetReview } from '../../testkit/reviews.ts';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { bundleFunctions, type BundleInfo } from '../../scripts/bundle.ts';
@@ -237,6 +237,19 @@ describeWithControlPlane('the Lambda bundles', () => {
     expect(r.logs.map((l) => JSON.parse(l) as Record<string, unknown>)).toContainEqual(expect.objectContaining({ function: 'sidecarset-convert', outcome: 'allowed', statusCode: 200 }));
     const stranger = invokeBundle(bundle('sidecarset-convert'), functionUrlEvent({ body: JSON.stringify(review), secret: 'x'.repeat(43) }), { WEBHOOK_SECRET: secret });
     expect((JSON.parse(stranger.stdout) as { statusCode: number }).statusCode).toBe(404);
+  });
+
+  it('pod-change reads the SidecarSets from the real API server, as the functions identity, and goes on only for a set that selects the pod', () => {
+    const pod = (names: string, ready: string) => ({ ...podObject, metadata: { ...(podObject.metadata as Record<string, unknown>), name: 'web-0', annotations: { 'kruise.io/sidecarset-injected-list': names } }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready }] } });
+    const outcomes = (['mesh,other', 'other'] as const).map((names, i) => {
+      const review = podStatusReview(`bundle-change-${i}`, pod(names, 'False'), pod(names, 'True'));
+      const r = invokeBundle(bundle('pod-change'), functionUrlEvent({ body: JSON.stringify(review), secret }), { WEBHOOK_SECRET: secret, KUBECONFIG_CONTENT: cp.kubeconfig('functions') });
+      expect(r.code).toBe(0);
+      expect(JSON.parse((JSON.parse(r.stdout) as { body: string }).body)).toMatchObject({ response: { allowed: true } });
+      return (r.logs.map((l) => JSON.parse(l) as { function?: string; outcome?: string }).find((l) => l.function === 'pod-change' && l.outcome !== undefined))?.outcome;
+    });
+    // 'mesh' selects the pod (a trigger, had a queue been configured); 'other' is no stored set: nothing to trigger.
+    expect(outcomes).toEqual(['allowed', 'skipped']);
   });
 
   it('sidecarset-validate refuses to start without cluster credentials', () => {

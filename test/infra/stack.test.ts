@@ -13,7 +13,7 @@ import { createApp } from '../../infra/aws/app.ts';
 import { distBundles, MissingBundleError, type BundleDirectories } from '../../infra/aws/bundles.ts';
 import { CLUSTER_ENV, FUNCTION_SPECS, STACK_FUNCTIONS, type StackFunctionName } from '../../infra/aws/functions.ts';
 import { OUTPUT_KEYS, WEBHOOK_SECRET_LENGTH, type SidecarSetStack } from '../../infra/aws/stack.ts';
-import { ENV_STATUS_SYNC_FUNCTION } from '../../lib/adapters/lambda-rollout-trigger.ts';
+import { RETIRED_STATUS_SYNC_FUNCTION } from '../../lib/adapters/queue-rollout-trigger.ts';
 import { ENV_STATUS_SYNC_QUEUE_URL } from '../../lib/adapters/sqs-set-queue.ts';
 import { ENV_REVISION_NAMESPACE } from '../../lib/adapters/revision-namespace.ts';
 import { parseSecretValue } from '../../lib/auth/caller-auth.ts';
@@ -124,7 +124,7 @@ describe('functions', () => {
           ...(webhookSecret ? [ENV_SECRET_ARN] : []),
           ...(spec.readsCluster ? [ENV_KUBECONFIG_SECRET_ARN, ENV_REVISION_NAMESPACE] : []),
           ...(spec.rotatesWebhookSecret ? [ENV_ROTATION_PERIOD_MS] : []),
-          ...(triggers ? [ENV_STATUS_SYNC_FUNCTION, ENV_STATUS_SYNC_QUEUE_URL] : []),
+          ...(triggers ? [ENV_STATUS_SYNC_QUEUE_URL] : []),
           ...(spec.trigger === 'schedule' ? ['ROLLOUT_STALL_MS', 'REPAIR_MAX_EVICTIONS_PER_PASS', 'NODE_OPTIONS', ENV_STATUS_SYNC_QUEUE_URL, 'STATUS_SYNC_INTERVAL_MS'] : []),
         ].sort(),
       );
@@ -138,10 +138,11 @@ describe('functions', () => {
     for (const fn of ADMISSION) expect(s.props(fn).Environment.Variables).not.toHaveProperty('NODE_OPTIONS');
   });
 
-  it('tells the triggering webhooks (sidecarset-validate, pod-inject, pod-change), and only them, which function runs the reconciler pass (STATUS_SYNC_FUNCTION)', () => {
+  it('tells the triggering webhooks (sidecarset-validate, pod-inject, pod-change) status-sync\'s queue, and no function to invoke (STATUS_SYNC_FUNCTION is retired)', () => {
     for (const fn of STACK_FUNCTIONS) {
       const env = (defaults.props(fn).Environment?.Variables ?? {}) as Record<string, unknown>;
-      expect(env[ENV_STATUS_SYNC_FUNCTION]).toEqual(TRIGGERS.includes(fn) ? { Ref: defaults.fnId('status-sync') } : undefined);
+      expect(env[ENV_STATUS_SYNC_QUEUE_URL]).toEqual(TRIGGERS.includes(fn) || fn === 'status-sync' ? ref(defaults, 'StatusSyncQueue') : undefined);
+      expect(env).not.toHaveProperty(RETIRED_STATUS_SYNC_FUNCTION);
     }
   });
 
@@ -275,18 +276,20 @@ describe('Function URLs and schedule', () => {
     });
     const sends = (fn: StackFunctionName) => roleStatements(defaults, fn).filter((st) => asList(st.Action).includes('sqs:SendMessage'));
     for (const fn of [...TRIGGERS, 'status-sync'] as const) expect(sends(fn).flatMap((st) => asList(st.Resource))).toEqual([{ 'Fn::GetAtt': [queue.Ref, 'Arn'] }]);
+    // A webhook may send to the queue and do nothing else with it (SendMessageBatch is authorised as SendMessage).
+    for (const fn of TRIGGERS) expect(roleStatements(defaults, fn).filter((st) => asList(st.Action).some((a) => String(a).startsWith('sqs:')))).toEqual([{ Effect: 'Allow', Action: 'sqs:SendMessage', Resource: { 'Fn::GetAtt': [queue.Ref, 'Arn'] } }]);
     for (const fn of STACK_FUNCTIONS.filter((name) => !TRIGGERS.includes(name) && name !== 'status-sync')) expect(sends(fn)).toEqual([]);
     const s = await synth({ statusSyncQueueConcurrency: '8', statusSyncReservedConcurrency: '9' });
     s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 8 } });
     await expect(synth({ statusSyncQueueConcurrency: '8', statusSyncReservedConcurrency: '8' })).rejects.toThrow(/statusSyncReservedConcurrency.*at least statusSyncQueueConcurrency \+ 1 \(9/);
   });
 
-  it('lets the triggering webhooks invoke status-sync (admitted-change and pod triggers), status-sync invoke itself (its continuation), and nothing else invoke any function', () => {
+  it('lets status-sync invoke itself (its continuation), and nothing else invoke any function: the webhooks send to the queue instead', () => {
     const invokes = (fn: StackFunctionName) => roleStatements(defaults, fn).filter((st) => asList(st.Action).some((a) => String(a).startsWith('lambda:')));
     const statusSyncArn = { 'Fn::GetAtt': [defaults.fnId('status-sync'), 'Arn'] };
     // The unqualified function only, not `<arn>:*` (every version and alias; cdk-nag's IAM5).
-    for (const fn of [...TRIGGERS, 'status-sync'] as const) expect(invokes(fn)).toEqual([{ Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: statusSyncArn }]);
-    for (const fn of STACK_FUNCTIONS.filter((name) => !TRIGGERS.includes(name) && name !== 'status-sync')) expect(invokes(fn)).toEqual([]);
+    expect(invokes('status-sync')).toEqual([{ Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: statusSyncArn }]);
+    for (const fn of STACK_FUNCTIONS.filter((name) => name !== 'status-sync')) expect(invokes(fn)).toEqual([]);
     // The queue's consumers and the schedule's resync, and no more.
     expect(defaults.props('status-sync').ReservedConcurrentExecutions).toBe(3);
   });
@@ -347,9 +350,9 @@ describe('secrets and IAM', () => {
       }
       const logs = statements.filter((st) => asList(st.Action).some((a) => String(a).startsWith('logs:')));
       expect(logs).toEqual([{ Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: logGroupArn }]);
-      // Besides: lambda:InvokeFunction on status-sync and sending to its queue for the triggering webhooks and status-sync
-      // itself, checked above; status-sync also reads the queue (its event source).
-      const allowed = TRIGGERS.includes(fn) || fn === 'status-sync' ? /^(logs|secretsmanager|lambda|sqs):/ : /^(logs|secretsmanager):/;
+      // Besides, checked above: sending to status-sync's queue for the triggering webhooks; for status-sync itself, sending
+      // to and reading its queue (its event source) and invoking itself (its continuation).
+      const allowed = fn === 'status-sync' ? /^(logs|secretsmanager|lambda|sqs):/ : TRIGGERS.includes(fn) ? /^(logs|secretsmanager|sqs):/ : /^(logs|secretsmanager):/;
       expect(statements.every((st) => asList(st.Action).every((a) => allowed.test(String(a))))).toBe(true);
     }
     for (const role of Object.values(defaults.template.findResources('AWS::IAM::Role'))) {
@@ -369,7 +372,6 @@ describe('secrets and IAM', () => {
       [ENV_SECRET_ARN]: WEBHOOK_SECRET_ARN,
       [ENV_KUBECONFIG_SECRET_ARN]: KUBECONFIG_SECRET_ARN,
       [ENV_REVISION_NAMESPACE]: 'kruise-system',
-      [ENV_STATUS_SYNC_FUNCTION]: { Ref: s.fnId('status-sync') },
       [ENV_STATUS_SYNC_QUEUE_URL]: ref(s, 'StatusSyncQueue'),
     });
     const granted = roleStatements(s, 'pod-inject')

@@ -24,7 +24,7 @@ class LoopLike {
 describe('the local rollout trigger', () => {
   it('hands the change to the listener at once and resolves', async () => {
     const told: AdmittedSidecarSet[] = [];
-    const pending = localRolloutTrigger({ admitted: (c) => told.push(c) }).admitted(change);
+    const pending = localRolloutTrigger({ admitted: (c) => told.push(c) }).admitted([change]);
     // Told synchronously: nothing waits on a queue or the network.
     expect(told).toEqual([change]);
     await expect(pending).resolves.toBeUndefined();
@@ -36,14 +36,14 @@ describe('the local rollout trigger', () => {
         throw new Error('the status loop is stopping');
       },
     });
-    await expect(trigger.admitted(change)).rejects.toThrow('the status loop is stopping');
+    await expect(trigger.admitted([change])).rejects.toThrow('the status loop is stopping');
   });
 
   it('tells a status loop through its admitted method, called on the loop', async () => {
     const loop = new LoopLike();
     const trigger = statusLoopTrigger(loop);
     expect(trigger).toBeDefined();
-    await trigger?.admitted(change);
+    await trigger?.admitted([change]);
     expect(loop.told).toEqual([change]);
   });
 

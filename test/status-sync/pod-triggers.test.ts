@@ -8,7 +8,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
 import { followSets, type PaceOptions } from '../../lib/status-sync/pace.ts';
-import { passCoverage, podsChange, POD_SETTLE_MS, setsOfPod, MAX_TRIGGERED_SETS } from '../../lib/status-sync/pod-trigger.ts';
+import { passCoverage, podsChange, POD_SETTLE_MS, recordedSets, selectingSetNames, storedSets, MAX_TRIGGERED_SETS } from '../../lib/status-sync/pod-trigger.ts';
+import { setsByName } from '../../lib/sidecarset/sets-by-name.ts';
+import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { countedReads } from './rollout-world.ts';
 
 const OPTIONS: PaceOptions = { intervalMs: 10, settleMs: 0, stallMs: 0, visibleTimeoutMs: 1_000, createSettleMs: 0 };
@@ -107,17 +109,50 @@ describe('pass coverage on a warm reconciler', () => {
   });
 });
 
-describe('the sets of a pod', () => {
+const RECORD = 'serverless-sidecarset/injected-by-policy';
+const LIST = 'kruise.io/sidecarset-injected-list';
+
+describe('the sets injection recorded on a pod', () => {
   it.each([
-    ['names each injecting set once', { metadata: { annotations: { 'kruise.io/sidecarset-injected-list': 'b,a,b' } } }, ['b', 'a']],
+    ['names each set of the injected list once', { metadata: { annotations: { [LIST]: 'b,a,b' } } }, ['b', 'a']],
     ['is empty for a pod no set injected', { metadata: { annotations: {} } }, []],
     ['is empty for something that is not an object', 'pod', []],
+    ['names only the set of the injection policy\'s record on a pod the policy alone injected', { metadata: { annotations: { [RECORD]: 'set=a;containers=x;volumes=;imagePullSecrets=;annotations=', [LIST]: 'a,b,c' } } }, ['a']],
+    ['names nothing for a policy record that is not the policy\'s text', { metadata: { annotations: { [RECORD]: 'a,b,c', [LIST]: 'a,b,c' } } }, []],
+    ['reads the injected list of a pod the policy marked for pod-inject', { metadata: { annotations: { [RECORD]: 'set=a;containers=x;volumes=;imagePullSecrets=;annotations=', 'serverless-sidecarset/inject': 'webhook', [LIST]: 'a,b' } } }, ['a', 'b']],
   ])('%s', (_, pod, sets) => {
-    expect(setsOfPod(pod)).toEqual(sets);
+    expect(recordedSets(pod)).toEqual(sets);
+  });
+});
+
+const set = (name: string, spec: Record<string, unknown>): SidecarSet => ({ metadata: { name }, spec: { containers: [], ...spec } });
+
+describe('the sets a pod change triggers', () => {
+  const sets = [
+    set('web', { selector: { matchLabels: { app: 'web' } } }),
+    set('other-app', { selector: { matchLabels: { app: 'db' } } }),
+    set('other-namespace', { selector: { matchLabels: { app: 'web' } }, namespace: 'tenant-b' }),
+    set('by-namespace', { selector: { matchLabels: { app: 'web' } }, namespaceSelector: { matchLabels: { team: 'a' } } }),
+    set('paused', { selector: { matchLabels: { app: 'web' } }, injectionStrategy: { paused: true } }),
+  ];
+  const byName = setsByName(sets);
+  const place = { labels: { app: 'web' }, namespace: 'tenant-a', namespaceLabels: new Map([['tenant-a', { team: 'a' }]]) };
+
+  it('are the recorded sets that are stored and select the pod today (a paused set still counts its pods)', () => {
+    const candidates = storedSets(['gone', 'web', 'other-app', 'other-namespace', 'by-namespace', 'paused'], byName);
+    expect(candidates.map((s) => s.metadata?.name)).toEqual(['web', 'other-app', 'other-namespace', 'by-namespace', 'paused']);
+    expect(selectingSetNames(candidates, place)).toEqual(['web', 'by-namespace', 'paused']);
   });
 
-  it(`names at most ${MAX_TRIGGERED_SETS} sets`, () => {
-    const list = Array.from({ length: 100 }, (_, i) => `s${i}`).join(',');
-    expect(setsOfPod({ metadata: { annotations: { 'kruise.io/sidecarset-injected-list': list } } })).toHaveLength(MAX_TRIGGERED_SETS);
+  it('drop a set whose namespaceSelector the namespace no longer passes, and keep one whose namespace labels are unknown', () => {
+    const candidates = storedSets(['by-namespace'], byName);
+    expect(selectingSetNames(candidates, { ...place, namespaceLabels: new Map([['tenant-a', { team: 'b' }]]) })).toEqual([]);
+    expect(selectingSetNames(candidates, { ...place, namespaceLabels: new Map() })).toEqual(['by-namespace']);
+  });
+
+  it(`are at most ${MAX_TRIGGERED_SETS} (one SQS SendMessageBatch), however many the pod names and select it`, () => {
+    const many = Array.from({ length: 40 }, (_, i) => set(`s${String(i).padStart(2, '0')}`, { selector: { matchLabels: { app: 'web' } } }));
+    const names = many.map((s) => s.metadata?.name as string);
+    expect(selectingSetNames(storedSets(names, setsByName(many)), place)).toEqual(names.slice(0, MAX_TRIGGERED_SETS));
   });
 });

@@ -16,20 +16,27 @@ import type { FunctionName } from '../../lib/webhooks/descriptors.ts';
 import { NOW } from '../../testkit/sidecarset-objects.ts';
 import { appPod, capturingLogger, podReview, podStatusReview, SECRET, userSidecarSet } from '../../testkit/reviews.ts';
 
-function recording(then: () => Promise<void> = () => Promise.resolve()): { trigger: RolloutTrigger; told: AdmittedSidecarSet[] } {
+/** A trigger that records each hand-over's changes. */
+function recording(then: () => Promise<void> = () => Promise.resolve()): { trigger: RolloutTrigger; told: AdmittedSidecarSet[]; handOvers: AdmittedSidecarSet[][] } {
   const told: AdmittedSidecarSet[] = [];
+  const handOvers: AdmittedSidecarSet[][] = [];
   return {
     told,
+    handOvers,
     trigger: {
-      admitted(change) {
-        told.push(change);
+      admitted(changes) {
+        told.push(...changes);
+        handOvers.push([...changes]);
         return then();
       },
     },
   };
 }
 
-async function serve(fn: FunctionName, review: unknown, rollout: RolloutTrigger, sets: SidecarSet[] = []) {
+/** Sets named a, b, c selecting the test pods (app=web). */
+const SELECTING = ['a', 'b', 'c'].map((name) => defaultSidecarSet(userSidecarSet(name)));
+
+async function serve(fn: FunctionName, review: unknown, rollout: RolloutTrigger, sets: SidecarSet[] = SELECTING) {
   const { logger, entries } = capturingLogger();
   const body = JSON.stringify(review);
   const response = await serveAdmission(
@@ -45,14 +52,49 @@ const ready = (value: string) => ({ phase: 'Running', conditions: [{ type: 'Read
 const withRequest = (review: Record<string, unknown>, extra: Record<string, unknown>) => ({ ...review, request: { ...(review.request as Record<string, unknown>), ...extra } });
 
 describe('the pod-change webhook', () => {
-  it('triggers each set of the pod\'s injected list when its readiness changes, and answers allowed', async () => {
-    const { trigger, told } = recording();
+  it('triggers each set of the pod\'s injected list when its readiness changes, in one hand-over, and answers allowed', async () => {
+    const { trigger, handOvers } = recording();
     const result = await serve('pod-change', podStatusReview('u1', injected('a,b', ready('False')), injected('a,b', ready('True'))), trigger);
     expect(result).toMatchObject({ status: 200, answer: { allowed: true } });
-    expect(told).toEqual([
-      { sidecarSet: 'a', uid: '', operation: 'PODS', resourceVersion: '' },
-      { sidecarSet: 'b', uid: '', operation: 'PODS', resourceVersion: '' },
+    expect(handOvers).toEqual([
+      [
+        { sidecarSet: 'a', uid: '', operation: 'PODS', resourceVersion: '' },
+        { sidecarSet: 'b', uid: '', operation: 'PODS', resourceVersion: '' },
+      ],
     ]);
+  });
+
+  it('hands over at most 10 sets in one hand-over for a pod that 40 selecting sets injected', async () => {
+    const { trigger, handOvers } = recording();
+    const many = Array.from({ length: 40 }, (_, i) => defaultSidecarSet(userSidecarSet(`s${String(i).padStart(2, '0')}`)));
+    const names = many.map((s) => s.metadata?.name ?? '').join(',');
+    await serve('pod-change', podStatusReview('u14', injected(names, ready('False')), injected(names, ready('True'))), trigger, many);
+    expect(handOvers.map((h) => h.length)).toEqual([10]);
+  });
+
+  it('triggers only the sets of the list that are stored and select the pod, and none for a pod that names only others', async () => {
+    const { trigger, told } = recording();
+    const elsewhere = defaultSidecarSet({ ...userSidecarSet('d'), spec: { ...(userSidecarSet('d').spec as Record<string, unknown>), selector: { matchLabels: { app: 'db' } } } });
+    await serve('pod-change', podStatusReview('u11', injected('a,d,gone', ready('False')), injected('a,d,gone', ready('True'))), trigger, [...SELECTING, elsewhere]);
+    expect(told.map((c) => c.sidecarSet)).toEqual(['a']);
+    const result = await serve('pod-change', podStatusReview('u12', injected('d,gone', ready('False')), injected('d,gone', ready('True'))), trigger, [...SELECTING, elsewhere]);
+    expect(result).toMatchObject({ status: 200, answer: { allowed: true } });
+    expect(told.map((c) => c.sidecarSet)).toEqual(['a']);
+  });
+
+  it('answers allowed with a warning and no trigger when the sets cannot be read', async () => {
+    const { trigger, told } = recording();
+    const { logger, entries } = capturingLogger();
+    const body = JSON.stringify(podStatusReview('u13', injected('a', ready('False')), injected('a', ready('True'))));
+    const response = await serveAdmission(
+      { method: 'POST', path: `/${SECRET}`, headers: { 'content-type': 'application/json' }, timeout: '1s', body, bodyBytes: Buffer.byteLength(body) },
+      { fn: 'pod-change', secrets: { current: SECRET }, maxBodyBytes: DEFAULT_MAX_BODY_BYTES },
+      { sidecarSets: { list: () => Promise.reject(new Error('API server down')) }, namespaces: memoryNamespaceSource([]), clock: { now: () => NOW }, rollout: trigger, logger },
+    );
+    expect(response.statusCode).toBe(200);
+    expect((JSON.parse(response.body) as { response: { allowed: boolean } }).response.allowed).toBe(true);
+    expect(told).toEqual([]);
+    expect(entries().filter((e) => e.level === 'warn')).toEqual([expect.objectContaining({ message: expect.stringContaining('the SidecarSets could not be read'), error: 'API server down' })]);
   });
 
   it.each([

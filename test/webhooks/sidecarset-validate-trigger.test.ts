@@ -25,8 +25,8 @@ function recordingTrigger(then: (signal: AbortSignal | undefined) => Promise<voi
   return {
     told,
     trigger: {
-      admitted(change, signal) {
-        told.push({ change, signal });
+      admitted(changes, signal) {
+        for (const change of changes) told.push({ change, signal });
         return then(signal);
       },
     },
