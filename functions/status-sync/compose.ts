@@ -24,6 +24,7 @@ import { kubeStatusWriter } from '../../lib/adapters/kube-sidecarsets.ts';
 import { discoveredSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets-version.ts';
 import { systemClock, type AdmissionConfigEventSink, type Logger } from '../../lib/ports.ts';
 import { errorMessage } from '../../lib/errors.ts';
+import { canaryNotices } from '../../lib/status-sync/canary-notices.ts';
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { DEFAULT_HEARTBEAT_MS } from '../../lib/status-sync/pass-log.ts';
 import { runStatusPass, STATUS_SYNC, type PassResult, type StatusPassOptions } from '../../lib/status-sync/pass.ts';
@@ -106,6 +107,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const statuses = kubeStatusWriter(client, versions);
   const events = kubeEventSink(client, { versions });
   const notices = notInjectedNotices();
+  const canaries = canaryNotices();
   const rotate = secretRotation(env, overrides, client);
   const tellRefused = refusalTeller(kubeAdmissionConfigEventSink(client), logger);
   // A stall an earlier invocation told is found among the stored Events, not told once per cold start.
@@ -138,7 +140,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
     runPass: async (signal, deployedWebhookUrls, handOff) => {
       const requestsBefore = client.requests();
       // Namespace labels are read afresh for every pass.
-      const pass = await runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(client), statuses, events, notices, rollout, repair }, { ...(signal === undefined ? {} : { signal }), ...(handOff === undefined ? {} : { handOff }) });
+      const pass = await runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(client), statuses, events, notices, canaries, rollout, repair }, { ...(signal === undefined ? {} : { signal }), ...(handOff === undefined ? {} : { handOff }) });
       const rotated = rotate === undefined ? pass : withRotation(pass, await rotate(signal, deployedWebhookUrls));
       const result = await tellRefused(rotated, signal);
       const repaired = result.secretRotation?.repaired;

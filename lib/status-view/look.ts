@@ -12,6 +12,7 @@ import { sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import { forEachLimited } from '../status-sync/concurrency.ts';
 import type { StallClock } from '../status-sync/rollout-state.ts';
 import { podView, type PodView } from './pod-rows.ts';
+import { withCanarySplit } from './canary-split.ts';
 import { withRevisionFailures, type RevisionFailureSource } from './revision-failures.ts';
 import { namespacesNeeded, podScopes, scopeKey, viewRows, type ViewRow } from './rows.ts';
 
@@ -58,7 +59,8 @@ export async function lookOnce(deps: StatusViewDeps, signal?: AbortSignal): Prom
   const needed = namespacesNeeded(sets, podsByScope);
   const labels: NamespaceLabels = needed.length === 0 ? new Map() : await deps.namespaces().labels(needed, signal);
   const failures = deps.revisionFailures === undefined ? [] : await deps.revisionFailures(signal);
-  return { rows: withRevisionFailures(viewRows(sets, podsByScope, labels, stallNow(deps)), sets, failures), setsVersion: resourceVersion, scopes };
+  const rows = withCanarySplit(viewRows(sets, podsByScope, labels, stallNow(deps)), sets, podsByScope, labels);
+  return { rows: withRevisionFailures(rows, sets, failures), setsVersion: resourceVersion, scopes };
 }
 
 /**
