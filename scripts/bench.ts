@@ -2,7 +2,7 @@
  * `npm run bench`: every benchmark of issue 8 with its floor, measured in the
  * same run; prints the tables and writes docs/BENCHMARKS.md.
  *
- *   npm run bench -- [--only admission|kruise|http|cold-start|reconciler|pass-100k|freshness|reads|rollout[,...]] [--quick] [--out FILE] [--strict]
+ *   npm run bench -- [--only admission|kruise|http|cold-start|reconciler|pass-100k|freshness|reads|rollout|pod-triggers|controller|sets-at-once[,...]] [--quick] [--out FILE] [--strict]
  *
  * pass-100k (100,000 pods) runs only when --only names it.
  *
@@ -25,6 +25,7 @@ import { reconcilerSection } from './bench/reconciler.ts';
 import { rolloutSection } from './bench/rollout.ts';
 import { podTriggerSection } from './bench/pod-triggers.ts';
 import { controllerSection } from './bench/controller.ts';
+import { setsAtOnceSection } from './bench/sets-at-once.ts';
 import { missedTargets, renderConsole, renderDocument, type SectionId, type SectionReport } from './bench/report.ts';
 import { settingsFor } from './bench/settings.ts';
 
@@ -57,6 +58,7 @@ const runners: Record<SectionId, () => Promise<SectionReport>> = {
   rollout: () => rolloutSection(settings.rollout, log),
   'pod-triggers': () => podTriggerSection(settings.podTriggers, log),
   controller: () => controllerSection(settings.controller, log),
+  'sets-at-once': () => setsAtOnceSection(settings.setsAtOnce, log),
 };
 
 const date = new Date();

@@ -11,6 +11,7 @@ import type { RolloutSettings } from './rollout.ts';
 import type { SectionId } from './report.ts';
 import type { PodTriggerSettings } from './pod-triggers.ts';
 import type { ControllerSettings } from './controller.ts';
+import type { SetsAtOnceSettings } from './sets-at-once.ts';
 
 export interface BenchSettings {
   admission: AdmissionSettings;
@@ -24,6 +25,7 @@ export interface BenchSettings {
   rollout: RolloutSettings;
   podTriggers: PodTriggerSettings;
   controller: ControllerSettings;
+  setsAtOnce: SetsAtOnceSettings;
   describe(sections: readonly SectionId[]): string;
 }
 
@@ -44,6 +46,8 @@ export function settingsFor(quick: boolean): BenchSettings {
     // Issue 38: 8 pods one at a time was the report (23-28 s each); a burst of 1,000 for the passes per 1,000 changes.
     podTriggers: { pods: quick ? 4 : 20, schedulePods: 2, burst: quick ? 200 : 1_000 },
     controller: { sets: 1_000, podsPerSet: 100, workers: [1, 4, 16], triggers: 10_000, triggerSets: 100, requestMs: 2 },
+    // Issue 46: five sets of 20 pods rolled at once against one alone, on the local stack.
+    setsAtOnce: { runs: quick ? 1 : 2, sets: 5, podsPerSet: 20, maxUnavailable: 5, readyDelayMs: 2_000 },
     rollout: { runs: quick ? 1 : 3, hotRuns: quick ? 1 : 2, pods: 1_000, maxUnavailable: '10%', readyDelayMs: 2_000, planPods: 100_000, planRuns: quick ? 3 : 5 },
   };
   const parts: Record<SectionId, string> = {
@@ -57,6 +61,7 @@ export function settingsFor(quick: boolean): BenchSettings {
     reads: `reads ${s.reads.sets} sets of ${s.reads.labelsPerSet} labels, ${s.reads.cold} cold reviews, ${s.reads.warm} warm, ${s.reads.concurrent} at once`,
     controller: `controller: a resync of ${s.controller.sets} sets x ${s.controller.podsPerSet} pods with ${s.controller.workers.join(', ')} workers, a burst of ${s.controller.triggers} pod triggers over ${s.controller.triggerSets} sets, ${s.controller.requestMs} ms a request`,
     'pod-triggers': `pod triggers ${s.podTriggers.pods} pods one at a time, ${s.podTriggers.schedulePods} on the schedule alone, a burst of ${s.podTriggers.burst}`,
+    'sets-at-once': `sets at once ${s.setsAtOnce.runs} rounds of one set alone then ${s.setsAtOnce.sets} at once, ${s.setsAtOnce.podsPerSet} pods each`,
     rollout: `rollout ${s.rollout.runs} runs (HotUpgrade ${s.rollout.hotRuns}) of ${s.rollout.pods} pods, plan ${s.rollout.planRuns} runs`,
   };
   return { ...s, describe: (sections) => sections.map((id) => parts[id]).join('; ') };
