@@ -2,7 +2,7 @@
  * `npm run bench`: every benchmark of issue 8 with its floor, measured in the
  * same run; prints the tables and writes docs/BENCHMARKS.md.
  *
- *   npm run bench -- [--only admission|kruise|http|cold-start|reconciler|pass-100k|freshness|reads|rollout|pod-triggers|controller|injection[,...]] [--quick] [--out FILE] [--strict]
+ *   npm run bench -- [--only admission|kruise|http|cold-start|reconciler|pass-100k|freshness|reads|rollout|pod-triggers|controller|injection|sets-at-once[,...]] [--quick] [--out FILE] [--strict]
  *
  * pass-100k (100,000 pods) runs only when --only names it.
  *
@@ -26,6 +26,7 @@ import { rolloutSection } from './bench/rollout.ts';
 import { podTriggerSection } from './bench/pod-triggers.ts';
 import { controllerSection } from './bench/controller.ts';
 import { injectionPathSection } from './bench/injection-paths.ts';
+import { setsAtOnceSection } from './bench/sets-at-once.ts';
 import { missedTargets, renderConsole, renderDocument, type SectionId, type SectionReport } from './bench/report.ts';
 import { settingsFor } from './bench/settings.ts';
 
@@ -59,6 +60,7 @@ const runners: Record<SectionId, () => Promise<SectionReport>> = {
   'pod-triggers': () => podTriggerSection(settings.podTriggers, log),
   controller: () => controllerSection(settings.controller, log),
   injection: () => injectionPathSection(settings.injection, log),
+  'sets-at-once': () => setsAtOnceSection(settings.setsAtOnce, log),
 };
 
 const date = new Date();

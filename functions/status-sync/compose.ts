@@ -24,6 +24,7 @@ import { kubeStatusWriter } from '../../lib/adapters/kube-sidecarsets.ts';
 import { discoveredSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets-version.ts';
 import { systemClock, type AdmissionConfigEventSink, type Logger } from '../../lib/ports.ts';
 import { errorMessage } from '../../lib/errors.ts';
+import { canaryNotices } from '../../lib/status-sync/canary-notices.ts';
 import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { DEFAULT_HEARTBEAT_MS } from '../../lib/status-sync/pass-log.ts';
 import { runStatusPass, STATUS_SYNC, type PassResult, type StatusPassOptions } from '../../lib/status-sync/pass.ts';
@@ -54,6 +55,15 @@ export const ENV_STATUS_SYNC_HEARTBEAT_MS = 'STATUS_SYNC_HEARTBEAT_MS';
 
 /** The longest wait between two passes of a set whose rollout is in flight (sidecarset.md §7 "Pace"). */
 export const ENV_ROLLOUT_PACE_MS = 'ROLLOUT_PACE_MS';
+/**
+ * Sets the controller reconciles at once (each by one worker at a time), as
+ * Kruise's `--sidecarset-workers` (default 3): sets rolled together do not
+ * wait for one another's passes.
+ */
+export const ENV_SIDECARSET_WORKERS = 'SIDECARSET_WORKERS';
+export const DEFAULT_SIDECARSET_WORKERS = 3;
+/** More workers than this would only queue on the API server's connection limit. */
+const MAX_SIDECARSET_WORKERS = 64;
 /** How long updated pods may stay unavailable before the rollout is reported stalled and left to the schedule (docs/ROLLOUT.md). */
 export { ENV_ROLLOUT_STALL_MS };
 
@@ -106,6 +116,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const statuses = kubeStatusWriter(client, versions);
   const events = kubeEventSink(client, { versions });
   const notices = notInjectedNotices();
+  const canaries = canaryNotices();
   const rotate = secretRotation(env, overrides, client);
   const tellRefused = refusalTeller(kubeAdmissionConfigEventSink(client), logger);
   // A stall an earlier invocation told is found among the stored Events, not told once per cold start.
@@ -128,6 +139,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
     revisionFacts: memoisedRevisionFacts().factsOf,
   };
   const intervalMs = millisecondsFromEnv(env, ENV_ROLLOUT_PACE_MS, DEFAULT_PACE.intervalMs, 100);
+  const workers = sidecarSetWorkersFromEnv(env);
   // Only sets annotated for it have pods evicted; the limit holds over all of them.
   const repair: RepairDeps = { evictions: kubePodEvictor(client), podWebhook: kubePodWebhook(client), setPods: rollout.setPods, podEvents: rollout.podEvents, maxPerPass: repairMaxEvictionsFromEnv(env), memory: repairMemory() };
   return {
@@ -138,7 +150,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
     runPass: async (signal, deployedWebhookUrls, handOff) => {
       const requestsBefore = client.requests();
       // Namespace labels are read afresh for every pass.
-      const pass = await runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(client), statuses, events, notices, rollout, repair }, { ...(signal === undefined ? {} : { signal }), ...(handOff === undefined ? {} : { handOff }) });
+      const pass = await runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(client), statuses, events, notices, canaries, rollout, repair }, { ...(signal === undefined ? {} : { signal }), ...(handOff === undefined ? {} : { handOff }) });
       const rotated = rotate === undefined ? pass : withRotation(pass, await rotate(signal, deployedWebhookUrls));
       const result = await tellRefused(rotated, signal);
       const repaired = result.secretRotation?.repaired;
@@ -164,7 +176,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
             if (fact !== undefined) metrics.setPass(fact);
           },
         },
-        { intervalMs, stallMs, ...(budget === undefined ? {} : { budget }) },
+        { intervalMs, stallMs, workers, ...(budget === undefined ? {} : { budget }) },
         signal,
         queue,
       ),
@@ -276,18 +288,30 @@ export function logPass(logger: Logger, result: PassResult, fields: Record<strin
   else logger.info('status pass', line);
 }
 
+/** A whole number from `variable` (digits only: "5 pods" is a guess at the format, not 5), `fallback` when unset. */
+function wholeNumberFromEnv(env: Env, variable: string, fallback: number, valid: (value: number) => boolean, what: string): number {
+  const raw = env[variable]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || !valid(value)) throw new SourceOptionsError(variable, `must be ${what}; got "${raw}"`);
+  return value;
+}
+
 /**
  * How many uninjected pods a pass may try to evict, over every set that asks
  * for repair, from REPAIR_MAX_EVICTIONS_PER_PASS (default 5; 0 evicts none).
  * @throws SourceOptionsError when the value is not a whole number.
  */
 export function repairMaxEvictionsFromEnv(env: Env): number {
-  const raw = env[ENV_REPAIR_MAX_EVICTIONS]?.trim();
-  if (raw === undefined || raw === '') return DEFAULT_REPAIR_MAX_EVICTIONS;
-  // Digits only, as for the durations: "5 pods" is a guess at the format, not 5.
-  const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!Number.isSafeInteger(value)) throw new SourceOptionsError(ENV_REPAIR_MAX_EVICTIONS, `must be a whole number of pods (0 evicts none); got "${raw}"`);
-  return value;
+  return wholeNumberFromEnv(env, ENV_REPAIR_MAX_EVICTIONS, DEFAULT_REPAIR_MAX_EVICTIONS, () => true, 'a whole number of pods (0 evicts none)');
+}
+
+/**
+ * The controller's workers from SIDECARSET_WORKERS (default 3, 1 to 64).
+ * @throws SourceOptionsError when the value is not a whole number in that range.
+ */
+export function sidecarSetWorkersFromEnv(env: Env): number {
+  return wholeNumberFromEnv(env, ENV_SIDECARSET_WORKERS, DEFAULT_SIDECARSET_WORKERS, (n) => n >= 1 && n <= MAX_SIDECARSET_WORKERS, `a whole number of workers from 1 to ${MAX_SIDECARSET_WORKERS}`);
 }
 
 /**

@@ -250,6 +250,11 @@ export interface StatusAccumulator {
    * a set whose every pod is updated is decided from the counts with them.
    */
   unavailablePods(): UnavailablePods | undefined;
+  /**
+   * Per canary of the set (canary.ts), the active pods the set selects that
+   * the canary injected in its place: the pods it took (empty when none).
+   */
+  readonly canaryPods: ReadonlyMap<string, number>;
 }
 
 /** The set's container names, as the user wrote them (a HotUpgrade sidecar by its own name). */
@@ -274,10 +279,12 @@ class SetPodCounter implements StatusAccumulator {
   readonly revisionsInUse = new Set<string>();
   notInjectedPods = 0;
   hotSwappingPods = 0;
+  readonly canaryPods = new Map<string, number>();
   private readonly set: SidecarSet;
   private readonly name: string;
   private readonly paused: boolean;
   private readonly takenByCanary: ReturnType<typeof canaryTest>;
+  private readonly canaryNames: readonly string[];
   private readonly setCreatedAtMs: number | undefined;
   // Per-set inputs of the readiness rule, once rather than per pod.
   private readonly sidecarNames: ReturnType<typeof sidecarContainerNames>;
@@ -290,7 +297,9 @@ class SetPodCounter implements StatusAccumulator {
     this.set = set;
     this.name = sidecarSetName(set);
     this.paused = isInjectionPaused(set);
-    this.takenByCanary = canaryTest(set, canariesOf(this.name, clusterSets));
+    const canaries = canariesOf(this.name, clusterSets);
+    this.canaryNames = canaries.map(sidecarSetName);
+    this.takenByCanary = canaryTest(set, canaries);
     this.setCreatedAtMs = creationTimeMs(set.metadata);
     this.sidecarNames = sidecarContainerNames(set);
     this.hotContainers = setContainers(set).filter(isHotUpgrade);
@@ -316,8 +325,13 @@ class SetPodCounter implements StatusAccumulator {
     return 'matched';
   }
 
-  /** A selected pod the set did not inject: counted unless paused, older than the set, or a canary's. */
+  /** A selected pod the set did not inject: a canary's (counted per canary), or counted unless paused, older than the set, or one a canary would take. */
   private notInjected(pod: PodSummary, namespaceLabels: NamespaceLabels): PodOutcome {
+    const canary = this.canaryNames.find((n) => pod.injectedSets.has(n));
+    if (canary !== undefined) {
+      this.canaryPods.set(canary, (this.canaryPods.get(canary) ?? 0) + 1);
+      return 'ignored';
+    }
     if (this.paused) return 'ignored';
     if (this.setCreatedAtMs !== undefined && pod.createdAtMs !== undefined && pod.createdAtMs <= this.setCreatedAtMs) return 'ignored';
     if (this.takenByCanary(pod, namespaceLabels)) return 'ignored';
@@ -344,18 +358,16 @@ class SetPodCounter implements StatusAccumulator {
 }
 
 /**
- * Whether one of the base's canaries took a pod the base selects and did
- * not inject: the pod records a canary, or the canary injects such a pod
- * today (it may have been created before the canary's own injection ran,
- * as a pod of an earlier webhook outage: the base would not inject it now).
+ * Whether one of the base's canaries would take a pod the base selects and
+ * that no canary injected: the canary injects such a pod today (it may have
+ * been created before the canary's own injection ran, as a pod of an
+ * earlier webhook outage: the base would not inject it now).
  * @throws UnknownNamespaceError when a canary's namespaceSelector needs labels of a namespace not in `namespaceLabels`.
  */
 function canaryTest(base: SidecarSet, canaries: readonly SidecarSet[]): (pod: PodSummary, namespaceLabels: NamespaceLabels) => boolean {
   if (canaries.length === 0) return () => false;
-  const names = canaries.map(sidecarSetName);
   const candidates = [base, ...canaries];
-  return (pod, namespaceLabels) =>
-    names.some((n) => pod.injectedSets.has(n)) || !injectingSets(candidates, { labels: pod.labels, namespace: pod.namespace, namespaceLabels }).includes(base);
+  return (pod, namespaceLabels) => !injectingSets(candidates, { labels: pod.labels, namespace: pod.namespace, namespaceLabels }).includes(base);
 }
 
 /**

@@ -20,14 +20,14 @@
  * - it needs one extra permission, `create` on events, and no schema change.
  *
  * Events are transient (the API server drops them after an hour by default)
- * and must not be written every pass, so this keeps what it last reported
- * per set: a Warning goes out when a set's uninjected pods first appear or
- * change, again every `refreshMs` while they remain (before the old event
- * expires), and a Normal event says when they are gone. The memory is per
- * process: a new Lambda execution environment reports once more, which is
- * harmless. The counts are also in every pass's result and log line.
+ * and must not be written every pass, so what was reported is remembered
+ * per set (told-memory.ts): a Warning goes out when a set's uninjected pods
+ * first appear or change, again every `refreshMs` while they remain (before
+ * the old event expires), and a Normal event says when they are gone. The
+ * counts are also in every pass's result and log line.
  */
 import type { PodEvent, SidecarSetEvent } from '../ports.ts';
+import { toldMemory, type ToldMemoryOptions } from './told-memory.ts';
 
 /** One uninjected pod, as its namespace's event names it. */
 export interface NotInjectedPod {
@@ -83,14 +83,7 @@ export const REASON_POD_NOT_INJECTED = 'PodNotInjected';
 export const REASON_NOT_INJECTED = 'PodsNotInjected';
 /** Reason of the Normal event that follows once no such pod is left. */
 export const REASON_INJECTED = 'PodsInjected';
-/** Under the API server's default event TTL of one hour, so the warning never lapses while it holds. */
-export const DEFAULT_REFRESH_MS = 30 * 60_000;
-
-export interface NotInjectedNoticesOptions {
-  refreshMs?: number;
-  /** Milliseconds on a monotonic scale. */
-  nowMs?: () => number;
-}
+export type NotInjectedNoticesOptions = ToldMemoryOptions;
 
 const WHY = 'created without its sidecars (the pod-inject webhook did not inject them, e.g. it was unreachable and its failurePolicy is Ignore)';
 
@@ -119,32 +112,25 @@ function namespaceEvent(set: string, found: NamespaceFinding): PodEvent[] {
   }];
 }
 
-/** What a finding is remembered by: a change in it is news. */
-function keyOf(finding: NotInjectedFinding): string {
-  return JSON.stringify([finding.namespaceCount, finding.namespaces.map((n) => [n.namespace, n.count, n.pods.map((p) => p.name)])]);
+/** What a finding is remembered by: a change in it is news; undefined when no pod is left to tell of. */
+function keyOf(finding: NotInjectedFinding): string | undefined {
+  if (finding.count === 0) return undefined;
+  return JSON.stringify([finding.count, finding.namespaceCount, finding.namespaces.map((n) => [n.namespace, n.count, n.pods.map((p) => p.name)])]);
 }
 
 /** Starts with nothing reported; make one per process (per cold start) and keep it across passes. */
 export function notInjectedNotices(options: NotInjectedNoticesOptions = {}): NotInjectedNotices {
-  const refreshMs = options.refreshMs ?? DEFAULT_REFRESH_MS;
-  const nowMs = options.nowMs ?? (() => performance.now());
-  const last = new Map<string, { count: number; key: string; at: number }>();
+  const memory = toldMemory(options);
   return {
     due(findings, present) {
-      for (const name of last.keys()) if (!present.has(name)) last.delete(name);
-      const now = nowMs();
+      memory.keep(present);
       const out: DueNotice[] = [];
       for (const [set, finding] of findings) {
-        const previous = last.get(set);
         const sidecarSet = { name: set, uid: finding.uid };
-        if (finding.count === 0) {
-          if (previous !== undefined) {
-            out.push({ set, finding, podEvents: [], event: { sidecarSet, type: 'Normal', reason: REASON_INJECTED, message: 'every pod this SidecarSet applies to now carries its sidecars' } });
-          }
-          continue;
-        }
-        const changed = previous === undefined || previous.count !== finding.count || previous.key !== keyOf(finding);
-        if (changed || now - previous.at >= refreshMs) {
+        const due = memory.due(set, keyOf(finding));
+        if (due === 'gone') {
+          out.push({ set, finding, podEvents: [], event: { sidecarSet, type: 'Normal', reason: REASON_INJECTED, message: 'every pod this SidecarSet applies to now carries its sidecars' } });
+        } else if (due === 'tell') {
           const podEvents = finding.namespaces.flatMap((found) => namespaceEvent(set, found));
           out.push({ set, finding, podEvents, event: { sidecarSet, type: 'Warning', reason: REASON_NOT_INJECTED, message: warningMessage(finding) } });
         }
@@ -152,8 +138,7 @@ export function notInjectedNotices(options: NotInjectedNoticesOptions = {}): Not
       return out;
     },
     reported(notice) {
-      if (notice.finding.count === 0) last.delete(notice.set);
-      else last.set(notice.set, { count: notice.finding.count, key: keyOf(notice.finding), at: nowMs() });
+      memory.told(notice.set, keyOf(notice.finding));
     },
   };
 }

@@ -7,6 +7,7 @@ import type { NamespaceSource, PodPages, SidecarSetEventSink, SidecarSetSource, 
 import type { RolloutCounts } from '../rollout/plan.ts';
 import type { ControllerRevision } from '../sidecarset/revisions.ts';
 import type { PassError } from './errors.ts';
+import type { CanaryNotices } from './canary-notices.ts';
 import type { NotInjectedNotices } from './not-injected.ts';
 import type { RepairDeps, RepairSummary } from './repair-step.ts';
 import type { RolloutDeps } from './set-pass.ts';
@@ -25,6 +26,8 @@ export interface StatusPassDeps {
   events: SidecarSetEventSink;
   /** What was already reported about uninjected pods; lives as long as the process. */
   notices: NotInjectedNotices;
+  /** What was already told about canaries taking sets' pods (canary-notices.ts); lives as long as the process. Absent, it is not told. */
+  canaries?: CanaryNotices;
   /** Monotonic milliseconds, for durationMs. Default performance.now. */
   nowMs?: () => number;
   /**

@@ -25,6 +25,7 @@ import type { RolloutDeps } from './set-pass.ts';
 import { SetDispatch } from './set-dispatch.ts';
 import { ListExpiredError } from '../ports/errors.ts';
 import type { PassError } from './errors.ts';
+import { canaryFinding, tellCanaries, type CanaryFinding } from './canary-notices.ts';
 import { MAX_NAMESPACES_TOLD, type NotInjectedFinding, type NotInjectedPod } from './not-injected.ts';
 import { buildSetIndex, type SetIndex } from './set-index.ts';
 import { repairMissingPods } from './repair-step.ts';
@@ -131,13 +132,14 @@ export async function runStatusPass(deps: StatusPassDeps, options: StatusPassOpt
     revisionsRead?.cancel();
     return finish();
   }
-  const { findings, toWrite } = findingsOf(sets, counting, result);
+  const { findings, canaries, toWrite } = findingsOf(sets, counting, result);
   const revisions = revisionsRead === undefined ? undefined : revisionsBySet(await revisionsRead.listed, result);
   const dispatch = new SetDispatch(sets, counting.accumulators, revisions, deps, options, result);
   const { counted, rolling } = dispatch.routes(toWrite);
   if (!(await dispatch.runCounted(counted))) return finish();
   await dispatch.runRolling(rolling);
   await reportNotInjected(sets, findings, deps, options, result);
+  if (deps.canaries !== undefined) await tellCanaries(deps.canaries, canaries, new Set(sets.map(sidecarSetName)), deps.events, result.errors, options.signal);
   if (deps.repair !== undefined) result.repair = await repairMissingPods(sets, result.notInjected, { ...deps.repair, namespaces: deps.namespaces }, result.errors, options.signal);
   return finish();
 }
@@ -177,9 +179,10 @@ async function countPodsRetryingExpiredLists(sets: readonly SidecarSet[], deps: 
   }
 }
 
-/** The uninjected pods of each counted set (also into the result), and which sets get their status compared and written. */
-function findingsOf(sets: readonly SidecarSet[], counting: Counting, result: PassResult): { findings: Map<string, NotInjectedFinding>; toWrite: number[] } {
+/** The uninjected pods and the canaries' pods of each counted set (also into the result), and which sets get their status compared and written. */
+function findingsOf(sets: readonly SidecarSet[], counting: Counting, result: PassResult): { findings: Map<string, NotInjectedFinding>; canaries: Map<string, CanaryFinding>; toWrite: number[] } {
   const findings = new Map<string, NotInjectedFinding>();
+  const canaries = new Map<string, CanaryFinding>();
   const toWrite: number[] = [];
   sets.forEach((set, i) => {
     const accumulator = counting.accumulators[i];
@@ -191,10 +194,12 @@ function findingsOf(sets: readonly SidecarSet[], counting: Counting, result: Pas
     if (result.sets !== undefined) result.sets[name] = { matchedPods, updatedPods, readyPods, updatedReadyPods };
     const byNamespace = [...(counting.notInjected[i] ?? new Map<string, { count: number; pods: NotInjectedPod[] }>()).entries()];
     const namespaces = byNamespace.slice(0, MAX_NAMESPACES_TOLD).map(([namespace, found]) => ({ namespace, ...found }));
-    findings.set(name, { uid: stringOf(set.metadata?.uid) ?? '', count, namespaceCount: byNamespace.length, namespaces });
+    const uid = stringOf(set.metadata?.uid) ?? '';
+    findings.set(name, { uid, count, namespaceCount: byNamespace.length, namespaces });
+    canaries.set(name, canaryFinding(uid, accumulator.canaryPods));
     toWrite.push(i);
   });
-  return { findings, toWrite };
+  return { findings, canaries, toWrite };
 }
 
 /** Records the events about uninjected pods that are due; a failed event is an error and is due again next pass. */

@@ -12,6 +12,7 @@ import { sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import { forEachLimited } from '../status-sync/concurrency.ts';
 import type { StallClock } from '../status-sync/rollout-state.ts';
 import { podView, type PodView } from './pod-rows.ts';
+import { withCanarySplit } from './canary-split.ts';
 import { withRevisionFailures, type RevisionFailureSource } from './revision-failures.ts';
 import { namespacesNeeded, podScopes, scopeKey, viewRows, type ViewRow } from './rows.ts';
 
@@ -69,7 +70,8 @@ export async function lookOnce(deps: StatusViewDeps, signal?: AbortSignal): Prom
   const needed = namespacesNeeded(sets, podsByScope);
   const labels: NamespaceLabels = needed.length === 0 ? new Map() : await deps.namespaces().labels(needed, signal);
   const failures = deps.revisionFailures === undefined ? [] : await deps.revisionFailures(signal);
-  const rows = await withInstalledPath(deps, withRevisionFailures(viewRows(sets, podsByScope, labels, stallNow(deps)), sets, failures), signal);
+  const viewed = withCanarySplit(viewRows(sets, podsByScope, labels, stallNow(deps)), sets, podsByScope, labels);
+  const rows = await withInstalledPath(deps, withRevisionFailures(viewed, sets, failures), signal);
   return { rows, setsVersion: resourceVersion, scopes };
 }
 

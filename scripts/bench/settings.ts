@@ -12,6 +12,7 @@ import type { SectionId } from './report.ts';
 import type { PodTriggerSettings } from './pod-triggers.ts';
 import type { ControllerSettings } from './controller.ts';
 import type { InjectionPathSettings } from './injection-paths.ts';
+import type { SetsAtOnceSettings } from './sets-at-once.ts';
 
 export interface BenchSettings {
   admission: AdmissionSettings;
@@ -26,6 +27,7 @@ export interface BenchSettings {
   podTriggers: PodTriggerSettings;
   controller: ControllerSettings;
   injection: InjectionPathSettings;
+  setsAtOnce: SetsAtOnceSettings;
   describe(sections: readonly SectionId[]): string;
 }
 
@@ -48,6 +50,8 @@ export function settingsFor(quick: boolean): BenchSettings {
     controller: { sets: 1_000, podsPerSet: 100, workers: [1, 4, 16], triggers: 10_000, triggerSets: 100, requestMs: 2 },
     // Issue 44: 1, 10 and 100 sets, each path; p99 over 200 creations.
     injection: { pods: quick ? 40 : 200, setCounts: [1, 10, 100], cacheSamples: quick ? 5 : 20 },
+    // Issue 46: five sets of 20 pods rolled at once against one alone, on the local stack.
+    setsAtOnce: { runs: quick ? 1 : 2, sets: 5, podsPerSet: 20, maxUnavailable: 5, readyDelayMs: 2_000 },
     rollout: { runs: quick ? 1 : 3, hotRuns: quick ? 1 : 2, pods: 1_000, maxUnavailable: '10%', readyDelayMs: 2_000, planPods: 100_000, planRuns: quick ? 3 : 5 },
   };
   const parts: Record<SectionId, string> = {
@@ -62,6 +66,7 @@ export function settingsFor(quick: boolean): BenchSettings {
     controller: `controller: a resync of ${s.controller.sets} sets x ${s.controller.podsPerSet} pods with ${s.controller.workers.join(', ')} workers, a burst of ${s.controller.triggers} pod triggers over ${s.controller.triggerSets} sets, ${s.controller.requestMs} ms a request`,
     'pod-triggers': `pod triggers ${s.podTriggers.pods} pods one at a time, ${s.podTriggers.schedulePods} on the schedule alone, a burst of ${s.podTriggers.burst}`,
     injection: `injection paths ${s.injection.pods} pod creations per row with ${s.injection.setCounts.join(', ')} sets, ${s.injection.cacheSamples} new sets for the param cache`,
+    'sets-at-once': `sets at once ${s.setsAtOnce.runs} rounds of one set alone then ${s.setsAtOnce.sets} at once, ${s.setsAtOnce.podsPerSet} pods each`,
     rollout: `rollout ${s.rollout.runs} runs (HotUpgrade ${s.rollout.hotRuns}) of ${s.rollout.pods} pods, plan ${s.rollout.planRuns} runs`,
   };
   return { ...s, describe: (sections) => sections.map((id) => parts[id]).join('; ') };

@@ -65,7 +65,7 @@ describe('benchmark tables and document', () => {
 describe('benchmark options', () => {
   it('runs every section into docs/BENCHMARKS.md by default', () => {
     expect(parseBenchOptions([], '/p')).toEqual({
-      sections: ['admission', 'kruise', 'http', 'cold-start', 'reconciler', 'freshness', 'reads', 'rollout', 'pod-triggers', 'controller', 'injection'], quick: false, out: '/p/docs/BENCHMARKS.md', strict: false, help: false,
+      sections: ['admission', 'kruise', 'http', 'cold-start', 'reconciler', 'freshness', 'reads', 'rollout', 'pod-triggers', 'controller', 'injection', 'sets-at-once'], quick: false, out: '/p/docs/BENCHMARKS.md', strict: false, help: false,
     });
   });
 

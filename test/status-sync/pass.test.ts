@@ -10,6 +10,7 @@ import type { NamespaceSource, PodPages, SidecarSetEventSink, SidecarSetStatusWr
 import { summarizePod } from '../../lib/sidecarset/status.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { ListExpiredError, StatusConflictError } from '../../lib/ports/errors.ts';
+import { canaryNotices } from '../../lib/status-sync/canary-notices.ts';
 import { notInjectedNotices, type DueNotice, type NotInjectedNotices } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass } from '../../lib/status-sync/pass.ts';
 import { hashOf, listedPod, memoryDeps, namespace, storedSet } from '../../testkit/status-sync-objects.ts';
@@ -332,6 +333,21 @@ describe('a status pass', () => {
         ['web-agent', 0],
         ['web-canary', 2],
       ]);
+    });
+
+    it('tells the base, once, which canary took how many of its pods, and says when none is left', async () => {
+      const canary: SidecarSet = storedSet('web-canary', { updateStrategy: { type: 'NotUpdate' } });
+      canary.metadata = { ...canary.metadata, annotations: { ...canary.metadata?.annotations, 'apps.kruise.io/sidecarset-canary': 'true', 'apps.kruise.io/sidecarset-base': 'web-agent' } };
+      const taken = [listedPod({ name: 'c1', injected: { 'web-canary': hashOf(canary) } }), listedPod({ name: 'c2', injected: { 'web-canary': hashOf(canary) } })];
+      const { deps, events } = memoryDeps([web, canary], [...pods, ...taken], { canaries: canaryNotices() });
+      await runStatusPass(deps);
+      await runStatusPass(deps);
+      const told = () => events.events.filter((e) => e.reason.endsWith('TakenByCanary'));
+      expect(told().map((e) => [e.sidecarSet.name, e.type, e.reason, e.message])).toEqual([
+        ['web-agent', 'Warning', 'PodsTakenByCanary', expect.stringMatching(/^2 pods this SidecarSet selects run a canary's sidecars instead of its own \(canary SidecarSets naming web-agent in apps.kruise.io\/sidecarset-base: web-canary took 2\)/)],
+      ]);
+      await runStatusPass({ ...deps, pods: memoryPodPages(pods, 2) });
+      expect(told().map((e) => [e.sidecarSet.name, e.reason]).slice(1)).toEqual([['web-agent', 'NoPodsTakenByCanary']]);
     });
 
     it('are not reported for a set whose injection is paused', async () => {
