@@ -63,7 +63,7 @@ const handleInject = (draw: () => number, factsOf: StoredSetFactsOf) => async (r
     return answer;
   } catch (error) {
     if (error instanceof InjectionTooLargeError) {
-      // What the door answers for an answer over the limit, said before building it.
+      // What admission-review.ts answers for an answer over the limit, said before building it.
       const tooLarge = new AnswerTooLargeError(smallestAnswerBytes(error.growthBytes));
       return failed(500, tooLarge.message, tooLarge);
     }

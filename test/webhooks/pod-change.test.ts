@@ -10,7 +10,7 @@ import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapter
 import type { AdmittedSidecarSet, RolloutTrigger } from '../../lib/ports.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { DEFAULT_MAX_BODY_BYTES, serveAdmission } from '../../lib/webhooks/http-door.ts';
+import { DEFAULT_MAX_BODY_BYTES, serveAdmission } from '../../lib/webhooks/http-handler.ts';
 import { POD_NOTICE_MS } from '../../lib/webhooks/trigger-notice.ts';
 import type { FunctionName } from '../../lib/webhooks/descriptors.ts';
 import { NOW } from '../../testkit/sidecarset-objects.ts';
