@@ -124,7 +124,7 @@ const SYSTEM_DOMAIN_KEY = /^([^/]*\.)?(kubernetes\.io|k8s\.io)\//;
  * reconciler's pod policy (infra/k8s/rbac.yaml,
  * sidecarset-status-sync-pod-writes) refuses any change to such a key, so a
  * rollout that changes its value cannot reach the pods in place: each such
- * pod is refused (its update is told in a Warning Event) until it is
+ * pod is refused (its update is reported in a Warning Event) until it is
  * recreated. Said when the set is stored, not when its first rollout stalls.
  */
 export function patchPodMetadataWarnings(spec: unknown): string[] {

@@ -17,7 +17,7 @@ import { jsonEqual, objectOf } from '../kube/json.ts';
 import { podsChange, setsOfPod } from '../status-sync/pod-trigger.ts';
 import { neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
 import { onlyKind } from './skip.ts';
-import { handOver, POD_NOTICE_MS } from './trigger-notice.ts';
+import { enqueueAdmitted, POD_ENQUEUE_TIMEOUT_MS } from './rollout-enqueue.ts';
 
 /** The parts of a pod's status its sets' counts read: phase, conditions, container statuses. */
 const COUNTED_STATUS = ['phase', 'conditions', 'containerStatuses', 'initContainerStatuses'] as const;
@@ -49,7 +49,7 @@ const handlePodChange = async (request: AdmissionRequest, deps: HandlerDeps) => 
   if (request.dryRun === true || !movesCounts(request)) return skipped();
   const sets = setsOfPod(podOf(request));
   if (sets.length === 0) return skipped();
-  await handOver(sets.map(podsChange), deps, POD_NOTICE_MS, 'could not start the pass for a pod change now; the schedule will');
+  await enqueueAdmitted(sets.map(podsChange), deps, POD_ENQUEUE_TIMEOUT_MS, 'could not start the pass for a pod change now; the schedule will');
   return allowed();
 };
 

@@ -20,7 +20,7 @@ import { injectionRevisions, RevisionReadError } from './pinned-revisions.ts';
 import { injectionPatch } from './pod-inject-patch.ts';
 import { withoutForgedBookkeeping } from './pod-inject-fence.ts';
 import { onlyKind, onlyOperations, skipDeleting, skipSubresources } from './skip.ts';
-import { handOver, POD_NOTICE_MS } from './trigger-notice.ts';
+import { enqueueAdmitted, POD_ENQUEUE_TIMEOUT_MS } from './rollout-enqueue.ts';
 import { podsChange } from '../status-sync/pod-trigger.ts';
 
 /** The answer that turns the received pod into `pod`. */
@@ -59,7 +59,7 @@ const handleInject = (draw: () => number, factsOf: StoredSetFactsOf) => async (r
     // Written from the decisions, not diffed from an injected pod (pod-inject-patch.ts); diffed from the pod received when the policy had written to it.
     const answer = pod === received ? patchedWith(injectionPatch(changes), changes.warnings, changes.stringTexts) : allowedAs(received, injectedPod(changes), changes.warnings);
     // The sets that injected it count one more pod: their passes start now (pod-trigger.ts), never on a dry run.
-    if (request.dryRun !== true) await handOver(changes.applied.map(podsChange), deps, POD_NOTICE_MS, 'could not start the pass for a pod change now; the schedule will');
+    if (request.dryRun !== true) await enqueueAdmitted(changes.applied.map(podsChange), deps, POD_ENQUEUE_TIMEOUT_MS, 'could not start the pass for a pod change now; the schedule will');
     return answer;
   } catch (error) {
     if (error instanceof InjectionTooLargeError) {
