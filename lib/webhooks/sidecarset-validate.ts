@@ -78,21 +78,27 @@ async function clusterErrors(object: SidecarSet, base: ValidationContext, listed
   return validateSidecarSetAgainstCluster(object, { ...base, others, namespaceLabels });
 }
 
+/**
+ * The cluster's sets for a canary, whose base is looked up among them by its
+ * own rule (validate-canary.ts) and listed beside its other errors as Kruise
+ * lists it; none for any other set, whose others are read only when it is valid alone.
+ */
+async function canarySets(object: SidecarSet, deps: HandlerDeps): Promise<{ listed: readonly SidecarSet[] | undefined } | HandlerResult> {
+  if (canaryBaseOf(object) === undefined) return { listed: undefined };
+  try {
+    return { listed: await deps.sidecarSets.list(deps.signal) };
+  } catch (error) {
+    return failed(503, `cannot look up the canary's base SidecarSet: ${errorMessage(error)}`, error);
+  }
+}
+
 const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {
   const version = reviewedVersion(request);
   if (version === undefined) return unsupportedVersion(request);
   const object = internalSidecarSet(request.object as SidecarSet);
-  // A canary's base is looked up among the cluster's sets by its own rule
-  // (validate-canary.ts), listed beside its other errors as Kruise lists it:
-  // so a canary's sets are read first; any other set's only when it is valid alone.
-  let listed: readonly SidecarSet[] | undefined;
-  if (canaryBaseOf(object) !== undefined) {
-    try {
-      listed = await deps.sidecarSets.list(deps.signal);
-    } catch (error) {
-      return failed(503, `cannot look up the canary's base SidecarSet: ${errorMessage(error)}`, error);
-    }
-  }
+  const canary = await canarySets(object, deps);
+  if ('outcome' in canary) return canary;
+  const { listed } = canary;
   const base: ValidationContext = {
     operation: request.operation === 'UPDATE' ? 'UPDATE' : 'CREATE',
     ...(request.operation === 'UPDATE' ? { oldObject: internalSidecarSet(request.oldObject as SidecarSet) } : {}),
