@@ -1,5 +1,5 @@
 /**
- * Strangers cost nothing: neither door reads the body of a request that does
+ * Strangers cost nothing: neither entry point reads the body of a request that does
  * not carry the secret (nor, on Lambda, of a caller's request with the wrong
  * method or content type), and the answer is the same short 404 whatever was
  * sent. The fuzz properties check the answers; these check the work not done.
