@@ -1,6 +1,6 @@
 /**
  * The harness's conversion webhook in a process of its own (started by
- * conversion-webhook.ts with fork()): the project's sidecarset-convert door
+ * conversion-webhook.ts with fork()): the project's sidecarset-convert webhook
  * over HTTPS on 127.0.0.1. Its own process, so that a test blocking its
  * event loop (spawnSync of a Lambda bundle, a long synchronous check) never
  * leaves the API server's conversions waiting. It reads the serving
@@ -12,7 +12,7 @@ import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../lib/adapters/memory.ts';
 import { SIDECARSET_CONVERT } from '../lib/webhooks/descriptors.ts';
-import { DEFAULT_MAX_BODY_BYTES, serveAdmission, type HttpRequest } from '../lib/webhooks/http-door.ts';
+import { DEFAULT_MAX_BODY_BYTES, serveAdmission, type HttpRequest } from '../lib/webhooks/http-handler.ts';
 import { systemClock, type Logger } from '../lib/ports.ts';
 
 const send = (message: unknown): void => {
@@ -34,7 +34,7 @@ try {
     let bytes = 0;
     req.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
-      // Past twice the door's limit the rest is not kept: the door answers 413 from the count.
+      // Past twice the HTTP handler's limit the rest is not kept: the HTTP handler answers 413 from the count.
       if (bytes <= DEFAULT_MAX_BODY_BYTES * 2) chunks.push(chunk);
     });
     req.on('end', () => {

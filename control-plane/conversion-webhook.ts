@@ -1,7 +1,7 @@
 /**
  * The SidecarSet CRD's conversion webhook for every control plane the tests
- * start: the project's own door for sidecarset-convert (lib/webhooks/
- * http-door.ts: caller check by secret path, envelope, the conversion, its
+ * start: the project's own HTTP handler for sidecarset-convert (lib/webhooks/
+ * http-handler.ts: caller check by secret path, request decoding, the conversion, its
  * log line), served over real TLS on 127.0.0.1 by a child process
  * (conversion-webhook-child.ts). It serves with the API server's own
  * serving certificate (issued for 127.0.0.1 by the API server's CA, which
@@ -29,7 +29,7 @@ export interface ConversionWebhook {
   caPem: string;
   /** How many ConversionReviews it answered with HTTP 200 (converted or failed). */
   readonly reviews: number;
-  /** Its last log lines (the door's one line per request), newest last. */
+  /** Its last log lines (the HTTP handler's one line per request), newest last. */
   readonly logs: readonly string[];
   /** The child's pid (it exits with its parent: the IPC channel closing stops it). */
   pid: number;

@@ -104,7 +104,7 @@ export interface ControlPlane {
   apply(manifests: string): Promise<void>;
   /**
    * The SidecarSet CRD's conversion webhook every control plane runs: the
-   * project's sidecarset-convert door on 127.0.0.1, real TLS
+   * project's sidecarset-convert webhook on 127.0.0.1, real TLS
    * (control-plane/conversion-webhook.ts). Stopped by stop().
    */
   conversion: ConversionWebhook;

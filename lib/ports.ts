@@ -75,7 +75,7 @@ export interface PodEvent {
 
 /**
  * An event about one of the project's webhook configurations or the
- * SidecarSet CRD (cluster-scoped objects: told in `default`, as client-go's
+ * SidecarSet CRD (cluster-scoped objects: recorded in `default`, as client-go's
  * recorder does).
  */
 export interface AdmissionConfigEvent {
@@ -170,7 +170,7 @@ export interface SetPodSource {
 /** Where a watch of pods tells what it sees. */
 export interface PodWatchSink {
   change(type: PodChangeType, pod: Pod): void;
-  /** A bookmark: every change up to this version has been told. */
+  /** A bookmark: every change up to this version has been delivered. */
   progress(resourceVersion: string): void;
 }
 
@@ -230,7 +230,7 @@ export interface PodWebhookSource {
  *
  * `PODS`: not the set but its pods changed (one created, deleted, or its
  * readiness), as the pod webhooks saw it (lib/status-sync/pod-trigger.ts):
- * the set's pass runs after a short settle, so that its status follows.
+ * the set's pass runs after a short debounce, so that its status follows.
  * `uid` and `resourceVersion` are '' then.
  */
 export interface AdmittedSidecarSet {

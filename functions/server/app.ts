@@ -1,14 +1,14 @@
 /**
  * The fastify app serving the admission functions and the CRD conversion function locally, with the
  * same paths (`/<function>/<secret>`), authentication and answers as the
- * Lambda Function URLs, because both call the same HTTP door, and their
+ * Lambda Function URLs, because both call the same HTTP handler, and their
  * metrics as Prometheus text on `/metrics` behind the same caller check.
  * buildApp does not listen: tests drive it with app.inject().
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { callerAllowed, NOT_FOUND, serveAuthenticatedAdmission, type HttpResponse } from '../../lib/webhooks/http-door.ts';
-import { REFUSED_CALLER } from '../../lib/webhooks/door-outcome.ts';
-import { reviewFactOf } from '../../lib/webhooks/door-observer.ts';
+import { callerAllowed, NOT_FOUND, serveAuthenticatedAdmission, type HttpResponse } from '../../lib/webhooks/http-handler.ts';
+import { REFUSED_CALLER } from '../../lib/webhooks/request-outcome.ts';
+import { reviewFactOf } from '../../lib/webhooks/request-observer.ts';
 import { isFunctionName } from '../../lib/webhooks/registry.ts';
 import type { FunctionName } from '../../lib/webhooks/descriptors.ts';
 import { MAX_WEBHOOK_TIMEOUT_MS } from '../../lib/webhooks/timeout.ts';
@@ -72,7 +72,7 @@ function metricsRoute(path: string): string | undefined {
   return match === null ? undefined : (match[1] ?? '/');
 }
 
-/** Fastify's own limit sits above the door's so that the door answers 413 with its message. */
+/** Fastify's own limit sits above the HTTP handler's so that the HTTP handler answers 413 with its message. */
 const TRANSPORT_BODY_LIMIT_FACTOR = 2;
 
 function send(reply: FastifyReply, response: HttpResponse): FastifyReply {
@@ -113,7 +113,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     ...(deps.https ? { https: { ...deps.https, ...nodeServerOptions, handshakeTimeout: timeouts.handshakeMs } } : { http: nodeServerOptions }),
   }) as unknown as FastifyInstance;
 
-  // The door parses and checks the body itself (content type, size, JSON),
+  // The HTTP handler parses and checks the body itself (content type, size, JSON),
   // exactly as on Lambda, so fastify hands it over untouched.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
@@ -145,7 +145,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // The socket's peer, never X-Forwarded-For: a header is whatever the caller writes.
     const caller = { path: target?.path ?? '', authorization: request.headers.authorization, sourceIp: request.socket.remoteAddress };
     if (!target || !runtime || !(await callerAllowed(runtime.config, caller))) {
-      // Counted as the Lambda door counts a stranger at a function's URL.
+      // Counted as the Lambda handler counts a stranger at a function's URL.
       if (runtime !== undefined) runtime.deps.metrics?.review(reviewFactOf(REFUSED_CALLER));
       await sendAndClose(reply, NOT_FOUND);
       return reply;
@@ -202,7 +202,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.all('/*', serve);
 
   // Methods `all` does not route (PROPFIND, SEARCH...) land here: from a
-  // caller with the secret they get the door's 405, as on Lambda; a stranger
+  // caller with the secret they get the HTTP handler's 405, as on Lambda; a stranger
   // was already turned away by the onRequest hook.
   app.setNotFoundHandler(serve);
   app.setErrorHandler(async (error: { statusCode?: number; message: string }, _request, reply) => {

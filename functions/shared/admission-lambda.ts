@@ -4,11 +4,11 @@
  * (5xx) and the webhook's failurePolicy decides: never serve unauthenticated
  * or blind.
  */
-import { serveAdmission } from '../../lib/webhooks/http-door.ts';
+import { serveAdmission } from '../../lib/webhooks/http-handler.ts';
 import { descriptorOf } from '../../lib/webhooks/registry.ts';
 import type { FunctionName } from '../../lib/webhooks/descriptors.ts';
 import { composeAdmission, type ClusterComposer, type Env, type Overrides } from './compose.ts';
-import { httpRequestFromAnyEvent, resultFromResponse, type AdmissionEvent, type FunctionUrlResult } from './lambda-door.ts';
+import { httpRequestFromAnyEvent, resultFromResponse, type AdmissionEvent, type FunctionUrlResult } from './lambda-event.ts';
 
 /** Takes the Function URL's events and, behind the private REST API, API Gateway's proxy events; the result shape suits both. */
 export type FunctionUrlHandler = (event: AdmissionEvent) => Promise<FunctionUrlResult>;

@@ -17,7 +17,7 @@ import { callerNetworksFromEnv, callerSecretSource, ENV_SECRET_ARN, secretRefres
 import type { CallerNetworks } from '../../lib/auth/caller-network.ts';
 import { refreshingSecrets, type RefreshingSecrets } from '../../lib/auth/secret-refresh.ts';
 import { systemClock, type Clock, type Logger, type NamespaceSource, type RevisionSource, type RolloutTrigger, type SidecarSetSource } from '../../lib/ports.ts';
-import { DEFAULT_MAX_BODY_BYTES, type HttpDoorConfig } from '../../lib/webhooks/http-door.ts';
+import { DEFAULT_MAX_BODY_BYTES, type HttpHandlerConfig } from '../../lib/webhooks/http-handler.ts';
 import { readsCluster, type FunctionName } from '../../lib/webhooks/descriptors.ts';
 import { descriptorOf } from '../../lib/webhooks/registry.ts';
 import { sortSidecarsByNameFromEnv } from '../../lib/webhooks/injection-order.ts';
@@ -160,7 +160,7 @@ export function needsCluster(fn: FunctionName): boolean {
 
 /** What one admission function serves with. */
 export interface AdmissionRuntime {
-  config: HttpDoorConfig;
+  config: HttpHandlerConfig;
   deps: { sidecarSets: SidecarSetSource; namespaces: NamespaceSource; revisions?: RevisionSource; clock: Clock; logger: Logger; rollout?: RolloutTrigger; metrics?: AdmissionMetrics; sortSidecarsByName?: boolean };
 }
 
@@ -188,8 +188,8 @@ export function triggersRollout(fn: FunctionName): boolean {
 /** Sources for a function that never reads the cluster (defaulting). */
 const NO_CLUSTER = { sidecarSets: memorySidecarSetSource([]), namespaces: memoryNamespaceSource([]) };
 
-/** The door's view of the caller access: re-read secrets are read through a getter, so every request sees the latest. */
-function doorConfig(fn: FunctionName, secrets: CallerSecretsHandle, networks: CallerNetworks | undefined): HttpDoorConfig {
+/** The HTTP handler's view of the caller access: re-read secrets are read through a getter, so every request sees the latest. */
+function doorConfig(fn: FunctionName, secrets: CallerSecretsHandle, networks: CallerNetworks | undefined): HttpHandlerConfig {
   const common = { fn, maxBodyBytes: DEFAULT_MAX_BODY_BYTES, ...(networks !== undefined ? { callerNetworks: networks } : {}) };
   if (!isRefreshing(secrets)) return { ...common, secrets };
   return {

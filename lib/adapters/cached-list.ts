@@ -157,42 +157,21 @@ function until<T>(outcome: Promise<Outcome<T>>, what: string, signal: AbortSigna
   });
 }
 
-/** A cache for one read; see the module comment for the rules. */
-export function cachedList<T>(options: CachedListOptions<T>): CachedList<T> {
-  const { what, load, onStale } = options;
-  const ttlMs = requireDuration('ttlMs', options.ttlMs ?? 0, 0);
-  const maxStalenessMs = requireDuration('maxStalenessMs', options.maxStalenessMs ?? DEFAULT_MAX_STALENESS_MS, 0);
-  const maxLoadMs = requireDuration('maxLoadMs', options.maxLoadMs ?? DEFAULT_MAX_LOAD_MS, 1);
-  const clock = options.clock ?? systemCacheClock;
-
-  // `at` is when the load that produced the value started: the value shows
-  // the cluster no earlier than that, so ages are never under-estimated.
-  let cached: { value: T; at: number } | undefined;
-  // Resolves (never rejects) so that a load nobody waits for any more cannot
-  // become an unhandled rejection.
-  let inflight: Promise<Outcome<T>> | undefined;
-  // Fresh mode: the load that starts when `inflight` ends, shared by every
-  // caller who arrived while `inflight` ran (it started too early for them).
-  let queued: Promise<Outcome<T>> | undefined;
-
-  const ageMs = (): number | undefined => (cached === undefined ? undefined : clock.nowMs() - cached.at);
-
-  /** Starts a load and makes it the one in flight. */
-  function startLoad(): Promise<Outcome<T>> {
-    const startedAt = clock.nowMs();
-    const controller = new AbortController();
-    let settled = false;
-    let resolveOutcome: (outcome: Outcome<T>) => void = () => undefined;
-    const outcome = new Promise<Outcome<T>>((resolve) => {
-      resolveOutcome = resolve;
-    });
+/**
+ * Runs `load` once, aborting its signal after `maxLoadMs`; `settled` hears the
+ * outcome before anyone awaiting it, and a result after the timer is ignored.
+ * Never rejects.
+ */
+function boundedLoad<T>(what: string, load: (signal: AbortSignal) => Promise<T>, maxLoadMs: number, clock: CacheClock, settled: (result: Outcome<T>) => void): Promise<Outcome<T>> {
+  const controller = new AbortController();
+  return new Promise<Outcome<T>>((resolve) => {
+    let done = false;
     const settle = (result: Outcome<T>) => {
-      if (settled) return;
-      settled = true;
+      if (done) return;
+      done = true;
       cancelTimer();
-      if (inflight === outcome) inflight = undefined;
-      if (result.ok) cached = { value: result.value, at: startedAt };
-      resolveOutcome(result);
+      settled(result);
+      resolve(result);
     };
     const cancelTimer = clock.setTimer(maxLoadMs, () => {
       const error = new DeadlineExceededError(`"${what}" did not answer within ${maxLoadMs} ms`);
@@ -200,11 +179,9 @@ export function cachedList<T>(options: CachedListOptions<T>): CachedList<T> {
       settle({ ok: false, error });
     });
     // The executor turns a loader that throws synchronously into a rejection.
-    const loading = new Promise<T>((resolve) => {
-      resolve(load(controller.signal));
-    });
-    // A result arriving after the timer is ignored: settle() runs once.
-    loading.then(
+    new Promise<T>((loaded) => {
+      loaded(load(controller.signal));
+    }).then(
       (value) => {
         settle({ ok: true, value });
       },
@@ -212,49 +189,90 @@ export function cachedList<T>(options: CachedListOptions<T>): CachedList<T> {
         settle({ ok: false, error });
       },
     );
-    inflight = outcome;
+  });
+}
+
+/** A cache for one read; see the module comment for the rules. */
+export function cachedList<T>(options: CachedListOptions<T>): CachedList<T> {
+  return new CachedRead(options);
+}
+
+class CachedRead<T> implements CachedList<T> {
+  readonly #options: CachedListOptions<T>;
+  readonly #ttlMs: number;
+  readonly #maxStalenessMs: number;
+  readonly #maxLoadMs: number;
+  readonly #clock: CacheClock;
+  // `at` is when the load that produced the value started, so ages are never under-estimated.
+  #cached: { value: T; at: number } | undefined;
+  // Resolves (never rejects): a load nobody waits for cannot become an unhandled rejection.
+  #inflight: Promise<Outcome<T>> | undefined;
+  // Fresh mode: the load that starts when `#inflight` ends, shared by the callers who arrived during it.
+  #queued: Promise<Outcome<T>> | undefined;
+
+  constructor(options: CachedListOptions<T>) {
+    this.#options = options;
+    this.#ttlMs = requireDuration('ttlMs', options.ttlMs ?? 0, 0);
+    this.#maxStalenessMs = requireDuration('maxStalenessMs', options.maxStalenessMs ?? DEFAULT_MAX_STALENESS_MS, 0);
+    this.#maxLoadMs = requireDuration('maxLoadMs', options.maxLoadMs ?? DEFAULT_MAX_LOAD_MS, 1);
+    this.#clock = options.clock ?? systemCacheClock;
+  }
+
+  async get(signal?: AbortSignal): Promise<T> {
+    const age = this.#ageMs();
+    if (this.#cached !== undefined && age !== undefined && age < this.#ttlMs) return this.#cached.value;
+    const { what } = this.#options;
+    // A caller that is already out of time starts no work of its own.
+    if (signal?.aborted === true) return this.#fallBack(callerDeadline(what, signal));
+    const load = this.#ttlMs === 0 ? this.#loadStartingNow() : (this.#inflight ?? this.#startLoad());
+    const result = await until(load, what, signal);
+    return result.ok ? result.value : this.#fallBack(result.error);
+  }
+
+  idle(): boolean {
+    const age = this.#ageMs();
+    return this.#inflight === undefined && this.#queued === undefined && (age === undefined || age > this.#maxStalenessMs);
+  }
+
+  #ageMs(): number | undefined {
+    return this.#cached === undefined ? undefined : this.#clock.nowMs() - this.#cached.at;
+  }
+
+  /** Starts a load and makes it the one in flight. */
+  #startLoad(): Promise<Outcome<T>> {
+    const startedAt = this.#clock.nowMs();
+    const outcome = boundedLoad(this.#options.what, this.#options.load, this.#maxLoadMs, this.#clock, (result) => {
+      if (this.#inflight === outcome) this.#inflight = undefined;
+      if (result.ok) this.#cached = { value: result.value, at: startedAt };
+    });
+    this.#inflight = outcome;
     return outcome;
   }
 
   /** A load that starts no earlier than now: a new one, or the one queued behind the load in flight. */
-  function loadStartingNow(): Promise<Outcome<T>> {
-    if (queued !== undefined) return queued;
-    if (inflight === undefined) return startLoad();
-    const next = inflight.then(() => {
-      queued = undefined;
-      return startLoad();
+  #loadStartingNow(): Promise<Outcome<T>> {
+    if (this.#queued !== undefined) return this.#queued;
+    if (this.#inflight === undefined) return this.#startLoad();
+    const next = this.#inflight.then(() => {
+      this.#queued = undefined;
+      return this.#startLoad();
     });
-    queued = next;
+    this.#queued = next;
     return next;
   }
 
-  function fallBack(error: unknown): T {
-    const age = ageMs();
-    if (cached !== undefined && age !== undefined && age <= maxStalenessMs) {
+  #fallBack(error: unknown): T {
+    const { what, onStale } = this.#options;
+    const age = this.#ageMs();
+    if (this.#cached !== undefined && age !== undefined && age <= this.#maxStalenessMs) {
       const message = `served stale "${what}", age ${Math.round(age)} ms, because: ${errorMessage(error)}`;
       try {
         onStale?.({ what, ageMs: age, error, message });
       } catch {
         // A failing log hook must not turn a served value into a failure.
       }
-      return cached.value;
+      return this.#cached.value;
     }
-    throw new SourceUnavailableError(what, error, age, maxStalenessMs);
+    throw new SourceUnavailableError(what, error, age, this.#maxStalenessMs);
   }
-
-  return {
-    async get(signal) {
-      const age = ageMs();
-      if (cached !== undefined && age !== undefined && age < ttlMs) return cached.value;
-      // A caller that is already out of time starts no work of its own.
-      if (signal?.aborted === true) return fallBack(callerDeadline(what, signal));
-      const load = ttlMs === 0 ? loadStartingNow() : (inflight ?? startLoad());
-      const result = await until(load, what, signal);
-      return result.ok ? result.value : fallBack(result.error);
-    },
-    idle() {
-      const age = ageMs();
-      return inflight === undefined && queued === undefined && (age === undefined || age > maxStalenessMs);
-    },
-  };
 }

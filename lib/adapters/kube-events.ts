@@ -123,12 +123,12 @@ export function kubePodEventSink(client: KubeClient, options: EventOptions = {})
 }
 
 /**
- * The stalls the reconciler already told (rollout-state.ts): one list of the
+ * The stalls the reconciler already recorded Events for (rollout-state.ts): one list of the
  * RolloutStalled Events on SidecarSets in the namespace it writes them to
  * (needs `list` on events there), each set uid's stall keys from their
  * annotation. Events without it (another writer's, or older than it) are
  * left out. Events expire (the API server's --event-ttl, an hour by
- * default): a stall told longer ago than that is told once more by a new process.
+ * default): a stall recorded longer ago than that is recorded once more by a new process.
  */
 export function kubeToldStalls(client: KubeClient): ToldStalls {
   const fieldSelector = 'involvedObject.kind=SidecarSet,reason=RolloutStalled';

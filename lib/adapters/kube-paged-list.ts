@@ -52,7 +52,7 @@ interface PageRequest<T> {
   controller: AbortController;
   /** The continue token its answer gave before its items ('' on the last page); undefined until they begin. */
   headToken: string | undefined;
-  /** Set while the list waits for this page: told of its head's token as soon as it comes. */
+  /** Set while the list waits for this page: called with its head's token as soon as it comes. */
   onHeadToken: ((token: string) => void) | undefined;
   /** Its answer failed already (a page read ahead): nothing is read ahead from it. */
   failed: boolean;
@@ -135,7 +135,7 @@ class PageReader<T> {
 
   /**
    * Waits for `page`, asking for the next as soon as its head names it; a page
-   * past the byte cap is told abandoned and gives the smaller limit to ask again with.
+   * past the byte cap is reported abandoned and gives the smaller limit to ask again with.
    */
   async answerOf(page: PageRequest<T>): Promise<{ answer: KubeListAnswer<T> } | { smaller: number }> {
     page.onHeadToken = (token) => {

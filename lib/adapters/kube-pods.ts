@@ -22,7 +22,7 @@ const enc = encodeURIComponent;
 /** The most pods per page: the API server's recommended chunk size, as kubectl uses (smaller when pods are big: pod-page-size.ts). */
 export const DEFAULT_POD_PAGE_SIZE = MAX_POD_PAGE_SIZE;
 
-/** How a pod list is paged: the most per page, and who is told of each page (tests, benchmarks). */
+/** How a pod list is paged: the most per page, and who is called back with each page (tests, benchmarks). */
 export interface PodListOptions {
   pageSize?: number;
   onPage?: PagedListOptions['onPage'];

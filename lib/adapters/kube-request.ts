@@ -185,7 +185,7 @@ export interface KubeClient {
    */
   request(request: KubeRequest): Promise<KubeAnswer>;
   /**
-   * A watch: one GET with `watch=true`, its events told one by one as they
+   * A watch: one GET with `watch=true`, its events delivered one by one as they
    * arrive, until the server ends it (resolves) or the signal aborts (resolves).
    * @throws KubeApiError when the watch cannot start (a non-200 answer, no connection) or breaks.
    */
@@ -282,7 +282,7 @@ async function readListItems<T>(response: IncomingMessage, maxBytes: number, ope
     return { status, body: parsedOrText(body.toString('utf8')), items: undefined, bytes: body.length, largestItemBytes: 0 };
   }
   const tellHead = (head: Buffer) => {
-    // The envelope so far ends with the items' `[`: closed, it is JSON (or not, and nobody is told).
+    // The envelope so far ends with the items' `[`: closed, it is JSON (or not, and nobody is called).
     const parsed = parsedOrText(`${head.toString('utf8')}]}`);
     if (isObject(parsed)) onHead?.(parsed);
   };

@@ -288,90 +288,86 @@ async function named<T>(operation: string, read: () => Promise<T>): Promise<T> {
   }
 }
 
-/**
- * Every SidecarSet in the cluster, read as raw JSON so that fields this
- * project does not know about survive (a typed client's serializer would drop
- * them). Read for every review (shared only by reviews that arrived before
- * the read started), in pages whose bytes are bounded, each set reduced as
- * it is read (kube-sidecarsets.ts: listSidecarSets, keptSidecarSet), so
- * that megabyte sets cost what they weigh and no single answer grows with
- * their number: the API server answers the first page of a LIST without a
- * resourceVersion with a consistent read (from etcd, or from its watch
- * cache once that has caught up with etcd's current revision), and the
- * continue token reads the rest of that snapshot, so the list holds every
- * write that returned before the review arrived.
- *
- * When the reader can, a read after the first asks only which sets changed
- * and GETs each of those (a full list when more than a few did): through a
- * Table of the sets' resourceVersions (kube-sidecarset-table.ts) when the
- * CRD has that column (this project's does), a few bytes per set whatever
- * their metadata weighs; else through a metadata-only list, which carries
- * each set's labels, annotations and managedFields (sidecarset-delta.ts,
- * docs/BENCHMARKS.md). Either is a consistent read: the held sets whose
- * resourceVersion it names are the stored ones. The items are frozen: they
- * are shared between requests and kept as the base of the next read.
- */
-export function kubeSidecarSetSource(
-  reader: Pick<ClusterReader, 'listSidecarSets' | 'listSidecarSetMetadata' | 'listSidecarSetTable' | 'readSidecarSet'>,
-  options: KubeSourceOptions = {},
-): SidecarSetSource {
+type SidecarSetReader = Pick<ClusterReader, 'listSidecarSets' | 'listSidecarSetMetadata' | 'listSidecarSetTable' | 'readSidecarSet'>;
+
+/** The sets' names and resourceVersions now; the sets themselves when the server sent a full list; undefined when nothing said. */
+async function listedNow(reader: SidecarSetReader, signal: AbortSignal): Promise<ListedVersion[] | { sets: readonly SidecarSet[] } | undefined> {
+  const { listSidecarSetTable: table, listSidecarSetMetadata: metadata } = reader;
+  if (table !== undefined) {
+    const body = await named(LIST_SIDECARSETS, () => table(signal));
+    const versions = tableVersions(body) ?? wholeList(body);
+    if (versions !== undefined) return versions;
+  }
+  if (metadata === undefined) return undefined;
+  const body = await named(LIST_SIDECARSETS, () => metadata(signal));
+  return listedVersions(body) ?? wholeList(body);
+}
+
+/** The named sets as stored now, each kept and frozen; undefined for one that is gone. */
+async function fetchedSets(names: readonly string[], signal: AbortSignal, readSidecarSet: NonNullable<ClusterReader['readSidecarSet']>): Promise<Map<string, SidecarSet | undefined>> {
+  const out = new Map<string, SidecarSet | undefined>();
+  await Promise.all(
+    names.map(async (name) => {
+      const operation = getSidecarSetOperation(name);
+      const set: unknown = await named(operation, () => readSidecarSet(name, signal));
+      if (set === undefined) out.set(name, undefined);
+      else if (isObject(set)) {
+        const internal = keptSidecarSet(set);
+        deepFreeze(internal);
+        out.set(name, internal);
+      } else throw new KubeApiError(operation, 'the answer is not an object');
+    }),
+  );
+  return out;
+}
+
+/** The SidecarSets, read as a delta from the last snapshot when the reader can say what changed, else listed whole. */
+class SidecarSetReads {
+  readonly #reader: SidecarSetReader;
   // The last snapshot read; any earlier one would be as correct (see sidecarset-delta.ts).
-  let held: SnapshotIndex | undefined;
-  const remember = (sets: readonly SidecarSet[]): readonly SidecarSet[] => {
-    held = indexSnapshot(sets);
-    return sets;
-  };
-  const fullList = async (signal: AbortSignal) => remember(sidecarSetsOf(await named(LIST_SIDECARSETS, () => reader.listSidecarSets(signal))));
+  #held: SnapshotIndex | undefined;
 
-  /** The sets' names and resourceVersions now; the sets themselves when the server sent a full list; undefined when nothing said. */
-  async function listedNow(signal: AbortSignal): Promise<ListedVersion[] | { sets: readonly SidecarSet[] } | undefined> {
-    const { listSidecarSetTable: table, listSidecarSetMetadata: metadata } = reader;
-    if (table !== undefined) {
-      const body = await named(LIST_SIDECARSETS, () => table(signal));
-      const versions = tableVersions(body) ?? wholeList(body);
-      if (versions !== undefined) return versions;
-    }
-    if (metadata === undefined) return undefined;
-    const body = await named(LIST_SIDECARSETS, () => metadata(signal));
-    return listedVersions(body) ?? wholeList(body);
+  constructor(reader: SidecarSetReader) {
+    this.#reader = reader;
   }
 
-  /** The named sets as stored now, each kept and frozen; undefined for one that is gone. */
-  async function fetched(names: readonly string[], signal: AbortSignal, readSidecarSet: NonNullable<ClusterReader['readSidecarSet']>): Promise<Map<string, SidecarSet | undefined>> {
-    const out = new Map<string, SidecarSet | undefined>();
-    await Promise.all(
-      names.map(async (name) => {
-        const operation = getSidecarSetOperation(name);
-        const set: unknown = await named(operation, () => readSidecarSet(name, signal));
-        if (set === undefined) out.set(name, undefined);
-        else if (isObject(set)) {
-          const internal = keptSidecarSet(set);
-          deepFreeze(internal);
-          out.set(name, internal);
-        } else throw new KubeApiError(operation, 'the answer is not an object');
-      }),
-    );
-    return out;
-  }
-
-  async function read(signal: AbortSignal): Promise<readonly SidecarSet[]> {
-    const { readSidecarSet } = reader;
-    if (held === undefined || readSidecarSet === undefined) return fullList(signal);
-    const base = held;
-    const listed = await listedNow(signal);
-    if (listed === undefined) return fullList(signal);
-    if (!Array.isArray(listed)) return remember(listed.sets);
+  async read(signal: AbortSignal): Promise<readonly SidecarSet[]> {
+    const { readSidecarSet } = this.#reader;
+    const base = this.#held;
+    if (base === undefined || readSidecarSet === undefined) return this.#fullList(signal);
+    const listed = await listedNow(this.#reader, signal);
+    if (listed === undefined) return this.#fullList(signal);
+    if (!Array.isArray(listed)) return this.#remember(listed.sets);
     const plan = planDelta(listed, base);
-    if (plan.kind === 'full') return fullList(signal);
-    return remember(applyDelta(listed, base, await fetched(plan.names, signal, readSidecarSet)));
+    if (plan.kind === 'full') return this.#fullList(signal);
+    return this.#remember(applyDelta(listed, base, await fetchedSets(plan.names, signal, readSidecarSet)));
   }
 
-  // A full list of many megabytes is several calls, and may take longer than one: a load bounded like one call would
-  // never finish in a cluster whose list takes longer, and no review would ever be answered. Bounded per call instead
-  // (by the client), a load that outlasts a review's deadline still fills the cache, and the next reviews read only the
-  // sets that changed since.
+  #remember(sets: readonly SidecarSet[]): readonly SidecarSet[] {
+    this.#held = indexSnapshot(sets);
+    return sets;
+  }
+
+  async #fullList(signal: AbortSignal): Promise<readonly SidecarSet[]> {
+    return this.#remember(sidecarSetsOf(await named(LIST_SIDECARSETS, () => this.#reader.listSidecarSets(signal))));
+  }
+}
+
+/**
+ * Every SidecarSet in the cluster, as raw JSON so that fields this project
+ * does not know survive. Every review gets a list that started after it
+ * arrived (an admission must see the set created just before its pod), in
+ * byte-bounded pages (a LIST without resourceVersion is a consistent read).
+ * After the first, a read asks only which sets changed and GETs those
+ * (sidecarset-delta.ts), through the CRD's resourceVersion column or a
+ * metadata-only list. The items are frozen: they are shared between requests.
+ */
+export function kubeSidecarSetSource(reader: SidecarSetReader, options: KubeSourceOptions = {}): SidecarSetSource {
+  const reads = new SidecarSetReads(reader);
+  // A full list of many megabytes is several calls: bounded per call (by the client) rather than as one, so a load
+  // that outlasts a review's deadline still fills the cache and the next reviews read only what changed since.
   const listLoadMs = options.listLoadMs ?? LIST_LOAD_CALLS * (options.apiTimeoutMs ?? DEFAULT_MAX_LOAD_MS);
-  const cache = cachedList<readonly SidecarSet[]>({ what: LIST_SIDECARSETS, load: read, ...cacheSettings(options), maxLoadMs: listLoadMs });
+  const cache = cachedList<readonly SidecarSet[]>({ what: LIST_SIDECARSETS, load: (signal) => reads.read(signal), ...cacheSettings(options), maxLoadMs: listLoadMs });
   return { list: (signal) => cache.get(signal) };
 }
 

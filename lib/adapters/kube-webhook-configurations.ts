@@ -38,20 +38,31 @@ async function crdConversionEndpoint(client: KubeClient, signal: AbortSignal | u
   return url === undefined ? undefined : { configuration: 'CustomResourceDefinition', webhook: `${CRD_NAME} conversion`, index: 0, url };
 }
 
+/** The webhooks of configuration `name` of `kind` with their URLs; undefined when it does not exist. */
+async function webhookEndpoints(client: KubeClient, kind: Kind, name: string, signal?: AbortSignal): Promise<WebhookEndpoint[] | undefined> {
+  const config = await readWebhookConfiguration(client, kind, name, signal);
+  if (config === undefined) return undefined;
+  const webhooks = Array.isArray(config.webhooks) ? config.webhooks : [];
+  return webhooks.map((w: unknown, index) => {
+    const webhook = objectOf(w);
+    const endpoint: WebhookEndpoint = { configuration: kind, webhook: stringOf(webhook?.name) ?? '', index, url: stringOf(objectOf(webhook?.clientConfig)?.url) };
+    return endpoint;
+  });
+}
+
+/** Points the CRD's conversion webhook at `url`, only if it still points where `endpoint` was read. */
+async function setConversionUrl(client: KubeClient, endpoint: WebhookEndpoint, url: string, signal: AbortSignal | undefined): Promise<void> {
+  const body = [
+    { op: 'test', path: CONVERSION_URL_PATH, value: endpoint.url },
+    { op: 'replace', path: CONVERSION_URL_PATH, value: url },
+  ];
+  await expectObject(client, { method: 'PATCH', path: CRD_PATH, operation: `patch CustomResourceDefinition ${CRD_NAME} (conversion webhook)`, body, contentType: JSON_PATCH, ...(signal === undefined ? {} : { signal }) });
+}
+
 export function kubeWebhookUrls(client: KubeClient, options: { name?: string } = {}): WebhookUrls {
   const name = options.name ?? WEBHOOK_CONFIGURATION_NAME;
 
-  const read = async (kind: Kind, signal?: AbortSignal): Promise<WebhookEndpoint[] | undefined> => {
-    const config = await readWebhookConfiguration(client, kind, name, signal);
-    if (config === undefined) return undefined;
-    const webhooks = Array.isArray(config.webhooks) ? config.webhooks : [];
-    return webhooks.map((w: unknown, index) => {
-      const webhook = objectOf(w);
-      const endpoint: WebhookEndpoint = { configuration: kind, webhook: stringOf(webhook?.name) ?? '', index, url: stringOf(objectOf(webhook?.clientConfig)?.url) };
-      return endpoint;
-    });
-  };
-
+  const read = (kind: Kind, signal?: AbortSignal) => webhookEndpoints(client, kind, name, signal);
   return {
     async list(signal) {
       const mutating = await read('MutatingWebhookConfiguration', signal);
@@ -61,14 +72,7 @@ export function kubeWebhookUrls(client: KubeClient, options: { name?: string } =
       return [...(mutating ?? []), ...(validating ?? []), ...(conversion === undefined ? [] : [conversion])];
     },
     async setUrl(endpoint, url, signal) {
-      if (endpoint.configuration === 'CustomResourceDefinition') {
-        const body = [
-          { op: 'test', path: CONVERSION_URL_PATH, value: endpoint.url },
-          { op: 'replace', path: CONVERSION_URL_PATH, value: url },
-        ];
-        await expectObject(client, { method: 'PATCH', path: CRD_PATH, operation: `patch CustomResourceDefinition ${CRD_NAME} (conversion webhook)`, body, contentType: JSON_PATCH, ...(signal === undefined ? {} : { signal }) });
-        return;
-      }
+      if (endpoint.configuration === 'CustomResourceDefinition') return setConversionUrl(client, endpoint, url, signal);
       const path = `/webhooks/${endpoint.index}/clientConfig/url`;
       const body = [
         { op: 'test', path: `/webhooks/${endpoint.index}/name`, value: endpoint.webhook },

@@ -68,9 +68,9 @@ class ListItemScanner implements ListItemSplitter {
   private itemSize = 0;
   private largest = 0;
   private readonly envelopePieces: Buffer[] = [];
-  /** Whether `onItemsOpen` was told (once per answer: a second top-level `items` key is not a second head). */
+  /** Whether `onItemsOpen` was called (once per answer: a second top-level `items` key is not a second head). */
   private toldOpen = false;
-  /** A value other than an object seen directly in the items array: told, so that it is not dropped unseen. */
+  /** A value other than an object seen directly in the items array: reported, so that it is not dropped unseen. */
   private stray = false;
   /** In the chunk being read: where the part not yet copied (to the envelope or to the item) starts, and where the open item starts. */
   private copied = 0;

@@ -90,7 +90,7 @@ export function memoryPodEventSink(): PodEventSink & { readonly events: readonly
   return keepingSink<PodEvent>();
 }
 
-/** The stalls told among `events` (recorded by any number of processes), read as kubeToldStalls reads the stored Events. */
+/** The stalls recorded among `events` (recorded by any number of processes), read as kubeToldStalls reads the stored Events. */
 export function memoryToldStalls(sink: { readonly events: readonly SidecarSetEvent[] }): ToldStalls {
   return () => {
     const told = new Map<string, Set<string>>();

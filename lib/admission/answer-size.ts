@@ -5,7 +5,7 @@
  */
 
 /**
- * The largest review answer either door sends. Lambda refuses a result over
+ * The largest review answer the HTTP handler sends. Lambda refuses a result over
  * 6 MB, counted as the result's JSON, where the body is a string escaped once
  * more; what remains is kept for the status code and headers around it.
  */
@@ -24,7 +24,7 @@ export const patchBytesOverAnswerLimit = 3 * Math.floor(MAX_ANSWER_BYTES / 4) + 
 
 /**
  * The answer would be over {@link MAX_ANSWER_BYTES}: the call fails (500,
- * so failurePolicy decides) with the message the door gives for an answer
+ * so failurePolicy decides) with the message the HTTP handler gives for an answer
  * it measured too large.
  */
 export class AnswerTooLargeError extends Error {

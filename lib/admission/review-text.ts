@@ -1,5 +1,5 @@
 /**
- * The JSON text of an AdmissionReview answer, as the door sends it:
+ * The JSON text of an AdmissionReview answer, as the HTTP handler sends it:
  * `JSON.stringify(review)`, byte for byte, without scanning the patch.
  *
  * The patch is base64 (responses.ts encodes it with Buffer's base64, whose

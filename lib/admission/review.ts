@@ -91,7 +91,7 @@ export const MAX_REVIEW_DEPTH = 1000;
 /**
  * Checks that `body` is an AdmissionReview v1 request and returns its request.
  * `parsedFrom`, when given, must be the text `body` is `JSON.parse` of (the
- * HTTP door's request body): its depth is then told from the text when the
+ * HTTP handler's request body): its depth is then told from the text when the
  * text can tell it, and the parsed body is walked only when it cannot.
  * @throws InvalidReviewError naming the first problem.
  */

@@ -30,7 +30,7 @@
  * credential wrote before the admission-config policy held the segment to
  * the secret's shape, issue 45) is pointed at once at the secret every
  * function accepts now: the previous one while the new one propagates, the
- * current one otherwise, and told (`tellRepaired`: a Warning Event; the
+ * current one otherwise, and a Warning Event recorded (`tellRepaired`; the
  * WebhooksRepointed metric and its alarm count them). Such a copy would
  * otherwise refuse every pod creation and SidecarSet write until someone
  * noticed. A webhook pointing elsewhere (a service reference, another
@@ -41,7 +41,7 @@
  * URLs or private API paths, the local server's URLs). A webhook pointing
  * anywhere else (repointed at another host, or at another path) is never
  * given a secret, by the repair or by a rotation step: it is refused and
- * told in the result (`refused`), and no rotation starts while one is
+ * reported in the result (`refused`), and no rotation starts while one is
  * there, since finishing it would leave that webhook on a secret about to be
  * dropped. When the pass does not know what was deployed, it writes nothing.
  *
@@ -270,14 +270,14 @@ async function repairStale(ports: RotationPorts & { deployed: readonly string[] 
   }
 }
 
-/** Tells the repairs (never throws: a failure to tell is said in the result's detail). */
+/** Records the repairs' Events (never throws: a failure is said in the result's detail). */
 async function tellRepairs(ports: RotationPorts, repaired: readonly RepairedWebhook[], signal?: AbortSignal): Promise<string | undefined> {
   if (repaired.length === 0 || ports.tellRepaired === undefined) return undefined;
   try {
     await ports.tellRepaired(repaired, signal);
     return undefined;
   } catch (error) {
-    return `the repair could not be told: ${errorMessage(error)}`;
+    return `the repair Event could not be recorded: ${errorMessage(error)}`;
   }
 }
 
@@ -347,7 +347,7 @@ async function startRotation(ports: DeployedPorts, settings: RotationSettings, d
   }
   const endpoints = await ports.webhooks.list(signal);
   if (endpoints === undefined || endpoints.length === 0) return { step: 'skipped', detail: 'the webhook configurations are not installed' };
-  // A new secret would never reach a webhook pointing elsewhere, which the drop of the old one would then cut off: told, not rotated.
+  // A new secret would never reach a webhook pointing elsewhere, which the drop of the old one would then cut off: reported, not rotated.
   if (refused.length > 0) return { step: 'skipped', detail: 'webhooks point at URLs the deployment did not make: re-render and apply the manifests' };
   const elsewhere = endpoints.filter((e) => secretOfUrl(e.url) !== doc.current);
   if (elsewhere.length > 0) {

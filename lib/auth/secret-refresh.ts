@@ -42,6 +42,24 @@ export interface RefreshOptions {
   retryMs?: number;
 }
 
+/** `read()`'s answer, or a rejection after `timeoutMs`. */
+async function readWithin<T>(read: () => Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(new Error(`no answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+    });
+    const reading = read();
+    // A read that loses the race must not surface later as an unhandled rejection.
+    reading.catch(() => undefined);
+    return await Promise.race([reading, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function refreshingSecrets(options: RefreshOptions): RefreshingSecrets {
   const now = options.now ?? Date.now;
   const timeoutMs = options.timeoutMs ?? DEFAULT_SECRET_READ_TIMEOUT_MS;
@@ -51,25 +69,14 @@ export function refreshingSecrets(options: RefreshOptions): RefreshingSecrets {
   let reading: Promise<void> | undefined;
 
   const reread = async (): Promise<void> => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          reject(new Error(`no answer within ${timeoutMs} ms`));
-        }, timeoutMs);
-      });
-      const read = options.read();
-      // A read that loses the race must not surface later as an unhandled rejection.
-      read.catch(() => undefined);
-      const next = await Promise.race([read, timeout]);
+      const next = await readWithin(() => options.read(), timeoutMs);
       if (next.current !== secrets.current || next.previous !== secrets.previous) options.logger.info('caller secrets changed', { previous: next.previous !== undefined });
       secrets = next;
       dueAt = now() + options.intervalMs;
     } catch (error) {
       options.logger.error('caller secrets not re-read; serving with the last ones read', { error: error instanceof Error ? error.message : String(error) });
       dueAt = now() + retryMs;
-    } finally {
-      clearTimeout(timer);
     }
   };
 

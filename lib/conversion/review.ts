@@ -1,7 +1,7 @@
 /**
  * The CRD conversion webhook's review: an apiextensions.k8s.io/v1
  * ConversionReview in, the same review with its response out. Pure: the
- * door that carries it (the sidecarset-convert function) checks the caller,
+ * HTTP handler that carries it (the sidecarset-convert function) authenticates the caller,
  * the method and the body's size first, and parses the JSON.
  *
  * Every object is converted, in order, to the desired version; one that
@@ -87,7 +87,7 @@ function convertAll(uid: string, desiredAPIVersion: unknown, objects: unknown): 
 /**
  * Why `body` (parsed JSON) is no ConversionReview v1 request, or undefined
  * when it is one (an object of that apiVersion and kind, with a request
- * carrying a uid). The door answers a body that is none with a 400.
+ * carrying a uid). The HTTP handler answers a body that is none with a 400.
  */
 export function conversionReviewProblem(body: unknown): string | undefined {
   if (!isObject(body)) return 'the body is not a JSON object';

@@ -75,40 +75,50 @@ function sidecarContainer(types: OpenApiSchemas, description: string): JsonObjec
       shareVolumeDevicePolicy: object('Whether the sidecar also gets the volume devices of the pod\'s application containers (OpenKruise 1.9).', {
         type: string('"enabled" adds every volumeDevice of the application containers to the sidecar, at paths it does not use itself; "disabled" (the default) does not.'),
       }),
-      resourcesPolicy: object(
-        'The sidecar\'s resources worked out from the pod\'s containers at injection (OpenKruise 1.9); a sidecar sets either this or resources, never both.',
-        {
-          targetContainersMode: { ...string('How the target containers\' resources are combined: "sum" adds them up, "max" takes the largest.'), enum: ['sum', 'max'] },
-          targetContainersNameRegex: { ...string('The containers counted, by name (an RE2 regular expression); every container when unset.'), default: '.*' },
-          resourcesExpr: object('Expressions over the combined figure (the variable cpu or memory): + - * /, max(), min(), percentages and quantities.', {
-            limits: object('The sidecar\'s limits; none is set when a target container has no limit.', {
-              cpu: string('An expression giving the CPU limit, e.g. "cpu*50%".'),
-              memory: string('An expression giving the memory limit, e.g. "200Mi".'),
-            }),
-            requests: object('The sidecar\'s requests; a target container without a request counts as 0.', {
-              cpu: string('An expression giving the CPU request.'),
-              memory: string('An expression giving the memory request.'),
-            }),
-          }),
-        },
-        ['resourcesExpr', 'targetContainersMode'],
-      ),
-      transferEnv: array(
-        'Environment variables copied from an application container of the pod into the sidecar; the sidecar\'s own env wins.',
-        object('One variable, or several, copied from a named container.', {
-          sourceContainerName: string('The pod container to copy from.'),
-          sourceContainerNameFrom: object('Reads the name of the container to copy from the pod\'s own metadata.', {
-            fieldRef: requiring(
-              structuralSchema(types, OBJECT_FIELD_SELECTOR, "The pod field holding the container name: metadata.labels['<key>'] or metadata.annotations['<key>']."),
-              ['fieldPath'],
-            ),
-          }),
-          envName: string('The name of one variable to copy.'),
-          envNames: array('The names of several variables to copy.', { type: 'string' }),
-        }),
-      ),
+      resourcesPolicy: resourcesPolicy(),
+      transferEnv: transferEnv(types),
     },
   };
+}
+
+/** A sidecar's resourcesPolicy (OpenKruise 1.9). */
+function resourcesPolicy(): JsonObject {
+  return object(
+    'The sidecar\'s resources worked out from the pod\'s containers at injection (OpenKruise 1.9); a sidecar sets either this or resources, never both.',
+    {
+      targetContainersMode: { ...string('How the target containers\' resources are combined: "sum" adds them up, "max" takes the largest.'), enum: ['sum', 'max'] },
+      targetContainersNameRegex: { ...string('The containers counted, by name (an RE2 regular expression); every container when unset.'), default: '.*' },
+      resourcesExpr: object('Expressions over the combined figure (the variable cpu or memory): + - * /, max(), min(), percentages and quantities.', {
+        limits: object('The sidecar\'s limits; none is set when a target container has no limit.', {
+          cpu: string('An expression giving the CPU limit, e.g. "cpu*50%".'),
+          memory: string('An expression giving the memory limit, e.g. "200Mi".'),
+        }),
+        requests: object('The sidecar\'s requests; a target container without a request counts as 0.', {
+          cpu: string('An expression giving the CPU request.'),
+          memory: string('An expression giving the memory request.'),
+        }),
+      }),
+    },
+    ['resourcesExpr', 'targetContainersMode'],
+  );
+}
+
+/** A sidecar's transferEnv. */
+function transferEnv(types: OpenApiSchemas): JsonObject {
+  return array(
+    'Environment variables copied from an application container of the pod into the sidecar; the sidecar\'s own env wins.',
+    object('One variable, or several, copied from a named container.', {
+      sourceContainerName: string('The pod container to copy from.'),
+      sourceContainerNameFrom: object('Reads the name of the container to copy from the pod\'s own metadata.', {
+        fieldRef: requiring(
+          structuralSchema(types, OBJECT_FIELD_SELECTOR, "The pod field holding the container name: metadata.labels['<key>'] or metadata.annotations['<key>']."),
+          ['fieldPath'],
+        ),
+      }),
+      envName: string('The name of one variable to copy.'),
+      envNames: array('The names of several variables to copy.', { type: 'string' }),
+    }),
+  );
 }
 
 /** `schema` with these fields required, as OpenKruise's CRD requires them in its own types. */
@@ -127,27 +137,94 @@ function selector(types: OpenApiSchemas, description: string): JsonObject {
   };
 }
 
+/** Which namespaces a set selects: v1alpha1 also has `namespace`. */
+function scopeFields(types: OpenApiSchemas, version: SidecarSetVersion): JsonObject {
+  return version === 'v1alpha1'
+  ? {
+      namespace: string('Injects only pods in this namespace. Cannot be combined with namespaceSelector.'),
+      namespaceSelector: selector(types, 'Injects only pods whose Namespace has matching labels. Cannot be combined with namespace.'),
+    }
+  : {
+      namespaceSelector: selector(
+        types,
+        'Injects only pods whose Namespace has matching labels; one namespace by name is matchLabels: {kubernetes.io/metadata.name: <name>}.',
+      ),
+    };
+}
+
+function updateStrategy(types: OpenApiSchemas): JsonObject {
+  return object('How pods that already run the sidecar get a new version of it.', {
+    type: string('"RollingUpdate" (the default) or "NotUpdate".'),
+    paused: boolean('Stops updating pods while true.'),
+    selector: selector(types, 'Updates only the pods matching these labels. Cannot be combined with a non-zero partition.'),
+    partition: intOrString('How many matched pods, or which percentage of them ("20%"), keep the old version. Defaults to 0.'),
+    maxUnavailable: intOrString('How many matched pods, or which percentage ("10%"), may be unavailable during an update. Defaults to 1.'),
+    priorityStrategy: object('Which pods are updated first. Use only one of weightPriority and orderPriority.', {
+      weightPriority: array(
+        'Pods matching a term with a higher weight are updated first.',
+        object(
+          'A weight and the pods it applies to.',
+          {
+            weight: int32('From 1 to 100.'),
+            matchSelector: selector(types, 'The pods this weight applies to. Must not be empty.'),
+          },
+          ['weight', 'matchSelector'],
+        ),
+      ),
+      orderPriority: array(
+        'Pods are ordered by the value of these labels, in turn.',
+        object('A label whose value orders the pods.', { orderedKey: string('The label key.') }, ['orderedKey']),
+      ),
+    }),
+    scatterStrategy: array(
+      'Spreads the updated pods evenly among the pods carrying each of these labels.',
+      object('A label key and value.', { key: string('The label key.'), value: string('The label value.') }, ['key', 'value']),
+    ),
+  });
+}
+
+function injectionStrategy(): JsonObject {
+  return object('How new pods are injected.', {
+    paused: boolean('Stops injecting into new pods while true.'),
+    revision: object('Injects a recorded revision of the SidecarSet instead of the current one (not implemented by this project yet).', {
+      customVersion: string('The revision, by the value of its apps.kruise.io/sidecarset-custom-version label.'),
+      revisionName: string('The revision, by the name of its ControllerRevision.'),
+      policy: {
+        ...string('"Always" (the default) always injects that revision; "Partial" injects it only into pods the update strategy has not reached.'),
+        // As OpenKruise's CRD: the API server itself defaults and checks it.
+        default: 'Always',
+        enum: ['Always', 'Partial'],
+      },
+    }),
+  });
+}
+
+function patchPodMetadata(): JsonObject {
+  return array(
+    'Annotations written onto every injected pod.',
+    object('Annotations and how they are written.', {
+      annotations: {
+        description: 'The annotations to write. A key may appear in one entry only.',
+        type: 'object',
+        additionalProperties: { type: 'string' },
+      },
+      patchPolicy: string(
+        '"Retain" (the default) sets a key only when the pod does not have it; "Overwrite" always sets it; "MergePatchJson" merges the ' +
+          'value, a JSON object, into the pod\'s (RFC 7386).',
+      ),
+    }),
+  );
+}
+
 /**
  * The spec of one version. v1alpha1 has `namespace` (beside namespaceSelector);
  * v1beta1 has no `namespace` (a selector on kubernetes.io/metadata.name says
  * the same) and has `customVersion`, which v1alpha1 keeps in a label.
  */
 function spec(types: OpenApiSchemas, version: SidecarSetVersion): JsonObject {
-  const scope: JsonObject =
-    version === 'v1alpha1'
-      ? {
-          namespace: string('Injects only pods in this namespace. Cannot be combined with namespaceSelector.'),
-          namespaceSelector: selector(types, 'Injects only pods whose Namespace has matching labels. Cannot be combined with namespace.'),
-        }
-      : {
-          namespaceSelector: selector(
-            types,
-            'Injects only pods whose Namespace has matching labels; one namespace by name is matchLabels: {kubernetes.io/metadata.name: <name>}.',
-          ),
-        };
   return object('What the SidecarSet injects and into which pods.', {
     selector: selector(types, 'The pods to inject, by their labels. Required, and must not be empty.'),
-    ...scope,
+    ...scopeFields(types, version),
     initContainers: array(
       'Init containers to inject. They are added when a pod is created, sorted by name, after the pod\'s own init containers unless ' +
         'podInjectPolicy says otherwise. One with restartPolicy Always is a native sidecar.',
@@ -161,66 +238,14 @@ function spec(types: OpenApiSchemas, version: SidecarSetVersion): JsonObject {
       'Volumes the sidecars may mount. Only those an injected container mounts are added to the pod; a pod volume of the same name wins.',
       structuralSchema(types, VOLUME, 'A core/v1 Volume.'),
     ),
-    updateStrategy: object('How pods that already run the sidecar get a new version of it.', {
-      type: string('"RollingUpdate" (the default) or "NotUpdate".'),
-      paused: boolean('Stops updating pods while true.'),
-      selector: selector(types, 'Updates only the pods matching these labels. Cannot be combined with a non-zero partition.'),
-      partition: intOrString('How many matched pods, or which percentage of them ("20%"), keep the old version. Defaults to 0.'),
-      maxUnavailable: intOrString('How many matched pods, or which percentage ("10%"), may be unavailable during an update. Defaults to 1.'),
-      priorityStrategy: object('Which pods are updated first. Use only one of weightPriority and orderPriority.', {
-        weightPriority: array(
-          'Pods matching a term with a higher weight are updated first.',
-          object(
-            'A weight and the pods it applies to.',
-            {
-              weight: int32('From 1 to 100.'),
-              matchSelector: selector(types, 'The pods this weight applies to. Must not be empty.'),
-            },
-            ['weight', 'matchSelector'],
-          ),
-        ),
-        orderPriority: array(
-          'Pods are ordered by the value of these labels, in turn.',
-          object('A label whose value orders the pods.', { orderedKey: string('The label key.') }, ['orderedKey']),
-        ),
-      }),
-      scatterStrategy: array(
-        'Spreads the updated pods evenly among the pods carrying each of these labels.',
-        object('A label key and value.', { key: string('The label key.'), value: string('The label value.') }, ['key', 'value']),
-      ),
-    }),
-    injectionStrategy: object('How new pods are injected.', {
-      paused: boolean('Stops injecting into new pods while true.'),
-      revision: object('Injects a recorded revision of the SidecarSet instead of the current one (not implemented by this project yet).', {
-        customVersion: string('The revision, by the value of its apps.kruise.io/sidecarset-custom-version label.'),
-        revisionName: string('The revision, by the name of its ControllerRevision.'),
-        policy: {
-          ...string('"Always" (the default) always injects that revision; "Partial" injects it only into pods the update strategy has not reached.'),
-          // As OpenKruise's CRD: the API server itself defaults and checks it.
-          default: 'Always',
-          enum: ['Always', 'Partial'],
-        },
-      }),
-    }),
+    updateStrategy: updateStrategy(types),
+    injectionStrategy: injectionStrategy(),
     imagePullSecrets: array(
       'Image pull secrets added to injected pods, after the pod\'s own, without duplicates.',
       structuralSchema(types, LOCAL_OBJECT_REFERENCE, 'A Secret in the pod\'s namespace, by name.'),
     ),
     revisionHistoryLimit: int32('How many old revisions of the SidecarSet are kept. Defaults to 10.'),
-    patchPodMetadata: array(
-      'Annotations written onto every injected pod.',
-      object('Annotations and how they are written.', {
-        annotations: {
-          description: 'The annotations to write. A key may appear in one entry only.',
-          type: 'object',
-          additionalProperties: { type: 'string' },
-        },
-        patchPolicy: string(
-          '"Retain" (the default) sets a key only when the pod does not have it; "Overwrite" always sets it; "MergePatchJson" merges the ' +
-            'value, a JSON object, into the pod\'s (RFC 7386).',
-        ),
-      }),
-    ),
+    patchPodMetadata: patchPodMetadata(),
     ...(version === 'v1beta1'
       ? {
           customVersion: string(

@@ -12,7 +12,7 @@ import { hasNamespaceSelector, labelsOf, sidecarSetName, type NamespaceLabels } 
 import { isInjectedBy } from '../sidecarset/pod-state.ts';
 import { namespacesNeeded, scopeKey } from '../status-view/rows.ts';
 import { explainPod, mismatchText, type PodExplanation } from './explain.ts';
-import { webhookGate } from './webhook-gate.ts';
+import { webhookSelectorMismatch } from './webhook-selector-match.ts';
 
 export interface ExplainDeps {
   /** The pod by namespace and name; undefined when there is none. */
@@ -60,8 +60,8 @@ export async function lookAtPod(deps: ExplainDeps, namespace: string, name: stri
   const needed = new Set(namespacesNeeded(sets, byScope));
   if (sets.some(hasNamespaceSelector) || configuration !== undefined) needed.add(namespace);
   const namespaceLabels: NamespaceLabels = needed.size === 0 ? new Map() : await deps.namespaces.labels([...needed], signal);
-  const gate = configuration === undefined ? undefined : webhookGate(configuration, labelsOf(pod), namespaceLabels.get(namespace) ?? {});
-  const skipped = gate === undefined ? undefined : `the API server does not call the pod webhook ${gate.webhook} for this pod: its ${gate.selector}: ${mismatchText(gate.mismatch, gate.selector === 'objectSelector' ? 'pod' : `namespace ${namespace}`)}`;
+  const notCalled = configuration === undefined ? undefined : webhookSelectorMismatch(configuration, labelsOf(pod), namespaceLabels.get(namespace) ?? {});
+  const skipped = notCalled === undefined ? undefined : `the API server does not call the pod webhook ${notCalled.webhook} for this pod: its ${notCalled.selector}: ${mismatchText(notCalled.mismatch, notCalled.selector === 'objectSelector' ? 'pod' : `namespace ${namespace}`)}`;
   const stall = deps.stall === undefined ? undefined : { stallMs: deps.stall.stallMs, nowMs: deps.stall.nowMs() };
   return explainPod({ pod, namespace, sets, namespaceLabels, scopePods, ...(skipped === undefined ? {} : { skipped }), ...(stall === undefined ? {} : { stall }) });
 }

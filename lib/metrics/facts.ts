@@ -1,6 +1,6 @@
 /**
  * The facts metrics are made of, as the code that knows them hands them
- * over (the HTTP door for a review, the reconciler for a pass), and the
+ * over (the HTTP handler for a review, the reconciler for a pass), and the
  * recorders that turn them into EMF lines (Lambda) or registry counts (the
  * local server). A recorder never throws into its caller: metrics must not
  * change an answer.

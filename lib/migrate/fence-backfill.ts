@@ -141,6 +141,38 @@ function foreignImages(setName: string, sidecar: string, from: readonly Containe
   return names.filter((n) => images?.has(from.find((c) => c.name === n)?.image ?? '') !== true);
 }
 
+/** The pod's containers of sidecar `name` of `setName` (both of a HotUpgrade pair), or why they cannot be fenced. */
+function sidecarContainers(
+  set: SidecarSet,
+  setName: string,
+  name: string,
+  pod: { containers: Container[]; initContainers: Container[] },
+  context: FenceContext,
+): { init: boolean; found: Container[] } | { reason: string } {
+  const declared = declaredSidecar(set, name);
+  if (declared === undefined) return { reason: `sidecarList of ${setName} names ${name}, which SidecarSet ${setName} does not declare as a sidecar` };
+  const names = isHotSplit(declared.sidecar, declared.init) ? hotUpgradeContainerNames(name) : [name];
+  // pod-inject places a native sidecar among the init containers with restartPolicy Always, every other in containers.
+  const from = declared.init ? pod.initContainers.filter((c) => c.restartPolicy === 'Always') : pod.containers;
+  const missing = names.filter((n) => !from.some((c) => c.name === n));
+  if (missing.length > 0) return { reason: `sidecarList of ${setName} names ${name}, but the pod has no ${declared.init ? 'native-sidecar init container' : 'container'} ${missing.join(', ')}` };
+  const foreign = foreignImages(setName, name, from, names, context);
+  if (foreign.length > 0) return { reason: `container ${foreign.join(', ')} runs an image neither SidecarSet ${setName} nor its revisions declare for ${name}` };
+  return { init: declared.init, found: names.map((n) => from.find((c) => c.name === n) as Container) };
+}
+
+/** The sets the pod's hash annotation names, or why it is skipped. */
+function hashEntries(hashText: string): ReturnType<typeof parseHashAnnotation> | FenceDecision {
+  let entries;
+  try {
+    entries = parseHashAnnotation(ANNOTATION_HASH, hashText);
+  } catch (error) {
+    if (error instanceof InvalidHashAnnotationError) return { kind: 'skip', reason: error.message };
+    throw error;
+  }
+  return entries.size === 0 ? { kind: 'skip', reason: `its ${ANNOTATION_HASH} names no SidecarSet` } : entries;
+}
+
 /**
  * What `migrate fence` does with `pod`, given every stored SidecarSet by
  * name and what pod-inject would decide today: the fence pod-inject would
@@ -153,14 +185,8 @@ export function fenceDecision(pod: Pod, context: FenceContext): FenceDecision {
   const deletion: unknown = objectOf(pod.metadata)?.deletionTimestamp;
   if (deletion !== undefined && deletion !== null) return { kind: 'skip', reason: 'being deleted' };
 
-  let entries;
-  try {
-    entries = parseHashAnnotation(ANNOTATION_HASH, hashText);
-  } catch (error) {
-    if (error instanceof InvalidHashAnnotationError) return { kind: 'skip', reason: error.message };
-    throw error;
-  }
-  if (entries.size === 0) return { kind: 'skip', reason: `its ${ANNOTATION_HASH} names no SidecarSet` };
+  const entries = hashEntries(hashText);
+  if ('kind' in entries) return entries;
   const namespace = stringOf(objectOf(pod.metadata)?.namespace) ?? '';
   const unserved = notServed(pod, namespace, context);
   if (unserved !== undefined) return { kind: 'skip', reason: unserved };
@@ -179,16 +205,9 @@ export function fenceDecision(pod: Pod, context: FenceContext): FenceDecision {
     // An empty sidecarList records no sidecar of the set: it vouches for nothing, not even the set's keys.
     if (entry.sidecarList.length > 0) named.push(set);
     for (const name of entry.sidecarList) {
-      const declared = declaredSidecar(set, name);
-      if (declared === undefined) return { kind: 'skip', reason: `sidecarList of ${setName} names ${name}, which SidecarSet ${setName} does not declare as a sidecar` };
-      const names = isHotSplit(declared.sidecar, declared.init) ? hotUpgradeContainerNames(name) : [name];
-      // pod-inject places a native sidecar among the init containers with restartPolicy Always, every other in containers.
-      const from = declared.init ? initContainers.filter((c) => c.restartPolicy === 'Always') : containers;
-      const missing = names.filter((n) => !from.some((c) => c.name === n));
-      if (missing.length > 0) return { kind: 'skip', reason: `sidecarList of ${setName} names ${name}, but the pod has no ${declared.init ? 'native-sidecar init container' : 'container'} ${missing.join(', ')}` };
-      const foreign = foreignImages(setName, name, from, names, context);
-      if (foreign.length > 0) return { kind: 'skip', reason: `container ${foreign.join(', ')} runs an image neither SidecarSet ${setName} nor its revisions declare for ${name}` };
-      for (const n of names) (declared.init ? fencedInit : fencedContainers).push(from.find((c) => c.name === n) as Container);
+      const sidecar = sidecarContainers(set, setName, name, { containers, initContainers }, context);
+      if ('reason' in sidecar) return { kind: 'skip', reason: sidecar.reason };
+      (sidecar.init ? fencedInit : fencedContainers).push(...sidecar.found);
     }
   }
   if (named.length === 0) return { kind: 'skip', reason: `its ${ANNOTATION_HASH} lists no sidecar (every sidecarList is empty): nothing to fence` };

@@ -1,5 +1,5 @@
 /**
- * How many waiting pods this round updates (rollout.md §1.4, Kruise's
+ * How many waiting pods this batch updates (rollout.md §1.4, Kruise's
  * calculateUpgradeCount): partition, maxUnavailable and the unavailable count.
  */
 import type { IntOrString } from '../sidecarset/types.ts';

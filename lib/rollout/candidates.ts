@@ -1,6 +1,6 @@
 /**
  * Which pods a SidecarSet's rollout considers (rollout.md §1.1) and how each
- * one stands this round (§1.2, §1.6).
+ * one stands this batch (§1.2, §1.6).
  */
 import { selectorMatches } from '../kube/label-selector.ts';
 import { objectOf, stringOf } from '../kube/json.ts';
@@ -136,7 +136,7 @@ export interface KnownFacts {
   withoutImage?: RecordedEntriesMemo;
 }
 
-/** How one matched pod stands in this round (rollout.md §1.2). */
+/** How one matched pod stands in this batch (rollout.md §1.2). */
 export type Standing =
   /** Its recorded hash is the set's. */
   | 'updated'

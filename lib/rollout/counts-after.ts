@@ -1,6 +1,6 @@
 /**
  * A set's counts as the pass leaves it: the plan counts the pods as listed,
- * before the round writes; a pod the round updated in place now records the
+ * before the batch writes; a pod the batch updated in place now records the
  * set's current hash (updated) and runs the old image until its kubelet
  * restarts the sidecar (not consistent, so not ready, rollout.md §1.9). What
  * the rollout state tells (the RolloutProgressing Event, the view after a
@@ -12,7 +12,7 @@ import { isHotUpgrade, isPodReady, isPodStateConsistent, setContainers, sidecarC
 import type { SidecarSet } from '../sidecarset/types.ts';
 import type { RolloutCounts } from './plan.ts';
 
-/** `before` with `updated` (pods the round updated in place, as listed before their write) counted as written. */
+/** `before` with `updated` (pods the batch updated in place, as listed before their write) counted as written. */
 export function countsAfterUpdates(before: RolloutCounts, set: SidecarSet, updated: readonly Pod[]): RolloutCounts {
   if (updated.length === 0) return before;
   const hot = setContainers(set).filter(isHotUpgrade);

@@ -7,10 +7,10 @@
  * recorded, add or change only the annotation keys it recorded, besides the
  * SidecarSet bookkeeping. The reconciler checks this
  * itself before it writes, so that a pod the policy would refuse (422) is
- * set aside and told (its SidecarSetUpgradable condition and a Warning Event
+ * set aside and reported (its SidecarSetUpgradable condition and a Warning Event
  * on the set, lib/status-sync/set-pass.ts) rather than tried again and
  * refused every pass, and a patchPodMetadata key named after the pod was
- * created is left out of the pod's update and told, not made to fail it.
+ * created is left out of the pod's update and reported, not made to fail it.
  * The same rules as the policy's CEL, which stays the authority.
  */
 import { podAnnotations } from '../sidecarset/pod-state.ts';

@@ -97,7 +97,7 @@ export interface RolloutPlan {
   status: RolloutCounts;
   /** Pods to patch, in write order. */
   updates: PlannedUpdate[];
-  /** Pods whose sidecars changed in more than the image (§1.6); reported only when the round runs. */
+  /** Pods whose sidecars changed in more than the image (§1.6); reported only when the batch runs. */
   notUpgradable: Pod[];
   /**
    * Pods whose hot upgrade is done (new container consistent and ready): the
@@ -402,7 +402,7 @@ function batchTaker(set: SidecarSet, matched: readonly Pod[], order: readonly nu
   };
 }
 
-/** Why the batch left waiting pods, if it did; a pod set aside counts as one the round does not select. */
+/** Why the batch left waiting pods, if it did; a pod set aside counts as one the batch does not select. */
 function batchWaiting(set: SidecarSet, batch: Batch, standings: Standings, unavailable: number, maxUnavailable: number, unavailablePods: UnavailablePods | undefined): WaitingReason | undefined {
   if (batch.blockedByMaxUnavailable) return { kind: 'max-unavailable', unavailable, maxUnavailable, ...(unavailablePods === undefined ? {} : { stuck: unavailablePods }) };
   const stillWaiting = standings.waiting - batch.setAside;

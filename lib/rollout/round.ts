@@ -1,5 +1,5 @@
 /**
- * One round's writes and reports from a plan (rollout.md §0 step 4, §1.5
+ * One batch's writes and reports from a plan (rollout.md §0 step 4, §1.5
  * step 7, §1.6, §1.7; sidecarset.md §7 "Why is it waiting?"), pure: the pass
  * sends them in this order and skips a pod whose patch meets a conflict.
  */
@@ -14,7 +14,7 @@ import { podFlipPatch, podUpdatePatch } from './pod-patch.ts';
 import type { RolloutCounts, RolloutPlan, UnavailablePods, WaitingReason } from './plan.ts';
 import { upgradableConditionPatch } from './upgradable-condition.ts';
 
-/** Kruise's Event on the SidecarSet when a round meets not-upgradable pods (type Normal). */
+/** Kruise's Event on the SidecarSet when a batch meets not-upgradable pods (type Normal). */
 export const NOT_UPGRADABLE_EVENT_REASON = 'NotUpgradablePods';
 
 export function notUpgradableEventMessage(count: number): string {
@@ -22,7 +22,7 @@ export function notUpgradableEventMessage(count: number): string {
 }
 
 /**
- * The Warning Event on the SidecarSet for a pod the round had to skip (its
+ * The Warning Event on the SidecarSet for a pod the batch had to skip (its
  * patch could not be planned, or the API server or a webhook refused it):
  * better than Kruise, whose pass stops at the first such pod (docs/ROLLOUT.md).
  */
@@ -34,7 +34,7 @@ export function podUpdateFailedMessage(pod: string, why: string): string {
 }
 
 /**
- * The Warning Event on the SidecarSet when a round updates pods without some
+ * The Warning Event on the SidecarSet when a batch updates pods without some
  * of its `patchPodMetadata` keys: keys the pods' rollout fence does not list
  * (the set named them after the pods were created), which the pod policy
  * refuses the reconciler (fence-check.ts). The image update goes on; the
@@ -67,7 +67,7 @@ export const FLIP_EVENT = {
 
 export interface RoundWrites {
   /**
-   * Before anything else, even when the round updates nothing: the flips
+   * Before anything else, even when the batch updates nothing: the flips
    * ending finished hot upgrades (§0 step 6), each a guarded JSON Patch.
    */
   flips: { pod: Pod; patch: JsonPatchOperation[] }[];
@@ -79,7 +79,7 @@ export interface RoundWrites {
   held?: { reason: typeof PATCH_METADATA_HELD_REASON; message: string };
   /** Then, per pod in order: the guarded JSON Patch, and after it the condition (true) patch if it changes anything. */
   updates: { pod: Pod; patch: JsonPatchOperation[]; condition: ConditionPatch }[];
-  /** Pods of the plan whose write could not be made (e.g. a `MergePatchJson` annotation that is not JSON): skipped, told by the pass. */
+  /** Pods of the plan whose write could not be made (e.g. a `MergePatchJson` annotation that is not JSON): skipped, reported by the pass (a Warning Event). */
   unplanned: { pod: Pod; why: string }[];
 }
 
@@ -87,7 +87,7 @@ export interface RoundWrites {
  * The writes of Kruise's updatePods for a plan. `injectedListFor` gives the
  * injected-list backfill of a pod (see `backfillInjectedList`). A pod whose
  * write cannot be made (UnpatchablePodError, PatchPodMetadataError) is in
- * `unplanned`: one pod never costs the others their round.
+ * `unplanned`: one pod never costs the others their batch.
  */
 export function roundWrites(
   set: SidecarSet,
@@ -111,7 +111,7 @@ export function roundWrites(
     return condition === undefined ? [] : [{ pod, condition }];
   });
   const flips = plan.flips.flatMap(({ pod, flips }) => planned(pod, () => ({ pod, patch: podFlipPatch({ pod, set, flips, now }) })));
-  // The pods the plan set aside were tried first (the batch's lazy filter): told after the flips, as they were met.
+  // The pods the plan set aside were tried first (the batch's lazy filter): reported after the flips, as they were met.
   unplanned.push(...(plan.setAside ?? []));
   const out: RoundWrites = {
     flips,
@@ -126,13 +126,13 @@ export function roundWrites(
     unplanned,
   };
   if (plan.notUpgradable.length > 0) out.event = { reason: NOT_UPGRADABLE_EVENT_REASON, message: notUpgradableEventMessage(plan.notUpgradable.length) };
-  const held = heldKeysOfRound(out.updates.map((u) => u.pod), set);
+  const held = heldKeysOfBatch(out.updates.map((u) => u.pod), set);
   if (held !== undefined) out.held = held;
   return out;
 }
 
-/** The held-keys Event of a round's updated pods, or undefined when none is held. */
-function heldKeysOfRound(pods: readonly Pod[], set: SidecarSet): RoundWrites['held'] {
+/** The held-keys Event of a batch's updated pods, or undefined when none is held. */
+function heldKeysOfBatch(pods: readonly Pod[], set: SidecarSet): RoundWrites['held'] {
   const keys = new Set<string>();
   const named: string[] = [];
   for (const pod of pods) {

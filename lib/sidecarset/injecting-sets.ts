@@ -61,7 +61,7 @@ function selectsIfKnown(set: SidecarSet, place: PodPlace): boolean | undefined {
 /**
  * Every set's verdict for the pod, sorted by set name: the same decision as
  * {@link injectingSets}, with the reason each set that does not inject
- * gives (a paused set is told as paused whether or not it selects the pod).
+ * gives (a paused set is reported as paused whether or not it selects the pod).
  * @throws UnknownNamespaceError as injectingSets.
  */
 export function injectionVerdicts(sets: readonly SidecarSet[], place: PodPlace): InjectionVerdict[] {

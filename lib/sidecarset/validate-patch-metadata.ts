@@ -62,6 +62,21 @@ function isJsonObjectText(text: string): boolean {
   }
 }
 
+function validatePatchPolicy(policy: unknown, policyPath: FieldPath, errs: FieldError[]): void {
+  if (isUnset(policy) || policy === '') errs.push(policyPath.required('no patchPolicy defined for patchPodMetadata'));
+  else if (!(PATCH_POLICIES as readonly unknown[]).includes(policy)) errs.push(policyPath.unsupported(policy, PATCH_POLICIES));
+}
+
+/** One annotation of an entry: its key's syntax, not one injection writes itself, and a JSON object for MergePatchJson. */
+function validatePatchAnnotation(key: string, value: string, policy: unknown, annPath: FieldPath, errs: FieldError[]): void {
+  // Annotation keys are case-insensitive to Kubernetes' validation (ValidateAnnotations lower-cases them).
+  for (const msg of qualifiedNameErrors(key.toLowerCase())) errs.push(annPath.invalid(key, msg));
+  // A set writing injection's own bookkeeping would refuse every pod it selects, or steer the rollout's pods.
+  const reserved = bookkeepingAnnotationReason(key);
+  if (reserved !== undefined) errs.push(annPath.key(key).forbidden(reserved));
+  if (policy === 'MergePatchJson' && !isJsonObjectText(value)) errs.push(annPath.key(key).invalid(value, 'must be a JSON object for patchPolicy MergePatchJson'));
+}
+
 /** Rule 11 for `spec` at `path`. */
 export function validatePatchPodMetadata(spec: JsonObject, path: FieldPath, errs: FieldError[]): void {
   const listPath = path.child('patchPodMetadata');
@@ -70,13 +85,7 @@ export function validatePatchPodMetadata(spec: JsonObject, path: FieldPath, errs
   // bytes of each entry's annotations
   const entryBytes: number[] = [];
   forEachObjectAt(spec.patchPodMetadata, listPath, errs, (entry, p, i) => {
-    const policyPath = p.child('patchPolicy');
-    if (isUnset(entry.patchPolicy) || entry.patchPolicy === '') {
-      errs.push(policyPath.required('no patchPolicy defined for patchPodMetadata'));
-    } else if (!(PATCH_POLICIES as readonly unknown[]).includes(entry.patchPolicy)) {
-      errs.push(policyPath.unsupported(entry.patchPolicy, PATCH_POLICIES));
-    }
-
+    validatePatchPolicy(entry.patchPolicy, p.child('patchPolicy'), errs);
     const annPath = p.child('annotations');
     if (isUnset(entry.annotations) || (isObject(entry.annotations) && Object.keys(entry.annotations).length === 0)) {
       errs.push(annPath.required('no annotations defined for SidecarSet'));
@@ -87,15 +96,7 @@ export function validatePatchPodMetadata(spec: JsonObject, path: FieldPath, errs
     entryBytes.push(bytes);
     if (bytes > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES) errs.push(annPath.tooLong("", TOTAL_ANNOTATION_SIZE_LIMIT_BYTES));
     for (const [key, value] of Object.entries(annotations)) {
-      // Annotation keys are case-insensitive to Kubernetes' validation (ValidateAnnotations lower-cases them).
-      for (const msg of qualifiedNameErrors(key.toLowerCase())) errs.push(annPath.invalid(key, msg));
-      // Injection writes the hash and list annotations itself, from what it parses back: a set writing them too
-      // would refuse every pod it selects, or make a reinvocation do so; the rollout's own would steer its pods.
-      const reserved = bookkeepingAnnotationReason(key);
-      if (reserved !== undefined) errs.push(annPath.key(key).forbidden(reserved));
-      if (entry.patchPolicy === 'MergePatchJson' && !isJsonObjectText(value)) {
-        errs.push(annPath.key(key).invalid(value, 'must be a JSON object for patchPolicy MergePatchJson'));
-      }
+      validatePatchAnnotation(key, value, entry.patchPolicy, annPath, errs);
       const first = firstEntry.get(key);
       if (first === undefined) {
         firstEntry.set(key, i);
@@ -124,7 +125,7 @@ const SYSTEM_DOMAIN_KEY = /^([^/]*\.)?(kubernetes\.io|k8s\.io)\//;
  * reconciler's pod policy (infra/k8s/rbac.yaml,
  * sidecarset-status-sync-pod-writes) refuses any change to such a key, so a
  * rollout that changes its value cannot reach the pods in place: each such
- * pod is refused (its update is told in a Warning Event) until it is
+ * pod is refused (its update is reported in a Warning Event) until it is
  * recreated. Said when the set is stored, not when its first rollout stalls.
  */
 export function patchPodMetadataWarnings(spec: unknown): string[] {

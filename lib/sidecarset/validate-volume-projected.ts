@@ -42,6 +42,28 @@ export function validateDownwardAPI(source: JsonObject, path: FieldPath, errs: F
 const MIN_TOKEN_SECONDS = 10 * 60;
 const MAX_TOKEN_SECONDS = 2 ** 32;
 
+/** A secret or configMap projection: its name, and each item's key and path (claimed for the volume). */
+function validateObjectProjection(ref: JsonObject, refPath: FieldPath, claim: (filePath: string, shown: unknown) => void, errs: FieldError[]): void {
+  const name = text(ref.name, refPath.child('name'), errs);
+  if (name === '') errs.push(refPath.child('name').required());
+  forEachObjectAt(ref.items, refPath.child('items'), errs, (item, itemPath) => {
+    validateKeyToPath(item, itemPath, errs);
+    const filePath = typeof item.path === 'string' ? item.path : '';
+    if (filePath !== '') claim(filePath, name);
+  });
+}
+
+/** A serviceAccountToken projection: its lifetime, and its path, reported on the volume source as Kubernetes does. */
+function validateTokenProjection(token: JsonObject, tokenAt: FieldPath, volumePath: FieldPath, errs: FieldError[]): void {
+  const tp = tokenAt.child('expirationSeconds');
+  const seconds = isUnset(token.expirationSeconds) ? 0 : integerAt(token.expirationSeconds, tp, errs);
+  if (seconds !== undefined && seconds < MIN_TOKEN_SECONDS) errs.push(tp.invalid(seconds, 'may not specify a duration less than 10 minutes'));
+  if (seconds !== undefined && seconds > MAX_TOKEN_SECONDS) errs.push(tp.invalid(seconds, 'may not specify a duration larger than 2^32 seconds'));
+  const tokenPath = text(token.path, tokenAt.child('path'), errs);
+  if (tokenPath === '') errs.push(volumePath.child('path').required());
+  else validateLocalNonReservedPath(tokenPath, volumePath.child('path'), errs);
+}
+
 /**
  * validateProjectionSources: each source is one kind, and no two files of
  * the volume share a path. Kubernetes reports path clashes and a token's
@@ -60,13 +82,7 @@ export function validateProjected(source: JsonObject, path: FieldPath, errs: Fie
       const ref = objectAt(projection[kind], srcPath.child(kind), errs);
       if (ref === undefined) continue;
       kinds++;
-      const name = text(ref.name, srcPath.child(kind).child('name'), errs);
-      if (name === '') errs.push(srcPath.child(kind).child('name').required());
-      forEachObjectAt(ref.items, srcPath.child(kind).child('items'), errs, (item, itemPath) => {
-        validateKeyToPath(item, itemPath, errs);
-        const filePath = typeof item.path === 'string' ? item.path : '';
-        if (filePath !== '') claim(filePath, name);
-      });
+      validateObjectProjection(ref, srcPath.child(kind), claim, errs);
     }
     const downward = objectAt(projection.downwardAPI, srcPath.child('downwardAPI'), errs);
     if (downward !== undefined) {
@@ -79,13 +95,7 @@ export function validateProjected(source: JsonObject, path: FieldPath, errs: Fie
     const token = objectAt(projection.serviceAccountToken, srcPath.child('serviceAccountToken'), errs);
     if (token !== undefined) {
       kinds++;
-      const tp = srcPath.child('serviceAccountToken').child('expirationSeconds');
-      const seconds = isUnset(token.expirationSeconds) ? 0 : integerAt(token.expirationSeconds, tp, errs);
-      if (seconds !== undefined && seconds < MIN_TOKEN_SECONDS) errs.push(tp.invalid(seconds, 'may not specify a duration less than 10 minutes'));
-      if (seconds !== undefined && seconds > MAX_TOKEN_SECONDS) errs.push(tp.invalid(seconds, 'may not specify a duration larger than 2^32 seconds'));
-      const tokenPath = text(token.path, srcPath.child('serviceAccountToken').child('path'), errs);
-      if (tokenPath === '') errs.push(path.child('path').required());
-      else validateLocalNonReservedPath(tokenPath, path.child('path'), errs);
+      validateTokenProjection(token, srcPath.child('serviceAccountToken'), path, errs);
     }
     const bundle = objectAt(projection.clusterTrustBundle, srcPath.child('clusterTrustBundle'), errs);
     if (bundle !== undefined) {

@@ -6,7 +6,7 @@
  * about how it is packaged or presented.
  *
  * Everything that needs to know what a function is reads this list: the
- * composition (functions/shared/compose.ts), the doors and the invoke CLI
+ * composition (functions/shared/compose.ts), the HTTP handler and the invoke CLI
  * (through registry.ts), the stack (infra/aws/functions.ts), the bundler
  * (scripts/bundle.ts) and the webhook configurations
  * (lib/webhook-config/webhook-configurations.ts). What belongs to an entry
@@ -47,7 +47,7 @@ function lazyHandler(importHandler: () => Promise<AdmissionHandler>): LazyHandle
 
 /**
  * A conversion handler: the parsed body of a ConversionReview (already
- * checked to be one by the door's decoder) in, its answer out. Pure and
+ * checked to be one by the request decoder) in, its answer out. Pure and
  * synchronous once loaded; loaded lazily like the admission handlers, so
  * the conversion code stays out of their bundles and theirs out of its.
  */

@@ -1,8 +1,7 @@
 /**
- * The one core every door calls: `(request, deps) -> result`. A handler never
- * throws: every outcome is a value, either a response for the API server or a
- * failure that the door turns into a failed call (non-200), so that the
- * webhook configuration's failurePolicy decides.
+ * The one core every entry point calls: `(request, deps) -> result`. A handler
+ * never throws: a failure becomes a failed call (non-200), so that the webhook
+ * configuration's failurePolicy decides.
  */
 import type { AdmissionRequest } from '../admission/review.ts';
 import type { Verdict } from '../admission/responses.ts';
@@ -18,7 +17,7 @@ export interface HandlerDeps {
   revisions?: RevisionSource;
   /** Told about admitted SidecarSet changes (sidecarset-validate) and pod changes (pod-inject, pod-change); absent where nothing listens. */
   rollout?: RolloutTrigger;
-  /** For what goes wrong without changing the answer (a trigger that failed); the doors pass theirs. */
+  /** For what goes wrong without changing the answer (a trigger that failed); the HTTP handler passes its own. */
   logger?: Logger;
   /** Aborted when the webhook must answer (the API server's timeout minus a margin). */
   signal?: AbortSignal;
@@ -26,7 +25,7 @@ export interface HandlerDeps {
   sortSidecarsByName?: boolean;
 }
 
-/** Why a handler could not decide; the door answers 500/503 with this message. */
+/** Why a handler could not decide; answered 500/503 with this message. */
 export interface HandlerFailure {
   status: 500 | 503;
   message: string;
@@ -51,7 +50,7 @@ export function neverThrows(handler: AdmissionHandler): AdmissionHandler {
     try {
       return await handler(request, deps);
     } catch (error) {
-      // A decision after all, only too large to send: said as the door says it.
+      // A decision after all, only too large to send: said as admission-review.ts says it.
       if (error instanceof AnswerTooLargeError) return failed(500, error.message, error);
       return failed(500, `internal error: ${errorMessage(error)}`, error);
     }

@@ -24,7 +24,7 @@ import { setsByName } from '../sidecarset/sets-by-name.ts';
 import { podsChange, recordedSets, selectingSetNames, storedSets } from '../status-sync/pod-trigger.ts';
 import { neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
 import { onlyKind } from './skip.ts';
-import { handOver, POD_NOTICE_MS } from './trigger-notice.ts';
+import { enqueueAdmitted, POD_ENQUEUE_TIMEOUT_MS } from './rollout-enqueue.ts';
 
 /** The parts of a pod's status its sets' counts read: phase, conditions, container statuses. */
 const COUNTED_STATUS = ['phase', 'conditions', 'containerStatuses', 'initContainerStatuses'] as const;
@@ -81,7 +81,7 @@ const handlePodChange = async (request: AdmissionRequest, deps: HandlerDeps) => 
     return allowed();
   }
   if (sets.length === 0) return skipped();
-  await handOver(sets.map(podsChange), deps, POD_NOTICE_MS, NOT_STARTED);
+  await enqueueAdmitted(sets.map(podsChange), deps, POD_ENQUEUE_TIMEOUT_MS, NOT_STARTED);
   return allowed();
 };
 

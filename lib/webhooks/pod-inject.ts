@@ -15,12 +15,12 @@ import { InvalidHashAnnotationError } from '../sidecarset/pod-annotations.ts';
 import { ResourcesPolicyError } from '../sidecarset/resources-policy.ts';
 import { memoisedStoredSetFacts, type StoredSetFactsOf } from '../sidecarset/stored-set-facts.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
-import { failed, neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
+import { failed, neverThrows, type AdmissionHandler, type HandlerDeps, type HandlerResult } from './handler.ts';
 import { injectionRevisions, RevisionReadError } from './pinned-revisions.ts';
 import { injectionPatch } from './pod-inject-patch.ts';
 import { withoutForgedBookkeeping } from './pod-inject-fence.ts';
 import { onlyKind, onlyOperations, skipDeleting, skipSubresources } from './skip.ts';
-import { handOver, POD_NOTICE_MS } from './trigger-notice.ts';
+import { enqueueAdmitted, POD_ENQUEUE_TIMEOUT_MS } from './rollout-enqueue.ts';
 import { MAX_TRIGGERED_SETS, podsChange } from '../status-sync/pod-trigger.ts';
 
 /** The answer that turns the received pod into `pod`. */
@@ -59,24 +59,29 @@ const handleInject = (draw: () => number, factsOf: StoredSetFactsOf) => async (r
     // Written from the decisions, not diffed from an injected pod (pod-inject-patch.ts); diffed from the pod received when the policy had written to it.
     const answer = pod === received ? patchedWith(injectionPatch(changes), changes.warnings, changes.stringTexts) : allowedAs(received, injectedPod(changes), changes.warnings);
     // The sets that injected it count one more pod: their passes start now (pod-trigger.ts), never on a dry run.
-    if (request.dryRun !== true) await handOver(changes.applied.slice(0, MAX_TRIGGERED_SETS).map(podsChange), deps, POD_NOTICE_MS, 'could not start the pass for a pod change now; the schedule will');
+    if (request.dryRun !== true) await enqueueAdmitted(changes.applied.slice(0, MAX_TRIGGERED_SETS).map(podsChange), deps, POD_ENQUEUE_TIMEOUT_MS, 'could not start the pass for a pod change now; the schedule will');
     return answer;
   } catch (error) {
-    if (error instanceof InjectionTooLargeError) {
-      // What the door answers for an answer over the limit, said before building it.
-      const tooLarge = new AnswerTooLargeError(smallestAnswerBytes(error.growthBytes));
-      return failed(500, tooLarge.message, tooLarge);
-    }
-    if (error instanceof UnknownNamespaceError) return failed(503, `cannot decide the injection: ${error.message}`, error);
-    // Never the current set instead of a pinned revision: the webhook's failurePolicy decides.
-    if (error instanceof RevisionReadError) return failed(503, `cannot decide the injection: ${error.message}`, error);
-    if (error instanceof RevisionUnavailableError) return failed(500, `cannot decide the injection: ${error.message}`, error);
-    if (error instanceof InvalidHashAnnotationError || error instanceof PatchPodMetadataError || error instanceof InvalidPodError || error instanceof ResourcesPolicyError) {
-      return denied(400, error.message, 'BadRequest');
-    }
-    throw error;
+    return injectionFailure(error);
   }
 };
+
+/** The answer for what injection threw: a failure (so failurePolicy decides) or a denial of a pod it cannot inject; anything else is rethrown. */
+function injectionFailure(error: unknown): HandlerResult {
+  if (error instanceof InjectionTooLargeError) {
+    // What admission-review.ts answers for an answer over the limit, said before building it.
+    const tooLarge = new AnswerTooLargeError(smallestAnswerBytes(error.growthBytes));
+    return failed(500, tooLarge.message, tooLarge);
+  }
+  if (error instanceof UnknownNamespaceError) return failed(503, `cannot decide the injection: ${error.message}`, error);
+  // Never the current set instead of a pinned revision: the webhook's failurePolicy decides.
+  if (error instanceof RevisionReadError) return failed(503, `cannot decide the injection: ${error.message}`, error);
+  if (error instanceof RevisionUnavailableError) return failed(500, `cannot decide the injection: ${error.message}`, error);
+  if (error instanceof InvalidHashAnnotationError || error instanceof PatchPodMetadataError || error instanceof InvalidPodError || error instanceof ResourcesPolicyError) {
+    return denied(400, error.message, 'BadRequest');
+  }
+  throw error;
+}
 
 /**
  * The pod webhook with its random draw for a `Partial` pinned revision's

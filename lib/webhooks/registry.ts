@@ -1,6 +1,6 @@
 /**
  * The admission functions by name (their descriptors are in descriptors.ts),
- * and the request path every door shares: body -> decode -> handler ->
+ * and the request path every entry point shares: body -> decode -> handler ->
  * AdmissionReview (the uid set here, once) or failure.
  */
 import { complete, type Verdict } from '../admission/responses.ts';
@@ -54,7 +54,7 @@ function admissionDescriptorOf(name: AdmissionFunctionName): AdmissionDescriptor
   return descriptor;
 }
 
-/** The outcome of one review, ready for any door to render. */
+/** The outcome of one review, ready for any entry point to render. */
 export type ReviewOutcome = ReviewedOutcome | { kind: 'invalid'; message: string };
 
 /** The outcome of a review of a decoded request. */

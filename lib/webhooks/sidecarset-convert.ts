@@ -1,6 +1,6 @@
 /**
  * The sidecarset-convert function's handler: the CRD conversion webhook's
- * answer (lib/conversion/review.ts) to a ConversionReview the door decoded.
+ * answer (lib/conversion/review.ts) to a ConversionReview the HTTP handler decoded.
  * It is the whole of the function: no cluster, no clock, no side effect.
  */
 import { answerConversionReview, type ConversionAnswer } from '../conversion/review.ts';

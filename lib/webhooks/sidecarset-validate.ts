@@ -23,7 +23,7 @@ import { failed, neverThrows, type AdmissionHandler, type HandlerDeps, type Hand
 import { reviewedVersion, unsupportedVersion } from './sidecarset-version.ts';
 import { pinnedRevisionErrors, RevisionReadError } from './pinned-revisions.ts';
 import { onlyKind, onlyOperations } from './skip.ts';
-import { handOver } from './trigger-notice.ts';
+import { enqueueAdmitted } from './rollout-enqueue.ts';
 
 /** The namespaces whose labels the cross-set rules may compare with a namespaceSelector. */
 function namespacesToLabel(sets: readonly SidecarSet[]): string[] {
@@ -41,14 +41,14 @@ function namespacesToLabel(sets: readonly SidecarSet[]): string[] {
  * reconciler. The answer must not wait on it for long: a missed trigger only
  * means the pass starts at the next scheduled tick.
  */
-export const ADMITTED_NOTICE_MS = 1000;
+export const ADMITTED_ENQUEUE_TIMEOUT_MS = 1000;
 
 /**
  * Tells the reconciler (deps.rollout) about an admitted SidecarSet change so
  * its pass starts now, not at the next tick. Never on a dry run: nothing is
  * written, which is why the webhook declares `sideEffects: NoneOnDryRun`.
  * Awaited before answering because on Lambda nothing runs after the answer
- * (the sandbox freezes), and so bounded by ADMITTED_NOTICE_MS or the review's
+ * (the sandbox freezes), and so bounded by ADMITTED_ENQUEUE_TIMEOUT_MS or the review's
  * own deadline, whichever comes first. A failure is a warning and the answer
  * stays "allowed": the schedule is the safety net.
  */
@@ -61,7 +61,7 @@ async function announceAdmitted(request: AdmissionRequest, object: SidecarSet, d
   const sidecarSet = stringOf(metadata?.name) ?? '';
   if (sidecarSet === '') return;
   const change = { sidecarSet, uid: stringOf(metadata?.uid) ?? '', operation: request.operation, resourceVersion: stringOf(metadata?.resourceVersion) ?? '' };
-  await handOver([change], deps, ADMITTED_NOTICE_MS, 'could not start the pass for an admitted SidecarSet now; the schedule will');
+  await enqueueAdmitted([change], deps, ADMITTED_ENQUEUE_TIMEOUT_MS, 'could not start the pass for an admitted SidecarSet now; the schedule will');
 }
 
 /** Rule 13, the one that reads the cluster: conflicts with the other sets (`listed` when read already); a failure when they cannot be read. */
@@ -78,21 +78,27 @@ async function clusterErrors(object: SidecarSet, base: ValidationContext, listed
   return validateSidecarSetAgainstCluster(object, { ...base, others, namespaceLabels });
 }
 
+/**
+ * The cluster's sets for a canary, whose base is looked up among them by its
+ * own rule (validate-canary.ts) and listed beside its other errors as Kruise
+ * lists it; none for any other set, whose others are read only when it is valid alone.
+ */
+async function canarySets(object: SidecarSet, deps: HandlerDeps): Promise<{ listed: readonly SidecarSet[] | undefined } | HandlerResult> {
+  if (canaryBaseOf(object) === undefined) return { listed: undefined };
+  try {
+    return { listed: await deps.sidecarSets.list(deps.signal) };
+  } catch (error) {
+    return failed(503, `cannot look up the canary's base SidecarSet: ${errorMessage(error)}`, error);
+  }
+}
+
 const handleValidate = async (request: AdmissionRequest, deps: HandlerDeps) => {
   const version = reviewedVersion(request);
   if (version === undefined) return unsupportedVersion(request);
   const object = internalSidecarSet(request.object as SidecarSet);
-  // A canary's base is looked up among the cluster's sets by its own rule
-  // (validate-canary.ts), listed beside its other errors as Kruise lists it:
-  // so a canary's sets are read first; any other set's only when it is valid alone.
-  let listed: readonly SidecarSet[] | undefined;
-  if (canaryBaseOf(object) !== undefined) {
-    try {
-      listed = await deps.sidecarSets.list(deps.signal);
-    } catch (error) {
-      return failed(503, `cannot look up the canary's base SidecarSet: ${errorMessage(error)}`, error);
-    }
-  }
+  const canary = await canarySets(object, deps);
+  if ('outcome' in canary) return canary;
+  const { listed } = canary;
   const base: ValidationContext = {
     operation: request.operation === 'UPDATE' ? 'UPDATE' : 'CREATE',
     ...(request.operation === 'UPDATE' ? { oldObject: internalSidecarSet(request.oldObject as SidecarSet) } : {}),

@@ -10,7 +10,7 @@ import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { DEFAULT_METRICS_NAMESPACE } from '../../lib/metrics/catalogue.ts';
 import { emfRecorder } from '../../lib/metrics/emf-recorder.ts';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
-import { serveAdmission, type HttpRequest } from '../../lib/webhooks/http-door.ts';
+import { serveAdmission, type HttpRequest } from '../../lib/webhooks/http-handler.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { admissionRuntime } from '../../functions/shared/compose.ts';
 import { SECRET } from '../../testkit/reviews.ts';
@@ -95,7 +95,7 @@ export async function admissionSection(settings: AdmissionSettings): Promise<Sec
     title: '1. Admission compute (in-process)',
     method: [
       'Input: a Pod with three containers (probes, env, resources, two volumes) created by a ReplicaSet, against a cluster of 50 stored SidecarSets (one or two sidecars each, hashes written) of which 5 select the Pod; for `sidecarset-default` and `sidecarset-validate`, a SidecarSet with three sidecars (validation sees it defaulted and checks it against the 50).',
-      'One review is one call of `serveAdmission` (lib/webhooks/http-door.ts), the code both the Lambda handler and the fastify route run, on the request as fastify hands it over: caller check, content type and size checks, `JSON.parse` of the body, decoding, the handler with in-memory SidecarSet and Namespace sources (the compute alone; what reading the SidecarSets from the API server adds to a review is section 5), encoding, `JSON.stringify` of the answer, the JSON log line and the EMF metrics line (formatted, then dropped).',
+      'One review is one call of `serveAdmission` (lib/webhooks/http-handler.ts), the code both the Lambda handler and the fastify route run, on the request as fastify hands it over: caller check, content type and size checks, `JSON.parse` of the body, decoding, the handler with in-memory SidecarSet and Namespace sources (the compute alone; what reading the SidecarSets from the API server adds to a review is section 5), encoding, `JSON.stringify` of the answer, the JSON log line and the EMF metrics line (formatted, then dropped).',
       'Floor: `JSON.parse` of the same request body and `JSON.stringify` of an object that serializes to the function\'s own answer (same bytes). Both run in the same loop (`await` per call), in alternating runs.',
     ],
     table: { headers: ['function', 'request', 'answer', 'reviews/s', 'floor/s', 'ratio', 'per review'], rows },

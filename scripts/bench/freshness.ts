@@ -23,7 +23,7 @@ import { kubeClient, settingsConnection, type KubeClient } from '../../lib/adapt
 import { kubeClusterReader, kubeNamespaceSource, kubeSidecarSetSource } from '../../lib/adapters/kube-sources.ts';
 import type { SidecarSetSource } from '../../lib/ports.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { serveAdmission } from '../../lib/webhooks/http-door.ts';
+import { serveAdmission } from '../../lib/webhooks/http-handler.ts';
 import { admissionRuntime } from '../../functions/shared/compose.ts';
 import type { ControlPlane } from '../../control-plane/harness.ts';
 import { SECRET } from '../../testkit/reviews.ts';

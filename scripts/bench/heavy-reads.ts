@@ -13,7 +13,7 @@ import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { kubeClient, settingsConnection } from '../../lib/adapters/kube-request.ts';
 import { discoveredSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets-version.ts';
 import { kubeClusterReader, kubeNamespaceSource, kubeSidecarSetSource } from '../../lib/adapters/kube-sources.ts';
-import { serveAdmission } from '../../lib/webhooks/http-door.ts';
+import { serveAdmission } from '../../lib/webhooks/http-handler.ts';
 import { admissionRuntime } from '../../functions/shared/compose.ts';
 import type { ControlPlane } from '../../control-plane/harness.ts';
 import { SECRET } from '../../testkit/reviews.ts';

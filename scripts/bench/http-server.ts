@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
-import { serveAdmission } from '../../lib/webhooks/http-door.ts';
+import { serveAdmission } from '../../lib/webhooks/http-handler.ts';
 import { buildApp } from '../../functions/server/app.ts';
 import { ensureServingTls } from '../../functions/server/tls.ts';
 import { admissionRuntime } from '../../functions/shared/compose.ts';

@@ -141,7 +141,7 @@ describe('rotateWebhookSecret', () => {
   it('says so in the result when the repair cannot be told, and still repairs', async () => {
     const w = world({ current: OLD, rotatedAt: at(-1000) }, [`https://a.example/pod-inject/x`]);
     const result = await rotateWebhookSecret({ ...w.ports(), tellRepaired: () => Promise.reject(new Error('events are forbidden')) }, settings);
-    expect(result).toEqual({ step: 'waiting', detail: 'not due; the repair could not be told: events are forbidden', nextStepAt: at(settings.periodMs - 1000), repaired: ['MutatingWebhookConfiguration webhook "hook-0"'] });
+    expect(result).toEqual({ step: 'waiting', detail: 'not due; the repair Event could not be recorded: events are forbidden', nextStepAt: at(settings.periodMs - 1000), repaired: ['MutatingWebhookConfiguration webhook "hook-0"'] });
     expect(w.urls()).toEqual([`https://a.example/pod-inject/${OLD}`]);
   });
 

@@ -4,7 +4,7 @@
  * kube-apiserver: what a v1alpha1 writer writes reads back the same in
  * v1alpha1 (an unchanged write-back changes nothing), v1beta1 readers see
  * Kruise 1.9's mapping, and an edit in v1beta1 is what v1alpha1 shows. This
- * is not the sidecarset-convert function (no caller check, no door): that is
+ * is not the sidecarset-convert function (no caller check, no HTTP handler): that is
  * wired later; this proves the mapping and the annotation against the API
  * server's own rules for conversions (which fields it lets a webhook change,
  * how it stores metadata).

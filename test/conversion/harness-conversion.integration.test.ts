@@ -1,6 +1,6 @@
 /**
  * Every control plane the tests start converts SidecarSets through the
- * project's own sidecarset-convert door: infra/k8s/crd.yaml (two versions,
+ * project's own sidecarset-convert webhook: infra/k8s/crd.yaml (two versions,
  * v1beta1 stored, the placeholder conversion URL) applied through the
  * harness points at the harness's conversion webhook, so a suite that
  * writes v1alpha1 keeps reading what it wrote while etcd holds v1beta1.
@@ -51,7 +51,7 @@ describeWithControlPlane('the harness\'s conversion webhook behind infra/k8s/crd
     await cp.stop();
   });
 
-  it('installs the CRD pointing at the project\'s conversion door over TLS, never at the placeholder', async () => {
+  it('installs the CRD pointing at the project\'s conversion webhook over TLS, never at the placeholder', async () => {
     const crd = JSON.parse((await cp.request('admin', 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`)).body) as JsonObject;
     const spec = crd.spec as { conversion: { strategy: string; webhook: { clientConfig: { url: string; caBundle: string } } }; versions: { name: string; served: boolean; storage: boolean }[] };
     expect(spec.versions.map((v) => [v.name, v.served, v.storage])).toEqual([
@@ -65,7 +65,7 @@ describeWithControlPlane('the harness\'s conversion webhook behind infra/k8s/crd
     expect(Buffer.from(spec.conversion.webhook.clientConfig.caBundle, 'base64').toString('utf8')).toBe(cp.conversion.caPem);
   });
 
-  it('a set written in v1alpha1 is stored as v1beta1 and reads back in v1alpha1 as written, converted by the door', async () => {
+  it('a set written in v1alpha1 is stored as v1beta1 and reads back in v1alpha1 as written, converted by the HTTP handler', async () => {
     const before = cp.conversion.reviews;
     const spec = { selector: { matchLabels: { app: 'web' } }, namespace: 'shop', containers: [{ name: 'agent', image: 'agent:1' }] };
     const created = await cp.request('admin', 'POST', ALPHA, { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'written-alpha' }, spec });
@@ -78,7 +78,7 @@ describeWithControlPlane('the harness\'s conversion webhook behind infra/k8s/crd
     const beta = JSON.parse((await cp.request('admin', 'GET', `${BETA}/written-alpha`)).body) as JsonObject;
     expect((beta.spec as JsonObject).namespaceSelector).toEqual({ matchLabels: { 'kubernetes.io/metadata.name': 'shop' } });
     expect(cp.conversion.reviews).toBeGreaterThan(before);
-    // The door's own line: the function's name and the outcome, as the admission functions log theirs.
+    // The HTTP handler's own line: the function's name and the outcome, as the admission functions log theirs.
     expect(cp.conversion.logs.map((l) => JSON.parse(l) as Record<string, unknown>)).toContainEqual(expect.objectContaining({ message: 'admission', function: 'sidecarset-convert', outcome: 'allowed', statusCode: 200 }));
   });
 
@@ -95,7 +95,7 @@ describeWithControlPlane('the harness\'s conversion webhook behind infra/k8s/crd
     }
   });
 
-  it('turns away a caller without the secret, as every function\'s door does', async () => {
+  it('turns away a caller without the secret, as every function\'s HTTP handler does', async () => {
     const withoutSecret = cp.conversion.url.replace(/\/[^/]+$/, '/not-the-secret');
     expect(await post(withoutSecret, cp.conversion.caPem, '{}')).toBe(404);
     expect(await post(cp.conversion.url, cp.conversion.caPem, '{"kind":"AdmissionReview"}')).toBe(400);

@@ -4,7 +4,7 @@
  * version of the set, and a SidecarSet created right after another is
  * checked against it. No pause anywhere: each request is sent the moment the
  * previous one returned, as `kubectl apply -f set.yaml && kubectl apply -f
- * pod.yaml` does. Both doors: the HTTPS server the API server calls, and the
+ * pod.yaml` does. Both entry points: the HTTPS server the API server calls, and the
  * Lambda handler composed as on AWS, each reading as the functions identity.
  *
  * Before the fix (a SidecarSet list reused for 2 s) the first round missed.
@@ -52,20 +52,20 @@ function containersOf(object: Pod): string[] {
   return (object.spec?.containers ?? []).map((c) => `${c.name}=${c.image ?? ''}`);
 }
 
-/** Creates a pod through the API server (which calls the HTTPS door) and returns its containers as stored. */
+/** Creates a pod through the API server (which calls the HTTPS server) and returns its containers as stored. */
 async function createPod(name: string, labels: Record<string, string>): Promise<string[]> {
   const res = await request('POST', `/api/v1/namespaces/${NAMESPACE}/pods`, pod(name, labels));
   if (res.status !== 201) throw new Error(`creating pod ${name}: ${res.status} ${JSON.stringify(res.object).slice(0, 500)}`);
   return containersOf(res.object);
 }
 
-/** Asks the Lambda door to inject a pod and returns its containers as the patch leaves them. */
+/** Asks the Lambda handler to inject a pod and returns its containers as the patch leaves them. */
 async function injectThroughLambda(uid: string, labels: Record<string, string>): Promise<string[]> {
   const original = pod(uid, labels);
   const answer = await lambda(functionUrlEvent({ body: JSON.stringify(podReview(uid, original)), secret: SECRET }));
-  if (answer.statusCode !== 200) throw new Error(`the Lambda door answered ${answer.statusCode}: ${answer.body ?? ''}`);
+  if (answer.statusCode !== 200) throw new Error(`the Lambda handler answered ${answer.statusCode}: ${answer.body ?? ''}`);
   const { response } = JSON.parse(answer.body ?? '{}') as { response: { allowed: boolean; patch?: string } };
-  if (!response.allowed) throw new Error(`the Lambda door denied pod ${uid}: ${answer.body ?? ''}`);
+  if (!response.allowed) throw new Error(`the Lambda handler denied pod ${uid}: ${answer.body ?? ''}`);
   return containersOf(response.patch === undefined ? original : (applyPatch(original, decodePatch(response.patch)) as Pod));
 }
 
@@ -99,7 +99,7 @@ describeWithControlPlane('freshness: what returned before a request is what the 
     await stack.stop();
   });
 
-  it(`injects a SidecarSet created just before the pod, ${ROUNDS} times in a row, through the API server and the Lambda door`, async () => {
+  it(`injects a SidecarSet created just before the pod, ${ROUNDS} times in a row, through the API server and the Lambda handler`, async () => {
     const misses: string[] = [];
     for (let i = 0; i < ROUNDS; i++) {
       const labels = { fresh: 'yes', round: `r${i}` };
@@ -107,25 +107,25 @@ describeWithControlPlane('freshness: what returned before a request is what the 
       // Sidecars in the order of their sets' names (base before new-*), before the app container.
       const expected = ['base-agent=base:1', `agent-${i}=agent:${i}`, 'app=nginx:1.27'];
       const viaServer = await createPod(`created-${i}`, labels);
-      if (viaServer.join() !== expected.join()) misses.push(`round ${i}, HTTPS door: [${viaServer.join(', ')}]`);
-      // A set created after the previous request, then the Lambda door at once.
+      if (viaServer.join() !== expected.join()) misses.push(`round ${i}, HTTPS server: [${viaServer.join(', ')}]`);
+      // A set created after the previous request, then the Lambda handler at once.
       await createSet(sidecarSet(`new-lambda-${i}`, { round: `l${i}` }, `lambda-agent-${i}`, `agent:${i}`));
       const viaLambda = await injectThroughLambda(`lambda-${i}`, { fresh: 'yes', round: `l${i}` });
       const expectedLambda = ['base-agent=base:1', `lambda-agent-${i}=agent:${i}`, 'app=nginx:1.27'];
-      if (viaLambda.join() !== expectedLambda.join()) misses.push(`round ${i}, Lambda door: [${viaLambda.join(', ')}]`);
+      if (viaLambda.join() !== expectedLambda.join()) misses.push(`round ${i}, Lambda handler: [${viaLambda.join(', ')}]`);
     }
     expect(misses).toEqual([]);
   }, 10 * 60_000);
 
-  it(`injects the image a SidecarSet was updated to just before the pod, ${ROUNDS} times in a row, through both doors`, async () => {
+  it(`injects the image a SidecarSet was updated to just before the pod, ${ROUNDS} times in a row, through both entry points`, async () => {
     const misses: string[] = [];
     for (let i = 0; i < ROUNDS; i++) {
       await setImage('base', `base:u${i}`);
       const viaServer = await createPod(`updated-${i}`, { fresh: 'yes' });
-      if (!viaServer.includes(`base-agent=base:u${i}`)) misses.push(`round ${i}, HTTPS door: [${viaServer.join(', ')}]`);
+      if (!viaServer.includes(`base-agent=base:u${i}`)) misses.push(`round ${i}, HTTPS server: [${viaServer.join(', ')}]`);
       await setImage('base', `base:l${i}`);
       const viaLambda = await injectThroughLambda(`updated-lambda-${i}`, { fresh: 'yes' });
-      if (!viaLambda.includes(`base-agent=base:l${i}`)) misses.push(`round ${i}, Lambda door: [${viaLambda.join(', ')}]`);
+      if (!viaLambda.includes(`base-agent=base:l${i}`)) misses.push(`round ${i}, Lambda handler: [${viaLambda.join(', ')}]`);
     }
     expect(misses).toEqual([]);
   }, 10 * 60_000);

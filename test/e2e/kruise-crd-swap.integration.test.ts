@@ -9,7 +9,7 @@
  * harness installs none. Kruise's CRD is rendered here in Kruise's shape
  * (no part-of label; 1.8 one version, 1.9 two) and created as `helm
  * install` creates it (a POST, field manager helm). Kruise 1.9's converts
- * through a second instance of the project's conversion door at its own
+ * through a second instance of the project's conversion webhook at its own
  * URL: Kruise's manager converts as the project does (the conformance
  * suite's convert cases compare the two on generated sets, Kruise 1.9.0's
  * code), and what these steps depend on is which URL the CRD names at each moment, which the two
@@ -93,7 +93,7 @@ describeWithControlPlane('swapping Kruise\'s SidecarSet CRD for this project\'s,
     return { ...rendered, metadata: { name: CRD_NAME, annotations: { 'controller-gen.kubebuilder.io/version': 'v0.16.5' } } };
   }
 
-  /** This project's CRD as `npm run manifests` renders it, converting through the deployment's sidecarset-convert (the harness's door). */
+  /** This project's CRD as `npm run manifests` renders it, converting through the deployment's sidecarset-convert (the harness's webhook). */
   function ourCrd(cp: ControlPlane): JsonObject {
     return withConversionClientConfig(sidecarSetCrd(types, DEFAULT_CRD_VERSIONS), { url: cp.conversion.url, caBundle: Buffer.from(cp.conversion.caPem).toString('base64') });
   }
@@ -299,7 +299,7 @@ describeWithControlPlane('swapping Kruise\'s SidecarSet CRD for this project\'s,
     let before: { v1alpha1: Record<string, string>; v1beta1: Record<string, string> };
     beforeAll(async () => {
       cp = await startControlPlane();
-      // Kruise's manager's /convert: the project's door at its own URL, with the API server's serving certificate (issued for 127.0.0.1).
+      // Kruise's manager's /convert: the project's conversion webhook at its own URL, with the API server's serving certificate (issued for 127.0.0.1).
       kruiseConvert = await startConversionWebhook({ certFile: join(cp.dir, 'certs', 'apiserver.crt'), keyFile: join(cp.dir, 'certs', 'apiserver.key'), caPem: cp.caCert });
       expect((await cp.request('admin', 'GET', CRD_PATH)).status).toBe(404);
       await call(cp, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions?fieldManager=helm', kruiseCrd('1.9', kruiseConvert));

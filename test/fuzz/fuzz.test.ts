@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import fc from 'fast-check';
 import { runInThisContext } from 'node:vm';
 import { MAX_REVIEW_DEPTH } from '../../lib/admission/review.ts';
-import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-door.ts';
+import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-handler.ts';
 import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
 import { sidecarSet } from '../../testkit/sidecarset-objects.ts';
 import { appPod, podReview, sidecarSetReview, userSidecarSet } from '../../testkit/reviews.ts';

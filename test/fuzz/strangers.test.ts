@@ -1,5 +1,5 @@
 /**
- * Strangers cost nothing: neither door reads the body of a request that does
+ * Strangers cost nothing: neither entry point reads the body of a request that does
  * not carry the secret (nor, on Lambda, of a caller's request with the wrong
  * method or content type), and the answer is the same short 404 whatever was
  * sent. The fuzz properties check the answers; these check the work not done.
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import { Agent, request } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-door.ts';
+import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-handler.ts';
 import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { buildApp } from '../../functions/server/app.ts';
 import { generateServingTls } from '../../functions/server/tls.ts';

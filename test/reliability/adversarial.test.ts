@@ -84,7 +84,7 @@ describe('the answer-size bound of injection', () => {
   const inject = (mounts: number, limit?: number) =>
     injectPod({ pod: pod(mounts), namespace: 'shop', sidecarSets: Array.from({ length: 10 }, (_, i) => set(i)), namespaceLabels: new Map(), now: FUZZ_NOW, ...(limit === undefined ? {} : { maxGrowthBytes: limit }) });
 
-  it('refuses only answers the door would refuse as well, and catches most of them', () => {
+  it('refuses only answers the HTTP handler would refuse as well, and catches most of them', () => {
     const limit = patchBytesOverAnswerLimit - 1;
     let refused = 0;
     // Ten sharing sidecars: the answer crosses the limit near 17,000 mounts.

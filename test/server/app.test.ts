@@ -1,5 +1,5 @@
 /**
- * The fastify app through app.inject(): the same answers as the Lambda door,
+ * The fastify app through app.inject(): the same answers as the Lambda handler,
  * on /<function>/<secret>, plus what only the server has (health, readiness,
  * turning strangers away before their body is read).
  */
@@ -11,7 +11,7 @@ import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts
 import type { CallerSecrets } from '../../lib/auth/caller-auth.ts';
 import type { SidecarSetSource } from '../../lib/ports.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
-import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-door.ts';
+import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-handler.ts';
 import { ADMISSION_FUNCTIONS, FUNCTION_NAMES } from '../../lib/webhooks/registry.ts';
 import type { FunctionName } from '../../lib/webhooks/descriptors.ts';
 import { buildApp } from '../../functions/server/app.ts';
@@ -191,7 +191,7 @@ describe('buildApp', () => {
       expect(response.json()).toEqual({ message: 'the body must be application/json' });
     });
 
-    it('answers 413 from the door, with its message, to a body just over 6 MB', async () => {
+    it('answers 413 from the HTTP handler, with its message, to a body just over 6 MB', async () => {
       const payload = 'x'.repeat(DEFAULT_MAX_BODY_BYTES + 1);
       const response = await app.inject({ method: 'POST', url: `/sidecarset-default/${SECRET}`, headers: json, payload });
       expect(response.statusCode).toBe(413);

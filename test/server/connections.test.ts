@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import type { SidecarSetSource } from '../../lib/ports.ts';
-import { HANDLER_GRACE_MS } from '../../lib/webhooks/http-door.ts';
+import { HANDLER_GRACE_MS } from '../../lib/webhooks/http-handler.ts';
 import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
 import { MAX_WEBHOOK_TIMEOUT_MS } from '../../lib/webhooks/timeout.ts';
 import { buildApp, SERVER_TIMEOUTS, type ServerTimeouts } from '../../functions/server/app.ts';

@@ -81,7 +81,7 @@ describe('/metrics', () => {
     expect(reviews(after, 'Patched') - reviews(before, 'Patched')).toBe(2);
     expect(after).toMatch(/^sidecarset_admission_answer_duration_seconds_count\{function="pod-inject"\} [1-9]/m);
     expect(after).toMatch(/^sidecarset_admission_sidecarset_list_duration_seconds_count\{function="pod-inject"\} [1-9]/m);
-    // Turned away before its body is read, and counted as the Lambda door counts it.
+    // Turned away before its body is read, and counted as the Lambda handler counts it.
     expect(reviews(after, 'RefusedCaller') - reviews(before, 'RefusedCaller')).toBe(1);
     expect(after).toBe(server.render());
   });

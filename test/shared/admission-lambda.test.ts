@@ -1,5 +1,5 @@
 /**
- * functions/shared/admission-lambda.ts (and lambda-door.ts) as Lambda runs
+ * functions/shared/admission-lambda.ts (and lambda-event.ts) as Lambda runs
  * them: a function composed from the environment once, then invoked with
  * Function URL events (payload format 2.0) shaped as the service delivers
  * them.
@@ -8,7 +8,7 @@ import { describe, expect, it } from '@jest/globals';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { CallerSecretError } from '../../lib/auth/caller-auth.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
-import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-door.ts';
+import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-handler.ts';
 import { admissionLambda } from '../../functions/shared/admission-lambda.ts';
 import { capturingLogger, functionUrlEvent, PREVIOUS_SECRET, SECRET, sidecarSetReview, STRANGER_SECRET, userSidecarSet } from '../../testkit/reviews.ts';
 import { secretEnv, structured } from './function-url-result.ts';

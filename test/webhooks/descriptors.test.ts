@@ -18,7 +18,7 @@ const admission = FUNCTION_DESCRIPTORS.filter((d): d is AdmissionDescriptor => d
 const admissionNames = admission.map((d) => d.name);
 
 describe('the function descriptors', () => {
-  it('are the functions the doors serve: four admission functions and the CRD conversion function', () => {
+  it('are the functions the entry points serve: four admission functions and the CRD conversion function', () => {
     expect([...ADMISSION_FUNCTIONS]).toEqual(['sidecarset-default', 'sidecarset-validate', 'pod-inject', 'pod-change']);
     expect([...FUNCTION_NAMES]).toEqual([...ADMISSION_FUNCTIONS, 'sidecarset-convert']);
     for (const d of FUNCTION_DESCRIPTORS) {

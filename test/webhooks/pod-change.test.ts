@@ -10,8 +10,8 @@ import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapter
 import type { AdmittedSidecarSet, RolloutTrigger } from '../../lib/ports.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { DEFAULT_MAX_BODY_BYTES, serveAdmission } from '../../lib/webhooks/http-door.ts';
-import { POD_NOTICE_MS } from '../../lib/webhooks/trigger-notice.ts';
+import { DEFAULT_MAX_BODY_BYTES, serveAdmission } from '../../lib/webhooks/http-handler.ts';
+import { POD_ENQUEUE_TIMEOUT_MS } from '../../lib/webhooks/rollout-enqueue.ts';
 import type { FunctionName } from '../../lib/webhooks/descriptors.ts';
 import { NOW } from '../../testkit/sidecarset-objects.ts';
 import { appPod, capturingLogger, podReview, podStatusReview, SECRET, userSidecarSet } from '../../testkit/reviews.ts';
@@ -115,16 +115,16 @@ describe('the pod-change webhook', () => {
     expect(told.map((c) => c.sidecarSet)).toEqual(['a']);
   });
 
-  it(`answers allowed within ${POD_NOTICE_MS} ms and a warning when the hand-over never answers`, async () => {
+  it(`answers allowed within ${POD_ENQUEUE_TIMEOUT_MS} ms and a warning when the enqueue never answers`, async () => {
     const { trigger } = recording(() => new Promise(() => undefined));
     const started = performance.now();
     const result = await serve('pod-change', podStatusReview('u7', injected('a', ready('False')), injected('a', ready('True'))), trigger);
     expect(result.answer.allowed).toBe(true);
-    expect(performance.now() - started).toBeLessThan(POD_NOTICE_MS + 500);
+    expect(performance.now() - started).toBeLessThan(POD_ENQUEUE_TIMEOUT_MS + 500);
     expect(result.warnings).toEqual([expect.objectContaining({ message: 'could not start the pass for a pod change now; the schedule will', sidecarSet: 'a' })]);
   });
 
-  it('answers allowed when the hand-over fails', async () => {
+  it('answers allowed when the enqueue fails', async () => {
     const { trigger } = recording(() => Promise.reject(new Error('throttled')));
     const result = await serve('pod-change', podStatusReview('u8', injected('a', ready('False')), injected('a', ready('True'))), trigger);
     expect(result).toMatchObject({ status: 200, answer: { allowed: true } });

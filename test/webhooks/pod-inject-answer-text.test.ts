@@ -1,6 +1,6 @@
 /**
  * pod-inject's answer is written from pieces (lib/kube/json-text.ts: a
- * stored set's frozen parts serialised once per stored version; the door's
+ * stored set's frozen parts serialised once per stored version; the HTTP handler's
  * AdmissionReview around its base64 patch, lib/admission/review-text.ts):
  * over thousands of generated pods and sets, injected by one long-lived memo
  * as the function does, the patch and the answer are JSON.stringify's,

@@ -1,16 +1,16 @@
 /**
  * The SidecarSet validating webhook tells the reconciler about every change
- * it admits (never a dry run, never a denial), waits for the hand-over at
- * most ADMITTED_NOTICE_MS or the review's deadline, and answers "allowed"
- * whatever the trigger does. Served through the HTTP door, as both doors do.
+ * it admits (never a dry run, never a denial), waits for the enqueue at
+ * most ADMITTED_ENQUEUE_TIMEOUT_MS or the review's deadline, and answers "allowed"
+ * whatever the trigger does. Served through the HTTP handler, as both entry points do.
  */
 import { describe, expect, it } from '@jest/globals';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import type { AdmittedSidecarSet, RolloutTrigger, SidecarSetSource } from '../../lib/ports.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { DEFAULT_MAX_BODY_BYTES, serveAdmission, type HttpResponse } from '../../lib/webhooks/http-door.ts';
-import { ADMITTED_NOTICE_MS } from '../../lib/webhooks/sidecarset-validate.ts';
+import { DEFAULT_MAX_BODY_BYTES, serveAdmission, type HttpResponse } from '../../lib/webhooks/http-handler.ts';
+import { ADMITTED_ENQUEUE_TIMEOUT_MS } from '../../lib/webhooks/sidecarset-validate.ts';
 import { NOW } from '../../testkit/sidecarset-objects.ts';
 import { capturingLogger, SECRET, sidecarSetReview, userSidecarSet } from '../../testkit/reviews.ts';
 
@@ -147,7 +147,7 @@ describe('sidecarset-validate: an admitted change starts the reconciler pass', (
     expect(warnings(logs)).toEqual([expect.objectContaining({ sidecarSet: 'dns', error: 'not a promise' })]);
   });
 
-  it(`stops waiting for a trigger that never answers after ${ADMITTED_NOTICE_MS} ms, aborting its signal, and admits`, async () => {
+  it(`stops waiting for a trigger that never answers after ${ADMITTED_ENQUEUE_TIMEOUT_MS} ms, aborting its signal, and admits`, async () => {
     // Ignores its signal on purpose: the webhook must not rely on it.
     const { trigger, told } = recordingTrigger(() => new Promise<void>(() => undefined));
     const started = performance.now();
@@ -155,9 +155,9 @@ describe('sidecarset-validate: an admitted change starts the reconciler pass', (
     const elapsed = performance.now() - started;
     expect(allowedOf(response)).toBe(true);
     expect(told[0]?.signal?.aborted).toBe(true);
-    expect(warnings(logs)).toEqual([expect.objectContaining({ sidecarSet: 'dns', error: `no answer within ${ADMITTED_NOTICE_MS} ms` })]);
-    // Answered in time for a 10 s webhook timeout (the door's own 503 would come after 9 s).
-    expect(elapsed).toBeGreaterThanOrEqual(ADMITTED_NOTICE_MS - 50);
+    expect(warnings(logs)).toEqual([expect.objectContaining({ sidecarSet: 'dns', error: `no answer within ${ADMITTED_ENQUEUE_TIMEOUT_MS} ms` })]);
+    // Answered in time for a 10 s webhook timeout (the HTTP handler's own 503 would come after 9 s).
+    expect(elapsed).toBeGreaterThanOrEqual(ADMITTED_ENQUEUE_TIMEOUT_MS - 50);
     expect(elapsed).toBeLessThan(8_000);
   });
 

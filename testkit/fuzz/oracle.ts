@@ -13,7 +13,7 @@ import type { Pod } from '../../lib/kube/types.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { injectPod } from '../../lib/sidecarset/inject.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { DEFAULT_MAX_BODY_BYTES, MAX_ANSWER_BYTES } from '../../lib/webhooks/http-door.ts';
+import { DEFAULT_MAX_BODY_BYTES, MAX_ANSWER_BYTES } from '../../lib/webhooks/http-handler.ts';
 import { deadlineFromTimeout } from '../../lib/webhooks/timeout.ts';
 import { SECRET } from '../reviews.ts';
 import type { BodyInput } from './arbitraries.ts';

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { injectPod } from '../../lib/sidecarset/inject.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-door.ts';
+import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-handler.ts';
 import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { appPod, podReview, PREVIOUS_SECRET, SECRET, sidecarSetReview, STRANGER_SECRET } from '../reviews.ts';
 import {

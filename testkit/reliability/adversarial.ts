@@ -14,7 +14,7 @@
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { DEFAULT_MAX_BODY_BYTES, serveAdmission, type HttpResponse } from '../../lib/webhooks/http-door.ts';
+import { DEFAULT_MAX_BODY_BYTES, serveAdmission, type HttpResponse } from '../../lib/webhooks/http-handler.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { deadlineFromTimeout } from '../../lib/webhooks/timeout.ts';
 import { median } from '../bench/stats.ts';

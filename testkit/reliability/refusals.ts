@@ -5,7 +5,7 @@
  * useful to an attacker (no stack, no path, no versions, no hint of which
  * part of a secret was wrong).
  */
-import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-door.ts';
+import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-handler.ts';
 import { median } from '../bench/stats.ts';
 import { ClusterView, httpsDoor, lambdaDoor, type Door, type DoorAnswer, type DoorRequest } from '../fuzz/doors.ts';
 import { podReview, SECRET, STRANGER_SECRET } from '../reviews.ts';

@@ -1,13 +1,12 @@
 /**
- * The door's first part: whether the caller may be served at all. Nothing
- * about the request but who sent it is looked at, so a stranger learns
- * nothing, not even which methods exist.
+ * Authenticating the caller before anything else: nothing about the request but
+ * who sent it is looked at, so a stranger learns nothing, not even which methods exist.
  */
 import { isAuthorizedCaller, type CallerSecrets } from '../auth/caller-auth.ts';
 import type { CallerNetworks } from '../auth/caller-network.ts';
 
 /** Who may call a function. */
-export interface CallerGateConfig {
+export interface CallerAuthConfig {
   /** `insecure` only when the operator explicitly allowed unauthenticated callers (local development). */
   secrets: CallerSecrets | 'insecure';
   /** Source addresses that may call at all; undefined allows any (the secret still decides). */
@@ -16,7 +15,7 @@ export interface CallerGateConfig {
   refreshSecrets?: (() => Promise<void>) | undefined;
 }
 
-/** What a caller shows the gate. */
+/** What a caller presents for authentication. */
 export interface CallerPresented {
   path: string;
   authorization: string | undefined;
@@ -29,7 +28,7 @@ export interface CallerPresented {
  * true when unauthenticated callers are explicitly allowed). The secrets are
  * re-read first when due.
  */
-export async function callerAllowed(config: CallerGateConfig, caller: CallerPresented): Promise<boolean> {
+export async function callerAllowed(config: CallerAuthConfig, caller: CallerPresented): Promise<boolean> {
   if (config.callerNetworks !== undefined && !config.callerNetworks.allows(caller.sourceIp)) return false;
   if (config.refreshSecrets !== undefined) await config.refreshSecrets();
   return config.secrets === 'insecure' || isAuthorizedCaller(caller, config.secrets);

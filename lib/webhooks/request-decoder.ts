@@ -1,12 +1,10 @@
 /**
- * The door's second part: the HTTP envelope around a review. Method,
- * content type and size are checked before the body is read (a lazy body is
- * not even decoded until then), then the body is parsed as JSON and handed
- * to the function's decoder: an AdmissionReview for the admission functions,
- * and whatever review another kind of webhook answers (a ConversionReview)
- * through the same envelope. Every refusal is a 4xx the caller can fix.
+ * Decoding a review from its HTTP request, as controller-runtime's admission
+ * ServeHTTP does: method, content type and size before the body is read (a lazy
+ * body is not even decoded until then), then JSON, then the function's decoder
+ * (AdmissionReview or ConversionReview). Every refusal is a 4xx the caller can fix.
  */
-import type { DoorOutcome, Rejection } from './door-outcome.ts';
+import type { RequestOutcome, Rejection } from './request-outcome.ts';
 
 export interface HttpRequest {
   method: string;
@@ -31,7 +29,7 @@ export interface HttpRequest {
  */
 export type Decoder<T> = (body: unknown, text: string) => { request: T } | { invalid: string };
 
-export type Rejected = Extract<DoorOutcome, { kind: 'rejected' }>;
+export type Rejected = Extract<RequestOutcome, { kind: 'rejected' }>;
 
 function rejected(rejection: Rejection): Rejected {
   return { kind: 'rejected', ...rejection };
@@ -43,8 +41,8 @@ function isJsonContentType(value: string | undefined): boolean {
   return type?.trim().toLowerCase() === 'application/json';
 }
 
-/** The review `request` carries, decoded by `decode`, or the first thing wrong with its envelope. */
-export function openEnvelope<T>(request: HttpRequest, maxBodyBytes: number, decode: Decoder<T>): { request: T } | Rejected {
+/** The review `request` carries, decoded by `decode`, or the first thing wrong with the request. */
+export function decodeRequest<T>(request: HttpRequest, maxBodyBytes: number, decode: Decoder<T>): { request: T } | Rejected {
   if (request.method !== 'POST') return rejected({ why: 'method', method: request.method });
   if (!isJsonContentType(request.headers['content-type'])) return rejected({ why: 'content-type' });
   if (request.bodyBytes > maxBodyBytes) return rejected({ why: 'too-large', bytes: request.bodyBytes, limitBytes: maxBodyBytes });

@@ -1,12 +1,12 @@
 /**
- * The door's metrics: one review fact per request, from the same moment and
+ * The HTTP handler's metrics: one review fact per request, from the same moment and
  * facts as its log line (outcome, latency, time spent listing SidecarSets).
  */
 import { describe, expect, it } from '@jest/globals';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import type { ReviewFact } from '../../lib/metrics/facts.ts';
 import type { Clock, SidecarSetSource } from '../../lib/ports.ts';
-import { DEFAULT_MAX_BODY_BYTES, serveAdmission, type HttpRequest } from '../../lib/webhooks/http-door.ts';
+import { DEFAULT_MAX_BODY_BYTES, serveAdmission, type HttpRequest } from '../../lib/webhooks/http-handler.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { NOW, sidecarSet } from '../../testkit/sidecarset-objects.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
@@ -20,7 +20,7 @@ function httpRequest(review: unknown, overrides: Partial<HttpRequest> = {}): Htt
   return { method: 'POST', path: `/${SECRET}`, headers: { 'content-type': 'application/json' }, timeout: '10s', body, bodyBytes: Buffer.byteLength(body), ...overrides };
 }
 
-/** Serves one request and returns what the door reported as metrics and as log lines. */
+/** Serves one request and returns what the HTTP handler reported as metrics and as log lines. */
 async function serve(fn: AdmissionFunctionName, request: HttpRequest, sidecarSets: SidecarSetSource = memorySidecarSetSource([sidecarSet('log-agent')])) {
   const facts: ReviewFact[] = [];
   const stale: number[] = [];
@@ -49,7 +49,7 @@ function statusUpdate(uid: string): Record<string, unknown> {
   return review;
 }
 
-describe('the door reports one review fact per request', () => {
+describe('the HTTP handler reports one review fact per request', () => {
   it.each([
     { outcome: 'Patched', fn: 'pod-inject' as const, request: httpRequest(podReview('uid-1')), lists: true },
     { outcome: 'Patched', fn: 'sidecarset-default' as const, request: httpRequest(sidecarSetReview('uid-2')), lists: false },
@@ -90,7 +90,7 @@ describe('the door reports one review fact per request', () => {
     expect(facts[0]?.listMs).toBeGreaterThanOrEqual(15);
   });
 
-  it('a door without metrics serves as before', async () => {
+  it('an HTTP handler without metrics serves as before', async () => {
     const { logger } = capturingLogger();
     const response = await serveAdmission(
       httpRequest(podReview('uid-8')),

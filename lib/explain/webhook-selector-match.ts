@@ -1,16 +1,14 @@
 /**
- * Whether the API server calls the pod webhook for a pod at all: a
- * MutatingWebhookConfiguration's webhook for pod CREATE is called only for
- * pods its namespaceSelector and objectSelector select (ours leaves out the
- * system namespaces, those excluded at deployment and any namespace labelled
- * `sidecarset.kruise.io/injection=disabled`, lib/webhook-config/). Read from
- * the configuration as stored, so what was deployed is what is told.
+ * Whether the API server calls the pod webhook for a pod at all, matched as
+ * k8s.io/apiserver's webhook predicates match (namespaceSelector, then
+ * objectSelector). Read from the configuration as stored, so what was deployed
+ * is what is explained.
  */
 import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
 import { selectorMismatch, type SelectorMismatch } from '../kube/label-selector.ts';
 
 /** Why the webhook is not called for the pod: which selector of which webhook, and the term that fails. */
-export interface WebhookGate {
+export interface WebhookSelectorMismatch {
   webhook: string;
   selector: 'namespaceSelector' | 'objectSelector';
   mismatch: SelectorMismatch;
@@ -37,7 +35,7 @@ function podCreateWebhooks(configuration: unknown): Record<string, unknown>[] {
  * called for it (or the configuration has none). An absent selector
  * selects everything, as the API server reads it.
  */
-export function webhookGate(configuration: unknown, podLabels: Readonly<Record<string, string>>, namespaceLabels: Readonly<Record<string, string>>): WebhookGate | undefined {
+export function webhookSelectorMismatch(configuration: unknown, podLabels: Readonly<Record<string, string>>, namespaceLabels: Readonly<Record<string, string>>): WebhookSelectorMismatch | undefined {
   for (const webhook of podCreateWebhooks(configuration)) {
     const name = stringOf(webhook.name) ?? '';
     const checks = [

@@ -1,19 +1,18 @@
 /**
- * The door's deadline: the work gets a signal that aborts at the request's
- * `?timeout=` deadline, and a backstop answers for it a little later if it
- * ignores its signal, so the API server never waits past its timeout. Any
- * review (admission or conversion) runs inside it.
+ * A review's deadline (k8s.io/apiserver's WithTimeout filter, per request):
+ * the work's signal aborts at the `?timeout=` deadline, and a backstop answers
+ * a grace later if the work ignores it, so the API server never waits past its timeout.
  */
 import { deadlineFromTimeout } from './timeout.ts';
 
 /**
- * How long the door waits past the handler's deadline before answering 503
- * itself: long enough for a handler that honours its signal to answer (a
- * stale cached list is still a decision), well inside the deadline margin.
+ * How long past the handler's deadline before answering 503 for it: enough for
+ * a handler that honours its signal to answer (a stale cached list is still a
+ * decision), well inside the deadline margin.
  */
 export const HANDLER_GRACE_MS = 200;
 
-/** What the door says instead of the work's result. */
+/** What is answered instead of the work's result. */
 export interface DeadlineFallbacks<T> {
   /** The work gave no result within the deadline and its grace. */
   overran(deadlineMs: number): T;
@@ -28,13 +27,10 @@ interface InFlight {
 }
 
 /**
- * One timer for every review in flight, instead of two per review (two
- * setTimeouts and their clearing were a few per cent of a warm review): armed
- * for the earliest step due, and, while nothing is in flight, unreferenced
- * rather than cleared, so that it neither keeps the process alive nor costs
- * the next review a new timer. Reviews end long before their deadline, so it
- * rarely fires; when it does, it takes the due steps and re-arms for the
- * next (a walk of the reviews in flight, a handful).
+ * One timer for every review in flight (two timers per review cost a warm review
+ * measurably): armed for the earliest step due, and unreferenced rather than
+ * cleared while idle, so it neither keeps the process alive nor costs the next
+ * review a new timer.
  */
 class DeadlineTimer {
   readonly #inFlight = new Set<InFlight>();
@@ -89,10 +85,8 @@ function deadlineOf(timeout: string | undefined): number {
 /** `work`'s result, given the deadline `timeout` asks for, or a fallback's. Never throws; leaves no timer referenced behind. */
 export async function withinDeadline<T>(timeout: string | undefined, work: (signal: AbortSignal) => Promise<T>, fallbacks: DeadlineFallbacks<T>): Promise<T> {
   const deadline = deadlineOf(timeout);
-  // The handler's own deadline: sources stop waiting (or serve a stale cache)
-  // when it aborts. Not AbortSignal.timeout(): its timer and signal would
-  // live on for the whole deadline after the answer, so a warm function
-  // would hold seconds' worth of them (measured: ~850 bytes per call).
+  // Not AbortSignal.timeout(): its timer and signal outlive the answer by the
+  // whole deadline, so a warm function would hold seconds' worth of them.
   const controller = new AbortController();
   let review: InFlight | undefined;
   try {
@@ -100,9 +94,8 @@ export async function withinDeadline<T>(timeout: string | undefined, work: (sign
       const inFlight: InFlight = {
         dueAt: performance.now() + deadline,
         step() {
-          // First the signal; then, a grace later, the door's own answer:
-          // a handler that ignores its signal must still not make the API
-          // server wait past its timeout.
+          // First the signal; a grace later, the fallback answer: a handler
+          // that ignores its signal must not hold the API server past its timeout.
           if (!controller.signal.aborted) {
             controller.abort(new DOMException(`the ${deadline} ms deadline passed`, 'TimeoutError'));
             inFlight.dueAt += HANDLER_GRACE_MS;

@@ -1,26 +1,25 @@
 /**
- * The bounded hand-over of a webhook's trigger to the reconciler (its
- * RolloutTrigger): awaited before answering, because on Lambda nothing runs
- * after the answer (the sandbox freezes), and so cut off at `boundMs` or
- * the review's own deadline, whichever comes first. A failure is a warning
- * and never changes the answer: the schedule is the safety net.
+ * Enqueueing an admitted change for the reconciler (its RolloutTrigger), bounded:
+ * awaited before answering because on Lambda nothing runs after the answer, so
+ * cut off at `boundMs` or the review's deadline. A failure is a warning and never
+ * changes the answer: the schedule is the safety net.
  */
 import { errorMessage } from '../errors.ts';
 import type { AdmittedSidecarSet } from '../ports.ts';
 import type { HandlerDeps } from './handler.ts';
 
 /**
- * How long a pod's write waits, at most, for the hand-over. Far under the
+ * How long a pod's write waits, at most, for the enqueue. Far under the
  * webhook's 1 s timeout: a kubelet's status write must never wait for the
  * reconciler (an invoke answers in tens of milliseconds).
  */
-export const POD_NOTICE_MS = 300;
+export const POD_ENQUEUE_TIMEOUT_MS = 300;
 
 /**
- * Hands `changes` to deps.rollout in one hand-over, waiting `boundMs` at
+ * Enqueues `changes` to deps.rollout in one send, waiting `boundMs` at
  * most; logs `warning` with the sets and the error when it fails.
  */
-export async function handOver(changes: readonly AdmittedSidecarSet[], deps: Pick<HandlerDeps, 'rollout' | 'logger' | 'signal'>, boundMs: number, warning: string): Promise<void> {
+export async function enqueueAdmitted(changes: readonly AdmittedSidecarSet[], deps: Pick<HandlerDeps, 'rollout' | 'logger' | 'signal'>, boundMs: number, warning: string): Promise<void> {
   const { rollout } = deps;
   if (rollout === undefined || changes.length === 0) return;
   const bound = new AbortController();

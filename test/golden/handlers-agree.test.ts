@@ -1,5 +1,5 @@
 /**
- * One golden set of AdmissionReviews through the three doors: the core
+ * One golden set of AdmissionReviews through the three entry points: the core
  * (runReview), the Lambda handler with real Function URL events, and the
  * fastify server over real HTTPS. All three must give the same response, and
  * the reviews under reviews/ must give the recorded one
@@ -130,7 +130,7 @@ let tlsDir: string;
 let tls: { caPem: string; certPem: string; keyPem: string };
 
 beforeAll(async () => {
-  tlsDir = await mkdtemp(join(tmpdir(), 'doors-tls-'));
+  tlsDir = await mkdtemp(join(tmpdir(), 'handlers-tls-'));
   tls = await ensureServingTls(tlsDir);
 });
 

@@ -1,12 +1,11 @@
 /**
- * The door's observing wrapper (controller-runtime's metrics handler): it
- * times a request from its arrival, lets the parts inside time what they
- * read, and when they end writes one log line and hands the metrics one
- * review fact, both read from the same typed outcome at the same moment.
+ * The instrumenting wrapper (controller-runtime's InstrumentedHook): times a
+ * request from its arrival, and writes one log line and one review fact, both
+ * read from the same typed outcome at the same moment.
  */
 import type { AdmissionMetrics, ReviewFact } from '../metrics/facts.ts';
 import type { Logger, SidecarSetSource } from '../ports.ts';
-import { logLineOf, metricOutcomeOf, type DoorOutcome } from './door-outcome.ts';
+import { logLineOf, metricOutcomeOf, type RequestOutcome } from './request-outcome.ts';
 
 /** Who answered and which request, for the log line. */
 export interface ObservedRequest {
@@ -31,7 +30,7 @@ export interface Observation {
  * The review fact for `outcome`: a refused caller's timing is noise, so it
  * has no latency; the list time only when the review listed.
  */
-export function reviewFactOf(outcome: DoorOutcome, latencyMs?: number, listMs?: number): ReviewFact {
+export function reviewFactOf(outcome: RequestOutcome, latencyMs?: number, listMs?: number): ReviewFact {
   const metricOutcome = metricOutcomeOf(outcome);
   return {
     outcome: metricOutcome,
@@ -41,7 +40,7 @@ export function reviewFactOf(outcome: DoorOutcome, latencyMs?: number, listMs?: 
 }
 
 /** `serve`'s outcome, logged once and counted once. Throws only what `serve` throws. */
-export async function observe(request: ObservedRequest, observers: Observers, serve: (observation: Observation) => Promise<DoorOutcome>): Promise<DoorOutcome> {
+export async function observe(request: ObservedRequest, observers: Observers, serve: (observation: Observation) => Promise<RequestOutcome>): Promise<RequestOutcome> {
   const started = performance.now();
   let listMs: number | undefined;
   const metrics = observers.metrics;

@@ -1,15 +1,15 @@
 /**
- * The door's typed outcome is the one thing its answer, its log line and its
+ * The HTTP handler's typed outcome is the one thing its answer, its log line and its
  * metric are read from: every kind of outcome, with what each of the three
  * makes of it.
  */
 import { describe, expect, it } from '@jest/globals';
 import { REVIEW_OUTCOMES } from '../../lib/metrics/catalogue.ts';
-import { logLineOf, metricOutcomeOf, NOT_FOUND, responseOf, type DoorOutcome } from '../../lib/webhooks/door-outcome.ts';
+import { logLineOf, metricOutcomeOf, NOT_FOUND, responseOf, type RequestOutcome } from '../../lib/webhooks/request-outcome.ts';
 
-const answered = (verdict: 'patched' | 'allowed' | 'skipped' | 'denied'): DoorOutcome => ({ kind: 'answered', uid: 'u', verdict, body: '{"kind":"AdmissionReview"}' });
+const answered = (verdict: 'patched' | 'allowed' | 'skipped' | 'denied'): RequestOutcome => ({ kind: 'answered', uid: 'u', verdict, body: '{"kind":"AdmissionReview"}' });
 
-const TABLE: readonly [string, DoorOutcome, { status: number; level: 'info' | 'error'; logged: string; metric: string; fields: Record<string, unknown> }][] = [
+const TABLE: readonly [string, RequestOutcome, { status: number; level: 'info' | 'error'; logged: string; metric: string; fields: Record<string, unknown> }][] = [
   ['a refused caller', { kind: 'refused-caller' }, { status: 404, level: 'info', logged: 'unauthenticated', metric: 'RefusedCaller', fields: { statusCode: 404 } }],
   ['a wrong method', { kind: 'rejected', why: 'method', method: 'GET' }, { status: 405, level: 'info', logged: 'rejected', metric: 'BadRequest', fields: { statusCode: 405, reason: 'method GET' } }],
   ['a wrong content type', { kind: 'rejected', why: 'content-type' }, { status: 415, level: 'info', logged: 'rejected', metric: 'BadRequest', fields: { statusCode: 415, reason: 'content type' } }],

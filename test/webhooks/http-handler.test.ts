@@ -8,10 +8,10 @@ import {
   DEFAULT_MAX_BODY_BYTES,
   NOT_FOUND,
   serveAdmission,
-  type HttpDoorConfig,
+  type HttpHandlerConfig,
   type HttpRequest,
   type HttpResponse,
-} from '../../lib/webhooks/http-door.ts';
+} from '../../lib/webhooks/http-handler.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { parseCallerNetworks } from '../../lib/auth/caller-network.ts';
 import { NOW, sidecarSet } from '../../testkit/sidecarset-objects.ts';
@@ -36,15 +36,15 @@ function httpRequest(review: unknown, overrides: Partial<HttpRequest> = {}): Htt
 
 interface Setup {
   fn?: AdmissionFunctionName;
-  secrets?: HttpDoorConfig['secrets'];
-  callerNetworks?: HttpDoorConfig['callerNetworks'];
-  refreshSecrets?: HttpDoorConfig['refreshSecrets'];
+  secrets?: HttpHandlerConfig['secrets'];
+  callerNetworks?: HttpHandlerConfig['callerNetworks'];
+  refreshSecrets?: HttpHandlerConfig['refreshSecrets'];
   maxBodyBytes?: number;
   sidecarSets?: SidecarSetSource;
   clock?: Clock;
 }
 
-/** Serves one request through the door with memory sources and a capturing logger. */
+/** Serves one request through the HTTP handler with memory sources and a capturing logger. */
 async function serve(request: HttpRequest, setup: Setup = {}) {
   const { logger, lines, entries } = capturingLogger();
   const response = await serveAdmission(

@@ -1,10 +1,10 @@
 /**
- * The door's deadline, for any work: a signal that aborts at the deadline the
+ * The HTTP handler's deadline, for any work: a signal that aborts at the deadline the
  * request's `?timeout=` gives, a backstop answer a grace later for work that
  * ignores it, a crash turned into an answer, and no timer left behind.
  */
 import { describe, expect, it } from '@jest/globals';
-import { HANDLER_GRACE_MS, withinDeadline } from '../../lib/webhooks/door-deadline.ts';
+import { HANDLER_GRACE_MS, withinDeadline } from '../../lib/webhooks/request-deadline.ts';
 import { MIN_DEADLINE_MS } from '../../lib/webhooks/timeout.ts';
 
 const fallbacks = {

@@ -1,13 +1,13 @@
 /**
- * The door's observing wrapper: one log line and one metric fact per
+ * The HTTP handler's observing wrapper: one log line and one metric fact per
  * request, both from the outcome the wrapped parts return, with the time
  * from arrival and the time spent listing SidecarSets.
  */
 import { describe, expect, it } from '@jest/globals';
 import { memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import type { ReviewFact } from '../../lib/metrics/facts.ts';
-import { observe, reviewFactOf } from '../../lib/webhooks/door-observer.ts';
-import type { DoorOutcome } from '../../lib/webhooks/door-outcome.ts';
+import { observe, reviewFactOf } from '../../lib/webhooks/request-observer.ts';
+import type { RequestOutcome } from '../../lib/webhooks/request-outcome.ts';
 import { sidecarSet } from '../../testkit/sidecarset-objects.ts';
 import { capturingLogger } from '../../testkit/reviews.ts';
 
@@ -23,7 +23,7 @@ function observers(withMetrics = true) {
 describe('observe', () => {
   it('logs the outcome once, after the common fields, and counts it once', async () => {
     const { observers: o, facts, entries } = observers();
-    const outcome: DoorOutcome = { kind: 'answered', uid: 'u1', verdict: 'patched', body: '{}' };
+    const outcome: RequestOutcome = { kind: 'answered', uid: 'u1', verdict: 'patched', body: '{}' };
     await expect(observe({ fn: 'pod-inject', requestId: 'req-1' }, o, () => Promise.resolve(outcome))).resolves.toBe(outcome);
     const logs = entries();
     expect(logs).toHaveLength(1);
@@ -34,7 +34,7 @@ describe('observe', () => {
 
   it('logs a failure at error level as "admission failed", and leaves out a request id it was not given', async () => {
     const { observers: o, facts, entries } = observers();
-    await observe({ fn: 'sidecarset-validate' }, o, () => Promise.resolve<DoorOutcome>({ kind: 'failed', uid: 'u2', status: 503, message: 'down' }));
+    await observe({ fn: 'sidecarset-validate' }, o, () => Promise.resolve<RequestOutcome>({ kind: 'failed', uid: 'u2', status: 503, message: 'down' }));
     expect(entries()).toEqual([expect.objectContaining({ level: 'error', message: 'admission failed', outcome: 'failed', uid: 'u2', statusCode: 503, error: 'down' })]);
     expect(entries()[0]).not.toHaveProperty('requestId');
     expect(facts).toEqual([{ outcome: 'CannotDecide', latencyMs: expect.any(Number) }]);
@@ -52,7 +52,7 @@ describe('observe', () => {
 
   it('counts a refused caller without a latency', async () => {
     const { observers: o, facts, entries } = observers();
-    await observe({ fn: 'pod-inject' }, o, () => Promise.resolve<DoorOutcome>({ kind: 'refused-caller' }));
+    await observe({ fn: 'pod-inject' }, o, () => Promise.resolve<RequestOutcome>({ kind: 'refused-caller' }));
     expect(facts).toEqual([{ outcome: 'RefusedCaller' }]);
     expect(entries()).toEqual([expect.objectContaining({ outcome: 'unauthenticated', statusCode: 404 })]);
   });
@@ -72,7 +72,7 @@ describe('observe', () => {
 
   it('has no list time for a review that did not list', async () => {
     const { observers: o, facts } = observers();
-    await observe({ fn: 'sidecarset-default' }, o, () => Promise.resolve<DoorOutcome>({ kind: 'answered', uid: 'u', verdict: 'allowed', body: '{}' }));
+    await observe({ fn: 'sidecarset-default' }, o, () => Promise.resolve<RequestOutcome>({ kind: 'answered', uid: 'u', verdict: 'allowed', body: '{}' }));
     expect(facts[0]).not.toHaveProperty('listMs');
   });
 
@@ -82,7 +82,7 @@ describe('observe', () => {
     let handed: unknown;
     await observe({ fn: 'pod-inject' }, o, (observation) => {
       handed = observation.timedSidecarSets(source);
-      return Promise.resolve<DoorOutcome>({ kind: 'rejected', why: 'method', method: 'GET' });
+      return Promise.resolve<RequestOutcome>({ kind: 'rejected', why: 'method', method: 'GET' });
     });
     expect(handed).toBe(source);
     expect(entries()).toEqual([expect.objectContaining({ outcome: 'rejected', statusCode: 405, reason: 'method GET' })]);

@@ -1,13 +1,13 @@
 /**
- * A Lambda event in, the shared HTTP door, a result out. Two events reach
+ * A Lambda event in, the shared HTTP handler, a result out. Two events reach
  * the admission functions: a Function URL's (payload 2.0, the default
  * ingress) and an API Gateway REST API's proxy event (payload 1.0, the
  * private ingress of `webhookIngress=private`). Both become the same
- * HttpRequest, so the door answers them byte for byte alike; the body is
+ * HttpRequest, so the HTTP handler answers them byte for byte alike; the body is
  * decoded here, everything else is the same code the fastify server runs.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyStructuredResultV2, LambdaFunctionURLEvent } from 'aws-lambda';
-import type { HttpDoorConfig, HttpRequest, HttpResponse } from '../../lib/webhooks/http-door.ts';
+import type { HttpHandlerConfig, HttpRequest, HttpResponse } from '../../lib/webhooks/http-handler.ts';
 
 /**
  * The structured form of LambdaFunctionURLResult: always an explicit status
@@ -17,7 +17,7 @@ export type FunctionUrlResult = APIGatewayProxyStructuredResultV2;
 
 /**
  * The HTTP request a Function URL event carries. The body is decoded only
- * when the door reads it, which it does after checking the caller, the
+ * when the HTTP handler reads it, which it does after checking the caller, the
  * method and the content type: a stranger's megabytes cost nothing but their
  * arrival.
  */
@@ -32,14 +32,14 @@ export function httpRequestFromEvent(event: LambdaFunctionURLEvent): HttpRequest
       // Set by the Function URL service from the connection, not from a header the caller controls.
       sourceIp: event.requestContext.http.sourceIp,
     },
-    // Read from the event only when the door asks: not even touched for a stranger.
+    // Read from the event only when the HTTP handler asks: not even touched for a stranger.
     () => event.body,
     event.isBase64Encoded,
   );
 }
 
 /**
- * The request with its body decoded only when the door reads it, and its
+ * The request with its body decoded only when the HTTP handler reads it, and its
  * size counted without decoding (base64's length gives the size it decodes to).
  */
 function withLazyBody(request: Omit<HttpRequest, 'body' | 'bodyBytes'>, raw: () => string | null | undefined, base64: boolean): HttpRequest {
@@ -59,8 +59,8 @@ function withLazyBody(request: Omit<HttpRequest, 'body' | 'bodyBytes'>, raw: () 
 /**
  * The HTTP request of a REST API proxy event. The API routes
  * `/<function>/{proxy+}` to each function, so the function's own prefix (the
- * resource's fixed part) is cut off and the door sees `/<secret>` as behind
- * a Function URL. REST API headers keep the caller's spelling; the door
+ * resource's fixed part) is cut off and the HTTP handler sees `/<secret>` as behind
+ * a Function URL. REST API headers keep the caller's spelling; the HTTP handler
  * reads lower-case names, so they are folded (repeated headers joined with
  * ", " as HTTP allows).
  */
@@ -75,7 +75,7 @@ export function httpRequestFromRestEvent(event: APIGatewayProxyEvent): HttpReque
       // Set by API Gateway from the connection (through the VPC endpoint: the caller's address in the VPC), never from a header.
       sourceIp: event.requestContext.identity.sourceIp,
     },
-    // Read from the event only when the door asks: not even touched for a stranger.
+    // Read from the event only when the HTTP handler asks: not even touched for a stranger.
     () => event.body,
     event.isBase64Encoded,
   );
@@ -113,4 +113,4 @@ export function resultFromResponse(response: HttpResponse): FunctionUrlResult {
   return { statusCode: response.statusCode, headers: response.headers, body: response.body, isBase64Encoded: false };
 }
 
-export type { HttpDoorConfig };
+export type { HttpHandlerConfig };

@@ -2,12 +2,12 @@
  * The admission functions behind the private REST API (`webhookIngress=private`):
  * API Gateway's proxy events (payload 1.0, typed by @types/aws-lambda) are
  * answered byte for byte as the same call through the Function URL, for
- * every outcome the door has: a patch, an allow, the secret checks, the
+ * every outcome the HTTP handler has: a patch, an allow, the secret checks, the
  * refused method, media type and body.
  */
 import { describe, expect, it } from '@jest/globals';
 import { admissionLambda, type FunctionUrlHandler } from '../../functions/shared/admission-lambda.ts';
-import { httpRequestFromRestEvent } from '../../functions/shared/lambda-door.ts';
+import { httpRequestFromRestEvent } from '../../functions/shared/lambda-event.ts';
 import { capturingLogger, functionUrlEvent, podReview, PREVIOUS_SECRET, restApiEvent, SECRET, sidecarSetReview, STRANGER_SECRET, type EventOptions } from '../../testkit/reviews.ts';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';

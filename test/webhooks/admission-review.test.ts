@@ -1,5 +1,5 @@
 /**
- * The door's review part for the admission functions: the function's answer
+ * The HTTP handler's review part for the admission functions: the function's answer
  * within the deadline, addressed to the request, serialised, and refused
  * when it is too large to send.
  */
@@ -8,7 +8,7 @@ import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapter
 import { MAX_ANSWER_BYTES } from '../../lib/admission/answer-size.ts';
 import { reviewOf } from '../../lib/admission/review.ts';
 import type { Clock, SidecarSetSource } from '../../lib/ports.ts';
-import { answerOf, reviewWithinDeadline } from '../../lib/webhooks/door-review.ts';
+import { answerOf, reviewWithinDeadline } from '../../lib/webhooks/admission-review.ts';
 import { MIN_DEADLINE_MS } from '../../lib/webhooks/timeout.ts';
 import { NOW, sidecarSet } from '../../testkit/sidecarset-objects.ts';
 import { decodeReviewText, podReview } from '../../testkit/reviews.ts';

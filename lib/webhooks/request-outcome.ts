@@ -1,8 +1,7 @@
 /**
- * How one request through the HTTP door ended, as one typed value: the
- * answer, the log line and the metric are each read from it, so none of the
- * three recovers the others' meaning from a string. Each part of the door
- * (the caller gate, the envelope, the review) ends in one of these.
+ * How one HTTP request to a webhook ended, as one typed value: the response,
+ * the log line and the metric are each read from it, so none of the three
+ * recovers the others' meaning from a string.
  */
 import type { Verdict } from '../admission/responses.ts';
 import type { ReviewFact } from '../metrics/facts.ts';
@@ -13,7 +12,7 @@ export interface HttpResponse {
   body: string;
 }
 
-/** Why the envelope was refused before any review: each is a 4xx the caller can fix. */
+/** Why the request was refused before any review: each is a 4xx the caller can fix. */
 export type Rejection =
   | { why: 'method'; method: string }
   | { why: 'content-type' }
@@ -22,7 +21,7 @@ export type Rejection =
   /** JSON, but not the review the function answers (the decoder's words). */
   | { why: 'undecodable'; message: string };
 
-export type DoorOutcome =
+export type RequestOutcome =
   /** The caller is not let in: it sees what any unknown path shows. */
   | { kind: 'refused-caller' }
   | ({ kind: 'rejected' } & Rejection)
@@ -31,7 +30,7 @@ export type DoorOutcome =
   /** No decision (the handler failed, overran, crashed, or its answer is too large): 500/503, so failurePolicy applies. */
   | { kind: 'failed'; uid: string; status: 500 | 503; message: string };
 
-export const REFUSED_CALLER: DoorOutcome = { kind: 'refused-caller' };
+export const REFUSED_CALLER: RequestOutcome = { kind: 'refused-caller' };
 
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
 
@@ -43,7 +42,7 @@ function message(statusCode: number, text: string, extra: Record<string, string>
 export const NOT_FOUND: HttpResponse = message(404, 'Not Found');
 
 /** The HTTP answer to `outcome`. */
-export function responseOf(outcome: DoorOutcome): HttpResponse {
+export function responseOf(outcome: RequestOutcome): HttpResponse {
   switch (outcome.kind) {
     case 'refused-caller':
       return NOT_FOUND;
@@ -68,14 +67,14 @@ export function responseOf(outcome: DoorOutcome): HttpResponse {
   }
 }
 
-/** The door's one log line for `outcome`: its level, the outcome it names, and the fields after the common ones. */
-export interface DoorLogLine {
+/** The one log line for `outcome`: its level, the outcome it names, and the fields after the common ones. */
+export interface RequestLogLine {
   level: 'info' | 'error';
   outcome: string;
   fields: Record<string, unknown>;
 }
 
-export function logLineOf(outcome: DoorOutcome): DoorLogLine {
+export function logLineOf(outcome: RequestOutcome): RequestLogLine {
   switch (outcome.kind) {
     case 'refused-caller':
       return { level: 'info', outcome: 'unauthenticated', fields: { statusCode: 404 } };
@@ -112,7 +111,7 @@ const VERDICT_METRIC: Readonly<Record<Verdict['outcome'], ReviewFact['outcome']>
 };
 
 /** The `Outcome` dimension `outcome` is counted under. */
-export function metricOutcomeOf(outcome: DoorOutcome): ReviewFact['outcome'] {
+export function metricOutcomeOf(outcome: RequestOutcome): ReviewFact['outcome'] {
   switch (outcome.kind) {
     case 'refused-caller':
       return 'RefusedCaller';

@@ -1,10 +1,10 @@
 /**
- * The door's caller gate: the source address first (without re-reading the
+ * Authenticating the caller: the source address first (without re-reading the
  * secrets), then the secret in the path or a Bearer token.
  */
 import { describe, expect, it } from '@jest/globals';
 import { parseCallerNetworks } from '../../lib/auth/caller-network.ts';
-import { callerAllowed, type CallerGateConfig } from '../../lib/webhooks/door-gate.ts';
+import { callerAllowed, type CallerAuthConfig } from '../../lib/webhooks/authentication.ts';
 import { PREVIOUS_SECRET, SECRET, STRANGER_SECRET } from '../../testkit/reviews.ts';
 
 const secrets = { current: SECRET, previous: PREVIOUS_SECRET };
@@ -33,7 +33,7 @@ describe('callerAllowed', () => {
   });
 
   it('re-reads the secrets before comparing, but not for an address outside the allowlist', async () => {
-    const config: CallerGateConfig = { secrets: { current: STRANGER_SECRET }, callerNetworks: loopback };
+    const config: CallerAuthConfig = { secrets: { current: STRANGER_SECRET }, callerNetworks: loopback };
     let refreshes = 0;
     config.refreshSecrets = () => {
       refreshes += 1;
