@@ -52,7 +52,10 @@ describeWithControlPlane('the policy path, policy and pod-inject together', () =
     await ensureControlPlaneBinaries();
     stack = await startLocalStack({ injection: 'policy' });
     expect((await stack.cp.request('admin', 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status).toBe(201);
-    for (const s of [set('alpha'), set('beta'), set('hot', { patchPodMetadata: [{ patchPolicy: 'Overwrite', annotations: { 'example.com/hot': 'on' } }] })]) {
+    const hotUpgrade = { upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } };
+    const hot = set('hot', { patchPodMetadata: [{ patchPolicy: 'Overwrite', annotations: { 'example.com/hot': 'on' } }] });
+    (hot.spec as { containers: Record<string, unknown>[] }).containers[0] = { ...(hot.spec as { containers: Record<string, unknown>[] }).containers[0], ...hotUpgrade };
+    for (const s of [set('alpha'), set('beta', { patchPodMetadata: [{ annotations: { 'example.com/beta': 'on' } }] }), hot]) {
       stored.set(s.metadata?.name ?? '', await storeSet(stack.cp, s));
     }
     await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -78,12 +81,19 @@ describeWithControlPlane('the policy path, policy and pod-inject together', () =
 
   it('injects a pod one eligible set selects by the policy alone', async () => {
     const { created, expected } = await both(pod('one', ['alpha']), ['alpha']);
-    expect(created.metadata?.annotations?.[ANNOTATION_POLICY_RECORD]).toBe(`set=alpha;containers=alpha-agent;volumes=alpha-data;imagePullSecrets=;annotations=kruise.io/sidecarset-hash,kruise.io/sidecarset-hash-without-image,kruise.io/sidecarset-injected-list,serverless-sidecarset/rollout-containers,serverless-sidecarset/rollout-annotations`);
+    expect(created.metadata?.annotations?.[ANNOTATION_POLICY_RECORD]).toBe('set=alpha;base=;before=alpha-agent;after=;initBefore=;initAfter=;volumes=alpha-data;imagePullSecrets=;annotations=');
+    expect(comparable(created)).toEqual(comparable(expected));
+  });
+
+  it('injects a pod two eligible sets select by the policy alone, as pod-inject does', async () => {
+    const { created, expected } = await both(pod('two', ['alpha', 'beta']), ['alpha', 'beta']);
+    expect(created.metadata?.annotations?.[ANNOTATION_POLICY_RECORD]).toBe(
+      'set=alpha;base=;before=alpha-agent;after=;initBefore=;initAfter=;volumes=alpha-data;imagePullSecrets=;annotations=|set=beta;base=;before=beta-agent;after=;initBefore=;initAfter=;volumes=beta-data;imagePullSecrets=;annotations=example.com/beta',
+    );
     expect(comparable(created)).toEqual(comparable(expected));
   });
 
   it.each([
-    ['two eligible sets', ['alpha', 'beta']],
     ['an eligible set and a webhook-path set', ['alpha', 'hot']],
     ['a webhook-path set alone', ['hot']],
     ['three sets', ['alpha', 'beta', 'hot']],
