@@ -98,13 +98,20 @@ const RECORD_VARIABLES: readonly { name: string; expression: string }[] = [
 const POD_VARIABLES: readonly { name: string; expression: string }[] = [
   { name: 'sidecars', expression: `has(params.spec.containers) ? params.spec.containers : []` },
   { name: 'inits', expression: `has(params.spec.initContainers) ? params.spec.initContainers : []` },
+  // pod-inject's app containers: those of the pod as received (not the sidecars recorded), not carrying IS_INJECTED=true.
+  {
+    name: 'apps',
+    expression: `object.spec.containers.filter(c, !(c.name in variables.recordedContainers) &&
+      !(has(c.env) && c.env.exists(e, has(e.name) && e.name == 'IS_INJECTED' && has(e.value) && e.value == 'true')))`,
+  },
   {
     name: 'podFits',
     expression: `object.spec.containers.size() <= ${B.containers} &&
       (!has(object.spec.initContainers) || object.spec.initContainers.size() <= ${B.initContainers}) &&
       object.spec.containers.all(c, !has(c.env) || c.env.size() <= ${B.envPerContainer}) &&
-      object.spec.containers.map(c, has(c.volumeMounts) ? c.volumeMounts.size() : 0).sum() <= ${B.appMounts} &&
-      object.spec.containers.map(c, has(c.volumeDevices) ? c.volumeDevices.size() : 0).sum() <= ${B.appDevices} &&
+      object.spec.containers.all(c, (!has(c.volumeMounts) || c.volumeMounts.size() <= ${B.appMounts}) && (!has(c.volumeDevices) || c.volumeDevices.size() <= ${B.appDevices})) &&
+      variables.apps.map(c, has(c.volumeMounts) ? c.volumeMounts.size() : 0).sum() <= ${B.appMounts} &&
+      variables.apps.map(c, has(c.volumeDevices) ? c.volumeDevices.size() : 0).sum() <= ${B.appDevices} &&
       (!has(object.spec.volumes) || object.spec.volumes.size() <= ${B.volumes}) &&
       (!has(object.spec.imagePullSecrets) || object.spec.imagePullSecrets.size() <= ${B.imagePullSecrets}) &&
       variables.entries.size() < ${B.sets}`,
@@ -114,12 +121,6 @@ const POD_VARIABLES: readonly { name: string; expression: string }[] = [
     expression: `has(params.status) && has(params.status.observedGeneration) && has(params.metadata.generation) &&
       params.status.observedGeneration == params.metadata.generation && has(params.status.latestRevision) &&
       params.status.latestRevision.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$') ? params.status.latestRevision : ''`,
-  },
-  // pod-inject's app containers: those of the pod as received (not the sidecars recorded), not carrying IS_INJECTED=true.
-  {
-    name: 'apps',
-    expression: `object.spec.containers.filter(c, !(c.name in variables.recordedContainers) &&
-      !(has(c.env) && c.env.exists(e, has(e.name) && e.name == 'IS_INJECTED' && has(e.value) && e.value == 'true')))`,
   },
   { name: 'appMounts', expression: `variables.apps.map(c, has(c.volumeMounts) ? c.volumeMounts : []).flatten()` },
   { name: 'appDevices', expression: `variables.apps.map(c, has(c.volumeDevices) ? c.volumeDevices : []).flatten()` },
@@ -235,13 +236,14 @@ function sidecarOps(path: string): string {
   const extra = `([{'name': 'IS_INJECTED', 'value': 'true'}] + ${TRANSFERRED})`;
   const own = `(has(s.env) ? s.env : [])`;
   const env = `[${extra}].map(x, ${own} + x.transformList(i, e, !${own}.exists(o, o.name == e.name) && x.map(y, y.name).indexOf(e.name) == i, e))[0]`;
-  const taken = (p: string): string => `((has(s.volumeMounts) && s.volumeMounts.exists(o, o.mountPath == ${p})) || (has(s.volumeDevices) && s.volumeDevices.exists(d, d.devicePath == ${p})))`;
-  const shared = `(${SHARES('s', 'shareVolumePolicy')} ? variables.appMounts.filter(m, !${taken('m.mountPath')}) : [])`;
-  const devices = `(${SHARES('s', 'shareVolumeDevicePolicy')} ? variables.appDevices.filter(d, !${taken('d.devicePath')}) : [])`;
+  const paths = `((has(s.volumeMounts) ? s.volumeMounts.map(o, o.mountPath) : []) + (has(s.volumeDevices) ? s.volumeDevices.map(d, d.devicePath) : []))`;
+  const taken = (p: string): string => `(${p} in taken)`;
+  const shared = `(${SHARES('s', 'shareVolumePolicy')} ? [${paths}].map(taken, variables.appMounts.filter(m, !${taken('m.mountPath')}))[0] : [])`;
+  const devices = `(${SHARES('s', 'shareVolumeDevicePolicy')} ? [${paths}].map(taken, variables.appDevices.filter(d, !${taken('d.devicePath')}))[0] : [])`;
   return `[JSONPatch{op: 'add', path: ${path}, value: s.transformMap(k, v, !(k in ${list(LEFT_OUT)}), v)},
     JSONPatch{op: 'add', path: ${path} + '/env', value: ${env}}] +
-    (${shared}.size() == 0 ? [] : [JSONPatch{op: 'add', path: ${path} + '/volumeMounts', value: (has(s.volumeMounts) ? s.volumeMounts : []) + ${shared}}]) +
-    (${devices}.size() == 0 ? [] : [JSONPatch{op: 'add', path: ${path} + '/volumeDevices', value: (has(s.volumeDevices) ? s.volumeDevices : []) + ${devices}}])`;
+    [${shared}].map(sh, sh.size() == 0 ? [] : [JSONPatch{op: 'add', path: ${path} + '/volumeMounts', value: (has(s.volumeMounts) ? s.volumeMounts : []) + sh}])[0] +
+    [${devices}].map(sh, sh.size() == 0 ? [] : [JSONPatch{op: 'add', path: ${path} + '/volumeDevices', value: (has(s.volumeDevices) ? s.volumeDevices : []) + sh}])[0]`;
 }
 
 const annotationOp = (key: string, value: string): string => `JSONPatch{op: 'add', path: '/metadata/annotations/${pointer(key)}', value: ${value}}`;

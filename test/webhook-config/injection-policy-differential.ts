@@ -254,7 +254,7 @@ async function compareCase(cp: ControlPlane, c: PolicyCase, stored: readonly Sid
   const alone = defaulted === undefined ? { status: 400, message: 'the API server refuses the pod' } : await podInjectAnswer(cp, defaulted, stored);
   if (viaPolicy.pod === undefined) {
     // Refused by the policy: a difference unless pod-inject refuses it too.
-    return alone.pod === undefined ? 'refused' : { difference: `refused through the policy (${viaPolicy.status} ${viaPolicy.message?.slice(0, 300) ?? ''})` };
+    return alone.pod === undefined ? 'refused' : { difference: `refused through the policy (${viaPolicy.status} ${viaPolicy.message?.slice(-400) ?? ''})` };
   }
   const marked = reachesPodInject(viaPolicy.pod);
   const recorded = Object.hasOwn(viaPolicy.pod.metadata?.annotations ?? {}, ANNOTATION_POLICY_RECORD);
