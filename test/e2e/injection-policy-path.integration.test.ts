@@ -111,7 +111,7 @@ describeWithControlPlane('the policy path, policy and pod-inject together', () =
   });
 
   // Last: pod-inject's webhook then points at a closed port, as when the webhook server is down.
-  it('creates and injects a pod one eligible set selects with the webhook unreachable, and refuses one that needs it (failurePolicy Fail)', async () => {
+  it('creates and injects pods eligible sets select with the webhook unreachable, and refuses one that needs it (failurePolicy Fail)', async () => {
     const path = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/serverless-sidecarset';
     const config = JSON.parse((await stack.cp.request('admin', 'GET', path)).body) as { webhooks: { name: string; clientConfig: { url: string } }[] };
     const at = config.webhooks.findIndex((w) => w.name === 'pod-inject.sidecarset.kruise.io');
@@ -121,7 +121,9 @@ describeWithControlPlane('the policy path, policy and pod-inject together', () =
     const alone = await dryRunPod(stack.cp, pod('down-one', ['alpha']));
     expect(alone.status).toBe(201);
     expect(alone.pod?.spec?.containers.map((c) => c.name)).toEqual(['alpha-agent', 'app']);
-    const needs = await dryRunPod(stack.cp, pod('down-two', ['alpha', 'beta']));
+    const two = await dryRunPod(stack.cp, pod('down-two', ['alpha', 'beta']));
+    expect(two.pod?.spec?.containers.map((c) => c.name)).toEqual(['alpha-agent', 'beta-agent', 'app']);
+    const needs = await dryRunPod(stack.cp, pod('down-hot', ['alpha', 'hot']));
     expect(needs.status).toBeGreaterThanOrEqual(500);
   });
 });
