@@ -49,8 +49,10 @@ const namespaceLabels = new Map(NAMESPACES.map((ns) => [ns.metadata?.name ?? '',
  * The generator's inject cases: each set of a case's cluster alone (the
  * case's pod moved and relabelled so that it selects it, the generator's
  * selectedBy); then the case's sets with those of the next two cases (their
- * containers renamed apart), and every fifth time a canary of the first,
- * the pod relabelled for each set in turn, when at least two then inject it.
+ * containers renamed apart), and the sets the rule gives the policy among
+ * this case's and the next four's, every fifth time each with a canary of
+ * its first set, the pod relabelled for each set in turn, when at least two
+ * then inject it.
  * Cases no set injects are left out.
  */
 export function policyCases(runs: number, seed: number): PolicyCase[] {
@@ -67,6 +69,7 @@ export function policyCases(runs: number, seed: number): PolicyCase[] {
     // And the sets the rule gives the policy among this case's and the next four's: several sets injected by the policy alone.
     const eligible = [c, ...inject.slice(i + 1, i + 5)].flatMap((o) => o.cluster.sidecarSets).map((set, k) => renamedApart(set, k + 1))
       .filter((set) => injectionPath(defaultSidecarSet(set)).path === 'policy');
+    if (i % 5 === 0 && eligible[0] !== undefined) eligible.push(canaryOf(eligible[0]));
     for (const sets of [mixed, eligible]) {
       const keyed = keyedCase(c.pod, sets, out.length, 2);
       if (keyed !== undefined) out.push(keyed);

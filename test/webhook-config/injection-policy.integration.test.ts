@@ -13,6 +13,8 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { startControlPlane, type ControlPlane } from '../../control-plane/harness.ts';
+import { ANNOTATION_CANARY } from '../../lib/sidecarset/canary.ts';
+import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { INJECTION_POLICY_CEL, renderInjectionPolicy } from '../../lib/webhook-config/injection-policy.ts';
 import { setAtBounds, podAtBounds } from './injection-policy-bounds.ts';
 import { deleteBatch, dryRunPod, installPolicy, NAMESPACE_SELECTOR, policyCases, pooled, preparePolicyCluster, runCase, storeBatch, type CaseOutcome, type PolicyCase } from './injection-policy-differential.ts';
@@ -22,6 +24,21 @@ const SEED = 20261207;
 /** Cases whose sets are stored at once: the policy is evaluated for every stored set on each pod. */
 const BATCH = 60;
 const CONCURRENCY = 4;
+
+type SidecarList = { name?: unknown; restartPolicy?: unknown; transferEnv?: unknown; shareVolumePolicy?: { type?: unknown }; shareVolumeDevicePolicy?: { type?: unknown } }[];
+const sidecarsOf = (set: SidecarSet): SidecarList => [...((set.spec?.containers ?? []) as SidecarList), ...((set.spec?.initContainers ?? []) as SidecarList)];
+/** The features the policy must have injected in at least one case each (a case counts when one of its sets has it). */
+const FEATURES: Record<string, (set: SidecarSet) => boolean> = {
+  initContainers: (set) => (set.spec?.initContainers ?? []).length > 0,
+  nativeSidecars: (set) => sidecarsOf(set).some((c) => c.restartPolicy === 'Always'),
+  transferEnv: (set) => sidecarsOf(set).some((c) => Array.isArray(c.transferEnv) && c.transferEnv.length > 0),
+  shareVolumePolicy: (set) => sidecarsOf(set).some((c) => c.shareVolumePolicy?.type === 'enabled'),
+  shareVolumeDevicePolicy: (set) => sidecarsOf(set).some((c) => c.shareVolumeDevicePolicy?.type === 'enabled'),
+  patchPodMetadata: (set) => (set.spec?.patchPodMetadata ?? []).length > 0,
+  canary: (set) => set.metadata?.annotations?.[ANNOTATION_CANARY] === 'true',
+  namespace: (set) => typeof set.spec?.namespace === 'string' && set.spec.namespace !== '',
+  namespaceSelector: (set) => set.spec?.namespaceSelector !== undefined,
+};
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -59,7 +76,10 @@ describeWithControlPlane('the injection policy against pod-inject', () => {
     const differences = outcomes.flatMap((o, i) => (typeof o === 'object' ? [`case ${i} (${cases[i]?.sets.map((s) => s.metadata?.name).join(', ')}): ${o.difference}`] : []));
     const severalByPolicy = outcomes.filter((o, i) => o === 'policy' && (cases[i]?.injecting ?? 0) > 1).length;
     process.stdout.write(`injection policy differential: ${cases.length} cases, ${count('policy')} injected by the policy (${severalByPolicy} of them by several sets), ${count('marked')} marked for pod-inject, ${count('untouched')} untouched, ${count('refused')} refused by both, ${differences.length} differences, ${Date.now() - started} ms\n`);
+    const covered = Object.fromEntries(Object.entries(FEATURES).map(([name, has]) => [name, outcomes.filter((o, i) => o === 'policy' && (cases[i]?.sets ?? []).some(has)).length]));
+    process.stdout.write(`injected by the policy, cases per feature: ${JSON.stringify(covered)}\n`);
     expect(differences).toEqual([]);
+    for (const [name, n] of Object.entries(covered)) expect([name, n > 0]).toEqual([name, true]);
     expect(cases.length).toBeGreaterThanOrEqual(1000);
     expect(count('policy')).toBeGreaterThanOrEqual(250);
     expect(severalByPolicy).toBeGreaterThanOrEqual(40);
