@@ -85,7 +85,7 @@ export interface SetExplanation {
   why?: string;
   /**
    * The path that injects it into this pod where the injection policy is installed (injection-path.ts):
-   * the set's own rule, or pod-inject when several sets inject the pod. Absent when it does not apply.
+   * the set's own rule, or pod-inject when another set that injects the pod goes there. Absent when it does not apply.
    */
   path?: InjectionPath;
   /** What pod-inject puts into the pod (files) or what the pod carries of the set (live); absent when nothing. */
@@ -274,12 +274,13 @@ export function explainPod(input: ExplainInput): PodExplanation {
   const verdicts = injectionVerdicts(sets, { labels: labelsOf(pod), namespace, namespaceLabels });
   const byName = new Map(sets.map((set) => [sidecarSetName(set), set]));
   const live = input.injected === undefined;
-  const several = verdicts.filter((v) => v.injects).length > 1;
+  // One set the policy leaves to pod-inject sends the pod there: pod-inject then injects every set (injection-policy.ts).
+  const toWebhook = verdicts.filter((v) => v.injects).find((v) => injectionPath(byName.get(v.set) as SidecarSet).path === 'webhook');
   const explained = verdicts.map((verdict): SetExplanation => {
     const set = byName.get(verdict.set) as SidecarSet;
     const why = input.skipped ?? verdictText(verdict, namespace);
     const out: SetExplanation = { set: verdict.set, applies: input.skipped === undefined && verdict.injects, verdict, ...(why === undefined ? {} : { why }) };
-    if (out.applies) out.path = several ? { path: 'webhook', reason: 'several sets inject the pod' } : injectionPath(set);
+    if (out.applies) out.path = toWebhook === undefined || toWebhook.set === verdict.set ? injectionPath(set) : { path: 'webhook', reason: `set ${toWebhook.set}, which also injects the pod, goes to pod-inject` };
     if (!live) {
       // A refused pod gets nothing: pod-inject's answer is the refusal.
       if (out.applies && input.injected !== undefined && input.problem === undefined) out.injects = partsIn(input.injected, set, pod);

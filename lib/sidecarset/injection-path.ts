@@ -10,8 +10,10 @@
  */
 import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
 import type { JsonObject } from '../kube/types.ts';
+import { canaryBaseOf } from './canary.ts';
+import { INJECTION_ANNOTATIONS } from './pod-annotations.ts';
+import { ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD } from './policy-record.ts';
 import { isHotUpgrade } from './pod-state.ts';
-import { sharesVolumeDevices } from './volume-devices.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, type SidecarContainer, type SidecarSet } from './types.ts';
 
 /** The set's path, as the defaulting webhook writes it (over whatever the author wrote). */
@@ -32,7 +34,10 @@ export interface InjectionPath {
  * below the per-expression cost limit.
  */
 export const POLICY_SET_BOUNDS = {
+  /** Containers and init containers together. */
   containers: 8,
+  /** The env var names a sidecar's transferEnv copies, over all its entries. */
+  transferredEnv: 16,
   /** Env vars, mounts, ports and the like: the items of any one list in a sidecar. */
   listItems: 32,
   volumes: 16,
@@ -57,33 +62,37 @@ export function injectionPath(set: SidecarSet): InjectionPath {
   if (!PLAIN_HASH.test(stringOf(annotations[ANNOTATION_HASH]) ?? '') || !PLAIN_HASH.test(stringOf(annotations[ANNOTATION_HASH_WITHOUT_IMAGE]) ?? '')) {
     return webhook('its hash annotations are missing');
   }
-  const excluded = excludedFeature(spec) ?? sizeProblem(spec);
+  const excluded = excludedFeature(set, spec) ?? sizeProblem(spec);
   return excluded === undefined ? { path: 'policy', reason: 'the policy computes everything it injects' } : webhook(excluded);
 }
 
 /** The first feature of the spec the policy does not compute; undefined when none. */
-function excludedFeature(spec: JsonObject): string | undefined {
-  if (arrayOf(spec.initContainers).length > 0) return 'it injects init containers';
-  if (arrayOf(spec.patchPodMetadata).length > 0) return 'it patches pod metadata (patchPodMetadata)';
+function excludedFeature(set: SidecarSet, spec: JsonObject): string | undefined {
   const strategy = objectOf(spec.injectionStrategy);
   if (strategy?.revision !== undefined && strategy.revision !== null) return 'it pins a revision (injectionStrategy.revision)';
   if (!isObject(spec.selector)) return 'it has no selector';
+  const base = canaryBaseOf(set);
+  if (base !== undefined && !PLAIN_NAME.test(base)) return 'its canary base is not a DNS name';
   const containers = arrayOf(spec.containers);
-  for (const c of containers) {
-    const problem = containerProblem(c);
-    if (problem !== undefined) return problem;
+  const inits = arrayOf(spec.initContainers);
+  for (const [list, init] of [[inits, true], [containers, false]] as const) {
+    for (const c of list) {
+      const problem = containerProblem(c, init);
+      if (problem !== undefined) return problem;
+    }
   }
   const names = containers.map((c) => stringOf(objectOf(c)?.name) ?? '');
-  if (new Set(names).size !== names.length) return 'two of its containers share a name';
+  const all = [...names, ...inits.map((c) => stringOf(objectOf(c)?.name) ?? '')];
+  if (new Set(all).size !== all.length) return 'two of its containers share a name';
   // pod-inject may sort sidecars by name (SORT_SIDECAR_CONTAINERS_BY_NAME): a set already in that order is placed alike either way.
   if (names.some((name, i) => i > 0 && (names[i - 1] as string) > name)) return 'its containers are not in name order (pod-inject may sort them)';
-  if (!distinctNames(spec.volumes, false)) return 'its volumes are not distinctly named';
-  if (!distinctNames(spec.imagePullSecrets, true)) return 'its imagePullSecrets are not distinctly named';
-  return undefined;
+  if (!distinctNames(spec.volumes)) return 'its volumes are not distinctly named by DNS names';
+  if (!distinctNames(spec.imagePullSecrets)) return 'its imagePullSecrets are not distinctly named by DNS names';
+  return patchProblem(spec.patchPodMetadata);
 }
 
-/** Why the policy cannot inject this sidecar; undefined when it can. */
-function containerProblem(value: unknown): string | undefined {
+/** Why the policy cannot inject this sidecar (an init container when `init`); undefined when it can. */
+function containerProblem(value: unknown, init: boolean): string | undefined {
   if (!isObject(value)) return 'a container is not an object';
   // Read as JSON: a stored set is not validated again, so any member may be null or of another type.
   const c: JsonObject = value;
@@ -91,26 +100,75 @@ function containerProblem(value: unknown): string | undefined {
   if (!PLAIN_NAME.test(name) || name.includes('.')) return 'a container has no DNS label name';
   if (isHotUpgrade(c as SidecarContainer)) return `container ${name} is a HotUpgrade sidecar`;
   if (c.resourcesPolicy !== undefined && c.resourcesPolicy !== null) return `container ${name} has a resourcesPolicy`;
-  if (sharesVolumeDevices(c as SidecarContainer)) return `container ${name} shares volume devices (shareVolumeDevicePolicy)`;
-  if (c.shareVolumeDevicePolicy !== undefined && c.shareVolumeDevicePolicy !== null && objectOf(c.shareVolumeDevicePolicy)?.type !== 'disabled') {
-    return `container ${name} has a shareVolumeDevicePolicy`;
+  for (const key of ['shareVolumePolicy', 'shareVolumeDevicePolicy']) {
+    const type: unknown = objectOf(c[key])?.type;
+    if (c[key] !== undefined && c[key] !== null && type !== 'enabled' && type !== 'disabled') return `container ${name} has a malformed ${key}`;
   }
-  if (arrayOf(c.transferEnv).length > 0) return `container ${name} transfers env (transferEnv)`;
-  if (c.restartPolicy !== undefined && c.restartPolicy !== null) return `container ${name} has a restartPolicy`;
+  const restart = c.restartPolicy;
+  if (restart !== undefined && restart !== null && !(init && restart === 'Always')) return `container ${name} has a restartPolicy`;
   const policy = c.podInjectPolicy;
   if (policy !== 'BeforeAppContainer' && policy !== 'AfterAppContainer') return `container ${name} has no podInjectPolicy`;
   for (const key of ['env', 'volumeMounts', 'volumeDevices']) {
     const list: unknown = c[key];
-    if (list !== undefined && list !== null && !(Array.isArray(list) && list.every(isObject))) return `container ${name} has a malformed ${key}`;
+    if (list !== undefined && list !== null && !(Array.isArray(list) && list.every((item) => isObject(item) && typeof item.name === 'string'))) return `container ${name} has a malformed ${key}`;
+  }
+  return transferProblem(name, c.transferEnv);
+}
+
+/** An env var name the policy can sort as pod-inject does (code units and bytes agree on ASCII). */
+const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
+const LABEL_FIELD_PATH = /^metadata\.labels\['.+'\]$/;
+
+/** Why the policy cannot copy this sidecar's transferEnv; undefined when it can. */
+function transferProblem(name: string, transferEnv: unknown): string | undefined {
+  if (transferEnv === undefined || transferEnv === null) return undefined;
+  if (!Array.isArray(transferEnv) || !transferEnv.every(isObject)) return `container ${name} has a malformed transferEnv`;
+  let names = 0;
+  for (const t of transferEnv) {
+    const from = t.sourceContainerNameFrom;
+    if (from !== undefined && from !== null) {
+      const fieldRef = objectOf(objectOf(from)?.fieldRef);
+      const path = stringOf(fieldRef?.fieldPath) ?? '';
+      // pod-inject reads annotations after every set's patchPodMetadata: which other sets write is not known to one set's evaluation.
+      if (fieldRef === undefined || !LABEL_FIELD_PATH.test(path)) return `container ${name} transfers env from a container named by ${path === '' ? 'a malformed fieldRef' : path} (transferEnv)`;
+    } else if (t.sourceContainerName !== undefined && typeof t.sourceContainerName !== 'string') return `container ${name} has a malformed transferEnv`;
+    const envNames: unknown = t.envNames ?? [];
+    if ((t.envName !== undefined && t.envName !== null && typeof t.envName !== 'string') || !Array.isArray(envNames)) return `container ${name} has a malformed transferEnv`;
+    const all = [...(typeof t.envName === 'string' && t.envName !== '' ? [t.envName] : []), ...(envNames as unknown[])];
+    if (!all.every((n) => typeof n === 'string' && ENV_NAME.test(n))) return `container ${name} transfers an env var whose name is not a C identifier`;
+    names += all.length;
+  }
+  if (names > POLICY_SET_BOUNDS.transferredEnv) return `container ${name} transfers ${names} env vars, more than the policy's ${POLICY_SET_BOUNDS.transferredEnv}`;
+  return undefined;
+}
+
+/** A qualified annotation key: the policy writes it into its record, whose separators it cannot hold. */
+const ANNOTATION_KEY = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+/** Keys only injection writes (pod-inject skips them in patchPodMetadata; the policy must never). */
+const RESERVED_KEYS: readonly string[] = [...INJECTION_ANNOTATIONS, ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD];
+
+/** Why the policy cannot apply these patchPodMetadata entries; undefined when it can. */
+function patchProblem(entries: unknown): string | undefined {
+  if (entries === undefined || entries === null) return undefined;
+  if (!Array.isArray(entries) || !entries.every(isObject)) return 'its patchPodMetadata is malformed';
+  const keys = new Set<string>();
+  for (const entry of entries) {
+    const policy = entry.patchPolicy;
+    if (policy !== undefined && policy !== null && typeof policy !== 'string') return 'its patchPodMetadata is malformed';
+    for (const [key, value] of Object.entries(objectOf(entry.annotations) ?? {})) {
+      if (typeof value !== 'string' || !ANNOTATION_KEY.test(key) || RESERVED_KEYS.includes(key)) return `it patches pod annotation ${key}, which the policy may not write (patchPodMetadata)`;
+      if (keys.has(key)) return `it patches pod annotation ${key} twice (patchPodMetadata)`;
+      keys.add(key);
+    }
   }
   return undefined;
 }
 
-/** Whether every item is an object with a name, no name twice (a pull secret's name may not be empty). */
-function distinctNames(list: unknown, nonEmpty: boolean): boolean {
+/** Whether every item is an object named by a DNS name, no name twice (the policy's record lists them). */
+function distinctNames(list: unknown): boolean {
   if (list !== undefined && list !== null && !Array.isArray(list)) return false;
   const names = arrayOf(list).map((item) => objectOf(item)?.name);
-  if (names.some((n) => typeof n !== 'string' || (nonEmpty && n === ''))) return false;
+  if (names.some((n) => typeof n !== 'string' || !PLAIN_NAME.test(n))) return false;
   return new Set(names).size === names.length;
 }
 
@@ -119,8 +177,8 @@ function sizeProblem(spec: JsonObject): string | undefined {
   const b = POLICY_SET_BOUNDS;
   const bytes = JSON.stringify(spec).length;
   if (bytes > b.specBytes) return `its spec is ${bytes} bytes, more than the policy's ${b.specBytes}`;
-  const containers = arrayOf(spec.containers);
-  if (containers.length > b.containers) return `it has ${containers.length} containers, more than the policy's ${b.containers}`;
+  const containers = [...arrayOf(spec.initContainers), ...arrayOf(spec.containers)];
+  if (containers.length > b.containers) return `it has ${containers.length} containers and init containers, more than the policy's ${b.containers}`;
   if (arrayOf(spec.volumes).length > b.volumes) return `it has more than ${b.volumes} volumes`;
   if (arrayOf(spec.imagePullSecrets).length > b.imagePullSecrets) return `it has more than ${b.imagePullSecrets} imagePullSecrets`;
   for (const c of containers) {

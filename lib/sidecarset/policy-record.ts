@@ -1,47 +1,69 @@
 /**
  * What the injection policy (lib/webhook-config/injection-policy.ts) leaves
- * on a pod, and how pod-inject undoes it: the policy injects one set per
- * pod and records exactly what it added ({@link ANNOTATION_POLICY_RECORD}),
- * or marks the pod for pod-inject ({@link ANNOTATION_INJECT_MARK}). When
- * several sets select a pod, the first evaluated may have injected before
- * another marked it: pod-inject then removes what the record names, and the
- * mark and the record, and injects every set as it always has, so the pod
- * is the same whatever order the API server evaluated the sets in.
+ * on a pod, and how pod-inject undoes it. Each SidecarSet the policy injects
+ * adds one entry to {@link ANNOTATION_POLICY_RECORD}, naming exactly what it
+ * added and where (its sidecars before and after the app containers, its
+ * init containers before and after the pod's own, its volumes, pull
+ * secrets and the annotations its patchPodMetadata wrote), so that the next
+ * set the API server evaluates places its own at the place pod-inject would,
+ * whatever the order. A set that needs pod-inject marks the pod instead
+ * ({@link ANNOTATION_INJECT_MARK}); pod-inject then removes what the record
+ * names, the policy's bookkeeping, the mark and the record, and injects
+ * every set as it always has.
  *
- * The record is plain text (`set=<name>;containers=a,b;volumes=..;
- * imagePullSecrets=..;annotations=k1,k2`) because CEL can join strings but
- * not write JSON; names and annotation keys hold no `;`, `=` or `,`.
+ * The record is plain text (entries joined by `|`, sorted; each
+ * `set=<name>;base=<canary base>;before=a,b;after=..;initBefore=..;
+ * initAfter=..;volumes=..;imagePullSecrets=..;annotations=k1,k2`) because
+ * CEL can split strings but not read JSON; names and annotation keys hold
+ * no `|`, `;`, `=` or `,`.
  */
 import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
 import type { JsonObject, Pod } from '../kube/types.ts';
+import { ANNOTATION_FENCE_CONTAINERS, ANNOTATION_FENCE_KEYS } from './rollout-fence.ts';
+import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST } from './types.ts';
 
 /** The pod needs pod-inject (value `webhook`). */
 export const ANNOTATION_INJECT_MARK = 'serverless-sidecarset/inject';
 /** What the policy added to the pod. */
 export const ANNOTATION_POLICY_RECORD = 'serverless-sidecarset/injected-by-policy';
 
-export interface PolicyRecord {
-  readonly set: string;
-  readonly containers: readonly string[];
-  readonly volumes: readonly string[];
-  readonly imagePullSecrets: readonly string[];
-  readonly annotations: readonly string[];
-}
+/** The bookkeeping the policy writes beside its record (for every set it injects). */
+export const POLICY_WRITTEN_ANNOTATIONS: readonly string[] = [ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST, ANNOTATION_FENCE_CONTAINERS, ANNOTATION_FENCE_KEYS];
 
-const FIELDS = ['set', 'containers', 'volumes', 'imagePullSecrets', 'annotations'] as const;
+/** The fields of one entry, in the record's order (the policy's CEL reads them by position). */
+export const RECORD_FIELDS = ['set', 'base', 'before', 'after', 'initBefore', 'initAfter', 'volumes', 'imagePullSecrets', 'annotations'] as const;
+export type RecordField = (typeof RECORD_FIELDS)[number];
 
-/** The record's fields; undefined when the text is not one the policy writes. */
-export function parsePolicyRecord(text: string): PolicyRecord | undefined {
-  const parts = text.split(';');
-  if (parts.length !== FIELDS.length) return undefined;
-  const values: string[] = [];
-  for (const [i, part] of parts.entries()) {
-    const prefix = `${FIELDS[i]}=`;
-    if (!part.startsWith(prefix)) return undefined;
-    values.push(part.slice(prefix.length));
-  }
-  const names = (value: string | undefined): string[] => (value ?? '').split(',').filter((n) => n !== '');
-  return { set: values[0] ?? '', containers: names(values[1]), volumes: names(values[2]), imagePullSecrets: names(values[3]), annotations: names(values[4]) };
+/** One set's entry: `set` and `base` are names, the others lists of names (or annotation keys). */
+export type PolicyRecordEntry = { readonly set: string; readonly base: string } & { readonly [K in Exclude<RecordField, 'set' | 'base'>]: readonly string[] };
+
+const NAME = '[a-z0-9.-]';
+const KEY = '[-A-Za-z0-9._/]';
+const FIELD_PATTERN: Readonly<Record<RecordField, string>> = {
+  set: `${NAME}+`,
+  base: `${NAME}*`,
+  before: `[a-z0-9.,-]*`,
+  after: `[a-z0-9.,-]*`,
+  initBefore: `[a-z0-9.,-]*`,
+  initAfter: `[a-z0-9.,-]*`,
+  volumes: `[a-z0-9.,-]*`,
+  imagePullSecrets: `[a-z0-9.,-]*`,
+  annotations: `(${KEY}|,)*`,
+};
+const ENTRY_PATTERN = RECORD_FIELDS.map((f) => `${f}=${FIELD_PATTERN[f]}`).join(';');
+/** A record as the policy writes it (RE2 and JavaScript alike): the policy marks a pod whose record is not. */
+export const RECORD_PATTERN = `^${ENTRY_PATTERN}(\\|${ENTRY_PATTERN})*$`;
+const RECORD_REGEX = new RegExp(RECORD_PATTERN);
+
+/** The record's entries; undefined when the text is not one the policy writes. */
+export function parsePolicyRecord(text: string): PolicyRecordEntry[] | undefined {
+  if (!RECORD_REGEX.test(text)) return undefined;
+  const names = (value: string): string[] => value.split(',').filter((n) => n !== '');
+  return text.split('|').map((entry) => {
+    const values = entry.split(';').map((part) => part.slice(part.indexOf('=') + 1));
+    const [set = '', base = '', before = '', after = '', initBefore = '', initAfter = '', volumes = '', imagePullSecrets = '', annotations = ''] = values;
+    return { set, base, before: names(before), after: names(after), initBefore: names(initBefore), initAfter: names(initAfter), volumes: names(volumes), imagePullSecrets: names(imagePullSecrets), annotations: names(annotations) };
+  });
 }
 
 /** How the policy left the pod. */
@@ -55,26 +77,28 @@ export function policyStateOf(pod: Pod): PolicyState {
 }
 
 /**
- * The pod as it was before the policy: without what its record names (a
- * record that is not the policy's text removes nothing), nor the mark and
- * the record. A new pod, its spec lists new where they change; the input
- * itself when it carries neither.
+ * The pod as it was before the policy: without what its record names, nor
+ * the bookkeeping the policy writes beside it ({@link POLICY_WRITTEN_ANNOTATIONS}), the mark and the record. A record that is not the policy's text removes
+ * nothing but itself and the mark. A new pod, its spec lists new where they
+ * change; the input itself when it carries neither.
  */
 export function withoutPolicyInjection(pod: Pod): Pod {
   const annotations = objectOf(objectOf(pod.metadata)?.annotations);
   if (annotations === undefined || (!Object.hasOwn(annotations, ANNOTATION_INJECT_MARK) && !Object.hasOwn(annotations, ANNOTATION_POLICY_RECORD))) return pod;
-  const record = parsePolicyRecord(stringOf(annotations[ANNOTATION_POLICY_RECORD]) ?? '');
-  const removed = new Set([ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD, ...(record?.annotations ?? [])]);
+  const entries = parsePolicyRecord(stringOf(annotations[ANNOTATION_POLICY_RECORD]) ?? '');
+  const all = (field: Exclude<RecordField, 'set' | 'base'>): string[] => (entries ?? []).flatMap((e) => e[field]);
+  const removed = new Set([ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD, ...(entries === undefined ? [] : [...POLICY_WRITTEN_ANNOTATIONS, ...all('annotations')])]);
   const kept = Object.fromEntries(Object.entries(annotations).filter(([key]) => !removed.has(key)));
   const spec = objectOf(pod.spec);
   const out: Pod = { ...pod, metadata: { ...pod.metadata, annotations: kept as Record<string, string> } };
-  if (record === undefined || spec === undefined) return out;
+  if (entries === undefined || spec === undefined) return out;
   const without = (list: unknown, names: readonly string[]): unknown[] => {
     const drop = new Set(names);
     return arrayOf(list).filter((item) => !(isObject(item) && typeof item.name === 'string' && drop.has(item.name)));
   };
-  const newSpec: JsonObject = { ...spec, containers: without(spec.containers, record.containers) };
-  for (const [key, names] of [['volumes', record.volumes], ['imagePullSecrets', record.imagePullSecrets]] as const) {
+  const newSpec: JsonObject = { ...spec, containers: without(spec.containers, [...all('before'), ...all('after')]) };
+  const lists = [['initContainers', [...all('initBefore'), ...all('initAfter')]], ['volumes', all('volumes')], ['imagePullSecrets', all('imagePullSecrets')]] as const;
+  for (const [key, names] of lists) {
     if (names.length > 0 && spec[key] !== undefined) newSpec[key] = without(spec[key], names);
   }
   return { ...out, spec: newSpec as Pod['spec'] };

@@ -40,7 +40,7 @@ export function podsChange(sidecarSet: string): AdmittedSidecarSet {
 }
 
 /**
- * The sets injection recorded on a pod, de-duplicated: the one set the
+ * The sets injection recorded on a pod, de-duplicated: the sets the
  * injection policy's record names when the policy alone injected the pod
  * (its record is then the whole story: policy-record.ts), else the names of
  * `kruise.io/sidecarset-injected-list` (pod-inject writes it, and removes it
@@ -52,7 +52,7 @@ export function recordedSets(pod: unknown): string[] {
   const annotations = objectOf(objectOf(pod.metadata)?.annotations);
   if (policyStateOf(pod) === 'injected') {
     const record = parsePolicyRecord(stringOf(annotations?.[ANNOTATION_POLICY_RECORD]) ?? '');
-    return record === undefined || record.set === '' ? [] : [record.set];
+    return [...new Set((record ?? []).map((entry) => entry.set).filter((name) => name !== ''))];
   }
   return [...new Set(parseInjectedList(stringOf(annotations?.[ANNOTATION_INJECTED_LIST])).filter((name) => name !== ''))];
 }

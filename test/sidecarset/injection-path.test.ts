@@ -15,13 +15,24 @@ describe('injectionPath', () => {
   });
 
   it.each([
-    ['init containers', { initContainers: [{ name: 'init', image: 'i:1' }] }, 'init containers'],
+    ['plain and native init containers', { initContainers: [{ name: 'init', image: 'i:1' }, { name: 'native', image: 'n:1', restartPolicy: 'Always' }], updateStrategy: { type: 'NotUpdate' } }],
+    ['patchPodMetadata', { patchPodMetadata: [{ annotations: { a: 'b' }, patchPolicy: 'Overwrite' }, { annotations: { 'example.com/c': '{}' }, patchPolicy: 'MergePatchJson' }] }],
+    ['shared volume devices', { containers: [{ name: 'agent', image: 'a:1', shareVolumeDevicePolicy: { type: 'enabled' } }] }],
+    ['transferEnv by name and from a label', { containers: [{ name: 'agent', image: 'a:1', transferEnv: [{ sourceContainerName: 'app', envName: 'X' }, { sourceContainerNameFrom: { fieldRef: { fieldPath: "metadata.labels['src']" } }, envNames: ['Y', 'Z'] }] }] }],
+    ['a canary', {}, { 'apps.kruise.io/sidecarset-canary': 'true', 'apps.kruise.io/sidecarset-base': 'agent-base' }],
+  ])('sends a set with %s to the policy', (_what, spec, annotations: Record<string, string> = {}) => {
+    const verdict = injectionPath(set(spec, annotations));
+    expect(verdict).toEqual({ path: 'policy', reason: 'the policy computes everything it injects' });
+  });
+
+  it.each([
     ['HotUpgrade', { containers: [{ name: 'agent', image: 'a:1', upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'e:1' } }] }, 'HotUpgrade'],
     ['resourcesPolicy', { containers: [{ name: 'agent', image: 'a:1', resourcesPolicy: { targetContainerMode: 'sum' } }] }, 'resourcesPolicy'],
-    ['patchPodMetadata', { patchPodMetadata: [{ annotations: { a: 'b' } }] }, 'patchPodMetadata'],
     ['a pinned revision', { injectionStrategy: { revision: { customVersion: 'v1' } } }, 'pins a revision'],
-    ['shareVolumeDevicePolicy', { containers: [{ name: 'agent', image: 'a:1', shareVolumeDevicePolicy: { type: 'enabled' } }] }, 'volume devices'],
-    ['transferEnv', { containers: [{ name: 'agent', image: 'a:1', transferEnv: [{ sourceContainerName: 'app', envName: 'X' }] }] }, 'transferEnv'],
+    ['transferEnv from a container named by an annotation', { containers: [{ name: 'agent', image: 'a:1', transferEnv: [{ sourceContainerNameFrom: { fieldRef: { fieldPath: "metadata.annotations['src']" } }, envName: 'X' }] }] }, "metadata.annotations['src']"],
+    ['patchPodMetadata of an injection annotation', { patchPodMetadata: [{ annotations: { 'kruise.io/sidecarset-injected-list': 'x' } }] }, 'may not write'],
+    ['a native HotUpgrade init container', { initContainers: [{ name: 'init', image: 'i:1', restartPolicy: 'Always', upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'e:1' } }] }, 'HotUpgrade'],
+    ['too many transferred env vars', { containers: [{ name: 'agent', image: 'a:1', transferEnv: [{ sourceContainerName: 'app', envNames: Array.from({ length: POLICY_SET_BOUNDS.transferredEnv + 1 }, (_, i) => `E${i}`) }] }] }, 'transfers 17 env vars'],
     ['too many containers', { containers: Array.from({ length: POLICY_SET_BOUNDS.containers + 1 }, (_, i) => ({ name: `c${i}`, image: 'a:1' })) }, 'containers, more than'],
     ['a long list', { containers: [{ name: 'agent', image: 'a:1', env: Array.from({ length: POLICY_SET_BOUNDS.listItems + 1 }, (_, i) => ({ name: `E${i}`, value: 'x' })) }] }, 'more than'],
     ['containers out of name order', { containers: [{ name: 'b', image: 'b:1' }, { name: 'a', image: 'a:1' }] }, 'name order'],

@@ -40,7 +40,7 @@ function policyPod(marked: boolean): Pod {
   const pod = injectPod({ pod: appPod(), namespace: 'default', sidecarSets: [a], namespaceLabels: new Map(), now: NOW }).pod;
   const annotations: Record<string, string> = { ...pod.metadata?.annotations };
   for (const key of POLICY_WRITTEN_ANNOTATIONS) annotations[key] = (annotations[key] ?? '').replace(/"updateTimestamp":"[^"]*"/, '"updateTimestamp":null');
-  annotations[ANNOTATION_POLICY_RECORD] = `set=a;containers=a-agent;volumes=a-data;imagePullSecrets=a-pull;annotations=${POLICY_WRITTEN_ANNOTATIONS.join(',')}`;
+  annotations[ANNOTATION_POLICY_RECORD] = 'set=a;base=;before=a-agent;after=;initBefore=;initAfter=;volumes=a-data;imagePullSecrets=a-pull;annotations=';
   if (marked) annotations[ANNOTATION_INJECT_MARK] = 'webhook';
   return { ...pod, metadata: { ...pod.metadata, annotations } };
 }
