@@ -91,10 +91,11 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   const reconcile = options.reconcile === true;
   // Before anything is generated or served: a refusal leaves nothing behind.
   if (reconcile && intervalMs > 0) await refuseBesideKruise(env);
-  // The path of the manifests written below (none are with --tls-cert).
-  const injection = options.tlsCert === undefined ? await clusterInjection(options, env) : undefined;
+  // Settings and secrets first: a bad one is named before the cluster is asked anything.
   const access = await localCallerAccess(options.tlsDir, env);
   warnIfInsecure(access, logger);
+  // The path of the manifests written below (none are with --tls-cert).
+  const injection = options.tlsCert === undefined ? await clusterInjection(options, env) : undefined;
   const metrics = localMetrics();
   const sources = await clusterSources(env, logger, { staleServed: metrics.staleServed });
   // Started before the webhooks serve, so that an admitted SidecarSet change can start its pass at once.

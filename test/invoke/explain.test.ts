@@ -107,7 +107,7 @@ describe('invoke explain', () => {
     expect(r.stdout).toContain('prod-only: does not apply: spec.namespace is prod; the pod is in default');
     expect(r.stdout).toContain('stable: does not apply: canary SidecarSet stable-canary (apps.kruise.io/sidecarset-base: stable) also selects the pod and injects in its place');
     // Both sets are the policy's: it injects them both, in either order (a set it left to pod-inject would send both there).
-    const path = String.raw` {2}injection path \(with --injection policy\): the injection policy: the policy computes everything it injects\n`;
+    const path = String.raw` {2}injection path \(where the injection policy is installed\): the injection policy: the policy computes everything it injects\n`;
     expect(r.stdout).toMatch(new RegExp(`logs: applies\n${path} {2}injects: containers: log-agent; init containers: log-init; volumes: log-config; revision: logs-\\w+\n`));
     expect(r.stdout).toMatch(new RegExp(`stable-canary: applies\n${path} {2}injects: containers: s; revision: stable-canary-\\w+\n`));
   });

@@ -91,11 +91,11 @@ describe('a set’s row', () => {
     expect(row).toEqual({ name: 'logs', staleCounts: [], state: 'Unknown', why: expect.stringMatching(/^cannot decide: namespace "gone" is unknown/) as unknown, rolling: false, path: 'policy' });
   });
 
-  it('names the path the rule gives the set: policy, or webhook for a set the policy does not take (patchPodMetadata here)', () => {
+  it('names the path the rule gives the set: policy, or webhook for a set the policy does not take (a pinned revision here)', () => {
     const set = rolloutSet({ name: 'logs' });
     expect(viewRow(set, [], NO_NAMESPACES).path).toBe('policy');
-    const patching = { ...set, spec: { ...set.spec, patchPodMetadata: [{ patchPolicy: 'Overwrite', annotations: { 'example.com/a': 'b' } }] } };
-    expect(viewRow(patching, [], NO_NAMESPACES).path).toBe('webhook');
+    const pinning = { ...set, spec: { ...set.spec, injectionStrategy: { revision: { revisionName: 'logs-1' } } } };
+    expect(viewRow(pinning, [], NO_NAMESPACES).path).toBe('webhook');
   });
 });
 
