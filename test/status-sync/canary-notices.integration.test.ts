@@ -74,7 +74,7 @@ describeWithControlPlane('a canary over another set’s base, on a real API serv
         const view = spawnSync(process.execPath, [MAIN, '--kubeconfig', kubeconfig], { env: { ...process.env, KUBECONFIG: '' }, encoding: 'utf8', timeout: 60_000 });
         expect(view.status).toBe(0);
         const baseLine = view.stdout.split('\n').find((line) => line.startsWith('log-agent '));
-        expect(baseLine).toMatch(/^log-agent\s+1\s+1\s+1\s+1\s+Finished\s+finished: .*; split: 1 pod\(s\) run its sidecars, canary log-agent-canary took 2$/);
+        expect(baseLine).toMatch(/^log-agent\s+1\s+1\s+1\s+1\s+Finished\s+(policy|webhook)\s+finished: .*; split: 1 pod\(s\) run its sidecars, canary log-agent-canary took 2$/);
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
