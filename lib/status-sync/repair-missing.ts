@@ -26,7 +26,7 @@
  * costs one, over the pods the set applies to (matched and uninjected, so a
  * set whose every pod was missed still has a budget). Uninjected pods being
  * deleted (an eviction in flight whose replacement may not exist yet, as a
- * StatefulSet's does not) count as unavailable too. And at most `room` (what
+ * StatefulSet's does not) count as unavailable too. And at most `evictionBudget` (what
  * is left of the pass's limit).
  */
 import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
@@ -51,7 +51,7 @@ export interface RepairInput {
   /** Which pods the API server sends to pod-inject, as registered. */
   podWebhook: PodWebhookSelectors;
   /** Evictions the pass may still make. */
-  room: number;
+  evictionBudget: number;
 }
 
 /** The decision for one set. */
@@ -149,7 +149,7 @@ export function planRepair(input: RepairInput): RepairPlan {
   }
   evictable.sort((a, b) => Number(a.ready) - Number(b.ready) || a.createdAtMs - b.createdAtMs || (podKey(a.pod) < podKey(b.pod) ? -1 : 1));
   const batch = batchSize({ waitingReady: evictable.map((e) => e.ready), total, unavailable, partition: 0, maxUnavailable });
-  const count = Math.min(batch.count, Math.max(input.room, 0));
+  const count = Math.min(batch.count, Math.max(input.evictionBudget, 0));
   return {
     ...none,
     evict: evictable.slice(0, count).map((e) => e.pod),
