@@ -10,10 +10,10 @@ import { kubeWebhookUrls } from '../../lib/adapters/kube-webhook-configurations.
 import { secretsManagerStore } from '../../lib/adapters/secrets-manager.ts';
 import { deployedWebhookUrlsFromEnv, ENV_SECRET_ARN, rotationSettingsFromEnv } from '../../lib/auth/caller-config.ts';
 import { rotateWebhookSecret, type RefusedWebhook, type RotationResult, type SecretStore } from '../../lib/auth/rotation.ts';
-import { refusedWebhookEvents, repairTeller } from '../../lib/webhook-config/refused-webhooks.ts';
+import { refusedWebhookEvents, repairRecorder } from '../../lib/webhook-config/refused-webhooks.ts';
 import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
 import { kubeClusterReader, kubeSidecarSetSource, millisecondsFromEnv, SourceOptionsError } from '../../lib/adapters/kube-sources.ts';
-import { kubeAdmissionConfigEventSink, kubeEventSink, kubePodEventSink, kubeToldStalls } from '../../lib/adapters/kube-events.ts';
+import { kubeAdmissionConfigEventSink, kubeEventSink, kubePodEventSink, kubeRecordedStalls } from '../../lib/adapters/kube-events.ts';
 import { kubeNamespaceSnapshot } from '../../lib/adapters/kube-namespaces.ts';
 import { kubePodPages, kubePodWriter, kubeSetPods } from '../../lib/adapters/kube-pods.ts';
 import { kubePodEvictor } from '../../lib/adapters/kube-evictions.ts';
@@ -120,7 +120,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const rotate = secretRotation(env, overrides, client);
   const tellRefused = refusalTeller(kubeAdmissionConfigEventSink(client), logger);
   // A stall an earlier invocation told is found among the stored Events, not told once per cold start.
-  const states = observedStates(rolloutStateNotices(kubeToldStalls(client)));
+  const states = observedStates(rolloutStateNotices(kubeRecordedStalls(client)));
   const stallMs = millisecondsFromEnv(env, ENV_ROLLOUT_STALL_MS, DEFAULT_STALL_MS, 1_000);
   const revisionNamespace = revisionNamespaceFromEnv(env);
   const heartbeat = leaseHeartbeat(client, leaseRenewalOf(env, revisionNamespace, overrides), logger);
@@ -227,7 +227,7 @@ function secretRotation(env: Env, overrides: StatusSyncOverrides, client: KubeCl
   const webhooks = kubeWebhookUrls(client);
   const clock = overrides.clock ?? systemClock;
   const now = () => clock.now();
-  return (signal, deployed) => rotateWebhookSecret({ store, webhooks, now, deployed: deployed ?? fromEnv, tellRepaired: repairTeller(kubeAdmissionConfigEventSink(client)) }, settings, signal);
+  return (signal, deployed) => rotateWebhookSecret({ store, webhooks, now, deployed: deployed ?? fromEnv, recordRepaired: repairRecorder(kubeAdmissionConfigEventSink(client)) }, settings, signal);
 }
 
 /**

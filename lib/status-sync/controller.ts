@@ -57,7 +57,7 @@ export class SetController {
     const trailing = trailingWrites((error) => this.summary.errors.push(error));
     this.reconciler = new Reconciler(deps, options, signal, trailing, this.summary);
     const visibleTimeoutMs = options.visibleTimeoutMs ?? DEFAULT_PACE.visibleTimeoutMs;
-    this.admitted = new AdmittedSource(admitted, deps, { visibleTimeoutMs, createSettleMs: options.createSettleMs }, {
+    this.admitted = new AdmittedSource(admitted, deps, { visibleTimeoutMs, createDebounceMs: options.createDebounceMs }, {
       follows: (name) => this.followed.has(name),
       podsChanged: (name) => {
         this.queue.add(name);
@@ -178,9 +178,9 @@ export class SetController {
       if (this.watching.get(name) === own) this.watching.delete(name);
       // A watch that failed ('error', e.g. refused at once) says nothing: the requeue-after stands.
       if (seen !== 'changed' || own.signal.aborted || this.ending.signal.aborted || this.followed.get(name) !== followed) return;
-      const settleMs = this.options.settleMs ?? DEFAULT_PACE.settleMs;
-      if (!this.reconciling.has(name)) this.early.start(name, readSet(name, this.deps, this.signal), settleMs);
-      this.queue.addAfter(name, settleMs);
+      const debounceMs = this.options.debounceMs ?? DEFAULT_PACE.debounceMs;
+      if (!this.reconciling.has(name)) this.early.start(name, readSet(name, this.deps, this.signal), debounceMs);
+      this.queue.addAfter(name, debounceMs);
     });
   }
 }

@@ -25,7 +25,7 @@
  */
 import type { SidecarSetEvent } from '../ports.ts';
 import type { RolloutCounts, UnavailablePods, WaitingReason } from '../rollout/plan.ts';
-import { unavailableText, waitingMessage } from '../rollout/round.ts';
+import { unavailableText, waitingMessage } from '../rollout/batch.ts';
 
 /** How long updated pods may stay unavailable before the rollout is stalled, by default (ROLLOUT_STALL_MS). */
 export const DEFAULT_STALL_MS = 60_000;
@@ -36,11 +36,11 @@ export const ENV_ROLLOUT_STALL_MS = 'ROLLOUT_STALL_MS';
 export const ANNOTATION_STALL_KEY = 'serverless-sidecarset/stall';
 
 /**
- * The stalls already told, as stored (the Events): per SidecarSet uid, the
+ * The stalls already recorded, as stored (the Events): per SidecarSet uid, the
  * stall keys of the RolloutStalled Events about it. A key holds the stall's
- * last update time, so a stall told, left and met again is another key.
+ * last update time, so a stall recorded, left and met again is another key.
  */
-export type ToldStalls = (signal?: AbortSignal) => Promise<ReadonlyMap<string, ReadonlySet<string>>>;
+export type RecordedStalls = (signal?: AbortSignal) => Promise<ReadonlyMap<string, ReadonlySet<string>>>;
 
 /** What decides a stall: now and the threshold, in the clock of the pods' update times (ms since the epoch). */
 export interface StallClock {
@@ -212,8 +212,8 @@ export interface RolloutStateNotices {
   aheadSince(set: string, ahead: boolean, nowMs: number): number | undefined;
 }
 
-/** @param told the stalls already told, as stored; without it, a new process tells every stall it finds. */
-export function rolloutStateNotices(told?: ToldStalls): RolloutStateNotices {
+/** @param recorded the stalls already recorded, as stored; without it, a new process tells every stall it finds. */
+export function rolloutStateNotices(recorded?: RecordedStalls): RolloutStateNotices {
   const last = new Map<string, { key: string; progress: string | undefined }>();
   const ahead = new Map<string, number>();
   let stored: Promise<ReadonlyMap<string, ReadonlySet<string>>> | undefined;
@@ -228,8 +228,8 @@ export function rolloutStateNotices(told?: ToldStalls): RolloutStateNotices {
       return state.reason === 'RolloutStalled' ? { ...event, annotations: { [ANNOTATION_STALL_KEY]: state.key } } : event;
     },
     async toldBefore(set, state, signal) {
-      if (told === undefined || state.reason !== 'RolloutStalled' || last.has(set.name)) return false;
-      stored ??= told(signal);
+      if (recorded === undefined || state.reason !== 'RolloutStalled' || last.has(set.name)) return false;
+      stored ??= recorded(signal);
       let keys: ReadonlyMap<string, ReadonlySet<string>>;
       try {
         keys = await stored;

@@ -44,9 +44,9 @@ export const MAX_EARLY_READ_AGE_MS = 250;
 export class EarlyReads {
   private readonly reads = new Map<string, { reads: SetReads; until: number }>();
 
-  /** Starts `name`'s reads now, to serve a pass after `settleMs`. */
-  start(name: string, reads: SetReads, settleMs: number): void {
-    this.reads.set(name, { reads, until: performance.now() + settleMs + MAX_EARLY_READ_AGE_MS });
+  /** Starts `name`'s reads now, to serve a pass after `debounceMs`. */
+  start(name: string, reads: SetReads, debounceMs: number): void {
+    this.reads.set(name, { reads, until: performance.now() + debounceMs + MAX_EARLY_READ_AGE_MS });
   }
 
   /** The set's early reads while they may still serve; taken either way. */
