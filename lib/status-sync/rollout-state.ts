@@ -214,48 +214,60 @@ export interface RolloutStateNotices {
 
 /** @param recorded the stalls already recorded, as stored; without it, a new process tells every stall it finds. */
 export function rolloutStateNotices(recorded?: RecordedStalls): RolloutStateNotices {
-  const last = new Map<string, { key: string; progress: string | undefined }>();
-  const ahead = new Map<string, number>();
-  let stored: Promise<ReadonlyMap<string, ReadonlySet<string>>> | undefined;
-  return {
-    due(set, state) {
-      const previous = last.get(set.name);
-      if (previous?.key === state.key) return undefined;
-      if (previous === undefined && state.resting === true) return undefined;
-      // The schedule's next pass of a stalled rollout finds it as it was: still stalled, not progressing again.
-      if (previous?.key.startsWith('stalled:') === true && state.key === 'progressing' && state.progress === previous.progress) return undefined;
-      const event: SidecarSetEvent = { sidecarSet: set, type: state.type, reason: state.reason, message: state.message };
-      return state.reason === 'RolloutStalled' ? { ...event, annotations: { [ANNOTATION_STALL_KEY]: state.key } } : event;
-    },
-    async toldBefore(set, state, signal) {
-      if (recorded === undefined || state.reason !== 'RolloutStalled' || last.has(set.name)) return false;
-      stored ??= recorded(signal);
-      let keys: ReadonlyMap<string, ReadonlySet<string>>;
-      try {
-        keys = await stored;
-      } catch {
-        stored = undefined;
-        return false;
-      }
-      if (set.uid === '' || keys.get(set.uid)?.has(state.key) !== true) return false;
-      last.set(set.name, { key: state.key, progress: state.progress });
-      return true;
-    },
-    reported(set, state) {
-      last.set(set, { key: state.key, progress: state.progress });
-    },
-    keepOnly(present) {
-      for (const name of last.keys()) if (!present.has(name)) last.delete(name);
-      for (const name of ahead.keys()) if (!present.has(name)) ahead.delete(name);
-    },
-    aheadSince(set, claimsAhead, nowMs) {
-      if (!claimsAhead) {
-        ahead.delete(set);
-        return undefined;
-      }
-      const since = ahead.get(set) ?? nowMs;
-      ahead.set(set, since);
-      return since;
-    },
-  };
+  return new RolloutStateMemory(recorded);
+}
+
+class RolloutStateMemory implements RolloutStateNotices {
+  private readonly recorded: RecordedStalls | undefined;
+  private readonly last = new Map<string, { key: string; progress: string | undefined }>();
+  private readonly ahead = new Map<string, number>();
+  private stored: Promise<ReadonlyMap<string, ReadonlySet<string>>> | undefined;
+
+  constructor(recorded: RecordedStalls | undefined) {
+    this.recorded = recorded;
+  }
+
+  due(set: { name: string; uid: string }, state: RolloutState): SidecarSetEvent | undefined {
+    const previous = this.last.get(set.name);
+    if (previous?.key === state.key) return undefined;
+    if (previous === undefined && state.resting === true) return undefined;
+    // The schedule's next pass of a stalled rollout finds it as it was: still stalled, not progressing again.
+    if (previous?.key.startsWith('stalled:') === true && state.key === 'progressing' && state.progress === previous.progress) return undefined;
+    const event: SidecarSetEvent = { sidecarSet: set, type: state.type, reason: state.reason, message: state.message };
+    return state.reason === 'RolloutStalled' ? { ...event, annotations: { [ANNOTATION_STALL_KEY]: state.key } } : event;
+  }
+
+  async toldBefore(set: { name: string; uid: string }, state: RolloutState, signal?: AbortSignal): Promise<boolean> {
+    if (this.recorded === undefined || state.reason !== 'RolloutStalled' || this.last.has(set.name)) return false;
+    this.stored ??= this.recorded(signal);
+    let keys: ReadonlyMap<string, ReadonlySet<string>>;
+    try {
+      keys = await this.stored;
+    } catch {
+      this.stored = undefined;
+      return false;
+    }
+    if (set.uid === '' || keys.get(set.uid)?.has(state.key) !== true) return false;
+    this.last.set(set.name, { key: state.key, progress: state.progress });
+    return true;
+  }
+
+  reported(set: string, state: RolloutState): void {
+    this.last.set(set, { key: state.key, progress: state.progress });
+  }
+
+  keepOnly(present: ReadonlySet<string>): void {
+    for (const name of this.last.keys()) if (!present.has(name)) this.last.delete(name);
+    for (const name of this.ahead.keys()) if (!present.has(name)) this.ahead.delete(name);
+  }
+
+  aheadSince(set: string, claimsAhead: boolean, nowMs: number): number | undefined {
+    if (!claimsAhead) {
+      this.ahead.delete(set);
+      return undefined;
+    }
+    const since = this.ahead.get(set) ?? nowMs;
+    this.ahead.set(set, since);
+    return since;
+  }
 }
