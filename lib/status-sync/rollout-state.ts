@@ -133,6 +133,37 @@ function stalledPods(updated: number, waiting: WaitingReason | undefined, stall:
   return { ...stuck, lastUpdateMs: stuckSinceMs(stuck, stall) };
 }
 
+/** Updated pods stay unavailable past the stall threshold. */
+function stalledState(counts: RolloutCounts, waiting: WaitingReason | undefined, stuck: UnavailablePods & { lastUpdateMs: number }, stall: StallClock): RolloutState {
+  const seconds = Math.round((stall.nowMs - stuck.lastUpdateMs) / 1000);
+  const holds = waiting?.kind === 'max-unavailable' ? `the next pods wait under maxUnavailable ${waiting.maxUnavailable}` : 'every pod is updated';
+  return {
+    reason: 'RolloutStalled',
+    type: 'Warning',
+    message: `stalled: ${stuck.count} updated pod(s) not ready, the last updated ${seconds} s ago: ${unavailableText(stuck)}; ${holds} (check the sidecar image and logs); ${counted(counts)}`,
+    // Kinds of reasons, not the reasons: a kubelet alternates ErrImagePull and ImagePullBackOff, which is no news.
+    key: stallKey(stuck),
+    progress: JSON.stringify(counts),
+  };
+}
+
+/** The rollout moves: pods were updated, wait under maxUnavailable, finish a hot upgrade or restart on their new sidecars. */
+function progressingState(counts: RolloutCounts, updated: number, waiting: Extract<WaitingReason, { kind: 'max-unavailable' | 'hot-swapping' | 'flipping' | 'updated-not-ready' }> | undefined): RolloutState {
+  const limit = waiting?.kind === 'max-unavailable' ? `, at most ${waiting.maxUnavailable} unavailable at a time (maxUnavailable)` : '';
+  const swapping = waiting?.kind === 'hot-swapping' || waiting?.kind === 'flipping' ? `; ${waiting.pods} pod(s) finishing a hot upgrade` : '';
+  const last = waiting?.kind === 'updated-not-ready' ? `; ${waitingMessage(waiting)}` : '';
+  return {
+    reason: 'RolloutProgressing',
+    type: 'Normal',
+    message: `rolling out${limit}: ${updated} pod(s) updated in this pass; ${counted(counts)}${swapping}${last}`,
+    key: 'progressing',
+    progress: JSON.stringify(counts),
+    // Every pod updated before this pass and some not ready yet: whoever updated them (an earlier pass, or the
+    // webhook injecting the current sidecars at creation) is where it started; at first sight it is no news.
+    ...(updated === 0 && waiting?.kind === 'updated-not-ready' ? { resting: true } : {}),
+  };
+}
+
 /**
  * The state of a set after a pass: `updated` pods were written this pass;
  * `waiting` why it stops; `stall` the clock that tells a stalled rollout
@@ -141,33 +172,10 @@ function stalledPods(updated: number, waiting: WaitingReason | undefined, stall:
  */
 export function rolloutState(counts: RolloutCounts, updated: number, waiting: WaitingReason | undefined, stall?: StallClock): RolloutState {
   const stuck = stalledPods(updated, waiting, stall);
-  if (stuck !== undefined && stall !== undefined) {
-    const seconds = Math.round((stall.nowMs - stuck.lastUpdateMs) / 1000);
-    const holds = waiting?.kind === 'max-unavailable' ? `the next pods wait under maxUnavailable ${waiting.maxUnavailable}` : 'every pod is updated';
-    return {
-      reason: 'RolloutStalled',
-      type: 'Warning',
-      message: `stalled: ${stuck.count} updated pod(s) not ready, the last updated ${seconds} s ago: ${unavailableText(stuck)}; ${holds} (check the sidecar image and logs); ${counted(counts)}`,
-      // Kinds of reasons, not the reasons: a kubelet alternates ErrImagePull and ImagePullBackOff, which is no news.
-      key: stallKey(stuck),
-      progress: JSON.stringify(counts),
-    };
-  }
+  if (stuck !== undefined && stall !== undefined) return stalledState(counts, waiting, stuck, stall);
   // The last pods finishing a hot upgrade, or restarting on their new sidecars, are still the rollout moving, not its end.
   if (waiting === undefined || waiting.kind === 'max-unavailable' || waiting.kind === 'hot-swapping' || waiting.kind === 'flipping' || waiting.kind === 'updated-not-ready') {
-    const limit = waiting?.kind === 'max-unavailable' ? `, at most ${waiting.maxUnavailable} unavailable at a time (maxUnavailable)` : '';
-    const swapping = waiting?.kind === 'hot-swapping' || waiting?.kind === 'flipping' ? `; ${waiting.pods} pod(s) finishing a hot upgrade` : '';
-    const last = waiting?.kind === 'updated-not-ready' ? `; ${waitingMessage(waiting)}` : '';
-    return {
-      reason: 'RolloutProgressing',
-      type: 'Normal',
-      message: `rolling out${limit}: ${updated} pod(s) updated in this pass; ${counted(counts)}${swapping}${last}`,
-      key: 'progressing',
-      progress: JSON.stringify(counts),
-      // Every pod updated before this pass and some not ready yet: whoever updated them (an earlier pass, or the
-      // webhook injecting the current sidecars at creation) is where it started; at first sight it is no news.
-      ...(updated === 0 && waiting?.kind === 'updated-not-ready' ? { resting: true } : {}),
-    };
+    return progressingState(counts, updated, waiting);
   }
   const message = `${waitingMessage(waiting)}; ${counted(counts)}`;
   switch (waiting.kind) {
