@@ -173,9 +173,9 @@ class WarmContainer {
   private async followEvent(run: Invocation, taken: string[], admitted: (AdmittedSidecarSet & { sentAt?: number }) | undefined, continuation: ContinueEvent | undefined): Promise<InvocationResult> {
     const names = [...taken, ...(continuation?.sets ?? [])];
     const sentAt = admitted?.sentAt ?? run.startedAt;
-    // A pod change settles from when the webhook sent it (Lambda's queue usually took that long already).
+    // A pod change's debounce runs from when the webhook sent it (Lambda's queue usually took that long already).
     const queued = admitted === undefined ? undefined : { ...admitted, queuedAtMs: performance.now() - Math.max(0, run.startedAt - sentAt) };
-    // Its pass reads the pods after the settle, never earlier.
+    // Its pass reads the pods after the debounce, never earlier.
     const readsFrom = Math.max(run.startedAt, sentAt + POD_DEBOUNCE_MS);
     const followUp = await this.runtime.follow(names, run.signal, queued === undefined ? undefined : admittedQueue([queued]), run.budget());
     // Only a pass that went through covers later triggers; after a failure the next one tries again.

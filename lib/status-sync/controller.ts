@@ -5,8 +5,8 @@
  *
  * Sources: the names handed over (the full resync's sets in flight, a
  * continuation's), admitted changes once stored (admitted-source.ts), the
- * watch on each followed set's pods (news lets related changes settle, then
- * adds the name), the end of the trailing writes a pass left pods to, and
+ * watch on each followed set's pods (news is debounced so related changes
+ * land, then adds the name), the end of the trailing writes a pass left pods to, and
  * Reconcile's own requeue-after. A failed Reconcile is added again after
  * the queue's backoff.
  *
@@ -34,7 +34,7 @@ export class SetController {
   private readonly watching = new Map<string, AbortController>();
   private readonly early = new EarlyReads();
   /**
-   * Sets being reconciled now. A read made meanwhile (an admitted change's, a settle's early read) may predate
+   * Sets being reconciled now. A read made meanwhile (an admitted change's, a debounce's early read) may predate
    * the status that pass writes, so it is not handed to the next pass, which reads the set itself.
    */
   private readonly reconciling = new Set<string>();

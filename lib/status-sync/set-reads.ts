@@ -30,16 +30,16 @@ export function readSet(name: string, deps: Pick<SetPassDeps, 'statuses' | 'roll
 }
 
 /**
- * How long after a settle ends the reads started during it still serve a
- * pass: a worker may reach the set later than its settle ends (other sets'
+ * How long after a debounce ends the reads started during it still serve a
+ * pass: a worker may reach the set later than its debounce ends (other sets'
  * passes first), and past this reads again rather than decide from an older set.
  */
 export const MAX_EARLY_READ_AGE_MS = 250;
 
 /**
- * Reads started while a set's news settles, for the set's next pass: the
- * settle hides their time. Each serves until {@link MAX_EARLY_READ_AGE_MS}
- * after its settle ends.
+ * Reads started while a set's news is debounced, for the set's next pass:
+ * the debounce hides their time. Each serves until {@link MAX_EARLY_READ_AGE_MS}
+ * after its debounce ends.
  */
 export class EarlyReads {
   private readonly reads = new Map<string, { reads: SetReads; until: number }>();
