@@ -200,14 +200,14 @@ export interface RolloutStateNotices {
   /** The Event to record when the set's state changed since the last recorded one; undefined otherwise. */
   due(set: { name: string; uid: string }, state: RolloutState): SidecarSetEvent | undefined;
   /**
-   * Whether a due stall was already told by another process (a set this
-   * process has told nothing of, with a stored RolloutStalled Event of the
+   * Whether a due stall was already recorded by another process (a set this
+   * process has recorded nothing of, with a stored RolloutStalled Event of the
    * same stall key); it is then remembered as reported. The stored Events
    * are read once per process, at the first such stall; when they cannot be
-   * read the stall is told (twice rather than never) and they are read again
+   * read the stall is recorded (twice rather than never) and they are read again
    * at the next.
    */
-  toldBefore(set: { name: string; uid: string }, state: RolloutState, signal?: AbortSignal): Promise<boolean>;
+  recordedBefore(set: { name: string; uid: string }, state: RolloutState, signal?: AbortSignal): Promise<boolean>;
   /** Remembers a state whose Event was recorded (a failed one is due again). */
   reported(set: string, state: RolloutState): void;
   /** Forgets sets no longer present. */
@@ -245,7 +245,7 @@ class RolloutStateMemory implements RolloutStateNotices {
     return state.reason === 'RolloutStalled' ? { ...event, annotations: { [ANNOTATION_STALL_KEY]: state.key } } : event;
   }
 
-  async toldBefore(set: { name: string; uid: string }, state: RolloutState, signal?: AbortSignal): Promise<boolean> {
+  async recordedBefore(set: { name: string; uid: string }, state: RolloutState, signal?: AbortSignal): Promise<boolean> {
     if (this.recorded === undefined || state.reason !== 'RolloutStalled' || this.last.has(set.name)) return false;
     this.stored ??= this.recorded(signal);
     let keys: ReadonlyMap<string, ReadonlySet<string>>;

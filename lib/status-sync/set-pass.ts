@@ -349,7 +349,7 @@ async function reportState(set: SidecarSet, state: RolloutState, deps: SetPassDe
   const ref = { name: result.sidecarSet, uid: stringOf(set.metadata?.uid) ?? '' };
   const event = deps.rollout.states.due(ref, state);
   // A stall an earlier process told (a cold start's first sight of it) is no news.
-  if (event === undefined || (await deps.rollout.states.toldBefore(ref, state, signal))) return;
+  if (event === undefined || (await deps.rollout.states.recordedBefore(ref, state, signal))) return;
   result.stateChange = state.message;
   try {
     await deps.events.record(event, signal);

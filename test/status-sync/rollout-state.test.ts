@@ -141,7 +141,7 @@ describe('rolloutStateNotices', () => {
     /** What one process tells of `state`, as set-pass.ts reportState asks: due, then not told before. */
     const tell = async (notices: RolloutStateNotices, sink: ReturnType<typeof memoryEventSink>, state: RolloutState) => {
       const event = notices.due(SET, state);
-      if (event === undefined || (await notices.toldBefore(SET, state))) return undefined;
+      if (event === undefined || (await notices.recordedBefore(SET, state))) return undefined;
       await sink.record(event);
       notices.reported(SET.name, state);
       return event.reason;
@@ -177,7 +177,7 @@ describe('rolloutStateNotices', () => {
       const state = stalledBy(stuck());
       const other = { ...SET, uid: 'uid-agent-2' };
       expect(notices.due(other, state)).toBeDefined();
-      expect(await notices.toldBefore(other, state)).toBe(false);
+      expect(await notices.recordedBefore(other, state)).toBe(false);
     });
 
     it('tells the stall when the stored Events cannot be read, and reads them again at the next stall', async () => {
@@ -190,9 +190,9 @@ describe('rolloutStateNotices', () => {
         return memoryRecordedStalls(sink)();
       };
       const notices = rolloutStateNotices(flaky);
-      expect(await notices.toldBefore(SET, stalledBy(stuck()))).toBe(false);
-      expect(await notices.toldBefore(SET, stalledBy(stuck()))).toBe(true);
-      expect(await notices.toldBefore({ name: 'other', uid: 'uid-other' }, stalledBy(stuck()))).toBe(false);
+      expect(await notices.recordedBefore(SET, stalledBy(stuck()))).toBe(false);
+      expect(await notices.recordedBefore(SET, stalledBy(stuck()))).toBe(true);
+      expect(await notices.recordedBefore({ name: 'other', uid: 'uid-other' }, stalledBy(stuck()))).toBe(false);
       expect(reads).toBe(2);
     });
 
@@ -204,10 +204,10 @@ describe('rolloutStateNotices', () => {
         reads++;
         return memoryRecordedStalls(sink)();
       });
-      expect(await notices.toldBefore(SET, rolloutState(counts(0), 0, { kind: 'paused' }))).toBe(false);
+      expect(await notices.recordedBefore(SET, rolloutState(counts(0), 0, { kind: 'paused' }))).toBe(false);
       notices.reported(SET.name, rolloutState(counts(0), 0, { kind: 'paused' }));
       // Paused, then stalled in this process's own sight: news, whatever was stored.
-      expect(await notices.toldBefore(SET, stalledBy(stuck()))).toBe(false);
+      expect(await notices.recordedBefore(SET, stalledBy(stuck()))).toBe(false);
       expect(reads).toBe(0);
     });
   });
