@@ -106,10 +106,7 @@ export function batchWrites(
       return [];
     }
   };
-  const notUpgradable = plan.notUpgradable.flatMap((pod) => {
-    const condition = upgradableConditionPatch(pod, name, notUpgradableNote(pod, set), now);
-    return condition === undefined ? [] : [{ pod, condition }];
-  });
+  const notUpgradable = notUpgradableWrites(plan.notUpgradable, set, now);
   const flips = plan.flips.flatMap(({ pod, flips }) => planned(pod, () => ({ pod, patch: podFlipPatch({ pod, set, flips, now }) })));
   // The pods the plan set aside were tried first (the batch's lazy filter): reported after the flips, as they were met.
   unplanned.push(...(plan.setAside ?? []));
@@ -129,6 +126,15 @@ export function batchWrites(
   const held = heldKeysOfBatch(out.updates.map((u) => u.pod), set);
   if (held !== undefined) out.held = held;
   return out;
+}
+
+/** The not-upgradable condition of each pod the set cannot update in place, none where the pod already says so. */
+function notUpgradableWrites(pods: readonly Pod[], set: SidecarSet, now: Date): BatchWrites['notUpgradable'] {
+  const name = sidecarSetName(set);
+  return pods.flatMap((pod) => {
+    const condition = upgradableConditionPatch(pod, name, notUpgradableNote(pod, set), now);
+    return condition === undefined ? [] : [{ pod, condition }];
+  });
 }
 
 /** The held-keys Event of a batch's updated pods, or undefined when none is held. */
