@@ -10,10 +10,10 @@ import { kubeWebhookUrls } from '../../lib/adapters/kube-webhook-configurations.
 import { secretsManagerStore } from '../../lib/adapters/secrets-manager.ts';
 import { deployedWebhookUrlsFromEnv, ENV_SECRET_ARN, rotationSettingsFromEnv } from '../../lib/auth/caller-config.ts';
 import { rotateWebhookSecret, type RefusedWebhook, type RotationResult, type SecretStore } from '../../lib/auth/rotation.ts';
-import { refusedWebhookEvents, repairTeller } from '../../lib/webhook-config/refused-webhooks.ts';
+import { refusedWebhookEvents, repairRecorder } from '../../lib/webhook-config/refused-webhooks.ts';
 import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
 import { kubeClusterReader, kubeSidecarSetSource, millisecondsFromEnv, SourceOptionsError } from '../../lib/adapters/kube-sources.ts';
-import { kubeAdmissionConfigEventSink, kubeEventSink, kubePodEventSink, kubeToldStalls } from '../../lib/adapters/kube-events.ts';
+import { kubeAdmissionConfigEventSink, kubeEventSink, kubePodEventSink, kubeRecordedStalls } from '../../lib/adapters/kube-events.ts';
 import { kubeNamespaceSnapshot } from '../../lib/adapters/kube-namespaces.ts';
 import { kubePodPages, kubePodWriter, kubeSetPods } from '../../lib/adapters/kube-pods.ts';
 import { kubePodEvictor } from '../../lib/adapters/kube-evictions.ts';
@@ -21,7 +21,7 @@ import { kubePodWebhook } from '../../lib/adapters/kube-pod-webhook.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, type KubeClient, type RequestRetry } from '../../lib/adapters/kube-request.ts';
 import { kubeRevisionStore } from '../../lib/adapters/kube-revisions.ts';
 import { kubeStatusWriter } from '../../lib/adapters/kube-sidecarsets.ts';
-import { discoveredSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets-version.ts';
+import { discoveredSidecarSetVersion, type SidecarSetVersions } from '../../lib/adapters/kube-sidecarsets-version.ts';
 import { systemClock, type AdmissionConfigEventSink, type Logger } from '../../lib/ports.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import { canaryNotices } from '../../lib/status-sync/canary-notices.ts';
@@ -39,6 +39,7 @@ import type { RolloutDeps } from '../../lib/status-sync/set-pass.ts';
 import { revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
 import { renewStatusSyncLease, type LeaseRenewal } from '../../lib/adapters/kube-lease.ts';
 import { ENV_STATUS_SYNC_INTERVAL_MS, leaseDurationSeconds } from '../../lib/status-sync/lease.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { hostname } from 'node:os';
 import { clusterKubeConfig } from '../shared/cluster.ts';
 import { lambdaMetrics, type Env, type Overrides } from '../shared/compose.ts';
@@ -98,46 +99,19 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const logger = overrides.logger ?? jsonLogger({ function: STATUS_SYNC });
   const metrics = lambdaMetrics(env, overrides, logger).statusSync();
   const kc = await clusterKubeConfig(env, overrides);
-  let retries = 0;
-  // One client for every request of the reconciler, so that the pass's count of requests (retries and watches too) is one number.
-  // One slow or dropped request costs a retry, not the pass (kube-request.ts says which are retried); each is told.
-  const client = kubeConfigClient(kc, {
-    attemptTimeoutMs: DEFAULT_CALL_TIMEOUT_MS,
-    onRetry: (retry: RequestRetry) => {
-      retries++;
-      logger.warn('API request retried', { ...retry });
-    },
-  });
-  // Never a stale list: a status must be written against the set as stored now.
-  // The sets are read, and their status written, in the version the cluster stores (never through the conversion webhook).
+  const { client, retries } = reconcilerClient(kc, logger);
   const versions = discoveredSidecarSetVersion(client);
-  const sidecarSets = kubeSidecarSetSource(kubeClusterReader(client, versions), { maxStalenessMs: 0, apiTimeoutMs: DEFAULT_CALL_TIMEOUT_MS });
-  const pods = kubePodPages(client);
-  const statuses = kubeStatusWriter(client, versions);
-  const events = kubeEventSink(client, { versions });
-  const notices = notInjectedNotices();
-  const canaries = canaryNotices();
+  const ports = passPorts(client, versions);
   const rotate = secretRotation(env, overrides, client);
   const tellRefused = refusalTeller(kubeAdmissionConfigEventSink(client), logger);
   // A stall an earlier invocation told is found among the stored Events, not told once per cold start.
-  const states = observedStates(rolloutStateNotices(kubeToldStalls(client)));
+  const states = observedStates(rolloutStateNotices(kubeRecordedStalls(client)));
   const stallMs = millisecondsFromEnv(env, ENV_ROLLOUT_STALL_MS, DEFAULT_STALL_MS, 1_000);
   const revisionNamespace = revisionNamespaceFromEnv(env);
   const heartbeat = leaseHeartbeat(client, leaseRenewalOf(env, revisionNamespace, overrides), logger);
   // The last full pass's not-injected counts, for the follow-up passes' set figures.
   let notInjected: Readonly<Record<string, number>> = {};
-  const rollout: RolloutDeps = {
-    // Owned by the set in the version it is stored (and read) in, as Kruise writes it.
-    revisions: kubeRevisionStore(client, revisionNamespace, { versions }),
-    setPods: kubeSetPods(client),
-    pods: kubePodWriter(client),
-    podEvents: kubePodEventSink(client),
-    clock: overrides.clock ?? systemClock,
-    states,
-    stallMs,
-    // A warm process works out an unchanged set's revision data once, not on every pass.
-    revisionFacts: memoisedRevisionFacts().factsOf,
-  };
+  const rollout = rolloutDepsOf(client, versions, revisionNamespace, { clock: overrides.clock ?? systemClock, states, stallMs });
   const intervalMs = millisecondsFromEnv(env, ENV_ROLLOUT_PACE_MS, DEFAULT_PACE.intervalMs, 100);
   const workers = sidecarSetWorkersFromEnv(env);
   // Only sets annotated for it have pods evicted; the limit holds over all of them.
@@ -145,17 +119,15 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   return {
     logger,
     server: client.server,
-    retries: () => retries,
+    retries,
     requests: () => client.requests(),
     runPass: async (signal, deployedWebhookUrls, handOff) => {
       const requestsBefore = client.requests();
       // Namespace labels are read afresh for every pass.
-      const pass = await runStatusPass({ sidecarSets, pods, namespaces: kubeNamespaceSnapshot(client), statuses, events, notices, canaries, rollout, repair }, { ...(signal === undefined ? {} : { signal }), ...(handOff === undefined ? {} : { handOff }) });
+      const pass = await runStatusPass({ ...ports, namespaces: kubeNamespaceSnapshot(client), rollout, repair }, { ...(signal === undefined ? {} : { signal }), ...(handOff === undefined ? {} : { handOff }) });
       const rotated = rotate === undefined ? pass : withRotation(pass, await rotate(signal, deployedWebhookUrls));
       const result = await tellRefused(rotated, signal);
-      const repaired = result.secretRotation?.repaired;
-      // Pods and SidecarSet writes were failing until now: worth a line of its own, whatever the pass log's pace.
-      if (repaired !== undefined) logger.warn('repointed webhooks that carried a secret no function accepts (a stale copy of the configurations was applied)', { webhooks: repaired });
+      logRepaired(logger, result);
       // Every door (the Lambda, the npm start loop) runs passes through here, so every pass is measured once.
       metrics.pass(passFactOf(result, client.requests() - requestsBefore, states.current()));
       await heartbeat(signal);
@@ -166,8 +138,8 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
       followSets(
         names,
         {
-          statuses,
-          events,
+          statuses: ports.statuses,
+          events: ports.events,
           namespaces: kubeNamespaceSnapshot(client),
           rollout,
           // Every follow-up pass is measured as the full pass is, from the same result its Events came from.
@@ -180,6 +152,54 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
         signal,
         queue,
       ),
+  };
+}
+
+/**
+ * One client for every request of the reconciler, so that the pass's count of
+ * requests (retries and watches too) is one number. One slow or dropped
+ * request costs a retry, not the pass (kube-request.ts says which are
+ * retried); each is logged.
+ */
+function reconcilerClient(kc: KubeConfig, logger: Logger): { client: KubeClient; retries: () => number } {
+  let retries = 0;
+  const client = kubeConfigClient(kc, {
+    attemptTimeoutMs: DEFAULT_CALL_TIMEOUT_MS,
+    onRetry: (retry: RequestRetry) => {
+      retries++;
+      logger.warn('API request retried', { ...retry });
+    },
+  });
+  return { client, retries: () => retries };
+}
+
+/**
+ * The full pass's ports on the cluster. Never a stale list: a status must be
+ * written against the set as stored now. The sets are read, and their status
+ * written, in the version the cluster stores (never through the conversion webhook).
+ */
+function passPorts(client: KubeClient, versions: SidecarSetVersions) {
+  return {
+    sidecarSets: kubeSidecarSetSource(kubeClusterReader(client, versions), { maxStalenessMs: 0, apiTimeoutMs: DEFAULT_CALL_TIMEOUT_MS }),
+    pods: kubePodPages(client),
+    statuses: kubeStatusWriter(client, versions),
+    events: kubeEventSink(client, { versions }),
+    notices: notInjectedNotices(),
+    canaries: canaryNotices(),
+  };
+}
+
+/** The rollout's ports on the cluster, with the clock and stall rule the passes share. */
+function rolloutDepsOf(client: KubeClient, versions: SidecarSetVersions, revisionNamespace: string, shared: Pick<RolloutDeps, 'clock' | 'states' | 'stallMs'>): RolloutDeps {
+  return {
+    // Owned by the set in the version it is stored (and read) in, as Kruise writes it.
+    revisions: kubeRevisionStore(client, revisionNamespace, { versions }),
+    setPods: kubeSetPods(client),
+    pods: kubePodWriter(client),
+    podEvents: kubePodEventSink(client),
+    ...shared,
+    // A warm process works out an unchanged set's revision data once, not on every pass.
+    revisionFacts: memoisedRevisionFacts().factsOf,
   };
 }
 
@@ -227,7 +247,7 @@ function secretRotation(env: Env, overrides: StatusSyncOverrides, client: KubeCl
   const webhooks = kubeWebhookUrls(client);
   const clock = overrides.clock ?? systemClock;
   const now = () => clock.now();
-  return (signal, deployed) => rotateWebhookSecret({ store, webhooks, now, deployed: deployed ?? fromEnv, tellRepaired: repairTeller(kubeAdmissionConfigEventSink(client)) }, settings, signal);
+  return (signal, deployed) => rotateWebhookSecret({ store, webhooks, now, deployed: deployed ?? fromEnv, recordRepaired: repairRecorder(kubeAdmissionConfigEventSink(client)) }, settings, signal);
 }
 
 /**
@@ -258,6 +278,12 @@ function refusalTeller(sink: AdmissionConfigEventSink, logger: Logger): (result:
     if (errors.length === result.errors.length) told = key;
     return { ...result, errors };
   };
+}
+
+/** Pods and SidecarSet writes were failing until the rotation repaired the webhooks: worth a line of its own, whatever the pass log's pace. */
+function logRepaired(logger: Logger, result: PassResult): void {
+  const repaired = result.secretRotation?.repaired;
+  if (repaired !== undefined) logger.warn('repointed webhooks that carried a secret no function accepts (a stale copy of the configurations was applied)', { webhooks: repaired });
 }
 
 /** The pass result with the rotation's step; a failed step is one of its errors, so the pass logs at error level. */

@@ -17,7 +17,7 @@ import { AdmittedEventError, CONTINUE_EVENT_KIND, deployedUrlsOfScheduledEvent, 
 import type { PassResult } from '../../lib/status-sync/pass.ts';
 import type { AdmittedSidecarSet } from '../../lib/ports.ts';
 import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
-import { passCoverage, POD_SETTLE_MS } from '../../lib/status-sync/pod-trigger.ts';
+import { passCoverage, POD_DEBOUNCE_MS } from '../../lib/status-sync/pod-trigger.ts';
 import type { PaceSummary } from '../../lib/status-sync/pace.ts';
 import type { Env } from '../shared/compose.ts';
 import { composeStatusSync, followWasNews, logFollow, logPass, type StatusSyncOverrides, type StatusSyncRuntime } from './compose.ts';
@@ -173,10 +173,10 @@ class WarmContainer {
   private async followEvent(run: Invocation, taken: string[], admitted: (AdmittedSidecarSet & { sentAt?: number }) | undefined, continuation: ContinueEvent | undefined): Promise<InvocationResult> {
     const names = [...taken, ...(continuation?.sets ?? [])];
     const sentAt = admitted?.sentAt ?? run.startedAt;
-    // A pod change settles from when the webhook sent it (Lambda's queue usually took that long already).
+    // A pod change's debounce runs from when the webhook sent it (Lambda's queue usually took that long already).
     const queued = admitted === undefined ? undefined : { ...admitted, queuedAtMs: performance.now() - Math.max(0, run.startedAt - sentAt) };
-    // Its pass reads the pods after the settle, never earlier.
-    const readsFrom = Math.max(run.startedAt, sentAt + POD_SETTLE_MS);
+    // Its pass reads the pods after the debounce, never earlier.
+    const readsFrom = Math.max(run.startedAt, sentAt + POD_DEBOUNCE_MS);
     const followUp = await this.runtime.follow(names, run.signal, queued === undefined ? undefined : admittedQueue([queued]), run.budget());
     // Only a pass that went through covers later triggers; after a failure the next one tries again.
     if (admitted?.operation === 'PODS' && followUp.errors.length === 0) this.coverage.began(readsFrom, [admitted.sidecarSet]);

@@ -6,7 +6,7 @@
 import type { AdmittedSidecarSet, Logger } from '../../lib/ports.ts';
 import { admittedQueue, type AdmittedQueue } from '../../lib/status-sync/admitted-queue.ts';
 import type { PaceSummary } from '../../lib/status-sync/pace.ts';
-import { passLog } from '../../lib/status-sync/pass-log.ts';
+import { passLog, type PassLog } from '../../lib/status-sync/pass-log.ts';
 import type { PassResult } from '../../lib/status-sync/pass.ts';
 import { followWasNews, logFollow, logPass } from './compose.ts';
 
@@ -36,72 +36,86 @@ export interface StatusLoop {
 
 
 export function startStatusLoop(options: StatusLoopOptions): StatusLoop {
-  const stopping = new AbortController();
-  const passTimeoutMs = options.passTimeoutMs ?? 120_000;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  const log = passLog(options.heartbeatMs);
+  const loop = new StatusLoopRunner(options);
+  loop.tick();
+  return { admitted: (change) => { loop.admitted(change); }, stop: () => loop.stop() };
+}
 
-  const queue = admittedQueue();
+class StatusLoopRunner {
+  private readonly options: StatusLoopOptions;
+  private readonly stopping = new AbortController();
+  private readonly passTimeoutMs: number;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private readonly log: PassLog;
+  private readonly queue = admittedQueue();
   // Set when the loop runs only for admitted changes, so the full pass keeps its interval.
-  let nextFullPassAt = 0;
-  let failed = false;
+  private nextFullPassAt = 0;
+  private failed = false;
 
-  const follow = async (names: readonly string[]) => {
-    if (options.follow === undefined || (names.length === 0 && queue.size() === 0)) return;
-    // Following ends when the next full pass is due, so the schedule of full passes (and the secret rotation they carry) keeps its pace.
-    // Whole milliseconds: AbortSignal.timeout refuses a fraction (performance.now() has them).
-    const budgetMs = Math.ceil(Math.max(1_000, Math.min(passTimeoutMs, nextFullPassAt - performance.now())));
-    // The budget ends following at a pass boundary; a pass running then finishes its writes within its own
-    // deadline (a pass cut mid-round would report its revision and pod writes as failed).
-    const summary = await options.follow(names, AbortSignal.any([stopping.signal, AbortSignal.timeout(budgetMs + passTimeoutMs)]), queue, AbortSignal.timeout(budgetMs));
-    if (followWasNews(summary)) logFollow(options.logger, summary);
-  };
+  constructor(options: StatusLoopOptions) {
+    this.options = options;
+    this.passTimeoutMs = options.passTimeoutMs ?? 120_000;
+    this.log = passLog(options.heartbeatMs);
+  }
 
-  const tick = (): void => {
-    timer = undefined;
-    running = (async () => {
-      if (performance.now() < nextFullPassAt) {
-        await follow([]);
-        return;
-      }
-      const result = await options.runPass(AbortSignal.any([stopping.signal, AbortSignal.timeout(passTimeoutMs)]));
-      nextFullPassAt = performance.now() + options.intervalMs;
-      const logged = log.decide(result);
-      if (logged !== undefined) logPass(options.logger, result, { logged: logged.reason, quietPasses: logged.quietPasses });
-      options.onPass?.(result);
-      await follow(result.rollout?.inFlight ?? []);
-    })()
+  admitted(change: AdmittedSidecarSet): void {
+    this.queue.push(change);
+    // Idle until the next full pass: run the admitted change's pass now.
+    if (this.running === undefined && this.timer !== undefined && !this.stopping.signal.aborted) {
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => { this.tick(); }, 0);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort(new Error('the status loop is stopping'));
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  tick(): void {
+    this.timer = undefined;
+    this.running = this.turn()
       .catch((error: unknown) => {
         // runPass never throws; a throwing onPass or logger must not end the loop.
-        failed = true;
-        options.logger.error('status pass failed', { error: error instanceof Error ? error.message : String(error) });
+        this.failed = true;
+        this.options.logger.error('status pass failed', { error: error instanceof Error ? error.message : String(error) });
       })
       .finally(() => {
-        running = undefined;
-        if (stopping.signal.aborted) return;
+        this.running = undefined;
+        if (this.stopping.signal.aborted) return;
         // A change admitted while the loop was busy and not taken yet runs at once, unless this tick failed: then
         // it waits a second rather than fail again in a tight loop.
-        const again = queue.size() > 0 ? (failed ? 1_000 : 0) : Math.max(0, nextFullPassAt - performance.now());
-        failed = false;
-        timer = setTimeout(tick, again);
+        const again = this.queue.size() > 0 ? (this.failed ? 1_000 : 0) : Math.max(0, this.nextFullPassAt - performance.now());
+        this.failed = false;
+        this.timer = setTimeout(() => { this.tick(); }, again);
       });
-  };
-  tick();
+  }
 
-  return {
-    admitted(change) {
-      queue.push(change);
-      // Idle until the next full pass: run the admitted change's pass now.
-      if (running === undefined && timer !== undefined && !stopping.signal.aborted) {
-        clearTimeout(timer);
-        timer = setTimeout(tick, 0);
-      }
-    },
-    async stop() {
-      stopping.abort(new Error('the status loop is stopping'));
-      if (timer !== undefined) clearTimeout(timer);
-      await running;
-    },
-  };
+  /** A full pass when one is due, then following what it left in flight; otherwise only the admitted changes. */
+  private async turn(): Promise<void> {
+    if (performance.now() < this.nextFullPassAt) {
+      await this.follow([]);
+      return;
+    }
+    const result = await this.options.runPass(AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.passTimeoutMs)]));
+    this.nextFullPassAt = performance.now() + this.options.intervalMs;
+    const logged = this.log.decide(result);
+    if (logged !== undefined) logPass(this.options.logger, result, { logged: logged.reason, quietPasses: logged.quietPasses });
+    this.options.onPass?.(result);
+    await this.follow(result.rollout?.inFlight ?? []);
+  }
+
+  private async follow(names: readonly string[]): Promise<void> {
+    const { follow } = this.options;
+    if (follow === undefined || (names.length === 0 && this.queue.size() === 0)) return;
+    // Following ends when the next full pass is due, so the schedule of full passes (and the secret rotation they carry) keeps its pace.
+    // Whole milliseconds: AbortSignal.timeout refuses a fraction (performance.now() has them).
+    const budgetMs = Math.ceil(Math.max(1_000, Math.min(this.passTimeoutMs, this.nextFullPassAt - performance.now())));
+    // The budget ends following at a pass boundary; a pass running then finishes its writes within its own
+    // deadline (a pass cut mid-round would report its revision and pod writes as failed).
+    const summary = await follow(names, AbortSignal.any([this.stopping.signal, AbortSignal.timeout(budgetMs + this.passTimeoutMs)]), this.queue, AbortSignal.timeout(budgetMs));
+    if (followWasNews(summary)) logFollow(this.options.logger, summary);
+  }
 }

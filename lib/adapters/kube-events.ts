@@ -8,7 +8,7 @@ import { objectOf, stringOf } from '../kube/json.ts';
 import type { AdmissionConfigEventSink, PodEventSink, SidecarSetEventSink } from '../ports.ts';
 import { GROUP, KIND } from '../sidecarset/types.ts';
 import { REVISION_WRITE_FAILED } from '../status-sync/revision-failure.ts';
-import { ANNOTATION_STALL_KEY, type ToldStalls } from '../status-sync/rollout-state.ts';
+import { ANNOTATION_STALL_KEY, type RecordedStalls } from '../status-sync/rollout-state.ts';
 import type { RevisionFailureEvent, RevisionFailureSource } from '../status-view/revision-failures.ts';
 import { fixedSidecarSetVersion, type SidecarSetVersions } from './kube-sidecarsets-version.ts';
 import { listAll } from './kube-paged-list.ts';
@@ -130,21 +130,21 @@ export function kubePodEventSink(client: KubeClient, options: EventOptions = {})
  * left out. Events expire (the API server's --event-ttl, an hour by
  * default): a stall recorded longer ago than that is recorded once more by a new process.
  */
-export function kubeToldStalls(client: KubeClient): ToldStalls {
+export function kubeRecordedStalls(client: KubeClient): RecordedStalls {
   const fieldSelector = 'involvedObject.kind=SidecarSet,reason=RolloutStalled';
   return async (signal) => {
     const { items } = await listAll(client, `/api/v1/namespaces/${EVENT_NAMESPACE}/events`, { fieldSelector }, `list RolloutStalled events in "${EVENT_NAMESPACE}"`, signal);
-    const told = new Map<string, Set<string>>();
+    const recorded = new Map<string, Set<string>>();
     for (const item of items) {
       const event = objectOf(item) ?? {};
       const uid = stringOf(objectOf(event.involvedObject)?.uid);
       const key = stringOf(objectOf(objectOf(event.metadata)?.annotations)?.[ANNOTATION_STALL_KEY]);
       if (uid === undefined || uid === '' || key === undefined) continue;
-      const keys = told.get(uid) ?? new Set<string>();
+      const keys = recorded.get(uid) ?? new Set<string>();
       keys.add(key);
-      told.set(uid, keys);
+      recorded.set(uid, keys);
     }
-    return told;
+    return recorded;
   };
 }
 

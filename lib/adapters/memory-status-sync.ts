@@ -11,7 +11,7 @@ import { sidecarSetName } from '../sidecarset/match.ts';
 import { summarizePod } from '../sidecarset/status.ts';
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
 import { StatusConflictError } from '../ports/errors.ts';
-import { ANNOTATION_STALL_KEY, type ToldStalls } from '../status-sync/rollout-state.ts';
+import { ANNOTATION_STALL_KEY, type RecordedStalls } from '../status-sync/rollout-state.ts';
 
 /** The pods, summarised one page at a time as the live list does. */
 export function memoryPodPages(pods: readonly Pod[], pageSize = 500): PodPages {
@@ -90,17 +90,17 @@ export function memoryPodEventSink(): PodEventSink & { readonly events: readonly
   return keepingSink<PodEvent>();
 }
 
-/** The stalls recorded among `events` (recorded by any number of processes), read as kubeToldStalls reads the stored Events. */
-export function memoryToldStalls(sink: { readonly events: readonly SidecarSetEvent[] }): ToldStalls {
+/** The stalls recorded among `events` (recorded by any number of processes), read as kubeRecordedStalls reads the stored Events. */
+export function memoryRecordedStalls(sink: { readonly events: readonly SidecarSetEvent[] }): RecordedStalls {
   return () => {
-    const told = new Map<string, Set<string>>();
+    const recorded = new Map<string, Set<string>>();
     for (const event of sink.events) {
       const key = event.annotations?.[ANNOTATION_STALL_KEY];
       if (event.reason !== 'RolloutStalled' || key === undefined || event.sidecarSet.uid === '') continue;
-      const keys = told.get(event.sidecarSet.uid) ?? new Set<string>();
+      const keys = recorded.get(event.sidecarSet.uid) ?? new Set<string>();
       keys.add(key);
-      told.set(event.sidecarSet.uid, keys);
+      recorded.set(event.sidecarSet.uid, keys);
     }
-    return Promise.resolve(told);
+    return Promise.resolve(recorded);
   };
 }

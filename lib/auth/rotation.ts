@@ -30,7 +30,7 @@
  * credential wrote before the admission-config policy held the segment to
  * the secret's shape, issue 45) is pointed at once at the secret every
  * function accepts now: the previous one while the new one propagates, the
- * current one otherwise, and a Warning Event recorded (`tellRepaired`; the
+ * current one otherwise, and a Warning Event recorded (`recordRepaired`; the
  * WebhooksRepointed metric and its alarm count them). Such a copy would
  * otherwise refuse every pod creation and SidecarSet write until someone
  * noticed. A webhook pointing elsewhere (a service reference, another
@@ -135,7 +135,7 @@ export interface RotationPorts {
    */
   deployed: readonly string[] | undefined;
   /** Tells the webhooks this pass repaired (lib/webhook-config/refused-webhooks.ts: a Warning Event on each configuration). */
-  tellRepaired?: (repaired: readonly RepairedWebhook[], signal?: AbortSignal) => Promise<void>;
+  recordRepaired?: (repaired: readonly RepairedWebhook[], signal?: AbortSignal) => Promise<void>;
 }
 
 /** A webhook the pass pointed back at an accepted secret. */
@@ -272,9 +272,9 @@ async function repairStale(ports: RotationPorts & { deployed: readonly string[] 
 
 /** Records the repairs' Events (never throws: a failure is said in the result's detail). */
 async function tellRepairs(ports: RotationPorts, repaired: readonly RepairedWebhook[], signal?: AbortSignal): Promise<string | undefined> {
-  if (repaired.length === 0 || ports.tellRepaired === undefined) return undefined;
+  if (repaired.length === 0 || ports.recordRepaired === undefined) return undefined;
   try {
-    await ports.tellRepaired(repaired, signal);
+    await ports.recordRepaired(repaired, signal);
     return undefined;
   } catch (error) {
     return `the repair Event could not be recorded: ${errorMessage(error)}`;

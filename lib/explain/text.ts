@@ -3,7 +3,7 @@
  * SidecarSet, its verdict first, then what it injects and where its
  * rollout stands with the pod. `-o json` prints the explanation itself.
  */
-import { unavailableText } from '../rollout/round.ts';
+import { unavailableText } from '../rollout/batch.ts';
 import type { Hold, InjectedParts, PodExplanation, RolloutExplanation, SetExplanation } from './explain.ts';
 
 function partsText(parts: InjectedParts): string[] {

@@ -11,7 +11,7 @@ import { objectOf, stringMapOf, stringOf } from '../kube/json.ts';
 import type { JsonObject, Pod } from '../kube/types.ts';
 import { planRollout, type RolloutCounts } from '../rollout/plan.ts';
 import { podKey } from '../sidecarset/pod-state.ts';
-import { waitingMessage } from '../rollout/round.ts';
+import { waitingMessage } from '../rollout/batch.ts';
 import { currentRevisionName, LABEL_SIDECARSET_NAME, type ControllerRevision } from '../sidecarset/revisions.ts';
 import { sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';

@@ -9,7 +9,7 @@ import type { Pod } from '../kube/types.ts';
 import { sidecarSetName, UnknownNamespaceError, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { planRollout, type WaitingReason } from './plan.ts';
-import { waitingMessage } from './round.ts';
+import { waitingMessage } from './batch.ts';
 
 export interface OfflinePodRef {
   sidecarSet: string;

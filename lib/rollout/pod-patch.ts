@@ -273,7 +273,7 @@ export function podUpdatePatch(input: PodUpdateInput): JsonPatchOperation[] {
   if ((before[ANNOTATION_INJECTED_LIST] ?? '') === '') after[ANNOTATION_INJECTED_LIST] = input.injectedList;
   patchPodMetadata(after, set);
   // A key the pod's fence does not list (the set named it after the pod was created) is left as it is:
-  // the policy would refuse the whole update for it. The batch reports it (round.ts, heldKeysOfBatch).
+  // the policy would refuse the whole update for it. The batch reports it (batch.ts, heldKeysOfBatch).
   for (const key of heldKeys(pod, before, after)) {
     if (Object.hasOwn(before, key)) after[key] = before[key] as string;
     else Reflect.deleteProperty(after, key);

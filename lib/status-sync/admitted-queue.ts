@@ -37,49 +37,67 @@ export const MAX_QUEUED_CHANGES = 64;
  * for the next one. Changes of the same set coalesce: the latest replaces
  * the one waiting (one read and one pass serve both), except that a pod
  * change (`PODS`) never replaces a change of the set; an initial change may
- * say when it arrived (`queuedAtMs`, performance.now()), for its settle.
+ * say when it arrived (`queuedAtMs`, performance.now()), for its debounce.
  */
 export function admittedQueue(initial: readonly (AdmittedSidecarSet & { queuedAtMs?: number })[] = [], max: number = MAX_QUEUED_CHANGES): AdmittedChanges {
-  let changes = new Map<string, QueuedChange>();
-  let refused = 0;
-  let wake: (() => void) | undefined;
-  const add = (change: AdmittedSidecarSet & { queuedAtMs?: number }) => {
-    const waiting = changes.get(change.sidecarSet);
-    if (waiting === undefined && changes.size >= max) {
-      refused++;
+  const queue = new AdmittedChangeQueue(max);
+  for (const change of initial) queue.add(change);
+  return queue;
+}
+
+class AdmittedChangeQueue implements AdmittedChanges {
+  private changes = new Map<string, QueuedChange>();
+  private refused = 0;
+  private wake: (() => void) | undefined;
+  private readonly max: number;
+
+  constructor(max: number) {
+    this.max = max;
+  }
+
+  add(change: AdmittedSidecarSet & { queuedAtMs?: number }): void {
+    const waiting = this.changes.get(change.sidecarSet);
+    if (waiting === undefined && this.changes.size >= this.max) {
+      this.refused++;
       return;
     }
     // A pod change never replaces a change of the set itself: that one's wait for visibility serves both. Over a
-    // pod change it does replace, its later arrival restarts the settle, so the pass reads after the latest pod's
+    // pod change it does replace, its later arrival restarts the debounce, so the pass reads after the latest pod's
     // write; the wait stays bounded, since the loop takes the whole queue at each round.
     if (waiting !== undefined && waiting.operation !== 'PODS' && change.operation === 'PODS') return;
     // Deleted first, so the set takes its place at the end: the order of arrival is kept.
-    changes.delete(change.sidecarSet);
-    changes.set(change.sidecarSet, { ...change, queuedAtMs: change.queuedAtMs ?? performance.now() });
-  };
-  for (const change of initial) add(change);
-  return {
-    push(change) {
-      add(change);
-      wake?.();
-      wake = undefined;
-    },
-    take() {
-      const taken = [...changes.values()];
-      changes = new Map();
-      return taken;
-    },
-    arrival() {
-      if (changes.size > 0) return Promise.resolve();
-      return new Promise((resolve) => {
-        const previous = wake;
-        wake = () => {
-          previous?.();
-          resolve();
-        };
-      });
-    },
-    size: () => changes.size,
-    dropped: () => refused,
-  };
+    this.changes.delete(change.sidecarSet);
+    this.changes.set(change.sidecarSet, { ...change, queuedAtMs: change.queuedAtMs ?? performance.now() });
+  }
+
+  push(change: AdmittedSidecarSet): void {
+    this.add(change);
+    this.wake?.();
+    this.wake = undefined;
+  }
+
+  take(): QueuedChange[] {
+    const taken = [...this.changes.values()];
+    this.changes = new Map();
+    return taken;
+  }
+
+  arrival(): Promise<void> {
+    if (this.changes.size > 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const previous = this.wake;
+      this.wake = () => {
+        previous?.();
+        resolve();
+      };
+    });
+  }
+
+  size(): number {
+    return this.changes.size;
+  }
+
+  dropped(): number {
+    return this.refused;
+  }
 }

@@ -29,7 +29,7 @@ export interface AdmittedTarget {
 export interface AdmittedSourceOptions {
   /** How long one change may take to become visible, and all of them together in one call. */
   visibleTimeoutMs: number;
-  createSettleMs: number | undefined;
+  createDebounceMs: number | undefined;
 }
 
 export class AdmittedSource {
@@ -86,7 +86,7 @@ export class AdmittedSource {
     }
     const began = performance.now();
     try {
-      const set = await visibleSet(change, this.deps, Math.max(0, Math.min(this.options.visibleTimeoutMs, this.budgetMs)), signal, this.options.createSettleMs);
+      const set = await visibleSet(change, this.deps, Math.max(0, Math.min(this.options.visibleTimeoutMs, this.budgetMs)), signal, this.options.createDebounceMs);
       if (set !== undefined) this.target.visible(change.sidecarSet, set);
     } catch (error) {
       if (signal?.aborted === true) return false;

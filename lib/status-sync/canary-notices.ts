@@ -7,14 +7,14 @@
  * (Finished) say nothing of it. So the base tells it: a Warning Event on the
  * base naming each canary and how many of the pods the base selects it
  * injected, written when that changes and refreshed while it holds
- * (told-memory.ts, as the uninjected-pod notices), and a Normal Event once no
+ * (event-memory.ts, as the uninjected-pod notices), and a Normal Event once no
  * such pod is left. `npm run -s status` shows the same split.
  */
 import { errorMessage } from '../errors.ts';
 import { ANNOTATION_BASE } from '../sidecarset/canary.ts';
 import type { SidecarSetEvent, SidecarSetEventSink } from '../ports.ts';
 import type { PassError } from './errors.ts';
-import { toldMemory, type ToldMemoryOptions } from './told-memory.ts';
+import { eventMemory, type EventMemoryOptions } from './event-memory.ts';
 
 /** What a pass found for one set: each canary of it that took pods, by name, with how many. */
 export interface CanaryFinding {
@@ -68,8 +68,8 @@ function keyOf(finding: CanaryFinding): string | undefined {
 }
 
 /** Starts with nothing reported; make one per process (per cold start) and keep it across passes. */
-export function canaryNotices(options: ToldMemoryOptions = {}): CanaryNotices {
-  const memory = toldMemory(options);
+export function canaryNotices(options: EventMemoryOptions = {}): CanaryNotices {
+  const memory = eventMemory(options);
   return {
     due(findings, present) {
       memory.keep(present);

@@ -5,8 +5,8 @@
  *
  * Sources: the names handed over (the full resync's sets in flight, a
  * continuation's), admitted changes once stored (admitted-source.ts), the
- * watch on each followed set's pods (news lets related changes settle, then
- * adds the name), the end of the trailing writes a pass left pods to, and
+ * watch on each followed set's pods (news is debounced so related changes
+ * land, then adds the name), the end of the trailing writes a pass left pods to, and
  * Reconcile's own requeue-after. A failed Reconcile is added again after
  * the queue's backoff.
  *
@@ -34,7 +34,7 @@ export class SetController {
   private readonly watching = new Map<string, AbortController>();
   private readonly early = new EarlyReads();
   /**
-   * Sets being reconciled now. A read made meanwhile (an admitted change's, a settle's early read) may predate
+   * Sets being reconciled now. A read made meanwhile (an admitted change's, a debounce's early read) may predate
    * the status that pass writes, so it is not handed to the next pass, which reads the set itself.
    */
   private readonly reconciling = new Set<string>();
@@ -57,7 +57,7 @@ export class SetController {
     const trailing = trailingWrites((error) => this.summary.errors.push(error));
     this.reconciler = new Reconciler(deps, options, signal, trailing, this.summary);
     const visibleTimeoutMs = options.visibleTimeoutMs ?? DEFAULT_PACE.visibleTimeoutMs;
-    this.admitted = new AdmittedSource(admitted, deps, { visibleTimeoutMs, createSettleMs: options.createSettleMs }, {
+    this.admitted = new AdmittedSource(admitted, deps, { visibleTimeoutMs, createDebounceMs: options.createDebounceMs }, {
       follows: (name) => this.followed.has(name),
       podsChanged: (name) => {
         this.queue.add(name);
@@ -178,9 +178,9 @@ export class SetController {
       if (this.watching.get(name) === own) this.watching.delete(name);
       // A watch that failed ('error', e.g. refused at once) says nothing: the requeue-after stands.
       if (seen !== 'changed' || own.signal.aborted || this.ending.signal.aborted || this.followed.get(name) !== followed) return;
-      const settleMs = this.options.settleMs ?? DEFAULT_PACE.settleMs;
-      if (!this.reconciling.has(name)) this.early.start(name, readSet(name, this.deps, this.signal), settleMs);
-      this.queue.addAfter(name, settleMs);
+      const debounceMs = this.options.debounceMs ?? DEFAULT_PACE.debounceMs;
+      if (!this.reconciling.has(name)) this.early.start(name, readSet(name, this.deps, this.signal), debounceMs);
+      this.queue.addAfter(name, debounceMs);
     });
   }
 }

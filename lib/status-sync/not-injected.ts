@@ -21,13 +21,13 @@
  *
  * Events are transient (the API server drops them after an hour by default)
  * and must not be written every pass, so what was reported is remembered
- * per set (told-memory.ts): a Warning goes out when a set's uninjected pods
+ * per set (event-memory.ts): a Warning goes out when a set's uninjected pods
  * first appear or change, again every `refreshMs` while they remain (before
  * the old event expires), and a Normal event says when they are gone. The
  * counts are also in every pass's result and log line.
  */
 import type { PodEvent, SidecarSetEvent } from '../ports.ts';
-import { toldMemory, type ToldMemoryOptions } from './told-memory.ts';
+import { eventMemory, type EventMemoryOptions } from './event-memory.ts';
 
 /** One uninjected pod, as its namespace's event names it. */
 export interface NotInjectedPod {
@@ -83,7 +83,7 @@ export const REASON_POD_NOT_INJECTED = 'PodNotInjected';
 export const REASON_NOT_INJECTED = 'PodsNotInjected';
 /** Reason of the Normal event that follows once no such pod is left. */
 export const REASON_INJECTED = 'PodsInjected';
-export type NotInjectedNoticesOptions = ToldMemoryOptions;
+export type NotInjectedNoticesOptions = EventMemoryOptions;
 
 const WHY = 'created without its sidecars (the pod-inject webhook did not inject them, e.g. it was unreachable and its failurePolicy is Ignore)';
 
@@ -120,7 +120,7 @@ function keyOf(finding: NotInjectedFinding): string | undefined {
 
 /** Starts with nothing reported; make one per process (per cold start) and keep it across passes. */
 export function notInjectedNotices(options: NotInjectedNoticesOptions = {}): NotInjectedNotices {
-  const memory = toldMemory(options);
+  const memory = eventMemory(options);
   return {
     due(findings, present) {
       memory.keep(present);

@@ -31,7 +31,7 @@ export function observedStates(inner: RolloutStateNotices): ObservedStates {
     reported: (set, state) => {
       inner.reported(set, state);
     },
-    toldBefore: (set, state, signal) => inner.toldBefore(set, state, signal),
+    recordedBefore: (set, state, signal) => inner.recordedBefore(set, state, signal),
     aheadSince: (set, ahead, nowMs) => inner.aheadSince(set, ahead, nowMs),
     keepOnly(present) {
       for (const name of seen.keys()) if (!present.has(name)) seen.delete(name);

@@ -16,7 +16,7 @@ export interface PaceOptions {
    * 1.26 times at the median of three runs, for about twice the passes;
    * docs/BENCHMARKS.md).
    */
-  settleMs?: number;
+  debounceMs?: number;
   /**
    * A backstop: a set whose counts have not moved for this long leaves the
    * loop (the schedule keeps an eye on it). Default 60 s. A rollout whose
@@ -30,8 +30,8 @@ export interface PaceOptions {
    * time all admitted changes together spend waiting in one call. Default 10 s.
    */
   visibleTimeoutMs?: number;
-  /** How long after its arrival a CREATE is first read. Default CREATE_SETTLE_MS (visible-set.ts). */
-  createSettleMs?: number;
+  /** How long after its arrival a CREATE is first read. Default CREATE_DEBOUNCE_MS (visible-set.ts). */
+  createDebounceMs?: number;
   /**
    * Ends the following at the next pass boundary: no new pass or wait
    * starts after it, and a running pass finishes its writes (bounded by the
@@ -47,7 +47,7 @@ export interface PaceOptions {
   workers?: number;
 }
 
-export const DEFAULT_PACE = { intervalMs: 5_000, settleMs: 50, stallMs: DEFAULT_STALL_MS, visibleTimeoutMs: 10_000 } as const;
+export const DEFAULT_PACE = { intervalMs: 5_000, debounceMs: 50, stallMs: DEFAULT_STALL_MS, visibleTimeoutMs: 10_000 } as const;
 
 export interface PaceDeps extends SetPassDeps {
   /** Monotonic milliseconds. Default performance.now. */

@@ -72,39 +72,47 @@ async function countPods(sets: readonly SidecarSet[], index: SetIndex, deps: Sta
     if (!counting.failed.has(i)) counting.failed.set(i, { sidecarSet: sidecarSetName(sets[i] ?? {}), operation, message: errorMessage(error) });
   };
   const needLabels = index.withNamespaceSelector.length > 0;
-  const labels = new Map<string, Readonly<Record<string, string>>>();
-  const asked = new Set<string>();
+  const labels: NamespaceLabelsRead = { labels: new Map(), asked: new Set() };
   for await (const page of deps.pods.pages(signal)) {
     signal?.throwIfAborted();
     counting.podsSeen += page.length;
     // Once every set that needs labels has failed, reading more is pointless.
-    if (needLabels && index.withNamespaceSelector.some((i) => !counting.failed.has(i))) {
-      const unknown = [...new Set(page.map((pod) => pod.namespace))].filter((ns) => !asked.has(ns));
-      for (const ns of unknown) asked.add(ns);
-      if (unknown.length > 0) {
-        try {
-          for (const [ns, nsLabels] of await deps.namespaces.labels(unknown, signal)) labels.set(ns, nsLabels);
-        } catch (error) {
-          for (const i of index.withNamespaceSelector) fail(i, 'read namespace labels', error);
-        }
-      }
-    }
-    for (const pod of page) {
-      index.forEachCandidate(pod, (i) => {
-        if (counting.failed.has(i)) return;
-        const accumulator = counting.accumulators[i];
-        const byNamespace = counting.notInjected[i];
-        if (accumulator === undefined || byNamespace === undefined) return;
-        try {
-          if (accumulator.add(pod, labels) === 'not-injected') tallyNotInjected(byNamespace, pod, samplePods);
-        } catch (error) {
-          // A namespace that vanished between the pod list and the label read: decide next pass.
-          fail(i, 'match pods', error);
-        }
-      });
-    }
+    if (needLabels && index.withNamespaceSelector.some((i) => !counting.failed.has(i))) await readNamespaceLabels(page, labels, deps, index, fail, signal);
+    for (const pod of page) index.forEachCandidate(pod, (i) => { countPod(counting, i, pod, labels.labels, samplePods, fail); });
   }
   return counting;
+}
+
+/** The labels of the namespaces the pass's pages named so far, and which were asked for. */
+interface NamespaceLabelsRead {
+  labels: Map<string, Readonly<Record<string, string>>>;
+  asked: Set<string>;
+}
+
+/** Reads the labels of the page's namespaces not asked for yet; a failure fails every set that selects namespaces. */
+async function readNamespaceLabels(page: readonly PodSummary[], read: NamespaceLabelsRead, deps: StatusPassDeps, index: SetIndex, fail: (i: number, operation: string, error: unknown) => void, signal: AbortSignal | undefined): Promise<void> {
+  const unknown = [...new Set(page.map((pod) => pod.namespace))].filter((ns) => !read.asked.has(ns));
+  for (const ns of unknown) read.asked.add(ns);
+  if (unknown.length === 0) return;
+  try {
+    for (const [ns, nsLabels] of await deps.namespaces.labels(unknown, signal)) read.labels.set(ns, nsLabels);
+  } catch (error) {
+    for (const i of index.withNamespaceSelector) fail(i, 'read namespace labels', error);
+  }
+}
+
+/** Counts `pod` for set `i`, unless the set already failed this pass. */
+function countPod(counting: Counting, i: number, pod: PodSummary, labels: ReadonlyMap<string, Readonly<Record<string, string>>>, samplePods: number, fail: (i: number, operation: string, error: unknown) => void): void {
+  if (counting.failed.has(i)) return;
+  const accumulator = counting.accumulators[i];
+  const byNamespace = counting.notInjected[i];
+  if (accumulator === undefined || byNamespace === undefined) return;
+  try {
+    if (accumulator.add(pod, labels) === 'not-injected') tallyNotInjected(byNamespace, pod, samplePods);
+  } catch (error) {
+    // A namespace that vanished between the pod list and the label read: decide next pass.
+    fail(i, 'match pods', error);
+  }
 }
 
 /**

@@ -23,7 +23,7 @@ import { ANNOTATION_INJECTED_LIST, type SidecarSet } from '../sidecarset/types.t
  * same set coalesce into the one pass (admitted-queue.ts). 250 ms measured
  * on the local stack: p95 change-to-status 0.28–0.34 s (docs/BENCHMARKS.md).
  */
-export const POD_SETTLE_MS = 250;
+export const POD_DEBOUNCE_MS = 250;
 
 /**
  * The most sets one pod change starts passes for: what one SQS
@@ -98,7 +98,7 @@ function selectsIfKnown(set: SidecarSet, place: PodPlace): boolean {
  * is its own queued invoke: a burst of 1,000 pod changes of one set is a
  * handful of passes and many invocations that end at once).
  *
- * A pass covers a trigger when it began reading at least {@link POD_SETTLE_MS}
+ * A pass covers a trigger when it began reading at least {@link POD_DEBOUNCE_MS}
  * after the webhook sent the trigger: the change was stored by then.
  */
 export interface PassCoverage {
@@ -111,7 +111,7 @@ export interface PassCoverage {
 /** The most sets remembered; the oldest is forgotten first (forgetting only costs a pass). */
 const MAX_REMEMBERED_SETS = 1_000;
 
-export function passCoverage(settleMs: number = POD_SETTLE_MS): PassCoverage {
+export function passCoverage(debounceMs: number = POD_DEBOUNCE_MS): PassCoverage {
   const bySet = new Map<string, number>();
   let all = -Infinity;
   return {
@@ -129,7 +129,7 @@ export function passCoverage(settleMs: number = POD_SETTLE_MS): PassCoverage {
     },
     covers(set, sentAtMs) {
       const began = Math.max(all, bySet.get(set) ?? -Infinity);
-      return sentAtMs + settleMs <= began;
+      return sentAtMs + debounceMs <= began;
     },
   };
 }

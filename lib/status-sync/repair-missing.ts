@@ -26,7 +26,7 @@
  * costs one, over the pods the set applies to (matched and uninjected, so a
  * set whose every pod was missed still has a budget). Uninjected pods being
  * deleted (an eviction in flight whose replacement may not exist yet, as a
- * StatefulSet's does not) count as unavailable too. And at most `room` (what
+ * StatefulSet's does not) count as unavailable too. And at most `evictionBudget` (what
  * is left of the pass's limit).
  */
 import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
@@ -35,7 +35,7 @@ import { batchSize, maxUnavailableCount } from '../rollout/batch-size.ts';
 import { injectionVerdicts } from '../sidecarset/injecting-sets.ts';
 import { sidecarSetName, sidecarSetSelectsPod, type NamespaceLabels } from '../sidecarset/match.ts';
 import { isPodReady, podContainers, podKey, sidecarContainerNames } from '../sidecarset/pod-state.ts';
-import { creationTimeMs, statusAccumulator, summarizePod } from '../sidecarset/status.ts';
+import { creationTimeMs, statusAccumulator, summarizePod, type StatusAccumulator } from '../sidecarset/status.ts';
 import type { IntOrString, SidecarSet } from '../sidecarset/types.ts';
 import { selectorMatches } from '../kube/label-selector.ts';
 import type { PodWebhookSelectors } from '../ports.ts';
@@ -51,7 +51,7 @@ export interface RepairInput {
   /** Which pods the API server sends to pod-inject, as registered. */
   podWebhook: PodWebhookSelectors;
   /** Evictions the pass may still make. */
-  room: number;
+  evictionBudget: number;
 }
 
 /** The decision for one set. */
@@ -107,17 +107,25 @@ function isTerminating(pod: Pod): boolean {
   return deletion !== undefined && deletion !== null && phase !== 'Succeeded' && phase !== 'Failed';
 }
 
+/** An uninjected pod the set may evict, with what orders the evictions. */
+interface Evictable {
+  pod: Pod;
+  ready: boolean;
+  createdAtMs: number;
+}
+
 /**
- * The set's repair decision for this pass.
- * @throws UnknownNamespaceError when the set's namespaceSelector needs labels of a namespace missing from `namespaceLabels`.
+ * The set's pods sorted for the repair: counted for its status (what is
+ * unavailable), evictable, ownerless, or an uninjected pod already being
+ * deleted (`inFlight`).
  */
-export function planRepair(input: RepairInput): RepairPlan {
+function repairCandidates(input: RepairInput): { counted: StatusAccumulator; evictable: Evictable[]; ownerless: Pod[]; inFlight: number } {
   const { set, clusterSets, namespaceLabels } = input;
   const name = sidecarSetName(set);
   const setCreatedAtMs = creationTimeMs(set.metadata);
   const names = injectedNames(set);
   const counted = statusAccumulator(set, clusterSets);
-  const evictable: { pod: Pod; ready: boolean; createdAtMs: number }[] = [];
+  const evictable: Evictable[] = [];
   const ownerless: Pod[] = [];
   let inFlight = 0;
   for (const pod of input.pods) {
@@ -138,6 +146,16 @@ export function planRepair(input: RepairInput): RepairPlan {
     }
     evictable.push({ pod, ready: isPodReady(summary.slim, set, []), createdAtMs });
   }
+  return { counted, evictable, ownerless, inFlight };
+}
+
+/**
+ * The set's repair decision for this pass.
+ * @throws UnknownNamespaceError when the set's namespaceSelector needs labels of a namespace missing from `namespaceLabels`.
+ */
+export function planRepair(input: RepairInput): RepairPlan {
+  const { set } = input;
+  const { counted, evictable, ownerless, inFlight } = repairCandidates(input);
   const unavailable = (counted.unavailablePods()?.count ?? 0) + inFlight;
   const total = counted.counts().matchedPods + counted.notInjectedPods;
   const none = { evict: [], ownerless, heldByPassLimit: 0, unavailable };
@@ -149,7 +167,7 @@ export function planRepair(input: RepairInput): RepairPlan {
   }
   evictable.sort((a, b) => Number(a.ready) - Number(b.ready) || a.createdAtMs - b.createdAtMs || (podKey(a.pod) < podKey(b.pod) ? -1 : 1));
   const batch = batchSize({ waitingReady: evictable.map((e) => e.ready), total, unavailable, partition: 0, maxUnavailable });
-  const count = Math.min(batch.count, Math.max(input.room, 0));
+  const count = Math.min(batch.count, Math.max(input.evictionBudget, 0));
   return {
     ...none,
     evict: evictable.slice(0, count).map((e) => e.pod),

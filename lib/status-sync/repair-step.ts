@@ -98,6 +98,18 @@ function owner(pod: Pod): string {
 
 const WHY = 'created without its sidecars (the pod-inject webhook did not inject it)';
 
+/** One pass's repair step: what it needs, what it did so far and what it may still do. */
+interface RepairRun {
+  readonly deps: RepairDeps & { namespaces: NamespaceSource };
+  readonly errors: PassError[];
+  readonly signal: AbortSignal | undefined;
+  readonly summary: RepairSummary;
+  /** The uids of the pods told on this pass: what the memory keeps. */
+  readonly seen: Set<string>;
+  /** Eviction attempts left this pass, over every set. */
+  evictionBudget: number;
+}
+
 /**
  * Runs the repair step for the sets that ask for it. Never throws: what
  * fails is pushed to `errors`.
@@ -113,76 +125,94 @@ export async function repairMissingPods(
   const summary: RepairSummary = { sets: 0, evicted: 0, refused: 0, ownerless: 0, held: 0 };
   const asking = sortByName(sets.filter((set) => repairModeOf(set).mode === 'Evict' && (notInjected[sidecarSetName(set)] ?? 0) > 0));
   if (asking.length === 0) return summary;
+  const podWebhook = await readPodWebhook(deps.podWebhook, errors, signal);
+  if (podWebhook === undefined) return summary;
+  const run: RepairRun = { deps, errors, signal, summary, seen: new Set(), evictionBudget: deps.maxPerPass };
+  for (const set of asking) {
+    if (signal?.aborted === true) break;
+    summary.sets++;
+    const plan = await planSetRepair(run, set, sets, podWebhook);
+    if (plan !== undefined) await repairSet(run, sidecarSetName(set), plan);
+  }
+  deps.memory.keepOnly(run.seen);
+  return summary;
+}
+
+/** The pod webhook's selectors, or undefined (the failure pushed to `errors`): no pod is evicted without them. */
+async function readPodWebhook(source: PodWebhookSource, errors: PassError[], signal: AbortSignal | undefined): Promise<PodWebhookSelectors | undefined> {
   let podWebhook: PodWebhookSelectors | undefined;
   try {
-    podWebhook = await deps.podWebhook.selectors(signal);
+    podWebhook = await source.selectors(signal);
   } catch (error) {
     errors.push({ operation: 'read the pod webhook', message: `${errorMessage(error)}; no uninjected pod is evicted this pass` });
-    return summary;
+    return undefined;
   }
   if (podWebhook === undefined) {
     // Evicting now would only have the pods recreated as uninjected as they are.
     errors.push({ operation: 'read the pod webhook', message: 'the MutatingWebhookConfiguration holds no pod-inject webhook; no uninjected pod is evicted this pass' });
-    return summary;
   }
-  const seen = new Set<string>();
-  let room = deps.maxPerPass;
-  for (const set of asking) {
-    if (signal?.aborted === true) break;
-    const name = sidecarSetName(set);
-    summary.sets++;
-    const fail = (operation: string, error: unknown) => errors.push({ sidecarSet: name, operation, message: errorMessage(error) });
-    const tell = async (pod: Pod, event: Omit<PodEvent, 'pod'>, once: boolean): Promise<void> => {
-      const ref = podRef(pod);
-      const full: PodEvent = { pod: ref, ...event };
-      seen.add(ref.uid);
-      if (once && !deps.memory.isNews(ref.uid, full)) return;
-      try {
-        await deps.podEvents.record(full, signal);
-        if (once) deps.memory.told(ref.uid, full);
-      } catch (error) {
-        fail('record event', `in namespace ${ref.namespace}: ${errorMessage(error)}`);
-      }
-    };
-    let plan: RepairPlan;
+  return podWebhook;
+}
+
+/** The set's repair plan from its pods and their namespaces; undefined when the set selects no pods or a read failed (pushed to `errors`). */
+async function planSetRepair(run: RepairRun, set: SidecarSet, clusterSets: readonly SidecarSet[], podWebhook: PodWebhookSelectors): Promise<RepairPlan | undefined> {
+  try {
+    const scope = podScope(set);
+    if (scope === undefined) return undefined;
+    const { pods } = await run.deps.setPods.list(scope, run.signal);
+    const namespaces = [...new Set(pods.map((pod) => podRef(pod).namespace))];
+    const namespaceLabels = await run.deps.namespaces.labels(namespaces, run.signal);
+    return planRepair({ set, clusterSets, pods, namespaceLabels, podWebhook, evictionBudget: run.evictionBudget });
+  } catch (error) {
+    fail(run, sidecarSetName(set), 'repair uninjected pods', error);
+    return undefined;
+  }
+}
+
+/** Tells on the set's ownerless pods, then evicts its planned pods until one is refused. */
+async function repairSet(run: RepairRun, name: string, plan: RepairPlan): Promise<void> {
+  run.summary.ownerless += plan.ownerless.length;
+  run.summary.held += plan.heldByMaxUnavailable + plan.heldByPassLimit;
+  for (const pod of plan.ownerless) {
+    await recordOnPod(run, name, pod, { type: 'Warning', reason: REASON_NO_CONTROLLER, message: `SidecarSet ${name} applies to this pod, ${WHY}, and would evict it to have it recreated injected, but it has no controller to recreate it: recreate it yourself` }, true);
+  }
+  for (const [i, pod] of plan.evict.entries()) {
+    run.evictionBudget--;
+    let outcome: EvictionOutcome;
     try {
-      const scope = podScope(set);
-      if (scope === undefined) continue;
-      const { pods } = await deps.setPods.list(scope, signal);
-      const namespaces = [...new Set(pods.map((pod) => podRef(pod).namespace))];
-      const namespaceLabels = await deps.namespaces.labels(namespaces, signal);
-      plan = planRepair({ set, clusterSets: sets, pods, namespaceLabels, podWebhook, room });
+      outcome = await run.deps.evictions.evict(podRef(pod), run.signal);
     } catch (error) {
-      fail('repair uninjected pods', error);
+      fail(run, name, 'evict pod', error);
       continue;
     }
-    summary.ownerless += plan.ownerless.length;
-    summary.held += plan.heldByMaxUnavailable + plan.heldByPassLimit;
-    for (const pod of plan.ownerless) {
-      await tell(pod, { type: 'Warning', reason: REASON_NO_CONTROLLER, message: `SidecarSet ${name} applies to this pod, ${WHY}, and would evict it to have it recreated injected, but it has no controller to recreate it: recreate it yourself` }, true);
-    }
-    for (const [i, pod] of plan.evict.entries()) {
-      room--;
-      let outcome: EvictionOutcome;
-      try {
-        outcome = await deps.evictions.evict(podRef(pod), signal);
-      } catch (error) {
-        fail('evict pod', error);
-        continue;
-      }
-      if (outcome.outcome === 'evicted') {
-        summary.evicted++;
-        await tell(pod, { type: 'Normal', reason: REASON_EVICTED, message: `Evicted by SidecarSet ${name} so that its ${owner(pod)} recreates it with the set's sidecars: it was ${WHY}` }, false);
-      } else if (outcome.outcome === 'refused') {
-        summary.refused++;
-        // The pods after it wait too: whatever budget refused this one is spent for now.
-        summary.held += plan.evict.length - i - 1;
-        room += plan.evict.length - i - 1;
-        await tell(pod, { type: 'Warning', reason: REASON_EVICTION_REFUSED, message: `SidecarSet ${name} could not evict this pod, ${WHY}, to have it recreated injected: ${outcome.message} A later pass tries again.` }, true);
-        break;
-      }
+    if (outcome.outcome === 'evicted') {
+      run.summary.evicted++;
+      await recordOnPod(run, name, pod, { type: 'Normal', reason: REASON_EVICTED, message: `Evicted by SidecarSet ${name} so that its ${owner(pod)} recreates it with the set's sidecars: it was ${WHY}` }, false);
+    } else if (outcome.outcome === 'refused') {
+      run.summary.refused++;
+      // The pods after it wait too: whatever budget refused this one is spent for now.
+      run.summary.held += plan.evict.length - i - 1;
+      run.evictionBudget += plan.evict.length - i - 1;
+      await recordOnPod(run, name, pod, { type: 'Warning', reason: REASON_EVICTION_REFUSED, message: `SidecarSet ${name} could not evict this pod, ${WHY}, to have it recreated injected: ${outcome.message} A later pass tries again.` }, true);
+      break;
     }
   }
-  deps.memory.keepOnly(seen);
-  return summary;
+}
+
+/** Records `event` on `pod`; with `once`, only when it is news for the pod (the memory). A failure is pushed to `errors`. */
+async function recordOnPod(run: RepairRun, name: string, pod: Pod, event: Omit<PodEvent, 'pod'>, once: boolean): Promise<void> {
+  const ref = podRef(pod);
+  const full: PodEvent = { pod: ref, ...event };
+  run.seen.add(ref.uid);
+  if (once && !run.deps.memory.isNews(ref.uid, full)) return;
+  try {
+    await run.deps.podEvents.record(full, run.signal);
+    if (once) run.deps.memory.told(ref.uid, full);
+  } catch (error) {
+    fail(run, name, 'record event', `in namespace ${ref.namespace}: ${errorMessage(error)}`);
+  }
+}
+
+function fail(run: RepairRun, sidecarSet: string, operation: string, error: unknown): void {
+  run.errors.push({ sidecarSet, operation, message: errorMessage(error) });
 }

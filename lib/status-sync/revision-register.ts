@@ -94,6 +94,33 @@ async function writing<T>(write: RevisionWrite, namespace: string, revision: Con
 }
 
 /**
+ * Creates `candidate`, or settles on the revision already stored under its
+ * name when it holds the same data; a name taken by other data takes the
+ * next collision count, at most MAX_COLLISIONS times in a row.
+ */
+async function createRevision(set: SidecarSet, candidate: ControllerRevision, store: RevisionStore, collisionCount: number, signal: AbortSignal | undefined): Promise<{ revision: ControllerRevision; collisionCount: number; writes: number }> {
+  for (let collisions = 0; ; collisions++) {
+    try {
+      const attempt = candidate;
+      const revision = await writing('create', store.namespace, attempt, () => store.create(attempt, signal));
+      return { revision, collisionCount, writes: 1 };
+    } catch (error) {
+      if (!(error instanceof ObjectExistsError)) throw error;
+      const existing = await store.get(nameOf(candidate), signal);
+      // Deleted between the create and the read: create again under the same name.
+      if (existing === undefined) continue;
+      const resolved = resolveCollision(set, candidate, existing, collisionCount);
+      if (resolved.kind === 'use') return { revision: resolved.revision, collisionCount, writes: 0 };
+      if (collisions >= MAX_COLLISIONS) {
+        throw new RevisionWriteError('create', `${store.namespace}/${nameOf(resolved.revision)}`, `SidecarSet ${sidecarSetName(set)}: ${MAX_COLLISIONS} revision names in a row were taken by other data`, { cause: error });
+      }
+      candidate = resolved.revision;
+      collisionCount = resolved.collisionCount;
+    }
+  }
+}
+
+/**
  * Registers the set's current spec as its latest revision.
  * @param stored every revision the store holds for the set (any order; others' are filtered out).
  * @param factsOf what the set's spec gives (its revision data, hash, comparisons); a memo of it when the caller runs pass after pass.
@@ -114,30 +141,10 @@ export async function registerRevision(set: SidecarSet, stored: readonly Control
     history.splice(history.indexOf(action.revision), 1);
     history.push(latest);
   } else {
-    let candidate = action.revision;
-    for (let collisions = 0; ; collisions++) {
-      try {
-        const attempt = candidate;
-        latest = await writing('create', store.namespace, attempt, () => store.create(attempt, signal));
-        writes++;
-        break;
-      } catch (error) {
-        if (!(error instanceof ObjectExistsError)) throw error;
-        const existing = await store.get(nameOf(candidate), signal);
-        // Deleted between the create and the read: create again under the same name.
-        if (existing === undefined) continue;
-        const resolved = resolveCollision(set, candidate, existing, collisionCount);
-        if (resolved.kind === 'use') {
-          latest = resolved.revision;
-          break;
-        }
-        if (collisions >= MAX_COLLISIONS) {
-          throw new RevisionWriteError('create', `${store.namespace}/${nameOf(resolved.revision)}`, `SidecarSet ${sidecarSetName(set)}: ${MAX_COLLISIONS} revision names in a row were taken by other data`, { cause: error });
-        }
-        candidate = resolved.revision;
-        collisionCount = resolved.collisionCount;
-      }
-    }
+    const created = await createRevision(set, action.revision, store, collisionCount, signal);
+    latest = created.revision;
+    collisionCount = created.collisionCount;
+    writes += created.writes;
     history.push(latest);
   }
   const labels = customVersionPatch(set, latest);

@@ -25,7 +25,7 @@
  */
 import type { SidecarSetEvent } from '../ports.ts';
 import type { RolloutCounts, UnavailablePods, WaitingReason } from '../rollout/plan.ts';
-import { unavailableText, waitingMessage } from '../rollout/round.ts';
+import { unavailableText, waitingMessage } from '../rollout/batch.ts';
 
 /** How long updated pods may stay unavailable before the rollout is stalled, by default (ROLLOUT_STALL_MS). */
 export const DEFAULT_STALL_MS = 60_000;
@@ -36,11 +36,11 @@ export const ENV_ROLLOUT_STALL_MS = 'ROLLOUT_STALL_MS';
 export const ANNOTATION_STALL_KEY = 'serverless-sidecarset/stall';
 
 /**
- * The stalls already told, as stored (the Events): per SidecarSet uid, the
+ * The stalls already recorded, as stored (the Events): per SidecarSet uid, the
  * stall keys of the RolloutStalled Events about it. A key holds the stall's
- * last update time, so a stall told, left and met again is another key.
+ * last update time, so a stall recorded, left and met again is another key.
  */
-export type ToldStalls = (signal?: AbortSignal) => Promise<ReadonlyMap<string, ReadonlySet<string>>>;
+export type RecordedStalls = (signal?: AbortSignal) => Promise<ReadonlyMap<string, ReadonlySet<string>>>;
 
 /** What decides a stall: now and the threshold, in the clock of the pods' update times (ms since the epoch). */
 export interface StallClock {
@@ -133,6 +133,37 @@ function stalledPods(updated: number, waiting: WaitingReason | undefined, stall:
   return { ...stuck, lastUpdateMs: stuckSinceMs(stuck, stall) };
 }
 
+/** Updated pods stay unavailable past the stall threshold. */
+function stalledState(counts: RolloutCounts, waiting: WaitingReason | undefined, stuck: UnavailablePods & { lastUpdateMs: number }, stall: StallClock): RolloutState {
+  const seconds = Math.round((stall.nowMs - stuck.lastUpdateMs) / 1000);
+  const holds = waiting?.kind === 'max-unavailable' ? `the next pods wait under maxUnavailable ${waiting.maxUnavailable}` : 'every pod is updated';
+  return {
+    reason: 'RolloutStalled',
+    type: 'Warning',
+    message: `stalled: ${stuck.count} updated pod(s) not ready, the last updated ${seconds} s ago: ${unavailableText(stuck)}; ${holds} (check the sidecar image and logs); ${counted(counts)}`,
+    // Kinds of reasons, not the reasons: a kubelet alternates ErrImagePull and ImagePullBackOff, which is no news.
+    key: stallKey(stuck),
+    progress: JSON.stringify(counts),
+  };
+}
+
+/** The rollout moves: pods were updated, wait under maxUnavailable, finish a hot upgrade or restart on their new sidecars. */
+function progressingState(counts: RolloutCounts, updated: number, waiting: Extract<WaitingReason, { kind: 'max-unavailable' | 'hot-swapping' | 'flipping' | 'updated-not-ready' }> | undefined): RolloutState {
+  const limit = waiting?.kind === 'max-unavailable' ? `, at most ${waiting.maxUnavailable} unavailable at a time (maxUnavailable)` : '';
+  const swapping = waiting?.kind === 'hot-swapping' || waiting?.kind === 'flipping' ? `; ${waiting.pods} pod(s) finishing a hot upgrade` : '';
+  const last = waiting?.kind === 'updated-not-ready' ? `; ${waitingMessage(waiting)}` : '';
+  return {
+    reason: 'RolloutProgressing',
+    type: 'Normal',
+    message: `rolling out${limit}: ${updated} pod(s) updated in this pass; ${counted(counts)}${swapping}${last}`,
+    key: 'progressing',
+    progress: JSON.stringify(counts),
+    // Every pod updated before this pass and some not ready yet: whoever updated them (an earlier pass, or the
+    // webhook injecting the current sidecars at creation) is where it started; at first sight it is no news.
+    ...(updated === 0 && waiting?.kind === 'updated-not-ready' ? { resting: true } : {}),
+  };
+}
+
 /**
  * The state of a set after a pass: `updated` pods were written this pass;
  * `waiting` why it stops; `stall` the clock that tells a stalled rollout
@@ -141,33 +172,10 @@ function stalledPods(updated: number, waiting: WaitingReason | undefined, stall:
  */
 export function rolloutState(counts: RolloutCounts, updated: number, waiting: WaitingReason | undefined, stall?: StallClock): RolloutState {
   const stuck = stalledPods(updated, waiting, stall);
-  if (stuck !== undefined && stall !== undefined) {
-    const seconds = Math.round((stall.nowMs - stuck.lastUpdateMs) / 1000);
-    const holds = waiting?.kind === 'max-unavailable' ? `the next pods wait under maxUnavailable ${waiting.maxUnavailable}` : 'every pod is updated';
-    return {
-      reason: 'RolloutStalled',
-      type: 'Warning',
-      message: `stalled: ${stuck.count} updated pod(s) not ready, the last updated ${seconds} s ago: ${unavailableText(stuck)}; ${holds} (check the sidecar image and logs); ${counted(counts)}`,
-      // Kinds of reasons, not the reasons: a kubelet alternates ErrImagePull and ImagePullBackOff, which is no news.
-      key: stallKey(stuck),
-      progress: JSON.stringify(counts),
-    };
-  }
+  if (stuck !== undefined && stall !== undefined) return stalledState(counts, waiting, stuck, stall);
   // The last pods finishing a hot upgrade, or restarting on their new sidecars, are still the rollout moving, not its end.
   if (waiting === undefined || waiting.kind === 'max-unavailable' || waiting.kind === 'hot-swapping' || waiting.kind === 'flipping' || waiting.kind === 'updated-not-ready') {
-    const limit = waiting?.kind === 'max-unavailable' ? `, at most ${waiting.maxUnavailable} unavailable at a time (maxUnavailable)` : '';
-    const swapping = waiting?.kind === 'hot-swapping' || waiting?.kind === 'flipping' ? `; ${waiting.pods} pod(s) finishing a hot upgrade` : '';
-    const last = waiting?.kind === 'updated-not-ready' ? `; ${waitingMessage(waiting)}` : '';
-    return {
-      reason: 'RolloutProgressing',
-      type: 'Normal',
-      message: `rolling out${limit}: ${updated} pod(s) updated in this pass; ${counted(counts)}${swapping}${last}`,
-      key: 'progressing',
-      progress: JSON.stringify(counts),
-      // Every pod updated before this pass and some not ready yet: whoever updated them (an earlier pass, or the
-      // webhook injecting the current sidecars at creation) is where it started; at first sight it is no news.
-      ...(updated === 0 && waiting?.kind === 'updated-not-ready' ? { resting: true } : {}),
-    };
+    return progressingState(counts, updated, waiting);
   }
   const message = `${waitingMessage(waiting)}; ${counted(counts)}`;
   switch (waiting.kind) {
@@ -192,14 +200,14 @@ export interface RolloutStateNotices {
   /** The Event to record when the set's state changed since the last recorded one; undefined otherwise. */
   due(set: { name: string; uid: string }, state: RolloutState): SidecarSetEvent | undefined;
   /**
-   * Whether a due stall was already told by another process (a set this
-   * process has told nothing of, with a stored RolloutStalled Event of the
+   * Whether a due stall was already recorded by another process (a set this
+   * process has recorded nothing of, with a stored RolloutStalled Event of the
    * same stall key); it is then remembered as reported. The stored Events
    * are read once per process, at the first such stall; when they cannot be
-   * read the stall is told (twice rather than never) and they are read again
+   * read the stall is recorded (twice rather than never) and they are read again
    * at the next.
    */
-  toldBefore(set: { name: string; uid: string }, state: RolloutState, signal?: AbortSignal): Promise<boolean>;
+  recordedBefore(set: { name: string; uid: string }, state: RolloutState, signal?: AbortSignal): Promise<boolean>;
   /** Remembers a state whose Event was recorded (a failed one is due again). */
   reported(set: string, state: RolloutState): void;
   /** Forgets sets no longer present. */
@@ -212,50 +220,62 @@ export interface RolloutStateNotices {
   aheadSince(set: string, ahead: boolean, nowMs: number): number | undefined;
 }
 
-/** @param told the stalls already told, as stored; without it, a new process tells every stall it finds. */
-export function rolloutStateNotices(told?: ToldStalls): RolloutStateNotices {
-  const last = new Map<string, { key: string; progress: string | undefined }>();
-  const ahead = new Map<string, number>();
-  let stored: Promise<ReadonlyMap<string, ReadonlySet<string>>> | undefined;
-  return {
-    due(set, state) {
-      const previous = last.get(set.name);
-      if (previous?.key === state.key) return undefined;
-      if (previous === undefined && state.resting === true) return undefined;
-      // The schedule's next pass of a stalled rollout finds it as it was: still stalled, not progressing again.
-      if (previous?.key.startsWith('stalled:') === true && state.key === 'progressing' && state.progress === previous.progress) return undefined;
-      const event: SidecarSetEvent = { sidecarSet: set, type: state.type, reason: state.reason, message: state.message };
-      return state.reason === 'RolloutStalled' ? { ...event, annotations: { [ANNOTATION_STALL_KEY]: state.key } } : event;
-    },
-    async toldBefore(set, state, signal) {
-      if (told === undefined || state.reason !== 'RolloutStalled' || last.has(set.name)) return false;
-      stored ??= told(signal);
-      let keys: ReadonlyMap<string, ReadonlySet<string>>;
-      try {
-        keys = await stored;
-      } catch {
-        stored = undefined;
-        return false;
-      }
-      if (set.uid === '' || keys.get(set.uid)?.has(state.key) !== true) return false;
-      last.set(set.name, { key: state.key, progress: state.progress });
-      return true;
-    },
-    reported(set, state) {
-      last.set(set, { key: state.key, progress: state.progress });
-    },
-    keepOnly(present) {
-      for (const name of last.keys()) if (!present.has(name)) last.delete(name);
-      for (const name of ahead.keys()) if (!present.has(name)) ahead.delete(name);
-    },
-    aheadSince(set, claimsAhead, nowMs) {
-      if (!claimsAhead) {
-        ahead.delete(set);
-        return undefined;
-      }
-      const since = ahead.get(set) ?? nowMs;
-      ahead.set(set, since);
-      return since;
-    },
-  };
+/** @param recorded the stalls already recorded, as stored; without it, a new process tells every stall it finds. */
+export function rolloutStateNotices(recorded?: RecordedStalls): RolloutStateNotices {
+  return new RolloutStateMemory(recorded);
+}
+
+class RolloutStateMemory implements RolloutStateNotices {
+  private readonly recorded: RecordedStalls | undefined;
+  private readonly last = new Map<string, { key: string; progress: string | undefined }>();
+  private readonly ahead = new Map<string, number>();
+  private stored: Promise<ReadonlyMap<string, ReadonlySet<string>>> | undefined;
+
+  constructor(recorded: RecordedStalls | undefined) {
+    this.recorded = recorded;
+  }
+
+  due(set: { name: string; uid: string }, state: RolloutState): SidecarSetEvent | undefined {
+    const previous = this.last.get(set.name);
+    if (previous?.key === state.key) return undefined;
+    if (previous === undefined && state.resting === true) return undefined;
+    // The schedule's next pass of a stalled rollout finds it as it was: still stalled, not progressing again.
+    if (previous?.key.startsWith('stalled:') === true && state.key === 'progressing' && state.progress === previous.progress) return undefined;
+    const event: SidecarSetEvent = { sidecarSet: set, type: state.type, reason: state.reason, message: state.message };
+    return state.reason === 'RolloutStalled' ? { ...event, annotations: { [ANNOTATION_STALL_KEY]: state.key } } : event;
+  }
+
+  async recordedBefore(set: { name: string; uid: string }, state: RolloutState, signal?: AbortSignal): Promise<boolean> {
+    if (this.recorded === undefined || state.reason !== 'RolloutStalled' || this.last.has(set.name)) return false;
+    this.stored ??= this.recorded(signal);
+    let keys: ReadonlyMap<string, ReadonlySet<string>>;
+    try {
+      keys = await this.stored;
+    } catch {
+      this.stored = undefined;
+      return false;
+    }
+    if (set.uid === '' || keys.get(set.uid)?.has(state.key) !== true) return false;
+    this.last.set(set.name, { key: state.key, progress: state.progress });
+    return true;
+  }
+
+  reported(set: string, state: RolloutState): void {
+    this.last.set(set, { key: state.key, progress: state.progress });
+  }
+
+  keepOnly(present: ReadonlySet<string>): void {
+    for (const name of this.last.keys()) if (!present.has(name)) this.last.delete(name);
+    for (const name of this.ahead.keys()) if (!present.has(name)) this.ahead.delete(name);
+  }
+
+  aheadSince(set: string, claimsAhead: boolean, nowMs: number): number | undefined {
+    if (!claimsAhead) {
+      this.ahead.delete(set);
+      return undefined;
+    }
+    const since = this.ahead.get(set) ?? nowMs;
+    this.ahead.set(set, since);
+    return since;
+  }
 }

@@ -38,7 +38,7 @@ import { decidedByCounts, planRollout, type RolloutCounts, type RolloutPlan } fr
 import { backfillInjectedList, podUpdatePatch } from '../rollout/pod-patch.ts';
 import { podScope } from '../rollout/pod-scope.ts';
 import { activeRevisions } from '../rollout/revision-history.ts';
-import { rolloutStatusFields, roundWrites, type RoundWrites } from '../rollout/round.ts';
+import { rolloutStatusFields, batchWrites, type BatchWrites } from '../rollout/batch.ts';
 import { hasNamespaceSelector, sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { ControllerRevision } from '../sidecarset/revisions.ts';
 import { statusInputsKey, type StatusAccumulator } from '../sidecarset/status.ts';
@@ -257,9 +257,9 @@ class SetReconcile {
   /** The round's writes sent; the pods updated and the versions the writes made, or undefined when the writes could not be planned. */
   async round(plan: RolloutPlan, rollout: RolloutDeps): Promise<{ updated: Pod[]; own: Set<string> } | undefined> {
     const { set, result } = this;
-    let writes: RoundWrites;
+    let writes: BatchWrites;
     try {
-      writes = roundWrites(set, plan, this.registration?.latestRevision ?? '', () => backfillInjectedList([set]), rollout.clock.now());
+      writes = batchWrites(set, plan, this.registration?.latestRevision ?? '', () => backfillInjectedList([set]), rollout.clock.now());
     } catch (error) {
       this.fail('plan pod writes', error);
       return undefined;
@@ -349,7 +349,7 @@ async function reportState(set: SidecarSet, state: RolloutState, deps: SetPassDe
   const ref = { name: result.sidecarSet, uid: stringOf(set.metadata?.uid) ?? '' };
   const event = deps.rollout.states.due(ref, state);
   // A stall an earlier process told (a cold start's first sight of it) is no news.
-  if (event === undefined || (await deps.rollout.states.toldBefore(ref, state, signal))) return;
+  if (event === undefined || (await deps.rollout.states.recordedBefore(ref, state, signal))) return;
   result.stateChange = state.message;
   try {
     await deps.events.record(event, signal);

@@ -30,23 +30,23 @@ export function readSet(name: string, deps: Pick<SetPassDeps, 'statuses' | 'roll
 }
 
 /**
- * How long after a settle ends the reads started during it still serve a
- * pass: a worker may reach the set later than its settle ends (other sets'
+ * How long after a debounce ends the reads started during it still serve a
+ * pass: a worker may reach the set later than its debounce ends (other sets'
  * passes first), and past this reads again rather than decide from an older set.
  */
 export const MAX_EARLY_READ_AGE_MS = 250;
 
 /**
- * Reads started while a set's news settles, for the set's next pass: the
- * settle hides their time. Each serves until {@link MAX_EARLY_READ_AGE_MS}
- * after its settle ends.
+ * Reads started while a set's news is debounced, for the set's next pass:
+ * the debounce hides their time. Each serves until {@link MAX_EARLY_READ_AGE_MS}
+ * after its debounce ends.
  */
 export class EarlyReads {
   private readonly reads = new Map<string, { reads: SetReads; until: number }>();
 
-  /** Starts `name`'s reads now, to serve a pass after `settleMs`. */
-  start(name: string, reads: SetReads, settleMs: number): void {
-    this.reads.set(name, { reads, until: performance.now() + settleMs + MAX_EARLY_READ_AGE_MS });
+  /** Starts `name`'s reads now, to serve a pass after `debounceMs`. */
+  start(name: string, reads: SetReads, debounceMs: number): void {
+    this.reads.set(name, { reads, until: performance.now() + debounceMs + MAX_EARLY_READ_AGE_MS });
   }
 
   /** The set's early reads while they may still serve; taken either way. */

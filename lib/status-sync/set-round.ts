@@ -7,7 +7,7 @@ import { stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import type { PodEvent } from '../ports.ts';
 import { WriteConflictError } from '../ports/errors.ts';
-import { FLIP_EVENT, POD_UPDATE_FAILED_REASON, podUpdateFailedMessage, podUpdateFailedNote, type RoundWrites } from '../rollout/round.ts';
+import { FLIP_EVENT, POD_UPDATE_FAILED_REASON, podUpdateFailedMessage, podUpdateFailedNote, type BatchWrites } from '../rollout/batch.ts';
 import { upgradableConditionPatch } from '../rollout/upgradable-condition.ts';
 import { podKey } from '../sidecarset/pod-state.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
@@ -26,7 +26,7 @@ export function podRef(pod: Pod): { namespace: string; name: string } {
  * changes: their writes would be guarded by a version that write is about to
  * move past. They are decided again by a later pass (counted in `deferred`).
  */
-export function withoutBusyPods(writes: RoundWrites, trailing: TrailingWrites, result: SetPassResult): RoundWrites {
+export function withoutBusyPods(writes: BatchWrites, trailing: TrailingWrites, result: SetPassResult): BatchWrites {
   const free = <T extends { pod: Pod }>(items: readonly T[]) => items.filter((item) => !trailing.busy(podKey(item.pod)));
   const updates = free(writes.updates);
   const flips = free(writes.flips);
@@ -57,7 +57,7 @@ interface PodFailure {
  * waited for, and nothing queued starts while this round writes pods.
  * Each pod updated is added to `updated`, as listed (for the counts the pass leaves).
  */
-export async function sendRound(writes: RoundWrites, set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, own: Set<string>, updated: Pod[]): Promise<PodFailure[]> {
+export async function sendRound(writes: BatchWrites, set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, own: Set<string>, updated: Pod[]): Promise<PodFailure[]> {
   const failures: PodFailure[] = writes.unplanned.map(({ pod, why }) => ({ pod, why: `its patch cannot be made: ${why}` }));
   for (const { pod, why } of writes.unplanned) result.errors.push({ sidecarSet: result.sidecarSet, operation: `plan the update of pod ${podKey(pod)}`, message: why });
   const record = (write: { outcome: string; resourceVersion?: string }) => {
@@ -97,7 +97,7 @@ class RoundWriter {
     this.updated = updated;
   }
 
-  async send(writes: RoundWrites): Promise<void> {
+  async send(writes: BatchWrites): Promise<void> {
     await forEachLimited(writes.flips, this.concurrency, (flip) => this.flip(flip));
     await forEachLimited(writes.notUpgradable, this.concurrency, (mark) => this.markNotUpgradable(mark));
     if (writes.event !== undefined) await this.setEvent('Normal', writes.event);
@@ -114,7 +114,7 @@ class RoundWriter {
     this.result.errors.push({ sidecarSet: this.result.sidecarSet, operation, message: errorMessage(error) });
   }
 
-  private async flip({ pod, patch }: RoundWrites['flips'][number]): Promise<void> {
+  private async flip({ pod, patch }: BatchWrites['flips'][number]): Promise<void> {
     const { signal, result } = this;
     const ref = { ...podRef(pod), uid: stringOf(pod.metadata?.uid) ?? '' };
     if (signal?.aborted === true) return;
@@ -147,7 +147,7 @@ class RoundWriter {
     }
   }
 
-  private async markNotUpgradable({ pod, condition }: RoundWrites['notUpgradable'][number]): Promise<void> {
+  private async markNotUpgradable({ pod, condition }: BatchWrites['notUpgradable'][number]): Promise<void> {
     const { namespace, name } = podRef(pod);
     try {
       this.record(await this.deps.rollout.pods.patchStatus(namespace, name, condition, this.signal));
@@ -165,7 +165,7 @@ class RoundWriter {
   }
 
   /** A pod's image patch; its condition to `written`, or to the trailing queue when there is one. */
-  private async update({ pod, patch, condition }: RoundWrites['updates'][number], written: Condition[]): Promise<void> {
+  private async update({ pod, patch, condition }: BatchWrites['updates'][number], written: Condition[]): Promise<void> {
     const { signal, result } = this;
     const { pods, trailing } = this.deps.rollout;
     const { namespace, name } = podRef(pod);
@@ -207,7 +207,7 @@ class RoundWriter {
 /** An updated pod's condition, sent after every image patch of the round. */
 interface Condition {
   pod: Pod;
-  condition: NonNullable<RoundWrites['updates'][number]['condition']>;
+  condition: NonNullable<BatchWrites['updates'][number]['condition']>;
 }
 
 /** Warning Events about skipped pods per pass, at most: one bad annotation on a thousand pods must not flood the Events. */

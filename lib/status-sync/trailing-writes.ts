@@ -54,77 +54,102 @@ export const DEFAULT_TRAILING_CONCURRENCY = 8;
  * goes to `onError`; the queue goes on.
  */
 export function trailingWrites(onError: (error: PassError) => void, concurrency: number = DEFAULT_TRAILING_CONCURRENCY): TrailingWrites {
-  const limit = Math.max(1, concurrency);
-  const queue: TrailingWrite[] = [];
+  return new TrailingWriteQueue(onError, Math.max(1, concurrency));
+}
+
+class TrailingWriteQueue implements TrailingWrites {
+  private readonly queue: TrailingWrite[] = [];
   // A plain index into the queue, trimmed when it empties: no shift() per write.
-  let head = 0;
-  let running = 0;
-  let holds = 0;
-  const busyPods = new Map<string, number>();
-  let waiters: (() => void)[] = [];
+  private head = 0;
+  private running = 0;
+  private holds = 0;
+  private readonly busyPods = new Map<string, number>();
+  private waiters: (() => void)[] = [];
 
-  const pending = () => queue.length - head + running;
-  const settle = () => {
-    if (pending() > 0) return;
-    const woken = waiters;
-    waiters = [];
-    for (const wake of woken) wake();
-  };
-  const release = (pod: string | undefined) => {
-    if (pod === undefined) return;
-    const left = (busyPods.get(pod) ?? 1) - 1;
-    if (left > 0) busyPods.set(pod, left);
-    else busyPods.delete(pod);
-  };
-  const pump = () => {
-    while (holds === 0 && running < limit && head < queue.length) {
-      const write = queue[head++] as TrailingWrite;
-      if (head === queue.length) {
-        queue.length = 0;
-        head = 0;
+  private readonly onError: (error: PassError) => void;
+  private readonly limit: number;
+
+  constructor(onError: (error: PassError) => void, limit: number) {
+    this.onError = onError;
+    this.limit = limit;
+  }
+
+  add(write: TrailingWrite): void {
+    if (write.pod !== undefined) this.busyPods.set(write.pod, (this.busyPods.get(write.pod) ?? 0) + 1);
+    this.queue.push(write);
+    this.pump();
+  }
+
+  busy(pod: string): boolean {
+    return this.busyPods.has(pod);
+  }
+
+  hold(): () => void {
+    this.holds++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.holds--;
+      this.pump();
+    };
+  }
+
+  drained(): Promise<void> {
+    if (this.pending() === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.waiters.push(resolve);
+    });
+  }
+
+  pending(): number {
+    return this.queue.length - this.head + this.running;
+  }
+
+  private pump(): void {
+    while (this.holds === 0 && this.running < this.limit && this.head < this.queue.length) {
+      const write = this.queue[this.head++] as TrailingWrite;
+      if (this.head === this.queue.length) {
+        this.queue.length = 0;
+        this.head = 0;
       }
-      running++;
-      void write
-        .run()
-        .catch((error: unknown) => {
-          try {
-            onError({ sidecarSet: write.sidecarSet, operation: write.operation, message: errorMessage(error) });
-          } catch {
-            // A failing reporter must not stop the queue.
-          }
-        })
-        .finally(() => {
-          running--;
-          release(write.pod);
-          pump();
-          settle();
-        });
+      this.running++;
+      void this.send(write);
     }
-  };
+  }
 
-  return {
-    add(write) {
-      if (write.pod !== undefined) busyPods.set(write.pod, (busyPods.get(write.pod) ?? 0) + 1);
-      queue.push(write);
-      pump();
-    },
-    busy: (pod) => busyPods.has(pod),
-    hold() {
-      holds++;
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        holds--;
-        pump();
-      };
-    },
-    drained() {
-      if (pending() === 0) return Promise.resolve();
-      return new Promise((resolve) => {
-        waiters.push(resolve);
-      });
-    },
-    pending,
-  };
+  private async send(write: TrailingWrite): Promise<void> {
+    try {
+      await write.run();
+    } catch (error) {
+      this.report(write, error);
+    } finally {
+      this.running--;
+      this.release(write.pod);
+      this.pump();
+      this.wakeIfDrained();
+    }
+  }
+
+  private report(write: TrailingWrite, error: unknown): void {
+    try {
+      this.onError({ sidecarSet: write.sidecarSet, operation: write.operation, message: errorMessage(error) });
+    } catch {
+      // A failing reporter must not stop the queue.
+    }
+  }
+
+  private release(pod: string | undefined): void {
+    if (pod === undefined) return;
+    const left = (this.busyPods.get(pod) ?? 1) - 1;
+    if (left > 0) this.busyPods.set(pod, left);
+    else this.busyPods.delete(pod);
+  }
+
+  private wakeIfDrained(): void {
+    if (this.pending() > 0) return;
+    const woken = this.waiters;
+    this.waiters = [];
+    for (const wake of woken) wake();
+  }
 }

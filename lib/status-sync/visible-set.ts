@@ -8,7 +8,7 @@ import { stringOf } from '../kube/json.ts';
 import type { AdmittedSidecarSet } from '../ports.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import type { QueuedChange } from './admitted-queue.ts';
-import { POD_SETTLE_MS } from './pod-trigger.ts';
+import { POD_DEBOUNCE_MS } from './pod-trigger.ts';
 import type { SetPassDeps } from './set-pass.ts';
 
 /** An admitted change is visible once the stored set is the admitted object or newer. */
@@ -28,26 +28,26 @@ function isSameObject(set: SidecarSet, change: AdmittedSidecarSet): boolean {
  * the change over while the API server still waits for the webhook's answer
  * (on AWS, Lambda's queue usually took longer than this already).
  */
-export const CREATE_SETTLE_MS = 1_000;
+export const CREATE_DEBOUNCE_MS = 1_000;
 
 /**
  * The set an admitted change is about, once the change is stored (docs/RELIABILITY.md, "Admitted changes"):
  * - a set that is not there costs one read: undefined (a CREATE is read
- *   {@link CREATE_SETTLE_MS} after it arrived, once; a CREATE that another webhook
+ *   {@link CREATE_DEBOUNCE_MS} after it arrived, once; a CREATE that another webhook
  *   refused or that was never sent to storage is never there);
  * - a set there that is another object than the one admitted (a CREATE
  *   answered AlreadyExists, a forged review, a set deleted and made again)
  *   costs one read: undefined, nothing admitted was stored;
- * - a pod change (`PODS`) is read once, {@link POD_SETTLE_MS} after it
+ * - a pod change (`PODS`) is read once, {@link POD_DEBOUNCE_MS} after it
  *   arrived (the pod's write follows the webhook's answer);
  * - an UPDATE not stored yet is read again, backing off, until it shows or
  *   `timeoutMs` passed: then the set as stored (the pass runs on what is there).
  */
-export async function visibleSet(change: QueuedChange, deps: Pick<SetPassDeps, 'statuses'>, timeoutMs: number, signal?: AbortSignal, createSettleMs: number = CREATE_SETTLE_MS): Promise<SidecarSet | undefined> {
+export async function visibleSet(change: QueuedChange, deps: Pick<SetPassDeps, 'statuses'>, timeoutMs: number, signal?: AbortSignal, createDebounceMs: number = CREATE_DEBOUNCE_MS): Promise<SidecarSet | undefined> {
   const started = performance.now();
   if (change.operation === 'CREATE' || change.operation === 'PODS') {
-    const settleMs = change.operation === 'PODS' ? POD_SETTLE_MS : createSettleMs;
-    const wait = Math.min(timeoutMs, change.queuedAtMs + settleMs - started);
+    const debounceMs = change.operation === 'PODS' ? POD_DEBOUNCE_MS : createDebounceMs;
+    const wait = Math.min(timeoutMs, change.queuedAtMs + debounceMs - started);
     if (wait > 0) await sleep(wait, undefined, signal === undefined ? {} : { signal });
   }
   const deadline = started + timeoutMs;

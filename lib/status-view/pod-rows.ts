@@ -5,7 +5,7 @@
  * (candidates.ts matchedPods), updated, ready and consistent (plan.ts
  * podFacts, the facts its counts are made of), the standing of a pod not
  * updated yet (candidates.ts podStanding), which pods the next pass updates
- * or flips (plan.ts planRollout) and why the others wait (round.ts
+ * or flips (plan.ts planRollout) and why the others wait (batch.ts
  * waitingMessage); plus what the kubelet says of the set's sidecar
  * containers (their waiting reason: ErrImagePull, ImagePullBackOff,
  * CrashLoopBackOff, …) and, for HotUpgrade sidecars, which container works.
@@ -18,7 +18,7 @@ import { matchedPods, podStanding } from '../rollout/candidates.ts';
 import { swappingContainers } from '../sidecarset/hot-swapping.ts';
 import { planRollout, podFacts, type RolloutPlan } from '../rollout/plan.ts';
 import { hasContainerStatuses, hotContainersOf, isHotUpgrade, podKey, setContainers, setHashWithoutImage, sidecarContainerNames, workingHotUpgradeContainers } from '../sidecarset/pod-state.ts';
-import { waitingMessage } from '../rollout/round.ts';
+import { waitingMessage } from '../rollout/batch.ts';
 import { sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { viewRow, type ViewRow } from './rows.ts';

@@ -3,7 +3,7 @@
  * the rollout's state and why it waits, decided exactly as the reconciler's
  * pass decides them (lib/rollout/plan.ts planRollout, then
  * lib/status-sync/rollout-state.ts rolloutState, with the reconciler's stall
- * threshold and the time of the look, and lib/rollout/round.ts
+ * threshold and the time of the look, and lib/rollout/batch.ts
  * waitingMessage), from the same lists the pass reads: the set's pods in its
  * scope (lib/rollout/pod-scope.ts), and the labels of their namespaces when
  * the set has a namespaceSelector. Pure: the lists come from the caller.
@@ -14,7 +14,7 @@ import type { Pod } from '../kube/types.ts';
 import type { PodScope } from '../ports.ts';
 import { planRollout, type RolloutCounts } from '../rollout/plan.ts';
 import { podScope } from '../rollout/pod-scope.ts';
-import { waitingMessage } from '../rollout/round.ts';
+import { waitingMessage } from '../rollout/batch.ts';
 import { injectionPath, type InjectionPathName } from '../sidecarset/injection-path.ts';
 import { hasNamespaceSelector, sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';

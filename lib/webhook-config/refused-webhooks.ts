@@ -48,8 +48,8 @@ export function repairedWebhookEvents(repaired: readonly RepairedWebhook[]): Adm
   }));
 }
 
-/** rotation.ts's `tellRepaired` through `sink`: every Event is tried; the first failure is thrown after. */
-export function repairTeller(sink: AdmissionConfigEventSink): (repaired: readonly RepairedWebhook[], signal?: AbortSignal) => Promise<void> {
+/** rotation.ts's `recordRepaired` through `sink`: every Event is tried; the first failure is thrown after. */
+export function repairRecorder(sink: AdmissionConfigEventSink): (repaired: readonly RepairedWebhook[], signal?: AbortSignal) => Promise<void> {
   return async (repaired, signal) => {
     const outcomes = await Promise.allSettled(repairedWebhookEvents(repaired).map((event) => sink.record(event, signal)));
     const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');

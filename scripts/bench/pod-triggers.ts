@@ -164,7 +164,7 @@ export async function podTriggerSection(settings: PodTriggerSettings, log: (line
     table: { headers: ['how the status follows', 'changes', 'p50', 'p95', 'p99', 'passes per 1,000 changes', 'API requests per 1,000 changes'], rows },
     verdicts: [{ target: 'a pod change shows in the stored status within 2 s at p95 (local stack)', figure: ms(p95), met: p95 <= BOUND_MS }],
     notes: [
-      'Latency is counted from the API server\'s answer to the change. The webhook hands the trigger over before it answers; the pass reads the pods 250 ms (POD_SETTLE_MS) after the trigger arrived, so a change whose request took longer than that to be answered can show sooner than 250 ms after its answer.',
+      'Latency is counted from the API server\'s answer to the change. The webhook hands the trigger over before it answers; the pass reads the pods 250 ms (POD_DEBOUNCE_MS) after the trigger arrived, so a change whose request took longer than that to be answered can show sooner than 250 ms after its answer.',
     ],
   };
 }

@@ -132,7 +132,7 @@ describe('rotateWebhookSecret', () => {
   it.each([['x'], ['..'], ['.'], [''], ['a@evil.example.com'], [`..%2Fpod-change%2F${OLD}`]])('repairs a deployed webhook whose segment is %j, and tells it', async (segment) => {
     const told: unknown[] = [];
     const w = world({ current: OLD, rotatedAt: at(-1000) }, [`https://a.example/pod-inject/${OLD}`, `https://b.example/sidecarset-default/${segment}`]);
-    const result = await rotateWebhookSecret({ ...w.ports(), tellRepaired: (repaired) => Promise.resolve(void told.push(...repaired)) }, settings);
+    const result = await rotateWebhookSecret({ ...w.ports(), recordRepaired: (repaired) => Promise.resolve(void told.push(...repaired)) }, settings);
     expect(result).toMatchObject({ step: 'waiting', repaired: ['MutatingWebhookConfiguration webhook "hook-1"'] });
     expect(w.urls()).toEqual([`https://a.example/pod-inject/${OLD}`, `https://b.example/sidecarset-default/${OLD}`]);
     expect(told).toEqual([{ configuration: 'MutatingWebhookConfiguration', webhook: 'hook-1' }]);
@@ -140,7 +140,7 @@ describe('rotateWebhookSecret', () => {
 
   it('says so in the result when the repair cannot be told, and still repairs', async () => {
     const w = world({ current: OLD, rotatedAt: at(-1000) }, [`https://a.example/pod-inject/x`]);
-    const result = await rotateWebhookSecret({ ...w.ports(), tellRepaired: () => Promise.reject(new Error('events are forbidden')) }, settings);
+    const result = await rotateWebhookSecret({ ...w.ports(), recordRepaired: () => Promise.reject(new Error('events are forbidden')) }, settings);
     expect(result).toEqual({ step: 'waiting', detail: 'not due; the repair Event could not be recorded: events are forbidden', nextStepAt: at(settings.periodMs - 1000), repaired: ['MutatingWebhookConfiguration webhook "hook-0"'] });
     expect(w.urls()).toEqual([`https://a.example/pod-inject/${OLD}`]);
   });

@@ -28,7 +28,7 @@ const OTHERS = Array.from({ length: NAMED }, (_, i) => `other-${String(i).padSta
 let stack: LocalStack;
 
 async function settled(): Promise<void> {
-  // Triggers start passes 250 ms after they arrive (POD_SETTLE_MS); a pass of 33 sets is well under a second here.
+  // Triggers start passes 250 ms after they arrive (POD_DEBOUNCE_MS); a pass of 33 sets is well under a second here.
   let last = -1;
   while (stack.statusSyncRequests() !== last) {
     last = stack.statusSyncRequests();

@@ -19,7 +19,7 @@ import { kubeWebhookUrls } from '../../lib/adapters/kube-webhook-configurations.
 import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import { kubeAdmissionConfigEventSink } from '../../lib/adapters/kube-events.ts';
 import { rotateWebhookSecret, secretOfUrl, urlPrefixOf } from '../../lib/auth/rotation.ts';
-import { repairTeller, WEBHOOK_SECRET_REPAIRED } from '../../lib/webhook-config/refused-webhooks.ts';
+import { repairRecorder, WEBHOOK_SECRET_REPAIRED } from '../../lib/webhook-config/refused-webhooks.ts';
 import { CRD_NAME } from '../../lib/crd/sidecarset-crd.ts';
 import { renderWebhookConfigurations, WEBHOOK_CONFIGURATION_NAME } from '../../lib/webhook-config/webhook-configurations.ts';
 import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
@@ -104,8 +104,8 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
       expect((await patch('status-sync', MUTATING, [{ op: 'replace', path: `/webhooks/${P}/clientConfig/url`, value: withLast(before, secret()) }])).status).toBe(200);
       const deployed = ((await urls.list()) ?? []).map((e) => urlPrefixOf(e.url ?? ''));
       const store = { read: () => Promise.resolve(JSON.stringify({ current, rotatedAt: new Date().toISOString() })), write: () => Promise.reject(new Error('not due: nothing is stored')) };
-      const tellRepaired = repairTeller(kubeAdmissionConfigEventSink(client));
-      const result = await rotateWebhookSecret({ store, webhooks: urls, now: () => new Date(), deployed, tellRepaired }, { periodMs: 86_400_000, refreshMs: 60_000, marginMs: 30_000 });
+      const recordRepaired = repairRecorder(kubeAdmissionConfigEventSink(client));
+      const result = await rotateWebhookSecret({ store, webhooks: urls, now: () => new Date(), deployed, recordRepaired }, { periodMs: 86_400_000, refreshMs: 60_000, marginMs: 30_000 });
       expect(result).toMatchObject({ step: 'waiting', repaired: [expect.stringContaining('pod-inject.sidecarset.kruise.io')] });
       expect(await urlOf(MUTATING)).toBe(before);
       const events = JSON.parse((await cp().request('admin', 'GET', '/api/v1/namespaces/default/events')).body) as { items: { reason: string; involvedObject: { kind: string } }[] };

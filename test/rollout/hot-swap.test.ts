@@ -10,7 +10,7 @@ import type { Pod } from '../../lib/kube/types.ts';
 import { dueFlips, hotUpgradeChanges } from '../../lib/rollout/hot-swap.ts';
 import { planRollout } from '../../lib/rollout/plan.ts';
 import { podFlipPatch, podUpdatePatch } from '../../lib/rollout/pod-patch.ts';
-import { roundWrites } from '../../lib/rollout/round.ts';
+import { batchWrites } from '../../lib/rollout/batch.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { NO_NAMESPACES } from './fixtures.ts';
 import { EMPTY, hotSet, imageIdOf, injected, kubelet } from './hot-fixtures.ts';
@@ -33,7 +33,7 @@ function hotAnnotations(p: Pod): Record<string, string> {
 /** One pass's writes to the one pod, applied: the flip first, else the update. */
 function pass(set: SidecarSet, p: Pod, now = LATER): Pod {
   const plan = planRollout(set, [p], NO_NAMESPACES);
-  const writes = roundWrites(set, plan, 'hot-set-rev', () => 'hot-set', now);
+  const writes = batchWrites(set, plan, 'hot-set-rev', () => 'hot-set', now);
   const patch = writes.flips[0]?.patch ?? writes.updates[0]?.patch;
   if (patch === undefined) return p;
   const out = applyPatch(p, patch) as Pod;

@@ -6,7 +6,7 @@ import { backfillInjectedList, podUpdatePatch, UnpatchablePodError } from '../..
 import { upgradableConditionPatch } from '../../lib/rollout/upgradable-condition.ts';
 import { FencedPodError, heldPatchPodMetadataKeys } from '../../lib/rollout/fence-check.ts';
 import type { RolloutPlan } from '../../lib/rollout/plan.ts';
-import { PATCH_METADATA_HELD_REASON, roundWrites } from '../../lib/rollout/round.ts';
+import { PATCH_METADATA_HELD_REASON, batchWrites } from '../../lib/rollout/batch.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { hashOf, OLD_IMAGE, rolloutSet, withoutImageOf } from './fixtures.ts';
 
@@ -220,7 +220,7 @@ describe('the in-place update patch under the rollout fence (what the pod policy
   it('tells the round’s held keys in one Warning Event naming the keys and pods', () => {
     const s = withMetadata({ 'karpenter.sh/do-not-disrupt': 'true' });
     const p = pod1();
-    const writes = roundWrites(s, { status: {}, updates: [{ pod: p, images: {} }], notUpgradable: [], flips: [], swapping: [] } as unknown as RolloutPlan, 'rev', () => 'test-sidecarset', NOW);
+    const writes = batchWrites(s, { status: {}, updates: [{ pod: p, images: {} }], notUpgradable: [], flips: [], swapping: [] } as unknown as RolloutPlan, 'rev', () => 'test-sidecarset', NOW);
     expect(writes.held).toEqual({ reason: PATCH_METADATA_HELD_REASON, message: expect.stringMatching(/^1 pod\(s\) updated without patchPodMetadata key\(s\) karpenter.sh\/do-not-disrupt \(default\/pod-1\): .*recreate the pods to get them$/) });
     expect(writes.updates).toHaveLength(1);
   });

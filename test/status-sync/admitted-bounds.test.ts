@@ -14,7 +14,7 @@ import { memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import { countedReads, storedRolloutSet } from './rollout-world.ts';
 
 const SET = 'test-sidecarset';
-const OPTIONS: PaceOptions = { intervalMs: 10, settleMs: 0, stallMs: 0, visibleTimeoutMs: 1_000, createSettleMs: 0 };
+const OPTIONS: PaceOptions = { intervalMs: 10, debounceMs: 0, stallMs: 0, visibleTimeoutMs: 1_000, createDebounceMs: 0 };
 const safety = () => AbortSignal.timeout(20_000);
 
 
@@ -34,7 +34,7 @@ describe('admitted changes that were never stored', () => {
   it('are read once, after the CREATE had a moment to be stored, and then dropped', async () => {
     const { w, reads } = countedReads();
     const started = performance.now();
-    await followSets([], w.deps, { ...OPTIONS, createSettleMs: 200, visibleTimeoutMs: 5_000 }, safety(), admittedQueue([forged('nowhere', 'CREATE')]));
+    await followSets([], w.deps, { ...OPTIONS, createDebounceMs: 200, visibleTimeoutMs: 5_000 }, safety(), admittedQueue([forged('nowhere', 'CREATE')]));
     expect(reads).toEqual(['nowhere']);
     expect(performance.now() - started).toBeGreaterThanOrEqual(190);
     expect(performance.now() - started).toBeLessThan(4_000);

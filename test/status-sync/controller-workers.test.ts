@@ -46,7 +46,7 @@ function fourSets() {
   return { deps, most, cluster };
 }
 
-const OPTIONS = { intervalMs: 50, settleMs: 0, stallMs: 300, visibleTimeoutMs: 1_000 };
+const OPTIONS = { intervalMs: 50, debounceMs: 0, stallMs: 300, visibleTimeoutMs: 1_000 };
 
 describe('the controller with several workers', () => {
   it.each([

@@ -31,7 +31,7 @@ describe('the controller', () => {
         return patchStatus(...args);
       },
     };
-    const summary = await followSets([SET], w.deps, { intervalMs: 50, settleMs: 0, stallMs: 400, visibleTimeoutMs: 2_000 }, AbortSignal.timeout(10_000), queue);
+    const summary = await followSets([SET], w.deps, { intervalMs: 50, debounceMs: 0, stallMs: 400, visibleTimeoutMs: 2_000 }, AbortSignal.timeout(10_000), queue);
     expect(summary.errors).toEqual([]);
     expect(summary.passes).toBeGreaterThanOrEqual(2);
     expect(writes).toBeGreaterThanOrEqual(2);

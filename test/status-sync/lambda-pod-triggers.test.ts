@@ -7,7 +7,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { statusSyncLambda } from '../../functions/status-sync/lambda.ts';
 import { admittedEvent } from '../../lib/status-sync/admitted-event.ts';
-import { podsChange, POD_SETTLE_MS } from '../../lib/status-sync/pod-trigger.ts';
+import { podsChange, POD_DEBOUNCE_MS } from '../../lib/status-sync/pod-trigger.ts';
 import { capturingLogger } from '../../testkit/reviews.ts';
 import { fakeOneSetCluster } from './fake-cluster.ts';
 import { hashOf, listedPod, storedSet } from '../../testkit/status-sync-objects.ts';
@@ -20,7 +20,7 @@ describe('the status-sync Lambda, pod triggers', () => {
   it('passes the set once for a burst of pod triggers sent before its pass began reading, and ends the rest without a request', async () => {
     const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger: capturingLogger().logger }, continueWith: () => Promise.resolve() });
     // A burst: every trigger sent now, queued one behind the other (reserved concurrency 1).
-    const sentAt = Date.now() - POD_SETTLE_MS;
+    const sentAt = Date.now() - POD_DEBOUNCE_MS;
     const burst = Array.from({ length: 20 }, () => admittedEvent(podsChange('log-agent'), sentAt));
     const first = await handler(burst[0]!, context);
     expect(first.followUp).toMatchObject({ passes: 1, errors: [] });
@@ -36,7 +36,7 @@ describe('the status-sync Lambda, pod triggers', () => {
   it('takes a pod trigger of a set that is not there for one read and no pass', async () => {
     const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger: capturingLogger().logger }, continueWith: () => Promise.resolve() });
     fake.seen.length = 0;
-    const result = await handler(admittedEvent(podsChange('nowhere'), Date.now() - POD_SETTLE_MS), context);
+    const result = await handler(admittedEvent(podsChange('nowhere'), Date.now() - POD_DEBOUNCE_MS), context);
     expect(result.followUp).toMatchObject({ passes: 0, errors: [] });
     expect(fake.seen.filter((r) => r.url.includes('/sidecarsets/'))).toHaveLength(1);
   });

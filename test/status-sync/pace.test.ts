@@ -14,7 +14,7 @@ import { storedRolloutSet, world } from './rollout-world.ts';
 
 const SET = 'test-sidecarset';
 /** Only a watched change (or an admitted one) wakes the loop: the interval is far beyond any test. */
-const WATCH_ONLY: PaceOptions = { intervalMs: 600_000, settleMs: 0, stallMs: 600_000, visibleTimeoutMs: 20_000 };
+const WATCH_ONLY: PaceOptions = { intervalMs: 600_000, debounceMs: 0, stallMs: 600_000, visibleTimeoutMs: 20_000 };
 /** Ends a loop a failing test left running, well after any passing one is done. */
 const safety = () => AbortSignal.timeout(20_000);
 
@@ -312,7 +312,7 @@ describe('followSets', () => {
       return statuses.get(name, signal);
     } };
     const stop = new AbortController();
-    const following = followSets([SET], w.deps, { ...WATCH_ONLY, settleMs: 400 }, AbortSignal.any([stop.signal, safety()]));
+    const following = followSets([SET], w.deps, { ...WATCH_ONLY, debounceMs: 400 }, AbortSignal.any([stop.signal, safety()]));
     await until(() => w.cluster.pods().filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'False')).length === 2);
     await new Promise((resolve) => setTimeout(resolve, 50));
     const freed = performance.now();
@@ -328,7 +328,7 @@ describe('followSets', () => {
   it('lets a set whose counts stop moving go (a bad image), naming it', async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 5, 0, 0));
-    const summary = await followSets([SET], w.deps, { intervalMs: 10, settleMs: 0, stallMs: 200 }, safety());
+    const summary = await followSets([SET], w.deps, { intervalMs: 10, debounceMs: 0, stallMs: 200 }, safety());
     expect(summary).toMatchObject({ podsUpdated: 2, stalled: [SET], unfinished: [] });
     expect(summary.passes).toBeGreaterThanOrEqual(2);
   });
@@ -353,7 +353,7 @@ describe('followSets', () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 5, 0, 0));
     w.deps.rollout.setPods = { ...w.deps.rollout.setPods, changed: () => Promise.resolve('error' as const) };
-    const summary = await followSets([SET], w.deps, { intervalMs: 200, settleMs: 0, stallMs: 1_000 }, safety());
+    const summary = await followSets([SET], w.deps, { intervalMs: 200, debounceMs: 0, stallMs: 1_000 }, safety());
     // About 1 s / 200 ms = 6 passes until the stall; a loop that did not wait would make thousands.
     expect(summary.stalled).toEqual([SET]);
     expect(summary.passes).toBeLessThanOrEqual(20);
@@ -432,7 +432,7 @@ describe('followSets', () => {
     setTimeout(() => {
       controller.abort(new Error('test over'));
     }, 500);
-    const summary = await followSets([SET], w.deps, { intervalMs: 30, settleMs: 0, stallMs: 600_000, createSettleMs: 0 }, controller.signal, queue);
+    const summary = await followSets([SET], w.deps, { intervalMs: 30, debounceMs: 0, stallMs: 600_000, createDebounceMs: 0 }, controller.signal, queue);
     for (const timer of timers) clearTimeout(timer);
     expect(summary.passes).toBeGreaterThanOrEqual(3);
     expect(most).toBe(1);

@@ -10,7 +10,7 @@ import { describe, expect, it } from '@jest/globals';
 import { applyPatch, decodePatch } from '../../lib/admission/json-patch-apply.ts';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
-import { memoryPodEventSink, memoryPodPages, memoryStatusWriter, memoryToldStalls } from '../../lib/adapters/memory-status-sync.ts';
+import { memoryPodEventSink, memoryPodPages, memoryStatusWriter, memoryRecordedStalls } from '../../lib/adapters/memory-status-sync.ts';
 import type { Namespace, Pod } from '../../lib/kube/types.ts';
 import type { SetPodSource, SidecarSetEvent } from '../../lib/ports.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
@@ -63,7 +63,7 @@ async function injectedPods(sets: SidecarSet[]): Promise<Pod[]> {
 
 /**
  * The cluster in memory; each pass is a fresh process (as the bench's child, or a cold start): nothing reported yet
- * in its memory. With `stored`, its Events are kept across passes and a new process reads the stalls told (kubeToldStalls).
+ * in its memory. With `stored`, its Events are kept across passes and a new process reads the stalls told (kubeRecordedStalls).
  */
 async function benchWorld(nowMs: number, stored = false) {
   const sets = benchSets();
@@ -74,7 +74,7 @@ async function benchWorld(nowMs: number, stored = false) {
   let podLists = 0;
   const events: SidecarSetEvent[] = [];
   const kept: SidecarSetEvent[] = [];
-  const told = stored ? memoryToldStalls({ events: kept }) : undefined;
+  const told = stored ? memoryRecordedStalls({ events: kept }) : undefined;
   const setPods: SetPodSource = {
     ...cluster.source,
     list: (scope, signal) => {

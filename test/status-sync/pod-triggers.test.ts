@@ -8,12 +8,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
 import { followSets, type PaceOptions } from '../../lib/status-sync/pace.ts';
-import { passCoverage, podsChange, POD_SETTLE_MS, recordedSets, selectingSetNames, storedSets, MAX_TRIGGERED_SETS } from '../../lib/status-sync/pod-trigger.ts';
+import { passCoverage, podsChange, POD_DEBOUNCE_MS, recordedSets, selectingSetNames, storedSets, MAX_TRIGGERED_SETS } from '../../lib/status-sync/pod-trigger.ts';
 import { setsByName } from '../../lib/sidecarset/sets-by-name.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { countedReads } from './rollout-world.ts';
 
-const OPTIONS: PaceOptions = { intervalMs: 10, settleMs: 0, stallMs: 0, visibleTimeoutMs: 1_000, createSettleMs: 0 };
+const OPTIONS: PaceOptions = { intervalMs: 10, debounceMs: 0, stallMs: 0, visibleTimeoutMs: 1_000, createDebounceMs: 0 };
 const safety = () => AbortSignal.timeout(20_000);
 
 const matched = (w: ReturnType<typeof countedReads>['w']) => w.statuses.sets()[0]?.status?.matchedPods;
@@ -28,7 +28,7 @@ describe('a burst of pod changes of one set', () => {
     expect(reads).toEqual([name]);
     expect(summary).toMatchObject({ passes: 1, errors: [] });
     expect(matched(w)).toBe(3);
-    expect(performance.now() - started).toBeGreaterThanOrEqual(POD_SETTLE_MS - 10);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(POD_DEBOUNCE_MS - 10);
   });
 
   it('arriving while passes run costs at most one pass per settle window (1,000 changes over about 1 s: at most 6 passes)', async () => {
@@ -53,7 +53,7 @@ describe('a burst of pod changes of one set', () => {
       passes += (await followSets([], w.deps, OPTIONS, safety(), queue)).passes;
     }
     await pushing;
-    const windows = Math.ceil((performance.now() - started) / POD_SETTLE_MS);
+    const windows = Math.ceil((performance.now() - started) / POD_DEBOUNCE_MS);
     expect(passes).toBeGreaterThan(0);
     expect(passes).toBeLessThanOrEqual(windows);
     expect(passes).toBeLessThanOrEqual(6);

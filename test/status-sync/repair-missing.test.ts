@@ -60,7 +60,7 @@ const EVERY_POD: PodWebhookSelectors = {};
 const LABELS = new Map([[NS, { 'kubernetes.io/metadata.name': NS }]]);
 
 function plan(set: SidecarSet, pods: Pod[], extra: Partial<RepairInput> = {}) {
-  return planRepair({ set, clusterSets: [set], pods, namespaceLabels: LABELS, podWebhook: EVERY_POD, room: 10, ...extra });
+  return planRepair({ set, clusterSets: [set], pods, namespaceLabels: LABELS, podWebhook: EVERY_POD, evictionBudget: 10, ...extra });
 }
 
 const names = (pods: readonly Pod[]): string[] => pods.map((p) => p.metadata?.name ?? '');
@@ -96,7 +96,7 @@ describe('which uninjected pods a set evicts', () => {
     const canary = sidecarSet({ selector: { matchLabels: { app: 'web', track: 'canary' } }, containers: [{ name: 'agent', image: 'agent:2' }] }, 'agent-canary', {
       annotations: { 'apps.kruise.io/sidecarset-base': 'agent', 'apps.kruise.io/sidecarset-canary': 'true' },
     });
-    const out = planRepair({ set, clusterSets: [set, canary], pods: [pod('c', { labels: { app: 'web', track: 'canary' } }), pod('b')], namespaceLabels: LABELS, podWebhook: EVERY_POD, room: 10 });
+    const out = planRepair({ set, clusterSets: [set, canary], pods: [pod('c', { labels: { app: 'web', track: 'canary' } }), pod('b')], namespaceLabels: LABELS, podWebhook: EVERY_POD, evictionBudget: 10 });
     expect(names(out.evict)).toEqual(['b']);
   });
 });
@@ -117,7 +117,7 @@ describe('where the API server calls pod-inject', () => {
 
   it('evicts no pod of a namespace the webhook is not called for: it would come back uninjected', () => {
     const set = sidecarSet({ updateStrategy: { type: 'RollingUpdate', maxUnavailable: 10 } });
-    const out = planRepair({ set, clusterSets: [set], pods: [pod('a')], namespaceLabels: new Map([[NS, { 'kubernetes.io/metadata.name': NS, 'sidecarset.kruise.io/injection': 'disabled' }]]), podWebhook: { namespaceSelector: podWebhook?.namespaceSelector }, room: 10 });
+    const out = planRepair({ set, clusterSets: [set], pods: [pod('a')], namespaceLabels: new Map([[NS, { 'kubernetes.io/metadata.name': NS, 'sidecarset.kruise.io/injection': 'disabled' }]]), podWebhook: { namespaceSelector: podWebhook?.namespaceSelector }, evictionBudget: 10 });
     expect(out.evict).toEqual([]);
   });
 
@@ -159,7 +159,7 @@ describe('how many a set evicts in one pass', () => {
 
   it('stops at the pass’s limit and says how many wait for it', () => {
     const set = sidecarSet({ updateStrategy: { type: 'RollingUpdate', maxUnavailable: 5 } });
-    const out = plan(set, [pod('a', { created: '2026-01-01T00:01:00Z' }), pod('b', { created: '2026-01-01T00:02:00Z' }), pod('c', { created: '2026-01-01T00:03:00Z' })], { room: 2 });
+    const out = plan(set, [pod('a', { created: '2026-01-01T00:01:00Z' }), pod('b', { created: '2026-01-01T00:02:00Z' }), pod('c', { created: '2026-01-01T00:03:00Z' })], { evictionBudget: 2 });
     expect(names(out.evict)).toEqual(['a', 'b']);
     expect(out.heldByPassLimit).toBe(1);
   });

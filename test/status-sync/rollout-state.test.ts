@@ -5,7 +5,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { RolloutCounts, WaitingReason } from '../../lib/rollout/plan.ts';
 import type { UnavailablePods } from '../../lib/rollout/plan.ts';
-import { memoryEventSink, memoryToldStalls } from '../../lib/adapters/memory-status-sync.ts';
+import { memoryEventSink, memoryRecordedStalls } from '../../lib/adapters/memory-status-sync.ts';
 import { rolloutState, rolloutStateNotices, type RolloutState, type RolloutStateNotices, type StallClock } from '../../lib/status-sync/rollout-state.ts';
 
 const counts = (updatedPods: number, updatedReadyPods = updatedPods, matchedPods = 10): RolloutCounts => ({ matchedPods, updatedPods, readyPods: matchedPods, updatedReadyPods });
@@ -141,7 +141,7 @@ describe('rolloutStateNotices', () => {
     /** What one process tells of `state`, as set-pass.ts reportState asks: due, then not told before. */
     const tell = async (notices: RolloutStateNotices, sink: ReturnType<typeof memoryEventSink>, state: RolloutState) => {
       const event = notices.due(SET, state);
-      if (event === undefined || (await notices.toldBefore(SET, state))) return undefined;
+      if (event === undefined || (await notices.recordedBefore(SET, state))) return undefined;
       await sink.record(event);
       notices.reported(SET.name, state);
       return event.reason;
@@ -149,7 +149,7 @@ describe('rolloutStateNotices', () => {
 
     it('tells a stall once, whatever number of new processes find it', async () => {
       const sink = memoryEventSink();
-      const told = memoryToldStalls(sink);
+      const told = memoryRecordedStalls(sink);
       const seen: (string | undefined)[] = [];
       for (const seconds of [60, 120, 600]) seen.push(await tell(rolloutStateNotices(told), sink, stalledBy(stuck(), seconds)));
       expect(seen).toEqual(['RolloutStalled', undefined, undefined]);
@@ -158,7 +158,7 @@ describe('rolloutStateNotices', () => {
 
     it('tells it again in a new process when it changed: other pods held (a later update), more pods, another kind of reason', async () => {
       const sink = memoryEventSink();
-      const told = memoryToldStalls(sink);
+      const told = memoryRecordedStalls(sink);
       const fresh = (state: RolloutState) => tell(rolloutStateNotices(told), sink, state);
       expect(await fresh(stalledBy(stuck()))).toBe('RolloutStalled');
       // The kubelet alternating ErrImagePull and ImagePullBackOff is the same stall.
@@ -171,43 +171,43 @@ describe('rolloutStateNotices', () => {
 
     it('tells a stall of a set of the same name but another uid (deleted and created again)', async () => {
       const sink = memoryEventSink();
-      const told = memoryToldStalls(sink);
+      const told = memoryRecordedStalls(sink);
       expect(await tell(rolloutStateNotices(told), sink, stalledBy(stuck()))).toBe('RolloutStalled');
       const notices = rolloutStateNotices(told);
       const state = stalledBy(stuck());
       const other = { ...SET, uid: 'uid-agent-2' };
       expect(notices.due(other, state)).toBeDefined();
-      expect(await notices.toldBefore(other, state)).toBe(false);
+      expect(await notices.recordedBefore(other, state)).toBe(false);
     });
 
     it('tells the stall when the stored Events cannot be read, and reads them again at the next stall', async () => {
       const sink = memoryEventSink();
-      await tell(rolloutStateNotices(memoryToldStalls(sink)), sink, stalledBy(stuck()));
+      await tell(rolloutStateNotices(memoryRecordedStalls(sink)), sink, stalledBy(stuck()));
       let reads = 0;
       const flaky = async () => {
         reads++;
         if (reads === 1) throw new Error('the API server answered 503');
-        return memoryToldStalls(sink)();
+        return memoryRecordedStalls(sink)();
       };
       const notices = rolloutStateNotices(flaky);
-      expect(await notices.toldBefore(SET, stalledBy(stuck()))).toBe(false);
-      expect(await notices.toldBefore(SET, stalledBy(stuck()))).toBe(true);
-      expect(await notices.toldBefore({ name: 'other', uid: 'uid-other' }, stalledBy(stuck()))).toBe(false);
+      expect(await notices.recordedBefore(SET, stalledBy(stuck()))).toBe(false);
+      expect(await notices.recordedBefore(SET, stalledBy(stuck()))).toBe(true);
+      expect(await notices.recordedBefore({ name: 'other', uid: 'uid-other' }, stalledBy(stuck()))).toBe(false);
       expect(reads).toBe(2);
     });
 
     it('asks the stored Events about stalls only, and only of sets this process told nothing of', async () => {
       const sink = memoryEventSink();
-      await tell(rolloutStateNotices(memoryToldStalls(sink)), sink, stalledBy(stuck()));
+      await tell(rolloutStateNotices(memoryRecordedStalls(sink)), sink, stalledBy(stuck()));
       let reads = 0;
       const notices = rolloutStateNotices(() => {
         reads++;
-        return memoryToldStalls(sink)();
+        return memoryRecordedStalls(sink)();
       });
-      expect(await notices.toldBefore(SET, rolloutState(counts(0), 0, { kind: 'paused' }))).toBe(false);
+      expect(await notices.recordedBefore(SET, rolloutState(counts(0), 0, { kind: 'paused' }))).toBe(false);
       notices.reported(SET.name, rolloutState(counts(0), 0, { kind: 'paused' }));
       // Paused, then stalled in this process's own sight: news, whatever was stored.
-      expect(await notices.toldBefore(SET, stalledBy(stuck()))).toBe(false);
+      expect(await notices.recordedBefore(SET, stalledBy(stuck()))).toBe(false);
       expect(reads).toBe(0);
     });
   });

@@ -15,7 +15,7 @@ import { startTestKubelet, type TestKubelet } from '../../control-plane/test-kub
 import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
 import { memoryEventSink, memoryPodEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import { kubePodWriter, kubeSetPods } from '../../lib/adapters/kube-pods.ts';
-import { EVENT_NAMESPACE, kubeEventSink, kubeToldStalls } from '../../lib/adapters/kube-events.ts';
+import { EVENT_NAMESPACE, kubeEventSink, kubeRecordedStalls } from '../../lib/adapters/kube-events.ts';
 import { kubeRevisionStore } from '../../lib/adapters/kube-revisions.ts';
 import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import type { Pod } from '../../lib/kube/types.ts';
@@ -109,7 +109,7 @@ describeWithControlPlane('a stalled rollout on a real kube-apiserver with the te
     for (let n = 0; n < 3; n++) {
       const cold = freshDeps(set, 1_500).deps;
       cold.events = kubeEventSink(kc);
-      cold.rollout.states = rolloutStateNotices(kubeToldStalls(kc));
+      cold.rollout.states = rolloutStateNotices(kubeRecordedStalls(kc));
       passes.push(await runSetPass(set, cold));
     }
     expect(passes.map((p) => [p.errors, p.stateChange?.slice(0, 'stalled:'.length), p.inFlight])).toEqual([

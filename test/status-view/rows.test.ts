@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../lib/kube/types.ts';
 import { planRollout } from '../../lib/rollout/plan.ts';
-import { waitingMessage } from '../../lib/rollout/round.ts';
+import { waitingMessage } from '../../lib/rollout/batch.ts';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
 import { rolloutState } from '../../lib/status-sync/rollout-state.ts';
 import { namespacesNeeded, podScopes, scopeKey, viewRow, viewRows } from '../../lib/status-view/rows.ts';

@@ -1,11 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import type { AdmissionConfigEvent } from '../../lib/ports.ts';
-import { repairTeller, WEBHOOK_SECRET_REPAIRED } from '../../lib/webhook-config/refused-webhooks.ts';
+import { repairRecorder, WEBHOOK_SECRET_REPAIRED } from '../../lib/webhook-config/refused-webhooks.ts';
 
-describe('repairTeller: the Event a repaired secret segment gets (issue 45, item 2)', () => {
+describe('repairRecorder: the Event a repaired secret segment gets (issue 45, item 2)', () => {
   it('records one Warning Event per configuration, naming its repaired webhooks', async () => {
     const recorded: AdmissionConfigEvent[] = [];
-    await repairTeller({ record: (event) => Promise.resolve(void recorded.push(event)) })([
+    await repairRecorder({ record: (event) => Promise.resolve(void recorded.push(event)) })([
       { configuration: 'MutatingWebhookConfiguration', webhook: 'pod-inject.sidecarset.kruise.io' },
       { configuration: 'CustomResourceDefinition', webhook: 'sidecarset-convert' },
       { configuration: 'MutatingWebhookConfiguration', webhook: 'sidecarset-default.sidecarset.kruise.io' },
@@ -19,8 +19,8 @@ describe('repairTeller: the Event a repaired secret segment gets (issue 45, item
 
   it('tries every Event, then throws the first failure', async () => {
     let tries = 0;
-    const teller = repairTeller({ record: () => Promise.reject(new Error(`refused ${++tries}`)) });
-    await expect(teller([{ configuration: 'MutatingWebhookConfiguration', webhook: 'a' }, { configuration: 'ValidatingWebhookConfiguration', webhook: 'b' }])).rejects.toThrow('refused 1');
+    const recorder = repairRecorder({ record: () => Promise.reject(new Error(`refused ${++tries}`)) });
+    await expect(recorder([{ configuration: 'MutatingWebhookConfiguration', webhook: 'a' }, { configuration: 'ValidatingWebhookConfiguration', webhook: 'b' }])).rejects.toThrow('refused 1');
     expect(tries).toBe(2);
   });
 });

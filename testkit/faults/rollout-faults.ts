@@ -33,7 +33,7 @@ import type { Pod } from '../../lib/kube/types.ts';
 import { hotContainersOf, isPodReady, isPodSidecarUpdated, isPodStateConsistent, podContainers } from '../../lib/sidecarset/pod-state.ts';
 import { planRollout } from '../../lib/rollout/plan.ts';
 import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
-import { roundWrites } from '../../lib/rollout/round.ts';
+import { batchWrites } from '../../lib/rollout/batch.ts';
 import { admittedEvent } from '../../lib/status-sync/admitted-event.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { statusSyncLambda, type InvocationResult } from '../../functions/status-sync/lambda.ts';
@@ -333,7 +333,7 @@ export async function brokenRolloutIsCaught(cluster: RolloutCluster): Promise<Fi
   try {
     const { items } = await listPods(cluster.cp, seeded.namespace);
     const reckless = { ...target, spec: { ...target.spec, updateStrategy: { type: 'RollingUpdate' as const, maxUnavailable: '100%' } } };
-    const writes = roundWrites(reckless, planRollout(reckless, items, new Map([[seeded.namespace, {}]])), currentRevisionName(target), () => name, new Date());
+    const writes = batchWrites(reckless, planRollout(reckless, items, new Map([[seeded.namespace, {}]])), currentRevisionName(target), () => name, new Date());
     for (const { pod, patch } of writes.updates) {
       await adminRequest(cluster.cp, 'PATCH', `/api/v1/namespaces/${seeded.namespace}/pods/${pod.metadata?.name ?? ''}`, patch, 'application/json-patch+json');
     }

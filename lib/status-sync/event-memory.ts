@@ -11,7 +11,7 @@
 /** What is due for a set: tell what holds (news, or a refresh), tell that it is gone, or nothing. */
 export type Due = 'tell' | 'gone' | undefined;
 
-export interface ToldMemory {
+export interface EventMemory {
   /**
    * What is due for `set`, given what holds now as a key (a change in it is
    * news); `undefined` when nothing holds.
@@ -26,14 +26,14 @@ export interface ToldMemory {
 /** Under the API server's default event TTL of one hour, so a told condition never lapses while it holds. */
 export const DEFAULT_REFRESH_MS = 30 * 60_000;
 
-export interface ToldMemoryOptions {
+export interface EventMemoryOptions {
   refreshMs?: number;
   /** Milliseconds on a monotonic scale. */
   nowMs?: () => number;
 }
 
 /** Starts with nothing told; make one per process (per cold start) and keep it across passes. */
-export function toldMemory(options: ToldMemoryOptions = {}): ToldMemory {
+export function eventMemory(options: EventMemoryOptions = {}): EventMemory {
   const refreshMs = options.refreshMs ?? DEFAULT_REFRESH_MS;
   const nowMs = options.nowMs ?? (() => performance.now());
   const last = new Map<string, { key: string; at: number }>();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { planRollout } from '../../lib/rollout/plan.ts';
-import { rolloutStatusFields, roundWrites, statusNeedsWrite, waitingMessage } from '../../lib/rollout/round.ts';
+import { rolloutStatusFields, batchWrites, statusNeedsWrite, waitingMessage } from '../../lib/rollout/batch.ts';
 import { NO_NAMESPACES, rolloutPod, rolloutSet } from './fixtures.ts';
 
 const NOW = new Date('2026-12-01T01:32:23Z');
@@ -9,7 +9,7 @@ describe('a round’s writes (rollout.md §1.5-§1.7)', () => {
   it('not-upgradable conditions first, one Event, then each pod’s guarded patch with its condition', () => {
     const set = rolloutSet({ strategy: { type: 'RollingUpdate', maxUnavailable: 5 } });
     const pods = [rolloutPod(set, { name: 'a' }), rolloutPod(set, { name: 'b', otherFields: true }), rolloutPod(set, { name: 'c', otherFields: true })];
-    const writes = roundWrites(set, planRollout(set, pods, NO_NAMESPACES), 'test-sidecarset-78bb8d68cc', () => 'test-sidecarset', NOW);
+    const writes = batchWrites(set, planRollout(set, pods, NO_NAMESPACES), 'test-sidecarset-78bb8d68cc', () => 'test-sidecarset', NOW);
     expect(writes.notUpgradable.map((w) => [w.pod.metadata!.name, w.condition.status.conditions[0].status])).toEqual([
       ['b', 'False'],
       ['c', 'False'],
@@ -22,7 +22,7 @@ describe('a round’s writes (rollout.md §1.5-§1.7)', () => {
 
   it('no not-upgradable pods: no Event', () => {
     const set = rolloutSet();
-    expect(roundWrites(set, planRollout(set, [rolloutPod(set, { name: 'a' })], NO_NAMESPACES), 'r', () => '', NOW).event).toBeUndefined();
+    expect(batchWrites(set, planRollout(set, [rolloutPod(set, { name: 'a' })], NO_NAMESPACES), 'r', () => '', NOW).event).toBeUndefined();
   });
 });
 

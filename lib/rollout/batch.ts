@@ -65,7 +65,7 @@ export const FLIP_EVENT = {
   failed: { reason: 'ResetContainerFailed', type: 'Warning', message: (error: string) => `reset sidecar container image empty failed: ${error}` },
 } as const;
 
-export interface RoundWrites {
+export interface BatchWrites {
   /**
    * Before anything else, even when the batch updates nothing: the flips
    * ending finished hot upgrades (§0 step 6), each a guarded JSON Patch.
@@ -89,15 +89,15 @@ export interface RoundWrites {
  * write cannot be made (UnpatchablePodError, PatchPodMetadataError) is in
  * `unplanned`: one pod never costs the others their batch.
  */
-export function roundWrites(
+export function batchWrites(
   set: SidecarSet,
   plan: RolloutPlan,
   latestRevision: string,
   injectedListFor: (pod: Pod) => string,
   now: Date,
-): RoundWrites {
+): BatchWrites {
   const name = sidecarSetName(set);
-  const unplanned: RoundWrites['unplanned'] = [];
+  const unplanned: BatchWrites['unplanned'] = [];
   const planned = <T>(pod: Pod, make: () => T): T[] => {
     try {
       return [make()];
@@ -106,14 +106,11 @@ export function roundWrites(
       return [];
     }
   };
-  const notUpgradable = plan.notUpgradable.flatMap((pod) => {
-    const condition = upgradableConditionPatch(pod, name, notUpgradableNote(pod, set), now);
-    return condition === undefined ? [] : [{ pod, condition }];
-  });
+  const notUpgradable = notUpgradableWrites(plan.notUpgradable, set, now);
   const flips = plan.flips.flatMap(({ pod, flips }) => planned(pod, () => ({ pod, patch: podFlipPatch({ pod, set, flips, now }) })));
   // The pods the plan set aside were tried first (the batch's lazy filter): reported after the flips, as they were met.
   unplanned.push(...(plan.setAside ?? []));
-  const out: RoundWrites = {
+  const out: BatchWrites = {
     flips,
     notUpgradable,
     updates: plan.updates.flatMap(({ pod, patch }) =>
@@ -131,8 +128,17 @@ export function roundWrites(
   return out;
 }
 
+/** The not-upgradable condition of each pod the set cannot update in place, none where the pod already says so. */
+function notUpgradableWrites(pods: readonly Pod[], set: SidecarSet, now: Date): BatchWrites['notUpgradable'] {
+  const name = sidecarSetName(set);
+  return pods.flatMap((pod) => {
+    const condition = upgradableConditionPatch(pod, name, notUpgradableNote(pod, set), now);
+    return condition === undefined ? [] : [{ pod, condition }];
+  });
+}
+
 /** The held-keys Event of a batch's updated pods, or undefined when none is held. */
-function heldKeysOfBatch(pods: readonly Pod[], set: SidecarSet): RoundWrites['held'] {
+function heldKeysOfBatch(pods: readonly Pod[], set: SidecarSet): BatchWrites['held'] {
   const keys = new Set<string>();
   const named: string[] = [];
   for (const pod of pods) {
