@@ -82,7 +82,8 @@ async function setImage(name: string, image: string): Promise<void> {
 describeWithControlPlane('freshness: what returned before a request is what the request is admitted against', () => {
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
-    stack = await startLocalStack();
+    // pod-inject's reads are what this guarantee is about: the policy path sees a new set only once the API server's param cache has it (docs/INJECTION-POLICY.md).
+    stack = await startLocalStack({ injection: 'webhook' });
     const ns = await request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
     expect(ns.status).toBe(201);
     // Composed as functions/pod-inject/handler.ts does on a cold start; its log lines are dropped.

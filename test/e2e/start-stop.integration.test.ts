@@ -132,8 +132,8 @@ describeWithControlPlane('npm start stops and cleans up however its parent goes 
       expect({ code: manifests.status, stderr: manifests.stderr }).toEqual({ code: 0, stderr: '' });
       expect(manifests.stdout).toContain('kind: MutatingWebhookConfiguration');
       const ca = Buffer.from(await readFile(join(dir, '.cache', 'local-server', CA_FILE))).toString('base64');
-      const webhooks = parseAllDocuments(manifests.stdout).map((d) => d.toJS() as { webhooks: { clientConfig: { url: string; caBundle: string } }[] });
-      expect(webhooks.flatMap((w) => w.webhooks.map((h) => h.clientConfig))).toEqual(
+      const webhooks = parseAllDocuments(manifests.stdout).map((d) => d.toJS() as { webhooks?: { clientConfig: { url: string; caBundle: string } }[] });
+      expect(webhooks.flatMap((w) => (w.webhooks ?? []).map((h) => h.clientConfig))).toEqual(
         expect.arrayContaining([expect.objectContaining({ url: expect.stringContaining(`https://127.0.0.1:${port}/pod-inject/`), caBundle: ca })]),
       );
     }
