@@ -10,6 +10,8 @@ import { readFile } from 'node:fs/promises';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { runDoctor } from '../../functions/doctor/run.ts';
 import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
+import { untilInjected } from '../../functions/server/until-injected.ts';
+import { parseSingleObject } from '../../lib/kube/yaml-objects.ts';
 import { kubeConfigClient, kubeConfigOf } from '../../lib/adapters/kubeconfig.ts';
 import { readKubeconfig } from '../../lib/adapters/kubeconfig-reader.ts';
 import type { ExpectedStack } from '../../lib/doctor/checks.ts';
@@ -33,6 +35,8 @@ describeWithControlPlane('npm run doctor on the local stack', () => {
     // The reconciler's loop, as npm start runs it: its Lease is valid for three intervals (9 s).
     stack = await startLocalStack({ statusSyncIntervalMs: INTERVAL_MS });
     await stack.cp.apply(await readFile('examples/sidecarset.yaml', 'utf8'));
+    // The policy sees a new set once the API server's param cache has it: the dry-run check needs it seen.
+    await untilInjected((method, path, body) => stack.cp.request('admin', method, path, body), 'default', parseSingleObject(await readFile('examples/pod.yaml', 'utf8'), 'examples/pod.yaml'));
     // Its first pass waits for the webhooks to be installed: wait for the Lease it renews at the end.
     for (const deadline = Date.now() + 60_000; (await stack.cp.request('admin', 'GET', LEASE_PATH)).status !== 200; ) {
       if (Date.now() > deadline) throw new Error('the reconciler wrote no Lease within 60 s');
