@@ -42,7 +42,8 @@ describeWithControlPlane('/metrics of the local stack', () => {
   let stack: LocalStack | undefined;
 
   beforeAll(async () => {
-    stack = await startLocalStack({ statusSyncIntervalMs: 1000, statusSyncHeartbeatMs: 0 });
+    // The webhook path: the pod's injection is what pod-inject's metrics count.
+    stack = await startLocalStack({ injection: 'webhook', statusSyncIntervalMs: 1000, statusSyncHeartbeatMs: 0 });
   }, startTimeoutMs);
 
   afterAll(async () => {
