@@ -16,19 +16,38 @@ import { kubeConfigClient, kubeConfigOf } from '../../lib/adapters/kubeconfig.ts
 import { readKubeconfig } from '../../lib/adapters/kubeconfig-reader.ts';
 import type { ExpectedStack } from '../../lib/doctor/checks.ts';
 import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
+import { ANNOTATION_POLICY_RECORD } from '../../lib/sidecarset/policy-record.ts';
 import { WEBHOOK_CONFIGURATION_NAME } from '../../lib/webhook-config/webhook-configurations.ts';
 
 const INTERVAL_MS = 3_000;
+/** A HotUpgrade set: one the policy leaves to pod-inject. */
+const HOT_SET = `apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata: {name: hot}
+spec:
+  selector: {matchLabels: {app: hot}}
+  containers:
+    - name: hot-agent
+      image: busybox:1.37.0
+      upgradeStrategy: {upgradeType: HotUpgrade, hotUpgradeEmptyImage: busybox:1.36.1}
+`;
 const LEASE_PATH = '/apis/coordination.k8s.io/v1/namespaces/kruise-system/leases/serverless-sidecarset-status-sync';
 
 describeWithControlPlane('npm run doctor on the local stack', () => {
   let stack: LocalStack;
   let expected: ExpectedStack;
-  const doctor = async (): Promise<{ ok: boolean; lines: string[] }> => {
+  const doctor = async (podLabels: Record<string, string> = { app: 'web' }): Promise<{ ok: boolean; lines: string[] }> => {
     const lines: string[] = [];
     const client = kubeConfigClient(kubeConfigOf(await readKubeconfig({ envVar: 'KUBECONFIG_CONTENT', env: { KUBECONFIG_CONTENT: stack.cp.kubeconfig('admin') } })));
-    const ok = await runDoctor(client, { expected, namespace: 'default', podLabels: { app: 'web' }, revisionNamespace: 'kruise-system' }, (line) => lines.push(line));
+    const ok = await runDoctor(client, { expected, namespace: 'default', podLabels, revisionNamespace: 'kruise-system' }, (line) => lines.push(line));
     return { ok, lines };
+  };
+
+  const policyInjectsWeb = async (): Promise<boolean> => {
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe', labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image: 'nginx:1.27' }] } };
+    const res = await stack.cp.request('admin', 'POST', '/api/v1/namespaces/default/pods?dryRun=All', pod);
+    const annotations = (JSON.parse(res.body) as { metadata?: { annotations?: Record<string, string> } }).metadata?.annotations ?? {};
+    return res.status === 201 && ANNOTATION_POLICY_RECORD in annotations;
   };
 
   beforeAll(async () => {
@@ -96,19 +115,33 @@ describeWithControlPlane('npm run doctor on the local stack', () => {
     ]);
   }, 60_000);
 
-  it('a webhook called with a secret that is not the current one: named, and the dry-run pod refused', async () => {
+  it('a webhook called with a secret that is not the current one: named; a pod the policy injects alone is still injected, one it hands to pod-inject refused', async () => {
+    // A HotUpgrade set is pod-inject's: the policy marks its pods for the webhook.
+    await stack.cp.apply(HOT_SET);
+    await untilInjected((method, p, body) => stack.cp.request('admin', method, p, body), 'default', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe', labels: { app: 'hot' } }, spec: { containers: [{ name: 'app', image: 'nginx:1.27' }] } });
+    // The policy takes log-agent once the reconciler has recorded its revision: wait until it has.
+    for (const deadline = Date.now() + 30_000; !(await policyInjectsWeb()); ) {
+      if (Date.now() > deadline) throw new Error('the policy did not inject an app=web pod within 30 s');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
     const path = `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${WEBHOOK_CONFIGURATION_NAME}`;
     const config = JSON.parse((await stack.cp.request('admin', 'GET', path)).body) as { webhooks: { name: string; clientConfig: { url: string } }[] };
     const index = config.webhooks.findIndex((w) => w.name.startsWith('pod-inject'));
     const url = config.webhooks[index]?.clientConfig.url ?? '';
     const patch = (to: string) => stack.cp.request('admin', 'PATCH', path, [{ op: 'replace', path: `/webhooks/${index}/clientConfig/url`, value: to }], 'application/json-patch+json');
     expect((await patch(`${stack.serverUrl}/pod-inject/${'x'.repeat(64)}`)).status).toBe(200);
+    const secretLine = 'FAIL  MutatingWebhookConfiguration serverless-sidecarset webhook pod-inject.sidecarset.kruise.io: calls pod-inject with a secret that is not the current one; apply freshly rendered manifests (npm run -s manifests), or let the reconciler finish the rotation';
     try {
-      const { ok, lines } = await doctor();
-      expect(ok).toBe(false);
-      const failed = lines.filter((l) => l.startsWith('FAIL'));
-      expect(failed[0]).toBe('FAIL  MutatingWebhookConfiguration serverless-sidecarset webhook pod-inject.sidecarset.kruise.io: calls pod-inject with a secret that is not the current one; apply freshly rendered manifests (npm run -s manifests), or let the reconciler finish the rotation');
-      expect(failed[1]).toMatch(/^FAIL {2}pod injection in namespace default \(server-side dry run\): refused in \d+ ms: .*pod-inject/);
+      const policyPod = await doctor();
+      expect(policyPod.ok).toBe(false);
+      // The reconciler's line is the previous test's stopped loop.
+      expect(policyPod.lines.filter((l) => l.startsWith('FAIL') && !l.includes('status-sync reconciler'))).toEqual([secretLine]);
+      expect(policyPod.lines).toContainEqual(expect.stringMatching(/^OK {4}pod injection in namespace default \(server-side dry run\): injected by log-agent in \d+ ms$/));
+      const webhookPod = await doctor({ app: 'hot' });
+      expect(webhookPod.lines.filter((l) => l.startsWith('FAIL') && !l.includes('status-sync reconciler'))).toEqual([
+        secretLine,
+        expect.stringMatching(/^FAIL {2}pod injection in namespace default \(server-side dry run\): refused in \d+ ms: .*pod-inject/),
+      ]);
     } finally {
       await patch(url);
     }

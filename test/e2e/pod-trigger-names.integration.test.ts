@@ -121,7 +121,8 @@ describeWithControlPlane('a pod naming sets for itself (issue 45 item 3)', () =>
     expect(pod.metadata?.annotations?.[LIST]).toBe('other-00,real');
     const from = told.length;
     // The webhook hands its trigger over before it answers: the DELETE's answer comes after it.
+    // (The test kubelet's status write for the pod may trigger the same set too.)
     await remove('merged');
-    expect(told.slice(from).map((c) => [c.sidecarSet, c.operation])).toEqual([['real', 'PODS']]);
+    expect([...new Set(told.slice(from).map((c) => `${c.sidecarSet} ${c.operation}`))]).toEqual(['real PODS']);
   });
 });
