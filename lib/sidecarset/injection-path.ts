@@ -13,7 +13,8 @@ import type { JsonObject } from '../kube/types.ts';
 import { canaryBaseOf } from './canary.ts';
 import { INJECTION_ANNOTATIONS } from './pod-annotations.ts';
 import { ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD } from './policy-record.ts';
-import { isHotUpgrade } from './pod-state.ts';
+import { hotUpgradeContainerNames, hotUpgradeEmptyImage } from './hot-upgrade.ts';
+import { ANNOTATION_WORKING_HOTUPGRADE, isHotUpgrade } from './pod-state.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, type SidecarContainer, type SidecarSet } from './types.ts';
 
 /** The set's path, as the defaulting webhook writes it (over whatever the author wrote). */
@@ -34,7 +35,7 @@ export interface InjectionPath {
  * below the per-expression cost limit.
  */
 export const POLICY_SET_BOUNDS = {
-  /** Containers and init containers together. */
+  /** Pod containers and init containers together (a HotUpgrade sidecar counts as its two). */
   containers: 8,
   /** The env var names a sidecar's transferEnv copies, over all its entries. */
   transferredEnv: 16,
@@ -81,7 +82,7 @@ function excludedFeature(set: SidecarSet, spec: JsonObject): string | undefined 
       if (problem !== undefined) return problem;
     }
   }
-  const names = containers.map((c) => stringOf(objectOf(c)?.name) ?? '');
+  const names = containers.flatMap((c) => podContainerNames(c as SidecarContainer));
   const all = [...names, ...inits.map((c) => stringOf(objectOf(c)?.name) ?? '')];
   if (new Set(all).size !== all.length) return 'two of its containers share a name';
   // pod-inject may sort sidecars by name (SORT_SIDECAR_CONTAINERS_BY_NAME): a set already in that order is placed alike either way.
@@ -91,6 +92,12 @@ function excludedFeature(set: SidecarSet, spec: JsonObject): string | undefined 
   return patchProblem(spec.patchPodMetadata);
 }
 
+/** The pod containers a sidecar becomes: itself, or its HotUpgrade pair. */
+function podContainerNames(c: SidecarContainer): string[] {
+  const name = stringOf(c.name) ?? '';
+  return isHotUpgrade(c) ? hotUpgradeContainerNames(name) : [name];
+}
+
 /** Why the policy cannot inject this sidecar (an init container when `init`); undefined when it can. */
 function containerProblem(value: unknown, init: boolean): string | undefined {
   if (!isObject(value)) return 'a container is not an object';
@@ -98,7 +105,11 @@ function containerProblem(value: unknown, init: boolean): string | undefined {
   const c: JsonObject = value;
   const name = stringOf(c.name) ?? '';
   if (!PLAIN_NAME.test(name) || name.includes('.')) return 'a container has no DNS label name';
-  if (isHotUpgrade(c as SidecarContainer)) return `container ${name} is a HotUpgrade sidecar`;
+  if (isHotUpgrade(c as SidecarContainer)) {
+    // A HotUpgrade pair is a container's only; its empty copy's image is written into the pod as it stands.
+    if (init) return `init container ${name} is a HotUpgrade sidecar`;
+    if (typeof c.image !== 'string' || c.image === '' || hotUpgradeEmptyImage(c as SidecarContainer) === '') return `container ${name} is a HotUpgrade sidecar without both its images`;
+  }
   if (c.resourcesPolicy !== undefined && c.resourcesPolicy !== null) return `container ${name} has a resourcesPolicy`;
   for (const key of ['shareVolumePolicy', 'shareVolumeDevicePolicy']) {
     const type: unknown = objectOf(c[key])?.type;
@@ -145,7 +156,9 @@ function transferProblem(name: string, transferEnv: unknown): string | undefined
 /** A qualified annotation key: the policy writes it into its record, whose separators it cannot hold. */
 const ANNOTATION_KEY = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 /** Keys only injection writes (pod-inject skips them in patchPodMetadata; the policy must never). */
-const RESERVED_KEYS: readonly string[] = [...INJECTION_ANNOTATIONS, ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD];
+const RESERVED_KEYS: readonly string[] = [...INJECTION_ANNOTATIONS, ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD, ANNOTATION_WORKING_HOTUPGRADE];
+/** A HotUpgrade container's version annotations: injection writes them after every set's patchPodMetadata. */
+const VERSION_KEY = /^version(alt)?\.sidecarset\.kruise\.io\//;
 
 /** Why the policy cannot apply these patchPodMetadata entries; undefined when it can. */
 function patchProblem(entries: unknown): string | undefined {
@@ -156,7 +169,7 @@ function patchProblem(entries: unknown): string | undefined {
     const policy = entry.patchPolicy;
     if (policy !== undefined && policy !== null && typeof policy !== 'string') return 'its patchPodMetadata is malformed';
     for (const [key, value] of Object.entries(objectOf(entry.annotations) ?? {})) {
-      if (typeof value !== 'string' || !ANNOTATION_KEY.test(key) || RESERVED_KEYS.includes(key)) return `it patches pod annotation ${key}, which the policy may not write (patchPodMetadata)`;
+      if (typeof value !== 'string' || !ANNOTATION_KEY.test(key) || RESERVED_KEYS.includes(key) || VERSION_KEY.test(key)) return `it patches pod annotation ${key}, which the policy may not write (patchPodMetadata)`;
       if (keys.has(key)) return `it patches pod annotation ${key} twice (patchPodMetadata)`;
       keys.add(key);
     }
@@ -178,7 +191,9 @@ function sizeProblem(spec: JsonObject): string | undefined {
   const bytes = JSON.stringify(spec).length;
   if (bytes > b.specBytes) return `its spec is ${bytes} bytes, more than the policy's ${b.specBytes}`;
   const containers = [...arrayOf(spec.initContainers), ...arrayOf(spec.containers)];
-  if (containers.length > b.containers) return `it has ${containers.length} containers and init containers, more than the policy's ${b.containers}`;
+  // A HotUpgrade sidecar is two pod containers, each costing what a plain one does.
+  const podContainers = containers.length + arrayOf(spec.containers).filter((c) => isObject(c) && isHotUpgrade(c as SidecarContainer)).length;
+  if (podContainers > b.containers) return `it makes ${podContainers} pod containers and init containers (a HotUpgrade sidecar two), more than the policy's ${b.containers}`;
   if (arrayOf(spec.volumes).length > b.volumes) return `it has more than ${b.volumes} volumes`;
   if (arrayOf(spec.imagePullSecrets).length > b.imagePullSecrets) return `it has more than ${b.imagePullSecrets} imagePullSecrets`;
   for (const c of containers) {

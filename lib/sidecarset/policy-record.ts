@@ -19,6 +19,8 @@
  */
 import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
 import type { JsonObject, Pod } from '../kube/types.ts';
+import { formatWorkingHotUpgrade, parseWorkingHotUpgrade, versionAltAnnotation, versionAnnotation } from './hot-upgrade.ts';
+import { ANNOTATION_WORKING_HOTUPGRADE } from './pod-state.ts';
 import { ANNOTATION_FENCE_CONTAINERS, ANNOTATION_FENCE_KEYS } from './rollout-fence.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST } from './types.ts';
 
@@ -87,10 +89,15 @@ export function withoutPolicyInjection(pod: Pod): Pod {
   if (annotations === undefined || (!Object.hasOwn(annotations, ANNOTATION_INJECT_MARK) && !Object.hasOwn(annotations, ANNOTATION_POLICY_RECORD))) return pod;
   const entries = parsePolicyRecord(stringOf(annotations[ANNOTATION_POLICY_RECORD]) ?? '');
   const all = (field: Exclude<RecordField, 'set' | 'base'>): string[] => (entries ?? []).flatMap((e) => e[field]);
-  const removed = new Set([ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD, ...(entries === undefined ? [] : [...POLICY_WRITTEN_ANNOTATIONS, ...all('annotations')])]);
-  const kept = Object.fromEntries(Object.entries(annotations).filter(([key]) => !removed.has(key)));
+  const containers = [...all('before'), ...all('after')];
+  const hotKeys = containers.flatMap((name) => [versionAnnotation(name), versionAltAnnotation(name)]);
+  const removed = new Set([ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD, ...(entries === undefined ? [] : [...POLICY_WRITTEN_ANNOTATIONS, ...all('annotations'), ...hotKeys])]);
+  const working = entries === undefined ? undefined : workingWithout(stringOf(annotations[ANNOTATION_WORKING_HOTUPGRADE]), new Set(containers));
+  if (working === '') removed.add(ANNOTATION_WORKING_HOTUPGRADE);
+  const kept = Object.fromEntries(Object.entries(annotations).filter(([key]) => !removed.has(key))) as Record<string, string>;
+  if (working !== undefined && working !== '') kept[ANNOTATION_WORKING_HOTUPGRADE] = working;
   const spec = objectOf(pod.spec);
-  const out: Pod = { ...pod, metadata: { ...pod.metadata, annotations: kept as Record<string, string> } };
+  const out: Pod = { ...pod, metadata: { ...pod.metadata, annotations: kept } };
   if (entries === undefined || spec === undefined) return out;
   const without = (list: unknown, names: readonly string[]): unknown[] => {
     const drop = new Set(names);
@@ -102,4 +109,14 @@ export function withoutPolicyInjection(pod: Pod): Pod {
     if (names.length > 0 && spec[key] !== undefined) newSpec[key] = without(spec[key], names);
   }
   return { ...out, spec: newSpec as Pod['spec'] };
+}
+
+/** The working-container map without the entries naming a container the policy added: '' once empty, undefined when none did. */
+function workingWithout(text: string | undefined, added: ReadonlySet<string>): string | undefined {
+  if (text === undefined) return undefined;
+  const working = parseWorkingHotUpgrade(text);
+  const size = working.size;
+  for (const [name, container] of working) if (added.has(container)) working.delete(name);
+  if (working.size === size) return undefined;
+  return working.size === 0 ? '' : formatWorkingHotUpgrade(working);
 }

@@ -19,6 +19,8 @@
 import { ANNOTATION_INJECTION_PATH } from '../sidecarset/injection-path.ts';
 import { ANNOTATION_BASE, ANNOTATION_CANARY } from '../sidecarset/canary.ts';
 import { ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD, POLICY_WRITTEN_ANNOTATIONS, RECORD_FIELDS, RECORD_PATTERN, type RecordField } from '../sidecarset/policy-record.ts';
+import { SIDECARSET_VERSION_ALT_ENV, SIDECARSET_VERSION_ENV, versionAltAnnotation, versionAnnotation } from '../sidecarset/hot-upgrade.ts';
+import { ANNOTATION_WORKING_HOTUPGRADE } from '../sidecarset/pod-state.ts';
 import { FENCE_ANNOTATIONS, ANNOTATION_FENCE_CONTAINERS, ANNOTATION_FENCE_KEYS } from '../sidecarset/rollout-fence.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST } from '../sidecarset/types.ts';
 
@@ -60,6 +62,10 @@ function selects(sel: string, labels: string): string {
 const B = POLICY_POD_BOUNDS;
 const SHARES = (s: string, what: 'shareVolumePolicy' | 'shareVolumeDevicePolicy'): string => `(has(${s}.${what}) && has(${s}.${what}.type) && ${s}.${what}.type == 'enabled')`;
 const BEFORE = (s: string): string => `(has(${s}.podInjectPolicy) && ${s}.podInjectPolicy == 'BeforeAppContainer')`;
+const HOT = (s: string): string => `(has(${s}.upgradeStrategy) && has(${s}.upgradeStrategy.upgradeType) && ${s}.upgradeStrategy.upgradeType == 'HotUpgrade')`;
+/** The pod containers of the sidecars in `items`: each itself, or its HotUpgrade pair (`-1` working, `-2` on the empty image). */
+const POD_CONTAINERS = (items: string): string => `${items}.map(s, (${HOT('s')} ? ['-1', '-2'] : ['']).map(x,
+  s.transformMap(k, v, k == 'name' ? s.name + x : (k == 'image' && x == '-2' ? s.upgradeStrategy.hotUpgradeEmptyImage : v)))).flatten()`;
 /** The names in `names` (a CEL list of strings, the set's own) as sorted. */
 const SORTED_BY_NAME = (items: string): string => `${items}.map(s, s.name).sort().map(n, ${items}.filter(s, s.name == n)[0])`;
 
@@ -133,8 +139,9 @@ const POD_VARIABLES: readonly { name: string; expression: string }[] = [
       (!(variables.sidecars + variables.inits).exists(s, ${SHARES('s', 'shareVolumeDevicePolicy')}) ||
       variables.appDevices.map(d, d.devicePath).distinct().size() == variables.appDevices.size())`,
   },
-  { name: 'before', expression: `variables.sidecars.filter(s, ${BEFORE('s')})` },
-  { name: 'after', expression: `variables.sidecars.filter(s, !${BEFORE('s')})` },
+  { name: 'before', expression: POD_CONTAINERS(`variables.sidecars.filter(s, ${BEFORE('s')})`) },
+  { name: 'after', expression: POD_CONTAINERS(`variables.sidecars.filter(s, !${BEFORE('s')})`) },
+  { name: 'hot', expression: `variables.sidecars.filter(s, ${HOT('s')}).map(s, s.name)` },
   { name: 'initBefore', expression: SORTED_BY_NAME(`variables.inits.filter(s, ${BEFORE('s')})`) },
   { name: 'initAfter', expression: SORTED_BY_NAME(`variables.inits.filter(s, !${BEFORE('s')})`) },
   {
@@ -145,8 +152,8 @@ const POD_VARIABLES: readonly { name: string; expression: string }[] = [
   },
   {
     name: 'nameTaken',
-    expression: `(variables.sidecars + variables.inits).exists(s, object.spec.containers.exists(c, c.name == s.name) ||
-      (has(object.spec.initContainers) && object.spec.initContainers.exists(c, c.name == s.name)))`,
+    expression: `(variables.sidecars.map(s, s.name) + (variables.before + variables.after).map(s, s.name) + variables.inits.map(s, s.name)).exists(n,
+      object.spec.containers.exists(c, c.name == n) || (has(object.spec.initContainers) && object.spec.initContainers.exists(c, c.name == n)))`,
   },
 ];
 
@@ -184,6 +191,11 @@ const ADDED_VARIABLES: readonly { name: string; expression: string }[] = [
   },
   { name: 'writes', expression: `variables.patches.filter(p, !(p.key in variables.annotations))` },
   { name: 'sidecarList', expression: `(variables.inits.filter(s, has(s.restartPolicy) && s.restartPolicy == 'Always') + variables.sidecars).map(s, s.name).sort()` },
+  // The containers a rollout may re-image: as the sidecarList, with each HotUpgrade sidecar's pair in its place.
+  {
+    name: 'fenceContainers',
+    expression: `variables.inits.filter(s, has(s.restartPolicy) && s.restartPolicy == 'Always').map(s, s.name) + (variables.before + variables.after).map(s, s.name)`,
+  },
   {
     name: 'hashEntry',
     expression: `'"' + params.metadata.name + '":{"updateTimestamp":null,"hash":"%s","sidecarSetName":"' + params.metadata.name +
@@ -230,12 +242,17 @@ const TRANSFERRED = `(has(s.transferEnv) ? s.transferEnv.map(t, [
     ((has(t.envName) && t.envName != '' ? [t.envName] : []) + (has(t.envNames) ? t.envNames : [])).distinct().sort()
       .map(n, has(found[0].env) ? found[0].env.filter(e, e.name == n) : []).filter(l, l.size() > 0).map(l, l[0]))[0]).flatten() : [])`;
 
+/** A HotUpgrade container's version envs, appended (not merged, as pod-inject does), each read from its own annotation. */
+const VERSION_ENV = `(${HOT('s')} ? [
+    {'name': dyn('${SIDECARSET_VERSION_ENV}'), 'valueFrom': dyn({'fieldRef': {'fieldPath': "metadata.annotations['${versionAnnotation('')}" + s.name + "']"}})},
+    {'name': dyn('${SIDECARSET_VERSION_ALT_ENV}'), 'valueFrom': dyn({'fieldRef': {'fieldPath': "metadata.annotations['${versionAltAnnotation('')}" + s.name + "']"}})}] : [])`;
+
 /** The ops that add one sidecar `s` at `path` (a CEL string): the container without the sidecar-only fields, then its env, mounts and devices. */
 function sidecarOps(path: string): string {
   // pod-inject's env: the sidecar's own, then IS_INJECTED and the transferred env whose names are not taken yet (the first wins).
   const extra = `([{'name': 'IS_INJECTED', 'value': 'true'}] + ${TRANSFERRED})`;
   const own = `(has(s.env) ? s.env : [])`;
-  const env = `[${extra}].map(x, ${own} + x.transformList(i, e, !${own}.exists(o, o.name == e.name) && x.map(y, y.name).indexOf(e.name) == i, e))[0]`;
+  const env = `[${extra}].map(x, ${own} + x.transformList(i, e, !${own}.exists(o, o.name == e.name) && x.map(y, y.name).indexOf(e.name) == i, e))[0] + ${VERSION_ENV}`;
   const paths = `((has(s.volumeMounts) ? s.volumeMounts.map(o, o.mountPath) : []) + (has(s.volumeDevices) ? s.volumeDevices.map(d, d.devicePath) : []))`;
   const taken = (p: string): string => `(${p} in taken)`;
   const shared = `(${SHARES('s', 'shareVolumePolicy')} ? [${paths}].map(taken, variables.appMounts.filter(m, !${taken('m.mountPath')}))[0] : [])`;
@@ -269,11 +286,25 @@ const appendedOps = (key: 'volumes' | 'imagePullSecrets', items: string, value: 
   ${items}.transformList(i, x, JSONPatch{op: 'add', path: '/spec/${key}/' + string((has(object.spec.${key}) ? object.spec.${key}.size() : 0) -
     ${recorded('later', key)}.size() + i), value: ${value}})`;
 
-const ANNOTATIONS = `variables.writes.map(p, JSONPatch{op: 'add', path: '/metadata/annotations/' + p.key.replace('~', '~0').replace('/', '~1'), value: p.value}) + [
+/** A version annotation of the HotUpgrade container `n` + suffix, as a JSON Patch op. */
+const versionOp = (annotation: (name: string) => string, suffix: string, value: string): string =>
+  `JSONPatch{op: 'add', path: '/metadata/annotations/${pointer(annotation(''))}' + n + '${suffix}', value: '${value}'}`;
+
+/**
+ * The HotUpgrade bookkeeping of the set's hot sidecars (lib/sidecarset/hot-upgrade.ts): the working
+ * container runs version 1 and its empty partner 0; the working-container map keeps the entries the
+ * sets recorded before wrote, in Go's key order (the entries' text sorts as their keys: DNS names).
+ */
+const HOT_ANNOTATIONS = `variables.hot.map(n, [${versionOp(versionAnnotation, '-1', '1')}, ${versionOp(versionAltAnnotation, '-1', '0')},
+    ${versionOp(versionAnnotation, '-2', '0')}, ${versionOp(versionAltAnnotation, '-2', '1')}]).flatten() +
+  (variables.hot.size() == 0 ? [] : [${annotationOp(ANNOTATION_WORKING_HOTUPGRADE, `'{' + ((variables.record == '' || !('${ANNOTATION_WORKING_HOTUPGRADE}' in variables.annotations) ? [] :
+    variables.annotations['${ANNOTATION_WORKING_HOTUPGRADE}'].findAll('"[a-z0-9.-]+":"[a-z0-9.-]+"')) + variables.hot.map(n, '"' + n + '":"' + n + '-1"')).sort().join(',') + '}'`)}])`;
+
+const ANNOTATIONS = `variables.writes.map(p, JSONPatch{op: 'add', path: '/metadata/annotations/' + p.key.replace('~', '~0').replace('/', '~1'), value: p.value}) + ${HOT_ANNOTATIONS} + [
   ${annotationOp(ANNOTATION_HASH, hashText(ANNOTATION_HASH, `',"controllerRevision":"' + variables.revision + '"}'`))},
   ${annotationOp(ANNOTATION_HASH_WITHOUT_IMAGE, hashText(ANNOTATION_HASH_WITHOUT_IMAGE, `'}'`))},
   ${annotationOp(ANNOTATION_INJECTED_LIST, `(${writtenList(ANNOTATION_INJECTED_LIST)} + [params.metadata.name]).sort().join(',')`)},
-  ${annotationOp(ANNOTATION_FENCE_CONTAINERS, `(${writtenList(ANNOTATION_FENCE_CONTAINERS)} + variables.sidecarList).distinct().sort().join(',')`)},
+  ${annotationOp(ANNOTATION_FENCE_CONTAINERS, `(${writtenList(ANNOTATION_FENCE_CONTAINERS)} + variables.fenceContainers).distinct().sort().join(',')`)},
   ${annotationOp(ANNOTATION_FENCE_KEYS, `(${writtenList(ANNOTATION_FENCE_KEYS)} + variables.patches.map(p, p.key)).distinct().sort().join(',')`)},
   ${annotationOp(ANNOTATION_POLICY_RECORD, `((variables.record == '' ? [] : variables.record.split('|')) + ['set=' + params.metadata.name +
     ';base=' + variables.canaryBase + ';before=' + variables.before.map(s, s.name).join(',') + ';after=' + variables.after.map(s, s.name).join(',') +

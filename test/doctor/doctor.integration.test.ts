@@ -20,16 +20,18 @@ import { ANNOTATION_POLICY_RECORD } from '../../lib/sidecarset/policy-record.ts'
 import { WEBHOOK_CONFIGURATION_NAME } from '../../lib/webhook-config/webhook-configurations.ts';
 
 const INTERVAL_MS = 3_000;
-/** A HotUpgrade set: one the policy leaves to pod-inject. */
-const HOT_SET = `apiVersion: apps.kruise.io/v1alpha1
+/** A set that transfers env from a container an annotation names: one the policy leaves to pod-inject. */
+const WEBHOOK_SET = `apiVersion: apps.kruise.io/v1alpha1
 kind: SidecarSet
-metadata: {name: hot}
+metadata: {name: by-webhook}
 spec:
-  selector: {matchLabels: {app: hot}}
+  selector: {matchLabels: {app: by-webhook}}
   containers:
-    - name: hot-agent
+    - name: agent
       image: busybox:1.37.0
-      upgradeStrategy: {upgradeType: HotUpgrade, hotUpgradeEmptyImage: busybox:1.36.1}
+      transferEnv:
+        - sourceContainerNameFrom: {fieldRef: {fieldPath: "metadata.annotations['source']"}}
+          envName: LANG
 `;
 const LEASE_PATH = '/apis/coordination.k8s.io/v1/namespaces/kruise-system/leases/serverless-sidecarset-status-sync';
 
@@ -48,6 +50,12 @@ describeWithControlPlane('npm run doctor on the local stack', () => {
     const res = await stack.cp.request('admin', 'POST', '/api/v1/namespaces/default/pods?dryRun=All', pod);
     const annotations = (JSON.parse(res.body) as { metadata?: { annotations?: Record<string, string> } }).metadata?.annotations ?? {};
     return res.status === 201 && ANNOTATION_POLICY_RECORD in annotations;
+  };
+
+  /** Each set's path, generation and status revision: what the policy reads. */
+  const setsSummary = async (): Promise<string> => {
+    const list = JSON.parse((await stack.cp.request('admin', 'GET', '/apis/apps.kruise.io/v1beta1/sidecarsets')).body) as { items: { metadata: { name: string; generation?: number; annotations?: Record<string, string> }; status?: { observedGeneration?: number; latestRevision?: string } }[] };
+    return JSON.stringify(list.items.map((i) => [i.metadata.name, i.metadata.annotations?.['serverless-sidecarset/injection-path'], i.metadata.generation, i.status?.observedGeneration, i.status?.latestRevision]));
   };
 
   beforeAll(async () => {
@@ -116,12 +124,12 @@ describeWithControlPlane('npm run doctor on the local stack', () => {
   }, 60_000);
 
   it('a webhook called with a secret that is not the current one: named; a pod the policy injects alone is still injected, one it hands to pod-inject refused', async () => {
-    // A HotUpgrade set is pod-inject's: the policy marks its pods for the webhook.
-    await stack.cp.apply(HOT_SET);
-    await untilInjected((method, p, body) => stack.cp.request('admin', method, p, body), 'default', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe', labels: { app: 'hot' } }, spec: { containers: [{ name: 'app', image: 'nginx:1.27' }] } });
+    // A set the policy marks pods for: pod-inject's.
+    await stack.cp.apply(WEBHOOK_SET);
+    await untilInjected((method, p, body) => stack.cp.request('admin', method, p, body), 'default', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe', labels: { app: 'by-webhook' } }, spec: { containers: [{ name: 'app', image: 'nginx:1.27' }] } });
     // The policy takes log-agent once the reconciler has recorded its revision: wait until it has.
     for (const deadline = Date.now() + 30_000; !(await policyInjectsWeb()); ) {
-      if (Date.now() > deadline) throw new Error('the policy did not inject an app=web pod within 30 s');
+      if (Date.now() > deadline) throw new Error(`the policy did not inject an app=web pod within 30 s; the sets: ${await setsSummary()}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const path = `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${WEBHOOK_CONFIGURATION_NAME}`;
@@ -137,7 +145,7 @@ describeWithControlPlane('npm run doctor on the local stack', () => {
       // The reconciler's line is the previous test's stopped loop.
       expect(policyPod.lines.filter((l) => l.startsWith('FAIL') && !l.includes('status-sync reconciler'))).toEqual([secretLine]);
       expect(policyPod.lines).toContainEqual(expect.stringMatching(/^OK {4}pod injection in namespace default \(server-side dry run\): injected by log-agent in \d+ ms$/));
-      const webhookPod = await doctor({ app: 'hot' });
+      const webhookPod = await doctor({ app: 'by-webhook' });
       expect(webhookPod.lines.filter((l) => l.startsWith('FAIL') && !l.includes('status-sync reconciler'))).toEqual([
         secretLine,
         expect.stringMatching(/^FAIL {2}pod injection in namespace default \(server-side dry run\): refused in \d+ ms: .*pod-inject/),

@@ -58,7 +58,13 @@ describeWithControlPlane('the policy path, policy and pod-inject together', () =
     const hotUpgrade = { upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } };
     const hot = set('hot', { patchPodMetadata: [{ patchPolicy: 'Overwrite', annotations: { 'example.com/hot': 'on' } }] });
     (hot.spec as { containers: Record<string, unknown>[] }).containers[0] = { ...(hot.spec as { containers: Record<string, unknown>[] }).containers[0], ...hotUpgrade };
-    for (const s of [set('alpha'), set('beta', { patchPodMetadata: [{ annotations: { 'example.com/beta': 'on' } }] }), hot]) {
+    // transferEnv from a container an annotation names: pod-inject's alone.
+    const anno = set('anno');
+    (anno.spec as { containers: Record<string, unknown>[] }).containers[0] = {
+      ...(anno.spec as { containers: Record<string, unknown>[] }).containers[0],
+      transferEnv: [{ sourceContainerNameFrom: { fieldRef: { fieldPath: "metadata.annotations['source']" } }, envName: 'LANG' }],
+    };
+    for (const s of [set('alpha'), set('beta', { patchPodMetadata: [{ annotations: { 'example.com/beta': 'on' } }] }), hot, anno]) {
       stored.set(s.metadata?.name ?? '', await storeSet(stack.cp, s));
     }
     await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -79,7 +85,8 @@ describeWithControlPlane('the policy path, policy and pod-inject together', () =
 
   it('records the paths the defaulting webhook decided', () => {
     expect(stored.get('alpha')?.metadata?.annotations?.['serverless-sidecarset/injection-path']).toBe('policy');
-    expect(stored.get('hot')?.metadata?.annotations?.['serverless-sidecarset/injection-path']).toBe('webhook');
+    expect(stored.get('hot')?.metadata?.annotations?.['serverless-sidecarset/injection-path']).toBe('policy');
+    expect(stored.get('anno')?.metadata?.annotations?.['serverless-sidecarset/injection-path']).toBe('webhook');
   });
 
   it('injects a pod one eligible set selects by the policy alone', async () => {
@@ -97,9 +104,22 @@ describeWithControlPlane('the policy path, policy and pod-inject together', () =
   });
 
   it.each([
-    ['an eligible set and a webhook-path set', ['alpha', 'hot']],
-    ['a webhook-path set alone', ['hot']],
-    ['three sets', ['alpha', 'beta', 'hot']],
+    ['a HotUpgrade set alone', ['hot']],
+    ['a HotUpgrade set beside two others', ['alpha', 'beta', 'hot']],
+  ])('injects a pod %s selects by the policy alone: the pair, its version env and annotations, as pod-inject does', async (_what, sets) => {
+    const { created, expected } = await both(pod(`hot-${sets.join('-')}`, sets), sets);
+    const annotations = created.metadata?.annotations ?? {};
+    expect(annotations[ANNOTATION_INJECT_MARK]).toBeUndefined();
+    expect(annotations[ANNOTATION_POLICY_RECORD]).toContain('set=hot;base=;before=hot-agent-1,hot-agent-2;');
+    expect(annotations['kruise.io/sidecarset-working-hotupgrade-container']).toBe('{"hot-agent":"hot-agent-1"}');
+    expect(created.spec?.containers.map((c) => c.name)).toContain('hot-agent-2');
+    expect(comparable(created)).toEqual(comparable(expected));
+  });
+
+  it.each([
+    ['an eligible set and a webhook-path set', ['alpha', 'anno']],
+    ['a webhook-path set alone', ['anno']],
+    ['four sets', ['alpha', 'beta', 'hot', 'anno']],
   ])('injects a pod %s select as pod-inject alone does', async (_what, sets) => {
     const { created, expected } = await both(pod(`many-${sets.join('-')}`, sets), sets);
     const annotations = created.metadata?.annotations ?? {};
@@ -123,7 +143,7 @@ describeWithControlPlane('the policy path, policy and pod-inject together', () =
     expect(stored.metadata?.annotations?.[ANNOTATION_POLICY_RECORD]).toBeDefined();
     const two = await dryRunPod(stack.cp, pod('down-two', ['alpha', 'beta']));
     expect(two.pod?.spec?.containers.map((c) => c.name)).toEqual(['alpha-agent', 'beta-agent', 'app']);
-    const needs = await stack.cp.request('admin', 'POST', `/api/v1/namespaces/${NS}/pods`, pod('down-hot', ['alpha', 'hot']));
+    const needs = await stack.cp.request('admin', 'POST', `/api/v1/namespaces/${NS}/pods`, pod('down-anno', ['alpha', 'anno']));
     expect(needs.status).toBeGreaterThanOrEqual(500);
     expect(needs.body).toContain('pod-inject.sidecarset.kruise.io');
     // Read in the stored version: v1alpha1 would need the (stopped) conversion webhook.

@@ -2,7 +2,8 @@
  * The largest set the rule gives the policy and the largest pod the policy
  * injects (POLICY_SET_BOUNDS, POLICY_POD_BOUNDS), for measuring the policy's
  * CEL against the API server's cost budget: every sidecar shares the pod's
- * mounts and devices and transfers env from an app container of 256 vars.
+ * mounts and devices and transfers env from an app container of 256 vars,
+ * and two of them are HotUpgrade pairs.
  */
 import type { Pod } from '../../lib/kube/types.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
@@ -15,11 +16,12 @@ const S = POLICY_SET_BOUNDS;
 const P = POLICY_POD_BOUNDS;
 
 /** A sidecar of `set` at every per-container bound (times `scale`), named `name`. */
-function sidecar(set: string, name: string, init: boolean, scale: number): SidecarContainer {
+function sidecar(set: string, name: string, init: boolean, scale: number, hot = false): SidecarContainer {
   return {
     name,
     image: `${name}:1`,
     ...(init ? { restartPolicy: 'Always', podInjectPolicy: 'BeforeAppContainer' } : {}),
+    ...(hot ? { upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } } : {}),
     env: range(S.listItems * scale).map((i) => ({ name: `OWN_${i}`, value: `v${i}` })),
     volumeMounts: range(S.listItems * scale).map((i) => ({ name: `${set}-v${i % S.volumes}`, mountPath: `/${name}/m${i}` })),
     shareVolumePolicy: { type: 'enabled' },
@@ -35,6 +37,7 @@ function sidecar(set: string, name: string, init: boolean, scale: number): Sidec
  */
 export function setAtBounds(name: string, selector: Record<string, string>, scale = 1): SidecarSet {
   const inits = 2 * scale;
+  const hot = 2 * scale;
   const set = defaultSidecarSet({
     apiVersion: 'apps.kruise.io/v1beta1',
     kind: 'SidecarSet',
@@ -43,7 +46,8 @@ export function setAtBounds(name: string, selector: Record<string, string>, scal
       selector: { matchLabels: selector },
       updateStrategy: { type: 'NotUpdate' },
       initContainers: range(inits).map((i) => sidecar(name, `${name}-init${String(i).padStart(2, '0')}`, true, scale)),
-      containers: range(S.containers * scale - inits).map((i) => sidecar(name, `${name}-c${String(i).padStart(2, '0')}`, false, scale)),
+      // Two HotUpgrade sidecars (two pod containers each), then plain ones up to the bound.
+      containers: range(S.containers * scale - inits - hot).map((i) => sidecar(name, `${name}-c${String(i).padStart(2, '0')}`, false, scale, i < hot)),
       volumes: range(S.volumes).map((i) => ({ name: `${name}-v${i}`, emptyDir: {} })),
       imagePullSecrets: range(S.imagePullSecrets).map((i) => ({ name: `${name}-pull${i}` })),
     },

@@ -25,7 +25,7 @@ const SEED = 20261207;
 const BATCH = 60;
 const CONCURRENCY = 4;
 
-type SidecarList = { name?: unknown; restartPolicy?: unknown; transferEnv?: unknown; shareVolumePolicy?: { type?: unknown }; shareVolumeDevicePolicy?: { type?: unknown } }[];
+type SidecarList = { name?: unknown; restartPolicy?: unknown; transferEnv?: unknown; shareVolumePolicy?: { type?: unknown }; shareVolumeDevicePolicy?: { type?: unknown }; upgradeStrategy?: { upgradeType?: unknown } }[];
 const sidecarsOf = (set: SidecarSet): SidecarList => [...((set.spec?.containers ?? []) as SidecarList), ...((set.spec?.initContainers ?? []) as SidecarList)];
 /** The features the policy must have injected in at least one case each (a case counts when one of its sets has it). */
 const FEATURES: Record<string, (set: SidecarSet) => boolean> = {
@@ -36,6 +36,7 @@ const FEATURES: Record<string, (set: SidecarSet) => boolean> = {
   shareVolumeDevicePolicy: (set) => sidecarsOf(set).some((c) => c.shareVolumeDevicePolicy?.type === 'enabled'),
   patchPodMetadata: (set) => (set.spec?.patchPodMetadata ?? []).length > 0,
   canary: (set) => set.metadata?.annotations?.[ANNOTATION_CANARY] === 'true',
+  hotUpgrade: (set) => sidecarsOf(set).some((c) => c.upgradeStrategy?.upgradeType === 'HotUpgrade'),
   namespace: (set) => typeof set.spec?.namespace === 'string' && set.spec.namespace !== '',
   namespaceSelector: (set) => set.spec?.namespaceSelector !== undefined,
 };

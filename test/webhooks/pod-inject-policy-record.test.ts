@@ -11,7 +11,7 @@ import { memoryNamespaceSource, memoryRevisionSource, memorySidecarSetSource } f
 import type { Pod } from '../../lib/kube/types.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { injectPod } from '../../lib/sidecarset/inject.ts';
-import { ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD } from '../../lib/sidecarset/policy-record.ts';
+import { ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD, withoutPolicyInjection } from '../../lib/sidecarset/policy-record.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { POLICY_WRITTEN_ANNOTATIONS } from '../../lib/webhook-config/injection-policy.ts';
 import { podInjectHandler } from '../../lib/webhooks/pod-inject.ts';
@@ -64,6 +64,28 @@ describe('pod-inject on a pod the injection policy wrote to', () => {
 
   it('gives a pod only the policy injected the same pod as its own injection, record and timestamps rewritten', async () => {
     expect(await podInject(policyPod(false), [a])).toEqual(injectPod({ pod: appPod(), namespace: 'default', sidecarSets: [a], namespaceLabels: new Map(), now: NOW }).pod);
+  });
+
+  it('undoes a HotUpgrade pair the policy injected: both containers, their version annotations and their working-container entry', async () => {
+    const hot = defaultSidecarSet({
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name: 'h' },
+      spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'mesh', image: 'mesh:1', upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } }] },
+    });
+    const injected = injectPod({ pod: appPod(), namespace: 'default', sidecarSets: [hot], namespaceLabels: new Map(), now: NOW }).pod;
+    expect(injected.spec?.containers.map((c) => c.name)).toEqual(['mesh-1', 'mesh-2', 'app']);
+    const annotations = { ...injected.metadata?.annotations, [ANNOTATION_POLICY_RECORD]: 'set=h;base=;before=mesh-1,mesh-2;after=;initBefore=;initAfter=;volumes=;imagePullSecrets=;annotations=', [ANNOTATION_INJECT_MARK]: 'webhook' };
+    const undone = withoutPolicyInjection({ ...injected, metadata: { ...injected.metadata, annotations } });
+    expect(undone.spec?.containers).toEqual((appPod() as Pod).spec?.containers);
+    expect(undone.metadata?.annotations).toEqual({});
+    expect(await podInject({ ...injected, metadata: { ...injected.metadata, annotations } }, [hot])).toEqual(injected);
+  });
+
+  it('keeps the working-container entries of containers the policy did not add', () => {
+    const pod = appPod() as Pod;
+    pod.metadata = { ...pod.metadata, annotations: { 'kruise.io/sidecarset-working-hotupgrade-container': '{"mesh":"mesh-1","own":"own-2"}', [ANNOTATION_POLICY_RECORD]: 'set=h;base=;before=mesh-1,mesh-2;after=;initBefore=;initAfter=;volumes=;imagePullSecrets=;annotations=' } };
+    expect(withoutPolicyInjection(pod).metadata?.annotations).toEqual({ 'kruise.io/sidecarset-working-hotupgrade-container': '{"own":"own-2"}' });
   });
 
   it('removes a mark from a pod no set injects', async () => {
