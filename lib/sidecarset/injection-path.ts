@@ -15,6 +15,7 @@ import { INJECTION_ANNOTATIONS } from './pod-annotations.ts';
 import { ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD } from './policy-record.ts';
 import { hotUpgradeContainerNames, hotUpgradeEmptyImage } from './hot-upgrade.ts';
 import { ANNOTATION_WORKING_HOTUPGRADE, isHotUpgrade } from './pod-state.ts';
+import { patchPodMetadataKeys } from './rollout-fence.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, type SidecarContainer, type SidecarSet } from './types.ts';
 
 /** The set's path, as the defaulting webhook writes it (over whatever the author wrote). */
@@ -76,9 +77,10 @@ function excludedFeature(set: SidecarSet, spec: JsonObject): string | undefined 
   if (base !== undefined && !PLAIN_NAME.test(base)) return 'its canary base is not a DNS name';
   const containers = arrayOf(spec.containers);
   const inits = arrayOf(spec.initContainers);
+  const written = new Set(patchPodMetadataKeys(set));
   for (const [list, init] of [[inits, true], [containers, false]] as const) {
     for (const c of list) {
-      const problem = containerProblem(c, init);
+      const problem = containerProblem(c, init, written);
       if (problem !== undefined) return problem;
     }
   }
@@ -99,7 +101,7 @@ function podContainerNames(c: SidecarContainer): string[] {
 }
 
 /** Why the policy cannot inject this sidecar (an init container when `init`); undefined when it can. */
-function containerProblem(value: unknown, init: boolean): string | undefined {
+function containerProblem(value: unknown, init: boolean, written: ReadonlySet<string>): string | undefined {
   if (!isObject(value)) return 'a container is not an object';
   // Read as JSON: a stored set is not validated again, so any member may be null or of another type.
   const c: JsonObject = value;
@@ -123,15 +125,28 @@ function containerProblem(value: unknown, init: boolean): string | undefined {
     const list: unknown = c[key];
     if (list !== undefined && list !== null && !(Array.isArray(list) && list.every((item) => isObject(item) && typeof item.name === 'string'))) return `container ${name} has a malformed ${key}`;
   }
-  return transferProblem(name, c.transferEnv);
+  return transferProblem(name, c.transferEnv, written);
 }
 
 /** An env var name the policy can sort as pod-inject does (code units and bytes agree on ASCII). */
 const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 const LABEL_FIELD_PATH = /^metadata\.labels\['.+'\]$/;
+const ANNOTATION_FIELD_PATH = /^metadata\.annotations\['(.+)'\]$/;
+
+/**
+ * Whether the policy reads a source container's name where pod-inject does: a
+ * label, or an annotation its record can name that no injection writes. pod-inject
+ * reads annotations after every set's patchPodMetadata: the set's own writes are
+ * not yet on the pod it sees (`written`), another set's are refused by the record.
+ */
+function sourcePathTaken(path: string, written: ReadonlySet<string>): boolean {
+  if (LABEL_FIELD_PATH.test(path)) return true;
+  const key = ANNOTATION_FIELD_PATH.exec(path)?.[1];
+  return key !== undefined && ANNOTATION_KEY.test(key) && !RESERVED_KEYS.includes(key) && !VERSION_KEY.test(key) && !written.has(key);
+}
 
 /** Why the policy cannot copy this sidecar's transferEnv; undefined when it can. */
-function transferProblem(name: string, transferEnv: unknown): string | undefined {
+function transferProblem(name: string, transferEnv: unknown, written: ReadonlySet<string>): string | undefined {
   if (transferEnv === undefined || transferEnv === null) return undefined;
   if (!Array.isArray(transferEnv) || !transferEnv.every(isObject)) return `container ${name} has a malformed transferEnv`;
   let names = 0;
@@ -140,8 +155,7 @@ function transferProblem(name: string, transferEnv: unknown): string | undefined
     if (from !== undefined && from !== null) {
       const fieldRef = objectOf(objectOf(from)?.fieldRef);
       const path = stringOf(fieldRef?.fieldPath) ?? '';
-      // pod-inject reads annotations after every set's patchPodMetadata: which other sets write is not known to one set's evaluation.
-      if (fieldRef === undefined || !LABEL_FIELD_PATH.test(path)) return `container ${name} transfers env from a container named by ${path === '' ? 'a malformed fieldRef' : path} (transferEnv)`;
+      if (fieldRef === undefined || !sourcePathTaken(path, written)) return `container ${name} transfers env from a container named by ${path === '' ? 'a malformed fieldRef' : path} (transferEnv)`;
     } else if (t.sourceContainerName !== undefined && typeof t.sourceContainerName !== 'string') return `container ${name} has a malformed transferEnv`;
     const envNames: unknown = t.envNames ?? [];
     if ((t.envName !== undefined && t.envName !== null && typeof t.envName !== 'string') || !Array.isArray(envNames)) return `container ${name} has a malformed transferEnv`;

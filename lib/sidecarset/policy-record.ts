@@ -13,7 +13,9 @@
  *
  * The record is plain text (entries joined by `|`, sorted; each
  * `set=<name>;base=<canary base>;before=a,b;after=..;initBefore=..;
- * initAfter=..;volumes=..;imagePullSecrets=..;annotations=k1,k2`) because
+ * initAfter=..;volumes=..;imagePullSecrets=..;annotations=k1,k2;reads=k3`,
+ * `reads` the pod annotations its transferEnv took a container name from,
+ * which a set evaluated later may then not write) because
  * CEL can split strings but not read JSON; names and annotation keys hold
  * no `|`, `;`, `=` or `,`.
  */
@@ -33,7 +35,7 @@ export const ANNOTATION_POLICY_RECORD = 'serverless-sidecarset/injected-by-polic
 export const POLICY_WRITTEN_ANNOTATIONS: readonly string[] = [ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INJECTED_LIST, ANNOTATION_FENCE_CONTAINERS, ANNOTATION_FENCE_KEYS];
 
 /** The fields of one entry, in the record's order (the policy's CEL reads them by position). */
-export const RECORD_FIELDS = ['set', 'base', 'before', 'after', 'initBefore', 'initAfter', 'volumes', 'imagePullSecrets', 'annotations'] as const;
+export const RECORD_FIELDS = ['set', 'base', 'before', 'after', 'initBefore', 'initAfter', 'volumes', 'imagePullSecrets', 'annotations', 'reads'] as const;
 export type RecordField = (typeof RECORD_FIELDS)[number];
 
 /** One set's entry: `set` and `base` are names, the others lists of names (or annotation keys). */
@@ -51,6 +53,7 @@ const FIELD_PATTERN: Readonly<Record<RecordField, string>> = {
   volumes: `[a-z0-9.,-]*`,
   imagePullSecrets: `[a-z0-9.,-]*`,
   annotations: `(${KEY}|,)*`,
+  reads: `(${KEY}|,)*`,
 };
 const ENTRY_PATTERN = RECORD_FIELDS.map((f) => `${f}=${FIELD_PATTERN[f]}`).join(';');
 /** A record as the policy writes it (RE2 and JavaScript alike): the policy marks a pod whose record is not. */
@@ -63,8 +66,19 @@ export function parsePolicyRecord(text: string): PolicyRecordEntry[] | undefined
   const names = (value: string): string[] => value.split(',').filter((n) => n !== '');
   return text.split('|').map((entry) => {
     const values = entry.split(';').map((part) => part.slice(part.indexOf('=') + 1));
-    const [set = '', base = '', before = '', after = '', initBefore = '', initAfter = '', volumes = '', imagePullSecrets = '', annotations = ''] = values;
-    return { set, base, before: names(before), after: names(after), initBefore: names(initBefore), initAfter: names(initAfter), volumes: names(volumes), imagePullSecrets: names(imagePullSecrets), annotations: names(annotations) };
+    const [set = '', base = '', before = '', after = '', initBefore = '', initAfter = '', volumes = '', imagePullSecrets = '', annotations = '', reads = ''] = values;
+    return {
+      set,
+      base,
+      before: names(before),
+      after: names(after),
+      initBefore: names(initBefore),
+      initAfter: names(initAfter),
+      volumes: names(volumes),
+      imagePullSecrets: names(imagePullSecrets),
+      annotations: names(annotations),
+      reads: names(reads),
+    };
   });
 }
 

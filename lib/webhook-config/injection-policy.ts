@@ -90,6 +90,7 @@ const RECORD_VARIABLES: readonly { name: string; expression: string }[] = [
   { name: 'recordedInitBefore', expression: recorded('entries', 'initBefore') },
   { name: 'recordedInitAfter', expression: recorded('entries', 'initAfter') },
   { name: 'recordedKeys', expression: recorded('entries', 'annotations') },
+  { name: 'recordedReads', expression: recorded('entries', 'reads') },
   {
     name: 'canaryBase',
     expression: `has(params.metadata.annotations) && '${ANNOTATION_CANARY}' in params.metadata.annotations &&
@@ -186,10 +187,17 @@ const ADDED_VARIABLES: readonly { name: string; expression: string }[] = [
   // Retain keeps a value, Overwrite and MergePatchJson write over it: only a write to an absent key is undone by removing it.
   {
     name: 'patchExact',
-    expression: `!variables.patches.exists(p, p.key in variables.recordedKeys ||
+    expression: `!variables.patches.exists(p, p.key in variables.recordedKeys || p.key in variables.recordedReads ||
       (p.key in variables.annotations && variables.annotations[p.key] != p.value && (p.policy == 'Overwrite' || p.policy == 'MergePatchJson')))`,
   },
   { name: 'writes', expression: `variables.patches.filter(p, !(p.key in variables.annotations))` },
+  // The annotations its transferEnv reads a source container's name from: a set evaluated later may not write them.
+  {
+    name: 'reads',
+    expression: `(variables.sidecars + variables.inits).map(s, has(s.transferEnv) ? s.transferEnv.filter(t, has(t.sourceContainerNameFrom) &&
+      has(t.sourceContainerNameFrom.fieldRef) && t.sourceContainerNameFrom.fieldRef.fieldPath.startsWith('metadata.annotations[')).map(t,
+      t.sourceContainerNameFrom.fieldRef.fieldPath.substring(22, t.sourceContainerNameFrom.fieldRef.fieldPath.size() - 2)) : []).flatten().distinct().sort()`,
+  },
   { name: 'sidecarList', expression: `(variables.inits.filter(s, has(s.restartPolicy) && s.restartPolicy == 'Always') + variables.sidecars).map(s, s.name).sort()` },
   // The containers a rollout may re-image: as the sidecarList, with each HotUpgrade sidecar's pair in its place.
   {
@@ -235,8 +243,9 @@ const VARIABLES: readonly { name: string; expression: string }[] = [
 /** The env a sidecar `s` takes by transferEnv: each entry's names, sorted, from the first app container of its source name (lib/sidecarset/inject.ts transferEnvs). */
 const TRANSFERRED = `(has(s.transferEnv) ? s.transferEnv.map(t, [
     has(t.sourceContainerNameFrom) && has(t.sourceContainerNameFrom.fieldRef) ?
-      [t.sourceContainerNameFrom.fieldRef.fieldPath.substring(17, t.sourceContainerNameFrom.fieldRef.fieldPath.size() - 2)]
-        .map(k, k in variables.labels ? variables.labels[k] : '')[0] :
+      [t.sourceContainerNameFrom.fieldRef.fieldPath].map(f, f.startsWith('metadata.labels[') ?
+        [f.substring(17, f.size() - 2)].map(k, k in variables.labels ? variables.labels[k] : '')[0] :
+        [f.substring(22, f.size() - 2)].map(k, k in variables.annotations ? variables.annotations[k] : '')[0])[0] :
       (has(t.sourceContainerName) ? t.sourceContainerName : '')
   ].map(cn, variables.apps.filter(c, c.name == cn)).map(found, found.size() == 0 ? [] :
     ((has(t.envName) && t.envName != '' ? [t.envName] : []) + (has(t.envNames) ? t.envNames : [])).distinct().sort()
@@ -310,7 +319,7 @@ const ANNOTATIONS = `variables.writes.map(p, JSONPatch{op: 'add', path: '/metada
     ';base=' + variables.canaryBase + ';before=' + variables.before.map(s, s.name).join(',') + ';after=' + variables.after.map(s, s.name).join(',') +
     ';initBefore=' + variables.initBefore.map(s, s.name).join(',') + ';initAfter=' + variables.initAfter.map(s, s.name).join(',') +
     ';volumes=' + variables.newVolumeNames.join(',') + ';imagePullSecrets=' + variables.newSecrets.map(p, p.name).join(',') +
-    ';annotations=' + variables.writes.map(p, p.key).sort().join(',')]).sort().join('|')`)}]`;
+    ';annotations=' + variables.writes.map(p, p.key).sort().join(',') + ';reads=' + variables.reads.join(',')]).sort().join('|')`)}]`;
 
 /** The whole injection, as JSON Patch ops, for a pod `variables.inject` accepts. */
 const INJECTION = `${CONTAINERS} + ${INIT_CONTAINERS} +

@@ -20,12 +20,14 @@ import { ANNOTATION_POLICY_RECORD } from '../../lib/sidecarset/policy-record.ts'
 import { WEBHOOK_CONFIGURATION_NAME } from '../../lib/webhook-config/webhook-configurations.ts';
 
 const INTERVAL_MS = 3_000;
-/** A set that transfers env from a container an annotation names: one the policy leaves to pod-inject. */
+/** A set that transfers env from a container an annotation it writes itself names: one the policy leaves to pod-inject. */
 const WEBHOOK_SET = `apiVersion: apps.kruise.io/v1alpha1
 kind: SidecarSet
 metadata: {name: by-webhook}
 spec:
   selector: {matchLabels: {app: by-webhook}}
+  patchPodMetadata:
+    - annotations: {source: app}
   containers:
     - name: agent
       image: busybox:1.37.0
@@ -67,6 +69,11 @@ describeWithControlPlane('npm run doctor on the local stack', () => {
     // Its first pass waits for the webhooks to be installed: wait for the Lease it renews at the end.
     for (const deadline = Date.now() + 60_000; (await stack.cp.request('admin', 'GET', LEASE_PATH)).status !== 200; ) {
       if (Date.now() > deadline) throw new Error('the reconciler wrote no Lease within 60 s');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    // The policy takes a set once the reconciler recorded its revision (the third test stops the reconciler).
+    for (const deadline = Date.now() + 60_000; !(await setsSummary()).includes('"log-agent","policy",1,1,"log-agent-'); ) {
+      if (Date.now() > deadline) throw new Error(`the reconciler wrote no status for log-agent within 60 s: ${await setsSummary()}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expected = { urls: Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, `${stack.serverUrl}/${fn}/`])), secret: stack.secret };

@@ -58,13 +58,16 @@ describeWithControlPlane('the policy path, policy and pod-inject together', () =
     const hotUpgrade = { upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } };
     const hot = set('hot', { patchPodMetadata: [{ patchPolicy: 'Overwrite', annotations: { 'example.com/hot': 'on' } }] });
     (hot.spec as { containers: Record<string, unknown>[] }).containers[0] = { ...(hot.spec as { containers: Record<string, unknown>[] }).containers[0], ...hotUpgrade };
-    // transferEnv from a container an annotation names: pod-inject's alone.
-    const anno = set('anno');
-    (anno.spec as { containers: Record<string, unknown>[] }).containers[0] = {
-      ...(anno.spec as { containers: Record<string, unknown>[] }).containers[0],
-      transferEnv: [{ sourceContainerNameFrom: { fieldRef: { fieldPath: "metadata.annotations['source']" } }, envName: 'LANG' }],
+    // transferEnv from a container named by an annotation: the policy's, unless the set writes that annotation itself.
+    const fromAnnotation = (name: string, extra: Record<string, unknown> = {}): SidecarSet => {
+      const made = set(name, extra);
+      const containers = (made.spec as { containers: Record<string, unknown>[] }).containers;
+      containers[0] = { ...containers[0], transferEnv: [{ sourceContainerNameFrom: { fieldRef: { fieldPath: "metadata.annotations['example.com/source']" } }, envName: 'LANG' }] };
+      return made;
     };
-    for (const s of [set('alpha'), set('beta', { patchPodMetadata: [{ annotations: { 'example.com/beta': 'on' } }] }), hot, anno]) {
+    const writesSource = { patchPodMetadata: [{ annotations: { 'example.com/source': 'app' } }] };
+    const sets = [set('alpha'), set('beta', { patchPodMetadata: [{ annotations: { 'example.com/beta': 'on' } }] }), hot, fromAnnotation('anno', writesSource), fromAnnotation('reader'), set('writer', writesSource)];
+    for (const s of sets) {
       stored.set(s.metadata?.name ?? '', await storeSet(stack.cp, s));
     }
     await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -87,18 +90,19 @@ describeWithControlPlane('the policy path, policy and pod-inject together', () =
     expect(stored.get('alpha')?.metadata?.annotations?.['serverless-sidecarset/injection-path']).toBe('policy');
     expect(stored.get('hot')?.metadata?.annotations?.['serverless-sidecarset/injection-path']).toBe('policy');
     expect(stored.get('anno')?.metadata?.annotations?.['serverless-sidecarset/injection-path']).toBe('webhook');
+    expect(stored.get('reader')?.metadata?.annotations?.['serverless-sidecarset/injection-path']).toBe('policy');
   });
 
   it('injects a pod one eligible set selects by the policy alone', async () => {
     const { created, expected } = await both(pod('one', ['alpha']), ['alpha']);
-    expect(created.metadata?.annotations?.[ANNOTATION_POLICY_RECORD]).toBe('set=alpha;base=;before=alpha-agent;after=;initBefore=;initAfter=;volumes=alpha-data;imagePullSecrets=;annotations=');
+    expect(created.metadata?.annotations?.[ANNOTATION_POLICY_RECORD]).toBe('set=alpha;base=;before=alpha-agent;after=;initBefore=;initAfter=;volumes=alpha-data;imagePullSecrets=;annotations=;reads=');
     expect(comparable(created)).toEqual(comparable(expected));
   });
 
   it('injects a pod two eligible sets select by the policy alone, as pod-inject does', async () => {
     const { created, expected } = await both(pod('two', ['alpha', 'beta']), ['alpha', 'beta']);
     expect(created.metadata?.annotations?.[ANNOTATION_POLICY_RECORD]).toBe(
-      'set=alpha;base=;before=alpha-agent;after=;initBefore=;initAfter=;volumes=alpha-data;imagePullSecrets=;annotations=|set=beta;base=;before=beta-agent;after=;initBefore=;initAfter=;volumes=beta-data;imagePullSecrets=;annotations=example.com/beta',
+      'set=alpha;base=;before=alpha-agent;after=;initBefore=;initAfter=;volumes=alpha-data;imagePullSecrets=;annotations=;reads=|set=beta;base=;before=beta-agent;after=;initBefore=;initAfter=;volumes=beta-data;imagePullSecrets=;annotations=example.com/beta;reads=',
     );
     expect(comparable(created)).toEqual(comparable(expected));
   });
@@ -126,6 +130,24 @@ describeWithControlPlane('the policy path, policy and pod-inject together', () =
     expect(annotations[ANNOTATION_INJECT_MARK]).toBeUndefined();
     expect(annotations[ANNOTATION_POLICY_RECORD]).toBeUndefined();
     expect(isDeepStrictEqual(comparable(created), comparable(expected))).toBe(true);
+  });
+
+  it.each([
+    ['a set whose transferEnv reads the pod\'s annotation', ['reader'], { 'example.com/source': 'app' }],
+    ['a reader and a set writing what it reads (order-free: the writer first, or the reader first and the pod marked)', ['reader', 'writer'], {}],
+  ])('injects a pod %s selects as pod-inject does', async (_what, sets, annotations: Record<string, string>) => {
+    const p = pod(`reads-${sets.join('-')}`, sets, annotations);
+    p.spec = { ...p.spec, containers: (p.spec?.containers ?? []).map((c) => ({ ...c, env: [{ name: 'LANG', value: 'C.UTF-8' }] })) };
+    const { created, expected } = await both(p, sets);
+    expect(created.metadata?.annotations?.[ANNOTATION_INJECT_MARK]).toBeUndefined();
+    expect(created.spec?.containers.find((c) => c.name === 'reader-agent')?.env).toContainEqual({ name: 'LANG', value: 'C.UTF-8' });
+    expect(comparable(created)).toEqual(comparable(expected));
+  });
+
+  it('records the annotations a set read, so that a set evaluated later and writing one marks the pod', async () => {
+    const p = pod('reads-alone', ['reader'], { 'example.com/source': 'app' });
+    const { created } = await both(p, ['reader']);
+    expect(created.metadata?.annotations?.[ANNOTATION_POLICY_RECORD]).toContain(';reads=example.com/source');
   });
 
   it('still removes a forged fence from a pod no set selects', async () => {

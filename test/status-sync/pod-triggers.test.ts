@@ -117,10 +117,10 @@ describe('the sets injection recorded on a pod', () => {
     ['names each set of the injected list once', { metadata: { annotations: { [LIST]: 'b,a,b' } } }, ['b', 'a']],
     ['is empty for a pod no set injected', { metadata: { annotations: {} } }, []],
     ['is empty for something that is not an object', 'pod', []],
-    ['names only the sets of the injection policy\'s record on a pod the policy alone injected', { metadata: { annotations: { [RECORD]: 'set=a;base=;before=x;after=;initBefore=;initAfter=;volumes=;imagePullSecrets=;annotations=', [LIST]: 'a,b,c' } } }, ['a']],
-    ['names each set of a policy record of several sets once', { metadata: { annotations: { [RECORD]: 'set=a;base=;before=x;after=;initBefore=;initAfter=;volumes=;imagePullSecrets=;annotations=|set=b;base=;before=x;after=;initBefore=;initAfter=;volumes=;imagePullSecrets=;annotations=|set=a;base=;before=x;after=;initBefore=;initAfter=;volumes=;imagePullSecrets=;annotations=', [LIST]: 'a,b,c' } } }, ['a', 'b']],
+    ['names only the sets of the injection policy\'s record on a pod the policy alone injected', { metadata: { annotations: { [RECORD]: 'set=a;base=;before=x;after=;initBefore=;initAfter=;volumes=;imagePullSecrets=;annotations=;reads=', [LIST]: 'a,b,c' } } }, ['a']],
+    ['names each set of a policy record of several sets once', { metadata: { annotations: { [RECORD]: 'set=a;base=;before=x;after=;initBefore=;initAfter=;volumes=;imagePullSecrets=;annotations=;reads=|set=b;base=;before=x;after=;initBefore=;initAfter=;volumes=;imagePullSecrets=;annotations=;reads=|set=a;base=;before=x;after=;initBefore=;initAfter=;volumes=;imagePullSecrets=;annotations=;reads=', [LIST]: 'a,b,c' } } }, ['a', 'b']],
     ['names nothing for a policy record that is not the policy\'s text', { metadata: { annotations: { [RECORD]: 'a,b,c', [LIST]: 'a,b,c' } } }, []],
-    ['reads the injected list of a pod the policy marked for pod-inject', { metadata: { annotations: { [RECORD]: 'set=a;base=;before=x;after=;initBefore=;initAfter=;volumes=;imagePullSecrets=;annotations=', 'serverless-sidecarset/inject': 'webhook', [LIST]: 'a,b' } } }, ['a', 'b']],
+    ['reads the injected list of a pod the policy marked for pod-inject', { metadata: { annotations: { [RECORD]: 'set=a;base=;before=x;after=;initBefore=;initAfter=;volumes=;imagePullSecrets=;annotations=;reads=', 'serverless-sidecarset/inject': 'webhook', [LIST]: 'a,b' } } }, ['a', 'b']],
   ])('%s', (_, pod, sets) => {
     expect(recordedSets(pod)).toEqual(sets);
   });

@@ -40,7 +40,7 @@ function policyPod(marked: boolean): Pod {
   const pod = injectPod({ pod: appPod(), namespace: 'default', sidecarSets: [a], namespaceLabels: new Map(), now: NOW }).pod;
   const annotations: Record<string, string> = { ...pod.metadata?.annotations };
   for (const key of POLICY_WRITTEN_ANNOTATIONS) annotations[key] = (annotations[key] ?? '').replace(/"updateTimestamp":"[^"]*"/, '"updateTimestamp":null');
-  annotations[ANNOTATION_POLICY_RECORD] = 'set=a;base=;before=a-agent;after=;initBefore=;initAfter=;volumes=a-data;imagePullSecrets=a-pull;annotations=';
+  annotations[ANNOTATION_POLICY_RECORD] = 'set=a;base=;before=a-agent;after=;initBefore=;initAfter=;volumes=a-data;imagePullSecrets=a-pull;annotations=;reads=';
   if (marked) annotations[ANNOTATION_INJECT_MARK] = 'webhook';
   return { ...pod, metadata: { ...pod.metadata, annotations } };
 }
@@ -75,7 +75,7 @@ describe('pod-inject on a pod the injection policy wrote to', () => {
     });
     const injected = injectPod({ pod: appPod(), namespace: 'default', sidecarSets: [hot], namespaceLabels: new Map(), now: NOW }).pod;
     expect(injected.spec?.containers.map((c) => c.name)).toEqual(['mesh-1', 'mesh-2', 'app']);
-    const annotations = { ...injected.metadata?.annotations, [ANNOTATION_POLICY_RECORD]: 'set=h;base=;before=mesh-1,mesh-2;after=;initBefore=;initAfter=;volumes=;imagePullSecrets=;annotations=', [ANNOTATION_INJECT_MARK]: 'webhook' };
+    const annotations = { ...injected.metadata?.annotations, [ANNOTATION_POLICY_RECORD]: 'set=h;base=;before=mesh-1,mesh-2;after=;initBefore=;initAfter=;volumes=;imagePullSecrets=;annotations=;reads=', [ANNOTATION_INJECT_MARK]: 'webhook' };
     const undone = withoutPolicyInjection({ ...injected, metadata: { ...injected.metadata, annotations } });
     expect(undone.spec?.containers).toEqual((appPod() as Pod).spec?.containers);
     expect(undone.metadata?.annotations).toEqual({});
@@ -84,7 +84,7 @@ describe('pod-inject on a pod the injection policy wrote to', () => {
 
   it('keeps the working-container entries of containers the policy did not add', () => {
     const pod = appPod() as Pod;
-    pod.metadata = { ...pod.metadata, annotations: { 'kruise.io/sidecarset-working-hotupgrade-container': '{"mesh":"mesh-1","own":"own-2"}', [ANNOTATION_POLICY_RECORD]: 'set=h;base=;before=mesh-1,mesh-2;after=;initBefore=;initAfter=;volumes=;imagePullSecrets=;annotations=' } };
+    pod.metadata = { ...pod.metadata, annotations: { 'kruise.io/sidecarset-working-hotupgrade-container': '{"mesh":"mesh-1","own":"own-2"}', [ANNOTATION_POLICY_RECORD]: 'set=h;base=;before=mesh-1,mesh-2;after=;initBefore=;initAfter=;volumes=;imagePullSecrets=;annotations=;reads=' } };
     expect(withoutPolicyInjection(pod).metadata?.annotations).toEqual({ 'kruise.io/sidecarset-working-hotupgrade-container': '{"own":"own-2"}' });
   });
 
