@@ -58,7 +58,9 @@ const FIELD_PATTERN: Readonly<Record<RecordField, string>> = {
 const ENTRY_PATTERN = RECORD_FIELDS.map((f) => `${f}=${FIELD_PATTERN[f]}`).join(';');
 /** A record as the policy writes it (RE2 and JavaScript alike): the policy marks a pod whose record is not. */
 export const RECORD_PATTERN = `^${ENTRY_PATTERN}(\\|${ENTRY_PATTERN})*$`;
-const RECORD_REGEX = new RegExp(RECORD_PATTERN);
+/** What a stored pod may carry: also entries without `reads`, as an earlier policy wrote them. */
+const STORED_ENTRY = `${RECORD_FIELDS.filter((f) => f !== 'reads').map((f) => `${f}=${FIELD_PATTERN[f]}`).join(';')}(;reads=${FIELD_PATTERN.reads})?`;
+const RECORD_REGEX = new RegExp(`^${STORED_ENTRY}(\\|${STORED_ENTRY})*$`);
 
 /** The record's entries; undefined when the text is not one the policy writes. */
 export function parsePolicyRecord(text: string): PolicyRecordEntry[] | undefined {
