@@ -2,7 +2,8 @@
  * The largest set the rule gives the policy and the largest pod the policy
  * injects (POLICY_SET_BOUNDS, POLICY_POD_BOUNDS), for measuring the policy's
  * CEL against the API server's cost budget: every sidecar shares the pod's
- * mounts and devices and transfers env from an app container of 256 vars,
+ * mounts and devices and transfers env from an app container of 256 vars
+ * (named, and named by a pod annotation),
  * and two of them are HotUpgrade pairs.
  */
 import type { Pod } from '../../lib/kube/types.ts';
@@ -12,6 +13,8 @@ import type { SidecarContainer, SidecarSet } from '../../lib/sidecarset/types.ts
 import { POLICY_POD_BOUNDS } from '../../lib/webhook-config/injection-policy.ts';
 
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+/** The pod annotation naming the app container the sidecars transfer env from. */
+const SOURCE_ANNOTATION = 'example.com/env-source';
 const S = POLICY_SET_BOUNDS;
 const P = POLICY_POD_BOUNDS;
 
@@ -26,7 +29,11 @@ function sidecar(set: string, name: string, init: boolean, scale: number, hot = 
     volumeMounts: range(S.listItems * scale).map((i) => ({ name: `${set}-v${i % S.volumes}`, mountPath: `/${name}/m${i}` })),
     shareVolumePolicy: { type: 'enabled' },
     shareVolumeDevicePolicy: { type: 'enabled' },
-    transferEnv: [{ sourceContainerName: 'app00', envNames: range(S.transferredEnv * scale).map((i) => `E${(i * 16) % 256}${i >= 16 ? `_${i}` : ''}`) }],
+    // Half by the container's name, half by the annotation naming it.
+    transferEnv: [
+      { sourceContainerName: 'app00', envNames: range((S.transferredEnv * scale) / 2).map((i) => `E${(i * 16) % 256}${i >= 16 ? `_${i}` : ''}`) },
+      { sourceContainerNameFrom: { fieldRef: { fieldPath: `metadata.annotations['${SOURCE_ANNOTATION}']` } }, envNames: range((S.transferredEnv * scale) / 2).map((i) => `E${(i * 16 + 8) % 256}${i >= 8 ? `_${i}` : ''}`) },
+    ],
   };
 }
 
@@ -64,7 +71,7 @@ export function podAtBounds(name: string, namespace: string, labels: Record<stri
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, namespace, labels },
+    metadata: { name, namespace, labels, annotations: { [SOURCE_ANNOTATION]: 'app00' } },
     spec: {
       containers: range(P.containers).map((c) => ({
         name: `app${String(c).padStart(2, '0')}`,
