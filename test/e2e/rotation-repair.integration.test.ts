@@ -96,16 +96,17 @@ describeWithControlPlane('a stale copy of the webhook configurations and the CRD
       'MutatingWebhookConfiguration webhook "pod-inject.sidecarset.kruise.io"',
       'MutatingWebhookConfiguration webhook "sidecarset-default.sidecarset.kruise.io"',
       'ValidatingWebhookConfiguration webhook "pod-change.sidecarset.kruise.io"',
+      'ValidatingWebhookConfiguration webhook "pod-eviction.sidecarset.kruise.io"',
       'ValidatingWebhookConfiguration webhook "sidecarset-validate.sidecarset.kruise.io"',
     ]);
-    expect(await webhookUrls()).toEqual([`https://127.0.0.1:9/sidecarset-default/${CURRENT}`, `https://127.0.0.1:9/pod-inject/${CURRENT}`, `https://127.0.0.1:9/sidecarset-validate/${CURRENT}`, `https://127.0.0.1:9/pod-change/${CURRENT}`]);
+    expect(await webhookUrls()).toEqual([`https://127.0.0.1:9/sidecarset-default/${CURRENT}`, `https://127.0.0.1:9/pod-inject/${CURRENT}`, `https://127.0.0.1:9/sidecarset-validate/${CURRENT}`, `https://127.0.0.1:9/pod-change/${CURRENT}`, `https://127.0.0.1:9/pod-change/${CURRENT}`]);
     expect(await conversionUrl()).toBe(`https://127.0.0.1:9/sidecarset-convert/${CURRENT}`);
     expect(writes).toEqual([]);
 
     const warning = log.entries().find((entry) => entry.level === 'warn' && String(entry.message).startsWith('repointed webhooks'));
     expect(warning).toMatchObject({ webhooks: pass.secretRotation?.repaired });
     const repointed = metricLines.flatMap((line) => extractedMetrics(line)).filter((m) => m.name === 'WebhooksRepointed');
-    expect(repointed).toEqual([{ name: 'WebhooksRepointed', unit: 'Count', dimensions: { Function: 'status-sync' }, value: 5 }]);
+    expect(repointed).toEqual([{ name: 'WebhooksRepointed', unit: 'Count', dimensions: { Function: 'status-sync' }, value: 6 }]);
     // No secret, stale or current, in any line.
     expect(log.lines.join('\n')).not.toContain(STALE);
     expect(log.lines.join('\n')).not.toContain(CURRENT);
