@@ -64,7 +64,7 @@ describeWithControlPlane('a stale copy of the webhook configurations and the CRD
     // Nothing listens there: only the URLs matter, and no write in this test goes through the webhooks.
     const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:9/${fn}/${STALE}` }])) as Record<AdmissionFunctionName, { url: string }>;
     await cp.apply(renderWebhookConfigurations({ targets }).map((object) => JSON.stringify(object)).join('\n---\n'));
-    expect((await webhookUrls()).map(secretOfUrl)).toEqual([STALE, STALE, STALE, STALE]);
+    expect((await webhookUrls()).map(secretOfUrl)).toEqual([STALE, STALE, STALE, STALE, STALE]);
     // The CRD of the same stale copy: its conversion URL carries the stale secret too (no SidecarSet exists, so nothing converts meanwhile).
     const crdPatch = await cp.request('admin', 'PATCH', CRD_PATH, { spec: { conversion: { webhook: { clientConfig: { url: `https://127.0.0.1:9/sidecarset-convert/${STALE}` } } } } }, 'application/merge-patch+json');
     expect(crdPatch.status).toBe(200);

@@ -86,7 +86,7 @@ describeWithControlPlane('webhook secret rotation on a real API server', () => {
 
   it('creates and injects every pod while the secret rotates, then accepts only the new secret', async () => {
     const initial = stack.secret;
-    expect((await webhookUrls()).map(secretOfUrl)).toEqual([initial, initial, initial, initial]);
+    expect((await webhookUrls()).map(secretOfUrl)).toEqual([initial, initial, initial, initial, initial]);
 
     const outcomes: { name: string; status: number; injected: boolean; message: string }[] = [];
     let creating = true;
@@ -128,7 +128,7 @@ describeWithControlPlane('webhook secret rotation on a real API server', () => {
 
     const doc = parseSecretDocument(await readFile(stack.secretFile, 'utf8'));
     expect(doc.previous).toBeUndefined();
-    expect((await webhookUrls()).map(secretOfUrl)).toEqual([doc.current, doc.current, doc.current, doc.current]);
+    expect((await webhookUrls()).map(secretOfUrl)).toEqual([doc.current, doc.current, doc.current, doc.current, doc.current]);
     expect(await callWebhook(`/pod-inject/${doc.current}`, podReview('uid-new'))).toBe(200);
     expect(await callWebhook(`/pod-inject/${initial}`, podReview('uid-old'))).toBe(404);
     expect(stack.logs.join('\n')).not.toContain(initial);

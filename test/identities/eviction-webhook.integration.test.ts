@@ -82,13 +82,17 @@ describeWithControlPlane('the pod-eviction webhook: the reconciler evicts only p
     expect([res.status, messageOf(res)]).toEqual([403, expect.stringContaining('it has no controller')]);
   });
 
-  it('admits the reconciler’s eviction of a pod a ReplicaSet controls', async () => {
-    const target = await pod(true);
-    const started = performance.now();
-    const res = await evict('status-sync', target);
-    const ms = performance.now() - started;
-    expect([res.status, res.body]).toEqual([201, expect.any(String)]);
-    if (process.env.EVICTION_WEBHOOK_PRINT === '1') console.log(`eviction through the webhook: ${Math.round(ms)} ms`);
+  it('admits the reconciler’s evictions of pods a ReplicaSet controls', async () => {
+    const targets = await Promise.all([0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map(() => pod(true)));
+    const timings: number[] = [];
+    for (const target of targets) {
+      const started = performance.now();
+      const res = await evict('status-sync', target);
+      timings.push(performance.now() - started);
+      expect([target.metadata?.name, res.status]).toEqual([target.metadata?.name, 201]);
+    }
+    const sorted = timings.sort((a, b) => a - b).map(Math.round);
+    if (process.env.EVICTION_WEBHOOK_PRINT === '1') console.log(`10 evictions through the webhook: median ${sorted[5]} ms, max ${sorted[9]} ms`);
   });
 
   it('never calls the webhook for another user’s eviction: an administrator evicts a pod without a controller', async () => {

@@ -98,6 +98,8 @@ describe('renderManifests', () => {
       `https://ccc.lambda-url.eu-west-1.on.aws/${secret}`,
       `https://bbb.lambda-url.eu-west-1.on.aws/${secret}`,
       `https://eee.lambda-url.eu-west-1.on.aws/${secret}`,
+      // pod-eviction: the pod-change function, at its URL.
+      `https://eee.lambda-url.eu-west-1.on.aws/${secret}`,
     ]);
     expect(hooks.every((h) => h.clientConfig.caBundle === undefined)).toBe(true);
   });
