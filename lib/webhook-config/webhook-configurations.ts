@@ -119,6 +119,11 @@ export function registeredIn(kind: WebhookRegistration['in']): Registered[] {
   return FUNCTION_DESCRIPTORS.filter((d): d is Registered => d.caller.in === kind);
 }
 
+/** The names of the webhooks a configuration of this kind is rendered with (the doctor checks none is missing). */
+export function webhookNamesIn(kind: WebhookRegistration['in']): string[] {
+  return registeredIn(kind).flatMap((d) => [d.name, ...(d.caller.alsoAs ?? []).map((w) => w.name)]).map((n) => `${n}.sidecarset.kruise.io`);
+}
+
 /** A namespace's name: a DNS-1123 label. */
 const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
