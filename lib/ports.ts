@@ -16,6 +16,15 @@ export interface SidecarSetSource {
   list(signal?: AbortSignal): Promise<readonly SidecarSet[]>;
 }
 
+/** One pod read by name (the eviction webhook reads the pod an Eviction names). */
+export interface PodSource {
+  /**
+   * The pod as stored; undefined when there is none of that name.
+   * @throws when it cannot be read (the caller refuses: it cannot decide).
+   */
+  get(namespace: string, name: string, signal?: AbortSignal): Promise<Pod | undefined>;
+}
+
 /** Namespace labels, for `namespaceSelector`. */
 export interface NamespaceSource {
   /** Labels of the named namespaces; a namespace that does not exist is absent from the result. */

@@ -7,12 +7,12 @@ import type { KubeClient } from '../../lib/adapters/kube-request.ts';
 import { readKruiseObjects } from '../../lib/adapters/kube-kruise-presence.ts';
 import { readWebhookConfiguration } from '../../lib/adapters/kube-webhook-configurations.ts';
 import { readStatusSyncLease } from '../../lib/adapters/kube-lease.ts';
-import { answerFinding, findingLine, injectionFinding, leaseFinding, injectionPathFindings, policyFindings, webhookFindings, type ExpectedPolicy, type ExpectedStack, type Finding, type InstalledPaths } from '../../lib/doctor/checks.ts';
+import { answerFinding, findingLine, injectionFinding, leaseFinding, injectionPathFindings, missingWebhookFindings, policyFindings, webhookFindings, type ExpectedPolicy, type ExpectedStack, type Finding, type InstalledPaths } from '../../lib/doctor/checks.ts';
 import { arrayOf, objectOf } from '../../lib/kube/json.ts';
 import { kruiseControllerSigns } from '../../lib/status-sync/kruise-controller.ts';
 import { INJECTION_POLICY_NAME } from '../../lib/webhook-config/injection-policy.ts';
 import { POD_INJECT_MATCH_CONDITIONS } from '../../lib/webhook-config/pod-inject-conditions.ts';
-import { WEBHOOK_CONFIGURATION_NAME } from '../../lib/webhook-config/webhook-configurations.ts';
+import { WEBHOOK_CONFIGURATION_NAME, webhookNamesIn } from '../../lib/webhook-config/webhook-configurations.ts';
 
 /** rbac.yaml's policies; the injection policy joins them where pod-inject is rendered for it ({@link expectedPolicies}). */
 export const EXPECTED_POLICIES: readonly ExpectedPolicy[] = [
@@ -64,6 +64,7 @@ async function webhooksCheck(client: KubeClient, expected: ExpectedStack): Promi
       paths.policy = arrayOf(objectOf(podInject)?.matchConditions).some((c) => POLICY_CONDITIONS.has(String(objectOf(c)?.name)));
     }
     findings.push(...webhookFindings(kind, WEBHOOK_CONFIGURATION_NAME, configuration, expected));
+    findings.push(...missingWebhookFindings(kind, WEBHOOK_CONFIGURATION_NAME, configuration, webhookNamesIn(kind)));
   }
   return { findings, paths };
 }

@@ -26,7 +26,7 @@ export const FUNCTION_HELP: Readonly<Record<FunctionName, FunctionHelp>> = {
   },
   'pod-change': {
     summary: 'answer a pod DELETE or pods/status UPDATE as the pod-change webhook does (allowed; it only triggers passes)',
-    about: 'Answers a pod DELETE or pods/status UPDATE review as the pod-change webhook does: always allowed; on a deployment it also starts the passes of the sets injection recorded on the pod that select it today, against the sets and Namespaces given.',
+    about: 'Answers a pod DELETE or pods/status UPDATE review as the pod-change webhook does: always allowed; on a deployment it also starts the passes of the sets injection recorded on the pod that select it today, against the sets and Namespaces given. (The same function answers the pod-eviction webhook\'s Eviction reviews on a deployment, reading the pod from the cluster; invoke does not wrap those.)',
   },
   'sidecarset-convert': {
     summary: 'convert a SidecarSet between v1alpha1 and v1beta1 as the CRD conversion webhook does',

@@ -54,7 +54,7 @@ kubectl apply --server-side -f (the CRD is over client-side apply's 256 KiB):
   - the RBAC: the webhooks' read-only identity, status-sync's writer, the ValidatingAdmissionPolicy
     narrowing the writer's pod patches, and a Namespace, Role and RoleBinding for the ControllerRevisions;
   - the MutatingWebhookConfiguration (sidecarset-default, pod-inject) and the ValidatingWebhookConfiguration
-    (sidecarset-validate, pod-change), each webhook at <its Function URL>/<secret>;
+    (sidecarset-validate, pod-change, and pod-eviction at pod-change's URL), each webhook at <its Function URL>/<secret>;
   - the injection MutatingAdmissionPolicy and its binding (admissionregistration.k8s.io/v1: Kubernetes 1.36 or
     later), unless --injection webhook.
 

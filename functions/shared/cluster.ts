@@ -17,6 +17,7 @@ import { discoveredSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets
 import {
   kubeClusterReader as storedVersionReader,
   kubeNamespaceSource,
+  kubePodSource,
   kubeSidecarSetSource,
   retiredSourceSettings,
   sourceOptionsFromEnv,
@@ -146,7 +147,8 @@ export async function clusterReader(env: Env, logger: Logger, overrides: Overrid
 /**
  * The live SidecarSet, Namespace and ControllerRevision sources for the
  * configured cluster, read fresh for every review; the revisions in
- * SIDECARSET_REVISION_NAMESPACE (default kruise-system).
+ * SIDECARSET_REVISION_NAMESPACE (default kruise-system); and single pods by
+ * name (the pod an Eviction names), each one GET.
  */
 export async function clusterSources(env: Env, logger: Logger, overrides: Overrides = {}): Promise<ClusterSources> {
   const settings = sourceOptionsFromEnv(env);
@@ -165,6 +167,7 @@ export async function clusterSources(env: Env, logger: Logger, overrides: Overri
     sidecarSets: kubeSidecarSetSource(reader, options),
     namespaces: kubeNamespaceSource(reader, options),
     revisions: kubeRevisionSource(reader, revisionNamespace, { apiTimeoutMs: settings.apiTimeoutMs }),
+    pods: kubePodSource(reader),
     server: reader.server,
   };
 }

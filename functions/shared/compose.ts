@@ -16,7 +16,7 @@ import { parseSecretValue, type CallerSecrets } from '../../lib/auth/caller-auth
 import { callerNetworksFromEnv, callerSecretSource, ENV_SECRET_ARN, secretRefreshMsFromEnv, type Platform } from '../../lib/auth/caller-config.ts';
 import type { CallerNetworks } from '../../lib/auth/caller-network.ts';
 import { refreshingSecrets, type RefreshingSecrets } from '../../lib/auth/secret-refresh.ts';
-import { systemClock, type Clock, type Logger, type NamespaceSource, type RevisionSource, type RolloutTrigger, type SidecarSetSource } from '../../lib/ports.ts';
+import { systemClock, type Clock, type Logger, type NamespaceSource, type PodSource, type RevisionSource, type RolloutTrigger, type SidecarSetSource } from '../../lib/ports.ts';
 import { DEFAULT_MAX_BODY_BYTES, type HttpHandlerConfig } from '../../lib/webhooks/http-handler.ts';
 import { readsCluster, type FunctionName } from '../../lib/webhooks/descriptors.ts';
 import { descriptorOf } from '../../lib/webhooks/registry.ts';
@@ -38,6 +38,8 @@ export interface ClusterSources {
   namespaces: NamespaceSource;
   /** The ControllerRevisions pinned revisions are read from (absent: a pinning set cannot be decided). */
   revisions?: RevisionSource;
+  /** Single pods by name (absent: an eviction the pod-eviction webhook judges is refused, unread). */
+  pods?: PodSource;
   /** The API server the sources read, for logs. */
   server: string;
 }
@@ -161,7 +163,7 @@ export function needsCluster(fn: FunctionName): boolean {
 /** What one admission function serves with. */
 export interface AdmissionRuntime {
   config: HttpHandlerConfig;
-  deps: { sidecarSets: SidecarSetSource; namespaces: NamespaceSource; revisions?: RevisionSource; clock: Clock; logger: Logger; rollout?: RolloutTrigger; metrics?: AdmissionMetrics; sortSidecarsByName?: boolean };
+  deps: { sidecarSets: SidecarSetSource; namespaces: NamespaceSource; revisions?: RevisionSource; pods?: PodSource; clock: Clock; logger: Logger; rollout?: RolloutTrigger; metrics?: AdmissionMetrics; sortSidecarsByName?: boolean };
 }
 
 /**
@@ -205,7 +207,7 @@ function doorConfig(fn: FunctionName, secrets: CallerSecretsHandle, networks: Ca
 export function admissionRuntime(
   fn: FunctionName,
   secrets: CallerSecretsHandle,
-  sources: Pick<ClusterSources, 'sidecarSets' | 'namespaces' | 'revisions'> | undefined,
+  sources: Pick<ClusterSources, 'sidecarSets' | 'namespaces' | 'revisions' | 'pods'> | undefined,
   logger: Logger,
   clock: Clock = systemClock,
   networks?: CallerNetworks,
@@ -218,12 +220,14 @@ export function admissionRuntime(
   const namespaces = reads.namespaces && sources ? sources.namespaces : NO_CLUSTER.namespaces;
   const trigger = triggersRollout(fn) ? rollout : undefined;
   const revisions = reads.revisions ? sources?.revisions : undefined;
+  const pods = reads.pods ? sources?.pods : undefined;
   return {
     config: doorConfig(fn, secrets, networks),
     deps: {
       sidecarSets,
       namespaces,
       ...(revisions !== undefined ? { revisions } : {}),
+      ...(pods !== undefined ? { pods } : {}),
       clock,
       logger,
       ...(trigger !== undefined ? { rollout: trigger } : {}),

@@ -67,7 +67,7 @@ const TITLES: Readonly<Record<FunctionName, string>> = {
   'sidecarset-default': 'SidecarSet defaulting webhook',
   'sidecarset-validate': 'SidecarSet validating webhook',
   'pod-inject': 'Pod sidecar injection webhook',
-  'pod-change': 'Pod change trigger webhook',
+  'pod-change': 'Pod change trigger webhook; pod-eviction webhook',
   'sidecarset-convert': 'SidecarSet CRD conversion webhook',
 };
 

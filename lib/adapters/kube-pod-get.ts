@@ -4,10 +4,12 @@ import { getObject, type KubeClient } from './kube-request.ts';
 
 export const getPodOperation = (namespace: string, name: string): string => `get pod ${namespace}/${name}`;
 
+/** The pod's path on the API server. */
+export const podPath = (namespace: string, name: string): string => `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
+
 /** Reads pods by namespace and name through `client`. */
 export function kubePodGetter(client: KubeClient): (namespace: string, name: string, signal?: AbortSignal) => Promise<Pod | undefined> {
   return async (namespace, name, signal) => {
-    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
-    return (await getObject(client, path, getPodOperation(namespace, name), signal));
+    return await getObject(client, podPath(namespace, name), getPodOperation(namespace, name), signal);
   };
 }

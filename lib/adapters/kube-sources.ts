@@ -13,7 +13,9 @@
  * kubeconfigs that need it): this module loads no client-node.
  */
 import { isObject, stringMapOf } from '../kube/json.ts';
-import type { NamespaceSource, SidecarSetSource } from '../ports.ts';
+import type { NamespaceSource, PodSource, SidecarSetSource } from '../ports.ts';
+import type { Pod } from '../kube/types.ts';
+import { getPodOperation, podPath } from './kube-pod-get.ts';
 import type { NamespaceLabels } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import {
@@ -198,9 +200,20 @@ function listQuery(labelSelector: string, page: ListPage | undefined): Record<st
   return { labelSelector, ...(page === undefined ? {} : { limit: String(page.limit) }), ...(page?.continue === undefined ? {} : { continue: page.continue }) };
 }
 
-/** The API server's URL, for logs; every reader the functions compose has one, and reads revisions too. */
+/** The API server's URL, for logs; every reader the functions compose has one, and reads revisions and single pods too. */
 export interface ServerReader extends ClusterReader, RevisionReader {
   readonly server: string;
+  /** The Pod, or undefined when there is none of that name (404): one GET, never a list. */
+  readPod(namespace: string, name: string, signal: AbortSignal): Promise<object | undefined>;
+}
+
+const NEVER_ABORTED = new AbortController().signal;
+
+/** One pod by name through a reader: the pod an Eviction names (lib/webhooks/pod-eviction.ts). */
+export function kubePodSource(reader: Pick<ServerReader, 'readPod'>): PodSource {
+  return {
+    get: async (namespace, name, signal) => (await reader.readPod(namespace, name, signal ?? NEVER_ABORTED)) as Pod | undefined,
+  };
 }
 
 /** One object, or undefined when the API server answers 404. */
@@ -237,6 +250,7 @@ export function kubeClusterReader(client: KubeClient, versions: SidecarSetVersio
     listSidecarSetTable: (signal) => listSidecarSetTable(client, versions, LIST_SIDECARSETS, signal),
     readSidecarSet: async (name, signal) => readObject(client, sidecarSetPath(await versions.current(signal), name), getSidecarSetOperation(name), signal),
     readNamespace: (name, signal) => readObject(client, `/api/v1/namespaces/${encodeURIComponent(name)}`, getNamespaceOperation(name), signal),
+    readPod: (namespace, name, signal) => readObject(client, podPath(namespace, name), getPodOperation(namespace, name), signal),
     readControllerRevision: (namespace, name, signal) =>
       readObject(client, `${revisions(namespace)}/${encodeURIComponent(name)}`, getControllerRevisionOperation(namespace, name), signal),
     listControllerRevisions: (namespace, labelSelector, signal, page) =>

@@ -6,7 +6,8 @@
  * The webhooks are the descriptors' (lib/webhooks/descriptors.ts): each
  * function registered in a webhook configuration gets one webhook there,
  * with the rules, failure policy, reinvocation policy and side effects its
- * descriptor gives (and the reasons for them). Common to all:
+ * descriptor gives (and the reasons for them), and any further webhook its
+ * descriptor adds at the same URL (pod-change's pod-eviction). Common to all:
  *
  * - `matchPolicy: Equivalent`, AdmissionReview v1, and the deployment's
  *   timeout.
@@ -15,7 +16,7 @@
  *   labelled with the opt-out label.
  */
 import { isObject, objectOf } from '../kube/json.ts';
-import { FUNCTION_DESCRIPTORS, type FailurePolicy, type WebhookRegistration } from '../webhooks/descriptors.ts';
+import { FUNCTION_DESCRIPTORS, type FailurePolicy, type NamedWebhook, type WebhookRegistration } from '../webhooks/descriptors.ts';
 import type { AdmissionFunctionName } from '../webhooks/registry.ts';
 import { POD_INJECT_MATCH_CONDITIONS } from './pod-inject-conditions.ts';
 
@@ -86,12 +87,11 @@ function clientConfig(target: WebhookTarget, caPem: string | undefined): Record<
 /** A descriptor of a function the API server calls through a webhook configuration (the conversion function's caller is the CRD). */
 type Registered = Extract<(typeof FUNCTION_DESCRIPTORS)[number], { answers: 'AdmissionReview' }>;
 
-/** One function's webhook, its fields in the order the API server prints them. */
-function webhookOf(descriptor: Registered, options: WebhookRenderOptions, timeoutSeconds: number, excluded: readonly string[]): Record<string, unknown> {
-  const { caller } = descriptor;
+/** One webhook, its fields in the order the API server prints them. */
+function webhookOf(name: string, caller: WebhookRegistration | NamedWebhook, client: Record<string, unknown>, options: WebhookRenderOptions, timeoutSeconds: number, excluded: readonly string[]): Record<string, unknown> {
   return {
-    name: `${descriptor.name}.sidecarset.kruise.io`,
-    clientConfig: clientConfig(options.targets[descriptor.name], options.caPem),
+    name: `${name}.sidecarset.kruise.io`,
+    clientConfig: client,
     rules: caller.rules,
     failurePolicy: caller.failurePolicy === 'deployment' ? (options.podFailurePolicy ?? 'Fail') : caller.failurePolicy,
     ...(caller.reinvocationPolicy !== undefined ? { reinvocationPolicy: caller.reinvocationPolicy } : {}),
@@ -102,13 +102,26 @@ function webhookOf(descriptor: Registered, options: WebhookRenderOptions, timeou
     timeoutSeconds: caller.timeoutSeconds === undefined ? timeoutSeconds : Math.min(caller.timeoutSeconds, timeoutSeconds),
     matchPolicy: 'Equivalent',
     ...(caller.matchConditions !== undefined ? { matchConditions: caller.matchConditions } : {}),
-    ...(descriptor.name === 'pod-inject' && options.injection === 'policy' ? { matchConditions: POD_INJECT_MATCH_CONDITIONS } : {}),
+    ...(name === 'pod-inject' && options.injection === 'policy' ? { matchConditions: POD_INJECT_MATCH_CONDITIONS } : {}),
   };
+}
+
+/** A function's webhooks: its own, then those its descriptor adds at the same URL (alsoAs). */
+function webhooksOf(descriptor: Registered, options: WebhookRenderOptions, timeoutSeconds: number, excluded: readonly string[]): Record<string, unknown>[] {
+  const { caller } = descriptor;
+  const client = clientConfig(options.targets[descriptor.name], options.caPem);
+  const further = (caller.alsoAs ?? []).map((named) => webhookOf(named.name, named, client, options, timeoutSeconds, excluded));
+  return [webhookOf(descriptor.name, caller, client, options, timeoutSeconds, excluded), ...further];
 }
 
 /** The descriptors registered in one webhook configuration, in the list's order. */
 export function registeredIn(kind: WebhookRegistration['in']): Registered[] {
   return FUNCTION_DESCRIPTORS.filter((d): d is Registered => d.caller.in === kind);
+}
+
+/** The names of the webhooks a configuration of this kind is rendered with (the doctor checks none is missing). */
+export function webhookNamesIn(kind: WebhookRegistration['in']): string[] {
+  return registeredIn(kind).flatMap((d) => [d.name, ...(d.caller.alsoAs ?? []).map((w) => w.name)]).map((n) => `${n}.sidecarset.kruise.io`);
 }
 
 /** A namespace's name: a DNS-1123 label. */
@@ -148,7 +161,7 @@ export function withEvictionNamespaces(objects: readonly unknown[], excluded: re
   return objects.map((object) => (object === policy ? { ...policy, spec: { ...policy.spec, variables } } : object));
 }
 
-/** Both webhook configurations, as API objects: one webhook per descriptor registered in each. */
+/** Both webhook configurations, as API objects: one webhook per descriptor registered in each, and those it adds (alsoAs). */
 export function renderWebhookConfigurations(options: WebhookRenderOptions): Record<string, unknown>[] {
   const timeoutSeconds = options.timeoutSeconds ?? 10;
   if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 30) {
@@ -160,6 +173,6 @@ export function renderWebhookConfigurations(options: WebhookRenderOptions): Reco
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind,
     metadata,
-    webhooks: registeredIn(kind).map((descriptor) => webhookOf(descriptor, options, timeoutSeconds, excluded)),
+    webhooks: registeredIn(kind).flatMap((descriptor) => webhooksOf(descriptor, options, timeoutSeconds, excluded)),
   }));
 }

@@ -109,6 +109,18 @@ export interface WebhookRegistration {
   matchConditions?: readonly { name: string; expression: string }[];
   /** Its own timeout, in place of the deployment's (a webhook that only triggers must never hold a write long). */
   timeoutSeconds?: number;
+  /**
+   * Further webhooks of the same configuration calling this function at the
+   * same URL, each with its own rules and conditions: a second kind of review
+   * the function answers, with no Function URL or Lambda of its own.
+   */
+  alsoAs?: readonly NamedWebhook[];
+}
+
+/** A further webhook of a function (see {@link WebhookRegistration.alsoAs}), named `<name>.sidecarset.kruise.io`. */
+export interface NamedWebhook extends Omit<WebhookRegistration, 'in' | 'alsoAs' | 'failurePolicy'> {
+  name: string;
+  failurePolicy: FailurePolicy;
 }
 
 /** What a function reads from the cluster besides the object under review. */
@@ -117,6 +129,8 @@ export interface ClusterReads {
   namespaces: boolean;
   /** ControllerRevisions, for sets that pin a revision (rollout.md §2.4). */
   revisions: boolean;
+  /** One pod by name (the pod an Eviction names), never a list. */
+  pods: boolean;
 }
 
 /** A function that answers AdmissionReviews. */
@@ -160,9 +174,9 @@ export interface ConversionFunctionDescriptor<Name extends string = string> {
 /** Every function descriptor: an admission function's or a conversion function's (docs/ARCHITECTURE.md). */
 export type FunctionDescriptor = AdmissionFunctionDescriptor | ConversionFunctionDescriptor;
 
-const NOTHING: ClusterReads = { sidecarSets: false, namespaces: false, revisions: false };
-const SETS_NAMESPACES: ClusterReads = { sidecarSets: true, namespaces: true, revisions: false };
-const SETS_NAMESPACES_REVISIONS: ClusterReads = { sidecarSets: true, namespaces: true, revisions: true };
+const NOTHING: ClusterReads = { sidecarSets: false, namespaces: false, revisions: false, pods: false };
+const SETS_NAMESPACES_POD: ClusterReads = { sidecarSets: true, namespaces: true, revisions: false, pods: true };
+const SETS_NAMESPACES_REVISIONS: ClusterReads = { sidecarSets: true, namespaces: true, revisions: true, pods: false };
 
 /** Both versions, as OpenKruise 1.9 registers its SidecarSet webhooks (`versions=v1alpha1;v1beta1`). */
 const SIDECARSET_RULE: WebhookRule = {
@@ -233,6 +247,29 @@ export const POD_INJECT = describe({
   },
 });
 
+/** The reconciler, as rbac.yaml's policies match it: its username or its group (the one RBAC grants the writes to). */
+const IS_STATUS_SYNC = "request.userInfo.username == 'sidecarset-status-sync' || (has(request.userInfo.groups) && 'sidecarset-status-sync' in request.userInfo.groups)";
+
+/**
+ * The reconciler's evictions, judged by the pod-change function at its own
+ * URL (pod-eviction.ts): the eviction policy in rbac.yaml sees only the
+ * Eviction, this reads the pod it names and refuses one without a
+ * controller. `Fail`: a stolen credential must not evict while the function
+ * is away (the reconciler's repair waits for the next pass). Only the
+ * reconciler's evictions reach it (the same username or group test as the
+ * policy), so no administrator's drain ever waits on it; every namespace,
+ * since the policy already refuses the excluded ones. 5 s: one GET of a pod.
+ */
+export const POD_EVICTION_WEBHOOK: NamedWebhook = {
+  name: 'pod-eviction',
+  rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods/eviction'], operations: ['CREATE'], scope: 'Namespaced' }],
+  failurePolicy: 'Fail',
+  sideEffects: 'None',
+  skipsExcludedNamespaces: false,
+  timeoutSeconds: 5,
+  matchConditions: [{ name: 'is-status-sync', expression: IS_STATUS_SYNC }],
+};
+
 /** The pod whose change a pod-change review is about: as it was, for a DELETE (`object` is null then). */
 const REVIEWED_POD = "(request.operation == 'DELETE' ? oldObject : object)";
 
@@ -245,14 +282,15 @@ const REVIEWED_POD = "(request.operation == 'DELETE' ? oldObject : object)";
  * status writes that change phase, conditions or container statuses; the
  * handler checks the same (pod-change.ts). It reads the sets (and, for a
  * set that selects by namespace, the pod's namespace) to trigger only those
- * that still select the pod.
+ * that still select the pod. The same function is the pod-eviction webhook
+ * ({@link POD_EVICTION_WEBHOOK}), for which it reads the evicted pod.
  */
 export const POD_CHANGE = describe({
   name: 'pod-change',
   answers: 'AdmissionReview',
   handler: podChangeHandler,
   reviews: 'Pod',
-  reads: SETS_NAMESPACES,
+  reads: SETS_NAMESPACES_POD,
   triggersStatusPass: true,
   caller: {
     in: 'ValidatingWebhookConfiguration',
@@ -273,6 +311,7 @@ export const POD_CHANGE = describe({
           "request.operation == 'DELETE' || !has(object.status) || !has(oldObject.status) || object.status.?phase != oldObject.status.?phase || object.status.?conditions != oldObject.status.?conditions || object.status.?containerStatuses != oldObject.status.?containerStatuses || object.status.?initContainerStatuses != oldObject.status.?initContainerStatuses",
       },
     ],
+    alsoAs: [POD_EVICTION_WEBHOOK],
   },
 });
 
@@ -303,5 +342,5 @@ export type FunctionName = ListedDescriptor['name'];
 
 /** Whether a function reads the cluster at all (and so needs its credentials and sources). */
 export function readsCluster(descriptor: FunctionDescriptor): boolean {
-  return descriptor.reads.sidecarSets || descriptor.reads.namespaces || descriptor.reads.revisions;
+  return descriptor.reads.sidecarSets || descriptor.reads.namespaces || descriptor.reads.revisions || descriptor.reads.pods;
 }

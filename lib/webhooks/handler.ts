@@ -7,7 +7,7 @@ import type { AdmissionRequest } from '../admission/review.ts';
 import type { Verdict } from '../admission/responses.ts';
 import { AnswerTooLargeError } from '../admission/answer-size.ts';
 import { errorMessage } from '../errors.ts';
-import type { Clock, Logger, NamespaceSource, RevisionSource, RolloutTrigger, SidecarSetSource } from '../ports.ts';
+import type { Clock, Logger, NamespaceSource, PodSource, RevisionSource, RolloutTrigger, SidecarSetSource } from '../ports.ts';
 
 export interface HandlerDeps {
   sidecarSets: SidecarSetSource;
@@ -15,6 +15,8 @@ export interface HandlerDeps {
   clock: Clock;
   /** ControllerRevisions, for pinned revisions (pod-inject, sidecarset-validate); absent where none are read. */
   revisions?: RevisionSource;
+  /** One pod by name: the pod an Eviction names (pod-change, answering as the pod-eviction webhook); absent where none are read. */
+  pods?: PodSource;
   /** Told about admitted SidecarSet changes (sidecarset-validate) and pod changes (pod-inject, pod-change); absent where nothing listens. */
   rollout?: RolloutTrigger;
   /** For what goes wrong without changing the answer (a trigger that failed); the HTTP handler passes its own. */

@@ -13,6 +13,10 @@
  * request at the API server; the same test here keeps an API server that
  * does not evaluate them (before Kubernetes 1.30) from costing a pass per
  * status write.
+ *
+ * The same function answers the pod-eviction webhook's reviews (the
+ * reconciler's evictions, pods/eviction CREATE): those it judges, and may
+ * refuse (pod-eviction.ts).
  */
 import { allowed, skipped } from '../admission/responses.ts';
 import type { AdmissionRequest } from '../admission/review.ts';
@@ -25,6 +29,7 @@ import { podsChange, recordedSets, selectingSetNames, storedSets } from '../stat
 import { neverThrows, type AdmissionHandler, type HandlerDeps } from './handler.ts';
 import { onlyKind } from './skip.ts';
 import { enqueueAdmitted, POD_ENQUEUE_TIMEOUT_MS } from './rollout-enqueue.ts';
+import { isEviction, podEvictionHandler } from './pod-eviction.ts';
 
 /** The parts of a pod's status its sets' counts read: phase, conditions, container statuses. */
 const COUNTED_STATUS = ['phase', 'conditions', 'containerStatuses', 'initContainerStatuses'] as const;
@@ -85,6 +90,12 @@ const handlePodChange = async (request: AdmissionRequest, deps: HandlerDeps) => 
   return allowed();
 };
 
-/** Answers every review "allowed"; only pods reach it (a misconfigured rule sending other kinds is let through). */
-export const podChangeHandler: AdmissionHandler = neverThrows(onlyKind('', 'Pod', handlePodChange));
+const answerPodChange = onlyKind('', 'Pod', handlePodChange);
+
+/**
+ * Answers every pod change "allowed"; only pods reach it (a misconfigured rule
+ * sending other kinds is let through). The same function, at the same URL, is
+ * the pod-eviction webhook: an Eviction is judged there (pod-eviction.ts).
+ */
+export const podChangeHandler: AdmissionHandler = neverThrows((request, deps) => (isEviction(request) ? podEvictionHandler(request, deps) : answerPodChange(request, deps)));
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { findingLine, injectionFinding, injectionPathFindings, leaseFinding, policyFindings, webhookFindings } from '../../lib/doctor/checks.ts';
+import { findingLine, injectionFinding, injectionPathFindings, leaseFinding, missingWebhookFindings, policyFindings, webhookFindings } from '../../lib/doctor/checks.ts';
+import { webhookNamesIn } from '../../lib/webhook-config/webhook-configurations.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { ANNOTATION_INJECTION_PATH } from '../../lib/sidecarset/injection-path.ts';
 
@@ -17,6 +18,17 @@ describe('doctor findings', () => {
   it('a missing configuration, and one whose secret cannot be compared', () => {
     expect(webhookFindings('ValidatingWebhookConfiguration', 'x', undefined, expected)[0]?.ok).toBe(false);
     expect(webhookFindings('ValidatingWebhookConfiguration', 'x', config('https://h/sidecarset-validate/zz'), { urls: expected.urls })[0]?.detail).toBe('calls sidecarset-validate (the secret was not compared: not readable here)');
+  });
+
+  it('a webhook the rendering adds but the applied configuration lacks: the pod-eviction fence of an older rendering', () => {
+    const older = { webhooks: [{ name: 'sidecarset-validate.sidecarset.kruise.io' }, { name: 'pod-change.sidecarset.kruise.io' }] };
+    expect(webhookNamesIn('ValidatingWebhookConfiguration')).toEqual(['sidecarset-validate.sidecarset.kruise.io', 'pod-change.sidecarset.kruise.io', 'pod-eviction.sidecarset.kruise.io']);
+    expect(missingWebhookFindings('ValidatingWebhookConfiguration', 'x', older, webhookNamesIn('ValidatingWebhookConfiguration')).map(findingLine)).toEqual([
+      'FAIL  ValidatingWebhookConfiguration x webhook pod-eviction.sidecarset.kruise.io: missing: the configuration was rendered by an older version; apply freshly rendered manifests (npm run -s manifests)',
+    ]);
+    expect(missingWebhookFindings('ValidatingWebhookConfiguration', 'x', { webhooks: [...older.webhooks, { name: 'pod-eviction.sidecarset.kruise.io' }] }, webhookNamesIn('ValidatingWebhookConfiguration'))).toEqual([]);
+    // A configuration not found is the URL check's finding already.
+    expect(missingWebhookFindings('ValidatingWebhookConfiguration', 'x', undefined, ['a'])).toEqual([]);
   });
 
   it('policies: missing, unbound, bound; a MutatingAdmissionPolicy is one more entry', () => {

@@ -9,7 +9,8 @@
  * their pods are created without their sidecars as in an outage; then it is
  * back, and each test turns repair on for one set with its annotation and
  * runs passes composed as on AWS, as the reconciler's own identity (its
- * RBAC and the eviction policy of infra/k8s/rbac.yaml hold).
+ * RBAC, the eviction policy of infra/k8s/rbac.yaml and the pod-eviction
+ * webhook hold).
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';

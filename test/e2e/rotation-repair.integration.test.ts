@@ -64,7 +64,7 @@ describeWithControlPlane('a stale copy of the webhook configurations and the CRD
     // Nothing listens there: only the URLs matter, and no write in this test goes through the webhooks.
     const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:9/${fn}/${STALE}` }])) as Record<AdmissionFunctionName, { url: string }>;
     await cp.apply(renderWebhookConfigurations({ targets }).map((object) => JSON.stringify(object)).join('\n---\n'));
-    expect((await webhookUrls()).map(secretOfUrl)).toEqual([STALE, STALE, STALE, STALE]);
+    expect((await webhookUrls()).map(secretOfUrl)).toEqual([STALE, STALE, STALE, STALE, STALE]);
     // The CRD of the same stale copy: its conversion URL carries the stale secret too (no SidecarSet exists, so nothing converts meanwhile).
     const crdPatch = await cp.request('admin', 'PATCH', CRD_PATH, { spec: { conversion: { webhook: { clientConfig: { url: `https://127.0.0.1:9/sidecarset-convert/${STALE}` } } } } }, 'application/merge-patch+json');
     expect(crdPatch.status).toBe(200);
@@ -96,16 +96,17 @@ describeWithControlPlane('a stale copy of the webhook configurations and the CRD
       'MutatingWebhookConfiguration webhook "pod-inject.sidecarset.kruise.io"',
       'MutatingWebhookConfiguration webhook "sidecarset-default.sidecarset.kruise.io"',
       'ValidatingWebhookConfiguration webhook "pod-change.sidecarset.kruise.io"',
+      'ValidatingWebhookConfiguration webhook "pod-eviction.sidecarset.kruise.io"',
       'ValidatingWebhookConfiguration webhook "sidecarset-validate.sidecarset.kruise.io"',
     ]);
-    expect(await webhookUrls()).toEqual([`https://127.0.0.1:9/sidecarset-default/${CURRENT}`, `https://127.0.0.1:9/pod-inject/${CURRENT}`, `https://127.0.0.1:9/sidecarset-validate/${CURRENT}`, `https://127.0.0.1:9/pod-change/${CURRENT}`]);
+    expect(await webhookUrls()).toEqual([`https://127.0.0.1:9/sidecarset-default/${CURRENT}`, `https://127.0.0.1:9/pod-inject/${CURRENT}`, `https://127.0.0.1:9/sidecarset-validate/${CURRENT}`, `https://127.0.0.1:9/pod-change/${CURRENT}`, `https://127.0.0.1:9/pod-change/${CURRENT}`]);
     expect(await conversionUrl()).toBe(`https://127.0.0.1:9/sidecarset-convert/${CURRENT}`);
     expect(writes).toEqual([]);
 
     const warning = log.entries().find((entry) => entry.level === 'warn' && String(entry.message).startsWith('repointed webhooks'));
     expect(warning).toMatchObject({ webhooks: pass.secretRotation?.repaired });
     const repointed = metricLines.flatMap((line) => extractedMetrics(line)).filter((m) => m.name === 'WebhooksRepointed');
-    expect(repointed).toEqual([{ name: 'WebhooksRepointed', unit: 'Count', dimensions: { Function: 'status-sync' }, value: 5 }]);
+    expect(repointed).toEqual([{ name: 'WebhooksRepointed', unit: 'Count', dimensions: { Function: 'status-sync' }, value: 6 }]);
     // No secret, stale or current, in any line.
     expect(log.lines.join('\n')).not.toContain(STALE);
     expect(log.lines.join('\n')).not.toContain(CURRENT);

@@ -86,7 +86,7 @@ describeWithControlPlane('webhook secret rotation on a real API server', () => {
 
   it('creates and injects every pod while the secret rotates, then accepts only the new secret', async () => {
     const initial = stack.secret;
-    expect((await webhookUrls()).map(secretOfUrl)).toEqual([initial, initial, initial, initial]);
+    expect((await webhookUrls()).map(secretOfUrl)).toEqual([initial, initial, initial, initial, initial]);
 
     const outcomes: { name: string; status: number; injected: boolean; message: string }[] = [];
     let creating = true;
@@ -128,7 +128,7 @@ describeWithControlPlane('webhook secret rotation on a real API server', () => {
 
     const doc = parseSecretDocument(await readFile(stack.secretFile, 'utf8'));
     expect(doc.previous).toBeUndefined();
-    expect((await webhookUrls()).map(secretOfUrl)).toEqual([doc.current, doc.current, doc.current, doc.current]);
+    expect((await webhookUrls()).map(secretOfUrl)).toEqual([doc.current, doc.current, doc.current, doc.current, doc.current]);
     expect(await callWebhook(`/pod-inject/${doc.current}`, podReview('uid-new'))).toBe(200);
     expect(await callWebhook(`/pod-inject/${initial}`, podReview('uid-old'))).toBe(404);
     expect(stack.logs.join('\n')).not.toContain(initial);
@@ -138,8 +138,8 @@ describeWithControlPlane('webhook secret rotation on a real API server', () => {
   it('lets the functions identity repoint only an unchanged URL, and only of the project\'s own configurations', async () => {
     const urls = kubeWebhookUrls(kubeConfigClient(parseKubeConfig(stack.cp.kubeconfig('functions'), 'functions kubeconfig')));
     const endpoints = (await urls.list()) ?? [];
-    // The four webhooks and the CRD's conversion (sidecarset-convert), each repointed with the secret.
-    expect(endpoints.map((e) => e.webhook).sort()).toEqual(['pod-change.sidecarset.kruise.io', 'pod-inject.sidecarset.kruise.io', 'sidecarset-default.sidecarset.kruise.io', 'sidecarset-validate.sidecarset.kruise.io', 'sidecarsets.apps.kruise.io conversion']);
+    // The five webhooks (pod-eviction at pod-change's URL) and the CRD's conversion (sidecarset-convert), each repointed with the secret.
+    expect(endpoints.map((e) => e.webhook).sort()).toEqual(['pod-change.sidecarset.kruise.io', 'pod-eviction.sidecarset.kruise.io', 'pod-inject.sidecarset.kruise.io', 'sidecarset-default.sidecarset.kruise.io', 'sidecarset-validate.sidecarset.kruise.io', 'sidecarsets.apps.kruise.io conversion']);
     const pod = endpoints.find((e) => e.webhook === 'pod-inject.sidecarset.kruise.io');
     if (pod?.url === undefined) throw new Error('no pod-inject webhook');
     // Someone changed the URL since it was read: the conditional patch is refused, nothing is overwritten.

@@ -42,6 +42,8 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
   let evilCa = '';
   /** pod-inject's place in the mutating configuration. */
   let P = 0;
+  /** The pod-eviction webhook's place in the validating configuration (issue 45, item 5). */
+  let E = 0;
   const cp = (): ControlPlane => {
     if (controlPlane === undefined) throw new Error('the control plane did not start');
     return controlPlane;
@@ -64,6 +66,8 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
     const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:9/${fn}/${s}` }])) as Parameters<typeof renderWebhookConfigurations>[0]['targets'];
     await controlPlane.apply(renderWebhookConfigurations({ targets, caPem: cp().caCert }).map((c) => stringify(c)).join('---\n'));
     P = ((await read(MUTATING)) as { webhooks: { name: string }[] }).webhooks.findIndex((w) => w.name.startsWith('pod-inject.'));
+    E = ((await read(VALIDATING)) as { webhooks: { name: string }[] }).webhooks.findIndex((w) => w.name.startsWith('pod-eviction.'));
+    if (E < 0) throw new Error('the rendered validating configuration has no pod-eviction webhook');
     // Policies reach the API server through a watch: wait until a repoint is refused.
     for (const deadline = Date.now() + 30_000; ; ) {
       const url = await urlOf(MUTATING);
@@ -84,7 +88,7 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
       const urls = kubeWebhookUrls(kubeConfigClient(parseKubeConfig(cp().kubeconfig('status-sync'), 'status-sync kubeconfig')));
       const next = secret();
       const endpoints = (await urls.list()) ?? [];
-      expect(endpoints.map((e) => e.configuration).sort()).toEqual(['CustomResourceDefinition', 'MutatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+      expect(endpoints.map((e) => e.configuration).sort()).toEqual(['CustomResourceDefinition', 'MutatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
       const started = Date.now();
       for (const endpoint of endpoints) await urls.setUrl(endpoint, withLast(endpoint.url ?? '', next));
       const tookMs = Date.now() - started;
@@ -143,6 +147,12 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
       ['an emptied validating configuration', VALIDATING, () => [{ op: 'replace', path: '/webhooks', value: [] }], webhookRule],
       ['a second webhook', MUTATING, () => [{ op: 'add', path: '/webhooks/-', value: { name: 'evil.example.com', clientConfig: { url: `https://evil.example/x/${secret()}` }, sideEffects: 'None', admissionReviewVersions: ['v1'] } }], webhookRule],
       ['a label', MUTATING, () => [{ op: 'add', path: '/metadata/labels/evil', value: 'x' }], metadataRule],
+      // Issue 45, item 5: the pod-eviction webhook is held as the others are, or a stolen credential would unhook it before evicting.
+      ['the pod-eviction webhook removed', VALIDATING, () => [{ op: 'remove', path: `/webhooks/${E}` }], webhookRule],
+      ['the pod-eviction webhook’s failurePolicy set to Ignore', VALIDATING, () => [{ op: 'replace', path: `/webhooks/${E}/failurePolicy`, value: 'Ignore' }], webhookRule],
+      ['the pod-eviction webhook’s matchConditions set to match nothing', VALIDATING, () => [{ op: 'replace', path: `/webhooks/${E}/matchConditions`, value: [{ name: 'is-status-sync', expression: 'false' }] }], webhookRule],
+      ['the pod-eviction webhook repointed at another host', VALIDATING, (url) => [{ op: 'replace', path: `/webhooks/${E}/clientConfig/url`, value: url.replace('127.0.0.1:9', 'evil.example') }], webhookRule],
+      ['the pod-eviction webhook’s rules changed to pods DELETE', VALIDATING, () => [{ op: 'replace', path: `/webhooks/${E}/rules/0/resources`, value: ['pods'] }], webhookRule],
       ['the CRD’s stored version flipped', CRD, () => [{ op: 'replace', path: '/spec/versions/0/storage', value: true }, { op: 'replace', path: '/spec/versions/1/storage', value: false }], crdRule],
       ['the CRD’s schema opened up', CRD, () => [{ op: 'add', path: '/spec/versions/1/schema/openAPIV3Schema/properties/spec/x-kubernetes-preserve-unknown-fields', value: true }], crdRule],
       ['the CRD’s conversion repointed at another host', CRD, (url) => [{ op: 'replace', path: CONVERSION_URL, value: url.replace(/^https:\/\/[^/]+/, 'https://evil.example') }], crdRule],
@@ -152,7 +162,7 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
       ...noSecrets.map(([what, segment]): [string, string, (url: string) => unknown[], string] => [`the CRD conversion’s secret segment set to ${what}`, CRD, (url) => [{ op: 'replace', path: CONVERSION_URL, value: withLast(url, segment(url)) }], crdRule]),
     ])('refuses %s', async (_what, path, ops, rule) => {
       const before = await read(path);
-      const url = path === CRD ? await conversionUrl() : await urlOf(path, path === MUTATING ? P : 0);
+      const url = path === CRD ? await conversionUrl() : await urlOf(path, path === MUTATING ? P : E);
       const res = await patch('status-sync', path, ops(url));
       expect(refusal(res)).toContain(`ValidatingAdmissionPolicy '${POLICY}' with binding '${POLICY}' denied request: sidecarset-status-sync ${rule}`);
       expect(res.status).toBe(422);

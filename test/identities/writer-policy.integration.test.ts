@@ -251,6 +251,19 @@ describeWithControlPlane('the webhooks’ and the reconciler’s identities on a
       expect((await cp().request('webhooks', method, path)).status).toBe(200);
     });
 
+    it('may get one pod by name (the pod-eviction webhook), never list or watch pods, nor evict one', async () => {
+      const pod = await freshPod();
+      const path = podPath(NS, pod.metadata?.name ?? '');
+      const eviction = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod.metadata?.name, namespace: NS }, deleteOptions: { preconditions: { uid: pod.metadata?.uid } } };
+      const statuses = [
+        (await cp().request('webhooks', 'GET', path)).status,
+        (await cp().request('webhooks', 'GET', `/api/v1/namespaces/${NS}/pods`)).status,
+        (await cp().request('webhooks', 'GET', `/api/v1/namespaces/${NS}/pods?watch=true&timeoutSeconds=1`)).status,
+        (await cp().request('webhooks', 'POST', `${path}/eviction`, eviction)).status,
+      ];
+      expect(statuses).toEqual([200, 403, 403, 403]);
+    });
+
     it('may write nothing: a pod patch, a SidecarSet status, a ControllerRevision, an Event or its webhook configuration are all forbidden', async () => {
       const pod = await freshPod();
       const writes: [string, string, unknown, string][] = [

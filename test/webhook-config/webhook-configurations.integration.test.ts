@@ -98,6 +98,8 @@ describe('renderManifests', () => {
       `https://ccc.lambda-url.eu-west-1.on.aws/${secret}`,
       `https://bbb.lambda-url.eu-west-1.on.aws/${secret}`,
       `https://eee.lambda-url.eu-west-1.on.aws/${secret}`,
+      // pod-eviction: the pod-change function, at its URL.
+      `https://eee.lambda-url.eu-west-1.on.aws/${secret}`,
     ]);
     expect(hooks.every((h) => h.clientConfig.caBundle === undefined)).toBe(true);
   });
@@ -137,6 +139,8 @@ describe('renderManifests', () => {
       ['sidecarset-validate.sidecarset.kruise.io', 'Fail', 5],
       // Its own bound: a webhook that only triggers never holds a kubelet's write longer.
       ['pod-change.sidecarset.kruise.io', 'Ignore', 1],
+      // The reconciler's evictions: fail closed, within its own bound.
+      ['pod-eviction.sidecarset.kruise.io', 'Fail', 5],
     ]);
     expect(JSON.stringify(hooks[1]?.namespaceSelector)).toContain('infra');
   });
@@ -149,6 +153,7 @@ describe('renderManifests', () => {
       ['pod-inject.sidecarset.kruise.io', 'NoneOnDryRun'],
       ['sidecarset-validate.sidecarset.kruise.io', 'NoneOnDryRun'],
       ['pod-change.sidecarset.kruise.io', 'NoneOnDryRun'],
+      ['pod-eviction.sidecarset.kruise.io', 'None'],
     ]);
   });
 
@@ -159,6 +164,8 @@ describe('renderManifests', () => {
       'sidecarset-default.lambda-url.eu-west-1.on.aws',
       'pod-inject.lambda-url.eu-west-1.on.aws',
       'sidecarset-validate.lambda-url.eu-west-1.on.aws',
+      'pod-change.lambda-url.eu-west-1.on.aws',
+      // pod-eviction: pod-change's function, at its URL.
       'pod-change.lambda-url.eu-west-1.on.aws',
     ]);
     await expect(renderManifests([...urls, '--secret-file', secretFile])).rejects.toThrow('no Function URL for sidecarset-convert');
@@ -217,7 +224,7 @@ describe('renderManifests', () => {
   it('takes the current secret of a file in the stored JSON form (as Secrets Manager and the local server keep it)', async () => {
     const out = docs(await renderManifests(['--function-urls', outputsFile, '--secret-file', storedFile]));
     const urls = out.flatMap((d) => d.webhooks ?? []).map((w) => w.clientConfig.url);
-    expect(urls).toHaveLength(4);
+    expect(urls).toHaveLength(5);
     for (const url of urls) expect(url.endsWith(`/${secret}`)).toBe(true);
   });
 

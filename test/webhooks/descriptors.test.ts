@@ -66,8 +66,9 @@ describe('the function descriptors', () => {
     const targets = Object.fromEntries(admissionNames.map((n) => [n, { url: `https://127.0.0.1:8443/${n}/s` }])) as Parameters<typeof renderWebhookConfigurations>[0]['targets'];
     const configs = renderWebhookConfigurations({ targets, podFailurePolicy: 'Ignore' }) as { kind: string; webhooks: Record<string, unknown>[] }[];
     const rendered: Record<string, unknown>[] = configs.flatMap((c) => c.webhooks.map((w) => ({ in: c.kind, ...w })));
-    // The conversion function is no webhook of theirs: the CRD names it.
-    expect(rendered.map((w) => w.name).sort()).toEqual(admissionNames.map((n) => `${n}.sidecarset.kruise.io`).sort());
+    // The conversion function is no webhook of theirs: the CRD names it. A function's further webhooks (alsoAs) follow its own.
+    const further = admission.flatMap((d) => (d.caller.alsoAs ?? []).map((w) => `${w.name}.sidecarset.kruise.io`));
+    expect(rendered.map((w) => w.name).sort()).toEqual([...admissionNames.map((n) => `${n}.sidecarset.kruise.io`), ...further].sort());
     for (const d of admission) {
       const webhook = rendered.find((w) => w.name === `${d.name}.sidecarset.kruise.io`);
       expect(webhook).toMatchObject({
@@ -79,7 +80,28 @@ describe('the function descriptors', () => {
       });
       expect(webhook?.reinvocationPolicy).toBe(d.caller.reinvocationPolicy);
       expect(webhook?.namespaceSelector !== undefined).toBe(d.caller.skipsExcludedNamespaces);
+      for (const named of d.caller.alsoAs ?? []) {
+        // Same configuration, same URL (no Function URL of its own), its own rules and policies.
+        const also = rendered.find((w) => w.name === `${named.name}.sidecarset.kruise.io`);
+        expect(also).toMatchObject({ in: d.caller.in, rules: named.rules, failurePolicy: named.failurePolicy, sideEffects: named.sideEffects, clientConfig: { url: targets[d.name].url } });
+        expect(also?.matchConditions).toEqual(named.matchConditions);
+      }
     }
+  });
+
+  it('render the pod-eviction webhook after pod-change, for the reconciler\'s evictions only, failing closed within 5 s', () => {
+    const targets = Object.fromEntries(admissionNames.map((n) => [n, { url: `https://127.0.0.1:8443/${n}/s` }])) as Parameters<typeof renderWebhookConfigurations>[0]['targets'];
+    const validating = renderWebhookConfigurations({ targets }).find((c) => c.kind === 'ValidatingWebhookConfiguration') as { webhooks: Record<string, unknown>[] };
+    expect(validating.webhooks.map((w) => w.name)).toEqual(['sidecarset-validate.sidecarset.kruise.io', 'pod-change.sidecarset.kruise.io', 'pod-eviction.sidecarset.kruise.io']);
+    expect(validating.webhooks[2]).toMatchObject({
+      clientConfig: { url: targets['pod-change'].url },
+      rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods/eviction'], operations: ['CREATE'], scope: 'Namespaced' }],
+      failurePolicy: 'Fail',
+      sideEffects: 'None',
+      timeoutSeconds: 5,
+      matchConditions: [{ name: 'is-status-sync', expression: expect.stringContaining("'sidecarset-status-sync'") }],
+    });
+    expect(validating.webhooks[2]?.namespaceSelector).toBeUndefined();
   });
 
   it('give invoke a help text and a line in its list for every function', () => {
