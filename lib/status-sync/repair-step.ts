@@ -16,11 +16,11 @@
  * a pod refused pass after pass is not an Event every pass.
  */
 import { errorMessage } from '../errors.ts';
-import { objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import type { EvictionOutcome, NamespaceSource, PodEvent, PodEventSink, PodEvictor, PodWebhookSelectors, PodWebhookSource, SetPodSource } from '../ports.ts';
 import { podScope } from '../rollout/pod-scope.ts';
 import { sidecarSetName, sortByName } from '../sidecarset/match.ts';
+import { podRef } from '../sidecarset/pod-state.ts';
 import { repairModeOf } from '../sidecarset/repair-missing-mode.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import type { PassError } from './errors.ts';
@@ -84,11 +84,6 @@ export function repairMemory(): RepairMemory {
       for (const uid of told.keys()) if (!uids.has(uid)) told.delete(uid);
     },
   };
-}
-
-function podRef(pod: Pod): { namespace: string; name: string; uid: string } {
-  const m = objectOf(pod.metadata);
-  return { namespace: stringOf(m?.namespace) ?? '', name: stringOf(m?.name) ?? '', uid: stringOf(m?.uid) ?? '' };
 }
 
 function owner(pod: Pod): string {

@@ -41,6 +41,7 @@ import { activeRevisions } from '../rollout/revision-history.ts';
 import { rolloutStatusFields, batchWrites, type BatchWrites } from '../rollout/batch.ts';
 import { hasNamespaceSelector, sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { ControllerRevision } from '../sidecarset/revisions.ts';
+import { podRef } from '../sidecarset/pod-state.ts';
 import { statusInputsKey, type StatusAccumulator } from '../sidecarset/status.ts';
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
 import { StatusNotWrittenError, type PassError } from './errors.ts';
@@ -48,7 +49,7 @@ import { tellRevisionFailure } from './revision-failure.ts';
 import { registerRevision, trimHistory, type Registration } from './revision-register.ts';
 import { DEFAULT_STALL_MS, rolloutState, stuckPods, type RolloutState } from './rollout-state.ts';
 import type { RolloutDeps, SetPassDeps, SetPassOptions, SetPassResult, SetRouteDeps, SetSource, SetTally } from './set-pass-types.ts';
-import { podRef, sendRound, tellFailures, withoutBusyPods } from './set-round.ts';
+import { sendRound, tellFailures, withoutBusyPods } from './set-round.ts';
 
 export type { RolloutDeps, SetPassDeps, SetPassOptions, SetPassResult, SetRouteDeps, SetSource, SetTally } from './set-pass-types.ts';
 export { MAX_POD_FAILURE_EVENTS } from './set-round.ts';

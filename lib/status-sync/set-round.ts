@@ -9,17 +9,13 @@ import type { PodEvent } from '../ports.ts';
 import { WriteConflictError } from '../ports/errors.ts';
 import { FLIP_EVENT, POD_UPDATE_FAILED_REASON, podUpdateFailedMessage, podUpdateFailedNote, type BatchWrites } from '../rollout/batch.ts';
 import { upgradableConditionPatch } from '../rollout/upgradable-condition.ts';
-import { podKey } from '../sidecarset/pod-state.ts';
+import { podKey, podRef } from '../sidecarset/pod-state.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { forEachLimited } from './concurrency.ts';
 import type { SetPassDeps, SetPassOptions, SetPassResult } from './set-pass-types.ts';
 import type { TrailingWrites } from './trailing-writes.ts';
 
 const DEFAULT_WRITE_CONCURRENCY = 8;
-
-export function podRef(pod: Pod): { namespace: string; name: string } {
-  return { namespace: stringOf(pod.metadata?.namespace) ?? '', name: stringOf(pod.metadata?.name) ?? '' };
-}
 
 /**
  * The round without the pods a trailing write of an earlier pass still
@@ -116,7 +112,7 @@ class RoundWriter {
 
   private async flip({ pod, patch }: BatchWrites['flips'][number]): Promise<void> {
     const { signal, result } = this;
-    const ref = { ...podRef(pod), uid: stringOf(pod.metadata?.uid) ?? '' };
+    const ref = podRef(pod);
     if (signal?.aborted === true) return;
     let event: PodEvent;
     try {
