@@ -114,7 +114,7 @@ class StatusLoopRunner {
     // Whole milliseconds: AbortSignal.timeout refuses a fraction (performance.now() has them).
     const budgetMs = Math.ceil(Math.max(1_000, Math.min(this.passTimeoutMs, this.nextFullPassAt - performance.now())));
     // The budget ends following at a pass boundary; a pass running then finishes its writes within its own
-    // deadline (a pass cut mid-round would report its revision and pod writes as failed).
+    // deadline (a pass cut mid-batch would report its revision and pod writes as failed).
     const summary = await follow(names, AbortSignal.any([this.stopping.signal, AbortSignal.timeout(budgetMs + this.passTimeoutMs)]), this.queue, AbortSignal.timeout(budgetMs));
     if (followWasNews(summary)) logFollow(this.options.logger, summary);
   }

@@ -11,7 +11,7 @@ export interface QueuedChange extends AdmittedSidecarSet {
   queuedAtMs: number;
 }
 
-/** Admitted changes handed to a running loop (the local server's); the loop drains it each round. */
+/** Admitted changes handed to a running loop (the local server's); the loop drains it each iteration. */
 export interface AdmittedQueue {
   take(): QueuedChange[];
   /** Resolves when a change arrives (or at once when one is queued). */
@@ -63,7 +63,7 @@ class AdmittedChangeQueue implements AdmittedChanges {
     }
     // A pod change never replaces a change of the set itself: that one's wait for visibility serves both. Over a
     // pod change it does replace, its later arrival restarts the debounce, so the pass reads after the latest pod's
-    // write; the wait stays bounded, since the loop takes the whole queue at each round.
+    // write; the wait stays bounded, since the loop takes the whole queue at each iteration.
     if (waiting !== undefined && waiting.operation !== 'PODS' && change.operation === 'PODS') return;
     // Deleted first, so the set takes its place at the end: the order of arrival is kept.
     this.changes.delete(change.sidecarSet);

@@ -35,7 +35,7 @@ export interface PaceOptions {
   /**
    * Ends the following at the next pass boundary: no new pass or wait
    * starts after it, and a running pass finishes its writes (bounded by the
-   * call's signal), instead of being cut mid-round with its writes reported as errors.
+   * call's signal), instead of being cut mid-batch with its writes reported as errors.
    */
   budget?: AbortSignal;
   /**

@@ -89,7 +89,7 @@ export interface PassResult {
 
 /** The rollout's part of a pass. */
 export interface RolloutSummary {
-  /** Sets whose pods were listed for a rollout round. */
+  /** Sets whose pods were listed for a rollout batch. */
   setsRolled: number;
   podsUpdated: number;
   /** Pods whose finished hot upgrade was flipped. */

@@ -1,7 +1,7 @@
 /**
  * One reconciler pass (spec section 6): list every SidecarSet, stream every
  * pod once, count per set, then send each set down its one route
- * (set-pass.ts: plan, status, round, state). This file only lists, indexes
+ * (set-pass.ts: plan, status, batch, state). This file only lists, indexes
  * and dispatches. Everything outside the process goes through ports, so
  * every rule below is table-testable with in-memory adapters.
  *

@@ -2,7 +2,7 @@
  * One SidecarSet's pass, the one route every set takes, idle or rolling
  * (rollout.md §0), in numbered steps as Kruise's sidecarset_processor.go
  * takes them, each a method of `SetReconcile`: route, register, plan, trim,
- * status, round, state.
+ * status, batch, state.
  *
  * 1. route: a set its counts decide (the stop rule: NotUpdate, finished,
  *    paused, with nothing mid hot upgrade) is planned from the full pass's
@@ -14,7 +14,7 @@
  *    status naming the new revision never comes with more revisions than
  *    the limit).
  * 5. status: written when it differs, conditional on the resourceVersion read.
- * 6. round: the flips, conditions and guarded pod patches of the plan's batch
+ * 6. batch: the flips, conditions and guarded pod patches of the plan's batch
  *    (none for a set that stops).
  * 7. state: the rollout's state, reported when it changed (rollout-state.ts),
  *    and whether the set is in flight.
@@ -49,10 +49,10 @@ import { tellRevisionFailure } from './revision-failure.ts';
 import { registerRevision, trimHistory, type Registration } from './revision-register.ts';
 import { DEFAULT_STALL_MS, rolloutState, stuckPods, type RolloutState } from './rollout-state.ts';
 import type { RolloutDeps, SetPassDeps, SetPassOptions, SetPassResult, SetRouteDeps, SetSource, SetTally } from './set-pass-types.ts';
-import { sendRound, tellFailures, withoutBusyPods } from './set-round.ts';
+import { sendBatch, tellFailures, withoutBusyPods } from './set-batch.ts';
 
 export type { RolloutDeps, SetPassDeps, SetPassOptions, SetPassResult, SetRouteDeps, SetSource, SetTally } from './set-pass-types.ts';
-export { MAX_POD_FAILURE_EVENTS } from './set-round.ts';
+export { MAX_POD_FAILURE_EVENTS } from './set-batch.ts';
 
 /** Adds one set's pass to a summary, the one place it is done; its errors go to `errors`. */
 export function addUp(result: SetPassResult, tally: SetTally, errors: PassError[]): void {
@@ -129,14 +129,14 @@ export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: SetPa
   await pass.trim(seen);
   // 5. Status.
   if (!(await pass.status(seen))) return pass.result;
-  // 6. Round: only a set with a plan, the rollout's ports and its revision registered rolls.
+  // 6. Batch: only a set with a plan, the rollout's ports and its revision registered rolls.
   const { plan } = seen;
   const { rollout } = deps;
   if (plan === undefined || rollout === undefined || pass.unregistered) return pass.result;
-  const round = await pass.round(plan, rollout);
-  if (round === undefined) return pass.result;
+  const batch = await pass.batch(plan, rollout);
+  if (batch === undefined) return pass.result;
   // 7. State, and whether the set is in flight (the pace loop follows it).
-  await pass.state(seen, plan, rollout, round);
+  await pass.state(seen, plan, rollout, batch);
   return pass.result;
 }
 
@@ -246,7 +246,7 @@ class SetReconcile {
       this.result.status = written;
     } catch (error) {
       this.fail('patch status', error);
-      // A round planned from the version read is decided again next pass; a set its counts decide still tells its state.
+      // A batch planned from the version read is decided again next pass; a set its counts decide still tells its state.
       if (seen.list !== undefined) {
         this.result.inFlight = true;
         return false;
@@ -255,8 +255,8 @@ class SetReconcile {
     return true;
   }
 
-  /** The round's writes sent; the pods updated and the versions the writes made, or undefined when the writes could not be planned. */
-  async round(plan: RolloutPlan, rollout: RolloutDeps): Promise<{ updated: Pod[]; own: Set<string> } | undefined> {
+  /** The batch's writes sent; the pods updated and the versions the writes made, or undefined when the writes could not be planned. */
+  async batch(plan: RolloutPlan, rollout: RolloutDeps): Promise<{ updated: Pod[]; own: Set<string> } | undefined> {
     const { set, result } = this;
     let writes: BatchWrites;
     try {
@@ -269,18 +269,18 @@ class SetReconcile {
     const own = new Set<string>();
     const updated: Pod[] = [];
     const deps = { ...this.deps, rollout };
-    const failures = await sendRound(writes, { name: this.name, uid: stringOf(set.metadata?.uid) ?? '' }, deps, this.options, result, own, updated);
+    const failures = await sendBatch(writes, { name: this.name, uid: stringOf(set.metadata?.uid) ?? '' }, deps, this.options, result, own, updated);
     await tellFailures(failures, set, deps, result, own, this.options.signal);
     return { updated, own };
   }
 
   /** The rollout's state, reported when it is news; then whether the set is in flight, and where its pods' watch starts. */
-  async state(seen: Seen, plan: RolloutPlan, rollout: RolloutDeps, round: { updated: Pod[]; own: Set<string> }): Promise<void> {
+  async state(seen: Seen, plan: RolloutPlan, rollout: RolloutDeps, batch: { updated: Pod[]; own: Set<string> }): Promise<void> {
     const { name, result } = this;
     const nowMs = rollout.clock.now().getTime();
     const aheadSinceMs = rollout.states.aheadSince(name, (stuckPods(plan.waiting)?.lastUpdateMs ?? 0) > nowMs, nowMs);
     // Told with the counts the pass leaves, not those it found: the pods it just updated are updated.
-    const state = rolloutState(countsAfterUpdates(plan.status, this.set, round.updated), result.podsUpdated, plan.waiting, { nowMs, stallMs: rollout.stallMs ?? DEFAULT_STALL_MS, ...(aheadSinceMs === undefined ? {} : { aheadSinceMs }) });
+    const state = rolloutState(countsAfterUpdates(plan.status, this.set, batch.updated), result.podsUpdated, plan.waiting, { nowMs, stallMs: rollout.stallMs ?? DEFAULT_STALL_MS, ...(aheadSinceMs === undefined ? {} : { aheadSinceMs }) });
     result.state = state;
     if (plan.unavailable !== undefined) result.unavailable = Object.fromEntries(plan.unavailable.reasons.map((r) => [r.reason, r.count]));
     await reportState(this.set, state, { ...this.deps, rollout }, result, this.options.signal);
@@ -288,7 +288,7 @@ class SetReconcile {
     const waitsOnPods = plan.waiting?.kind === 'max-unavailable' || plan.waiting?.kind === 'updated-not-ready';
     result.inFlight = result.podsUpdated > 0 || result.podsFlipped > 0 || result.conflicts > 0 || (result.deferred ?? 0) > 0 || (waitsOnPods && state.reason !== 'RolloutStalled') || plan.swapping > 0;
     result.restarting = plan.status.updatedReadyPods < plan.status.updatedPods && state.reason !== 'RolloutStalled';
-    if (seen.list?.scope !== undefined) result.watch = { scope: seen.list.scope, resourceVersion: seen.list.resourceVersion, own: round.own };
+    if (seen.list?.scope !== undefined) result.watch = { scope: seen.list.scope, resourceVersion: seen.list.resourceVersion, own: batch.own };
   }
 }
 

@@ -246,7 +246,7 @@ describe('runSetPass', () => {
   it.each<[string, SidecarSetUpdateStrategy]>([
     ['NotUpdate', { type: 'NotUpdate' }],
     ['paused', { type: 'RollingUpdate', paused: true }],
-  ])('%s: marks no pod not upgradable and records no NotUpgradablePods Event (no round runs)', async (_, strategy) => {
+  ])('%s: marks no pod not upgradable and records no NotUpgradablePods Event (no batch runs)', async (_, strategy) => {
     const set = storedRolloutSet(strategy);
     const { deps, log, cluster } = world(set, [rolloutPod(set, { name: 'p-00000', otherFields: true }), ...podsOf(set, 3, 0, 0).slice(1)]);
     await runSetPass(set, deps, ONE_AT_A_TIME);
@@ -381,7 +381,7 @@ describe('runSetPass', () => {
     expect(result.state?.reason).toBe('RolloutProgressing');
   });
 
-  it('trims the history past revisionHistoryLimit after the round, keeping the revision pods record', async () => {
+  it('trims the history past revisionHistoryLimit after the batch, keeping the revision pods record', async () => {
     const old = storedRolloutSet(undefined, (s) => {
       s.spec = { ...s.spec!, containers: (s.spec!.containers ?? []).map((c) => ({ ...c, image: 'centos:6.5' })) };
     });

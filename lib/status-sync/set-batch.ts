@@ -1,5 +1,5 @@
 /**
- * A set's round (set-pass.ts, step 6): its writes sent in Kruise's order,
+ * A set's batch (set-pass.ts, step 6): its writes sent in Kruise's order,
  * and the pods it skipped told.
  */
 import { errorMessage } from '../errors.ts';
@@ -18,7 +18,7 @@ import type { TrailingWrites } from './trailing-writes.ts';
 const DEFAULT_WRITE_CONCURRENCY = 8;
 
 /**
- * The round without the pods a trailing write of an earlier pass still
+ * The batch without the pods a trailing write of an earlier pass still
  * changes: their writes would be guarded by a version that write is about to
  * move past. They are decided again by a later pass (counted in `deferred`).
  */
@@ -35,14 +35,14 @@ export function withoutBusyPods(writes: BatchWrites, trailing: TrailingWrites, r
 
 
 
-/** A pod the round skipped because its write could not be planned or was refused. */
+/** A pod the batch skipped because its write could not be planned or was refused. */
 interface PodFailure {
   pod: Pod;
   why: string;
 }
 
 /**
- * Sends a round's writes in Kruise's order: the flips (each told on its pod
+ * Sends a batch's writes in Kruise's order: the flips (each told on its pod
  * by an Event), the not-upgradable conditions, their Event, then each pod's
  * patch and condition. A plan with flips has no updates (Kruise 1.9 returns
  * after flipping): the next batch is decided from the pods as flipped, by
@@ -50,10 +50,10 @@ interface PodFailure {
  * conflict, decided again next pass) is skipped and returned, to be told;
  * Kruise stops the whole pass there instead. With a trailing queue, the
  * updated pods' conditions and the flips' Events are queued there, not
- * waited for, and nothing queued starts while this round writes pods.
+ * waited for, and nothing queued starts while this batch writes pods.
  * Each pod updated is added to `updated`, as listed (for the counts the pass leaves).
  */
-export async function sendRound(writes: BatchWrites, set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, own: Set<string>, updated: Pod[]): Promise<PodFailure[]> {
+export async function sendBatch(writes: BatchWrites, set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, own: Set<string>, updated: Pod[]): Promise<PodFailure[]> {
   const failures: PodFailure[] = writes.unplanned.map(({ pod, why }) => ({ pod, why: `its patch cannot be made: ${why}` }));
   for (const { pod, why } of writes.unplanned) result.errors.push({ sidecarSet: result.sidecarSet, operation: `plan the update of pod ${podKey(pod)}`, message: why });
   const record = (write: { outcome: string; resourceVersion?: string }) => {
@@ -63,15 +63,15 @@ export async function sendRound(writes: BatchWrites, set: { name: string; uid: s
   const { trailing } = deps.rollout;
   const release = trailing?.hold();
   try {
-    await new RoundWriter(set, deps, options, result, record, failures, updated).send(writes);
+    await new BatchWriter(set, deps, options, result, record, failures, updated).send(writes);
   } finally {
     release?.();
   }
   return failures;
 }
 
-/** The round's writes in order (see sendRound), one method a kind; conditions after updates go to the trailing queue when there is one. */
-class RoundWriter {
+/** The batch's writes in order (see sendBatch), one method a kind; conditions after updates go to the trailing queue when there is one. */
+class BatchWriter {
   private readonly set: { name: string; uid: string };
   private readonly deps: SetPassDeps;
   private readonly signal: AbortSignal | undefined;
@@ -97,7 +97,7 @@ class RoundWriter {
     await forEachLimited(writes.flips, this.concurrency, (flip) => this.flip(flip));
     await forEachLimited(writes.notUpgradable, this.concurrency, (mark) => this.markNotUpgradable(mark));
     if (writes.event !== undefined) await this.setEvent('Normal', writes.event);
-    // patchPodMetadata keys the rollout fence kept out of this round's patches (rollout/fence-check.ts).
+    // patchPodMetadata keys the rollout fence kept out of this batch's patches (rollout/fence-check.ts).
     if (writes.held !== undefined) await this.setEvent('Warning', writes.held);
     // Every pod's image first, then the conditions of those written: a pod's restart (and so the rollout) waits
     // for its image patch alone, not for the condition patches of the pods before it.
@@ -200,7 +200,7 @@ class RoundWriter {
   }
 }
 
-/** An updated pod's condition, sent after every image patch of the round. */
+/** An updated pod's condition, sent after every image patch of the batch. */
 interface Condition {
   pod: Pod;
   condition: NonNullable<BatchWrites['updates'][number]['condition']>;
@@ -210,7 +210,7 @@ interface Condition {
 export const MAX_POD_FAILURE_EVENTS = 5;
 
 /**
- * Tells each pod the round skipped: its SidecarSetUpgradable condition
+ * Tells each pod the batch skipped: its SidecarSetUpgradable condition
  * (False, PodUpdateFailed, why) and a Warning Event on the set naming it,
  * the Event only when the condition changed (or could not be written), so a
  * pod failing the same way pass after pass is told once; at most
