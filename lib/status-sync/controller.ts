@@ -6,13 +6,13 @@
  * Sources: the names handed over (the full resync's sets in flight, a
  * continuation's), admitted changes once stored (admitted-source.ts), the
  * watch on each followed set's pods (news is debounced so related changes
- * land, then adds the name), the end of the trailing writes a pass left pods to, and
+ * land, then adds the name), the end of the deferred writes a pass left pods to, and
  * Reconcile's own requeue-after. A failed Reconcile is added again after
  * the queue's backoff.
  *
  * The queue hands one set to one worker at a time, so one set's passes never
  * overlap; a pod two sets select is left alone by both while a write to it
- * trails (trailing-writes.ts, one queue for every set).
+ * is deferred (deferred-writes.ts, one queue for every set).
  */
 import { errorMessage } from '../errors.ts';
 import type { AdmittedQueue } from './admitted-queue.ts';
@@ -23,7 +23,7 @@ import { Reconciler, type Outcome } from './reconcile.ts';
 import { rolloutNews } from './rollout-news.ts';
 import { readSet, EarlyReads } from './set-reads.ts';
 import { SetPodViews } from './set-pod-views.ts';
-import { trailingWrites } from './trailing-writes.ts';
+import { deferredWriteQueue } from './deferred-writes.ts';
 import { BackoffLimiter, DEFAULT_BACKOFF, WorkQueue } from './work-queue.ts';
 
 export class SetController {
@@ -54,8 +54,8 @@ export class SetController {
     this.queue = new WorkQueue(new BackoffLimiter(DEFAULT_BACKOFF.baseMs, this.intervalMs));
     this.queue.onIdle = () => { this.endWhenIdle(); };
     this.views = new SetPodViews(deps.rollout, { news: rolloutNews, ...(options.catchUpMs === undefined ? {} : { catchUpMs: options.catchUpMs }) });
-    const trailing = trailingWrites((error) => this.summary.errors.push(error));
-    this.reconciler = new Reconciler(deps, options, signal, trailing, this.summary);
+    const deferredWrites = deferredWriteQueue((error) => this.summary.errors.push(error));
+    this.reconciler = new Reconciler(deps, options, signal, deferredWrites, this.summary);
     const visibleTimeoutMs = options.visibleTimeoutMs ?? DEFAULT_PACE.visibleTimeoutMs;
     this.admitted = new AdmittedSource(admitted, deps, { visibleTimeoutMs, createDebounceMs: options.createDebounceMs }, {
       follows: (name) => this.followed.has(name),
@@ -103,7 +103,7 @@ export class SetController {
       for (const s of stops) s.removeEventListener('abort', stop);
       this.ending.abort();
       // Writes handed over are sent before the call ends (bounded by the call's signal, which they carry).
-      await this.reconciler.trailing.drained();
+      await this.reconciler.deferredWrites.drained();
       this.summary.unfinished = [...this.followed.keys()];
       this.views.closeAll();
     }
@@ -163,8 +163,8 @@ export class SetController {
     this.queue.forget(name);
     this.queue.addAfter(name, outcome.afterMs);
     this.watch(name, followed);
-    // Pods a pass left because a write to them trailed are free once the writes drain: no pod change would tell.
-    if (followed.deferred) void this.reconciler.trailing.drained().then(() => { this.queue.add(name); });
+    // Pods a pass left because a write to them was deferred are free once the writes drain: no pod change would tell.
+    if (followed.deferred) void this.reconciler.deferredWrites.drained().then(() => { this.queue.add(name); });
   }
 
   /** The watch source: news of the set's pods lets related changes land, while the pass's reads start, then adds the name. */

@@ -19,7 +19,7 @@ export class FollowedSet {
   private wrote: boolean;
   /** The set's pods as a watch shows them, which its passes plan from (pod-view.ts); none until its first pass, or when the pod source cannot watch. */
   view: SetPodView | undefined;
-  /** The last pass left pods to a later one because their trailing writes were pending: the queue draining is news. */
+  /** The last pass left pods to a later one because their deferred writes were pending: the queue draining is news. */
   deferred = false;
 
   constructor(nowMs: number, wrote: boolean, view?: SetPodView) {

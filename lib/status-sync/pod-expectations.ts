@@ -44,8 +44,8 @@ export class PodExpectations {
   }
 
   /**
-   * A list at `position` meets the expectations up to it for good; a later one (a trailing write answered
-   * after the list, trailing-writes.ts) stays.
+   * A list at `position` meets the expectations up to it for good; a later one (a deferred write answered
+   * after the list, deferred-writes.ts) stays.
    */
   listed(position: bigint): void {
     for (const [key, version] of this.expected) if (version <= position) this.expected.delete(key);

@@ -12,13 +12,13 @@ import { DEFAULT_PACE, type PaceDeps, type PaceOptions, type PaceSummary } from 
 import type { SetPodView } from './pod-view.ts';
 import { readSet, type SetReads } from './set-reads.ts';
 import { addUp, runSetPass, type SetPassDeps, type SetPassResult } from './set-pass.ts';
-import type { TrailingWrites } from './trailing-writes.ts';
+import type { DeferredWrites } from './deferred-writes.ts';
 
 /** What Reconcile answers: when to look at the set again, if ever. */
 export type Outcome = { kind: 'requeue-after'; afterMs: number } | { kind: 'done' } | { kind: 'stalled' } | { kind: 'error' };
 
 export class Reconciler {
-  readonly trailing: TrailingWrites;
+  readonly deferredWrites: DeferredWrites;
   /** Sets read just now (an admitted change made visible), passed from that read once. */
   private readonly known = new Map<string, SidecarSet>();
   /** Each view's pass ports, made once per view: its pods are read and written through it. */
@@ -28,11 +28,11 @@ export class Reconciler {
   private readonly signal: AbortSignal | undefined;
   private readonly summary: PaceSummary;
 
-  constructor(deps: PaceDeps, options: PaceOptions, signal: AbortSignal | undefined, trailing: TrailingWrites, summary: PaceSummary) {
+  constructor(deps: PaceDeps, options: PaceOptions, signal: AbortSignal | undefined, deferredWrites: DeferredWrites, summary: PaceSummary) {
     this.deps = deps;
     this.options = options;
     this.signal = signal;
-    this.trailing = trailing;
+    this.deferredWrites = deferredWrites;
     this.summary = summary;
   }
 
@@ -63,7 +63,7 @@ export class Reconciler {
     if (view === undefined) return this.deps;
     let deps = this.viewDeps.get(view);
     if (deps === undefined) {
-      deps = { ...this.deps, rollout: { ...this.deps.rollout, setPods: view.source, pods: view.writer, trailing: this.trailing } };
+      deps = { ...this.deps, rollout: { ...this.deps.rollout, setPods: view.source, pods: view.writer, deferredWrites: this.deferredWrites } };
       this.viewDeps.set(view, deps);
     }
     return deps;

@@ -13,17 +13,17 @@ import { podKey, podRef } from '../sidecarset/pod-state.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { forEachLimited } from './concurrency.ts';
 import type { SetPassDeps, SetPassOptions, SetPassResult } from './set-pass-types.ts';
-import type { TrailingWrites } from './trailing-writes.ts';
+import type { DeferredWrites } from './deferred-writes.ts';
 
 const DEFAULT_WRITE_CONCURRENCY = 8;
 
 /**
- * The batch without the pods a trailing write of an earlier pass still
+ * The batch without the pods a deferred write of an earlier pass still
  * changes: their writes would be guarded by a version that write is about to
  * move past. They are decided again by a later pass (counted in `deferred`).
  */
-export function withoutBusyPods(writes: BatchWrites, trailing: TrailingWrites, result: SetPassResult): BatchWrites {
-  const free = <T extends { pod: Pod }>(items: readonly T[]) => items.filter((item) => !trailing.busy(podKey(item.pod)));
+export function withoutBusyPods(writes: BatchWrites, deferredWrites: DeferredWrites, result: SetPassResult): BatchWrites {
+  const free = <T extends { pod: Pod }>(items: readonly T[]) => items.filter((item) => !deferredWrites.busy(podKey(item.pod)));
   const updates = free(writes.updates);
   const flips = free(writes.flips);
   const notUpgradable = free(writes.notUpgradable);
@@ -48,7 +48,7 @@ interface PodFailure {
  * after flipping): the next batch is decided from the pods as flipped, by
  * the follow-up pass the flips put in flight. A pod whose update fails (other than a
  * conflict, decided again next pass) is skipped and returned, to be told;
- * Kruise stops the whole pass there instead. With a trailing queue, the
+ * Kruise stops the whole pass there instead. With a deferred queue, the
  * updated pods' conditions and the flips' Events are queued there, not
  * waited for, and nothing queued starts while this batch writes pods.
  * Each pod updated is added to `updated`, as listed (for the counts the pass leaves).
@@ -59,9 +59,9 @@ export async function sendBatch(writes: BatchWrites, set: { name: string; uid: s
   const record = (write: { outcome: string; resourceVersion?: string }) => {
     if (write.resourceVersion !== undefined) own.add(write.resourceVersion);
   };
-  // The writes that free or take a slot go first: nothing trailing starts while they are sent.
-  const { trailing } = deps.rollout;
-  const release = trailing?.hold();
+  // The writes that free or take a slot go first: nothing deferred starts while they are sent.
+  const { deferredWrites } = deps.rollout;
+  const release = deferredWrites?.hold();
   try {
     await new BatchWriter(set, deps, options, result, record, failures, updated).send(writes);
   } finally {
@@ -70,7 +70,7 @@ export async function sendBatch(writes: BatchWrites, set: { name: string; uid: s
   return failures;
 }
 
-/** The batch's writes in order (see sendBatch), one method a kind; conditions after updates go to the trailing queue when there is one. */
+/** The batch's writes in order (see sendBatch), one method a kind; conditions after updates go to the deferred queue when there is one. */
 class BatchWriter {
   private readonly set: { name: string; uid: string };
   private readonly deps: SetPassDeps;
@@ -131,9 +131,9 @@ class BatchWriter {
       event = { pod: ref, type: FLIP_EVENT.failed.type, reason: FLIP_EVENT.failed.reason, message: FLIP_EVENT.failed.message(errorMessage(error)) };
     }
     const operation = `record event on pod ${ref.namespace}/${ref.name}`;
-    const { trailing, podEvents } = this.deps.rollout;
-    if (trailing !== undefined) {
-      trailing.add({ sidecarSet: result.sidecarSet, operation, run: () => podEvents.record(event, signal) });
+    const { deferredWrites, podEvents } = this.deps.rollout;
+    if (deferredWrites !== undefined) {
+      deferredWrites.add({ sidecarSet: result.sidecarSet, operation, run: () => podEvents.record(event, signal) });
       return;
     }
     try {
@@ -160,10 +160,10 @@ class BatchWriter {
     }
   }
 
-  /** A pod's image patch; its condition to `written`, or to the trailing queue when there is one. */
+  /** A pod's image patch; its condition to `written`, or to the deferred queue when there is one. */
   private async update({ pod, patch, condition }: BatchWrites['updates'][number], written: Condition[]): Promise<void> {
     const { signal, result } = this;
-    const { pods, trailing } = this.deps.rollout;
+    const { pods, deferredWrites } = this.deps.rollout;
     const { namespace, name } = podRef(pod);
     if (signal?.aborted === true) return;
     try {
@@ -181,12 +181,12 @@ class BatchWriter {
       return;
     }
     if (condition === undefined) return;
-    if (trailing === undefined) written.push({ pod, condition });
+    if (deferredWrites === undefined) written.push({ pod, condition });
     else {
       const run = async () => {
         this.record(await pods.patchStatus(namespace, name, condition, signal));
       };
-      trailing.add({ pod: podKey(pod), sidecarSet: result.sidecarSet, operation: `set condition on pod ${namespace}/${name}`, run });
+      deferredWrites.add({ pod: podKey(pod), sidecarSet: result.sidecarSet, operation: `set condition on pod ${namespace}/${name}`, run });
     }
   }
 

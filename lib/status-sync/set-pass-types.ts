@@ -9,7 +9,7 @@ import type { StatusAccumulator } from '../sidecarset/status.ts';
 import type { PassError } from './errors.ts';
 import type { RevisionFactsOf } from './revision-register.ts';
 import type { RolloutState, RolloutStateNotices } from './rollout-state.ts';
-import type { TrailingWrites } from './trailing-writes.ts';
+import type { DeferredWrites } from './deferred-writes.ts';
 
 /** What the rollout needs besides the status pass's ports. */
 export interface RolloutDeps {
@@ -32,10 +32,10 @@ export interface RolloutDeps {
   /**
    * Where the pass hands the writes that neither free nor take a slot (the
    * updated pods' conditions, the flips' Events) instead of waiting for them
-   * (trailing-writes.ts); pods with such a write pending are left to a later
+   * (deferred-writes.ts); pods with such a write pending are left to a later
    * pass. None: the pass sends them itself before it ends.
    */
-  trailing?: TrailingWrites;
+  deferredWrites?: DeferredWrites;
 }
 
 export interface SetPassDeps {
@@ -74,7 +74,7 @@ export interface SetPassResult {
   podsFlipped: number;
   /** Pods skipped because they changed since the list (decided again next pass). */
   conflicts: number;
-  /** Pods the plan would have written but left to a later pass: a trailing write of theirs was still pending. */
+  /** Pods the plan would have written but left to a later pass: a deferred write of theirs was still pending. */
   deferred?: number;
   /** ControllerRevisions created, renumbered, labelled or deleted. */
   revisionWrites: number;

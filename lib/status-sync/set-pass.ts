@@ -265,7 +265,7 @@ class SetReconcile {
       this.fail('plan pod writes', error);
       return undefined;
     }
-    if (rollout.trailing !== undefined) writes = withoutBusyPods(writes, rollout.trailing, result);
+    if (rollout.deferredWrites !== undefined) writes = withoutBusyPods(writes, rollout.deferredWrites, result);
     const own = new Set<string>();
     const updated: Pod[] = [];
     const deps = { ...this.deps, rollout };

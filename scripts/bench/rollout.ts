@@ -105,7 +105,7 @@ export async function rolloutSection(settings: RolloutSettings, log: (line: stri
     ],
     notes: [
       'The first pass of each invocation (and each scheduled full pass) lists the set\'s pods; the follow-up passes plan from a watch of them that shows the loop\'s own writes (lib/status-sync/pod-view.ts), so a follow-up pass costs about 3 requests of its own (the SidecarSet, its ControllerRevisions, its status); the rest are the pods\' writes (one guarded JSON Patch and one condition each, 2 per pod whatever the number of passes) and the rollout state Events. `list pods` in the requests counts pages of 500.',
-      'The reaction time is what the rollout loses beyond the ideal: the rest of the pass running when the slot freed (its image patches; the conditions of the pods it updated and the flips\' Events trail after it, lib/status-sync/trailing-writes.ts), the settle after a watched change (50 ms, during which the SidecarSet and its revisions are read again), the plan, the status, and the place of a pod in the pass\'s write queue (8 writes at a time). On a shared, busy machine every API request is slow too, the kubelet\'s as well as the reconciler\'s.',
+      'The reaction time is what the rollout loses beyond the ideal: the rest of the pass running when the slot freed (its image patches; the conditions of the pods it updated and the flips\' Events are deferred after it, lib/status-sync/deferred-writes.ts), the debounce after a watched change (50 ms, during which the SidecarSet and its revisions are read again), the plan, the status, and the place of a pod in the pass\'s write queue (8 writes at a time). On a shared, busy machine every API request is slow too, the kubelet\'s as well as the reconciler\'s.',
     ],
   };
 }

@@ -23,7 +23,7 @@ import { errorMessage } from '../errors.ts';
 import type { PassError } from './errors.ts';
 
 /** One write to send after the pass that made it. */
-export interface TrailingWrite {
+export interface DeferredWrite {
   /** The pod it changes (`namespace/name`), which the passes leave alone until it is done; none for a write that changes no pod (an Event). */
   pod?: string;
   /** For the error, if it fails. */
@@ -33,9 +33,9 @@ export interface TrailingWrite {
   run: () => Promise<void>;
 }
 
-export interface TrailingWrites {
+export interface DeferredWrites {
   /** Queues a write; it starts when no pass holds the queue and fewer than the limit run. */
-  add(write: TrailingWrite): void;
+  add(write: DeferredWrite): void;
   /** Whether a write to this pod waits or runs. */
   busy(pod: string): boolean;
   /** Holds back new starts until the returned function is called (a pass's pod patches). Holds nest. */
@@ -46,19 +46,19 @@ export interface TrailingWrites {
   pending(): number;
 }
 
-/** The most trailing writes running at once (the pass's own pod writes run 8 at a time, too). */
-export const DEFAULT_TRAILING_CONCURRENCY = 8;
+/** The most deferred writes running at once (the pass's own pod writes run 8 at a time, too). */
+export const DEFAULT_DEFERRED_CONCURRENCY = 8;
 
 /**
- * A queue of trailing writes, at most `concurrency` at once. A failed write
+ * A queue of deferred writes, at most `concurrency` at once. A failed write
  * goes to `onError`; the queue goes on.
  */
-export function trailingWrites(onError: (error: PassError) => void, concurrency: number = DEFAULT_TRAILING_CONCURRENCY): TrailingWrites {
-  return new TrailingWriteQueue(onError, Math.max(1, concurrency));
+export function deferredWriteQueue(onError: (error: PassError) => void, concurrency: number = DEFAULT_DEFERRED_CONCURRENCY): DeferredWrites {
+  return new DeferredWriteQueue(onError, Math.max(1, concurrency));
 }
 
-class TrailingWriteQueue implements TrailingWrites {
-  private readonly queue: TrailingWrite[] = [];
+class DeferredWriteQueue implements DeferredWrites {
+  private readonly queue: DeferredWrite[] = [];
   // A plain index into the queue, trimmed when it empties: no shift() per write.
   private head = 0;
   private running = 0;
@@ -74,7 +74,7 @@ class TrailingWriteQueue implements TrailingWrites {
     this.limit = limit;
   }
 
-  add(write: TrailingWrite): void {
+  add(write: DeferredWrite): void {
     if (write.pod !== undefined) this.busyPods.set(write.pod, (this.busyPods.get(write.pod) ?? 0) + 1);
     this.queue.push(write);
     this.pump();
@@ -108,7 +108,7 @@ class TrailingWriteQueue implements TrailingWrites {
 
   private pump(): void {
     while (this.holds === 0 && this.running < this.limit && this.head < this.queue.length) {
-      const write = this.queue[this.head++] as TrailingWrite;
+      const write = this.queue[this.head++] as DeferredWrite;
       if (this.head === this.queue.length) {
         this.queue.length = 0;
         this.head = 0;
@@ -118,7 +118,7 @@ class TrailingWriteQueue implements TrailingWrites {
     }
   }
 
-  private async send(write: TrailingWrite): Promise<void> {
+  private async send(write: DeferredWrite): Promise<void> {
     try {
       await write.run();
     } catch (error) {
@@ -131,7 +131,7 @@ class TrailingWriteQueue implements TrailingWrites {
     }
   }
 
-  private report(write: TrailingWrite, error: unknown): void {
+  private report(write: DeferredWrite, error: unknown): void {
     try {
       this.onError({ sidecarSet: write.sidecarSet, operation: write.operation, message: errorMessage(error) });
     } catch {
