@@ -293,7 +293,7 @@ function withRotation(result: PassResult, rotation: RotationResult): PassResult 
 }
 
 /** Whether following did anything worth a log line. */
-export function followWasNews(summary: PaceSummary): boolean {
+export function followDidAnything(summary: PaceSummary): boolean {
   return summary.passes > 0 || summary.errors.length > 0;
 }
 

@@ -20,7 +20,7 @@ import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
 import { passCoverage, POD_DEBOUNCE_MS } from '../../lib/status-sync/pod-trigger.ts';
 import type { PaceSummary } from '../../lib/status-sync/pace.ts';
 import type { Env } from '../shared/compose.ts';
-import { composeStatusSync, followWasNews, logFollow, logPass, type StatusSyncOverrides, type StatusSyncRuntime } from './compose.ts';
+import { composeStatusSync, followDidAnything, logFollow, logPass, type StatusSyncOverrides, type StatusSyncRuntime } from './compose.ts';
 
 /** What the handler uses of Lambda's context. */
 export type StatusSyncContext = Pick<Context, 'getRemainingTimeInMillis' | 'awsRequestId'>;
@@ -212,7 +212,7 @@ class WarmContainer {
     if (inFlight.length === 0 || signal.aborted) return result;
     const followUp = await this.runtime.follow(inFlight, signal, undefined, run.budget());
     const continued = await this.continueLater(followUp, requestId);
-    if (followWasNews(followUp) || continued.length > 0) logFollow(this.runtime.logger, followUp, { requestId, continued, requestRetries: run.retries() });
+    if (followDidAnything(followUp) || continued.length > 0) logFollow(this.runtime.logger, followUp, { requestId, continued, requestRetries: run.retries() });
     return { ...result, followUp, requestRetries: run.retries(), continued };
   }
 

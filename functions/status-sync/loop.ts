@@ -8,7 +8,7 @@ import { admittedQueue, type AdmittedQueue } from '../../lib/status-sync/admitte
 import type { PaceSummary } from '../../lib/status-sync/pace.ts';
 import { passLog, type PassLog } from '../../lib/status-sync/pass-log.ts';
 import type { PassResult } from '../../lib/status-sync/pass.ts';
-import { followWasNews, logFollow, logPass } from './compose.ts';
+import { followDidAnything, logFollow, logPass } from './compose.ts';
 
 export interface StatusLoopOptions {
   runPass: (signal: AbortSignal) => Promise<PassResult>;
@@ -116,6 +116,6 @@ class StatusLoopRunner {
     // The budget ends following at a pass boundary; a pass running then finishes its writes within its own
     // deadline (a pass cut mid-batch would report its revision and pod writes as failed).
     const summary = await follow(names, AbortSignal.any([this.stopping.signal, AbortSignal.timeout(budgetMs + this.passTimeoutMs)]), this.queue, AbortSignal.timeout(budgetMs));
-    if (followWasNews(summary)) logFollow(this.options.logger, summary);
+    if (followDidAnything(summary)) logFollow(this.options.logger, summary);
   }
 }

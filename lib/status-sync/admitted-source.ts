@@ -14,7 +14,7 @@ import { visibleSet } from './visible-set.ts';
 export interface AdmittedTarget {
   /**
    * Whether the set is followed now (its pods watched): a pod trigger then needs no read of its own, and
-   * adds the name at once, since the watch ignores a pod leaving Ready (rollout-news.ts) and the trigger does not.
+   * adds the name at once, since the watch ignores a pod leaving Ready (rollout-predicate.ts) and the trigger does not.
    */
   follows(name: string): boolean;
   /** A followed set's pod trigger. */

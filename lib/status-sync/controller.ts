@@ -5,7 +5,7 @@
  *
  * Sources: the names handed over (the full resync's sets in flight, a
  * continuation's), admitted changes once stored (admitted-source.ts), the
- * watch on each followed set's pods (news is debounced so related changes
+ * watch on each followed set's pods (an accepted change is debounced so related changes
  * land, then adds the name), the end of the deferred writes a pass left pods to, and
  * Reconcile's own requeue-after. A failed Reconcile is added again after
  * the queue's backoff.
@@ -20,7 +20,7 @@ import { AdmittedSource } from './admitted-source.ts';
 import { FollowedSet } from './followed-set.ts';
 import { DEFAULT_PACE, type PaceDeps, type PaceOptions, type PaceSummary } from './pace-options.ts';
 import { Reconciler, type Outcome } from './reconcile.ts';
-import { rolloutNews } from './rollout-news.ts';
+import { rolloutPredicate } from './rollout-predicate.ts';
 import { readSet, EarlyReads } from './set-reads.ts';
 import { SetPodViews } from './set-pod-views.ts';
 import { deferredWriteQueue } from './deferred-writes.ts';
@@ -53,7 +53,7 @@ export class SetController {
     this.signal = signal;
     this.queue = new WorkQueue(new BackoffLimiter(DEFAULT_BACKOFF.baseMs, this.intervalMs));
     this.queue.onIdle = () => { this.endWhenIdle(); };
-    this.views = new SetPodViews(deps.rollout, { news: rolloutNews, ...(options.catchUpMs === undefined ? {} : { catchUpMs: options.catchUpMs }) });
+    this.views = new SetPodViews(deps.rollout, { predicate: rolloutPredicate, ...(options.catchUpMs === undefined ? {} : { catchUpMs: options.catchUpMs }) });
     const deferredWrites = deferredWriteQueue((error) => this.summary.errors.push(error));
     this.reconciler = new Reconciler(deps, options, signal, deferredWrites, this.summary);
     const visibleTimeoutMs = options.visibleTimeoutMs ?? DEFAULT_PACE.visibleTimeoutMs;
@@ -167,14 +167,14 @@ export class SetController {
     if (followed.deferred) void this.reconciler.deferredWrites.drained().then(() => { this.queue.add(name); });
   }
 
-  /** The watch source: news of the set's pods lets related changes land, while the pass's reads start, then adds the name. */
+  /** The watch source: a change of the set's pods the predicate accepts lets related changes land, while the pass's reads start, then adds the name. */
   private watch(name: string, followed: FollowedSet): void {
     this.watching.get(name)?.abort();
     const own = new AbortController();
-    const news = followed.news(this.deps.rollout.setPods, this.intervalMs, AbortSignal.any([this.ending.signal, own.signal]));
-    if (news === undefined) return;
+    const change = followed.nextChange(this.deps.rollout.setPods, this.intervalMs, AbortSignal.any([this.ending.signal, own.signal]));
+    if (change === undefined) return;
     this.watching.set(name, own);
-    void news.then((seen) => {
+    void change.then((seen) => {
       if (this.watching.get(name) === own) this.watching.delete(name);
       // A watch that failed ('error', e.g. refused at once) says nothing: the requeue-after stands.
       if (seen !== 'changed' || own.signal.aborted || this.ending.signal.aborted || this.followed.get(name) !== followed) return;

@@ -8,13 +8,13 @@
  * (not-injected.ts) and the canary notices (canary-notices.ts).
  */
 
-/** What is due for a set: tell what holds (news, or a refresh), tell that it is gone, or nothing. */
+/** What is due for a set: tell what holds (a change, or a refresh), tell that it is gone, or nothing. */
 export type Due = 'tell' | 'gone' | undefined;
 
 export interface EventMemory {
   /**
    * What is due for `set`, given what holds now as a key (a change in it is
-   * news); `undefined` when nothing holds.
+   * a change); `undefined` when nothing holds.
    */
   due(set: string, key: string | undefined): Due;
   /** Remembers that what `key` stands for was told (`undefined`: that its end was told). */

@@ -4,7 +4,7 @@
  */
 import type { SetPodSource } from '../ports.ts';
 import type { SetPodView } from './pod-view.ts';
-import { rolloutNews } from './rollout-news.ts';
+import { rolloutPredicate } from './rollout-predicate.ts';
 import type { SetPassResult } from './set-pass.ts';
 
 /** After a pass: the set is followed again, left because its progress stalled, or left because nothing is in flight (or it is gone). */
@@ -19,7 +19,7 @@ export class FollowedSet {
   private wrote: boolean;
   /** The set's pods as a watch shows them, which its passes plan from (pod-view.ts); none until its first pass, or when the pod source cannot watch. */
   view: SetPodView | undefined;
-  /** The last pass left pods to a later one because their deferred writes were pending: the queue draining is news. */
+  /** The last pass left pods to a later one because their deferred writes were pending: the queue draining is new. */
   deferred = false;
 
   constructor(nowMs: number, wrote: boolean, view?: SetPodView) {
@@ -48,13 +48,13 @@ export class FollowedSet {
   }
 
   /**
-   * Until the set's pods change in a way worth a pass ({@link rolloutNews}), from its view when
+   * Until the set's pods change in a way worth a pass ({@link rolloutPredicate}), from its view when
    * it follows them, else by a watch from its last pass's list; none when it has neither.
    */
-  news(setPods: SetPodSource, timeoutMs: number, signal: AbortSignal): Promise<'changed' | 'timeout' | 'error'> | undefined {
+  nextChange(setPods: SetPodSource, timeoutMs: number, signal: AbortSignal): Promise<'changed' | 'timeout' | 'error'> | undefined {
     if (this.view?.following() === true) return this.view.changed(timeoutMs, signal);
     const { watch } = this;
-    return watch === undefined ? undefined : setPods.changed(watch.scope, watch.resourceVersion, watch.own, timeoutMs, signal, rolloutNews);
+    return watch === undefined ? undefined : setPods.changed(watch.scope, watch.resourceVersion, watch.own, timeoutMs, signal, rolloutPredicate);
   }
 
   /** The set leaves the loop: its watch stops (the view's counts stay with the loop's views). */

@@ -112,7 +112,7 @@ function namespaceEvent(set: string, found: NamespaceFinding): PodEvent[] {
   }];
 }
 
-/** What a finding is remembered by: a change in it is news; undefined when no pod is left to tell of. */
+/** What a finding is remembered by: a change in it is new; undefined when no pod is left to tell of. */
 function keyOf(finding: NotInjectedFinding): string | undefined {
   if (finding.count === 0) return undefined;
   return JSON.stringify([finding.count, finding.namespaceCount, finding.namespaces.map((n) => [n.namespace, n.count, n.pods.map((p) => p.name)])]);

@@ -1,7 +1,7 @@
 /**
  * Each SidecarSet's rollout state, for metrics. The passes ask their
  * RolloutStateNotices about every set's state each time (whether or not it
- * is news worth an Event), so a wrapper that watches those questions knows
+ * is new worth an Event), so a wrapper that watches those questions knows
  * the state of every set, the same one its Events show, without the passes
  * reporting it twice.
  */
@@ -22,9 +22,9 @@ export function observedStates(inner: RolloutStateNotices): ObservedStates {
   return {
     due(set, state) {
       const event = inner.due(set, state);
-      // A state that is no news is the one already seen: a stalled rollout
+      // A state that is nothing new is the one already seen: a stalled rollout
       // passed again unmoved stays Stalled, as its Events say. A set seen for
-      // the first time is in whatever state it is (a resting one is no news).
+      // the first time is in whatever state it is (a resting one is nothing new).
       if (event !== undefined || !seen.has(set.name)) seen.set(set.name, rolloutStateName(state));
       return event;
     },

@@ -15,7 +15,7 @@ import type { AdmittedQueue } from './admitted-queue.ts';
 import { SetController } from './controller.ts';
 import type { PaceDeps, PaceOptions, PaceSummary } from './pace-options.ts';
 
-export { rolloutNews } from './rollout-news.ts';
+export { rolloutPredicate } from './rollout-predicate.ts';
 export { DEFAULT_PACE, type PaceDeps, type PaceOptions, type PaceSummary } from './pace-options.ts';
 
 /**

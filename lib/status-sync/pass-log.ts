@@ -26,28 +26,28 @@ export interface PassLog {
   decide(result: PassResult): { reason: PassLogReason; quietPasses: number } | undefined;
 }
 
-/** The rotation step without its clock: a `waiting` whose nextStepAt moved is no news. */
-function rotationNews(result: PassResult): unknown {
+/** The rotation step without its clock: a `waiting` whose nextStepAt moved is nothing new. */
+function rotationWithoutClock(result: PassResult): unknown {
   const rotation = result.secretRotation;
   return rotation === undefined ? undefined : { step: rotation.step, detail: rotation.detail };
 }
 
 /**
- * A pass is news when it wrote a status, had an error, found a different set
+ * A pass is new when it wrote a status, had an error, found a different set
  * of uninjected pods than the pass before (which is when events are
  * recorded), evicted one or was refused an eviction, took a rotation step (started, webhooks-updated, finished,
  * failed), or when the rotation's waiting or skipped state changed.
  */
-function isNews(result: PassResult, previous: PassResult): boolean {
+function changedSince(result: PassResult, previous: PassResult): boolean {
   if (result.errors.length > 0 || result.statusesWritten > 0) return true;
-  // A rollout step (pods written, a state reported) is news; a pass that only follows one in flight is not.
+  // A rollout step (pods written, a state reported) is new; a pass that only follows one in flight is not.
   if ((result.rollout?.podsUpdated ?? 0) > 0 || (result.rollout?.podsFlipped ?? 0) > 0 || (result.rollout?.revisionWrites ?? 0) > 0 || Object.keys(result.rollout?.states ?? {}).length > 0) return true;
   if (!jsonEqual(result.notInjected, previous.notInjected)) return true;
   if ((result.repair?.evicted ?? 0) > 0 || (result.repair?.refused ?? 0) > 0) return true;
   if ((result.secretRotation?.repaired?.length ?? 0) > 0) return true;
   const step = result.secretRotation?.step;
   if (step !== undefined && step !== 'waiting' && step !== 'skipped') return true;
-  return !jsonEqual(rotationNews(result), rotationNews(previous));
+  return !jsonEqual(rotationWithoutClock(result), rotationWithoutClock(previous));
 }
 
 /**
@@ -63,7 +63,7 @@ export function passLog(heartbeatMs: number = DEFAULT_HEARTBEAT_MS, nowMs: () =>
       const now = nowMs();
       let reason: PassLogReason | undefined;
       if (lastLoggedAt === undefined || previous === undefined) reason = 'first';
-      else if (heartbeatMs === 0 || isNews(result, previous)) reason = 'changed';
+      else if (heartbeatMs === 0 || changedSince(result, previous)) reason = 'changed';
       else if (now - lastLoggedAt >= heartbeatMs) reason = 'heartbeat';
       previous = result;
       if (reason === undefined) {

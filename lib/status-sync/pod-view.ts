@@ -37,7 +37,7 @@ import type { JsonPatchOperation } from '../admission/json-patch.ts';
 import { stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import { podKey } from '../sidecarset/pod-state.ts';
-import type { PodChangeType, PodNews, PodScope, PodWatchEnd, PodWrite, PodWriter, SetPodSource } from '../ports.ts';
+import type { PodChangeType, PodPredicate, PodScope, PodWatchEnd, PodWrite, PodWriter, SetPodSource } from '../ports.ts';
 import { WriteConflictError } from '../ports/errors.ts';
 import { PodExpectations, versionOf } from './pod-expectations.ts';
 
@@ -46,7 +46,7 @@ export const DEFAULT_CATCH_UP_MS = 2_000;
 
 export interface PodViewOptions {
   /** Which changes wake the loop (the others are applied to the view silently). */
-  news: PodNews;
+  predicate: PodPredicate;
   /** See {@link DEFAULT_CATCH_UP_MS}. */
   catchUpMs?: number;
 }
@@ -68,7 +68,7 @@ export interface SetPodView {
   /** Whether the view follows the pods now (a watch runs), so {@link changed} can be waited on. */
   following(): boolean;
   /**
-   * Resolves 'changed' once a change that is news arrived since the pods
+   * Resolves 'changed' once a change the predicate accepts arrived since the pods
    * last handed to a pass, or the watch ended so that a fresh list is due
    * (the server closed it, or 410); 'error' when the watch failed (the
    * caller waits out its interval before listing); 'timeout' after
@@ -90,12 +90,12 @@ function testedVersion(operations: readonly JsonPatchOperation[]): string | unde
 
 const sameScope = (a: PodScope, b: PodScope) => a.namespace === b.namespace && a.labelSelector === b.labelSelector;
 
-/** One watch's store: the pods in `scope` at `position`, and whether news arrived since a pass last took them. */
+/** One watch's store: the pods in `scope` at `position`, and whether an accepted change arrived since a pass last took them (dirty). */
 class WatchedPods {
   readonly scope: PodScope;
   readonly stop = new AbortController();
   position: bigint;
-  news = false;
+  dirty = false;
   private readonly pods: Map<string, Pod>;
 
   constructor(scope: PodScope, pods: readonly Pod[], position: bigint) {
@@ -122,9 +122,9 @@ class WatchedPods {
     return pod === undefined ? this.position : versionOf(stringOf(pod.metadata?.resourceVersion));
   }
 
-  /** The pods for a pass, as a list at the store's position would give them; the news is taken with them. */
+  /** The pods for a pass, as a list at the store's position would give them; taking them clears dirty. */
   take(): { pods: Pod[]; resourceVersion: string } {
-    this.news = false;
+    this.dirty = false;
     return { pods: [...this.pods.values()], resourceVersion: String(this.position) };
   }
 }
@@ -197,7 +197,7 @@ class PodView implements SetPodView {
   async changed(timeoutMs: number, signal?: AbortSignal): Promise<'changed' | 'timeout' | 'error'> {
     const view = this.live;
     if (view === undefined) return this.failed ? 'error' : 'changed';
-    const seen = await this.waiters.until(() => this.live !== view || view.news, timeoutMs, signal);
+    const seen = await this.waiters.until(() => this.live !== view || view.dirty, timeoutMs, signal);
     if (!seen) return 'timeout';
     if (this.live !== view) return this.failed ? 'error' : 'changed';
     return 'changed';
@@ -267,7 +267,7 @@ class PodView implements SetPodView {
       return;
     }
     view.apply(type, pod, at);
-    if (!this.expectations.observedOwn(version) && this.options.news(type, pod)) view.news = true;
+    if (!this.expectations.observedOwn(version) && this.options.predicate(type, pod)) view.dirty = true;
     this.waiters.wake();
   }
 

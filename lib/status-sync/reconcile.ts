@@ -1,6 +1,6 @@
 /**
  * Reconcile(set) for the controller (controller.ts): read the set (or take
- * the read its news or admission started), run its one route from its pods'
+ * the read its watch event or admission started), run its one route from its pods'
  * view (set-pass.ts), and answer as controller-runtime's Result does:
  * requeue after the pace's interval, done (nothing in flight, or gone), or
  * stalled; an error is retried after the queue's backoff.

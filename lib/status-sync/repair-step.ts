@@ -66,8 +66,8 @@ export interface RepairSummary {
 
 /** The Events already told on pods that stay, by pod uid. */
 export interface RepairMemory {
-  /** Whether this Event is news for the pod (not told before with the same reason and message). */
-  isNews(uid: string, event: PodEvent): boolean;
+  /** Whether this Event is new for the pod (not told before with the same reason and message). */
+  isNew(uid: string, event: PodEvent): boolean;
   told(uid: string, event: PodEvent): void;
   /** Forgets the pods not seen in this pass's lists. */
   keepOnly(uids: ReadonlySet<string>): void;
@@ -78,7 +78,7 @@ export function repairMemory(): RepairMemory {
   const told = new Map<string, string>();
   const keyOf = (event: PodEvent) => `${event.reason}\n${event.message}`;
   return {
-    isNews: (uid, event) => told.get(uid) !== keyOf(event),
+    isNew: (uid, event) => told.get(uid) !== keyOf(event),
     told: (uid, event) => told.set(uid, keyOf(event)),
     keepOnly(uids) {
       for (const uid of told.keys()) if (!uids.has(uid)) told.delete(uid);
@@ -194,12 +194,12 @@ async function repairSet(run: RepairRun, name: string, plan: RepairPlan): Promis
   }
 }
 
-/** Records `event` on `pod`; with `once`, only when it is news for the pod (the memory). A failure is pushed to `errors`. */
+/** Records `event` on `pod`; with `once`, only when it is new for the pod (the memory). A failure is pushed to `errors`. */
 async function recordOnPod(run: RepairRun, name: string, pod: Pod, event: Omit<PodEvent, 'pod'>, once: boolean): Promise<void> {
   const ref = podRef(pod);
   const full: PodEvent = { pod: ref, ...event };
   run.seen.add(ref.uid);
-  if (once && !run.deps.memory.isNews(ref.uid, full)) return;
+  if (once && !run.deps.memory.isNew(ref.uid, full)) return;
   try {
     await run.deps.podEvents.record(full, run.signal);
     if (once) run.deps.memory.told(ref.uid, full);

@@ -54,7 +54,7 @@ export function failedRevisionOf(message: string): string | undefined {
  * error is a failed write and this process has not told the same one yet
  * (a failure to record it goes into `errors`). The rollout-state notices
  * keep it as the set's state, Blocked, so the metrics show it too and the
- * set's next state after it is news again.
+ * set's next state after it is new again.
  */
 export async function tellRevisionFailure(
   set: SidecarSet,

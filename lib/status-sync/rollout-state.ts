@@ -65,11 +65,11 @@ export interface RolloutState {
   message: string;
   /** Equal keys are the same state for reporting. */
   key: string;
-  /** The counts it was seen with (progressing and stalled states): a stalled rollout seen again unmoved is no news. */
+  /** The counts it was seen with (progressing and stalled states): a stalled rollout seen again unmoved is nothing new. */
   progress?: string;
   /**
    * A resting state (finished; NotUpdate with every pod updated; every pod
-   * updated before this pass, the last not ready yet): news only as
+   * updated before this pass, the last not ready yet): new only as
    * the end of another state this process saw, not at first sight, or every
    * cold start would post one Event per SidecarSet of the cluster.
    */
@@ -141,7 +141,7 @@ function stalledState(counts: RolloutCounts, waiting: WaitingReason | undefined,
     reason: 'RolloutStalled',
     type: 'Warning',
     message: `stalled: ${stuck.count} updated pod(s) not ready, the last updated ${seconds} s ago: ${unavailableText(stuck)}; ${holds} (check the sidecar image and logs); ${counted(counts)}`,
-    // Kinds of reasons, not the reasons: a kubelet alternates ErrImagePull and ImagePullBackOff, which is no news.
+    // Kinds of reasons, not the reasons: a kubelet alternates ErrImagePull and ImagePullBackOff, which is nothing new.
     key: stallKey(stuck),
     progress: JSON.stringify(counts),
   };
@@ -159,7 +159,7 @@ function progressingState(counts: RolloutCounts, updated: number, waiting: Extra
     key: 'progressing',
     progress: JSON.stringify(counts),
     // Every pod updated before this pass and some not ready yet: whoever updated them (an earlier pass, or the
-    // webhook injecting the current sidecars at creation) is where it started; at first sight it is no news.
+    // webhook injecting the current sidecars at creation) is where it started; at first sight it is nothing new.
     ...(updated === 0 && waiting?.kind === 'updated-not-ready' ? { resting: true } : {}),
   };
 }

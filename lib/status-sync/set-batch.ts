@@ -221,12 +221,12 @@ export async function tellFailures(failures: readonly PodFailure[], set: Sidecar
   if (failures.length === 0) return;
   const ref = { name: result.sidecarSet, uid: stringOf(set.metadata?.uid) ?? '' };
   const now = deps.rollout.clock.now();
-  const news: PodFailure[] = [];
+  const fresh: PodFailure[] = [];
   for (const failure of failures) {
     const { namespace, name } = podRef(failure.pod);
     const condition = upgradableConditionPatch(failure.pod, ref.name, podUpdateFailedNote(failure.why), now);
     if (condition === undefined) continue;
-    news.push(failure);
+    fresh.push(failure);
     if (signal?.aborted === true) continue;
     try {
       const write = await deps.rollout.pods.patchStatus(namespace, name, condition, signal);
@@ -235,9 +235,9 @@ export async function tellFailures(failures: readonly PodFailure[], set: Sidecar
       result.errors.push({ sidecarSet: ref.name, operation: `mark pod ${namespace}/${name} update failed`, message: errorMessage(error) });
     }
   }
-  const told = news.slice(0, MAX_POD_FAILURE_EVENTS).map((f) => ({ type: 'Warning' as const, reason: POD_UPDATE_FAILED_REASON, message: podUpdateFailedMessage(podKey(f.pod), f.why) }));
-  if (news.length > MAX_POD_FAILURE_EVENTS) {
-    const rest = news.slice(MAX_POD_FAILURE_EVENTS);
+  const told = fresh.slice(0, MAX_POD_FAILURE_EVENTS).map((f) => ({ type: 'Warning' as const, reason: POD_UPDATE_FAILED_REASON, message: podUpdateFailedMessage(podKey(f.pod), f.why) }));
+  if (fresh.length > MAX_POD_FAILURE_EVENTS) {
+    const rest = fresh.slice(MAX_POD_FAILURE_EVENTS);
     told.push({ type: 'Warning' as const, reason: POD_UPDATE_FAILED_REASON, message: `${rest.length} more pod(s) skipped this pass (${rest.slice(0, 3).map((f) => podKey(f.pod)).join(', ')}${rest.length > 3 ? ', …' : ''}): see their SidecarSetUpgradable condition` });
   }
   for (const event of told) {

@@ -80,7 +80,7 @@ export interface SetPassResult {
   revisionWrites: number;
   /** The rollout state, when it changed since last reported (the pass logs it). */
   stateChange?: string;
-  /** The rollout state this pass decided (whether or not it was news), for metrics. */
+  /** The rollout state this pass decided (whether or not it was new), for metrics. */
   state?: RolloutState;
   /** The updated pods not available, by the kubelet's reason, for metrics. */
   unavailable?: Record<string, number>;

@@ -274,7 +274,7 @@ class SetReconcile {
     return { updated, own };
   }
 
-  /** The rollout's state, reported when it is news; then whether the set is in flight, and where its pods' watch starts. */
+  /** The rollout's state, reported when it is new; then whether the set is in flight, and where its pods' watch starts. */
   async state(seen: Seen, plan: RolloutPlan, rollout: RolloutDeps, batch: { updated: Pod[]; own: Set<string> }): Promise<void> {
     const { name, result } = this;
     const nowMs = rollout.clock.now().getTime();
@@ -345,11 +345,11 @@ async function writeStatus(
 }
 
 
-/** Reports the set's rollout state when it is news (rollout-state.ts). */
+/** Reports the set's rollout state when it is new (rollout-state.ts). */
 async function reportState(set: SidecarSet, state: RolloutState, deps: SetPassDeps, result: SetPassResult, signal: AbortSignal | undefined): Promise<void> {
   const ref = { name: result.sidecarSet, uid: stringOf(set.metadata?.uid) ?? '' };
   const event = deps.rollout.states.due(ref, state);
-  // A stall an earlier process told (a cold start's first sight of it) is no news.
+  // A stall an earlier process told (a cold start's first sight of it) is nothing new.
   if (event === undefined || (await deps.rollout.states.recordedBefore(ref, state, signal))) return;
   result.stateChange = state.message;
   try {

@@ -37,7 +37,7 @@ export function readSet(name: string, deps: Pick<SetPassDeps, 'statuses' | 'roll
 export const MAX_EARLY_READ_AGE_MS = 250;
 
 /**
- * Reads started while a set's news is debounced, for the set's next pass:
+ * Reads started while a set's watch event is debounced, for the set's next pass:
  * the debounce hides their time. Each serves until {@link MAX_EARLY_READ_AGE_MS}
  * after its debounce ends.
  */

@@ -42,7 +42,7 @@ describe('the status-sync Lambda', () => {
       { metadata: { resourceVersion: '1' }, status: { observedGeneration: 1, matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1, latestRevision: revision, collisionCount: 0 } },
     ]);
     // The first revision, then the Events about the uninjected pod: on the set (in default), and on the pod in its
-    // namespace (a finished rollout at first sight is no news).
+    // namespace (a finished rollout at first sight is nothing new).
     expect(fake.seen.filter((r) => r.method === 'POST' && !isLeaseRequest(r)).map((r) => {
       const body = r.body as { reason?: string; metadata?: { name?: string } };
       return body.reason === undefined ? body.metadata?.name : `${r.url.split('/')[4] ?? ''} ${body.reason}`;

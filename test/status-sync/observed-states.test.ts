@@ -15,7 +15,7 @@ describe('observedStates', () => {
     expect(rolloutStateName(rolloutState({ ...counts, updatedPods: 4 }, 0, { kind: 'finished' }))).toBe('Finished');
   });
 
-  it('knows a resting state at first sight, though it is no news for an Event', () => {
+  it('knows a resting state at first sight, though it is nothing new for an Event', () => {
     const states = observedStates(rolloutStateNotices());
     expect(states.due(web, rolloutState({ ...counts, updatedPods: 4 }, 0, { kind: 'finished' }))).toBeUndefined();
     expect(states.current().get('web')).toBe('Finished');

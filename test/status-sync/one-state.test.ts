@@ -48,7 +48,7 @@ describe('one rollout state for the pass, its Event, the metrics and the view', 
     const result = await runSetPass(set, w.deps);
     expect(result.state?.reason).toBe(`Rollout${expected}`);
     expect(states.current().get(set.metadata!.name!)).toBe(expected);
-    // A resting state seen first is no news; any Event told says the state.
+    // A resting state seen first is nothing new; any Event told says the state.
     for (const event of w.events.events.filter((e) => e.reason.startsWith('Rollout'))) expect(event.reason).toBe(`Rollout${expected}`);
     // The view's look after it (the pods as the pass left them), at the same moment: still the same state.
     const after = w.cluster.pods();

@@ -149,7 +149,7 @@ describe('followSets', () => {
     let passes = 0;
     const following = followSets([SET], { ...w.deps, onSetPass: () => { passes++; } }, { ...WATCH_ONLY, catchUpMs: 5_000 }, AbortSignal.any([stop.signal, safety()]));
     await until(() => passes === 1);
-    // Another pod changes while Ready at once (news): the second pass starts long before the watch tells the first pass's writes.
+    // Another pod changes while Ready at once (accepted by the predicate): the second pass starts long before the watch tells the first pass's writes.
     w.cluster.update('default', 'p-00004', (pod) => void (pod.metadata = { ...pod.metadata, labels: { ...pod.metadata?.labels, touched: 'yes' } }));
     await until(() => passes === 2);
     stop.abort();

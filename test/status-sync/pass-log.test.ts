@@ -20,7 +20,7 @@ describe('which status passes of the npm start loop are logged', () => {
     expect(reasons(Array.from({ length: 12 }, () => quietPass()))).toEqual(['first', '-', '-', '-', '-', 'heartbeat', '-', '-', '-', '-', 'heartbeat', '-']);
   });
 
-  // The fourth pass is quiet again: news for a state (uninjected pods, the rotation) that went back, not for one that was an act.
+  // The fourth pass is quiet again: a change in a state (uninjected pods, the rotation) that went back, not for one that was an act.
   it.each<[string, Partial<PassResult>, string]>([
     ['a status was written', { statusesWritten: 1 }, '-'],
     ['a pass had an error', { errors: [{ operation: 'list pods', message: 'refused' }] }, '-'],

@@ -158,7 +158,7 @@ describe('a status pass with the rollout', () => {
     expect(w.revisions.writes).toEqual([]);
     // The stored revision fields stay as they were (none): the counts do not depend on them.
     expect(w.statuses.sets().map((s) => s.status?.latestRevision)).toEqual([undefined, undefined]);
-    // The set with pods to roll is told in no state this pass (it is not paused); the idle one's, finished, is no news at first sight.
+    // The set with pods to roll is told in no state this pass (it is not paused); the idle one's, finished, is nothing new at first sight.
     expect(result.rollout?.states).toEqual({});
     expect(w.events.events).toEqual([]);
   });
@@ -195,7 +195,7 @@ describe('a status pass with the rollout', () => {
     expect(result.rollout).toMatchObject({ setsRolled: 0, inFlight: ['restarting'] });
     expect(result.unavailable).toEqual({ restarting: { Restarting: 1 } });
     // Every pod updated is not finished while one is not ready: the rollout is still progressing, though at
-    // first sight, with nothing updated by this pass, that is no news (the pass that updated the pods told it).
+    // first sight, with nothing updated by this pass, that is nothing new (the pass that updated the pods told it).
     expect(states.current().get('restarting')).toBe('Progressing');
     expect(result.rollout?.states).toEqual({});
   });

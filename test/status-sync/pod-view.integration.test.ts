@@ -24,7 +24,7 @@ import { discoveredSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets
 import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import type { KubeClient } from '../../lib/adapters/kube-request.ts';
 import { podScope } from '../../lib/rollout/pod-scope.ts';
-import { followSets, rolloutNews } from '../../lib/status-sync/pace.ts';
+import { followSets, rolloutPredicate } from '../../lib/status-sync/pace.ts';
 import { setPodView } from '../../lib/status-sync/pod-view.ts';
 import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
 import type { SetPassDeps } from '../../lib/status-sync/set-pass.ts';
@@ -133,7 +133,7 @@ describeWithControlPlane('the view of a followed set’s pods, on a real kube-ap
     theProxy().slow({ perChunkMs: 400 });
     try {
       const { source, lists } = podSource();
-      const view = setPodView(source, kubePodWriter(functionsClient('direct')), { news: rolloutNews, catchUpMs: 20_000 });
+      const view = setPodView(source, kubePodWriter(functionsClient('direct')), { predicate: rolloutPredicate, catchUpMs: 20_000 });
       const scope = podScope(seeded.set)!;
       const first = await view.source.list(scope);
       const pod = first.pods.find((p) => p.metadata?.name === 'pod-00001')!;
@@ -164,7 +164,7 @@ describeWithControlPlane('the view of a followed set’s pods, on a real kube-ap
     const seeded = await seedRollout(theCluster(), { name, pods: 3, maxUnavailable: 1 });
     try {
       const { source, lists } = podSource();
-      const view = setPodView(source, kubePodWriter(functionsClient('direct')), { news: rolloutNews });
+      const view = setPodView(source, kubePodWriter(functionsClient('direct')), { predicate: rolloutPredicate });
       const scope = podScope(seeded.set)!;
       await view.source.list(scope);
       expect(view.following()).toBe(true);

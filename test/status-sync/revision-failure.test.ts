@@ -92,7 +92,7 @@ describe('a revision write that fails', () => {
       expect(failedRevisionOf(event?.message ?? '')).toBe(`${NS}/${currentRevisionName(set)}`);
     });
 
-    it('tells the same failure once per process, a different reason again, and the recovery after it as news', async () => {
+    it('tells the same failure once per process, a different reason again, and the recovery after it as new', async () => {
       const { set, events, setDeps } = deps(refusingStore());
       await runSetPass(set, setDeps);
       await runSetPass(set, setDeps);

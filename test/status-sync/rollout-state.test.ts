@@ -206,7 +206,7 @@ describe('rolloutStateNotices', () => {
       });
       expect(await notices.recordedBefore(SET, rolloutState(counts(0), 0, { kind: 'paused' }))).toBe(false);
       notices.reported(SET.name, rolloutState(counts(0), 0, { kind: 'paused' }));
-      // Paused, then stalled in this process's own sight: news, whatever was stored.
+      // Paused, then stalled in this process's own sight: new, whatever was stored.
       expect(await notices.recordedBefore(SET, stalledBy(stuck()))).toBe(false);
       expect(reads).toBe(0);
     });

@@ -231,7 +231,7 @@ describe('runSetPass', () => {
   it.each<[string, SidecarSetUpdateStrategy, number, string | undefined]>([
     ['NotUpdate', { type: 'NotUpdate' }, 0, 'RolloutNotUpdate'],
     ['paused', { type: 'RollingUpdate', paused: true, maxUnavailable: 2 }, 0, 'RolloutPaused'],
-    // A resting state at first sight is no news (every cold start would post one per set).
+    // A resting state at first sight is nothing new (every cold start would post one per set).
     ['finished', { type: 'RollingUpdate', maxUnavailable: 2 }, 5, undefined],
     ['NotUpdate with every pod updated', { type: 'NotUpdate' }, 5, undefined],
   ])('%s: writes the status and the state, and no pod', async (_, strategy, updated, reason) => {
