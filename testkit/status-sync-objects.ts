@@ -3,7 +3,7 @@ import { memoryNamespaceSource, memorySidecarSetSource } from '../lib/adapters/m
 import { memoryEventSink, memoryPodPages, memoryStatusWriter } from '../lib/adapters/memory-status-sync.ts';
 import type { Namespace, Pod } from '../lib/kube/types.ts';
 import type { SidecarSet, SidecarSetSpec } from '../lib/sidecarset/types.ts';
-import { notInjectedNotices } from '../lib/status-sync/not-injected.ts';
+import { notInjectedEvents } from '../lib/status-sync/not-injected.ts';
 import type { StatusPassDeps } from '../lib/status-sync/pass.ts';
 import { sidecarSet } from './sidecarset-objects.ts';
 
@@ -79,7 +79,7 @@ export function memoryDeps(sets: SidecarSet[], pods: Pod[], overrides: Partial<S
     namespaces: memoryNamespaceSource(namespaceList ?? []),
     statuses,
     events,
-    notices: notInjectedNotices(),
+    notices: notInjectedEvents(),
     ...rest,
   };
   return { deps, statuses, events };

@@ -24,13 +24,13 @@ import { kubeStatusWriter } from '../../lib/adapters/kube-sidecarsets.ts';
 import { discoveredSidecarSetVersion, type SidecarSetVersions } from '../../lib/adapters/kube-sidecarsets-version.ts';
 import { systemClock, type AdmissionConfigEventSink, type Logger } from '../../lib/ports.ts';
 import { errorMessage } from '../../lib/errors.ts';
-import { canaryNotices } from '../../lib/status-sync/canary-notices.ts';
-import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
+import { canaryEvents } from '../../lib/status-sync/canary-events.ts';
+import { notInjectedEvents } from '../../lib/status-sync/not-injected.ts';
 import { DEFAULT_HEARTBEAT_MS } from '../../lib/status-sync/pass-log.ts';
 import { runStatusPass, STATUS_SYNC, type PassResult, type StatusPassOptions } from '../../lib/status-sync/pass.ts';
 import type { AdmittedQueue } from '../../lib/status-sync/admitted-queue.ts';
 import { DEFAULT_PACE, followSets, type PaceSummary } from '../../lib/status-sync/pace.ts';
-import { DEFAULT_STALL_MS, ENV_ROLLOUT_STALL_MS, rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { DEFAULT_STALL_MS, ENV_ROLLOUT_STALL_MS, rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import { observedStates } from '../../lib/status-sync/observed-states.ts';
 import { DEFAULT_REPAIR_MAX_EVICTIONS, ENV_REPAIR_MAX_EVICTIONS, repairMemory, type RepairDeps } from '../../lib/status-sync/repair-step.ts';
 import { memoisedRevisionFacts } from '../../lib/status-sync/revision-register.ts';
@@ -103,9 +103,9 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const versions = discoveredSidecarSetVersion(client);
   const ports = passPorts(client, versions);
   const rotate = secretRotation(env, overrides, client);
-  const tellRefused = refusalTeller(kubeAdmissionConfigEventSink(client), logger);
-  // A stall an earlier invocation told is found among the stored Events, not told once per cold start.
-  const states = observedStates(rolloutStateNotices(kubeRecordedStalls(client)));
+  const recordRefused = refusalRecorder(kubeAdmissionConfigEventSink(client), logger);
+  // A stall an earlier invocation recorded is found among the stored Events, not recorded once per cold start.
+  const states = observedStates(rolloutStateEvents(kubeRecordedStalls(client)));
   const stallMs = millisecondsFromEnv(env, ENV_ROLLOUT_STALL_MS, DEFAULT_STALL_MS, 1_000);
   const revisionNamespace = revisionNamespaceFromEnv(env);
   const heartbeat = leaseHeartbeat(client, leaseRenewalOf(env, revisionNamespace, overrides), logger);
@@ -126,7 +126,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
       // Namespace labels are read afresh for every pass.
       const pass = await runStatusPass({ ...ports, namespaces: kubeNamespaceSnapshot(client), rollout, repair }, { ...(signal === undefined ? {} : { signal }), ...(handOff === undefined ? {} : { handOff }) });
       const rotated = rotate === undefined ? pass : withRotation(pass, await rotate(signal, deployedWebhookUrls));
-      const result = await tellRefused(rotated, signal);
+      const result = await recordRefused(rotated, signal);
       logRepaired(logger, result);
       // Every door (the Lambda, the npm start loop) runs passes through here, so every pass is measured once.
       metrics.pass(passFactOf(result, client.requests() - requestsBefore, states.current()));
@@ -184,8 +184,8 @@ function passPorts(client: KubeClient, versions: SidecarSetVersions) {
     pods: kubePodPages(client),
     statuses: kubeStatusWriter(client, versions),
     events: kubeEventSink(client, { versions }),
-    notices: notInjectedNotices(),
-    canaries: canaryNotices(),
+    notices: notInjectedEvents(),
+    canaries: canaryEvents(),
   };
 }
 
@@ -256,17 +256,17 @@ function secretRotation(env: Env, overrides: StatusSyncOverrides, client: KubeCl
  * for the same refusals (the WebhooksNotDeployed metric counts every pass),
  * and a warning line every pass. A failed Event is one of the pass's errors.
  */
-function refusalTeller(sink: AdmissionConfigEventSink, logger: Logger): (result: PassResult, signal?: AbortSignal) => Promise<PassResult> {
-  let told = '';
+function refusalRecorder(sink: AdmissionConfigEventSink, logger: Logger): (result: PassResult, signal?: AbortSignal) => Promise<PassResult> {
+  let recorded = '';
   return async (result, signal) => {
     const refused: readonly RefusedWebhook[] = result.secretRotation?.refused ?? [];
     if (refused.length === 0) {
-      told = '';
+      recorded = '';
       return result;
     }
     logger.warn('webhooks point at URLs the deployment did not make: no secret written into them, no rotation started', { webhooks: refused });
     const key = JSON.stringify(refused);
-    if (key === told) return result;
+    if (key === recorded) return result;
     const errors = [...result.errors];
     for (const event of refusedWebhookEvents(refused)) {
       try {
@@ -275,7 +275,7 @@ function refusalTeller(sink: AdmissionConfigEventSink, logger: Logger): (result:
         errors.push({ operation: `tell ${event.object.kind} ${event.object.name} points elsewhere`, message: errorMessage(error) });
       }
     }
-    if (errors.length === result.errors.length) told = key;
+    if (errors.length === result.errors.length) recorded = key;
     return { ...result, errors };
   };
 }

@@ -137,7 +137,7 @@ export class SetController {
     try {
       return await this.reconciler.reconcile(name, followed, this.views.of(followed), this.early.take(name));
     } catch (error) {
-      // Reconcile reports its failures; a throw is a bug, told and retried after the backoff.
+      // Reconcile reports its failures; a throw is a bug, recorded and retried after the backoff.
       this.summary.errors.push({ sidecarSet: name, operation: 'reconcile', message: errorMessage(error) });
       return { kind: 'error' };
     }

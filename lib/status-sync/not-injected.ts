@@ -15,8 +15,8 @@
  *   other tenants may read: its event gives counts only, and each namespace
  *   holding such pods gets its own Warning event (`PodNotInjected`, on its
  *   first such pod, naming that namespace's pods only), so no event in one
- *   namespace names a pod of another; at most {@link MAX_NAMESPACES_TOLD}
- *   namespaces per set are told;
+ *   namespace names a pod of another; at most {@link MAX_NAMESPACES_RECORDED}
+ *   namespaces per set are recorded;
  * - it needs one extra permission, `create` on events, and no schema change.
  *
  * Events are transient (the API server drops them after an hour by default)
@@ -49,12 +49,12 @@ export interface NotInjectedFinding {
   count: number;
   /** How many namespaces hold such pods. */
   namespaceCount: number;
-  /** The first {@link MAX_NAMESPACES_TOLD} of those namespaces, in list order: each is told of its own pods. */
+  /** The first {@link MAX_NAMESPACES_RECORDED} of those namespaces, in list order: each gets an Event naming its own pods. */
   namespaces: readonly NamespaceFinding[];
 }
 
 /** An event to record, and what to remember once it is recorded. */
-export interface DueNotice {
+export interface DueEvent {
   set: string;
   /** On the SidecarSet (in `default`, as for any cluster-scoped object): counts only, never a pod's name. */
   event: SidecarSetEvent;
@@ -63,19 +63,19 @@ export interface DueNotice {
   finding: NotInjectedFinding;
 }
 
-export interface NotInjectedNotices {
+export interface NotInjectedEvents {
   /**
    * The events due after a pass.
    * @param findings the sets whose status the pass computed (count 0 included).
    * @param present every set the pass saw: what is remembered about others is dropped.
    */
-  due(findings: ReadonlyMap<string, NotInjectedFinding>, present: ReadonlySet<string>): DueNotice[];
+  due(findings: ReadonlyMap<string, NotInjectedFinding>, present: ReadonlySet<string>): DueEvent[];
   /** Remembers a notice whose events were recorded (a failed one is due again next pass). */
-  reported(notice: DueNotice): void;
+  reported(notice: DueEvent): void;
 }
 
 /** Namespaces told per set and notice: the events a notice writes stay few however widely the pods are spread. */
-export const MAX_NAMESPACES_TOLD = 20;
+export const MAX_NAMESPACES_RECORDED = 20;
 /** Reason of the Warning event in a pod's namespace, on one of its uninjected pods. */
 export const REASON_POD_NOT_INJECTED = 'PodNotInjected';
 
@@ -83,7 +83,7 @@ export const REASON_POD_NOT_INJECTED = 'PodNotInjected';
 export const REASON_NOT_INJECTED = 'PodsNotInjected';
 /** Reason of the Normal event that follows once no such pod is left. */
 export const REASON_INJECTED = 'PodsInjected';
-export type NotInjectedNoticesOptions = EventMemoryOptions;
+export type NotInjectedEventsOptions = EventMemoryOptions;
 
 const WHY = 'created without its sidecars (the pod-inject webhook did not inject them, e.g. it was unreachable and its failurePolicy is Ignore)';
 
@@ -119,18 +119,18 @@ function keyOf(finding: NotInjectedFinding): string | undefined {
 }
 
 /** Starts with nothing reported; make one per process (per cold start) and keep it across passes. */
-export function notInjectedNotices(options: NotInjectedNoticesOptions = {}): NotInjectedNotices {
+export function notInjectedEvents(options: NotInjectedEventsOptions = {}): NotInjectedEvents {
   const memory = eventMemory(options);
   return {
     due(findings, present) {
       memory.keep(present);
-      const out: DueNotice[] = [];
+      const out: DueEvent[] = [];
       for (const [set, finding] of findings) {
         const sidecarSet = { name: set, uid: finding.uid };
         const due = memory.due(set, keyOf(finding));
         if (due === 'gone') {
           out.push({ set, finding, podEvents: [], event: { sidecarSet, type: 'Normal', reason: REASON_INJECTED, message: 'every pod this SidecarSet applies to now carries its sidecars' } });
-        } else if (due === 'tell') {
+        } else if (due === 'record') {
           const podEvents = finding.namespaces.flatMap((found) => namespaceEvent(set, found));
           out.push({ set, finding, podEvents, event: { sidecarSet, type: 'Warning', reason: REASON_NOT_INJECTED, message: warningMessage(finding) } });
         }
@@ -138,7 +138,7 @@ export function notInjectedNotices(options: NotInjectedNoticesOptions = {}): Not
       return out;
     },
     reported(notice) {
-      memory.told(notice.set, keyOf(notice.finding));
+      memory.recorded(notice.set, keyOf(notice.finding));
     },
   };
 }

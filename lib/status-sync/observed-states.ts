@@ -1,13 +1,13 @@
 /**
  * Each SidecarSet's rollout state, for metrics. The passes ask their
- * RolloutStateNotices about every set's state each time (whether or not it
+ * RolloutStateEvents about every set's state each time (whether or not it
  * is new worth an Event), so a wrapper that watches those questions knows
  * the state of every set, the same one its Events show, without the passes
  * reporting it twice.
  */
-import type { RolloutState, RolloutStateName, RolloutStateNotices } from './rollout-state.ts';
+import type { RolloutState, RolloutStateName, RolloutStateEvents } from './rollout-state.ts';
 
-export interface ObservedStates extends RolloutStateNotices {
+export interface ObservedStates extends RolloutStateEvents {
   /** The state each set was last seen in. */
   current(): ReadonlyMap<string, RolloutStateName>;
 }
@@ -17,7 +17,7 @@ export function rolloutStateName(state: Pick<RolloutState, 'reason'>): RolloutSt
   return state.reason.slice('Rollout'.length) as RolloutStateName;
 }
 
-export function observedStates(inner: RolloutStateNotices): ObservedStates {
+export function observedStates(inner: RolloutStateEvents): ObservedStates {
   const seen = new Map<string, RolloutStateName>();
   return {
     due(set, state) {

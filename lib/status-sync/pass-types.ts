@@ -7,8 +7,8 @@ import type { NamespaceSource, PodPages, SidecarSetEventSink, SidecarSetSource, 
 import type { RolloutCounts } from '../rollout/plan.ts';
 import type { ControllerRevision } from '../sidecarset/revisions.ts';
 import type { PassError } from './errors.ts';
-import type { CanaryNotices } from './canary-notices.ts';
-import type { NotInjectedNotices } from './not-injected.ts';
+import type { CanaryEvents } from './canary-events.ts';
+import type { NotInjectedEvents } from './not-injected.ts';
 import type { RepairDeps, RepairSummary } from './repair-step.ts';
 import type { RolloutDeps } from './set-pass.ts';
 
@@ -25,9 +25,9 @@ export interface StatusPassDeps {
   statuses: SidecarSetStatusWriter;
   events: SidecarSetEventSink;
   /** What was already reported about uninjected pods; lives as long as the process. */
-  notices: NotInjectedNotices;
-  /** What was already told about canaries taking sets' pods (canary-notices.ts); lives as long as the process. Absent, it is not told. */
-  canaries?: CanaryNotices;
+  notices: NotInjectedEvents;
+  /** The Events already recorded about canaries taking sets' pods (canary-events.ts); lives as long as the process. Absent, none is recorded. */
+  canaries?: CanaryEvents;
   /** Monotonic milliseconds, for durationMs. Default performance.now. */
   nowMs?: () => number;
   /**
@@ -96,7 +96,7 @@ export interface RolloutSummary {
   podsFlipped: number;
   /** Pods skipped because they changed since their list (decided again next pass). */
   conflicts: number;
-  /** Pods skipped because their write could not be made or was refused (told on the pod and the set). */
+  /** Pods skipped because their write could not be made or was refused (recorded on the pod and the set). */
   podsFailed?: number;
   /** ControllerRevisions created, renumbered, labelled or deleted. */
   revisionWrites: number;

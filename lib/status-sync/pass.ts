@@ -25,8 +25,8 @@ import type { RolloutDeps } from './set-pass.ts';
 import { SetDispatch } from './set-dispatch.ts';
 import { ListExpiredError } from '../ports/errors.ts';
 import type { PassError } from './errors.ts';
-import { canaryFinding, tellCanaries, type CanaryFinding } from './canary-notices.ts';
-import { MAX_NAMESPACES_TOLD, type NotInjectedFinding, type NotInjectedPod } from './not-injected.ts';
+import { canaryFinding, recordCanaryEvents, type CanaryFinding } from './canary-events.ts';
+import { MAX_NAMESPACES_RECORDED, type NotInjectedFinding, type NotInjectedPod } from './not-injected.ts';
 import { buildSetIndex, type SetIndex } from './set-index.ts';
 import { repairMissingPods } from './repair-step.ts';
 
@@ -47,16 +47,16 @@ interface Counting {
 }
 
 
-/** Counts an uninjected pod in its namespace; names it when the namespace is among the first told and has room. */
+/** Counts an uninjected pod in its namespace; names it when the namespace is among the first recorded and has room. */
 function tallyNotInjected(byNamespace: Map<string, { count: number; pods: NotInjectedPod[] }>, pod: PodSummary, samplePods: number): void {
   let found = byNamespace.get(pod.namespace);
   if (found === undefined) {
-    // Only the first namespaces are told (their entries come first); the others are counted.
+    // Only the first namespaces are recorded (their entries come first); the others are counted.
     found = { count: 0, pods: [] };
     byNamespace.set(pod.namespace, found);
   }
   found.count++;
-  const told = byNamespace.size <= MAX_NAMESPACES_TOLD || found.pods.length > 0;
+  const told = byNamespace.size <= MAX_NAMESPACES_RECORDED || found.pods.length > 0;
   if (told && found.pods.length < samplePods) found.pods.push({ name: pod.name, uid: pod.uid ?? '' });
 }
 
@@ -147,7 +147,7 @@ export async function runStatusPass(deps: StatusPassDeps, options: StatusPassOpt
   if (!(await dispatch.runCounted(counted))) return finish();
   await dispatch.runRolling(rolling);
   await reportNotInjected(sets, findings, deps, options, result);
-  if (deps.canaries !== undefined) await tellCanaries(deps.canaries, canaries, new Set(sets.map(sidecarSetName)), deps.events, result.errors, options.signal);
+  if (deps.canaries !== undefined) await recordCanaryEvents(deps.canaries, canaries, new Set(sets.map(sidecarSetName)), deps.events, result.errors, options.signal);
   if (deps.repair !== undefined) result.repair = await repairMissingPods(sets, result.notInjected, { ...deps.repair, namespaces: deps.namespaces }, result.errors, options.signal);
   return finish();
 }
@@ -201,7 +201,7 @@ function findingsOf(sets: readonly SidecarSet[], counting: Counting, result: Pas
     const { matchedPods = 0, updatedPods = 0, readyPods = 0, updatedReadyPods = 0 } = accumulator.status(set);
     if (result.sets !== undefined) result.sets[name] = { matchedPods, updatedPods, readyPods, updatedReadyPods };
     const byNamespace = [...(counting.notInjected[i] ?? new Map<string, { count: number; pods: NotInjectedPod[] }>()).entries()];
-    const namespaces = byNamespace.slice(0, MAX_NAMESPACES_TOLD).map(([namespace, found]) => ({ namespace, ...found }));
+    const namespaces = byNamespace.slice(0, MAX_NAMESPACES_RECORDED).map(([namespace, found]) => ({ namespace, ...found }));
     const uid = stringOf(set.metadata?.uid) ?? '';
     findings.set(name, { uid, count, namespaceCount: byNamespace.length, namespaces });
     canaries.set(name, canaryFinding(uid, accumulator.canaryPods));

@@ -7,11 +7,11 @@
  * - At most `maxPerPass` eviction attempts per pass over every set.
  * - A 429 (a PodDisruptionBudget allows no disruption now) ends the set's
  *   evictions for this pass: the budget is spent, a later pass tries again.
- *   It is told on the pod, not counted as an error.
- * - A pod without a controller is told on the pod and never evicted.
+ *   It is recorded on the pod, not counted as an error.
+ * - A pod without a controller is recorded on the pod and never evicted.
  * - Sets go by name, so which set's pods go first is the same every pass.
  *
- * What is told on a pod that stays (refused, no controller) is told once per
+ * What is recorded on a pod that stays (refused, no controller) is recorded once per
  * process while it stays the same, as not-injected.ts does for its notices:
  * a pod refused pass after pass is not an Event every pass.
  */
@@ -47,7 +47,7 @@ export interface RepairDeps {
   podEvents: PodEventSink;
   /** Eviction attempts per pass, over every set ({@link ENV_REPAIR_MAX_EVICTIONS}). */
   maxPerPass: number;
-  /** What was told on pods that stay; lives as long as the process ({@link repairMemory}). */
+  /** What was recorded on pods that stay; lives as long as the process ({@link repairMemory}). */
   memory: RepairMemory;
 }
 
@@ -64,24 +64,24 @@ export interface RepairSummary {
   held: number;
 }
 
-/** The Events already told on pods that stay, by pod uid. */
+/** The Events already recorded on pods that stay, by pod uid. */
 export interface RepairMemory {
-  /** Whether this Event is new for the pod (not told before with the same reason and message). */
+  /** Whether this Event is new for the pod (not recorded before with the same reason and message). */
   isNew(uid: string, event: PodEvent): boolean;
-  told(uid: string, event: PodEvent): void;
+  recorded(uid: string, event: PodEvent): void;
   /** Forgets the pods not seen in this pass's lists. */
   keepOnly(uids: ReadonlySet<string>): void;
 }
 
-/** Starts with nothing told; make one per process and keep it across passes. */
+/** Starts with nothing recorded; make one per process and keep it across passes. */
 export function repairMemory(): RepairMemory {
-  const told = new Map<string, string>();
+  const recorded = new Map<string, string>();
   const keyOf = (event: PodEvent) => `${event.reason}\n${event.message}`;
   return {
-    isNew: (uid, event) => told.get(uid) !== keyOf(event),
-    told: (uid, event) => told.set(uid, keyOf(event)),
+    isNew: (uid, event) => recorded.get(uid) !== keyOf(event),
+    recorded: (uid, event) => recorded.set(uid, keyOf(event)),
     keepOnly(uids) {
-      for (const uid of told.keys()) if (!uids.has(uid)) told.delete(uid);
+      for (const uid of recorded.keys()) if (!uids.has(uid)) recorded.delete(uid);
     },
   };
 }
@@ -99,7 +99,7 @@ interface RepairRun {
   readonly errors: PassError[];
   readonly signal: AbortSignal | undefined;
   readonly summary: RepairSummary;
-  /** The uids of the pods told on this pass: what the memory keeps. */
+  /** The uids of the pods recorded on this pass: what the memory keeps. */
   readonly seen: Set<string>;
   /** Eviction attempts left this pass, over every set. */
   evictionBudget: number;
@@ -202,7 +202,7 @@ async function recordOnPod(run: RepairRun, name: string, pod: Pod, event: Omit<P
   if (once && !run.deps.memory.isNew(ref.uid, full)) return;
   try {
     await run.deps.podEvents.record(full, run.signal);
-    if (once) run.deps.memory.told(ref.uid, full);
+    if (once) run.deps.memory.recorded(ref.uid, full);
   } catch (error) {
     fail(run, name, 'record event', `in namespace ${ref.namespace}: ${errorMessage(error)}`);
   }

@@ -1,5 +1,5 @@
 /**
- * A ControllerRevision that cannot be written, told rather than retried in
+ * A ControllerRevision that cannot be written, recorded rather than retried in
  * silence: while a set's revision is not registered, Kruise (and this
  * reconciler) writes no status and updates no pod, so the rollout stops
  * where it is. The pass logs the error with the API server's whole reason,
@@ -15,7 +15,7 @@ import type { SidecarSetEventSink } from '../ports.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { REVISION_WRITE_DONE, RevisionWriteError, type PassError } from './errors.ts';
-import type { RolloutState, RolloutStateNotices } from './rollout-state.ts';
+import type { RolloutState, RolloutStateEvents } from './rollout-state.ts';
 
 /** The Event's reason, which the rollout view selects the Events by. */
 export const REVISION_WRITE_FAILED = 'RevisionWriteFailed';
@@ -51,15 +51,15 @@ export function failedRevisionOf(message: string): string | undefined {
 
 /**
  * Tells a registration that failed: a Warning Event on the set when the
- * error is a failed write and this process has not told the same one yet
+ * error is a failed write and this process has not recorded the same one yet
  * (a failure to record it goes into `errors`). The rollout-state notices
  * keep it as the set's state, Blocked, so the metrics show it too and the
  * set's next state after it is new again.
  */
-export async function tellRevisionFailure(
+export async function recordRevisionFailure(
   set: SidecarSet,
   error: unknown,
-  deps: { events: SidecarSetEventSink; states: RolloutStateNotices },
+  deps: { events: SidecarSetEventSink; states: RolloutStateEvents },
   errors: PassError[],
   signal?: AbortSignal,
 ): Promise<void> {

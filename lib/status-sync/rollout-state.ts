@@ -18,9 +18,9 @@
  * rollout then counts from when this process first saw such a time, and a
  * process without that memory (the status view, a cold start) from now. Memory of what was reported is per process, like the
  * uninjected-pod notices; a new process says nothing of a resting state at
- * first sight, and a stall it finds already told by an earlier process (a
+ * first sight, and a stall it finds already recorded by an earlier process (a
  * RolloutStalled Event on the set carries the same stall key, in an
- * annotation) is not told again: an operator hears of a stall once, and again
+ * annotation) is not recorded again: an operator hears of a stall once, and again
  * when it changes (other pods, another kind of reason), not once per cold start.
  */
 import type { SidecarSetEvent } from '../ports.ts';
@@ -48,7 +48,7 @@ export interface StallClock {
   stallMs: number;
   /**
    * When this process first saw the set's unavailable updated pods claim an
-   * update time after now ({@link RolloutStateNotices.aheadSince}); a claim
+   * update time after now ({@link RolloutStateEvents.aheadSince}); a claim
    * after now counts from it, or from now without it.
    */
   aheadSinceMs?: number;
@@ -196,7 +196,7 @@ export function rolloutState(counts: RolloutCounts, updated: number, waiting: Wa
   }
 }
 
-export interface RolloutStateNotices {
+export interface RolloutStateEvents {
   /** The Event to record when the set's state changed since the last recorded one; undefined otherwise. */
   due(set: { name: string; uid: string }, state: RolloutState): SidecarSetEvent | undefined;
   /**
@@ -221,11 +221,11 @@ export interface RolloutStateNotices {
 }
 
 /** @param recorded the stalls already recorded, as stored; without it, a new process tells every stall it finds. */
-export function rolloutStateNotices(recorded?: RecordedStalls): RolloutStateNotices {
+export function rolloutStateEvents(recorded?: RecordedStalls): RolloutStateEvents {
   return new RolloutStateMemory(recorded);
 }
 
-class RolloutStateMemory implements RolloutStateNotices {
+class RolloutStateMemory implements RolloutStateEvents {
   private readonly recorded: RecordedStalls | undefined;
   private readonly last = new Map<string, { key: string; progress: string | undefined }>();
   private readonly ahead = new Map<string, number>();

@@ -42,7 +42,7 @@ interface PodFailure {
 }
 
 /**
- * Sends a batch's writes in Kruise's order: the flips (each told on its pod
+ * Sends a batch's writes in Kruise's order: the flips (each recorded on its pod
  * by an Event), the not-upgradable conditions, their Event, then each pod's
  * patch and condition. A plan with flips has no updates (Kruise 1.9 returns
  * after flipping): the next batch is decided from the pods as flipped, by
@@ -213,10 +213,10 @@ export const MAX_POD_FAILURE_EVENTS = 5;
  * Tells each pod the batch skipped: its SidecarSetUpgradable condition
  * (False, PodUpdateFailed, why) and a Warning Event on the set naming it,
  * the Event only when the condition changed (or could not be written), so a
- * pod failing the same way pass after pass is told once; at most
+ * pod failing the same way pass after pass is recorded once; at most
  * {@link MAX_POD_FAILURE_EVENTS} Events a pass, then one counting the rest.
  */
-export async function tellFailures(failures: readonly PodFailure[], set: SidecarSet, deps: SetPassDeps, result: SetPassResult, own: Set<string>, signal: AbortSignal | undefined): Promise<void> {
+export async function recordFailures(failures: readonly PodFailure[], set: SidecarSet, deps: SetPassDeps, result: SetPassResult, own: Set<string>, signal: AbortSignal | undefined): Promise<void> {
   result.podsFailed = failures.length;
   if (failures.length === 0) return;
   const ref = { name: result.sidecarSet, uid: stringOf(set.metadata?.uid) ?? '' };

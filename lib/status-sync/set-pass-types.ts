@@ -8,7 +8,7 @@ import type { ControllerRevision } from '../sidecarset/revisions.ts';
 import type { StatusAccumulator } from '../sidecarset/status.ts';
 import type { PassError } from './errors.ts';
 import type { RevisionFactsOf } from './revision-register.ts';
-import type { RolloutState, RolloutStateNotices } from './rollout-state.ts';
+import type { RolloutState, RolloutStateEvents } from './rollout-state.ts';
 import type { DeferredWrites } from './deferred-writes.ts';
 
 /** What the rollout needs besides the status pass's ports. */
@@ -16,12 +16,12 @@ export interface RolloutDeps {
   revisions: RevisionStore;
   setPods: SetPodSource;
   pods: PodWriter;
-  /** Where a HotUpgrade flip's outcome is told, on the pod. */
+  /** Where a HotUpgrade flip's outcome is recorded, on the pod. */
   podEvents: PodEventSink;
   /** The time written into pod annotations and conditions. */
   clock: Clock;
   /** What was last reported of each set's rollout state; lives as long as the process. */
-  states: RolloutStateNotices;
+  states: RolloutStateEvents;
   /**
    * How long updated pods may stay unavailable, since the last of them was
    * updated, before the rollout is stalled (ROLLOUT_STALL_MS). Default 60 s.
@@ -84,7 +84,7 @@ export interface SetPassResult {
   state?: RolloutState;
   /** The updated pods not available, by the kubelet's reason, for metrics. */
   unavailable?: Record<string, number>;
-  /** Pods skipped because their write failed (told on the pod and the set; tried again next pass). */
+  /** Pods skipped because their write failed (recorded on the pod and the set; tried again next pass). */
   podsFailed: number;
   /** The counts the pass saw, for telling progress from a stall. */
   counts?: RolloutPlan['status'];

@@ -45,11 +45,11 @@ import { podRef } from '../sidecarset/pod-state.ts';
 import { statusInputsKey, type StatusAccumulator } from '../sidecarset/status.ts';
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
 import { StatusNotWrittenError, type PassError } from './errors.ts';
-import { tellRevisionFailure } from './revision-failure.ts';
+import { recordRevisionFailure } from './revision-failure.ts';
 import { registerRevision, trimHistory, type Registration } from './revision-register.ts';
 import { DEFAULT_STALL_MS, rolloutState, stuckPods, type RolloutState } from './rollout-state.ts';
 import type { RolloutDeps, SetPassDeps, SetPassOptions, SetPassResult, SetRouteDeps, SetSource, SetTally } from './set-pass-types.ts';
-import { sendBatch, tellFailures, withoutBusyPods } from './set-batch.ts';
+import { sendBatch, recordFailures, withoutBusyPods } from './set-batch.ts';
 
 export type { RolloutDeps, SetPassDeps, SetPassOptions, SetPassResult, SetRouteDeps, SetSource, SetTally } from './set-pass-types.ts';
 export { MAX_POD_FAILURE_EVENTS } from './set-batch.ts';
@@ -187,7 +187,7 @@ class SetReconcile {
       return true;
     } catch (error) {
       this.unregistered = true;
-      await tellRevisionFailure(set, error, { events: this.deps.events, states: rollout.states }, this.result.errors, signal);
+      await recordRevisionFailure(set, error, { events: this.deps.events, states: rollout.states }, this.result.errors, signal);
       this.fail('register the revision', error);
       // Kruise writes no status when the revision cannot be registered (the status names it) and rolls nothing;
       // counts the set's own pods were not listed for do not depend on it and are still written.
@@ -270,7 +270,7 @@ class SetReconcile {
     const updated: Pod[] = [];
     const deps = { ...this.deps, rollout };
     const failures = await sendBatch(writes, { name: this.name, uid: stringOf(set.metadata?.uid) ?? '' }, deps, this.options, result, own, updated);
-    await tellFailures(failures, set, deps, result, own, this.options.signal);
+    await recordFailures(failures, set, deps, result, own, this.options.signal);
     return { updated, own };
   }
 

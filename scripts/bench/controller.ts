@@ -15,7 +15,7 @@ import type { AdmittedSidecarSet } from '../../lib/ports.ts';
 import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
 import { followSets } from '../../lib/status-sync/pace.ts';
 import { runStatusPass } from '../../lib/status-sync/pass.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { hashOf, listedPod, memoryDeps, storedSet } from '../../testkit/status-sync-objects.ts';
 import { num } from './format.ts';
@@ -63,7 +63,7 @@ async function burst(s: ControllerSettings): Promise<{ passes: number; requests:
   const cluster = memoryPods(pods);
   let requests = 0;
   const counted = <A extends unknown[], R>(f: (...a: A) => Promise<R>) => async (...a: A): Promise<R> => { requests++; await sleep(s.requestMs); return f(...a); };
-  const rollout = { revisions: memoryRevisionStore(), setPods: { ...cluster.source, list: counted(cluster.source.list.bind(cluster.source)) }, pods: cluster.writer, podEvents: { record: () => Promise.resolve() }, clock: { now: () => new Date() }, states: rolloutStateNotices() };
+  const rollout = { revisions: memoryRevisionStore(), setPods: { ...cluster.source, list: counted(cluster.source.list.bind(cluster.source)) }, pods: cluster.writer, podEvents: { record: () => Promise.resolve() }, clock: { now: () => new Date() }, states: rolloutStateEvents() };
   const passDeps = { statuses: { ...statuses, get: counted(statuses.get.bind(statuses)), patchStatus: counted(statuses.patchStatus.bind(statuses)) }, events: deps.events, namespaces: deps.namespaces, rollout };
   const queue = admittedQueue([], s.triggerSets);
   let pushed = 0;

@@ -9,7 +9,7 @@ import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollo
 import { memoryEventSink, memoryPodEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { followSets } from '../../lib/status-sync/pace.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import type { SetPassDeps } from '../../lib/status-sync/set-pass.ts';
 import { rolloutPod } from '../rollout/fixtures.ts';
 import { NOW, storedRolloutSet } from './rollout-world.ts';
@@ -41,7 +41,7 @@ function fourSets() {
     },
     events: memoryEventSink(),
     namespaces: memoryNamespaceSource([]),
-    rollout: { revisions: memoryRevisionStore(), setPods: cluster.source, pods: cluster.writer, podEvents: memoryPodEventSink(), clock: { now: () => NOW }, states: rolloutStateNotices() },
+    rollout: { revisions: memoryRevisionStore(), setPods: cluster.source, pods: cluster.writer, podEvents: memoryPodEventSink(), clock: { now: () => NOW }, states: rolloutStateEvents() },
   };
   return { deps, most, cluster };
 }

@@ -40,7 +40,7 @@ describeWithControlPlane('uninjected pods told per namespace on a real API serve
     });
     const created = await cluster.cp.request('admin', 'POST', SIDECARSETS_PATH, forCreate(set));
     expect(created.status).toBe(201);
-    // Pods created in the set's second count as older than it, which it is not told about.
+    // Pods created in the set's second count as older than it, which it records no Event about.
     await new Promise((r) => setTimeout(r, 1_100));
     for (const [namespace, names] of Object.entries(PODS)) {
       await createNamespace(cluster.cp, namespace);

@@ -9,7 +9,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../lib/kube/types.ts';
 import type { SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
 import { observedStates } from '../../lib/status-sync/observed-states.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import { runSetPass } from '../../lib/status-sync/set-pass.ts';
 import { podView } from '../../lib/status-view/pod-rows.ts';
 import { viewRow } from '../../lib/status-view/rows.ts';
@@ -43,7 +43,7 @@ describe('one rollout state for the pass, its Event, the metrics and the view', 
     // The view's look before the pass.
     expect(viewRow(set, pods, NO_NAMESPACES, STALL).state).toBe(expected);
     const w = world(set, pods);
-    const states = observedStates(rolloutStateNotices());
+    const states = observedStates(rolloutStateEvents());
     w.deps.rollout.states = states;
     const result = await runSetPass(set, w.deps);
     expect(result.state?.reason).toBe(`Rollout${expected}`);

@@ -333,7 +333,7 @@ describe('followSets', () => {
     expect(summary.passes).toBeGreaterThanOrEqual(2);
   });
 
-  it('leaves a set its pass finds stalled (updated pods unavailable for the threshold, by their update times) at once, told once with the reason', async () => {
+  it('leaves a set its pass finds stalled (updated pods unavailable for the threshold, by their update times) at once, recorded once with the reason', async () => {
     const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 2 });
     // Two pods updated long before NOW whose new image cannot be pulled; three wait behind them.
     const pods = podsOf(set, 5, 2, 2).map((pod, i) => {
@@ -438,7 +438,7 @@ describe('followSets', () => {
     expect(most).toBe(1);
   });
 
-  it('ends when its signal does with conditions still on their way: they are called off with it and told as errors', async () => {
+  it('ends when its signal does with conditions still on their way: they are called off with it and recorded as errors', async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 5, 0, 0));
     // A condition write answers only when its signal ends it.

@@ -14,9 +14,9 @@ import { memoryPodEventSink, memoryPodPages, memoryStatusWriter, memoryRecordedS
 import type { Namespace, Pod } from '../../lib/kube/types.ts';
 import type { SetPodSource, SidecarSetEvent } from '../../lib/ports.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
+import { notInjectedEvents } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass, type StatusPassDeps } from '../../lib/status-sync/pass.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import { runSetPass } from '../../lib/status-sync/set-pass.ts';
 import { runReview } from '../../lib/webhooks/registry.ts';
 import { storedSidecarSet, userSidecarSet } from '../../testkit/bench/admission-inputs.ts';
@@ -82,7 +82,7 @@ async function benchWorld(nowMs: number, stored = false) {
       return cluster.source.list(scope, signal);
     },
   };
-  const rollout = () => ({ revisions, setPods, pods: cluster.writer, podEvents: memoryPodEventSink(), clock: { now: () => new Date(nowMs) }, states: rolloutStateNotices(told) });
+  const rollout = () => ({ revisions, setPods, pods: cluster.writer, podEvents: memoryPodEventSink(), clock: { now: () => new Date(nowMs) }, states: rolloutStateEvents(told) });
   const pass = async () => {
     podLists = 0;
     events.length = 0;
@@ -98,7 +98,7 @@ async function benchWorld(nowMs: number, stored = false) {
           return Promise.resolve();
         },
       },
-      notices: notInjectedNotices(),
+      notices: notInjectedEvents(),
       rollout: rollout(),
     };
     const result = await runStatusPass(deps);

@@ -11,9 +11,9 @@ import { memoryEventSink, memoryPodEventSink, memoryPodPages, memoryStatusWriter
 import type { Pod } from '../../lib/kube/types.ts';
 import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
-import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
+import { notInjectedEvents } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass, type StatusPassDeps } from '../../lib/status-sync/pass.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import { runSetPass } from '../../lib/status-sync/set-pass.ts';
 import { applyPatch } from '../../lib/admission/json-patch-apply.ts';
 import { podUpdatePatch } from '../../lib/rollout/pod-patch.ts';
@@ -41,8 +41,8 @@ function passWorld(sets: SidecarSet[], pods: Pod[]) {
     namespaces: memoryNamespaceSource([]),
     statuses,
     events,
-    notices: notInjectedNotices(),
-    rollout: { revisions, setPods: cluster.source, pods: cluster.writer, podEvents: memoryPodEventSink(), clock: { now: () => NOW }, states: rolloutStateNotices() },
+    notices: notInjectedEvents(),
+    rollout: { revisions, setPods: cluster.source, pods: cluster.writer, podEvents: memoryPodEventSink(), clock: { now: () => NOW }, states: rolloutStateEvents() },
   };
   return { deps, statuses, events, cluster, revisions };
 }
@@ -81,7 +81,7 @@ describe('a status pass with the rollout', () => {
 
   it("reports each set's counts, a rolled set's from its own list, and the state each set was seen in", async () => {
     const w = passWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
-    const states = observedStates(rolloutStateNotices());
+    const states = observedStates(rolloutStateEvents());
     w.deps.rollout.states = states;
     const result = await runStatusPass(w.deps);
     expect(result.sets).toEqual({
@@ -158,7 +158,7 @@ describe('a status pass with the rollout', () => {
     expect(w.revisions.writes).toEqual([]);
     // The stored revision fields stay as they were (none): the counts do not depend on them.
     expect(w.statuses.sets().map((s) => s.status?.latestRevision)).toEqual([undefined, undefined]);
-    // The set with pods to roll is told in no state this pass (it is not paused); the idle one's, finished, is nothing new at first sight.
+    // The set with pods to roll is recorded in no state this pass (it is not paused); the idle one's, finished, is nothing new at first sight.
     expect(result.rollout?.states).toEqual({});
     expect(w.events.events).toEqual([]);
   });
@@ -188,7 +188,7 @@ describe('a status pass with the rollout', () => {
     const restarting = set('restarting', 'api');
     const frozen = set('frozen', 'queue', { type: 'NotUpdate' });
     const w = passWorld([restarting, frozen], [updatedNotReady(restarting, 'api-0', 'api', 10), rolloutPod(frozen, { name: 'queue-0', updated: true, ready: false, labels: { app: 'queue' } })]);
-    const states = observedStates(rolloutStateNotices());
+    const states = observedStates(rolloutStateEvents());
     w.deps.rollout.states = states;
     const result = await runStatusPass(w.deps);
     // Decided from the pass's counts (every pod updated): no list of its own, yet followed.
@@ -230,7 +230,7 @@ describe('a status pass with the rollout', () => {
     annotations['kruise.io/sidecarset-hash'] = annotations['kruise.io/sidecarset-hash']!.replace(NOW.toISOString().replace('.000', ''), '2099-01-01T00:00:00Z');
     expect(annotations['kruise.io/sidecarset-hash']).toContain('2099-01-01T00:00:00Z');
     // A pass per scheduled invocation of one warm process: its memory (the notices) is all the passes share.
-    const states = rolloutStateNotices();
+    const states = rolloutStateEvents();
     let now = NOW.getTime();
     const pass = async () => {
       const w = passWorld([stuck], [forged, rolloutPod(stuck, { name: 'api-1', labels: { app: 'api' } })]);

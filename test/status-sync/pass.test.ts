@@ -10,8 +10,8 @@ import type { NamespaceSource, PodPages, SidecarSetEventSink, SidecarSetStatusWr
 import { summarizePod } from '../../lib/sidecarset/status.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { ListExpiredError, StatusConflictError } from '../../lib/ports/errors.ts';
-import { canaryNotices } from '../../lib/status-sync/canary-notices.ts';
-import { notInjectedNotices, type DueNotice, type NotInjectedNotices } from '../../lib/status-sync/not-injected.ts';
+import { canaryEvents } from '../../lib/status-sync/canary-events.ts';
+import { notInjectedEvents, type DueEvent, type NotInjectedEvents } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass } from '../../lib/status-sync/pass.ts';
 import { hashOf, listedPod, memoryDeps, namespace, storedSet } from '../../testkit/status-sync-objects.ts';
 
@@ -275,9 +275,9 @@ describe('a status pass', () => {
     });
 
     it('tells each namespace of its own pods, a few of many and how many more, with their uids', async () => {
-      const inner = notInjectedNotices();
-      const due: DueNotice[] = [];
-      const notices: NotInjectedNotices = { due: (f, p) => { const d = inner.due(f, p); due.push(...d); return d; }, reported: (n) => { inner.reported(n); } };
+      const inner = notInjectedEvents();
+      const due: DueEvent[] = [];
+      const notices: NotInjectedEvents = { due: (f, p) => { const d = inner.due(f, p); due.push(...d); return d; }, reported: (n) => { inner.reported(n); } };
       const many = [...Array.from({ length: 8 }, (_, i) => bare(`x${i}`)), listedPod({ name: 'y0', namespace: 'bank' })];
       many.forEach((pod) => (pod.metadata = { ...pod.metadata, uid: `uid-${pod.metadata?.name ?? ''}` }));
       const { deps } = memoryDeps([web], many, { notices });
@@ -339,7 +339,7 @@ describe('a status pass', () => {
       const canary: SidecarSet = storedSet('web-canary', { updateStrategy: { type: 'NotUpdate' } });
       canary.metadata = { ...canary.metadata, annotations: { ...canary.metadata?.annotations, 'apps.kruise.io/sidecarset-canary': 'true', 'apps.kruise.io/sidecarset-base': 'web-agent' } };
       const taken = [listedPod({ name: 'c1', injected: { 'web-canary': hashOf(canary) } }), listedPod({ name: 'c2', injected: { 'web-canary': hashOf(canary) } })];
-      const { deps, events } = memoryDeps([web, canary], [...pods, ...taken], { canaries: canaryNotices() });
+      const { deps, events } = memoryDeps([web, canary], [...pods, ...taken], { canaries: canaryEvents() });
       await runStatusPass(deps);
       await runStatusPass(deps);
       const told = () => events.events.filter((e) => e.reason.endsWith('TakenByCanary'));

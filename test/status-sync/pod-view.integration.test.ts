@@ -26,7 +26,7 @@ import type { KubeClient } from '../../lib/adapters/kube-request.ts';
 import { podScope } from '../../lib/rollout/pod-scope.ts';
 import { followSets, rolloutPredicate } from '../../lib/status-sync/pace.ts';
 import { setPodView } from '../../lib/status-sync/pod-view.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import type { SetPassDeps } from '../../lib/status-sync/set-pass.ts';
 import type { SetPodSource } from '../../lib/ports.ts';
 import { budgetOf } from '../../testkit/faults/rollout-faults.ts';
@@ -104,7 +104,7 @@ describeWithControlPlane('the view of a followed set’s pods, on a real kube-ap
       statuses: kubeStatusWriter(client, versions),
       events: kubeEventSink(client, { versions }),
       namespaces: kubeNamespaceSnapshot(client),
-      rollout: { revisions: kubeRevisionStore(client, 'kruise-system', { versions }), setPods: source, pods: kubePodWriter(client), podEvents: kubePodEventSink(client), clock: { now: () => new Date() }, states: rolloutStateNotices() },
+      rollout: { revisions: kubeRevisionStore(client, 'kruise-system', { versions }), setPods: source, pods: kubePodWriter(client), podEvents: kubePodEventSink(client), clock: { now: () => new Date() }, states: rolloutStateEvents() },
     };
     const target = await updateSidecarImage(cp, seeded.set, NEW_IMAGE);
     const recorder = await recordRollout(cp, seeded.namespace, target, budgetOf('25%', pods), SIDECAR);

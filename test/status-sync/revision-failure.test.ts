@@ -1,5 +1,5 @@
 /**
- * A ControllerRevision write that fails is told: the pass error carries the
+ * A ControllerRevision write that fails is recorded: the pass error carries the
  * whole reason, and one Warning Event (RevisionWriteFailed) on the SidecarSet
  * names the revision and keeps the reason's end within the Event's 1 kB,
  * once per failure in a process, on the full pass (idle sets) and on one
@@ -13,12 +13,12 @@ import { memoryPodPages } from '../../lib/adapters/memory-status-sync.ts';
 import { KubeApiError } from '../../lib/adapters/kube-api-error.ts';
 import type { RevisionStore } from '../../lib/ports.ts';
 import { currentRevisionName, newRevision } from '../../lib/sidecarset/revisions.ts';
-import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
+import { notInjectedEvents } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass } from '../../lib/status-sync/pass.ts';
 import { RevisionWriteError } from '../../lib/status-sync/errors.ts';
 import { EVENT_MESSAGE_LIMIT, failedRevisionOf, keepEnds, REVISION_WRITE_FAILED } from '../../lib/status-sync/revision-failure.ts';
 import { registerRevision } from '../../lib/status-sync/revision-register.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import { runSetPass, type SetPassDeps } from '../../lib/status-sync/set-pass.ts';
 import { OLD_IMAGE, rolloutPod, rolloutSet } from '../rollout/fixtures.ts';
 
@@ -71,7 +71,7 @@ describe('a revision write that fails', () => {
           pods: pods.writer,
           podEvents: memoryPodEventSink(),
           clock: { now: () => new Date('2026-12-01T00:00:00Z') },
-          states: rolloutStateNotices(),
+          states: rolloutStateEvents(),
         },
       };
       return { set, events, statuses, setDeps };
@@ -112,11 +112,11 @@ describe('a revision write that fails', () => {
     });
   });
 
-  it('on the full pass, an idle set (nothing to roll) is told once, and its resting state is not reported over it pass after pass', async () => {
+  it('on the full pass, an idle set (nothing to roll) is recorded once, and its resting state is not reported over it pass after pass', async () => {
     const set = rolloutSet();
     const pods = memoryPods([]);
     const events = memoryEventSink();
-    const states = rolloutStateNotices();
+    const states = rolloutStateEvents();
     const pass = () =>
       runStatusPass({
         sidecarSets: memorySidecarSetSource([set]),
@@ -124,7 +124,7 @@ describe('a revision write that fails', () => {
         namespaces: memoryNamespaceSource([]),
         statuses: memoryStatusWriter([set]),
         events,
-        notices: notInjectedNotices(),
+        notices: notInjectedEvents(),
         rollout: {
           revisions: refusingStore(),
           setPods: pods.source,

@@ -9,7 +9,7 @@
  *
  * The stored bytes are read as the API server keeps them, through its
  * protobuf encoding (its JSON would print them Go-escaped whatever they are).
- * A failed write is told as a Warning Event on the SidecarSet, through the
+ * A failed write is recorded as a Warning Event on the SidecarSet, through the
  * real event sink.
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
@@ -28,7 +28,7 @@ import { currentRevisionName, LABEL_CUSTOM_VERSION, newRevision } from '../../li
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { REVISION_WRITE_FAILED } from '../../lib/status-sync/revision-failure.ts';
 import { registerRevision } from '../../lib/status-sync/revision-register.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import { runSetPass } from '../../lib/status-sync/set-pass.ts';
 import { shellSet } from '../rollout/escape-fixtures.ts';
 
@@ -180,7 +180,7 @@ describeWithControlPlane('rolling back a set whose sidecar holds & < > U+2028 U+
         pods: pods.writer,
         podEvents: memoryPodEventSink(),
         clock: { now: () => new Date() },
-        states: rolloutStateNotices(),
+        states: rolloutStateEvents(),
       },
       // Listed already (none): the pass goes straight to the create.
     }, {}, []);

@@ -5,7 +5,7 @@ import { memoryEventSink, memoryPodEventSink, memoryStatusWriter } from '../../l
 import type { Pod } from '../../lib/kube/types.ts';
 import type { PodWriter, SetPodSource, SidecarSetEventSink, SidecarSetStatusWriter } from '../../lib/ports.ts';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import type { SetPassDeps } from '../../lib/status-sync/set-pass.ts';
 import { podsOf, rolloutSet } from '../rollout/fixtures.ts';
 
@@ -66,7 +66,7 @@ export function world(set: SidecarSet, pods: Pod[], overrides: { statuses?: Part
         },
       },
       clock: { now: () => NOW },
-      states: rolloutStateNotices(),
+      states: rolloutStateEvents(),
     },
   };
   return { deps, log, statuses, events, podEvents, cluster, revisions };

@@ -1,6 +1,6 @@
 /**
  * A HotUpgrade set's passes against the rollout's ports in memory: upgrade,
- * flip once the new container runs ready, each guarded, each flip told on its
+ * flip once the new container runs ready, each guarded, each flip recorded on its
  * pod, and a pod never upgraded in the pass that flipped it.
  */
 import { describe, expect, it } from '@jest/globals';
@@ -86,7 +86,7 @@ describe('runSetPass with HotUpgrade sidecars', () => {
     expect(images(cluster, 'a')).toEqual({ 'mesh-1': EMPTY, 'mesh-2': 'mesh:v2' });
     expect(images(cluster, 'b')).toEqual({ 'mesh-1': 'mesh:v1', 'mesh-2': EMPTY });
     expect(podEvents.events.map((e) => e.reason)).toEqual(['ResetContainerSucceed']);
-    // (This fixture kubelet drops the pod's other conditions, so b is told in both passes; set-pass.test.ts shows it told once.)
+    // (This fixture kubelet drops the pod's other conditions, so b is recorded in both passes; set-pass.test.ts shows it recorded once.)
     expect(events.events.filter((e) => e.reason === 'PodUpdateFailed').map((e) => e.message)[0]).toMatch(/^pod default\/b skipped: its patch cannot be made: .*example\.com\/config/);
   });
 

@@ -24,7 +24,7 @@ import { memoryEventSink, memoryPodEventSink, memoryStatusWriter } from '../../l
 import type { Pod } from '../../lib/kube/types.ts';
 import type { PodEventSink } from '../../lib/ports.ts';
 import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import { runSetPass, type SetPassDeps } from '../../lib/status-sync/set-pass.ts';
 import { createNamespace, createPod, podPath, readPod } from '../../testkit/cluster-pods.ts';
 import { hashOf, NEW_IMAGE, OLD_IMAGE, rolloutPod, rolloutSet } from '../rollout/fixtures.ts';
@@ -99,7 +99,7 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
         pods: kubePodWriter(kc),
         podEvents: options.podEvents?.(kc) ?? memoryPodEventSink(),
         clock: { now: () => new Date('2026-12-01T00:00:00Z') },
-        states: rolloutStateNotices(),
+        states: rolloutStateEvents(),
       },
     };
     return { deps, statuses };
@@ -175,7 +175,7 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
       const res = await cp().request('admin', 'PATCH', `${podPath(ns, name)}/status`, { status }, 'application/strategic-merge-patch+json');
       expect(res.status).toBe(200);
     }
-    // b-2 changes right after the list: a conflict, decided again next pass, not told.
+    // b-2 changes right after the list: a conflict, decided again next pass, not recorded.
     const { deps } = realDeps(merging, { namespace: ns, name: 'b-2' }, { setEvents: true });
     const result = await runSetPass(merging, deps, { writeConcurrency: 1 });
     expect(result).toMatchObject({ podsUpdated: 1, podsFailed: 1, conflicts: 1 });

@@ -21,7 +21,7 @@ import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig
 import type { Pod } from '../../lib/kube/types.ts';
 import { systemClock } from '../../lib/ports.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import { runSetPass, type SetPassDeps } from '../../lib/status-sync/set-pass.ts';
 import { createNamespace, createPod, readPod } from '../../testkit/cluster-pods.ts';
 import { rolloutPod, rolloutSet } from '../rollout/fixtures.ts';
@@ -56,7 +56,7 @@ describeWithControlPlane('a stalled rollout on a real kube-apiserver with the te
       statuses: memoryStatusWriter([set]),
       events,
       namespaces: memoryNamespaceSource([]),
-      rollout: { revisions: kubeRevisionStore(kc, 'kruise-system'), setPods: kubeSetPods(kc), pods: kubePodWriter(kc), podEvents: memoryPodEventSink(), clock: systemClock, states: rolloutStateNotices(), stallMs },
+      rollout: { revisions: kubeRevisionStore(kc, 'kruise-system'), setPods: kubeSetPods(kc), pods: kubePodWriter(kc), podEvents: memoryPodEventSink(), clock: systemClock, states: rolloutStateEvents(), stallMs },
     };
     return { deps, events };
   }
@@ -109,7 +109,7 @@ describeWithControlPlane('a stalled rollout on a real kube-apiserver with the te
     for (let n = 0; n < 3; n++) {
       const cold = freshDeps(set, 1_500).deps;
       cold.events = kubeEventSink(kc);
-      cold.rollout.states = rolloutStateNotices(kubeRecordedStalls(kc));
+      cold.rollout.states = rolloutStateEvents(kubeRecordedStalls(kc));
       passes.push(await runSetPass(set, cold));
     }
     expect(passes.map((p) => [p.errors, p.stateChange?.slice(0, 'stalled:'.length), p.inFlight])).toEqual([

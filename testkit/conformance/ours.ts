@@ -20,7 +20,7 @@ import { podKey } from '../../lib/sidecarset/pod-state.ts';
 import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import { computeStatus, summarizePod } from '../../lib/sidecarset/status.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import { runSetPass } from '../../lib/status-sync/set-pass.ts';
 import { runReview, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { GVK_POD, GVK_SET, reviewAround } from '../reviews.ts';
@@ -94,7 +94,7 @@ async function rolloutPass(set: SidecarSet, cluster: Cluster): Promise<Verdict> 
           },
         },
         clock: { now: () => ROLLOUT_NOW },
-        states: rolloutStateNotices(),
+        states: rolloutStateEvents(),
       },
     },
     // One write at a time, in the pass's order, as Kruise writes them.

@@ -25,7 +25,7 @@ import { kubeStatusWriter } from '../../lib/adapters/kube-sidecarsets.ts';
 import { kubeClusterReader, kubeSidecarSetSource } from '../../lib/adapters/kube-sources.ts';
 import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import type { SidecarSet, SidecarSetStatus } from '../../lib/sidecarset/types.ts';
-import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
+import { notInjectedEvents } from '../../lib/status-sync/not-injected.ts';
 import { runStatusPass, type PassResult, type StatusPassOptions } from '../../lib/status-sync/pass.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 import { admin, CANARY_SELECTOR, OLD_LOG_HASH, SET_PLANS, SETS_PATH, setPlan, trueStatus, type FaultCluster } from './status-sync-fixture.ts';
@@ -120,7 +120,7 @@ function reconciler(kubeconfig: string, pageSize: number): Reconciler {
   const pods = kubePodPages(client, { pageSize });
   const statuses = kubeStatusWriter(client);
   const events = kubeEventSink(client);
-  const notices = notInjectedNotices();
+  const notices = notInjectedEvents();
   return {
     async pass(faults = {}, passOptions = {}) {
       const faultyPods = podPagesWithFault(faults.cutShortAfter === undefined ? pods : podPagesCutShort(pods, faults.cutShortAfter), faults.betweenPages ?? (() => Promise.resolve()));
