@@ -267,7 +267,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         ]);
         return statusSync.runPass(signal, deployed);
       };
-      statusLoop = startStatusLoop({ runPass, follow: statusSync.follow, intervalMs: options.statusSyncIntervalMs, logger: statusSync.logger, ...(options.statusSyncHeartbeatMs !== undefined ? { heartbeatMs: options.statusSyncHeartbeatMs } : {}) });
+      statusLoop = startStatusLoop({ runPass, runController: statusSync.runController, intervalMs: options.statusSyncIntervalMs, logger: statusSync.logger, ...(options.statusSyncHeartbeatMs !== undefined ? { heartbeatMs: options.statusSyncHeartbeatMs } : {}) });
     }
     const rollout = options.admitted !== undefined ? localRolloutTrigger(options.admitted) : statusLoopTrigger(statusLoop);
     const runtimes = Object.fromEntries(

@@ -29,7 +29,7 @@ import { notInjectedEvents } from '../../lib/status-sync/not-injected.ts';
 import { DEFAULT_HEARTBEAT_MS } from '../../lib/status-sync/pass-log.ts';
 import { runStatusPass, STATUS_SYNC, type PassResult, type StatusPassOptions } from '../../lib/status-sync/pass.ts';
 import type { AdmittedQueue } from '../../lib/status-sync/admitted-queue.ts';
-import { DEFAULT_PACE, followSets, type PaceSummary } from '../../lib/status-sync/pace.ts';
+import { DEFAULT_CONTROLLER_OPTIONS, runController, type ControllerSummary } from '../../lib/status-sync/run-controller.ts';
 import { DEFAULT_STALL_MS, ENV_ROLLOUT_STALL_MS, rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import { observedStates } from '../../lib/status-sync/observed-states.ts';
 import { DEFAULT_REPAIR_MAX_EVICTIONS, ENV_REPAIR_MAX_EVICTIONS, repairMemory, type RepairDeps } from '../../lib/status-sync/repair-step.ts';
@@ -77,11 +77,11 @@ export interface StatusSyncRuntime {
    */
   runPass: (signal?: AbortSignal, deployedWebhookUrls?: readonly string[], handOff?: StatusPassOptions['handOff']) => Promise<PassResult>;
   /**
-   * Follows sets with rollout work in flight (and admitted changes from
+   * Reconciles sets with rollout work in flight (and admitted changes from
    * `queue`) with their own passes until none is in flight or `signal` ends;
    * never throws.
    */
-  follow: (names: readonly string[], signal?: AbortSignal, queue?: AdmittedQueue, budget?: AbortSignal) => Promise<PaceSummary>;
+  runController: (names: readonly string[], signal?: AbortSignal, queue?: AdmittedQueue, budget?: AbortSignal) => Promise<ControllerSummary>;
   logger: Logger;
   /** The API server, for logs. */
   server: string;
@@ -109,10 +109,10 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const stallMs = millisecondsFromEnv(env, ENV_ROLLOUT_STALL_MS, DEFAULT_STALL_MS, 1_000);
   const revisionNamespace = revisionNamespaceFromEnv(env);
   const heartbeat = leaseHeartbeat(client, leaseRenewalOf(env, revisionNamespace, overrides), logger);
-  // The last full pass's not-injected counts, for the follow-up passes' set figures.
+  // The last full pass's not-injected counts, for the requeued passes' set figures.
   let notInjected: Readonly<Record<string, number>> = {};
   const rollout = rolloutDepsOf(client, versions, revisionNamespace, { clock: overrides.clock ?? systemClock, states, stallMs });
-  const intervalMs = millisecondsFromEnv(env, ENV_ROLLOUT_PACE_MS, DEFAULT_PACE.intervalMs, 100);
+  const intervalMs = millisecondsFromEnv(env, ENV_ROLLOUT_PACE_MS, DEFAULT_CONTROLLER_OPTIONS.intervalMs, 100);
   const workers = sidecarSetWorkersFromEnv(env);
   // Only sets annotated for it have pods evicted; the limit holds over all of them.
   const repair: RepairDeps = { evictions: kubePodEvictor(client), podWebhook: kubePodWebhook(client), setPods: rollout.setPods, podEvents: rollout.podEvents, maxPerPass: repairMaxEvictionsFromEnv(env), memory: repairMemory() };
@@ -134,15 +134,15 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
       notInjected = result.notInjected;
       return result;
     },
-    follow: (names, signal, queue, budget) =>
-      followSets(
+    runController: (names, signal, queue, budget) =>
+      runController(
         names,
         {
           statuses: ports.statuses,
           events: ports.events,
           namespaces: kubeNamespaceSnapshot(client),
           rollout,
-          // Every follow-up pass is measured as the full pass is, from the same result its Events came from.
+          // Every requeued pass is measured as the full pass is, from the same result its Events came from.
           onSetPass: (result) => {
             const fact = setPassFactOf(result, states.current().get(result.sidecarSet), notInjected[result.sidecarSet] ?? 0);
             if (fact !== undefined) metrics.setPass(fact);
@@ -280,7 +280,7 @@ function refusalRecorder(sink: AdmissionConfigEventSink, logger: Logger): (resul
   };
 }
 
-/** Pods and SidecarSet writes were failing until the rotation repaired the webhooks: worth a line of its own, whatever the pass log's pace. */
+/** Pods and SidecarSet writes were failing until the rotation repaired the webhooks: worth a line of its own, however often the pass log writes. */
 function logRepaired(logger: Logger, result: PassResult): void {
   const repaired = result.secretRotation?.repaired;
   if (repaired !== undefined) logger.warn('repointed webhooks that carried a secret no function accepts (a stale copy of the configurations was applied)', { webhooks: repaired });
@@ -292,13 +292,13 @@ function withRotation(result: PassResult, rotation: RotationResult): PassResult 
   return { ...result, errors, secretRotation: rotation };
 }
 
-/** Whether following did anything worth a log line. */
-export function followDidAnything(summary: PaceSummary): boolean {
+/** Whether the controller did anything worth a log line. */
+export function controllerDidAnything(summary: ControllerSummary): boolean {
   return summary.passes > 0 || summary.errors.length > 0;
 }
 
-/** Logs what following in-flight rollouts did as one JSON line (error level when anything failed). */
-export function logFollow(logger: Logger, summary: PaceSummary, fields: Record<string, unknown> = {}): void {
+/** Logs what the controller did for in-flight rollouts as one JSON line (error level when anything failed). */
+export function logControllerSummary(logger: Logger, summary: ControllerSummary, fields: Record<string, unknown> = {}): void {
   const line = { ...fields, ...summary };
   if (summary.errors.length > 0) logger.error('rollout follow-up', line);
   else logger.info('rollout follow-up', line);

@@ -5,15 +5,15 @@
  */
 import type { AdmittedSidecarSet, Logger } from '../../lib/ports.ts';
 import { admittedQueue, type AdmittedQueue } from '../../lib/status-sync/admitted-queue.ts';
-import type { PaceSummary } from '../../lib/status-sync/pace.ts';
+import type { ControllerSummary } from '../../lib/status-sync/run-controller.ts';
 import { passLog, type PassLog } from '../../lib/status-sync/pass-log.ts';
 import type { PassResult } from '../../lib/status-sync/pass.ts';
-import { followDidAnything, logFollow, logPass } from './compose.ts';
+import { controllerDidAnything, logControllerSummary, logPass } from './compose.ts';
 
 export interface StatusLoopOptions {
   runPass: (signal: AbortSignal) => Promise<PassResult>;
-  /** Follows in-flight rollouts and admitted changes after a pass (compose.ts); absent, passes only. */
-  follow?: (names: readonly string[], signal: AbortSignal, queue: AdmittedQueue, budget?: AbortSignal) => Promise<PaceSummary>;
+  /** Runs the controller on in-flight rollouts and admitted changes after a pass (compose.ts); absent, passes only. */
+  runController?: (names: readonly string[], signal: AbortSignal, queue: AdmittedQueue, budget?: AbortSignal) => Promise<ControllerSummary>;
   intervalMs: number;
   logger: Logger;
   /** Longest time without a log line while passes change nothing (default 5 minutes; 0 logs every pass). */
@@ -29,7 +29,7 @@ export interface StatusLoop {
   stop(): Promise<void>;
   /**
    * A SidecarSet change the webhooks admitted: its pass runs at once (or, when
-   * a pass or follow-up is running, as soon as that one looks at its queue).
+   * a pass or requeue is running, as soon as that one looks at its queue).
    */
   admitted(change: AdmittedSidecarSet): void;
 }
@@ -93,10 +93,10 @@ class StatusLoopRunner {
       });
   }
 
-  /** A full pass when one is due, then following what it left in flight; otherwise only the admitted changes. */
+  /** A full pass when one is due, then requeuing what it left in flight; otherwise only the admitted changes. */
   private async turn(): Promise<void> {
     if (performance.now() < this.nextFullPassAt) {
-      await this.follow([]);
+      await this.requeueInFlight([]);
       return;
     }
     const result = await this.options.runPass(AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.passTimeoutMs)]));
@@ -104,18 +104,18 @@ class StatusLoopRunner {
     const logged = this.log.decide(result);
     if (logged !== undefined) logPass(this.options.logger, result, { logged: logged.reason, quietPasses: logged.quietPasses });
     this.options.onPass?.(result);
-    await this.follow(result.rollout?.inFlight ?? []);
+    await this.requeueInFlight(result.rollout?.inFlight ?? []);
   }
 
-  private async follow(names: readonly string[]): Promise<void> {
-    const { follow } = this.options;
-    if (follow === undefined || (names.length === 0 && this.queue.size() === 0)) return;
-    // Following ends when the next full pass is due, so the schedule of full passes (and the secret rotation they carry) keeps its pace.
+  private async requeueInFlight(names: readonly string[]): Promise<void> {
+    const { runController } = this.options;
+    if (runController === undefined || (names.length === 0 && this.queue.size() === 0)) return;
+    // The controller stops when the next full pass is due, so the schedule of full passes (and the secret rotation they carry) keeps its period.
     // Whole milliseconds: AbortSignal.timeout refuses a fraction (performance.now() has them).
     const budgetMs = Math.ceil(Math.max(1_000, Math.min(this.passTimeoutMs, this.nextFullPassAt - performance.now())));
-    // The budget ends following at a pass boundary; a pass running then finishes its writes within its own
+    // The budget stops the controller at a pass boundary; a pass running then finishes its writes within its own
     // deadline (a pass cut mid-batch would report its revision and pod writes as failed).
-    const summary = await follow(names, AbortSignal.any([this.stopping.signal, AbortSignal.timeout(budgetMs + this.passTimeoutMs)]), this.queue, AbortSignal.timeout(budgetMs));
-    if (followDidAnything(summary)) logFollow(this.options.logger, summary);
+    const summary = await runController(names, AbortSignal.any([this.stopping.signal, AbortSignal.timeout(budgetMs + this.passTimeoutMs)]), this.queue, AbortSignal.timeout(budgetMs));
+    if (controllerDidAnything(summary)) logControllerSummary(this.options.logger, summary);
   }
 }

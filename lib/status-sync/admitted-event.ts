@@ -47,7 +47,7 @@ export function parseAdmittedEvent(event: unknown): (AdmittedSidecarSet & { sent
 
 /**
  * The event status-sync sends itself (an asynchronous invoke) when its
- * follow budget ends with rollouts still in flight, so that they go on at
+ * controller's budget ends with rollouts still in flight, so that they go on at
  * once instead of at the next scheduled tick (docs/RELIABILITY.md,
  * "Continuing a rollout").
  */

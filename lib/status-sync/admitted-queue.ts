@@ -1,6 +1,6 @@
 /**
  * The queue of SidecarSet changes the webhooks admitted, handed to a running
- * follow loop (the local server's; on AWS each invocation starts with its
+ * controller (the local server's; on AWS each invocation starts with its
  * own): a set's changes coalesce into one entry, so one read and one pass
  * serve a burst of them, and the queue is bounded.
  */

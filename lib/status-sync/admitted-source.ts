@@ -13,11 +13,11 @@ import { visibleSet } from './visible-set.ts';
 
 export interface AdmittedTarget {
   /**
-   * Whether the set is followed now (its pods watched): a pod trigger then needs no read of its own, and
+   * Whether the set is requeued now (its pods watched): a pod trigger then needs no read of its own, and
    * adds the name at once, since the watch ignores a pod leaving Ready (rollout-predicate.ts) and the trigger does not.
    */
-  follows(name: string): boolean;
-  /** A followed set's pod trigger. */
+  inFlight(name: string): boolean;
+  /** A requeued set's pod trigger. */
   podsChanged(name: string): void;
   /** The change is stored: the set's pass runs from `set`. */
   visible(name: string, set: SidecarSet): void;
@@ -80,7 +80,7 @@ export class AdmittedSource {
   /** Whether the controller goes on after this change. */
   private async admit(change: QueuedChange, signal: AbortSignal | undefined, stop: AbortSignal): Promise<boolean> {
     if (stop.aborted) return false;
-    if (change.operation === 'PODS' && this.target.follows(change.sidecarSet)) {
+    if (change.operation === 'PODS' && this.target.inFlight(change.sidecarSet)) {
       this.target.podsChanged(change.sidecarSet);
       return true;
     }

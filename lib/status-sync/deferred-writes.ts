@@ -1,10 +1,10 @@
 /**
- * Writes a followed set's pass hands over instead of waiting for them: the
+ * Writes a requeued set's pass hands over instead of waiting for them: the
  * SidecarSetUpgradable condition of each pod it updated and the Event of
  * each HotUpgrade flip. Neither frees nor takes a slot, yet a pass that
  * waited for them held every slot freed meanwhile until they were done
  * (a pass of 100 updates sent 100 conditions after its 100 image patches):
- * the pace loop (pace.ts) starts its next pass as soon as a pass's pod
+ * the controller (run-controller.ts) starts its next pass as soon as a pass's pod
  * patches are answered, and these follow.
  *
  * Safety is kept by two rules:

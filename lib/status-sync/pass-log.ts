@@ -40,7 +40,7 @@ function rotationWithoutClock(result: PassResult): unknown {
  */
 function changedSince(result: PassResult, previous: PassResult): boolean {
   if (result.errors.length > 0 || result.statusesWritten > 0) return true;
-  // A rollout step (pods written, a state reported) is new; a pass that only follows one in flight is not.
+  // A rollout step (pods written, a state reported) is new; a pass that only requeues one in flight is not.
   if ((result.rollout?.podsUpdated ?? 0) > 0 || (result.rollout?.podsFlipped ?? 0) > 0 || (result.rollout?.revisionWrites ?? 0) > 0 || Object.keys(result.rollout?.states ?? {}).length > 0) return true;
   if (!jsonEqual(result.notInjected, previous.notInjected)) return true;
   if ((result.repair?.evicted ?? 0) > 0 || (result.repair?.refused ?? 0) > 0) return true;

@@ -102,7 +102,7 @@ export interface RolloutSummary {
   revisionWrites: number;
   /** Sets whose rollout state changed, with the new state in words. */
   states: Record<string, string>;
-  /** Sets with work in flight: the pace loop runs their pass again soon. */
+  /** Sets with work in flight: the controller runs their pass again soon. */
   inFlight: string[];
 }
 

@@ -1,5 +1,5 @@
 /**
- * A followed set's pods as a watch shows them: the pace loop's passes plan
+ * A requeued set's pods as a watch shows them: the controller's passes plan
  * from this view instead of listing every pod of the set again (sidecarset.md
  * §7 "Pace"), as Kruise's controller plans from its informer cache.
  *
@@ -65,8 +65,8 @@ export interface SetPodView {
   readonly source: SetPodSource;
   /** The pass's pod writes, each recorded as what the view must show before it serves again. */
   readonly writer: PodWriter;
-  /** Whether the view follows the pods now (a watch runs), so {@link changed} can be waited on. */
-  following(): boolean;
+  /** Whether the view watches the pods now (a watch runs), so {@link changed} can be waited on. */
+  watching(): boolean;
   /**
    * Resolves 'changed' once a change the predicate accepts arrived since the pods
    * last handed to a pass, or the watch ended so that a fresh list is due
@@ -190,7 +190,7 @@ class PodView implements SetPodView {
     };
   }
 
-  following(): boolean {
+  watching(): boolean {
     return this.live !== undefined;
   }
 

@@ -2,13 +2,13 @@
  * Reconcile(set) for the controller (controller.ts): read the set (or take
  * the read its watch event or admission started), run its one route from its pods'
  * view (set-pass.ts), and answer as controller-runtime's Result does:
- * requeue after the pace's interval, done (nothing in flight, or gone), or
+ * requeue after the controller's interval, done (nothing in flight, or gone), or
  * stalled; an error is retried after the queue's backoff.
  */
 import { errorMessage } from '../errors.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
-import type { FollowedSet } from './followed-set.ts';
-import { DEFAULT_PACE, type PaceDeps, type PaceOptions, type PaceSummary } from './pace-options.ts';
+import type { RequeuedSet } from './requeued-set.ts';
+import { DEFAULT_CONTROLLER_OPTIONS, type ControllerDeps, type ControllerOptions, type ControllerSummary } from './controller-options.ts';
 import type { SetPodView } from './pod-view.ts';
 import { readSet, type SetReads } from './set-reads.ts';
 import { addUp, runSetPass, type SetPassDeps, type SetPassResult } from './set-pass.ts';
@@ -23,12 +23,12 @@ export class Reconciler {
   private readonly known = new Map<string, SidecarSet>();
   /** Each view's pass ports, made once per view: its pods are read and written through it. */
   private readonly viewDeps = new WeakMap<SetPodView, SetPassDeps>();
-  private readonly deps: PaceDeps;
-  private readonly options: PaceOptions;
+  private readonly deps: ControllerDeps;
+  private readonly options: ControllerOptions;
   private readonly signal: AbortSignal | undefined;
-  private readonly summary: PaceSummary;
+  private readonly summary: ControllerSummary;
 
-  constructor(deps: PaceDeps, options: PaceOptions, signal: AbortSignal | undefined, deferredWrites: DeferredWrites, summary: PaceSummary) {
+  constructor(deps: ControllerDeps, options: ControllerOptions, signal: AbortSignal | undefined, deferredWrites: DeferredWrites, summary: ControllerSummary) {
     this.deps = deps;
     this.options = options;
     this.signal = signal;
@@ -41,7 +41,7 @@ export class Reconciler {
     this.known.set(name, set);
   }
 
-  async reconcile(name: string, followed: FollowedSet, view: SetPodView | undefined, early: SetReads | undefined): Promise<Outcome> {
+  async reconcile(name: string, requeued: RequeuedSet, view: SetPodView | undefined, early: SetReads | undefined): Promise<Outcome> {
     const known = this.known.get(name);
     this.known.delete(name);
     const reads = known === undefined && early !== undefined ? early : readSet(name, this.deps, this.signal, known);
@@ -53,8 +53,8 @@ export class Reconciler {
     if (read.value === undefined) return { kind: 'done' };
     const result = await runSetPass(read.value, this.passDeps(view), this.signal === undefined ? {} : { signal: this.signal }, await reads.revisions);
     this.record(name, result);
-    const after = followed.afterPass(result, () => (this.deps.nowMs ?? (() => performance.now()))(), this.options.stallMs ?? DEFAULT_PACE.stallMs);
-    if (after === 'follow') return { kind: 'requeue-after', afterMs: this.options.intervalMs ?? DEFAULT_PACE.intervalMs };
+    const after = requeued.afterReconcile(result, () => (this.deps.nowMs ?? (() => performance.now()))(), this.options.stallMs ?? DEFAULT_CONTROLLER_OPTIONS.stallMs);
+    if (after === 'requeue') return { kind: 'requeue-after', afterMs: this.options.intervalMs ?? DEFAULT_CONTROLLER_OPTIONS.intervalMs };
     return { kind: after };
   }
 

@@ -46,7 +46,7 @@ interface PodFailure {
  * by an Event), the not-upgradable conditions, their Event, then each pod's
  * patch and condition. A plan with flips has no updates (Kruise 1.9 returns
  * after flipping): the next batch is decided from the pods as flipped, by
- * the follow-up pass the flips put in flight. A pod whose update fails (other than a
+ * the requeued pass the flips put in flight. A pod whose update fails (other than a
  * conflict, decided again next pass) is skipped and returned, to be told;
  * Kruise stops the whole pass there instead. With a deferred queue, the
  * updated pods' conditions and the flips' Events are queued there, not

@@ -91,7 +91,7 @@ export interface SetPassResult {
   /**
    * Work in flight: pods written or skipped on a conflict this pass, the
    * next batch waiting for updated pods to become ready (maxUnavailable), or
-   * pods mid hot upgrade waiting for their flip; the pace loop comes back soon.
+   * pods mid hot upgrade waiting for their flip; the controller comes back soon.
    */
   inFlight: boolean;
   /** Updated pods not ready yet (the last batch restarting, or pods unready for reasons of their own). */
@@ -101,7 +101,7 @@ export interface SetPassResult {
   errors: PassError[];
 }
 
-/** What a set's passes add to a summary: the pass's rollout part and the pace loop's both have these. */
+/** What a set's passes add to a summary: the pass's rollout part and the controller's both have these. */
 export interface SetTally {
   podsUpdated: number;
   podsFlipped: number;

@@ -19,8 +19,8 @@
  * 7. state: the rollout's state, reported when it changed (rollout-state.ts),
  *    and whether the set is in flight.
  *
- * The full pass (pass.ts) sends every counted set down this route; the pace
- * loop (pace.ts) sends the sets with work in flight again, from their own lists.
+ * The full pass (pass.ts) sends every counted set down this route; the controller
+ * loop (run-controller.ts) sends the sets with work in flight again, from their own lists.
  *
  * Safety: every decision comes from the list this pass made, and every pod
  * write is a JSON Patch guarded by a `test` of the resourceVersion that list
@@ -135,7 +135,7 @@ export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: SetPa
   if (plan === undefined || rollout === undefined || pass.unregistered) return pass.result;
   const batch = await pass.batch(plan, rollout);
   if (batch === undefined) return pass.result;
-  // 7. State, and whether the set is in flight (the pace loop follows it).
+  // 7. State, and whether the set is in flight (the controller requeues it).
   await pass.state(seen, plan, rollout, batch);
   return pass.result;
 }
@@ -284,7 +284,7 @@ class SetReconcile {
     result.state = state;
     if (plan.unavailable !== undefined) result.unavailable = Object.fromEntries(plan.unavailable.reasons.map((r) => [r.reason, r.count]));
     await reportState(this.set, state, { ...this.deps, rollout }, result, this.options.signal);
-    // A stalled rollout is left to the schedule: following it would spend every follow-up budget on a wait.
+    // A stalled rollout is left to the schedule: requeuing it would spend every controller budget on a wait.
     const waitsOnPods = plan.waiting?.kind === 'max-unavailable' || plan.waiting?.kind === 'updated-not-ready';
     result.inFlight = result.podsUpdated > 0 || result.podsFlipped > 0 || result.conflicts > 0 || (result.deferred ?? 0) > 0 || (waitsOnPods && state.reason !== 'RolloutStalled') || plan.swapping > 0;
     result.restarting = plan.status.updatedReadyPods < plan.status.updatedPods && state.reason !== 'RolloutStalled';

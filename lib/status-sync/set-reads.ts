@@ -1,7 +1,7 @@
 /**
- * The reads a followed set's pass starts from: the set and its
+ * The reads a requeued set's pass starts from: the set and its
  * ControllerRevisions, read at once (neither needs the other, and both stand
- * between a freed slot and its next write). Only the pace loop writes the
+ * between a freed slot and its next write). Only the controller writes the
  * revisions meanwhile (its passes do not overlap).
  */
 import type { ControllerRevision } from '../sidecarset/revisions.ts';

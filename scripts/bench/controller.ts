@@ -13,7 +13,7 @@ import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollo
 import type { Pod } from '../../lib/kube/types.ts';
 import type { AdmittedSidecarSet } from '../../lib/ports.ts';
 import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
-import { followSets } from '../../lib/status-sync/pace.ts';
+import { runController } from '../../lib/status-sync/run-controller.ts';
 import { runStatusPass } from '../../lib/status-sync/pass.ts';
 import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
@@ -90,7 +90,7 @@ async function burst(s: ControllerSettings): Promise<{ passes: number; requests:
       await Promise.race([queue.arrival(), sleep(50)]);
       continue;
     }
-    passes += (await followSets([], passDeps, { intervalMs: 5_000, debounceMs: 50, stallMs: 0, createDebounceMs: 0 }, AbortSignal.timeout(120_000), queue)).passes;
+    passes += (await runController([], passDeps, { intervalMs: 5_000, debounceMs: 50, stallMs: 0, createDebounceMs: 0 }, AbortSignal.timeout(120_000), queue)).passes;
   }
   await pushing;
   return { passes, requests, lastToShownMs: performance.now() - lastAt };
@@ -110,7 +110,7 @@ export async function controllerSection(s: ControllerSettings, log: (line: strin
     id: 'controller',
     title: 'The controller\'s queue (in memory)',
     method: [
-      `In memory, with ${s.requestMs} ms added to every API request as the API server's round trip. The resync is the schedule's full pass: one paged list of every pod (500 a page), every set counted from it, every status stale, written \`workers\` at a time (writeConcurrency). The burst makes its pods ready 100 at a time every 10 ms, each with its pod trigger, while the controller runs as the local loop runs it (followSets again whenever triggers wait); it ends when every stored status shows its set's pods.`,
+      `In memory, with ${s.requestMs} ms added to every API request as the API server's round trip. The resync is the schedule's full pass: one paged list of every pod (500 a page), every set counted from it, every status stale, written \`workers\` at a time (writeConcurrency). The burst makes its pods ready 100 at a time every 10 ms, each with its pod trigger, while the controller runs as the local loop runs it (runController again whenever triggers wait); it ends when every stored status shows its set's pods.`,
     ],
     table: { headers: ['what', 'workers', 'time', 'work'], rows },
     verdicts: [],

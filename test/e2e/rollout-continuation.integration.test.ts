@@ -29,7 +29,7 @@ describeWithControlPlane('a rollout that outlasts one invocation', () => {
           sent.push(event);
           return Promise.resolve();
         },
-        followBudgetMs: 2_500,
+        controllerBudgetMs: 2_500,
       });
       const context = (id: string) => ({ awsRequestId: id, getRemainingTimeInMillis: () => 120_000 });
       const target = await updateSidecarImage(cluster.cp, seeded.set, NEW_IMAGE);

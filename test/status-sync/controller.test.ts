@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
-import { followSets } from '../../lib/status-sync/pace.ts';
+import { runController } from '../../lib/status-sync/run-controller.ts';
 import { podsOf } from '../rollout/fixtures.ts';
 import { storedRolloutSet, world } from './rollout-world.ts';
 
@@ -31,7 +31,7 @@ describe('the controller', () => {
         return patchStatus(...args);
       },
     };
-    const summary = await followSets([SET], w.deps, { intervalMs: 50, debounceMs: 0, stallMs: 400, visibleTimeoutMs: 2_000 }, AbortSignal.timeout(10_000), queue);
+    const summary = await runController([SET], w.deps, { intervalMs: 50, debounceMs: 0, stallMs: 400, visibleTimeoutMs: 2_000 }, AbortSignal.timeout(10_000), queue);
     expect(summary.errors).toEqual([]);
     expect(summary.passes).toBeGreaterThanOrEqual(2);
     expect(writes).toBeGreaterThanOrEqual(2);

@@ -90,7 +90,7 @@ describe('the status loop of npm start', () => {
       runPass: () => Promise.resolve({ ...result(), rollout: { setsRolled: 1, podsUpdated: 1, podsFlipped: 0, conflicts: 0, revisionWrites: 0, states: {}, inFlight: ['agent'] } }).finally(() => passes++),
       intervalMs: 30_000,
       logger,
-      follow: (names, signal, queue) => {
+      runController: (names, signal, queue) => {
         budgets.push(names);
         queue.take();
         return Promise.resolve({ passes: 1, podsUpdated: 0, podsFlipped: 0, conflicts: 0, stalled: [], unfinished: [], states: {}, errors: signal.aborted ? [{ operation: 'x', message: 'aborted' }] : [] });

@@ -104,7 +104,7 @@ async function benchWorld(nowMs: number, stored = false) {
     const result = await runStatusPass(deps);
     return { result, podLists, events: [...events] };
   };
-  /** One set decided from its own pod list, as the pace loop decides it. */
+  /** One set decided from its own pod list, as the controller decides it. */
   const ownList = async (name: string) => {
     const set = await statuses.get(name);
     if (set === undefined) throw new Error(`no set ${name}`);

@@ -2,7 +2,7 @@
  * The full pass with the rollout: idle sets get their revision registered
  * and their status from the streamed counts; sets with rollout work get
  * their own pass; a revision list that fails keeps the counts flowing and
- * rolls nothing; sets with work in flight are named for the pace loop.
+ * rolls nothing; sets with work in flight are named for the controller.
  */
 import { describe, expect, it } from '@jest/globals';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
@@ -191,7 +191,7 @@ describe('a status pass with the rollout', () => {
     const states = observedStates(rolloutStateEvents());
     w.deps.rollout.states = states;
     const result = await runStatusPass(w.deps);
-    // Decided from the pass's counts (every pod updated): no list of its own, yet followed.
+    // Decided from the pass's counts (every pod updated): no list of its own, yet requeued.
     expect(result.rollout).toMatchObject({ setsRolled: 0, inFlight: ['restarting'] });
     expect(result.unavailable).toEqual({ restarting: { Restarting: 1 } });
     // Every pod updated is not finished while one is not ready: the rollout is still progressing, though at

@@ -1,10 +1,10 @@
 /**
- * The pace loop's view of a followed set's pods (lib/status-sync/pod-view.ts)
+ * The controller's view of a requeued set's pods (lib/status-sync/pod-view.ts)
  * on a real kube-apiserver with the test kubelet, as the functions identity:
  * the watch reaches the API server through a fault proxy, so that it can lag
  * behind the writes (every chunk held back) or be cut (connections reset).
  *
- * - A rollout followed from the view, its watch lagging: every stored
+ * - A rollout requeued from the view, its watch lagging: every stored
  *   version of every pod is checked (rollout-recorder.ts): never more
  *   updated pods unavailable than maxUnavailable, each pod written once; the
  *   pods are listed once, and the stored status ends {N, N, N, N}.
@@ -24,7 +24,7 @@ import { discoveredSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets
 import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import type { KubeClient } from '../../lib/adapters/kube-request.ts';
 import { podScope } from '../../lib/rollout/pod-scope.ts';
-import { followSets, rolloutPredicate } from '../../lib/status-sync/pace.ts';
+import { runController, rolloutPredicate } from '../../lib/status-sync/run-controller.ts';
 import { setPodView } from '../../lib/status-sync/pod-view.ts';
 import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import type { SetPassDeps } from '../../lib/status-sync/set-pass.ts';
@@ -77,7 +77,7 @@ function podSource(): { source: SetPodSource; lists: () => number } {
   };
 }
 
-describeWithControlPlane('the view of a followed set’s pods, on a real kube-apiserver', () => {
+describeWithControlPlane('the view of a requeued set’s pods, on a real kube-apiserver', () => {
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
     cluster = await startRolloutCluster({ readyDelayMs: 300 });
@@ -109,7 +109,7 @@ describeWithControlPlane('the view of a followed set’s pods, on a real kube-ap
     const target = await updateSidecarImage(cp, seeded.set, NEW_IMAGE);
     const recorder = await recordRollout(cp, seeded.namespace, target, budgetOf('25%', pods), SIDECAR);
     try {
-      const summary = await followSets([name], deps, { intervalMs: 2_000, catchUpMs: 10_000 }, AbortSignal.timeout(240_000));
+      const summary = await runController([name], deps, { intervalMs: 2_000, catchUpMs: 10_000 }, AbortSignal.timeout(240_000));
       await recorder.caughtUp();
       expect({ violations: recorder.violations, gaps: recorder.gaps }).toEqual({ violations: [], gaps: [] });
       expect(recorder.imageChanges()).toEqual({ pods, repeated: 0 });
@@ -167,11 +167,11 @@ describeWithControlPlane('the view of a followed set’s pods, on a real kube-ap
       const view = setPodView(source, kubePodWriter(functionsClient('direct')), { predicate: rolloutPredicate });
       const scope = podScope(seeded.set)!;
       await view.source.list(scope);
-      expect(view.following()).toBe(true);
+      expect(view.watching()).toBe(true);
       const waiting = view.changed(60_000);
       theProxy().reset();
       expect(await waiting).toBe('error');
-      expect(view.following()).toBe(false);
+      expect(view.watching()).toBe(false);
       theProxy().passThrough();
       // Changed meanwhile, unseen by any watch: the list shows it.
       const res = await cp.request('admin', 'PATCH', `/api/v1/namespaces/${seeded.namespace}/pods/pod-00002`, { metadata: { annotations: { 'view.test/unseen': 'yes' } } }, 'application/merge-patch+json');
@@ -180,7 +180,7 @@ describeWithControlPlane('the view of a followed set’s pods, on a real kube-ap
       expect(read.pods.find((p) => p.metadata?.name === 'pod-00002')?.metadata?.annotations?.['view.test/unseen']).toBe('yes');
       expect(lists()).toBe(2);
       expect(view.counts()).toEqual({ fromView: 0, listed: { first: 1, error: 1 } });
-      expect(view.following()).toBe(true);
+      expect(view.watching()).toBe(true);
       view.close();
     } finally {
       theProxy().passThrough();

@@ -55,7 +55,7 @@ describe('status-sync reading its queue', () => {
     const event = await received('work.fifo');
     expect(event.Records).toHaveLength(2);
     const { logger, entries } = capturingLogger();
-    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger }, queue: send, followBudgetMs: 5_000 });
+    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger }, queue: send, controllerBudgetMs: 5_000 });
     const result = await handler(event, context);
     expect(result).toMatchObject({ batchItemFailures: [], requeued: [] });
     expect(result.followUp).toMatchObject({ passes: 1, errors: [] });
@@ -71,7 +71,7 @@ describe('status-sync reading its queue', () => {
     const working = fake.route;
     // The set can be listed but not read: its pass fails at its first read.
     fake.route = (request) => (request.method === 'GET' && request.url.includes('/sidecarsets/log-agent') ? apiStatus(500, 'InternalError', 'etcd is down') : working(request));
-    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger: capturingLogger().logger }, queue: send, followBudgetMs: 1_500 });
+    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger: capturingLogger().logger }, queue: send, controllerBudgetMs: 1_500 });
     const result = await handler(event, context);
     expect(result.batchItemFailures).toEqual([{ itemIdentifier: event.Records[0]?.messageId }]);
   }, 60_000);

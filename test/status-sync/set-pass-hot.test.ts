@@ -77,7 +77,7 @@ describe('runSetPass with HotUpgrade sidecars', () => {
     // The pass that flips a updates no pod (Kruise 1.9 returns after flipping), so b is not tried in it...
     const second = await pass(deps, { writeConcurrency: 1 });
     expect(second).toMatchObject({ podsFlipped: 1, podsFailed: 0, inFlight: true });
-    // Kruise requeues after 1 s until its cache shows the flipped pod; here the follow-up waits for a change of the
+    // Kruise requeues after 1 s until its cache shows the flipped pod; here the requeue waits for a change of the
     // set's pods other than the version this pass wrote (the kubelet resetting the old container).
     expect(second.watch?.own.size).toBe(1);
     // ...but in the next one, which skips it again and still ends the rollout of the others.

@@ -127,7 +127,7 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
     const recorded = JSON.parse(p1?.metadata?.annotations?.['kruise.io/sidecarset-hash'] ?? '{}') as Record<string, { hash: string; controllerRevision: string }>;
     expect(recorded['test-sidecarset']).toMatchObject({ hash: hashOf(set), controllerRevision: currentRevisionName(set) });
     expect(p1?.status?.conditions?.find((c) => c.type === 'SidecarSetUpgradable')).toMatchObject({ status: 'True', reason: 'AllSidecarsetUpgradable' });
-    // The pod the pass wrote is not a change the pace loop waits for.
+    // The pod the pass wrote is not a change the controller waits for.
     expect(result.watch?.own.has(p1?.metadata?.resourceVersion ?? '')).toBe(true);
   });
 

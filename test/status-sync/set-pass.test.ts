@@ -43,7 +43,7 @@ describe('runSetPass', () => {
     expect(statuses.writes[0]?.status).toMatchObject({ matchedPods: 12, updatedPods: 0, readyPods: 12 });
   });
 
-  it("hands the pace loop the scope, the list's resourceVersion and the versions it wrote", async () => {
+  it("hands the controller the scope, the list's resourceVersion and the versions it wrote", async () => {
     const set = storedRolloutSet();
     const { deps, cluster } = world(set, podsOf(set, 5, 0, 0));
     const listed = cluster.resourceVersion();

@@ -157,7 +157,7 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
   });
 
   it('shows the rollout finished once every pod is updated and ready', async () => {
-    await statusSync.follow([SET]);
+    await statusSync.runController([SET]);
     await updatedAndReady(3);
     await statusSync.runPass();
     const result = await run(['--kubeconfig', kubeconfig]);

@@ -142,7 +142,7 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
     const results: InvocationResult[] = [];
     const context = (id: string) => ({ awsRequestId: id, getRemainingTimeInMillis: () => Math.round(900_000 - (performance.now() - started)) });
     // As on AWS, one invocation at a time (reserved concurrency 1): the webhook's SidecarSetAdmitted invoke, which
-    // follows the set for at most FOLLOW_BUDGET_MS and, if the rollout is still in flight, sends itself a continuation;
+    // follows the set for at most CONTROLLER_BUDGET_MS and, if the rollout is still in flight, sends itself a continuation;
     // the continuation runs a second after it was sent (Lambda's retry of the throttled invoke), unless EventBridge's
     // schedule (rate 1 minute, from the update) is due first.
     let ran = 0;

@@ -1,5 +1,5 @@
 /**
- * One set the pace loop follows (pace.ts): what its last pass left, and the
+ * One set the controller requeues (run-controller.ts): what its last pass left, and the
  * rule for whether it stays in the loop after a pass.
  */
 import type { SetPodSource } from '../ports.ts';
@@ -7,15 +7,15 @@ import type { SetPodView } from './pod-view.ts';
 import { rolloutPredicate } from './rollout-predicate.ts';
 import type { SetPassResult } from './set-pass.ts';
 
-/** After a pass: the set is followed again, left because its progress stalled, or left because nothing is in flight (or it is gone). */
-export type AfterPass = 'follow' | 'stalled' | 'done';
+/** After a pass: the set is requeued again, left because its progress stalled, or left because nothing is in flight (or it is gone). */
+export type AfterReconcile = 'requeue' | 'stalled' | 'done';
 
-export class FollowedSet {
+export class RequeuedSet {
   /** Where a watch from the last pass's own list starts, when the set has no view. */
   private watch: SetPassResult['watch'];
   private progress = '';
   private progressAt: number;
-  /** This loop wrote pods of the set (a set handed over by the pass that rolled it, too): its last batch is followed until ready, for the status to show it. */
+  /** This loop wrote pods of the set (a set handed over by the pass that rolled it, too): its last batch is requeued until ready, for the status to show it. */
   private wrote: boolean;
   /** The set's pods as a watch shows them, which its passes plan from (pod-view.ts); none until its first pass, or when the pod source cannot watch. */
   view: SetPodView | undefined;
@@ -29,7 +29,7 @@ export class FollowedSet {
   }
 
   /** Whether the set stays in the loop after `result`; `nowMs` is read only when its progress decides. */
-  afterPass(result: SetPassResult, nowMs: () => number, stallMs: number): AfterPass {
+  afterReconcile(result: SetPassResult, nowMs: () => number, stallMs: number): AfterReconcile {
     const wrote = result.podsUpdated > 0 || result.podsFlipped > 0;
     if (wrote) this.wrote = true;
     this.deferred = (result.deferred ?? 0) > 0;
@@ -44,15 +44,15 @@ export class FollowedSet {
       this.progressAt = now;
     } else if (now - this.progressAt >= stallMs) return 'stalled';
     this.watch = result.watch;
-    return 'follow';
+    return 'requeue';
   }
 
   /**
    * Until the set's pods change in a way worth a pass ({@link rolloutPredicate}), from its view when
-   * it follows them, else by a watch from its last pass's list; none when it has neither.
+   * it watches them, else by a watch from its last pass's list; none when it has neither.
    */
   nextChange(setPods: SetPodSource, timeoutMs: number, signal: AbortSignal): Promise<'changed' | 'timeout' | 'error'> | undefined {
-    if (this.view?.following() === true) return this.view.changed(timeoutMs, signal);
+    if (this.view?.watching() === true) return this.view.changed(timeoutMs, signal);
     const { watch } = this;
     return watch === undefined ? undefined : setPods.changed(watch.scope, watch.resourceVersion, watch.own, timeoutMs, signal, rolloutPredicate);
   }

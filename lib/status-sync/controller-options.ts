@@ -6,7 +6,7 @@ import type { PodViewCounts } from './pod-view.ts';
 import { DEFAULT_STALL_MS } from './rollout-state.ts';
 import type { SetPassDeps, SetPassResult } from './set-pass.ts';
 
-export interface PaceOptions {
+export interface ControllerOptions {
   /** The longest wait between two passes of a set in flight. Default 5 s. */
   intervalMs?: number;
   /**
@@ -33,7 +33,7 @@ export interface PaceOptions {
   /** How long after its arrival a CREATE is first read. Default CREATE_DEBOUNCE_MS (visible-set.ts). */
   createDebounceMs?: number;
   /**
-   * Ends the following at the next pass boundary: no new pass or wait
+   * Stops the controller at the next pass boundary: no new pass or wait
    * starts after it, and a running pass finishes its writes (bounded by the
    * call's signal), instead of being cut mid-batch with its writes reported as errors.
    */
@@ -47,17 +47,17 @@ export interface PaceOptions {
   workers?: number;
 }
 
-export const DEFAULT_PACE = { intervalMs: 5_000, debounceMs: 50, stallMs: DEFAULT_STALL_MS, visibleTimeoutMs: 10_000 } as const;
+export const DEFAULT_CONTROLLER_OPTIONS = { intervalMs: 5_000, debounceMs: 50, stallMs: DEFAULT_STALL_MS, visibleTimeoutMs: 10_000 } as const;
 
-export interface PaceDeps extends SetPassDeps {
+export interface ControllerDeps extends SetPassDeps {
   /** Monotonic milliseconds. Default performance.now. */
   nowMs?: () => number;
-  /** Told after every set pass (the metrics: follow-up passes count as the full pass's do). */
+  /** Told after every set pass (the metrics: requeued passes count as the full pass's do). */
   onSetPass?: (result: SetPassResult) => void;
 }
 
-/** What the following did, for the invocation's log line. */
-export interface PaceSummary {
+/** What the controller did, for the invocation's log line. */
+export interface ControllerSummary {
   passes: number;
   podsUpdated: number;
   podsFlipped: number;
