@@ -37,7 +37,7 @@ import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { ANNOTATION_HASH } from '../../lib/sidecarset/types.ts';
 import { systemClock, type Clock, type RevisionSource } from '../../lib/ports.ts';
 import { notInjectedEvents } from '../../lib/status-sync/not-injected.ts';
-import { runStatusPass, STATUS_SYNC } from '../../lib/status-sync/pass.ts';
+import { runResync, STATUS_SYNC } from '../../lib/status-sync/resync.ts';
 import type { HandlerDeps } from '../../lib/webhooks/handler.ts';
 import { FUNCTION_DESCRIPTORS, POD_INJECT, SIDECARSET_CONVERT, type ListedDescriptor } from '../../lib/webhooks/descriptors.ts';
 import { descriptorOf, FUNCTION_NAMES, isAdmissionFunction, runReview, type AdmissionDescriptor, type AdmissionFunctionName, type ReviewOutcome } from '../../lib/webhooks/registry.ts';
@@ -167,7 +167,7 @@ async function runStatusSync(args: Args, io: CliIo): Promise<number> {
   const pods = await readObjects(io, files['--pods'], 'Pod', 'Pods');
   const statuses = memoryStatusWriter(sidecarSets);
   const given = namespacesWithHint(namespaces, files['--namespaces']);
-  const result = await runStatusPass({
+  const result = await runResync({
     sidecarSets: memorySidecarSetSource(sidecarSets),
     pods: memoryPodPages(pods),
     namespaces: given.source,

@@ -1,9 +1,9 @@
 /**
  * The status reconciler as a Lambda, composed once per cold start, for two
- * events: EventBridge's schedule (a full pass, then requeuing the sets
+ * events: EventBridge's schedule (a resync, then requeuing the sets
  * whose rollout is in flight while the invocation's time lasts) and the
  * SidecarSet validating webhook's asynchronous invoke after an admitted
- * change (that set's pass at once, then requeuing it). A configuration
+ * change (that set's reconcile at once, then requeuing it). A configuration
  * error fails the cold start, so every invocation fails visibly rather than
  * passing without a cluster.
  */
@@ -14,26 +14,26 @@ import { failedMessages, readBatch, type QueueBatch } from '../../lib/status-syn
 import { ENV_OWN_FUNCTION_NAME, lambdaSelfInvoke, type Continuation } from '../../lib/adapters/lambda-self-invoke.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import { AdmittedEventError, CONTINUE_EVENT_KIND, deployedUrlsOfScheduledEvent, MAX_CONTINUED_SETS, parseAdmittedEvent, parseContinueEvent, recentTriggers, type ContinueEvent } from '../../lib/status-sync/admitted-event.ts';
-import type { PassResult } from '../../lib/status-sync/pass.ts';
+import type { ResyncResult } from '../../lib/status-sync/resync.ts';
 import type { AdmittedSidecarSet } from '../../lib/ports.ts';
 import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
 import { passCoverage, POD_DEBOUNCE_MS } from '../../lib/status-sync/pod-trigger.ts';
 import type { ControllerSummary } from '../../lib/status-sync/run-controller.ts';
 import type { Env } from '../shared/compose.ts';
-import { composeStatusSync, controllerDidAnything, logControllerSummary, logPass, type StatusSyncOverrides, type StatusSyncRuntime } from './compose.ts';
+import { composeStatusSync, controllerDidAnything, logControllerSummary, logResync, type StatusSyncOverrides, type StatusSyncRuntime } from './compose.ts';
 
 /** What the handler uses of Lambda's context. */
 export type StatusSyncContext = Pick<Context, 'getRemainingTimeInMillis' | 'awsRequestId'>;
-/** What an invocation did: the full pass (scheduled events) and the requeued passes. */
-export interface InvocationResult extends Partial<PassResult> {
+/** What an invocation did: the resync (scheduled events) and the requeued reconciles. */
+export interface InvocationResult extends Partial<ResyncResult> {
   followUp?: ControllerSummary;
-  /** API requests sent again during this invocation (a slow or dropped one costs a retry, not the pass). */
+  /** API requests sent again during this invocation (a slow or dropped one costs a retry, not the reconcile). */
   requestRetries?: number;
   /** The sets handed to the continuation this invocation sent itself. */
   continued?: string[];
   /** Why the event was not acted on: the same admitted change handled lately, or a continuation a later invocation took over. */
   skipped?: 'repeated trigger' | 'superseded continuation' | 'covered pod change';
-  /** The queue's messages to hand out again (SQSBatchResponse): those of sets whose passes failed. */
+  /** The queue's messages to hand out again (SQSBatchResponse): those of sets whose reconciles failed. */
   batchItemFailures?: { itemIdentifier: string }[];
   /** The sets sent back to the queue, still in flight when the controller's budget ended. */
   requeued?: string[];
@@ -42,7 +42,7 @@ export type StatusSyncEvent = ScheduledEvent | ({ kind: string } & Partial<Admit
 export type ScheduledStatusHandler = (event: StatusSyncEvent, context: StatusSyncContext) => Promise<InvocationResult>;
 
 /**
- * Time kept back from the Lambda limit so that, when a pass has to be cut
+ * Time kept back from the Lambda limit so that, when a reconcile has to be cut
  * short, its result is still logged and returned: a tenth of the time left,
  * at least 3 s.
  */
@@ -51,7 +51,7 @@ export function passDeadlineMs(remainingMs: number): number {
 }
 
 /**
- * The longest an invocation runs the controller after its pass. Under Lambda's
+ * The longest an invocation runs the controller after its reconcile. Under Lambda's
  * 60 s maximum event age for status-sync's queued invokes (infra/aws), so an
  * admitted change or a tick queued behind this invocation is still run, not
  * dropped; a rollout still in flight goes on in the continuation this
@@ -102,7 +102,7 @@ class Invocation {
     this.signal = AbortSignal.timeout(passDeadlineMs(context.getRemainingTimeInMillis()));
   }
 
-  /** The budget stops new passes; a pass running when it ends finishes its writes, within the pass deadline. */
+  /** The budget stops new reconciles; a reconcile running when it ends finishes its writes, within the reconcile deadline. */
   budget(): AbortSignal {
     return AbortSignal.timeout(this.budgetMs);
   }
@@ -175,10 +175,10 @@ class WarmContainer {
     const sentAt = admitted?.sentAt ?? run.startedAt;
     // A pod change's debounce runs from when the webhook sent it (Lambda's queue usually took that long already).
     const queued = admitted === undefined ? undefined : { ...admitted, queuedAtMs: performance.now() - Math.max(0, run.startedAt - sentAt) };
-    // Its pass reads the pods after the debounce, never earlier.
+    // Its reconcile reads the pods after the debounce, never earlier.
     const readsFrom = Math.max(run.startedAt, sentAt + POD_DEBOUNCE_MS);
     const followUp = await this.runtime.runController(names, run.signal, queued === undefined ? undefined : admittedQueue([queued]), run.budget());
-    // Only a pass that went through covers later triggers; after a failure the next one tries again.
+    // Only a reconcile that went through covers later triggers; after a failure the next one tries again.
     if (admitted?.operation === 'PODS' && followUp.errors.length === 0) this.coverage.began(readsFrom, [admitted.sidecarSet]);
     const continued = await this.continueLater(followUp, run.requestId);
     logControllerSummary(this.runtime.logger, followUp, { requestId: run.requestId, ...(admitted === undefined ? { continuation: continuation?.sets } : { admitted }), continued, requestRetries: run.retries() });
@@ -192,7 +192,7 @@ class WarmContainer {
     try {
       deployed = deployedUrlsOfScheduledEvent(event);
     } catch (error) {
-      // The pass still runs; its rotation writes no secret anywhere without them.
+      // The reconcile still runs; its rotation writes no secret anywhere without them.
       this.runtime.logger.error('the scheduled event\'s deployed webhook URLs refused', { requestId, error: errorMessage(error) });
     }
     // With the queue, the sets that roll go to it: only its consumers roll a set, one invocation per set at a time.
@@ -202,11 +202,11 @@ class WarmContainer {
       await queue(names.map((sidecarSet) => ({ sidecarSet })), s);
       for (const name of names) handed.add(name);
     };
-    const pass = await this.runtime.runPass(signal, deployed, handOff);
+    const pass = await this.runtime.resync(signal, deployed, handOff);
     if (pass.errors.length === 0) this.coverage.began(run.startedAt);
     const result = { ...pass, requestRetries: run.retries() };
-    // A failed pass is not thrown: EventBridge would retry it, and the next scheduled pass does that better.
-    logPass(this.runtime.logger, result, { requestId, scheduledAt: (event as ScheduledEvent).time });
+    // A failed pass is not thrown: EventBridge would retry it, and the next scheduled reconcile does that better.
+    logResync(this.runtime.logger, result, { requestId, scheduledAt: (event as ScheduledEvent).time });
     const inFlight = [...new Set([...(pass.rollout?.inFlight ?? []), ...taken])];
     if (queue !== undefined) return { ...result, requeued: await this.requeue(inFlight.filter((name) => !handed.has(name)), requestId) };
     if (inFlight.length === 0 || signal.aborted) return result;

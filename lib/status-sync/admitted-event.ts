@@ -13,7 +13,7 @@ export const ADMITTED_EVENT_KIND = 'SidecarSetAdmitted';
 
 export interface AdmittedEvent extends AdmittedSidecarSet {
   kind: typeof ADMITTED_EVENT_KIND;
-  /** When the webhook sent it (epoch ms): a pod change (`PODS`) a later pass covered is skipped (pod-trigger.ts). */
+  /** When the webhook sent it (epoch ms): a pod change (`PODS`) a later reconcile covered is skipped (pod-trigger.ts). */
   sentAt?: number;
 }
 
@@ -117,7 +117,7 @@ export function recentTriggers(options: { ttlMs?: number; max?: number } = {}): 
 
 /**
  * The webhook URL prefixes the stack deployed, as its schedule hands them to
- * each scheduled pass (`detail.deployedWebhookUrls`, infra/aws/stack.ts):
+ * each scheduled reconcile (`detail.deployedWebhookUrls`, infra/aws/stack.ts):
  * the only URLs the rotation writes a secret into. Undefined when the event
  * carries none (then nothing is written).
  * @throws CallerSecretError naming a malformed entry.

@@ -13,10 +13,10 @@
 import { errorMessage } from '../errors.ts';
 import { ANNOTATION_BASE } from '../sidecarset/canary.ts';
 import type { SidecarSetEvent, SidecarSetEventSink } from '../ports.ts';
-import type { PassError } from './errors.ts';
+import type { ReconcileError } from './errors.ts';
 import { eventMemory, type EventMemoryOptions } from './event-memory.ts';
 
-/** What a pass found for one set: each canary of it that took pods, by name, with how many. */
+/** What a reconcile found for one set: each canary of it that took pods, by name, with how many. */
 export interface CanaryFinding {
   uid: string;
   /** Sorted by canary name; empty when no canary took a pod. */
@@ -32,12 +32,12 @@ export interface CanaryEvent {
 
 export interface CanaryEvents {
   /**
-   * The events due after a pass.
-   * @param findings the sets the pass counted (those no canary took pods from included).
-   * @param present every set the pass saw: what is remembered about others is dropped.
+   * The events due after a reconcile.
+   * @param findings the sets the reconcile counted (those no canary took pods from included).
+   * @param present every set the reconcile saw: what is remembered about others is dropped.
    */
   due(findings: ReadonlyMap<string, CanaryFinding>, present: ReadonlySet<string>): CanaryEvent[];
-  /** Remembers a notice whose event was recorded (a failed one is due again next pass). */
+  /** Remembers a notice whose event was recorded (a failed one is due again next reconcile). */
   reported(notice: CanaryEvent): void;
 }
 
@@ -88,13 +88,13 @@ export function canaryEvents(options: EventMemoryOptions = {}): CanaryEvents {
   };
 }
 
-/** Records the canary events that are due; a failed one is an error and is due again next pass. */
+/** Records the canary events that are due; a failed one is an error and is due again next reconcile. */
 export async function recordCanaryEvents(
   notices: CanaryEvents,
   findings: ReadonlyMap<string, CanaryFinding>,
   present: ReadonlySet<string>,
   events: SidecarSetEventSink,
-  errors: PassError[],
+  errors: ReconcileError[],
   signal?: AbortSignal,
 ): Promise<void> {
   for (const notice of notices.due(findings, present)) {

@@ -6,11 +6,11 @@
  * Sources: the names handed over (the full resync's sets in flight, a
  * continuation's), admitted changes once stored (admitted-source.ts), the
  * watch on each requeued set's pods (an accepted change is debounced so related changes
- * land, then adds the name), the end of the deferred writes a pass left pods to, and
+ * land, then adds the name), the end of the deferred writes a reconcile left pods to, and
  * Reconcile's own requeue-after. A failed Reconcile is added again after
  * the queue's backoff.
  *
- * The queue hands one set to one worker at a time, so one set's passes never
+ * The queue hands one set to one worker at a time, so one set's reconciles never
  * overlap; a pod two sets select is left alone by both while a write to it
  * is deferred (deferred-writes.ts, one queue for every set).
  */
@@ -35,7 +35,7 @@ export class SetController {
   private readonly early = new EarlyReads();
   /**
    * Sets being reconciled now. A read made meanwhile (an admitted change's, a debounce's early read) may predate
-   * the status that pass writes, so it is not handed to the next pass, which reads the set itself.
+   * the status that reconcile writes, so it is not handed to the next reconcile, which reads the set itself.
    */
   private readonly reconciling = new Set<string>();
   private readonly views: SetPodViews;
@@ -88,7 +88,7 @@ export class SetController {
     for (const s of stops) s.addEventListener('abort', stop, { once: true });
     this.ending.signal.addEventListener('abort', () => { this.queue.shutDown(); }, { once: true });
     if (stops.some((s) => s.aborted)) stop();
-    // Handed over by a pass that rolled them: their last batch is requeued until ready.
+    // Handed over by a reconcile that rolled them: their last batch is requeued until ready.
     for (const name of names) {
       if (this.inFlight.has(name)) continue;
       this.inFlight.set(name, new RequeuedSet(this.nowMs(), true));
@@ -145,7 +145,7 @@ export class SetController {
 
   /** What Reconcile's answer means for the queue, the watch and the set's place among the requeued. */
   private requeue(name: string, requeued: RequeuedSet, outcome: Outcome): void {
-    // An admitted change during the pass started the set over (with this view): its own pass is queued already.
+    // An admitted change during the reconcile started the set over (with this view): its own reconcile is queued already.
     if (this.inFlight.get(name) !== requeued) return;
     if (outcome.kind === 'done' || outcome.kind === 'stalled') {
       this.watching.get(name)?.abort();
@@ -163,11 +163,11 @@ export class SetController {
     this.queue.forget(name);
     this.queue.addAfter(name, outcome.afterMs);
     this.watch(name, requeued);
-    // Pods a pass left because a write to them was deferred are free once the writes drain: no pod change would tell.
+    // Pods a reconcile left because a write to them was deferred are free once the writes drain: no pod change would tell.
     if (requeued.deferred) void this.reconciler.deferredWrites.drained().then(() => { this.queue.add(name); });
   }
 
-  /** The watch source: a change of the set's pods the predicate accepts lets related changes land, while the pass's reads start, then adds the name. */
+  /** The watch source: a change of the set's pods the predicate accepts lets related changes land, while the reconcile's reads start, then adds the name. */
   private watch(name: string, requeued: RequeuedSet): void {
     this.watching.get(name)?.abort();
     const own = new AbortController();

@@ -1,30 +1,30 @@
 /**
- * Writes a requeued set's pass hands over instead of waiting for them: the
+ * Writes a requeued set's reconcile hands over instead of waiting for them: the
  * SidecarSetUpgradable condition of each pod it updated and the Event of
- * each HotUpgrade flip. Neither frees nor takes a slot, yet a pass that
+ * each HotUpgrade flip. Neither frees nor takes a slot, yet a reconcile that
  * waited for them held every slot freed meanwhile until they were done
- * (a pass of 100 updates sent 100 conditions after its 100 image patches):
- * the controller (run-controller.ts) starts its next pass as soon as a pass's pod
+ * (a reconcile of 100 updates sent 100 conditions after its 100 image patches):
+ * the controller (run-controller.ts) starts its next reconcile as soon as a reconcile's pod
  * patches are answered, and these follow.
  *
  * Safety is kept by two rules:
- * - a pod with a write queued or running here is left alone by the passes
- *   (`busy`): a pass plans it again after that write, so a guarded patch
+ * - a pod with a write queued or running here is left alone by the reconciles
+ *   (`busy`): a reconcile plans it again after that write, so a guarded patch
  *   never races a condition of the same pod (it would conflict on the
  *   resourceVersion the condition moves);
- * - a pass's own pod patches go first (`hold`): nothing queued here starts
- *   while a pass is writing pods, so these never delay the writes that free
+ * - a reconcile's own pod patches go first (`hold`): nothing queued here starts
+ *   while a reconcile is writing pods, so these never delay the writes that free
  *   or take a slot.
  *
  * The queue lives as long as the loop that made it; the loop waits for it to
  * drain before it returns, so an invocation never ends with writes half sent.
  */
 import { errorMessage } from '../errors.ts';
-import type { PassError } from './errors.ts';
+import type { ReconcileError } from './errors.ts';
 
-/** One write to send after the pass that made it. */
+/** One write to send after the reconcile that made it. */
 export interface DeferredWrite {
-  /** The pod it changes (`namespace/name`), which the passes leave alone until it is done; none for a write that changes no pod (an Event). */
+  /** The pod it changes (`namespace/name`), which the reconciles leave alone until it is done; none for a write that changes no pod (an Event). */
   pod?: string;
   /** For the error, if it fails. */
   sidecarSet: string;
@@ -34,11 +34,11 @@ export interface DeferredWrite {
 }
 
 export interface DeferredWrites {
-  /** Queues a write; it starts when no pass holds the queue and fewer than the limit run. */
+  /** Queues a write; it starts when no reconcile holds the queue and fewer than the limit run. */
   add(write: DeferredWrite): void;
   /** Whether a write to this pod waits or runs. */
   busy(pod: string): boolean;
-  /** Holds back new starts until the returned function is called (a pass's pod patches). Holds nest. */
+  /** Holds back new starts until the returned function is called (a reconcile's pod patches). Holds nest. */
   hold(): () => void;
   /** Resolves once nothing waits or runs (at once when nothing does). */
   drained(): Promise<void>;
@@ -46,14 +46,14 @@ export interface DeferredWrites {
   pending(): number;
 }
 
-/** The most deferred writes running at once (the pass's own pod writes run 8 at a time, too). */
+/** The most deferred writes running at once (the reconcile's own pod writes run 8 at a time, too). */
 export const DEFAULT_DEFERRED_CONCURRENCY = 8;
 
 /**
  * A queue of deferred writes, at most `concurrency` at once. A failed write
  * goes to `onError`; the queue goes on.
  */
-export function deferredWriteQueue(onError: (error: PassError) => void, concurrency: number = DEFAULT_DEFERRED_CONCURRENCY): DeferredWrites {
+export function deferredWriteQueue(onError: (error: ReconcileError) => void, concurrency: number = DEFAULT_DEFERRED_CONCURRENCY): DeferredWrites {
   return new DeferredWriteQueue(onError, Math.max(1, concurrency));
 }
 
@@ -66,10 +66,10 @@ class DeferredWriteQueue implements DeferredWrites {
   private readonly busyPods = new Map<string, number>();
   private waiters: (() => void)[] = [];
 
-  private readonly onError: (error: PassError) => void;
+  private readonly onError: (error: ReconcileError) => void;
   private readonly limit: number;
 
-  constructor(onError: (error: PassError) => void, limit: number) {
+  constructor(onError: (error: ReconcileError) => void, limit: number) {
     this.onError = onError;
     this.limit = limit;
   }

@@ -20,11 +20,11 @@
  * - it needs one extra permission, `create` on events, and no schema change.
  *
  * Events are transient (the API server drops them after an hour by default)
- * and must not be written every pass, so what was reported is remembered
+ * and must not be written every reconcile, so what was reported is remembered
  * per set (event-memory.ts): a Warning goes out when a set's uninjected pods
  * first appear or change, again every `refreshMs` while they remain (before
  * the old event expires), and a Normal event says when they are gone. The
- * counts are also in every pass's result and log line.
+ * counts are also in every reconcile's result and log line.
  */
 import type { PodEvent, SidecarSetEvent } from '../ports.ts';
 import { eventMemory, type EventMemoryOptions } from './event-memory.ts';
@@ -35,7 +35,7 @@ export interface NotInjectedPod {
   uid: string;
 }
 
-/** What a pass found in one namespace for one set. */
+/** What a reconcile found in one namespace for one set. */
 export interface NamespaceFinding {
   namespace: string;
   count: number;
@@ -43,7 +43,7 @@ export interface NamespaceFinding {
   pods: readonly NotInjectedPod[];
 }
 
-/** What a pass found for one set. */
+/** What a reconcile found for one set. */
 export interface NotInjectedFinding {
   uid: string;
   count: number;
@@ -65,12 +65,12 @@ export interface DueEvent {
 
 export interface NotInjectedEvents {
   /**
-   * The events due after a pass.
-   * @param findings the sets whose status the pass computed (count 0 included).
-   * @param present every set the pass saw: what is remembered about others is dropped.
+   * The events due after a reconcile.
+   * @param findings the sets whose status the reconcile computed (count 0 included).
+   * @param present every set the reconcile saw: what is remembered about others is dropped.
    */
   due(findings: ReadonlyMap<string, NotInjectedFinding>, present: ReadonlySet<string>): DueEvent[];
-  /** Remembers a notice whose events were recorded (a failed one is due again next pass). */
+  /** Remembers a notice whose events were recorded (a failed one is due again next reconcile). */
   reported(notice: DueEvent): void;
 }
 

@@ -2,7 +2,7 @@
  * Each SidecarSet's rollout state, for metrics. The passes ask their
  * RolloutStateEvents about every set's state each time (whether or not it
  * is new worth an Event), so a wrapper that watches those questions knows
- * the state of every set, the same one its Events show, without the passes
+ * the state of every set, the same one its Events show, without the reconciles
  * reporting it twice.
  */
 import type { RolloutState, RolloutStateName, RolloutStateEvents } from './rollout-state.ts';

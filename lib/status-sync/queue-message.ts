@@ -1,7 +1,7 @@
 /**
  * What the controller's queue carries on AWS (SQS, docs/OPERATIONS.md "The
  * queue"): one message per set name. An admitted change (or a pod trigger)
- * travels as its SidecarSetAdmitted event, so its pass still waits until the
+ * travels as its SidecarSetAdmitted event, so its reconcile still waits until the
  * change is stored; a name the resync or a continuation hands over travels
  * as a SidecarSetKey. Each message's group is its set's name (FIFO: one set
  * is never handed to two invocations at once), and its deduplication id

@@ -69,7 +69,7 @@ export interface RolloutState {
   progress?: string;
   /**
    * A resting state (finished; NotUpdate with every pod updated; every pod
-   * updated before this pass, the last not ready yet): new only as
+   * updated before this reconcile, the last not ready yet): new only as
    * the end of another state this process saw, not at first sight, or every
    * cold start would post one Event per SidecarSet of the cluster.
    */
@@ -158,14 +158,14 @@ function progressingState(counts: RolloutCounts, updated: number, waiting: Extra
     message: `rolling out${limit}: ${updated} pod(s) updated in this pass; ${counted(counts)}${swapping}${last}`,
     key: 'progressing',
     progress: JSON.stringify(counts),
-    // Every pod updated before this pass and some not ready yet: whoever updated them (an earlier pass, or the
+    // Every pod updated before this reconcile and some not ready yet: whoever updated them (an earlier reconcile, or the
     // webhook injecting the current sidecars at creation) is where it started; at first sight it is nothing new.
     ...(updated === 0 && waiting?.kind === 'updated-not-ready' ? { resting: true } : {}),
   };
 }
 
 /**
- * The state of a set after a pass: `updated` pods were written this pass;
+ * The state of a set after a reconcile: `updated` pods were written this reconcile;
  * `waiting` why it stops; `stall` the clock that tells a stalled rollout
  * (without it, as in the status view, a rollout is never called stalled,
  * though its message names what its pods wait for).
@@ -239,7 +239,7 @@ class RolloutStateMemory implements RolloutStateEvents {
     const previous = this.last.get(set.name);
     if (previous?.key === state.key) return undefined;
     if (previous === undefined && state.resting === true) return undefined;
-    // The schedule's next pass of a stalled rollout finds it as it was: still stalled, not progressing again.
+    // The schedule's next reconcile of a stalled rollout finds it as it was: still stalled, not progressing again.
     if (previous?.key.startsWith('stalled:') === true && state.key === 'progressing' && state.progress === previous.progress) return undefined;
     const event: SidecarSetEvent = { sidecarSet: set, type: state.type, reason: state.reason, message: state.message };
     return state.reason === 'RolloutStalled' ? { ...event, annotations: { [ANNOTATION_STALL_KEY]: state.key } } : event;

@@ -1,5 +1,5 @@
 /**
- * Runs the controller (controller.ts) on the sets a pass left in flight: each
+ * Runs the controller (controller.ts) on the sets a reconcile left in flight: each
  * is reconciled again when its pods change (a watch ignoring this process's own
  * writes) and requeued after `intervalMs` at the latest, until nothing is in
  * flight, its progress stalls, or the budget ends. An admitted SidecarSet change

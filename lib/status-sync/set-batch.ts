@@ -1,5 +1,5 @@
 /**
- * A set's batch (set-pass.ts, step 6): its writes sent in Kruise's order,
+ * A set's batch (set-reconcile.ts, step 6): its writes sent in Kruise's order,
  * and the pods it skipped told.
  */
 import { errorMessage } from '../errors.ts';
@@ -12,17 +12,17 @@ import { upgradableConditionPatch } from '../rollout/upgradable-condition.ts';
 import { podKey, podRef } from '../sidecarset/pod-state.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { forEachLimited } from './concurrency.ts';
-import type { SetPassDeps, SetPassOptions, SetPassResult } from './set-pass-types.ts';
+import type { ReconcileDeps, ReconcileOptions, ReconcileResult } from './set-reconcile-types.ts';
 import type { DeferredWrites } from './deferred-writes.ts';
 
 const DEFAULT_WRITE_CONCURRENCY = 8;
 
 /**
- * The batch without the pods a deferred write of an earlier pass still
+ * The batch without the pods a deferred write of an earlier reconcile still
  * changes: their writes would be guarded by a version that write is about to
- * move past. They are decided again by a later pass (counted in `deferred`).
+ * move past. They are decided again by a later reconcile (counted in `deferred`).
  */
-export function withoutBusyPods(writes: BatchWrites, deferredWrites: DeferredWrites, result: SetPassResult): BatchWrites {
+export function withoutBusyPods(writes: BatchWrites, deferredWrites: DeferredWrites, result: ReconcileResult): BatchWrites {
   const free = <T extends { pod: Pod }>(items: readonly T[]) => items.filter((item) => !deferredWrites.busy(podKey(item.pod)));
   const updates = free(writes.updates);
   const flips = free(writes.flips);
@@ -47,13 +47,13 @@ interface PodFailure {
  * patch and condition. A plan with flips has no updates (Kruise 1.9 returns
  * after flipping): the next batch is decided from the pods as flipped, by
  * the requeued pass the flips put in flight. A pod whose update fails (other than a
- * conflict, decided again next pass) is skipped and returned, to be told;
- * Kruise stops the whole pass there instead. With a deferred queue, the
+ * conflict, decided again next reconcile) is skipped and returned, to be told;
+ * Kruise stops the whole reconcile there instead. With a deferred queue, the
  * updated pods' conditions and the flips' Events are queued there, not
  * waited for, and nothing queued starts while this batch writes pods.
- * Each pod updated is added to `updated`, as listed (for the counts the pass leaves).
+ * Each pod updated is added to `updated`, as listed (for the counts the reconcile leaves).
  */
-export async function sendBatch(writes: BatchWrites, set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, own: Set<string>, updated: Pod[]): Promise<PodFailure[]> {
+export async function sendBatch(writes: BatchWrites, set: { name: string; uid: string }, deps: ReconcileDeps, options: ReconcileOptions, result: ReconcileResult, own: Set<string>, updated: Pod[]): Promise<PodFailure[]> {
   const failures: PodFailure[] = writes.unplanned.map(({ pod, why }) => ({ pod, why: `its patch cannot be made: ${why}` }));
   for (const { pod, why } of writes.unplanned) result.errors.push({ sidecarSet: result.sidecarSet, operation: `plan the update of pod ${podKey(pod)}`, message: why });
   const record = (write: { outcome: string; resourceVersion?: string }) => {
@@ -73,16 +73,16 @@ export async function sendBatch(writes: BatchWrites, set: { name: string; uid: s
 /** The batch's writes in order (see sendBatch), one method a kind; conditions after updates go to the deferred queue when there is one. */
 class BatchWriter {
   private readonly set: { name: string; uid: string };
-  private readonly deps: SetPassDeps;
+  private readonly deps: ReconcileDeps;
   private readonly signal: AbortSignal | undefined;
   private readonly concurrency: number;
-  private readonly result: SetPassResult;
-  /** Remembers the version a write made (the pass's own, for its watch). */
+  private readonly result: ReconcileResult;
+  /** Remembers the version a write made (the reconcile's own, for its watch). */
   private readonly record: (write: { outcome: string; resourceVersion?: string }) => void;
   private readonly failures: PodFailure[];
   private readonly updated: Pod[];
 
-  constructor(set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, record: (write: { outcome: string; resourceVersion?: string }) => void, failures: PodFailure[], updated: Pod[]) {
+  constructor(set: { name: string; uid: string }, deps: ReconcileDeps, options: ReconcileOptions, result: ReconcileResult, record: (write: { outcome: string; resourceVersion?: string }) => void, failures: PodFailure[], updated: Pod[]) {
     this.set = set;
     this.deps = deps;
     this.signal = options.signal;
@@ -122,7 +122,7 @@ class BatchWriter {
       result.podsFlipped++;
       event = { pod: ref, ...FLIP_EVENT.succeeded };
     } catch (error) {
-      // A pod changed since the list is decided again next pass: no failure to tell.
+      // A pod changed since the list is decided again next reconcile: no failure to tell.
       if (error instanceof WriteConflictError) {
         result.conflicts++;
         return;
@@ -213,10 +213,10 @@ export const MAX_POD_FAILURE_EVENTS = 5;
  * Tells each pod the batch skipped: its SidecarSetUpgradable condition
  * (False, PodUpdateFailed, why) and a Warning Event on the set naming it,
  * the Event only when the condition changed (or could not be written), so a
- * pod failing the same way pass after pass is recorded once; at most
- * {@link MAX_POD_FAILURE_EVENTS} Events a pass, then one counting the rest.
+ * pod failing the same way reconcile after reconcile is recorded once; at most
+ * {@link MAX_POD_FAILURE_EVENTS} Events a reconcile, then one counting the rest.
  */
-export async function recordFailures(failures: readonly PodFailure[], set: SidecarSet, deps: SetPassDeps, result: SetPassResult, own: Set<string>, signal: AbortSignal | undefined): Promise<void> {
+export async function recordFailures(failures: readonly PodFailure[], set: SidecarSet, deps: ReconcileDeps, result: ReconcileResult, own: Set<string>, signal: AbortSignal | undefined): Promise<void> {
   result.podsFailed = failures.length;
   if (failures.length === 0) return;
   const ref = { name: result.sidecarSet, uid: stringOf(set.metadata?.uid) ?? '' };

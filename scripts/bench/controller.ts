@@ -14,7 +14,7 @@ import type { Pod } from '../../lib/kube/types.ts';
 import type { AdmittedSidecarSet } from '../../lib/ports.ts';
 import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
 import { runController } from '../../lib/status-sync/run-controller.ts';
-import { runStatusPass } from '../../lib/status-sync/pass.ts';
+import { runResync } from '../../lib/status-sync/resync.ts';
 import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { hashOf, listedPod, memoryDeps, storedSet } from '../../testkit/status-sync-objects.ts';
@@ -49,7 +49,7 @@ async function resync(s: ControllerSettings, workers: number): Promise<{ ms: num
   deps.statuses = { ...deps.statuses, patchStatus: async (...args) => { requests++; await sleep(s.requestMs); return patchStatus(...args); } };
   deps.pods = memoryPodPages(pods, 500);
   const started = performance.now();
-  const result = await runStatusPass(deps, { writeConcurrency: workers });
+  const result = await runResync(deps, { writeConcurrency: workers });
   if (result.errors.length > 0) throw new Error(`the resync failed: ${JSON.stringify(result.errors.slice(0, 3))}`);
   // The list: one request per page; the set list: one.
   return { ms: performance.now() - started, written: result.statusesWritten, lists: result.podListAttempts, requests: requests + Math.ceil(pods.length / 500) + 1 };

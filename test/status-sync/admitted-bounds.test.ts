@@ -1,8 +1,8 @@
 /**
  * What admitted SidecarSet changes may cost the reconciler (docs/RELIABILITY.md,
  * "Admitted changes"): a change for a set that is not there, or for another
- * object of that name, costs one read and no pass; changes of one set
- * coalesce into one read and one pass; the queue of waiting sets is capped;
+ * object of that name, costs one read and no reconcile; changes of one set
+ * coalesce into one read and one reconcile; the queue of waiting sets is capped;
  * and changes that never show share one wait per call instead of each
  * holding the only loop for its own timeout.
  */

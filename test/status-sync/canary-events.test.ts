@@ -1,11 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { canaryFinding, canaryEvents, MAX_CANARIES_NAMED, takenMessage, recordCanaryEvents, type CanaryFinding } from '../../lib/status-sync/canary-events.ts';
-import type { PassError } from '../../lib/status-sync/errors.ts';
+import type { ReconcileError } from '../../lib/status-sync/errors.ts';
 import type { SidecarSetEvent } from '../../lib/ports.ts';
 
 const taken = (...canaries: [string, number][]): CanaryFinding => canaryFinding('u', new Map(canaries));
 
-/** Runs the notices through a sequence of passes; returns the reasons emitted by each. */
+/** Runs the notices through a sequence of reconciles; returns the reasons emitted by each. */
 function run(steps: { at: number; findings: [string, CanaryFinding][]; present?: string[] }[]): string[][] {
   let now = 0;
   const notices = canaryEvents({ refreshMs: 1000, nowMs: () => now });
@@ -53,7 +53,7 @@ describe('notices about canaries that took a set’s pods', () => {
     const recorded: SidecarSetEvent[] = [];
     let fail = true;
     const sink = { record: (event: SidecarSetEvent) => (fail ? Promise.reject(new Error('events is forbidden')) : (recorded.push(event), Promise.resolve())) };
-    const errors: PassError[] = [];
+    const errors: ReconcileError[] = [];
     await recordCanaryEvents(notices, findings, new Set(['base']), sink, errors);
     expect(errors).toEqual([{ sidecarSet: 'base', operation: 'record event', message: 'events is forbidden' }]);
     fail = false;

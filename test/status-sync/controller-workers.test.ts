@@ -10,7 +10,7 @@ import { memoryEventSink, memoryPodEventSink, memoryStatusWriter } from '../../l
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { runController } from '../../lib/status-sync/run-controller.ts';
 import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
-import type { SetPassDeps } from '../../lib/status-sync/set-pass.ts';
+import type { ReconcileDeps } from '../../lib/status-sync/set-reconcile.ts';
 import { rolloutPod } from '../rollout/fixtures.ts';
 import { NOW, storedRolloutSet } from './rollout-world.ts';
 
@@ -27,7 +27,7 @@ function fourSets() {
   const cluster = memoryPods(pods);
   const running = new Map<string, number>();
   const most = { perSet: 0, overall: 0 };
-  const deps: SetPassDeps = {
+  const deps: ReconcileDeps = {
     statuses: {
       ...statuses,
       get: async (name, signal) => {

@@ -1,8 +1,8 @@
 /**
  * The controller (controller.ts) never hands a pass a read made while the
- * set's previous pass ran: an admitted change that becomes visible during a
- * pass starts the set over, and its pass reads the set as that pass left it
- * (a set read before the pass's status write would make the next write
+ * set's previous reconcile ran: an admitted change that becomes visible during a
+ * pass starts the set over, and its reconcile reads the set as that reconcile left it
+ * (a set read before the reconcile's status write would make the next write
  * conflict).
  */
 import { describe, expect, it } from '@jest/globals';
@@ -24,7 +24,7 @@ describe('the controller', () => {
       ...w.deps.statuses,
       patchStatus: async (...args) => {
         if (writes++ === 0) {
-          // Admitted against another version: visible at once, read while this pass still holds the set.
+          // Admitted against another version: visible at once, read while this reconcile still holds the set.
           queue.push({ sidecarSet: SET, uid: 'uid-1', operation: 'UPDATE', resourceVersion: '0' });
           await new Promise((resolve) => setTimeout(resolve, 150));
         }

@@ -1,10 +1,10 @@
 /**
  * The deferred writes' queue: every write sent once, in order, never more
- * than its limit at once, nothing started while a pass holds it, a pod busy
+ * than its limit at once, nothing started while a reconcile holds it, a pod busy
  * until its last write is done, failures reported and the queue going on.
  */
 import { describe, expect, it } from '@jest/globals';
-import type { PassError } from '../../lib/status-sync/errors.ts';
+import type { ReconcileError } from '../../lib/status-sync/errors.ts';
 import { deferredWriteQueue, type DeferredWrite } from '../../lib/status-sync/deferred-writes.ts';
 
 /** A write that runs until its `finish` is called. */
@@ -34,7 +34,7 @@ const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 describe('deferredWriteQueue', () => {
   it.each([1, 3, 8])('sends every write once, in order, at most %i at a time, and drains', async (limit) => {
-    const errors: PassError[] = [];
+    const errors: ReconcileError[] = [];
     const queue = deferredWriteQueue((e) => errors.push(e), limit);
     let active = 0;
     let most = 0;
@@ -120,7 +120,7 @@ describe('deferredWriteQueue', () => {
   });
 
   it('reports a failed write with its set and operation, frees its pod, and goes on', async () => {
-    const errors: PassError[] = [];
+    const errors: ReconcileError[] = [];
     const queue = deferredWriteQueue((e) => errors.push(e), 1);
     const started: string[] = [];
     const bad = gated('ns/a', started, 'a');

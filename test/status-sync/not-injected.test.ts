@@ -15,7 +15,7 @@ const finding = (count: number, samples: string[] = count > 0 ? ['shop/a'] : [])
   return { uid: 'u', count, namespaceCount: namespaces.length, namespaces };
 };
 
-/** Runs the notices through a sequence of passes; returns the reasons emitted by each. */
+/** Runs the notices through a sequence of reconciles; returns the reasons emitted by each. */
 function run(steps: { at: number; findings: [string, NotInjectedFinding][]; present?: string[] }[]): string[][] {
   let now = 0;
   const notices = notInjectedEvents({ refreshMs: 1000, nowMs: () => now });
@@ -73,7 +73,7 @@ describe('notices about uninjected pods', () => {
   it('says how many namespaces were left untold when there are more than it tells', () => {
     const many: NotInjectedFinding = { uid: 'u', count: 30, namespaceCount: 30, namespaces: Array.from({ length: MAX_NAMESPACES_RECORDED }, (_, i) => ({ namespace: `ns-${i}`, count: 1, pods: [{ name: 'p', uid: `u-${i}` }] })) };
     const [notice] = notInjectedEvents().due(new Map([['s', many]]), new Set(['s']));
-    expect(notice?.event.message).toMatch(/in 30 namespaces; .*Each namespace \(the first 20 namespaces\) is recorded/);
+    expect(notice?.event.message).toMatch(/in 30 namespaces; .*Each namespace \(the first 20 namespaces\) is told/);
     expect(notice?.podEvents).toHaveLength(MAX_NAMESPACES_RECORDED);
   });
 });

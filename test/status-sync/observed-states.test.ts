@@ -31,7 +31,7 @@ describe('observedStates', () => {
     expect(states.due(web, stalled)?.reason).toBe('RolloutStalled');
     states.reported('web', stalled);
     expect(states.current().get('web')).toBe('Stalled');
-    // The next scheduled pass computes "progressing" with the same counts: still stalled.
+    // The next scheduled reconcile computes "progressing" with the same counts: still stalled.
     expect(states.due(web, progressing)).toBeUndefined();
     expect(states.current().get('web')).toBe('Stalled');
     // One more pod ready: it moves again.

@@ -1,9 +1,9 @@
 /**
- * Pod triggers (docs/RECONCILER.md, "A pod change starts a pass"): a burst
- * of pod changes of one set coalesces into a bounded number of passes; a
+ * Pod triggers (docs/RECONCILER.md, "A pod change starts a reconcile"): a burst
+ * of pod changes of one set coalesces into a bounded number of reconciles; a
  * trigger never carries a decision, so one that is lost changes nothing but
- * when the next pass shows the change; and a warm reconciler on AWS ends an
- * invoke whose change a pass already covered without an API request.
+ * when the next reconcile shows the change; and a warm reconciler on AWS ends an
+ * invoke whose change a reconcile already covered without an API request.
  */
 import { describe, expect, it } from '@jest/globals';
 import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
@@ -90,7 +90,7 @@ describe('a lost pod trigger', () => {
     w.cluster.remove('default', 'p-00000');
     w.cluster.remove('default', 'p-00001');
     expect(matched(w)).toBe(3);
-    // Any later pass (here a trigger for an unrelated change; on a deployment at the latest the schedule's) counts them.
+    // Any later reconcile (here a trigger for an unrelated change; on a deployment at the latest the schedule's) counts them.
     await runController([], w.deps, OPTIONS, safety(), admittedQueue([podsChange(name)]));
     expect(matched(w)).toBe(1);
   });

@@ -27,7 +27,7 @@ import { podScope } from '../../lib/rollout/pod-scope.ts';
 import { runController, rolloutPredicate } from '../../lib/status-sync/run-controller.ts';
 import { setPodView } from '../../lib/status-sync/pod-view.ts';
 import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
-import type { SetPassDeps } from '../../lib/status-sync/set-pass.ts';
+import type { ReconcileDeps } from '../../lib/status-sync/set-reconcile.ts';
 import type { SetPodSource } from '../../lib/ports.ts';
 import { budgetOf } from '../../testkit/faults/rollout-faults.ts';
 import { startFaultProxy, type FaultProxy } from '../../testkit/faults/fault-proxy.ts';
@@ -95,12 +95,12 @@ describeWithControlPlane('the view of a requeued set’s pods, on a real kube-ap
     const name = 'view-lagging';
     const pods = 24;
     const seeded = await seedRollout(theCluster(), { name, pods, maxUnavailable: '25%' });
-    // Every chunk of the watch held back: the view is always behind the pass's own writes.
+    // Every chunk of the watch held back: the view is always behind the reconcile's own writes.
     theProxy().slow({ perChunkMs: 150 });
     const client = functionsClient('direct');
     const versions = discoveredSidecarSetVersion(client);
     const { source, lists } = podSource();
-    const deps: SetPassDeps = {
+    const deps: ReconcileDeps = {
       statuses: kubeStatusWriter(client, versions),
       events: kubeEventSink(client, { versions }),
       namespaces: kubeNamespaceSnapshot(client),
@@ -114,7 +114,7 @@ describeWithControlPlane('the view of a requeued set’s pods, on a real kube-ap
       expect({ violations: recorder.violations, gaps: recorder.gaps }).toEqual({ violations: [], gaps: [] });
       expect(recorder.imageChanges()).toEqual({ pods, repeated: 0 });
       expect(summary).toMatchObject({ podsUpdated: pods, stalled: [], unfinished: [], errors: [] });
-      // One list (the first pass); every later pass planned from the view, which waited for the writes.
+      // One list (the first reconcile); every later reconcile planned from the view, which waited for the writes.
       expect(lists()).toBe(1);
       expect(summary.podReads).toEqual({ fromView: summary.passes - 1, listed: { first: 1 } });
       expect(summary.passes).toBeGreaterThanOrEqual(4);

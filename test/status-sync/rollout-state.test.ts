@@ -73,7 +73,7 @@ describe('rolloutStateEvents', () => {
     expect(seen(rolloutState(counts(2, 0), 2, limit))).toBe('RolloutProgressing');
     expect(seen(stalled(counts(2, 0)))).toBe('RolloutStalled');
     expect(notices.due(SET, stalled(counts(2, 0)))).toBeUndefined();
-    // The schedule's next pass finds the same counts: still stalled, no Event.
+    // The schedule's next reconcile finds the same counts: still stalled, no Event.
     expect(seen(rolloutState(counts(2, 0), 0, limit))).toBeUndefined();
     // Once a pod becomes ready and the rollout moves, it is progressing again.
     expect(seen(rolloutState(counts(2, 1), 0, limit))).toBe('RolloutProgressing');
@@ -138,7 +138,7 @@ describe('rolloutStateEvents', () => {
   describe('across processes (each cold start a new process, the Events stored)', () => {
     const stuck = (over: Partial<UnavailablePods> = {}): UnavailablePods => ({ ...PULLING, ...over });
     const stalledBy = (pods: UnavailablePods, seconds = 120) => rolloutState(counts(2, 0), 0, { kind: 'max-unavailable', unavailable: pods.count, maxUnavailable: 2, stuck: pods }, AT(seconds));
-    /** What one process tells of `state`, as set-pass.ts reportState asks: due, then not recorded before. */
+    /** What one process tells of `state`, as set-reconcile.ts reportState asks: due, then not recorded before. */
     const tell = async (notices: RolloutStateEvents, sink: ReturnType<typeof memoryEventSink>, state: RolloutState) => {
       const event = notices.due(SET, state);
       if (event === undefined || (await notices.recordedBefore(SET, state))) return undefined;

@@ -1,7 +1,7 @@
 /**
  * The controller over one set's ports in memory: it follows a set while its
  * pods change until the rollout finishes, lets a stalled set go, runs an
- * admitted change once it is visible, never runs two passes of one set at
+ * admitted change once it is visible, never runs two reconciles of one set at
  * once, and ends with its signal.
  */
 import { describe, expect, it } from '@jest/globals';
@@ -99,7 +99,7 @@ describe('runController', () => {
     const written = kubeletAfterWrites(w, restarting);
     let passes = 0;
     const stop = new AbortController();
-    const following = runController([SET], { ...w.deps, onSetPass: () => { passes++; } }, WATCH_ONLY, AbortSignal.any([stop.signal, safety()]));
+    const following = runController([SET], { ...w.deps, onReconcile: () => { passes++; } }, WATCH_ONLY, AbortSignal.any([stop.signal, safety()]));
     const until = async (done: () => boolean) => {
       while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
     };
@@ -107,7 +107,7 @@ describe('runController', () => {
     // Time for a pass the restarts would have woken.
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect({ passes, written }).toEqual({ passes: 1, written: ['p-00000', 'p-00001'] });
-    // One pod ready again frees one slot: a pass, which writes the next pod into it.
+    // One pod ready again frees one slot: a reconcile, which writes the next pod into it.
     w.cluster.update('default', 'p-00000', restarted);
     await until(() => written.length === 3);
     expect({ passes, written }).toEqual({ passes: 2, written: ['p-00000', 'p-00001', 'p-00002'] });
@@ -133,7 +133,7 @@ describe('runController', () => {
     expect(summary.passes).toBeGreaterThanOrEqual(4);
     expect(lists).toBe(1);
     expect(summary.podReads).toEqual({ fromView: summary.passes - 1, listed: { first: 1 } });
-    // The counts the passes wrote came from the view: the last status is the finished rollout's.
+    // The counts the reconciles wrote came from the view: the last status is the finished rollout's.
     expect(w.statuses.sets()[0]?.status).toMatchObject({ matchedPods: 6, updatedPods: 6, readyPods: 6, updatedReadyPods: 6 });
   });
 
@@ -147,16 +147,16 @@ describe('runController', () => {
     w.deps.statuses = { ...setStatuses, patchStatus: (name, rv, status, signal) => { statuses.push(status); return setStatuses.patchStatus(name, rv, status, signal); } };
     const stop = new AbortController();
     let passes = 0;
-    const following = runController([SET], { ...w.deps, onSetPass: () => { passes++; } }, { ...WATCH_ONLY, catchUpMs: 5_000 }, AbortSignal.any([stop.signal, safety()]));
+    const following = runController([SET], { ...w.deps, onReconcile: () => { passes++; } }, { ...WATCH_ONLY, catchUpMs: 5_000 }, AbortSignal.any([stop.signal, safety()]));
     await until(() => passes === 1);
-    // Another pod changes while Ready at once (accepted by the predicate): the second pass starts long before the watch tells the first pass's writes.
+    // Another pod changes while Ready at once (accepted by the predicate): the second reconcile starts long before the watch tells the first reconcile's writes.
     w.cluster.update('default', 'p-00004', (pod) => void (pod.metadata = { ...pod.metadata, labels: { ...pod.metadata?.labels, touched: 'yes' } }));
     await until(() => passes === 2);
     stop.abort();
     const summary = await following;
     expect(summary).toMatchObject({ podsUpdated: 2, conflicts: 0, errors: [] });
     expect(summary.podReads).toEqual({ fromView: 1, listed: { first: 1 } });
-    // The second pass saw the two pods updated (and unavailable): it wrote no more, and its counts say so.
+    // The second reconcile saw the two pods updated (and unavailable): it wrote no more, and its counts say so.
     expect(w.cluster.writes.filter((x) => x.kind === 'patch')).toHaveLength(2);
     expect(statuses.at(-1)).toMatchObject({ updatedPods: 2, updatedReadyPods: 0 });
   });
@@ -167,7 +167,7 @@ describe('runController', () => {
     lagging(w, 2_000, 'p-00004');
     const stop = new AbortController();
     let passes = 0;
-    const following = runController([SET], { ...w.deps, onSetPass: () => { passes++; } }, { ...WATCH_ONLY, catchUpMs: 100 }, AbortSignal.any([stop.signal, safety()]));
+    const following = runController([SET], { ...w.deps, onReconcile: () => { passes++; } }, { ...WATCH_ONLY, catchUpMs: 100 }, AbortSignal.any([stop.signal, safety()]));
     await until(() => passes === 1);
     w.cluster.update('default', 'p-00004', (pod) => void (pod.metadata = { ...pod.metadata, labels: { ...pod.metadata?.labels, touched: 'yes' } }));
     await until(() => passes === 2);
@@ -268,7 +268,7 @@ describe('runController', () => {
       },
     };
     const deferred: number[] = [];
-    const following = runController(['hot-set'], { ...w.deps, onSetPass: (r) => void deferred.push(r.deferred ?? 0) }, WATCH_ONLY, AbortSignal.any([safety()]));
+    const following = runController(['hot-set'], { ...w.deps, onReconcile: (r) => void deferred.push(r.deferred ?? 0) }, WATCH_ONLY, AbortSignal.any([safety()]));
     // The pass the ready container wakes finds the pod's condition pending: no flip yet.
     await until(() => deferred.includes(1));
     expect(w.log.filter((line) => line === 'patch a')).toHaveLength(1);
@@ -354,7 +354,7 @@ describe('runController', () => {
     const w = world(set, podsOf(set, 5, 0, 0));
     w.deps.rollout.setPods = { ...w.deps.rollout.setPods, changed: () => Promise.resolve('error' as const) };
     const summary = await runController([SET], w.deps, { intervalMs: 200, debounceMs: 0, stallMs: 1_000 }, safety());
-    // About 1 s / 200 ms = 6 passes until the stall; a loop that did not wait would make thousands.
+    // About 1 s / 200 ms = 6 reconciles until the stall; a loop that did not wait would make thousands.
     expect(summary.stalled).toEqual([SET]);
     expect(summary.passes).toBeLessThanOrEqual(20);
   });
@@ -454,7 +454,7 @@ describe('runController', () => {
     };
     const controller = new AbortController();
     let passes = 0;
-    const following = runController([SET], { ...w.deps, onSetPass: () => { passes++; } }, WATCH_ONLY, AbortSignal.any([controller.signal, safety()]));
+    const following = runController([SET], { ...w.deps, onReconcile: () => { passes++; } }, WATCH_ONLY, AbortSignal.any([controller.signal, safety()]));
     await until(() => passes === 1);
     const stopped = performance.now();
     controller.abort(new Error('stopping'));

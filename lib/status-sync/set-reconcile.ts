@@ -5,7 +5,7 @@
  * status, batch, state.
  *
  * 1. route: a set its counts decide (the stop rule: NotUpdate, finished,
- *    paused, with nothing mid hot upgrade) is planned from the full pass's
+ *    paused, with nothing mid hot upgrade) is planned from the resync's
  *    streamed counts; any other set from its own pod list, which starts now.
  * 2. register the latest revision (when the revisions are known).
  * 3. plan, from the counts or the set's own pods (a set with streamed counts
@@ -19,13 +19,13 @@
  * 7. state: the rollout's state, reported when it changed (rollout-state.ts),
  *    and whether the set is in flight.
  *
- * The full pass (pass.ts) sends every counted set down this route; the controller
+ * The resync (resync.ts) sends every counted set down this route; the controller
  * loop (run-controller.ts) sends the sets with work in flight again, from their own lists.
  *
- * Safety: every decision comes from the list this pass made, and every pod
+ * Safety: every decision comes from the list this reconcile made, and every pod
  * write is a JSON Patch guarded by a `test` of the resourceVersion that list
- * showed. A pod that changed since is skipped (decided again next pass), so
- * two passes, a restart mid-pass or a concurrent writer can never update a
+ * showed. A pod that changed since is skipped (decided again next reconcile), so
+ * two reconciles, a restart mid-reconcile or a concurrent writer can never update a
  * pod from a stale view, and maxUnavailable holds at every stored moment.
  */
 import { errorMessage } from '../errors.ts';
@@ -44,18 +44,18 @@ import type { ControllerRevision } from '../sidecarset/revisions.ts';
 import { podRef } from '../sidecarset/pod-state.ts';
 import { statusInputsKey, type StatusAccumulator } from '../sidecarset/status.ts';
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
-import { StatusNotWrittenError, type PassError } from './errors.ts';
+import { StatusNotWrittenError, type ReconcileError } from './errors.ts';
 import { recordRevisionFailure } from './revision-failure.ts';
 import { registerRevision, trimHistory, type Registration } from './revision-register.ts';
 import { DEFAULT_STALL_MS, rolloutState, stuckPods, type RolloutState } from './rollout-state.ts';
-import type { RolloutDeps, SetPassDeps, SetPassOptions, SetPassResult, SetRouteDeps, SetSource, SetTally } from './set-pass-types.ts';
+import type { RolloutDeps, ReconcileDeps, ReconcileOptions, ReconcileResult, SetRouteDeps, SetSource, SetTally } from './set-reconcile-types.ts';
 import { sendBatch, recordFailures, withoutBusyPods } from './set-batch.ts';
 
-export type { RolloutDeps, SetPassDeps, SetPassOptions, SetPassResult, SetRouteDeps, SetSource, SetTally } from './set-pass-types.ts';
+export type { RolloutDeps, ReconcileDeps, ReconcileOptions, ReconcileResult, SetRouteDeps, SetSource, SetTally } from './set-reconcile-types.ts';
 export { MAX_POD_FAILURE_EVENTS } from './set-batch.ts';
 
 /** Adds one set's pass to a summary, the one place it is done; its errors go to `errors`. */
-export function addUp(result: SetPassResult, tally: SetTally, errors: PassError[]): void {
+export function addUp(result: ReconcileResult, tally: SetTally, errors: ReconcileError[]): void {
   tally.podsUpdated += result.podsUpdated;
   tally.podsFlipped += result.podsFlipped;
   tally.conflicts += result.conflicts;
@@ -66,10 +66,10 @@ export function addUp(result: SetPassResult, tally: SetTally, errors: PassError[
 const DEFAULT_MAX_WRITE_ATTEMPTS = 4;
 
 /**
- * Runs the pass for `set` (as just read from the API server) from its own pod list.
- * @param stored the set's ControllerRevisions when the caller already listed them (the full pass lists all at once).
+ * Runs the reconcile for `set` (as just read from the API server) from its own pod list.
+ * @param stored the set's ControllerRevisions when the caller already listed them (the resync lists all at once).
  */
-export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: SetPassOptions = {}, stored?: readonly ControllerRevision[]): Promise<SetPassResult> {
+export async function reconcileSet(set: SidecarSet, deps: ReconcileDeps, options: ReconcileOptions = {}, stored?: readonly ControllerRevision[]): Promise<ReconcileResult> {
   return runSet(set, deps, options, stored === undefined ? {} : { stored });
 }
 
@@ -91,17 +91,17 @@ function countedPlan(set: SidecarSet, counts: StatusAccumulator): RolloutPlan | 
   return { status, updates: [], notUpgradable: [], flips: [], swapping: 0, waiting, ...(waiting.kind === 'updated-not-ready' ? { unavailable: waiting.stuck } : {}) };
 }
 
-/** Where a set's plan comes from, decided once, before the pass reads anything. */
+/** Where a set's plan comes from, decided once, before the reconcile reads anything. */
 export interface Route {
-  /** 'counts': the full pass's streamed counts (they decide the set, or are all there is); 'pods': the set's own pod list. */
+  /** 'counts': the resync's streamed counts (they decide the set, or are all there is); 'pods': the set's own pod list. */
   from: 'counts' | 'pods';
   /** The plan the streamed counts give, when they decide the set. */
   counted: RolloutPlan | undefined;
-  /** Whether the latest revision is registered: only with the rollout's ports and the revisions known (listed by the full pass, or by this pass). */
+  /** Whether the latest revision is registered: only with the rollout's ports and the revisions known (listed by the resync, or by this reconcile). */
   registers: boolean;
 }
 
-/** The set's route: `rolls` when the rollout's ports are there (the full pass sends a set whose route is 'pods' with its own list). */
+/** The set's route: `rolls` when the rollout's ports are there (the resync sends a set whose route is 'pods' with its own list). */
 export function routeOf(set: SidecarSet, source: SetSource, rolls: boolean): Route {
   const { streamed } = source;
   const counted = streamed === undefined ? undefined : countedPlan(set, streamed);
@@ -114,10 +114,10 @@ export function routeOf(set: SidecarSet, source: SetSource, rolls: boolean): Rou
  * sidecarset_processor.go numbers them. Never throws: what fails is in the
  * result's errors.
  */
-export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: SetPassOptions, source: SetSource, route: Route = routeOf(set, source, deps.rollout !== undefined)): Promise<SetPassResult> {
+export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: ReconcileOptions, source: SetSource, route: Route = routeOf(set, source, deps.rollout !== undefined)): Promise<ReconcileResult> {
   const pass = new SetReconcile(set, deps, options, source, route);
   if (source.streamed === undefined && deps.rollout === undefined) return pass.fail('list pods', new Error('a set planned from its own pods needs the rollout ports'));
-  // 1. Route: from the counts, or from the set's own pods, listed while 2 runs (the list is the pass's longest read).
+  // 1. Route: from the counts, or from the set's own pods, listed while 2 runs (the list is the reconcile's longest read).
   pass.startList();
   // 2. Register the latest revision.
   if (!(await pass.register())) return pass.result;
@@ -140,13 +140,13 @@ export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: SetPa
   return pass.result;
 }
 
-/** One set's pass: each step of the route a method, and what each leaves for the next. */
+/** One set's reconcile: each step of the route a method, and what each leaves for the next. */
 class SetReconcile {
-  readonly result: SetPassResult;
+  readonly result: ReconcileResult;
   private readonly set: SidecarSet;
   private readonly name: string;
   private readonly deps: SetRouteDeps;
-  private readonly options: SetPassOptions;
+  private readonly options: ReconcileOptions;
   private readonly source: SetSource;
   private readonly route: Route;
   private readonly scope: PodScope | undefined;
@@ -155,7 +155,7 @@ class SetReconcile {
   /** Registering the revision failed: nothing rolls (Kruise writes no status and rolls nothing). */
   unregistered = false;
 
-  constructor(set: SidecarSet, deps: SetRouteDeps, options: SetPassOptions, source: SetSource, route: Route) {
+  constructor(set: SidecarSet, deps: SetRouteDeps, options: ReconcileOptions, source: SetSource, route: Route) {
     this.set = set;
     this.name = sidecarSetName(set);
     this.deps = deps;
@@ -166,7 +166,7 @@ class SetReconcile {
     this.result = { sidecarSet: this.name, status: 'not-written', podsUpdated: 0, podsFlipped: 0, conflicts: 0, podsFailed: 0, revisionWrites: 0, inFlight: false, restarting: false, errors: [] };
   }
 
-  fail(operation: string, error: unknown): SetPassResult {
+  fail(operation: string, error: unknown): ReconcileResult {
     this.result.errors.push({ sidecarSet: this.name, operation, message: errorMessage(error) });
     return this.result;
   }
@@ -176,7 +176,7 @@ class SetReconcile {
     if (this.route.from === 'pods' && rollout !== undefined && this.scope !== undefined) this.listing = startList(rollout.setPods, this.scope, this.options.signal);
   }
 
-  /** Whether the pass goes on. */
+  /** Whether the reconcile goes on. */
   async register(): Promise<boolean> {
     const { rollout } = this.deps;
     if (!this.route.registers || rollout === undefined) return true;
@@ -236,7 +236,7 @@ class SetReconcile {
     if (trimmed.problem?.startsWith('delete') === true) this.result.errors.push({ sidecarSet: this.name, operation: 'trim revision history', message: trimmed.problem });
   }
 
-  /** Whether the pass goes on. */
+  /** Whether the reconcile goes on. */
   async status(seen: Seen): Promise<boolean> {
     const { registration } = this;
     const statusFor = (current: SidecarSet): SidecarSetStatus => ({ ...objectOf(current.status), ...rolloutStatusFields(current, seen.countsFor(current), registration) });
@@ -246,7 +246,7 @@ class SetReconcile {
       this.result.status = written;
     } catch (error) {
       this.fail('patch status', error);
-      // A batch planned from the version read is decided again next pass; a set its counts decide still tells its state.
+      // A batch planned from the version read is decided again next reconcile; a set its counts decide still tells its state.
       if (seen.list !== undefined) {
         this.result.inFlight = true;
         return false;
@@ -279,7 +279,7 @@ class SetReconcile {
     const { name, result } = this;
     const nowMs = rollout.clock.now().getTime();
     const aheadSinceMs = rollout.states.aheadSince(name, (stuckPods(plan.waiting)?.lastUpdateMs ?? 0) > nowMs, nowMs);
-    // Told with the counts the pass leaves, not those it found: the pods it just updated are updated.
+    // Told with the counts the reconcile leaves, not those it found: the pods it just updated are updated.
     const state = rolloutState(countsAfterUpdates(plan.status, this.set, batch.updated), result.podsUpdated, plan.waiting, { nowMs, stallMs: rollout.stallMs ?? DEFAULT_STALL_MS, ...(aheadSinceMs === undefined ? {} : { aheadSinceMs }) });
     result.state = state;
     if (plan.unavailable !== undefined) result.unavailable = Object.fromEntries(plan.unavailable.reasons.map((r) => [r.reason, r.count]));
@@ -309,15 +309,15 @@ function startList(source: SetPodSource, scope: PodScope, signal: AbortSignal | 
  * cluster serve any version of the set that selects the same pods
  * (statusInputsKey): the set is read again and the write tried again, up to
  * maxWriteAttempts. A status from the set's own list is not: the set is
- * decided again next pass.
+ * decided again next reconcile.
  * @returns 'gone' when the set no longer exists.
  * @throws when the status cannot be written (the message says why).
  */
 async function writeStatus(
   set: SidecarSet,
   statusFor: (current: SidecarSet) => SidecarSetStatus,
-  deps: Pick<SetPassDeps, 'statuses'>,
-  options: SetPassOptions,
+  deps: Pick<ReconcileDeps, 'statuses'>,
+  options: ReconcileOptions,
   reread: boolean,
 ): Promise<'written' | 'unchanged' | 'gone'> {
   const { signal } = options;
@@ -346,7 +346,7 @@ async function writeStatus(
 
 
 /** Reports the set's rollout state when it is new (rollout-state.ts). */
-async function reportState(set: SidecarSet, state: RolloutState, deps: SetPassDeps, result: SetPassResult, signal: AbortSignal | undefined): Promise<void> {
+async function reportState(set: SidecarSet, state: RolloutState, deps: ReconcileDeps, result: ReconcileResult, signal: AbortSignal | undefined): Promise<void> {
   const ref = { name: result.sidecarSet, uid: stringOf(set.metadata?.uid) ?? '' };
   const event = deps.rollout.states.due(ref, state);
   // A stall an earlier process told (a cold start's first sight of it) is nothing new.
