@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context, ScheduledEvent, SQSEvent } from 'aws-lambda';
 import { ENV_STATUS_SYNC_QUEUE_URL, sqsSetQueue, type SetQueueSender } from '../../lib/adapters/sqs-set-queue.ts';
 import { failedMessages, readBatch, type QueueBatch } from '../../lib/status-sync/queue-message.ts';
-import { ENV_OWN_FUNCTION_NAME, lambdaSelfInvoke, type Continuation } from '../../lib/adapters/lambda-self-invoke.ts';
+import { ENV_OWN_FUNCTION_NAME, lambdaSelfInvoke, type SelfRequeue } from '../../lib/adapters/lambda-self-invoke.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import { AdmittedEventError, CONTINUE_EVENT_KIND, deployedUrlsOfScheduledEvent, MAX_CONTINUED_SETS, parseAdmittedEvent, parseContinueEvent, recentTriggers, type ContinueEvent } from '../../lib/status-sync/admitted-event.ts';
 import type { ResyncResult } from '../../lib/status-sync/resync.ts';
@@ -29,9 +29,9 @@ export interface InvocationResult extends Partial<ResyncResult> {
   followUp?: ControllerSummary;
   /** API requests sent again during this invocation (a slow or dropped one costs a retry, not the reconcile). */
   requestRetries?: number;
-  /** The sets handed to the continuation this invocation sent itself. */
+  /** The sets handed to the self-requeue this invocation sent itself. */
   continued?: string[];
-  /** Why the event was not acted on: the same admitted change handled lately, or a continuation a later invocation took over. */
+  /** Why the event was not acted on: the same admitted change handled lately, or a self-requeue a later invocation took over. */
   skipped?: 'repeated trigger' | 'superseded continuation' | 'covered pod change';
   /** The queue's messages to hand out again (SQSBatchResponse): those of sets whose reconciles failed. */
   batchItemFailures?: { itemIdentifier: string }[];
@@ -54,7 +54,7 @@ export function passDeadlineMs(remainingMs: number): number {
  * The longest an invocation runs the controller after its reconcile. Under Lambda's
  * 60 s maximum event age for status-sync's queued invokes (infra/aws), so an
  * admitted change or a tick queued behind this invocation is still run, not
- * dropped; a rollout still in flight goes on in the continuation this
+ * dropped; a rollout still in flight goes on in the self-requeue this
  * invocation sends itself as it ends (lambda-self-invoke.ts).
  */
 export const CONTROLLER_BUDGET_MS = 50_000;
@@ -67,7 +67,7 @@ export interface StatusSyncLambdaOptions {
    * the function the Lambda runtime names (AWS_LAMBDA_FUNCTION_NAME), none
    * outside Lambda (the schedule takes unfinished rollouts up).
    */
-  continueWith?: Continuation;
+  continueWith?: SelfRequeue;
   /** How long an invocation runs the controller. Default {@link CONTROLLER_BUDGET_MS}; tests shorten it. */
   controllerBudgetMs?: number;
   /** Where set names go back to the controller's queue; default: STATUS_SYNC_QUEUE_URL's SQS queue, none when unset. */
@@ -116,22 +116,22 @@ class Invocation {
  * What a warm container remembers between its invocations (reserved
  * concurrency 1 runs them one after another): the admitted changes handled
  * lately, the pod changes a pass here covered (one invoke each: a burst
- * queues many), and the sets its last continuation carried.
+ * queues many), and the sets its last self-requeue carried.
  */
 class WarmContainer {
   private readonly id = randomUUID();
   private readonly triggers = recentTriggers();
   private readonly coverage = passCoverage();
-  /** Sets a continuation sent from here names, until an invocation here takes them over. */
+  /** Sets a self-requeue sent from here names, until an invocation here takes them over. */
   private carried: string[] = [];
-  /** When the latest invocation here started (epoch ms): a continuation sent before it was taken over by it. */
+  /** When the latest invocation here started (epoch ms): a self-requeue sent before it was taken over by it. */
   private lastStartedAt = 0;
   private readonly runtime: StatusSyncRuntime;
-  private readonly continueWith: Continuation | undefined;
+  private readonly continueWith: SelfRequeue | undefined;
   private readonly budgetMs: number;
   private readonly queue: SetQueueSender | undefined;
 
-  constructor(runtime: StatusSyncRuntime, continueWith: Continuation | undefined, budgetMs: number, queue: SetQueueSender | undefined) {
+  constructor(runtime: StatusSyncRuntime, continueWith: SelfRequeue | undefined, budgetMs: number, queue: SetQueueSender | undefined) {
     this.runtime = runtime;
     this.continueWith = continueWith;
     this.budgetMs = budgetMs;
@@ -142,36 +142,36 @@ class WarmContainer {
     const run = new Invocation(this.runtime, context, this.budgetMs);
     if (isQueueEvent(event)) return this.fromQueue(run, readBatch(event.Records));
     let admitted: (AdmittedSidecarSet & { sentAt?: number }) | undefined;
-    let continuation: ContinueEvent | undefined;
+    let selfRequeue: ContinueEvent | undefined;
     try {
       admitted = parseAdmittedEvent(event);
-      continuation = parseContinueEvent(event);
+      selfRequeue = parseContinueEvent(event);
     } catch (error) {
       // Not retried (the async invoke allows none): a malformed event is logged and dropped.
       this.runtime.logger.error('status-sync event refused', { requestId: run.requestId, error: (error as AdmittedEventError).message });
       return {};
     }
-    const skipped = this.skipped(admitted, continuation, run.startedAt);
+    const skipped = this.skipped(admitted, selfRequeue, run.startedAt);
     if (skipped !== undefined) return { skipped };
     this.lastStartedAt = run.startedAt;
     const taken = this.carried;
     this.carried = [];
-    if (admitted !== undefined || continuation !== undefined) return this.reconcileEvent(run, taken, admitted, continuation);
+    if (admitted !== undefined || selfRequeue !== undefined) return this.reconcileEvent(run, taken, admitted, selfRequeue);
     return this.resync(run, event, taken);
   }
 
-  /** Why the event needs no work: its continuation was taken over, its pod change covered, its admitted change just handled. */
-  private skipped(admitted: (AdmittedSidecarSet & { sentAt?: number }) | undefined, continuation: ContinueEvent | undefined, startedAt: number): InvocationResult['skipped'] {
+  /** Why the event needs no work: its self-requeue was taken over, its pod change covered, its admitted change just handled. */
+  private skipped(admitted: (AdmittedSidecarSet & { sentAt?: number }) | undefined, selfRequeue: ContinueEvent | undefined, startedAt: number): InvocationResult['skipped'] {
     // An invocation here started after this was sent and requeued its sets (or a duplicate delivery of one already run).
-    if (continuation !== undefined && continuation.from === this.id && continuation.sentAt < this.lastStartedAt) return 'superseded continuation';
+    if (selfRequeue !== undefined && selfRequeue.from === this.id && selfRequeue.sentAt < this.lastStartedAt) return 'superseded continuation';
     if (admitted?.operation === 'PODS') return this.coverage.covers(admitted.sidecarSet, admitted.sentAt ?? startedAt) ? 'covered pod change' : undefined;
     if (admitted !== undefined && this.triggers.seen(admitted, startedAt)) return 'repeated trigger';
     return undefined;
   }
 
-  /** An admitted change or a continuation: its sets requeued at once. */
-  private async reconcileEvent(run: Invocation, taken: string[], admitted: (AdmittedSidecarSet & { sentAt?: number }) | undefined, continuation: ContinueEvent | undefined): Promise<InvocationResult> {
-    const names = [...taken, ...(continuation?.sets ?? [])];
+  /** An admitted change or a self-requeue: its sets requeued at once. */
+  private async reconcileEvent(run: Invocation, taken: string[], admitted: (AdmittedSidecarSet & { sentAt?: number }) | undefined, selfRequeue: ContinueEvent | undefined): Promise<InvocationResult> {
+    const names = [...taken, ...(selfRequeue?.sets ?? [])];
     const sentAt = admitted?.sentAt ?? run.startedAt;
     // A pod change's debounce runs from when the webhook sent it (Lambda's queue usually took that long already).
     const queued = admitted === undefined ? undefined : { ...admitted, queuedAtMs: performance.now() - Math.max(0, run.startedAt - sentAt) };
@@ -181,11 +181,11 @@ class WarmContainer {
     // Only a reconcile that went through covers later triggers; after a failure the next one tries again.
     if (admitted?.operation === 'PODS' && followUp.errors.length === 0) this.coverage.began(readsFrom, [admitted.sidecarSet]);
     const continued = await this.continueLater(followUp, run.requestId);
-    logControllerSummary(this.runtime.logger, followUp, { requestId: run.requestId, ...(admitted === undefined ? { continuation: continuation?.sets } : { admitted }), continued, requestRetries: run.retries() });
+    logControllerSummary(this.runtime.logger, followUp, { requestId: run.requestId, ...(admitted === undefined ? { continuation: selfRequeue?.sets } : { admitted }), continued, requestRetries: run.retries() });
     return { followUp, requestRetries: run.retries(), continued };
   }
 
-  /** The schedule's full resync, then requeuing the sets it left in flight (and those a continuation carried). */
+  /** The schedule's full resync, then requeuing the sets it left in flight (and those a self-requeue carried). */
   private async resync(run: Invocation, event: StatusSyncEvent, taken: string[]): Promise<InvocationResult> {
     const { requestId, signal } = run;
     let deployed: string[] | undefined;
@@ -250,7 +250,7 @@ class WarmContainer {
   }
 
   /**
-   * Sends the continuation for the sets still in flight when this invocation
+   * Sends the self-requeue for the sets still in flight when this invocation
    * moved them on (wrote pods): a set that only waited, for pods that do not
    * get ready, is left to the schedule rather than kept running by a chain of
    * invocations. A failure is logged, and the schedule takes them up.
@@ -265,7 +265,7 @@ class WarmContainer {
       this.carried = names;
       return names;
     } catch (error) {
-      this.runtime.logger.error('status-sync continuation not sent', { requestId, sets: names, error: errorMessage(error) });
+      this.runtime.logger.error('status-sync self-requeue not sent', { requestId, sets: names, error: errorMessage(error) });
       return [];
     }
   }

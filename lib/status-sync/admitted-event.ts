@@ -53,7 +53,7 @@ export function parseAdmittedEvent(event: unknown): (AdmittedSidecarSet & { sent
  */
 export const CONTINUE_EVENT_KIND = 'StatusSyncContinue';
 
-/** The most sets one continuation names; more is not an event this function sent. */
+/** The most sets one self-requeue names; more is not an event this function sent. */
 export const MAX_CONTINUED_SETS = 200;
 
 export interface ContinueEvent {
@@ -65,11 +65,11 @@ export interface ContinueEvent {
   sentAt: number;
 }
 
-/** A name a SidecarSet can have (a DNS subdomain), so a continuation cannot smuggle a path or a query. */
+/** A name a SidecarSet can have (a DNS subdomain), so a self-requeue cannot smuggle a path or a query. */
 const SET_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
 /**
- * The continuation an event asks for; undefined for any other event.
+ * The self-requeue an event asks for; undefined for any other event.
  * @throws AdmittedEventError naming the field when the event says it is one but is malformed or too large.
  */
 export function parseContinueEvent(event: unknown): ContinueEvent | undefined {
