@@ -1,7 +1,7 @@
 /**
  * A requeued set's pods as a watch shows them: the controller's reconciles plan
- * from this view instead of listing every pod of the set again (sidecarset.md
- * §7 "Pace"), as Kruise's controller plans from its informer cache.
+ * from this view instead of listing every pod of the set again (ROLLOUT.md,
+ * "Requeue"), as Kruise's controller plans from its informer cache.
  *
  * The view is one list (the set's first reconcile in the loop), then every change
  * a watch from that list's resourceVersion tells, applied in the API
