@@ -77,7 +77,7 @@ export interface StatusSyncRuntime {
    */
   resync: (signal?: AbortSignal, deployedWebhookUrls?: readonly string[], handOff?: ResyncOptions['handOff']) => Promise<ResyncResult>;
   /**
-   * Resyncs sets with rollout work in flight (and admitted changes from
+   * Reconciles sets with rollout work in flight (and admitted changes from
    * `queue`) with their own reconciles until none is in flight or `signal` ends;
    * never throws.
    */
@@ -101,7 +101,7 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const kc = await clusterKubeConfig(env, overrides);
   const { client, retries } = reconcilerClient(kc, logger);
   const versions = discoveredSidecarSetVersion(client);
-  const ports = passPorts(client, versions);
+  const ports = resyncPorts(client, versions);
   const rotate = secretRotation(env, overrides, client);
   const recordRefused = refusalRecorder(kubeAdmissionConfigEventSink(client), logger);
   // A stall an earlier invocation recorded is found among the stored Events, not recorded once per cold start.
@@ -109,50 +109,75 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const stallMs = millisecondsFromEnv(env, ENV_ROLLOUT_STALL_MS, DEFAULT_STALL_MS, 1_000);
   const revisionNamespace = revisionNamespaceFromEnv(env);
   const heartbeat = leaseHeartbeat(client, leaseRenewalOf(env, revisionNamespace, overrides), logger);
-  // The last resync's not-injected counts, for the requeued reconciles' set figures.
-  let notInjected: Readonly<Record<string, number>> = {};
   const rollout = rolloutDepsOf(client, versions, revisionNamespace, { clock: overrides.clock ?? systemClock, states, stallMs });
   const intervalMs = millisecondsFromEnv(env, ENV_ROLLOUT_PACE_MS, DEFAULT_CONTROLLER_OPTIONS.intervalMs, 100);
   const workers = sidecarSetWorkersFromEnv(env);
   // Only sets annotated for it have pods evicted; the limit holds over all of them.
   const repair: RepairDeps = { evictions: kubePodEvictor(client), podWebhook: kubePodWebhook(client), setPods: rollout.setPods, podEvents: rollout.podEvents, maxPerPass: repairMaxEvictionsFromEnv(env), memory: repairMemory() };
+  const wiring: Wiring = { client, logger, metrics, ports, rollout, repair, rotate, recordRefused, states, heartbeat, notInjected: {} };
   return {
     logger,
     server: client.server,
     retries,
     requests: () => client.requests(),
-    resync: async (signal, deployedWebhookUrls, handOff) => {
-      const requestsBefore = client.requests();
-      // Namespace labels are read afresh for every resync.
-      const pass = await runResync({ ...ports, namespaces: kubeNamespaceSnapshot(client), rollout, repair }, { ...(signal === undefined ? {} : { signal }), ...(handOff === undefined ? {} : { handOff }) });
-      const rotated = rotate === undefined ? pass : withRotation(pass, await rotate(signal, deployedWebhookUrls));
-      const result = await recordRefused(rotated, signal);
-      logRepaired(logger, result);
-      // Every caller (the Lambda, the npm start loop) resyncs through here, so every resync is measured once.
-      metrics.pass(passFactOf(result, client.requests() - requestsBefore, states.current()));
-      await heartbeat(signal);
-      notInjected = result.notInjected;
-      return result;
-    },
-    runController: (names, signal, queue, budget) =>
-      runController(
-        names,
-        {
-          statuses: ports.statuses,
-          events: ports.events,
-          namespaces: kubeNamespaceSnapshot(client),
-          rollout,
-          // Every requeued reconcile is measured as the resync is, from the same result its Events came from.
-          onReconcile: (result) => {
-            const fact = setPassFactOf(result, states.current().get(result.sidecarSet), notInjected[result.sidecarSet] ?? 0);
-            if (fact !== undefined) metrics.setPass(fact);
-          },
-        },
-        { intervalMs, stallMs, workers, ...(budget === undefined ? {} : { budget }) },
-        signal,
-        queue,
-      ),
+    resync: resyncOf(wiring),
+    runController: runControllerOf(wiring, { intervalMs, stallMs, workers }),
   };
+}
+
+/** What composeStatusSync wires once per cold start, shared by the resync and the controller. */
+interface Wiring {
+  client: KubeClient;
+  logger: Logger;
+  metrics: ReturnType<ReturnType<typeof lambdaMetrics>['statusSync']>;
+  ports: ReturnType<typeof resyncPorts>;
+  rollout: RolloutDeps;
+  repair: RepairDeps;
+  rotate: ReturnType<typeof secretRotation>;
+  recordRefused: ReturnType<typeof refusalRecorder>;
+  states: ReturnType<typeof observedStates>;
+  heartbeat: ReturnType<typeof leaseHeartbeat>;
+  /** The last resync's not-injected counts, for the requeued reconciles' set figures. */
+  notInjected: Readonly<Record<string, number>>;
+}
+
+/** The runtime's resync: the statuses and rollouts, then the rotation, the refusals, the metrics and the Lease. */
+function resyncOf(w: Wiring): StatusSyncRuntime['resync'] {
+  return async (signal, deployedWebhookUrls, handOff) => {
+    const requestsBefore = w.client.requests();
+    // Namespace labels are read afresh for every resync.
+    const resynced = await runResync({ ...w.ports, namespaces: kubeNamespaceSnapshot(w.client), rollout: w.rollout, repair: w.repair }, { ...(signal === undefined ? {} : { signal }), ...(handOff === undefined ? {} : { handOff }) });
+    const rotated = w.rotate === undefined ? resynced : withRotation(resynced, await w.rotate(signal, deployedWebhookUrls));
+    const result = await w.recordRefused(rotated, signal);
+    logRepaired(w.logger, result);
+    // Every caller (the Lambda, the npm start loop) resyncs through here, so every resync is measured once.
+    w.metrics.pass(passFactOf(result, w.client.requests() - requestsBefore, w.states.current()));
+    await w.heartbeat(signal);
+    w.notInjected = result.notInjected;
+    return result;
+  };
+}
+
+/** The runtime's controller over the sets in flight, each requeued reconcile measured as the resync is. */
+function runControllerOf(w: Wiring, options: { intervalMs: number; stallMs: number; workers: number }): StatusSyncRuntime['runController'] {
+  return (names, signal, queue, budget) =>
+    runController(
+      names,
+      {
+        statuses: w.ports.statuses,
+        events: w.ports.events,
+        namespaces: kubeNamespaceSnapshot(w.client),
+        rollout: w.rollout,
+        // From the same result its Events came from.
+        onReconcile: (result) => {
+          const fact = setPassFactOf(result, w.states.current().get(result.sidecarSet), w.notInjected[result.sidecarSet] ?? 0);
+          if (fact !== undefined) w.metrics.setPass(fact);
+        },
+      },
+      { ...options, ...(budget === undefined ? {} : { budget }) },
+      signal,
+      queue,
+    );
 }
 
 /**
@@ -178,7 +203,7 @@ function reconcilerClient(kc: KubeConfig, logger: Logger): { client: KubeClient;
  * written against the set as stored now. The sets are read, and their status
  * written, in the version the cluster stores (never through the conversion webhook).
  */
-function passPorts(client: KubeClient, versions: SidecarSetVersions) {
+function resyncPorts(client: KubeClient, versions: SidecarSetVersions) {
   return {
     sidecarSets: kubeSidecarSetSource(kubeClusterReader(client, versions), { maxStalenessMs: 0, apiTimeoutMs: DEFAULT_CALL_TIMEOUT_MS }),
     pods: kubePodPages(client),

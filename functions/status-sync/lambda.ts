@@ -202,12 +202,12 @@ class WarmContainer {
       await queue(names.map((sidecarSet) => ({ sidecarSet })), s);
       for (const name of names) handed.add(name);
     };
-    const pass = await this.runtime.resync(signal, deployed, handOff);
-    if (pass.errors.length === 0) this.coverage.began(run.startedAt);
-    const result = { ...pass, requestRetries: run.retries() };
-    // A failed pass is not thrown: EventBridge would retry it, and the next scheduled reconcile does that better.
+    const resynced = await this.runtime.resync(signal, deployed, handOff);
+    if (resynced.errors.length === 0) this.coverage.began(run.startedAt);
+    const result = { ...resynced, requestRetries: run.retries() };
+    // A failed resync is not thrown: EventBridge would retry it, and the next scheduled reconcile does that better.
     logResync(this.runtime.logger, result, { requestId, scheduledAt: (event as ScheduledEvent).time });
-    const inFlight = [...new Set([...(pass.rollout?.inFlight ?? []), ...taken])];
+    const inFlight = [...new Set([...(resynced.rollout?.inFlight ?? []), ...taken])];
     if (queue !== undefined) return { ...result, requeued: await this.requeue(inFlight.filter((name) => !handed.has(name)), requestId) };
     if (inFlight.length === 0 || signal.aborted) return result;
     const followUp = await this.runtime.runController(inFlight, signal, undefined, run.budget());

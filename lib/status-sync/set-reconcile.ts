@@ -1,5 +1,5 @@
 /**
- * One SidecarSet's pass, the one route every set takes, idle or rolling
+ * One SidecarSet's reconcile, the one route every set takes, idle or rolling
  * (rollout.md §0), in numbered steps as Kruise's sidecarset_processor.go
  * takes them, each a method of `SetReconcile`: route, register, plan, trim,
  * status, batch, state.
@@ -54,7 +54,7 @@ import { sendBatch, recordFailures, withoutBusyPods } from './set-batch.ts';
 export type { RolloutDeps, ReconcileDeps, ReconcileOptions, ReconcileResult, SetRouteDeps, SetSource, SetTally } from './set-reconcile-types.ts';
 export { MAX_POD_FAILURE_EVENTS } from './set-batch.ts';
 
-/** Adds one set's pass to a summary, the one place it is done; its errors go to `errors`. */
+/** Adds one set's reconcile to a summary, the one place it is done; its errors go to `errors`. */
 export function addUp(result: ReconcileResult, tally: SetTally, errors: ReconcileError[]): void {
   tally.podsUpdated += result.podsUpdated;
   tally.podsFlipped += result.podsFlipped;
@@ -115,29 +115,29 @@ export function routeOf(set: SidecarSet, source: SetSource, rolls: boolean): Rou
  * result's errors.
  */
 export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: ReconcileOptions, source: SetSource, route: Route = routeOf(set, source, deps.rollout !== undefined)): Promise<ReconcileResult> {
-  const pass = new SetReconcile(set, deps, options, source, route);
-  if (source.streamed === undefined && deps.rollout === undefined) return pass.fail('list pods', new Error('a set planned from its own pods needs the rollout ports'));
+  const reconcile = new SetReconcile(set, deps, options, source, route);
+  if (source.streamed === undefined && deps.rollout === undefined) return reconcile.fail('list pods', new Error('a set planned from its own pods needs the rollout ports'));
   // 1. Route: from the counts, or from the set's own pods, listed while 2 runs (the list is the reconcile's longest read).
-  pass.startList();
+  reconcile.startList();
   // 2. Register the latest revision.
-  if (!(await pass.register())) return pass.result;
+  if (!(await reconcile.register())) return reconcile.result;
   // 3. Plan.
-  const seen = await pass.plan();
-  if (seen === undefined) return pass.result;
-  pass.result.counts = seen.countsFor(set);
+  const seen = await reconcile.plan();
+  if (seen === undefined) return reconcile.result;
+  reconcile.result.counts = seen.countsFor(set);
   // 4. Trim the history past its limit.
-  await pass.trim(seen);
+  await reconcile.trim(seen);
   // 5. Status.
-  if (!(await pass.status(seen))) return pass.result;
+  if (!(await reconcile.status(seen))) return reconcile.result;
   // 6. Batch: only a set with a plan, the rollout's ports and its revision registered rolls.
   const { plan } = seen;
   const { rollout } = deps;
-  if (plan === undefined || rollout === undefined || pass.unregistered) return pass.result;
-  const batch = await pass.batch(plan, rollout);
-  if (batch === undefined) return pass.result;
+  if (plan === undefined || rollout === undefined || reconcile.unregistered) return reconcile.result;
+  const batch = await reconcile.batch(plan, rollout);
+  if (batch === undefined) return reconcile.result;
   // 7. State, and whether the set is in flight (the controller requeues it).
-  await pass.state(seen, plan, rollout, batch);
-  return pass.result;
+  await reconcile.state(seen, plan, rollout, batch);
+  return reconcile.result;
 }
 
 /** One set's reconcile: each step of the route a method, and what each leaves for the next. */
