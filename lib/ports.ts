@@ -160,10 +160,10 @@ export interface SetPodSource {
    * a write whose resulting resourceVersion is in `ignore` (this process's
    * own), or until `timeoutMs` passes. Never rejects: a watch that fails
    * answers 'error' and the caller falls back to waiting out its interval.
-   * With `news`, a change counts only when `news` says so of it (a watch
+   * With `predicate`, a change counts only when `predicate` says so of it (a watch
    * error, which calls for a fresh list, always counts).
    */
-  changed(scope: PodScope, resourceVersion: string, ignore: ReadonlySet<string>, timeoutMs: number, signal?: AbortSignal, news?: PodNews): Promise<'changed' | 'timeout' | 'error'>;
+  changed(scope: PodScope, resourceVersion: string, ignore: ReadonlySet<string>, timeoutMs: number, signal?: AbortSignal, predicate?: PodPredicate): Promise<'changed' | 'timeout' | 'error'>;
   /**
    * Tells every change of the pods in scope after `resourceVersion`, in the
    * API server's order, to `sink` (a bookmark's version to `sink.progress`),
@@ -190,7 +190,7 @@ export type PodWatchEnd = 'stopped' | 'ended' | 'expired' | 'error';
 export type PodChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 /** Which of a watch's changes are worth waking for: the change, and the pod as it is after it (before it, when DELETED). */
-export type PodNews = (type: PodChangeType, pod: Pod) => boolean;
+export type PodPredicate = (type: PodChangeType, pod: Pod) => boolean;
 
 /** A write that went through, with the object's new resourceVersion; or the object was gone. */
 export type PodWrite = { outcome: 'written'; resourceVersion: string } | { outcome: 'gone' };

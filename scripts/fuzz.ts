@@ -16,7 +16,7 @@ import fc from 'fast-check';
 import { parseArgs } from 'node:util';
 import { FULL_SIZE, QUICK_SIZE } from '../testkit/fuzz/arbitraries.ts';
 import { conversionProperties } from '../testkit/fuzz/conversion.ts';
-import { ClusterView, httpsDoor, lambdaDoor } from '../testkit/fuzz/doors.ts';
+import { ClusterView, httpsHandler, lambdaHandler } from '../testkit/fuzz/handlers.ts';
 import { everyFieldEveryType, fuzzProperties, sweep } from '../testkit/fuzz/properties.ts';
 
 /** The deterministic sweep, run after the random properties (and selectable with --only). */
@@ -74,10 +74,10 @@ async function main(): Promise<number> {
   });
 
   const view = new ClusterView();
-  const https = await httpsDoor(view);
-  const doors = [await lambdaDoor(view), https];
-  // The conversion properties are pure: they use neither the doors nor the size.
-  const properties = [...fuzzProperties({ view, doors, size }), ...conversionProperties()];
+  const https = await httpsHandler(view);
+  const handlers = [await lambdaHandler(view), https];
+  // The conversion properties are pure: they use neither the handlers nor the size.
+  const properties = [...fuzzProperties({ view, handlers, size }), ...conversionProperties()];
   const only = values.only?.split(',').map((s) => s.trim()).filter((s) => s !== '');
   const known = [...properties.map((p) => p.name), SWEEP];
   const unknown = only?.filter((name) => !known.includes(name)) ?? [];
@@ -85,7 +85,7 @@ async function main(): Promise<number> {
   if (values.path !== undefined && only?.length !== 1) usage('--path replays one property: give exactly one with --only');
   const selected = only === undefined ? properties : properties.filter((p) => only.includes(p.name));
 
-  process.stdout.write(`fuzz: seed ${seed}, ${runs === undefined ? '10x the npm test runs' : `${runs} runs`} per property, size ${sizeName}, doors ${doors.map((d) => d.name).join(' and ')}\n`);
+  process.stdout.write(`fuzz: seed ${seed}, ${runs === undefined ? '10x the npm test runs' : `${runs} runs`} per property, size ${sizeName}, handlers ${handlers.map((d) => d.name).join(' and ')}\n`);
   const started = performance.now();
   const results: PropertyResult[] = [];
   try {
@@ -115,7 +115,7 @@ async function main(): Promise<number> {
       const inputs = everyFieldEveryType();
       const result: PropertyResult = { name: SWEEP, description: SWEEP_DESCRIPTION, inputs: 0, durationMs: 0, ok: true };
       try {
-        result.inputs = await sweep({ view, doors, size }, inputs);
+        result.inputs = await sweep({ view, handlers, size }, inputs);
       } catch (error) {
         result.ok = false;
         result.failure = (error as Error).message.slice(0, 4000);
@@ -135,7 +135,7 @@ async function main(): Promise<number> {
       seed,
       size: sizeName,
       sizeLimits: size,
-      doors: doors.map((d) => d.name),
+      handlers: handlers.map((d) => d.name),
       inputs: results.reduce((sum, r) => sum + r.inputs, 0),
       durationMs: Math.round(performance.now() - started),
       unhandledRejections: unhandled.length,

@@ -33,7 +33,7 @@ export interface Counts {
 const SETS = '/apis/apps.kruise.io/v1alpha1/sidecarsets';
 
 /** A SidecarSet of one sidecar selecting `app=<app>`. */
-export function followedSet(name: string, app: string): SidecarSet {
+export function watchedSet(name: string, app: string): SidecarSet {
   return { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name }, spec: { selector: { matchLabels: { app } }, containers: [{ name: `${name}-agent`, image: 'busybox:1.36' }] } };
 }
 

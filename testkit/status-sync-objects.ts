@@ -3,8 +3,8 @@ import { memoryNamespaceSource, memorySidecarSetSource } from '../lib/adapters/m
 import { memoryEventSink, memoryPodPages, memoryStatusWriter } from '../lib/adapters/memory-status-sync.ts';
 import type { Namespace, Pod } from '../lib/kube/types.ts';
 import type { SidecarSet, SidecarSetSpec } from '../lib/sidecarset/types.ts';
-import { notInjectedNotices } from '../lib/status-sync/not-injected.ts';
-import type { StatusPassDeps } from '../lib/status-sync/pass.ts';
+import { notInjectedEvents } from '../lib/status-sync/not-injected.ts';
+import type { ResyncDeps } from '../lib/status-sync/resync.ts';
 import { sidecarSet } from './sidecarset-objects.ts';
 
 /** A set as stored: defaulted, hashed, with a uid and resourceVersion. */
@@ -69,17 +69,17 @@ export function namespace(name: string, labels: Record<string, string> = {}): Na
 }
 
 /** Ports over memory; any of them can be replaced. */
-export function memoryDeps(sets: SidecarSet[], pods: Pod[], overrides: Partial<StatusPassDeps> & { namespaceList?: Namespace[] } = {}) {
+export function memoryDeps(sets: SidecarSet[], pods: Pod[], overrides: Partial<ResyncDeps> & { namespaceList?: Namespace[] } = {}) {
   const statuses = memoryStatusWriter(sets);
   const events = memoryEventSink();
   const { namespaceList, ...rest } = overrides;
-  const deps: StatusPassDeps = {
+  const deps: ResyncDeps = {
     sidecarSets: memorySidecarSetSource(sets),
     pods: memoryPodPages(pods, 2),
     namespaces: memoryNamespaceSource(namespaceList ?? []),
     statuses,
     events,
-    notices: notInjectedNotices(),
+    notices: notInjectedEvents(),
     ...rest,
   };
   return { deps, statuses, events };

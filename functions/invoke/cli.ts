@@ -36,8 +36,8 @@ import { DEFAULT_REVISION_NAMESPACE, type ControllerRevision } from '../../lib/s
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { ANNOTATION_HASH } from '../../lib/sidecarset/types.ts';
 import { systemClock, type Clock, type RevisionSource } from '../../lib/ports.ts';
-import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
-import { runStatusPass, STATUS_SYNC } from '../../lib/status-sync/pass.ts';
+import { notInjectedEvents } from '../../lib/status-sync/not-injected.ts';
+import { runResync, STATUS_SYNC } from '../../lib/status-sync/resync.ts';
 import type { HandlerDeps } from '../../lib/webhooks/handler.ts';
 import { FUNCTION_DESCRIPTORS, POD_INJECT, SIDECARSET_CONVERT, type ListedDescriptor } from '../../lib/webhooks/descriptors.ts';
 import { descriptorOf, FUNCTION_NAMES, isAdmissionFunction, runReview, type AdmissionDescriptor, type AdmissionFunctionName, type ReviewOutcome } from '../../lib/webhooks/registry.ts';
@@ -167,13 +167,13 @@ async function runStatusSync(args: Args, io: CliIo): Promise<number> {
   const pods = await readObjects(io, files['--pods'], 'Pod', 'Pods');
   const statuses = memoryStatusWriter(sidecarSets);
   const given = namespacesWithHint(namespaces, files['--namespaces']);
-  const result = await runStatusPass({
+  const result = await runResync({
     sidecarSets: memorySidecarSetSource(sidecarSets),
     pods: memoryPodPages(pods),
     namespaces: given.source,
     statuses,
     events: memoryEventSink(),
-    notices: notInjectedNotices(),
+    notices: notInjectedEvents(),
   });
   if (result.errors.length > 0) {
     const problems = result.errors.map((e) => `${e.sidecarSet === undefined ? '' : `SidecarSet ${e.sidecarSet}: `}${e.operation}: ${e.message}`);

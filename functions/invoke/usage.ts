@@ -5,7 +5,7 @@
  * reasons, so a reason added or removed there fails to compile here.
  */
 import type { WaitingReason } from '../../lib/rollout/plan.ts';
-import { STATUS_SYNC } from '../../lib/status-sync/pass.ts';
+import { STATUS_SYNC } from '../../lib/status-sync/resync.ts';
 import { FUNCTION_DESCRIPTORS, SIDECARSET_CONVERT, type ListedDescriptor } from '../../lib/webhooks/descriptors.ts';
 import { FUNCTION_HELP } from './function-help.ts';
 import { EXPLAIN } from './explain.ts';

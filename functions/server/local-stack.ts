@@ -36,7 +36,7 @@ import { EMBEDDED_CONTROLLERS, ensureKubeControllerManager } from '../../control
 import { startTestKubelet, type TestKubelet, type TestKubeletOptions } from '../../control-plane/test-kubelet.ts';
 import { clusterSources } from '../shared/cluster.ts';
 import { admissionRuntime, storedCallerSecrets, withInjectionOrder, type Env } from '../shared/compose.ts';
-import { STATUS_SYNC } from '../../lib/status-sync/pass.ts';
+import { STATUS_SYNC } from '../../lib/status-sync/resync.ts';
 import { composeStatusSync, ENV_STATUS_SYNC_INTERVAL_MS } from '../status-sync/compose.ts';
 import { startStatusLoop, type StatusLoop } from '../status-sync/loop.ts';
 import { buildApp } from './app.ts';
@@ -158,7 +158,7 @@ export interface LocalStackOptions {
   port?: number;
   /** Runs the status reconciler every this many ms (a pass at once); unset or 0 runs none. */
   statusSyncIntervalMs?: number;
-  /** The status loop's longest silence while passes change nothing (see pass-log.ts). */
+  /** The status loop's longest silence while passes change nothing (see resync-log.ts). */
   statusSyncHeartbeatMs?: number;
   /**
    * Runs kube-controller-manager beside the API server (Deployments,
@@ -255,7 +255,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       const statusSync = await composeStatusSync({ ...env, KUBECONFIG_CONTENT: cp.kubeconfig('status-sync'), [ENV_STATUS_SYNC_INTERVAL_MS]: String(options.statusSyncIntervalMs) }, { logger: jsonLogger({ function: STATUS_SYNC }, sink), secretStore: store, metrics: metrics.recorder });
       statusSyncRequests = statusSync.requests;
       // Its passes wait for the CRD's conversion to point at this server (below): a rotation racing that repoint would lose its guarded patch.
-      const runPass: typeof statusSync.runPass = async (signal) => {
+      const resync: typeof statusSync.resync = async (signal) => {
         // A stop (or a failed start) aborts the wait; the pass then answers for the aborted signal as any pass does.
         await Promise.race([
           installed,
@@ -265,9 +265,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
             }, { once: true });
           }),
         ]);
-        return statusSync.runPass(signal, deployed);
+        return statusSync.resync(signal, deployed);
       };
-      statusLoop = startStatusLoop({ runPass, follow: statusSync.follow, intervalMs: options.statusSyncIntervalMs, logger: statusSync.logger, ...(options.statusSyncHeartbeatMs !== undefined ? { heartbeatMs: options.statusSyncHeartbeatMs } : {}) });
+      statusLoop = startStatusLoop({ resync, runController: statusSync.runController, intervalMs: options.statusSyncIntervalMs, logger: statusSync.logger, ...(options.statusSyncHeartbeatMs !== undefined ? { heartbeatMs: options.statusSyncHeartbeatMs } : {}) });
     }
     const rollout = options.admitted !== undefined ? localRolloutTrigger(options.admitted) : statusLoopTrigger(statusLoop);
     const runtimes = Object.fromEntries(

@@ -104,7 +104,7 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   if (reconcile && intervalMs > 0) {
     const statusSync = await composeStatusSync(env, { metrics: metrics.recorder, ...(access.store !== undefined ? { secretStore: access.store } : {}) });
     // Its rotation writes a secret only into this server's own URLs, known once it listens (below).
-    statusLoop = startStatusLoop({ runPass: (signal) => statusSync.runPass(signal, deployed), follow: statusSync.follow, intervalMs, heartbeatMs: statusSyncHeartbeatFromEnv(env), logger: statusSync.logger });
+    statusLoop = startStatusLoop({ resync: (signal) => statusSync.resync(signal, deployed), runController: statusSync.runController, intervalMs, heartbeatMs: statusSyncHeartbeatFromEnv(env), logger: statusSync.logger });
   }
   const rollout = statusLoopTrigger(statusLoop);
   // Every function, the CRD's conversion webhook included: the CRD printed below converts through this server.

@@ -24,18 +24,18 @@ import { kubeStatusWriter } from '../../lib/adapters/kube-sidecarsets.ts';
 import { discoveredSidecarSetVersion, type SidecarSetVersions } from '../../lib/adapters/kube-sidecarsets-version.ts';
 import { systemClock, type AdmissionConfigEventSink, type Logger } from '../../lib/ports.ts';
 import { errorMessage } from '../../lib/errors.ts';
-import { canaryNotices } from '../../lib/status-sync/canary-notices.ts';
-import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
-import { DEFAULT_HEARTBEAT_MS } from '../../lib/status-sync/pass-log.ts';
-import { runStatusPass, STATUS_SYNC, type PassResult, type StatusPassOptions } from '../../lib/status-sync/pass.ts';
+import { canaryEvents } from '../../lib/status-sync/canary-events.ts';
+import { notInjectedEvents } from '../../lib/status-sync/not-injected.ts';
+import { DEFAULT_HEARTBEAT_MS } from '../../lib/status-sync/resync-log.ts';
+import { runResync, STATUS_SYNC, type ResyncResult, type ResyncOptions } from '../../lib/status-sync/resync.ts';
 import type { AdmittedQueue } from '../../lib/status-sync/admitted-queue.ts';
-import { DEFAULT_PACE, followSets, type PaceSummary } from '../../lib/status-sync/pace.ts';
-import { DEFAULT_STALL_MS, ENV_ROLLOUT_STALL_MS, rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { DEFAULT_CONTROLLER_OPTIONS, runController, type ControllerSummary } from '../../lib/status-sync/run-controller.ts';
+import { DEFAULT_STALL_MS, ENV_ROLLOUT_STALL_MS, rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import { observedStates } from '../../lib/status-sync/observed-states.ts';
 import { DEFAULT_REPAIR_MAX_EVICTIONS, ENV_REPAIR_MAX_EVICTIONS, repairMemory, type RepairDeps } from '../../lib/status-sync/repair-step.ts';
 import { memoisedRevisionFacts } from '../../lib/status-sync/revision-register.ts';
 import { passFactOf, setPassFactOf } from '../../lib/metrics/facts.ts';
-import type { RolloutDeps } from '../../lib/status-sync/set-pass.ts';
+import type { RolloutDeps } from '../../lib/status-sync/set-reconcile.ts';
 import { revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
 import { renewStatusSyncLease, type LeaseRenewal } from '../../lib/adapters/kube-lease.ts';
 import { ENV_STATUS_SYNC_INTERVAL_MS, leaseDurationSeconds } from '../../lib/status-sync/lease.ts';
@@ -49,12 +49,12 @@ export interface StatusSyncOverrides extends Overrides {
   secretStore?: SecretStore;
 }
 
-/** How often `npm start` runs a pass; 0 turns the loop off. */
+/** How often `npm start` runs a resync; 0 turns the loop off. */
 export { ENV_STATUS_SYNC_INTERVAL_MS };
 export const DEFAULT_STATUS_SYNC_INTERVAL_MS = 30_000;
 export const ENV_STATUS_SYNC_HEARTBEAT_MS = 'STATUS_SYNC_HEARTBEAT_MS';
 
-/** The longest wait between two passes of a set whose rollout is in flight (sidecarset.md §7 "Pace"). */
+/** The longest wait between two reconciles of a set whose rollout is in flight (its requeue-after). */
 export const ENV_ROLLOUT_PACE_MS = 'ROLLOUT_PACE_MS';
 /**
  * Sets the controller reconciles at once (each by one worker at a time), as
@@ -70,18 +70,18 @@ export { ENV_ROLLOUT_STALL_MS };
 
 export interface StatusSyncRuntime {
   /**
-   * One pass against the cluster; never throws (failures are in the
+   * One resync against the cluster; never throws (failures are in the
    * result). `deployedWebhookUrls`, when given (the scheduled event's, on
    * AWS), are the URL prefixes the deployment made, in place of
    * DEPLOYED_WEBHOOK_URLS: the only URLs the rotation writes a secret into.
    */
-  runPass: (signal?: AbortSignal, deployedWebhookUrls?: readonly string[], handOff?: StatusPassOptions['handOff']) => Promise<PassResult>;
+  resync: (signal?: AbortSignal, deployedWebhookUrls?: readonly string[], handOff?: ResyncOptions['handOff']) => Promise<ResyncResult>;
   /**
-   * Follows sets with rollout work in flight (and admitted changes from
-   * `queue`) with their own passes until none is in flight or `signal` ends;
+   * Reconciles sets with rollout work in flight (and admitted changes from
+   * `queue`) with their own reconciles until none is in flight or `signal` ends;
    * never throws.
    */
-  follow: (names: readonly string[], signal?: AbortSignal, queue?: AdmittedQueue, budget?: AbortSignal) => Promise<PaceSummary>;
+  runController: (names: readonly string[], signal?: AbortSignal, queue?: AdmittedQueue, budget?: AbortSignal) => Promise<ControllerSummary>;
   logger: Logger;
   /** The API server, for logs. */
   server: string;
@@ -101,64 +101,89 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const kc = await clusterKubeConfig(env, overrides);
   const { client, retries } = reconcilerClient(kc, logger);
   const versions = discoveredSidecarSetVersion(client);
-  const ports = passPorts(client, versions);
+  const ports = resyncPorts(client, versions);
   const rotate = secretRotation(env, overrides, client);
-  const tellRefused = refusalTeller(kubeAdmissionConfigEventSink(client), logger);
-  // A stall an earlier invocation told is found among the stored Events, not told once per cold start.
-  const states = observedStates(rolloutStateNotices(kubeRecordedStalls(client)));
+  const recordRefused = refusalRecorder(kubeAdmissionConfigEventSink(client), logger);
+  // A stall an earlier invocation recorded is found among the stored Events, not recorded once per cold start.
+  const states = observedStates(rolloutStateEvents(kubeRecordedStalls(client)));
   const stallMs = millisecondsFromEnv(env, ENV_ROLLOUT_STALL_MS, DEFAULT_STALL_MS, 1_000);
   const revisionNamespace = revisionNamespaceFromEnv(env);
   const heartbeat = leaseHeartbeat(client, leaseRenewalOf(env, revisionNamespace, overrides), logger);
-  // The last full pass's not-injected counts, for the follow-up passes' set figures.
-  let notInjected: Readonly<Record<string, number>> = {};
   const rollout = rolloutDepsOf(client, versions, revisionNamespace, { clock: overrides.clock ?? systemClock, states, stallMs });
-  const intervalMs = millisecondsFromEnv(env, ENV_ROLLOUT_PACE_MS, DEFAULT_PACE.intervalMs, 100);
+  const intervalMs = millisecondsFromEnv(env, ENV_ROLLOUT_PACE_MS, DEFAULT_CONTROLLER_OPTIONS.intervalMs, 100);
   const workers = sidecarSetWorkersFromEnv(env);
   // Only sets annotated for it have pods evicted; the limit holds over all of them.
   const repair: RepairDeps = { evictions: kubePodEvictor(client), podWebhook: kubePodWebhook(client), setPods: rollout.setPods, podEvents: rollout.podEvents, maxPerPass: repairMaxEvictionsFromEnv(env), memory: repairMemory() };
+  const wiring: Wiring = { client, logger, metrics, ports, rollout, repair, rotate, recordRefused, states, heartbeat, notInjected: {} };
   return {
     logger,
     server: client.server,
     retries,
     requests: () => client.requests(),
-    runPass: async (signal, deployedWebhookUrls, handOff) => {
-      const requestsBefore = client.requests();
-      // Namespace labels are read afresh for every pass.
-      const pass = await runStatusPass({ ...ports, namespaces: kubeNamespaceSnapshot(client), rollout, repair }, { ...(signal === undefined ? {} : { signal }), ...(handOff === undefined ? {} : { handOff }) });
-      const rotated = rotate === undefined ? pass : withRotation(pass, await rotate(signal, deployedWebhookUrls));
-      const result = await tellRefused(rotated, signal);
-      logRepaired(logger, result);
-      // Every door (the Lambda, the npm start loop) runs passes through here, so every pass is measured once.
-      metrics.pass(passFactOf(result, client.requests() - requestsBefore, states.current()));
-      await heartbeat(signal);
-      notInjected = result.notInjected;
-      return result;
-    },
-    follow: (names, signal, queue, budget) =>
-      followSets(
-        names,
-        {
-          statuses: ports.statuses,
-          events: ports.events,
-          namespaces: kubeNamespaceSnapshot(client),
-          rollout,
-          // Every follow-up pass is measured as the full pass is, from the same result its Events came from.
-          onSetPass: (result) => {
-            const fact = setPassFactOf(result, states.current().get(result.sidecarSet), notInjected[result.sidecarSet] ?? 0);
-            if (fact !== undefined) metrics.setPass(fact);
-          },
-        },
-        { intervalMs, stallMs, workers, ...(budget === undefined ? {} : { budget }) },
-        signal,
-        queue,
-      ),
+    resync: resyncOf(wiring),
+    runController: runControllerOf(wiring, { intervalMs, stallMs, workers }),
   };
 }
 
+/** What composeStatusSync wires once per cold start, shared by the resync and the controller. */
+interface Wiring {
+  client: KubeClient;
+  logger: Logger;
+  metrics: ReturnType<ReturnType<typeof lambdaMetrics>['statusSync']>;
+  ports: ReturnType<typeof resyncPorts>;
+  rollout: RolloutDeps;
+  repair: RepairDeps;
+  rotate: ReturnType<typeof secretRotation>;
+  recordRefused: ReturnType<typeof refusalRecorder>;
+  states: ReturnType<typeof observedStates>;
+  heartbeat: ReturnType<typeof leaseHeartbeat>;
+  /** The last resync's not-injected counts, for the requeued reconciles' set figures. */
+  notInjected: Readonly<Record<string, number>>;
+}
+
+/** The runtime's resync: the statuses and rollouts, then the rotation, the refusals, the metrics and the Lease. */
+function resyncOf(w: Wiring): StatusSyncRuntime['resync'] {
+  return async (signal, deployedWebhookUrls, handOff) => {
+    const requestsBefore = w.client.requests();
+    // Namespace labels are read afresh for every resync.
+    const resynced = await runResync({ ...w.ports, namespaces: kubeNamespaceSnapshot(w.client), rollout: w.rollout, repair: w.repair }, { ...(signal === undefined ? {} : { signal }), ...(handOff === undefined ? {} : { handOff }) });
+    const rotated = w.rotate === undefined ? resynced : withRotation(resynced, await w.rotate(signal, deployedWebhookUrls));
+    const result = await w.recordRefused(rotated, signal);
+    logRepaired(w.logger, result);
+    // Every caller (the Lambda, the npm start loop) resyncs through here, so every resync is measured once.
+    w.metrics.pass(passFactOf(result, w.client.requests() - requestsBefore, w.states.current()));
+    await w.heartbeat(signal);
+    w.notInjected = result.notInjected;
+    return result;
+  };
+}
+
+/** The runtime's controller over the sets in flight, each requeued reconcile measured as the resync is. */
+function runControllerOf(w: Wiring, options: { intervalMs: number; stallMs: number; workers: number }): StatusSyncRuntime['runController'] {
+  return (names, signal, queue, budget) =>
+    runController(
+      names,
+      {
+        statuses: w.ports.statuses,
+        events: w.ports.events,
+        namespaces: kubeNamespaceSnapshot(w.client),
+        rollout: w.rollout,
+        // From the same result its Events came from.
+        onReconcile: (result) => {
+          const fact = setPassFactOf(result, w.states.current().get(result.sidecarSet), w.notInjected[result.sidecarSet] ?? 0);
+          if (fact !== undefined) w.metrics.setPass(fact);
+        },
+      },
+      { ...options, ...(budget === undefined ? {} : { budget }) },
+      signal,
+      queue,
+    );
+}
+
 /**
- * One client for every request of the reconciler, so that the pass's count of
+ * One client for every request of the reconciler, so that the resync's count of
  * requests (retries and watches too) is one number. One slow or dropped
- * request costs a retry, not the pass (kube-request.ts says which are
+ * request costs a retry, not the resync (kube-request.ts says which are
  * retried); each is logged.
  */
 function reconcilerClient(kc: KubeConfig, logger: Logger): { client: KubeClient; retries: () => number } {
@@ -174,22 +199,22 @@ function reconcilerClient(kc: KubeConfig, logger: Logger): { client: KubeClient;
 }
 
 /**
- * The full pass's ports on the cluster. Never a stale list: a status must be
+ * The resync's ports on the cluster. Never a stale list: a status must be
  * written against the set as stored now. The sets are read, and their status
  * written, in the version the cluster stores (never through the conversion webhook).
  */
-function passPorts(client: KubeClient, versions: SidecarSetVersions) {
+function resyncPorts(client: KubeClient, versions: SidecarSetVersions) {
   return {
     sidecarSets: kubeSidecarSetSource(kubeClusterReader(client, versions), { maxStalenessMs: 0, apiTimeoutMs: DEFAULT_CALL_TIMEOUT_MS }),
     pods: kubePodPages(client),
     statuses: kubeStatusWriter(client, versions),
     events: kubeEventSink(client, { versions }),
-    notices: notInjectedNotices(),
-    canaries: canaryNotices(),
+    notices: notInjectedEvents(),
+    canaries: canaryEvents(),
   };
 }
 
-/** The rollout's ports on the cluster, with the clock and stall rule the passes share. */
+/** The rollout's ports on the cluster, with the clock and stall rule every reconcile shares. */
 function rolloutDepsOf(client: KubeClient, versions: SidecarSetVersions, revisionNamespace: string, shared: Pick<RolloutDeps, 'clock' | 'states' | 'stallMs'>): RolloutDeps {
   return {
     // Owned by the set in the version it is stored (and read) in, as Kruise writes it.
@@ -198,7 +223,7 @@ function rolloutDepsOf(client: KubeClient, versions: SidecarSetVersions, revisio
     pods: kubePodWriter(client),
     podEvents: kubePodEventSink(client),
     ...shared,
-    // A warm process works out an unchanged set's revision data once, not on every pass.
+    // A warm process works out an unchanged set's revision data once, not on every reconcile.
     revisionFacts: memoisedRevisionFacts().factsOf,
   };
 }
@@ -217,8 +242,8 @@ function leaseRenewalOf(env: Env, namespace: string, overrides: StatusSyncOverri
 }
 
 /**
- * Renews the Lease after a full pass. A failure is logged with the count of
- * failures in a row and never fails the pass: the Lease only tells doctor.
+ * Renews the Lease after a resync. A failure is logged with the count of
+ * failures in a row and never fails the resync: the Lease only tells doctor.
  */
 function leaseHeartbeat(client: KubeClient, renewal: LeaseRenewal, logger: Logger): (signal?: AbortSignal) => Promise<void> {
   let failures = 0;
@@ -253,20 +278,20 @@ function secretRotation(env: Env, overrides: StatusSyncOverrides, client: KubeCl
 /**
  * Tells webhooks the rotation refused (pointing at URLs the deployment did
  * not make) with a Warning Event on their configuration, once per process
- * for the same refusals (the WebhooksNotDeployed metric counts every pass),
- * and a warning line every pass. A failed Event is one of the pass's errors.
+ * for the same refusals (the WebhooksNotDeployed metric counts every resync),
+ * and a warning line every resync. A failed Event is one of the resync's errors.
  */
-function refusalTeller(sink: AdmissionConfigEventSink, logger: Logger): (result: PassResult, signal?: AbortSignal) => Promise<PassResult> {
-  let told = '';
+function refusalRecorder(sink: AdmissionConfigEventSink, logger: Logger): (result: ResyncResult, signal?: AbortSignal) => Promise<ResyncResult> {
+  let recorded = '';
   return async (result, signal) => {
     const refused: readonly RefusedWebhook[] = result.secretRotation?.refused ?? [];
     if (refused.length === 0) {
-      told = '';
+      recorded = '';
       return result;
     }
     logger.warn('webhooks point at URLs the deployment did not make: no secret written into them, no rotation started', { webhooks: refused });
     const key = JSON.stringify(refused);
-    if (key === told) return result;
+    if (key === recorded) return result;
     const errors = [...result.errors];
     for (const event of refusedWebhookEvents(refused)) {
       try {
@@ -275,39 +300,39 @@ function refusalTeller(sink: AdmissionConfigEventSink, logger: Logger): (result:
         errors.push({ operation: `tell ${event.object.kind} ${event.object.name} points elsewhere`, message: errorMessage(error) });
       }
     }
-    if (errors.length === result.errors.length) told = key;
+    if (errors.length === result.errors.length) recorded = key;
     return { ...result, errors };
   };
 }
 
-/** Pods and SidecarSet writes were failing until the rotation repaired the webhooks: worth a line of its own, whatever the pass log's pace. */
-function logRepaired(logger: Logger, result: PassResult): void {
+/** Pods and SidecarSet writes were failing until the rotation repaired the webhooks: worth a line of its own, however often the resync log writes. */
+function logRepaired(logger: Logger, result: ResyncResult): void {
   const repaired = result.secretRotation?.repaired;
   if (repaired !== undefined) logger.warn('repointed webhooks that carried a secret no function accepts (a stale copy of the configurations was applied)', { webhooks: repaired });
 }
 
-/** The pass result with the rotation's step; a failed step is one of its errors, so the pass logs at error level. */
-function withRotation(result: PassResult, rotation: RotationResult): PassResult {
+/** The resync result with the rotation's step; a failed step is one of its errors, so the resync logs at error level. */
+function withRotation(result: ResyncResult, rotation: RotationResult): ResyncResult {
   const errors = rotation.step === 'failed' ? [...result.errors, { operation: 'rotate the webhook secret', message: rotation.detail ?? 'failed' }] : result.errors;
   return { ...result, errors, secretRotation: rotation };
 }
 
-/** Whether following did anything worth a log line. */
-export function followWasNews(summary: PaceSummary): boolean {
+/** Whether the controller did anything worth a log line. */
+export function controllerDidAnything(summary: ControllerSummary): boolean {
   return summary.passes > 0 || summary.errors.length > 0;
 }
 
-/** Logs what following in-flight rollouts did as one JSON line (error level when anything failed). */
-export function logFollow(logger: Logger, summary: PaceSummary, fields: Record<string, unknown> = {}): void {
+/** Logs what the controller did for in-flight rollouts as one JSON line (error level when anything failed). */
+export function logControllerSummary(logger: Logger, summary: ControllerSummary, fields: Record<string, unknown> = {}): void {
   const line = { ...fields, ...summary };
   if (summary.errors.length > 0) logger.error('rollout follow-up', line);
   else logger.info('rollout follow-up', line);
 }
 
-/** Logs a pass as one JSON line: at error level when anything failed, so a log filter can alarm on it. */
-export function logPass(logger: Logger, result: PassResult, fields: Record<string, unknown> = {}): void {
+/** Logs a resync as one JSON line: at error level when anything failed, so a log filter can alarm on it. */
+export function logResync(logger: Logger, result: ResyncResult, fields: Record<string, unknown> = {}): void {
   // Each set's counts are metrics (and the sets' statuses); one line per pass stays short however many sets there are.
-  const logged: Partial<PassResult> = { ...result };
+  const logged: Partial<ResyncResult> = { ...result };
   delete logged.sets;
   const line = { ...fields, ...logged };
   if (result.errors.length > 0) logger.error('status pass', line);
@@ -324,7 +349,7 @@ function wholeNumberFromEnv(env: Env, variable: string, fallback: number, valid:
 }
 
 /**
- * How many uninjected pods a pass may try to evict, over every set that asks
+ * How many uninjected pods a resync may try to evict, over every set that asks
  * for repair, from REPAIR_MAX_EVICTIONS_PER_PASS (default 5; 0 evicts none).
  * @throws SourceOptionsError when the value is not a whole number.
  */
@@ -342,7 +367,7 @@ export function sidecarSetWorkersFromEnv(env: Env): number {
 
 /**
  * The `npm start` loop's longest silence from STATUS_SYNC_HEARTBEAT_MS
- * (default 5 minutes; 0 logs every pass).
+ * (default 5 minutes; 0 logs every resync).
  * @throws SourceOptionsError when the value is not whole milliseconds.
  */
 export function statusSyncHeartbeatFromEnv(env: Env): number {

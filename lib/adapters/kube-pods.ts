@@ -75,8 +75,8 @@ export function kubeSetPods(client: KubeClient, options: PodListOptions = {}): S
       const { items, resourceVersion } = await listAll(client, podsPath(scope.namespace), selection(scope.labelSelector), operation, signal, paging);
       return { pods: items, resourceVersion };
     },
-    changed(scope, resourceVersion, ignore, timeoutMs, signal, news) {
-      return watchForChange(client, podsPath(scope.namespace), selection(scope.labelSelector), resourceVersion, ignore, timeoutMs, signal, news);
+    changed(scope, resourceVersion, ignore, timeoutMs, signal, predicate) {
+      return watchForChange(client, podsPath(scope.namespace), selection(scope.labelSelector), resourceVersion, ignore, timeoutMs, signal, predicate);
     },
     watch(scope, resourceVersion, sink, signal) {
       // Each change is the pod as stored, whole (plain JSON, as the list's items are).

@@ -1,7 +1,7 @@
 /**
  * "Tell me when this list changes": one watch from a list's resourceVersion
- * that settles on the first event that is news, or after a timeout. The
- * rollout's pace loop waits on a set's pods with it (kube-pods.ts), the
+ * that settles on the first event the predicate accepts, or after a timeout.
+ * The controller waits on a set's pods with it (kube-pods.ts), the
  * rollout view on the SidecarSets and their pods (kube-sidecarsets.ts).
  */
 import { objectOf, stringOf } from '../kube/json.ts';
@@ -17,7 +17,7 @@ function resourceVersionOf(object: unknown): string {
 /**
  * Watches `path` from `resourceVersion` until an object changes other than
  * by a write whose resulting resourceVersion is in `ignore` (and, with
- * `news`, in a way `news` says is worth waking for), or `timeoutMs` passes,
+ * `predicate`, in a way `predicate` says is worth waking for), or `timeoutMs` passes,
  * or `signal` aborts ('timeout'). An ERROR event (410: the version is too
  * old) means a fresh list is due: that is a change too.
  */
@@ -29,7 +29,7 @@ export function watchForChange(
   ignore: ReadonlySet<string>,
   timeoutMs: number,
   signal?: AbortSignal,
-  news?: (type: 'ADDED' | 'MODIFIED' | 'DELETED', object: Record<string, unknown>) => boolean,
+  predicate?: (type: 'ADDED' | 'MODIFIED' | 'DELETED', object: Record<string, unknown>) => boolean,
 ): Promise<WatchOutcome> {
   return new Promise((resolve) => {
     let settled = false;
@@ -51,7 +51,7 @@ export function watchForChange(
       .watch({ path, query: params, operation: `watch ${path}`, signal: controller.signal }, (type, object) => {
         if (type === 'BOOKMARK') return;
         if (type === 'ERROR') finish('changed');
-        else if (!ignore.has(resourceVersionOf(object)) && (news === undefined || isNews(type, object, news))) finish('changed');
+        else if (!ignore.has(resourceVersionOf(object)) && (predicate === undefined || accepts(predicate, type, object))) finish('changed');
       })
       .then(
         () => {
@@ -64,11 +64,11 @@ export function watchForChange(
   });
 }
 
-/** What `news` says of a watch event; an event of a type or shape it was not made for is news (a fresh list sorts it out). */
-function isNews(type: string, object: unknown, news: (type: 'ADDED' | 'MODIFIED' | 'DELETED', object: Record<string, unknown>) => boolean): boolean {
+/** What `predicate` says of a watch event; an event of a type or shape it was not made for is accepted (a fresh list sorts it out). */
+function accepts(predicate: (type: 'ADDED' | 'MODIFIED' | 'DELETED', object: Record<string, unknown>) => boolean, type: string, object: unknown): boolean {
   const item = objectOf(object);
   if (item === undefined || (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED')) return true;
-  return news(type, item);
+  return predicate(type, item);
 }
 
 /** How a stream of watch events ended: the caller's signal, the server closing it, a version too old (410), or a failure. */

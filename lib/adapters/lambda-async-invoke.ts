@@ -1,6 +1,6 @@
 /**
  * One asynchronous invoke (InvocationType `Event`) of a Lambda function, as
- * both the admitted-change trigger and status-sync's own continuation send
+ * both the admitted-change trigger and status-sync's own self-requeue send
  * it. The SDK is imported on the first send, not with this module: a
  * function that never sends pays nothing for it at cold start.
  */

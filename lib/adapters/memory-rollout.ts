@@ -14,7 +14,7 @@ import { JsonPatchError, type JsonPatchOperation } from '../admission/json-patch
 import { arrayOf, cloneJson, isObject, objectOf, stringMapOf, stringOf } from '../kube/json.ts';
 import { selectorMatches } from '../kube/label-selector.ts';
 import type { JsonObject, LabelSelector, Pod } from '../kube/types.ts';
-import type { PodNews, PodScope, PodWatchSink, PodWrite, PodWriter, RevisionStore, SetPodSource } from '../ports.ts';
+import type { PodPredicate, PodScope, PodWatchSink, PodWrite, PodWriter, RevisionStore, SetPodSource } from '../ports.ts';
 import { podKey } from '../sidecarset/pod-state.ts';
 import { DEFAULT_REVISION_NAMESPACE, LABEL_SIDECARSET_NAME, type ControllerRevision } from '../sidecarset/revisions.ts';
 import { ObjectExistsError, WriteConflictError } from '../ports/errors.ts';
@@ -279,12 +279,12 @@ class StoredPods {
     return { pods, resourceVersion: String(this.version) };
   }
 
-  /** Whether a change after `from`, not ignored, is one a watch of the scope tells (and `news` wants). */
-  seenSince(from: number, scope: PodScope, selector: LabelSelector, ignore: ReadonlySet<string>, news: PodNews | undefined): boolean {
+  /** Whether a change after `from`, not ignored, is one a watch of the scope tells (and `predicate` accepts). */
+  seenSince(from: number, scope: PodScope, selector: LabelSelector, ignore: ReadonlySet<string>, predicate: PodPredicate | undefined): boolean {
     return this.changes.some((c) => {
       if (c.version <= from || ignore.has(String(c.version))) return false;
       const event = asTold(c, scope, selector);
-      return event !== undefined && (news === undefined || news(event.type, event.pod));
+      return event !== undefined && (predicate === undefined || predicate(event.type, event.pod));
     });
   }
 
@@ -360,10 +360,10 @@ function patchPod(pods: StoredPods, namespace: string, name: string, operations:
 function storedPodSource(pods: StoredPods): SetPodSource {
   return {
     list: (scope) => Promise.resolve(pods.list(scope)),
-    changed(scope, resourceVersion, ignore, timeoutMs, signal, news) {
+    changed(scope, resourceVersion, ignore, timeoutMs, signal, predicate) {
       const start = watchStart(scope, resourceVersion);
       if (start === undefined) return Promise.resolve('error');
-      return waitForSeen(() => pods.seenSince(start.from, scope, start.selector, ignore, news), pods.listeners, timeoutMs, signal);
+      return waitForSeen(() => pods.seenSince(start.from, scope, start.selector, ignore, predicate), pods.listeners, timeoutMs, signal);
     },
     watch(scope, resourceVersion, sink, signal) {
       const start = watchStart(scope, resourceVersion);

@@ -2,7 +2,7 @@
  * Every metric the functions emit, in one place: its CloudWatch name, unit
  * and dimensions (the embedded-metric-format lines on Lambda, the dashboard
  * and alarms of infra/aws), and its Prometheus family (the local server's
- * `/metrics`). Both come from the same facts (review.ts, pass.ts), so the
+ * `/metrics`). Both come from the same facts (review.ts, resync.ts), so the
  * two views always count the same things.
  *
  * Dimensions are kept few, because each distinct combination is a metric

@@ -130,7 +130,7 @@ export function setPassDocuments(namespace: string, timestampMs: number, fn: str
 }
 
 /**
- * The reconciler's `Function` dimension: STATUS_SYNC of lib/status-sync/pass.ts,
+ * The reconciler's `Function` dimension: STATUS_SYNC of lib/status-sync/resync.ts,
  * spelt out so that the webhooks' bundles do not carry the pass (a test checks the two agree).
  */
 export const RECONCILER_FUNCTION = 'status-sync';

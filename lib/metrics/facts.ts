@@ -5,8 +5,8 @@
  * local server). A recorder never throws into its caller: metrics must not
  * change an answer.
  */
-import type { PassResult } from '../status-sync/pass.ts';
-import type { SetPassResult } from '../status-sync/set-pass.ts';
+import type { ResyncResult } from '../status-sync/resync.ts';
+import type { ReconcileResult } from '../status-sync/set-reconcile.ts';
 import type { RolloutStateName } from '../status-sync/rollout-state.ts';
 import type { ReviewOutcome } from './catalogue.ts';
 
@@ -78,11 +78,11 @@ export interface MetricsRecorder {
 }
 
 /**
- * The pass's figures: `result` as runStatusPass returned it, the API
+ * The pass's figures: `result` as runResync returned it, the API
  * requests it made, and each set's rollout state as last seen (sets the
  * pass did not count are left out).
  */
-export function passFactOf(result: PassResult, apiRequests: number, states: ReadonlyMap<string, RolloutStateName>): PassFact {
+export function passFactOf(result: ResyncResult, apiRequests: number, states: ReadonlyMap<string, RolloutStateName>): PassFact {
   const sets: Record<string, SetFigures> = {};
   for (const [name, counts] of Object.entries(result.sets ?? {})) {
     const state = states.get(name);
@@ -105,11 +105,11 @@ export function passFactOf(result: PassResult, apiRequests: number, states: Read
 }
 
 /**
- * A follow-up pass's figures: `result` as runSetPass returned it (the same
+ * A follow-up pass's figures: `result` as reconcileSet returned it (the same
  * decision its Events came from), the set's not-injected count as the last
  * full pass found it, and its state as last seen.
  */
-export function setPassFactOf(result: SetPassResult, state: RolloutStateName | undefined, notInjectedPods = 0): SetPassFact | undefined {
+export function setPassFactOf(result: ReconcileResult, state: RolloutStateName | undefined, notInjectedPods = 0): SetPassFact | undefined {
   if (result.counts === undefined) return undefined;
   return {
     sidecarSet: result.sidecarSet,

@@ -1,7 +1,7 @@
 /**
  * An in-process registry of counters, gauges and histograms, the local
  * server's view of the same facts the Lambda functions write as EMF lines
- * (fed by review.ts and pass.ts), rendered as Prometheus text on `/metrics`.
+ * (fed by review.ts and resync.ts), rendered as Prometheus text on `/metrics`.
  * Pure: nothing here reads a clock or does I/O.
  */
 import { checkLabelName, checkMetricName, PrometheusFormatError, renderPrometheus, type FamilySnapshot, type FamilyType, type Sample } from './prometheus.ts';

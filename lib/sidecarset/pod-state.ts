@@ -59,6 +59,12 @@ export function podKey(pod: Pod): string {
   return `${stringOf(m?.namespace) ?? ''}/${stringOf(m?.name) ?? ''}`;
 }
 
+/** The pod's namespace, name and uid, as a write or an eviction names it. */
+export function podRef(pod: Pod): { namespace: string; name: string; uid: string } {
+  const m = objectOf(pod.metadata);
+  return { namespace: stringOf(m?.namespace) ?? '', name: stringOf(m?.name) ?? '', uid: stringOf(m?.uid) ?? '' };
+}
+
 /** The set's `spec.containers` (named ones only). */
 export function setContainers(set: SidecarSet): SidecarContainer[] {
   return arrayOf<SidecarContainer>(objectOf(set.spec)?.containers).filter((c) => isObject(c) && typeof c.name === 'string');

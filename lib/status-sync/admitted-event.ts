@@ -13,7 +13,7 @@ export const ADMITTED_EVENT_KIND = 'SidecarSetAdmitted';
 
 export interface AdmittedEvent extends AdmittedSidecarSet {
   kind: typeof ADMITTED_EVENT_KIND;
-  /** When the webhook sent it (epoch ms): a pod change (`PODS`) a later pass covered is skipped (pod-trigger.ts). */
+  /** When the webhook sent it (epoch ms): a pod change (`PODS`) a later reconcile covered is skipped (pod-trigger.ts). */
   sentAt?: number;
 }
 
@@ -47,13 +47,13 @@ export function parseAdmittedEvent(event: unknown): (AdmittedSidecarSet & { sent
 
 /**
  * The event status-sync sends itself (an asynchronous invoke) when its
- * follow budget ends with rollouts still in flight, so that they go on at
+ * controller's budget ends with rollouts still in flight, so that they go on at
  * once instead of at the next scheduled tick (docs/RELIABILITY.md,
  * "Continuing a rollout").
  */
 export const CONTINUE_EVENT_KIND = 'StatusSyncContinue';
 
-/** The most sets one continuation names; more is not an event this function sent. */
+/** The most sets one self-requeue names; more is not an event this function sent. */
 export const MAX_CONTINUED_SETS = 200;
 
 export interface ContinueEvent {
@@ -65,11 +65,11 @@ export interface ContinueEvent {
   sentAt: number;
 }
 
-/** A name a SidecarSet can have (a DNS subdomain), so a continuation cannot smuggle a path or a query. */
+/** A name a SidecarSet can have (a DNS subdomain), so a self-requeue cannot smuggle a path or a query. */
 const SET_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
 /**
- * The continuation an event asks for; undefined for any other event.
+ * The self-requeue an event asks for; undefined for any other event.
  * @throws AdmittedEventError naming the field when the event says it is one but is malformed or too large.
  */
 export function parseContinueEvent(event: unknown): ContinueEvent | undefined {
@@ -117,7 +117,7 @@ export function recentTriggers(options: { ttlMs?: number; max?: number } = {}): 
 
 /**
  * The webhook URL prefixes the stack deployed, as its schedule hands them to
- * each scheduled pass (`detail.deployedWebhookUrls`, infra/aws/stack.ts):
+ * each scheduled reconcile (`detail.deployedWebhookUrls`, infra/aws/stack.ts):
  * the only URLs the rotation writes a secret into. Undefined when the event
  * carries none (then nothing is written).
  * @throws CallerSecretError naming a malformed entry.

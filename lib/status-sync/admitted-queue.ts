@@ -1,7 +1,7 @@
 /**
  * The queue of SidecarSet changes the webhooks admitted, handed to a running
- * follow loop (the local server's; on AWS each invocation starts with its
- * own): a set's changes coalesce into one entry, so one read and one pass
+ * controller (the local server's; on AWS each invocation starts with its
+ * own): a set's changes coalesce into one entry, so one read and one reconcile
  * serve a burst of them, and the queue is bounded.
  */
 import type { AdmittedSidecarSet } from '../ports.ts';
@@ -11,7 +11,7 @@ export interface QueuedChange extends AdmittedSidecarSet {
   queuedAtMs: number;
 }
 
-/** Admitted changes handed to a running loop (the local server's); the loop drains it each round. */
+/** Admitted changes handed to a running loop (the local server's); the loop drains it each iteration. */
 export interface AdmittedQueue {
   take(): QueuedChange[];
   /** Resolves when a change arrives (or at once when one is queued). */
@@ -26,8 +26,8 @@ export interface AdmittedChanges extends AdmittedQueue {
 }
 
 /**
- * The most sets with a change waiting. A trigger only makes a set's pass
- * come sooner (every set gets one at each scheduled pass), so past the cap
+ * The most sets with a change waiting. A trigger only makes a set's reconcile
+ * come sooner (every set gets one at each scheduled reconcile), so past the cap
  * a trigger is dropped and counted rather than queued without bound.
  */
 export const MAX_QUEUED_CHANGES = 64;
@@ -35,7 +35,7 @@ export const MAX_QUEUED_CHANGES = 64;
 /**
  * The admitted changes not yet taken (starting with `initial`), and a promise
  * for the next one. Changes of the same set coalesce: the latest replaces
- * the one waiting (one read and one pass serve both), except that a pod
+ * the one waiting (one read and one reconcile serve both), except that a pod
  * change (`PODS`) never replaces a change of the set; an initial change may
  * say when it arrived (`queuedAtMs`, performance.now()), for its debounce.
  */
@@ -62,8 +62,8 @@ class AdmittedChangeQueue implements AdmittedChanges {
       return;
     }
     // A pod change never replaces a change of the set itself: that one's wait for visibility serves both. Over a
-    // pod change it does replace, its later arrival restarts the debounce, so the pass reads after the latest pod's
-    // write; the wait stays bounded, since the loop takes the whole queue at each round.
+    // pod change it does replace, its later arrival restarts the debounce, so the reconcile reads after the latest pod's
+    // write; the wait stays bounded, since the loop takes the whole queue at each iteration.
     if (waiting !== undefined && waiting.operation !== 'PODS' && change.operation === 'PODS') return;
     // Deleted first, so the set takes its place at the end: the order of arrival is kept.
     this.changes.delete(change.sidecarSet);

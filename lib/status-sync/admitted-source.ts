@@ -7,21 +7,21 @@
 import { errorMessage } from '../errors.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import type { AdmittedQueue, QueuedChange } from './admitted-queue.ts';
-import type { PassError } from './errors.ts';
-import type { SetPassDeps } from './set-pass.ts';
+import type { ReconcileError } from './errors.ts';
+import type { ReconcileDeps } from './set-reconcile.ts';
 import { visibleSet } from './visible-set.ts';
 
 export interface AdmittedTarget {
   /**
-   * Whether the set is followed now (its pods watched): a pod trigger then needs no read of its own, and
-   * adds the name at once, since the watch ignores a pod leaving Ready (rollout-news.ts) and the trigger does not.
+   * Whether the set is requeued now (its pods watched): a pod trigger then needs no read of its own, and
+   * adds the name at once, since the watch ignores a pod leaving Ready (rollout-predicate.ts) and the trigger does not.
    */
-  follows(name: string): boolean;
-  /** A followed set's pod trigger. */
+  inFlight(name: string): boolean;
+  /** A requeued set's pod trigger. */
   podsChanged(name: string): void;
-  /** The change is stored: the set's pass runs from `set`. */
+  /** The change is stored: the set's reconcile runs from `set`. */
   visible(name: string, set: SidecarSet): void;
-  error(error: PassError): void;
+  error(error: ReconcileError): void;
   /** Told when the source waits for an arrival with nothing in hand (the controller may be done). */
   idle(): void;
 }
@@ -40,11 +40,11 @@ export class AdmittedSource {
   private budgetMs: number;
   private waiting = true;
   private readonly queue: AdmittedQueue | undefined;
-  private readonly deps: Pick<SetPassDeps, 'statuses'>;
+  private readonly deps: Pick<ReconcileDeps, 'statuses'>;
   private readonly options: AdmittedSourceOptions;
   private readonly target: AdmittedTarget;
 
-  constructor(queue: AdmittedQueue | undefined, deps: Pick<SetPassDeps, 'statuses'>, options: AdmittedSourceOptions, target: AdmittedTarget) {
+  constructor(queue: AdmittedQueue | undefined, deps: Pick<ReconcileDeps, 'statuses'>, options: AdmittedSourceOptions, target: AdmittedTarget) {
     this.queue = queue;
     this.deps = deps;
     this.options = options;
@@ -72,7 +72,7 @@ export class AdmittedSource {
       }
       this.waiting = false;
       // The controller may end while a change waits to be visible: the rest are dropped (a trigger only brings a
-      // set's pass sooner; the schedule's resync passes every set).
+      // set's reconcile sooner; the schedule's resync passes every set).
       for (const change of changes) if (!(await this.admit(change, signal, stop))) return;
     }
   }
@@ -80,7 +80,7 @@ export class AdmittedSource {
   /** Whether the controller goes on after this change. */
   private async admit(change: QueuedChange, signal: AbortSignal | undefined, stop: AbortSignal): Promise<boolean> {
     if (stop.aborted) return false;
-    if (change.operation === 'PODS' && this.target.follows(change.sidecarSet)) {
+    if (change.operation === 'PODS' && this.target.inFlight(change.sidecarSet)) {
       this.target.podsChanged(change.sidecarSet);
       return true;
     }

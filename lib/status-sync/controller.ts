@@ -5,37 +5,37 @@
  *
  * Sources: the names handed over (the full resync's sets in flight, a
  * continuation's), admitted changes once stored (admitted-source.ts), the
- * watch on each followed set's pods (news is debounced so related changes
- * land, then adds the name), the end of the trailing writes a pass left pods to, and
+ * watch on each requeued set's pods (an accepted change is debounced so related changes
+ * land, then adds the name), the end of the deferred writes a reconcile left pods to, and
  * Reconcile's own requeue-after. A failed Reconcile is added again after
  * the queue's backoff.
  *
- * The queue hands one set to one worker at a time, so one set's passes never
+ * The queue hands one set to one worker at a time, so one set's reconciles never
  * overlap; a pod two sets select is left alone by both while a write to it
- * trails (trailing-writes.ts, one queue for every set).
+ * is deferred (deferred-writes.ts, one queue for every set).
  */
 import { errorMessage } from '../errors.ts';
 import type { AdmittedQueue } from './admitted-queue.ts';
 import { AdmittedSource } from './admitted-source.ts';
-import { FollowedSet } from './followed-set.ts';
-import { DEFAULT_PACE, type PaceDeps, type PaceOptions, type PaceSummary } from './pace-options.ts';
+import { RequeuedSet } from './requeued-set.ts';
+import { DEFAULT_CONTROLLER_OPTIONS, type ControllerDeps, type ControllerOptions, type ControllerSummary } from './controller-options.ts';
 import { Reconciler, type Outcome } from './reconcile.ts';
-import { rolloutNews } from './rollout-news.ts';
+import { rolloutPredicate } from './rollout-predicate.ts';
 import { readSet, EarlyReads } from './set-reads.ts';
 import { SetPodViews } from './set-pod-views.ts';
-import { trailingWrites } from './trailing-writes.ts';
+import { deferredWriteQueue } from './deferred-writes.ts';
 import { BackoffLimiter, DEFAULT_BACKOFF, WorkQueue } from './work-queue.ts';
 
 export class SetController {
-  readonly summary: PaceSummary = { passes: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, stalled: [], unfinished: [], states: {}, errors: [] };
+  readonly summary: ControllerSummary = { passes: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, stalled: [], unfinished: [], states: {}, errors: [] };
   private readonly queue: WorkQueue<string>;
-  private readonly followed = new Map<string, FollowedSet>();
-  /** Each followed set's running watch, stopped when a newer pass starts another. */
+  private readonly inFlight = new Map<string, RequeuedSet>();
+  /** Each requeued set's running watch, stopped when a newer pass starts another. */
   private readonly watching = new Map<string, AbortController>();
   private readonly early = new EarlyReads();
   /**
    * Sets being reconciled now. A read made meanwhile (an admitted change's, a debounce's early read) may predate
-   * the status that pass writes, so it is not handed to the next pass, which reads the set itself.
+   * the status that reconcile writes, so it is not handed to the next reconcile, which reads the set itself.
    */
   private readonly reconciling = new Set<string>();
   private readonly views: SetPodViews;
@@ -43,28 +43,28 @@ export class SetController {
   private readonly admitted: AdmittedSource;
   /** Aborted when the controller ends: its signal or budget ended, or nothing is left to do. */
   private readonly ending = new AbortController();
-  private readonly deps: PaceDeps;
-  private readonly options: PaceOptions;
+  private readonly deps: ControllerDeps;
+  private readonly options: ControllerOptions;
   private readonly signal: AbortSignal | undefined;
 
-  constructor(deps: PaceDeps, options: PaceOptions, signal: AbortSignal | undefined, admitted: AdmittedQueue | undefined) {
+  constructor(deps: ControllerDeps, options: ControllerOptions, signal: AbortSignal | undefined, admitted: AdmittedQueue | undefined) {
     this.deps = deps;
     this.options = options;
     this.signal = signal;
     this.queue = new WorkQueue(new BackoffLimiter(DEFAULT_BACKOFF.baseMs, this.intervalMs));
     this.queue.onIdle = () => { this.endWhenIdle(); };
-    this.views = new SetPodViews(deps.rollout, { news: rolloutNews, ...(options.catchUpMs === undefined ? {} : { catchUpMs: options.catchUpMs }) });
-    const trailing = trailingWrites((error) => this.summary.errors.push(error));
-    this.reconciler = new Reconciler(deps, options, signal, trailing, this.summary);
-    const visibleTimeoutMs = options.visibleTimeoutMs ?? DEFAULT_PACE.visibleTimeoutMs;
+    this.views = new SetPodViews(deps.rollout, { predicate: rolloutPredicate, ...(options.catchUpMs === undefined ? {} : { catchUpMs: options.catchUpMs }) });
+    const deferredWrites = deferredWriteQueue((error) => this.summary.errors.push(error));
+    this.reconciler = new Reconciler(deps, options, signal, deferredWrites, this.summary);
+    const visibleTimeoutMs = options.visibleTimeoutMs ?? DEFAULT_CONTROLLER_OPTIONS.visibleTimeoutMs;
     this.admitted = new AdmittedSource(admitted, deps, { visibleTimeoutMs, createDebounceMs: options.createDebounceMs }, {
-      follows: (name) => this.followed.has(name),
+      inFlight: (name) => this.inFlight.has(name),
       podsChanged: (name) => {
         this.queue.add(name);
       },
       visible: (name, set) => {
         // The set starts over (its progress clock too; its view of the pods goes on).
-        this.followed.set(name, new FollowedSet(this.nowMs(), false, this.followed.get(name)?.view));
+        this.inFlight.set(name, new RequeuedSet(this.nowMs(), false, this.inFlight.get(name)?.view));
         if (!this.reconciling.has(name)) this.reconciler.fresh(name, set);
         this.queue.add(name);
       },
@@ -74,24 +74,24 @@ export class SetController {
   }
 
   private get intervalMs(): number {
-    return this.options.intervalMs ?? DEFAULT_PACE.intervalMs;
+    return this.options.intervalMs ?? DEFAULT_CONTROLLER_OPTIONS.intervalMs;
   }
 
   private nowMs(): number {
     return (this.deps.nowMs ?? (() => performance.now()))();
   }
 
-  /** Follows `names` and the admitted changes until nothing is left or the signal or budget ends. */
-  async run(names: Iterable<string>): Promise<PaceSummary> {
+  /** Reconciles `names` and the admitted changes until nothing is left or the signal or budget ends. */
+  async run(names: Iterable<string>): Promise<ControllerSummary> {
     const stops = [this.signal, this.options.budget].filter((s) => s !== undefined);
     const stop = () => { this.ending.abort(); };
     for (const s of stops) s.addEventListener('abort', stop, { once: true });
     this.ending.signal.addEventListener('abort', () => { this.queue.shutDown(); }, { once: true });
     if (stops.some((s) => s.aborted)) stop();
-    // Handed over by a pass that rolled them: their last batch is followed until ready.
+    // Handed over by a reconcile that rolled them: their last batch is requeued until ready.
     for (const name of names) {
-      if (this.followed.has(name)) continue;
-      this.followed.set(name, new FollowedSet(this.nowMs(), true));
+      if (this.inFlight.has(name)) continue;
+      this.inFlight.set(name, new RequeuedSet(this.nowMs(), true));
       this.queue.add(name);
     }
     try {
@@ -103,17 +103,17 @@ export class SetController {
       for (const s of stops) s.removeEventListener('abort', stop);
       this.ending.abort();
       // Writes handed over are sent before the call ends (bounded by the call's signal, which they carry).
-      await this.reconciler.trailing.drained();
-      this.summary.unfinished = [...this.followed.keys()];
+      await this.reconciler.deferredWrites.drained();
+      this.summary.unfinished = [...this.inFlight.keys()];
       this.views.closeAll();
     }
     this.summary.podReads = this.views.counts();
     return this.summary;
   }
 
-  /** Nothing followed, nothing queued or processing, no admitted change in hand: the controller ends. */
+  /** Nothing requeued, nothing queued or processing, no admitted change in hand: the controller ends. */
   private endWhenIdle(): void {
-    if (this.followed.size === 0 && this.queue.quiet() && this.admitted.isIdle) this.ending.abort();
+    if (this.inFlight.size === 0 && this.queue.quiet() && this.admitted.isIdle) this.ending.abort();
   }
 
   /** One worker: takes a name, reconciles it, queues it again as Reconcile says. */
@@ -123,9 +123,9 @@ export class SetController {
       if (name === undefined) return;
       this.reconciling.add(name);
       try {
-        const followed = this.followed.get(name);
+        const requeued = this.inFlight.get(name);
         // A name whose set left since it was queued (a late requeue) has nothing to do.
-        if (followed !== undefined) this.requeue(name, followed, await this.reconcileOne(name, followed));
+        if (requeued !== undefined) this.requeue(name, requeued, await this.reconcileOne(name, requeued));
       } finally {
         this.reconciling.delete(name);
         this.queue.done(name);
@@ -133,25 +133,25 @@ export class SetController {
     }
   }
 
-  private async reconcileOne(name: string, followed: FollowedSet): Promise<Outcome> {
+  private async reconcileOne(name: string, requeued: RequeuedSet): Promise<Outcome> {
     try {
-      return await this.reconciler.reconcile(name, followed, this.views.of(followed), this.early.take(name));
+      return await this.reconciler.reconcile(name, requeued, this.views.of(requeued), this.early.take(name));
     } catch (error) {
-      // Reconcile reports its failures; a throw is a bug, told and retried after the backoff.
+      // Reconcile reports its failures; a throw is a bug, recorded and retried after the backoff.
       this.summary.errors.push({ sidecarSet: name, operation: 'reconcile', message: errorMessage(error) });
       return { kind: 'error' };
     }
   }
 
-  /** What Reconcile's answer means for the queue, the watch and the set's place among the followed. */
-  private requeue(name: string, followed: FollowedSet, outcome: Outcome): void {
-    // An admitted change during the pass started the set over (with this view): its own pass is queued already.
-    if (this.followed.get(name) !== followed) return;
+  /** What Reconcile's answer means for the queue, the watch and the set's place among the requeued. */
+  private requeue(name: string, requeued: RequeuedSet, outcome: Outcome): void {
+    // An admitted change during the reconcile started the set over (with this view): its own reconcile is queued already.
+    if (this.inFlight.get(name) !== requeued) return;
     if (outcome.kind === 'done' || outcome.kind === 'stalled') {
       this.watching.get(name)?.abort();
       this.watching.delete(name);
-      followed.close();
-      this.followed.delete(name);
+      requeued.close();
+      this.inFlight.delete(name);
       this.queue.forget(name);
       if (outcome.kind === 'stalled') this.summary.stalled.push(name);
       return;
@@ -162,23 +162,23 @@ export class SetController {
     }
     this.queue.forget(name);
     this.queue.addAfter(name, outcome.afterMs);
-    this.watch(name, followed);
-    // Pods a pass left because a write to them trailed are free once the writes drain: no pod change would tell.
-    if (followed.deferred) void this.reconciler.trailing.drained().then(() => { this.queue.add(name); });
+    this.watch(name, requeued);
+    // Pods a reconcile left because a write to them was deferred are free once the writes drain: no pod change would tell.
+    if (requeued.deferred) void this.reconciler.deferredWrites.drained().then(() => { this.queue.add(name); });
   }
 
-  /** The watch source: news of the set's pods lets related changes land, while the pass's reads start, then adds the name. */
-  private watch(name: string, followed: FollowedSet): void {
+  /** The watch source: a change of the set's pods the predicate accepts lets related changes land, while the reconcile's reads start, then adds the name. */
+  private watch(name: string, requeued: RequeuedSet): void {
     this.watching.get(name)?.abort();
     const own = new AbortController();
-    const news = followed.news(this.deps.rollout.setPods, this.intervalMs, AbortSignal.any([this.ending.signal, own.signal]));
-    if (news === undefined) return;
+    const change = requeued.nextChange(this.deps.rollout.setPods, this.intervalMs, AbortSignal.any([this.ending.signal, own.signal]));
+    if (change === undefined) return;
     this.watching.set(name, own);
-    void news.then((seen) => {
+    void change.then((seen) => {
       if (this.watching.get(name) === own) this.watching.delete(name);
       // A watch that failed ('error', e.g. refused at once) says nothing: the requeue-after stands.
-      if (seen !== 'changed' || own.signal.aborted || this.ending.signal.aborted || this.followed.get(name) !== followed) return;
-      const debounceMs = this.options.debounceMs ?? DEFAULT_PACE.debounceMs;
+      if (seen !== 'changed' || own.signal.aborted || this.ending.signal.aborted || this.inFlight.get(name) !== requeued) return;
+      const debounceMs = this.options.debounceMs ?? DEFAULT_CONTROLLER_OPTIONS.debounceMs;
       if (!this.reconciling.has(name)) this.early.start(name, readSet(name, this.deps, this.signal), debounceMs);
       this.queue.addAfter(name, debounceMs);
     });

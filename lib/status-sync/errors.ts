@@ -1,12 +1,12 @@
 /**
- * The status pass's own failures, and what a pass reports of the ones it met
+ * The resync's own failures, and what a reconcile reports of the ones it met
  * (the ports' typed failures, which adapters translate HTTP answers into,
- * are in lib/ports/errors.ts). Below every other file of the status pass,
+ * are in lib/ports/errors.ts). Below every other file of the resync,
  * so none of them imports another for an error type.
  */
 
-/** Something the pass could not do; the rest of the pass went on. */
-export interface PassError {
+/** Something the reconcile could not do; the rest of the reconcile went on. */
+export interface ReconcileError {
   /** The set affected, when it is one set. */
   sidecarSet?: string;
   /** `list pods`, `patch status`, ... */
@@ -16,7 +16,7 @@ export interface PassError {
 
 
 
-/** A set's status could not be written this pass; the message says why, the cause what failed last. */
+/** A set's status could not be written this reconcile; the message says why, the cause what failed last. */
 export class StatusNotWrittenError extends Error {
   readonly sidecarSet: string;
   constructor(sidecarSet: string, message: string, options?: ErrorOptions) {

@@ -5,20 +5,20 @@
  * default, drops the last one), and once more when it is gone: not once per
  * pass. The memory is per process: a new Lambda execution environment tells
  * once more, which is harmless. Serves the uninjected-pod notices
- * (not-injected.ts) and the canary notices (canary-notices.ts).
+ * (not-injected.ts) and the canary Events (canary-events.ts).
  */
 
-/** What is due for a set: tell what holds (news, or a refresh), tell that it is gone, or nothing. */
-export type Due = 'tell' | 'gone' | undefined;
+/** What is due for a set: tell what holds (a change, or a refresh), tell that it is gone, or nothing. */
+export type Due = 'record' | 'gone' | undefined;
 
 export interface EventMemory {
   /**
    * What is due for `set`, given what holds now as a key (a change in it is
-   * news); `undefined` when nothing holds.
+   * a change); `undefined` when nothing holds.
    */
   due(set: string, key: string | undefined): Due;
-  /** Remembers that what `key` stands for was told (`undefined`: that its end was told). */
-  told(set: string, key: string | undefined): void;
+  /** Remembers that what `key` stands for was recorded (`undefined`: that its end was recorded). */
+  recorded(set: string, key: string | undefined): void;
   /** Forgets every set not in `present` (deleted sets). */
   keep(present: ReadonlySet<string>): void;
 }
@@ -32,7 +32,7 @@ export interface EventMemoryOptions {
   nowMs?: () => number;
 }
 
-/** Starts with nothing told; make one per process (per cold start) and keep it across passes. */
+/** Starts with nothing recorded; make one per process (per cold start) and keep it across passes. */
 export function eventMemory(options: EventMemoryOptions = {}): EventMemory {
   const refreshMs = options.refreshMs ?? DEFAULT_REFRESH_MS;
   const nowMs = options.nowMs ?? (() => performance.now());
@@ -41,9 +41,9 @@ export function eventMemory(options: EventMemoryOptions = {}): EventMemory {
     due(set, key) {
       const previous = last.get(set);
       if (key === undefined) return previous === undefined ? undefined : 'gone';
-      return previous === undefined || previous.key !== key || nowMs() - previous.at >= refreshMs ? 'tell' : undefined;
+      return previous === undefined || previous.key !== key || nowMs() - previous.at >= refreshMs ? 'record' : undefined;
     },
-    told(set, key) {
+    recorded(set, key) {
       if (key === undefined) last.delete(set);
       else last.set(set, { key, at: nowMs() });
     },

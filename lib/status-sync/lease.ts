@@ -1,7 +1,7 @@
 /**
  * The reconciler's heartbeat: a coordination.k8s.io/v1 Lease in the revision
- * namespace, renewed at the end of every full pass (the schedule's), so that
- * `npm run doctor` can tell from the cluster alone when the last pass ran. A
+ * namespace, renewed at the end of every resync (the schedule's), so that
+ * `npm run doctor` can tell from the cluster alone when the last resync ran. A
  * quiet pass writes nothing else anywhere. Pure: the adapter
  * (lib/adapters/kube-lease.ts) reads and writes it.
  */
@@ -10,10 +10,10 @@ import { objectOf, stringOf } from '../kube/json.ts';
 /** The Lease's name; RBAC (infra/k8s/rbac.yaml) lets the reconciler get and update this one alone. */
 export const STATUS_SYNC_LEASE_NAME = 'serverless-sidecarset-status-sync';
 
-/** How often a full pass runs (npm start's loop; on AWS the schedule's rate, set by the stack): the Lease's duration follows it. */
+/** How often a resync runs (npm start's loop; on AWS the schedule's rate, set by the stack): the Lease's duration follows it. */
 export const ENV_STATUS_SYNC_INTERVAL_MS = 'STATUS_SYNC_INTERVAL_MS';
 
-/** Full-pass intervals a Lease stays valid for: one late or failed pass is not yet a stopped reconciler. */
+/** Resync intervals a Lease stays valid for: one late or failed resync is not yet a stopped reconciler. */
 export const LEASE_INTERVALS = 3;
 
 export interface Lease {

@@ -15,16 +15,16 @@
  *   other tenants may read: its event gives counts only, and each namespace
  *   holding such pods gets its own Warning event (`PodNotInjected`, on its
  *   first such pod, naming that namespace's pods only), so no event in one
- *   namespace names a pod of another; at most {@link MAX_NAMESPACES_TOLD}
- *   namespaces per set are told;
+ *   namespace names a pod of another; at most {@link MAX_NAMESPACES_RECORDED}
+ *   namespaces per set are recorded;
  * - it needs one extra permission, `create` on events, and no schema change.
  *
  * Events are transient (the API server drops them after an hour by default)
- * and must not be written every pass, so what was reported is remembered
+ * and must not be written every reconcile, so what was reported is remembered
  * per set (event-memory.ts): a Warning goes out when a set's uninjected pods
  * first appear or change, again every `refreshMs` while they remain (before
  * the old event expires), and a Normal event says when they are gone. The
- * counts are also in every pass's result and log line.
+ * counts are also in every reconcile's result and log line.
  */
 import type { PodEvent, SidecarSetEvent } from '../ports.ts';
 import { eventMemory, type EventMemoryOptions } from './event-memory.ts';
@@ -35,7 +35,7 @@ export interface NotInjectedPod {
   uid: string;
 }
 
-/** What a pass found in one namespace for one set. */
+/** What a reconcile found in one namespace for one set. */
 export interface NamespaceFinding {
   namespace: string;
   count: number;
@@ -43,18 +43,18 @@ export interface NamespaceFinding {
   pods: readonly NotInjectedPod[];
 }
 
-/** What a pass found for one set. */
+/** What a reconcile found for one set. */
 export interface NotInjectedFinding {
   uid: string;
   count: number;
   /** How many namespaces hold such pods. */
   namespaceCount: number;
-  /** The first {@link MAX_NAMESPACES_TOLD} of those namespaces, in list order: each is told of its own pods. */
+  /** The first {@link MAX_NAMESPACES_RECORDED} of those namespaces, in list order: each gets an Event naming its own pods. */
   namespaces: readonly NamespaceFinding[];
 }
 
 /** An event to record, and what to remember once it is recorded. */
-export interface DueNotice {
+export interface DueEvent {
   set: string;
   /** On the SidecarSet (in `default`, as for any cluster-scoped object): counts only, never a pod's name. */
   event: SidecarSetEvent;
@@ -63,19 +63,19 @@ export interface DueNotice {
   finding: NotInjectedFinding;
 }
 
-export interface NotInjectedNotices {
+export interface NotInjectedEvents {
   /**
-   * The events due after a pass.
-   * @param findings the sets whose status the pass computed (count 0 included).
-   * @param present every set the pass saw: what is remembered about others is dropped.
+   * The events due after a reconcile.
+   * @param findings the sets whose status the reconcile computed (count 0 included).
+   * @param present every set the reconcile saw: what is remembered about others is dropped.
    */
-  due(findings: ReadonlyMap<string, NotInjectedFinding>, present: ReadonlySet<string>): DueNotice[];
-  /** Remembers a notice whose events were recorded (a failed one is due again next pass). */
-  reported(notice: DueNotice): void;
+  due(findings: ReadonlyMap<string, NotInjectedFinding>, present: ReadonlySet<string>): DueEvent[];
+  /** Remembers a notice whose events were recorded (a failed one is due again next reconcile). */
+  reported(notice: DueEvent): void;
 }
 
 /** Namespaces told per set and notice: the events a notice writes stay few however widely the pods are spread. */
-export const MAX_NAMESPACES_TOLD = 20;
+export const MAX_NAMESPACES_RECORDED = 20;
 /** Reason of the Warning event in a pod's namespace, on one of its uninjected pods. */
 export const REASON_POD_NOT_INJECTED = 'PodNotInjected';
 
@@ -83,7 +83,7 @@ export const REASON_POD_NOT_INJECTED = 'PodNotInjected';
 export const REASON_NOT_INJECTED = 'PodsNotInjected';
 /** Reason of the Normal event that follows once no such pod is left. */
 export const REASON_INJECTED = 'PodsInjected';
-export type NotInjectedNoticesOptions = EventMemoryOptions;
+export type NotInjectedEventsOptions = EventMemoryOptions;
 
 const WHY = 'created without its sidecars (the pod-inject webhook did not inject them, e.g. it was unreachable and its failurePolicy is Ignore)';
 
@@ -112,25 +112,25 @@ function namespaceEvent(set: string, found: NamespaceFinding): PodEvent[] {
   }];
 }
 
-/** What a finding is remembered by: a change in it is news; undefined when no pod is left to tell of. */
+/** What a finding is remembered by: a change in it is new; undefined when no pod is left to tell of. */
 function keyOf(finding: NotInjectedFinding): string | undefined {
   if (finding.count === 0) return undefined;
   return JSON.stringify([finding.count, finding.namespaceCount, finding.namespaces.map((n) => [n.namespace, n.count, n.pods.map((p) => p.name)])]);
 }
 
 /** Starts with nothing reported; make one per process (per cold start) and keep it across passes. */
-export function notInjectedNotices(options: NotInjectedNoticesOptions = {}): NotInjectedNotices {
+export function notInjectedEvents(options: NotInjectedEventsOptions = {}): NotInjectedEvents {
   const memory = eventMemory(options);
   return {
     due(findings, present) {
       memory.keep(present);
-      const out: DueNotice[] = [];
+      const out: DueEvent[] = [];
       for (const [set, finding] of findings) {
         const sidecarSet = { name: set, uid: finding.uid };
         const due = memory.due(set, keyOf(finding));
         if (due === 'gone') {
           out.push({ set, finding, podEvents: [], event: { sidecarSet, type: 'Normal', reason: REASON_INJECTED, message: 'every pod this SidecarSet applies to now carries its sidecars' } });
-        } else if (due === 'tell') {
+        } else if (due === 'record') {
           const podEvents = finding.namespaces.flatMap((found) => namespaceEvent(set, found));
           out.push({ set, finding, podEvents, event: { sidecarSet, type: 'Warning', reason: REASON_NOT_INJECTED, message: warningMessage(finding) } });
         }
@@ -138,7 +138,7 @@ export function notInjectedNotices(options: NotInjectedNoticesOptions = {}): Not
       return out;
     },
     reported(notice) {
-      memory.told(notice.set, keyOf(notice.finding));
+      memory.recorded(notice.set, keyOf(notice.finding));
     },
   };
 }

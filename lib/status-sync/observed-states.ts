@@ -1,13 +1,13 @@
 /**
  * Each SidecarSet's rollout state, for metrics. The passes ask their
- * RolloutStateNotices about every set's state each time (whether or not it
- * is news worth an Event), so a wrapper that watches those questions knows
- * the state of every set, the same one its Events show, without the passes
+ * RolloutStateEvents about every set's state each time (whether or not it
+ * is new worth an Event), so a wrapper that watches those questions knows
+ * the state of every set, the same one its Events show, without the reconciles
  * reporting it twice.
  */
-import type { RolloutState, RolloutStateName, RolloutStateNotices } from './rollout-state.ts';
+import type { RolloutState, RolloutStateName, RolloutStateEvents } from './rollout-state.ts';
 
-export interface ObservedStates extends RolloutStateNotices {
+export interface ObservedStates extends RolloutStateEvents {
   /** The state each set was last seen in. */
   current(): ReadonlyMap<string, RolloutStateName>;
 }
@@ -17,14 +17,14 @@ export function rolloutStateName(state: Pick<RolloutState, 'reason'>): RolloutSt
   return state.reason.slice('Rollout'.length) as RolloutStateName;
 }
 
-export function observedStates(inner: RolloutStateNotices): ObservedStates {
+export function observedStates(inner: RolloutStateEvents): ObservedStates {
   const seen = new Map<string, RolloutStateName>();
   return {
     due(set, state) {
       const event = inner.due(set, state);
-      // A state that is no news is the one already seen: a stalled rollout
+      // A state that is nothing new is the one already seen: a stalled rollout
       // passed again unmoved stays Stalled, as its Events say. A set seen for
-      // the first time is in whatever state it is (a resting one is no news).
+      // the first time is in whatever state it is (a resting one is nothing new).
       if (event !== undefined || !seen.has(set.name)) seen.set(set.name, rolloutStateName(state));
       return event;
     },

@@ -1,10 +1,10 @@
 /**
- * What a followed set's view of its pods (pod-view.ts) must show before a
+ * What a requeued set's view of its pods (pod-view.ts) must show before a
  * pass may plan from it, as Kruise's `pkg/util/expectations` remembers what
  * its controller wrote until the informer shows it: per pod, the version the
  * loop's own write made (or, for a write refused by its test, a version
  * past the one it tested). Also the versions those writes made, so that the
- * watch telling them is not news.
+ * watch telling them is not a change to act on.
  */
 
 /** A resourceVersion as a number to compare, when it is one (etcd's revisions are; other stores may not be). */
@@ -24,7 +24,7 @@ export class PodExpectations {
     if (before === undefined || before < version) this.expected.set(key, version);
   }
 
-  /** A write of this loop's made `resourceVersion`: the change the watch tells for it is not news. */
+  /** A write of this loop's made `resourceVersion`: the change the watch tells for it is not one to act on. */
   wrote(resourceVersion: string): void {
     this.own.add(resourceVersion);
   }
@@ -44,8 +44,8 @@ export class PodExpectations {
   }
 
   /**
-   * A list at `position` meets the expectations up to it for good; a later one (a trailing write answered
-   * after the list, trailing-writes.ts) stays.
+   * A list at `position` meets the expectations up to it for good; a later one (a deferred write answered
+   * after the list, deferred-writes.ts) stays.
    */
   listed(position: bigint): void {
     for (const [key, version] of this.expected) if (version <= position) this.expected.delete(key);

@@ -1,11 +1,11 @@
 /**
- * Pod triggers (docs/RECONCILER.md, "A pod change starts a pass"): the pod
+ * Pod triggers (docs/RECONCILER.md, "A pod change starts a reconcile"): the pod
  * webhooks (pod-inject on CREATE, pod-change on DELETE and pods/status
  * UPDATE) tell the reconciler which sets' pods changed, so that those sets'
- * statuses follow within seconds instead of at the next scheduled pass.
+ * statuses follow within seconds instead of at the next scheduled reconcile.
  *
- * A trigger only makes a pass come sooner: every set gets one at each
- * scheduled pass, so a trigger that is lost changes nothing but the wait.
+ * A trigger only makes a reconcile come sooner: every set gets one at each
+ * scheduled reconcile, so a trigger that is lost changes nothing but the wait.
  */
 import { isObject, objectOf, stringOf } from '../kube/json.ts';
 import type { AdmittedSidecarSet } from '../ports.ts';
@@ -16,11 +16,11 @@ import { ANNOTATION_POLICY_RECORD, parsePolicyRecord, policyStateOf } from '../s
 import { ANNOTATION_INJECTED_LIST, type SidecarSet } from '../sidecarset/types.ts';
 
 /**
- * How long after a pod trigger arrived its set's pass reads the pods.
+ * How long after a pod trigger arrived its set's reconcile reads the pods.
  * Admission is not yet the write: the API server stores the pod (or its
  * status) after the webhooks answered, a few milliseconds later on the
  * local stack. The wait is also the window in which further changes of the
- * same set coalesce into the one pass (admitted-queue.ts). 250 ms measured
+ * same set coalesce into the one reconcile (admitted-queue.ts). 250 ms measured
  * on the local stack: p95 change-to-status 0.28–0.34 s (docs/BENCHMARKS.md).
  */
 export const POD_DEBOUNCE_MS = 250;
@@ -29,7 +29,7 @@ export const POD_DEBOUNCE_MS = 250;
  * The most sets one pod change starts passes for: what one SQS
  * SendMessageBatch carries (ten), so that a pod change costs at most one
  * send whatever the pod names. A pod injected by more sets than that (rare)
- * has the others' counts follow at the next pass that covers them: the
+ * has the others' counts follow at the next reconcile that covers them: the
  * schedule's at the latest.
  */
 export const MAX_TRIGGERED_SETS = 10;
@@ -72,7 +72,7 @@ export function storedSets(names: readonly string[], byName: ReadonlyMap<string,
  * the test injection makes, pausing aside as the status counts paused sets'
  * pods too), at most {@link MAX_TRIGGERED_SETS}. A set whose
  * namespaceSelector needs labels `place` lacks is kept: a trigger only makes
- * a pass come sooner, and it is one send whatever it names.
+ * a reconcile come sooner, and it is one send whatever it names.
  */
 export function selectingSetNames(sets: readonly SidecarSet[], place: PodPlace): string[] {
   const out: string[] = [];
@@ -93,22 +93,22 @@ function selectsIfKnown(set: SidecarSet, place: PodPlace): boolean {
 }
 
 /**
- * What one warm reconciler remembers of the passes it ran, so that a pod
- * trigger a pass already covered costs no API request (on AWS every trigger
+ * What one warm reconciler remembers of the reconciles it ran, so that a pod
+ * trigger a reconcile already covered costs no API request (on AWS every trigger
  * is its own queued invoke: a burst of 1,000 pod changes of one set is a
- * handful of passes and many invocations that end at once).
+ * handful of reconciles and many invocations that end at once).
  *
- * A pass covers a trigger when it began reading at least {@link POD_DEBOUNCE_MS}
+ * A reconcile covers a trigger when it began reading at least {@link POD_DEBOUNCE_MS}
  * after the webhook sent the trigger: the change was stored by then.
  */
 export interface PassCoverage {
-  /** Records that passes of `sets` (every set, when undefined: a full pass) begin reading at `atMs` (epoch ms) or later. */
+  /** Records that reconciles of `sets` (every set, when undefined: a resync) begin reading at `atMs` (epoch ms) or later. */
   began(atMs: number, sets?: readonly string[]): void;
-  /** Whether a pass that began after the change was stored covers a trigger of `set` sent at `sentAtMs`. */
+  /** Whether a reconcile that began after the change was stored covers a trigger of `set` sent at `sentAtMs`. */
   covers(set: string, sentAtMs: number): boolean;
 }
 
-/** The most sets remembered; the oldest is forgotten first (forgetting only costs a pass). */
+/** The most sets remembered; the oldest is forgotten first (forgetting only costs a reconcile). */
 const MAX_REMEMBERED_SETS = 1_000;
 
 export function passCoverage(debounceMs: number = POD_DEBOUNCE_MS): PassCoverage {

@@ -1,27 +1,27 @@
 /**
- * A followed set's pods as a watch shows them: the pace loop's passes plan
- * from this view instead of listing every pod of the set again (sidecarset.md
- * §7 "Pace"), as Kruise's controller plans from its informer cache.
+ * A requeued set's pods as a watch shows them: the controller's reconciles plan
+ * from this view instead of listing every pod of the set again (ROLLOUT.md,
+ * "Requeue"), as Kruise's controller plans from its informer cache.
  *
- * The view is one list (the set's first pass in the loop), then every change
+ * The view is one list (the set's first reconcile in the loop), then every change
  * a watch from that list's resourceVersion tells, applied in the API
  * server's order: at any moment it is the set's pods as stored at one
  * version (`position`, the last change or bookmark told), exactly what a
  * list at that version would have given.
  *
- * Its own writes (Kruise's "expectations"): every pod write of a pass goes
+ * Its own writes (Kruise's "expectations"): every pod write of a reconcile goes
  * through {@link SetPodView.writer}, which records what the view must show
  * before it may serve again. A write that went through: the pod at that
  * write's resourceVersion or later. A guarded write refused because the pod
  * changed (a conflict; also a repeat of a write whose first answer was lost
  * and that landed after all): the pod at a later version than the one the
- * write tested. A pass asks the view for the pods (`source.list`); the view
- * answers once every expectation is met, so no pass ever plans from a view
+ * write tested. A reconcile asks the view for the pods (`source.list`); the view
+ * answers once every expectation is met, so no reconcile ever plans from a view
  * older than its own writes (it would count a pod it just updated as not
  * updated and ready, and write one more pod than maxUnavailable allows).
  * When they are not met within `catchUpMs`, or a write's outcome is unknown
  * (no answer, an error, the pod gone), or the watch ends for any reason
- * (410, closed by the server, an error), the view is dropped and the pass
+ * (410, closed by the server, an error), the view is dropped and the reconcile
  * lists the set's pods, which starts a new view from that list.
  *
  * Every pod write stays guarded by the resourceVersion its decision came
@@ -37,39 +37,39 @@ import type { JsonPatchOperation } from '../admission/json-patch.ts';
 import { stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import { podKey } from '../sidecarset/pod-state.ts';
-import type { PodChangeType, PodNews, PodScope, PodWatchEnd, PodWrite, PodWriter, SetPodSource } from '../ports.ts';
+import type { PodChangeType, PodPredicate, PodScope, PodWatchEnd, PodWrite, PodWriter, SetPodSource } from '../ports.ts';
 import { WriteConflictError } from '../ports/errors.ts';
 import { PodExpectations, versionOf } from './pod-expectations.ts';
 
-/** How long a pass waits for the view to show the loop's own writes before it lists instead. */
+/** How long a reconcile waits for the view to show the loop's own writes before it lists instead. */
 export const DEFAULT_CATCH_UP_MS = 2_000;
 
 export interface PodViewOptions {
   /** Which changes wake the loop (the others are applied to the view silently). */
-  news: PodNews;
+  predicate: PodPredicate;
   /** See {@link DEFAULT_CATCH_UP_MS}. */
   catchUpMs?: number;
 }
 
-/** Why a pass listed the set's pods instead of planning from the view. */
+/** Why a reconcile listed the set's pods instead of planning from the view. */
 export type ListReason = 'first' | 'scope' | 'catch-up' | 'unsure' | Exclude<PodWatchEnd, 'stopped'>;
 
-/** How the passes got their pods: from the view, or listed (and why). */
+/** How the reconciles got their pods: from the view, or listed (and why). */
 export interface PodViewCounts {
   fromView: number;
   listed: Partial<Record<ListReason, number>>;
 }
 
 export interface SetPodView {
-  /** The set's pods for a pass: the view when it can serve, a list (which starts a new view) otherwise. */
+  /** The set's pods for a reconcile: the view when it can serve, a list (which starts a new view) otherwise. */
   readonly source: SetPodSource;
-  /** The pass's pod writes, each recorded as what the view must show before it serves again. */
+  /** The reconcile's pod writes, each recorded as what the view must show before it serves again. */
   readonly writer: PodWriter;
-  /** Whether the view follows the pods now (a watch runs), so {@link changed} can be waited on. */
-  following(): boolean;
+  /** Whether the view watches the pods now (a watch runs), so {@link changed} can be waited on. */
+  watching(): boolean;
   /**
-   * Resolves 'changed' once a change that is news arrived since the pods
-   * last handed to a pass, or the watch ended so that a fresh list is due
+   * Resolves 'changed' once a change the predicate accepts arrived since the pods
+   * last handed to a reconcile, or the watch ended so that a fresh list is due
    * (the server closed it, or 410); 'error' when the watch failed (the
    * caller waits out its interval before listing); 'timeout' after
    * `timeoutMs` or when `signal` aborts.
@@ -90,12 +90,12 @@ function testedVersion(operations: readonly JsonPatchOperation[]): string | unde
 
 const sameScope = (a: PodScope, b: PodScope) => a.namespace === b.namespace && a.labelSelector === b.labelSelector;
 
-/** One watch's store: the pods in `scope` at `position`, and whether news arrived since a pass last took them. */
+/** One watch's store: the pods in `scope` at `position`, and whether an accepted change arrived since a reconcile last took them (dirty). */
 class WatchedPods {
   readonly scope: PodScope;
   readonly stop = new AbortController();
   position: bigint;
-  news = false;
+  dirty = false;
   private readonly pods: Map<string, Pod>;
 
   constructor(scope: PodScope, pods: readonly Pod[], position: bigint) {
@@ -122,9 +122,9 @@ class WatchedPods {
     return pod === undefined ? this.position : versionOf(stringOf(pod.metadata?.resourceVersion));
   }
 
-  /** The pods for a pass, as a list at the store's position would give them; the news is taken with them. */
+  /** The pods for a reconcile, as a list at the store's position would give them; taking them clears dirty. */
   take(): { pods: Pod[]; resourceVersion: string } {
-    this.news = false;
+    this.dirty = false;
     return { pods: [...this.pods.values()], resourceVersion: String(this.position) };
   }
 }
@@ -159,7 +159,7 @@ class Waiters {
 
 /**
  * A view of one set's pods over `source` (which must be able to watch, or
- * every pass lists as before), its writes through `writer`.
+ * every reconcile lists as before), its writes through `writer`.
  */
 export function setPodView(source: SetPodSource, writer: PodWriter, options: PodViewOptions): SetPodView {
   return new PodView(source, writer, options);
@@ -190,14 +190,14 @@ class PodView implements SetPodView {
     };
   }
 
-  following(): boolean {
+  watching(): boolean {
     return this.live !== undefined;
   }
 
   async changed(timeoutMs: number, signal?: AbortSignal): Promise<'changed' | 'timeout' | 'error'> {
     const view = this.live;
     if (view === undefined) return this.failed ? 'error' : 'changed';
-    const seen = await this.waiters.until(() => this.live !== view || view.news, timeoutMs, signal);
+    const seen = await this.waiters.until(() => this.live !== view || view.dirty, timeoutMs, signal);
     if (!seen) return 'timeout';
     if (this.live !== view) return this.failed ? 'error' : 'changed';
     return 'changed';
@@ -212,7 +212,7 @@ class PodView implements SetPodView {
     this.expectations.clear();
   }
 
-  /** The pods for a pass: the store once it shows the loop's writes (within catchUpMs), else a list, which starts a new watch. */
+  /** The pods for a reconcile: the store once it shows the loop's writes (within catchUpMs), else a list, which starts a new watch. */
   private async list(scope: PodScope, signal: AbortSignal | undefined): Promise<{ pods: readonly Pod[]; resourceVersion: string }> {
     if (this.live !== undefined && !sameScope(this.live.scope, scope)) this.drop('scope');
     const view = this.live;
@@ -261,17 +261,17 @@ class PodView implements SetPodView {
   private apply(view: WatchedPods, type: PodChangeType, pod: Pod): void {
     const version = stringOf(pod.metadata?.resourceVersion);
     const at = versionOf(version);
-    // Only versions that compare can tell the view's position: without, no pass may plan from it.
+    // Only versions that compare can tell the view's position: without, no reconcile may plan from it.
     if (version === undefined || at === undefined) {
       this.drop('unsure');
       return;
     }
     view.apply(type, pod, at);
-    if (!this.expectations.observedOwn(version) && this.options.news(type, pod)) view.news = true;
+    if (!this.expectations.observedOwn(version) && this.options.predicate(type, pod)) view.dirty = true;
     this.waiters.wake();
   }
 
-  /** The store is dropped: the next pass lists, for `reason`. */
+  /** The store is dropped: the next reconcile lists, for `reason`. */
   private drop(reason: ListReason): void {
     if (this.live === undefined) return;
     this.live.stop.abort();

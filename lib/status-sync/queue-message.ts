@@ -1,8 +1,8 @@
 /**
  * What the controller's queue carries on AWS (SQS, docs/OPERATIONS.md "The
  * queue"): one message per set name. An admitted change (or a pod trigger)
- * travels as its SidecarSetAdmitted event, so its pass still waits until the
- * change is stored; a name the resync or a continuation hands over travels
+ * travels as its SidecarSetAdmitted event, so its reconcile still waits until the
+ * change is stored; a name the resync or a self-requeue hands over travels
  * as a SidecarSetKey. Each message's group is its set's name (FIFO: one set
  * is never handed to two invocations at once), and its deduplication id
  * coalesces the same set's messages within a second.
@@ -20,7 +20,7 @@ export interface SetMessage {
   deduplicationId: string;
 }
 
-/** A set's name handed over (the resync's in-flight sets, a continuation), or an admitted change. */
+/** A set's name handed over (the resync's in-flight sets, a self-requeue), or an admitted change. */
 export type SetWork = { sidecarSet: string; change?: undefined } | { sidecarSet: string; change: AdmittedSidecarSet };
 
 /** The message for `work`, sent at `nowMs`. */

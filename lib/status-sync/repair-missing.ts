@@ -1,11 +1,11 @@
 /**
- * Which of a SidecarSet's uninjected pods to evict this pass, so that their
+ * Which of a SidecarSet's uninjected pods to evict this reconcile, so that their
  * controller recreates them through the pod webhook (docs/SIDECARSET.md
  * "Repairing pods the webhook missed"). Pure: the set's own pod list in, a
  * decision out; repair-step.ts does the reads, the evictions and the Events.
  *
  * A pod is evicted only when every one of these holds:
- * - the status pass counts it as not injected by the set (status.ts: active,
+ * - the resync counts it as not injected by the set (status.ts: active,
  *   selected, no injection recorded for the set, created after it, not taken
  *   by a canary), it carries none of the set's containers, and it was
  *   created strictly after the set by readable timestamps (a pod that
@@ -16,7 +16,7 @@
  *   pod-inject for it (the webhook's namespaceSelector and objectSelector as
  *   registered: system namespaces, opted-out ones and those a deployment
  *   excluded are not). Otherwise the recreated pod would come back just as
- *   uninjected, and be evicted again every pass;
+ *   uninjected, and be evicted again every reconcile;
  * - it has a controller (an ownerReference with `controller: true`) to
  *   recreate it. One without is only reported: evicting it would delete it.
  *
@@ -27,7 +27,7 @@
  * set whose every pod was missed still has a budget). Uninjected pods being
  * deleted (an eviction in flight whose replacement may not exist yet, as a
  * StatefulSet's does not) count as unavailable too. And at most `evictionBudget` (what
- * is left of the pass's limit).
+ * is left of the reconcile's limit).
  */
 import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
@@ -50,7 +50,7 @@ export interface RepairInput {
   namespaceLabels: NamespaceLabels;
   /** Which pods the API server sends to pod-inject, as registered. */
   podWebhook: PodWebhookSelectors;
-  /** Evictions the pass may still make. */
+  /** Evictions the reconcile may still make. */
   evictionBudget: number;
 }
 
@@ -60,9 +60,9 @@ export interface RepairPlan {
   evict: Pod[];
   /** Evictable but for their missing controller: reported, never evicted. */
   ownerless: Pod[];
-  /** Evictable pods left for a later pass because maxUnavailable is reached. */
+  /** Evictable pods left for a later reconcile because maxUnavailable is reached. */
   heldByMaxUnavailable: number;
-  /** Evictable pods left for a later pass because the pass's limit is reached. */
+  /** Evictable pods left for a later reconcile because the reconcile's limit is reached. */
   heldByPassLimit: number;
   /** The set's maxUnavailable over the pods it applies to, and how many are unavailable now. */
   maxUnavailable: number;
@@ -150,7 +150,7 @@ function repairCandidates(input: RepairInput): { counted: StatusAccumulator; evi
 }
 
 /**
- * The set's repair decision for this pass.
+ * The set's repair decision for this reconcile.
  * @throws UnknownNamespaceError when the set's namespaceSelector needs labels of a namespace missing from `namespaceLabels`.
  */
 export function planRepair(input: RepairInput): RepairPlan {

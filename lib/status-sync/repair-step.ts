@@ -1,29 +1,29 @@
 /**
- * The pass's repair step (docs/SIDECARSET.md "Repairing pods the webhook
+ * The reconcile's repair step (docs/SIDECARSET.md "Repairing pods the webhook
  * missed"): for each set annotated `serverless-sidecarset/repair-missing:
- * Evict` that the pass found uninjected pods for, its own pod list, the
+ * Evict` that the reconcile found uninjected pods for, its own pod list, the
  * decision (repair-missing.ts), the evictions and an Event on each pod.
  *
  * - At most `maxPerPass` eviction attempts per pass over every set.
  * - A 429 (a PodDisruptionBudget allows no disruption now) ends the set's
- *   evictions for this pass: the budget is spent, a later pass tries again.
- *   It is told on the pod, not counted as an error.
- * - A pod without a controller is told on the pod and never evicted.
- * - Sets go by name, so which set's pods go first is the same every pass.
+ *   evictions for this reconcile: the budget is spent, a later reconcile tries again.
+ *   It is recorded on the pod, not counted as an error.
+ * - A pod without a controller is recorded on the pod and never evicted.
+ * - Sets go by name, so which set's pods go first is the same every reconcile.
  *
- * What is told on a pod that stays (refused, no controller) is told once per
+ * What is recorded on a pod that stays (refused, no controller) is recorded once per
  * process while it stays the same, as not-injected.ts does for its notices:
- * a pod refused pass after pass is not an Event every pass.
+ * a pod refused reconcile after reconcile is not an Event every reconcile.
  */
 import { errorMessage } from '../errors.ts';
-import { objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
 import type { EvictionOutcome, NamespaceSource, PodEvent, PodEventSink, PodEvictor, PodWebhookSelectors, PodWebhookSource, SetPodSource } from '../ports.ts';
 import { podScope } from '../rollout/pod-scope.ts';
 import { sidecarSetName, sortByName } from '../sidecarset/match.ts';
+import { podRef } from '../sidecarset/pod-state.ts';
 import { repairModeOf } from '../sidecarset/repair-missing-mode.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
-import type { PassError } from './errors.ts';
+import type { ReconcileError } from './errors.ts';
 import { controllerOf, planRepair, type RepairPlan } from './repair-missing.ts';
 
 /** Reason of the Normal Event on a pod evicted so that its controller recreates it injected. */
@@ -33,7 +33,7 @@ export const REASON_EVICTION_REFUSED = 'EvictionToInjectRefused';
 /** Reason of the Warning Event on an uninjected pod with no controller: never evicted, only told. */
 export const REASON_NO_CONTROLLER = 'NotInjectedNoController';
 
-/** The variable setting how many pods a pass may try to evict, over every set. */
+/** The variable setting how many pods a reconcile may try to evict, over every set. */
 export const ENV_REPAIR_MAX_EVICTIONS = 'REPAIR_MAX_EVICTIONS_PER_PASS';
 /** Few, so that even a set with a lax maxUnavailable and no PodDisruptionBudget is repaired gradually. */
 export const DEFAULT_REPAIR_MAX_EVICTIONS = 5;
@@ -47,48 +47,43 @@ export interface RepairDeps {
   podEvents: PodEventSink;
   /** Eviction attempts per pass, over every set ({@link ENV_REPAIR_MAX_EVICTIONS}). */
   maxPerPass: number;
-  /** What was told on pods that stay; lives as long as the process ({@link repairMemory}). */
+  /** What was recorded on pods that stay; lives as long as the process ({@link repairMemory}). */
   memory: RepairMemory;
 }
 
-/** What the repair step did in one pass. */
+/** What the repair step did in one reconcile. */
 export interface RepairSummary {
   /** Sets that asked for repair and had uninjected pods. */
   sets: number;
   evicted: number;
-  /** Evictions a PodDisruptionBudget refused this pass (tried again later). */
+  /** Evictions a PodDisruptionBudget refused this reconcile (tried again later). */
   refused: number;
   /** Uninjected pods that have no controller: reported, not evicted. */
   ownerless: number;
-  /** Evictable pods left for a later pass by maxUnavailable or the pass's limit. */
+  /** Evictable pods left for a later reconcile by maxUnavailable or the reconcile's limit. */
   held: number;
 }
 
-/** The Events already told on pods that stay, by pod uid. */
+/** The Events already recorded on pods that stay, by pod uid. */
 export interface RepairMemory {
-  /** Whether this Event is news for the pod (not told before with the same reason and message). */
-  isNews(uid: string, event: PodEvent): boolean;
-  told(uid: string, event: PodEvent): void;
-  /** Forgets the pods not seen in this pass's lists. */
+  /** Whether this Event is new for the pod (not recorded before with the same reason and message). */
+  isNew(uid: string, event: PodEvent): boolean;
+  recorded(uid: string, event: PodEvent): void;
+  /** Forgets the pods not seen in this reconcile's lists. */
   keepOnly(uids: ReadonlySet<string>): void;
 }
 
-/** Starts with nothing told; make one per process and keep it across passes. */
+/** Starts with nothing recorded; make one per process and keep it across passes. */
 export function repairMemory(): RepairMemory {
-  const told = new Map<string, string>();
+  const recorded = new Map<string, string>();
   const keyOf = (event: PodEvent) => `${event.reason}\n${event.message}`;
   return {
-    isNews: (uid, event) => told.get(uid) !== keyOf(event),
-    told: (uid, event) => told.set(uid, keyOf(event)),
+    isNew: (uid, event) => recorded.get(uid) !== keyOf(event),
+    recorded: (uid, event) => recorded.set(uid, keyOf(event)),
     keepOnly(uids) {
-      for (const uid of told.keys()) if (!uids.has(uid)) told.delete(uid);
+      for (const uid of recorded.keys()) if (!uids.has(uid)) recorded.delete(uid);
     },
   };
-}
-
-function podRef(pod: Pod): { namespace: string; name: string; uid: string } {
-  const m = objectOf(pod.metadata);
-  return { namespace: stringOf(m?.namespace) ?? '', name: stringOf(m?.name) ?? '', uid: stringOf(m?.uid) ?? '' };
 }
 
 function owner(pod: Pod): string {
@@ -98,28 +93,28 @@ function owner(pod: Pod): string {
 
 const WHY = 'created without its sidecars (the pod-inject webhook did not inject it)';
 
-/** One pass's repair step: what it needs, what it did so far and what it may still do. */
+/** One reconcile's repair step: what it needs, what it did so far and what it may still do. */
 interface RepairRun {
   readonly deps: RepairDeps & { namespaces: NamespaceSource };
-  readonly errors: PassError[];
+  readonly errors: ReconcileError[];
   readonly signal: AbortSignal | undefined;
   readonly summary: RepairSummary;
-  /** The uids of the pods told on this pass: what the memory keeps. */
+  /** The uids of the pods recorded on this reconcile: what the memory keeps. */
   readonly seen: Set<string>;
-  /** Eviction attempts left this pass, over every set. */
+  /** Eviction attempts left this reconcile, over every set. */
   evictionBudget: number;
 }
 
 /**
  * Runs the repair step for the sets that ask for it. Never throws: what
  * fails is pushed to `errors`.
- * @param notInjected the pass's uninjected pod counts per set: a set with none is not listed.
+ * @param notInjected the reconcile's uninjected pod counts per set: a set with none is not listed.
  */
 export async function repairMissingPods(
   sets: readonly SidecarSet[],
   notInjected: Readonly<Record<string, number>>,
   deps: RepairDeps & { namespaces: NamespaceSource },
-  errors: PassError[],
+  errors: ReconcileError[],
   signal?: AbortSignal,
 ): Promise<RepairSummary> {
   const summary: RepairSummary = { sets: 0, evicted: 0, refused: 0, ownerless: 0, held: 0 };
@@ -139,7 +134,7 @@ export async function repairMissingPods(
 }
 
 /** The pod webhook's selectors, or undefined (the failure pushed to `errors`): no pod is evicted without them. */
-async function readPodWebhook(source: PodWebhookSource, errors: PassError[], signal: AbortSignal | undefined): Promise<PodWebhookSelectors | undefined> {
+async function readPodWebhook(source: PodWebhookSource, errors: ReconcileError[], signal: AbortSignal | undefined): Promise<PodWebhookSelectors | undefined> {
   let podWebhook: PodWebhookSelectors | undefined;
   try {
     podWebhook = await source.selectors(signal);
@@ -199,15 +194,15 @@ async function repairSet(run: RepairRun, name: string, plan: RepairPlan): Promis
   }
 }
 
-/** Records `event` on `pod`; with `once`, only when it is news for the pod (the memory). A failure is pushed to `errors`. */
+/** Records `event` on `pod`; with `once`, only when it is new for the pod (the memory). A failure is pushed to `errors`. */
 async function recordOnPod(run: RepairRun, name: string, pod: Pod, event: Omit<PodEvent, 'pod'>, once: boolean): Promise<void> {
   const ref = podRef(pod);
   const full: PodEvent = { pod: ref, ...event };
   run.seen.add(ref.uid);
-  if (once && !run.deps.memory.isNews(ref.uid, full)) return;
+  if (once && !run.deps.memory.isNew(ref.uid, full)) return;
   try {
     await run.deps.podEvents.record(full, run.signal);
-    if (once) run.deps.memory.told(ref.uid, full);
+    if (once) run.deps.memory.recorded(ref.uid, full);
   } catch (error) {
     fail(run, name, 'record event', `in namespace ${ref.namespace}: ${errorMessage(error)}`);
   }

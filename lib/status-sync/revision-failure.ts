@@ -1,11 +1,11 @@
 /**
- * A ControllerRevision that cannot be written, told rather than retried in
+ * A ControllerRevision that cannot be written, recorded rather than retried in
  * silence: while a set's revision is not registered, Kruise (and this
  * reconciler) writes no status and updates no pod, so the rollout stops
- * where it is. The pass logs the error with the API server's whole reason,
+ * where it is. The reconcile logs the error with the API server's whole reason,
  * and a Warning Event on the SidecarSet names the revision and that reason
  * (once per revision and reason in a process, through the rollout-state
- * notices, so a set that fails every pass is one Event, not one a minute).
+ * notices, so a set that fails every reconcile is one Event, not one a minute).
  * The rollout view (lib/status-view/revision-failures.ts) shows the newest
  * such Event while the revision it names is still not registered.
  */
@@ -14,8 +14,8 @@ import { stringOf } from '../kube/json.ts';
 import type { SidecarSetEventSink } from '../ports.ts';
 import { sidecarSetName } from '../sidecarset/match.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
-import { REVISION_WRITE_DONE, RevisionWriteError, type PassError } from './errors.ts';
-import type { RolloutState, RolloutStateNotices } from './rollout-state.ts';
+import { REVISION_WRITE_DONE, RevisionWriteError, type ReconcileError } from './errors.ts';
+import type { RolloutState, RolloutStateEvents } from './rollout-state.ts';
 
 /** The Event's reason, which the rollout view selects the Events by. */
 export const REVISION_WRITE_FAILED = 'RevisionWriteFailed';
@@ -51,16 +51,16 @@ export function failedRevisionOf(message: string): string | undefined {
 
 /**
  * Tells a registration that failed: a Warning Event on the set when the
- * error is a failed write and this process has not told the same one yet
+ * error is a failed write and this process has not recorded the same one yet
  * (a failure to record it goes into `errors`). The rollout-state notices
  * keep it as the set's state, Blocked, so the metrics show it too and the
- * set's next state after it is news again.
+ * set's next state after it is new again.
  */
-export async function tellRevisionFailure(
+export async function recordRevisionFailure(
   set: SidecarSet,
   error: unknown,
-  deps: { events: SidecarSetEventSink; states: RolloutStateNotices },
-  errors: PassError[],
+  deps: { events: SidecarSetEventSink; states: RolloutStateEvents },
+  errors: ReconcileError[],
   signal?: AbortSignal,
 ): Promise<void> {
   if (!(error instanceof RevisionWriteError)) return;

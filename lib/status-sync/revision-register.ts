@@ -35,7 +35,7 @@ const MAX_COMPARED_REVISIONS = 64;
  * A set's facts that remember, per stored revision version (uid +
  * resourceVersion: the same pair is the same content), whether it records
  * the set's data, so that an unchanged revision is not encoded again on
- * every pass. A revision without both is compared every time.
+ * every reconcile. A revision without both is compared every time.
  */
 function rememberingComparisons(facts: RevisionFacts): RevisionFacts {
   const compared = new Map<string, boolean>();
@@ -65,7 +65,7 @@ function rememberingComparisons(facts: RevisionFacts): RevisionFacts {
  * resourceVersion, and a set without both is worked out every time), with
  * each stored revision's comparison remembered: a process that runs pass
  * after pass (a warm Lambda, the local loop) encodes an unchanged set's spec
- * and its revisions once, not on every pass. Only for sets as the API
+ * and its revisions once, not on every reconcile. Only for sets as the API
  * server stores them, which is what the reconciler registers.
  */
 export function memoisedRevisionFacts(options?: StoredVersionMemoOptions): { factsOf: RevisionFactsOf; memo: StoredVersionMemo<RevisionFacts> } {
@@ -82,7 +82,7 @@ function nameOf(revision: ControllerRevision): string {
 
 /**
  * One revision write; a failure other than a name taken or a conflict (both
- * decided here or next pass) becomes a RevisionWriteError naming the revision.
+ * decided here or next reconcile) becomes a RevisionWriteError naming the revision.
  */
 async function writing<T>(write: RevisionWrite, namespace: string, revision: ControllerRevision | string, call: () => Promise<T>): Promise<T> {
   try {
@@ -123,9 +123,9 @@ async function createRevision(set: SidecarSet, candidate: ControllerRevision, st
 /**
  * Registers the set's current spec as its latest revision.
  * @param stored every revision the store holds for the set (any order; others' are filtered out).
- * @param factsOf what the set's spec gives (its revision data, hash, comparisons); a memo of it when the caller runs pass after pass.
+ * @param factsOf what the set's spec gives (its revision data, hash, comparisons); a memo of it when the caller runs reconcile after reconcile.
  * @throws when a write fails (a RevisionWriteError unless it was a conflict): the caller writes no status for
- *   the set this pass (Kruise returns the error) and tells it (revision-failure.ts).
+ *   the set this reconcile (Kruise returns the error) and tells it (revision-failure.ts).
  */
 export async function registerRevision(set: SidecarSet, stored: readonly ControllerRevision[], store: RevisionStore, signal?: AbortSignal, factsOf: RevisionFactsOf = revisionFacts): Promise<Registration> {
   const history = setHistory(set, stored);

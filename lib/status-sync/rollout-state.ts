@@ -18,9 +18,9 @@
  * rollout then counts from when this process first saw such a time, and a
  * process without that memory (the status view, a cold start) from now. Memory of what was reported is per process, like the
  * uninjected-pod notices; a new process says nothing of a resting state at
- * first sight, and a stall it finds already told by an earlier process (a
+ * first sight, and a stall it finds already recorded by an earlier process (a
  * RolloutStalled Event on the set carries the same stall key, in an
- * annotation) is not told again: an operator hears of a stall once, and again
+ * annotation) is not recorded again: an operator hears of a stall once, and again
  * when it changes (other pods, another kind of reason), not once per cold start.
  */
 import type { SidecarSetEvent } from '../ports.ts';
@@ -48,7 +48,7 @@ export interface StallClock {
   stallMs: number;
   /**
    * When this process first saw the set's unavailable updated pods claim an
-   * update time after now ({@link RolloutStateNotices.aheadSince}); a claim
+   * update time after now ({@link RolloutStateEvents.aheadSince}); a claim
    * after now counts from it, or from now without it.
    */
   aheadSinceMs?: number;
@@ -65,11 +65,11 @@ export interface RolloutState {
   message: string;
   /** Equal keys are the same state for reporting. */
   key: string;
-  /** The counts it was seen with (progressing and stalled states): a stalled rollout seen again unmoved is no news. */
+  /** The counts it was seen with (progressing and stalled states): a stalled rollout seen again unmoved is nothing new. */
   progress?: string;
   /**
    * A resting state (finished; NotUpdate with every pod updated; every pod
-   * updated before this pass, the last not ready yet): news only as
+   * updated before this reconcile, the last not ready yet): new only as
    * the end of another state this process saw, not at first sight, or every
    * cold start would post one Event per SidecarSet of the cluster.
    */
@@ -141,7 +141,7 @@ function stalledState(counts: RolloutCounts, waiting: WaitingReason | undefined,
     reason: 'RolloutStalled',
     type: 'Warning',
     message: `stalled: ${stuck.count} updated pod(s) not ready, the last updated ${seconds} s ago: ${unavailableText(stuck)}; ${holds} (check the sidecar image and logs); ${counted(counts)}`,
-    // Kinds of reasons, not the reasons: a kubelet alternates ErrImagePull and ImagePullBackOff, which is no news.
+    // Kinds of reasons, not the reasons: a kubelet alternates ErrImagePull and ImagePullBackOff, which is nothing new.
     key: stallKey(stuck),
     progress: JSON.stringify(counts),
   };
@@ -158,14 +158,14 @@ function progressingState(counts: RolloutCounts, updated: number, waiting: Extra
     message: `rolling out${limit}: ${updated} pod(s) updated in this pass; ${counted(counts)}${swapping}${last}`,
     key: 'progressing',
     progress: JSON.stringify(counts),
-    // Every pod updated before this pass and some not ready yet: whoever updated them (an earlier pass, or the
-    // webhook injecting the current sidecars at creation) is where it started; at first sight it is no news.
+    // Every pod updated before this reconcile and some not ready yet: whoever updated them (an earlier reconcile, or the
+    // webhook injecting the current sidecars at creation) is where it started; at first sight it is nothing new.
     ...(updated === 0 && waiting?.kind === 'updated-not-ready' ? { resting: true } : {}),
   };
 }
 
 /**
- * The state of a set after a pass: `updated` pods were written this pass;
+ * The state of a set after a reconcile: `updated` pods were written this reconcile;
  * `waiting` why it stops; `stall` the clock that tells a stalled rollout
  * (without it, as in the status view, a rollout is never called stalled,
  * though its message names what its pods wait for).
@@ -196,7 +196,7 @@ export function rolloutState(counts: RolloutCounts, updated: number, waiting: Wa
   }
 }
 
-export interface RolloutStateNotices {
+export interface RolloutStateEvents {
   /** The Event to record when the set's state changed since the last recorded one; undefined otherwise. */
   due(set: { name: string; uid: string }, state: RolloutState): SidecarSetEvent | undefined;
   /**
@@ -221,11 +221,11 @@ export interface RolloutStateNotices {
 }
 
 /** @param recorded the stalls already recorded, as stored; without it, a new process tells every stall it finds. */
-export function rolloutStateNotices(recorded?: RecordedStalls): RolloutStateNotices {
+export function rolloutStateEvents(recorded?: RecordedStalls): RolloutStateEvents {
   return new RolloutStateMemory(recorded);
 }
 
-class RolloutStateMemory implements RolloutStateNotices {
+class RolloutStateMemory implements RolloutStateEvents {
   private readonly recorded: RecordedStalls | undefined;
   private readonly last = new Map<string, { key: string; progress: string | undefined }>();
   private readonly ahead = new Map<string, number>();
@@ -239,7 +239,7 @@ class RolloutStateMemory implements RolloutStateNotices {
     const previous = this.last.get(set.name);
     if (previous?.key === state.key) return undefined;
     if (previous === undefined && state.resting === true) return undefined;
-    // The schedule's next pass of a stalled rollout finds it as it was: still stalled, not progressing again.
+    // The schedule's next reconcile of a stalled rollout finds it as it was: still stalled, not progressing again.
     if (previous?.key.startsWith('stalled:') === true && state.key === 'progressing' && state.progress === previous.progress) return undefined;
     const event: SidecarSetEvent = { sidecarSet: set, type: state.type, reason: state.reason, message: state.message };
     return state.reason === 'RolloutStalled' ? { ...event, annotations: { [ANNOTATION_STALL_KEY]: state.key } } : event;

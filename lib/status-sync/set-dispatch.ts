@@ -1,5 +1,5 @@
 /**
- * The full pass's sets sent down their one route (set-pass.ts), each route
+ * The resync's sets sent down their one route (set-reconcile.ts), each route
  * decided once, from the one pod list all sets were counted from: the sets
  * their streamed counts decide, writeConcurrency at a time; then the sets
  * that roll, from their own pod lists, one at a time.
@@ -9,8 +9,8 @@ import { sidecarSetName } from '../sidecarset/match.ts';
 import type { StatusAccumulator } from '../sidecarset/status.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { forEachLimited } from './concurrency.ts';
-import { DEFAULTS, type PassResult, type RevisionsBySet, type StatusPassDeps, type StatusPassOptions } from './pass-types.ts';
-import { addUp, routeOf, runSet, type Route, type SetPassResult } from './set-pass.ts';
+import { DEFAULTS, type ResyncResult, type RevisionsBySet, type ResyncDeps, type ResyncOptions } from './resync-types.ts';
+import { addUp, routeOf, runSet, type Route, type ReconcileResult } from './set-reconcile.ts';
 
 export class SetDispatch {
   /** Each set's route, by its index among the sets, once decided. */
@@ -18,11 +18,11 @@ export class SetDispatch {
   private readonly sets: readonly SidecarSet[];
   private readonly counts: readonly StatusAccumulator[];
   private readonly revisions: RevisionsBySet | undefined;
-  private readonly deps: StatusPassDeps;
-  private readonly options: StatusPassOptions;
-  private readonly result: PassResult;
+  private readonly deps: ResyncDeps;
+  private readonly options: ResyncOptions;
+  private readonly result: ResyncResult;
 
-  constructor(sets: readonly SidecarSet[], counts: readonly StatusAccumulator[], revisions: RevisionsBySet | undefined, deps: StatusPassDeps, options: StatusPassOptions, result: PassResult) {
+  constructor(sets: readonly SidecarSet[], counts: readonly StatusAccumulator[], revisions: RevisionsBySet | undefined, deps: ResyncDeps, options: ResyncOptions, result: ResyncResult) {
     this.sets = sets;
     this.counts = counts;
     this.revisions = revisions;
@@ -48,7 +48,7 @@ export class SetDispatch {
     return { counted, rolling };
   }
 
-  /** The sets their counts decide, writeConcurrency at a time. False when the pass was stopped before every one was compared. */
+  /** The sets their counts decide, writeConcurrency at a time. False when the reconcile was stopped before every one was compared. */
   async runCounted(counted: readonly number[]): Promise<boolean> {
     const { signal } = this.options;
     let outOfTime = 0;
@@ -107,8 +107,8 @@ export class SetDispatch {
     return this.revisions === undefined ? undefined : (this.revisions.get(sidecarSetName(this.set(i))) ?? []);
   }
 
-  /** Adds one set's route to the pass's result (set-pass.ts `addUp` for what the controller adds up too). */
-  private add(setResult: SetPassResult): void {
+  /** Adds one set's route to the reconcile's result (set-reconcile.ts `addUp` for what the controller adds up too). */
+  private add(setResult: ReconcileResult): void {
     const { result } = this;
     const summary = result.rollout;
     if (summary !== undefined) {

@@ -1,12 +1,12 @@
 /**
- * The views of the followed sets' pods (pod-view.ts), made as client-go's
- * informer factory makes informers: one per set, on its first pass, when
+ * The views of the requeued sets' pods (pod-view.ts), made as client-go's
+ * informer factory makes informers: one per set, on its first reconcile, when
  * the pod source can watch. The factory outlives the sets: the views'
  * counts are the loop's, and every view stops when the loop ends.
  */
-import type { FollowedSet } from './followed-set.ts';
+import type { RequeuedSet } from './requeued-set.ts';
 import { setPodView, type ListReason, type PodViewCounts, type PodViewOptions } from './pod-view.ts';
-import type { RolloutDeps } from './set-pass.ts';
+import type { RolloutDeps } from './set-reconcile.ts';
 
 export class SetPodViews {
   private readonly views: ReturnType<typeof setPodView>[] = [];
@@ -20,17 +20,17 @@ export class SetPodViews {
     this.options = options;
   }
 
-  /** The set's view, made on its first pass; none when the pod source cannot watch (every pass lists). */
-  of(followed: FollowedSet): FollowedSet['view'] {
+  /** The set's view, made on its first reconcile; none when the pod source cannot watch (every reconcile lists). */
+  of(requeued: RequeuedSet): RequeuedSet['view'] {
     const { setPods, pods } = this.rollout;
-    if (followed.view === undefined && setPods.watch !== undefined) {
-      followed.view = setPodView(setPods, pods, this.options);
-      this.views.push(followed.view);
+    if (requeued.view === undefined && setPods.watch !== undefined) {
+      requeued.view = setPodView(setPods, pods, this.options);
+      this.views.push(requeued.view);
     }
-    return followed.view;
+    return requeued.view;
   }
 
-  /** How the passes got their pods, every view's counts added up. */
+  /** How the reconciles got their pods, every view's counts added up. */
   counts(): PodViewCounts {
     const total: PodViewCounts = { fromView: 0, listed: {} };
     for (const view of this.views) {

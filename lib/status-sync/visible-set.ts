@@ -1,6 +1,6 @@
 /**
  * Waiting, bounded, until an admitted SidecarSet change is stored:
- * admission is not yet the write, and a pass decided from the set as it was
+ * admission is not yet the write, and a reconcile decided from the set as it was
  * before the change would roll the old spec.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,7 +9,7 @@ import type { AdmittedSidecarSet } from '../ports.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import type { QueuedChange } from './admitted-queue.ts';
 import { POD_DEBOUNCE_MS } from './pod-trigger.ts';
-import type { SetPassDeps } from './set-pass.ts';
+import type { ReconcileDeps } from './set-reconcile.ts';
 
 /** An admitted change is visible once the stored set is the admitted object or newer. */
 function isVisible(set: SidecarSet, change: AdmittedSidecarSet): boolean {
@@ -41,9 +41,9 @@ export const CREATE_DEBOUNCE_MS = 1_000;
  * - a pod change (`PODS`) is read once, {@link POD_DEBOUNCE_MS} after it
  *   arrived (the pod's write follows the webhook's answer);
  * - an UPDATE not stored yet is read again, backing off, until it shows or
- *   `timeoutMs` passed: then the set as stored (the pass runs on what is there).
+ *   `timeoutMs` passed: then the set as stored (the reconcile runs on what is there).
  */
-export async function visibleSet(change: QueuedChange, deps: Pick<SetPassDeps, 'statuses'>, timeoutMs: number, signal?: AbortSignal, createDebounceMs: number = CREATE_DEBOUNCE_MS): Promise<SidecarSet | undefined> {
+export async function visibleSet(change: QueuedChange, deps: Pick<ReconcileDeps, 'statuses'>, timeoutMs: number, signal?: AbortSignal, createDebounceMs: number = CREATE_DEBOUNCE_MS): Promise<SidecarSet | undefined> {
   const started = performance.now();
   if (change.operation === 'CREATE' || change.operation === 'PODS') {
     const debounceMs = change.operation === 'PODS' ? POD_DEBOUNCE_MS : createDebounceMs;

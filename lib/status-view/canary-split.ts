@@ -1,6 +1,6 @@
 /**
  * The rollout view's word on canaries that took a set's pods
- * (lib/status-sync/canary-notices.ts tells the same as an Event on the set):
+ * (lib/status-sync/canary-events.ts tells the same as an Event on the set):
  * a base's counts leave out the pods its canaries injected in its place, so
  * its WHY says how its pods split: how many run its own sidecars, and how
  * many each canary took. Counted as the reconciler's pass counts them

@@ -8,7 +8,7 @@
  * does) without listing every few seconds while nothing happens. Each change
  * is followed by a fresh look (the same lists the reconciler's pass reads),
  * not by patching a cache with the event, so what is shown is always what a
- * pass would decide now. A burst of changes is one look (`settleMs`), looks
+ * pass would decide now. A burst of changes is one look (`debounceMs`), looks
  * are at least `minGapMs` apart (a busy cluster is not listed in a loop),
  * and every `resyncMs` without a change there is a look anyway (namespace
  * labels are not watched). A watch that fails is retried after a look, with
@@ -22,7 +22,7 @@ export interface FollowOptions {
   /** A look at least this often, changes or not. Default 60 s. */
   resyncMs?: number;
   /** After a change, how long to let related changes land before looking. Default 100 ms. */
-  settleMs?: number;
+  debounceMs?: number;
   /** The shortest time between the starts of two looks. Default 1 s. */
   minGapMs?: number;
   /** The pauses before looking after 1, 2, … watch failures in a row (the last repeats). */
@@ -31,7 +31,7 @@ export interface FollowOptions {
   nowMs?: () => number;
 }
 
-export const DEFAULT_FOLLOW = { resyncMs: 60_000, settleMs: 100, minGapMs: 1_000, watchRetryMs: [0, 1_000, 2_000, 5_000, 10_000] } as const;
+export const DEFAULT_FOLLOW = { resyncMs: 60_000, debounceMs: 100, minGapMs: 1_000, watchRetryMs: [0, 1_000, 2_000, 5_000, 10_000] } as const;
 
 /** How following ended: stopped (the signal), or a look failed (the connection is lost) with its error. */
 export type FollowEnd = { end: 'stopped' } | { end: 'lost'; error: unknown };
@@ -80,7 +80,7 @@ export async function followLooks<Rows = Look['rows']>(
   signal: AbortSignal,
   again: (signal: AbortSignal) => Promise<Look<Rows>> = (s) => lookOnce(deps, s) as Promise<unknown> as Promise<Look<Rows>>,
 ): Promise<FollowEnd> {
-  const { resyncMs, settleMs, minGapMs, watchRetryMs } = { ...DEFAULT_FOLLOW, ...options };
+  const { resyncMs, debounceMs, minGapMs, watchRetryMs } = { ...DEFAULT_FOLLOW, ...options };
   const nowMs = options.nowMs ?? (() => performance.now());
   let current = first;
   let lastStart = nowMs();
@@ -93,7 +93,7 @@ export async function followLooks<Rows = Look['rows']>(
     if (stopped()) return { end: 'stopped' };
     if (outcome === 'error') failedWatches++;
     else failedWatches = 0;
-    const wait = outcome === 'error' ? (watchRetryMs[Math.min(failedWatches, watchRetryMs.length) - 1] ?? 0) : outcome === 'changed' ? settleMs : 0;
+    const wait = outcome === 'error' ? (watchRetryMs[Math.min(failedWatches, watchRetryMs.length) - 1] ?? 0) : outcome === 'changed' ? debounceMs : 0;
     if (!(await pause(Math.max(wait, minGapMs - (nowMs() - lastStart)), signal))) return { end: 'stopped' };
     lastStart = nowMs();
     try {

@@ -92,7 +92,7 @@ export function viewRow(set: SidecarSet, pods: readonly Pod[], namespaceLabels: 
     plan = planRollout(set, pods, namespaceLabels);
   } catch (error) {
     // Typically a namespace deleted between the pod list and the namespace list (UnknownNamespaceError): the next
-    // look decides. Whatever it is, it is this set's alone, as the pass fails only this set's round.
+    // look decides. Whatever it is, it is this set's alone, as the pass fails only this set's batch.
     return { name, staleCounts: [], state: 'Unknown', why: `cannot decide: ${errorMessage(error)}`, rolling: false, path: injectionPath(set).path };
   }
   // The pass that follows this look would write `updates`; the view writes nothing, so it says they are due.

@@ -13,9 +13,9 @@ import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollo
 import type { Pod } from '../../lib/kube/types.ts';
 import type { AdmittedSidecarSet } from '../../lib/ports.ts';
 import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
-import { followSets } from '../../lib/status-sync/pace.ts';
-import { runStatusPass } from '../../lib/status-sync/pass.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
+import { runController } from '../../lib/status-sync/run-controller.ts';
+import { runResync } from '../../lib/status-sync/resync.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { hashOf, listedPod, memoryDeps, storedSet } from '../../testkit/status-sync-objects.ts';
 import { num } from './format.ts';
@@ -49,7 +49,7 @@ async function resync(s: ControllerSettings, workers: number): Promise<{ ms: num
   deps.statuses = { ...deps.statuses, patchStatus: async (...args) => { requests++; await sleep(s.requestMs); return patchStatus(...args); } };
   deps.pods = memoryPodPages(pods, 500);
   const started = performance.now();
-  const result = await runStatusPass(deps, { writeConcurrency: workers });
+  const result = await runResync(deps, { writeConcurrency: workers });
   if (result.errors.length > 0) throw new Error(`the resync failed: ${JSON.stringify(result.errors.slice(0, 3))}`);
   // The list: one request per page; the set list: one.
   return { ms: performance.now() - started, written: result.statusesWritten, lists: result.podListAttempts, requests: requests + Math.ceil(pods.length / 500) + 1 };
@@ -63,7 +63,7 @@ async function burst(s: ControllerSettings): Promise<{ passes: number; requests:
   const cluster = memoryPods(pods);
   let requests = 0;
   const counted = <A extends unknown[], R>(f: (...a: A) => Promise<R>) => async (...a: A): Promise<R> => { requests++; await sleep(s.requestMs); return f(...a); };
-  const rollout = { revisions: memoryRevisionStore(), setPods: { ...cluster.source, list: counted(cluster.source.list.bind(cluster.source)) }, pods: cluster.writer, podEvents: { record: () => Promise.resolve() }, clock: { now: () => new Date() }, states: rolloutStateNotices() };
+  const rollout = { revisions: memoryRevisionStore(), setPods: { ...cluster.source, list: counted(cluster.source.list.bind(cluster.source)) }, pods: cluster.writer, podEvents: { record: () => Promise.resolve() }, clock: { now: () => new Date() }, states: rolloutStateEvents() };
   const passDeps = { statuses: { ...statuses, get: counted(statuses.get.bind(statuses)), patchStatus: counted(statuses.patchStatus.bind(statuses)) }, events: deps.events, namespaces: deps.namespaces, rollout };
   const queue = admittedQueue([], s.triggerSets);
   let pushed = 0;
@@ -90,7 +90,7 @@ async function burst(s: ControllerSettings): Promise<{ passes: number; requests:
       await Promise.race([queue.arrival(), sleep(50)]);
       continue;
     }
-    passes += (await followSets([], passDeps, { intervalMs: 5_000, debounceMs: 50, stallMs: 0, createDebounceMs: 0 }, AbortSignal.timeout(120_000), queue)).passes;
+    passes += (await runController([], passDeps, { intervalMs: 5_000, debounceMs: 50, stallMs: 0, createDebounceMs: 0 }, AbortSignal.timeout(120_000), queue)).passes;
   }
   await pushing;
   return { passes, requests, lastToShownMs: performance.now() - lastAt };
@@ -110,7 +110,7 @@ export async function controllerSection(s: ControllerSettings, log: (line: strin
     id: 'controller',
     title: 'The controller\'s queue (in memory)',
     method: [
-      `In memory, with ${s.requestMs} ms added to every API request as the API server's round trip. The resync is the schedule's full pass: one paged list of every pod (500 a page), every set counted from it, every status stale, written \`workers\` at a time (writeConcurrency). The burst makes its pods ready 100 at a time every 10 ms, each with its pod trigger, while the controller runs as the local loop runs it (followSets again whenever triggers wait); it ends when every stored status shows its set's pods.`,
+      `In memory, with ${s.requestMs} ms added to every API request as the API server's round trip. The resync is the schedule's full pass: one paged list of every pod (500 a page), every set counted from it, every status stale, written \`workers\` at a time (writeConcurrency). The burst makes its pods ready 100 at a time every 10 ms, each with its pod trigger, while the controller runs as the local loop runs it (runController again whenever triggers wait); it ends when every stored status shows its set's pods.`,
     ],
     table: { headers: ['what', 'workers', 'time', 'work'], rows },
     verdicts: [],

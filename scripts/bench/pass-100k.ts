@@ -22,7 +22,7 @@ import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapter
 import type { Namespace, Pod } from '../../lib/kube/types.ts';
 import { systemClock } from '../../lib/ports.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import type { PassResult } from '../../lib/status-sync/pass.ts';
+import type { ResyncResult } from '../../lib/status-sync/resync.ts';
 import { runReview } from '../../lib/webhooks/registry.ts';
 import type { ControlPlane } from '../../control-plane/harness.ts';
 import { storedSidecarSet, userSidecarSet } from '../../testkit/bench/admission-inputs.ts';
@@ -223,15 +223,15 @@ export async function pass100kSection(settings: Pass100kSettings, log: (line: st
 export async function measurePass100k(cp: ControlPlane, settings: Pass100kSettings, seedSeconds: number, log: (line: string) => void): Promise<SectionReport> {
   {
     await scrapeCounts(cp);
-    const first = await run<PassResult>(cp, 'pass');
+    const first = await run<ResyncResult>(cp, 'pass');
     if (first.result.errors.length > 0) throw new Error(`the first pass failed: ${JSON.stringify(first.result.errors).slice(0, 1000)}`);
     log(`  first pass: ${num(first.durationMs, 0)} ms, ${first.result.statusesWritten} statuses written`);
-    const passes: Run<PassResult>[] = [];
+    const passes: Run<ResyncResult>[] = [];
     const floors: Run<{ podsSeen: number }>[] = [];
     for (let i = 0; i < settings.runs; i++) {
       const order: ('pass' | 'floor')[] = i % 2 === 0 ? ['pass', 'floor'] : ['floor', 'pass'];
       for (const mode of order) {
-        if (mode === 'pass') passes.push(await run<PassResult>(cp, 'pass'));
+        if (mode === 'pass') passes.push(await run<ResyncResult>(cp, 'pass'));
         else floors.push(await run<{ podsSeen: number }>(cp, 'floor'));
         const last = mode === 'pass' ? passes.at(-1) : floors.at(-1);
         if (last) log(`  ${mode}: ${num(last.durationMs, 0)} ms, CPU ${num(last.cpuMs, 0)} ms, ${num(last.maxRssKiB / 1024, 0)} MiB, load ${num(last.load1)}`);

@@ -14,7 +14,7 @@
  *   last answer to a status showing all of them.
  */
 import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
-import { burstCreate, createSet, driveOneAtATime, followedSet, type ChangeLatency } from '../../testkit/pod-change-latency.ts';
+import { burstCreate, createSet, driveOneAtATime, watchedSet, type ChangeLatency } from '../../testkit/pod-change-latency.ts';
 import { quantile } from '../../testkit/bench/stats.ts';
 import { num } from './format.ts';
 import type { SectionReport } from './report.ts';
@@ -56,7 +56,7 @@ function statusSyncMessage(line: string): string | undefined {
  * the loop then made none for a second (a call still running, even idle,
  * made its requests after the last such line). At most 150 s.
  */
-async function loggedFollowUps(stack: LocalStack, fromLine: number): Promise<void> {
+async function loggedRequeues(stack: LocalStack, fromLine: number): Promise<void> {
   const deadline = Date.now() + 150_000;
   let requests = stack.statusSyncRequests();
   let linesAtLastRequest = stack.logs.length;
@@ -95,7 +95,7 @@ async function drive(stack: LocalStack, app: string, pods: number, timeoutMs: nu
   const logsBefore = stack.logs.length;
   const requestsBefore = stack.statusSyncRequests();
   const latencies = await driveOneAtATime(stack.cp, { set: app, app, namespace: 'default', pods, timeoutMs });
-  await loggedFollowUps(stack, logsBefore);
+  await loggedRequeues(stack, logsBefore);
   return { latencies, passes: passesOf(stack, logsBefore), requests: stack.statusSyncRequests() - requestsBefore };
 }
 
@@ -121,8 +121,8 @@ async function waitForFirstStatus(stack: LocalStack, set: string): Promise<void>
 export async function podTriggerSection(settings: PodTriggerSettings, log: (line: string) => void): Promise<SectionReport> {
   log(`pod-triggers: ${settings.pods} pods one at a time, with the triggers`);
   const triggered = await withStack(3_600_000, true, async (stack) => {
-    await createSet(stack.cp, followedSet('web', 'web'));
-    await createSet(stack.cp, followedSet('burst', 'burst'));
+    await createSet(stack.cp, watchedSet('web', 'web'));
+    await createSet(stack.cp, watchedSet('burst', 'burst'));
     await waitForFirstStatus(stack, 'web');
     await waitForFirstStatus(stack, 'burst');
     const oneAtATime = await drive(stack, 'web', settings.pods, 30_000);
@@ -130,12 +130,12 @@ export async function podTriggerSection(settings: PodTriggerSettings, log: (line
     const logsBefore = stack.logs.length;
     const requestsBefore = stack.statusSyncRequests();
     const burst = await burstCreate(stack.cp, { set: 'burst', app: 'burst', namespace: 'default', pods: settings.burst, timeoutMs: 60_000, concurrency: 8 });
-    await loggedFollowUps(stack, logsBefore);
+    await loggedRequeues(stack, logsBefore);
     return { oneAtATime, burst: { ...burst, passes: passesOf(stack, logsBefore), requests: stack.statusSyncRequests() - requestsBefore } };
   });
   log(`pod-triggers: ${settings.schedulePods} pods one at a time, the schedule alone (30 s)`);
   const scheduled = await withStack(30_000, false, async (stack) => {
-    await createSet(stack.cp, followedSet('web', 'web'));
+    await createSet(stack.cp, watchedSet('web', 'web'));
     await waitForFirstStatus(stack, 'web');
     return drive(stack, 'web', settings.schedulePods, 90_000);
   });

@@ -48,7 +48,7 @@ if (mode === 'pass') {
   const runtime = await composeStatusSync(process.env, { logger: jsonLogger({}, () => undefined) });
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
-  result = await runtime.runPass();
+  result = await runtime.resync();
   durationMs = performance.now() - started;
   cpu = process.cpuUsage(cpuBefore);
 } else if (mode === 'floor') {

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONTEXT_DEFAULTS } from '../../infra/aws/config.ts';
 import { DEFAULT_POD_PAGE_SIZE } from '../../lib/adapters/kube-pods.ts';
-import type { PassResult } from '../../lib/status-sync/pass.ts';
+import type { ResyncResult } from '../../lib/status-sync/resync.ts';
 import type { ControlPlane } from '../../control-plane/harness.ts';
 import { countRequests } from './api-requests.ts';
 import { runChild } from './child.ts';
@@ -53,14 +53,14 @@ export async function reconcilerSection(settings: ReconcilerSettings, log: (line
       log(`  ${n} pods created`);
     });
     log(`  seeded ${seeded.pods} pods and ${seeded.sets} SidecarSets in ${num((performance.now() - seedStarted) / 1000)} s`);
-    const first = await run<PassResult>(cp, 'pass');
+    const first = await run<ResyncResult>(cp, 'pass');
     if (first.result.errors.length > 0) throw new Error(`the first pass failed: ${JSON.stringify(first.result.errors)}`);
-    const passes: Run<PassResult>[] = [];
+    const passes: Run<ResyncResult>[] = [];
     const floors: Run<{ podsSeen: number; setsSeen: number }>[] = [];
     for (let i = 0; i < settings.runs; i++) {
       const order: ('pass' | 'floor')[] = i % 2 === 0 ? ['pass', 'floor'] : ['floor', 'pass'];
       for (const mode of order) {
-        if (mode === 'pass') passes.push(await run<PassResult>(cp, 'pass'));
+        if (mode === 'pass') passes.push(await run<ResyncResult>(cp, 'pass'));
         else floors.push(await run<{ podsSeen: number; setsSeen: number }>(cp, 'floor'));
       }
     }
@@ -83,7 +83,7 @@ export async function reconcilerSection(settings: ReconcilerSettings, log: (line
       title: `4. Reconciler (${settings.pods.toLocaleString('en-US')} pods, ${seeded.sets} SidecarSets, real control plane)`,
       method: [
         `A real etcd and kube-apiserver on 127.0.0.1 (control-plane/) hold ${seeded.sets} SidecarSets over 50 apps (each pod is selected by two; every tenth set has a namespaceSelector) and ${settings.pods.toLocaleString('en-US')} pods in 10 namespaces, each stored as pod-inject would have made it (three app containers and the sidecars of its sets, about 9 kB of JSON). Pods have no kubelet, so none is ready.`,
-        `Pass: \`composeStatusSync\` (the Lambda's composition, as the least-privilege functions identity) then one timed \`runPass()\`: list the SidecarSets, stream the pods in pages of ${DEFAULT_POD_PAGE_SIZE}, list namespace labels, count, compare and write changed statuses. Each run is a fresh Node process (a cold Lambda container); peak RSS is that process's \`process.resourceUsage().maxRSS\`.`,
+        `Pass: \`composeStatusSync\` (the Lambda's composition, as the least-privilege functions identity) then one timed \`resync()\`: list the SidecarSets, stream the pods in pages of ${DEFAULT_POD_PAGE_SIZE}, list namespace labels, count, compare and write changed statuses. Each run is a fresh Node process (a cold Lambda container); peak RSS is that process's \`process.resourceUsage().maxRSS\`.`,
         `Floor: in the same kind of process, after the same kubeconfig loading, the same SidecarSet list and the same pod pages (limit ${DEFAULT_POD_PAGE_SIZE}, following continue tokens) through the same transport (the one request function, lib/adapters/kube-request.ts, with the KubeConfig's authentication), each answer read as text and \`JSON.parse\`d, and nothing else.`,
         'API requests are the API server\'s own count (`apiserver_request_total` from /metrics, for pods, sidecarsets, namespaces and events) before and after each run.',
       ],

@@ -194,18 +194,18 @@ describeWithControlPlane('the rollout adapters on a real kube-apiserver, as the 
       expect(performance.now() - started).toBeGreaterThan(1_000);
     });
 
-    it('with news, wakes only for a change it says is worth it, handed the pod as changed', async () => {
+    it('with a predicate, wakes only for a change it says is worth it, handed the pod as changed', async () => {
       const source = kubeSetPods(kc);
       const { resourceVersion } = await source.list(scope);
       const told: string[] = [];
-      const news = (type: string, pod: Pod) => {
+      const predicate = (type: string, pod: Pod) => {
         told.push(`${type} ${pod.metadata?.name ?? ''} ${pod.metadata?.labels?.wake ?? ''}`);
         return pod.metadata?.labels?.wake === 'yes';
       };
       await relabel('roll-a', 'web-1', { wake: 'no' });
-      expect(await source.changed(scope, resourceVersion, new Set(), 1_500, undefined, news)).toBe('timeout');
+      expect(await source.changed(scope, resourceVersion, new Set(), 1_500, undefined, predicate)).toBe('timeout');
       await relabel('roll-a', 'web-1', { wake: 'yes' });
-      expect(await source.changed(scope, resourceVersion, new Set(), 20_000, undefined, news)).toBe('changed');
+      expect(await source.changed(scope, resourceVersion, new Set(), 20_000, undefined, predicate)).toBe('changed');
       expect(told).toEqual(['MODIFIED web-1 no', 'MODIFIED web-1 no', 'MODIFIED web-1 yes']);
     });
 

@@ -112,12 +112,12 @@ describeWithControlPlane('SidecarSets read and written in the stored version, v1
   it('status-sync passes write each status in v1beta1 and register revisions with spec.customVersion as their label', async () => {
     const statusSync = await composeStatusSync({ KUBECONFIG_CONTENT: cp.kubeconfig('status-sync') }, { logger: capturingLogger().logger });
     // The first pass writes both statuses and registers both revisions: the API server itself may convert on those first writes.
-    expect((await statusSync.runPass()).errors).toEqual([]);
+    expect((await statusSync.resync()).errors).toEqual([]);
     const first = await admin('GET', `${BETA}/beta-agent`);
     expect((first.status as JsonObject).latestRevision).toBe(currentRevisionName(internalSidecarSet(first as SidecarSet)));
     // A new image written in v1beta1: the next pass reads it, registers its revision and writes the status.
     await admin('PUT', `${BETA}/beta-agent`, { ...first, spec: { ...(first.spec as JsonObject), containers: [{ name: 'beta-agent', image: 'agent:3' }] } });
-    const second = await statusSync.runPass();
+    const second = await statusSync.resync();
     expect([second.errors, second.statusesWritten, second.rollout?.revisionWrites]).toEqual([[], 1, 1]);
     const stored = await admin('GET', `${BETA}/beta-agent`);
     const revision = currentRevisionName(internalSidecarSet(stored as SidecarSet));

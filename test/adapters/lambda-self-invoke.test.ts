@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CONTINUE_EVENT_KIND, parseContinueEvent, type ContinueEvent } from '../../lib/status-sync/admitted-event.ts';
-import { ContinuationError, lambdaSelfInvoke } from '../../lib/adapters/lambda-self-invoke.ts';
+import { SelfRequeueError, lambdaSelfInvoke } from '../../lib/adapters/lambda-self-invoke.ts';
 
 interface Received {
   method: string | undefined;
@@ -98,7 +98,7 @@ describe('status-sync\'s continuation on the Lambda Invoke API', () => {
   it('tells a continuation Lambda would not queue, after two attempts at the hand-over', async () => {
     answer = lambdaError(429, 'TooManyRequestsException', 'Rate Exceeded.');
     const outcome = lambdaSelfInvoke('sidecarset-status-sync', { endpoint })({ kind: CONTINUE_EVENT_KIND, sets: ['log-agent'], from: 'c0ffee', sentAt: 1 });
-    await expect(outcome).rejects.toThrow(ContinuationError);
+    await expect(outcome).rejects.toThrow(SelfRequeueError);
     await expect(outcome).rejects.toThrow(/cannot invoke sidecarset-status-sync to continue log-agent: Rate Exceeded\./);
     expect(received).toHaveLength(2);
   });

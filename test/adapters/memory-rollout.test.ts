@@ -80,7 +80,7 @@ describe('memoryPods', () => {
       expect(await c.source.changed(WEB, resourceVersion, new Set([own]), 50)).toBe('timeout');
     });
 
-    it('with news, wakes only for the changes it says are worth it, telling each as a watch of the scope would', async () => {
+    it('with a predicate, wakes only for the changes it says are worth it, telling each as a watch of the scope would', async () => {
       const c = cluster();
       const told: string[] = [];
       const onlyLabelled = (type: string, p: Pod) => {

@@ -107,7 +107,7 @@ describeWithControlPlane('npm run -s explain on a real API server', () => {
     expect(text.stdout).toContain('rollout: Waiting (not running the current sidecars yet)');
     expect(text.stdout).toContain('held by updateStrategy.maxUnavailable 1: waiting for 0 updated pod(s) to become ready');
 
-    await statusSync.runPass();
+    await statusSync.resync();
     const pods = (await listPods(cluster.cp, SET)).items;
     const patched = pods.filter((p) => p.spec?.containers.find((c) => c.name === SIDECAR)?.image === NEW_IMAGE).map((p) => p.metadata?.name);
     expect(patched).toEqual([next]);

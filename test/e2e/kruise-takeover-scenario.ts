@@ -53,7 +53,7 @@ import { ANNOTATION_FENCE_CONTAINERS } from '../../lib/sidecarset/rollout-fence.
 import { LABEL_CUSTOM_VERSION, LABEL_SIDECARSET_NAME, type ControllerRevision } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { PROMETHEUS_NAMES } from '../../lib/metrics/registry-recorder.ts';
-import { STATUS_SYNC } from '../../lib/status-sync/pass.ts';
+import { STATUS_SYNC } from '../../lib/status-sync/resync.ts';
 import { isReady, readPod } from '../../testkit/cluster-pods.ts';
 import { ensureKruiseReference, kruiseReferenceVersion, startKruiseReference, type KruiseLine, type KruiseReference } from '../../testkit/conformance/kruise-reference.ts';
 import type { ReferenceAnswer, ReferenceRequest } from '../../testkit/conformance/reference-protocol.ts';
@@ -387,7 +387,7 @@ export function describeKruiseTakeover(line: KruiseLine): void {
     });
 
     it("this project's status-sync, running beside Kruise's controller from step 3, finds the status Kruise wrote and writes nothing", async () => {
-      for (let i = 0; i < 3; i++) expect((await reconciler.runPass()).errors).toEqual([]);
+      for (let i = 0; i < 3; i++) expect((await reconciler.resync()).errors).toEqual([]);
       const after = await getSet();
       expect(statusOf(after)).toEqual(kruiseStatus);
       expect({ pods: versions(await listPods()), set: after.metadata?.resourceVersion, revisions: await revisionVersions() }).toEqual(kruiseLeft);
@@ -446,7 +446,7 @@ export function describeKruiseTakeover(line: KruiseLine): void {
       expect(report).toContain('READY');
       expect(report).toContain('Next: step 7 of docs/MIGRATION.md');
       expect(code).toBe(0);
-      for (let i = 0; i < 2; i++) expect((await reconciler.runPass()).errors).toEqual([]);
+      for (let i = 0; i < 2; i++) expect((await reconciler.resync()).errors).toEqual([]);
       const after = await getSet();
       expect(statusOf(after)).toEqual(kruiseStatus);
       expect({ pods: versions(await listPods()), set: after.metadata?.resourceVersion, revisions: await revisionVersions() }).toEqual(kruiseLeft);
@@ -470,7 +470,7 @@ export function describeKruiseTakeover(line: KruiseLine): void {
       const done = await waitFor(
         'the rollout finished',
         async () => {
-          const result = await reconciler.runPass();
+          const result = await reconciler.resync();
           expect(result.errors).toEqual([]);
           return getSet();
         },

@@ -18,7 +18,7 @@ import type { AdmittedListener } from '../../functions/server/local-trigger.ts';
 import type { StatusLoop } from '../../functions/status-sync/loop.ts';
 import type { AdmittedSidecarSet } from '../../lib/ports.ts';
 import { createPod, podPath } from '../../testkit/cluster-pods.ts';
-import { createSet, followedSet } from '../../testkit/pod-change-latency.ts';
+import { createSet, watchedSet } from '../../testkit/pod-change-latency.ts';
 
 const PODS = 100;
 const NAMED = 32;
@@ -93,8 +93,8 @@ describeWithControlPlane('a pod naming sets for itself (issue 45 item 3)', () =>
     await ensureControlPlaneBinaries();
     stack = await startLocalStack({ statusSyncIntervalMs: 3_600_000, statusSyncHeartbeatMs: 0, admitted: recorder });
     recorder.loop = stack.statusLoop;
-    for (const name of OTHERS) await createSet(stack.cp, followedSet(name, name));
-    await createSet(stack.cp, followedSet('real', 'real'));
+    for (const name of OTHERS) await createSet(stack.cp, watchedSet(name, name));
+    await createSet(stack.cp, watchedSet('real', 'real'));
     costs.plain = await costOf({ app: 'tenant' });
     costs.forged = await costOf({ app: 'forger', added: { [LIST]: OTHERS.join(',') } });
     costs.injected = await costOf({ app: 'real' });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';
 import { ensureControlPlaneBinaries } from '../../control-plane/build.ts';
 import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
-import { createSet, driveOneAtATime, followedSet, readCounts, type ChangeLatency } from '../../testkit/pod-change-latency.ts';
+import { createSet, driveOneAtATime, watchedSet, readCounts, type ChangeLatency } from '../../testkit/pod-change-latency.ts';
 import { quantile } from '../../testkit/bench/stats.ts';
 
 /** The issue's bound: a change shows in the stored status within 2 s at p95 on the local stack. */
@@ -27,7 +27,7 @@ describeWithControlPlane('pod triggers: the stored status follows pod changes wi
     await ensureControlPlaneBinaries();
     // The webhook path: a pod's CREATE starts its pass from pod-inject (the policy path calls no webhook on it).
     stack = await startLocalStack({ injection: 'webhook', statusSyncIntervalMs: 3_600_000 });
-    await createSet(stack.cp, followedSet('log-agent', 'web'));
+    await createSet(stack.cp, watchedSet('log-agent', 'web'));
     // The loop's first pass (at start) has run once the new set's status is written.
     const deadline = Date.now() + 30_000;
     while (!(await stack.cp.request('admin', 'GET', '/apis/apps.kruise.io/v1alpha1/sidecarsets/log-agent')).body.includes('"observedGeneration"')) {

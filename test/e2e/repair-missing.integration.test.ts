@@ -22,7 +22,7 @@ import type { Pod } from '../../lib/kube/types.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { WEBHOOK_CONFIGURATION_NAME } from '../../lib/webhook-config/webhook-configurations.ts';
 import { POD_WEBHOOK_NAME } from '../../lib/adapters/kube-pod-webhook.ts';
-import type { PassResult } from '../../lib/status-sync/pass.ts';
+import type { ResyncResult } from '../../lib/status-sync/resync.ts';
 import { REASON_EVICTED, REASON_EVICTION_REFUSED, REASON_NO_CONTROLLER } from '../../lib/status-sync/repair-step.ts';
 import { forCreate, SIDECARSETS_PATH } from '../../testkit/bench/cluster.ts';
 import { createNamespace, isReady, podPath } from '../../testkit/cluster-pods.ts';
@@ -84,8 +84,8 @@ describeWithControlPlane('pods the webhook missed, evicted to be recreated injec
     const want = s === 'bare' ? 1 : SCENARIOS[s].replicas;
     return pods.length === want && pods.every((p) => active(p) && isReady(p) && injected(p) === wanted);
   };
-  async function pass(runtime: StatusSyncRuntime = reconciler): Promise<PassResult> {
-    const result = await runtime.runPass();
+  async function pass(runtime: StatusSyncRuntime = reconciler): Promise<ResyncResult> {
+    const result = await runtime.resync();
     expect(result.errors).toEqual([]);
     return result;
   }
@@ -250,7 +250,7 @@ describeWithControlPlane('pods the webhook missed, evicted to be recreated injec
     const index = config.webhooks.findIndex((w) => w.name === POD_WEBHOOK_NAME);
     await admin('PATCH', MUTATING_PATH, [{ op: 'remove', path: `/webhooks/${index}` }], 'application/json-patch+json');
     await annotate('plain', 'Evict');
-    const result = await reconciler.runPass();
+    const result = await reconciler.resync();
     expect(result.errors).toEqual([{ operation: 'read the pod webhook', message: 'the MutatingWebhookConfiguration holds no pod-inject webhook; no uninjected pod is evicted this pass' }]);
     expect(result.repair?.evicted).toBe(0);
     expect(await uidsOf('plain')).toEqual(created.get('plain'));

@@ -88,7 +88,7 @@ describeWithControlPlane('a stale copy of the webhook configurations and the CRD
       { logger: log.logger, secretStore, metrics: emfRecorder({ namespace: 'ServerlessSidecarSet', write: (line) => metricLines.push(line) }) },
     );
 
-    const pass = await statusSync.runPass();
+    const pass = await statusSync.resync();
     expect(pass.errors).toEqual([]);
     expect(pass.secretRotation).toMatchObject({ step: 'waiting', detail: 'not due' });
     expect([...(pass.secretRotation?.repaired ?? [])].sort()).toEqual([
@@ -112,7 +112,7 @@ describeWithControlPlane('a stale copy of the webhook configurations and the CRD
     expect(log.lines.join('\n')).not.toContain(CURRENT);
 
     // The next pass finds nothing to repair.
-    const next = await statusSync.runPass();
+    const next = await statusSync.resync();
     expect(next.secretRotation?.repaired).toBeUndefined();
 
     // Someone (not the reconciler: the policy refuses it that) points pod-inject at another server with an unknown secret:
@@ -120,7 +120,7 @@ describeWithControlPlane('a stale copy of the webhook configurations and the CRD
     const index = (JSON.parse((await cp.request('admin', 'GET', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/serverless-sidecarset')).body) as { webhooks: { name: string }[] }).webhooks.findIndex((w) => w.name.startsWith('pod-inject.'));
     const elsewhere = await cp.request('admin', 'PATCH', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/serverless-sidecarset', [{ op: 'replace', path: `/webhooks/${index}/clientConfig/url`, value: `https://127.0.0.1:10/pod-inject/${STALE}` }], 'application/json-patch+json');
     expect(elsewhere.status).toBe(200);
-    const refused = await statusSync.runPass();
+    const refused = await statusSync.resync();
     expect(refused.errors).toEqual([]);
     expect(refused.secretRotation?.refused).toEqual([{ configuration: 'MutatingWebhookConfiguration', webhook: 'pod-inject.sidecarset.kruise.io', pointsAt: 'https://127.0.0.1:10/pod-inject/' }]);
     expect((await webhookUrls())[1]).toBe(`https://127.0.0.1:10/pod-inject/${STALE}`);

@@ -13,7 +13,7 @@ import { ADMISSION_FUNCTIONS } from '../../lib/webhooks/registry.ts';
 import { sidecarSet } from '../../testkit/sidecarset-objects.ts';
 import { appPod, podReview, sidecarSetReview, userSidecarSet } from '../../testkit/reviews.ts';
 import { bodyInput, QUICK_SIZE } from '../../testkit/fuzz/arbitraries.ts';
-import { ClusterView, httpsDoor, lambdaDoor, type Door } from '../../testkit/fuzz/doors.ts';
+import { ClusterView, httpsHandler, lambdaHandler, type WebhookHandler } from '../../testkit/fuzz/handlers.ts';
 import { MAX_RESPONSE_BYTES } from '../../testkit/fuzz/oracle.ts';
 import { everyFieldEveryType, fuzzProperties, sweep, type FuzzEnv } from '../../testkit/fuzz/properties.ts';
 
@@ -21,8 +21,8 @@ import { everyFieldEveryType, fuzzProperties, sweep, type FuzzEnv } from '../../
 const SEED = 20261130;
 
 const view = new ClusterView();
-const doors: Door[] = [];
-const env: FuzzEnv = { view, doors, size: QUICK_SIZE };
+const handlers: WebhookHandler[] = [];
+const env: FuzzEnv = { view, handlers, size: QUICK_SIZE };
 let closeHttps: () => Promise<void> = () => Promise.resolve();
 
 /**
@@ -38,9 +38,9 @@ const onUnhandled = (reason: unknown) => {
 
 beforeAll(async () => {
   realProcess.on('unhandledRejection', onUnhandled);
-  const https = await httpsDoor(view);
+  const https = await httpsHandler(view);
   closeHttps = () => https.close();
-  doors.push(await lambdaDoor(view), https);
+  handlers.push(await lambdaHandler(view), https);
 });
 
 afterEach(() => {
@@ -74,7 +74,7 @@ describe('fuzzing the admission functions through the Lambda handler and the HTT
     const inputs = everyFieldEveryType();
     expect(inputs.length).toBeGreaterThan(1_000);
     // The Lambda handler only: the same code as the server's, which the properties above compare.
-    await sweep({ ...env, doors: doors.filter((d) => d.name === 'lambda') }, inputs);
+    await sweep({ ...env, handlers: handlers.filter((d) => d.name === 'lambda') }, inputs);
   });
 });
 
@@ -93,18 +93,18 @@ describe('nesting', () => {
     const body = deepReview(fn, MAX_REVIEW_DEPTH - 3);
     view.current = cluster;
     await sweep(env, [bodyInput(fn, body, cluster, 'at the nesting limit')]);
-    const answer = await doors[0]!.send({ fn, body });
+    const answer = await handlers[0]!.send({ fn, body });
     expect(answer.status).toBe(200);
   });
 
   it.each(ADMISSION_FUNCTIONS.flatMap((fn) => [MAX_REVIEW_DEPTH - 2, 10_000, 200_000].map((depth) => [fn, depth] as const)))(
-    '%s refuses a review nested %i levels deep with 400, quickly, on both doors',
+    '%s refuses a review nested %i levels deep with 400, quickly, on both handlers',
     async (fn, depth) => {
       const body = deepReview(fn, depth);
-      for (const door of doors) {
-        const answer = await door.send({ fn, body });
-        expect({ door: door.name, status: answer.status, body: answer.body }).toEqual({
-          door: door.name,
+      for (const handler of handlers) {
+        const answer = await handler.send({ fn, body });
+        expect({ handler: handler.name, status: answer.status, body: answer.body }).toEqual({
+          handler: handler.name,
           status: 400,
           body: JSON.stringify({ message: `not an AdmissionReview v1 request: the body nests deeper than ${MAX_REVIEW_DEPTH} levels` }),
         });
@@ -146,7 +146,7 @@ describe('size', () => {
     expect(body.length).toBeGreaterThan(DEFAULT_MAX_BODY_BYTES - 1_000);
     expect(body.length).toBeLessThanOrEqual(DEFAULT_MAX_BODY_BYTES);
     await sweep(env, [bodyInput(fn, body, cluster, 'just under the size limit')]);
-    const answer = await doors[0]!.send({ fn, body });
+    const answer = await handlers[0]!.send({ fn, body });
     expect(answer.status).toBe(200);
     // Nothing is echoed whole: the uid is short, so the answer is too.
     expect(answer.body.length).toBeLessThan(20_000);
@@ -158,9 +158,9 @@ describe('size', () => {
     const body = Buffer.from(JSON.stringify(sidecarSetReview('uid-amplified', set)));
     // Under a megabyte in, over 14 MB of patch out.
     expect(body.length).toBeLessThan(1_000_000);
-    for (const door of doors) {
-      const answer = await door.send({ fn: 'sidecarset-default', body });
-      expect({ door: door.name, status: answer.status }).toEqual({ door: door.name, status: 500 });
+    for (const handler of handlers) {
+      const answer = await handler.send({ fn: 'sidecarset-default', body });
+      expect({ handler: handler.name, status: answer.status }).toEqual({ handler: handler.name, status: 500 });
       expect(answer.body).toMatch(/^\{"message":"the answer would be at least \d{8} bytes, over the 6287360 a webhook answer may carry"\}$/);
     }
   });
@@ -169,7 +169,7 @@ describe('size', () => {
     const set = userSidecarSet() as { spec: Record<string, unknown> };
     set.spec.containers = Array.from({ length: 20_000 }, () => ({ name: 'Bad_Name', image: '' }));
     const body = Buffer.from(JSON.stringify(sidecarSetReview('uid-many', set)));
-    const answer = await doors[0]!.send({ fn: 'sidecarset-validate', body });
+    const answer = await handlers[0]!.send({ fn: 'sidecarset-validate', body });
     expect(answer.status).toBe(200);
     const message = JSON.parse(answer.body).response.status.message as string;
     // About six errors for each container, the sidecar fields first (as in

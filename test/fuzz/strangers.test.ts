@@ -15,7 +15,7 @@ import { generateServingTls } from '../../functions/server/tls.ts';
 import { admissionLambda } from '../../functions/shared/admission-lambda.ts';
 import { admissionRuntime } from '../../functions/shared/compose.ts';
 import { functionUrlEvent, SECRET, sidecarSetReview, STRANGER_SECRET, type EventOptions } from '../../testkit/reviews.ts';
-import { ClusterView, discardingLogger, fuzzClock } from '../../testkit/fuzz/doors.ts';
+import { ClusterView, discardingLogger, fuzzClock } from '../../testkit/fuzz/handlers.ts';
 
 const NOT_FOUND_BODY = '{"message":"Not Found"}';
 

@@ -9,7 +9,7 @@ import { emfRecorder, passDocuments, RECONCILER_FUNCTION, reviewDocument } from 
 import { passFactOf, type PassFact, type ReviewFact } from '../../lib/metrics/facts.ts';
 import { metricsRegistry } from '../../lib/metrics/registry.ts';
 import { PROMETHEUS_NAMES, registryRecorder } from '../../lib/metrics/registry-recorder.ts';
-import { STATUS_SYNC, type PassResult } from '../../lib/status-sync/pass.ts';
+import { STATUS_SYNC, type ResyncResult } from '../../lib/status-sync/resync.ts';
 import { checkEmfDocument, extractedMetrics } from './emf-check.ts';
 
 const NS = 'ServerlessSidecarSet';
@@ -187,7 +187,7 @@ describe('the local registry', () => {
 });
 
 describe('a pass result as metrics', () => {
-  const result: PassResult = {
+  const result: ResyncResult = {
     setsSeen: 2,
     podsSeen: 12,
     statusesWritten: 1,
@@ -220,22 +220,22 @@ describe('a pass result as metrics', () => {
   });
 
   it('counts the pods the repair step evicted', () => {
-    const repaired: PassResult = { ...result, repair: { sets: 1, evicted: 2, refused: 1, ownerless: 0, held: 3 } };
+    const repaired: ResyncResult = { ...result, repair: { sets: 1, evicted: 2, refused: 1, ownerless: 0, held: 3 } };
     expect(passFactOf(repaired, 7, new Map()).podsEvicted).toBe(2);
   });
 
   it('counts the webhooks the rotation step repointed from a stale secret', () => {
-    const repaired: PassResult = { ...result, secretRotation: { step: 'waiting', detail: 'not due', repaired: ['MutatingWebhookConfiguration webhook "pod-inject.sidecarset.kruise.io"', 'ValidatingWebhookConfiguration webhook "sidecarset-validate.sidecarset.kruise.io"'] } };
+    const repaired: ResyncResult = { ...result, secretRotation: { step: 'waiting', detail: 'not due', repaired: ['MutatingWebhookConfiguration webhook "pod-inject.sidecarset.kruise.io"', 'ValidatingWebhookConfiguration webhook "sidecarset-validate.sidecarset.kruise.io"'] } };
     expect(passFactOf(repaired, 7, new Map()).webhooksRepointed).toBe(2);
   });
 
   it('counts the webhooks the rotation step refused, pointing at URLs the deployment did not make', () => {
-    const refused: PassResult = { ...result, secretRotation: { step: 'skipped', refused: [{ configuration: 'MutatingWebhookConfiguration', webhook: 'pod-inject.sidecarset.kruise.io', pointsAt: 'https://evil.example/pod-inject/' }] } };
+    const refused: ResyncResult = { ...result, secretRotation: { step: 'skipped', refused: [{ configuration: 'MutatingWebhookConfiguration', webhook: 'pod-inject.sidecarset.kruise.io', pointsAt: 'https://evil.example/pod-inject/' }] } };
     expect(passFactOf(refused, 7, new Map()).webhooksRefused).toBe(1);
   });
 
   it('a pass that listed nothing has no sets and no updates', () => {
-    const bare: PassResult = { ...result, notInjected: {} };
+    const bare: ResyncResult = { ...result, notInjected: {} };
     delete bare.sets;
     delete bare.rollout;
     expect(passFactOf(bare, 1, new Map())).toMatchObject({ podsUpdated: 0, podsNotInjected: 0, sets: {} });

@@ -9,7 +9,7 @@ import { createPatchSharingValues, patchText } from '../../lib/admission/json-pa
 import type { Pod } from '../../lib/kube/types.ts';
 import { injectPod, InjectionTooLargeError } from '../../lib/sidecarset/inject.ts';
 import { MAX_ANSWER_BYTES, patchBytesOverAnswerLimit, smallestAnswerBytes } from '../../lib/admission/answer-size.ts';
-import { FUZZ_NOW } from '../../testkit/fuzz/doors.ts';
+import { FUZZ_NOW } from '../../testkit/fuzz/handlers.ts';
 import { ADVERSARIAL, MB, measure, type AdversarialCase } from '../../testkit/reliability/adversarial.ts';
 
 function adversarialCase(name: string): AdversarialCase {

@@ -1,20 +1,20 @@
 /**
  * What admitted SidecarSet changes may cost the reconciler (docs/RELIABILITY.md,
  * "Admitted changes"): a change for a set that is not there, or for another
- * object of that name, costs one read and no pass; changes of one set
- * coalesce into one read and one pass; the queue of waiting sets is capped;
+ * object of that name, costs one read and no reconcile; changes of one set
+ * coalesce into one read and one reconcile; the queue of waiting sets is capped;
  * and changes that never show share one wait per call instead of each
  * holding the only loop for its own timeout.
  */
 import { describe, expect, it } from '@jest/globals';
 import { admittedQueue, MAX_QUEUED_CHANGES } from '../../lib/status-sync/admitted-queue.ts';
-import { followSets, type PaceOptions } from '../../lib/status-sync/pace.ts';
+import { runController, type ControllerOptions } from '../../lib/status-sync/run-controller.ts';
 import type { AdmittedSidecarSet } from '../../lib/ports.ts';
 import { memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import { countedReads, storedRolloutSet } from './rollout-world.ts';
 
 const SET = 'test-sidecarset';
-const OPTIONS: PaceOptions = { intervalMs: 10, debounceMs: 0, stallMs: 0, visibleTimeoutMs: 1_000, createDebounceMs: 0 };
+const OPTIONS: ControllerOptions = { intervalMs: 10, debounceMs: 0, stallMs: 0, visibleTimeoutMs: 1_000, createDebounceMs: 0 };
 const safety = () => AbortSignal.timeout(20_000);
 
 
@@ -24,7 +24,7 @@ describe('admitted changes that were never stored', () => {
   it('cost one read each and no pass: a set that is not there (CREATE or UPDATE), or another object of that name (AlreadyExists)', async () => {
     const { w, reads } = countedReads();
     const started = performance.now();
-    const summary = await followSets([], w.deps, OPTIONS, safety(), admittedQueue([forged('nowhere', 'CREATE'), forged('gone', 'UPDATE'), forged(SET, 'CREATE')]));
+    const summary = await runController([], w.deps, OPTIONS, safety(), admittedQueue([forged('nowhere', 'CREATE'), forged('gone', 'UPDATE'), forged(SET, 'CREATE')]));
     expect(reads).toEqual(['nowhere', 'gone', SET]);
     expect(summary).toMatchObject({ passes: 0, errors: [] });
     // Not one visibility timeout, let alone three.
@@ -34,7 +34,7 @@ describe('admitted changes that were never stored', () => {
   it('are read once, after the CREATE had a moment to be stored, and then dropped', async () => {
     const { w, reads } = countedReads();
     const started = performance.now();
-    await followSets([], w.deps, { ...OPTIONS, createDebounceMs: 200, visibleTimeoutMs: 5_000 }, safety(), admittedQueue([forged('nowhere', 'CREATE')]));
+    await runController([], w.deps, { ...OPTIONS, createDebounceMs: 200, visibleTimeoutMs: 5_000 }, safety(), admittedQueue([forged('nowhere', 'CREATE')]));
     expect(reads).toEqual(['nowhere']);
     expect(performance.now() - started).toBeGreaterThanOrEqual(190);
     expect(performance.now() - started).toBeLessThan(4_000);
@@ -46,7 +46,7 @@ describe('admitted changes of one set', () => {
     const { w, reads, uid } = countedReads();
     const queue = admittedQueue();
     for (let i = 0; i < 50; i++) queue.push({ sidecarSet: SET, uid, operation: 'UPDATE', resourceVersion: `old-${i}` });
-    const summary = await followSets([], w.deps, OPTIONS, safety(), queue);
+    const summary = await runController([], w.deps, OPTIONS, safety(), queue);
     expect(reads).toEqual([SET]);
     expect(summary.passes).toBe(1);
   });
@@ -80,7 +80,7 @@ describe('admitted changes that never show', () => {
       },
     };
     const started = performance.now();
-    await followSets([], w.deps, { ...OPTIONS, visibleTimeoutMs: 800 }, safety(), admittedQueue(sets.map((s) => ({ sidecarSet: s.metadata?.name ?? '', uid: s.metadata?.uid ?? '', operation: 'UPDATE' as const, resourceVersion: s.metadata?.resourceVersion ?? '' }))));
+    await runController([], w.deps, { ...OPTIONS, visibleTimeoutMs: 800 }, safety(), admittedQueue(sets.map((s) => ({ sidecarSet: s.metadata?.name ?? '', uid: s.metadata?.uid ?? '', operation: 'UPDATE' as const, resourceVersion: s.metadata?.resourceVersion ?? '' }))));
     const took = performance.now() - started;
     expect(took).toBeLessThan(2_000);
     // Each set read at least once; the reads stop with the shared wait.

@@ -1,5 +1,5 @@
 /**
- * The controller with more than one worker (PaceOptions.workers): sets are
+ * The controller with more than one worker (ControllerOptions.workers): sets are
  * reconciled side by side, and the queue still never hands one set to two
  * workers at once (client-go's rule, work-queue.ts).
  */
@@ -8,9 +8,9 @@ import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
 import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
 import { memoryEventSink, memoryPodEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { followSets } from '../../lib/status-sync/pace.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
-import type { SetPassDeps } from '../../lib/status-sync/set-pass.ts';
+import { runController } from '../../lib/status-sync/run-controller.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
+import type { ReconcileDeps } from '../../lib/status-sync/set-reconcile.ts';
 import { rolloutPod } from '../rollout/fixtures.ts';
 import { NOW, storedRolloutSet } from './rollout-world.ts';
 
@@ -27,7 +27,7 @@ function fourSets() {
   const cluster = memoryPods(pods);
   const running = new Map<string, number>();
   const most = { perSet: 0, overall: 0 };
-  const deps: SetPassDeps = {
+  const deps: ReconcileDeps = {
     statuses: {
       ...statuses,
       get: async (name, signal) => {
@@ -41,7 +41,7 @@ function fourSets() {
     },
     events: memoryEventSink(),
     namespaces: memoryNamespaceSource([]),
-    rollout: { revisions: memoryRevisionStore(), setPods: cluster.source, pods: cluster.writer, podEvents: memoryPodEventSink(), clock: { now: () => NOW }, states: rolloutStateNotices() },
+    rollout: { revisions: memoryRevisionStore(), setPods: cluster.source, pods: cluster.writer, podEvents: memoryPodEventSink(), clock: { now: () => NOW }, states: rolloutStateEvents() },
   };
   return { deps, most, cluster };
 }
@@ -55,7 +55,7 @@ describe('the controller with several workers', () => {
     [4, 4],
   ])('with %i worker(s) reconciles up to %i sets at once, never one set twice at once, and rolls each', async (workers, atOnce) => {
     const { deps, most } = fourSets();
-    const summary = await followSets(NAMES, deps, { ...OPTIONS, workers }, AbortSignal.timeout(10_000));
+    const summary = await runController(NAMES, deps, { ...OPTIONS, workers }, AbortSignal.timeout(10_000));
     expect(summary.errors).toEqual([]);
     expect(most.perSet).toBe(1);
     expect(most.overall).toBe(atOnce);

@@ -1,13 +1,13 @@
 /**
  * The controller (controller.ts) never hands a pass a read made while the
- * set's previous pass ran: an admitted change that becomes visible during a
- * pass starts the set over, and its pass reads the set as that pass left it
- * (a set read before the pass's status write would make the next write
+ * set's previous reconcile ran: an admitted change that becomes visible during a
+ * pass starts the set over, and its reconcile reads the set as that reconcile left it
+ * (a set read before the reconcile's status write would make the next write
  * conflict).
  */
 import { describe, expect, it } from '@jest/globals';
 import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
-import { followSets } from '../../lib/status-sync/pace.ts';
+import { runController } from '../../lib/status-sync/run-controller.ts';
 import { podsOf } from '../rollout/fixtures.ts';
 import { storedRolloutSet, world } from './rollout-world.ts';
 
@@ -24,14 +24,14 @@ describe('the controller', () => {
       ...w.deps.statuses,
       patchStatus: async (...args) => {
         if (writes++ === 0) {
-          // Admitted against another version: visible at once, read while this pass still holds the set.
+          // Admitted against another version: visible at once, read while this reconcile still holds the set.
           queue.push({ sidecarSet: SET, uid: 'uid-1', operation: 'UPDATE', resourceVersion: '0' });
           await new Promise((resolve) => setTimeout(resolve, 150));
         }
         return patchStatus(...args);
       },
     };
-    const summary = await followSets([SET], w.deps, { intervalMs: 50, debounceMs: 0, stallMs: 400, visibleTimeoutMs: 2_000 }, AbortSignal.timeout(10_000), queue);
+    const summary = await runController([SET], w.deps, { intervalMs: 50, debounceMs: 0, stallMs: 400, visibleTimeoutMs: 2_000 }, AbortSignal.timeout(10_000), queue);
     expect(summary.errors).toEqual([]);
     expect(summary.passes).toBeGreaterThanOrEqual(2);
     expect(writes).toBeGreaterThanOrEqual(2);

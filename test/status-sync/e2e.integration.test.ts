@@ -2,7 +2,7 @@
  * The status reconciler against a real kube-apiserver, as a user sees it:
  * pods created through the webhook, their status set as a kubelet would,
  * then `kubectl get sidecarsets` (the same Table request kubectl makes)
- * shows MATCHED, UPDATED and READY. The passes run as status-sync's own
+ * shows MATCHED, UPDATED and READY. The reconciles run as status-sync's own
  * identity of infra/k8s/rbac.yaml (sidecarset-status-sync, under its
  * pod-writes policy), so a missing permission or a refused write fails here.
  */
@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { request as httpsRequest } from 'node:https';
 import type { Pod } from '../../lib/kube/types.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import type { PassResult } from '../../lib/status-sync/pass.ts';
+import type { ResyncResult } from '../../lib/status-sync/resync.ts';
 import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
 import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import { composeStatusSync, type StatusSyncRuntime } from '../../functions/status-sync/compose.ts';
@@ -25,7 +25,7 @@ const SETS = '/apis/apps.kruise.io/v1alpha1/sidecarsets';
 const PODS = '/api/v1/namespaces/shop/pods';
 let stack: LocalStack;
 let statusSync: StatusSyncRuntime;
-/** The EMF lines the passes wrote, as the Lambda writes them to standard output. */
+/** The EMF lines the reconciles wrote, as the Lambda writes them to standard output. */
 const metricLines: string[] = [];
 
 /** A GET as the admin with the Accept header kubectl sends for `get` (a server-side Table). */
@@ -106,7 +106,7 @@ async function storedSet(): Promise<SidecarSet> {
 }
 
 describeWithControlPlane('the status reconciler on a real API server', () => {
-  let first: PassResult;
+  let first: ResyncResult;
 
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
@@ -130,7 +130,7 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
     await createWhilePodInjectIsDown(webPod('late'));
     const metrics = emfRecorder({ namespace: 'ServerlessSidecarSet', write: (line) => metricLines.push(line) });
     statusSync = await composeStatusSync({ KUBECONFIG_CONTENT: stack.cp.kubeconfig('status-sync') }, { logger: capturingLogger().logger, metrics });
-    first = await statusSync.runPass();
+    first = await statusSync.resync();
   }, 30 * 60_000);
 
   afterAll(async () => {
@@ -144,7 +144,7 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
   it('shows MATCHED, UPDATED and READY in kubectl get sidecarsets', async () => {
     expect(await kubectlGetSidecarSets()).toEqual([{ Name: 'log-agent', MATCHED: 2, UPDATED: 2, READY: 1 }]);
     const stored = await storedSet();
-    // The revision registered in this pass (rollout.md §2.1) is the one the spec names.
+    // The revision registered in this reconcile (rollout.md §2.1) is the one the spec names.
     expect(stored.status).toEqual({ observedGeneration: 1, matchedPods: 2, updatedPods: 2, readyPods: 1, updatedReadyPods: 1, latestRevision: currentRevisionName(stored), collisionCount: 0 });
   });
 
@@ -189,7 +189,7 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
 
   it('counts the API requests of a pass as the API server counts them', async () => {
     metricLines.length = 0;
-    const { requests } = await countRequests(stack.cp, () => statusSync.runPass());
+    const { requests } = await countRequests(stack.cp, () => statusSync.resync());
     const served = requests.reduce((sum, [, n]) => sum + n, 0);
     const apiRequests = extractedMetrics(metricLines[0] ?? '').find((m) => m.name === 'ApiRequests')?.value;
     expect(served).toBeGreaterThan(0);
@@ -198,20 +198,20 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
 
   it('writes nothing on a second pass: the resourceVersion does not change', async () => {
     const before = (await storedSet()).metadata?.resourceVersion;
-    const second = await statusSync.runPass();
+    const second = await statusSync.resync();
     expect(second).toMatchObject({ statusesWritten: 0, statusesUnchanged: 1, errors: [] });
     expect((await storedSet()).metadata?.resourceVersion).toBe(before);
   });
 
   it('counts a pod that becomes ready on the next pass', async () => {
     await kubeletReports('web-2', true);
-    expect(await statusSync.runPass()).toMatchObject({ statusesWritten: 1, errors: [] });
+    expect(await statusSync.resync()).toMatchObject({ statusesWritten: 1, errors: [] });
     expect(await kubectlGetSidecarSets()).toEqual([{ Name: 'log-agent', MATCHED: 2, UPDATED: 2, READY: 2 }]);
   });
 
   it('drops UPDATED after the sidecar image changes, and records the new generation', async () => {
     await admin('PATCH', `${SETS}/log-agent`, [{ op: 'replace', path: '/spec/containers/0/image', value: 'fluent-bit:3.2' }], 'application/json-patch+json');
-    expect(await statusSync.runPass()).toMatchObject({ statusesWritten: 1, errors: [] });
+    expect(await statusSync.resync()).toMatchObject({ statusesWritten: 1, errors: [] });
     expect(await kubectlGetSidecarSets()).toEqual([{ Name: 'log-agent', MATCHED: 2, UPDATED: 0, READY: 2 }]);
     expect((await storedSet()).status).toMatchObject({ observedGeneration: 2, updatedReadyPods: 0 });
   });

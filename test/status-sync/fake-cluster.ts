@@ -17,7 +17,7 @@ const REVISIONS = '/apis/apps/v1/namespaces/kruise-system/controllerrevisions';
 /** The reconciler's heartbeat Lease's collection (lib/adapters/kube-lease.ts). */
 export const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kruise-system/leases';
 
-/** The heartbeat Lease's requests: the pass's own are the others. */
+/** The heartbeat Lease's requests: the reconcile's own are the others. */
 export const isLeaseRequest = (req: { url: string }): boolean => req.url.startsWith(LEASES);
 
 /** The answers of a cluster holding `set` and `pods`. */

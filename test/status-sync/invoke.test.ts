@@ -1,6 +1,6 @@
 /**
  * `invoke status-sync`, as a user runs it: a real Node 22 process on files,
- * one pass offline, only the statuses that would change on stdout.
+ * one reconcile offline, only the statuses that would change on stdout.
  */
 import { describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';

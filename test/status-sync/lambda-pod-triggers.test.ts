@@ -1,8 +1,8 @@
 /**
  * Pod triggers on the status-sync Lambda (docs/RECONCILER.md, "A pod change
- * starts a pass"): each pod change is its own queued invoke, so a warm
- * container ends one that a pass already covered without an API request,
- * and runs a pass for one sent after that pass began reading.
+ * starts a reconcile"): each pod change is its own queued invoke, so a warm
+ * container ends one that a reconcile already covered without an API request,
+ * and runs a reconcile for one sent after that reconcile began reading.
  */
 import { describe, expect, it } from '@jest/globals';
 import { statusSyncLambda } from '../../functions/status-sync/lambda.ts';
@@ -27,7 +27,7 @@ describe('the status-sync Lambda, pod triggers', () => {
     fake.seen.length = 0;
     for (const event of burst.slice(1)) expect(await handler(event, context)).toEqual({ skipped: 'covered pod change' });
     expect(fake.seen).toEqual([]);
-    // A change sent after that pass began reading is not covered: its own pass.
+    // A change sent after that reconcile began reading is not covered: its own reconcile.
     const later = await handler(admittedEvent(podsChange('log-agent')), context);
     expect(later.skipped).toBeUndefined();
     expect(later.followUp).toMatchObject({ passes: 1 });

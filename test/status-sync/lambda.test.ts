@@ -42,7 +42,7 @@ describe('the status-sync Lambda', () => {
       { metadata: { resourceVersion: '1' }, status: { observedGeneration: 1, matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1, latestRevision: revision, collisionCount: 0 } },
     ]);
     // The first revision, then the Events about the uninjected pod: on the set (in default), and on the pod in its
-    // namespace (a finished rollout at first sight is no news).
+    // namespace (a finished rollout at first sight is nothing new).
     expect(fake.seen.filter((r) => r.method === 'POST' && !isLeaseRequest(r)).map((r) => {
       const body = r.body as { reason?: string; metadata?: { name?: string } };
       return body.reason === undefined ? body.metadata?.name : `${r.url.split('/')[4] ?? ''} ${body.reason}`;
@@ -84,7 +84,7 @@ describe('the status-sync Lambda', () => {
         'log-agent/Finished RolloutState': 1,
       },
     ]);
-    // The heartbeat Lease is renewed after the pass, outside its count.
+    // The heartbeat Lease is renewed after the reconcile, outside its count.
     expect(fake.seen.filter((r) => !isLeaseRequest(r))).toHaveLength(8);
     // The stand-in serves no v1beta1 (a Kruise 1.8 CRD): the sets are read, and their status written, as v1alpha1.
     expect(fake.seen.filter((r) => r.url.startsWith('/apis/apps.kruise.io/')).map((r) => `${r.method} ${r.url}`)).toEqual([
@@ -131,7 +131,7 @@ describe('the status-sync Lambda', () => {
     const result = await handler({ kind: 'SidecarSetAdmitted', sidecarSet: 'log-agent', uid: '', operation: 'UPDATE', resourceVersion: '0' }, context);
     expect(result.followUp).toMatchObject({ passes: 1, errors: [], unfinished: [] });
     const urls = fake.seen.map((r) => `${r.method} ${r.url.split('?')[0] ?? ''}`);
-    // One set's pass: no list of every SidecarSet, and pods listed by the set's selector.
+    // One set's reconcile: no list of every SidecarSet, and pods listed by the set's selector.
     expect(urls).not.toContain('GET /apis/apps.kruise.io/v1alpha1/sidecarsets');
     expect(fake.seen.some((r) => r.url.startsWith('/api/v1/pods?') && r.url.includes('labelSelector=app%3Dweb'))).toBe(true);
     expect(entries()).toEqual([expect.objectContaining({ level: 'info', message: 'rollout follow-up', admitted: expect.objectContaining({ sidecarSet: 'log-agent' }) })]);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import type { PassResult } from '../../lib/status-sync/pass.ts';
+import type { ResyncResult } from '../../lib/status-sync/resync.ts';
 import { startStatusLoop } from '../../functions/status-sync/loop.ts';
 import { passDeadlineMs } from '../../functions/status-sync/lambda.ts';
 import { capturingLogger } from '../../testkit/reviews.ts';
 
-const result = (errors: PassResult['errors'] = []): PassResult => ({ setsSeen: 1, podsSeen: 2, statusesWritten: 1, statusesUnchanged: 0, podListAttempts: 1, errors, durationMs: 3, notInjected: {} });
+const result = (errors: ResyncResult['errors'] = []): ResyncResult => ({ setsSeen: 1, podsSeen: 2, statusesWritten: 1, statusesUnchanged: 0, podListAttempts: 1, errors, durationMs: 3, notInjected: {} });
 
 const until = async (condition: () => boolean) => {
   const deadline = Date.now() + 5000;
@@ -18,7 +18,7 @@ describe('the status loop of npm start', () => {
   it('runs a pass at once, then one per interval, logging each as one line', async () => {
     const { logger, entries } = capturingLogger();
     let passes = 0;
-    const loop = startStatusLoop({ runPass: () => Promise.resolve(result(passes++ === 1 ? [{ operation: 'list pods', message: 'x' }] : [])), intervalMs: 10, heartbeatMs: 0, logger });
+    const loop = startStatusLoop({ resync: () => Promise.resolve(result(passes++ === 1 ? [{ operation: 'list pods', message: 'x' }] : [])), intervalMs: 10, heartbeatMs: 0, logger });
     await until(() => passes >= 3);
     await loop.stop();
     const stoppedAt = passes;
@@ -35,7 +35,7 @@ describe('the status loop of npm start', () => {
     let passes = 0;
     const quiet = { ...result(), statusesWritten: 0, statusesUnchanged: 1 };
     // Passes 0-5 change nothing, pass 6 writes a status; an hour's heartbeat never comes due.
-    const loop = startStatusLoop({ runPass: () => Promise.resolve(passes++ === 6 ? result() : quiet), intervalMs: 1, heartbeatMs: 3_600_000, logger });
+    const loop = startStatusLoop({ resync: () => Promise.resolve(passes++ === 6 ? result() : quiet), intervalMs: 1, heartbeatMs: 3_600_000, logger });
     await until(() => passes >= 8);
     await loop.stop();
     expect(entries()).toEqual([
@@ -49,7 +49,7 @@ describe('the status loop of npm start', () => {
     let most = 0;
     let passes = 0;
     const loop = startStatusLoop({
-      runPass: async () => {
+      resync: async () => {
         running++;
         most = Math.max(most, running);
         await new Promise((r) => setTimeout(r, 30));
@@ -68,7 +68,7 @@ describe('the status loop of npm start', () => {
   it('cuts a running pass short when stopped', async () => {
     let aborted = false;
     const loop = startStatusLoop({
-      runPass: (signal) =>
+      resync: (signal) =>
         new Promise((resolve) => {
           signal.addEventListener('abort', () => {
             aborted = true;
@@ -87,10 +87,10 @@ describe('the status loop of npm start', () => {
     const budgets: unknown[] = [];
     let passes = 0;
     const loop = startStatusLoop({
-      runPass: () => Promise.resolve({ ...result(), rollout: { setsRolled: 1, podsUpdated: 1, podsFlipped: 0, conflicts: 0, revisionWrites: 0, states: {}, inFlight: ['agent'] } }).finally(() => passes++),
+      resync: () => Promise.resolve({ ...result(), rollout: { setsRolled: 1, podsUpdated: 1, podsFlipped: 0, conflicts: 0, revisionWrites: 0, states: {}, inFlight: ['agent'] } }).finally(() => passes++),
       intervalMs: 30_000,
       logger,
-      follow: (names, signal, queue) => {
+      runController: (names, signal, queue) => {
         budgets.push(names);
         queue.take();
         return Promise.resolve({ passes: 1, podsUpdated: 0, podsFlipped: 0, conflicts: 0, stalled: [], unfinished: [], states: {}, errors: signal.aborted ? [{ operation: 'x', message: 'aborted' }] : [] });
@@ -107,7 +107,7 @@ describe('the status loop of npm start', () => {
 
   it('goes on after a pass whose reporting throws', async () => {
     let passes = 0;
-    const loop = startStatusLoop({ runPass: () => Promise.resolve(result()), intervalMs: 1, logger: capturingLogger().logger, onPass: () => { passes++; throw new Error('boom'); } });
+    const loop = startStatusLoop({ resync: () => Promise.resolve(result()), intervalMs: 1, logger: capturingLogger().logger, onResync: () => { passes++; throw new Error('boom'); } });
     await until(() => passes >= 2);
     await loop.stop();
   });

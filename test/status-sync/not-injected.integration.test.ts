@@ -1,6 +1,6 @@
 /**
  * Pods a SidecarSet applies to but never injected, in two namespaces, told
- * on a real kube-apiserver by a pass composed as on AWS, as the
+ * on a real kube-apiserver by a reconcile composed as on AWS, as the
  * reconciler's own identity (so its RBAC must allow each Event where it is
  * written): the SidecarSet's Event (in `default`) names no pod, each
  * namespace gets one Event on one of its own pods naming its pods only, and
@@ -40,7 +40,7 @@ describeWithControlPlane('uninjected pods told per namespace on a real API serve
     });
     const created = await cluster.cp.request('admin', 'POST', SIDECARSETS_PATH, forCreate(set));
     expect(created.status).toBe(201);
-    // Pods created in the set's second count as older than it, which it is not told about.
+    // Pods created in the set's second count as older than it, which it records no Event about.
     await new Promise((r) => setTimeout(r, 1_100));
     for (const [namespace, names] of Object.entries(PODS)) {
       await createNamespace(cluster.cp, namespace);
@@ -60,7 +60,7 @@ describeWithControlPlane('uninjected pods told per namespace on a real API serve
     // As the reconciler's own identity (infra/k8s/rbac.yaml's sidecarset-status-sync group, nothing more): its
     // ClusterRole's `create` on events must let it write in `default` and in each namespace holding such pods.
     const statusSync = await composeStatusSync({ KUBECONFIG_CONTENT: cluster.cp.kubeconfig('status-sync') }, { logger: capturingLogger().logger });
-    const pass = await statusSync.runPass();
+    const pass = await statusSync.resync();
     expect(pass.errors).toEqual([]);
     expect(pass.notInjected).toEqual({ agent: 3 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { MAX_NAMESPACES_TOLD, notInjectedNotices, type NotInjectedFinding } from '../../lib/status-sync/not-injected.ts';
+import { MAX_NAMESPACES_RECORDED, notInjectedEvents, type NotInjectedFinding } from '../../lib/status-sync/not-injected.ts';
 
 /** `count` pods, `samples` of them named as `namespace/name`, grouped by namespace in order. */
 const finding = (count: number, samples: string[] = count > 0 ? ['shop/a'] : []): NotInjectedFinding => {
@@ -15,10 +15,10 @@ const finding = (count: number, samples: string[] = count > 0 ? ['shop/a'] : [])
   return { uid: 'u', count, namespaceCount: namespaces.length, namespaces };
 };
 
-/** Runs the notices through a sequence of passes; returns the reasons emitted by each. */
+/** Runs the notices through a sequence of reconciles; returns the reasons emitted by each. */
 function run(steps: { at: number; findings: [string, NotInjectedFinding][]; present?: string[] }[]): string[][] {
   let now = 0;
-  const notices = notInjectedNotices({ refreshMs: 1000, nowMs: () => now });
+  const notices = notInjectedEvents({ refreshMs: 1000, nowMs: () => now });
   return steps.map((step) => {
     now = step.at;
     const findings = new Map(step.findings);
@@ -37,26 +37,26 @@ describe('notices about uninjected pods', () => {
     ['says once when they are gone', [{ at: 0, findings: [['s', finding(2)]] }, { at: 10, findings: [['s', finding(0)]] }, { at: 20, findings: [['s', finding(0)]] }], [['s:PodsNotInjected'], ['s:PodsInjected'], []]],
     ['says nothing about a set that never had any', [{ at: 0, findings: [['s', finding(0)]] }], [[]]],
     ['keeps what it knows about a set the pass could not compute', [{ at: 0, findings: [['s', finding(2)]] }, { at: 10, findings: [], present: ['s'] }, { at: 20, findings: [['s', finding(2)]] }], [['s:PodsNotInjected'], [], []]],
-    ['forgets a deleted set, so a new one of the same name is told about', [{ at: 0, findings: [['s', finding(2)]] }, { at: 10, findings: [], present: [] }, { at: 20, findings: [['s', finding(2)]] }], [['s:PodsNotInjected'], [], ['s:PodsNotInjected']]],
+    ['forgets a deleted set, so a new one of the same name gets the Event again', [{ at: 0, findings: [['s', finding(2)]] }, { at: 10, findings: [], present: [] }, { at: 20, findings: [['s', finding(2)]] }], [['s:PodsNotInjected'], [], ['s:PodsNotInjected']]],
   ])('%s', (_name, steps, expected) => {
     expect(run(steps)).toEqual(expected);
   });
 
   it('is due again next pass when an event could not be recorded', () => {
-    const notices = notInjectedNotices({ nowMs: () => 0 });
+    const notices = notInjectedEvents({ nowMs: () => 0 });
     const findings = new Map([['s', finding(1)]]);
     expect(notices.due(findings, new Set(['s']))).toHaveLength(1);
     expect(notices.due(findings, new Set(['s']))).toHaveLength(1);
   });
 
   it('words one pod in the singular', () => {
-    const [notice] = notInjectedNotices().due(new Map([['s', finding(1)]]), new Set(['s']));
+    const [notice] = notInjectedEvents().due(new Map([['s', finding(1)]]), new Set(['s']));
     expect(notice?.event.message).toMatch(/^1 pod matches this SidecarSet but was created without its sidecars .*, in 1 namespace; recreate them to inject\. /);
     expect(notice?.podEvents.map((e) => e.message)).toEqual([expect.stringMatching(/^1 pod in this namespace matches SidecarSet s but was created without its sidecars .*; recreate them to inject: a$/)]);
   });
 
   it('names no pod on the SidecarSet (its events live in default), and tells each namespace of its own pods only, on one of them', () => {
-    const [notice] = notInjectedNotices().due(new Map([['s', finding(4, ['shop/alpha', 'shop/beta', 'bank/xray', 'bank/yank'])]]), new Set(['s']));
+    const [notice] = notInjectedEvents().due(new Map([['s', finding(4, ['shop/alpha', 'shop/beta', 'bank/xray', 'bank/yank'])]]), new Set(['s']));
     expect(notice?.event).toEqual({
       sidecarSet: { name: 's', uid: 'u' },
       type: 'Warning',
@@ -71,9 +71,9 @@ describe('notices about uninjected pods', () => {
   });
 
   it('says how many namespaces were left untold when there are more than it tells', () => {
-    const many: NotInjectedFinding = { uid: 'u', count: 30, namespaceCount: 30, namespaces: Array.from({ length: MAX_NAMESPACES_TOLD }, (_, i) => ({ namespace: `ns-${i}`, count: 1, pods: [{ name: 'p', uid: `u-${i}` }] })) };
-    const [notice] = notInjectedNotices().due(new Map([['s', many]]), new Set(['s']));
+    const many: NotInjectedFinding = { uid: 'u', count: 30, namespaceCount: 30, namespaces: Array.from({ length: MAX_NAMESPACES_RECORDED }, (_, i) => ({ namespace: `ns-${i}`, count: 1, pods: [{ name: 'p', uid: `u-${i}` }] })) };
+    const [notice] = notInjectedEvents().due(new Map([['s', many]]), new Set(['s']));
     expect(notice?.event.message).toMatch(/in 30 namespaces; .*Each namespace \(the first 20 namespaces\) is told/);
-    expect(notice?.podEvents).toHaveLength(MAX_NAMESPACES_TOLD);
+    expect(notice?.podEvents).toHaveLength(MAX_NAMESPACES_RECORDED);
   });
 });

@@ -9,8 +9,8 @@ import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../lib/kube/types.ts';
 import type { SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
 import { observedStates } from '../../lib/status-sync/observed-states.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
-import { runSetPass } from '../../lib/status-sync/set-pass.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
+import { reconcileSet } from '../../lib/status-sync/set-reconcile.ts';
 import { podView } from '../../lib/status-view/pod-rows.ts';
 import { viewRow } from '../../lib/status-view/rows.ts';
 import { NO_NAMESPACES, rolloutPod, type PodOptions } from '../rollout/fixtures.ts';
@@ -40,17 +40,17 @@ describe('one rollout state for the pass, its Event, the metrics and the view', 
   ])('%s', async (_, strategy, options, shape, expected) => {
     const set = storedRolloutSet(strategy);
     const pods = options.map((o) => (shape ?? ((p: Pod) => p))(rolloutPod(set, o)));
-    // The view's look before the pass.
+    // The view's look before the reconcile.
     expect(viewRow(set, pods, NO_NAMESPACES, STALL).state).toBe(expected);
     const w = world(set, pods);
-    const states = observedStates(rolloutStateNotices());
+    const states = observedStates(rolloutStateEvents());
     w.deps.rollout.states = states;
-    const result = await runSetPass(set, w.deps);
+    const result = await reconcileSet(set, w.deps);
     expect(result.state?.reason).toBe(`Rollout${expected}`);
     expect(states.current().get(set.metadata!.name!)).toBe(expected);
-    // A resting state seen first is no news; any Event told says the state.
+    // A resting state seen first is nothing new; any Event told says the state.
     for (const event of w.events.events.filter((e) => e.reason.startsWith('Rollout'))) expect(event.reason).toBe(`Rollout${expected}`);
-    // The view's look after it (the pods as the pass left them), at the same moment: still the same state.
+    // The view's look after it (the pods as the reconcile left them), at the same moment: still the same state.
     const after = w.cluster.pods();
     expect(viewRow(set, after, NO_NAMESPACES, STALL).state).toBe(expected);
     expect(podView(set, after, NO_NAMESPACES, STALL).summary?.state).toBe(expected);

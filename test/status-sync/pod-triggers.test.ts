@@ -1,19 +1,19 @@
 /**
- * Pod triggers (docs/RECONCILER.md, "A pod change starts a pass"): a burst
- * of pod changes of one set coalesces into a bounded number of passes; a
+ * Pod triggers (docs/RECONCILER.md, "A pod change starts a reconcile"): a burst
+ * of pod changes of one set coalesces into a bounded number of reconciles; a
  * trigger never carries a decision, so one that is lost changes nothing but
- * when the next pass shows the change; and a warm reconciler on AWS ends an
- * invoke whose change a pass already covered without an API request.
+ * when the next reconcile shows the change; and a warm reconciler on AWS ends an
+ * invoke whose change a reconcile already covered without an API request.
  */
 import { describe, expect, it } from '@jest/globals';
 import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
-import { followSets, type PaceOptions } from '../../lib/status-sync/pace.ts';
+import { runController, type ControllerOptions } from '../../lib/status-sync/run-controller.ts';
 import { passCoverage, podsChange, POD_DEBOUNCE_MS, recordedSets, selectingSetNames, storedSets, MAX_TRIGGERED_SETS } from '../../lib/status-sync/pod-trigger.ts';
 import { setsByName } from '../../lib/sidecarset/sets-by-name.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { countedReads } from './rollout-world.ts';
 
-const OPTIONS: PaceOptions = { intervalMs: 10, debounceMs: 0, stallMs: 0, visibleTimeoutMs: 1_000, createDebounceMs: 0 };
+const OPTIONS: ControllerOptions = { intervalMs: 10, debounceMs: 0, stallMs: 0, visibleTimeoutMs: 1_000, createDebounceMs: 0 };
 const safety = () => AbortSignal.timeout(20_000);
 
 const matched = (w: ReturnType<typeof countedReads>['w']) => w.statuses.sets()[0]?.status?.matchedPods;
@@ -24,7 +24,7 @@ describe('a burst of pod changes of one set', () => {
     const queue = admittedQueue();
     for (let i = 0; i < 1_000; i++) queue.push(podsChange(name));
     const started = performance.now();
-    const summary = await followSets([], w.deps, OPTIONS, safety(), queue);
+    const summary = await runController([], w.deps, OPTIONS, safety(), queue);
     expect(reads).toEqual([name]);
     expect(summary).toMatchObject({ passes: 1, errors: [] });
     expect(matched(w)).toBe(3);
@@ -50,7 +50,7 @@ describe('a burst of pod changes of one set', () => {
         await queue.arrival();
         continue;
       }
-      passes += (await followSets([], w.deps, OPTIONS, safety(), queue)).passes;
+      passes += (await runController([], w.deps, OPTIONS, safety(), queue)).passes;
     }
     await pushing;
     const windows = Math.ceil((performance.now() - started) / POD_DEBOUNCE_MS);
@@ -84,14 +84,14 @@ describe('the queue of admitted changes with pod changes in it', () => {
 describe('a lost pod trigger', () => {
   it('changes nothing: the next pass of the set, whatever starts it, counts the pods whose triggers never came', async () => {
     const { w, name } = countedReads(3);
-    await followSets([], w.deps, OPTIONS, safety(), admittedQueue([podsChange(name)]));
+    await runController([], w.deps, OPTIONS, safety(), admittedQueue([podsChange(name)]));
     expect(matched(w)).toBe(3);
     // Two pods go away and their triggers are lost: the stored status stays as it was meanwhile.
     w.cluster.remove('default', 'p-00000');
     w.cluster.remove('default', 'p-00001');
     expect(matched(w)).toBe(3);
-    // Any later pass (here a trigger for an unrelated change; on a deployment at the latest the schedule's) counts them.
-    await followSets([], w.deps, OPTIONS, safety(), admittedQueue([podsChange(name)]));
+    // Any later reconcile (here a trigger for an unrelated change; on a deployment at the latest the schedule's) counts them.
+    await runController([], w.deps, OPTIONS, safety(), admittedQueue([podsChange(name)]));
     expect(matched(w)).toBe(1);
   });
 });

@@ -1,10 +1,10 @@
 /**
- * The pace loop's view of a followed set's pods (lib/status-sync/pod-view.ts)
+ * The controller's view of a requeued set's pods (lib/status-sync/pod-view.ts)
  * on a real kube-apiserver with the test kubelet, as the functions identity:
  * the watch reaches the API server through a fault proxy, so that it can lag
  * behind the writes (every chunk held back) or be cut (connections reset).
  *
- * - A rollout followed from the view, its watch lagging: every stored
+ * - A rollout requeued from the view, its watch lagging: every stored
  *   version of every pod is checked (rollout-recorder.ts): never more
  *   updated pods unavailable than maxUnavailable, each pod written once; the
  *   pods are listed once, and the stored status ends {N, N, N, N}.
@@ -24,10 +24,10 @@ import { discoveredSidecarSetVersion } from '../../lib/adapters/kube-sidecarsets
 import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import type { KubeClient } from '../../lib/adapters/kube-request.ts';
 import { podScope } from '../../lib/rollout/pod-scope.ts';
-import { followSets, rolloutNews } from '../../lib/status-sync/pace.ts';
+import { runController, rolloutPredicate } from '../../lib/status-sync/run-controller.ts';
 import { setPodView } from '../../lib/status-sync/pod-view.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
-import type { SetPassDeps } from '../../lib/status-sync/set-pass.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
+import type { ReconcileDeps } from '../../lib/status-sync/set-reconcile.ts';
 import type { SetPodSource } from '../../lib/ports.ts';
 import { budgetOf } from '../../testkit/faults/rollout-faults.ts';
 import { startFaultProxy, type FaultProxy } from '../../testkit/faults/fault-proxy.ts';
@@ -77,7 +77,7 @@ function podSource(): { source: SetPodSource; lists: () => number } {
   };
 }
 
-describeWithControlPlane('the view of a followed set’s pods, on a real kube-apiserver', () => {
+describeWithControlPlane('the view of a requeued set’s pods, on a real kube-apiserver', () => {
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
     cluster = await startRolloutCluster({ readyDelayMs: 300 });
@@ -95,26 +95,26 @@ describeWithControlPlane('the view of a followed set’s pods, on a real kube-ap
     const name = 'view-lagging';
     const pods = 24;
     const seeded = await seedRollout(theCluster(), { name, pods, maxUnavailable: '25%' });
-    // Every chunk of the watch held back: the view is always behind the pass's own writes.
+    // Every chunk of the watch held back: the view is always behind the reconcile's own writes.
     theProxy().slow({ perChunkMs: 150 });
     const client = functionsClient('direct');
     const versions = discoveredSidecarSetVersion(client);
     const { source, lists } = podSource();
-    const deps: SetPassDeps = {
+    const deps: ReconcileDeps = {
       statuses: kubeStatusWriter(client, versions),
       events: kubeEventSink(client, { versions }),
       namespaces: kubeNamespaceSnapshot(client),
-      rollout: { revisions: kubeRevisionStore(client, 'kruise-system', { versions }), setPods: source, pods: kubePodWriter(client), podEvents: kubePodEventSink(client), clock: { now: () => new Date() }, states: rolloutStateNotices() },
+      rollout: { revisions: kubeRevisionStore(client, 'kruise-system', { versions }), setPods: source, pods: kubePodWriter(client), podEvents: kubePodEventSink(client), clock: { now: () => new Date() }, states: rolloutStateEvents() },
     };
     const target = await updateSidecarImage(cp, seeded.set, NEW_IMAGE);
     const recorder = await recordRollout(cp, seeded.namespace, target, budgetOf('25%', pods), SIDECAR);
     try {
-      const summary = await followSets([name], deps, { intervalMs: 2_000, catchUpMs: 10_000 }, AbortSignal.timeout(240_000));
+      const summary = await runController([name], deps, { intervalMs: 2_000, catchUpMs: 10_000 }, AbortSignal.timeout(240_000));
       await recorder.caughtUp();
       expect({ violations: recorder.violations, gaps: recorder.gaps }).toEqual({ violations: [], gaps: [] });
       expect(recorder.imageChanges()).toEqual({ pods, repeated: 0 });
       expect(summary).toMatchObject({ podsUpdated: pods, stalled: [], unfinished: [], errors: [] });
-      // One list (the first pass); every later pass planned from the view, which waited for the writes.
+      // One list (the first reconcile); every later reconcile planned from the view, which waited for the writes.
       expect(lists()).toBe(1);
       expect(summary.podReads).toEqual({ fromView: summary.passes - 1, listed: { first: 1 } });
       expect(summary.passes).toBeGreaterThanOrEqual(4);
@@ -133,7 +133,7 @@ describeWithControlPlane('the view of a followed set’s pods, on a real kube-ap
     theProxy().slow({ perChunkMs: 400 });
     try {
       const { source, lists } = podSource();
-      const view = setPodView(source, kubePodWriter(functionsClient('direct')), { news: rolloutNews, catchUpMs: 20_000 });
+      const view = setPodView(source, kubePodWriter(functionsClient('direct')), { predicate: rolloutPredicate, catchUpMs: 20_000 });
       const scope = podScope(seeded.set)!;
       const first = await view.source.list(scope);
       const pod = first.pods.find((p) => p.metadata?.name === 'pod-00001')!;
@@ -164,14 +164,14 @@ describeWithControlPlane('the view of a followed set’s pods, on a real kube-ap
     const seeded = await seedRollout(theCluster(), { name, pods: 3, maxUnavailable: 1 });
     try {
       const { source, lists } = podSource();
-      const view = setPodView(source, kubePodWriter(functionsClient('direct')), { news: rolloutNews });
+      const view = setPodView(source, kubePodWriter(functionsClient('direct')), { predicate: rolloutPredicate });
       const scope = podScope(seeded.set)!;
       await view.source.list(scope);
-      expect(view.following()).toBe(true);
+      expect(view.watching()).toBe(true);
       const waiting = view.changed(60_000);
       theProxy().reset();
       expect(await waiting).toBe('error');
-      expect(view.following()).toBe(false);
+      expect(view.watching()).toBe(false);
       theProxy().passThrough();
       // Changed meanwhile, unseen by any watch: the list shows it.
       const res = await cp.request('admin', 'PATCH', `/api/v1/namespaces/${seeded.namespace}/pods/pod-00002`, { metadata: { annotations: { 'view.test/unseen': 'yes' } } }, 'application/merge-patch+json');
@@ -180,7 +180,7 @@ describeWithControlPlane('the view of a followed set’s pods, on a real kube-ap
       expect(read.pods.find((p) => p.metadata?.name === 'pod-00002')?.metadata?.annotations?.['view.test/unseen']).toBe('yes');
       expect(lists()).toBe(2);
       expect(view.counts()).toEqual({ fromView: 0, listed: { first: 1, error: 1 } });
-      expect(view.following()).toBe(true);
+      expect(view.watching()).toBe(true);
       view.close();
     } finally {
       theProxy().passThrough();

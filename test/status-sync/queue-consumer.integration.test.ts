@@ -2,8 +2,8 @@
  * status-sync as the consumer of its queue on AWS: messages sent by the
  * adapter to a real SQS API (goaws, testkit/sqs/goaws.ts) and received from
  * it are handed to the Lambda as the SQS event source mapping hands them
- * (an SQSEvent); the sets they name get their pass, a message that cannot be
- * read is dropped and told, and a set whose pass failed has its message
+ * (an SQSEvent); the sets they name get their reconcile, a message that cannot be
+ * read is dropped and told, and a set whose reconcile failed has its message
  * reported in batchItemFailures, for SQS to hand out again.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -55,7 +55,7 @@ describe('status-sync reading its queue', () => {
     const event = await received('work.fifo');
     expect(event.Records).toHaveLength(2);
     const { logger, entries } = capturingLogger();
-    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger }, queue: send, followBudgetMs: 5_000 });
+    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger }, queue: send, controllerBudgetMs: 5_000 });
     const result = await handler(event, context);
     expect(result).toMatchObject({ batchItemFailures: [], requeued: [] });
     expect(result.followUp).toMatchObject({ passes: 1, errors: [] });
@@ -69,9 +69,9 @@ describe('status-sync reading its queue', () => {
     await send([{ sidecarSet: 'log-agent' }]);
     const event = await received('failing.fifo');
     const working = fake.route;
-    // The set can be listed but not read: its pass fails at its first read.
+    // The set can be listed but not read: its reconcile fails at its first read.
     fake.route = (request) => (request.method === 'GET' && request.url.includes('/sidecarsets/log-agent') ? apiStatus(500, 'InternalError', 'etcd is down') : working(request));
-    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger: capturingLogger().logger }, queue: send, followBudgetMs: 1_500 });
+    const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger: capturingLogger().logger }, queue: send, controllerBudgetMs: 1_500 });
     const result = await handler(event, context);
     expect(result.batchItemFailures).toEqual([{ itemIdentifier: event.Records[0]?.messageId }]);
   }, 60_000);

@@ -5,7 +5,7 @@ import type { Pod } from '../../lib/kube/types.ts';
 import type { EvictionOutcome, PodEvent, PodEvictor } from '../../lib/ports.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import type { PassError } from '../../lib/status-sync/errors.ts';
+import type { ReconcileError } from '../../lib/status-sync/errors.ts';
 import { REASON_EVICTED, REASON_EVICTION_REFUSED, repairMemory, repairMissingPods, type RepairMemory } from '../../lib/status-sync/repair-step.ts';
 
 const SETS = ['a', 'b'];
@@ -33,7 +33,7 @@ function pod(ns: string, i: number): Pod {
 async function run(answer: (pod: string) => EvictionOutcome | Error, maxPerPass: number, memory: RepairMemory = repairMemory()) {
   const evicted: string[] = [];
   const events: PodEvent[] = [];
-  const errors: PassError[] = [];
+  const errors: ReconcileError[] = [];
   const evictions: PodEvictor = {
     evict(target) {
       evicted.push(target.name);

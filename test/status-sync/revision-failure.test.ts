@@ -1,9 +1,9 @@
 /**
- * A ControllerRevision write that fails is told: the pass error carries the
+ * A ControllerRevision write that fails is recorded: the reconcile error carries the
  * whole reason, and one Warning Event (RevisionWriteFailed) on the SidecarSet
  * names the revision and keeps the reason's end within the Event's 1 kB,
- * once per failure in a process, on the full pass (idle sets) and on one
- * set's pass (rolling sets) alike.
+ * once per failure in a process, on the resync (idle sets) and on one
+ * set's reconcile (rolling sets) alike.
  */
 import { describe, expect, it } from '@jest/globals';
 import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
@@ -13,13 +13,13 @@ import { memoryPodPages } from '../../lib/adapters/memory-status-sync.ts';
 import { KubeApiError } from '../../lib/adapters/kube-api-error.ts';
 import type { RevisionStore } from '../../lib/ports.ts';
 import { currentRevisionName, newRevision } from '../../lib/sidecarset/revisions.ts';
-import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
-import { runStatusPass } from '../../lib/status-sync/pass.ts';
+import { notInjectedEvents } from '../../lib/status-sync/not-injected.ts';
+import { runResync } from '../../lib/status-sync/resync.ts';
 import { RevisionWriteError } from '../../lib/status-sync/errors.ts';
 import { EVENT_MESSAGE_LIMIT, failedRevisionOf, keepEnds, REVISION_WRITE_FAILED } from '../../lib/status-sync/revision-failure.ts';
 import { registerRevision } from '../../lib/status-sync/revision-register.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
-import { runSetPass, type SetPassDeps } from '../../lib/status-sync/set-pass.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
+import { reconcileSet, type ReconcileDeps } from '../../lib/status-sync/set-reconcile.ts';
 import { OLD_IMAGE, rolloutPod, rolloutSet } from '../rollout/fixtures.ts';
 
 const NS = 'kruise-system';
@@ -61,7 +61,7 @@ describe('a revision write that fails', () => {
       const events = memoryEventSink();
       const statuses = memoryStatusWriter([set]);
       const pods = memoryPods([rolloutPod(set, { name: 'p-0' }), rolloutPod(set, { name: 'p-1' })]);
-      const setDeps: SetPassDeps = {
+      const setDeps: ReconcileDeps = {
         statuses,
         events,
         namespaces: memoryNamespaceSource([]),
@@ -71,7 +71,7 @@ describe('a revision write that fails', () => {
           pods: pods.writer,
           podEvents: memoryPodEventSink(),
           clock: { now: () => new Date('2026-12-01T00:00:00Z') },
-          states: rolloutStateNotices(),
+          states: rolloutStateEvents(),
         },
       };
       return { set, events, statuses, setDeps };
@@ -79,7 +79,7 @@ describe('a revision write that fails', () => {
 
     it('records one Warning Event naming the revision with the reason’s end, logs the whole reason, writes no status and updates no pod', async () => {
       const { set, events, statuses, setDeps } = deps(refusingStore());
-      const result = await runSetPass(set, setDeps);
+      const result = await reconcileSet(set, setDeps);
       expect(result).toMatchObject({ status: 'not-written', podsUpdated: 0 });
       expect(result.errors).toEqual([{ sidecarSet: 'test-sidecarset', operation: 'register the revision', message: expect.stringContaining(REFUSAL) }]);
       expect(statuses.writes).toEqual([]);
@@ -92,39 +92,39 @@ describe('a revision write that fails', () => {
       expect(failedRevisionOf(event?.message ?? '')).toBe(`${NS}/${currentRevisionName(set)}`);
     });
 
-    it('tells the same failure once per process, a different reason again, and the recovery after it as news', async () => {
+    it('tells the same failure once per process, a different reason again, and the recovery after it as new', async () => {
       const { set, events, setDeps } = deps(refusingStore());
-      await runSetPass(set, setDeps);
-      await runSetPass(set, setDeps);
+      await reconcileSet(set, setDeps);
+      await reconcileSet(set, setDeps);
       expect(events.events.map((e) => e.reason)).toEqual([REVISION_WRITE_FAILED]);
       const timingOut = (): Promise<never> => Promise.reject(new KubeApiError('create', 'the request failed: The operation was aborted due to timeout'));
-      await runSetPass(set, { ...setDeps, rollout: { ...setDeps.rollout, revisions: { ...memoryRevisionStore(), create: timingOut } } });
+      await reconcileSet(set, { ...setDeps, rollout: { ...setDeps.rollout, revisions: { ...memoryRevisionStore(), create: timingOut } } });
       expect(events.events.map((e) => e.reason)).toEqual([REVISION_WRITE_FAILED, REVISION_WRITE_FAILED]);
       expect(events.events[1]?.message).toMatch(/aborted due to timeout$/);
-      await runSetPass(set, { ...setDeps, rollout: { ...setDeps.rollout, revisions: memoryRevisionStore() } });
+      await reconcileSet(set, { ...setDeps, rollout: { ...setDeps.rollout, revisions: memoryRevisionStore() } });
       expect(events.events.map((e) => e.reason)).toEqual([REVISION_WRITE_FAILED, REVISION_WRITE_FAILED, 'RolloutProgressing']);
     });
 
     it('says so in the pass errors when the Event cannot be recorded either', async () => {
       const { set, setDeps } = deps(refusingStore());
-      const result = await runSetPass(set, { ...setDeps, events: { record: () => Promise.reject(new Error('events are forbidden')) } });
+      const result = await reconcileSet(set, { ...setDeps, events: { record: () => Promise.reject(new Error('events are forbidden')) } });
       expect(result.errors.map((e) => e.operation)).toEqual(['record event', 'register the revision']);
     });
   });
 
-  it('on the full pass, an idle set (nothing to roll) is told once, and its resting state is not reported over it pass after pass', async () => {
+  it('on the full pass, an idle set (nothing to roll) is recorded once, and its resting state is not reported over it pass after pass', async () => {
     const set = rolloutSet();
     const pods = memoryPods([]);
     const events = memoryEventSink();
-    const states = rolloutStateNotices();
+    const states = rolloutStateEvents();
     const pass = () =>
-      runStatusPass({
+      runResync({
         sidecarSets: memorySidecarSetSource([set]),
         pods: memoryPodPages([]),
         namespaces: memoryNamespaceSource([]),
         statuses: memoryStatusWriter([set]),
         events,
-        notices: notInjectedNotices(),
+        notices: notInjectedEvents(),
         rollout: {
           revisions: refusingStore(),
           setPods: pods.source,

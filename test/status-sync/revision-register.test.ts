@@ -163,7 +163,7 @@ describe('registering pass after pass in one process (memoisedRevisionFacts)', (
       expect(registration).toMatchObject({ latestRevision: currentRevisionName(V2), writes: 0 });
     }
     expect(memo.computed).toBe(1);
-    // The newest revision is the one compared, once: not the older one, not again on later passes.
+    // The newest revision is the one compared, once: not the older one, not again on later reconciles.
     expect(reads()).toBe(1);
     expect(store.writes).toEqual([]);
   });

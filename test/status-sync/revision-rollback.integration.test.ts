@@ -9,7 +9,7 @@
  *
  * The stored bytes are read as the API server keeps them, through its
  * protobuf encoding (its JSON would print them Go-escaped whatever they are).
- * A failed write is told as a Warning Event on the SidecarSet, through the
+ * A failed write is recorded as a Warning Event on the SidecarSet, through the
  * real event sink.
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
@@ -28,8 +28,8 @@ import { currentRevisionName, LABEL_CUSTOM_VERSION, newRevision } from '../../li
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { REVISION_WRITE_FAILED } from '../../lib/status-sync/revision-failure.ts';
 import { registerRevision } from '../../lib/status-sync/revision-register.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
-import { runSetPass } from '../../lib/status-sync/set-pass.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
+import { reconcileSet } from '../../lib/status-sync/set-reconcile.ts';
 import { shellSet } from '../rollout/escape-fixtures.ts';
 
 const REVISIONS = 'kruise-system';
@@ -170,7 +170,7 @@ describeWithControlPlane('rolling back a set whose sidecar holds & < > U+2028 U+
     const set = shellSet('shell:refused', 'refused');
     set.metadata = { ...set.metadata, resourceVersion: '1' };
     const pods = memoryPods([]);
-    const result = await runSetPass(set, {
+    const result = await reconcileSet(set, {
       statuses: memoryStatusWriter([set]),
       events: kubeEventSink(kubeConfigClient(parseKubeConfig(cp().kubeconfig('admin'), 'admin'))),
       namespaces: memoryNamespaceSource([]),
@@ -180,9 +180,9 @@ describeWithControlPlane('rolling back a set whose sidecar holds & < > U+2028 U+
         pods: pods.writer,
         podEvents: memoryPodEventSink(),
         clock: { now: () => new Date() },
-        states: rolloutStateNotices(),
+        states: rolloutStateEvents(),
       },
-      // Listed already (none): the pass goes straight to the create.
+      // Listed already (none): the reconcile goes straight to the create.
     }, {}, []);
     expect(result.errors).toEqual([
       { sidecarSet: 'refused', operation: 'register the revision', message: expect.stringMatching(/^ControllerRevision elsewhere\/refused-\w+ could not be created: the API server answered 403: .*forbidden/) },

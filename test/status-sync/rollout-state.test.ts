@@ -6,7 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { RolloutCounts, WaitingReason } from '../../lib/rollout/plan.ts';
 import type { UnavailablePods } from '../../lib/rollout/plan.ts';
 import { memoryEventSink, memoryRecordedStalls } from '../../lib/adapters/memory-status-sync.ts';
-import { rolloutState, rolloutStateNotices, type RolloutState, type RolloutStateNotices, type StallClock } from '../../lib/status-sync/rollout-state.ts';
+import { rolloutState, rolloutStateEvents, type RolloutState, type RolloutStateEvents, type StallClock } from '../../lib/status-sync/rollout-state.ts';
 
 const counts = (updatedPods: number, updatedReadyPods = updatedPods, matchedPods = 10): RolloutCounts => ({ matchedPods, updatedPods, readyPods: matchedPods, updatedReadyPods });
 const SET = { name: 'agent', uid: 'uid-agent' };
@@ -41,9 +41,9 @@ describe('rolloutState', () => {
   });
 });
 
-describe('rolloutStateNotices', () => {
+describe('rolloutStateEvents', () => {
   it('reports a state once, and again only when its kind or lasting figures change', () => {
-    const notices = rolloutStateNotices();
+    const notices = rolloutStateEvents();
     const report = (c: RolloutCounts, updated: number, waiting: WaitingReason | undefined) => {
       const state = rolloutState(c, updated, waiting);
       const event = notices.due(SET, state);
@@ -63,7 +63,7 @@ describe('rolloutStateNotices', () => {
   });
 
   it('reports a stalled rollout once, and not again while a pass finds it unmoved', () => {
-    const notices = rolloutStateNotices();
+    const notices = rolloutStateEvents();
     const limit = { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2 } as const;
     const seen = (state: ReturnType<typeof rolloutState>) => {
       const event = notices.due(SET, state);
@@ -73,7 +73,7 @@ describe('rolloutStateNotices', () => {
     expect(seen(rolloutState(counts(2, 0), 2, limit))).toBe('RolloutProgressing');
     expect(seen(stalled(counts(2, 0)))).toBe('RolloutStalled');
     expect(notices.due(SET, stalled(counts(2, 0)))).toBeUndefined();
-    // The schedule's next pass finds the same counts: still stalled, no Event.
+    // The schedule's next reconcile finds the same counts: still stalled, no Event.
     expect(seen(rolloutState(counts(2, 0), 0, limit))).toBeUndefined();
     // Once a pod becomes ready and the rollout moves, it is progressing again.
     expect(seen(rolloutState(counts(2, 1), 0, limit))).toBe('RolloutProgressing');
@@ -99,7 +99,7 @@ describe('rolloutStateNotices', () => {
   });
 
   it('says nothing of a resting state at first sight, and reports it as the end of a state it saw', () => {
-    const notices = rolloutStateNotices();
+    const notices = rolloutStateEvents();
     const finished = rolloutState(counts(10), 0, { kind: 'finished' });
     expect(finished.resting).toBe(true);
     expect(notices.due(SET, finished)).toBeUndefined();
@@ -112,11 +112,11 @@ describe('rolloutStateNotices', () => {
 
   it('carries the set, the type, the reason and the message in the Event', () => {
     const state = rolloutState(counts(8), 0, { kind: 'nothing-waiting', notUpgradable: 2, notSelected: 0, inFlight: 0 });
-    expect(rolloutStateNotices().due(SET, state)).toEqual({ sidecarSet: SET, type: 'Warning', reason: 'RolloutBlocked', message: state.message });
+    expect(rolloutStateEvents().due(SET, state)).toEqual({ sidecarSet: SET, type: 'Warning', reason: 'RolloutBlocked', message: state.message });
   });
 
   it('keeps a state due until it is reported (a failed Event is recorded again)', () => {
-    const notices = rolloutStateNotices();
+    const notices = rolloutStateEvents();
     const state = rolloutState(counts(0), 0, { kind: 'paused' });
     expect(notices.due(SET, state)).toBeDefined();
     expect(notices.due(SET, state)).toBeDefined();
@@ -125,7 +125,7 @@ describe('rolloutStateNotices', () => {
   });
 
   it('forgets sets no longer present, so a set of the same name is reported afresh', () => {
-    const notices = rolloutStateNotices();
+    const notices = rolloutStateEvents();
     const state = rolloutState(counts(0), 0, { kind: 'paused' });
     const other = { name: 'other', uid: 'uid-other' };
     notices.reported(SET.name, state);
@@ -138,8 +138,8 @@ describe('rolloutStateNotices', () => {
   describe('across processes (each cold start a new process, the Events stored)', () => {
     const stuck = (over: Partial<UnavailablePods> = {}): UnavailablePods => ({ ...PULLING, ...over });
     const stalledBy = (pods: UnavailablePods, seconds = 120) => rolloutState(counts(2, 0), 0, { kind: 'max-unavailable', unavailable: pods.count, maxUnavailable: 2, stuck: pods }, AT(seconds));
-    /** What one process tells of `state`, as set-pass.ts reportState asks: due, then not told before. */
-    const tell = async (notices: RolloutStateNotices, sink: ReturnType<typeof memoryEventSink>, state: RolloutState) => {
+    /** What one process tells of `state`, as set-reconcile.ts reportState asks: due, then not recorded before. */
+    const tell = async (notices: RolloutStateEvents, sink: ReturnType<typeof memoryEventSink>, state: RolloutState) => {
       const event = notices.due(SET, state);
       if (event === undefined || (await notices.recordedBefore(SET, state))) return undefined;
       await sink.record(event);
@@ -151,7 +151,7 @@ describe('rolloutStateNotices', () => {
       const sink = memoryEventSink();
       const told = memoryRecordedStalls(sink);
       const seen: (string | undefined)[] = [];
-      for (const seconds of [60, 120, 600]) seen.push(await tell(rolloutStateNotices(told), sink, stalledBy(stuck(), seconds)));
+      for (const seconds of [60, 120, 600]) seen.push(await tell(rolloutStateEvents(told), sink, stalledBy(stuck(), seconds)));
       expect(seen).toEqual(['RolloutStalled', undefined, undefined]);
       expect(sink.events).toHaveLength(1);
     });
@@ -159,7 +159,7 @@ describe('rolloutStateNotices', () => {
     it('tells it again in a new process when it changed: other pods held (a later update), more pods, another kind of reason', async () => {
       const sink = memoryEventSink();
       const told = memoryRecordedStalls(sink);
-      const fresh = (state: RolloutState) => tell(rolloutStateNotices(told), sink, state);
+      const fresh = (state: RolloutState) => tell(rolloutStateEvents(told), sink, state);
       expect(await fresh(stalledBy(stuck()))).toBe('RolloutStalled');
       // The kubelet alternating ErrImagePull and ImagePullBackOff is the same stall.
       expect(await fresh(stalledBy(stuck({ reasons: [{ reason: 'ErrImagePull', count: 2, pods: ['default/a', 'default/b'] }] })))).toBeUndefined();
@@ -172,8 +172,8 @@ describe('rolloutStateNotices', () => {
     it('tells a stall of a set of the same name but another uid (deleted and created again)', async () => {
       const sink = memoryEventSink();
       const told = memoryRecordedStalls(sink);
-      expect(await tell(rolloutStateNotices(told), sink, stalledBy(stuck()))).toBe('RolloutStalled');
-      const notices = rolloutStateNotices(told);
+      expect(await tell(rolloutStateEvents(told), sink, stalledBy(stuck()))).toBe('RolloutStalled');
+      const notices = rolloutStateEvents(told);
       const state = stalledBy(stuck());
       const other = { ...SET, uid: 'uid-agent-2' };
       expect(notices.due(other, state)).toBeDefined();
@@ -182,14 +182,14 @@ describe('rolloutStateNotices', () => {
 
     it('tells the stall when the stored Events cannot be read, and reads them again at the next stall', async () => {
       const sink = memoryEventSink();
-      await tell(rolloutStateNotices(memoryRecordedStalls(sink)), sink, stalledBy(stuck()));
+      await tell(rolloutStateEvents(memoryRecordedStalls(sink)), sink, stalledBy(stuck()));
       let reads = 0;
       const flaky = async () => {
         reads++;
         if (reads === 1) throw new Error('the API server answered 503');
         return memoryRecordedStalls(sink)();
       };
-      const notices = rolloutStateNotices(flaky);
+      const notices = rolloutStateEvents(flaky);
       expect(await notices.recordedBefore(SET, stalledBy(stuck()))).toBe(false);
       expect(await notices.recordedBefore(SET, stalledBy(stuck()))).toBe(true);
       expect(await notices.recordedBefore({ name: 'other', uid: 'uid-other' }, stalledBy(stuck()))).toBe(false);
@@ -198,15 +198,15 @@ describe('rolloutStateNotices', () => {
 
     it('asks the stored Events about stalls only, and only of sets this process told nothing of', async () => {
       const sink = memoryEventSink();
-      await tell(rolloutStateNotices(memoryRecordedStalls(sink)), sink, stalledBy(stuck()));
+      await tell(rolloutStateEvents(memoryRecordedStalls(sink)), sink, stalledBy(stuck()));
       let reads = 0;
-      const notices = rolloutStateNotices(() => {
+      const notices = rolloutStateEvents(() => {
         reads++;
         return memoryRecordedStalls(sink)();
       });
       expect(await notices.recordedBefore(SET, rolloutState(counts(0), 0, { kind: 'paused' }))).toBe(false);
       notices.reported(SET.name, rolloutState(counts(0), 0, { kind: 'paused' }));
-      // Paused, then stalled in this process's own sight: news, whatever was stored.
+      // Paused, then stalled in this process's own sight: new, whatever was stored.
       expect(await notices.recordedBefore(SET, stalledBy(stuck()))).toBe(false);
       expect(reads).toBe(0);
     });

@@ -5,8 +5,8 @@ import { memoryEventSink, memoryPodEventSink, memoryStatusWriter } from '../../l
 import type { Pod } from '../../lib/kube/types.ts';
 import type { PodWriter, SetPodSource, SidecarSetEventSink, SidecarSetStatusWriter } from '../../lib/ports.ts';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
-import type { SetPassDeps } from '../../lib/status-sync/set-pass.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
+import type { ReconcileDeps } from '../../lib/status-sync/set-reconcile.ts';
 import { podsOf, rolloutSet } from '../rollout/fixtures.ts';
 
 export const NOW = new Date('2026-12-01T00:00:00Z');
@@ -27,7 +27,7 @@ export function world(set: SidecarSet, pods: Pod[], overrides: { statuses?: Part
   const cluster = memoryPods(pods);
   const revisions = memoryRevisionStore();
   const writer: PodWriter = { ...cluster.writer, ...overrides.writer };
-  const deps: SetPassDeps = {
+  const deps: ReconcileDeps = {
     statuses: {
       ...statuses,
       ...overrides.statuses,
@@ -66,7 +66,7 @@ export function world(set: SidecarSet, pods: Pod[], overrides: { statuses?: Part
         },
       },
       clock: { now: () => NOW },
-      states: rolloutStateNotices(),
+      states: rolloutStateEvents(),
     },
   };
   return { deps, log, statuses, events, podEvents, cluster, revisions };

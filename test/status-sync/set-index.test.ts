@@ -2,7 +2,7 @@
  * The set index narrows without ever dropping a match: for random sets
  * (well-formed and malformed selectors, namespaces, namespaceSelectors) and
  * random pods it offers every set that sidecarSetSelectsPod accepts, each
- * once, and a whole pass agrees with computing every set over every pod.
+ * once, and a whole reconcile agrees with computing every set over every pod.
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
@@ -12,7 +12,7 @@ import type { Pod } from '../../lib/kube/types.ts';
 import { sidecarSetSelectsPod } from '../../lib/sidecarset/match.ts';
 import { computeStatus, summarizePod } from '../../lib/sidecarset/status.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { runStatusPass } from '../../lib/status-sync/pass.ts';
+import { runResync } from '../../lib/status-sync/resync.ts';
 import { buildSetIndex } from '../../lib/status-sync/set-index.ts';
 import { listedPod, memoryDeps, namespace } from '../../testkit/status-sync-objects.ts';
 
@@ -94,7 +94,7 @@ describe('the SidecarSet index', () => {
         const podList = podsFrom(podSpecs);
         const namespaceList = [...NAMESPACE_LABELS].map(([name, nsLabels]) => namespace(name, nsLabels));
         const { deps, statuses } = memoryDeps(setList, podList, { namespaceList, pods: memoryPodPages(podList, 7) });
-        const result = await runStatusPass(deps);
+        const result = await runResync(deps);
         expect(result.errors).toEqual([]);
         const summaries = podList.map(summarizePod);
         const written = new Map(statuses.writes.map((w) => [w.name, w.status]));
@@ -136,7 +136,7 @@ describe('computeStatus and the pass agree on a namespaceSelector set', () => {
     const s: SidecarSet = { metadata: { name: 's', annotations: { 'kruise.io/sidecarset-hash': 'h' }, generation: 1 }, spec: { namespaceSelector: { matchLabels: { env: 'prod' } }, selector: { matchLabels: { app: 'web' } }, containers: [{ name: 's-sidecar', image: 'x' }] } };
     const podList = [listedPod({ namespace: 'shop', injected: { s: 'h' } }), listedPod({ namespace: 'lab', injected: { s: 'h' } })];
     const { deps, statuses } = memoryDeps([s], podList, { namespaces: memoryNamespaceSource([namespace('shop', { env: 'prod' }), namespace('lab')]) });
-    await runStatusPass(deps);
+    await runResync(deps);
     expect(statuses.writes[0]?.status.matchedPods).toBe(1);
   });
 });

@@ -1,10 +1,10 @@
 /**
  * A stuck rollout on a real kube-apiserver with the test kubelet: the new
  * sidecar image cannot be pulled (ErrImagePull, then ImagePullBackOff), and
- * a later pass, in a process that never saw the first one (a new
+ * a later reconcile, in a process that never saw the first one (a new
  * invocation), finds the rollout stalled by the pod's own update time and
  * says why: a RolloutStalled Warning naming ImagePullBackOff and the pod,
- * and the set left to the schedule. Told once: passes in further new
+ * and the set left to the schedule. Told once: reconciles in further new
  * processes find the stall among the API server's Events and tell it no more.
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
@@ -21,8 +21,8 @@ import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig
 import type { Pod } from '../../lib/kube/types.ts';
 import { systemClock } from '../../lib/ports.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
-import { runSetPass, type SetPassDeps } from '../../lib/status-sync/set-pass.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
+import { reconcileSet, type ReconcileDeps } from '../../lib/status-sync/set-reconcile.ts';
 import { createNamespace, createPod, readPod } from '../../testkit/cluster-pods.ts';
 import { rolloutPod, rolloutSet } from '../rollout/fixtures.ts';
 
@@ -48,15 +48,15 @@ describeWithControlPlane('a stalled rollout on a real kube-apiserver with the te
     await controlPlane?.stop();
   });
 
-  /** A new process's ports (no memory of earlier passes), the set's status and Events in memory. */
-  function freshDeps(set: SidecarSet, stallMs: number): { deps: SetPassDeps; events: ReturnType<typeof memoryEventSink> } {
+  /** A new process's ports (no memory of earlier reconciles), the set's status and Events in memory. */
+  function freshDeps(set: SidecarSet, stallMs: number): { deps: ReconcileDeps; events: ReturnType<typeof memoryEventSink> } {
     const kc = kubeConfigClient(parseKubeConfig(cp().kubeconfig('functions'), 'test'));
     const events = memoryEventSink();
-    const deps: SetPassDeps = {
+    const deps: ReconcileDeps = {
       statuses: memoryStatusWriter([set]),
       events,
       namespaces: memoryNamespaceSource([]),
-      rollout: { revisions: kubeRevisionStore(kc, 'kruise-system'), setPods: kubeSetPods(kc), pods: kubePodWriter(kc), podEvents: memoryPodEventSink(), clock: systemClock, states: rolloutStateNotices(), stallMs },
+      rollout: { revisions: kubeRevisionStore(kc, 'kruise-system'), setPods: kubeSetPods(kc), pods: kubePodWriter(kc), podEvents: memoryPodEventSink(), clock: systemClock, states: rolloutStateEvents(), stallMs },
     };
     return { deps, events };
   }
@@ -79,7 +79,7 @@ describeWithControlPlane('a stalled rollout on a real kube-apiserver with the te
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
 
-    const first = await runSetPass(set, freshDeps(set, 1_500).deps);
+    const first = await reconcileSet(set, freshDeps(set, 1_500).deps);
     expect(first).toMatchObject({ podsUpdated: 1, inFlight: true, errors: [] });
     // The kubelet cannot pull the image: ErrImagePull, then ImagePullBackOff.
     for (const deadline = Date.now() + 20_000; ; ) {
@@ -94,7 +94,7 @@ describeWithControlPlane('a stalled rollout on a real kube-apiserver with the te
     await new Promise((resolve) => setTimeout(resolve, 2_600));
 
     const { deps, events } = freshDeps(set, 1_500);
-    const later = await runSetPass(set, deps);
+    const later = await reconcileSet(set, deps);
     expect(later).toMatchObject({ podsUpdated: 0, inFlight: false, restarting: false, unavailable: { ImagePullBackOff: 1 } });
     expect(events.events.map((e) => [e.type, e.reason])).toEqual([['Warning', 'RolloutStalled']]);
     expect(events.events[0]?.message).toMatch(/^stalled: 1 updated pod\(s\) not ready, the last updated \d+ s ago: ImagePullBackOff: 1 pod\(s\) \(stuck\/s-0\); the next pods wait under maxUnavailable 1/);
@@ -105,12 +105,12 @@ describeWithControlPlane('a stalled rollout on a real kube-apiserver with the te
       const res = await cp().request('admin', 'GET', `/api/v1/namespaces/${EVENT_NAMESPACE}/events?fieldSelector=${encodeURIComponent(`involvedObject.kind=SidecarSet,involvedObject.uid=${set.metadata?.uid ?? ''},reason=RolloutStalled`)}`);
       return (JSON.parse(res.body) as { items: { message: string }[] }).items;
     };
-    const passes: Awaited<ReturnType<typeof runSetPass>>[] = [];
+    const passes: Awaited<ReturnType<typeof reconcileSet>>[] = [];
     for (let n = 0; n < 3; n++) {
       const cold = freshDeps(set, 1_500).deps;
       cold.events = kubeEventSink(kc);
-      cold.rollout.states = rolloutStateNotices(kubeRecordedStalls(kc));
-      passes.push(await runSetPass(set, cold));
+      cold.rollout.states = rolloutStateEvents(kubeRecordedStalls(kc));
+      passes.push(await reconcileSet(set, cold));
     }
     expect(passes.map((p) => [p.errors, p.stateChange?.slice(0, 'stalled:'.length), p.inFlight])).toEqual([
       [[], 'stalled:', false],

@@ -27,7 +27,7 @@ function io(tty = false, signal: AbortSignal = new AbortController().signal) {
       return () => { resize = undefined; };
     },
     signal,
-    follow: { settleMs: 0, minGapMs: 0 },
+    follow: { debounceMs: 0, minGapMs: 0 },
   };
   return { io: value, out, err, resize: () => resize?.() };
 }

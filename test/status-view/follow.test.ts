@@ -14,7 +14,7 @@ import { lookOnce, type Look, type StatusViewDeps } from '../../lib/status-view/
 import { namespace } from '../../testkit/status-sync-objects.ts';
 import { rolloutPod, rolloutSet } from '../rollout/fixtures.ts';
 
-const FAST: FollowOptions = { settleMs: 0, minGapMs: 0, resyncMs: 600_000, watchRetryMs: [0] };
+const FAST: FollowOptions = { debounceMs: 0, minGapMs: 0, resyncMs: 600_000, watchRetryMs: [0] };
 
 function world(pods: Pod[] = []) {
   const set = rolloutSet({ name: 'logs' });

@@ -133,7 +133,7 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
   });
 
   it('shows no mark once the reconciler has written the status', async () => {
-    await statusSync.runPass();
+    await statusSync.resync();
     const result = await run(['--kubeconfig', kubeconfig]);
     expect(result.stdout.split('\n')[1]).toBe(FINISHED(''));
     expect(result.stdout).not.toContain(STALE_NOTE);
@@ -146,7 +146,7 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
       'view   3         0*        3       0*              Progressing   webhook   [....................]   0%   1 pod(s) due for update; maxUnavailable 1 reached: the next pods wait until updated ones are ready (0 updated and not ready before this pass)',
     );
 
-    const pass = await statusSync.runPass();
+    const pass = await statusSync.resync();
     expect(pass.rollout?.podsUpdated).toBe(1);
     await updatedAndReady(1);
     const mid = await run(['--kubeconfig', kubeconfig]);
@@ -157,9 +157,9 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
   });
 
   it('shows the rollout finished once every pod is updated and ready', async () => {
-    await statusSync.follow([SET]);
+    await statusSync.runController([SET]);
     await updatedAndReady(3);
-    await statusSync.runPass();
+    await statusSync.resync();
     const result = await run(['--kubeconfig', kubeconfig]);
     expect(result).toMatchObject({
       code: 0,
@@ -226,7 +226,7 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
     await updateSidecarImage(cluster.cp, await readSet(cluster.cp, SET), BAD_IMAGE);
     const resumed = await cluster.cp.request('admin', 'PATCH', `/apis/apps.kruise.io/v1alpha1/sidecarsets/${SET}`, { spec: { updateStrategy: { paused: false } } }, 'application/merge-patch+json');
     expect(resumed.status).toBe(200);
-    const pass = await statusSync.runPass();
+    const pass = await statusSync.resync();
     expect(pass.rollout?.podsUpdated).toBe(1);
     await until(async () => (await listPods(cluster.cp, SET)).items.some((p) => sidecarWaiting(p) === 'ImagePullBackOff'), 'the kubelet backing off the bad image');
     const pulling = (await listPods(cluster.cp, SET)).items.find((p) => specImage(p) === BAD_IMAGE)?.metadata?.name ?? '';
@@ -256,7 +256,7 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
     try {
       await until(() => watch.output().stdout.includes('ImagePullBackOff'), 'the first table');
       await updateSidecarImage(cluster.cp, await readSet(cluster.cp, SET), 'agent:4.0');
-      await statusSync.runPass();
+      await statusSync.resync();
       await until(() => watch.output().stdout.split('\nPOD ').length >= 3 && !lastTable(watch.output().stdout).includes('ImagePullBackOff'), 'a table without the bad image');
       watch.child.kill('SIGINT');
       const ended = await within(watch.exited, 30_000);

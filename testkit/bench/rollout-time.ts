@@ -97,11 +97,11 @@ rules:
 /** EventBridge's rate for status-sync (the stack's default statusSyncRateMinutes). */
 const SCHEDULE_MS = 60_000;
 /**
- * When a continuation starts after it was sent: Lambda throttles its first
+ * When a self-requeue starts after it was sent: Lambda throttles its first
  * attempt (the sender still holds the reserved concurrency of 1) and
  * retries a throttled asynchronous event after 1 s.
  */
-const CONTINUATION_DELAY_MS = 1_000;
+const REQUEUE_DELAY_MS = 1_000;
 
 const medianOrNaN = (values: readonly number[]): number => (values.length === 0 ? Number.NaN : median(values));
 
@@ -121,12 +121,12 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
     const env: Record<string, string> = { KUBECONFIG_CONTENT: cluster.cp.kubeconfig('functions') };
     if (options.paceMs !== undefined) env.ROLLOUT_PACE_MS = String(options.paceMs);
     // The invocation's self-invoke as Lambda runs it: queued, started once the sender has ended (see below).
-    const continuations: { at: number; event: ContinueEvent }[] = [];
+    const selfRequeues: { at: number; event: ContinueEvent }[] = [];
     const handler = await statusSyncLambda({
       env,
       overrides: { logger: capturingLogger().logger },
       continueWith: (event) => {
-        continuations.push({ at: performance.now() + CONTINUATION_DELAY_MS, event });
+        selfRequeues.push({ at: performance.now() + REQUEUE_DELAY_MS, event });
         return Promise.resolve();
       },
     });
@@ -142,8 +142,8 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
     const results: InvocationResult[] = [];
     const context = (id: string) => ({ awsRequestId: id, getRemainingTimeInMillis: () => Math.round(900_000 - (performance.now() - started)) });
     // As on AWS, one invocation at a time (reserved concurrency 1): the webhook's SidecarSetAdmitted invoke, which
-    // follows the set for at most FOLLOW_BUDGET_MS and, if the rollout is still in flight, sends itself a continuation;
-    // the continuation runs a second after it was sent (Lambda's retry of the throttled invoke), unless EventBridge's
+    // follows the set for at most CONTROLLER_BUDGET_MS and, if the rollout is still in flight, sends itself a self-requeue;
+    // the self-requeue runs a second after it was sent (Lambda's retry of the throttled invoke), unless EventBridge's
     // schedule (rate 1 minute, from the update) is due first.
     let ran = 0;
     const invocations = (async () => {
@@ -151,12 +151,12 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
       let tick = 1;
       while (!done()) {
         const tickAt = started + tick * SCHEDULE_MS;
-        const next = continuations[0];
+        const next = selfRequeues[0];
         const at = next !== undefined && next.at <= tickAt ? next.at : tickAt;
         while (performance.now() < at && !done()) await new Promise((resolve) => setTimeout(resolve, Math.min(100, at - performance.now())));
         if (done()) break;
         if (next !== undefined && next.at <= tickAt) {
-          continuations.shift();
+          selfRequeues.shift();
           ran++;
           results.push(await handler(next.event, context(`bench-continue-${ran}`)));
         } else {

@@ -5,7 +5,7 @@
  * sources), so calling it in-process is equivalent to spawning the CLI per
  * case, and thousands of cases take seconds instead of minutes. Status is
  * lib/sidecarset/status.ts, what the status-sync pass counts with; a
- * rollout is one pass of lib/status-sync/set-pass.ts over memory adapters.
+ * rollout is one pass of lib/status-sync/set-reconcile.ts over memory adapters.
  */
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
@@ -20,8 +20,8 @@ import { podKey } from '../../lib/sidecarset/pod-state.ts';
 import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import { computeStatus, summarizePod } from '../../lib/sidecarset/status.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
-import { runSetPass } from '../../lib/status-sync/set-pass.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
+import { reconcileSet } from '../../lib/status-sync/set-reconcile.ts';
 import { runReview, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { GVK_POD, GVK_SET, reviewAround } from '../reviews.ts';
 import { CONFORMANCE_NOW, ROLLOUT_NOW, type Cluster, type ConformanceCase } from './generator.ts';
@@ -49,7 +49,7 @@ async function admission(fn: AdmissionFunctionName, body: unknown, object: unkno
 }
 
 /**
- * One reconcile pass of the set (lib/status-sync/set-pass.ts, the pass the
+ * One reconcile pass of the set (lib/status-sync/set-reconcile.ts, the pass the
  * status-sync function runs) over the case's cluster held by the memory
  * adapters, and the pods as stored after it.
  */
@@ -72,7 +72,7 @@ async function rolloutPass(set: SidecarSet, cluster: Cluster): Promise<Verdict> 
   // The set's and the pods' Events in one list, in the order the pass recorded them.
   const events: RolloutEvent[] = [];
   const namespaces = memoryNamespaceSource(cluster.namespaces);
-  const result = await runSetPass(
+  const result = await reconcileSet(
     set,
     {
       statuses: memoryStatusWriter(cluster.sidecarSets.some((s) => s.metadata?.name === set.metadata?.name) ? cluster.sidecarSets : [...cluster.sidecarSets, set]),
@@ -94,7 +94,7 @@ async function rolloutPass(set: SidecarSet, cluster: Cluster): Promise<Verdict> 
           },
         },
         clock: { now: () => ROLLOUT_NOW },
-        states: rolloutStateNotices(),
+        states: rolloutStateEvents(),
       },
     },
     // One write at a time, in the pass's order, as Kruise writes them.

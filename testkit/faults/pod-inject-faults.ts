@@ -107,7 +107,7 @@ export interface FaultStackOptions {
  * A control plane with the project installed, whose pod-inject function reads
  * the cluster through a fault proxy. SidecarSet defaulting and validation read
  * it directly, so that SidecarSets can be changed while pod injection's reads
- * fail. Pod injection is served twice, each door with its own composition and
+ * fail. Pod injection is served twice, each handler with its own composition and
  * cache: the HTTPS server (which the API server calls) and the Lambda handler.
  */
 export interface FaultStack {
@@ -120,7 +120,7 @@ export interface FaultStack {
   serverUrl: string;
   caPem: string;
   secret: string;
-  /** How many times a stale list has been served, by either door. */
+  /** How many times a stale list has been served, by either handler. */
   staleServed(): number;
   /** The last log lines, for error messages. */
   recentLogs(): string[];
@@ -390,8 +390,8 @@ function startFault(stack: FaultStack, fault: ApiFault): ActiveFault {
   }
 }
 
-/** The two doors of pod-inject: the HTTPS server (fastify) and the Lambda handler. */
-export type Door = 'https' | 'lambda';
+/** The two handlers of pod-inject: the HTTPS server (fastify) and the Lambda handler. */
+export type WebhookHandler = 'https' | 'lambda';
 
 interface Answer {
   /** HTTP status; 0 when no answer came at all. */
@@ -400,7 +400,7 @@ interface Answer {
   sentAt: number;
   answeredAt: number;
   timeoutMs: number;
-  /** Stale lists served while this request ran (the doors are asked one request at a time). */
+  /** Stale lists served while this request ran (the handlers are asked one request at a time). */
   stale: number;
 }
 
@@ -428,13 +428,13 @@ function post(url: string, body: string, ca: string, agent: Agent, limitMs: numb
 /** How long the client waits past the webhook timeout before calling an answer missing. */
 const CLIENT_GRACE_MS = 5_000;
 
-async function ask(stack: FaultStack, agent: Agent, door: Door, uid: string, timeout: string): Promise<Answer> {
+async function ask(stack: FaultStack, agent: Agent, handler: WebhookHandler, uid: string, timeout: string): Promise<Answer> {
   const body = JSON.stringify(podReview(uid, webPod()));
   const timeoutMs = parseGoDuration(timeout);
   const staleBefore = stack.staleServed();
   const sentAt = performance.now();
   let result: { status: number; body: string };
-  if (door === 'https') {
+  if (handler === 'https') {
     result = await post(`${stack.serverUrl}/pod-inject/${stack.secret}?timeout=${timeout}`, body, stack.caPem, agent, timeoutMs + CLIENT_GRACE_MS);
   } else {
     const answer = await stack.lambda(functionUrlEvent({ body, query: `timeout=${timeout}`, secret: stack.secret }));
@@ -449,9 +449,9 @@ type Verdict =
   | { kind: 'failed-call'; message: string }
   | { kind: 'denied' | 'wrong-injection' | 'malformed'; detail: string };
 
-/** Judges one door answer against the pod the reference list injects. */
+/** Judges one handler answer against the pod the reference list injects. */
 function judge(answer: Answer, expected: Pod): Verdict {
-  // The door's failed call (docs/CLI.md: "HTTP 500/503, so that the webhook's failurePolicy applies"): a JSON message.
+  // The handler's failed call (docs/CLI.md: "HTTP 500/503, so that the webhook's failurePolicy applies"): a JSON message.
   if (answer.status === 500 || answer.status === 503) {
     let message: unknown;
     try {
@@ -460,7 +460,7 @@ function judge(answer: Answer, expected: Pod): Verdict {
       // Checked below.
     }
     if (typeof message === 'string') return { kind: 'failed-call', message };
-    return { kind: 'malformed', detail: `HTTP ${answer.status} without the door's message: ${answer.body.slice(0, 300)}` };
+    return { kind: 'malformed', detail: `HTTP ${answer.status} without the handler's message: ${answer.body.slice(0, 300)}` };
   }
   if (answer.status !== 200) return { kind: 'malformed', detail: `HTTP ${answer.status}: ${answer.body.slice(0, 300)}` };
   let response: unknown;
@@ -501,7 +501,7 @@ function maxInto(figures: Figures, key: string, value: number): void {
 }
 
 /** Long enough for every load begun before now (during a fault) to have ended. */
-function settleMs(cache: CacheSettings): number {
+function debounceMs(cache: CacheSettings): number {
   return cache.apiTimeoutMs + 100;
 }
 
@@ -515,21 +515,21 @@ const GIVE_UP_MS = 60_000;
  * A stale list served is a broken invariant (the API server is reachable);
  * a failed call on a slow machine is tried again, and counted.
  */
-async function prime(stack: FaultStack, agent: Agent, door: Door, uid: string, timeout: string, expected: Pod, figures: Figures, what: string): Promise<Answer> {
+async function prime(stack: FaultStack, agent: Agent, handler: WebhookHandler, uid: string, timeout: string, expected: Pod, figures: Figures, what: string): Promise<Answer> {
   let last = '';
   for (let attempt = 1; attempt <= PRIME_ATTEMPTS; attempt += 1) {
-    await sleep(settleMs(stack.cache));
-    const answer = await ask(stack, agent, door, `${uid}-${attempt}`, timeout);
+    await sleep(debounceMs(stack.cache));
+    const answer = await ask(stack, agent, handler, `${uid}-${attempt}`, timeout);
     const verdict = judge(answer, expected);
-    if (answer.stale > 0) throw new Error(`${what}: with the API up, ${door} was served a stale list (${verdict.kind})`);
+    if (answer.stale > 0) throw new Error(`${what}: with the API up, ${handler} was served a stale list (${verdict.kind})`);
     if (verdict.kind === 'injected') return answer;
     if (verdict.kind === 'denied' || verdict.kind === 'wrong-injection') {
-      throw new Error(`${what}: with the API up, ${door} answered ${verdict.kind}: ${verdict.detail}`);
+      throw new Error(`${what}: with the API up, ${handler} answered ${verdict.kind}: ${verdict.detail}`);
     }
     bump(figures, 'freshRetries');
     last = `${verdict.kind}: ${JSON.stringify(verdict)}`;
   }
-  throw new Error(`${what}: no fresh injection from ${door} in ${PRIME_ATTEMPTS} tries with the API up; last: ${last}\nlogs:\n${stack.recentLogs().slice(-5).join('\n')}`);
+  throw new Error(`${what}: no fresh injection from ${handler} in ${PRIME_ATTEMPTS} tries with the API up; last: ${last}\nlogs:\n${stack.recentLogs().slice(-5).join('\n')}`);
 }
 
 export interface InjectionFaultOptions {
@@ -538,8 +538,8 @@ export interface InjectionFaultOptions {
   cache?: Partial<CacheSettings>;
   /** The faults, in order; default every one of {@link API_FAULTS}. */
   faults?: readonly ApiFault[];
-  /** The doors, taken in turn by successive fault rounds. Default both. */
-  doors?: readonly Door[];
+  /** The handlers, taken in turn by successive fault rounds. Default both. */
+  handlers?: readonly WebhookHandler[];
   /** How many times the list of faults is run. Default 1. */
   rounds?: number;
   /** The `?timeout=` values, taken in turn; one shorter than the per-call cap tests the caller's own deadline. Default 3s and 1200ms. */
@@ -560,7 +560,7 @@ export interface InjectionFaultOptions {
 export async function injectionUnderApiFaults(options: InjectionFaultOptions = {}): Promise<Figures> {
   const stack = options.stack ?? (await startFaultStack({ ...(options.cache ? { cache: options.cache } : {}) }));
   const faults = options.faults ?? API_FAULTS;
-  const doors = options.doors ?? ['https', 'lambda'];
+  const handlers = options.handlers ?? ['https', 'lambda'];
   const rounds = options.rounds ?? 1;
   const timeouts = options.timeouts ?? ['3s', '1200ms'];
   const interval = options.requestIntervalMs ?? 100;
@@ -595,10 +595,10 @@ export async function injectionUnderApiFaults(options: InjectionFaultOptions = {
     let step = 0;
     for (let round = 1; round <= rounds; round += 1) {
       for (const fault of faults) {
-        const door = doors[step % doors.length] ?? 'https';
+        const handler = handlers[step % handlers.length] ?? 'https';
         step += 1;
-        const label = `round ${round}, ${fault} via ${door}`;
-        const primed = await prime(stack, agent, door, uid(`prime-${fault}`), longestTimeout, expected, figures, label);
+        const label = `round ${round}, ${fault} via ${handler}`;
+        const primed = await prime(stack, agent, handler, uid(`prime-${fault}`), longestTimeout, expected, figures, label);
         // The last answer read fresh: the stale list served later is at least as young as its send.
         let lastFresh = primed;
         const primedList = sidecarNames(expected);
@@ -633,7 +633,7 @@ export async function injectionUnderApiFaults(options: InjectionFaultOptions = {
           }
           const timeout = timeouts[sent % timeouts.length] ?? longestTimeout;
           sent += 1;
-          const answer = await ask(stack, agent, door, uid(fault), timeout);
+          const answer = await ask(stack, agent, handler, uid(fault), timeout);
           const latency = answer.answeredAt - answer.sentAt;
           bump(figures, 'requests');
           bump(figures, `${fault}.requests`);
@@ -699,7 +699,7 @@ export async function injectionUnderApiFaults(options: InjectionFaultOptions = {
         }
         expected = changed ?? expected;
         // The API server is reachable again: the answer is read fresh and shows the change.
-        await prime(stack, agent, door, uid(`recovered-${fault}`), longestTimeout, expected, figures, `${label}, after recovery`);
+        await prime(stack, agent, handler, uid(`recovered-${fault}`), longestTimeout, expected, figures, `${label}, after recovery`);
         bump(figures, 'recoveries');
       }
     }
@@ -805,7 +805,7 @@ export async function podCreationUnderApiFaults(options: PodCreationFaultOptions
   const primeCreation = async (expected: Pod, what: string) => {
     let last = '';
     for (let attempt = 1; attempt <= PRIME_ATTEMPTS; attempt += 1) {
-      await sleep(settleMs(stack.cache));
+      await sleep(debounceMs(stack.cache));
       const res = await dryRun();
       const { outcome, detail } = judgeCreation(res.status, res.body, expected);
       if (res.stale > 0) throw new Error(`${what}: with the API up, a pod creation was served a stale list (${outcome})`);

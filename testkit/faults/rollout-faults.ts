@@ -319,7 +319,7 @@ export async function rolloutUnderFault(cluster: RolloutCluster, scenario: Rollo
 }
 
 /**
- * The checks can fail: a broken reconciler (the round Kruise's plan gives
+ * The checks can fail: a broken reconciler (the batch Kruise's plan gives
  * for maxUnavailable 100%, every pod's patch at once, against a set whose
  * maxUnavailable is 2) and one pod's sidecar written a second time must be
  * reported by the recorder as the broken rules they are.

@@ -25,8 +25,8 @@ import { kubeStatusWriter } from '../../lib/adapters/kube-sidecarsets.ts';
 import { kubeClusterReader, kubeSidecarSetSource } from '../../lib/adapters/kube-sources.ts';
 import { kubeConfigClient, parseKubeConfig } from '../../lib/adapters/kubeconfig.ts';
 import type { SidecarSet, SidecarSetStatus } from '../../lib/sidecarset/types.ts';
-import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
-import { runStatusPass, type PassResult, type StatusPassOptions } from '../../lib/status-sync/pass.ts';
+import { notInjectedEvents } from '../../lib/status-sync/not-injected.ts';
+import { runResync, type ResyncResult, type ResyncOptions } from '../../lib/status-sync/resync.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 import { admin, CANARY_SELECTOR, OLD_LOG_HASH, SET_PLANS, SETS_PATH, setPlan, trueStatus, type FaultCluster } from './status-sync-fixture.ts';
 import { recordSets, type SetRecorder } from './status-sync-recorder.ts';
@@ -98,7 +98,7 @@ class Tally {
 }
 
 interface PassRun {
-  result: PassResult;
+  result: ResyncResult;
   pods: FaultyPodPages;
   writer: FaultyStatusWriter;
 }
@@ -110,7 +110,7 @@ interface Faults extends WriteHooks {
 }
 
 interface Reconciler {
-  pass(faults?: Faults, options?: StatusPassOptions): Promise<PassRun>;
+  pass(faults?: Faults, options?: ResyncOptions): Promise<PassRun>;
 }
 
 /** The reconciler as functions/status-sync/compose.ts composes it, with fault triggers around the pod list and the writer. */
@@ -120,12 +120,12 @@ function reconciler(kubeconfig: string, pageSize: number): Reconciler {
   const pods = kubePodPages(client, { pageSize });
   const statuses = kubeStatusWriter(client);
   const events = kubeEventSink(client);
-  const notices = notInjectedNotices();
+  const notices = notInjectedEvents();
   return {
     async pass(faults = {}, passOptions = {}) {
       const faultyPods = podPagesWithFault(faults.cutShortAfter === undefined ? pods : podPagesCutShort(pods, faults.cutShortAfter), faults.betweenPages ?? (() => Promise.resolve()));
       const writer = statusWriterWithFault(statuses, faults);
-      const result = await runStatusPass({ sidecarSets, pods: faultyPods, namespaces: kubeNamespaceSnapshot(client), statuses: writer, events, notices }, passOptions);
+      const result = await runResync({ sidecarSets, pods: faultyPods, namespaces: kubeNamespaceSnapshot(client), statuses: writer, events, notices }, passOptions);
       return { result, pods: faultyPods, writer };
     },
   };
@@ -139,11 +139,11 @@ function sameStatus(a: SidecarSetStatus | undefined, b: SidecarSetStatus | undef
 const show = (status: SidecarSetStatus | undefined): string =>
   status === undefined ? '(no status)' : JSON.stringify(Object.fromEntries(STATUS_FIELDS.map((field) => [field, status[field]])));
 
-const showResult = (result: PassResult): string =>
+const showResult = (result: ResyncResult): string =>
   JSON.stringify({ podsSeen: result.podsSeen, statusesWritten: result.statusesWritten, podListAttempts: result.podListAttempts, errors: result.errors });
 
 /** Throws `label: message` with the pass's result when `ok` is false. */
-function ensure(ok: boolean, label: string, message: string, result?: PassResult): void {
+function ensure(ok: boolean, label: string, message: string, result?: ResyncResult): void {
   if (!ok) throw new Error(`${label}: ${message}${result === undefined ? '' : `; the pass returned ${showResult(result)}`}`);
 }
 
@@ -277,7 +277,7 @@ async function expireContinueTokens(cluster: FaultCluster, tick: number): Promis
   await cluster.cp.compactEtcd();
 }
 
-function listErrors(result: PassResult): PassResult['errors'] {
+function listErrors(result: ResyncResult): ResyncResult['errors'] {
   return result.errors.filter((error) => error.operation === 'list pods');
 }
 
@@ -593,7 +593,7 @@ async function apiServerOutageBetweenWrites(cluster: FaultCluster, recon: Reconc
   const writes = SET_PLANS.length;
   const label = `API server ${outage} after status write ${w} of ${writes} (run ${rep + 1})`;
   // One at a time, so that "between two writes" is a point in time.
-  const serialWrites: StatusPassOptions = { writeConcurrency: 1 };
+  const serialWrites: ResyncOptions = { writeConcurrency: 1 };
   await repetition(cluster, label, tally, async (recorder) => {
     const run = await recon.pass(
       {

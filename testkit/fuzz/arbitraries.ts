@@ -12,7 +12,7 @@ import { validateSidecarSet } from '../../lib/sidecarset/validate.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { ADMISSION_FUNCTIONS, type AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { GVK_POD, GVK_SET, reviewAround as review } from '../reviews.ts';
-import type { Cluster } from './doors.ts';
+import type { Cluster } from './handlers.ts';
 
 /** How large "huge" gets: small enough for `npm test`, larger for `npm run fuzz`. */
 export interface FuzzSize {

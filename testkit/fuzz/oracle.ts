@@ -17,12 +17,12 @@ import { DEFAULT_MAX_BODY_BYTES, MAX_ANSWER_BYTES } from '../../lib/webhooks/htt
 import { deadlineFromTimeout } from '../../lib/webhooks/timeout.ts';
 import { SECRET } from '../reviews.ts';
 import type { BodyInput } from './arbitraries.ts';
-import { FUZZ_NOW, type Cluster, type DoorAnswer } from './doors.ts';
+import { FUZZ_NOW, type Cluster, type HandlerAnswer } from './handlers.ts';
 
 /** Lambda's limit on a buffered response; a larger answer is a failed call, whatever it says. */
 export const MAX_RESPONSE_BYTES = MAX_ANSWER_BYTES;
 
-/** The door's deadline for the `timeout=10s` every input is sent with. */
+/** The handler's deadline for the `timeout=10s` every input is sent with. */
 const ANSWER_WITHIN_MS = deadlineFromTimeout('10s');
 
 /** An answer that breaks the contract; the message says which rule and how. */
@@ -33,7 +33,7 @@ export class ContractViolation extends Error {
   }
 }
 
-function violated(rule: string, answer: DoorAnswer): never {
+function violated(rule: string, answer: HandlerAnswer): never {
   throw new ContractViolation(`${rule}; got ${answer.status} ${answer.body.slice(0, 400)}`);
 }
 
@@ -78,7 +78,7 @@ export function coreInjection(request: Record<string, unknown>, pod: unknown, cl
 }
 
 /** The status codes an authenticated POST of JSON may get, and when. */
-function checkStatus(input: BodyInput, parsed: { value: unknown } | undefined, answer: DoorAnswer): void {
+function checkStatus(input: BodyInput, parsed: { value: unknown } | undefined, answer: HandlerAnswer): void {
   if (input.body.length > DEFAULT_MAX_BODY_BYTES) {
     if (answer.status !== 413) violated('a body over the limit must get 413', answer);
     return;
@@ -103,7 +103,7 @@ function checkStatus(input: BodyInput, parsed: { value: unknown } | undefined, a
 }
 
 /** Nothing that helps an attacker: no secret, no stack trace, no path on this machine the caller did not send. */
-export function checkNoLeak(requestText: string, answer: DoorAnswer): void {
+export function checkNoLeak(requestText: string, answer: HandlerAnswer): void {
   if (answer.body.includes(SECRET)) violated('the answer must not contain the secret', answer);
   if (/\n\s+at \S/.test(answer.body) || /\bat [\w.<>]+ \((?:file:|\/)/.test(answer.body)) violated('the answer must not contain a stack trace', answer);
   for (const local of [process.cwd(), 'node_modules', 'file://', '.ts:']) {
@@ -111,7 +111,7 @@ export function checkNoLeak(requestText: string, answer: DoorAnswer): void {
   }
 }
 
-function checkReview(input: BodyInput, request: Record<string, unknown>, review: Record<string, unknown>, answer: DoorAnswer): void {
+function checkReview(input: BodyInput, request: Record<string, unknown>, review: Record<string, unknown>, answer: HandlerAnswer): void {
   if (review.apiVersion !== 'admission.k8s.io/v1' || review.kind !== 'AdmissionReview') violated('a 200 must be an AdmissionReview v1', answer);
   const response = objectOf(review.response);
   if (!response) return violated('a 200 must carry a response', answer);
@@ -139,7 +139,7 @@ function checkReview(input: BodyInput, request: Record<string, unknown>, review:
 }
 
 /** The patch applies to the object as received and gives what the core computes; a second call changes nothing. */
-function checkPatch(input: BodyInput, request: Record<string, unknown>, patch: string, answer: DoorAnswer): void {
+function checkPatch(input: BodyInput, request: Record<string, unknown>, patch: string, answer: HandlerAnswer): void {
   const object = request.object;
   let patched: unknown;
   try {
@@ -165,7 +165,7 @@ function checkPatch(input: BodyInput, request: Record<string, unknown>, patch: s
  * Checks one answer to an authenticated POST of `input`.
  * @throws ContractViolation naming the broken rule.
  */
-export function checkAnswer(input: BodyInput, answer: DoorAnswer): void {
+export function checkAnswer(input: BodyInput, answer: HandlerAnswer): void {
   const text = input.body.toString('utf8');
   const parsed = input.body.length > DEFAULT_MAX_BODY_BYTES ? undefined : parseOrUndefined(text);
   checkStatus(input, parsed, answer);

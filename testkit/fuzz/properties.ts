@@ -1,8 +1,8 @@
 /**
  * The fuzz properties, shared by the seeded run in `npm test` and the longer
- * `npm run fuzz`. Each sends its inputs through every door (the Lambda
+ * `npm run fuzz`. Each sends its inputs through every handler (the Lambda
  * handler and the HTTPS server) and checks every answer against the oracle;
- * the doors must also agree with each other byte for byte.
+ * the handlers must also agree with each other byte for byte.
  */
 import fc from 'fast-check';
 import { injectPod } from '../../lib/sidecarset/inject.ts';
@@ -28,12 +28,12 @@ import {
   type BodyInput,
   type FuzzSize,
 } from './arbitraries.ts';
-import { ClusterView, EMPTY_CLUSTER, FUZZ_NOW, type Door, type DoorAnswer, type DoorRequest } from './doors.ts';
+import { ClusterView, EMPTY_CLUSTER, FUZZ_NOW, type WebhookHandler, type HandlerAnswer, type HandlerRequest } from './handlers.ts';
 import { checkAnswer, checkNoLeak, ContractViolation } from './oracle.ts';
 
 export interface FuzzEnv {
   view: ClusterView;
-  doors: readonly Door[];
+  handlers: readonly WebhookHandler[];
   size: FuzzSize;
 }
 
@@ -52,25 +52,25 @@ function describeInput(label: string, fn: string, body: Buffer): string {
   return `${fn} <- ${label}: ${body.length} bytes, ${JSON.stringify(text.slice(0, 200))}${text.length > 200 ? '...' : ''}`;
 }
 
-async function sendEverywhere(env: FuzzEnv, request: DoorRequest, check: (answer: DoorAnswer, door: Door) => void, label: string): Promise<void> {
-  const answers: { door: Door; answer: DoorAnswer }[] = [];
-  for (const door of env.doors) {
-    const answer = await door.send(request);
+async function sendEverywhere(env: FuzzEnv, request: HandlerRequest, check: (answer: HandlerAnswer, handler: WebhookHandler) => void, label: string): Promise<void> {
+  const answers: { handler: WebhookHandler; answer: HandlerAnswer }[] = [];
+  for (const handler of env.handlers) {
+    const answer = await handler.send(request);
     try {
-      check(answer, door);
+      check(answer, handler);
     } catch (error) {
       if (error instanceof ContractViolation) {
-        throw new ContractViolation(`${door.name}: ${error.message}\n  input: ${describeInput(label, request.fn, request.body)}`);
+        throw new ContractViolation(`${handler.name}: ${error.message}\n  input: ${describeInput(label, request.fn, request.body)}`);
       }
       throw error;
     }
-    answers.push({ door, answer });
+    answers.push({ handler, answer });
   }
   const [first, ...rest] = answers;
   for (const other of rest) {
     if (first && (other.answer.status !== first.answer.status || other.answer.body !== first.answer.body)) {
       throw new ContractViolation(
-        `${first.door.name} and ${other.door.name} disagree: ${first.answer.status} ${first.answer.body.slice(0, 200)} vs ${other.answer.status} ${other.answer.body.slice(0, 200)}\n  input: ${describeInput(label, request.fn, request.body)}`,
+        `${first.handler.name} and ${other.handler.name} disagree: ${first.answer.status} ${first.answer.body.slice(0, 200)} vs ${other.answer.status} ${other.answer.body.slice(0, 200)}\n  input: ${describeInput(label, request.fn, request.body)}`,
       );
     }
   }
@@ -178,7 +178,7 @@ interface BadRequestInput {
   bearer: boolean;
 }
 
-/** The status the door documents for a caller with the secret, in the order it checks. */
+/** The status the handler documents for a caller with the secret, in the order it checks. */
 function expectedStatus(input: BadRequestInput): number | undefined {
   if (input.method !== 'POST') return 405;
   const type = input.contentType?.split(';')[0]?.trim().toLowerCase();
@@ -328,7 +328,7 @@ export function everyFieldEveryType(): BodyInput[] {
   return inputs;
 }
 
-/** Sends each input through every door and checks it; returns how many were sent. */
+/** Sends each input through every handler and checks it; returns how many were sent. */
 export async function sweep(env: FuzzEnv, inputs: readonly BodyInput[]): Promise<number> {
   for (const input of inputs) {
     env.view.current = input.cluster;

@@ -42,7 +42,7 @@ async function run(): Promise<ColdFunctionReport> {
   } else if (what === 'status-sync') {
     const statusSync = await composeStatusSync(env, { logger: silent });
     const started = performance.now();
-    answer = await statusSync.runPass();
+    answer = await statusSync.resync();
     elapsedMs = performance.now() - started;
   } else {
     throw new Error(`COLD_FUNCTION must be pod-inject or status-sync, got ${JSON.stringify(what)}`);

@@ -18,11 +18,11 @@ import { DEFAULT_MAX_BODY_BYTES, serveAdmission, type HttpResponse } from '../..
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 import { deadlineFromTimeout } from '../../lib/webhooks/timeout.ts';
 import { median } from '../bench/stats.ts';
-import { discardingLogger, fuzzClock } from '../fuzz/doors.ts';
+import { discardingLogger, fuzzClock } from '../fuzz/handlers.ts';
 import { appPod, podReview, sidecarSetReview, userSidecarSet } from '../reviews.ts';
 
 export const MB = 1024 * 1024;
-/** The largest body the reliability run sends: just under the door's limit (Lambda's 6 MB). */
+/** The largest body the reliability run sends: just under the handler's limit (Lambda's 6 MB). */
 export const LARGEST_BODY = DEFAULT_MAX_BODY_BYTES - 16 * 1024;
 /** The timeout the API server appends, as in the webhook configurations. */
 export const TIMEOUT = '10s';
@@ -241,7 +241,7 @@ export const ADVERSARIAL: readonly AdversarialCase[] = [
 export interface Measurement {
   bodyBytes: number;
   status: number;
-  /** Median time of one review through the door (parse, review, answer). */
+  /** Median time of one review through the handler (parse, review, answer). */
   reviewMs: number;
   /** Median time of JSON.parse of the same body. */
   parseMs: number;
@@ -251,7 +251,7 @@ export interface Measurement {
   answer: HttpResponse;
 }
 
-/** Runs a review `repetitions` times through the door the Lambda handler and the server share. */
+/** Runs a review `repetitions` times through the handler the Lambda handler and the server share. */
 export async function measure(c: AdversarialCase, review: AdversarialReview, repetitions: number): Promise<Measurement> {
   const deps = { sidecarSets: memorySidecarSetSource(review.sidecarSets), namespaces: memoryNamespaceSource([]), clock: fuzzClock, logger: discardingLogger };
   const request = {
@@ -287,7 +287,7 @@ export async function measure(c: AdversarialCase, review: AdversarialReview, rep
   };
 }
 
-/** The sizes `npm run reliability` sends: 1 MB, 3 MB and the largest body the door accepts. */
+/** The sizes `npm run reliability` sends: 1 MB, 3 MB and the largest body the handler accepts. */
 export const RELIABILITY_SIZES = [MB, 3 * MB, LARGEST_BODY] as const;
 /** The target: no review slower than this many times JSON.parse of its body. */
 export const PARSE_FLOOR_TARGET = 20;

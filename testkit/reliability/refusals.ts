@@ -1,5 +1,5 @@
 /**
- * The refusals a stranger or a broken caller gets, through both doors (the
+ * The refusals a stranger or a broken caller gets, through both handlers (the
  * Lambda handler on real Function URL events, the fastify server over real
  * HTTPS): the documented status, fast, and an answer that says nothing
  * useful to an attacker (no stack, no path, no versions, no hint of which
@@ -7,14 +7,14 @@
  */
 import { DEFAULT_MAX_BODY_BYTES } from '../../lib/webhooks/http-handler.ts';
 import { median } from '../bench/stats.ts';
-import { ClusterView, httpsDoor, lambdaDoor, type Door, type DoorAnswer, type DoorRequest } from '../fuzz/doors.ts';
+import { ClusterView, httpsHandler, lambdaHandler, type WebhookHandler, type HandlerAnswer, type HandlerRequest } from '../fuzz/handlers.ts';
 import { podReview, SECRET, STRANGER_SECRET } from '../reviews.ts';
 import type { Figures } from './figures.ts';
 
 
 interface Refusal {
   what: string;
-  request: DoorRequest;
+  request: HandlerRequest;
   status: number;
   /** The whole answer, when it is fixed. */
   body?: string;
@@ -50,13 +50,13 @@ function leakIn(body: string): string | undefined {
   return LEAKS.find(([pattern]) => pattern.test(body))?.[1];
 }
 
-async function check(door: Door, refusal: Refusal, repetitions: number): Promise<{ answer: DoorAnswer; medianMs: number }> {
+async function check(handler: WebhookHandler, refusal: Refusal, repetitions: number): Promise<{ answer: HandlerAnswer; medianMs: number }> {
   const times: number[] = [];
-  let answer: DoorAnswer | undefined;
+  let answer: HandlerAnswer | undefined;
   for (let i = 0; i < repetitions; i++) {
-    answer = await door.send(refusal.request);
+    answer = await handler.send(refusal.request);
     times.push(answer.ms);
-    const where = `${door.name}: ${refusal.what}`;
+    const where = `${handler.name}: ${refusal.what}`;
     if (answer.status !== refusal.status) throw new Error(`${where}: answered ${answer.status}, documented ${refusal.status}: ${answer.body.slice(0, 200)}`);
     if (refusal.body !== undefined && answer.body !== refusal.body) throw new Error(`${where}: answered ${answer.body.slice(0, 200)}, documented ${refusal.body}`);
     if (answer.body.length > 300) throw new Error(`${where}: a ${answer.body.length}-byte answer, where a short message is documented`);
@@ -69,14 +69,14 @@ async function check(door: Door, refusal: Refusal, repetitions: number): Promise
 }
 
 /**
- * Sends every refusal `repetitions` times through both doors.
+ * Sends every refusal `repetitions` times through both handlers.
  * @throws Error naming the first answer that is not as documented.
  */
 export async function checkRefusals(repetitions = 5): Promise<Figures[]> {
   const view = new ClusterView();
-  const https = await httpsDoor(view);
+  const https = await httpsHandler(view);
   try {
-    const lambda = await lambdaDoor(view);
+    const lambda = await lambdaHandler(view);
     const rows: Figures[] = [];
     for (const refusal of REFUSALS) {
       const viaLambda = await check(lambda, refusal, repetitions);

@@ -1,5 +1,5 @@
 /**
- * The pass's rules, table by table: what is written, what is not, and how it
+ * The reconcile's rules, table by table: what is written, what is not, and how it
  * reacts to a list that fails, expires (410) or a write that conflicts (409).
  */
 import { describe, expect, it } from '@jest/globals';
@@ -10,9 +10,9 @@ import type { NamespaceSource, PodPages, SidecarSetEventSink, SidecarSetStatusWr
 import { summarizePod } from '../../lib/sidecarset/status.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { ListExpiredError, StatusConflictError } from '../../lib/ports/errors.ts';
-import { canaryNotices } from '../../lib/status-sync/canary-notices.ts';
-import { notInjectedNotices, type DueNotice, type NotInjectedNotices } from '../../lib/status-sync/not-injected.ts';
-import { runStatusPass } from '../../lib/status-sync/pass.ts';
+import { canaryEvents } from '../../lib/status-sync/canary-events.ts';
+import { notInjectedEvents, type DueEvent, type NotInjectedEvents } from '../../lib/status-sync/not-injected.ts';
+import { runResync } from '../../lib/status-sync/resync.ts';
 import { hashOf, listedPod, memoryDeps, namespace, storedSet } from '../../testkit/status-sync-objects.ts';
 
 const web = storedSet('web-agent');
@@ -48,7 +48,7 @@ function failingPods(all: Pod[], failAt: number, error: () => Error, times = Inf
 describe('a status pass', () => {
   it('writes every status that differs and reports what it did', async () => {
     const { deps, statuses } = memoryDeps([web, db], pods);
-    const result = await runStatusPass(deps);
+    const result = await runResync(deps);
     expect(statuses.writes).toEqual([
       { name: 'web-agent', status: webStatus },
       { name: 'db-agent', status: dbStatus },
@@ -59,29 +59,29 @@ describe('a status pass', () => {
 
   it("reports each counted set's pod counts, as its status shows them, for metrics", async () => {
     const { deps } = memoryDeps([web, db], pods);
-    const result = await runStatusPass(deps);
+    const result = await runResync(deps);
     const counts = ({ matchedPods, updatedPods, readyPods, updatedReadyPods }: typeof webStatus) => ({ matchedPods, updatedPods, readyPods, updatedReadyPods });
     expect(result.sets).toEqual({ 'web-agent': counts(webStatus), 'db-agent': counts(dbStatus) });
   });
 
   it('writes nothing when every stored status is already right', async () => {
     const { deps, statuses } = memoryDeps([{ ...web, status: webStatus }, { ...db, status: dbStatus }], pods);
-    const result = await runStatusPass(deps);
+    const result = await runResync(deps);
     expect(statuses.writes).toEqual([]);
     expect(result).toMatchObject({ statusesWritten: 0, statusesUnchanged: 2, errors: [] });
   });
 
   it('writes nothing on a second pass over what the first one wrote', async () => {
     const first = memoryDeps([web, db], pods);
-    await runStatusPass(first.deps);
+    await runResync(first.deps);
     const second = memoryDeps(first.statuses.sets(), pods);
-    expect((await runStatusPass(second.deps)).statusesWritten).toBe(0);
+    expect((await runResync(second.deps)).statusesWritten).toBe(0);
     expect(second.statuses.writes).toEqual([]);
   });
 
   it('keeps the status fields it does not compute and sends the whole status', async () => {
     const { deps, statuses } = memoryDeps([{ ...web, status: { latestRevision: 'web-agent-7c9', collisionCount: 1, matchedPods: 9 } }], pods);
-    await runStatusPass(deps);
+    await runResync(deps);
     expect(statuses.writes[0]?.status).toEqual({ latestRevision: 'web-agent-7c9', collisionCount: 1, ...webStatus });
   });
 
@@ -91,7 +91,7 @@ describe('a status pass', () => {
     ['the deadline passes halfway', 1, () => new DOMException('The operation was aborted due to timeout', 'TimeoutError')],
   ])('writes no status at all when %s', async (_name, failAt, error) => {
     const { deps, statuses } = memoryDeps([web, db], pods, { pods: failingPods(pods, failAt, error) });
-    const result = await runStatusPass(deps);
+    const result = await runResync(deps);
     expect(statuses.writes).toEqual([]);
     expect(result.statusesWritten).toBe(0);
     expect(result.podListAttempts).toBe(1);
@@ -102,7 +102,7 @@ describe('a status pass', () => {
   it('starts the list again when its continue token expires, and counts each pod once', async () => {
     const list = failingPods(pods, 1, () => new ListExpiredError('continue token expired'), 2);
     const { deps, statuses } = memoryDeps([web, db], pods, { pods: list });
-    const result = await runStatusPass(deps);
+    const result = await runResync(deps);
     expect(list.lists).toBe(3);
     expect(result).toMatchObject({ podListAttempts: 3, podsSeen: 4, statusesWritten: 2, errors: [] });
     expect(statuses.writes.map((w) => w.status)).toEqual([webStatus, dbStatus]);
@@ -111,7 +111,7 @@ describe('a status pass', () => {
   it('gives up after three expired lists and writes nothing', async () => {
     const list = failingPods(pods, 1, () => new ListExpiredError('continue token expired'));
     const { deps, statuses } = memoryDeps([web, db], pods, { pods: list });
-    const result = await runStatusPass(deps);
+    const result = await runResync(deps);
     expect(list.lists).toBe(3);
     expect(statuses.writes).toEqual([]);
     expect(result.errors).toEqual([{ operation: 'list pods', message: expect.stringContaining('the list expired 3 times in a row') }]);
@@ -119,7 +119,7 @@ describe('a status pass', () => {
 
   it('writes nothing when the SidecarSets cannot be listed', async () => {
     const { deps, statuses } = memoryDeps([web], pods, { sidecarSets: { list: () => Promise.reject(new Error('the API server answered 503')) } });
-    const result = await runStatusPass(deps);
+    const result = await runResync(deps);
     expect(statuses.writes).toEqual([]);
     expect(result).toMatchObject({ setsSeen: 0, podListAttempts: 0, errors: [{ operation: 'list SidecarSets', message: 'the API server answered 503' }] });
   });
@@ -131,7 +131,7 @@ describe('a status pass', () => {
       newer.metadata = { ...newer.metadata, generation: 2, resourceVersion: '2' };
       const statuses = memoryStatusWriter([newer]);
       const { deps } = memoryDeps([web], pods, { statuses });
-      const result = await runStatusPass(deps);
+      const result = await runResync(deps);
       expect(result).toMatchObject({ statusesWritten: 1, errors: [] });
       // No pod runs the new hash yet: nothing is updated any more.
       expect(statuses.writes).toEqual([{ name: 'web-agent', status: { observedGeneration: 2, matchedPods: 3, updatedPods: 0, readyPods: 2, updatedReadyPods: 0 } }]);
@@ -140,7 +140,7 @@ describe('a status pass', () => {
     it('writes nothing when the new version already has the right status', async () => {
       const newer = { ...web, metadata: { ...web.metadata, resourceVersion: '2' }, status: webStatus };
       const statuses = memoryStatusWriter([newer]);
-      const result = await runStatusPass(memoryDeps([web], pods, { statuses }).deps);
+      const result = await runResync(memoryDeps([web], pods, { statuses }).deps);
       expect(result).toMatchObject({ statusesWritten: 0, statusesUnchanged: 1, errors: [] });
     });
 
@@ -148,7 +148,7 @@ describe('a status pass', () => {
       const newer = storedSet('web-agent', { selector: { matchLabels: { app: 'shop' } } });
       newer.metadata = { ...newer.metadata, resourceVersion: '2' };
       const statuses = memoryStatusWriter([newer, db]);
-      const result = await runStatusPass(memoryDeps([web, db], pods, { statuses }).deps);
+      const result = await runResync(memoryDeps([web, db], pods, { statuses }).deps);
       expect(statuses.writes.map((w) => w.name)).toEqual(['db-agent']);
       expect(result.errors).toEqual([{ sidecarSet: 'web-agent', operation: 'patch status', message: expect.stringContaining('changed which pods it selects') }]);
     });
@@ -162,7 +162,7 @@ describe('a status pass', () => {
         },
         get: () => Promise.resolve(web),
       };
-      const result = await runStatusPass(memoryDeps([web], pods, { statuses }).deps);
+      const result = await runResync(memoryDeps([web], pods, { statuses }).deps);
       expect(attempts).toBe(4);
       expect(result.errors).toEqual([{ sidecarSet: 'web-agent', operation: 'patch status', message: 'the SidecarSet kept changing: 4 writes conflicted' }]);
     });
@@ -172,7 +172,7 @@ describe('a status pass', () => {
         patchStatus: (name) => Promise.reject(new StatusConflictError(name, 'changed')),
         get: () => Promise.resolve(undefined),
       };
-      const result = await runStatusPass(memoryDeps([web], pods, { statuses }).deps);
+      const result = await runResync(memoryDeps([web], pods, { statuses }).deps);
       expect(result).toMatchObject({ statusesWritten: 0, errors: [] });
     });
   });
@@ -183,14 +183,14 @@ describe('a status pass', () => {
       patchStatus: (name, ...rest) => (name === 'web-agent' ? Promise.reject(new Error('the API server answered 500')) : memory.patchStatus(name, ...rest)),
       get: (name) => memory.get(name),
     };
-    const result = await runStatusPass(memoryDeps([web, db], pods, { statuses }).deps);
+    const result = await runResync(memoryDeps([web, db], pods, { statuses }).deps);
     expect(memory.writes.map((w) => w.name)).toEqual(['db-agent']);
     expect(result).toMatchObject({ statusesWritten: 1, errors: [{ sidecarSet: 'web-agent', operation: 'patch status', message: 'the API server answered 500' }] });
   });
 
   it('does not count a set deleted before its write as written', async () => {
     const statuses = memoryStatusWriter([db]);
-    const result = await runStatusPass(memoryDeps([web, db], pods, { statuses }).deps);
+    const result = await runResync(memoryDeps([web, db], pods, { statuses }).deps);
     expect(result).toMatchObject({ statusesWritten: 1, errors: [] });
   });
 
@@ -205,7 +205,7 @@ describe('a status pass', () => {
         },
       },
     });
-    const result = await runStatusPass(deps, { signal: controller.signal });
+    const result = await runResync(deps, { signal: controller.signal });
     expect(statuses.writes).toEqual([]);
     expect(result.errors).toEqual([{ operation: 'patch status', message: 'the pass was stopped (deadline) before 2 statuses were compared and written' }]);
   });
@@ -226,7 +226,7 @@ describe('a status pass', () => {
         },
       };
       const { deps, statuses } = memoryDeps([prodOnly, web], [...nsPods, ...nsPods], { namespaces: source });
-      await runStatusPass(deps);
+      await runResync(deps);
       expect(statuses.writes.map((w) => [w.name, w.status.matchedPods])).toEqual([
         ['prod-agent', 2],
         ['web-agent', 4],
@@ -236,21 +236,21 @@ describe('a status pass', () => {
 
     it('never reads namespaces when no set needs their labels', async () => {
       const source: NamespaceSource = { labels: () => Promise.reject(new Error('must not be called')) };
-      const result = await runStatusPass(memoryDeps([web], nsPods, { namespaces: source }).deps);
+      const result = await runResync(memoryDeps([web], nsPods, { namespaces: source }).deps);
       expect(result.errors).toEqual([]);
     });
 
     it('skips only the sets that need labels when they cannot be read', async () => {
       const source: NamespaceSource = { labels: () => Promise.reject(new Error('the API server answered 403')) };
       const { deps, statuses } = memoryDeps([prodOnly, web], nsPods, { namespaces: source });
-      const result = await runStatusPass(deps);
+      const result = await runResync(deps);
       expect(statuses.writes.map((w) => w.name)).toEqual(['web-agent']);
       expect(result.errors).toEqual([{ sidecarSet: 'prod-agent', operation: 'read namespace labels', message: 'the API server answered 403' }]);
     });
 
     it('skips a set whose pod is in a namespace that no longer exists', async () => {
       const { deps, statuses } = memoryDeps([prodOnly, web], nsPods, { namespaceList: [namespace('lab')] });
-      const result = await runStatusPass(deps);
+      const result = await runResync(deps);
       expect(statuses.writes.map((w) => w.name)).toEqual(['web-agent']);
       expect(result.errors).toEqual([{ sidecarSet: 'prod-agent', operation: 'match pods', message: expect.stringContaining('namespace "shop" is unknown') }]);
     });
@@ -261,7 +261,7 @@ describe('a status pass', () => {
 
     it('counts them per set and raises one warning event on the set, naming no pod (its events live in default)', async () => {
       const { deps, events } = memoryDeps([web, db], [...pods, bare('x1'), bare('x2')]);
-      const result = await runStatusPass(deps);
+      const result = await runResync(deps);
       expect(result.notInjected).toEqual({ 'web-agent': 2 });
       expect(events.events).toEqual([
         {
@@ -275,13 +275,13 @@ describe('a status pass', () => {
     });
 
     it('tells each namespace of its own pods, a few of many and how many more, with their uids', async () => {
-      const inner = notInjectedNotices();
-      const due: DueNotice[] = [];
-      const notices: NotInjectedNotices = { due: (f, p) => { const d = inner.due(f, p); due.push(...d); return d; }, reported: (n) => { inner.reported(n); } };
+      const inner = notInjectedEvents();
+      const due: DueEvent[] = [];
+      const notices: NotInjectedEvents = { due: (f, p) => { const d = inner.due(f, p); due.push(...d); return d; }, reported: (n) => { inner.reported(n); } };
       const many = [...Array.from({ length: 8 }, (_, i) => bare(`x${i}`)), listedPod({ name: 'y0', namespace: 'bank' })];
       many.forEach((pod) => (pod.metadata = { ...pod.metadata, uid: `uid-${pod.metadata?.name ?? ''}` }));
       const { deps } = memoryDeps([web], many, { notices });
-      await runStatusPass(deps);
+      await runResync(deps);
       expect(due[0]?.podEvents.map((e) => [e.pod.namespace, e.pod.name, e.reason, e.message])).toEqual([
         ['shop', 'x0', 'PodNotInjected', expect.stringMatching(/^8 pods in this namespace match SidecarSet web-agent .*: x0, x1, x2, x3, x4 and 3 more$/)],
         ['bank', 'y0', 'PodNotInjected', expect.stringMatching(/^1 pod in this namespace matches SidecarSet web-agent .*: y0$/)],
@@ -291,10 +291,10 @@ describe('a status pass', () => {
 
     it('does not repeat the event while nothing changes, and says when they are gone', async () => {
       const { deps, events } = memoryDeps([web], [...pods, bare('x1')]);
-      await runStatusPass(deps);
-      await runStatusPass(deps);
+      await runResync(deps);
+      await runResync(deps);
       expect(events.events.map((e) => e.reason)).toEqual(['PodsNotInjected']);
-      await runStatusPass({ ...deps, pods: memoryPodPages(pods) });
+      await runResync({ ...deps, pods: memoryPodPages(pods) });
       expect(events.events.map((e) => [e.type, e.reason])).toEqual([
         ['Warning', 'PodsNotInjected'],
         ['Normal', 'PodsInjected'],
@@ -312,11 +312,11 @@ describe('a status pass', () => {
         },
       };
       const { deps, statuses } = memoryDeps([web], [...pods, bare('x1')], { events: sink });
-      const result = await runStatusPass(deps);
+      const result = await runResync(deps);
       expect(statuses.writes).toHaveLength(1);
       expect(result.errors).toEqual([{ sidecarSet: 'web-agent', operation: 'record event', message: 'the API server answered 403: events is forbidden' }]);
       fail = false;
-      await runStatusPass({ ...deps, sidecarSets: memorySidecarSetSource(statuses.sets()) });
+      await runResync({ ...deps, sidecarSets: memorySidecarSetSource(statuses.sets()) });
       expect(recorded).toEqual(['PodsNotInjected']);
     });
 
@@ -325,7 +325,7 @@ describe('a status pass', () => {
       canary.metadata = { ...canary.metadata, annotations: { ...canary.metadata?.annotations, 'apps.kruise.io/sidecarset-canary': 'true', 'apps.kruise.io/sidecarset-base': 'web-agent' } };
       const taken = [listedPod({ name: 'c1', injected: { 'web-canary': hashOf(canary) } }), listedPod({ name: 'c2', injected: { 'web-canary': hashOf(canary) } })];
       const { deps, events, statuses } = memoryDeps([web, canary], [...taken, bare('x1')]);
-      const result = await runStatusPass(deps);
+      const result = await runResync(deps);
       // x1 (no set injected it) is the canary's to inject now, not the base's.
       expect(result.notInjected).toEqual({ 'web-canary': 1 });
       expect(events.events.map((e) => [e.sidecarSet.name, e.reason])).toEqual([['web-canary', 'PodsNotInjected']]);
@@ -339,21 +339,21 @@ describe('a status pass', () => {
       const canary: SidecarSet = storedSet('web-canary', { updateStrategy: { type: 'NotUpdate' } });
       canary.metadata = { ...canary.metadata, annotations: { ...canary.metadata?.annotations, 'apps.kruise.io/sidecarset-canary': 'true', 'apps.kruise.io/sidecarset-base': 'web-agent' } };
       const taken = [listedPod({ name: 'c1', injected: { 'web-canary': hashOf(canary) } }), listedPod({ name: 'c2', injected: { 'web-canary': hashOf(canary) } })];
-      const { deps, events } = memoryDeps([web, canary], [...pods, ...taken], { canaries: canaryNotices() });
-      await runStatusPass(deps);
-      await runStatusPass(deps);
+      const { deps, events } = memoryDeps([web, canary], [...pods, ...taken], { canaries: canaryEvents() });
+      await runResync(deps);
+      await runResync(deps);
       const told = () => events.events.filter((e) => e.reason.endsWith('TakenByCanary'));
       expect(told().map((e) => [e.sidecarSet.name, e.type, e.reason, e.message])).toEqual([
         ['web-agent', 'Warning', 'PodsTakenByCanary', expect.stringMatching(/^2 pods this SidecarSet selects run a canary's sidecars instead of its own \(canary SidecarSets naming web-agent in apps.kruise.io\/sidecarset-base: web-canary took 2\)/)],
       ]);
-      await runStatusPass({ ...deps, pods: memoryPodPages(pods, 2) });
+      await runResync({ ...deps, pods: memoryPodPages(pods, 2) });
       expect(told().map((e) => [e.sidecarSet.name, e.reason]).slice(1)).toEqual([['web-agent', 'NoPodsTakenByCanary']]);
     });
 
     it('are not reported for a set whose injection is paused', async () => {
       const paused: SidecarSet = storedSet('web-agent', { injectionStrategy: { paused: true } });
       const { deps, events } = memoryDeps([paused], [bare('x1')]);
-      expect((await runStatusPass(deps)).notInjected).toEqual({});
+      expect((await runResync(deps)).notInjected).toEqual({});
       expect(events.events).toEqual([]);
     });
   });

@@ -1,5 +1,5 @@
 /**
- * A set's round (set-pass.ts, step 6): its writes sent in Kruise's order,
+ * A set's batch (set-reconcile.ts, step 6): its writes sent in Kruise's order,
  * and the pods it skipped told.
  */
 import { errorMessage } from '../errors.ts';
@@ -9,25 +9,21 @@ import type { PodEvent } from '../ports.ts';
 import { WriteConflictError } from '../ports/errors.ts';
 import { FLIP_EVENT, POD_UPDATE_FAILED_REASON, podUpdateFailedMessage, podUpdateFailedNote, type BatchWrites } from '../rollout/batch.ts';
 import { upgradableConditionPatch } from '../rollout/upgradable-condition.ts';
-import { podKey } from '../sidecarset/pod-state.ts';
+import { podKey, podRef } from '../sidecarset/pod-state.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { forEachLimited } from './concurrency.ts';
-import type { SetPassDeps, SetPassOptions, SetPassResult } from './set-pass-types.ts';
-import type { TrailingWrites } from './trailing-writes.ts';
+import type { ReconcileDeps, ReconcileOptions, ReconcileResult } from './set-reconcile-types.ts';
+import type { DeferredWrites } from './deferred-writes.ts';
 
 const DEFAULT_WRITE_CONCURRENCY = 8;
 
-export function podRef(pod: Pod): { namespace: string; name: string } {
-  return { namespace: stringOf(pod.metadata?.namespace) ?? '', name: stringOf(pod.metadata?.name) ?? '' };
-}
-
 /**
- * The round without the pods a trailing write of an earlier pass still
+ * The batch without the pods a deferred write of an earlier reconcile still
  * changes: their writes would be guarded by a version that write is about to
- * move past. They are decided again by a later pass (counted in `deferred`).
+ * move past. They are decided again by a later reconcile (counted in `deferred`).
  */
-export function withoutBusyPods(writes: BatchWrites, trailing: TrailingWrites, result: SetPassResult): BatchWrites {
-  const free = <T extends { pod: Pod }>(items: readonly T[]) => items.filter((item) => !trailing.busy(podKey(item.pod)));
+export function withoutBusyPods(writes: BatchWrites, deferredWrites: DeferredWrites, result: ReconcileResult): BatchWrites {
+  const free = <T extends { pod: Pod }>(items: readonly T[]) => items.filter((item) => !deferredWrites.busy(podKey(item.pod)));
   const updates = free(writes.updates);
   const flips = free(writes.flips);
   const notUpgradable = free(writes.notUpgradable);
@@ -39,54 +35,54 @@ export function withoutBusyPods(writes: BatchWrites, trailing: TrailingWrites, r
 
 
 
-/** A pod the round skipped because its write could not be planned or was refused. */
+/** A pod the batch skipped because its write could not be planned or was refused. */
 interface PodFailure {
   pod: Pod;
   why: string;
 }
 
 /**
- * Sends a round's writes in Kruise's order: the flips (each told on its pod
+ * Sends a batch's writes in Kruise's order: the flips (each recorded on its pod
  * by an Event), the not-upgradable conditions, their Event, then each pod's
  * patch and condition. A plan with flips has no updates (Kruise 1.9 returns
  * after flipping): the next batch is decided from the pods as flipped, by
- * the follow-up pass the flips put in flight. A pod whose update fails (other than a
- * conflict, decided again next pass) is skipped and returned, to be told;
- * Kruise stops the whole pass there instead. With a trailing queue, the
+ * the requeued pass the flips put in flight. A pod whose update fails (other than a
+ * conflict, decided again next reconcile) is skipped and returned, to be told;
+ * Kruise stops the whole reconcile there instead. With a deferred queue, the
  * updated pods' conditions and the flips' Events are queued there, not
- * waited for, and nothing queued starts while this round writes pods.
- * Each pod updated is added to `updated`, as listed (for the counts the pass leaves).
+ * waited for, and nothing queued starts while this batch writes pods.
+ * Each pod updated is added to `updated`, as listed (for the counts the reconcile leaves).
  */
-export async function sendRound(writes: BatchWrites, set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, own: Set<string>, updated: Pod[]): Promise<PodFailure[]> {
+export async function sendBatch(writes: BatchWrites, set: { name: string; uid: string }, deps: ReconcileDeps, options: ReconcileOptions, result: ReconcileResult, own: Set<string>, updated: Pod[]): Promise<PodFailure[]> {
   const failures: PodFailure[] = writes.unplanned.map(({ pod, why }) => ({ pod, why: `its patch cannot be made: ${why}` }));
   for (const { pod, why } of writes.unplanned) result.errors.push({ sidecarSet: result.sidecarSet, operation: `plan the update of pod ${podKey(pod)}`, message: why });
   const record = (write: { outcome: string; resourceVersion?: string }) => {
     if (write.resourceVersion !== undefined) own.add(write.resourceVersion);
   };
-  // The writes that free or take a slot go first: nothing trailing starts while they are sent.
-  const { trailing } = deps.rollout;
-  const release = trailing?.hold();
+  // The writes that free or take a slot go first: nothing deferred starts while they are sent.
+  const { deferredWrites } = deps.rollout;
+  const release = deferredWrites?.hold();
   try {
-    await new RoundWriter(set, deps, options, result, record, failures, updated).send(writes);
+    await new BatchWriter(set, deps, options, result, record, failures, updated).send(writes);
   } finally {
     release?.();
   }
   return failures;
 }
 
-/** The round's writes in order (see sendRound), one method a kind; conditions after updates go to the trailing queue when there is one. */
-class RoundWriter {
+/** The batch's writes in order (see sendBatch), one method a kind; conditions after updates go to the deferred queue when there is one. */
+class BatchWriter {
   private readonly set: { name: string; uid: string };
-  private readonly deps: SetPassDeps;
+  private readonly deps: ReconcileDeps;
   private readonly signal: AbortSignal | undefined;
   private readonly concurrency: number;
-  private readonly result: SetPassResult;
-  /** Remembers the version a write made (the pass's own, for its watch). */
+  private readonly result: ReconcileResult;
+  /** Remembers the version a write made (the reconcile's own, for its watch). */
   private readonly record: (write: { outcome: string; resourceVersion?: string }) => void;
   private readonly failures: PodFailure[];
   private readonly updated: Pod[];
 
-  constructor(set: { name: string; uid: string }, deps: SetPassDeps, options: SetPassOptions, result: SetPassResult, record: (write: { outcome: string; resourceVersion?: string }) => void, failures: PodFailure[], updated: Pod[]) {
+  constructor(set: { name: string; uid: string }, deps: ReconcileDeps, options: ReconcileOptions, result: ReconcileResult, record: (write: { outcome: string; resourceVersion?: string }) => void, failures: PodFailure[], updated: Pod[]) {
     this.set = set;
     this.deps = deps;
     this.signal = options.signal;
@@ -101,7 +97,7 @@ class RoundWriter {
     await forEachLimited(writes.flips, this.concurrency, (flip) => this.flip(flip));
     await forEachLimited(writes.notUpgradable, this.concurrency, (mark) => this.markNotUpgradable(mark));
     if (writes.event !== undefined) await this.setEvent('Normal', writes.event);
-    // patchPodMetadata keys the rollout fence kept out of this round's patches (rollout/fence-check.ts).
+    // patchPodMetadata keys the rollout fence kept out of this batch's patches (rollout/fence-check.ts).
     if (writes.held !== undefined) await this.setEvent('Warning', writes.held);
     // Every pod's image first, then the conditions of those written: a pod's restart (and so the rollout) waits
     // for its image patch alone, not for the condition patches of the pods before it.
@@ -116,7 +112,7 @@ class RoundWriter {
 
   private async flip({ pod, patch }: BatchWrites['flips'][number]): Promise<void> {
     const { signal, result } = this;
-    const ref = { ...podRef(pod), uid: stringOf(pod.metadata?.uid) ?? '' };
+    const ref = podRef(pod);
     if (signal?.aborted === true) return;
     let event: PodEvent;
     try {
@@ -126,7 +122,7 @@ class RoundWriter {
       result.podsFlipped++;
       event = { pod: ref, ...FLIP_EVENT.succeeded };
     } catch (error) {
-      // A pod changed since the list is decided again next pass: no failure to tell.
+      // A pod changed since the list is decided again next reconcile: no failure to tell.
       if (error instanceof WriteConflictError) {
         result.conflicts++;
         return;
@@ -135,9 +131,9 @@ class RoundWriter {
       event = { pod: ref, type: FLIP_EVENT.failed.type, reason: FLIP_EVENT.failed.reason, message: FLIP_EVENT.failed.message(errorMessage(error)) };
     }
     const operation = `record event on pod ${ref.namespace}/${ref.name}`;
-    const { trailing, podEvents } = this.deps.rollout;
-    if (trailing !== undefined) {
-      trailing.add({ sidecarSet: result.sidecarSet, operation, run: () => podEvents.record(event, signal) });
+    const { deferredWrites, podEvents } = this.deps.rollout;
+    if (deferredWrites !== undefined) {
+      deferredWrites.add({ sidecarSet: result.sidecarSet, operation, run: () => podEvents.record(event, signal) });
       return;
     }
     try {
@@ -164,10 +160,10 @@ class RoundWriter {
     }
   }
 
-  /** A pod's image patch; its condition to `written`, or to the trailing queue when there is one. */
+  /** A pod's image patch; its condition to `written`, or to the deferred queue when there is one. */
   private async update({ pod, patch, condition }: BatchWrites['updates'][number], written: Condition[]): Promise<void> {
     const { signal, result } = this;
-    const { pods, trailing } = this.deps.rollout;
+    const { pods, deferredWrites } = this.deps.rollout;
     const { namespace, name } = podRef(pod);
     if (signal?.aborted === true) return;
     try {
@@ -185,12 +181,12 @@ class RoundWriter {
       return;
     }
     if (condition === undefined) return;
-    if (trailing === undefined) written.push({ pod, condition });
+    if (deferredWrites === undefined) written.push({ pod, condition });
     else {
       const run = async () => {
         this.record(await pods.patchStatus(namespace, name, condition, signal));
       };
-      trailing.add({ pod: podKey(pod), sidecarSet: result.sidecarSet, operation: `set condition on pod ${namespace}/${name}`, run });
+      deferredWrites.add({ pod: podKey(pod), sidecarSet: result.sidecarSet, operation: `set condition on pod ${namespace}/${name}`, run });
     }
   }
 
@@ -204,7 +200,7 @@ class RoundWriter {
   }
 }
 
-/** An updated pod's condition, sent after every image patch of the round. */
+/** An updated pod's condition, sent after every image patch of the batch. */
 interface Condition {
   pod: Pod;
   condition: NonNullable<BatchWrites['updates'][number]['condition']>;
@@ -214,23 +210,23 @@ interface Condition {
 export const MAX_POD_FAILURE_EVENTS = 5;
 
 /**
- * Tells each pod the round skipped: its SidecarSetUpgradable condition
+ * Tells each pod the batch skipped: its SidecarSetUpgradable condition
  * (False, PodUpdateFailed, why) and a Warning Event on the set naming it,
  * the Event only when the condition changed (or could not be written), so a
- * pod failing the same way pass after pass is told once; at most
- * {@link MAX_POD_FAILURE_EVENTS} Events a pass, then one counting the rest.
+ * pod failing the same way reconcile after reconcile is recorded once; at most
+ * {@link MAX_POD_FAILURE_EVENTS} Events a reconcile, then one counting the rest.
  */
-export async function tellFailures(failures: readonly PodFailure[], set: SidecarSet, deps: SetPassDeps, result: SetPassResult, own: Set<string>, signal: AbortSignal | undefined): Promise<void> {
+export async function recordFailures(failures: readonly PodFailure[], set: SidecarSet, deps: ReconcileDeps, result: ReconcileResult, own: Set<string>, signal: AbortSignal | undefined): Promise<void> {
   result.podsFailed = failures.length;
   if (failures.length === 0) return;
   const ref = { name: result.sidecarSet, uid: stringOf(set.metadata?.uid) ?? '' };
   const now = deps.rollout.clock.now();
-  const news: PodFailure[] = [];
+  const fresh: PodFailure[] = [];
   for (const failure of failures) {
     const { namespace, name } = podRef(failure.pod);
     const condition = upgradableConditionPatch(failure.pod, ref.name, podUpdateFailedNote(failure.why), now);
     if (condition === undefined) continue;
-    news.push(failure);
+    fresh.push(failure);
     if (signal?.aborted === true) continue;
     try {
       const write = await deps.rollout.pods.patchStatus(namespace, name, condition, signal);
@@ -239,9 +235,9 @@ export async function tellFailures(failures: readonly PodFailure[], set: Sidecar
       result.errors.push({ sidecarSet: ref.name, operation: `mark pod ${namespace}/${name} update failed`, message: errorMessage(error) });
     }
   }
-  const told = news.slice(0, MAX_POD_FAILURE_EVENTS).map((f) => ({ type: 'Warning' as const, reason: POD_UPDATE_FAILED_REASON, message: podUpdateFailedMessage(podKey(f.pod), f.why) }));
-  if (news.length > MAX_POD_FAILURE_EVENTS) {
-    const rest = news.slice(MAX_POD_FAILURE_EVENTS);
+  const told = fresh.slice(0, MAX_POD_FAILURE_EVENTS).map((f) => ({ type: 'Warning' as const, reason: POD_UPDATE_FAILED_REASON, message: podUpdateFailedMessage(podKey(f.pod), f.why) }));
+  if (fresh.length > MAX_POD_FAILURE_EVENTS) {
+    const rest = fresh.slice(MAX_POD_FAILURE_EVENTS);
     told.push({ type: 'Warning' as const, reason: POD_UPDATE_FAILED_REASON, message: `${rest.length} more pod(s) skipped this pass (${rest.slice(0, 3).map((f) => podKey(f.pod)).join(', ')}${rest.length > 3 ? ', …' : ''}): see their SidecarSetUpgradable condition` });
   }
   for (const event of told) {

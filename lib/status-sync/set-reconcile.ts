@@ -1,11 +1,11 @@
 /**
- * One SidecarSet's pass, the one route every set takes, idle or rolling
+ * One SidecarSet's reconcile, the one route every set takes, idle or rolling
  * (rollout.md §0), in numbered steps as Kruise's sidecarset_processor.go
  * takes them, each a method of `SetReconcile`: route, register, plan, trim,
- * status, round, state.
+ * status, batch, state.
  *
  * 1. route: a set its counts decide (the stop rule: NotUpdate, finished,
- *    paused, with nothing mid hot upgrade) is planned from the full pass's
+ *    paused, with nothing mid hot upgrade) is planned from the resync's
  *    streamed counts; any other set from its own pod list, which starts now.
  * 2. register the latest revision (when the revisions are known).
  * 3. plan, from the counts or the set's own pods (a set with streamed counts
@@ -14,18 +14,18 @@
  *    status naming the new revision never comes with more revisions than
  *    the limit).
  * 5. status: written when it differs, conditional on the resourceVersion read.
- * 6. round: the flips, conditions and guarded pod patches of the plan's batch
+ * 6. batch: the flips, conditions and guarded pod patches of the plan's batch
  *    (none for a set that stops).
  * 7. state: the rollout's state, reported when it changed (rollout-state.ts),
  *    and whether the set is in flight.
  *
- * The full pass (pass.ts) sends every counted set down this route; the pace
- * loop (pace.ts) sends the sets with work in flight again, from their own lists.
+ * The resync (resync.ts) sends every counted set down this route; the controller
+ * loop (run-controller.ts) sends the sets with work in flight again, from their own lists.
  *
- * Safety: every decision comes from the list this pass made, and every pod
+ * Safety: every decision comes from the list this reconcile made, and every pod
  * write is a JSON Patch guarded by a `test` of the resourceVersion that list
- * showed. A pod that changed since is skipped (decided again next pass), so
- * two passes, a restart mid-pass or a concurrent writer can never update a
+ * showed. A pod that changed since is skipped (decided again next reconcile), so
+ * two reconciles, a restart mid-reconcile or a concurrent writer can never update a
  * pod from a stale view, and maxUnavailable holds at every stored moment.
  */
 import { errorMessage } from '../errors.ts';
@@ -41,20 +41,21 @@ import { activeRevisions } from '../rollout/revision-history.ts';
 import { rolloutStatusFields, batchWrites, type BatchWrites } from '../rollout/batch.ts';
 import { hasNamespaceSelector, sidecarSetName, type NamespaceLabels } from '../sidecarset/match.ts';
 import type { ControllerRevision } from '../sidecarset/revisions.ts';
+import { podRef } from '../sidecarset/pod-state.ts';
 import { statusInputsKey, type StatusAccumulator } from '../sidecarset/status.ts';
 import type { SidecarSet, SidecarSetStatus } from '../sidecarset/types.ts';
-import { StatusNotWrittenError, type PassError } from './errors.ts';
-import { tellRevisionFailure } from './revision-failure.ts';
+import { StatusNotWrittenError, type ReconcileError } from './errors.ts';
+import { recordRevisionFailure } from './revision-failure.ts';
 import { registerRevision, trimHistory, type Registration } from './revision-register.ts';
 import { DEFAULT_STALL_MS, rolloutState, stuckPods, type RolloutState } from './rollout-state.ts';
-import type { RolloutDeps, SetPassDeps, SetPassOptions, SetPassResult, SetRouteDeps, SetSource, SetTally } from './set-pass-types.ts';
-import { podRef, sendRound, tellFailures, withoutBusyPods } from './set-round.ts';
+import type { RolloutDeps, ReconcileDeps, ReconcileOptions, ReconcileResult, SetRouteDeps, SetSource, SetTally } from './set-reconcile-types.ts';
+import { sendBatch, recordFailures, withoutBusyPods } from './set-batch.ts';
 
-export type { RolloutDeps, SetPassDeps, SetPassOptions, SetPassResult, SetRouteDeps, SetSource, SetTally } from './set-pass-types.ts';
-export { MAX_POD_FAILURE_EVENTS } from './set-round.ts';
+export type { RolloutDeps, ReconcileDeps, ReconcileOptions, ReconcileResult, SetRouteDeps, SetSource, SetTally } from './set-reconcile-types.ts';
+export { MAX_POD_FAILURE_EVENTS } from './set-batch.ts';
 
-/** Adds one set's pass to a summary, the one place it is done; its errors go to `errors`. */
-export function addUp(result: SetPassResult, tally: SetTally, errors: PassError[]): void {
+/** Adds one set's reconcile to a summary, the one place it is done; its errors go to `errors`. */
+export function addUp(result: ReconcileResult, tally: SetTally, errors: ReconcileError[]): void {
   tally.podsUpdated += result.podsUpdated;
   tally.podsFlipped += result.podsFlipped;
   tally.conflicts += result.conflicts;
@@ -65,10 +66,10 @@ export function addUp(result: SetPassResult, tally: SetTally, errors: PassError[
 const DEFAULT_MAX_WRITE_ATTEMPTS = 4;
 
 /**
- * Runs the pass for `set` (as just read from the API server) from its own pod list.
- * @param stored the set's ControllerRevisions when the caller already listed them (the full pass lists all at once).
+ * Runs the reconcile for `set` (as just read from the API server) from its own pod list.
+ * @param stored the set's ControllerRevisions when the caller already listed them (the resync lists all at once).
  */
-export async function runSetPass(set: SidecarSet, deps: SetPassDeps, options: SetPassOptions = {}, stored?: readonly ControllerRevision[]): Promise<SetPassResult> {
+export async function reconcileSet(set: SidecarSet, deps: ReconcileDeps, options: ReconcileOptions = {}, stored?: readonly ControllerRevision[]): Promise<ReconcileResult> {
   return runSet(set, deps, options, stored === undefined ? {} : { stored });
 }
 
@@ -90,17 +91,17 @@ function countedPlan(set: SidecarSet, counts: StatusAccumulator): RolloutPlan | 
   return { status, updates: [], notUpgradable: [], flips: [], swapping: 0, waiting, ...(waiting.kind === 'updated-not-ready' ? { unavailable: waiting.stuck } : {}) };
 }
 
-/** Where a set's plan comes from, decided once, before the pass reads anything. */
+/** Where a set's plan comes from, decided once, before the reconcile reads anything. */
 export interface Route {
-  /** 'counts': the full pass's streamed counts (they decide the set, or are all there is); 'pods': the set's own pod list. */
+  /** 'counts': the resync's streamed counts (they decide the set, or are all there is); 'pods': the set's own pod list. */
   from: 'counts' | 'pods';
   /** The plan the streamed counts give, when they decide the set. */
   counted: RolloutPlan | undefined;
-  /** Whether the latest revision is registered: only with the rollout's ports and the revisions known (listed by the full pass, or by this pass). */
+  /** Whether the latest revision is registered: only with the rollout's ports and the revisions known (listed by the resync, or by this reconcile). */
   registers: boolean;
 }
 
-/** The set's route: `rolls` when the rollout's ports are there (the full pass sends a set whose route is 'pods' with its own list). */
+/** The set's route: `rolls` when the rollout's ports are there (the resync sends a set whose route is 'pods' with its own list). */
 export function routeOf(set: SidecarSet, source: SetSource, rolls: boolean): Route {
   const { streamed } = source;
   const counted = streamed === undefined ? undefined : countedPlan(set, streamed);
@@ -113,39 +114,39 @@ export function routeOf(set: SidecarSet, source: SetSource, rolls: boolean): Rou
  * sidecarset_processor.go numbers them. Never throws: what fails is in the
  * result's errors.
  */
-export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: SetPassOptions, source: SetSource, route: Route = routeOf(set, source, deps.rollout !== undefined)): Promise<SetPassResult> {
-  const pass = new SetReconcile(set, deps, options, source, route);
-  if (source.streamed === undefined && deps.rollout === undefined) return pass.fail('list pods', new Error('a set planned from its own pods needs the rollout ports'));
-  // 1. Route: from the counts, or from the set's own pods, listed while 2 runs (the list is the pass's longest read).
-  pass.startList();
+export async function runSet(set: SidecarSet, deps: SetRouteDeps, options: ReconcileOptions, source: SetSource, route: Route = routeOf(set, source, deps.rollout !== undefined)): Promise<ReconcileResult> {
+  const reconcile = new SetReconcile(set, deps, options, source, route);
+  if (source.streamed === undefined && deps.rollout === undefined) return reconcile.fail('list pods', new Error('a set planned from its own pods needs the rollout ports'));
+  // 1. Route: from the counts, or from the set's own pods, listed while 2 runs (the list is the reconcile's longest read).
+  reconcile.startList();
   // 2. Register the latest revision.
-  if (!(await pass.register())) return pass.result;
+  if (!(await reconcile.register())) return reconcile.result;
   // 3. Plan.
-  const seen = await pass.plan();
-  if (seen === undefined) return pass.result;
-  pass.result.counts = seen.countsFor(set);
+  const seen = await reconcile.plan();
+  if (seen === undefined) return reconcile.result;
+  reconcile.result.counts = seen.countsFor(set);
   // 4. Trim the history past its limit.
-  await pass.trim(seen);
+  await reconcile.trim(seen);
   // 5. Status.
-  if (!(await pass.status(seen))) return pass.result;
-  // 6. Round: only a set with a plan, the rollout's ports and its revision registered rolls.
+  if (!(await reconcile.status(seen))) return reconcile.result;
+  // 6. Batch: only a set with a plan, the rollout's ports and its revision registered rolls.
   const { plan } = seen;
   const { rollout } = deps;
-  if (plan === undefined || rollout === undefined || pass.unregistered) return pass.result;
-  const round = await pass.round(plan, rollout);
-  if (round === undefined) return pass.result;
-  // 7. State, and whether the set is in flight (the pace loop follows it).
-  await pass.state(seen, plan, rollout, round);
-  return pass.result;
+  if (plan === undefined || rollout === undefined || reconcile.unregistered) return reconcile.result;
+  const batch = await reconcile.batch(plan, rollout);
+  if (batch === undefined) return reconcile.result;
+  // 7. State, and whether the set is in flight (the controller requeues it).
+  await reconcile.state(seen, plan, rollout, batch);
+  return reconcile.result;
 }
 
-/** One set's pass: each step of the route a method, and what each leaves for the next. */
+/** One set's reconcile: each step of the route a method, and what each leaves for the next. */
 class SetReconcile {
-  readonly result: SetPassResult;
+  readonly result: ReconcileResult;
   private readonly set: SidecarSet;
   private readonly name: string;
   private readonly deps: SetRouteDeps;
-  private readonly options: SetPassOptions;
+  private readonly options: ReconcileOptions;
   private readonly source: SetSource;
   private readonly route: Route;
   private readonly scope: PodScope | undefined;
@@ -154,7 +155,7 @@ class SetReconcile {
   /** Registering the revision failed: nothing rolls (Kruise writes no status and rolls nothing). */
   unregistered = false;
 
-  constructor(set: SidecarSet, deps: SetRouteDeps, options: SetPassOptions, source: SetSource, route: Route) {
+  constructor(set: SidecarSet, deps: SetRouteDeps, options: ReconcileOptions, source: SetSource, route: Route) {
     this.set = set;
     this.name = sidecarSetName(set);
     this.deps = deps;
@@ -165,7 +166,7 @@ class SetReconcile {
     this.result = { sidecarSet: this.name, status: 'not-written', podsUpdated: 0, podsFlipped: 0, conflicts: 0, podsFailed: 0, revisionWrites: 0, inFlight: false, restarting: false, errors: [] };
   }
 
-  fail(operation: string, error: unknown): SetPassResult {
+  fail(operation: string, error: unknown): ReconcileResult {
     this.result.errors.push({ sidecarSet: this.name, operation, message: errorMessage(error) });
     return this.result;
   }
@@ -175,7 +176,7 @@ class SetReconcile {
     if (this.route.from === 'pods' && rollout !== undefined && this.scope !== undefined) this.listing = startList(rollout.setPods, this.scope, this.options.signal);
   }
 
-  /** Whether the pass goes on. */
+  /** Whether the reconcile goes on. */
   async register(): Promise<boolean> {
     const { rollout } = this.deps;
     if (!this.route.registers || rollout === undefined) return true;
@@ -186,7 +187,7 @@ class SetReconcile {
       return true;
     } catch (error) {
       this.unregistered = true;
-      await tellRevisionFailure(set, error, { events: this.deps.events, states: rollout.states }, this.result.errors, signal);
+      await recordRevisionFailure(set, error, { events: this.deps.events, states: rollout.states }, this.result.errors, signal);
       this.fail('register the revision', error);
       // Kruise writes no status when the revision cannot be registered (the status names it) and rolls nothing;
       // counts the set's own pods were not listed for do not depend on it and are still written.
@@ -235,7 +236,7 @@ class SetReconcile {
     if (trimmed.problem?.startsWith('delete') === true) this.result.errors.push({ sidecarSet: this.name, operation: 'trim revision history', message: trimmed.problem });
   }
 
-  /** Whether the pass goes on. */
+  /** Whether the reconcile goes on. */
   async status(seen: Seen): Promise<boolean> {
     const { registration } = this;
     const statusFor = (current: SidecarSet): SidecarSetStatus => ({ ...objectOf(current.status), ...rolloutStatusFields(current, seen.countsFor(current), registration) });
@@ -245,7 +246,7 @@ class SetReconcile {
       this.result.status = written;
     } catch (error) {
       this.fail('patch status', error);
-      // A round planned from the version read is decided again next pass; a set its counts decide still tells its state.
+      // A batch planned from the version read is decided again next reconcile; a set its counts decide still tells its state.
       if (seen.list !== undefined) {
         this.result.inFlight = true;
         return false;
@@ -254,8 +255,8 @@ class SetReconcile {
     return true;
   }
 
-  /** The round's writes sent; the pods updated and the versions the writes made, or undefined when the writes could not be planned. */
-  async round(plan: RolloutPlan, rollout: RolloutDeps): Promise<{ updated: Pod[]; own: Set<string> } | undefined> {
+  /** The batch's writes sent; the pods updated and the versions the writes made, or undefined when the writes could not be planned. */
+  async batch(plan: RolloutPlan, rollout: RolloutDeps): Promise<{ updated: Pod[]; own: Set<string> } | undefined> {
     const { set, result } = this;
     let writes: BatchWrites;
     try {
@@ -264,30 +265,30 @@ class SetReconcile {
       this.fail('plan pod writes', error);
       return undefined;
     }
-    if (rollout.trailing !== undefined) writes = withoutBusyPods(writes, rollout.trailing, result);
+    if (rollout.deferredWrites !== undefined) writes = withoutBusyPods(writes, rollout.deferredWrites, result);
     const own = new Set<string>();
     const updated: Pod[] = [];
     const deps = { ...this.deps, rollout };
-    const failures = await sendRound(writes, { name: this.name, uid: stringOf(set.metadata?.uid) ?? '' }, deps, this.options, result, own, updated);
-    await tellFailures(failures, set, deps, result, own, this.options.signal);
+    const failures = await sendBatch(writes, { name: this.name, uid: stringOf(set.metadata?.uid) ?? '' }, deps, this.options, result, own, updated);
+    await recordFailures(failures, set, deps, result, own, this.options.signal);
     return { updated, own };
   }
 
-  /** The rollout's state, reported when it is news; then whether the set is in flight, and where its pods' watch starts. */
-  async state(seen: Seen, plan: RolloutPlan, rollout: RolloutDeps, round: { updated: Pod[]; own: Set<string> }): Promise<void> {
+  /** The rollout's state, reported when it is new; then whether the set is in flight, and where its pods' watch starts. */
+  async state(seen: Seen, plan: RolloutPlan, rollout: RolloutDeps, batch: { updated: Pod[]; own: Set<string> }): Promise<void> {
     const { name, result } = this;
     const nowMs = rollout.clock.now().getTime();
     const aheadSinceMs = rollout.states.aheadSince(name, (stuckPods(plan.waiting)?.lastUpdateMs ?? 0) > nowMs, nowMs);
-    // Told with the counts the pass leaves, not those it found: the pods it just updated are updated.
-    const state = rolloutState(countsAfterUpdates(plan.status, this.set, round.updated), result.podsUpdated, plan.waiting, { nowMs, stallMs: rollout.stallMs ?? DEFAULT_STALL_MS, ...(aheadSinceMs === undefined ? {} : { aheadSinceMs }) });
+    // Told with the counts the reconcile leaves, not those it found: the pods it just updated are updated.
+    const state = rolloutState(countsAfterUpdates(plan.status, this.set, batch.updated), result.podsUpdated, plan.waiting, { nowMs, stallMs: rollout.stallMs ?? DEFAULT_STALL_MS, ...(aheadSinceMs === undefined ? {} : { aheadSinceMs }) });
     result.state = state;
     if (plan.unavailable !== undefined) result.unavailable = Object.fromEntries(plan.unavailable.reasons.map((r) => [r.reason, r.count]));
     await reportState(this.set, state, { ...this.deps, rollout }, result, this.options.signal);
-    // A stalled rollout is left to the schedule: following it would spend every follow-up budget on a wait.
+    // A stalled rollout is left to the schedule: requeuing it would spend every controller budget on a wait.
     const waitsOnPods = plan.waiting?.kind === 'max-unavailable' || plan.waiting?.kind === 'updated-not-ready';
     result.inFlight = result.podsUpdated > 0 || result.podsFlipped > 0 || result.conflicts > 0 || (result.deferred ?? 0) > 0 || (waitsOnPods && state.reason !== 'RolloutStalled') || plan.swapping > 0;
     result.restarting = plan.status.updatedReadyPods < plan.status.updatedPods && state.reason !== 'RolloutStalled';
-    if (seen.list?.scope !== undefined) result.watch = { scope: seen.list.scope, resourceVersion: seen.list.resourceVersion, own: round.own };
+    if (seen.list?.scope !== undefined) result.watch = { scope: seen.list.scope, resourceVersion: seen.list.resourceVersion, own: batch.own };
   }
 }
 
@@ -308,15 +309,15 @@ function startList(source: SetPodSource, scope: PodScope, signal: AbortSignal | 
  * cluster serve any version of the set that selects the same pods
  * (statusInputsKey): the set is read again and the write tried again, up to
  * maxWriteAttempts. A status from the set's own list is not: the set is
- * decided again next pass.
+ * decided again next reconcile.
  * @returns 'gone' when the set no longer exists.
  * @throws when the status cannot be written (the message says why).
  */
 async function writeStatus(
   set: SidecarSet,
   statusFor: (current: SidecarSet) => SidecarSetStatus,
-  deps: Pick<SetPassDeps, 'statuses'>,
-  options: SetPassOptions,
+  deps: Pick<ReconcileDeps, 'statuses'>,
+  options: ReconcileOptions,
   reread: boolean,
 ): Promise<'written' | 'unchanged' | 'gone'> {
   const { signal } = options;
@@ -344,11 +345,11 @@ async function writeStatus(
 }
 
 
-/** Reports the set's rollout state when it is news (rollout-state.ts). */
-async function reportState(set: SidecarSet, state: RolloutState, deps: SetPassDeps, result: SetPassResult, signal: AbortSignal | undefined): Promise<void> {
+/** Reports the set's rollout state when it is new (rollout-state.ts). */
+async function reportState(set: SidecarSet, state: RolloutState, deps: ReconcileDeps, result: ReconcileResult, signal: AbortSignal | undefined): Promise<void> {
   const ref = { name: result.sidecarSet, uid: stringOf(set.metadata?.uid) ?? '' };
   const event = deps.rollout.states.due(ref, state);
-  // A stall an earlier process told (a cold start's first sight of it) is no news.
+  // A stall an earlier process told (a cold start's first sight of it) is nothing new.
   if (event === undefined || (await deps.rollout.states.recordedBefore(ref, state, signal))) return;
   result.stateChange = state.message;
   try {

@@ -1,13 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
-import { passLog } from '../../lib/status-sync/pass-log.ts';
-import type { PassResult } from '../../lib/status-sync/pass.ts';
+import { resyncLog } from '../../lib/status-sync/resync-log.ts';
+import type { ResyncResult } from '../../lib/status-sync/resync.ts';
 
-const quietPass = (extra: Partial<PassResult> = {}): PassResult => ({ setsSeen: 2, podsSeen: 5, statusesWritten: 0, statusesUnchanged: 2, podListAttempts: 1, errors: [], durationMs: 4, notInjected: {}, ...extra });
+const quietPass = (extra: Partial<ResyncResult> = {}): ResyncResult => ({ setsSeen: 2, podsSeen: 5, statusesWritten: 0, statusesUnchanged: 2, podListAttempts: 1, errors: [], durationMs: 4, notInjected: {}, ...extra });
 
 /** Feeds passes one minute apart; returns each decision's reason (or '-' for a quiet pass). */
-function reasons(passes: PassResult[], heartbeatMs = 5 * 60_000): string[] {
+function reasons(passes: ResyncResult[], heartbeatMs = 5 * 60_000): string[] {
   let now = 0;
-  const log = passLog(heartbeatMs, () => now);
+  const log = resyncLog(heartbeatMs, () => now);
   return passes.map((result) => {
     const decision = log.decide(result);
     now += 60_000;
@@ -20,8 +20,8 @@ describe('which status passes of the npm start loop are logged', () => {
     expect(reasons(Array.from({ length: 12 }, () => quietPass()))).toEqual(['first', '-', '-', '-', '-', 'heartbeat', '-', '-', '-', '-', 'heartbeat', '-']);
   });
 
-  // The fourth pass is quiet again: news for a state (uninjected pods, the rotation) that went back, not for one that was an act.
-  it.each<[string, Partial<PassResult>, string]>([
+  // The fourth pass is quiet again: a change in a state (uninjected pods, the rotation) that went back, not for one that was an act.
+  it.each<[string, Partial<ResyncResult>, string]>([
     ['a status was written', { statusesWritten: 1 }, '-'],
     ['a pass had an error', { errors: [{ operation: 'list pods', message: 'refused' }] }, '-'],
     ['uninjected pods appeared', { notInjected: { 'log-agent': 1 } }, 'changed'],
@@ -51,7 +51,7 @@ describe('which status passes of the npm start loop are logged', () => {
 
   it('counts the passes it left out', () => {
     let now = 0;
-    const log = passLog(5 * 60_000, () => now);
+    const log = resyncLog(5 * 60_000, () => now);
     expect(log.decide(quietPass())).toEqual({ reason: 'first', quietPasses: 0 });
     for (let i = 0; i < 9; i++) {
       now += 30_000;

@@ -1,7 +1,7 @@
 /**
- * A pass over sets with nothing to roll, in the state the scale bench makes
+ * A reconcile over sets with nothing to roll, in the state the scale bench makes
  * (scripts/bench/pass-100k.ts): every pod injected by pod-inject with the
- * set's current sidecars, none ready (no kubelet). The pass's streamed
+ * set's current sidecars, none ready (no kubelet). The reconcile's streamed
  * counts decide them: no pod list of their own and, in a process that has
  * not seen them before, no Event; and they are decided exactly as from
  * their own pod lists.
@@ -14,10 +14,10 @@ import { memoryPodEventSink, memoryPodPages, memoryStatusWriter, memoryRecordedS
 import type { Namespace, Pod } from '../../lib/kube/types.ts';
 import type { SetPodSource, SidecarSetEvent } from '../../lib/ports.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
-import { runStatusPass, type StatusPassDeps } from '../../lib/status-sync/pass.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
-import { runSetPass } from '../../lib/status-sync/set-pass.ts';
+import { notInjectedEvents } from '../../lib/status-sync/not-injected.ts';
+import { runResync, type ResyncDeps } from '../../lib/status-sync/resync.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
+import { reconcileSet } from '../../lib/status-sync/set-reconcile.ts';
 import { runReview } from '../../lib/webhooks/registry.ts';
 import { storedSidecarSet, userSidecarSet } from '../../testkit/bench/admission-inputs.ts';
 import { podReview } from '../../testkit/reviews.ts';
@@ -62,7 +62,7 @@ async function injectedPods(sets: SidecarSet[]): Promise<Pod[]> {
 }
 
 /**
- * The cluster in memory; each pass is a fresh process (as the bench's child, or a cold start): nothing reported yet
+ * The cluster in memory; each reconcile is a fresh process (as the bench's child, or a cold start): nothing reported yet
  * in its memory. With `stored`, its Events are kept across passes and a new process reads the stalls told (kubeRecordedStalls).
  */
 async function benchWorld(nowMs: number, stored = false) {
@@ -82,11 +82,11 @@ async function benchWorld(nowMs: number, stored = false) {
       return cluster.source.list(scope, signal);
     },
   };
-  const rollout = () => ({ revisions, setPods, pods: cluster.writer, podEvents: memoryPodEventSink(), clock: { now: () => new Date(nowMs) }, states: rolloutStateNotices(told) });
+  const rollout = () => ({ revisions, setPods, pods: cluster.writer, podEvents: memoryPodEventSink(), clock: { now: () => new Date(nowMs) }, states: rolloutStateEvents(told) });
   const pass = async () => {
     podLists = 0;
     events.length = 0;
-    const deps: StatusPassDeps = {
+    const deps: ResyncDeps = {
       sidecarSets: memorySidecarSetSource(statuses.sets()),
       pods: memoryPodPages(pods, 100),
       namespaces: memoryNamespaceSource(namespaces),
@@ -98,17 +98,17 @@ async function benchWorld(nowMs: number, stored = false) {
           return Promise.resolve();
         },
       },
-      notices: notInjectedNotices(),
+      notices: notInjectedEvents(),
       rollout: rollout(),
     };
-    const result = await runStatusPass(deps);
+    const result = await runResync(deps);
     return { result, podLists, events: [...events] };
   };
-  /** One set decided from its own pod list, as the pace loop decides it. */
+  /** One set decided from its own pod list, as the controller decides it. */
   const ownList = async (name: string) => {
     const set = await statuses.get(name);
     if (set === undefined) throw new Error(`no set ${name}`);
-    return runSetPass(set, { statuses, events: { record: () => Promise.resolve() }, namespaces: memoryNamespaceSource(namespaces), rollout: rollout() });
+    return reconcileSet(set, { statuses, events: { record: () => Promise.resolve() }, namespaces: memoryNamespaceSource(namespaces), rollout: rollout() });
   };
   return { pass, ownList, cluster };
 }

@@ -1,16 +1,16 @@
 /**
- * One reconciler pass (spec section 6): list every SidecarSet, stream every
+ * One resync (spec section 6): list every SidecarSet, stream every
  * pod once, count per set, then send each set down its one route
- * (set-pass.ts: plan, status, round, state). This file only lists, indexes
+ * (set-resync.ts: plan, status, batch, state). This file only lists, indexes
  * and dispatches. Everything outside the process goes through ports, so
  * every rule below is table-testable with in-memory adapters.
  *
  * - A status is never computed from an incomplete pod list: a list whose
  *   continue token expired (410) starts over, up to `maxListAttempts`; any
- *   other list failure skips every set this pass (they all need the list).
+ *   other list failure skips every set this resync (they all need the list).
  * - Namespace labels are read only when a set has a namespaceSelector; when
  *   they cannot be read, only those sets are skipped.
- * - A set its streamed counts decide (its route, set-pass.ts `routeOf`) is
+ * - A set its streamed counts decide (its route, set-resync.ts `routeOf`) is
  *   planned from them, writeConcurrency at a time; the others, one at a
  *   time after them, from their own pod lists.
  * - One set's failure never stops the others; every failure is in the result.
@@ -21,17 +21,17 @@ import { sidecarSetName } from '../sidecarset/match.ts';
 import { statusAccumulator, type PodSummary, type StatusAccumulator } from '../sidecarset/status.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import { LABEL_SIDECARSET_NAME, type ControllerRevision } from '../sidecarset/revisions.ts';
-import type { RolloutDeps } from './set-pass.ts';
+import type { RolloutDeps } from './set-reconcile.ts';
 import { SetDispatch } from './set-dispatch.ts';
 import { ListExpiredError } from '../ports/errors.ts';
-import type { PassError } from './errors.ts';
-import { canaryFinding, tellCanaries, type CanaryFinding } from './canary-notices.ts';
-import { MAX_NAMESPACES_TOLD, type NotInjectedFinding, type NotInjectedPod } from './not-injected.ts';
+import type { ReconcileError } from './errors.ts';
+import { canaryFinding, recordCanaryEvents, type CanaryFinding } from './canary-events.ts';
+import { MAX_NAMESPACES_RECORDED, type NotInjectedFinding, type NotInjectedPod } from './not-injected.ts';
 import { buildSetIndex, type SetIndex } from './set-index.ts';
 import { repairMissingPods } from './repair-step.ts';
 
-export type { PassResult, RolloutSummary, StatusPassDeps, StatusPassOptions } from './pass-types.ts';
-import { DEFAULTS, type PassResult, type RevisionsBySet, type StatusPassDeps, type StatusPassOptions } from './pass-types.ts';
+export type { ResyncResult, RolloutSummary, ResyncDeps, ResyncOptions } from './resync-types.ts';
+import { DEFAULTS, type ResyncResult, type RevisionsBySet, type ResyncDeps, type ResyncOptions } from './resync-types.ts';
 
 /** The reconciler's name as a function: the Lambda, its bundle, its log lines, the invoke command. */
 export const STATUS_SYNC = 'status-sync';
@@ -41,27 +41,27 @@ interface Counting {
   accumulators: StatusAccumulator[];
   /** Per set, its uninjected pods by namespace: every namespace counted, the first few pods of the first few named. */
   notInjected: Map<string, { count: number; pods: NotInjectedPod[] }>[];
-  /** Sets that cannot get a status this pass, with why. */
-  failed: Map<number, PassError>;
+  /** Sets that cannot get a status this resync, with why. */
+  failed: Map<number, ReconcileError>;
   podsSeen: number;
 }
 
 
-/** Counts an uninjected pod in its namespace; names it when the namespace is among the first told and has room. */
+/** Counts an uninjected pod in its namespace; names it when the namespace is among the first recorded and has room. */
 function tallyNotInjected(byNamespace: Map<string, { count: number; pods: NotInjectedPod[] }>, pod: PodSummary, samplePods: number): void {
   let found = byNamespace.get(pod.namespace);
   if (found === undefined) {
-    // Only the first namespaces are told (their entries come first); the others are counted.
+    // Only the first namespaces are recorded (their entries come first); the others are counted.
     found = { count: 0, pods: [] };
     byNamespace.set(pod.namespace, found);
   }
   found.count++;
-  const told = byNamespace.size <= MAX_NAMESPACES_TOLD || found.pods.length > 0;
+  const told = byNamespace.size <= MAX_NAMESPACES_RECORDED || found.pods.length > 0;
   if (told && found.pods.length < samplePods) found.pods.push({ name: pod.name, uid: pod.uid ?? '' });
 }
 
 /** Streams the pod list once into fresh counters. Throws when the list fails; namespace-label failures only fail the sets that need them. */
-async function countPods(sets: readonly SidecarSet[], index: SetIndex, deps: StatusPassDeps, samplePods: number, signal: AbortSignal | undefined): Promise<Counting> {
+async function countPods(sets: readonly SidecarSet[], index: SetIndex, deps: ResyncDeps, samplePods: number, signal: AbortSignal | undefined): Promise<Counting> {
   const counting: Counting = {
     accumulators: sets.map((set) => statusAccumulator(set, sets)),
     notInjected: sets.map(() => new Map<string, { count: number; pods: NotInjectedPod[] }>()),
@@ -83,14 +83,14 @@ async function countPods(sets: readonly SidecarSet[], index: SetIndex, deps: Sta
   return counting;
 }
 
-/** The labels of the namespaces the pass's pages named so far, and which were asked for. */
+/** The labels of the namespaces the resync's pages named so far, and which were asked for. */
 interface NamespaceLabelsRead {
   labels: Map<string, Readonly<Record<string, string>>>;
   asked: Set<string>;
 }
 
 /** Reads the labels of the page's namespaces not asked for yet; a failure fails every set that selects namespaces. */
-async function readNamespaceLabels(page: readonly PodSummary[], read: NamespaceLabelsRead, deps: StatusPassDeps, index: SetIndex, fail: (i: number, operation: string, error: unknown) => void, signal: AbortSignal | undefined): Promise<void> {
+async function readNamespaceLabels(page: readonly PodSummary[], read: NamespaceLabelsRead, deps: ResyncDeps, index: SetIndex, fail: (i: number, operation: string, error: unknown) => void, signal: AbortSignal | undefined): Promise<void> {
   const unknown = [...new Set(page.map((pod) => pod.namespace))].filter((ns) => !read.asked.has(ns));
   for (const ns of unknown) read.asked.add(ns);
   if (unknown.length === 0) return;
@@ -101,7 +101,7 @@ async function readNamespaceLabels(page: readonly PodSummary[], read: NamespaceL
   }
 }
 
-/** Counts `pod` for set `i`, unless the set already failed this pass. */
+/** Counts `pod` for set `i`, unless the set already failed this resync. */
 function countPod(counting: Counting, i: number, pod: PodSummary, labels: ReadonlyMap<string, Readonly<Record<string, string>>>, samplePods: number, fail: (i: number, operation: string, error: unknown) => void): void {
   if (counting.failed.has(i)) return;
   const accumulator = counting.accumulators[i];
@@ -110,30 +110,30 @@ function countPod(counting: Counting, i: number, pod: PodSummary, labels: Readon
   try {
     if (accumulator.add(pod, labels) === 'not-injected') tallyNotInjected(byNamespace, pod, samplePods);
   } catch (error) {
-    // A namespace that vanished between the pod list and the label read: decide next pass.
+    // A namespace that vanished between the pod list and the label read: decide next resync.
     fail(i, 'match pods', error);
   }
 }
 
 /**
- * Runs one pass. Never throws: whatever fails is in `errors`. The steps:
+ * Runs one resync. Never throws: whatever fails is in `errors`. The steps:
  * list the sets, count the pods for each (starting the list over when its
  * continue token expires), write the statuses that differ, report the
  * uninjected pods that are due, and evict those of the sets that ask for it
  * (repair-step.ts, when `deps.repair` is given).
  */
-export async function runStatusPass(deps: StatusPassDeps, options: StatusPassOptions = {}): Promise<PassResult> {
+export async function runResync(deps: ResyncDeps, options: ResyncOptions = {}): Promise<ResyncResult> {
   const nowMs = deps.nowMs ?? (() => performance.now());
   const started = nowMs();
-  const result: PassResult = { setsSeen: 0, podsSeen: 0, statusesWritten: 0, statusesUnchanged: 0, podListAttempts: 0, errors: [], durationMs: 0, notInjected: {}, sets: {} };
-  const finish = (): PassResult => {
+  const result: ResyncResult = { setsSeen: 0, podsSeen: 0, statusesWritten: 0, statusesUnchanged: 0, podListAttempts: 0, errors: [], durationMs: 0, notInjected: {}, sets: {} };
+  const finish = (): ResyncResult => {
     result.durationMs = Math.round(nowMs() - started);
     return result;
   };
 
   const sets = await listSets(deps, options, result);
   if (sets === undefined) return finish();
-  // The revisions are read while the pods are: neither needs the other, and the pod list is the pass's longest read.
+  // The revisions are read while the pods are: neither needs the other, and the pod list is the resync's longest read.
   const revisionsRead = deps.rollout === undefined ? undefined : startRevisionList(deps.rollout, options.signal);
   const counting = await countPodsRetryingExpiredLists(sets, deps, options, result);
   if (counting === undefined) {
@@ -147,13 +147,13 @@ export async function runStatusPass(deps: StatusPassDeps, options: StatusPassOpt
   if (!(await dispatch.runCounted(counted))) return finish();
   await dispatch.runRolling(rolling);
   await reportNotInjected(sets, findings, deps, options, result);
-  if (deps.canaries !== undefined) await tellCanaries(deps.canaries, canaries, new Set(sets.map(sidecarSetName)), deps.events, result.errors, options.signal);
+  if (deps.canaries !== undefined) await recordCanaryEvents(deps.canaries, canaries, new Set(sets.map(sidecarSetName)), deps.events, result.errors, options.signal);
   if (deps.repair !== undefined) result.repair = await repairMissingPods(sets, result.notInjected, { ...deps.repair, namespaces: deps.namespaces }, result.errors, options.signal);
   return finish();
 }
 
-/** The sets to reconcile; undefined (and the error in the result) when they cannot be listed. */
-async function listSets(deps: StatusPassDeps, options: StatusPassOptions, result: PassResult): Promise<readonly SidecarSet[] | undefined> {
+/** The sets to resync; undefined (and the error in the result) when they cannot be listed. */
+async function listSets(deps: ResyncDeps, options: ResyncOptions, result: ResyncResult): Promise<readonly SidecarSet[] | undefined> {
   let listed: readonly SidecarSet[];
   try {
     listed = await deps.sidecarSets.list(options.signal);
@@ -168,7 +168,7 @@ async function listSets(deps: StatusPassDeps, options: StatusPassOptions, result
 }
 
 /** {@link countPods}, started over while the continue token expires (up to maxListAttempts); undefined (and the error in the result) when the list fails. */
-async function countPodsRetryingExpiredLists(sets: readonly SidecarSet[], deps: StatusPassDeps, options: StatusPassOptions, result: PassResult): Promise<Counting | undefined> {
+async function countPodsRetryingExpiredLists(sets: readonly SidecarSet[], deps: ResyncDeps, options: ResyncOptions, result: ResyncResult): Promise<Counting | undefined> {
   const maxListAttempts = options.maxListAttempts ?? DEFAULTS.maxListAttempts;
   const index = buildSetIndex(sets);
   for (;;) {
@@ -188,7 +188,7 @@ async function countPodsRetryingExpiredLists(sets: readonly SidecarSet[], deps: 
 }
 
 /** The uninjected pods and the canaries' pods of each counted set (also into the result), and which sets get their status compared and written. */
-function findingsOf(sets: readonly SidecarSet[], counting: Counting, result: PassResult): { findings: Map<string, NotInjectedFinding>; canaries: Map<string, CanaryFinding>; toWrite: number[] } {
+function findingsOf(sets: readonly SidecarSet[], counting: Counting, result: ResyncResult): { findings: Map<string, NotInjectedFinding>; canaries: Map<string, CanaryFinding>; toWrite: number[] } {
   const findings = new Map<string, NotInjectedFinding>();
   const canaries = new Map<string, CanaryFinding>();
   const toWrite: number[] = [];
@@ -201,7 +201,7 @@ function findingsOf(sets: readonly SidecarSet[], counting: Counting, result: Pas
     const { matchedPods = 0, updatedPods = 0, readyPods = 0, updatedReadyPods = 0 } = accumulator.status(set);
     if (result.sets !== undefined) result.sets[name] = { matchedPods, updatedPods, readyPods, updatedReadyPods };
     const byNamespace = [...(counting.notInjected[i] ?? new Map<string, { count: number; pods: NotInjectedPod[] }>()).entries()];
-    const namespaces = byNamespace.slice(0, MAX_NAMESPACES_TOLD).map(([namespace, found]) => ({ namespace, ...found }));
+    const namespaces = byNamespace.slice(0, MAX_NAMESPACES_RECORDED).map(([namespace, found]) => ({ namespace, ...found }));
     const uid = stringOf(set.metadata?.uid) ?? '';
     findings.set(name, { uid, count, namespaceCount: byNamespace.length, namespaces });
     canaries.set(name, canaryFinding(uid, accumulator.canaryPods));
@@ -210,8 +210,8 @@ function findingsOf(sets: readonly SidecarSet[], counting: Counting, result: Pas
   return { findings, canaries, toWrite };
 }
 
-/** Records the events about uninjected pods that are due; a failed event is an error and is due again next pass. */
-async function reportNotInjected(sets: readonly SidecarSet[], findings: Map<string, NotInjectedFinding>, deps: StatusPassDeps, options: StatusPassOptions, result: PassResult): Promise<void> {
+/** Records the events about uninjected pods that are due; a failed event is an error and is due again next resync. */
+async function reportNotInjected(sets: readonly SidecarSet[], findings: Map<string, NotInjectedFinding>, deps: ResyncDeps, options: ResyncOptions, result: ResyncResult): Promise<void> {
   const present = new Set(sets.map((set) => sidecarSetName(set)));
   for (const notice of deps.notices.due(findings, present)) {
     let recorded = true;
@@ -240,7 +240,7 @@ async function reportNotInjected(sets: readonly SidecarSet[], findings: Map<stri
 /** Every revision, or why they could not be listed. */
 type RevisionList = { revisions: readonly ControllerRevision[] } | { error: unknown };
 
-/** Starts listing every revision (rollout.md §2.1); `listed` never rejects, and `cancel` stops the list when the pass ends without it. */
+/** Starts listing every revision (rollout.md §2.1); `listed` never rejects, and `cancel` stops the list when the resync ends without it. */
 function startRevisionList(rollout: RolloutDeps, signal: AbortSignal | undefined): { listed: Promise<RevisionList>; cancel: () => void } {
   const own = new AbortController();
   const listed = rollout.revisions.listAll(signal === undefined ? own.signal : AbortSignal.any([signal, own.signal])).then(
@@ -257,10 +257,10 @@ function startRevisionList(rollout: RolloutDeps, signal: AbortSignal | undefined
 
 /**
  * The revisions, listed once (rollout.md §2.1), by set. When they cannot be
- * listed, no set rolls this pass and statuses keep their stored revision
+ * listed, no set rolls this resync and statuses keep their stored revision
  * fields (the counts are still written: they do not depend on revisions).
  */
-function revisionsBySet(listed: RevisionList, result: PassResult): RevisionsBySet | undefined {
+function revisionsBySet(listed: RevisionList, result: ResyncResult): RevisionsBySet | undefined {
   result.rollout = { setsRolled: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, podsFailed: 0, revisionWrites: 0, states: {}, inFlight: [] };
   if ('error' in listed) {
     result.errors.push({ operation: 'list ControllerRevisions', message: `${errorMessage(listed.error)}; no set rolls this pass` });

@@ -1,13 +1,13 @@
 /**
- * A HotUpgrade set's passes against the rollout's ports in memory: upgrade,
- * flip once the new container runs ready, each guarded, each flip told on its
- * pod, and a pod never upgraded in the pass that flipped it.
+ * A HotUpgrade set's reconciles against the rollout's ports in memory: upgrade,
+ * flip once the new container runs ready, each guarded, each flip recorded on its
+ * pod, and a pod never upgraded in the reconcile that flipped it.
  */
 import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../lib/kube/types.ts';
 import { WriteConflictError } from '../../lib/ports/errors.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { runSetPass, type SetPassDeps, type SetPassOptions } from '../../lib/status-sync/set-pass.ts';
+import { reconcileSet, type ReconcileDeps, type ReconcileOptions } from '../../lib/status-sync/set-reconcile.ts';
 import { EMPTY, hotSet, injected, kubelet } from '../rollout/hot-fixtures.ts';
 import { world } from './rollout-world.ts';
 
@@ -16,9 +16,9 @@ type Cluster = ReturnType<typeof world>['cluster'];
 const images = (cluster: Cluster, name: string) =>
   Object.fromEntries((cluster.pods().find((p) => p.metadata?.name === name)?.spec?.containers ?? []).filter((c) => c.name.startsWith('mesh')).map((c) => [c.name, c.image]));
 
-/** One pass over the set as stored now (each status write changes its resourceVersion, as on an API server). */
-async function pass(deps: SetPassDeps, options: SetPassOptions = {}) {
-  return runSetPass((await deps.statuses.get('hot-set')) as SidecarSet, deps, options);
+/** One reconcile over the set as stored now (each status write changes its resourceVersion, as on an API server). */
+async function pass(deps: ReconcileDeps, options: ReconcileOptions = {}) {
+  return reconcileSet((await deps.statuses.get('hot-set')) as SidecarSet, deps, options);
 }
 
 /** The kubelet restarts what changed on every pod (a bad image never becomes ready). */
@@ -30,7 +30,7 @@ function restartAll(cluster: Cluster, failing: readonly string[] = []): void {
   }
 }
 
-describe('runSetPass with HotUpgrade sidecars', () => {
+describe('reconcileSet with HotUpgrade sidecars', () => {
   it('upgrades, flips once ready (telling the pod), then takes the next pod; the rollout ends finished', async () => {
     const set = hotSet('mesh:v2', '999', { type: 'RollingUpdate', maxUnavailable: 1 });
     const { deps, cluster, podEvents, log } = world(set, [injected('mesh:v1', 'a'), injected('mesh:v1', 'b')]);
@@ -74,11 +74,11 @@ describe('runSetPass with HotUpgrade sidecars', () => {
     expect(first).toMatchObject({ podsUpdated: 1, podsFailed: 1 });
     expect(images(cluster, 'a')).toEqual({ 'mesh-1': 'mesh:v1', 'mesh-2': 'mesh:v2' });
     restartAll(cluster);
-    // The pass that flips a updates no pod (Kruise 1.9 returns after flipping), so b is not tried in it...
+    // The reconcile that flips a updates no pod (Kruise 1.9 returns after flipping), so b is not tried in it...
     const second = await pass(deps, { writeConcurrency: 1 });
     expect(second).toMatchObject({ podsFlipped: 1, podsFailed: 0, inFlight: true });
-    // Kruise requeues after 1 s until its cache shows the flipped pod; here the follow-up waits for a change of the
-    // set's pods other than the version this pass wrote (the kubelet resetting the old container).
+    // Kruise requeues after 1 s until its cache shows the flipped pod; here the requeue waits for a change of the
+    // set's pods other than the version this reconcile wrote (the kubelet resetting the old container).
     expect(second.watch?.own.size).toBe(1);
     // ...but in the next one, which skips it again and still ends the rollout of the others.
     restartAll(cluster);
@@ -86,7 +86,7 @@ describe('runSetPass with HotUpgrade sidecars', () => {
     expect(images(cluster, 'a')).toEqual({ 'mesh-1': EMPTY, 'mesh-2': 'mesh:v2' });
     expect(images(cluster, 'b')).toEqual({ 'mesh-1': 'mesh:v1', 'mesh-2': EMPTY });
     expect(podEvents.events.map((e) => e.reason)).toEqual(['ResetContainerSucceed']);
-    // (This fixture kubelet drops the pod's other conditions, so b is told in both passes; set-pass.test.ts shows it told once.)
+    // (This fixture kubelet drops the pod's other conditions, so b is recorded in both reconciles; set-reconcile.test.ts shows it recorded once.)
     expect(events.events.filter((e) => e.reason === 'PodUpdateFailed').map((e) => e.message)[0]).toMatch(/^pod default\/b skipped: its patch cannot be made: .*example\.com\/config/);
   });
 

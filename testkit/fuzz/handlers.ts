@@ -41,8 +41,8 @@ export const discardingLogger: Logger = {
   error: (message, fields) => void JSON.stringify({ message, ...fields }),
 };
 
-/** One HTTP request as either door carries it. */
-export interface DoorRequest {
+/** One HTTP request as either handler carries it. */
+export interface HandlerRequest {
   fn: AdmissionFunctionName;
   body: Buffer;
   method?: string;
@@ -56,7 +56,7 @@ export interface DoorRequest {
 }
 
 /** What came back, with the time it took. */
-export interface DoorAnswer {
+export interface HandlerAnswer {
   status: number;
   contentType: string | undefined;
   /** The Allow header, which a 405 carries. */
@@ -65,9 +65,9 @@ export interface DoorAnswer {
   ms: number;
 }
 
-export interface Door {
+export interface WebhookHandler {
   readonly name: 'lambda' | 'https';
-  send(request: DoorRequest): Promise<DoorAnswer>;
+  send(request: HandlerRequest): Promise<HandlerAnswer>;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -79,7 +79,7 @@ function deepFreeze<T>(value: T): T {
 }
 
 /**
- * The cluster view both doors read; `current` is swapped per input. The
+ * The cluster view both handlers read; `current` is swapped per input. The
  * SidecarSets are served frozen, as the client-node source serves its cached
  * list to every request: a handler that edited one would throw here rather
  * than change what the next request sees.
@@ -103,7 +103,7 @@ export class ClusterView {
 const DEFAULT_QUERY = 'timeout=10s';
 
 /** The Lambda handlers of the three functions, composed once as on a cold start. */
-export async function lambdaDoor(view: ClusterView): Promise<Door> {
+export async function lambdaHandler(view: ClusterView): Promise<WebhookHandler> {
   const handlers = new Map<AdmissionFunctionName, FunctionUrlHandler>();
   for (const fn of ADMISSION_FUNCTIONS) {
     handlers.set(
@@ -148,8 +148,8 @@ export async function lambdaDoor(view: ClusterView): Promise<Door> {
   };
 }
 
-/** The fastify app serving the three functions over HTTPS on 127.0.0.1, and its door. */
-export async function httpsDoor(view: ClusterView): Promise<Door & { close(): Promise<void>; readonly staleSockets: number }> {
+/** The fastify app serving the three functions over HTTPS on 127.0.0.1, and its handler. */
+export async function httpsHandler(view: ClusterView): Promise<WebhookHandler & { close(): Promise<void>; readonly staleSockets: number }> {
   const tls = generateServingTls();
   const sources = { sidecarSets: view.sidecarSets, namespaces: view.namespaces };
   const app: FastifyInstance = buildApp({
@@ -162,7 +162,7 @@ export async function httpsDoor(view: ClusterView): Promise<Door & { close(): Pr
   await app.listen({ host: '127.0.0.1', port: 0 });
   const port = (app.server.address() as AddressInfo).port;
   const agent = new Agent({ keepAlive: true, maxSockets: 4, ca: tls.caPem });
-  const exchange = (req: DoorRequest, fresh = false): Promise<DoorAnswer & { staleSocket?: boolean }> => {
+  const exchange = (req: HandlerRequest, fresh = false): Promise<HandlerAnswer & { staleSocket?: boolean }> => {
     const path = `/${req.fn}${req.path ?? `/${SECRET}`}`;
     const query = req.query ?? DEFAULT_QUERY;
     return new Promise((resolve, reject) => {

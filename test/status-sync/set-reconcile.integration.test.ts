@@ -1,9 +1,9 @@
 /**
- * One set's pass with the rollout's real adapters against a real
+ * One set's reconcile with the rollout's real adapters against a real
  * kube-apiserver, as the functions' identity: the revision is created in
  * kruise-system, the batch's pods take the guarded JSON Patch (new image,
  * Kruise's annotations) and the SidecarSetUpgradable condition, and a pod
- * changed behind the pass's back is skipped as a conflict (a HotUpgrade flip too,
+ * changed behind the reconcile's back is skipped as a conflict (a HotUpgrade flip too,
  * whose Event then lands on the pod only when the flip does). The SidecarSet's
  * status and events stay in memory: their adapters are not the point here.
  */
@@ -24,8 +24,8 @@ import { memoryEventSink, memoryPodEventSink, memoryStatusWriter } from '../../l
 import type { Pod } from '../../lib/kube/types.ts';
 import type { PodEventSink } from '../../lib/ports.ts';
 import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
-import { runSetPass, type SetPassDeps } from '../../lib/status-sync/set-pass.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
+import { reconcileSet, type ReconcileDeps } from '../../lib/status-sync/set-reconcile.ts';
 import { createNamespace, createPod, podPath, readPod } from '../../testkit/cluster-pods.ts';
 import { hashOf, NEW_IMAGE, OLD_IMAGE, rolloutPod, rolloutSet } from '../rollout/fixtures.ts';
 import { EMPTY, hotSet, injected, kubelet } from '../rollout/hot-fixtures.ts';
@@ -68,9 +68,9 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
   });
 
   /**
-   * The pass's ports: the rollout's real adapters as the functions identity,
+   * The reconcile's ports: the rollout's real adapters as the functions identity,
    * the set's status and events in memory. Another writer changes `touch`
-   * right after the pass's first pod list, so that pod's guarded write meets
+   * right after the reconcile's first pod list, so that pod's guarded write meets
    * a real conflict.
    */
   function realDeps(forSet: SidecarSet, touch: { namespace: string; name: string }, options: { pageSize?: number; podEvents?: (client: KubeClient) => PodEventSink; setEvents?: boolean } = {}) {
@@ -78,7 +78,7 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
     const setPods = kubeSetPods(kc, options.pageSize === undefined ? {} : { pageSize: options.pageSize });
     const statuses = memoryStatusWriter([forSet]);
     let touched = false;
-    const deps: SetPassDeps = {
+    const deps: ReconcileDeps = {
       statuses,
       events: options.setEvents === true ? kubeEventSink(kc) : memoryEventSink(),
       namespaces: memoryNamespaceSource([]),
@@ -99,16 +99,16 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
         pods: kubePodWriter(kc),
         podEvents: options.podEvents?.(kc) ?? memoryPodEventSink(),
         clock: { now: () => new Date('2026-12-01T00:00:00Z') },
-        states: rolloutStateNotices(),
+        states: rolloutStateEvents(),
       },
     };
     return { deps, statuses };
   }
 
   it('registers the revision, updates the batch with guarded patches, marks them upgradable, and skips a pod that changed meanwhile', async () => {
-    // Another writer changes p-0 right after the pass listed it: its guarded patch must fail.
+    // Another writer changes p-0 right after the reconcile listed it: its guarded patch must fail.
     const { deps, statuses } = realDeps(set, { namespace: NS, name: 'p-0' }, { pageSize: 2 });
-    const result = await runSetPass(set, deps, { writeConcurrency: 1 });
+    const result = await reconcileSet(set, deps, { writeConcurrency: 1 });
     expect(result).toMatchObject({ status: 'written', podsUpdated: 1, conflicts: 1, inFlight: true, errors: [] });
     expect(statuses.writes[0]?.status).toMatchObject({ matchedPods: 4, updatedPods: 0, latestRevision: currentRevisionName(set) });
 
@@ -127,7 +127,7 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
     const recorded = JSON.parse(p1?.metadata?.annotations?.['kruise.io/sidecarset-hash'] ?? '{}') as Record<string, { hash: string; controllerRevision: string }>;
     expect(recorded['test-sidecarset']).toMatchObject({ hash: hashOf(set), controllerRevision: currentRevisionName(set) });
     expect(p1?.status?.conditions?.find((c) => c.type === 'SidecarSetUpgradable')).toMatchObject({ status: 'True', reason: 'AllSidecarsetUpgradable' });
-    // The pod the pass wrote is not a change the pace loop waits for.
+    // The pod the reconcile wrote is not a change the controller waits for.
     expect(result.watch?.own.has(p1?.metadata?.resourceVersion ?? '')).toBe(true);
   });
 
@@ -135,7 +135,7 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
     const ns = 'hot-flip';
     await createNamespace(cp(), ns);
     const hot = hotSet('mesh:v2', '999');
-    // Mid-swap: upgraded to mesh:v2 by the set's pass N, and the kubelet has run mesh-2 ready since.
+    // Mid-swap: upgraded to mesh:v2 by the set's reconcile N, and the kubelet has run mesh-2 ready since.
     const upgraded = kubelet(applyPatch(injected('mesh:v1', 'h-0'), podUpdatePatch({ pod: injected('mesh:v1', 'h-0'), set: hot, latestRevision: 'r', injectedList: 'hot-set', now: new Date() })) as Pod);
     const { status, ...object } = upgraded;
     object.metadata = { ...object.metadata, namespace: ns, resourceVersion: undefined, uid: undefined };
@@ -150,12 +150,12 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
       return (JSON.parse(list.body) as { items: { reason: string; type: string; involvedObject: { kind: string; name: string } }[] }).items.map((e) => [e.involvedObject.kind, e.involvedObject.name, e.type, e.reason]);
     };
 
-    const first = await runSetPass((await statuses.get('hot-set')) as SidecarSet, deps);
+    const first = await reconcileSet((await statuses.get('hot-set')) as SidecarSet, deps);
     expect(first).toMatchObject({ podsFlipped: 0, conflicts: 1, inFlight: true, errors: [] });
     expect(await imagesOf()).toMatchObject({ 'mesh-1': 'mesh:v1', 'mesh-2': 'mesh:v2' });
     expect(await events()).toEqual([]);
 
-    const second = await runSetPass((await statuses.get('hot-set')) as SidecarSet, deps);
+    const second = await reconcileSet((await statuses.get('hot-set')) as SidecarSet, deps);
     expect(second).toMatchObject({ podsFlipped: 1, conflicts: 0, errors: [] });
     expect(await imagesOf()).toMatchObject({ 'mesh-1': EMPTY, 'mesh-2': 'mesh:v2' });
     expect(await events()).toEqual([['Pod', 'h-0', 'Normal', 'ResetContainerSucceed']]);
@@ -175,9 +175,9 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
       const res = await cp().request('admin', 'PATCH', `${podPath(ns, name)}/status`, { status }, 'application/strategic-merge-patch+json');
       expect(res.status).toBe(200);
     }
-    // b-2 changes right after the list: a conflict, decided again next pass, not told.
+    // b-2 changes right after the list: a conflict, decided again next reconcile, not recorded.
     const { deps } = realDeps(merging, { namespace: ns, name: 'b-2' }, { setEvents: true });
-    const result = await runSetPass(merging, deps, { writeConcurrency: 1 });
+    const result = await reconcileSet(merging, deps, { writeConcurrency: 1 });
     expect(result).toMatchObject({ podsUpdated: 1, podsFailed: 1, conflicts: 1 });
 
     const [b0, b1] = await Promise.all(['b-0', 'b-1'].map((name) => readPod(cp(), ns, name)));

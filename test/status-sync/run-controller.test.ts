@@ -1,20 +1,20 @@
 /**
- * The pace loop over one set's ports in memory: it follows a set while its
+ * The controller over one set's ports in memory: it follows a set while its
  * pods change until the rollout finishes, lets a stalled set go, runs an
- * admitted change once it is visible, never runs two passes of one set at
+ * admitted change once it is visible, never runs two reconciles of one set at
  * once, and ends with its signal.
  */
 import { describe, expect, it } from '@jest/globals';
 import type { Pod } from '../../lib/kube/types.ts';
 import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
-import { followSets, type PaceOptions } from '../../lib/status-sync/pace.ts';
+import { runController, type ControllerOptions } from '../../lib/status-sync/run-controller.ts';
 import { NEW_IMAGE, podsOf } from '../rollout/fixtures.ts';
 import { hotSet, injected, kubelet } from '../rollout/hot-fixtures.ts';
 import { storedRolloutSet, world } from './rollout-world.ts';
 
 const SET = 'test-sidecarset';
 /** Only a watched change (or an admitted one) wakes the loop: the interval is far beyond any test. */
-const WATCH_ONLY: PaceOptions = { intervalMs: 600_000, debounceMs: 0, stallMs: 600_000, visibleTimeoutMs: 20_000 };
+const WATCH_ONLY: ControllerOptions = { intervalMs: 600_000, debounceMs: 0, stallMs: 600_000, visibleTimeoutMs: 20_000 };
 /** Ends a loop a failing test left running, well after any passing one is done. */
 const safety = () => AbortSignal.timeout(20_000);
 
@@ -79,13 +79,13 @@ function lagging(w: ReturnType<typeof world>, lagMs: number, onTime: string): vo
   };
 }
 
-describe('followSets', () => {
+describe('runController', () => {
   it('follows a set, pass after pass as its updated pods restart, until the rollout finished', async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 5, 0, 0));
     // The kubelet: each pod patched restarts a moment later (a change the loop did not make).
     kubeletAfterWrites(w, restarted);
-    const summary = await followSets([SET], w.deps, WATCH_ONLY, safety());
+    const summary = await runController([SET], w.deps, WATCH_ONLY, safety());
     expect(summary).toMatchObject({ podsUpdated: 5, conflicts: 0, stalled: [], unfinished: [], errors: [] });
     expect(summary.passes).toBeGreaterThanOrEqual(3);
     expect(summary.states[SET]).toMatch(/^finished/);
@@ -99,7 +99,7 @@ describe('followSets', () => {
     const written = kubeletAfterWrites(w, restarting);
     let passes = 0;
     const stop = new AbortController();
-    const following = followSets([SET], { ...w.deps, onSetPass: () => { passes++; } }, WATCH_ONLY, AbortSignal.any([stop.signal, safety()]));
+    const following = runController([SET], { ...w.deps, onReconcile: () => { passes++; } }, WATCH_ONLY, AbortSignal.any([stop.signal, safety()]));
     const until = async (done: () => boolean) => {
       while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
     };
@@ -107,7 +107,7 @@ describe('followSets', () => {
     // Time for a pass the restarts would have woken.
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect({ passes, written }).toEqual({ passes: 1, written: ['p-00000', 'p-00001'] });
-    // One pod ready again frees one slot: a pass, which writes the next pod into it.
+    // One pod ready again frees one slot: a reconcile, which writes the next pod into it.
     w.cluster.update('default', 'p-00000', restarted);
     await until(() => written.length === 3);
     expect({ passes, written }).toEqual({ passes: 2, written: ['p-00000', 'p-00001', 'p-00002'] });
@@ -115,7 +115,7 @@ describe('followSets', () => {
     await following;
   });
 
-  it('plans its follow-up passes from the watched pods: the set\'s pods are listed once, not once per pass', async () => {
+  it('plans its requeued passes from the watched pods: the set\'s pods are listed once, not once per pass', async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 6, 0, 0));
     let lists = 0;
@@ -128,12 +128,12 @@ describe('followSets', () => {
       },
     };
     kubeletAfterWrites(w, restarted);
-    const summary = await followSets([SET], w.deps, WATCH_ONLY, safety());
+    const summary = await runController([SET], w.deps, WATCH_ONLY, safety());
     expect(summary).toMatchObject({ podsUpdated: 6, conflicts: 0, stalled: [], unfinished: [], errors: [] });
     expect(summary.passes).toBeGreaterThanOrEqual(4);
     expect(lists).toBe(1);
     expect(summary.podReads).toEqual({ fromView: summary.passes - 1, listed: { first: 1 } });
-    // The counts the passes wrote came from the view: the last status is the finished rollout's.
+    // The counts the reconciles wrote came from the view: the last status is the finished rollout's.
     expect(w.statuses.sets()[0]?.status).toMatchObject({ matchedPods: 6, updatedPods: 6, readyPods: 6, updatedReadyPods: 6 });
   });
 
@@ -147,16 +147,16 @@ describe('followSets', () => {
     w.deps.statuses = { ...setStatuses, patchStatus: (name, rv, status, signal) => { statuses.push(status); return setStatuses.patchStatus(name, rv, status, signal); } };
     const stop = new AbortController();
     let passes = 0;
-    const following = followSets([SET], { ...w.deps, onSetPass: () => { passes++; } }, { ...WATCH_ONLY, catchUpMs: 5_000 }, AbortSignal.any([stop.signal, safety()]));
+    const following = runController([SET], { ...w.deps, onReconcile: () => { passes++; } }, { ...WATCH_ONLY, catchUpMs: 5_000 }, AbortSignal.any([stop.signal, safety()]));
     await until(() => passes === 1);
-    // Another pod changes while Ready at once (news): the second pass starts long before the watch tells the first pass's writes.
+    // Another pod changes while Ready at once (accepted by the predicate): the second reconcile starts long before the watch tells the first reconcile's writes.
     w.cluster.update('default', 'p-00004', (pod) => void (pod.metadata = { ...pod.metadata, labels: { ...pod.metadata?.labels, touched: 'yes' } }));
     await until(() => passes === 2);
     stop.abort();
     const summary = await following;
     expect(summary).toMatchObject({ podsUpdated: 2, conflicts: 0, errors: [] });
     expect(summary.podReads).toEqual({ fromView: 1, listed: { first: 1 } });
-    // The second pass saw the two pods updated (and unavailable): it wrote no more, and its counts say so.
+    // The second reconcile saw the two pods updated (and unavailable): it wrote no more, and its counts say so.
     expect(w.cluster.writes.filter((x) => x.kind === 'patch')).toHaveLength(2);
     expect(statuses.at(-1)).toMatchObject({ updatedPods: 2, updatedReadyPods: 0 });
   });
@@ -167,7 +167,7 @@ describe('followSets', () => {
     lagging(w, 2_000, 'p-00004');
     const stop = new AbortController();
     let passes = 0;
-    const following = followSets([SET], { ...w.deps, onSetPass: () => { passes++; } }, { ...WATCH_ONLY, catchUpMs: 100 }, AbortSignal.any([stop.signal, safety()]));
+    const following = runController([SET], { ...w.deps, onReconcile: () => { passes++; } }, { ...WATCH_ONLY, catchUpMs: 100 }, AbortSignal.any([stop.signal, safety()]));
     await until(() => passes === 1);
     w.cluster.update('default', 'p-00004', (pod) => void (pod.metadata = { ...pod.metadata, labels: { ...pod.metadata?.labels, touched: 'yes' } }));
     await until(() => passes === 2);
@@ -194,7 +194,7 @@ describe('followSets', () => {
         });
       },
     };
-    const summary = await followSets([SET], w.deps, { ...WATCH_ONLY, intervalMs: end === 'error' ? 300 : 600_000 }, safety());
+    const summary = await runController([SET], w.deps, { ...WATCH_ONLY, intervalMs: end === 'error' ? 300 : 600_000 }, safety());
     expect(summary).toMatchObject({ podsUpdated: 4, conflicts: 0, stalled: [], unfinished: [], errors: [] });
     expect(summary.podReads?.listed).toEqual({ first: 1, [end]: 1 });
     expect(w.statuses.sets()[0]?.status).toMatchObject({ matchedPods: 4, updatedPods: 4, updatedReadyPods: 4 });
@@ -216,7 +216,7 @@ describe('followSets', () => {
         throw new Error('no answer within 10000 ms');
       },
     };
-    const summary = await followSets([SET], w.deps, WATCH_ONLY, safety());
+    const summary = await runController([SET], w.deps, WATCH_ONLY, safety());
     expect(summary).toMatchObject({ podsUpdated: 3, conflicts: 0, stalled: [], unfinished: [] });
     expect(summary.podReads?.listed).toEqual({ first: 1, unsure: 1 });
   });
@@ -244,7 +244,7 @@ describe('followSets', () => {
         return pods.patchStatus(namespace, name, patch, signal);
       },
     };
-    const summary = await followSets([SET], w.deps, WATCH_ONLY, safety());
+    const summary = await runController([SET], w.deps, WATCH_ONLY, safety());
     expect(summary).toMatchObject({ podsUpdated: 5, conflicts: 0, stalled: [], unfinished: [], errors: [] });
     expect(w.log.indexOf('patch p-00002')).toBeLessThan(w.log.indexOf('condition p-00000 True'));
     expect(w.log.filter((line) => line.startsWith('condition')).sort()).toEqual(['p-00000', 'p-00001', 'p-00002', 'p-00003', 'p-00004'].map((name) => `condition ${name} True`));
@@ -268,7 +268,7 @@ describe('followSets', () => {
       },
     };
     const deferred: number[] = [];
-    const following = followSets(['hot-set'], { ...w.deps, onSetPass: (r) => void deferred.push(r.deferred ?? 0) }, WATCH_ONLY, AbortSignal.any([safety()]));
+    const following = runController(['hot-set'], { ...w.deps, onReconcile: (r) => void deferred.push(r.deferred ?? 0) }, WATCH_ONLY, AbortSignal.any([safety()]));
     // The pass the ready container wakes finds the pod's condition pending: no flip yet.
     await until(() => deferred.includes(1));
     expect(w.log.filter((line) => line === 'patch a')).toHaveLength(1);
@@ -279,7 +279,7 @@ describe('followSets', () => {
     expect(w.log.indexOf('condition a True')).toBeLessThan(w.log.lastIndexOf('patch a'));
   });
 
-  it('reads the set and its revisions at once in a follow-up pass, not one after the other', async () => {
+  it('reads the set and its revisions at once in a requeued pass, not one after the other', async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 4, 0, 0));
     kubeletAfterWrites(w, restarted);
@@ -296,7 +296,7 @@ describe('followSets', () => {
     const { revisions } = w.deps.rollout;
     w.deps.statuses = { ...statuses, get: (name, signal) => slow(() => statuses.get(name, signal)) };
     w.deps.rollout.revisions = { ...revisions, list: (name, labels, signal) => slow(() => revisions.list(name, labels, signal)) };
-    const summary = await followSets([SET], w.deps, WATCH_ONLY, safety());
+    const summary = await runController([SET], w.deps, WATCH_ONLY, safety());
     expect(summary).toMatchObject({ podsUpdated: 4, errors: [] });
     expect(together).toBe(summary.passes);
   });
@@ -312,7 +312,7 @@ describe('followSets', () => {
       return statuses.get(name, signal);
     } };
     const stop = new AbortController();
-    const following = followSets([SET], w.deps, { ...WATCH_ONLY, debounceMs: 400 }, AbortSignal.any([stop.signal, safety()]));
+    const following = runController([SET], w.deps, { ...WATCH_ONLY, debounceMs: 400 }, AbortSignal.any([stop.signal, safety()]));
     await until(() => w.cluster.pods().filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'False')).length === 2);
     await new Promise((resolve) => setTimeout(resolve, 50));
     const freed = performance.now();
@@ -328,12 +328,12 @@ describe('followSets', () => {
   it('lets a set whose counts stop moving go (a bad image), naming it', async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 5, 0, 0));
-    const summary = await followSets([SET], w.deps, { intervalMs: 10, debounceMs: 0, stallMs: 200 }, safety());
+    const summary = await runController([SET], w.deps, { intervalMs: 10, debounceMs: 0, stallMs: 200 }, safety());
     expect(summary).toMatchObject({ podsUpdated: 2, stalled: [SET], unfinished: [] });
     expect(summary.passes).toBeGreaterThanOrEqual(2);
   });
 
-  it('leaves a set its pass finds stalled (updated pods unavailable for the threshold, by their update times) at once, told once with the reason', async () => {
+  it('leaves a set its pass finds stalled (updated pods unavailable for the threshold, by their update times) at once, recorded once with the reason', async () => {
     const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 2 });
     // Two pods updated long before NOW whose new image cannot be pulled; three wait behind them.
     const pods = podsOf(set, 5, 2, 2).map((pod, i) => {
@@ -343,7 +343,7 @@ describe('followSets', () => {
       return pod;
     });
     const w = world(set, pods);
-    const summary = await followSets([SET], w.deps, WATCH_ONLY, safety());
+    const summary = await runController([SET], w.deps, WATCH_ONLY, safety());
     expect(summary).toMatchObject({ passes: 1, podsUpdated: 0, stalled: [SET], unfinished: [] });
     expect(w.events.events.map((e) => [e.type, e.reason])).toEqual([['Warning', 'RolloutStalled']]);
     expect(w.events.events[0]?.message).toContain('ImagePullBackOff: 2 pod(s) (default/p-00000, default/p-00001)');
@@ -353,8 +353,8 @@ describe('followSets', () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 5, 0, 0));
     w.deps.rollout.setPods = { ...w.deps.rollout.setPods, changed: () => Promise.resolve('error' as const) };
-    const summary = await followSets([SET], w.deps, { intervalMs: 200, debounceMs: 0, stallMs: 1_000 }, safety());
-    // About 1 s / 200 ms = 6 passes until the stall; a loop that did not wait would make thousands.
+    const summary = await runController([SET], w.deps, { intervalMs: 200, debounceMs: 0, stallMs: 1_000 }, safety());
+    // About 1 s / 200 ms = 6 reconciles until the stall; a loop that did not wait would make thousands.
     expect(summary.stalled).toEqual([SET]);
     expect(summary.passes).toBeLessThanOrEqual(20);
   });
@@ -362,7 +362,7 @@ describe('followSets', () => {
   it('returns at once for a set with nothing in flight, and drops a set that no longer exists', async () => {
     const set = storedRolloutSet({ type: 'NotUpdate' });
     const w = world(set, podsOf(set, 2, 0, 0));
-    const summary = await followSets([SET, 'deleted-set'], w.deps, WATCH_ONLY, safety());
+    const summary = await runController([SET, 'deleted-set'], w.deps, WATCH_ONLY, safety());
     expect(summary).toMatchObject({ passes: 1, podsUpdated: 0, stalled: [], unfinished: [], errors: [] });
   });
 
@@ -385,7 +385,7 @@ describe('followSets', () => {
       log.push('stored');
       void w.statuses.patchStatus(SET, undefined, {});
     }, 300);
-    const summary = await followSets([], w.deps, { ...WATCH_ONLY, intervalMs: 10, stallMs: 0 }, safety(), queue);
+    const summary = await runController([], w.deps, { ...WATCH_ONLY, intervalMs: 10, stallMs: 0 }, safety(), queue);
     expect(log[0]).toBe('stored');
     expect(log.filter((l) => l === 'pod write')).toHaveLength(2);
     expect(summary).toMatchObject({ podsUpdated: 2, stalled: [SET] });
@@ -397,7 +397,7 @@ describe('followSets', () => {
     const queue = admittedQueue();
     queue.push({ sidecarSet: SET, uid: 'uid-1', operation: 'UPDATE', resourceVersion: '1' });
     const started = performance.now();
-    const summary = await followSets([], w.deps, { ...WATCH_ONLY, intervalMs: 10, stallMs: 0, visibleTimeoutMs: 300 }, safety(), queue);
+    const summary = await runController([], w.deps, { ...WATCH_ONLY, intervalMs: 10, stallMs: 0, visibleTimeoutMs: 300 }, safety(), queue);
     expect(performance.now() - started).toBeGreaterThanOrEqual(250);
     expect(summary).toMatchObject({ podsUpdated: 2, stalled: [SET] });
   });
@@ -432,13 +432,13 @@ describe('followSets', () => {
     setTimeout(() => {
       controller.abort(new Error('test over'));
     }, 500);
-    const summary = await followSets([SET], w.deps, { intervalMs: 30, debounceMs: 0, stallMs: 600_000, createDebounceMs: 0 }, controller.signal, queue);
+    const summary = await runController([SET], w.deps, { intervalMs: 30, debounceMs: 0, stallMs: 600_000, createDebounceMs: 0 }, controller.signal, queue);
     for (const timer of timers) clearTimeout(timer);
     expect(summary.passes).toBeGreaterThanOrEqual(3);
     expect(most).toBe(1);
   });
 
-  it('ends when its signal does with conditions still on their way: they are called off with it and told as errors', async () => {
+  it('ends when its signal does with conditions still on their way: they are called off with it and recorded as errors', async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 5, 0, 0));
     // A condition write answers only when its signal ends it.
@@ -454,7 +454,7 @@ describe('followSets', () => {
     };
     const controller = new AbortController();
     let passes = 0;
-    const following = followSets([SET], { ...w.deps, onSetPass: () => { passes++; } }, WATCH_ONLY, AbortSignal.any([controller.signal, safety()]));
+    const following = runController([SET], { ...w.deps, onReconcile: () => { passes++; } }, WATCH_ONLY, AbortSignal.any([controller.signal, safety()]));
     await until(() => passes === 1);
     const stopped = performance.now();
     controller.abort(new Error('stopping'));
@@ -472,7 +472,7 @@ describe('followSets', () => {
       controller.abort(new Error('the budget ended'));
     }, 100);
     const started = performance.now();
-    const summary = await followSets([SET], w.deps, WATCH_ONLY, controller.signal);
+    const summary = await runController([SET], w.deps, WATCH_ONLY, controller.signal);
     // The interval is ten minutes: only the signal can have ended it this soon.
     expect(performance.now() - started).toBeLessThan(30_000);
     expect(summary).toMatchObject({ unfinished: [SET], stalled: [] });

@@ -13,10 +13,10 @@
 import { errorMessage } from '../errors.ts';
 import { ANNOTATION_BASE } from '../sidecarset/canary.ts';
 import type { SidecarSetEvent, SidecarSetEventSink } from '../ports.ts';
-import type { PassError } from './errors.ts';
+import type { ReconcileError } from './errors.ts';
 import { eventMemory, type EventMemoryOptions } from './event-memory.ts';
 
-/** What a pass found for one set: each canary of it that took pods, by name, with how many. */
+/** What a reconcile found for one set: each canary of it that took pods, by name, with how many. */
 export interface CanaryFinding {
   uid: string;
   /** Sorted by canary name; empty when no canary took a pod. */
@@ -24,21 +24,21 @@ export interface CanaryFinding {
 }
 
 /** An event to record, and what to remember once it is recorded. */
-export interface CanaryNotice {
+export interface CanaryEvent {
   set: string;
   finding: CanaryFinding;
   event: SidecarSetEvent;
 }
 
-export interface CanaryNotices {
+export interface CanaryEvents {
   /**
-   * The events due after a pass.
-   * @param findings the sets the pass counted (those no canary took pods from included).
-   * @param present every set the pass saw: what is remembered about others is dropped.
+   * The events due after a reconcile.
+   * @param findings the sets the reconcile counted (those no canary took pods from included).
+   * @param present every set the reconcile saw: what is remembered about others is dropped.
    */
-  due(findings: ReadonlyMap<string, CanaryFinding>, present: ReadonlySet<string>): CanaryNotice[];
-  /** Remembers a notice whose event was recorded (a failed one is due again next pass). */
-  reported(notice: CanaryNotice): void;
+  due(findings: ReadonlyMap<string, CanaryFinding>, present: ReadonlySet<string>): CanaryEvent[];
+  /** Remembers a notice whose event was recorded (a failed one is due again next reconcile). */
+  reported(notice: CanaryEvent): void;
 }
 
 /** Reason of the Warning event on the base: canaries took pods it selects. */
@@ -68,33 +68,33 @@ function keyOf(finding: CanaryFinding): string | undefined {
 }
 
 /** Starts with nothing reported; make one per process (per cold start) and keep it across passes. */
-export function canaryNotices(options: EventMemoryOptions = {}): CanaryNotices {
+export function canaryEvents(options: EventMemoryOptions = {}): CanaryEvents {
   const memory = eventMemory(options);
   return {
     due(findings, present) {
       memory.keep(present);
-      const out: CanaryNotice[] = [];
+      const out: CanaryEvent[] = [];
       for (const [set, finding] of findings) {
         const sidecarSet = { name: set, uid: finding.uid };
         const due = memory.due(set, keyOf(finding));
         if (due === 'gone') out.push({ set, finding, event: { sidecarSet, type: 'Normal', reason: REASON_NONE_TAKEN, message: "no pod this SidecarSet selects runs a canary's sidecars any more" } });
-        else if (due === 'tell') out.push({ set, finding, event: { sidecarSet, type: 'Warning', reason: REASON_TAKEN_BY_CANARY, message: takenMessage(set, finding) } });
+        else if (due === 'record') out.push({ set, finding, event: { sidecarSet, type: 'Warning', reason: REASON_TAKEN_BY_CANARY, message: takenMessage(set, finding) } });
       }
       return out;
     },
     reported(notice) {
-      memory.told(notice.set, keyOf(notice.finding));
+      memory.recorded(notice.set, keyOf(notice.finding));
     },
   };
 }
 
-/** Records the canary events that are due; a failed one is an error and is due again next pass. */
-export async function tellCanaries(
-  notices: CanaryNotices,
+/** Records the canary events that are due; a failed one is an error and is due again next reconcile. */
+export async function recordCanaryEvents(
+  notices: CanaryEvents,
   findings: ReadonlyMap<string, CanaryFinding>,
   present: ReadonlySet<string>,
   events: SidecarSetEventSink,
-  errors: PassError[],
+  errors: ReconcileError[],
   signal?: AbortSignal,
 ): Promise<void> {
   for (const notice of notices.due(findings, present)) {

@@ -1,9 +1,9 @@
 /**
  * A rollout still in flight when an invocation's follow budget ends goes on
- * in the continuation that invocation sends itself, not at the next
+ * in the self-requeue that invocation sends itself, not at the next
  * scheduled tick: the real control plane with the test kubelet, the
- * status-sync Lambda composed as on AWS, its continuations run one at a
- * time as Lambda runs them (reserved concurrency 1). A continuation
+ * status-sync Lambda composed as on AWS, its self-requeues run one at a
+ * time as Lambda runs them (reserved concurrency 1). A self-requeue
  * delivered again after a later invocation started is dropped.
  */
 import { expect, it } from '@jest/globals';
@@ -16,7 +16,7 @@ import { recordRollout } from '../../testkit/faults/rollout-recorder.ts';
 import { capturingLogger } from '../../testkit/reviews.ts';
 
 describeWithControlPlane('a rollout that outlasts one invocation', () => {
-  it('continues in the invocation\'s own continuation until done, with no scheduled tick; a stale continuation is dropped', async () => {
+  it('continues in the invocation\'s own self-requeue until done, with no scheduled tick; a stale self-requeue is dropped', async () => {
     const cluster = await startRolloutCluster({ readyDelayMs: 1_000 });
     try {
       const pods = 12;
@@ -29,7 +29,7 @@ describeWithControlPlane('a rollout that outlasts one invocation', () => {
           sent.push(event);
           return Promise.resolve();
         },
-        followBudgetMs: 2_500,
+        controllerBudgetMs: 2_500,
       });
       const context = (id: string) => ({ awsRequestId: id, getRemainingTimeInMillis: () => 120_000 });
       const target = await updateSidecarImage(cluster.cp, seeded.set, NEW_IMAGE);
@@ -46,7 +46,7 @@ describeWithControlPlane('a rollout that outlasts one invocation', () => {
       for (let i = 0; i < 100 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
       expect(done()).toBe(true);
       expect(recorder.violations).toEqual([]);
-      // Lambda may deliver an event twice: the first continuation, again, after later invocations started here.
+      // Lambda may deliver an event twice: the first selfRequeue, again, after later invocations started here.
       const stale = sent[0];
       expect(stale).toBeDefined();
       if (stale !== undefined) expect(await handler(stale, context('again'))).toEqual({ skipped: 'superseded continuation' });

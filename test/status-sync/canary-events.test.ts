@@ -1,14 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
-import { canaryFinding, canaryNotices, MAX_CANARIES_NAMED, takenMessage, tellCanaries, type CanaryFinding } from '../../lib/status-sync/canary-notices.ts';
-import type { PassError } from '../../lib/status-sync/errors.ts';
+import { canaryFinding, canaryEvents, MAX_CANARIES_NAMED, takenMessage, recordCanaryEvents, type CanaryFinding } from '../../lib/status-sync/canary-events.ts';
+import type { ReconcileError } from '../../lib/status-sync/errors.ts';
 import type { SidecarSetEvent } from '../../lib/ports.ts';
 
 const taken = (...canaries: [string, number][]): CanaryFinding => canaryFinding('u', new Map(canaries));
 
-/** Runs the notices through a sequence of passes; returns the reasons emitted by each. */
+/** Runs the notices through a sequence of reconciles; returns the reasons emitted by each. */
 function run(steps: { at: number; findings: [string, CanaryFinding][]; present?: string[] }[]): string[][] {
   let now = 0;
-  const notices = canaryNotices({ refreshMs: 1000, nowMs: () => now });
+  const notices = canaryEvents({ refreshMs: 1000, nowMs: () => now });
   return steps.map((step) => {
     now = step.at;
     const findings = new Map(step.findings);
@@ -48,17 +48,17 @@ describe('notices about canaries that took a set’s pods', () => {
   });
 
   it('tells again next pass when the event could not be recorded, and says why in the errors', async () => {
-    const notices = canaryNotices({ nowMs: () => 0 });
+    const notices = canaryEvents({ nowMs: () => 0 });
     const findings = new Map([['base', taken(['c', 2])]]);
     const recorded: SidecarSetEvent[] = [];
     let fail = true;
     const sink = { record: (event: SidecarSetEvent) => (fail ? Promise.reject(new Error('events is forbidden')) : (recorded.push(event), Promise.resolve())) };
-    const errors: PassError[] = [];
-    await tellCanaries(notices, findings, new Set(['base']), sink, errors);
+    const errors: ReconcileError[] = [];
+    await recordCanaryEvents(notices, findings, new Set(['base']), sink, errors);
     expect(errors).toEqual([{ sidecarSet: 'base', operation: 'record event', message: 'events is forbidden' }]);
     fail = false;
-    await tellCanaries(notices, findings, new Set(['base']), sink, errors);
-    await tellCanaries(notices, findings, new Set(['base']), sink, errors);
+    await recordCanaryEvents(notices, findings, new Set(['base']), sink, errors);
+    await recordCanaryEvents(notices, findings, new Set(['base']), sink, errors);
     expect(recorded.map((e) => [e.sidecarSet, e.reason])).toEqual([[{ name: 'base', uid: 'u' }, 'PodsTakenByCanary']]);
   });
 });

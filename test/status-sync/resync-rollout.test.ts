@@ -1,8 +1,8 @@
 /**
- * The full pass with the rollout: idle sets get their revision registered
+ * The resync with the rollout: idle sets get their revision registered
  * and their status from the streamed counts; sets with rollout work get
- * their own pass; a revision list that fails keeps the counts flowing and
- * rolls nothing; sets with work in flight are named for the pace loop.
+ * their own reconcile; a revision list that fails keeps the counts flowing and
+ * rolls nothing; sets with work in flight are named for the controller.
  */
 import { describe, expect, it } from '@jest/globals';
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
@@ -11,10 +11,10 @@ import { memoryEventSink, memoryPodEventSink, memoryPodPages, memoryStatusWriter
 import type { Pod } from '../../lib/kube/types.ts';
 import { currentRevisionName } from '../../lib/sidecarset/revisions.ts';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
-import { notInjectedNotices } from '../../lib/status-sync/not-injected.ts';
-import { runStatusPass, type StatusPassDeps } from '../../lib/status-sync/pass.ts';
-import { rolloutStateNotices } from '../../lib/status-sync/rollout-state.ts';
-import { runSetPass } from '../../lib/status-sync/set-pass.ts';
+import { notInjectedEvents } from '../../lib/status-sync/not-injected.ts';
+import { runResync, type ResyncDeps } from '../../lib/status-sync/resync.ts';
+import { rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
+import { reconcileSet } from '../../lib/status-sync/set-reconcile.ts';
 import { applyPatch } from '../../lib/admission/json-patch-apply.ts';
 import { podUpdatePatch } from '../../lib/rollout/pod-patch.ts';
 import { observedStates } from '../../lib/status-sync/observed-states.ts';
@@ -35,14 +35,14 @@ function passWorld(sets: SidecarSet[], pods: Pod[]) {
   const events = memoryEventSink();
   const cluster = memoryPods(pods);
   const revisions = memoryRevisionStore();
-  const deps: StatusPassDeps & { rollout: NonNullable<StatusPassDeps['rollout']> } = {
+  const deps: ResyncDeps & { rollout: NonNullable<ResyncDeps['rollout']> } = {
     sidecarSets: memorySidecarSetSource(sets),
     pods: memoryPodPages(pods, 2),
     namespaces: memoryNamespaceSource([]),
     statuses,
     events,
-    notices: notInjectedNotices(),
-    rollout: { revisions, setPods: cluster.source, pods: cluster.writer, podEvents: memoryPodEventSink(), clock: { now: () => NOW }, states: rolloutStateNotices() },
+    notices: notInjectedEvents(),
+    rollout: { revisions, setPods: cluster.source, pods: cluster.writer, podEvents: memoryPodEventSink(), clock: { now: () => NOW }, states: rolloutStateEvents() },
   };
   return { deps, statuses, events, cluster, revisions };
 }
@@ -57,18 +57,18 @@ describe('a status pass with the rollout', () => {
     const paused = hotSet('mesh:v2', '999', { type: 'RollingUpdate', paused: true });
     const upgraded = kubelet(applyPatch(injected('mesh:v1', 'a'), podUpdatePatch({ pod: injected('mesh:v1', 'a'), set: paused, latestRevision: 'r', injectedList: 'hot-set', now: NOW })) as Pod);
     const held = passWorld([paused], [upgraded]);
-    expect((await runStatusPass(held.deps)).rollout).toMatchObject({ setsRolled: 0, podsFlipped: 0, podsUpdated: 0, inFlight: [] });
+    expect((await runResync(held.deps)).rollout).toMatchObject({ setsRolled: 0, podsFlipped: 0, podsUpdated: 0, inFlight: [] });
     expect(held.cluster.pods()[0]?.spec?.containers.find((c) => c.name === 'mesh-1')?.image).toBe('mesh:v1');
     const hot = hotSet('mesh:v2', '999', { type: 'RollingUpdate' });
     const w = passWorld([hot], [upgraded]);
-    const result = await runStatusPass(w.deps);
+    const result = await runResync(w.deps);
     expect(result.rollout).toMatchObject({ setsRolled: 1, podsFlipped: 1, podsUpdated: 0, inFlight: ['hot-set'] });
     expect(w.cluster.pods()[0]?.spec?.containers.find((c) => c.name === 'mesh-1')?.image).toBe(EMPTY);
   });
 
   it('registers and writes idle sets from the counts and runs the whole pass of sets with rollout work', async () => {
     const w = passWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
-    const result = await runStatusPass(w.deps);
+    const result = await runResync(w.deps);
     expect(result).toMatchObject({ setsSeen: 2, statusesWritten: 2, errors: [] });
     expect(result.rollout).toEqual({ setsRolled: 1, podsUpdated: 1, podsFlipped: 0, conflicts: 0, podsFailed: 0, revisionWrites: 2, states: { rolling: expect.stringMatching(/^rolling out/) }, inFlight: ['rolling'] });
     const stored = new Map(w.statuses.sets().map((s) => [s.metadata?.name, s.status]));
@@ -81,9 +81,9 @@ describe('a status pass with the rollout', () => {
 
   it("reports each set's counts, a rolled set's from its own list, and the state each set was seen in", async () => {
     const w = passWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
-    const states = observedStates(rolloutStateNotices());
+    const states = observedStates(rolloutStateEvents());
     w.deps.rollout.states = states;
-    const result = await runStatusPass(w.deps);
+    const result = await runResync(w.deps);
     expect(result.sets).toEqual({
       idle: { matchedPods: 2, updatedPods: 2, readyPods: 2, updatedReadyPods: 2 },
       rolling: { matchedPods: 3, updatedPods: 0, readyPods: 3, updatedReadyPods: 0 },
@@ -115,7 +115,7 @@ describe('a status pass with the rollout', () => {
         return w.revisions.listAll(signal);
       },
     };
-    const result = await runStatusPass(w.deps);
+    const result = await runResync(w.deps);
     expect(result).toMatchObject({ statusesWritten: 2, errors: [] });
     expect(order.indexOf('list revisions')).toBeLessThan(order.indexOf('pods done'));
     expect(order.filter((o) => o === 'list revisions')).toHaveLength(1);
@@ -141,7 +141,7 @@ describe('a status pass with the rollout', () => {
           });
         }),
     };
-    const result = await runStatusPass(w.deps);
+    const result = await runResync(w.deps);
     expect(result.errors).toEqual([{ operation: 'list pods', message: 'the API server answered 403: pods is forbidden; no status is written this pass' }]);
     expect(aborted).toBeInstanceOf(Error);
     expect(w.statuses.sets().map((s) => s.status?.matchedPods)).toEqual([undefined, undefined]);
@@ -150,7 +150,7 @@ describe('a status pass with the rollout', () => {
   it('keeps writing the counts but rolls nothing when the revisions cannot be listed', async () => {
     const w = passWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
     w.deps.rollout.revisions = { ...w.revisions, listAll: () => Promise.reject(new Error('the API server answered 403: forbidden')) };
-    const result = await runStatusPass(w.deps);
+    const result = await runResync(w.deps);
     expect(result.errors).toEqual([{ operation: 'list ControllerRevisions', message: 'the API server answered 403: forbidden; no set rolls this pass' }]);
     expect(result.statusesWritten).toBe(2);
     expect(result.rollout).toMatchObject({ setsRolled: 0, podsUpdated: 0, revisionWrites: 0, inFlight: [] });
@@ -158,7 +158,7 @@ describe('a status pass with the rollout', () => {
     expect(w.revisions.writes).toEqual([]);
     // The stored revision fields stay as they were (none): the counts do not depend on them.
     expect(w.statuses.sets().map((s) => s.status?.latestRevision)).toEqual([undefined, undefined]);
-    // The set with pods to roll is told in no state this pass (it is not paused); the idle one's, finished, is no news at first sight.
+    // The set with pods to roll is recorded in no state this reconcile (it is not paused); the idle one's, finished, is nothing new at first sight.
     expect(result.rollout?.states).toEqual({});
     expect(w.events.events).toEqual([]);
   });
@@ -166,11 +166,11 @@ describe('a status pass with the rollout', () => {
   it('decides a paused set whose every pod is updated, one not ready, as its own pass does: paused (Kruise 1.9 checks paused first), not followed', async () => {
     const paused = set('paused', 'api', { type: 'RollingUpdate', paused: true });
     const pods = [updatedNotReady(paused, 'api-0', 'api', 10), rolloutPod(paused, { name: 'api-1', updated: true, labels: { app: 'api' } })];
-    const full = await runStatusPass(passWorld([paused], pods).deps);
+    const full = await runResync(passWorld([paused], pods).deps);
     expect(full.rollout).toMatchObject({ setsRolled: 0, inFlight: [] });
     expect(full.rollout?.states).toEqual({ paused: expect.stringMatching(/^paused \(updateStrategy\.paused\)/) });
     const own = passWorld([paused], pods);
-    const alone = await runSetPass(paused, { statuses: own.deps.statuses, events: own.deps.events, namespaces: own.deps.namespaces, rollout: own.deps.rollout });
+    const alone = await reconcileSet(paused, { statuses: own.deps.statuses, events: own.deps.events, namespaces: own.deps.namespaces, rollout: own.deps.rollout });
     expect(alone.stateChange).toBe(full.rollout?.states.paused);
   });
 
@@ -188,14 +188,14 @@ describe('a status pass with the rollout', () => {
     const restarting = set('restarting', 'api');
     const frozen = set('frozen', 'queue', { type: 'NotUpdate' });
     const w = passWorld([restarting, frozen], [updatedNotReady(restarting, 'api-0', 'api', 10), rolloutPod(frozen, { name: 'queue-0', updated: true, ready: false, labels: { app: 'queue' } })]);
-    const states = observedStates(rolloutStateNotices());
+    const states = observedStates(rolloutStateEvents());
     w.deps.rollout.states = states;
-    const result = await runStatusPass(w.deps);
-    // Decided from the pass's counts (every pod updated): no list of its own, yet followed.
+    const result = await runResync(w.deps);
+    // Decided from the reconcile's counts (every pod updated): no list of its own, yet requeued.
     expect(result.rollout).toMatchObject({ setsRolled: 0, inFlight: ['restarting'] });
     expect(result.unavailable).toEqual({ restarting: { Restarting: 1 } });
     // Every pod updated is not finished while one is not ready: the rollout is still progressing, though at
-    // first sight, with nothing updated by this pass, that is no news (the pass that updated the pods told it).
+    // first sight, with nothing updated by this reconcile, that is nothing new (the reconcile that updated the pods told it).
     expect(states.current().get('restarting')).toBe('Progressing');
     expect(result.rollout?.states).toEqual({});
   });
@@ -204,7 +204,7 @@ describe('a status pass with the rollout', () => {
     const stuck = set('stuck', 'api', { type: 'RollingUpdate', maxUnavailable: 1 });
     const pods = [updatedNotReady(stuck, 'api-0', 'api', 90, 'ImagePullBackOff'), rolloutPod(stuck, { name: 'api-1', labels: { app: 'api' } })];
     const w = passWorld([stuck], pods);
-    const result = await runStatusPass(w.deps);
+    const result = await runResync(w.deps);
     expect(result.rollout).toMatchObject({ setsRolled: 1, podsUpdated: 0, inFlight: [] });
     expect(w.events.events.filter((e) => e.reason === 'RolloutStalled')).toEqual([
       {
@@ -220,7 +220,7 @@ describe('a status pass with the rollout', () => {
     // A threshold of its own: the same pods, 2 minutes allowed, are still progressing.
     const patient = passWorld([stuck], pods);
     patient.deps.rollout.stallMs = 120_000;
-    expect((await runStatusPass(patient.deps)).rollout).toMatchObject({ inFlight: ['stuck'] });
+    expect((await runResync(patient.deps)).rollout).toMatchObject({ inFlight: ['stuck'] });
   });
 
   it('reports a stall 60 s after first sight when the stuck pod claims an update time in 2099, not never (a creator can write its annotation)', async () => {
@@ -229,14 +229,14 @@ describe('a status pass with the rollout', () => {
     const annotations = forged.metadata!.annotations!;
     annotations['kruise.io/sidecarset-hash'] = annotations['kruise.io/sidecarset-hash']!.replace(NOW.toISOString().replace('.000', ''), '2099-01-01T00:00:00Z');
     expect(annotations['kruise.io/sidecarset-hash']).toContain('2099-01-01T00:00:00Z');
-    // A pass per scheduled invocation of one warm process: its memory (the notices) is all the passes share.
-    const states = rolloutStateNotices();
+    // A reconcile per scheduled invocation of one warm process: its memory (the notices) is all the reconciles share.
+    const states = rolloutStateEvents();
     let now = NOW.getTime();
     const pass = async () => {
       const w = passWorld([stuck], [forged, rolloutPod(stuck, { name: 'api-1', labels: { app: 'api' } })]);
       w.deps.rollout.clock = { now: () => new Date(now) };
       w.deps.rollout.states = states;
-      const result = await runStatusPass(w.deps);
+      const result = await runResync(w.deps);
       return { result, stalls: w.events.events.filter((e) => e.reason === 'RolloutStalled') };
     };
     expect((await pass()).stalls).toEqual([]);
@@ -251,7 +251,7 @@ describe('a status pass with the rollout', () => {
   it('writes no revision fields for an idle set whose revision cannot be registered, and says so', async () => {
     const w = passWorld([IDLE], idlePods);
     w.deps.rollout.revisions = { ...w.revisions, create: () => Promise.reject(new Error('the API server answered 500')) };
-    const result = await runStatusPass(w.deps);
+    const result = await runResync(w.deps);
     expect(result.errors).toEqual([{ sidecarSet: 'idle', operation: 'register the revision', message: 'ControllerRevision kruise-system/idle-78bb8d68cc could not be created: the API server answered 500' }]);
     expect(w.statuses.sets()[0]?.status).toMatchObject({ matchedPods: 2, updatedPods: 2 });
     expect(w.statuses.sets()[0]?.status?.latestRevision).toBeUndefined();
@@ -259,9 +259,9 @@ describe('a status pass with the rollout', () => {
 
   it('runs no rollout without its ports (the offline invoke): statuses only', async () => {
     const w = passWorld([ROLLING], rollingPods);
-    const statusOnly: StatusPassDeps = { ...w.deps };
+    const statusOnly: ResyncDeps = { ...w.deps };
     delete statusOnly.rollout;
-    const result = await runStatusPass(statusOnly);
+    const result = await runResync(statusOnly);
     expect(result.rollout).toBeUndefined();
     expect(result.statusesWritten).toBe(1);
     expect(w.cluster.writes).toEqual([]);

@@ -1,5 +1,5 @@
 /**
- * One set's whole pass against the rollout's ports in memory: what it
+ * One set's whole reconcile against the rollout's ports in memory: what it
  * writes, in which order, and what it leaves alone when a pod, the set or a
  * revision write gets in the way.
  */
@@ -10,18 +10,18 @@ import { memoryEventSink } from '../../lib/adapters/memory-status-sync.ts';
 import { currentRevisionName, newRevision } from '../../lib/sidecarset/revisions.ts';
 import type { Pod } from '../../lib/kube/types.ts';
 import type { SidecarSet, SidecarSetUpdateStrategy } from '../../lib/sidecarset/types.ts';
-import { runSetPass, type SetPassOptions } from '../../lib/status-sync/set-pass.ts';
+import { reconcileSet, type ReconcileOptions } from '../../lib/status-sync/set-reconcile.ts';
 import { NEW_IMAGE, OLD_IMAGE, podsOf, rolloutPod } from '../rollout/fixtures.ts';
 import { storedRolloutSet, world } from './rollout-world.ts';
 
-const ONE_AT_A_TIME: SetPassOptions = { writeConcurrency: 1 };
+const ONE_AT_A_TIME: ReconcileOptions = { writeConcurrency: 1 };
 const imageOf = (cluster: ReturnType<typeof memoryPods>, name: string) => cluster.pods().find((p) => p.metadata?.name === name)?.spec?.containers.find((c) => c.name === 'sidecar1')?.image;
 
-describe('runSetPass', () => {
+describe('reconcileSet', () => {
   it('writes the status first, then every image patch of the batch, then their conditions, then the rollout state', async () => {
     const set = storedRolloutSet();
     const { deps, log, statuses, cluster, events } = world(set, podsOf(set, 5, 0, 0));
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     // A pod restarts as soon as its own patch lands: no patch waits behind another pod's condition, which only reports.
     expect(log).toEqual(['status test-sidecarset', 'patch p-00000', 'patch p-00001', 'condition p-00000 True', 'condition p-00001 True', 'event RolloutProgressing']);
     expect(statuses.writes).toEqual([
@@ -36,18 +36,18 @@ describe('runSetPass', () => {
   it('tells the rollout with the counts the pass leaves: the pods it just updated are updated and no longer ready, the stored status keeps what it listed', async () => {
     const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 3 });
     const { deps, events, statuses } = world(set, podsOf(set, 12, 0, 0));
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(result.podsUpdated).toBe(3);
     expect(events.events.at(-1)?.message).toMatch(/: 3 pod\(s\) updated in this pass; 3 of 12 pod\(s\) updated, 0 updated and ready$/);
     expect(result.state?.progress).toBe(JSON.stringify({ matchedPods: 12, updatedPods: 3, readyPods: 9, updatedReadyPods: 0 }));
     expect(statuses.writes[0]?.status).toMatchObject({ matchedPods: 12, updatedPods: 0, readyPods: 12 });
   });
 
-  it("hands the pace loop the scope, the list's resourceVersion and the versions it wrote", async () => {
+  it("hands the controller the scope, the list's resourceVersion and the versions it wrote", async () => {
     const set = storedRolloutSet();
     const { deps, cluster } = world(set, podsOf(set, 5, 0, 0));
     const listed = cluster.resourceVersion();
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     const written = cluster.pods().filter((p) => imageOf(cluster, p.metadata?.name ?? '') === NEW_IMAGE).map((p) => p.metadata?.resourceVersion);
     expect(result.watch).toEqual({ scope: { labelSelector: 'app=web' }, resourceVersion: listed, own: expect.any(Set) });
     // Each pod's patch and its condition: the condition's version is the pod's last.
@@ -69,7 +69,7 @@ describe('runSetPass', () => {
         },
       },
     });
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(result).toMatchObject({ podsUpdated: 1, conflicts: 1, inFlight: true, errors: [] });
     expect(['p-00000', 'p-00001'].map((name) => imageOf(cluster, name))).toEqual([OLD_IMAGE, NEW_IMAGE]);
   });
@@ -85,7 +85,7 @@ describe('runSetPass', () => {
         return listed;
       },
     };
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(result).toMatchObject({ podsUpdated: 1, conflicts: 0, errors: [] });
     expect(log).not.toContain('condition p-00000 True');
   });
@@ -103,11 +103,11 @@ describe('runSetPass', () => {
         return listed;
       },
     };
-    const result = await runSetPass(set, deps, { writeConcurrency: 1 });
+    const result = await reconcileSet(set, deps, { writeConcurrency: 1 });
     expect(result).toMatchObject({ podsUpdated: 1, conflicts: 1, errors: [] });
     expect(imageOf(cluster, 'p-00000')).toBe(OLD_IMAGE);
     deps.rollout.setPods = { ...deps.rollout.setPods, list: (scope) => cluster.source.list(scope) };
-    const next = await runSetPass(set, deps, { writeConcurrency: 1 });
+    const next = await reconcileSet(set, deps, { writeConcurrency: 1 });
     expect(next.counts?.matchedPods).toBe(4);
     expect(imageOf(cluster, 'p-00000')).toBe(OLD_IMAGE);
   });
@@ -116,7 +116,7 @@ describe('runSetPass', () => {
     const set = storedRolloutSet();
     const stale = { ...set, metadata: { ...set.metadata, resourceVersion: '0' } };
     const { deps, log, cluster } = world(set, podsOf(set, 5, 0, 0));
-    const result = await runSetPass(stale, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(stale, deps, ONE_AT_A_TIME);
     expect(result).toMatchObject({ status: 'not-written', podsUpdated: 0, inFlight: true, errors: [{ sidecarSet: 'test-sidecarset', operation: 'patch status', message: 'the SidecarSet changed during the pass; it is decided again next pass' }] });
     expect(log).toEqual([]);
     expect(cluster.writes).toEqual([]);
@@ -126,7 +126,7 @@ describe('runSetPass', () => {
     const set = storedRolloutSet();
     const { deps, log, revisions } = world(set, podsOf(set, 5, 0, 0));
     deps.rollout.revisions = { ...revisions, create: () => Promise.reject(new Error('the API server answered 403: forbidden')) };
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(result).toMatchObject({ status: 'not-written', podsUpdated: 0, errors: [{ operation: 'register the revision', message: `ControllerRevision kruise-system/${currentRevisionName(set)} could not be created: the API server answered 403: forbidden` }] });
     expect(log).toEqual(['event RevisionWriteFailed']);
   });
@@ -158,9 +158,9 @@ describe('runSetPass', () => {
         return cluster.source.list(scope, signal);
       },
     };
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(order).toEqual(['pods asked', 'revisions asked', 'revisions answered']);
-    // The same pass as ever: status, the batch, their conditions, the state.
+    // The same reconcile as ever: status, the batch, their conditions, the state.
     expect(log).toEqual(['status test-sidecarset', 'patch p-00000', 'patch p-00001', 'condition p-00000 True', 'condition p-00001 True', 'event RolloutProgressing']);
     expect(result).toMatchObject({ podsUpdated: 2, errors: [] });
   });
@@ -177,7 +177,7 @@ describe('runSetPass', () => {
         return cluster.source.list(scope, signal);
       },
     };
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(result.errors.map((e) => e.operation)).toEqual(['register the revision']);
     expect(listSignal?.aborted).toBe(true);
   });
@@ -185,7 +185,7 @@ describe('runSetPass', () => {
   it('writes no status and no pod when the pods cannot be listed, and comes back soon', async () => {
     const set = storedRolloutSet();
     const { deps, log } = world(set, podsOf(set, 5, 0, 0), { setPods: { list: () => Promise.reject(new Error('the API server answered 500')) } });
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(result).toMatchObject({ status: 'not-written', inFlight: true, errors: [{ operation: 'list pods', message: 'the API server answered 500' }] });
     expect(log).toEqual([]);
   });
@@ -200,7 +200,7 @@ describe('runSetPass', () => {
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { team: 'a' } } },
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-b', labels: { team: 'b' } } },
     ]);
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(result).toMatchObject({ podsUpdated: 1, counts: { matchedPods: 1 }, errors: [] });
     expect(cluster.writes.filter((x) => x.kind === 'patch')).toEqual([{ kind: 'patch', target: 'team-a/a-0' }]);
   });
@@ -211,7 +211,7 @@ describe('runSetPass', () => {
     });
     const { deps, log } = world(set, podsOf(set, 2, 0, 0));
     deps.namespaces = { labels: () => Promise.reject(new Error('the API server answered 403')) };
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(result).toMatchObject({ status: 'not-written', inFlight: true, errors: [{ operation: 'list pods', message: 'the API server answered 403' }] });
     expect(log).toEqual([]);
   });
@@ -222,7 +222,7 @@ describe('runSetPass', () => {
     });
     const { deps, log } = world(set, podsOf(set, 2, 0, 0));
     deps.rollout.setPods = { ...deps.rollout.setPods, list: () => Promise.reject(new Error('listed although nothing is selected')) };
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(result).toMatchObject({ status: 'written', podsUpdated: 0, counts: { matchedPods: 0 }, inFlight: false, errors: [] });
     expect(result.watch).toBeUndefined();
     expect(log[0]).toBe('status test-sidecarset');
@@ -231,13 +231,13 @@ describe('runSetPass', () => {
   it.each<[string, SidecarSetUpdateStrategy, number, string | undefined]>([
     ['NotUpdate', { type: 'NotUpdate' }, 0, 'RolloutNotUpdate'],
     ['paused', { type: 'RollingUpdate', paused: true, maxUnavailable: 2 }, 0, 'RolloutPaused'],
-    // A resting state at first sight is no news (every cold start would post one per set).
+    // A resting state at first sight is nothing new (every cold start would post one per set).
     ['finished', { type: 'RollingUpdate', maxUnavailable: 2 }, 5, undefined],
     ['NotUpdate with every pod updated', { type: 'NotUpdate' }, 5, undefined],
   ])('%s: writes the status and the state, and no pod', async (_, strategy, updated, reason) => {
     const set = storedRolloutSet(strategy);
     const { deps, log, cluster } = world(set, podsOf(set, 5, updated, updated));
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(log).toEqual(['status test-sidecarset', ...(reason === undefined ? [] : [`event ${reason}`])]);
     expect(cluster.writes).toEqual([]);
     expect(result).toMatchObject({ podsUpdated: 0, inFlight: false, errors: [] });
@@ -246,10 +246,10 @@ describe('runSetPass', () => {
   it.each<[string, SidecarSetUpdateStrategy]>([
     ['NotUpdate', { type: 'NotUpdate' }],
     ['paused', { type: 'RollingUpdate', paused: true }],
-  ])('%s: marks no pod not upgradable and records no NotUpgradablePods Event (no round runs)', async (_, strategy) => {
+  ])('%s: marks no pod not upgradable and records no NotUpgradablePods Event (no batch runs)', async (_, strategy) => {
     const set = storedRolloutSet(strategy);
     const { deps, log, cluster } = world(set, [rolloutPod(set, { name: 'p-00000', otherFields: true }), ...podsOf(set, 3, 0, 0).slice(1)]);
-    await runSetPass(set, deps, ONE_AT_A_TIME);
+    await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(log).not.toContain('event NotUpgradablePods');
     expect(cluster.writes).toEqual([]);
   });
@@ -258,7 +258,7 @@ describe('runSetPass', () => {
     const set = storedRolloutSet();
     const pods = [rolloutPod(set, { name: 'p-00000', otherFields: true }), ...podsOf(set, 3, 0, 0).slice(1)];
     const { deps, log, cluster, events } = world(set, pods);
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(log).toEqual(['status test-sidecarset', 'condition p-00000 False', 'event NotUpgradablePods', 'patch p-00001', 'patch p-00002', 'condition p-00001 True', 'condition p-00002 True', 'event RolloutProgressing']);
     expect(events.events.find((e) => e.reason === 'NotUpgradablePods')).toMatchObject({ sidecarSet: { name: 'test-sidecarset', uid: 'uid-1' }, type: 'Normal' });
     const condition = cluster.pods()[0]?.status?.conditions?.find((c) => c.type === 'SidecarSetUpgradable');
@@ -273,10 +273,10 @@ describe('runSetPass', () => {
     const states: (string | undefined)[] = [];
     for (let pass = 0; pass < 3; pass++) {
       const current = (await statuses.get('test-sidecarset')) as SidecarSet;
-      const result = await runSetPass(current, deps, ONE_AT_A_TIME);
+      const result = await reconcileSet(current, deps, ONE_AT_A_TIME);
       states.push(result.stateChange === undefined ? undefined : result.stateChange.split(':')[0]);
     }
-    // The updated pods have not restarted (no kubelet): the next passes wait on maxUnavailable, which is the same
+    // The updated pods have not restarted (no kubelet): the next reconciles wait on maxUnavailable, which is the same
     // progressing state, so nothing new is said.
     expect(states).toEqual(['rolling out, at most 2 unavailable at a time (maxUnavailable)', undefined, undefined]);
     expect(events.events.map((e) => e.reason)).toEqual(['RolloutProgressing']);
@@ -293,12 +293,12 @@ describe('runSetPass', () => {
         },
       },
     });
-    const first = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const first = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(first.errors).toEqual([{ sidecarSet: 'test-sidecarset', operation: 'record event', message: 'the API server answered 403' }]);
     fail = false;
-    const second = await runSetPass((await statuses.get('test-sidecarset')) as SidecarSet, deps, ONE_AT_A_TIME);
+    const second = await reconcileSet((await statuses.get('test-sidecarset')) as SidecarSet, deps, ONE_AT_A_TIME);
     expect(second).toMatchObject({ stateChange: expect.stringMatching(/NotUpdate/), errors: [] });
-    const third = await runSetPass((await statuses.get('test-sidecarset')) as SidecarSet, deps, ONE_AT_A_TIME);
+    const third = await reconcileSet((await statuses.get('test-sidecarset')) as SidecarSet, deps, ONE_AT_A_TIME);
     expect(third.stateChange).toBeUndefined();
     // The sink the world logs through is the override: the memory sink saw nothing.
     expect(events.events).toEqual([]);
@@ -309,7 +309,7 @@ describe('runSetPass', () => {
     const { deps, cluster } = world(set, podsOf(set, 5, 0, 0));
     const pods = deps.rollout.pods;
     deps.rollout.pods = { ...pods, patch: (ns, name, ops) => (name === 'p-00000' ? Promise.reject(new Error('the API server answered 500')) : pods.patch(ns, name, ops)) };
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(result).toMatchObject({ podsUpdated: 1, conflicts: 0, errors: [{ sidecarSet: 'test-sidecarset', operation: 'update pod default/p-00000', message: 'the API server answered 500' }] });
     expect(imageOf(cluster, 'p-00001')).toBe(NEW_IMAGE);
   });
@@ -326,7 +326,7 @@ describe('runSetPass', () => {
     const set = mergingSet();
     const pods = podsOf(set, 4, 0, 0).map((p, i) => withAnnotation(p, i === 0 ? 'not json' : '{}'));
     const { deps, cluster, events, log } = world(set, pods);
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     // maxUnavailable 3: the broken pod gives its place in the batch to the next one.
     expect(result).toMatchObject({ podsUpdated: 3, podsFailed: 1, conflicts: 0 });
     expect(['p-00000', 'p-00001', 'p-00002', 'p-00003'].map((name) => imageOf(cluster, name))).toEqual([OLD_IMAGE, NEW_IMAGE, NEW_IMAGE, NEW_IMAGE]);
@@ -344,7 +344,7 @@ describe('runSetPass', () => {
     });
     const pods = podsOf(set, 3, 0, 0).map((p, i) => withAnnotation(p, i === 0 ? 'not json' : '{}'));
     const { deps, cluster } = world(set, pods);
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(result).toMatchObject({ podsUpdated: 1, podsFailed: 1 });
     expect(['p-00000', 'p-00001', 'p-00002'].map((name) => imageOf(cluster, name))).toEqual([OLD_IMAGE, NEW_IMAGE, OLD_IMAGE]);
     expect(result.errors.map((e) => e.operation)).toEqual(['plan the update of pod default/p-00000']);
@@ -353,8 +353,8 @@ describe('runSetPass', () => {
   it('tells a pod failing the same way once, not every pass', async () => {
     const set = mergingSet();
     const { deps, events, statuses } = world(set, podsOf(set, 2, 0, 0).map((p) => withAnnotation(p, 'not json')));
-    await runSetPass(set, deps, ONE_AT_A_TIME);
-    await runSetPass((await statuses.get('test-sidecarset')) as SidecarSet, deps, ONE_AT_A_TIME);
+    await reconcileSet(set, deps, ONE_AT_A_TIME);
+    await reconcileSet((await statuses.get('test-sidecarset')) as SidecarSet, deps, ONE_AT_A_TIME);
     expect(events.events.filter((e) => e.reason === 'PodUpdateFailed').map((e) => e.message.slice(0, 20))).toEqual(['pod default/p-00000 ', 'pod default/p-00001 ']);
   });
 
@@ -363,7 +363,7 @@ describe('runSetPass', () => {
     const { deps, events } = world(set, podsOf(set, 8, 0, 0));
     const pods = deps.rollout.pods;
     deps.rollout.pods = { ...pods, patch: () => Promise.reject(new Error('the API server answered 422: admission webhook "policy.example.com" denied the request')) };
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(result).toMatchObject({ podsUpdated: 0, podsFailed: 8 });
     const told = events.events.filter((e) => e.reason === 'PodUpdateFailed').map((e) => e.message);
     expect(told).toHaveLength(6);
@@ -372,16 +372,16 @@ describe('runSetPass', () => {
   });
 
   it('flips the hot pods and updates the others even when one pod cannot be patched', async () => {
-    // The flip half of this is in set-pass-hot.test.ts; here: the failing pod is the first in write order.
+    // The flip half of this is in set-reconcile-hot.test.ts; here: the failing pod is the first in write order.
     const set = mergingSet();
     const pods = podsOf(set, 3, 0, 0).map((p, i) => withAnnotation(p, i === 0 ? '{' : '{}'));
     const { deps } = world(set, pods);
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(result).toMatchObject({ podsUpdated: 2, podsFailed: 1, inFlight: true });
     expect(result.state?.reason).toBe('RolloutProgressing');
   });
 
-  it('trims the history past revisionHistoryLimit after the round, keeping the revision pods record', async () => {
+  it('trims the history past revisionHistoryLimit after the batch, keeping the revision pods record', async () => {
     const old = storedRolloutSet(undefined, (s) => {
       s.spec = { ...s.spec!, containers: (s.spec!.containers ?? []).map((c) => ({ ...c, image: 'centos:6.5' })) };
     });
@@ -390,7 +390,7 @@ describe('runSetPass', () => {
     });
     const { deps, revisions } = world(set, podsOf(set, 5, 0, 0));
     const seeded = await revisions.create(newRevision(old, 'kruise-system', 1, 0));
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(result.revisionWrites).toBe(2);
     expect(revisions.revisions().map((r) => r.metadata?.name)).toEqual([currentRevisionName(set)]);
     expect(revisions.writes.at(-1)).toEqual({ kind: 'delete', target: seeded.metadata?.name });
@@ -406,7 +406,7 @@ describe('runSetPass', () => {
     const { deps, revisions } = world(set, podsOf(set, 5, 0, 0));
     await revisions.create(newRevision(old, 'kruise-system', 1, 0));
     deps.rollout.revisions = { ...revisions, delete: () => Promise.reject(new Error('the API server answered 500')) };
-    const result = await runSetPass(set, deps, ONE_AT_A_TIME);
+    const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(result.errors).toEqual([{ sidecarSet: 'test-sidecarset', operation: 'trim revision history', message: expect.stringMatching(/^delete ControllerRevision .*: the API server answered 500$/) }]);
     expect(result.podsUpdated).toBe(2);
   });

@@ -1,26 +1,26 @@
 /**
  * The controller's options and ports (controller.ts), and what it reports.
  */
-import type { PassError } from './errors.ts';
+import type { ReconcileError } from './errors.ts';
 import type { PodViewCounts } from './pod-view.ts';
 import { DEFAULT_STALL_MS } from './rollout-state.ts';
-import type { SetPassDeps, SetPassResult } from './set-pass.ts';
+import type { ReconcileDeps, ReconcileResult } from './set-reconcile.ts';
 
-export interface PaceOptions {
-  /** The longest wait between two passes of a set in flight. Default 5 s. */
+export interface ControllerOptions {
+  /** The longest wait between two reconciles of a set in flight. Default 5 s. */
   intervalMs?: number;
   /**
    * After a watched change, how long to let related changes land before the
    * pass. Default 50 ms: every ms of it delays reusing a slot a pod just
    * freed (250 ms made a 1,000-pod, 10% rollout 1.43 times its ideal, 50 ms
-   * 1.26 times at the median of three runs, for about twice the passes;
+   * 1.26 times at the median of three runs, for about twice the reconciles;
    * docs/BENCHMARKS.md).
    */
   debounceMs?: number;
   /**
    * A backstop: a set whose counts have not moved for this long leaves the
    * loop (the schedule keeps an eye on it). Default 60 s. A rollout whose
-   * updated pods stay unavailable leaves earlier, at the pass that finds it
+   * updated pods stay unavailable leaves earlier, at the reconcile that finds it
    * stalled by the pods' own update times (rollout-state.ts), which also
    * tells it; this one leaves silently.
    */
@@ -33,13 +33,13 @@ export interface PaceOptions {
   /** How long after its arrival a CREATE is first read. Default CREATE_DEBOUNCE_MS (visible-set.ts). */
   createDebounceMs?: number;
   /**
-   * Ends the following at the next pass boundary: no new pass or wait
+   * Stops the controller at the next reconcile boundary: no new reconcile or wait
    * starts after it, and a running pass finishes its writes (bounded by the
-   * call's signal), instead of being cut mid-round with its writes reported as errors.
+   * call's signal), instead of being cut mid-batch with its writes reported as errors.
    */
   budget?: AbortSignal;
   /**
-   * How long a pass waits for the view of the set's pods to show the loop's
+   * How long a reconcile waits for the view of the set's pods to show the loop's
    * own writes before it lists them instead (pod-view.ts). Default 2 s.
    */
   catchUpMs?: number;
@@ -47,17 +47,17 @@ export interface PaceOptions {
   workers?: number;
 }
 
-export const DEFAULT_PACE = { intervalMs: 5_000, debounceMs: 50, stallMs: DEFAULT_STALL_MS, visibleTimeoutMs: 10_000 } as const;
+export const DEFAULT_CONTROLLER_OPTIONS = { intervalMs: 5_000, debounceMs: 50, stallMs: DEFAULT_STALL_MS, visibleTimeoutMs: 10_000 } as const;
 
-export interface PaceDeps extends SetPassDeps {
+export interface ControllerDeps extends ReconcileDeps {
   /** Monotonic milliseconds. Default performance.now. */
   nowMs?: () => number;
-  /** Told after every set pass (the metrics: follow-up passes count as the full pass's do). */
-  onSetPass?: (result: SetPassResult) => void;
+  /** Told after every set pass (the metrics: requeued reconciles count as the resync's do). */
+  onReconcile?: (result: ReconcileResult) => void;
 }
 
-/** What the following did, for the invocation's log line. */
-export interface PaceSummary {
+/** What the controller did, for the invocation's log line. */
+export interface ControllerSummary {
   passes: number;
   podsUpdated: number;
   podsFlipped: number;
@@ -67,8 +67,8 @@ export interface PaceSummary {
   /** Sets still in flight when the budget ended. */
   unfinished: string[];
   states: Record<string, string>;
-  errors: PassError[];
-  /** How the passes got their pods: from the views (pod-view.ts), or listed and why. */
+  errors: ReconcileError[];
+  /** How the reconciles got their pods: from the views (pod-view.ts), or listed and why. */
   podReads?: PodViewCounts;
 }
 

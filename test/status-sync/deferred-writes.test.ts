@@ -1,14 +1,14 @@
 /**
- * The trailing writes' queue: every write sent once, in order, never more
- * than its limit at once, nothing started while a pass holds it, a pod busy
+ * The deferred writes' queue: every write sent once, in order, never more
+ * than its limit at once, nothing started while a reconcile holds it, a pod busy
  * until its last write is done, failures reported and the queue going on.
  */
 import { describe, expect, it } from '@jest/globals';
-import type { PassError } from '../../lib/status-sync/errors.ts';
-import { trailingWrites, type TrailingWrite } from '../../lib/status-sync/trailing-writes.ts';
+import type { ReconcileError } from '../../lib/status-sync/errors.ts';
+import { deferredWriteQueue, type DeferredWrite } from '../../lib/status-sync/deferred-writes.ts';
 
 /** A write that runs until its `finish` is called. */
-function gated(pod: string | undefined, started: string[], id: string): { write: TrailingWrite; finish: (error?: Error) => void } {
+function gated(pod: string | undefined, started: string[], id: string): { write: DeferredWrite; finish: (error?: Error) => void } {
   let finish: (error?: Error) => void = () => undefined;
   const done = new Promise<void>((resolve, reject) => {
     finish = (error) => {
@@ -32,10 +32,10 @@ function gated(pod: string | undefined, started: string[], id: string): { write:
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-describe('trailingWrites', () => {
+describe('deferredWriteQueue', () => {
   it.each([1, 3, 8])('sends every write once, in order, at most %i at a time, and drains', async (limit) => {
-    const errors: PassError[] = [];
-    const queue = trailingWrites((e) => errors.push(e), limit);
+    const errors: ReconcileError[] = [];
+    const queue = deferredWriteQueue((e) => errors.push(e), limit);
     let active = 0;
     let most = 0;
     const started: number[] = [];
@@ -61,7 +61,7 @@ describe('trailingWrites', () => {
   });
 
   it('starts nothing while held, and resumes when every hold is released (holds nest)', async () => {
-    const queue = trailingWrites(() => undefined, 8);
+    const queue = deferredWriteQueue(() => undefined, 8);
     const started: string[] = [];
     const releaseA = queue.hold();
     const releaseB = queue.hold();
@@ -81,7 +81,7 @@ describe('trailingWrites', () => {
   });
 
   it('lets a write already running finish while a pass holds the queue', async () => {
-    const queue = trailingWrites(() => undefined, 8);
+    const queue = deferredWriteQueue(() => undefined, 8);
     const started: string[] = [];
     const a = gated('ns/a', started, 'a');
     const b = gated('ns/b', started, 'b');
@@ -98,7 +98,7 @@ describe('trailingWrites', () => {
   });
 
   it('keeps a pod busy until its last write is done; a write without a pod makes none busy', async () => {
-    const queue = trailingWrites(() => undefined, 1);
+    const queue = deferredWriteQueue(() => undefined, 1);
     const started: string[] = [];
     const first = gated('ns/a', started, 'a1');
     const second = gated('ns/a', started, 'a2');
@@ -120,8 +120,8 @@ describe('trailingWrites', () => {
   });
 
   it('reports a failed write with its set and operation, frees its pod, and goes on', async () => {
-    const errors: PassError[] = [];
-    const queue = trailingWrites((e) => errors.push(e), 1);
+    const errors: ReconcileError[] = [];
+    const queue = deferredWriteQueue((e) => errors.push(e), 1);
     const started: string[] = [];
     const bad = gated('ns/a', started, 'a');
     const good = gated('ns/b', started, 'b');
@@ -138,7 +138,7 @@ describe('trailingWrites', () => {
   });
 
   it('goes on when the error reporter itself throws', async () => {
-    const queue = trailingWrites(() => {
+    const queue = deferredWriteQueue(() => {
       throw new Error('reporter broke');
     }, 1);
     const ran: string[] = [];
@@ -152,7 +152,7 @@ describe('trailingWrites', () => {
   });
 
   it('resolves drained at once when nothing is queued, and for every waiter when the last write ends', async () => {
-    const queue = trailingWrites(() => undefined, 2);
+    const queue = deferredWriteQueue(() => undefined, 2);
     await queue.drained();
     const started: string[] = [];
     const a = gated('ns/a', started, 'a');
