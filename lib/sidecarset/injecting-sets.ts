@@ -30,11 +30,13 @@ export type InjectionVerdict =
   | { readonly set: string; readonly injects: false; readonly reason: 'displaced-by-canary'; readonly canary: string };
 
 /**
- * Whether the set would inject the pod if no canary displaced it.
- * @throws UnknownNamespaceError as sidecarSetSelectsPod.
+ * The decision, stated once: of the sets not paused that `selects` the pod,
+ * those no canary among them displaces; and which canary displaced each base.
  */
-function wouldInject(set: SidecarSet, place: PodPlace): boolean {
-  return !isInjectionPaused(set) && sidecarSetSelectsPod(set, place.labels, place.namespace, place.namespaceLabels);
+function decide(sets: readonly SidecarSet[], selects: (set: SidecarSet) => boolean): { injecting: SidecarSet[]; displaced: ReadonlyMap<string, string> } {
+  const matching = sets.filter((set) => !isInjectionPaused(set) && selects(set));
+  const displaced = displacedBases(matching);
+  return { injecting: displaced.size === 0 ? matching : matching.filter((set) => !displaced.has(sidecarSetName(set))), displaced };
 }
 
 /**
@@ -43,9 +45,7 @@ function wouldInject(set: SidecarSet, place: PodPlace): boolean {
  * @throws UnknownNamespaceError when a namespaceSelector needs a namespace missing from `place.namespaceLabels`.
  */
 export function injectingSets(sets: readonly SidecarSet[], place: PodPlace): SidecarSet[] {
-  const matching = sets.filter((set) => wouldInject(set, place));
-  const displaced = displacedBases(matching);
-  return sortByName(displaced.size === 0 ? matching : matching.filter((set) => !displaced.has(sidecarSetName(set))));
+  return sortByName(decide(sets, (set) => sidecarSetSelectsPod(set, place.labels, place.namespace, place.namespaceLabels)).injecting);
 }
 
 /** Whether the set selects the pod, or undefined when its namespaceSelector needs labels not given. */
@@ -66,14 +66,17 @@ function selectsIfKnown(set: SidecarSet, place: PodPlace): boolean | undefined {
  */
 export function injectionVerdicts(sets: readonly SidecarSet[], place: PodPlace): InjectionVerdict[] {
   const sorted = sortByName(sets);
-  // Each unpaused set's miss, decided by the function wouldInject's selector test is made of.
-  const misses = new Map(sorted.filter((set) => !isInjectionPaused(set)).map((set) => [set, selectionMiss(set, place.labels, place.namespace, place.namespaceLabels)]));
-  const matching = new Set(sorted.filter((set) => misses.has(set) && misses.get(set) === undefined));
-  const displaced = displacedBases([...matching]);
+  // The same decision, its selector test kept as the miss each set reports.
+  const misses = new Map<SidecarSet, SelectionMiss | undefined>();
+  const { displaced } = decide(sorted, (set) => {
+    const miss = selectionMiss(set, place.labels, place.namespace, place.namespaceLabels);
+    misses.set(set, miss);
+    return miss === undefined;
+  });
   return sorted.map((set): InjectionVerdict => {
     const name = sidecarSetName(set);
-    const miss = misses.get(set);
     if (!misses.has(set)) return { set: name, injects: false, reason: 'paused', selects: selectsIfKnown(set, place) };
+    const miss = misses.get(set);
     if (miss !== undefined) return { set: name, injects: false, reason: 'not-selected', miss };
     const canary = displaced.get(name);
     if (canary !== undefined) return { set: name, injects: false, reason: 'displaced-by-canary', canary };
