@@ -20,6 +20,7 @@ import { changedFieldNames } from '../rollout/changed-fields.ts';
 import { planRollout, type RolloutPlan } from '../rollout/plan.ts';
 import { injectionVerdicts, type InjectionVerdict } from '../sidecarset/injecting-sets.ts';
 import { injectionPath, type InjectionPath } from '../sidecarset/injection-path.ts';
+import { ANNOTATION_POLICY_RECORD, parsePolicyRecord } from '../sidecarset/policy-record.ts';
 import { isActivePod, labelsOf, sidecarSetName, sidecarSetSelectsPod, type NamespaceLabels } from '../sidecarset/match.ts';
 import { parseRecordedEntries } from '../sidecarset/pod-annotations.ts';
 import { isHotUpgrade, isInjectedBy, podAnnotation, podHasSetContainers, podKey } from '../sidecarset/pod-state.ts';
@@ -92,6 +93,8 @@ export interface SetExplanation {
   injects?: InjectedParts;
   /** Live pods: the pod's injected-list names the set (it was injected at creation). */
   injected?: boolean;
+  /** Live pods the set injected: which path did (the policy's record on the pod names the sets it injected alone). */
+  injectedBy?: 'policy' | 'pod-inject';
   /** Live pods (or files with --pods) injected by the set: the rollout. */
   rollout?: RolloutExplanation;
 }
@@ -276,6 +279,7 @@ export function explainPod(input: ExplainInput): PodExplanation {
   const live = input.injected === undefined;
   // One set the policy leaves to pod-inject sends the pod there: pod-inject then injects every set (injection-policy.ts).
   const toWebhook = verdicts.filter((v) => v.injects).find((v) => injectionPath(byName.get(v.set) as SidecarSet).path === 'webhook');
+  const policyInjected = new Set((parsePolicyRecord(stringOf(objectOf(pod.metadata?.annotations)?.[ANNOTATION_POLICY_RECORD]) ?? '') ?? []).map((e) => e.set));
   const explained = verdicts.map((verdict): SetExplanation => {
     const set = byName.get(verdict.set) as SidecarSet;
     const why = input.skipped ?? verdictText(verdict, namespace);
@@ -288,6 +292,7 @@ export function explainPod(input: ExplainInput): PodExplanation {
     } else {
       out.injected = isInjectedBy(pod, set);
       if (!out.injected) return out;
+      out.injectedBy = policyInjected.has(verdict.set) ? 'policy' : 'pod-inject';
       out.injects = partsIn(pod, set);
     }
     const scope = input.scopePods?.get(verdict.set);

@@ -54,11 +54,17 @@ function rolloutText(rollout: RolloutExplanation): string[] {
   return lines;
 }
 
+/** Which path injected the pod: a set the policy takes goes to pod-inject until the reconciler recorded its revision, or beside a set that does. */
+function injectedByText(by: SetExplanation['injectedBy']): string {
+  if (by === undefined) return '';
+  return by === 'policy' ? ' by the injection policy' : ' by pod-inject';
+}
+
 function setText(set: SetExplanation, live: boolean): string[] {
   const head = set.applies ? `${set.set}: applies` : `${set.set}: does not apply: ${set.why ?? set.verdict.injects}`;
   const lines = [head];
   if (set.path !== undefined) lines.push(`  injection path (where the injection policy is installed): ${set.path.path === 'policy' ? 'the injection policy' : 'pod-inject'}: ${set.path.reason}`);
-  if (live && set.injected === true) lines.push(`  injected at creation${set.applies ? '' : ' (the set would not inject it today)'}`);
+  if (live && set.injected === true) lines.push(`  injected at creation${injectedByText(set.injectedBy)}${set.applies ? '' : ' (the set would not inject it today)'}`);
   if (live && set.injected === false && set.applies) lines.push('  but the pod carries none of its injection: created before the set, or while the pod webhook was down; recreate the pod');
   if (set.injects !== undefined) {
     const parts = partsText(set.injects);

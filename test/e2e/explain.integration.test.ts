@@ -82,7 +82,7 @@ describeWithControlPlane('npm run -s explain on a real API server', () => {
     const result = await run([podNames[0] as string, '-n', SET, '--kubeconfig', kubeconfig]);
     expect(result.clusterLine).toBe(`cluster: context "admin", server ${cluster.cp.url} (--kubeconfig ${kubeconfig})`);
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(new RegExp(`^Pod ${SET}/${podNames[0]}\n${SET}: applies\n {2}injection path \\(where the injection policy is installed\\): [^\n]*\n {2}injected at creation\n {2}injected: containers: ${SIDECAR}; revision: ${SET}-\\w+\n {2}rollout: runs the set's current sidecars\n$`));
+    expect(result.stdout).toMatch(new RegExp(`^Pod ${SET}/${podNames[0]}\n${SET}: applies\n {2}injection path \\(where the injection policy is installed\\): [^\n]*\n {2}injected at creation by (pod-inject|the injection policy)\n {2}injected: containers: ${SIDECAR}; revision: ${SET}-\\w+\n {2}rollout: runs the set's current sidecars\n$`));
   });
 
   it('names the selector term and the label a pod lacks', async () => {
