@@ -145,6 +145,6 @@ describeWithControlPlane('npm run -s explain on a real API server', () => {
     expect(result.stdout).toContain(
       `${SET}: does not apply: the API server does not call the pod webhook pod-inject.sidecarset.kruise.io for this pod: its namespaceSelector: matchExpressions[1] wants ${OPT_OUT_LABEL} NotIn [${OPT_OUT_VALUE}]; the namespace ${SET} has ${OPT_OUT_LABEL}=${OPT_OUT_VALUE}`,
     );
-    expect(result.stdout).toContain('injected at creation (the set would not inject it today)');
+    expect(result.stdout).toContain('injected at creation by pod-inject (the set would not inject it today)');
   });
 });
