@@ -54,7 +54,9 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
   beforeAll(async () => {
     controlPlane = await startControlPlane({ binaries: await ensureControlPlaneBinaries() });
     await createNamespace(controlPlane, NS);
-    for (const name of ['p-0', 'p-1', 'p-2', 'p-3']) await seed(name);
+    // p-0 last: Kruise's order takes newer pods first, so p-0 is in the first batch even when the
+    // creations straddle a second (creationTimestamp's resolution); the tests touch it there.
+    for (const name of ['p-1', 'p-2', 'p-3', 'p-0']) await seed(name);
     for (const deadline = Date.now() + 30_000; ; ) {
       const res = await controlPlane.request('functions', 'GET', `/api/v1/namespaces/${NS}/pods?limit=1`);
       if (res.status === 200) break;
@@ -117,9 +119,8 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
 
     const pods = await Promise.all(['p-0', 'p-1', 'p-2', 'p-3'].map((name) => readPod(cp(), NS, name)));
     const image = (pod: Pod | undefined) => pod?.spec?.containers.find((c) => c.name === 'sidecar1')?.image;
-    // p-0 met the conflict; one other pod of the batch was updated. Which one follows Kruise's order, which
-    // puts newer pods first: the fixtures are created within a second or two, so it is p-1 or, when a second
-    // boundary fell between them, a later one.
+    // p-0 met the conflict; one other pod of the batch was updated: which one follows Kruise's order
+    // (newer pods first), and the fixtures are created within a second or two.
     expect(image(pods[0])).toBe(OLD_IMAGE);
     const updated = pods.filter((pod) => image(pod) === NEW_IMAGE);
     expect(updated).toHaveLength(1);
