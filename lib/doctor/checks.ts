@@ -134,8 +134,8 @@ export function leaseFinding(namespace: string, lease: unknown, nowMs: number): 
   if (Number.isNaN(renewedMs) || typeof duration !== 'number') return { check, ok: false, detail: `${at} carries no renewTime or leaseDurationSeconds`, fix: 'delete it (kubectl delete lease); the next pass writes it again' };
   const agoS = Math.max(0, Math.round((nowMs - renewedMs) / 1000));
   const by = stringOf(spec?.holderIdentity) ?? '?';
-  if (agoS > duration) return { check, ok: false, detail: `last pass ${agoS} s ago (${at} renewTime ${renewTime} by ${by}), longer than its ${duration} s: the reconciler stopped`, fix: 'check its schedule (the EventBridge rule, or npm start\'s STATUS_SYNC_INTERVAL_MS) and its logs' };
-  return { check, ok: true, detail: `last pass ${agoS} s ago (${at} renewTime ${renewTime} by ${by}, valid ${duration} s)` };
+  if (agoS > duration) return { check, ok: false, detail: `last resync ${agoS} s ago (${at} renewTime ${renewTime} by ${by}), longer than its ${duration} s: the reconciler stopped`, fix: 'check its schedule (the EventBridge rule, or npm start\'s STATUS_SYNC_INTERVAL_MS) and its logs' };
+  return { check, ok: true, detail: `last resync ${agoS} s ago (${at} renewTime ${renewTime} by ${by}, valid ${duration} s)` };
 }
 
 export function findingLine(f: Finding): string {

@@ -74,14 +74,14 @@ describe('doctor findings', () => {
     });
   });
 
-  describe('the reconciler\'s last pass, from its Lease', () => {
+  describe('the reconciler\'s last resync, from its Lease', () => {
     const NOW = Date.parse('2026-12-07T07:00:00Z');
     const lease = (renewTime: unknown, leaseDurationSeconds: unknown = 90) => ({ spec: { holderIdentity: 'status-sync@host', renewTime, leaseDurationSeconds } });
     it.each([
-      ['renewed 12 s ago, valid 90 s', lease('2026-12-07T06:59:48.000000Z'), 'OK    status-sync reconciler: last pass 12 s ago (Lease kruise-system/serverless-sidecarset-status-sync renewTime 2026-12-07T06:59:48.000000Z by status-sync@host, valid 90 s)'],
-      ['renewed exactly its duration ago: still recent', lease('2026-12-07T06:58:30.000000Z'), /^OK {4}status-sync reconciler: last pass 90 s ago/],
-      ['renewed a clock skew ahead: 0 s ago', lease('2026-12-07T07:00:01.000000Z'), /^OK {4}status-sync reconciler: last pass 0 s ago/],
-      ['renewed longer ago than its duration: stopped', lease('2026-12-07T06:58:29.000000Z'), /^FAIL {2}status-sync reconciler: last pass 91 s ago \(.*\), longer than its 90 s: the reconciler stopped; check its schedule/],
+      ['renewed 12 s ago, valid 90 s', lease('2026-12-07T06:59:48.000000Z'), 'OK    status-sync reconciler: last resync 12 s ago (Lease kruise-system/serverless-sidecarset-status-sync renewTime 2026-12-07T06:59:48.000000Z by status-sync@host, valid 90 s)'],
+      ['renewed exactly its duration ago: still recent', lease('2026-12-07T06:58:30.000000Z'), /^OK {4}status-sync reconciler: last resync 90 s ago/],
+      ['renewed a clock skew ahead: 0 s ago', lease('2026-12-07T07:00:01.000000Z'), /^OK {4}status-sync reconciler: last resync 0 s ago/],
+      ['renewed longer ago than its duration: stopped', lease('2026-12-07T06:58:29.000000Z'), /^FAIL {2}status-sync reconciler: last resync 91 s ago \(.*\), longer than its 90 s: the reconciler stopped; check its schedule/],
       ['absent: never ran here, or predates the Lease', undefined, /^FAIL {2}status-sync reconciler: no Lease kruise-system\/serverless-sidecarset-status-sync: the reconciler never finished a pass against this cluster, or predates the Lease; check that its schedule/],
       ['no renewTime', lease(undefined), /carries no renewTime or leaseDurationSeconds; delete it/],
       ['a renewTime that is no time', lease('yesterday'), /carries no renewTime/],

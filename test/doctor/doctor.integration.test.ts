@@ -92,7 +92,7 @@ describeWithControlPlane('npm run doctor on the local stack', () => {
       'OK    SidecarSets read in v1alpha1: 1 set(s) read',
       'OK    SidecarSets read in v1beta1: 1 set(s) read',
       'OK    ValidatingAdmissionPolicy sidecarset-status-sync-pod-writes: bound by sidecarset-status-sync-pod-writes',
-      expect.stringMatching(/^OK {4}status-sync reconciler: last pass \d+ s ago \(Lease kruise-system\/serverless-sidecarset-status-sync renewTime \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z by status-sync@.+, valid 9 s\)$/),
+      expect.stringMatching(/^OK {4}status-sync reconciler: last resync \d+ s ago \(Lease kruise-system\/serverless-sidecarset-status-sync renewTime \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z by status-sync@.+, valid 9 s\)$/),
       'OK    OpenKruise: not installed (no SidecarSet controller of its own runs)',
       // The policy path, npm start's default: the example set is one the policy takes.
       'OK    MutatingAdmissionPolicy serverless-sidecarset-inject: bound by serverless-sidecarset-inject',
@@ -126,7 +126,7 @@ describeWithControlPlane('npm run doctor on the local stack', () => {
     const { ok, lines } = await doctor();
     expect(ok).toBe(false);
     expect(lines.filter((l) => l.startsWith('FAIL'))).toEqual([
-      expect.stringMatching(/^FAIL {2}status-sync reconciler: last pass 1\d s ago \(Lease kruise-system\/serverless-sidecarset-status-sync renewTime \S+ by status-sync@.+\), longer than its 9 s: the reconciler stopped; check its schedule .+ and its logs$/),
+      expect.stringMatching(/^FAIL {2}status-sync reconciler: last resync 1\d s ago \(Lease kruise-system\/serverless-sidecarset-status-sync renewTime \S+ by status-sync@.+\), longer than its 9 s: the reconciler stopped; check its schedule .+ and its logs$/),
     ]);
   }, 60_000);
 
