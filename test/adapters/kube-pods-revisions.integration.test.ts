@@ -24,9 +24,15 @@ import { sidecar, sidecarSet } from '../../testkit/sidecarset-objects.ts';
 
 const REVISIONS = 'kruise-system';
 
+/** The rollout fence pod-inject writes (no webhook runs here): the pod policy lets the reconciler's group change only a fenced pod. */
+const FENCE = { 'serverless-sidecarset/rollout-containers': 'app', 'serverless-sidecarset/rollout-annotations': '' };
+
 function plainPod(namespace: string, name: string, labels: Record<string, string>): Pod {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels }, spec: { containers: [{ name: 'app', image: 'nginx:1' }] } };
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels, annotations: { ...FENCE } }, spec: { containers: [{ name: 'app', image: 'nginx:1' }] } };
 }
+
+/** Adds a bookkeeping key, the one kind of annotation the pod policy lets the reconciler's group write on a fenced pod. */
+const BOOKKEEPING_OP = { op: 'add', path: '/metadata/annotations/kruise.io~1sidecarset-inplace-update-state', value: '{}' } as const;
 
 const names = (pods: readonly Pod[]) => pods.map((p) => `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`).sort();
 const rvOf = (object: { metadata?: { resourceVersion?: string } } | undefined) => object?.metadata?.resourceVersion ?? '';
@@ -94,12 +100,11 @@ describeWithControlPlane('the rollout adapters on a real kube-apiserver, as the 
       const pod = await createPod(cp(), plainPod('roll-w', 'patched', { app: 'w' }));
       const write = await kubePodWriter(kc).patch('roll-w', 'patched', [
         { op: 'test', path: '/metadata/resourceVersion', value: rvOf(pod) },
-        // A bookkeeping key: the pod policy lets the reconciler's group change nothing else on an unfenced pod.
-        { op: 'add', path: '/metadata/annotations', value: { 'kruise.io/sidecarset-inplace-update-state': '{}' } },
+        BOOKKEEPING_OP,
       ]);
       const stored = await readPod(cp(), 'roll-w', 'patched');
       expect(write).toEqual({ outcome: 'written', resourceVersion: rvOf(stored) });
-      expect(stored?.metadata?.annotations).toEqual({ 'kruise.io/sidecarset-inplace-update-state': '{}' });
+      expect(stored?.metadata?.annotations).toEqual({ ...FENCE, 'kruise.io/sidecarset-inplace-update-state': '{}' });
     });
 
     it('refuses a patch whose test fails (the pod changed since it was read) with WriteConflictError, as the API server answers it', async () => {
@@ -185,7 +190,7 @@ describeWithControlPlane('the rollout adapters on a real kube-apiserver, as the 
       const pod = pods.find((p) => p.metadata?.name === 'web-1');
       const own = await kubePodWriter(kc).patch('roll-a', 'web-1', [
         { op: 'test', path: '/metadata/resourceVersion', value: rvOf(pod) },
-        { op: 'add', path: '/metadata/annotations', value: { 'kruise.io/sidecarset-inplace-update-state': '{}' } },
+        BOOKKEEPING_OP,
       ]);
       if (own.outcome !== 'written') throw new Error('the own write did not go through');
       const started = performance.now();
