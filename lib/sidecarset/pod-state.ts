@@ -59,6 +59,14 @@ export function podKey(pod: Pod): string {
   return `${stringOf(m?.namespace) ?? ''}/${stringOf(m?.name) ?? ''}`;
 }
 
+/** The pod's controller, as Kubernetes marks it (metav1.GetControllerOf); undefined when it has none. */
+export function controllerOf(pod: Pod): { kind: string; name: string } | undefined {
+  for (const ref of arrayOf(objectOf(pod.metadata)?.ownerReferences)) {
+    if (isObject(ref) && ref.controller === true) return { kind: stringOf(ref.kind) ?? '', name: stringOf(ref.name) ?? '' };
+  }
+  return undefined;
+}
+
 /** The pod's namespace, name and uid, as a write or an eviction names it. */
 export function podRef(pod: Pod): { namespace: string; name: string; uid: string } {
   const m = objectOf(pod.metadata);

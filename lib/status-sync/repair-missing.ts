@@ -34,7 +34,7 @@ import type { Pod } from '../kube/types.ts';
 import { batchSize, maxUnavailableCount } from '../rollout/batch-size.ts';
 import { injectionVerdicts } from '../sidecarset/injecting-sets.ts';
 import { sidecarSetName, sidecarSetSelectsPod, type NamespaceLabels } from '../sidecarset/match.ts';
-import { isPodReady, podContainers, podKey, sidecarContainerNames } from '../sidecarset/pod-state.ts';
+import { controllerOf, isPodReady, podContainers, podKey, sidecarContainerNames } from '../sidecarset/pod-state.ts';
 import { creationTimeMs, statusAccumulator, summarizePod, type StatusAccumulator } from '../sidecarset/status.ts';
 import type { IntOrString, SidecarSet } from '../sidecarset/types.ts';
 import { selectorMatches } from '../kube/label-selector.ts';
@@ -71,13 +71,6 @@ export interface RepairPlan {
   invalidStrategy?: string;
 }
 
-/** The pod's controller, as Kubernetes marks it (metav1.GetControllerOf); undefined when it has none. */
-export function controllerOf(pod: Pod): { kind: string; name: string } | undefined {
-  for (const ref of arrayOf(objectOf(pod.metadata)?.ownerReferences)) {
-    if (isObject(ref) && ref.controller === true) return { kind: stringOf(ref.kind) ?? '', name: stringOf(ref.name) ?? '' };
-  }
-  return undefined;
-}
 
 /** Whether the API server calls pod-inject for the pod (an absent selector selects everything, as in the API). */
 export function webhookSeesPod(webhook: PodWebhookSelectors, namespace: string, podLabels: Readonly<Record<string, string>>, namespaceLabels: NamespaceLabels): boolean {

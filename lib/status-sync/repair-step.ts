@@ -20,11 +20,11 @@ import type { Pod } from '../kube/types.ts';
 import type { EvictionOutcome, NamespaceSource, PodEvent, PodEventSink, PodEvictor, PodWebhookSelectors, PodWebhookSource, SetPodSource } from '../ports.ts';
 import { podScope } from '../rollout/pod-scope.ts';
 import { sidecarSetName, sortByName } from '../sidecarset/match.ts';
-import { podRef } from '../sidecarset/pod-state.ts';
+import { controllerOf, podRef } from '../sidecarset/pod-state.ts';
 import { repairModeOf } from '../sidecarset/repair-missing-mode.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import type { ReconcileError } from './errors.ts';
-import { controllerOf, planRepair, type RepairPlan } from './repair-missing.ts';
+import { planRepair, type RepairPlan } from './repair-missing.ts';
 
 /** Reason of the Normal Event on a pod evicted so that its controller recreates it injected. */
 export const REASON_EVICTED = 'EvictedToInject';

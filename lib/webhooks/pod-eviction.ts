@@ -13,8 +13,9 @@
 import { allowed, denied, skipped, type Verdict } from '../admission/responses.ts';
 import type { AdmissionRequest } from '../admission/review.ts';
 import { errorMessage } from '../errors.ts';
-import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
+import { arrayOf, objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';
+import { controllerOf } from '../sidecarset/pod-state.ts';
 import type { HandlerDeps, HandlerResult } from './handler.ts';
 
 /** The reconciler, as the webhook's matchConditions and rbac.yaml's policies know it: by username or by group. */
@@ -32,11 +33,6 @@ export function isEviction(request: AdmissionRequest): boolean {
 export function isReconciler(request: AdmissionRequest): boolean {
   const user = objectOf(request.userInfo);
   return stringOf(user?.username) === RECONCILER_USER || arrayOf(user?.groups).includes(RECONCILER_USER);
-}
-
-/** Whether the pod has a controller (an ownerReference with `controller: true`, as metav1.GetControllerOf reads it). */
-export function hasController(pod: Pod): boolean {
-  return arrayOf(objectOf(pod.metadata)?.ownerReferences).some((ref) => isObject(ref) && ref.controller === true);
 }
 
 /** The uid precondition of the Eviction's deleteOptions; undefined when it has none. */
@@ -60,7 +56,8 @@ export function evictionVerdict(request: AdmissionRequest, read: EvictedPodRead)
   if ('gone' in read) return refused(pod, 'there is no such pod');
   const actual = stringOf(read.found.metadata?.uid) ?? '';
   if (actual !== uid) return refused(pod, `the eviction names uid ${uid}, the pod of that name is uid ${actual}`);
-  if (!hasController(read.found)) return refused(pod, 'it has no controller (no ownerReference with controller: true), so nothing would recreate it');
+  // The reconciler's repair evicts only pods controllerOf finds; the same test holds its credential.
+  if (controllerOf(read.found) === undefined) return refused(pod, 'it has no controller (no ownerReference with controller: true), so nothing would recreate it');
   return allowed();
 }
 

@@ -3,7 +3,8 @@ import type { Pod } from '../../lib/kube/types.ts';
 import { defaultSidecarSet } from '../../lib/sidecarset/defaults.ts';
 import { injectPod } from '../../lib/sidecarset/inject.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
-import { controllerOf, planRepair, webhookSeesPod, type RepairInput } from '../../lib/status-sync/repair-missing.ts';
+import { planRepair, webhookSeesPod, type RepairInput } from '../../lib/status-sync/repair-missing.ts';
+import { controllerOf } from '../../lib/sidecarset/pod-state.ts';
 import { renderWebhookConfigurations } from '../../lib/webhook-config/webhook-configurations.ts';
 import type { PodWebhookSelectors } from '../../lib/ports.ts';
 
