@@ -13,7 +13,7 @@ import type { JsonObject } from '../kube/types.ts';
 import { canaryBaseOf } from './canary.ts';
 import { INJECTION_ANNOTATIONS } from './pod-annotations.ts';
 import { ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD } from './policy-record.ts';
-import { hotUpgradeContainerNames, hotUpgradeEmptyImage } from './hot-upgrade.ts';
+import { hotUpgradeContainerNames, hotUpgradeEmptyImage, versionAltAnnotation, versionAnnotation } from './hot-upgrade.ts';
 import { ANNOTATION_WORKING_HOTUPGRADE, isHotUpgrade } from './pod-state.ts';
 import { patchPodMetadataKeys } from './rollout-fence.ts';
 import { ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, type SidecarContainer, type SidecarSet } from './types.ts';
@@ -142,7 +142,7 @@ const ANNOTATION_FIELD_PATH = /^metadata\.annotations\['(.+)'\]$/;
 function sourcePathTaken(path: string, written: ReadonlySet<string>): boolean {
   if (LABEL_FIELD_PATH.test(path)) return true;
   const key = ANNOTATION_FIELD_PATH.exec(path)?.[1];
-  return key !== undefined && ANNOTATION_KEY.test(key) && !RESERVED_KEYS.includes(key) && !VERSION_KEY.test(key) && !written.has(key);
+  return key !== undefined && ANNOTATION_KEY.test(key) && !RESERVED_KEYS.includes(key) && !isVersionKey(key) && !written.has(key);
 }
 
 /** Why the policy cannot copy this sidecar's transferEnv; undefined when it can. */
@@ -172,7 +172,7 @@ const ANNOTATION_KEY = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z
 /** Keys only injection writes (pod-inject skips them in patchPodMetadata; the policy must never). */
 const RESERVED_KEYS: readonly string[] = [...INJECTION_ANNOTATIONS, ANNOTATION_INJECT_MARK, ANNOTATION_POLICY_RECORD, ANNOTATION_WORKING_HOTUPGRADE];
 /** A HotUpgrade container's version annotations: injection writes them after every set's patchPodMetadata. */
-const VERSION_KEY = /^version(alt)?\.sidecarset\.kruise\.io\//;
+const isVersionKey = (key: string): boolean => key.startsWith(versionAnnotation('')) || key.startsWith(versionAltAnnotation(''));
 
 /** Why the policy cannot apply these patchPodMetadata entries; undefined when it can. */
 function patchProblem(entries: unknown): string | undefined {
@@ -183,7 +183,7 @@ function patchProblem(entries: unknown): string | undefined {
     const policy = entry.patchPolicy;
     if (policy !== undefined && policy !== null && typeof policy !== 'string') return 'its patchPodMetadata is malformed';
     for (const [key, value] of Object.entries(objectOf(entry.annotations) ?? {})) {
-      if (typeof value !== 'string' || !ANNOTATION_KEY.test(key) || RESERVED_KEYS.includes(key) || VERSION_KEY.test(key)) return `it patches pod annotation ${key}, which the policy may not write (patchPodMetadata)`;
+      if (typeof value !== 'string' || !ANNOTATION_KEY.test(key) || RESERVED_KEYS.includes(key) || isVersionKey(key)) return `it patches pod annotation ${key}, which the policy may not write (patchPodMetadata)`;
       if (keys.has(key)) return `it patches pod annotation ${key} twice (patchPodMetadata)`;
       keys.add(key);
     }
@@ -206,7 +206,7 @@ function sizeProblem(spec: JsonObject): string | undefined {
   if (bytes > b.specBytes) return `its spec is ${bytes} bytes, more than the policy's ${b.specBytes}`;
   const containers = [...arrayOf(spec.initContainers), ...arrayOf(spec.containers)];
   // A HotUpgrade sidecar is two pod containers, each costing what a plain one does.
-  const podContainers = containers.length + arrayOf(spec.containers).filter((c) => isObject(c) && isHotUpgrade(c as SidecarContainer)).length;
+  const podContainers = arrayOf(spec.initContainers).length + arrayOf(spec.containers).flatMap((c) => podContainerNames(c as SidecarContainer)).length;
   if (podContainers > b.containers) return `it makes ${podContainers} pod containers and init containers (a HotUpgrade sidecar two), more than the policy's ${b.containers}`;
   if (arrayOf(spec.volumes).length > b.volumes) return `it has more than ${b.volumes} volumes`;
   if (arrayOf(spec.imagePullSecrets).length > b.imagePullSecrets) return `it has more than ${b.imagePullSecrets} imagePullSecrets`;

@@ -40,6 +40,12 @@ export const POLICY_POD_BOUNDS = { containers: 16, initContainers: 16, appMounts
 /** The SidecarContainer-only fields, left out of the pod's container (and env, written apart). */
 const LEFT_OUT = ['podInjectPolicy', 'upgradeStrategy', 'shareVolumePolicy', 'shareVolumeDevicePolicy', 'transferEnv', 'resourcesPolicy', 'env'];
 
+/** The field paths transferEnv names a source container by (injection-path.ts admits these two only). */
+const LABELS_PATH = 'metadata.labels[';
+const ANNOTATIONS_PATH = 'metadata.annotations[';
+/** The key of `path` (a CEL string `<prefix>'key']`). */
+const subscriptKey = (path: string, prefix: string): string => `${path}.substring(${prefix.length + 1}, ${path}.size() - 2)`;
+
 const list = (items: readonly string[]): string => `[${items.map((s) => `'${s}'`).join(', ')}]`;
 /** A JSON Pointer token of an annotation key (RFC 6901). */
 const pointer = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
@@ -195,8 +201,8 @@ const ADDED_VARIABLES: readonly { name: string; expression: string }[] = [
   {
     name: 'reads',
     expression: `(variables.sidecars + variables.inits).map(s, has(s.transferEnv) ? s.transferEnv.filter(t, has(t.sourceContainerNameFrom) &&
-      has(t.sourceContainerNameFrom.fieldRef) && t.sourceContainerNameFrom.fieldRef.fieldPath.startsWith('metadata.annotations[')).map(t,
-      t.sourceContainerNameFrom.fieldRef.fieldPath.substring(22, t.sourceContainerNameFrom.fieldRef.fieldPath.size() - 2)) : []).flatten().distinct().sort()`,
+      has(t.sourceContainerNameFrom.fieldRef) && t.sourceContainerNameFrom.fieldRef.fieldPath.startsWith('${ANNOTATIONS_PATH}')).map(t,
+      ${subscriptKey('t.sourceContainerNameFrom.fieldRef.fieldPath', ANNOTATIONS_PATH)}) : []).flatten().distinct().sort()`,
   },
   { name: 'sidecarList', expression: `(variables.inits.filter(s, has(s.restartPolicy) && s.restartPolicy == 'Always') + variables.sidecars).map(s, s.name).sort()` },
   // The containers a rollout may re-image: as the sidecarList, with each HotUpgrade sidecar's pair in its place.
@@ -243,9 +249,9 @@ const VARIABLES: readonly { name: string; expression: string }[] = [
 /** The env a sidecar `s` takes by transferEnv: each entry's names, sorted, from the first app container of its source name (lib/sidecarset/inject.ts transferEnvs). */
 const TRANSFERRED = `(has(s.transferEnv) ? s.transferEnv.map(t, [
     has(t.sourceContainerNameFrom) && has(t.sourceContainerNameFrom.fieldRef) ?
-      [t.sourceContainerNameFrom.fieldRef.fieldPath].map(f, f.startsWith('metadata.labels[') ?
-        [f.substring(17, f.size() - 2)].map(k, k in variables.labels ? variables.labels[k] : '')[0] :
-        [f.substring(22, f.size() - 2)].map(k, k in variables.annotations ? variables.annotations[k] : '')[0])[0] :
+      [t.sourceContainerNameFrom.fieldRef.fieldPath].map(f, f.startsWith('${LABELS_PATH}') ?
+        [${subscriptKey('f', LABELS_PATH)}].map(k, k in variables.labels ? variables.labels[k] : '')[0] :
+        [${subscriptKey('f', ANNOTATIONS_PATH)}].map(k, k in variables.annotations ? variables.annotations[k] : '')[0])[0] :
       (has(t.sourceContainerName) ? t.sourceContainerName : '')
   ].map(cn, variables.apps.filter(c, c.name == cn)).map(found, found.size() == 0 ? [] :
     ((has(t.envName) && t.envName != '' ? [t.envName] : []) + (has(t.envNames) ? t.envNames : [])).distinct().sort()
