@@ -4,12 +4,13 @@
  * is waited on until it is stored (visible-set.ts), then its set's name is
  * added to the controller's queue, with the set as read.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage } from '../errors.ts';
 import type { SidecarSet } from '../sidecarset/types.ts';
 import type { AdmittedQueue, QueuedChange } from './admitted-queue.ts';
 import type { ReconcileError } from './errors.ts';
 import type { ReconcileDeps } from './set-reconcile.ts';
-import { visibleSet } from './visible-set.ts';
+import { firstReadAt, visibleSet } from './visible-set.ts';
 
 export interface AdmittedTarget {
   /**
@@ -84,15 +85,20 @@ export class AdmittedSource {
       this.target.podsChanged(change.sidecarSet);
       return true;
     }
-    const began = performance.now();
+    let began: number | undefined;
     try {
-      const set = await visibleSet(change, this.deps, Math.max(0, Math.min(this.options.visibleTimeoutMs, this.budgetMs)), signal, this.options.createDebounceMs);
+      // Waiting for the first read is not waiting for a change that never shows: a burst of CREATEs would spend
+      // the budget on their debounces and the last ones, read at once, would be dropped before they are stored.
+      const wait = firstReadAt(change, this.options.createDebounceMs) - performance.now();
+      if (wait > 0) await sleep(wait, undefined, signal === undefined ? {} : { signal });
+      began = performance.now();
+      const set = await visibleSet(change, this.deps, Math.max(0, Math.min(this.options.visibleTimeoutMs, this.budgetMs)), signal);
       if (set !== undefined) this.target.visible(change.sidecarSet, set);
     } catch (error) {
       if (signal?.aborted === true) return false;
       this.target.error({ sidecarSet: change.sidecarSet, operation: 'wait for the admitted change', message: errorMessage(error) });
     } finally {
-      this.budgetMs -= performance.now() - began;
+      if (began !== undefined) this.budgetMs -= performance.now() - began;
     }
     return true;
   }

@@ -31,26 +31,30 @@ function isSameObject(set: SidecarSet, change: AdmittedSidecarSet): boolean {
 export const CREATE_DEBOUNCE_MS = 1_000;
 
 /**
- * The set an admitted change is about, once the change is stored (docs/RELIABILITY.md, "Admitted changes"):
- * - a set that is not there costs one read: undefined (a CREATE is read
- *   {@link CREATE_DEBOUNCE_MS} after it arrived, once; a CREATE that another webhook
- *   refused or that was never sent to storage is never there);
+ * When an admitted change is first read: a CREATE {@link CREATE_DEBOUNCE_MS}
+ * after it arrived, a pod change (`PODS`) {@link POD_DEBOUNCE_MS} after (the
+ * write follows the webhook's answer), an UPDATE at once.
+ */
+export function firstReadAt(change: QueuedChange, createDebounceMs: number = CREATE_DEBOUNCE_MS): number {
+  if (change.operation === 'CREATE') return change.queuedAtMs + createDebounceMs;
+  if (change.operation === 'PODS') return change.queuedAtMs + POD_DEBOUNCE_MS;
+  return change.queuedAtMs;
+}
+
+/**
+ * The set an admitted change is about, once the change is stored (docs/RELIABILITY.md, "Admitted changes"),
+ * read from {@link firstReadAt} on, which the caller waits for:
+ * - a set that is not there costs one read: undefined (a CREATE that another
+ *   webhook refused or that was never sent to storage is never there);
  * - a set there that is another object than the one admitted (a CREATE
  *   answered AlreadyExists, a forged review, a set deleted and made again)
  *   costs one read: undefined, nothing admitted was stored;
- * - a pod change (`PODS`) is read once, {@link POD_DEBOUNCE_MS} after it
- *   arrived (the pod's write follows the webhook's answer);
+ * - a CREATE or a pod change is read once;
  * - an UPDATE not stored yet is read again, backing off, until it shows or
  *   `timeoutMs` passed: then the set as stored (the reconcile runs on what is there).
  */
-export async function visibleSet(change: QueuedChange, deps: Pick<ReconcileDeps, 'statuses'>, timeoutMs: number, signal?: AbortSignal, createDebounceMs: number = CREATE_DEBOUNCE_MS): Promise<SidecarSet | undefined> {
-  const started = performance.now();
-  if (change.operation === 'CREATE' || change.operation === 'PODS') {
-    const debounceMs = change.operation === 'PODS' ? POD_DEBOUNCE_MS : createDebounceMs;
-    const wait = Math.min(timeoutMs, change.queuedAtMs + debounceMs - started);
-    if (wait > 0) await sleep(wait, undefined, signal === undefined ? {} : { signal });
-  }
-  const deadline = started + timeoutMs;
+export async function visibleSet(change: QueuedChange, deps: Pick<ReconcileDeps, 'statuses'>, timeoutMs: number, signal?: AbortSignal): Promise<SidecarSet | undefined> {
+  const deadline = performance.now() + timeoutMs;
   for (let delay = 100; ; delay = Math.min(delay * 2, 1_000)) {
     const set = await deps.statuses.get(change.sidecarSet, signal);
     if (set === undefined || !isSameObject(set, change)) return undefined;

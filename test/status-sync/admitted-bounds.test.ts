@@ -8,10 +8,11 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { admittedQueue, MAX_QUEUED_CHANGES } from '../../lib/status-sync/admitted-queue.ts';
-import { runController, type ControllerOptions } from '../../lib/status-sync/run-controller.ts';
+import { runController, type ControllerDeps, type ControllerOptions } from '../../lib/status-sync/run-controller.ts';
 import type { AdmittedSidecarSet } from '../../lib/ports.ts';
 import { memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';
 import { countedReads, storedRolloutSet } from './rollout-world.ts';
+import type { ReconcileError } from '../../lib/status-sync/errors.ts';
 
 const SET = 'test-sidecarset';
 const OPTIONS: ControllerOptions = { intervalMs: 10, debounceMs: 0, stallMs: 0, visibleTimeoutMs: 1_000, createDebounceMs: 0 };
@@ -86,5 +87,35 @@ describe('admitted changes that never show', () => {
     // Each set read at least once; the reads stop with the shared wait.
     expect(new Set(reads)).toEqual(new Set(['a', 'b', 'c']));
     expect(reads.length).toBeLessThan(20);
+  });
+});
+
+describe('a burst of SidecarSet creations', () => {
+  it('reconciles every set: the wait before a CREATE is first read is not the wait for changes that never show', async () => {
+    const { w } = countedReads();
+    const names = Array.from({ length: 12 }, (_, i) => `burst-${i}`);
+    const sets = new Map(names.map((name) => [name, storedRolloutSet({ type: 'NotUpdate' }, (s) => void (s.metadata = { ...s.metadata, name, uid: `uid-${name}` }))]));
+    // Each set is stored 60 ms after its review arrived (the API server writes it once the webhooks answered).
+    const storedAt = new Map<string, number>();
+    const stored = memoryStatusWriter([...sets.values()]);
+    w.deps.statuses = { ...stored, get: (name, signal) => ((storedAt.get(name) ?? Infinity) <= performance.now() ? stored.get(name, signal) : Promise.resolve(undefined)) };
+    const queue = admittedQueue();
+    const arrivals = names.map((name, i) => new Promise<void>((resolve) => setTimeout(() => {
+      storedAt.set(name, performance.now() + 60);
+      queue.push({ sidecarSet: name, uid: `uid-${name}`, operation: 'CREATE', resourceVersion: '' });
+      resolve();
+    }, i * 40)));
+    const reconciled = new Set<string>();
+    const deps: ControllerDeps = { ...w.deps, onReconcile: (result) => { reconciled.add(result.sidecarSet); } };
+    let arrived = false;
+    void Promise.all(arrivals).then(() => { arrived = true; });
+    // As the npm start loop calls the controller: again whenever changes wait.
+    const errors: ReconcileError[] = [];
+    while (!arrived || queue.size() > 0) {
+      if (queue.size() === 0) await queue.arrival();
+      errors.push(...(await runController([], deps, { ...OPTIONS, createDebounceMs: 150, visibleTimeoutMs: 400 }, safety(), queue)).errors);
+    }
+    expect(errors).toEqual([]);
+    expect([...reconciled].sort()).toEqual([...names].sort());
   });
 });
