@@ -6,6 +6,7 @@
  * requests per pass from the API server's audit log; and the plan's compute
  * time for 100,000 pods.
  */
+import type { ServerTime } from '../../testkit/bench/audit-count.ts';
 import { planTimes } from '../../testkit/bench/rollout-plan.ts';
 import { rolloutTime, type RolloutTimeResult } from '../../testkit/bench/rollout-time.ts';
 import { summarize } from '../../testkit/bench/stats.ts';
@@ -26,6 +27,7 @@ export interface RolloutSettings {
 export const ROLLOUT_TARGET = 1.3;
 export const PLAN_TARGET_MS = 1_000;
 
+const serverTimesText = (times: readonly ServerTime[]) => times.filter((t) => t.count >= 10).map((t) => `${t.request} ${num(t.p50Ms)} / ${num(t.p90Ms)} ms`).join(', ');
 const requestsText = (requests: readonly [string, number][]) => `${requests.reduce((n, [, c]) => n + c, 0)}: ${requests.map(([k, n]) => `${n} ${k}`).join(', ')}`;
 
 export async function rolloutSection(settings: RolloutSettings, log: (line: string) => void): Promise<SectionReport> {
@@ -66,7 +68,7 @@ export async function rolloutSection(settings: RolloutSettings, log: (line: stri
       `A real etcd and kube-apiserver (control-plane/, watch cache on, an audit log of the functions' identity only) hold one SidecarSet and ${settings.pods.toLocaleString('en-US')} pods it injected, all Running and Ready through the test kubelet (control-plane/test-kubelet.ts), which restarts a container whose image changed and makes it ready ${settings.readyDelayMs / 1000} s later. The sidecar's image is then changed (with the hashes the defaulting webhook writes) and the reconciler is invoked as on AWS: \`statusSyncLambda\` composed from the functions' kubeconfig, handed the validating webhook's SidecarSetAdmitted event, which runs the set's pass and follows it (run-controller.ts) until no pod is in flight.`,
       `Time: from the update to every pod recorded updated, Ready and consistent by a watch on every pod (testkit/faults/rollout-recorder.ts, which also checks that no more than maxUnavailable updated pods were unavailable at any stored version). Ideal: ${first.batches} batches of ${first.budget} pods × ${settings.readyDelayMs / 1000} s = ${num(ideal)} s, writes and reactions taking no time.`,
       'Where the rest goes: a pod\'s cycle is the time from its image write to it being Ready and consistent again (the kubelet\'s restart plus the delay); a slot\'s idle time is how long a slot freed by a pod becoming ready stayed unused until the next pod\'s write landed (the reconciler\'s reaction: the watch, settleMs, the pass running meanwhile, the next pass\'s reads, plan and status, and the write queue). Idle time summed over the rollout and divided by the budget is the time the rollout lost to it.',
-      `API requests: the API server's audit log, counting the functions' identity only (the kubelet and the watcher write as the admin), from the update until the invocation returned. Plan: \`planRollout\` over ${settings.planPods.toLocaleString('en-US')} pods in memory (testkit/bench/rollout-plan.ts, also \`node scripts/bench/rollout-plan.ts\`), ${settings.planRuns} runs.`,
+      `API requests: the API server's audit log, counting the functions' identity only (the kubelet and the watcher write as the admin), from the update until the invocation returned; the same log gives the API server's own time for each (request received to response complete), which on a shared machine is most of a freed slot's wait. Plan: \`planRollout\` over ${settings.planPods.toLocaleString('en-US')} pods in memory (testkit/bench/rollout-plan.ts, also \`node scripts/bench/rollout-plan.ts\`), ${settings.planRuns} runs.`,
     ],
     table: {
       headers: ['figure', 'value'],
@@ -80,6 +82,7 @@ export async function rolloutSection(settings: RolloutSettings, log: (line: stri
         ['passes', withSpread(passes, '', 0)],
         ['API requests per pass', withSpread(perPass, '', 1)],
         ['API requests (last run)', requestsText(last.requests)],
+        ['API server time per request, p50 / p90 (last run)', serverTimesText(last.serverTimes)],
         ['API requests retried (no answer in time, or 429/5xx), last run', String(last.retries)],
         ['most updated pods unavailable at once', String(Math.max(...runs.map((r) => r.maxUnavailableSeen)))],
         ['final status (last run)', JSON.stringify(last.finalStatus)],

@@ -25,7 +25,7 @@ import { EMPTY_IMAGE, NEW_IMAGE, SIDECAR, seedRollout, startRolloutCluster, upda
 import { recordRollout } from '../faults/rollout-recorder.ts';
 import { capturingLogger } from '../reviews.ts';
 import { median } from './stats.ts';
-import { countAudit } from './audit-count.ts';
+import { countAudit, serverTimes, type ServerTime } from './audit-count.ts';
 
 export interface RolloutTimeOptions {
   pods: number;
@@ -81,6 +81,8 @@ export interface RolloutTimeResult {
   slotIdleTotalMs: number;
   /** `VERB resource[/subresource]` → requests by the functions' identity during the rollout, largest first. */
   requests: [string, number][];
+  /** The API server's own time per kind of those requests, from the same audit log. */
+  serverTimes: ServerTime[];
   finalStatus: unknown;
 }
 
@@ -208,6 +210,7 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
       maxUnavailableSeen: recorder.maxUnavailableSeen(),
       violations: recorder.violations.length + recorder.gaps.length,
       requests: countAudit(audit),
+      serverTimes: serverTimes(audit),
       finalStatus: (JSON.parse(stored.body) as { status?: unknown }).status,
     };
   } finally {
