@@ -107,11 +107,11 @@ describe('a burst of SidecarSet creations', () => {
     }, i * 40)));
     const reconciled = new Set<string>();
     const deps: ControllerDeps = { ...w.deps, onReconcile: (result) => { reconciled.add(result.sidecarSet); } };
-    let arrived = false;
-    void Promise.all(arrivals).then(() => { arrived = true; });
+    const all = { arrived: false };
+    void Promise.all(arrivals).then(() => { all.arrived = true; });
     // As the npm start loop calls the controller: again whenever changes wait.
     const errors: ReconcileError[] = [];
-    while (!arrived || queue.size() > 0) {
+    while (!all.arrived || queue.size() > 0) {
       if (queue.size() === 0) await queue.arrival();
       errors.push(...(await runController([], deps, { ...OPTIONS, createDebounceMs: 150, visibleTimeoutMs: 400 }, safety(), queue)).errors);
     }
