@@ -11,10 +11,8 @@ export interface ControllerOptions {
   intervalMs?: number;
   /**
    * After a watched change, how long to let related changes land before the
-   * pass. Default 50 ms: every ms of it delays reusing a slot a pod just
-   * freed (250 ms made a 1,000-pod, 10% rollout 1.43 times its ideal, 50 ms
-   * 1.26 times at the median of three runs, for about twice the reconciles;
-   * docs/BENCHMARKS.md).
+   * reconcile (its reads start meanwhile). Default 50 ms: every ms of it delays
+   * reusing a slot a pod just freed; less makes more reconciles for the same rollout.
    */
   debounceMs?: number;
   /**
