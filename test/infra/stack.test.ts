@@ -65,8 +65,8 @@ function roleStatements(s: Synth, fn: StackFunctionName): Json[] {
 const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : [v]);
 
 let defaults: Synth;
-/** The webhooks that start status passes (their descriptors' triggersStatusPass). */
-const TRIGGERS: readonly StackFunctionName[] = FUNCTION_DESCRIPTORS.filter((d) => d.triggersStatusPass).map((d) => d.name);
+/** The webhooks that start status passes (their descriptors' triggersReconcile). */
+const TRIGGERS: readonly StackFunctionName[] = FUNCTION_DESCRIPTORS.filter((d) => d.triggersReconcile).map((d) => d.name);
 
 beforeAll(async () => {
   bundles = await projectBundles(join(scratch, 'bundles'));

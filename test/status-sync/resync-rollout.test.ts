@@ -142,7 +142,7 @@ describe('a status pass with the rollout', () => {
         }),
     };
     const result = await runResync(w.deps);
-    expect(result.errors).toEqual([{ operation: 'list pods', message: 'the API server answered 403: pods is forbidden; no status is written this pass' }]);
+    expect(result.errors).toEqual([{ operation: 'list pods', message: 'the API server answered 403: pods is forbidden; no status is written this resync' }]);
     expect(aborted).toBeInstanceOf(Error);
     expect(w.statuses.sets().map((s) => s.status?.matchedPods)).toEqual([undefined, undefined]);
   });
@@ -151,7 +151,7 @@ describe('a status pass with the rollout', () => {
     const w = passWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
     w.deps.rollout.revisions = { ...w.revisions, listAll: () => Promise.reject(new Error('the API server answered 403: forbidden')) };
     const result = await runResync(w.deps);
-    expect(result.errors).toEqual([{ operation: 'list ControllerRevisions', message: 'the API server answered 403: forbidden; no set rolls this pass' }]);
+    expect(result.errors).toEqual([{ operation: 'list ControllerRevisions', message: 'the API server answered 403: forbidden; no set rolls this resync' }]);
     expect(result.statusesWritten).toBe(2);
     expect(result.rollout).toMatchObject({ setsRolled: 0, podsUpdated: 0, revisionWrites: 0, inFlight: [] });
     expect(w.cluster.writes).toEqual([]);

@@ -111,9 +111,9 @@ function add(tally: Tally, result: InvocationResult): void {
     tally.conflicts += result.rollout.conflicts;
   }
   for (const error of result.errors ?? []) tally.errors.push(`${error.sidecarSet ?? ''} ${error.operation}: ${error.message}`);
-  const follow = result.followUp;
+  const follow = result.controller;
   if (follow === undefined) return;
-  tally.passes += follow.passes;
+  tally.passes += follow.reconciles;
   tally.podsUpdated += follow.podsUpdated;
   tally.podsFlipped += follow.podsFlipped;
   tally.conflicts += follow.conflicts;
