@@ -51,7 +51,7 @@ export function movesCounts(request: AdmissionRequest): boolean {
   return COUNTED_STATUS.some((field) => !jsonEqual(now[field], before[field]));
 }
 
-const NOT_STARTED = 'could not start the pass for a pod change now; the schedule will';
+const NOT_STARTED = 'could not start the reconcile for a pod change now; the schedule\'s resync will';
 
 /** The pod as it was (DELETE) or is (UPDATE). */
 function podOf(request: AdmissionRequest): unknown {

@@ -61,7 +61,7 @@ async function announceAdmitted(request: AdmissionRequest, object: SidecarSet, d
   const sidecarSet = stringOf(metadata?.name) ?? '';
   if (sidecarSet === '') return;
   const change = { sidecarSet, uid: stringOf(metadata?.uid) ?? '', operation: request.operation, resourceVersion: stringOf(metadata?.resourceVersion) ?? '' };
-  await enqueueAdmitted([change], deps, ADMITTED_ENQUEUE_TIMEOUT_MS, 'could not start the pass for an admitted SidecarSet now; the schedule will');
+  await enqueueAdmitted([change], deps, ADMITTED_ENQUEUE_TIMEOUT_MS, 'could not start the reconcile for an admitted SidecarSet now; the schedule\'s resync will');
 }
 
 /** Rule 13, the one that reads the cluster: conflicts with the other sets (`listed` when read already); a failure when they cannot be read. */
