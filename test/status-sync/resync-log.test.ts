@@ -15,7 +15,7 @@ function reasons(passes: ResyncResult[], heartbeatMs = 5 * 60_000): string[] {
   });
 }
 
-describe('which status passes of the npm start loop are logged', () => {
+describe('which resyncs of the npm start loop are logged', () => {
   it('logs the first pass, then nothing while nothing changes, then a heartbeat every 5 minutes', () => {
     expect(reasons(Array.from({ length: 12 }, () => quietPass()))).toEqual(['first', '-', '-', '-', '-', 'heartbeat', '-', '-', '-', '-', 'heartbeat', '-']);
   });

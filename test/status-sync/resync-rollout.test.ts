@@ -52,7 +52,7 @@ const IDLE = set('idle', 'db');
 const rollingPods = podsOf(ROLLING, 3, 0, 0);
 const idlePods = podsOf(IDLE, 2, 2, 2, { labels: { app: 'db' } }).map((p) => ({ ...p, metadata: { ...p.metadata, name: `db-${p.metadata?.name ?? ''}` } }));
 
-describe('a status pass with the rollout', () => {
+describe('a resync with the rollout', () => {
   it('flips pods mid hot upgrade once every pod is updated (its only work is the flip), but not while the set is paused (Kruise 1.9)', async () => {
     const paused = hotSet('mesh:v2', '999', { type: 'RollingUpdate', paused: true });
     const upgraded = kubelet(applyPatch(injected('mesh:v1', 'a'), podUpdatePatch({ pod: injected('mesh:v1', 'a'), set: paused, latestRevision: 'r', injectedList: 'hot-set', now: NOW })) as Pod);

@@ -45,7 +45,7 @@ function failingPods(all: Pod[], failAt: number, error: () => Error, times = Inf
   return state;
 }
 
-describe('a status pass', () => {
+describe('a resync', () => {
   it('writes every status that differs and reports what it did', async () => {
     const { deps, statuses } = memoryDeps([web, db], pods);
     const result = await runResync(deps);

@@ -31,8 +31,8 @@ export interface RolloutTimeOptions {
   pods: number;
   maxUnavailable: string | number;
   readyDelayMs: number;
-  /** ROLLOUT_PACE_MS for the reconciler; its default when unset. */
-  paceMs?: number;
+  /** REQUEUE_AFTER_MS for the reconciler; its default when unset. */
+  requeueAfterMs?: number;
   /**
    * The sidecar is HotUpgrade: each pod is written twice (the new image into
    * the empty container, then the old one flipped to the empty image once
@@ -119,7 +119,7 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
     const seeded = await seedRollout(cluster, { name: 'bench', pods: options.pods, maxUnavailable: options.maxUnavailable, hot });
     log(`  ${options.pods} pods created and Ready in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
     const env: Record<string, string> = { KUBECONFIG_CONTENT: cluster.cp.kubeconfig('functions') };
-    if (options.paceMs !== undefined) env.ROLLOUT_PACE_MS = String(options.paceMs);
+    if (options.requeueAfterMs !== undefined) env.REQUEUE_AFTER_MS = String(options.requeueAfterMs);
     // The invocation's self-invoke as Lambda runs it: queued, started once the sender has ended (see below).
     const selfRequeues: { at: number; event: ContinueEvent }[] = [];
     const handler = await statusSyncLambda({
