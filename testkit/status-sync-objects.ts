@@ -1,4 +1,4 @@
-/** Builders for the status pass tests: stored SidecarSets, pods as the API server lists them, ports in memory. */
+/** Builders for the resync tests: stored SidecarSets, pods as the API server lists them, ports in memory. */
 import { memoryNamespaceSource, memorySidecarSetSource } from '../lib/adapters/memory.ts';
 import { memoryEventSink, memoryPodPages, memoryStatusWriter } from '../lib/adapters/memory-status-sync.ts';
 import type { Namespace, Pod } from '../lib/kube/types.ts';

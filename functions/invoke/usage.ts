@@ -128,7 +128,7 @@ function wrap(text: string): string {
 }
 
 const STATUS_SYNC_USAGE = `usage: invoke ${STATUS_SYNC} --sidecarsets FILE --pods FILE [--namespaces FILE]
-Prints the statuses one reconciler pass would write, nothing written anywhere:
+Prints the statuses one resync would write, nothing written anywhere:
   [{"name": <SidecarSet>, "status": <its new status>}] for the sets whose status would change.
 
 ${CLUSTER_FILES}
@@ -189,7 +189,7 @@ exit codes: 0 explained; 1 pod-inject could not decide (a namespaceSelector need
 export const USAGE = `usage: invoke <function> [options]      (invoke <function> --help for its options)
 functions:
 ${FUNCTION_DESCRIPTORS.map((d) => `  ${d.name.padEnd(21)}${FUNCTION_HELP[d.name].summary}`).join('\n')}
-  ${STATUS_SYNC.padEnd(21)}the statuses one reconciler pass would write
+  ${STATUS_SYNC.padEnd(21)}the statuses one resync would write
   ${ROLLOUT.padEnd(21)}what one in-place rollout pass would do
   ${EXPLAIN.padEnd(21)}why each SidecarSet injects a pod or not, and what holds its rollout`;
 

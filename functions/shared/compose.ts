@@ -184,7 +184,7 @@ export function withInjectionOrder(runtime: AdmissionRuntime, env: Env): Admissi
 
 /** Functions that tell the reconciler about admitted changes, as their descriptors say (the SidecarSet validating webhook: it sees every admitted one, after defaulting). */
 export function triggersRollout(fn: FunctionName): boolean {
-  return descriptorOf(fn).triggersStatusPass;
+  return descriptorOf(fn).triggersReconcile;
 }
 
 /** Sources for a function that never reads the cluster (defaulting). */

@@ -3,7 +3,7 @@
  * start): the cluster's credentials (a kubeconfig, or EKS with the function's
  * IAM role), the live adapters, and what was already reported about
  * uninjected pods. The Lambda handler, the `npm start` loop and the tests
- * all run passes through this.
+ * all resync and reconcile through this.
  */
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
 import { kubeWebhookUrls } from '../../lib/adapters/kube-webhook-configurations.ts';
@@ -13,6 +13,7 @@ import { rotateWebhookSecret, type RefusedWebhook, type RotationResult, type Sec
 import { refusedWebhookEvents, repairRecorder } from '../../lib/webhook-config/refused-webhooks.ts';
 import { kubeConfigClient } from '../../lib/adapters/kubeconfig.ts';
 import { kubeClusterReader, kubeSidecarSetSource, millisecondsFromEnv, SourceOptionsError } from '../../lib/adapters/kube-sources.ts';
+import { deprecatedVariableWarning, variableInUse, type RenamedVariable } from '../../lib/adapters/renamed-variable.ts';
 import { kubeAdmissionConfigEventSink, kubeEventSink, kubePodEventSink, kubeRecordedStalls } from '../../lib/adapters/kube-events.ts';
 import { kubeNamespaceSnapshot } from '../../lib/adapters/kube-namespaces.ts';
 import { kubePodPages, kubePodWriter, kubeSetPods } from '../../lib/adapters/kube-pods.ts';
@@ -32,9 +33,9 @@ import type { AdmittedQueue } from '../../lib/status-sync/admitted-queue.ts';
 import { DEFAULT_CONTROLLER_OPTIONS, runController, type ControllerSummary } from '../../lib/status-sync/run-controller.ts';
 import { DEFAULT_STALL_MS, ENV_ROLLOUT_STALL_MS, rolloutStateEvents } from '../../lib/status-sync/rollout-state.ts';
 import { observedStates } from '../../lib/status-sync/observed-states.ts';
-import { DEFAULT_REPAIR_MAX_EVICTIONS, ENV_REPAIR_MAX_EVICTIONS, repairMemory, type RepairDeps } from '../../lib/status-sync/repair-step.ts';
+import { DEFAULT_REPAIR_MAX_EVICTIONS, ENV_REPAIR_MAX_EVICTIONS, ENV_REPAIR_MAX_EVICTIONS_DEPRECATED, repairMemory, type RepairDeps } from '../../lib/status-sync/repair-step.ts';
 import { memoisedRevisionFacts } from '../../lib/status-sync/revision-register.ts';
-import { passFactOf, setPassFactOf } from '../../lib/metrics/facts.ts';
+import { resyncFactOf, setReconcileFactOf } from '../../lib/metrics/facts.ts';
 import type { RolloutDeps } from '../../lib/status-sync/set-reconcile.ts';
 import { revisionNamespaceFromEnv } from '../../lib/adapters/revision-namespace.ts';
 import { renewStatusSyncLease, type LeaseRenewal } from '../../lib/adapters/kube-lease.ts';
@@ -55,11 +56,20 @@ export const DEFAULT_STATUS_SYNC_INTERVAL_MS = 30_000;
 export const ENV_STATUS_SYNC_HEARTBEAT_MS = 'STATUS_SYNC_HEARTBEAT_MS';
 
 /** The longest wait between two reconciles of a set whose rollout is in flight (its requeue-after). */
+export const ENV_REQUEUE_AFTER_MS = 'REQUEUE_AFTER_MS';
+/** REQUEUE_AFTER_MS's name until this release, still read (docs/UPGRADING.md). */
 export const ENV_ROLLOUT_PACE_MS = 'ROLLOUT_PACE_MS';
+/** The variables renamed to Kubernetes' words, each still read under its old name for one release. */
+export const RENAMED_VARIABLES = {
+  requeueAfter: { name: ENV_REQUEUE_AFTER_MS, deprecated: ENV_ROLLOUT_PACE_MS },
+  repairMaxEvictions: { name: ENV_REPAIR_MAX_EVICTIONS, deprecated: ENV_REPAIR_MAX_EVICTIONS_DEPRECATED },
+} as const satisfies Record<string, RenamedVariable>;
+/** Told when a setting is read from its deprecated name. */
+export type DeprecatedVariableUse = (renamed: RenamedVariable) => void;
 /**
  * Sets the controller reconciles at once (each by one worker at a time), as
  * Kruise's `--sidecarset-workers` (default 3): sets rolled together do not
- * wait for one another's passes.
+ * wait for one another's reconciles.
  */
 export const ENV_SIDECARSET_WORKERS = 'SIDECARSET_WORKERS';
 export const DEFAULT_SIDECARSET_WORKERS = 3;
@@ -110,10 +120,15 @@ export async function composeStatusSync(env: Env, overrides: StatusSyncOverrides
   const revisionNamespace = revisionNamespaceFromEnv(env);
   const heartbeat = leaseHeartbeat(client, leaseRenewalOf(env, revisionNamespace, overrides), logger);
   const rollout = rolloutDepsOf(client, versions, revisionNamespace, { clock: overrides.clock ?? systemClock, states, stallMs });
-  const intervalMs = millisecondsFromEnv(env, ENV_ROLLOUT_PACE_MS, DEFAULT_CONTROLLER_OPTIONS.intervalMs, 100);
+  // Once per cold start, so a deprecated name is warned about once per process.
+  const deprecated: DeprecatedVariableUse = (renamed) => {
+    const warning = deprecatedVariableWarning(renamed);
+    logger.warn(warning.message, warning.fields);
+  };
+  const intervalMs = requeueAfterFromEnv(env, deprecated);
   const workers = sidecarSetWorkersFromEnv(env);
   // Only sets annotated for it have pods evicted; the limit holds over all of them.
-  const repair: RepairDeps = { evictions: kubePodEvictor(client), podWebhook: kubePodWebhook(client), setPods: rollout.setPods, podEvents: rollout.podEvents, maxPerPass: repairMaxEvictionsFromEnv(env), memory: repairMemory() };
+  const repair: RepairDeps = { evictions: kubePodEvictor(client), podWebhook: kubePodWebhook(client), setPods: rollout.setPods, podEvents: rollout.podEvents, maxPerResync: repairMaxEvictionsFromEnv(env, deprecated), memory: repairMemory() };
   const wiring: Wiring = { client, logger, metrics, ports, rollout, repair, rotate, recordRefused, states, heartbeat, notInjected: {} };
   return {
     logger,
@@ -151,7 +166,7 @@ function resyncOf(w: Wiring): StatusSyncRuntime['resync'] {
     const result = await w.recordRefused(rotated, signal);
     logRepaired(w.logger, result);
     // Every caller (the Lambda, the npm start loop) resyncs through here, so every resync is measured once.
-    w.metrics.pass(passFactOf(result, w.client.requests() - requestsBefore, w.states.current()));
+    w.metrics.resync(resyncFactOf(result, w.client.requests() - requestsBefore, w.states.current()));
     await w.heartbeat(signal);
     w.notInjected = result.notInjected;
     return result;
@@ -170,8 +185,8 @@ function runControllerOf(w: Wiring, options: { intervalMs: number; stallMs: numb
         rollout: w.rollout,
         // From the same result its Events came from.
         onReconcile: (result) => {
-          const fact = setPassFactOf(result, w.states.current().get(result.sidecarSet), w.notInjected[result.sidecarSet] ?? 0);
-          if (fact !== undefined) w.metrics.setPass(fact);
+          const fact = setReconcileFactOf(result, w.states.current().get(result.sidecarSet), w.notInjected[result.sidecarSet] ?? 0);
+          if (fact !== undefined) w.metrics.setReconcile(fact);
         },
       },
       { ...options, ...(budget === undefined ? {} : { budget }) },
@@ -230,8 +245,8 @@ function rolloutDepsOf(client: KubeClient, versions: SidecarSetVersions, revisio
 
 /**
  * The heartbeat Lease's renewal (lib/status-sync/lease.ts): held by the
- * Lambda function, or the host of `npm start`; valid for a few of the full
- * passes' intervals (STATUS_SYNC_INTERVAL_MS: the schedule's rate on AWS).
+ * Lambda function, or the host of `npm start`; valid for a few of the
+ * resyncs' intervals (STATUS_SYNC_INTERVAL_MS: the schedule's rate on AWS).
  */
 function leaseRenewalOf(env: Env, namespace: string, overrides: StatusSyncOverrides): LeaseRenewal {
   const fn = env.AWS_LAMBDA_FUNCTION_NAME;
@@ -259,7 +274,7 @@ function leaseHeartbeat(client: KubeClient, renewal: LeaseRenewal, logger: Logge
 }
 
 /**
- * The webhook secret's rotation, one step per pass, when the secret is stored
+ * The webhook secret's rotation, one step per resync, when the secret is stored
  * (Secrets Manager, or the local server's file) and rotation is not off.
  * @throws CallerSecretError naming a bad rotation setting.
  */
@@ -319,24 +334,29 @@ function withRotation(result: ResyncResult, rotation: RotationResult): ResyncRes
 
 /** Whether the controller did anything worth a log line. */
 export function controllerDidAnything(summary: ControllerSummary): boolean {
-  return summary.passes > 0 || summary.errors.length > 0;
+  return summary.reconciles > 0 || summary.errors.length > 0;
 }
 
-/** Logs what the controller did for in-flight rollouts as one JSON line (error level when anything failed). */
+/** The message of the line {@link logControllerSummary} writes ('rollout follow-up' until this release). */
+export const CONTROLLER_MESSAGE = 'controller';
+/** The message of the line {@link logResync} writes ('status pass' until this release). */
+export const RESYNC_MESSAGE = 'resync';
+
+/** Logs what the controller did for requeued sets as one JSON line (error level when anything failed). */
 export function logControllerSummary(logger: Logger, summary: ControllerSummary, fields: Record<string, unknown> = {}): void {
   const line = { ...fields, ...summary };
-  if (summary.errors.length > 0) logger.error('rollout follow-up', line);
-  else logger.info('rollout follow-up', line);
+  if (summary.errors.length > 0) logger.error(CONTROLLER_MESSAGE, line);
+  else logger.info(CONTROLLER_MESSAGE, line);
 }
 
 /** Logs a resync as one JSON line: at error level when anything failed, so a log filter can alarm on it. */
 export function logResync(logger: Logger, result: ResyncResult, fields: Record<string, unknown> = {}): void {
-  // Each set's counts are metrics (and the sets' statuses); one line per pass stays short however many sets there are.
+  // Each set's counts are metrics (and the sets' statuses); one line per resync stays short however many sets there are.
   const logged: Partial<ResyncResult> = { ...result };
   delete logged.sets;
   const line = { ...fields, ...logged };
-  if (result.errors.length > 0) logger.error('status pass', line);
-  else logger.info('status pass', line);
+  if (result.errors.length > 0) logger.error(RESYNC_MESSAGE, line);
+  else logger.info(RESYNC_MESSAGE, line);
 }
 
 /** A whole number from `variable` (digits only: "5 pods" is a guess at the format, not 5), `fallback` when unset. */
@@ -348,13 +368,33 @@ function wholeNumberFromEnv(env: Env, variable: string, fallback: number, valid:
   return value;
 }
 
+/** The variable holding `renamed`'s setting, `deprecated` told when it is the old name. */
+function renamedVariableOf(env: Env, renamed: RenamedVariable, deprecated: DeprecatedVariableUse | undefined): string {
+  const inUse = variableInUse(env, renamed);
+  if (inUse.deprecated) deprecated?.(renamed);
+  return inUse.variable;
+}
+
 /**
  * How many uninjected pods a resync may try to evict, over every set that asks
- * for repair, from REPAIR_MAX_EVICTIONS_PER_PASS (default 5; 0 evicts none).
- * @throws SourceOptionsError when the value is not a whole number.
+ * for repair, from REPAIR_MAX_EVICTIONS_PER_RESYNC (default 5; 0 evicts none),
+ * or its deprecated name REPAIR_MAX_EVICTIONS_PER_PASS.
+ * @throws SourceOptionsError when the value is not a whole number, or both names are set to different values.
  */
-export function repairMaxEvictionsFromEnv(env: Env): number {
-  return wholeNumberFromEnv(env, ENV_REPAIR_MAX_EVICTIONS, DEFAULT_REPAIR_MAX_EVICTIONS, () => true, 'a whole number of pods (0 evicts none)');
+export function repairMaxEvictionsFromEnv(env: Env, deprecated?: DeprecatedVariableUse): number {
+  const variable = renamedVariableOf(env, RENAMED_VARIABLES.repairMaxEvictions, deprecated);
+  return wholeNumberFromEnv(env, variable, DEFAULT_REPAIR_MAX_EVICTIONS, () => true, 'a whole number of pods (0 evicts none)');
+}
+
+/**
+ * The controller's requeue-after, the longest wait between two reconciles of a
+ * set in flight, from REQUEUE_AFTER_MS (default 5 s, at least 100 ms), or its
+ * deprecated name ROLLOUT_PACE_MS.
+ * @throws SourceOptionsError when the value is not whole milliseconds of at least 100, or both names are set to different values.
+ */
+export function requeueAfterFromEnv(env: Env, deprecated?: DeprecatedVariableUse): number {
+  const variable = renamedVariableOf(env, RENAMED_VARIABLES.requeueAfter, deprecated);
+  return millisecondsFromEnv(env, variable, DEFAULT_CONTROLLER_OPTIONS.intervalMs, 100);
 }
 
 /**

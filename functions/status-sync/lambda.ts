@@ -5,7 +5,7 @@
  * SidecarSet validating webhook's asynchronous invoke after an admitted
  * change (that set's reconcile at once, then requeuing it). A configuration
  * error fails the cold start, so every invocation fails visibly rather than
- * passing without a cluster.
+ * succeeding without a cluster.
  */
 import { randomUUID } from 'node:crypto';
 import type { Context, ScheduledEvent, SQSEvent } from 'aws-lambda';
@@ -17,7 +17,7 @@ import { AdmittedEventError, CONTINUE_EVENT_KIND, deployedUrlsOfScheduledEvent, 
 import type { ResyncResult } from '../../lib/status-sync/resync.ts';
 import type { AdmittedSidecarSet } from '../../lib/ports.ts';
 import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
-import { passCoverage, POD_DEBOUNCE_MS } from '../../lib/status-sync/pod-trigger.ts';
+import { reconcileCoverage, POD_DEBOUNCE_MS } from '../../lib/status-sync/pod-trigger.ts';
 import type { ControllerSummary } from '../../lib/status-sync/run-controller.ts';
 import type { Env } from '../shared/compose.ts';
 import { composeStatusSync, controllerDidAnything, logControllerSummary, logResync, type StatusSyncOverrides, type StatusSyncRuntime } from './compose.ts';
@@ -26,13 +26,14 @@ import { composeStatusSync, controllerDidAnything, logControllerSummary, logResy
 export type StatusSyncContext = Pick<Context, 'getRemainingTimeInMillis' | 'awsRequestId'>;
 /** What an invocation did: the resync (scheduled events) and the requeued reconciles. */
 export interface InvocationResult extends Partial<ResyncResult> {
-  followUp?: ControllerSummary;
+  /** What the controller did for the requeued sets ('followUp' until this release). */
+  controller?: ControllerSummary;
   /** API requests sent again during this invocation (a slow or dropped one costs a retry, not the reconcile). */
   requestRetries?: number;
   /** The sets handed to the self-requeue this invocation sent itself. */
   continued?: string[];
   /** Why the event was not acted on: the same admitted change handled lately, or a self-requeue a later invocation took over. */
-  skipped?: 'repeated trigger' | 'superseded continuation' | 'covered pod change';
+  skipped?: 'repeated trigger' | 'superseded self-requeue' | 'covered pod change';
   /** The queue's messages to hand out again (SQSBatchResponse): those of sets whose reconciles failed. */
   batchItemFailures?: { itemIdentifier: string }[];
   /** The sets sent back to the queue, still in flight when the controller's budget ended. */
@@ -46,7 +47,7 @@ export type ScheduledStatusHandler = (event: StatusSyncEvent, context: StatusSyn
  * short, its result is still logged and returned: a tenth of the time left,
  * at least 3 s.
  */
-export function passDeadlineMs(remainingMs: number): number {
+export function invocationDeadlineMs(remainingMs: number): number {
   return Math.max(1_000, remainingMs - Math.max(3_000, Math.round(remainingMs / 10)));
 }
 
@@ -99,7 +100,7 @@ class Invocation {
     this.budgetMs = budgetMs;
     this.requestId = context.awsRequestId;
     this.retriesBefore = runtime.retries();
-    this.signal = AbortSignal.timeout(passDeadlineMs(context.getRemainingTimeInMillis()));
+    this.signal = AbortSignal.timeout(invocationDeadlineMs(context.getRemainingTimeInMillis()));
   }
 
   /** The budget stops new reconciles; a reconcile running when it ends finishes its writes, within the reconcile deadline. */
@@ -115,13 +116,13 @@ class Invocation {
 /**
  * What a warm container remembers between its invocations (reserved
  * concurrency 1 runs them one after another): the admitted changes handled
- * lately, the pod changes a pass here covered (one invoke each: a burst
+ * lately, the pod changes a reconcile here covered (one invoke each: a burst
  * queues many), and the sets its last self-requeue carried.
  */
 class WarmContainer {
   private readonly id = randomUUID();
   private readonly triggers = recentTriggers();
-  private readonly coverage = passCoverage();
+  private readonly coverage = reconcileCoverage();
   /** Sets a self-requeue sent from here names, until an invocation here takes them over. */
   private carried: string[] = [];
   /** When the latest invocation here started (epoch ms): a self-requeue sent before it was taken over by it. */
@@ -163,7 +164,7 @@ class WarmContainer {
   /** Why the event needs no work: its self-requeue was taken over, its pod change covered, its admitted change just handled. */
   private skipped(admitted: (AdmittedSidecarSet & { sentAt?: number }) | undefined, selfRequeue: ContinueEvent | undefined, startedAt: number): InvocationResult['skipped'] {
     // An invocation here started after this was sent and requeued its sets (or a duplicate delivery of one already run).
-    if (selfRequeue !== undefined && selfRequeue.from === this.id && selfRequeue.sentAt < this.lastStartedAt) return 'superseded continuation';
+    if (selfRequeue !== undefined && selfRequeue.from === this.id && selfRequeue.sentAt < this.lastStartedAt) return 'superseded self-requeue';
     if (admitted?.operation === 'PODS') return this.coverage.covers(admitted.sidecarSet, admitted.sentAt ?? startedAt) ? 'covered pod change' : undefined;
     if (admitted !== undefined && this.triggers.seen(admitted, startedAt)) return 'repeated trigger';
     return undefined;
@@ -177,12 +178,12 @@ class WarmContainer {
     const queued = admitted === undefined ? undefined : { ...admitted, queuedAtMs: performance.now() - Math.max(0, run.startedAt - sentAt) };
     // Its reconcile reads the pods after the debounce, never earlier.
     const readsFrom = Math.max(run.startedAt, sentAt + POD_DEBOUNCE_MS);
-    const followUp = await this.runtime.runController(names, run.signal, queued === undefined ? undefined : admittedQueue([queued]), run.budget());
+    const controller = await this.runtime.runController(names, run.signal, queued === undefined ? undefined : admittedQueue([queued]), run.budget());
     // Only a reconcile that went through covers later triggers; after a failure the next one tries again.
-    if (admitted?.operation === 'PODS' && followUp.errors.length === 0) this.coverage.began(readsFrom, [admitted.sidecarSet]);
-    const continued = await this.continueLater(followUp, run.requestId);
-    logControllerSummary(this.runtime.logger, followUp, { requestId: run.requestId, ...(admitted === undefined ? { continuation: selfRequeue?.sets } : { admitted }), continued, requestRetries: run.retries() });
-    return { followUp, requestRetries: run.retries(), continued };
+    if (admitted?.operation === 'PODS' && controller.errors.length === 0) this.coverage.began(readsFrom, [admitted.sidecarSet]);
+    const continued = await this.continueLater(controller, run.requestId);
+    logControllerSummary(this.runtime.logger, controller, { requestId: run.requestId, ...(admitted === undefined ? { selfRequeue: selfRequeue?.sets } : { admitted }), continued, requestRetries: run.retries() });
+    return { controller, requestRetries: run.retries(), continued };
   }
 
   /** The schedule's full resync, then requeuing the sets it left in flight (and those a self-requeue carried). */
@@ -205,15 +206,15 @@ class WarmContainer {
     const resynced = await this.runtime.resync(signal, deployed, handOff);
     if (resynced.errors.length === 0) this.coverage.began(run.startedAt);
     const result = { ...resynced, requestRetries: run.retries() };
-    // A failed resync is not thrown: EventBridge would retry it, and the next scheduled reconcile does that better.
+    // A failed resync is not thrown: EventBridge would retry it, and the next scheduled resync does that better.
     logResync(this.runtime.logger, result, { requestId, scheduledAt: (event as ScheduledEvent).time });
     const inFlight = [...new Set([...(resynced.rollout?.inFlight ?? []), ...taken])];
     if (queue !== undefined) return { ...result, requeued: await this.requeue(inFlight.filter((name) => !handed.has(name)), requestId) };
     if (inFlight.length === 0 || signal.aborted) return result;
-    const followUp = await this.runtime.runController(inFlight, signal, undefined, run.budget());
-    const continued = await this.continueLater(followUp, requestId);
-    if (controllerDidAnything(followUp) || continued.length > 0) logControllerSummary(this.runtime.logger, followUp, { requestId, continued, requestRetries: run.retries() });
-    return { ...result, followUp, requestRetries: run.retries(), continued };
+    const controller = await this.runtime.runController(inFlight, signal, undefined, run.budget());
+    const continued = await this.continueLater(controller, requestId);
+    if (controllerDidAnything(controller) || continued.length > 0) logControllerSummary(this.runtime.logger, controller, { requestId, continued, requestRetries: run.retries() });
+    return { ...result, controller, requestRetries: run.retries(), continued };
   }
 
   /**
@@ -222,19 +223,19 @@ class WarmContainer {
    * waited on until stored. Sets still in flight when the budget ends go back
    * to the queue (FIFO has no per-message delay: the next message of the
    * group is handed out once this batch is done); messages of sets whose
-   * passes failed are reported, and SQS hands them out again.
+   * reconciles failed are reported, and SQS hands them out again.
    */
   private async fromQueue(run: Invocation, batch: QueueBatch): Promise<InvocationResult> {
     for (const refused of batch.refused) this.runtime.logger.error('status-sync queue message refused', { requestId: run.requestId, messageId: refused.messageId, error: refused.reason });
     const names = batch.work.filter((w) => w.work.change === undefined).map((w) => w.work.sidecarSet);
     const changes = batch.work.flatMap(({ work }) => (work.change === undefined ? [] : [{ ...work.change, queuedAtMs: performance.now() - Math.max(0, run.startedAt - (work.sentAt ?? run.startedAt)) }]));
-    const followUp = await this.runtime.runController(names, run.signal, changes.length === 0 ? undefined : admittedQueue(changes), run.budget());
-    const failedSets = new Set(followUp.errors.flatMap((e) => (e.sidecarSet === undefined ? [] : [e.sidecarSet])));
-    const requeued = await this.requeue(followUp.unfinished, run.requestId);
-    for (const name of followUp.unfinished) if (!requeued.includes(name)) failedSets.add(name);
-    const failures = failedMessages(batch, failedSets, followUp.errors.some((e) => e.sidecarSet === undefined));
-    logControllerSummary(this.runtime.logger, followUp, { requestId: run.requestId, queued: batch.work.map((w) => w.work.sidecarSet), requeued, failed: failures.length, requestRetries: run.retries() });
-    return { followUp, requestRetries: run.retries(), requeued, batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
+    const controller = await this.runtime.runController(names, run.signal, changes.length === 0 ? undefined : admittedQueue(changes), run.budget());
+    const failedSets = new Set(controller.errors.flatMap((e) => (e.sidecarSet === undefined ? [] : [e.sidecarSet])));
+    const requeued = await this.requeue(controller.unfinished, run.requestId);
+    for (const name of controller.unfinished) if (!requeued.includes(name)) failedSets.add(name);
+    const failures = failedMessages(batch, failedSets, controller.errors.some((e) => e.sidecarSet === undefined));
+    logControllerSummary(this.runtime.logger, controller, { requestId: run.requestId, queued: batch.work.map((w) => w.work.sidecarSet), requeued, failed: failures.length, requestRetries: run.retries() });
+    return { controller, requestRetries: run.retries(), requeued, batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
   }
 
   /** Sends sets still in flight back to the queue; the names it could not send are left to their messages' redelivery. */

@@ -1,6 +1,6 @@
 /**
  * The reconciler as a loop, for `npm start`: a resync at once, then one every
- * `intervalMs` after the previous one ended, so passes never overlap. Passes
+ * `intervalMs` after the previous one ended, so resyncs never overlap. Resyncs
  * that change nothing are not logged, except as a heartbeat (resync-log.ts).
  */
 import type { AdmittedSidecarSet, Logger } from '../../lib/ports.ts';
@@ -12,11 +12,11 @@ import { controllerDidAnything, logControllerSummary, logResync } from './compos
 
 export interface StatusLoopOptions {
   resync: (signal: AbortSignal) => Promise<ResyncResult>;
-  /** Runs the controller on in-flight rollouts and admitted changes after a resync (compose.ts); absent, passes only. */
+  /** Runs the controller on in-flight rollouts and admitted changes after a resync (compose.ts); absent, resyncs only. */
   runController?: (names: readonly string[], signal: AbortSignal, queue: AdmittedQueue, budget?: AbortSignal) => Promise<ControllerSummary>;
   intervalMs: number;
   logger: Logger;
-  /** Longest time without a log line while passes change nothing (default 5 minutes; 0 logs every resync). */
+  /** Longest time without a log line while resyncs change nothing (default 5 minutes; 0 logs every resync). */
   heartbeatMs?: number;
   /** A resync running longer is stopped (it writes nothing more). Default 2 minutes. */
   resyncTimeoutMs?: number;
@@ -25,10 +25,10 @@ export interface StatusLoopOptions {
 }
 
 export interface StatusLoop {
-  /** Stops the loop, cutting a running pass short, and waits for it. */
+  /** Stops the loop, cutting a running resync or reconcile short, and waits for it. */
   stop(): Promise<void>;
   /**
-   * A SidecarSet change the webhooks admitted: its resync runs at once (or, when
+   * A SidecarSet change the webhooks admitted: its reconcile runs at once (or, when
    * a resync or requeue is running, as soon as that one looks at its queue).
    */
   admitted(change: AdmittedSidecarSet): void;
@@ -61,7 +61,7 @@ class StatusLoopRunner {
 
   admitted(change: AdmittedSidecarSet): void {
     this.queue.push(change);
-    // Idle until the next resync: run the admitted change's pass now.
+    // Idle until the next resync: run the admitted change's reconcile now.
     if (this.running === undefined && this.timer !== undefined && !this.stopping.signal.aborted) {
       clearTimeout(this.timer);
       this.timer = setTimeout(() => { this.tick(); }, 0);
@@ -80,7 +80,7 @@ class StatusLoopRunner {
       .catch((error: unknown) => {
         // resync never throws; a throwing onResync or logger must not end the loop.
         this.failed = true;
-        this.options.logger.error('status pass failed', { error: error instanceof Error ? error.message : String(error) });
+        this.options.logger.error('resync failed', { error: error instanceof Error ? error.message : String(error) });
       })
       .finally(() => {
         this.running = undefined;
@@ -102,7 +102,7 @@ class StatusLoopRunner {
     const result = await this.options.resync(AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.resyncTimeoutMs)]));
     this.nextResyncAt = performance.now() + this.options.intervalMs;
     const logged = this.log.decide(result);
-    if (logged !== undefined) logResync(this.options.logger, result, { logged: logged.reason, quietPasses: logged.quietPasses });
+    if (logged !== undefined) logResync(this.options.logger, result, { logged: logged.reason, quietResyncs: logged.quietResyncs });
     this.options.onResync?.(result);
     await this.requeueInFlight(result.rollout?.inFlight ?? []);
   }

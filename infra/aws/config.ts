@@ -44,7 +44,7 @@ export interface StackConfig {
   stackName: string;
   /** The four admission functions share one setting each. */
   admission: FunctionSettings;
-  statusSync: FunctionSettings & { rateMinutes: number; /** The queue's consumers at once (the SQS event source's maximum concurrency). */ queueConcurrency: number; /** ROLLOUT_STALL_MS in seconds. */ rolloutStallSeconds: number; /** REPAIR_MAX_EVICTIONS_PER_PASS. */ repairMaxEvictionsPerPass: number };
+  statusSync: FunctionSettings & { rateMinutes: number; /** The queue's consumers at once (the SQS event source's maximum concurrency). */ queueConcurrency: number; /** ROLLOUT_STALL_MS in seconds. */ rolloutStallSeconds: number; /** REPAIR_MAX_EVICTIONS_PER_RESYNC. */ repairMaxEvictionsPerPass: number };
   logRetentionDays: RetentionDays;
   /** Complete ARN of a caller secret the user manages; one is generated when absent. */
   webhookSecretArn: string | undefined;

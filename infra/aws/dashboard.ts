@@ -10,7 +10,7 @@ import { Duration } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Dashboard, GraphWidget, MathExpression, Metric, TextWidget, TreatMissingData, type IMetric, type IWidget } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
-import { ADMISSION_METRICS, DIMENSIONS, PASS_METRICS, ROLLOUT_STATE_METRIC, SET_METRICS, type MetricSpec } from '../../lib/metrics/catalogue.ts';
+import { ADMISSION_METRICS, DIMENSIONS, RESYNC_METRICS, ROLLOUT_STATE_METRIC, SET_METRICS, type MetricSpec } from '../../lib/metrics/catalogue.ts';
 import { RECONCILER_FUNCTION } from '../../lib/metrics/emf-recorder.ts';
 import type { AdmissionFunctionName } from '../../lib/webhooks/registry.ts';
 
@@ -54,7 +54,7 @@ export function sidecarSetDashboard(scope: Construct, id: string, props: Dashboa
     [
       new TextWidget({
         markdown:
-          '## SidecarSet webhooks and reconciler\nAnswers, latency and failures of the three webhooks; the reconciler\'s passes; each SidecarSet\'s rollout. What each metric means and what to do when an alarm fires: the project\'s docs/METRICS.md.',
+          '## SidecarSet webhooks and reconciler\nAnswers, latency and failures of the three webhooks; the reconciler\'s resyncs; each SidecarSet\'s rollout. What each metric means and what to do when an alarm fires: the project\'s docs/METRICS.md.',
         width: 24,
         height: 2,
       }),
@@ -120,18 +120,18 @@ export function sidecarSetDashboard(scope: Construct, id: string, props: Dashboa
     [
       new GraphWidget({
         title: 'Pods not injected (all sets, and per SidecarSet)',
-        left: [functionMetric(namespace, PASS_METRICS.podsNotInjected, reconciler, 'Maximum', 'all sets'), search(namespace, SET_METRICS.notInjectedPods, 'Maximum', 'per set')],
+        left: [functionMetric(namespace, RESYNC_METRICS.podsNotInjected, reconciler, 'Maximum', 'all sets'), search(namespace, SET_METRICS.notInjectedPods, 'Maximum', 'per set')],
         width: WIDTH,
         height: HEIGHT,
       }),
       new GraphWidget({
-        title: 'Reconciler passes: duration (ms), API requests, statuses written, errors',
-        left: [functionMetric(namespace, PASS_METRICS.duration, reconciler, 'p50', 'duration p50'), functionMetric(namespace, PASS_METRICS.duration, reconciler, 'Maximum', 'duration max')],
+        title: 'Reconciler resyncs: duration (ms), API requests, statuses written, errors',
+        left: [functionMetric(namespace, RESYNC_METRICS.duration, reconciler, 'p50', 'duration p50'), functionMetric(namespace, RESYNC_METRICS.duration, reconciler, 'Maximum', 'duration max')],
         right: [
-          functionMetric(namespace, PASS_METRICS.apiRequests, reconciler, 'Average', 'API requests per pass'),
-          functionMetric(namespace, PASS_METRICS.statusesWritten, reconciler, 'Sum', 'statuses written'),
-          functionMetric(namespace, PASS_METRICS.podsUpdated, reconciler, 'Sum', 'pods updated'),
-          functionMetric(namespace, PASS_METRICS.errors, reconciler, 'Sum', 'pass errors'),
+          functionMetric(namespace, RESYNC_METRICS.apiRequests, reconciler, 'Average', 'API requests per resync'),
+          functionMetric(namespace, RESYNC_METRICS.statusesWritten, reconciler, 'Sum', 'statuses written'),
+          functionMetric(namespace, RESYNC_METRICS.podsUpdated, reconciler, 'Sum', 'pods updated'),
+          functionMetric(namespace, RESYNC_METRICS.errors, reconciler, 'Sum', 'resync errors'),
         ],
         width: WIDTH,
         height: HEIGHT,
@@ -167,7 +167,7 @@ export function metricAlarmSpecs(namespace: string): MetricAlarmSpec[] {
     },
     {
       id: 'PodsNotInjectedAlarm',
-      metric: new Metric({ namespace, metricName: PASS_METRICS.podsNotInjected.name, dimensionsMap: { [DIMENSIONS.function]: RECONCILER_FUNCTION }, statistic: 'Maximum', period: ALARM_PERIOD }),
+      metric: new Metric({ namespace, metricName: RESYNC_METRICS.podsNotInjected.name, dimensionsMap: { [DIMENSIONS.function]: RECONCILER_FUNCTION }, statistic: 'Maximum', period: ALARM_PERIOD }),
       description: 'the reconciler found pods a SidecarSet selects that carry none of its sidecars (created while the pod webhook was down or bypassed): recreate them to inject them',
     },
     {
@@ -180,13 +180,13 @@ export function metricAlarmSpecs(namespace: string): MetricAlarmSpec[] {
     },
     {
       id: 'WebhooksRepointedAlarm',
-      metric: new Metric({ namespace, metricName: PASS_METRICS.webhooksRepointed.name, dimensionsMap: { [DIMENSIONS.function]: RECONCILER_FUNCTION }, statistic: 'Sum', period: ALARM_PERIOD }),
+      metric: new Metric({ namespace, metricName: RESYNC_METRICS.webhooksRepointed.name, dimensionsMap: { [DIMENSIONS.function]: RECONCILER_FUNCTION }, statistic: 'Sum', period: ALARM_PERIOD }),
       description:
         'the reconciler repointed webhooks whose URL carried a secret no function accepts (a copy of the configurations saved before a rotation was applied again, or a last segment written by someone holding the reconciler credential): pod creations and SidecarSet writes failed until then; the WebhookSecretRepaired Event on the configuration names them; find out who changed them',
     },
     {
       id: 'WebhooksNotDeployedAlarm',
-      metric: new Metric({ namespace, metricName: PASS_METRICS.webhooksRefused.name, dimensionsMap: { [DIMENSIONS.function]: RECONCILER_FUNCTION }, statistic: 'Sum', period: ALARM_PERIOD }),
+      metric: new Metric({ namespace, metricName: RESYNC_METRICS.webhooksRefused.name, dimensionsMap: { [DIMENSIONS.function]: RECONCILER_FUNCTION }, statistic: 'Sum', period: ALARM_PERIOD }),
       description:
         "a webhook configuration (or the SidecarSet CRD's conversion) points at a URL this stack did not deploy: the API server sends pods or SidecarSets there; the reconciler gives it no secret and rotates nothing until the manifests are rendered and applied afresh (WebhookNotDeployed Events in default say which)",
     },
@@ -207,7 +207,7 @@ export function metricAlarm(scope: Construct, spec: MetricAlarmSpec, path: strin
     threshold: 1,
     evaluationPeriods: 1,
     comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    // No review or no pass in the window is not a failure (the errors alarms cover a reconciler that stops).
+    // No review or no resync in the window is not a failure (the errors alarms cover a reconciler that stops).
     treatMissingData: TreatMissingData.NOT_BREACHING,
   });
 }

@@ -135,7 +135,7 @@ export interface StackInputs {
   metricsNamespace: string;
   /** How long a rollout's updated pods may stay unavailable before it is reported stalled (status-sync's ROLLOUT_STALL_MS), in seconds. */
   rolloutStallSeconds?: number;
-  /** How many uninjected pods a pass may try to evict (status-sync's REPAIR_MAX_EVICTIONS_PER_PASS). */
+  /** How many uninjected pods a resync may try to evict (status-sync's REPAIR_MAX_EVICTIONS_PER_RESYNC). */
   repairMaxEvictionsPerPass?: number;
 }
 

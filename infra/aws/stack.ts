@@ -146,12 +146,12 @@ export class SidecarSetStack extends Stack {
     this.functions = functions;
     // After the loop: the schedule's event carries every function's URL (status-sync's own environment cannot: the validating webhook, which names status-sync, is one of them).
     this.schedule(functions['status-sync'], config.statusSync.rateMinutes, deployedUrls);
-    // Each function whose descriptor says it starts a status pass sends set names to status-sync's queue, and may do nothing else to it.
+    // Each function whose descriptor says it starts a reconcile sends set names to status-sync's queue, and may do nothing else to it.
     const queue = this.statusSyncQueue(functions['status-sync'], config.statusSync, alarmTopic);
     for (const descriptor of FUNCTION_DESCRIPTORS) {
-      if (descriptor.triggersStatusPass) this.rolloutTrigger(functions[descriptor.name], queue);
+      if (descriptor.triggersReconcile) this.rolloutTrigger(functions[descriptor.name], queue);
     }
-    this.rolloutContinuation(functions['status-sync']);
+    this.selfRequeueGrant(functions['status-sync']);
     this.monitoring(config, functions, alarmTopic);
 
     new CfnOutput(this, OUTPUT_KEYS.webhookSecretArn, {
@@ -315,7 +315,7 @@ export class SidecarSetStack extends Stack {
   }
 
   /**
-   * An admitted SidecarSet change, or a pod change, starts its sets' passes
+   * An admitted SidecarSet change, or a pod change, starts its sets' reconciles
    * at once: the webhook sends their names to status-sync's queue (lib/
    * adapters/queue-rollout-trigger.ts), the messages the schedule sends too.
    * sqs:SendMessage on that queue is all it holds of status-sync (SendMessageBatch
@@ -361,7 +361,7 @@ export class SidecarSetStack extends Stack {
     fn.addEnvironment(ENV_STATUS_SYNC_QUEUE_URL, queue.queueUrl);
     queue.grantSendMessages(fn);
     const alarm = new Alarm(this, 'StatusSyncDeadLettersAlarm', {
-      alarmDescription: `${deadLetters.node.path}: a SidecarSet's reconcile failed five times in a row (its name is in the message); the schedule still passes it`,
+      alarmDescription: `${deadLetters.node.path}: a SidecarSet's reconcile failed five times in a row (its name is in the message); the schedule's resync still reconciles it`,
       metric: deadLetters.metricApproximateNumberOfMessagesVisible({ period: ALARM_PERIOD, statistic: 'Maximum' }),
       threshold: 1,
       evaluationPeriods: 1,
@@ -374,18 +374,19 @@ export class SidecarSetStack extends Stack {
 
   /**
    * status-sync may invoke itself, and only itself: an invocation whose
-   * follow budget ends with a rollout in flight hands it to a continuation
+   * controller budget ends with a rollout in flight hands it to a self-requeue
    * (lib/adapters/lambda-self-invoke.ts) instead of leaving it to the next
    * tick. The reserved concurrency of 1 still holds: Lambda throttles the
-   * continuation until the sender has ended, then runs it (throttled
+   * self-requeue until the sender has ended, then runs it (throttled
    * asynchronous events are retried within the 60 s maximum age whatever
    * the retry attempts, which count function errors). A policy of its own,
    * not the role's default one: the function depends on that one, so a
    * grant there naming the function's ARN would be a circular dependency.
+   * Its construct id keeps its old word: a new id would replace the policy on deploy.
    */
-  private rolloutContinuation(statusSync: LambdaFn): void {
+  private selfRequeueGrant(statusSync: LambdaFn): void {
     const role = statusSync.role;
-    if (role === undefined) throw new Error('status-sync has no role to grant its continuation to');
+    if (role === undefined) throw new Error('status-sync has no role to grant its self-requeue to');
     new Policy(this, 'StatusSyncContinuation', {
       roles: [role],
       statements: [new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [statusSync.functionArn] })],
@@ -395,7 +396,7 @@ export class SidecarSetStack extends Stack {
   /**
    * Runs the reconciler every `rateMinutes`. A tick or a webhook's trigger
    * that fails is dropped, not retried, and one that cannot start within 60 s
-   * (the previous pass still holds the reserved concurrency; 60 s is the
+   * (the previous invocation still holds the reserved concurrency; 60 s is the
    * shortest age Lambda's queue allows) is dropped too: a stale trigger is
    * worth nothing, and the next tick does the same work on fresher data.
    */

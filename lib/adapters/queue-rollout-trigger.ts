@@ -1,12 +1,12 @@
 /**
- * How the webhooks start the reconciler's passes on AWS: they send the sets'
+ * How the webhooks start the reconciler's reconciles on AWS: they send the sets'
  * names (an admitted change, or a pod trigger, as its SidecarSetAdmitted
  * event) to status-sync's SQS FIFO queue, the same messages and groups the
  * schedule's resync sends (lib/status-sync/queue-message.ts). One hand-over
  * is one SendMessageBatch: a pod change names at most ten sets
  * (pod-trigger.ts MAX_TRIGGERED_SETS), an admitted change one. The webhooks
  * hold sqs:SendMessage on that queue and nothing else of status-sync's: no
- * invoke, so a stolen webhook credential can only ask for passes (docs/
+ * invoke, so a stolen webhook credential can only ask for reconciles (docs/
  * OPERATIONS.md, "Identities").
  *
  * The SDK is imported on the first send (sqs-set-queue.ts): the functions
@@ -42,7 +42,7 @@ export class RolloutTriggerError extends Error {
 /**
  * The trigger the environment configures: the controller's queue when
  * STATUS_SYNC_QUEUE_URL is set (the stack sets it), else none (the schedule
- * alone starts passes).
+ * resync alone reconciles the sets).
  * @throws StatusSyncTriggerError when STATUS_SYNC_FUNCTION is set: it is no longer read, and a silent ignore would stop every trigger unnoticed.
  */
 export function statusSyncTriggerFromEnv(env: Readonly<Record<string, string | undefined>>, options: SqsQueueOptions = {}): RolloutTrigger | undefined {
@@ -80,7 +80,7 @@ class SentThisSecond {
 /**
  * Sends each hand-over's changes to the controller's queue in one request
  * (one attempt: the webhook's answer waits for it, and a missed trigger only
- * delays the pass to the next scheduled one). A message this container sent
+ * delays the reconcile to the next scheduled resync). A message this container sent
  * already within the same second is not sent again: SQS would drop it, and
  * a burst of one set's pod triggers would still pay a request each.
  */

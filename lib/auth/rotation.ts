@@ -304,7 +304,7 @@ export async function rotateWebhookSecret(ports: RotationPorts, settings: Rotati
     // Off means off: without rotation the reconciler is not given the secret on AWS, and here it touches nothing.
     if (settings.periodMs === 0 && doc.previous === undefined) return { step: 'waiting', detail: 'rotation is off' };
     const { deployed } = ports;
-    if (deployed === undefined) return { step: 'waiting', detail: 'the deployed webhook URLs are not known to this pass: no secret is written' };
+    if (deployed === undefined) return { step: 'waiting', detail: 'the deployed webhook URLs are not known to this resync: no secret is written' };
     // While a new secret propagates, some warm function may not know it yet: the previous one is the one all accept.
     const target = doc.previous !== undefined && doc.rotation?.phase === 'propagating' ? doc.previous : doc.current;
     await repairStale({ ...ports, deployed }, [doc.current, ...(doc.previous === undefined ? [] : [doc.previous])], target, told, known, signal);

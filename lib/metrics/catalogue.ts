@@ -53,36 +53,55 @@ export const ADMISSION_METRICS = {
   staleListAge: { name: 'StaleListAge', unit: 'Milliseconds', dimensions: fn, help: 'Age of the cached list served because the API server could not be read in time.' },
 } as const satisfies Record<string, MetricSpec>;
 
-/** The reconciler's metrics, one set of values per full pass. */
-export const PASS_METRICS = {
-  duration: { name: 'PassDuration', unit: 'Milliseconds', dimensions: fn, help: 'Duration of a full status pass.' },
-  apiRequests: { name: 'ApiRequests', unit: 'Count', dimensions: fn, help: 'Requests a full pass made to the API server.' },
-  statusesWritten: { name: 'StatusesWritten', unit: 'Count', dimensions: fn, help: 'SidecarSet statuses a full pass wrote (the others were already right).' },
-  podsUpdated: { name: 'PodsUpdated', unit: 'Count', dimensions: fn, help: 'Pods whose sidecars a pass (full or follow-up) updated in place.' },
-  podsFlipped: { name: 'PodsFlipped', unit: 'Count', dimensions: fn, help: 'Pods whose finished hot upgrade a pass (full or follow-up) flipped (old container back to the empty image).' },
+/** The reconciler's metrics, one set of values per resync (the periodic full list of every set and pod). */
+export const RESYNC_METRICS = {
+  duration: { name: 'ResyncDuration', unit: 'Milliseconds', dimensions: fn, help: 'Duration of a resync.' },
+  apiRequests: { name: 'ApiRequests', unit: 'Count', dimensions: fn, help: 'Requests a resync made to the API server.' },
+  statusesWritten: { name: 'StatusesWritten', unit: 'Count', dimensions: fn, help: 'SidecarSet statuses a resync wrote (the others were already right).' },
+  podsUpdated: { name: 'PodsUpdated', unit: 'Count', dimensions: fn, help: 'Pods whose sidecars a reconcile (in a resync or requeued) updated in place.' },
+  podsFlipped: { name: 'PodsFlipped', unit: 'Count', dimensions: fn, help: 'Pods whose finished hot upgrade a reconcile (in a resync or requeued) flipped (old container back to the empty image).' },
   podsEvicted: {
     name: 'PodsEvicted',
     unit: 'Count',
     dimensions: fn,
-    help: 'Pods without their sidecars a full pass evicted so that their controller recreates them injected (sets annotated serverless-sidecarset/repair-missing: Evict).',
+    help: 'Pods without their sidecars a resync evicted so that their controller recreates them injected (sets annotated serverless-sidecarset/repair-missing: Evict).',
   },
-  podsNotInjected: { name: 'PodsNotInjected', unit: 'Count', dimensions: fn, help: 'Pods a SidecarSet selects that carry none of its sidecars, over every set, as the last full pass counted them.' },
-  errors: { name: 'PassErrors', unit: 'Count', dimensions: fn, help: 'Things a full pass could not do (a list, a write, an event).' },
+  podsNotInjected: { name: 'PodsNotInjected', unit: 'Count', dimensions: fn, help: 'Pods a SidecarSet selects that carry none of its sidecars, over every set, as the last resync counted them.' },
+  errors: { name: 'ResyncErrors', unit: 'Count', dimensions: fn, help: 'Things a resync could not do (a list, a write, an event).' },
   webhooksRepointed: {
     name: 'WebhooksRepointed',
     unit: 'Count',
     dimensions: fn,
-    help: 'Webhooks a full pass repointed because their URL carried a secret no function accepts (a stale copy of the configurations re-applied).',
+    help: 'Webhooks a resync repointed because their URL carried a secret no function accepts (a stale copy of the configurations re-applied).',
   },
   webhooksRefused: {
     name: 'WebhooksNotDeployed',
     unit: 'Count',
     dimensions: fn,
-    help: 'Webhooks a full pass found pointing at a URL the deployment did not make (another host or path): no secret was written into them and no rotation started.',
+    help: 'Webhooks a resync found pointing at a URL the deployment did not make (another host or path): no secret was written into them and no rotation started.',
   },
 } as const satisfies Record<string, MetricSpec>;
 
-/** One SidecarSet's figures, per full pass and per follow-up pass of the set. */
+/** HELP text of a deprecated name: Kubernetes' metrics stability framework marks a deprecated metric's help the same way. */
+export function deprecatedHelp(replacement: string, help: string): string {
+  return `(Deprecated: use ${replacement}) ${help}`;
+}
+
+/** The same spec under its old name, for the one release it is still written beside the new one. */
+function deprecated(oldName: string, spec: MetricSpec): MetricSpec {
+  return { ...spec, name: oldName, help: deprecatedHelp(spec.name, spec.help) };
+}
+
+/**
+ * The resync's metrics under their names until this release, written with
+ * the same values beside the new names until the next minor release (docs/UPGRADING.md).
+ */
+export const DEPRECATED_RESYNC_METRICS = {
+  duration: deprecated('PassDuration', RESYNC_METRICS.duration),
+  errors: deprecated('PassErrors', RESYNC_METRICS.errors),
+} as const satisfies Partial<Record<keyof typeof RESYNC_METRICS, MetricSpec>>;
+
+/** One SidecarSet's figures, per resync and per requeued reconcile of the set. */
 export const SET_METRICS = {
   matchedPods: { name: 'MatchedPods', unit: 'Count', dimensions: set, help: 'Pods the SidecarSet selects (status.matchedPods).' },
   updatedPods: { name: 'UpdatedPods', unit: 'Count', dimensions: set, help: "Matched pods running the set's current sidecars (status.updatedPods)." },
@@ -112,7 +131,14 @@ export const UNAVAILABLE_PODS_METRIC = {
 } as const satisfies MetricSpec;
 
 /** The CloudWatch metric names, for the checks that every name is documented and has a value. */
-export const ALL_METRICS: readonly MetricSpec[] = [...Object.values(ADMISSION_METRICS), ...Object.values(PASS_METRICS), ...Object.values(SET_METRICS), ROLLOUT_STATE_METRIC, UNAVAILABLE_PODS_METRIC];
+export const ALL_METRICS: readonly MetricSpec[] = [
+  ...Object.values(ADMISSION_METRICS),
+  ...Object.values(RESYNC_METRICS),
+  ...Object.values(DEPRECATED_RESYNC_METRICS),
+  ...Object.values(SET_METRICS),
+  ROLLOUT_STATE_METRIC,
+  UNAVAILABLE_PODS_METRIC,
+];
 
 /** The namespace METRICS_NAMESPACE names, or the default; CloudWatch allows 1 to 255 characters and no leading colon. */
 export function metricsNamespaceFromEnv(env: Readonly<Record<string, string | undefined>>): string {

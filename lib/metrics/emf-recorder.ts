@@ -1,13 +1,13 @@
 /**
  * The Lambda functions' recorder: every fact becomes one EMF document,
  * written as one log line (CloudWatch Logs extracts the metrics; nothing is
- * called on the request path). A pass writes one line for itself and one
+ * called on the request path). A resync writes one line for itself and one
  * per SidecarSet, since each line carries one value per dimension.
  */
 import { errorMessage } from '../errors.ts';
-import { ADMISSION_METRICS, DIMENSIONS, PASS_METRICS, ROLLOUT_STATE_METRIC, SET_METRICS, UNAVAILABLE_PODS_METRIC } from './catalogue.ts';
+import { ADMISSION_METRICS, DEPRECATED_RESYNC_METRICS, DIMENSIONS, RESYNC_METRICS, ROLLOUT_STATE_METRIC, SET_METRICS, UNAVAILABLE_PODS_METRIC } from './catalogue.ts';
 import { emfDocument, roundMs, type EmfDocument, type MetricValue } from './emf.ts';
-import type { AdmissionMetrics, MetricsRecorder, PassFact, ReviewFact, SetFigures, SetPassFact, StatusSyncMetrics } from './facts.ts';
+import type { AdmissionMetrics, MetricsRecorder, ResyncFact, ReviewFact, SetFigures, SetReconcileFact, StatusSyncMetrics } from './facts.ts';
 
 export interface EmfRecorderOptions {
   namespace: string;
@@ -77,20 +77,27 @@ export function staleDocument(namespace: string, timestampMs: number, fn: string
   return emfDocument(namespace, timestampMs, { [DIMENSIONS.function]: fn }, [{ spec: ADMISSION_METRICS.staleListAge, value: roundMs(ageMs) }]);
 }
 
-/** The documents for one pass: the pass's own, then one per SidecarSet, by name. */
-export function passDocuments(namespace: string, timestampMs: number, fn: string, fact: PassFact): EmfDocument[] {
+/**
+ * The documents for one resync: the resync's own, then one per SidecarSet, by
+ * name. The deprecated names come last in the first, with the same values,
+ * so that alarms on them keep working for one release (docs/UPGRADING.md).
+ */
+export function resyncDocuments(namespace: string, timestampMs: number, fn: string, fact: ResyncFact): EmfDocument[] {
+  const durationMs = roundMs(fact.durationMs);
   const documents = [
     emfDocument(namespace, timestampMs, { [DIMENSIONS.function]: fn }, [
-      { spec: PASS_METRICS.duration, value: roundMs(fact.durationMs) },
-      { spec: PASS_METRICS.apiRequests, value: fact.apiRequests },
-      { spec: PASS_METRICS.statusesWritten, value: fact.statusesWritten },
-      { spec: PASS_METRICS.podsUpdated, value: fact.podsUpdated },
-      { spec: PASS_METRICS.podsFlipped, value: fact.podsFlipped },
-      { spec: PASS_METRICS.podsEvicted, value: fact.podsEvicted },
-      { spec: PASS_METRICS.podsNotInjected, value: fact.podsNotInjected },
-      { spec: PASS_METRICS.errors, value: fact.errors },
-      { spec: PASS_METRICS.webhooksRepointed, value: fact.webhooksRepointed },
-      { spec: PASS_METRICS.webhooksRefused, value: fact.webhooksRefused },
+      { spec: RESYNC_METRICS.duration, value: durationMs },
+      { spec: RESYNC_METRICS.apiRequests, value: fact.apiRequests },
+      { spec: RESYNC_METRICS.statusesWritten, value: fact.statusesWritten },
+      { spec: RESYNC_METRICS.podsUpdated, value: fact.podsUpdated },
+      { spec: RESYNC_METRICS.podsFlipped, value: fact.podsFlipped },
+      { spec: RESYNC_METRICS.podsEvicted, value: fact.podsEvicted },
+      { spec: RESYNC_METRICS.podsNotInjected, value: fact.podsNotInjected },
+      { spec: RESYNC_METRICS.errors, value: fact.errors },
+      { spec: RESYNC_METRICS.webhooksRepointed, value: fact.webhooksRepointed },
+      { spec: RESYNC_METRICS.webhooksRefused, value: fact.webhooksRefused },
+      { spec: DEPRECATED_RESYNC_METRICS.duration, value: durationMs },
+      { spec: DEPRECATED_RESYNC_METRICS.errors, value: fact.errors },
     ]),
   ];
   for (const name of Object.keys(fact.sets).sort()) {
@@ -118,12 +125,12 @@ export function setDocuments(namespace: string, timestampMs: number, name: strin
   return documents;
 }
 
-/** The documents for a follow-up pass of one set: the pods it wrote (as a pass's), then the set's figures. */
-export function setPassDocuments(namespace: string, timestampMs: number, fn: string, fact: SetPassFact): EmfDocument[] {
+/** The documents for a requeued reconcile of one set: the pods it wrote (as a resync's), then the set's figures. */
+export function setReconcileDocuments(namespace: string, timestampMs: number, fn: string, fact: SetReconcileFact): EmfDocument[] {
   return [
     emfDocument(namespace, timestampMs, { [DIMENSIONS.function]: fn }, [
-      { spec: PASS_METRICS.podsUpdated, value: fact.podsUpdated },
-      { spec: PASS_METRICS.podsFlipped, value: fact.podsFlipped },
+      { spec: RESYNC_METRICS.podsUpdated, value: fact.podsUpdated },
+      { spec: RESYNC_METRICS.podsFlipped, value: fact.podsFlipped },
     ]),
     ...setDocuments(namespace, timestampMs, fact.sidecarSet, fact.figures),
   ];
@@ -131,7 +138,7 @@ export function setPassDocuments(namespace: string, timestampMs: number, fn: str
 
 /**
  * The reconciler's `Function` dimension: STATUS_SYNC of lib/status-sync/resync.ts,
- * spelt out so that the webhooks' bundles do not carry the pass (a test checks the two agree).
+ * spelt out so that the webhooks' bundles do not carry the resync (a test checks the two agree).
  */
 export const RECONCILER_FUNCTION = 'status-sync';
 
@@ -165,11 +172,11 @@ export function emfRecorder(options: EmfRecorderOptions): MetricsRecorder {
     },
     statusSync(): StatusSyncMetrics {
       return {
-        pass: (fact) => {
-          emit((ts) => passDocuments(options.namespace, ts, RECONCILER_FUNCTION, fact));
+        resync: (fact) => {
+          emit((ts) => resyncDocuments(options.namespace, ts, RECONCILER_FUNCTION, fact));
         },
-        setPass: (fact) => {
-          emit((ts) => setPassDocuments(options.namespace, ts, RECONCILER_FUNCTION, fact));
+        setReconcile: (fact) => {
+          emit((ts) => setReconcileDocuments(options.namespace, ts, RECONCILER_FUNCTION, fact));
         },
       };
     },

@@ -1,6 +1,6 @@
 /**
  * The facts metrics are made of, as the code that knows them hands them
- * over (the HTTP handler for a review, the reconciler for a pass), and the
+ * over (the HTTP handler for a review, the reconciler for a resync or a reconcile), and the
  * recorders that turn them into EMF lines (Lambda) or registry counts (the
  * local server). A recorder never throws into its caller: metrics must not
  * change an answer.
@@ -26,49 +26,49 @@ export interface AdmissionMetrics {
   staleServed(ageMs: number): void;
 }
 
-/** One SidecarSet's figures after a full pass. */
+/** One SidecarSet's figures after a resync. */
 export interface SetFigures {
   matchedPods: number;
   updatedPods: number;
   readyPods: number;
   updatedReadyPods: number;
   notInjectedPods: number;
-  /** Its rollout state, when the pass ran the rollout. */
+  /** Its rollout state, when the resync ran the rollout. */
   state?: RolloutStateName;
-  /** Updated pods not available, by the kubelet's reason (rollout.md "Stalled"), when the set's own pass ran. */
+  /** Updated pods not available, by the kubelet's reason (rollout.md "Stalled"), when the set's own reconcile ran. */
   unavailable?: Readonly<Record<string, number>>;
 }
 
-/** One set's pass that followed a rollout (the pace loop): what it wrote, and the set's figures after it. */
-export interface SetPassFact {
+/** One requeued reconcile of a set (the controller's): what it wrote, and the set's figures after it. */
+export interface SetReconcileFact {
   sidecarSet: string;
   podsUpdated: number;
   podsFlipped: number;
   figures: SetFigures;
 }
 
-/** One full reconciler pass. */
-export interface PassFact {
+/** One resync. */
+export interface ResyncFact {
   durationMs: number;
   apiRequests: number;
   statusesWritten: number;
   podsUpdated: number;
   podsFlipped: number;
-  /** Uninjected pods the pass's repair evicted. */
+  /** Uninjected pods the resync's repair evicted. */
   podsEvicted: number;
   podsNotInjected: number;
   errors: number;
-  /** Webhooks the pass's rotation step repointed from a stale secret. */
+  /** Webhooks the resync's rotation step repointed from a stale secret. */
   webhooksRepointed: number;
-  /** Webhooks the pass's rotation step refused: pointing at a URL the deployment did not make. */
+  /** Webhooks the resync's rotation step refused: pointing at a URL the deployment did not make. */
   webhooksRefused: number;
   sets: Readonly<Record<string, SetFigures>>;
 }
 
 export interface StatusSyncMetrics {
-  pass(fact: PassFact): void;
-  /** A follow-up pass of one set: counted as the full pass's pods are, its set's figures replaced. */
-  setPass(fact: SetPassFact): void;
+  resync(fact: ResyncFact): void;
+  /** A requeued reconcile of one set: its pods counted as a resync's are, its set's figures replaced. */
+  setReconcile(fact: SetReconcileFact): void;
 }
 
 /** Where a process's metrics go: per admission function, and the reconciler's. */
@@ -78,11 +78,11 @@ export interface MetricsRecorder {
 }
 
 /**
- * The pass's figures: `result` as runResync returned it, the API
+ * The resync's figures: `result` as runResync returned it, the API
  * requests it made, and each set's rollout state as last seen (sets the
- * pass did not count are left out).
+ * resync did not count are left out).
  */
-export function passFactOf(result: ResyncResult, apiRequests: number, states: ReadonlyMap<string, RolloutStateName>): PassFact {
+export function resyncFactOf(result: ResyncResult, apiRequests: number, states: ReadonlyMap<string, RolloutStateName>): ResyncFact {
   const sets: Record<string, SetFigures> = {};
   for (const [name, counts] of Object.entries(result.sets ?? {})) {
     const state = states.get(name);
@@ -105,11 +105,11 @@ export function passFactOf(result: ResyncResult, apiRequests: number, states: Re
 }
 
 /**
- * A follow-up pass's figures: `result` as reconcileSet returned it (the same
+ * A requeued reconcile's figures: `result` as reconcileSet returned it (the same
  * decision its Events came from), the set's not-injected count as the last
- * full pass found it, and its state as last seen.
+ * resync found it, and its state as last seen.
  */
-export function setPassFactOf(result: ReconcileResult, state: RolloutStateName | undefined, notInjectedPods = 0): SetPassFact | undefined {
+export function setReconcileFactOf(result: ReconcileResult, state: RolloutStateName | undefined, notInjectedPods = 0): SetReconcileFact | undefined {
   if (result.counts === undefined) return undefined;
   return {
     sidecarSet: result.sidecarSet,
@@ -122,5 +122,5 @@ export function setPassFactOf(result: ReconcileResult, state: RolloutStateName |
 /** A recorder that records nothing (the invoke command, tests that do not look). */
 export const NO_METRICS: MetricsRecorder = {
   admission: () => ({ review: () => undefined, staleServed: () => undefined }),
-  statusSync: () => ({ pass: () => undefined, setPass: () => undefined }),
+  statusSync: () => ({ resync: () => undefined, setReconcile: () => undefined }),
 };

@@ -5,28 +5,28 @@
  * `_total`); the catalogue's HELP texts are shared.
  */
 import { ROLLOUT_STATES } from '../status-sync/rollout-state.ts';
-import { ADMISSION_METRICS, PASS_METRICS, ROLLOUT_STATE_METRIC, SET_METRICS, UNAVAILABLE_PODS_METRIC } from './catalogue.ts';
+import { ADMISSION_METRICS, deprecatedHelp, RESYNC_METRICS, ROLLOUT_STATE_METRIC, SET_METRICS, UNAVAILABLE_PODS_METRIC } from './catalogue.ts';
 import type { MetricsRecorder, SetFigures } from './facts.ts';
 import type { MetricsRegistry } from './registry.ts';
 
 /** Answer and list latencies, in seconds: 1 ms to 30 s (the longest webhook timeout). */
 export const LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
-/** Pass durations, in seconds: 10 ms to 5 minutes (status-sync's timeout). */
-export const PASS_BUCKETS_S = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300] as const;
+/** Resync durations, in seconds: 10 ms to 5 minutes (status-sync's timeout). */
+export const RESYNC_BUCKETS_S = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300] as const;
 
 export const PROMETHEUS_NAMES = {
   reviews: 'sidecarset_admission_reviews_total',
   answerLatency: 'sidecarset_admission_answer_duration_seconds',
   listLatency: 'sidecarset_admission_sidecarset_list_duration_seconds',
   staleListAge: 'sidecarset_admission_stale_list_age_seconds',
-  passes: 'sidecarset_status_passes_total',
-  passDuration: 'sidecarset_status_pass_duration_seconds',
+  resyncs: 'sidecarset_resyncs_total',
+  resyncDuration: 'sidecarset_resync_duration_seconds',
   apiRequests: 'sidecarset_status_api_requests_total',
   statusesWritten: 'sidecarset_status_writes_total',
   podsUpdated: 'sidecarset_rollout_pods_updated_total',
   podsFlipped: 'sidecarset_rollout_pods_flipped_total',
   podsEvicted: 'sidecarset_repair_pods_evicted_total',
-  passErrors: 'sidecarset_status_pass_errors_total',
+  resyncErrors: 'sidecarset_resync_errors_total',
   webhooksRepointed: 'sidecarset_webhooks_repointed_total',
   webhooksRefused: 'sidecarset_webhooks_not_deployed_total',
   podsNotInjected: 'sidecarset_pods_not_injected',
@@ -38,6 +38,18 @@ export const PROMETHEUS_NAMES = {
   rolloutState: 'sidecarset_rollout_state',
   unavailablePods: 'sidecarset_rollout_unavailable_pods',
 } as const;
+
+/**
+ * The families renamed in this release, by the name that replaces them: each
+ * is still exposed with the same value, its HELP marked deprecated as
+ * Kubernetes' metrics stability framework does, until the next minor release
+ * (docs/UPGRADING.md).
+ */
+export const DEPRECATED_PROMETHEUS_NAMES = {
+  resyncs: 'sidecarset_status_passes_total',
+  resyncDuration: 'sidecarset_status_pass_duration_seconds',
+  resyncErrors: 'sidecarset_status_pass_errors_total',
+} as const satisfies Partial<Record<keyof typeof PROMETHEUS_NAMES, string>>;
 
 const seconds = (ms: number) => ms / 1000;
 
@@ -89,39 +101,45 @@ function setGauges(registry: MetricsRegistry): { write(name: string, set: SetFig
   };
 }
 
-/** Registers the pass families, then the per-set gauges; the recorder of the passes. */
+/** The resync families (the renamed ones under both names), then the per-set gauges; the recorder of resyncs and reconciles. */
 function statusSyncRecorder(registry: MetricsRegistry): MetricsRecorder['statusSync'] {
   const n = PROMETHEUS_NAMES;
-  const passes = registry.counter(n.passes, 'Full status passes run.', []);
-  const passDuration = registry.histogram(n.passDuration, PASS_METRICS.duration.help, [], PASS_BUCKETS_S);
+  const old = DEPRECATED_PROMETHEUS_NAMES;
+  const resyncsHelp = 'Resyncs run (the periodic full list of every SidecarSet and pod).';
+  const errorsHelp = 'Things resyncs could not do (a list, a write, an event).';
+  const resyncs = [registry.counter(n.resyncs, resyncsHelp, []), registry.counter(old.resyncs, deprecatedHelp(n.resyncs, resyncsHelp), [])];
+  const durations = [
+    registry.histogram(n.resyncDuration, RESYNC_METRICS.duration.help, [], RESYNC_BUCKETS_S),
+    registry.histogram(old.resyncDuration, deprecatedHelp(n.resyncDuration, RESYNC_METRICS.duration.help), [], RESYNC_BUCKETS_S),
+  ];
   const counted = {
-    apiRequests: registry.counter(n.apiRequests, 'Requests full passes made to the API server.', []),
-    statusesWritten: registry.counter(n.statusesWritten, 'SidecarSet statuses full passes wrote.', []),
-    podsUpdated: registry.counter(n.podsUpdated, 'Pods whose sidecars passes (full and follow-up) updated in place.', []),
-    podsFlipped: registry.counter(n.podsFlipped, 'Pods whose finished hot upgrade passes (full and follow-up) flipped.', []),
-    podsEvicted: registry.counter(n.podsEvicted, PASS_METRICS.podsEvicted.help, []),
-    errors: registry.counter(n.passErrors, 'Things full passes could not do (a list, a write, an event).', []),
-    webhooksRepointed: registry.counter(n.webhooksRepointed, 'Webhooks full passes repointed from a secret no function accepts.', []),
-    webhooksRefused: registry.counter(n.webhooksRefused, PASS_METRICS.webhooksRefused.help, []),
+    apiRequests: [registry.counter(n.apiRequests, 'Requests resyncs made to the API server.', [])],
+    statusesWritten: [registry.counter(n.statusesWritten, 'SidecarSet statuses resyncs wrote.', [])],
+    podsUpdated: [registry.counter(n.podsUpdated, 'Pods whose sidecars reconciles (in resyncs and requeued) updated in place.', [])],
+    podsFlipped: [registry.counter(n.podsFlipped, 'Pods whose finished hot upgrade reconciles (in resyncs and requeued) flipped.', [])],
+    podsEvicted: [registry.counter(n.podsEvicted, RESYNC_METRICS.podsEvicted.help, [])],
+    errors: [registry.counter(n.resyncErrors, errorsHelp, []), registry.counter(old.resyncErrors, deprecatedHelp(n.resyncErrors, errorsHelp), [])],
+    webhooksRepointed: [registry.counter(n.webhooksRepointed, 'Webhooks resyncs repointed from a secret no function accepts.', [])],
+    webhooksRefused: [registry.counter(n.webhooksRefused, RESYNC_METRICS.webhooksRefused.help, [])],
   } as const;
-  const podsNotInjected = registry.gauge(n.podsNotInjected, PASS_METRICS.podsNotInjected.help, []);
+  const podsNotInjected = registry.gauge(n.podsNotInjected, RESYNC_METRICS.podsNotInjected.help, []);
   const sets = setGauges(registry);
   return () => ({
-    pass(fact) {
-      passes.inc([]);
-      passDuration.observe([], seconds(fact.durationMs));
-      for (const [key, counter] of Object.entries(counted)) counter.inc([], fact[key as keyof typeof counted]);
+    resync(fact) {
+      for (const counter of resyncs) counter.inc([]);
+      for (const histogram of durations) histogram.observe([], seconds(fact.durationMs));
+      for (const [key, counters] of Object.entries(counted)) for (const counter of counters) counter.inc([], fact[key as keyof typeof counted]);
       podsNotInjected.set([], fact.podsNotInjected);
-      // A set deleted since the last pass disappears from every family.
+      // A set deleted since the last resync disappears from every family.
       sets.clear();
       for (const name of Object.keys(fact.sets).sort()) {
         const set = fact.sets[name];
         if (set !== undefined) sets.write(name, set);
       }
     },
-    setPass(fact) {
-      counted.podsUpdated.inc([], fact.podsUpdated);
-      counted.podsFlipped.inc([], fact.podsFlipped);
+    setReconcile(fact) {
+      for (const counter of counted.podsUpdated) counter.inc([], fact.podsUpdated);
+      for (const counter of counted.podsFlipped) counter.inc([], fact.podsFlipped);
       sets.write(fact.sidecarSet, fact.figures);
     },
   });

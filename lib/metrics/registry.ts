@@ -12,7 +12,7 @@ export interface Counter {
 
 export interface Gauge {
   set(labels: readonly string[], value: number): void;
-  /** Forgets every series (the sets of the last pass replace those of the one before). */
+  /** Forgets every series (the sets of the last resync replace those of the one before). */
   clear(): void;
   /** Drops the series whose first label values are `prefix` (one SidecarSet's, say). */
   remove(prefix: readonly string[]): void;

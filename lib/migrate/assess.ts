@@ -218,5 +218,5 @@ function nextStep(manager: KruiseManager | undefined, entries: readonly KruiseEn
     return { step: 5, text: `remove Kruise's SidecarSet and pod-injection entries from its webhook configurations and from their template annotation: ${names}` };
   }
   if (managerActive(manager)) return { step: 6, text: "stop Kruise's SidecarSet controller: scale kruise-controller-manager to 0 (it has no switch for SidecarSet alone)" };
-  return { step: 7, text: 'done: this project alone handles SidecarSets; after the next status pass, check that no pod changed (step 7)' };
+  return { step: 7, text: 'done: this project alone handles SidecarSets; after the next resync, check that no pod changed (step 7)' };
 }

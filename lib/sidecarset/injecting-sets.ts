@@ -1,6 +1,6 @@
 /**
  * Which SidecarSets inject a pod at its creation, and why each other set does
- * not: the one place this is decided (the pod webhook, the status pass's
+ * not: the one place this is decided (the pod webhook, the resync's
  * not-injected count and any explanation of an injection read it). As
  * Kruise v1.9.0's pod webhook: a set injects when it is not paused, selects
  * the pod (match.ts) and is not the base of a canary that also does

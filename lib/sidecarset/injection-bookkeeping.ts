@@ -3,8 +3,8 @@
  * INJECTION_ANNOTATIONS: Kruise's `kruise.io/sidecarset-hash`,
  * `-hash-without-image` and `-injected-list`, and the rollout fence) on a
  * pod no set injects: removed, whoever wrote them. Kruise's would otherwise
- * name sets the pod never received (pod-change starts a pass for each set a
- * pod's injected-list names, and the status pass reads the hash entries),
+ * name sets the pod never received (pod-change starts a reconcile for each set a
+ * pod's injected-list names, and the resync reads the hash entries),
  * and the fence would widen what the reconciler may change in the pod
  * (rollout-fence.ts). A pod that carries none is left as it is.
  */

@@ -138,7 +138,7 @@ export function formatInjectedList(names: Iterable<string>): string {
 
 /**
  * The hash recorded for `setName` in a pod's hash annotation, read without
- * building the whole map (the status pass and a rollout plan read it for
+ * building the whole map (the resync and a rollout plan read it for
  * every pod). As {@link parseHashAnnotation} reads it: the current form or the
  * old `{"set":"<hash>"}` form, never a mix; undefined when absent or
  * unreadable, '' for an entry whose hash is not a string.

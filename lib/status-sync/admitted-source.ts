@@ -73,7 +73,7 @@ export class AdmittedSource {
       }
       this.waiting = false;
       // The controller may end while a change waits to be visible: the rest are dropped (a trigger only brings a
-      // set's reconcile sooner; the schedule's resync passes every set).
+      // set's reconcile sooner; the schedule's resync reconciles every set).
       for (const change of changes) if (!(await this.admit(change, signal, stop))) return;
     }
   }

@@ -67,7 +67,7 @@ function keyOf(finding: CanaryFinding): string | undefined {
   return finding.canaries.length === 0 ? undefined : JSON.stringify(finding.canaries);
 }
 
-/** Starts with nothing reported; make one per process (per cold start) and keep it across passes. */
+/** Starts with nothing reported; make one per process (per cold start) and keep it across resyncs. */
 export function canaryEvents(options: EventMemoryOptions = {}): CanaryEvents {
   const memory = eventMemory(options);
   return {

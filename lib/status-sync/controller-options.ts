@@ -56,7 +56,7 @@ export interface ControllerDeps extends ReconcileDeps {
 
 /** What the controller did, for the invocation's log line. */
 export interface ControllerSummary {
-  passes: number;
+  reconciles: number;
   podsUpdated: number;
   podsFlipped: number;
   conflicts: number;

@@ -27,7 +27,7 @@ import { deferredWriteQueue } from './deferred-writes.ts';
 import { BackoffLimiter, DEFAULT_BACKOFF, WorkQueue } from './work-queue.ts';
 
 export class SetController {
-  readonly summary: ControllerSummary = { passes: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, stalled: [], unfinished: [], states: {}, errors: [] };
+  readonly summary: ControllerSummary = { reconciles: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, stalled: [], unfinished: [], states: {}, errors: [] };
   private readonly queue: WorkQueue<string>;
   private readonly inFlight = new Map<string, RequeuedSet>();
   /** Each requeued set's running watch, stopped when a newer pass starts another. */

@@ -3,7 +3,7 @@
  * that the Event is written when what it tells changes, again every
  * `refreshMs` while it holds (before the API server's event TTL, an hour by
  * default, drops the last one), and once more when it is gone: not once per
- * pass. The memory is per process: a new Lambda execution environment tells
+ * resync. The memory is per process: a new Lambda execution environment tells
  * once more, which is harmless. Serves the uninjected-pod notices
  * (not-injected.ts) and the canary Events (canary-events.ts).
  */
@@ -32,7 +32,7 @@ export interface EventMemoryOptions {
   nowMs?: () => number;
 }
 
-/** Starts with nothing recorded; make one per process (per cold start) and keep it across passes. */
+/** Starts with nothing recorded; make one per process (per cold start) and keep it across resyncs. */
 export function eventMemory(options: EventMemoryOptions = {}): EventMemory {
   const refreshMs = options.refreshMs ?? DEFAULT_REFRESH_MS;
   const nowMs = options.nowMs ?? (() => performance.now());

@@ -2,7 +2,7 @@
  * The reconciler's heartbeat: a coordination.k8s.io/v1 Lease in the revision
  * namespace, renewed at the end of every resync (the schedule's), so that
  * `npm run doctor` can tell from the cluster alone when the last resync ran. A
- * quiet pass writes nothing else anywhere. Pure: the adapter
+ * quiet resync writes nothing else anywhere. Pure: the adapter
  * (lib/adapters/kube-lease.ts) reads and writes it.
  */
 import { objectOf, stringOf } from '../kube/json.ts';
@@ -28,7 +28,7 @@ export function microTime(epochMs: number): string {
   return new Date(epochMs).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
-/** The Lease's duration for passes every `intervalMs`: {@link LEASE_INTERVALS} of them, in whole seconds. */
+/** The Lease's duration for resyncs every `intervalMs`: {@link LEASE_INTERVALS} of them, in whole seconds. */
 export function leaseDurationSeconds(intervalMs: number): number {
   return Math.max(1, Math.ceil((LEASE_INTERVALS * intervalMs) / 1000));
 }

@@ -118,7 +118,7 @@ function keyOf(finding: NotInjectedFinding): string | undefined {
   return JSON.stringify([finding.count, finding.namespaceCount, finding.namespaces.map((n) => [n.namespace, n.count, n.pods.map((p) => p.name)])]);
 }
 
-/** Starts with nothing reported; make one per process (per cold start) and keep it across passes. */
+/** Starts with nothing reported; make one per process (per cold start) and keep it across resyncs. */
 export function notInjectedEvents(options: NotInjectedEventsOptions = {}): NotInjectedEvents {
   const memory = eventMemory(options);
   return {

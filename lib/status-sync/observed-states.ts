@@ -1,5 +1,5 @@
 /**
- * Each SidecarSet's rollout state, for metrics. The passes ask their
+ * Each SidecarSet's rollout state, for metrics. The reconciles ask their
  * RolloutStateEvents about every set's state each time (whether or not it
  * is new worth an Event), so a wrapper that watches those questions knows
  * the state of every set, the same one its Events show, without the reconciles
@@ -23,7 +23,7 @@ export function observedStates(inner: RolloutStateEvents): ObservedStates {
     due(set, state) {
       const event = inner.due(set, state);
       // A state that is nothing new is the one already seen: a stalled rollout
-      // passed again unmoved stays Stalled, as its Events say. A set seen for
+      // reconciled again unmoved stays Stalled, as its Events say. A set seen for
       // the first time is in whatever state it is (a resting one is nothing new).
       if (event !== undefined || !seen.has(set.name)) seen.set(set.name, rolloutStateName(state));
       return event;

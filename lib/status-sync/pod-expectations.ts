@@ -1,6 +1,6 @@
 /**
  * What a requeued set's view of its pods (pod-view.ts) must show before a
- * pass may plan from it, as Kruise's `pkg/util/expectations` remembers what
+ * reconcile may plan from it, as Kruise's `pkg/util/expectations` remembers what
  * its controller wrote until the informer shows it: per pod, the version the
  * loop's own write made (or, for a write refused by its test, a version
  * past the one it tested). Also the versions those writes made, so that the

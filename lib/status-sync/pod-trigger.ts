@@ -26,7 +26,7 @@ import { ANNOTATION_INJECTED_LIST, type SidecarSet } from '../sidecarset/types.t
 export const POD_DEBOUNCE_MS = 250;
 
 /**
- * The most sets one pod change starts passes for: what one SQS
+ * The most sets one pod change starts reconciles for: what one SQS
  * SendMessageBatch carries (ten), so that a pod change costs at most one
  * send whatever the pod names. A pod injected by more sets than that (rare)
  * has the others' counts follow at the next reconcile that covers them: the
@@ -34,7 +34,7 @@ export const POD_DEBOUNCE_MS = 250;
  */
 export const MAX_TRIGGERED_SETS = 10;
 
-/** The change that starts `set`'s pass because its pods changed. */
+/** The change that starts `set`'s reconcile because its pods changed. */
 export function podsChange(sidecarSet: string): AdmittedSidecarSet {
   return { sidecarSet, uid: '', operation: 'PODS', resourceVersion: '' };
 }
@@ -101,7 +101,7 @@ function selectsIfKnown(set: SidecarSet, place: PodPlace): boolean {
  * A reconcile covers a trigger when it began reading at least {@link POD_DEBOUNCE_MS}
  * after the webhook sent the trigger: the change was stored by then.
  */
-export interface PassCoverage {
+export interface ReconcileCoverage {
   /** Records that reconciles of `sets` (every set, when undefined: a resync) begin reading at `atMs` (epoch ms) or later. */
   began(atMs: number, sets?: readonly string[]): void;
   /** Whether a reconcile that began after the change was stored covers a trigger of `set` sent at `sentAtMs`. */
@@ -111,7 +111,7 @@ export interface PassCoverage {
 /** The most sets remembered; the oldest is forgotten first (forgetting only costs a reconcile). */
 const MAX_REMEMBERED_SETS = 1_000;
 
-export function passCoverage(debounceMs: number = POD_DEBOUNCE_MS): PassCoverage {
+export function reconcileCoverage(debounceMs: number = POD_DEBOUNCE_MS): ReconcileCoverage {
   const bySet = new Map<string, number>();
   let all = -Infinity;
   return {

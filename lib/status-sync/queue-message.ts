@@ -95,7 +95,7 @@ export function readBatch(records: readonly QueueRecord[]): QueueBatch {
 /**
  * The messages to report failed (SQS hands them out again, and after its
  * receive limit moves them to the dead-letter queue): those of sets whose
- * passes failed, or every one when a failure names no set.
+ * reconciles failed, or every one when a failure names no set.
  */
 export function failedMessages(batch: QueueBatch, failedSets: ReadonlySet<string>, failedAll: boolean): string[] {
   return batch.work.filter((w) => failedAll || failedSets.has(w.work.sidecarSet)).map((w) => w.messageId);

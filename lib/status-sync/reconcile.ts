@@ -76,7 +76,7 @@ export class Reconciler {
     } catch (error) {
       this.summary.errors.push({ sidecarSet: name, operation: 'record metrics', message: errorMessage(error) });
     }
-    this.summary.passes++;
+    this.summary.reconciles++;
     addUp(result, this.summary, this.summary.errors);
   }
 }

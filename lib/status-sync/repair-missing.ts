@@ -62,8 +62,8 @@ export interface RepairPlan {
   ownerless: Pod[];
   /** Evictable pods left for a later reconcile because maxUnavailable is reached. */
   heldByMaxUnavailable: number;
-  /** Evictable pods left for a later reconcile because the reconcile's limit is reached. */
-  heldByPassLimit: number;
+  /** Evictable pods left for a later resync because the resync's limit is reached (REPAIR_MAX_EVICTIONS_PER_RESYNC). */
+  heldByResyncLimit: number;
   /** The set's maxUnavailable over the pods it applies to, and how many are unavailable now. */
   maxUnavailable: number;
   unavailable: number;
@@ -151,7 +151,7 @@ export function planRepair(input: RepairInput): RepairPlan {
   const { counted, evictable, ownerless, inFlight } = repairCandidates(input);
   const unavailable = (counted.unavailablePods()?.count ?? 0) + inFlight;
   const total = counted.counts().matchedPods + counted.notInjectedPods;
-  const none = { evict: [], ownerless, heldByPassLimit: 0, unavailable };
+  const none = { evict: [], ownerless, heldByResyncLimit: 0, unavailable };
   let maxUnavailable: number;
   try {
     maxUnavailable = maxUnavailableCount(objectOf(objectOf(set.spec)?.updateStrategy)?.maxUnavailable as IntOrString | undefined, total);
@@ -165,7 +165,7 @@ export function planRepair(input: RepairInput): RepairPlan {
     ...none,
     evict: evictable.slice(0, count).map((e) => e.pod),
     heldByMaxUnavailable: evictable.length - batch.count,
-    heldByPassLimit: batch.count - count,
+    heldByResyncLimit: batch.count - count,
     maxUnavailable,
   };
 }

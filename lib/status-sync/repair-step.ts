@@ -4,7 +4,7 @@
  * Evict` that the reconcile found uninjected pods for, its own pod list, the
  * decision (repair-missing.ts), the evictions and an Event on each pod.
  *
- * - At most `maxPerPass` eviction attempts per pass over every set.
+ * - At most `maxPerResync` eviction attempts per resync over every set.
  * - A 429 (a PodDisruptionBudget allows no disruption now) ends the set's
  *   evictions for this reconcile: the budget is spent, a later reconcile tries again.
  *   It is recorded on the pod, not counted as an error.
@@ -33,20 +33,22 @@ export const REASON_EVICTION_REFUSED = 'EvictionToInjectRefused';
 /** Reason of the Warning Event on an uninjected pod with no controller: never evicted, only told. */
 export const REASON_NO_CONTROLLER = 'NotInjectedNoController';
 
-/** The variable setting how many pods a reconcile may try to evict, over every set. */
-export const ENV_REPAIR_MAX_EVICTIONS = 'REPAIR_MAX_EVICTIONS_PER_PASS';
+/** The variable setting how many pods a resync may try to evict, over every set. */
+export const ENV_REPAIR_MAX_EVICTIONS = 'REPAIR_MAX_EVICTIONS_PER_RESYNC';
+/** Its name until this release, still read (docs/UPGRADING.md). */
+export const ENV_REPAIR_MAX_EVICTIONS_DEPRECATED = 'REPAIR_MAX_EVICTIONS_PER_PASS';
 /** Few, so that even a set with a lax maxUnavailable and no PodDisruptionBudget is repaired gradually. */
 export const DEFAULT_REPAIR_MAX_EVICTIONS = 5;
 
 /** What the repair step needs; present only where the reconciler may evict (not the offline invoke). */
 export interface RepairDeps {
   evictions: PodEvictor;
-  /** The pod webhook's selectors, read once per pass that repairs. */
+  /** The pod webhook's selectors, read once per resync that repairs. */
   podWebhook: PodWebhookSource;
   setPods: SetPodSource;
   podEvents: PodEventSink;
-  /** Eviction attempts per pass, over every set ({@link ENV_REPAIR_MAX_EVICTIONS}). */
-  maxPerPass: number;
+  /** Eviction attempts per resync, over every set ({@link ENV_REPAIR_MAX_EVICTIONS}). */
+  maxPerResync: number;
   /** What was recorded on pods that stay; lives as long as the process ({@link repairMemory}). */
   memory: RepairMemory;
 }
@@ -73,7 +75,7 @@ export interface RepairMemory {
   keepOnly(uids: ReadonlySet<string>): void;
 }
 
-/** Starts with nothing recorded; make one per process and keep it across passes. */
+/** Starts with nothing recorded; make one per process and keep it across resyncs. */
 export function repairMemory(): RepairMemory {
   const recorded = new Map<string, string>();
   const keyOf = (event: PodEvent) => `${event.reason}\n${event.message}`;
@@ -122,7 +124,7 @@ export async function repairMissingPods(
   if (asking.length === 0) return summary;
   const podWebhook = await readPodWebhook(deps.podWebhook, errors, signal);
   if (podWebhook === undefined) return summary;
-  const run: RepairRun = { deps, errors, signal, summary, seen: new Set(), evictionBudget: deps.maxPerPass };
+  const run: RepairRun = { deps, errors, signal, summary, seen: new Set(), evictionBudget: deps.maxPerResync };
   for (const set of asking) {
     if (signal?.aborted === true) break;
     summary.sets++;
@@ -139,12 +141,12 @@ async function readPodWebhook(source: PodWebhookSource, errors: ReconcileError[]
   try {
     podWebhook = await source.selectors(signal);
   } catch (error) {
-    errors.push({ operation: 'read the pod webhook', message: `${errorMessage(error)}; no uninjected pod is evicted this pass` });
+    errors.push({ operation: 'read the pod webhook', message: `${errorMessage(error)}; no uninjected pod is evicted this resync` });
     return undefined;
   }
   if (podWebhook === undefined) {
     // Evicting now would only have the pods recreated as uninjected as they are.
-    errors.push({ operation: 'read the pod webhook', message: 'the MutatingWebhookConfiguration holds no pod-inject webhook; no uninjected pod is evicted this pass' });
+    errors.push({ operation: 'read the pod webhook', message: 'the MutatingWebhookConfiguration holds no pod-inject webhook; no uninjected pod is evicted this resync' });
   }
   return podWebhook;
 }
@@ -167,7 +169,7 @@ async function planSetRepair(run: RepairRun, set: SidecarSet, clusterSets: reado
 /** Tells on the set's ownerless pods, then evicts its planned pods until one is refused. */
 async function repairSet(run: RepairRun, name: string, plan: RepairPlan): Promise<void> {
   run.summary.ownerless += plan.ownerless.length;
-  run.summary.held += plan.heldByMaxUnavailable + plan.heldByPassLimit;
+  run.summary.held += plan.heldByMaxUnavailable + plan.heldByResyncLimit;
   for (const pod of plan.ownerless) {
     await recordOnPod(run, name, pod, { type: 'Warning', reason: REASON_NO_CONTROLLER, message: `SidecarSet ${name} applies to this pod, ${WHY}, and would evict it to have it recreated injected, but it has no controller to recreate it: recreate it yourself` }, true);
   }
@@ -188,7 +190,7 @@ async function repairSet(run: RepairRun, name: string, plan: RepairPlan): Promis
       // The pods after it wait too: whatever budget refused this one is spent for now.
       run.summary.held += plan.evict.length - i - 1;
       run.evictionBudget += plan.evict.length - i - 1;
-      await recordOnPod(run, name, pod, { type: 'Warning', reason: REASON_EVICTION_REFUSED, message: `SidecarSet ${name} could not evict this pod, ${WHY}, to have it recreated injected: ${outcome.message} A later pass tries again.` }, true);
+      await recordOnPod(run, name, pod, { type: 'Warning', reason: REASON_EVICTION_REFUSED, message: `SidecarSet ${name} could not evict this pod, ${WHY}, to have it recreated injected: ${outcome.message} A later resync tries again.` }, true);
       break;
     }
   }

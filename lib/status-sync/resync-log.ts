@@ -19,11 +19,11 @@ export type ResyncLogReason = 'first' | 'changed' | 'heartbeat';
 
 export interface ResyncLog {
   /**
-   * Decides about one finished pass, in order.
-   * @returns why it is logged, or undefined to stay quiet; `quietPasses` is
+   * Decides about one finished resync, in order.
+   * @returns why it is logged, or undefined to stay quiet; `quietResyncs` is
    *   how many resyncs since the last logged one were not logged.
    */
-  decide(result: ResyncResult): { reason: ResyncLogReason; quietPasses: number } | undefined;
+  decide(result: ResyncResult): { reason: ResyncLogReason; quietResyncs: number } | undefined;
 }
 
 /** The rotation step without its clock: a `waiting` whose nextStepAt moved is nothing new. */
@@ -70,10 +70,10 @@ export function resyncLog(heartbeatMs: number = DEFAULT_HEARTBEAT_MS, nowMs: () 
         quiet++;
         return undefined;
       }
-      const quietPasses = quiet;
+      const quietResyncs = quiet;
       quiet = 0;
       lastLoggedAt = now;
-      return { reason, quietPasses };
+      return { reason, quietResyncs };
     },
   };
 }

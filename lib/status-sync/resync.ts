@@ -181,7 +181,7 @@ async function countPodsRetryingExpiredLists(sets: readonly SidecarSet[], deps: 
     } catch (error) {
       if (error instanceof ListExpiredError && result.podListAttempts < maxListAttempts) continue;
       const detail = error instanceof ListExpiredError ? ` (the list expired ${result.podListAttempts} times in a row)` : '';
-      result.errors.push({ operation: 'list pods', message: `${errorMessage(error)}${detail}; no status is written this pass` });
+      result.errors.push({ operation: 'list pods', message: `${errorMessage(error)}${detail}; no status is written this resync` });
       return undefined;
     }
   }
@@ -250,7 +250,7 @@ function startRevisionList(rollout: RolloutDeps, signal: AbortSignal | undefined
   return {
     listed,
     cancel: () => {
-      own.abort(new Error('the pass ended without the revisions'));
+      own.abort(new Error('the resync ended without the revisions'));
     },
   };
 }
@@ -263,7 +263,7 @@ function startRevisionList(rollout: RolloutDeps, signal: AbortSignal | undefined
 function revisionsBySet(listed: RevisionList, result: ResyncResult): RevisionsBySet | undefined {
   result.rollout = { setsRolled: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, podsFailed: 0, revisionWrites: 0, states: {}, inFlight: [] };
   if ('error' in listed) {
-    result.errors.push({ operation: 'list ControllerRevisions', message: `${errorMessage(listed.error)}; no set rolls this pass` });
+    result.errors.push({ operation: 'list ControllerRevisions', message: `${errorMessage(listed.error)}; no set rolls this resync` });
     return undefined;
   }
   const all = listed.revisions;

@@ -63,8 +63,8 @@ function rememberingComparisons(facts: RevisionFacts): RevisionFacts {
  * {@link revisionFacts} kept per stored version of a set (uid +
  * resourceVersion, stored-version-memo.ts: any change to the set gives a new
  * resourceVersion, and a set without both is worked out every time), with
- * each stored revision's comparison remembered: a process that runs pass
- * after pass (a warm Lambda, the local loop) encodes an unchanged set's spec
+ * each stored revision's comparison remembered: a process that reconciles
+ * again and again (a warm Lambda, the local loop) encodes an unchanged set's spec
  * and its revisions once, not on every reconcile. Only for sets as the API
  * server stores them, which is what the reconciler registers.
  */

@@ -155,7 +155,7 @@ function progressingState(counts: RolloutCounts, updated: number, waiting: Extra
   return {
     reason: 'RolloutProgressing',
     type: 'Normal',
-    message: `rolling out${limit}: ${updated} pod(s) updated in this pass; ${counted(counts)}${swapping}${last}`,
+    message: `rolling out${limit}: ${updated} pod(s) updated in this reconcile; ${counted(counts)}${swapping}${last}`,
     key: 'progressing',
     progress: JSON.stringify(counts),
     // Every pod updated before this reconcile and some not ready yet: whoever updated them (an earlier reconcile, or the

@@ -46,7 +46,7 @@ interface PodFailure {
  * by an Event), the not-upgradable conditions, their Event, then each pod's
  * patch and condition. A plan with flips has no updates (Kruise 1.9 returns
  * after flipping): the next batch is decided from the pods as flipped, by
- * the requeued pass the flips put in flight. A pod whose update fails (other than a
+ * the requeued reconcile the flips put in flight. A pod whose update fails (other than a
  * conflict, decided again next reconcile) is skipped and returned, to be told;
  * Kruise stops the whole reconcile there instead. With a deferred queue, the
  * updated pods' conditions and the flips' Events are queued there, not
@@ -206,7 +206,7 @@ interface Condition {
   condition: NonNullable<BatchWrites['updates'][number]['condition']>;
 }
 
-/** Warning Events about skipped pods per pass, at most: one bad annotation on a thousand pods must not flood the Events. */
+/** Warning Events about skipped pods per reconcile, at most: one bad annotation on a thousand pods must not flood the Events. */
 export const MAX_POD_FAILURE_EVENTS = 5;
 
 /**
@@ -238,7 +238,7 @@ export async function recordFailures(failures: readonly PodFailure[], set: Sidec
   const told = fresh.slice(0, MAX_POD_FAILURE_EVENTS).map((f) => ({ type: 'Warning' as const, reason: POD_UPDATE_FAILED_REASON, message: podUpdateFailedMessage(podKey(f.pod), f.why) }));
   if (fresh.length > MAX_POD_FAILURE_EVENTS) {
     const rest = fresh.slice(MAX_POD_FAILURE_EVENTS);
-    told.push({ type: 'Warning' as const, reason: POD_UPDATE_FAILED_REASON, message: `${rest.length} more pod(s) skipped this pass (${rest.slice(0, 3).map((f) => podKey(f.pod)).join(', ')}${rest.length > 3 ? ', …' : ''}): see their SidecarSetUpgradable condition` });
+    told.push({ type: 'Warning' as const, reason: POD_UPDATE_FAILED_REASON, message: `${rest.length} more pod(s) skipped this reconcile (${rest.slice(0, 3).map((f) => podKey(f.pod)).join(', ')}${rest.length > 3 ? ', …' : ''}): see their SidecarSetUpgradable condition` });
   }
   for (const event of told) {
     try {

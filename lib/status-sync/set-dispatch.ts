@@ -62,7 +62,7 @@ export class SetDispatch {
       this.add(await runSet(this.set(i), this.deps, options, { streamed: this.counts[i] as StatusAccumulator, stored: this.stored(i) }, this.decided.get(i)));
     });
     if (outOfTime > 0) {
-      this.result.errors.push({ operation: 'patch status', message: `the pass was stopped (${errorMessage(signal?.reason)}) before ${outOfTime} statuses were compared and written` });
+      this.result.errors.push({ operation: 'patch status', message: `the resync was stopped (${errorMessage(signal?.reason)}) before ${outOfTime} statuses were compared and written` });
       return false;
     }
     return true;
@@ -79,7 +79,7 @@ export class SetDispatch {
     }
     for (const i of rolling) {
       if (signal?.aborted === true) {
-        this.result.errors.push({ operation: 'roll out', message: `the pass was stopped (${errorMessage(signal.reason)}) before every set rolled` });
+        this.result.errors.push({ operation: 'roll out', message: `the resync was stopped (${errorMessage(signal.reason)}) before every set rolled` });
         return;
       }
       summary.setsRolled++;
@@ -94,7 +94,7 @@ export class SetDispatch {
       await this.options.handOff(names, this.options.signal);
       inFlight.push(...names);
     } catch (error) {
-      this.result.errors.push({ operation: 'hand over the rolling sets', message: `${names.join(', ')}: ${errorMessage(error)}; the next pass hands them again` });
+      this.result.errors.push({ operation: 'hand over the rolling sets', message: `${names.join(', ')}: ${errorMessage(error)}; the next resync hands them again` });
     }
   }
 

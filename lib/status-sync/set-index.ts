@@ -1,6 +1,6 @@
 /**
  * Which SidecarSets could apply to a pod, without asking every set about
- * every pod: a pass over P pods and S sets then costs about
+ * every pod: a resync over P pods and S sets then costs about
  * O(P x labels per pod + S + candidates) instead of O(P x S).
  *
  * Each set is filed once, under its namespace (or as cluster-wide) and under

@@ -14,7 +14,7 @@ export interface SetReads {
   revisions: Promise<readonly ControllerRevision[] | undefined>;
 }
 
-/** Starts the reads of `name`'s pass; a set already read (`known`) is not read again. */
+/** Starts the reads of `name`'s reconcile; a set already read (`known`) is not read again. */
 export function readSet(name: string, deps: Pick<ReconcileDeps, 'statuses' | 'rollout'>, signal: AbortSignal | undefined, known?: SidecarSet): SetReads {
   return {
     set:
@@ -31,8 +31,8 @@ export function readSet(name: string, deps: Pick<ReconcileDeps, 'statuses' | 'ro
 
 /**
  * How long after a debounce ends the reads started during it still serve a
- * pass: a worker may reach the set later than its debounce ends (other sets'
- * passes first), and past this reads again rather than decide from an older set.
+ * reconcile: a worker may reach the set later than its debounce ends (other sets'
+ * reconciles first), and past this reads again rather than decide from an older set.
  */
 export const MAX_EARLY_READ_AGE_MS = 250;
 

@@ -33,7 +33,7 @@ export interface RolloutDeps {
    * Where the reconcile hands the writes that neither free nor take a slot (the
    * updated pods' conditions, the flips' Events) instead of waiting for them
    * (deferred-writes.ts); pods with such a write pending are left to a later
-   * pass. None: the reconcile sends them itself before it ends.
+   * reconcile. None: the reconcile sends them itself before it ends.
    */
   deferredWrites?: DeferredWrites;
 }

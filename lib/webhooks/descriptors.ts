@@ -1,7 +1,7 @@
 /**
  * One descriptor per function the API server calls: its name, its handler,
  * the review it answers and the object kind it reviews, what it reads from
- * the cluster, whether it starts a status pass, and where its caller is
+ * the cluster, whether it starts a reconcile, and where its caller is
  * registered (with the webhook's rules): what the function is, and nothing
  * about how it is packaged or presented.
  *
@@ -101,7 +101,7 @@ export interface WebhookRegistration {
   failurePolicy: FailurePolicy | 'deployment';
   /** Mutating webhooks only: whether the API server calls it again after later mutations. */
   reinvocationPolicy?: 'Never' | 'IfNeeded';
-  /** `NoneOnDryRun` for a function with a side effect it skips on dry runs (starting a status pass). */
+  /** `NoneOnDryRun` for a function with a side effect it skips on dry runs (starting a reconcile). */
   sideEffects: 'None' | 'NoneOnDryRun';
   /** Never sent objects of the system namespaces, the deployment's excluded ones, or namespaces that opted out. */
   skipsExcludedNamespaces: boolean;
@@ -142,8 +142,8 @@ export interface AdmissionFunctionDescriptor<Name extends string = string> {
   /** The kind of object under review; invoke wraps a plain object of this kind in a review. */
   reviews: WrappableKind;
   reads: ClusterReads;
-  /** Tells the reconciler about admitted changes, so a status pass starts at once. */
-  triggersStatusPass: boolean;
+  /** Tells the reconciler about admitted changes, so the set's reconcile starts at once. */
+  triggersReconcile: boolean;
   caller: WebhookRegistration;
 }
 
@@ -167,7 +167,7 @@ export interface ConversionFunctionDescriptor<Name extends string = string> {
   reviews: 'SidecarSet';
   /** Nothing: a conversion is the object alone, so the function holds no cluster credentials. */
   reads: ClusterReads;
-  triggersStatusPass: false;
+  triggersReconcile: false;
   caller: CrdConversionRegistration;
 }
 
@@ -202,14 +202,14 @@ export const SIDECARSET_DEFAULT = describe({
   handler: sidecarSetDefaultHandler,
   reviews: 'SidecarSet',
   reads: NOTHING,
-  triggersStatusPass: false,
+  triggersReconcile: false,
   caller: { in: 'MutatingWebhookConfiguration', rules: [SIDECARSET_RULE], failurePolicy: 'Fail', reinvocationPolicy: 'Never', sideEffects: 'None', skipsExcludedNamespaces: false },
 });
 
 /**
  * SidecarSet validation fails closed (a conflict stored would inject wrong
  * sidecars). It sees every admitted change after defaulting, so it is the
- * one that starts the reconciler's pass: a side effect skipped on dry runs,
+ * one that starts the set's reconcile: a side effect skipped on dry runs,
  * which "None" would deny having.
  */
 export const SIDECARSET_VALIDATE = describe({
@@ -218,7 +218,7 @@ export const SIDECARSET_VALIDATE = describe({
   handler: sidecarSetValidateHandler,
   reviews: 'SidecarSet',
   reads: SETS_NAMESPACES_REVISIONS,
-  triggersStatusPass: true,
+  triggersReconcile: true,
   caller: { in: 'ValidatingWebhookConfiguration', rules: [SIDECARSET_RULE], failurePolicy: 'Fail', sideEffects: 'NoneOnDryRun', skipsExcludedNamespaces: false },
 });
 
@@ -227,7 +227,7 @@ export const SIDECARSET_VALIDATE = describe({
  * pod creation while the function is unreachable, `Ignore` creates pods
  * without sidecars, which status-sync reports). `IfNeeded`: injection is
  * idempotent, and a re-run sees containers other webhooks added. It knows
- * which sets it injected, so it starts their passes (their matched pods
+ * which sets it injected, so it starts their reconciles (their matched pods
  * grew): a side effect skipped on dry runs.
  */
 export const POD_INJECT = describe({
@@ -236,7 +236,7 @@ export const POD_INJECT = describe({
   handler: podInjectHandler,
   reviews: 'Pod',
   reads: SETS_NAMESPACES_REVISIONS,
-  triggersStatusPass: true,
+  triggersReconcile: true,
   caller: {
     in: 'MutatingWebhookConfiguration',
     rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }],
@@ -255,7 +255,7 @@ const IS_STATUS_SYNC = "request.userInfo.username == 'sidecarset-status-sync' ||
  * URL (pod-eviction.ts): the eviction policy in rbac.yaml sees only the
  * Eviction, this reads the pod it names and refuses one without a
  * controller. `Fail`: a stolen credential must not evict while the function
- * is away (the reconciler's repair waits for the next pass). Only the
+ * is away (the reconciler's repair waits for the next resync). Only the
  * reconciler's evictions reach it (the same username or group test as the
  * policy), so no administrator's drain ever waits on it; every namespace,
  * since the policy already refuses the excluded ones. 5 s: one GET of a pod.
@@ -291,7 +291,7 @@ export const POD_CHANGE = describe({
   handler: podChangeHandler,
   reviews: 'Pod',
   reads: SETS_NAMESPACES_POD,
-  triggersStatusPass: true,
+  triggersReconcile: true,
   caller: {
     in: 'ValidatingWebhookConfiguration',
     rules: [
@@ -329,7 +329,7 @@ export const SIDECARSET_CONVERT = {
   handler: lazyConversionHandler(async () => (await import('./sidecarset-convert.ts')).sidecarSetConvertHandler),
   reviews: 'SidecarSet',
   reads: NOTHING,
-  triggersStatusPass: false,
+  triggersReconcile: false,
   caller: { in: 'CustomResourceDefinition', crd: 'sidecarsets.apps.kruise.io' },
 } as const satisfies ConversionFunctionDescriptor<'sidecarset-convert'>;
 

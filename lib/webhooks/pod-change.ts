@@ -5,13 +5,13 @@
  * trigger for each set that injection recorded on the pod and that selects
  * it today, when the change moves that set's status counts (a pod going
  * away, its readiness or its containers' statuses): docs/RECONCILER.md, "A
- * pod change starts a pass". The pod's own annotations only propose names:
+ * pod change starts a reconcile". The pod's own annotations only propose names:
  * a pod's creator may edit them, and a set that does not select the pod
- * does not count it, so its pass would read the pods for nothing.
+ * does not count it, so its reconcile would read the pods for nothing.
  *
  * The webhook's matchConditions (descriptors.ts) already keep every other
  * request at the API server; the same test here keeps an API server that
- * does not evaluate them (before Kubernetes 1.30) from costing a pass per
+ * does not evaluate them (before Kubernetes 1.30) from costing a reconcile per
  * status write.
  *
  * The same function answers the pod-eviction webhook's reviews (the
@@ -51,7 +51,7 @@ export function movesCounts(request: AdmissionRequest): boolean {
   return COUNTED_STATUS.some((field) => !jsonEqual(now[field], before[field]));
 }
 
-const NOT_STARTED = 'could not start the pass for a pod change now; the schedule will';
+const NOT_STARTED = 'could not start the reconcile for a pod change now; the schedule\'s resync will';
 
 /** The pod as it was (DELETE) or is (UPDATE). */
 function podOf(request: AdmissionRequest): unknown {
@@ -81,7 +81,7 @@ const handlePodChange = async (request: AdmissionRequest, deps: HandlerDeps) => 
   try {
     sets = await triggeredSets(request, pod, recorded, deps);
   } catch (error) {
-    // The answer never depends on the reconciler: without the sets, the schedule's pass shows the change.
+    // The answer never depends on the reconciler: without the sets, the schedule's resync shows the change.
     deps.logger?.warn(`${NOT_STARTED}: the SidecarSets could not be read`, { error: errorMessage(error) });
     return allowed();
   }

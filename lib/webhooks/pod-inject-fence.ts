@@ -6,7 +6,7 @@
  * change (a copied manifest, or a creator naming its own application
  * container, would otherwise widen what a stolen reconciler credential can
  * re-image), and a pod may name only the sets that injected it (pod-change
- * starts a pass for each set its injected-list names). A pod without them is
+ * starts a reconcile for each set its injected-list names). A pod without them is
  * allowed unchanged, as before. The core's injectPod gives the same pod.
  */
 import { pointer, type JsonPatchOperation } from '../admission/json-patch.ts';

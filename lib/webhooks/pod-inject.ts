@@ -58,8 +58,8 @@ const handleInject = (draw: () => number, factsOf: StoredSetFactsOf) => async (r
     if (changes === undefined) return pod === received ? withoutForgedBookkeeping(pod) : allowedAs(received, withoutBookkeeping(pod), []);
     // Written from the decisions, not diffed from an injected pod (pod-inject-patch.ts); diffed from the pod received when the policy had written to it.
     const answer = pod === received ? patchedWith(injectionPatch(changes), changes.warnings, changes.stringTexts) : allowedAs(received, injectedPod(changes), changes.warnings);
-    // The sets that injected it count one more pod: their passes start now (pod-trigger.ts), never on a dry run.
-    if (request.dryRun !== true) await enqueueAdmitted(changes.applied.slice(0, MAX_TRIGGERED_SETS).map(podsChange), deps, POD_ENQUEUE_TIMEOUT_MS, 'could not start the pass for a pod change now; the schedule will');
+    // The sets that injected it count one more pod: their reconciles start now (pod-trigger.ts), never on a dry run.
+    if (request.dryRun !== true) await enqueueAdmitted(changes.applied.slice(0, MAX_TRIGGERED_SETS).map(podsChange), deps, POD_ENQUEUE_TIMEOUT_MS, 'could not start the reconcile for a pod change now; the schedule\'s resync will');
     return answer;
   } catch (error) {
     return injectionFailure(error);

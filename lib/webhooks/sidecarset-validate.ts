@@ -39,13 +39,13 @@ function namespacesToLabel(sets: readonly SidecarSet[]): string[] {
 /**
  * How long an admission waits, at most, to hand an admitted change to the
  * reconciler. The answer must not wait on it for long: a missed trigger only
- * means the pass starts at the next scheduled tick.
+ * means the set is reconciled at the next scheduled resync.
  */
 export const ADMITTED_ENQUEUE_TIMEOUT_MS = 1000;
 
 /**
  * Tells the reconciler (deps.rollout) about an admitted SidecarSet change so
- * its pass starts now, not at the next tick. Never on a dry run: nothing is
+ * its reconcile starts now, not at the next tick. Never on a dry run: nothing is
  * written, which is why the webhook declares `sideEffects: NoneOnDryRun`.
  * Awaited before answering because on Lambda nothing runs after the answer
  * (the sandbox freezes), and so bounded by ADMITTED_ENQUEUE_TIMEOUT_MS or the review's
@@ -61,7 +61,7 @@ async function announceAdmitted(request: AdmissionRequest, object: SidecarSet, d
   const sidecarSet = stringOf(metadata?.name) ?? '';
   if (sidecarSet === '') return;
   const change = { sidecarSet, uid: stringOf(metadata?.uid) ?? '', operation: request.operation, resourceVersion: stringOf(metadata?.resourceVersion) ?? '' };
-  await enqueueAdmitted([change], deps, ADMITTED_ENQUEUE_TIMEOUT_MS, 'could not start the pass for an admitted SidecarSet now; the schedule will');
+  await enqueueAdmitted([change], deps, ADMITTED_ENQUEUE_TIMEOUT_MS, 'could not start the reconcile for an admitted SidecarSet now; the schedule\'s resync will');
 }
 
 /** Rule 13, the one that reads the cluster: conflicts with the other sets (`listed` when read already); a failure when they cannot be read. */

@@ -90,7 +90,7 @@ async function burst(s: ControllerSettings): Promise<{ passes: number; requests:
       await Promise.race([queue.arrival(), sleep(50)]);
       continue;
     }
-    passes += (await runController([], passDeps, { intervalMs: 5_000, debounceMs: 50, stallMs: 0, createDebounceMs: 0 }, AbortSignal.timeout(120_000), queue)).passes;
+    passes += (await runController([], passDeps, { intervalMs: 5_000, debounceMs: 50, stallMs: 0, createDebounceMs: 0 }, AbortSignal.timeout(120_000), queue)).reconciles;
   }
   await pushing;
   return { passes, requests, lastToShownMs: performance.now() - lastAt };

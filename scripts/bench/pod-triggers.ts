@@ -14,6 +14,7 @@
  *   last answer to a status showing all of them.
  */
 import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
+import { CONTROLLER_MESSAGE, RESYNC_MESSAGE } from '../../functions/status-sync/compose.ts';
 import { burstCreate, createSet, driveOneAtATime, watchedSet, type ChangeLatency } from '../../testkit/pod-change-latency.ts';
 import { quantile } from '../../testkit/bench/stats.ts';
 import { num } from './format.ts';
@@ -31,13 +32,13 @@ export interface PodTriggerSettings {
 /** The issue's bound on the local stack. */
 const BOUND_MS = 2_000;
 
-/** Passes the status loop ran, from its log lines ('status pass' is one, a follow-up line says how many). */
+/** Resyncs and reconciles the status loop ran, from its log lines (a 'resync' line is one, a 'controller' line says how many reconciles). */
 function passesOf(stack: LocalStack, fromLine: number): number {
   let passes = 0;
   for (const line of stack.logs.slice(fromLine)) {
     const text = statusSyncMessage(line);
-    if (text === 'status pass') passes++;
-    else if (text === 'rollout follow-up') passes += (JSON.parse(line) as { passes?: number }).passes ?? 0;
+    if (text === RESYNC_MESSAGE) passes++;
+    else if (text === CONTROLLER_MESSAGE) passes += (JSON.parse(line) as { reconciles?: number }).reconciles ?? 0;
   }
   return passes;
 }
@@ -49,10 +50,10 @@ function statusSyncMessage(line: string): string | undefined {
 }
 
 /**
- * Waits until the status loop has logged every pass it ran for the changes:
- * a follow-up call serves changes while they keep coming and logs its passes
+ * Waits until the status loop has logged every reconcile it ran for the changes:
+ * a controller call serves changes while they keep coming and logs its reconciles
  * only when it ends, after the status it wrote already showed. Done when a
- * pass or follow-up line was logged after the loop's last API request and
+ * resync or controller line was logged after the loop's last API request and
  * the loop then made none for a second (a call still running, even idle,
  * made its requests after the last such line). At most 150 s.
  */
@@ -71,7 +72,7 @@ async function loggedRequeues(stack: LocalStack, fromLine: number): Promise<void
     let loggedAfter = false;
     for (let i = Math.max(fromLine, linesAtLastRequest); i < stack.logs.length && !loggedAfter; i++) {
       const message = statusSyncMessage(stack.logs[i] ?? '{}');
-      loggedAfter = message === 'status pass' || message === 'rollout follow-up';
+      loggedAfter = message === RESYNC_MESSAGE || message === CONTROLLER_MESSAGE;
     }
     if (loggedAfter && Date.now() - quietSince >= 1_000) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -159,7 +160,7 @@ export async function podTriggerSection(settings: PodTriggerSettings, log: (line
     title: 'Pod changes to stored status (issue 38)',
     method: [
       'The local stack (`npm start`\'s: the pinned kube-apiserver calling the local server\'s webhooks, the status loop as rbac.yaml\'s `sidecarset-status-sync`) with one SidecarSet. Pods are taken one at a time through their life, each change made as a user or a kubelet makes it (a pod CREATE; the kubelet\'s Ready status written to pods/status; the same status not Ready, every second pod; a DELETE), and timed from the API server\'s answer until a GET of the set (every 20 ms) shows the counts (matchedPods, readyPods) expected; the next change is made only then.',
-      'Passes: the status loop\'s own log (each `status pass` line, and the `passes` of each follow-up line). API requests: the reconciler\'s HTTP client\'s count (every request it sent, retries and watches included), per 1,000 changes. The burst sends 1,000 CREATEs 8 at a time with no pause and counts everything from its first request until the status shows all 1,000.',
+      'Passes: the status loop\'s own log (each `resync` line, and the `reconciles` of each `controller` line). API requests: the reconciler\'s HTTP client\'s count (every request it sent, retries and watches included), per 1,000 changes. The burst sends 1,000 CREATEs 8 at a time with no pause and counts everything from its first request until the status shows all 1,000.',
     ],
     table: { headers: ['how the status follows', 'changes', 'p50', 'p95', 'p99', 'passes per 1,000 changes', 'API requests per 1,000 changes'], rows },
     verdicts: [{ target: 'a pod change shows in the stored status within 2 s at p95 (local stack)', figure: ms(p95), met: p95 <= BOUND_MS }],

@@ -222,7 +222,7 @@ export const CASES: readonly Case[] = [
   {
     section: 'load',
     name: 'The pass\'s memory: pods of a megabyte',
-    claim: `A status pass over 200 pods of 1 MB each (50 in --quick), in a fresh process through the Lambda's composition with the NODE_OPTIONS the stack gives status-sync (a heap of three quarters of its 512 MB), peaks under ${PASS_MEMORY_TARGET_MB} MB of RSS: each pod is parsed and summarised as its bytes arrive, so a page is never held whole. Shown beside it: the same pass as Node starts by default (V8 sizes its heap from the host's memory and lets garbage pile up before collecting, so its peak follows the machine, not the pass), and the floor, which reads the same pages whole and parses them, as the pass did before.`,
+    claim: `A resync over 200 pods of 1 MB each (50 in --quick), in a fresh process through the Lambda's composition with the NODE_OPTIONS the stack gives status-sync (a heap of three quarters of its 512 MB), peaks under ${PASS_MEMORY_TARGET_MB} MB of RSS: each pod is parsed and summarised as its bytes arrive, so a page is never held whole. Shown beside it: the same resync as Node starts by default (V8 sizes its heap from the host's memory and lets garbage pile up before collecting, so its peak follows the machine, not the resync), and the floor, which reads the same pages whole and parses them, as the resync did before.`,
     async run({ quick }) {
       const rows = await passMemory(quick ? 50 : 200, 1_000_000, () => undefined);
       const over = rows.filter((r) => r.run.startsWith(STACK_PASS) && r.peakRssMB >= PASS_MEMORY_TARGET_MB);

@@ -152,7 +152,7 @@ describe('the webhooks\' trigger on the SQS queue (STATUS_SYNC_QUEUE_URL)', () =
     });
     const answer = structured(await handler(functionUrlEvent({ body: JSON.stringify(podStatusReview('u2', pod('True'), pod('False'))) })));
     expect(JSON.parse(answer.body ?? '')).toMatchObject({ response: { allowed: true } });
-    expect(entries().filter((e) => e.level === 'warn')).toEqual([expect.objectContaining({ message: 'could not start the pass for a pod change now; the schedule will', sidecarSets: ['a', 'b', 'c'] })]);
+    expect(entries().filter((e) => e.level === 'warn')).toEqual([expect.objectContaining({ message: 'could not start the reconcile for a pod change now; the schedule\'s resync will', sidecarSets: ['a', 'b', 'c'] })]);
   }, 30_000);
 
   it('refuses to start a webhook whose environment still sets the retired STATUS_SYNC_FUNCTION, naming what replaced it', async () => {

@@ -289,7 +289,7 @@ describe('rotateWebhookSecret', () => {
     it('writes nothing anywhere when the pass does not know what was deployed', async () => {
       const w = world({ current: NEW, rotatedAt: at(-1000) }, [`https://a.example/pod-inject/${OTHER}`]);
       w.setDeployed(undefined);
-      expect(await w.step()).toEqual({ step: 'waiting', detail: 'the deployed webhook URLs are not known to this pass: no secret is written' });
+      expect(await w.step()).toEqual({ step: 'waiting', detail: 'the deployed webhook URLs are not known to this resync: no secret is written' });
       expect(w.patches).toEqual([]);
       expect(w.writes).toEqual([]);
     });

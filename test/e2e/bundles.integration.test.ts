@@ -208,7 +208,7 @@ describeWithControlPlane('the Lambda bundles', () => {
     expect(written.map((l): unknown => JSON.parse(l))).toEqual([
       expect.objectContaining({ _aws: expect.anything(), Function: 'status-sync', StatusesWritten: 1 }),
       expect.objectContaining({ _aws: expect.anything(), SidecarSet: expect.any(String), MatchedPods: expect.any(Number) }),
-      expect.objectContaining({ function: 'status-sync', message: 'status pass', requestId: 'req-s', setsSeen: 1 }),
+      expect.objectContaining({ function: 'status-sync', message: 'resync', requestId: 'req-s', setsSeen: 1 }),
     ]);
     for (const line of written.slice(0, 2)) expect(checkEmfDocument(line)).toEqual([]);
   });

@@ -5,8 +5,8 @@
  * webhook injects (injectionStrategy.revision, Always and Partial). Pods are
  * created through the API server and injected by the local server's
  * webhooks; the test kubelet runs them; the reconciler is the status loop as
- * `npm start` composes it (a full pass every second, an admitted SidecarSet
- * change at once, in-flight sets followed every ROLLOUT_PACE_MS).
+ * `npm start` composes it (a resync every second, an admitted SidecarSet
+ * change at once, in-flight sets requeued every REQUEUE_AFTER_MS).
  *
  * One difference in timing, not in outcome: the reconciler trims the history
  * at the end of a set's pass, just after writing its status (Kruise trims

@@ -5,8 +5,8 @@
  * local server's webhooks, the test kubelet restarting sidecars whose image
  * changed, and the status reconciler as `npm start` composes it
  * (composeStatusSync as the functions identity, in the status loop: a full
- * pass every second, an admitted SidecarSet change at once, in-flight sets
- * followed every ROLLOUT_PACE_MS). Each scenario waits for what Kruise's
+ * resync every second, an admitted SidecarSet change at once, in-flight sets
+ * requeued every REQUEUE_AFTER_MS). Each scenario waits for what Kruise's
  * waits for ({matched, updated, updatedReady, ready} and observedGeneration
  * == generation) and asserts what Kruise asserts; a state that must last
  * (held by pause, selector, partition or an unready pod) is also checked to

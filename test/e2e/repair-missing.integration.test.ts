@@ -110,7 +110,7 @@ describeWithControlPlane('pods the webhook missed, evicted to be recreated injec
     manager = await startControllerManager(stack.cp, ['replicaset-controller', 'disruption-controller']);
     const env = { KUBECONFIG_CONTENT: stack.cp.kubeconfig('status-sync') };
     reconciler = await composeStatusSync(env, { logger: capturingLogger().logger });
-    limited = await composeStatusSync({ ...env, REPAIR_MAX_EVICTIONS_PER_PASS: '2' }, { logger: capturingLogger().logger });
+    limited = await composeStatusSync({ ...env, REPAIR_MAX_EVICTIONS_PER_RESYNC: '2' }, { logger: capturingLogger().logger });
 
     for (const [s, { maxUnavailable }] of Object.entries(SCENARIOS) as [Scenario, (typeof SCENARIOS)[Scenario]][]) {
       await createNamespace(stack.cp, ns(s));
@@ -203,7 +203,7 @@ describeWithControlPlane('pods the webhook missed, evicted to be recreated injec
     expect((await pass()).repair).toMatchObject({ evicted: 0, refused: 1 });
     const refused = await eventsOf('pdb', REASON_EVICTION_REFUSED);
     expect(refused).toEqual([expect.objectContaining({ type: 'Warning', involvedObject: expect.objectContaining({ name: [...(created.get('pdb')?.keys() ?? [])][0] }) })]);
-    expect(refused[0]?.message).toMatch(/disruption budget.*A later pass tries again\.$/);
+    expect(refused[0]?.message).toMatch(/disruption budget.*A later resync tries again\.$/);
     expect(await uidsOf('pdb')).toEqual(created.get('pdb'));
 
     await admin('PATCH', pdbPath, { spec: { minAvailable: 0 } }, 'application/merge-patch+json');
@@ -212,7 +212,7 @@ describeWithControlPlane('pods the webhook missed, evicted to be recreated injec
     await until('the pod recreated injected and Ready', settled('pdb', true));
   });
 
-  it('evicts at most REPAIR_MAX_EVICTIONS_PER_PASS pods per pass, the rest in later passes', async () => {
+  it('evicts at most REPAIR_MAX_EVICTIONS_PER_RESYNC pods per resync, the rest in later resyncs', async () => {
     await annotate('limit', 'Evict');
     // maxUnavailable 10 would allow all three.
     expect((await pass(limited)).repair).toMatchObject({ evicted: 2, held: 1 });
@@ -251,7 +251,7 @@ describeWithControlPlane('pods the webhook missed, evicted to be recreated injec
     await admin('PATCH', MUTATING_PATH, [{ op: 'remove', path: `/webhooks/${index}` }], 'application/json-patch+json');
     await annotate('plain', 'Evict');
     const result = await reconciler.resync();
-    expect(result.errors).toEqual([{ operation: 'read the pod webhook', message: 'the MutatingWebhookConfiguration holds no pod-inject webhook; no uninjected pod is evicted this pass' }]);
+    expect(result.errors).toEqual([{ operation: 'read the pod webhook', message: 'the MutatingWebhookConfiguration holds no pod-inject webhook; no uninjected pod is evicted this resync' }]);
     expect(result.repair?.evicted).toBe(0);
     expect(await uidsOf('plain')).toEqual(created.get('plain'));
   });

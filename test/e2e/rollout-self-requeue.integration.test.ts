@@ -49,8 +49,8 @@ describeWithControlPlane('a rollout that outlasts one invocation', () => {
       // Lambda may deliver an event twice: the first selfRequeue, again, after later invocations started here.
       const stale = sent[0];
       expect(stale).toBeDefined();
-      if (stale !== undefined) expect(await handler(stale, context('again'))).toEqual({ skipped: 'superseded continuation' });
-      expect(results.every((r) => r.errors === undefined && (r.followUp?.errors ?? []).length === 0)).toBe(true);
+      if (stale !== undefined) expect(await handler(stale, context('again'))).toEqual({ skipped: 'superseded self-requeue' });
+      expect(results.every((r) => r.errors === undefined && (r.controller?.errors ?? []).length === 0)).toBe(true);
       await recorder.stop();
     } finally {
       await cluster.stop();

@@ -55,7 +55,7 @@ async function webhookUrls(): Promise<string[]> {
 function rotationSteps(): string[] {
   return stack.logs
     .map((line) => JSON.parse(line) as { message?: string; secretRotation?: { step: string } })
-    .filter((entry) => entry.message === 'status pass' && entry.secretRotation !== undefined)
+    .filter((entry) => entry.message === 'resync' && entry.secretRotation !== undefined)
     .map((entry) => entry.secretRotation?.step ?? '');
 }
 

@@ -12,9 +12,9 @@ import { startLocalStack, type LocalStack } from '../../functions/server/local-s
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { ScenarioCluster } from '../../testkit/kruise-e2e.ts';
 
-/** The reconciler's interval and the rollout's pace in the scenario suites: seconds, not Kruise's minutes. */
+/** The reconciler's resync interval and requeue-after in the scenario suites: seconds, not Kruise's minutes. */
 export const SCENARIO_STATUS_SYNC_INTERVAL_MS = 1_000;
-export const SCENARIO_ROLLOUT_PACE_MS = 500;
+export const SCENARIO_REQUEUE_AFTER_MS = 500;
 
 export interface ScenarioStackOptions {
   /** Runs the status reconciler (a pass a second, a 500 ms rollout pace), with this environment besides; unset runs none (injection alone). */
@@ -83,7 +83,7 @@ export class ScenarioStack {
     // What the policy injects is compared with pod-inject field by field in test/webhook-config/injection-policy.integration.test.ts.
     const stack = await startLocalStack({
       injection: 'webhook',
-      ...(reconcile === undefined ? {} : { statusSyncIntervalMs: SCENARIO_STATUS_SYNC_INTERVAL_MS, env: { ROLLOUT_PACE_MS: String(SCENARIO_ROLLOUT_PACE_MS), ...reconcile.env } }),
+      ...(reconcile === undefined ? {} : { statusSyncIntervalMs: SCENARIO_STATUS_SYNC_INTERVAL_MS, env: { REQUEUE_AFTER_MS: String(SCENARIO_REQUEUE_AFTER_MS), ...reconcile.env } }),
     });
     this.#stack = stack;
     this.#cluster = new ScenarioCluster(stack.cp, stack.logs);

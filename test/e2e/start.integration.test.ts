@@ -110,7 +110,7 @@ describeWithControlPlane('npm start without a cluster', () => {
       status = (JSON.parse((await api(kc, 'GET', '/apis/apps.kruise.io/v1alpha1/sidecarsets/log-agent')).body) as { status?: unknown }).status;
     } while ((status as { matchedPods?: number } | undefined)?.matchedPods !== 1 && Date.now() < deadline);
     expect(status).toEqual({ observedGeneration: 1, matchedPods: 1, updatedPods: 1, readyPods: 0, updatedReadyPods: 0, latestRevision: expect.stringMatching(/^log-agent-[bcdfghjklmnpqrstvwxz2456789]+$/), collisionCount: 0 });
-    expect(output).toContain('"message":"status pass","function":"status-sync"');
+    expect(output).toContain('"message":"resync","function":"status-sync"');
   });
 
   it('stops the cluster and exits cleanly on Ctrl-C', async () => {

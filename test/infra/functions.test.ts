@@ -54,10 +54,10 @@ describe('functionAccess', () => {
     for (const fn of ADMISSION_FUNCTIONS) expect(functionAccess(FUNCTION_SPECS[fn], inputs).environment.ROLLOUT_STALL_MS).toBeUndefined();
   });
 
-  it('gives the reconciler alone its limit of evictions per pass, as REPAIR_MAX_EVICTIONS_PER_PASS', () => {
+  it('gives the reconciler alone its limit of evictions per resync, as REPAIR_MAX_EVICTIONS_PER_RESYNC', () => {
     const inputs = { ...kubeconfigInputs, repairMaxEvictionsPerPass: 2 };
-    expect(functionAccess(FUNCTION_SPECS['status-sync'], inputs).environment.REPAIR_MAX_EVICTIONS_PER_PASS).toBe('2');
-    for (const fn of ADMISSION_FUNCTIONS) expect(functionAccess(FUNCTION_SPECS[fn], inputs).environment.REPAIR_MAX_EVICTIONS_PER_PASS).toBeUndefined();
+    expect(functionAccess(FUNCTION_SPECS['status-sync'], inputs).environment.REPAIR_MAX_EVICTIONS_PER_RESYNC).toBe('2');
+    for (const fn of ADMISSION_FUNCTIONS) expect(functionAccess(FUNCTION_SPECS[fn], inputs).environment.REPAIR_MAX_EVICTIONS_PER_RESYNC).toBeUndefined();
   });
 
   it('lets the defaulting webhook read the caller secret and nothing of the cluster', () => {

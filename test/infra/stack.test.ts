@@ -65,8 +65,8 @@ function roleStatements(s: Synth, fn: StackFunctionName): Json[] {
 const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : [v]);
 
 let defaults: Synth;
-/** The webhooks that start status passes (their descriptors' triggersStatusPass). */
-const TRIGGERS: readonly StackFunctionName[] = FUNCTION_DESCRIPTORS.filter((d) => d.triggersStatusPass).map((d) => d.name);
+/** The webhooks that start reconciles (their descriptors' triggersReconcile). */
+const TRIGGERS: readonly StackFunctionName[] = FUNCTION_DESCRIPTORS.filter((d) => d.triggersReconcile).map((d) => d.name);
 
 beforeAll(async () => {
   bundles = await projectBundles(join(scratch, 'bundles'));
@@ -115,7 +115,7 @@ describe('functions', () => {
       // The reconciler's stall threshold (context rolloutStallSeconds, default 60).
       expect(env.ROLLOUT_STALL_MS).toEqual(spec.trigger === 'schedule' ? '60000' : undefined);
       // The repair step's limit (context repairMaxEvictionsPerPass, default 5).
-      expect(env.REPAIR_MAX_EVICTIONS_PER_PASS).toEqual(spec.trigger === 'schedule' ? '5' : undefined);
+      expect(env.REPAIR_MAX_EVICTIONS_PER_RESYNC).toEqual(spec.trigger === 'schedule' ? '5' : undefined);
       // The schedule's rate (context statusSyncRateMinutes, default 1), which the heartbeat Lease's duration follows.
       expect(env.STATUS_SYNC_INTERVAL_MS).toEqual(spec.trigger === 'schedule' ? '60000' : undefined);
       expect(Object.keys(env).sort()).toEqual(
@@ -125,7 +125,7 @@ describe('functions', () => {
           ...(spec.readsCluster ? [ENV_KUBECONFIG_SECRET_ARN, ENV_REVISION_NAMESPACE] : []),
           ...(spec.rotatesWebhookSecret ? [ENV_ROTATION_PERIOD_MS] : []),
           ...(triggers ? [ENV_STATUS_SYNC_QUEUE_URL] : []),
-          ...(spec.trigger === 'schedule' ? ['ROLLOUT_STALL_MS', 'REPAIR_MAX_EVICTIONS_PER_PASS', 'NODE_OPTIONS', ENV_STATUS_SYNC_QUEUE_URL, 'STATUS_SYNC_INTERVAL_MS'] : []),
+          ...(spec.trigger === 'schedule' ? ['ROLLOUT_STALL_MS', 'REPAIR_MAX_EVICTIONS_PER_RESYNC', 'NODE_OPTIONS', ENV_STATUS_SYNC_QUEUE_URL, 'STATUS_SYNC_INTERVAL_MS'] : []),
         ].sort(),
       );
     }
@@ -284,7 +284,7 @@ describe('Function URLs and schedule', () => {
     await expect(synth({ statusSyncQueueConcurrency: '8', statusSyncReservedConcurrency: '8' })).rejects.toThrow(/statusSyncReservedConcurrency.*at least statusSyncQueueConcurrency \+ 1 \(9/);
   });
 
-  it('lets status-sync invoke itself (its continuation), and nothing else invoke any function: the webhooks send to the queue instead', () => {
+  it('lets status-sync invoke itself (its self-requeue), and nothing else invoke any function: the webhooks send to the queue instead', () => {
     const invokes = (fn: StackFunctionName) => roleStatements(defaults, fn).filter((st) => asList(st.Action).some((a) => String(a).startsWith('lambda:')));
     const statusSyncArn = { 'Fn::GetAtt': [defaults.fnId('status-sync'), 'Arn'] };
     // The unqualified function only, not `<arn>:*` (every version and alias; cdk-nag's IAM5).
@@ -351,7 +351,7 @@ describe('secrets and IAM', () => {
       const logs = statements.filter((st) => asList(st.Action).some((a) => String(a).startsWith('logs:')));
       expect(logs).toEqual([{ Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: logGroupArn }]);
       // Besides, checked above: sending to status-sync's queue for the triggering webhooks; for status-sync itself, sending
-      // to and reading its queue (its event source) and invoking itself (its continuation).
+      // to and reading its queue (its event source) and invoking itself (its self-requeue).
       const allowed = fn === 'status-sync' ? /^(logs|secretsmanager|lambda|sqs):/ : TRIGGERS.includes(fn) ? /^(logs|secretsmanager|sqs):/ : /^(logs|secretsmanager):/;
       expect(statements.every((st) => asList(st.Action).every((a) => allowed.test(String(a))))).toBe(true);
     }
@@ -522,7 +522,7 @@ describe('operations', () => {
         'Rollout progress per SidecarSet: matched, updated, updated and ready pods',
         'Rollout state per SidecarSet (1 = in that state)',
         'Pods not injected (all sets, and per SidecarSet)',
-        'Reconciler passes: duration (ms), API requests, statuses written, errors',
+        'Reconciler resyncs: duration (ms), API requests, statuses written, errors',
       ]);
       expect(widget(defaults, 'Answers per function and outcome (per minute)')).toContain(JSON.stringify(`SEARCH('{"ServerlessSidecarSet",Function,Outcome} MetricName="Reviews"', 'Sum', 60)`));
       const latency = widget(defaults, 'Answer latency, p50 and p99 (ms)');

@@ -1,21 +1,21 @@
 /**
  * The facts turned into metrics: EMF documents (Lambda) and registry series
- * (the local server's /metrics) from the same review and pass facts.
+ * (the local server's /metrics) from the same review and resync facts.
  */
 import { describe, expect, it } from '@jest/globals';
-import { ALL_METRICS, DEFAULT_METRICS_NAMESPACE, metricsNamespaceFromEnv } from '../../lib/metrics/catalogue.ts';
+import { ALL_METRICS, DEFAULT_METRICS_NAMESPACE, DEPRECATED_RESYNC_METRICS, metricsNamespaceFromEnv, RESYNC_METRICS } from '../../lib/metrics/catalogue.ts';
 import { ROLLOUT_STATES } from '../../lib/status-sync/rollout-state.ts';
-import { emfRecorder, passDocuments, RECONCILER_FUNCTION, reviewDocument } from '../../lib/metrics/emf-recorder.ts';
-import { passFactOf, type PassFact, type ReviewFact } from '../../lib/metrics/facts.ts';
+import { emfRecorder, RECONCILER_FUNCTION, resyncDocuments, reviewDocument } from '../../lib/metrics/emf-recorder.ts';
+import { resyncFactOf, type ResyncFact, type ReviewFact } from '../../lib/metrics/facts.ts';
 import { metricsRegistry } from '../../lib/metrics/registry.ts';
-import { PROMETHEUS_NAMES, registryRecorder } from '../../lib/metrics/registry-recorder.ts';
+import { DEPRECATED_PROMETHEUS_NAMES, PROMETHEUS_NAMES, registryRecorder } from '../../lib/metrics/registry-recorder.ts';
 import { STATUS_SYNC, type ResyncResult } from '../../lib/status-sync/resync.ts';
 import { checkEmfDocument, extractedMetrics } from './emf-check.ts';
 
 const NS = 'ServerlessSidecarSet';
 const TS = 1_796_000_000_000;
 
-const pass: PassFact = {
+const resync: ResyncFact = {
   durationMs: 812.4,
   apiRequests: 7,
   statusesWritten: 1,
@@ -48,11 +48,24 @@ describe('EMF documents', () => {
     expect(extractedMetrics(line)).toEqual([{ name: 'Reviews', unit: 'Count', dimensions: { Function: 'pod-inject', Outcome: 'RefusedCaller' }, value: 1 }]);
   });
 
-  it('a pass: its own figures by {Function}, then each set by {SidecarSet} and its state by {SidecarSet, State}, sets by name', () => {
-    const lines = passDocuments(NS, TS, RECONCILER_FUNCTION, pass).map((d) => JSON.stringify(d));
+  it('a resync: its own figures by {Function}, the deprecated names last, then each set by {SidecarSet} and its state by {SidecarSet, State}, sets by name', () => {
+    const lines = resyncDocuments(NS, TS, RECONCILER_FUNCTION, resync).map((d) => JSON.stringify(d));
     for (const line of lines) expect(checkEmfDocument(line)).toEqual([]);
     expect(lines.map((l) => extractedMetrics(l).map((m) => `${Object.values(m.dimensions).join('/')} ${m.name}=${m.value}`))).toEqual([
-      ['status-sync PassDuration=812.4', 'status-sync ApiRequests=7', 'status-sync StatusesWritten=1', 'status-sync PodsUpdated=2', 'status-sync PodsFlipped=1', 'status-sync PodsEvicted=2', 'status-sync PodsNotInjected=3', 'status-sync PassErrors=0', 'status-sync WebhooksRepointed=2', 'status-sync WebhooksNotDeployed=1'],
+      [
+        'status-sync ResyncDuration=812.4',
+        'status-sync ApiRequests=7',
+        'status-sync StatusesWritten=1',
+        'status-sync PodsUpdated=2',
+        'status-sync PodsFlipped=1',
+        'status-sync PodsEvicted=2',
+        'status-sync PodsNotInjected=3',
+        'status-sync ResyncErrors=0',
+        'status-sync WebhooksRepointed=2',
+        'status-sync WebhooksNotDeployed=1',
+        'status-sync PassDuration=812.4',
+        'status-sync PassErrors=0',
+      ],
       ['db MatchedPods=2', 'db UpdatedPods=2', 'db ReadyPods=2', 'db UpdatedReadyPods=2', 'db NotInjectedPods=0'],
       ['web MatchedPods=10', 'web UpdatedPods=4', 'web ReadyPods=9', 'web UpdatedReadyPods=3', 'web NotInjectedPods=3', 'web/Progressing RolloutState=1'],
     ]);
@@ -68,7 +81,7 @@ describe('EMF documents', () => {
     const recorder = emfRecorder({ namespace: NS, write: (l) => lines.push(l), nowMs: () => TS + 0.7, onError: (m) => errors.push(m) });
     recorder.admission('sidecarset-default').review({ outcome: 'Allowed', latencyMs: 2 });
     recorder.admission('pod-inject').staleServed(1234.5);
-    recorder.statusSync().pass(pass);
+    recorder.statusSync().resync(resync);
     recorder.admission('pod-inject').review({ outcome: 'Patched', latencyMs: Number.NaN });
     expect(lines).toHaveLength(1 + 1 + 3);
     expect(lines.map((l) => (JSON.parse(l) as { _aws: { Timestamp: number } })._aws.Timestamp)).toEqual([TS, TS, TS, TS, TS]);
@@ -130,14 +143,14 @@ describe('the local registry', () => {
     expect(text).toContain('sidecarset_admission_sidecarset_list_duration_seconds_count{function="pod-inject"} 1\n');
   });
 
-  it('shows each set of the last pass only, with its rollout state as a state set', () => {
+  it('shows each set of the last resync only, with its rollout state as a state set', () => {
     const registry = metricsRegistry();
     const status = registryRecorder(registry).statusSync();
-    status.pass({ ...pass, sets: { ...pass.sets, deleted: { matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1, notInjectedPods: 0 } } });
-    status.pass(pass);
+    status.resync({ ...resync, sets: { ...resync.sets, deleted: { matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1, notInjectedPods: 0 } } });
+    status.resync(resync);
     const text = registry.render();
     expect(text).not.toContain('deleted');
-    expect(text).toContain('sidecarset_status_passes_total 2\n');
+    expect(text).toContain('sidecarset_resyncs_total 2\n');
     expect(text).toContain('sidecarset_status_api_requests_total 14\n');
     expect(text).toContain('sidecarset_pods_not_injected 3\n');
     expect(text).toContain('sidecarset_repair_pods_evicted_total 4\n');
@@ -148,12 +161,12 @@ describe('the local registry', () => {
     expect(text).not.toContain('sidecarset_rollout_state{sidecarset="db"');
   });
 
-  it('counts the pods a follow-up pass wrote and replaces its set\'s figures, state and unavailable pods by reason', () => {
+  it('counts the pods a requeued reconcile wrote and replaces its set\'s figures, state and unavailable pods by reason', () => {
     const registry = metricsRegistry();
     const status = registryRecorder(registry).statusSync();
-    status.pass(pass);
-    status.setPass({ sidecarSet: 'web', podsUpdated: 3, podsFlipped: 0, figures: { matchedPods: 10, updatedPods: 7, readyPods: 8, updatedReadyPods: 5, notInjectedPods: 3, state: 'Stalled', unavailable: { ImagePullBackOff: 2 } } });
-    status.setPass({ sidecarSet: 'web', podsUpdated: 0, podsFlipped: 1, figures: { matchedPods: 10, updatedPods: 7, readyPods: 8, updatedReadyPods: 6, notInjectedPods: 3, state: 'Stalled', unavailable: { CrashLoopBackOff: 1 } } });
+    status.resync(resync);
+    status.setReconcile({ sidecarSet: 'web', podsUpdated: 3, podsFlipped: 0, figures: { matchedPods: 10, updatedPods: 7, readyPods: 8, updatedReadyPods: 5, notInjectedPods: 3, state: 'Stalled', unavailable: { ImagePullBackOff: 2 } } });
+    status.setReconcile({ sidecarSet: 'web', podsUpdated: 0, podsFlipped: 1, figures: { matchedPods: 10, updatedPods: 7, readyPods: 8, updatedReadyPods: 6, notInjectedPods: 3, state: 'Stalled', unavailable: { CrashLoopBackOff: 1 } } });
     const text = registry.render();
     expect(text).toContain('sidecarset_rollout_pods_updated_total 5\n');
     expect(text).toContain('sidecarset_rollout_pods_flipped_total 2\n');
@@ -162,15 +175,15 @@ describe('the local registry', () => {
     expect(text).toContain('sidecarset_rollout_state{sidecarset="web",state="Progressing"} 0\n');
     expect(text).toContain('sidecarset_rollout_unavailable_pods{sidecarset="web",reason="CrashLoopBackOff"} 1\n');
     expect(text).not.toContain('reason="ImagePullBackOff"');
-    // The other sets keep what the full pass said of them.
+    // The other sets keep what the resync said of them.
     expect(text).toContain('sidecarset_updated_ready_pods{sidecarset="db"} 2\n');
   });
 
-  it('writes a follow-up pass as EMF: the pods it wrote by {Function}, its set by {SidecarSet} and {SidecarSet, Reason}', () => {
+  it('writes a requeued reconcile as EMF: the pods it wrote by {Function}, its set by {SidecarSet} and {SidecarSet, Reason}', () => {
     const lines: string[] = [];
     emfRecorder({ namespace: NS, write: (line) => lines.push(line), nowMs: () => TS })
       .statusSync()
-      .setPass({ sidecarSet: 'web', podsUpdated: 3, podsFlipped: 0, figures: { matchedPods: 10, updatedPods: 7, readyPods: 8, updatedReadyPods: 5, notInjectedPods: 0, state: 'Stalled', unavailable: { ImagePullBackOff: 2 } } });
+      .setReconcile({ sidecarSet: 'web', podsUpdated: 3, podsFlipped: 0, figures: { matchedPods: 10, updatedPods: 7, readyPods: 8, updatedReadyPods: 5, notInjectedPods: 0, state: 'Stalled', unavailable: { ImagePullBackOff: 2 } } });
     const documents = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(documents.map((d) => [d.Function ?? d.SidecarSet, d.Reason ?? d.State, d.PodsUpdated ?? d.UpdatedPods ?? d.UnavailablePods])).toEqual([
       [RECONCILER_FUNCTION, undefined, 3],
@@ -182,11 +195,26 @@ describe('the local registry', () => {
   it('registers every family under its documented name', () => {
     const registry = metricsRegistry();
     registryRecorder(registry);
-    expect(registry.snapshot().map((f) => f.name).sort()).toEqual(Object.values(PROMETHEUS_NAMES).sort());
+    expect(registry.snapshot().map((f) => f.name).sort()).toEqual([...Object.values(PROMETHEUS_NAMES), ...Object.values(DEPRECATED_PROMETHEUS_NAMES)].sort());
+  });
+
+  it.each(Object.entries(DEPRECATED_PROMETHEUS_NAMES))('still exposes %s under its deprecated name %s, with the same value and a HELP naming its replacement', (key, old) => {
+    const registry = metricsRegistry();
+    const status = registryRecorder(registry).statusSync();
+    status.resync({ ...resync, errors: 3 });
+    status.resync(resync);
+    const current = PROMETHEUS_NAMES[key as keyof typeof DEPRECATED_PROMETHEUS_NAMES];
+    const families = registry.snapshot();
+    const renamed = families.find((f) => f.name === old);
+    const replacement = families.find((f) => f.name === current);
+    expect(renamed?.help).toBe(`(Deprecated: use ${current}) ${replacement?.help ?? ''}`);
+    expect(renamed?.type).toBe(replacement?.type);
+    expect(renamed?.samples).toEqual(replacement?.samples);
+    expect(renamed?.samples.length).toBeGreaterThan(0);
   });
 });
 
-describe('a pass result as metrics', () => {
+describe('a resync result as metrics', () => {
   const result: ResyncResult = {
     setsSeen: 2,
     podsSeen: 12,
@@ -201,7 +229,7 @@ describe('a pass result as metrics', () => {
   };
 
   it('takes the counts, the uninjected pods and the state each set was last seen in', () => {
-    expect(passFactOf(result, 7, new Map([['web', 'Progressing'], ['gone', 'Finished']]))).toEqual({
+    expect(resyncFactOf(result, 7, new Map([['web', 'Progressing'], ['gone', 'Finished']]))).toEqual({
       durationMs: 120,
       apiRequests: 7,
       statusesWritten: 1,
@@ -221,24 +249,24 @@ describe('a pass result as metrics', () => {
 
   it('counts the pods the repair step evicted', () => {
     const repaired: ResyncResult = { ...result, repair: { sets: 1, evicted: 2, refused: 1, ownerless: 0, held: 3 } };
-    expect(passFactOf(repaired, 7, new Map()).podsEvicted).toBe(2);
+    expect(resyncFactOf(repaired, 7, new Map()).podsEvicted).toBe(2);
   });
 
   it('counts the webhooks the rotation step repointed from a stale secret', () => {
     const repaired: ResyncResult = { ...result, secretRotation: { step: 'waiting', detail: 'not due', repaired: ['MutatingWebhookConfiguration webhook "pod-inject.sidecarset.kruise.io"', 'ValidatingWebhookConfiguration webhook "sidecarset-validate.sidecarset.kruise.io"'] } };
-    expect(passFactOf(repaired, 7, new Map()).webhooksRepointed).toBe(2);
+    expect(resyncFactOf(repaired, 7, new Map()).webhooksRepointed).toBe(2);
   });
 
   it('counts the webhooks the rotation step refused, pointing at URLs the deployment did not make', () => {
     const refused: ResyncResult = { ...result, secretRotation: { step: 'skipped', refused: [{ configuration: 'MutatingWebhookConfiguration', webhook: 'pod-inject.sidecarset.kruise.io', pointsAt: 'https://evil.example/pod-inject/' }] } };
-    expect(passFactOf(refused, 7, new Map()).webhooksRefused).toBe(1);
+    expect(resyncFactOf(refused, 7, new Map()).webhooksRefused).toBe(1);
   });
 
-  it('a pass that listed nothing has no sets and no updates', () => {
+  it('a resync that listed nothing has no sets and no updates', () => {
     const bare: ResyncResult = { ...result, notInjected: {} };
     delete bare.sets;
     delete bare.rollout;
-    expect(passFactOf(bare, 1, new Map())).toMatchObject({ podsUpdated: 0, podsNotInjected: 0, sets: {} });
+    expect(resyncFactOf(bare, 1, new Map())).toMatchObject({ podsUpdated: 0, podsNotInjected: 0, sets: {} });
   });
 });
 
@@ -246,6 +274,11 @@ describe('the catalogue', () => {
   it('names every CloudWatch metric once', () => {
     const names = ALL_METRICS.map((m) => m.name);
     expect(new Set(names).size).toBe(names.length);
+  });
+
+  it.each(Object.entries(DEPRECATED_RESYNC_METRICS))('keeps %s under its old name %j, its help naming the replacement', (key, spec) => {
+    const current = RESYNC_METRICS[key as keyof typeof DEPRECATED_RESYNC_METRICS];
+    expect(spec).toEqual({ ...current, name: spec.name, help: `(Deprecated: use ${current.name}) ${current.help}` });
   });
 
   it.each([

@@ -65,7 +65,7 @@ describeWithControlPlane('/metrics of the local stack', () => {
     expect(text).toMatch(/^sidecarset_admission_reviews_total\{function="sidecarset-validate",outcome="Allowed"\} [1-9]/m);
     expect(text).toMatch(/^sidecarset_admission_reviews_total\{function="pod-inject",outcome="Patched"\} [1-9]/m);
     expect(text).toMatch(/^sidecarset_admission_sidecarset_list_duration_seconds_count\{function="pod-inject"\} [1-9]/m);
-    expect(text).toMatch(/^sidecarset_status_passes_total [1-9]/m);
+    expect(text).toMatch(/^sidecarset_resyncs_total [1-9]/m);
     expect(text).toMatch(/^sidecarset_status_api_requests_total [1-9]/m);
     expect(text).toMatch(/^sidecarset_updated_pods\{sidecarset="log-agent"\} 1$/m);
     expect(text).toMatch(/^sidecarset_pods_not_injected 0$/m);

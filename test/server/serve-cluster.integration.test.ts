@@ -117,7 +117,7 @@ describeWithControlPlane('npm start -- --kubeconfig FILE on a real kube-apiserve
     }
   }, 300_000);
 
-  it('with --reconcile: reconciles the cluster (its status pass writes the set’s status)', async () => {
+  it('with --reconcile: reconciles the cluster (its resync writes the set’s status)', async () => {
     // The webhook path asked for: no policy file, pod-inject for every pod.
     const run = npmStart(['--kubeconfig', kubeconfig, '--reconcile', '--port', '0', '--tls-dir', join(dir, 'tls-b'), '--injection', 'webhook']);
     try {

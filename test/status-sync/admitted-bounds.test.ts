@@ -27,7 +27,7 @@ describe('admitted changes that were never stored', () => {
     const started = performance.now();
     const summary = await runController([], w.deps, OPTIONS, safety(), admittedQueue([forged('nowhere', 'CREATE'), forged('gone', 'UPDATE'), forged(SET, 'CREATE')]));
     expect(reads).toEqual(['nowhere', 'gone', SET]);
-    expect(summary).toMatchObject({ passes: 0, errors: [] });
+    expect(summary).toMatchObject({ reconciles: 0, errors: [] });
     // Not one visibility timeout, let alone three.
     expect(performance.now() - started).toBeLessThan(1_000);
   });
@@ -49,7 +49,7 @@ describe('admitted changes of one set', () => {
     for (let i = 0; i < 50; i++) queue.push({ sidecarSet: SET, uid, operation: 'UPDATE', resourceVersion: `old-${i}` });
     const summary = await runController([], w.deps, OPTIONS, safety(), queue);
     expect(reads).toEqual([SET]);
-    expect(summary.passes).toBe(1);
+    expect(summary.reconciles).toBe(1);
   });
 });
 

@@ -33,7 +33,7 @@ describe('the controller', () => {
     };
     const summary = await runController([SET], w.deps, { intervalMs: 50, debounceMs: 0, stallMs: 400, visibleTimeoutMs: 2_000 }, AbortSignal.timeout(10_000), queue);
     expect(summary.errors).toEqual([]);
-    expect(summary.passes).toBeGreaterThanOrEqual(2);
+    expect(summary.reconciles).toBeGreaterThanOrEqual(2);
     expect(writes).toBeGreaterThanOrEqual(2);
   });
 });

@@ -168,13 +168,15 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
     expect(inShop.items.map((e) => [e.involvedObject.name, e.message])).toEqual([['late', expect.stringMatching(/^1 pod in this namespace matches SidecarSet log-agent .*: late$/)]]);
   });
 
-  it("writes the pass's metrics and the set's as EMF lines CloudWatch accepts", () => {
+  it("writes the resync's metrics and the set's as EMF lines CloudWatch accepts", () => {
     expect(metricLines).toHaveLength(3);
     for (const line of metricLines) expect(checkEmfDocument(line)).toEqual([]);
     const [passLine, setLine, unavailableLine] = metricLines.map((line) => Object.fromEntries(extractedMetrics(line).map((m) => [`${Object.values(m.dimensions).join('/')} ${m.name}`, m.value])));
-    expect(passLine).toMatchObject({ 'status-sync StatusesWritten': 1, 'status-sync PodsNotInjected': 1, 'status-sync PodsUpdated': 0, 'status-sync PassErrors': 0 });
+    expect(passLine).toMatchObject({ 'status-sync StatusesWritten': 1, 'status-sync PodsNotInjected': 1, 'status-sync PodsUpdated': 0, 'status-sync ResyncErrors': 0, 'status-sync PassErrors': 0 });
     expect(passLine?.['status-sync ApiRequests']).toBeGreaterThanOrEqual(4);
-    expect(passLine?.['status-sync PassDuration']).toBeGreaterThan(0);
+    expect(passLine?.['status-sync ResyncDuration']).toBeGreaterThan(0);
+    // The deprecated name, for one release, with the same value.
+    expect(passLine?.['status-sync PassDuration']).toBe(passLine?.['status-sync ResyncDuration']);
     // Every pod updated, one not ready: not finished (finished is updated and ready), and why, by the kubelet's reason.
     expect(setLine).toEqual({
       'log-agent MatchedPods': 2,

@@ -75,7 +75,7 @@ describe('invoke status-sync', () => {
   it('is listed in the usage', () => {
     const r = invoke(['--help']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^ {2}status-sync {10}the statuses one reconciler pass would write$/m);
+    expect(r.stdout).toMatch(/^ {2}status-sync {10}the statuses one resync would write$/m);
     const own = invoke(['status-sync', '--help']);
     expect(own.code).toBe(0);
     expect(own.stdout).toContain('invoke status-sync --sidecarsets FILE --pods FILE [--namespaces FILE]');

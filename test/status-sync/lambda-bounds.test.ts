@@ -26,7 +26,7 @@ describe('the status-sync Lambda, events it may see twice', () => {
   it('answers the same admitted change again without a single API request', async () => {
     const { handler } = await handlerFor();
     const admitted = { kind: 'SidecarSetAdmitted', sidecarSet: 'log-agent', uid: '', operation: 'UPDATE' as const, resourceVersion: '0' };
-    expect((await handler(admitted, context)).followUp).toMatchObject({ passes: 1 });
+    expect((await handler(admitted, context)).controller).toMatchObject({ reconciles: 1 });
     fake.seen.length = 0;
     expect(await handler(admitted, context)).toEqual({ skipped: 'repeated trigger' });
     expect(fake.seen).toEqual([]);
@@ -37,7 +37,7 @@ describe('the status-sync Lambda, events it may see twice', () => {
   it('answers a forged CREATE of a set that is not there with one read and no pass', async () => {
     const { handler } = await handlerFor();
     const result = await handler({ kind: 'SidecarSetAdmitted', sidecarSet: 'nowhere', uid: 'forged', operation: 'CREATE', resourceVersion: '' }, context);
-    expect(result.followUp).toMatchObject({ passes: 0, errors: [] });
+    expect(result.controller).toMatchObject({ reconciles: 0, errors: [] });
     // Which version is served (none but v1alpha1 here), then the one read.
     expect(fake.seen.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /apis/apps.kruise.io/v1beta1', 'GET /apis/apps.kruise.io/v1alpha1/sidecarsets/nowhere']);
   });
@@ -47,7 +47,7 @@ describe('the status-sync Lambda, continuations', () => {
   it('follows the sets a continuation names, without a pass over every set', async () => {
     const { handler } = await handlerFor();
     const result = await handler({ kind: CONTINUE_EVENT_KIND, sets: ['log-agent'], from: 'another-container', sentAt: Date.now() }, context);
-    expect(result.followUp).toMatchObject({ passes: 1, errors: [] });
+    expect(result.controller).toMatchObject({ reconciles: 1, errors: [] });
     expect(result.continued).toEqual([]);
     expect(fake.seen.some((r) => r.url === '/apis/apps.kruise.io/v1alpha1/sidecarsets')).toBe(false);
   });

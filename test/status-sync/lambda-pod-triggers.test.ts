@@ -23,21 +23,21 @@ describe('the status-sync Lambda, pod triggers', () => {
     const sentAt = Date.now() - POD_DEBOUNCE_MS;
     const burst = Array.from({ length: 20 }, () => admittedEvent(podsChange('log-agent'), sentAt));
     const first = await handler(burst[0]!, context);
-    expect(first.followUp).toMatchObject({ passes: 1, errors: [] });
+    expect(first.controller).toMatchObject({ reconciles: 1, errors: [] });
     fake.seen.length = 0;
     for (const event of burst.slice(1)) expect(await handler(event, context)).toEqual({ skipped: 'covered pod change' });
     expect(fake.seen).toEqual([]);
     // A change sent after that reconcile began reading is not covered: its own reconcile.
     const later = await handler(admittedEvent(podsChange('log-agent')), context);
     expect(later.skipped).toBeUndefined();
-    expect(later.followUp).toMatchObject({ passes: 1 });
+    expect(later.controller).toMatchObject({ reconciles: 1 });
   });
 
   it('takes a pod trigger of a set that is not there for one read and no pass', async () => {
     const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger: capturingLogger().logger }, continueWith: () => Promise.resolve() });
     fake.seen.length = 0;
     const result = await handler(admittedEvent(podsChange('nowhere'), Date.now() - POD_DEBOUNCE_MS), context);
-    expect(result.followUp).toMatchObject({ passes: 0, errors: [] });
+    expect(result.controller).toMatchObject({ reconciles: 0, errors: [] });
     expect(fake.seen.filter((r) => r.url.includes('/sidecarsets/'))).toHaveLength(1);
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ResyncResult } from '../../lib/status-sync/resync.ts';
 import { startStatusLoop } from '../../functions/status-sync/loop.ts';
-import { passDeadlineMs } from '../../functions/status-sync/lambda.ts';
+import { invocationDeadlineMs } from '../../functions/status-sync/lambda.ts';
 import { capturingLogger } from '../../testkit/reviews.ts';
 
 const result = (errors: ResyncResult['errors'] = []): ResyncResult => ({ setsSeen: 1, podsSeen: 2, statusesWritten: 1, statusesUnchanged: 0, podListAttempts: 1, errors, durationMs: 3, notInjected: {} });
@@ -25,8 +25,8 @@ describe('the status loop of npm start', () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(passes).toBe(stoppedAt);
     expect(entries().slice(0, 2)).toEqual([
-      expect.objectContaining({ level: 'info', message: 'status pass', setsSeen: 1, podsSeen: 2, statusesWritten: 1, errors: [] }),
-      expect.objectContaining({ level: 'error', message: 'status pass', errors: [{ operation: 'list pods', message: 'x' }] }),
+      expect.objectContaining({ level: 'info', message: 'resync', setsSeen: 1, podsSeen: 2, statusesWritten: 1, errors: [] }),
+      expect.objectContaining({ level: 'error', message: 'resync', errors: [{ operation: 'list pods', message: 'x' }] }),
     ]);
   });
 
@@ -39,8 +39,8 @@ describe('the status loop of npm start', () => {
     await until(() => passes >= 8);
     await loop.stop();
     expect(entries()).toEqual([
-      expect.objectContaining({ level: 'info', message: 'status pass', logged: 'first', quietPasses: 0, statusesWritten: 0 }),
-      expect.objectContaining({ level: 'info', message: 'status pass', logged: 'changed', quietPasses: 5, statusesWritten: 1 }),
+      expect.objectContaining({ level: 'info', message: 'resync', logged: 'first', quietResyncs: 0, statusesWritten: 0 }),
+      expect.objectContaining({ level: 'info', message: 'resync', logged: 'changed', quietResyncs: 5, statusesWritten: 1 }),
     ]);
   });
 
@@ -93,7 +93,7 @@ describe('the status loop of npm start', () => {
       runController: (names, signal, queue) => {
         budgets.push(names);
         queue.take();
-        return Promise.resolve({ passes: 1, podsUpdated: 0, podsFlipped: 0, conflicts: 0, stalled: [], unfinished: [], states: {}, errors: signal.aborted ? [{ operation: 'x', message: 'aborted' }] : [] });
+        return Promise.resolve({ reconciles: 1, podsUpdated: 0, podsFlipped: 0, conflicts: 0, stalled: [], unfinished: [], states: {}, errors: signal.aborted ? [{ operation: 'x', message: 'aborted' }] : [] });
       },
     });
     await until(() => budgets.length >= 1);
@@ -102,7 +102,7 @@ describe('the status loop of npm start', () => {
     await loop.stop();
     expect(passes).toBe(1);
     expect(budgets).toEqual([['agent'], []]);
-    expect(entries().filter((e) => e.message === 'status pass failed')).toEqual([]);
+    expect(entries().filter((e) => e.message === 'resync failed')).toEqual([]);
   });
 
   it('goes on after a pass whose reporting throws', async () => {
@@ -119,6 +119,6 @@ describe('the Lambda pass deadline', () => {
     [20_000, 17_000],
     [2_000, 1_000],
   ])('with %i ms left, stops the pass after %i ms', (remaining, deadline) => {
-    expect(passDeadlineMs(remaining)).toBe(deadline);
+    expect(invocationDeadlineMs(remaining)).toBe(deadline);
   });
 });

@@ -8,7 +8,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { admittedQueue } from '../../lib/status-sync/admitted-queue.ts';
 import { runController, type ControllerOptions } from '../../lib/status-sync/run-controller.ts';
-import { passCoverage, podsChange, POD_DEBOUNCE_MS, recordedSets, selectingSetNames, storedSets, MAX_TRIGGERED_SETS } from '../../lib/status-sync/pod-trigger.ts';
+import { reconcileCoverage, podsChange, POD_DEBOUNCE_MS, recordedSets, selectingSetNames, storedSets, MAX_TRIGGERED_SETS } from '../../lib/status-sync/pod-trigger.ts';
 import { setsByName } from '../../lib/sidecarset/sets-by-name.ts';
 import type { SidecarSet } from '../../lib/sidecarset/types.ts';
 import { countedReads } from './rollout-world.ts';
@@ -26,7 +26,7 @@ describe('a burst of pod changes of one set', () => {
     const started = performance.now();
     const summary = await runController([], w.deps, OPTIONS, safety(), queue);
     expect(reads).toEqual([name]);
-    expect(summary).toMatchObject({ passes: 1, errors: [] });
+    expect(summary).toMatchObject({ reconciles: 1, errors: [] });
     expect(matched(w)).toBe(3);
     expect(performance.now() - started).toBeGreaterThanOrEqual(POD_DEBOUNCE_MS - 10);
   });
@@ -50,7 +50,7 @@ describe('a burst of pod changes of one set', () => {
         await queue.arrival();
         continue;
       }
-      passes += (await runController([], w.deps, OPTIONS, safety(), queue)).passes;
+      passes += (await runController([], w.deps, OPTIONS, safety(), queue)).reconciles;
     }
     await pushing;
     const windows = Math.ceil((performance.now() - started) / POD_DEBOUNCE_MS);
@@ -98,7 +98,7 @@ describe('a lost pod trigger', () => {
 
 describe('pass coverage on a warm reconciler', () => {
   it('covers a pod trigger sent a settle or more before a pass of its set (or a full pass) began, and nothing later', () => {
-    const coverage = passCoverage(250);
+    const coverage = reconcileCoverage(250);
     coverage.began(10_000, ['a']);
     expect(coverage.covers('a', 9_750)).toBe(true);
     expect(coverage.covers('a', 9_751)).toBe(false);

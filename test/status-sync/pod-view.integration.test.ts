@@ -116,8 +116,8 @@ describeWithControlPlane('the view of a requeued set’s pods, on a real kube-ap
       expect(summary).toMatchObject({ podsUpdated: pods, stalled: [], unfinished: [], errors: [] });
       // One list (the first reconcile); every later reconcile planned from the view, which waited for the writes.
       expect(lists()).toBe(1);
-      expect(summary.podReads).toEqual({ fromView: summary.passes - 1, listed: { first: 1 } });
-      expect(summary.passes).toBeGreaterThanOrEqual(4);
+      expect(summary.podReads).toEqual({ fromView: summary.reconciles - 1, listed: { first: 1 } });
+      expect(summary.reconciles).toBeGreaterThanOrEqual(4);
       const status = (await readSet(cp, name)).status;
       expect(status).toMatchObject({ matchedPods: pods, updatedPods: pods, readyPods: pods, updatedReadyPods: pods });
     } finally {

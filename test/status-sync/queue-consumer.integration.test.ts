@@ -58,7 +58,7 @@ describe('status-sync reading its queue', () => {
     const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger }, queue: send, controllerBudgetMs: 5_000 });
     const result = await handler(event, context);
     expect(result).toMatchObject({ batchItemFailures: [], requeued: [] });
-    expect(result.followUp).toMatchObject({ passes: 1, errors: [] });
+    expect(result.controller).toMatchObject({ reconciles: 1, errors: [] });
     expect(fake.seen.some((r) => r.method === 'PATCH' && r.url.includes('/sidecarsets/log-agent/status'))).toBe(true);
     expect(entries().filter((e) => e.message === 'status-sync queue message refused')).toEqual([expect.objectContaining({ level: 'error', error: expect.stringContaining('not JSON') })]);
     for (const record of event.Records) await client.send(new DeleteMessageCommand({ QueueUrl: sqs.queueUrl('work.fifo'), ReceiptHandle: record.receiptHandle }));

@@ -162,7 +162,7 @@ describe('how many a set evicts in one pass', () => {
     const set = sidecarSet({ updateStrategy: { type: 'RollingUpdate', maxUnavailable: 5 } });
     const out = plan(set, [pod('a', { created: '2026-01-01T00:01:00Z' }), pod('b', { created: '2026-01-01T00:02:00Z' }), pod('c', { created: '2026-01-01T00:03:00Z' })], { evictionBudget: 2 });
     expect(names(out.evict)).toEqual(['a', 'b']);
-    expect(out.heldByPassLimit).toBe(1);
+    expect(out.heldByResyncLimit).toBe(1);
   });
 
   it('evicts nothing when maxUnavailable cannot be read', () => {

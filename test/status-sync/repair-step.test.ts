@@ -30,7 +30,7 @@ function pod(ns: string, i: number): Pod {
 }
 
 /** The step over two sets of three uninjected pods each, with `answer` deciding each eviction. */
-async function run(answer: (pod: string) => EvictionOutcome | Error, maxPerPass: number, memory: RepairMemory = repairMemory()) {
+async function run(answer: (pod: string) => EvictionOutcome | Error, maxPerResync: number, memory: RepairMemory = repairMemory()) {
   const evicted: string[] = [];
   const events: PodEvent[] = [];
   const errors: ReconcileError[] = [];
@@ -52,7 +52,7 @@ async function run(answer: (pod: string) => EvictionOutcome | Error, maxPerPass:
       setPods: memoryPods(pods).source,
       podEvents: { record: (event) => Promise.resolve(void events.push(event)) },
       namespaces: memoryNamespaceSource(SETS.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }))),
-      maxPerPass,
+      maxPerResync,
       memory,
     },
     errors,

@@ -15,7 +15,7 @@ function reasons(passes: ResyncResult[], heartbeatMs = 5 * 60_000): string[] {
   });
 }
 
-describe('which status passes of the npm start loop are logged', () => {
+describe('which resyncs of the npm start loop are logged', () => {
   it('logs the first pass, then nothing while nothing changes, then a heartbeat every 5 minutes', () => {
     expect(reasons(Array.from({ length: 12 }, () => quietPass()))).toEqual(['first', '-', '-', '-', '-', 'heartbeat', '-', '-', '-', '-', 'heartbeat', '-']);
   });
@@ -52,13 +52,13 @@ describe('which status passes of the npm start loop are logged', () => {
   it('counts the passes it left out', () => {
     let now = 0;
     const log = resyncLog(5 * 60_000, () => now);
-    expect(log.decide(quietPass())).toEqual({ reason: 'first', quietPasses: 0 });
+    expect(log.decide(quietPass())).toEqual({ reason: 'first', quietResyncs: 0 });
     for (let i = 0; i < 9; i++) {
       now += 30_000;
       expect(log.decide(quietPass())).toBeUndefined();
     }
     now += 30_000;
-    expect(log.decide(quietPass())).toEqual({ reason: 'heartbeat', quietPasses: 9 });
+    expect(log.decide(quietPass())).toEqual({ reason: 'heartbeat', quietResyncs: 9 });
   });
 
   it('logs every pass with a heartbeat of 0', () => {

@@ -52,7 +52,7 @@ const IDLE = set('idle', 'db');
 const rollingPods = podsOf(ROLLING, 3, 0, 0);
 const idlePods = podsOf(IDLE, 2, 2, 2, { labels: { app: 'db' } }).map((p) => ({ ...p, metadata: { ...p.metadata, name: `db-${p.metadata?.name ?? ''}` } }));
 
-describe('a status pass with the rollout', () => {
+describe('a resync with the rollout', () => {
   it('flips pods mid hot upgrade once every pod is updated (its only work is the flip), but not while the set is paused (Kruise 1.9)', async () => {
     const paused = hotSet('mesh:v2', '999', { type: 'RollingUpdate', paused: true });
     const upgraded = kubelet(applyPatch(injected('mesh:v1', 'a'), podUpdatePatch({ pod: injected('mesh:v1', 'a'), set: paused, latestRevision: 'r', injectedList: 'hot-set', now: NOW })) as Pod);
@@ -142,7 +142,7 @@ describe('a status pass with the rollout', () => {
         }),
     };
     const result = await runResync(w.deps);
-    expect(result.errors).toEqual([{ operation: 'list pods', message: 'the API server answered 403: pods is forbidden; no status is written this pass' }]);
+    expect(result.errors).toEqual([{ operation: 'list pods', message: 'the API server answered 403: pods is forbidden; no status is written this resync' }]);
     expect(aborted).toBeInstanceOf(Error);
     expect(w.statuses.sets().map((s) => s.status?.matchedPods)).toEqual([undefined, undefined]);
   });
@@ -151,7 +151,7 @@ describe('a status pass with the rollout', () => {
     const w = passWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
     w.deps.rollout.revisions = { ...w.revisions, listAll: () => Promise.reject(new Error('the API server answered 403: forbidden')) };
     const result = await runResync(w.deps);
-    expect(result.errors).toEqual([{ operation: 'list ControllerRevisions', message: 'the API server answered 403: forbidden; no set rolls this pass' }]);
+    expect(result.errors).toEqual([{ operation: 'list ControllerRevisions', message: 'the API server answered 403: forbidden; no set rolls this resync' }]);
     expect(result.statusesWritten).toBe(2);
     expect(result.rollout).toMatchObject({ setsRolled: 0, podsUpdated: 0, revisionWrites: 0, inFlight: [] });
     expect(w.cluster.writes).toEqual([]);

@@ -45,7 +45,7 @@ function failingPods(all: Pod[], failAt: number, error: () => Error, times = Inf
   return state;
 }
 
-describe('a status pass', () => {
+describe('a resync', () => {
   it('writes every status that differs and reports what it did', async () => {
     const { deps, statuses } = memoryDeps([web, db], pods);
     const result = await runResync(deps);
@@ -96,7 +96,7 @@ describe('a status pass', () => {
     expect(result.statusesWritten).toBe(0);
     expect(result.podListAttempts).toBe(1);
     expect(result.errors).toEqual([{ operation: 'list pods', message: expect.stringContaining(error().message) }]);
-    expect(result.errors[0]?.message).toContain('no status is written this pass');
+    expect(result.errors[0]?.message).toContain('no status is written this resync');
   });
 
   it('starts the list again when its continue token expires, and counts each pod once', async () => {
@@ -207,7 +207,7 @@ describe('a status pass', () => {
     });
     const result = await runResync(deps, { signal: controller.signal });
     expect(statuses.writes).toEqual([]);
-    expect(result.errors).toEqual([{ operation: 'patch status', message: 'the pass was stopped (deadline) before 2 statuses were compared and written' }]);
+    expect(result.errors).toEqual([{ operation: 'patch status', message: 'the resync was stopped (deadline) before 2 statuses were compared and written' }]);
   });
 
   describe('with a namespaceSelector', () => {

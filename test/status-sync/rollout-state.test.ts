@@ -18,13 +18,13 @@ const stalled = (c: RolloutCounts) => rolloutState(c, 0, { kind: 'max-unavailabl
 
 describe('rolloutState', () => {
   it.each<[string, RolloutCounts, number, WaitingReason | undefined, { reason: string; type: string; key: string; message: RegExp }]>([
-    ['pods written and no limit reached', counts(3, 1), 2, undefined, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out: 2 pod\(s\) updated in this pass; 3 of 10 pod\(s\) updated, 1 updated and ready$/ }],
+    ['pods written and no limit reached', counts(3, 1), 2, undefined, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out: 2 pod\(s\) updated in this reconcile; 3 of 10 pod\(s\) updated, 1 updated and ready$/ }],
     ['pods written up to maxUnavailable', counts(3, 1), 2, { kind: 'max-unavailable', unavailable: 0, maxUnavailable: 2 }, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out, at most 2 unavailable at a time \(maxUnavailable\): 2 pod/ }],
     // Waiting for a batch under maxUnavailable is the rollout's normal progress: the same state, not an Event per batch.
-    ['maxUnavailable reached, nothing written', counts(3, 1), 0, { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2 }, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out, at most 2 unavailable at a time \(maxUnavailable\): 0 pod\(s\) updated in this pass; 3 of 10 pod\(s\) updated/ }],
+    ['maxUnavailable reached, nothing written', counts(3, 1), 0, { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2 }, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out, at most 2 unavailable at a time \(maxUnavailable\): 0 pod\(s\) updated in this reconcile; 3 of 10 pod\(s\) updated/ }],
     ['every pod updated and ready', counts(10), 0, { kind: 'finished' }, { reason: 'RolloutFinished', type: 'Normal', key: 'finished', message: /^finished: every matched pod runs the current sidecars; 10 of 10/ }],
     // Finished means updated and ready: the last pods restarting are the rollout still moving.
-    ['every pod updated, some not ready', counts(10, 8), 0, { kind: 'updated-not-ready', stuck: PULLING }, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out: 0 pod\(s\) updated in this pass; 10 of 10 pod\(s\) updated, 8 updated and ready; every pod is updated; 2 not ready yet: ImagePullBackOff: 2 pod\(s\) \(default\/a, default\/b\)$/ }],
+    ['every pod updated, some not ready', counts(10, 8), 0, { kind: 'updated-not-ready', stuck: PULLING }, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out: 0 pod\(s\) updated in this reconcile; 10 of 10 pod\(s\) updated, 8 updated and ready; every pod is updated; 2 not ready yet: ImagePullBackOff: 2 pod\(s\) \(default\/a, default\/b\)$/ }],
     ['paused', counts(2), 0, { kind: 'paused' }, { reason: 'RolloutPaused', type: 'Normal', key: 'paused', message: /^paused \(updateStrategy\.paused\); 2 of 10/ }],
     ['NotUpdate', counts(0), 0, { kind: 'not-update' }, { reason: 'RolloutNotUpdate', type: 'Normal', key: 'not-update', message: /^updateStrategy\.type is NotUpdate/ }],
     ['held by partition', counts(4), 0, { kind: 'partition', held: 6 }, { reason: 'RolloutWaiting', type: 'Normal', key: 'partition:6', message: /^6 pod\(s\) held back by partition; 4 of 10/ }],
@@ -34,7 +34,7 @@ describe('rolloutState', () => {
     ['only pods still restarting', counts(8, 6), 0, { kind: 'nothing-waiting', notUpgradable: 0, notSelected: 0, inFlight: 2 }, { reason: 'RolloutWaiting', type: 'Normal', key: 'nothing-waiting:0:true', message: /^2 pod\(s\) still restarting/ }],
     ['an invalid strategy', counts(0), 0, { kind: 'invalid-strategy', message: 'partition "x" is not an int or percent' }, { reason: 'RolloutBlocked', type: 'Warning', key: 'blocked:invalid-strategy', message: /^cannot roll: partition "x"/ }],
     // The last flips are the rollout still moving: the same state as its batches, so no Event until it finishes.
-    ['every pod updated, two finishing a hot upgrade', counts(10, 8), 0, { kind: 'hot-swapping', pods: 2 }, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out: 0 pod\(s\) updated in this pass; 10 of 10 pod\(s\) updated, 8 updated and ready; 2 pod\(s\) finishing a hot upgrade$/ }],
+    ['every pod updated, two finishing a hot upgrade', counts(10, 8), 0, { kind: 'hot-swapping', pods: 2 }, { reason: 'RolloutProgressing', type: 'Normal', key: 'progressing', message: /^rolling out: 0 pod\(s\) updated in this reconcile; 10 of 10 pod\(s\) updated, 8 updated and ready; 2 pod\(s\) finishing a hot upgrade$/ }],
   ])('%s', (_, c, updated, waiting, expected) => {
     const state = rolloutState(c, updated, waiting);
     expect({ ...state, progress: undefined, resting: undefined }).toEqual({ reason: expected.reason, type: expected.type, key: expected.key, message: expect.stringMatching(expected.message), progress: undefined, resting: undefined });
@@ -91,7 +91,7 @@ describe('rolloutStateEvents', () => {
     ['unavailable for less than the threshold', { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2, stuck: PULLING }, 0, AT(59), 'RolloutProgressing'],
     ['unavailable for the threshold', { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2, stuck: PULLING }, 0, AT(60), 'RolloutStalled'],
     ['every pod updated, the last ones unavailable for the threshold', { kind: 'updated-not-ready', stuck: PULLING }, 0, AT(600), 'RolloutStalled'],
-    ['pods written this pass', { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 3, stuck: PULLING }, 1, AT(600), 'RolloutProgressing'],
+    ['pods written this reconcile', { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 3, stuck: PULLING }, 1, AT(600), 'RolloutProgressing'],
     // The status view has no clock: it names the reasons, never a stall.
     ['no clock', { kind: 'updated-not-ready', stuck: PULLING }, 0, undefined, 'RolloutProgressing'],
   ])('stalled or not: %s', (_, waiting, updated, clock, reason) => {

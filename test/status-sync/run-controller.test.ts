@@ -87,7 +87,7 @@ describe('runController', () => {
     kubeletAfterWrites(w, restarted);
     const summary = await runController([SET], w.deps, WATCH_ONLY, safety());
     expect(summary).toMatchObject({ podsUpdated: 5, conflicts: 0, stalled: [], unfinished: [], errors: [] });
-    expect(summary.passes).toBeGreaterThanOrEqual(3);
+    expect(summary.reconciles).toBeGreaterThanOrEqual(3);
     expect(summary.states[SET]).toMatch(/^finished/);
     expect(w.cluster.pods().every((p) => p.spec?.containers[0]?.image === NEW_IMAGE)).toBe(true);
   });
@@ -130,9 +130,9 @@ describe('runController', () => {
     kubeletAfterWrites(w, restarted);
     const summary = await runController([SET], w.deps, WATCH_ONLY, safety());
     expect(summary).toMatchObject({ podsUpdated: 6, conflicts: 0, stalled: [], unfinished: [], errors: [] });
-    expect(summary.passes).toBeGreaterThanOrEqual(4);
+    expect(summary.reconciles).toBeGreaterThanOrEqual(4);
     expect(lists).toBe(1);
-    expect(summary.podReads).toEqual({ fromView: summary.passes - 1, listed: { first: 1 } });
+    expect(summary.podReads).toEqual({ fromView: summary.reconciles - 1, listed: { first: 1 } });
     // The counts the reconciles wrote came from the view: the last status is the finished rollout's.
     expect(w.statuses.sets()[0]?.status).toMatchObject({ matchedPods: 6, updatedPods: 6, readyPods: 6, updatedReadyPods: 6 });
   });
@@ -298,7 +298,7 @@ describe('runController', () => {
     w.deps.rollout.revisions = { ...revisions, list: (name, labels, signal) => slow(() => revisions.list(name, labels, signal)) };
     const summary = await runController([SET], w.deps, WATCH_ONLY, safety());
     expect(summary).toMatchObject({ podsUpdated: 4, errors: [] });
-    expect(together).toBe(summary.passes);
+    expect(together).toBe(summary.reconciles);
   });
 
   it('reads the set for its next pass while a change settles, not after', async () => {
@@ -330,7 +330,7 @@ describe('runController', () => {
     const w = world(set, podsOf(set, 5, 0, 0));
     const summary = await runController([SET], w.deps, { intervalMs: 10, debounceMs: 0, stallMs: 200 }, safety());
     expect(summary).toMatchObject({ podsUpdated: 2, stalled: [SET], unfinished: [] });
-    expect(summary.passes).toBeGreaterThanOrEqual(2);
+    expect(summary.reconciles).toBeGreaterThanOrEqual(2);
   });
 
   it('leaves a set its pass finds stalled (updated pods unavailable for the threshold, by their update times) at once, recorded once with the reason', async () => {
@@ -344,7 +344,7 @@ describe('runController', () => {
     });
     const w = world(set, pods);
     const summary = await runController([SET], w.deps, WATCH_ONLY, safety());
-    expect(summary).toMatchObject({ passes: 1, podsUpdated: 0, stalled: [SET], unfinished: [] });
+    expect(summary).toMatchObject({ reconciles: 1, podsUpdated: 0, stalled: [SET], unfinished: [] });
     expect(w.events.events.map((e) => [e.type, e.reason])).toEqual([['Warning', 'RolloutStalled']]);
     expect(w.events.events[0]?.message).toContain('ImagePullBackOff: 2 pod(s) (default/p-00000, default/p-00001)');
   });
@@ -356,14 +356,14 @@ describe('runController', () => {
     const summary = await runController([SET], w.deps, { intervalMs: 200, debounceMs: 0, stallMs: 1_000 }, safety());
     // About 1 s / 200 ms = 6 reconciles until the stall; a loop that did not wait would make thousands.
     expect(summary.stalled).toEqual([SET]);
-    expect(summary.passes).toBeLessThanOrEqual(20);
+    expect(summary.reconciles).toBeLessThanOrEqual(20);
   });
 
   it('returns at once for a set with nothing in flight, and drops a set that no longer exists', async () => {
     const set = storedRolloutSet({ type: 'NotUpdate' });
     const w = world(set, podsOf(set, 2, 0, 0));
     const summary = await runController([SET, 'deleted-set'], w.deps, WATCH_ONLY, safety());
-    expect(summary).toMatchObject({ passes: 1, podsUpdated: 0, stalled: [], unfinished: [], errors: [] });
+    expect(summary).toMatchObject({ reconciles: 1, podsUpdated: 0, stalled: [], unfinished: [], errors: [] });
   });
 
   it('waits until an admitted change is visible in the API server, then runs its pass', async () => {
@@ -434,7 +434,7 @@ describe('runController', () => {
     }, 500);
     const summary = await runController([SET], w.deps, { intervalMs: 30, debounceMs: 0, stallMs: 600_000, createDebounceMs: 0 }, controller.signal, queue);
     for (const timer of timers) clearTimeout(timer);
-    expect(summary.passes).toBeGreaterThanOrEqual(3);
+    expect(summary.reconciles).toBeGreaterThanOrEqual(3);
     expect(most).toBe(1);
   });
 

@@ -29,7 +29,7 @@ describe('reconcileSet', () => {
     ]);
     expect(['p-00000', 'p-00001', 'p-00002'].map((name) => imageOf(cluster, name))).toEqual([NEW_IMAGE, NEW_IMAGE, OLD_IMAGE]);
     expect(result).toMatchObject({ sidecarSet: 'test-sidecarset', status: 'written', podsUpdated: 2, conflicts: 0, revisionWrites: 1, inFlight: true, errors: [] });
-    expect(result.stateChange).toMatch(/^rolling out, at most 2 unavailable at a time \(maxUnavailable\): 2 pod\(s\) updated in this pass/);
+    expect(result.stateChange).toMatch(/^rolling out, at most 2 unavailable at a time \(maxUnavailable\): 2 pod\(s\) updated in this reconcile/);
     expect(events.events.at(-1)).toMatchObject({ sidecarSet: { name: 'test-sidecarset', uid: 'uid-1' }, reason: 'RolloutProgressing' });
   });
 
@@ -38,7 +38,7 @@ describe('reconcileSet', () => {
     const { deps, events, statuses } = world(set, podsOf(set, 12, 0, 0));
     const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
     expect(result.podsUpdated).toBe(3);
-    expect(events.events.at(-1)?.message).toMatch(/: 3 pod\(s\) updated in this pass; 3 of 12 pod\(s\) updated, 0 updated and ready$/);
+    expect(events.events.at(-1)?.message).toMatch(/: 3 pod\(s\) updated in this reconcile; 3 of 12 pod\(s\) updated, 0 updated and ready$/);
     expect(result.state?.progress).toBe(JSON.stringify({ matchedPods: 12, updatedPods: 3, readyPods: 9, updatedReadyPods: 0 }));
     expect(statuses.writes[0]?.status).toMatchObject({ matchedPods: 12, updatedPods: 0, readyPods: 12 });
   });
@@ -368,7 +368,7 @@ describe('reconcileSet', () => {
     const told = events.events.filter((e) => e.reason === 'PodUpdateFailed').map((e) => e.message);
     expect(told).toHaveLength(6);
     expect(told[0]).toBe('pod default/p-00000 skipped: the API server answered 422: admission webhook "policy.example.com" denied the request; the other pods go on, this one is tried again next pass');
-    expect(told[5]).toBe('3 more pod(s) skipped this pass (default/p-00005, default/p-00006, default/p-00007): see their SidecarSetUpgradable condition');
+    expect(told[5]).toBe('3 more pod(s) skipped this reconcile (default/p-00005, default/p-00006, default/p-00007): see their SidecarSetUpgradable condition');
   });
 
   it('flips the hot pods and updates the others even when one pod cannot be patched', async () => {

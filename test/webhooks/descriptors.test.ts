@@ -29,7 +29,7 @@ describe('the function descriptors', () => {
   });
 
   it('register the conversion function as the SidecarSet CRD\'s conversion webhook, reading nothing from the cluster', () => {
-    expect(SIDECARSET_CONVERT).toMatchObject({ answers: 'ConversionReview', caller: { in: 'CustomResourceDefinition', crd: CRD_NAME }, triggersStatusPass: false });
+    expect(SIDECARSET_CONVERT).toMatchObject({ answers: 'ConversionReview', caller: { in: 'CustomResourceDefinition', crd: CRD_NAME }, triggersReconcile: false });
     expect(readsCluster(SIDECARSET_CONVERT)).toBe(false);
   });
 
@@ -54,11 +54,11 @@ describe('the function descriptors', () => {
   it('give the composition what each function reads and whether it starts a pass', () => {
     for (const d of FUNCTION_DESCRIPTORS) {
       expect(needsCluster(d.name)).toBe(readsCluster(d));
-      expect(triggersRollout(d.name)).toBe(d.triggersStatusPass);
+      expect(triggersRollout(d.name)).toBe(d.triggersReconcile);
     }
     for (const d of admission) {
       // A side effect is declared to the API server exactly where there is one.
-      expect(d.caller.sideEffects).toBe(d.triggersStatusPass ? 'NoneOnDryRun' : 'None');
+      expect(d.caller.sideEffects).toBe(d.triggersReconcile ? 'NoneOnDryRun' : 'None');
     }
   });
 

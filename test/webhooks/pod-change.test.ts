@@ -121,7 +121,7 @@ describe('the pod-change webhook', () => {
     const result = await serve('pod-change', podStatusReview('u7', injected('a', ready('False')), injected('a', ready('True'))), trigger);
     expect(result.answer.allowed).toBe(true);
     expect(performance.now() - started).toBeLessThan(POD_ENQUEUE_TIMEOUT_MS + 500);
-    expect(result.warnings).toEqual([expect.objectContaining({ message: 'could not start the pass for a pod change now; the schedule will', sidecarSet: 'a' })]);
+    expect(result.warnings).toEqual([expect.objectContaining({ message: 'could not start the reconcile for a pod change now; the schedule\'s resync will', sidecarSet: 'a' })]);
   });
 
   it('answers allowed when the enqueue fails', async () => {

@@ -31,8 +31,8 @@ export interface RolloutTimeOptions {
   pods: number;
   maxUnavailable: string | number;
   readyDelayMs: number;
-  /** ROLLOUT_PACE_MS for the reconciler; its default when unset. */
-  paceMs?: number;
+  /** REQUEUE_AFTER_MS for the reconciler; its default when unset. */
+  requeueAfterMs?: number;
   /**
    * The sidecar is HotUpgrade: each pod is written twice (the new image into
    * the empty container, then the old one flipped to the empty image once
@@ -121,7 +121,7 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
     const seeded = await seedRollout(cluster, { name: 'bench', pods: options.pods, maxUnavailable: options.maxUnavailable, hot });
     log(`  ${options.pods} pods created and Ready in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
     const env: Record<string, string> = { KUBECONFIG_CONTENT: cluster.cp.kubeconfig('functions') };
-    if (options.paceMs !== undefined) env.ROLLOUT_PACE_MS = String(options.paceMs);
+    if (options.requeueAfterMs !== undefined) env.REQUEUE_AFTER_MS = String(options.requeueAfterMs);
     // The invocation's self-invoke as Lambda runs it: queued, started once the sender has ended (see below).
     const selfRequeues: { at: number; event: ContinueEvent }[] = [];
     const handler = await statusSyncLambda({
@@ -196,13 +196,13 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
       invocations: results.length,
       continuations: ran,
       retries: sum((r) => r.requestRetries ?? 0),
-      passes: sum((r) => (r.rollout === undefined ? 0 : 1) + (r.followUp?.passes ?? 0)),
-      podsUpdated: sum((r) => (r.rollout?.podsUpdated ?? 0) + (r.followUp?.podsUpdated ?? 0)),
-      podsFlipped: sum((r) => (r.rollout?.podsFlipped ?? 0) + (r.followUp?.podsFlipped ?? 0)),
+      passes: sum((r) => (r.rollout === undefined ? 0 : 1) + (r.controller?.reconciles ?? 0)),
+      podsUpdated: sum((r) => (r.rollout?.podsUpdated ?? 0) + (r.controller?.podsUpdated ?? 0)),
+      podsFlipped: sum((r) => (r.rollout?.podsFlipped ?? 0) + (r.controller?.podsFlipped ?? 0)),
       flipsSeen: recorder.flips(),
-      conflicts: sum((r) => (r.rollout?.conflicts ?? 0) + (r.followUp?.conflicts ?? 0)),
-      errors: sum((r) => (r.errors?.length ?? 0) + (r.followUp?.errors.length ?? 0)),
-      errorMessages: results.flatMap((r) => [...(r.errors ?? []), ...(r.followUp?.errors ?? [])].map((e) => `${e.sidecarSet ?? ''} ${e.operation}: ${e.message}`)),
+      conflicts: sum((r) => (r.rollout?.conflicts ?? 0) + (r.controller?.conflicts ?? 0)),
+      errors: sum((r) => (r.errors?.length ?? 0) + (r.controller?.errors.length ?? 0)),
+      errorMessages: results.flatMap((r) => [...(r.errors ?? []), ...(r.controller?.errors ?? [])].map((e) => `${e.sidecarSet ?? ''} ${e.operation}: ${e.message}`)),
       firstWriteMs: (updated[0] ?? started) - started,
       podCycleMs: medianOrNaN(timeline.flatMap((p) => (p.availableAt === undefined ? [] : [p.availableAt - p.updatedAt]))),
       slotIdleMedianMs: medianOrNaN(idle),

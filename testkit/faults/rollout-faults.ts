@@ -58,8 +58,8 @@ export interface RolloutScenario {
   hot?: boolean;
 }
 
-/** The reconciler's longest wait between two passes of a set in flight (ROLLOUT_PACE_MS), short so scenarios stay short. */
-const PACE_MS = 1_000;
+/** The reconciler's longest wait between two reconciles of a set in flight (REQUEUE_AFTER_MS), short so scenarios stay short. */
+const REQUEUE_AFTER_MS = 1_000;
 /** What a scheduled invocation's context says is left (a Lambda's timeout). */
 const INVOCATION_MS = 60_000;
 
@@ -111,9 +111,9 @@ function add(tally: Tally, result: InvocationResult): void {
     tally.conflicts += result.rollout.conflicts;
   }
   for (const error of result.errors ?? []) tally.errors.push(`${error.sidecarSet ?? ''} ${error.operation}: ${error.message}`);
-  const follow = result.followUp;
+  const follow = result.controller;
   if (follow === undefined) return;
-  tally.passes += follow.passes;
+  tally.passes += follow.reconciles;
   tally.podsUpdated += follow.podsUpdated;
   tally.podsFlipped += follow.podsFlipped;
   tally.conflicts += follow.conflicts;
@@ -245,7 +245,7 @@ export async function rolloutUnderFault(cluster: RolloutCluster, scenario: Rollo
   const proxy = await startFaultProxy({ targetPort: Number(new URL(cluster.cp.url).port) });
   const logs = capturingLogger();
   const kubeconfig = cluster.cp.kubeconfig('functions').replace(cluster.cp.url, `https://127.0.0.1:${proxy.port}`);
-  const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: kubeconfig, ROLLOUT_PACE_MS: String(PACE_MS) }, overrides: { logger: logs.logger } });
+  const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: kubeconfig, REQUEUE_AFTER_MS: String(REQUEUE_AFTER_MS) }, overrides: { logger: logs.logger } });
   const tally: Tally = { invocations: 0, passes: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, errors: [] };
   const rollout = new AbortController();
   let recorder: RolloutRecorder | undefined;
