@@ -33,7 +33,7 @@ export interface NamespaceSource {
 
 /**
  * Every pod of the cluster, one page at a time and reduced to what status
- * needs, so that a pass over 100k pods never holds them all.
+ * needs, so that a resync over 100k pods never holds them all.
  */
 export interface PodPages {
   /**
@@ -129,7 +129,7 @@ export interface RevisionSource {
  * reads of {@link RevisionSource} and the writes of registering and trimming.
  */
 export interface RevisionStore extends RevisionSource {
-  /** Every revision labelled with a SidecarSet name, in one list (a pass reads them once for all sets). */
+  /** Every revision labelled with a SidecarSet name, in one list (a resync reads them once for all sets). */
   listAll(signal?: AbortSignal): Promise<readonly ControllerRevision[]>;
   /** @throws ObjectExistsError (lib/ports/errors.ts) when the name is taken. */
   create(revision: ControllerRevision, signal?: AbortSignal): Promise<ControllerRevision>;
@@ -171,7 +171,7 @@ export interface SetPodSource {
    * closed it), 'expired' (the version is too old: a fresh list is due),
    * 'error' (it could not start, broke, or sent what is not a pod). Never
    * rejects. Optional: the pace loop keeps a followed set's pods from it
-   * (status-sync/pod-view.ts), and lists them for every pass without it.
+   * (status-sync/pod-view.ts), and lists them for every reconcile without it.
    */
   watch?(scope: PodScope, resourceVersion: string, sink: PodWatchSink, signal: AbortSignal): Promise<PodWatchEnd>;
 }
@@ -233,13 +233,13 @@ export interface PodWebhookSource {
 
 /**
  * A SidecarSet CREATE or UPDATE the webhooks admitted (never a dry run): the
- * reconciler should run that set's pass now rather than at the next tick.
- * Admission is not yet the write, so the pass first waits (bounded) until the
+ * reconciler should reconcile that set now rather than at the next tick.
+ * Admission is not yet the write, so the reconcile first waits (bounded) until the
  * change is visible in the API server.
  *
  * `PODS`: not the set but its pods changed (one created, deleted, or its
  * readiness), as the pod webhooks saw it (lib/status-sync/pod-trigger.ts):
- * the set's pass runs after a short debounce, so that its status follows.
+ * the set's reconcile runs after a short debounce, so that its status follows.
  * `uid` and `resourceVersion` are '' then.
  */
 export interface AdmittedSidecarSet {
@@ -255,12 +255,12 @@ export interface AdmittedSidecarSet {
   resourceVersion: string;
 }
 
-/** Starts reconciler passes for admitted SidecarSet changes and pod changes; fire and forget. */
+/** Starts reconciles for admitted SidecarSet changes and pod changes; fire and forget. */
 export interface RolloutTrigger {
   /**
    * Hands `changes` over at once, in one hand-over (on AWS one
    * SendMessageBatch: at most ten). Resolves once it was handed over (not
-   * when the passes end); rejects when it could not be. The admission answer
+   * when the reconciles end); rejects when it could not be. The admission answer
    * never depends on it.
    */
   admitted(changes: readonly AdmittedSidecarSet[], signal?: AbortSignal): Promise<void>;

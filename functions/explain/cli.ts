@@ -21,7 +21,7 @@ For each SidecarSet: whether it applies to the pod and, if not, exactly why (the
 it wants, the namespace or namespaceSelector, a canary in its place, injection paused); what it injected
 (containers, init containers, volumes, the revision); whether the pod runs the set's current sidecars and,
 if not, what holds it (partition, maxUnavailable and the pods it waits on, updateStrategy.selector, paused,
-NotUpdate, not upgradable and the fields). Decided by the same code as pod-inject and the reconciler's pass.
+NotUpdate, not upgradable and the fields). Decided by the same code as pod-inject and the reconciler.
   -n, --namespace NS the pod's namespace (default "default")
   --kubeconfig FILE  the cluster (default: $KUBECONFIG, else the cluster of a running npm start,
                      else ~/.kube/config)

@@ -27,7 +27,7 @@ const code = await runExplain(
       pods: kubeSetPods(client),
       namespaces: kubeNamespaceSnapshot(client),
       // An identity that may not read webhook configurations still gets the rest of the explanation.
-      // The reconciler's threshold (ROLLOUT_STALL_MS, as it reads it): explain says Stalled when its pass does.
+      // The reconciler's threshold (ROLLOUT_STALL_MS, as it reads it): explain says Stalled when its reconcile does.
       stall: { stallMs: millisecondsFromEnv(process.env, ENV_ROLLOUT_STALL_MS, DEFAULT_STALL_MS, 1_000), nowMs: () => Date.now() },
       webhookConfiguration: (signal) => readWebhookConfiguration(client, 'MutatingWebhookConfiguration', WEBHOOK_CONFIGURATION_NAME, signal).catch(() => undefined),
     };

@@ -14,7 +14,7 @@
  *
  * Exit codes: 0 with the AdmissionReview response on stdout (allowed or
  * denied), or with -o the resulting object (allowed), or for status-sync the
- * statuses that would change, for rollout the pass's decisions; 1 when the function could not decide (what a
+ * statuses that would change, for rollout the reconcile's decisions; 1 when the function could not decide (what a
  * webhook answers with HTTP 500/503, or a set whose status cannot be
  * computed or whose rollout cannot be decided); 2 for bad input (usage, unreadable file, not an AdmissionReview
  * or an object of the function's kind); 3 when, with -o, the request was
@@ -155,7 +155,7 @@ async function readSidecarSets(io: CliIo, path: string | undefined): Promise<Jso
 }
 
 /**
- * One reconciler pass over the files, nothing written anywhere: prints the
+ * One resync over the files, nothing written anywhere: prints the
  * statuses that would change, and on stderr the sets that apply to pods
  * they never injected.
  */
@@ -197,7 +197,7 @@ function requireClusterFiles(command: string, { files, values }: Args): void {
 }
 
 /**
- * One rollout pass's decisions over the files, nothing written: which pods
+ * Every set's rollout decisions for one reconcile over the files, nothing written: which pods
  * it would update (in write order) with which images, which are not
  * upgradable, and why each set that stops waits.
  */

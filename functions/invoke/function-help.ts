@@ -25,8 +25,8 @@ export const FUNCTION_HELP: Readonly<Record<FunctionName, FunctionHelp>> = {
     about: 'Injects the sidecars of the SidecarSets given into a Pod, as the pod webhook does on CREATE.',
   },
   'pod-change': {
-    summary: 'answer a pod DELETE or pods/status UPDATE as the pod-change webhook does (allowed; it only triggers passes)',
-    about: 'Answers a pod DELETE or pods/status UPDATE review as the pod-change webhook does: always allowed; on a deployment it also starts the passes of the sets injection recorded on the pod that select it today, against the sets and Namespaces given. (The same function answers the pod-eviction webhook\'s Eviction reviews on a deployment, reading the pod from the cluster; invoke does not wrap those.)',
+    summary: 'answer a pod DELETE or pods/status UPDATE as the pod-change webhook does (allowed; it only triggers reconciles)',
+    about: 'Answers a pod DELETE or pods/status UPDATE review as the pod-change webhook does: always allowed; on a deployment it also starts the reconciles of the sets injection recorded on the pod that select it today, against the sets and Namespaces given. (The same function answers the pod-eviction webhook\'s Eviction reviews on a deployment, reading the pod from the cluster; invoke does not wrap those.)',
   },
   'sidecarset-convert': {
     summary: 'convert a SidecarSet between v1alpha1 and v1beta1 as the CRD conversion webhook does',

@@ -12,7 +12,7 @@ import { EXPLAIN } from './explain.ts';
 
 type AdmissionDescriptor = Extract<ListedDescriptor, { answers: 'AdmissionReview' }>;
 
-/** The offline rollout plan: what one pass would update, nothing written. */
+/** The offline rollout plan: what one reconcile would update, nothing written. */
 export const ROLLOUT = 'rollout';
 
 const CLUSTER_FILES = `  --sidecarsets, --namespaces, --pods FILE
@@ -43,10 +43,10 @@ const WAITING_REASONS: Record<WaitingReason['kind'], string> = {
   'not-update': 'updateStrategy.type is NotUpdate',
   finished: 'every matched pod runs the current sidecars and is ready (also when no pod matches)',
   'hot-swapping': 'every pod updated, some still between the two writes of a hot upgrade',
-  flipping: 'the pass resets finished hot upgrades\' old containers to the empty image and updates no pod (Kruise 1.9)',
+  flipping: 'the reconcile resets finished hot upgrades\' old containers to the empty image and updates no pod (Kruise 1.9)',
   'updated-not-ready': 'every matched pod updated, some not ready yet (restarting, or stuck: the kubelet\'s waiting reasons are named)',
   paused: 'updateStrategy.paused is true',
-  'max-unavailable': 'maxUnavailable updated pods are (or, after this pass, will be) not ready',
+  'max-unavailable': 'maxUnavailable updated pods are (or, after this reconcile, will be) not ready',
   partition: 'the remaining pods are held back by updateStrategy.partition',
   'nothing-waiting': 'the pods left are not upgradable, outside updateStrategy.selector, or still restarting',
   'invalid-strategy': 'partition or maxUnavailable is neither an integer nor a percentage',
@@ -136,12 +136,12 @@ ${CLUSTER_FILES}
 ${PLAN_EXIT}`;
 
 const ROLLOUT_USAGE = `usage: invoke ${ROLLOUT} --sidecarsets FILE --pods FILE [--namespaces FILE]
-Prints what one in-place rollout pass would do, sets by name, nothing written anywhere:
+Prints what one in-place rollout reconcile would do, sets by name, nothing written anywhere:
   {"flips": [{"sidecarSet", "namespace", "name", "container"}]  (HotUpgrade containers reset to the empty
              image because their new twin runs ready; written first, even when paused or NotUpdate),
    "updates": [{"sidecarSet", "namespace", "name", "images": {<container>: <new image>}}]  (in write order),
    "notUpgradable": [{"sidecarSet", "namespace", "name"}]  (sidecars changed in more than the image),
-   "waiting": [{"sidecarSet", "reason", "message"}]}  (sets updating nothing more this pass)
+   "waiting": [{"sidecarSet", "reason", "message"}]}  (sets updating nothing more this reconcile)
 waiting reasons:
 ${Object.entries(WAITING_REASONS)
   .map(([reason, meaning]) => `  ${reason.padEnd(17)}${meaning}`)
@@ -190,7 +190,7 @@ export const USAGE = `usage: invoke <function> [options]      (invoke <function>
 functions:
 ${FUNCTION_DESCRIPTORS.map((d) => `  ${d.name.padEnd(21)}${FUNCTION_HELP[d.name].summary}`).join('\n')}
   ${STATUS_SYNC.padEnd(21)}the statuses one resync would write
-  ${ROLLOUT.padEnd(21)}what one in-place rollout pass would do
+  ${ROLLOUT.padEnd(21)}what one in-place rollout reconcile would do
   ${EXPLAIN.padEnd(21)}why each SidecarSet injects a pod or not, and what holds its rollout`;
 
 /** The help of one function, or the general one for a name that is none. */

@@ -266,13 +266,13 @@ export async function renderManifests(argv: readonly string[], env: Readonly<Rec
 /**
  * Said above each webhook configuration: the reconciler owns the secret in
  * the URLs (it rotates it, and repoints a configuration that carries neither
- * the current nor the previous secret on its next pass), so a saved copy
+ * the current nor the previous secret on its next resync), so a saved copy
  * re-applied later is repaired, not trusted.
  */
 export const MANAGED_URL_COMMENT =
-  ' The clientConfig.url secrets are managed by status-sync: it rotates the webhook secret and, on every pass,\n' +
+  ' The clientConfig.url secrets are managed by status-sync: it rotates the webhook secret and, on every resync,\n' +
   ' repoints a webhook whose URL carries neither the current nor the previous secret. Re-applying this file\n' +
-  ' (by hand or by GitOps) is repaired within one pass; render afresh with `npm run manifests` rather than editing.';
+  ' (by hand or by GitOps) is repaired within one resync; render afresh with `npm run manifests` rather than editing.';
 
 function isNamespace(object: unknown): boolean {
   return isObject(object) && object.kind === 'Namespace';

@@ -156,9 +156,9 @@ export interface LocalStackOptions {
   tlsDir?: string;
   /** The webhook server's port on 127.0.0.1; 0 (the default) picks a free one. */
   port?: number;
-  /** Runs the status reconciler every this many ms (a pass at once); unset or 0 runs none. */
+  /** Runs the status reconciler every this many ms (a resync at once); unset or 0 runs none. */
   statusSyncIntervalMs?: number;
-  /** The status loop's longest silence while passes change nothing (see resync-log.ts). */
+  /** The status loop's longest silence while resyncs change nothing (see resync-log.ts). */
   statusSyncHeartbeatMs?: number;
   /**
    * Runs kube-controller-manager beside the API server (Deployments,
@@ -254,9 +254,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       // Its interval is the loop's: the heartbeat Lease's duration follows it.
       const statusSync = await composeStatusSync({ ...env, KUBECONFIG_CONTENT: cp.kubeconfig('status-sync'), [ENV_STATUS_SYNC_INTERVAL_MS]: String(options.statusSyncIntervalMs) }, { logger: jsonLogger({ function: STATUS_SYNC }, sink), secretStore: store, metrics: metrics.recorder });
       statusSyncRequests = statusSync.requests;
-      // Its passes wait for the CRD's conversion to point at this server (below): a rotation racing that repoint would lose its guarded patch.
+      // Its resyncs wait for the CRD's conversion to point at this server (below): a rotation racing that repoint would lose its guarded patch.
       const resync: typeof statusSync.resync = async (signal) => {
-        // A stop (or a failed start) aborts the wait; the pass then answers for the aborted signal as any pass does.
+        // A stop (or a failed start) aborts the wait; the resync then answers for the aborted signal as any resync does.
         await Promise.race([
           installed,
           new Promise<void>((resolve) => {

@@ -2,7 +2,7 @@
  * The rollout trigger of the local server (`npm start`): the validating
  * webhook hands an admitted SidecarSet change straight to the status loop
  * running in the same process (a direct call, no network), which starts
- * that set's pass instead of waiting for its next interval. On AWS the same
+ * that set's reconcile instead of waiting for its next interval. On AWS the same
  * port sends the sets to status-sync's SQS queue (lib/adapters/queue-rollout-trigger.ts).
  */
 import type { AdmittedSidecarSet, RolloutTrigger } from '../../lib/ports.ts';
@@ -31,7 +31,7 @@ export function localRolloutTrigger(listener: AdmittedListener): RolloutTrigger 
  * The status loop as a listener: its `admitted(change)` method, when it has
  * one. Checked rather than assumed, so the server depends on that one method
  * of the loop and on nothing else; a loop without it is not told, and its
- * next interval runs the pass.
+ * next interval runs the resync.
  */
 export function admittedListenerOf(loop: object | undefined): AdmittedListener | undefined {
   if (loop === undefined || !('admitted' in loop) || typeof loop.admitted !== 'function') return undefined;

@@ -98,7 +98,7 @@ async function serveCluster(options: ServerOptions, baseEnv: NodeJS.ProcessEnv):
   const injection = options.tlsCert === undefined ? await clusterInjection(options, env) : undefined;
   const metrics = localMetrics();
   const sources = await clusterSources(env, logger, { staleServed: metrics.staleServed });
-  // Started before the webhooks serve, so that an admitted SidecarSet change can start its pass at once.
+  // Started before the webhooks serve, so that an admitted SidecarSet change can start its reconcile at once.
   let statusLoop: StatusLoop | undefined;
   let deployed: string[] | undefined = undefined;
   if (reconcile && intervalMs > 0) {

@@ -32,7 +32,7 @@ export const STATUS_USAGE = `usage: npm run -s status -- [--kubeconfig FILE] [-w
 Columns: MATCHED, UPDATED, READY, UPDATED-READY as the reconciler counts them now from the pods (a * marks
 one the stored status does not show yet); STATE the rollout's state (Progressing, Waiting, Paused, Blocked,
 Stalled, Finished, NotUpdate: what the reconciler's Events and metrics say); PROGRESS while a rollout is under way (# updated and ready, + updated and restarting,
-. not updated); WHY what the reconciler's pass says.
+. not updated); WHY what the reconciler says.
 With --pods, per pod: UPDATED (runs the set's current sidecars), READY (as READY counts it), STATE (Updated,
 Updating, NotReady, Swapping, FlipDue, Due, Waiting, InFlight, NotUpgradable, NotSelected), KUBELET (the
 kubelet's waiting reason of each sidecar container that waits, e.g. ImagePullBackOff), WORKING (HotUpgrade: the

@@ -107,7 +107,7 @@ export async function statusViewSources(chosen: ChosenCluster, say: (text: strin
     pods: kubeSetPods(client),
     namespaces: () => kubeNamespaceSnapshot(client),
     revisionFailures: kubeRevisionFailures(client),
-    // The reconciler's threshold (ROLLOUT_STALL_MS, as the reconciler reads it): the view says Stalled when its pass does.
+    // The reconciler's threshold (ROLLOUT_STALL_MS, as the reconciler reads it): the view says Stalled when its reconcile does.
     stall: { stallMs: millisecondsFromEnv(chosen.env, ENV_ROLLOUT_STALL_MS, DEFAULT_STALL_MS, 1_000), nowMs: () => Date.now() },
     injectionPolicyInstalled: (signal) => mutatingAdmissionPolicyInstalled(client, INJECTION_POLICY_NAME, signal),
   };

@@ -28,7 +28,7 @@ export function kubePodEvictor(client: KubeClient): PodEvictor {
         // The pod decided on, not a namesake a StatefulSet made since.
         deleteOptions: { preconditions: { uid: pod.uid } },
       };
-      // Not guarded: a 429 is a budget's answer for this pass, not a call to ask again at once.
+      // Not guarded: a 429 is a budget's answer for this reconcile, not a call to ask again at once.
       const answer = await client.request({ method: 'POST', path: `/api/v1/namespaces/${enc(pod.namespace)}/pods/${enc(pod.name)}/eviction`, operation, body, ...(signal === undefined ? {} : { signal }) });
       if (answer.status >= 200 && answer.status <= 299) return { outcome: 'evicted' };
       if (answer.status === 429) return { outcome: 'refused', message: statusMessage(answer.body) };

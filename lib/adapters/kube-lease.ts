@@ -2,7 +2,7 @@
  * The reconciler's heartbeat Lease (lib/status-sync/lease.ts) in the cluster:
  * read it, and renew it (created on 404, else updated with the
  * resourceVersion read, so a concurrent writer's change is refused, not
- * overwritten: the next pass renews again).
+ * overwritten: the next resync renews again).
  */
 import { isObject } from '../kube/json.ts';
 import { renewedLease, STATUS_SYNC_LEASE_NAME } from '../status-sync/lease.ts';

@@ -1,5 +1,5 @@
 /**
- * Namespace labels for the reconciler's passes and the rollout view (the
+ * Namespace labels for the reconciler's resyncs and reconciles and the rollout view (the
  * webhooks' cached per-name reads are kube-sources.ts).
  */
 import { objectOf, stringMapOf, stringOf } from '../kube/json.ts';
@@ -15,10 +15,10 @@ export const getNamespaceOperation = (name: string): string => `get namespace "$
 const labelsOf = (namespace: unknown): Labels => stringMapOf(objectOf(objectOf(namespace)?.metadata)?.labels);
 
 /**
- * Namespace labels for one pass: the first call lists every namespace (a
+ * Namespace labels for one resync or reconcile: the first call lists every namespace (a
  * few pages however many namespaces there are, instead of one GET each); a
  * name the list did not have (created since) is read on its own. Make one
- * per pass so that every pass sees current labels.
+ * per resync or reconcile so that each sees current labels.
  */
 export function kubeNamespaceSnapshot(client: KubeClient): NamespaceSource {
   let listed: Promise<Map<string, Labels>> | undefined;
@@ -41,7 +41,7 @@ export function kubeNamespaceSnapshot(client: KubeClient): NamespaceSource {
     async labels(names, signal) {
       if (listed === undefined) {
         listed = listEvery(signal);
-        // A failed list is not kept: a later call of the same pass tries again.
+        // A failed list is not kept: a later call of the same resync or reconcile tries again.
         listed.catch(() => {
           listed = undefined;
         });

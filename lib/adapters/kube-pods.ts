@@ -1,5 +1,5 @@
 /**
- * Pods on the API server: the pass's paged list of every pod (reduced to
+ * Pods on the API server: the resync's paged list of every pod (reduced to
  * summaries page by page), a set's pods whole (rollout.md §0), a watch that
  * says when they changed, and the rollout's guarded writes. Plain JSON
  * throughout (kube-request.ts): a pod's JSON Patch paths are computed from
@@ -38,7 +38,7 @@ function podsPath(namespace: string | undefined): string {
 
 /**
  * Every pod, page by page, each reduced to a PodSummary as soon as its own
- * bytes have arrived (kube-request.ts `list`), so that what the pass holds
+ * bytes have arrived (kube-request.ts `list`), so that what the resync holds
  * is one pod's text and parsed form, and one page's summaries: never a page
  * of whole pods, whatever the pods weigh (pages are bounded in bytes too:
  * pod-page-size.ts). Plain JSON, not a typed client: its
@@ -48,7 +48,7 @@ function podsPath(namespace: string | undefined): string {
  * A page that got no complete answer (a dropped connection, a slow answer)
  * is asked for again (kube-request.ts): the continue token names the same
  * snapshot, so the list goes on where it was instead of failing the whole
- * pass (at 100,000 pods, 200 pages) on one dropped connection.
+ * resync (at 100,000 pods, 200 pages) on one dropped connection.
  */
 export function kubePodPages(client: KubeClient, options: PodListOptions = {}): PodPages {
   const paging = listOptions(options);
@@ -95,7 +95,7 @@ function testedVersion(operations: readonly JsonPatchOperation[]): string | unde
  * The rollout's pod writes. Each is safe to send again after no answer
  * (`guarded`, kube-request.ts): the image patch tests the pod's
  * resourceVersion first (a repeat after the first landed fails its test and
- * counts as a conflict: the next pass reads the pod as it is), and the
+ * counts as a conflict: the next reconcile reads the pod as it is), and the
  * condition patch sets the same values again.
  */
 export function kubePodWriter(client: KubeClient): PodWriter {

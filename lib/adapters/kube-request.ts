@@ -151,7 +151,7 @@ export interface KubeClientOptions {
   maxResponseBytes?: number;
 }
 
-/** Three attempts in all: a dropped connection or a slow answer costs a retry, not the pass. */
+/** Three attempts in all: a dropped connection or a slow answer costs a retry, not the resync. */
 export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [250, 1_000];
 
 /** Statuses that ask for another try: overload (429), and, for reads only, the server's own trouble. */
@@ -200,7 +200,7 @@ export interface KubeClient {
    * the API server does), before they are read: again for each attempt.
    */
   list<T>(request: Omit<KubeRequest, 'method' | 'body' | 'contentType' | 'guarded'>, keep: (item: Record<string, unknown>) => T, onHead?: (head: Record<string, unknown>) => void): Promise<KubeListAnswer<T>>;
-  /** Requests started so far, retries and watches included (the reconciler reports the count per pass). */
+  /** Requests started so far, retries and watches included (the reconciler reports the count per resync). */
   requests(): number;
   close(): void;
 }

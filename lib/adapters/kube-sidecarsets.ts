@@ -96,7 +96,7 @@ export const sidecarSetPath = (version: string, name: string): string => `/apis/
  * the version the sets are read in (the status is the same in both). The
  * patch carries `metadata.resourceVersion`, which the API server treats as a
  * precondition: a set changed since it was read answers 409 instead of being
- * overwritten. Sent once (not `guarded`): the pass decides again after a
+ * overwritten. Sent once (not `guarded`): the reconcile decides again after a
  * failure, from a fresh read.
  */
 export function kubeStatusWriter(client: KubeClient, versions: SidecarSetVersions = fixedSidecarSetVersion(VERSION)): SidecarSetStatusWriter {

@@ -10,7 +10,7 @@
  * A URL is changed with a JSON Patch that first tests the URL it replaces:
  * if someone changed the configuration since it was read, the API server
  * refuses the patch (422) instead of overwriting their change, and the next
- * pass reads again.
+ * resync reads again.
  */
 import { objectOf, stringOf } from '../kube/json.ts';
 import type { JsonObject } from '../kube/types.ts';

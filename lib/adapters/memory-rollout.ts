@@ -1,7 +1,7 @@
 /**
  * The rollout's ports over objects in memory, for tests: ControllerRevisions,
  * and one set of pods that the pod source lists and watches and the pod
- * writer patches. They behave as the API server does for the parts a pass
+ * writer patches. They behave as the API server does for the parts a reconcile
  * relies on: every write bumps one cluster-wide resourceVersion, a JSON
  * Patch is applied strictly (lib/admission/json-patch-apply.ts) and a failed
  * `test` is a conflict (any other failure stays a JsonPatchError, so a
@@ -356,7 +356,7 @@ function patchPod(pods: StoredPods, namespace: string, name: string, operations:
   }
 }
 
-/** The source a pass lists and watches the stored pods through. */
+/** The source a reconcile lists and watches the stored pods through. */
 function storedPodSource(pods: StoredPods): SetPodSource {
   return {
     list: (scope) => Promise.resolve(pods.list(scope)),

@@ -1,7 +1,7 @@
 /**
  * The status reconciler's ports over objects in memory: the invoke command's
  * files, and tests. The status writer behaves as the API server does for the
- * parts a pass relies on: it keeps the sets, bumps resourceVersion on every
+ * parts a resync relies on: it keeps the sets, bumps resourceVersion on every
  * write and refuses a write made against an older one.
  */
 import { cloneJson, stringOf } from '../kube/json.ts';

@@ -38,7 +38,7 @@ export const SECRET_HOWTO =
 /**
  * Checks a secret's form: its length, and base64url only (it travels in
  * URLs). Whether it is guessable is judged where a secret comes in
- * (secret-strength.ts: status-sync on every full pass it rotates in, `npm start`,
+ * (secret-strength.ts: status-sync on every resync it rotates in, `npm start`,
  * `npm run manifests`), not here: the admission functions check the form
  * only, because the guessing estimate's dictionaries cost each of their cold
  * starts some 700 ms of CPU and 1.6 MB of code (docs/OPERATIONS.md).

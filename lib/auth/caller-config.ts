@@ -15,7 +15,7 @@ export const ENV_ALLOW_UNAUTHENTICATED = 'ALLOW_UNAUTHENTICATED_CALLERS';
 export const ENV_ALLOWED_CALLER_CIDRS = 'ALLOWED_CALLER_CIDRS';
 /** How often a function re-reads a stored secret (WEBHOOK_SECRET_ARN, the local server's file). */
 export const ENV_SECRET_REFRESH_MS = 'WEBHOOK_SECRET_REFRESH_MS';
-/** How often the scheduled pass rotates a stored secret (0: never). */
+/** How often the resync rotates a stored secret (0: never). */
 export const ENV_ROTATION_PERIOD_MS = 'WEBHOOK_SECRET_ROTATION_PERIOD_MS';
 /** Added to each of the rotation's waits. */
 export const ENV_ROTATION_MARGIN_MS = 'WEBHOOK_SECRET_ROTATION_MARGIN_MS';
@@ -121,7 +121,7 @@ export function rotationSettingsFromEnv(env: Env): RotationSettings {
  * The webhook URL prefixes the deployment made (origin and path up to the
  * secret, each ending in `/`), comma-separated: the only URLs rotation
  * writes a secret into (rotation.ts). `npm start` sets it to its server's
- * URLs; on AWS the stack's schedule hands them to each scheduled pass in
+ * URLs; on AWS the stack's schedule hands them to each resync in
  * the event (`detail.deployedWebhookUrls`) instead.
  */
 export const ENV_DEPLOYED_WEBHOOK_URLS = 'DEPLOYED_WEBHOOK_URLS';

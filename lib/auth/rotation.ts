@@ -1,9 +1,9 @@
 /**
- * Automatic rotation of the webhook caller secret, one step per scheduled
- * pass (status-sync on AWS, the status loop of `npm start`). The state lives
+ * Automatic rotation of the webhook caller secret, one step per resync
+ * (status-sync on AWS, the status loop of `npm start`). The state lives
  * in the secret itself, beside `current` and `previous`, so every step is a
  * function of what is stored and what the cluster shows, and a crash or a
- * repeated pass at any point only repeats a step:
+ * repeated resync at any point only repeats a step:
  *
  * 1. idle, due (`rotatedAt` + period passed, or never rotated), and every
  *    webhook of the project's configurations carries `current`: store
@@ -23,7 +23,7 @@
  * SidecarSet CRD's conversion webhook (`spec.conversion.webhook.clientConfig.url`):
  * its URL carries the same secret and is rotated and repaired with them.
  *
- * Before any step, every pass repairs: a webhook of a URL the deployment
+ * Before any step, every resync repairs: a webhook of a URL the deployment
  * made whose last segment is neither the current nor the previous secret
  * (a saved copy re-applied after a rotation, by hand or by a GitOps tool;
  * `x`, `..`, an empty segment or any other text a stolen reconciler
@@ -43,11 +43,11 @@
  * given a secret, by the repair or by a rotation step: it is refused and
  * reported in the result (`refused`), and no rotation starts while one is
  * there, since finishing it would leave that webhook on a secret about to be
- * dropped. When the pass does not know what was deployed, it writes nothing.
+ * dropped. When the resync does not know what was deployed, it writes nothing.
  *
  * The current secret is never lost: the new one is stored together with the
  * old one before anything points at it. A failure is reported in the result
- * and the same step is tried on the next pass. Messages never carry a
+ * and the same step is tried on the next resync. Messages never carry a
  * secret.
  */
 import { randomBytes } from 'node:crypto';
@@ -106,7 +106,7 @@ export type RotationStep =
 export interface RotationResult {
   step: RotationStep;
   /**
-   * The webhooks this pass repointed because they carried a secret no
+   * The webhooks this resync repointed because they carried a secret no
    * function accepts (stale configurations re-applied), described without
    * their URLs; absent when none did.
    */
@@ -131,14 +131,14 @@ export interface RotationPorts {
   /**
    * The URL prefixes the deployment made (origin and path up to the
    * secret, ending in `/`): the only URLs a secret is written into.
-   * Undefined when this pass does not know them: then nothing is written.
+   * Undefined when this resync does not know them: then nothing is written.
    */
   deployed: readonly string[] | undefined;
-  /** Tells the webhooks this pass repaired (lib/webhook-config/refused-webhooks.ts: a Warning Event on each configuration). */
+  /** Tells the webhooks this resync repaired (lib/webhook-config/refused-webhooks.ts: a Warning Event on each configuration). */
   recordRepaired?: (repaired: readonly RepairedWebhook[], signal?: AbortSignal) => Promise<void>;
 }
 
-/** A webhook the pass pointed back at an accepted secret. */
+/** A webhook the resync pointed back at an accepted secret. */
 export interface RepairedWebhook {
   configuration: WebhookEndpoint['configuration'];
   webhook: string;
@@ -163,7 +163,7 @@ function without(doc: Record<string, unknown>, ...fields: string[]): Record<stri
 
 /** Reads the stored value: a bare secret or the JSON form, keeping unknown fields. */
 export function parseSecretDocument(text: string): SecretDocument {
-  // Judged on every full pass that rotates: the secret the admission functions serve (they check its form only) is refused here when guessable.
+  // Judged on every resync that rotates: the secret the admission functions serve (they check its form only) is refused here when guessable.
   const secrets = parseJudgedSecretValue(text, WHAT);
   const trimmed = text.trim();
   const raw: Record<string, unknown> = trimmed.startsWith('{') ? (JSON.parse(trimmed) as Record<string, unknown>) : {};

@@ -29,7 +29,7 @@
  * which stays what a secret must carry: the strength of a 128-bit key.
  *
  * Only the code that takes a secret in imports this module (status-sync's
- * rotation on every full pass, `npm start`, `npm run manifests`): the admission
+ * rotation on every resync, `npm start`, `npm run manifests`): the admission
  * functions check a secret's form only (caller-auth.ts), so their bundles do
  * not carry the dictionaries.
  */

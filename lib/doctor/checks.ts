@@ -119,19 +119,19 @@ export function injectionPathFindings(sets: readonly unknown[], paths: Installed
 }
 
 /**
- * The reconciler's last full pass, from its heartbeat Lease
+ * The reconciler's last resync, from its heartbeat Lease
  * (lib/status-sync/lease.ts): recent while renewTime is within
  * leaseDurationSeconds of now.
  */
 export function leaseFinding(namespace: string, lease: unknown, nowMs: number): Finding {
   const check = 'status-sync reconciler';
   const at = `Lease ${namespace}/${STATUS_SYNC_LEASE_NAME}`;
-  if (lease === undefined) return { check, ok: false, detail: `no ${at}: the reconciler never finished a pass against this cluster, or predates the Lease`, fix: 'check that its schedule is enabled and its credential is the status-sync identity (infra/k8s/rbac.yaml), and read the function\'s logs' };
+  if (lease === undefined) return { check, ok: false, detail: `no ${at}: the reconciler never finished a resync against this cluster, or predates the Lease`, fix: 'check that its schedule is enabled and its credential is the status-sync identity (infra/k8s/rbac.yaml), and read the function\'s logs' };
   const spec = objectOf(objectOf(lease)?.spec);
   const renewTime = stringOf(spec?.renewTime);
   const duration = spec?.leaseDurationSeconds;
   const renewedMs = renewTime === undefined ? Number.NaN : Date.parse(renewTime);
-  if (Number.isNaN(renewedMs) || typeof duration !== 'number') return { check, ok: false, detail: `${at} carries no renewTime or leaseDurationSeconds`, fix: 'delete it (kubectl delete lease); the next pass writes it again' };
+  if (Number.isNaN(renewedMs) || typeof duration !== 'number') return { check, ok: false, detail: `${at} carries no renewTime or leaseDurationSeconds`, fix: 'delete it (kubectl delete lease); the next resync writes it again' };
   const agoS = Math.max(0, Math.round((nowMs - renewedMs) / 1000));
   const by = stringOf(spec?.holderIdentity) ?? '?';
   if (agoS > duration) return { check, ok: false, detail: `last resync ${agoS} s ago (${at} renewTime ${renewTime} by ${by}), longer than its ${duration} s: the reconciler stopped`, fix: 'check its schedule (the EventBridge rule, or npm start\'s STATUS_SYNC_INTERVAL_MS) and its logs' };

@@ -71,7 +71,7 @@ export interface RolloutExplanation {
   hold?: Hold;
   /** The kubelet's waiting reasons of the set's sidecars (`agent: ImagePullBackOff`). */
   kubelet?: string[];
-  /** The set's whole rollout is stalled, as the reconciler's pass and `npm run status` tell it: their message. */
+  /** The set's whole rollout is stalled, as the reconciler and `npm run status` tell it: their message. */
   stalled?: string;
 }
 
@@ -128,7 +128,7 @@ export interface ExplainInput {
   skipped?: string;
   /** Per set name, the pods of the set's scope (at least), for its rollout; a set absent here gets no rollout part. */
   scopePods?: ReadonlyMap<string, readonly Pod[]>;
-  /** The reconciler's stall threshold and now: a stalled rollout is said as the pass says it (absent: never). */
+  /** The reconciler's stall threshold and now: a stalled rollout is said as the reconcile says it (absent: never). */
   stall?: StallClock;
 }
 
@@ -254,7 +254,7 @@ function rolloutOf(pod: Pod, set: SidecarSet, namespace: string, pods: readonly 
   if (row === undefined) return { matched: true, ...(view.problem === undefined ? {} : { why: view.problem }) };
   const current = row.updated && row.state === 'Updated';
   const hold = row.updated ? undefined : holdOf(pod, set, row.state, plan);
-  // The set's row as npm run status shows it: Stalled when the pass would say so.
+  // The set's row as npm run status shows it: Stalled when the reconcile would say so.
   const setRow = stall === undefined ? undefined : viewRow(set, listed, namespaceLabels, stall);
   return {
     ...(setRow?.state === 'Stalled' ? { stalled: setRow.why } : {}),

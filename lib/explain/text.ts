@@ -19,7 +19,7 @@ function partsText(parts: InjectedParts): string[] {
 export function holdText(hold: Hold): string {
   switch (hold.kind) {
     case 'next':
-      return 'the next pass of the reconciler updates it';
+      return 'the next reconcile updates it';
     case 'not-update':
       return 'held: updateStrategy.type is NotUpdate (running pods keep their sidecars)';
     case 'paused':
@@ -35,7 +35,7 @@ export function holdText(hold: Hold): string {
     case 'in-flight':
       return 'held: a ready sidecar still runs an earlier in-place update';
     case 'flipping':
-      return 'held: this pass finishes hot upgrades of other pods and updates none';
+      return 'held: this reconcile finishes hot upgrades of other pods and updates none';
     case 'invalid-strategy':
       return `held: ${hold.message}`;
     case 'later-batch':

@@ -4,7 +4,7 @@
  * that comes next), what blocks it, and whether a switch now would restart
  * any pod: that is decided with the reconciler's own plan
  * (lib/rollout/plan.ts planRollout), so "no pod would be patched" means the
- * status-sync pass, run now over these objects, writes no pod.
+ * status-sync reconcile, run now over these objects, writes no pod.
  */
 import { errorMessage } from '../errors.ts';
 import { objectOf, stringMapOf, stringOf } from '../kube/json.ts';
@@ -45,10 +45,10 @@ export interface SetFinding {
   counts?: RolloutCounts;
   /** The stored status's counts that differ from the reconciler's (it would rewrite them; no pod is touched). */
   statusDiffers: string[];
-  /** Pods a pass now would update in place (a sidecar restart), then flip (HotUpgrade): their keys. */
+  /** Pods a reconcile now would update in place (a sidecar restart), then flip (HotUpgrade): their keys. */
   wouldUpdate: string[];
   wouldFlip: string[];
-  /** What the pass says about the rollout. */
+  /** What the reconcile says about the rollout. */
   why: string;
   latestRevision: string | undefined;
   /** The revision the reconciler registers for the current spec. */
@@ -127,7 +127,7 @@ function setFinding(set: SidecarSet, pods: readonly Pod[], labels: NamespaceLabe
     finding.statusDiffers = COUNT_FIELDS.filter((f) => (stored[f] ?? 0) !== plan.status[f]).map((f) => `${f} ${stored[f] ?? 0} → ${plan.status[f]}`);
     finding.wouldUpdate = plan.updates.map((u) => podKey(u.pod));
     finding.wouldFlip = plan.flips.map((f) => podKey(f.pod));
-    finding.why = plan.waiting === undefined ? `updating ${plan.updates.length} pod(s) this pass` : waitingMessage(plan.waiting);
+    finding.why = plan.waiting === undefined ? `updating ${plan.updates.length} pod(s) this reconcile` : waitingMessage(plan.waiting);
   } catch (error) {
     finding.why = `cannot be decided: ${errorMessage(error)}`;
   }
@@ -152,16 +152,16 @@ function podFindings(pods: readonly Pod[]): { oldFormPods: PodFinding[]; unrecog
 
 /** Into `blockers` and `notes`, what one set's finding says, in the report's order. */
 function setFindingLines(set: SetFinding, revisionNamespace: string, blockers: string[], notes: string[]): void {
-  if (set.wouldUpdate.length > 0) blockers.push(`SidecarSet ${set.name}: a pass now would update ${set.wouldUpdate.length} pod(s) in place (${sample(set.wouldUpdate)}): a rollout is in flight; let it finish or pause it (step 2)`);
+  if (set.wouldUpdate.length > 0) blockers.push(`SidecarSet ${set.name}: a reconcile now would update ${set.wouldUpdate.length} pod(s) in place (${sample(set.wouldUpdate)}): a rollout is in flight; let it finish or pause it (step 2)`);
   if (set.wouldFlip.length > 0) blockers.push(`SidecarSet ${set.name}: ${set.wouldFlip.length} pod(s) are mid-HotUpgrade and would be flipped now (${sample(set.wouldFlip)}); let the swap finish (step 2)`);
   if (set.missingPinnedRevision !== undefined) blockers.push(`SidecarSet ${set.name} pins revision ${set.missingPinnedRevision}, which is not in namespace ${revisionNamespace} where this project reads revisions: new pods would be refused`);
   const elsewhere = Object.keys(set.revisionsIn).filter((ns) => ns !== revisionNamespace);
   if (elsewhere.length > 0 && (set.revisionsIn[revisionNamespace] ?? 0) === 0) {
     blockers.push(`SidecarSet ${set.name}'s ControllerRevisions are in ${elsewhere.join(', ')}, not in ${revisionNamespace}: deploy with SIDECARSET_REVISION_NAMESPACE=${elsewhere[0] ?? ''} (and npm run manifests -- --revision-namespace ${elsewhere[0] ?? ''}), then run the check with --revision-namespace`);
   }
-  if (set.statusDiffers.length > 0) notes.push(`SidecarSet ${set.name}: the first pass rewrites the status (${set.statusDiffers.join(', ')}); no pod is touched`);
+  if (set.statusDiffers.length > 0) notes.push(`SidecarSet ${set.name}: the first reconcile rewrites the status (${set.statusDiffers.join(', ')}); no pod is touched`);
   if (set.latestRevision !== undefined && set.latestRevision !== '' && set.latestRevision !== set.expectedRevision) {
-    notes.push(`SidecarSet ${set.name}: status.latestRevision is ${set.latestRevision}, the current spec's revision is ${set.expectedRevision}: the first pass registers it (a ControllerRevision, no pod)`);
+    notes.push(`SidecarSet ${set.name}: status.latestRevision is ${set.latestRevision}, the current spec's revision is ${set.expectedRevision}: the first reconcile registers it (a ControllerRevision, no pod)`);
   }
 }
 

@@ -23,14 +23,14 @@ function kruiseLines(kruise: MigrationReport['kruise']): string[] {
   return lines;
 }
 
-/** Each SidecarSet's counts, revisions and what a pass would do now. */
+/** Each SidecarSet's counts, revisions and what a reconcile would do now. */
 function setLines(report: MigrationReport): string[] {
   const lines = [`SidecarSets: ${report.sets.length}${report.crd === undefined ? '' : ` (objects may be stored as ${report.crd.storedVersions.join(' or ') || 'v1alpha1'}; the API does not say which per object)`}`];
   for (const set of report.sets) {
     const counts = set.counts === undefined ? 'counts unknown' : `matched ${set.counts.matchedPods}, updated ${set.counts.updatedPods}, ready ${set.counts.readyPods}`;
     const revisions = Object.entries(set.revisionsIn).map(([ns, n]) => `${n} in ${ns}`).join(', ') || 'none';
     lines.push(`  ${set.name}: ${counts}; ${set.why}`);
-    lines.push(`    latestRevision ${set.latestRevision ?? '(none)'}; revisions ${revisions}; a pass now updates ${plural(set.wouldUpdate.length, 'pod')} and flips ${set.wouldFlip.length}`);
+    lines.push(`    latestRevision ${set.latestRevision ?? '(none)'}; revisions ${revisions}; a reconcile now updates ${plural(set.wouldUpdate.length, 'pod')} and flips ${set.wouldFlip.length}`);
   }
   return lines;
 }

@@ -40,7 +40,7 @@ export class ObjectExistsError extends Error {
 
 /**
  * A guarded write found the object changed since it was read (HTTP 409, or
- * a JSON Patch `test` that failed): the object is skipped this pass and
+ * a JSON Patch `test` that failed): the object is skipped this reconcile and
  * decided again from a fresh read.
  */
 export class WriteConflictError extends Error {

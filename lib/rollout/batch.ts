@@ -1,6 +1,6 @@
 /**
  * One batch's writes and reports from a plan (rollout.md §0 step 4, §1.5
- * step 7, §1.6, §1.7; sidecarset.md §7 "Why is it waiting?"), pure: the pass
+ * step 7, §1.6, §1.7; sidecarset.md §7 "Why is it waiting?"), pure: the reconcile
  * sends them in this order and skips a pod whose patch meets a conflict.
  */
 import type { JsonPatchOperation } from '../admission/json-patch.ts';
@@ -24,13 +24,13 @@ export function notUpgradableEventMessage(count: number): string {
 /**
  * The Warning Event on the SidecarSet for a pod the batch had to skip (its
  * patch could not be planned, or the API server or a webhook refused it):
- * better than Kruise, whose pass stops at the first such pod (docs/ROLLOUT.md).
+ * better than Kruise, whose Reconcile stops at the first such pod (docs/ROLLOUT.md).
  */
 export const POD_UPDATE_FAILED_REASON = 'PodUpdateFailed';
 
 /** The Event's message: the pod and why, in one line. */
 export function podUpdateFailedMessage(pod: string, why: string): string {
-  return `pod ${pod} skipped: ${why}; the other pods go on, this one is tried again next pass`;
+  return `pod ${pod} skipped: ${why}; the other pods go on, this one is tried again next reconcile`;
 }
 
 /**
@@ -79,7 +79,7 @@ export interface BatchWrites {
   held?: { reason: typeof PATCH_METADATA_HELD_REASON; message: string };
   /** Then, per pod in order: the guarded JSON Patch, and after it the condition (true) patch if it changes anything. */
   updates: { pod: Pod; patch: JsonPatchOperation[]; condition: ConditionPatch }[];
-  /** Pods of the plan whose write could not be made (e.g. a `MergePatchJson` annotation that is not JSON): skipped, reported by the pass (a Warning Event). */
+  /** Pods of the plan whose write could not be made (e.g. a `MergePatchJson` annotation that is not JSON): skipped, reported by the reconcile (a Warning Event). */
   unplanned: { pod: Pod; why: string }[];
 }
 
@@ -152,7 +152,7 @@ function heldKeysOfBatch(pods: readonly Pod[], set: SidecarSet): BatchWrites['he
 }
 
 /**
- * The status a pass writes (§1.9): the counts, observedGeneration, and the
+ * The status a reconcile writes (§1.9): the counts, observedGeneration, and the
  * registered revision's latestRevision and collisionCount (without a
  * registration, the stored ones stay).
  */
@@ -178,7 +178,7 @@ export function statusNeedsWrite(stored: SidecarSetStatus | undefined, next: Sid
   );
 }
 
-/** The user-facing line for why a set's rollout updates nothing more this pass (sidecarset.md §7). */
+/** The user-facing line for why a set's rollout updates nothing more this reconcile (sidecarset.md §7). */
 export function waitingMessage(reason: WaitingReason): string {
   switch (reason.kind) {
     case 'not-update':
@@ -190,12 +190,12 @@ export function waitingMessage(reason: WaitingReason): string {
     case 'hot-swapping':
       return `every pod is updated; ${reason.pods} pod(s) finishing a hot upgrade: their old sidecar containers go back to the empty image once the new ones run ready`;
     case 'flipping':
-      return `${reason.pods} pod(s) finishing a hot upgrade: their old sidecar containers go back to the empty image this pass; the next pods are updated in a later pass`;
+      return `${reason.pods} pod(s) finishing a hot upgrade: their old sidecar containers go back to the empty image this reconcile; the next pods are updated in a later reconcile`;
     case 'invalid-strategy':
       return `cannot roll: ${reason.message}`;
     case 'max-unavailable':
-      // `unavailable` is counted before this pass's writes, which may add to it: say so, lest "0" read as nothing pending.
-      return `maxUnavailable ${reason.maxUnavailable} reached: the next pods wait until updated ones are ready (${reason.unavailable} updated and not ready before this pass${reason.stuck === undefined ? '' : `: ${unavailableText(reason.stuck)}`})`;
+      // `unavailable` is counted before this reconcile's writes, which may add to it: say so, lest "0" read as nothing pending.
+      return `maxUnavailable ${reason.maxUnavailable} reached: the next pods wait until updated ones are ready (${reason.unavailable} updated and not ready before this reconcile${reason.stuck === undefined ? '' : `: ${unavailableText(reason.stuck)}`})`;
     case 'updated-not-ready':
       return `every pod is updated; ${reason.stuck.count} not ready yet: ${unavailableText(reason.stuck)}`;
     case 'partition':

@@ -1,11 +1,11 @@
 /**
- * A set's counts as the pass leaves it: the plan counts the pods as listed,
+ * A set's counts as the reconcile leaves it: the plan counts the pods as listed,
  * before the batch writes; a pod the batch updated in place now records the
  * set's current hash (updated) and runs the old image until its kubelet
  * restarts the sidecar (not consistent, so not ready, rollout.md §1.9). What
  * the rollout state tells (the RolloutProgressing Event, the view after a
- * pass) is taken from these, so it never says "0 of 12 pod(s) updated"
- * while the pass has just updated some.
+ * reconcile) is taken from these, so it never says "0 of 12 pod(s) updated"
+ * while the reconcile has just updated some.
  */
 import type { Pod } from '../kube/types.ts';
 import { isHotUpgrade, isPodReady, isPodStateConsistent, setContainers, sidecarContainerNames } from '../sidecarset/pod-state.ts';

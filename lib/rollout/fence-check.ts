@@ -9,7 +9,7 @@
  * itself before it writes, so that a pod the policy would refuse (422) is
  * set aside and reported (its SidecarSetUpgradable condition and a Warning Event
  * on the set, lib/status-sync/set-reconcile.ts) rather than tried again and
- * refused every pass, and a patchPodMetadata key named after the pod was
+ * refused every reconcile, and a patchPodMetadata key named after the pod was
  * created is left out of the pod's update and reported, not made to fail it.
  * The same rules as the policy's CEL, which stays the authority.
  */

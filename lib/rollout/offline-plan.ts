@@ -1,7 +1,7 @@
 /**
  * The offline plan (`invoke rollout`): every set's rollout decision for one
- * pass over given lists, as plain JSON, nothing written. Sets are taken by
- * name; within a set, updates keep the pass's write order, and flips and
+ * reconcile over given lists, as plain JSON, nothing written. Sets are taken by
+ * name; within a set, updates keep the reconcile's write order, and flips and
  * not-upgradable pods the list order (namespace/name).
  */
 import { stringOf } from '../kube/json.ts';
@@ -22,7 +22,7 @@ export interface OfflineUpdate extends OfflinePodRef {
   images: Record<string, string>;
 }
 
-/** A hot sidecar container the pass resets to the empty image, its new twin now serving (one entry per container). */
+/** A hot sidecar container the reconcile resets to the empty image, its new twin now serving (one entry per container). */
 export interface OfflineFlip extends OfflinePodRef {
   container: string;
 }
@@ -31,12 +31,12 @@ export interface OfflineWaiting {
   sidecarSet: string;
   /** The plan's reason kind: not-update, finished, hot-swapping, paused, invalid-strategy, max-unavailable, partition, nothing-waiting. */
   reason: WaitingReason['kind'];
-  /** The line the pass logs for it. */
+  /** The line the reconcile logs for it. */
   message: string;
 }
 
 export interface OfflinePlan {
-  /** Written first in a pass, even when the set is paused or NotUpdate. */
+  /** Written first in a reconcile, even when the set is paused or NotUpdate. */
   flips: OfflineFlip[];
   updates: OfflineUpdate[];
   notUpgradable: OfflinePodRef[];

@@ -1,5 +1,5 @@
 /**
- * One SidecarSet's rollout decision for one pass (rollout.md §0 steps 7-10,
+ * One SidecarSet's rollout decision for one reconcile (rollout.md §0 steps 7-10,
  * §1.2-§1.4, §1.6) and its status counts (§1.9), from fresh lists only.
  */
 import type { JsonPatchOperation } from '../admission/json-patch.ts';
@@ -56,7 +56,7 @@ export interface PlannedFlip {
 /** Pods named per reason in a line: enough to start looking, short enough for an Event. */
 export { SAMPLE_PODS, type UnavailablePods } from '../sidecarset/unavailable-pods.ts';
 
-/** Why a set updates nothing (more) this pass. */
+/** Why a set updates nothing (more) this reconcile. */
 export type WaitingReason =
   | { kind: 'not-update' }
   | { kind: 'finished' }
@@ -67,9 +67,9 @@ export type WaitingReason =
    */
   | { kind: 'hot-swapping'; pods: number }
   /**
-   * This pass flips `pods` finished hot upgrades and updates no pod: Kruise
-   * 1.9's pass returns after flipping (1.8 went on to update the next batch),
-   * so the next batch is decided by a later pass from the pods as flipped.
+   * This reconcile flips `pods` finished hot upgrades and updates no pod: Kruise
+   * 1.9's Reconcile returns after flipping (1.8 went on to update the next batch),
+   * so the next batch is decided by a later reconcile from the pods as flipped.
    */
   | { kind: 'flipping'; pods: number }
   /**
@@ -81,7 +81,7 @@ export type WaitingReason =
   /** Ready pods would exceed maxUnavailable: `unavailable` updated pods are not yet consistent and ready (`stuck` says why). */
   | { kind: 'max-unavailable'; unavailable: number; maxUnavailable: number; stuck?: UnavailablePods }
   /**
-   * Every pod is updated (Kruise's pass stops here), but `stuck` of them are
+   * Every pod is updated (Kruise's Reconcile stops here), but `stuck` of them are
    * not yet consistent and ready: the rollout is not finished until they are.
    */
   | { kind: 'updated-not-ready'; stuck: UnavailablePods }
@@ -102,12 +102,12 @@ export interface RolloutPlan {
   /**
    * Pods whose hot upgrade is done (new container consistent and ready): the
    * flip. Kruise 1.9's order: none when the set is NotUpdate or paused (1.8
-   * flipped those too); when there is any, the pass updates no pod.
+   * flipped those too); when there is any, the reconcile updates no pod.
    */
   flips: PlannedFlip[];
-  /** Matched pods mid hot upgrade (flippable now or not yet) that the pass follows: none for a NotUpdate or paused set. */
+  /** Matched pods mid hot upgrade (flippable now or not yet) that the reconcile follows: none for a NotUpdate or paused set. */
   swapping: number;
-  /** Set when this pass updates nothing (further); absent while pods are being updated without a limit reached. */
+  /** Set when this reconcile updates nothing (further); absent while pods are being updated without a limit reached. */
   waiting?: WaitingReason;
   /** The updated pods not available, and why; absent when there is none. */
   unavailable?: UnavailablePods;
@@ -132,7 +132,7 @@ export interface PlanOptions {
    * Makes a batch pod's update patch as the batch is taken; one that throws
    * (a `MergePatchJson` annotation that is not JSON, say) is set aside with
    * why and the next pod in the order takes its place: otherwise a broken
-   * pod first in the order would hold maxUnavailable's slot pass after pass.
+   * pod first in the order would hold maxUnavailable's slot reconcile after reconcile.
    * Absent, every pod is taken and no patch is made.
    */
   patchFor?: (pod: Pod) => JsonPatchOperation[];
@@ -323,13 +323,13 @@ function batchHolds(waiting: readonly Pod[], partition: number, batch: Batch): B
   return { partition: waiting.slice(eligible), maxUnavailable: waiting.slice(stoppedAt, eligible) };
 }
 
-/** Why a set updates no pod this pass whatever its pods (Kruise 1.9's order: NotUpdate, paused, every pod updated). */
+/** Why a set updates no pod this reconcile whatever its pods (Kruise 1.9's order: NotUpdate, paused, every pod updated). */
 export type Stop = 'not-update' | 'paused' | 'hot-swapping' | 'updated-not-ready' | 'finished';
 
 /**
  * The stop rule, the one place it is written, in Kruise 1.9's order
  * (kruise-1.9.md, "The controller pass"): NotUpdate; paused; then (after the
- * flips, which return the pass when there are any: see planRollout) every
+ * flips, which end the reconcile when there are any: see planRollout) every
  * matched pod updated: pods mid hot upgrade, or updated pods not yet ready,
  * keep the rollout going, else it is finished. Undefined when the set rolls
  * on. Kruise 1.8 checked NotUpdate, then every pod updated, then paused, all
@@ -363,9 +363,9 @@ export function decidedByCounts(set: SidecarSet, counts: RolloutCounts, swapping
   return stop === 'finished' ? { kind: stop } : undefined;
 }
 
-/** Why a pass updates no pod whatever its batch: flips due, or the stop rule; undefined when the set rolls on. */
+/** Why a reconcile updates no pod whatever its batch: flips due, or the stop rule; undefined when the set rolls on. */
 function stoppedReason(set: SidecarSet, status: RolloutCounts, flips: readonly PlannedFlip[], swapping: number, unavailablePods: UnavailablePods | undefined): WaitingReason | undefined {
-  // A pass that flips returns there (Kruise 1.9, #2156): the next batch is decided from the pods as flipped.
+  // A reconcile that flips returns there (Kruise 1.9, #2156): the next batch is decided from the pods as flipped.
   if (flips.length > 0) return { kind: 'flipping', pods: flips.length };
   switch (stopOf(set, status, swapping)) {
     case 'not-update':
@@ -416,7 +416,7 @@ function batchWaiting(set: SidecarSet, batch: Batch, standings: Standings, unava
 }
 
 /**
- * The pass's decision for one set (kruise-1.9.md's pass: NotUpdate, paused,
+ * The reconcile's decision for one set (kruise-1.9.md's Reconcile: NotUpdate, paused,
  * flips, finished, the batch). `pods` is every pod
  * listed for the set, in any order; `namespaceLabels` the labels of the
  * namespaces its namespaceSelector needs.

@@ -2,7 +2,7 @@
  * Where one SidecarSet's pods are listed (rollout.md §1.1): its namespace
  * (all namespaces otherwise; a namespaceSelector is applied to what comes
  * back) and its selector as the API server's label selector query, so a
- * pass over one set reads only that set's pods.
+ * reconcile of one set reads only that set's pods.
  */
 import { root } from '../kube/field-errors.ts';
 import { isObject, objectOf, stringOf } from '../kube/json.ts';

@@ -24,7 +24,7 @@ import {
 } from '../sidecarset/revisions.ts';
 import { ANNOTATION_HASH, type SidecarSet } from '../sidecarset/types.ts';
 
-/** What registering the latest revision does this pass (§2.1 "Deciding"). */
+/** What registering the latest revision does this reconcile (§2.1 "Deciding"). */
 export type RevisionAction =
   /** The newest revision already records the spec: no write. */
   | { kind: 'reuse'; revision: ControllerRevision }
@@ -73,7 +73,7 @@ export function revisionFacts(set: SidecarSet): RevisionFacts {
  * revision records the spec as k8s history.EqualRevision decides against
  * the revision that would be created: hash labels that both parse as int32
  * agree, and the data bytes are the same. The history is read from its
- * newest end, which is the answer on every pass but the one after a change.
+ * newest end, which is the answer on every reconcile but the one after a change.
  */
 export function revisionAction(set: SidecarSet, history: readonly ControllerRevision[], namespace: string, collisionCount = set.status?.collisionCount ?? 0, facts: RevisionFacts = revisionFacts(set)): RevisionAction {
   const last = history.at(-1);
@@ -139,7 +139,7 @@ export function activeRevisions(set: SidecarSet, matched: readonly Pod[], histor
   return activeRevisionNames(set, recorded, history);
 }
 
-/** {@link activeRevisions} from the revision names matched pods record (a streamed pass keeps only those). */
+/** {@link activeRevisions} from the revision names matched pods record (a streamed resync keeps only those). */
 export function activeRevisionNames(set: SidecarSet, recorded: Iterable<string>, history: readonly ControllerRevision[]): Set<string> {
   const out = new Set<string>();
   for (const revision of recorded) if (revision !== '') out.add(revision);

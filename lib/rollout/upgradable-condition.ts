@@ -9,7 +9,7 @@ import { formatTimestamp } from '../sidecarset/pod-annotations.ts';
 
 export const CONDITION_SIDECARSET_UPGRADABLE = 'SidecarSetUpgradable';
 
-/** Why a pod is not upgradable: Kruise's reason, or a write of this pass that failed. */
+/** Why a pod is not upgradable: Kruise's reason, or a write of this reconcile that failed. */
 export type NotUpgradableReason = 'UpdateImmutableField' | 'PodUpdateFailed';
 
 /**

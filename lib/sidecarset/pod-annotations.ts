@@ -165,7 +165,7 @@ export interface RecordedEntry {
 /**
  * One hash annotation text parsed once, read for any set: {@link entry} as
  * {@link recordedEntry} reads it, {@link updateTime} as the stall clock reads
- * the entry's `updateTimestamp`. A pass keeps one per pod and annotation
+ * the entry's `updateTimestamp`. A reconcile keeps one per pod and annotation
  * (lib/sidecarset/pod-state.ts), so every check of a plan reads the same parse.
  */
 export interface RecordedEntries {

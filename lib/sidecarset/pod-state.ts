@@ -200,7 +200,7 @@ export function setHashWithoutImage(set: SidecarSet): string {
 
 /**
  * A hash annotation of the pod, parsed once for every set and field read
- * from it: a plan parses each pod's annotations once per pass and hands the
+ * from it: a plan parses each pod's annotations once per reconcile and hands the
  * result to every check rather than reading the text again.
  */
 export function podRecordedEntries(pod: Pod, annotation: typeof ANNOTATION_HASH | typeof ANNOTATION_HASH_WITHOUT_IMAGE): RecordedEntries {
@@ -209,7 +209,7 @@ export function podRecordedEntries(pod: Pod, annotation: typeof ANNOTATION_HASH 
 
 /**
  * Hash annotations parsed once per text for a walk over many pods: the pods
- * of one workload, injected in the same second or updated by the same pass,
+ * of one workload, injected in the same second or updated by the same reconcile,
  * carry the same text byte for byte, so each pod of a run costs a lookup
  * rather than a parse. Bounded: it forgets every text once it holds
  * {@link MEMO_TEXTS}, so a list of all-distinct texts keeps no parse alive.

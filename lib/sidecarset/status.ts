@@ -160,10 +160,10 @@ export interface CountedPod {
 }
 
 /**
- * The status counts, the one place they are made (the streamed pass's
+ * The status counts, the one place they are made (the streamed resync's
  * accumulator and the rollout's plan both count with it): matched pods per
  * recorded hash, so the counts can answer for a newer version of the set
- * whose hash changed (an image update that raced the pass) without seeing
+ * whose hash changed (an image update that raced the resync) without seeing
  * the pods again.
  */
 export interface PodCounts {
@@ -206,7 +206,7 @@ export function podCounts(): PodCounts {
  * a paged pod list and keep only counts. Matched pods are counted per
  * recorded hash: {@link StatusAccumulator.status} can then answer for a newer
  * version of the set whose hash changed (an image update that raced the
- * pass) without seeing the pods again.
+ * resync) without seeing the pods again.
  */
 export interface StatusAccumulator {
   /**

@@ -1,6 +1,6 @@
 /**
  * The updated pods that are not available, tallied one pod at a time: the
- * rollout's plan tallies a set's own pod list with it, and the full pass's
+ * rollout's plan tallies a set's own pod list with it, and the resync's
  * streamed counts with the same code, so a set whose every pod is updated
  * but not all ready is told the same from either (rollout.md "Stalled").
  */

@@ -121,8 +121,8 @@ export function validateUpdateStrategy(spec: JsonObject, path: FieldPath, errs: 
 
 /**
  * The most old revisions a set may keep. Each revision is a whole copy of the
- * sidecars, read on every pass that rolls the set and by every injection that
- * pins one; Kruise sets no bound, so a set asking for millions made every pass
+ * sidecars, read on every reconcile that rolls the set and by every injection that
+ * pins one; Kruise sets no bound, so a set asking for millions made every reconcile
  * list (and keep) that many. 100 is ten times the default and far more than
  * any rollback needs.
  */
@@ -133,7 +133,7 @@ export function validateRevisionHistoryLimit(spec: JsonObject, path: FieldPath, 
   const lp = path.child('revisionHistoryLimit');
   const limit = integerAt(spec.revisionHistoryLimit, lp, errs);
   if (limit !== undefined && limit > MAX_REVISION_HISTORY_LIMIT) {
-    errs.push(lp.invalid(limit, `must be at most ${MAX_REVISION_HISTORY_LIMIT} (each kept revision is read on every rollout pass)`));
+    errs.push(lp.invalid(limit, `must be at most ${MAX_REVISION_HISTORY_LIMIT} (each kept revision is read on every reconcile)`));
   }
 }
 

@@ -32,7 +32,7 @@ export interface ControllerOptions {
   createDebounceMs?: number;
   /**
    * Stops the controller at the next reconcile boundary: no new reconcile or wait
-   * starts after it, and a running pass finishes its writes (bounded by the
+   * starts after it, and a running reconcile finishes its writes (bounded by the
    * call's signal), instead of being cut mid-batch with its writes reported as errors.
    */
   budget?: AbortSignal;
@@ -50,7 +50,7 @@ export const DEFAULT_CONTROLLER_OPTIONS = { intervalMs: 5_000, debounceMs: 50, s
 export interface ControllerDeps extends ReconcileDeps {
   /** Monotonic milliseconds. Default performance.now. */
   nowMs?: () => number;
-  /** Told after every set pass (the metrics: requeued reconciles count as the resync's do). */
+  /** Told after every reconcile (the metrics: requeued reconciles count as the resync's do). */
   onReconcile?: (result: ReconcileResult) => void;
 }
 

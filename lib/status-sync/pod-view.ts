@@ -31,7 +31,7 @@
  * The parts, as client-go's: {@link WatchedPods} is one watch's store of the
  * pods (the indexer), `PodExpectations` (pod-expectations.ts) what the loop
  * wrote, and {@link PodView} the informer that keeps the one and serves a
- * pass once the other is met.
+ * reconcile once the other is met.
  */
 import type { JsonPatchOperation } from '../admission/json-patch.ts';
 import { stringOf } from '../kube/json.ts';

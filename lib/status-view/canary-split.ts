@@ -3,7 +3,7 @@
  * (lib/status-sync/canary-events.ts tells the same as an Event on the set):
  * a base's counts leave out the pods its canaries injected in its place, so
  * its WHY says how its pods split: how many run its own sidecars, and how
- * many each canary took. Counted as the reconciler's pass counts them
+ * many each canary took. Counted as the reconciler counts them
  * (lib/sidecarset/status.ts statusAccumulator), from the pods listed for the
  * set's scope: a pod a canary took from the set is one the set selects.
  */

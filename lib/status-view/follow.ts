@@ -6,9 +6,9 @@
  * Why watches rather than a poll: a rollout moves when pods restart and
  * become ready, and the view should say so at once (as `kubectl get -w`
  * does) without listing every few seconds while nothing happens. Each change
- * is followed by a fresh look (the same lists the reconciler's pass reads),
+ * is followed by a fresh look (the same lists the reconciler reads),
  * not by patching a cache with the event, so what is shown is always what a
- * pass would decide now. A burst of changes is one look (`debounceMs`), looks
+ * reconcile would decide now. A burst of changes is one look (`debounceMs`), looks
  * are at least `minGapMs` apart (a busy cluster is not listed in a loop),
  * and every `resyncMs` without a change there is a look anyway (namespace
  * labels are not watched). A watch that fails is retried after a look, with

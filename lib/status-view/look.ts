@@ -25,7 +25,7 @@ export interface StatusViewDeps {
   revisionFailures?: RevisionFailureSource;
   /**
    * The reconciler's stall threshold and the wall clock (ms since the epoch,
-   * the pods' update times' clock): a look says Stalled when the pass would.
+   * the pods' update times' clock): a look says Stalled when the reconcile would.
    * Absent, the view never says Stalled.
    */
   stall?: { stallMs: number; nowMs: () => number };

@@ -1,10 +1,10 @@
 /**
  * The per-pod view (`npm run -s status -- --pods SET`): one row per pod the
- * SidecarSet matches, saying where the reconciler's pass stands with it, in
- * the pass's own decisions (lib/rollout): which pods are matched
+ * SidecarSet matches, saying where the reconciler stands with it, in
+ * the reconcile's own decisions (lib/rollout): which pods are matched
  * (candidates.ts matchedPods), updated, ready and consistent (plan.ts
  * podFacts, the facts its counts are made of), the standing of a pod not
- * updated yet (candidates.ts podStanding), which pods the next pass updates
+ * updated yet (candidates.ts podStanding), which pods the next reconcile updates
  * or flips (plan.ts planRollout) and why the others wait (batch.ts
  * waitingMessage); plus what the kubelet says of the set's sidecar
  * containers (their waiting reason: ErrImagePull, ImagePullBackOff,
@@ -24,7 +24,7 @@ import type { SidecarSet } from '../sidecarset/types.ts';
 import { viewRow, type ViewRow } from './rows.ts';
 import type { StallClock } from '../status-sync/rollout-state.ts';
 
-/** Where the pass stands with one pod. */
+/** Where the reconciler stands with one pod. */
 export type PodState =
   /** Updated, consistent and ready: done. */
   | 'Updated'
@@ -36,9 +36,9 @@ export type PodState =
   | 'NotReady'
   /** HotUpgrade: the new container is being started beside the old one. */
   | 'Swapping'
-  /** HotUpgrade: the new container serves; the next pass resets the old one to the empty image. */
+  /** HotUpgrade: the new container serves; the next reconcile resets the old one to the empty image. */
   | 'FlipDue'
-  /** The next pass updates it. */
+  /** The next reconcile updates it. */
   | 'Due'
   /** It waits for its turn (partition, maxUnavailable, paused, NotUpdate). */
   | 'Waiting'
@@ -104,7 +104,7 @@ function pendingState(pod: Pod, set: SidecarSet, plan: RolloutPlan, due: Readonl
     case 'in-flight':
       return { state: 'InFlight', why: 'a ready sidecar still runs an earlier in-place update' };
     default:
-      if (due.has(pod)) return { state: 'Due', why: 'the next pass updates it' };
+      if (due.has(pod)) return { state: 'Due', why: 'the next reconcile updates it' };
       return { state: 'Waiting', why: plan.waiting === undefined ? 'waits for a later batch' : waitingMessage(plan.waiting) };
   }
 }
@@ -119,7 +119,7 @@ function notStartedWhy(pod: Pod): string {
 
 /**
  * The per-pod view of `set` over `pods` (at least every pod of its scope;
- * others are ignored, as the pass ignores them).
+ * others are ignored, as the reconcile ignores them).
  */
 export function podView(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels, stall?: StallClock): PodView {
   const name = sidecarSetName(set);
@@ -144,7 +144,7 @@ export function podView(set: SidecarSet, pods: readonly Pod[], namespaceLabels: 
     const ready = f.consistent && f.ready;
     let state: { state: PodState; why: string };
     if (!f.updated) state = pendingState(pod, set, plan, due, withoutImage);
-    else if (flipDue.has(pod)) state = { state: 'FlipDue', why: 'the new container serves: the next pass resets the old one to the empty image' };
+    else if (flipDue.has(pod)) state = { state: 'FlipDue', why: 'the new container serves: the next reconcile resets the old one to the empty image' };
     else if (swappingContainers(pod, set, hotSidecars).length > 0) state = { state: 'Swapping', why: 'the new container is starting beside the old one' };
     else if (!hasContainerStatuses(pod)) state = { state: 'Pending', why: notStartedWhy(pod) };
     else if (!f.consistent) state = { state: 'Updating', why: 'its sidecars have not restarted on the new image yet' };

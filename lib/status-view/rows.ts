@@ -1,10 +1,10 @@
 /**
  * The rollout view's rows (`npm run -s status`): per SidecarSet the counts,
- * the rollout's state and why it waits, decided exactly as the reconciler's
- * pass decides them (lib/rollout/plan.ts planRollout, then
+ * the rollout's state and why it waits, decided exactly as the reconciler
+ * decides them (lib/rollout/plan.ts planRollout, then
  * lib/status-sync/rollout-state.ts rolloutState, with the reconciler's stall
  * threshold and the time of the look, and lib/rollout/batch.ts
- * waitingMessage), from the same lists the pass reads: the set's pods in its
+ * waitingMessage), from the same lists the reconcile reads: the set's pods in its
  * scope (lib/rollout/pod-scope.ts), and the labels of their namespaces when
  * the set has a namespaceSelector. Pure: the lists come from the caller.
  */
@@ -34,7 +34,7 @@ export interface ViewRow {
   /** The counts whose stored value (`status`, what `kubectl get sidecarsets` shows) differs from the fresh one. */
   staleCounts: CountField[];
   state: ViewState;
-  /** Why the rollout is where it is: what the reconciler's pass says (waitingMessage), or why the view cannot decide. */
+  /** Why the rollout is where it is: what the reconciler says (waitingMessage), or why the view cannot decide. */
   why: string;
   /** A rollout is under way (not finished, not NotUpdate): the table draws its progress bar. */
   rolling: boolean;
@@ -80,9 +80,9 @@ function staleCountsOf(set: SidecarSet, counts: RolloutCounts): CountField[] {
 
 /**
  * One set's row. `pods` holds at least every pod of the set's scope (others
- * are ignored, as the pass ignores them); `namespaceLabels` the labels of
+ * are ignored, as the reconcile ignores them); `namespaceLabels` the labels of
  * their namespaces when the set has a namespaceSelector; `stall` the clock
- * and threshold the reconciler's pass tells a stalled rollout by (without
+ * and threshold the reconciler tells a stalled rollout by (without
  * it the view never says Stalled).
  */
 export function viewRow(set: SidecarSet, pods: readonly Pod[], namespaceLabels: NamespaceLabels, stall?: StallClock): ViewRow {
@@ -92,10 +92,10 @@ export function viewRow(set: SidecarSet, pods: readonly Pod[], namespaceLabels: 
     plan = planRollout(set, pods, namespaceLabels);
   } catch (error) {
     // Typically a namespace deleted between the pod list and the namespace list (UnknownNamespaceError): the next
-    // look decides. Whatever it is, it is this set's alone, as the pass fails only this set's batch.
+    // look decides. Whatever it is, it is this set's alone, as the reconcile fails only this set's batch.
     return { name, staleCounts: [], state: 'Unknown', why: `cannot decide: ${errorMessage(error)}`, rolling: false, path: injectionPath(set).path };
   }
-  // The pass that follows this look would write `updates`; the view writes nothing, so it says they are due.
+  // The reconcile that follows this look would write `updates`; the view writes nothing, so it says they are due.
   const state = rolloutState(plan.status, 0, plan.waiting, stall);
   const due = [
     ...(plan.flips.length > 0 ? [`${plan.flips.length} pod(s) due for a hot-upgrade flip`] : []),
@@ -118,7 +118,7 @@ export function viewRow(set: SidecarSet, pods: readonly Pod[], namespaceLabels: 
 /**
  * Every set's row, by name. `podsByScope` holds the pods listed for each of
  * {@link podScopes}, keyed by {@link scopeKey}; a set that selects no pod
- * (no or a malformed selector) is decided over none, as the pass decides it.
+ * (no or a malformed selector) is decided over none, as the reconcile decides it.
  */
 export function viewRows(sets: readonly SidecarSet[], podsByScope: ReadonlyMap<string, readonly Pod[]>, namespaceLabels: NamespaceLabels, stall?: StallClock): ViewRow[] {
   return sets

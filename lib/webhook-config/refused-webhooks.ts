@@ -4,7 +4,7 @@
  * configuration (or the CRD) holding such a webhook, naming each one and
  * where it points. Someone repointed admission, or applied another
  * deployment's manifests: either way pods are being sent elsewhere.
- * And when the pass repaired webhooks whose secret segment no function
+ * And when the resync repaired webhooks whose secret segment no function
  * accepted: one Warning Event on each configuration, naming them (every pod
  * creation or SidecarSet write through them was failing until then).
  */

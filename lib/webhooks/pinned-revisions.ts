@@ -12,7 +12,7 @@
  * name could otherwise inject another set's sidecars, which its author may
  * not control)
  * and its recorded containers, volumes and patchPodMetadata pass the checks
- * a SidecarSet's pass (a revision is an object anyone who can write the
+ * a SidecarSet's own spec must pass (a revision is an object anyone who can write the
  * revision namespace can forge). Kruise checks neither; either failing is
  * "cannot decide": validation refuses the pin, injection the pod.
  */

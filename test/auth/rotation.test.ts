@@ -224,7 +224,7 @@ describe('rotateWebhookSecret', () => {
       repaired: ['MutatingWebhookConfiguration webhook "hook-0"', 'ValidatingWebhookConfiguration webhook "hook-2"'],
     });
     expect(w.urls()).toEqual([`https://a.example/pod-inject/${NEW}`, `https://b.example/sidecarset-default/${NEW}`, `https://c.example/sidecarset-validate/${NEW}`]);
-    // The secret is not touched, and the next pass has nothing to repair.
+    // The secret is not touched, and the next resync has nothing to repair.
     expect(w.writes).toEqual([]);
     expect(await w.step()).toEqual({ step: 'waiting', detail: 'not due', nextStepAt: at(settings.periodMs - 1000) });
   });
@@ -286,7 +286,7 @@ describe('rotateWebhookSecret', () => {
       expect(JSON.stringify(result)).not.toContain(NEW);
     });
 
-    it('writes nothing anywhere when the pass does not know what was deployed', async () => {
+    it('writes nothing anywhere when the resync does not know what was deployed', async () => {
       const w = world({ current: NEW, rotatedAt: at(-1000) }, [`https://a.example/pod-inject/${OTHER}`]);
       w.setDeployed(undefined);
       expect(await w.step()).toEqual({ step: 'waiting', detail: 'the deployed webhook URLs are not known to this resync: no secret is written' });

@@ -82,7 +82,7 @@ describe('doctor findings', () => {
       ['renewed exactly its duration ago: still recent', lease('2026-12-07T06:58:30.000000Z'), /^OK {4}status-sync reconciler: last resync 90 s ago/],
       ['renewed a clock skew ahead: 0 s ago', lease('2026-12-07T07:00:01.000000Z'), /^OK {4}status-sync reconciler: last resync 0 s ago/],
       ['renewed longer ago than its duration: stopped', lease('2026-12-07T06:58:29.000000Z'), /^FAIL {2}status-sync reconciler: last resync 91 s ago \(.*\), longer than its 90 s: the reconciler stopped; check its schedule/],
-      ['absent: never ran here, or predates the Lease', undefined, /^FAIL {2}status-sync reconciler: no Lease kruise-system\/serverless-sidecarset-status-sync: the reconciler never finished a pass against this cluster, or predates the Lease; check that its schedule/],
+      ['absent: never ran here, or predates the Lease', undefined, /^FAIL {2}status-sync reconciler: no Lease kruise-system\/serverless-sidecarset-status-sync: the reconciler never finished a resync against this cluster, or predates the Lease; check that its schedule/],
       ['no renewTime', lease(undefined), /carries no renewTime or leaseDurationSeconds; delete it/],
       ['a renewTime that is no time', lease('yesterday'), /carries no renewTime/],
       ['no duration', lease('2026-12-07T06:59:48.000000Z', '90'), /carries no renewTime or leaseDurationSeconds/],

@@ -66,7 +66,7 @@ describeWithControlPlane('npm run doctor on the local stack', () => {
     await stack.cp.apply(await readFile('examples/sidecarset.yaml', 'utf8'));
     // The policy sees a new set once the API server's param cache has it: the dry-run check needs it seen.
     await untilInjected((method, path, body) => stack.cp.request('admin', method, path, body), 'default', parseSingleObject(await readFile('examples/pod.yaml', 'utf8'), 'examples/pod.yaml'));
-    // Its first pass waits for the webhooks to be installed: wait for the Lease it renews at the end.
+    // Its first resync waits for the webhooks to be installed: wait for the Lease it renews at the end.
     for (const deadline = Date.now() + 60_000; (await stack.cp.request('admin', 'GET', LEASE_PATH)).status !== 200; ) {
       if (Date.now() > deadline) throw new Error('the reconciler wrote no Lease within 60 s');
       await new Promise((resolve) => setTimeout(resolve, 200));

@@ -378,7 +378,7 @@ export function describeKruiseTakeover(line: KruiseLine): void {
       expect(report).toContain("This project's webhooks: not installed");
       expect(report).toContain("SidecarSet CRD: this project's; serves v1alpha1, v1beta1, stores v1beta1; storedVersions v1beta1");
       expect(report).toContain(`${SET}: matched 3, updated 3, ready 3`);
-      expect(report).toContain(`latestRevision ${String(kruiseStatus.latestRevision)}; revisions 1 in ${KRUISE_NAMESPACE}; a pass now updates 0 pods and flips 0`);
+      expect(report).toContain(`latestRevision ${String(kruiseStatus.latestRevision)}; revisions 1 in ${KRUISE_NAMESPACE}; a reconcile now updates 0 pods and flips 0`);
       expect(report).toContain('A switch now would restart no pod');
       expect(report).not.toContain('note:');
       expect(report).toContain('READY');

@@ -1,4 +1,4 @@
-/** explain says a stalled rollout as the reconciler's pass and `npm run status` say it. */
+/** explain says a stalled rollout as the reconciler and `npm run status` say it. */
 import { describe, expect, it } from '@jest/globals';
 import { explainPod } from '../../lib/explain/explain.ts';
 import { explanationText } from '../../lib/explain/text.ts';

@@ -213,7 +213,7 @@ describe('invoke rollout', () => {
     return path;
   };
 
-  it('prints the pass’s decisions: one pod updated to the new image (maxUnavailable 1), the set waiting', () => {
+  it('prints the reconcile’s decisions: one pod updated to the new image (maxUnavailable 1), the set waiting', () => {
     const r = invoke(['rollout', '--sidecarsets', example('sidecarset.yaml'), '--pods', example('pods.yaml')]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);

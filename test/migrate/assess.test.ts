@@ -87,7 +87,7 @@ describe('the migration preflight', () => {
     const newer = withImage(base, 'log:2.0');
     const report = assessMigration(snapshot({ sets: [{ ...settled(newer, pods), status: { ...settled(newer, pods).status, updatedPods: 0, updatedReadyPods: 0 } }], pods }));
     expect(report.sets[0]?.wouldUpdate).toEqual(['default/a']);
-    expect(report.blockers).toEqual([expect.stringContaining('SidecarSet log: a pass now would update 1 pod(s) in place (default/a)')]);
+    expect(report.blockers).toEqual([expect.stringContaining('SidecarSet log: a reconcile now would update 1 pod(s) in place (default/a)')]);
     expect(formatReport(report)).toContain('A switch now would restart 1 pod');
   });
 

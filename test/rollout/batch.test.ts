@@ -51,14 +51,14 @@ describe('status writes (rollout.md §0 step 4, §1.9)', () => {
 
 describe('why is it waiting (sidecarset.md §7)', () => {
   it.each<[Parameters<typeof waitingMessage>[0], string]>([
-    [{ kind: 'max-unavailable', unavailable: 3, maxUnavailable: 3 }, 'maxUnavailable 3 reached: the next pods wait until updated ones are ready (3 updated and not ready before this pass)'],
+    [{ kind: 'max-unavailable', unavailable: 3, maxUnavailable: 3 }, 'maxUnavailable 3 reached: the next pods wait until updated ones are ready (3 updated and not ready before this reconcile)'],
     [{ kind: 'partition', held: 4 }, '4 pod(s) held back by partition'],
     [{ kind: 'paused' }, 'paused (updateStrategy.paused)'],
     [{ kind: 'nothing-waiting', notUpgradable: 2, notSelected: 0, inFlight: 1 }, '2 pod(s) not upgradable because fields other than the image changed: recreate them; 1 pod(s) still restarting from an earlier update'],
     [{ kind: 'nothing-waiting', notUpgradable: 2, notSelected: 0, inFlight: 0, changed: ['env', 'volumeMounts'] }, '2 pod(s) not upgradable because fields other than the image changed (env, volumeMounts): recreate them'],
     [
       { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2, stuck: { count: 2, reasons: [{ reason: 'ImagePullBackOff', count: 2, pods: ['default/a', 'default/b'] }], lastUpdateMs: 0 } },
-      'maxUnavailable 2 reached: the next pods wait until updated ones are ready (2 updated and not ready before this pass: ImagePullBackOff: 2 pod(s) (default/a, default/b))',
+      'maxUnavailable 2 reached: the next pods wait until updated ones are ready (2 updated and not ready before this reconcile: ImagePullBackOff: 2 pod(s) (default/a, default/b))',
     ],
     [
       { kind: 'updated-not-ready', stuck: { count: 5, reasons: [{ reason: 'CrashLoopBackOff', count: 4, pods: ['ns/a', 'ns/b', 'ns/c'] }, { reason: 'Restarting', count: 1, pods: ['ns/d'] }], lastUpdateMs: 0 } },

@@ -16,7 +16,7 @@ describe('the offline plan’s JSON (invoke rollout)', () => {
     const upgraded = kubelet(applyPatch(injected('mesh:v1', 'a'), podUpdatePatch({ pod: injected('mesh:v1', 'a'), set, latestRevision: 'r', injectedList: 'hot-set', now: new Date() })) as Pod);
     const { plan } = offlinePlan([set], [upgraded, injected('mesh:v1', 'b')], NO_NAMESPACES);
     expect(plan.flips).toEqual([{ sidecarSet: 'hot-set', namespace: 'default', name: 'a', container: 'mesh-1' }]);
-    // A pass that flips updates no pod (Kruise 1.9): b is taken by the next pass.
+    // A reconcile that flips updates no pod (Kruise 1.9): b is taken by the next reconcile.
     expect(plan.updates).toEqual([]);
     const next = offlinePlan([set], [injected('mesh:v1', 'b')], NO_NAMESPACES).plan;
     expect(next.updates).toEqual([{ sidecarSet: 'hot-set', namespace: 'default', name: 'b', images: { 'mesh-2': 'mesh:v2' } }]);

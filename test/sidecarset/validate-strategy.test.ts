@@ -144,9 +144,9 @@ describe('revisionHistoryLimit is bounded', () => {
     ['accepts 100', { 'spec.revisionHistoryLimit': 100 }, []],
     ['accepts 0', { 'spec.revisionHistoryLimit': 0 }, []],
     [
-      'refuses 101: every rollout pass reads each kept revision',
+      'refuses 101: every reconcile reads each kept revision',
       { 'spec.revisionHistoryLimit': 101 },
-      ['spec.revisionHistoryLimit: Invalid value: 101: must be at most 100 (each kept revision is read on every rollout pass)'],
+      ['spec.revisionHistoryLimit: Invalid value: 101: must be at most 100 (each kept revision is read on every reconcile)'],
     ],
     ['refuses a huge limit', { 'spec.revisionHistoryLimit': 2147483647 }, ['spec.revisionHistoryLimit: Invalid value: 2147483647: must be at most 100']],
     ['refuses a limit that is not an integer', { 'spec.revisionHistoryLimit': 1.5 }, ['spec.revisionHistoryLimit: Invalid value: 1.5: must be an integer']],

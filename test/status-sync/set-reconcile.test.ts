@@ -367,7 +367,7 @@ describe('reconcileSet', () => {
     expect(result).toMatchObject({ podsUpdated: 0, podsFailed: 8 });
     const told = events.events.filter((e) => e.reason === 'PodUpdateFailed').map((e) => e.message);
     expect(told).toHaveLength(6);
-    expect(told[0]).toBe('pod default/p-00000 skipped: the API server answered 422: admission webhook "policy.example.com" denied the request; the other pods go on, this one is tried again next pass');
+    expect(told[0]).toBe('pod default/p-00000 skipped: the API server answered 422: admission webhook "policy.example.com" denied the request; the other pods go on, this one is tried again next reconcile');
     expect(told[5]).toBe('3 more pod(s) skipped this reconcile (default/p-00005, default/p-00006, default/p-00007): see their SidecarSetUpgradable condition');
   });
 

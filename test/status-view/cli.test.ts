@@ -179,7 +179,7 @@ describe('--pods SET', () => {
     expect(lines.slice(0, 2)).toEqual([expect.stringMatching(/^NAME +MATCHED/), expect.stringMatching(/^logs +2\* +1\* +2\* +1\* +Progressing /)]);
     expect(lines.slice(4)).toEqual([
       'POD         UPDATED   READY   STATE     KUBELET   WHY',
-      'default/a   no        yes     Due       -         the next pass updates it',
+      'default/a   no        yes     Due       -         the next reconcile updates it',
       'default/b   yes       yes     Updated   -',
       '',
     ]);

@@ -27,7 +27,7 @@ function waitingIn(pod: Pod, reason: string): Pod {
 describe('each matched pod’s row', () => {
   it.each<[string, SidecarSetUpdateStrategy, PodOptions[], [string, boolean, boolean, string, string | RegExp][]]>([
     ['maxUnavailable 1: the first pod due, the others waiting for it', {}, [{ name: 'a' }, { name: 'b' }], [
-      ['default/a', false, true, 'Due', 'the next pass updates it'],
+      ['default/a', false, true, 'Due', 'the next reconcile updates it'],
       ['default/b', false, true, 'Waiting', /^maxUnavailable 1 reached/],
     ]],
     ['an updated pod not restarted yet, an updated one not ready, one done', { maxUnavailable: 5 }, [{ name: 'a', updated: true, inconsistent: true }, { name: 'b', updated: true, ready: false }, { name: 'c', updated: true }], [

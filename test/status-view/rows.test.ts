@@ -17,9 +17,9 @@ const three = (set: SidecarSet) => podsFor(set, [{ name: 'a' }, { name: 'b' }, {
 describe('a set’s row', () => {
   it.each<[string, SidecarSetUpdateStrategy, (set: SidecarSet) => Pod[], string, string, boolean]>([
     ['three old pods, maxUnavailable 1: one due, then the limit', {}, three, 'Progressing',
-      '1 pod(s) due for update; maxUnavailable 1 reached: the next pods wait until updated ones are ready (0 updated and not ready before this pass)', true],
+      '1 pod(s) due for update; maxUnavailable 1 reached: the next pods wait until updated ones are ready (0 updated and not ready before this reconcile)', true],
     ['an updated pod restarting holds the next batch', {}, (s) => podsFor(s, [{ name: 'a', updated: true, ready: false }, { name: 'b' }]), 'Progressing',
-      'maxUnavailable 1 reached: the next pods wait until updated ones are ready (1 updated and not ready before this pass: Restarting: 1 pod(s) (default/a))', true],
+      'maxUnavailable 1 reached: the next pods wait until updated ones are ready (1 updated and not ready before this reconcile: Restarting: 1 pod(s) (default/a))', true],
     ['room for every pod: due, no limit reached', { maxUnavailable: 5 }, three, 'Progressing', '3 pod(s) due for update', true],
     ['every pod updated', {}, (s) => podsFor(s, [{ name: 'a', updated: true }]), 'Finished', 'finished: every matched pod runs the current sidecars', false],
     ['no pod matched', {}, () => [], 'Finished', 'finished: every matched pod runs the current sidecars', false],
@@ -42,7 +42,7 @@ describe('a set’s row', () => {
     const upgraded = kubelet(applyPatch(injected('mesh:v1', 'a'), podUpdatePatch({ pod: injected('mesh:v1', 'a'), set, latestRevision: 'r', injectedList: 'hot-set', now: new Date() })) as Pod);
     expect(viewRow(set, [upgraded], NO_NAMESPACES)).toMatchObject({
       state: 'Progressing',
-      why: expect.stringMatching(/^1 pod\(s\) due for a hot-upgrade flip; 1 pod\(s\) finishing a hot upgrade: their old sidecar containers go back to the empty image this pass/) as unknown as string,
+      why: expect.stringMatching(/^1 pod\(s\) due for a hot-upgrade flip; 1 pod\(s\) finishing a hot upgrade: their old sidecar containers go back to the empty image this reconcile/) as unknown as string,
       rolling: true,
     });
   });

@@ -143,7 +143,7 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
     await updateSidecarImage(cluster.cp, await readSet(cluster.cp, SET), NEW_IMAGE);
     const before = await run(['--kubeconfig', kubeconfig]);
     expect(before.stdout.split('\n')[1]).toBe(
-      'view   3         0*        3       0*              Progressing   webhook   [....................]   0%   1 pod(s) due for update; maxUnavailable 1 reached: the next pods wait until updated ones are ready (0 updated and not ready before this pass)',
+      'view   3         0*        3       0*              Progressing   webhook   [....................]   0%   1 pod(s) due for update; maxUnavailable 1 reached: the next pods wait until updated ones are ready (0 updated and not ready before this reconcile)',
     );
 
     const pass = await statusSync.resync();
@@ -152,7 +152,7 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
     const mid = await run(['--kubeconfig', kubeconfig]);
     expect(mid.code).toBe(0);
     expect(mid.stdout.split('\n')[1]).toMatch(
-      /^view {3}3 {9}1\*? +3 +1\*? +Progressing {3}webhook {3}\[######\.{14}\] {2}33% {3}1 pod\(s\) due for update; maxUnavailable 1 reached: the next pods wait until updated ones are ready \(0 updated and not ready before this pass\)$/,
+      /^view {3}3 {9}1\*? +3 +1\*? +Progressing {3}webhook {3}\[######\.{14}\] {2}33% {3}1 pod\(s\) due for update; maxUnavailable 1 reached: the next pods wait until updated ones are ready \(0 updated and not ready before this reconcile\)$/,
     );
   });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { ViewRow } from '../../lib/status-view/rows.ts';
 import { NO_SETS, printable, renderTable, STALE_NOTE, truncate } from '../../lib/status-view/table.ts';
 
-const MAX_UNAVAILABLE = 'maxUnavailable 1 reached: the next pods wait until updated ones are ready (1 updated and not ready before this pass)';
+const MAX_UNAVAILABLE = 'maxUnavailable 1 reached: the next pods wait until updated ones are ready (1 updated and not ready before this reconcile)';
 const rolling: ViewRow = {
   name: 'log-agent',
   counts: { matchedPods: 10, updatedPods: 4, readyPods: 9, updatedReadyPods: 3 },
