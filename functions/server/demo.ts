@@ -33,8 +33,8 @@ async function main(): Promise<void> {
     say(indent(stringify({ annotations: stored.metadata.annotations, spec: stored.spec })));
     const pod = parseSingleObject(await readFile(join(examples, 'pod.yaml'), 'utf8'), 'examples/pod.yaml') as Pod;
     const namespace = pod.metadata?.namespace ?? 'default';
-    // pod-inject reads the sets afresh; the injection policy (the default path) sees a new set once the API server's cache has it.
-    say('   Waiting until the injection policy sees it (the API server\'s cache of SidecarSets; docs/INJECTION-POLICY.md) ...');
+    // pod-inject reads the sets afresh; the injection policy (the default path) sees a new set once the API server's informer has it.
+    say('   Waiting until the injection policy sees it (the API server\'s informer of SidecarSets, milliseconds; docs/INJECTION-POLICY.md) ...');
     say(`   Seen after ${await untilInjected((method, path, body) => stack.cp.request('admin', method, path, body), namespace, pod)} ms (a pod created before then would have been created without the sidecar).`);
     say('\n3. Creating the Pod examples/pod.yaml ...');
     const res = await stack.cp.request('admin', 'POST', `/api/v1/namespaces/${namespace}/pods`, pod);

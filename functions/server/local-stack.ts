@@ -25,8 +25,8 @@ import { DEFAULT_REVISION_NAMESPACE } from '../../lib/sidecarset/revisions.ts';
 import { ensureSecretFile, fileSecretStore } from '../../lib/adapters/secret-file.ts';
 import { parseJudgedSecretValue } from '../../lib/auth/secret-strength.ts';
 import { callerNetworksFromEnv } from '../../lib/auth/caller-config.ts';
-import { excludedNamespaces, injectableNamespaces, renderWebhookConfigurations, type InjectionMode } from '../../lib/webhook-config/webhook-configurations.ts';
-import { renderInjectionPolicy } from '../../lib/webhook-config/injection-policy.ts';
+import { renderWebhookConfigurations, type InjectionMode } from '../../lib/webhook-config/webhook-configurations.ts';
+import { applyInjectionPolicy } from './injection-policy-in-force.ts';
 import type { Logger } from '../../lib/ports.ts';
 import { ADMISSION_FUNCTIONS, FUNCTION_NAMES } from '../../lib/webhooks/registry.ts';
 import { SIDECARSET_CONVERT } from '../../lib/webhooks/descriptors.ts';
@@ -284,13 +284,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `${serverUrl}/${fn}/${secret}` }])) as Record<(typeof ADMISSION_FUNCTIONS)[number], { url: string }>;
     const injection = options.injection ?? 'policy';
     const manifests = renderWebhookConfigurations({ targets, caPem: tls.caPem, injection, ...(options.podFailurePolicy ? { podFailurePolicy: options.podFailurePolicy } : {}) });
-    await cp.apply(manifests.map((m) => stringify(m)).join('---\n'));
     // The CRD converts through this server from now on (the harness's own webhook did until it listened),
     // with the secret the rotation keeps current in the CRD as in the webhook configurations.
     await cp.apply(JSON.stringify(await localCrd(`${serverUrl}/${SIDECARSET_CONVERT.name}/${secret}`, tls.caPem)));
     await waitForSidecarSetStorage(cp);
-    // After the CRD is served: the policy resolves its paramKind (SidecarSet) when it is created.
-    if (injection === 'policy') await cp.apply(renderInjectionPolicy(injectableNamespaces(excludedNamespaces())).map((m) => stringify(m)).join('---\n'));
+    // After the CRD is served (the policy resolves its paramKind when it is created), and in force before the
+    // webhooks: its probe SidecarSet must reach neither them nor, through them, the reconciler.
+    if (injection === 'policy') await applyInjectionPolicy(cp);
+    await cp.apply(manifests.map((m) => stringify(m)).join('---\n'));
     markInstalled();
     let kubelet: TestKubelet | undefined;
     if (options.testKubelet !== undefined) {

@@ -1,9 +1,10 @@
 /**
  * Waits, with server-side dry runs of a pod, until a SidecarSet just stored
- * injects it. On the policy path the API server's param cache sees a new set
- * a moment after it is stored (docs/INJECTION-POLICY.md, "How it fails"): a
- * pod created before then is created without the set's sidecars. The demo
- * waits so, and so do the suites that create a set and its pods at once.
+ * injects it. On the policy path the API server's informer of SidecarSets
+ * delivers a new set a moment after it is stored (milliseconds; docs/INJECTION-POLICY.md,
+ * "How it fails"): a pod created before then is created without the set's
+ * sidecars, as with Kruise's informer-fed webhook. The demo waits so, and so
+ * do the suites that create a set and its pods at once.
  */
 import type { Pod } from '../../lib/kube/types.ts';
 
