@@ -20,7 +20,7 @@ import { httpSection } from './bench/http-serving.ts';
 import { kruisePodSection } from './bench/kruise-pod.ts';
 import { machineInfo } from './bench/machine.ts';
 import { BenchUsageError, parseBenchOptions, USAGE } from './bench/options.ts';
-import { pass100kSection } from './bench/pass-100k.ts';
+import { resync100kSection } from './bench/resync-100k.ts';
 import { reconcilerSection } from './bench/reconciler.ts';
 import { rolloutSection } from './bench/rollout.ts';
 import { podTriggerSection } from './bench/pod-triggers.ts';
@@ -53,7 +53,7 @@ const runners: Record<SectionId, () => Promise<SectionReport>> = {
   http: () => httpSection(settings.http),
   'cold-start': () => coldStartSection(settings.coldStart),
   reconciler: () => reconcilerSection(settings.reconciler, log),
-  'pass-100k': () => pass100kSection(settings.pass100k, log),
+  'pass-100k': () => resync100kSection(settings.resync100k, log),
   freshness: () => freshnessSection(settings.freshness, log),
   reads: () => heavyReadsSection(settings.reads, log),
   rollout: () => rolloutSection(settings.rollout, log),

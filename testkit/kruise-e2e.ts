@@ -18,8 +18,9 @@ export const SETS = '/apis/apps.kruise.io/v1alpha1/sidecarsets';
 export const IMAGES = { nginx: 'nginx:1.25', newNginx: 'nginx:1.27', busybox: 'busybox:1.36', invalid: 'busybox:invalid' } as const;
 
 /**
- * How long a held state is watched: several passes of the reconciler as the
- * e2e suites run it (a full pass every second, in-flight sets every 500 ms).
+ * How long a held state is watched: several resyncs and reconciles as the
+ * e2e suites run the reconciler (a resync every second, in-flight sets
+ * reconciled every 500 ms).
  */
 const HOLD_MS = 2_500;
 
@@ -183,7 +184,7 @@ export class ScenarioCluster {
   /**
    * After a wait reached a state that must last (a rollout held by pause,
    * partition, selector or an unready pod), checks that it still holds
-   * `forMs` later, after the reconciler had time for several more passes.
+   * `forMs` later, after the reconciler had time for several more reconciles.
    */
   async expectStatusHolds(name: string, expected: Counts, forMs = HOLD_MS): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, forMs));

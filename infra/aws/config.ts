@@ -44,7 +44,7 @@ export interface StackConfig {
   stackName: string;
   /** The four admission functions share one setting each. */
   admission: FunctionSettings;
-  statusSync: FunctionSettings & { rateMinutes: number; /** The queue's consumers at once (the SQS event source's maximum concurrency). */ queueConcurrency: number; /** ROLLOUT_STALL_MS in seconds. */ rolloutStallSeconds: number; /** REPAIR_MAX_EVICTIONS_PER_RESYNC. */ repairMaxEvictionsPerPass: number };
+  statusSync: FunctionSettings & { rateMinutes: number; /** The queue's consumers at once (the SQS event source's maximum concurrency). */ queueConcurrency: number; /** ROLLOUT_STALL_MS in seconds. */ rolloutStallSeconds: number; /** REPAIR_MAX_EVICTIONS_PER_RESYNC. */ repairMaxEvictionsPerResync: number };
   logRetentionDays: RetentionDays;
   /** Complete ARN of a caller secret the user manages; one is generated when absent. */
   webhookSecretArn: string | undefined;
@@ -63,6 +63,14 @@ export interface StackConfig {
   metricsNamespace: string;
   /** How the API server reaches the webhooks: public Function URLs, or a private REST API through a VPC endpoint in the cluster's VPC. */
   ingress: WebhookIngress;
+  /** What synth reports as warnings on the stack (a deprecated key in use): usable, but to be changed. */
+  warnings: readonly ContextWarning[];
+}
+
+/** A context value that works but should be changed; the stack reports it as a CDK warning. */
+export interface ContextWarning {
+  key: string;
+  message: string;
 }
 
 /**
@@ -101,7 +109,7 @@ export const CONTEXT_DEFAULTS = {
   statusSyncReservedConcurrency: 3,
   statusSyncQueueConcurrency: 2,
   rolloutStallSeconds: 60,
-  repairMaxEvictionsPerPass: 5,
+  repairMaxEvictionsPerResync: 5,
   logRetentionDays: 30,
   webhookSecretArn: undefined,
   kubeconfigSecretArn: undefined,
@@ -140,11 +148,22 @@ export const RETIRED_CONTEXT_KEYS: Readonly<Record<string, string>> = {
     'is no longer used: every review reads the SidecarSets fresh from the API server, and a recent list is served only while the API server cannot be read (sidecarSetCacheMaxStalenessMs); remove it',
 };
 
+/**
+ * Keys that were renamed, by their old name: the old one is still read for
+ * one release (docs/UPGRADING.md), as the functions read a renamed
+ * environment variable (lib/adapters/renamed-variable.ts).
+ */
+export const RENAMED_CONTEXT_KEYS = {
+  repairMaxEvictionsPerPass: 'repairMaxEvictionsPerResync',
+} as const satisfies Readonly<Record<string, ContextKey>>;
+
+export type DeprecatedContextKey = keyof typeof RENAMED_CONTEXT_KEYS;
+
 /** Reads one context value; App#node.tryGetContext in the app, a map in tests. */
 export type ContextReader = (key: string) => unknown;
 
 /** Absent, null and '' all mean "use the default": the CLI can only pass strings. */
-function raw(read: ContextReader, key: ContextKey): unknown {
+function raw(read: ContextReader, key: ContextKey | DeprecatedContextKey): unknown {
   const value = read(key);
   return value === undefined || value === null || value === '' ? undefined : value;
 }
@@ -154,7 +173,7 @@ function raw(read: ContextReader, key: ContextKey): unknown {
  * values as strings, cdk.json may hold numbers). Digits only: "1m" or "1e3"
  * are someone guessing a format.
  */
-function wholeNumber(read: ContextReader, key: ContextKey, fallback: number, min: number, max: number, unit: string, orElse = ''): number {
+function wholeNumber(read: ContextReader, key: ContextKey | DeprecatedContextKey, fallback: number, min: number, max: number, unit: string, orElse = ''): number {
   const value = raw(read, key);
   if (value === undefined) return fallback;
   const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
@@ -170,6 +189,24 @@ function reservedConcurrency(read: ContextReader, key: ContextKey, fallback: num
   if (value === 'none') return undefined;
   // Zero would throttle every call: a disabled webhook, never a cost cap.
   return wholeNumber(read, key, fallback, 1, 10_000, 'concurrent executions', ', or "none"');
+}
+
+/**
+ * A whole number under a renamed key, or under its deprecated name alone,
+ * which is then reported in `warnings`. Both set to different numbers is an
+ * error naming both: either could be the one meant.
+ */
+function renamedWholeNumber(read: ContextReader, deprecated: DeprecatedContextKey, warnings: ContextWarning[], ...range: [fallback: number, min: number, max: number, unit: string]): number {
+  const key = RENAMED_CONTEXT_KEYS[deprecated];
+  const current = raw(read, key) === undefined ? undefined : wholeNumber(read, key, ...range);
+  const old = raw(read, deprecated) === undefined ? undefined : wholeNumber(read, deprecated, ...range);
+  if (old === undefined) return current ?? range[0];
+  if (current === undefined) {
+    warnings.push({ key: deprecated, message: `context "${deprecated}" is deprecated: set ${key} instead (the old key is read until the next minor release)` });
+    return old;
+  }
+  if (current !== old) throw new ContextError(key, `is ${current} but ${deprecated}, its deprecated name, is ${old}: unset ${deprecated}`, false);
+  return current;
 }
 
 /**
@@ -400,6 +437,7 @@ const STACK_NAME = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
  * @throws ContextError naming the key, what it must be and what it was.
  */
 export async function readStackConfig(read: ContextReader): Promise<StackConfig> {
+  const warnings: ContextWarning[] = [];
   for (const [key, why] of Object.entries(RETIRED_CONTEXT_KEYS)) {
     const value: unknown = read(key);
     if (value !== undefined && value !== null && value !== '') throw new ContextError(key, why, false);
@@ -435,7 +473,7 @@ export async function readStackConfig(read: ContextReader): Promise<StackConfig>
       // The event source's maximum concurrency starts at 2.
       queueConcurrency: wholeNumber(read, 'statusSyncQueueConcurrency', CONTEXT_DEFAULTS.statusSyncQueueConcurrency, 2, 1000, 'concurrent consumers'),
       rolloutStallSeconds: wholeNumber(read, 'rolloutStallSeconds', CONTEXT_DEFAULTS.rolloutStallSeconds, 1, 86_400, 'seconds'),
-      repairMaxEvictionsPerPass: wholeNumber(read, 'repairMaxEvictionsPerPass', CONTEXT_DEFAULTS.repairMaxEvictionsPerPass, 0, 1000, 'pods'),
+      repairMaxEvictionsPerResync: renamedWholeNumber(read, 'repairMaxEvictionsPerPass', warnings, CONTEXT_DEFAULTS.repairMaxEvictionsPerResync, 0, 1000, 'pods'),
     },
     logRetentionDays: retentionDays(read),
     webhookSecretArn: secretArn(read, 'webhookSecretArn'),
@@ -448,5 +486,6 @@ export async function readStackConfig(read: ContextReader): Promise<StackConfig>
     revisionNamespace: revisionNamespace(read),
     metricsNamespace: metricsNamespace(read),
     ingress: webhookIngress(read),
+    warnings,
   };
 }

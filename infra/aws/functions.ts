@@ -136,7 +136,7 @@ export interface StackInputs {
   /** How long a rollout's updated pods may stay unavailable before it is reported stalled (status-sync's ROLLOUT_STALL_MS), in seconds. */
   rolloutStallSeconds?: number;
   /** How many uninjected pods a resync may try to evict (status-sync's REPAIR_MAX_EVICTIONS_PER_RESYNC). */
-  repairMaxEvictionsPerPass?: number;
+  repairMaxEvictionsPerResync?: number;
 }
 
 export interface FunctionAccess {
@@ -165,7 +165,7 @@ export function functionAccess(spec: FunctionSpec, inputs: StackInputs): Functio
   }
   if (spec.trigger === 'function-url' && inputs.allowedCallerCidrs !== undefined) environment[ENV_ALLOWED_CALLER_CIDRS] = inputs.allowedCallerCidrs;
   if (spec.trigger === 'schedule' && inputs.rolloutStallSeconds !== undefined) environment[ENV_ROLLOUT_STALL_MS] = String(inputs.rolloutStallSeconds * 1000);
-  if (spec.trigger === 'schedule' && inputs.repairMaxEvictionsPerPass !== undefined) environment[ENV_REPAIR_MAX_EVICTIONS] = String(inputs.repairMaxEvictionsPerPass);
+  if (spec.trigger === 'schedule' && inputs.repairMaxEvictionsPerResync !== undefined) environment[ENV_REPAIR_MAX_EVICTIONS] = String(inputs.repairMaxEvictionsPerResync);
   if (spec.readsCluster) {
     const { cluster } = inputs;
     if (cluster.kind === 'kubeconfig-secret') {

@@ -5,7 +5,7 @@
  * logs, dashboard and alarms to run them. Environment-agnostic: nothing is looked up in
  * an account, so synth works offline.
  */
-import { CfnOutput, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
 import { EndpointType, LambdaIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { CfnSecurityGroup, CfnVPCEndpoint, InterfaceVpcEndpoint } from 'aws-cdk-lib/aws-ec2';
 import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
@@ -72,6 +72,8 @@ export class SidecarSetStack extends Stack {
     super(scope, id, props);
     const { config, bundles } = props;
     checkBundles(bundles);
+    // Reported as the CDK CLI reports any warning: the deploy goes on, the output says what to change.
+    for (const warning of config.warnings) Annotations.of(this).addWarningV2(`serverless-sidecarset:context.${warning.key}`, warning.message);
 
     const webhookSecret = this.webhookSecret(config.webhookSecretArn);
     // On EKS the functions need no stored credential, so no kubeconfig secret exists.
@@ -92,7 +94,7 @@ export class SidecarSetStack extends Stack {
       revisionNamespace: config.revisionNamespace,
       metricsNamespace: config.metricsNamespace,
       rolloutStallSeconds: config.statusSync.rolloutStallSeconds,
-      repairMaxEvictionsPerPass: config.statusSync.repairMaxEvictionsPerPass,
+      repairMaxEvictionsPerResync: config.statusSync.repairMaxEvictionsPerResync,
     };
     const alarmTopic = config.alarmTopicArn === undefined ? undefined : Topic.fromTopicArn(this, 'AlarmTopic', config.alarmTopicArn);
 

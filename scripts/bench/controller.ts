@@ -1,11 +1,11 @@
 /**
- * Section: the controller's queue (issue 46), in memory (the pass's and the
+ * Section: the controller's queue (issue 46), in memory (the resync's and the
  * controller's own code over the in-memory ports, with a fixed delay per API
  * request standing in for the API server's round trip):
  * - a resync of 1,000 sets x 100 pods (one paged list of 100,000 pods, every
  *   set counted from it, each status stale) with 1, 4 and 16 workers;
  * - a burst of 10,000 pod triggers over 100 sets (each pod made ready, as
- *   pod-change announces a kubelet's status write): passes, API requests,
+ *   pod-change announces a kubelet's status write): reconciles, API requests,
  *   and the time from the last trigger until every stored status shows all.
  */
 import { memoryPodPages } from '../../lib/adapters/memory-status-sync.ts';
@@ -56,7 +56,7 @@ async function resync(s: ControllerSettings, workers: number): Promise<{ ms: num
 }
 
 /** 10,000 pods made ready over about a second, each announced by a pod trigger, while the controller runs. */
-async function burst(s: ControllerSettings): Promise<{ passes: number; requests: number; lastToShownMs: number }> {
+async function burst(s: ControllerSettings): Promise<{ reconciles: number; requests: number; lastToShownMs: number }> {
   const { sets, pods } = world(s.triggerSets, s.triggers / s.triggerSets);
   for (const pod of pods) pod.status = { ...pod.status, conditions: [{ type: 'Ready', status: 'False' }], containerStatuses: (pod.status?.containerStatuses ?? []).map((c) => ({ ...c, ready: false })) };
   const { deps, statuses } = memoryDeps(sets, pods);
@@ -64,7 +64,7 @@ async function burst(s: ControllerSettings): Promise<{ passes: number; requests:
   let requests = 0;
   const counted = <A extends unknown[], R>(f: (...a: A) => Promise<R>) => async (...a: A): Promise<R> => { requests++; await sleep(s.requestMs); return f(...a); };
   const rollout = { revisions: memoryRevisionStore(), setPods: { ...cluster.source, list: counted(cluster.source.list.bind(cluster.source)) }, pods: cluster.writer, podEvents: { record: () => Promise.resolve() }, clock: { now: () => new Date() }, states: rolloutStateEvents() };
-  const passDeps = { statuses: { ...statuses, get: counted(statuses.get.bind(statuses)), patchStatus: counted(statuses.patchStatus.bind(statuses)) }, events: deps.events, namespaces: deps.namespaces, rollout };
+  const reconcileDeps = { statuses: { ...statuses, get: counted(statuses.get.bind(statuses)), patchStatus: counted(statuses.patchStatus.bind(statuses)) }, events: deps.events, namespaces: deps.namespaces, rollout };
   const queue = admittedQueue([], s.triggerSets);
   let pushed = 0;
   let lastAt = 0;
@@ -82,7 +82,7 @@ async function burst(s: ControllerSettings): Promise<{ passes: number; requests:
       await sleep(10);
     }
   })();
-  let passes = 0;
+  let reconciles = 0;
   const shown = () => statuses.sets().every((set) => (set.status?.readyPods ?? 0) >= perSet);
   // As the local loop does: follow again whenever triggers wait.
   while (pushed < s.triggers || queue.size() > 0 || !shown()) {
@@ -90,10 +90,10 @@ async function burst(s: ControllerSettings): Promise<{ passes: number; requests:
       await Promise.race([queue.arrival(), sleep(50)]);
       continue;
     }
-    passes += (await runController([], passDeps, { intervalMs: 5_000, debounceMs: 50, stallMs: 0, createDebounceMs: 0 }, AbortSignal.timeout(120_000), queue)).reconciles;
+    reconciles += (await runController([], reconcileDeps, { intervalMs: 5_000, debounceMs: 50, stallMs: 0, createDebounceMs: 0 }, AbortSignal.timeout(120_000), queue)).reconciles;
   }
   await pushing;
-  return { passes, requests, lastToShownMs: performance.now() - lastAt };
+  return { reconciles, requests, lastToShownMs: performance.now() - lastAt };
 }
 
 export async function controllerSection(s: ControllerSettings, log: (line: string) => void): Promise<SectionReport> {
@@ -105,12 +105,12 @@ export async function controllerSection(s: ControllerSettings, log: (line: strin
   }
   log(`controller: burst of ${s.triggers} pod triggers over ${s.triggerSets} sets...`);
   const b = await burst(s);
-  rows.push([`burst of ${num(s.triggers)} pod triggers, ${num(s.triggerSets)} sets`, '1', `${(b.lastToShownMs / 1000).toFixed(2)} s after the last`, `${num(b.passes)} passes, ${num(b.requests)} requests`]);
+  rows.push([`burst of ${num(s.triggers)} pod triggers, ${num(s.triggerSets)} sets`, '1', `${(b.lastToShownMs / 1000).toFixed(2)} s after the last`, `${num(b.reconciles)} reconciles, ${num(b.requests)} requests`]);
   return {
     id: 'controller',
     title: 'The controller\'s queue (in memory)',
     method: [
-      `In memory, with ${s.requestMs} ms added to every API request as the API server's round trip. The resync is the schedule's full pass: one paged list of every pod (500 a page), every set counted from it, every status stale, written \`workers\` at a time (writeConcurrency). The burst makes its pods ready 100 at a time every 10 ms, each with its pod trigger, while the controller runs as the local loop runs it (runController again whenever triggers wait); it ends when every stored status shows its set's pods.`,
+      `In memory, with ${s.requestMs} ms added to every API request as the API server's round trip. The resync is the schedule's: one paged list of every pod (500 a page), every set counted from it, every status stale, written \`workers\` at a time (writeConcurrency). The burst makes its pods ready 100 at a time every 10 ms, each with its pod trigger, while the controller runs as the local loop runs it (runController again whenever triggers wait); it ends when every stored status shows its set's pods.`,
     ],
     table: { headers: ['what', 'workers', 'time', 'work'], rows },
     verdicts: [],

@@ -126,8 +126,8 @@ async function newSetDelay(stack: LocalStack, name: string): Promise<NewSetDelay
 type Row = [string, number, number[]];
 
 async function withStack<T>(injection: InjectionMode, task: (stack: LocalStack) => Promise<T>): Promise<T> {
-  // The reconciler's loop records each new set's generation: the pass an admitted change starts, else (some of a burst
-  // of 100 were left to it in a trial) the schedule's full pass, every 10 s here.
+  // The reconciler's loop records each new set's generation: the reconcile an admitted change starts, else (some of a burst
+  // of 100 were left to it in a trial) the schedule's resync, every 10 s here.
   const stack = await startLocalStack({ injection, statusSyncIntervalMs: STATUS_SYNC_INTERVAL_MS });
   try {
     await post(stack, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
@@ -204,7 +204,7 @@ export async function injectionPathSection(settings: InjectionPathSettings, log:
     title: '7. Pod creation through the injection policy and through pod-inject (local stack)',
     method: [
       'The local stack (`npm start`\'s: the pinned kube-apiserver v1.36.3 and etcd, the local server\'s webhooks over HTTPS on loopback, the reconciler\'s loop), started once per path: `--injection policy` (the default) and `--injection webhook`. SidecarSets the policy takes (one sidecar sharing volumes, an env var, a volume), each selecting its own label; the timed pod is selected by one of them alone, so the policy injects it alone on the policy path and pod-inject (reading every stored set) on the webhook path. Each pod comes back checked: injected, and by the path expected.',
-      `Per row, ${settings.pods} pod creations (POST, stored in etcd, not dry runs) one after another as the admin, timed from the request to the answer, after 5 untimed ones; sets are added between rows (and the reconciler, its full pass every ${STATUS_SYNC_INTERVAL_MS / 1000} s, has recorded each set's generation, without which the policy sends the pod to pod-inject). "Webhook server stopped": the local server closed (no webhook, no conversion answers), sets deleted between rows.`,
+      `Per row, ${settings.pods} pod creations (POST, stored in etcd, not dry runs) one after another as the admin, timed from the request to the answer, after 5 untimed ones; sets are added between rows (and the reconciler, its resync every ${STATUS_SYNC_INTERVAL_MS / 1000} s, has recorded each set's generation, without which the policy sends the pod to pod-inject). "Webhook server stopped": the local server closed (no webhook, no conversion answers), sets deleted between rows.`,
       `New sets: ${settings.cacheSamples}, each followed at once by server-side dry runs of a pod it selects, one after another, timed from the set's stored answer until one comes back with the set's sidecar (by either path: the policy marks a pod of a set whose revision the reconciler has not recorded, and pod-inject injects it), and until the policy injects one itself.`,
     ],
     table: { headers: ['path', 'SidecarSets', 'p50', 'p99', 'pods'], rows: rows.map(rowCells) },

@@ -9,9 +9,9 @@
  * - the schedule alone (before): the same changes with the loop's interval
  *   at its default (30 s) and the triggers off; fewer changes, as each waits
  *   for a tick;
- * - a burst: 1,000 pod CREATEs, 8 at a time, with the triggers: passes and
- *   the reconciler's API requests per 1,000 changes, and the time from the
- *   last answer to a status showing all of them.
+ * - a burst: 1,000 pod CREATEs, 8 at a time, with the triggers: resyncs,
+ *   reconciles and the reconciler's API requests per 1,000 changes, and the
+ *   time from the last answer to a status showing all of them.
  */
 import { startLocalStack, type LocalStack } from '../../functions/server/local-stack.ts';
 import { CONTROLLER_MESSAGE, RESYNC_MESSAGE } from '../../functions/status-sync/compose.ts';
@@ -33,14 +33,14 @@ export interface PodTriggerSettings {
 const BOUND_MS = 2_000;
 
 /** Resyncs and reconciles the status loop ran, from its log lines (a 'resync' line is one, a 'controller' line says how many reconciles). */
-function passesOf(stack: LocalStack, fromLine: number): number {
-  let passes = 0;
+function reconcilesOf(stack: LocalStack, fromLine: number): number {
+  let reconciles = 0;
   for (const line of stack.logs.slice(fromLine)) {
     const text = statusSyncMessage(line);
-    if (text === RESYNC_MESSAGE) passes++;
-    else if (text === CONTROLLER_MESSAGE) passes += (JSON.parse(line) as { reconciles?: number }).reconciles ?? 0;
+    if (text === RESYNC_MESSAGE) reconciles++;
+    else if (text === CONTROLLER_MESSAGE) reconciles += (JSON.parse(line) as { reconciles?: number }).reconciles ?? 0;
   }
-  return passes;
+  return reconciles;
 }
 
 /** The message of a status-sync log line, or undefined for another function's. */
@@ -88,7 +88,8 @@ const ms = (value: number) => `${num(Math.round(value))} ms`;
 
 interface Row {
   latencies: ChangeLatency[];
-  passes: number;
+  /** Resyncs and the controller's reconciles. */
+  reconciles: number;
   requests: number;
 }
 
@@ -97,7 +98,7 @@ async function drive(stack: LocalStack, app: string, pods: number, timeoutMs: nu
   const requestsBefore = stack.statusSyncRequests();
   const latencies = await driveOneAtATime(stack.cp, { set: app, app, namespace: 'default', pods, timeoutMs });
   await loggedRequeues(stack, logsBefore);
-  return { latencies, passes: passesOf(stack, logsBefore), requests: stack.statusSyncRequests() - requestsBefore };
+  return { latencies, reconciles: reconcilesOf(stack, logsBefore), requests: stack.statusSyncRequests() - requestsBefore };
 }
 
 async function withStack<T>(intervalMs: number, admitted: boolean, run: (stack: LocalStack) => Promise<T>): Promise<T> {
@@ -132,7 +133,7 @@ export async function podTriggerSection(settings: PodTriggerSettings, log: (line
     const requestsBefore = stack.statusSyncRequests();
     const burst = await burstCreate(stack.cp, { set: 'burst', app: 'burst', namespace: 'default', pods: settings.burst, timeoutMs: 60_000, concurrency: 8 });
     await loggedRequeues(stack, logsBefore);
-    return { oneAtATime, burst: { ...burst, passes: passesOf(stack, logsBefore), requests: stack.statusSyncRequests() - requestsBefore } };
+    return { oneAtATime, burst: { ...burst, reconciles: reconcilesOf(stack, logsBefore), requests: stack.statusSyncRequests() - requestsBefore } };
   });
   log(`pod-triggers: ${settings.schedulePods} pods one at a time, the schedule alone (30 s)`);
   const scheduled = await withStack(30_000, false, async (stack) => {
@@ -142,30 +143,30 @@ export async function podTriggerSection(settings: PodTriggerSettings, log: (line
   });
 
   const rows: string[][] = [];
-  // Passes and requests are the whole drive's: a row of one kind of change shows its latencies only.
+  // Resyncs, reconciles and requests are the whole drive's: a row of one kind of change shows its latencies only.
   const rowOf = (label: string, latencies: readonly ChangeLatency[], counted?: Row) => {
     const [p50, p95, p99] = percentiles(latencies);
     const per1000 = (n: number) => num(Math.round((n / latencies.length) * 1000));
-    rows.push([label, String(latencies.length), ms(p50), ms(p95), ms(p99), counted === undefined ? '' : per1000(counted.passes), counted === undefined ? '' : per1000(counted.requests)]);
+    rows.push([label, String(latencies.length), ms(p50), ms(p95), ms(p99), counted === undefined ? '' : per1000(counted.reconciles), counted === undefined ? '' : per1000(counted.requests)]);
     return p95;
   };
   const p95 = rowOf('pod triggers (pod-inject CREATE, pod-change DELETE and pods/status), schedule 1 h away', triggered.oneAtATime.latencies, triggered.oneAtATime);
   for (const kind of ['create', 'ready', 'unready', 'delete'] as const) rowOf(`… ${kind} only`, triggered.oneAtATime.latencies.filter((l) => l.kind === kind));
   rowOf('the schedule alone (STATUS_SYNC_INTERVAL_MS 30 s, no triggers)', scheduled.latencies, scheduled);
   const { burst } = triggered;
-  rows.push([`burst: ${settings.burst} CREATEs, 8 at a time (${ms(burst.durationMs)})`, String(settings.burst), `last answer to status: ${ms(burst.lastChangeToStatusMs)}`, '', '', num(Math.round((burst.passes / settings.burst) * 1000)), num(Math.round((burst.requests / settings.burst) * 1000))]);
+  rows.push([`burst: ${settings.burst} CREATEs, 8 at a time (${ms(burst.durationMs)})`, String(settings.burst), `last answer to status: ${ms(burst.lastChangeToStatusMs)}`, '', '', num(Math.round((burst.reconciles / settings.burst) * 1000)), num(Math.round((burst.requests / settings.burst) * 1000))]);
 
   return {
     id: 'pod-triggers',
     title: 'Pod changes to stored status (issue 38)',
     method: [
       'The local stack (`npm start`\'s: the pinned kube-apiserver calling the local server\'s webhooks, the status loop as rbac.yaml\'s `sidecarset-status-sync`) with one SidecarSet. Pods are taken one at a time through their life, each change made as a user or a kubelet makes it (a pod CREATE; the kubelet\'s Ready status written to pods/status; the same status not Ready, every second pod; a DELETE), and timed from the API server\'s answer until a GET of the set (every 20 ms) shows the counts (matchedPods, readyPods) expected; the next change is made only then.',
-      'Passes: the status loop\'s own log (each `resync` line, and the `reconciles` of each `controller` line). API requests: the reconciler\'s HTTP client\'s count (every request it sent, retries and watches included), per 1,000 changes. The burst sends 1,000 CREATEs 8 at a time with no pause and counts everything from its first request until the status shows all 1,000.',
+      'Resyncs and reconciles: the status loop\'s own log (each `resync` line, and the `reconciles` of each `controller` line). API requests: the reconciler\'s HTTP client\'s count (every request it sent, retries and watches included), per 1,000 changes. The burst sends 1,000 CREATEs 8 at a time with no pause and counts everything from its first request until the status shows all 1,000.',
     ],
-    table: { headers: ['how the status follows', 'changes', 'p50', 'p95', 'p99', 'passes per 1,000 changes', 'API requests per 1,000 changes'], rows },
+    table: { headers: ['how the status follows', 'changes', 'p50', 'p95', 'p99', 'resyncs and reconciles per 1,000 changes', 'API requests per 1,000 changes'], rows },
     verdicts: [{ target: 'a pod change shows in the stored status within 2 s at p95 (local stack)', figure: ms(p95), met: p95 <= BOUND_MS }],
     notes: [
-      'Latency is counted from the API server\'s answer to the change. The webhook hands the trigger over before it answers; the pass reads the pods 250 ms (POD_DEBOUNCE_MS) after the trigger arrived, so a change whose request took longer than that to be answered can show sooner than 250 ms after its answer.',
+      'Latency is counted from the API server\'s answer to the change. The webhook hands the trigger over before it answers; the reconcile reads the pods 250 ms (POD_DEBOUNCE_MS) after the trigger arrived, so a change whose request took longer than that to be answered can show sooner than 250 ms after its answer.',
     ],
   };
 }

@@ -1,13 +1,13 @@
 /**
  * One run of the reconciler benchmark in a fresh process (so that its peak
- * RSS is its own): `pass` runs one status pass through the Lambda's own
+ * RSS is its own): `resync` runs one resync through the Lambda's own
  * composition; `floor` lists the same pods with the same page size and the
  * SidecarSets, through the same transport, parsing the JSON and nothing
  * else. Prints one JSON line: the duration, the CPU time this process spent
  * in it (user and system: less sensitive to a busy machine than the
  * duration), the load average at its end, the result, maxRSS.
  *
- *   KUBECONFIG_CONTENT=... node scripts/bench/reconciler-child.ts pass|floor [FLOOR_PAGE_SIZE]
+ *   KUBECONFIG_CONTENT=... node scripts/bench/reconciler-child.ts resync|floor [FLOOR_PAGE_SIZE]
  */
 import { loadavg } from 'node:os';
 import { jsonLogger } from '../../lib/adapters/json-logger.ts';
@@ -44,7 +44,7 @@ async function floor(): Promise<{ podsSeen: number; setsSeen: number }> {
 let result: unknown;
 let durationMs: number;
 let cpu: NodeJS.CpuUsage;
-if (mode === 'pass') {
+if (mode === 'resync') {
   const runtime = await composeStatusSync(process.env, { logger: jsonLogger({}, () => undefined) });
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
@@ -58,7 +58,7 @@ if (mode === 'pass') {
   durationMs = performance.now() - started;
   cpu = process.cpuUsage(cpuBefore);
 } else {
-  throw new Error(`usage: reconciler-child.ts pass|floor [FLOOR_PAGE_SIZE] (got ${mode ?? 'nothing'})`);
+  throw new Error(`usage: reconciler-child.ts resync|floor [FLOOR_PAGE_SIZE] (got ${mode ?? 'nothing'})`);
 }
 const cpuMs = (cpu.user + cpu.system) / 1000;
 process.stdout.write(`${JSON.stringify({ durationMs, cpuMs, load1: loadavg()[0], result, maxRssKiB: process.resourceUsage().maxRSS })}\n`);

@@ -24,7 +24,7 @@ function namespaces(): Namespace[] {
 
 /**
  * 100 sets over 50 apps: each pod is selected by two; every tenth set also
- * has a namespaceSelector (so the pass reads namespace labels, as it must).
+ * has a namespaceSelector (so the resync reads namespace labels, as it must).
  */
 export function reconcilerSidecarSets(count = 100): SidecarSet[] {
   return Array.from({ length: count }, (_, j) => {

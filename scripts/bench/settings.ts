@@ -5,7 +5,7 @@ import type { FreshnessSettings } from './freshness.ts';
 import type { HeavyReadsSettings } from './heavy-reads.ts';
 import type { KruisePodSettings } from './kruise-pod.ts';
 import type { HttpSettings } from './http-serving.ts';
-import type { Pass100kSettings } from './pass-100k.ts';
+import type { Resync100kSettings } from './resync-100k.ts';
 import type { ReconcilerSettings } from './reconciler.ts';
 import type { RolloutSettings } from './rollout.ts';
 import type { SectionId } from './report.ts';
@@ -20,7 +20,7 @@ export interface BenchSettings {
   http: HttpSettings;
   coldStart: ColdStartSettings;
   reconciler: ReconcilerSettings;
-  pass100k: Pass100kSettings;
+  resync100k: Resync100kSettings;
   freshness: FreshnessSettings;
   reads: HeavyReadsSettings;
   rollout: RolloutSettings;
@@ -40,12 +40,12 @@ export function settingsFor(quick: boolean): BenchSettings {
     coldStart: { runs: quick ? 5 : 20 },
     reconciler: { runs: quick ? 2 : 5, pods: 10_000 },
     // Issue 28: 100,000 pods and 1,000 SidecarSets; --quick a tenth of the pods.
-    pass100k: { runs: quick ? 1 : 3, pods: quick ? 10_000 : 100_000, sets: 1_000 },
+    resync100k: { runs: quick ? 1 : 3, pods: quick ? 10_000 : 100_000, sets: 1_000 },
     freshness: { firstAnswers: quick ? 5 : 20, runs: quick ? 2 : 5, reviewsPerRun: quick ? 200 : 500, concurrency: 8 },
     // Issue 44: 61 sets of about 1.2 MB of labels and managedFields each; 20 admissions at once. --quick: 10 lighter sets.
     reads: { sets: quick ? 10 : 61, labelsPerSet: quick ? 2_000 : 9_000, cold: quick ? 1 : 3, warm: quick ? 5 : 20, concurrent: quick ? 5 : 20 },
     // The issue's figures: 1,000 pods at 10%, ready 2 s after a restart; the plan over 100,000 pods.
-    // Issue 38: 8 pods one at a time was the report (23-28 s each); a burst of 1,000 for the passes per 1,000 changes.
+    // Issue 38: 8 pods one at a time was the report (23-28 s each); a burst of 1,000 for the reconciles per 1,000 changes.
     podTriggers: { pods: quick ? 4 : 20, schedulePods: 2, burst: quick ? 200 : 1_000 },
     controller: { sets: 1_000, podsPerSet: 100, workers: [1, 4, 16], triggers: 10_000, triggerSets: 100, requestMs: 2 },
     // Issue 44: 1, 10 and 100 sets, each path; p99 over 200 creations.
@@ -59,8 +59,8 @@ export function settingsFor(quick: boolean): BenchSettings {
     kruise: `Kruise's pod webhook ${s.kruise.runs} runs of ${s.kruise.runMs} ms each, alternating with pod-inject's`,
     http: `HTTP ${s.http.runs} runs of ${s.http.durationSeconds} s per load and route`,
     'cold-start': `cold start ${s.coldStart.runs} starts per bundle`,
-    reconciler: `reconciler ${s.reconciler.runs} runs each of pass and floor`,
-    'pass-100k': `pass at ${s.pass100k.pods} pods ${s.pass100k.runs} runs each of pass and floor`,
+    reconciler: `reconciler ${s.reconciler.runs} runs each of resync and floor`,
+    'pass-100k': `resync at ${s.resync100k.pods} pods ${s.resync100k.runs} runs each of resync and floor`,
     freshness: `freshness ${s.freshness.firstAnswers} first answers, ${s.freshness.runs} runs of ${s.freshness.reviewsPerRun} warm reviews per row`,
     reads: `reads ${s.reads.sets} sets of ${s.reads.labelsPerSet} labels, ${s.reads.cold} cold reviews, ${s.reads.warm} warm, ${s.reads.concurrent} at once`,
     controller: `controller: a resync of ${s.controller.sets} sets x ${s.controller.podsPerSet} pods with ${s.controller.workers.join(', ')} workers, a burst of ${s.controller.triggers} pod triggers over ${s.controller.triggerSets} sets, ${s.controller.requestMs} ms a request`,

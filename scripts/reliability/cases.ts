@@ -24,7 +24,7 @@ import { adversarialRows, MB, RELIABILITY_SIZES } from '../../testkit/reliabilit
 import { QUICK_TIMEOUTS, strangerConnections } from '../../testkit/reliability/stranger-connections.ts';
 
 import type { Figures } from '../../testkit/reliability/figures.ts';
-import { passMemory, PASS_MEMORY_TARGET_MB, STACK_PASS } from '../bench/pass-memory-run.ts';
+import { resyncMemory, RESYNC_MEMORY_TARGET_MB, STACK_RESYNC } from '../bench/resync-memory-run.ts';
 /** A case's result: figures, or rows of a table. */
 export type CaseOutput = Figures | Figures[];
 
@@ -117,7 +117,7 @@ function runFuzz(args: readonly string[]): Promise<FuzzSummary> {
 export const CASES: readonly Case[] = [
   {
     section: 'bad-input',
-    name: 'Fuzzing both doors',
+    name: 'Fuzzing both entry points',
     claim:
       'Random bytes, truncated JSON, wrong types in every field, huge and deeply nested values, awkward keys, random Pods and SidecarSets, strangers and bad requests, through the Lambda handler and the HTTPS server: no crash, no unhandled rejection, a well-formed answer echoing the uid, and every patch applies to its object.',
     async run({ quick, seed }) {
@@ -134,7 +134,7 @@ export const CASES: readonly Case[] = [
   ...(['pod-inject', 'sidecarset-validate', 'sidecarset-default'] as const).map((fn): Case => ({
     section: 'adversarial',
     name: `The worst reviews for ${fn}`,
-    claim: `The reviews of ${fn} built to make its work grow faster than its input (testkit/reliability/adversarial.ts), at 1 MB, 3 MB and just under the 6 MB body limit, through the door both the Lambda handler and the server use: every one answered inside its deadline, its ratio to the parse floor not growing more than 3 times from 1 to 6 MB (a quadratic step grows it 6 times), the median time shown against JSON.parse of the same body (target: at most 20 times).`,
+    claim: `The reviews of ${fn} built to make its work grow faster than its input (testkit/reliability/adversarial.ts), at 1 MB, 3 MB and just under the 6 MB body limit, through the HTTP handler both the Lambda handler and the server use: every one answered inside its deadline, its ratio to the parse floor not growing more than 3 times from 1 to 6 MB (a quadratic step grows it 6 times), the median time shown against JSON.parse of the same body (target: at most 20 times).`,
     run: ({ quick }) => adversarialRows(fn, quick ? [MB / 4, MB] : RELIABILITY_SIZES, quick ? 2 : 5),
   })),
   {
@@ -148,7 +148,7 @@ export const CASES: readonly Case[] = [
     section: 'faults',
     name: 'Pod injection while the API server is slow or down',
     claim:
-      'Reviews sent to both doors while a fault proxy delays, resets or blackholes the functions\' API calls, or is stopped, and while the API server itself is stopped: every answer inside the webhook timeout; the same injection as with the API up while the cached list is within its staleness bound; past it a failed call (so failurePolicy decides); never a denial, never an injection from a wrong list; fresh answers after recovery.',
+      'Reviews sent to both entry points while a fault proxy delays, resets or blackholes the functions\' API calls, or is stopped, and while the API server itself is stopped: every answer inside the webhook timeout; the same injection as with the API up while the cached list is within its staleness bound; past it a failed call (so failurePolicy decides); never a denial, never an injection from a wrong list; fresh answers after recovery.',
     run: ({ quick }) => injectionUnderApiFaults({ rounds: quick ? 1 : 3 }),
   },
   {
@@ -161,7 +161,7 @@ export const CASES: readonly Case[] = [
   {
     section: 'faults',
     name: 'Reconciler: the pod list fails halfway',
-    claim: 'The API server stops (or the connection keeps being reset) in the middle of the paged pod list: the pass reports it and writes nothing; every status the API server stored stayed true; the next pass converges and a further one writes nothing.',
+    claim: 'The API server stops (or the connection keeps being reset) in the middle of the paged pod list: the resync reports it and writes nothing; every status the API server stored stayed true; the next resync converges and a further one writes nothing.',
     run: async ({ quick }, shared) => podListFailsHalfway(await shared.faultCluster(), { repetitions: quick ? 1 : 3 }),
   },
   {
@@ -179,13 +179,13 @@ export const CASES: readonly Case[] = [
   {
     section: 'faults',
     name: 'Reconciler: write conflicts',
-    claim: 'A SidecarSet changes between the pass reading it and writing its status (a real 409): the pass reads it again and writes the right counts; when its selector changed, its status waits for the next pass. (The smallest matched count seen here is the true count under the narrower canary selector the scenario switches to, not a shortfall.)',
+    claim: 'A SidecarSet changes between the resync reading it and writing its status (a real 409): the resync reads it again and writes the right counts; when its selector changed, its status waits for the next resync. (The smallest matched count seen here is the true count under the narrower canary selector the scenario switches to, not a shortfall.)',
     run: async ({ quick }, shared) => writeConflicts(await shared.faultCluster(), { repetitions: quick ? 1 : 3 }),
   },
   {
     section: 'faults',
-    name: 'Reconciler: the API server restarts mid-pass',
-    claim: 'The API server is stopped and started again between pages and between writes: nothing partial is written, the errors are reported, the next pass converges.',
+    name: 'Reconciler: the API server restarts mid-resync',
+    claim: 'The API server is stopped and started again between pages and between writes: nothing partial is written, the errors are reported, the next resync converges.',
     run: async ({ quick }, shared) => apiServerRestarts(await shared.faultCluster(), { repetitions: quick ? 1 : 3 }),
   },
   {
@@ -221,21 +221,21 @@ export const CASES: readonly Case[] = [
   },
   {
     section: 'load',
-    name: 'The pass\'s memory: pods of a megabyte',
-    claim: `A resync over 200 pods of 1 MB each (50 in --quick), in a fresh process through the Lambda's composition with the NODE_OPTIONS the stack gives status-sync (a heap of three quarters of its 512 MB), peaks under ${PASS_MEMORY_TARGET_MB} MB of RSS: each pod is parsed and summarised as its bytes arrive, so a page is never held whole. Shown beside it: the same resync as Node starts by default (V8 sizes its heap from the host's memory and lets garbage pile up before collecting, so its peak follows the machine, not the resync), and the floor, which reads the same pages whole and parses them, as the resync did before.`,
+    name: 'The resync\'s memory: pods of a megabyte',
+    claim: `A resync over 200 pods of 1 MB each (50 in --quick), in a fresh process through the Lambda's composition with the NODE_OPTIONS the stack gives status-sync (a heap of three quarters of its 512 MB), peaks under ${RESYNC_MEMORY_TARGET_MB} MB of RSS: each pod is parsed and summarised as its bytes arrive, so a page is never held whole. Shown beside it: the same resync as Node starts by default (V8 sizes its heap from the host's memory and lets garbage pile up before collecting, so its peak follows the machine, not the resync), and the floor, which reads the same pages whole and parses them, as the resync did before.`,
     async run({ quick }) {
-      const rows = await passMemory(quick ? 50 : 200, 1_000_000, () => undefined);
-      const over = rows.filter((r) => r.run.startsWith(STACK_PASS) && r.peakRssMB >= PASS_MEMORY_TARGET_MB);
-      if (over.length > 0) throw new Error(`a pass peaked at ${PASS_MEMORY_TARGET_MB} MB or more: ${JSON.stringify(over)}`);
-      const short = rows.find((r) => r.podsSeen !== r.pods && r.run.startsWith('pass'));
-      if (short !== undefined) throw new Error(`a pass did not read every pod: ${JSON.stringify(short)}`);
+      const rows = await resyncMemory(quick ? 50 : 200, 1_000_000, () => undefined);
+      const over = rows.filter((r) => r.run.startsWith(STACK_RESYNC) && r.peakRssMB >= RESYNC_MEMORY_TARGET_MB);
+      if (over.length > 0) throw new Error(`a resync peaked at ${RESYNC_MEMORY_TARGET_MB} MB or more: ${JSON.stringify(over)}`);
+      const short = rows.find((r) => r.podsSeen !== r.pods && r.run.startsWith('resync'));
+      if (short !== undefined) throw new Error(`a resync did not read every pod: ${JSON.stringify(short)}`);
       return rows.map((r) => ({ run: r.run, pods: r.pods, bytesPerPod: r.bytesPerPod, peakRssMiB: r.peakRssMiB, peakRssMB: r.peakRssMB, durationMs: r.durationMs }));
     },
   },
   {
     section: 'load',
     name: '40 MiB of SidecarSets',
-    claim: `41 valid SidecarSets of just under 1 MiB each (the largest spec validation admits is 1 MiB; 10 in --quick), over 40 MiB in all, that select no pod, listed before one small set that selects pods, on a real API server: a cold pod-inject (a new Lambda instance composed as on AWS, in a fresh process) injects the small set's sidecar within the review's ${REVIEW_DEADLINE_MS / 1000} s deadline, and a cold status pass (with the heap cap the stack gives status-sync) completes and counts the small set's pods. The SidecarSet lists are read in pages whose bytes are bounded, the first of 4 sets (4 of the largest valid sets fit a page's 4 MiB target), each set kept without its managedFields; what a process keeps grows with the sets' total size (heapAfterGcMiB).`,
+    claim: `41 valid SidecarSets of just under 1 MiB each (the largest spec validation admits is 1 MiB; 10 in --quick), over 40 MiB in all, that select no pod, listed before one small set that selects pods, on a real API server: a cold pod-inject (a new Lambda instance composed as on AWS, in a fresh process) injects the small set's sidecar within the review's ${REVIEW_DEADLINE_MS / 1000} s deadline, and a cold resync (with the heap cap the stack gives status-sync) completes and counts the small set's pods. The SidecarSet lists are read in pages whose bytes are bounded, the first of 4 sets (4 of the largest valid sets fit a page's 4 MiB target), each set kept without its managedFields; what a process keeps grows with the sets' total size (heapAfterGcMiB).`,
     async run({ quick }) {
       const cluster = await startRolloutCluster({ readyDelayMs: 300, listsFromEtcd: false });
       try {

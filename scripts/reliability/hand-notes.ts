@@ -11,14 +11,14 @@
 export const CASE_NOTES: Readonly<Record<string, string>> = {
   '40 MiB of SidecarSets': `Measured outside full runs, through the short form \`test/e2e/large-sidecarsets.integration.test.ts\` (the same rows; \`npm run reliability -- --only load\` runs it with the other load cases), on the two cores the sessions share, so the durations follow the load:
 
-| date (UTC), commit | load average | first SidecarSet page | cold pod-inject | its peak RSS | cold status pass | its peak RSS |
+| date (UTC), commit | load average | first SidecarSet page | cold pod-inject | its peak RSS | cold resync | its peak RSS |
 |---|---|---|---|---|---|---|
 | 2026-12-06 before bd6bc7c (whole list bounded by 5 s) | 34–37 | 100 sets | 503 with the default; 5,413 ms with \`KUBE_API_TIMEOUT_MS=60000\` | 249 MiB | 82.5 s | 344 MiB |
 | 2026-12-06, bd6bc7c (each page bounded by 5 s) | 38–40 | 100 sets | failed twice: the first page (100 sets) passed the 16 MiB cap, was thrown away and asked again for 12 sets (12 MiB), which the API server did not send within 5 s; once the review's own 9 s deadline passed | | | |
 | 2026-12-06 06:38, whole integration run | ~3 | 100 sets | 3,254 ms | 255 MiB | 19.9 s | 365 MiB |
 | 2026-12-06 07:30, h-fence (first page of 4 sets, spec at most 1 MiB) | 7–15 | 4 sets | 3,483 ms | 244 MiB | 46.4 s | 360 MiB |
 
-So, since issue 36 item 3's last piece: a set's spec is at most 1 MiB of JSON (validation rule 15, docs/SIDECARSET.md), and the whole list's first page asks for 4 sets (4 of the largest sets validation admits fit a page's 4 MiB target), not 100: no page of this scenario passes the 16 MiB cap, none is read twice, and every page is about 4 MiB, which a loaded API server sends well within the 5 s a call may take. A cluster of small sets reads 4, then 4 (asked for as soon as the first page's head arrives), then 100 a page. The scenario's sets are 41 of just under 1 MiB (40.8 MiB), each valid under the new rule. What a cold pod-inject still does is read every set before it answers: its time grows with the sets' total bytes (about 3.5 s for 40 MiB here); the bound that keeps it inside the review's deadline is now the sets' count times 1 MiB, which the docs state. The pass's time is mostly the ControllerRevision of about 1 MiB it writes for each set on its first pass. Each function reads as its own identity (pod-inject as \`sidecarset-webhooks\`, the pass as \`sidecarset-status-sync\`). Before the lists were paged, one list of these sets was refused at the client's 32 MiB answer cap (\`cannot list SidecarSets: the answer is larger than 33554432 bytes; nothing cached\`, the issue's report).`,
+So, since issue 36 item 3's last piece: a set's spec is at most 1 MiB of JSON (validation rule 15, docs/SIDECARSET.md), and the whole list's first page asks for 4 sets (4 of the largest sets validation admits fit a page's 4 MiB target), not 100: no page of this scenario passes the 16 MiB cap, none is read twice, and every page is about 4 MiB, which a loaded API server sends well within the 5 s a call may take. A cluster of small sets reads 4, then 4 (asked for as soon as the first page's head arrives), then 100 a page. The scenario's sets are 41 of just under 1 MiB (40.8 MiB), each valid under the new rule. What a cold pod-inject still does is read every set before it answers: its time grows with the sets' total bytes (about 3.5 s for 40 MiB here); the bound that keeps it inside the review's deadline is now the sets' count times 1 MiB, which the docs state. The resync's time is mostly the ControllerRevision of about 1 MiB it writes for each set on its first resync. Each function reads as its own identity (pod-inject as \`sidecarset-webhooks\`, the resync as \`sidecarset-status-sync\`). Before the lists were paged, one list of these sets was refused at the client's 32 MiB answer cap (\`cannot list SidecarSets: the answer is larger than 33554432 bytes; nothing cached\`, the issue's report).`,
 };
 
 /** Sections after the generated ones, whole (each starts with its \`##\` heading). */
@@ -61,7 +61,7 @@ its sidecar, the old secret refused afterwards.
 Rotation against a webhook pointing at a URL the deployment did not make
 (\`test/auth/rotation.test.ts\`): the repair does not write the secret into
 it, a rotation does not start, a rotation under way keeps the old secret
-instead of handing the new one over; each pass tells it (Event, metric,
+instead of handing the new one over; each resync tells it (Event, metric,
 alarm). **Held.**
 
 **Pods** (load average 16–19;
@@ -117,11 +117,11 @@ reconciler, pod-inject's and the CRD conversion's last URL segment set to
 \`..%2Fpod-change%2F<secret>\` and 1,025 base64url characters: **held**, each
 refused with 422 naming \`sidecarset-status-sync-admission-config\`. (A query
 string is refused by the API server's own validation.) Still possible: a
-well-shaped wrong secret, admitted; one pass as the reconciler points it
+well-shaped wrong secret, admitted; one resync as the reconciler points it
 back at the current secret and records a \`WebhookSecretRepaired\` Event
-(write, pass and Event 687 ms here), and counts it in \`WebhooksRepointed\`,
+(write, resync and Event 687 ms here), and counts it in \`WebhooksRepointed\`,
 whose alarm fires on the first. The outage is therefore the time to the
-next full pass: at most \`statusSyncRateMinutes\` (default 1 minute) on AWS,
+next resync: at most \`statusSyncRateMinutes\` (default 1 minute) on AWS,
 \`STATUS_SYNC_INTERVAL_MS\` (30 s) on \`npm start\`, plus about a second.
 The repair now takes any segment that is neither the current nor the
 previous secret in a URL the deployment made (\`test/auth/rotation.test.ts\`);

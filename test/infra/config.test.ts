@@ -14,7 +14,7 @@ describe('readStackConfig', () => {
     await expect(read({})).resolves.toEqual({
       stackName: 'ServerlessSidecarSet',
       admission: { timeoutSeconds: 10, memoryMb: 512, reservedConcurrency: 20 },
-      statusSync: { rateMinutes: 1, timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 3, queueConcurrency: 2, rolloutStallSeconds: 60, repairMaxEvictionsPerPass: 5 },
+      statusSync: { rateMinutes: 1, timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 3, queueConcurrency: 2, rolloutStallSeconds: 60, repairMaxEvictionsPerResync: 5 },
       logRetentionDays: RetentionDays.ONE_MONTH,
       webhookSecretArn: undefined,
       cluster: { kind: 'kubeconfig-secret', secretArn: undefined },
@@ -25,13 +25,40 @@ describe('readStackConfig', () => {
       revisionNamespace: 'kruise-system',
       metricsNamespace: 'ServerlessSidecarSet',
       ingress: { kind: 'url' },
+      warnings: [],
     });
   });
 
   it('reads the rollout stall threshold in whole seconds', async () => {
     expect((await read({ rolloutStallSeconds: '300' })).statusSync.rolloutStallSeconds).toBe(300);
     await expect(read({ rolloutStallSeconds: '0' })).rejects.toThrow(/"rolloutStallSeconds" must be a whole number of seconds from 1 to 86400/);
-    expect((await read({ repairMaxEvictionsPerPass: '0' })).statusSync.repairMaxEvictionsPerPass).toBe(0);
+    expect((await read({ repairMaxEvictionsPerResync: '0' })).statusSync.repairMaxEvictionsPerResync).toBe(0);
+    await expect(read({ repairMaxEvictionsPerResync: 'many' })).rejects.toThrow(/"repairMaxEvictionsPerResync" must be a whole number of pods from 0 to 1000/);
+  });
+
+  const DEPRECATION_WARNING = {
+    key: 'repairMaxEvictionsPerPass',
+    message: 'context "repairMaxEvictionsPerPass" is deprecated: set repairMaxEvictionsPerResync instead (the old key is read until the next minor release)',
+  };
+
+  it.each([
+    ['the new key alone', { repairMaxEvictionsPerResync: '2' }, 2, []],
+    ['the deprecated key alone, with a warning naming the new key', { repairMaxEvictionsPerPass: '2' }, 2, [DEPRECATION_WARNING]],
+    ['both keys at the same value, without a warning', { repairMaxEvictionsPerResync: 2, repairMaxEvictionsPerPass: ' 2 ' }, 2, []],
+    ['neither key: the default', {}, 5, []],
+  ])('reads the repair limit from %s', async (_, context, limit, warnings) => {
+    const config = await read(context);
+    expect(config.statusSync.repairMaxEvictionsPerResync).toBe(limit);
+    expect(config.warnings).toEqual(warnings);
+  });
+
+  it('refuses the repair limit under both keys at different values, naming both', async () => {
+    const error = await read({ repairMaxEvictionsPerResync: '3', repairMaxEvictionsPerPass: '5' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ContextError);
+    expect((error as ContextError).message).toBe('context "repairMaxEvictionsPerResync" is 3 but repairMaxEvictionsPerPass, its deprecated name, is 5: unset repairMaxEvictionsPerPass');
+  });
+
+  it('checks the deprecated repair key as strictly as the new one, naming the key given', async () => {
     await expect(read({ repairMaxEvictionsPerPass: 'many' })).rejects.toThrow(/"repairMaxEvictionsPerPass" must be a whole number of pods from 0 to 1000/);
   });
 

@@ -55,7 +55,7 @@ describe('functionAccess', () => {
   });
 
   it('gives the reconciler alone its limit of evictions per resync, as REPAIR_MAX_EVICTIONS_PER_RESYNC', () => {
-    const inputs = { ...kubeconfigInputs, repairMaxEvictionsPerPass: 2 };
+    const inputs = { ...kubeconfigInputs, repairMaxEvictionsPerResync: 2 };
     expect(functionAccess(FUNCTION_SPECS['status-sync'], inputs).environment.REPAIR_MAX_EVICTIONS_PER_RESYNC).toBe('2');
     for (const fn of ADMISSION_FUNCTIONS) expect(functionAccess(FUNCTION_SPECS[fn], inputs).environment.REPAIR_MAX_EVICTIONS_PER_RESYNC).toBeUndefined();
   });

@@ -114,7 +114,7 @@ describe('functions', () => {
       expect(env[ENV_REVISION_NAMESPACE]).toEqual(spec.readsCluster ? 'kruise-system' : undefined);
       // The reconciler's stall threshold (context rolloutStallSeconds, default 60).
       expect(env.ROLLOUT_STALL_MS).toEqual(spec.trigger === 'schedule' ? '60000' : undefined);
-      // The repair step's limit (context repairMaxEvictionsPerPass, default 5).
+      // The repair step's limit (context repairMaxEvictionsPerResync, default 5).
       expect(env.REPAIR_MAX_EVICTIONS_PER_RESYNC).toEqual(spec.trigger === 'schedule' ? '5' : undefined);
       // The schedule's rate (context statusSyncRateMinutes, default 1), which the heartbeat Lease's duration follows.
       expect(env.STATUS_SYNC_INTERVAL_MS).toEqual(spec.trigger === 'schedule' ? '60000' : undefined);
@@ -129,6 +129,12 @@ describe('functions', () => {
         ].sort(),
       );
     }
+  });
+
+  it('sets REPAIR_MAX_EVICTIONS_PER_RESYNC from the deprecated context key repairMaxEvictionsPerPass too, with a synth warning naming the new key', async () => {
+    const s = await synth({ repairMaxEvictionsPerPass: '2' });
+    expect(s.props('status-sync').Environment.Variables.REPAIR_MAX_EVICTIONS_PER_RESYNC).toBe('2');
+    Annotations.fromStack(s.stack).hasWarning('*', Match.stringLikeRegexp('^context "repairMaxEvictionsPerPass" is deprecated: set repairMaxEvictionsPerResync instead'));
   });
 
   it('caps status-sync\'s V8 heap at three quarters of its memory (NODE_OPTIONS), so garbage is collected before the function\'s memory runs out', async () => {

@@ -50,13 +50,14 @@ export interface RolloutTimeResult {
   rolloutMs: number;
   /** From the update to the invocation's return (the final status written). */
   invocationMs: number;
-  /** Lambda invocations: the admitted event's, then the continuations it sent itself and any scheduled tick. */
+  /** Lambda invocations: the admitted event's, then the self-requeues it sent itself and any scheduled tick. */
   invocations: number;
-  /** Of those, the continuations (an invocation's self-invoke as its follow budget ended with the rollout in flight). */
-  continuations: number;
+  /** Of those, the self-requeues (an invocation's self-invoke as its controller's budget ended with the rollout in flight). */
+  selfRequeues: number;
   /** API requests sent again after no answer or a "try again" one (kube-raw.ts). */
   retries: number;
-  passes: number;
+  /** Reconciles of the set: the resync's rollout step and the controller's. */
+  reconciles: number;
   podsUpdated: number;
   /** HotUpgrade: flips the reconciler wrote, and pods the recorder saw flipped. */
   podsFlipped: number;
@@ -194,9 +195,9 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
       rolloutMs,
       invocationMs,
       invocations: results.length,
-      continuations: ran,
+      selfRequeues: ran,
       retries: sum((r) => r.requestRetries ?? 0),
-      passes: sum((r) => (r.rollout === undefined ? 0 : 1) + (r.controller?.reconciles ?? 0)),
+      reconciles: sum((r) => (r.rollout === undefined ? 0 : 1) + (r.controller?.reconciles ?? 0)),
       podsUpdated: sum((r) => (r.rollout?.podsUpdated ?? 0) + (r.controller?.podsUpdated ?? 0)),
       podsFlipped: sum((r) => (r.rollout?.podsFlipped ?? 0) + (r.controller?.podsFlipped ?? 0)),
       flipsSeen: recorder.flips(),

@@ -508,14 +508,14 @@ function annotationsOf(pod: unknown): Json {
 }
 
 /**
- * The times a pass writes (`updateTimestamp` in the hash annotations and in
+ * The times a reconcile writes (`updateTimestamp` in the hash annotations and in
  * the in-place update state) are each side's clock. In an annotation holding
  * per-set entries, an entry's time is blanked only when it is not the time
- * the pod carried for that entry before the pass: a time the pass should have
+ * the pod carried for that entry before the reconcile: a time the reconcile should have
  * kept (another set's entry, or the in-place update state's first update,
  * which Kruise keeps) is still compared.
  */
-function passTimes(value: unknown, before: unknown): unknown {
+function reconcileTimes(value: unknown, before: unknown): unknown {
   const parsed: unknown = typeof value === 'string' ? safeParse(value) : undefined;
   if (!isRecord(parsed)) return value;
   const old: unknown = typeof before === 'string' ? safeParse(before) : undefined;
@@ -530,10 +530,10 @@ function passTimes(value: unknown, before: unknown): unknown {
 }
 
 /**
- * What a rollout pass decides about a pod, in the form compared: the images
+ * What a rollout's reconcile decides about a pod, in the form compared: the images
  * of its containers and init containers, every annotation (the hash and
- * in-place update state parsed, with the pass's times set aside as
- * {@link passTimes} says), and the SidecarSetUpgradable condition without its
+ * in-place update state parsed, with the reconcile's times set aside as
+ * {@link reconcileTimes} says), and the SidecarSetUpgradable condition without its
  * times (its message parsed). Everything else of a pod is the kubelet's or
  * the user's and no rollout writes it.
  */
@@ -543,7 +543,7 @@ export function rolloutPodView(pod: unknown, before: unknown): Json {
   const annotations: Json = { ...annotationsOf(pod) };
   const old = annotationsOf(before);
   for (const key of [ANNOTATION_HASH, ANNOTATION_HASH_WITHOUT_IMAGE, ANNOTATION_INPLACE_UPDATE_STATE]) {
-    if (key in annotations) annotations[key] = passTimes(annotations[key], old[key]);
+    if (key in annotations) annotations[key] = reconcileTimes(annotations[key], old[key]);
   }
   const conditions = isRecord(pod) && isRecord(pod.status) && Array.isArray(pod.status.conditions) ? pod.status.conditions : [];
   const condition = conditions.find((c) => isRecord(c) && c.type === UPGRADABLE_CONDITION) as Json | undefined;
@@ -567,14 +567,14 @@ export function notUpgradableWhyAsFalse(message: unknown): unknown {
 
 /**
  * Better than Kruise (docs/ROLLOUT.md, "Where this differs"): a pod whose hot
- * upgrade this pass flips, and which the same pass's batch also takes, is
- * updated here in a later pass, once its old container has restarted on the
+ * upgrade this reconcile flips, and which the same reconcile's batch also takes, is
+ * updated here in a later reconcile, once its old container has restarted on the
  * empty image; Kruise writes the update right after the flip, over a
  * container the kubelet has not reset yet. For each pod this project
  * deferred so (`deferred`: flipped, and in its planned batch), Kruise's pod
  * is taken as it was after its first write, the flip, when Kruise wrote it
  * exactly so (the flip, then the update, then perhaps the condition); its
- * flip is compared, the update it made in the same pass is not.
+ * flip is compared, the update it made in the same reconcile is not.
  */
 export function flippedPodUpdatedLater(ours: Extract<Verdict, { kind: 'pods' }>, kruise: Extract<Verdict, { kind: 'pods' }>): Extract<Verdict, { kind: 'pods' }> {
   const deferred = new Set(ours.deferred ?? []);
@@ -598,7 +598,7 @@ function isOldFormHash(value: unknown): boolean {
 }
 
 /**
- * Better than Kruise (docs/ROLLOUT.md, "Where this differs"): when a pass
+ * Better than Kruise (docs/ROLLOUT.md, "Where this differs"): when a reconcile
  * converts a pod's hash annotations from the old form `{"<set>":"<hash>"}`,
  * Kruise names the set it is rolling as `sidecarSetName` of every converted
  * entry, other sets' included; each entry names its own set here. In
@@ -629,7 +629,7 @@ export function oldFormEntriesNamed(c: ConformanceCase, kruise: Json, ours: Json
   return { ...kruise, annotations };
 }
 
-/** The Events Kruise's pass records: on the set for not-upgradable pods, on a pod for its HotUpgrade flip. */
+/** The Events Kruise's reconcile records: on the set for not-upgradable pods, on a pod for its HotUpgrade flip. */
 const KRUISE_ROLLOUT_EVENTS = new Set(['NotUpgradablePods', 'ResetContainerSucceed', 'ResetContainerFailed']);
 
 /**
@@ -645,7 +645,7 @@ export function kruiseReasonEvents(events: readonly { object: string; type: stri
 function rolloutView(c: ConformanceCase, verdict: Extract<Verdict, { kind: 'pods' }>): Json {
   const before = new Map(c.class === 'rollout' ? c.cluster.pods.map((p) => [keyOf(p), p]) : []);
   const pods = [...verdict.pods].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0)).map((p) => rolloutPodView(p, before.get(keyOf(p))));
-  // Why a pass stopped is worded by each side; only that it did is compared.
+  // Why a reconcile stopped is worded by each side; only that it did is compared.
   return { kind: 'pods', pods, events: kruiseReasonEvents(verdict.events), stopped: verdict.passError !== undefined };
 }
 

@@ -17,7 +17,7 @@ export interface ExpectedMismatch {
   oursOnlyError?: RegExp;
   /** A status case this entry explains. */
   statusCase?: (c: ConformanceCase, comparison: Comparison) => boolean;
-  /** A rollout case this entry explains (the pods the pass left, compared as in compare.ts). */
+  /** A rollout case this entry explains (the pods the reconcile left, compared as in compare.ts). */
   rolloutCase?: (c: ConformanceCase, comparison: Comparison) => boolean;
   /** Explains an error only next to one a primary entry explains (see {@link unexplainedErrors}). */
   consequence?: boolean;

@@ -42,7 +42,7 @@ export type ConformanceCase =
   | { class: 'validate'; operation: 'CREATE' | 'UPDATE'; object: SidecarSet; oldObject?: SidecarSet; cluster: Cluster }
   | { class: 'inject'; namespace: string; pod: Pod; cluster: Cluster }
   | { class: 'status'; sidecarSet: SidecarSet; cluster: Cluster }
-  /** One reconcile pass of `sidecarSet` over the cluster: what it writes to the pods. */
+  /** One reconcile of `sidecarSet` over the cluster: what it writes to the pods. */
   | { class: 'rollout'; sidecarSet: SidecarSet; cluster: Cluster }
   /**
    * A ConversionReview of `objects` to `desiredAPIVersion`; with `roundTrip`,
@@ -55,8 +55,8 @@ export type ConformanceCase =
 export const CONFORMANCE_NOW = new Date('2026-11-30T12:00:00.000Z');
 
 /**
- * The clock of this project's rollout pass: later than anything the
- * generator records on a pod, so a time the pass writes never equals one the
+ * The clock of this project's reconcile: later than anything the
+ * generator records on a pod, so a time the reconcile writes never equals one the
  * pod carried (compare.ts tells the two apart by that).
  */
 export const ROLLOUT_NOW = new Date('2026-11-30T12:30:00.000Z');
@@ -851,7 +851,7 @@ function oldForm(value: string | undefined): string | undefined {
 
 type RolloutPodChoice = ReturnType<typeof rolloutPodArbOf> extends fc.Arbitrary<infer T> ? T : never;
 
-/** One rollout pod as the cluster holds it before the pass. */
+/** One rollout pod as the cluster holds it before the reconcile. */
 function rolloutPod(p: RolloutPodChoice, i: number, history: SetHistory, others: readonly SidecarSet[]): Pod {
   const set = history.current;
   const base = structuredClone(p.selected ? selectedBy(p.pod, set) : p.pod);
@@ -903,7 +903,7 @@ function rolloutPod(p: RolloutPodChoice, i: number, history: SetHistory, others:
 }
 
 /**
- * One set's reconcile pass over one to eight pods it injected at some
+ * One set's reconcile over one to eight pods it injected at some
  * version (most of them selected by it), after its image changed: some still
  * run the version that injected them, some were updated in place since and
  * are restarted, restarting or failed, HotUpgrade ones mid-swap (the new

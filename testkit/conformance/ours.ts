@@ -4,8 +4,8 @@
  * /cli.ts decodes its files and calls runReview with the same memory
  * sources), so calling it in-process is equivalent to spawning the CLI per
  * case, and thousands of cases take seconds instead of minutes. Status is
- * lib/sidecarset/status.ts, what the status-sync pass counts with; a
- * rollout is one pass of lib/status-sync/set-reconcile.ts over memory adapters.
+ * lib/sidecarset/status.ts, what a resync counts with; a
+ * rollout is one reconcile of lib/status-sync/set-reconcile.ts over memory adapters.
  */
 import { memoryNamespaceSource, memorySidecarSetSource } from '../../lib/adapters/memory.ts';
 import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
@@ -49,11 +49,11 @@ async function admission(fn: AdmissionFunctionName, body: unknown, object: unkno
 }
 
 /**
- * One reconcile pass of the set (lib/status-sync/set-reconcile.ts, the pass the
+ * One reconcile of the set (lib/status-sync/set-reconcile.ts, the reconcile the
  * status-sync function runs) over the case's cluster held by the memory
  * adapters, and the pods as stored after it.
  */
-async function rolloutPass(set: SidecarSet, cluster: Cluster): Promise<Verdict> {
+async function rolloutReconcile(set: SidecarSet, cluster: Cluster): Promise<Verdict> {
   const pods = memoryPods(cluster.pods);
   const writes: PodWrite[] = [];
   const stored = (namespace: string, name: string) => pods.pods().find((p) => podKey(p) === `${namespace}/${name}`) as JsonObject;
@@ -69,7 +69,7 @@ async function rolloutPass(set: SidecarSet, cluster: Cluster): Promise<Verdict> 
       return write;
     },
   };
-  // The set's and the pods' Events in one list, in the order the pass recorded them.
+  // The set's and the pods' Events in one list, in the order the reconcile recorded them.
   const events: RolloutEvent[] = [];
   const namespaces = memoryNamespaceSource(cluster.namespaces);
   const result = await reconcileSet(
@@ -97,17 +97,17 @@ async function rolloutPass(set: SidecarSet, cluster: Cluster): Promise<Verdict> 
         states: rolloutStateEvents(),
       },
     },
-    // One write at a time, in the pass's order, as Kruise writes them.
+    // One write at a time, in the reconcile's order, as Kruise writes them.
     { writeConcurrency: 1 },
   );
-  // Pods the pass flipped that its plan also updates: the pass leaves their update to a later pass.
+  // Pods the reconcile flipped that its plan also updates: the reconcile leaves their update to a later reconcile.
   const labels = new Map(cluster.namespaces.map((ns) => [ns.metadata?.name ?? '', { ...ns.metadata?.labels }]));
   const plan = planRollout(set, cluster.pods, labels);
   const planned = new Set(plan.updates.map((u) => podKey(u.pod)));
   const deferred = plan.flips.map((f) => podKey(f.pod)).filter((key) => planned.has(key));
   const sorted = pods.pods().sort((a, b) => (podKey(a) < podKey(b) ? -1 : podKey(a) > podKey(b) ? 1 : 0)) as JsonObject[];
-  const passError = result.errors.map((e) => `${e.operation}: ${e.message}`).join('; ');
-  return { kind: 'pods', pods: sorted, writes, events, ...(passError === '' ? {} : { passError }), ...(deferred.length === 0 ? {} : { deferred }) };
+  const reconcileError = result.errors.map((e) => `${e.operation}: ${e.message}`).join('; ');
+  return { kind: 'pods', pods: sorted, writes, events, ...(reconcileError === '' ? {} : { passError: reconcileError }), ...(deferred.length === 0 ? {} : { deferred }) };
 }
 
 /** The conversion function's answer (lib/conversion/review.ts, what sidecarset-convert runs); for a round trip, its answer to its own answer. */
@@ -144,12 +144,12 @@ export async function ourVerdict(c: ConformanceCase): Promise<Verdict> {
       const set = internalSidecarSet(c.sidecarSet);
       const labels = new Map(c.cluster.namespaces.map((ns) => [ns.metadata?.name ?? '', { ...ns.metadata?.labels }]));
       const { status } = computeStatus(set, c.cluster.pods.map(summarizePod), labels);
-      // The reference registers the set's first revision (its fake client holds none), as a pass here would:
+      // The reference registers the set's first revision (its fake client holds none), as a reconcile here would:
       // the name comes from the spec and the collision count alone.
       const collisionCount = set.status?.collisionCount ?? 0;
       return { kind: 'status', status: { ...status, latestRevision: currentRevisionName(set, collisionCount), collisionCount } };
     }
     case 'rollout':
-      return rolloutPass(internalSidecarSet(c.sidecarSet), { ...c.cluster, sidecarSets: [...internalSidecarSets(c.cluster.sidecarSets)] });
+      return rolloutReconcile(internalSidecarSet(c.sidecarSet), { ...c.cluster, sidecarSets: [...internalSidecarSets(c.cluster.sidecarSets)] });
   }
 }

@@ -143,10 +143,10 @@ function writtenPods(verdict: Verdict): Set<string> {
 }
 
 /**
- * Kruise 1.9's pass order, which this project follows (docs/ROLLOUT.md): a
- * paused or NotUpdate set flips no HotUpgrade container, and a pass that
+ * Kruise 1.9's reconcile order, which this project follows (docs/ROLLOUT.md): a
+ * paused or NotUpdate set flips no HotUpgrade container, and a reconcile that
  * flips returns without updating any pod; Kruise 1.8 flipped first, then
- * went on. Recognised only when Kruise 1.8 flipped in this pass (a
+ * went on. Recognised only when Kruise 1.8 flipped in this reconcile (a
  * ResetContainer Event) and everything this project wrote and recorded,
  * Kruise 1.8 wrote and recorded too: this project did less, never else.
  */
@@ -177,7 +177,7 @@ function podViews(view: unknown): Map<string, unknown> {
  * priority, and, because a pod that is not ready is taken without counting
  * against maxUnavailable (`calculateUpgradeCount` stops at the first ready
  * pod over the budget), also more or fewer of them. Nothing else in the
- * update path changed between the two releases for such a pass (no flip,
+ * update path changed between the two releases for such a reconcile (no flip,
  * no deleted pod, no volumeDevices). Recognised only when the set has a
  * priorityStrategy, neither side flipped, the two updated different pods,
  * and every pod that both or neither updated, and Kruise's Events, are the

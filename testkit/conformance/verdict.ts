@@ -9,7 +9,7 @@ import type { JsonObject } from '../../lib/kube/types.ts';
 import type { ConformanceCase } from './generator.ts';
 import type { ReferenceAnswer, ReferenceRequest } from './reference-protocol.ts';
 
-/** An Event a rollout pass recorded: `object` is `SidecarSet/<name>` or `Pod/<namespace>/<name>`. */
+/** An Event a rollout's reconcile recorded: `object` is `SidecarSet/<name>` or `Pod/<namespace>/<name>`. */
 export interface RolloutEvent {
   object: string;
   type: string;
@@ -17,7 +17,7 @@ export interface RolloutEvent {
   message: string;
 }
 
-/** One pod write of a rollout pass, with the pod after it; `kind` is `update` (images, annotations) or `status` (the condition). */
+/** One pod write of a rollout's reconcile, with the pod after it; `kind` is `update` (images, annotations) or `status` (the condition). */
 export interface PodWrite {
   kind: 'update' | 'status';
   pod: JsonObject;
@@ -32,10 +32,10 @@ export type Verdict =
   | { kind: 'failed'; code?: number; message: string }
   | { kind: 'status'; status: Record<string, unknown> }
   /**
-   * A rollout pass: the pods as stored after it, the writes it made and the
+   * A rollout's reconcile: the pods as stored after it, the writes it made and the
    * Events it recorded in order, and whether it stopped on an error. `deferred` (this project only) names
-   * the pods (`namespace/name`) the pass flipped and planned to update too:
-   * their update waits for a later pass (compare.ts, flippedPodUpdatedLater).
+   * the pods (`namespace/name`) the reconcile flipped and planned to update too:
+   * their update waits for a later reconcile (compare.ts, flippedPodUpdatedLater).
    */
   | { kind: 'pods'; pods: JsonObject[]; writes: PodWrite[]; events: RolloutEvent[]; passError?: string; deferred?: string[] }
   /** A ConversionReview answered with these objects (for a round trip, the objects that came back). */

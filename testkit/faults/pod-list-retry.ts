@@ -1,7 +1,7 @@
 /**
  * The reconciler's pod list over dropped connections: a page whose
  * connection is reset is read again (same continue token, same snapshot)
- * instead of failing the whole pass; a connection that keeps dropping fails
+ * instead of failing the whole resync; a connection that keeps dropping fails
  * the list with the reason after the retries. Real API server, real resets
  * from the fault proxy in front of it.
  */

@@ -95,7 +95,7 @@ async function when(test: () => boolean, signal: AbortSignal): Promise<void> {
 
 interface Tally {
   invocations: number;
-  passes: number;
+  reconciles: number;
   podsUpdated: number;
   podsFlipped: number;
   conflicts: number;
@@ -105,7 +105,7 @@ interface Tally {
 function add(tally: Tally, result: InvocationResult): void {
   tally.invocations++;
   if (result.rollout !== undefined) {
-    tally.passes += 1;
+    tally.reconciles += 1;
     tally.podsUpdated += result.rollout.podsUpdated;
     tally.podsFlipped += result.rollout.podsFlipped;
     tally.conflicts += result.rollout.conflicts;
@@ -113,7 +113,7 @@ function add(tally: Tally, result: InvocationResult): void {
   for (const error of result.errors ?? []) tally.errors.push(`${error.sidecarSet ?? ''} ${error.operation}: ${error.message}`);
   const follow = result.controller;
   if (follow === undefined) return;
-  tally.passes += follow.reconciles;
+  tally.reconciles += follow.reconciles;
   tally.podsUpdated += follow.podsUpdated;
   tally.podsFlipped += follow.podsFlipped;
   tally.conflicts += follow.conflicts;
@@ -246,7 +246,7 @@ export async function rolloutUnderFault(cluster: RolloutCluster, scenario: Rollo
   const logs = capturingLogger();
   const kubeconfig = cluster.cp.kubeconfig('functions').replace(cluster.cp.url, `https://127.0.0.1:${proxy.port}`);
   const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: kubeconfig, REQUEUE_AFTER_MS: String(REQUEUE_AFTER_MS) }, overrides: { logger: logs.logger } });
-  const tally: Tally = { invocations: 0, passes: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, errors: [] };
+  const tally: Tally = { invocations: 0, reconciles: 0, podsUpdated: 0, podsFlipped: 0, conflicts: 0, errors: [] };
   const rollout = new AbortController();
   let recorder: RolloutRecorder | undefined;
   let fault: FaultRun | undefined;
@@ -299,7 +299,7 @@ export async function rolloutUnderFault(cluster: RolloutCluster, scenario: Rollo
       imageWrites: images.pods,
       repeatedImageWrites: images.repeated,
       invocations: tally.invocations,
-      passes: tally.passes,
+      reconciles: tally.reconciles,
       podsUpdated: tally.podsUpdated,
       ...(hot ? { podsFlipped: tally.podsFlipped, flipsSeen: rec.flips() } : {}),
       conflicts: tally.conflicts,

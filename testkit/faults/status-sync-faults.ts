@@ -1,7 +1,7 @@
 /**
  * The status reconciler under real faults (issue 7): a pod list that fails
  * halfway, a continue token that expires, write conflicts, an API server
- * restart mid-pass. Each scenario runs real passes (the production adapters
+ * restart mid-resync. Each scenario runs real resyncs (the production adapters
  * of functions/status-sync/compose.ts, as the least-privilege identity)
  * against a real control plane, records every SidecarSet version the API
  * server stores meanwhile (status-sync-recorder.ts) and checks:
@@ -9,9 +9,9 @@
  * - no stored status is ever anything but the wrong one the scenario began
  *   with or the true status of a version the set had: a status written from
  *   a partial list counts fewer pods than exist and fails this;
- * - the faulted pass reports what it could not do;
- * - the first pass after the fault clears writes the true status, and a
- *   further pass writes nothing.
+ * - the faulted resync reports what it could not do;
+ * - the first resync after the fault clears writes the true status, and a
+ *   further resync writes nothing.
  *
  * A violated invariant throws an Error saying which, where and by how much.
  * Every scenario returns flat figures, so the jest suite runs a short version
@@ -46,9 +46,9 @@ const DEFAULT_PAGE_SIZE = 20;
 const WIDE_SET = 'log-agent';
 const STATUS_FIELDS = ['observedGeneration', 'matchedPods', 'updatedPods', 'readyPods', 'updatedReadyPods'] as const;
 
-/** What the scenario's passes did, summed. */
+/** What the scenario's resyncs did, summed. */
 class Tally {
-  passes = 0;
+  resyncs = 0;
   podsSeen = 0;
   statusesWritten = 0;
   errorsReported = 0;
@@ -62,8 +62,8 @@ class Tally {
   convergedAfterPasses = 0;
   readonly extra: Figures = {};
 
-  add(run: PassRun): void {
-    this.passes++;
+  add(run: ResyncRun): void {
+    this.resyncs++;
     this.podsSeen += run.result.podsSeen;
     this.statusesWritten += run.result.statusesWritten;
     this.errorsReported += run.result.errors.length;
@@ -80,7 +80,7 @@ class Tally {
     return {
       scenario,
       repetitions,
-      passes: this.passes,
+      resyncs: this.resyncs,
       podsSeen: this.podsSeen,
       statusesWritten: this.statusesWritten,
       errorsReported: this.errorsReported,
@@ -97,7 +97,7 @@ class Tally {
   }
 }
 
-interface PassRun {
+interface ResyncRun {
   result: ResyncResult;
   pods: FaultyPodPages;
   writer: FaultyStatusWriter;
@@ -110,7 +110,7 @@ interface Faults extends WriteHooks {
 }
 
 interface Reconciler {
-  pass(faults?: Faults, options?: ResyncOptions): Promise<PassRun>;
+  resync(faults?: Faults, options?: ResyncOptions): Promise<ResyncRun>;
 }
 
 /** The reconciler as functions/status-sync/compose.ts composes it, with fault triggers around the pod list and the writer. */
@@ -122,10 +122,10 @@ function reconciler(kubeconfig: string, pageSize: number): Reconciler {
   const events = kubeEventSink(client);
   const notices = notInjectedEvents();
   return {
-    async pass(faults = {}, passOptions = {}) {
+    async resync(faults = {}, resyncOptions = {}) {
       const faultyPods = podPagesWithFault(faults.cutShortAfter === undefined ? pods : podPagesCutShort(pods, faults.cutShortAfter), faults.betweenPages ?? (() => Promise.resolve()));
       const writer = statusWriterWithFault(statuses, faults);
-      const result = await runResync({ sidecarSets, pods: faultyPods, namespaces: kubeNamespaceSnapshot(client), statuses: writer, events, notices }, passOptions);
+      const result = await runResync({ sidecarSets, pods: faultyPods, namespaces: kubeNamespaceSnapshot(client), statuses: writer, events, notices }, resyncOptions);
       return { result, pods: faultyPods, writer };
     },
   };
@@ -142,15 +142,15 @@ const show = (status: SidecarSetStatus | undefined): string =>
 const showResult = (result: ResyncResult): string =>
   JSON.stringify({ podsSeen: result.podsSeen, statusesWritten: result.statusesWritten, podListAttempts: result.podListAttempts, errors: result.errors });
 
-/** Throws `label: message` with the pass's result when `ok` is false. */
+/** Throws `label: message` with the resync's result when `ok` is false. */
 function ensure(ok: boolean, label: string, message: string, result?: ResyncResult): void {
-  if (!ok) throw new Error(`${label}: ${message}${result === undefined ? '' : `; the pass returned ${showResult(result)}`}`);
+  if (!ok) throw new Error(`${label}: ${message}${result === undefined ? '' : `; the resync returned ${showResult(result)}`}`);
 }
 
 /**
  * Every stored version must carry the status the scenario began with or the
  * true status of a version the set has had (a status written for the set
- * before its selector changed stays on it until the next pass): anything
+ * before its selector changed stays on it until the next resync): anything
  * else was computed from pods that were not all there.
  */
 function checkRecord(cluster: FaultCluster, recorder: SetRecorder, label: string, tally: Tally): void {
@@ -184,7 +184,7 @@ function checkRecord(cluster: FaultCluster, recorder: SetRecorder, label: string
   tally.statusObservations += observations;
 }
 
-/** Every version stored so far is true (checkRecord), then the next pass converges (converge). */
+/** Every version stored so far is true (checkRecord), then the next resync converges (converge). */
 async function recordTrueThenConverge(cluster: FaultCluster, recon: Reconciler, recorder: SetRecorder, label: string, tally: Tally): Promise<void> {
   await recorder.caughtUp();
   checkRecord(cluster, recorder, label, tally);
@@ -202,22 +202,22 @@ async function checkConverged(cluster: FaultCluster, label: string): Promise<voi
 }
 
 /**
- * The first pass after the fault cleared must write the true status without
- * an error, and a further pass must write nothing (no stored version at all).
+ * The first resync after the fault cleared must write the true status without
+ * an error, and a further resync must write nothing (no stored version at all).
  */
 async function converge(cluster: FaultCluster, recon: Reconciler, recorder: SetRecorder, label: string, tally: Tally): Promise<void> {
-  const first = await recon.pass();
+  const first = await recon.resync();
   tally.add(first);
-  ensure(first.result.errors.length === 0, label, 'the first pass after the fault cleared reported errors', first.result);
+  ensure(first.result.errors.length === 0, label, 'the first resync after the fault cleared reported errors', first.result);
   await checkConverged(cluster, `${label}, after the fault cleared`);
   tally.convergedAfterPasses = Math.max(tally.convergedAfterPasses, 1);
   await recorder.caughtUp();
   const stored = recorder.versions.length;
-  const again = await recon.pass();
+  const again = await recon.resync();
   tally.add(again);
-  ensure(again.result.statusesWritten === 0 && again.result.errors.length === 0, label, 'a pass after convergence wrote or failed', again.result);
+  ensure(again.result.statusesWritten === 0 && again.result.errors.length === 0, label, 'a resync after convergence wrote or failed', again.result);
   await recorder.caughtUp();
-  ensure(recorder.versions.length === stored, label, `a pass after convergence stored ${recorder.versions.length - stored} new SidecarSet versions`);
+  ensure(recorder.versions.length === stored, label, `a resync after convergence stored ${recorder.versions.length - stored} new SidecarSet versions`);
 }
 
 /** One repetition: data reset, every stored version recorded and checked, whatever `body` does. */
@@ -284,7 +284,7 @@ function listErrors(result: ResyncResult): ResyncResult['errors'] {
 /**
  * (a) The pod list fails halfway: the API server is stopped after page k;
  * then, through a TCP proxy, the connection is reset while page k+1 is on
- * the wire. The pass must report the failed list and write no status.
+ * the wire. The resync must report the failed list and write no status.
  */
 export async function podListFailsHalfway(cluster: FaultCluster, options: ScenarioOptions = {}): Promise<Figures> {
   const started = performance.now();
@@ -304,7 +304,7 @@ export async function podListFailsHalfway(cluster: FaultCluster, options: Scenar
       const k = faultPage(pages, rep);
       const stopped = `list fails halfway (API server stopped after page ${k} of ${pages}, run ${rep + 1})`;
       await repetition(cluster, stopped, tally, async (recorder) => {
-        const run = await recon.pass({
+        const run = await recon.resync({
           betweenPages: async (page, attempt) => {
             if (attempt === 1 && page === k) await stopApiServer(cluster, recorder);
           },
@@ -312,8 +312,8 @@ export async function podListFailsHalfway(cluster: FaultCluster, options: Scenar
         tally.add(run);
         await startApiServer(cluster, recorder);
         ensure(listErrors(run.result).length === 1 && run.result.statusesWritten === 0 && run.writer.patches === 0, stopped, 'expected one "list pods" error and no status write', run.result);
-        // The list reads one page ahead (kube-paged-list.ts): page k+1 was asked for before the pass took page k, and may have been answered before the stop.
-        ensure(run.pods.pagesRead >= k && run.pods.pagesRead <= k + 1 && run.pods.pagesRead < pages, stopped, `the pass read ${run.pods.pagesRead} pages, expected the ${k} before the stop (or the one read ahead)`);
+        // The list reads one page ahead (kube-paged-list.ts): page k+1 was asked for before the resync took page k, and may have been answered before the stop.
+        ensure(run.pods.pagesRead >= k && run.pods.pagesRead <= k + 1 && run.pods.pagesRead < pages, stopped, `the resync read ${run.pods.pagesRead} pages, expected the ${k} before the stop (or the one read ahead)`);
         await recordTrueThenConverge(cluster, recon, recorder, stopped, tally);
       });
 
@@ -321,7 +321,7 @@ export async function podListFailsHalfway(cluster: FaultCluster, options: Scenar
       const reset = `list fails halfway (connection reset during page ${kr + 1} of ${proxiedPages}, run ${rep + 1})`;
       await repetition(cluster, reset, tally, async (recorder) => {
         let atPageEnd = proxy.counters().bytesFromTarget;
-        const run = await proxied.pass({
+        const run = await proxied.resync({
           betweenPages: (page, attempt) => {
             const bytes = proxy.counters().bytesFromTarget;
             if (attempt === 1 && page === kr) resetDuringNextResponse(proxy, bytes - atPageEnd);
@@ -337,7 +337,7 @@ export async function podListFailsHalfway(cluster: FaultCluster, options: Scenar
         // (kube-paged-list.ts), so that answer is page kr + 1 or, when it had already arrived, kr + 2; and on a
         // kept-alive connection the reset can land just after it (the next request then meets it). Any of these
         // is a list failed halfway, and nothing may be written.
-        ensure(run.pods.pagesRead >= kr && run.pods.pagesRead <= kr + 2 && run.pods.pagesRead < proxiedPages, reset, `the pass read ${run.pods.pagesRead} pages, expected the ${kr} before the reset (or up to two more: one read ahead, one at the reset)`, run.result);
+        ensure(run.pods.pagesRead >= kr && run.pods.pagesRead <= kr + 2 && run.pods.pagesRead < proxiedPages, reset, `the resync read ${run.pods.pagesRead} pages, expected the ${kr} before the reset (or up to two more: one read ahead, one at the reset)`, run.result);
         tally.bump('connectionResets', proxy.counters().resets);
         // fetch() fails while it waits for the status line; a reset after it fails reading the body.
         tally.bump(error?.message.includes('fetch failed') === true ? 'resetsBeforeResponse' : 'resetsInsideResponse');
@@ -361,7 +361,7 @@ function resetDuringNextResponse(proxy: FaultProxy, pageBytes: number): void {
   const threshold = before + Math.max(4096, Math.floor(pageBytes / 2));
   proxy.slow({ perChunkMs: 100 });
   const deadline = Date.now() + 30_000;
-  // Not awaited: the pass asks for the next page while this watches its bytes.
+  // Not awaited: the resync asks for the next page while this watches its bytes.
   void (async () => {
     while (proxy.counters().bytesFromTarget < threshold && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
     proxy.reset();
@@ -370,8 +370,8 @@ function resetDuringNextResponse(proxy: FaultProxy, pageBytes: number): void {
 
 /**
  * (b) The continue token expires mid-list (etcd compacted between two pages,
- * lists read from etcd): the pass starts the list again and writes complete,
- * true statuses; when it expires on every attempt, the pass gives up and
+ * lists read from etcd): the resync starts the list again and writes complete,
+ * true statuses; when it expires on every attempt, the resync gives up and
  * writes nothing.
  */
 export async function continueTokenExpires(cluster: FaultCluster, options: ScenarioOptions = {}): Promise<Figures> {
@@ -387,7 +387,7 @@ export async function continueTokenExpires(cluster: FaultCluster, options: Scena
     const k = faultPage(pages, rep);
     const once = `continue token expires once (after page ${k} of ${pages}, run ${rep + 1})`;
     await repetition(cluster, once, tally, async (recorder) => {
-      const run = await recon.pass({
+      const run = await recon.resync({
         betweenPages: async (page, attempt) => {
           if (attempt === 1 && page === k) await expireContinueTokens(cluster, ++tick);
         },
@@ -395,27 +395,27 @@ export async function continueTokenExpires(cluster: FaultCluster, options: Scena
       tally.add(run);
       ensure(run.result.podListAttempts === 2, once, 'the list did not start over once (did the compaction expire the token?)', run.result);
       ensure(run.result.errors.length === 0 && run.result.statusesWritten === SET_PLANS.length, once, `expected every status written (${SET_PLANS.length}) from the second, complete list`, run.result);
-      ensure(run.result.podsSeen === cluster.pods.length, once, `the pass counted ${run.result.podsSeen} pods, not the ${cluster.pods.length} that exist`, run.result);
+      ensure(run.result.podsSeen === cluster.pods.length, once, `the resync counted ${run.result.podsSeen} pods, not the ${cluster.pods.length} that exist`, run.result);
       await checkConverged(cluster, once);
       await recorder.caughtUp();
       const stored = recorder.versions.length;
-      const again = await recon.pass();
+      const again = await recon.resync();
       tally.add(again);
-      ensure(again.result.statusesWritten === 0 && again.result.errors.length === 0, once, 'a pass after the restarted list wrote or failed', again.result);
+      ensure(again.result.statusesWritten === 0 && again.result.errors.length === 0, once, 'a resync after the restarted list wrote or failed', again.result);
       await recorder.caughtUp();
-      ensure(recorder.versions.length === stored, once, 'a pass after the restarted list stored new versions');
+      ensure(recorder.versions.length === stored, once, 'a resync after the restarted list stored new versions');
     });
 
     const always = `continue token expires on every attempt (after page ${k} of ${pages}, run ${rep + 1})`;
     await repetition(cluster, always, tally, async (recorder) => {
-      const run = await recon.pass({
+      const run = await recon.resync({
         betweenPages: async (page) => {
           if (page === k) await expireContinueTokens(cluster, ++tick);
         },
       });
       tally.add(run);
       const [error] = listErrors(run.result);
-      ensure(run.result.podListAttempts === 3 && error?.message.includes('expired 3 times in a row') === true, always, 'expected the pass to give up after 3 expired lists', run.result);
+      ensure(run.result.podListAttempts === 3 && error?.message.includes('expired 3 times in a row') === true, always, 'expected the resync to give up after 3 expired lists', run.result);
       ensure(run.result.statusesWritten === 0 && run.writer.patches === 0, always, 'a status was written although no list completed', run.result);
       await recordTrueThenConverge(cluster, recon, recorder, always, tally);
     });
@@ -429,11 +429,11 @@ async function touchSet(cluster: FaultCluster, name: string, patch: Record<strin
 }
 
 /**
- * (c) Conflicts: a set changed between the pass's read and its status write
- * gets a real 409. A label change or a new hash: the pass reads the set
+ * (c) Conflicts: a set changed between the resync's read and its status write
+ * gets a real 409. A label change or a new hash: the resync reads the set
  * again and writes the counts for its new version. A selector change during
- * the list: that set is not written this pass, the next pass writes it. A
- * set that changes before every write: the pass gives up on it after
+ * the list: that set is not written this resync, the next resync writes it. A
+ * set that changes before every write: the resync gives up on it after
  * maxWriteAttempts and says so.
  */
 export async function writeConflicts(cluster: FaultCluster, options: ScenarioOptions = {}): Promise<Figures> {
@@ -449,7 +449,7 @@ export async function writeConflicts(cluster: FaultCluster, options: ScenarioOpt
     const labelled = `conflict: ${target} labelled before its status write (run ${rep + 1})`;
     await repetition(cluster, labelled, tally, async (recorder) => {
       let done = false;
-      const run = await recon.pass({
+      const run = await recon.resync({
         beforePatch: async (name) => {
           if (name !== target || done) return;
           done = true;
@@ -466,7 +466,7 @@ export async function writeConflicts(cluster: FaultCluster, options: ScenarioOpt
     const rehashed = `conflict: ${WIDE_SET} gets a new hash before its status write (run ${rep + 1})`;
     await repetition(cluster, rehashed, tally, async (recorder) => {
       let done = false;
-      const run = await recon.pass({
+      const run = await recon.resync({
         beforePatch: async (name) => {
           if (name !== WIDE_SET || done) return;
           done = true;
@@ -483,7 +483,7 @@ export async function writeConflicts(cluster: FaultCluster, options: ScenarioOpt
     const k = faultPage(pages, rep);
     const reselected = `conflict: ${WIDE_SET}'s selector changes after page ${k} of ${pages} (run ${rep + 1})`;
     await repetition(cluster, reselected, tally, async (recorder) => {
-      const run = await recon.pass({
+      const run = await recon.resync({
         betweenPages: async (page, attempt) => {
           if (attempt === 1 && page === k) {
             await admin(cluster.cp, 'PATCH', `${SETS_PATH}/${WIDE_SET}`, [{ op: 'replace', path: '/spec/selector', value: { matchLabels: CANARY_SELECTOR } }], 'application/json-patch+json');
@@ -502,13 +502,13 @@ export async function writeConflicts(cluster: FaultCluster, options: ScenarioOpt
       await recorder.caughtUp();
       checkRecord(cluster, recorder, reselected, tally);
       const latest = recorder.versions.filter((v) => v.name === WIDE_SET).at(-1);
-      ensure(sameStatus(latest?.status, setPlan(WIDE_SET).resetStatus), reselected, `${WIDE_SET}'s status changed in the pass that saw its selector change: ${show(latest?.status)}`);
+      ensure(sameStatus(latest?.status, setPlan(WIDE_SET).resetStatus), reselected, `${WIDE_SET}'s status changed in the resync that saw its selector change: ${show(latest?.status)}`);
       await converge(cluster, recon, recorder, reselected, tally);
     });
 
     const restless = `conflict: ${target} changes before every status write (run ${rep + 1})`;
     await repetition(cluster, restless, tally, async (recorder) => {
-      const run = await recon.pass({
+      const run = await recon.resync({
         beforePatch: async (name) => {
           if (name === target) await touchSet(cluster, name, { metadata: { labels: { 'faults.test/touched': String(++touch) } } });
         },
@@ -524,11 +524,11 @@ export async function writeConflicts(cluster: FaultCluster, options: ScenarioOpt
 }
 
 /**
- * (d) The API server restarts mid-pass: between two pages (the pass waits;
+ * (d) The API server restarts mid-resync: between two pages (the resync waits;
  * its list continues on the new server or starts over), in the background
  * while the list runs (whatever fails is reported), stopped between two
  * status writes (the rest fail and are reported), restarted between two
- * writes (the rest are written). Never a partial status; the next pass
+ * writes (the rest are written). Never a partial status; the next resync
  * converges.
  */
 export async function apiServerRestarts(cluster: FaultCluster, options: ScenarioOptions = {}): Promise<Figures> {
@@ -542,18 +542,18 @@ export async function apiServerRestarts(cluster: FaultCluster, options: Scenario
     const k = faultPage(pages, rep);
     const betweenPages = `API server restarts between pages ${k} and ${k + 1} of ${pages} (run ${rep + 1})`;
     await repetition(cluster, betweenPages, tally, async (recorder) => {
-      const run = await recon.pass({
+      const run = await recon.resync({
         betweenPages: async (page, attempt) => {
           if (attempt === 1 && page === k) await restartApiServer(cluster, recorder);
         },
       });
       tally.add(run);
       if (run.result.errors.length === 0) {
-        ensure(run.result.statusesWritten === SET_PLANS.length && run.result.podsSeen === cluster.pods.length, betweenPages, 'the pass went on without an error, so every status must be written from every pod', run.result);
+        ensure(run.result.statusesWritten === SET_PLANS.length && run.result.podsSeen === cluster.pods.length, betweenPages, 'the resync went on without an error, so every status must be written from every pod', run.result);
         await checkConverged(cluster, betweenPages);
         tally.bump('listSurvivedRestart');
       } else {
-        ensure(listErrors(run.result).length === 1 && run.writer.patches === 0, betweenPages, 'a pass whose list failed must write nothing', run.result);
+        ensure(listErrors(run.result).length === 1 && run.writer.patches === 0, betweenPages, 'a resync whose list failed must write nothing', run.result);
         tally.bump('listFailedAtRestart');
       }
       await recordTrueThenConverge(cluster, recon, recorder, betweenPages, tally);
@@ -562,7 +562,7 @@ export async function apiServerRestarts(cluster: FaultCluster, options: Scenario
     const background = `API server restarts in the background from page ${k} of ${pages} (run ${rep + 1})`;
     await repetition(cluster, background, tally, async (recorder) => {
       let restarting: Promise<void> | undefined;
-      const run = await recon.pass({
+      const run = await recon.resync({
         betweenPages: (page, attempt) => {
           if (attempt === 1 && page === k) restarting = restartApiServer(cluster, recorder);
           return Promise.resolve();
@@ -571,8 +571,8 @@ export async function apiServerRestarts(cluster: FaultCluster, options: Scenario
       tally.add(run);
       await restarting;
       const written = run.result.statusesWritten;
-      ensure(listErrors(run.result).length === 0 || written === 0, background, 'a pass whose list failed wrote statuses', run.result);
-      tally.bump(run.result.errors.length === 0 ? 'passSurvivedBackgroundRestart' : 'passFailedAtBackgroundRestart');
+      ensure(listErrors(run.result).length === 0 || written === 0, background, 'a resync whose list failed wrote statuses', run.result);
+      tally.bump(run.result.errors.length === 0 ? 'resyncSurvivedBackgroundRestart' : 'resyncFailedAtBackgroundRestart');
       await recordTrueThenConverge(cluster, recon, recorder, background, tally);
     });
 
@@ -580,14 +580,14 @@ export async function apiServerRestarts(cluster: FaultCluster, options: Scenario
       await apiServerOutageBetweenWrites(cluster, recon, tally, outage, 1 + (rep % (SET_PLANS.length - 1)), rep);
     }
   }
-  return tally.figures('API server restarts mid-pass', repetitions, started);
+  return tally.figures('API server restarts mid-resync', repetitions, started);
 }
 
 /**
  * One status write of (d): the API server stops, or restarts, after status
- * write `w` of a pass that writes one at a time. Stopped, the rest of the
+ * write `w` of a resync that writes one at a time. Stopped, the rest of the
  * writes fail and are reported; restarted, the rest are written. Either way
- * the pass writes nothing partial and the next pass converges.
+ * the resync writes nothing partial and the next resync converges.
  */
 async function apiServerOutageBetweenWrites(cluster: FaultCluster, recon: Reconciler, tally: Tally, outage: 'stops' | 'restarts', w: number, rep: number): Promise<void> {
   const writes = SET_PLANS.length;
@@ -595,7 +595,7 @@ async function apiServerOutageBetweenWrites(cluster: FaultCluster, recon: Reconc
   // One at a time, so that "between two writes" is a point in time.
   const serialWrites: ResyncOptions = { writeConcurrency: 1 };
   await repetition(cluster, label, tally, async (recorder) => {
-    const run = await recon.pass(
+    const run = await recon.resync(
       {
         afterPatch: async (_name, call) => {
           if (call !== w) return;
@@ -619,7 +619,7 @@ async function apiServerOutageBetweenWrites(cluster: FaultCluster, recon: Reconc
 }
 
 /**
- * The checks can fail: a pass over a pod list cut short after page k (an
+ * The checks can fail: a resync over a pod list cut short after page k (an
  * adapter that lost the continue token) writes statuses from part of the
  * pods, and the record check must say so.
  * @throws Error when the check let the partial statuses through.
@@ -635,7 +635,7 @@ export async function partialStatusIsCaught(cluster: FaultCluster, options: Scen
   const recorder = await recordSets(cluster.cp);
   let caught = '';
   try {
-    const run = await reconciler(cluster.cp.kubeconfig('functions'), pageSize).pass({ cutShortAfter: k });
+    const run = await reconciler(cluster.cp.kubeconfig('functions'), pageSize).resync({ cutShortAfter: k });
     tally.add(run);
     await recorder.caughtUp();
     checkRecord(cluster, recorder, label, tally);

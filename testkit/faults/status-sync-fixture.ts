@@ -31,7 +31,7 @@ export interface SetPlan extends SetVariant {
   namespace?: string;
   /** spec.namespaceSelector.matchLabels */
   namespaceSelector?: Record<string, string>;
-  /** The status stored before every scenario: wrong (or absent), so a correct pass must write. */
+  /** The status stored before every scenario: wrong (or absent), so a correct resync must write. */
   resetStatus: SidecarSetStatus | undefined;
 }
 
@@ -174,7 +174,7 @@ async function createPod(cp: ControlPlane, planned: PlannedPod): Promise<void> {
   await admin(cp, 'PATCH', `${path}/${planned.name}/status`, { status }, 'application/merge-patch+json');
 }
 
-/** Every pod, in one unpaged list: the complete answer a pass must agree with. */
+/** Every pod, in one unpaged list: the complete answer a resync must agree with. */
 async function listAllPods(cp: ControlPlane): Promise<Pod[]> {
   return ((await admin(cp, 'GET', '/api/v1/pods')) as { items: Pod[] }).items;
 }

@@ -38,7 +38,7 @@ export interface SetRecorder {
    * graceful shutdown, and would not exit until killed.
    */
   pause(): Promise<void>;
-  /** Resumes from a list taken now (the pass under test waits meanwhile); call it once the API server is back. */
+  /** Resumes from a list taken now (the resync under test waits meanwhile); call it once the API server is back. */
   resume(): Promise<void>;
   /** Waits until every set's latest stored version has been seen. */
   caughtUp(timeoutMs?: number): Promise<void>;

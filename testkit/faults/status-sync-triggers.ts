@@ -1,7 +1,7 @@
 /**
  * Thin decorators around the reconciler's real adapters that run a real
  * fault (stop the API server, compact etcd, change a SidecarSet) at a precise
- * point of a pass: between two pages of the pod list, or just before or
+ * point of a resync: between two pages of the pod list, or just before or
  * after a status write. They never answer in place of the API server.
  */
 import type { PodPages, SidecarSetStatusWriter } from '../../lib/ports.ts';
@@ -30,7 +30,7 @@ export function podPagesWithFault(inner: PodPages, betweenPages: BetweenPages): 
     async *pages(signal) {
       const attempt = ++attempts;
       let page = 0;
-      // The fault lands after the pass took a page and before it takes the next; the inner list may already have asked for
+      // The fault lands after the resync took a page and before it takes the next; the inner list may already have asked for
       // that next page (it reads one ahead, kube-paged-list.ts), so a fault can find it answered or on the wire.
       for await (const pods of inner.pages(signal)) {
         pagesRead++;
@@ -89,7 +89,7 @@ export function statusWriterWithFault(inner: SidecarSetStatusWriter, hooks: Writ
 
 /**
  * A broken pod list, for checking the checks: it ends quietly after `pages`
- * pages, as an adapter that lost the continue token would. A pass over it
+ * pages, as an adapter that lost the continue token would. A resync over it
  * writes statuses from part of the pods, which the scenarios' record check
  * must catch.
  */

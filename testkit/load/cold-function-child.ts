@@ -3,7 +3,7 @@
  * figures are its own: the pod-inject Lambda handler composed as on AWS
  * answering one review (`COLD_FUNCTION=pod-inject`, the review's body in
  * `COLD_REVIEW`), or the status reconciler composed as on AWS running one
- * pass (`COLD_FUNCTION=status-sync`). Reads the cluster through
+ * resync (`COLD_FUNCTION=status-sync`). Reads the cluster through
  * KUBECONFIG_CONTENT. Started with fork(); it sends one message: what the
  * function answered, how long that took from the call, the process's peak
  * RSS, and its heap after a full collection (what a warm instance keeps).
@@ -17,7 +17,7 @@ import { sampleMemory } from './memory.ts';
 
 /** What the child reports. */
 export interface ColdFunctionReport {
-  /** pod-inject: the Lambda result; status-sync: the pass's result. */
+  /** pod-inject: the Lambda result; status-sync: the resync's result. */
   answer: unknown;
   /** From the call (after composition) to its answer. */
   elapsedMs: number;

@@ -4,15 +4,15 @@
  * listed before one small set that selects pods. Each function reads as its
  * own identity of infra/k8s/rbac.yaml. A cold pod-inject (a new
  * Lambda instance composed as on AWS, in a process of its own) must inject
- * the small set's sidecar within the review's deadline, and a cold status
- * pass (with the heap cap the stack gives it) must complete and count the
+ * the small set's sidecar within the review's deadline, and a cold resync
+ * (with the heap cap the stack gives it) must complete and count the
  * small set's pods. Throws naming every broken invariant; returns one row
  * per process with its peak RSS and the heap it keeps.
  *
  * Before the SidecarSet lists were paged, one list of 40 sets of a megabyte
  * passed the client's 32 MiB answer cap: the cold pod-inject answered 503
  * ("cannot list SidecarSets: the answer is larger than 33554432 bytes;
- * nothing cached") and the pass failed at its SidecarSet list.
+ * nothing cached") and the resync failed at its SidecarSet list.
  */
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -39,7 +39,7 @@ export const LARGE_SET_BYTES = MAX_SIDECARSET_SPEC_BYTES - 8 * 1024;
 const BLOB_VALUES = 16;
 const NAMESPACE = 'shop';
 export const SMALL_SET = 'small-agent';
-/** The small set's pods the pass must count. */
+/** The small set's pods the resync must count. */
 const SMALL_PODS = 3;
 /** The review's `?timeout=` (functionUrlEvent's): the API server's deadline for the webhook. */
 export const REVIEW_DEADLINE_MS = 10_000;
@@ -120,20 +120,20 @@ async function coldInjection(cp: ControlPlane, listMiB: number): Promise<Figures
   const containers = (injected.spec?.containers ?? []).map((c) => c.name).join(',');
   if (!response.allowed || containers !== 'agent,app') throw new Error(`the cold pod-inject did not inject ${SMALL_SET}: allowed ${String(response.allowed)}, containers ${containers}`);
   if (report.elapsedMs >= REVIEW_DEADLINE_MS) throw new Error(`the cold pod-inject took ${report.elapsedMs} ms, past the review's ${REVIEW_DEADLINE_MS} ms deadline`);
-  // The pods the webhook would have admitted, for the pass.
+  // The pods the webhook would have admitted, for the resync.
   for (let i = 0; i < SMALL_PODS; i++) await createPod(cp, { ...injected, metadata: { ...injected.metadata, name: `web-${i}` } });
   return { run: 'cold pod-inject (one review)', listMiB, answer: `${answer.statusCode}, ${containers}`, elapsedMs: report.elapsedMs, peakRssMiB: report.maxRssMiB, heapAfterGcMiB: report.heapAfterGcMiB };
 }
 
-/** The cold status pass's row. */
-async function coldPass(cp: ControlPlane, options: LargeSidecarSetsOptions, listMiB: number): Promise<Figures> {
+/** The cold resync's row; its label still reads `cold status pass`, which test/e2e/large-sidecarsets.integration.test.ts matches. */
+async function coldResync(cp: ControlPlane, options: LargeSidecarSetsOptions, listMiB: number): Promise<Figures> {
   const report = await coldFunction(cp.kubeconfig('status-sync'), 'status-sync', [options.statusSyncHeapOption]); // with the heap cap the stack gives it
-  const pass = report.answer as { errors: unknown[]; setsSeen: number; sets?: Record<string, { matchedPods: number; updatedPods: number }> };
-  if (pass.errors.length > 0) throw new Error(`the status pass failed: ${JSON.stringify(pass.errors).slice(0, 1000)}`);
-  if (pass.setsSeen !== options.largeSets + 1) throw new Error(`the status pass saw ${pass.setsSeen} sets, not ${options.largeSets + 1}`);
-  const small = pass.sets?.[SMALL_SET];
-  if (small?.matchedPods !== SMALL_PODS || small.updatedPods !== SMALL_PODS) throw new Error(`the status pass counted ${JSON.stringify(small)} for ${SMALL_SET}, not ${SMALL_PODS} matched and updated pods`);
-  return { run: `cold status pass (${options.statusSyncHeapOption})`, listMiB, answer: `${pass.setsSeen} sets, ${SMALL_SET} ${small.matchedPods}/${small.updatedPods} matched/updated`, elapsedMs: report.elapsedMs, peakRssMiB: report.maxRssMiB, heapAfterGcMiB: report.heapAfterGcMiB };
+  const resync = report.answer as { errors: unknown[]; setsSeen: number; sets?: Record<string, { matchedPods: number; updatedPods: number }> };
+  if (resync.errors.length > 0) throw new Error(`the resync failed: ${JSON.stringify(resync.errors).slice(0, 1000)}`);
+  if (resync.setsSeen !== options.largeSets + 1) throw new Error(`the resync saw ${resync.setsSeen} sets, not ${options.largeSets + 1}`);
+  const small = resync.sets?.[SMALL_SET];
+  if (small?.matchedPods !== SMALL_PODS || small.updatedPods !== SMALL_PODS) throw new Error(`the resync counted ${JSON.stringify(small)} for ${SMALL_SET}, not ${SMALL_PODS} matched and updated pods`);
+  return { run: `cold status pass (${options.statusSyncHeapOption})`, listMiB, answer: `${resync.setsSeen} sets, ${SMALL_SET} ${small.matchedPods}/${small.updatedPods} matched/updated`, elapsedMs: report.elapsedMs, peakRssMiB: report.maxRssMiB, heapAfterGcMiB: report.heapAfterGcMiB };
 }
 
 /** Seeds `cp` (a cluster with the CRD and the functions' RBAC) and runs both cold functions against it. */
@@ -141,5 +141,5 @@ export async function largeSidecarSets(cp: ControlPlane, options: LargeSidecarSe
   const listBytes = await seed(cp, options);
   if (listBytes < options.largeSets * options.bytesPerSet) throw new Error(`the SidecarSet list is ${listBytes} bytes, less than the ${options.largeSets * options.bytesPerSet} asked for`);
   const listMiB = Math.round((listBytes / MIB) * 10) / 10;
-  return [await coldInjection(cp, listMiB), await coldPass(cp, options, listMiB)];
+  return [await coldInjection(cp, listMiB), await coldResync(cp, options, listMiB)];
 }

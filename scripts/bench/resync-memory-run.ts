@@ -1,15 +1,15 @@
 /**
- * The peak memory of one status pass over pods of about a megabyte (issue 25
- * §4), on the real control plane: what `scripts/bench/pass-memory.ts` prints
+ * The peak memory of one resync over pods of about a megabyte (issue 25
+ * §4), on the real control plane: what `scripts/bench/resync-memory.ts` prints
  * and `npm run reliability` reports. `pods` pods of about `bytes` bytes each
  * (a 200 kB annotation, the rest a container argument, as annotations may
- * hold 256 KiB in all), none selected by the one SidecarSet, as the pass
+ * hold 256 KiB in all), none selected by the one SidecarSet, as the resync
  * meets them anywhere in the cluster. Each run is a fresh process
- * (reconciler-child.ts): the pass through the Lambda's own composition, as
+ * (reconciler-child.ts): the resync through the Lambda's own composition, as
  * Node starts by default and with the NODE_OPTIONS the stack gives
  * status-sync (infra/aws/heap.ts); and the floor, which reads the same pods
- * in pages of the pass's size, each page whole and then parsed (the way the
- * pass read them before items were parsed as they arrive).
+ * in pages of the resync's size, each page whole and then parsed (the way the
+ * resync read them before items were parsed as they arrive).
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,12 +20,12 @@ import { benchControlPlane, create, forCreate, inParallel, SIDECARSETS_PATH } fr
 import { runChild } from './child.ts';
 import { reconcilerSidecarSets } from './reconciler-cluster.ts';
 
-/** Issue 25's bound on a pass over 200 pods of 1 MB. */
-export const PASS_MEMORY_TARGET_MB = 256;
-/** The run judged against it: the pass as the stack deploys it. */
-export const STACK_PASS = "pass (the stack's NODE_OPTIONS";
+/** Issue 25's bound on a resync over 200 pods of 1 MB. */
+export const RESYNC_MEMORY_TARGET_MB = 256;
+/** The run judged against it: the resync as the stack deploys it. */
+export const STACK_RESYNC = "resync (the stack's NODE_OPTIONS";
 
-export interface PassMemoryRow {
+export interface ResyncMemoryRow {
   run: string;
   pods: number;
   bytesPerPod: number;
@@ -37,8 +37,8 @@ export interface PassMemoryRow {
 
 const childFile = join(dirname(fileURLToPath(import.meta.url)), 'reconciler-child.ts');
 
-/** Seeds a fresh control plane, runs the pass (twice) and the floor, and returns one row per run. */
-export async function passMemory(pods: number, bytes: number, log: (line: string) => void): Promise<PassMemoryRow[]> {
+/** Seeds a fresh control plane, runs the resync (twice) and the floor, and returns one row per run. */
+export async function resyncMemory(pods: number, bytes: number, log: (line: string) => void): Promise<ResyncMemoryRow[]> {
   const cp = await benchControlPlane();
   try {
     await create(cp, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'big' } });
@@ -56,14 +56,14 @@ export async function passMemory(pods: number, bytes: number, log: (line: string
     log(`${pods} pods of ~${bytes} bytes created in ${((performance.now() - started) / 1000).toFixed(0)} s`);
     const env = { PATH: process.env.PATH ?? '', KUBECONFIG_CONTENT: cp.kubeconfig('functions') };
     const stackOptions = heapNodeOptions(CONTEXT_DEFAULTS.statusSyncMemoryMb);
-    // The floor's pages hold as many pods as the pass's do once it has seen one page.
+    // The floor's pages hold as many pods as the resync's do once it has seen one page.
     const floorPage = nextPageSize(bytes * 4, 4);
     const variants = [
-      { name: 'pass (Node as it starts)', args: ['pass'], env },
-      { name: `pass (the stack's NODE_OPTIONS, ${stackOptions})`, args: ['pass'], env: { ...env, NODE_OPTIONS: stackOptions } },
+      { name: 'resync (Node as it starts)', args: ['resync'], env },
+      { name: `resync (the stack's NODE_OPTIONS, ${stackOptions})`, args: ['resync'], env: { ...env, NODE_OPTIONS: stackOptions } },
       { name: `floor (pages of ${floorPage} pods read whole, then parsed)`, args: ['floor', String(floorPage)], env },
     ];
-    const rows: PassMemoryRow[] = [];
+    const rows: ResyncMemoryRow[] = [];
     for (const variant of variants) {
       const run = await runChild<{ durationMs: number; maxRssKiB: number; result: { podsSeen?: number } }>(childFile, variant.args, variant.env);
       rows.push({

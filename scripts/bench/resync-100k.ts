@@ -1,6 +1,6 @@
 /**
  * Section 4b, opt-in (`npm run bench -- --only pass-100k`; it takes
- * minutes): one status pass over 100,000 pods and 1,000 SidecarSets on the
+ * minutes): one resync over 100,000 pods and 1,000 SidecarSets on the
  * real control plane, against the list floor of the same pods from the same
  * API server. Seeding is not measured: the pods are created by concurrent
  * POSTs (Kubernetes has no bulk create) over kept-alive connections, each a
@@ -37,15 +37,15 @@ import { runChild } from './child.ts';
 import { num, ratioText, withSpread } from './format.ts';
 import type { SectionReport } from './report.ts';
 
-export interface Pass100kSettings {
+export interface Resync100kSettings {
   runs: number;
   pods: number;
   sets: number;
 }
 
-/** Issue 28's targets: the pass no slower than merely listing, and inside 30 s. */
-export const PASS_100K_FLOOR_TARGET = 1.0;
-export const PASS_100K_SECONDS_TARGET = 30;
+/** Issue 28's targets: the resync no slower than merely listing, and inside 30 s. */
+export const RESYNC_100K_FLOOR_TARGET = 1.0;
+export const RESYNC_100K_SECONDS_TARGET = 30;
 const NAMESPACES = 10;
 /** Pod POSTs in flight while seeding, each on its own kept-alive connection (the admin is exempt from API priority and fairness). */
 const SEED_CONCURRENCY = 64;
@@ -58,7 +58,7 @@ function namespaces(): Namespace[] {
   return Array.from({ length: NAMESPACES }, (_, i) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `fleet-${i}`, labels: { env: i % 2 === 0 ? 'prod' : 'staging' } } }));
 }
 
-/** `count` sets, set j selecting app-j; every tenth also by namespace labels (so the pass reads them). */
+/** `count` sets, set j selecting app-j; every tenth also by namespace labels (so the resync reads them). */
 function sets(count: number): SidecarSet[] {
   return Array.from({ length: count }, (_, j) => {
     const set = userSidecarSet(`scale-${String(j).padStart(4, '0')}`, 1, { app: `app-${j}` }, j);
@@ -146,7 +146,7 @@ async function createRetryingConversion(cp: ControlPlane, set: SidecarSet): Prom
 }
 
 /** Seeds namespaces, sets and pods; `log` hears progress. Returns the seconds it took. */
-export async function seed(cp: ControlPlane, settings: Pass100kSettings, log: (line: string) => void): Promise<number> {
+export async function seed(cp: ControlPlane, settings: Resync100kSettings, log: (line: string) => void): Promise<number> {
   const started = performance.now();
   const nss = namespaces();
   for (const ns of nss) await create(cp, '/api/v1/namespaces', ns);
@@ -198,7 +198,7 @@ interface ChildRun<R> {
 
 type Run<R> = ChildRun<R> & { requests: [string, number][]; podListBytes: number };
 
-async function run<R>(cp: ControlPlane, mode: 'pass' | 'floor'): Promise<Run<R>> {
+async function run<R>(cp: ControlPlane, mode: 'resync' | 'floor'): Promise<Run<R>> {
   const env = { PATH: process.env.PATH ?? '', KUBECONFIG_CONTENT: cp.kubeconfig('functions') };
   const bytesBefore = await podListBytes(cp);
   const { value, requests } = await countRequests(cp, () => runChild<ChildRun<R>>(childFile, [mode], env));
@@ -208,71 +208,71 @@ async function run<R>(cp: ControlPlane, mode: 'pass' | 'floor'): Promise<Run<R>>
 const requestsText = (requests: readonly [string, number][]) => `${requests.reduce((n, [, c]) => n + c, 0)}: ${requests.map(([k, n]) => `${n} ${k}`).join(', ')}`;
 const mb = (bytes: number) => `${num(bytes / 1e6, 0)} MB`;
 
-export async function pass100kSection(settings: Pass100kSettings, log: (line: string) => void): Promise<SectionReport> {
+export async function resync100kSection(settings: Resync100kSettings, log: (line: string) => void): Promise<SectionReport> {
   const cp = await benchControlPlane();
   try {
     const seedSeconds = await seed(cp, settings, log);
     log(`  seeded ${settings.pods} pods and ${settings.sets} SidecarSets in ${num(seedSeconds, 0)} s`);
-    return await measurePass100k(cp, settings, seedSeconds, log);
+    return await measureResync100k(cp, settings, seedSeconds, log);
   } finally {
     await cp.stop();
   }
 }
 
 /** The section's runs on a control plane {@link seed} seeded, `seedSeconds` its seeding time. */
-export async function measurePass100k(cp: ControlPlane, settings: Pass100kSettings, seedSeconds: number, log: (line: string) => void): Promise<SectionReport> {
+export async function measureResync100k(cp: ControlPlane, settings: Resync100kSettings, seedSeconds: number, log: (line: string) => void): Promise<SectionReport> {
   {
     await scrapeCounts(cp);
-    const first = await run<ResyncResult>(cp, 'pass');
-    if (first.result.errors.length > 0) throw new Error(`the first pass failed: ${JSON.stringify(first.result.errors).slice(0, 1000)}`);
-    log(`  first pass: ${num(first.durationMs, 0)} ms, ${first.result.statusesWritten} statuses written`);
-    const passes: Run<ResyncResult>[] = [];
+    const first = await run<ResyncResult>(cp, 'resync');
+    if (first.result.errors.length > 0) throw new Error(`the first resync failed: ${JSON.stringify(first.result.errors).slice(0, 1000)}`);
+    log(`  first resync: ${num(first.durationMs, 0)} ms, ${first.result.statusesWritten} statuses written`);
+    const resyncs: Run<ResyncResult>[] = [];
     const floors: Run<{ podsSeen: number }>[] = [];
     for (let i = 0; i < settings.runs; i++) {
-      const order: ('pass' | 'floor')[] = i % 2 === 0 ? ['pass', 'floor'] : ['floor', 'pass'];
+      const order: ('resync' | 'floor')[] = i % 2 === 0 ? ['resync', 'floor'] : ['floor', 'resync'];
       for (const mode of order) {
-        if (mode === 'pass') passes.push(await run<ResyncResult>(cp, 'pass'));
+        if (mode === 'resync') resyncs.push(await run<ResyncResult>(cp, 'resync'));
         else floors.push(await run<{ podsSeen: number }>(cp, 'floor'));
-        const last = mode === 'pass' ? passes.at(-1) : floors.at(-1);
+        const last = mode === 'resync' ? resyncs.at(-1) : floors.at(-1);
         if (last) log(`  ${mode}: ${num(last.durationMs, 0)} ms, CPU ${num(last.cpuMs, 0)} ms, ${num(last.maxRssKiB / 1024, 0)} MiB, load ${num(last.load1)}`);
       }
     }
-    const bad = passes.find((p) => p.result.errors.length > 0 || p.result.podsSeen !== settings.pods);
-    if (bad) throw new Error(`a pass did not see the whole cluster: ${JSON.stringify(bad.result).slice(0, 1000)}`);
-    const pass = summarize(passes.map((p) => p.durationMs));
+    const bad = resyncs.find((p) => p.result.errors.length > 0 || p.result.podsSeen !== settings.pods);
+    if (bad) throw new Error(`a resync did not see the whole cluster: ${JSON.stringify(bad.result).slice(0, 1000)}`);
+    const resync = summarize(resyncs.map((p) => p.durationMs));
     const floor = summarize(floors.map((p) => p.durationMs));
-    const passCpu = summarize(passes.map((p) => p.cpuMs));
+    const resyncCpu = summarize(resyncs.map((p) => p.cpuMs));
     const floorCpu = summarize(floors.map((p) => p.cpuMs));
-    const passRss = summarize(passes.map((p) => p.maxRssKiB / 1024));
+    const resyncRss = summarize(resyncs.map((p) => p.maxRssKiB / 1024));
     const floorRss = summarize(floors.map((p) => p.maxRssKiB / 1024));
-    const loads = [...passes, ...floors].map((p) => p.load1);
-    const ratio = ratioOfMedians(pass, floor);
-    const lastPass = passes.at(-1);
+    const loads = [...resyncs, ...floors].map((p) => p.load1);
+    const ratio = ratioOfMedians(resync, floor);
+    const lastResync = resyncs.at(-1);
     const lastFloor = floors.at(-1);
     return {
       id: 'pass-100k',
       title: `4b. Reconciler at ${settings.pods.toLocaleString('en-US')} pods (${settings.sets.toLocaleString('en-US')} SidecarSets, real control plane; opt-in)`,
       method: [
         `Opt-in: \`npm run bench -- --only pass-100k\`. A real etcd and kube-apiserver on 127.0.0.1 hold ${settings.sets.toLocaleString('en-US')} SidecarSets (set j selects app-j; every tenth also has a namespaceSelector) and ${settings.pods.toLocaleString('en-US')} pods in ${NAMESPACES} namespaces, each a copy of its app's template as pod-inject made it: one app container and the sidecar of the one set selecting it (leaner than section 4's 9 kB pod). Seeding (${num(seedSeconds, 0)} s by ${SEED_CONCURRENCY} concurrent POSTs over kept-alive connections; Kubernetes has no bulk create) is not measured.`,
-        'Pass and floor as in section 4, each in a fresh process, alternating. CPU time is the process\'s own user and system time over the timed part (`process.cpuUsage`), less sensitive than the wall time to the other work on this shared two-core machine; the load average is the one-minute figure when each run ended. Bytes are the API server\'s own sum of the pod LIST answers it wrote (`apiserver_response_sizes_sum`, as written, after gzip).',
+        'Resync and floor as in section 4, each in a fresh process, alternating. CPU time is the process\'s own user and system time over the timed part (`process.cpuUsage`), less sensitive than the wall time to the other work on this shared two-core machine; the load average is the one-minute figure when each run ended. Bytes are the API server\'s own sum of the pod LIST answers it wrote (`apiserver_response_sizes_sum`, as written, after gzip).',
       ],
       table: {
-        headers: ['figure', 'pass', 'floor', 'ratio'],
+        headers: ['figure', 'resync', 'floor', 'ratio'],
         rows: [
-          ['duration', withSpread(pass, 'ms', 0), withSpread(floor, 'ms', 0), ratioText(ratio)],
-          ['CPU time of the process', withSpread(passCpu, 'ms', 0), withSpread(floorCpu, 'ms', 0), ratioText(ratioOfMedians(passCpu, floorCpu))],
-          ['peak RSS', withSpread(passRss, 'MiB', 0), withSpread(floorRss, 'MiB', 0), ratioText(ratioOfMedians(passRss, floorRss))],
-          ['API requests (last run)', lastPass ? requestsText(lastPass.requests) : '', lastFloor ? requestsText(lastFloor.requests) : '', ''],
-          ['bytes of pod lists answered (last run)', lastPass ? mb(lastPass.podListBytes) : '', lastFloor ? mb(lastFloor.podListBytes) : '', ''],
-          ['first pass on the seeded cluster', `${num(first.durationMs, 0)} ms (CPU ${num(first.cpuMs, 0)} ms), ${first.result.statusesWritten} statuses written, API requests ${requestsText(first.requests)}`, '', ''],
+          ['duration', withSpread(resync, 'ms', 0), withSpread(floor, 'ms', 0), ratioText(ratio)],
+          ['CPU time of the process', withSpread(resyncCpu, 'ms', 0), withSpread(floorCpu, 'ms', 0), ratioText(ratioOfMedians(resyncCpu, floorCpu))],
+          ['peak RSS', withSpread(resyncRss, 'MiB', 0), withSpread(floorRss, 'MiB', 0), ratioText(ratioOfMedians(resyncRss, floorRss))],
+          ['API requests (last run)', lastResync ? requestsText(lastResync.requests) : '', lastFloor ? requestsText(lastFloor.requests) : '', ''],
+          ['bytes of pod lists answered (last run)', lastResync ? mb(lastResync.podListBytes) : '', lastFloor ? mb(lastFloor.podListBytes) : '', ''],
+          ['first resync on the seeded cluster', `${num(first.durationMs, 0)} ms (CPU ${num(first.cpuMs, 0)} ms), ${first.result.statusesWritten} statuses written, API requests ${requestsText(first.requests)}`, '', ''],
           ['load average (1 min) at the end of each run', `${num(Math.min(...loads))}–${num(Math.max(...loads))} on 2 cores`, '', ''],
         ],
       },
       verdicts: [
-        { target: `pass over ${settings.pods.toLocaleString('en-US')} pods ≤ ${PASS_100K_FLOOR_TARGET} × list floor (issue 28)`, figure: ratioText(ratio), met: ratio <= PASS_100K_FLOOR_TARGET },
-        { target: `pass over ${settings.pods.toLocaleString('en-US')} pods ≤ ${PASS_100K_SECONDS_TARGET} s (issue 28)`, figure: `${num(pass.median / 1000)} s`, met: pass.median / 1000 <= PASS_100K_SECONDS_TARGET },
+        { target: `resync over ${settings.pods.toLocaleString('en-US')} pods ≤ ${RESYNC_100K_FLOOR_TARGET} × list floor (issue 28)`, figure: ratioText(ratio), met: ratio <= RESYNC_100K_FLOOR_TARGET },
+        { target: `resync over ${settings.pods.toLocaleString('en-US')} pods ≤ ${RESYNC_100K_SECONDS_TARGET} s (issue 28)`, figure: `${num(resync.median / 1000)} s`, met: resync.median / 1000 <= RESYNC_100K_SECONDS_TARGET },
       ],
-      notes: pastMeasuredScaleNotes({ pods: settings.pods, perPodMs: pass.median / settings.pods, podBytes: LEAN_POD_BYTES, pageSize: DEFAULT_POD_PAGE_SIZE, timeoutSeconds: CONTEXT_DEFAULTS.statusSyncTimeoutSeconds }),
+      notes: pastMeasuredScaleNotes({ pods: settings.pods, perPodMs: resync.median / settings.pods, podBytes: LEAN_POD_BYTES, pageSize: DEFAULT_POD_PAGE_SIZE, timeoutSeconds: CONTEXT_DEFAULTS.statusSyncTimeoutSeconds }),
     };
   }
 }
