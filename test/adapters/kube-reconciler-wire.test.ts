@@ -139,7 +139,7 @@ describe('an event about a SidecarSet, on a cluster storing v1beta1', () => {
   });
 });
 
-describe('namespace labels for a pass', () => {
+describe('namespace labels for a resync', () => {
   it('come from one list, and a namespace created since is read on its own', async () => {
     fake.route = (req) => {
       if (req.url.startsWith('/api/v1/namespaces?')) return { status: 200, body: { kind: 'NamespaceList', metadata: {}, items: [{ metadata: { name: 'shop', labels: { env: 'prod' } } }] } };

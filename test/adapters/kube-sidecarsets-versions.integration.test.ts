@@ -3,7 +3,7 @@
  * pinned kube-apiserver with OpenKruise 1.9's two-version CRD (v1beta1
  * stored, conversion by a webhook: here a bare HTTPS server of the test
  * over lib/conversion, which counts what it is asked), the webhooks' source,
- * the rollout view's list and a whole status-sync pass (status written,
+ * the rollout view's list and a whole status-sync resync (status written,
  * revision registered) read and write v1beta1, and the conversion webhook
  * is asked nothing meanwhile. Sets written in either version are seen in
  * the internal model (v1beta1's customVersion as the custom-version label,
@@ -103,19 +103,19 @@ describeWithControlPlane('SidecarSets read and written in the stored version, v1
     }
   });
 
-  // The passes' reads are v1beta1's (the list above; the fresh reads the same adapter). A pass that writes
+  // The resyncs' reads are v1beta1's (the list above; the fresh reads the same adapter). A resync that writes
   // was seen to cause conversions to v1alpha1 by the API server itself, not yet explained: measured, one
   // review of the set per status write (beta-agent, whose every managedFields entry is v1beta1, once in each
-  // pass), more for a set created in v1alpha1 (alpha-agent: its creator's managedFields entry is v1alpha1,
+  // resync), more for a set created in v1alpha1 (alpha-agent: its creator's managedFields entry is v1alpha1,
   // which the field manager converts to on every update); not the revision's owner reference (v1beta1 now,
   // and still one). So it is not counted here.
-  it('status-sync passes write each status in v1beta1 and register revisions with spec.customVersion as their label', async () => {
+  it('status-sync resyncs write each status in v1beta1 and register revisions with spec.customVersion as their label', async () => {
     const statusSync = await composeStatusSync({ KUBECONFIG_CONTENT: cp.kubeconfig('status-sync') }, { logger: capturingLogger().logger });
-    // The first pass writes both statuses and registers both revisions: the API server itself may convert on those first writes.
+    // The first resync writes both statuses and registers both revisions: the API server itself may convert on those first writes.
     expect((await statusSync.resync()).errors).toEqual([]);
     const first = await admin('GET', `${BETA}/beta-agent`);
     expect((first.status as JsonObject).latestRevision).toBe(currentRevisionName(internalSidecarSet(first as SidecarSet)));
-    // A new image written in v1beta1: the next pass reads it, registers its revision and writes the status.
+    // A new image written in v1beta1: the next resync reads it, registers its revision and writes the status.
     await admin('PUT', `${BETA}/beta-agent`, { ...first, spec: { ...(first.spec as JsonObject), containers: [{ name: 'beta-agent', image: 'agent:3' }] } });
     const second = await statusSync.resync();
     expect([second.errors, second.statusesWritten, second.rollout?.revisionWrites]).toEqual([[], 1, 1]);

@@ -1,5 +1,5 @@
 /**
- * status-sync's continuation (lib/adapters/lambda-self-invoke.ts) with the
+ * status-sync's self-requeue (lib/adapters/lambda-self-invoke.ts) with the
  * real AWS SDK against the Lambda Invoke API on 127.0.0.1 (POST
  * /2015-03-31/functions/<name>/invocations, X-Amz-Invocation-Type: Event,
  * 202): the one asynchronous invoke left; the webhooks send to the queue
@@ -45,7 +45,7 @@ const queued: Answer = (response) => {
   response.end();
 };
 
-describe('status-sync\'s continuation on the Lambda Invoke API', () => {
+describe('status-sync\'s self-requeue on the Lambda Invoke API', () => {
   const received: Received[] = [];
   let answer: Answer = queued;
   const server = createServer((request, response) => {
@@ -86,7 +86,7 @@ describe('status-sync\'s continuation on the Lambda Invoke API', () => {
     }
   });
 
-  it('sends status-sync its own continuation the same way (Event, signed), which it reads back as sent', async () => {
+  it('sends status-sync its own self-requeue the same way (Event, signed), which it reads back as sent', async () => {
     const event: ContinueEvent = { kind: CONTINUE_EVENT_KIND, sets: ['log-agent', 'mesh'], from: 'c0ffee', sentAt: 1_764_600_000_000 };
     await lambdaSelfInvoke('sidecarset-status-sync', { endpoint })(event);
     expect(received).toHaveLength(1);
@@ -95,7 +95,7 @@ describe('status-sync\'s continuation on the Lambda Invoke API', () => {
     expect(parseContinueEvent(JSON.parse(received[0]?.body ?? ''))).toEqual(event);
   });
 
-  it('tells a continuation Lambda would not queue, after two attempts at the hand-over', async () => {
+  it('tells a self-requeue Lambda would not queue, after two attempts at the hand-over', async () => {
     answer = lambdaError(429, 'TooManyRequestsException', 'Rate Exceeded.');
     const outcome = lambdaSelfInvoke('sidecarset-status-sync', { endpoint })({ kind: CONTINUE_EVENT_KIND, sets: ['log-agent'], from: 'c0ffee', sentAt: 1 });
     await expect(outcome).rejects.toThrow(SelfRequeueError);

@@ -2,7 +2,7 @@
  * The page size of pod lists (lib/adapters/pod-page-size.ts): chosen from
  * the bytes per pod of the last page so a page lands near the target, never
  * above 500 nor below 1, and shrunk to an eighth after a page passed the cap.
- * What a pass holds of a list at once is then bounded by bytes, whatever the
+ * What a resync holds of a list at once is then bounded by bytes, whatever the
  * pods weigh.
  */
 import { describe, expect, it } from '@jest/globals';

@@ -83,7 +83,7 @@ describe('benchmark options', () => {
     expect(parseBenchOptions(['--only', 'reconciler,admission', '--quick'], '/p')).toMatchObject({ sections: ['admission', 'reconciler'], quick: true });
   });
 
-  it('runs the 100,000-pod pass only when --only names it', () => {
+  it('runs the 100,000-pod resync only when --only names it', () => {
     expect(parseBenchOptions([], '/p').sections).not.toContain('pass-100k');
     expect(parseBenchOptions(['--only', 'pass-100k'], '/p').sections).toEqual(['pass-100k']);
   });

@@ -380,7 +380,7 @@ describe('rollout', () => {
   const rolloutCase: ConformanceCase = { class: 'rollout', sidecarSet: set('a', {}), cluster: { sidecarSets: [], namespaces: [], pods: [before] } };
   const pods = (...list: Pod[]) => ({ kind: 'pods' as const, pods: list, writes: [], events: [] });
 
-  it('compares images, annotations and the condition, each side\'s clock set aside only where the pass wrote a time', () => {
+  it('compares images, annotations and the condition, each side\'s clock set aside only where the reconcile wrote a time', () => {
     expect(compareVerdicts(rolloutCase, pods(after('2026-11-30T12:30:00Z')), pods(after('2026-12-01T09:20:13Z'))).agree).toBe(true);
     // The condition's message is compared parsed, its times not at all.
     const spaced = after('2026-12-01T09:20:13Z');
@@ -403,7 +403,7 @@ describe('rollout', () => {
     });
   });
 
-  it('still differs on an image, an annotation, a time the pass should have kept, the condition, or a pass that stopped', () => {
+  it('still differs on an image, an annotation, a time the reconcile should have kept, the condition, or a reconcile that stopped', () => {
     const ours = pods(after('2026-11-30T12:30:00Z'));
     const differs = (kruise: Pod, where: RegExp, stopped = false) => {
       const comparison = compareVerdicts(rolloutCase, ours, { ...pods(kruise), ...(stopped ? { passError: 'conflict' } : {}) });
@@ -435,7 +435,7 @@ describe('rollout', () => {
     expect(compareVerdicts(rolloutCase, withEvents({ ...flip, object: 'Pod/shop/web-1' }), withEvents(flip)).agree).toBe(false);
   });
 
-  describe('a pod flipped this pass and in its batch: updated here in a later pass, by Kruise right after the flip', () => {
+  describe('a pod flipped this reconcile and in its batch: updated here in a later reconcile, by Kruise right after the flip', () => {
     const flipped = pod('busybox:1.36', { 'version.sidecarset.kruise.io/log-1': '0' });
     const updatedToo = pod('busybox:1.37', { 'version.sidecarset.kruise.io/log-1': '0', 'kruise.io/sidecarset-hash': hash('t') }, [condition('True', '{"a":true}', 't')]);
     const kruise = { kind: 'pods' as const, pods: [updatedToo], events: [], writes: [{ kind: 'update' as const, pod: flipped }, { kind: 'update' as const, pod: updatedToo }, { kind: 'status' as const, pod: updatedToo }] };

@@ -278,7 +278,7 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
     });
   }
 
-  // Rollout: one reconcile pass, on Kruise's real answers.
+  // Rollout: one reconcile, on Kruise's real answers.
   describe('rollout', () => {
     const MESH = { name: 'mesh', upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: HOT_EMPTY_IMAGE } };
     const hotSet = (image: string, rv: string, strategy: Record<string, unknown> = {}) => stored(sidecarSet('hot-set', { updateStrategy: { type: 'RollingUpdate', ...strategy } }, [{ ...MESH, image }]), rv);
@@ -299,12 +299,12 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
       expect(kruise.pods.map((p) => imagesOf(p as Pod).log).sort()).toEqual(['busybox:1.36', 'busybox:1.37']);
     });
 
-    it('agrees on §3.4: the upgrade into the idle container in one pass, the flip in a later one once it runs ready', async () => {
+    it('agrees on §3.4: the upgrade into the idle container in one reconcile, the flip in a later one once it runs ready', async () => {
       const v1 = hotSet('nginx:1.27', '1');
       const v2 = hotSet('nginx:1.28', '999');
-      const passN = await answers(rollout(v2, [runningPod(webPod(), 'web-0', [v1], 'ready')]));
-      expect(passN.comparison.agree ? 'agree' : passN.comparison).toBe('agree');
-      const upgraded = podNamed(passN.kruise, 'web-0');
+      const reconcileN = await answers(rollout(v2, [runningPod(webPod(), 'web-0', [v1], 'ready')]));
+      expect(reconcileN.comparison.agree ? 'agree' : reconcileN.comparison).toBe('agree');
+      const upgraded = podNamed(reconcileN.kruise, 'web-0');
       expect(imagesOf(upgraded)).toMatchObject({ 'mesh-1': 'nginx:1.27', 'mesh-2': 'nginx:1.28' });
       expect(annotationsOf(upgraded)).toMatchObject({
         'kruise.io/sidecarset-working-hotupgrade-container': '{"mesh":"mesh-2"}',
@@ -317,12 +317,12 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
       // Kruise's own pod, after the kubelet started mesh-2 on the new image: the flip is due.
       const running = structuredClone(upgraded);
       kubeletRestarts(running, 'restarted', true);
-      const passNk = await answers(rollout(v2, [running]));
-      expect(passNk.comparison.agree ? 'agree' : passNk.comparison).toBe('agree');
-      const flipped = podNamed(passNk.kruise, 'web-0');
+      const reconcileNk = await answers(rollout(v2, [running]));
+      expect(reconcileNk.comparison.agree ? 'agree' : reconcileNk.comparison).toBe('agree');
+      const flipped = podNamed(reconcileNk.kruise, 'web-0');
       expect(imagesOf(flipped)).toMatchObject({ 'mesh-1': HOT_EMPTY_IMAGE, 'mesh-2': 'nginx:1.28' });
       expect(annotationsOf(flipped)).toMatchObject({ 'version.sidecarset.kruise.io/mesh-1': '0', 'versionalt.sidecarset.kruise.io/mesh-2': '0' });
-      expect(passNk.kruise.events).toEqual([{ object: 'Pod/shop/web-0', type: 'Normal', reason: 'ResetContainerSucceed', message: 'reset sidecar container image empty successfully' }]);
+      expect(reconcileNk.kruise.events).toEqual([{ object: 'Pod/shop/web-0', type: 'Normal', reason: 'ResetContainerSucceed', message: 'reset sidecar container image empty successfully' }]);
       // The flip does not touch the hash (Kruise #1054).
       expect(annotationsOf(flipped)['kruise.io/sidecarset-hash']).toBe(annotationsOf(running)['kruise.io/sidecarset-hash']);
     });
@@ -343,7 +343,7 @@ describeWithControlPlane('conformance with OpenKruise v1.8.2', () => {
       }
     });
 
-    it("counts a documented difference: a pass that flips updates nothing here, as in Kruise 1.9; Kruise 1.8 updated the pod right after its flip (passOrderOf19)", async () => {
+    it("counts a documented difference: a reconcile that flips updates nothing here, as in Kruise 1.9; Kruise 1.8 updated the pod right after its flip (passOrderOf19)", async () => {
       const v1 = hotSet('nginx:1.27', '1');
       const v2 = hotSet('nginx:1.28', '500');
       const v3 = hotSet('nginx:1.29', '900');

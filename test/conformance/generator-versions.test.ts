@@ -14,7 +14,7 @@ const ALPHA = 'apps.kruise.io/v1alpha1';
 const BETA = 'apps.kruise.io/v1beta1';
 const CLASSES_WITH_SETS: readonly CaseClass[] = ['default', 'validate', 'inject', 'status', 'rollout'];
 
-/** Every SidecarSet a case carries: the admitted object and its old one, the set whose pass runs, the cluster's. */
+/** Every SidecarSet a case carries: the admitted object and its old one, the set whose reconcile runs, the cluster's. */
 function setsOf(c: ConformanceCase): JsonObject[] {
   switch (c.class) {
     case 'default':
@@ -57,8 +57,8 @@ describe('the conformance generator', () => {
   });
 
   it('holds the set of a status or rollout case in the cluster in the version the case gives it', () => {
-    const passes = nineteen.flatMap((c) => (c.class === 'status' || c.class === 'rollout' ? [c] : []));
-    const mismatched = passes.filter((c) => {
+    const reconcileCases = nineteen.flatMap((c) => (c.class === 'status' || c.class === 'rollout' ? [c] : []));
+    const mismatched = reconcileCases.filter((c) => {
       const stored = c.cluster.sidecarSets.find((s) => s.metadata?.name === c.sidecarSet.metadata?.name);
       return stored !== undefined && stored.apiVersion !== c.sidecarSet.apiVersion;
     });

@@ -1,5 +1,5 @@
 /**
- * An admitted SidecarSet change starts the reconciler's pass at once, and a
+ * An admitted SidecarSet change starts the set's reconcile at once, and a
  * dry run does not: a real kube-apiserver calls the local server's webhooks
  * (the validating one declared `sideEffects: NoneOnDryRun`), and the local
  * trigger hands each admitted change to the listener the stack was given.
@@ -32,7 +32,7 @@ async function send(method: string, path: string, body: unknown): Promise<{ stat
   return { status: res.status, object: JSON.parse(res.body) as SidecarSet };
 }
 
-describeWithControlPlane('an admitted SidecarSet change triggers a pass, a dry run does not', () => {
+describeWithControlPlane('an admitted SidecarSet change triggers a reconcile, a dry run does not', () => {
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
     stack = await startLocalStack({

@@ -119,7 +119,7 @@ describeWithControlPlane('the Lambda bundles', () => {
   it('keeps the secret-guessing dictionaries (zxcvbn-ts) in status-sync only: the admission functions check a secret\'s form', () => {
     const zxcvbn = (fn: string) => (bundles.find((x) => x.fn === fn)?.inputs ?? []).some((i) => i.includes('node_modules/@zxcvbn-ts/'));
     for (const fn of ['pod-inject', 'sidecarset-validate', 'sidecarset-default', 'sidecarset-convert']) expect(zxcvbn(fn)).toBe(false);
-    // Rotation judges the stored secret on every full pass it runs.
+    // Rotation judges the stored secret on every resync it runs.
     expect(zxcvbn('status-sync')).toBe(true);
   });
 
@@ -192,7 +192,7 @@ describeWithControlPlane('the Lambda bundles', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ statusCode: 404, body: '{"message":"Not Found"}' });
   });
 
-  it('status-sync runs a pass for a scheduled event, as the functions identity, logs it as one line and writes its metrics', () => {
+  it('status-sync runs a resync for a scheduled event, as the functions identity, logs it as one line and writes its metrics', () => {
     const runner = `const { handler } = await import(process.argv[1]); const result = await handler(JSON.parse(process.argv[2]), { awsRequestId: 'req-s', getRemainingTimeInMillis: () => 60000 }); process.stdout.write('\\n' + JSON.stringify(result) + '\\n');`;
     const event = { version: '0', id: 'e-1', 'detail-type': 'Scheduled Event', source: 'aws.events', account: '1', time: '2026-11-30T12:00:00Z', region: 'eu-west-1', resources: [], detail: {} };
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', runner, bundle('status-sync'), JSON.stringify(event)], {
@@ -204,7 +204,7 @@ describeWithControlPlane('the Lambda bundles', () => {
     const result = JSON.parse(lines.at(-1) ?? '');
     expect(result).toMatchObject({ setsSeen: 1, statusesWritten: 1, errors: [] });
     const written = lines.slice(0, -1).filter((l) => l !== '');
-    // The pass's metrics and the one set's as EMF lines (written as the pass ends), then its log line.
+    // The resync's metrics and the one set's as EMF lines (written as the resync ends), then its log line.
     expect(written.map((l): unknown => JSON.parse(l))).toEqual([
       expect.objectContaining({ _aws: expect.anything(), Function: 'status-sync', StatusesWritten: 1 }),
       expect.objectContaining({ _aws: expect.anything(), SidecarSet: expect.any(String), MatchedPods: expect.any(Number) }),

@@ -2,9 +2,9 @@
  * `npm run -s explain` against a real kube-apiserver: the CLI runs as a
  * child process with a kubeconfig to the test API server, as a user runs
  * it, on real pods (injected by the pod webhook's code, made Ready by the
- * test kubelet) while the reconciler's passes (composed as on AWS, as the
+ * test kubelet) while the reconciler's resyncs (composed as on AWS, as the
  * functions' identity) roll a set. The pod explain says goes next is the
- * one the pass then updates; the others say what holds them. Bad input (no
+ * one the resync then updates; the others say what holds them. Bad input (no
  * such pod, an unreadable kubeconfig, an unreachable server) is one line.
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
@@ -91,7 +91,7 @@ describeWithControlPlane('npm run -s explain on a real API server', () => {
     expect(result.stdout).toBe(`Pod ${SET}/other\n${SET}: does not apply: spec.selector: matchLabels wants app=${SET}; the pod has app=other\n`);
   });
 
-  it('says which pod the next pass updates, and that pod is the one the pass updates; the others wait on maxUnavailable', async () => {
+  it('says which pod the next reconcile updates, and that pod is the one the next resync updates; the others wait on maxUnavailable', async () => {
     await updateSidecarImage(cluster.cp, await readSet(cluster.cp, SET), NEW_IMAGE);
     const explained = await Promise.all(podNames.map(async (name) => {
       const result = await run([name, '-n', SET, '--kubeconfig', kubeconfig, '-o', 'json']);

@@ -12,7 +12,7 @@
  * Where these depart from Kruise's: Kruise sleeps 5 s, 30 s or a minute
  * before each wait; here each wait is bounded instead, and a state that must
  * last (the failed image holding the second pod) is checked to still hold
- * after several more passes. Pods are created by hand (no Deployment controller).
+ * after several more resyncs. Pods are created by hand (no Deployment controller).
  */
 import { expect, it } from '@jest/globals';
 import { describeWithControlPlane } from '../../control-plane/availability.ts';

@@ -9,7 +9,7 @@
  * change at once, in-flight sets requeued every REQUEUE_AFTER_MS).
  *
  * One difference in timing, not in outcome: the reconciler trims the history
- * at the end of a set's pass, just after writing its status (Kruise trims
+ * at the end of a set's reconcile, just after writing its status (Kruise trims
  * just before), so for a moment after observedGeneration catches up an
  * eleventh revision may still be listed; the checks read the list once it
  * has settled (within a bounded wait) rather than at that instant.
@@ -43,7 +43,7 @@ function recordedSpec(revision: ControllerRevision): Record<string, unknown> {
 /**
  * Kruise's revisionChecker: `count` revisions, each recording volumes,
  * containers, initContainers and imagePullSecrets, in `order` of revision
- * numbers when given. Waits (bounded) for the pass's history trim to land.
+ * numbers when given. Waits (bounded) for the reconcile's history trim to land.
  */
 async function expectRevisions(setName: string, count: number, order?: number[]): Promise<ControllerRevision[]> {
   const deadline = Date.now() + 10_000;

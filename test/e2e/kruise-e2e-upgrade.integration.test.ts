@@ -10,7 +10,7 @@
  * waits for ({matched, updated, updatedReady, ready} and observedGeneration
  * == generation) and asserts what Kruise asserts; a state that must last
  * (held by pause, selector, partition or an unready pod) is also checked to
- * still hold after several more passes.
+ * still hold after several more resyncs.
  *
  * Where these scenarios depart from Kruise's:
  * - 10: Kruise first creates its patchPodMetadata whitelist ConfigMap; this

@@ -5,7 +5,7 @@
  * kruise-takeover*.integration.test.ts runs {@link describeKruiseTakeover}
  * for its release. Kruise's side is Kruise's own code (the conformance
  * reference of that release): its webhooks answer the API server
- * (kruise-webhooks.ts), its controller pass computes the status and writes
+ * (kruise-webhooks.ts), its controller's reconcile computes the status and writes
  * the ControllerRevisions, and those are put in the cluster as Kruise's
  * manager would have left them; a Deployment stands for the manager, so the
  * preflight reads its version and whether it runs.
@@ -24,7 +24,7 @@
  * step 5 removes Kruise's entries (from `webhooks` alone they return from
  * the template), step 6 stops the manager, step 7 finds no pod changed.
  * Later an image change rolls the pods in place. The way back: Kruise's
- * controller pass over the cluster this project ran finds the same status,
+ * controller's reconcile over the cluster this project ran finds the same status,
  * keeps this project's revisions and writes no pod; with one more image
  * change it and this project's plan update the same pod the same way;
  * Kruise's pod webhook does not inject a pod this project injected twice;
@@ -236,27 +236,27 @@ export function describeKruiseTakeover(line: KruiseLine): void {
     }
 
     /**
-     * Kruise's controller pass over the cluster as stored, and what it
+     * Kruise's controller reconciling the set over the cluster as stored, and what it
      * leaves put back in the cluster as Kruise's manager would have written
      * it: the ControllerRevisions it created and the status it computed.
      */
-    async function kruisePass(set: SidecarSet): Promise<ReferenceAnswer> {
+    async function kruiseReconcile(set: SidecarSet): Promise<ReferenceAnswer> {
       const existing = await listRevisions();
-      const pass = await ask({
+      const reconciled = await ask({
         op: 'controller',
         sidecarSet: forKruise(set),
         cluster: { sidecarSets: [forKruise(set)], namespaces: await listNamespaces(), pods: (await listPods()).map(forKruise), controllerRevisions: existing.map(forKruise) },
       });
-      expect(pass.passError).toBeUndefined();
+      expect(reconciled.passError).toBeUndefined();
       const known = new Set(existing.map((r) => r.metadata?.name));
-      for (const revision of pass.revisions ?? []) {
+      for (const revision of reconciled.revisions ?? []) {
         const metadata = { ...(revision.metadata as JsonObject) };
         if (metadata.namespace !== KRUISE_NAMESPACE || known.has(metadata.name as string)) continue;
         for (const field of ['resourceVersion', 'uid', 'creationTimestamp', 'managedFields']) Reflect.deleteProperty(metadata, field);
         await admin('POST', REVISIONS, { ...revision, metadata });
       }
-      if (JSON.stringify(statusOf(pass.storedSet)) !== JSON.stringify(statusOf(set))) await admin('PUT', `${SETS}/${SET}/status`, { ...set, status: pass.storedSet?.status });
-      return pass;
+      if (JSON.stringify(statusOf(reconciled.storedSet)) !== JSON.stringify(statusOf(set))) await admin('PUT', `${SETS}/${SET}/status`, { ...set, status: reconciled.storedSet?.status });
+      return reconciled;
     }
 
     /** The preflight as an operator runs it; every request it sends must be a GET. */
@@ -340,7 +340,7 @@ export function describeKruiseTakeover(line: KruiseLine): void {
       expect(kruiseWebhooks.calls.default).toBeGreaterThan(0);
       expect(kruiseWebhooks.calls.validate).toBeGreaterThan(0);
       // Kruise's controller sees the new set first: it registers the set's first revision and writes the status.
-      await kruisePass(await getSet());
+      await kruiseReconcile(await getSet());
       const set = await getSet();
       expect(set.apiVersion).toBe(`apps.kruise.io/${release.version}`);
       expect(set.status?.latestRevision).toMatch(new RegExp(`^${SET}-`));
@@ -360,10 +360,10 @@ export function describeKruiseTakeover(line: KruiseLine): void {
       expect(kruiseWebhooks.calls.inject - injectCalls).toBe(PODS.length);
       for (const name of PODS) await waitFor(`pod ${name} ready`, () => readPod(stack.cp, NS, name), isReady);
 
-      // Kruise's controller pass over the cluster as it is now: the status it writes.
-      const pass = await kruisePass(await getSet());
-      expect(pass.writes ?? []).toEqual([]);
-      kruiseStatus = statusOf(pass.storedSet);
+      // Kruise's controller reconciling the set over the cluster as it is now: the status it writes.
+      const reconciled = await kruiseReconcile(await getSet());
+      expect(reconciled.writes ?? []).toEqual([]);
+      kruiseStatus = statusOf(reconciled.storedSet);
       expect(kruiseStatus).toMatchObject({ matchedPods: 3, updatedPods: 3, readyPods: 3, updatedReadyPods: 3, latestRevision: set.status?.latestRevision });
       kruiseLeft = { pods: versions(await listPods()), set: (await getSet()).metadata?.resourceVersion, revisions: await revisionVersions() };
 
@@ -492,16 +492,16 @@ export function describeKruiseTakeover(line: KruiseLine): void {
       expect(revisions).toHaveLength(2);
       const namespaces = await listNamespaces();
       const cluster = { sidecarSets: [forKruise(set)], namespaces, pods: pods.map(forKruise), controllerRevisions: revisions.map(forKruise) };
-      const pass = await ask({ op: 'controller', sidecarSet: forKruise(set), cluster });
-      expect(pass.passError).toBeUndefined();
-      expect(statusOf(pass.storedSet)).toEqual(statusOf(set));
-      expect(pass.writes ?? []).toEqual([]);
+      const reconciled = await ask({ op: 'controller', sidecarSet: forKruise(set), cluster });
+      expect(reconciled.passError).toBeUndefined();
+      expect(statusOf(reconciled.storedSet)).toEqual(statusOf(set));
+      expect(reconciled.writes ?? []).toEqual([]);
       const labelled = (rs: readonly (JsonObject | ControllerRevision)[]) =>
         rs.map((r) => {
           const metadata = r.metadata as { name?: string; labels?: Record<string, string> };
           return `${metadata.name ?? ''} ${metadata.labels?.[LABEL_CUSTOM_VERSION] ?? ''}`;
         }).sort();
-      expect(labelled(pass.revisions ?? [])).toEqual(labelled(revisions));
+      expect(labelled(reconciled.revisions ?? [])).toEqual(labelled(revisions));
 
       // One more release, not stored: what each controller would do with it.
       const next = await updateSet(newRelease('busybox:1.38', 'v3'), true);

@@ -28,7 +28,7 @@ const OTHERS = Array.from({ length: NAMED }, (_, i) => `other-${String(i).padSta
 let stack: LocalStack;
 
 async function settled(): Promise<void> {
-  // Triggers start passes 250 ms after they arrive (POD_DEBOUNCE_MS); a pass of 33 sets is well under a second here.
+  // Triggers start reconciles 250 ms after they arrive (POD_DEBOUNCE_MS); reconciling 33 sets takes well under a second here.
   let last = -1;
   while (stack.statusSyncRequests() !== last) {
     last = stack.statusSyncRequests();
@@ -106,7 +106,7 @@ describeWithControlPlane('a pod naming sets for itself (issue 45 item 3)', () =>
     await stack.stop();
   });
 
-  it(`costs no more for ${PODS} pods no set selects, each naming ${NAMED} sets, than for the same pods naming none: no pass at all`, () => {
+  it(`costs no more for ${PODS} pods no set selects, each naming ${NAMED} sets, than for the same pods naming none: no reconcile at all`, () => {
     expect(requests('forged')).toBeLessThanOrEqual(requests('plain') + 10);
     expect([...(costs.forged?.triggered ?? [])]).toEqual([]);
   });

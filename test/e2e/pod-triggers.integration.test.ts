@@ -3,7 +3,7 @@
  * controller in the cluster: a real kube-apiserver calls the local server's
  * pod-inject webhook on CREATE and its pod-change webhook (matchConditions,
  * failurePolicy Ignore, 1 s) on DELETE and on the kubelet's status writes;
- * each hands the status loop a pod trigger, and the loop's pass writes the
+ * each hands the status loop a pod trigger, and the set's reconcile writes the
  * status. The loop's schedule is an hour here, so only the triggers can
  * make the status follow.
  */
@@ -25,10 +25,10 @@ function p95(latencies: readonly ChangeLatency[]): number {
 describeWithControlPlane('pod triggers: the stored status follows pod changes without a controller', () => {
   beforeAll(async () => {
     await ensureControlPlaneBinaries();
-    // The webhook path: a pod's CREATE starts its pass from pod-inject (the policy path calls no webhook on it).
+    // The webhook path: a pod's CREATE starts its reconcile from pod-inject (the policy path calls no webhook on it).
     stack = await startLocalStack({ injection: 'webhook', statusSyncIntervalMs: 3_600_000 });
     await createSet(stack.cp, watchedSet('log-agent', 'web'));
-    // The loop's first pass (at start) has run once the new set's status is written.
+    // The loop's first resync (at start) has run once the new set's status is written.
     const deadline = Date.now() + 30_000;
     while (!(await stack.cp.request('admin', 'GET', '/apis/apps.kruise.io/v1alpha1/sidecarsets/log-agent')).body.includes('"observedGeneration"')) {
       if (Date.now() > deadline) throw new Error('the new SidecarSet got no status');

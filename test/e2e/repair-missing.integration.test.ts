@@ -8,7 +8,7 @@
  * down by pointing it at a closed port while the workloads are created, so
  * their pods are created without their sidecars as in an outage; then it is
  * back, and each test turns repair on for one set with its annotation and
- * runs passes composed as on AWS, as the reconciler's own identity (its
+ * runs resyncs composed as on AWS, as the reconciler's own identity (its
  * RBAC, the eviction policy of infra/k8s/rbac.yaml and the pod-eviction
  * webhook hold).
  */
@@ -53,7 +53,7 @@ interface Event {
 describeWithControlPlane('pods the webhook missed, evicted to be recreated injected, on a real API server', () => {
   let stack: LocalStack;
   let manager: ControllerManager | undefined;
-  /** The reconciler as composed on AWS, with the default limit, and with a limit of 2 evictions per pass. */
+  /** The reconciler as composed on AWS, with the default limit, and with a limit of 2 evictions per resync. */
   let reconciler: StatusSyncRuntime;
   let limited: StatusSyncRuntime;
   /** Each scenario's pods as the outage created them: name to uid. */
@@ -84,7 +84,7 @@ describeWithControlPlane('pods the webhook missed, evicted to be recreated injec
     const want = s === 'bare' ? 1 : SCENARIOS[s].replicas;
     return pods.length === want && pods.every((p) => active(p) && isReady(p) && injected(p) === wanted);
   };
-  async function pass(runtime: StatusSyncRuntime = reconciler): Promise<ResyncResult> {
+  async function resync(runtime: StatusSyncRuntime = reconciler): Promise<ResyncResult> {
     const result = await runtime.resync();
     expect(result.errors).toEqual([]);
     return result;
@@ -153,7 +153,7 @@ describeWithControlPlane('pods the webhook missed, evicted to be recreated injec
     expect(res.status).toBe(200);
     expect(res.warnings.join('\n')).toContain(`${KEY}=evict: only Evict turns repair on; treated as off`);
 
-    const result = await pass();
+    const result = await resync();
     expect(result.notInjected).toEqual({ 'bare-agent': 1, 'limit-agent': 3, 'pdb-agent': 1, 'plain-agent': 2, 'rs-agent': 2 });
     expect(result.repair).toEqual({ sets: 0, evicted: 0, refused: 0, ownerless: 0, held: 0 });
     for (const s of Object.keys(SCENARIOS) as Scenario[]) expect(await uidsOf(s)).toEqual(created.get(s));
@@ -161,8 +161,8 @@ describeWithControlPlane('pods the webhook missed, evicted to be recreated injec
 
   it('only reports a pod without a controller, once, and never evicts it', async () => {
     await annotate('bare', 'Evict');
-    expect((await pass()).repair).toEqual({ sets: 1, evicted: 0, refused: 0, ownerless: 1, held: 0 });
-    await pass();
+    expect((await resync()).repair).toEqual({ sets: 1, evicted: 0, refused: 0, ownerless: 1, held: 0 });
+    await resync();
     const told = await eventsOf('bare', REASON_NO_CONTROLLER);
     expect(told).toEqual([expect.objectContaining({ type: 'Warning', involvedObject: expect.objectContaining({ kind: 'Pod', name: 'lonely', uid: created.get('bare')?.get('lonely') }) })]);
     expect(told[0]?.message).toMatch(/^SidecarSet bare-agent applies to this pod, .* but it has no controller to recreate it: recreate it yourself$/);
@@ -171,8 +171,8 @@ describeWithControlPlane('pods the webhook missed, evicted to be recreated injec
 
   it('evicts within maxUnavailable, and the ReplicaSet recreates each pod injected', async () => {
     await annotate('rs', 'Evict');
-    const first = await pass();
-    // maxUnavailable 1: one of the two Ready pods per pass.
+    const first = await resync();
+    // maxUnavailable 1: one of the two Ready pods per resync.
     expect(first.repair).toMatchObject({ evicted: 1, held: 1, refused: 0 });
     const evicted = await eventsOf('rs', REASON_EVICTED);
     expect(evicted).toEqual([expect.objectContaining({ type: 'Normal', involvedObject: expect.objectContaining({ kind: 'Pod' }) })]);
@@ -183,9 +183,9 @@ describeWithControlPlane('pods the webhook missed, evicted to be recreated injec
       const pods = await podsOf('rs');
       return pods.length === 2 && pods.every(active) && pods.filter((p) => injected(p) && isReady(p)).length === 1;
     });
-    expect((await pass()).repair).toMatchObject({ evicted: 1, held: 0 });
+    expect((await resync()).repair).toMatchObject({ evicted: 1, held: 0 });
     await until('every pod recreated injected and Ready', settled('rs', true));
-    const last = await pass();
+    const last = await resync();
     expect(last.notInjected['rs-agent']).toBeUndefined();
     expect(await eventsOf('rs', REASON_EVICTED)).toHaveLength(2);
     for (const uid of created.get('rs')?.values() ?? []) expect([...(await uidsOf('rs')).values()]).not.toContain(uid);
@@ -199,8 +199,8 @@ describeWithControlPlane('pods the webhook missed, evicted to be recreated injec
       return b.status?.observedGeneration === b.metadata.generation && b.status.currentHealthy === 1 && b.status.disruptionsAllowed === 0;
     });
     await annotate('pdb', 'Evict');
-    expect((await pass()).repair).toMatchObject({ evicted: 0, refused: 1 });
-    expect((await pass()).repair).toMatchObject({ evicted: 0, refused: 1 });
+    expect((await resync()).repair).toMatchObject({ evicted: 0, refused: 1 });
+    expect((await resync()).repair).toMatchObject({ evicted: 0, refused: 1 });
     const refused = await eventsOf('pdb', REASON_EVICTION_REFUSED);
     expect(refused).toEqual([expect.objectContaining({ type: 'Warning', involvedObject: expect.objectContaining({ name: [...(created.get('pdb')?.keys() ?? [])][0] }) })]);
     expect(refused[0]?.message).toMatch(/disruption budget.*A later resync tries again\.$/);
@@ -208,16 +208,16 @@ describeWithControlPlane('pods the webhook missed, evicted to be recreated injec
 
     await admin('PATCH', pdbPath, { spec: { minAvailable: 0 } }, 'application/merge-patch+json');
     await until('the budget allows one disruption', async () => (await budget()).status?.disruptionsAllowed === 1);
-    expect((await pass()).repair).toMatchObject({ evicted: 1, refused: 0 });
+    expect((await resync()).repair).toMatchObject({ evicted: 1, refused: 0 });
     await until('the pod recreated injected and Ready', settled('pdb', true));
   });
 
   it('evicts at most REPAIR_MAX_EVICTIONS_PER_RESYNC pods per resync, the rest in later resyncs', async () => {
     await annotate('limit', 'Evict');
     // maxUnavailable 10 would allow all three.
-    expect((await pass(limited)).repair).toMatchObject({ evicted: 2, held: 1 });
+    expect((await resync(limited)).repair).toMatchObject({ evicted: 2, held: 1 });
     await until('the two recreated injected', async () => (await podsOf('limit')).filter((p) => active(p) && injected(p) && isReady(p)).length === 2);
-    expect((await pass(limited)).repair).toMatchObject({ evicted: 1, held: 0 });
+    expect((await resync(limited)).repair).toMatchObject({ evicted: 1, held: 0 });
     await until('every pod recreated injected and Ready', settled('limit', true));
   });
 
@@ -238,8 +238,8 @@ describeWithControlPlane('pods the webhook missed, evicted to be recreated injec
     expect(await uidsOf('plain')).toEqual(created.get('plain'));
   });
 
-  it('after every pass above, the set that never asked still has its uninjected pods, untouched', async () => {
-    const result = await pass();
+  it('after every resync above, the set that never asked still has its uninjected pods, untouched', async () => {
+    const result = await resync();
     expect(result.notInjected['plain-agent']).toBe(2);
     expect(await uidsOf('plain')).toEqual(created.get('plain'));
     expect(await eventsOf('plain', REASON_EVICTED)).toEqual([]);

@@ -1,5 +1,5 @@
 /**
- * A rollout still in flight when an invocation's follow budget ends goes on
+ * A rollout still in flight when an invocation's controller budget ends goes on
  * in the self-requeue that invocation sends itself, not at the next
  * scheduled tick: the real control plane with the test kubelet, the
  * status-sync Lambda composed as on AWS, its self-requeues run one at a

@@ -2,7 +2,7 @@
  * A copy of the webhook configurations saved before a rotation, applied
  * again (as people and GitOps tools do with the file the README writes),
  * points every webhook (and the CRD's conversion webhook) at a secret no
- * function accepts. One reconciler pass
+ * function accepts. One resync
  * on a real API server, as the reconciler's identity of infra/k8s/rbac.yaml,
  * points them back at the current secret, says so in a warning line and
  * counts it in a metric; the stored secret is not touched.
@@ -44,7 +44,7 @@ async function conversionUrl(): Promise<string> {
   return (JSON.parse(res.body) as { spec: { conversion: { webhook: { clientConfig: { url: string } } } } }).spec.conversion.webhook.clientConfig.url;
 }
 
-describeWithControlPlane('a stale copy of the webhook configurations and the CRD, repaired by one pass', () => {
+describeWithControlPlane('a stale copy of the webhook configurations and the CRD, repaired by one resync', () => {
   beforeAll(async () => {
     cp = await startControlPlane();
     await cp.apply(await readFile(join(process.cwd(), 'infra', 'k8s', 'crd.yaml'), 'utf8'));
@@ -60,7 +60,7 @@ describeWithControlPlane('a stale copy of the webhook configurations and the CRD
     await cp.stop();
   });
 
-  it('points every webhook carrying an unknown secret at the current one in one pass, with a warning and a metric', async () => {
+  it('points every webhook carrying an unknown secret at the current one in one resync, with a warning and a metric', async () => {
     // Nothing listens there: only the URLs matter, and no write in this test goes through the webhooks.
     const targets = Object.fromEntries(ADMISSION_FUNCTIONS.map((fn) => [fn, { url: `https://127.0.0.1:9/${fn}/${STALE}` }])) as Record<AdmissionFunctionName, { url: string }>;
     await cp.apply(renderWebhookConfigurations({ targets }).map((object) => JSON.stringify(object)).join('\n---\n'));
@@ -88,10 +88,10 @@ describeWithControlPlane('a stale copy of the webhook configurations and the CRD
       { logger: log.logger, secretStore, metrics: emfRecorder({ namespace: 'ServerlessSidecarSet', write: (line) => metricLines.push(line) }) },
     );
 
-    const pass = await statusSync.resync();
-    expect(pass.errors).toEqual([]);
-    expect(pass.secretRotation).toMatchObject({ step: 'waiting', detail: 'not due' });
-    expect([...(pass.secretRotation?.repaired ?? [])].sort()).toEqual([
+    const first = await statusSync.resync();
+    expect(first.errors).toEqual([]);
+    expect(first.secretRotation).toMatchObject({ step: 'waiting', detail: 'not due' });
+    expect([...(first.secretRotation?.repaired ?? [])].sort()).toEqual([
       'CustomResourceDefinition webhook "sidecarsets.apps.kruise.io conversion"',
       'MutatingWebhookConfiguration webhook "pod-inject.sidecarset.kruise.io"',
       'MutatingWebhookConfiguration webhook "sidecarset-default.sidecarset.kruise.io"',
@@ -104,19 +104,19 @@ describeWithControlPlane('a stale copy of the webhook configurations and the CRD
     expect(writes).toEqual([]);
 
     const warning = log.entries().find((entry) => entry.level === 'warn' && String(entry.message).startsWith('repointed webhooks'));
-    expect(warning).toMatchObject({ webhooks: pass.secretRotation?.repaired });
+    expect(warning).toMatchObject({ webhooks: first.secretRotation?.repaired });
     const repointed = metricLines.flatMap((line) => extractedMetrics(line)).filter((m) => m.name === 'WebhooksRepointed');
     expect(repointed).toEqual([{ name: 'WebhooksRepointed', unit: 'Count', dimensions: { Function: 'status-sync' }, value: 6 }]);
     // No secret, stale or current, in any line.
     expect(log.lines.join('\n')).not.toContain(STALE);
     expect(log.lines.join('\n')).not.toContain(CURRENT);
 
-    // The next pass finds nothing to repair.
+    // The next resync finds nothing to repair.
     const next = await statusSync.resync();
     expect(next.secretRotation?.repaired).toBeUndefined();
 
     // Someone (not the reconciler: the policy refuses it that) points pod-inject at another server with an unknown secret:
-    // no secret is written into it, and the pass tells it with a Warning Event on the configuration and the metric.
+    // no secret is written into it, and the resync tells it with a Warning Event on the configuration and the metric.
     const index = (JSON.parse((await cp.request('admin', 'GET', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/serverless-sidecarset')).body) as { webhooks: { name: string }[] }).webhooks.findIndex((w) => w.name.startsWith('pod-inject.'));
     const elsewhere = await cp.request('admin', 'PATCH', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/serverless-sidecarset', [{ op: 'replace', path: `/webhooks/${index}/clientConfig/url`, value: `https://127.0.0.1:10/pod-inject/${STALE}` }], 'application/json-patch+json');
     expect(elsewhere.status).toBe(200);

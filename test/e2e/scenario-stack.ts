@@ -1,7 +1,7 @@
 /**
  * The setup the scenario suites share (Kruise's e2e scenarios, the day-2
  * journey): the local stack on a real API server (webhooks, and when the
- * suite rolls sets out, the status reconciler at e2e pace), the test
+ * suite rolls sets out, the status reconciler at e2e speed), the test
  * kubelets that start its pods and restart their containers, and the sets a
  * test created deleted after it, as Kruise's AfterEach does.
  */
@@ -17,7 +17,7 @@ export const SCENARIO_STATUS_SYNC_INTERVAL_MS = 1_000;
 export const SCENARIO_REQUEUE_AFTER_MS = 500;
 
 export interface ScenarioStackOptions {
-  /** Runs the status reconciler (a pass a second, a 500 ms rollout pace), with this environment besides; unset runs none (injection alone). */
+  /** Runs the status reconciler (a resync a second, a 500 ms requeue-after), with this environment besides; unset runs none (injection alone). */
   reconcile?: { env?: Readonly<Record<string, string>> };
   /** One test kubelet per entry, each for its namespaces; their errors go to the stack's log. No pull delay unless an entry gives one: the suites time rollouts by readyDelayMs. */
   kubelets?: readonly Pick<TestKubeletOptions, 'namespaces' | 'readyDelayMs' | 'pullDelayMs'>[];

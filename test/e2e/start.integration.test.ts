@@ -59,7 +59,7 @@ describeWithControlPlane('npm start without a cluster', () => {
   beforeAll(async () => {
     // A working directory of its own, so its .cache/local-cluster is not shared.
     workdir = await mkdtemp(join(tmpdir(), 'npm-start-'));
-    // A 1 s status loop instead of the default 30 s, so the test sees a pass soon.
+    // A 1 s status loop instead of the default 30 s, so the test sees a resync soon.
     const env = { ...process.env, STATUS_SYNC_INTERVAL_MS: '1000' };
     for (const k of ['KUBECONFIG', 'KUBECONFIG_CONTENT', 'KUBECONFIG_SECRET_ARN', 'EKS_CLUSTER_NAME']) Reflect.deleteProperty(env, k);
     child = spawn(process.execPath, [join(projectRoot, 'functions/server/main.ts'), '--port', '0', '--tls-dir', join(workdir, 'tls')], { cwd: workdir, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -184,7 +184,7 @@ describeWithControlPlane('npm start with a cluster given', () => {
 
   it("leaves that cluster's SidecarSets alone without --reconcile, and says so", async () => {
     expect(output).toContain('SidecarSets in that cluster are not reconciled (no status written, no pod rolled, no secret rotated): start with --reconcile to reconcile them.');
-    // Several of the passes a reconciling server would run (STATUS_SYNC_INTERVAL_MS=1000): no status is written.
+    // Several of the resyncs a reconciling server would run (STATUS_SYNC_INTERVAL_MS=1000): no status is written.
     await new Promise((r) => setTimeout(r, 3_000));
     const stored = JSON.parse((await cp.request('admin', 'GET', '/apis/apps.kruise.io/v1alpha1/sidecarsets/log-agent')).body) as { status?: unknown };
     expect(stored.status).toBeUndefined();

@@ -58,7 +58,7 @@ describeWithControlPlane('the in-place rollout under faults, on a real API serve
     // The restart struck with the rollout under way, not before or after it.
     expect(figures.restartAtUpdated).toBeGreaterThan(0);
     expect(figures.restartAtUpdated).toBeLessThan(size.pods);
-    // Failed requests are retried at the pace's interval, not at once: a loop woken by each failure reported 1,000-2,000.
+    // Failed requests are retried at the requeue-after interval, not at once: a loop woken by each failure reported 1,000-2,000.
     expect(figures.errorsReported).toBeLessThan(200);
   }, SCENARIO_TIMEOUT_MS);
 

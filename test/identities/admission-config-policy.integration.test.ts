@@ -98,9 +98,9 @@ describeWithControlPlane('the reconciler’s writes to the webhook configuration
     });
   });
 
-  // Issue 45, item 2: what is still possible, a well-shaped wrong secret, and what ends it: the next pass, told.
+  // Issue 45, item 2: what is still possible, a well-shaped wrong secret, and what ends it: the next resync, told.
   describe('a well-shaped wrong secret', () => {
-    it('is admitted, and one pass as the reconciler points it back at the current secret and records a WebhookSecretRepaired Event', async () => {
+    it('is admitted, and one resync as the reconciler points it back at the current secret and records a WebhookSecretRepaired Event', async () => {
       const client = kubeConfigClient(parseKubeConfig(cp().kubeconfig('status-sync'), 'status-sync kubeconfig'));
       const urls = kubeWebhookUrls(client);
       const before = await urlOf(MUTATING);

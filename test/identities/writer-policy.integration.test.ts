@@ -170,7 +170,7 @@ describeWithControlPlane('the webhooks’ and the reconciler’s identities on a
       const res = await patchPod('status-sync', pod, { spec: { containers: [{ name: 'sidecar1', image: NEW_IMAGE }] } }, STRATEGIC);
       expect(refusal(res)).toContain('may change only the images of the sidecar containers pod-inject injected');
       expect(res.status).toBe(422);
-      // The reconciler does not try: the pod is set aside, told, and never refused pass after pass.
+      // The reconciler does not try: the pod is set aside, told, and never refused reconcile after reconcile.
       expect(() => podUpdatePatch({ pod, set: injectingSet(NEW_IMAGE, 'v1'), latestRevision: 'r', injectedList: 'test-sidecarset', now: new Date() })).toThrow(FencedPodError);
     });
 

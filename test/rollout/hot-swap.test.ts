@@ -30,8 +30,8 @@ function hotAnnotations(p: Pod): Record<string, string> {
   return Object.fromEntries(Object.entries(p.metadata!.annotations!).filter(([k]) => k === WORKING || k === STATE || k.includes('version')));
 }
 
-/** One pass's writes to the one pod, applied: the flip first, else the update. */
-function pass(set: SidecarSet, p: Pod, now = LATER): Pod {
+/** One reconcile's writes to the one pod, applied: the flip first, else the update. */
+function reconcile(set: SidecarSet, p: Pod, now = LATER): Pod {
   const plan = planRollout(set, [p], NO_NAMESPACES);
   const writes = batchWrites(set, plan, 'hot-set-rev', () => 'hot-set', now);
   const patch = writes.flips[0]?.patch ?? writes.updates[0]?.patch;
@@ -72,15 +72,15 @@ describe('which container takes the new image (rollout.md §3.3)', () => {
   });
 });
 
-describe('a hot upgrade, pass by pass (rollout.md §3.4)', () => {
+describe('a hot upgrade, reconcile by reconcile (rollout.md §3.4)', () => {
   const v2 = hotSet('mesh:v2', '999');
   v2.metadata!.annotations![HASH] = EXAMPLE_HASH;
 
-  it('pass N writes the new image into the empty container and switches the working container at once, as Kruise wrote it', () => {
+  it('reconcile N writes the new image into the empty container and switches the working container at once, as Kruise wrote it', () => {
     const p = injected('mesh:v1');
     const plan = planRollout(v2, [p], NO_NAMESPACES);
     expect(plan.updates.map((u) => u.images)).toEqual([{ 'mesh-2': 'mesh:v2' }]);
-    const after = pass(v2, p);
+    const after = reconcile(v2, p);
     expect(images(after)).toMatchObject({ 'mesh-1': 'mesh:v1', 'mesh-2': 'mesh:v2' });
     // rollout.md §3.4, "Pod annotations after pass N", byte for byte (its timestamp is this run's clock).
     expect(hotAnnotations(after)).toEqual({
@@ -95,8 +95,8 @@ describe('a hot upgrade, pass by pass (rollout.md §3.4)', () => {
     expect(JSON.parse(after.metadata!.annotations![HASH]!)['hot-set']).toMatchObject({ hash: EXAMPLE_HASH, sidecarList: ['mesh'] });
   });
 
-  it('between passes the pod is updated and unavailable, and no flip is due before the new container restarted', () => {
-    const upgraded = pass(v2, injected('mesh:v1'));
+  it('between reconciles the pod is updated and unavailable, and no flip is due before the new container restarted', () => {
+    const upgraded = reconcile(v2, injected('mesh:v1'));
     const plan = planRollout(v2, [upgraded], NO_NAMESPACES);
     expect(plan.status).toEqual({ matchedPods: 1, updatedPods: 1, readyPods: 0, updatedReadyPods: 0 });
     expect(plan.flips).toEqual([]);
@@ -105,10 +105,10 @@ describe('a hot upgrade, pass by pass (rollout.md §3.4)', () => {
   });
 
   it('once the new container runs ready, the flip resets the old one to the empty image, versions to "0", and leaves the hash alone', () => {
-    const upgraded = pass(v2, injected('mesh:v1'));
+    const upgraded = reconcile(v2, injected('mesh:v1'));
     const restarted = kubelet(upgraded);
     expect(dueFlips(restarted, v2)).toEqual([{ sidecar: 'mesh', container: 'mesh-1', working: 'mesh-2', emptyImage: EMPTY }]);
-    const flipped = pass(v2, restarted, new Date('2026-12-01T01:33:00Z'));
+    const flipped = reconcile(v2, restarted, new Date('2026-12-01T01:33:00Z'));
     expect(images(flipped)).toMatchObject({ 'mesh-1': EMPTY, 'mesh-2': 'mesh:v2' });
     expect(hotAnnotations(flipped)).toEqual({
       'kruise.io/sidecarset-working-hotupgrade-container': '{"mesh":"mesh-2"}',
@@ -128,7 +128,7 @@ describe('a hot upgrade, pass by pass (rollout.md §3.4)', () => {
   });
 
   it('a paused or NotUpdate set flips nothing (Kruise 1.9 checks them before the flips; 1.8 flipped anyway)', () => {
-    const restarted = kubelet(pass(v2, injected('mesh:v1')));
+    const restarted = kubelet(reconcile(v2, injected('mesh:v1')));
     for (const [strategy, kind] of [[{ type: 'RollingUpdate', paused: true }, 'paused'], [{ type: 'NotUpdate' }, 'not-update']] as const) {
       const set = hotSet('mesh:v2', '999', strategy);
       const plan = planRollout(set, [restarted], NO_NAMESPACES);
@@ -142,9 +142,9 @@ describe('a hot upgrade, pass by pass (rollout.md §3.4)', () => {
   });
 
   it('the next upgrade goes into mesh-1 and switches back to it, versioned from the set’s new resourceVersion', () => {
-    const atV2 = kubelet(pass(v2, kubelet(pass(v2, injected('mesh:v1')))));
+    const atV2 = kubelet(reconcile(v2, kubelet(reconcile(v2, injected('mesh:v1')))));
     const v3 = hotSet('mesh:v3', '1234');
-    const after = pass(v3, atV2);
+    const after = reconcile(v3, atV2);
     expect(images(after)).toMatchObject({ 'mesh-1': 'mesh:v3', 'mesh-2': 'mesh:v2' });
     expect(hotAnnotations(after)).toMatchObject({
       [WORKING]: '{"mesh":"mesh-1"}',
@@ -154,29 +154,29 @@ describe('a hot upgrade, pass by pass (rollout.md §3.4)', () => {
       'versionalt.sidecarset.kruise.io/mesh-2': '1234',
     });
     // And back to v1 (the e2e's v1, v2, v1): the working container flips to mesh-1, then mesh-2 is emptied.
-    const final = kubelet(pass(v3, kubelet(after)));
+    const final = kubelet(reconcile(v3, kubelet(after)));
     expect(images(final)).toMatchObject({ 'mesh-1': 'mesh:v3', 'mesh-2': EMPTY });
     expect(planRollout(v3, [final], NO_NAMESPACES).status).toEqual({ matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1 });
   });
 
   it('a failed image is fixed in the container that failed, then flipped (the e2e "hot failed image")', () => {
     const bad = hotSet('mesh:bad', '2000');
-    const failing = kubelet(pass(bad, injected('mesh:v1')), ['mesh:bad']);
+    const failing = kubelet(reconcile(bad, injected('mesh:v1')), ['mesh:bad']);
     const stuck = planRollout(bad, [failing], NO_NAMESPACES);
     expect(stuck.status).toEqual({ matchedPods: 1, updatedPods: 1, readyPods: 0, updatedReadyPods: 0 });
     expect(stuck.flips).toEqual([]);
     const fixed = hotSet('mesh:v2', '2100');
     const plan = planRollout(fixed, [failing], NO_NAMESPACES);
     expect(plan.updates.map((u) => u.images)).toEqual([{ 'mesh-2': 'mesh:v2' }]);
-    const after = pass(fixed, failing);
+    const after = reconcile(fixed, failing);
     expect(hotAnnotations(after)).toMatchObject({ [WORKING]: '{"mesh":"mesh-2"}', 'version.sidecarset.kruise.io/mesh-2': '2100', 'versionalt.sidecarset.kruise.io/mesh-1': '2100' });
-    const final = kubelet(pass(fixed, kubelet(after)));
+    const final = kubelet(reconcile(fixed, kubelet(after)));
     expect(images(final)).toMatchObject({ 'mesh-1': EMPTY, 'mesh-2': 'mesh:v2' });
     expect(planRollout(fixed, [final], NO_NAMESPACES).status).toEqual({ matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1 });
   });
 
   it('a pod whose Ready condition lags still flips when every container but the old one is ready (isHotUpgradingReady)', () => {
-    const restarted = kubelet(pass(v2, injected('mesh:v1')));
+    const restarted = kubelet(reconcile(v2, injected('mesh:v1')));
     restarted.status!.conditions = [{ type: 'Ready', status: 'False' }];
     expect(dueFlips(restarted, v2).map((f) => f.container)).toEqual(['mesh-1']);
     restarted.status!.containerStatuses!.find((s) => s.name === 'app')!.ready = false;
@@ -185,7 +185,7 @@ describe('a hot upgrade, pass by pass (rollout.md §3.4)', () => {
 
   it('mid-swap pods take maxUnavailable slots: the next batch waits for their flip and restart', () => {
     const set = hotSet('mesh:v2', '999', { type: 'RollingUpdate', maxUnavailable: 1 });
-    const first = pass(set, injected('mesh:v1', 'a'));
+    const first = reconcile(set, injected('mesh:v1', 'a'));
     const plan = planRollout(set, [first, injected('mesh:v1', 'b')], NO_NAMESPACES);
     expect(plan.updates).toEqual([]);
     expect(plan.waiting).toMatchObject({ kind: 'max-unavailable', unavailable: 1, maxUnavailable: 1, stuck: { count: 1, reasons: [{ reason: 'Restarting', count: 1, pods: ['default/a'] }] } });
@@ -194,7 +194,7 @@ describe('a hot upgrade, pass by pass (rollout.md §3.4)', () => {
   it('both writes are guarded by the listed resourceVersion, and a set without a resourceVersion cannot version a hot upgrade', () => {
     const p = injected('mesh:v1');
     expect(podUpdatePatch({ pod: p, set: v2, latestRevision: 'r', injectedList: 'hot-set', now: LATER })[0]).toEqual({ op: 'test', path: '/metadata/resourceVersion', value: p.metadata!.resourceVersion });
-    const restarted = kubelet(pass(v2, p));
+    const restarted = kubelet(reconcile(v2, p));
     expect(podFlipPatch({ pod: restarted, set: v2, flips: dueFlips(restarted, v2), now: LATER })[0]).toEqual({ op: 'test', path: '/metadata/resourceVersion', value: restarted.metadata!.resourceVersion });
     const unversioned = hotSet('mesh:v2');
     delete unversioned.metadata!.resourceVersion;

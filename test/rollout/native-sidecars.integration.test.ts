@@ -75,7 +75,7 @@ function update(pod: Pod, set: SidecarSet): Pod {
   return applyPatch(pod, ops) as Pod;
 }
 
-/** The plan of a pass, whose counts the status stream (pods reduced to summaries) must give too. */
+/** The plan of a reconcile, whose counts the status stream (pods reduced to summaries) must give too. */
 function planOf(set: SidecarSet, pods: Pod[]): RolloutPlan {
   const plan = planRollout(set, pods, NO_NAMESPACES);
   expect(computeStatus(set, pods.map(summarizePod), NO_NAMESPACES).status).toMatchObject(plan.status);

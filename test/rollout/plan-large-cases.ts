@@ -27,7 +27,7 @@ export function largeCases(seed: number, count: number): PlanCase[] {
   const cases: PlanCase[] = [];
   for (let c = 0; c < count; c++) {
     if (c % 8 === 7) {
-      // Mid swap (the pass flips), or none updated yet (the pass takes a batch of hot updates).
+      // Mid swap (the reconcile flips), or none updated yet (the reconcile takes a batch of hot updates).
       cases.push(hotCase(r, pick, chance, 300, c % 16 === 7 ? 0.4 : 0));
       continue;
     }

@@ -9,7 +9,7 @@ const names = (items: readonly ({ pod: Pod } | Pod)[]) => items.map((p) => ((p a
 const setWith = (strategy: SidecarSetUpdateStrategy) => rolloutSet({ strategy: { type: 'RollingUpdate', ...strategy } });
 const plan = (set: SidecarSet, pods: PodOptions[]) => planRollout(set, pods.map((o) => rolloutPod(set, o)), NO_NAMESPACES);
 
-describe('the pass’s exits (rollout.md §0 steps 7-9)', () => {
+describe('the reconcile’s exits (rollout.md §0 steps 7-9)', () => {
   it.each<[string, SidecarSetUpdateStrategy, PodOptions[], string]>([
     ['NotUpdate', { type: 'NotUpdate' }, [{ name: 'a' }], 'not-update'],
     ['finished: every matched pod updated', {}, [{ name: 'a', updated: true }], 'finished'],

@@ -22,7 +22,7 @@ const safety = () => AbortSignal.timeout(20_000);
 const forged = (sidecarSet: string, operation: 'CREATE' | 'UPDATE', uid = 'forged-uid'): AdmittedSidecarSet => ({ sidecarSet, uid, operation, resourceVersion: operation === 'CREATE' ? '' : '1' });
 
 describe('admitted changes that were never stored', () => {
-  it('cost one read each and no pass: a set that is not there (CREATE or UPDATE), or another object of that name (AlreadyExists)', async () => {
+  it('cost one read each and no reconcile: a set that is not there (CREATE or UPDATE), or another object of that name (AlreadyExists)', async () => {
     const { w, reads } = countedReads();
     const started = performance.now();
     const summary = await runController([], w.deps, OPTIONS, safety(), admittedQueue([forged('nowhere', 'CREATE'), forged('gone', 'UPDATE'), forged(SET, 'CREATE')]));
@@ -43,7 +43,7 @@ describe('admitted changes that were never stored', () => {
 });
 
 describe('admitted changes of one set', () => {
-  it('coalesce: many triggers queued meanwhile cost one read and one pass', async () => {
+  it('coalesce: many triggers queued meanwhile cost one read and one reconcile', async () => {
     const { w, reads, uid } = countedReads();
     const queue = admittedQueue();
     for (let i = 0; i < 50; i++) queue.push({ sidecarSet: SET, uid, operation: 'UPDATE', resourceVersion: `old-${i}` });

@@ -1,12 +1,12 @@
 /**
  * A canary over another set's base (issue 45 item 7) on a real API server,
- * with `npm start`'s stack: the webhooks, the reconciler's loop (a pass a
+ * with `npm start`'s stack: the webhooks, the reconciler's loop (a resync a
  * second) and the test kubelet. The base `log-agent` rolls its log-agent
  * sidecar; a canary created afterwards names it as its base and injects
  * another image under the same container name into the new pods it
  * selects. The base keeps counting only its own pods (Kruise's rule), and
  * now tells: one PodsTakenByCanary Event naming the canary and how many pods
- * it took, not one per pass, and `npm run -s status` shows the split.
+ * it took, not one per resync, and `npm run -s status` shows the split.
  */
 import { expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
@@ -62,7 +62,7 @@ describeWithControlPlane('a canary over another set’s base, on a real API serv
           message: expect.stringMatching(/^2 pods this SidecarSet selects run a canary's sidecars instead of its own \(canary SidecarSets naming log-agent in apps\.kruise\.io\/sidecarset-base: log-agent-canary took 2\)/) as unknown as string,
         }),
       ]);
-      // Passes run every second: a few more of them tell nothing new.
+      // Resyncs run every second: a few more of them tell nothing new.
       await new Promise((r) => setTimeout(r, 4_000));
       const after = await scenario.cluster.waitForEvents('log-agent', 'PodsTakenByCanary');
       expect(after.map((e) => [e.message, (e as { count?: number }).count ?? 1])).toEqual([[told[0]?.message, 1]]);

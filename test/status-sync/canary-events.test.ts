@@ -5,7 +5,7 @@ import type { SidecarSetEvent } from '../../lib/ports.ts';
 
 const taken = (...canaries: [string, number][]): CanaryFinding => canaryFinding('u', new Map(canaries));
 
-/** Runs the notices through a sequence of reconciles; returns the reasons emitted by each. */
+/** Runs the notices through a sequence of resyncs; returns the reasons emitted by each. */
 function run(steps: { at: number; findings: [string, CanaryFinding][]; present?: string[] }[]): string[][] {
   let now = 0;
   const notices = canaryEvents({ refreshMs: 1000, nowMs: () => now });
@@ -22,7 +22,7 @@ const TOLD = 'base:Warning:PodsTakenByCanary';
 
 describe('notices about canaries that took a set’s pods', () => {
   it.each<[string, Parameters<typeof run>[0], string[][]]>([
-    ['warns once while nothing changes, not once per pass', [{ at: 0, findings: [['base', taken(['c', 2])]] }, { at: 10, findings: [['base', taken(['c', 2])]] }, { at: 20, findings: [['base', taken(['c', 2])]] }], [[TOLD], [], []]],
+    ['warns once while nothing changes, not once per resync', [{ at: 0, findings: [['base', taken(['c', 2])]] }, { at: 10, findings: [['base', taken(['c', 2])]] }, { at: 20, findings: [['base', taken(['c', 2])]] }], [[TOLD], [], []]],
     ['warns again when a canary takes more pods', [{ at: 0, findings: [['base', taken(['c', 2])]] }, { at: 10, findings: [['base', taken(['c', 3])]] }], [[TOLD], [TOLD]]],
     ['warns again when another canary takes pods', [{ at: 0, findings: [['base', taken(['c', 2])]] }, { at: 10, findings: [['base', taken(['c', 2], ['d', 1])]] }], [[TOLD], [TOLD]]],
     ['warns again before the old event expires', [{ at: 0, findings: [['base', taken(['c', 2])]] }, { at: 999, findings: [['base', taken(['c', 2])]] }, { at: 1000, findings: [['base', taken(['c', 2])]] }], [[TOLD], [], [TOLD]]],
@@ -47,7 +47,7 @@ describe('notices about canaries that took a set’s pods', () => {
     expect(message).not.toContain(`c${MAX_CANARIES_NAMED} took`);
   });
 
-  it('tells again next pass when the event could not be recorded, and says why in the errors', async () => {
+  it('tells again next resync when the event could not be recorded, and says why in the errors', async () => {
     const notices = canaryEvents({ nowMs: () => 0 });
     const findings = new Map([['base', taken(['c', 2])]]);
     const recorded: SidecarSetEvent[] = [];

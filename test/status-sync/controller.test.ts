@@ -1,7 +1,7 @@
 /**
- * The controller (controller.ts) never hands a pass a read made while the
+ * The controller (controller.ts) never hands a reconcile a read made while the
  * set's previous reconcile ran: an admitted change that becomes visible during a
- * pass starts the set over, and its reconcile reads the set as that reconcile left it
+ * reconcile starts the set over, and the next reconcile reads the set as that one left it
  * (a set read before the reconcile's status write would make the next write
  * conflict).
  */
@@ -14,7 +14,7 @@ import { storedRolloutSet, world } from './rollout-world.ts';
 const SET = 'test-sidecarset';
 
 describe('the controller', () => {
-  it('runs an admitted change made visible during a pass from the set as that pass left it, without a conflict', async () => {
+  it('runs an admitted change made visible during a reconcile from the set as that reconcile left it, without a conflict', async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 3, 0, 0));
     const queue = admittedQueue();

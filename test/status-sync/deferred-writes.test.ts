@@ -80,7 +80,7 @@ describe('deferredWriteQueue', () => {
     await queue.drained();
   });
 
-  it('lets a write already running finish while a pass holds the queue', async () => {
+  it('lets a write already running finish while a reconcile holds the queue', async () => {
     const queue = deferredWriteQueue(() => undefined, 8);
     const started: string[] = [];
     const a = gated('ns/a', started, 'a');

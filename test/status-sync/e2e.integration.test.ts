@@ -171,12 +171,12 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
   it("writes the resync's metrics and the set's as EMF lines CloudWatch accepts", () => {
     expect(metricLines).toHaveLength(3);
     for (const line of metricLines) expect(checkEmfDocument(line)).toEqual([]);
-    const [passLine, setLine, unavailableLine] = metricLines.map((line) => Object.fromEntries(extractedMetrics(line).map((m) => [`${Object.values(m.dimensions).join('/')} ${m.name}`, m.value])));
-    expect(passLine).toMatchObject({ 'status-sync StatusesWritten': 1, 'status-sync PodsNotInjected': 1, 'status-sync PodsUpdated': 0, 'status-sync ResyncErrors': 0, 'status-sync PassErrors': 0 });
-    expect(passLine?.['status-sync ApiRequests']).toBeGreaterThanOrEqual(4);
-    expect(passLine?.['status-sync ResyncDuration']).toBeGreaterThan(0);
+    const [resyncLine, setLine, unavailableLine] = metricLines.map((line) => Object.fromEntries(extractedMetrics(line).map((m) => [`${Object.values(m.dimensions).join('/')} ${m.name}`, m.value])));
+    expect(resyncLine).toMatchObject({ 'status-sync StatusesWritten': 1, 'status-sync PodsNotInjected': 1, 'status-sync PodsUpdated': 0, 'status-sync ResyncErrors': 0, 'status-sync PassErrors': 0 });
+    expect(resyncLine?.['status-sync ApiRequests']).toBeGreaterThanOrEqual(4);
+    expect(resyncLine?.['status-sync ResyncDuration']).toBeGreaterThan(0);
     // The deprecated name, for one release, with the same value.
-    expect(passLine?.['status-sync PassDuration']).toBe(passLine?.['status-sync ResyncDuration']);
+    expect(resyncLine?.['status-sync PassDuration']).toBe(resyncLine?.['status-sync ResyncDuration']);
     // Every pod updated, one not ready: not finished (finished is updated and ready), and why, by the kubelet's reason.
     expect(setLine).toEqual({
       'log-agent MatchedPods': 2,
@@ -189,7 +189,7 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
     expect(unavailableLine).toEqual({ 'log-agent/Restarting UnavailablePods': 1 });
   });
 
-  it('counts the API requests of a pass as the API server counts them', async () => {
+  it('counts the API requests of a resync as the API server counts them', async () => {
     metricLines.length = 0;
     const { requests } = await countRequests(stack.cp, () => statusSync.resync());
     const served = requests.reduce((sum, [, n]) => sum + n, 0);
@@ -198,14 +198,14 @@ describeWithControlPlane('the status reconciler on a real API server', () => {
     expect(apiRequests).toBe(served);
   });
 
-  it('writes nothing on a second pass: the resourceVersion does not change', async () => {
+  it('writes nothing on a second resync: the resourceVersion does not change', async () => {
     const before = (await storedSet()).metadata?.resourceVersion;
     const second = await statusSync.resync();
     expect(second).toMatchObject({ statusesWritten: 0, statusesUnchanged: 1, errors: [] });
     expect((await storedSet()).metadata?.resourceVersion).toBe(before);
   });
 
-  it('counts a pod that becomes ready on the next pass', async () => {
+  it('counts a pod that becomes ready on the next resync', async () => {
     await kubeletReports('web-2', true);
     expect(await statusSync.resync()).toMatchObject({ statusesWritten: 1, errors: [] });
     expect(await kubectlGetSidecarSets()).toEqual([{ Name: 'log-agent', MATCHED: 2, UPDATED: 2, READY: 2 }]);

@@ -1,9 +1,9 @@
 /**
  * What the status-sync Lambda does with events it may receive more than once
- * or that it sent itself (docs/RELIABILITY.md, "Continuing a rollout" and
- * "Admitted changes"): the same admitted change again costs no API request;
- * a continuation follows the sets it names; a malformed one is refused
- * without a request.
+ * or that it sent itself (docs/RECONCILER.md, "While a rollout is in flight"
+ * and "A SidecarSet change starts a reconcile at once"): the same admitted
+ * change again costs no API request; a self-requeue follows the sets it
+ * names; a malformed one is refused without a request.
  */
 import { describe, expect, it } from '@jest/globals';
 import { statusSyncLambda } from '../../functions/status-sync/lambda.ts';
@@ -34,7 +34,7 @@ describe('the status-sync Lambda, events it may see twice', () => {
     expect((await handler({ ...admitted, resourceVersion: '1' }, context)).skipped).toBeUndefined();
   });
 
-  it('answers a forged CREATE of a set that is not there with one read and no pass', async () => {
+  it('answers a forged CREATE of a set that is not there with one read and no reconcile', async () => {
     const { handler } = await handlerFor();
     const result = await handler({ kind: 'SidecarSetAdmitted', sidecarSet: 'nowhere', uid: 'forged', operation: 'CREATE', resourceVersion: '' }, context);
     expect(result.controller).toMatchObject({ reconciles: 0, errors: [] });
@@ -43,8 +43,8 @@ describe('the status-sync Lambda, events it may see twice', () => {
   });
 });
 
-describe('the status-sync Lambda, continuations', () => {
-  it('follows the sets a continuation names, without a pass over every set', async () => {
+describe('the status-sync Lambda, self-requeues', () => {
+  it('follows the sets a self-requeue names, without a resync of every set', async () => {
     const { handler } = await handlerFor();
     const result = await handler({ kind: CONTINUE_EVENT_KIND, sets: ['log-agent'], from: 'another-container', sentAt: Date.now() }, context);
     expect(result.controller).toMatchObject({ reconciles: 1, errors: [] });
@@ -56,7 +56,7 @@ describe('the status-sync Lambda, continuations', () => {
     ['a name that is not a SidecarSet name', { sets: ['../pods'], from: 'x', sentAt: 1 }],
     [`more than ${MAX_CONTINUED_SETS} sets`, { sets: Array.from({ length: MAX_CONTINUED_SETS + 1 }, (_, i) => `s${i}`), from: 'x', sentAt: 1 }],
     ['no sentAt', { sets: ['log-agent'], from: 'x' }],
-  ])('refuses a continuation with %s, without an API request', async (_name, fields) => {
+  ])('refuses a self-requeue with %s, without an API request', async (_name, fields) => {
     const { handler, entries } = await handlerFor();
     expect(await handler({ kind: CONTINUE_EVENT_KIND, ...fields }, context)).toEqual({});
     expect(fake.seen).toEqual([]);

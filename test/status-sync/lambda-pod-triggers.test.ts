@@ -17,7 +17,7 @@ const set = storedSet('log-agent');
 const fake = fakeOneSetCluster(set, [listedPod({ name: 'a', injected: { 'log-agent': hashOf(set) } })]);
 
 describe('the status-sync Lambda, pod triggers', () => {
-  it('passes the set once for a burst of pod triggers sent before its pass began reading, and ends the rest without a request', async () => {
+  it('reconciles the set once for a burst of pod triggers sent before its reconcile began reading, and ends the rest without a request', async () => {
     const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger: capturingLogger().logger }, continueWith: () => Promise.resolve() });
     // A burst: every trigger sent now, queued one behind the other (reserved concurrency 1).
     const sentAt = Date.now() - POD_DEBOUNCE_MS;
@@ -33,7 +33,7 @@ describe('the status-sync Lambda, pod triggers', () => {
     expect(later.controller).toMatchObject({ reconciles: 1 });
   });
 
-  it('takes a pod trigger of a set that is not there for one read and no pass', async () => {
+  it('takes a pod trigger of a set that is not there for one read and no reconcile', async () => {
     const handler = await statusSyncLambda({ env: { KUBECONFIG_CONTENT: fake.kubeconfig() }, overrides: { logger: capturingLogger().logger }, continueWith: () => Promise.resolve() });
     fake.seen.length = 0;
     const result = await handler(admittedEvent(podsChange('nowhere'), Date.now() - POD_DEBOUNCE_MS), context);

@@ -15,28 +15,28 @@ const until = async (condition: () => boolean) => {
 };
 
 describe('the status loop of npm start', () => {
-  it('runs a pass at once, then one per interval, logging each as one line', async () => {
+  it('runs a resync at once, then one per interval, logging each as one line', async () => {
     const { logger, entries } = capturingLogger();
-    let passes = 0;
-    const loop = startStatusLoop({ resync: () => Promise.resolve(result(passes++ === 1 ? [{ operation: 'list pods', message: 'x' }] : [])), intervalMs: 10, heartbeatMs: 0, logger });
-    await until(() => passes >= 3);
+    let resyncs = 0;
+    const loop = startStatusLoop({ resync: () => Promise.resolve(result(resyncs++ === 1 ? [{ operation: 'list pods', message: 'x' }] : [])), intervalMs: 10, heartbeatMs: 0, logger });
+    await until(() => resyncs >= 3);
     await loop.stop();
-    const stoppedAt = passes;
+    const stoppedAt = resyncs;
     await new Promise((r) => setTimeout(r, 50));
-    expect(passes).toBe(stoppedAt);
+    expect(resyncs).toBe(stoppedAt);
     expect(entries().slice(0, 2)).toEqual([
       expect.objectContaining({ level: 'info', message: 'resync', setsSeen: 1, podsSeen: 2, statusesWritten: 1, errors: [] }),
       expect.objectContaining({ level: 'error', message: 'resync', errors: [{ operation: 'list pods', message: 'x' }] }),
     ]);
   });
 
-  it('logs only the passes that change something, and says how many it left out', async () => {
+  it('logs only the resyncs that change something, and says how many it left out', async () => {
     const { logger, entries } = capturingLogger();
-    let passes = 0;
+    let resyncs = 0;
     const quiet = { ...result(), statusesWritten: 0, statusesUnchanged: 1 };
-    // Passes 0-5 change nothing, pass 6 writes a status; an hour's heartbeat never comes due.
-    const loop = startStatusLoop({ resync: () => Promise.resolve(passes++ === 6 ? result() : quiet), intervalMs: 1, heartbeatMs: 3_600_000, logger });
-    await until(() => passes >= 8);
+    // Resyncs 0-5 change nothing, resync 6 writes a status; an hour's heartbeat never comes due.
+    const loop = startStatusLoop({ resync: () => Promise.resolve(resyncs++ === 6 ? result() : quiet), intervalMs: 1, heartbeatMs: 3_600_000, logger });
+    await until(() => resyncs >= 8);
     await loop.stop();
     expect(entries()).toEqual([
       expect.objectContaining({ level: 'info', message: 'resync', logged: 'first', quietResyncs: 0, statusesWritten: 0 }),
@@ -44,28 +44,28 @@ describe('the status loop of npm start', () => {
     ]);
   });
 
-  it('never overlaps passes', async () => {
+  it('never overlaps resyncs', async () => {
     let running = 0;
     let most = 0;
-    let passes = 0;
+    let resyncs = 0;
     const loop = startStatusLoop({
       resync: async () => {
         running++;
         most = Math.max(most, running);
         await new Promise((r) => setTimeout(r, 30));
         running--;
-        passes++;
+        resyncs++;
         return result();
       },
       intervalMs: 1,
       logger: capturingLogger().logger,
     });
-    await until(() => passes >= 3);
+    await until(() => resyncs >= 3);
     await loop.stop();
     expect(most).toBe(1);
   });
 
-  it('cuts a running pass short when stopped', async () => {
+  it('cuts a running resync short when stopped', async () => {
     let aborted = false;
     const loop = startStatusLoop({
       resync: (signal) =>
@@ -82,12 +82,12 @@ describe('the status loop of npm start', () => {
     expect(aborted).toBe(true);
   });
 
-  it('follows an admitted change between full passes an interval apart (a budget in whole milliseconds)', async () => {
+  it('follows an admitted change between resyncs an interval apart (a budget in whole milliseconds)', async () => {
     const { logger, entries } = capturingLogger();
     const budgets: unknown[] = [];
-    let passes = 0;
+    let resyncs = 0;
     const loop = startStatusLoop({
-      resync: () => Promise.resolve({ ...result(), rollout: { setsRolled: 1, podsUpdated: 1, podsFlipped: 0, conflicts: 0, revisionWrites: 0, states: {}, inFlight: ['agent'] } }).finally(() => passes++),
+      resync: () => Promise.resolve({ ...result(), rollout: { setsRolled: 1, podsUpdated: 1, podsFlipped: 0, conflicts: 0, revisionWrites: 0, states: {}, inFlight: ['agent'] } }).finally(() => resyncs++),
       intervalMs: 30_000,
       logger,
       runController: (names, signal, queue) => {
@@ -100,25 +100,25 @@ describe('the status loop of npm start', () => {
     loop.admitted({ sidecarSet: 'agent', uid: 'u', operation: 'UPDATE', resourceVersion: '1' });
     await until(() => budgets.length >= 2);
     await loop.stop();
-    expect(passes).toBe(1);
+    expect(resyncs).toBe(1);
     expect(budgets).toEqual([['agent'], []]);
     expect(entries().filter((e) => e.message === 'resync failed')).toEqual([]);
   });
 
-  it('goes on after a pass whose reporting throws', async () => {
-    let passes = 0;
-    const loop = startStatusLoop({ resync: () => Promise.resolve(result()), intervalMs: 1, logger: capturingLogger().logger, onResync: () => { passes++; throw new Error('boom'); } });
-    await until(() => passes >= 2);
+  it('goes on after a resync whose reporting throws', async () => {
+    let resyncs = 0;
+    const loop = startStatusLoop({ resync: () => Promise.resolve(result()), intervalMs: 1, logger: capturingLogger().logger, onResync: () => { resyncs++; throw new Error('boom'); } });
+    await until(() => resyncs >= 2);
     await loop.stop();
   });
 });
 
-describe('the Lambda pass deadline', () => {
+describe('the Lambda invocation’s deadline', () => {
   it.each([
     [900_000, 810_000],
     [20_000, 17_000],
     [2_000, 1_000],
-  ])('with %i ms left, stops the pass after %i ms', (remaining, deadline) => {
+  ])('with %i ms left, stops the invocation’s work after %i ms', (remaining, deadline) => {
     expect(invocationDeadlineMs(remaining)).toBe(deadline);
   });
 });

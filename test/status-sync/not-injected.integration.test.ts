@@ -60,9 +60,9 @@ describeWithControlPlane('uninjected pods told per namespace on a real API serve
     // As the reconciler's own identity (infra/k8s/rbac.yaml's sidecarset-status-sync group, nothing more): its
     // ClusterRole's `create` on events must let it write in `default` and in each namespace holding such pods.
     const statusSync = await composeStatusSync({ KUBECONFIG_CONTENT: cluster.cp.kubeconfig('status-sync') }, { logger: capturingLogger().logger });
-    const pass = await statusSync.resync();
-    expect(pass.errors).toEqual([]);
-    expect(pass.notInjected).toEqual({ agent: 3 });
+    const result = await statusSync.resync();
+    expect(result.errors).toEqual([]);
+    expect(result.notInjected).toEqual({ agent: 3 });
 
     const listed = await cluster.cp.request('admin', 'GET', '/api/v1/events');
     expect(listed.status).toBe(200);

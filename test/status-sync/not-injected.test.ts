@@ -36,13 +36,13 @@ describe('notices about uninjected pods', () => {
     ['warns again before the old event expires', [{ at: 0, findings: [['s', finding(2)]] }, { at: 999, findings: [['s', finding(2)]] }, { at: 1000, findings: [['s', finding(2)]] }], [['s:PodsNotInjected'], [], ['s:PodsNotInjected']]],
     ['says once when they are gone', [{ at: 0, findings: [['s', finding(2)]] }, { at: 10, findings: [['s', finding(0)]] }, { at: 20, findings: [['s', finding(0)]] }], [['s:PodsNotInjected'], ['s:PodsInjected'], []]],
     ['says nothing about a set that never had any', [{ at: 0, findings: [['s', finding(0)]] }], [[]]],
-    ['keeps what it knows about a set the pass could not compute', [{ at: 0, findings: [['s', finding(2)]] }, { at: 10, findings: [], present: ['s'] }, { at: 20, findings: [['s', finding(2)]] }], [['s:PodsNotInjected'], [], []]],
+    ['keeps what it knows about a set the resync could not compute', [{ at: 0, findings: [['s', finding(2)]] }, { at: 10, findings: [], present: ['s'] }, { at: 20, findings: [['s', finding(2)]] }], [['s:PodsNotInjected'], [], []]],
     ['forgets a deleted set, so a new one of the same name gets the Event again', [{ at: 0, findings: [['s', finding(2)]] }, { at: 10, findings: [], present: [] }, { at: 20, findings: [['s', finding(2)]] }], [['s:PodsNotInjected'], [], ['s:PodsNotInjected']]],
   ])('%s', (_name, steps, expected) => {
     expect(run(steps)).toEqual(expected);
   });
 
-  it('is due again next pass when an event could not be recorded', () => {
+  it('is due again next resync when an event could not be recorded', () => {
     const notices = notInjectedEvents({ nowMs: () => 0 });
     const findings = new Map([['s', finding(1)]]);
     expect(notices.due(findings, new Set(['s']))).toHaveLength(1);

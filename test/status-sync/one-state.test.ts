@@ -1,6 +1,6 @@
 /**
  * One rollout state everywhere (issue 38 item 2): for the same pods at the
- * same moment, the reconciler's pass (its result and its Event), the metrics
+ * same moment, a set's reconcile (its result and its Event), the metrics
  * (the ObservedStates the recorders read) and the rollout view (`npm run
  * status`, a row and `--pods`' summary) name the same state, because each
  * asks lib/status-sync/rollout-state.ts rolloutState with the same clock.
@@ -27,7 +27,7 @@ function pulling(pod: Pod, secondsAgo: number): Pod {
   return pod;
 }
 
-describe('one rollout state for the pass, its Event, the metrics and the view', () => {
+describe('one rollout state for the reconcile, its Event, the metrics and the view', () => {
   it.each<[string, SidecarSetUpdateStrategy, PodOptions[], ((pod: Pod) => Pod) | undefined, string]>([
     ['old pods, room for one', { type: 'RollingUpdate', maxUnavailable: 1 }, [{ name: 'a' }, { name: 'b' }, { name: 'c' }], undefined, 'Progressing'],
     ['an updated pod pulling for 10 s holds the next', { type: 'RollingUpdate', maxUnavailable: 1 }, [{ name: 'a', updated: true, ready: false }, { name: 'b' }], (p) => (p.metadata?.name === 'a' ? pulling(p, 10) : p), 'Progressing'],

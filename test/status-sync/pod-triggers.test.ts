@@ -19,7 +19,7 @@ const safety = () => AbortSignal.timeout(20_000);
 const matched = (w: ReturnType<typeof countedReads>['w']) => w.statuses.sets()[0]?.status?.matchedPods;
 
 describe('a burst of pod changes of one set', () => {
-  it('queued while the loop is busy costs one read and one pass, after one settle', async () => {
+  it('queued while the loop is busy costs one read and one reconcile, after one settle', async () => {
     const { w, reads, name } = countedReads();
     const queue = admittedQueue();
     for (let i = 0; i < 1_000; i++) queue.push(podsChange(name));
@@ -31,10 +31,10 @@ describe('a burst of pod changes of one set', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(POD_DEBOUNCE_MS - 10);
   });
 
-  it('arriving while passes run costs at most one pass per settle window (1,000 changes over about 1 s: at most 6 passes)', async () => {
+  it('arriving while reconciles run costs at most one reconcile per settle window (1,000 changes over about 1 s: at most 6 reconciles)', async () => {
     const { w, name } = countedReads();
     const queue = admittedQueue();
-    let passes = 0;
+    let reconciles = 0;
     let pushed = 0;
     const started = performance.now();
     // 1,000 changes over ~1 s, as a Deployment scaled up would send them.
@@ -44,19 +44,19 @@ describe('a burst of pod changes of one set', () => {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
     })();
-    // The local loop follows again whenever changes wait (loop.ts); each call passes what it took.
+    // The local loop follows again whenever changes wait (loop.ts); each call reconciles what it took.
     while (pushed < 1_000 || queue.size() > 0) {
       if (queue.size() === 0) {
         await queue.arrival();
         continue;
       }
-      passes += (await runController([], w.deps, OPTIONS, safety(), queue)).reconciles;
+      reconciles += (await runController([], w.deps, OPTIONS, safety(), queue)).reconciles;
     }
     await pushing;
     const windows = Math.ceil((performance.now() - started) / POD_DEBOUNCE_MS);
-    expect(passes).toBeGreaterThan(0);
-    expect(passes).toBeLessThanOrEqual(windows);
-    expect(passes).toBeLessThanOrEqual(6);
+    expect(reconciles).toBeGreaterThan(0);
+    expect(reconciles).toBeLessThanOrEqual(windows);
+    expect(reconciles).toBeLessThanOrEqual(6);
   });
 });
 
@@ -73,7 +73,7 @@ describe('the queue of admitted changes with pod changes in it', () => {
     ]);
   });
 
-  it('restarts the settle at the latest pod change of a set, so the pass reads after that pod was stored', () => {
+  it('restarts the settle at the latest pod change of a set, so the reconcile reads after that pod was stored', () => {
     const queue = admittedQueue([{ ...podsChange('a'), queuedAtMs: 5 }]);
     queue.push(podsChange('a'));
     const [change] = queue.take();
@@ -82,7 +82,7 @@ describe('the queue of admitted changes with pod changes in it', () => {
 });
 
 describe('a lost pod trigger', () => {
-  it('changes nothing: the next pass of the set, whatever starts it, counts the pods whose triggers never came', async () => {
+  it('changes nothing: the next reconcile of the set, whatever starts it, counts the pods whose triggers never came', async () => {
     const { w, name } = countedReads(3);
     await runController([], w.deps, OPTIONS, safety(), admittedQueue([podsChange(name)]));
     expect(matched(w)).toBe(3);
@@ -96,8 +96,8 @@ describe('a lost pod trigger', () => {
   });
 });
 
-describe('pass coverage on a warm reconciler', () => {
-  it('covers a pod trigger sent a settle or more before a pass of its set (or a full pass) began, and nothing later', () => {
+describe('reconcile coverage on a warm reconciler', () => {
+  it('covers a pod trigger sent a settle or more before a reconcile of its set (or a resync) began, and nothing later', () => {
     const coverage = reconcileCoverage(250);
     coverage.began(10_000, ['a']);
     expect(coverage.covers('a', 9_750)).toBe(true);

@@ -48,7 +48,7 @@ async function received(queue: string): Promise<SQSEvent> {
 }
 
 describe('status-sync reading its queue', () => {
-  it('passes the sets a batch names, drops and tells a message it cannot read, and reports no failure', async () => {
+  it('reconciles the sets a batch names, drops and tells a message it cannot read, and reports no failure', async () => {
     const send = sqsSetQueue(sqs.queueUrl('work.fifo'), { endpoint: sqs.endpoint, region: 'us-east-1', protocol: 'query' });
     await send([{ sidecarSet: 'log-agent' }]);
     await client.send(new SendMessageCommand({ QueueUrl: sqs.queueUrl('work.fifo'), MessageBody: 'not json', MessageGroupId: 'x', MessageDeduplicationId: 'x1' }));
@@ -64,7 +64,7 @@ describe('status-sync reading its queue', () => {
     for (const record of event.Records) await client.send(new DeleteMessageCommand({ QueueUrl: sqs.queueUrl('work.fifo'), ReceiptHandle: record.receiptHandle }));
   }, 60_000);
 
-  it('reports the message of a set whose pass failed, for SQS to hand out again', async () => {
+  it('reports the message of a set whose reconcile failed, for SQS to hand out again', async () => {
     const send = sqsSetQueue(sqs.queueUrl('failing.fifo'), { endpoint: sqs.endpoint, region: 'us-east-1', protocol: 'query' });
     await send([{ sidecarSet: 'log-agent' }]);
     const event = await received('failing.fifo');

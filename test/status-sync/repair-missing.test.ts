@@ -128,7 +128,7 @@ describe('where the API server calls pod-inject', () => {
   });
 });
 
-describe('how many a set evicts in one pass', () => {
+describe('how many a set evicts in one resync', () => {
   it.each<[string, number | string | undefined, number, number, number]>([
     // [what, maxUnavailable, ready uninjected pods, updated pods not ready, evicted]
     ['maxUnavailable 1 (Kruise’s default) evicts one ready pod', undefined, 3, 0, 1],
@@ -158,7 +158,7 @@ describe('how many a set evicts in one pass', () => {
     expect(out.evict).toEqual([]);
   });
 
-  it('stops at the pass’s limit and says how many wait for it', () => {
+  it('stops at the resync’s limit and says how many wait for it', () => {
     const set = sidecarSet({ updateStrategy: { type: 'RollingUpdate', maxUnavailable: 5 } });
     const out = plan(set, [pod('a', { created: '2026-01-01T00:01:00Z' }), pod('b', { created: '2026-01-01T00:02:00Z' }), pod('c', { created: '2026-01-01T00:03:00Z' })], { evictionBudget: 2 });
     expect(names(out.evict)).toEqual(['a', 'b']);

@@ -63,7 +63,7 @@ async function run(answer: (pod: string) => EvictionOutcome | Error, maxPerResyn
 const evict = (): EvictionOutcome => ({ outcome: 'evicted' });
 
 describe('the repair step over several sets', () => {
-  it('shares the pass’s limit over the sets, taking them by name and each set’s oldest pods first', async () => {
+  it('shares the resync’s limit over the sets, taking them by name and each set’s oldest pods first', async () => {
     const { summary, evicted, events } = await run(evict, 4);
     expect(evicted).toEqual(['a-0', 'a-1', 'a-2', 'b-0']);
     expect(summary).toEqual({ sets: 2, evicted: 4, refused: 0, ownerless: 0, held: 2 });
@@ -78,7 +78,7 @@ describe('the repair step over several sets', () => {
     expect(events[0]).toMatchObject({ pod: { name: 'a-0' }, type: 'Warning', reason: REASON_EVICTION_REFUSED });
   });
 
-  it('tells a refusal once while it stays the same, however many passes it lasts', async () => {
+  it('tells a refusal once while it stays the same, however many resyncs it lasts', async () => {
     const memory = repairMemory();
     const refuse = (): EvictionOutcome => ({ outcome: 'refused', message: 'budget' });
     const first = await run(refuse, 10, memory);
@@ -94,7 +94,7 @@ describe('the repair step over several sets', () => {
     expect(events.map((e) => e.pod.name)).toEqual(['a-1', 'a-2', 'b-1', 'b-2']);
   });
 
-  it('makes an eviction the API server refuses otherwise an error of the pass, and goes on with the next pod', async () => {
+  it('makes an eviction the API server refuses otherwise an error of the resync, and goes on with the next pod', async () => {
     const { summary, errors } = await run((name) => (name === 'a-1' ? new Error('evict pod "a/a-1": the API server answered 500') : { outcome: 'evicted' }), 10);
     expect(errors).toEqual([{ sidecarSet: 'a-agent', operation: 'evict pod', message: 'evict pod "a/a-1": the API server answered 500' }]);
     expect(summary.evicted).toBe(5);

@@ -1,7 +1,7 @@
 /**
- * A reconcile over sets with nothing to roll, in the state the scale bench makes
- * (scripts/bench/pass-100k.ts): every pod injected by pod-inject with the
- * set's current sidecars, none ready (no kubelet). The reconcile's streamed
+ * A resync over sets with nothing to roll, in the state the scale bench makes
+ * (its section `--only pass-100k`): every pod injected by pod-inject with the
+ * set's current sidecars, none ready (no kubelet). The resync's streamed
  * counts decide them: no pod list of their own and, in a process that has
  * not seen them before, no Event; and they are decided exactly as from
  * their own pod lists.
@@ -62,8 +62,8 @@ async function injectedPods(sets: SidecarSet[]): Promise<Pod[]> {
 }
 
 /**
- * The cluster in memory; each reconcile is a fresh process (as the bench's child, or a cold start): nothing reported yet
- * in its memory. With `stored`, its Events are kept across passes and a new process reads the stalls told (kubeRecordedStalls).
+ * The cluster in memory; each resync is a fresh process (as the bench's child, or a cold start): nothing reported yet
+ * in its memory. With `stored`, its Events are kept across resyncs and a new process reads the stalls told (kubeRecordedStalls).
  */
 async function benchWorld(nowMs: number, stored = false) {
   const sets = benchSets();
@@ -83,7 +83,7 @@ async function benchWorld(nowMs: number, stored = false) {
     },
   };
   const rollout = () => ({ revisions, setPods, pods: cluster.writer, podEvents: memoryPodEventSink(), clock: { now: () => new Date(nowMs) }, states: rolloutStateEvents(told) });
-  const pass = async () => {
+  const resync = async () => {
     podLists = 0;
     events.length = 0;
     const deps: ResyncDeps = {
@@ -110,14 +110,14 @@ async function benchWorld(nowMs: number, stored = false) {
     if (set === undefined) throw new Error(`no set ${name}`);
     return reconcileSet(set, { statuses, events: { record: () => Promise.resolve() }, namespaces: memoryNamespaceSource(namespaces), rollout: rollout() });
   };
-  return { pass, ownList, cluster };
+  return { resync, ownList, cluster };
 }
 
-describe('a pass over sets whose pods are all updated but not ready (the scale bench)', () => {
-  it('decides them from its one pod list: no list per set, and in a new process no Event, pass after pass', async () => {
+describe('a resync over sets whose pods are all updated but not ready (the scale bench)', () => {
+  it('decides them from its one pod list: no list per set, and in a new process no Event, resync after resync', async () => {
     const world = await benchWorld(INJECTED.getTime() + 5_000);
     for (let n = 0; n < 2; n++) {
-      const { result, podLists, events } = await world.pass();
+      const { result, podLists, events } = await world.resync();
       expect(result.errors).toEqual([]);
       expect(result.setsSeen).toBe(SETS);
       expect(result.sets?.['scale-0001']).toEqual({ matchedPods: PODS_PER_SET, updatedPods: PODS_PER_SET, readyPods: 0, updatedReadyPods: 0 });
@@ -131,7 +131,7 @@ describe('a pass over sets whose pods are all updated but not ready (the scale b
     ['stalled', 120_000],
   ])('decides each set (%s) as its own pod list decides it', async (_d, afterMs) => {
     const world = await benchWorld(INJECTED.getTime() + afterMs);
-    const { result } = await world.pass();
+    const { result } = await world.resync();
     for (const name of ['scale-0000', 'scale-0001', 'scale-0042']) {
       const own = await world.ownList(name);
       expect(own.errors).toEqual([]);
@@ -143,13 +143,13 @@ describe('a pass over sets whose pods are all updated but not ready (the scale b
     expect(result.unavailable?.['scale-0001']).toEqual({ Pending: PODS_PER_SET }); // no kubelet reported their containers: Pending, not Restarting
   });
 
-  it('tells each stalled set once: a pass in a new process finds the stalls told (the stored Events) and records none', async () => {
+  it('tells each stalled set once: a resync in a new process finds the stalls told (the stored Events) and records none', async () => {
     const world = await benchWorld(INJECTED.getTime() + 120_000, true);
-    const first = await world.pass();
+    const first = await world.resync();
     expect(first.result.errors).toEqual([]);
     expect(first.events.map((e) => e.reason)).toEqual(Array.from({ length: SETS }, () => 'RolloutStalled'));
     for (let n = 0; n < 2; n++) {
-      const again = await world.pass();
+      const again = await world.resync();
       expect(again.result.errors).toEqual([]);
       expect({ podLists: again.podLists, events: again.events.map((e) => `${e.sidecarSet.name} ${e.reason}`) }).toEqual({ podLists: 0, events: [] });
       expect(again.result.rollout?.inFlight).toEqual([]);

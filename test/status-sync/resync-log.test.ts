@@ -2,13 +2,13 @@ import { describe, expect, it } from '@jest/globals';
 import { resyncLog } from '../../lib/status-sync/resync-log.ts';
 import type { ResyncResult } from '../../lib/status-sync/resync.ts';
 
-const quietPass = (extra: Partial<ResyncResult> = {}): ResyncResult => ({ setsSeen: 2, podsSeen: 5, statusesWritten: 0, statusesUnchanged: 2, podListAttempts: 1, errors: [], durationMs: 4, notInjected: {}, ...extra });
+const quietResync = (extra: Partial<ResyncResult> = {}): ResyncResult => ({ setsSeen: 2, podsSeen: 5, statusesWritten: 0, statusesUnchanged: 2, podListAttempts: 1, errors: [], durationMs: 4, notInjected: {}, ...extra });
 
-/** Feeds passes one minute apart; returns each decision's reason (or '-' for a quiet pass). */
-function reasons(passes: ResyncResult[], heartbeatMs = 5 * 60_000): string[] {
+/** Feeds resyncs one minute apart; returns each decision's reason (or '-' for a quiet resync). */
+function reasons(resyncs: ResyncResult[], heartbeatMs = 5 * 60_000): string[] {
   let now = 0;
   const log = resyncLog(heartbeatMs, () => now);
-  return passes.map((result) => {
+  return resyncs.map((result) => {
     const decision = log.decide(result);
     now += 60_000;
     return decision?.reason ?? '-';
@@ -16,52 +16,52 @@ function reasons(passes: ResyncResult[], heartbeatMs = 5 * 60_000): string[] {
 }
 
 describe('which resyncs of the npm start loop are logged', () => {
-  it('logs the first pass, then nothing while nothing changes, then a heartbeat every 5 minutes', () => {
-    expect(reasons(Array.from({ length: 12 }, () => quietPass()))).toEqual(['first', '-', '-', '-', '-', 'heartbeat', '-', '-', '-', '-', 'heartbeat', '-']);
+  it('logs the first resync, then nothing while nothing changes, then a heartbeat every 5 minutes', () => {
+    expect(reasons(Array.from({ length: 12 }, () => quietResync()))).toEqual(['first', '-', '-', '-', '-', 'heartbeat', '-', '-', '-', '-', 'heartbeat', '-']);
   });
 
-  // The fourth pass is quiet again: a change in a state (uninjected pods, the rotation) that went back, not for one that was an act.
+  // The fourth resync is quiet again: a change in a state (uninjected pods, the rotation) that went back, not for one that was an act.
   it.each<[string, Partial<ResyncResult>, string]>([
     ['a status was written', { statusesWritten: 1 }, '-'],
-    ['a pass had an error', { errors: [{ operation: 'list pods', message: 'refused' }] }, '-'],
+    ['a resync had an error', { errors: [{ operation: 'list pods', message: 'refused' }] }, '-'],
     ['uninjected pods appeared', { notInjected: { 'log-agent': 1 } }, 'changed'],
     ['a rotation started', { secretRotation: { step: 'started' } }, 'changed'],
     ['a rotation updated the webhooks', { secretRotation: { step: 'webhooks-updated' } }, 'changed'],
     ['a rotation finished', { secretRotation: { step: 'finished' } }, 'changed'],
     ['a rotation step failed', { secretRotation: { step: 'failed', detail: 'x' } }, 'changed'],
-  ])('logs a pass at once when %s', (_name, change, after) => {
-    expect(reasons([quietPass(), quietPass(), quietPass(change), quietPass()])).toEqual(['first', '-', 'changed', after]);
+  ])('logs a resync at once when %s', (_name, change, after) => {
+    expect(reasons([quietResync(), quietResync(), quietResync(change), quietResync()])).toEqual(['first', '-', 'changed', after]);
   });
 
-  it('logs every pass that writes statuses, however many in a row', () => {
-    expect(reasons([quietPass(), quietPass({ statusesWritten: 1 }), quietPass({ statusesWritten: 1 })])).toEqual(['first', 'changed', 'changed']);
+  it('logs every resync that writes statuses, however many in a row', () => {
+    expect(reasons([quietResync(), quietResync({ statusesWritten: 1 }), quietResync({ statusesWritten: 1 })])).toEqual(['first', 'changed', 'changed']);
   });
 
   it('logs when uninjected pods are gone again, which is when PodsInjected is recorded', () => {
-    expect(reasons([quietPass({ notInjected: { a: 1 } }), quietPass({ notInjected: { a: 1 } }), quietPass()])).toEqual(['first', '-', 'changed']);
+    expect(reasons([quietResync({ notInjected: { a: 1 } }), quietResync({ notInjected: { a: 1 } }), quietResync()])).toEqual(['first', '-', 'changed']);
   });
 
   it('logs a waiting or skipped rotation only when its state changes, not when its clock moves', () => {
-    const waiting = (detail: string, nextStepAt: string) => quietPass({ secretRotation: { step: 'waiting', detail, nextStepAt } });
-    const skipped = quietPass({ secretRotation: { step: 'skipped', detail: 'the webhook configurations are not installed' } });
+    const waiting = (detail: string, nextStepAt: string) => quietResync({ secretRotation: { step: 'waiting', detail, nextStepAt } });
+    const skipped = quietResync({ secretRotation: { step: 'skipped', detail: 'the webhook configurations are not installed' } });
     expect(
       reasons([waiting('not due', '2026-12-02T00:00:00Z'), waiting('not due', '2026-12-02T00:01:00Z'), waiting('for the API servers to use the new URLs', 'x'), skipped, skipped]),
     ).toEqual(['first', '-', 'changed', 'changed', '-']);
   });
 
-  it('counts the passes it left out', () => {
+  it('counts the resyncs it left out', () => {
     let now = 0;
     const log = resyncLog(5 * 60_000, () => now);
-    expect(log.decide(quietPass())).toEqual({ reason: 'first', quietResyncs: 0 });
+    expect(log.decide(quietResync())).toEqual({ reason: 'first', quietResyncs: 0 });
     for (let i = 0; i < 9; i++) {
       now += 30_000;
-      expect(log.decide(quietPass())).toBeUndefined();
+      expect(log.decide(quietResync())).toBeUndefined();
     }
     now += 30_000;
-    expect(log.decide(quietPass())).toEqual({ reason: 'heartbeat', quietResyncs: 9 });
+    expect(log.decide(quietResync())).toEqual({ reason: 'heartbeat', quietResyncs: 9 });
   });
 
-  it('logs every pass with a heartbeat of 0', () => {
-    expect(reasons([quietPass(), quietPass(), quietPass()], 0)).toEqual(['first', 'changed', 'changed']);
+  it('logs every resync with a heartbeat of 0', () => {
+    expect(reasons([quietResync(), quietResync(), quietResync()], 0)).toEqual(['first', 'changed', 'changed']);
   });
 });

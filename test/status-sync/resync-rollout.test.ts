@@ -30,7 +30,7 @@ function set(name: string, app: string, strategy: SidecarSetUpdateStrategy = { t
   return s;
 }
 
-function passWorld(sets: SidecarSet[], pods: Pod[]) {
+function resyncWorld(sets: SidecarSet[], pods: Pod[]) {
   const statuses = memoryStatusWriter(sets);
   const events = memoryEventSink();
   const cluster = memoryPods(pods);
@@ -56,18 +56,18 @@ describe('a resync with the rollout', () => {
   it('flips pods mid hot upgrade once every pod is updated (its only work is the flip), but not while the set is paused (Kruise 1.9)', async () => {
     const paused = hotSet('mesh:v2', '999', { type: 'RollingUpdate', paused: true });
     const upgraded = kubelet(applyPatch(injected('mesh:v1', 'a'), podUpdatePatch({ pod: injected('mesh:v1', 'a'), set: paused, latestRevision: 'r', injectedList: 'hot-set', now: NOW })) as Pod);
-    const held = passWorld([paused], [upgraded]);
+    const held = resyncWorld([paused], [upgraded]);
     expect((await runResync(held.deps)).rollout).toMatchObject({ setsRolled: 0, podsFlipped: 0, podsUpdated: 0, inFlight: [] });
     expect(held.cluster.pods()[0]?.spec?.containers.find((c) => c.name === 'mesh-1')?.image).toBe('mesh:v1');
     const hot = hotSet('mesh:v2', '999', { type: 'RollingUpdate' });
-    const w = passWorld([hot], [upgraded]);
+    const w = resyncWorld([hot], [upgraded]);
     const result = await runResync(w.deps);
     expect(result.rollout).toMatchObject({ setsRolled: 1, podsFlipped: 1, podsUpdated: 0, inFlight: ['hot-set'] });
     expect(w.cluster.pods()[0]?.spec?.containers.find((c) => c.name === 'mesh-1')?.image).toBe(EMPTY);
   });
 
-  it('registers and writes idle sets from the counts and runs the whole pass of sets with rollout work', async () => {
-    const w = passWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
+  it('registers and writes idle sets from the counts and runs the whole reconcile of sets with rollout work', async () => {
+    const w = resyncWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
     const result = await runResync(w.deps);
     expect(result).toMatchObject({ setsSeen: 2, statusesWritten: 2, errors: [] });
     expect(result.rollout).toEqual({ setsRolled: 1, podsUpdated: 1, podsFlipped: 0, conflicts: 0, podsFailed: 0, revisionWrites: 2, states: { rolling: expect.stringMatching(/^rolling out/) }, inFlight: ['rolling'] });
@@ -80,7 +80,7 @@ describe('a resync with the rollout', () => {
   });
 
   it("reports each set's counts, a rolled set's from its own list, and the state each set was seen in", async () => {
-    const w = passWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
+    const w = resyncWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
     const states = observedStates(rolloutStateEvents());
     w.deps.rollout.states = states;
     const result = await runResync(w.deps);
@@ -94,7 +94,7 @@ describe('a resync with the rollout', () => {
   });
 
   it('lists the revisions while the pods are read, not after', async () => {
-    const w = passWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
+    const w = resyncWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
     const order: string[] = [];
     const pages = w.deps.pods;
     w.deps.pods = {
@@ -122,7 +122,7 @@ describe('a resync with the rollout', () => {
   });
 
   it('calls the revision list off when the pod list fails: no set rolls, no status is written', async () => {
-    const w = passWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
+    const w = resyncWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
     let aborted: unknown;
     w.deps.pods = {
       // eslint-disable-next-line require-yield
@@ -148,7 +148,7 @@ describe('a resync with the rollout', () => {
   });
 
   it('keeps writing the counts but rolls nothing when the revisions cannot be listed', async () => {
-    const w = passWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
+    const w = resyncWorld([ROLLING, IDLE], [...rollingPods, ...idlePods]);
     w.deps.rollout.revisions = { ...w.revisions, listAll: () => Promise.reject(new Error('the API server answered 403: forbidden')) };
     const result = await runResync(w.deps);
     expect(result.errors).toEqual([{ operation: 'list ControllerRevisions', message: 'the API server answered 403: forbidden; no set rolls this resync' }]);
@@ -158,18 +158,18 @@ describe('a resync with the rollout', () => {
     expect(w.revisions.writes).toEqual([]);
     // The stored revision fields stay as they were (none): the counts do not depend on them.
     expect(w.statuses.sets().map((s) => s.status?.latestRevision)).toEqual([undefined, undefined]);
-    // The set with pods to roll is recorded in no state this reconcile (it is not paused); the idle one's, finished, is nothing new at first sight.
+    // The set with pods to roll is recorded in no state this resync (it is not paused); the idle one's, finished, is nothing new at first sight.
     expect(result.rollout?.states).toEqual({});
     expect(w.events.events).toEqual([]);
   });
 
-  it('decides a paused set whose every pod is updated, one not ready, as its own pass does: paused (Kruise 1.9 checks paused first), not followed', async () => {
+  it('decides a paused set whose every pod is updated, one not ready, as its own reconcile does: paused (Kruise 1.9 checks paused first), not followed', async () => {
     const paused = set('paused', 'api', { type: 'RollingUpdate', paused: true });
     const pods = [updatedNotReady(paused, 'api-0', 'api', 10), rolloutPod(paused, { name: 'api-1', updated: true, labels: { app: 'api' } })];
-    const full = await runResync(passWorld([paused], pods).deps);
+    const full = await runResync(resyncWorld([paused], pods).deps);
     expect(full.rollout).toMatchObject({ setsRolled: 0, inFlight: [] });
     expect(full.rollout?.states).toEqual({ paused: expect.stringMatching(/^paused \(updateStrategy\.paused\)/) });
-    const own = passWorld([paused], pods);
+    const own = resyncWorld([paused], pods);
     const alone = await reconcileSet(paused, { statuses: own.deps.statuses, events: own.deps.events, namespaces: own.deps.namespaces, rollout: own.deps.rollout });
     expect(alone.stateChange).toBe(full.rollout?.states.paused);
   });
@@ -187,11 +187,11 @@ describe('a resync with the rollout', () => {
   it('follows a set whose last updated pods are still becoming ready (its status then shows each as it does), and leaves NotUpdate sets alone', async () => {
     const restarting = set('restarting', 'api');
     const frozen = set('frozen', 'queue', { type: 'NotUpdate' });
-    const w = passWorld([restarting, frozen], [updatedNotReady(restarting, 'api-0', 'api', 10), rolloutPod(frozen, { name: 'queue-0', updated: true, ready: false, labels: { app: 'queue' } })]);
+    const w = resyncWorld([restarting, frozen], [updatedNotReady(restarting, 'api-0', 'api', 10), rolloutPod(frozen, { name: 'queue-0', updated: true, ready: false, labels: { app: 'queue' } })]);
     const states = observedStates(rolloutStateEvents());
     w.deps.rollout.states = states;
     const result = await runResync(w.deps);
-    // Decided from the reconcile's counts (every pod updated): no list of its own, yet requeued.
+    // Decided from the resync's counts (every pod updated): no list of its own, yet requeued.
     expect(result.rollout).toMatchObject({ setsRolled: 0, inFlight: ['restarting'] });
     expect(result.unavailable).toEqual({ restarting: { Restarting: 1 } });
     // Every pod updated is not finished while one is not ready: the rollout is still progressing, though at
@@ -203,7 +203,7 @@ describe('a resync with the rollout', () => {
   it('reports a set whose updated pods stayed unavailable past the stall threshold as stalled, naming why and which pods, and leaves it to the schedule', async () => {
     const stuck = set('stuck', 'api', { type: 'RollingUpdate', maxUnavailable: 1 });
     const pods = [updatedNotReady(stuck, 'api-0', 'api', 90, 'ImagePullBackOff'), rolloutPod(stuck, { name: 'api-1', labels: { app: 'api' } })];
-    const w = passWorld([stuck], pods);
+    const w = resyncWorld([stuck], pods);
     const result = await runResync(w.deps);
     expect(result.rollout).toMatchObject({ setsRolled: 1, podsUpdated: 0, inFlight: [] });
     expect(w.events.events.filter((e) => e.reason === 'RolloutStalled')).toEqual([
@@ -218,7 +218,7 @@ describe('a resync with the rollout', () => {
     ]);
     expect(result.unavailable).toEqual({ stuck: { ImagePullBackOff: 1 } });
     // A threshold of its own: the same pods, 2 minutes allowed, are still progressing.
-    const patient = passWorld([stuck], pods);
+    const patient = resyncWorld([stuck], pods);
     patient.deps.rollout.stallMs = 120_000;
     expect((await runResync(patient.deps)).rollout).toMatchObject({ inFlight: ['stuck'] });
   });
@@ -229,27 +229,27 @@ describe('a resync with the rollout', () => {
     const annotations = forged.metadata!.annotations!;
     annotations['kruise.io/sidecarset-hash'] = annotations['kruise.io/sidecarset-hash']!.replace(NOW.toISOString().replace('.000', ''), '2099-01-01T00:00:00Z');
     expect(annotations['kruise.io/sidecarset-hash']).toContain('2099-01-01T00:00:00Z');
-    // A reconcile per scheduled invocation of one warm process: its memory (the notices) is all the reconciles share.
+    // A resync per scheduled invocation of one warm process: its memory (the notices) is all the resyncs share.
     const states = rolloutStateEvents();
     let now = NOW.getTime();
-    const pass = async () => {
-      const w = passWorld([stuck], [forged, rolloutPod(stuck, { name: 'api-1', labels: { app: 'api' } })]);
+    const resync = async () => {
+      const w = resyncWorld([stuck], [forged, rolloutPod(stuck, { name: 'api-1', labels: { app: 'api' } })]);
       w.deps.rollout.clock = { now: () => new Date(now) };
       w.deps.rollout.states = states;
       const result = await runResync(w.deps);
       return { result, stalls: w.events.events.filter((e) => e.reason === 'RolloutStalled') };
     };
-    expect((await pass()).stalls).toEqual([]);
+    expect((await resync()).stalls).toEqual([]);
     now += 59_000;
-    expect((await pass()).stalls).toEqual([]);
+    expect((await resync()).stalls).toEqual([]);
     now += 2_000;
-    const { result, stalls } = await pass();
+    const { result, stalls } = await resync();
     expect(stalls).toEqual([expect.objectContaining({ message: expect.stringContaining('the last updated 61 s ago: ImagePullBackOff: 1 pod(s) (default/api-0)') })]);
     expect(result.rollout).toMatchObject({ inFlight: [] });
   });
 
   it('writes no revision fields for an idle set whose revision cannot be registered, and says so', async () => {
-    const w = passWorld([IDLE], idlePods);
+    const w = resyncWorld([IDLE], idlePods);
     w.deps.rollout.revisions = { ...w.revisions, create: () => Promise.reject(new Error('the API server answered 500')) };
     const result = await runResync(w.deps);
     expect(result.errors).toEqual([{ sidecarSet: 'idle', operation: 'register the revision', message: 'ControllerRevision kruise-system/idle-78bb8d68cc could not be created: the API server answered 500' }]);
@@ -258,7 +258,7 @@ describe('a resync with the rollout', () => {
   });
 
   it('runs no rollout without its ports (the offline invoke): statuses only', async () => {
-    const w = passWorld([ROLLING], rollingPods);
+    const w = resyncWorld([ROLLING], rollingPods);
     const statusOnly: ResyncDeps = { ...w.deps };
     delete statusOnly.rollout;
     const result = await runResync(statusOnly);

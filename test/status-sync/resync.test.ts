@@ -71,7 +71,7 @@ describe('a resync', () => {
     expect(result).toMatchObject({ statusesWritten: 0, statusesUnchanged: 2, errors: [] });
   });
 
-  it('writes nothing on a second pass over what the first one wrote', async () => {
+  it('writes nothing on a second resync over what the first one wrote', async () => {
     const first = memoryDeps([web, db], pods);
     await runResync(first.deps);
     const second = memoryDeps(first.statuses.sets(), pods);
@@ -144,7 +144,7 @@ describe('a resync', () => {
       expect(result).toMatchObject({ statusesWritten: 0, statusesUnchanged: 1, errors: [] });
     });
 
-    it('leaves a set whose selector changed for the next pass, and writes the others', async () => {
+    it('leaves a set whose selector changed for the next resync, and writes the others', async () => {
       const newer = storedSet('web-agent', { selector: { matchLabels: { app: 'shop' } } });
       newer.metadata = { ...newer.metadata, resourceVersion: '2' };
       const statuses = memoryStatusWriter([newer, db]);
@@ -301,7 +301,7 @@ describe('a resync', () => {
       ]);
     });
 
-    it('reports an event that cannot be recorded, still writes the status, and tries again next pass', async () => {
+    it('reports an event that cannot be recorded, still writes the status, and tries again next resync', async () => {
       let fail = true;
       const recorded: string[] = [];
       const sink: SidecarSetEventSink = {

@@ -55,7 +55,7 @@ describe('a revision write that fails', () => {
     expect(kept).toMatch(/…\[\d+ characters left out\]…/);
   });
 
-  describe('on one set’s pass (a set with pods to roll)', () => {
+  describe('on one set’s reconcile (a set with pods to roll)', () => {
     function deps(revisions: RevisionStore) {
       const set = rolloutSet();
       const events = memoryEventSink();
@@ -105,19 +105,19 @@ describe('a revision write that fails', () => {
       expect(events.events.map((e) => e.reason)).toEqual([REVISION_WRITE_FAILED, REVISION_WRITE_FAILED, 'RolloutProgressing']);
     });
 
-    it('says so in the pass errors when the Event cannot be recorded either', async () => {
+    it('says so in the reconcile errors when the Event cannot be recorded either', async () => {
       const { set, setDeps } = deps(refusingStore());
       const result = await reconcileSet(set, { ...setDeps, events: { record: () => Promise.reject(new Error('events are forbidden')) } });
       expect(result.errors.map((e) => e.operation)).toEqual(['record event', 'register the revision']);
     });
   });
 
-  it('on the full pass, an idle set (nothing to roll) is recorded once, and its resting state is not reported over it pass after pass', async () => {
+  it('on a resync, an idle set (nothing to roll) is recorded once, and its resting state is not reported over it resync after resync', async () => {
     const set = rolloutSet();
     const pods = memoryPods([]);
     const events = memoryEventSink();
     const states = rolloutStateEvents();
-    const pass = () =>
+    const resync = () =>
       runResync({
         sidecarSets: memorySidecarSetSource([set]),
         pods: memoryPodPages([]),
@@ -134,9 +134,9 @@ describe('a revision write that fails', () => {
           states,
         },
       });
-    const first = await pass();
-    await pass();
-    await pass();
+    const first = await resync();
+    await resync();
+    await resync();
     expect(first.errors).toEqual([expect.objectContaining({ sidecarSet: 'test-sidecarset', operation: 'register the revision', message: expect.stringContaining(REFUSAL) })]);
     expect(events.events.map((e) => `${e.type} ${e.reason}`)).toEqual([`Warning ${REVISION_WRITE_FAILED}`]);
   });

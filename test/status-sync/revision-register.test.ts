@@ -132,7 +132,7 @@ describe('registerRevision', () => {
   });
 });
 
-describe('registering pass after pass in one process (memoisedRevisionFacts)', () => {
+describe('registering reconcile after reconcile in one process (memoisedRevisionFacts)', () => {
   /** The set as the API server stores it: a uid and a resourceVersion. */
   const stored = (set: SidecarSet, resourceVersion: string): SidecarSet => ({ ...set, metadata: { ...set.metadata, uid: 'uid-1', resourceVersion } });
   /** Counts every read of the revisions' data, which is what encoding them again costs. */
@@ -153,12 +153,12 @@ describe('registering pass after pass in one process (memoisedRevisionFacts)', (
     return { revisions: out, reads: () => reads };
   }
 
-  it('works out an unchanged set once and compares its stored revisions once, however many passes', async () => {
+  it('works out an unchanged set once and compares its stored revisions once, however many reconciles', async () => {
     const store = memoryRevisionStore(historyOf(V1, V2));
     const { revisions, reads } = counted([...(await store.list('test-sidecarset'))]);
     const { factsOf, memo } = memoisedRevisionFacts();
     const set = stored(V2, '7');
-    for (let pass = 0; pass < 5; pass++) {
+    for (let i = 0; i < 5; i++) {
       const registration = await registerRevision(set, revisions, store, undefined, factsOf);
       expect(registration).toMatchObject({ latestRevision: currentRevisionName(V2), writes: 0 });
     }

@@ -164,7 +164,7 @@ describeWithControlPlane('rolling back a set whose sidecar holds & < > U+2028 U+
     expect(await storedData(back.latestRevision)).toBe(rawData);
   });
 
-  it('tells a revision write the API server refuses: a Warning Event on the SidecarSet naming the revision, the whole reason in the pass error', async () => {
+  it('tells a revision write the API server refuses: a Warning Event on the SidecarSet naming the revision, the whole reason in the reconcile error', async () => {
     // The functions identity may write revisions in kruise-system only: here the refusal is the API server's own 403.
     const kc = kubeConfigClient(parseKubeConfig(cp().kubeconfig('functions'), 'test'));
     const set = shellSet('shell:refused', 'refused');

@@ -62,7 +62,7 @@ describe('rolloutStateEvents', () => {
     ]).toEqual(['RolloutProgressing', undefined, undefined, undefined, undefined, 'RolloutFinished', undefined]);
   });
 
-  it('reports a stalled rollout once, and not again while a pass finds it unmoved', () => {
+  it('reports a stalled rollout once, and not again while a reconcile finds it unmoved', () => {
     const notices = rolloutStateEvents();
     const limit = { kind: 'max-unavailable', unavailable: 2, maxUnavailable: 2 } as const;
     const seen = (state: ReturnType<typeof rolloutState>) => {

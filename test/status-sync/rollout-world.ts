@@ -1,4 +1,4 @@
-/** One SidecarSet's rollout world in memory for the set-pass and pace tables: its ports, and every write logged in order. */
+/** One SidecarSet's rollout world in memory for the set-reconcile and controller tables: its ports, and every write logged in order. */
 import { memoryNamespaceSource } from '../../lib/adapters/memory.ts';
 import { memoryPods, memoryRevisionStore } from '../../lib/adapters/memory-rollout.ts';
 import { memoryEventSink, memoryPodEventSink, memoryStatusWriter } from '../../lib/adapters/memory-status-sync.ts';

@@ -80,7 +80,7 @@ function lagging(w: ReturnType<typeof world>, lagMs: number, onTime: string): vo
 }
 
 describe('runController', () => {
-  it('follows a set, pass after pass as its updated pods restart, until the rollout finished', async () => {
+  it('follows a set, reconcile after reconcile as its updated pods restart, until the rollout finished', async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 5, 0, 0));
     // The kubelet: each pod patched restarts a moment later (a change the loop did not make).
@@ -92,30 +92,30 @@ describe('runController', () => {
     expect(w.cluster.pods().every((p) => p.spec?.containers[0]?.image === NEW_IMAGE)).toBe(true);
   });
 
-  it('wakes for a pod ready again, not for the restarts of the batch it wrote (a pass then finds every slot still taken)', async () => {
+  it('wakes for a pod ready again, not for the restarts of the batch it wrote (a reconcile then finds every slot still taken)', async () => {
     const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 2 });
     const w = world(set, podsOf(set, 5, 0, 0));
     // The kubelet: each pod patched restarts a moment later, not ready until told below.
     const written = kubeletAfterWrites(w, restarting);
-    let passes = 0;
+    let reconciles = 0;
     const stop = new AbortController();
-    const following = runController([SET], { ...w.deps, onReconcile: () => { passes++; } }, WATCH_ONLY, AbortSignal.any([stop.signal, safety()]));
+    const following = runController([SET], { ...w.deps, onReconcile: () => { reconciles++; } }, WATCH_ONLY, AbortSignal.any([stop.signal, safety()]));
     const until = async (done: () => boolean) => {
       while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
     };
     await until(() => w.cluster.pods().filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'False')).length === 2);
-    // Time for a pass the restarts would have woken.
+    // Time for a reconcile the restarts would have woken.
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect({ passes, written }).toEqual({ passes: 1, written: ['p-00000', 'p-00001'] });
+    expect({ reconciles, written }).toEqual({ reconciles: 1, written: ['p-00000', 'p-00001'] });
     // One pod ready again frees one slot: a reconcile, which writes the next pod into it.
     w.cluster.update('default', 'p-00000', restarted);
     await until(() => written.length === 3);
-    expect({ passes, written }).toEqual({ passes: 2, written: ['p-00000', 'p-00001', 'p-00002'] });
+    expect({ reconciles, written }).toEqual({ reconciles: 2, written: ['p-00000', 'p-00001', 'p-00002'] });
     stop.abort();
     await following;
   });
 
-  it('plans its requeued passes from the watched pods: the set\'s pods are listed once, not once per pass', async () => {
+  it('plans its requeued reconciles from the watched pods: the set\'s pods are listed once, not once per reconcile', async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 6, 0, 0));
     let lists = 0;
@@ -146,12 +146,12 @@ describe('runController', () => {
     const setStatuses = w.deps.statuses;
     w.deps.statuses = { ...setStatuses, patchStatus: (name, rv, status, signal) => { statuses.push(status); return setStatuses.patchStatus(name, rv, status, signal); } };
     const stop = new AbortController();
-    let passes = 0;
-    const following = runController([SET], { ...w.deps, onReconcile: () => { passes++; } }, { ...WATCH_ONLY, catchUpMs: 5_000 }, AbortSignal.any([stop.signal, safety()]));
-    await until(() => passes === 1);
+    let reconciles = 0;
+    const following = runController([SET], { ...w.deps, onReconcile: () => { reconciles++; } }, { ...WATCH_ONLY, catchUpMs: 5_000 }, AbortSignal.any([stop.signal, safety()]));
+    await until(() => reconciles === 1);
     // Another pod changes while Ready at once (accepted by the predicate): the second reconcile starts long before the watch tells the first reconcile's writes.
     w.cluster.update('default', 'p-00004', (pod) => void (pod.metadata = { ...pod.metadata, labels: { ...pod.metadata?.labels, touched: 'yes' } }));
-    await until(() => passes === 2);
+    await until(() => reconciles === 2);
     stop.abort();
     const summary = await following;
     expect(summary).toMatchObject({ podsUpdated: 2, conflicts: 0, errors: [] });
@@ -166,11 +166,11 @@ describe('runController', () => {
     const w = world(set, podsOf(set, 5, 0, 0));
     lagging(w, 2_000, 'p-00004');
     const stop = new AbortController();
-    let passes = 0;
-    const following = runController([SET], { ...w.deps, onReconcile: () => { passes++; } }, { ...WATCH_ONLY, catchUpMs: 100 }, AbortSignal.any([stop.signal, safety()]));
-    await until(() => passes === 1);
+    let reconciles = 0;
+    const following = runController([SET], { ...w.deps, onReconcile: () => { reconciles++; } }, { ...WATCH_ONLY, catchUpMs: 100 }, AbortSignal.any([stop.signal, safety()]));
+    await until(() => reconciles === 1);
     w.cluster.update('default', 'p-00004', (pod) => void (pod.metadata = { ...pod.metadata, labels: { ...pod.metadata?.labels, touched: 'yes' } }));
-    await until(() => passes === 2);
+    await until(() => reconciles === 2);
     stop.abort();
     const summary = await following;
     expect(summary).toMatchObject({ podsUpdated: 2, conflicts: 0, errors: [] });
@@ -250,7 +250,7 @@ describe('runController', () => {
     expect(w.log.filter((line) => line.startsWith('condition')).sort()).toEqual(['p-00000', 'p-00001', 'p-00002', 'p-00003', 'p-00004'].map((name) => `condition ${name} True`));
   });
 
-  it('leaves a pod whose condition is still on its way to a later pass, and passes again once it is written (a HotUpgrade flip)', async () => {
+  it('leaves a pod whose condition is still on its way to a later reconcile, and reconciles again once it is written (a HotUpgrade flip)', async () => {
     const set = hotSet('mesh:v2', '999', { type: 'RollingUpdate', maxUnavailable: 1 });
     const w = world(set, [injected('mesh:v1', 'a')]);
     // The kubelet: the new container starts ready a moment after the patch.
@@ -269,7 +269,7 @@ describe('runController', () => {
     };
     const deferred: number[] = [];
     const following = runController(['hot-set'], { ...w.deps, onReconcile: (r) => void deferred.push(r.deferred ?? 0) }, WATCH_ONLY, AbortSignal.any([safety()]));
-    // The pass the ready container wakes finds the pod's condition pending: no flip yet.
+    // The reconcile the ready container wakes finds the pod's condition pending: no flip yet.
     await until(() => deferred.includes(1));
     expect(w.log.filter((line) => line === 'patch a')).toHaveLength(1);
     open();
@@ -279,7 +279,7 @@ describe('runController', () => {
     expect(w.log.indexOf('condition a True')).toBeLessThan(w.log.lastIndexOf('patch a'));
   });
 
-  it('reads the set and its revisions at once in a requeued pass, not one after the other', async () => {
+  it('reads the set and its revisions at once in a requeued reconcile, not one after the other', async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 4, 0, 0));
     kubeletAfterWrites(w, restarted);
@@ -301,7 +301,7 @@ describe('runController', () => {
     expect(together).toBe(summary.reconciles);
   });
 
-  it('reads the set for its next pass while a change settles, not after', async () => {
+  it('reads the set for its next reconcile while a change settles, not after', async () => {
     const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 2 });
     const w = world(set, podsOf(set, 5, 0, 0));
     const written = kubeletAfterWrites(w, restarting);
@@ -333,7 +333,7 @@ describe('runController', () => {
     expect(summary.reconciles).toBeGreaterThanOrEqual(2);
   });
 
-  it('leaves a set its pass finds stalled (updated pods unavailable for the threshold, by their update times) at once, recorded once with the reason', async () => {
+  it('leaves a set its reconcile finds stalled (updated pods unavailable for the threshold, by their update times) at once, recorded once with the reason', async () => {
     const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 2 });
     // Two pods updated long before NOW whose new image cannot be pulled; three wait behind them.
     const pods = podsOf(set, 5, 2, 2).map((pod, i) => {
@@ -349,7 +349,7 @@ describe('runController', () => {
     expect(w.events.events[0]?.message).toContain('ImagePullBackOff: 2 pod(s) (default/p-00000, default/p-00001)');
   });
 
-  it("waits out its interval when the watch fails at once ('error'), rather than passing again and again", async () => {
+  it("waits out its interval when the watch fails at once ('error'), rather than reconciling again and again", async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 5, 0, 0));
     w.deps.rollout.setPods = { ...w.deps.rollout.setPods, changed: () => Promise.resolve('error' as const) };
@@ -366,7 +366,7 @@ describe('runController', () => {
     expect(summary).toMatchObject({ reconciles: 1, podsUpdated: 0, stalled: [], unfinished: [], errors: [] });
   });
 
-  it('waits until an admitted change is visible in the API server, then runs its pass', async () => {
+  it('waits until an admitted change is visible in the API server, then reconciles it', async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 5, 0, 0));
     const log: string[] = [];
@@ -391,7 +391,7 @@ describe('runController', () => {
     expect(summary).toMatchObject({ podsUpdated: 2, stalled: [SET] });
   });
 
-  it('runs the pass on what is stored when an admitted change never shows (another webhook denied it)', async () => {
+  it('reconciles what is stored when an admitted change never shows (another webhook denied it)', async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 5, 0, 0));
     const queue = admittedQueue();
@@ -402,7 +402,7 @@ describe('runController', () => {
     expect(summary).toMatchObject({ podsUpdated: 2, stalled: [SET] });
   });
 
-  it('never runs two passes of one set at once, with changes admitted and pods changing meanwhile', async () => {
+  it('never runs two reconciles of one set at once, with changes admitted and pods changing meanwhile', async () => {
     const set = storedRolloutSet();
     const w = world(set, podsOf(set, 5, 0, 0));
     let active = 0;
@@ -453,9 +453,9 @@ describe('runController', () => {
         }),
     };
     const controller = new AbortController();
-    let passes = 0;
-    const following = runController([SET], { ...w.deps, onReconcile: () => { passes++; } }, WATCH_ONLY, AbortSignal.any([controller.signal, safety()]));
-    await until(() => passes === 1);
+    let reconciles = 0;
+    const following = runController([SET], { ...w.deps, onReconcile: () => { reconciles++; } }, WATCH_ONLY, AbortSignal.any([controller.signal, safety()]));
+    await until(() => reconciles === 1);
     const stopped = performance.now();
     controller.abort(new Error('stopping'));
     const summary = await following;

@@ -88,7 +88,7 @@ describe('the SidecarSet index', () => {
     );
   });
 
-  it('gives a pass the statuses that computing every set over every pod gives', async () => {
+  it('gives a resync the statuses that computing every set over every pod gives', async () => {
     await fc.assert(
       fc.asyncProperty(sets, pods, async (setList, podSpecs) => {
         const podList = podsFrom(podSpecs);
@@ -131,7 +131,7 @@ describe('the SidecarSet index', () => {
   });
 });
 
-describe('computeStatus and the pass agree on a namespaceSelector set', () => {
+describe('computeStatus and the resync agree on a namespaceSelector set', () => {
   it('when the namespace labels come from the Namespace source', async () => {
     const s: SidecarSet = { metadata: { name: 's', annotations: { 'kruise.io/sidecarset-hash': 'h' }, generation: 1 }, spec: { namespaceSelector: { matchLabels: { env: 'prod' } }, selector: { matchLabels: { app: 'web' } }, containers: [{ name: 's-sidecar', image: 'x' }] } };
     const podList = [listedPod({ namespace: 'shop', injected: { s: 'h' } }), listedPod({ namespace: 'lab', injected: { s: 'h' } })];

@@ -32,7 +32,7 @@ import { EMPTY, hotSet, injected, kubelet } from '../rollout/hot-fixtures.ts';
 
 const NS = 'rolling';
 
-describeWithControlPlane('one set’s pass on a real kube-apiserver, as the functions identity', () => {
+describeWithControlPlane('one set’s reconcile on a real kube-apiserver, as the functions identity', () => {
   let controlPlane: ControlPlane | undefined;
   const cp = (): ControlPlane => {
     if (controlPlane === undefined) throw new Error('the control plane did not start');
@@ -132,7 +132,7 @@ describeWithControlPlane('one set’s pass on a real kube-apiserver, as the func
     expect(result.watch?.own.has(p1?.metadata?.resourceVersion ?? '')).toBe(true);
   });
 
-  it('does not flip a hot pod that changed behind the pass (a conflict, no event); the next pass flips it and tells the pod', async () => {
+  it('does not flip a hot pod that changed behind the reconcile (a conflict, no event); the next reconcile flips it and tells the pod', async () => {
     const ns = 'hot-flip';
     await createNamespace(cp(), ns);
     const hot = hotSet('mesh:v2', '999');

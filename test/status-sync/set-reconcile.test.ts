@@ -33,7 +33,7 @@ describe('reconcileSet', () => {
     expect(events.events.at(-1)).toMatchObject({ sidecarSet: { name: 'test-sidecarset', uid: 'uid-1' }, reason: 'RolloutProgressing' });
   });
 
-  it('tells the rollout with the counts the pass leaves: the pods it just updated are updated and no longer ready, the stored status keeps what it listed', async () => {
+  it('tells the rollout with the counts the reconcile leaves: the pods it just updated are updated and no longer ready, the stored status keeps what it listed', async () => {
     const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 3 });
     const { deps, events, statuses } = world(set, podsOf(set, 12, 0, 0));
     const result = await reconcileSet(set, deps, ONE_AT_A_TIME);
@@ -90,7 +90,7 @@ describe('reconcileSet', () => {
     expect(log).not.toContain('condition p-00000 True');
   });
 
-  it('passes over a pod whose deletion began since the list (Kruise 1.9 #2472: 1.8 panicked, 1.9 stops the pass): the others are updated, it is matched no more', async () => {
+  it('passes over a pod whose deletion began since the list (Kruise 1.9 #2472: 1.8 panicked, 1.9 stops the reconcile): the others are updated, it is matched no more', async () => {
     const set = storedRolloutSet();
     const { deps, cluster } = world(set, podsOf(set, 5, 0, 0));
     deps.rollout.setPods = {
@@ -112,7 +112,7 @@ describe('reconcileSet', () => {
     expect(imageOf(cluster, 'p-00000')).toBe(OLD_IMAGE);
   });
 
-  it('stops the set at a status conflict: no pod is written and the set is decided again next pass', async () => {
+  it('stops the set at a status conflict: no pod is written and the set is decided again next reconcile', async () => {
     const set = storedRolloutSet();
     const stale = { ...set, metadata: { ...set.metadata, resourceVersion: '0' } };
     const { deps, log, cluster } = world(set, podsOf(set, 5, 0, 0));
@@ -267,11 +267,11 @@ describe('reconcileSet', () => {
     expect(result.podsUpdated).toBe(2);
   });
 
-  it('reports the rollout state once per change across passes', async () => {
+  it('reports the rollout state once per change across reconciles', async () => {
     const set = storedRolloutSet();
     const { deps, statuses, events } = world(set, podsOf(set, 5, 0, 0));
     const states: (string | undefined)[] = [];
-    for (let pass = 0; pass < 3; pass++) {
+    for (let i = 0; i < 3; i++) {
       const current = (await statuses.get('test-sidecarset')) as SidecarSet;
       const result = await reconcileSet(current, deps, ONE_AT_A_TIME);
       states.push(result.stateChange === undefined ? undefined : result.stateChange.split(':')[0]);
@@ -282,7 +282,7 @@ describe('reconcileSet', () => {
     expect(events.events.map((e) => e.reason)).toEqual(['RolloutProgressing']);
   });
 
-  it('reports a state Event that failed again next pass, and the failure as an error', async () => {
+  it('reports a state Event that failed again next reconcile, and the failure as an error', async () => {
     const set = storedRolloutSet({ type: 'NotUpdate' });
     let fail = true;
     const { deps, events, statuses } = world(set, podsOf(set, 2, 0, 0), {
@@ -350,7 +350,7 @@ describe('reconcileSet', () => {
     expect(result.errors.map((e) => e.operation)).toEqual(['plan the update of pod default/p-00000']);
   });
 
-  it('tells a pod failing the same way once, not every pass', async () => {
+  it('tells a pod failing the same way once, not every reconcile', async () => {
     const set = mergingSet();
     const { deps, events, statuses } = world(set, podsOf(set, 2, 0, 0).map((p) => withAnnotation(p, 'not json')));
     await reconcileSet(set, deps, ONE_AT_A_TIME);
@@ -358,7 +358,7 @@ describe('reconcileSet', () => {
     expect(events.events.filter((e) => e.reason === 'PodUpdateFailed').map((e) => e.message.slice(0, 20))).toEqual(['pod default/p-00000 ', 'pod default/p-00001 ']);
   });
 
-  it('tells at most five failing pods a pass one by one, then one Event for the rest', async () => {
+  it('tells at most five failing pods a reconcile one by one, then one Event for the rest', async () => {
     const set = storedRolloutSet({ type: 'RollingUpdate', maxUnavailable: 10 });
     const { deps, events } = world(set, podsOf(set, 8, 0, 0));
     const pods = deps.rollout.pods;
@@ -396,7 +396,7 @@ describe('reconcileSet', () => {
     expect(revisions.writes.at(-1)).toEqual({ kind: 'delete', target: seeded.metadata?.name });
   });
 
-  it('reports a failed revision delete as an error and finishes the pass', async () => {
+  it('reports a failed revision delete as an error and finishes the reconcile', async () => {
     const old = storedRolloutSet(undefined, (s) => {
       s.spec = { ...s.spec!, containers: (s.spec!.containers ?? []).map((c) => ({ ...c, image: 'centos:6.5' })) };
     });

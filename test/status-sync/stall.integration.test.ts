@@ -105,14 +105,14 @@ describeWithControlPlane('a stalled rollout on a real kube-apiserver with the te
       const res = await cp().request('admin', 'GET', `/api/v1/namespaces/${EVENT_NAMESPACE}/events?fieldSelector=${encodeURIComponent(`involvedObject.kind=SidecarSet,involvedObject.uid=${set.metadata?.uid ?? ''},reason=RolloutStalled`)}`);
       return (JSON.parse(res.body) as { items: { message: string }[] }).items;
     };
-    const passes: Awaited<ReturnType<typeof reconcileSet>>[] = [];
+    const reconciles: Awaited<ReturnType<typeof reconcileSet>>[] = [];
     for (let n = 0; n < 3; n++) {
       const cold = freshDeps(set, 1_500).deps;
       cold.events = kubeEventSink(kc);
       cold.rollout.states = rolloutStateEvents(kubeRecordedStalls(kc));
-      passes.push(await reconcileSet(set, cold));
+      reconciles.push(await reconcileSet(set, cold));
     }
-    expect(passes.map((p) => [p.errors, p.stateChange?.slice(0, 'stalled:'.length), p.inFlight])).toEqual([
+    expect(reconciles.map((p) => [p.errors, p.stateChange?.slice(0, 'stalled:'.length), p.inFlight])).toEqual([
       [[], 'stalled:', false],
       [[], undefined, false],
       [[], undefined, false],

@@ -1,4 +1,4 @@
-/** The per-pod view (`--pods SET`): each matched pod's row, decided as the reconciler's pass decides, and its table. */
+/** The per-pod view (`--pods SET`): each matched pod's row, decided as the set's reconcile decides, and its table. */
 import { describe, expect, it } from '@jest/globals';
 import { applyPatch } from '../../lib/admission/json-patch-apply.ts';
 import type { Pod } from '../../lib/kube/types.ts';

@@ -47,7 +47,7 @@ describe('a set’s row', () => {
     });
   });
 
-  it('says what the reconciler’s pass says: its state’s reason and its waiting message, for every case of the plan', () => {
+  it('says what the set’s reconcile says: its state’s reason and its waiting message, for every case of the plan', () => {
     const cases: [SidecarSetUpdateStrategy, PodOptions[]][] = [
       [{}, [{ name: 'a' }, { name: 'b', updated: true, ready: false }]],
       [{ partition: 1 }, [{ name: 'a' }, { name: 'b', updated: true }]],
@@ -114,7 +114,7 @@ describe('every set’s row from the lists of their scopes', () => {
     expect(rows.map((r) => [r.name, r.counts?.matchedPods])).toEqual([['a-set', 1], ['b-set', 2], ['c-set', 0]]);
   });
 
-  it('decides a set with no usable selector over no pods, as the pass does', () => {
+  it('decides a set with no usable selector over no pods, as the resync does', () => {
     const set = rolloutSet({ name: 'odd' });
     set.spec = { ...set.spec, selector: { matchExpressions: [{ key: 'app', operator: 'Sideways' }] } };
     expect(podScopes([set])).toEqual([]);

@@ -2,7 +2,7 @@
  * `npm run -s status` against a real kube-apiserver: the CLI runs as a child
  * process with a kubeconfig to the test API server, as a user runs it,
  * while the test kubelet restarts updated sidecars and the reconciler's
- * passes (composed as on AWS, as the functions' identity) roll a set. It
+ * resyncs (composed as on AWS, as the functions' identity) roll a set. It
  * checks the table for a set before its status is written, mid-rollout and
  * finished; that --watch appends a table when a set changes and exits 0 on
  * SIGINT, and exits 1 with one line when the API server goes away; the
@@ -146,8 +146,8 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
       'view   3         0*        3       0*              Progressing   webhook   [....................]   0%   1 pod(s) due for update; maxUnavailable 1 reached: the next pods wait until updated ones are ready (0 updated and not ready before this reconcile)',
     );
 
-    const pass = await statusSync.resync();
-    expect(pass.rollout?.podsUpdated).toBe(1);
+    const resynced = await statusSync.resync();
+    expect(resynced.rollout?.podsUpdated).toBe(1);
     await updatedAndReady(1);
     const mid = await run(['--kubeconfig', kubeconfig]);
     expect(mid.code).toBe(0);
@@ -226,8 +226,8 @@ describeWithControlPlane('npm run -s status on a real API server', () => {
     await updateSidecarImage(cluster.cp, await readSet(cluster.cp, SET), BAD_IMAGE);
     const resumed = await cluster.cp.request('admin', 'PATCH', `/apis/apps.kruise.io/v1alpha1/sidecarsets/${SET}`, { spec: { updateStrategy: { paused: false } } }, 'application/merge-patch+json');
     expect(resumed.status).toBe(200);
-    const pass = await statusSync.resync();
-    expect(pass.rollout?.podsUpdated).toBe(1);
+    const resynced = await statusSync.resync();
+    expect(resynced.rollout?.podsUpdated).toBe(1);
     await until(async () => (await listPods(cluster.cp, SET)).items.some((p) => sidecarWaiting(p) === 'ImagePullBackOff'), 'the kubelet backing off the bad image');
     const pulling = (await listPods(cluster.cp, SET)).items.find((p) => specImage(p) === BAD_IMAGE)?.metadata?.name ?? '';
 

@@ -145,7 +145,7 @@ describe('renderManifests', () => {
     expect(JSON.stringify(hooks[1]?.namespaceSelector)).toContain('infra');
   });
 
-  it('declares the side effect of the webhooks that start passes (NoneOnDryRun: never on a dry run), and none for the others', async () => {
+  it('declares the side effect of the webhooks that start reconciles (NoneOnDryRun: never on a dry run), and none for the others', async () => {
     const out = docs(await renderManifests(['--function-urls', outputsFile, '--secret-file', secretFile, '--only', 'webhooks']));
     const hooks = out.flatMap((d) => d.webhooks ?? []);
     expect(hooks.map((h) => [h.name, h.sideEffects])).toEqual([

@@ -51,7 +51,7 @@ describe('the function descriptors', () => {
     }
   });
 
-  it('give the composition what each function reads and whether it starts a pass', () => {
+  it('give the composition what each function reads and whether it starts a reconcile', () => {
     for (const d of FUNCTION_DESCRIPTORS) {
       expect(needsCluster(d.name)).toBe(readsCluster(d));
       expect(triggersRollout(d.name)).toBe(d.triggersReconcile);

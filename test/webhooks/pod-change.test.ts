@@ -1,6 +1,6 @@
 /**
  * The pod-change webhook and pod-inject's pod triggers
- * (docs/RECONCILER.md, "A pod change starts a pass"): they answer as they
+ * (docs/RECONCILER.md, "A pod change starts a reconcile"): they answer as they
  * would without a reconciler, whatever the trigger does; they trigger the
  * sets the pod was (or is being) injected with, and only for changes that
  * move those sets' counts; never on a dry run.

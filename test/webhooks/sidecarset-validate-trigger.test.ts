@@ -74,7 +74,7 @@ function allowedOf(response: HttpResponse): unknown {
 
 const warnings = (logs: Record<string, unknown>[]) => logs.filter((line) => line.level === 'warn');
 
-describe('sidecarset-validate: an admitted change starts the reconciler pass', () => {
+describe('sidecarset-validate: an admitted change starts the set’s reconcile', () => {
   it('tells the trigger about an admitted CREATE: name, uid, operation and an empty resourceVersion', async () => {
     const { trigger, told } = recordingTrigger();
     const { response, logs } = await validate(createReview(), { rollout: trigger });
