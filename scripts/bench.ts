@@ -2,9 +2,9 @@
  * `npm run bench`: every benchmark of issue 8 with its floor, measured in the
  * same run; prints the tables and writes docs/BENCHMARKS.md.
  *
- *   npm run bench -- [--only admission|kruise|http|cold-start|reconciler|pass-100k|freshness|reads|rollout|pod-triggers|controller|injection|sets-at-once[,...]] [--quick] [--out FILE] [--strict]
+ *   npm run bench -- [--only admission|kruise|http|cold-start|reconciler|resync-100k|freshness|reads|rollout|pod-triggers|controller|injection|sets-at-once[,...]] [--quick] [--out FILE] [--strict]
  *
- * pass-100k (100,000 pods) runs only when --only names it.
+ * resync-100k (100,000 pods) runs only when --only names it.
  *
  * Exits 0 whether targets are met or missed unless --strict is given, then 1
  * on any MISS (after the report is written); 2 on a bad command line.
@@ -53,7 +53,7 @@ const runners: Record<SectionId, () => Promise<SectionReport>> = {
   http: () => httpSection(settings.http),
   'cold-start': () => coldStartSection(settings.coldStart),
   reconciler: () => reconcilerSection(settings.reconciler, log),
-  'pass-100k': () => resync100kSection(settings.resync100k, log),
+  'resync-100k': () => resync100kSection(settings.resync100k, log),
   freshness: () => freshnessSection(settings.freshness, log),
   reads: () => heavyReadsSection(settings.reads, log),
   rollout: () => rolloutSection(settings.rollout, log),

@@ -48,8 +48,7 @@ export function parseAdmittedEvent(event: unknown): (AdmittedSidecarSet & { sent
 /**
  * The event status-sync sends itself (an asynchronous invoke) when its
  * controller's budget ends with rollouts still in flight, so that they go on at
- * once instead of at the next scheduled tick (docs/RELIABILITY.md,
- * "Continuing a rollout").
+ * once instead of at the next scheduled tick (a self-requeue: docs/RECONCILER.md).
  */
 export const CONTINUE_EVENT_KIND = 'StatusSyncContinue';
 

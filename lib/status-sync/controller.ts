@@ -4,7 +4,7 @@
  * name (reconcile.ts) answers requeue-after, done or stalled.
  *
  * Sources: the names handed over (the full resync's sets in flight, a
- * continuation's), admitted changes once stored (admitted-source.ts), the
+ * self-requeue's), admitted changes once stored (admitted-source.ts), the
  * watch on each requeued set's pods (an accepted change is debounced so related changes
  * land, then adds the name), the end of the deferred writes a reconcile left pods to, and
  * Reconcile's own requeue-after. A failed Reconcile is added again after

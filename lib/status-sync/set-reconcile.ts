@@ -332,13 +332,13 @@ async function writeStatus(
       return (await deps.statuses.patchStatus(name, stringOf(current.metadata?.resourceVersion), status, signal)) === 'written' ? 'written' : 'gone';
     } catch (error) {
       if (!(error instanceof StatusConflictError)) throw error;
-      if (!reread) throw new Error('the SidecarSet changed during the pass; it is decided again next pass');
+      if (!reread) throw new Error('the SidecarSet changed during the reconcile; it is decided again next reconcile');
       if (attempt >= maxWriteAttempts) throw new StatusNotWrittenError(name, `the SidecarSet kept changing: ${maxWriteAttempts} writes conflicted`, { cause: error });
     }
     const fresh = await deps.statuses.get(name, signal);
     if (fresh === undefined) return 'gone';
     if (statusInputsKey(fresh) !== inputs) {
-      throw new StatusNotWrittenError(name, 'the SidecarSet changed which pods it selects during the pass; its status is computed again next pass');
+      throw new StatusNotWrittenError(name, 'the SidecarSet changed which pods it selects during the reconcile; its status is computed again next reconcile');
     }
     current = fresh;
   }

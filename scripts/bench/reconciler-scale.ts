@@ -29,7 +29,7 @@ export function pastMeasuredScaleNotes(f: ScaleFigures): string[] {
   const pages = (pods: number) => count(Math.ceil(pods / f.pageSize));
   // Said from the figures, not assumed: a quiet machine's resync of 100,000 pods fits the minute, a loaded one's does not.
   const outlasts = (pods: number) =>
-    seconds(pods) > 60 ? `At ${count(pods)} pods a pass already outlasts its one-minute schedule (${seconds(pods).toFixed(0)} s).` : `At ${count(pods)} pods a pass fits its one-minute schedule (${seconds(pods).toFixed(0)} s); larger clusters outlast it.`;
+    seconds(pods) > 60 ? `At ${count(pods)} pods a resync already outlasts its one-minute schedule (${seconds(pods).toFixed(0)} s).` : `At ${count(pods)} pods a resync fits its one-minute schedule (${seconds(pods).toFixed(0)} s); larger clusters outlast it.`;
   const againstLimits = (s: number) =>
     s > 900 ? "past Lambda's 15-minute ceiling" : s > f.timeoutSeconds ? `past the configured ${f.timeoutSeconds} s timeout, inside Lambda's 15 minutes` : `inside the configured ${f.timeoutSeconds} s timeout, but many times the one-minute schedule`;
   return [

@@ -1,5 +1,5 @@
 /**
- * Section 4b, opt-in (`npm run bench -- --only pass-100k`; it takes
+ * Section 4b, opt-in (`npm run bench -- --only resync-100k`; it takes
  * minutes): one resync over 100,000 pods and 1,000 SidecarSets on the
  * real control plane, against the list floor of the same pods from the same
  * API server. Seeding is not measured: the pods are created by concurrent
@@ -250,10 +250,10 @@ export async function measureResync100k(cp: ControlPlane, settings: Resync100kSe
     const lastResync = resyncs.at(-1);
     const lastFloor = floors.at(-1);
     return {
-      id: 'pass-100k',
+      id: 'resync-100k',
       title: `4b. Reconciler at ${settings.pods.toLocaleString('en-US')} pods (${settings.sets.toLocaleString('en-US')} SidecarSets, real control plane; opt-in)`,
       method: [
-        `Opt-in: \`npm run bench -- --only pass-100k\`. A real etcd and kube-apiserver on 127.0.0.1 hold ${settings.sets.toLocaleString('en-US')} SidecarSets (set j selects app-j; every tenth also has a namespaceSelector) and ${settings.pods.toLocaleString('en-US')} pods in ${NAMESPACES} namespaces, each a copy of its app's template as pod-inject made it: one app container and the sidecar of the one set selecting it (leaner than section 4's 9 kB pod). Seeding (${num(seedSeconds, 0)} s by ${SEED_CONCURRENCY} concurrent POSTs over kept-alive connections; Kubernetes has no bulk create) is not measured.`,
+        `Opt-in: \`npm run bench -- --only resync-100k\`. A real etcd and kube-apiserver on 127.0.0.1 hold ${settings.sets.toLocaleString('en-US')} SidecarSets (set j selects app-j; every tenth also has a namespaceSelector) and ${settings.pods.toLocaleString('en-US')} pods in ${NAMESPACES} namespaces, each a copy of its app's template as pod-inject made it: one app container and the sidecar of the one set selecting it (leaner than section 4's 9 kB pod). Seeding (${num(seedSeconds, 0)} s by ${SEED_CONCURRENCY} concurrent POSTs over kept-alive connections; Kubernetes has no bulk create) is not measured.`,
         'Resync and floor as in section 4, each in a fresh process, alternating. CPU time is the process\'s own user and system time over the timed part (`process.cpuUsage`), less sensitive than the wall time to the other work on this shared two-core machine; the load average is the one-minute figure when each run ended. Bytes are the API server\'s own sum of the pod LIST answers it wrote (`apiserver_response_sizes_sum`, as written, after gzip).',
       ],
       table: {

@@ -60,7 +60,7 @@ export function settingsFor(quick: boolean): BenchSettings {
     http: `HTTP ${s.http.runs} runs of ${s.http.durationSeconds} s per load and route`,
     'cold-start': `cold start ${s.coldStart.runs} starts per bundle`,
     reconciler: `reconciler ${s.reconciler.runs} runs each of resync and floor`,
-    'pass-100k': `resync at ${s.resync100k.pods} pods ${s.resync100k.runs} runs each of resync and floor`,
+    'resync-100k': `resync at ${s.resync100k.pods} pods ${s.resync100k.runs} runs each of resync and floor`,
     freshness: `freshness ${s.freshness.firstAnswers} first answers, ${s.freshness.runs} runs of ${s.freshness.reviewsPerRun} warm reviews per row`,
     reads: `reads ${s.reads.sets} sets of ${s.reads.labelsPerSet} labels, ${s.reads.cold} cold reviews, ${s.reads.warm} warm, ${s.reads.concurrent} at once`,
     controller: `controller: a resync of ${s.controller.sets} sets x ${s.controller.podsPerSet} pods with ${s.controller.workers.join(', ')} workers, a burst of ${s.controller.triggers} pod triggers over ${s.controller.triggerSets} sets, ${s.controller.requestMs} ms a request`,

@@ -5,13 +5,13 @@ const figures = (perPodMs: number): ScaleFigures => ({ pods: 100_000, perPodMs, 
 describe('section 4b notes past the measured size', () => {
   test('a resync that fits the minute is not said to outlast it', () => {
     const [first] = pastMeasuredScaleNotes(figures(0.27));
-    expect(first).toContain('At 100,000 pods a pass fits its one-minute schedule (27 s)');
+    expect(first).toContain('At 100,000 pods a resync fits its one-minute schedule (27 s)');
     expect(first).not.toContain('outlasts its one-minute schedule (');
   });
 
   test('a resync longer than the minute is said to outlast it', () => {
     const [first] = pastMeasuredScaleNotes(figures(0.718));
-    expect(first).toContain('At 100,000 pods a pass already outlasts its one-minute schedule (72 s)');
+    expect(first).toContain('At 100,000 pods a resync already outlasts its one-minute schedule (72 s)');
   });
 
   test.each([

@@ -84,8 +84,8 @@ describe('benchmark options', () => {
   });
 
   it('runs the 100,000-pod resync only when --only names it', () => {
-    expect(parseBenchOptions([], '/p').sections).not.toContain('pass-100k');
-    expect(parseBenchOptions(['--only', 'pass-100k'], '/p').sections).toEqual(['pass-100k']);
+    expect(parseBenchOptions([], '/p').sections).not.toContain('resync-100k');
+    expect(parseBenchOptions(['--only', 'resync-100k'], '/p').sections).toEqual(['resync-100k']);
   });
 
   it('refuses an unknown section or argument', () => {

@@ -42,7 +42,7 @@ describeWithControlPlane('the status reconciler under faults, on a real API serv
 
   it('writes no status when the pod list fails halfway (API server stopped, connection reset mid-page), and the next resync converges', async () => {
     const figures = await podListFailsHalfway(theCluster(), options);
-    expect(figures).toMatchObject({ errorsReported: 2, convergedAfterPasses: 1, minObservedMatched: figures.expectedMatched });
+    expect(figures).toMatchObject({ errorsReported: 2, convergedAfterResyncs: 1, minObservedMatched: figures.expectedMatched });
     // Both faulted resyncs wrote nothing: the 8 observed statuses are the 2 converging resyncs' 4 each.
     expect(figures).toMatchObject({ statusesWritten: 8, statusObservations: 8 });
   }, SCENARIO_TIMEOUT_MS);
@@ -56,12 +56,12 @@ describeWithControlPlane('the status reconciler under faults, on a real API serv
   it('re-reads a set changed before its status write (409), leaves a set whose selector changed to the next resync, and converges', async () => {
     const figures = await writeConflicts(theCluster(), options);
     // Labelled: 1 conflict; new hash: 1; selector changed: 1; changing before every write: 4.
-    expect(figures).toMatchObject({ conflicts: 7, errorsReported: 2, convergedAfterPasses: 1 });
+    expect(figures).toMatchObject({ conflicts: 7, errorsReported: 2, convergedAfterResyncs: 1 });
   }, SCENARIO_TIMEOUT_MS);
 
   it('writes nothing partial when the API server restarts mid-resync (between pages, in the background, between writes), and converges', async () => {
     const figures = await apiServerRestarts(theCluster(), options);
-    expect(figures).toMatchObject({ convergedAfterPasses: 1, minObservedMatched: figures.expectedMatched });
+    expect(figures).toMatchObject({ convergedAfterResyncs: 1, minObservedMatched: figures.expectedMatched });
     // The writes after the stop failed and were reported; the resyncs that converged wrote the rest.
     expect(figures.errorsReported).toBeGreaterThanOrEqual(3);
   }, SCENARIO_TIMEOUT_MS);

@@ -1,6 +1,6 @@
 /**
  * A resync over sets with nothing to roll, in the state the scale bench makes
- * (its section `--only pass-100k`): every pod injected by pod-inject with the
+ * (its section `--only resync-100k`): every pod injected by pod-inject with the
  * set's current sidecars, none ready (no kubelet). The resync's streamed
  * counts decide them: no pod list of their own and, in a process that has
  * not seen them before, no Event; and they are decided exactly as from

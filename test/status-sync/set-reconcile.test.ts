@@ -117,7 +117,7 @@ describe('reconcileSet', () => {
     const stale = { ...set, metadata: { ...set.metadata, resourceVersion: '0' } };
     const { deps, log, cluster } = world(set, podsOf(set, 5, 0, 0));
     const result = await reconcileSet(stale, deps, ONE_AT_A_TIME);
-    expect(result).toMatchObject({ status: 'not-written', podsUpdated: 0, inFlight: true, errors: [{ sidecarSet: 'test-sidecarset', operation: 'patch status', message: 'the SidecarSet changed during the pass; it is decided again next pass' }] });
+    expect(result).toMatchObject({ status: 'not-written', podsUpdated: 0, inFlight: true, errors: [{ sidecarSet: 'test-sidecarset', operation: 'patch status', message: 'the SidecarSet changed during the reconcile; it is decided again next reconcile' }] });
     expect(log).toEqual([]);
     expect(cluster.writes).toEqual([]);
   });

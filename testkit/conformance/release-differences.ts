@@ -150,9 +150,9 @@ function writtenPods(verdict: Verdict): Set<string> {
  * ResetContainer Event) and everything this project wrote and recorded,
  * Kruise 1.8 wrote and recorded too: this project did less, never else.
  */
-const passOrderOf19: ReleaseDifference = {
+const reconcileOrderOf19: ReleaseDifference = {
   line: '1.8',
-  name: 'passOrderOf19',
+  name: 'reconcileOrderOf19',
   explains(c, _comparison, ours, kruise) {
     if (c.class !== 'rollout' || ours.kind !== 'pods' || kruise.kind !== 'pods') return false;
     const theirEvents = eventKeys(kruise);
@@ -208,7 +208,7 @@ export const RELEASE_DIFFERENCES: readonly ReleaseDifference[] = [
   conversionRoundTripKeepsWhatWasWritten,
   namespaceAgainstSelectorByKeys,
   customVersionIsALabelValue,
-  passOrderOf19,
+  reconcileOrderOf19,
   prioritySortStable,
 ];
 

@@ -59,7 +59,7 @@ class Tally {
   writtenBelowTruth = 0;
   minObservedMatched = Number.POSITIVE_INFINITY;
   expectedMatched = 0;
-  convergedAfterPasses = 0;
+  convergedAfterResyncs = 0;
   readonly extra: Figures = {};
 
   add(run: ResyncRun): void {
@@ -90,7 +90,7 @@ class Tally {
       writtenBelowTruth: this.writtenBelowTruth,
       minObservedMatched: Number.isFinite(this.minObservedMatched) ? this.minObservedMatched : -1,
       expectedMatched: this.expectedMatched,
-      convergedAfterPasses: this.convergedAfterPasses,
+      convergedAfterResyncs: this.convergedAfterResyncs,
       ...this.extra,
       durationMs: Math.round(performance.now() - startedMs),
     };
@@ -210,7 +210,7 @@ async function converge(cluster: FaultCluster, recon: Reconciler, recorder: SetR
   tally.add(first);
   ensure(first.result.errors.length === 0, label, 'the first resync after the fault cleared reported errors', first.result);
   await checkConverged(cluster, `${label}, after the fault cleared`);
-  tally.convergedAfterPasses = Math.max(tally.convergedAfterPasses, 1);
+  tally.convergedAfterResyncs = Math.max(tally.convergedAfterResyncs, 1);
   await recorder.caughtUp();
   const stored = recorder.versions.length;
   const again = await recon.resync();
