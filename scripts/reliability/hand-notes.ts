@@ -18,12 +18,12 @@ export const CASE_NOTES: Readonly<Record<string, string>> = {
 | 2026-12-06 06:38, whole integration run | ~3 | 100 sets | 3,254 ms | 255 MiB | 19.9 s | 365 MiB |
 | 2026-12-06 07:30, h-fence (first page of 4 sets, spec at most 1 MiB) | 7–15 | 4 sets | 3,483 ms | 244 MiB | 46.4 s | 360 MiB |
 
-So, since issue 36 item 3's last piece: a set's spec is at most 1 MiB of JSON (validation rule 15, docs/SIDECARSET.md), and the whole list's first page asks for 4 sets (4 of the largest sets validation admits fit a page's 4 MiB target), not 100: no page of this scenario passes the 16 MiB cap, none is read twice, and every page is about 4 MiB, which a loaded API server sends well within the 5 s a call may take. A cluster of small sets reads 4, then 4 (asked for as soon as the first page's head arrives), then 100 a page. The scenario's sets are 41 of just under 1 MiB (40.8 MiB), each valid under the new rule. What a cold pod-inject still does is read every set before it answers: its time grows with the sets' total bytes (about 3.5 s for 40 MiB here); the bound that keeps it inside the review's deadline is now the sets' count times 1 MiB, which the docs state. The resync's time is mostly the ControllerRevision of about 1 MiB it writes for each set on its first resync. Each function reads as its own identity (pod-inject as \`sidecarset-webhooks\`, the resync as \`sidecarset-status-sync\`). Before the lists were paged, one list of these sets was refused at the client's 32 MiB answer cap (\`cannot list SidecarSets: the answer is larger than 33554432 bytes; nothing cached\`, the issue's report).`,
+So, as of the last row: a set's spec is at most 1 MiB of JSON (validation rule 15, docs/SIDECARSET.md), and the whole list's first page asks for 4 sets (4 of the largest sets validation admits fit a page's 4 MiB target), not 100: no page of this scenario passes the 16 MiB cap, none is read twice, and every page is about 4 MiB, which a loaded API server sends well within the 5 s a call may take. A cluster of small sets reads 4, then 4 (asked for as soon as the first page's head arrives), then 100 a page. The scenario's sets are 41 of just under 1 MiB (40.8 MiB), each valid under the new rule. What a cold pod-inject still does is read every set before it answers: its time grows with the sets' total bytes (about 3.5 s for 40 MiB here); the bound that keeps it inside the review's deadline is now the sets' count times 1 MiB, which the docs state. The resync's time is mostly the ControllerRevision of about 1 MiB it writes for each set on its first resync. Each function reads as its own identity (pod-inject as \`sidecarset-webhooks\`, the resync as \`sidecarset-status-sync\`). Before the lists were paged, one list of these sets was refused at the client's 32 MiB answer cap (\`cannot list SidecarSets: the answer is larger than 33554432 bytes; nothing cached\`, as first reported).`,
 };
 
 /** Sections after the generated ones, whole (each starts with its \`##\` heading). */
 export const APPENDIX: readonly string[] = [
-  `## The reconciler's credential against admission and pods (issue 36)
+  `## The reconciler's credential against admission and pods
 
 Written from the integration suites named below, not by a case of \`npm run
 reliability\` (this text lives in scripts/reliability/hand-notes.ts, so a
@@ -45,7 +45,7 @@ at another host, given another CA, turned off (\`strategy: None\`); DELETE of
 both configurations and the CRD with RBAC widened to allow it. **Held**:
 each refused with 422 naming \`sidecarset-status-sync-admission-config\` and
 its rule, the object's resourceVersion unchanged. Before the policy every
-one of them was admitted (the issue's report). The admin's own changes pass.
+one of them was admitted. The admin's own changes pass.
 
 What still works through that policy: the rotation's patches (the adapter
 status-sync uses) of the three webhooks and the 650 KB CRD's conversion URL,
@@ -86,14 +86,14 @@ sidecar's and a HotUpgrade pair's images, the SidecarSetUpgradable
 condition, and the reconciler's patch for a set that named a key after the
 pod was created (the image rolls, the key is left out and told in a
 \`PatchPodMetadataHeld\` Event).`,
-  `## Forged bookkeeping, secret segments, gated pods and evictions (issue 45)
+  `## Forged bookkeeping, secret segments, gated pods and evictions
 
 Written from the integration suites named below (kube-apiserver v1.36.3,
 2026-12-07, the two shared cores at load average 15–19), not by a case of
 \`npm run reliability\`.
 
 **Forged bookkeeping fenced by the administrator**
-(\`test/migrate/fence.integration.test.ts\`, the issue's chain). As
+(\`test/migrate/fence.integration.test.ts\`, an attack chain). As
 \`sidecarset-status-sync\`: \`kruise.io/sidecarset-hash\` written on two
 unfenced pods of \`tenant-b\` (one naming a set whose \`patchPodMetadata\`
 writes \`iam.amazonaws.com/role\`, one naming the log-agent set for a pod
@@ -105,8 +105,8 @@ administrator; then, as the reconciler, \`iam.amazonaws.com/role:
 a pod carrying the fence), the three pods skipped by \`migrate fence\` with
 their reasons (the set does not select the pod; pod-inject is never called
 for kube-system), the role and the re-image refused with 422. Before: all
-three fenced, the role written, the container re-imaged (the issue's
-report). \`migrate fence\` now also skips a container running an image
+three fenced, the role written, the container re-imaged.
+\`migrate fence\` now also skips a container running an image
 neither the set nor its ControllerRevisions declare, and a hash entry whose
 \`sidecarList\` is empty (\`test/migrate/fence-backfill.test.ts\`).
 

@@ -17,6 +17,6 @@ describe('the regenerated reliability document', () => {
     expect(note).toContain('first SidecarSet page');
     expect(doc.indexOf(note)).toBeGreaterThan(doc.indexOf('the claim'));
     for (const section of APPENDIX) expect(doc.endsWith(`${APPENDIX.at(-1) ?? ''}\n`) && doc.includes(section)).toBe(true);
-    expect(doc).toContain('## The reconciler\'s credential against admission and pods (issue 36)');
+    expect(doc).toContain('## The reconciler\'s credential against admission and pods');
   });
 });
