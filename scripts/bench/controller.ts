@@ -108,7 +108,7 @@ export async function controllerSection(s: ControllerSettings, log: (line: strin
   rows.push([`burst of ${num(s.triggers)} pod triggers, ${num(s.triggerSets)} sets`, '1', `${(b.lastToShownMs / 1000).toFixed(2)} s after the last`, `${num(b.reconciles)} reconciles, ${num(b.requests)} requests`]);
   return {
     id: 'controller',
-    title: 'The controller\'s queue (in memory)',
+    title: '10. The controller\'s queue (in memory)',
     method: [
       `In memory, with ${s.requestMs} ms added to every API request as the API server's round trip. The resync is the schedule's: one paged list of every pod (500 a page), every set counted from it, every status stale, written \`workers\` at a time (writeConcurrency). The burst makes its pods ready 100 at a time every 10 ms, each with its pod trigger, while the controller runs as the local loop runs it (runController again whenever triggers wait); it ends when every stored status shows its set's pods.`,
     ],

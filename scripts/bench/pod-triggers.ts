@@ -158,7 +158,7 @@ export async function podTriggerSection(settings: PodTriggerSettings, log: (line
 
   return {
     id: 'pod-triggers',
-    title: 'Pod changes to stored status (issue 38)',
+    title: '9. Pod changes to stored status (local stack)',
     method: [
       'The local stack (`npm start`\'s: the pinned kube-apiserver calling the local server\'s webhooks, the status loop as rbac.yaml\'s `sidecarset-status-sync`) with one SidecarSet. Pods are taken one at a time through their life, each change made as a user or a kubelet makes it (a pod CREATE; the kubelet\'s Ready status written to pods/status; the same status not Ready, every second pod; a DELETE), and timed from the API server\'s answer until a GET of the set (every 20 ms) shows the counts (matchedPods, readyPods) expected; the next change is made only then.',
       'Resyncs and reconciles: the status loop\'s own log (each `resync` line, and the `reconciles` of each `controller` line). API requests: the reconciler\'s HTTP client\'s count (every request it sent, retries and watches included), per 1,000 changes. The burst sends 1,000 CREATEs 8 at a time with no pause and counts everything from its first request until the status shows all 1,000.',

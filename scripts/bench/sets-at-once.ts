@@ -150,7 +150,7 @@ function report(s: SetsAtOnceSettings, runs: readonly [workers: number, rounds: 
   const measured = runs.map(([workers, rounds]) => ({ workers, ...rowsOf(s, workers, rounds, ideal) }));
   return {
     id: 'sets-at-once',
-    title: `Sets rolled at once (${s.sets} sets of ${s.podsPerSet} pods, local stack)`,
+    title: `11. Sets rolled at once (${s.sets} sets of ${s.podsPerSet} pods, local stack)`,
     method: [
       `The local stack of \`npm start -- --test-kubelet\` (the embedded kube-apiserver calling the local server's webhooks, the controller's loop with its schedule at 30 s, the test kubelet making a restarted container ready ${s.readyDelayMs / 1000} s later, no pull delay). ${s.sets} SidecarSets, each selecting its own ${s.podsPerSet} pods (created through pod-inject), maxUnavailable ${s.maxUnavailable}. Each round changes one set's image alone, then all ${s.sets} sets' images at once (${s.sets} PATCHes through the webhooks, which hand each admitted change to the controller's queue); each rollout is timed from the change until the set's stored status shows every pod updated and ready for its new generation (polled every 50 ms). Ideal for one set: ${batches} batches × ${s.readyDelayMs / 1000} s = ${num(ideal)} s. Two stacks one after the other: the controller with one worker (\`${ENV_SIDECARSET_WORKERS}=1\`), then with its default.`,
     ],

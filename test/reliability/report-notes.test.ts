@@ -4,6 +4,7 @@
  * every regeneration must print it (hand edits of the document were lost).
  */
 import { describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
 import { APPENDIX, CASE_NOTES } from '../../scripts/reliability/hand-notes.ts';
 import { renderDocument, type CaseResult } from '../../scripts/reliability/report.ts';
 
@@ -18,5 +19,11 @@ describe('the regenerated reliability document', () => {
     expect(doc.indexOf(note)).toBeGreaterThan(doc.indexOf('the claim'));
     for (const section of APPENDIX) expect(doc.endsWith(`${APPENDIX.at(-1) ?? ''}\n`) && doc.includes(section)).toBe(true);
     expect(doc).toContain('## The reconciler\'s credential against admission and pods');
+  });
+
+  it('keeps its hand notes in docs/RELIABILITY.md word for word (an edit made in the document alone would be lost by the next run)', () => {
+    const doc = readFileSync('docs/RELIABILITY.md', 'utf8');
+    for (const [name, note] of Object.entries(CASE_NOTES)) expect({ name, inDocument: doc.includes(note.trim()) }).toEqual({ name, inDocument: true });
+    for (const section of APPENDIX) expect({ section: section.split('\n')[0], inDocument: doc.includes(section.trim()) }).toEqual({ section: section.split('\n')[0], inDocument: true });
   });
 });
