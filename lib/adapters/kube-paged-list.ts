@@ -172,14 +172,11 @@ function listOf<T>(answer: KubeListAnswer<T>, operation: string): { items: T[]; 
 
 /**
  * The pages of `path` (with `query`'s parameters besides limit and continue).
- *
- * Reads one page ahead: the API server writes a list's continue token before
- * its items, so the next page is asked for as soon as the current one's
- * items begin, and the server prepares it while this process parses the
- * current one. At most one page ahead is asked for, once the caller has taken
- * the one before; after a page passed the byte cap, the page after it waits
- * for it. A page read ahead that is not the one wanted is called off; its
- * failure is an error only when it is the page the list needs.
+ * Reads one page ahead, as soon as the current page's items begin (the API
+ * server writes the continue token first), so the server prepares it while
+ * this process parses; never more than one, and none from a page asked for
+ * again in smaller size after one passed the byte cap. A page read ahead that is not the one wanted is called off; its
+ * failure counts only when it is the page the list needs.
  *
  * @throws ListExpiredError when a continue token expired (410); KubeApiError otherwise.
  */

@@ -38,17 +38,11 @@ function podsPath(namespace: string | undefined): string {
 
 /**
  * Every pod, page by page, each reduced to a PodSummary as soon as its own
- * bytes have arrived (kube-request.ts `list`), so that what the resync holds
- * is one pod's text and parsed form, and one page's summaries: never a page
- * of whole pods, whatever the pods weigh (pages are bounded in bytes too:
- * pod-page-size.ts). Plain JSON, not a typed client: its
- * deserialisation walked every field of every pod into model classes, about
- * twice the time of JSON.parse alone for fields thrown away at once.
- *
- * A page that got no complete answer (a dropped connection, a slow answer)
- * is asked for again (kube-request.ts): the continue token names the same
- * snapshot, so the list goes on where it was instead of failing the whole
- * resync (at 100,000 pods, 200 pages) on one dropped connection.
+ * bytes arrive (kube-request.ts `list`): the resync never holds a page of
+ * whole pods, whatever they weigh. Plain JSON, not a typed client, whose
+ * model classes take about twice JSON.parse's time for fields thrown away at
+ * once. A page with no complete answer is asked for again with the same
+ * continue token (the same snapshot), not failing the resync on one dropped connection.
  */
 export function kubePodPages(client: KubeClient, options: PodListOptions = {}): PodPages {
   const paging = listOptions(options);

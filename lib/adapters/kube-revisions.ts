@@ -233,16 +233,12 @@ class RevisionRequests {
 
 /**
  * The ControllerRevisions. Each write is safe to send again after no answer
- * (`guarded`, kube-request.ts): a repeated create answers
- * AlreadyExists (ObjectExistsError, which registration reads as "someone
- * wrote it": it reads the revision back), the renumbering tests the
+ * (`guarded`, kube-request.ts): a repeated create's AlreadyExists makes
+ * registration read the revision back, the renumbering tests the
  * resourceVersion, the labels patch sets the same values, and a repeated
- * delete answers 404 or its uid precondition's 409, both taken as done.
- *
- * A revision is created with its SidecarSet owner reference in the version
- * the cluster stores SidecarSets in (`versions`, the one the sets are read
- * in; v1alpha1 when not given), as Kruise writes it: v1beta1 under Kruise
- * 1.9's CRD.
+ * delete's 404 or 409 counts as done. The owner reference is in the version
+ * the sets are stored and read in (`versions`; v1alpha1 when not given), as
+ * Kruise writes it: v1beta1 under Kruise 1.9's CRD.
  */
 export function kubeRevisionStore(
   client: KubeClient,

@@ -389,17 +389,11 @@ type Labels = Readonly<Record<string, string>>;
 
 /**
  * Namespace labels, one GET per namespace, each read fresh with the same
- * rules as the SidecarSet list (a label just added to a namespace applies to
- * the next pod, as a new set does); a namespace that does not exist (404) is
- * remembered as absent for outages.
- *
- * Why GET each name rather than list them all: a webhook needs the labels of
- * one namespace per pod (a few for a SidecarSet check), and only when a set
- * has a namespaceSelector, so the cost stays that of one small object
- * however many namespaces the cluster has, where a list per review in a
+ * rules as the SidecarSet list (a label just added applies to the next pod);
+ * a missing namespace (404) is remembered as absent for outages. A GET per
+ * name, not a list: a review needs one namespace's labels, and a list in a
  * cluster of thousands of namespaces would move megabytes to read one.
- * Entries that could no longer be served are dropped on the next call, so
- * the map holds only recently asked-for names.
+ * Entries that could no longer be served are dropped on the next call.
  */
 export function kubeNamespaceSource(reader: Pick<ClusterReader, 'readNamespace'>, options: KubeSourceOptions = {}): NamespaceSource {
   const caches = new Map<string, CachedList<Labels | undefined>>();

@@ -3,9 +3,8 @@
  * on the caller's re-read interval), and writes one (secret rotation).
  *
  * The SDK is imported when the first secret is read, not with this module:
- * loading it costs some 130 ms of every cold start (measured by
- * `npm run bench`), and a function given its secret in the environment
- * never needs it.
+ * loading it adds some 130 ms to every cold start, and a function given its
+ * secret in the environment never needs it.
  */
 
 /** The secret could not be read; start-up stops with this message. */

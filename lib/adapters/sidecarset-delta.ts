@@ -29,8 +29,8 @@ export const TABLE_ACCEPT = 'application/json;as=Table;g=meta.k8s.io;v=v1';
 
 /**
  * Above this many changed sets, one full list is read instead of a GET each:
- * measured on the local API server, a GET of one set costs about a fifth of
- * a full list of 50 (scripts/bench/freshness.ts).
+ * a GET of one set costs about a fifth of a full list of 50
+ * (scripts/bench/freshness.ts).
  */
 export const MAX_FETCHED_BY_NAME = 4;
 

@@ -67,24 +67,12 @@ function toPublicError(error: unknown): unknown {
 type Container = Record<string, unknown> | unknown[];
 
 /**
- * Applies a patch to a copy of `doc` and returns the copy; `doc` and the
- * operations are left untouched. Throws {@link JsonPatchError} naming the
- * failing operation on any violation:
- *
- * - the document root must be an object or array, and `add`, `remove`,
- *   `move` and `copy` may not target the root `""`; `replace` of the root
- *   needs an object or array value (evanphx/json-patch v4 restrictions);
- * - every pointer must be `""` or start with `/`, with only `~0`/`~1` escapes;
- * - `remove`, `replace`, `test` and the `from` of `move`/`copy` need an
- *   existing target; `add` needs an existing parent, and replaces an
- *   existing object member;
- * - array indices are canonical decimals (no sign, no leading zero), below
- *   the length, or up to it for `add`, where `-` also means the end;
- * - `move` may not move a value into one of its own descendants;
- * - `test` compares by JSON equality (object key order irrelevant).
- *
- * Object members are defined, not assigned, so a key named `__proto__` is
- * an ordinary member and never changes a prototype.
+ * Applies a patch to a copy of `doc` and returns the copy, by RFC 6902
+ * strictly (existing targets and parents, canonical array indices), with
+ * evanphx/json-patch v4's rules for the root: no `add`, `remove`, `move` or
+ * `copy` of `""`, and a `replace` of it needs an object or array. Throws
+ * {@link JsonPatchError} naming the failing operation. Object members are
+ * defined, not assigned, so a `__proto__` key never changes a prototype.
  */
 export function applyPatch(doc: unknown, ops: readonly JsonPatchOperation[]): unknown {
   if (!isContainer(doc)) {

@@ -56,17 +56,10 @@ export function pointer(tokens: readonly (string | number)[]): string {
 
 /**
  * The patch that turns `from` into `to`; empty when they are deep-equal
- * (object key order is irrelevant). Neither input is modified; the emitted
- * values are `to`'s own subtrees, not copies, for a caller that serializes
- * the patch at once (an admission answer), where copying `to`'s new parts
- * only to print them would be most of the diff's cost.
- *
- * - Objects are compared key by key. A key missing in `from` is added whole
- *   (one `add` of an entire map or array, never adds into something absent),
- *   a key missing in `to` is removed. Keys whose value is `undefined` count
- *   as absent, as they do once serialised.
- * - A change of type, or of a scalar, is one `replace` (path `""` at the root).
- * - Arrays: see {@link diffArrays}.
+ * (key order aside). The emitted values are `to`'s own subtrees, not copies:
+ * the caller serializes the patch at once, and copying would be most of the
+ * diff's cost. A key missing in `from` is added whole; a key whose value is
+ * `undefined` counts as absent, as once serialised. Arrays: {@link diffArrays}.
  */
 export function createPatchSharingValues(from: unknown, to: unknown): JsonPatchOperation[] {
   const out: JsonPatchOperation[] = [];
@@ -125,23 +118,14 @@ function diffObjects(
 }
 
 /**
- * Array diff, aimed at the edits webhooks make (an element inserted at the
- * front, middle or end, elements appended, an element changed in place)
- * rather than at a minimal edit script:
- *
- * 1. Drop the common prefix and suffix (deep equality).
- * 2. Equal remaining lengths: diff element-wise at the same positions.
- * 3. Otherwise assume one contiguous block of `k` elements was inserted
- *    (or removed) somewhere in the remainder and the other elements were
- *    edited in place. Each remaining element of the shorter side then pairs
- *    with the element at the same offset or `k` further on, so only two
- *    diffs per element are computed; the block position with the smallest
- *    serialised patch wins (ties go to the later position, i.e. appending).
- *
- * Operation order keeps every index right when the ops are applied in
- * sequence: in-place edits first, at original indices (they do not shift
- * anything), then inserts in ascending order, or removals from the highest
- * index down. Indices are explicit, never `-`.
+ * Array diff aimed at the edits webhooks make (an element inserted,
+ * appended or changed in place), not at a minimal edit script: after the
+ * common prefix and suffix, one contiguous block of `k` elements is assumed
+ * inserted or removed, so each element pairs with one at offset 0 or `k` and
+ * only two diffs per element are computed; the block position with the
+ * smallest serialised patch wins (ties go to the later one, i.e. appending).
+ * In-place edits come first, then inserts ascending or removals from the
+ * highest index down, so every explicit index (never `-`) stays right.
  */
 function diffArrays(
   from: readonly unknown[],
@@ -150,8 +134,8 @@ function diffArrays(
   out: JsonPatchOperation[],
 ): void {
   if (from.length === to.length) {
-    // Steps 1 and 2 in one walk: equal elements of the prefix and suffix give
-    // no ops in the element-wise diff either, so they need no separate pass.
+    // Element-wise in one walk: equal elements of the prefix and suffix give
+    // no ops either, so they need no separate pass.
     for (let i = 0; i < from.length; i++) diffValues(from[i], to[i], `${path}/${i}`, out);
     return;
   }
@@ -180,7 +164,7 @@ function diffArrays(
 }
 
 /**
- * Step 3 of {@link diffArrays}: the middles differ in length by a block of
+ * {@link diffArrays} when the middles differ in length by a block of
  * `k` elements; its position is the one with the smallest patch. Indices
  * are `start` plus the offset in the middle, under `arrayPath`.
  */

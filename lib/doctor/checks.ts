@@ -51,8 +51,8 @@ export function webhookFindings(kind: string, name: string, configuration: unkno
 
 /**
  * Each webhook the rendering puts in a configuration is there: a
- * configuration applied before a webhook was added (the pod-eviction one,
- * issue 45) lacks the fence that webhook is, and nothing else says so.
+ * configuration applied before a webhook was added (the pod-eviction one)
+ * lacks the fence that webhook is, and nothing else says so.
  */
 export function missingWebhookFindings(kind: string, name: string, configuration: unknown, expectedNames: readonly string[]): Finding[] {
   if (configuration === undefined) return [];

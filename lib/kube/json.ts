@@ -30,9 +30,8 @@ export function stringMapOf(value: unknown): Record<string, string> {
 
 /**
  * A deep copy of a JSON value, with plain prototypes. Walked by hand rather
- * than with structuredClone, which goes through V8's serializer and was a
- * fifth of a pod-inject review (measured by `npm run bench`); this is about
- * four times faster on pods. A `__proto__` key (JSON.parse makes it an own
+ * than with structuredClone, which goes through V8's serializer and is
+ * several times slower on pods. A `__proto__` key (JSON.parse makes it an own
  * property) is defined, not assigned, so it stays data.
  */
 /** The JSON object a text holds; undefined when it is absent, not JSON, or JSON of another kind (annotations hold such texts). */

@@ -13,7 +13,7 @@
  * policy held bookkeeping to fenced pods) could have written, and the fence
  * is what lets the reconciler's identity re-image a container and write a
  * set's keys, so nothing is fenced that pod-inject would not have injected
- * today (issue 45): the pod is in a namespace pod-inject serves (its
+ * today: the pod is in a namespace pod-inject serves (its
  * registered namespaceSelector and objectSelector); each named set selects
  * the pod (selector, namespace, namespaceSelector); each listed name is a
  * sidecar the set declares, and its container runs an image the set or one

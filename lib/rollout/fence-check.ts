@@ -1,9 +1,9 @@
 /**
  * What a rollout may write to a pod under the pod policy's rollout fence
  * (lib/sidecarset/rollout-fence.ts; infra/k8s/rbac.yaml): nothing at all in
- * a pod without the fence, its bookkeeping included (issue 45: bookkeeping a
- * stolen credential forged on an unfenced pod is what `migrate fence` would
- * have trusted); in a fenced pod, re-image only the containers pod-inject
+ * a pod without the fence, its bookkeeping included (bookkeeping a stolen
+ * credential forged on an unfenced pod is what `migrate fence` would then
+ * trust); in a fenced pod, re-image only the containers pod-inject
  * recorded, add or change only the annotation keys it recorded, besides the
  * SidecarSet bookkeeping. The reconciler checks this
  * itself before it writes, so that a pod the policy would refuse (422) is

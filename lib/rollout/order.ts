@@ -77,17 +77,13 @@ function afterOrZeroKey(t: number): number {
 
 /**
  * Kruise's SortUpdateIndexes over the waiting `indexes` (§1.3): the
- * active-pods order, the stable priority sort, then the scatter sort — the
- * order {@link sortActive}, {@link sortByPriority} and {@link scatterSort}
- * give one after the other, made with one sort of numbers. A stable sort by
- * priority of a list sorted by the active-pods order (full ties by list
- * index) is the list sorted by (priority, active-pods key, list index): so
- * each pod's keys are read once into number columns and the comparator reads
- * only those, where the three steps read objects per comparison and copied
- * the list at each (a plan over 100,000 pods sorts some 60,000). A weight
- * sum that is not a finite number (a stored set's `1e999`) makes no total
- * order; those few sets take the three steps as written.
- * test/rollout/order-fused.test.ts pins the equality over random pod sets.
+ * active-pods order, the stable priority sort, then the scatter sort, made
+ * with one sort of numbers. A stable priority sort of a list in active-pods
+ * order is the list sorted by (priority, active-pods key, list index), so
+ * each pod's keys are read once rather than per comparison. A weight sum
+ * that is not finite (a stored set's `1e999`) makes no total order; those
+ * sets take the three steps as written. test/rollout/order-fused.test.ts
+ * pins the equality.
  */
 export function updateOrder(pods: readonly Pod[], indexes: readonly number[], strategy: SidecarSetUpdateStrategy | undefined): number[] {
   const order = new UpdateOrder(pods, strategy);

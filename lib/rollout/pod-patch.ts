@@ -228,20 +228,14 @@ function switchWorking(annotations: Record<string, string>, set: SidecarSet, cha
 }
 
 /**
- * The JSON Patch that updates one pod in place for one set (§1.5, §3.4): a
- * `test` of resourceVersion; the changed sidecar images (a hot sidecar's into
- * the container §3.3 picks, with its working-container switch and versions);
- * the set's entry in `kruise.io/sidecarset-hash` (new hash, timestamp,
- * controllerRevision; an old-form annotation converted, and its
- * without-image twin when that is old form too); the set's in-place update
- * state (an existing entry kept, the changed containers' imageIDs recorded);
- * the injected list when missing; `patchPodMetadata` applied again. Nothing
- * else is touched. An unreadable hash annotation is replaced by this set's
- * entry alone (Kruise does the same).
- * Under the pod policy's rollout fence (fence-check.ts): a pod without the
- * fence is not written at all and a container the fence does not list is
- * not re-imaged (FencedPodError); a `patchPodMetadata` key it does not list
- * is left out.
+ * The JSON Patch that updates one pod in place for one set (§1.5, §3.4),
+ * guarded by a `test` of resourceVersion: the changed sidecar images (hot
+ * sidecars as §3.3 picks), the set's hash entry (old-form annotations
+ * converted), its in-place update state, the injected list when missing and
+ * `patchPodMetadata` again; nothing else. An unreadable hash annotation is
+ * replaced by this set's entry alone, as Kruise does. Under the rollout
+ * fence (fence-check.ts) an unfenced pod or a container the fence does not
+ * list throws FencedPodError; a `patchPodMetadata` key it does not list is left out.
  * @throws UnpatchablePodError without a resourceVersion on the pod (or, for hot sidecars, on the set); PatchPodMetadataError; FencedPodError.
  */
 export function podUpdatePatch(input: PodUpdateInput): JsonPatchOperation[] {

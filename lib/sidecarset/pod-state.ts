@@ -317,20 +317,15 @@ function recordedImageIds(pod: Pod, set: SidecarSet): Map<string, string> | unde
 }
 
 /**
- * IsPodStateConsistent (rollout.md §1.8 with §1.8a), for the sidecar
- * containers `names` (default: all of the set's). Walking the pod's
- * containers in order, then its native sidecars (read from
- * `initContainerStatuses`; Kruise reads no init container), a digest image
- * must match its status imageID; the first tag image hands the decision to
- * the in-place update state: a container whose recorded imageID is still its
- * status imageID while its spec image differs from its status image has not
- * restarted yet. Images are compared normalised (sidecarset.md §7), so a
- * runtime reporting `docker.io/library/nginx:1` for `nginx:1` does not hang
- * the rollout. An unreadable in-place update state (Kruise: inconsistent for
- * ever) leaves the decision to the containers: in flight only while one runs
- * another image than its spec's. A native sidecar without a status (the
- * kubelet reports every init container once the pod starts; a pod written
- * by hand may not) is not judged, as Kruise judges none.
+ * IsPodStateConsistent (rollout.md §1.8 with §1.8a) for the sidecars `names`
+ * (default: all of the set's). Native sidecars are judged too, from
+ * `initContainerStatuses` (Kruise reads no init container); one without a
+ * status is not, as Kruise judges none. A digest image must match its status
+ * imageID; the first tag image hands the decision to the in-place update
+ * state. Images are compared normalised (sidecarset.md §7), so a runtime
+ * reporting `docker.io/library/nginx:1` for `nginx:1` does not hang the
+ * rollout. An unreadable update state (Kruise: inconsistent for ever) leaves
+ * the decision to the containers: in flight only while one runs another image.
  */
 export function isPodStateConsistent(pod: Pod, set: SidecarSet, names: ReadonlySet<string> = sidecarContainerNames(set)): boolean {
   const containers = podContainers(pod);

@@ -38,7 +38,7 @@ function validatePort(value: unknown, path: FieldPath, errs: FieldError[]): void
  * server fills them in the pod (SetDefaults_HTTPGetAction: "/" and "HTTP").
  * Set for startup probes, which neither Kruise's defaulting nor ours fills
  * (the hash depends on it); Kruise then denies them, this project does not
- * (issue 15 item 7, docs/DIFFERENCES-FROM-KRUISE-1.9.md).
+ * (docs/DIFFERENCES-FROM-KRUISE-1.9.md).
  */
 function validateHttpGet(body: JsonObject, path: FieldPath, errs: FieldError[], unsetDefaulted: boolean): void {
   const httpPath = stringAt(body.path, path.child('path'), errs) ?? '';

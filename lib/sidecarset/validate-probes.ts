@@ -20,7 +20,7 @@ const NON_NEGATIVE = ['initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 
 /** One probe of a container, at `path` (e.g. `spec.containers[0].livenessProbe`). */
 export function validateProbe(probe: JsonObject, kind: ProbeKind, path: FieldPath, errs: FieldError[]): void {
   // Nothing defaults a startup probe before the pod reaches the API server,
-  // which then fills its httpGet path and scheme (issue 15 item 7).
+  // which then fills its httpGet path and scheme.
   validateHandler(probe, PROBE_HANDLERS, path, errs, kind === 'startupProbe');
 
   for (const key of NON_NEGATIVE) {

@@ -8,7 +8,7 @@
  * sets bounded, a first page of a few sets (FIRST_SIDECARSET_PAGE_SIZE) is
  * bounded too (lib/adapters/kube-sidecarsets.ts), instead of a page of 100
  * megabyte sets that passes the 16 MiB page cap, is thrown away and asked
- * for again (issue 36, item 3; docs/RELIABILITY.md). Real sets are a few
+ * for again (docs/RELIABILITY.md). Real sets are a few
  * kilobytes; a megabyte is hundreds of sidecars' worth.
  */
 import type { FieldError, FieldPath } from '../kube/field-errors.ts';

@@ -20,8 +20,8 @@ import { ANNOTATION_INJECTED_LIST, type SidecarSet } from '../sidecarset/types.t
  * Admission is not yet the write: the API server stores the pod (or its
  * status) after the webhooks answered, a few milliseconds later on the
  * local stack. The wait is also the window in which further changes of the
- * same set coalesce into the one reconcile (admitted-queue.ts). 250 ms measured
- * on the local stack: p95 change-to-status 0.28–0.34 s (docs/BENCHMARKS.md).
+ * same set coalesce into the one reconcile (admitted-queue.ts). See
+ * BENCHMARKS.md, 'Pod changes to stored status'.
  */
 export const POD_DEBOUNCE_MS = 250;
 

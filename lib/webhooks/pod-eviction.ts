@@ -7,7 +7,7 @@
  * refuses unless it is the pod the Eviction's uid precondition names and it
  * has a controller to recreate it. The reconciler evicts only such pods
  * (its repair of pods the pod webhook missed), so this holds a stolen
- * reconciler credential to the same: no pod gone for good (issue 45, item 5).
+ * reconciler credential to the same: no pod gone for good.
  * Fails closed: a pod that cannot be read is refused, with the reason.
  */
 import { allowed, denied, skipped, type Verdict } from '../admission/responses.ts';
