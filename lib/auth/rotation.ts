@@ -1,54 +1,39 @@
 /**
  * Automatic rotation of the webhook caller secret, one step per resync
- * (status-sync on AWS, the status loop of `npm start`). The state lives
- * in the secret itself, beside `current` and `previous`, so every step is a
+ * (status-sync on AWS, the status loop of `npm start`). The state lives in
+ * the secret itself, beside `current` and `previous`, so each step is a
  * function of what is stored and what the cluster shows, and a crash or a
  * repeated resync at any point only repeats a step:
  *
- * 1. idle, due (`rotatedAt` + period passed, or never rotated), and every
- *    webhook of the project's configurations carries `current`: store
- *    `{current: <new>, previous: <old>, rotatedAt, rotation: propagating}`
- *    in one write. Functions accept both from their next re-read on.
+ * 1. idle, due, and every webhook on `current`: store the new secret as
+ *    `current`, the old as `previous`, and `rotation: propagating`, in one
+ *    write. Functions accept both from their next re-read on.
  * 2. propagating, once the functions' re-read interval plus a margin has
- *    passed (every warm function has re-read, so all accept the new secret):
- *    point each webhook whose URL carries the old secret at the new one (a
- *    conditional patch, nothing else is touched), read them back, and when
- *    every one carries the new secret store `rotation: draining`.
+ *    passed (all accept the new secret): point each webhook on the old secret
+ *    at the new one (a conditional patch), read them back, and when all carry
+ *    it store `rotation: draining`.
  * 3. draining, once the margin has passed again (API servers pick up webhook
- *    configuration changes within seconds): check again, then drop
- *    `previous`. A webhook found carrying the old secret is pointed at the
- *    new one and the wait starts over.
+ *    changes within seconds): check again, then drop `previous`; a webhook
+ *    still on the old secret is repointed and the wait starts over.
  *
- * "Webhooks" here are the project's webhook configurations' and the
- * SidecarSet CRD's conversion webhook (`spec.conversion.webhook.clientConfig.url`):
- * its URL carries the same secret and is rotated and repaired with them.
+ * "Webhooks" include the SidecarSet CRD's conversion webhook, whose URL
+ * carries the same secret.
  *
- * Before any step, every resync repairs: a webhook of a URL the deployment
- * made whose last segment is neither the current nor the previous secret
- * (a saved copy re-applied after a rotation, by hand or by a GitOps tool;
- * `x`, `..`, an empty segment or any other text a stolen reconciler
- * credential wrote before the admission-config policy held the segment to
- * the secret's shape, issue 45) is pointed at once at the secret every
- * function accepts now: the previous one while the new one propagates, the
- * current one otherwise, and a Warning Event recorded (`recordRepaired`; the
- * WebhooksRepointed metric and its alarm count them). Such a copy would
- * otherwise refuse every pod creation and SidecarSet write until someone
- * noticed. A webhook pointing elsewhere (a service reference, another
- * host or path) is not ours to guess at: refused, below.
+ * Before any step, every resync repairs a webhook of a deployed URL whose
+ * secret segment is neither secret (a saved copy re-applied after a rotation,
+ * or any text a stolen reconciler credential wrote): it would refuse every
+ * pod creation and SidecarSet write until someone noticed, so it is pointed
+ * at once at the secret every function accepts now, with a Warning Event
+ * (`recordRepaired`; the WebhooksRepointed metric and its alarm count them).
  *
- * A secret is only ever written into a URL the deployment made: its origin
- * and path up to the secret must be one of `deployed` (the stack's Function
- * URLs or private API paths, the local server's URLs). A webhook pointing
- * anywhere else (repointed at another host, or at another path) is never
- * given a secret, by the repair or by a rotation step: it is refused and
- * reported in the result (`refused`), and no rotation starts while one is
- * there, since finishing it would leave that webhook on a secret about to be
- * dropped. When the resync does not know what was deployed, it writes nothing.
- *
- * The current secret is never lost: the new one is stored together with the
- * old one before anything points at it. A failure is reported in the result
- * and the same step is tried on the next resync. Messages never carry a
- * secret.
+ * A secret is only ever written into a URL the deployment made (`deployed`).
+ * A webhook pointing anywhere else is never given one: it is refused and
+ * reported (`refused`), and no rotation starts while one is there, since
+ * finishing it would leave that webhook on a dropped secret. A resync that
+ * does not know what was deployed writes nothing. The current secret is never
+ * lost: the new one is stored with the old before anything points at it. A
+ * failure is reported and the step tried again next resync. Messages never
+ * carry a secret.
  */
 import { randomBytes } from 'node:crypto';
 import { errorMessage } from '../errors.ts';

@@ -2,36 +2,26 @@
  * How many guesses a caller secret would cost an attacker, so that phrases a
  * person made up (`ThisIsMyVerySecretWebhookTokenForTheCluster2026`), padded
  * words, keyboard walks, dates and repeated or sequential characters are
- * refused even though they have the length and the alphabet of a real one.
+ * refused even though they have a real secret's length and alphabet.
  *
  * The estimate is zxcvbn's (zxcvbn-ts, with its common and English
- * dictionaries: passwords, words, names, Wikipedia terms, keyboard graphs):
- * it finds the cheapest way to build the secret out of dictionary words,
- * l33t variants, repeats, sequences, dates and brute-forced runs, and counts
- * the guesses that takes. Two things are added to it:
- *
- * - a ceiling of length × the string's own Shannon entropy per character.
- *   zxcvbn prices every brute-forced character at 10 guesses, whatever the
+ * dictionaries), with two additions:
+ * - a ceiling of length × the string's own Shannon entropy per character:
+ *   zxcvbn prices every brute-forced character at 10 guesses whatever the
  *   alphabet, so a random string over `ACGT` or `01` would look as strong as
- *   one over base64url; the ceiling charges what its characters can carry.
- * - a bound on the work. zxcvbn's matching grows faster than the input
- *   (measured, CPU time: 128 characters of digits about 90 ms, 256 about
- *   480 ms), so only the first {@link MAX_EXAMINED} characters are judged:
- *   that is more than enough for the threshold (128 random base64url
- *   characters carry 768 bits), and a megabyte costs what 128 characters do.
- *   l33t substitutions are tried at most {@link L33T_SUBSTITUTIONS} per
- *   word: zxcvbn's default of 100 cost about 400 ms CPU per 43-character
- *   random secret, 2 about 40 ms, with the same verdict on every secret of
- *   the test suite.
+ *   one over base64url;
+ * - a bound on the work, as zxcvbn's matching grows faster than the input:
+ *   only the first {@link MAX_EXAMINED} characters are judged (128 random
+ *   base64url characters carry 768 bits, far past the threshold), and l33t
+ *   substitutions are tried at most {@link L33T_SUBSTITUTIONS} per word
+ *   (zxcvbn's default of 100 costs some ten times the CPU, with the same
+ *   verdict on every secret of the test suite).
  *
- * A generated secret (32 random bytes, base64url: 43 characters) scores some
- * 140 bits here (zxcvbn's 10 guesses a character), above the 128-bit floor,
- * which stays what a secret must carry: the strength of a 128-bit key.
- *
- * Only the code that takes a secret in imports this module (status-sync's
- * rotation on every resync, `npm start`, `npm run manifests`): the admission
- * functions check a secret's form only (caller-auth.ts), so their bundles do
- * not carry the dictionaries.
+ * A generated secret (32 random bytes, base64url) scores some 140 bits here,
+ * above the 128-bit floor: the strength of a 128-bit key. Only the code that
+ * takes a secret in imports this module (status-sync's rotation, `npm start`,
+ * `npm run manifests`); the admission functions check a secret's form only
+ * (caller-auth.ts), so their bundles do not carry the dictionaries.
  */
 import { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import { adjacencyGraphs, dictionary as commonDictionary } from '@zxcvbn-ts/language-common';

@@ -1,17 +1,15 @@
 /**
  * The expression language of OpenKruise 1.9's `resourcesPolicy`
- * (pkg/util/calculator): `+ - * /`, parentheses, unary minus, `max(a, b)`,
- * `min(a, b)`, numbers (`2`, `0.5`, `1e3`), percentages (`50%` is 0.5),
- * quantities (`100m`, `200Mi`, `1.5Gi`) and the variables the caller binds
- * (`cpu` or `memory`), with the calculator's results and errors.
+ * (pkg/util/calculator): `+ - * /`, parentheses, unary minus, `max`, `min`,
+ * numbers, percentages (`50%` is 0.5), quantities (`1.5Gi`) and the caller's
+ * variables (`cpu` or `memory`), with the calculator's results and errors.
  *
- * Written from the behaviour of Kruise's goyacc grammar and lexer, not from
- * its code, and iterative: a shift-reduce parser over an explicit stack, so
- * nesting costs no recursion. The text is a SidecarSet author's, evaluated
- * on every pod the set injects, so it is bounded: at most
- * {@link MAX_RESOURCE_EXPR_BYTES} bytes and {@link MAX_RESOURCE_EXPR_DEPTH}
- * open parentheses, each refused with the position. Cost is linear in the
- * text.
+ * Written from the behaviour of Kruise's goyacc grammar and lexer, as a
+ * shift-reduce parser over an explicit stack: the text is a SidecarSet
+ * author's, evaluated on every pod the set injects, so nesting costs no
+ * recursion, the text is bounded ({@link MAX_RESOURCE_EXPR_BYTES} bytes,
+ * {@link MAX_RESOURCE_EXPR_DEPTH} open parentheses, each refused with the
+ * position) and the cost is linear in it.
  *
  * What is kept from Kruise because it decides results:
  * - the lexer reads bytes: a UTF-8 byte is a Latin-1 character to it, and a

@@ -1,37 +1,26 @@
 /**
- * A requeued set's pods as a watch shows them: the controller's reconciles plan
- * from this view instead of listing every pod of the set again (ROLLOUT.md,
- * "Requeue"), as Kruise's controller plans from its informer cache.
+ * A requeued set's pods as a watch shows them: reconciles plan from this view
+ * instead of listing the set's pods again (ROLLOUT.md, "Requeue"), as Kruise's
+ * controller plans from its informer cache. The view is one list, then every
+ * change a watch from its resourceVersion tells, in the API server's order:
+ * at any moment exactly what a list at `position` would have given.
  *
- * The view is one list (the set's first reconcile in the loop), then every change
- * a watch from that list's resourceVersion tells, applied in the API
- * server's order: at any moment it is the set's pods as stored at one
- * version (`position`, the last change or bookmark told), exactly what a
- * list at that version would have given.
+ * Its own writes (Kruise's "expectations"): every pod write goes through
+ * {@link SetPodView.writer}, which records what the view must show before it
+ * serves again: the pod at the write's resourceVersion or later; after a
+ * conflict (also a repeat of a write whose lost first try landed), at a later
+ * version than the one tested. So no reconcile plans from a view older than
+ * its own writes, which would count a pod it just updated as not updated and
+ * write one more pod than maxUnavailable allows. An expectation not met
+ * within `catchUpMs`, a write of unknown outcome (no answer, an error, the pod
+ * gone) or a watch that ends for any reason drops the view; the reconcile
+ * lists the set's pods, which starts a new one. Every pod write stays guarded
+ * by the resourceVersion its decision came from, so a pod another writer
+ * changed after the view's version is skipped and decided again, as after a list.
  *
- * Its own writes (Kruise's "expectations"): every pod write of a reconcile goes
- * through {@link SetPodView.writer}, which records what the view must show
- * before it may serve again. A write that went through: the pod at that
- * write's resourceVersion or later. A guarded write refused because the pod
- * changed (a conflict; also a repeat of a write whose first answer was lost
- * and that landed after all): the pod at a later version than the one the
- * write tested. A reconcile asks the view for the pods (`source.list`); the view
- * answers once every expectation is met, so no reconcile ever plans from a view
- * older than its own writes (it would count a pod it just updated as not
- * updated and ready, and write one more pod than maxUnavailable allows).
- * When they are not met within `catchUpMs`, or a write's outcome is unknown
- * (no answer, an error, the pod gone), or the watch ends for any reason
- * (410, closed by the server, an error), the view is dropped and the reconcile
- * lists the set's pods, which starts a new view from that list.
- *
- * Every pod write stays guarded by the resourceVersion its decision came
- * from, so a pod another writer changed after the view's version is still
- * skipped and decided again, as after a list.
- *
- * The parts, as client-go's: {@link WatchedPods} is one watch's store of the
- * pods (the indexer), `PodExpectations` (pod-expectations.ts) what the loop
- * wrote, and {@link PodView} the informer that keeps the one and serves a
- * reconcile once the other is met.
+ * The parts, as client-go's: {@link WatchedPods} the indexer,
+ * `PodExpectations` (pod-expectations.ts) what the loop wrote, and
+ * {@link PodView} the informer that serves a reconcile once they are met.
  */
 import type { JsonPatchOperation } from '../admission/json-patch.ts';
 import { stringOf } from '../kube/json.ts';

@@ -5,29 +5,25 @@
  * decision out; repair-step.ts does the reads, the evictions and the Events.
  *
  * A pod is evicted only when every one of these holds:
- * - the resync counts it as not injected by the set (status.ts: active,
- *   selected, no injection recorded for the set, created after it, not taken
- *   by a canary), it carries none of the set's containers, and it was
- *   created strictly after the set by readable timestamps (a pod that
- *   predates the set was never the webhook's to inject);
+ * - the resync counts it as not injected by the set (status.ts), it carries
+ *   none of the set's containers, and it was created strictly after the set
+ *   by readable timestamps (a pod that predates the set was never the
+ *   webhook's to inject);
  * - the pod webhook would inject it now: the set's verdict from
- *   `injectionVerdicts`, the one decision pod-inject makes (not paused,
- *   selected, not displaced by a canary), and the API server calls
- *   pod-inject for it (the webhook's namespaceSelector and objectSelector as
- *   registered: system namespaces, opted-out ones and those a deployment
- *   excluded are not). Otherwise the recreated pod would come back just as
- *   uninjected, and be evicted again every reconcile;
+ *   `injectionVerdicts`, and the API server calls pod-inject for it (the
+ *   webhook's namespaceSelector and objectSelector as registered). Otherwise
+ *   the recreated pod would come back just as uninjected, and be evicted
+ *   again every reconcile;
  * - it has a controller (an ownerReference with `controller: true`) to
  *   recreate it. One without is only reported: evicting it would delete it.
  *
  * How many: never beyond the set's maxUnavailable, counted as Kruise's
- * rollout counts (batch-size.ts): updated pods not consistent and ready are
- * unavailable, an evictable pod that is not ready costs no slot, a ready one
- * costs one, over the pods the set applies to (matched and uninjected, so a
- * set whose every pod was missed still has a budget). Uninjected pods being
- * deleted (an eviction in flight whose replacement may not exist yet, as a
- * StatefulSet's does not) count as unavailable too. And at most `evictionBudget` (what
- * is left of the reconcile's limit).
+ * rollout counts (batch-size.ts) over the pods the set applies to (matched
+ * and uninjected, so a set whose every pod was missed still has a budget): an
+ * evictable pod that is not ready costs no slot, a ready one costs one, and
+ * uninjected pods being deleted count as unavailable (a StatefulSet's
+ * replacement may not exist yet). And at most `evictionBudget` (what is left
+ * of the reconcile's limit).
  */
 import { arrayOf, isObject, objectOf, stringOf } from '../kube/json.ts';
 import type { Pod } from '../kube/types.ts';

@@ -1,26 +1,23 @@
 /**
  * One SidecarSet's reconcile, the one route every set takes, idle or rolling
- * (rollout.md §0), in numbered steps as Kruise's sidecarset_processor.go
- * takes them, each a method of `SetReconcile`: route, register, plan, trim,
- * status, batch, state.
+ * (rollout.md §0), in the steps of Kruise's sidecarset_processor.go, each a
+ * method of `SetReconcile`:
  *
  * 1. route: a set its counts decide (the stop rule: NotUpdate, finished,
- *    paused, with nothing mid hot upgrade) is planned from the resync's
- *    streamed counts; any other set from its own pod list, which starts now.
+ *    paused, nothing mid hot upgrade) is planned from the resync's streamed
+ *    counts; any other set from its own pod list, which starts now.
  * 2. register the latest revision (when the revisions are known).
  * 3. plan, from the counts or the set's own pods (a set with streamed counts
  *    whose revision could not be registered falls back to its counts).
- * 4. trim the history past its limit (Kruise does it while registering, so a
- *    status naming the new revision never comes with more revisions than
- *    the limit).
+ * 4. trim the history past its limit (as Kruise does while registering, so a
+ *    status naming the new revision never comes with more than the limit).
  * 5. status: written when it differs, conditional on the resourceVersion read.
- * 6. batch: the flips, conditions and guarded pod patches of the plan's batch
- *    (none for a set that stops).
+ * 6. batch: the flips, conditions and guarded pod patches of the plan's batch.
  * 7. state: the rollout's state, reported when it changed (rollout-state.ts),
  *    and whether the set is in flight.
  *
  * The resync (resync.ts) sends every counted set down this route; the controller
- * loop (run-controller.ts) sends the sets with work in flight again, from their own lists.
+ * loop (run-controller.ts) sends the sets with work in flight again.
  *
  * Safety: every decision comes from the list this reconcile made, and every pod
  * write is a JSON Patch guarded by a `test` of the resourceVersion that list
