@@ -28,13 +28,11 @@ export async function applyInjectionPolicy(cp: ControlPlane, timeoutMs = DEFAULT
   await cp.apply(renderInjectionPolicy(injectableNamespaces(excludedNamespaces())).map((m) => stringify(m)).join('---\n'));
   const created = await cp.request('admin', 'POST', SETS, probeSet());
   if (created.status !== 201) throw new Error(`cannot create the injection policy's probe SidecarSet ${POLICY_PROBE_SET}: ${created.status} ${created.body.slice(0, 300)}`);
+  const acted = untilPolicyActs(cp, timeoutMs);
+  await acted.catch(() => undefined);
   // The probe goes either way; a failed wait is reported before a failed delete.
-  const failure = await untilPolicyActs(cp, timeoutMs).then(
-    () => undefined,
-    (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
-  );
   const deleted = await cp.request('admin', 'DELETE', `${SETS}/${POLICY_PROBE_SET}`);
-  if (failure !== undefined) throw failure;
+  await acted;
   if (deleted.status !== 200 && deleted.status !== 404) throw new Error(`cannot delete the injection policy's probe SidecarSet ${POLICY_PROBE_SET}: ${deleted.status} ${deleted.body.slice(0, 300)}`);
 }
 
