@@ -37,6 +37,9 @@ const PODS = `/api/v1/namespaces/${NS}/pods`;
 const OBSERVED_TIMEOUT_MS = 120_000;
 const STATUS_SYNC_INTERVAL_MS = 10_000;
 
+/** The one sidecar of bench set `set`. */
+const sidecarOf = (set: string): string => `${set}-agent`;
+
 /** A set the policy takes: one sidecar sharing volumes, selecting `use-<name>`. */
 function benchSet(name: string): SidecarSet {
   return {
@@ -45,10 +48,15 @@ function benchSet(name: string): SidecarSet {
     metadata: { name },
     spec: {
       selector: { matchLabels: { [`use-${name}`]: 'yes' } },
-      containers: [{ name: `${name}-agent`, image: `agent:${name}`, env: [{ name: 'LOG_LEVEL', value: 'info' }], volumeMounts: [{ name: `${name}-data`, mountPath: `/${name}` }], shareVolumePolicy: { type: 'enabled' } }],
+      containers: [{ name: sidecarOf(name), image: `agent:${name}`, env: [{ name: 'LOG_LEVEL', value: 'info' }], volumeMounts: [{ name: `${name}-data`, mountPath: `/${name}` }], shareVolumePolicy: { type: 'enabled' } }],
       volumes: [{ name: `${name}-data`, emptyDir: {} }],
     },
   };
+}
+
+/** Whether `pod` came back with the sidecar of bench set `set`. */
+function hasSidecarOf(pod: Pod, set: string): boolean {
+  return pod.spec?.containers.some((c) => c.name === sidecarOf(set)) === true;
 }
 
 function benchPod(name: string, set: string): Pod {
@@ -91,7 +99,7 @@ async function timeCreations(stack: LocalStack, label: string, pods: number, byP
     const started = performance.now();
     const created = (await post(stack, PODS, benchPod(`${label}-${i}`, setName(0)))) as Pod;
     times.push(performance.now() - started);
-    const injected = created.spec?.containers.some((c) => c.name === `${setName(0)}-agent`) === true;
+    const injected = hasSidecarOf(created, setName(0));
     const record = created.metadata?.annotations?.[ANNOTATION_POLICY_RECORD] !== undefined;
     if (!injected || record !== byPolicy) throw new Error(`pod ${label}-${i} came back ${injected ? `injected by ${record ? 'the policy' : 'pod-inject'}` : 'without its sidecar'}, not injected by ${byPolicy ? 'the policy' : 'pod-inject'}`);
   }
@@ -116,7 +124,7 @@ async function newSetDelay(stack: LocalStack, name: string): Promise<NewSetDelay
   for (let i = 0; ; i++) {
     const created = (await post(stack, `${PODS}?dryRun=All`, benchPod(`probe-${name}-${i}`, name))) as Pod;
     const elapsed = performance.now() - stored;
-    const injected = created.spec?.containers.some((c) => c.name === `${name}-agent`) === true;
+    const injected = hasSidecarOf(created, name);
     if (injected) first ??= { injectedMs: elapsed, misses: i };
     if (first !== undefined && created.metadata?.annotations?.[ANNOTATION_POLICY_RECORD] !== undefined) return { ...first, policyMs: elapsed };
     if (elapsed > 30_000) throw new Error(`the policy did not inject a pod of set ${name} within 30 s (${first === undefined ? 'nor did pod-inject' : 'pod-inject did'})`);
