@@ -9,6 +9,7 @@
 import type { ServerTime } from '../../testkit/bench/audit-count.ts';
 import { planTimes } from '../../testkit/bench/rollout-plan.ts';
 import { rolloutTime, type RolloutTimeResult } from '../../testkit/bench/rollout-time.ts';
+import type { SlotWait } from '../../testkit/bench/slot-wait.ts';
 import { summarize } from '../../testkit/bench/stats.ts';
 import { num, ratioText, withSpread } from './format.ts';
 import type { SectionReport } from './report.ts';
@@ -28,6 +29,10 @@ export const ROLLOUT_TARGET = 1.3;
 export const PLAN_TARGET_MS = 1_000;
 
 const serverTimesText = (times: readonly ServerTime[]) => times.filter((t) => t.count >= 10).map((t) => `${t.request} ${num(t.p50Ms)} / ${num(t.p90Ms)} ms`).join(', ');
+const slotWaitText = (wait: SlotWait | undefined) =>
+  wait === undefined
+    ? 'no pod traced'
+    : `freed → its reconcile's set read ${num(wait.freedToRead, 0)}, read → status write ${num(wait.readToStatus, 0)}, status write ${num(wait.status, 0)}, → the pod's patch ${num(wait.statusToPatch, 0)}, patch ${num(wait.patch, 0)}, → seen ${num(wait.patchToSeen, 0)} ms (${wait.pods} pods)`;
 const requestsText = (requests: readonly [string, number][]) => `${requests.reduce((n, [, c]) => n + c, 0)}: ${requests.map(([k, n]) => `${n} ${k}`).join(', ')}`;
 
 export async function rolloutSection(settings: RolloutSettings, log: (line: string) => void): Promise<SectionReport> {
@@ -54,6 +59,8 @@ export async function rolloutSection(settings: RolloutSettings, log: (line: stri
   if (first === undefined) throw new Error('no rollout run');
   const ideal = first.idealMs / 1000;
   const ratio = time.median / ideal;
+  // What a reconciler that reacts and writes in no time would take with this kubelet on this API server.
+  const floor = (first.batches * summarize(runs.map((r) => r.podCycleMs)).median) / 1000;
   const reconciles = summarize(runs.map((r) => r.reconciles));
   const perReconcile = summarize(runs.map((r) => r.requests.reduce((n, [, c]) => n + c, 0) / r.reconciles));
   const last = runs.at(-1) ?? first;
@@ -67,7 +74,7 @@ export async function rolloutSection(settings: RolloutSettings, log: (line: stri
     method: [
       `A real etcd and kube-apiserver (control-plane/, watch cache on, an audit log of the functions' identity only) hold one SidecarSet and ${settings.pods.toLocaleString('en-US')} pods it injected, all Running and Ready through the test kubelet (control-plane/test-kubelet.ts), which restarts a container whose image changed and makes it ready ${settings.readyDelayMs / 1000} s later. The sidecar's image is then changed (with the hashes the defaulting webhook writes) and the reconciler is invoked as on AWS: \`statusSyncLambda\` composed from the functions' kubeconfig, handed the validating webhook's SidecarSetAdmitted event, which runs the set's reconcile and follows it (run-controller.ts) until no pod is in flight.`,
       `Time: from the update to every pod recorded updated, Ready and consistent by a watch on every pod (testkit/faults/rollout-recorder.ts, which also checks that no more than maxUnavailable updated pods were unavailable at any stored version). Ideal: ${first.batches} batches of ${first.budget} pods × ${settings.readyDelayMs / 1000} s = ${num(ideal)} s, writes and reactions taking no time.`,
-      'Where the rest goes: a pod\'s cycle is the time from its image write to it being Ready and consistent again (the kubelet\'s restart plus the delay); a slot\'s idle time is how long a slot freed by a pod becoming ready stayed unused until the next pod\'s write landed (the reconciler\'s reaction: the watch, settleMs, the reconcile running meanwhile, the next reconcile\'s reads, plan and status, and the write queue). Idle time summed over the rollout and divided by the budget is the time the rollout lost to it.',
+      'Where the rest goes: a pod\'s cycle is the time from its image write to it being Ready and consistent again (the kubelet\'s restart plus the delay); a slot\'s idle time is how long a slot freed by a pod becoming ready stayed unused until the next pod\'s write landed (the reconciler\'s reaction: the watch, settleMs, the reconcile running meanwhile, the next reconcile\'s reads, plan and status, and the write queue). Idle time summed over the rollout and divided by the budget is the time the rollout lost to it. A freed slot\'s wait is split into steps by the audit log (testkit/bench/slot-wait.ts): the reconcile that filled it is the last SidecarSet read and status write before the next pod\'s patch. The floor is the ideal with the measured pod cycle in place of the delay: what a reconciler that reacts and writes in no time would take with this kubelet on this API server.',
       `API requests: the API server's audit log, counting the functions' identity only (the kubelet and the watcher write as the admin), from the update until the invocation returned; the same log gives the API server's own time for each (request received to response complete), which on a shared machine is most of a freed slot's wait. Plan: \`planRollout\` over ${settings.planPods.toLocaleString('en-US')} pods in memory (testkit/bench/rollout-plan.ts, also \`node scripts/bench/rollout-plan.ts\`), ${settings.planRuns} runs.`,
     ],
     table: {
@@ -79,6 +86,8 @@ export async function rolloutSection(settings: RolloutSettings, log: (line: stri
         ['pod cycle (write → Ready again), median', withSpread(summarize(runs.map((r) => r.podCycleMs)), 'ms', 0)],
         ['slot idle time, median per slot', withSpread(summarize(runs.map((r) => r.slotIdleMedianMs)), 'ms', 0)],
         ['slot idle time, total ÷ budget', withSpread(summarize(runs.map((r) => r.slotIdleTotalMs / 1000)), 's')],
+        ['a freed slot\'s wait, median of each step (last run)', slotWaitText(last.slotWait)],
+        ['floor: batches × the median pod cycle; the rollout against it', `${num(floor)} s; ${ratioText(time.median / floor)}`],
         ['reconciles', withSpread(reconciles, '', 0)],
         ['API requests per reconcile', withSpread(perReconcile, '', 1)],
         ['API requests (last run)', requestsText(last.requests)],

@@ -3,7 +3,7 @@
 interface AuditEvent {
   verb?: string;
   requestURI?: string;
-  objectRef?: { resource?: string; subresource?: string };
+  objectRef?: { resource?: string; subresource?: string; name?: string };
   requestReceivedTimestamp?: string;
   stageTimestamp?: string;
 }
@@ -42,13 +42,10 @@ export interface ServerTime {
  */
 export function serverTimes(text: string): ServerTime[] {
   const times = new Map<string, number[]>();
-  for (const event of eventsOf(text)) {
-    if (event.verb === 'watch' || event.requestReceivedTimestamp === undefined || event.stageTimestamp === undefined) continue;
-    const ms = Date.parse(event.stageTimestamp) - Date.parse(event.requestReceivedTimestamp) + (micros(event.stageTimestamp) - micros(event.requestReceivedTimestamp)) / 1000;
-    const key = keyOf(event);
-    const all = times.get(key);
-    if (all === undefined) times.set(key, [ms]);
-    else all.push(ms);
+  for (const { request, receivedMs, doneMs } of timedRequests(text)) {
+    const all = times.get(request);
+    if (all === undefined) times.set(request, [doneMs - receivedMs]);
+    else all.push(doneMs - receivedMs);
   }
   return [...times]
     .map(([request, all]) => {
@@ -56,6 +53,28 @@ export function serverTimes(text: string): ServerTime[] {
       return { request, count: sorted.length, p50Ms: rank(sorted, 0.5), p90Ms: rank(sorted, 0.9) };
     })
     .sort((a, b) => b.count - a.count || a.request.localeCompare(b.request));
+}
+
+/** One request of the audit log, its times in milliseconds since the epoch (microsecond precision). */
+export interface TimedRequest {
+  /** `VERB resource[/subresource]`, as {@link countAudit} counts it. */
+  request: string;
+  name: string | undefined;
+  receivedMs: number;
+  doneMs: number;
+}
+
+/** The audit log's requests with their times, in the order the log holds them; watches left out. */
+export function timedRequests(text: string): TimedRequest[] {
+  return eventsOf(text).flatMap((event) => {
+    const { requestReceivedTimestamp: received, stageTimestamp: done } = event;
+    if (event.verb === 'watch' || received === undefined || done === undefined) return [];
+    return [{ request: keyOf(event), name: event.objectRef?.name, receivedMs: epochMs(received), doneMs: epochMs(done) }];
+  });
+}
+
+function epochMs(timestamp: string): number {
+  return Date.parse(timestamp) + micros(timestamp) / 1000;
 }
 
 /** The sub-millisecond part of an RFC 3339 timestamp (Date.parse keeps milliseconds only), in microseconds. */

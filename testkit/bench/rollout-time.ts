@@ -25,7 +25,8 @@ import { EMPTY_IMAGE, NEW_IMAGE, SIDECAR, seedRollout, startRolloutCluster, upda
 import { recordRollout } from '../faults/rollout-recorder.ts';
 import { capturingLogger } from '../reviews.ts';
 import { median } from './stats.ts';
-import { countAudit, serverTimes, type ServerTime } from './audit-count.ts';
+import { countAudit, serverTimes, timedRequests, type ServerTime } from './audit-count.ts';
+import { slotWait, type SlotWait } from './slot-wait.ts';
 
 export interface RolloutTimeOptions {
   pods: number;
@@ -80,6 +81,8 @@ export interface RolloutTimeResult {
    */
   slotIdleMedianMs: number;
   slotIdleTotalMs: number;
+  /** Where a freed slot's wait went, from the audit log (slot-wait.ts); none when no pod could be traced. */
+  slotWait: SlotWait | undefined;
   /** `VERB resource[/subresource]` → requests by the functions' identity during the rollout, largest first. */
   requests: [string, number][];
   /** The API server's own time per kind of those requests, from the same audit log. */
@@ -208,6 +211,7 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
       podCycleMs: medianOrNaN(timeline.flatMap((p) => (p.availableAt === undefined ? [] : [p.availableAt - p.updatedAt]))),
       slotIdleMedianMs: medianOrNaN(idle),
       slotIdleTotalMs: idle.reduce((sum, ms) => sum + Math.max(0, ms), 0) / budget,
+      slotWait: slotWait(timedRequests(audit), timeline.map((p) => ({ name: p.pod, updatedAt: performance.timeOrigin + p.updatedAt, availableAt: p.availableAt === undefined ? undefined : performance.timeOrigin + p.availableAt })), budget),
       maxUnavailableSeen: recorder.maxUnavailableSeen(),
       violations: recorder.violations.length + recorder.gaps.length,
       requests: countAudit(audit),

@@ -55,7 +55,8 @@ export interface RolloutRecorder {
   /** Pods deleted while recording. */
   deleted(): readonly string[];
   /** Per pod, when (performance.now()) it was first seen updated, and first seen updated and available again. */
-  timeline(): { updatedAt: number; availableAt: number | undefined }[];
+  /** Each updated pod (by name, one namespace): when it was first seen updated, and available again after that. */
+  timeline(): { pod: string; updatedAt: number; availableAt: number | undefined }[];
   /** Waits until every pod as listed now has been seen at that version (and every pod not listed as deleted). */
   caughtUp(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -237,7 +238,7 @@ export async function recordRollout(cp: ControlPlane, namespace: string, set: Si
     flips: () => [...pods.values()].filter((r) => r.flipped).length,
     swappingNow: () => [...updated].filter((key) => pods.get(key)?.flipped !== true).length,
     deleted: () => deleted,
-    timeline: () => [...updatedAt].map(([key, at]) => ({ updatedAt: at, availableAt: availableAt.get(key) })),
+    timeline: () => [...updatedAt].map(([key, at]) => ({ pod: key, updatedAt: at, availableAt: availableAt.get(key) })),
     async caughtUp(timeoutMs = 60_000) {
       const { items } = await listPods(cp, namespace);
       const listed = new Map(items.map((pod) => [keyOf(pod), pod.metadata?.resourceVersion ?? '']));
