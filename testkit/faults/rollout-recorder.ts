@@ -54,8 +54,7 @@ export interface RolloutRecorder {
   swappingNow(): number;
   /** Pods deleted while recording. */
   deleted(): readonly string[];
-  /** Per pod, when (performance.now()) it was first seen updated, and first seen updated and available again. */
-  /** Each updated pod (by name, one namespace): when it was first seen updated, and available again after that. */
+  /** Per updated pod (by name, one namespace), when (performance.now()) it was first seen updated, and first seen updated and available again. */
   timeline(): { pod: string; updatedAt: number; availableAt: number | undefined }[];
   /** Waits until every pod as listed now has been seen at that version (and every pod not listed as deleted). */
   caughtUp(timeoutMs?: number): Promise<void>;
