@@ -60,7 +60,8 @@ export async function rolloutSection(settings: RolloutSettings, log: (line: stri
   const ideal = first.idealMs / 1000;
   const ratio = time.median / ideal;
   // What a reconciler that reacts and writes in no time would take with this kubelet on this API server.
-  const floor = (first.batches * summarize(runs.map((r) => r.podCycleMs)).median) / 1000;
+  const podCycle = summarize(runs.map((r) => r.podCycleMs));
+  const floor = (first.batches * podCycle.median) / 1000;
   const reconciles = summarize(runs.map((r) => r.reconciles));
   const perReconcile = summarize(runs.map((r) => r.requests.reduce((n, [, c]) => n + c, 0) / r.reconciles));
   const last = runs.at(-1) ?? first;
@@ -83,7 +84,7 @@ export async function rolloutSection(settings: RolloutSettings, log: (line: stri
         ['update → all pods updated and Ready', `${withSpread(time, 's')} (ideal ${num(ideal)} s)`],
         ['ratio to the ideal', ratioText(ratio)],
         ['update → first pod written', withSpread(summarize(runs.map((r) => r.firstWriteMs)), 'ms', 0)],
-        ['pod cycle (write → Ready again), median', withSpread(summarize(runs.map((r) => r.podCycleMs)), 'ms', 0)],
+        ['pod cycle (write → Ready again), median', withSpread(podCycle, 'ms', 0)],
         ['slot idle time, median per slot', withSpread(summarize(runs.map((r) => r.slotIdleMedianMs)), 'ms', 0)],
         ['slot idle time, total ÷ budget', withSpread(summarize(runs.map((r) => r.slotIdleTotalMs / 1000)), 's')],
         ['a freed slot\'s wait, median of each step (last run)', slotWaitText(last.slotWait)],

@@ -26,7 +26,7 @@ import { recordRollout } from '../faults/rollout-recorder.ts';
 import { capturingLogger } from '../reviews.ts';
 import { median } from './stats.ts';
 import { countAudit, serverTimes, timedRequests, type ServerTime } from './audit-count.ts';
-import { slotWait, type SlotWait } from './slot-wait.ts';
+import { slotFills, slotWait, type SlotWait } from './slot-wait.ts';
 
 export interface RolloutTimeOptions {
   pods: number;
@@ -180,9 +180,11 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
     }
     rolloutMs = performance.now() - started;
     const timeline = recorder.timeline();
-    const updated = timeline.map((p) => p.updatedAt).sort((a, b) => a - b);
-    const available = timeline.flatMap((p) => (p.availableAt === undefined ? [] : [p.availableAt])).sort((a, b) => a - b);
-    const idle = updated.slice(budget).map((u, k) => u - (available[k] ?? u));
+    const firstUpdatedAt = timeline.length === 0 ? started : Math.min(...timeline.map((p) => p.updatedAt));
+    // In the audit log's clock (milliseconds since the epoch), for the slot-wait steps.
+    const seen = timeline.map((p) => ({ name: p.pod, updatedAt: performance.timeOrigin + p.updatedAt, availableAt: p.availableAt === undefined ? undefined : performance.timeOrigin + p.availableAt }));
+    const fills = slotFills(seen, budget);
+    const idle = fills.map(({ pod, freedAt }) => pod.updatedAt - (freedAt ?? pod.updatedAt));
     await invocations;
     await recorder.caughtUp();
     await recorder.stop();
@@ -207,11 +209,11 @@ export async function rolloutTime(options: RolloutTimeOptions, log: (line: strin
       conflicts: sum((r) => (r.rollout?.conflicts ?? 0) + (r.controller?.conflicts ?? 0)),
       errors: sum((r) => (r.errors?.length ?? 0) + (r.controller?.errors.length ?? 0)),
       errorMessages: results.flatMap((r) => [...(r.errors ?? []), ...(r.controller?.errors ?? [])].map((e) => `${e.sidecarSet ?? ''} ${e.operation}: ${e.message}`)),
-      firstWriteMs: (updated[0] ?? started) - started,
+      firstWriteMs: firstUpdatedAt - started,
       podCycleMs: medianOrNaN(timeline.flatMap((p) => (p.availableAt === undefined ? [] : [p.availableAt - p.updatedAt]))),
       slotIdleMedianMs: medianOrNaN(idle),
       slotIdleTotalMs: idle.reduce((sum, ms) => sum + Math.max(0, ms), 0) / budget,
-      slotWait: slotWait(timedRequests(audit), timeline.map((p) => ({ name: p.pod, updatedAt: performance.timeOrigin + p.updatedAt, availableAt: p.availableAt === undefined ? undefined : performance.timeOrigin + p.availableAt })), budget),
+      slotWait: slotWait(timedRequests(audit), fills),
       maxUnavailableSeen: recorder.maxUnavailableSeen(),
       violations: recorder.violations.length + recorder.gaps.length,
       requests: countAudit(audit),

@@ -47,25 +47,37 @@ function lastAtOrBefore<T>(sorted: readonly T[], at: (item: T) => number, ms: nu
   return sorted[low - 1];
 }
 
-/** The wait's steps over a rollout of slots `budget` wide; undefined when no pod after the first batch could be traced. */
-export function slotWait(requests: readonly TimedRequest[], pods: readonly SeenPod[], budget: number): SlotWait | undefined {
+/** A pod updated after the first batch, and when the slot it fills was freed (none when fewer pods became available). */
+export interface SlotFill {
+  pod: SeenPod;
+  freedAt: number | undefined;
+}
+
+/**
+ * The slots of a rollout `budget` wide as pods fill them: the k-th pod updated after the
+ * first batch fills the slot the k-th pod to become available freed.
+ */
+export function slotFills(pods: readonly SeenPod[], budget: number): SlotFill[] {
+  const freed = pods.flatMap((p) => (p.availableAt === undefined ? [] : [p.availableAt])).sort((a, b) => a - b);
+  const updated = [...pods].sort((a, b) => a.updatedAt - b.updatedAt);
+  return updated.slice(budget).map((pod, k) => ({ pod, freedAt: freed[k] }));
+}
+
+/** The wait's steps over the rollout's slot fills; undefined when no fill could be traced. */
+export function slotWait(requests: readonly TimedRequest[], fills: readonly SlotFill[]): SlotWait | undefined {
   const byReceived = (request: string) => requests.filter((r) => r.request === request).sort((a, b) => a.receivedMs - b.receivedMs);
   const reads = byReceived('get sidecarsets');
   const statuses = byReceived('patch sidecarsets/status');
   const patches = new Map(byReceived('patch pods').map((r) => [r.name, r]));
-  const freed = pods.flatMap((p) => (p.availableAt === undefined ? [] : [p.availableAt])).sort((a, b) => a - b);
-  const updated = [...pods].sort((a, b) => a.updatedAt - b.updatedAt);
   const steps: Omit<SlotWait, 'pods'>[] = [];
-  for (let k = budget; k < updated.length; k++) {
-    const pod = updated[k]!;
-    const slot = freed[k - budget];
+  for (const { pod, freedAt } of fills) {
     const patch = patches.get(pod.name);
-    if (slot === undefined || patch === undefined) continue;
+    if (freedAt === undefined || patch === undefined) continue;
     const status = lastAtOrBefore(statuses, (r) => r.receivedMs, patch.receivedMs);
     const read = status === undefined ? undefined : lastAtOrBefore(reads, (r) => r.receivedMs, status.receivedMs);
     if (status === undefined || read === undefined) continue;
     steps.push({
-      freedToRead: read.receivedMs - slot,
+      freedToRead: read.receivedMs - freedAt,
       readToStatus: status.receivedMs - read.receivedMs,
       status: status.doneMs - status.receivedMs,
       statusToPatch: patch.receivedMs - status.doneMs,
